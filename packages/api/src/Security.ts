@@ -1,0 +1,75 @@
+/**
+ * Authentication as declared in the contract: the bearer scheme, the principal a request runs
+ * as, and the per-endpoint requirements (scopes, session-only) as endpoint annotations that the
+ * server indexes once and OpenAPI shows (`x-required-scopes`, `x-session-only`).
+ */
+import { HttpApiMiddleware, HttpApiSecurity, OpenApi } from "@effect/platform"
+import type { HttpApiEndpoint } from "@effect/platform"
+import {
+  Forbidden,
+  ServiceUnavailable,
+  Unauthorized,
+  ValidationError,
+  WorkspaceContextRequired,
+  WorkspaceSuspended
+} from "@switchboard/domain"
+import type { Scope } from "@switchboard/domain"
+import { Context, Schema } from "effect"
+
+/** Who is calling, in which workspace. */
+export interface Principal {
+  readonly kind: "api_key" | "user"
+  readonly workspaceId: string
+  readonly scopes: ReadonlyArray<Scope>
+  /** API key id when `kind = "api_key"` */
+  readonly apiKeyId: string | null
+  /** `test` or `live` for keys; `null` for users */
+  readonly mode: "test" | "live" | null
+  /** user id when `kind = "user"` */
+  readonly userId: string | null
+  /** session id when `kind = "user"` */
+  readonly sessionId: string | null
+}
+
+export class CurrentPrincipal extends Context.Tag("@switchboard/api/CurrentPrincipal")<CurrentPrincipal, Principal>() {}
+
+/** Scopes an endpoint needs (all of them). */
+export class RequiredScopes extends Context.Reference<RequiredScopes>()("@switchboard/api/RequiredScopes", {
+  defaultValue: (): ReadonlyArray<Scope> => []
+}) {}
+
+/** Endpoints only a signed-in user may call (an API key gets 403). */
+export class SessionOnly extends Context.Reference<SessionOnly>()("@switchboard/api/SessionOnly", {
+  defaultValue: () => false
+}) {}
+
+export const requireScopes = (...scopes: ReadonlyArray<Scope>) =>
+<E extends HttpApiEndpoint.HttpApiEndpoint.Any>(endpoint: E): E =>
+  (endpoint as any)
+    .annotate(RequiredScopes, scopes)
+    .annotate(OpenApi.Override, { "x-required-scopes": scopes }) as E
+
+export const sessionOnly = <E extends HttpApiEndpoint.HttpApiEndpoint.Any>(endpoint: E): E =>
+  (endpoint as any)
+    .annotate(SessionOnly, true)
+    .annotate(OpenApi.Override, { "x-session-only": true }) as E
+
+export const bearer = HttpApiSecurity.bearer.pipe(
+  HttpApiSecurity.annotate(
+    OpenApi.Description,
+    "`Authorization: Bearer <credential>` (scheme case-insensitive): an API key (`wa_test_...`, `wa_live_...`) or a user access token from login. With a user token, `X-Workspace-Id` is required."
+  )
+)
+
+export class Authentication extends HttpApiMiddleware.Tag<Authentication>()("@switchboard/api/Authentication", {
+  failure: Schema.Union(
+    Unauthorized,
+    Forbidden,
+    WorkspaceContextRequired,
+    WorkspaceSuspended,
+    ValidationError,
+    ServiceUnavailable
+  ),
+  provides: CurrentPrincipal,
+  security: { bearer }
+}) {}

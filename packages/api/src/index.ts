@@ -1,0 +1,3 @@
+export * from "./Api.js"
+export * from "./HealthApi.js"
+export * from "./Security.js"

@@ -1,0 +1,69 @@
+/**
+ * The SqlClient layers: real Postgres (pooled) or the embedded PGlite served on a private Unix
+ * socket and used through the same `@effect/sql-pg` client with exactly ONE connection
+ * (CLUSTER.md §5/P8: more connections break the extended protocol). One SQL dialect for both.
+ */
+import type { SqlClient } from "@effect/sql"
+import { PgClient } from "@effect/sql-pg"
+import { Effect, Layer, Option, Redacted } from "effect"
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join, resolve } from "node:path"
+import { DatabaseConfig } from "./DatabaseConfig.js"
+
+
+/** Real Postgres from a connection string. */
+export const layerPostgres = (url: Redacted.Redacted, maxConnections: number) =>
+  PgClient.layer({
+    url,
+    maxConnections,
+    applicationName: "switchboard"
+  })
+
+/**
+ * The embedded database: PGlite in `dataDir` (or in memory when `undefined`), served on a Unix
+ * socket in a private temporary folder, closed when the scope ends.
+ */
+export const layerEmbedded = (dataDir: string | undefined) =>
+  Layer.unwrapScoped(Effect.gen(function*() {
+    const { PGlite } = yield* Effect.promise(() => import("@electric-sql/pglite"))
+    const { PGLiteSocketServer } = yield* Effect.promise(() => import("@electric-sql/pglite-socket"))
+    const dir = dataDir === undefined ? undefined : resolve(dataDir, "pglite")
+    if (dir) mkdirSync(dir, { recursive: true })
+    const db = yield* Effect.acquireRelease(
+      Effect.tryPromise(() => PGlite.create(dir ?? "memory://")).pipe(Effect.orDie),
+      (db) => Effect.promise(() => db.close()).pipe(Effect.ignore)
+    )
+    const socketDir = yield* Effect.acquireRelease(
+      Effect.sync(() => mkdtempSync(join(tmpdir(), "sbpg-"))),
+      (d) => Effect.sync(() => rmSync(d, { recursive: true, force: true }))
+    )
+    yield* Effect.acquireRelease(
+      Effect.tryPromise(async () => {
+        const server = new PGLiteSocketServer({ db, path: join(socketDir, ".s.PGSQL.5432"), maxConnections: 1 })
+        await server.start()
+        return server
+      }).pipe(Effect.orDie),
+      (server) => Effect.promise(() => server.stop()).pipe(Effect.ignore)
+    )
+    return PgClient.layer({
+      host: socketDir,
+      port: 5432,
+      username: "postgres",
+      database: "postgres",
+      maxConnections: 1,
+        applicationName: "switchboard"
+    })
+  }))
+
+/** What the configuration asks for. */
+export const layer: Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, never, DatabaseConfig> = Layer.unwrapEffect(
+  Effect.map(DatabaseConfig, (config) =>
+    Option.match(config.url, {
+      onNone: () => layerEmbedded(config.dataDir),
+      onSome: (url) => layerPostgres(url, config.maxConnections)
+    }))
+).pipe(Layer.orDie)
+
+/** True when the running database is the embedded one (one connection, memory runner storage). */
+export const isEmbedded = Effect.map(DatabaseConfig, (config) => Option.isNone(config.url))

@@ -1,0 +1,30 @@
+/**
+ * Where the data lives. With `DATABASE_URL` set: that Postgres server, pooled. Without it: the
+ * embedded Postgres (PGlite) in `DATA_DIR`, kept across restarts (ARCHITECTURE 6).
+ */
+import { Config, Context, Effect, Layer, Option, Redacted } from "effect"
+
+export class DatabaseConfig extends Context.Tag("@switchboard/db/DatabaseConfig")<DatabaseConfig, {
+  /** Postgres connection string; `None` selects the embedded database */
+  readonly url: Option.Option<Redacted.Redacted>
+  /** Folder of the embedded database */
+  readonly dataDir: string
+  /** Pool size for a real Postgres server */
+  readonly maxConnections: number
+}>() {}
+
+export const config = Config.all({
+  url: Config.option(Config.redacted("DATABASE_URL")).pipe(
+    Config.map(Option.filter((url) => Redacted.value(url).trim() !== ""))
+  ),
+  dataDir: Config.string("DATA_DIR").pipe(Config.withDefault("./data")),
+  maxConnections: Config.integer("DATABASE_POOL_SIZE").pipe(Config.withDefault(10))
+})
+
+export const layerFromEnv = Layer.effect(DatabaseConfig, config)
+
+export const layer = (options: Partial<Context.Tag.Service<DatabaseConfig>>) =>
+  Layer.effect(
+    DatabaseConfig,
+    Effect.map(config, (fromEnv) => ({ ...fromEnv, ...options }))
+  )

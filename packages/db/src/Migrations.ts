@@ -1,0 +1,33 @@
+/**
+ * Forward-only numbered migrations, run at start-up by every node (the migrator takes a table
+ * lock, so concurrent starts are safe). Add a file `NNNN_what.ts` and list it here.
+ */
+import { Migrator } from "@effect/sql"
+import { Effect, Layer, Schedule } from "effect"
+import m0001 from "./migrations/0001_create_workspaces.js"
+
+export const migrations = {
+  "0001_create_workspaces": m0001
+}
+
+export const TABLE = "switchboard_migrations"
+
+/** Runs the pending migrations; returns the ones applied. */
+export const run = Migrator.make({})({
+  loader: Migrator.fromRecord(migrations),
+  table: TABLE
+}).pipe(
+  // two processes creating the migrations table at the same instant: the loser retries
+  Effect.retry({ times: 3, schedule: Schedule.spaced("200 millis"), while: (e) => e._tag === "SqlError" })
+)
+
+export const layer = Layer.effectDiscard(
+  run.pipe(
+    Effect.tap((applied) =>
+      applied.length > 0
+        ? Effect.logInfo("migrations applied").pipe(Effect.annotateLogs("migrations", applied.map(([id, name]) => `${id}_${name}`)))
+        : Effect.void
+    ),
+    Effect.orDie
+  )
+)

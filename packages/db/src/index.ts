@@ -1,0 +1,6 @@
+export * as Database from "./Database.js"
+export * as DatabaseConfig from "./DatabaseConfig.js"
+export * as Migrations from "./Migrations.js"
+export * as Redis from "./Redis.js"
+export * as Logging from "./Logging.js"
+export * as Infrastructure from "./Infrastructure.js"

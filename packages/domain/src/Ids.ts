@@ -1,0 +1,48 @@
+/**
+ * Public identifiers: a resource prefix, `_`, then a 26-character ULID (time-ordered).
+ * SPEC 2.1 prefixes plus those of DECISIONS 1.
+ */
+import { Clock, Effect, Schema } from "effect"
+import { monotonicFactory } from "ulid"
+
+export const IdPrefixes = {
+  apiKey: "key",
+  message: "msg",
+  channel: "ch",
+  workspace: "ws",
+  webhookEndpoint: "wh",
+  webhookDelivery: "whd",
+  event: "evt",
+  conversation: "cnv",
+  contact: "cnt",
+  user: "usr",
+  sandboxSession: "sbx",
+  template: "tpl",
+  contactGroup: "grp",
+  contactImport: "imp",
+  note: "nte",
+  session: "ses"
+} as const
+
+export type IdPrefix = typeof IdPrefixes[keyof typeof IdPrefixes]
+
+const ULID = "[0-9A-HJKMNP-TV-Z]{26}"
+
+/** Schema of one kind of id, e.g. `Id("msg")`; refuses any other shape. */
+export const Id = <const P extends IdPrefix>(prefix: P) =>
+  Schema.TemplateLiteral(Schema.Literal(`${prefix}_`), Schema.String).pipe(
+    Schema.pattern(new RegExp(`^${prefix}_${ULID}$`), {
+      message: () => `Expected an id of the form ${prefix}_ followed by 26 ULID characters`
+    }),
+    Schema.annotations({
+      identifier: `${prefix}_id`,
+      description: `\`${prefix}_\` followed by a 26-character ULID`,
+      examples: [`${prefix}_01JD7X6F3Q9T2M5N8R4V0W1Y2Z` as `${P}_${string}`]
+    })
+  )
+
+const nextUlid = monotonicFactory()
+
+/** A new id; its time part comes from Effect's Clock so tests can control it. */
+export const newId = <const P extends IdPrefix>(prefix: P): Effect.Effect<`${P}_${string}`> =>
+  Effect.map(Clock.currentTimeMillis, (now) => `${prefix}_${nextUlid(now)}` as const)

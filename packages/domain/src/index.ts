@@ -1,0 +1,6 @@
+export * from "./ApiError.js"
+export * from "./Errors.js"
+export * from "./Ids.js"
+export * from "./Pagination.js"
+export * from "./Schemas.js"
+export * from "./Scopes.js"

@@ -1,0 +1,16 @@
+/**
+ * Sharding settings shared by EVERY node, client-only api nodes included (CLUSTER.md P3: a
+ * client left on the defaults routes to a dead runner for 35 s). With these a killed runner's
+ * entities answer again in 7-10 s. Runners take `HOST`/`PORT` (and the other cluster names)
+ * from the environment through `ShardingConfig.layerFromEnv`.
+ */
+import type { ShardingConfig } from "@effect/cluster"
+
+export const shardingSettings: Partial<ShardingConfig.ShardingConfig["Type"]> = {
+  shardLockRefreshInterval: "2 seconds",
+  shardLockExpiration: "8 seconds",
+  runnerHealthCheckInterval: "5 seconds",
+  entityMessagePollInterval: "1 second",
+  entityMailboxCapacity: "unbounded",
+  refreshAssignmentsInterval: "2 seconds"
+}

@@ -1,0 +1,3 @@
+export * as Cluster from "./Cluster.js"
+export * from "./ClusterSettings.js"
+export * from "./ProbeEntity.js"

@@ -1,0 +1,34 @@
+/** How the HTTP listener is set up (DECISIONS 12 names). */
+import { Config, Context, Effect, Layer } from "effect"
+
+export class HttpConfig extends Context.Tag("@switchboard/service-api/HttpConfig")<HttpConfig, {
+  /** Listening port (`HTTP_PORT`; the cluster owns `PORT`) */
+  readonly port: number
+  /** Listening address */
+  readonly host: string
+  /** Global path prefix, e.g. `/api`; empty for none */
+  readonly basePath: string
+  /** Largest request body accepted, in bytes */
+  readonly maxBodyBytes: number
+  /** One JSON access-log line per request */
+  readonly logRequests: boolean
+}>() {}
+
+const normaliseBasePath = (raw: string) => {
+  const trimmed = raw.trim().replace(/\/+$/, "")
+  if (trimmed === "") return ""
+  return trimmed.startsWith("/") ? trimmed : `/${trimmed}`
+}
+
+export const config = Config.all({
+  port: Config.port("HTTP_PORT").pipe(Config.withDefault(3000)),
+  host: Config.string("HTTP_HOST").pipe(Config.withDefault("0.0.0.0")),
+  basePath: Config.string("BASE_PATH").pipe(Config.withDefault(""), Config.map(normaliseBasePath)),
+  maxBodyBytes: Config.integer("MAX_BODY_BYTES").pipe(Config.withDefault(1024 * 1024)),
+  logRequests: Config.boolean("LOG_REQUESTS").pipe(Config.withDefault(true))
+})
+
+export const layerFromEnv = Layer.effect(HttpConfig, config)
+
+export const layer = (options: Partial<Context.Tag.Service<HttpConfig>>) =>
+  Layer.effect(HttpConfig, Effect.map(config, (fromEnv) => ({ ...fromEnv, ...options })))

@@ -1,0 +1,136 @@
+/**
+ * The request pipeline around the contract:
+ * - `errorMapping` (API-level, inside the builder's error encoder): decode failures, malformed
+ *   JSON, oversize bodies, unknown routes and defects become SPEC envelopes;
+ * - `serveMiddleware` (outermost): request id, log annotation, access log, global prefix.
+ */
+import {
+  HttpApiBuilder,
+  HttpApp,
+  HttpIncomingMessage,
+  HttpMiddleware,
+  HttpServerError,
+  HttpServerRequest,
+  HttpServerResponse
+} from "@effect/platform"
+import { Api } from "@switchboard/api"
+import { InternalError, MethodNotAllowed, NotFound, PayloadTooLarge, ValidationError } from "@switchboard/domain"
+import { Cause, Chunk, Effect, Layer, Option, Predicate, Schema } from "effect"
+import { randomUUID } from "node:crypto"
+import { HttpConfig } from "./HttpConfig.js"
+import * as Issues from "./Issues.js"
+import { routeTable } from "./RouteTable.js"
+
+interface EnvelopeClass {
+  readonly status: number
+}
+
+/** Writes an envelope directly (for answers produced outside the builder's encoder). */
+export const envelopeResponse = <E extends { readonly message: string }>(
+  cls: Schema.Schema<E, any, never> & EnvelopeClass,
+  error: E,
+  headers?: Record<string, string>
+) => Effect.orDie(HttpServerResponse.json(Schema.encodeSync(cls)(error), { status: cls.status, headers: headers ?? {} }))
+
+const payloadTooLarge = (limit: number) =>
+  envelopeResponse(
+    PayloadTooLarge,
+    new PayloadTooLarge({ message: `Request body exceeds ${limit} bytes`, details: { limit_bytes: limit } }),
+    { connection: "close" }
+  )
+
+const routeNotFound = Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+  const pathname = new URL(request.url, "http://localhost").pathname
+  const allowed = routeTable.allowedMethods(pathname)
+  if (allowed.length > 0) {
+    return envelopeResponse(
+      MethodNotAllowed,
+      new MethodNotAllowed({ message: `Method ${request.method} is not allowed here`, details: { allowed } }),
+      { allow: allowed.join(", ") }
+    )
+  }
+  return envelopeResponse(
+    NotFound,
+    new NotFound({ message: `No route for ${request.method} ${pathname}`, details: { resource: "route" } })
+  )
+})
+
+/** Limits the body: `Content-Length` first (a clean 413), the stream limit for chunked bodies. */
+const limitBody = (app: HttpApp.Default<any, any>, maxBodyBytes: number) =>
+  Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+    const length = Number(request.headers["content-length"] ?? 0)
+    return length > maxBodyBytes
+      ? payloadTooLarge(maxBodyBytes)
+      : HttpIncomingMessage.withMaxBodySize(app, Option.some(maxBodyBytes))
+  })
+
+const mapErrors = (maxBodyBytes: number) =>
+  HttpApiBuilder.middleware(Api, (app) =>
+  Effect.catchAllCause(limitBody(app, maxBodyBytes), (cause) => {
+    const failure = Cause.failureOption(cause)
+    if (Option.isSome(failure)) {
+      const error = failure.value as unknown
+      if (Predicate.isTagged(error, "HttpApiDecodeError")) {
+        const issues = Issues.fromFormatted((error as any).issues)
+        return Effect.fail(new ValidationError({ message: "Request validation failed", details: { issues } }))
+      }
+      if (Predicate.isTagged(error, "RouteNotFound")) return routeNotFound
+      return Effect.failCause(cause)
+    }
+    const defects = Chunk.toReadonlyArray(Cause.defects(cause))
+    const requestError = defects.find((d) => HttpServerError.isServerError(d) && d._tag === "RequestError") as
+      | HttpServerError.RequestError
+      | undefined
+    if (requestError) {
+      if (String((requestError.cause as any)?.message ?? "").includes("maxBytes")) {
+        return payloadTooLarge(maxBodyBytes)
+      }
+      return Effect.fail(
+        new ValidationError({
+          message: "Malformed request body",
+          details: { issues: [{ path: ["body"], message: "Body is not valid JSON" }] }
+        })
+      )
+    }
+    if (Cause.isInterruptedOnly(cause)) return Effect.failCause(cause)
+    return Effect.logError("unhandled defect", cause).pipe(
+      Effect.zipRight(Effect.fail(new InternalError({ message: "Internal server error" })))
+    )
+  }))
+
+export const errorMapping = Layer.unwrapEffect(Effect.map(HttpConfig, ({ maxBodyBytes }) => mapErrors(maxBodyBytes)))
+
+const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/
+
+/** Request id on every response and log line; strips the global prefix before routing. */
+export const serveMiddleware = (options: { readonly basePath: string; readonly logRequests: boolean }) =>
+(app: HttpApp.Default): HttpApp.Default =>
+  Effect.gen(function*() {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const incoming = request.headers["x-request-id"]
+    const requestId = incoming !== undefined && REQUEST_ID.test(incoming) ? incoming : randomUUID()
+    yield* HttpApp.appendPreResponseHandler((_req, response) =>
+      Effect.succeed(HttpServerResponse.setHeader(response, "x-request-id", requestId))
+    )
+    let routed = app
+    if (options.basePath !== "") {
+      const url = request.url
+      const prefixed = url === options.basePath || url.startsWith(`${options.basePath}/`) ||
+        url.startsWith(`${options.basePath}?`)
+      if (!prefixed) {
+        routed = envelopeResponse(
+          NotFound,
+          new NotFound({ message: `No route for ${request.method} ${url.split("?")[0]}`, details: { resource: "route" } })
+        )
+      } else {
+        const rest = url.slice(options.basePath.length)
+        routed = Effect.provideService(
+          app,
+          HttpServerRequest.HttpServerRequest,
+          request.modify({ url: rest === "" || rest.startsWith("?") ? `/${rest}` : rest })
+        )
+      }
+    }
+    const logged = options.logRequests ? HttpMiddleware.logger(routed) : routed
+    return yield* Effect.annotateLogs(logged, "request_id", requestId)
+  })

@@ -1,0 +1,45 @@
+/**
+ * What the contract declares, indexed once: per-route requirements for the authentication
+ * middleware and the methods of each path template for 405 answers.
+ */
+import { HttpApi } from "@effect/platform"
+import { Api, RequiredScopes, SessionOnly } from "@switchboard/api"
+import type { Scope } from "@switchboard/domain"
+import { Context } from "effect"
+
+export interface RouteRequirement {
+  readonly scopes: ReadonlyArray<Scope>
+  readonly sessionOnly: boolean
+}
+
+/** Non-contract routes served beside the API. */
+export const EXTRA_ROUTES = ["/openapi.json", "/docs"] as const
+
+export const build = () => {
+  const requirements = new Map<string, RouteRequirement>()
+  const methodsByTemplate = new Map<string, Set<string>>()
+  HttpApi.reflect(Api, {
+    onGroup() {},
+    onEndpoint({ endpoint, mergedAnnotations }) {
+      requirements.set(`${endpoint.method} ${endpoint.path}`, {
+        scopes: Context.get(mergedAnnotations, RequiredScopes),
+        sessionOnly: Context.get(mergedAnnotations, SessionOnly)
+      })
+      const methods = methodsByTemplate.get(endpoint.path) ?? new Set()
+      methods.add(endpoint.method)
+      methodsByTemplate.set(endpoint.path, methods)
+    }
+  })
+  for (const path of EXTRA_ROUTES) methodsByTemplate.set(path, new Set(["GET"]))
+  const matchers = Array.from(methodsByTemplate, ([template, methods]) => ({
+    regex: new RegExp("^" + template.replace(/:[^/]+/g, "[^/]+") + "/?$"),
+    methods: Array.from(methods)
+  }))
+  return {
+    requirements: requirements as ReadonlyMap<string, RouteRequirement>,
+    allowedMethods: (pathname: string): ReadonlyArray<string> =>
+      matchers.filter((m) => m.regex.test(pathname)).flatMap((m) => m.methods)
+  }
+}
+
+export const routeTable = build()

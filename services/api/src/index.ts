@@ -1,0 +1,3 @@
+export * as HttpConfig from "./HttpConfig.js"
+export * as HttpServer from "./HttpServer.js"
+export * from "./ShutdownSignal.js"

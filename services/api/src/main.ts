@@ -1,0 +1,16 @@
+/** An api node: serves HTTP; a cluster client only (hosts no entity). */
+import { NodeRuntime } from "@effect/platform-node"
+import { Infrastructure, Logging } from "@switchboard/db"
+import { Cluster } from "@switchboard/entities"
+import { Effect, Layer } from "effect"
+import * as HttpConfig from "./HttpConfig.js"
+import * as HttpServer from "./HttpServer.js"
+
+HttpServer.serverLayer.pipe(
+  Layer.provide(HttpConfig.layerFromEnv),
+  Layer.provide(Cluster.client),
+  Layer.provide(Infrastructure.layer),
+  Layer.launch,
+  Effect.provide(Logging.layer),
+  NodeRuntime.runMain({ disablePrettyLogger: true })
+)

@@ -1,0 +1,1 @@
+export * as Entities from "./Entities.js"

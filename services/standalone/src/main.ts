@@ -1,0 +1,19 @@
+/**
+ * `npm start`: the api node and a runner in one process (`SingleRunner`). Embedded database and
+ * in-memory Redis stand-ins unless `DATABASE_URL` / `REDIS_URL` are set.
+ */
+import { NodeRuntime } from "@effect/platform-node"
+import { HttpConfig, HttpServer } from "@switchboard/service-api"
+import { Entities } from "@switchboard/service-runner"
+import { Infrastructure, Logging } from "@switchboard/db"
+import { Cluster } from "@switchboard/entities"
+import { Effect, Layer } from "effect"
+
+Layer.mergeAll(HttpServer.serverLayer, Entities.layer).pipe(
+  Layer.provide(HttpConfig.layerFromEnv),
+  Layer.provide(Cluster.single),
+  Layer.provide(Infrastructure.layer),
+  Layer.launch,
+  Effect.provide(Logging.layer),
+  NodeRuntime.runMain({ disablePrettyLogger: true })
+)
