@@ -56,11 +56,14 @@ export const layerEmbedded = (dataDir: string | undefined) =>
     })
   }))
 
+/** `DATA_DIR` value that keeps the embedded database in memory (tests). */
+export const MEMORY = "memory://"
+
 /** What the configuration asks for. */
 export const layer: Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, never, DatabaseConfig> = Layer.unwrapEffect(
   Effect.map(DatabaseConfig, (config) =>
     Option.match(config.url, {
-      onNone: () => layerEmbedded(config.dataDir),
+      onNone: () => layerEmbedded(config.dataDir === MEMORY ? undefined : config.dataDir),
       onSome: (url) => layerPostgres(url, config.maxConnections)
     }))
 ).pipe(Layer.orDie)

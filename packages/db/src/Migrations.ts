@@ -5,9 +5,11 @@
 import { Migrator } from "@effect/sql"
 import { Effect, Layer, Schedule } from "effect"
 import m0001 from "./migrations/0001_create_workspaces.js"
+import m0002 from "./migrations/0002_create_events.js"
 
 export const migrations = {
-  "0001_create_workspaces": m0001
+  "0001_create_workspaces": m0001,
+  "0002_create_events": m0002
 }
 
 export const TABLE = "switchboard_migrations"

@@ -10,6 +10,7 @@ import { createHash, randomBytes } from "node:crypto"
 import pg from "pg"
 import * as Database from "../Database.js"
 import * as DatabaseConfig from "../DatabaseConfig.js"
+import * as Infrastructure from "../Infrastructure.js"
 import * as Migrations from "../Migrations.js"
 import * as Redis from "../Redis.js"
 
@@ -73,8 +74,8 @@ export const prepareTemplate = async (url: string): Promise<void> => {
 }
 
 /**
- * SqlClient + DatabaseConfig on a fresh database; also RedisConfig with a key prefix of its own
- * so files running in parallel never share keys.
+ * `DatabaseConfig` naming a fresh database (Infrastructure builds the client and migrates), and
+ * `RedisConfig` with a key prefix of its own so files running in parallel never share keys.
  */
 export const layer = Layer.unwrapScoped(Effect.gen(function*() {
   const url = testDatabaseUrl()
@@ -85,23 +86,18 @@ export const layer = Layer.unwrapScoped(Effect.gen(function*() {
     keyPrefix: `sb_test_${suffix}:`
   })
   if (url === undefined) {
-    const config = DatabaseConfig.layer({ url: Option.none(), dataDir: "" })
-    const sql = Database.layerEmbedded(undefined)
-    return Layer.mergeAll(Layer.provideMerge(Migrations.layer, sql), config, redis)
+    return Layer.merge(DatabaseConfig.layer({ url: Option.none(), dataDir: Database.MEMORY }), redis)
   }
   const database = `sb_test_${suffix}`
   yield* Effect.acquireRelease(
     Effect.promise(() => admin(url, (c) => c.query(`CREATE DATABASE "${database}" TEMPLATE "${templateName()}"`))),
     () => Effect.promise(() => admin(url, (c) => c.query(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`))).pipe(Effect.ignore)
   )
-  const dbUrl = Redacted.make(withDatabase(url, database))
-  return Layer.mergeAll(
-    Database.layerPostgres(dbUrl, 5),
-    DatabaseConfig.layer({ url: Option.some(dbUrl) }),
-    redis
-  )
-})).pipe(Layer.orDie)
+  return Layer.merge(DatabaseConfig.layer({ url: Option.some(Redacted.make(withDatabase(url, database))), maxConnections: 5 }), redis)
+}))
+
+/** Config plus the migrated SqlClient, for tests of repositories and entities without HTTP. */
+export const sqlLayer = Infrastructure.layerWithConfig.pipe(Layer.provideMerge(layer), Layer.orDie)
 
 /** Whether the tests run against real servers. */
 export const mode = (): "real" | "embedded" => (testDatabaseUrl() ? "real" : "embedded")
-

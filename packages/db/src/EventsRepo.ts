@@ -1,0 +1,60 @@
+/**
+ * Appends events to the outbox (ARCHITECTURE 3). Call `append` INSIDE the transaction that makes
+ * the change it reports; the envelope is serialised once here and stored byte for byte.
+ *
+ * Fan-out to webhook deliveries (one row per subscribed, active endpoint) hooks in here too, so
+ * every writer gets it by calling `append`.
+ */
+import { SqlClient } from "@effect/sql"
+import { newId, toTimestamp } from "@switchboard/domain"
+import type { EventType } from "@switchboard/domain"
+import { Clock, Effect } from "effect"
+
+export interface EventData {
+  /** kind of thing, e.g. `message` */
+  readonly object: string
+  /** its public id */
+  readonly object_id: string
+  readonly [member: string]: unknown
+}
+
+export interface AppendedEvent {
+  readonly id: string
+  readonly type: EventType
+  readonly workspace_id: string
+  readonly created_at: string
+  readonly envelope: string
+}
+
+export class EventsRepo extends Effect.Service<EventsRepo>()("@switchboard/db/EventsRepo", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+
+    const append = Effect.fn("EventsRepo.append")(function*(input: {
+      readonly workspaceId: string
+      readonly type: EventType
+      readonly data: EventData
+      /** when the event occurred; defaults to now */
+      readonly occurredAt?: string
+      readonly isTest?: boolean
+    }) {
+      const id = yield* newId("evt")
+      const createdAt = input.occurredAt ?? toTimestamp(yield* Clock.currentTimeMillis)
+      const envelope = JSON.stringify({
+        id,
+        type: input.type,
+        created_at: createdAt,
+        workspace_id: input.workspaceId,
+        ...(input.isTest ? { is_test: true } : {}),
+        data: input.data
+      })
+      yield* sql`
+        INSERT INTO events (id, workspace_id, type, object_id, envelope, is_test, created_at)
+        VALUES (${id}, ${input.workspaceId}, ${input.type}, ${input.data.object_id}, ${envelope},
+                ${input.isTest ?? false}, ${createdAt})`
+      return { id, type: input.type, workspace_id: input.workspaceId, created_at: createdAt, envelope } satisfies AppendedEvent
+    }, Effect.orDie)
+
+    return { append } as const
+  })
+}) {}

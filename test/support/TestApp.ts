@@ -1,0 +1,21 @@
+/**
+ * The whole standalone app in-process for HTTP integration tests: a fresh database for the file
+ * (real Postgres or embedded), Redis or its stand-ins, a single runner hosting every entity, and
+ * the HTTP layer on a random port. `HttpClient` requests go to that server.
+ */
+import { NodeHttpServer } from "@effect/platform-node"
+import { Infrastructure } from "@switchboard/db"
+import * as TestDatabase from "@switchboard/db/testing"
+import { Cluster } from "@switchboard/entities"
+import { HttpConfig, HttpServer } from "@switchboard/service-api"
+import { Entities } from "@switchboard/service-runner"
+import { Layer } from "effect"
+
+export const layer = (options: Partial<HttpConfig.HttpConfig["Type"]> = {}) =>
+  Layer.mergeAll(HttpServer.layer, Entities.layer).pipe(
+    Layer.provideMerge(NodeHttpServer.layerTest),
+    Layer.provide(HttpConfig.layer({ logRequests: false, ...options })),
+    Layer.provideMerge(Cluster.single),
+    Layer.provideMerge(Infrastructure.layerWithConfig),
+    Layer.provideMerge(TestDatabase.layer)
+  )

@@ -1,0 +1,13 @@
+import { defineConfig } from "vitest/config"
+
+export default defineConfig({
+  test: {
+    include: ["packages/*/test/**/*.test.ts", "services/*/test/**/*.test.ts", "test/**/*.test.ts"],
+    globalSetup: ["./test/support/globalSetup.ts"],
+    testTimeout: 60_000,
+    hookTimeout: 120_000,
+    pool: "forks",
+    // 2-core machines: a few files at a time keeps Postgres and the event loops responsive
+    poolOptions: { forks: { maxForks: 3, minForks: 1 } }
+  }
+})
