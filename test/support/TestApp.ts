@@ -7,14 +7,18 @@ import { NodeHttpServer } from "@effect/platform-node"
 import { Infrastructure } from "@switchboard/db"
 import * as TestDatabase from "@switchboard/db/testing"
 import { Cluster } from "@switchboard/entities"
-import { HttpConfig, HttpServer } from "@switchboard/service-api"
+import { HttpConfig, HttpServer, IdentityConfig, Mailer } from "@switchboard/service-api"
 import { Entities } from "@switchboard/service-runner"
 import { Layer } from "effect"
 
 export const layer = (options: Partial<HttpConfig.HttpConfig["Type"]> = {}) =>
   Layer.mergeAll(HttpServer.layer, Entities.layer).pipe(
     Layer.provideMerge(NodeHttpServer.layerTest),
-    Layer.provide(HttpConfig.layer({ logRequests: false, ...options })),
+    Layer.provideMerge(Layer.mergeAll(
+      HttpConfig.layer({ logRequests: false, ...options }),
+      IdentityConfig.layer({}),
+      Mailer.layerMemory
+    )),
     Layer.provideMerge(Cluster.single),
     Layer.provideMerge(Infrastructure.layerWithConfig),
     Layer.provideMerge(TestDatabase.layer)

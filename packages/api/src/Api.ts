@@ -4,7 +4,10 @@
  */
 import { HttpApi, OpenApi } from "@effect/platform"
 import { InternalError, MethodNotAllowed, NotFound, PayloadTooLarge, ValidationError } from "@switchboard/domain"
+import { ApiKeysApi } from "./ApiKeysApi.js"
+import { AuthApi, SessionApi } from "./AuthApi.js"
 import { HealthApi } from "./HealthApi.js"
+import { PlanApi } from "./PlanApi.js"
 
 const DESCRIPTION = `Provider-independent messaging API.
 
@@ -46,6 +49,10 @@ const transform = (spec: Record<string, any>) => {
 
 export class Api extends HttpApi.make("switchboard")
   .add(HealthApi)
+  .add(AuthApi)
+  .add(SessionApi)
+  .add(ApiKeysApi)
+  .add(PlanApi)
   .addError(ValidationError)
   .addError(PayloadTooLarge)
   .addError(InternalError)

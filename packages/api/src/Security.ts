@@ -6,7 +6,9 @@
 import { HttpApiMiddleware, HttpApiSecurity, OpenApi } from "@effect/platform"
 import type { HttpApiEndpoint } from "@effect/platform"
 import {
+  AccountSuspended,
   Forbidden,
+  RateLimited,
   ServiceUnavailable,
   Unauthorized,
   ValidationError,
@@ -54,6 +56,24 @@ export const sessionOnly = <E extends HttpApiEndpoint.HttpApiEndpoint.Any>(endpo
     .annotate(SessionOnly, true)
     .annotate(OpenApi.Override, { "x-session-only": true }) as E
 
+/** Session-only endpoints that act on the user, not a workspace: no `X-Workspace-Id` needed. */
+export class WorkspaceOptional extends Context.Reference<WorkspaceOptional>()("@switchboard/api/WorkspaceOptional", {
+  defaultValue: () => false
+}) {}
+
+export const workspaceOptional = <E extends HttpApiEndpoint.HttpApiEndpoint.Any>(endpoint: E): E =>
+  (endpoint as any).annotate(WorkspaceOptional, true) as E
+
+/** The HTTP rate limit rule (SPEC 8.3) an endpoint counts against, by name. */
+export class RateLimitRule extends Context.Reference<RateLimitRule>()("@switchboard/api/RateLimitRule", {
+  defaultValue: (): string | null => null
+}) {}
+
+export const rateLimited = (rule: string) => <E extends HttpApiEndpoint.HttpApiEndpoint.Any>(endpoint: E): E =>
+  (endpoint as any)
+    .annotate(RateLimitRule, rule)
+    .annotate(OpenApi.Override, { "x-rate-limit-rule": rule }) as E
+
 export const bearer = HttpApiSecurity.bearer.pipe(
   HttpApiSecurity.annotate(
     OpenApi.Description,
@@ -65,9 +85,11 @@ export class Authentication extends HttpApiMiddleware.Tag<Authentication>()("@sw
   failure: Schema.Union(
     Unauthorized,
     Forbidden,
+    AccountSuspended,
     WorkspaceContextRequired,
     WorkspaceSuspended,
     ValidationError,
+    RateLimited,
     ServiceUnavailable
   ),
   provides: CurrentPrincipal,

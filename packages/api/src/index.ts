@@ -1,3 +1,6 @@
 export * from "./Api.js"
 export * from "./HealthApi.js"
 export * from "./Security.js"
+export * from "./ApiKeysApi.js"
+export * from "./AuthApi.js"
+export * from "./PlanApi.js"

@@ -14,7 +14,14 @@ import {
   HttpServerResponse
 } from "@effect/platform"
 import { Api } from "@switchboard/api"
-import { InternalError, MethodNotAllowed, NotFound, PayloadTooLarge, ValidationError } from "@switchboard/domain"
+import {
+  InternalError,
+  MethodNotAllowed,
+  NotFound,
+  PayloadTooLarge,
+  ServiceUnavailable,
+  ValidationError
+} from "@switchboard/domain"
 import { Cause, Chunk, Effect, Layer, Option, Predicate, Schema } from "effect"
 import { randomUUID } from "node:crypto"
 import { HttpConfig } from "./HttpConfig.js"
@@ -93,12 +100,27 @@ const mapErrors = (maxBodyBytes: number) =>
       )
     }
     if (Cause.isInterruptedOnly(cause)) return Effect.failCause(cause)
+    if (defects.some(isConnectivityFailure)) {
+      return Effect.logError("dependency unreachable", cause).pipe(
+        Effect.zipRight(Effect.fail(new ServiceUnavailable({ message: "A dependency is unreachable; nothing was changed. Retry later." })))
+      )
+    }
     return Effect.logError("unhandled defect", cause).pipe(
       Effect.zipRight(Effect.fail(new InternalError({ message: "Internal server error" })))
     )
   }))
 
 export const errorMapping = Layer.unwrapEffect(Effect.map(HttpConfig, ({ maxBodyBytes }) => mapErrors(maxBodyBytes)))
+
+const CONNECTIVITY_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EPIPE", "57P01", "57P03", "08006", "08001", "08003"])
+
+/** A database (or other dependency) that cannot be reached, as opposed to a bug. */
+const isConnectivityFailure = (defect: unknown): boolean => {
+  if (!Predicate.isTagged(defect, "SqlError")) return false
+  const cause = (defect as { cause?: { code?: string; message?: string } }).cause
+  return (cause?.code !== undefined && CONNECTIVITY_CODES.has(cause.code)) ||
+    /Connection terminated|connect ECONNREFUSED|timeout/i.test(String(cause?.message ?? ""))
+}
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/
 

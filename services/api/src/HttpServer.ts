@@ -1,14 +1,27 @@
 /**
  * The HTTP node as layers: the contract's handlers, the error mapping, docs, and the listener.
- * `layer` needs infrastructure (SqlClient, Redis, Sharding) provided from outside, so the api
+ * `layer` needs infrastructure (SqlClient, Redis, Sharding) and its configuration (HttpConfig,
+ * IdentityConfig, Mailer) provided from outside, so the api
  * node, the standalone process and the tests compose the same thing.
  */
 import { HttpApiBuilder, HttpApiSwagger, HttpServer, OpenApi } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Api } from "@switchboard/api"
+import { SessionsRepo, UsersRepo } from "@switchboard/db"
 import { Effect, Layer } from "effect"
 import { createServer } from "node:http"
+import { AuthenticationLive } from "./AuthenticationLive.js"
+import { ApiKeysHandlers } from "./handlers/ApiKeysHandlers.js"
+import { AuthHandlers, SessionHandlers } from "./handlers/AuthHandlers.js"
 import { HealthHandlers } from "./handlers/HealthHandlers.js"
+import { PlanHandlers } from "./handlers/PlanHandlers.js"
+import { IpRateLimitLive } from "./IpRateLimitLive.js"
+import { Accounts } from "./services/Accounts.js"
+import { Credentials } from "./services/Credentials.js"
+import { ApiKeys } from "./services/ApiKeys.js"
+import { Entitlements } from "./services/Entitlements.js"
+import { RateLimits } from "./services/RateLimits.js"
+import { UsageReport } from "./services/UsageReport.js"
 import { HttpConfig } from "./HttpConfig.js"
 import { errorMapping, serveMiddleware } from "./HttpMiddlewares.js"
 import { Readiness } from "./Readiness.js"
@@ -17,8 +30,9 @@ import { ShutdownSignal } from "./ShutdownSignal.js"
 const ApiLive = Layer.unwrapEffect(Effect.map(HttpConfig, ({ basePath }) =>
   HttpApiBuilder.api(basePath === "" ? Api : Api.annotate(OpenApi.Servers, [{ url: basePath }]))
 )).pipe(
-  Layer.provide([HealthHandlers]),
-  Layer.provide(Readiness.Default)
+  Layer.provide([HealthHandlers, AuthHandlers, SessionHandlers, ApiKeysHandlers, PlanHandlers]),
+  Layer.provide([AuthenticationLive, IpRateLimitLive]),
+  Layer.provide(Layer.mergeAll(Readiness.Default, Accounts.Default, ApiKeys.Default, Entitlements.Default, UsageReport.Default, RateLimits.Default, Credentials.Default, SessionsRepo.Default, UsersRepo.Default))
 )
 
 const DocsLive = Layer.mergeAll(

@@ -3,13 +3,15 @@
  * middleware and the methods of each path template for 405 answers.
  */
 import { HttpApi } from "@effect/platform"
-import { Api, RequiredScopes, SessionOnly } from "@switchboard/api"
+import { Api, RateLimitRule, RequiredScopes, SessionOnly, WorkspaceOptional } from "@switchboard/api"
 import type { Scope } from "@switchboard/domain"
 import { Context } from "effect"
 
 export interface RouteRequirement {
   readonly scopes: ReadonlyArray<Scope>
   readonly sessionOnly: boolean
+  readonly workspaceOptional: boolean
+  readonly rateLimit: string | null
 }
 
 /** Non-contract routes served beside the API. */
@@ -23,7 +25,9 @@ export const build = () => {
     onEndpoint({ endpoint, mergedAnnotations }) {
       requirements.set(`${endpoint.method} ${endpoint.path}`, {
         scopes: Context.get(mergedAnnotations, RequiredScopes),
-        sessionOnly: Context.get(mergedAnnotations, SessionOnly)
+        sessionOnly: Context.get(mergedAnnotations, SessionOnly),
+        workspaceOptional: Context.get(mergedAnnotations, WorkspaceOptional),
+        rateLimit: Context.get(mergedAnnotations, RateLimitRule)
       })
       const methods = methodsByTemplate.get(endpoint.path) ?? new Set()
       methods.add(endpoint.method)

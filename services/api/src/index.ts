@@ -1,3 +1,8 @@
 export * as HttpConfig from "./HttpConfig.js"
 export * as HttpServer from "./HttpServer.js"
 export * from "./ShutdownSignal.js"
+export * as IdentityConfig from "./IdentityConfig.js"
+export * as Mailer from "./services/Mailer.js"
+export * from "./services/Accounts.js"
+export * from "./services/Credentials.js"
+export * from "./services/Operator.js"

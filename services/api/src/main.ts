@@ -5,9 +5,11 @@ import { Cluster } from "@switchboard/entities"
 import { Effect, Layer } from "effect"
 import * as HttpConfig from "./HttpConfig.js"
 import * as HttpServer from "./HttpServer.js"
+import * as IdentityConfig from "./IdentityConfig.js"
+import * as Mailer from "./services/Mailer.js"
 
 HttpServer.serverLayer.pipe(
-  Layer.provide(HttpConfig.layerFromEnv),
+  Layer.provide([HttpConfig.layerFromEnv, IdentityConfig.layerFromEnv, Mailer.layerFromEnv]),
   Layer.provide(Cluster.client),
   Layer.provide(Infrastructure.layer),
   Layer.launch,

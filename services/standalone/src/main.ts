@@ -3,14 +3,14 @@
  * in-memory Redis stand-ins unless `DATABASE_URL` / `REDIS_URL` are set.
  */
 import { NodeRuntime } from "@effect/platform-node"
-import { HttpConfig, HttpServer } from "@switchboard/service-api"
+import { HttpConfig, HttpServer, IdentityConfig, Mailer } from "@switchboard/service-api"
 import { Entities } from "@switchboard/service-runner"
 import { Infrastructure, Logging } from "@switchboard/db"
 import { Cluster } from "@switchboard/entities"
 import { Effect, Layer } from "effect"
 
 Layer.mergeAll(HttpServer.serverLayer, Entities.layer).pipe(
-  Layer.provide(HttpConfig.layerFromEnv),
+  Layer.provide([HttpConfig.layerFromEnv, IdentityConfig.layerFromEnv, Mailer.layerFromEnv]),
   Layer.provide(Cluster.single),
   Layer.provide(Infrastructure.layer),
   Layer.launch,

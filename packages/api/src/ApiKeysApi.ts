@@ -1,0 +1,56 @@
+/** API keys (SPEC 2.3, 3.5, 4.3; DECISIONS 3). */
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import {
+  ApiKey,
+  ApiKeyNotFound,
+  CreatedApiKey,
+  EntitlementLimitReached,
+  Id,
+  KeyMode,
+  ListParams,
+  Page,
+  Scope,
+  StrictStruct,
+  Timestamp
+} from "@switchboard/domain"
+import { Schema } from "effect"
+import { Authentication, requireScopes, sessionOnly } from "./Security.js"
+
+export const CreateApiKeyRequest = StrictStruct({
+  name: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(100)),
+  mode: KeyMode,
+  scopes: Schema.optional(Schema.Array(Scope)).annotations({
+    description: "Omitted or empty: every scope except `webhooks.manage`, which must be requested explicitly."
+  }),
+  expires_at: Schema.optional(Schema.NullOr(Timestamp.pipe(
+    Schema.filter((s) => !Number.isNaN(Date.parse(s)) || "Expected an ISO 8601 timestamp")
+  )))
+}).annotations({ identifier: "CreateApiKeyRequest" })
+
+export class ApiKeysApi extends HttpApiGroup.make("apiKeys")
+  .add(
+    HttpApiEndpoint.get("list", "/v1/api-keys")
+      .setUrlParams(Schema.Struct(ListParams))
+      .addSuccess(Page(ApiKey))
+      .annotate(OpenApi.Description, "Keys of the workspace, revoked ones included, newest first. Secrets are never shown.")
+      .pipe(requireScopes("workspace.read"))
+  )
+  .add(
+    HttpApiEndpoint.post("create", "/v1/api-keys")
+      .setPayload(CreateApiKeyRequest)
+      .addSuccess(CreatedApiKey, { status: 201 })
+      .addError(EntitlementLimitReached)
+      .annotate(OpenApi.Description, "Creates a key. The `secret` is in this response only. User session only.")
+      .pipe(sessionOnly)
+  )
+  .add(
+    HttpApiEndpoint.del("revoke", "/v1/api-keys/:keyId")
+      .setPath(Schema.Struct({ keyId: Id("key") }))
+      .addSuccess(Schema.Struct({ id: Id("key"), revoked_at: Timestamp }))
+      .addError(ApiKeyNotFound)
+      .annotate(OpenApi.Description, "Revokes at once on every node. Repeating it returns the original `revoked_at`.")
+      .pipe(requireScopes("workspace.read"))
+  )
+  .middleware(Authentication)
+  .annotate(OpenApi.Title, "API keys")
+{}

@@ -1,0 +1,126 @@
+/** Registration, e-mail verification and sessions (SPEC 4.2, DECISIONS 2). */
+import { HttpApiEndpoint, HttpApiGroup, HttpApiMiddleware, HttpApiSchema, OpenApi } from "@effect/platform"
+import {
+  AccountSuspended,
+  Conflict,
+  EmailNotVerified,
+  InvalidCredentials,
+  RateLimited,
+  ServiceUnavailable,
+  StrictStruct,
+  Unauthorized,
+  User,
+  Workspace,
+  WorkspaceMembership
+} from "@switchboard/domain"
+import { Schema } from "effect"
+import { Authentication, rateLimited, sessionOnly, workspaceOptional } from "./Security.js"
+
+/** Per-IP rate limiting of the public routes (login, register, ...). */
+export class IpRateLimit extends HttpApiMiddleware.Tag<IpRateLimit>()("@switchboard/api/IpRateLimit", {
+  failure: RateLimited
+}) {}
+
+const Email = Schema.String.pipe(
+  Schema.trimmed({ message: () => "Expected an e-mail address without surrounding spaces" }),
+  Schema.pattern(/^[^\s@]+@[^\s@]+\.[^\s@]+$/, { message: () => "Expected an e-mail address" }),
+  Schema.maxLength(254, { message: () => "Expected at most 254 characters" })
+)
+
+const Password = Schema.String.pipe(
+  Schema.minLength(12, { message: () => "Expected a password of at least 12 characters" }),
+  Schema.maxLength(128, { message: () => "Expected a password of at most 128 characters" })
+)
+
+export const RegisterRequest = StrictStruct({
+  email: Email,
+  password: Password,
+  name: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(100)),
+  workspace_name: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(100))
+}).annotations({ identifier: "RegisterRequest" })
+
+export const LoginRequest = StrictStruct({
+  email: Schema.String.pipe(Schema.maxLength(254)),
+  password: Schema.String.pipe(Schema.maxLength(128))
+}).annotations({ identifier: "LoginRequest" })
+
+export class Session extends Schema.Class<Session>("Session")({
+  access_token: Schema.String,
+  token_type: Schema.Literal("Bearer"),
+  expires_in: Schema.Number.annotations({ description: "Seconds until the access token expires" }),
+  refresh_token: Schema.String,
+  user: User,
+  workspaces: Schema.Array(WorkspaceMembership)
+}) {}
+
+export class Me extends Schema.Class<Me>("Me")({
+  user: User,
+  workspaces: Schema.Array(WorkspaceMembership)
+}) {}
+
+export class AuthApi extends HttpApiGroup.make("auth")
+  .add(
+    HttpApiEndpoint.post("register", "/v1/auth/register")
+      .setPayload(RegisterRequest)
+      .addSuccess(Schema.Struct({ user: User, workspace: Workspace }), { status: 201 })
+      .addError(Conflict)
+      .addError(ServiceUnavailable)
+      .annotate(
+        OpenApi.Description,
+        "Creates an unverified user and a workspace on plan `free` owned by them, and e-mails a verification link. Duplicate e-mail: 409 CONFLICT. Limited like login."
+      )
+      .pipe(rateLimited("register"))
+  )
+  .add(
+    HttpApiEndpoint.post("verifyEmail", "/v1/auth/verify-email")
+      .setPayload(StrictStruct({ token: Schema.String.pipe(Schema.maxLength(200)) }))
+      .addSuccess(Schema.Struct({ user: User }))
+      .annotate(OpenApi.Description, "Verifies an e-mail address. A bad, used or expired token: 422 with `details.reason = invalid_token`.")
+      .pipe(rateLimited("register"))
+  )
+  .add(
+    HttpApiEndpoint.post("login", "/v1/auth/login")
+      .setPayload(LoginRequest)
+      .addSuccess(Session)
+      .addError(InvalidCredentials)
+      .addError(EmailNotVerified)
+      .addError(AccountSuspended)
+      .addError(ServiceUnavailable)
+      .annotate(
+        OpenApi.Description,
+        "Returns an access token (JWT, 15 minutes) and a refresh token, and sets the same refresh token as an httpOnly cookie (`Path=<prefix>/v1/auth`). 20 attempts per 15 minutes per IP."
+      )
+      .pipe(rateLimited("login"))
+  )
+  .add(
+    HttpApiEndpoint.post("refresh", "/v1/auth/refresh")
+      .setPayload(Schema.Union(StrictStruct({ refresh_token: Schema.optional(Schema.String.pipe(Schema.maxLength(200))) }), Schema.Undefined))
+      .addSuccess(Session)
+      .addError(Unauthorized)
+      .addError(AccountSuspended)
+      .annotate(
+        OpenApi.Description,
+        "Exchanges a refresh token (body `refresh_token`, or the cookie) for a new pair; the old refresh token stops working (rotation). Presenting an already-rotated token revokes the whole session: 401."
+      )
+      .pipe(rateLimited("login"))
+  )
+  .middleware(IpRateLimit)
+  .annotate(OpenApi.Title, "Auth")
+{}
+
+export class SessionApi extends HttpApiGroup.make("session")
+  .add(
+    HttpApiEndpoint.post("logout", "/v1/auth/logout")
+      .addSuccess(HttpApiSchema.NoContent)
+      .annotate(OpenApi.Description, "Revokes the session: its access tokens stop working at once on every node; clears the cookie.")
+      .pipe(sessionOnly, workspaceOptional)
+  )
+  .add(
+    HttpApiEndpoint.get("me", "/v1/auth/me")
+      .addSuccess(Me)
+      .annotate(OpenApi.Description, "The signed-in user and their workspaces. API keys are refused (403).")
+      .pipe(sessionOnly, workspaceOptional)
+  )
+  .middleware(Authentication)
+  .annotate(OpenApi.Title, "Session")
+{}

@@ -1,0 +1,49 @@
+/** Plan, entitlements and usage (SPEC 2.10, 8.2; DECISIONS 11). */
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { Entitlement, EntitlementNameSchema, Id, PlanName, Timestamp } from "@switchboard/domain"
+import { Schema } from "effect"
+import { Authentication, requireScopes } from "./Security.js"
+
+export class Plan extends Schema.Class<Plan>("Plan")({
+  workspace_id: Id("ws"),
+  plan: PlanName,
+  entitlements: Schema.Record({ key: EntitlementNameSchema, value: Entitlement })
+}) {}
+
+export const UsageGauge = Schema.Struct({
+  used: Schema.Number,
+  limit: Schema.NullOr(Schema.Number),
+  unlimited: Schema.Boolean,
+  remaining: Schema.NullOr(Schema.Number)
+}).annotations({ identifier: "UsageGauge" })
+
+export class Usage extends Schema.Class<Usage>("Usage")({
+  period: Schema.Struct({ start: Timestamp, end: Timestamp }).annotations({
+    description: "The current UTC calendar month; `end` is exclusive"
+  }),
+  metered: Schema.Struct({ messages_sent: UsageGauge, sandbox_messages: UsageGauge }),
+  current: Schema.Struct({
+    contacts: UsageGauge,
+    connected_channels: UsageGauge,
+    api_keys: UsageGauge,
+    seats: UsageGauge,
+    webhook_endpoints: UsageGauge
+  }).annotations({ description: "Live gauges, not period sums" })
+}) {}
+
+export class PlanApi extends HttpApiGroup.make("plan")
+  .add(
+    HttpApiEndpoint.get("plan", "/v1/plan")
+      .addSuccess(Plan)
+      .annotate(OpenApi.Description, "Effective entitlements with their `source` (`plan` or `override`) and whether each is enforced yet.")
+      .pipe(requireScopes("workspace.read"))
+  )
+  .add(
+    HttpApiEndpoint.get("usage", "/v1/usage")
+      .addSuccess(Usage)
+      .annotate(OpenApi.Description, "Usage for the current UTC calendar month. Takes no parameters.")
+      .pipe(requireScopes("workspace.read"))
+  )
+  .middleware(Authentication)
+  .annotate(OpenApi.Title, "Plan and usage")
+{}

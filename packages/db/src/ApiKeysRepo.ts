@@ -1,0 +1,92 @@
+/** API keys, looked up by the keyed hash of their secret. */
+import { SqlClient } from "@effect/sql"
+import type { CursorPosition, KeyMode, Scope } from "@switchboard/domain"
+import { Effect, Option } from "effect"
+import { iso, isoOrNull } from "./Rows.js"
+
+export interface ApiKeyRow {
+  readonly id: string
+  readonly workspace_id: string
+  readonly name: string
+  readonly mode: KeyMode
+  readonly last4: string
+  readonly scopes: ReadonlyArray<Scope>
+  readonly expires_at: string | null
+  readonly created_at: string
+  readonly last_used_at: string | null
+  readonly revoked_at: string | null
+}
+
+export interface ApiKeyAuthRow extends ApiKeyRow {
+  readonly secret_hash: string
+  readonly workspace_status: "active" | "suspended"
+}
+
+const toRow = (r: any): ApiKeyRow => ({
+  id: r.id,
+  workspace_id: r.workspace_id,
+  name: r.name,
+  mode: r.mode,
+  last4: r.last4,
+  scopes: r.scopes,
+  expires_at: isoOrNull(r.expires_at),
+  created_at: iso(r.created_at),
+  last_used_at: isoOrNull(r.last_used_at),
+  revoked_at: isoOrNull(r.revoked_at)
+})
+
+export class ApiKeysRepo extends Effect.Service<ApiKeysRepo>()("@switchboard/db/ApiKeysRepo", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+
+    const insert = Effect.fn("ApiKeysRepo.insert")(function*(row: ApiKeyRow & { readonly secret_hash: string; readonly created_by: string | null }) {
+      yield* sql`INSERT INTO api_keys (id, workspace_id, name, mode, secret_hash, last4, scopes, expires_at, created_by, created_at)
+        VALUES (${row.id}, ${row.workspace_id}, ${row.name}, ${row.mode}, ${row.secret_hash}, ${row.last4},
+                ${row.scopes as Array<string>}, ${row.expires_at}, ${row.created_by}, ${row.created_at})`
+    }, Effect.orDie)
+
+    const findBySecretHash = Effect.fn("ApiKeysRepo.findBySecretHash")(function*(secretHash: string) {
+      const rows = yield* sql<any>`
+        SELECT k.*, w.status AS workspace_status FROM api_keys k JOIN workspaces w ON w.id = k.workspace_id
+        WHERE k.secret_hash = ${secretHash}`
+      return Option.map(Option.fromNullable(rows[0]), (r): ApiKeyAuthRow => ({
+        ...toRow(r),
+        secret_hash: r.secret_hash,
+        workspace_status: r.workspace_status
+      }))
+    })
+
+    /** Newest first; `limit + 1` rows so the caller can tell whether there is more. */
+    const list = Effect.fn("ApiKeysRepo.list")(function*(workspaceId: string, limit: number, after: CursorPosition | undefined) {
+      const rows = after
+        ? yield* sql<any>`SELECT * FROM api_keys WHERE workspace_id = ${workspaceId}
+            AND (created_at, id) < (${after.created_at}::timestamptz, ${after.id})
+            ORDER BY created_at DESC, id DESC LIMIT ${limit + 1}`
+        : yield* sql<any>`SELECT * FROM api_keys WHERE workspace_id = ${workspaceId}
+            ORDER BY created_at DESC, id DESC LIMIT ${limit + 1}`
+      return rows.map(toRow)
+    }, Effect.orDie)
+
+    /** Revokes once; a repeated revoke returns the original `revoked_at`. */
+    const revoke = Effect.fn("ApiKeysRepo.revoke")(function*(workspaceId: string, id: string, now: string) {
+      const rows = yield* sql<any>`
+        UPDATE api_keys SET revoked_at = COALESCE(revoked_at, ${now})
+        WHERE workspace_id = ${workspaceId} AND id = ${id} RETURNING *`
+      return Option.map(Option.fromNullable(rows[0]), toRow)
+    }, Effect.orDie)
+
+    /** Records use, to the minute (DECISIONS 3). */
+    const touch = Effect.fn("ApiKeysRepo.touch")(function*(id: string, minute: string) {
+      yield* sql`UPDATE api_keys SET last_used_at = ${minute}
+        WHERE id = ${id} AND (last_used_at IS NULL OR last_used_at < ${minute})`
+    }, Effect.orDie)
+
+    const countActive = Effect.fn("ApiKeysRepo.countActive")(function*(workspaceId: string, now: string) {
+      const rows = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM api_keys
+        WHERE workspace_id = ${workspaceId} AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ${now})`
+      return rows[0]?.n ?? 0
+    }, Effect.orDie)
+
+    return { insert, findBySecretHash, list, revoke, touch, countActive } as const
+  })
+}) {}

@@ -1,0 +1,81 @@
+/**
+ * Sessions and their refresh tokens. A session is a refresh-token family: presenting a token
+ * that was already rotated revokes the whole session (DECISIONS 2).
+ */
+import { SqlClient } from "@effect/sql"
+import { Effect, Option } from "effect"
+import { isoOrNull } from "./Rows.js"
+
+export type RotateResult =
+  | { readonly _tag: "Rotated"; readonly sessionId: string; readonly userId: string }
+  | { readonly _tag: "Reused"; readonly sessionId: string }
+  | { readonly _tag: "Invalid" }
+
+export class SessionsRepo extends Effect.Service<SessionsRepo>()("@switchboard/db/SessionsRepo", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+
+    const create = Effect.fn("SessionsRepo.create")(function*(input: {
+      readonly sessionId: string
+      readonly userId: string
+      readonly refreshTokenHash: string
+      readonly refreshExpiresAt: string
+      readonly now: string
+    }) {
+      yield* sql.withTransaction(Effect.gen(function*() {
+        yield* sql`INSERT INTO sessions (id, user_id, created_at) VALUES (${input.sessionId}, ${input.userId}, ${input.now})`
+        yield* sql`INSERT INTO refresh_tokens (token_hash, session_id, created_at, expires_at)
+          VALUES (${input.refreshTokenHash}, ${input.sessionId}, ${input.now}, ${input.refreshExpiresAt})`
+      }))
+    }, Effect.orDie)
+
+    /** Whether the session exists and is not revoked. */
+    const isActive = Effect.fn("SessionsRepo.isActive")(function*(sessionId: string) {
+      const rows = yield* sql<{ revoked_at: Date | null }>`SELECT revoked_at FROM sessions WHERE id = ${sessionId}`
+      return rows.length > 0 && isoOrNull(rows[0]!.revoked_at) === null
+    }, Effect.orDie)
+
+    /**
+     * Exchanges a refresh token for a new one. Serialised on the token row (`FOR UPDATE`), so two
+     * concurrent uses of the same token cannot both succeed.
+     */
+    const rotate = Effect.fn("SessionsRepo.rotate")(function*(input: {
+      readonly tokenHash: string
+      readonly newTokenHash: string
+      readonly newExpiresAt: string
+      readonly now: string
+    }) {
+      return yield* sql.withTransaction(Effect.gen(function*() {
+        const rows = yield* sql<{ session_id: string; rotated_at: Date | null; expires_at: Date; revoked_at: Date | null; user_id: string }>`
+          SELECT t.session_id, t.rotated_at, t.expires_at, s.revoked_at, s.user_id
+          FROM refresh_tokens t JOIN sessions s ON s.id = t.session_id
+          WHERE t.token_hash = ${input.tokenHash} FOR UPDATE OF t`
+        const row = rows[0]
+        if (!row || row.revoked_at !== null) return { _tag: "Invalid" } as RotateResult
+        if (row.rotated_at !== null) {
+          yield* sql`UPDATE sessions SET revoked_at = ${input.now}, revoked_reason = 'refresh_token_reuse'
+            WHERE id = ${row.session_id} AND revoked_at IS NULL`
+          return { _tag: "Reused", sessionId: row.session_id } as RotateResult
+        }
+        if (new Date(row.expires_at).getTime() <= Date.parse(input.now)) return { _tag: "Invalid" } as RotateResult
+        yield* sql`UPDATE refresh_tokens SET rotated_at = ${input.now} WHERE token_hash = ${input.tokenHash}`
+        yield* sql`INSERT INTO refresh_tokens (token_hash, session_id, created_at, expires_at)
+          VALUES (${input.newTokenHash}, ${row.session_id}, ${input.now}, ${input.newExpiresAt})`
+        return { _tag: "Rotated", sessionId: row.session_id, userId: row.user_id } as RotateResult
+      }))
+    }, Effect.orDie)
+
+    const revoke = Effect.fn("SessionsRepo.revoke")(function*(sessionId: string, reason: string, now: string) {
+      yield* sql`UPDATE sessions SET revoked_at = ${now}, revoked_reason = ${reason}
+        WHERE id = ${sessionId} AND revoked_at IS NULL`
+    }, Effect.orDie)
+
+    /** The session a refresh token belongs to, if any. */
+    const sessionOfToken = Effect.fn("SessionsRepo.sessionOfToken")(function*(tokenHash: string) {
+      const rows = yield* sql<{ session_id: string }>`SELECT session_id FROM refresh_tokens WHERE token_hash = ${tokenHash}`
+      return Option.map(Option.fromNullable(rows[0]), (r) => r.session_id)
+    }, Effect.orDie)
+
+    return { create, isActive, rotate, revoke, sessionOfToken } as const
+  })
+}) {}

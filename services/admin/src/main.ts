@@ -1,0 +1,103 @@
+/**
+ * The operator CLI (DECISIONS 12): `npm run admin -- <command> [options]`. It uses the service's
+ * configuration: `DATABASE_URL`, or the embedded database in `DATA_DIR` (stop the service first:
+ * the embedded database has one owner at a time). Prints JSON; exits 1 with a message on error.
+ */
+import { NodeRuntime } from "@effect/platform-node"
+import { Database, DatabaseConfig, Migrations } from "@switchboard/db"
+import { PLANS } from "@switchboard/domain"
+import type { EntitlementValue, PlanName } from "@switchboard/domain"
+import { IdentityConfig, Mailer, Operator } from "@switchboard/service-api"
+import { Console, Effect, Layer, Logger, LogLevel } from "effect"
+import { parseArgs } from "node:util"
+
+const USAGE = `Usage: npm run admin -- <command> [options]
+  create-user --email E --password P --name N --workspace W [--plan free|starter|growth|enterprise] [--verified]
+  set-plan --workspace ws_... --plan free|starter|growth|enterprise
+  override --workspace ws_... --entitlement NAME (--value V | --unlimited | --clear)
+  suspend --id usr_...|ws_...
+  reactivate --id usr_...|ws_...`
+
+const fail = (message: string) => Effect.fail(new Error(message))
+
+const parsePlan = (value: string | undefined): Effect.Effect<PlanName, Error> =>
+  (PLANS as ReadonlyArray<string>).includes(value ?? "")
+    ? Effect.succeed(value as PlanName)
+    : fail(`--plan must be one of ${PLANS.join(", ")}`)
+
+const parseValue = (raw: string): EntitlementValue => {
+  if (raw === "true") return true
+  if (raw === "false") return false
+  const n = Number(raw)
+  return raw.trim() !== "" && Number.isFinite(n) ? n : raw
+}
+
+const program = Effect.gen(function*() {
+  const [command, ...rest] = process.argv.slice(2)
+  const { values } = yield* Effect.try({
+    try: () =>
+      parseArgs({
+        args: rest,
+        options: {
+          email: { type: "string" },
+          password: { type: "string" },
+          name: { type: "string" },
+          workspace: { type: "string" },
+          plan: { type: "string" },
+          verified: { type: "boolean" },
+          entitlement: { type: "string" },
+          value: { type: "string" },
+          unlimited: { type: "boolean" },
+          clear: { type: "boolean" },
+          id: { type: "string" }
+        }
+      }),
+    catch: (e) => new Error(String((e as Error).message))
+  })
+  const operator = yield* Operator
+  const need = (name: keyof typeof values) =>
+    typeof values[name] === "string" && values[name] !== "" ? Effect.succeed(values[name] as string) : fail(`--${name} is required`)
+  switch (command) {
+    case "create-user":
+      return yield* operator.createUser({
+        email: yield* need("email"),
+        password: yield* need("password"),
+        name: yield* need("name"),
+        workspace: yield* need("workspace"),
+        plan: yield* parsePlan(values.plan ?? "free"),
+        verified: values.verified === true
+      })
+    case "set-plan":
+      return yield* operator.setPlan(yield* need("workspace"), yield* parsePlan(values.plan))
+    case "override": {
+      const value = values.clear ? undefined : values.unlimited ? null : parseValue(yield* need("value"))
+      return yield* operator.override(yield* need("workspace"), yield* need("entitlement"), value)
+    }
+    case "suspend":
+      return yield* operator.setStatus(yield* need("id"), "suspended")
+    case "reactivate":
+      return yield* operator.setStatus(yield* need("id"), "active")
+    default:
+      return yield* fail(USAGE)
+  }
+})
+
+const Live = Operator.Default.pipe(
+  Layer.provide([IdentityConfig.layerFromEnv, Mailer.layerFromEnv]),
+  Layer.provideMerge(Migrations.layer),
+  Layer.provideMerge(Database.layer),
+  Layer.provide(DatabaseConfig.layerFromEnv),
+  Layer.orDie
+)
+
+program.pipe(
+  Effect.flatMap((result) => Console.log(JSON.stringify(result))),
+  Effect.catchAll((error) =>
+    Console.error(error.message).pipe(Effect.zipRight(Effect.sync(() => (process.exitCode = 1))))
+  ),
+  Effect.provide(Live),
+  Logger.withMinimumLogLevel(LogLevel.Warning),
+  // logs on stderr: stdout carries only the JSON result
+  Effect.provide(Logger.replace(Logger.defaultLogger, Logger.withConsoleError(Logger.jsonLogger))),
+  NodeRuntime.runMain({ disablePrettyLogger: true })
+)

@@ -1,0 +1,195 @@
+/** Registration, e-mail verification, login, refresh rotation, logout (DECISIONS 2). */
+import { SqlClient } from "@effect/sql"
+import { isUniqueViolation, SessionsRepo, UsersRepo } from "@switchboard/db"
+import type { MembershipRow, UserRow } from "@switchboard/db"
+import {
+  AccountSuspended,
+  Conflict,
+  EmailNotVerified,
+  InvalidCredentials,
+  newId,
+  toTimestamp,
+  Unauthorized,
+  User,
+  ValidationError,
+  Workspace,
+  WorkspaceMembership
+} from "@switchboard/domain"
+import type { PlanName } from "@switchboard/domain"
+import { Clock, Effect, Option } from "effect"
+import { Credentials, randomToken, tokenHash } from "./Credentials.js"
+import { Mailer } from "./Mailer.js"
+
+export const toUser = (row: UserRow) =>
+  new User({
+    id: row.id as User["id"],
+    object: "user",
+    email: row.email,
+    name: row.name,
+    email_verified_at: row.email_verified_at,
+    status: row.status,
+    created_at: row.created_at
+  })
+
+export const toMembership = (row: MembershipRow) =>
+  new WorkspaceMembership({ id: row.id as WorkspaceMembership["id"], name: row.name, role: row.role, plan: row.plan, status: row.status })
+
+export class Accounts extends Effect.Service<Accounts>()("@switchboard/service-api/Accounts", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const users = yield* UsersRepo
+    const sessions = yield* SessionsRepo
+    const credentials = yield* Credentials
+    const mailer = yield* Mailer
+
+    const now = Effect.map(Clock.currentTimeMillis, toTimestamp)
+    const later = (seconds: number) => Effect.map(Clock.currentTimeMillis, (t) => toTimestamp(t + seconds * 1000))
+
+    /** Creates a user with a workspace; used by registration and the operator CLI. */
+    const createUser = Effect.fn("Accounts.createUser")(function*(input: {
+      readonly email: string
+      readonly password: string
+      readonly name: string
+      readonly workspaceName: string
+      readonly plan: PlanName
+      readonly verified: boolean
+    }) {
+      const userId = yield* newId("usr")
+      const workspaceId = yield* newId("ws")
+      const at = yield* now
+      const passwordHash = yield* credentials.hashPassword(input.password)
+      yield* users.createWithWorkspace({
+        userId,
+        workspaceId,
+        email: input.email,
+        name: input.name,
+        passwordHash,
+        workspaceName: input.workspaceName,
+        plan: input.plan,
+        verifiedAt: input.verified ? at : null,
+        now: at
+      }).pipe(
+        Effect.catchAll((error) =>
+          isUniqueViolation(error)
+            ? new Conflict({ message: "An account with this e-mail already exists", details: { reason: "email_taken" } })
+            : Effect.die(error)
+        )
+      )
+      const user = toUser(Option.getOrThrow(yield* users.findById(userId)))
+      const workspace = new Workspace({
+        id: workspaceId as Workspace["id"],
+        object: "workspace",
+        name: input.workspaceName,
+        plan: input.plan,
+        status: "active",
+        created_at: at,
+        updated_at: at
+      })
+      return { user, workspace }
+    })
+
+    const register = Effect.fn("Accounts.register")(function*(input: {
+      readonly email: string
+      readonly password: string
+      readonly name: string
+      readonly workspace_name: string
+    }) {
+      const created = yield* createUser({
+        email: input.email,
+        password: input.password,
+        name: input.name,
+        workspaceName: input.workspace_name,
+        plan: "free",
+        verified: false
+      })
+      const token = randomToken()
+      yield* users.insertVerificationToken(created.user.id, tokenHash(token), yield* later(credentials.verificationSeconds))
+      yield* mailer.send({
+        to: created.user.email,
+        subject: "Verify your e-mail for Switchboard",
+        text: `Welcome to Switchboard.\n\nVerify your e-mail address with this token: ${token}\n` +
+          `(POST ${credentials.publicUrl}/v1/auth/verify-email {"token": "..."})\n`
+      })
+      return created
+    })
+
+    const verifyEmail = Effect.fn("Accounts.verifyEmail")(function*(token: string) {
+      const userId = yield* users.consumeVerificationToken(tokenHash(token), yield* now)
+      if (Option.isNone(userId)) {
+        return yield* new ValidationError({
+          message: "The verification token is invalid, used or expired",
+          details: { reason: "invalid_token", issues: [{ path: ["token"], message: "Invalid, used or expired token" }] }
+        })
+      }
+      return { user: toUser(Option.getOrThrow(yield* users.findById(userId.value))) }
+    })
+
+    const issue = Effect.fn("Accounts.issue")(function*(user: UserRow, sessionId: string, refreshToken: string) {
+      const accessToken = yield* credentials.signAccessToken(user.id, sessionId)
+      const memberships = yield* users.memberships(user.id)
+      return {
+        access_token: accessToken,
+        token_type: "Bearer" as const,
+        expires_in: credentials.accessTokenSeconds,
+        refresh_token: refreshToken,
+        user: toUser(user),
+        workspaces: memberships.map(toMembership)
+      }
+    })
+
+    const login = Effect.fn("Accounts.login")(function*(input: { readonly email: string; readonly password: string }) {
+      const user = yield* users.findByEmail(input.email)
+      const ok = yield* credentials.verifyPassword(Option.isSome(user) ? user.value.password_hash : null, input.password)
+      if (Option.isNone(user) || !ok) {
+        return yield* new InvalidCredentials({ message: "E-mail or password is wrong" })
+      }
+      if (user.value.status === "suspended") {
+        return yield* new AccountSuspended({ message: "This account is suspended" })
+      }
+      if (user.value.email_verified_at === null) {
+        return yield* new EmailNotVerified({ message: "Verify your e-mail address before signing in" })
+      }
+      const sessionId = yield* newId("ses")
+      const refreshToken = randomToken()
+      yield* sessions.create({
+        sessionId,
+        userId: user.value.id,
+        refreshTokenHash: tokenHash(refreshToken),
+        refreshExpiresAt: yield* later(credentials.refreshTokenSeconds),
+        now: yield* now
+      })
+      return yield* issue(user.value, sessionId, refreshToken)
+    })
+
+    const refresh = Effect.fn("Accounts.refresh")(function*(refreshToken: string) {
+      const next = randomToken()
+      const result = yield* sessions.rotate({
+        tokenHash: tokenHash(refreshToken),
+        newTokenHash: tokenHash(next),
+        newExpiresAt: yield* later(credentials.refreshTokenSeconds),
+        now: yield* now
+      })
+      if (result._tag === "Reused") {
+        yield* Effect.logWarning("refresh token reused: session revoked").pipe(Effect.annotateLogs("session_id", result.sessionId))
+        return yield* new Unauthorized({ message: "Refresh token already used; the session is revoked" })
+      }
+      if (result._tag === "Invalid") return yield* new Unauthorized({ message: "Invalid or expired refresh token" })
+      const user = Option.getOrThrow(yield* users.findById(result.userId))
+      if (user.status === "suspended") return yield* new AccountSuspended({ message: "This account is suspended" })
+      return yield* issue(user, result.sessionId, next)
+    })
+
+    const logout = Effect.fn("Accounts.logout")(function*(sessionId: string) {
+      yield* sessions.revoke(sessionId, "logout", yield* now)
+    })
+
+    const me = Effect.fn("Accounts.me")(function*(userId: string) {
+      const user = Option.getOrThrow(yield* users.findById(userId))
+      const memberships = yield* users.memberships(userId)
+      return { user: toUser(user), workspaces: memberships.map(toMembership) }
+    })
+
+    return { createUser, register, verifyEmail, login, refresh, logout, me, sql } as const
+  }),
+  dependencies: [UsersRepo.Default, SessionsRepo.Default, Credentials.Default]
+}) {}

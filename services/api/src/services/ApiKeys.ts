@@ -1,0 +1,121 @@
+/** API keys: create (secret shown once), list, revoke, and authenticate a presented secret. */
+import { ApiKeysRepo } from "@switchboard/db"
+import type { ApiKeyRow } from "@switchboard/db"
+import {
+  ApiKey,
+  ApiKeyNotFound,
+  CreatedApiKey,
+  DEFAULT_LIMIT,
+  DEFAULT_SCOPES,
+  newId,
+  toPage,
+  toTimestamp,
+  ValidationError
+} from "@switchboard/domain"
+import type { CursorPosition, KeyMode, Scope } from "@switchboard/domain"
+import { Clock, Effect, Option } from "effect"
+import { API_KEY, Credentials } from "./Credentials.js"
+import { Entitlements } from "./Entitlements.js"
+
+export const toApiKey = (row: ApiKeyRow) =>
+  new ApiKey({
+    id: row.id as ApiKey["id"],
+    object: "api_key",
+    name: row.name,
+    mode: row.mode,
+    prefix: row.mode === "test" ? "wa_test" : "wa_live",
+    last4: row.last4,
+    scopes: row.scopes,
+    expires_at: row.expires_at,
+    created_at: row.created_at,
+    last_used_at: row.last_used_at,
+    revoked_at: row.revoked_at
+  })
+
+export class ApiKeys extends Effect.Service<ApiKeys>()("@switchboard/service-api/ApiKeys", {
+  effect: Effect.gen(function*() {
+    const repo = yield* ApiKeysRepo
+    const credentials = yield* Credentials
+    const entitlements = yield* Entitlements
+
+    const create = Effect.fn("ApiKeys.create")(function*(input: {
+      readonly workspaceId: string
+      readonly createdBy: string | null
+      readonly name: string
+      readonly mode: KeyMode
+      readonly scopes?: ReadonlyArray<Scope> | undefined
+      readonly expires_at?: string | null | undefined
+    }) {
+      const now = yield* Clock.currentTimeMillis
+      let expiresAt: string | null = null
+      if (input.expires_at !== undefined && input.expires_at !== null) {
+        const at = Date.parse(input.expires_at)
+        if (at <= now) {
+          return yield* new ValidationError({
+            message: "Request validation failed",
+            details: { issues: [{ path: ["expires_at"], message: "Expected a time in the future" }] }
+          })
+        }
+        expiresAt = toTimestamp(at)
+      }
+      yield* entitlements.check(input.workspaceId, "api_keys", yield* repo.countActive(input.workspaceId, toTimestamp(now)))
+      const scopes = input.scopes === undefined || input.scopes.length === 0
+        ? DEFAULT_SCOPES
+        : Array.from(new Set(input.scopes))
+      const secret = credentials.newApiKeySecret(input.mode)
+      const row: ApiKeyRow = {
+        id: yield* newId("key"),
+        workspace_id: input.workspaceId,
+        name: input.name,
+        mode: input.mode,
+        last4: secret.slice(-4),
+        scopes,
+        expires_at: expiresAt,
+        created_at: toTimestamp(now),
+        last_used_at: null,
+        revoked_at: null
+      }
+      yield* repo.insert({ ...row, secret_hash: credentials.apiKeyHash(secret), created_by: input.createdBy })
+      return new CreatedApiKey({ ...toApiKey(row), secret })
+    })
+
+    const list = Effect.fn("ApiKeys.list")(function*(workspaceId: string, query: { readonly limit?: number | undefined; readonly after?: CursorPosition | undefined }) {
+      const limit = query.limit ?? DEFAULT_LIMIT
+      const rows = yield* repo.list(workspaceId, limit, query.after)
+      return toPage(rows, limit, toApiKey)
+    })
+
+    const revoke = Effect.fn("ApiKeys.revoke")(function*(workspaceId: string, id: string) {
+      const row = yield* repo.revoke(workspaceId, id, toTimestamp(yield* Clock.currentTimeMillis))
+      if (Option.isNone(row)) {
+        return yield* new ApiKeyNotFound({ message: `No API key ${id} in this workspace`, details: { resource: "api_key", id } })
+      }
+      return { id: row.value.id as ApiKey["id"], revoked_at: row.value.revoked_at! }
+    })
+
+    /**
+     * The key a secret belongs to when it is usable: well-formed, known, not revoked, not
+     * expired, workspace active. Anything else is `None` (callers answer one indistinct 401).
+     */
+    const authenticate = Effect.fn("ApiKeys.authenticate")(function*(secret: string) {
+      if (!API_KEY.test(secret)) return Option.none<ApiKeyRow>()
+      const hash = credentials.apiKeyHash(secret)
+      const found = yield* repo.findBySecretHash(hash)
+      if (Option.isNone(found)) return Option.none<ApiKeyRow>()
+      const key = found.value
+      const now = yield* Clock.currentTimeMillis
+      if (
+        !credentials.sameHash(key.secret_hash, hash) ||
+        key.revoked_at !== null ||
+        (key.expires_at !== null && Date.parse(key.expires_at) <= now) ||
+        key.workspace_status !== "active"
+      ) return Option.none<ApiKeyRow>()
+      const minute = toTimestamp(Math.floor(now / 60_000) * 60_000)
+      if (key.last_used_at === null || key.last_used_at < minute) yield* repo.touch(key.id, minute)
+      return Option.some<ApiKeyRow>(key)
+    })
+
+    return { create, list, revoke, authenticate } as const
+  }),
+  dependencies: [ApiKeysRepo.Default, Credentials.Default, Entitlements.Default]
+}) {}

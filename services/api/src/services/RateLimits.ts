@@ -1,0 +1,116 @@
+/**
+ * The HTTP rate limits of SPEC 8.3 on `@effect/experimental`'s RateLimiter (Redis store with
+ * atomic Lua in real mode, memory store embedded). `RATE_LIMITS=on|off` (default on when
+ * `NODE_ENV=production`); each rule is tunable with `RATE_LIMIT_<RULE>=<limit>/<window>`, e.g.
+ * `RATE_LIMIT_LOGIN=20/15 minutes`. When the store is unreachable the limiter fails open and logs.
+ */
+import { RateLimiter } from "@effect/experimental"
+import { HttpApp, HttpServerResponse } from "@effect/platform"
+import { RateLimited } from "@switchboard/domain"
+import { Config, Duration, Effect, Option } from "effect"
+
+export interface RateLimitRuleSpec {
+  readonly limit: number
+  readonly window: Duration.Duration
+  readonly scope: "workspace" | "ip"
+}
+
+const rule = (limit: number, window: Duration.DurationInput, scope: "workspace" | "ip"): RateLimitRuleSpec => ({
+  limit,
+  window: Duration.decode(window),
+  scope
+})
+
+/** SPEC 8.3, by rule name (endpoints name their rule with `rateLimited(...)`). */
+export const DEFAULT_RULES: Record<string, RateLimitRuleSpec> = {
+  send: rule(600, "1 minute", "workspace"),
+  channel_create: rule(20, "1 minute", "workspace"),
+  sandbox_session_create: rule(10, "1 hour", "workspace"),
+  sandbox_verify: rule(20, "10 minutes", "workspace"),
+  contact_create: rule(600, "1 minute", "workspace"),
+  contact_import: rule(20, "1 minute", "workspace"),
+  template_test_send: rule(60, "1 minute", "workspace"),
+  conversation_reply: rule(600, "1 minute", "workspace"),
+  qr_start: rule(30, "1 minute", "workspace"),
+  login: rule(20, "15 minutes", "ip"),
+  register: rule(20, "15 minutes", "ip")
+}
+
+const parseRule = (raw: string, scope: "workspace" | "ip"): Option.Option<RateLimitRuleSpec> => {
+  const match = /^\s*(\d+)\s*\/\s*(.+)$/.exec(raw)
+  if (!match) return Option.none()
+  return Option.map(Duration.decodeUnknown(match[2]!.trim()), (window) => ({ limit: Number(match[1]), window, scope }))
+}
+
+export const config = Effect.gen(function*() {
+  const env = yield* Config.string("NODE_ENV").pipe(Config.withDefault("development"))
+  const enabled = yield* Config.literal("on", "off")("RATE_LIMITS").pipe(
+    Config.withDefault(env === "production" ? "on" : "off"),
+    Config.map((v) => v === "on")
+  )
+  const rules: Record<string, RateLimitRuleSpec> = {}
+  for (const [name, spec] of Object.entries(DEFAULT_RULES)) {
+    const raw = yield* Config.option(Config.string(`RATE_LIMIT_${name.toUpperCase()}`))
+    rules[name] = Option.match(Option.flatMap(raw, (r) => parseRule(r, spec.scope)), {
+      onNone: () => spec,
+      onSome: (s) => s
+    })
+  }
+  return { enabled, rules }
+})
+
+const setHeaders = (headers: Record<string, string>) =>
+  HttpApp.appendPreResponseHandler((_req, response) => Effect.succeed(HttpServerResponse.setHeaders(response, headers)))
+
+const seconds = (d: Duration.Duration) => String(Math.max(1, Math.ceil(Duration.toSeconds(d))))
+
+export class RateLimits extends Effect.Service<RateLimits>()("@switchboard/service-api/RateLimits", {
+  effect: Effect.gen(function*() {
+    const limiter = yield* RateLimiter.RateLimiter
+    const { enabled, rules } = yield* config
+
+    /**
+     * Counts one request against `ruleName` for `subject` (a workspace id or an IP); sets the
+     * `RateLimit-*` headers; fails with 429 and `Retry-After` once the limit is reached.
+     */
+    const enforce = Effect.fn("RateLimits.enforce")(function*(ruleName: string, subject: string) {
+      const spec = rules[ruleName]
+      if (!enabled || spec === undefined) return
+      const result = yield* limiter.consume({
+        algorithm: "fixed-window",
+        onExceeded: "fail",
+        window: spec.window,
+        limit: spec.limit,
+        key: `${ruleName}:${subject}`
+      }).pipe(Effect.either)
+      if (result._tag === "Right") {
+        yield* setHeaders({
+          "ratelimit-limit": String(spec.limit),
+          "ratelimit-remaining": String(Math.max(0, result.right.remaining)),
+          "ratelimit-reset": seconds(result.right.resetAfter)
+        })
+        return
+      }
+      const error = result.left
+      if (error.reason === "StoreError") {
+        yield* Effect.logWarning("rate limiter store unreachable: allowing the request").pipe(
+          Effect.annotateLogs({ rule: ruleName })
+        )
+        return
+      }
+      const retryAfter = seconds(error.retryAfter)
+      yield* setHeaders({
+        "ratelimit-limit": String(spec.limit),
+        "ratelimit-remaining": "0",
+        "ratelimit-reset": retryAfter,
+        "retry-after": retryAfter
+      })
+      return yield* new RateLimited({
+        message: `Rate limit of ${spec.limit} per ${Duration.format(spec.window)} reached; retry in ${retryAfter} s`,
+        details: { rule: ruleName, limit: spec.limit, retry_after_seconds: Number(retryAfter) }
+      })
+    })
+
+    return { enforce, enabled } as const
+  })
+}) {}

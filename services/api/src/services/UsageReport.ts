@@ -1,0 +1,43 @@
+/** `GET /v1/usage`: the current UTC calendar month (exclusive end) and live gauges (DECISIONS 11). */
+import { UsageRepo } from "@switchboard/db"
+import { toTimestamp } from "@switchboard/domain"
+import type { EntitlementName } from "@switchboard/domain"
+import { Clock, Effect } from "effect"
+import { Entitlements } from "./Entitlements.js"
+
+export class UsageReport extends Effect.Service<UsageReport>()("@switchboard/service-api/UsageReport", {
+  effect: Effect.gen(function*() {
+    const repo = yield* UsageRepo
+    const entitlements = yield* Entitlements
+
+    const forWorkspace = Effect.fn("UsageReport.forWorkspace")(function*(workspaceId: string) {
+      const now = new Date(yield* Clock.currentTimeMillis)
+      const start = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1)
+      const end = Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1)
+      const counts = yield* repo.counts(workspaceId, toTimestamp(start), toTimestamp(end), toTimestamp(now))
+      const { entitlements: values } = yield* entitlements.forWorkspace(workspaceId)
+      const gauge = (used: number, name: EntitlementName) => {
+        const value = values[name].value
+        const limit = typeof value === "number" ? value : null
+        return { used, limit, unlimited: limit === null, remaining: limit === null ? null : Math.max(0, limit - used) }
+      }
+      return {
+        period: { start: toTimestamp(start), end: toTimestamp(end) },
+        metered: {
+          messages_sent: gauge(counts.messages_sent, "monthly_message_quota"),
+          sandbox_messages: gauge(counts.sandbox_messages, "sandbox_message_quota")
+        },
+        current: {
+          contacts: gauge(counts.contacts, "contacts"),
+          connected_channels: gauge(counts.connected_channels, "production_channels"),
+          api_keys: gauge(counts.api_keys, "api_keys"),
+          seats: gauge(counts.seats, "team_seats"),
+          webhook_endpoints: gauge(counts.webhook_endpoints, "webhook_endpoints")
+        }
+      }
+    })
+
+    return { forWorkspace } as const
+  }),
+  dependencies: [UsageRepo.Default, Entitlements.Default]
+}) {}
