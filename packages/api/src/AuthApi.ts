@@ -10,6 +10,7 @@ import {
   StrictStruct,
   Unauthorized,
   User,
+  ValidationError,
   Workspace,
   WorkspaceMembership
 } from "@switchboard/domain"
@@ -38,6 +39,11 @@ export const RegisterRequest = StrictStruct({
   name: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(100)),
   workspace_name: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(100))
 }).annotations({ identifier: "RegisterRequest" })
+
+/** Body of `POST /v1/auth/refresh`; optional (the cookie is the alternative). */
+export const RefreshRequest = StrictStruct({
+  refresh_token: Schema.optional(Schema.String.pipe(Schema.maxLength(200)))
+}).annotations({ identifier: "RefreshRequest" })
 
 export const LoginRequest = StrictStruct({
   email: Schema.String.pipe(Schema.maxLength(254)),
@@ -94,13 +100,23 @@ export class AuthApi extends HttpApiGroup.make("auth")
   )
   .add(
     HttpApiEndpoint.post("refresh", "/v1/auth/refresh")
-      .setPayload(Schema.Union(StrictStruct({ refresh_token: Schema.optional(Schema.String.pipe(Schema.maxLength(200))) }), Schema.Undefined))
       .addSuccess(Session)
       .addError(Unauthorized)
       .addError(AccountSuspended)
+      .addError(ValidationError)
+      .annotate(OpenApi.Override, {
+        requestBody: {
+          required: false,
+          content: {
+            "application/json": {
+              schema: { type: "object", properties: { refresh_token: { type: "string" } }, additionalProperties: false }
+            }
+          }
+        }
+      })
       .annotate(
         OpenApi.Description,
-        "Exchanges a refresh token (body `refresh_token`, or the cookie) for a new pair; the old refresh token stops working (rotation). Presenting an already-rotated token revokes the whole session: 401."
+        "Exchanges a refresh token (JSON body `{\"refresh_token\": \"...\"}`, or with no body the `refresh_token` cookie) for a new pair; the old refresh token stops working (rotation). Presenting an already-rotated token revokes the whole session: 401."
       )
       .pipe(rateLimited("login"))
   )

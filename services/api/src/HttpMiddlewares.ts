@@ -112,6 +112,31 @@ const mapErrors = (maxBodyBytes: number) =>
 
 export const errorMapping = Layer.unwrapEffect(Effect.map(HttpConfig, ({ maxBodyBytes }) => mapErrors(maxBodyBytes)))
 
+/**
+ * Decodes an OPTIONAL JSON body (for endpoints where no body is meaningful): empty -> `undefined`;
+ * otherwise the same 422s as declared payloads.
+ */
+export const optionalJsonBody = <A, I>(schema: Schema.Schema<A, I, never>) =>
+  Effect.gen(function*() {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const text = yield* Effect.orDie(request.text)
+    if (text.trim() === "") return undefined
+    let json: unknown
+    try {
+      json = JSON.parse(text)
+    } catch {
+      return yield* new ValidationError({
+        message: "Malformed request body",
+        details: { issues: [{ path: ["body"], message: "Body is not valid JSON" }] }
+      })
+    }
+    return yield* Schema.decodeUnknown(schema)(json).pipe(
+      Effect.mapError((error) =>
+        new ValidationError({ message: "Request validation failed", details: { issues: Issues.fromParseError(error) } })
+      )
+    )
+  })
+
 const CONNECTIVITY_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EPIPE", "57P01", "57P03", "08006", "08001", "08003"])
 
 /** A database (or other dependency) that cannot be reached, as opposed to a bug. */

@@ -1,8 +1,9 @@
 import { HttpApiBuilder, HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Api, CurrentPrincipal } from "@switchboard/api"
+import { Api, CurrentPrincipal, RefreshRequest } from "@switchboard/api"
 import { Unauthorized } from "@switchboard/domain"
 import { Duration, Effect } from "effect"
 import { HttpConfig } from "../HttpConfig.js"
+import { optionalJsonBody } from "../HttpMiddlewares.js"
 import { Accounts } from "../services/Accounts.js"
 
 const COOKIE = "refresh_token"
@@ -32,10 +33,11 @@ export const AuthHandlers = HttpApiBuilder.group(Api, "auth", (handlers) =>
       .handle("verifyEmail", ({ payload }) => accounts.verifyEmail(payload.token))
       .handle("login", ({ payload }) =>
         Effect.tap(accounts.login(payload), (session) => setRefreshCookie(basePath, session.refresh_token, REFRESH_MAX_AGE)))
-      .handle("refresh", ({ payload }) =>
+      .handle("refresh", () =>
         Effect.gen(function*() {
           const request = yield* HttpServerRequest.HttpServerRequest
-          const token = payload?.refresh_token ?? request.cookies[COOKIE]
+          const body = yield* optionalJsonBody(RefreshRequest)
+          const token = body?.refresh_token ?? request.cookies[COOKIE]
           if (!token) return yield* new Unauthorized({ message: "No refresh token in the body or the cookie" })
           const session = yield* accounts.refresh(token)
           yield* setRefreshCookie(basePath, session.refresh_token, REFRESH_MAX_AGE)

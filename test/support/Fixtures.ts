@@ -1,0 +1,99 @@
+/** HTTP helpers for tests: raw requests, a signed-up verified user, API keys. */
+import { HttpClient, HttpClientRequest } from "@effect/platform"
+import { Mailer } from "@switchboard/service-api"
+import { Effect, Ref } from "effect"
+import { randomBytes } from "node:crypto"
+
+export interface Reply {
+  readonly status: number
+  readonly headers: Record<string, string>
+  readonly body: any
+  readonly text: string
+}
+
+export interface RequestOptions {
+  readonly body?: unknown
+  readonly rawBody?: string
+  readonly token?: string
+  readonly workspace?: string
+  readonly headers?: Record<string, string>
+}
+
+/** Any request, answered as status + headers + parsed JSON (or text). */
+export const request = (method: "GET" | "POST" | "PATCH" | "PUT" | "DELETE", path: string, options: RequestOptions = {}) =>
+  Effect.gen(function*() {
+    const client = yield* HttpClient.HttpClient
+    let req = HttpClientRequest.make(method)(path)
+    if (options.token !== undefined) req = HttpClientRequest.setHeader(req, "authorization", `Bearer ${options.token}`)
+    if (options.workspace !== undefined) req = HttpClientRequest.setHeader(req, "x-workspace-id", options.workspace)
+    for (const [k, v] of Object.entries(options.headers ?? {})) req = HttpClientRequest.setHeader(req, k, v)
+    if (options.rawBody !== undefined) req = HttpClientRequest.bodyText(req, options.rawBody, "application/json")
+    else if (options.body !== undefined) req = yield* HttpClientRequest.bodyJson(req, options.body)
+    const response = yield* client.execute(req)
+    const text = yield* response.text
+    let body: any = undefined
+    try {
+      body = text === "" ? undefined : JSON.parse(text)
+    } catch {
+      body = undefined
+    }
+    return { status: response.status, headers: response.headers as Record<string, string>, body, text } satisfies Reply
+  }).pipe(Effect.scoped, Effect.orDie)
+
+export const PASSWORD = "correct horse battery staple"
+
+export const uniqueEmail = () => `user-${randomBytes(5).toString("hex")}@example.com`
+
+/** The verification token mailed to `email`. */
+export const mailedToken = (email: string) =>
+  Effect.gen(function*() {
+    const outbox = yield* Ref.get(yield* Mailer.MailOutbox)
+    const mail = [...outbox].reverse().find((m) => m.to === email)
+    const token = mail && /token: (\S+)/.exec(mail.text)?.[1]
+    if (!token) return yield* Effect.dieMessage(`no verification mail for ${email}`)
+    return token
+  })
+
+export interface SignedUp {
+  readonly email: string
+  readonly userId: string
+  readonly workspaceId: string
+  readonly accessToken: string
+  readonly refreshToken: string
+}
+
+/** Registers, verifies the e-mail and logs in. */
+export const signUp = (email = uniqueEmail()) =>
+  Effect.gen(function*() {
+    const registered = yield* request("POST", "/v1/auth/register", {
+      body: { email, password: PASSWORD, name: "Test User", workspace_name: "Test Workspace" }
+    })
+    if (registered.status !== 201) return yield* Effect.dieMessage(`register: ${registered.status} ${registered.text}`)
+    const token = yield* mailedToken(email)
+    const verified = yield* request("POST", "/v1/auth/verify-email", { body: { token } })
+    if (verified.status !== 200) return yield* Effect.dieMessage(`verify: ${verified.status} ${verified.text}`)
+    const login = yield* request("POST", "/v1/auth/login", { body: { email, password: PASSWORD } })
+    if (login.status !== 200) return yield* Effect.dieMessage(`login: ${login.status} ${login.text}`)
+    return {
+      email,
+      userId: login.body.user.id,
+      workspaceId: registered.body.workspace.id,
+      accessToken: login.body.access_token,
+      refreshToken: login.body.refresh_token
+    } satisfies SignedUp
+  })
+
+/** Creates an API key as `user`; returns the whole creation response (with `secret`). */
+export const createKey = (
+  user: SignedUp,
+  body: { readonly mode?: "test" | "live"; readonly scopes?: ReadonlyArray<string>; readonly name?: string } = {}
+) =>
+  Effect.gen(function*() {
+    const reply = yield* request("POST", "/v1/api-keys", {
+      token: user.accessToken,
+      workspace: user.workspaceId,
+      body: { name: body.name ?? "test key", mode: body.mode ?? "test", ...(body.scopes ? { scopes: body.scopes } : {}) }
+    })
+    if (reply.status !== 201) return yield* Effect.dieMessage(`create key: ${reply.status} ${reply.text}`)
+    return reply.body as { id: string; secret: string; scopes: Array<string> }
+  })
