@@ -7,11 +7,14 @@ import { NodeHttpServer } from "@effect/platform-node"
 import { Infrastructure } from "@switchboard/db"
 import * as TestDatabase from "@switchboard/db/testing"
 import { Cluster } from "@switchboard/entities"
-import { HttpConfig, HttpServer, IdentityConfig, Mailer } from "@switchboard/service-api"
+import { HttpConfig, HttpServer, IdentityConfig, Mailer, Operator } from "@switchboard/service-api"
 import { Entities } from "@switchboard/service-runner"
 import { Layer } from "effect"
 
-export const layer = (options: Partial<HttpConfig.HttpConfig["Type"]> = {}) =>
+export const layer = (
+  options: Partial<HttpConfig.HttpConfig["Type"]> = {},
+  infrastructure: { readonly redisUrl?: string } = {}
+) =>
   Layer.mergeAll(HttpServer.layer, Entities.layer).pipe(
     Layer.provideMerge(NodeHttpServer.layerTest),
     Layer.provideMerge(Layer.mergeAll(
@@ -21,5 +24,8 @@ export const layer = (options: Partial<HttpConfig.HttpConfig["Type"]> = {}) =>
     )),
     Layer.provideMerge(Cluster.single),
     Layer.provideMerge(Infrastructure.layerWithConfig),
-    Layer.provideMerge(TestDatabase.layer)
+    Layer.provideMerge(TestDatabase.layerWith(infrastructure))
   )
+
+/** The operator use-cases (what the CLI runs), on the app's database. */
+export const operatorLayer = Operator.Default

@@ -4,7 +4,7 @@
  */
 import { RateLimiter } from "@effect/experimental"
 import * as RedisRateLimiter from "@effect/experimental/RateLimiter/Redis"
-import { Config, Context, Effect, Layer, Option, PubSub, Redacted, Stream } from "effect"
+import { Config, Context, Effect, Exit, Layer, Option, PubSub, Redacted, Scope, Stream } from "effect"
 import { Redis, type RedisOptions } from "ioredis"
 
 export class RedisConfig extends Context.Tag("@switchboard/db/RedisConfig")<RedisConfig, {
@@ -67,13 +67,27 @@ export const clientLayer = Layer.scoped(
   })
 )
 
+/**
+ * The experimental Redis store closes its connection with a `quit()` that rejects (a defect at
+ * shutdown) when Redis is down; build it in a scope of our own whose closing ignores that.
+ */
+const redisStoreLayer = (options: Parameters<typeof RedisRateLimiter.make>[0]) =>
+  Layer.scoped(
+    RateLimiter.RateLimiterStore,
+    Effect.gen(function*() {
+      const scope = yield* Scope.make()
+      yield* Effect.addFinalizer(() => Scope.close(scope, Exit.void).pipe(Effect.catchAllCause(() => Effect.void)))
+      return yield* RedisRateLimiter.make(options).pipe(Scope.extend(scope))
+    })
+  )
+
 /** `@effect/experimental` RateLimiter on Redis (atomic Lua) or in memory. */
 export const rateLimiterLayer = Layer.unwrapEffect(Effect.map(RedisConfig, ({ keyPrefix, url }) =>
   Option.match(url, {
     onNone: () => RateLimiter.layer.pipe(Layer.provide(RateLimiter.layerStoreMemory)),
     onSome: (url) =>
       RateLimiter.layer.pipe(
-        Layer.provide(RedisRateLimiter.layerStore({ ...redisOptions(url), prefix: `${keyPrefix}ratelimit:` }))
+        Layer.provide(redisStoreLayer({ ...redisOptions(url), prefix: `${keyPrefix}ratelimit:` }))
       )
   })))
 

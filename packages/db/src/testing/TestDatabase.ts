@@ -77,9 +77,9 @@ export const prepareTemplate = async (url: string): Promise<void> => {
  * `DatabaseConfig` naming a fresh database (Infrastructure builds the client and migrates), and
  * `RedisConfig` with a key prefix of its own so files running in parallel never share keys.
  */
-export const layer = Layer.unwrapScoped(Effect.gen(function*() {
+export const layerWith = (options: { readonly redisUrl?: string | undefined } = {}) => Layer.unwrapScoped(Effect.gen(function*() {
   const url = testDatabaseUrl()
-  const redisUrl = testRedisUrl()
+  const redisUrl = options.redisUrl ?? testRedisUrl()
   const suffix = `${process.pid}_${randomBytes(4).toString("hex")}`
   const redis = Redis.configLayer({
     url: redisUrl ? Option.some(Redacted.make(redisUrl)) : Option.none(),
@@ -95,6 +95,8 @@ export const layer = Layer.unwrapScoped(Effect.gen(function*() {
   )
   return Layer.merge(DatabaseConfig.layer({ url: Option.some(Redacted.make(withDatabase(url, database))), maxConnections: 5 }), redis)
 }))
+
+export const layer = layerWith()
 
 /** Config plus the migrated SqlClient, for tests of repositories and entities without HTTP. */
 export const sqlLayer = Infrastructure.layerWithConfig.pipe(Layer.provideMerge(layer), Layer.orDie)

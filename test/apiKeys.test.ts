@@ -1,0 +1,156 @@
+import { assert, describe, layer } from "@effect/vitest"
+import { Operator } from "@switchboard/service-api"
+import { Effect } from "effect"
+import { createKey, request, signUp } from "./support/Fixtures.js"
+import * as TestApp from "./support/TestApp.js"
+
+describe("API keys", () => {
+  layer(TestApp.layer(), { excludeTestServices: true, timeout: 120_000 })((it) => {
+    it.effect("shows the secret once, with default scopes that leave out webhooks.manage", () =>
+      Effect.gen(function*() {
+        const user = yield* signUp()
+        const created = yield* request("POST", "/v1/api-keys", {
+          token: user.accessToken,
+          workspace: user.workspaceId,
+          body: { name: "server", mode: "live" }
+        })
+        assert.strictEqual(created.status, 201)
+        assert.match(created.body.secret, /^wa_live_[0-9A-Za-z]{40}$/)
+        assert.strictEqual(created.body.prefix, "wa_live")
+        assert.strictEqual(created.body.last4, created.body.secret.slice(-4))
+        assert.notInclude(created.body.scopes, "webhooks.manage")
+        assert.include(created.body.scopes, "messages.send")
+        assert.strictEqual(created.body.scopes.length, 11)
+        const listed = yield* request("GET", "/v1/api-keys", { token: created.body.secret })
+        assert.strictEqual(listed.status, 200)
+        assert.strictEqual(listed.body.data.length, 1)
+        assert.isUndefined(listed.body.data[0].secret)
+        assert.notInclude(listed.text, created.body.secret)
+        assert.strictEqual(listed.body.data[0].last4, created.body.last4)
+        assert.isString(listed.body.data[0].last_used_at)
+        assert.deepStrictEqual(listed.body.page, { next_cursor: null, has_more: false })
+      }))
+
+    it.effect("keeps webhooks.manage when asked for explicitly", () =>
+      Effect.gen(function*() {
+        const user = yield* signUp()
+        const key = yield* createKey(user, { scopes: ["webhooks.manage", "messages.read"] })
+        assert.deepStrictEqual([...key.scopes].sort(), ["messages.read", "webhooks.manage"])
+      }))
+
+    it.effect("refuses an unknown scope, an unknown member and a past expiry with 422", () =>
+      Effect.gen(function*() {
+        const user = yield* signUp()
+        const post = (body: unknown) =>
+          request("POST", "/v1/api-keys", { token: user.accessToken, workspace: user.workspaceId, body })
+        const scope = yield* post({ name: "k", mode: "test", scopes: ["messages.fly"] })
+        assert.strictEqual(scope.status, 422)
+        assert.strictEqual(scope.body.error.code, "VALIDATION_ERROR")
+        assert.deepStrictEqual(scope.body.error.details.issues[0].path, ["scopes", 0])
+        assert.notInclude(scope.text, "messages.fly")
+        const member = yield* post({ name: "k", mode: "test", colour: "red" })
+        assert.strictEqual(member.status, 422)
+        assert.deepStrictEqual(member.body.error.details.issues[0], { path: ["colour"], message: "Unrecognized field \"colour\"" })
+        const past = yield* post({ name: "k", mode: "test", expires_at: "2001-01-01T00:00:00.000Z" })
+        assert.strictEqual(past.status, 422)
+        assert.deepStrictEqual(past.body.error.details.issues[0].path, ["expires_at"])
+      }))
+
+    it.effect("revokes at once and repeats the original revoked_at", () =>
+      Effect.gen(function*() {
+        const user = yield* signUp()
+        const key = yield* createKey(user)
+        const ok = yield* request("GET", "/v1/api-keys", { token: key.secret })
+        assert.strictEqual(ok.status, 200)
+        const first = yield* request("DELETE", `/v1/api-keys/${key.id}`, { token: user.accessToken, workspace: user.workspaceId })
+        assert.strictEqual(first.status, 200)
+        assert.strictEqual(first.body.id, key.id)
+        const refused = yield* request("GET", "/v1/api-keys", { token: key.secret })
+        assert.strictEqual(refused.status, 401)
+        assert.strictEqual(refused.body.error.code, "UNAUTHORIZED")
+        const second = yield* request("DELETE", `/v1/api-keys/${key.id}`, { token: user.accessToken, workspace: user.workspaceId })
+        assert.strictEqual(second.status, 200)
+        assert.strictEqual(second.body.revoked_at, first.body.revoked_at)
+        const listed = yield* request("GET", "/v1/api-keys", { token: user.accessToken, workspace: user.workspaceId })
+        assert.strictEqual(listed.body.data[0].revoked_at, first.body.revoked_at)
+      }))
+
+    it.effect("answers API_KEY_NOT_FOUND for a key of another workspace", () =>
+      Effect.gen(function*() {
+        const owner = yield* signUp()
+        const other = yield* signUp()
+        const key = yield* createKey(owner)
+        const reply = yield* request("DELETE", `/v1/api-keys/${key.id}`, { token: other.accessToken, workspace: other.workspaceId })
+        assert.strictEqual(reply.status, 404)
+        assert.strictEqual(reply.body.error.code, "API_KEY_NOT_FOUND")
+        const still = yield* request("GET", "/v1/api-keys", { token: key.secret })
+        assert.strictEqual(still.status, 200)
+      }))
+
+    it.effect("applies the workspace header rules of SPEC 5", () =>
+      Effect.gen(function*() {
+        const user = yield* signUp()
+        const other = yield* signUp()
+        const key = yield* createKey(user)
+        const noHeader = yield* request("GET", "/v1/api-keys", { token: user.accessToken })
+        assert.strictEqual(noHeader.status, 400)
+        assert.strictEqual(noHeader.body.error.code, "WORKSPACE_CONTEXT_REQUIRED")
+        const notMember = yield* request("GET", "/v1/api-keys", { token: user.accessToken, workspace: other.workspaceId })
+        assert.strictEqual(notMember.status, 403)
+        assert.strictEqual(notMember.body.error.code, "FORBIDDEN")
+        const mismatch = yield* request("GET", "/v1/api-keys", { token: key.secret, workspace: other.workspaceId })
+        assert.strictEqual(mismatch.status, 403)
+        const same = yield* request("GET", "/v1/api-keys", { token: key.secret, workspace: user.workspaceId })
+        assert.strictEqual(same.status, 200)
+        const malformed = yield* request("GET", "/v1/api-keys", { token: key.secret, workspace: "nope" })
+        assert.strictEqual(malformed.status, 422)
+      }))
+
+    it.effect("accepts any case of the Bearer scheme and nothing else", () =>
+      Effect.gen(function*() {
+        const user = yield* signUp()
+        const key = yield* createKey(user)
+        const lower = yield* request("GET", "/v1/api-keys", { headers: { authorization: `bearer ${key.secret}` } })
+        assert.strictEqual(lower.status, 200)
+        const mixed = yield* request("GET", "/v1/api-keys", { headers: { authorization: `BeArEr ${key.secret}` } })
+        assert.strictEqual(mixed.status, 200)
+        const basic = yield* request("GET", "/v1/api-keys", { headers: { authorization: `Basic ${key.secret}` } })
+        assert.strictEqual(basic.status, 401)
+        const xApiKey = yield* request("GET", "/v1/api-keys", { headers: { "x-api-key": key.secret } })
+        assert.strictEqual(xApiKey.status, 401)
+        const garbage = yield* request("GET", "/v1/api-keys", { token: "wa_test_short" })
+        assert.strictEqual(garbage.status, 401)
+      }))
+
+    it.effect("pages newest first with an opaque cursor", () =>
+      Effect.gen(function*() {
+        const user = yield* signUp()
+        const ids: Array<string> = []
+        for (let i = 0; i < 3; i++) ids.push((yield* createKey(user, { name: `k${i}` })).id)
+        const auth = { token: user.accessToken, workspace: user.workspaceId }
+        const first = yield* request("GET", "/v1/api-keys?limit=2", auth)
+        assert.deepStrictEqual(first.body.data.map((k: any) => k.id), [ids[2], ids[1]])
+        assert.isTrue(first.body.page.has_more)
+        const second = yield* request("GET", `/v1/api-keys?limit=2&after=${first.body.page.next_cursor}`, auth)
+        assert.deepStrictEqual(second.body.data.map((k: any) => k.id), [ids[0]])
+        assert.deepStrictEqual(second.body.page, { next_cursor: null, has_more: false })
+      }))
+
+    it.effect("refuses a suspended workspace's keys and its users", () =>
+      Effect.gen(function*() {
+        const user = yield* signUp()
+        const key = yield* createKey(user)
+        const operator = yield* Operator
+        yield* operator.setStatus(user.workspaceId, "suspended")
+        const byKey = yield* request("GET", "/v1/api-keys", { token: key.secret })
+        assert.strictEqual(byKey.status, 401)
+        const byUser = yield* request("GET", "/v1/api-keys", { token: user.accessToken, workspace: user.workspaceId })
+        assert.strictEqual(byUser.status, 403)
+        assert.strictEqual(byUser.body.error.code, "WORKSPACE_SUSPENDED")
+        yield* operator.setStatus(user.userId, "suspended")
+        const suspended = yield* request("POST", "/v1/auth/login", { body: { email: user.email, password: "correct horse battery staple" } })
+        assert.strictEqual(suspended.status, 403)
+        assert.strictEqual(suspended.body.error.code, "ACCOUNT_SUSPENDED")
+      }).pipe(Effect.provide(TestApp.operatorLayer)))
+  })
+})

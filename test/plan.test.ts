@@ -1,0 +1,70 @@
+import { assert, describe, layer } from "@effect/vitest"
+import { ENTITLEMENTS, PLANS } from "@switchboard/domain"
+import { Operator } from "@switchboard/service-api"
+import { Effect } from "effect"
+import { createKey, request, signUp } from "./support/Fixtures.js"
+import * as TestApp from "./support/TestApp.js"
+
+describe("plan and usage", () => {
+  layer(TestApp.layer(), { excludeTestServices: true, timeout: 120_000 })((it) => {
+    it.effect("reports every entitlement of each plan from the plan table", () =>
+      Effect.gen(function*() {
+        const operator = yield* Operator
+        const user = yield* signUp()
+        const key = yield* createKey(user, { scopes: ["workspace.read"] })
+        for (const plan of PLANS) {
+          yield* operator.setPlan(user.workspaceId, plan)
+          const reply = yield* request("GET", "/v1/plan", { token: key.secret })
+          assert.strictEqual(reply.status, 200)
+          assert.strictEqual(reply.body.plan, plan)
+          assert.strictEqual(reply.body.workspace_id, user.workspaceId)
+          for (const [name, definition] of Object.entries(ENTITLEMENTS)) {
+            const e = reply.body.entitlements[name]
+            assert.deepStrictEqual(e, {
+              value: definition.values[plan],
+              unlimited: definition.values[plan] === null,
+              source: "plan",
+              enforced: definition.enforced
+            }, `${plan}.${name}`)
+          }
+        }
+        const growth = yield* Effect.flatMap(operator.setPlan(user.workspaceId, "growth"), () =>
+          request("GET", "/v1/plan", { token: key.secret }))
+        assert.strictEqual(growth.body.entitlements.production_channels.value, 10)
+        assert.strictEqual(growth.body.entitlements.support_tier.value, "priority")
+      }).pipe(Effect.provide(TestApp.operatorLayer)))
+
+    it.effect("shows an override with source override, and clears it", () =>
+      Effect.gen(function*() {
+        const operator = yield* Operator
+        const user = yield* signUp()
+        const key = yield* createKey(user, { scopes: ["workspace.read"] })
+        yield* operator.override(user.workspaceId, "contacts", 42)
+        yield* operator.override(user.workspaceId, "webhook_endpoints", null)
+        const reply = yield* request("GET", "/v1/plan", { token: key.secret })
+        assert.deepStrictEqual(reply.body.entitlements.contacts, { value: 42, unlimited: false, source: "override", enforced: true })
+        assert.deepStrictEqual(reply.body.entitlements.webhook_endpoints, { value: null, unlimited: true, source: "override", enforced: true })
+        assert.strictEqual(reply.body.entitlements.production_channels.source, "plan")
+        yield* operator.override(user.workspaceId, "contacts", undefined)
+        const cleared = yield* request("GET", "/v1/plan", { token: key.secret })
+        assert.deepStrictEqual(cleared.body.entitlements.contacts, { value: 500, unlimited: false, source: "plan", enforced: true })
+      }).pipe(Effect.provide(TestApp.operatorLayer)))
+
+    it.effect("reports usage for the current UTC month with live gauges", () =>
+      Effect.gen(function*() {
+        const user = yield* signUp()
+        const key = yield* createKey(user, { scopes: ["workspace.read"] })
+        yield* createKey(user)
+        const reply = yield* request("GET", "/v1/usage", { token: key.secret })
+        assert.strictEqual(reply.status, 200)
+        const now = new Date()
+        assert.strictEqual(reply.body.period.start, new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1)).toISOString())
+        assert.strictEqual(reply.body.period.end, new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1)).toISOString())
+        assert.deepStrictEqual(reply.body.current.api_keys, { used: 2, limit: 2, unlimited: false, remaining: 0 })
+        assert.deepStrictEqual(reply.body.current.seats, { used: 1, limit: 1, unlimited: false, remaining: 0 })
+        assert.deepStrictEqual(reply.body.metered.messages_sent, { used: 0, limit: null, unlimited: true, remaining: null })
+        const withParams = yield* request("GET", "/v1/usage?month=2026-01", { token: key.secret })
+        assert.strictEqual(withParams.status, 200)
+      }))
+  })
+})

@@ -1,0 +1,59 @@
+import { assert, describe, layer } from "@effect/vitest"
+import { Effect } from "effect"
+import { createKey, PASSWORD, request, signUp } from "./support/Fixtures.js"
+import * as TestApp from "./support/TestApp.js"
+
+// SPEC 8.3 limits are on in production and off elsewhere; these tests switch them on.
+process.env["RATE_LIMITS"] = "on"
+
+describe("HTTP rate limits", () => {
+  layer(TestApp.layer(), { excludeTestServices: true, timeout: 120_000 })((it) => {
+    it.effect("refuses the 21st login in 15 minutes from one IP with Retry-After", () =>
+      Effect.gen(function*() {
+        const user = yield* signUp() // its login is the first of the window
+        let last = yield* request("POST", "/v1/auth/login", { body: { email: user.email, password: PASSWORD } })
+        assert.strictEqual(last.headers["ratelimit-limit"], "20")
+        assert.strictEqual(last.headers["ratelimit-remaining"], "18")
+        for (let i = 3; i <= 20; i++) {
+          last = yield* request("POST", "/v1/auth/login", { body: { email: user.email, password: "not the password" } })
+          assert.strictEqual(last.status, 401, `attempt ${i}`)
+        }
+        assert.strictEqual(last.headers["ratelimit-remaining"], "0")
+        const refused = yield* request("POST", "/v1/auth/login", { body: { email: user.email, password: PASSWORD } })
+        assert.strictEqual(refused.status, 429)
+        assert.strictEqual(refused.body.error.code, "RATE_LIMITED")
+        const retryAfter = Number(refused.headers["retry-after"])
+        assert.isAbove(retryAfter, 0)
+        assert.isAtMost(retryAfter, 15 * 60)
+        assert.strictEqual(refused.headers["ratelimit-remaining"], "0")
+      }))
+  })
+})
+
+describe("HTTP rate limits on other routes", () => {
+  layer(TestApp.layer(), { excludeTestServices: true, timeout: 120_000 })((it) => {
+    it.effect("sends no rate limit headers on routes without a limit", () =>
+      Effect.gen(function*() {
+        const user = yield* signUp()
+        const key = yield* createKey(user)
+        const listed = yield* request("GET", "/v1/api-keys", { token: key.secret })
+        assert.strictEqual(listed.status, 200)
+        assert.isUndefined(listed.headers["ratelimit-limit"])
+      }))
+  })
+})
+
+describe("HTTP rate limits when Redis is unreachable", () => {
+  layer(TestApp.layer({}, { redisUrl: "redis://127.0.0.1:1" }), { excludeTestServices: true, timeout: 120_000 })((it) => {
+    it.effect("fails open and reports Redis down on /ready", () =>
+      Effect.gen(function*() {
+        const ready = yield* request("GET", "/ready")
+        assert.strictEqual(ready.status, 503)
+        assert.strictEqual(ready.body.status, "not_ready")
+        assert.strictEqual(ready.body.checks.redis.status, "down")
+        assert.strictEqual(ready.body.checks.database.status, "up")
+        const login = yield* request("POST", "/v1/auth/login", { body: { email: "nobody@example.com", password: PASSWORD } })
+        assert.strictEqual(login.status, 401)
+      }))
+  })
+})

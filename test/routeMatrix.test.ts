@@ -1,0 +1,86 @@
+/**
+ * Every secured endpoint of the contract, found by reflection (new endpoints are covered without
+ * touching this file): no credential is 401; a key without the endpoint's scope is 403 naming it;
+ * a key on a session-only route is 403.
+ */
+import { HttpApi } from "@effect/platform"
+import { assert, describe, layer } from "@effect/vitest"
+import { Api, Authentication, RequiredScopes, SessionOnly } from "@switchboard/api"
+import { SCOPES } from "@switchboard/domain"
+import { Context, Effect } from "effect"
+import { createKey, request, signUp } from "./support/Fixtures.js"
+import * as TestApp from "./support/TestApp.js"
+
+interface Route {
+  readonly method: "GET" | "POST" | "PATCH" | "PUT" | "DELETE"
+  readonly path: string
+  readonly scopes: ReadonlyArray<string>
+  readonly sessionOnly: boolean
+}
+
+const routes: Array<Route> = []
+const publicRoutes: Array<string> = []
+HttpApi.reflect(Api, {
+  onGroup() {},
+  onEndpoint({ endpoint, mergedAnnotations, middleware }) {
+    const path = endpoint.path.replace(/:[^/]+/g, "x_01JD7X6F3Q9T2M5N8R4V0W1Y2Z")
+    if (!middleware.has(Authentication as any)) {
+      publicRoutes.push(`${endpoint.method} ${endpoint.path}`)
+      return
+    }
+    routes.push({
+      method: endpoint.method as Route["method"],
+      path,
+      scopes: Context.get(mergedAnnotations, RequiredScopes),
+      sessionOnly: Context.get(mergedAnnotations, SessionOnly)
+    })
+  }
+})
+
+describe("authentication of every route", () => {
+  it_has_routes()
+  layer(TestApp.layer(), { excludeTestServices: true, timeout: 180_000 })((it) => {
+    it.effect("answers 401 without a credential on every secured route", () =>
+      Effect.gen(function*() {
+        for (const route of routes) {
+          const reply = yield* request(route.method, route.path, route.method === "GET" ? {} : { body: {} })
+          assert.strictEqual(reply.status, 401, `${route.method} ${route.path}`)
+          assert.strictEqual(reply.body.error.code, "UNAUTHORIZED", `${route.method} ${route.path}`)
+        }
+      }))
+
+    it.effect("answers 403 naming the scope when a key lacks it", () =>
+      Effect.gen(function*() {
+        const user = yield* signUp()
+        const scoped = routes.filter((r) => r.scopes.length > 0 && !r.sessionOnly)
+        assert.isAbove(scoped.length, 0)
+        for (const route of scoped) {
+          const key = yield* createKey(user, { scopes: SCOPES.filter((s) => !route.scopes.includes(s)) })
+          const reply = yield* request(route.method, route.path, { token: key.secret, ...(route.method === "GET" ? {} : { body: {} }) })
+          assert.strictEqual(reply.status, 403, `${route.method} ${route.path}`)
+          assert.strictEqual(reply.body.error.code, "FORBIDDEN")
+          assert.deepStrictEqual(reply.body.error.details.required_scopes, route.scopes, `${route.method} ${route.path}`)
+        }
+      }))
+
+    it.effect("refuses API keys on session-only routes", () =>
+      Effect.gen(function*() {
+        const user = yield* signUp()
+        const key = yield* createKey(user, { scopes: [...SCOPES] })
+        const sessionOnly = routes.filter((r) => r.sessionOnly)
+        assert.isAbove(sessionOnly.length, 0)
+        for (const route of sessionOnly) {
+          const reply = yield* request(route.method, route.path, { token: key.secret, ...(route.method === "GET" ? {} : { body: {} }) })
+          assert.strictEqual(reply.status, 403, `${route.method} ${route.path}`)
+          assert.strictEqual(reply.body.error.code, "FORBIDDEN")
+        }
+      }))
+  })
+})
+
+function it_has_routes() {
+  // guards against a reflection that silently finds nothing
+  assert.isAbove(routes.length, 5)
+  assert.include(publicRoutes, "POST /v1/auth/login")
+  assert.include(publicRoutes, "GET /health")
+}
