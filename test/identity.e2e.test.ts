@@ -1,0 +1,72 @@
+/**
+ * Two api processes on one Postgres: revoking a key or logging out on one node is seen by the
+ * other at once (nothing is cached per node). Real Postgres only (the embedded database belongs to
+ * one process).
+ */
+import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
+import { prepareTemplate, templateName, testDatabaseUrl, withDatabase } from "@switchboard/db/testing"
+import pg from "pg"
+import { admin, call, startService, waitFor } from "./support/Processes.js"
+import type { ServiceProcess } from "./support/Processes.js"
+
+const url = testDatabaseUrl()
+const database = `sb_test_e2e_identity_${process.pid}`
+
+describe.skipIf(url === undefined)("identity across api nodes", () => {
+  let a: ServiceProcess
+  let b: ServiceProcess
+  let dbUrl: string
+
+  beforeAll(async () => {
+    await prepareTemplate(url!)
+    const client = new pg.Client({ connectionString: url })
+    await client.connect()
+    await client.query(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`)
+    await client.query(`CREATE DATABASE "${database}" TEMPLATE "${templateName()}"`)
+    await client.end()
+    dbUrl = withDatabase(url!, database)
+    const env = { DATABASE_URL: dbUrl, LOG_LEVEL: "warning", JWT_SECRET: "e2e-secret-e2e-secret-e2e-secret", API_KEY_PEPPER: "e2e-pepper" }
+    a = startService("api", env, 47401)
+    b = startService("api", env, 47402)
+    await Promise.all([waitFor(`${a.baseUrl}/health`), waitFor(`${b.baseUrl}/health`)])
+  }, 90_000)
+
+  afterAll(async () => {
+    await Promise.all([a?.stop(), b?.stop()])
+    const client = new pg.Client({ connectionString: url })
+    await client.connect()
+    await client.query(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`)
+    await client.end()
+  }, 60_000)
+
+  it("sees a revocation and a logout made on the other node at once", async () => {
+    const created = await admin([
+      "create-user",
+      "--email",
+      "ops@example.com",
+      "--password",
+      "correct horse battery staple",
+      "--name",
+      "Ops",
+      "--workspace",
+      "Ops",
+      "--verified"
+    ], { DATABASE_URL: dbUrl, JWT_SECRET: "e2e-secret-e2e-secret-e2e-secret", API_KEY_PEPPER: "e2e-pepper" })
+    assert.match(created.user_id, /^usr_/)
+    const login = await call(a.baseUrl, "POST", "/v1/auth/login", {
+      body: { email: "ops@example.com", password: "correct horse battery staple" }
+    })
+    assert.strictEqual(login.status, 200)
+    const session = { token: login.body.access_token, workspace: created.workspace_id }
+    const key = await call(a.baseUrl, "POST", "/v1/api-keys", { ...session, body: { name: "k", mode: "test" } })
+    assert.strictEqual(key.status, 201)
+    assert.strictEqual((await call(b.baseUrl, "GET", "/v1/api-keys", { token: key.body.secret })).status, 200)
+    assert.strictEqual((await call(a.baseUrl, "DELETE", `/v1/api-keys/${key.body.id}`, session)).status, 200)
+    const afterRevoke = await call(b.baseUrl, "GET", "/v1/api-keys", { token: key.body.secret })
+    assert.strictEqual(afterRevoke.status, 401)
+
+    assert.strictEqual((await call(b.baseUrl, "GET", "/v1/auth/me", session)).status, 200)
+    assert.strictEqual((await call(a.baseUrl, "POST", "/v1/auth/logout", session)).status, 204)
+    assert.strictEqual((await call(b.baseUrl, "GET", "/v1/auth/me", session)).status, 401)
+  }, 60_000)
+})
