@@ -1,7 +1,7 @@
 /** HTTP helpers for tests: raw requests, a signed-up verified user, API keys. */
 import { HttpClient, HttpClientRequest } from "@effect/platform"
 import { Mailer } from "@switchboard/service-api"
-import { Effect, Ref } from "effect"
+import { Context, Effect, Ref } from "effect"
 import { randomBytes } from "node:crypto"
 
 export interface Reply {
@@ -19,11 +19,15 @@ export interface RequestOptions {
   readonly headers?: Record<string, string>
 }
 
+/** Prepended to every path `request` sends (set it when the app runs under BASE_PATH). */
+export class PathPrefix extends Context.Reference<PathPrefix>()("test/PathPrefix", { defaultValue: () => "" }) {}
+
 /** Any request, answered as status + headers + parsed JSON (or text). */
 export const request = (method: "GET" | "POST" | "PATCH" | "PUT" | "DELETE", path: string, options: RequestOptions = {}) =>
   Effect.gen(function*() {
     const client = yield* HttpClient.HttpClient
-    let req = HttpClientRequest.make(method)(path)
+    const prefix = yield* PathPrefix
+    let req = HttpClientRequest.make(method)(`${prefix}${path}`)
     if (options.token !== undefined) req = HttpClientRequest.setHeader(req, "authorization", `Bearer ${options.token}`)
     if (options.workspace !== undefined) req = HttpClientRequest.setHeader(req, "x-workspace-id", options.workspace)
     for (const [k, v] of Object.entries(options.headers ?? {})) req = HttpClientRequest.setHeader(req, k, v)

@@ -1,0 +1,25 @@
+import { assert, describe, layer } from "@effect/vitest"
+import { Effect } from "effect"
+import { PASSWORD, PathPrefix, request, signUp } from "./support/Fixtures.js"
+import * as TestApp from "./support/TestApp.js"
+
+describe("BASE_PATH", () => {
+  layer(TestApp.layer({ basePath: "/api" }), { excludeTestServices: true, timeout: 60_000 })((it) => {
+    it.effect("serves everything under the prefix and nothing outside it", () =>
+      Effect.gen(function*() {
+        assert.strictEqual((yield* request("GET", "/api/health")).status, 200)
+        const outside = yield* request("GET", "/health")
+        assert.strictEqual(outside.status, 404)
+        assert.strictEqual(outside.body.error.details.resource, "route")
+        const spec = yield* request("GET", "/api/openapi.json")
+        assert.deepStrictEqual(spec.body.servers, [{ url: "/api" }])
+      }))
+
+    it.effect("scopes the refresh cookie to the prefixed auth path", () =>
+      Effect.gen(function*() {
+        const user = yield* signUp().pipe(Effect.provideService(PathPrefix, "/api"))
+        const login = yield* request("POST", "/api/v1/auth/login", { body: { email: user.email, password: PASSWORD } })
+        assert.include(login.headers["set-cookie"]!, "Path=/api/v1/auth")
+      }))
+  })
+})

@@ -1,0 +1,47 @@
+import { assert, describe, layer } from "@effect/vitest"
+import { Effect } from "effect"
+import { request } from "./support/Fixtures.js"
+import * as TestApp from "./support/TestApp.js"
+
+describe("OpenAPI and docs", () => {
+  layer(TestApp.layer(), { excludeTestServices: true, timeout: 60_000 })((it) => {
+    it.effect("describes the contract as OpenAPI 3.1, version 1.0.0, with bearer security and envelopes", () =>
+      Effect.gen(function*() {
+        const reply = yield* request("GET", "/openapi.json")
+        assert.strictEqual(reply.status, 200)
+        const spec = reply.body
+        assert.match(spec.openapi, /^3\.1/)
+        assert.strictEqual(spec.info.version, "1.0.0")
+        assert.deepStrictEqual(spec.components.securitySchemes.bearer.type, "http")
+        assert.strictEqual(spec.components.securitySchemes.bearer.scheme, "bearer")
+        const operations = Object.entries(spec.paths).flatMap(([path, item]: [string, any]) =>
+          Object.entries(item).map(([method, op]: [string, any]) => ({ path, method, op }))
+        )
+        assert.isAbove(operations.length, 8)
+        for (const { method, op, path } of operations) {
+          assert.notInclude(JSON.stringify(op.responses), "HttpApiDecodeError", `${method} ${path}`)
+          if (op.security?.length) {
+            assert.isArray(op["x-required-scopes"] ?? [], `${method} ${path}`)
+            assert.include(JSON.stringify(op.responses["401"]), "Unauthorized", `${method} ${path}`)
+            assert.isDefined(op.parameters?.find((p: any) => p.name === "X-Workspace-Id"), `${method} ${path}`)
+          }
+        }
+        const send = spec.paths["/v1/api-keys"].get
+        assert.deepStrictEqual(send["x-required-scopes"], ["workspace.read"])
+        assert.isTrue(spec.paths["/v1/api-keys"].post["x-session-only"])
+        const validation = JSON.stringify(spec.components.schemas.ValidationError)
+        assert.include(validation, "VALIDATION_ERROR")
+        assert.include(validation, "issues")
+      }))
+
+    it.effect("serves an offline docs page (no CDN, no external fonts)", () =>
+      Effect.gen(function*() {
+        const reply = yield* request("GET", "/docs")
+        assert.strictEqual(reply.status, 200)
+        assert.include(reply.headers["content-type"]!, "text/html")
+        assert.notMatch(reply.text, /<script[^>]+src=["']https?:/i)
+        assert.notMatch(reply.text, /<link[^>]+href=["']https?:/i)
+        assert.notMatch(reply.text, /fonts\.(googleapis|scalar)\.com|cdn\.jsdelivr|unpkg\.com/)
+      }))
+  })
+})
