@@ -6,7 +6,7 @@
 import type { SqlClient } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Layer, Option, Redacted } from "effect"
-import { mkdirSync, mkdtempSync, rmSync } from "node:fs"
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import { DatabaseConfig } from "./DatabaseConfig.js"
@@ -29,7 +29,10 @@ export const layerEmbedded = (dataDir: string | undefined) =>
     const { PGlite } = yield* Effect.promise(() => import("@electric-sql/pglite"))
     const { PGLiteSocketServer } = yield* Effect.promise(() => import("@electric-sql/pglite-socket"))
     const dir = dataDir === undefined ? undefined : resolve(dataDir, "pglite")
-    if (dir) mkdirSync(dir, { recursive: true })
+    if (dir) {
+      mkdirSync(dir, { recursive: true })
+      yield* ownerLock(resolve(dataDir!, "owner.lock"))
+    }
     const db = yield* Effect.acquireRelease(
       Effect.tryPromise(() => PGlite.create(dir ?? "memory://")).pipe(Effect.orDie),
       (db) => Effect.promise(() => db.close()).pipe(Effect.ignore)
@@ -55,6 +58,41 @@ export const layerEmbedded = (dataDir: string | undefined) =>
         applicationName: "switchboard"
     })
   }))
+
+/**
+ * The embedded database has ONE owner process at a time (two PGlite instances on one folder
+ * corrupt it). A lock file holds the owner's pid; a stale one (dead pid) is taken over.
+ */
+const ownerLock = (path: string) =>
+  Effect.acquireRelease(
+    Effect.suspend(() => {
+      for (let attempt = 0; attempt < 2; attempt++) {
+        try {
+          writeFileSync(path, String(process.pid), { flag: "wx" })
+          return Effect.void
+        } catch {
+          const owner = Number(readFileSync(path, "utf8").trim())
+          if (Number.isInteger(owner) && owner > 0 && owner !== process.pid && isAlive(owner)) {
+            return Effect.dieMessage(
+              `The embedded database in ${path.replace(/owner\.lock$/, "")} is in use by process ${owner}; stop it first (or set DATABASE_URL)`
+            )
+          }
+          rmSync(path, { force: true })
+        }
+      }
+      return Effect.dieMessage(`Could not lock the embedded database (${path})`)
+    }),
+    () => Effect.sync(() => rmSync(path, { force: true }))
+  )
+
+const isAlive = (pid: number) => {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM"
+  }
+}
 
 /** `DATA_DIR` value that keeps the embedded database in memory (tests). */
 export const MEMORY = "memory://"

@@ -8,7 +8,7 @@ import { Database, DatabaseConfig, Migrations } from "@switchboard/db"
 import { PLANS } from "@switchboard/domain"
 import type { EntitlementValue, PlanName } from "@switchboard/domain"
 import { IdentityConfig, Mailer, Operator } from "@switchboard/service-api"
-import { Console, Effect, Layer, Logger, LogLevel } from "effect"
+import { Cause, Console, Effect, Layer, Logger, LogLevel } from "effect"
 import { parseArgs } from "node:util"
 
 const USAGE = `Usage: npm run admin -- <command> [options]
@@ -90,12 +90,17 @@ const Live = Operator.Default.pipe(
   Layer.orDie
 )
 
+const messageOf = (cause: Cause.Cause<unknown>) => {
+  const error = Cause.squash(cause)
+  return error instanceof Error ? error.message : String(error)
+}
+
 program.pipe(
   Effect.flatMap((result) => Console.log(JSON.stringify(result))),
-  Effect.catchAll((error) =>
-    Console.error(error.message).pipe(Effect.zipRight(Effect.sync(() => (process.exitCode = 1))))
-  ),
   Effect.provide(Live),
+  Effect.catchAllCause((cause) =>
+    Console.error(messageOf(cause)).pipe(Effect.zipRight(Effect.sync(() => (process.exitCode = 1))))
+  ),
   Logger.withMinimumLogLevel(LogLevel.Warning),
   // logs on stderr: stdout carries only the JSON result
   Effect.provide(Logger.replace(Logger.defaultLogger, Logger.withConsoleError(Logger.jsonLogger))),

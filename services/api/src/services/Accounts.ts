@@ -1,5 +1,4 @@
 /** Registration, e-mail verification, login, refresh rotation, logout (DECISIONS 2). */
-import { SqlClient } from "@effect/sql"
 import { isUniqueViolation, SessionsRepo, UsersRepo } from "@switchboard/db"
 import type { MembershipRow, UserRow } from "@switchboard/db"
 import {
@@ -36,7 +35,6 @@ export const toMembership = (row: MembershipRow) =>
 
 export class Accounts extends Effect.Service<Accounts>()("@switchboard/service-api/Accounts", {
   effect: Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
     const users = yield* UsersRepo
     const sessions = yield* SessionsRepo
     const credentials = yield* Credentials
@@ -189,7 +187,7 @@ export class Accounts extends Effect.Service<Accounts>()("@switchboard/service-a
       return { user: toUser(user), workspaces: memberships.map(toMembership) }
     })
 
-    return { createUser, register, verifyEmail, login, refresh, logout, me, sql } as const
+    return { createUser, register, verifyEmail, login, refresh, logout, me } as const
   }),
   dependencies: [UsersRepo.Default, SessionsRepo.Default, Credentials.Default]
 }) {}
