@@ -1,0 +1,29 @@
+/**
+ * Prints the README's endpoint table (method, path, scopes, session-only, rate limit) from the
+ * contract itself. `test/readme.test.ts` checks the README carries exactly this table.
+ */
+import { HttpApi } from "@effect/platform"
+import { Api, Authentication, RateLimitRule, RequiredScopes, SessionOnly } from "@switchboard/api"
+import { Context } from "effect"
+
+export const scopesTable = (): string => {
+  const rows: Array<string> = []
+  HttpApi.reflect(Api, {
+    onGroup() {},
+    onEndpoint({ endpoint, mergedAnnotations, middleware }) {
+      const secured = middleware.has(Authentication as any)
+      const scopes = Context.get(mergedAnnotations, RequiredScopes)
+      const sessionOnly = Context.get(mergedAnnotations, SessionOnly)
+      const rule = Context.get(mergedAnnotations, RateLimitRule)
+      const credential = !secured ? "none" : sessionOnly ? "user session only" : "API key or user session"
+      rows.push(
+        `| ${endpoint.method} | \`${endpoint.path.replace(/:(\w+)/g, "{$1}")}\` | ${credential} | ${
+          scopes.length ? scopes.map((s) => `\`${s}\``).join(", ") : "-"
+        } | ${rule ?? "-"} |`
+      )
+    }
+  })
+  return ["| Method | Path | Credential | Scopes | Rate limit rule |", "|---|---|---|---|---|", ...rows].join("\n")
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) console.log(scopesTable())
