@@ -18,8 +18,8 @@ const encoder = new TextEncoder()
 export const encodeFrame = (frame: SseFrame): Uint8Array =>
   encoder.encode(`${frame.id === undefined ? "" : `id: ${frame.id}\n`}event: ${frame.event}\ndata: ${JSON.stringify(frame.data)}\n\n`)
 
-export const response = <E, R>(
-  frames: Stream.Stream<SseFrame, E, R>,
+export const response = <E>(
+  frames: Stream.Stream<SseFrame, E>,
   options: { readonly heartbeat?: Duration.DurationInput; readonly maxDuration?: Duration.DurationInput } = {}
 ) =>
   Effect.map(ShutdownSignal, (shutdown) => {
