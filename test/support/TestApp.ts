@@ -7,20 +7,25 @@ import { NodeHttpServer } from "@effect/platform-node"
 import { Infrastructure } from "@switchboard/db"
 import * as TestDatabase from "@switchboard/db/testing"
 import { Cluster } from "@switchboard/entities"
+import { ProvidersConfig } from "@switchboard/providers"
 import { HttpConfig, HttpServer, IdentityConfig, Mailer, Operator } from "@switchboard/service-api"
 import { Entities } from "@switchboard/service-runner"
 import { Layer } from "effect"
 
 export const layer = (
   options: Partial<HttpConfig.HttpConfig["Type"]> = {},
-  infrastructure: { readonly redisUrl?: string } = {}
+  infrastructure: {
+    readonly redisUrl?: string
+    readonly providers?: Partial<ProvidersConfig.ProvidersConfig["Type"]>
+  } = {}
 ) =>
   Layer.mergeAll(HttpServer.layer, Entities.layer).pipe(
     Layer.provideMerge(NodeHttpServer.layerTest),
     Layer.provideMerge(Layer.mergeAll(
       HttpConfig.layer({ logRequests: false, ...options }),
       IdentityConfig.layer({}),
-      Mailer.layerMemory
+      Mailer.layerMemory,
+      ProvidersConfig.layer({ retryDelayScale: 0.01, ...infrastructure.providers })
     )),
     Layer.provideMerge(Cluster.single),
     Layer.provideMerge(Infrastructure.layerWithConfig),

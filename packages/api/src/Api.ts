@@ -7,6 +7,7 @@ import { InternalError, MethodNotAllowed, NotFound, PayloadTooLarge, ValidationE
 import { ApiKeysApi } from "./ApiKeysApi.js"
 import { AuthApi, SessionApi } from "./AuthApi.js"
 import { HealthApi } from "./HealthApi.js"
+import { ChannelsApi, MessagesApi, SandboxApi } from "./MessagingApi.js"
 import { PlanApi } from "./PlanApi.js"
 
 const DESCRIPTION = `Provider-independent messaging API.
@@ -53,6 +54,9 @@ export class Api extends HttpApi.make("switchboard")
   .add(SessionApi)
   .add(ApiKeysApi)
   .add(PlanApi)
+  .add(MessagesApi)
+  .add(ChannelsApi)
+  .add(SandboxApi)
   .addError(ValidationError)
   .addError(PayloadTooLarge)
   .addError(InternalError)

@@ -14,9 +14,13 @@ import { AuthenticationLive } from "./AuthenticationLive.js"
 import { ApiKeysHandlers } from "./handlers/ApiKeysHandlers.js"
 import { AuthHandlers, SessionHandlers } from "./handlers/AuthHandlers.js"
 import { HealthHandlers } from "./handlers/HealthHandlers.js"
+import { ChannelsHandlers, MessagesHandlers, SandboxHandlers } from "./handlers/MessagingHandlers.js"
 import { PlanHandlers } from "./handlers/PlanHandlers.js"
 import { IpRateLimitLive } from "./IpRateLimitLive.js"
 import { Accounts } from "./services/Accounts.js"
+import { Channels } from "./services/Channels.js"
+import { Messages } from "./services/Messages.js"
+import { Sandbox } from "./services/Sandbox.js"
 import { Credentials } from "./services/Credentials.js"
 import { ApiKeys } from "./services/ApiKeys.js"
 import { Entitlements } from "./services/Entitlements.js"
@@ -30,9 +34,18 @@ import { ShutdownSignal } from "./ShutdownSignal.js"
 const ApiLive = Layer.unwrapEffect(Effect.map(HttpConfig, ({ basePath }) =>
   HttpApiBuilder.api(basePath === "" ? Api : Api.annotate(OpenApi.Servers, [{ url: basePath }]))
 )).pipe(
-  Layer.provide([HealthHandlers, AuthHandlers, SessionHandlers, ApiKeysHandlers, PlanHandlers]),
+  Layer.provide([
+    HealthHandlers,
+    AuthHandlers,
+    SessionHandlers,
+    ApiKeysHandlers,
+    PlanHandlers,
+    MessagesHandlers,
+    ChannelsHandlers,
+    SandboxHandlers
+  ]),
   Layer.provide([AuthenticationLive, IpRateLimitLive]),
-  Layer.provide(Layer.mergeAll(Readiness.Default, Accounts.Default, ApiKeys.Default, Entitlements.Default, UsageReport.Default, RateLimits.Default, Credentials.Default, SessionsRepo.Default, UsersRepo.Default))
+  Layer.provide(Layer.mergeAll(Readiness.Default, Accounts.Default, ApiKeys.Default, Entitlements.Default, UsageReport.Default, RateLimits.Default, Messages.Default, Channels.Default, Sandbox.Default, Credentials.Default, SessionsRepo.Default, UsersRepo.Default))
 )
 
 const DocsLive = Layer.mergeAll(

@@ -2,6 +2,7 @@
 import { NodeRuntime } from "@effect/platform-node"
 import { Infrastructure, Logging } from "@switchboard/db"
 import { Cluster } from "@switchboard/entities"
+import { ProvidersConfig } from "@switchboard/providers"
 import { Effect, Layer } from "effect"
 import * as HttpConfig from "./HttpConfig.js"
 import * as HttpServer from "./HttpServer.js"
@@ -9,7 +10,7 @@ import * as IdentityConfig from "./IdentityConfig.js"
 import * as Mailer from "./services/Mailer.js"
 
 HttpServer.serverLayer.pipe(
-  Layer.provide([HttpConfig.layerFromEnv, IdentityConfig.layerFromEnv, Mailer.layerFromEnv]),
+  Layer.provide([HttpConfig.layerFromEnv, IdentityConfig.layerFromEnv, Mailer.layerFromEnv, ProvidersConfig.layerFromEnv]),
   Layer.provide(Cluster.client),
   Layer.provide(Infrastructure.layer),
   Layer.launch,

@@ -7,10 +7,11 @@ import { HttpConfig, HttpServer, IdentityConfig, Mailer } from "@switchboard/ser
 import { Entities } from "@switchboard/service-runner"
 import { Infrastructure, Logging } from "@switchboard/db"
 import { Cluster } from "@switchboard/entities"
+import { ProvidersConfig } from "@switchboard/providers"
 import { Effect, Layer } from "effect"
 
 Layer.mergeAll(HttpServer.serverLayer, Entities.layer).pipe(
-  Layer.provide([HttpConfig.layerFromEnv, IdentityConfig.layerFromEnv, Mailer.layerFromEnv]),
+  Layer.provide([HttpConfig.layerFromEnv, IdentityConfig.layerFromEnv, Mailer.layerFromEnv, ProvidersConfig.layerFromEnv]),
   Layer.provide(Cluster.single),
   Layer.provide(Infrastructure.layer),
   Layer.launch,

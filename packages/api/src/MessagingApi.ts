@@ -1,0 +1,237 @@
+/** Messages, channels and the sandbox (SPEC 4.4, 4.5, 4.7; DECISIONS 4-6). */
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
+import {
+  Capabilities,
+  Category,
+  Channel,
+  ChannelCapabilityUnavailable,
+  ChannelNotConnected,
+  ChannelNotFound,
+  ChannelStatus,
+  Conflict,
+  E164,
+  EntitlementLimitReached,
+  Id,
+  IdempotencyConflict,
+  ListParams,
+  Message,
+  MessageStatus,
+  MessageWithTimeline,
+  NotFound,
+  Page,
+  ProviderRateLimited,
+  QrSafetyLimitReached,
+  SandboxNoNumberAvailable,
+  SandboxTestKeyRequired,
+  SendMessageRequest,
+  ServiceUnavailable,
+  StrictStruct,
+  TemplateNotFound,
+  TemplateNotSendable,
+  TemplateVariableMissing,
+  Timestamp
+} from "@switchboard/domain"
+import { Schema } from "effect"
+import { Authentication, rateLimited, requireScopes } from "./Security.js"
+
+export class MessagesApi extends HttpApiGroup.make("messages")
+  .add(
+    HttpApiEndpoint.post("send", "/v1/messages")
+      .setPayload(SendMessageRequest)
+      .setHeaders(Schema.Struct({
+        "idempotency-key": Schema.optional(Schema.String.pipe(
+          Schema.minLength(1),
+          Schema.maxLength(255, { message: () => "Expected at most 255 characters" })
+        ))
+      }))
+      .addSuccess(Message, { status: 201 })
+      .addError(ChannelNotFound)
+      .addError(TemplateNotFound)
+      .addError(ChannelNotConnected)
+      .addError(ChannelCapabilityUnavailable)
+      .addError(TemplateNotSendable)
+      .addError(EntitlementLimitReached)
+      .addError(IdempotencyConflict)
+      .addError(TemplateVariableMissing)
+      .addError(SandboxTestKeyRequired)
+      .addError(ProviderRateLimited)
+      .addError(QrSafetyLimitReached)
+      .addError(ServiceUnavailable)
+      .annotate(
+        OpenApi.Description,
+        "Accepts a message at once (201, status `queued`); the channel dispatches it at the provider's pace in priority order (authentication > utility > marketing). `Idempotency-Key` (<= 255 characters, kept 24 h): the same body replays the original response with `Idempotent-Replay: true`; another body is 409 `IDEMPOTENCY_CONFLICT`; while the first request still runs, 409 with `details.reason = in_progress`. No `channel_id` and no default channel: 422 with `details.reason = channel_required`. Sandbox channels need a test-mode key and a verified recipient (`details.reason = recipient_not_verified`). A backlog over 24 h of the channel's throughput: 429 `PROVIDER_RATE_LIMITED`."
+      )
+      .pipe(requireScopes("messages.send"), rateLimited("send"))
+  )
+  .add(
+    HttpApiEndpoint.get("list", "/v1/messages")
+      .setUrlParams(Schema.Struct({
+        ...ListParams,
+        status: Schema.optional(MessageStatus),
+        state: Schema.optional(MessageStatus),
+        direction: Schema.optional(Schema.Literal("outbound", "inbound")),
+        category: Schema.optional(Category),
+        channel_id: Schema.optional(Id("ch"))
+      }))
+      .addSuccess(Page(Message))
+      .addError(ChannelNotFound)
+      .annotate(OpenApi.Description, "Newest first. `state` is an alias of `status`. An unknown filter value is 422; an unknown `channel_id` is 404.")
+      .pipe(requireScopes("messages.read"))
+  )
+  .add(
+    HttpApiEndpoint.get("get", "/v1/messages/:messageId")
+      .setPath(Schema.Struct({ messageId: Id("msg") }))
+      .addSuccess(MessageWithTimeline)
+      .addError(NotFound)
+      .annotate(OpenApi.Description, "The message with its timeline (every transition, oldest first).")
+      .pipe(requireScopes("messages.read"))
+  )
+  .middleware(Authentication)
+  .annotate(OpenApi.Title, "Messages")
+{}
+
+export const CreateChannelRequest = StrictStruct({
+  provider: Schema.String.annotations({ description: "Only `qr` can be created directly" }),
+  name: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(64))
+}).annotations({ identifier: "CreateChannelRequest" })
+
+export const UpdateChannelRequest = StrictStruct({
+  name: Schema.optional(Schema.String.pipe(Schema.minLength(1), Schema.maxLength(64))),
+  is_default: Schema.optional(Schema.Literal(true))
+}).pipe(
+  Schema.filter((b) => b.name !== undefined || b.is_default !== undefined || "Send at least one of name and is_default")
+).annotations({ identifier: "UpdateChannelRequest" })
+
+const ChannelPath = Schema.Struct({ channelId: Id("ch") })
+
+export class ChannelsApi extends HttpApiGroup.make("channels")
+  .add(
+    HttpApiEndpoint.get("list", "/v1/channels")
+      .setUrlParams(Schema.Struct({ ...ListParams, status: Schema.optional(ChannelStatus) }))
+      .addSuccess(Page(Channel))
+      .pipe(requireScopes("channels.read"))
+  )
+  .add(
+    HttpApiEndpoint.post("create", "/v1/channels")
+      .setPayload(CreateChannelRequest)
+      .addSuccess(Channel, { status: 201 })
+      .addError(Conflict)
+      .addError(EntitlementLimitReached)
+      .annotate(
+        OpenApi.Description,
+        "Creates a `qr` channel in status `pending` (pair it through the QR routes). `sandbox` channels come with a sandbox session; `cloud` has no adapter here: both 422. Name taken: 409 CONFLICT. The first channel of a workspace becomes its default."
+      )
+      .pipe(requireScopes("channels.manage"), rateLimited("channel_create"))
+  )
+  .add(
+    HttpApiEndpoint.get("get", "/v1/channels/:channelId")
+      .setPath(ChannelPath)
+      .addSuccess(Channel)
+      .addError(ChannelNotFound)
+      .pipe(requireScopes("channels.read"))
+  )
+  .add(
+    HttpApiEndpoint.patch("update", "/v1/channels/:channelId")
+      .setPath(ChannelPath)
+      .setPayload(UpdateChannelRequest)
+      .addSuccess(Channel)
+      .addError(ChannelNotFound)
+      .addError(Conflict)
+      .annotate(OpenApi.Description, "Rename and/or make the workspace default (`is_default: true`). At least one field.")
+      .pipe(requireScopes("channels.manage"))
+  )
+  .add(
+    HttpApiEndpoint.del("archive", "/v1/channels/:channelId")
+      .setPath(ChannelPath)
+      .addSuccess(Channel)
+      .addError(ChannelNotFound)
+      .annotate(OpenApi.Description, "Archives (not deletes); repeatable. Its undispatched messages are cancelled. `channel.archived` is emitted once.")
+      .pipe(requireScopes("channels.manage"))
+  )
+  .add(
+    HttpApiEndpoint.get("capabilities", "/v1/channels/:channelId/capabilities")
+      .setPath(ChannelPath)
+      .addSuccess(Capabilities)
+      .addError(ChannelNotFound)
+      .addError(ChannelCapabilityUnavailable)
+      .annotate(OpenApi.Description, "The provider's capability snapshot; 409 with `details.reason = capabilities_not_refreshed` until the provider reported one.")
+      .pipe(requireScopes("channels.read"))
+  )
+  .middleware(Authentication)
+  .annotate(OpenApi.Title, "Channels")
+{}
+
+export class SandboxSession extends Schema.Class<SandboxSession>("SandboxSession")({
+  id: Id("sbx"),
+  object: Schema.Literal("sandbox_session"),
+  channel_id: Id("ch"),
+  phone_number: Schema.String,
+  status: Schema.Literal("active", "revoked", "expired"),
+  verified_recipients: Schema.Array(Schema.String),
+  expires_at: Timestamp,
+  created_at: Timestamp
+}) {}
+
+export class CreatedSandboxSession extends Schema.Class<CreatedSandboxSession>("CreatedSandboxSession")({
+  ...SandboxSession.fields,
+  verification: Schema.Struct({
+    code: Schema.String.annotations({ description: "6 digits; shown in this response only" }),
+    instructions: Schema.String
+  })
+}) {}
+
+const SessionPath = Schema.Struct({ sessionId: Id("sbx") })
+
+export class SandboxApi extends HttpApiGroup.make("sandbox")
+  .add(
+    HttpApiEndpoint.post("create", "/v1/sandbox/sessions")
+      .addSuccess(CreatedSandboxSession, { status: 201 })
+      .addError(SandboxTestKeyRequired)
+      .addError(EntitlementLimitReached)
+      .addError(SandboxNoNumberAvailable)
+      .annotate(
+        OpenApi.Description,
+        "Reserves a shared test number for 72 h and creates its `sandbox` channel (connected). The verification code is in this response only. Test-mode API keys only."
+      )
+      .pipe(requireScopes("channels.manage"), rateLimited("sandbox_session_create"))
+  )
+  .add(
+    HttpApiEndpoint.get("get", "/v1/sandbox/sessions/:sessionId")
+      .setPath(SessionPath)
+      .addSuccess(SandboxSession)
+      .addError(SandboxTestKeyRequired)
+      .addError(NotFound)
+      .pipe(requireScopes("channels.read"))
+  )
+  .add(
+    HttpApiEndpoint.post("verify", "/v1/sandbox/sessions/:sessionId/verify")
+      .setPath(SessionPath)
+      .setPayload(StrictStruct({ phone_number: E164, code: Schema.String.pipe(Schema.maxLength(16)) }))
+      .addSuccess(SandboxSession)
+      .addError(SandboxTestKeyRequired)
+      .addError(NotFound)
+      .annotate(OpenApi.Description, "Verifies a recipient with the session's code; wrong code: 422 with `details.reason = invalid_code`.")
+      .pipe(requireScopes("channels.manage"), rateLimited("sandbox_verify"))
+  )
+  .add(
+    HttpApiEndpoint.del("revoke", "/v1/sandbox/sessions/:sessionId")
+      .setPath(SessionPath)
+      .addSuccess(SandboxSession)
+      .addError(SandboxTestKeyRequired)
+      .addError(NotFound)
+      .annotate(OpenApi.Description, "Ends the session: the number returns to the pool and the channel is archived.")
+      .pipe(requireScopes("channels.manage"))
+  )
+  .add(
+    HttpApiEndpoint.post("inbound", "/v1/sandbox/sessions/:sessionId/inbound")
+      .setPath(SessionPath)
+      .setPayload(StrictStruct({ from: E164, text: StrictStruct({ body: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(4096)) }) }))
+      .addSuccess(HttpApiSchema.Accepted)
+      .addError(SandboxTestKeyRequired)
+      .addError(NotFound)
+      .annotate(OpenApi.Description, "The simulated network delivers an inbound text from a verified recipient; `message.received` follows.")
+      .pipe(requireScopes("messages.send"))
+  )
+  .middleware(Authentication)
+  .annotate(OpenApi.Title, "Sandbox")
+{}

@@ -1,0 +1,312 @@
+/**
+ * Messages, their timeline, contacts and conversations. A `queued` row is the dispatch queue.
+ * `transition` is the guarded state change every writer goes through: row lock, allowed
+ * from-state check, update, timeline row and event row — call it inside a transaction.
+ */
+import { SqlClient } from "@effect/sql"
+import {
+  ALLOWED_FROM,
+  canTransition,
+  Message,
+  MessageWithTimeline,
+  newId,
+  STATUS_EVENT,
+  toTimestamp
+} from "@switchboard/domain"
+import type { Category, CursorPosition, Failure, MessageStatus } from "@switchboard/domain"
+import { Clock, Effect, Option } from "effect"
+import { EventsRepo } from "./EventsRepo.js"
+import { iso, isoOrNull } from "./Rows.js"
+
+export const toMessage = (r: any): Message =>
+  new Message({
+    id: r.id,
+    object: "message",
+    workspace_id: r.workspace_id,
+    channel_id: r.channel_id,
+    conversation_id: r.conversation_id,
+    contact_id: r.contact_id,
+    direction: r.direction,
+    from: r.from_number ?? null,
+    to: r.to_number,
+    type: r.type,
+    text: { body: r.body },
+    template: r.template ?? null,
+    category: r.category,
+    status: r.status,
+    failure: r.failure ?? null,
+    metadata: r.metadata ?? {},
+    created_at: iso(r.created_at),
+    updated_at: iso(r.updated_at),
+    sent_at: isoOrNull(r.sent_at),
+    delivered_at: isoOrNull(r.delivered_at),
+    read_at: isoOrNull(r.read_at)
+  })
+
+export interface QueuedMessage {
+  readonly id: string
+  readonly to: string
+  readonly body: string
+  readonly attempts: number
+  readonly category: Category
+}
+
+export interface MessageFilters {
+  readonly status?: MessageStatus | undefined
+  readonly direction?: "outbound" | "inbound" | undefined
+  readonly category?: Category | undefined
+  readonly channelId?: string | undefined
+}
+
+export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/db/MessagesRepo", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const events = yield* EventsRepo
+
+    /** The contact for a number, created when missing; `created` tells which. */
+    const upsertContact = Effect.fn("MessagesRepo.upsertContact")(function*(workspaceId: string, phone: string, now: string) {
+      const existing = yield* sql<{ id: string }>`SELECT id FROM contacts WHERE workspace_id = ${workspaceId} AND phone_number = ${phone}`
+      if (existing[0]) return { id: existing[0].id, created: false }
+      const id = yield* newId("cnt")
+      const inserted = yield* sql<{ id: string }>`INSERT INTO contacts (id, workspace_id, phone_number, created_at, updated_at)
+        VALUES (${id}, ${workspaceId}, ${phone}, ${now}, ${now})
+        ON CONFLICT (workspace_id, phone_number) DO NOTHING RETURNING id`
+      if (inserted[0]) {
+        yield* events.append({ workspaceId, type: "contact.created", data: { object: "contact", object_id: id, contact_id: id }, occurredAt: now })
+        return { id, created: true }
+      }
+      const again = yield* sql<{ id: string }>`SELECT id FROM contacts WHERE workspace_id = ${workspaceId} AND phone_number = ${phone}`
+      return { id: again[0]!.id, created: false }
+    })
+
+    /** The open conversation of (channel, contact), created (or reopened) when missing. */
+    const upsertConversation = Effect.fn("MessagesRepo.upsertConversation")(
+      function*(workspaceId: string, channelId: string, contactId: string, now: string) {
+        const open = yield* sql<{ id: string }>`UPDATE conversations SET last_message_at = ${now}, updated_at = ${now}
+          WHERE channel_id = ${channelId} AND contact_id = ${contactId} AND status = 'open' RETURNING id`
+        if (open[0]) return open[0].id
+        const id = yield* newId("cnv")
+        const inserted = yield* sql<{ id: string }>`INSERT INTO conversations (id, workspace_id, channel_id, contact_id, status,
+            last_message_at, created_at, updated_at)
+          VALUES (${id}, ${workspaceId}, ${channelId}, ${contactId}, 'open', ${now}, ${now}, ${now})
+          ON CONFLICT (channel_id, contact_id) WHERE status = 'open' DO NOTHING RETURNING id`
+        if (!inserted[0]) {
+          const again = yield* sql<{ id: string }>`SELECT id FROM conversations
+            WHERE channel_id = ${channelId} AND contact_id = ${contactId} AND status = 'open'`
+          return again[0]!.id
+        }
+        yield* events.append({
+          workspaceId,
+          type: "conversation.created",
+          data: { object: "conversation", object_id: id, conversation_id: id, status: "open" },
+          occurredAt: now
+        })
+        return id
+      }
+    )
+
+    const insert = Effect.fn("MessagesRepo.insert")(function*(input: {
+      readonly id: string
+      readonly workspaceId: string
+      readonly channelId: string
+      readonly conversationId: string
+      readonly contactId: string
+      readonly direction: "outbound" | "inbound"
+      readonly from: string | null
+      readonly to: string
+      readonly body: string
+      readonly category: Category
+      readonly priority: number
+      readonly status: MessageStatus
+      readonly metadata: Record<string, string>
+      readonly now: string
+    }) {
+      const delivered = input.status === "delivered" ? input.now : null
+      const rows = yield* sql`INSERT INTO messages (id, workspace_id, channel_id, conversation_id, contact_id, direction,
+          from_number, to_number, type, body, category, priority, status, metadata, created_at, updated_at, delivered_at)
+        VALUES (${input.id}, ${input.workspaceId}, ${input.channelId}, ${input.conversationId}, ${input.contactId},
+          ${input.direction}, ${input.from}, ${input.to}, 'text', ${input.body}, ${input.category}, ${input.priority},
+          ${input.status}, ${JSON.stringify(input.metadata)}::jsonb, ${input.now}, ${input.now}, ${delivered})
+        RETURNING *`
+      yield* sql`INSERT INTO message_transitions (message_id, from_state, to_state, at)
+        VALUES (${input.id}, NULL, ${input.status}, ${input.now})`
+      return toMessage(rows[0])
+    })
+
+    /** `message.queued` for a message just inserted as queued (same transaction). */
+    const appendQueuedEvent = Effect.fn("MessagesRepo.appendQueuedEvent")(function*(message: Message) {
+      yield* events.append({
+        workspaceId: message.workspace_id,
+        type: "message.queued",
+        data: {
+          object: "message",
+          object_id: message.id,
+          message_id: message.id,
+          from_state: null,
+          to_state: "queued",
+          category: message.category
+        },
+        occurredAt: message.created_at
+      })
+    })
+
+    /**
+     * Moves a message to `to` when its current state allows it; otherwise does nothing (a late
+     * or repeated report). Returns the updated message when it moved.
+     */
+    const transition = Effect.fn("MessagesRepo.transition")(function*(
+      id: string,
+      to: MessageStatus,
+      options: {
+        readonly reason?: string | undefined
+        readonly failure?: Failure | undefined
+        readonly nextAttemptAt?: string | undefined
+        readonly countAttempt?: boolean | undefined
+      } = {}
+    ) {
+      const now = toTimestamp(yield* Clock.currentTimeMillis)
+      const current = yield* sql<{ status: MessageStatus }>`SELECT status FROM messages WHERE id = ${id} FOR UPDATE`
+      const from = current[0]?.status
+      if (from === undefined || !canTransition(from, to)) return Option.none<Message>()
+      const rows = yield* sql`UPDATE messages SET
+          status = ${to},
+          updated_at = ${now},
+          failure = CASE WHEN ${options.failure !== undefined} THEN ${options.failure ? JSON.stringify(options.failure) : null}::jsonb ELSE failure END,
+          attempts = attempts + ${options.countAttempt ? 1 : 0},
+          next_attempt_at = ${options.nextAttemptAt ?? null},
+          sent_at = CASE WHEN ${to} IN ('sent', 'delivered', 'read') THEN COALESCE(sent_at, ${now}) ELSE sent_at END,
+          delivered_at = CASE WHEN ${to} IN ('delivered', 'read') THEN COALESCE(delivered_at, ${now}) ELSE delivered_at END,
+          read_at = CASE WHEN ${to} = 'read' THEN COALESCE(read_at, ${now}) ELSE read_at END
+        WHERE id = ${id} AND status IN ${sql.in(ALLOWED_FROM[to] as Array<string>)}
+        RETURNING *`
+      if (!rows[0]) return Option.none<Message>()
+      yield* sql`INSERT INTO message_transitions (message_id, from_state, to_state, reason, at)
+        VALUES (${id}, ${from}, ${to}, ${options.reason ?? null}, ${now})`
+      const message = toMessage(rows[0])
+      const type = STATUS_EVENT[to]
+      if (type) {
+        yield* events.append({
+          workspaceId: message.workspace_id,
+          type,
+          data: {
+            object: "message",
+            object_id: id,
+            message_id: id,
+            from_state: from,
+            to_state: to,
+            category: message.category,
+            ...(to === "failed_permanent" && message.failure
+              ? { failure_class: message.failure.class, error_code: message.failure.code, reason: message.failure.reason }
+              : {})
+          },
+          occurredAt: now
+        })
+      }
+      return Option.some(message)
+    })
+
+    const find = Effect.fn("MessagesRepo.find")(function*(workspaceId: string, id: string) {
+      const rows = yield* sql`SELECT * FROM messages WHERE workspace_id = ${workspaceId} AND id = ${id}`
+      if (!rows[0]) return Option.none<MessageWithTimeline>()
+      const timeline = yield* sql<any>`SELECT from_state, to_state, at, reason FROM message_transitions
+        WHERE message_id = ${id} ORDER BY id`
+      return Option.some(new MessageWithTimeline({
+        ...toMessage(rows[0]),
+        timeline: timeline.map((t) => ({ from_state: t.from_state, to_state: t.to_state, at: iso(t.at), reason: t.reason }))
+      }))
+    }, Effect.orDie)
+
+    /** Any workspace, for entities. */
+    const findById = Effect.fn("MessagesRepo.findById")(function*(id: string) {
+      const rows = yield* sql`SELECT * FROM messages WHERE id = ${id}`
+      return Option.map(Option.fromNullable(rows[0]), toMessage)
+    }, Effect.orDie)
+
+    const list = Effect.fn("MessagesRepo.list")(function*(
+      workspaceId: string,
+      filters: MessageFilters,
+      limit: number,
+      after: CursorPosition | undefined
+    ) {
+      const rows = yield* sql`SELECT * FROM messages WHERE workspace_id = ${workspaceId}
+        ${filters.status ? sql`AND status = ${filters.status}` : sql``}
+        ${filters.direction ? sql`AND direction = ${filters.direction}` : sql``}
+        ${filters.category ? sql`AND category = ${filters.category}` : sql``}
+        ${filters.channelId ? sql`AND channel_id = ${filters.channelId}` : sql``}
+        ${after ? sql`AND (created_at, id) < (${after.created_at}::timestamptz, ${after.id})` : sql``}
+        ORDER BY created_at DESC, id DESC LIMIT ${limit + 1}`
+      return rows.map(toMessage)
+    }, Effect.orDie)
+
+    /** The channel's next due messages: priority order, FIFO within a priority. */
+    const nextQueued = Effect.fn("MessagesRepo.nextQueued")(function*(channelId: string, limit: number) {
+      const now = toTimestamp(yield* Clock.currentTimeMillis)
+      const rows = yield* sql<any>`SELECT id, to_number, body, attempts, category FROM messages
+        WHERE channel_id = ${channelId} AND status = 'queued' AND (next_attempt_at IS NULL OR next_attempt_at <= ${now})
+        ORDER BY priority, created_at, id LIMIT ${limit}`
+      return rows.map((r): QueuedMessage => ({ id: r.id, to: r.to_number, body: r.body, attempts: r.attempts, category: r.category }))
+    }, Effect.orDie)
+
+    /** How many messages wait on a channel (for the backlog refusal). */
+    const queuedCount = Effect.fn("MessagesRepo.queuedCount")(function*(channelId: string) {
+      const rows = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM messages WHERE channel_id = ${channelId} AND status = 'queued'`
+      return rows[0]?.n ?? 0
+    }, Effect.orDie)
+
+    /** Channels with due queued messages (the sweeper wakes them). */
+    const channelsWithDueWork = Effect.fn("MessagesRepo.channelsWithDueWork")(function*(limit: number) {
+      const now = toTimestamp(yield* Clock.currentTimeMillis)
+      const rows = yield* sql<{ channel_id: string }>`SELECT DISTINCT channel_id FROM messages
+        WHERE status = 'queued' AND (next_attempt_at IS NULL OR next_attempt_at <= ${now}) LIMIT ${limit}`
+      return rows.map((r) => r.channel_id)
+    }, Effect.orDie)
+
+    /** Ids of messages queued (or waiting for a retry) before `cutoff`. */
+    const staleQueued = Effect.fn("MessagesRepo.staleQueued")(function*(cutoff: string, limit: number) {
+      const rows = yield* sql<{ id: string }>`SELECT id FROM messages
+        WHERE status IN ('queued', 'failed_retryable') AND created_at < ${cutoff} LIMIT ${limit}`
+      return rows.map((r) => r.id)
+    }, Effect.orDie)
+
+    /** Messages left in `dispatching` (their dispatcher died) since before `cutoff`. */
+    const stuckDispatching = Effect.fn("MessagesRepo.stuckDispatching")(function*(cutoff: string, limit: number) {
+      const rows = yield* sql<{ id: string; attempts: number }>`SELECT id, attempts FROM messages
+        WHERE status = 'dispatching' AND updated_at < ${cutoff} LIMIT ${limit}`
+      return rows
+    }, Effect.orDie)
+
+    /** Ids of a channel's messages that have not been dispatched. */
+    const undispatchedOf = Effect.fn("MessagesRepo.undispatchedOf")(function*(channelId: string) {
+      const rows = yield* sql<{ id: string }>`SELECT id FROM messages
+        WHERE channel_id = ${channelId} AND status IN ('queued', 'failed_retryable')`
+      return rows.map((r) => r.id)
+    }, Effect.orDie)
+
+    /** Marks a message id as accepted by the simulated network; false when it already was. */
+    const claimSandboxDelivery = Effect.fn("MessagesRepo.claimSandboxDelivery")(function*(id: string) {
+      const now = toTimestamp(yield* Clock.currentTimeMillis)
+      const rows = yield* sql`INSERT INTO sandbox_deliveries (message_id, accepted_at) VALUES (${id}, ${now})
+        ON CONFLICT (message_id) DO NOTHING RETURNING message_id`
+      return rows.length > 0
+    }, Effect.orDie)
+
+    return {
+      upsertContact,
+      upsertConversation,
+      insert,
+      appendQueuedEvent,
+      transition,
+      find,
+      findById,
+      list,
+      nextQueued,
+      queuedCount,
+      channelsWithDueWork,
+      staleQueued,
+      stuckDispatching,
+      undispatchedOf,
+      claimSandboxDelivery
+    } as const
+  }),
+  dependencies: [EventsRepo.Default]
+}) {}

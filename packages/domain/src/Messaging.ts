@@ -1,0 +1,172 @@
+/**
+ * Messages and channels as they appear on the wire (DECISIONS 4, 5), and the message state
+ * machine: the only transitions a message may take. Receipts may arrive out of order; a later
+ * state never moves back.
+ */
+import { Schema } from "effect"
+import { Id } from "./Ids.js"
+import { E164, StrictStruct, Timestamp } from "./Schemas.js"
+
+export const MESSAGE_STATUSES = [
+  "created",
+  "queued",
+  "dispatching",
+  "provider_accepted",
+  "sent",
+  "delivered",
+  "read",
+  "failed_retryable",
+  "failed_permanent",
+  "cancelled",
+  "expired"
+] as const
+export const MessageStatus = Schema.Literal(...MESSAGE_STATUSES).annotations({ identifier: "MessageStatus" })
+export type MessageStatus = typeof MessageStatus.Type
+
+export const Category = Schema.Literal("authentication", "utility", "marketing").annotations({ identifier: "Category" })
+export type Category = typeof Category.Type
+
+/** Dispatch priority: lower goes first. */
+export const PRIORITY: Record<Category, number> = { authentication: 0, utility: 1, marketing: 2 }
+
+export const Direction = Schema.Literal("outbound", "inbound")
+
+/** From-states allowed for each target state. */
+export const ALLOWED_FROM: Record<MessageStatus, ReadonlyArray<MessageStatus>> = {
+  created: [],
+  queued: ["failed_retryable"],
+  dispatching: ["queued"],
+  provider_accepted: ["dispatching"],
+  sent: ["dispatching", "provider_accepted"],
+  delivered: ["dispatching", "provider_accepted", "sent"],
+  read: ["dispatching", "provider_accepted", "sent", "delivered"],
+  failed_retryable: ["dispatching"],
+  failed_permanent: ["dispatching", "failed_retryable"],
+  cancelled: ["queued", "failed_retryable"],
+  expired: ["queued", "failed_retryable"]
+}
+
+export const canTransition = (from: MessageStatus, to: MessageStatus) => ALLOWED_FROM[to].includes(from)
+
+/** Statuses that report an event of their own (SPEC 6.3). */
+export const STATUS_EVENT: Partial<Record<MessageStatus, "message.queued" | "message.sent" | "message.delivered" | "message.read" | "message.failed">> = {
+  queued: "message.queued",
+  sent: "message.sent",
+  delivered: "message.delivered",
+  read: "message.read",
+  failed_permanent: "message.failed"
+}
+
+export const Failure = Schema.Struct({
+  class: Schema.Literal("retryable", "permanent"),
+  code: Schema.String,
+  reason: Schema.String
+}).annotations({ identifier: "MessageFailure" })
+export type Failure = typeof Failure.Type
+
+export const TimelineEntry = Schema.Struct({
+  from_state: Schema.NullOr(MessageStatus),
+  to_state: MessageStatus,
+  at: Timestamp,
+  reason: Schema.NullOr(Schema.String)
+}).annotations({ identifier: "TimelineEntry" })
+
+export const MessageFields = {
+  id: Id("msg"),
+  object: Schema.Literal("message"),
+  workspace_id: Id("ws"),
+  channel_id: Id("ch"),
+  conversation_id: Id("cnv"),
+  contact_id: Id("cnt"),
+  direction: Direction,
+  from: Schema.NullOr(Schema.String),
+  to: Schema.String,
+  type: Schema.Literal("text", "template"),
+  text: Schema.Struct({ body: Schema.String }),
+  template: Schema.NullOr(Schema.Struct({ slug: Schema.String, variables: Schema.Record({ key: Schema.String, value: Schema.String }) })),
+  category: Category,
+  status: MessageStatus,
+  failure: Schema.NullOr(Failure),
+  metadata: Schema.Record({ key: Schema.String, value: Schema.String }),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+  sent_at: Schema.NullOr(Timestamp),
+  delivered_at: Schema.NullOr(Timestamp),
+  read_at: Schema.NullOr(Timestamp)
+}
+
+export class Message extends Schema.Class<Message>("Message")(MessageFields) {}
+
+export class MessageWithTimeline extends Schema.Class<MessageWithTimeline>("MessageWithTimeline")({
+  ...MessageFields,
+  timeline: Schema.Array(TimelineEntry)
+}) {}
+
+const Metadata = Schema.Record({
+  key: Schema.String.pipe(Schema.maxLength(40)),
+  value: Schema.String.pipe(Schema.maxLength(500))
+}).pipe(Schema.filter((m) => Object.keys(m).length <= 20 || "Expected at most 20 metadata pairs"))
+
+export const SendMessageRequest = StrictStruct({
+  to: E164,
+  channel_id: Schema.optional(Id("ch")),
+  text: Schema.optional(StrictStruct({
+    body: Schema.String.pipe(
+      Schema.minLength(1, { message: () => "Expected a non-empty text body" }),
+      Schema.maxLength(4096, { message: () => "Expected at most 4096 characters" })
+    )
+  })),
+  template: Schema.optional(StrictStruct({
+    slug: Schema.String.pipe(Schema.pattern(/^[a-z0-9_]{1,64}$/, { message: () => "Expected a template slug" })),
+    variables: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.String }))
+  })),
+  category: Schema.optional(Category),
+  metadata: Schema.optional(Metadata)
+}).pipe(
+  Schema.filter((body) =>
+    (body.text === undefined) !== (body.template === undefined) ||
+    { path: ["text"], message: "Send exactly one of text and template" }
+  )
+).annotations({ identifier: "SendMessageRequest" })
+
+export const CHANNEL_STATUSES = [
+  "pending",
+  "connecting",
+  "awaiting_scan",
+  "connected",
+  "degraded",
+  "disconnected",
+  "suspended",
+  "archived"
+] as const
+export const ChannelStatus = Schema.Literal(...CHANNEL_STATUSES).annotations({ identifier: "ChannelStatus" })
+export type ChannelStatus = typeof ChannelStatus.Type
+
+export const Provider = Schema.Literal("sandbox", "qr", "cloud").annotations({ identifier: "Provider" })
+export type Provider = typeof Provider.Type
+
+export class Channel extends Schema.Class<Channel>("Channel")({
+  id: Id("ch"),
+  object: Schema.Literal("channel"),
+  workspace_id: Id("ws"),
+  name: Schema.String,
+  provider: Provider,
+  status: ChannelStatus,
+  status_reason: Schema.NullOr(Schema.String),
+  is_default: Schema.Boolean,
+  phone_number: Schema.NullOr(Schema.String),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+  archived_at: Schema.NullOr(Timestamp)
+}) {}
+
+export class Capabilities extends Schema.Class<Capabilities>("Capabilities")({
+  channel_id: Id("ch"),
+  provider: Provider,
+  max_throughput_mps: Schema.Number,
+  message_types: Schema.Array(Schema.String),
+  refreshed_at: Timestamp
+}) {}
+
+/** Provider throughput (SPEC 8.4). */
+export const THROUGHPUT_MPS: Record<Provider, number> = { sandbox: 2, qr: 0.5, cloud: 0 }

@@ -1,0 +1,3 @@
+export * from "./ChannelProvider.js"
+export * as ProvidersConfig from "./ProvidersConfig.js"
+export * from "./SandboxProvider.js"

@@ -1,0 +1,168 @@
+/** Channel use-cases (SPEC 4.5, DECISIONS 5). */
+
+import { SqlClient } from "@effect/sql"
+import { ChannelsRepo, EventsRepo, isUniqueViolation, MessagesRepo } from "@switchboard/db"
+import {
+  ChannelCapabilityUnavailable,
+  ChannelNotFound,
+  Conflict,
+  DEFAULT_LIMIT,
+  newId,
+  THROUGHPUT_MPS,
+  toPage,
+  toTimestamp,
+  ValidationError
+} from "@switchboard/domain"
+import type { ChannelStatus, CursorPosition, Provider } from "@switchboard/domain"
+import { MessageEntity } from "@switchboard/entities"
+import { Clock, Effect, Option } from "effect"
+import { Entitlements } from "./Entitlements.js"
+
+const notFound = (id: string) =>
+  new ChannelNotFound({ message: `No channel ${id} in this workspace`, details: { resource: "channel", id } })
+
+export class Channels extends Effect.Service<Channels>()("@switchboard/service-api/Channels", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const repo = yield* ChannelsRepo
+    const messages = yield* MessagesRepo
+    const events = yield* EventsRepo
+    const entitlements = yield* Entitlements
+    const messageClient = yield* MessageEntity.client
+    const now = Effect.map(Clock.currentTimeMillis, toTimestamp)
+
+    /**
+     * Inserts a channel (inside the caller's transaction) and its `channel.created` event; it is
+     * the workspace default when the workspace has none.
+     */
+    const insert = Effect.fn("Channels.insert")(function*(input: {
+      readonly workspaceId: string
+      readonly name: string
+      readonly provider: Provider
+      readonly status: ChannelStatus
+      readonly phoneNumber: string | null
+      readonly withCapabilities: boolean
+    }) {
+      const id = yield* newId("ch")
+      const at = yield* now
+      const hasDefault = Option.isSome(yield* repo.findDefault(input.workspaceId))
+      yield* repo.insert({
+        id,
+        workspaceId: input.workspaceId,
+        name: input.name,
+        provider: input.provider,
+        status: input.status,
+        isDefault: !hasDefault,
+        phoneNumber: input.phoneNumber,
+        capabilities: input.withCapabilities
+          ? { max_throughput_mps: THROUGHPUT_MPS[input.provider], message_types: ["text"] }
+          : null,
+        now: at
+      }).pipe(
+        Effect.catchAll((error) =>
+          isUniqueViolation(error)
+            ? new Conflict({ message: `A channel named "${input.name}" already exists`, details: { reason: "name_taken", field: "name" } })
+            : Effect.die(error)
+        )
+      )
+      yield* events.append({
+        workspaceId: input.workspaceId,
+        type: "channel.created",
+        data: { object: "channel", object_id: id, channel_id: id, status: input.status },
+        occurredAt: at
+      })
+      return id
+    })
+
+    const create = Effect.fn("Channels.create")(function*(workspaceId: string, input: { readonly provider: string; readonly name: string }) {
+      if (input.provider !== "qr") {
+        const message = input.provider === "sandbox"
+          ? "Sandbox channels are created by allocating a sandbox session (POST /v1/sandbox/sessions)"
+          : input.provider === "cloud"
+          ? "The cloud provider has no adapter in this deployment and cannot be created"
+          : "Expected provider \"qr\""
+        return yield* new ValidationError({
+          message: "Request validation failed",
+          details: { reason: "provider_not_creatable", issues: [{ path: ["provider"], message }] }
+        })
+      }
+      return yield* sql.withTransaction(Effect.gen(function*() {
+        yield* entitlements.check(workspaceId, "production_channels", yield* repo.countProduction(workspaceId))
+        const id = yield* insert({ workspaceId, name: input.name, provider: "qr", status: "pending", phoneNumber: null, withCapabilities: false })
+        return Option.getOrThrow(yield* repo.find(workspaceId, id)).channel
+      })).pipe(Effect.catchTag("SqlError", Effect.die))
+    })
+
+    const get = Effect.fn("Channels.get")(function*(workspaceId: string, id: string) {
+      const found = yield* repo.find(workspaceId, id)
+      if (Option.isNone(found)) return yield* notFound(id)
+      return found.value
+    })
+
+    const list = Effect.fn("Channels.list")(function*(
+      workspaceId: string,
+      query: { readonly limit?: number | undefined; readonly after?: CursorPosition | undefined; readonly status?: ChannelStatus | undefined }
+    ) {
+      const limit = query.limit ?? DEFAULT_LIMIT
+      return toPage(yield* repo.list(workspaceId, query.status, limit, query.after), limit, (c) => c)
+    })
+
+    const update = Effect.fn("Channels.update")(function*(
+      workspaceId: string,
+      id: string,
+      changes: { readonly name?: string | undefined; readonly is_default?: true | undefined }
+    ) {
+      const current = yield* get(workspaceId, id)
+      if (current.channel.status === "archived") {
+        return yield* new Conflict({ message: "An archived channel cannot be changed", details: { reason: "channel_archived" } })
+      }
+      const updated = yield* repo.update(workspaceId, id, { name: changes.name, isDefault: changes.is_default }, yield* now).pipe(
+        Effect.catchAll((error) =>
+          isUniqueViolation(error)
+            ? new Conflict({ message: `A channel named "${changes.name}" already exists`, details: { reason: "name_taken", field: "name" } })
+            : Effect.die(error)
+        )
+      )
+      if (Option.isNone(updated)) return yield* notFound(id)
+      return updated.value
+    })
+
+    /** Archives (repeatable); cancels what was not dispatched yet, through each message's entity. */
+    const archive = Effect.fn("Channels.archive")(function*(workspaceId: string, id: string) {
+      const current = yield* get(workspaceId, id)
+      if (current.channel.status !== "archived") {
+        const at = yield* now
+        yield* sql.withTransaction(Effect.gen(function*() {
+          const rows = yield* sql`UPDATE channels SET status = 'archived', is_default = false, archived_at = ${at}, updated_at = ${at}
+            WHERE id = ${id} AND status <> 'archived' RETURNING id`
+          if (rows.length > 0) {
+            yield* events.append({
+              workspaceId,
+              type: "channel.archived",
+              data: { object: "channel", object_id: id, channel_id: id, status: "archived", from_status: current.channel.status, to_status: "archived", reason: "archived" },
+              occurredAt: at
+            })
+          }
+        })).pipe(Effect.orDie)
+      }
+      const undispatched = yield* messages.undispatchedOf(id)
+      yield* Effect.forEach(undispatched, (messageId) =>
+        messageClient(messageId).Transition({ to: "cancelled", reason: "channel archived" }).pipe(Effect.orDie), { concurrency: 10, discard: true })
+      return Option.getOrThrow(yield* repo.find(workspaceId, id)).channel
+    })
+
+    const capabilities = Effect.fn("Channels.capabilities")(function*(workspaceId: string, id: string) {
+      const found = yield* get(workspaceId, id)
+      if (Option.isNone(found.capabilities)) {
+        return yield* new ChannelCapabilityUnavailable({
+          message: "The provider has not reported this channel's capabilities yet",
+          details: { reason: "capabilities_not_refreshed" }
+        })
+      }
+      return found.capabilities.value
+    })
+
+    return { insert, create, get, list, update, archive, capabilities } as const
+  }),
+  dependencies: [ChannelsRepo.Default, MessagesRepo.Default, EventsRepo.Default, Entitlements.Default]
+}) {}

@@ -1,0 +1,196 @@
+/**
+ * The send path (ARCHITECTURE 5, DECISIONS 4): checks, then ONE transaction (contact,
+ * conversation, message `queued`, timeline, event, stored idempotent response), then a volatile
+ * wake-up of the channel's entity. Reads go straight to Postgres.
+ */
+import { SqlClient } from "@effect/sql"
+import type { Principal } from "@switchboard/api"
+import { ChannelsRepo, IdempotencyRepo, MessagesRepo, SandboxRepo } from "@switchboard/db"
+import {
+  ChannelNotConnected,
+  ChannelNotFound,
+  DEFAULT_LIMIT,
+  IdempotencyConflict,
+  Message,
+  newId,
+  NotFound,
+  PRIORITY,
+  ProviderRateLimited,
+  SandboxTestKeyRequired,
+  TemplateNotFound,
+  toPage,
+  toTimestamp,
+  ValidationError
+} from "@switchboard/domain"
+import type { Category, CursorPosition, MessageStatus, SendMessageRequest } from "@switchboard/domain"
+import { ChannelEntity } from "@switchboard/entities"
+import { isMagicNumber } from "@switchboard/providers"
+import { Clock, Effect, Option, Schema } from "effect"
+import { createHash } from "node:crypto"
+import { Entitlements } from "./Entitlements.js"
+
+type SendBody = typeof SendMessageRequest.Type
+
+const IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000
+
+/** Canonical JSON: object keys sorted at every level, so member order does not matter. */
+const canonical = (value: unknown): string =>
+  Array.isArray(value)
+    ? `[${value.map(canonical).join(",")}]`
+    : value !== null && typeof value === "object"
+    ? `{${Object.keys(value).sort().map((k) => `${JSON.stringify(k)}:${canonical((value as any)[k])}`).join(",")}}`
+    : JSON.stringify(value)
+
+export const fingerprint = (body: unknown) => createHash("sha256").update(canonical(body)).digest("hex")
+
+const encodeMessage = Schema.encodeSync(Message)
+const decodeMessage = Schema.decodeUnknownSync(Message)
+
+export class Messages extends Effect.Service<Messages>()("@switchboard/service-api/Messages", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const channels = yield* ChannelsRepo
+    const messages = yield* MessagesRepo
+    const idempotency = yield* IdempotencyRepo
+    const sandbox = yield* SandboxRepo
+    const entitlements = yield* Entitlements
+    const channelClient = yield* ChannelEntity.client
+
+    const countContacts = (workspaceId: string) =>
+      Effect.map(sql<{ n: number }>`SELECT count(*)::int AS n FROM contacts WHERE workspace_id = ${workspaceId}`, (r) => r[0]?.n ?? 0)
+
+    /** Everything that can refuse a send, before anything is written. */
+    const check = Effect.fn("Messages.check")(function*(principal: Principal, body: SendBody) {
+      const channelRow = body.channel_id !== undefined
+        ? yield* channels.find(principal.workspaceId, body.channel_id)
+        : yield* channels.findDefault(principal.workspaceId)
+      if (Option.isNone(channelRow)) {
+        if (body.channel_id !== undefined) {
+          return yield* new ChannelNotFound({ message: `No channel ${body.channel_id} in this workspace`, details: { resource: "channel", id: body.channel_id } })
+        }
+        return yield* new ValidationError({
+          message: "Name a channel_id: the workspace has no default channel",
+          details: { reason: "channel_required", issues: [{ path: ["channel_id"], message: "Required: the workspace has no default channel" }] }
+        })
+      }
+      const channel = channelRow.value.channel
+      if (channel.provider === "sandbox" && principal.mode !== "test") {
+        return yield* new SandboxTestKeyRequired({ message: "Sending through a sandbox channel needs a test-mode API key (wa_test_...)" })
+      }
+      if (body.template !== undefined) {
+        return yield* new TemplateNotFound({ message: `No template "${body.template.slug}" in this workspace`, details: { resource: "template", slug: body.template.slug } })
+      }
+      if (channel.status !== "connected") {
+        return yield* new ChannelNotConnected({ message: `Channel ${channel.id} is ${channel.status}, not connected`, details: { status: channel.status } })
+      }
+      if (channel.provider === "sandbox" && !isMagicNumber(body.to) && !(yield* sandbox.isVerified(channel.id, body.to))) {
+        return yield* new ValidationError({
+          message: "The recipient is not verified for this sandbox session",
+          details: { reason: "recipient_not_verified", issues: [{ path: ["to"], message: "Verify this recipient first (POST /v1/sandbox/sessions/{id}/verify)" }] }
+        })
+      }
+      const mps = Option.match(channelRow.value.capabilities, { onNone: () => 0, onSome: (c) => c.max_throughput_mps })
+      if (mps > 0 && (yield* messages.queuedCount(channel.id)) >= mps * 24 * 3600) {
+        return yield* new ProviderRateLimited({
+          message: "The channel's backlog exceeds 24 hours of its throughput; retry later",
+          details: { max_throughput_mps: mps }
+        })
+      }
+      return channel
+    })
+
+    const send = Effect.fn("Messages.send")(function*(principal: Principal, body: SendBody, idempotencyKey: string | undefined) {
+      const nowMs = yield* Clock.currentTimeMillis
+      const now = toTimestamp(nowMs)
+      const workspaceId = principal.workspaceId
+      if (idempotencyKey !== undefined) {
+        const claim = yield* idempotency.begin({
+          workspaceId,
+          key: idempotencyKey,
+          fingerprint: fingerprint(body),
+          now,
+          expiresAt: toTimestamp(nowMs + IDEMPOTENCY_TTL_MS)
+        }).pipe(Effect.orDie)
+        if (claim._tag === "Replay") return { message: decodeMessage(claim.response), replayed: true }
+        if (claim._tag === "Mismatch") {
+          return yield* new IdempotencyConflict({ message: "This Idempotency-Key was used with a different body", details: { reason: "fingerprint_mismatch" } })
+        }
+        if (claim._tag === "InProgress") {
+          return yield* new IdempotencyConflict({ message: "A request with this Idempotency-Key is still running", details: { reason: "in_progress" } })
+        }
+      }
+      const work = Effect.gen(function*() {
+        const channel = yield* check(principal, body)
+        const category: Category = body.category ?? "utility"
+        const message = yield* sql.withTransaction(Effect.gen(function*() {
+          const contact = yield* messages.upsertContact(workspaceId, body.to, now)
+          // a new contact counts against the plan (it is already inserted: the others are count - 1)
+          if (contact.created) yield* entitlements.check(workspaceId, "contacts", (yield* countContacts(workspaceId)) - 1)
+          const conversationId = yield* messages.upsertConversation(workspaceId, channel.id, contact.id, now)
+          const created = yield* messages.insert({
+            id: yield* newId("msg"),
+            workspaceId,
+            channelId: channel.id,
+            conversationId,
+            contactId: contact.id,
+            direction: "outbound",
+            from: channel.phone_number,
+            to: body.to,
+            body: body.text?.body ?? "",
+            category,
+            priority: PRIORITY[category],
+            status: "queued",
+            metadata: body.metadata ?? {},
+            now
+          })
+          yield* messages.appendQueuedEvent(created)
+          if (idempotencyKey !== undefined) yield* idempotency.complete(workspaceId, idempotencyKey, encodeMessage(created))
+          return created
+        })).pipe(Effect.catchTag("SqlError", Effect.die))
+        // after commit: a lost wake-up only delays dispatch (the sweeper repeats it)
+        yield* channelClient(channel.id).Wake().pipe(Effect.catchAllCause(() => Effect.void), Effect.forkDaemon)
+        return { message, replayed: false }
+      })
+      return yield* (idempotencyKey === undefined
+        ? work
+        : work.pipe(Effect.onError(() => idempotency.release(workspaceId, idempotencyKey).pipe(Effect.ignore))))
+    })
+
+    const list = Effect.fn("Messages.list")(function*(workspaceId: string, query: {
+      readonly limit?: number | undefined
+      readonly after?: CursorPosition | undefined
+      readonly status?: MessageStatus | undefined
+      readonly state?: MessageStatus | undefined
+      readonly direction?: "outbound" | "inbound" | undefined
+      readonly category?: Category | undefined
+      readonly channel_id?: string | undefined
+    }) {
+      if (query.channel_id !== undefined && Option.isNone(yield* channels.find(workspaceId, query.channel_id))) {
+        return yield* new ChannelNotFound({ message: `No channel ${query.channel_id} in this workspace`, details: { resource: "channel", id: query.channel_id } })
+      }
+      if (query.status !== undefined && query.state !== undefined && query.status !== query.state) {
+        return yield* new ValidationError({
+          message: "status and state disagree",
+          details: { issues: [{ path: ["state"], message: "state is an alias of status; send one or the same value" }] }
+        })
+      }
+      const limit = query.limit ?? DEFAULT_LIMIT
+      const rows = yield* messages.list(workspaceId, {
+        status: query.status ?? query.state,
+        direction: query.direction,
+        category: query.category,
+        channelId: query.channel_id
+      }, limit, query.after)
+      return toPage(rows, limit, (m) => m)
+    })
+
+    const get = Effect.fn("Messages.get")(function*(workspaceId: string, id: string) {
+      const found = yield* messages.find(workspaceId, id)
+      if (Option.isNone(found)) return yield* new NotFound({ message: `No message ${id}`, details: { resource: "message", id } })
+      return found.value
+    })
+
+    return { send, list, get } as const
+  }),
+  dependencies: [ChannelsRepo.Default, MessagesRepo.Default, IdempotencyRepo.Default, SandboxRepo.Default, Entitlements.Default]
+}) {}

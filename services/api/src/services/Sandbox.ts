@@ -1,0 +1,188 @@
+/** Sandbox sessions on shared test numbers (DECISIONS 6). Test-mode API keys only. */
+import { SqlClient } from "@effect/sql"
+import type { Principal } from "@switchboard/api"
+import { CreatedSandboxSession, SandboxSession } from "@switchboard/api"
+import { EventsRepo, MessagesRepo, SandboxRepo } from "@switchboard/db"
+import type { SandboxSessionRow } from "@switchboard/db"
+import {
+  newId,
+  NotFound,
+  PRIORITY,
+  SandboxNoNumberAvailable,
+  SandboxTestKeyRequired,
+  toTimestamp,
+  ValidationError
+} from "@switchboard/domain"
+import { isMagicNumber, ProvidersConfig } from "@switchboard/providers"
+import { Clock, Effect, Option } from "effect"
+import { createHash, randomInt, timingSafeEqual } from "node:crypto"
+import { Channels } from "./Channels.js"
+import { Entitlements } from "./Entitlements.js"
+
+const SESSION_TTL_MS = 72 * 3600 * 1000
+
+const codeHash = (code: string) => createHash("sha256").update(code).digest("hex")
+
+const toSession = (row: SandboxSessionRow) =>
+  new SandboxSession({
+    id: row.id as SandboxSession["id"],
+    object: "sandbox_session",
+    channel_id: row.channel_id as SandboxSession["channel_id"],
+    phone_number: row.phone_number,
+    status: row.status,
+    verified_recipients: row.verified_recipients,
+    expires_at: row.expires_at,
+    created_at: row.created_at
+  })
+
+const requireTestKey = (principal: Principal) =>
+  principal.kind === "api_key" && principal.mode === "test"
+    ? Effect.void
+    : Effect.fail(new SandboxTestKeyRequired({ message: "Sandbox operations need a test-mode API key (wa_test_...)" }))
+
+export class Sandbox extends Effect.Service<Sandbox>()("@switchboard/service-api/Sandbox", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const repo = yield* SandboxRepo
+    const messages = yield* MessagesRepo
+    const events = yield* EventsRepo
+    const channels = yield* Channels
+    const entitlements = yield* Entitlements
+    const config = yield* ProvidersConfig.ProvidersConfig
+    const now = Effect.map(Clock.currentTimeMillis, toTimestamp)
+
+    const load = Effect.fn("Sandbox.load")(function*(principal: Principal, id: string) {
+      yield* requireTestKey(principal)
+      const found = yield* repo.find(principal.workspaceId, id)
+      if (Option.isNone(found)) return yield* new NotFound({ message: `No sandbox session ${id}`, details: { resource: "sandbox_session", id } })
+      return found.value
+    })
+
+    const create = Effect.fn("Sandbox.create")(function*(principal: Principal) {
+      yield* requireTestKey(principal)
+      const nowMs = yield* Clock.currentTimeMillis
+      const at = toTimestamp(nowMs)
+      const code = String(randomInt(0, 1_000_000)).padStart(6, "0")
+      const session = yield* sql.withTransaction(Effect.gen(function*() {
+        // serialise allocations so two sessions never take the same number
+        yield* sql`SELECT pg_advisory_xact_lock(424242)`
+        yield* entitlements.check(principal.workspaceId, "shared_test_sessions", yield* repo.countActive(principal.workspaceId, at))
+        const inUse = yield* repo.numbersInUse(at)
+        const phone = config.sandboxNumbers.find((n) => !inUse.has(n))
+        if (phone === undefined) {
+          return yield* new SandboxNoNumberAvailable({ message: "Every shared sandbox number is in use; retry later" })
+        }
+        const id = yield* newId("sbx")
+        const channelId = yield* channels.insert({
+          workspaceId: principal.workspaceId,
+          name: `Sandbox ${phone} (${id.slice(-6)})`,
+          provider: "sandbox",
+          status: "connected",
+          phoneNumber: phone,
+          withCapabilities: true
+        }).pipe(Effect.catchTag("Conflict", Effect.die))
+        const row = {
+          id,
+          workspace_id: principal.workspaceId,
+          channel_id: channelId,
+          phone_number: phone,
+          status: "active" as const,
+          code_hash: codeHash(code),
+          expires_at: toTimestamp(nowMs + SESSION_TTL_MS),
+          created_at: at
+        }
+        yield* repo.insert(row)
+        return toSession({ ...row, updated_at: at, verified_recipients: [] })
+      })).pipe(Effect.catchTag("SqlError", Effect.die))
+      return new CreatedSandboxSession({
+        ...session,
+        verification: {
+          code,
+          instructions:
+            `Verify each recipient with POST /v1/sandbox/sessions/${session.id}/verify {"phone_number": "+...", "code": "${code}"}. ` +
+            `Messages then go from ${session.phone_number}. This code is shown once.`
+        }
+      })
+    })
+
+    const get = Effect.fn("Sandbox.get")(function*(principal: Principal, id: string) {
+      return toSession(yield* load(principal, id))
+    })
+
+    const verify = Effect.fn("Sandbox.verify")(function*(principal: Principal, id: string, input: { readonly phone_number: string; readonly code: string }) {
+      const session = yield* load(principal, id)
+      const given = Buffer.from(codeHash(input.code))
+      const expected = Buffer.from(session.code_hash)
+      if (session.status !== "active" || !timingSafeEqual(given, expected)) {
+        return yield* new ValidationError({
+          message: session.status === "active" ? "The verification code is wrong" : `The session is ${session.status}`,
+          details: { reason: session.status === "active" ? "invalid_code" : "session_not_active", issues: [{ path: ["code"], message: "Invalid code" }] }
+        })
+      }
+      yield* repo.addRecipient(id, input.phone_number, yield* now)
+      return toSession(Option.getOrThrow(yield* repo.find(principal.workspaceId, id)))
+    })
+
+    const revoke = Effect.fn("Sandbox.revoke")(function*(principal: Principal, id: string) {
+      const session = yield* load(principal, id)
+      if (session.status === "active") {
+        yield* repo.revoke(principal.workspaceId, id, yield* now).pipe(Effect.orDie)
+        yield* channels.archive(principal.workspaceId, session.channel_id).pipe(Effect.orDie)
+      }
+      return toSession(Option.getOrThrow(yield* repo.find(principal.workspaceId, id)))
+    })
+
+    /** The simulated network delivers a text from a verified recipient. */
+    const inbound = Effect.fn("Sandbox.inbound")(function*(principal: Principal, id: string, input: { readonly from: string; readonly text: { readonly body: string } }) {
+      const session = yield* load(principal, id)
+      if (session.status !== "active") {
+        return yield* new ValidationError({ message: `The session is ${session.status}`, details: { reason: "session_not_active" } })
+      }
+      if (!isMagicNumber(input.from) && !session.verified_recipients.includes(input.from)) {
+        return yield* new ValidationError({
+          message: "Only verified recipients can write to a sandbox number",
+          details: { reason: "recipient_not_verified", issues: [{ path: ["from"], message: "Verify this number first" }] }
+        })
+      }
+      const at = yield* now
+      yield* sql.withTransaction(Effect.gen(function*() {
+        const contact = yield* messages.upsertContact(principal.workspaceId, input.from, at)
+        const conversationId = yield* messages.upsertConversation(principal.workspaceId, session.channel_id, contact.id, at)
+        const message = yield* messages.insert({
+          id: yield* newId("msg"),
+          workspaceId: principal.workspaceId,
+          channelId: session.channel_id,
+          conversationId,
+          contactId: contact.id,
+          direction: "inbound",
+          from: input.from,
+          to: session.phone_number,
+          body: input.text.body,
+          category: "utility",
+          priority: PRIORITY.utility,
+          status: "delivered",
+          metadata: {},
+          now: at
+        })
+        yield* events.append({
+          workspaceId: principal.workspaceId,
+          type: "message.received",
+          data: {
+            object: "message",
+            object_id: message.id,
+            message_id: message.id,
+            conversation_id: conversationId,
+            contact_id: contact.id,
+            channel_id: session.channel_id,
+            direction: "inbound",
+            type: "text"
+          },
+          occurredAt: at
+        })
+      })).pipe(Effect.orDie)
+    })
+
+    return { create, get, verify, revoke, inbound } as const
+  }),
+  dependencies: [SandboxRepo.Default, MessagesRepo.Default, EventsRepo.Default, Channels.Default, Entitlements.Default]
+}) {}
