@@ -101,3 +101,33 @@ export const createKey = (
     if (reply.status !== 201) return yield* Effect.dieMessage(`create key: ${reply.status} ${reply.text}`)
     return reply.body as { id: string; secret: string; scopes: Array<string> }
   })
+
+/** A test-mode key and a sandbox session whose code verified `recipients`. */
+export const sandboxSetup = (recipients: ReadonlyArray<string> = ["+4915112345678"]) =>
+  Effect.gen(function*() {
+    const user = yield* signUp()
+    const key = yield* createKey(user, { mode: "test" })
+    const session = yield* request("POST", "/v1/sandbox/sessions", { token: key.secret })
+    if (session.status !== 201) return yield* Effect.dieMessage(`sandbox session: ${session.status} ${session.text}`)
+    for (const phone of recipients) {
+      const verified = yield* request("POST", `/v1/sandbox/sessions/${session.body.id}/verify`, {
+        token: key.secret,
+        body: { phone_number: phone, code: session.body.verification.code }
+      })
+      if (verified.status !== 200) return yield* Effect.dieMessage(`verify: ${verified.status} ${verified.text}`)
+    }
+    return { user, key: key.secret, session: session.body }
+  })
+
+/** Polls `GET /v1/messages/{id}` until `done(message)` or `timeoutMs`. */
+export const waitForMessage = (token: string, id: string, done: (message: any) => boolean, timeoutMs = 20_000) =>
+  Effect.gen(function*() {
+    const deadline = Date.now() + timeoutMs
+    let last: any
+    while (Date.now() < deadline) {
+      last = (yield* request("GET", `/v1/messages/${id}`, { token })).body
+      if (done(last)) return last
+      yield* Effect.sleep("100 millis")
+    }
+    return yield* Effect.dieMessage(`message ${id} never reached the expected state (last: ${last?.status})`)
+  })

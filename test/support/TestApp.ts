@@ -25,7 +25,11 @@ export const layer = (
       HttpConfig.layer({ logRequests: false, ...options }),
       IdentityConfig.layer({}),
       Mailer.layerMemory,
-      ProvidersConfig.layer({ retryDelayScale: 0.01, ...infrastructure.providers })
+      ProvidersConfig.layer({
+        retryDelayScale: 0.01,
+        sandboxNumbers: Array.from({ length: 40 }, (_, i) => `+1555020${String(i).padStart(4, "0")}`),
+        ...infrastructure.providers
+      })
     )),
     Layer.provideMerge(Cluster.single),
     Layer.provideMerge(Infrastructure.layerWithConfig),
