@@ -50,7 +50,10 @@ describe("API keys", () => {
         assert.notInclude(scope.text, "messages.fly")
         const member = yield* post({ name: "k", mode: "test", colour: "red" })
         assert.strictEqual(member.status, 422)
-        assert.deepStrictEqual(member.body.error.details.issues[0], { path: ["colour"], message: "Unrecognized field \"colour\"" })
+        assert.deepStrictEqual(member.body.error.details.issues[0], {
+          path: ["colour"],
+          message: "Unrecognized field \"colour\""
+        })
         const past = yield* post({ name: "k", mode: "test", expires_at: "2001-01-01T00:00:00.000Z" })
         assert.strictEqual(past.status, 422)
         assert.deepStrictEqual(past.body.error.details.issues[0].path, ["expires_at"])
@@ -62,13 +65,19 @@ describe("API keys", () => {
         const key = yield* createKey(user)
         const ok = yield* request("GET", "/v1/api-keys", { token: key.secret })
         assert.strictEqual(ok.status, 200)
-        const first = yield* request("DELETE", `/v1/api-keys/${key.id}`, { token: user.accessToken, workspace: user.workspaceId })
+        const first = yield* request("DELETE", `/v1/api-keys/${key.id}`, {
+          token: user.accessToken,
+          workspace: user.workspaceId
+        })
         assert.strictEqual(first.status, 200)
         assert.strictEqual(first.body.id, key.id)
         const refused = yield* request("GET", "/v1/api-keys", { token: key.secret })
         assert.strictEqual(refused.status, 401)
         assert.strictEqual(refused.body.error.code, "UNAUTHORIZED")
-        const second = yield* request("DELETE", `/v1/api-keys/${key.id}`, { token: user.accessToken, workspace: user.workspaceId })
+        const second = yield* request("DELETE", `/v1/api-keys/${key.id}`, {
+          token: user.accessToken,
+          workspace: user.workspaceId
+        })
         assert.strictEqual(second.status, 200)
         assert.strictEqual(second.body.revoked_at, first.body.revoked_at)
         const listed = yield* request("GET", "/v1/api-keys", { token: user.accessToken, workspace: user.workspaceId })
@@ -80,7 +89,10 @@ describe("API keys", () => {
         const owner = yield* signUp()
         const other = yield* signUp()
         const key = yield* createKey(owner)
-        const reply = yield* request("DELETE", `/v1/api-keys/${key.id}`, { token: other.accessToken, workspace: other.workspaceId })
+        const reply = yield* request("DELETE", `/v1/api-keys/${key.id}`, {
+          token: other.accessToken,
+          workspace: other.workspaceId
+        })
         assert.strictEqual(reply.status, 404)
         assert.strictEqual(reply.body.error.code, "API_KEY_NOT_FOUND")
         const still = yield* request("GET", "/v1/api-keys", { token: key.secret })
@@ -95,7 +107,10 @@ describe("API keys", () => {
         const noHeader = yield* request("GET", "/v1/api-keys", { token: user.accessToken })
         assert.strictEqual(noHeader.status, 400)
         assert.strictEqual(noHeader.body.error.code, "WORKSPACE_CONTEXT_REQUIRED")
-        const notMember = yield* request("GET", "/v1/api-keys", { token: user.accessToken, workspace: other.workspaceId })
+        const notMember = yield* request("GET", "/v1/api-keys", {
+          token: user.accessToken,
+          workspace: other.workspaceId
+        })
         assert.strictEqual(notMember.status, 403)
         assert.strictEqual(notMember.body.error.code, "FORBIDDEN")
         const mismatch = yield* request("GET", "/v1/api-keys", { token: key.secret, workspace: other.workspaceId })
@@ -148,7 +163,9 @@ describe("API keys", () => {
         assert.strictEqual(byUser.status, 403)
         assert.strictEqual(byUser.body.error.code, "WORKSPACE_SUSPENDED")
         yield* operator.setStatus(user.userId, "suspended")
-        const suspended = yield* request("POST", "/v1/auth/login", { body: { email: user.email, password: "correct horse battery staple" } })
+        const suspended = yield* request("POST", "/v1/auth/login", {
+          body: { email: user.email, password: "correct horse battery staple" }
+        })
         assert.strictEqual(suspended.status, 403)
         assert.strictEqual(suspended.body.error.code, "ACCOUNT_SUSPENDED")
       }).pipe(Effect.provide(TestApp.operatorLayer)))

@@ -41,7 +41,9 @@ describe("users and sessions", () => {
     it.effect("answers a wrong password and an unknown e-mail with the same 401", () =>
       Effect.gen(function*() {
         const user = yield* signUp()
-        const wrong = yield* request("POST", "/v1/auth/login", { body: { email: user.email, password: "wrong password!!" } })
+        const wrong = yield* request("POST", "/v1/auth/login", {
+          body: { email: user.email, password: "wrong password!!" }
+        })
         const unknown = yield* request("POST", "/v1/auth/login", { body: { email: uniqueEmail(), password: PASSWORD } })
         assert.strictEqual(wrong.status, 401)
         assert.strictEqual(unknown.status, 401)
@@ -81,7 +83,9 @@ describe("users and sessions", () => {
     it.effect("refreshes from the cookie when the body has no token", () =>
       Effect.gen(function*() {
         const user = yield* signUp()
-        const reply = yield* request("POST", "/v1/auth/refresh", { headers: { cookie: `refresh_token=${user.refreshToken}` } })
+        const reply = yield* request("POST", "/v1/auth/refresh", {
+          headers: { cookie: `refresh_token=${user.refreshToken}` }
+        })
         assert.strictEqual(reply.status, 200)
         const none = yield* request("POST", "/v1/auth/refresh", {})
         assert.strictEqual(none.status, 401)

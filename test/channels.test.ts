@@ -16,13 +16,22 @@ describe("channels and sandbox sessions", () => {
       Effect.gen(function*() {
         const user = yield* signUp()
         const key = yield* createKey(user, { mode: "live" })
-        const sandbox = yield* request("POST", "/v1/channels", { token: key.secret, body: { provider: "sandbox", name: "s" } })
+        const sandbox = yield* request("POST", "/v1/channels", {
+          token: key.secret,
+          body: { provider: "sandbox", name: "s" }
+        })
         assert.strictEqual(sandbox.status, 422)
         assert.include(sandbox.body.error.details.issues[0].message, "sandbox session")
-        const cloud = yield* request("POST", "/v1/channels", { token: key.secret, body: { provider: "cloud", name: "c" } })
+        const cloud = yield* request("POST", "/v1/channels", {
+          token: key.secret,
+          body: { provider: "cloud", name: "c" }
+        })
         assert.strictEqual(cloud.status, 422)
         assert.include(cloud.body.error.details.issues[0].message, "no adapter")
-        const qr = yield* request("POST", "/v1/channels", { token: key.secret, body: { provider: "qr", name: "Support" } })
+        const qr = yield* request("POST", "/v1/channels", {
+          token: key.secret,
+          body: { provider: "qr", name: "Support" }
+        })
         assert.strictEqual(qr.status, 201)
         assert.strictEqual(qr.body.status, "pending")
         assert.strictEqual(qr.body.provider, "qr")
@@ -30,10 +39,16 @@ describe("channels and sandbox sessions", () => {
         const caps = yield* request("GET", `/v1/channels/${qr.body.id}/capabilities`, { token: key.secret })
         assert.strictEqual(caps.status, 409)
         assert.strictEqual(caps.body.error.details.reason, "capabilities_not_refreshed")
-        const send = yield* request("POST", "/v1/messages", { token: key.secret, body: { to: TO, text: { body: "x" } } })
+        const send = yield* request("POST", "/v1/messages", {
+          token: key.secret,
+          body: { to: TO, text: { body: "x" } }
+        })
         assert.strictEqual(send.status, 409)
         assert.strictEqual(send.body.error.code, "CHANNEL_NOT_CONNECTED")
-        const second = yield* request("POST", "/v1/channels", { token: key.secret, body: { provider: "qr", name: "Sales" } })
+        const second = yield* request("POST", "/v1/channels", {
+          token: key.secret,
+          body: { provider: "qr", name: "Sales" }
+        })
         assert.strictEqual(second.status, 409)
         assert.strictEqual(second.body.error.code, "ENTITLEMENT_LIMIT_REACHED")
         assert.strictEqual(second.body.error.details.entitlement, "production_channels")
@@ -46,7 +61,9 @@ describe("channels and sandbox sessions", () => {
         const key = yield* createKey(user, { mode: "live" })
         const operator = { token: key.secret }
         yield* request("POST", "/v1/channels", { ...operator, body: { provider: "qr", name: "Support" } })
-        yield* Effect.flatMap(Operator, (o) => o.setPlan(user.workspaceId, "growth")).pipe(Effect.provide(TestApp.operatorLayer))
+        yield* Effect.flatMap(Operator, (o) => o.setPlan(user.workspaceId, "growth")).pipe(
+          Effect.provide(TestApp.operatorLayer)
+        )
         const dup = yield* request("POST", "/v1/channels", { ...operator, body: { provider: "qr", name: "support" } })
         assert.strictEqual(dup.status, 409)
         assert.strictEqual(dup.body.error.code, "CONFLICT")
@@ -54,7 +71,10 @@ describe("channels and sandbox sessions", () => {
         assert.isFalse(sales.body.is_default)
         const empty = yield* request("PATCH", `/v1/channels/${sales.body.id}`, { ...operator, body: {} })
         assert.strictEqual(empty.status, 422)
-        const renamed = yield* request("PATCH", `/v1/channels/${sales.body.id}`, { ...operator, body: { name: "Sales EU", is_default: true } })
+        const renamed = yield* request("PATCH", `/v1/channels/${sales.body.id}`, {
+          ...operator,
+          body: { name: "Sales EU", is_default: true }
+        })
         assert.strictEqual(renamed.status, 200)
         assert.strictEqual(renamed.body.name, "Sales EU")
         assert.isTrue(renamed.body.is_default)
@@ -74,7 +94,9 @@ describe("channels and sandbox sessions", () => {
         const { key, session } = yield* sandboxSetup()
         const ids: Array<string> = []
         for (let i = 0; i < 8; i++) {
-          ids.push((yield* request("POST", "/v1/messages", { token: key, body: { to: TO, text: { body: `m${i}` } } })).body.id)
+          ids.push(
+            (yield* request("POST", "/v1/messages", { token: key, body: { to: TO, text: { body: `m${i}` } } })).body.id
+          )
         }
         const first = yield* request("DELETE", `/v1/channels/${session.channel_id}`, { token: key })
         assert.strictEqual(first.status, 200)
@@ -85,9 +107,13 @@ describe("channels and sandbox sessions", () => {
         const last = yield* request("GET", `/v1/messages/${ids[7]}`, { token: key })
         assert.strictEqual(last.body.status, "cancelled")
         const sql = yield* SqlClient.SqlClient
-        const archived = yield* sql`SELECT 1 FROM events WHERE type = 'channel.archived' AND object_id = ${session.channel_id}`
+        const archived =
+          yield* sql`SELECT 1 FROM events WHERE type = 'channel.archived' AND object_id = ${session.channel_id}`
         assert.strictEqual(archived.length, 1)
-        const send = yield* request("POST", "/v1/messages", { token: key, body: { to: TO, text: { body: "late" }, channel_id: session.channel_id } })
+        const send = yield* request("POST", "/v1/messages", {
+          token: key,
+          body: { to: TO, text: { body: "late" }, channel_id: session.channel_id }
+        })
         assert.strictEqual(send.status, 409)
       }))
 
@@ -99,7 +125,10 @@ describe("channels and sandbox sessions", () => {
         const byLive = yield* request("POST", "/v1/sandbox/sessions", { token: live.secret })
         assert.strictEqual(byLive.status, 403)
         assert.strictEqual(byLive.body.error.code, "SANDBOX_TEST_KEY_REQUIRED")
-        const bySession = yield* request("POST", "/v1/sandbox/sessions", { token: user.accessToken, workspace: user.workspaceId })
+        const bySession = yield* request("POST", "/v1/sandbox/sessions", {
+          token: user.accessToken,
+          workspace: user.workspaceId
+        })
         assert.strictEqual(bySession.status, 403)
         assert.strictEqual(bySession.body.error.code, "SANDBOX_TEST_KEY_REQUIRED")
         const created = yield* request("POST", "/v1/sandbox/sessions", { token: test.secret })
@@ -113,7 +142,9 @@ describe("channels and sandbox sessions", () => {
         const channel = yield* request("GET", `/v1/channels/${created.body.channel_id}`, { token: test.secret })
         assert.strictEqual(channel.body.provider, "sandbox")
         assert.strictEqual(channel.body.status, "connected")
-        const caps = yield* request("GET", `/v1/channels/${created.body.channel_id}/capabilities`, { token: test.secret })
+        const caps = yield* request("GET", `/v1/channels/${created.body.channel_id}/capabilities`, {
+          token: test.secret
+        })
         assert.strictEqual(caps.body.max_throughput_mps, 2)
         const second = yield* request("POST", "/v1/sandbox/sessions", { token: test.secret })
         assert.strictEqual(second.status, 409)

@@ -25,7 +25,12 @@ describe.skipIf(url === undefined)("identity across api nodes", () => {
     await client.query(`CREATE DATABASE "${database}" TEMPLATE "${templateName()}"`)
     await client.end()
     dbUrl = withDatabase(url!, database)
-    const env = { DATABASE_URL: dbUrl, LOG_LEVEL: "warning", JWT_SECRET: "e2e-secret-e2e-secret-e2e-secret", API_KEY_PEPPER: "e2e-pepper" }
+    const env = {
+      DATABASE_URL: dbUrl,
+      LOG_LEVEL: "warning",
+      JWT_SECRET: "e2e-secret-e2e-secret-e2e-secret",
+      API_KEY_PEPPER: "e2e-pepper"
+    }
     a = startService("api", env, 47401)
     b = startService("api", env, 47402)
     await Promise.all([waitFor(`${a.baseUrl}/health`), waitFor(`${b.baseUrl}/health`)])

@@ -34,7 +34,12 @@ describe("messages through the sandbox", () => {
         const sql = yield* SqlClient.SqlClient
         const events = yield* sql<{ type: string; envelope: string }>`SELECT type, envelope FROM events
           WHERE object_id = ${sent.body.id} ORDER BY created_at, id`
-        assert.deepStrictEqual(events.map((e) => e.type), ["message.queued", "message.sent", "message.delivered", "message.read"])
+        assert.deepStrictEqual(events.map((e) => e.type), [
+          "message.queued",
+          "message.sent",
+          "message.delivered",
+          "message.read"
+        ])
         const delivered = JSON.parse(events[2]!.envelope)
         assert.deepStrictEqual(delivered.data, {
           object: "message",
@@ -52,14 +57,30 @@ describe("messages through the sandbox", () => {
         const { key } = yield* sandboxSetup()
         const marketing: Array<string> = []
         for (let i = 0; i < 6; i++) {
-          const r = yield* request("POST", "/v1/messages", { token: key, body: { to: TO, text: { body: `promo ${i}` }, category: "marketing" } })
+          const r = yield* request("POST", "/v1/messages", {
+            token: key,
+            body: { to: TO, text: { body: `promo ${i}` }, category: "marketing" }
+          })
           marketing.push(r.body.id)
         }
-        const auth = yield* request("POST", "/v1/messages", { token: key, body: { to: TO, text: { body: "code 123456" }, category: "authentication" } })
-        const authDone = yield* waitForMessage(key, auth.body.id, (m) => m.timeline.some((t: any) => t.to_state === "dispatching"))
+        const auth = yield* request("POST", "/v1/messages", {
+          token: key,
+          body: { to: TO, text: { body: "code 123456" }, category: "authentication" }
+        })
+        const authDone = yield* waitForMessage(key, auth.body.id, (m) =>
+          m.timeline.some((t: any) =>
+            t.to_state === "dispatching"
+          ))
         const authAt = Date.parse(authDone.timeline.find((t: any) => t.to_state === "dispatching").at)
-        const last = yield* waitForMessage(key, marketing[5]!, (m) => m.timeline.some((t: any) => t.to_state === "dispatching"))
-        const lastAt = Date.parse(last.timeline.find((t: any) => t.to_state === "dispatching").at)
+        const last = yield* waitForMessage(key, marketing[5]!, (m) =>
+          m.timeline.some((t: any) =>
+            t.to_state === "dispatching"
+          ))
+        const lastAt = Date.parse(
+          last.timeline.find((t: any) =>
+            t.to_state === "dispatching"
+          ).at
+        )
         assert.isBelow(authAt, lastAt, "the authentication message went before the last marketing one")
         // the marketing ones went in order among themselves
         const starts: Array<number> = []
@@ -86,7 +107,9 @@ describe("messages through the sandbox", () => {
         const still = yield* request("GET", `/v1/messages/${sent.id}`, { token: key })
         assert.strictEqual(still.body.status, "sent")
         const sql = yield* SqlClient.SqlClient
-        const types = yield* sql<{ type: string; envelope: string }>`SELECT type, envelope FROM events WHERE object_id = ${permanent.body.id} AND type = 'message.failed'`
+        const types = yield* sql<
+          { type: string; envelope: string }
+        >`SELECT type, envelope FROM events WHERE object_id = ${permanent.body.id} AND type = 'message.failed'`
         assert.strictEqual(types.length, 1)
         const data = JSON.parse(types[0]!.envelope).data
         assert.strictEqual(data.failure_class, "permanent")
@@ -97,7 +120,11 @@ describe("messages through the sandbox", () => {
       Effect.gen(function*() {
         const { key } = yield* sandboxSetup()
         const body = { to: TO, text: { body: "once" }, metadata: { order: "42", ref: "a" } }
-        const first = yield* request("POST", "/v1/messages", { token: key, body, headers: { "idempotency-key": "order-42" } })
+        const first = yield* request("POST", "/v1/messages", {
+          token: key,
+          body,
+          headers: { "idempotency-key": "order-42" }
+        })
         assert.strictEqual(first.status, 201)
         assert.isUndefined(first.headers["idempotent-replay"])
         // same members in another order: same fingerprint
@@ -109,12 +136,20 @@ describe("messages through the sandbox", () => {
         assert.strictEqual(again.status, 201)
         assert.strictEqual(again.headers["idempotent-replay"], "true")
         assert.deepStrictEqual(again.body, first.body)
-        const other = yield* request("POST", "/v1/messages", { token: key, body: { ...body, text: { body: "twice" } }, headers: { "idempotency-key": "order-42" } })
+        const other = yield* request("POST", "/v1/messages", {
+          token: key,
+          body: { ...body, text: { body: "twice" } },
+          headers: { "idempotency-key": "order-42" }
+        })
         assert.strictEqual(other.status, 409)
         assert.strictEqual(other.body.error.code, "IDEMPOTENCY_CONFLICT")
         const list = yield* request("GET", "/v1/messages", { token: key })
         assert.strictEqual(list.body.data.filter((m: any) => m.text.body === "once").length, 1)
-        const long = yield* request("POST", "/v1/messages", { token: key, body, headers: { "idempotency-key": "k".repeat(256) } })
+        const long = yield* request("POST", "/v1/messages", {
+          token: key,
+          body,
+          headers: { "idempotency-key": "k".repeat(256) }
+        })
         assert.strictEqual(long.status, 422)
       }))
 
@@ -156,7 +191,10 @@ describe("messages through the sandbox", () => {
       Effect.gen(function*() {
         const user = yield* signUp()
         const key = yield* createKey(user, { mode: "test" })
-        const reply = yield* request("POST", "/v1/messages", { token: key.secret, body: { to: TO, text: { body: "x" } } })
+        const reply = yield* request("POST", "/v1/messages", {
+          token: key.secret,
+          body: { to: TO, text: { body: "x" } }
+        })
         assert.strictEqual(reply.status, 422)
         assert.strictEqual(reply.body.error.details.reason, "channel_required")
       }))
@@ -164,20 +202,27 @@ describe("messages through the sandbox", () => {
     it.effect("lists newest first with filters, and refuses unknown filter values", () =>
       Effect.gen(function*() {
         const { key, session } = yield* sandboxSetup()
-        const a = yield* request("POST", "/v1/messages", { token: key, body: { to: TO, text: { body: "a" }, category: "marketing" } })
+        const a = yield* request("POST", "/v1/messages", {
+          token: key,
+          body: { to: TO, text: { body: "a" }, category: "marketing" }
+        })
         const b = yield* request("POST", "/v1/messages", { token: key, body: { to: TO, text: { body: "b" } } })
         const all = yield* request("GET", "/v1/messages", { token: key })
         assert.deepStrictEqual(all.body.data.map((m: any) => m.id), [b.body.id, a.body.id])
         const marketing = yield* request("GET", "/v1/messages?category=marketing", { token: key })
         assert.deepStrictEqual(marketing.body.data.map((m: any) => m.id), [a.body.id])
-        const byChannel = yield* request("GET", `/v1/messages?channel_id=${session.channel_id}&direction=outbound`, { token: key })
+        const byChannel = yield* request("GET", `/v1/messages?channel_id=${session.channel_id}&direction=outbound`, {
+          token: key
+        })
         assert.strictEqual(byChannel.body.data.length, 2)
         const bad = yield* request("GET", "/v1/messages?status=teleported", { token: key })
         assert.strictEqual(bad.status, 422)
         assert.deepStrictEqual(bad.body.error.details.issues[0].path, ["status"])
         const badState = yield* request("GET", "/v1/messages?state=nope", { token: key })
         assert.strictEqual(badState.status, 422)
-        const unknownChannel = yield* request("GET", "/v1/messages?channel_id=ch_01JD7X6F3Q9T2M5N8R4V0W1Y2Z", { token: key })
+        const unknownChannel = yield* request("GET", "/v1/messages?channel_id=ch_01JD7X6F3Q9T2M5N8R4V0W1Y2Z", {
+          token: key
+        })
         assert.strictEqual(unknownChannel.status, 404)
         assert.strictEqual(unknownChannel.body.error.code, "CHANNEL_NOT_FOUND")
         const missing = yield* request("GET", "/v1/messages/msg_01JD7X6F3Q9T2M5N8R4V0W1Y2Z", { token: key })
@@ -189,14 +234,19 @@ describe("messages through the sandbox", () => {
     it.effect("records an inbound sandbox message with message.received", () =>
       Effect.gen(function*() {
         const { key, session } = yield* sandboxSetup()
-        const reply = yield* request("POST", `/v1/sandbox/sessions/${session.id}/inbound`, { token: key, body: { from: TO, text: { body: "hi there" } } })
+        const reply = yield* request("POST", `/v1/sandbox/sessions/${session.id}/inbound`, {
+          token: key,
+          body: { from: TO, text: { body: "hi there" } }
+        })
         assert.strictEqual(reply.status, 202)
         const inbound = yield* request("GET", "/v1/messages?direction=inbound", { token: key })
         assert.strictEqual(inbound.body.data.length, 1)
         assert.strictEqual(inbound.body.data[0].status, "delivered")
         assert.strictEqual(inbound.body.data[0].from, TO)
         const sql = yield* SqlClient.SqlClient
-        const events = yield* sql<{ envelope: string }>`SELECT envelope FROM events WHERE type = 'message.received' AND object_id = ${inbound.body.data[0].id}`
+        const events = yield* sql<
+          { envelope: string }
+        >`SELECT envelope FROM events WHERE type = 'message.received' AND object_id = ${inbound.body.data[0].id}`
         const data = JSON.parse(events[0]!.envelope).data
         assert.strictEqual(data.direction, "inbound")
         assert.strictEqual(data.channel_id, session.channel_id)

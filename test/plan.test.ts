@@ -42,12 +42,27 @@ describe("plan and usage", () => {
         yield* operator.override(user.workspaceId, "contacts", 42)
         yield* operator.override(user.workspaceId, "webhook_endpoints", null)
         const reply = yield* request("GET", "/v1/plan", { token: key.secret })
-        assert.deepStrictEqual(reply.body.entitlements.contacts, { value: 42, unlimited: false, source: "override", enforced: true })
-        assert.deepStrictEqual(reply.body.entitlements.webhook_endpoints, { value: null, unlimited: true, source: "override", enforced: true })
+        assert.deepStrictEqual(reply.body.entitlements.contacts, {
+          value: 42,
+          unlimited: false,
+          source: "override",
+          enforced: true
+        })
+        assert.deepStrictEqual(reply.body.entitlements.webhook_endpoints, {
+          value: null,
+          unlimited: true,
+          source: "override",
+          enforced: true
+        })
         assert.strictEqual(reply.body.entitlements.production_channels.source, "plan")
         yield* operator.override(user.workspaceId, "contacts", undefined)
         const cleared = yield* request("GET", "/v1/plan", { token: key.secret })
-        assert.deepStrictEqual(cleared.body.entitlements.contacts, { value: 500, unlimited: false, source: "plan", enforced: true })
+        assert.deepStrictEqual(cleared.body.entitlements.contacts, {
+          value: 500,
+          unlimited: false,
+          source: "plan",
+          enforced: true
+        })
       }).pipe(Effect.provide(TestApp.operatorLayer)))
 
     it.effect("reports usage for the current UTC month with live gauges", () =>
@@ -58,11 +73,22 @@ describe("plan and usage", () => {
         const reply = yield* request("GET", "/v1/usage", { token: key.secret })
         assert.strictEqual(reply.status, 200)
         const now = new Date()
-        assert.strictEqual(reply.body.period.start, new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1)).toISOString())
-        assert.strictEqual(reply.body.period.end, new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1)).toISOString())
+        assert.strictEqual(
+          reply.body.period.start,
+          new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1)).toISOString()
+        )
+        assert.strictEqual(
+          reply.body.period.end,
+          new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1)).toISOString()
+        )
         assert.deepStrictEqual(reply.body.current.api_keys, { used: 2, limit: 2, unlimited: false, remaining: 0 })
         assert.deepStrictEqual(reply.body.current.seats, { used: 1, limit: 1, unlimited: false, remaining: 0 })
-        assert.deepStrictEqual(reply.body.metered.messages_sent, { used: 0, limit: null, unlimited: true, remaining: null })
+        assert.deepStrictEqual(reply.body.metered.messages_sent, {
+          used: 0,
+          limit: null,
+          unlimited: true,
+          remaining: null
+        })
         const withParams = yield* request("GET", "/v1/usage?month=2026-01", { token: key.secret })
         assert.strictEqual(withParams.status, 200)
       }))

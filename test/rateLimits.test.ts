@@ -44,16 +44,20 @@ describe("HTTP rate limits on other routes", () => {
 })
 
 describe("HTTP rate limits when Redis is unreachable", () => {
-  layer(TestApp.layer({}, { redisUrl: "redis://127.0.0.1:1" }), { excludeTestServices: true, timeout: 120_000 })((it) => {
-    it.effect("fails open and reports Redis down on /ready", () =>
-      Effect.gen(function*() {
-        const ready = yield* request("GET", "/ready")
-        assert.strictEqual(ready.status, 503)
-        assert.strictEqual(ready.body.status, "not_ready")
-        assert.strictEqual(ready.body.checks.redis.status, "down")
-        assert.strictEqual(ready.body.checks.database.status, "up")
-        const login = yield* request("POST", "/v1/auth/login", { body: { email: "nobody@example.com", password: PASSWORD } })
-        assert.strictEqual(login.status, 401)
-      }))
-  })
+  layer(TestApp.layer({}, { redisUrl: "redis://127.0.0.1:1" }), { excludeTestServices: true, timeout: 120_000 })(
+    (it) => {
+      it.effect("fails open and reports Redis down on /ready", () =>
+        Effect.gen(function*() {
+          const ready = yield* request("GET", "/ready")
+          assert.strictEqual(ready.status, 503)
+          assert.strictEqual(ready.body.status, "not_ready")
+          assert.strictEqual(ready.body.checks.redis.status, "down")
+          assert.strictEqual(ready.body.checks.database.status, "up")
+          const login = yield* request("POST", "/v1/auth/login", {
+            body: { email: "nobody@example.com", password: PASSWORD }
+          })
+          assert.strictEqual(login.status, 401)
+        }))
+    }
+  )
 })

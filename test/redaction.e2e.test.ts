@@ -47,7 +47,9 @@ describe("log redaction", () => {
     assert.strictEqual(wrong.status, 401)
     const login = await call(service.baseUrl, "POST", "/v1/auth/login", { body: { email, password: PASSWORD } })
     assert.strictEqual(login.status, 200)
-    const refreshed = await call(service.baseUrl, "POST", "/v1/auth/refresh", { body: { refresh_token: login.body.refresh_token } })
+    const refreshed = await call(service.baseUrl, "POST", "/v1/auth/refresh", {
+      body: { refresh_token: login.body.refresh_token }
+    })
     assert.strictEqual(refreshed.status, 200)
     const session = { token: refreshed.body.access_token, workspace: registered.body.workspace.id }
     const key = await call(service.baseUrl, "POST", "/v1/api-keys", { ...session, body: { name: "k", mode: "live" } })

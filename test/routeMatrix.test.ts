@@ -56,10 +56,17 @@ describe("authentication of every route", () => {
         assert.isAbove(scoped.length, 0)
         for (const route of scoped) {
           const key = yield* createKey(user, { scopes: SCOPES.filter((s) => !route.scopes.includes(s)) })
-          const reply = yield* request(route.method, route.path, { token: key.secret, ...(route.method === "GET" ? {} : { body: {} }) })
+          const reply = yield* request(route.method, route.path, {
+            token: key.secret,
+            ...(route.method === "GET" ? {} : { body: {} })
+          })
           assert.strictEqual(reply.status, 403, `${route.method} ${route.path}`)
           assert.strictEqual(reply.body.error.code, "FORBIDDEN")
-          assert.deepStrictEqual(reply.body.error.details.required_scopes, route.scopes, `${route.method} ${route.path}`)
+          assert.deepStrictEqual(
+            reply.body.error.details.required_scopes,
+            route.scopes,
+            `${route.method} ${route.path}`
+          )
         }
       }))
 
@@ -70,7 +77,10 @@ describe("authentication of every route", () => {
         const sessionOnly = routes.filter((r) => r.sessionOnly)
         assert.isAbove(sessionOnly.length, 0)
         for (const route of sessionOnly) {
-          const reply = yield* request(route.method, route.path, { token: key.secret, ...(route.method === "GET" ? {} : { body: {} }) })
+          const reply = yield* request(route.method, route.path, {
+            token: key.secret,
+            ...(route.method === "GET" ? {} : { body: {} })
+          })
           assert.strictEqual(reply.status, 403, `${route.method} ${route.path}`)
           assert.strictEqual(reply.body.error.code, "FORBIDDEN")
         }

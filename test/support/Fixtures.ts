@@ -23,7 +23,11 @@ export interface RequestOptions {
 export class PathPrefix extends Context.Reference<PathPrefix>()("test/PathPrefix", { defaultValue: () => "" }) {}
 
 /** Any request, answered as status + headers + parsed JSON (or text). */
-export const request = (method: "GET" | "POST" | "PATCH" | "PUT" | "DELETE", path: string, options: RequestOptions = {}) =>
+export const request = (
+  method: "GET" | "POST" | "PATCH" | "PUT" | "DELETE",
+  path: string,
+  options: RequestOptions = {}
+) =>
   Effect.gen(function*() {
     const client = yield* HttpClient.HttpClient
     const prefix = yield* PathPrefix
@@ -96,7 +100,11 @@ export const createKey = (
     const reply = yield* request("POST", "/v1/api-keys", {
       token: user.accessToken,
       workspace: user.workspaceId,
-      body: { name: body.name ?? "test key", mode: body.mode ?? "test", ...(body.scopes ? { scopes: body.scopes } : {}) }
+      body: {
+        name: body.name ?? "test key",
+        mode: body.mode ?? "test",
+        ...(body.scopes ? { scopes: body.scopes } : {})
+      }
     })
     if (reply.status !== 201) return yield* Effect.dieMessage(`create key: ${reply.status} ${reply.text}`)
     return reply.body as { id: string; secret: string; scopes: Array<string> }

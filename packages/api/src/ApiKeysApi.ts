@@ -32,7 +32,10 @@ export class ApiKeysApi extends HttpApiGroup.make("apiKeys")
     HttpApiEndpoint.get("list", "/v1/api-keys")
       .setUrlParams(Schema.Struct(ListParams))
       .addSuccess(Page(ApiKey))
-      .annotate(OpenApi.Description, "Keys of the workspace, revoked ones included, newest first. Secrets are never shown.")
+      .annotate(
+        OpenApi.Description,
+        "Keys of the workspace, revoked ones included, newest first. Secrets are never shown."
+      )
       .pipe(requireScopes("workspace.read"))
   )
   .add(

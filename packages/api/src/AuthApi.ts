@@ -81,7 +81,10 @@ export class AuthApi extends HttpApiGroup.make("auth")
     HttpApiEndpoint.post("verifyEmail", "/v1/auth/verify-email")
       .setPayload(StrictStruct({ token: Schema.String.pipe(Schema.maxLength(200)) }))
       .addSuccess(Schema.Struct({ user: User }))
-      .annotate(OpenApi.Description, "Verifies an e-mail address. A bad, used or expired token: 422 with `details.reason = invalid_token`.")
+      .annotate(
+        OpenApi.Description,
+        "Verifies an e-mail address. A bad, used or expired token: 422 with `details.reason = invalid_token`."
+      )
       .pipe(rateLimited("register"))
   )
   .add(
@@ -128,7 +131,10 @@ export class SessionApi extends HttpApiGroup.make("session")
   .add(
     HttpApiEndpoint.post("logout", "/v1/auth/logout")
       .addSuccess(HttpApiSchema.NoContent)
-      .annotate(OpenApi.Description, "Revokes the session: its access tokens stop working at once on every node; clears the cookie.")
+      .annotate(
+        OpenApi.Description,
+        "Revokes the session: its access tokens stop working at once on every node; clears the cookie."
+      )
       .pipe(sessionOnly, workspaceOptional)
   )
   .add(

@@ -75,7 +75,10 @@ export class MessagesApi extends HttpApiGroup.make("messages")
       }))
       .addSuccess(Page(Message))
       .addError(ChannelNotFound)
-      .annotate(OpenApi.Description, "Newest first. `state` is an alias of `status`. An unknown filter value is 422; an unknown `channel_id` is 404.")
+      .annotate(
+        OpenApi.Description,
+        "Newest first. `state` is an alias of `status`. An unknown filter value is 422; an unknown `channel_id` is 404."
+      )
       .pipe(requireScopes("messages.read"))
   )
   .add(
@@ -137,7 +140,10 @@ export class ChannelsApi extends HttpApiGroup.make("channels")
       .addSuccess(Channel)
       .addError(ChannelNotFound)
       .addError(Conflict)
-      .annotate(OpenApi.Description, "Rename and/or make the workspace default (`is_default: true`). At least one field.")
+      .annotate(
+        OpenApi.Description,
+        "Rename and/or make the workspace default (`is_default: true`). At least one field."
+      )
       .pipe(requireScopes("channels.manage"))
   )
   .add(
@@ -145,7 +151,10 @@ export class ChannelsApi extends HttpApiGroup.make("channels")
       .setPath(ChannelPath)
       .addSuccess(Channel)
       .addError(ChannelNotFound)
-      .annotate(OpenApi.Description, "Archives (not deletes); repeatable. Its undispatched messages are cancelled. `channel.archived` is emitted once.")
+      .annotate(
+        OpenApi.Description,
+        "Archives (not deletes); repeatable. Its undispatched messages are cancelled. `channel.archived` is emitted once."
+      )
       .pipe(requireScopes("channels.manage"))
   )
   .add(
@@ -154,7 +163,10 @@ export class ChannelsApi extends HttpApiGroup.make("channels")
       .addSuccess(Capabilities)
       .addError(ChannelNotFound)
       .addError(ChannelCapabilityUnavailable)
-      .annotate(OpenApi.Description, "The provider's capability snapshot; 409 with `details.reason = capabilities_not_refreshed` until the provider reported one.")
+      .annotate(
+        OpenApi.Description,
+        "The provider's capability snapshot; 409 with `details.reason = capabilities_not_refreshed` until the provider reported one."
+      )
       .pipe(requireScopes("channels.read"))
   )
   .middleware(Authentication)
@@ -210,7 +222,10 @@ export class SandboxApi extends HttpApiGroup.make("sandbox")
       .addSuccess(SandboxSession)
       .addError(SandboxTestKeyRequired)
       .addError(NotFound)
-      .annotate(OpenApi.Description, "Verifies a recipient with the session's code; wrong code: 422 with `details.reason = invalid_code`.")
+      .annotate(
+        OpenApi.Description,
+        "Verifies a recipient with the session's code; wrong code: 422 with `details.reason = invalid_code`."
+      )
       .pipe(requireScopes("channels.manage"), rateLimited("sandbox_verify"))
   )
   .add(
@@ -225,11 +240,19 @@ export class SandboxApi extends HttpApiGroup.make("sandbox")
   .add(
     HttpApiEndpoint.post("inbound", "/v1/sandbox/sessions/:sessionId/inbound")
       .setPath(SessionPath)
-      .setPayload(StrictStruct({ from: E164, text: StrictStruct({ body: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(4096)) }) }))
+      .setPayload(
+        StrictStruct({
+          from: E164,
+          text: StrictStruct({ body: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(4096)) })
+        })
+      )
       .addSuccess(HttpApiSchema.Accepted)
       .addError(SandboxTestKeyRequired)
       .addError(NotFound)
-      .annotate(OpenApi.Description, "The simulated network delivers an inbound text from a verified recipient; `message.received` follows.")
+      .annotate(
+        OpenApi.Description,
+        "The simulated network delivers an inbound text from a verified recipient; `message.received` follows."
+      )
       .pipe(requireScopes("messages.send"))
   )
   .middleware(Authentication)

@@ -35,7 +35,10 @@ export class PlanApi extends HttpApiGroup.make("plan")
   .add(
     HttpApiEndpoint.get("plan", "/v1/plan")
       .addSuccess(Plan)
-      .annotate(OpenApi.Description, "Effective entitlements with their `source` (`plan` or `override`) and whether each is enforced yet.")
+      .annotate(
+        OpenApi.Description,
+        "Effective entitlements with their `source` (`plan` or `override`) and whether each is enforced yet."
+      )
       .pipe(requireScopes("workspace.read"))
   )
   .add(

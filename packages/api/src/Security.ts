@@ -45,11 +45,11 @@ export class SessionOnly extends Context.Reference<SessionOnly>()("@switchboard/
   defaultValue: () => false
 }) {}
 
-export const requireScopes = (...scopes: ReadonlyArray<Scope>) =>
-<E extends HttpApiEndpoint.HttpApiEndpoint.Any>(endpoint: E): E =>
-  (endpoint as any)
-    .annotate(RequiredScopes, scopes)
-    .annotate(OpenApi.Override, { "x-required-scopes": scopes }) as E
+export const requireScopes =
+  (...scopes: ReadonlyArray<Scope>) => <E extends HttpApiEndpoint.HttpApiEndpoint.Any>(endpoint: E): E =>
+    (endpoint as any)
+      .annotate(RequiredScopes, scopes)
+      .annotate(OpenApi.Override, { "x-required-scopes": scopes }) as E
 
 export const sessionOnly = <E extends HttpApiEndpoint.HttpApiEndpoint.Any>(endpoint: E): E =>
   (endpoint as any)

@@ -39,11 +39,14 @@ export class ApiKeysRepo extends Effect.Service<ApiKeysRepo>()("@switchboard/db/
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
-    const insert = Effect.fn("ApiKeysRepo.insert")(function*(row: ApiKeyRow & { readonly secret_hash: string; readonly created_by: string | null }) {
-      yield* sql`INSERT INTO api_keys (id, workspace_id, name, mode, secret_hash, last4, scopes, expires_at, created_by, created_at)
+    const insert = Effect.fn("ApiKeysRepo.insert")(
+      function*(row: ApiKeyRow & { readonly secret_hash: string; readonly created_by: string | null }) {
+        yield* sql`INSERT INTO api_keys (id, workspace_id, name, mode, secret_hash, last4, scopes, expires_at, created_by, created_at)
         VALUES (${row.id}, ${row.workspace_id}, ${row.name}, ${row.mode}, ${row.secret_hash}, ${row.last4},
                 ${row.scopes as Array<string>}, ${row.expires_at}, ${row.created_by}, ${row.created_at})`
-    }, Effect.orDie)
+      },
+      Effect.orDie
+    )
 
     const findBySecretHash = Effect.fn("ApiKeysRepo.findBySecretHash")(function*(secretHash: string) {
       const rows = yield* sql<any>`
@@ -57,15 +60,18 @@ export class ApiKeysRepo extends Effect.Service<ApiKeysRepo>()("@switchboard/db/
     })
 
     /** Newest first; `limit + 1` rows so the caller can tell whether there is more. */
-    const list = Effect.fn("ApiKeysRepo.list")(function*(workspaceId: string, limit: number, after: CursorPosition | undefined) {
-      const rows = after
-        ? yield* sql<any>`SELECT * FROM api_keys WHERE workspace_id = ${workspaceId}
+    const list = Effect.fn("ApiKeysRepo.list")(
+      function*(workspaceId: string, limit: number, after: CursorPosition | undefined) {
+        const rows = after
+          ? yield* sql<any>`SELECT * FROM api_keys WHERE workspace_id = ${workspaceId}
             AND (created_at, id) < (${after.created_at}::timestamptz, ${after.id})
             ORDER BY created_at DESC, id DESC LIMIT ${limit + 1}`
-        : yield* sql<any>`SELECT * FROM api_keys WHERE workspace_id = ${workspaceId}
+          : yield* sql<any>`SELECT * FROM api_keys WHERE workspace_id = ${workspaceId}
             ORDER BY created_at DESC, id DESC LIMIT ${limit + 1}`
-      return rows.map(toRow)
-    }, Effect.orDie)
+        return rows.map(toRow)
+      },
+      Effect.orDie
+    )
 
     /** Revokes once; a repeated revoke returns the original `revoked_at`. */
     const revoke = Effect.fn("ApiKeysRepo.revoke")(function*(workspaceId: string, id: string, now: string) {

@@ -29,7 +29,14 @@ export const toChannel = (r: any): Channel =>
 const toRow = (r: any): ChannelRow => ({
   channel: toChannel(r),
   capabilities: r.capabilities && r.capabilities_refreshed_at
-    ? Option.some(new Capabilities({ channel_id: r.id, provider: r.provider, ...r.capabilities, refreshed_at: iso(r.capabilities_refreshed_at) }))
+    ? Option.some(
+      new Capabilities({
+        channel_id: r.id,
+        provider: r.provider,
+        ...r.capabilities,
+        refreshed_at: iso(r.capabilities_refreshed_at)
+      })
+    )
     : Option.none()
 })
 
@@ -45,7 +52,9 @@ export class ChannelsRepo extends Effect.Service<ChannelsRepo>()("@switchboard/d
       readonly status: ChannelStatus
       readonly isDefault: boolean
       readonly phoneNumber: string | null
-      readonly capabilities: { readonly max_throughput_mps: number; readonly message_types: ReadonlyArray<string> } | null
+      readonly capabilities:
+        | { readonly max_throughput_mps: number; readonly message_types: ReadonlyArray<string> }
+        | null
       readonly now: string
     }) {
       const caps = input.capabilities === null ? null : JSON.stringify(input.capabilities)
@@ -67,7 +76,8 @@ export class ChannelsRepo extends Effect.Service<ChannelsRepo>()("@switchboard/d
     }, Effect.orDie)
 
     const findDefault = Effect.fn("ChannelsRepo.findDefault")(function*(workspaceId: string) {
-      const rows = yield* sql`SELECT * FROM channels WHERE workspace_id = ${workspaceId} AND is_default AND archived_at IS NULL`
+      const rows =
+        yield* sql`SELECT * FROM channels WHERE workspace_id = ${workspaceId} AND is_default AND archived_at IS NULL`
       return Option.map(Option.fromNullable(rows[0]), toRow)
     }, Effect.orDie)
 

@@ -11,7 +11,6 @@ import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import { DatabaseConfig } from "./DatabaseConfig.js"
 
-
 /** Real Postgres from a connection string. */
 export const layerPostgres = (url: Redacted.Redacted, maxConnections: number) =>
   PgClient.layer({
@@ -55,7 +54,7 @@ export const layerEmbedded = (dataDir: string | undefined) =>
       username: "postgres",
       database: "postgres",
       maxConnections: 1,
-        applicationName: "switchboard"
+      applicationName: "switchboard"
     })
   }))
 
@@ -74,7 +73,9 @@ const ownerLock = (path: string) =>
           const owner = Number(readFileSync(path, "utf8").trim())
           if (Number.isInteger(owner) && owner > 0 && owner !== process.pid && isAlive(owner)) {
             return Effect.dieMessage(
-              `The embedded database in ${path.replace(/owner\.lock$/, "")} is in use by process ${owner}; stop it first (or set DATABASE_URL)`
+              `The embedded database in ${
+                path.replace(/owner\.lock$/, "")
+              } is in use by process ${owner}; stop it first (or set DATABASE_URL)`
             )
           }
           rmSync(path, { force: true })

@@ -52,7 +52,13 @@ export class EventsRepo extends Effect.Service<EventsRepo>()("@switchboard/db/Ev
         INSERT INTO events (id, workspace_id, type, object_id, envelope, is_test, created_at)
         VALUES (${id}, ${input.workspaceId}, ${input.type}, ${input.data.object_id}, ${envelope},
                 ${input.isTest ?? false}, ${createdAt})`
-      return { id, type: input.type, workspace_id: input.workspaceId, created_at: createdAt, envelope } satisfies AppendedEvent
+      return {
+        id,
+        type: input.type,
+        workspace_id: input.workspaceId,
+        created_at: createdAt,
+        envelope
+      } satisfies AppendedEvent
     }, Effect.orDie)
 
     return { append } as const

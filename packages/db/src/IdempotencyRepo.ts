@@ -25,7 +25,8 @@ export class IdempotencyRepo extends Effect.Service<IdempotencyRepo>()("@switchb
       // an expired key is free again
       yield* sql`DELETE FROM idempotency_keys WHERE workspace_id = ${input.workspaceId} AND key = ${input.key}
         AND expires_at <= ${input.now}`
-      const inserted = yield* sql`INSERT INTO idempotency_keys (workspace_id, key, fingerprint, state, created_at, expires_at)
+      const inserted =
+        yield* sql`INSERT INTO idempotency_keys (workspace_id, key, fingerprint, state, created_at, expires_at)
         VALUES (${input.workspaceId}, ${input.key}, ${input.fingerprint}, 'running', ${input.now}, ${input.expiresAt})
         ON CONFLICT (workspace_id, key) DO NOTHING RETURNING key`
       if (inserted.length > 0) return { _tag: "Claimed" } as Claim
@@ -39,10 +40,12 @@ export class IdempotencyRepo extends Effect.Service<IdempotencyRepo>()("@switchb
     })
 
     /** Stores the response (call inside the transaction that did the work). */
-    const complete = Effect.fn("IdempotencyRepo.complete")(function*(workspaceId: string, key: string, response: unknown) {
-      yield* sql`UPDATE idempotency_keys SET state = 'done', response = ${JSON.stringify(response)}::jsonb
+    const complete = Effect.fn("IdempotencyRepo.complete")(
+      function*(workspaceId: string, key: string, response: unknown) {
+        yield* sql`UPDATE idempotency_keys SET state = 'done', response = ${JSON.stringify(response)}::jsonb
         WHERE workspace_id = ${workspaceId} AND key = ${key}`
-    })
+      }
+    )
 
     /** Frees a claimed key whose request failed before doing anything. */
     const release = Effect.fn("IdempotencyRepo.release")(function*(workspaceId: string, key: string) {

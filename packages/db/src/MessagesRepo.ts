@@ -64,20 +64,33 @@ export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/d
     const events = yield* EventsRepo
 
     /** The contact for a number, created when missing; `created` tells which. */
-    const upsertContact = Effect.fn("MessagesRepo.upsertContact")(function*(workspaceId: string, phone: string, now: string) {
-      const existing = yield* sql<{ id: string }>`SELECT id FROM contacts WHERE workspace_id = ${workspaceId} AND phone_number = ${phone}`
-      if (existing[0]) return { id: existing[0].id, created: false }
-      const id = yield* newId("cnt")
-      const inserted = yield* sql<{ id: string }>`INSERT INTO contacts (id, workspace_id, phone_number, created_at, updated_at)
+    const upsertContact = Effect.fn("MessagesRepo.upsertContact")(
+      function*(workspaceId: string, phone: string, now: string) {
+        const existing = yield* sql<
+          { id: string }
+        >`SELECT id FROM contacts WHERE workspace_id = ${workspaceId} AND phone_number = ${phone}`
+        if (existing[0]) return { id: existing[0].id, created: false }
+        const id = yield* newId("cnt")
+        const inserted = yield* sql<
+          { id: string }
+        >`INSERT INTO contacts (id, workspace_id, phone_number, created_at, updated_at)
         VALUES (${id}, ${workspaceId}, ${phone}, ${now}, ${now})
         ON CONFLICT (workspace_id, phone_number) DO NOTHING RETURNING id`
-      if (inserted[0]) {
-        yield* events.append({ workspaceId, type: "contact.created", data: { object: "contact", object_id: id, contact_id: id }, occurredAt: now })
-        return { id, created: true }
+        if (inserted[0]) {
+          yield* events.append({
+            workspaceId,
+            type: "contact.created",
+            data: { object: "contact", object_id: id, contact_id: id },
+            occurredAt: now
+          })
+          return { id, created: true }
+        }
+        const again = yield* sql<
+          { id: string }
+        >`SELECT id FROM contacts WHERE workspace_id = ${workspaceId} AND phone_number = ${phone}`
+        return { id: again[0]!.id, created: false }
       }
-      const again = yield* sql<{ id: string }>`SELECT id FROM contacts WHERE workspace_id = ${workspaceId} AND phone_number = ${phone}`
-      return { id: again[0]!.id, created: false }
-    })
+    )
 
     /** The open conversation of (channel, contact), created (or reopened) when missing. */
     const upsertConversation = Effect.fn("MessagesRepo.upsertConversation")(
@@ -86,7 +99,9 @@ export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/d
           WHERE channel_id = ${channelId} AND contact_id = ${contactId} AND status = 'open' RETURNING id`
         if (open[0]) return open[0].id
         const id = yield* newId("cnv")
-        const inserted = yield* sql<{ id: string }>`INSERT INTO conversations (id, workspace_id, channel_id, contact_id, status,
+        const inserted = yield* sql<
+          { id: string }
+        >`INSERT INTO conversations (id, workspace_id, channel_id, contact_id, status,
             last_message_at, created_at, updated_at)
           VALUES (${id}, ${workspaceId}, ${channelId}, ${contactId}, 'open', ${now}, ${now}, ${now})
           ON CONFLICT (channel_id, contact_id) WHERE status = 'open' DO NOTHING RETURNING id`
@@ -122,7 +137,8 @@ export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/d
       readonly now: string
     }) {
       const delivered = input.status === "delivered" ? input.now : null
-      const rows = yield* sql`INSERT INTO messages (id, workspace_id, channel_id, conversation_id, contact_id, direction,
+      const rows =
+        yield* sql`INSERT INTO messages (id, workspace_id, channel_id, conversation_id, contact_id, direction,
           from_number, to_number, type, body, category, priority, status, metadata, created_at, updated_at, delivered_at)
         VALUES (${input.id}, ${input.workspaceId}, ${input.channelId}, ${input.conversationId}, ${input.contactId},
           ${input.direction}, ${input.from}, ${input.to}, 'text', ${input.body}, ${input.category}, ${input.priority},
@@ -171,7 +187,9 @@ export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/d
       const rows = yield* sql`UPDATE messages SET
           status = ${to},
           updated_at = ${now},
-          failure = CASE WHEN ${options.failure !== undefined} THEN ${options.failure ? JSON.stringify(options.failure) : null}::jsonb ELSE failure END,
+          failure = CASE WHEN ${options.failure !== undefined} THEN ${
+        options.failure ? JSON.stringify(options.failure) : null
+      }::jsonb ELSE failure END,
           attempts = attempts + ${options.countAttempt ? 1 : 0},
           next_attempt_at = ${options.nextAttemptAt ?? null},
           sent_at = CASE WHEN ${to} IN ('sent', 'delivered', 'read') THEN COALESCE(sent_at, ${now}) ELSE sent_at END,
@@ -196,7 +214,11 @@ export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/d
             to_state: to,
             category: message.category,
             ...(to === "failed_permanent" && message.failure
-              ? { failure_class: message.failure.class, error_code: message.failure.code, reason: message.failure.reason }
+              ? {
+                failure_class: message.failure.class,
+                error_code: message.failure.code,
+                reason: message.failure.reason
+              }
               : {})
           },
           occurredAt: now
@@ -210,10 +232,17 @@ export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/d
       if (!rows[0]) return Option.none<MessageWithTimeline>()
       const timeline = yield* sql<any>`SELECT from_state, to_state, at, reason FROM message_transitions
         WHERE message_id = ${id} ORDER BY id`
-      return Option.some(new MessageWithTimeline({
-        ...toMessage(rows[0]),
-        timeline: timeline.map((t) => ({ from_state: t.from_state, to_state: t.to_state, at: iso(t.at), reason: t.reason }))
-      }))
+      return Option.some(
+        new MessageWithTimeline({
+          ...toMessage(rows[0]),
+          timeline: timeline.map((t) => ({
+            from_state: t.from_state,
+            to_state: t.to_state,
+            at: iso(t.at),
+            reason: t.reason
+          }))
+        })
+      )
     }, Effect.orDie)
 
     /** Any workspace, for entities. */
@@ -244,12 +273,20 @@ export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/d
       const rows = yield* sql<any>`SELECT id, to_number, body, attempts, category FROM messages
         WHERE channel_id = ${channelId} AND status = 'queued' AND (next_attempt_at IS NULL OR next_attempt_at <= ${now})
         ORDER BY priority, created_at, id LIMIT ${limit}`
-      return rows.map((r): QueuedMessage => ({ id: r.id, to: r.to_number, body: r.body, attempts: r.attempts, category: r.category }))
+      return rows.map((r): QueuedMessage => ({
+        id: r.id,
+        to: r.to_number,
+        body: r.body,
+        attempts: r.attempts,
+        category: r.category
+      }))
     }, Effect.orDie)
 
     /** How many messages wait on a channel (for the backlog refusal). */
     const queuedCount = Effect.fn("MessagesRepo.queuedCount")(function*(channelId: string) {
-      const rows = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM messages WHERE channel_id = ${channelId} AND status = 'queued'`
+      const rows = yield* sql<
+        { n: number }
+      >`SELECT count(*)::int AS n FROM messages WHERE channel_id = ${channelId} AND status = 'queued'`
       return rows[0]?.n ?? 0
     }, Effect.orDie)
 

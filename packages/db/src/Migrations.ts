@@ -35,7 +35,9 @@ export const layer = Layer.effectDiscard(
   run.pipe(
     Effect.tap((applied) =>
       applied.length > 0
-        ? Effect.logInfo("migrations applied").pipe(Effect.annotateLogs("migrations", applied.map(([id, name]) => `${id}_${name}`)))
+        ? Effect.logInfo("migrations applied").pipe(
+          Effect.annotateLogs("migrations", applied.map(([id, name]) => `${id}_${name}`))
+        )
         : Effect.void
     ),
     Effect.orDie

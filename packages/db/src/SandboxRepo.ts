@@ -33,11 +33,13 @@ export class SandboxRepo extends Effect.Service<SandboxRepo>()("@switchboard/db/
       verified_recipients: recipients
     })
 
-    const insert = Effect.fn("SandboxRepo.insert")(function*(row: Omit<SandboxSessionRow, "verified_recipients" | "updated_at">) {
-      yield* sql`INSERT INTO sandbox_sessions (id, workspace_id, channel_id, phone_number, status, code_hash, expires_at, created_at, updated_at)
+    const insert = Effect.fn("SandboxRepo.insert")(
+      function*(row: Omit<SandboxSessionRow, "verified_recipients" | "updated_at">) {
+        yield* sql`INSERT INTO sandbox_sessions (id, workspace_id, channel_id, phone_number, status, code_hash, expires_at, created_at, updated_at)
         VALUES (${row.id}, ${row.workspace_id}, ${row.channel_id}, ${row.phone_number}, ${row.status}, ${row.code_hash},
           ${row.expires_at}, ${row.created_at}, ${row.created_at})`
-    })
+      }
+    )
 
     /** Numbers of the pool held by an active, unexpired session. */
     const numbersInUse = Effect.fn("SandboxRepo.numbersInUse")(function*(now: string) {
@@ -68,14 +70,19 @@ export class SandboxRepo extends Effect.Service<SandboxRepo>()("@switchboard/db/
     }, Effect.orDie)
 
     const findByChannel = Effect.fn("SandboxRepo.findByChannel")(function*(channelId: string) {
-      const rows = yield* sql<{ id: string; workspace_id: string }>`SELECT id, workspace_id FROM sandbox_sessions WHERE channel_id = ${channelId}`
+      const rows = yield* sql<
+        { id: string; workspace_id: string }
+      >`SELECT id, workspace_id FROM sandbox_sessions WHERE channel_id = ${channelId}`
       return rows[0] ? yield* find(rows[0].workspace_id, rows[0].id) : Option.none<SandboxSessionRow>()
     }, Effect.orDie)
 
-    const addRecipient = Effect.fn("SandboxRepo.addRecipient")(function*(sessionId: string, phone: string, now: string) {
-      yield* sql`INSERT INTO sandbox_recipients (session_id, phone_number, verified_at) VALUES (${sessionId}, ${phone}, ${now})
+    const addRecipient = Effect.fn("SandboxRepo.addRecipient")(
+      function*(sessionId: string, phone: string, now: string) {
+        yield* sql`INSERT INTO sandbox_recipients (session_id, phone_number, verified_at) VALUES (${sessionId}, ${phone}, ${now})
         ON CONFLICT DO NOTHING`
-    }, Effect.orDie)
+      },
+      Effect.orDie
+    )
 
     const isVerified = Effect.fn("SandboxRepo.isVerified")(function*(channelId: string, phone: string) {
       const rows = yield* sql`SELECT 1 FROM sandbox_recipients r JOIN sandbox_sessions s ON s.id = r.session_id

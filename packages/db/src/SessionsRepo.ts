@@ -46,7 +46,9 @@ export class SessionsRepo extends Effect.Service<SessionsRepo>()("@switchboard/d
       readonly now: string
     }) {
       return yield* sql.withTransaction(Effect.gen(function*() {
-        const rows = yield* sql<{ session_id: string; rotated_at: Date | null; expires_at: Date; revoked_at: Date | null; user_id: string }>`
+        const rows = yield* sql<
+          { session_id: string; rotated_at: Date | null; expires_at: Date; revoked_at: Date | null; user_id: string }
+        >`
           SELECT t.session_id, t.rotated_at, t.expires_at, s.revoked_at, s.user_id
           FROM refresh_tokens t JOIN sessions s ON s.id = t.session_id
           WHERE t.token_hash = ${input.tokenHash} FOR UPDATE OF t`
@@ -72,7 +74,9 @@ export class SessionsRepo extends Effect.Service<SessionsRepo>()("@switchboard/d
 
     /** The session a refresh token belongs to, if any. */
     const sessionOfToken = Effect.fn("SessionsRepo.sessionOfToken")(function*(tokenHash: string) {
-      const rows = yield* sql<{ session_id: string }>`SELECT session_id FROM refresh_tokens WHERE token_hash = ${tokenHash}`
+      const rows = yield* sql<
+        { session_id: string }
+      >`SELECT session_id FROM refresh_tokens WHERE token_hash = ${tokenHash}`
       return Option.map(Option.fromNullable(rows[0]), (r) => r.session_id)
     }, Effect.orDie)
 

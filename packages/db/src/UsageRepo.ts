@@ -10,32 +10,58 @@ export class UsageRepo extends Effect.Service<UsageRepo>()("@switchboard/db/Usag
     const sql = yield* SqlClient.SqlClient
 
     const tables = Effect.map(
-      sql<{ name: string }>`SELECT table_name AS name FROM information_schema.tables WHERE table_schema = current_schema()`,
+      sql<
+        { name: string }
+      >`SELECT table_name AS name FROM information_schema.tables WHERE table_schema = current_schema()`,
       (rows) => new Set(rows.map((r) => r.name))
     )
 
-    const counts = Effect.fn("UsageRepo.counts")(function*(workspaceId: string, periodStart: string, periodEnd: string, now: string) {
-      const have = yield* tables
-      const count = (table: string, query: Effect.Effect<ReadonlyArray<{ n: number }>, unknown>) =>
-        have.has(table) ? Effect.map(query, (rows) => rows[0]?.n ?? 0) : Effect.succeed(0)
-      return yield* Effect.all({
-        messages_sent: count("messages", sql<{ n: number }>`SELECT count(*)::int AS n FROM messages m
+    const counts = Effect.fn("UsageRepo.counts")(
+      function*(workspaceId: string, periodStart: string, periodEnd: string, now: string) {
+        const have = yield* tables
+        const count = (table: string, query: Effect.Effect<ReadonlyArray<{ n: number }>, unknown>) =>
+          have.has(table) ? Effect.map(query, (rows) => rows[0]?.n ?? 0) : Effect.succeed(0)
+        return yield* Effect.all({
+          messages_sent: count(
+            "messages",
+            sql<{ n: number }>`SELECT count(*)::int AS n FROM messages m
           JOIN channels c ON c.id = m.channel_id
           WHERE m.workspace_id = ${workspaceId} AND m.direction = 'outbound' AND c.provider <> 'sandbox'
-          AND m.sent_at >= ${periodStart} AND m.sent_at < ${periodEnd}`),
-        sandbox_messages: count("messages", sql<{ n: number }>`SELECT count(*)::int AS n FROM messages m
+          AND m.sent_at >= ${periodStart} AND m.sent_at < ${periodEnd}`
+          ),
+          sandbox_messages: count(
+            "messages",
+            sql<{ n: number }>`SELECT count(*)::int AS n FROM messages m
           JOIN channels c ON c.id = m.channel_id
           WHERE m.workspace_id = ${workspaceId} AND m.direction = 'outbound' AND c.provider = 'sandbox'
-          AND m.created_at >= ${periodStart} AND m.created_at < ${periodEnd}`),
-        contacts: count("contacts", sql<{ n: number }>`SELECT count(*)::int AS n FROM contacts WHERE workspace_id = ${workspaceId}`),
-        connected_channels: count("channels", sql<{ n: number }>`SELECT count(*)::int AS n FROM channels
-          WHERE workspace_id = ${workspaceId} AND provider <> 'sandbox' AND status <> 'archived'`),
-        api_keys: count("api_keys", sql<{ n: number }>`SELECT count(*)::int AS n FROM api_keys WHERE workspace_id = ${workspaceId}
-          AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ${now})`),
-        seats: count("workspace_members", sql<{ n: number }>`SELECT count(*)::int AS n FROM workspace_members WHERE workspace_id = ${workspaceId}`),
-        webhook_endpoints: count("webhook_endpoints", sql<{ n: number }>`SELECT count(*)::int AS n FROM webhook_endpoints WHERE workspace_id = ${workspaceId}`)
-      }, { concurrency: 1 })
-    }, Effect.orDie)
+          AND m.created_at >= ${periodStart} AND m.created_at < ${periodEnd}`
+          ),
+          contacts: count(
+            "contacts",
+            sql<{ n: number }>`SELECT count(*)::int AS n FROM contacts WHERE workspace_id = ${workspaceId}`
+          ),
+          connected_channels: count(
+            "channels",
+            sql<{ n: number }>`SELECT count(*)::int AS n FROM channels
+          WHERE workspace_id = ${workspaceId} AND provider <> 'sandbox' AND status <> 'archived'`
+          ),
+          api_keys: count(
+            "api_keys",
+            sql<{ n: number }>`SELECT count(*)::int AS n FROM api_keys WHERE workspace_id = ${workspaceId}
+          AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ${now})`
+          ),
+          seats: count(
+            "workspace_members",
+            sql<{ n: number }>`SELECT count(*)::int AS n FROM workspace_members WHERE workspace_id = ${workspaceId}`
+          ),
+          webhook_endpoints: count(
+            "webhook_endpoints",
+            sql<{ n: number }>`SELECT count(*)::int AS n FROM webhook_endpoints WHERE workspace_id = ${workspaceId}`
+          )
+        }, { concurrency: 1 })
+      },
+      Effect.orDie
+    )
 
     return { counts } as const
   })

@@ -83,10 +83,13 @@ export class UsersRepo extends Effect.Service<UsersRepo>()("@switchboard/db/User
       return Option.fromNullable(rows[0])
     }, Effect.orDie)
 
-    const setStatus = Effect.fn("UsersRepo.setStatus")(function*(id: string, status: "active" | "suspended", now: string) {
-      const rows = yield* sql`UPDATE users SET status = ${status}, updated_at = ${now} WHERE id = ${id} RETURNING id`
-      return rows.length > 0
-    }, Effect.orDie)
+    const setStatus = Effect.fn("UsersRepo.setStatus")(
+      function*(id: string, status: "active" | "suspended", now: string) {
+        const rows = yield* sql`UPDATE users SET status = ${status}, updated_at = ${now} WHERE id = ${id} RETURNING id`
+        return rows.length > 0
+      },
+      Effect.orDie
+    )
 
     const insertVerificationToken = Effect.fn("UsersRepo.insertVerificationToken")(
       function*(userId: string, tokenHash: string, expiresAt: string) {

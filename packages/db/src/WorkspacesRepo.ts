@@ -36,7 +36,8 @@ export class WorkspacesRepo extends Effect.Service<WorkspacesRepo>()("@switchboa
 
     const setStatus = Effect.fn("WorkspacesRepo.setStatus")(
       function*(id: string, status: "active" | "suspended", now: string) {
-        const rows = yield* sql`UPDATE workspaces SET status = ${status}, updated_at = ${now} WHERE id = ${id} RETURNING id`
+        const rows =
+          yield* sql`UPDATE workspaces SET status = ${status}, updated_at = ${now} WHERE id = ${id} RETURNING id`
         return rows.length > 0
       },
       Effect.orDie

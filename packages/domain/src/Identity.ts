@@ -2,8 +2,8 @@
 import { Schema } from "effect"
 import { Id } from "./Ids.js"
 import { PlanName } from "./Plans.js"
-import { Scope } from "./Scopes.js"
 import { Timestamp } from "./Schemas.js"
+import { Scope } from "./Scopes.js"
 
 export const Role = Schema.Literal("owner", "admin", "member")
 

@@ -49,7 +49,9 @@ export const ALLOWED_FROM: Record<MessageStatus, ReadonlyArray<MessageStatus>> =
 export const canTransition = (from: MessageStatus, to: MessageStatus) => ALLOWED_FROM[to].includes(from)
 
 /** Statuses that report an event of their own (SPEC 6.3). */
-export const STATUS_EVENT: Partial<Record<MessageStatus, "message.queued" | "message.sent" | "message.delivered" | "message.read" | "message.failed">> = {
+export const STATUS_EVENT: Partial<
+  Record<MessageStatus, "message.queued" | "message.sent" | "message.delivered" | "message.read" | "message.failed">
+> = {
   queued: "message.queued",
   sent: "message.sent",
   delivered: "message.delivered",
@@ -83,7 +85,9 @@ export const MessageFields = {
   to: Schema.String,
   type: Schema.Literal("text", "template"),
   text: Schema.Struct({ body: Schema.String }),
-  template: Schema.NullOr(Schema.Struct({ slug: Schema.String, variables: Schema.Record({ key: Schema.String, value: Schema.String }) })),
+  template: Schema.NullOr(
+    Schema.Struct({ slug: Schema.String, variables: Schema.Record({ key: Schema.String, value: Schema.String }) })
+  ),
   category: Category,
   status: MessageStatus,
   failure: Schema.NullOr(Failure),

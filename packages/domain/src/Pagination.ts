@@ -3,7 +3,7 @@
  * `after` is the opaque `next_cursor` of the previous page; newest first (`created_at` desc,
  * then `id` desc). A bad `limit` or a malformed `after` is a 422.
  */
-import { Encoding, Either, ParseResult, Schema } from "effect"
+import { Either, Encoding, ParseResult, Schema } from "effect"
 
 export const DEFAULT_LIMIT = 20
 export const MAX_LIMIT = 100
@@ -20,18 +20,22 @@ export const encodeCursor = (position: CursorPosition): string =>
   Encoding.encodeBase64Url(JSON.stringify({ c: position.created_at, i: position.id }))
 
 /** Opaque cursor string <-> position. */
-export const Cursor = Schema.transformOrFail(Schema.String, Schema.Struct({ created_at: Schema.String, id: Schema.String }), {
-  strict: true,
-  decode: (s, _, ast) => {
-    const invalid = new ParseResult.Type(ast, s, "Expected a cursor returned as page.next_cursor")
-    if (!/^[A-Za-z0-9_-]{1,512}$/.test(s)) return ParseResult.fail(invalid)
-    const text = Encoding.decodeBase64UrlString(s)
-    const parsed = Either.flatMap(text, (t) => Schema.decodeUnknownEither(CursorJson)(t))
-    if (Either.isLeft(parsed) || Number.isNaN(Date.parse(parsed.right.c))) return ParseResult.fail(invalid)
-    return ParseResult.succeed({ created_at: parsed.right.c, id: parsed.right.i })
-  },
-  encode: (p) => ParseResult.succeed(encodeCursor(p))
-}).annotations({ identifier: "Cursor", description: "Opaque cursor: the `page.next_cursor` of the previous page" })
+export const Cursor = Schema.transformOrFail(
+  Schema.String,
+  Schema.Struct({ created_at: Schema.String, id: Schema.String }),
+  {
+    strict: true,
+    decode: (s, _, ast) => {
+      const invalid = new ParseResult.Type(ast, s, "Expected a cursor returned as page.next_cursor")
+      if (!/^[A-Za-z0-9_-]{1,512}$/.test(s)) return ParseResult.fail(invalid)
+      const text = Encoding.decodeBase64UrlString(s)
+      const parsed = Either.flatMap(text, (t) => Schema.decodeUnknownEither(CursorJson)(t))
+      if (Either.isLeft(parsed) || Number.isNaN(Date.parse(parsed.right.c))) return ParseResult.fail(invalid)
+      return ParseResult.succeed({ created_at: parsed.right.c, id: parsed.right.i })
+    },
+    encode: (p) => ParseResult.succeed(encodeCursor(p))
+  }
+).annotations({ identifier: "Cursor", description: "Opaque cursor: the `page.next_cursor` of the previous page" })
 
 export const Limit = Schema.NumberFromString.pipe(
   Schema.int({ message: () => "Expected an integer between 1 and 100" }),

@@ -61,7 +61,12 @@ export const resolveEntitlements = (
     const definition: EntitlementDefinition = ENTITLEMENTS[name]
     const overridden = overrides.has(name)
     const value = overridden ? overrides.get(name)! : definition.values[plan]
-    out[name] = { value, unlimited: value === null, source: overridden ? "override" : "plan", enforced: definition.enforced }
+    out[name] = {
+      value,
+      unlimited: value === null,
+      source: overridden ? "override" : "plan",
+      enforced: definition.enforced
+    }
   }
   return out
 }

@@ -68,12 +68,21 @@ export const ChannelEntityLive = ChannelEntity.toLayer(
       const dispatch = (message: QueuedMessage) =>
         Effect.gen(function*() {
           if (!(yield* transition(message.id, { to: "dispatching" }))) return
-          const result = yield* conn.send({ id: message.id, to: message.to, body: message.body, attempts: message.attempts })
+          const result = yield* conn.send({
+            id: message.id,
+            to: message.to,
+            body: message.body,
+            attempts: message.attempts
+          })
           if (result._tag === "Accepted") {
             yield* transition(message.id, { to: "provider_accepted" })
             return
           }
-          const failure = { class: result.retryable ? "retryable" : "permanent", code: result.code, reason: result.reason } as const
+          const failure = {
+            class: result.retryable ? "retryable" : "permanent",
+            code: result.code,
+            reason: result.reason
+          } as const
           if (!result.retryable) {
             yield* transition(message.id, { to: "failed_permanent", failure, reason: result.reason })
             return
@@ -81,7 +90,11 @@ export const ChannelEntityLive = ChannelEntity.toLayer(
           yield* transition(message.id, { to: "failed_retryable", failure, count_attempt: true, reason: result.reason })
           const retry = message.attempts // 0-based index of this retry
           if (retry >= RETRY_DELAYS_MS.length) {
-            yield* transition(message.id, { to: "failed_permanent", failure: { ...failure, class: "permanent" }, reason: "retries exhausted" })
+            yield* transition(message.id, {
+              to: "failed_permanent",
+              failure: { ...failure, class: "permanent" },
+              reason: "retries exhausted"
+            })
             return
           }
           const now = yield* Clock.currentTimeMillis

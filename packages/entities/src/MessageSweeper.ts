@@ -25,15 +25,23 @@ export const sweepOnce = Effect.gen(function*() {
   yield* Effect.forEach(due, (id) => ignore(channel(id).Wake()), { concurrency: 50, discard: true })
 
   const stale = yield* messages.staleQueued(toTimestamp(now - EXPIRY_MS), 500)
-  yield* Effect.forEach(stale, (id) => ignore(message(id).Transition({ to: "expired", reason: "not dispatched within 24 h" })), {
-    concurrency: 10,
-    discard: true
-  })
+  yield* Effect.forEach(
+    stale,
+    (id) => ignore(message(id).Transition({ to: "expired", reason: "not dispatched within 24 h" })),
+    {
+      concurrency: 10,
+      discard: true
+    }
+  )
 
   const stuck = yield* messages.stuckDispatching(toTimestamp(now - STUCK_MS), 500)
   yield* Effect.forEach(stuck, (m) =>
     ignore(Effect.gen(function*() {
-      const failure = { class: "retryable", code: "dispatch_interrupted", reason: "The dispatcher stopped mid-dispatch" } as const
+      const failure = {
+        class: "retryable",
+        code: "dispatch_interrupted",
+        reason: "The dispatcher stopped mid-dispatch"
+      } as const
       yield* message(m.id).Transition({ to: "failed_retryable", failure, count_attempt: true, reason: failure.reason })
       yield* message(m.id).Transition({ to: "queued", reason: "re-queued after an interrupted dispatch" })
     })), { concurrency: 10, discard: true })

@@ -1,6 +1,6 @@
+export * from "./ChannelEntity.js"
 export * as Cluster from "./Cluster.js"
 export * from "./ClusterSettings.js"
-export * from "./ProbeEntity.js"
-export * from "./ChannelEntity.js"
 export * from "./MessageEntity.js"
 export * from "./MessageSweeper.js"
+export * from "./ProbeEntity.js"

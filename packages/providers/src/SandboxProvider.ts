@@ -45,10 +45,20 @@ export class SandboxProvider extends Effect.Service<SandboxProvider>()("@switchb
           const send = (message: { readonly id: string; readonly to: string; readonly attempts: number }) =>
             Effect.gen(function*() {
               if (message.to === MAGIC.failsPermanently) {
-                return { _tag: "Failed", retryable: false, code: "recipient_unreachable", reason: "The recipient cannot receive messages" } as SendResult
+                return {
+                  _tag: "Failed",
+                  retryable: false,
+                  code: "recipient_unreachable",
+                  reason: "The recipient cannot receive messages"
+                } as SendResult
               }
               if (message.to === MAGIC.failsTwiceThenSucceeds && message.attempts < 2) {
-                return { _tag: "Failed", retryable: true, code: "network_timeout", reason: "The network did not answer in time" } as SendResult
+                return {
+                  _tag: "Failed",
+                  retryable: true,
+                  code: "network_timeout",
+                  reason: "The network did not answer in time"
+                } as SendResult
               }
               // durable de-duplication: the same id is accepted (and delivered) once
               if (yield* messages.claimSandboxDelivery(message.id)) {

@@ -56,7 +56,9 @@ const program = Effect.gen(function*() {
   })
   const operator = yield* Operator
   const need = (name: keyof typeof values) =>
-    typeof values[name] === "string" && values[name] !== "" ? Effect.succeed(values[name] as string) : fail(`--${name} is required`)
+    typeof values[name] === "string" && values[name] !== ""
+      ? Effect.succeed(values[name] as string)
+      : fail(`--${name} is required`)
   switch (command) {
     case "create-user":
       return yield* operator.createUser({

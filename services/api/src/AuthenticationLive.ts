@@ -85,7 +85,9 @@ export const AuthenticationLive = Layer.effect(
         }
         const user = yield* users.findById(claims.value.userId)
         if (Option.isNone(user)) return yield* unauthorized("Invalid, revoked or expired credential")
-        if (user.value.status === "suspended") return yield* new AccountSuspended({ message: "This account is suspended" })
+        if (user.value.status === "suspended") {
+          return yield* new AccountSuspended({ message: "This account is suspended" })
+        }
         let workspaceId = ""
         if (workspaceHeader === undefined) {
           if (!requirement?.workspaceOptional) {

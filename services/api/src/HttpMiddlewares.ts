@@ -37,7 +37,8 @@ export const envelopeResponse = <E extends { readonly message: string }>(
   cls: Schema.Schema<E, any, never> & EnvelopeClass,
   error: E,
   headers?: Record<string, string>
-) => Effect.orDie(HttpServerResponse.json(Schema.encodeSync(cls)(error), { status: cls.status, headers: headers ?? {} }))
+) =>
+  Effect.orDie(HttpServerResponse.json(Schema.encodeSync(cls)(error), { status: cls.status, headers: headers ?? {} }))
 
 const payloadTooLarge = (limit: number) =>
   envelopeResponse(
@@ -73,42 +74,46 @@ const limitBody = (app: HttpApp.Default<any, any>, maxBodyBytes: number) =>
 
 const mapErrors = (maxBodyBytes: number) =>
   HttpApiBuilder.middleware(Api, (app) =>
-  Effect.catchAllCause(limitBody(app, maxBodyBytes), (cause) => {
-    const failure = Cause.failureOption(cause)
-    if (Option.isSome(failure)) {
-      const error = failure.value as unknown
-      if (Predicate.isTagged(error, "HttpApiDecodeError")) {
-        const issues = Issues.fromFormatted((error as any).issues)
-        return Effect.fail(new ValidationError({ message: "Request validation failed", details: { issues } }))
+    Effect.catchAllCause(limitBody(app, maxBodyBytes), (cause) => {
+      const failure = Cause.failureOption(cause)
+      if (Option.isSome(failure)) {
+        const error = failure.value as unknown
+        if (Predicate.isTagged(error, "HttpApiDecodeError")) {
+          const issues = Issues.fromFormatted((error as any).issues)
+          return Effect.fail(new ValidationError({ message: "Request validation failed", details: { issues } }))
+        }
+        if (Predicate.isTagged(error, "RouteNotFound")) return routeNotFound
+        return Effect.failCause(cause)
       }
-      if (Predicate.isTagged(error, "RouteNotFound")) return routeNotFound
-      return Effect.failCause(cause)
-    }
-    const defects = Chunk.toReadonlyArray(Cause.defects(cause))
-    const requestError = defects.find((d) => HttpServerError.isServerError(d) && d._tag === "RequestError") as
-      | HttpServerError.RequestError
-      | undefined
-    if (requestError) {
-      if (String((requestError.cause as any)?.message ?? "").includes("maxBytes")) {
-        return payloadTooLarge(maxBodyBytes)
+      const defects = Chunk.toReadonlyArray(Cause.defects(cause))
+      const requestError = defects.find((d) => HttpServerError.isServerError(d) && d._tag === "RequestError") as
+        | HttpServerError.RequestError
+        | undefined
+      if (requestError) {
+        if (String((requestError.cause as any)?.message ?? "").includes("maxBytes")) {
+          return payloadTooLarge(maxBodyBytes)
+        }
+        return Effect.fail(
+          new ValidationError({
+            message: "Malformed request body",
+            details: { issues: [{ path: ["body"], message: "Body is not valid JSON" }] }
+          })
+        )
       }
-      return Effect.fail(
-        new ValidationError({
-          message: "Malformed request body",
-          details: { issues: [{ path: ["body"], message: "Body is not valid JSON" }] }
-        })
+      if (Cause.isInterruptedOnly(cause)) return Effect.failCause(cause)
+      if (defects.some(isConnectivityFailure)) {
+        return Effect.logError("dependency unreachable", cause).pipe(
+          Effect.zipRight(
+            Effect.fail(
+              new ServiceUnavailable({ message: "A dependency is unreachable; nothing was changed. Retry later." })
+            )
+          )
+        )
+      }
+      return Effect.logError("unhandled defect", cause).pipe(
+        Effect.zipRight(Effect.fail(new InternalError({ message: "Internal server error" })))
       )
-    }
-    if (Cause.isInterruptedOnly(cause)) return Effect.failCause(cause)
-    if (defects.some(isConnectivityFailure)) {
-      return Effect.logError("dependency unreachable", cause).pipe(
-        Effect.zipRight(Effect.fail(new ServiceUnavailable({ message: "A dependency is unreachable; nothing was changed. Retry later." })))
-      )
-    }
-    return Effect.logError("unhandled defect", cause).pipe(
-      Effect.zipRight(Effect.fail(new InternalError({ message: "Internal server error" })))
-    )
-  }))
+    }))
 
 export const errorMapping = Layer.unwrapEffect(Effect.map(HttpConfig, ({ maxBodyBytes }) => mapErrors(maxBodyBytes)))
 
@@ -137,7 +142,17 @@ export const optionalJsonBody = <A, I>(schema: Schema.Schema<A, I, never>) =>
     )
   })
 
-const CONNECTIVITY_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EPIPE", "57P01", "57P03", "08006", "08001", "08003"])
+const CONNECTIVITY_CODES = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "ETIMEDOUT",
+  "EPIPE",
+  "57P01",
+  "57P03",
+  "08006",
+  "08001",
+  "08003"
+])
 
 /** A database (or other dependency) that cannot be reached, as opposed to a bug. */
 const isConnectivityFailure = (defect: unknown): boolean => {
@@ -150,34 +165,37 @@ const isConnectivityFailure = (defect: unknown): boolean => {
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/
 
 /** Request id on every response and log line; strips the global prefix before routing. */
-export const serveMiddleware = (options: { readonly basePath: string; readonly logRequests: boolean }) =>
-(app: HttpApp.Default): HttpApp.Default =>
-  Effect.gen(function*() {
-    const request = yield* HttpServerRequest.HttpServerRequest
-    const incoming = request.headers["x-request-id"]
-    const requestId = incoming !== undefined && REQUEST_ID.test(incoming) ? incoming : randomUUID()
-    yield* HttpApp.appendPreResponseHandler((_req, response) =>
-      Effect.succeed(HttpServerResponse.setHeader(response, "x-request-id", requestId))
-    )
-    let routed = app
-    if (options.basePath !== "") {
-      const url = request.url
-      const prefixed = url === options.basePath || url.startsWith(`${options.basePath}/`) ||
-        url.startsWith(`${options.basePath}?`)
-      if (!prefixed) {
-        routed = envelopeResponse(
-          NotFound,
-          new NotFound({ message: `No route for ${request.method} ${url.split("?")[0]}`, details: { resource: "route" } })
-        )
-      } else {
-        const rest = url.slice(options.basePath.length)
-        routed = Effect.provideService(
-          app,
-          HttpServerRequest.HttpServerRequest,
-          request.modify({ url: rest === "" || rest.startsWith("?") ? `/${rest}` : rest })
-        )
+export const serveMiddleware =
+  (options: { readonly basePath: string; readonly logRequests: boolean }) => (app: HttpApp.Default): HttpApp.Default =>
+    Effect.gen(function*() {
+      const request = yield* HttpServerRequest.HttpServerRequest
+      const incoming = request.headers["x-request-id"]
+      const requestId = incoming !== undefined && REQUEST_ID.test(incoming) ? incoming : randomUUID()
+      yield* HttpApp.appendPreResponseHandler((_req, response) =>
+        Effect.succeed(HttpServerResponse.setHeader(response, "x-request-id", requestId))
+      )
+      let routed = app
+      if (options.basePath !== "") {
+        const url = request.url
+        const prefixed = url === options.basePath || url.startsWith(`${options.basePath}/`) ||
+          url.startsWith(`${options.basePath}?`)
+        if (!prefixed) {
+          routed = envelopeResponse(
+            NotFound,
+            new NotFound({
+              message: `No route for ${request.method} ${url.split("?")[0]}`,
+              details: { resource: "route" }
+            })
+          )
+        } else {
+          const rest = url.slice(options.basePath.length)
+          routed = Effect.provideService(
+            app,
+            HttpServerRequest.HttpServerRequest,
+            request.modify({ url: rest === "" || rest.startsWith("?") ? `/${rest}` : rest })
+          )
+        }
       }
-    }
-    const logged = options.logRequests ? HttpMiddleware.logger(routed) : routed
-    return yield* Effect.annotateLogs(logged, "request_id", requestId)
-  })
+      const logged = options.logRequests ? HttpMiddleware.logger(routed) : routed
+      return yield* Effect.annotateLogs(logged, "request_id", requestId)
+    })

@@ -16,24 +16,27 @@ import { AuthHandlers, SessionHandlers } from "./handlers/AuthHandlers.js"
 import { HealthHandlers } from "./handlers/HealthHandlers.js"
 import { ChannelsHandlers, MessagesHandlers, SandboxHandlers } from "./handlers/MessagingHandlers.js"
 import { PlanHandlers } from "./handlers/PlanHandlers.js"
-import { IpRateLimitLive } from "./IpRateLimitLive.js"
-import { Accounts } from "./services/Accounts.js"
-import { Channels } from "./services/Channels.js"
-import { Messages } from "./services/Messages.js"
-import { Sandbox } from "./services/Sandbox.js"
-import { Credentials } from "./services/Credentials.js"
-import { ApiKeys } from "./services/ApiKeys.js"
-import { Entitlements } from "./services/Entitlements.js"
-import { RateLimits } from "./services/RateLimits.js"
-import { UsageReport } from "./services/UsageReport.js"
 import { HttpConfig } from "./HttpConfig.js"
 import { errorMapping, serveMiddleware } from "./HttpMiddlewares.js"
+import { IpRateLimitLive } from "./IpRateLimitLive.js"
 import { Readiness } from "./Readiness.js"
+import { Accounts } from "./services/Accounts.js"
+import { ApiKeys } from "./services/ApiKeys.js"
+import { Channels } from "./services/Channels.js"
+import { Credentials } from "./services/Credentials.js"
+import { Entitlements } from "./services/Entitlements.js"
+import { Messages } from "./services/Messages.js"
+import { RateLimits } from "./services/RateLimits.js"
+import { Sandbox } from "./services/Sandbox.js"
+import { UsageReport } from "./services/UsageReport.js"
 import { ShutdownSignal } from "./ShutdownSignal.js"
 
-const ApiLive = Layer.unwrapEffect(Effect.map(HttpConfig, ({ basePath }) =>
-  HttpApiBuilder.api(basePath === "" ? Api : Api.annotate(OpenApi.Servers, [{ url: basePath }]))
-)).pipe(
+const ApiLive = Layer.unwrapEffect(
+  Effect.map(
+    HttpConfig,
+    ({ basePath }) => HttpApiBuilder.api(basePath === "" ? Api : Api.annotate(OpenApi.Servers, [{ url: basePath }]))
+  )
+).pipe(
   Layer.provide([
     HealthHandlers,
     AuthHandlers,
@@ -45,7 +48,22 @@ const ApiLive = Layer.unwrapEffect(Effect.map(HttpConfig, ({ basePath }) =>
     SandboxHandlers
   ]),
   Layer.provide([AuthenticationLive, IpRateLimitLive]),
-  Layer.provide(Layer.mergeAll(Readiness.Default, Accounts.Default, ApiKeys.Default, Entitlements.Default, UsageReport.Default, RateLimits.Default, Messages.Default, Channels.Default, Sandbox.Default, Credentials.Default, SessionsRepo.Default, UsersRepo.Default))
+  Layer.provide(
+    Layer.mergeAll(
+      Readiness.Default,
+      Accounts.Default,
+      ApiKeys.Default,
+      Entitlements.Default,
+      UsageReport.Default,
+      RateLimits.Default,
+      Messages.Default,
+      Channels.Default,
+      Sandbox.Default,
+      Credentials.Default,
+      SessionsRepo.Default,
+      UsersRepo.Default
+    )
+  )
 )
 
 const DocsLive = Layer.mergeAll(
@@ -57,19 +75,24 @@ const DocsLive = Layer.mergeAll(
  * The app served on whatever `HttpServer` is provided. No per-request tracing span: nothing
  * exports traces yet, and the span costs 15-20% CPU per request (HTTP.md §8).
  */
-export const layer = Layer.unwrapEffect(Effect.map(HttpConfig, (config) =>
-  HttpApiBuilder.serve(serveMiddleware(config)).pipe(
-    HttpMiddleware.withTracerDisabledWhen(() => true),
-    Layer.provide(DocsLive),
-    Layer.provide(errorMapping),
-    Layer.provide(ApiLive),
-    Layer.provide(ShutdownSignal.Default)
-  )))
+export const layer = Layer.unwrapEffect(
+  Effect.map(HttpConfig, (config) =>
+    HttpApiBuilder.serve(serveMiddleware(config)).pipe(
+      HttpMiddleware.withTracerDisabledWhen(() => true),
+      Layer.provide(DocsLive),
+      Layer.provide(errorMapping),
+      Layer.provide(ApiLive),
+      Layer.provide(ShutdownSignal.Default)
+    ))
+)
 
 /** The Node listener on `HTTP_HOST:HTTP_PORT`. */
-export const listenerLayer = Layer.unwrapEffect(Effect.map(HttpConfig, ({ host, port }) =>
-  NodeHttpServer.layer(createServer, { port, host }).pipe(Layer.tap(() => Effect.void))
-))
+export const listenerLayer = Layer.unwrapEffect(
+  Effect.map(
+    HttpConfig,
+    ({ host, port }) => NodeHttpServer.layer(createServer, { port, host }).pipe(Layer.tap(() => Effect.void))
+  )
+)
 
 export const serverLayer = layer.pipe(
   HttpServer.withLogAddress,

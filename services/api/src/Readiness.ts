@@ -7,7 +7,10 @@ import { Clock, type Duration, Effect, Option } from "effect"
 
 type Check = typeof DependencyCheck.Type
 
-const timed = <E, R>(probe: Effect.Effect<unknown, E, R>, timeout: Duration.DurationInput): Effect.Effect<Check, never, R> =>
+const timed = <E, R>(
+  probe: Effect.Effect<unknown, E, R>,
+  timeout: Duration.DurationInput
+): Effect.Effect<Check, never, R> =>
   Effect.gen(function*() {
     const start = yield* Clock.currentTimeMillis
     const ok = yield* probe.pipe(

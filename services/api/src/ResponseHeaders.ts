@@ -3,4 +3,6 @@ import { HttpApp, HttpServerResponse } from "@effect/platform"
 import { Effect } from "effect"
 
 export const setHeader = (name: string, value: string) =>
-  HttpApp.appendPreResponseHandler((_req, response) => Effect.succeed(HttpServerResponse.setHeader(response, name, value)))
+  HttpApp.appendPreResponseHandler((_req, response) =>
+    Effect.succeed(HttpServerResponse.setHeader(response, name, value))
+  )

@@ -16,7 +16,9 @@ export interface SseFrame {
 const encoder = new TextEncoder()
 
 export const encodeFrame = (frame: SseFrame): Uint8Array =>
-  encoder.encode(`${frame.id === undefined ? "" : `id: ${frame.id}\n`}event: ${frame.event}\ndata: ${JSON.stringify(frame.data)}\n\n`)
+  encoder.encode(
+    `${frame.id === undefined ? "" : `id: ${frame.id}\n`}event: ${frame.event}\ndata: ${JSON.stringify(frame.data)}\n\n`
+  )
 
 export const response = <E>(
   frames: Stream.Stream<SseFrame, E>,

@@ -10,7 +10,12 @@ import * as IdentityConfig from "./IdentityConfig.js"
 import * as Mailer from "./services/Mailer.js"
 
 HttpServer.serverLayer.pipe(
-  Layer.provide([HttpConfig.layerFromEnv, IdentityConfig.layerFromEnv, Mailer.layerFromEnv, ProvidersConfig.layerFromEnv]),
+  Layer.provide([
+    HttpConfig.layerFromEnv,
+    IdentityConfig.layerFromEnv,
+    Mailer.layerFromEnv,
+    ProvidersConfig.layerFromEnv
+  ]),
   Layer.provide(Cluster.client),
   Layer.provide(Infrastructure.layer),
   Layer.launch,

@@ -3,15 +3,20 @@
  * in-memory Redis stand-ins unless `DATABASE_URL` / `REDIS_URL` are set.
  */
 import { NodeRuntime } from "@effect/platform-node"
-import { HttpConfig, HttpServer, IdentityConfig, Mailer } from "@switchboard/service-api"
-import { Entities } from "@switchboard/service-runner"
 import { Infrastructure, Logging } from "@switchboard/db"
 import { Cluster } from "@switchboard/entities"
 import { ProvidersConfig } from "@switchboard/providers"
+import { HttpConfig, HttpServer, IdentityConfig, Mailer } from "@switchboard/service-api"
+import { Entities } from "@switchboard/service-runner"
 import { Effect, Layer } from "effect"
 
 Layer.mergeAll(HttpServer.serverLayer, Entities.layer).pipe(
-  Layer.provide([HttpConfig.layerFromEnv, IdentityConfig.layerFromEnv, Mailer.layerFromEnv, ProvidersConfig.layerFromEnv]),
+  Layer.provide([
+    HttpConfig.layerFromEnv,
+    IdentityConfig.layerFromEnv,
+    Mailer.layerFromEnv,
+    ProvidersConfig.layerFromEnv
+  ]),
   Layer.provide(Cluster.single),
   Layer.provide(Infrastructure.layer),
   Layer.launch,

@@ -77,24 +77,31 @@ export const prepareTemplate = async (url: string): Promise<void> => {
  * `DatabaseConfig` naming a fresh database (Infrastructure builds the client and migrates), and
  * `RedisConfig` with a key prefix of its own so files running in parallel never share keys.
  */
-export const layerWith = (options: { readonly redisUrl?: string | undefined } = {}) => Layer.unwrapScoped(Effect.gen(function*() {
-  const url = testDatabaseUrl()
-  const redisUrl = options.redisUrl ?? testRedisUrl()
-  const suffix = `${process.pid}_${randomBytes(4).toString("hex")}`
-  const redis = Redis.configLayer({
-    url: redisUrl ? Option.some(Redacted.make(redisUrl)) : Option.none(),
-    keyPrefix: `sb_test_${suffix}:`
-  })
-  if (url === undefined) {
-    return Layer.merge(DatabaseConfig.layer({ url: Option.none(), dataDir: Database.MEMORY }), redis)
-  }
-  const database = `sb_test_${suffix}`
-  yield* Effect.acquireRelease(
-    Effect.promise(() => admin(url, (c) => c.query(`CREATE DATABASE "${database}" TEMPLATE "${templateName()}"`))),
-    () => Effect.promise(() => admin(url, (c) => c.query(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`))).pipe(Effect.ignore)
-  )
-  return Layer.merge(DatabaseConfig.layer({ url: Option.some(Redacted.make(withDatabase(url, database))), maxConnections: 5 }), redis)
-}))
+export const layerWith = (options: { readonly redisUrl?: string | undefined } = {}) =>
+  Layer.unwrapScoped(Effect.gen(function*() {
+    const url = testDatabaseUrl()
+    const redisUrl = options.redisUrl ?? testRedisUrl()
+    const suffix = `${process.pid}_${randomBytes(4).toString("hex")}`
+    const redis = Redis.configLayer({
+      url: redisUrl ? Option.some(Redacted.make(redisUrl)) : Option.none(),
+      keyPrefix: `sb_test_${suffix}:`
+    })
+    if (url === undefined) {
+      return Layer.merge(DatabaseConfig.layer({ url: Option.none(), dataDir: Database.MEMORY }), redis)
+    }
+    const database = `sb_test_${suffix}`
+    yield* Effect.acquireRelease(
+      Effect.promise(() => admin(url, (c) => c.query(`CREATE DATABASE "${database}" TEMPLATE "${templateName()}"`))),
+      () =>
+        Effect.promise(() => admin(url, (c) => c.query(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`))).pipe(
+          Effect.ignore
+        )
+    )
+    return Layer.merge(
+      DatabaseConfig.layer({ url: Option.some(Redacted.make(withDatabase(url, database))), maxConnections: 5 }),
+      redis
+    )
+  }))
 
 export const layer = layerWith()
 

@@ -13,5 +13,6 @@ export const ApiKeysHandlers = HttpApiBuilder.group(Api, "apiKeys", (handlers) =
         Effect.flatMap(CurrentPrincipal, (principal) =>
           apiKeys.create({ ...payload, workspaceId: principal.workspaceId, createdBy: principal.userId })))
       .handle("revoke", ({ path }) =>
-        Effect.flatMap(CurrentPrincipal, (principal) => apiKeys.revoke(principal.workspaceId, path.keyId)))
+        Effect.flatMap(CurrentPrincipal, (principal) =>
+          apiKeys.revoke(principal.workspaceId, path.keyId)))
   }))

@@ -32,13 +32,16 @@ export const AuthHandlers = HttpApiBuilder.group(Api, "auth", (handlers) =>
       .handle("register", ({ payload }) => accounts.register(payload))
       .handle("verifyEmail", ({ payload }) => accounts.verifyEmail(payload.token))
       .handle("login", ({ payload }) =>
-        Effect.tap(accounts.login(payload), (session) => setRefreshCookie(basePath, session.refresh_token, REFRESH_MAX_AGE)))
+        Effect.tap(accounts.login(payload), (session) =>
+          setRefreshCookie(basePath, session.refresh_token, REFRESH_MAX_AGE)))
       .handle("refresh", () =>
         Effect.gen(function*() {
           const request = yield* HttpServerRequest.HttpServerRequest
           const body = yield* optionalJsonBody(RefreshRequest)
           const token = body?.refresh_token ?? request.cookies[COOKIE]
-          if (!token) return yield* new Unauthorized({ message: "No refresh token in the body or the cookie" })
+          if (!token) {
+            return yield* new Unauthorized({ message: "No refresh token in the body or the cookie" })
+          }
           const session = yield* accounts.refresh(token)
           yield* setRefreshCookie(basePath, session.refresh_token, REFRESH_MAX_AGE)
           return session

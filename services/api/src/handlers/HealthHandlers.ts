@@ -10,7 +10,9 @@ export const HealthHandlers = HttpApiBuilder.group(Api, "health", (handlers) =>
       .handle("health", () => Effect.succeed({ status: "ok" as const }))
       .handle("ready", () =>
         Effect.flatMap(readiness.check, (checks) =>
-          Object.values(checks).some((c) => c.status === "down")
+          Object.values(checks).some((c) =>
+              c.status === "down"
+            )
             ? Effect.fail(new NotReady({ status: "not_ready", checks }))
             : Effect.succeed(new Ready({ status: "ready", checks }))))
   }))

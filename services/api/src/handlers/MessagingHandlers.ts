@@ -17,7 +17,10 @@ export const MessagesHandlers = HttpApiBuilder.group(Api, "messages", (handlers)
           if (result.replayed) yield* setHeader("idempotent-replay", "true")
           return result.message
         }))
-      .handle("list", ({ urlParams }) => Effect.flatMap(CurrentPrincipal, (p) => messages.list(p.workspaceId, urlParams)))
+      .handle(
+        "list",
+        ({ urlParams }) => Effect.flatMap(CurrentPrincipal, (p) => messages.list(p.workspaceId, urlParams))
+      )
       .handle("get", ({ path }) => Effect.flatMap(CurrentPrincipal, (p) => messages.get(p.workspaceId, path.messageId)))
   }))
 
@@ -25,15 +28,34 @@ export const ChannelsHandlers = HttpApiBuilder.group(Api, "channels", (handlers)
   Effect.gen(function*() {
     const channels = yield* Channels
     return handlers
-      .handle("list", ({ urlParams }) => Effect.flatMap(CurrentPrincipal, (p) => channels.list(p.workspaceId, urlParams)))
-      .handle("create", ({ payload }) => Effect.flatMap(CurrentPrincipal, (p) => channels.create(p.workspaceId, payload)))
-      .handle("get", ({ path }) =>
-        Effect.flatMap(CurrentPrincipal, (p) => Effect.map(channels.get(p.workspaceId, path.channelId), (c) => c.channel)))
-      .handle("update", ({ path, payload }) =>
-        Effect.flatMap(CurrentPrincipal, (p) => channels.update(p.workspaceId, path.channelId, payload)))
-      .handle("archive", ({ path }) => Effect.flatMap(CurrentPrincipal, (p) => channels.archive(p.workspaceId, path.channelId)))
-      .handle("capabilities", ({ path }) =>
-        Effect.flatMap(CurrentPrincipal, (p) => channels.capabilities(p.workspaceId, path.channelId)))
+      .handle(
+        "list",
+        ({ urlParams }) => Effect.flatMap(CurrentPrincipal, (p) => channels.list(p.workspaceId, urlParams))
+      )
+      .handle(
+        "create",
+        ({ payload }) => Effect.flatMap(CurrentPrincipal, (p) => channels.create(p.workspaceId, payload))
+      )
+      .handle(
+        "get",
+        ({ path }) =>
+          Effect.flatMap(CurrentPrincipal, (p) =>
+            Effect.map(channels.get(p.workspaceId, path.channelId), (c) => c.channel))
+      )
+      .handle(
+        "update",
+        ({ path, payload }) =>
+          Effect.flatMap(CurrentPrincipal, (p) =>
+            channels.update(p.workspaceId, path.channelId, payload))
+      )
+      .handle(
+        "archive",
+        ({ path }) => Effect.flatMap(CurrentPrincipal, (p) => channels.archive(p.workspaceId, path.channelId))
+      )
+      .handle(
+        "capabilities",
+        ({ path }) => Effect.flatMap(CurrentPrincipal, (p) => channels.capabilities(p.workspaceId, path.channelId))
+      )
   }))
 
 export const SandboxHandlers = HttpApiBuilder.group(Api, "sandbox", (handlers) =>
@@ -42,7 +64,11 @@ export const SandboxHandlers = HttpApiBuilder.group(Api, "sandbox", (handlers) =
     return handlers
       .handle("create", () => Effect.flatMap(CurrentPrincipal, (p) => sandbox.create(p)))
       .handle("get", ({ path }) => Effect.flatMap(CurrentPrincipal, (p) => sandbox.get(p, path.sessionId)))
-      .handle("verify", ({ path, payload }) => Effect.flatMap(CurrentPrincipal, (p) => sandbox.verify(p, path.sessionId, payload)))
-      .handle("revoke", ({ path }) => Effect.flatMap(CurrentPrincipal, (p) => sandbox.revoke(p, path.sessionId)))
-      .handle("inbound", ({ path, payload }) => Effect.flatMap(CurrentPrincipal, (p) => sandbox.inbound(p, path.sessionId, payload)))
+      .handle("verify", ({ path, payload }) =>
+        Effect.flatMap(CurrentPrincipal, (p) => sandbox.verify(p, path.sessionId, payload)))
+      .handle("revoke", ({ path }) =>
+        Effect.flatMap(CurrentPrincipal, (p) => sandbox.revoke(p, path.sessionId)))
+      .handle("inbound", ({ path, payload }) =>
+        Effect.flatMap(CurrentPrincipal, (p) =>
+          sandbox.inbound(p, path.sessionId, payload)))
   }))

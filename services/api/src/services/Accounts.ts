@@ -31,7 +31,13 @@ export const toUser = (row: UserRow) =>
   })
 
 export const toMembership = (row: MembershipRow) =>
-  new WorkspaceMembership({ id: row.id as WorkspaceMembership["id"], name: row.name, role: row.role, plan: row.plan, status: row.status })
+  new WorkspaceMembership({
+    id: row.id as WorkspaceMembership["id"],
+    name: row.name,
+    role: row.role,
+    plan: row.plan,
+    status: row.status
+  })
 
 export class Accounts extends Effect.Service<Accounts>()("@switchboard/service-api/Accounts", {
   effect: Effect.gen(function*() {
@@ -69,7 +75,10 @@ export class Accounts extends Effect.Service<Accounts>()("@switchboard/service-a
       }).pipe(
         Effect.catchAll((error) =>
           isUniqueViolation(error)
-            ? new Conflict({ message: "An account with this e-mail already exists", details: { reason: "email_taken" } })
+            ? new Conflict({
+              message: "An account with this e-mail already exists",
+              details: { reason: "email_taken" }
+            })
             : Effect.die(error)
         )
       )
@@ -101,7 +110,11 @@ export class Accounts extends Effect.Service<Accounts>()("@switchboard/service-a
         verified: false
       })
       const token = randomToken()
-      yield* users.insertVerificationToken(created.user.id, tokenHash(token), yield* later(credentials.verificationSeconds))
+      yield* users.insertVerificationToken(
+        created.user.id,
+        tokenHash(token),
+        yield* later(credentials.verificationSeconds)
+      )
       yield* mailer.send({
         to: created.user.email,
         subject: "Verify your e-mail for Switchboard",
@@ -137,7 +150,10 @@ export class Accounts extends Effect.Service<Accounts>()("@switchboard/service-a
 
     const login = Effect.fn("Accounts.login")(function*(input: { readonly email: string; readonly password: string }) {
       const user = yield* users.findByEmail(input.email)
-      const ok = yield* credentials.verifyPassword(Option.isSome(user) ? user.value.password_hash : null, input.password)
+      const ok = yield* credentials.verifyPassword(
+        Option.isSome(user) ? user.value.password_hash : null,
+        input.password
+      )
       if (Option.isNone(user) || !ok) {
         return yield* new InvalidCredentials({ message: "E-mail or password is wrong" })
       }
@@ -168,7 +184,9 @@ export class Accounts extends Effect.Service<Accounts>()("@switchboard/service-a
         now: yield* now
       })
       if (result._tag === "Reused") {
-        yield* Effect.logWarning("refresh token reused: session revoked").pipe(Effect.annotateLogs("session_id", result.sessionId))
+        yield* Effect.logWarning("refresh token reused: session revoked").pipe(
+          Effect.annotateLogs("session_id", result.sessionId)
+        )
         return yield* new Unauthorized({ message: "Refresh token already used; the session is revoked" })
       }
       if (result._tag === "Invalid") return yield* new Unauthorized({ message: "Invalid or expired refresh token" })

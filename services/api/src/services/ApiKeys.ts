@@ -58,7 +58,11 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("@switchboard/service-api
         }
         expiresAt = toTimestamp(at)
       }
-      yield* entitlements.check(input.workspaceId, "api_keys", yield* repo.countActive(input.workspaceId, toTimestamp(now)))
+      yield* entitlements.check(
+        input.workspaceId,
+        "api_keys",
+        yield* repo.countActive(input.workspaceId, toTimestamp(now))
+      )
       const scopes = input.scopes === undefined || input.scopes.length === 0
         ? DEFAULT_SCOPES
         : Array.from(new Set(input.scopes))
@@ -79,16 +83,24 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("@switchboard/service-api
       return new CreatedApiKey({ ...toApiKey(row), secret })
     })
 
-    const list = Effect.fn("ApiKeys.list")(function*(workspaceId: string, query: { readonly limit?: number | undefined; readonly after?: CursorPosition | undefined }) {
-      const limit = query.limit ?? DEFAULT_LIMIT
-      const rows = yield* repo.list(workspaceId, limit, query.after)
-      return toPage(rows, limit, toApiKey)
-    })
+    const list = Effect.fn("ApiKeys.list")(
+      function*(
+        workspaceId: string,
+        query: { readonly limit?: number | undefined; readonly after?: CursorPosition | undefined }
+      ) {
+        const limit = query.limit ?? DEFAULT_LIMIT
+        const rows = yield* repo.list(workspaceId, limit, query.after)
+        return toPage(rows, limit, toApiKey)
+      }
+    )
 
     const revoke = Effect.fn("ApiKeys.revoke")(function*(workspaceId: string, id: string) {
       const row = yield* repo.revoke(workspaceId, id, toTimestamp(yield* Clock.currentTimeMillis))
       if (Option.isNone(row)) {
-        return yield* new ApiKeyNotFound({ message: `No API key ${id} in this workspace`, details: { resource: "api_key", id } })
+        return yield* new ApiKeyNotFound({
+          message: `No API key ${id} in this workspace`,
+          details: { resource: "api_key", id }
+        })
       }
       return { id: row.value.id as ApiKey["id"], revoked_at: row.value.revoked_at! }
     })

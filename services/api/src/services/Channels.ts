@@ -61,7 +61,10 @@ export class Channels extends Effect.Service<Channels>()("@switchboard/service-a
       }).pipe(
         Effect.catchAll((error) =>
           isUniqueViolation(error)
-            ? new Conflict({ message: `A channel named "${input.name}" already exists`, details: { reason: "name_taken", field: "name" } })
+            ? new Conflict({
+              message: `A channel named "${input.name}" already exists`,
+              details: { reason: "name_taken", field: "name" }
+            })
             : Effect.die(error)
         )
       )
@@ -74,24 +77,33 @@ export class Channels extends Effect.Service<Channels>()("@switchboard/service-a
       return id
     })
 
-    const create = Effect.fn("Channels.create")(function*(workspaceId: string, input: { readonly provider: string; readonly name: string }) {
-      if (input.provider !== "qr") {
-        const message = input.provider === "sandbox"
-          ? "Sandbox channels are created by allocating a sandbox session (POST /v1/sandbox/sessions)"
-          : input.provider === "cloud"
-          ? "The cloud provider has no adapter in this deployment and cannot be created"
-          : "Expected provider \"qr\""
-        return yield* new ValidationError({
-          message: "Request validation failed",
-          details: { reason: "provider_not_creatable", issues: [{ path: ["provider"], message }] }
-        })
+    const create = Effect.fn("Channels.create")(
+      function*(workspaceId: string, input: { readonly provider: string; readonly name: string }) {
+        if (input.provider !== "qr") {
+          const message = input.provider === "sandbox"
+            ? "Sandbox channels are created by allocating a sandbox session (POST /v1/sandbox/sessions)"
+            : input.provider === "cloud"
+            ? "The cloud provider has no adapter in this deployment and cannot be created"
+            : "Expected provider \"qr\""
+          return yield* new ValidationError({
+            message: "Request validation failed",
+            details: { reason: "provider_not_creatable", issues: [{ path: ["provider"], message }] }
+          })
+        }
+        return yield* sql.withTransaction(Effect.gen(function*() {
+          yield* entitlements.check(workspaceId, "production_channels", yield* repo.countProduction(workspaceId))
+          const id = yield* insert({
+            workspaceId,
+            name: input.name,
+            provider: "qr",
+            status: "pending",
+            phoneNumber: null,
+            withCapabilities: false
+          })
+          return Option.getOrThrow(yield* repo.find(workspaceId, id)).channel
+        })).pipe(Effect.catchTag("SqlError", Effect.die))
       }
-      return yield* sql.withTransaction(Effect.gen(function*() {
-        yield* entitlements.check(workspaceId, "production_channels", yield* repo.countProduction(workspaceId))
-        const id = yield* insert({ workspaceId, name: input.name, provider: "qr", status: "pending", phoneNumber: null, withCapabilities: false })
-        return Option.getOrThrow(yield* repo.find(workspaceId, id)).channel
-      })).pipe(Effect.catchTag("SqlError", Effect.die))
-    })
+    )
 
     const get = Effect.fn("Channels.get")(function*(workspaceId: string, id: string) {
       const found = yield* repo.find(workspaceId, id)
@@ -101,7 +113,11 @@ export class Channels extends Effect.Service<Channels>()("@switchboard/service-a
 
     const list = Effect.fn("Channels.list")(function*(
       workspaceId: string,
-      query: { readonly limit?: number | undefined; readonly after?: CursorPosition | undefined; readonly status?: ChannelStatus | undefined }
+      query: {
+        readonly limit?: number | undefined
+        readonly after?: CursorPosition | undefined
+        readonly status?: ChannelStatus | undefined
+      }
     ) {
       const limit = query.limit ?? DEFAULT_LIMIT
       return toPage(yield* repo.list(workspaceId, query.status, limit, query.after), limit, (c) => c)
@@ -114,12 +130,23 @@ export class Channels extends Effect.Service<Channels>()("@switchboard/service-a
     ) {
       const current = yield* get(workspaceId, id)
       if (current.channel.status === "archived") {
-        return yield* new Conflict({ message: "An archived channel cannot be changed", details: { reason: "channel_archived" } })
+        return yield* new Conflict({
+          message: "An archived channel cannot be changed",
+          details: { reason: "channel_archived" }
+        })
       }
-      const updated = yield* repo.update(workspaceId, id, { name: changes.name, isDefault: changes.is_default }, yield* now).pipe(
+      const updated = yield* repo.update(
+        workspaceId,
+        id,
+        { name: changes.name, isDefault: changes.is_default },
+        yield* now
+      ).pipe(
         Effect.catchAll((error) =>
           isUniqueViolation(error)
-            ? new Conflict({ message: `A channel named "${changes.name}" already exists`, details: { reason: "name_taken", field: "name" } })
+            ? new Conflict({
+              message: `A channel named "${changes.name}" already exists`,
+              details: { reason: "name_taken", field: "name" }
+            })
             : Effect.die(error)
         )
       )
@@ -133,21 +160,34 @@ export class Channels extends Effect.Service<Channels>()("@switchboard/service-a
       if (current.channel.status !== "archived") {
         const at = yield* now
         yield* sql.withTransaction(Effect.gen(function*() {
-          const rows = yield* sql`UPDATE channels SET status = 'archived', is_default = false, archived_at = ${at}, updated_at = ${at}
+          const rows =
+            yield* sql`UPDATE channels SET status = 'archived', is_default = false, archived_at = ${at}, updated_at = ${at}
             WHERE id = ${id} AND status <> 'archived' RETURNING id`
           if (rows.length > 0) {
             yield* events.append({
               workspaceId,
               type: "channel.archived",
-              data: { object: "channel", object_id: id, channel_id: id, status: "archived", from_status: current.channel.status, to_status: "archived", reason: "archived" },
+              data: {
+                object: "channel",
+                object_id: id,
+                channel_id: id,
+                status: "archived",
+                from_status: current.channel.status,
+                to_status: "archived",
+                reason: "archived"
+              },
               occurredAt: at
             })
           }
         })).pipe(Effect.orDie)
       }
       const undispatched = yield* messages.undispatchedOf(id)
-      yield* Effect.forEach(undispatched, (messageId) =>
-        messageClient(messageId).Transition({ to: "cancelled", reason: "channel archived" }).pipe(Effect.orDie), { concurrency: 10, discard: true })
+      yield* Effect.forEach(
+        undispatched,
+        (messageId) =>
+          messageClient(messageId).Transition({ to: "cancelled", reason: "channel archived" }).pipe(Effect.orDie),
+        { concurrency: 10, discard: true }
+      )
       return Option.getOrThrow(yield* repo.find(workspaceId, id)).channel
     })
 

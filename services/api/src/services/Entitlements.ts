@@ -12,10 +12,13 @@ export class Entitlements extends Effect.Service<Entitlements>()("@switchboard/s
     const workspaces = yield* WorkspacesRepo
 
     const forWorkspace = Effect.fn("Entitlements.forWorkspace")(function*(workspaceId: string) {
-      const workspace = yield* Effect.flatMap(workspaces.findById(workspaceId), Option.match({
-        onNone: () => Effect.dieMessage(`workspace ${workspaceId} vanished`),
-        onSome: Effect.succeed
-      }))
+      const workspace = yield* Effect.flatMap(
+        workspaces.findById(workspaceId),
+        Option.match({
+          onNone: () => Effect.dieMessage(`workspace ${workspaceId} vanished`),
+          onSome: Effect.succeed
+        })
+      )
       const overrides = yield* workspaces.overrides(workspaceId)
       return { plan: workspace.plan, entitlements: resolveEntitlements(workspace.plan, overrides) }
     })

@@ -42,7 +42,9 @@ export const layerFromEnv = Layer.effect(
 ).pipe(Layer.orDie)
 
 /** Keeps every mail in memory; `sent` reads them (tests). */
-export class MailOutbox extends Context.Tag("@switchboard/service-api/MailOutbox")<MailOutbox, Ref.Ref<ReadonlyArray<Mail>>>() {}
+export class MailOutbox
+  extends Context.Tag("@switchboard/service-api/MailOutbox")<MailOutbox, Ref.Ref<ReadonlyArray<Mail>>>()
+{}
 
 export const layerMemory = Layer.effectContext(Effect.gen(function*() {
   const outbox = yield* Ref.make<ReadonlyArray<Mail>>([])

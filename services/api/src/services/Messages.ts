@@ -57,7 +57,10 @@ export class Messages extends Effect.Service<Messages>()("@switchboard/service-a
     const channelClient = yield* ChannelEntity.client
 
     const countContacts = (workspaceId: string) =>
-      Effect.map(sql<{ n: number }>`SELECT count(*)::int AS n FROM contacts WHERE workspace_id = ${workspaceId}`, (r) => r[0]?.n ?? 0)
+      Effect.map(
+        sql<{ n: number }>`SELECT count(*)::int AS n FROM contacts WHERE workspace_id = ${workspaceId}`,
+        (r) => r[0]?.n ?? 0
+      )
 
     /** Everything that can refuse a send, before anything is written. */
     const check = Effect.fn("Messages.check")(function*(principal: Principal, body: SendBody) {
@@ -66,27 +69,46 @@ export class Messages extends Effect.Service<Messages>()("@switchboard/service-a
         : yield* channels.findDefault(principal.workspaceId)
       if (Option.isNone(channelRow)) {
         if (body.channel_id !== undefined) {
-          return yield* new ChannelNotFound({ message: `No channel ${body.channel_id} in this workspace`, details: { resource: "channel", id: body.channel_id } })
+          return yield* new ChannelNotFound({
+            message: `No channel ${body.channel_id} in this workspace`,
+            details: { resource: "channel", id: body.channel_id }
+          })
         }
         return yield* new ValidationError({
           message: "Name a channel_id: the workspace has no default channel",
-          details: { reason: "channel_required", issues: [{ path: ["channel_id"], message: "Required: the workspace has no default channel" }] }
+          details: {
+            reason: "channel_required",
+            issues: [{ path: ["channel_id"], message: "Required: the workspace has no default channel" }]
+          }
         })
       }
       const channel = channelRow.value.channel
       if (channel.provider === "sandbox" && principal.mode !== "test") {
-        return yield* new SandboxTestKeyRequired({ message: "Sending through a sandbox channel needs a test-mode API key (wa_test_...)" })
+        return yield* new SandboxTestKeyRequired({
+          message: "Sending through a sandbox channel needs a test-mode API key (wa_test_...)"
+        })
       }
       if (body.template !== undefined) {
-        return yield* new TemplateNotFound({ message: `No template "${body.template.slug}" in this workspace`, details: { resource: "template", slug: body.template.slug } })
+        return yield* new TemplateNotFound({
+          message: `No template "${body.template.slug}" in this workspace`,
+          details: { resource: "template", slug: body.template.slug }
+        })
       }
       if (channel.status !== "connected") {
-        return yield* new ChannelNotConnected({ message: `Channel ${channel.id} is ${channel.status}, not connected`, details: { status: channel.status } })
+        return yield* new ChannelNotConnected({
+          message: `Channel ${channel.id} is ${channel.status}, not connected`,
+          details: { status: channel.status }
+        })
       }
-      if (channel.provider === "sandbox" && !isMagicNumber(body.to) && !(yield* sandbox.isVerified(channel.id, body.to))) {
+      if (
+        channel.provider === "sandbox" && !isMagicNumber(body.to) && !(yield* sandbox.isVerified(channel.id, body.to))
+      ) {
         return yield* new ValidationError({
           message: "The recipient is not verified for this sandbox session",
-          details: { reason: "recipient_not_verified", issues: [{ path: ["to"], message: "Verify this recipient first (POST /v1/sandbox/sessions/{id}/verify)" }] }
+          details: {
+            reason: "recipient_not_verified",
+            issues: [{ path: ["to"], message: "Verify this recipient first (POST /v1/sandbox/sessions/{id}/verify)" }]
+          }
         })
       }
       const mps = Option.match(channelRow.value.capabilities, { onNone: () => 0, onSome: (c) => c.max_throughput_mps })
@@ -99,62 +121,74 @@ export class Messages extends Effect.Service<Messages>()("@switchboard/service-a
       return channel
     })
 
-    const send = Effect.fn("Messages.send")(function*(principal: Principal, body: SendBody, idempotencyKey: string | undefined) {
-      const nowMs = yield* Clock.currentTimeMillis
-      const now = toTimestamp(nowMs)
-      const workspaceId = principal.workspaceId
-      if (idempotencyKey !== undefined) {
-        const claim = yield* idempotency.begin({
-          workspaceId,
-          key: idempotencyKey,
-          fingerprint: fingerprint(body),
-          now,
-          expiresAt: toTimestamp(nowMs + IDEMPOTENCY_TTL_MS)
-        }).pipe(Effect.orDie)
-        if (claim._tag === "Replay") return { message: decodeMessage(claim.response), replayed: true }
-        if (claim._tag === "Mismatch") {
-          return yield* new IdempotencyConflict({ message: "This Idempotency-Key was used with a different body", details: { reason: "fingerprint_mismatch" } })
-        }
-        if (claim._tag === "InProgress") {
-          return yield* new IdempotencyConflict({ message: "A request with this Idempotency-Key is still running", details: { reason: "in_progress" } })
-        }
-      }
-      const work = Effect.gen(function*() {
-        const channel = yield* check(principal, body)
-        const category: Category = body.category ?? "utility"
-        const message = yield* sql.withTransaction(Effect.gen(function*() {
-          const contact = yield* messages.upsertContact(workspaceId, body.to, now)
-          // a new contact counts against the plan (it is already inserted: the others are count - 1)
-          if (contact.created) yield* entitlements.check(workspaceId, "contacts", (yield* countContacts(workspaceId)) - 1)
-          const conversationId = yield* messages.upsertConversation(workspaceId, channel.id, contact.id, now)
-          const created = yield* messages.insert({
-            id: yield* newId("msg"),
+    const send = Effect.fn("Messages.send")(
+      function*(principal: Principal, body: SendBody, idempotencyKey: string | undefined) {
+        const nowMs = yield* Clock.currentTimeMillis
+        const now = toTimestamp(nowMs)
+        const workspaceId = principal.workspaceId
+        if (idempotencyKey !== undefined) {
+          const claim = yield* idempotency.begin({
             workspaceId,
-            channelId: channel.id,
-            conversationId,
-            contactId: contact.id,
-            direction: "outbound",
-            from: channel.phone_number,
-            to: body.to,
-            body: body.text?.body ?? "",
-            category,
-            priority: PRIORITY[category],
-            status: "queued",
-            metadata: body.metadata ?? {},
-            now
-          })
-          yield* messages.appendQueuedEvent(created)
-          if (idempotencyKey !== undefined) yield* idempotency.complete(workspaceId, idempotencyKey, encodeMessage(created))
-          return created
-        })).pipe(Effect.catchTag("SqlError", Effect.die))
-        // after commit: a lost wake-up only delays dispatch (the sweeper repeats it)
-        yield* channelClient(channel.id).Wake().pipe(Effect.catchAllCause(() => Effect.void), Effect.forkDaemon)
-        return { message, replayed: false }
-      })
-      return yield* (idempotencyKey === undefined
-        ? work
-        : work.pipe(Effect.onError(() => idempotency.release(workspaceId, idempotencyKey).pipe(Effect.ignore))))
-    })
+            key: idempotencyKey,
+            fingerprint: fingerprint(body),
+            now,
+            expiresAt: toTimestamp(nowMs + IDEMPOTENCY_TTL_MS)
+          }).pipe(Effect.orDie)
+          if (claim._tag === "Replay") return { message: decodeMessage(claim.response), replayed: true }
+          if (claim._tag === "Mismatch") {
+            return yield* new IdempotencyConflict({
+              message: "This Idempotency-Key was used with a different body",
+              details: { reason: "fingerprint_mismatch" }
+            })
+          }
+          if (claim._tag === "InProgress") {
+            return yield* new IdempotencyConflict({
+              message: "A request with this Idempotency-Key is still running",
+              details: { reason: "in_progress" }
+            })
+          }
+        }
+        const work = Effect.gen(function*() {
+          const channel = yield* check(principal, body)
+          const category: Category = body.category ?? "utility"
+          const message = yield* sql.withTransaction(Effect.gen(function*() {
+            const contact = yield* messages.upsertContact(workspaceId, body.to, now)
+            // a new contact counts against the plan (it is already inserted: the others are count - 1)
+            if (contact.created) {
+              yield* entitlements.check(workspaceId, "contacts", (yield* countContacts(workspaceId)) - 1)
+            }
+            const conversationId = yield* messages.upsertConversation(workspaceId, channel.id, contact.id, now)
+            const created = yield* messages.insert({
+              id: yield* newId("msg"),
+              workspaceId,
+              channelId: channel.id,
+              conversationId,
+              contactId: contact.id,
+              direction: "outbound",
+              from: channel.phone_number,
+              to: body.to,
+              body: body.text?.body ?? "",
+              category,
+              priority: PRIORITY[category],
+              status: "queued",
+              metadata: body.metadata ?? {},
+              now
+            })
+            yield* messages.appendQueuedEvent(created)
+            if (idempotencyKey !== undefined) {
+              yield* idempotency.complete(workspaceId, idempotencyKey, encodeMessage(created))
+            }
+            return created
+          })).pipe(Effect.catchTag("SqlError", Effect.die))
+          // after commit: a lost wake-up only delays dispatch (the sweeper repeats it)
+          yield* channelClient(channel.id).Wake().pipe(Effect.catchAllCause(() => Effect.void), Effect.forkDaemon)
+          return { message, replayed: false }
+        })
+        return yield* (idempotencyKey === undefined
+          ? work
+          : work.pipe(Effect.onError(() => idempotency.release(workspaceId, idempotencyKey).pipe(Effect.ignore))))
+      }
+    )
 
     const list = Effect.fn("Messages.list")(function*(workspaceId: string, query: {
       readonly limit?: number | undefined
@@ -166,7 +200,10 @@ export class Messages extends Effect.Service<Messages>()("@switchboard/service-a
       readonly channel_id?: string | undefined
     }) {
       if (query.channel_id !== undefined && Option.isNone(yield* channels.find(workspaceId, query.channel_id))) {
-        return yield* new ChannelNotFound({ message: `No channel ${query.channel_id} in this workspace`, details: { resource: "channel", id: query.channel_id } })
+        return yield* new ChannelNotFound({
+          message: `No channel ${query.channel_id} in this workspace`,
+          details: { resource: "channel", id: query.channel_id }
+        })
       }
       if (query.status !== undefined && query.state !== undefined && query.status !== query.state) {
         return yield* new ValidationError({
@@ -175,22 +212,35 @@ export class Messages extends Effect.Service<Messages>()("@switchboard/service-a
         })
       }
       const limit = query.limit ?? DEFAULT_LIMIT
-      const rows = yield* messages.list(workspaceId, {
-        status: query.status ?? query.state,
-        direction: query.direction,
-        category: query.category,
-        channelId: query.channel_id
-      }, limit, query.after)
+      const rows = yield* messages.list(
+        workspaceId,
+        {
+          status: query.status ?? query.state,
+          direction: query.direction,
+          category: query.category,
+          channelId: query.channel_id
+        },
+        limit,
+        query.after
+      )
       return toPage(rows, limit, (m) => m)
     })
 
     const get = Effect.fn("Messages.get")(function*(workspaceId: string, id: string) {
       const found = yield* messages.find(workspaceId, id)
-      if (Option.isNone(found)) return yield* new NotFound({ message: `No message ${id}`, details: { resource: "message", id } })
+      if (Option.isNone(found)) {
+        return yield* new NotFound({ message: `No message ${id}`, details: { resource: "message", id } })
+      }
       return found.value
     })
 
     return { send, list, get } as const
   }),
-  dependencies: [ChannelsRepo.Default, MessagesRepo.Default, IdempotencyRepo.Default, SandboxRepo.Default, Entitlements.Default]
+  dependencies: [
+    ChannelsRepo.Default,
+    MessagesRepo.Default,
+    IdempotencyRepo.Default,
+    SandboxRepo.Default,
+    Entitlements.Default
+  ]
 }) {}

@@ -54,7 +54,12 @@ export class Sandbox extends Effect.Service<Sandbox>()("@switchboard/service-api
     const load = Effect.fn("Sandbox.load")(function*(principal: Principal, id: string) {
       yield* requireTestKey(principal)
       const found = yield* repo.find(principal.workspaceId, id)
-      if (Option.isNone(found)) return yield* new NotFound({ message: `No sandbox session ${id}`, details: { resource: "sandbox_session", id } })
+      if (Option.isNone(found)) {
+        return yield* new NotFound({
+          message: `No sandbox session ${id}`,
+          details: { resource: "sandbox_session", id }
+        })
+      }
       return found.value
     })
 
@@ -66,7 +71,11 @@ export class Sandbox extends Effect.Service<Sandbox>()("@switchboard/service-api
       const session = yield* sql.withTransaction(Effect.gen(function*() {
         // serialise allocations so two sessions never take the same number
         yield* sql`SELECT pg_advisory_xact_lock(424242)`
-        yield* entitlements.check(principal.workspaceId, "shared_test_sessions", yield* repo.countActive(principal.workspaceId, at))
+        yield* entitlements.check(
+          principal.workspaceId,
+          "shared_test_sessions",
+          yield* repo.countActive(principal.workspaceId, at)
+        )
         const inUse = yield* repo.numbersInUse(at)
         const phone = config.sandboxNumbers.find((n) => !inUse.has(n))
         if (phone === undefined) {
@@ -109,19 +118,26 @@ export class Sandbox extends Effect.Service<Sandbox>()("@switchboard/service-api
       return toSession(yield* load(principal, id))
     })
 
-    const verify = Effect.fn("Sandbox.verify")(function*(principal: Principal, id: string, input: { readonly phone_number: string; readonly code: string }) {
-      const session = yield* load(principal, id)
-      const given = Buffer.from(codeHash(input.code))
-      const expected = Buffer.from(session.code_hash)
-      if (session.status !== "active" || !timingSafeEqual(given, expected)) {
-        return yield* new ValidationError({
-          message: session.status === "active" ? "The verification code is wrong" : `The session is ${session.status}`,
-          details: { reason: session.status === "active" ? "invalid_code" : "session_not_active", issues: [{ path: ["code"], message: "Invalid code" }] }
-        })
+    const verify = Effect.fn("Sandbox.verify")(
+      function*(principal: Principal, id: string, input: { readonly phone_number: string; readonly code: string }) {
+        const session = yield* load(principal, id)
+        const given = Buffer.from(codeHash(input.code))
+        const expected = Buffer.from(session.code_hash)
+        if (session.status !== "active" || !timingSafeEqual(given, expected)) {
+          return yield* new ValidationError({
+            message: session.status === "active"
+              ? "The verification code is wrong"
+              : `The session is ${session.status}`,
+            details: {
+              reason: session.status === "active" ? "invalid_code" : "session_not_active",
+              issues: [{ path: ["code"], message: "Invalid code" }]
+            }
+          })
+        }
+        yield* repo.addRecipient(id, input.phone_number, yield* now)
+        return toSession(Option.getOrThrow(yield* repo.find(principal.workspaceId, id)))
       }
-      yield* repo.addRecipient(id, input.phone_number, yield* now)
-      return toSession(Option.getOrThrow(yield* repo.find(principal.workspaceId, id)))
-    })
+    )
 
     const revoke = Effect.fn("Sandbox.revoke")(function*(principal: Principal, id: string) {
       const session = yield* load(principal, id)
@@ -133,54 +149,71 @@ export class Sandbox extends Effect.Service<Sandbox>()("@switchboard/service-api
     })
 
     /** The simulated network delivers a text from a verified recipient. */
-    const inbound = Effect.fn("Sandbox.inbound")(function*(principal: Principal, id: string, input: { readonly from: string; readonly text: { readonly body: string } }) {
-      const session = yield* load(principal, id)
-      if (session.status !== "active") {
-        return yield* new ValidationError({ message: `The session is ${session.status}`, details: { reason: "session_not_active" } })
-      }
-      if (!isMagicNumber(input.from) && !session.verified_recipients.includes(input.from)) {
-        return yield* new ValidationError({
-          message: "Only verified recipients can write to a sandbox number",
-          details: { reason: "recipient_not_verified", issues: [{ path: ["from"], message: "Verify this number first" }] }
-        })
-      }
-      const at = yield* now
-      yield* sql.withTransaction(Effect.gen(function*() {
-        const contact = yield* messages.upsertContact(principal.workspaceId, input.from, at)
-        const conversationId = yield* messages.upsertConversation(principal.workspaceId, session.channel_id, contact.id, at)
-        const message = yield* messages.insert({
-          id: yield* newId("msg"),
-          workspaceId: principal.workspaceId,
-          channelId: session.channel_id,
-          conversationId,
-          contactId: contact.id,
-          direction: "inbound",
-          from: input.from,
-          to: session.phone_number,
-          body: input.text.body,
-          category: "utility",
-          priority: PRIORITY.utility,
-          status: "delivered",
-          metadata: {},
-          now: at
-        })
-        yield* events.append({
-          workspaceId: principal.workspaceId,
-          type: "message.received",
-          data: {
-            object: "message",
-            object_id: message.id,
-            message_id: message.id,
-            conversation_id: conversationId,
-            contact_id: contact.id,
-            channel_id: session.channel_id,
+    const inbound = Effect.fn("Sandbox.inbound")(
+      function*(
+        principal: Principal,
+        id: string,
+        input: { readonly from: string; readonly text: { readonly body: string } }
+      ) {
+        const session = yield* load(principal, id)
+        if (session.status !== "active") {
+          return yield* new ValidationError({
+            message: `The session is ${session.status}`,
+            details: { reason: "session_not_active" }
+          })
+        }
+        if (!isMagicNumber(input.from) && !session.verified_recipients.includes(input.from)) {
+          return yield* new ValidationError({
+            message: "Only verified recipients can write to a sandbox number",
+            details: {
+              reason: "recipient_not_verified",
+              issues: [{ path: ["from"], message: "Verify this number first" }]
+            }
+          })
+        }
+        const at = yield* now
+        yield* sql.withTransaction(Effect.gen(function*() {
+          const contact = yield* messages.upsertContact(principal.workspaceId, input.from, at)
+          const conversationId = yield* messages.upsertConversation(
+            principal.workspaceId,
+            session.channel_id,
+            contact.id,
+            at
+          )
+          const message = yield* messages.insert({
+            id: yield* newId("msg"),
+            workspaceId: principal.workspaceId,
+            channelId: session.channel_id,
+            conversationId,
+            contactId: contact.id,
             direction: "inbound",
-            type: "text"
-          },
-          occurredAt: at
-        })
-      })).pipe(Effect.orDie)
-    })
+            from: input.from,
+            to: session.phone_number,
+            body: input.text.body,
+            category: "utility",
+            priority: PRIORITY.utility,
+            status: "delivered",
+            metadata: {},
+            now: at
+          })
+          yield* events.append({
+            workspaceId: principal.workspaceId,
+            type: "message.received",
+            data: {
+              object: "message",
+              object_id: message.id,
+              message_id: message.id,
+              conversation_id: conversationId,
+              contact_id: contact.id,
+              channel_id: session.channel_id,
+              direction: "inbound",
+              type: "text"
+            },
+            occurredAt: at
+          })
+        })).pipe(Effect.orDie)
+      }
+    )
 
     return { create, get, verify, revoke, inbound } as const
   }),
