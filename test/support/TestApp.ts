@@ -8,6 +8,7 @@ import { Infrastructure } from "@switchboard/db"
 import * as TestDatabase from "@switchboard/db/testing"
 import { Cluster } from "@switchboard/entities"
 import { ProvidersConfig } from "@switchboard/providers"
+import { WebhooksConfig } from "@switchboard/webhooks"
 import { HttpConfig, HttpServer, IdentityConfig, Mailer, Operator } from "@switchboard/service-api"
 import { Entities } from "@switchboard/service-runner"
 import { Layer } from "effect"
@@ -17,6 +18,7 @@ export const layer = (
   infrastructure: {
     readonly redisUrl?: string
     readonly providers?: Partial<ProvidersConfig.ProvidersConfig["Type"]>
+    readonly webhooks?: Partial<WebhooksConfig.WebhooksConfig["Type"]>
   } = {}
 ) =>
   Layer.mergeAll(HttpServer.layer, Entities.layer).pipe(
@@ -29,7 +31,8 @@ export const layer = (
         retryDelayScale: 0.01,
         sandboxNumbers: Array.from({ length: 40 }, (_, i) => `+1555020${String(i).padStart(4, "0")}`),
         ...infrastructure.providers
-      })
+      }),
+      WebhooksConfig.layer({ retryDelayScale: 0.001, allowPrivateTargets: true, ...infrastructure.webhooks })
     )),
     Layer.provideMerge(Cluster.single),
     Layer.provideMerge(Infrastructure.layerWithConfig),

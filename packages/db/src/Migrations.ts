@@ -9,6 +9,7 @@ import m0002 from "./migrations/0002_create_events.js"
 import m0010 from "./migrations/0010_create_identity.js"
 import m0011 from "./migrations/0011_create_api_keys.js"
 import m0012 from "./migrations/0012_create_entitlement_overrides.js"
+import m0020 from "./migrations/0020_create_webhooks.js"
 import m0030 from "./migrations/0030_create_messaging.js"
 
 export const migrations = {
@@ -17,6 +18,7 @@ export const migrations = {
   "0010_create_identity": m0010,
   "0011_create_api_keys": m0011,
   "0012_create_entitlement_overrides": m0012,
+  "0020_create_webhooks": m0020,
   "0030_create_messaging": m0030
 }
 

@@ -16,6 +16,7 @@ import { AuthHandlers, SessionHandlers } from "./handlers/AuthHandlers.js"
 import { HealthHandlers } from "./handlers/HealthHandlers.js"
 import { ChannelsHandlers, MessagesHandlers, SandboxHandlers } from "./handlers/MessagingHandlers.js"
 import { PlanHandlers } from "./handlers/PlanHandlers.js"
+import { WebhooksHandlers } from "./handlers/WebhooksHandlers.js"
 import { HttpConfig } from "./HttpConfig.js"
 import { errorMapping, serveMiddleware } from "./HttpMiddlewares.js"
 import { IpRateLimitLive } from "./IpRateLimitLive.js"
@@ -28,6 +29,7 @@ import { Entitlements } from "./services/Entitlements.js"
 import { Messages } from "./services/Messages.js"
 import { RateLimits } from "./services/RateLimits.js"
 import { Sandbox } from "./services/Sandbox.js"
+import { Webhooks } from "./services/Webhooks.js"
 import { UsageReport } from "./services/UsageReport.js"
 import { ShutdownSignal } from "./ShutdownSignal.js"
 
@@ -45,7 +47,8 @@ const ApiLive = Layer.unwrapEffect(
     PlanHandlers,
     MessagesHandlers,
     ChannelsHandlers,
-    SandboxHandlers
+    SandboxHandlers,
+    WebhooksHandlers
   ]),
   Layer.provide([AuthenticationLive, IpRateLimitLive]),
   Layer.provide(
@@ -59,6 +62,7 @@ const ApiLive = Layer.unwrapEffect(
       Messages.Default,
       Channels.Default,
       Sandbox.Default,
+      Webhooks.Default,
       Credentials.Default,
       SessionsRepo.Default,
       UsersRepo.Default

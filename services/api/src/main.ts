@@ -3,6 +3,7 @@ import { NodeRuntime } from "@effect/platform-node"
 import { Infrastructure, Logging } from "@switchboard/db"
 import { Cluster } from "@switchboard/entities"
 import { ProvidersConfig } from "@switchboard/providers"
+import { WebhooksConfig } from "@switchboard/webhooks"
 import { Effect, Layer } from "effect"
 import * as HttpConfig from "./HttpConfig.js"
 import * as HttpServer from "./HttpServer.js"
@@ -14,7 +15,7 @@ HttpServer.serverLayer.pipe(
     HttpConfig.layerFromEnv,
     IdentityConfig.layerFromEnv,
     Mailer.layerFromEnv,
-    ProvidersConfig.layerFromEnv
+    ProvidersConfig.layerFromEnv, WebhooksConfig.layerFromEnv
   ]),
   Layer.provide(Cluster.client),
   Layer.provide(Infrastructure.layer),

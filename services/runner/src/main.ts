@@ -3,11 +3,12 @@ import { NodeRuntime } from "@effect/platform-node"
 import { Infrastructure, Logging } from "@switchboard/db"
 import { Cluster } from "@switchboard/entities"
 import { ProvidersConfig } from "@switchboard/providers"
+import { WebhooksConfig } from "@switchboard/webhooks"
 import { Effect, Layer } from "effect"
 import * as Entities from "./Entities.js"
 
 Entities.layer.pipe(
-  Layer.provide(ProvidersConfig.layerFromEnv),
+  Layer.provide([ProvidersConfig.layerFromEnv, WebhooksConfig.layerFromEnv]),
   Layer.provide(Cluster.runner),
   Layer.provide(Infrastructure.layer),
   Layer.launch,

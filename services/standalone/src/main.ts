@@ -6,6 +6,7 @@ import { NodeRuntime } from "@effect/platform-node"
 import { Infrastructure, Logging } from "@switchboard/db"
 import { Cluster } from "@switchboard/entities"
 import { ProvidersConfig } from "@switchboard/providers"
+import { WebhooksConfig } from "@switchboard/webhooks"
 import { HttpConfig, HttpServer, IdentityConfig, Mailer } from "@switchboard/service-api"
 import { Entities } from "@switchboard/service-runner"
 import { Effect, Layer } from "effect"
@@ -15,7 +16,7 @@ Layer.mergeAll(HttpServer.serverLayer, Entities.layer).pipe(
     HttpConfig.layerFromEnv,
     IdentityConfig.layerFromEnv,
     Mailer.layerFromEnv,
-    ProvidersConfig.layerFromEnv
+    ProvidersConfig.layerFromEnv, WebhooksConfig.layerFromEnv
   ]),
   Layer.provide(Cluster.single),
   Layer.provide(Infrastructure.layer),

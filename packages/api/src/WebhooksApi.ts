@@ -1,0 +1,126 @@
+/** Webhook endpoints and deliveries (SPEC 4.9, DECISIONS 10). Every route needs `webhooks.manage`. */
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import {
+  Conflict,
+  DeliveryStatus,
+  EntitlementLimitReached,
+  EventTypeName,
+  EventTypeOrAll,
+  Id,
+  ListParams,
+  NotFound,
+  Page,
+  StrictStruct,
+  Timestamp,
+  WebhookDelivery,
+  WebhookEndpoint,
+  WebhookEndpointWithSecret
+} from "@switchboard/domain"
+import { Schema } from "effect"
+import { Authentication, RequiredScopes } from "./Security.js"
+
+const Url = Schema.String.pipe(Schema.maxLength(2048))
+const EventTypes = Schema.Array(EventTypeOrAll).pipe(Schema.minItems(1, { message: () => "Subscribe to at least one event type" }))
+
+export const CreateEndpointRequest = StrictStruct({
+  url: Url,
+  event_types: EventTypes,
+  description: Schema.optional(Schema.String.pipe(Schema.maxLength(500)))
+}).annotations({ identifier: "CreateWebhookEndpointRequest" })
+
+export const UpdateEndpointRequest = StrictStruct({
+  url: Schema.optional(Url),
+  event_types: Schema.optional(EventTypes),
+  description: Schema.optional(Schema.String.pipe(Schema.maxLength(500))),
+  status: Schema.optional(Schema.Literal("active", "paused").annotations({
+    message: () => "Clients may set status to active or paused only"
+  }))
+}).annotations({ identifier: "UpdateWebhookEndpointRequest" })
+
+const EndpointPath = Schema.Struct({ endpointId: Id("wh") })
+const DeliveryPath = Schema.Struct({ deliveryId: Id("whd") })
+const DeliveryFilters = Schema.Struct({ ...ListParams, status: Schema.optional(DeliveryStatus) })
+
+export class WebhooksApi extends HttpApiGroup.make("webhooks")
+  .add(
+    HttpApiEndpoint.get("eventTypes", "/v1/webhook-event-types")
+      .addSuccess(Schema.Struct({ data: Schema.Array(Schema.Struct({ type: EventTypeName, emitted: Schema.Boolean })) }))
+      .annotate(OpenApi.Description, "The 31 event types and whether each is emitted today. `*` subscribes to all, later ones included.")
+  )
+  .add(
+    HttpApiEndpoint.post("create", "/v1/webhook-endpoints")
+      .setPayload(CreateEndpointRequest)
+      .addSuccess(WebhookEndpointWithSecret, { status: 201 })
+      .addError(EntitlementLimitReached)
+      .annotate(
+        OpenApi.Description,
+        "The URL must be absolute http(s), without credentials, on port 80 or 443, and resolve only to public addresses (checked again at every delivery); refusals are 422 with `details.reason`. The `secret` (`whsec_...`) is shown in this response only."
+      )
+  )
+  .add(HttpApiEndpoint.get("list", "/v1/webhook-endpoints").setUrlParams(Schema.Struct(ListParams)).addSuccess(Page(WebhookEndpoint)))
+  .add(HttpApiEndpoint.get("get", "/v1/webhook-endpoints/:endpointId").setPath(EndpointPath).addSuccess(WebhookEndpoint).addError(NotFound))
+  .add(
+    HttpApiEndpoint.patch("update", "/v1/webhook-endpoints/:endpointId")
+      .setPath(EndpointPath)
+      .setPayload(UpdateEndpointRequest)
+      .addSuccess(WebhookEndpoint)
+      .addError(NotFound)
+      .annotate(OpenApi.Description, "`status` may be `active` or `paused`; re-activating a disabled endpoint clears its failure counter. Paused endpoints keep their deliveries pending.")
+  )
+  .add(
+    HttpApiEndpoint.del("delete", "/v1/webhook-endpoints/:endpointId")
+      .setPath(EndpointPath)
+      .addSuccess(Schema.Struct({ id: Id("wh"), object: Schema.Literal("webhook_endpoint"), deleted: Schema.Literal(true) }))
+      .addError(NotFound)
+      .annotate(OpenApi.Description, "Deletes the endpoint; its pending deliveries end `failed` with `not_deliverable`.")
+  )
+  .add(
+    HttpApiEndpoint.post("rotateSecret", "/v1/webhook-endpoints/:endpointId/rotate-secret")
+      .setPath(EndpointPath)
+      .addSuccess(Schema.Struct({
+        id: Id("wh"),
+        secret: Schema.String,
+        secret_last4: Schema.String,
+        secret_rotated_at: Timestamp,
+        previous_secret_expires_at: Timestamp
+      }))
+      .addError(NotFound)
+      .annotate(OpenApi.Description, "A new secret, shown once; the previous one keeps signing for 24 h (two `v1=` entries, the new first).")
+  )
+  .add(
+    HttpApiEndpoint.post("test", "/v1/webhook-endpoints/:endpointId/test")
+      .setPath(EndpointPath)
+      .setPayload(StrictStruct({ event_type: Schema.optional(EventTypeName) }))
+      .addSuccess(Schema.Struct({ event_id: Id("evt"), delivery_id: Id("whd") }), { status: 202 })
+      .addError(NotFound)
+      .annotate(OpenApi.Description, "A real delivery through the real pipeline to this endpoint only, with `\"is_test\": true` in the envelope; no message is sent to anyone.")
+  )
+  .add(
+    HttpApiEndpoint.get("endpointDeliveries", "/v1/webhook-endpoints/:endpointId/deliveries")
+      .setPath(EndpointPath)
+      .setUrlParams(DeliveryFilters)
+      .addSuccess(Page(WebhookDelivery))
+      .addError(NotFound)
+  )
+  .add(
+    HttpApiEndpoint.get("deliveries", "/v1/webhook-deliveries")
+      .setUrlParams(DeliveryFilters)
+      .addSuccess(Page(WebhookDelivery))
+      .addError(NotFound)
+  )
+  .add(
+    HttpApiEndpoint.get("delivery", "/v1/webhook-deliveries/:deliveryId").setPath(DeliveryPath).addSuccess(WebhookDelivery).addError(NotFound)
+  )
+  .add(
+    HttpApiEndpoint.post("replay", "/v1/webhook-deliveries/:deliveryId/replay")
+      .setPath(DeliveryPath)
+      .addSuccess(Schema.Struct({ delivery_id: Id("whd"), event_id: Id("evt") }), { status: 202 })
+      .addError(NotFound)
+      .addError(Conflict)
+      .annotate(OpenApi.Description, "Resends the stored envelope byte for byte with the same event id, as a new delivery (`replay_of`). Only from `failed` or `dead` (409 otherwise).")
+  )
+  .middleware(Authentication)
+  .annotate(OpenApi.Title, "Webhooks")
+  .annotateEndpoints(RequiredScopes, ["webhooks.manage"])
+  .annotateEndpoints(OpenApi.Override, { "x-required-scopes": ["webhooks.manage"] })
+{}

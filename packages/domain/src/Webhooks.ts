@@ -1,0 +1,106 @@
+/**
+ * Webhook endpoints and deliveries (SPEC 2.8, 2.9, 3.3, 3.4, 6.4; DECISIONS 10): records, the
+ * outcome table that decides retries, and the full-jitter retry schedule.
+ */
+import { Schema } from "effect"
+import { EventTypeName } from "./EventCatalogue.js"
+import { Id } from "./Ids.js"
+import { Timestamp } from "./Schemas.js"
+
+export const MAX_ATTEMPTS = 6
+export const ATTEMPT_TIMEOUT_MS = 10_000
+export const DISABLE_AFTER_FAILURES = 20
+export const SECRET_OVERLAP_MS = 24 * 3600 * 1000
+export const DELIVERY_RETENTION_MS = 30 * 24 * 3600 * 1000
+
+export const EndpointStatus = Schema.Literal("active", "paused", "disabled")
+export const DeliveryStatus = Schema.Literal("pending", "delivering", "succeeded", "failed", "dead")
+export type DeliveryStatus = typeof DeliveryStatus.Type
+export const FailureReason = Schema.Literal(
+  "ok",
+  "server_error",
+  "rate_limited",
+  "redirect",
+  "client_error",
+  "network_error",
+  "timeout",
+  "blocked_target",
+  "not_deliverable"
+)
+export type FailureReason = typeof FailureReason.Type
+
+/** SPEC 6.4: what an HTTP status means for the delivery. */
+export const outcomeOfStatus = (status: number): { readonly reason: FailureReason; readonly retryable: boolean } =>
+  status >= 200 && status < 300
+    ? { reason: "ok", retryable: false }
+    : status >= 300 && status < 400
+    ? { reason: "redirect", retryable: false }
+    : status === 429
+    ? { reason: "rate_limited", retryable: true }
+    : status >= 400 && status < 500
+    ? { reason: "client_error", retryable: false }
+    : { reason: "server_error", retryable: true }
+
+export const isRetryable = (reason: FailureReason) =>
+  reason === "server_error" || reason === "rate_limited" || reason === "network_error" || reason === "timeout"
+
+/**
+ * Delay before the next attempt after attempt `n` (1-based): uniform in
+ * [5 * 2^(n-1), 10 * 2^(n-1)] seconds (5-10, 10-20, 20-40, 40-80, 80-160), times `scale`.
+ */
+export const retryDelayMs = (attempt: number, random: number, scale: number) => {
+  const low = 5_000 * 2 ** (attempt - 1)
+  return Math.round((low + random * low) * scale)
+}
+
+export const EventTypeOrAll = Schema.Union(EventTypeName, Schema.Literal("*")).annotations({
+  identifier: "EventTypeSubscription",
+  message: () => "Expected a known event type (see GET /v1/webhook-event-types) or *"
+})
+
+export class WebhookEndpoint extends Schema.Class<WebhookEndpoint>("WebhookEndpoint")({
+  id: Id("wh"),
+  object: Schema.Literal("webhook_endpoint"),
+  url: Schema.String,
+  event_types: Schema.Array(Schema.String),
+  description: Schema.String,
+  status: EndpointStatus,
+  secret_last4: Schema.String,
+  consecutive_failures: Schema.Number,
+  created_at: Timestamp,
+  updated_at: Timestamp
+}) {}
+
+export class WebhookEndpointWithSecret extends Schema.Class<WebhookEndpointWithSecret>("WebhookEndpointWithSecret")({
+  ...WebhookEndpoint.fields,
+  secret: Schema.String.annotations({ description: "`whsec_...`; shown on creation only" })
+}) {}
+
+export const DeliveryAttempt = Schema.Struct({
+  attempt: Schema.Number,
+  at: Timestamp,
+  response_status: Schema.NullOr(Schema.Number),
+  failure_reason: FailureReason,
+  latency_ms: Schema.NullOr(Schema.Number)
+}).annotations({ identifier: "DeliveryAttempt" })
+
+export class WebhookDelivery extends Schema.Class<WebhookDelivery>("WebhookDelivery")({
+  id: Id("whd"),
+  object: Schema.Literal("webhook_delivery"),
+  endpoint_id: Id("wh"),
+  event_id: Id("evt"),
+  event_type: Schema.String,
+  status: DeliveryStatus,
+  attempt_count: Schema.Number,
+  max_attempts: Schema.Number,
+  response_status: Schema.NullOr(Schema.Number),
+  failure_reason: Schema.NullOr(FailureReason),
+  latency_ms: Schema.NullOr(Schema.Number),
+  replay_count: Schema.Number,
+  replay_of: Schema.NullOr(Schema.String),
+  is_test: Schema.Boolean,
+  next_attempt_at: Schema.NullOr(Timestamp),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+  attempts: Schema.Array(DeliveryAttempt)
+}) {}

@@ -1,0 +1,124 @@
+/**
+ * One entity per webhook endpoint: pulls its due deliveries (oldest first), sends at most
+ * `maxInFlight` at once, re-checks the target address at EVERY attempt and connects to the
+ * checked address, signs with every active secret, and records each attempt with the delivery's
+ * next state and the endpoint's failure counter in one transaction (the counter update is
+ * serialised on the endpoint row). Rows are the queue; wake-ups are volatile.
+ */
+import { Entity } from "@effect/cluster"
+import { Rpc } from "@effect/rpc"
+import { SqlClient } from "@effect/sql"
+import { WebhookDeliveriesRepo, WebhookEndpointsRepo } from "@switchboard/db"
+import type { DueDelivery, EndpointRow } from "@switchboard/db"
+import { DISABLE_AFTER_FAILURES, isRetryable, MAX_ATTEMPTS, retryDelayMs, toTimestamp } from "@switchboard/domain"
+import type { DeliveryStatus, FailureReason } from "@switchboard/domain"
+import { SafeEgress, SecretBox, UrlPolicy, WebhooksConfig, WebhookSigner } from "@switchboard/webhooks"
+import { Clock, Effect, Option, Queue, Random, Redacted } from "effect"
+
+export const WakeEndpoint = Rpc.make("Wake")
+
+export const WebhookEndpointEntity = Entity.make("WebhookEndpoint", [WakeEndpoint])
+
+export const WebhookEndpointEntityLive = WebhookEndpointEntity.toLayer(
+  Effect.gen(function*() {
+    const address = yield* Entity.CurrentAddress
+    const endpointId = address.entityId
+    const sql = yield* SqlClient.SqlClient
+    const endpoints = yield* WebhookEndpointsRepo
+    const deliveries = yield* WebhookDeliveriesRepo
+    const config = yield* WebhooksConfig.WebhooksConfig
+    const key = Redacted.value(config.encryptionKey)
+    const wake = yield* Queue.sliding<void>(1)
+    const now = Effect.map(Clock.currentTimeMillis, toTimestamp)
+
+    const secretsOf = (row: EndpointRow, nowMs: number) => {
+      const secrets = [SecretBox.open(key, row.secret_sealed)]
+      if (row.previous_secret_sealed && row.previous_secret_expires_at && Date.parse(row.previous_secret_expires_at) > nowMs) {
+        secrets.push(SecretBox.open(key, row.previous_secret_sealed))
+      }
+      return secrets
+    }
+
+    const attempt = (delivery: DueDelivery) =>
+      Effect.gen(function*() {
+        const claimed = yield* deliveries.claim(delivery.id, yield* now)
+        if (Option.isNone(claimed)) return
+        const attemptNo = claimed.value.attempt_count
+        const body = claimed.value.envelope
+        const endpoint = yield* endpoints.findById(endpointId)
+        let outcome: SafeEgress.AttemptOutcome
+        if (Option.isNone(endpoint) || endpoint.value.deleted || endpoint.value.endpoint.status === "disabled") {
+          outcome = { reason: "not_deliverable", retryable: false, status: null, latencyMs: null }
+        } else {
+          const target = yield* Effect.promise(() => UrlPolicy.resolveTarget(endpoint.value.endpoint.url, config.allowPrivateTargets))
+          if (typeof target === "string") {
+            outcome = { reason: "blocked_target", retryable: false, status: null, latencyMs: null }
+          } else {
+            const nowMs = yield* Clock.currentTimeMillis
+            const timestamp = Math.floor(nowMs / 1000)
+            const headers = {
+              "x-webhook-event-id": delivery.event_id,
+              "x-webhook-delivery-id": delivery.id,
+              "x-webhook-event": delivery.event_type,
+              "x-webhook-timestamp": String(timestamp),
+              "x-webhook-attempt": String(attemptNo),
+              "x-webhook-signature": WebhookSigner.signatureHeader(secretsOf(endpoint.value, nowMs), timestamp, body)
+            }
+            outcome = yield* Effect.promise(() => SafeEgress.post(target, headers, body))
+          }
+        }
+        yield* record(delivery.id, attemptNo, outcome)
+      })
+
+    const record = (deliveryId: string, attemptNo: number, outcome: SafeEgress.AttemptOutcome) =>
+      Effect.gen(function*() {
+        const nowMs = yield* Clock.currentTimeMillis
+        const reason: FailureReason = outcome.reason
+        let next: { status: DeliveryStatus; nextAttemptAt: string | null }
+        if (reason === "ok") next = { status: "succeeded", nextAttemptAt: null }
+        else if (isRetryable(reason) && attemptNo < MAX_ATTEMPTS) {
+          const delay = retryDelayMs(attemptNo, yield* Random.next, config.retryDelayScale)
+          next = { status: "pending", nextAttemptAt: toTimestamp(nowMs + delay) }
+        } else next = { status: isRetryable(reason) ? "dead" : "failed", nextAttemptAt: null }
+        yield* sql.withTransaction(Effect.gen(function*() {
+          yield* deliveries.record({
+            id: deliveryId,
+            attempt: attemptNo,
+            at: toTimestamp(nowMs),
+            responseStatus: outcome.status,
+            reason,
+            latencyMs: outcome.latencyMs,
+            next
+          })
+          if (reason !== "not_deliverable") {
+            const disabled = yield* endpoints.recordOutcome(endpointId, reason === "ok", DISABLE_AFTER_FAILURES, toTimestamp(nowMs))
+            if (disabled) yield* Effect.logWarning("webhook endpoint disabled after consecutive failures").pipe(Effect.annotateLogs("endpoint_id", endpointId))
+          }
+        }))
+      })
+
+    const loop = Effect.gen(function*() {
+      while (true) {
+        const due = yield* deliveries.due(endpointId, yield* now, config.maxInFlight)
+        if (due.length === 0) {
+          yield* Queue.take(wake).pipe(Effect.timeout("1 second"), Effect.ignore)
+          continue
+        }
+        yield* Effect.forEach(due, (d) => attempt(d).pipe(Effect.catchAllCause((cause) => Effect.logError("webhook attempt failed", cause))), {
+          concurrency: config.maxInFlight,
+          discard: true
+        })
+      }
+    })
+    yield* loop.pipe(
+      Effect.catchAllCause((cause) => Effect.logError("webhook delivery loop stopped", cause)),
+      Effect.annotateLogs("endpoint_id", endpointId),
+      Effect.forkScoped
+    )
+
+    return WebhookEndpointEntity.of({
+      Wake: () => Rpc.fork(Queue.offer(wake, undefined).pipe(Effect.asVoid))
+    })
+  }),
+  { maxIdleTime: "30 seconds" }
+)

@@ -1,0 +1,2 @@
+export * from "./verifyWebhook.js"
+export * from "./WebhookEvent.js"

@@ -1,0 +1,17 @@
+/** AES-256-GCM for endpoint secrets at rest: they must be usable to sign, so they are encrypted, not hashed. */
+import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto"
+
+export const seal = (key: Buffer, plaintext: string): string => {
+  const iv = randomBytes(12)
+  const cipher = createCipheriv("aes-256-gcm", key, iv)
+  const data = Buffer.concat([cipher.update(plaintext, "utf8"), cipher.final()])
+  return `v1:${iv.toString("base64")}:${cipher.getAuthTag().toString("base64")}:${data.toString("base64")}`
+}
+
+export const open = (key: Buffer, sealed: string): string => {
+  const [version, iv, tag, data] = sealed.split(":")
+  if (version !== "v1" || !iv || !tag || !data) throw new Error("unknown secret format")
+  const decipher = createDecipheriv("aes-256-gcm", key, Buffer.from(iv, "base64"))
+  decipher.setAuthTag(Buffer.from(tag, "base64"))
+  return Buffer.concat([decipher.update(Buffer.from(data, "base64")), decipher.final()]).toString("utf8")
+}

@@ -1,0 +1,70 @@
+/**
+ * Where webhooks may go (SPEC 2.8, DECISIONS 10): absolute http(s), no credentials, port 80/443,
+ * and every address the host resolves to must be public unicast — refused: loopback, private,
+ * link-local (incl. cloud metadata), unique-local, CGNAT, multicast, unspecified, broadcast,
+ * documentation/reserved ranges, in IPv4, IPv6 and IPv4-mapped IPv6. Checked at creation AND
+ * at every attempt; the connection then goes to the checked address.
+ */
+import ipaddr from "ipaddr.js"
+import { lookup } from "node:dns/promises"
+import { isIP } from "node:net"
+
+export type Refusal =
+  | "invalid_url"
+  | "unsupported_scheme"
+  | "credentials_in_url"
+  | "port_not_allowed"
+  | "unresolvable_host"
+  | "private_address"
+
+export interface Target {
+  readonly url: URL
+  readonly address: string
+  readonly family: 4 | 6
+}
+
+/** The range name of an address, IPv4-mapped IPv6 judged as its IPv4 address. */
+export const rangeOf = (address: string): string => {
+  let parsed = ipaddr.parse(address)
+  if (parsed.kind() === "ipv6" && (parsed as ipaddr.IPv6).isIPv4MappedAddress()) {
+    parsed = (parsed as ipaddr.IPv6).toIPv4Address()
+  }
+  return parsed.range()
+}
+
+export const isPublicAddress = (address: string) => ipaddr.isValid(address) && rangeOf(address) === "unicast"
+
+/** The static checks (no DNS). */
+export const checkUrl = (raw: string, allowPrivate: boolean): URL | Refusal => {
+  let url: URL
+  try {
+    url = new URL(raw)
+  } catch {
+    return "invalid_url"
+  }
+  if (url.protocol !== "https:" && url.protocol !== "http:") return "unsupported_scheme"
+  if (url.username !== "" || url.password !== "") return "credentials_in_url"
+  if (!allowPrivate && url.port !== "" && url.port !== "80" && url.port !== "443") return "port_not_allowed"
+  return url
+}
+
+/** Resolves the host once and checks every address; returns the one to connect to. */
+export const resolveTarget = async (raw: string, allowPrivate: boolean): Promise<Target | Refusal> => {
+  const url = checkUrl(raw, allowPrivate)
+  if (typeof url === "string") return url
+  const host = url.hostname.replace(/^\[|\]$/g, "")
+  let addresses: Array<{ address: string; family: number }>
+  if (isIP(host)) {
+    addresses = [{ address: host, family: isIP(host) }]
+  } else {
+    try {
+      addresses = await lookup(host, { all: true, verbatim: true })
+    } catch {
+      return "unresolvable_host"
+    }
+  }
+  if (addresses.length === 0) return "unresolvable_host"
+  if (!allowPrivate && addresses.some((a) => !isPublicAddress(a.address))) return "private_address"
+  const chosen = addresses[0]!
+  return { url, address: chosen.address, family: chosen.family === 6 ? 6 : 4 }
+}

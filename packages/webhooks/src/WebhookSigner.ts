@@ -1,0 +1,13 @@
+/**
+ * SPEC 6.2: `v1=` + lowercase hex HMAC-SHA256 of `${timestamp}.${rawBody}`, one entry per active
+ * secret, newest first. The HMAC key is the whole secret string as UTF-8 (DECISIONS 10).
+ */
+import { createHmac, randomBytes } from "node:crypto"
+
+export const newSecret = () => `whsec_${randomBytes(32).toString("base64")}`
+
+export const signature = (secret: string, timestamp: number, body: string) =>
+  `v1=${createHmac("sha256", secret).update(`${timestamp}.${body}`).digest("hex")}`
+
+export const signatureHeader = (secrets: ReadonlyArray<string>, timestamp: number, body: string) =>
+  secrets.map((s) => signature(s, timestamp, body)).join(",")

@@ -1,0 +1,5 @@
+export * as SafeEgress from "./SafeEgress.js"
+export * as SecretBox from "./SecretBox.js"
+export * as UrlPolicy from "./UrlPolicy.js"
+export * as WebhooksConfig from "./WebhooksConfig.js"
+export * as WebhookSigner from "./WebhookSigner.js"

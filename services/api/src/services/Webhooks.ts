@@ -1,0 +1,212 @@
+/** Webhook endpoint and delivery use-cases (SPEC 4.9, DECISIONS 10). */
+import { SqlClient } from "@effect/sql"
+import { EventsRepo, WebhookDeliveriesRepo, WebhookEndpointsRepo } from "@switchboard/db"
+import {
+  Conflict,
+  DEFAULT_LIMIT,
+  EVENT_TYPES,
+  newId,
+  NotFound,
+  SECRET_OVERLAP_MS,
+  toPage,
+  toTimestamp,
+  ValidationError,
+  WebhookEndpointWithSecret
+} from "@switchboard/domain"
+import type { CursorPosition, DeliveryStatus, EventType } from "@switchboard/domain"
+import { WebhookEndpointEntity } from "@switchboard/entities"
+import { SecretBox, UrlPolicy, WebhooksConfig, WebhookSigner } from "@switchboard/webhooks"
+import { Clock, Effect, Option, Redacted } from "effect"
+import { Entitlements } from "./Entitlements.js"
+
+const REASONS: Record<UrlPolicy.Refusal, string> = {
+  invalid_url: "Expected an absolute URL",
+  unsupported_scheme: "Expected an http or https URL",
+  credentials_in_url: "The URL must not carry credentials",
+  port_not_allowed: "Only ports 80 and 443 are allowed",
+  unresolvable_host: "The host name does not resolve",
+  private_address: "The host resolves to a private, loopback, link-local or otherwise non-public address"
+}
+
+const endpointNotFound = (id: string) =>
+  new NotFound({ message: `No webhook endpoint ${id}`, details: { resource: "webhook_endpoint", id } })
+
+export class Webhooks extends Effect.Service<Webhooks>()("@switchboard/service-api/Webhooks", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const endpoints = yield* WebhookEndpointsRepo
+    const deliveries = yield* WebhookDeliveriesRepo
+    const events = yield* EventsRepo
+    const entitlements = yield* Entitlements
+    const config = yield* WebhooksConfig.WebhooksConfig
+    const endpointClient = yield* WebhookEndpointEntity.client
+    const key = Redacted.value(config.encryptionKey)
+    const now = Effect.map(Clock.currentTimeMillis, toTimestamp)
+    const wake = (id: string) => endpointClient(id).Wake().pipe(Effect.catchAllCause(() => Effect.void), Effect.forkDaemon)
+
+    const checkUrl = Effect.fn("Webhooks.checkUrl")(function*(url: string) {
+      const result = yield* Effect.promise(() => UrlPolicy.resolveTarget(url, config.allowPrivateTargets))
+      if (typeof result === "string") {
+        return yield* new ValidationError({
+          message: REASONS[result],
+          details: { reason: result, issues: [{ path: ["url"], message: REASONS[result] }] }
+        })
+      }
+    })
+
+    const create = Effect.fn("Webhooks.create")(function*(workspaceId: string, input: {
+      readonly url: string
+      readonly event_types: ReadonlyArray<string>
+      readonly description?: string | undefined
+    }) {
+      yield* checkUrl(input.url)
+      const secret = WebhookSigner.newSecret()
+      const id = yield* newId("wh")
+      const at = yield* now
+      yield* sql.withTransaction(Effect.gen(function*() {
+        yield* entitlements.check(workspaceId, "webhook_endpoints", yield* endpoints.count(workspaceId))
+        yield* endpoints.insert({
+          id,
+          workspaceId,
+          url: input.url,
+          eventTypes: Array.from(new Set(input.event_types)),
+          description: input.description ?? "",
+          secretSealed: SecretBox.seal(key, secret),
+          secretLast4: secret.slice(-4),
+          now: at
+        })
+      })).pipe(Effect.catchTag("SqlError", Effect.die))
+      const row = Option.getOrThrow(yield* endpoints.find(workspaceId, id))
+      return new WebhookEndpointWithSecret({ ...row.endpoint, secret })
+    })
+
+    const get = Effect.fn("Webhooks.get")(function*(workspaceId: string, id: string) {
+      const row = yield* endpoints.find(workspaceId, id)
+      if (Option.isNone(row)) return yield* endpointNotFound(id)
+      return row.value.endpoint
+    })
+
+    const list = Effect.fn("Webhooks.list")(function*(workspaceId: string, query: { readonly limit?: number | undefined; readonly after?: CursorPosition | undefined }) {
+      const limit = query.limit ?? DEFAULT_LIMIT
+      return toPage(yield* endpoints.list(workspaceId, limit, query.after), limit, (e) => e)
+    })
+
+    const update = Effect.fn("Webhooks.update")(function*(workspaceId: string, id: string, changes: {
+      readonly url?: string | undefined
+      readonly event_types?: ReadonlyArray<string> | undefined
+      readonly description?: string | undefined
+      readonly status?: "active" | "paused" | undefined
+    }) {
+      if (changes.url !== undefined) yield* checkUrl(changes.url)
+      const row = yield* endpoints.update(workspaceId, id, {
+        url: changes.url,
+        eventTypes: changes.event_types,
+        description: changes.description,
+        status: changes.status
+      }, yield* now)
+      if (Option.isNone(row)) return yield* endpointNotFound(id)
+      if (changes.status === "active") yield* wake(id)
+      return row.value.endpoint
+    })
+
+    const remove = Effect.fn("Webhooks.remove")(function*(workspaceId: string, id: string) {
+      if (!(yield* endpoints.softDelete(workspaceId, id, yield* now))) return yield* endpointNotFound(id)
+      yield* wake(id)
+      return { id: id as `wh_${string}`, object: "webhook_endpoint" as const, deleted: true as const }
+    })
+
+    const rotateSecret = Effect.fn("Webhooks.rotateSecret")(function*(workspaceId: string, id: string) {
+      const secret = WebhookSigner.newSecret()
+      const nowMs = yield* Clock.currentTimeMillis
+      const row = yield* endpoints.rotate({
+        workspaceId,
+        id,
+        secretSealed: SecretBox.seal(key, secret),
+        secretLast4: secret.slice(-4),
+        previousExpiresAt: toTimestamp(nowMs + SECRET_OVERLAP_MS),
+        now: toTimestamp(nowMs)
+      })
+      if (Option.isNone(row)) return yield* endpointNotFound(id)
+      return {
+        id: id as `wh_${string}`,
+        secret,
+        secret_last4: secret.slice(-4),
+        secret_rotated_at: row.value.secret_rotated_at!,
+        previous_secret_expires_at: row.value.previous_secret_expires_at!
+      }
+    })
+
+    const test = Effect.fn("Webhooks.test")(function*(workspaceId: string, id: string, eventType: EventType | undefined) {
+      yield* get(workspaceId, id)
+      const type = eventType ?? "message.received"
+      const result = yield* sql.withTransaction(Effect.gen(function*() {
+        const objectId = yield* newId("evt")
+        const event = yield* events.append({
+          workspaceId,
+          type,
+          isTest: true,
+          data: { object: type.split(".")[0]!, object_id: objectId.replace(/^evt_/, "test_") }
+        })
+        const deliveryId = yield* deliveries.insert({
+          endpointId: id,
+          workspaceId,
+          eventId: event.id,
+          eventType: type,
+          isTest: true,
+          replayOf: null,
+          now: event.created_at
+        })
+        return { event_id: event.id as `evt_${string}`, delivery_id: deliveryId as `whd_${string}` }
+      })).pipe(Effect.orDie)
+      yield* wake(id)
+      return result
+    })
+
+    const listDeliveries = Effect.fn("Webhooks.listDeliveries")(function*(workspaceId: string, query: {
+      readonly limit?: number | undefined
+      readonly after?: CursorPosition | undefined
+      readonly status?: DeliveryStatus | undefined
+    }, endpointId?: string) {
+      if (endpointId !== undefined) yield* get(workspaceId, endpointId)
+      const limit = query.limit ?? DEFAULT_LIMIT
+      return toPage(yield* deliveries.list(workspaceId, { endpointId, status: query.status }, limit, query.after), limit, (d) => d)
+    })
+
+    const getDelivery = Effect.fn("Webhooks.getDelivery")(function*(workspaceId: string, id: string) {
+      const found = yield* deliveries.find(workspaceId, id)
+      if (Option.isNone(found)) return yield* new NotFound({ message: `No webhook delivery ${id}`, details: { resource: "webhook_delivery", id } })
+      return found.value
+    })
+
+    const replay = Effect.fn("Webhooks.replay")(function*(workspaceId: string, id: string) {
+      const original = yield* getDelivery(workspaceId, id)
+      const result = yield* sql.withTransaction(Effect.gen(function*() {
+        const marked = yield* deliveries.markReplayed(workspaceId, id, yield* now)
+        if (Option.isNone(marked)) return Option.none<{ delivery_id: `whd_${string}`; event_id: `evt_${string}` }>()
+        const deliveryId = yield* deliveries.insert({
+          endpointId: marked.value.endpoint_id,
+          workspaceId,
+          eventId: marked.value.event_id,
+          eventType: marked.value.event_type,
+          isTest: original.is_test,
+          replayOf: id,
+          now: yield* now
+        })
+        return Option.some({ delivery_id: deliveryId as `whd_${string}`, event_id: marked.value.event_id as `evt_${string}` })
+      })).pipe(Effect.orDie)
+      if (Option.isNone(result)) {
+        return yield* new Conflict({
+          message: `Only failed or dead deliveries can be replayed; this one is ${original.status}`,
+          details: { reason: "not_replayable", status: original.status }
+        })
+      }
+      yield* wake(original.endpoint_id)
+      return result.value
+    })
+
+    const eventTypes = () => ({ data: EVENT_TYPES.map((e) => ({ type: e.type, emitted: e.emitted })) })
+
+    return { create, get, list, update, remove, rotateSecret, test, listDeliveries, getDelivery, replay, eventTypes } as const
+  }),
+  dependencies: [WebhookEndpointsRepo.Default, WebhookDeliveriesRepo.Default, EventsRepo.Default, Entitlements.Default]
+}) {}
