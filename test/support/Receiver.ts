@@ -9,11 +9,18 @@ export interface Received {
   readonly body: string
 }
 
-export const receiver = (answer: (request: Received, index: number) => { status: number; headers?: Record<string, string> } = () => ({ status: 200 })) =>
+type Answer = (request: Received, index: number) => { status: number; headers?: Record<string, string> }
+
+export interface Receiver {
+  readonly url: string
+  readonly received: Array<Received>
+}
+
+export const receiver = (answer: Answer = () => ({ status: 200 })) =>
   Effect.acquireRelease(
-    Effect.async<{ readonly url: string; readonly received: Array<Received>; setAnswer: (f: typeof answer) => void }>((resume) => {
+    Effect.async<Receiver>((resume) => {
       const received: Array<Received> = []
-      let current = answer
+      const current = answer
       const server = createServer((req, res) => {
         const chunks: Array<Buffer> = []
         req.on("data", (c) => chunks.push(c))
@@ -27,17 +34,15 @@ export const receiver = (answer: (request: Received, index: number) => { status:
       })
       server.listen(0, "127.0.0.1", () => {
         const port = (server.address() as AddressInfo).port
-        resume(Effect.succeed({
-          url: `http://127.0.0.1:${port}`,
-          received,
-          setAnswer: (f) => {
-            current = f
-          },
-          server
-        } as any))
+        resume(Effect.succeed(Object.assign({ url: `http://127.0.0.1:${port}`, received }, { server })))
       })
     }),
-    (r: any) => Effect.promise(() => new Promise<void>((done) => r.server.close(() => done())))
+    (r) =>
+      Effect.promise(() =>
+        new Promise<void>((done) =>
+          (r as unknown as { server: { close: (cb: () => void) => void } }).server.close(() => done())
+        )
+      )
   )
 
 /** Polls until `predicate()` holds. */

@@ -21,17 +21,24 @@ export const config = Config.all({
   encryptionKey: Config.redacted("SECRETS_ENCRYPTION_KEY").pipe(
     Config.withDefault(Redacted.make(DEV_KEY)),
     Config.map((r) => Redacted.make(Buffer.from(Redacted.value(r), "base64"))),
-    Config.validate({ message: "SECRETS_ENCRYPTION_KEY must be base64 of 32 bytes", validation: (k) => Redacted.value(k).length === 32 })
+    Config.validate({
+      message: "SECRETS_ENCRYPTION_KEY must be base64 of 32 bytes",
+      validation: (k) => Redacted.value(k).length === 32
+    })
   )
 })
 
 const warn = (c: Context.Tag.Service<WebhooksConfig>) =>
   Effect.gen(function*() {
     if (c.allowPrivateTargets) {
-      yield* Effect.logWarning("WEBHOOK_ALLOW_PRIVATE_TARGETS=true: webhooks may reach private addresses and any port (development only!)")
+      yield* Effect.logWarning(
+        "WEBHOOK_ALLOW_PRIVATE_TARGETS=true: webhooks may reach private addresses and any port (development only!)"
+      )
     }
     if (Redacted.value(c.encryptionKey).toString("base64") === DEV_KEY) {
-      yield* Effect.logWarning("SECRETS_ENCRYPTION_KEY is not set: webhook secrets use the development key (never in production)")
+      yield* Effect.logWarning(
+        "SECRETS_ENCRYPTION_KEY is not set: webhook secrets use the development key (never in production)"
+      )
     }
   })
 
