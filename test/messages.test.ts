@@ -153,6 +153,49 @@ describe("messages through the sandbox", () => {
         assert.strictEqual(long.status, 422)
       }))
 
+    it.effect("makes one message of 20 concurrent sends with one Idempotency-Key", () =>
+      Effect.gen(function*() {
+        const { key } = yield* sandboxSetup()
+        const body = { to: TO, text: { body: "race" } }
+        const replies = yield* Effect.forEach(
+          Array.from({ length: 20 }, () => 0),
+          () => request("POST", "/v1/messages", { token: key, body, headers: { "idempotency-key": "race-1" } }),
+          { concurrency: "unbounded" }
+        )
+        const created = replies.filter((r) => r.status === 201)
+        const inProgress = replies.filter((r) => r.status === 409)
+        assert.strictEqual(created.length + inProgress.length, 20, JSON.stringify(replies.map((r) => r.status)))
+        for (const r of inProgress) assert.strictEqual(r.body.error.details.reason, "in_progress")
+        assert.strictEqual(new Set(created.map((r) => r.body.id)).size, 1)
+        const list = yield* request("GET", "/v1/messages", { token: key })
+        assert.strictEqual(list.body.data.filter((m: any) => m.text.body === "race").length, 1)
+      }))
+
+    it.effect("never dispatches faster than 2 msg/s on a sandbox channel (recorded dispatch times)", () =>
+      Effect.gen(function*() {
+        const { key } = yield* sandboxSetup()
+        const ids: Array<string> = []
+        for (let i = 0; i < 6; i++) {
+          ids.push(
+            (yield* request("POST", "/v1/messages", { token: key, body: { to: TO, text: { body: `t${i}` } } })).body.id
+          )
+        }
+        const times: Array<number> = []
+        for (const id of ids) {
+          const m = yield* waitForMessage(key, id, (x) => x.timeline.some((t: any) => t.to_state === "dispatching"))
+          times.push(Date.parse(m.timeline.find((t: any) => t.to_state === "dispatching").at))
+        }
+        times.sort((a, b) => a - b)
+        for (let i = 1; i < times.length; i++) {
+          // 500 ms apart at 2 msg/s; allow a few ms of timestamp rounding
+          assert.isAtLeast(
+            times[i]! - times[i - 1]!,
+            495,
+            `dispatch ${i} came ${times[i]! - times[i - 1]!} ms after the previous`
+          )
+        }
+      }))
+
     it.effect("refuses bad sends with the right errors and writes nothing", () =>
       Effect.gen(function*() {
         const { key, user } = yield* sandboxSetup()

@@ -319,6 +319,12 @@ export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/d
       return rows.map((r) => r.id)
     }, Effect.orDie)
 
+    /** A channel's outbound messages still waiting for receipts (after a restart or failover). */
+    const awaitingReceipts = Effect.fn("MessagesRepo.awaitingReceipts")(function*(channelId: string) {
+      return yield* sql<{ id: string; to_number: string; status: string }>`SELECT id, to_number, status FROM messages
+        WHERE channel_id = ${channelId} AND direction = 'outbound' AND status IN ('provider_accepted', 'sent', 'delivered')`
+    }, Effect.orDie)
+
     /** Marks a message id as accepted by the simulated network; false when it already was. */
     const claimSandboxDelivery = Effect.fn("MessagesRepo.claimSandboxDelivery")(function*(id: string) {
       const now = toTimestamp(yield* Clock.currentTimeMillis)
@@ -342,7 +348,8 @@ export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/d
       staleQueued,
       stuckDispatching,
       undispatchedOf,
-      claimSandboxDelivery
+      claimSandboxDelivery,
+      awaitingReceipts
     } as const
   }),
   dependencies: [EventsRepo.Default]

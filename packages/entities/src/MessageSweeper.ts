@@ -12,7 +12,8 @@ import { ChannelEntity } from "./ChannelEntity.js"
 import { MessageEntity } from "./MessageEntity.js"
 
 const EXPIRY_MS = 24 * 3600 * 1000
-const STUCK_MS = 60 * 1000
+/** A dispatch takes milliseconds; one still `dispatching` after this lost its dispatcher. */
+const STUCK_MS = 20 * 1000
 
 export const sweepOnce = Effect.gen(function*() {
   const messages = yield* MessagesRepo

@@ -25,22 +25,33 @@ export class SandboxProvider extends Effect.Service<SandboxProvider>()("@switchb
     const [sentMs, deliveredMs, readMs] = config.sandboxReceiptDelaysMs
 
     const provider: ChannelProvider = {
-      connect: () =>
+      connect: (channel) =>
         Effect.gen(function*() {
           const scope = yield* Effect.scope
           const receipts = yield* Queue.unbounded<Receipt>()
           yield* Effect.addFinalizer(() => Queue.shutdown(receipts))
 
-          const report = (messageId: string, to: string) =>
+          /** Reports the receipts still due after `from` (the network keeps reporting across our restarts). */
+          const report = (messageId: string, to: string, from: "accepted" | "sent" | "delivered" = "accepted") =>
             Effect.gen(function*() {
-              yield* Effect.sleep(sentMs)
-              yield* Queue.offer(receipts, { messageId, status: "sent" })
+              if (from === "accepted") {
+                yield* Effect.sleep(sentMs)
+                yield* Queue.offer(receipts, { messageId, status: "sent" })
+              }
               if (to === MAGIC.staysAtSent) return
-              yield* Effect.sleep(deliveredMs - sentMs)
-              yield* Queue.offer(receipts, { messageId, status: "delivered" })
+              if (from !== "delivered") {
+                yield* Effect.sleep(deliveredMs - sentMs)
+                yield* Queue.offer(receipts, { messageId, status: "delivered" })
+              }
               yield* Effect.sleep(readMs - deliveredMs)
               yield* Queue.offer(receipts, { messageId, status: "read" })
             })
+
+          // messages this channel had accepted before a restart or a failover still get their receipts
+          for (const m of yield* messages.awaitingReceipts(channel.id)) {
+            const from = m.status === "provider_accepted" ? "accepted" : m.status === "sent" ? "sent" : "delivered"
+            yield* Effect.forkIn(report(m.id, m.to_number, from), scope)
+          }
 
           const send = (message: { readonly id: string; readonly to: string; readonly attempts: number }) =>
             Effect.gen(function*() {
@@ -60,10 +71,10 @@ export class SandboxProvider extends Effect.Service<SandboxProvider>()("@switchb
                   reason: "The network did not answer in time"
                 } as SendResult
               }
-              // durable de-duplication: the same id is accepted (and delivered) once
-              if (yield* messages.claimSandboxDelivery(message.id)) {
-                yield* Effect.forkIn(report(message.id, message.to), scope)
-              }
+              // durable de-duplication: the same id is delivered to the handset once; a repeated
+              // dispatch (after a crash) only hears the receipts again, which never move a message back
+              yield* messages.claimSandboxDelivery(message.id)
+              yield* Effect.forkIn(report(message.id, message.to), scope)
               return { _tag: "Accepted" } as SendResult
             })
 
