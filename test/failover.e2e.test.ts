@@ -1,0 +1,91 @@
+/**
+ * kill -9 of a runner while many sandbox channels dispatch: every accepted message still reaches
+ * `read`, none is lost and none is delivered twice by the simulated network. Real Postgres only.
+ */
+import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
+import { prepareTemplate, templateName, testDatabaseUrl, withDatabase } from "@switchboard/db/testing"
+import pg from "pg"
+import { admin, call, startService, waitFor } from "./support/Processes.js"
+import type { ServiceProcess } from "./support/Processes.js"
+
+const url = testDatabaseUrl()
+const database = `sb_test_e2e_failover_${process.pid}`
+const CHANNELS = 6
+const PER_CHANNEL = 8
+const TO = "+4915112345678"
+
+describe.skipIf(url === undefined)("failover of a runner under load", () => {
+  const processes: Array<ServiceProcess> = []
+  let dbUrl: string
+  let db: pg.Client
+
+  beforeAll(async () => {
+    await prepareTemplate(url!)
+    const client = new pg.Client({ connectionString: url })
+    await client.connect()
+    await client.query(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`)
+    await client.query(`CREATE DATABASE "${database}" TEMPLATE "${templateName()}"`)
+    await client.end()
+    dbUrl = withDatabase(url!, database)
+    db = new pg.Client({ connectionString: dbUrl })
+    await db.connect()
+    const env = {
+      DATABASE_URL: dbUrl,
+      LOG_LEVEL: "error",
+      RETRY_DELAY_SCALE: "0.01",
+      SANDBOX_NUMBERS: Array.from({ length: CHANNELS }, (_, i) => `+1555040000${i}`).join(",")
+    }
+    processes.push(startService("runner", { ...env, HOST: "127.0.0.1", PORT: "47131" }, 47121))
+    processes.push(startService("runner", { ...env, HOST: "127.0.0.1", PORT: "47132" }, 47122))
+    processes.push(startService("api", env, 47120))
+    await waitFor("http://127.0.0.1:47120/ready", 60_000)
+  }, 90_000)
+
+  afterAll(async () => {
+    await Promise.all(processes.map((p) => p.stop()))
+    await db?.end()
+    const client = new pg.Client({ connectionString: url })
+    await client.connect()
+    await client.query(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`)
+    await client.end()
+  }, 90_000)
+
+  it("loses nothing and delivers nothing twice when a runner is killed mid-stream", async () => {
+    const api = "http://127.0.0.1:47120"
+    const env = { DATABASE_URL: dbUrl }
+    const created = await admin(["create-user", "--email", "load@example.com", "--password", "correct horse battery staple", "--name", "L", "--workspace", "L", "--verified"], env)
+    await admin(["override", "--workspace", created.workspace_id, "--entitlement", "shared_test_sessions", "--unlimited"], env)
+    const login = await call(api, "POST", "/v1/auth/login", { body: { email: "load@example.com", password: "correct horse battery staple" } })
+    const key = await call(api, "POST", "/v1/api-keys", { token: login.body.access_token, workspace: created.workspace_id, body: { name: "k", mode: "test" } })
+    const token = key.body.secret as string
+    const channels: Array<string> = []
+    for (let i = 0; i < CHANNELS; i++) {
+      const session = await call(api, "POST", "/v1/sandbox/sessions", { token })
+      assert.strictEqual(session.status, 201, session.text)
+      await call(api, "POST", `/v1/sandbox/sessions/${session.body.id}/verify`, { token, body: { phone_number: TO, code: session.body.verification.code } })
+      channels.push(session.body.channel_id)
+    }
+    const ids: Array<string> = []
+    for (let round = 0; round < PER_CHANNEL; round++) {
+      for (const channel_id of channels) {
+        const sent = await call(api, "POST", "/v1/messages", { token, body: { to: TO, channel_id, text: { body: `r${round}` } } })
+        assert.strictEqual(sent.status, 201, sent.text)
+        ids.push(sent.body.id)
+      }
+      if (round === 2) processes[0]!.child.kill("SIGKILL")
+    }
+    const deadline = Date.now() + 120_000
+    let statuses: Record<string, number> = {}
+    while (Date.now() < deadline) {
+      const rows = await db.query<{ status: string; n: number }>("SELECT status, count(*)::int AS n FROM messages WHERE direction = 'outbound' GROUP BY status")
+      statuses = Object.fromEntries(rows.rows.map((r) => [r.status, r.n]))
+      if (statuses["read"] === ids.length) break
+      await new Promise((r) => setTimeout(r, 500))
+    }
+    assert.deepStrictEqual(statuses, { read: ids.length }, "every accepted message reached read")
+    const handset = await db.query<{ n: number }>("SELECT count(*)::int AS n FROM sandbox_deliveries")
+    assert.strictEqual(handset.rows[0]!.n, ids.length, "each message was delivered to the handset once")
+    const sentTwice = await db.query("SELECT object_id FROM events WHERE type = 'message.sent' GROUP BY object_id HAVING count(*) > 1")
+    assert.strictEqual(sentTwice.rowCount, 0, "no message reported sent twice")
+  }, 180_000)
+})
