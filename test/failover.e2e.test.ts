@@ -53,22 +53,52 @@ describe.skipIf(url === undefined)("failover of a runner under load", () => {
   it("loses nothing and delivers nothing twice when a runner is killed mid-stream", async () => {
     const api = "http://127.0.0.1:47120"
     const env = { DATABASE_URL: dbUrl }
-    const created = await admin(["create-user", "--email", "load@example.com", "--password", "correct horse battery staple", "--name", "L", "--workspace", "L", "--verified"], env)
-    await admin(["override", "--workspace", created.workspace_id, "--entitlement", "shared_test_sessions", "--unlimited"], env)
-    const login = await call(api, "POST", "/v1/auth/login", { body: { email: "load@example.com", password: "correct horse battery staple" } })
-    const key = await call(api, "POST", "/v1/api-keys", { token: login.body.access_token, workspace: created.workspace_id, body: { name: "k", mode: "test" } })
+    const created = await admin([
+      "create-user",
+      "--email",
+      "load@example.com",
+      "--password",
+      "correct horse battery staple",
+      "--name",
+      "L",
+      "--workspace",
+      "L",
+      "--verified"
+    ], env)
+    await admin([
+      "override",
+      "--workspace",
+      created.workspace_id,
+      "--entitlement",
+      "shared_test_sessions",
+      "--unlimited"
+    ], env)
+    const login = await call(api, "POST", "/v1/auth/login", {
+      body: { email: "load@example.com", password: "correct horse battery staple" }
+    })
+    const key = await call(api, "POST", "/v1/api-keys", {
+      token: login.body.access_token,
+      workspace: created.workspace_id,
+      body: { name: "k", mode: "test" }
+    })
     const token = key.body.secret as string
     const channels: Array<string> = []
     for (let i = 0; i < CHANNELS; i++) {
       const session = await call(api, "POST", "/v1/sandbox/sessions", { token })
       assert.strictEqual(session.status, 201, session.text)
-      await call(api, "POST", `/v1/sandbox/sessions/${session.body.id}/verify`, { token, body: { phone_number: TO, code: session.body.verification.code } })
+      await call(api, "POST", `/v1/sandbox/sessions/${session.body.id}/verify`, {
+        token,
+        body: { phone_number: TO, code: session.body.verification.code }
+      })
       channels.push(session.body.channel_id)
     }
     const ids: Array<string> = []
     for (let round = 0; round < PER_CHANNEL; round++) {
       for (const channel_id of channels) {
-        const sent = await call(api, "POST", "/v1/messages", { token, body: { to: TO, channel_id, text: { body: `r${round}` } } })
+        const sent = await call(api, "POST", "/v1/messages", {
+          token,
+          body: { to: TO, channel_id, text: { body: `r${round}` } }
+        })
         assert.strictEqual(sent.status, 201, sent.text)
         ids.push(sent.body.id)
       }
@@ -77,7 +107,9 @@ describe.skipIf(url === undefined)("failover of a runner under load", () => {
     const deadline = Date.now() + 120_000
     let statuses: Record<string, number> = {}
     while (Date.now() < deadline) {
-      const rows = await db.query<{ status: string; n: number }>("SELECT status, count(*)::int AS n FROM messages WHERE direction = 'outbound' GROUP BY status")
+      const rows = await db.query<{ status: string; n: number }>(
+        "SELECT status, count(*)::int AS n FROM messages WHERE direction = 'outbound' GROUP BY status"
+      )
       statuses = Object.fromEntries(rows.rows.map((r) => [r.status, r.n]))
       if (statuses["read"] === ids.length) break
       await new Promise((r) => setTimeout(r, 500))
@@ -85,7 +117,9 @@ describe.skipIf(url === undefined)("failover of a runner under load", () => {
     assert.deepStrictEqual(statuses, { read: ids.length }, "every accepted message reached read")
     const handset = await db.query<{ n: number }>("SELECT count(*)::int AS n FROM sandbox_deliveries")
     assert.strictEqual(handset.rows[0]!.n, ids.length, "each message was delivered to the handset once")
-    const sentTwice = await db.query("SELECT object_id FROM events WHERE type = 'message.sent' GROUP BY object_id HAVING count(*) > 1")
+    const sentTwice = await db.query(
+      "SELECT object_id FROM events WHERE type = 'message.sent' GROUP BY object_id HAVING count(*) > 1"
+    )
     assert.strictEqual(sentTwice.rowCount, 0, "no message reported sent twice")
   }, 180_000)
 })

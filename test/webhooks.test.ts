@@ -3,6 +3,7 @@ import { assert, describe, layer } from "@effect/vitest"
 import { verifyWebhook } from "@switchboard/sdk"
 import { Operator } from "@switchboard/service-api"
 import { Effect } from "effect"
+import { createHmac } from "node:crypto"
 import { createKey, request, sandboxSetup, signUp } from "./support/Fixtures.js"
 import { eventually, receiver } from "./support/Receiver.js"
 import * as TestApp from "./support/TestApp.js"
@@ -34,6 +35,12 @@ describe("webhook delivery (loopback receivers allowed for tests)", () => {
         for (const r of sink.received) {
           const verified = verifyWebhook(r.body, r.headers as any, created.body.secret)
           assert.isTrue(verified.valid, JSON.stringify(verified))
+          // and independently of the SDK, with node:crypto
+          const expected = createHmac("sha256", created.body.secret)
+            .update(`${r.headers["x-webhook-timestamp"]}.${r.body}`)
+            .digest("hex")
+          assert.strictEqual(r.headers["x-webhook-signature"], `v1=${expected}`)
+          assert.isAtMost(Math.abs(Number(r.headers["x-webhook-timestamp"]) - Date.now() / 1000), 60)
           const envelope = JSON.parse(r.body)
           assert.strictEqual(r.headers["x-webhook-event-id"], envelope.id)
           assert.match(r.headers["x-webhook-delivery-id"] as string, /^whd_/)
@@ -62,6 +69,7 @@ describe("webhook delivery (loopback receivers allowed for tests)", () => {
     it.scoped("retries a 500 and succeeds; a 4xx fails without retry; a redirect is not followed", () =>
       Effect.gen(function*() {
         let flakyCalls = 0
+        let limitedCalls = 0
         const sink = yield* receiver((r) =>
           r.path === "/flaky" ?
             { status: flakyCalls++ < 2 ? 500 : 200 } :
@@ -69,6 +77,10 @@ describe("webhook delivery (loopback receivers allowed for tests)", () => {
             { status: 404 } :
             r.path === "/moved" ?
             { status: 302, headers: { location: "/elsewhere" } } :
+            r.path === "/moved301" ?
+            { status: 301, headers: { location: "/elsewhere" } } :
+            r.path === "/limited" ?
+            { status: limitedCalls++ < 1 ? 429 : 200 } :
             { status: 200 }
         )
         const user = yield* signUp()
@@ -105,6 +117,14 @@ describe("webhook delivery (loopback receivers allowed for tests)", () => {
         assert.strictEqual(goneDone.failure_reason, "client_error")
         const movedDone = yield* waitDelivery(admin.secret, movedTest.body.delivery_id, "failed")
         assert.strictEqual(movedDone.failure_reason, "redirect")
+        const moved301 = yield* make("/moved301")
+        const limited = yield* make("/limited")
+        const moved301Done = yield* waitDelivery(admin.secret, (yield* test(moved301)).body.delivery_id, "failed")
+        assert.strictEqual(moved301Done.failure_reason, "redirect")
+        assert.strictEqual(moved301Done.attempt_count, 1)
+        const limitedDone = yield* waitDelivery(admin.secret, (yield* test(limited)).body.delivery_id, "succeeded")
+        assert.deepStrictEqual(limitedDone.attempts.map((a: any) => a.failure_reason), ["rate_limited", "ok"])
+        assert.deepStrictEqual(limitedDone.attempts.map((a: any) => a.attempt), [1, 2])
         assert.isFalse(sink.received.some((r) => r.path === "/elsewhere"))
         const testEnvelope = JSON.parse(sink.received.find((r) => r.path === "/gone")!.body)
         assert.isTrue(testEnvelope.is_test)
@@ -257,6 +277,45 @@ describe("webhook delivery (loopback receivers allowed for tests)", () => {
         assert.isTrue(
           verifyWebhook(sink.received[0]!.body, sink.received[0]!.headers as any, endpoint.body.secret).valid
         )
+        // once the 24 h overlap is over (moved into the past here), only the new secret signs
+        const sql = yield* SqlClient.SqlClient
+        yield* sql`UPDATE webhook_endpoints SET previous_secret_expires_at = now() - interval '1 second' WHERE id = ${endpoint.body.id}`
+        const later = yield* request("POST", `/v1/webhook-endpoints/${endpoint.body.id}/test`, {
+          token: admin.secret,
+          body: {}
+        })
+        yield* waitDelivery(admin.secret, later.body.delivery_id, "succeeded")
+        const single = sink.received[1]!.headers["x-webhook-signature"] as string
+        assert.strictEqual(single.split(",").length, 1)
+        assert.isTrue(
+          verifyWebhook(sink.received[1]!.body, sink.received[1]!.headers as any, rotated.body.secret).valid
+        )
+        assert.isFalse(
+          verifyWebhook(sink.received[1]!.body, sink.received[1]!.headers as any, endpoint.body.secret).valid
+        )
+      }))
+
+    it.scoped("retries an attempt that gets no answer within 10 s", () =>
+      Effect.gen(function*() {
+        let calls = 0
+        const sink = yield* receiver(() => ({ status: 200, delayMs: calls++ === 0 ? 11_000 : 0 }))
+        const user = yield* signUp()
+        const admin = yield* webhookKey(user)
+        const endpoint = yield* request("POST", "/v1/webhook-endpoints", {
+          token: admin.secret,
+          body: { url: sink.url, event_types: ["*"] }
+        })
+        const test = yield* request("POST", `/v1/webhook-endpoints/${endpoint.body.id}/test`, {
+          token: admin.secret,
+          body: {}
+        })
+        const done = yield* waitDelivery(admin.secret, test.body.delivery_id, "succeeded")
+        assert.deepStrictEqual(done.attempts.map((a: any) => a.failure_reason), ["timeout", "ok"])
+        assert.strictEqual(
+          sink.received[0]!.headers["x-webhook-event-id"],
+          sink.received[1]!.headers["x-webhook-event-id"]
+        )
+        assert.strictEqual(sink.received[1]!.headers["x-webhook-attempt"], "2")
       }))
 
     it.scoped("validates endpoints: unknown event type, wrong status value, plan limit; lists the catalogue", () =>
@@ -342,3 +401,38 @@ const eventuallyEffect = <A, E, R>(check: Effect.Effect<A | undefined, E, R>, ti
     }
     return yield* Effect.dieMessage("condition not met in time")
   })
+
+// DNS rebinding: the name resolves to a public address when the endpoint is created and to
+// loopback when the delivery is made; the delivery must be refused (blocked_target).
+let rebinding = "93.184.216.34"
+
+describe("webhook URL policy at delivery time", () => {
+  layer(
+    TestApp.layer({}, {
+      webhooks: {
+        allowPrivateTargets: false,
+        resolver: async (host) => host === "hooks.rebind.test" ? [{ address: rebinding, family: 4 }] : []
+      }
+    }),
+    { excludeTestServices: true, timeout: 120_000 }
+  )((it) => {
+    it.effect("blocks a host that resolved publicly at creation but to loopback at delivery", () =>
+      Effect.gen(function*() {
+        const user = yield* signUp()
+        const admin = yield* webhookKey(user)
+        const endpoint = yield* request("POST", "/v1/webhook-endpoints", {
+          token: admin.secret,
+          body: { url: "http://hooks.rebind.test/hook", event_types: ["*"] }
+        })
+        assert.strictEqual(endpoint.status, 201)
+        rebinding = "127.0.0.1"
+        const test = yield* request("POST", `/v1/webhook-endpoints/${endpoint.body.id}/test`, {
+          token: admin.secret,
+          body: {}
+        })
+        const done = yield* waitDelivery(admin.secret, test.body.delivery_id, "failed")
+        assert.strictEqual(done.failure_reason, "blocked_target")
+        assert.strictEqual(done.attempt_count, 1)
+      }))
+  })
+})

@@ -9,7 +9,12 @@ export interface Received {
   readonly body: string
 }
 
-type Answer = (request: Received, index: number) => { status: number; headers?: Record<string, string> }
+type Answer = (request: Received, index: number) => {
+  status: number
+  headers?: Record<string, string>
+  /** answer only after this long (timeouts) */
+  delayMs?: number
+}
 
 export interface Receiver {
   readonly url: string
@@ -28,8 +33,13 @@ export const receiver = (answer: Answer = () => ({ status: 200 })) =>
           const r = { path: req.url ?? "/", headers: req.headers, body: Buffer.concat(chunks).toString("utf8") }
           received.push(r)
           const a = current(r, received.length - 1)
-          res.writeHead(a.status, a.headers ?? {})
-          res.end("ok")
+          const reply = () => {
+            if (res.destroyed) return
+            res.writeHead(a.status, a.headers ?? {})
+            res.end("ok")
+          }
+          if (a.delayMs) setTimeout(reply, a.delayMs).unref()
+          else reply()
         })
       })
       server.listen(0, "127.0.0.1", () => {
@@ -39,9 +49,12 @@ export const receiver = (answer: Answer = () => ({ status: 200 })) =>
     }),
     (r) =>
       Effect.promise(() =>
-        new Promise<void>((done) =>
-          (r as unknown as { server: { close: (cb: () => void) => void } }).server.close(() => done())
-        )
+        new Promise<void>((done) => {
+          const server =
+            (r as unknown as { server: { close: (cb: () => void) => void; closeAllConnections: () => void } }).server
+          server.close(() => done())
+          server.closeAllConnections()
+        })
       )
   )
 

@@ -54,7 +54,7 @@ export const WebhookEndpointEntityLive = WebhookEndpointEntity.toLayer(
           outcome = { reason: "not_deliverable", retryable: false, status: null, latencyMs: null }
         } else {
           const target = yield* Effect.promise(() =>
-            UrlPolicy.resolveTarget(endpoint.value.endpoint.url, config.allowPrivateTargets)
+            UrlPolicy.resolveTarget(endpoint.value.endpoint.url, config.allowPrivateTargets, config.resolver)
           )
           if (typeof target === "string") {
             outcome = { reason: "blocked_target", retryable: false, status: null, latencyMs: null }

@@ -1,5 +1,6 @@
 /** Webhook delivery settings (DECISIONS 10, 12). */
 import { Config, Context, Effect, Layer, Redacted } from "effect"
+import { type Resolver, systemResolver } from "./UrlPolicy.js"
 
 const DEV_KEY = Buffer.alloc(32, 7).toString("base64")
 
@@ -12,6 +13,8 @@ export class WebhooksConfig extends Context.Tag("@switchboard/webhooks/WebhooksC
   readonly maxInFlight: number
   /** `SECRETS_ENCRYPTION_KEY`: base64 of 32 bytes; AES-256-GCM key of endpoint secrets at rest */
   readonly encryptionKey: Redacted.Redacted<Buffer>
+  /** How host names are resolved (the system resolver; tests inject one to simulate DNS rebinding) */
+  readonly resolver: Resolver
 }>() {}
 
 export const config = Config.all({
@@ -25,7 +28,8 @@ export const config = Config.all({
       message: "SECRETS_ENCRYPTION_KEY must be base64 of 32 bytes",
       validation: (k) => Redacted.value(k).length === 32
     })
-  )
+  ),
+  resolver: Config.succeed<Resolver>(systemResolver)
 })
 
 const warn = (c: Context.Tag.Service<WebhooksConfig>) =>

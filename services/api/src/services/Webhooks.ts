@@ -46,7 +46,9 @@ export class Webhooks extends Effect.Service<Webhooks>()("@switchboard/service-a
       endpointClient(id).Wake().pipe(Effect.catchAllCause(() => Effect.void), Effect.forkDaemon)
 
     const checkUrl = Effect.fn("Webhooks.checkUrl")(function*(url: string) {
-      const result = yield* Effect.promise(() => UrlPolicy.resolveTarget(url, config.allowPrivateTargets))
+      const result = yield* Effect.promise(() =>
+        UrlPolicy.resolveTarget(url, config.allowPrivateTargets, config.resolver)
+      )
       if (typeof result === "string") {
         return yield* new ValidationError({
           message: REASONS[result],
