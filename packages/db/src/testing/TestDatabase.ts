@@ -46,17 +46,42 @@ const admin = async <A>(url: string, f: (client: pg.Client) => Promise<A>): Prom
   }
 }
 
+/** The process id in a test database name (`sb_test_<pid>_...` or `sb_test_<what>_<pid>`). */
+const ownerPid = (name: string): number | undefined => {
+  const match = /^sb_test_(\d+)_/.exec(name) ?? /_(\d+)$/.exec(name)
+  return match ? Number(match[1]) : undefined
+}
+
+const isAlive = (pid: number) => {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM"
+  }
+}
+
+const isInUse = async (client: pg.Client, database: string) =>
+  ((await client.query("SELECT 1 FROM pg_stat_activity WHERE datname = $1", [database])).rowCount ?? 0) > 0
+
 /** Global setup: (re)creates the migrated template once per test run. */
 export const prepareTemplate = async (url: string): Promise<void> => {
   const template = templateName()
   await admin(url, async (client) => {
     await client.query("SELECT pg_advisory_lock(727274)")
     try {
-      const stale = await client.query<{ datname: string }>(
+      // drop what earlier runs left behind, never the databases of a run that is still going
+      // (their names carry the owning process id)
+      const leftovers = await client.query<{ datname: string }>(
         "SELECT datname FROM pg_database WHERE (datname LIKE 'sb\\_template\\_%' AND datname <> $1) OR datname LIKE 'sb\\_test\\_%'",
         [template]
       )
-      for (const row of stale.rows) await client.query(`DROP DATABASE IF EXISTS "${row.datname}" WITH (FORCE)`)
+      for (const row of leftovers.rows) {
+        const pid = ownerPid(row.datname)
+        if (pid !== undefined && isAlive(pid)) continue
+        if (row.datname.startsWith("sb_template_") && (await isInUse(client, row.datname))) continue
+        await client.query(`DROP DATABASE IF EXISTS "${row.datname}" WITH (FORCE)`)
+      }
       const exists = await client.query("SELECT 1 FROM pg_database WHERE datname = $1", [template])
       if (exists.rowCount === 0) {
         await client.query(`CREATE DATABASE "${template}"`)
