@@ -11,7 +11,7 @@ import { admin, call, startService, waitFor } from "./support/Processes.js"
 import type { ServiceProcess } from "./support/Processes.js"
 
 const url = testDatabaseUrl()
-const database = `sb_test_e2e_failover_${process.pid}`
+const database = `sbt_e2e_failover_${process.pid}`
 const CHANNELS = 6
 const PER_CHANNEL = 8
 const TO = "+4915112345678"
