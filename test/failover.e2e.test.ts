@@ -4,12 +4,14 @@
  */
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { prepareTemplate, templateName, testDatabaseUrl, withDatabase } from "@switchboard/db/testing"
+import { createServer } from "node:http"
+import type { AddressInfo } from "node:net"
 import pg from "pg"
 import { admin, call, startService, waitFor } from "./support/Processes.js"
 import type { ServiceProcess } from "./support/Processes.js"
 
 const url = testDatabaseUrl()
-const database = `sb_test_e2e_failover_${process.pid}`
+const database = `sbt_e2e_failover_${process.pid}`
 const CHANNELS = 6
 const PER_CHANNEL = 8
 const TO = "+4915112345678"
@@ -18,6 +20,7 @@ describe.skipIf(url === undefined)("failover of a runner under load", () => {
   const processes: Array<ServiceProcess> = []
   let dbUrl: string
   let db: pg.Client
+  let closeSink: () => Promise<void> = async () => {}
 
   beforeAll(async () => {
     await prepareTemplate(url!)
@@ -33,15 +36,19 @@ describe.skipIf(url === undefined)("failover of a runner under load", () => {
       DATABASE_URL: dbUrl,
       LOG_LEVEL: "error",
       RETRY_DELAY_SCALE: "0.01",
+      WEBHOOK_ALLOW_PRIVATE_TARGETS: "true",
       SANDBOX_NUMBERS: Array.from({ length: CHANNELS }, (_, i) => `+1555040000${i}`).join(",")
     }
     processes.push(startService("runner", { ...env, HOST: "127.0.0.1", PORT: "47131" }, 47121))
     processes.push(startService("runner", { ...env, HOST: "127.0.0.1", PORT: "47132" }, 47122))
     processes.push(startService("api", env, 47120))
-    await waitFor("http://127.0.0.1:47120/ready", 60_000)
+    await waitFor("http://127.0.0.1:47120/ready", 60_000).catch((error) => {
+      throw new Error(`${error}\n${processes.map((p) => p.output()).join("\n---\n").slice(-3000)}`)
+    })
   }, 90_000)
 
   afterAll(async () => {
+    await closeSink()
     await Promise.all(processes.map((p) => p.stop()))
     await db?.end()
     const client = new pg.Client({ connectionString: url })
@@ -82,6 +89,25 @@ describe.skipIf(url === undefined)("failover of a runner under load", () => {
       body: { name: "k", mode: "test" }
     })
     const token = key.body.secret as string
+    // every event of the workspace also goes to a webhook receiver in this process
+    const seen = new Set<string>()
+    const sink = createServer((req, res) => {
+      seen.add(String(req.headers["x-webhook-event-id"]))
+      req.resume()
+      req.on("end", () => res.end("ok"))
+    })
+    await new Promise<void>((r) => sink.listen(0, "127.0.0.1", () => r()))
+    closeSink = () => new Promise<void>((r) => sink.close(() => r()))
+    const hookKey = await call(api, "POST", "/v1/api-keys", {
+      token: login.body.access_token,
+      workspace: created.workspace_id,
+      body: { name: "hooks", mode: "test", scopes: ["webhooks.manage"] }
+    })
+    const hook = await call(api, "POST", "/v1/webhook-endpoints", {
+      token: hookKey.body.secret,
+      body: { url: `http://127.0.0.1:${(sink.address() as AddressInfo).port}/hook`, event_types: ["*"] }
+    })
+    assert.strictEqual(hook.status, 201, hook.text)
     const channels: Array<string> = []
     for (let i = 0; i < CHANNELS; i++) {
       const session = await call(api, "POST", "/v1/sandbox/sessions", { token })
@@ -121,5 +147,16 @@ describe.skipIf(url === undefined)("failover of a runner under load", () => {
       "SELECT object_id FROM events WHERE type = 'message.sent' GROUP BY object_id HAVING count(*) > 1"
     )
     assert.strictEqual(sentTwice.rowCount, 0, "no message reported sent twice")
+    // and every event reached the webhook receiver (at least once)
+    const webhookDeadline = Date.now() + 90_000
+    let events: Array<string> = []
+    while (Date.now() < webhookDeadline) {
+      events = (await db.query<{ id: string }>("SELECT id FROM events WHERE NOT is_test")).rows.map((r) => r.id)
+      if (events.every((id) => seen.has(id))) break
+      await new Promise((r) => setTimeout(r, 500))
+    }
+    assert.deepStrictEqual(events.filter((id) => !seen.has(id)), [], "every event was delivered")
+    const unfinished = await db.query("SELECT id, status FROM webhook_deliveries WHERE status <> 'succeeded'")
+    assert.strictEqual(unfinished.rowCount, 0, JSON.stringify(unfinished.rows))
   }, 180_000)
 })
