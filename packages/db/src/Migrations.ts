@@ -10,6 +10,7 @@ import m0010 from "./migrations/0010_create_identity.js"
 import m0011 from "./migrations/0011_create_api_keys.js"
 import m0012 from "./migrations/0012_create_entitlement_overrides.js"
 import m0020 from "./migrations/0020_create_webhooks.js"
+import m0021 from "./migrations/0021_index_webhook_sweeps.js"
 import m0030 from "./migrations/0030_create_messaging.js"
 
 export const migrations = {
@@ -19,6 +20,7 @@ export const migrations = {
   "0011_create_api_keys": m0011,
   "0012_create_entitlement_overrides": m0012,
   "0020_create_webhooks": m0020,
+  "0021_index_webhook_sweeps": m0021,
   "0030_create_messaging": m0030
 }
 
