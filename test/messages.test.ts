@@ -1,7 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { assert, describe, layer } from "@effect/vitest"
 import { Effect } from "effect"
-import { createKey, request, sandboxSetup, signUp, waitForMessage } from "./support/Fixtures.js"
+import { createKey, eventually, request, sandboxSetup, signUp, waitForMessage } from "./support/Fixtures.js"
 import * as TestApp from "./support/TestApp.js"
 
 const TO = "+4915112345678"
@@ -239,7 +239,11 @@ describe("messages through the sandbox", () => {
           body: { from: TO, text: { body: "hi there" } }
         })
         assert.strictEqual(reply.status, 202)
-        const inbound = yield* request("GET", "/v1/messages?direction=inbound", { token: key })
+        // the simulated network delivers it through the channel's entity, a moment later
+        const inbound = yield* eventually(
+          request("GET", "/v1/messages?direction=inbound", { token: key }),
+          (r) => r.body.data.length > 0
+        )
         assert.strictEqual(inbound.body.data.length, 1)
         assert.strictEqual(inbound.body.data[0].status, "delivered")
         assert.strictEqual(inbound.body.data[0].from, TO)

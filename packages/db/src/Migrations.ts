@@ -11,6 +11,7 @@ import m0011 from "./migrations/0011_create_api_keys.js"
 import m0012 from "./migrations/0012_create_entitlement_overrides.js"
 import m0020 from "./migrations/0020_create_webhooks.js"
 import m0030 from "./migrations/0030_create_messaging.js"
+import m0031 from "./migrations/0031_provider_ids_and_sandbox_network.js"
 
 export const migrations = {
   "0001_create_workspaces": m0001,
@@ -19,7 +20,8 @@ export const migrations = {
   "0011_create_api_keys": m0011,
   "0012_create_entitlement_overrides": m0012,
   "0020_create_webhooks": m0020,
-  "0030_create_messaging": m0030
+  "0030_create_messaging": m0030,
+  "0031_provider_ids_and_sandbox_network": m0031
 }
 
 export const TABLE = "switchboard_migrations"
