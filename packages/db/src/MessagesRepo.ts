@@ -193,9 +193,12 @@ export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/d
         readonly failure?: Failure | undefined
         readonly nextAttemptAt?: string | undefined
         readonly countAttempt?: boolean | undefined
+        /** when it happened, if earlier than now (a provider receipt carries its own time) */
+        readonly occurredAt?: string | undefined
       } = {}
     ) {
       const now = toTimestamp(yield* Clock.currentTimeMillis)
+      const at = options.occurredAt ?? now
       const current = yield* sql<{ status: MessageStatus }>`SELECT status FROM messages WHERE id = ${id} FOR UPDATE`
       const from = current[0]?.status
       if (from === undefined || !canTransition(from, to)) return Option.none<Transitioned>()
@@ -207,9 +210,9 @@ export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/d
       }::jsonb ELSE failure END,
           attempts = attempts + ${options.countAttempt ? 1 : 0},
           next_attempt_at = ${options.nextAttemptAt ?? null},
-          sent_at = CASE WHEN ${to} IN ('sent', 'delivered', 'read') THEN COALESCE(sent_at, ${now}) ELSE sent_at END,
-          delivered_at = CASE WHEN ${to} IN ('delivered', 'read') THEN COALESCE(delivered_at, ${now}) ELSE delivered_at END,
-          read_at = CASE WHEN ${to} = 'read' THEN COALESCE(read_at, ${now}) ELSE read_at END
+          sent_at = CASE WHEN ${to} IN ('sent', 'delivered', 'read') THEN COALESCE(sent_at, ${at}) ELSE sent_at END,
+          delivered_at = CASE WHEN ${to} IN ('delivered', 'read') THEN COALESCE(delivered_at, ${at}) ELSE delivered_at END,
+          read_at = CASE WHEN ${to} = 'read' THEN COALESCE(read_at, ${at}) ELSE read_at END
         WHERE id = ${id} AND status IN ${sql.in(ALLOWED_FROM[to] as Array<string>)}
         ${
         // nothing leaves for the provider once its channel stopped dispatching (archived, ...)
@@ -219,7 +222,7 @@ export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/d
         RETURNING *`
       if (!rows[0]) return Option.none<Transitioned>()
       yield* sql`INSERT INTO message_transitions (message_id, from_state, to_state, reason, at)
-        VALUES (${id}, ${from}, ${to}, ${options.reason ?? null}, ${now})`
+        VALUES (${id}, ${from}, ${to}, ${options.reason ?? null}, ${at})`
       const message = toMessage(rows[0])
       const type = STATUS_EVENT[to]
       if (type) {
@@ -241,7 +244,7 @@ export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/d
               }
               : {})
           },
-          occurredAt: now
+          occurredAt: at
         })
       }
       return Option.some<Transitioned>({ message, from, attempts: Number(rows[0].attempts) })

@@ -1,7 +1,8 @@
 /**
  * The simulated network's durable memory (DECISIONS 6): one row per message id ever offered to
  * it. Every step is a guarded statement, so two connections offering or reporting the same
- * message (a duplicate dispatch, a failover) still accept it once and report each receipt once.
+ * message (a duplicate dispatch, a failover) still accept and deliver it once: a receipt reported
+ * again carries the time of the first report.
  */
 import { SqlClient } from "@effect/sql"
 import { Effect, Option } from "effect"
@@ -11,6 +12,7 @@ export type NetworkStage = "sent" | "delivered" | "read"
 
 export interface NetworkDelivery {
   readonly messageId: string
+  readonly offers: number
   readonly to: string
   readonly acceptedAt: string
   readonly sentAt: string | null
@@ -20,6 +22,7 @@ export interface NetworkDelivery {
 
 const toDelivery = (r: any): NetworkDelivery => ({
   messageId: r.message_id,
+  offers: r.offers,
   to: r.to_number,
   acceptedAt: iso(r.accepted_at),
   sentAt: isoOrNull(r.sent_at),
@@ -52,18 +55,21 @@ export class SandboxNetworkRepo extends Effect.Service<SandboxNetworkRepo>()("@s
       return rows.length > 0
     }, Effect.orDie)
 
-    /** Records a receipt the network reports; false when it was reported already. */
+    /**
+     * Records a receipt the network reports, once: the first report of a stage fixes its time.
+     * Answers that time (an earlier report's, when there was one).
+     */
     const advance = Effect.fn("SandboxNetworkRepo.advance")(
       function*(messageId: string, stage: NetworkStage, at: string) {
         const rows = stage === "sent"
-          ? yield* sql`UPDATE sandbox_deliveries SET sent_at = ${at}
-              WHERE message_id = ${messageId} AND sent_at IS NULL RETURNING message_id`
+          ? yield* sql<{ at: Date }>`UPDATE sandbox_deliveries SET sent_at = COALESCE(sent_at, ${at})
+              WHERE message_id = ${messageId} RETURNING sent_at AS at`
           : stage === "delivered"
-          ? yield* sql`UPDATE sandbox_deliveries SET delivered_at = ${at}
-              WHERE message_id = ${messageId} AND delivered_at IS NULL RETURNING message_id`
-          : yield* sql`UPDATE sandbox_deliveries SET read_at = ${at}
-              WHERE message_id = ${messageId} AND read_at IS NULL RETURNING message_id`
-        return rows.length > 0
+          ? yield* sql<{ at: Date }>`UPDATE sandbox_deliveries SET delivered_at = COALESCE(delivered_at, ${at})
+              WHERE message_id = ${messageId} RETURNING delivered_at AS at`
+          : yield* sql<{ at: Date }>`UPDATE sandbox_deliveries SET read_at = COALESCE(read_at, ${at})
+              WHERE message_id = ${messageId} RETURNING read_at AS at`
+        return rows[0] ? iso(rows[0].at) : at
       },
       Effect.orDie
     )

@@ -97,12 +97,15 @@ export const ChannelEntityLive = ChannelEntity.toLayer(
         )
       )
 
-    const transition = (id: string, to: "dispatching" | "provider_accepted" | "sent" | "delivered" | "read") =>
-      toMessage(id, messageClient(id).Transition({ to }), false)
+    const transition = (
+      id: string,
+      to: "dispatching" | "provider_accepted" | "sent" | "delivered" | "read",
+      at?: number
+    ) => toMessage(id, messageClient(id).Transition(at === undefined ? { to } : { to, at }), false)
 
     const onEvent = (channel: Channel) => (event: ProviderEvent) =>
       event._tag === "Receipt"
-        ? Effect.asVoid(transition(event.messageId, event.status))
+        ? Effect.asVoid(transition(event.messageId, event.status, event.at))
         : sql.withTransaction(messages.recordInbound({
           workspaceId: channel.workspace_id,
           channelId: channel.id,

@@ -20,7 +20,9 @@ export const Transition = Rpc.make("Transition", {
   payload: {
     to: MessageStatus,
     reason: Schema.optional(Schema.String),
-    failure: Schema.optional(Failure)
+    failure: Schema.optional(Failure),
+    /** epoch ms when it happened, if earlier than now (a provider receipt's own time) */
+    at: Schema.optional(Schema.Number)
   },
   success: Schema.Boolean
 })
@@ -84,7 +86,11 @@ export const MessageEntityLive = MessageEntity.toLayer(
     return MessageEntity.of({
       Transition: ({ payload }) =>
         sql.withTransaction(
-          messages.transition(id, payload.to, { reason: payload.reason, failure: payload.failure })
+          messages.transition(id, payload.to, {
+            reason: payload.reason,
+            failure: payload.failure,
+            occurredAt: payload.at === undefined ? undefined : toTimestamp(payload.at)
+          })
         ).pipe(Effect.map(Option.isSome), Effect.orDie),
       DispatchFailed: ({ payload }) => sql.withTransaction(dispatchFailed(payload)).pipe(Effect.orDie)
     })

@@ -77,9 +77,9 @@ export class SandboxProvider extends Effect.Service<SandboxProvider>()("@switchb
               }
               const wait = acceptedAt + delays[i]! - (yield* Clock.currentTimeMillis)
               if (wait > 0) yield* Effect.sleep(wait)
-              const at = yield* Clock.currentTimeMillis
-              yield* network.advance(delivery.messageId, stage, toTimestamp(at))
-              yield* Queue.offer(events, receipt(delivery.messageId, stage, at))
+              // another connection may have reported it first: then its time stands
+              const at = yield* network.advance(delivery.messageId, stage, toTimestamp(yield* Clock.currentTimeMillis))
+              yield* Queue.offer(events, receipt(delivery.messageId, stage, Date.parse(at)))
             }
           }).pipe(
             Effect.ensuring(

@@ -46,17 +46,38 @@ const admin = async <A>(url: string, f: (client: pg.Client) => Promise<A>): Prom
   }
 }
 
+/** Test databases are named `sb_test_[what_]<pid>[_suffix]`: abandoned when that process is gone. */
+const isAbandoned = (database: string): boolean => {
+  const pid = Number(/_(\d+)(?:_|$)/.exec(database)?.[1])
+  if (!Number.isInteger(pid) || pid <= 0) return true
+  try {
+    process.kill(pid, 0)
+    return false
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "ESRCH"
+  }
+}
+
 /** Global setup: (re)creates the migrated template once per test run. */
 export const prepareTemplate = async (url: string): Promise<void> => {
   const template = templateName()
   await admin(url, async (client) => {
     await client.query("SELECT pg_advisory_lock(727274)")
     try {
-      const stale = await client.query<{ datname: string }>(
-        "SELECT datname FROM pg_database WHERE (datname LIKE 'sb\\_template\\_%' AND datname <> $1) OR datname LIKE 'sb\\_test\\_%'",
-        [template]
+      // Several test runs may share one server (worktrees, CI jobs): drop only the databases of
+      // runs that are gone, and other migration sets' templates only when no run is alive.
+      const rows = await client.query<{ datname: string }>(
+        "SELECT datname FROM pg_database WHERE datname LIKE 'sb\\_template\\_%' OR datname LIKE 'sb\\_test\\_%'"
       )
-      for (const row of stale.rows) await client.query(`DROP DATABASE IF EXISTS "${row.datname}" WITH (FORCE)`)
+      const tests = rows.rows.map((r) => r.datname).filter((name) => name.startsWith("sb_test_"))
+      const alive = tests.filter((name) => !isAbandoned(name))
+      const stale = [
+        ...tests.filter(isAbandoned),
+        ...(alive.length === 0
+          ? rows.rows.map((r) => r.datname).filter((name) => name.startsWith("sb_template_") && name !== template)
+          : [])
+      ]
+      for (const name of stale) await client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`)
       const exists = await client.query("SELECT 1 FROM pg_database WHERE datname = $1", [template])
       if (exists.rowCount === 0) {
         await client.query(`CREATE DATABASE "${template}"`)
