@@ -1,6 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { assert, describe, layer } from "@effect/vitest"
 import { Effect } from "effect"
+import { createHash } from "node:crypto"
 import { createKey, eventually, request, sandboxSetup, signUp, waitForMessage } from "./support/Fixtures.js"
 import * as TestApp from "./support/TestApp.js"
 
@@ -151,6 +152,51 @@ describe("messages through the sandbox", () => {
           headers: { "idempotency-key": "k".repeat(256) }
         })
         assert.strictEqual(long.status, 422)
+      }))
+
+    it.effect("turns 20 parallel sends with one Idempotency-Key into one message", () =>
+      Effect.gen(function*() {
+        const { key } = yield* sandboxSetup()
+        const body = { to: TO, text: { body: "parallel" } }
+        const replies = yield* Effect.all(
+          Array.from({ length: 20 }, () =>
+            request("POST", "/v1/messages", { token: key, body, headers: { "idempotency-key": "parallel-1" } })),
+          { concurrency: "unbounded" }
+        )
+        const created = replies.filter((r) => r.status === 201)
+        const running = replies.filter((r) => r.status === 409)
+        assert.strictEqual(created.length + running.length, 20, "only 201 or 409")
+        assert.isAtLeast(created.length, 1)
+        assert.strictEqual(new Set(created.map((r) => r.body.id)).size, 1, "every 201 is the same message")
+        assert.strictEqual(created.filter((r) => r.headers["idempotent-replay"] !== "true").length, 1)
+        for (const r of running) assert.strictEqual(r.body.error.details.reason, "in_progress")
+        const list = yield* request("GET", "/v1/messages?limit=100", { token: key })
+        assert.strictEqual(list.body.data.filter((m: any) => m.text.body === "parallel").length, 1)
+      }))
+
+    it.effect("answers in_progress while a key's first request runs, and frees a key whose request died", () =>
+      Effect.gen(function*() {
+        const { key, user } = yield* sandboxSetup()
+        const sql = yield* SqlClient.SqlClient
+        const now = Date.now()
+        const body = { to: TO, text: { body: "x" } }
+        // the fingerprint of `body`: sha256 of its canonical JSON (members sorted)
+        const fingerprint = createHash("sha256").update(`{"text":{"body":"x"},"to":"${TO}"}`).digest("hex")
+        const claim = (k: string, createdAt: number) =>
+          sql`INSERT INTO idempotency_keys (workspace_id, key, fingerprint, state, created_at, expires_at)
+            VALUES (${user.workspaceId}, ${k}, ${fingerprint}, 'running', ${new Date(createdAt).toISOString()},
+              ${new Date(createdAt + 24 * 3600_000).toISOString()})`
+        yield* claim("busy", now)
+        yield* claim("dead", now - 5 * 60_000)
+        const busy = yield* request("POST", "/v1/messages", { token: key, body, headers: { "idempotency-key": "busy" } })
+        assert.strictEqual(busy.status, 409)
+        assert.strictEqual(busy.body.error.code, "IDEMPOTENCY_CONFLICT")
+        assert.strictEqual(busy.body.error.details.reason, "in_progress")
+        const dead = yield* request("POST", "/v1/messages", { token: key, body, headers: { "idempotency-key": "dead" } })
+        assert.strictEqual(dead.status, 201, "a request that died minutes ago does not hold its key")
+        const again = yield* request("POST", "/v1/messages", { token: key, body, headers: { "idempotency-key": "dead" } })
+        assert.strictEqual(again.headers["idempotent-replay"], "true")
+        assert.strictEqual(again.body.id, dead.body.id)
       }))
 
     it.effect("refuses bad sends with the right errors and writes nothing", () =>
