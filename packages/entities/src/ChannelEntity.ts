@@ -54,6 +54,22 @@ export const ChannelEntity = Entity.make("Channel", [Wake, SimulateInbound, Stat
 /** Due messages read per batch. */
 export const DISPATCH_BATCH = 20
 
+/** Retries of a call to a Message entity: about 30 s, enough to outlast a runner failover. */
+const MESSAGE_CALL_RETRY = Schedule.exponential("200 millis").pipe(
+  Schedule.either(Schedule.spaced("3 seconds")),
+  Schedule.upTo("30 seconds")
+)
+
+/** Receipts and inbound messages handled at once (one slow Message entity does not hold up the rest). */
+const EVENT_LANES = 8
+
+const laneOf = (event: ProviderEvent): number => {
+  const key = event._tag === "Receipt" ? event.messageId : event.providerMessageId
+  let hash = 0
+  for (let i = 0; i < key.length; i++) hash = (hash * 31 + key.charCodeAt(i)) | 0
+  return Math.abs(hash) % EVENT_LANES
+}
+
 /** How long an idle loop waits for a wake-up before it looks at its rows again. */
 const IDLE_POLL = Duration.seconds(1)
 
@@ -84,11 +100,15 @@ export const ChannelEntityLive = ChannelEntity.toLayer(
         return Entity.keepAlive(on).pipe(Effect.provideService(Entity.CurrentAddress, address))
       })
 
-    /** A volatile call to a Message entity; a runner that just died can surface as a defect (CLUSTER.md P2). */
+    /**
+     * A volatile call to a Message entity. One on a runner that just died answers again after the
+     * failover (7-10 s, CLUSTER.md §3), so keep trying for a while; such a failure can surface as a
+     * defect (P2). Given up, the sweeper repairs what is left.
+     */
     const toMessage = <A>(id: string, call: Effect.Effect<A, unknown>, fallback: A) =>
       call.pipe(
         Effect.catchAllDefect(Effect.fail),
-        Effect.retry({ times: 3, schedule: Schedule.spaced("300 millis") }),
+        Effect.retry(MESSAGE_CALL_RETRY),
         Effect.catchAllCause((cause) =>
           Effect.logWarning("message entity not reached").pipe(
             Effect.annotateLogs({ message_id: id, cause: String(cause) }),
@@ -145,7 +165,15 @@ export const ChannelEntityLive = ChannelEntity.toLayer(
       if (Option.isNone(provider)) return Option.none<Connected>()
       const scope = yield* Scope.fork(entityScope, ExecutionStrategy.sequential)
       const connection = yield* provider.value.connect(channel).pipe(Scope.extend(scope))
-      yield* connection.events.pipe(Stream.runForEach(onEvent(channel)), Effect.forkIn(scope))
+      // events of one message stay in order (one lane each); different messages go in parallel
+      const lanes = yield* Effect.forEach(Array.from({ length: EVENT_LANES }), () => Queue.unbounded<ProviderEvent>())
+      for (const lane of lanes) {
+        yield* Stream.fromQueue(lane).pipe(Stream.runForEach(onEvent(channel)), Effect.forkIn(scope))
+      }
+      yield* connection.events.pipe(
+        Stream.runForEach((event) => Queue.offer(lanes[laneOf(event)]!, event)),
+        Effect.forkIn(scope)
+      )
       current = Option.some({ channel, connection, scope })
       return current
     }))
