@@ -10,7 +10,7 @@ import { admin, call, startService, waitFor } from "./support/Processes.js"
 import type { ServiceProcess } from "./support/Processes.js"
 
 const url = testDatabaseUrl()
-const database = `sb_test_e2e_identity_${process.pid}`
+const database = `sbt_e2e_identity_${process.pid}`
 
 describe.skipIf(url === undefined)("identity across api nodes", () => {
   let a: ServiceProcess

@@ -154,24 +154,47 @@ describe("messages through the sandbox", () => {
         assert.strictEqual(long.status, 422)
       }))
 
-    it.effect("turns 20 parallel sends with one Idempotency-Key into one message", () =>
+    it.effect("makes one message of 20 concurrent sends with one Idempotency-Key", () =>
       Effect.gen(function*() {
         const { key } = yield* sandboxSetup()
-        const body = { to: TO, text: { body: "parallel" } }
-        const replies = yield* Effect.all(
-          Array.from({ length: 20 }, () =>
-            request("POST", "/v1/messages", { token: key, body, headers: { "idempotency-key": "parallel-1" } })),
+        const body = { to: TO, text: { body: "race" } }
+        const replies = yield* Effect.forEach(
+          Array.from({ length: 20 }, () => 0),
+          () => request("POST", "/v1/messages", { token: key, body, headers: { "idempotency-key": "race-1" } }),
           { concurrency: "unbounded" }
         )
         const created = replies.filter((r) => r.status === 201)
-        const running = replies.filter((r) => r.status === 409)
-        assert.strictEqual(created.length + running.length, 20, "only 201 or 409")
-        assert.isAtLeast(created.length, 1)
-        assert.strictEqual(new Set(created.map((r) => r.body.id)).size, 1, "every 201 is the same message")
-        assert.strictEqual(created.filter((r) => r.headers["idempotent-replay"] !== "true").length, 1)
-        for (const r of running) assert.strictEqual(r.body.error.details.reason, "in_progress")
-        const list = yield* request("GET", "/v1/messages?limit=100", { token: key })
-        assert.strictEqual(list.body.data.filter((m: any) => m.text.body === "parallel").length, 1)
+        const inProgress = replies.filter((r) => r.status === 409)
+        assert.strictEqual(created.length + inProgress.length, 20, JSON.stringify(replies.map((r) => r.status)))
+        for (const r of inProgress) assert.strictEqual(r.body.error.details.reason, "in_progress")
+        assert.strictEqual(new Set(created.map((r) => r.body.id)).size, 1)
+        const list = yield* request("GET", "/v1/messages", { token: key })
+        assert.strictEqual(list.body.data.filter((m: any) => m.text.body === "race").length, 1)
+      }))
+
+    it.effect("never dispatches faster than 2 msg/s on a sandbox channel (recorded dispatch times)", () =>
+      Effect.gen(function*() {
+        const { key } = yield* sandboxSetup()
+        const ids: Array<string> = []
+        for (let i = 0; i < 6; i++) {
+          ids.push(
+            (yield* request("POST", "/v1/messages", { token: key, body: { to: TO, text: { body: `t${i}` } } })).body.id
+          )
+        }
+        const times: Array<number> = []
+        for (const id of ids) {
+          const m = yield* waitForMessage(key, id, (x) => x.timeline.some((t: any) => t.to_state === "dispatching"))
+          times.push(Date.parse(m.timeline.find((t: any) => t.to_state === "dispatching").at))
+        }
+        times.sort((a, b) => a - b)
+        for (let i = 1; i < times.length; i++) {
+          // 500 ms apart at 2 msg/s; allow a few ms of timestamp rounding
+          assert.isAtLeast(
+            times[i]! - times[i - 1]!,
+            495,
+            `dispatch ${i} came ${times[i]! - times[i - 1]!} ms after the previous`
+          )
+        }
       }))
 
     it.effect("answers in_progress while a key's first request runs, and frees a key whose request died", () =>

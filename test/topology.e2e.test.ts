@@ -13,7 +13,7 @@ import { call, startService, waitFor } from "./support/Processes.js"
 import type { ServiceProcess } from "./support/Processes.js"
 
 const url = testDatabaseUrl()
-const database = `sb_test_e2e_topology_${process.pid}`
+const database = `sbt_e2e_topology_${process.pid}`
 
 describe.skipIf(url === undefined)("api node + two runners", () => {
   const processes: Array<ServiceProcess> = []

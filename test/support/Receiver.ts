@@ -9,11 +9,23 @@ export interface Received {
   readonly body: string
 }
 
-export const receiver = (answer: (request: Received, index: number) => { status: number; headers?: Record<string, string> } = () => ({ status: 200 })) =>
+type Answer = (request: Received, index: number) => {
+  status: number
+  headers?: Record<string, string>
+  /** answer only after this long (timeouts) */
+  delayMs?: number
+}
+
+export interface Receiver {
+  readonly url: string
+  readonly received: Array<Received>
+}
+
+export const receiver = (answer: Answer = () => ({ status: 200 })) =>
   Effect.acquireRelease(
-    Effect.async<{ readonly url: string; readonly received: Array<Received>; setAnswer: (f: typeof answer) => void }>((resume) => {
+    Effect.async<Receiver>((resume) => {
       const received: Array<Received> = []
-      let current = answer
+      const current = answer
       const server = createServer((req, res) => {
         const chunks: Array<Buffer> = []
         req.on("data", (c) => chunks.push(c))
@@ -21,23 +33,29 @@ export const receiver = (answer: (request: Received, index: number) => { status:
           const r = { path: req.url ?? "/", headers: req.headers, body: Buffer.concat(chunks).toString("utf8") }
           received.push(r)
           const a = current(r, received.length - 1)
-          res.writeHead(a.status, a.headers ?? {})
-          res.end("ok")
+          const reply = () => {
+            if (res.destroyed) return
+            res.writeHead(a.status, a.headers ?? {})
+            res.end("ok")
+          }
+          if (a.delayMs) setTimeout(reply, a.delayMs).unref()
+          else reply()
         })
       })
       server.listen(0, "127.0.0.1", () => {
         const port = (server.address() as AddressInfo).port
-        resume(Effect.succeed({
-          url: `http://127.0.0.1:${port}`,
-          received,
-          setAnswer: (f) => {
-            current = f
-          },
-          server
-        } as any))
+        resume(Effect.succeed(Object.assign({ url: `http://127.0.0.1:${port}`, received }, { server })))
       })
     }),
-    (r: any) => Effect.promise(() => new Promise<void>((done) => r.server.close(() => done())))
+    (r) =>
+      Effect.promise(() =>
+        new Promise<void>((done) => {
+          const server =
+            (r as unknown as { server: { close: (cb: () => void) => void; closeAllConnections: () => void } }).server
+          server.close(() => done())
+          server.closeAllConnections()
+        })
+      )
   )
 
 /** Polls until `predicate()` holds. */

@@ -8,9 +8,9 @@ import { Infrastructure } from "@switchboard/db"
 import * as TestDatabase from "@switchboard/db/testing"
 import { Cluster } from "@switchboard/entities"
 import { ProvidersConfig } from "@switchboard/providers"
-import { WebhooksConfig } from "@switchboard/webhooks"
 import { HttpConfig, HttpServer, IdentityConfig, Mailer, Operator } from "@switchboard/service-api"
 import { Entities } from "@switchboard/service-runner"
+import { WebhooksConfig } from "@switchboard/webhooks"
 import { Layer } from "effect"
 
 export const layer = (

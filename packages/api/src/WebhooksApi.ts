@@ -20,7 +20,9 @@ import { Schema } from "effect"
 import { Authentication, RequiredScopes } from "./Security.js"
 
 const Url = Schema.String.pipe(Schema.maxLength(2048))
-const EventTypes = Schema.Array(EventTypeOrAll).pipe(Schema.minItems(1, { message: () => "Subscribe to at least one event type" }))
+const EventTypes = Schema.Array(EventTypeOrAll).pipe(
+  Schema.minItems(1, { message: () => "Subscribe to at least one event type" })
+)
 
 export const CreateEndpointRequest = StrictStruct({
   url: Url,
@@ -32,9 +34,11 @@ export const UpdateEndpointRequest = StrictStruct({
   url: Schema.optional(Url),
   event_types: Schema.optional(EventTypes),
   description: Schema.optional(Schema.String.pipe(Schema.maxLength(500))),
-  status: Schema.optional(Schema.Literal("active", "paused").annotations({
-    message: () => "Clients may set status to active or paused only"
-  }))
+  status: Schema.optional(
+    Schema.Literal("active", "paused").annotations({
+      message: () => "Clients may set status to active or paused only"
+    })
+  )
 }).annotations({ identifier: "UpdateWebhookEndpointRequest" })
 
 const EndpointPath = Schema.Struct({ endpointId: Id("wh") })
@@ -44,8 +48,13 @@ const DeliveryFilters = Schema.Struct({ ...ListParams, status: Schema.optional(D
 export class WebhooksApi extends HttpApiGroup.make("webhooks")
   .add(
     HttpApiEndpoint.get("eventTypes", "/v1/webhook-event-types")
-      .addSuccess(Schema.Struct({ data: Schema.Array(Schema.Struct({ type: EventTypeName, emitted: Schema.Boolean })) }))
-      .annotate(OpenApi.Description, "The 31 event types and whether each is emitted today. `*` subscribes to all, later ones included.")
+      .addSuccess(
+        Schema.Struct({ data: Schema.Array(Schema.Struct({ type: EventTypeName, emitted: Schema.Boolean })) })
+      )
+      .annotate(
+        OpenApi.Description,
+        "The 31 event types and whether each is emitted today. `*` subscribes to all, later ones included."
+      )
   )
   .add(
     HttpApiEndpoint.post("create", "/v1/webhook-endpoints")
@@ -57,22 +66,37 @@ export class WebhooksApi extends HttpApiGroup.make("webhooks")
         "The URL must be absolute http(s), without credentials, on port 80 or 443, and resolve only to public addresses (checked again at every delivery); refusals are 422 with `details.reason`. The `secret` (`whsec_...`) is shown in this response only."
       )
   )
-  .add(HttpApiEndpoint.get("list", "/v1/webhook-endpoints").setUrlParams(Schema.Struct(ListParams)).addSuccess(Page(WebhookEndpoint)))
-  .add(HttpApiEndpoint.get("get", "/v1/webhook-endpoints/:endpointId").setPath(EndpointPath).addSuccess(WebhookEndpoint).addError(NotFound))
+  .add(
+    HttpApiEndpoint.get("list", "/v1/webhook-endpoints").setUrlParams(Schema.Struct(ListParams)).addSuccess(
+      Page(WebhookEndpoint)
+    )
+  )
+  .add(
+    HttpApiEndpoint.get("get", "/v1/webhook-endpoints/:endpointId").setPath(EndpointPath).addSuccess(WebhookEndpoint)
+      .addError(NotFound)
+  )
   .add(
     HttpApiEndpoint.patch("update", "/v1/webhook-endpoints/:endpointId")
       .setPath(EndpointPath)
       .setPayload(UpdateEndpointRequest)
       .addSuccess(WebhookEndpoint)
       .addError(NotFound)
-      .annotate(OpenApi.Description, "`status` may be `active` or `paused`; re-activating a disabled endpoint clears its failure counter. Paused endpoints keep their deliveries pending.")
+      .annotate(
+        OpenApi.Description,
+        "`status` may be `active` or `paused`; re-activating a disabled endpoint clears its failure counter. Paused endpoints keep their deliveries pending."
+      )
   )
   .add(
     HttpApiEndpoint.del("delete", "/v1/webhook-endpoints/:endpointId")
       .setPath(EndpointPath)
-      .addSuccess(Schema.Struct({ id: Id("wh"), object: Schema.Literal("webhook_endpoint"), deleted: Schema.Literal(true) }))
+      .addSuccess(
+        Schema.Struct({ id: Id("wh"), object: Schema.Literal("webhook_endpoint"), deleted: Schema.Literal(true) })
+      )
       .addError(NotFound)
-      .annotate(OpenApi.Description, "Deletes the endpoint; its pending deliveries end `failed` with `not_deliverable`.")
+      .annotate(
+        OpenApi.Description,
+        "Deletes the endpoint; its pending deliveries end `failed` with `not_deliverable`."
+      )
   )
   .add(
     HttpApiEndpoint.post("rotateSecret", "/v1/webhook-endpoints/:endpointId/rotate-secret")
@@ -85,7 +109,10 @@ export class WebhooksApi extends HttpApiGroup.make("webhooks")
         previous_secret_expires_at: Timestamp
       }))
       .addError(NotFound)
-      .annotate(OpenApi.Description, "A new secret, shown once; the previous one keeps signing for 24 h (two `v1=` entries, the new first).")
+      .annotate(
+        OpenApi.Description,
+        "A new secret, shown once; the previous one keeps signing for 24 h (two `v1=` entries, the new first)."
+      )
   )
   .add(
     HttpApiEndpoint.post("test", "/v1/webhook-endpoints/:endpointId/test")
@@ -93,7 +120,10 @@ export class WebhooksApi extends HttpApiGroup.make("webhooks")
       .setPayload(StrictStruct({ event_type: Schema.optional(EventTypeName) }))
       .addSuccess(Schema.Struct({ event_id: Id("evt"), delivery_id: Id("whd") }), { status: 202 })
       .addError(NotFound)
-      .annotate(OpenApi.Description, "A real delivery through the real pipeline to this endpoint only, with `\"is_test\": true` in the envelope; no message is sent to anyone.")
+      .annotate(
+        OpenApi.Description,
+        "A real delivery through the real pipeline to this endpoint only, with `\"is_test\": true` in the envelope; no message is sent to anyone."
+      )
   )
   .add(
     HttpApiEndpoint.get("endpointDeliveries", "/v1/webhook-endpoints/:endpointId/deliveries")
@@ -109,7 +139,9 @@ export class WebhooksApi extends HttpApiGroup.make("webhooks")
       .addError(NotFound)
   )
   .add(
-    HttpApiEndpoint.get("delivery", "/v1/webhook-deliveries/:deliveryId").setPath(DeliveryPath).addSuccess(WebhookDelivery).addError(NotFound)
+    HttpApiEndpoint.get("delivery", "/v1/webhook-deliveries/:deliveryId").setPath(DeliveryPath).addSuccess(
+      WebhookDelivery
+    ).addError(NotFound)
   )
   .add(
     HttpApiEndpoint.post("replay", "/v1/webhook-deliveries/:deliveryId/replay")
@@ -117,7 +149,10 @@ export class WebhooksApi extends HttpApiGroup.make("webhooks")
       .addSuccess(Schema.Struct({ delivery_id: Id("whd"), event_id: Id("evt") }), { status: 202 })
       .addError(NotFound)
       .addError(Conflict)
-      .annotate(OpenApi.Description, "Resends the stored envelope byte for byte with the same event id, as a new delivery (`replay_of`). Only from `failed` or `dead` (409 otherwise).")
+      .annotate(
+        OpenApi.Description,
+        "Resends the stored envelope byte for byte with the same event id, as a new delivery (`replay_of`). Only from `failed` or `dead` (409 otherwise)."
+      )
   )
   .middleware(Authentication)
   .annotate(OpenApi.Title, "Webhooks")

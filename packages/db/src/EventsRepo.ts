@@ -52,6 +52,20 @@ export class EventsRepo extends Effect.Service<EventsRepo>()("@switchboard/db/Ev
         INSERT INTO events (id, workspace_id, type, object_id, envelope, is_test, created_at)
         VALUES (${id}, ${input.workspaceId}, ${input.type}, ${input.data.object_id}, ${envelope},
                 ${input.isTest ?? false}, ${createdAt})`
+      if (!input.isTest) {
+        // the outbox fan-out: one pending delivery per subscribed endpoint that is not disabled
+        // (paused endpoints keep theirs pending until resumed)
+        const endpoints = yield* sql<{ id: string }>`SELECT id FROM webhook_endpoints
+          WHERE workspace_id = ${input.workspaceId} AND deleted_at IS NULL AND status IN ('active', 'paused')
+          AND (${input.type} = ANY(event_types) OR '*' = ANY(event_types))`
+        for (const endpoint of endpoints) {
+          const deliveryId = yield* newId("whd")
+          yield* sql`INSERT INTO webhook_deliveries (id, endpoint_id, workspace_id, event_id, event_type, status,
+              next_attempt_at, created_at, updated_at)
+            VALUES (${deliveryId}, ${endpoint.id}, ${input.workspaceId}, ${id}, ${input.type}, 'pending',
+              ${createdAt}, ${createdAt}, ${createdAt})`
+        }
+      }
       return {
         id,
         type: input.type,

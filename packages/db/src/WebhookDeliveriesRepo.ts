@@ -39,115 +39,136 @@ export interface DueDelivery {
   readonly event_type: string
 }
 
-export class WebhookDeliveriesRepo extends Effect.Service<WebhookDeliveriesRepo>()("@switchboard/db/WebhookDeliveriesRepo", {
-  effect: Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
+export class WebhookDeliveriesRepo
+  extends Effect.Service<WebhookDeliveriesRepo>()("@switchboard/db/WebhookDeliveriesRepo", {
+    effect: Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
 
-    const insert = Effect.fn("WebhookDeliveriesRepo.insert")(function*(input: {
-      readonly endpointId: string
-      readonly workspaceId: string
-      readonly eventId: string
-      readonly eventType: string
-      readonly isTest: boolean
-      readonly replayOf: string | null
-      readonly now: string
-    }) {
-      const id = yield* newId("whd")
-      yield* sql`INSERT INTO webhook_deliveries (id, endpoint_id, workspace_id, event_id, event_type, status, next_attempt_at,
+      const insert = Effect.fn("WebhookDeliveriesRepo.insert")(function*(input: {
+        readonly endpointId: string
+        readonly workspaceId: string
+        readonly eventId: string
+        readonly eventType: string
+        readonly isTest: boolean
+        readonly replayOf: string | null
+        readonly now: string
+      }) {
+        const id = yield* newId("whd")
+        yield* sql`INSERT INTO webhook_deliveries (id, endpoint_id, workspace_id, event_id, event_type, status, next_attempt_at,
           replay_of, is_test, created_at, updated_at)
         VALUES (${id}, ${input.endpointId}, ${input.workspaceId}, ${input.eventId}, ${input.eventType}, 'pending', ${input.now},
           ${input.replayOf}, ${input.isTest}, ${input.now}, ${input.now})`
-      return id
-    })
+        return id
+      })
 
-    const find = Effect.fn("WebhookDeliveriesRepo.find")(function*(workspaceId: string, id: string) {
-      const rows = yield* sql`SELECT * FROM webhook_deliveries WHERE workspace_id = ${workspaceId} AND id = ${id}`
-      if (!rows[0]) return Option.none<WebhookDelivery>()
-      const attempts = yield* sql`SELECT * FROM webhook_attempts WHERE delivery_id = ${id} ORDER BY attempt`
-      return Option.some(toDelivery(rows[0], attempts))
-    }, Effect.orDie)
+      const find = Effect.fn("WebhookDeliveriesRepo.find")(function*(workspaceId: string, id: string) {
+        const rows = yield* sql`SELECT * FROM webhook_deliveries WHERE workspace_id = ${workspaceId} AND id = ${id}`
+        if (!rows[0]) return Option.none<WebhookDelivery>()
+        const attempts = yield* sql`SELECT * FROM webhook_attempts WHERE delivery_id = ${id} ORDER BY attempt`
+        return Option.some(toDelivery(rows[0], attempts))
+      }, Effect.orDie)
 
-    const list = Effect.fn("WebhookDeliveriesRepo.list")(function*(
-      workspaceId: string,
-      filters: { readonly endpointId?: string | undefined; readonly status?: DeliveryStatus | undefined },
-      limit: number,
-      after: CursorPosition | undefined
-    ) {
-      const rows = yield* sql`SELECT * FROM webhook_deliveries WHERE workspace_id = ${workspaceId}
+      const list = Effect.fn("WebhookDeliveriesRepo.list")(function*(
+        workspaceId: string,
+        filters: { readonly endpointId?: string | undefined; readonly status?: DeliveryStatus | undefined },
+        limit: number,
+        after: CursorPosition | undefined
+      ) {
+        const rows = yield* sql`SELECT * FROM webhook_deliveries WHERE workspace_id = ${workspaceId}
         ${filters.endpointId ? sql`AND endpoint_id = ${filters.endpointId}` : sql``}
         ${filters.status ? sql`AND status = ${filters.status}` : sql``}
         ${after ? sql`AND (created_at, id) < (${after.created_at}::timestamptz, ${after.id})` : sql``}
         ORDER BY created_at DESC, id DESC LIMIT ${limit + 1}`
-      const ids = rows.map((r: any) => r.id as string)
-      const attempts = ids.length === 0
-        ? []
-        : yield* sql<any>`SELECT * FROM webhook_attempts WHERE delivery_id IN ${sql.in(ids)} ORDER BY attempt`
-      return rows.map((r: any) => toDelivery(r, attempts.filter((a) => a.delivery_id === r.id)))
-    }, Effect.orDie)
+        const ids = rows.map((r: any) => r.id as string)
+        const attempts = ids.length === 0
+          ? []
+          : yield* sql<any>`SELECT * FROM webhook_attempts WHERE delivery_id IN ${sql.in(ids)} ORDER BY attempt`
+        return rows.map((r: any) => toDelivery(r, attempts.filter((a) => a.delivery_id === r.id)))
+      }, Effect.orDie)
 
-    /** Due deliveries of an endpoint that may be sent (not paused), oldest first. */
-    const due = Effect.fn("WebhookDeliveriesRepo.due")(function*(endpointId: string, now: string, limit: number) {
-      return yield* sql<DueDelivery>`SELECT d.id, d.event_id, d.event_type FROM webhook_deliveries d
+      /** Due deliveries of an endpoint that may be sent (not paused), oldest first. */
+      const due = Effect.fn("WebhookDeliveriesRepo.due")(function*(endpointId: string, now: string, limit: number) {
+        return yield* sql<DueDelivery>`SELECT d.id, d.event_id, d.event_type FROM webhook_deliveries d
         JOIN webhook_endpoints e ON e.id = d.endpoint_id
         WHERE d.endpoint_id = ${endpointId} AND d.status = 'pending' AND d.next_attempt_at <= ${now}
           AND NOT (e.status = 'paused' AND e.deleted_at IS NULL)
         ORDER BY d.next_attempt_at, d.created_at LIMIT ${limit}`
-    }, Effect.orDie)
+      }, Effect.orDie)
 
-    /** Takes a pending delivery for one attempt; returns its attempt number, or none if taken. */
-    const claim = Effect.fn("WebhookDeliveriesRepo.claim")(function*(id: string, now: string) {
-      const rows = yield* sql<{ attempt_count: number; envelope: string }>`UPDATE webhook_deliveries d
+      /** Takes a pending delivery for one attempt; returns its attempt number, or none if taken. */
+      const claim = Effect.fn("WebhookDeliveriesRepo.claim")(function*(id: string, now: string) {
+        const rows = yield* sql<{ attempt_count: number; envelope: string }>`UPDATE webhook_deliveries d
         SET status = 'delivering', attempt_count = attempt_count + 1, updated_at = ${now}
         FROM events e WHERE d.id = ${id} AND d.status = 'pending' AND e.id = d.event_id
         RETURNING d.attempt_count, e.envelope`
-      return Option.fromNullable(rows[0])
-    }, Effect.orDie)
+        return Option.fromNullable(rows[0])
+      }, Effect.orDie)
 
-    /** Records an attempt and the delivery's next state (one transaction with the counter). */
-    const record = Effect.fn("WebhookDeliveriesRepo.record")(function*(input: {
-      readonly id: string
-      readonly attempt: number
-      readonly at: string
-      readonly responseStatus: number | null
-      readonly reason: FailureReason
-      readonly latencyMs: number | null
-      readonly next: { readonly status: DeliveryStatus; readonly nextAttemptAt: string | null }
-    }) {
-      yield* sql`INSERT INTO webhook_attempts (delivery_id, attempt, at, response_status, failure_reason, latency_ms)
+      /** Records an attempt and the delivery's next state (one transaction with the counter). */
+      const record = Effect.fn("WebhookDeliveriesRepo.record")(function*(input: {
+        readonly id: string
+        readonly attempt: number
+        readonly at: string
+        readonly responseStatus: number | null
+        readonly reason: FailureReason
+        readonly latencyMs: number | null
+        readonly next: { readonly status: DeliveryStatus; readonly nextAttemptAt: string | null }
+      }) {
+        yield* sql`INSERT INTO webhook_attempts (delivery_id, attempt, at, response_status, failure_reason, latency_ms)
         VALUES (${input.id}, ${input.attempt}, ${input.at}, ${input.responseStatus}, ${input.reason}, ${input.latencyMs})`
-      yield* sql`UPDATE webhook_deliveries SET status = ${input.next.status}, next_attempt_at = ${input.next.nextAttemptAt},
+        yield* sql`UPDATE webhook_deliveries SET status = ${input.next.status}, next_attempt_at = ${input.next.nextAttemptAt},
           response_status = ${input.responseStatus}, failure_reason = ${input.reason}, latency_ms = ${input.latencyMs},
           updated_at = ${input.at}
         WHERE id = ${input.id}`
-    })
+      })
 
-    /** Replay (DECISIONS 10): only from failed or dead; bumps the original's replay_count. */
-    const markReplayed = Effect.fn("WebhookDeliveriesRepo.markReplayed")(function*(workspaceId: string, id: string, now: string) {
-      const rows = yield* sql<{ endpoint_id: string; event_id: string; event_type: string }>`UPDATE webhook_deliveries
+      /** Replay (DECISIONS 10): only from failed or dead; bumps the original's replay_count. */
+      const markReplayed = Effect.fn("WebhookDeliveriesRepo.markReplayed")(
+        function*(workspaceId: string, id: string, now: string) {
+          const rows = yield* sql<
+            { endpoint_id: string; event_id: string; event_type: string }
+          >`UPDATE webhook_deliveries
         SET replay_count = replay_count + 1, updated_at = ${now}
         WHERE workspace_id = ${workspaceId} AND id = ${id} AND status IN ('failed', 'dead')
         RETURNING endpoint_id, event_id, event_type`
-      return Option.fromNullable(rows[0])
-    })
+          return Option.fromNullable(rows[0])
+        }
+      )
 
-    /** Endpoints with due deliveries (for the sweeper). */
-    const endpointsWithDueWork = Effect.fn("WebhookDeliveriesRepo.endpointsWithDueWork")(function*(now: string, limit: number) {
-      const rows = yield* sql<{ endpoint_id: string }>`SELECT DISTINCT endpoint_id FROM webhook_deliveries
+      /** Endpoints with due deliveries (for the sweeper). */
+      const endpointsWithDueWork = Effect.fn("WebhookDeliveriesRepo.endpointsWithDueWork")(
+        function*(now: string, limit: number) {
+          const rows = yield* sql<{ endpoint_id: string }>`SELECT DISTINCT endpoint_id FROM webhook_deliveries
         WHERE status = 'pending' AND next_attempt_at <= ${now} LIMIT ${limit}`
-      return rows.map((r) => r.endpoint_id)
-    }, Effect.orDie)
+          return rows.map((r) => r.endpoint_id)
+        },
+        Effect.orDie
+      )
 
-    /** Deliveries left `delivering` by a dead runner go back to pending. */
-    const requeueStuck = Effect.fn("WebhookDeliveriesRepo.requeueStuck")(function*(cutoff: string, now: string) {
-      yield* sql`UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = ${now}, updated_at = ${now}
+      /** Deliveries left `delivering` by a dead runner go back to pending. */
+      const requeueStuck = Effect.fn("WebhookDeliveriesRepo.requeueStuck")(function*(cutoff: string, now: string) {
+        yield* sql`UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = ${now}, updated_at = ${now}
         WHERE status = 'delivering' AND updated_at < ${cutoff}`
-    }, Effect.orDie)
+      }, Effect.orDie)
 
-    const purge = Effect.fn("WebhookDeliveriesRepo.purge")(function*(cutoff: string) {
-      const rows = yield* sql`DELETE FROM webhook_deliveries WHERE created_at < ${cutoff} AND status IN ('succeeded', 'failed', 'dead') RETURNING id`
-      return rows.length
-    }, Effect.orDie)
+      const purge = Effect.fn("WebhookDeliveriesRepo.purge")(function*(cutoff: string) {
+        const rows =
+          yield* sql`DELETE FROM webhook_deliveries WHERE created_at < ${cutoff} AND status IN ('succeeded', 'failed', 'dead') RETURNING id`
+        return rows.length
+      }, Effect.orDie)
 
-    return { insert, find, list, due, claim, record, markReplayed, endpointsWithDueWork, requeueStuck, purge } as const
+      return {
+        insert,
+        find,
+        list,
+        due,
+        claim,
+        record,
+        markReplayed,
+        endpointsWithDueWork,
+        requeueStuck,
+        purge
+      } as const
+    })
   })
-}) {}
+{}

@@ -36,56 +36,66 @@ const toRow = (r: any): EndpointRow => ({
   deleted: r.deleted_at !== null
 })
 
-export class WebhookEndpointsRepo extends Effect.Service<WebhookEndpointsRepo>()("@switchboard/db/WebhookEndpointsRepo", {
-  effect: Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
+export class WebhookEndpointsRepo
+  extends Effect.Service<WebhookEndpointsRepo>()("@switchboard/db/WebhookEndpointsRepo", {
+    effect: Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
 
-    const insert = Effect.fn("WebhookEndpointsRepo.insert")(function*(input: {
-      readonly id: string
-      readonly workspaceId: string
-      readonly url: string
-      readonly eventTypes: ReadonlyArray<string>
-      readonly description: string
-      readonly secretSealed: string
-      readonly secretLast4: string
-      readonly now: string
-    }) {
-      yield* sql`INSERT INTO webhook_endpoints (id, workspace_id, url, event_types, description, status, secret_sealed,
+      const insert = Effect.fn("WebhookEndpointsRepo.insert")(function*(input: {
+        readonly id: string
+        readonly workspaceId: string
+        readonly url: string
+        readonly eventTypes: ReadonlyArray<string>
+        readonly description: string
+        readonly secretSealed: string
+        readonly secretLast4: string
+        readonly now: string
+      }) {
+        yield* sql`INSERT INTO webhook_endpoints (id, workspace_id, url, event_types, description, status, secret_sealed,
           secret_last4, created_at, updated_at)
-        VALUES (${input.id}, ${input.workspaceId}, ${input.url}, ${input.eventTypes as Array<string>}, ${input.description},
+        VALUES (${input.id}, ${input.workspaceId}, ${input.url}, ${input.eventTypes as Array<
+          string
+        >}, ${input.description},
           'active', ${input.secretSealed}, ${input.secretLast4}, ${input.now}, ${input.now})`
-    }, Effect.orDie)
+      }, Effect.orDie)
 
-    const find = Effect.fn("WebhookEndpointsRepo.find")(function*(workspaceId: string, id: string) {
-      const rows = yield* sql`SELECT * FROM webhook_endpoints WHERE workspace_id = ${workspaceId} AND id = ${id} AND deleted_at IS NULL`
-      return Option.map(Option.fromNullable(rows[0]), toRow)
-    }, Effect.orDie)
+      const find = Effect.fn("WebhookEndpointsRepo.find")(function*(workspaceId: string, id: string) {
+        const rows =
+          yield* sql`SELECT * FROM webhook_endpoints WHERE workspace_id = ${workspaceId} AND id = ${id} AND deleted_at IS NULL`
+        return Option.map(Option.fromNullable(rows[0]), toRow)
+      }, Effect.orDie)
 
-    /** Any workspace, deleted ones included (the delivering entity needs to know). */
-    const findById = Effect.fn("WebhookEndpointsRepo.findById")(function*(id: string) {
-      const rows = yield* sql`SELECT * FROM webhook_endpoints WHERE id = ${id}`
-      return Option.map(Option.fromNullable(rows[0]), toRow)
-    }, Effect.orDie)
+      /** Any workspace, deleted ones included (the delivering entity needs to know). */
+      const findById = Effect.fn("WebhookEndpointsRepo.findById")(function*(id: string) {
+        const rows = yield* sql`SELECT * FROM webhook_endpoints WHERE id = ${id}`
+        return Option.map(Option.fromNullable(rows[0]), toRow)
+      }, Effect.orDie)
 
-    const list = Effect.fn("WebhookEndpointsRepo.list")(function*(workspaceId: string, limit: number, after: CursorPosition | undefined) {
-      const rows = yield* sql`SELECT * FROM webhook_endpoints WHERE workspace_id = ${workspaceId} AND deleted_at IS NULL
+      const list = Effect.fn("WebhookEndpointsRepo.list")(
+        function*(workspaceId: string, limit: number, after: CursorPosition | undefined) {
+          const rows =
+            yield* sql`SELECT * FROM webhook_endpoints WHERE workspace_id = ${workspaceId} AND deleted_at IS NULL
         ${after ? sql`AND (created_at, id) < (${after.created_at}::timestamptz, ${after.id})` : sql``}
         ORDER BY created_at DESC, id DESC LIMIT ${limit + 1}`
-      return rows.map((r) => toRow(r).endpoint)
-    }, Effect.orDie)
+          return rows.map((r) => toRow(r).endpoint)
+        },
+        Effect.orDie
+      )
 
-    const count = Effect.fn("WebhookEndpointsRepo.count")(function*(workspaceId: string) {
-      const rows = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM webhook_endpoints WHERE workspace_id = ${workspaceId} AND deleted_at IS NULL`
-      return rows[0]?.n ?? 0
-    }, Effect.orDie)
+      const count = Effect.fn("WebhookEndpointsRepo.count")(function*(workspaceId: string) {
+        const rows = yield* sql<
+          { n: number }
+        >`SELECT count(*)::int AS n FROM webhook_endpoints WHERE workspace_id = ${workspaceId} AND deleted_at IS NULL`
+        return rows[0]?.n ?? 0
+      }, Effect.orDie)
 
-    const update = Effect.fn("WebhookEndpointsRepo.update")(function*(workspaceId: string, id: string, changes: {
-      readonly url?: string | undefined
-      readonly eventTypes?: ReadonlyArray<string> | undefined
-      readonly description?: string | undefined
-      readonly status?: "active" | "paused" | undefined
-    }, now: string) {
-      const rows = yield* sql`UPDATE webhook_endpoints SET
+      const update = Effect.fn("WebhookEndpointsRepo.update")(function*(workspaceId: string, id: string, changes: {
+        readonly url?: string | undefined
+        readonly eventTypes?: ReadonlyArray<string> | undefined
+        readonly description?: string | undefined
+        readonly status?: "active" | "paused" | undefined
+      }, now: string) {
+        const rows = yield* sql`UPDATE webhook_endpoints SET
           url = COALESCE(${changes.url ?? null}, url),
           event_types = COALESCE(${(changes.eventTypes as Array<string> | undefined) ?? null}::text[], event_types),
           description = COALESCE(${changes.description ?? null}, description),
@@ -93,24 +103,27 @@ export class WebhookEndpointsRepo extends Effect.Service<WebhookEndpointsRepo>()
           consecutive_failures = CASE WHEN ${changes.status === "active"} THEN 0 ELSE consecutive_failures END,
           updated_at = ${now}
         WHERE workspace_id = ${workspaceId} AND id = ${id} AND deleted_at IS NULL RETURNING *`
-      return Option.map(Option.fromNullable(rows[0]), toRow)
-    }, Effect.orDie)
+        return Option.map(Option.fromNullable(rows[0]), toRow)
+      }, Effect.orDie)
 
-    const softDelete = Effect.fn("WebhookEndpointsRepo.softDelete")(function*(workspaceId: string, id: string, now: string) {
-      const rows = yield* sql`UPDATE webhook_endpoints SET deleted_at = ${now}, updated_at = ${now}
+      const softDelete = Effect.fn("WebhookEndpointsRepo.softDelete")(
+        function*(workspaceId: string, id: string, now: string) {
+          const rows = yield* sql`UPDATE webhook_endpoints SET deleted_at = ${now}, updated_at = ${now}
         WHERE workspace_id = ${workspaceId} AND id = ${id} AND deleted_at IS NULL RETURNING id`
-      return rows.length > 0
-    }, Effect.orDie)
+          return rows.length > 0
+        },
+        Effect.orDie
+      )
 
-    const rotate = Effect.fn("WebhookEndpointsRepo.rotate")(function*(input: {
-      readonly workspaceId: string
-      readonly id: string
-      readonly secretSealed: string
-      readonly secretLast4: string
-      readonly previousExpiresAt: string
-      readonly now: string
-    }) {
-      const rows = yield* sql`UPDATE webhook_endpoints SET
+      const rotate = Effect.fn("WebhookEndpointsRepo.rotate")(function*(input: {
+        readonly workspaceId: string
+        readonly id: string
+        readonly secretSealed: string
+        readonly secretLast4: string
+        readonly previousExpiresAt: string
+        readonly now: string
+      }) {
+        const rows = yield* sql`UPDATE webhook_endpoints SET
           previous_secret_sealed = secret_sealed,
           previous_secret_expires_at = ${input.previousExpiresAt},
           secret_sealed = ${input.secretSealed},
@@ -118,26 +131,30 @@ export class WebhookEndpointsRepo extends Effect.Service<WebhookEndpointsRepo>()
           secret_rotated_at = ${input.now},
           updated_at = ${input.now}
         WHERE workspace_id = ${input.workspaceId} AND id = ${input.id} AND deleted_at IS NULL RETURNING *`
-      return Option.map(Option.fromNullable(rows[0]), toRow)
-    }, Effect.orDie)
+        return Option.map(Option.fromNullable(rows[0]), toRow)
+      }, Effect.orDie)
 
-    /**
-     * Records one attempt's effect on the endpoint's consecutive-failure counter, serialised on
-     * the row: a success resets it; a failure adds one and disables an active endpoint at `disableAt`.
-     */
-    const recordOutcome = Effect.fn("WebhookEndpointsRepo.recordOutcome")(function*(id: string, success: boolean, disableAt: number, now: string) {
-      if (success) {
-        yield* sql`UPDATE webhook_endpoints SET consecutive_failures = 0 WHERE id = ${id} AND consecutive_failures <> 0`
-        return false
-      }
-      const rows = yield* sql<{ consecutive_failures: number; status: string }>`UPDATE webhook_endpoints
+      /**
+       * Records one attempt's effect on the endpoint's consecutive-failure counter, serialised on
+       * the row: a success resets it; a failure adds one and disables an active endpoint at `disableAt`;
+       * once disabled the counter stays (attempts already in flight do not move it).
+       */
+      const recordOutcome = Effect.fn("WebhookEndpointsRepo.recordOutcome")(
+        function*(id: string, success: boolean, disableAt: number, now: string) {
+          if (success) {
+            yield* sql`UPDATE webhook_endpoints SET consecutive_failures = 0 WHERE id = ${id} AND consecutive_failures <> 0`
+            return false
+          }
+          const rows = yield* sql<{ consecutive_failures: number; status: string }>`UPDATE webhook_endpoints
         SET consecutive_failures = consecutive_failures + 1,
             status = CASE WHEN status = 'active' AND consecutive_failures + 1 >= ${disableAt} THEN 'disabled' ELSE status END,
             updated_at = ${now}
-        WHERE id = ${id} RETURNING consecutive_failures, status`
-      return rows[0]?.status === "disabled"
-    })
+        WHERE id = ${id} AND status <> 'disabled' RETURNING consecutive_failures, status`
+          return rows[0]?.status === "disabled"
+        }
+      )
 
-    return { insert, find, findById, list, count, update, softDelete, rotate, recordOutcome } as const
+      return { insert, find, findById, list, count, update, softDelete, rotate, recordOutcome } as const
+    })
   })
-}) {}
+{}

@@ -178,9 +178,10 @@ export const ChannelEntityLive = ChannelEntity.toLayer(
       return current
     }))
 
-    const dispatch = (connection: ChannelConnection, message: QueuedMessage) =>
+    /** `startedAt`: the send slot it took (the timeline shows the pacing exactly). */
+    const dispatch = (connection: ChannelConnection, message: QueuedMessage, startedAt: number) =>
       Effect.gen(function*() {
-        if (!(yield* transition(message.id, "dispatching"))) return
+        if (!(yield* transition(message.id, "dispatching", startedAt))) return
         const result = yield* connection.send({ id: message.id, to: message.to, body: message.body })
         if (result._tag === "Accepted") {
           yield* transition(message.id, "provider_accepted")
@@ -222,8 +223,9 @@ export const ChannelEntityLive = ChannelEntity.toLayer(
           if (nextSlot > now) yield* Effect.sleep(Duration.millis(nextSlot - now))
           // something new arrived: it may outrank the rest of this batch
           if (Option.isSome(yield* Queue.poll(wake))) break
-          nextSlot = Math.max(nextSlot, yield* Clock.currentTimeMillis) + intervalMs
-          yield* dispatch(connection, message)
+          const startedAt = yield* Clock.currentTimeMillis
+          nextSlot = startedAt + intervalMs
+          yield* dispatch(connection, message, startedAt)
         }
       }
     })

@@ -18,8 +18,8 @@ import { Clock, Effect, Schedule } from "effect"
 import { ChannelEntity } from "./ChannelEntity.js"
 import { MessageEntity } from "./MessageEntity.js"
 
-/** A dispatch (transition, provider call, report) takes well under this. */
-export const STUCK_DISPATCH_MS = 60_000
+/** A dispatch takes milliseconds (or up to ~30 s of retries during a failover); one still `dispatching` after this lost its dispatcher. */
+export const STUCK_DISPATCH_MS = 45_000
 /** A provider reports `sent` within seconds of accepting. */
 export const RECEIPT_OVERDUE_MS = 30_000
 /** Receipts overdue for longer than this are not waited for any more. */

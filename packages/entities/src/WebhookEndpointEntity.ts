@@ -33,7 +33,10 @@ export const WebhookEndpointEntityLive = WebhookEndpointEntity.toLayer(
 
     const secretsOf = (row: EndpointRow, nowMs: number) => {
       const secrets = [SecretBox.open(key, row.secret_sealed)]
-      if (row.previous_secret_sealed && row.previous_secret_expires_at && Date.parse(row.previous_secret_expires_at) > nowMs) {
+      if (
+        row.previous_secret_sealed && row.previous_secret_expires_at &&
+        Date.parse(row.previous_secret_expires_at) > nowMs
+      ) {
         secrets.push(SecretBox.open(key, row.previous_secret_sealed))
       }
       return secrets
@@ -50,7 +53,9 @@ export const WebhookEndpointEntityLive = WebhookEndpointEntity.toLayer(
         if (Option.isNone(endpoint) || endpoint.value.deleted || endpoint.value.endpoint.status === "disabled") {
           outcome = { reason: "not_deliverable", retryable: false, status: null, latencyMs: null }
         } else {
-          const target = yield* Effect.promise(() => UrlPolicy.resolveTarget(endpoint.value.endpoint.url, config.allowPrivateTargets))
+          const target = yield* Effect.promise(() =>
+            UrlPolicy.resolveTarget(endpoint.value.endpoint.url, config.allowPrivateTargets, config.resolver)
+          )
           if (typeof target === "string") {
             outcome = { reason: "blocked_target", retryable: false, status: null, latencyMs: null }
           } else {
@@ -91,8 +96,17 @@ export const WebhookEndpointEntityLive = WebhookEndpointEntity.toLayer(
             next
           })
           if (reason !== "not_deliverable") {
-            const disabled = yield* endpoints.recordOutcome(endpointId, reason === "ok", DISABLE_AFTER_FAILURES, toTimestamp(nowMs))
-            if (disabled) yield* Effect.logWarning("webhook endpoint disabled after consecutive failures").pipe(Effect.annotateLogs("endpoint_id", endpointId))
+            const disabled = yield* endpoints.recordOutcome(
+              endpointId,
+              reason === "ok",
+              DISABLE_AFTER_FAILURES,
+              toTimestamp(nowMs)
+            )
+            if (disabled) {
+              yield* Effect.logWarning("webhook endpoint disabled after consecutive failures").pipe(
+                Effect.annotateLogs("endpoint_id", endpointId)
+              )
+            }
           }
         }))
       })
@@ -104,10 +118,14 @@ export const WebhookEndpointEntityLive = WebhookEndpointEntity.toLayer(
           yield* Queue.take(wake).pipe(Effect.timeout("1 second"), Effect.ignore)
           continue
         }
-        yield* Effect.forEach(due, (d) => attempt(d).pipe(Effect.catchAllCause((cause) => Effect.logError("webhook attempt failed", cause))), {
-          concurrency: config.maxInFlight,
-          discard: true
-        })
+        yield* Effect.forEach(
+          due,
+          (d) => attempt(d).pipe(Effect.catchAllCause((cause) => Effect.logError("webhook attempt failed", cause))),
+          {
+            concurrency: config.maxInFlight,
+            discard: true
+          }
+        )
       }
     })
     yield* loop.pipe(

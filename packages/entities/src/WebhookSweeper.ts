@@ -9,7 +9,8 @@ import { DELIVERY_RETENTION_MS, toTimestamp } from "@switchboard/domain"
 import { Clock, Effect, Schedule } from "effect"
 import { WebhookEndpointEntity } from "./WebhookEndpointEntity.js"
 
-const STUCK_MS = 60_000
+/** An attempt takes at most 10 s; one still `delivering` after this lost its runner. */
+const STUCK_MS = 20_000
 
 export const sweepWebhooks = Effect.gen(function*() {
   const deliveries = yield* WebhookDeliveriesRepo

@@ -47,7 +47,10 @@ export const MessageReceivedEvent = Schema.Struct({
 export const OtherEvent = Schema.Struct({
   ...Envelope,
   type: Schema.String,
-  data: Schema.Struct({ object: Schema.String, object_id: Schema.String }, { key: Schema.String, value: Schema.Unknown })
+  data: Schema.Struct({ object: Schema.String, object_id: Schema.String }, {
+    key: Schema.String,
+    value: Schema.Unknown
+  })
 })
 
 /** Typed where we know the type; generic otherwise. Test deliveries may carry any data. */

@@ -40,7 +40,9 @@ export const verifyWebhook = (
   if (!timestamp || !signatures || !/^\d+$/.test(timestamp)) return { valid: false, reason: "missing_headers" }
   const tolerance = options.toleranceSeconds ?? 300
   const nowSeconds = Math.floor((options.now ?? new Date()).getTime() / 1000)
-  if (Math.abs(nowSeconds - Number(timestamp)) > tolerance) return { valid: false, reason: "timestamp_out_of_tolerance" }
+  if (Math.abs(nowSeconds - Number(timestamp)) > tolerance) {
+    return { valid: false, reason: "timestamp_out_of_tolerance" }
+  }
   const body = typeof rawBody === "string" ? Buffer.from(rawBody, "utf8") : Buffer.from(rawBody)
   const given = signatures.split(",").map((s) => s.trim()).filter((s) => s.startsWith("v1=")).map((s) =>
     Buffer.from(s.slice(3), "hex")

@@ -45,10 +45,16 @@ export const post = async (target: Target, headers: Record<string, string>, body
     const outcome = outcomeOfStatus(response.statusCode)
     return { ...outcome, status: response.statusCode, latencyMs }
   } catch (error) {
-    const name = (error as { name?: string; code?: string })
-    const timedOut = name.name === "TimeoutError" || name.name === "AbortError" || name.code === "UND_ERR_HEADERS_TIMEOUT" ||
+    const name = error as { name?: string; code?: string }
+    const timedOut = name.name === "TimeoutError" || name.name === "AbortError" ||
+      name.code === "UND_ERR_HEADERS_TIMEOUT" ||
       name.code === "UND_ERR_BODY_TIMEOUT" || name.code === "UND_ERR_CONNECT_TIMEOUT"
-    return { reason: timedOut ? "timeout" : "network_error", retryable: true, status: null, latencyMs: Math.round(performance.now() - started) }
+    return {
+      reason: timedOut ? "timeout" : "network_error",
+      retryable: true,
+      status: null,
+      latencyMs: Math.round(performance.now() - started)
+    }
   } finally {
     agent.close().catch(() => {})
   }

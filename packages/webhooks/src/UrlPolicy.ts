@@ -48,17 +48,26 @@ export const checkUrl = (raw: string, allowPrivate: boolean): URL | Refusal => {
   return url
 }
 
+export type Resolver = (host: string) => Promise<ReadonlyArray<{ readonly address: string; readonly family: number }>>
+
+/** The system resolver (all addresses, as the OS returns them). */
+export const systemResolver: Resolver = (host) => lookup(host, { all: true, verbatim: true })
+
 /** Resolves the host once and checks every address; returns the one to connect to. */
-export const resolveTarget = async (raw: string, allowPrivate: boolean): Promise<Target | Refusal> => {
+export const resolveTarget = async (
+  raw: string,
+  allowPrivate: boolean,
+  resolver: Resolver = systemResolver
+): Promise<Target | Refusal> => {
   const url = checkUrl(raw, allowPrivate)
   if (typeof url === "string") return url
   const host = url.hostname.replace(/^\[|\]$/g, "")
-  let addresses: Array<{ address: string; family: number }>
+  let addresses: ReadonlyArray<{ readonly address: string; readonly family: number }>
   if (isIP(host)) {
     addresses = [{ address: host, family: isIP(host) }]
   } else {
     try {
-      addresses = await lookup(host, { all: true, verbatim: true })
+      addresses = await resolver(host)
     } catch {
       return "unresolvable_host"
     }

@@ -1,5 +1,6 @@
 /** Webhook delivery settings (DECISIONS 10, 12). */
 import { Config, Context, Effect, Layer, Redacted } from "effect"
+import { type Resolver, systemResolver } from "./UrlPolicy.js"
 
 const DEV_KEY = Buffer.alloc(32, 7).toString("base64")
 
@@ -12,6 +13,8 @@ export class WebhooksConfig extends Context.Tag("@switchboard/webhooks/WebhooksC
   readonly maxInFlight: number
   /** `SECRETS_ENCRYPTION_KEY`: base64 of 32 bytes; AES-256-GCM key of endpoint secrets at rest */
   readonly encryptionKey: Redacted.Redacted<Buffer>
+  /** How host names are resolved (the system resolver; tests inject one to simulate DNS rebinding) */
+  readonly resolver: Resolver
 }>() {}
 
 export const config = Config.all({
@@ -21,17 +24,25 @@ export const config = Config.all({
   encryptionKey: Config.redacted("SECRETS_ENCRYPTION_KEY").pipe(
     Config.withDefault(Redacted.make(DEV_KEY)),
     Config.map((r) => Redacted.make(Buffer.from(Redacted.value(r), "base64"))),
-    Config.validate({ message: "SECRETS_ENCRYPTION_KEY must be base64 of 32 bytes", validation: (k) => Redacted.value(k).length === 32 })
-  )
+    Config.validate({
+      message: "SECRETS_ENCRYPTION_KEY must be base64 of 32 bytes",
+      validation: (k) => Redacted.value(k).length === 32
+    })
+  ),
+  resolver: Config.succeed<Resolver>(systemResolver)
 })
 
 const warn = (c: Context.Tag.Service<WebhooksConfig>) =>
   Effect.gen(function*() {
     if (c.allowPrivateTargets) {
-      yield* Effect.logWarning("WEBHOOK_ALLOW_PRIVATE_TARGETS=true: webhooks may reach private addresses and any port (development only!)")
+      yield* Effect.logWarning(
+        "WEBHOOK_ALLOW_PRIVATE_TARGETS=true: webhooks may reach private addresses and any port (development only!)"
+      )
     }
     if (Redacted.value(c.encryptionKey).toString("base64") === DEV_KEY) {
-      yield* Effect.logWarning("SECRETS_ENCRYPTION_KEY is not set: webhook secrets use the development key (never in production)")
+      yield* Effect.logWarning(
+        "SECRETS_ENCRYPTION_KEY is not set: webhook secrets use the development key (never in production)"
+      )
     }
   })
 

@@ -107,11 +107,21 @@ describe("verifyWebhook", () => {
     type: "message.delivered",
     created_at: "2026-11-22T10:00:00.000Z",
     workspace_id: "ws_1",
-    data: { object: "message", object_id: "msg_1", message_id: "msg_1", from_state: "sent", to_state: "delivered", category: "utility" }
+    data: {
+      object: "message",
+      object_id: "msg_1",
+      message_id: "msg_1",
+      from_state: "sent",
+      to_state: "delivered",
+      category: "utility"
+    }
   })
   const now = new Date("2026-11-22T10:00:00.000Z")
   const ts = Math.floor(now.getTime() / 1000)
-  const headers = (signature: string, timestamp = ts) => ({ "X-Webhook-Timestamp": String(timestamp), "X-Webhook-Signature": signature })
+  const headers = (signature: string, timestamp = ts) => ({
+    "X-Webhook-Timestamp": String(timestamp),
+    "X-Webhook-Signature": signature
+  })
 
   it("accepts a good signature and types the event", () => {
     const result = verifyWebhook(body, headers(WebhookSigner.signature("whsec_a", ts, body)), "whsec_a", { now })
@@ -131,12 +141,17 @@ describe("verifyWebhook", () => {
     })
     assert.isFalse(verifyWebhook(body, headers(good), "whsec_b", { now }).valid)
     const old = ts - 301
-    assert.deepStrictEqual(verifyWebhook(body, headers(WebhookSigner.signature("whsec_a", old, body), old), "whsec_a", { now }), {
-      valid: false,
-      reason: "timestamp_out_of_tolerance"
-    })
+    assert.deepStrictEqual(
+      verifyWebhook(body, headers(WebhookSigner.signature("whsec_a", old, body), old), "whsec_a", { now }),
+      {
+        valid: false,
+        reason: "timestamp_out_of_tolerance"
+      }
+    )
     const future = ts + 301
-    assert.isFalse(verifyWebhook(body, headers(WebhookSigner.signature("whsec_a", future, body), future), "whsec_a", { now }).valid)
+    assert.isFalse(
+      verifyWebhook(body, headers(WebhookSigner.signature("whsec_a", future, body), future), "whsec_a", { now }).valid
+    )
     assert.deepStrictEqual(verifyWebhook(body, {}, "whsec_a", { now }), { valid: false, reason: "missing_headers" })
   })
 })

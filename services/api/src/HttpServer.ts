@@ -29,8 +29,8 @@ import { Entitlements } from "./services/Entitlements.js"
 import { Messages } from "./services/Messages.js"
 import { RateLimits } from "./services/RateLimits.js"
 import { Sandbox } from "./services/Sandbox.js"
-import { Webhooks } from "./services/Webhooks.js"
 import { UsageReport } from "./services/UsageReport.js"
+import { Webhooks } from "./services/Webhooks.js"
 import { ShutdownSignal } from "./ShutdownSignal.js"
 
 const ApiLive = Layer.unwrapEffect(

@@ -15,7 +15,8 @@ HttpServer.serverLayer.pipe(
     HttpConfig.layerFromEnv,
     IdentityConfig.layerFromEnv,
     Mailer.layerFromEnv,
-    ProvidersConfig.layerFromEnv, WebhooksConfig.layerFromEnv
+    ProvidersConfig.layerFromEnv,
+    WebhooksConfig.layerFromEnv
   ]),
   Layer.provide(Cluster.client),
   Layer.provide(Infrastructure.layer),

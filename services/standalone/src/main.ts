@@ -6,9 +6,9 @@ import { NodeRuntime } from "@effect/platform-node"
 import { Infrastructure, Logging } from "@switchboard/db"
 import { Cluster } from "@switchboard/entities"
 import { ProvidersConfig } from "@switchboard/providers"
-import { WebhooksConfig } from "@switchboard/webhooks"
 import { HttpConfig, HttpServer, IdentityConfig, Mailer } from "@switchboard/service-api"
 import { Entities } from "@switchboard/service-runner"
+import { WebhooksConfig } from "@switchboard/webhooks"
 import { Effect, Layer } from "effect"
 
 Layer.mergeAll(HttpServer.serverLayer, Entities.layer).pipe(
@@ -16,7 +16,8 @@ Layer.mergeAll(HttpServer.serverLayer, Entities.layer).pipe(
     HttpConfig.layerFromEnv,
     IdentityConfig.layerFromEnv,
     Mailer.layerFromEnv,
-    ProvidersConfig.layerFromEnv, WebhooksConfig.layerFromEnv
+    ProvidersConfig.layerFromEnv,
+    WebhooksConfig.layerFromEnv
   ]),
   Layer.provide(Cluster.single),
   Layer.provide(Infrastructure.layer),

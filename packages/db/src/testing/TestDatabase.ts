@@ -27,7 +27,7 @@ export const testRedisUrl = (): string | undefined => {
 
 /** Template name: changes whenever the list of migrations changes. */
 export const templateName = () =>
-  "sb_template_" +
+  "sbt_template_" +
   createHash("sha256").update(Object.keys(Migrations.migrations).join(",")).digest("hex").slice(0, 12)
 
 export const withDatabase = (url: string, database: string) => {
@@ -46,17 +46,23 @@ const admin = async <A>(url: string, f: (client: pg.Client) => Promise<A>): Prom
   }
 }
 
-/** Test databases are named `sb_test_[what_]<pid>[_suffix]`: abandoned when that process is gone. */
-const isAbandoned = (database: string): boolean => {
-  const pid = Number(/_(\d+)(?:_|$)/.exec(database)?.[1])
-  if (!Number.isInteger(pid) || pid <= 0) return true
+/** The process id in a test database name (`sbt_<pid>_...` or `sbt_<what>_<pid>`). */
+const ownerPid = (name: string): number | undefined => {
+  const match = /^sbt_(\d+)_/.exec(name) ?? /_(\d+)$/.exec(name)
+  return match ? Number(match[1]) : undefined
+}
+
+const isAlive = (pid: number) => {
   try {
     process.kill(pid, 0)
-    return false
+    return true
   } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "ESRCH"
+    return (error as NodeJS.ErrnoException).code === "EPERM"
   }
 }
+
+const isInUse = async (client: pg.Client, database: string) =>
+  ((await client.query("SELECT 1 FROM pg_stat_activity WHERE datname = $1", [database])).rowCount ?? 0) > 0
 
 /** Global setup: (re)creates the migrated template once per test run. */
 export const prepareTemplate = async (url: string): Promise<void> => {
@@ -64,20 +70,24 @@ export const prepareTemplate = async (url: string): Promise<void> => {
   await admin(url, async (client) => {
     await client.query("SELECT pg_advisory_lock(727274)")
     try {
-      // Several test runs may share one server (worktrees, CI jobs): drop only the databases of
-      // runs that are gone, and other migration sets' templates only when no run is alive.
-      const rows = await client.query<{ datname: string }>(
-        "SELECT datname FROM pg_database WHERE datname LIKE 'sb\\_template\\_%' OR datname LIKE 'sb\\_test\\_%'"
+      // drop what earlier runs left behind, never the databases of a run that is still going
+      // (their names carry the owning process id)
+      const leftovers = await client.query<{ datname: string }>(
+        "SELECT datname FROM pg_database WHERE (datname LIKE 'sbt\\_template\\_%' AND datname <> $1) OR datname LIKE 'sbt\\_%'",
+        [template]
       )
-      const tests = rows.rows.map((r) => r.datname).filter((name) => name.startsWith("sb_test_"))
-      const alive = tests.filter((name) => !isAbandoned(name))
-      const stale = [
-        ...tests.filter(isAbandoned),
-        ...(alive.length === 0
-          ? rows.rows.map((r) => r.datname).filter((name) => name.startsWith("sb_template_") && name !== template)
-          : [])
-      ]
-      for (const name of stale) await client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`)
+      for (const row of leftovers.rows) {
+        if (row.datname === template) continue
+        if (row.datname.startsWith("sbt_template_")) {
+          if (!(await isInUse(client, row.datname))) {
+            await client.query(`DROP DATABASE IF EXISTS "${row.datname}" WITH (FORCE)`)
+          }
+          continue
+        }
+        const pid = ownerPid(row.datname)
+        if (pid !== undefined && isAlive(pid)) continue
+        await client.query(`DROP DATABASE IF EXISTS "${row.datname}" WITH (FORCE)`)
+      }
       const exists = await client.query("SELECT 1 FROM pg_database WHERE datname = $1", [template])
       if (exists.rowCount === 0) {
         await client.query(`CREATE DATABASE "${template}"`)
@@ -105,12 +115,12 @@ export const layerWith = (options: { readonly redisUrl?: string | undefined } = 
     const suffix = `${process.pid}_${randomBytes(4).toString("hex")}`
     const redis = Redis.configLayer({
       url: redisUrl ? Option.some(Redacted.make(redisUrl)) : Option.none(),
-      keyPrefix: `sb_test_${suffix}:`
+      keyPrefix: `sbt_${suffix}:`
     })
     if (url === undefined) {
       return Layer.merge(DatabaseConfig.layer({ url: Option.none(), dataDir: Database.MEMORY }), redis)
     }
-    const database = `sb_test_${suffix}`
+    const database = `sbt_${suffix}`
     yield* Effect.acquireRelease(
       Effect.promise(() => admin(url, (c) => c.query(`CREATE DATABASE "${database}" TEMPLATE "${templateName()}"`))),
       () =>

@@ -15,10 +15,14 @@ export const WebhooksHandlers = HttpApiBuilder.group(Api, "webhooks", (handlers)
       .handle("update", ({ path, payload }) => Effect.flatMap(ws, (w) => webhooks.update(w, path.endpointId, payload)))
       .handle("delete", ({ path }) => Effect.flatMap(ws, (w) => webhooks.remove(w, path.endpointId)))
       .handle("rotateSecret", ({ path }) => Effect.flatMap(ws, (w) => webhooks.rotateSecret(w, path.endpointId)))
-      .handle("test", ({ path, payload }) => Effect.flatMap(ws, (w) => webhooks.test(w, path.endpointId, payload.event_type)))
+      .handle("test", ({ path, payload }) =>
+        Effect.flatMap(ws, (w) => webhooks.test(w, path.endpointId, payload.event_type)))
       .handle("endpointDeliveries", ({ path, urlParams }) =>
-        Effect.flatMap(ws, (w) => webhooks.listDeliveries(w, urlParams, path.endpointId)))
-      .handle("deliveries", ({ urlParams }) => Effect.flatMap(ws, (w) => webhooks.listDeliveries(w, urlParams)))
+        Effect.flatMap(ws, (w) =>
+          webhooks.listDeliveries(w, urlParams, path.endpointId)))
+      .handle("deliveries", ({ urlParams }) =>
+        Effect.flatMap(ws, (w) =>
+          webhooks.listDeliveries(w, urlParams)))
       .handle("delivery", ({ path }) => Effect.flatMap(ws, (w) => webhooks.getDelivery(w, path.deliveryId)))
       .handle("replay", ({ path }) => Effect.flatMap(ws, (w) => webhooks.replay(w, path.deliveryId)))
   }))

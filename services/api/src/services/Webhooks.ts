@@ -42,10 +42,13 @@ export class Webhooks extends Effect.Service<Webhooks>()("@switchboard/service-a
     const endpointClient = yield* WebhookEndpointEntity.client
     const key = Redacted.value(config.encryptionKey)
     const now = Effect.map(Clock.currentTimeMillis, toTimestamp)
-    const wake = (id: string) => endpointClient(id).Wake().pipe(Effect.catchAllCause(() => Effect.void), Effect.forkDaemon)
+    const wake = (id: string) =>
+      endpointClient(id).Wake().pipe(Effect.catchAllCause(() => Effect.void), Effect.forkDaemon)
 
     const checkUrl = Effect.fn("Webhooks.checkUrl")(function*(url: string) {
-      const result = yield* Effect.promise(() => UrlPolicy.resolveTarget(url, config.allowPrivateTargets))
+      const result = yield* Effect.promise(() =>
+        UrlPolicy.resolveTarget(url, config.allowPrivateTargets, config.resolver)
+      )
       if (typeof result === "string") {
         return yield* new ValidationError({
           message: REASONS[result],
@@ -86,10 +89,15 @@ export class Webhooks extends Effect.Service<Webhooks>()("@switchboard/service-a
       return row.value.endpoint
     })
 
-    const list = Effect.fn("Webhooks.list")(function*(workspaceId: string, query: { readonly limit?: number | undefined; readonly after?: CursorPosition | undefined }) {
-      const limit = query.limit ?? DEFAULT_LIMIT
-      return toPage(yield* endpoints.list(workspaceId, limit, query.after), limit, (e) => e)
-    })
+    const list = Effect.fn("Webhooks.list")(
+      function*(
+        workspaceId: string,
+        query: { readonly limit?: number | undefined; readonly after?: CursorPosition | undefined }
+      ) {
+        const limit = query.limit ?? DEFAULT_LIMIT
+        return toPage(yield* endpoints.list(workspaceId, limit, query.after), limit, (e) => e)
+      }
+    )
 
     const update = Effect.fn("Webhooks.update")(function*(workspaceId: string, id: string, changes: {
       readonly url?: string | undefined
@@ -136,31 +144,33 @@ export class Webhooks extends Effect.Service<Webhooks>()("@switchboard/service-a
       }
     })
 
-    const test = Effect.fn("Webhooks.test")(function*(workspaceId: string, id: string, eventType: EventType | undefined) {
-      yield* get(workspaceId, id)
-      const type = eventType ?? "message.received"
-      const result = yield* sql.withTransaction(Effect.gen(function*() {
-        const objectId = yield* newId("evt")
-        const event = yield* events.append({
-          workspaceId,
-          type,
-          isTest: true,
-          data: { object: type.split(".")[0]!, object_id: objectId.replace(/^evt_/, "test_") }
-        })
-        const deliveryId = yield* deliveries.insert({
-          endpointId: id,
-          workspaceId,
-          eventId: event.id,
-          eventType: type,
-          isTest: true,
-          replayOf: null,
-          now: event.created_at
-        })
-        return { event_id: event.id as `evt_${string}`, delivery_id: deliveryId as `whd_${string}` }
-      })).pipe(Effect.orDie)
-      yield* wake(id)
-      return result
-    })
+    const test = Effect.fn("Webhooks.test")(
+      function*(workspaceId: string, id: string, eventType: EventType | undefined) {
+        yield* get(workspaceId, id)
+        const type = eventType ?? "message.received"
+        const result = yield* sql.withTransaction(Effect.gen(function*() {
+          const objectId = yield* newId("evt")
+          const event = yield* events.append({
+            workspaceId,
+            type,
+            isTest: true,
+            data: { object: type.split(".")[0]!, object_id: objectId.replace(/^evt_/, "test_") }
+          })
+          const deliveryId = yield* deliveries.insert({
+            endpointId: id,
+            workspaceId,
+            eventId: event.id,
+            eventType: type,
+            isTest: true,
+            replayOf: null,
+            now: event.created_at
+          })
+          return { event_id: event.id as `evt_${string}`, delivery_id: deliveryId as `whd_${string}` }
+        })).pipe(Effect.orDie)
+        yield* wake(id)
+        return result
+      }
+    )
 
     const listDeliveries = Effect.fn("Webhooks.listDeliveries")(function*(workspaceId: string, query: {
       readonly limit?: number | undefined
@@ -169,12 +179,21 @@ export class Webhooks extends Effect.Service<Webhooks>()("@switchboard/service-a
     }, endpointId?: string) {
       if (endpointId !== undefined) yield* get(workspaceId, endpointId)
       const limit = query.limit ?? DEFAULT_LIMIT
-      return toPage(yield* deliveries.list(workspaceId, { endpointId, status: query.status }, limit, query.after), limit, (d) => d)
+      return toPage(
+        yield* deliveries.list(workspaceId, { endpointId, status: query.status }, limit, query.after),
+        limit,
+        (d) => d
+      )
     })
 
     const getDelivery = Effect.fn("Webhooks.getDelivery")(function*(workspaceId: string, id: string) {
       const found = yield* deliveries.find(workspaceId, id)
-      if (Option.isNone(found)) return yield* new NotFound({ message: `No webhook delivery ${id}`, details: { resource: "webhook_delivery", id } })
+      if (Option.isNone(found)) {
+        return yield* new NotFound({
+          message: `No webhook delivery ${id}`,
+          details: { resource: "webhook_delivery", id }
+        })
+      }
       return found.value
     })
 
@@ -192,7 +211,10 @@ export class Webhooks extends Effect.Service<Webhooks>()("@switchboard/service-a
           replayOf: id,
           now: yield* now
         })
-        return Option.some({ delivery_id: deliveryId as `whd_${string}`, event_id: marked.value.event_id as `evt_${string}` })
+        return Option.some({
+          delivery_id: deliveryId as `whd_${string}`,
+          event_id: marked.value.event_id as `evt_${string}`
+        })
       })).pipe(Effect.orDie)
       if (Option.isNone(result)) {
         return yield* new Conflict({
@@ -206,7 +228,19 @@ export class Webhooks extends Effect.Service<Webhooks>()("@switchboard/service-a
 
     const eventTypes = () => ({ data: EVENT_TYPES.map((e) => ({ type: e.type, emitted: e.emitted })) })
 
-    return { create, get, list, update, remove, rotateSecret, test, listDeliveries, getDelivery, replay, eventTypes } as const
+    return {
+      create,
+      get,
+      list,
+      update,
+      remove,
+      rotateSecret,
+      test,
+      listDeliveries,
+      getDelivery,
+      replay,
+      eventTypes
+    } as const
   }),
   dependencies: [WebhookEndpointsRepo.Default, WebhookDeliveriesRepo.Default, EventsRepo.Default, Entitlements.Default]
 }) {}

@@ -1,0 +1,147 @@
+/** Recovery paths of the actor core: lost wake-ups, repeated dispatch, an unreachable database. */
+import { SqlClient } from "@effect/sql"
+import { assert, describe, layer } from "@effect/vitest"
+import { DatabaseConfig, EventsRepo, MessagesRepo } from "@switchboard/db"
+import { testDatabaseUrl } from "@switchboard/db/testing"
+import { newId, toTimestamp } from "@switchboard/domain"
+import { SandboxProvider } from "@switchboard/providers"
+import { Effect, Layer, Option, Redacted } from "effect"
+import pg from "pg"
+import { request, sandboxSetup, waitForMessage } from "./support/Fixtures.js"
+import * as TestApp from "./support/TestApp.js"
+
+const TO = "+4915112345678"
+
+const Repos = Layer.mergeAll(MessagesRepo.Default, EventsRepo.Default)
+
+describe("dispatch recovery", () => {
+  layer(TestApp.layer(), { excludeTestServices: true, timeout: 120_000 })((it) => {
+    it.effect("dispatches a queued message whose wake-up was lost (the sweeper wakes the channel)", () =>
+      Effect.gen(function*() {
+        const { key, session } = yield* sandboxSetup()
+        const sql = yield* SqlClient.SqlClient
+        const messages = yield* MessagesRepo
+        // a committed send whose process died before the wake-up: the row alone, no Wake
+        const now = toTimestamp(Date.now())
+        const id = yield* newId("msg")
+        yield* sql.withTransaction(Effect.gen(function*() {
+          const workspaceId = yield* workspaceOf(session.channel_id)
+          const contact = yield* messages.upsertContact(workspaceId, TO, now)
+          const conversationId = yield* messages.upsertConversation(workspaceId, session.channel_id, contact.id, now)
+          yield* messages.insert({
+            id,
+            workspaceId,
+            channelId: session.channel_id,
+            conversationId,
+            contactId: contact.id,
+            direction: "outbound",
+            from: session.phone_number,
+            to: TO,
+            body: "orphan",
+            category: "utility",
+            priority: 1,
+            status: "queued",
+            metadata: {},
+            now
+          })
+        }))
+        const read = yield* waitForMessage(key, id, (m) => m.status === "read", 30_000)
+        assert.strictEqual(read.text.body, "orphan")
+      }).pipe(Effect.provide(Repos)))
+
+    it.effect("delivers a message id once even when it is dispatched again; its events are not repeated", () =>
+      Effect.gen(function*() {
+        const { key, session } = yield* sandboxSetup()
+        const sent = yield* request("POST", "/v1/messages", { token: key, body: { to: TO, text: { body: "once" } } })
+        yield* waitForMessage(key, sent.body.id, (m) => m.status === "read")
+        // a second dispatch of the same id, as after a crash between the provider call and the commit
+        const again = yield* Effect.scoped(Effect.gen(function*() {
+          const provider = yield* SandboxProvider
+          const connection = yield* provider.connect({ id: session.channel_id } as never)
+          return yield* connection.send({ id: sent.body.id, to: TO, body: "once" })
+        }))
+        assert.strictEqual(again._tag, "Accepted")
+        const sql = yield* SqlClient.SqlClient
+        const handset = yield* sql<
+          { n: number }
+        >`SELECT count(*)::int AS n FROM sandbox_deliveries WHERE message_id = ${sent.body.id}`
+        assert.strictEqual(handset[0]!.n, 1)
+        yield* Effect.sleep("2 seconds")
+        const events = yield* sql<
+          { type: string }
+        >`SELECT type FROM events WHERE object_id = ${sent.body.id} ORDER BY created_at`
+        assert.deepStrictEqual(events.map((e) => e.type), [
+          "message.queued",
+          "message.sent",
+          "message.delivered",
+          "message.read"
+        ])
+      }).pipe(
+        Effect.provide(SandboxProvider.Default)
+      ))
+
+    it.effect("refuses a send when the channel's backlog exceeds 24 h of its throughput", () =>
+      Effect.gen(function*() {
+        const { key, session } = yield* sandboxSetup()
+        const sql = yield* SqlClient.SqlClient
+        // 2 msg/s x 24 h = 172,800 waiting messages: fake the count with a bulk insert
+        const first = yield* request("POST", "/v1/messages", { token: key, body: { to: TO, text: { body: "seed" } } })
+        yield* sql`INSERT INTO messages (id, workspace_id, channel_id, conversation_id, contact_id, direction, to_number, type,
+            body, category, priority, status, created_at, updated_at, next_attempt_at)
+          SELECT 'msg_bulk' || g, m.workspace_id, m.channel_id, m.conversation_id, m.contact_id, 'outbound', m.to_number, 'text',
+            'bulk', 'marketing', 2, 'queued', m.created_at, m.created_at, now() + interval '1 day'
+          FROM messages m, generate_series(1, 172800) g WHERE m.id = ${first.body.id}`
+        const refused = yield* request("POST", "/v1/messages", {
+          token: key,
+          body: { to: TO, text: { body: "one more" }, channel_id: session.channel_id }
+        })
+        assert.strictEqual(refused.status, 429)
+        assert.strictEqual(refused.body.error.code, "PROVIDER_RATE_LIMITED")
+        yield* sql`DELETE FROM messages WHERE id LIKE 'msg_bulk%'`
+      }))
+  })
+})
+
+const workspaceOf = (channelId: string) =>
+  Effect.flatMap(
+    SqlClient.SqlClient,
+    (sql) =>
+      Effect.map(sql<{ workspace_id: string }>`SELECT workspace_id FROM channels WHERE id = ${channelId}`, (r) =>
+        r[0]!.workspace_id)
+  )
+
+describe.skipIf(testDatabaseUrl() === undefined)("an unreachable database", () => {
+  layer(TestApp.layer(), { excludeTestServices: true, timeout: 120_000 })((it) => {
+    it.effect("answers 503 SERVICE_UNAVAILABLE and nothing half-written", () =>
+      Effect.gen(function*() {
+        const { key } = yield* sandboxSetup()
+        const config = yield* DatabaseConfig.DatabaseConfig
+        const url = new URL(Redacted.value(Option.getOrThrow(config.url)))
+        const database = url.pathname.slice(1)
+        const admin = async (query: string) => {
+          const client = new pg.Client({ connectionString: testDatabaseUrl() })
+          await client.connect()
+          try {
+            await client.query(query)
+          } finally {
+            await client.end()
+          }
+        }
+        yield* Effect.promise(() => admin(`ALTER DATABASE "${database}" ALLOW_CONNECTIONS false`))
+        yield* Effect.promise(() =>
+          admin(
+            `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '${database}' AND pid <> pg_backend_pid()`
+          )
+        )
+        const reply = yield* request("POST", "/v1/messages", { token: key, body: { to: TO, text: { body: "lost?" } } })
+        yield* Effect.promise(() => admin(`ALTER DATABASE "${database}" ALLOW_CONNECTIONS true`))
+        assert.strictEqual(reply.status, 503)
+        assert.strictEqual(reply.body.error.code, "SERVICE_UNAVAILABLE")
+        const list = yield* Effect.retry(
+          request("GET", "/v1/messages", { token: key }).pipe(Effect.filterOrFail((r) => r.status === 200)),
+          { times: 20 }
+        )
+        assert.strictEqual(list.body.data.length, 0)
+      }))
+  })
+})

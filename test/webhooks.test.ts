@@ -1,0 +1,438 @@
+import { SqlClient } from "@effect/sql"
+import { assert, describe, layer } from "@effect/vitest"
+import { verifyWebhook } from "@switchboard/sdk"
+import { Operator } from "@switchboard/service-api"
+import { Effect } from "effect"
+import { createHmac } from "node:crypto"
+import { createKey, request, sandboxSetup, signUp } from "./support/Fixtures.js"
+import { eventually, receiver } from "./support/Receiver.js"
+import * as TestApp from "./support/TestApp.js"
+
+const TO = "+4915112345678"
+
+const webhookKey = (user: Parameters<typeof createKey>[0]) => createKey(user, { scopes: ["webhooks.manage"] })
+
+describe("webhook delivery (loopback receivers allowed for tests)", () => {
+  layer(TestApp.layer(), { excludeTestServices: true, timeout: 120_000 })((it) => {
+    it.scoped("delivers signed events of a send, verifiable by the SDK, with the SPEC headers", () =>
+      Effect.gen(function*() {
+        const sink = yield* receiver()
+        const { key, user } = yield* sandboxSetup()
+        const admin = yield* webhookKey(user)
+        const created = yield* request("POST", "/v1/webhook-endpoints", {
+          token: admin.secret,
+          body: { url: `${sink.url}/hooks`, event_types: ["message.queued", "message.delivered"], description: "main" }
+        })
+        assert.strictEqual(created.status, 201)
+        assert.match(created.body.secret, /^whsec_/)
+        assert.strictEqual(created.body.secret_last4, created.body.secret.slice(-4))
+        const fetched = yield* request("GET", `/v1/webhook-endpoints/${created.body.id}`, { token: admin.secret })
+        assert.isUndefined(fetched.body.secret)
+        const sent = yield* request("POST", "/v1/messages", { token: key, body: { to: TO, text: { body: "hi" } } })
+        yield* eventually(() => sink.received.length >= 2 || undefined)
+        const types = sink.received.map((r) => r.headers["x-webhook-event"]).sort()
+        assert.deepStrictEqual(types, ["message.delivered", "message.queued"])
+        for (const r of sink.received) {
+          const verified = verifyWebhook(r.body, r.headers as any, created.body.secret)
+          assert.isTrue(verified.valid, JSON.stringify(verified))
+          // and independently of the SDK, with node:crypto
+          const expected = createHmac("sha256", created.body.secret)
+            .update(`${r.headers["x-webhook-timestamp"]}.${r.body}`)
+            .digest("hex")
+          assert.strictEqual(r.headers["x-webhook-signature"], `v1=${expected}`)
+          assert.isAtMost(Math.abs(Number(r.headers["x-webhook-timestamp"]) - Date.now() / 1000), 60)
+          const envelope = JSON.parse(r.body)
+          assert.strictEqual(r.headers["x-webhook-event-id"], envelope.id)
+          assert.match(r.headers["x-webhook-delivery-id"] as string, /^whd_/)
+          assert.strictEqual(r.headers["x-webhook-attempt"], "1")
+          assert.strictEqual(envelope.data.message_id, sent.body.id)
+          assert.strictEqual(r.path, "/hooks")
+        }
+        const sql = yield* SqlClient.SqlClient
+        const stored = yield* sql<
+          { envelope: string }
+        >`SELECT envelope FROM events WHERE type = 'message.queued' AND object_id = ${sent.body.id}`
+        assert.strictEqual(
+          sink.received.find((r) => r.headers["x-webhook-event"] === "message.queued")!.body,
+          stored[0]!.envelope
+        )
+        const deliveries = yield* request(
+          "GET",
+          `/v1/webhook-endpoints/${created.body.id}/deliveries?status=succeeded`,
+          { token: admin.secret }
+        )
+        assert.strictEqual(deliveries.body.data.length, 2)
+        assert.strictEqual(deliveries.body.data[0].attempts[0].failure_reason, "ok")
+        assert.strictEqual(deliveries.body.data[0].attempts[0].response_status, 200)
+      }))
+
+    it.scoped("retries a 500 and succeeds; a 4xx fails without retry; a redirect is not followed", () =>
+      Effect.gen(function*() {
+        let flakyCalls = 0
+        let limitedCalls = 0
+        const sink = yield* receiver((r) =>
+          r.path === "/flaky" ?
+            { status: flakyCalls++ < 2 ? 500 : 200 } :
+            r.path === "/gone" ?
+            { status: 404 } :
+            r.path === "/moved" ?
+            { status: 302, headers: { location: "/elsewhere" } } :
+            r.path === "/moved301" ?
+            { status: 301, headers: { location: "/elsewhere" } } :
+            r.path === "/limited" ?
+            { status: limitedCalls++ < 1 ? 429 : 200 } :
+            { status: 200 }
+        )
+        const user = yield* signUp()
+        const admin = yield* webhookKey(user)
+        yield* Effect.flatMap(Operator, (o) => o.setPlan(user.workspaceId, "growth")).pipe(
+          Effect.provide(TestApp.operatorLayer)
+        )
+        const make = (path: string) =>
+          Effect.map(
+            request("POST", "/v1/webhook-endpoints", {
+              token: admin.secret,
+              body: { url: `${sink.url}${path}`, event_types: ["*"] }
+            }),
+            (r) => r.body.id as string
+          )
+        const flaky = yield* make("/flaky")
+        const gone = yield* make("/gone")
+        const moved = yield* make("/moved")
+        const test = (id: string) =>
+          request("POST", `/v1/webhook-endpoints/${id}/test`, { token: admin.secret, body: {} })
+        const flakyTest = yield* test(flaky)
+        assert.strictEqual(flakyTest.status, 202)
+        const goneTest = yield* test(gone)
+        const movedTest = yield* test(moved)
+        const flakyDone = yield* waitDelivery(admin.secret, flakyTest.body.delivery_id, "succeeded")
+        assert.strictEqual(flakyDone.attempt_count, 3)
+        assert.deepStrictEqual(flakyDone.attempts.map((a: any) => a.failure_reason), [
+          "server_error",
+          "server_error",
+          "ok"
+        ])
+        const goneDone = yield* waitDelivery(admin.secret, goneTest.body.delivery_id, "failed")
+        assert.strictEqual(goneDone.attempt_count, 1)
+        assert.strictEqual(goneDone.failure_reason, "client_error")
+        const movedDone = yield* waitDelivery(admin.secret, movedTest.body.delivery_id, "failed")
+        assert.strictEqual(movedDone.failure_reason, "redirect")
+        const moved301 = yield* make("/moved301")
+        const limited = yield* make("/limited")
+        const moved301Done = yield* waitDelivery(admin.secret, (yield* test(moved301)).body.delivery_id, "failed")
+        assert.strictEqual(moved301Done.failure_reason, "redirect")
+        assert.strictEqual(moved301Done.attempt_count, 1)
+        const limitedDone = yield* waitDelivery(admin.secret, (yield* test(limited)).body.delivery_id, "succeeded")
+        assert.deepStrictEqual(limitedDone.attempts.map((a: any) => a.failure_reason), ["rate_limited", "ok"])
+        assert.deepStrictEqual(limitedDone.attempts.map((a: any) => a.attempt), [1, 2])
+        assert.isFalse(sink.received.some((r) => r.path === "/elsewhere"))
+        const testEnvelope = JSON.parse(sink.received.find((r) => r.path === "/gone")!.body)
+        assert.isTrue(testEnvelope.is_test)
+      }))
+
+    it.scoped("replays a failed delivery byte for byte with the same event id", () =>
+      Effect.gen(function*() {
+        const sink = yield* receiver((_r, i) => ({ status: i === 0 ? 400 : 200 }))
+        const user = yield* signUp()
+        const admin = yield* webhookKey(user)
+        const endpoint = yield* request("POST", "/v1/webhook-endpoints", {
+          token: admin.secret,
+          body: { url: sink.url, event_types: ["*"] }
+        })
+        const test = yield* request("POST", `/v1/webhook-endpoints/${endpoint.body.id}/test`, {
+          token: admin.secret,
+          body: { event_type: "channel.created" }
+        })
+        yield* waitDelivery(admin.secret, test.body.delivery_id, "failed")
+        const early = yield* request("POST", `/v1/webhook-deliveries/${test.body.delivery_id}/replay`, {
+          token: admin.secret
+        })
+        assert.strictEqual(early.status, 202)
+        assert.strictEqual(early.body.event_id, test.body.event_id)
+        assert.notStrictEqual(early.body.delivery_id, test.body.delivery_id)
+        const replayed = yield* waitDelivery(admin.secret, early.body.delivery_id, "succeeded")
+        assert.strictEqual(replayed.replay_of, test.body.delivery_id)
+        assert.strictEqual(sink.received[0]!.body, sink.received[1]!.body)
+        assert.strictEqual(sink.received[1]!.headers["x-webhook-event-id"], test.body.event_id)
+        const original = yield* request("GET", `/v1/webhook-deliveries/${test.body.delivery_id}`, {
+          token: admin.secret
+        })
+        assert.strictEqual(original.body.replay_count, 1)
+        const again = yield* request("POST", `/v1/webhook-deliveries/${early.body.delivery_id}/replay`, {
+          token: admin.secret
+        })
+        assert.strictEqual(again.status, 409)
+      }))
+
+    it.scoped("holds deliveries while paused and sends them when resumed", () =>
+      Effect.gen(function*() {
+        const sink = yield* receiver()
+        const user = yield* signUp()
+        const admin = yield* webhookKey(user)
+        const endpoint = yield* request("POST", "/v1/webhook-endpoints", {
+          token: admin.secret,
+          body: { url: sink.url, event_types: ["*"] }
+        })
+        const paused = yield* request("PATCH", `/v1/webhook-endpoints/${endpoint.body.id}`, {
+          token: admin.secret,
+          body: { status: "paused" }
+        })
+        assert.strictEqual(paused.body.status, "paused")
+        const disabled = yield* request("PATCH", `/v1/webhook-endpoints/${endpoint.body.id}`, {
+          token: admin.secret,
+          body: { status: "disabled" }
+        })
+        assert.strictEqual(disabled.status, 422)
+        const test = yield* request("POST", `/v1/webhook-endpoints/${endpoint.body.id}/test`, {
+          token: admin.secret,
+          body: {}
+        })
+        yield* Effect.sleep("2500 millis")
+        assert.strictEqual(sink.received.length, 0)
+        const pending = yield* request("GET", `/v1/webhook-deliveries/${test.body.delivery_id}`, {
+          token: admin.secret
+        })
+        assert.strictEqual(pending.body.status, "pending")
+        yield* request("PATCH", `/v1/webhook-endpoints/${endpoint.body.id}`, {
+          token: admin.secret,
+          body: { status: "active" }
+        })
+        yield* waitDelivery(admin.secret, test.body.delivery_id, "succeeded")
+        assert.strictEqual(sink.received.length, 1)
+      }))
+
+    it.scoped("disables an endpoint after 20 consecutive failed attempts; reactivation clears the counter", () =>
+      Effect.gen(function*() {
+        const sink = yield* receiver(() => ({ status: 503 }))
+        const user = yield* signUp()
+        const admin = yield* webhookKey(user)
+        const endpoint = yield* request("POST", "/v1/webhook-endpoints", {
+          token: admin.secret,
+          body: { url: sink.url, event_types: ["*"] }
+        })
+        const ids: Array<string> = []
+        for (let i = 0; i < 4; i++) {
+          ids.push(
+            (yield* request("POST", `/v1/webhook-endpoints/${endpoint.body.id}/test`, {
+              token: admin.secret,
+              body: {}
+            })).body.delivery_id
+          )
+        }
+        const disabled = yield* eventuallyEffect(
+          Effect.map(
+            request("GET", `/v1/webhook-endpoints/${endpoint.body.id}`, { token: admin.secret }),
+            (r) => r.body.status === "disabled" ? r.body : undefined
+          )
+        )
+        assert.strictEqual(disabled.consecutive_failures, 20)
+        // the attempts after the 20th are not made: deliveries still pending end not_deliverable
+        const final = yield* Effect.forEach(ids, (id) => waitDelivery(admin.secret, id, ["dead", "failed"]))
+        assert.isTrue(
+          final.some((d) => d.failure_reason === "not_deliverable"),
+          JSON.stringify(final.map((d) => d.failure_reason))
+        )
+        // at most the 3 other attempts already in flight (4 per endpoint) can follow the 20th
+        assert.isAtLeast(sink.received.length, 20)
+        assert.isAtMost(sink.received.length, 23)
+        const reactivated = yield* request("PATCH", `/v1/webhook-endpoints/${endpoint.body.id}`, {
+          token: admin.secret,
+          body: { status: "active" }
+        })
+        assert.strictEqual(reactivated.body.status, "active")
+        assert.strictEqual(reactivated.body.consecutive_failures, 0)
+      }))
+
+    it.scoped("signs with both secrets for 24 h after a rotation, the new one first", () =>
+      Effect.gen(function*() {
+        const sink = yield* receiver()
+        const user = yield* signUp()
+        const admin = yield* webhookKey(user)
+        const endpoint = yield* request("POST", "/v1/webhook-endpoints", {
+          token: admin.secret,
+          body: { url: sink.url, event_types: ["*"] }
+        })
+        const rotated = yield* request("POST", `/v1/webhook-endpoints/${endpoint.body.id}/rotate-secret`, {
+          token: admin.secret
+        })
+        assert.strictEqual(rotated.status, 200)
+        assert.notStrictEqual(rotated.body.secret, endpoint.body.secret)
+        assert.strictEqual(
+          Date.parse(rotated.body.previous_secret_expires_at) - Date.parse(rotated.body.secret_rotated_at),
+          24 * 3600 * 1000
+        )
+        const test = yield* request("POST", `/v1/webhook-endpoints/${endpoint.body.id}/test`, {
+          token: admin.secret,
+          body: {}
+        })
+        yield* waitDelivery(admin.secret, test.body.delivery_id, "succeeded")
+        const header = sink.received[0]!.headers["x-webhook-signature"] as string
+        assert.strictEqual(header.split(",").length, 2)
+        const newOnly = verifyWebhook(
+          sink.received[0]!.body,
+          { ...sink.received[0]!.headers, "x-webhook-signature": header.split(",")[0] } as any,
+          rotated.body.secret
+        )
+        assert.isTrue(newOnly.valid)
+        assert.isTrue(
+          verifyWebhook(sink.received[0]!.body, sink.received[0]!.headers as any, endpoint.body.secret).valid
+        )
+        // once the 24 h overlap is over (moved into the past here), only the new secret signs
+        const sql = yield* SqlClient.SqlClient
+        yield* sql`UPDATE webhook_endpoints SET previous_secret_expires_at = now() - interval '1 second' WHERE id = ${endpoint.body.id}`
+        const later = yield* request("POST", `/v1/webhook-endpoints/${endpoint.body.id}/test`, {
+          token: admin.secret,
+          body: {}
+        })
+        yield* waitDelivery(admin.secret, later.body.delivery_id, "succeeded")
+        const single = sink.received[1]!.headers["x-webhook-signature"] as string
+        assert.strictEqual(single.split(",").length, 1)
+        assert.isTrue(
+          verifyWebhook(sink.received[1]!.body, sink.received[1]!.headers as any, rotated.body.secret).valid
+        )
+        assert.isFalse(
+          verifyWebhook(sink.received[1]!.body, sink.received[1]!.headers as any, endpoint.body.secret).valid
+        )
+      }))
+
+    it.scoped("retries an attempt that gets no answer within 10 s", () =>
+      Effect.gen(function*() {
+        let calls = 0
+        const sink = yield* receiver(() => ({ status: 200, delayMs: calls++ === 0 ? 11_000 : 0 }))
+        const user = yield* signUp()
+        const admin = yield* webhookKey(user)
+        const endpoint = yield* request("POST", "/v1/webhook-endpoints", {
+          token: admin.secret,
+          body: { url: sink.url, event_types: ["*"] }
+        })
+        const test = yield* request("POST", `/v1/webhook-endpoints/${endpoint.body.id}/test`, {
+          token: admin.secret,
+          body: {}
+        })
+        const done = yield* waitDelivery(admin.secret, test.body.delivery_id, "succeeded")
+        assert.deepStrictEqual(done.attempts.map((a: any) => a.failure_reason), ["timeout", "ok"])
+        assert.strictEqual(
+          sink.received[0]!.headers["x-webhook-event-id"],
+          sink.received[1]!.headers["x-webhook-event-id"]
+        )
+        assert.strictEqual(sink.received[1]!.headers["x-webhook-attempt"], "2")
+      }))
+
+    it.scoped("validates endpoints: unknown event type, wrong status value, plan limit; lists the catalogue", () =>
+      Effect.gen(function*() {
+        const user = yield* signUp()
+        const admin = yield* webhookKey(user)
+        const catalogue = yield* request("GET", "/v1/webhook-event-types", { token: admin.secret })
+        assert.strictEqual(catalogue.body.data.length, 31)
+        assert.isFalse(catalogue.body.data.find((e: any) => e.type === "campaign.started").emitted)
+        const unknown = yield* request("POST", "/v1/webhook-endpoints", {
+          token: admin.secret,
+          body: { url: "http://127.0.0.1/x", event_types: ["message.exploded"] }
+        })
+        assert.strictEqual(unknown.status, 422)
+        const ok = yield* request("POST", "/v1/webhook-endpoints", {
+          token: admin.secret,
+          body: { url: "http://127.0.0.1/x", event_types: ["*"] }
+        })
+        assert.strictEqual(ok.status, 201)
+        const second = yield* request("POST", "/v1/webhook-endpoints", {
+          token: admin.secret,
+          body: { url: "http://127.0.0.1/y", event_types: ["*"] }
+        })
+        assert.strictEqual(second.status, 409)
+        assert.strictEqual(second.body.error.details.entitlement, "webhook_endpoints")
+        const deleted = yield* request("DELETE", `/v1/webhook-endpoints/${ok.body.id}`, { token: admin.secret })
+        assert.deepStrictEqual(deleted.body, { id: ok.body.id, object: "webhook_endpoint", deleted: true })
+        const gone = yield* request("GET", `/v1/webhook-endpoints/${ok.body.id}`, { token: admin.secret })
+        assert.strictEqual(gone.status, 404)
+        const noScope = yield* createKey(user)
+        const refused = yield* request("GET", "/v1/webhook-endpoints", { token: noScope.secret })
+        assert.strictEqual(refused.status, 403)
+        assert.deepStrictEqual(refused.body.error.details.required_scopes, ["webhooks.manage"])
+      }))
+  })
+})
+
+describe("webhook URL policy with the default configuration", () => {
+  layer(TestApp.layer({}, { webhooks: { allowPrivateTargets: false } }), {
+    excludeTestServices: true,
+    timeout: 120_000
+  })((it) => {
+    it.scoped("refuses loopback, private and metadata targets and other ports with details.reason", () =>
+      Effect.gen(function*() {
+        const user = yield* signUp()
+        const admin = yield* webhookKey(user)
+        for (
+          const [url, reason] of [
+            ["http://127.0.0.1/hook", "private_address"],
+            ["http://localhost/hook", "private_address"],
+            ["http://169.254.169.254/latest/meta-data", "private_address"],
+            ["http://[::1]/hook", "private_address"],
+            ["http://[::ffff:10.0.0.1]/hook", "private_address"],
+            ["https://example.com:8443/hook", "port_not_allowed"],
+            ["https://user:pw@example.com/hook", "credentials_in_url"],
+            ["ftp://example.com/hook", "unsupported_scheme"]
+          ] as const
+        ) {
+          const reply = yield* request("POST", "/v1/webhook-endpoints", {
+            token: admin.secret,
+            body: { url, event_types: ["*"] }
+          })
+          assert.strictEqual(reply.status, 422, url)
+          assert.strictEqual(reply.body.error.details.reason, reason, url)
+        }
+      }))
+  })
+})
+
+const waitDelivery = (token: string, id: string, status: string | ReadonlyArray<string>) =>
+  eventuallyEffect(
+    Effect.map(request("GET", `/v1/webhook-deliveries/${id}`, { token }), (r) =>
+      (typeof status === "string" ? [status] : status).includes(r.body.status) ? r.body : undefined)
+  )
+
+const eventuallyEffect = <A, E, R>(check: Effect.Effect<A | undefined, E, R>, timeoutMs = 30_000) =>
+  Effect.gen(function*() {
+    const deadline = Date.now() + timeoutMs
+    while (Date.now() < deadline) {
+      const value = yield* check
+      if (value !== undefined) return value
+      yield* Effect.sleep("100 millis")
+    }
+    return yield* Effect.dieMessage("condition not met in time")
+  })
+
+// DNS rebinding: the name resolves to a public address when the endpoint is created and to
+// loopback when the delivery is made; the delivery must be refused (blocked_target).
+let rebinding = "93.184.216.34"
+
+describe("webhook URL policy at delivery time", () => {
+  layer(
+    TestApp.layer({}, {
+      webhooks: {
+        allowPrivateTargets: false,
+        resolver: async (host) => host === "hooks.rebind.test" ? [{ address: rebinding, family: 4 }] : []
+      }
+    }),
+    { excludeTestServices: true, timeout: 120_000 }
+  )((it) => {
+    it.effect("blocks a host that resolved publicly at creation but to loopback at delivery", () =>
+      Effect.gen(function*() {
+        const user = yield* signUp()
+        const admin = yield* webhookKey(user)
+        const endpoint = yield* request("POST", "/v1/webhook-endpoints", {
+          token: admin.secret,
+          body: { url: "http://hooks.rebind.test/hook", event_types: ["*"] }
+        })
+        assert.strictEqual(endpoint.status, 201)
+        rebinding = "127.0.0.1"
+        const test = yield* request("POST", `/v1/webhook-endpoints/${endpoint.body.id}/test`, {
+          token: admin.secret,
+          body: {}
+        })
+        const done = yield* waitDelivery(admin.secret, test.body.delivery_id, "failed")
+        assert.strictEqual(done.failure_reason, "blocked_target")
+        assert.strictEqual(done.attempt_count, 1)
+      }))
+  })
+})
