@@ -9,13 +9,15 @@ import m0002 from "./migrations/0002_create_events.js"
 import m0010 from "./migrations/0010_create_identity.js"
 import m0011 from "./migrations/0011_create_api_keys.js"
 import m0012 from "./migrations/0012_create_entitlement_overrides.js"
+import m0040 from "./migrations/0040_create_qr_auth_state.js"
 
 export const migrations = {
   "0001_create_workspaces": m0001,
   "0002_create_events": m0002,
   "0010_create_identity": m0010,
   "0011_create_api_keys": m0011,
-  "0012_create_entitlement_overrides": m0012
+  "0012_create_entitlement_overrides": m0012,
+  "0040_create_qr_auth_state": m0040
 }
 
 export const TABLE = "switchboard_migrations"
