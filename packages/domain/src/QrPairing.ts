@@ -108,7 +108,7 @@ export const transitionQrPairing = (status: QrChannelStatus, event: QrPairingEve
     case "Opened":
       return status === "connected" || !LIVE.includes(status)
         ? unchanged(status)
-        : moved(status, "connected", status === "degraded" ? "reconnected" : "paired")
+        : moved(status, "connected", status === "awaiting_scan" ? "paired" : "reconnected")
     case "CodesExhausted":
       return status === "connecting" || status === "awaiting_scan" ? moved(status, "disconnected", "qr_expired") : unchanged(status)
     case "LinkLost":

@@ -1,0 +1,8 @@
+export * as BaileysLogger from "./BaileysLogger.js"
+export * as QrAuthState from "./QrAuthState.js"
+export * from "./QrAuthStateRepo.js"
+export * as QrConnection from "./QrConnection.js"
+export * as QrConnectionConfig from "./QrConnectionConfig.js"
+export * from "./QrConnectionEvent.js"
+export * from "./QrSendError.js"
+export * from "./WhatsAppRoot.js"
