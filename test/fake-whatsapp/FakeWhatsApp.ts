@@ -74,7 +74,10 @@ export interface FakeWhatsAppOptions {
 
 /** A remote WhatsApp user: decrypts what we send, answers with receipts, says things. */
 export class FakeContact {
+  /** messages as the contact's phone shows them: one per WhatsApp id, as the real app does */
   readonly received: Array<ReceivedMessage> = []
+  /** the id of every message stanza that reached this contact, duplicates included */
+  readonly stanzaIds: Array<string> = []
   /** answer our messages with a delivered receipt, then a read receipt */
   autoReceipts = { delivered: true, read: true }
   /** @internal */
@@ -592,8 +595,12 @@ export class FakeWhatsApp {
       // the fan-out to the account's own other devices is not for this contact
       if (this.findPeer(jid)?.contact !== contact) continue
       const message = await contact.peer.decrypt(device, enc)
-      contact.received.push({ id, text: message.conversation ?? message.extendedTextMessage?.text ?? undefined, message })
+      contact.stanzaIds.push(id)
+      if (!contact.received.some((m) => m.id === id)) {
+        contact.received.push({ id, text: message.conversation ?? message.extendedTextMessage?.text ?? undefined, message })
+      }
       this.events.emit("received")
+      this.changed()
     }
     if (contact.autoReceipts.delivered) {
       setTimeout(() => this.send(conn, { tag: "receipt", attrs: { id, from: to, t: unixNow() } }), 20)

@@ -78,6 +78,24 @@ describe("QrConnection", () => {
         assert.sameMembers(statuses, ["sent", "delivered", "read"])
       }))
 
+    it.scoped("sends a re-dispatched message under the same WhatsApp id, so the recipient shows it once", () =>
+      Effect.gen(function*() {
+        const wa = yield* FakeWhatsApp.scoped()
+        const alice = wa.contact("+15559990000")
+        const a = yield* connect(wa, { channelId: yield* newChannelId })
+        yield* pair(wa, a)
+        const message = { messageId: "msg_01JD7X6F3Q9T2M5N8R4V0W1Y30", to: alice.number, text: "only once" }
+
+        yield* a.connection.send(message)
+        yield* alice.nextReceived(0)
+        // a failover re-dispatch: same message, same id (an established session this time)
+        yield* a.connection.send(message)
+        yield* wa.until(() => alice.stanzaIds.length === 2)
+        assert.deepStrictEqual(alice.stanzaIds, [message.messageId, message.messageId])
+        assert.strictEqual(alice.received.length, 1)
+        assert.strictEqual(alice.lastReceived()?.text, "only once")
+      }))
+
     it.scoped("reports an inbound text with the sender's number", () =>
       Effect.gen(function*() {
         const wa = yield* FakeWhatsApp.scoped()

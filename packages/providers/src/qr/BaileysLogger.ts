@@ -83,7 +83,8 @@ export const makeBaileysLogger = (options: {
   const write = (level: keyof typeof EFFECT_LEVEL) => (obj: unknown, msg?: string) => {
     if (ORDER[level] < minimum) return
     const text = scrubQrMaterial(formatBaileysLog(obj, msg), options.secrets())
-    Runtime.runFork(options.runtime)(
+    // logging is synchronous: the line is written before Baileys goes on
+    Runtime.runSync(options.runtime)(
       Effect.logWithLevel(EFFECT_LEVEL[level], text).pipe(Effect.annotateLogs({ ...options.annotations, source: "baileys" }))
     )
   }
