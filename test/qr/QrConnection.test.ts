@@ -230,6 +230,31 @@ describe("QrConnection", () => {
         assert.strictEqual(wa.stats.connections, 2)
       }))
 
+    it.scoped("backs off when WhatsApp cannot be reached before any code, then gives up (no expiry, no loop)", () =>
+      Effect.gen(function*() {
+        const wa = yield* FakeWhatsApp.scoped()
+        // nothing listens on port 1: every attempt is refused
+        const a = yield* connect(wa, { channelId: yield* newChannelId, settings: { websocketUrl: "ws://127.0.0.1:1/ws/chat", reconnectMaxAttempts: 2 } })
+        yield* a.connection.start
+        const down = yield* a.next(is("state", (e) => e.to === "disconnected"), "disconnected")
+        assert.strictEqual(down.reason, "reconnect_budget_exhausted")
+        assert.strictEqual(down.from, "connecting")
+        assert.isUndefined(a.seen.find(is("expired")))
+        assert.isUndefined(a.seen.find(is("qr")))
+      }))
+
+    it.scoped("does not pair an archived or suspended channel", () =>
+      Effect.gen(function*() {
+        const wa = yield* FakeWhatsApp.scoped()
+        for (const initialStatus of ["archived", "suspended"] as const) {
+          const a = yield* connect(wa, { channelId: yield* newChannelId, initialStatus })
+          yield* a.connection.start
+          assert.strictEqual((yield* a.connection.snapshot).status, initialStatus)
+          assert.deepStrictEqual(a.seen, [])
+        }
+        assert.strictEqual(wa.stats.connections, 0)
+      }))
+
     it.scoped("never writes a QR code or pairing ref to the logs, even with Baileys at trace level", () =>
       Effect.gen(function*() {
         const lines: Array<string> = []

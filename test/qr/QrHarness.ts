@@ -2,7 +2,7 @@
  * Helpers for QR connection tests: a connection to a fake WhatsApp server with test timings,
  * waiting for events with a clear failure, and pairing in one step.
  */
-import { newId } from "@switchboard/domain"
+import { newId, type QrChannelStatus } from "@switchboard/domain"
 import { QrConnection, type QrConnectionEvent, QrConnectionConfig, useFakeWhatsAppRoot } from "@switchboard/providers"
 import { Duration, Effect, Queue, Redacted, type Scope } from "effect"
 import type { FakeWhatsApp } from "../fake-whatsapp/index.js"
@@ -37,7 +37,7 @@ export const is = <T extends QrConnectionEvent["_tag"]>(tag: T, where: (e: Tagge
 /** A connection for `channelId` on the fake server, subscribed before anything happens. */
 export const connect = (
   wa: FakeWhatsApp,
-  options: { readonly channelId: string; readonly settings?: Settings; readonly initialStatus?: "pending" | "connected" }
+  options: { readonly channelId: string; readonly settings?: Settings; readonly initialStatus?: QrChannelStatus }
 ): Effect.Effect<Observed, never, Scope.Scope | import("@switchboard/providers").QrAuthStateRepo> =>
   Effect.gen(function*() {
     useFakeWhatsAppRoot(wa.rootPublicKey)

@@ -12,8 +12,8 @@
  * | 401 logged out | terminal: auth state sealed and wiped; from the phone -> `requiresRepair` |
  * | 440 replaced | terminal (another socket owns the link); no reconnect, creds kept |
  * | 403, 411 forbidden; 405 outdated client | terminal |
- * | 408 before pairing | every QR code expired: `expired`, then `disconnected`; wait for `start` |
- * | 408 after pairing, 428, 500, 503, others | reconnect with exponential backoff and jitter; after the budget, `disconnected` |
+ * | 408 before pairing, codes shown | every QR code expired: `expired`, then `disconnected`; wait for `start` |
+ * | 408 after pairing (or before any code), 428, 500, 503, others | reconnect with exponential backoff and jitter; after the budget, `disconnected` |
  *
  * The budget counts reconnects (515 included) since the last `open`, so nothing loops.
  * Status changes follow the domain's `transitionQrPairing`.
@@ -400,7 +400,7 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
         qr = null
         return yield* move({ _tag: "Terminated", reason: terminal }, closeCode)
       }
-      if (code === DisconnectReason.timedOut && !auth?.isPaired()) {
+      if (code === DisconnectReason.timedOut && !auth?.isPaired() && qrSequence > 0) {
         // every QR code expired: the user asks again (qr/start); never loop new pairing sessions
         qr = null
         yield* publish({ _tag: "expired", channelId })
@@ -423,6 +423,8 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
     switch (command._tag) {
       case "Start":
         return Effect.gen(function*() {
+          // archived and suspended channels do not pair (the owner refuses qr/start before this)
+          if (transitionQrPairing(status, { _tag: "Start" })._tag === "Refused") return
           yield* reset
           yield* move({ _tag: "Start" })
           yield* openSocket
