@@ -62,6 +62,19 @@ describe("QrAuthState (Postgres)", () => {
         assert.deepStrictEqual(yield* repo.countByType(channelId), { "pre-key": 700 })
       }))
 
+    it.effect("forget waits for a write in flight, then nothing of the channel is left", () =>
+      Effect.gen(function*() {
+        const repo = yield* QrAuthStateRepo
+        const channelId = yield* newId("ch")
+        const auth = yield* QrAuthState.load(channelId)
+        const many = Object.fromEntries(Array.from({ length: 800 }, (_, i) => [String(i), Buffer.from([i % 256])]))
+        const inFlight = auth.state.keys.set({ "pre-key": many as never })
+        yield* auth.forget
+        yield* Effect.promise(async () => inFlight)
+        yield* Effect.promise(() => auth.saveCreds())
+        assert.deepStrictEqual(yield* repo.countByType(channelId), {})
+      }))
+
     it.effect("after seal, nothing more is written; wipe forgets one channel only", () =>
       Effect.gen(function*() {
         const repo = yield* QrAuthStateRepo

@@ -20,6 +20,8 @@ export interface QrAuthState {
    * `keys.set` cannot bring a removed link back.
    */
   readonly seal: () => void
+  /** Seals, waits for the writes in flight, then deletes the channel's whole auth state. */
+  readonly forget: Effect.Effect<void>
   /** Whether these creds belong to a linked device (`creds.me` set by pairing). */
   readonly isPaired: () => boolean
 }
@@ -35,8 +37,10 @@ export const load = Effect.fn("QrAuthState.load")(function*(channelId: string) {
     onSome: (text) => deserialize(text) as AuthenticationCreds
   })
   let sealed = false
-  // creds writes in call order: each one serialises the object as it is at that moment
-  const credsLock = yield* Effect.makeSemaphore(1)
+  // one write at a time, in call order: each creds write serialises the object as it is then,
+  // and a wipe cannot overtake a write already in flight
+  const writeLock = yield* Effect.makeSemaphore(1)
+  const write = (effect: Effect.Effect<void>) => run(writeLock.withPermits(1)(Effect.suspend(() => (sealed ? Effect.void : effect))))
 
   const state: AuthenticationState = {
     creds,
@@ -60,20 +64,21 @@ export const load = Effect.fn("QrAuthState.load")(function*(channelId: string) {
             changes.push({ type, id, value: value === null || value === undefined ? null : serialize(value) })
           }
         }
-        if (changes.length > 0) await run(repo.writeKeys(channelId, changes))
+        if (changes.length > 0) await write(repo.writeKeys(channelId, changes))
       }
     }
   }
 
   return {
     state,
-    saveCreds: () =>
-      sealed ? Promise.resolve() : run(credsLock.withPermits(1)(Effect.suspend(() =>
-        sealed ? Effect.void : repo.writeCreds(channelId, serialize(creds))
-      ))),
+    saveCreds: () => (sealed ? Promise.resolve() : write(Effect.suspend(() => repo.writeCreds(channelId, serialize(creds))))),
     seal: () => {
       sealed = true
     },
+    forget: Effect.suspend(() => {
+      sealed = true
+      return writeLock.withPermits(1)(repo.wipe(channelId))
+    }),
     isPaired: () => creds.me?.id !== undefined
   } satisfies QrAuthState
 })

@@ -373,8 +373,7 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
 
   /** Logged out (ours or from the phone): nothing of the link may survive. */
   const forgetLink = Effect.gen(function*() {
-    auth?.seal()
-    yield* repo.wipe(channelId)
+    yield* auth ? auth.forget : repo.wipe(channelId)
     auth = undefined
     qr = null
     phoneNumber = null
