@@ -223,6 +223,10 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
     return fiber ? Fiber.interrupt(fiber) : Effect.void
   })
 
+  /** `end(undefined)`: closes and keeps the link (never waits long on a broken socket). */
+  const endSocket = (s: WASocket) =>
+    Effect.promise(() => s.end(undefined).catch(() => undefined)).pipe(Effect.timeout("5 seconds"), Effect.ignore)
+
   /** Ends the socket, if any; whatever it still reports is stale from here on. */
   const closeSocket = Effect.gen(function*() {
     yield* cancelReconnect
@@ -230,7 +234,7 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
     const s = socket
     socket = undefined
     open = false
-    if (s) yield* Effect.promise(() => s.end(undefined).catch(() => undefined))
+    if (s) yield* endSocket(s)
   })
 
   const openSocket = Effect.gen(function*() {
@@ -452,7 +456,7 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
               Effect.ignore
             )
           }
-          if (s) yield* Effect.promise(() => s.end(undefined).catch(() => undefined))
+          if (s) yield* endSocket(s)
           yield* forgetLink
           yield* move({ _tag: "Logout" })
         }).pipe(Effect.ensuring(command.done))
