@@ -78,6 +78,8 @@ export class FakeContact {
   readonly received: Array<ReceivedMessage> = []
   /** the id of every message stanza that reached this contact, duplicates included */
   readonly stanzaIds: Array<string> = []
+  /** receipts this contact sent for our messages */
+  readonly receiptsSent: Array<{ readonly id: string; readonly type: "delivered" | "read" }> = []
   /** answer our messages with a delivered receipt, then a read receipt */
   autoReceipts = { delivered: true, read: true }
   /** @internal */
@@ -161,6 +163,7 @@ export class FakeWhatsApp {
   private readonly devices = new Map<string, LinkedDevice>()
   private readonly contacts = new Map<string, FakeContact>()
   private failLogins: { code: number; remaining: number } | undefined
+  private holdOffline = false
   private session: Connection | undefined
 
   private constructor(private readonly wss: WebSocketServer, private readonly options: FakeWhatsAppOptions) {
@@ -230,6 +233,24 @@ export class FakeWhatsApp {
   /** The next `times` logins are answered with `<stream:error code=.../>` instead of `<success>`. */
   failNextLogins(code: number, times = Number.POSITIVE_INFINITY): void {
     this.failLogins = { code, remaining: times }
+  }
+
+  /**
+   * Logins from now on get no `<ib><offline/>` until `releaseOfflineNotice`: Baileys keeps
+   * buffering its message events meanwhile (and folds receipts into buffered upserts).
+   */
+  holdOfflineNotice(): void {
+    this.holdOffline = true
+  }
+
+  /** Sends the held `<ib><offline/>` to the logged-in session. */
+  releaseOfflineNotice(): void {
+    this.holdOffline = false
+    if (this.session) this.sendOfflineNotice(this.session)
+  }
+
+  private sendOfflineNotice(conn: Connection) {
+    this.send(conn, { tag: "ib", attrs: { from: S_WA }, content: [{ tag: "offline", attrs: { count: "0" } }] })
   }
 
   /** Waits until `predicate` holds, re-checked on every server event. */
@@ -422,7 +443,7 @@ export class FakeWhatsApp {
     this.session = conn
     this.send(conn, { tag: "success", attrs: { t: unixNow(), lid: device.lid, props: "1", abprops: "1", location: "fake", creation: unixNow() } })
     // Baileys buffers its events until the offline queue is drained
-    setTimeout(() => this.send(conn, { tag: "ib", attrs: { from: S_WA }, content: [{ tag: "offline", attrs: { count: "0" } }] }), 50)
+    if (!this.holdOffline) setTimeout(() => this.sendOfflineNotice(conn), 50)
     this.changed()
   }
 
@@ -602,12 +623,13 @@ export class FakeWhatsApp {
       this.events.emit("received")
       this.changed()
     }
-    if (contact.autoReceipts.delivered) {
-      setTimeout(() => this.send(conn, { tag: "receipt", attrs: { id, from: to, t: unixNow() } }), 20)
+    const receipt = (type: "delivered" | "read") => {
+      this.send(conn, { tag: "receipt", attrs: { id, from: to, t: unixNow(), ...(type === "read" ? { type } : {}) } })
+      contact.receiptsSent.push({ id, type })
+      this.changed()
     }
-    if (contact.autoReceipts.read) {
-      setTimeout(() => this.send(conn, { tag: "receipt", attrs: { id, from: to, type: "read", t: unixNow() } }), 150)
-    }
+    if (contact.autoReceipts.delivered) setTimeout(() => receipt("delivered"), 20)
+    if (contact.autoReceipts.read) setTimeout(() => receipt("read"), 150)
   }
 
   /** @internal — `FakeContact.says` */
