@@ -3,7 +3,7 @@
  * waiting for events with a clear failure, and pairing in one step.
  */
 import { newId, type QrChannelStatus } from "@switchboard/domain"
-import { QrConnection, type QrConnectionEvent, QrConnectionConfig, useFakeWhatsAppRoot } from "@switchboard/providers"
+import { type QrAuthStateRepo, type QrConnection, type QrConnectionEvent, QrConnectionConfig, QrProvider, useFakeWhatsAppRoot } from "@switchboard/providers"
 import { Duration, Effect, Queue, Redacted, type Scope } from "effect"
 import type { FakeWhatsApp } from "../fake-whatsapp/index.js"
 
@@ -38,12 +38,18 @@ export const is = <T extends QrConnectionEvent["_tag"]>(tag: T, where: (e: Tagge
 export const connect = (
   wa: FakeWhatsApp,
   options: { readonly channelId: string; readonly settings?: Settings; readonly initialStatus?: QrChannelStatus }
-): Effect.Effect<Observed, never, Scope.Scope | import("@switchboard/providers").QrAuthStateRepo> =>
+): Effect.Effect<Observed, never, Scope.Scope | QrAuthStateRepo> =>
   Effect.gen(function*() {
     useFakeWhatsAppRoot(wa.rootPublicKey)
-    const connection = yield* QrConnection.make({ channelId: options.channelId, ...(options.initialStatus ? { initialStatus: options.initialStatus } : {}) }).pipe(
+    // the provider as a service would run in a runner, with this test's settings
+    const provider = yield* QrProvider.pipe(
+      Effect.provide(QrProvider.DefaultWithoutDependencies),
       Effect.provideService(QrConnectionConfig.QrConnectionConfig, settings(wa, options.settings))
     )
+    const connection = yield* provider.connect({
+      channelId: options.channelId,
+      ...(options.initialStatus ? { initialStatus: options.initialStatus } : {})
+    })
     const queue = yield* connection.subscribe
     const seen: Array<QrConnectionEvent> = []
     let cursor = 0
