@@ -210,6 +210,19 @@ describe("QrConnection", () => {
         assert.strictEqual(wa.stats.pairings, 1)
       }))
 
+    it.scoped("a 408 after pairing is a lost link: backoff and reconnect, not an expiry", () =>
+      Effect.gen(function*() {
+        const wa = yield* FakeWhatsApp.scoped()
+        const a = yield* connect(wa, { channelId: yield* newChannelId })
+        yield* pair(wa, a)
+
+        wa.streamError(408)
+        const degraded = yield* a.next(is("state", (e) => e.to === "degraded"), "degraded")
+        assert.strictEqual(degraded.closeCode, 408)
+        yield* a.next(is("state", (e) => e.to === "connected"), "connected again")
+        assert.isUndefined(a.seen.find(is("expired")))
+      }))
+
     it.scoped("stream errors (503) back off within the budget, then disconnect and stay down", () =>
       Effect.gen(function*() {
         const wa = yield* FakeWhatsApp.scoped()
