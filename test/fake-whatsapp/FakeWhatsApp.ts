@@ -155,6 +155,8 @@ export class FakeWhatsApp {
   readonly phone: FakePhone
   /** counters tests use to prove there is no reconnect loop */
   readonly stats = { connections: 0, logins: 0, pairings: 0 }
+  /** the WhatsApp Web version each client announced (`primary.secondary.tertiary`) */
+  readonly clientVersions: Array<string> = []
   private readonly ca = new FakeCertificateAuthority()
   private readonly staticKey = Curve.generateKeyPair()
   private readonly certChain = this.ca.chainFor(this.staticKey.public)
@@ -304,6 +306,8 @@ export class FakeWhatsApp {
       } else if (conn.stage === "finish") {
         const payload = conn.noise.onClientFinish(frame)
         conn.stage = "open"
+        const v = payload.userAgent?.appVersion
+        this.clientVersions.push(`${v?.primary}.${v?.secondary}.${v?.tertiary}`)
         if (payload.devicePairingData) this.startPairing(conn, payload.devicePairingData)
         else this.login(conn, payload)
       } else {

@@ -5,6 +5,7 @@
 import { assert, describe, layer } from "@effect/vitest"
 import * as TestDatabase from "@switchboard/db/testing"
 import { QrAuthStateRepo } from "@switchboard/providers"
+import { DEFAULT_CONNECTION_CONFIG } from "baileys"
 import { Cause, Duration, Effect, Exit, HashMap, Layer, Logger, LogLevel, Option, Redacted, Scope } from "effect"
 import { FakeWhatsApp } from "../fake-whatsapp/index.js"
 import { connect, is, newChannelId, pair, settings, transitions } from "./QrHarness.js"
@@ -33,6 +34,8 @@ describe("QrConnection", () => {
         assert.strictEqual(connected.phoneNumber, wa.phone.number)
         assert.strictEqual(connected.reason, "paired")
         assert.strictEqual(a.connection.capabilities.max_throughput_mps, 0.5)
+        // the WhatsApp Web version bundled with Baileys, never one fetched at run time
+        assert.deepStrictEqual([...new Set(wa.clientVersions)], [DEFAULT_CONNECTION_CONFIG.version.join(".")])
         assert.deepStrictEqual(transitions(a.seen), ["pending->connecting", "connecting->awaiting_scan", "awaiting_scan->connected"])
         const snapshot = yield* a.connection.snapshot
         assert.deepStrictEqual(snapshot, { channelId, status: "connected", phoneNumber: wa.phone.number, qr: null })
