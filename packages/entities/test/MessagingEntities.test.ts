@@ -81,9 +81,9 @@ describe("Channel and Message entities", () => {
         const accepted = (yield* sql<{ accepted_at: Date }>`SELECT accepted_at FROM sandbox_deliveries
           WHERE message_id IN ${sql.in(ids)} ORDER BY accepted_at`).map((r) => r.accepted_at.getTime())
         assert.strictEqual(accepted.length, ids.length)
-        // never a third message within one second (10% slack for timers)
+        // never a third message within one second (20% slack for timers)
         for (let i = 0; i + 2 < accepted.length; i++) {
-          assert.isAtLeast(accepted[i + 2]! - accepted[i]!, 900, `messages ${i}..${i + 2}`)
+          assert.isAtLeast(accepted[i + 2]! - accepted[i]!, 800, `messages ${i}..${i + 2}`)
         }
         const rate = (accepted.length - 1) / ((accepted[accepted.length - 1]! - accepted[0]!) / 1000)
         assert.isAtMost(rate, 2.2)
