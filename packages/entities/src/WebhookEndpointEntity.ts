@@ -10,7 +10,7 @@ import { Rpc } from "@effect/rpc"
 import { SqlClient } from "@effect/sql"
 import { WebhookDeliveriesRepo, WebhookEndpointsRepo } from "@switchboard/db"
 import type { DueDelivery, EndpointRow } from "@switchboard/db"
-import { DISABLE_AFTER_FAILURES, isRetryable, MAX_ATTEMPTS, retryDelayMs, toTimestamp } from "@switchboard/domain"
+import { ATTEMPT_TIMEOUT_MS, DISABLE_AFTER_FAILURES, isRetryable, MAX_ATTEMPTS, retryDelayMs, toTimestamp } from "@switchboard/domain"
 import type { DeliveryStatus, FailureReason } from "@switchboard/domain"
 import { SafeEgress, SecretBox, UrlPolicy, WebhooksConfig, WebhookSigner } from "@switchboard/webhooks"
 import { Clock, Effect, Option, Queue, Random, Redacted } from "effect"
@@ -53,10 +53,20 @@ export const WebhookEndpointEntityLive = WebhookEndpointEntity.toLayer(
         if (Option.isNone(endpoint) || endpoint.value.deleted || endpoint.value.endpoint.status === "disabled") {
           outcome = { reason: "not_deliverable", retryable: false, status: null, latencyMs: null }
         } else {
+          // resolution shares the attempt's 10 s: a resolver that never answers must not hold it
           const target = yield* Effect.promise(() =>
             UrlPolicy.resolveTarget(endpoint.value.endpoint.url, config.allowPrivateTargets, config.resolver)
+          ).pipe(
+            Effect.timeoutTo({
+              duration: ATTEMPT_TIMEOUT_MS,
+              onSuccess: (t): UrlPolicy.Target | UrlPolicy.Refusal => t,
+              onTimeout: () => "unresolvable_host" as const
+            })
           )
-          if (typeof target === "string") {
+          if (target === "unresolvable_host") {
+            // a DNS failure is a network error (SPEC 6.4: retried), not a refused target
+            outcome = { reason: "network_error", retryable: true, status: null, latencyMs: null }
+          } else if (typeof target === "string") {
             outcome = { reason: "blocked_target", retryable: false, status: null, latencyMs: null }
           } else {
             const nowMs = yield* Clock.currentTimeMillis
@@ -86,7 +96,7 @@ export const WebhookEndpointEntityLive = WebhookEndpointEntity.toLayer(
           next = { status: "pending", nextAttemptAt: toTimestamp(nowMs + delay) }
         } else next = { status: isRetryable(reason) ? "dead" : "failed", nextAttemptAt: null }
         yield* sql.withTransaction(Effect.gen(function*() {
-          yield* deliveries.record({
+          const recorded = yield* deliveries.record({
             id: deliveryId,
             attempt: attemptNo,
             at: toTimestamp(nowMs),
@@ -95,7 +105,8 @@ export const WebhookEndpointEntityLive = WebhookEndpointEntity.toLayer(
             latencyMs: outcome.latencyMs,
             next
           })
-          if (reason !== "not_deliverable") {
+          // a late result of an attempt that was handed out again is not counted twice
+          if (recorded && reason !== "not_deliverable") {
             const disabled = yield* endpoints.recordOutcome(
               endpointId,
               reason === "ok",

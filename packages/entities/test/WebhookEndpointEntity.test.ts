@@ -5,14 +5,23 @@ import * as TestDatabase from "@switchboard/db/testing"
 import { newId, toTimestamp } from "@switchboard/domain"
 import { Cluster, WebhookEndpointEntity, WebhookEndpointEntityLive } from "@switchboard/entities"
 import { SecretBox, WebhooksConfig, WebhookSigner } from "@switchboard/webhooks"
-import { Effect, Layer, Redacted } from "effect"
+import { Effect, Layer, Option, Redacted } from "effect"
 import { eventually, receiver } from "../../../test/support/Receiver.js"
 
 /**
  * Fault injection around the REAL repository: the next `failDue` calls of `due` die as an
  * unreachable database would (the repository turns SqlError into a defect).
  */
-const faults = { failDue: 0, failedDue: 0 }
+const faults = { failDue: 0, failedDue: 0, failResolve: 0 }
+
+/** Every name resolves to loopback, except that the next `failResolve` lookups fail. */
+const resolver = async (_host: string) => {
+  if (faults.failResolve > 0) {
+    faults.failResolve--
+    throw Object.assign(new Error("getaddrinfo EAI_AGAIN (injected)"), { code: "EAI_AGAIN" })
+  }
+  return [{ address: "127.0.0.1", family: 4 }]
+}
 
 const FlakyDeliveries = Layer.effect(
   WebhookDeliveriesRepo,
@@ -33,8 +42,8 @@ const FlakyDeliveries = Layer.effect(
 // only the entity: no sweeper, so nothing but the entity's own loop can deliver
 const TestLayer = WebhookEndpointEntityLive.pipe(
   Layer.provide(Layer.mergeAll(FlakyDeliveries, WebhookEndpointsRepo.Default)),
-  Layer.provideMerge(WebhooksConfig.layer({ allowPrivateTargets: true, retryDelayScale: 0.001 })),
-  Layer.provideMerge(Layer.mergeAll(EventsRepo.Default, WebhookEndpointsRepo.Default)),
+  Layer.provideMerge(WebhooksConfig.layer({ allowPrivateTargets: true, retryDelayScale: 0.001, resolver })),
+  Layer.provideMerge(Layer.mergeAll(EventsRepo.Default, WebhookEndpointsRepo.Default, WebhookDeliveriesRepo.Default)),
   Layer.provideMerge(Cluster.single),
   Layer.provideMerge(TestDatabase.sqlLayer)
 )
@@ -85,5 +94,41 @@ describe("WebhookEndpoint entity", () => {
         assert.strictEqual(sink.received[0]!.headers["x-webhook-event-id"], event.id)
         assert.strictEqual(sink.received[0]!.body, event.envelope)
       }))
+
+    it.scoped("retries an attempt whose host name did not resolve (a DNS error is a network error)", () =>
+      Effect.gen(function*() {
+        const sink = yield* receiver()
+        const port = new URL(sink.url).port
+        const { endpointId, workspaceId } = yield* seedEndpoint(`http://hooks.flaky-dns.test:${port}/hook`)
+        const events = yield* EventsRepo
+        const deliveries = yield* WebhookDeliveriesRepo
+        const sql = yield* SqlClient.SqlClient
+        faults.failResolve = 1
+        const event = yield* sql.withTransaction(
+          events.append({ workspaceId, type: "message.sent", data: { object: "message", object_id: "msg_2" } })
+        )
+        yield* (yield* WebhookEndpointEntity.client)(endpointId).Wake()
+        yield* eventually(() => sink.received.length >= 1 || undefined, 15_000)
+        assert.strictEqual(sink.received[0]!.headers["x-webhook-event-id"], event.id)
+        assert.strictEqual(sink.received[0]!.headers["x-webhook-attempt"], "2")
+        assert.strictEqual(sink.received[0]!.headers.host, `hooks.flaky-dns.test:${port}`)
+        const [row] = yield* sql<{ id: string }>`SELECT id FROM webhook_deliveries WHERE event_id = ${event.id}`
+        const done = yield* eventuallyEffect(
+          Effect.map(deliveries.find(workspaceId, row!.id), (d) =>
+            Option.getOrUndefined(Option.filter(d, (x) => x.status === "succeeded")))
+        )
+        assert.deepStrictEqual(done.attempts.map((a) => a.failure_reason), ["network_error", "ok"])
+      }))
   })
 })
+
+const eventuallyEffect = <A, E, R>(check: Effect.Effect<A | undefined, E, R>, timeoutMs = 10_000) =>
+  Effect.gen(function*() {
+    const deadline = Date.now() + timeoutMs
+    while (Date.now() < deadline) {
+      const value = yield* check
+      if (value !== undefined) return value
+      yield* Effect.sleep("50 millis")
+    }
+    return yield* Effect.dieMessage("condition not met in time")
+  })
