@@ -22,7 +22,9 @@ describe("Migrations", () => {
           WHERE indexname IN ('webhook_deliveries_pending_due', 'webhook_deliveries_delivering', 'webhook_deliveries_created')`
         assert.strictEqual(indexes.length, 3)
         assert.deepStrictEqual(yield* Migrations.run, [])
-        const recorded = yield* sql<{ migration_id: number }>`SELECT migration_id FROM ${sql(Migrations.TABLE)} ORDER BY 1`
+        const recorded = yield* sql<{ migration_id: number }>`SELECT migration_id FROM ${
+          sql(Migrations.TABLE)
+        } ORDER BY 1`
         assert.deepStrictEqual(recorded.map((r) => Number(r.migration_id)), [...ids].sort((a, b) => a - b))
       }))
   })

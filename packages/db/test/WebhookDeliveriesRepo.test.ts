@@ -107,7 +107,14 @@ describe("WebhookDeliveriesRepo", () => {
         assert.strictEqual(done.status, "succeeded")
         assert.deepStrictEqual(done.attempts.map((a) => a.attempt), [2])
         // recording the same attempt again (a redelivered handler) changes nothing
-        assert.isFalse(yield* deliveries.record({ id: due!.id, attempt: 2, ...outcome, next: { status: "succeeded", nextAttemptAt: null } }))
+        assert.isFalse(
+          yield* deliveries.record({
+            id: due!.id,
+            attempt: 2,
+            ...outcome,
+            next: { status: "succeeded", nextAttemptAt: null }
+          })
+        )
       }))
   })
 })

@@ -10,10 +10,13 @@ import { Rpc } from "@effect/rpc"
 import { SqlClient } from "@effect/sql"
 import { WebhookDeliveriesRepo, WebhookEndpointsRepo } from "@switchboard/db"
 import type { DueDelivery, EndpointRow } from "@switchboard/db"
-import { ATTEMPT_TIMEOUT_MS, DISABLE_AFTER_FAILURES, isRetryable, MAX_ATTEMPTS, retryDelayMs, toTimestamp } from "@switchboard/domain"
+import { DISABLE_AFTER_FAILURES, isRetryable, MAX_ATTEMPTS, retryDelayMs, toTimestamp } from "@switchboard/domain"
 import type { DeliveryStatus, FailureReason } from "@switchboard/domain"
 import { SafeEgress, SecretBox, UrlPolicy, WebhooksConfig, WebhookSigner } from "@switchboard/webhooks"
 import { Clock, Effect, Option, Queue, Random, Redacted } from "effect"
+
+/** Longest wait for the target's addresses at an attempt (a timeout is a `network_error`). */
+const RESOLVE_TIMEOUT_MS = 5_000
 
 export const WakeEndpoint = Rpc.make("Wake")
 
@@ -53,12 +56,14 @@ export const WebhookEndpointEntityLive = WebhookEndpointEntity.toLayer(
         if (Option.isNone(endpoint) || endpoint.value.deleted || endpoint.value.endpoint.status === "disabled") {
           outcome = { reason: "not_deliverable", retryable: false, status: null, latencyMs: null }
         } else {
-          // resolution shares the attempt's 10 s: a resolver that never answers must not hold it
+          // a resolver that never answers must not hold the attempt: resolution (<= 5 s) plus the
+          // request (<= 10 s) stay under the sweeper's stuck limit (20 s), so a slow attempt is
+          // not handed out a second time while it is still running
           const target = yield* Effect.promise(() =>
             UrlPolicy.resolveTarget(endpoint.value.endpoint.url, config.allowPrivateTargets, config.resolver)
           ).pipe(
             Effect.timeoutTo({
-              duration: ATTEMPT_TIMEOUT_MS,
+              duration: RESOLVE_TIMEOUT_MS,
               onSuccess: (t): UrlPolicy.Target | UrlPolicy.Refusal => t,
               onTimeout: () => "unresolvable_host" as const
             })

@@ -12,10 +12,17 @@ import { eventually, receiver } from "../../../test/support/Receiver.js"
  * Fault injection around the REAL repository: the next `failDue` calls of `due` die as an
  * unreachable database would (the repository turns SqlError into a defect).
  */
-const faults = { failDue: 0, failedDue: 0, failResolve: 0 }
+const faults = { failDue: 0, failedDue: 0, failResolve: 0, hangResolve: 0 }
 
-/** Every name resolves to loopback, except that the next `failResolve` lookups fail. */
-const resolver = async (_host: string) => {
+/**
+ * Every name resolves to loopback, except that the next `hangResolve` lookups never answer and
+ * the next `failResolve` lookups fail.
+ */
+const resolver = async (_host: string): Promise<ReadonlyArray<{ address: string; family: number }>> => {
+  if (faults.hangResolve > 0) {
+    faults.hangResolve--
+    return new Promise(() => {})
+  }
   if (faults.failResolve > 0) {
     faults.failResolve--
     throw Object.assign(new Error("getaddrinfo EAI_AGAIN (injected)"), { code: "EAI_AGAIN" })
@@ -97,29 +104,44 @@ describe("WebhookEndpoint entity", () => {
 
     it.scoped("retries an attempt whose host name did not resolve (a DNS error is a network error)", () =>
       Effect.gen(function*() {
-        const sink = yield* receiver()
-        const port = new URL(sink.url).port
-        const { endpointId, workspaceId } = yield* seedEndpoint(`http://hooks.flaky-dns.test:${port}/hook`)
-        const events = yield* EventsRepo
-        const deliveries = yield* WebhookDeliveriesRepo
-        const sql = yield* SqlClient.SqlClient
         faults.failResolve = 1
-        const event = yield* sql.withTransaction(
-          events.append({ workspaceId, type: "message.sent", data: { object: "message", object_id: "msg_2" } })
-        )
-        yield* (yield* WebhookEndpointEntity.client)(endpointId).Wake()
-        yield* eventually(() => sink.received.length >= 1 || undefined, 15_000)
-        assert.strictEqual(sink.received[0]!.headers["x-webhook-event-id"], event.id)
-        assert.strictEqual(sink.received[0]!.headers["x-webhook-attempt"], "2")
-        assert.strictEqual(sink.received[0]!.headers.host, `hooks.flaky-dns.test:${port}`)
-        const [row] = yield* sql<{ id: string }>`SELECT id FROM webhook_deliveries WHERE event_id = ${event.id}`
-        const done = yield* eventuallyEffect(
-          Effect.map(deliveries.find(workspaceId, row!.id), (d) =>
-            Option.getOrUndefined(Option.filter(d, (x) => x.status === "succeeded")))
-        )
+        const done = yield* deliverThroughFlakyDns
+        assert.deepStrictEqual(done.attempts.map((a) => a.failure_reason), ["network_error", "ok"])
+      }))
+
+    it.scoped("gives up waiting for a resolver that never answers and retries", () =>
+      Effect.gen(function*() {
+        faults.hangResolve = 1
+        const done = yield* deliverThroughFlakyDns
         assert.deepStrictEqual(done.attempts.map((a) => a.failure_reason), ["network_error", "ok"])
       }))
   })
+})
+
+/** One event to an endpoint on a host name (resolved by the test resolver); its finished delivery. */
+const deliverThroughFlakyDns = Effect.gen(function*() {
+  const sink = yield* receiver()
+  const port = new URL(sink.url).port
+  const { endpointId, workspaceId } = yield* seedEndpoint(`http://hooks.flaky-dns.test:${port}/hook`)
+  const events = yield* EventsRepo
+  const deliveries = yield* WebhookDeliveriesRepo
+  const sql = yield* SqlClient.SqlClient
+  const event = yield* sql.withTransaction(
+    events.append({ workspaceId, type: "message.sent", data: { object: "message", object_id: "msg_2" } })
+  )
+  yield* (yield* WebhookEndpointEntity.client)(endpointId).Wake()
+  yield* eventually(() => sink.received.length >= 1 || undefined, 15_000)
+  assert.strictEqual(sink.received[0]!.headers["x-webhook-event-id"], event.id)
+  assert.strictEqual(sink.received[0]!.headers["x-webhook-attempt"], "2")
+  assert.strictEqual(sink.received[0]!.headers.host, `hooks.flaky-dns.test:${port}`)
+  const [row] = yield* sql<{ id: string }>`SELECT id FROM webhook_deliveries WHERE event_id = ${event.id}`
+  const done = yield* eventuallyEffect(
+    Effect.map(
+      deliveries.find(workspaceId, row!.id),
+      (d) => Option.getOrUndefined(Option.filter(d, (x) => x.status === "succeeded"))
+    )
+  )
+  return done
 })
 
 const eventuallyEffect = <A, E, R>(check: Effect.Effect<A | undefined, E, R>, timeoutMs = 10_000) =>
