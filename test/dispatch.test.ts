@@ -58,7 +58,7 @@ describe("dispatch recovery", () => {
         const again = yield* Effect.scoped(Effect.gen(function*() {
           const provider = yield* SandboxProvider
           const connection = yield* provider.connect({ id: session.channel_id } as never)
-          return yield* connection.send({ id: sent.body.id, to: TO, body: "once", attempts: 0 })
+          return yield* connection.send({ id: sent.body.id, to: TO, body: "once" })
         }))
         assert.strictEqual(again._tag, "Accepted")
         const sql = yield* SqlClient.SqlClient
@@ -77,9 +77,7 @@ describe("dispatch recovery", () => {
           "message.read"
         ])
       }).pipe(
-        Effect.provide(
-          SandboxProvider.Default.pipe(Layer.provide(MessagesRepo.Default), Layer.provide(EventsRepo.Default))
-        )
+        Effect.provide(SandboxProvider.Default)
       ))
 
     it.effect("refuses a send when the channel's backlog exceeds 24 h of its throughput", () =>

@@ -1,7 +1,8 @@
 import { SqlClient } from "@effect/sql"
 import { assert, describe, layer } from "@effect/vitest"
 import { Effect } from "effect"
-import { createKey, request, sandboxSetup, signUp, waitForMessage } from "./support/Fixtures.js"
+import { createHash } from "node:crypto"
+import { createKey, eventually, request, sandboxSetup, signUp, waitForMessage } from "./support/Fixtures.js"
 import * as TestApp from "./support/TestApp.js"
 
 const TO = "+4915112345678"
@@ -196,6 +197,43 @@ describe("messages through the sandbox", () => {
         }
       }))
 
+    it.effect("answers in_progress while a key's first request runs, and frees a key whose request died", () =>
+      Effect.gen(function*() {
+        const { key, user } = yield* sandboxSetup()
+        const sql = yield* SqlClient.SqlClient
+        const now = Date.now()
+        const body = { to: TO, text: { body: "x" } }
+        // the fingerprint of `body`: sha256 of its canonical JSON (members sorted)
+        const fingerprint = createHash("sha256").update(`{"text":{"body":"x"},"to":"${TO}"}`).digest("hex")
+        const claim = (k: string, createdAt: number) =>
+          sql`INSERT INTO idempotency_keys (workspace_id, key, fingerprint, state, created_at, expires_at)
+            VALUES (${user.workspaceId}, ${k}, ${fingerprint}, 'running', ${new Date(createdAt).toISOString()},
+              ${new Date(createdAt + 24 * 3600_000).toISOString()})`
+        yield* claim("busy", now)
+        yield* claim("dead", now - 5 * 60_000)
+        const busy = yield* request("POST", "/v1/messages", {
+          token: key,
+          body,
+          headers: { "idempotency-key": "busy" }
+        })
+        assert.strictEqual(busy.status, 409)
+        assert.strictEqual(busy.body.error.code, "IDEMPOTENCY_CONFLICT")
+        assert.strictEqual(busy.body.error.details.reason, "in_progress")
+        const dead = yield* request("POST", "/v1/messages", {
+          token: key,
+          body,
+          headers: { "idempotency-key": "dead" }
+        })
+        assert.strictEqual(dead.status, 201, "a request that died minutes ago does not hold its key")
+        const again = yield* request("POST", "/v1/messages", {
+          token: key,
+          body,
+          headers: { "idempotency-key": "dead" }
+        })
+        assert.strictEqual(again.headers["idempotent-replay"], "true")
+        assert.strictEqual(again.body.id, dead.body.id)
+      }))
+
     it.effect("refuses bad sends with the right errors and writes nothing", () =>
       Effect.gen(function*() {
         const { key, user } = yield* sandboxSetup()
@@ -282,7 +320,11 @@ describe("messages through the sandbox", () => {
           body: { from: TO, text: { body: "hi there" } }
         })
         assert.strictEqual(reply.status, 202)
-        const inbound = yield* request("GET", "/v1/messages?direction=inbound", { token: key })
+        // the simulated network delivers it through the channel's entity, a moment later
+        const inbound = yield* eventually(
+          request("GET", "/v1/messages?direction=inbound", { token: key }),
+          (r) => r.body.data.length > 0
+        )
         assert.strictEqual(inbound.body.data.length, 1)
         assert.strictEqual(inbound.body.data[0].status, "delivered")
         assert.strictEqual(inbound.body.data[0].from, TO)

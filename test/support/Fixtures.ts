@@ -139,3 +139,15 @@ export const waitForMessage = (token: string, id: string, done: (message: any) =
     }
     return yield* Effect.dieMessage(`message ${id} never reached the expected state (last: ${last?.status})`)
   })
+
+/** Repeats `effect` until `done(result)` or `timeoutMs`; the last result either way. */
+export const eventually = <A, E, R>(effect: Effect.Effect<A, E, R>, done: (a: A) => boolean, timeoutMs = 20_000) =>
+  Effect.gen(function*() {
+    const deadline = Date.now() + timeoutMs
+    let last = yield* effect
+    while (!done(last) && Date.now() < deadline) {
+      yield* Effect.sleep("100 millis")
+      last = yield* effect
+    }
+    return last
+  })

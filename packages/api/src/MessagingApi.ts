@@ -249,6 +249,7 @@ export class SandboxApi extends HttpApiGroup.make("sandbox")
       .addSuccess(HttpApiSchema.Accepted)
       .addError(SandboxTestKeyRequired)
       .addError(NotFound)
+      .addError(ServiceUnavailable)
       .annotate(
         OpenApi.Description,
         "The simulated network delivers an inbound text from a verified recipient; `message.received` follows."

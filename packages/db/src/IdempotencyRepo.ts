@@ -21,10 +21,13 @@ export class IdempotencyRepo extends Effect.Service<IdempotencyRepo>()("@switchb
       readonly fingerprint: string
       readonly now: string
       readonly expiresAt: string
+      /** a key still `running` since before this was abandoned (its process died mid-request) */
+      readonly abandonedBefore: string
     }) {
-      // an expired key is free again
+      // an expired key is free again, and so is one whose first request died half-way (its
+      // transaction rolled back, so nothing of it was written)
       yield* sql`DELETE FROM idempotency_keys WHERE workspace_id = ${input.workspaceId} AND key = ${input.key}
-        AND expires_at <= ${input.now}`
+        AND (expires_at <= ${input.now} OR (state = 'running' AND created_at < ${input.abandonedBefore}))`
       const inserted =
         yield* sql`INSERT INTO idempotency_keys (workspace_id, key, fingerprint, state, created_at, expires_at)
         VALUES (${input.workspaceId}, ${input.key}, ${input.fingerprint}, 'running', ${input.now}, ${input.expiresAt})

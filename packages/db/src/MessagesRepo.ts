@@ -7,9 +7,11 @@ import { SqlClient } from "@effect/sql"
 import {
   ALLOWED_FROM,
   canTransition,
+  DEFAULT_CATEGORY,
   Message,
   MessageWithTimeline,
   newId,
+  PRIORITY,
   STATUS_EVENT,
   toTimestamp
 } from "@switchboard/domain"
@@ -49,6 +51,14 @@ export interface QueuedMessage {
   readonly body: string
   readonly attempts: number
   readonly category: Category
+}
+
+/** A transition that happened. */
+export interface Transitioned {
+  readonly message: Message
+  readonly from: MessageStatus
+  /** failed dispatch attempts so far */
+  readonly attempts: number
 }
 
 export interface MessageFilters {
@@ -135,14 +145,18 @@ export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/d
       readonly status: MessageStatus
       readonly metadata: Record<string, string>
       readonly now: string
+      /** inbound only: the provider's id of the message */
+      readonly providerMessageId?: string | undefined
     }) {
       const delivered = input.status === "delivered" ? input.now : null
       const rows =
         yield* sql`INSERT INTO messages (id, workspace_id, channel_id, conversation_id, contact_id, direction,
-          from_number, to_number, type, body, category, priority, status, metadata, created_at, updated_at, delivered_at)
+          from_number, to_number, type, body, category, priority, status, metadata, created_at, updated_at, delivered_at,
+          provider_message_id)
         VALUES (${input.id}, ${input.workspaceId}, ${input.channelId}, ${input.conversationId}, ${input.contactId},
           ${input.direction}, ${input.from}, ${input.to}, 'text', ${input.body}, ${input.category}, ${input.priority},
-          ${input.status}, ${JSON.stringify(input.metadata)}::jsonb, ${input.now}, ${input.now}, ${delivered})
+          ${input.status}, ${JSON.stringify(input.metadata)}::jsonb, ${input.now}, ${input.now}, ${delivered},
+          ${input.providerMessageId ?? null})
         RETURNING *`
       yield* sql`INSERT INTO message_transitions (message_id, from_state, to_state, at)
         VALUES (${input.id}, NULL, ${input.status}, ${input.now})`
@@ -168,7 +182,8 @@ export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/d
 
     /**
      * Moves a message to `to` when its current state allows it; otherwise does nothing (a late
-     * or repeated report). Returns the updated message when it moved.
+     * or repeated report). Returns the updated message when it moved. Only the Message entity
+     * calls this (it is the single writer of a message's status).
      */
     const transition = Effect.fn("MessagesRepo.transition")(function*(
       id: string,
@@ -178,12 +193,15 @@ export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/d
         readonly failure?: Failure | undefined
         readonly nextAttemptAt?: string | undefined
         readonly countAttempt?: boolean | undefined
+        /** when it happened, if earlier than now (a provider receipt carries its own time) */
+        readonly occurredAt?: string | undefined
       } = {}
     ) {
       const now = toTimestamp(yield* Clock.currentTimeMillis)
+      const at = options.occurredAt ?? now
       const current = yield* sql<{ status: MessageStatus }>`SELECT status FROM messages WHERE id = ${id} FOR UPDATE`
       const from = current[0]?.status
-      if (from === undefined || !canTransition(from, to)) return Option.none<Message>()
+      if (from === undefined || !canTransition(from, to)) return Option.none<Transitioned>()
       const rows = yield* sql`UPDATE messages SET
           status = ${to},
           updated_at = ${now},
@@ -192,14 +210,19 @@ export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/d
       }::jsonb ELSE failure END,
           attempts = attempts + ${options.countAttempt ? 1 : 0},
           next_attempt_at = ${options.nextAttemptAt ?? null},
-          sent_at = CASE WHEN ${to} IN ('sent', 'delivered', 'read') THEN COALESCE(sent_at, ${now}) ELSE sent_at END,
-          delivered_at = CASE WHEN ${to} IN ('delivered', 'read') THEN COALESCE(delivered_at, ${now}) ELSE delivered_at END,
-          read_at = CASE WHEN ${to} = 'read' THEN COALESCE(read_at, ${now}) ELSE read_at END
+          sent_at = CASE WHEN ${to} IN ('sent', 'delivered', 'read') THEN COALESCE(sent_at, ${at}) ELSE sent_at END,
+          delivered_at = CASE WHEN ${to} IN ('delivered', 'read') THEN COALESCE(delivered_at, ${at}) ELSE delivered_at END,
+          read_at = CASE WHEN ${to} = 'read' THEN COALESCE(read_at, ${at}) ELSE read_at END
         WHERE id = ${id} AND status IN ${sql.in(ALLOWED_FROM[to] as Array<string>)}
+        ${
+        // nothing leaves for the provider once its channel stopped dispatching (archived, ...)
+        to === "dispatching"
+          ? sql`AND EXISTS (SELECT 1 FROM channels c WHERE c.id = messages.channel_id AND c.status = 'connected')`
+          : sql``}
         RETURNING *`
-      if (!rows[0]) return Option.none<Message>()
+      if (!rows[0]) return Option.none<Transitioned>()
       yield* sql`INSERT INTO message_transitions (message_id, from_state, to_state, reason, at)
-        VALUES (${id}, ${from}, ${to}, ${options.reason ?? null}, ${now})`
+        VALUES (${id}, ${from}, ${to}, ${options.reason ?? null}, ${at})`
       const message = toMessage(rows[0])
       const type = STATUS_EVENT[to]
       if (type) {
@@ -221,10 +244,10 @@ export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/d
               }
               : {})
           },
-          occurredAt: now
+          occurredAt: at
         })
       }
-      return Option.some(message)
+      return Option.some<Transitioned>({ message, from, attempts: Number(rows[0].attempts) })
     })
 
     const find = Effect.fn("MessagesRepo.find")(function*(workspaceId: string, id: string) {
@@ -319,19 +342,80 @@ export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/d
       return rows.map((r) => r.id)
     }, Effect.orDie)
 
-    /** A channel's outbound messages still waiting for receipts (after a restart or failover). */
-    const awaitingReceipts = Effect.fn("MessagesRepo.awaitingReceipts")(function*(channelId: string) {
-      return yield* sql<{ id: string; to_number: string; status: string }>`SELECT id, to_number, status FROM messages
-        WHERE channel_id = ${channelId} AND direction = 'outbound' AND status IN ('provider_accepted', 'sent', 'delivered')`
+    /** Undispatched messages of archived channels (their cancellation was lost). */
+    const undispatchedOfArchived = Effect.fn("MessagesRepo.undispatchedOfArchived")(function*(limit: number) {
+      const rows = yield* sql<{ id: string }>`SELECT m.id FROM messages m JOIN channels c ON c.id = m.channel_id
+        WHERE c.status = 'archived' AND m.status IN ('queued', 'failed_retryable') LIMIT ${limit}`
+      return rows.map((r) => r.id)
     }, Effect.orDie)
 
-    /** Marks a message id as accepted by the simulated network; false when it already was. */
-    const claimSandboxDelivery = Effect.fn("MessagesRepo.claimSandboxDelivery")(function*(id: string) {
-      const now = toTimestamp(yield* Clock.currentTimeMillis)
-      const rows = yield* sql`INSERT INTO sandbox_deliveries (message_id, accepted_at) VALUES (${id}, ${now})
-        ON CONFLICT (message_id) DO NOTHING RETURNING message_id`
-      return rows.length > 0
-    }, Effect.orDie)
+    /**
+     * Channels with messages the provider accepted but has not reported on since before `cutoff`
+     * (their connection went away with the receipts under way; a woken channel reconnects and hears them).
+     */
+    const channelsAwaitingReceipts = Effect.fn("MessagesRepo.channelsAwaitingReceipts")(
+      function*(cutoff: string, notBefore: string, limit: number) {
+        const rows = yield* sql<{ channel_id: string }>`SELECT DISTINCT channel_id FROM messages
+          WHERE status = 'provider_accepted' AND updated_at < ${cutoff} AND updated_at > ${notBefore} LIMIT ${limit}`
+        return rows.map((r) => r.channel_id)
+      },
+      Effect.orDie
+    )
+
+    /**
+     * Records an inbound message the provider reported (status `delivered`), with its contact,
+     * conversation and `message.received`; call inside a transaction. `None` when this provider
+     * message was recorded before.
+     */
+    const recordInbound = Effect.fn("MessagesRepo.recordInbound")(function*(input: {
+      readonly workspaceId: string
+      readonly channelId: string
+      /** the channel's own number, if known */
+      readonly channelNumber: string | null
+      readonly providerMessageId: string
+      readonly from: string
+      readonly body: string
+      readonly now: string
+    }) {
+      const seen = yield* sql`SELECT 1 FROM messages
+        WHERE channel_id = ${input.channelId} AND provider_message_id = ${input.providerMessageId}`
+      if (seen.length > 0) return Option.none<Message>()
+      const contact = yield* upsertContact(input.workspaceId, input.from, input.now)
+      const conversationId = yield* upsertConversation(input.workspaceId, input.channelId, contact.id, input.now)
+      const message = yield* insert({
+        id: yield* newId("msg"),
+        workspaceId: input.workspaceId,
+        channelId: input.channelId,
+        conversationId,
+        contactId: contact.id,
+        direction: "inbound",
+        from: input.from,
+        to: input.channelNumber ?? "",
+        body: input.body,
+        category: DEFAULT_CATEGORY,
+        priority: PRIORITY[DEFAULT_CATEGORY],
+        status: "delivered",
+        metadata: {},
+        now: input.now,
+        providerMessageId: input.providerMessageId
+      })
+      yield* events.append({
+        workspaceId: input.workspaceId,
+        type: "message.received",
+        data: {
+          object: "message",
+          object_id: message.id,
+          message_id: message.id,
+          conversation_id: conversationId,
+          contact_id: contact.id,
+          channel_id: input.channelId,
+          direction: "inbound",
+          type: "text"
+        },
+        occurredAt: input.now
+      })
+      return Option.some(message)
+    })
 
     return {
       upsertContact,
@@ -348,8 +432,9 @@ export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/d
       staleQueued,
       stuckDispatching,
       undispatchedOf,
-      claimSandboxDelivery,
-      awaitingReceipts
+      undispatchedOfArchived,
+      channelsAwaitingReceipts,
+      recordInbound
     } as const
   }),
   dependencies: [EventsRepo.Default]

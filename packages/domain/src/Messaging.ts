@@ -1,63 +1,15 @@
 /**
- * Messages and channels as they appear on the wire (DECISIONS 4, 5), and the message state
- * machine: the only transitions a message may take. Receipts may arrive out of order; a later
- * state never moves back.
+ * Messages and channels as they appear on the wire (DECISIONS 4, 5). Their state machines are in
+ * `MessageStateMachine.ts` and `ChannelStateMachine.ts`, the categories in `MessageCategory.ts`.
  */
 import { Schema } from "effect"
+import { ChannelStatus } from "./ChannelStateMachine.js"
 import { Id } from "./Ids.js"
+import { Category } from "./MessageCategory.js"
+import { MessageStatus } from "./MessageStateMachine.js"
 import { E164, StrictStruct, Timestamp } from "./Schemas.js"
 
-export const MESSAGE_STATUSES = [
-  "created",
-  "queued",
-  "dispatching",
-  "provider_accepted",
-  "sent",
-  "delivered",
-  "read",
-  "failed_retryable",
-  "failed_permanent",
-  "cancelled",
-  "expired"
-] as const
-export const MessageStatus = Schema.Literal(...MESSAGE_STATUSES).annotations({ identifier: "MessageStatus" })
-export type MessageStatus = typeof MessageStatus.Type
-
-export const Category = Schema.Literal("authentication", "utility", "marketing").annotations({ identifier: "Category" })
-export type Category = typeof Category.Type
-
-/** Dispatch priority: lower goes first. */
-export const PRIORITY: Record<Category, number> = { authentication: 0, utility: 1, marketing: 2 }
-
 export const Direction = Schema.Literal("outbound", "inbound")
-
-/** From-states allowed for each target state. */
-export const ALLOWED_FROM: Record<MessageStatus, ReadonlyArray<MessageStatus>> = {
-  created: [],
-  queued: ["failed_retryable"],
-  dispatching: ["queued"],
-  provider_accepted: ["dispatching"],
-  sent: ["dispatching", "provider_accepted"],
-  delivered: ["dispatching", "provider_accepted", "sent"],
-  read: ["dispatching", "provider_accepted", "sent", "delivered"],
-  failed_retryable: ["dispatching"],
-  failed_permanent: ["dispatching", "failed_retryable"],
-  cancelled: ["queued", "failed_retryable"],
-  expired: ["queued", "failed_retryable"]
-}
-
-export const canTransition = (from: MessageStatus, to: MessageStatus) => ALLOWED_FROM[to].includes(from)
-
-/** Statuses that report an event of their own (SPEC 6.3). */
-export const STATUS_EVENT: Partial<
-  Record<MessageStatus, "message.queued" | "message.sent" | "message.delivered" | "message.read" | "message.failed">
-> = {
-  queued: "message.queued",
-  sent: "message.sent",
-  delivered: "message.delivered",
-  read: "message.read",
-  failed_permanent: "message.failed"
-}
 
 export const Failure = Schema.Struct({
   class: Schema.Literal("retryable", "permanent"),
@@ -132,19 +84,6 @@ export const SendMessageRequest = StrictStruct({
     { path: ["text"], message: "Send exactly one of text and template" }
   )
 ).annotations({ identifier: "SendMessageRequest" })
-
-export const CHANNEL_STATUSES = [
-  "pending",
-  "connecting",
-  "awaiting_scan",
-  "connected",
-  "degraded",
-  "disconnected",
-  "suspended",
-  "archived"
-] as const
-export const ChannelStatus = Schema.Literal(...CHANNEL_STATUSES).annotations({ identifier: "ChannelStatus" })
-export type ChannelStatus = typeof ChannelStatus.Type
 
 export const Provider = Schema.Literal("sandbox", "qr", "cloud").annotations({ identifier: "Provider" })
 export type Provider = typeof Provider.Type

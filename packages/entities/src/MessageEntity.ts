@@ -1,45 +1,98 @@
 /**
- * One entity per message: the only writer of its status. Each `Transition` is serialised in the
- * entity's mailbox and applied as ONE guarded transaction (status check, update, timeline row,
- * event row); a transition the current state does not allow is ignored, so repeated or late
- * reports (receipts out of order, a redelivered request) never move a message back.
+ * One entity per message (id = message id): the only writer of a message's status after it was
+ * queued. Each request is applied as ONE guarded transaction (row lock, allowed from-state,
+ * update, timeline row, event row), serialised in the entity's mailbox. A transition the current
+ * state does not allow is ignored, so a repeated or late report (receipts out of order, a
+ * redelivered request) never moves a message back: every handler is idempotent.
+ *
+ * Short-lived: a message needs its entity for a few seconds of dispatch and receipts.
  */
 import { Entity } from "@effect/cluster"
 import { Rpc } from "@effect/rpc"
 import { SqlClient } from "@effect/sql"
 import { MessagesRepo } from "@switchboard/db"
-import { Failure, MessageStatus } from "@switchboard/domain"
-import { Effect, Option, Schema } from "effect"
+import { dispatchRetryDelayMs, Failure, MessageStatus, toTimestamp } from "@switchboard/domain"
+import { ProvidersConfig } from "@switchboard/providers"
+import { Clock, Effect, Option, Schema } from "effect"
 
+/** Moves the message to `to` when its state allows it; answers whether it moved. */
 export const Transition = Rpc.make("Transition", {
   payload: {
     to: MessageStatus,
     reason: Schema.optional(Schema.String),
     failure: Schema.optional(Failure),
-    next_attempt_at: Schema.optional(Schema.String),
-    count_attempt: Schema.optional(Schema.Boolean)
+    /** epoch ms when it happened, if earlier than now (a provider receipt's own time) */
+    at: Schema.optional(Schema.Number)
   },
-  /** whether the message moved */
   success: Schema.Boolean
 })
 
-export const MessageEntity = Entity.make("Message", [Transition])
+/**
+ * The provider refused a dispatch (or the dispatcher died mid-dispatch). Retryable: back to the
+ * queue after the next backoff delay (2 s, 8 s, 32 s x `RETRY_DELAY_SCALE`), or failed
+ * permanently once the retries are used up. Answers the status the message ended in, if it moved.
+ */
+export const DispatchFailed = Rpc.make("DispatchFailed", {
+  payload: {
+    retryable: Schema.Boolean,
+    code: Schema.String,
+    reason: Schema.String
+  },
+  success: Schema.OptionFromNullOr(MessageStatus)
+})
+
+export const MessageEntity = Entity.make("Message", [Transition, DispatchFailed])
 
 export const MessageEntityLive = MessageEntity.toLayer(
   Effect.gen(function*() {
     const address = yield* Entity.CurrentAddress
+    const id = address.entityId
     const sql = yield* SqlClient.SqlClient
     const messages = yield* MessagesRepo
+    const { retryDelayScale } = yield* ProvidersConfig.ProvidersConfig
+
+    const dispatchFailed = (payload: typeof DispatchFailed.payloadSchema.Type) =>
+      Effect.gen(function*() {
+        const failure = {
+          class: payload.retryable ? "retryable" : "permanent",
+          code: payload.code,
+          reason: payload.reason
+        } as const
+        if (!payload.retryable) {
+          const failed = yield* messages.transition(id, "failed_permanent", { failure, reason: payload.reason })
+          return Option.map(failed, (t) => t.message.status)
+        }
+        const failed = yield* messages.transition(id, "failed_retryable", {
+          failure,
+          countAttempt: true,
+          reason: payload.reason
+        })
+        if (Option.isNone(failed)) return Option.none()
+        const now = yield* Clock.currentTimeMillis
+        const next = yield* Option.match(dispatchRetryDelayMs(failed.value.attempts, retryDelayScale), {
+          onNone: () =>
+            messages.transition(id, "failed_permanent", {
+              failure: { ...failure, class: "permanent" },
+              reason: `gave up after ${failed.value.attempts} attempts`
+            }),
+          onSome: (delay) => {
+            const at = toTimestamp(now + delay)
+            return messages.transition(id, "queued", { nextAttemptAt: at, reason: `retry at ${at}` })
+          }
+        })
+        return Option.map(next, (t) => t.message.status)
+      })
+
     return MessageEntity.of({
       Transition: ({ payload }) =>
         sql.withTransaction(
-          messages.transition(address.entityId, payload.to, {
+          messages.transition(id, payload.to, {
             reason: payload.reason,
             failure: payload.failure,
-            nextAttemptAt: payload.next_attempt_at,
-            countAttempt: payload.count_attempt
+            occurredAt: payload.at === undefined ? undefined : toTimestamp(payload.at)
           })
-        ).pipe(Effect.map(Option.isSome), Effect.orDie)
+        ).pipe(Effect.map(Option.isSome), Effect.orDie),
+      DispatchFailed: ({ payload }) => sql.withTransaction(dispatchFailed(payload)).pipe(Effect.orDie)
     })
   }),
   { maxIdleTime: "10 seconds" }

@@ -1,56 +1,82 @@
 /**
- * A cluster singleton (one in the whole cluster) that repairs what volatile wake-ups can lose:
- * every second it wakes channels with due queued messages (lost wake-ups, retries coming due,
- * passivated or moved entities), expires messages queued for over 24 h, and re-queues messages
- * whose dispatcher died mid-dispatch (no send stuck for ever; providers de-duplicate by id).
+ * A cluster singleton (one in the whole cluster) that repairs what volatile wake-ups and dead
+ * runners can lose, every second:
+ * - wakes channels with due queued messages (a lost wake-up, a retry coming due, a passivated or
+ *   moved entity);
+ * - wakes channels whose accepted messages have had no receipt for a while (the connection that
+ *   would report them went away; the woken channel reconnects and hears them);
+ * - returns messages left `dispatching` by a dead dispatcher to the queue (a retryable failure;
+ *   providers recognise our message id, so nothing is sent twice);
+ * - cancels undispatched messages of archived channels (the archive's own cancellations were lost);
+ * - expires messages queued for over 24 h.
+ * Every step goes through the Message entity, the single writer of a message's status.
  */
 import { Singleton } from "@effect/cluster"
 import { MessagesRepo } from "@switchboard/db"
-import { toTimestamp } from "@switchboard/domain"
+import { QUEUED_EXPIRY_MS, toTimestamp } from "@switchboard/domain"
 import { Clock, Effect, Schedule } from "effect"
 import { ChannelEntity } from "./ChannelEntity.js"
 import { MessageEntity } from "./MessageEntity.js"
 
-const EXPIRY_MS = 24 * 3600 * 1000
-/** A dispatch takes milliseconds; one still `dispatching` after this lost its dispatcher. */
-const STUCK_MS = 20 * 1000
+/** A dispatch takes milliseconds (or up to ~30 s of retries during a failover); one still `dispatching` after this lost its dispatcher. */
+export const STUCK_DISPATCH_MS = 45_000
+/** A provider reports `sent` within seconds of accepting. */
+export const RECEIPT_OVERDUE_MS = 30_000
+/** Receipts overdue for longer than this are not waited for any more. */
+const RECEIPT_GIVE_UP_MS = 3600_000
 
-export const sweepOnce = Effect.gen(function*() {
+const BATCH = 500
+
+export const sweepMessages = Effect.gen(function*() {
   const messages = yield* MessagesRepo
   const channel = yield* ChannelEntity.client
   const message = yield* MessageEntity.client
   const ignore = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.catchAllCause(effect, () => Effect.void)
   const now = yield* Clock.currentTimeMillis
 
-  const due = yield* messages.channelsWithDueWork(1000)
-  yield* Effect.forEach(due, (id) => ignore(channel(id).Wake()), { concurrency: 50, discard: true })
+  const due = yield* messages.channelsWithDueWork(BATCH)
+  const awaiting = yield* messages.channelsAwaitingReceipts(
+    toTimestamp(now - RECEIPT_OVERDUE_MS),
+    toTimestamp(now - RECEIPT_GIVE_UP_MS),
+    BATCH
+  )
+  yield* Effect.forEach(new Set([...due, ...awaiting]), (id) => ignore(channel(id).Wake()), {
+    concurrency: 50,
+    discard: true
+  })
 
-  const stale = yield* messages.staleQueued(toTimestamp(now - EXPIRY_MS), 500)
+  const stuck = yield* messages.stuckDispatching(toTimestamp(now - STUCK_DISPATCH_MS), BATCH)
+  yield* Effect.forEach(
+    stuck,
+    (m) =>
+      ignore(
+        message(m.id).DispatchFailed({
+          retryable: true,
+          code: "dispatch_interrupted",
+          reason: "The dispatcher stopped mid-dispatch"
+        })
+      ),
+    { concurrency: 10, discard: true }
+  )
+
+  const orphaned = yield* messages.undispatchedOfArchived(BATCH)
+  yield* Effect.forEach(
+    orphaned,
+    (id) => ignore(message(id).Transition({ to: "cancelled", reason: "channel archived" })),
+    { concurrency: 10, discard: true }
+  )
+
+  const stale = yield* messages.staleQueued(toTimestamp(now - QUEUED_EXPIRY_MS), BATCH)
   yield* Effect.forEach(
     stale,
     (id) => ignore(message(id).Transition({ to: "expired", reason: "not dispatched within 24 h" })),
-    {
-      concurrency: 10,
-      discard: true
-    }
+    { concurrency: 10, discard: true }
   )
-
-  const stuck = yield* messages.stuckDispatching(toTimestamp(now - STUCK_MS), 500)
-  yield* Effect.forEach(stuck, (m) =>
-    ignore(Effect.gen(function*() {
-      const failure = {
-        class: "retryable",
-        code: "dispatch_interrupted",
-        reason: "The dispatcher stopped mid-dispatch"
-      } as const
-      yield* message(m.id).Transition({ to: "failed_retryable", failure, count_attempt: true, reason: failure.reason })
-      yield* message(m.id).Transition({ to: "queued", reason: "re-queued after an interrupted dispatch" })
-    })), { concurrency: 10, discard: true })
 })
 
 export const MessageSweeperLive = Singleton.make(
   "MessageSweeper",
-  sweepOnce.pipe(
+  sweepMessages.pipe(
     Effect.catchAllCause((cause) => Effect.logWarning("message sweep failed", cause)),
     Effect.repeat(Schedule.spaced("1 second")),
     Effect.asVoid

@@ -1,35 +1,99 @@
 /**
- * What every channel provider offers the Channel entity that owns its connection: sending with
- * OUR message id as the provider's message id (so a repeated dispatch is recognised), and a
- * stream of receipts. Sandbox implements it now; the QR (Baileys) provider plugs in the same way.
+ * What every channel provider offers the Channel entity that owns its connection (ARCHITECTURE
+ * 4, 5). The sandbox implements it now; the QR (Baileys) provider plugs in the same way.
+ *
+ * - `send` uses OUR message id as the provider's message id, so a repeated dispatch of the same
+ *   message (after a crash, a failover) is recognised by the provider and never delivered twice.
+ * - `events` carries receipts of our messages (sent, delivered, read) and inbound messages. A
+ *   receipt may come more than once (after a reconnect) and out of order: the Message entity
+ *   never moves a message back. An inbound message carries the provider's id for deduplication.
+ * - `capabilities.max_throughput_mps` paces the Channel entity's token bucket (SPEC 8.4).
  */
-import type { Channel } from "@switchboard/domain"
+import type { Channel, ReceiptStatus } from "@switchboard/domain"
+import { E164, RECEIPT_STATUSES } from "@switchboard/domain"
 import type { Effect, Scope, Stream } from "effect"
+import { Schema } from "effect"
 
 export interface OutgoingMessage {
+  /** our message id, used as the provider's message id */
   readonly id: string
   readonly to: string
   readonly body: string
-  /** failed dispatch attempts so far */
-  readonly attempts: number
 }
 
-export type SendResult =
-  | { readonly _tag: "Accepted" }
-  | { readonly _tag: "Failed"; readonly retryable: boolean; readonly code: string; readonly reason: string }
+/** The provider took the message; receipts follow on `events`. */
+export interface Accepted {
+  readonly _tag: "Accepted"
+}
 
-export interface Receipt {
-  readonly messageId: string
-  readonly status: "sent" | "delivered" | "read"
+/** The provider refused the message. Retryable failures are dispatched again with backoff. */
+export interface Refused {
+  readonly _tag: "Refused"
+  readonly retryable: boolean
+  /** machine-readable, becomes the message's `failure.code` */
+  readonly code: string
+  /** a sentence, becomes the message's `failure.reason` */
+  readonly reason: string
+}
+
+export type SendResult = Accepted | Refused
+
+export const accepted: SendResult = { _tag: "Accepted" }
+
+export const refused = (retryable: boolean, code: string, reason: string): SendResult => ({
+  _tag: "Refused",
+  retryable,
+  code,
+  reason
+})
+
+/** Progress of one of our messages. */
+export const Receipt = Schema.TaggedStruct("Receipt", {
+  messageId: Schema.String,
+  status: Schema.Literal(...RECEIPT_STATUSES),
+  /** epoch ms */
+  at: Schema.Number
+})
+export interface Receipt extends Schema.Schema.Type<typeof Receipt> {}
+
+/** A text someone sent to the channel's number. */
+export const Inbound = Schema.TaggedStruct("Inbound", {
+  /** the provider's id of the message (deduplication key per channel) */
+  providerMessageId: Schema.String,
+  from: E164,
+  text: Schema.String,
+  /** epoch ms */
+  at: Schema.Number
+})
+export interface Inbound extends Schema.Schema.Type<typeof Inbound> {}
+
+export const ProviderEvent = Schema.Union(Receipt, Inbound)
+export type ProviderEvent = Receipt | Inbound
+
+export const receipt = (messageId: string, status: ReceiptStatus, at: number): ProviderEvent => ({
+  _tag: "Receipt",
+  messageId,
+  status,
+  at
+})
+
+export interface ProviderCapabilities {
+  /** messages per second the provider accepts on one channel */
+  readonly max_throughput_mps: number
+  readonly message_types: ReadonlyArray<string>
 }
 
 export interface ChannelConnection {
+  readonly capabilities: ProviderCapabilities
   readonly send: (message: OutgoingMessage) => Effect.Effect<SendResult>
-  readonly receipts: Stream.Stream<Receipt>
-  readonly capabilities: { readonly max_throughput_mps: number; readonly message_types: ReadonlyArray<string> }
+  readonly events: Stream.Stream<ProviderEvent>
+  /** receipts the connection still expects to report (the owner stays alive while > 0) */
+  readonly pendingReceipts: Effect.Effect<number>
+  /** simulated networks only: someone writes to the channel's number */
+  readonly simulateInbound?: (from: string, text: string) => Effect.Effect<void>
 }
 
 export interface ChannelProvider {
-  /** Opens the channel's connection for as long as the scope lives. */
+  /** Opens the channel's connection; it lives as long as the scope. */
   readonly connect: (channel: Channel) => Effect.Effect<ChannelConnection, never, Scope.Scope>
 }

@@ -1,13 +1,23 @@
 /**
- * The simulated network behind sandbox channels (DECISIONS 6): accepts what the channel
- * dispatches (the channel paces it at 2 msg/s), reports sent, delivered and read after small
- * delays, and honours the magic recipients. A message id is accepted once, durably: dispatching
- * it again (after a crash or a failover) never delivers it twice.
+ * The simulated network behind sandbox channels (DECISIONS 6), a real provider behind the same
+ * interface the QR provider implements:
+ * - accepts at most 2 messages per second per channel (a token bucket; beyond it a retryable
+ *   `provider_rate_limited` refusal; the Channel entity's own pacing never gets there);
+ * - reports `sent`, `delivered` and `read` after small delays (`sandboxReceiptDelaysMs`);
+ * - honours the magic recipients: `+15005550001` fails permanently, `+15005550002` fails
+ *   retryably on its first two offers then succeeds, `+15005550003` stays at `sent`;
+ * - remembers every message id durably (`SandboxNetworkRepo`): a message offered twice (a
+ *   duplicate dispatch, a failover) is accepted and delivered once, and a channel that
+ *   reconnects hears the receipts of what is still under way (receipts may repeat, as on a real
+ *   network; the Message entity ignores what does not move a message forward);
+ * - simulates inbound messages (`simulateInbound`).
  */
-import { MessagesRepo } from "@switchboard/db"
-import { THROUGHPUT_MPS } from "@switchboard/domain"
-import { Effect, Queue, Stream } from "effect"
-import type { ChannelProvider, Receipt, SendResult } from "./ChannelProvider.js"
+import { SandboxNetworkRepo } from "@switchboard/db"
+import type { NetworkDelivery, NetworkStage } from "@switchboard/db"
+import { THROUGHPUT_MPS, toTimestamp } from "@switchboard/domain"
+import { Clock, Effect, Queue, Random, Ref, Stream } from "effect"
+import type { ChannelConnection, ChannelProvider, OutgoingMessage, ProviderEvent } from "./ChannelProvider.js"
+import { accepted, receipt, refused } from "./ChannelProvider.js"
 import { ProvidersConfig } from "./ProvidersConfig.js"
 
 export const MAGIC = {
@@ -16,76 +26,126 @@ export const MAGIC = {
   staysAtSent: "+15005550003"
 } as const
 
+/** Magic numbers count as verified recipients. */
 export const isMagicNumber = (phone: string) => (Object.values(MAGIC) as Array<string>).includes(phone)
+
+/** A reconnecting channel hears the receipts of messages accepted this recently. */
+const REPLAY_WINDOW_MS = 3600 * 1000
+
+const STAGES: ReadonlyArray<NetworkStage> = ["sent", "delivered", "read"]
+
+const stageTime = (delivery: NetworkDelivery, stage: NetworkStage) =>
+  stage === "sent" ? delivery.sentAt : stage === "delivered" ? delivery.deliveredAt : delivery.readAt
 
 export class SandboxProvider extends Effect.Service<SandboxProvider>()("@switchboard/providers/SandboxProvider", {
   effect: Effect.gen(function*() {
-    const messages = yield* MessagesRepo
+    const network = yield* SandboxNetworkRepo
     const config = yield* ProvidersConfig
-    const [sentMs, deliveredMs, readMs] = config.sandboxReceiptDelaysMs
+    const delays = config.sandboxReceiptDelaysMs
+    const mps = THROUGHPUT_MPS.sandbox
 
-    const provider: ChannelProvider = {
-      connect: (channel) =>
-        Effect.gen(function*() {
-          const scope = yield* Effect.scope
-          const receipts = yield* Queue.unbounded<Receipt>()
-          yield* Effect.addFinalizer(() => Queue.shutdown(receipts))
+    const connect: ChannelProvider["connect"] = (channel) =>
+      Effect.gen(function*() {
+        const scope = yield* Effect.scope
+        const events = yield* Queue.unbounded<ProviderEvent>()
+        yield* Effect.addFinalizer(() => Queue.shutdown(events))
+        const reporting = new Set<string>()
+        const pending = yield* Ref.make(0)
+        // token bucket of the network: `mps` tokens, refilled at `mps` per second
+        const bucket = { tokens: mps, at: yield* Clock.currentTimeMillis }
 
-          /** Reports the receipts still due after `from` (the network keeps reporting across our restarts). */
-          const report = (messageId: string, to: string, from: "accepted" | "sent" | "delivered" = "accepted") =>
-            Effect.gen(function*() {
-              if (from === "accepted") {
-                yield* Effect.sleep(sentMs)
-                yield* Queue.offer(receipts, { messageId, status: "sent" })
-              }
-              if (to === MAGIC.staysAtSent) return
-              if (from !== "delivered") {
-                yield* Effect.sleep(deliveredMs - sentMs)
-                yield* Queue.offer(receipts, { messageId, status: "delivered" })
-              }
-              yield* Effect.sleep(readMs - deliveredMs)
-              yield* Queue.offer(receipts, { messageId, status: "read" })
-            })
-
-          // messages this channel had accepted before a restart or a failover still get their receipts
-          for (const m of yield* messages.awaitingReceipts(channel.id)) {
-            const from = m.status === "provider_accepted" ? "accepted" : m.status === "sent" ? "sent" : "delivered"
-            yield* Effect.forkIn(report(m.id, m.to_number, from), scope)
-          }
-
-          const send = (message: { readonly id: string; readonly to: string; readonly attempts: number }) =>
-            Effect.gen(function*() {
-              if (message.to === MAGIC.failsPermanently) {
-                return {
-                  _tag: "Failed",
-                  retryable: false,
-                  code: "recipient_unreachable",
-                  reason: "The recipient cannot receive messages"
-                } as SendResult
-              }
-              if (message.to === MAGIC.failsTwiceThenSucceeds && message.attempts < 2) {
-                return {
-                  _tag: "Failed",
-                  retryable: true,
-                  code: "network_timeout",
-                  reason: "The network did not answer in time"
-                } as SendResult
-              }
-              // durable de-duplication: the same id is delivered to the handset once; a repeated
-              // dispatch (after a crash) only hears the receipts again, which never move a message back
-              yield* messages.claimSandboxDelivery(message.id)
-              yield* Effect.forkIn(report(message.id, message.to), scope)
-              return { _tag: "Accepted" } as SendResult
-            })
-
-          return {
-            send: (message) => send(message),
-            receipts: Stream.fromQueue(receipts),
-            capabilities: { max_throughput_mps: THROUGHPUT_MPS.sandbox, message_types: ["text"] }
-          }
+        const takeToken = Effect.map(Clock.currentTimeMillis, (now) => {
+          bucket.tokens = Math.min(mps, bucket.tokens + ((now - bucket.at) / 1000) * mps)
+          bucket.at = now
+          if (bucket.tokens < 1) return false
+          bucket.tokens -= 1
+          return true
         })
-    }
-    return provider
+
+        /** Reports the receipts of an accepted message: repeats those already reported, schedules the rest. */
+        const report = (delivery: NetworkDelivery) => {
+          if (reporting.has(delivery.messageId)) return Effect.void
+          reporting.add(delivery.messageId)
+          const acceptedAt = Date.parse(delivery.acceptedAt)
+          return Effect.gen(function*() {
+            for (const [i, stage] of STAGES.entries()) {
+              if (stage !== "sent" && delivery.to === MAGIC.staysAtSent) return
+              const known = stageTime(delivery, stage)
+              if (known !== null) {
+                yield* Queue.offer(events, receipt(delivery.messageId, stage, Date.parse(known)))
+                continue
+              }
+              const wait = acceptedAt + delays[i]! - (yield* Clock.currentTimeMillis)
+              if (wait > 0) yield* Effect.sleep(wait)
+              // another connection may have reported it first: then its time stands
+              const at = yield* network.advance(delivery.messageId, stage, toTimestamp(yield* Clock.currentTimeMillis))
+              yield* Queue.offer(events, receipt(delivery.messageId, stage, Date.parse(at)))
+            }
+          }).pipe(
+            Effect.ensuring(
+              Effect.zipRight(
+                Effect.sync(() => reporting.delete(delivery.messageId)),
+                Ref.update(pending, (n) => n - 1)
+              )
+            ),
+            Effect.forkIn(scope),
+            Effect.zipRight(Ref.update(pending, (n) => n + 1)),
+            Effect.asVoid
+          )
+        }
+
+        const send = (message: OutgoingMessage) =>
+          Effect.gen(function*() {
+            if (!(yield* takeToken)) {
+              return refused(true, "provider_rate_limited", `The sandbox network accepts ${mps} messages per second`)
+            }
+            const { alreadyAccepted, offers } = yield* network.offer({
+              messageId: message.id,
+              channelId: channel.id,
+              to: message.to
+            })
+            if (!alreadyAccepted) {
+              if (message.to === MAGIC.failsPermanently) {
+                return refused(false, "recipient_unreachable", "The recipient cannot receive messages")
+              }
+              if (message.to === MAGIC.failsTwiceThenSucceeds && offers <= 2) {
+                return refused(true, "network_timeout", "The network did not answer in time")
+              }
+              yield* network.accept(message.id, toTimestamp(yield* Clock.currentTimeMillis))
+            }
+            // accepted now or before: one delivery, whose receipts this connection reports
+            const delivery = yield* network.find(message.id)
+            if (delivery._tag === "Some") yield* report(delivery.value)
+            return accepted
+          })
+
+        const simulateInbound = (from: string, text: string) =>
+          Effect.gen(function*() {
+            const at = yield* Clock.currentTimeMillis
+            const nonce = yield* Random.nextIntBetween(0, 2 ** 31)
+            yield* Queue.offer(events, {
+              _tag: "Inbound",
+              providerMessageId: `sbx-in-${at.toString(36)}-${nonce.toString(36)}`,
+              from,
+              text,
+              at
+            })
+          })
+
+        // a reconnect hears what is still under way
+        const since = toTimestamp((yield* Clock.currentTimeMillis) - REPLAY_WINDOW_MS)
+        yield* Effect.forEach(yield* network.unfinished(channel.id, since), report, { discard: true })
+
+        return {
+          capabilities: { max_throughput_mps: mps, message_types: ["text"] },
+          send,
+          events: Stream.fromQueue(events),
+          pendingReceipts: Ref.get(pending),
+          simulateInbound
+        } satisfies ChannelConnection
+      })
+
+    return { connect } satisfies ChannelProvider
   }),
-  dependencies: [MessagesRepo.Default]
+  dependencies: [SandboxNetworkRepo.Default]
 }) {}

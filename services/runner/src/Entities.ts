@@ -1,30 +1,13 @@
 /** Every entity a runner hosts; the runner and standalone processes compose this layer. */
-import { ChannelsRepo, MessagesRepo, WebhookDeliveriesRepo, WebhookEndpointsRepo } from "@switchboard/db"
-import {
-  ChannelEntityLive,
-  MessageEntityLive,
-  MessageSweeperLive,
-  ProbeLive,
-  WebhookEndpointEntityLive,
-  WebhookSweeperLive
-} from "@switchboard/entities"
-import { SandboxProvider } from "@switchboard/providers"
+import { WebhookDeliveriesRepo, WebhookEndpointsRepo } from "@switchboard/db"
+import { MessagingEntitiesLive, ProbeLive, WebhookEndpointEntityLive, WebhookSweeperLive } from "@switchboard/entities"
 import { Layer } from "effect"
 
 /** Needs `ProvidersConfig` and `WebhooksConfig` (mains take them from the environment; tests set their own). */
 export const layer = Layer.mergeAll(
   ProbeLive,
-  ChannelEntityLive,
-  MessageEntityLive,
-  MessageSweeperLive,
-  WebhookEndpointEntityLive,
-  WebhookSweeperLive
-).pipe(
-  Layer.provide(Layer.mergeAll(
-    SandboxProvider.Default,
-    ChannelsRepo.Default,
-    MessagesRepo.Default,
-    WebhookEndpointsRepo.Default,
-    WebhookDeliveriesRepo.Default
-  ))
+  MessagingEntitiesLive,
+  Layer.mergeAll(WebhookEndpointEntityLive, WebhookSweeperLive).pipe(
+    Layer.provide(Layer.mergeAll(WebhookEndpointsRepo.Default, WebhookDeliveriesRepo.Default))
+  )
 )

@@ -14,7 +14,7 @@ import {
   ValidationError
 } from "@switchboard/domain"
 import type { ChannelStatus, CursorPosition, Provider } from "@switchboard/domain"
-import { MessageEntity } from "@switchboard/entities"
+import { ChannelEntity, MessageEntity } from "@switchboard/entities"
 import { Clock, Effect, Option } from "effect"
 import { Entitlements } from "./Entitlements.js"
 
@@ -29,6 +29,7 @@ export class Channels extends Effect.Service<Channels>()("@switchboard/service-a
     const events = yield* EventsRepo
     const entitlements = yield* Entitlements
     const messageClient = yield* MessageEntity.client
+    const channelClient = yield* ChannelEntity.client
     const now = Effect.map(Clock.currentTimeMillis, toTimestamp)
 
     /**
@@ -185,9 +186,14 @@ export class Channels extends Effect.Service<Channels>()("@switchboard/service-a
       yield* Effect.forEach(
         undispatched,
         (messageId) =>
-          messageClient(messageId).Transition({ to: "cancelled", reason: "channel archived" }).pipe(Effect.orDie),
+          // a lost cancellation is repeated by the sweeper
+          messageClient(messageId).Transition({ to: "cancelled", reason: "channel archived" }).pipe(
+            Effect.catchAllCause(() => Effect.void)
+          ),
         { concurrency: 10, discard: true }
       )
+      // the channel's entity drops its provider connection (it also notices on its own)
+      yield* channelClient(id).Wake().pipe(Effect.catchAllCause(() => Effect.void))
       return Option.getOrThrow(yield* repo.find(workspaceId, id)).channel
     })
 

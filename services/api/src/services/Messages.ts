@@ -7,6 +7,7 @@ import { SqlClient } from "@effect/sql"
 import type { Principal } from "@switchboard/api"
 import { ChannelsRepo, IdempotencyRepo, MessagesRepo, SandboxRepo } from "@switchboard/db"
 import {
+  acceptsSends,
   ChannelNotConnected,
   ChannelNotFound,
   DEFAULT_LIMIT,
@@ -32,6 +33,8 @@ import { Entitlements } from "./Entitlements.js"
 type SendBody = typeof SendMessageRequest.Type
 
 const IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000
+/** A send takes milliseconds; a key `running` for this long belongs to a request that died. */
+const IDEMPOTENCY_ABANDONED_MS = 60 * 1000
 
 /** Canonical JSON: object keys sorted at every level, so member order does not matter. */
 const canonical = (value: unknown): string =>
@@ -94,7 +97,7 @@ export class Messages extends Effect.Service<Messages>()("@switchboard/service-a
           details: { resource: "template", slug: body.template.slug }
         })
       }
-      if (channel.status !== "connected") {
+      if (!acceptsSends(channel.status)) {
         return yield* new ChannelNotConnected({
           message: `Channel ${channel.id} is ${channel.status}, not connected`,
           details: { status: channel.status }
@@ -132,7 +135,8 @@ export class Messages extends Effect.Service<Messages>()("@switchboard/service-a
             key: idempotencyKey,
             fingerprint: fingerprint(body),
             now,
-            expiresAt: toTimestamp(nowMs + IDEMPOTENCY_TTL_MS)
+            expiresAt: toTimestamp(nowMs + IDEMPOTENCY_TTL_MS),
+            abandonedBefore: toTimestamp(nowMs - IDEMPOTENCY_ABANDONED_MS)
           }).pipe(Effect.orDie)
           if (claim._tag === "Replay") return { message: decodeMessage(claim.response), replayed: true }
           if (claim._tag === "Mismatch") {

@@ -2,19 +2,20 @@
 import { SqlClient } from "@effect/sql"
 import type { Principal } from "@switchboard/api"
 import { CreatedSandboxSession, SandboxSession } from "@switchboard/api"
-import { EventsRepo, MessagesRepo, SandboxRepo } from "@switchboard/db"
+import { SandboxRepo } from "@switchboard/db"
 import type { SandboxSessionRow } from "@switchboard/db"
 import {
   newId,
   NotFound,
-  PRIORITY,
   SandboxNoNumberAvailable,
   SandboxTestKeyRequired,
+  ServiceUnavailable,
   toTimestamp,
   ValidationError
 } from "@switchboard/domain"
+import { ChannelEntity } from "@switchboard/entities"
 import { isMagicNumber, ProvidersConfig } from "@switchboard/providers"
-import { Clock, Effect, Option } from "effect"
+import { Clock, Effect, Option, Schedule } from "effect"
 import { createHash, randomInt, timingSafeEqual } from "node:crypto"
 import { Channels } from "./Channels.js"
 import { Entitlements } from "./Entitlements.js"
@@ -44,8 +45,7 @@ export class Sandbox extends Effect.Service<Sandbox>()("@switchboard/service-api
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const repo = yield* SandboxRepo
-    const messages = yield* MessagesRepo
-    const events = yield* EventsRepo
+    const channelClient = yield* ChannelEntity.client
     const channels = yield* Channels
     const entitlements = yield* Entitlements
     const config = yield* ProvidersConfig.ProvidersConfig
@@ -171,51 +171,28 @@ export class Sandbox extends Effect.Service<Sandbox>()("@switchboard/service-api
             }
           })
         }
-        const at = yield* now
-        yield* sql.withTransaction(Effect.gen(function*() {
-          const contact = yield* messages.upsertContact(principal.workspaceId, input.from, at)
-          const conversationId = yield* messages.upsertConversation(
-            principal.workspaceId,
-            session.channel_id,
-            contact.id,
-            at
+        // the simulated network delivers it to the channel's entity, which records it like any
+        // provider's inbound message (contact, conversation, `message.received`)
+        const delivered = yield* channelClient(session.channel_id).SimulateInbound({
+          from: input.from,
+          text: input.text.body
+        }).pipe(
+          Effect.catchAllDefect(Effect.fail),
+          Effect.retry({ times: 2, schedule: Schedule.spaced("200 millis") }),
+          Effect.catchAllCause(() =>
+            new ServiceUnavailable({ message: "The sandbox network is unreachable; retry later" })
           )
-          const message = yield* messages.insert({
-            id: yield* newId("msg"),
-            workspaceId: principal.workspaceId,
-            channelId: session.channel_id,
-            conversationId,
-            contactId: contact.id,
-            direction: "inbound",
-            from: input.from,
-            to: session.phone_number,
-            body: input.text.body,
-            category: "utility",
-            priority: PRIORITY.utility,
-            status: "delivered",
-            metadata: {},
-            now: at
+        )
+        if (!delivered) {
+          return yield* new ValidationError({
+            message: "The session's channel is not connected",
+            details: { reason: "session_not_active" }
           })
-          yield* events.append({
-            workspaceId: principal.workspaceId,
-            type: "message.received",
-            data: {
-              object: "message",
-              object_id: message.id,
-              message_id: message.id,
-              conversation_id: conversationId,
-              contact_id: contact.id,
-              channel_id: session.channel_id,
-              direction: "inbound",
-              type: "text"
-            },
-            occurredAt: at
-          })
-        })).pipe(Effect.orDie)
+        }
       }
     )
 
     return { create, get, verify, revoke, inbound } as const
   }),
-  dependencies: [SandboxRepo.Default, MessagesRepo.Default, EventsRepo.Default, Channels.Default, Entitlements.Default]
+  dependencies: [SandboxRepo.Default, Channels.Default, Entitlements.Default]
 }) {}

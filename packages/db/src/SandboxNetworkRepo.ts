@@ -1,0 +1,93 @@
+/**
+ * The simulated network's durable memory (DECISIONS 6): one row per message id ever offered to
+ * it. Every step is a guarded statement, so two connections offering or reporting the same
+ * message (a duplicate dispatch, a failover) still accept and deliver it once: a receipt reported
+ * again carries the time of the first report.
+ */
+import { SqlClient } from "@effect/sql"
+import { Effect, Option } from "effect"
+import { iso, isoOrNull } from "./Rows.js"
+
+export type NetworkStage = "sent" | "delivered" | "read"
+
+export interface NetworkDelivery {
+  readonly messageId: string
+  readonly offers: number
+  readonly to: string
+  readonly acceptedAt: string
+  readonly sentAt: string | null
+  readonly deliveredAt: string | null
+  readonly readAt: string | null
+}
+
+const toDelivery = (r: any): NetworkDelivery => ({
+  messageId: r.message_id,
+  offers: r.offers,
+  to: r.to_number,
+  acceptedAt: iso(r.accepted_at),
+  sentAt: isoOrNull(r.sent_at),
+  deliveredAt: isoOrNull(r.delivered_at),
+  readAt: isoOrNull(r.read_at)
+})
+
+export class SandboxNetworkRepo extends Effect.Service<SandboxNetworkRepo>()("@switchboard/db/SandboxNetworkRepo", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+
+    /** Counts one more offer of the message; tells how many there were and whether it was already accepted. */
+    const offer = Effect.fn("SandboxNetworkRepo.offer")(function*(input: {
+      readonly messageId: string
+      readonly channelId: string
+      readonly to: string
+    }) {
+      const rows = yield* sql<{ offers: number; accepted_at: Date | null }>`
+        INSERT INTO sandbox_deliveries (message_id, channel_id, to_number, offers)
+        VALUES (${input.messageId}, ${input.channelId}, ${input.to}, 1)
+        ON CONFLICT (message_id) DO UPDATE SET offers = sandbox_deliveries.offers + 1
+        RETURNING offers, accepted_at`
+      return { offers: rows[0]!.offers, alreadyAccepted: rows[0]!.accepted_at !== null }
+    }, Effect.orDie)
+
+    /** Accepts the message; false when it already was (it is never delivered twice). */
+    const accept = Effect.fn("SandboxNetworkRepo.accept")(function*(messageId: string, at: string) {
+      const rows = yield* sql`UPDATE sandbox_deliveries SET accepted_at = ${at}
+        WHERE message_id = ${messageId} AND accepted_at IS NULL RETURNING message_id`
+      return rows.length > 0
+    }, Effect.orDie)
+
+    /**
+     * Records a receipt the network reports, once: the first report of a stage fixes its time.
+     * Answers that time (an earlier report's, when there was one).
+     */
+    const advance = Effect.fn("SandboxNetworkRepo.advance")(
+      function*(messageId: string, stage: NetworkStage, at: string) {
+        const rows = stage === "sent"
+          ? yield* sql<{ at: Date }>`UPDATE sandbox_deliveries SET sent_at = COALESCE(sent_at, ${at})
+              WHERE message_id = ${messageId} RETURNING sent_at AS at`
+          : stage === "delivered"
+          ? yield* sql<{ at: Date }>`UPDATE sandbox_deliveries SET delivered_at = COALESCE(delivered_at, ${at})
+              WHERE message_id = ${messageId} RETURNING delivered_at AS at`
+          : yield* sql<{ at: Date }>`UPDATE sandbox_deliveries SET read_at = COALESCE(read_at, ${at})
+              WHERE message_id = ${messageId} RETURNING read_at AS at`
+        return rows[0] ? iso(rows[0].at) : at
+      },
+      Effect.orDie
+    )
+
+    /** A channel's accepted messages whose receipts are not all reported, accepted after `since`. */
+    const unfinished = Effect.fn("SandboxNetworkRepo.unfinished")(function*(channelId: string, since: string) {
+      const rows = yield* sql`SELECT * FROM sandbox_deliveries
+        WHERE channel_id = ${channelId} AND accepted_at IS NOT NULL AND read_at IS NULL AND accepted_at > ${since}
+        ORDER BY accepted_at`
+      return rows.map(toDelivery)
+    }, Effect.orDie)
+
+    const find = Effect.fn("SandboxNetworkRepo.find")(function*(messageId: string) {
+      const rows =
+        yield* sql`SELECT * FROM sandbox_deliveries WHERE message_id = ${messageId} AND accepted_at IS NOT NULL`
+      return Option.map(Option.fromNullable(rows[0]), toDelivery)
+    }, Effect.orDie)
+
+    return { offer, accept, advance, unfinished, find } as const
+  })
+}) {}

@@ -1,0 +1,16 @@
+/**
+ * The messaging part of a runner: Channel and Message entities, the message sweeper, and what
+ * they need (provider adapters, repositories). Needs `Sharding`, `SqlClient` and
+ * `ProvidersConfig`; the runner, the standalone process and the entity tests compose this.
+ */
+import { ChannelsRepo, MessagesRepo } from "@switchboard/db"
+import { ChannelProviders, SandboxProvider } from "@switchboard/providers"
+import { Layer } from "effect"
+import { ChannelEntityLive } from "./ChannelEntity.js"
+import { MessageEntityLive } from "./MessageEntity.js"
+import { MessageSweeperLive } from "./MessageSweeper.js"
+
+export const MessagingEntitiesLive = Layer.mergeAll(ChannelEntityLive, MessageEntityLive, MessageSweeperLive).pipe(
+  Layer.provide(ChannelProviders.layer),
+  Layer.provide(Layer.mergeAll(SandboxProvider.Default, ChannelsRepo.Default, MessagesRepo.Default))
+)

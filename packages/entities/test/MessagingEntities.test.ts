@@ -1,0 +1,201 @@
+import { SqlClient } from "@effect/sql"
+import { assert, describe, layer } from "@effect/vitest"
+import { ChannelsRepo, MessagesRepo } from "@switchboard/db"
+import * as TestDatabase from "@switchboard/db/testing"
+import { toTimestamp } from "@switchboard/domain"
+import { ChannelEntity, Cluster, MessageEntity, MessagingEntitiesLive } from "@switchboard/entities"
+import { ProvidersConfig } from "@switchboard/providers"
+import { Clock, Effect, Layer, Option } from "effect"
+import { eventTypes, queueMessage, setupChannel, timeline, waitFor } from "./support.js"
+
+const TestLayer = Layer.mergeAll(MessagingEntitiesLive, MessagesRepo.Default, ChannelsRepo.Default).pipe(
+  Layer.provideMerge(ProvidersConfig.layer({ retryDelayScale: 0.01, sandboxReceiptDelaysMs: [100, 200, 300] })),
+  Layer.provideMerge(Cluster.single),
+  Layer.provideMerge(TestDatabase.sqlLayer)
+)
+
+const FULL_PATH = [
+  [null, "queued"],
+  ["queued", "dispatching"],
+  ["dispatching", "provider_accepted"],
+  ["provider_accepted", "sent"],
+  ["sent", "delivered"],
+  ["delivered", "read"]
+]
+
+describe("Channel and Message entities", () => {
+  layer(TestLayer, { excludeTestServices: true, timeout: 120_000 })((it) => {
+    it.effect("dispatches a queued message whose wake-up was lost (the sweeper repeats it)", () =>
+      Effect.gen(function*() {
+        const target = yield* setupChannel()
+        // written like a send, but nobody wakes the channel
+        const message = yield* queueMessage(target)
+        const read = yield* waitFor(message.id, (m) => m.status === "read")
+        assert.isNotNull(read.read_at)
+        assert.deepStrictEqual((yield* timeline(message.id)).map((t) => [t.from_state, t.to_state]), FULL_PATH)
+        assert.deepStrictEqual((yield* eventTypes(message.id)).map((e) => e.type), [
+          "message.queued",
+          "message.sent",
+          "message.delivered",
+          "message.read"
+        ])
+      }))
+
+    it.effect("never moves a message back when receipts arrive out of order", () =>
+      Effect.gen(function*() {
+        const target = yield* setupChannel()
+        const message = yield* queueMessage(target, { status: "provider_accepted" })
+        const client = (yield* MessageEntity.client)(message.id)
+        assert.isTrue(yield* client.Transition({ to: "read" }))
+        assert.isFalse(yield* client.Transition({ to: "delivered" }))
+        assert.isFalse(yield* client.Transition({ to: "sent" }))
+        assert.isFalse(yield* client.Transition({ to: "read" }))
+        const final = yield* waitFor(message.id, () => true)
+        assert.strictEqual(final.status, "read")
+        assert.deepStrictEqual((yield* timeline(message.id)).map((t) => t.to_state), ["provider_accepted", "read"])
+        const events = yield* eventTypes(message.id)
+        assert.deepStrictEqual(events, [{
+          type: "message.read",
+          data: {
+            object: "message",
+            object_id: message.id,
+            message_id: message.id,
+            from_state: "provider_accepted",
+            to_state: "read",
+            category: "utility"
+          }
+        }])
+      }))
+
+    it.effect("paces a channel at 2 messages per second and keeps itself alive while it works", () =>
+      Effect.gen(function*() {
+        const target = yield* setupChannel()
+        const ids: Array<string> = []
+        for (let i = 0; i < 7; i++) ids.push((yield* queueMessage(target)).id)
+        const channel = (yield* ChannelEntity.client)(target.channelId)
+        yield* channel.Wake()
+        yield* waitFor(ids[2]!, (m) => m.status !== "queued")
+        assert.isTrue((yield* channel.Status()).keep_alive, "alive while its queue is not empty")
+        for (const id of ids) yield* waitFor(id, (m) => m.status === "read")
+        const sql = yield* SqlClient.SqlClient
+        const accepted = (yield* sql<{ accepted_at: Date }>`SELECT accepted_at FROM sandbox_deliveries
+          WHERE message_id IN ${sql.in(ids)} ORDER BY accepted_at`).map((r) => r.accepted_at.getTime())
+        assert.strictEqual(accepted.length, ids.length)
+        // never a third message within one second (10% slack for timers)
+        for (let i = 0; i + 2 < accepted.length; i++) {
+          assert.isAtLeast(accepted[i + 2]! - accepted[i]!, 900, `messages ${i}..${i + 2}`)
+        }
+        const rate = (accepted.length - 1) / ((accepted[accepted.length - 1]! - accepted[0]!) / 1000)
+        assert.isAtMost(rate, 2.2)
+        assert.isAtLeast(rate, 1, "roughly the provider's pace")
+        // nothing refused by the network for going too fast
+        const retried = yield* sql`SELECT 1 FROM message_transitions WHERE message_id IN ${sql.in(ids)}
+          AND to_state = 'failed_retryable'`
+        assert.strictEqual(retried.length, 0)
+        yield* Effect.sleep("1500 millis")
+        assert.isFalse((yield* channel.Status()).keep_alive, "idle again once everything was reported")
+      }))
+
+    it.effect("re-dispatches a message its dispatcher abandoned, without delivering it twice", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const target = yield* setupChannel()
+        // what a runner killed mid-dispatch leaves: the network took and delivered the message,
+        // but the message never heard back and is still `dispatching`
+        const message = yield* queueMessage(target, { status: "dispatching" })
+        const longAgo = toTimestamp((yield* Clock.currentTimeMillis) - 120_000)
+        const deliveredAt = toTimestamp((yield* Clock.currentTimeMillis) - 119_000)
+        yield* sql`UPDATE messages SET updated_at = ${longAgo} WHERE id = ${message.id}`
+        yield* sql`INSERT INTO sandbox_deliveries (message_id, channel_id, to_number, offers, accepted_at, sent_at,
+          delivered_at, read_at) VALUES (${message.id}, ${target.channelId}, ${message.to}, 1, ${longAgo}, ${longAgo},
+          ${deliveredAt}, ${deliveredAt})`
+        const read = yield* waitFor(message.id, (m) => m.status === "read")
+        assert.deepStrictEqual((yield* timeline(message.id)).map((t) => t.to_state), [
+          "dispatching",
+          "failed_retryable",
+          "queued",
+          "dispatching",
+          "provider_accepted",
+          "sent",
+          "delivered",
+          "read"
+        ])
+        const network = yield* sql<{ offers: number; delivered_at: Date }>`SELECT offers, delivered_at
+          FROM sandbox_deliveries WHERE message_id = ${message.id}`
+        assert.strictEqual(network[0]!.offers, 2, "offered again")
+        assert.strictEqual(network[0]!.delivered_at.toISOString(), deliveredAt, "but delivered only the first time")
+        assert.strictEqual(read.delivered_at, deliveredAt, "the receipt carries the one delivery")
+        const delivered = (yield* eventTypes(message.id)).filter((e) => e.type === "message.delivered")
+        assert.strictEqual(delivered.length, 1)
+      }))
+
+    it.effect("cancels the undispatched messages of an archived channel, even when nobody asked", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const target = yield* setupChannel()
+        const ids = yield* sql.withTransaction(Effect.gen(function*() {
+          const queued = [yield* queueMessage(target), yield* queueMessage(target, { category: "authentication" })]
+          // archived in the same instant: the archive's own cancellations never ran
+          yield* sql`UPDATE channels SET status = 'archived', archived_at = now() WHERE id = ${target.channelId}`
+          return queued.map((m) => m.id)
+        }))
+        for (const id of ids) {
+          yield* waitFor(id, (m) => m.status === "cancelled")
+          assert.deepStrictEqual((yield* timeline(id)).map((t) => t.to_state), ["queued", "cancelled"])
+        }
+        const offered = yield* sql`SELECT 1 FROM sandbox_deliveries WHERE message_id IN ${sql.in(ids)}`
+        assert.strictEqual(offered.length, 0, "nothing reached the network")
+      }))
+
+    it.effect("expires a message left queued for 24 hours", () =>
+      Effect.gen(function*() {
+        // a QR channel still pairing: nothing dispatches its queue
+        const target = yield* setupChannel({ provider: "qr", status: "pending" })
+        const old = yield* queueMessage(target, { createdAt: (yield* Clock.currentTimeMillis) - 25 * 3600_000 })
+        const fresh = yield* queueMessage(target, { to: "+4915100000001" })
+        yield* waitFor(old.id, (m) => m.status === "expired")
+        assert.strictEqual((yield* waitFor(fresh.id, () => true)).status, "queued")
+        const reason = (yield* timeline(old.id)).find((t) => t.to_state === "expired")?.reason
+        assert.strictEqual(reason, "not dispatched within 24 h")
+      }))
+
+    it.effect("records an inbound message through the channel, once per provider message", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const messages = yield* MessagesRepo
+        const target = yield* setupChannel()
+        const channel = (yield* ChannelEntity.client)(target.channelId)
+        assert.isTrue(yield* channel.SimulateInbound({ from: "+4915112345678", text: "hi there" }))
+        const rows = yield* Effect.gen(function*() {
+          for (let i = 0; i < 50; i++) {
+            const found = yield* sql<{ id: string; provider_message_id: string }>`SELECT id, provider_message_id
+              FROM messages WHERE channel_id = ${target.channelId} AND direction = 'inbound'`
+            if (found.length > 0) return found
+            yield* Effect.sleep("100 millis")
+          }
+          return []
+        })
+        assert.strictEqual(rows.length, 1)
+        const inbound = yield* waitFor(rows[0]!.id, () => true)
+        assert.strictEqual(inbound.status, "delivered")
+        assert.strictEqual(inbound.from, "+4915112345678")
+        assert.strictEqual(inbound.to, "+15550100001")
+        const received = (yield* eventTypes(inbound.id)).filter((e) => e.type === "message.received")
+        assert.strictEqual(received.length, 1)
+        assert.strictEqual(received[0]!.data.conversation_id, inbound.conversation_id)
+        // the provider reporting the same message again records nothing new
+        const again = yield* sql.withTransaction(messages.recordInbound({
+          workspaceId: target.workspaceId,
+          channelId: target.channelId,
+          channelNumber: "+15550100001",
+          providerMessageId: rows[0]!.provider_message_id,
+          from: "+4915112345678",
+          body: "hi there",
+          now: toTimestamp(yield* Clock.currentTimeMillis)
+        }))
+        assert.isTrue(Option.isNone(again))
+        const count = yield* sql`SELECT 1 FROM messages WHERE channel_id = ${target.channelId}`
+        assert.strictEqual(count.length, 1)
+      }))
+  })
+})

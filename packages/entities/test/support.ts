@@ -1,0 +1,102 @@
+/** Rows for entity tests: a workspace, a channel, queued messages, written as the api node would. */
+import { SqlClient } from "@effect/sql"
+import { ChannelsRepo, MessagesRepo } from "@switchboard/db"
+import { newId, PRIORITY, THROUGHPUT_MPS, toTimestamp } from "@switchboard/domain"
+import type { Category, ChannelStatus, Message, MessageStatus, Provider } from "@switchboard/domain"
+import { Clock, Effect, Option } from "effect"
+
+export const setupChannel = (options: { readonly provider?: Provider; readonly status?: ChannelStatus } = {}) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const channels = yield* ChannelsRepo
+    const now = toTimestamp(yield* Clock.currentTimeMillis)
+    const workspaceId = yield* newId("ws")
+    yield* sql`INSERT INTO workspaces (id, name, created_at, updated_at) VALUES (${workspaceId}, 'test', ${now}, ${now})`
+    const channelId = yield* newId("ch")
+    const provider = options.provider ?? "sandbox"
+    yield* channels.insert({
+      id: channelId,
+      workspaceId,
+      name: `channel ${channelId}`,
+      provider,
+      status: options.status ?? "connected",
+      isDefault: false,
+      phoneNumber: provider === "sandbox" ? "+15550100001" : null,
+      capabilities: provider === "sandbox"
+        ? { max_throughput_mps: THROUGHPUT_MPS.sandbox, message_types: ["text"] }
+        : null,
+      now
+    })
+    return { workspaceId, channelId }
+  }).pipe(Effect.orDie)
+
+/** A message row as the send path writes it (contact, conversation, message, timeline, event), without a wake-up. */
+export const queueMessage = (
+  target: { readonly workspaceId: string; readonly channelId: string },
+  options: {
+    readonly to?: string
+    readonly category?: Category
+    readonly status?: MessageStatus
+    readonly createdAt?: number
+  } = {}
+) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const messages = yield* MessagesRepo
+    const now = toTimestamp(options.createdAt ?? (yield* Clock.currentTimeMillis))
+    const category = options.category ?? "utility"
+    return yield* sql.withTransaction(Effect.gen(function*() {
+      const contact = yield* messages.upsertContact(target.workspaceId, options.to ?? "+4915112345678", now)
+      const conversationId = yield* messages.upsertConversation(target.workspaceId, target.channelId, contact.id, now)
+      const message = yield* messages.insert({
+        id: yield* newId("msg"),
+        workspaceId: target.workspaceId,
+        channelId: target.channelId,
+        conversationId,
+        contactId: contact.id,
+        direction: "outbound",
+        from: null,
+        to: options.to ?? "+4915112345678",
+        body: "hello",
+        category,
+        priority: PRIORITY[category],
+        status: options.status ?? "queued",
+        metadata: {},
+        now
+      })
+      if (message.status === "queued") yield* messages.appendQueuedEvent(message)
+      return message
+    }))
+  }).pipe(Effect.orDie)
+
+/** Polls the message until `done` holds (or fails after `timeoutMs`). */
+export const waitFor = (id: string, done: (message: Message) => boolean, timeoutMs = 20_000) =>
+  Effect.gen(function*() {
+    const messages = yield* MessagesRepo
+    const deadline = Date.now() + timeoutMs
+    while (true) {
+      const found = yield* messages.findById(id)
+      if (Option.isSome(found) && done(found.value)) return found.value
+      if (Date.now() > deadline) {
+        return yield* Effect.dieMessage(
+          `message ${id} never got there (status ${Option.getOrUndefined(found)?.status ?? "missing"})`
+        )
+      }
+      yield* Effect.sleep("100 millis")
+    }
+  })
+
+export const timeline = (id: string) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    return yield* sql<{ from_state: string | null; to_state: string; at: Date; reason: string | null }>`
+      SELECT from_state, to_state, at, reason FROM message_transitions WHERE message_id = ${id} ORDER BY id`
+  }).pipe(Effect.orDie)
+
+export const eventTypes = (id: string) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const rows = yield* sql<{ type: string; envelope: string }>`SELECT type, envelope FROM events
+      WHERE object_id = ${id} ORDER BY created_at, id`
+    return rows.map((r) => ({ type: r.type, data: JSON.parse(r.envelope).data }))
+  }).pipe(Effect.orDie)

@@ -1,0 +1,185 @@
+import { SqlClient } from "@effect/sql"
+import { assert, describe, layer } from "@effect/vitest"
+import * as TestDatabase from "@switchboard/db/testing"
+import { Channel, newId, toTimestamp } from "@switchboard/domain"
+import { MAGIC, ProvidersConfig, SandboxProvider } from "@switchboard/providers"
+import type { ChannelConnection, ProviderEvent } from "@switchboard/providers"
+import { Clock, Effect, Exit, Layer, Scope, Stream } from "effect"
+
+const DELAYS = [60, 120, 180] as const
+
+const TestLayer = SandboxProvider.Default.pipe(
+  Layer.provideMerge(ProvidersConfig.layer({ sandboxReceiptDelaysMs: DELAYS })),
+  Layer.provideMerge(TestDatabase.sqlLayer)
+)
+
+const makeChannel = Effect.gen(function*() {
+  const now = toTimestamp(yield* Clock.currentTimeMillis)
+  return new Channel({
+    id: yield* newId("ch"),
+    object: "channel",
+    workspace_id: yield* newId("ws"),
+    name: "sandbox",
+    provider: "sandbox",
+    status: "connected",
+    status_reason: null,
+    is_default: true,
+    phone_number: "+15550100001",
+    created_at: now,
+    updated_at: now,
+    archived_at: null
+  })
+})
+
+/** Opens a connection in its own scope and collects everything it reports. */
+const open = (channel: Channel) =>
+  Effect.gen(function*() {
+    const sandbox = yield* SandboxProvider
+    const scope = yield* Scope.make()
+    const connection = yield* sandbox.connect(channel).pipe(Scope.extend(scope))
+    const collected: Array<ProviderEvent> = []
+    yield* connection.events.pipe(
+      Stream.runForEach((event) => Effect.sync(() => collected.push(event))),
+      Effect.forkIn(scope)
+    )
+    const close = Effect.gen(function*() {
+      yield* Effect.sleep("1 millis")
+      yield* Scope.close(scope, Exit.void)
+      return collected as ReadonlyArray<ProviderEvent>
+    })
+    return { connection, close }
+  })
+
+const text = (id: string, to = "+4915112345678") => ({ id, to, body: "hello" })
+
+const receiptsOf = (events: ReadonlyArray<ProviderEvent>, id: string) =>
+  events.flatMap((e) => (e._tag === "Receipt" && e.messageId === id ? [e] : []))
+
+/** Sends, waiting out the network's 2 msg/s bucket when it refuses. */
+const sendPaced = (connection: ChannelConnection, message: ReturnType<typeof text>) =>
+  Effect.gen(function*() {
+    while (true) {
+      const result = yield* connection.send(message)
+      if (result._tag === "Refused" && result.code === "provider_rate_limited") {
+        yield* Effect.sleep("250 millis")
+        continue
+      }
+      return result
+    }
+  })
+
+describe("sandbox network", () => {
+  layer(TestLayer, { excludeTestServices: true, timeout: 60_000 })((it) => {
+    it.effect("accepts a message and reports sent, delivered and read in order", () =>
+      Effect.gen(function*() {
+        const { close, connection } = yield* open(yield* makeChannel)
+        const id = yield* newId("msg")
+        assert.deepStrictEqual(yield* connection.send(text(id)), { _tag: "Accepted" })
+        assert.strictEqual(yield* connection.pendingReceipts, 1)
+        yield* Effect.sleep("400 millis")
+        assert.strictEqual(yield* connection.pendingReceipts, 0)
+        const events = receiptsOf(yield* close, id)
+        assert.deepStrictEqual(events.map((e) => e.status), ["sent", "delivered", "read"])
+      }))
+
+    it.effect("delivers a message dispatched twice, even over two connections, only once", () =>
+      Effect.gen(function*() {
+        const channel = yield* makeChannel
+        const a = yield* open(channel)
+        const b = yield* open(channel)
+        const id = yield* newId("msg")
+        assert.strictEqual((yield* a.connection.send(text(id)))._tag, "Accepted")
+        assert.strictEqual((yield* b.connection.send(text(id)))._tag, "Accepted")
+        assert.strictEqual((yield* sendPaced(a.connection, text(id)))._tag, "Accepted")
+        yield* Effect.sleep("400 millis")
+        const fromA = receiptsOf(yield* a.close, id)
+        const fromB = receiptsOf(yield* b.close, id)
+        // one connection reports a message once, however often it was offered there
+        assert.deepStrictEqual(fromA.map((e) => e.status), ["sent", "delivered", "read"])
+        const sql = yield* SqlClient.SqlClient
+        const rows = yield* sql<{ offers: number; delivered_at: Date }>`SELECT offers, delivered_at
+          FROM sandbox_deliveries WHERE message_id = ${id}`
+        assert.strictEqual(rows.length, 1)
+        assert.strictEqual(rows[0]!.offers, 3)
+        // every report of the delivery, from either connection, is of the same single delivery
+        const deliveredAt = rows[0]!.delivered_at.getTime()
+        for (const e of [...fromA, ...fromB].filter((e) => e.status === "delivered")) {
+          assert.strictEqual(e.at, deliveredAt)
+        }
+      }))
+
+    it.effect("honours the magic recipients", () =>
+      Effect.gen(function*() {
+        const { close, connection } = yield* open(yield* makeChannel)
+        const permanent = yield* newId("msg")
+        const flaky = yield* newId("msg")
+        const staysSent = yield* newId("msg")
+        const p = yield* sendPaced(connection, text(permanent, MAGIC.failsPermanently))
+        assert.deepStrictEqual(p, {
+          _tag: "Refused",
+          retryable: false,
+          code: "recipient_unreachable",
+          reason: "The recipient cannot receive messages"
+        })
+        const tries = [
+          yield* sendPaced(connection, text(flaky, MAGIC.failsTwiceThenSucceeds)),
+          yield* sendPaced(connection, text(flaky, MAGIC.failsTwiceThenSucceeds)),
+          yield* sendPaced(connection, text(flaky, MAGIC.failsTwiceThenSucceeds))
+        ]
+        assert.deepStrictEqual(tries.map((r) => r._tag === "Refused" ? r.retryable : "accepted"), [
+          true,
+          true,
+          "accepted"
+        ])
+        assert.strictEqual((yield* sendPaced(connection, text(staysSent, MAGIC.staysAtSent)))._tag, "Accepted")
+        yield* Effect.sleep("500 millis")
+        const events = yield* close
+        assert.deepStrictEqual(receiptsOf(events, permanent), [])
+        assert.deepStrictEqual(receiptsOf(events, flaky).map((e) => e.status), ["sent", "delivered", "read"])
+        assert.deepStrictEqual(receiptsOf(events, staysSent).map((e) => e.status), ["sent"])
+      }))
+
+    it.effect("accepts at most 2 messages per second", () =>
+      Effect.gen(function*() {
+        const { close, connection } = yield* open(yield* makeChannel)
+        const results = []
+        for (let i = 0; i < 4; i++) results.push(yield* connection.send(text(yield* newId("msg"))))
+        assert.deepStrictEqual(results.map((r) => r._tag === "Refused" ? r.code : r._tag), [
+          "Accepted",
+          "Accepted",
+          "provider_rate_limited",
+          "provider_rate_limited"
+        ])
+        assert.isTrue(results.every((r) => r._tag === "Accepted" || r.retryable))
+        yield* Effect.sleep("550 millis")
+        assert.strictEqual((yield* connection.send(text(yield* newId("msg"))))._tag, "Accepted")
+        yield* close
+      }))
+
+    it.effect("reports what is still under way to a channel that reconnects", () =>
+      Effect.gen(function*() {
+        const channel = yield* makeChannel
+        const first = yield* open(channel)
+        const id = yield* newId("msg")
+        assert.strictEqual((yield* first.connection.send(text(id)))._tag, "Accepted")
+        // the connection goes away before the network reported anything
+        assert.deepStrictEqual(receiptsOf(yield* first.close, id), [])
+        const second = yield* open(channel)
+        yield* Effect.sleep("400 millis")
+        assert.deepStrictEqual(receiptsOf(yield* second.close, id).map((e) => e.status), ["sent", "delivered", "read"])
+      }))
+
+    it.effect("simulates an inbound message", () =>
+      Effect.gen(function*() {
+        const { close, connection } = yield* open(yield* makeChannel)
+        yield* connection.simulateInbound!("+4915112345678", "hi")
+        yield* connection.simulateInbound!("+4915112345678", "hi")
+        const inbound = (yield* close).filter((e) => e._tag === "Inbound")
+        assert.deepStrictEqual(inbound.map((e) => [e.from, e.text]), [["+4915112345678", "hi"], [
+          "+4915112345678",
+          "hi"
+        ]])
+        assert.notStrictEqual(inbound[0]!.providerMessageId, inbound[1]!.providerMessageId)
+      }))
+  })
+})
