@@ -133,6 +133,15 @@ describe("verifyWebhook", () => {
     assert.isTrue(verifyWebhook(body, headers(header), ["whsec_old"], { now }).valid)
     assert.isTrue(verifyWebhook(body, headers(header), ["whsec_new"], { now }).valid)
   })
+  it("ignores malformed v1 entries (trailing characters, other versions)", () => {
+    const good = WebhookSigner.signature("whsec_a", ts, body)
+    assert.deepStrictEqual(verifyWebhook(body, headers(`${good}zz`), "whsec_a", { now }), {
+      valid: false,
+      reason: "no_matching_signature"
+    })
+    assert.isFalse(verifyWebhook(body, headers(good.replace("v1=", "v0=")), "whsec_a", { now }).valid)
+    assert.isTrue(verifyWebhook(body, headers(`v0=abc, ${good}`), "whsec_a", { now }).valid)
+  })
   it("refuses a tampered body, a wrong secret and stale or future timestamps", () => {
     const good = WebhookSigner.signature("whsec_a", ts, body)
     assert.deepStrictEqual(verifyWebhook(body.replace("utility", "marketing"), headers(good), "whsec_a", { now }), {
