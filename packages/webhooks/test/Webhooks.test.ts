@@ -46,7 +46,10 @@ describe("UrlPolicy", () => {
     "2001:db8::1",
     "::ffff:127.0.0.1",
     "::ffff:10.0.0.1",
-    "::ffff:169.254.169.254"
+    "::ffff:169.254.169.254",
+    "::7f00:1",
+    "::a00:1",
+    "::808:808"
   ]
   it("refuses every non-public address family and range", () => {
     for (const address of refused) assert.isFalse(UrlPolicy.isPublicAddress(address), address)
