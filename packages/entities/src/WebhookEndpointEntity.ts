@@ -1,9 +1,10 @@
 /**
- * One entity per webhook endpoint: pulls its due deliveries (oldest first), sends at most
- * `maxInFlight` at once, re-checks the target address at EVERY attempt and connects to the
- * checked address, signs with every active secret, and records each attempt with the delivery's
- * next state and the endpoint's failure counter in one transaction (the counter update is
- * serialised on the endpoint row). Rows are the queue; wake-ups are volatile.
+ * One entity per webhook endpoint: pulls its due deliveries (oldest first), keeps at most
+ * `maxInFlight` attempts running (a freed slot is refilled at once), re-checks the target
+ * address at EVERY attempt and connects to the checked address, signs with every active secret,
+ * and records each attempt with the delivery's next state and the endpoint's failure counter in
+ * one transaction (the counter update is serialised on the endpoint row). Rows are the queue;
+ * wake-ups are volatile.
  */
 import { Entity } from "@effect/cluster"
 import { Rpc } from "@effect/rpc"
@@ -127,21 +128,37 @@ export const WebhookEndpointEntityLive = WebhookEndpointEntity.toLayer(
         }))
       })
 
-    /** One pull: the next due batch, or a wait for a wake-up (at most 1 s) when there is none. */
+    // Deliveries whose attempt runs now. Each attempt runs on its own fiber (interrupted with the
+    // entity) and frees its slot when done, so one slow answer holds one slot, not the batch.
+    const inFlight = new Set<string>()
+    const scope = yield* Effect.scope
+    const release = (id: string) =>
+      Effect.suspend(() => {
+        inFlight.delete(id)
+        return Queue.offer(wake, undefined)
+      })
+
+    /**
+     * One pull: fills the free slots with due deliveries, oldest first; otherwise waits for a
+     * wake-up or a freed slot (at most 1 s).
+     */
     const step = Effect.gen(function*() {
-      const due = yield* deliveries.due(endpointId, yield* now, config.maxInFlight)
+      const free = config.maxInFlight - inFlight.size
+      const due = free <= 0 ? [] : (yield* deliveries.due(endpointId, yield* now, config.maxInFlight + inFlight.size))
+        .filter((d) => !inFlight.has(d.id))
+        .slice(0, free)
       if (due.length === 0) {
         yield* Queue.take(wake).pipe(Effect.timeout("1 second"), Effect.ignore)
         return
       }
-      yield* Effect.forEach(
-        due,
-        (d) => attempt(d).pipe(Effect.catchAllCause((cause) => Effect.logError("webhook attempt failed", cause))),
-        {
-          concurrency: config.maxInFlight,
-          discard: true
-        }
-      )
+      for (const d of due) {
+        inFlight.add(d.id)
+        yield* attempt(d).pipe(
+          Effect.catchAllCause((cause) => Effect.logError("webhook attempt failed", cause)),
+          Effect.ensuring(release(d.id)),
+          Effect.forkIn(scope)
+        )
+      }
     })
     // A failed step (database unreachable, ...) must not end the loop: the sweeper's wake-ups
     // keep this entity from passivating, so a stopped loop would never deliver again.

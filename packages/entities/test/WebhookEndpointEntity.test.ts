@@ -102,6 +102,49 @@ describe("WebhookEndpoint entity", () => {
         assert.strictEqual(sink.received[0]!.body, event.envelope)
       }))
 
+    it.scoped("keeps every delivery slot busy while one answer is slow", () =>
+      Effect.gen(function*() {
+        // the first request is answered after 4 s, every other one at once
+        const sink = yield* receiver((_, index) => ({ status: 200, ...(index === 0 ? { delayMs: 4_000 } : {}) }))
+        const { endpointId, workspaceId } = yield* seedEndpoint(`${sink.url}/hook`)
+        const events = yield* EventsRepo
+        const sql = yield* SqlClient.SqlClient
+        yield* sql.withTransaction(Effect.forEach(
+          Array.from({ length: 8 }, (_, i) => i),
+          (i) =>
+            events.append({ workspaceId, type: "message.read", data: { object: "message", object_id: `msg_${i}` } })
+        ))
+        yield* (yield* WebhookEndpointEntity.client)(endpointId).Wake()
+        // with 4 slots and one held by the slow answer, the other 7 go through the 3 free ones
+        yield* eventually(() => sink.received.length >= 8 || undefined, 3_000)
+        const slow = sink.received[0]!.headers["x-webhook-delivery-id"] as string
+        const [row] = yield* sql<{ status: string }>`SELECT status FROM webhook_deliveries WHERE id = ${slow}`
+        assert.strictEqual(row!.status, "delivering")
+      }))
+
+    it.scoped("never has more than 4 attempts of an endpoint running", () =>
+      Effect.gen(function*() {
+        let open = 0
+        let most = 0
+        const sink = yield* receiver(() => {
+          open++
+          most = Math.max(most, open)
+          setTimeout(() => open--, 300)
+          return { status: 200, delayMs: 300 }
+        })
+        const { endpointId, workspaceId } = yield* seedEndpoint(`${sink.url}/hook`)
+        const events = yield* EventsRepo
+        const sql = yield* SqlClient.SqlClient
+        yield* sql.withTransaction(Effect.forEach(
+          Array.from({ length: 12 }, (_, i) => i),
+          (i) =>
+            events.append({ workspaceId, type: "message.sent", data: { object: "message", object_id: `msg_${i}` } })
+        ))
+        yield* (yield* WebhookEndpointEntity.client)(endpointId).Wake()
+        yield* eventually(() => sink.received.length >= 12 || undefined, 10_000)
+        assert.strictEqual(most, 4)
+      }))
+
     it.scoped("retries an attempt whose host name did not resolve (a DNS error is a network error)", () =>
       Effect.gen(function*() {
         faults.failResolve = 1
