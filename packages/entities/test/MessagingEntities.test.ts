@@ -78,22 +78,28 @@ describe("Channel and Message entities", () => {
         assert.isTrue((yield* channel.Status()).keep_alive, "alive while its queue is not empty")
         for (const id of ids) yield* waitFor(id, (m) => m.status === "read")
         const sql = yield* SqlClient.SqlClient
-        const accepted = (yield* sql<{ accepted_at: Date }>`SELECT accepted_at FROM sandbox_deliveries
-          WHERE message_id IN ${sql.in(ids)} ORDER BY accepted_at`).map((r) => r.accepted_at.getTime())
-        assert.strictEqual(accepted.length, ids.length)
-        // never a third message within one second (10% slack for timers)
-        for (let i = 0; i + 2 < accepted.length; i++) {
-          assert.isAtLeast(accepted[i + 2]! - accepted[i]!, 900, `messages ${i}..${i + 2}`)
+        // the dispatch times the channel recorded (each the send slot it took)
+        const started = (yield* sql<{ at: Date }>`SELECT at FROM message_transitions
+          WHERE message_id IN ${sql.in(ids)} AND to_state = 'dispatching' ORDER BY at`).map((r) => r.at.getTime())
+        assert.strictEqual(started.length, ids.length)
+        for (let i = 0; i + 1 < started.length; i++) {
+          assert.isAtLeast(started[i + 1]! - started[i]!, 500, `dispatch ${i + 1} came too soon`)
         }
-        const rate = (accepted.length - 1) / ((accepted[accepted.length - 1]! - accepted[0]!) / 1000)
-        assert.isAtMost(rate, 2.2)
+        const rate = (started.length - 1) / ((started[started.length - 1]! - started[0]!) / 1000)
         assert.isAtLeast(rate, 1, "roughly the provider's pace")
-        // nothing refused by the network for going too fast
+        // the network, which refuses anything beyond 2 msg/s, never had to refuse
+        const accepted = yield* sql`SELECT 1 FROM sandbox_deliveries WHERE message_id IN ${sql.in(ids)}
+          AND offers = 1 AND accepted_at IS NOT NULL`
+        assert.strictEqual(accepted.length, ids.length)
         const retried = yield* sql`SELECT 1 FROM message_transitions WHERE message_id IN ${sql.in(ids)}
           AND to_state = 'failed_retryable'`
         assert.strictEqual(retried.length, 0)
-        yield* Effect.sleep("1500 millis")
-        assert.isFalse((yield* channel.Status()).keep_alive, "idle again once everything was reported")
+        let idle = false
+        for (let i = 0; i < 100 && !idle; i++) {
+          yield* Effect.sleep("100 millis")
+          idle = !(yield* channel.Status()).keep_alive
+        }
+        assert.isTrue(idle, "idle again once everything was reported")
       }))
 
     it.effect("re-dispatches a message its dispatcher abandoned, without delivering it twice", () =>
