@@ -7,7 +7,7 @@ import { prepareTemplate, templateName, testDatabaseUrl, withDatabase } from "@s
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
 import pg from "pg"
-import { admin, call, startService, waitFor } from "./support/Processes.js"
+import { admin, call, freePort, startService, waitFor } from "./support/Processes.js"
 import type { ServiceProcess } from "./support/Processes.js"
 
 const url = testDatabaseUrl()
@@ -20,6 +20,7 @@ describe.skipIf(url === undefined)("failover of a runner under load", () => {
   const processes: Array<ServiceProcess> = []
   let dbUrl: string
   let db: pg.Client
+  let api = ""
   let closeSink: () => Promise<void> = async () => {}
 
   beforeAll(async () => {
@@ -39,10 +40,12 @@ describe.skipIf(url === undefined)("failover of a runner under load", () => {
       WEBHOOK_ALLOW_PRIVATE_TARGETS: "true",
       SANDBOX_NUMBERS: Array.from({ length: CHANNELS }, (_, i) => `+1555040000${i}`).join(",")
     }
-    processes.push(startService("runner", { ...env, HOST: "127.0.0.1", PORT: "47131" }, 47121))
-    processes.push(startService("runner", { ...env, HOST: "127.0.0.1", PORT: "47132" }, 47122))
-    processes.push(startService("api", env, 47120))
-    await waitFor("http://127.0.0.1:47120/ready", 60_000).catch((error) => {
+    const [c1, c2, h1, h2, apiPort] = await Promise.all([freePort(), freePort(), freePort(), freePort(), freePort()])
+    processes.push(startService("runner", { ...env, HOST: "127.0.0.1", PORT: String(c1) }, h1!))
+    processes.push(startService("runner", { ...env, HOST: "127.0.0.1", PORT: String(c2) }, h2!))
+    processes.push(startService("api", env, apiPort!))
+    api = `http://127.0.0.1:${apiPort}`
+    await waitFor(`${api}/ready`, 60_000).catch((error) => {
       throw new Error(`${error}\n${processes.map((p) => p.output()).join("\n---\n").slice(-3000)}`)
     })
   }, 90_000)
@@ -58,7 +61,6 @@ describe.skipIf(url === undefined)("failover of a runner under load", () => {
   }, 90_000)
 
   it("loses nothing and delivers nothing twice when a runner is killed mid-stream", async () => {
-    const api = "http://127.0.0.1:47120"
     const env = { DATABASE_URL: dbUrl }
     const created = await admin([
       "create-user",

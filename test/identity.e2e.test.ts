@@ -6,7 +6,7 @@
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { prepareTemplate, templateName, testDatabaseUrl, withDatabase } from "@switchboard/db/testing"
 import pg from "pg"
-import { admin, call, startService, waitFor } from "./support/Processes.js"
+import { admin, call, freePort, startService, waitFor } from "./support/Processes.js"
 import type { ServiceProcess } from "./support/Processes.js"
 
 const url = testDatabaseUrl()
@@ -31,8 +31,8 @@ describe.skipIf(url === undefined)("identity across api nodes", () => {
       JWT_SECRET: "e2e-secret-e2e-secret-e2e-secret",
       API_KEY_PEPPER: "e2e-pepper"
     }
-    a = startService("api", env, 47401)
-    b = startService("api", env, 47402)
+    a = startService("api", env, await freePort())
+    b = startService("api", env, await freePort())
     await Promise.all([waitFor(`${a.baseUrl}/health`), waitFor(`${b.baseUrl}/health`)])
   }, 90_000)
 

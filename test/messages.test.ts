@@ -211,13 +211,25 @@ describe("messages through the sandbox", () => {
               ${new Date(createdAt + 24 * 3600_000).toISOString()})`
         yield* claim("busy", now)
         yield* claim("dead", now - 5 * 60_000)
-        const busy = yield* request("POST", "/v1/messages", { token: key, body, headers: { "idempotency-key": "busy" } })
+        const busy = yield* request("POST", "/v1/messages", {
+          token: key,
+          body,
+          headers: { "idempotency-key": "busy" }
+        })
         assert.strictEqual(busy.status, 409)
         assert.strictEqual(busy.body.error.code, "IDEMPOTENCY_CONFLICT")
         assert.strictEqual(busy.body.error.details.reason, "in_progress")
-        const dead = yield* request("POST", "/v1/messages", { token: key, body, headers: { "idempotency-key": "dead" } })
+        const dead = yield* request("POST", "/v1/messages", {
+          token: key,
+          body,
+          headers: { "idempotency-key": "dead" }
+        })
         assert.strictEqual(dead.status, 201, "a request that died minutes ago does not hold its key")
-        const again = yield* request("POST", "/v1/messages", { token: key, body, headers: { "idempotency-key": "dead" } })
+        const again = yield* request("POST", "/v1/messages", {
+          token: key,
+          body,
+          headers: { "idempotency-key": "dead" }
+        })
         assert.strictEqual(again.headers["idempotent-replay"], "true")
         assert.strictEqual(again.body.id, dead.body.id)
       }))

@@ -7,7 +7,7 @@ import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { call, startService, waitFor } from "./support/Processes.js"
+import { call, freePort, startService, waitFor } from "./support/Processes.js"
 import type { ServiceProcess } from "./support/Processes.js"
 
 const JWT_SECRET = "redaction-test-jwt-secret-0123456789"
@@ -25,7 +25,7 @@ describe("log redaction", () => {
       LOG_LEVEL: "debug",
       JWT_SECRET,
       API_KEY_PEPPER: PEPPER
-    }, 47451)
+    }, await freePort())
     await waitFor(`${service.baseUrl}/ready`, 60_000)
   }, 90_000)
 

@@ -9,7 +9,7 @@ import { prepareTemplate, templateName, testDatabaseUrl, withDatabase } from "@s
 import { Cluster, Probe } from "@switchboard/entities"
 import { Effect, Layer, Redacted, Schedule } from "effect"
 import pg from "pg"
-import { call, startService, waitFor } from "./support/Processes.js"
+import { call, freePort, startService, waitFor } from "./support/Processes.js"
 import type { ServiceProcess } from "./support/Processes.js"
 
 const url = testDatabaseUrl()
@@ -18,6 +18,7 @@ const database = `sbt_e2e_topology_${process.pid}`
 describe.skipIf(url === undefined)("api node + two runners", () => {
   const processes: Array<ServiceProcess> = []
   let dbUrl: string
+  let ports: Array<number> = []
 
   beforeAll(async () => {
     await prepareTemplate(url!)
@@ -28,9 +29,10 @@ describe.skipIf(url === undefined)("api node + two runners", () => {
     await client.end()
     dbUrl = withDatabase(url!, database)
     const env = { DATABASE_URL: dbUrl, LOG_LEVEL: "warn" }
-    processes.push(startService("runner", { ...env, HOST: "127.0.0.1", PORT: "47111" }, 47101))
-    processes.push(startService("runner", { ...env, HOST: "127.0.0.1", PORT: "47112" }, 47102))
-    processes.push(startService("api", env, 47110))
+    ports = await Promise.all([freePort(), freePort(), freePort(), freePort(), freePort()])
+    processes.push(startService("runner", { ...env, HOST: "127.0.0.1", PORT: String(ports[0]) }, ports[2]!))
+    processes.push(startService("runner", { ...env, HOST: "127.0.0.1", PORT: String(ports[1]) }, ports[3]!))
+    processes.push(startService("api", env, ports[4]!))
   }, 60_000)
 
   afterAll(async () => {
@@ -43,8 +45,8 @@ describe.skipIf(url === undefined)("api node + two runners", () => {
   }, 90_000)
 
   it("reports the cluster up through the api node", async () => {
-    await waitFor("http://127.0.0.1:47110/ready", 60_000)
-    const ready = await call("http://127.0.0.1:47110", "GET", "/ready")
+    await waitFor(`http://127.0.0.1:${ports[4]}/ready`, 60_000)
+    const ready = await call(`http://127.0.0.1:${ports[4]}`, "GET", "/ready")
     assert.strictEqual(ready.body.checks.cluster.status, "up")
     assert.strictEqual(ready.body.checks.database.status, "up")
   }, 90_000)
@@ -67,6 +69,6 @@ describe.skipIf(url === undefined)("api node + two runners", () => {
       Effect.scoped,
       Effect.runPromise
     )
-    assert.deepStrictEqual([...runners].sort(), ["127.0.0.1:47111", "127.0.0.1:47112"])
+    assert.deepStrictEqual([...runners].sort(), [`127.0.0.1:${ports[0]}`, `127.0.0.1:${ports[1]}`].sort())
   }, 90_000)
 })

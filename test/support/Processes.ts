@@ -1,5 +1,7 @@
 /** Real service processes for end-to-end tests: spawn, wait until they answer, collect logs, stop. */
 import { type ChildProcess, spawn } from "node:child_process"
+import { createServer as createNetServer } from "node:net"
+import type { AddressInfo } from "node:net"
 import { resolve } from "node:path"
 
 export interface ServiceProcess {
@@ -96,3 +98,14 @@ export const admin = async (args: ReadonlyArray<string>, env: Record<string, str
   if (code !== 0) throw new Error(`admin ${args.join(" ")} exited ${code}: ${err}`)
   return JSON.parse(out.trim().split("\n").pop()!)
 }
+
+/** A TCP port nobody listens on right now (e2e tests must not collide with other runs). */
+export const freePort = (): Promise<number> =>
+  new Promise((resolve, reject) => {
+    const server = createNetServer()
+    server.once("error", reject)
+    server.listen(0, "127.0.0.1", () => {
+      const port = (server.address() as AddressInfo).port
+      server.close(() => resolve(port))
+    })
+  })

@@ -2,7 +2,8 @@
  * Forward-only numbered migrations, run at start-up by every node (the migrator takes a table
  * lock, so concurrent starts are safe). Add a file `NNNN_what.ts` and list it here.
  */
-import { Migrator } from "@effect/sql"
+import { SqlClient } from "@effect/sql"
+import type { SqlError } from "@effect/sql/SqlError"
 import { Effect, Layer, Schedule } from "effect"
 import m0001 from "./migrations/0001_create_workspaces.js"
 import m0002 from "./migrations/0002_create_events.js"
@@ -10,6 +11,7 @@ import m0010 from "./migrations/0010_create_identity.js"
 import m0011 from "./migrations/0011_create_api_keys.js"
 import m0012 from "./migrations/0012_create_entitlement_overrides.js"
 import m0020 from "./migrations/0020_create_webhooks.js"
+import m0021 from "./migrations/0021_index_webhook_sweeps.js"
 import m0030 from "./migrations/0030_create_messaging.js"
 import m0031 from "./migrations/0031_provider_ids_and_sandbox_network.js"
 
@@ -20,20 +22,55 @@ export const migrations = {
   "0011_create_api_keys": m0011,
   "0012_create_entitlement_overrides": m0012,
   "0020_create_webhooks": m0020,
+  "0021_index_webhook_sweeps": m0021,
   "0030_create_messaging": m0030,
   "0031_provider_ids_and_sandbox_network": m0031
 }
 
 export const TABLE = "switchboard_migrations"
 
-/** Runs the pending migrations; returns the ones applied. */
-export const run = Migrator.make({})({
-  loader: Migrator.fromRecord(migrations),
-  table: TABLE
-}).pipe(
-  // two processes creating the migrations table at the same instant: the loser retries
-  Effect.retry({ times: 3, schedule: Schedule.spaced("200 millis"), while: (e) => e._tag === "SqlError" })
-)
+const ordered = Object.entries(migrations)
+  .map(([key, effect]) => {
+    const [, id, name] = /^(\d+)_(.+)$/.exec(key)!
+    return { id: Number(id), name: name!, effect: effect as Effect.Effect<unknown, unknown, SqlClient.SqlClient> }
+  })
+  .sort((a, b) => a.id - b.id)
+
+/**
+ * Runs every migration not recorded yet, in id order, in one transaction; returns the ones
+ * applied. Unlike `@effect/sql`'s Migrator, which skips any id at or below the latest applied
+ * one, a migration is applied even when a higher id already was: branches own id blocks
+ * (0010-0019, 0020-0029, ...) and merge in any order, so on an existing database a new 0021 can
+ * arrive after 0030. Same table layout as the Migrator's, so existing databases carry on.
+ */
+export const run: Effect.Effect<ReadonlyArray<readonly [id: number, name: string]>, SqlError, SqlClient.SqlClient> =
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    yield* sql`CREATE TABLE IF NOT EXISTS ${sql(TABLE)} (
+      migration_id integer primary key,
+      created_at timestamp with time zone not null default now(),
+      name text not null
+    )`
+    return yield* sql.withTransaction(Effect.gen(function*() {
+      // concurrent starts: the second waits here, then finds everything recorded
+      yield* sql`LOCK TABLE ${sql(TABLE)} IN ACCESS EXCLUSIVE MODE`
+      const rows = yield* sql<{ migration_id: number }>`SELECT migration_id FROM ${sql(TABLE)}`
+      const done = new Set(rows.map((r) => Number(r.migration_id)))
+      const pending = ordered.filter((m) => !done.has(m.id))
+      for (const m of pending) {
+        yield* m.effect.pipe(
+          Effect.catchAll((error) =>
+            Effect.dieMessage(`migration ${m.id}_${m.name} failed: ${String((error as Error)?.message ?? error)}`)
+          )
+        )
+        yield* sql`INSERT INTO ${sql(TABLE)} (migration_id, name) VALUES (${m.id}, ${m.name})`
+      }
+      return pending.map((m) => [m.id, m.name] as const)
+    }))
+  }).pipe(
+    // two processes creating the migrations table at the same instant: the loser retries
+    Effect.retry({ times: 3, schedule: Schedule.spaced("200 millis"), while: (e) => e._tag === "SqlError" })
+  )
 
 export const layer = Layer.effectDiscard(
   run.pipe(

@@ -83,7 +83,8 @@ export class SandboxNetworkRepo extends Effect.Service<SandboxNetworkRepo>()("@s
     }, Effect.orDie)
 
     const find = Effect.fn("SandboxNetworkRepo.find")(function*(messageId: string) {
-      const rows = yield* sql`SELECT * FROM sandbox_deliveries WHERE message_id = ${messageId} AND accepted_at IS NOT NULL`
+      const rows =
+        yield* sql`SELECT * FROM sandbox_deliveries WHERE message_id = ${messageId} AND accepted_at IS NOT NULL`
       return Option.map(Option.fromNullable(rows[0]), toDelivery)
     }, Effect.orDie)
 

@@ -135,11 +135,18 @@ export class WebhookDeliveriesRepo
         }
       )
 
-      /** Endpoints with due deliveries (for the sweeper). */
+      /**
+       * Endpoints with due deliveries that `due` would hand out (for the sweeper), the longest
+       * waiting first. Paused endpoints are left out: their held deliveries would otherwise take
+       * wake-up slots every second (starving active endpoints) and keep them from passivating.
+       */
       const endpointsWithDueWork = Effect.fn("WebhookDeliveriesRepo.endpointsWithDueWork")(
         function*(now: string, limit: number) {
-          const rows = yield* sql<{ endpoint_id: string }>`SELECT DISTINCT endpoint_id FROM webhook_deliveries
-        WHERE status = 'pending' AND next_attempt_at <= ${now} LIMIT ${limit}`
+          const rows = yield* sql<{ endpoint_id: string }>`SELECT d.endpoint_id FROM webhook_deliveries d
+        JOIN webhook_endpoints e ON e.id = d.endpoint_id
+        WHERE d.status = 'pending' AND d.next_attempt_at <= ${now}
+          AND NOT (e.status = 'paused' AND e.deleted_at IS NULL)
+        GROUP BY d.endpoint_id ORDER BY min(d.next_attempt_at), d.endpoint_id LIMIT ${limit}`
           return rows.map((r) => r.endpoint_id)
         },
         Effect.orDie

@@ -28,7 +28,19 @@ import { dispatches, E164, toTimestamp } from "@switchboard/domain"
 import type { Channel } from "@switchboard/domain"
 import { ChannelProviders } from "@switchboard/providers"
 import type { ChannelConnection, ProviderEvent } from "@switchboard/providers"
-import { Clock, Duration, Effect, ExecutionStrategy, Exit, Option, Queue, Schedule, Schema, Scope, Stream } from "effect"
+import {
+  Clock,
+  Duration,
+  Effect,
+  ExecutionStrategy,
+  Exit,
+  Option,
+  Queue,
+  Schedule,
+  Schema,
+  Scope,
+  Stream
+} from "effect"
 import { MessageEntity } from "./MessageEntity.js"
 
 /** Volatile nudge: there may be due work. */

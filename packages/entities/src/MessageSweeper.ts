@@ -49,11 +49,13 @@ export const sweepMessages = Effect.gen(function*() {
   yield* Effect.forEach(
     stuck,
     (m) =>
-      ignore(message(m.id).DispatchFailed({
-        retryable: true,
-        code: "dispatch_interrupted",
-        reason: "The dispatcher stopped mid-dispatch"
-      })),
+      ignore(
+        message(m.id).DispatchFailed({
+          retryable: true,
+          code: "dispatch_interrupted",
+          reason: "The dispatcher stopped mid-dispatch"
+        })
+      ),
     { concurrency: 10, discard: true }
   )
 

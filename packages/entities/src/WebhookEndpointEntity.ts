@@ -111,25 +111,31 @@ export const WebhookEndpointEntityLive = WebhookEndpointEntity.toLayer(
         }))
       })
 
-    const loop = Effect.gen(function*() {
-      while (true) {
-        const due = yield* deliveries.due(endpointId, yield* now, config.maxInFlight)
-        if (due.length === 0) {
-          yield* Queue.take(wake).pipe(Effect.timeout("1 second"), Effect.ignore)
-          continue
-        }
-        yield* Effect.forEach(
-          due,
-          (d) => attempt(d).pipe(Effect.catchAllCause((cause) => Effect.logError("webhook attempt failed", cause))),
-          {
-            concurrency: config.maxInFlight,
-            discard: true
-          }
-        )
+    /** One pull: the next due batch, or a wait for a wake-up (at most 1 s) when there is none. */
+    const step = Effect.gen(function*() {
+      const due = yield* deliveries.due(endpointId, yield* now, config.maxInFlight)
+      if (due.length === 0) {
+        yield* Queue.take(wake).pipe(Effect.timeout("1 second"), Effect.ignore)
+        return
       }
+      yield* Effect.forEach(
+        due,
+        (d) => attempt(d).pipe(Effect.catchAllCause((cause) => Effect.logError("webhook attempt failed", cause))),
+        {
+          concurrency: config.maxInFlight,
+          discard: true
+        }
+      )
     })
-    yield* loop.pipe(
-      Effect.catchAllCause((cause) => Effect.logError("webhook delivery loop stopped", cause)),
+    // A failed step (database unreachable, ...) must not end the loop: the sweeper's wake-ups
+    // keep this entity from passivating, so a stopped loop would never deliver again.
+    yield* step.pipe(
+      Effect.catchAllCause((cause) =>
+        Effect.logWarning("webhook delivery step failed; retrying in 1 s", cause).pipe(
+          Effect.zipRight(Effect.sleep("1 second"))
+        )
+      ),
+      Effect.forever,
       Effect.annotateLogs("endpoint_id", endpointId),
       Effect.forkScoped
     )

@@ -22,7 +22,9 @@ export const setupChannel = (options: { readonly provider?: Provider; readonly s
       status: options.status ?? "connected",
       isDefault: false,
       phoneNumber: provider === "sandbox" ? "+15550100001" : null,
-      capabilities: provider === "sandbox" ? { max_throughput_mps: THROUGHPUT_MPS.sandbox, message_types: ["text"] } : null,
+      capabilities: provider === "sandbox"
+        ? { max_throughput_mps: THROUGHPUT_MPS.sandbox, message_types: ["text"] }
+        : null,
       now
     })
     return { workspaceId, channelId }

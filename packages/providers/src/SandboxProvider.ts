@@ -83,7 +83,10 @@ export class SandboxProvider extends Effect.Service<SandboxProvider>()("@switchb
             }
           }).pipe(
             Effect.ensuring(
-              Effect.zipRight(Effect.sync(() => reporting.delete(delivery.messageId)), Ref.update(pending, (n) => n - 1))
+              Effect.zipRight(
+                Effect.sync(() => reporting.delete(delivery.messageId)),
+                Ref.update(pending, (n) => n - 1)
+              )
             ),
             Effect.forkIn(scope),
             Effect.zipRight(Ref.update(pending, (n) => n + 1)),

@@ -19,8 +19,17 @@ const MAX_RESPONSE_BYTES = 64 * 1024
 export const post = async (target: Target, headers: Record<string, string>, body: string): Promise<AttemptOutcome> => {
   const agent = new Agent({
     connect: {
-      // pin the checked address; TLS still verifies the URL's host name (SNI from the URL)
-      lookup: (_hostname, _options, callback) => callback(null, [{ address: target.address, family: target.family }])
+      // pin the checked address; TLS still verifies the URL's host name (SNI from the URL).
+      // Node asks for `all` addresses only while family auto-selection is on (its default since
+      // 20, switchable off per process): answer both forms or every attempt is a network_error.
+      lookup: (_hostname, options, callback) =>
+        options.all
+          ? callback(null, [{ address: target.address, family: target.family }])
+          : (callback as unknown as (error: null, address: string, family: number) => void)(
+            null,
+            target.address,
+            target.family
+          )
     },
     headersTimeout: ATTEMPT_TIMEOUT_MS,
     bodyTimeout: ATTEMPT_TIMEOUT_MS,

@@ -1,11 +1,6 @@
 /** Every entity a runner hosts; the runner and standalone processes compose this layer. */
 import { WebhookDeliveriesRepo, WebhookEndpointsRepo } from "@switchboard/db"
-import {
-  MessagingEntitiesLive,
-  ProbeLive,
-  WebhookEndpointEntityLive,
-  WebhookSweeperLive
-} from "@switchboard/entities"
+import { MessagingEntitiesLive, ProbeLive, WebhookEndpointEntityLive, WebhookSweeperLive } from "@switchboard/entities"
 import { Layer } from "effect"
 
 /** Needs `ProvidersConfig` and `WebhooksConfig` (mains take them from the environment; tests set their own). */

@@ -1,0 +1,112 @@
+import { assert, describe, it } from "@effect/vitest"
+import { SafeEgress } from "@switchboard/webhooks"
+import { Effect } from "effect"
+import { createServer, type IncomingHttpHeaders, type ServerResponse } from "node:http"
+import net, { type AddressInfo } from "node:net"
+
+interface Seen {
+  readonly path: string
+  readonly headers: IncomingHttpHeaders
+}
+
+/** A loopback server answering with `answer`; closed (connections included) with the scope. */
+const server = (answer: (path: string, res: ServerResponse) => void) =>
+  Effect.acquireRelease(
+    Effect.async<{ readonly port: number; readonly seen: Array<Seen>; readonly close: () => void }>((resume) => {
+      const seen: Array<Seen> = []
+      const s = createServer((req, res) => {
+        seen.push({ path: req.url ?? "/", headers: req.headers })
+        req.resume()
+        req.on("end", () => answer(req.url ?? "/", res))
+      })
+      s.listen(0, "127.0.0.1", () =>
+        resume(Effect.succeed({
+          port: (s.address() as AddressInfo).port,
+          seen,
+          close: () => {
+            s.closeAllConnections()
+            s.close()
+          }
+        })))
+    }),
+    (s) => Effect.sync(() => s.close())
+  )
+
+// `.invalid` never resolves (RFC 6761): reaching the server proves no DNS lookup was made
+const pinned = (port: number, path = "/hook") => ({
+  url: new URL(`http://hooks.example.invalid:${port}${path}`),
+  address: "127.0.0.1",
+  family: 4 as const
+})
+
+const post = (port: number, path?: string) =>
+  Effect.promise(() => SafeEgress.post(pinned(port, path), { "x-webhook-attempt": "1" }, "{\"a\":1}"))
+
+describe("SafeEgress", () => {
+  it.scoped("connects to the checked address, keeping the URL's host in the Host header", () =>
+    Effect.gen(function*() {
+      const s = yield* server((_, res) => res.writeHead(204).end())
+      const outcome = yield* post(s.port)
+      assert.deepInclude(outcome, { reason: "ok", retryable: false, status: 204 })
+      assert.strictEqual(s.seen.length, 1)
+      assert.strictEqual(s.seen[0]!.headers.host, `hooks.example.invalid:${s.port}`)
+      assert.strictEqual(s.seen[0]!.headers["content-type"], "application/json")
+      assert.strictEqual(s.seen[0]!.headers["x-webhook-attempt"], "1")
+    }))
+
+  it.scoped("still pins the address when Node's family auto-selection is off", () =>
+    Effect.gen(function*() {
+      const s = yield* server((_, res) => res.writeHead(200).end("ok"))
+      const before = net.getDefaultAutoSelectFamily()
+      yield* Effect.acquireRelease(
+        Effect.sync(() => net.setDefaultAutoSelectFamily(false)),
+        () => Effect.sync(() => net.setDefaultAutoSelectFamily(before))
+      )
+      const outcome = yield* post(s.port)
+      assert.deepInclude(outcome, { reason: "ok", status: 200 })
+      assert.strictEqual(s.seen[0]!.headers.host, `hooks.example.invalid:${s.port}`)
+    }))
+
+  it.scoped("never follows a redirect", () =>
+    Effect.gen(function*() {
+      const s = yield* server((path, res) =>
+        path === "/hook" ? res.writeHead(307, { location: "/elsewhere" }).end() : res.writeHead(200).end()
+      )
+      const outcome = yield* post(s.port)
+      assert.deepInclude(outcome, { reason: "redirect", retryable: false, status: 307 })
+      assert.deepStrictEqual(s.seen.map((r) => r.path), ["/hook"])
+    }))
+
+  it.scoped("stops reading an endless answer instead of waiting for its end", () =>
+    Effect.gen(function*() {
+      const chunk = Buffer.alloc(16 * 1024, 120)
+      const s = yield* server((_, res) => {
+        res.writeHead(200, { "content-type": "text/plain" })
+        const pump = () => {
+          while (!res.destroyed && res.write(chunk)) {
+            // keep the socket buffer full
+          }
+          if (!res.destroyed) res.once("drain", pump)
+        }
+        pump()
+      })
+      const started = Date.now()
+      const outcome = yield* post(s.port)
+      // an attempt that read to the end would only stop at the 10 s timeout (`timeout`)
+      assert.deepInclude(outcome, { reason: "ok", status: 200 })
+      assert.isBelow(Date.now() - started, 5_000)
+    }))
+
+  it.effect("reports a refused connection as a retryable network error", () =>
+    Effect.gen(function*() {
+      // a port that was just free: nothing listens there
+      const port = yield* Effect.async<number>((resume) => {
+        const s = net.createServer().listen(0, "127.0.0.1", () => {
+          const p = (s.address() as AddressInfo).port
+          s.close(() => resume(Effect.succeed(p)))
+        })
+      })
+      const outcome = yield* post(port)
+      assert.deepInclude(outcome, { reason: "network_error", retryable: true, status: null })
+    }))
+})
