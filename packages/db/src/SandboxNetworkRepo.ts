@@ -88,6 +88,31 @@ export class SandboxNetworkRepo extends Effect.Service<SandboxNetworkRepo>()("@s
       return Option.map(Option.fromNullable(rows[0]), toDelivery)
     }, Effect.orDie)
 
-    return { offer, accept, advance, unfinished, find } as const
+    /**
+     * Receipts the network reported before `cutoff` that the message has not recorded (the report
+     * was lost with a runner): one row per missing stage, in stage order.
+     */
+    const missedReceipts = Effect.fn("SandboxNetworkRepo.missedReceipts")(function*(cutoff: string, limit: number) {
+      const rows = yield* sql<
+        { message_id: string; status: string; sent_at: Date | null; delivered_at: Date | null; read_at: Date | null }
+      >`
+        SELECT d.message_id, m.status, d.sent_at, d.delivered_at, d.read_at
+        FROM sandbox_deliveries d JOIN messages m ON m.id = d.message_id
+        WHERE d.sent_at IS NOT NULL AND d.sent_at < ${cutoff}
+          AND ((d.read_at IS NOT NULL AND d.read_at < ${cutoff} AND m.status IN ('dispatching', 'provider_accepted', 'sent', 'delivered'))
+            OR (d.delivered_at IS NOT NULL AND d.delivered_at < ${cutoff} AND m.status IN ('dispatching', 'provider_accepted', 'sent'))
+            OR m.status IN ('dispatching', 'provider_accepted'))
+        LIMIT ${limit}`
+      const order = ["dispatching", "provider_accepted", "sent", "delivered", "read"]
+      return rows.flatMap((r) =>
+        ([["sent", r.sent_at], ["delivered", r.delivered_at], ["read", r.read_at]] as const)
+          .filter(([stage, at]) =>
+            at !== null && new Date(at).toISOString() < cutoff && order.indexOf(stage) > order.indexOf(r.status)
+          )
+          .map(([stage, at]) => ({ messageId: r.message_id, stage, at: new Date(at!).getTime() }))
+      )
+    }, Effect.orDie)
+
+    return { offer, accept, advance, unfinished, find, missedReceipts } as const
   })
 }) {}

@@ -12,7 +12,7 @@
  * Every step goes through the Message entity, the single writer of a message's status.
  */
 import { Singleton } from "@effect/cluster"
-import { MessagesRepo } from "@switchboard/db"
+import { MessagesRepo, SandboxNetworkRepo } from "@switchboard/db"
 import { QUEUED_EXPIRY_MS, toTimestamp } from "@switchboard/domain"
 import { Clock, Effect, Schedule } from "effect"
 import { ChannelEntity } from "./ChannelEntity.js"
@@ -29,6 +29,7 @@ const BATCH = 500
 
 export const sweepMessages = Effect.gen(function*() {
   const messages = yield* MessagesRepo
+  const network = yield* SandboxNetworkRepo
   const channel = yield* ChannelEntity.client
   const message = yield* MessageEntity.client
   const ignore = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.catchAllCause(effect, () => Effect.void)
@@ -42,6 +43,13 @@ export const sweepMessages = Effect.gen(function*() {
   )
   yield* Effect.forEach(new Set([...due, ...awaiting]), (id) => ignore(channel(id).Wake()), {
     concurrency: 50,
+    discard: true
+  })
+
+  // receipts the durable network reported but the message never recorded (lost with a runner)
+  const missed = yield* network.missedReceipts(toTimestamp(now - RECEIPT_OVERDUE_MS / 3), BATCH)
+  yield* Effect.forEach(missed, (r) => ignore(message(r.messageId).Transition({ to: r.stage, at: r.at })), {
+    concurrency: 10,
     discard: true
   })
 

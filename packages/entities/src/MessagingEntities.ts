@@ -3,7 +3,7 @@
  * they need (provider adapters, repositories). Needs `Sharding`, `SqlClient` and
  * `ProvidersConfig`; the runner, the standalone process and the entity tests compose this.
  */
-import { ChannelsRepo, MessagesRepo } from "@switchboard/db"
+import { ChannelsRepo, MessagesRepo, SandboxNetworkRepo } from "@switchboard/db"
 import { ChannelProviders, SandboxProvider } from "@switchboard/providers"
 import { Layer } from "effect"
 import { ChannelEntityLive } from "./ChannelEntity.js"
@@ -12,5 +12,7 @@ import { MessageSweeperLive } from "./MessageSweeper.js"
 
 export const MessagingEntitiesLive = Layer.mergeAll(ChannelEntityLive, MessageEntityLive, MessageSweeperLive).pipe(
   Layer.provide(ChannelProviders.layer),
-  Layer.provide(Layer.mergeAll(SandboxProvider.Default, ChannelsRepo.Default, MessagesRepo.Default))
+  Layer.provide(
+    Layer.mergeAll(SandboxProvider.Default, ChannelsRepo.Default, MessagesRepo.Default, SandboxNetworkRepo.Default)
+  )
 )
