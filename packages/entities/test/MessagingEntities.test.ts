@@ -102,7 +102,7 @@ describe("Channel and Message entities", () => {
         assert.isTrue(idle, "idle again once everything was reported")
       }))
 
-    it.effect("re-dispatches a message its dispatcher abandoned, without delivering it twice", () =>
+    it.effect("repairs a message its dispatcher abandoned, without delivering it twice", () =>
       Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
         const target = yield* setupChannel()
@@ -116,19 +116,14 @@ describe("Channel and Message entities", () => {
           delivered_at, read_at) VALUES (${message.id}, ${target.channelId}, ${message.to}, 1, ${longAgo}, ${longAgo},
           ${deliveredAt}, ${deliveredAt})`
         const read = yield* waitFor(message.id, (m) => m.status === "read")
-        assert.deepStrictEqual((yield* timeline(message.id)).map((t) => t.to_state), [
-          "dispatching",
-          "failed_retryable",
-          "queued",
-          "dispatching",
-          "provider_accepted",
-          "sent",
-          "delivered",
-          "read"
-        ])
+        // repaired by a second dispatch or by the receipts the network already reported
+        const states = (yield* timeline(message.id)).map((t) => t.to_state)
+        assert.strictEqual(states[0], "dispatching")
+        assert.deepStrictEqual(states.slice(-3), ["sent", "delivered", "read"])
+        assert.strictEqual(states.filter((s) => s === "delivered").length, 1)
         const network = yield* sql<{ offers: number; delivered_at: Date }>`SELECT offers, delivered_at
           FROM sandbox_deliveries WHERE message_id = ${message.id}`
-        assert.strictEqual(network[0]!.offers, 2, "offered again")
+        assert.isAtMost(network[0]!.offers, 2, "offered once more at most")
         assert.strictEqual(network[0]!.delivered_at.toISOString(), deliveredAt, "but delivered only the first time")
         assert.strictEqual(read.delivered_at, deliveredAt, "the receipt carries the one delivery")
         const delivered = (yield* eventTypes(message.id)).filter((e) => e.type === "message.delivered")
@@ -163,6 +158,18 @@ describe("Channel and Message entities", () => {
         assert.strictEqual((yield* waitFor(fresh.id, () => true)).status, "queued")
         const reason = (yield* timeline(old.id)).find((t) => t.to_state === "expired")?.reason
         assert.strictEqual(reason, "not dispatched within 24 h")
+      }))
+
+    it.effect("stores the capability snapshot its provider reports when it connects", () =>
+      Effect.gen(function*() {
+        const channels = yield* ChannelsRepo
+        const target = yield* setupChannel({ capabilities: false })
+        assert.isTrue(Option.isNone(Option.getOrThrow(yield* channels.findById(target.channelId)).capabilities))
+        assert.isTrue((yield* (yield* ChannelEntity.client)(target.channelId).Status()).connected)
+        const caps = Option.getOrThrow(yield* channels.findById(target.channelId)).capabilities
+        assert.isTrue(Option.isSome(caps))
+        assert.strictEqual(Option.getOrThrow(caps).max_throughput_mps, 2)
+        assert.deepStrictEqual(Option.getOrThrow(caps).message_types, ["text"])
       }))
 
     it.effect("records an inbound message through the channel, once per provider message", () =>
