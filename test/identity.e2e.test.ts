@@ -34,7 +34,7 @@ describe.skipIf(url === undefined)("identity across api nodes", () => {
     a = startService("api", env, await freePort())
     b = startService("api", env, await freePort())
     await Promise.all([waitFor(`${a.baseUrl}/health`), waitFor(`${b.baseUrl}/health`)])
-  }, 90_000)
+  }, 150_000)
 
   afterAll(async () => {
     await Promise.all([a?.stop(), b?.stop()])

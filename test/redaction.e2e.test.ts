@@ -26,8 +26,8 @@ describe("log redaction", () => {
       JWT_SECRET,
       API_KEY_PEPPER: PEPPER
     }, await freePort())
-    await waitFor(`${service.baseUrl}/ready`, 60_000)
-  }, 90_000)
+    await waitFor(`${service.baseUrl}/ready`, 120_000)
+  }, 150_000)
 
   afterAll(async () => {
     await service?.stop()

@@ -48,7 +48,7 @@ export const startService = (
 }
 
 /** Polls `url` until it answers `status` (default 200) or `timeoutMs` passes. */
-export const waitFor = async (url: string, timeoutMs = 30_000, status = 200): Promise<void> => {
+export const waitFor = async (url: string, timeoutMs = 90_000, status = 200): Promise<void> => {
   const deadline = Date.now() + timeoutMs
   let last = ""
   while (Date.now() < deadline) {

@@ -14,6 +14,7 @@ import m0020 from "./migrations/0020_create_webhooks.js"
 import m0021 from "./migrations/0021_index_webhook_sweeps.js"
 import m0030 from "./migrations/0030_create_messaging.js"
 import m0031 from "./migrations/0031_provider_ids_and_sandbox_network.js"
+import m0040 from "./migrations/0040_create_qr_auth_state.js"
 
 export const migrations = {
   "0001_create_workspaces": m0001,
@@ -24,7 +25,8 @@ export const migrations = {
   "0020_create_webhooks": m0020,
   "0021_index_webhook_sweeps": m0021,
   "0030_create_messaging": m0030,
-  "0031_provider_ids_and_sandbox_network": m0031
+  "0031_provider_ids_and_sandbox_network": m0031,
+  "0040_create_qr_auth_state": m0040
 }
 
 export const TABLE = "switchboard_migrations"

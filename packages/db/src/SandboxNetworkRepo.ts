@@ -90,7 +90,8 @@ export class SandboxNetworkRepo extends Effect.Service<SandboxNetworkRepo>()("@s
 
     /**
      * Receipts the network reported before `cutoff` that the message has not recorded (the report
-     * was lost with a runner): one row per missing stage, in stage order.
+     * was lost with a runner): one row per missing stage, in stage order. Messages still
+     * `dispatching` are left to the stuck-dispatch path (re-dispatch, de-duplicated by the network).
      */
     const missedReceipts = Effect.fn("SandboxNetworkRepo.missedReceipts")(function*(cutoff: string, limit: number) {
       const rows = yield* sql<
@@ -99,9 +100,9 @@ export class SandboxNetworkRepo extends Effect.Service<SandboxNetworkRepo>()("@s
         SELECT d.message_id, m.status, d.sent_at, d.delivered_at, d.read_at
         FROM sandbox_deliveries d JOIN messages m ON m.id = d.message_id
         WHERE d.sent_at IS NOT NULL AND d.sent_at < ${cutoff}
-          AND ((d.read_at IS NOT NULL AND d.read_at < ${cutoff} AND m.status IN ('dispatching', 'provider_accepted', 'sent', 'delivered'))
-            OR (d.delivered_at IS NOT NULL AND d.delivered_at < ${cutoff} AND m.status IN ('dispatching', 'provider_accepted', 'sent'))
-            OR m.status IN ('dispatching', 'provider_accepted'))
+          AND ((d.read_at IS NOT NULL AND d.read_at < ${cutoff} AND m.status IN ('provider_accepted', 'sent', 'delivered'))
+            OR (d.delivered_at IS NOT NULL AND d.delivered_at < ${cutoff} AND m.status IN ('provider_accepted', 'sent'))
+            OR m.status = 'provider_accepted')
         LIMIT ${limit}`
       const order = ["dispatching", "provider_accepted", "sent", "delivered", "read"]
       return rows.flatMap((r) =>

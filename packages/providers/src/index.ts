@@ -1,4 +1,5 @@
 export * from "./ChannelProvider.js"
 export * as ChannelProviders from "./ChannelProviders.js"
 export * as ProvidersConfig from "./ProvidersConfig.js"
+export * from "./qr/index.js"
 export * from "./SandboxProvider.js"

@@ -1,0 +1,586 @@
+/**
+ * One Baileys socket per QR channel, as a scoped resource (BAILEYS.md §7).
+ *
+ * A single actor fiber owns the socket and handles, one at a time, the owner's commands (`start`,
+ * `resume`, `logout`) and everything the socket reports. Each socket gets a generation number;
+ * anything a replaced socket still reports is ignored, so at most one socket is live and no stale
+ * close can trigger a reconnect. Close codes:
+ *
+ * | close | what happens |
+ * |---|---|
+ * | 515 restart required | reconnect at once with the same creds (after pairing) |
+ * | 401 logged out | terminal: auth state sealed and wiped; from the phone -> `requiresRepair` |
+ * | 440 replaced | terminal (another socket owns the link); no reconnect, creds kept |
+ * | 403, 411 forbidden; 405 outdated client | terminal |
+ * | 408 before pairing, codes shown | every QR code expired: `expired`, then `disconnected`; wait for `start` |
+ * | 408 after pairing (or before any code), 428, 500, 503, others | reconnect with exponential backoff and jitter; after the budget, `disconnected` |
+ *
+ * The budget counts reconnects (515 included) since the last `open`, so nothing loops.
+ * Status changes follow the domain's `transitionQrPairing`.
+ */
+import { type QrChannelStatus, type QrPairingEvent, transitionQrPairing } from "@switchboard/domain"
+import makeWASocket, { type BinaryNode, DisconnectReason, jidDecode, proto, toNumber, type WASocket } from "baileys"
+import {
+  Clock,
+  Deferred,
+  Duration,
+  Effect,
+  Fiber,
+  Option,
+  PubSub,
+  Queue,
+  Random,
+  Redacted,
+  Runtime,
+  Schema,
+  type Scope,
+  Stream
+} from "effect"
+import { makeBaileysLogger } from "./BaileysLogger.js"
+import * as QrAuthState from "./QrAuthState.js"
+import { QrAuthStateRepo } from "./QrAuthStateRepo.js"
+import { QrConnectionConfig } from "./QrConnectionConfig.js"
+import type { QrConnectionEvent, QrReceiptEvent, QrStateEvent } from "./QrConnectionEvent.js"
+import { QrNotConnected, QrSendFailed } from "./QrSendError.js"
+
+/** What a QR channel can do (SPEC 8.4: 0.5 messages per second). */
+export const qrCapabilities = {
+  provider: "qr",
+  max_throughput_mps: 0.5,
+  message_types: ["text"]
+} as const
+
+/** The current QR code, if one is showing. */
+export interface QrCodeSnapshot {
+  readonly code: Redacted.Redacted<string>
+  readonly expiresAt: number
+  readonly sequence: number
+}
+
+/** Everything a `snapshot` frame needs. */
+export interface QrSnapshot {
+  readonly channelId: string
+  readonly status: QrChannelStatus
+  readonly phoneNumber: string | null
+  readonly qr: QrCodeSnapshot | null
+}
+
+/** A text to send. `messageId` (ours) becomes the WhatsApp message id. */
+export interface QrOutboundText {
+  readonly messageId: string
+  /** E.164 */
+  readonly to: string
+  readonly text: string
+}
+
+export interface QrConnection {
+  readonly channelId: string
+  readonly capabilities: typeof qrCapabilities
+  /** Status, phone number and the QR code showing now. */
+  readonly snapshot: Effect.Effect<QrSnapshot>
+  /** Events from the moment of subscription, until the scope closes. Subscribe before `start`. */
+  readonly subscribe: Effect.Effect<Queue.Dequeue<QrConnectionEvent>, never, Scope.Scope>
+  /** The same as a stream (subscribes when run). */
+  readonly events: Stream.Stream<QrConnectionEvent>
+  /**
+   * `qr/start`: (re)starts from scratch. Ends any socket, resets the reconnect budget, then logs in
+   * with the stored link if there is one, else begins a pairing session (QR codes).
+   */
+  readonly start: Effect.Effect<void>
+  /**
+   * Runner (re)activation: connects with the stored link if there is one and no socket runs.
+   * Never starts a pairing. Returns whether a stored link was found.
+   */
+  readonly resume: Effect.Effect<boolean>
+  /** Sends a text; succeeds once Baileys wrote it to WhatsApp (= `provider_accepted`). */
+  readonly send: (message: QrOutboundText) => Effect.Effect<void, QrNotConnected | QrSendFailed>
+  /** `qr/logout`: unlinks the device at WhatsApp (when connected) and wipes the stored link. */
+  readonly logout: Effect.Effect<void>
+}
+
+type Command =
+  | { readonly _tag: "Start"; readonly done: Effect.Effect<void> }
+  | { readonly _tag: "Resume"; readonly done: (found: boolean) => Effect.Effect<void> }
+  | { readonly _tag: "Logout"; readonly done: Effect.Effect<void> }
+  | { readonly _tag: "SocketQr"; readonly generation: number; readonly code: string }
+  | { readonly _tag: "SocketOpen"; readonly generation: number }
+  | { readonly _tag: "SocketClosed"; readonly generation: number; readonly code: number | undefined }
+  | { readonly _tag: "SocketReceipts"; readonly generation: number; readonly items: ReadonlyArray<RawReceipt> }
+  | {
+    readonly _tag: "SocketUpsert"
+    readonly generation: number
+    readonly notify: boolean
+    readonly messages: ReadonlyArray<unknown>
+  }
+  | { readonly _tag: "ReconnectDue"; readonly generation: number }
+
+interface RawReceipt {
+  readonly id: string
+  readonly status: number
+}
+
+/** The parts of a Baileys `WAMessage` we read; anything else is ignored. */
+const IncomingMessage = Schema.Struct({
+  key: Schema.Struct({
+    id: Schema.String,
+    remoteJid: Schema.String,
+    fromMe: Schema.optional(Schema.NullOr(Schema.Boolean)),
+    remoteJidAlt: Schema.optional(Schema.NullOr(Schema.String))
+  }),
+  message: Schema.optional(Schema.NullOr(Schema.Struct({
+    conversation: Schema.optional(Schema.NullOr(Schema.String)),
+    extendedTextMessage: Schema.optional(
+      Schema.NullOr(Schema.Struct({ text: Schema.optional(Schema.NullOr(Schema.String)) }))
+    )
+  }))),
+  messageTimestamp: Schema.optional(Schema.Unknown),
+  status: Schema.optional(Schema.NullOr(Schema.Number))
+})
+const decodeIncoming = Schema.decodeUnknownOption(IncomingMessage)
+
+const MessageUpdate = Schema.Struct({
+  key: Schema.Struct({ id: Schema.String, fromMe: Schema.optional(Schema.NullOr(Schema.Boolean)) }),
+  update: Schema.Struct({ status: Schema.optional(Schema.NullOr(Schema.Number)) })
+})
+const decodeUpdate = Schema.decodeUnknownOption(MessageUpdate)
+
+const Status = proto.WebMessageInfo.Status
+const receiptStatus = (status: number): QrReceiptEvent["status"] | undefined =>
+  status === Status.SERVER_ACK
+    ? "sent"
+    : status === Status.DELIVERY_ACK
+    ? "delivered"
+    : status === Status.READ || status === Status.PLAYED
+    ? "read"
+    : undefined
+
+/** `15551234567@s.whatsapp.net` (or `...:7@...`) -> `+15551234567`; a LID or group jid -> `undefined`. */
+export const jidToE164 = (jid: string | null | undefined): string | undefined => {
+  const decoded = jid ? jidDecode(jid) : undefined
+  return decoded?.server === "s.whatsapp.net" && /^\d{6,15}$/.test(decoded.user) ? `+${decoded.user}` : undefined
+}
+
+/** `+15551234567` -> `15551234567@s.whatsapp.net` */
+export const e164ToJid = (e164: string): string => `${e164.replace(/^\+/, "")}@s.whatsapp.net`
+
+const closeCodeOf = (error: unknown): number | undefined => {
+  const code = (error as { output?: { statusCode?: unknown } } | undefined)?.output?.statusCode
+  return typeof code === "number" ? code : undefined
+}
+
+const TERMINAL: ReadonlyMap<number, "connection_replaced" | "forbidden" | "client_outdated"> = new Map([
+  [DisconnectReason.connectionReplaced, "connection_replaced"],
+  [DisconnectReason.forbidden, "forbidden"],
+  [DisconnectReason.multideviceMismatch, "forbidden"],
+  [405, "client_outdated"]
+])
+
+const { FULL, RECENT } = proto.HistorySync.HistorySyncType
+
+/** Builds the connection; nothing connects until `start` or `resume`. The socket ends with the scope (the link is kept). */
+export const make = Effect.fn("QrConnection.make")(function*(options: {
+  readonly channelId: string
+  /** the channel's stored status; `state` events report transitions from it (default `pending`) */
+  readonly initialStatus?: QrChannelStatus
+}) {
+  const config = yield* QrConnectionConfig
+  const repo = yield* QrAuthStateRepo
+  const runtime = yield* Effect.runtime<never>()
+  const scope = yield* Effect.scope
+  const channelId = options.channelId
+  const annotations = { channel_id: channelId }
+
+  const events = yield* Effect.acquireRelease(PubSub.unbounded<QrConnectionEvent>(), PubSub.shutdown)
+  const commands = yield* Effect.acquireRelease(Queue.unbounded<Command>(), Queue.shutdown)
+
+  // actor state: only the actor fiber writes it
+  let status: QrChannelStatus = options.initialStatus ?? "pending"
+  let generation = 0
+  let socket: WASocket | undefined
+  let open = false
+  let auth: QrAuthState.QrAuthState | undefined
+  let attempts = 0
+  let qr: QrCodeSnapshot | null = null
+  let qrSequence = 0
+  let phoneNumber: string | null = null
+  let reconnect: Fiber.RuntimeFiber<void> | undefined
+  /** QR strings issued by this connection: scrubbed from Baileys' log lines */
+  const issuedCodes: Array<string> = []
+  /** receipts already reported (both Baileys events can carry the same one) */
+  const reported = new Set<string>()
+
+  const publish = (event: QrConnectionEvent) => PubSub.publish(events, event)
+
+  const move = (event: QrPairingEvent, closeCode: number | null = null) =>
+    Effect.gen(function*() {
+      const t = transitionQrPairing(status, event)
+      if (t._tag !== "Moved") return
+      status = t.to
+      yield* Effect.logInfo("qr channel status changed").pipe(Effect.annotateLogs({
+        ...annotations,
+        from_status: t.from,
+        to_status: t.to,
+        reason: t.reason,
+        ...(closeCode === null ? {} : { close_code: closeCode })
+      }))
+      yield* publish(
+        {
+          _tag: "state",
+          channelId,
+          from: t.from,
+          to: t.to,
+          reason: t.reason,
+          closeCode,
+          requiresRepair: t.requiresRepair,
+          phoneNumber
+        } satisfies QrStateEvent
+      )
+    })
+
+  const cancelReconnect = Effect.suspend(() => {
+    const fiber = reconnect
+    reconnect = undefined
+    return fiber ? Fiber.interrupt(fiber) : Effect.void
+  })
+
+  /** `end(undefined)`: closes and keeps the link (never waits long on a broken socket). */
+  const endSocket = (s: WASocket) =>
+    Effect.promise(() => s.end(undefined).catch(() => undefined)).pipe(Effect.timeout("5 seconds"), Effect.ignore)
+
+  /** Ends the socket, if any; whatever it still reports is stale from here on. */
+  const closeSocket = Effect.gen(function*() {
+    yield* cancelReconnect
+    generation++
+    const s = socket
+    socket = undefined
+    open = false
+    if (s) yield* endSocket(s)
+  })
+
+  const openSocket = Effect.gen(function*() {
+    yield* closeSocket
+    const a = auth
+    if (!a) return yield* Effect.dieMessage("QrConnection: no auth state loaded")
+    const gen = ++generation
+    const offer = (command: Command) => {
+      Queue.unsafeOffer(commands, command)
+    }
+    const logger = makeBaileysLogger({
+      level: config.baileysLogLevel,
+      runtime,
+      annotations,
+      secrets: () => [...issuedCodes, a.state.creds.advSecretKey]
+    })
+    const qrTimeout = Option.getOrUndefined(Option.map(config.qrTimeout, Duration.toMillis))
+    // a replaced socket may still be busy; its writes must not land after ours (or after a wipe)
+    const live = () => gen === generation
+    const keys: typeof a.state.keys = {
+      get: (type, ids) => a.state.keys.get(type, ids),
+      set: (data) => (live() ? a.state.keys.set(data) : Promise.resolve())
+    }
+    const s = yield* Effect.try(() =>
+      makeWASocket({
+        auth: { creds: a.state.creds, keys },
+        waWebSocketUrl: config.websocketUrl,
+        logger,
+        // the bundled WhatsApp Web version: never fetched at run time
+        connectTimeoutMs: Duration.toMillis(config.connectTimeout),
+        defaultQueryTimeoutMs: Duration.toMillis(config.queryTimeout),
+        keepAliveIntervalMs: Duration.toMillis(config.keepAliveInterval),
+        ...(qrTimeout === undefined ? {} : { qrTimeout }),
+        markOnlineOnConnect: false,
+        syncFullHistory: false,
+        // no chat history import; still process the other sync types (they carry LID mappings)
+        shouldSyncHistoryMessage: ({ syncType }) => syncType !== RECENT && syncType !== FULL,
+        generateHighQualityLinkPreview: false,
+        getMessage: async () => undefined
+      })
+    ).pipe(Effect.orDie)
+    socket = s
+    s.ev.on("creds.update", () => {
+      if (!live()) return
+      a.saveCreds().catch((error) =>
+        Runtime.runFork(runtime)(Effect.logError("qr creds not saved", error).pipe(Effect.annotateLogs(annotations)))
+      )
+    })
+    s.ev.on("connection.update", (update) => {
+      if (update.qr) offer({ _tag: "SocketQr", generation: gen, code: update.qr })
+      if (update.connection === "open") offer({ _tag: "SocketOpen", generation: gen })
+      if (update.connection === "close") {
+        offer({ _tag: "SocketClosed", generation: gen, code: closeCodeOf(update.lastDisconnect?.error) })
+      }
+    })
+    s.ev.on(
+      "messages.upsert",
+      ({ messages, type }) => offer({ _tag: "SocketUpsert", generation: gen, notify: type === "notify", messages })
+    )
+    s.ev.on("messages.update", (updates) => {
+      const items: Array<RawReceipt> = []
+      for (const u of updates) {
+        const decoded = decodeUpdate(u)
+        if (Option.isSome(decoded) && decoded.value.key.fromMe && typeof decoded.value.update.status === "number") {
+          items.push({ id: decoded.value.key.id, status: decoded.value.update.status })
+        }
+      }
+      if (items.length > 0) offer({ _tag: "SocketReceipts", generation: gen, items })
+    })
+    // WhatsApp's ack of our message = `sent`; Baileys itself only surfaces failed acks
+    s.ws.on("CB:ack,class:message", (node: BinaryNode) => {
+      const id = node.attrs["id"]
+      if (id && node.attrs["error"] === undefined) {
+        offer({ _tag: "SocketReceipts", generation: gen, items: [{ id, status: Status.SERVER_ACK }] })
+      }
+    })
+  })
+
+  const reportReceipts = (items: ReadonlyArray<RawReceipt>, at: number) =>
+    Effect.forEach(items, (item) => {
+      const status = receiptStatus(item.status)
+      const key = `${item.id}:${status}`
+      if (status === undefined || reported.has(key)) return Effect.void
+      if (reported.size > 10_000) reported.clear()
+      reported.add(key)
+      return publish({ _tag: "receipt", channelId, messageId: item.id, status, at })
+    }, { discard: true })
+
+  const onUpsert = (notify: boolean, messages: ReadonlyArray<unknown>) =>
+    Effect.gen(function*() {
+      const now = yield* Clock.currentTimeMillis
+      for (const raw of messages) {
+        const decoded = decodeIncoming(raw)
+        if (Option.isNone(decoded)) continue
+        const m = decoded.value
+        if (m.key.fromMe) {
+          // a receipt that came while our own upsert was buffered is folded into it (BAILEYS.md §5)
+          if (typeof m.status === "number") yield* reportReceipts([{ id: m.key.id, status: m.status }], now)
+          continue
+        }
+        if (!notify) continue
+        const text = m.message?.conversation ?? m.message?.extendedTextMessage?.text
+        const from = jidToE164(m.key.remoteJid) ?? jidToE164(m.key.remoteJidAlt)
+        if (text === undefined || text === null) continue
+        if (from === undefined) {
+          yield* Effect.logWarning("qr inbound message without a phone number dropped").pipe(
+            Effect.annotateLogs(annotations)
+          )
+          continue
+        }
+        const seconds = toNumber(m.messageTimestamp as number | null | undefined)
+        yield* publish({
+          _tag: "inbound",
+          channelId,
+          providerMessageId: m.key.id,
+          from,
+          text,
+          at: seconds > 0 ? seconds * 1000 : now
+        })
+      }
+    })
+
+  const giveUp = (closeCode: number | null) =>
+    Effect.gen(function*() {
+      qr = null
+      yield* move({ _tag: "GaveUp" }, closeCode)
+    })
+
+  /** A transient close: back off with jitter inside the budget, else give up. */
+  const scheduleReconnect = (closeCode: number | null) =>
+    Effect.gen(function*() {
+      if (attempts >= config.reconnectMaxAttempts) return yield* giveUp(closeCode)
+      const base = Duration.toMillis(config.reconnectBaseDelay) * 2 ** attempts
+      const ceiling = Math.min(Duration.toMillis(config.reconnectMaxDelay), base)
+      // "equal jitter": between half and all of the exponential delay
+      const delay = Math.round(ceiling / 2 + (yield* Random.next) * (ceiling / 2))
+      attempts++
+      yield* move({ _tag: "LinkLost" }, closeCode)
+      yield* Effect.logInfo("qr reconnect scheduled").pipe(Effect.annotateLogs({
+        ...annotations,
+        attempt: attempts,
+        delay_ms: delay,
+        ...(closeCode === null ? {} : { close_code: closeCode })
+      }))
+      const gen = generation
+      reconnect = yield* Effect.sleep(Duration.millis(delay)).pipe(
+        Effect.zipRight(Queue.offer(commands, { _tag: "ReconnectDue", generation: gen })),
+        Effect.asVoid,
+        Effect.forkIn(scope)
+      )
+    })
+
+  /** Logged out (ours or from the phone): nothing of the link may survive. */
+  const forgetLink = Effect.gen(function*() {
+    yield* auth ? auth.forget : repo.wipe(channelId)
+    auth = undefined
+    qr = null
+    phoneNumber = null
+  })
+
+  const onClosed = (code: number | undefined) =>
+    Effect.gen(function*() {
+      socket = undefined
+      open = false
+      const closeCode = code ?? null
+      yield* Effect.logInfo("qr socket closed").pipe(Effect.annotateLogs({ ...annotations, close_code: String(code) }))
+      if (code === DisconnectReason.restartRequired) {
+        if (attempts >= config.reconnectMaxAttempts) return yield* giveUp(closeCode)
+        attempts++
+        return yield* openSocket
+      }
+      if (code === DisconnectReason.loggedOut) {
+        yield* forgetLink
+        return yield* move({ _tag: "LoggedOutFromPhone" }, closeCode)
+      }
+      const terminal = code === undefined ? undefined : TERMINAL.get(code)
+      if (terminal) {
+        qr = null
+        return yield* move({ _tag: "Terminated", reason: terminal }, closeCode)
+      }
+      if (code === DisconnectReason.timedOut && !auth?.isPaired() && qrSequence > 0) {
+        // every QR code expired: the user asks again (qr/start); never loop new pairing sessions
+        qr = null
+        yield* publish({ _tag: "expired", channelId })
+        return yield* move({ _tag: "CodesExhausted" }, closeCode)
+      }
+      return yield* scheduleReconnect(closeCode)
+    })
+
+  /** Loads the stored auth state; the socket and budgets start afresh. */
+  const reset = Effect.gen(function*() {
+    yield* closeSocket
+    attempts = 0
+    qr = null
+    qrSequence = 0
+    auth = yield* QrAuthState.load(channelId).pipe(Effect.provideService(QrAuthStateRepo, repo))
+    return auth
+  })
+
+  const handle = (command: Command): Effect.Effect<void> => {
+    switch (command._tag) {
+      case "Start":
+        return Effect.gen(function*() {
+          // archived and suspended channels do not pair (the owner refuses qr/start before this)
+          if (transitionQrPairing(status, { _tag: "Start" })._tag === "Refused") return
+          yield* reset
+          yield* move({ _tag: "Start" })
+          yield* openSocket
+        }).pipe(Effect.ensuring(command.done))
+      case "Resume":
+        return Effect.gen(function*() {
+          if (socket) return yield* command.done(true)
+          const loaded = yield* reset
+          if (!loaded.isPaired()) return yield* command.done(false)
+          yield* move({ _tag: "Resume" })
+          yield* openSocket
+          yield* command.done(true)
+        }).pipe(Effect.onError(() => command.done(false)))
+      case "Logout":
+        return Effect.gen(function*() {
+          const s = socket
+          const wasOpen = open
+          // the 401 close our own logout causes is stale: handled here instead
+          generation++
+          socket = undefined
+          open = false
+          yield* cancelReconnect
+          if (s && wasOpen) {
+            yield* Effect.promise(() => s.logout().catch(() => undefined)).pipe(
+              Effect.timeout(config.queryTimeout),
+              Effect.ignore
+            )
+          }
+          if (s) yield* endSocket(s)
+          yield* forgetLink
+          yield* move({ _tag: "Logout" })
+        }).pipe(Effect.ensuring(command.done))
+      case "SocketQr":
+        return command.generation !== generation ? Effect.void : Effect.gen(function*() {
+          const now = yield* Clock.currentTimeMillis
+          qrSequence++
+          issuedCodes.push(command.code)
+          if (issuedCodes.length > 50) issuedCodes.shift()
+          const lifetime = Option.match(config.qrTimeout, {
+            onNone: () => (qrSequence === 1 ? 60_000 : 20_000),
+            onSome: Duration.toMillis
+          })
+          qr = { code: Redacted.make(command.code), expiresAt: now + lifetime, sequence: qrSequence }
+          yield* publish({ _tag: "qr", channelId, ...qr })
+          yield* move({ _tag: "CodeIssued" })
+        })
+      case "SocketOpen":
+        return command.generation !== generation ? Effect.void : Effect.gen(function*() {
+          open = true
+          attempts = 0
+          qr = null
+          phoneNumber = jidToE164(auth?.state.creds.me?.id) ?? null
+          yield* move({ _tag: "Opened" })
+        })
+      case "SocketClosed":
+        return command.generation !== generation ? Effect.void : onClosed(command.code)
+      case "SocketReceipts":
+        return command.generation !== generation
+          ? Effect.void
+          : Effect.flatMap(Clock.currentTimeMillis, (now) => reportReceipts(command.items, now))
+      case "SocketUpsert":
+        return command.generation !== generation ? Effect.void : onUpsert(command.notify, command.messages)
+      case "ReconnectDue":
+        return command.generation !== generation ? Effect.void : Effect.suspend(() => {
+          reconnect = undefined
+          return openSocket
+        })
+    }
+  }
+
+  yield* Queue.take(commands).pipe(
+    Effect.flatMap((command) =>
+      handle(command).pipe(Effect.catchAllCause((cause) => Effect.logError("qr connection command failed", cause)))
+    ),
+    Effect.forever,
+    Effect.annotateLogs(annotations),
+    Effect.forkScoped
+  )
+  // the scope ends the socket; the link stays stored, so a later owner resumes it
+  yield* Effect.addFinalizer(() => closeSocket)
+
+  /** Runs a command on the actor and waits for its answer. */
+  const ask = <A>(command: (done: (a: A) => Effect.Effect<void>) => Command) =>
+    Effect.gen(function*() {
+      const answer = yield* Deferred.make<A>()
+      yield* Queue.offer(commands, command((a) => Effect.asVoid(Deferred.succeed(answer, a))))
+      return yield* Deferred.await(answer)
+    })
+
+  const send = (message: QrOutboundText) =>
+    Effect.suspend((): Effect.Effect<void, QrNotConnected | QrSendFailed> => {
+      const s = socket
+      if (!s || !open) return Effect.fail(new QrNotConnected({ channelId, status }))
+      return Effect.tryPromise({
+        try: () => s.sendMessage(e164ToJid(message.to), { text: message.text }, { messageId: message.messageId }),
+        catch: (error) =>
+          new QrSendFailed({
+            channelId,
+            messageId: message.messageId,
+            reason: error instanceof Error ? error.message : String(error)
+          })
+      }).pipe(
+        Effect.timeoutFail({
+          duration: Duration.times(config.queryTimeout, 2),
+          onTimeout: () => new QrSendFailed({ channelId, messageId: message.messageId, reason: "timed out" })
+        }),
+        Effect.asVoid
+      )
+    }).pipe(
+      Effect.withSpan("QrConnection.send", { attributes: { channel_id: channelId, message_id: message.messageId } })
+    )
+
+  return {
+    channelId,
+    capabilities: qrCapabilities,
+    snapshot: Effect.sync(() => ({ channelId, status, phoneNumber, qr })),
+    subscribe: PubSub.subscribe(events),
+    events: Stream.fromPubSub(events),
+    start: ask<void>((done) => ({ _tag: "Start", done: done(undefined) })),
+    resume: ask<boolean>((done) => ({ _tag: "Resume", done })),
+    send,
+    logout: ask<void>((done) => ({ _tag: "Logout", done: done(undefined) }))
+  } satisfies QrConnection
+})

@@ -1,0 +1,69 @@
+/**
+ * What a QR connection reports to its owner (the Channel entity): QR codes, status changes,
+ * expiry, receipts of our messages and inbound texts. Schemas, so the events can cross the
+ * cluster (e.g. a `WatchPairing` stream) as they are. The QR code is `Redacted`: it prints as
+ * `<redacted>` in any log line and is read with `Redacted.value` only where it is shown to the user.
+ */
+import { E164, QrChannelStatus, QrStatusReason } from "@switchboard/domain"
+import { Schema } from "effect"
+
+/** A new QR code to show; replaces the previous one. */
+export const QrCodeEvent = Schema.TaggedStruct("qr", {
+  channelId: Schema.String,
+  code: Schema.Redacted(Schema.String),
+  /** epoch ms after which the code no longer links */
+  expiresAt: Schema.Number,
+  /** 1 for the first code of a pairing session, then 2, 3, ... */
+  sequence: Schema.Int
+})
+export type QrCodeEvent = typeof QrCodeEvent.Type
+
+/** The channel status changed (DECISIONS 5). */
+export const QrStateEvent = Schema.TaggedStruct("state", {
+  channelId: Schema.String,
+  from: QrChannelStatus,
+  to: QrChannelStatus,
+  reason: QrStatusReason,
+  /** Baileys' close code when a close caused the change (401, 408, 428, 440, 503, ...) */
+  closeCode: Schema.NullOr(Schema.Number),
+  /** emit `channel.requires_repair`: the link is gone, only a new QR brings it back */
+  requiresRepair: Schema.Boolean,
+  /** the linked phone number once known, E.164 */
+  phoneNumber: Schema.NullOr(E164)
+})
+export type QrStateEvent = typeof QrStateEvent.Type
+
+/** Every QR code of the pairing session expired unscanned (a `state` event to `disconnected` follows). */
+export const QrExpiredEvent = Schema.TaggedStruct("expired", {
+  channelId: Schema.String
+})
+export type QrExpiredEvent = typeof QrExpiredEvent.Type
+
+/**
+ * Progress of one of our messages. `messageId` is our id (it is the WhatsApp id too). A status
+ * can be reported more than once across reconnects, and out of order: consumers never move a
+ * message backwards.
+ */
+export const QrReceiptEvent = Schema.TaggedStruct("receipt", {
+  channelId: Schema.String,
+  messageId: Schema.String,
+  status: Schema.Literal("sent", "delivered", "read"),
+  /** epoch ms */
+  at: Schema.Number
+})
+export type QrReceiptEvent = typeof QrReceiptEvent.Type
+
+/** A text someone sent to the linked number. */
+export const QrInboundEvent = Schema.TaggedStruct("inbound", {
+  channelId: Schema.String,
+  /** WhatsApp's id of the message (use it to deduplicate) */
+  providerMessageId: Schema.String,
+  from: E164,
+  text: Schema.String,
+  /** epoch ms */
+  at: Schema.Number
+})
+export type QrInboundEvent = typeof QrInboundEvent.Type
+
+export const QrConnectionEvent = Schema.Union(QrCodeEvent, QrStateEvent, QrExpiredEvent, QrReceiptEvent, QrInboundEvent)
+export type QrConnectionEvent = typeof QrConnectionEvent.Type

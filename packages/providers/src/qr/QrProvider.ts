@@ -1,0 +1,36 @@
+/**
+ * The QR provider as a service: what a Channel entity needs, with the auth-state repository and
+ * the QR settings provided once at the edge. `connect` builds a `QrConnection` for one channel,
+ * living as long as the caller's scope (e.g. the entity's).
+ *
+ * Layer: `QrProvider.Default` needs `SqlClient` (through `QrAuthStateRepo`) and
+ * `QrConnectionConfig` (`QrConnectionConfig.layerFromEnv` in services, `layer({...})` in tests).
+ */
+import type { QrChannelStatus } from "@switchboard/domain"
+import { Effect, type Scope } from "effect"
+import { QrAuthStateRepo } from "./QrAuthStateRepo.js"
+import * as QrConnection from "./QrConnection.js"
+import { QrConnectionConfig } from "./QrConnectionConfig.js"
+
+export class QrProvider extends Effect.Service<QrProvider>()("@switchboard/providers/QrProvider", {
+  effect: Effect.gen(function*() {
+    const repo = yield* QrAuthStateRepo
+    const config = yield* QrConnectionConfig
+
+    /** One channel's connection; nothing connects until its `start` or `resume`. */
+    const connect = (options: {
+      readonly channelId: string
+      readonly initialStatus?: QrChannelStatus
+    }): Effect.Effect<QrConnection.QrConnection, never, Scope.Scope> =>
+      QrConnection.make(options).pipe(
+        Effect.provideService(QrAuthStateRepo, repo),
+        Effect.provideService(QrConnectionConfig, config)
+      )
+
+    /** Capabilities of every QR channel (SPEC 8.4). */
+    const capabilities = QrConnection.qrCapabilities
+
+    return { connect, capabilities } as const
+  }),
+  dependencies: [QrAuthStateRepo.Default]
+}) {}

@@ -1,0 +1,691 @@
+/**
+ * A local fake of WhatsApp's multi-device edge that the REAL Baileys pairs with, sends through and
+ * receives from, offline (BAILEYS.md). Each test starts its own server on port 0.
+ *
+ * Covered: the Noise handshake with a fake certificate chain, `pair-device` with rotating refs, a
+ * fake phone that scans the QR string (`pair-success`, then the 515 restart), login by Noise key,
+ * prekey upload, usync, prekey fetch, contacts that decrypt what Baileys sends and answer with the
+ * ack, delivered and read receipts, inbound texts, and the failure cases: logout from the phone
+ * (401), a second login with the same device (440), a network drop (428), stream errors (503),
+ * QR expiry (408, Baileys' own timer once the refs run out).
+ *
+ * ```ts
+ * const wa = yield* FakeWhatsApp.scoped()
+ * useFakeWhatsAppRoot(wa.rootPublicKey)
+ * yield* wa.phone.scan(qr)
+ * const alice = wa.contact("+15559990000")
+ * yield* alice.says("hi")
+ * alice.lastReceived()?.text
+ * ```
+ */
+import {
+  type BinaryNode,
+  Curve,
+  getBinaryNodeChild,
+  getBinaryNodeChildren,
+  jidDecode,
+  type KeyPair,
+  proto
+} from "baileys"
+import { Effect } from "effect"
+import { createHmac, randomBytes } from "node:crypto"
+import { EventEmitter, once } from "node:events"
+import type { AddressInfo } from "node:net"
+import { type WebSocket, WebSocketServer } from "ws"
+import { FakeCertificateAuthority, NoiseResponder } from "./NoiseResponder.js"
+import { type CompanionKeys, SignalPeer } from "./SignalPeer.js"
+
+const S_WA = "s.whatsapp.net"
+const unixNow = () => String(Math.floor(Date.now() / 1000))
+const digits = (e164: string) => e164.replace(/^\+/, "")
+
+interface LinkedDevice extends CompanionKeys {
+  readonly noiseKey: Buffer
+  readonly jid: string
+}
+
+interface Connection {
+  readonly ws: WebSocket
+  readonly noise: NoiseResponder
+  stage: "hello" | "finish" | "open"
+  registration?: { identityKey: Buffer; noiseKey: Buffer; registrationId: number }
+  refs: Array<string>
+  device?: LinkedDevice
+  readonly pending: Map<string, (node: BinaryNode) => void>
+  seq: number
+}
+
+/** One message Baileys sent to a fake contact, as the contact decrypted it. */
+export interface ReceivedMessage {
+  /** the WhatsApp message id (the `id` attribute of the stanza) */
+  readonly id: string
+  readonly text: string | undefined
+  readonly message: proto.Message
+}
+
+export interface FakeWhatsAppOptions {
+  /** how many QR refs the server hands out (the real server sends 6) */
+  readonly refs?: number
+  /** the account's phone number, E.164 */
+  readonly phoneNumber?: string
+  /** prints every stanza (debugging a Baileys bump) */
+  readonly trace?: boolean
+}
+
+/** A remote WhatsApp user: decrypts what we send, answers with receipts, says things. */
+export class FakeContact {
+  /** messages as the contact's phone shows them: one per WhatsApp id, as the real app does */
+  readonly received: Array<ReceivedMessage> = []
+  /** the id of every message stanza that reached this contact, duplicates included */
+  readonly stanzaIds: Array<string> = []
+  /** receipts this contact sent for our messages */
+  readonly receiptsSent: Array<{ readonly id: string; readonly type: "delivered" | "read" }> = []
+  /** answer our messages with a delivered receipt, then a read receipt */
+  autoReceipts = { delivered: true, read: true }
+  /** @internal */
+  readonly peer = new SignalPeer()
+  /** @internal */
+  readonly lidUser = `${Math.floor(1e14 + Math.random() * 8e14)}`
+
+  constructor(private readonly server: FakeWhatsApp, readonly number: string) {}
+
+  /** @internal */
+  get user() {
+    return digits(this.number)
+  }
+
+  /** Sends a text to the linked companion; resolves with the WhatsApp message id. */
+  says(text: string): Effect.Effect<string> {
+    return Effect.promise(() => this.server.pushText(this, text))
+  }
+
+  lastReceived(): ReceivedMessage | undefined {
+    return this.received[this.received.length - 1]
+  }
+
+  /** Waits for the next message Baileys sends this contact (or the first, if one already came). */
+  nextReceived(after = this.received.length): Effect.Effect<ReceivedMessage> {
+    return Effect.async<ReceivedMessage>((resume) => {
+      const check = () => {
+        const m = this.received[after]
+        if (m) {
+          this.server.events.off("received", check)
+          resume(Effect.succeed(m))
+        }
+      }
+      this.server.events.on("received", check)
+      check()
+      return Effect.sync(() => this.server.events.off("received", check))
+    })
+  }
+}
+
+/** The account's primary device: scans QR codes, unlinks companions. */
+export class FakePhone {
+  /** @internal */
+  readonly peer = new SignalPeer()
+  /** @internal */
+  readonly lidUser = "987654321012345"
+  /** @internal */
+  readonly accountKey: KeyPair = Curve.generateKeyPair()
+
+  constructor(private readonly server: FakeWhatsApp, readonly number: string) {}
+
+  /** @internal */
+  get user() {
+    return digits(this.number)
+  }
+
+  /**
+   * Scans a QR string as the phone does: mints a `pair-success` from the QR's keys and advSecret,
+   * checks the companion's signature, then forces the 515 restart.
+   */
+  scan(qr: string): Effect.Effect<void> {
+    return Effect.promise(() => this.server.scan(qr))
+  }
+
+  /** "Linked devices > Log out" on the phone: the companion gets a 401 and its device is gone. */
+  unlink(): void {
+    this.server.unlinkAll()
+  }
+}
+
+export class FakeWhatsApp {
+  readonly events = new EventEmitter()
+  readonly phone: FakePhone
+  /** counters tests use to prove there is no reconnect loop */
+  readonly stats = { connections: 0, logins: 0, pairings: 0 }
+  /** the WhatsApp Web version each client announced (`primary.secondary.tertiary`) */
+  readonly clientVersions: Array<string> = []
+  private readonly ca = new FakeCertificateAuthority()
+  private readonly staticKey = Curve.generateKeyPair()
+  private readonly certChain = this.ca.chainFor(this.staticKey.public)
+  private readonly connections = new Set<Connection>()
+  private readonly pairingByRef = new Map<string, Connection>()
+  private readonly devices = new Map<string, LinkedDevice>()
+  private readonly contacts = new Map<string, FakeContact>()
+  private failLogins: { code: number; remaining: number } | undefined
+  private holdOffline = false
+  private session: Connection | undefined
+
+  private constructor(private readonly wss: WebSocketServer, private readonly options: FakeWhatsAppOptions) {
+    this.events.setMaxListeners(100)
+    this.phone = new FakePhone(this, options.phoneNumber ?? "+15550001111")
+    wss.on("connection", (ws) => this.onConnection(ws))
+  }
+
+  /** Starts a server on 127.0.0.1, port 0. */
+  static async start(options: FakeWhatsAppOptions = {}): Promise<FakeWhatsApp> {
+    const wss = new WebSocketServer({ host: "127.0.0.1", port: 0, path: "/ws/chat" })
+    await once(wss, "listening")
+    return new FakeWhatsApp(wss, options)
+  }
+
+  /** A server for the current scope, stopped when it closes. */
+  static scoped(options: FakeWhatsAppOptions = {}) {
+    return Effect.acquireRelease(
+      Effect.promise(() => FakeWhatsApp.start(options)),
+      (wa) => Effect.promise(() => wa.stop())
+    )
+  }
+
+  get url(): string {
+    return `ws://127.0.0.1:${(this.wss.address() as AddressInfo).port}/ws/chat`
+  }
+
+  /** The fake root the client must trust (see `useFakeWhatsAppRoot`). */
+  get rootPublicKey(): Uint8Array {
+    return this.ca.root.public
+  }
+
+  /** Companions currently linked to the account. */
+  get linkedDevices(): number {
+    return this.devices.size
+  }
+
+  /** Open WebSocket connections right now. */
+  get openConnections(): number {
+    return [...this.connections].filter((c) => c.ws.readyState === c.ws.OPEN).length
+  }
+
+  async stop(): Promise<void> {
+    for (const c of this.connections) c.ws.terminate()
+    await new Promise<void>((resolve) => this.wss.close(() => resolve()))
+  }
+
+  /** A contact that exists on WhatsApp (usync finds it, its prekeys can be fetched). */
+  contact(number: string): FakeContact {
+    const existing = this.contacts.get(digits(number))
+    if (existing) return existing
+    const contact = new FakeContact(this, number)
+    this.contacts.set(contact.user, contact)
+    return contact
+  }
+
+  /** Network failure: every TCP connection dies without a goodbye (Baileys: 428). */
+  dropConnections(): void {
+    for (const c of this.connections) c.ws.terminate()
+  }
+
+  /** `<stream:error code=.../>` to the logged-in session (e.g. 503). */
+  streamError(code: number): void {
+    if (this.session) this.send(this.session, { tag: "stream:error", attrs: { code: String(code) } })
+  }
+
+  /** The next `times` logins are answered with `<stream:error code=.../>` instead of `<success>`. */
+  failNextLogins(code: number, times = Number.POSITIVE_INFINITY): void {
+    this.failLogins = { code, remaining: times }
+  }
+
+  /**
+   * Logins from now on get no `<ib><offline/>` until `releaseOfflineNotice`: Baileys keeps
+   * buffering its message events meanwhile (and folds receipts into buffered upserts).
+   */
+  holdOfflineNotice(): void {
+    this.holdOffline = true
+  }
+
+  /** Sends the held `<ib><offline/>` to the logged-in session. */
+  releaseOfflineNotice(): void {
+    this.holdOffline = false
+    if (this.session) this.sendOfflineNotice(this.session)
+  }
+
+  private sendOfflineNotice(conn: Connection) {
+    this.send(conn, { tag: "ib", attrs: { from: S_WA }, content: [{ tag: "offline", attrs: { count: "0" } }] })
+  }
+
+  /** Waits until `predicate` holds, re-checked on every server event. */
+  until(predicate: () => boolean): Effect.Effect<void> {
+    return Effect.async<void>((resume) => {
+      const check = () => {
+        if (predicate()) {
+          this.events.off("changed", check)
+          resume(Effect.void)
+        }
+      }
+      this.events.on("changed", check)
+      check()
+      return Effect.sync(() => this.events.off("changed", check))
+    })
+  }
+
+  // ------------------------------------------------------------------ connections
+
+  private onConnection(ws: WebSocket) {
+    const conn: Connection = {
+      ws,
+      noise: new NoiseResponder(this.staticKey, this.certChain),
+      stage: "hello",
+      refs: [],
+      pending: new Map(),
+      seq: 0
+    }
+    this.connections.add(conn)
+    this.stats.connections++
+    this.changed()
+    ws.on("close", () => {
+      this.connections.delete(conn)
+      for (const ref of conn.refs) this.pairingByRef.delete(ref)
+      if (this.session === conn) this.session = undefined
+      this.changed()
+    })
+    ws.on("message", (data: Buffer) => {
+      this.onBytes(conn, data).catch((error) => {
+        this.events.emit("server-error", error)
+        ws.terminate()
+      })
+    })
+  }
+
+  private async onBytes(conn: Connection, data: Buffer) {
+    for (const frame of conn.noise.push(data)) {
+      if (conn.stage === "hello") {
+        conn.ws.send(conn.noise.onClientHello(frame))
+        conn.stage = "finish"
+      } else if (conn.stage === "finish") {
+        const payload = conn.noise.onClientFinish(frame)
+        conn.stage = "open"
+        const v = payload.userAgent?.appVersion
+        this.clientVersions.push(`${v?.primary}.${v?.secondary}.${v?.tertiary}`)
+        if (payload.devicePairingData) this.startPairing(conn, payload.devicePairingData)
+        else this.login(conn, payload)
+      } else {
+        const node = await conn.noise.decode(frame)
+        if (this.options.trace) console.log("<<", JSON.stringify(node.attrs), node.tag)
+        await this.dispatch(conn, node)
+      }
+    }
+  }
+
+  private send(conn: Connection, node: BinaryNode) {
+    if (this.options.trace) console.log(">>", node.tag, JSON.stringify(node.attrs))
+    if (conn.ws.readyState === conn.ws.OPEN) conn.ws.send(conn.noise.encode(node))
+  }
+
+  /** An IQ from the server; resolves with the client's result. */
+  private query(conn: Connection, node: BinaryNode): Promise<BinaryNode> {
+    const id = `srv-${++conn.seq}`
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no answer to server query ${id}`)), 10_000)
+      conn.pending.set(id, (answer) => {
+        clearTimeout(timer)
+        resolve(answer)
+      })
+      this.send(conn, { ...node, attrs: { ...node.attrs, id } })
+    })
+  }
+
+  private changed() {
+    this.events.emit("changed")
+  }
+
+  // ------------------------------------------------------------------ pairing
+
+  private startPairing(conn: Connection, data: proto.ClientPayload.IDevicePairingRegistrationData) {
+    if (!data.eIdent || !data.eRegid) throw new Error("registration without identity")
+    conn.registration = {
+      identityKey: Buffer.from(data.eIdent),
+      noiseKey: conn.noise.clientStatic,
+      registrationId: Buffer.from(data.eRegid).readUInt32BE(0)
+    }
+    conn.refs = Array.from({ length: this.options.refs ?? 6 }, () => `2@${randomBytes(32).toString("base64")}`)
+    for (const ref of conn.refs) this.pairingByRef.set(ref, conn)
+    this.send(conn, {
+      tag: "iq",
+      attrs: { from: S_WA, type: "set", id: `pd-${randomBytes(4).toString("hex")}`, xmlns: "md" },
+      content: [{
+        tag: "pair-device",
+        attrs: {},
+        content: conn.refs.map((r) => ({ tag: "ref", attrs: {}, content: Buffer.from(r) }))
+      }]
+    })
+  }
+
+  /**
+   * @internal — `FakePhone.scan`. QR (7.x):
+   * `https://wa.me/settings/linked_devices#<ref>,<noise pub b64>,<identity pub b64>,<advSecret b64>,<platform>`
+   */
+  async scan(qr: string): Promise<void> {
+    const [ref, noiseB64, identityB64, advB64] = qr.slice(qr.indexOf("#") + 1).split(",")
+    const conn = ref === undefined ? undefined : this.pairingByRef.get(ref)
+    if (!conn?.registration || !noiseB64 || !identityB64 || !advB64) throw new Error("unknown or expired QR")
+    const identityKey = Buffer.from(identityB64, "base64")
+    if (!identityKey.equals(conn.registration.identityKey)) throw new Error("QR identity key mismatch")
+    if (!Buffer.from(noiseB64, "base64").equals(conn.registration.noiseKey)) throw new Error("QR noise key mismatch")
+
+    const device = 7
+    const accountKey = this.phone.accountKey
+    const details = proto.ADVDeviceIdentity.encode({ rawId: 424242, timestamp: Number(unixNow()), keyIndex: 1 })
+      .finish()
+    const accountSignature = Curve.sign(accountKey.private, Buffer.concat([Buffer.from([6, 0]), details, identityKey]))
+    const signed = proto.ADVSignedDeviceIdentity.encode({
+      details,
+      accountSignatureKey: accountKey.public,
+      accountSignature
+    }).finish()
+    const hmac = createHmac("sha256", Buffer.from(advB64, "base64")).update(signed).digest()
+    const jid = `${this.phone.user}:${device}@${S_WA}`
+    const lid = `${this.phone.lidUser}:${device}@lid`
+    const answer = await this.query(conn, {
+      tag: "iq",
+      attrs: { from: S_WA, type: "set", t: unixNow() },
+      content: [{
+        tag: "pair-success",
+        attrs: {},
+        content: [
+          {
+            tag: "device-identity",
+            attrs: {},
+            content: proto.ADVSignedDeviceIdentityHMAC.encode({ details: signed, hmac }).finish()
+          },
+          { tag: "platform", attrs: { name: "smba" } },
+          { tag: "device", attrs: { jid, lid } }
+        ]
+      }]
+    })
+    // the companion answers <pair-device-sign><device-identity> signed with its identity key
+    const signNode = getBinaryNodeChild(getBinaryNodeChild(answer, "pair-device-sign"), "device-identity")
+    if (!(signNode?.content instanceof Uint8Array)) throw new Error("no pair-device-sign from the companion")
+    const account = proto.ADVSignedDeviceIdentity.decode(signNode.content)
+    const signedByDevice = Buffer.concat([Buffer.from([6, 1]), details, identityKey, accountKey.public])
+    if (!account.deviceSignature || !Curve.verify(identityKey, signedByDevice, account.deviceSignature)) {
+      throw new Error("bad device signature from the companion")
+    }
+    this.devices.set(`${this.phone.user}:${device}`, {
+      jid,
+      lid,
+      device,
+      noiseKey: conn.registration.noiseKey,
+      identityKey,
+      registrationId: conn.registration.registrationId,
+      signedPreKey: undefined,
+      preKeys: []
+    })
+    for (const r of conn.refs) this.pairingByRef.delete(r)
+    this.stats.pairings++
+    this.changed()
+    // the real server makes the companion reconnect and log in with its new creds
+    this.send(conn, { tag: "stream:error", attrs: { code: "515" } })
+    setTimeout(() => conn.ws.close(), 50)
+  }
+
+  // ------------------------------------------------------------------ login
+
+  private login(conn: Connection, payload: proto.ClientPayload) {
+    const device = this.devices.get(`${payload.username}:${payload.device ?? 0}`)
+    if (!device || !device.noiseKey.equals(conn.noise.clientStatic)) {
+      this.send(conn, { tag: "failure", attrs: { reason: "401", location: "fake" } })
+      return
+    }
+    this.stats.logins++
+    if (this.failLogins && this.failLogins.remaining > 0) {
+      this.failLogins.remaining--
+      this.send(conn, { tag: "stream:error", attrs: { code: String(this.failLogins.code) } })
+      this.changed()
+      return
+    }
+    // the same device logging in twice: the older connection is replaced, as WhatsApp does
+    for (const other of this.connections) {
+      if (other !== conn && other.device === device && other.ws.readyState === other.ws.OPEN) {
+        this.send(other, {
+          tag: "stream:error",
+          attrs: {},
+          content: [{ tag: "conflict", attrs: { type: "replaced" } }]
+        })
+        setTimeout(() => other.ws.close(), 20)
+      }
+    }
+    conn.device = device
+    this.session = conn
+    this.send(conn, {
+      tag: "success",
+      attrs: { t: unixNow(), lid: device.lid, props: "1", abprops: "1", location: "fake", creation: unixNow() }
+    })
+    // Baileys buffers its events until the offline queue is drained
+    if (!this.holdOffline) setTimeout(() => this.sendOfflineNotice(conn), 50)
+    this.changed()
+  }
+
+  /** @internal — `FakePhone.unlink` */
+  unlinkAll(): void {
+    this.devices.clear()
+    for (const conn of this.connections) {
+      if (conn.device) {
+        this.send(conn, {
+          tag: "stream:error",
+          attrs: { code: "401" },
+          content: [{ tag: "conflict", attrs: { type: "device_removed" } }]
+        })
+      }
+    }
+    this.changed()
+  }
+
+  // ------------------------------------------------------------------ stanzas
+
+  private async dispatch(conn: Connection, node: BinaryNode) {
+    const { tag, attrs } = node
+    if (tag === "iq" && (attrs["type"] === "result" || attrs["type"] === "error")) {
+      const id = attrs["id"] ?? ""
+      const resolve = conn.pending.get(id)
+      conn.pending.delete(id)
+      resolve?.(node)
+      return
+    }
+    if (tag === "iq") return this.onIq(conn, node)
+    if (tag === "message") return this.onMessage(conn, node)
+    if (tag === "receipt" || tag === "notification") {
+      this.send(conn, {
+        tag: "ack",
+        attrs: {
+          id: attrs["id"] ?? "",
+          class: tag,
+          from: attrs["to"] ?? S_WA,
+          ...(attrs["type"] ? { type: attrs["type"] } : {})
+        }
+      })
+      this.events.emit(`${tag}-from-client`, node)
+    }
+    // presence, ib and acks need no answer
+  }
+
+  private result(conn: Connection, node: BinaryNode, content?: Array<BinaryNode>) {
+    this.send(conn, {
+      tag: "iq",
+      attrs: { from: S_WA, type: "result", id: node.attrs["id"] ?? "" },
+      ...(content ? { content } : {})
+    })
+  }
+
+  private onIq(conn: Connection, node: BinaryNode) {
+    const child = Array.isArray(node.content) ? node.content[0] : undefined
+    switch (`${node.attrs["xmlns"]}/${node.attrs["type"]}/${child?.tag}`) {
+      case "md/set/remove-companion-device": {
+        for (const [key, device] of this.devices) if (device === conn.device) this.devices.delete(key)
+        this.changed()
+        return this.result(conn, node)
+      }
+      case "encrypt/get/count":
+        return this.result(conn, node, [{ tag: "count", attrs: { value: String(conn.device?.preKeys.length ?? 0) } }])
+      case "encrypt/set/undefined":
+      case "encrypt/set/registration":
+        return this.storePreKeys(conn, node)
+      case "encrypt/get/digest":
+        return this.result(conn, node, [{ tag: "digest", attrs: {} }])
+      case "encrypt/get/key":
+        return this.preKeyFetch(conn, node)
+      case "usync/get/usync":
+        return this.usync(conn, node)
+      case "blocklist/get/undefined":
+        return this.result(conn, node, [{ tag: "list", attrs: {} }])
+      case "privacy/get/privacy":
+        return this.result(conn, node, [{
+          tag: "privacy",
+          attrs: {},
+          content: [
+            { tag: "category", attrs: { name: "readreceipts", value: "all" } },
+            { tag: "category", attrs: { name: "last", value: "all" } }
+          ]
+        }])
+      case "abt/get/props":
+        return this.result(conn, node, [{ tag: "props", attrs: { protocol: "1", hash: "fake" }, content: [] }])
+      default:
+        // ping, passive/active, privacy tokens, ...: an empty result is what Baileys needs
+        return this.result(conn, node)
+    }
+  }
+
+  private storePreKeys(conn: Connection, node: BinaryNode) {
+    const device = conn.device
+    const registration = getBinaryNodeChild(node, "registration")?.content
+    const identity = getBinaryNodeChild(node, "identity")?.content
+    if (device && registration instanceof Uint8Array && identity instanceof Uint8Array) {
+      device.registrationId = Buffer.from(registration).readUInt32BE(0)
+      device.identityKey = Buffer.from(identity)
+      device.signedPreKey = getBinaryNodeChild(node, "skey")
+      device.preKeys.push(...getBinaryNodeChildren(getBinaryNodeChild(node, "list"), "key"))
+      this.events.emit("prekeys-uploaded", device.preKeys.length)
+    }
+    this.result(conn, node)
+  }
+
+  private findPeer(jid: string): { peer: SignalPeer; contact?: FakeContact } | undefined {
+    const decoded = jidDecode(jid)
+    if (!decoded) return undefined
+    const isLid = decoded.server === "lid"
+    if (decoded.user === (isLid ? this.phone.lidUser : this.phone.user)) return { peer: this.phone.peer }
+    for (const contact of this.contacts.values()) {
+      if (decoded.user === (isLid ? contact.lidUser : contact.user)) return { peer: contact.peer, contact }
+    }
+    return undefined
+  }
+
+  /** usync (context message; devices + lid): device lists and LIDs of the account and contacts. */
+  private usync(conn: Connection, node: BinaryNode) {
+    const usync = getBinaryNodeChild(node, "usync")
+    const queryNode = getBinaryNodeChild(usync, "query")
+    const protocols = Array.isArray(queryNode?.content) ? queryNode.content.map((c) => c.tag) : []
+    const users = getBinaryNodeChildren(getBinaryNodeChild(usync, "list"), "user").map((user): BinaryNode => {
+      const jid = user.attrs["jid"] ?? ""
+      const found = this.findPeer(jid)
+      const isMe = found !== undefined && found.contact === undefined
+      const content: Array<BinaryNode> = []
+      if (protocols.includes("devices")) {
+        const ids = isMe ? [0, conn.device?.device ?? 0] : found ? [0] : []
+        content.push({
+          tag: "devices",
+          attrs: {},
+          content: [{
+            tag: "device-list",
+            attrs: {},
+            content: ids.map((id) => ({
+              tag: "device",
+              attrs: { id: String(id), ...(id ? { "key-index": "1" } : {}) }
+            }))
+          }]
+        })
+      }
+      if (protocols.includes("lid") && found) {
+        content.push({
+          tag: "lid",
+          attrs: { val: `${found.contact ? found.contact.lidUser : this.phone.lidUser}@lid` }
+        })
+      }
+      if (protocols.includes("contact")) content.push({ tag: "contact", attrs: { type: found ? "in" : "out" } })
+      return { tag: "user", attrs: { jid }, content }
+    })
+    this.result(conn, node, [{
+      tag: "usync",
+      attrs: { sid: usync?.attrs["sid"] ?? "", index: "0", last: "true" },
+      content: [
+        { tag: "result", attrs: {}, content: protocols.map((t) => ({ tag: t, attrs: {} })) },
+        { tag: "list", attrs: {}, content: users }
+      ]
+    }])
+  }
+
+  private preKeyFetch(conn: Connection, node: BinaryNode) {
+    const users = getBinaryNodeChildren(getBinaryNodeChild(node, "key"), "user").map((user): BinaryNode => {
+      const jid = user.attrs["jid"] ?? ""
+      const found = this.findPeer(jid)
+      return found
+        ? { tag: "user", attrs: { jid }, content: found.peer.bundle() }
+        : { tag: "user", attrs: { jid }, content: [{ tag: "error", attrs: { code: "404", text: "item-not-found" } }] }
+    })
+    this.result(conn, node, [{ tag: "list", attrs: {}, content: users }])
+  }
+
+  /** A message from Baileys: ack it, let the contact decrypt it, then delivered and read receipts. */
+  private async onMessage(conn: Connection, node: BinaryNode) {
+    const id = node.attrs["id"] ?? ""
+    const to = node.attrs["to"] ?? ""
+    this.send(conn, { tag: "ack", attrs: { class: "message", id, from: to, t: unixNow() } })
+    const target = this.findPeer(to)
+    const contact = target?.contact
+    const device = conn.device
+    if (!contact || !device) return
+    const encs: Array<[string, BinaryNode]> = []
+    for (const toNode of getBinaryNodeChildren(getBinaryNodeChild(node, "participants"), "to")) {
+      const enc = getBinaryNodeChild(toNode, "enc")
+      if (enc) encs.push([toNode.attrs["jid"] ?? "", enc])
+    }
+    for (const enc of getBinaryNodeChildren(node, "enc")) encs.push([to, enc])
+    for (const [jid, enc] of encs) {
+      // the fan-out to the account's own other devices is not for this contact
+      if (this.findPeer(jid)?.contact !== contact) continue
+      const message = await contact.peer.decrypt(device, enc)
+      contact.stanzaIds.push(id)
+      if (!contact.received.some((m) => m.id === id)) {
+        contact.received.push({
+          id,
+          text: message.conversation ?? message.extendedTextMessage?.text ?? undefined,
+          message
+        })
+      }
+      this.events.emit("received")
+      this.changed()
+    }
+    const receipt = (type: "delivered" | "read") => {
+      this.send(conn, { tag: "receipt", attrs: { id, from: to, t: unixNow(), ...(type === "read" ? { type } : {}) } })
+      contact.receiptsSent.push({ id, type })
+      this.changed()
+    }
+    if (contact.autoReceipts.delivered) setTimeout(() => receipt("delivered"), 20)
+    if (contact.autoReceipts.read) setTimeout(() => receipt("read"), 150)
+  }
+
+  /** @internal — `FakeContact.says` */
+  async pushText(contact: FakeContact, text: string): Promise<string> {
+    const conn = this.session
+    if (!conn?.device) throw new Error("no companion is logged in")
+    const { type, ciphertext } = await contact.peer.encrypt(conn.device, { conversation: text })
+    const id = `3EB0${randomBytes(8).toString("hex").toUpperCase()}`
+    this.send(conn, {
+      tag: "message",
+      attrs: { from: `${contact.user}@${S_WA}`, id, t: unixNow(), type: "text", notify: "Fake Contact" },
+      content: [{ tag: "enc", attrs: { v: "2", type }, content: ciphertext }]
+    })
+    return id
+  }
+}

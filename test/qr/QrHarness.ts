@@ -1,0 +1,109 @@
+/**
+ * Helpers for QR connection tests: a connection to a fake WhatsApp server with test timings,
+ * waiting for events with a clear failure, and pairing in one step.
+ */
+import { newId, type QrChannelStatus } from "@switchboard/domain"
+import {
+  type QrAuthStateRepo,
+  type QrConnection,
+  QrConnectionConfig,
+  type QrConnectionEvent,
+  QrProvider,
+  useFakeWhatsAppRoot
+} from "@switchboard/providers"
+import { Duration, Effect, Queue, Redacted, type Scope } from "effect"
+import type { FakeWhatsApp } from "../fake-whatsapp/index.js"
+
+export type Settings = Partial<QrConnectionConfig.QrConnectionConfig["Type"]>
+
+/** Test timings: short timeouts and reconnect delays, so failures show in seconds. */
+export const settings = (
+  wa: FakeWhatsApp,
+  overrides: Settings = {}
+): QrConnectionConfig.QrConnectionConfig["Type"] => ({
+  ...QrConnectionConfig.defaults,
+  websocketUrl: wa.url,
+  connectTimeout: Duration.seconds(10),
+  queryTimeout: Duration.seconds(10),
+  reconnectBaseDelay: Duration.millis(40),
+  reconnectMaxDelay: Duration.millis(200),
+  reconnectMaxAttempts: 3,
+  ...overrides
+})
+
+export interface Observed {
+  readonly connection: QrConnection.QrConnection
+  /** every event seen so far, in order */
+  readonly seen: Array<QrConnectionEvent>
+  /** the next event matching `predicate` (events before it are recorded in `seen`) */
+  readonly next: <E extends QrConnectionEvent>(
+    predicate: (e: QrConnectionEvent) => e is E,
+    what: string
+  ) => Effect.Effect<E>
+}
+
+type Tagged<T extends QrConnectionEvent["_tag"]> = Extract<QrConnectionEvent, { _tag: T }>
+
+export const is =
+  <T extends QrConnectionEvent["_tag"]>(tag: T, where: (e: Tagged<T>) => boolean = () => true) =>
+  (e: QrConnectionEvent): e is Tagged<T> => e._tag === tag && where(e as Tagged<T>)
+
+/** A connection for `channelId` on the fake server, subscribed before anything happens. */
+export const connect = (
+  wa: FakeWhatsApp,
+  options: { readonly channelId: string; readonly settings?: Settings; readonly initialStatus?: QrChannelStatus }
+): Effect.Effect<Observed, never, Scope.Scope | QrAuthStateRepo> =>
+  Effect.gen(function*() {
+    useFakeWhatsAppRoot(wa.rootPublicKey)
+    // the provider as a service would run in a runner, with this test's settings
+    const provider = yield* QrProvider.pipe(
+      Effect.provide(QrProvider.DefaultWithoutDependencies),
+      Effect.provideService(QrConnectionConfig.QrConnectionConfig, settings(wa, options.settings))
+    )
+    const connection = yield* provider.connect({
+      channelId: options.channelId,
+      ...(options.initialStatus ? { initialStatus: options.initialStatus } : {})
+    })
+    const queue = yield* connection.subscribe
+    const seen: Array<QrConnectionEvent> = []
+    let cursor = 0
+    const next = <E extends QrConnectionEvent>(predicate: (e: QrConnectionEvent) => e is E, what: string) =>
+      Effect.gen(function*() {
+        while (true) {
+          while (cursor < seen.length) {
+            const e = seen[cursor++]!
+            if (predicate(e)) return e
+          }
+          seen.push(yield* Queue.take(queue))
+        }
+      }).pipe(
+        Effect.timeoutFail({ duration: "20 seconds", onTimeout: () => new Error(`no ${what}; saw ${describe(seen)}`) }),
+        Effect.orDie
+      )
+    return { connection, seen, next }
+  })
+
+/** Events as a short readable list (QR codes stay redacted). */
+export const describe = (events: ReadonlyArray<QrConnectionEvent>) =>
+  events.map((e) =>
+    e._tag === "state"
+      ? `state ${e.from}->${e.to} (${e.reason}${e.closeCode ? ` ${e.closeCode}` : ""})`
+      : e._tag === "qr"
+      ? `qr #${e.sequence}`
+      : e._tag
+  ).join(", ")
+
+/** Starts pairing, lets the fake phone scan the first code and waits for `connected`. */
+export const pair = (wa: FakeWhatsApp, observed: Observed) =>
+  Effect.gen(function*() {
+    yield* observed.connection.start
+    const qr = yield* observed.next(is("qr"), "QR code")
+    yield* wa.phone.scan(Redacted.value(qr.code))
+    return yield* observed.next(is("state", (e) => e.to === "connected"), "connected")
+  })
+
+export const newChannelId = newId("ch")
+
+/** The state events in `seen`, as `from->to`. */
+export const transitions = (seen: ReadonlyArray<QrConnectionEvent>) =>
+  seen.flatMap((e) => (e._tag === "state" ? [`${e.from}->${e.to}`] : []))
