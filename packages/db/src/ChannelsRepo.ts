@@ -121,6 +121,20 @@ export class ChannelsRepo extends Effect.Service<ChannelsRepo>()("@switchboard/d
       return rows[0]?.n ?? 0
     }, Effect.orDie)
 
-    return { insert, find, findById, findDefault, list, update, countProduction } as const
+    /** Stores the provider's capability snapshot when it is new or changed. */
+    const refreshCapabilities = Effect.fn("ChannelsRepo.refreshCapabilities")(function*(
+      id: string,
+      capabilities: { readonly max_throughput_mps: number; readonly message_types: ReadonlyArray<string> },
+      now: string
+    ) {
+      const snapshot = JSON.stringify({
+        max_throughput_mps: capabilities.max_throughput_mps,
+        message_types: capabilities.message_types
+      })
+      yield* sql`UPDATE channels SET capabilities = ${snapshot}::jsonb, capabilities_refreshed_at = ${now}
+        WHERE id = ${id} AND (capabilities_refreshed_at IS NULL OR capabilities IS DISTINCT FROM ${snapshot}::jsonb)`
+    }, Effect.orDie)
+
+    return { insert, find, findById, findDefault, list, update, countProduction, refreshCapabilities } as const
   })
 }) {}

@@ -313,11 +313,13 @@ export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/d
       return rows[0]?.n ?? 0
     }, Effect.orDie)
 
-    /** Channels with due queued messages (the sweeper wakes them). */
+    /** Connected channels with due queued messages (the sweeper wakes them). */
     const channelsWithDueWork = Effect.fn("MessagesRepo.channelsWithDueWork")(function*(limit: number) {
       const now = toTimestamp(yield* Clock.currentTimeMillis)
-      const rows = yield* sql<{ channel_id: string }>`SELECT DISTINCT channel_id FROM messages
-        WHERE status = 'queued' AND (next_attempt_at IS NULL OR next_attempt_at <= ${now}) LIMIT ${limit}`
+      // only channels that can dispatch: a disconnected channel's backlog waits (or expires) quietly
+      const rows = yield* sql<{ channel_id: string }>`SELECT DISTINCT m.channel_id FROM messages m
+        JOIN channels c ON c.id = m.channel_id AND c.status = 'connected'
+        WHERE m.status = 'queued' AND (m.next_attempt_at IS NULL OR m.next_attempt_at <= ${now}) LIMIT ${limit}`
       return rows.map((r) => r.channel_id)
     }, Effect.orDie)
 

@@ -72,6 +72,9 @@ const MESSAGE_CALL_RETRY = Schedule.exponential("200 millis").pipe(
   Schedule.upTo("30 seconds")
 )
 
+/** Retries of a receipt's report to its Message entity: for as long as the connection lives. */
+const RECEIPT_RETRY = Schedule.exponential("200 millis").pipe(Schedule.either(Schedule.spaced("3 seconds")))
+
 /** Receipts and inbound messages handled at once (one slow Message entity does not hold up the rest). */
 const EVENT_LANES = 8
 
@@ -117,10 +120,15 @@ export const ChannelEntityLive = ChannelEntity.toLayer(
      * failover (7-10 s, CLUSTER.md §3), so keep trying for a while; such a failure can surface as a
      * defect (P2). Given up, the sweeper repairs what is left.
      */
-    const toMessage = <A>(id: string, call: Effect.Effect<A, unknown>, fallback: A) =>
+    const toMessage = <A>(
+      id: string,
+      call: Effect.Effect<A, unknown>,
+      fallback: A,
+      retry: Schedule.Schedule<unknown, unknown> = MESSAGE_CALL_RETRY
+    ) =>
       call.pipe(
         Effect.catchAllDefect(Effect.fail),
-        Effect.retry(MESSAGE_CALL_RETRY),
+        Effect.retry(retry),
         Effect.catchAllCause((cause) =>
           Effect.logWarning("message entity not reached").pipe(
             Effect.annotateLogs({ message_id: id, cause: String(cause) }),
@@ -137,7 +145,15 @@ export const ChannelEntityLive = ChannelEntity.toLayer(
 
     const onEvent = (channel: Channel) => (event: ProviderEvent) =>
       event._tag === "Receipt"
-        ? Effect.asVoid(transition(event.messageId, event.status, event.at))
+        // a receipt is not given up while the connection lives: a provider may not tell it again
+        ? Effect.asVoid(
+          toMessage(
+            event.messageId,
+            messageClient(event.messageId).Transition({ to: event.status, at: event.at }),
+            false,
+            RECEIPT_RETRY
+          )
+        )
         : sql.withTransaction(messages.recordInbound({
           workspaceId: channel.workspace_id,
           channelId: channel.id,
@@ -177,6 +193,12 @@ export const ChannelEntityLive = ChannelEntity.toLayer(
       if (Option.isNone(provider)) return Option.none<Connected>()
       const scope = yield* Scope.fork(entityScope, ExecutionStrategy.sequential)
       const connection = yield* provider.value.connect(channel).pipe(Scope.extend(scope))
+      // the capability snapshot comes from the provider (GET .../capabilities shows it)
+      yield* channels.refreshCapabilities(
+        channel.id,
+        connection.capabilities,
+        toTimestamp(yield* Clock.currentTimeMillis)
+      )
       // events of one message stay in order (one lane each); different messages go in parallel
       const lanes = yield* Effect.forEach(Array.from({ length: EVENT_LANES }), () => Queue.unbounded<ProviderEvent>())
       for (const lane of lanes) {

@@ -78,25 +78,31 @@ describe("Channel and Message entities", () => {
         assert.isTrue((yield* channel.Status()).keep_alive, "alive while its queue is not empty")
         for (const id of ids) yield* waitFor(id, (m) => m.status === "read")
         const sql = yield* SqlClient.SqlClient
-        const accepted = (yield* sql<{ accepted_at: Date }>`SELECT accepted_at FROM sandbox_deliveries
-          WHERE message_id IN ${sql.in(ids)} ORDER BY accepted_at`).map((r) => r.accepted_at.getTime())
-        assert.strictEqual(accepted.length, ids.length)
-        // never a third message within one second (20% slack for timers)
-        for (let i = 0; i + 2 < accepted.length; i++) {
-          assert.isAtLeast(accepted[i + 2]! - accepted[i]!, 800, `messages ${i}..${i + 2}`)
+        // the dispatch times the channel recorded (each the send slot it took)
+        const started = (yield* sql<{ at: Date }>`SELECT at FROM message_transitions
+          WHERE message_id IN ${sql.in(ids)} AND to_state = 'dispatching' ORDER BY at`).map((r) => r.at.getTime())
+        assert.strictEqual(started.length, ids.length)
+        for (let i = 0; i + 1 < started.length; i++) {
+          assert.isAtLeast(started[i + 1]! - started[i]!, 500, `dispatch ${i + 1} came too soon`)
         }
-        const rate = (accepted.length - 1) / ((accepted[accepted.length - 1]! - accepted[0]!) / 1000)
-        assert.isAtMost(rate, 2.2)
+        const rate = (started.length - 1) / ((started[started.length - 1]! - started[0]!) / 1000)
         assert.isAtLeast(rate, 1, "roughly the provider's pace")
-        // nothing refused by the network for going too fast
+        // the network, which refuses anything beyond 2 msg/s, never had to refuse
+        const accepted = yield* sql`SELECT 1 FROM sandbox_deliveries WHERE message_id IN ${sql.in(ids)}
+          AND offers = 1 AND accepted_at IS NOT NULL`
+        assert.strictEqual(accepted.length, ids.length)
         const retried = yield* sql`SELECT 1 FROM message_transitions WHERE message_id IN ${sql.in(ids)}
           AND to_state = 'failed_retryable'`
         assert.strictEqual(retried.length, 0)
-        yield* Effect.sleep("1500 millis")
-        assert.isFalse((yield* channel.Status()).keep_alive, "idle again once everything was reported")
+        let idle = false
+        for (let i = 0; i < 100 && !idle; i++) {
+          yield* Effect.sleep("100 millis")
+          idle = !(yield* channel.Status()).keep_alive
+        }
+        assert.isTrue(idle, "idle again once everything was reported")
       }))
 
-    it.effect("re-dispatches a message its dispatcher abandoned, without delivering it twice", () =>
+    it.effect("repairs a message its dispatcher abandoned, without delivering it twice", () =>
       Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
         const target = yield* setupChannel()
@@ -110,19 +116,14 @@ describe("Channel and Message entities", () => {
           delivered_at, read_at) VALUES (${message.id}, ${target.channelId}, ${message.to}, 1, ${longAgo}, ${longAgo},
           ${deliveredAt}, ${deliveredAt})`
         const read = yield* waitFor(message.id, (m) => m.status === "read")
-        assert.deepStrictEqual((yield* timeline(message.id)).map((t) => t.to_state), [
-          "dispatching",
-          "failed_retryable",
-          "queued",
-          "dispatching",
-          "provider_accepted",
-          "sent",
-          "delivered",
-          "read"
-        ])
+        // repaired by a second dispatch or by the receipts the network already reported
+        const states = (yield* timeline(message.id)).map((t) => t.to_state)
+        assert.strictEqual(states[0], "dispatching")
+        assert.deepStrictEqual(states.slice(-3), ["sent", "delivered", "read"])
+        assert.strictEqual(states.filter((s) => s === "delivered").length, 1)
         const network = yield* sql<{ offers: number; delivered_at: Date }>`SELECT offers, delivered_at
           FROM sandbox_deliveries WHERE message_id = ${message.id}`
-        assert.strictEqual(network[0]!.offers, 2, "offered again")
+        assert.isAtMost(network[0]!.offers, 2, "offered once more at most")
         assert.strictEqual(network[0]!.delivered_at.toISOString(), deliveredAt, "but delivered only the first time")
         assert.strictEqual(read.delivered_at, deliveredAt, "the receipt carries the one delivery")
         const delivered = (yield* eventTypes(message.id)).filter((e) => e.type === "message.delivered")
@@ -157,6 +158,18 @@ describe("Channel and Message entities", () => {
         assert.strictEqual((yield* waitFor(fresh.id, () => true)).status, "queued")
         const reason = (yield* timeline(old.id)).find((t) => t.to_state === "expired")?.reason
         assert.strictEqual(reason, "not dispatched within 24 h")
+      }))
+
+    it.effect("stores the capability snapshot its provider reports when it connects", () =>
+      Effect.gen(function*() {
+        const channels = yield* ChannelsRepo
+        const target = yield* setupChannel({ capabilities: false })
+        assert.isTrue(Option.isNone(Option.getOrThrow(yield* channels.findById(target.channelId)).capabilities))
+        assert.isTrue((yield* (yield* ChannelEntity.client)(target.channelId).Status()).connected)
+        const caps = Option.getOrThrow(yield* channels.findById(target.channelId)).capabilities
+        assert.isTrue(Option.isSome(caps))
+        assert.strictEqual(Option.getOrThrow(caps).max_throughput_mps, 2)
+        assert.deepStrictEqual(Option.getOrThrow(caps).message_types, ["text"])
       }))
 
     it.effect("records an inbound message through the channel, once per provider message", () =>

@@ -5,7 +5,9 @@ import { newId, PRIORITY, THROUGHPUT_MPS, toTimestamp } from "@switchboard/domai
 import type { Category, ChannelStatus, Message, MessageStatus, Provider } from "@switchboard/domain"
 import { Clock, Effect, Option } from "effect"
 
-export const setupChannel = (options: { readonly provider?: Provider; readonly status?: ChannelStatus } = {}) =>
+export const setupChannel = (
+  options: { readonly provider?: Provider; readonly status?: ChannelStatus; readonly capabilities?: boolean } = {}
+) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const channels = yield* ChannelsRepo
@@ -22,7 +24,7 @@ export const setupChannel = (options: { readonly provider?: Provider; readonly s
       status: options.status ?? "connected",
       isDefault: false,
       phoneNumber: provider === "sandbox" ? "+15550100001" : null,
-      capabilities: provider === "sandbox"
+      capabilities: provider === "sandbox" && options.capabilities !== false
         ? { max_throughput_mps: THROUGHPUT_MPS.sandbox, message_types: ["text"] }
         : null,
       now
