@@ -56,11 +56,13 @@ describe("webhook delivery (loopback receivers allowed for tests)", () => {
           sink.received.find((r) => r.headers["x-webhook-event"] === "message.queued")!.body,
           stored[0]!.envelope
         )
-        const deliveries = yield* request(
-          "GET",
-          `/v1/webhook-endpoints/${created.body.id}/deliveries?status=succeeded`,
-          { token: admin.secret }
-        )
+        // the receiver answers before the outcome is recorded: wait for both records
+        const deliveries = yield* eventuallyEffect(Effect.map(
+          request("GET", `/v1/webhook-endpoints/${created.body.id}/deliveries?status=succeeded`, {
+            token: admin.secret
+          }),
+          (r) => r.body.data.length === 2 ? r : undefined
+        ))
         assert.strictEqual(deliveries.body.data.length, 2)
         assert.strictEqual(deliveries.body.data[0].attempts[0].failure_reason, "ok")
         assert.strictEqual(deliveries.body.data[0].attempts[0].response_status, 200)
