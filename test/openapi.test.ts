@@ -29,6 +29,9 @@ describe("OpenAPI and docs", () => {
         const send = spec.paths["/v1/api-keys"].get
         assert.deepStrictEqual(send["x-required-scopes"], ["workspace.read"])
         assert.isTrue(spec.paths["/v1/api-keys"].post["x-session-only"])
+        // subscriptions are refused by the use-case (details.reason), yet documented as a list
+        assert.lengthOf(spec.components.schemas.EventTypeSubscription.enum, 32)
+        assert.include(spec.components.schemas.EventTypeSubscription.enum, "*")
         const validation = JSON.stringify(spec.components.schemas.ValidationError)
         assert.include(validation, "VALIDATION_ERROR")
         assert.include(validation, "issues")

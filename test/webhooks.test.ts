@@ -332,11 +332,21 @@ describe("webhook delivery (loopback receivers allowed for tests)", () => {
           body: { url: "http://127.0.0.1/x", event_types: ["message.exploded"] }
         })
         assert.strictEqual(unknown.status, 422)
+        assert.strictEqual(unknown.body.error.details.reason, "unknown_event_type")
+        assert.deepStrictEqual(unknown.body.error.details.issues[0].path, ["event_types", 0])
+        assert.notInclude(unknown.text, "message.exploded")
         const ok = yield* request("POST", "/v1/webhook-endpoints", {
           token: admin.secret,
           body: { url: "http://127.0.0.1/x", event_types: ["*"] }
         })
         assert.strictEqual(ok.status, 201)
+        const badPatch = yield* request("PATCH", `/v1/webhook-endpoints/${ok.body.id}`, {
+          token: admin.secret,
+          body: { event_types: ["message.sent", "message.exploded"] }
+        })
+        assert.strictEqual(badPatch.status, 422)
+        assert.strictEqual(badPatch.body.error.details.reason, "unknown_event_type")
+        assert.deepStrictEqual(badPatch.body.error.details.issues[0].path, ["event_types", 1])
         const second = yield* request("POST", "/v1/webhook-endpoints", {
           token: admin.secret,
           body: { url: "http://127.0.0.1/y", event_types: ["*"] }

@@ -5,7 +5,7 @@ import {
   DeliveryStatus,
   EntitlementLimitReached,
   EventTypeName,
-  EventTypeOrAll,
+  EventTypeSubscriptionInput,
   Id,
   ListParams,
   NotFound,
@@ -20,7 +20,7 @@ import { Schema } from "effect"
 import { Authentication, RequiredScopes } from "./Security.js"
 
 const Url = Schema.String.pipe(Schema.maxLength(2048))
-const EventTypes = Schema.Array(EventTypeOrAll).pipe(
+const EventTypes = Schema.Array(EventTypeSubscriptionInput).pipe(
   Schema.minItems(1, { message: () => "Subscribe to at least one event type" })
 )
 

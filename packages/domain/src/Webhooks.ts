@@ -3,7 +3,7 @@
  * outcome table that decides retries, and the full-jitter retry schedule.
  */
 import { Schema } from "effect"
-import { EventTypeName } from "./EventCatalogue.js"
+import { EVENT_TYPES, EventTypeName } from "./EventCatalogue.js"
 import { Id } from "./Ids.js"
 import { Timestamp } from "./Schemas.js"
 
@@ -56,6 +56,19 @@ export const retryDelayMs = (attempt: number, random: number, scale: number) => 
 export const EventTypeOrAll = Schema.Union(EventTypeName, Schema.Literal("*")).annotations({
   identifier: "EventTypeSubscription",
   message: () => "Expected a known event type (see GET /v1/webhook-event-types) or *"
+})
+
+export const isEventTypeOrAll = Schema.is(EventTypeOrAll)
+
+/**
+ * A subscription as a request carries it: any string on decoding, so that the use-case refuses
+ * an unknown name with `details.reason = "unknown_event_type"` (SPEC 4.9); OpenAPI still lists
+ * the accepted names.
+ */
+export const EventTypeSubscriptionInput = Schema.String.annotations({
+  identifier: "EventTypeSubscription",
+  description: "An event type of `GET /v1/webhook-event-types`, or `*` for all of them, later ones included",
+  jsonSchema: { enum: [...EVENT_TYPES.map((e) => e.type), "*"] }
 })
 
 export class WebhookEndpoint extends Schema.Class<WebhookEndpoint>("WebhookEndpoint")({

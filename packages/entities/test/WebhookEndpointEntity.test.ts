@@ -3,7 +3,7 @@ import { assert, describe, layer } from "@effect/vitest"
 import { EventsRepo, WebhookDeliveriesRepo, WebhookEndpointsRepo } from "@switchboard/db"
 import * as TestDatabase from "@switchboard/db/testing"
 import { newId, toTimestamp } from "@switchboard/domain"
-import { Cluster, WebhookEndpointEntity, WebhookEndpointEntityLive } from "@switchboard/entities"
+import { Cluster, purgeDeliveries, WebhookEndpointEntity, WebhookEndpointEntityLive } from "@switchboard/entities"
 import { SecretBox, WebhooksConfig, WebhookSigner } from "@switchboard/webhooks"
 import { Effect, Layer, Option, Redacted } from "effect"
 import { eventually, receiver } from "../../../test/support/Receiver.js"
@@ -143,6 +143,51 @@ describe("WebhookEndpoint entity", () => {
         yield* (yield* WebhookEndpointEntity.client)(endpointId).Wake()
         yield* eventually(() => sink.received.length >= 12 || undefined, 10_000)
         assert.strictEqual(most, 4)
+      }))
+
+    it.effect("purges finished deliveries older than 30 days, attempts included; held ones stay", () =>
+      Effect.gen(function*() {
+        const { workspaceId } = yield* seedEndpoint("https://hooks.example.com/never-woken")
+        const events = yield* EventsRepo
+        const sql = yield* SqlClient.SqlClient
+        const day = 24 * 3600 * 1000
+        const append = (ageMs: number) =>
+          Effect.flatMap(
+            events.append({
+              workspaceId,
+              type: "message.read",
+              occurredAt: toTimestamp(Date.now() - ageMs),
+              data: { object: "message", object_id: "msg_old" }
+            }),
+            (e) =>
+              Effect.map(
+                sql<{ id: string }>`SELECT id FROM webhook_deliveries WHERE event_id = ${e.id}`,
+                (rows) => rows[0]!.id
+              )
+          )
+        const [succeeded, failed, dead, held, recent] = yield* Effect.all([
+          append(31 * day),
+          append(31 * day),
+          append(31 * day),
+          append(31 * day),
+          append(29 * day)
+        ])
+        const setStatus = (id: string, status: string) =>
+          sql`UPDATE webhook_deliveries SET status = ${status} WHERE id = ${id}`
+        yield* setStatus(succeeded!, "succeeded")
+        yield* setStatus(failed!, "failed")
+        yield* setStatus(dead!, "dead")
+        yield* setStatus(recent!, "succeeded")
+        yield* sql`INSERT INTO webhook_attempts (delivery_id, attempt, at, response_status, failure_reason, latency_ms)
+          VALUES (${succeeded!}, 1, ${toTimestamp(Date.now() - 31 * day)}, 200, 'ok', 12)`
+
+        yield* purgeDeliveries
+
+        const left = yield* sql<{ id: string }>`SELECT d.id FROM webhook_deliveries d
+          JOIN events e ON e.id = d.event_id WHERE e.workspace_id = ${workspaceId} ORDER BY d.id`
+        assert.deepStrictEqual(left.map((r) => r.id), [held!, recent!].sort())
+        const attempts = yield* sql`SELECT 1 FROM webhook_attempts WHERE delivery_id = ${succeeded!}`
+        assert.strictEqual(attempts.length, 0)
       }))
 
     it.scoped("retries an attempt whose host name did not resolve (a DNS error is a network error)", () =>

@@ -5,6 +5,7 @@ import {
   Conflict,
   DEFAULT_LIMIT,
   EVENT_TYPES,
+  isEventTypeOrAll,
   newId,
   NotFound,
   SECRET_OVERLAP_MS,
@@ -57,11 +58,24 @@ export class Webhooks extends Effect.Service<Webhooks>()("@switchboard/service-a
       }
     })
 
+    /** SPEC 4.9: an unknown type is a 422 with `details.reason` (the names are never echoed). */
+    const checkEventTypes = Effect.fn("Webhooks.checkEventTypes")(function*(types: ReadonlyArray<string>) {
+      const unknown = types.flatMap((type, index) => isEventTypeOrAll(type) ? [] : [index])
+      if (unknown.length > 0) {
+        const message = "Unknown event type; see GET /v1/webhook-event-types, or use * for all"
+        return yield* new ValidationError({
+          message,
+          details: { reason: "unknown_event_type", issues: unknown.map((i) => ({ path: ["event_types", i], message })) }
+        })
+      }
+    })
+
     const create = Effect.fn("Webhooks.create")(function*(workspaceId: string, input: {
       readonly url: string
       readonly event_types: ReadonlyArray<string>
       readonly description?: string | undefined
     }) {
+      yield* checkEventTypes(input.event_types)
       yield* checkUrl(input.url)
       const secret = WebhookSigner.newSecret()
       const id = yield* newId("wh")
@@ -105,6 +119,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("@switchboard/service-a
       readonly description?: string | undefined
       readonly status?: "active" | "paused" | undefined
     }) {
+      if (changes.event_types !== undefined) yield* checkEventTypes(changes.event_types)
       if (changes.url !== undefined) yield* checkUrl(changes.url)
       const row = yield* endpoints.update(workspaceId, id, {
         url: changes.url,
