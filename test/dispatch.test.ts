@@ -98,7 +98,7 @@ describe("dispatch recovery", () => {
         assert.strictEqual(refused.status, 429)
         assert.strictEqual(refused.body.error.code, "PROVIDER_RATE_LIMITED")
         yield* sql`DELETE FROM messages WHERE id LIKE 'msg_bulk%'`
-      }))
+      }), { timeout: 240_000 }) // 172,800 rows: slow on the embedded database
   })
 })
 

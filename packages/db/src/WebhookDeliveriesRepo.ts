@@ -104,7 +104,12 @@ export class WebhookDeliveriesRepo
         return Option.fromNullable(rows[0])
       }, Effect.orDie)
 
-      /** Records an attempt and the delivery's next state (one transaction with the counter). */
+      /**
+       * Records an attempt and the delivery's next state (one transaction with the counter), only
+       * while the delivery is still `delivering` in THIS attempt: an attempt that outlived the
+       * stuck limit was handed out again, and its late result must not overwrite the newer one.
+       * Returns whether it was recorded (the caller counts the outcome only then).
+       */
       const record = Effect.fn("WebhookDeliveriesRepo.record")(function*(input: {
         readonly id: string
         readonly attempt: number
@@ -114,12 +119,14 @@ export class WebhookDeliveriesRepo
         readonly latencyMs: number | null
         readonly next: { readonly status: DeliveryStatus; readonly nextAttemptAt: string | null }
       }) {
+        const updated = yield* sql`UPDATE webhook_deliveries SET status = ${input.next.status},
+          next_attempt_at = ${input.next.nextAttemptAt}, response_status = ${input.responseStatus},
+          failure_reason = ${input.reason}, latency_ms = ${input.latencyMs}, updated_at = ${input.at}
+        WHERE id = ${input.id} AND status = 'delivering' AND attempt_count = ${input.attempt} RETURNING id`
+        if (updated.length === 0) return false
         yield* sql`INSERT INTO webhook_attempts (delivery_id, attempt, at, response_status, failure_reason, latency_ms)
         VALUES (${input.id}, ${input.attempt}, ${input.at}, ${input.responseStatus}, ${input.reason}, ${input.latencyMs})`
-        yield* sql`UPDATE webhook_deliveries SET status = ${input.next.status}, next_attempt_at = ${input.next.nextAttemptAt},
-          response_status = ${input.responseStatus}, failure_reason = ${input.reason}, latency_ms = ${input.latencyMs},
-          updated_at = ${input.at}
-        WHERE id = ${input.id}`
+        return true
       })
 
       /** Replay (DECISIONS 10): only from failed or dead; bumps the original's replay_count. */

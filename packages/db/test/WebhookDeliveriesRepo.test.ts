@@ -3,7 +3,7 @@ import { assert, describe, layer } from "@effect/vitest"
 import { EventsRepo, WebhookDeliveriesRepo, WebhookEndpointsRepo } from "@switchboard/db"
 import * as TestDatabase from "@switchboard/db/testing"
 import { newId, toTimestamp } from "@switchboard/domain"
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Option } from "effect"
 
 const TestLayer = Layer.mergeAll(EventsRepo.Default, WebhookEndpointsRepo.Default, WebhookDeliveriesRepo.Default).pipe(
   Layer.provideMerge(TestDatabase.sqlLayer)
@@ -68,6 +68,53 @@ describe("WebhookDeliveriesRepo", () => {
 
         yield* endpoints.update(ws, paused, { status: "active" }, at(0))
         assert.deepStrictEqual(yield* deliveries.endpointsWithDueWork(at(0), 10), [paused, active, deletedWhilePaused])
+      }))
+
+    it.effect("records an attempt only while the delivery is still in that attempt (a requeued one is not overwritten)", () =>
+      Effect.gen(function*() {
+        const deliveries = yield* WebhookDeliveriesRepo
+        const ws = yield* workspace
+        const id = yield* endpoint(ws)
+        yield* event(ws, at(-1_000))
+        const [due] = yield* deliveries.due(id, at(0), 10)
+        const first = yield* deliveries.claim(due!.id, at(0))
+        assert.strictEqual(Option.getOrThrow(first).attempt_count, 1)
+        // attempt 1 outlives the stuck limit: the sweeper hands the delivery out again
+        yield* deliveries.requeueStuck(at(1_000), at(0))
+        const second = yield* deliveries.claim(due!.id, at(0))
+        assert.strictEqual(Option.getOrThrow(second).attempt_count, 2)
+
+        const outcome = { at: at(0), responseStatus: 200, reason: "ok" as const, latencyMs: 5 }
+        const late = yield* deliveries.record({
+          id: due!.id,
+          attempt: 1,
+          ...outcome,
+          next: { status: "succeeded", nextAttemptAt: null }
+        })
+        assert.isFalse(late)
+        const meanwhile = Option.getOrThrow(yield* deliveries.find(ws, due!.id))
+        assert.strictEqual(meanwhile.status, "delivering")
+        assert.deepStrictEqual(meanwhile.attempts, [])
+
+        const current = yield* deliveries.record({
+          id: due!.id,
+          attempt: 2,
+          ...outcome,
+          next: { status: "succeeded", nextAttemptAt: null }
+        })
+        assert.isTrue(current)
+        const done = Option.getOrThrow(yield* deliveries.find(ws, due!.id))
+        assert.strictEqual(done.status, "succeeded")
+        assert.deepStrictEqual(done.attempts.map((a) => a.attempt), [2])
+        // recording the same attempt again (a redelivered handler) changes nothing
+        assert.isFalse(
+          yield* deliveries.record({
+            id: due!.id,
+            attempt: 2,
+            ...outcome,
+            next: { status: "succeeded", nextAttemptAt: null }
+          })
+        )
       }))
   })
 })

@@ -1,9 +1,10 @@
 /**
- * One entity per webhook endpoint: pulls its due deliveries (oldest first), sends at most
- * `maxInFlight` at once, re-checks the target address at EVERY attempt and connects to the
- * checked address, signs with every active secret, and records each attempt with the delivery's
- * next state and the endpoint's failure counter in one transaction (the counter update is
- * serialised on the endpoint row). Rows are the queue; wake-ups are volatile.
+ * One entity per webhook endpoint: pulls its due deliveries (oldest first), keeps at most
+ * `maxInFlight` attempts running (a freed slot is refilled at once), re-checks the target
+ * address at EVERY attempt and connects to the checked address, signs with every active secret,
+ * and records each attempt with the delivery's next state and the endpoint's failure counter in
+ * one transaction (the counter update is serialised on the endpoint row). Rows are the queue;
+ * wake-ups are volatile.
  */
 import { Entity } from "@effect/cluster"
 import { Rpc } from "@effect/rpc"
@@ -14,6 +15,9 @@ import { DISABLE_AFTER_FAILURES, isRetryable, MAX_ATTEMPTS, retryDelayMs, toTime
 import type { DeliveryStatus, FailureReason } from "@switchboard/domain"
 import { SafeEgress, SecretBox, UrlPolicy, WebhooksConfig, WebhookSigner } from "@switchboard/webhooks"
 import { Clock, Effect, Option, Queue, Random, Redacted } from "effect"
+
+/** Longest wait for the target's addresses at an attempt (a timeout is a `network_error`). */
+const RESOLVE_TIMEOUT_MS = 5_000
 
 export const WakeEndpoint = Rpc.make("Wake")
 
@@ -53,10 +57,22 @@ export const WebhookEndpointEntityLive = WebhookEndpointEntity.toLayer(
         if (Option.isNone(endpoint) || endpoint.value.deleted || endpoint.value.endpoint.status === "disabled") {
           outcome = { reason: "not_deliverable", retryable: false, status: null, latencyMs: null }
         } else {
+          // a resolver that never answers must not hold the attempt: resolution (<= 5 s) plus the
+          // request (<= 10 s) stay under the sweeper's stuck limit (20 s), so a slow attempt is
+          // not handed out a second time while it is still running
           const target = yield* Effect.promise(() =>
             UrlPolicy.resolveTarget(endpoint.value.endpoint.url, config.allowPrivateTargets, config.resolver)
+          ).pipe(
+            Effect.timeoutTo({
+              duration: RESOLVE_TIMEOUT_MS,
+              onSuccess: (t): UrlPolicy.Target | UrlPolicy.Refusal => t,
+              onTimeout: () => "unresolvable_host" as const
+            })
           )
-          if (typeof target === "string") {
+          if (target === "unresolvable_host") {
+            // a DNS failure is a network error (SPEC 6.4: retried), not a refused target
+            outcome = { reason: "network_error", retryable: true, status: null, latencyMs: null }
+          } else if (typeof target === "string") {
             outcome = { reason: "blocked_target", retryable: false, status: null, latencyMs: null }
           } else {
             const nowMs = yield* Clock.currentTimeMillis
@@ -86,7 +102,7 @@ export const WebhookEndpointEntityLive = WebhookEndpointEntity.toLayer(
           next = { status: "pending", nextAttemptAt: toTimestamp(nowMs + delay) }
         } else next = { status: isRetryable(reason) ? "dead" : "failed", nextAttemptAt: null }
         yield* sql.withTransaction(Effect.gen(function*() {
-          yield* deliveries.record({
+          const recorded = yield* deliveries.record({
             id: deliveryId,
             attempt: attemptNo,
             at: toTimestamp(nowMs),
@@ -95,7 +111,8 @@ export const WebhookEndpointEntityLive = WebhookEndpointEntity.toLayer(
             latencyMs: outcome.latencyMs,
             next
           })
-          if (reason !== "not_deliverable") {
+          // a late result of an attempt that was handed out again is not counted twice
+          if (recorded && reason !== "not_deliverable") {
             const disabled = yield* endpoints.recordOutcome(
               endpointId,
               reason === "ok",
@@ -111,21 +128,37 @@ export const WebhookEndpointEntityLive = WebhookEndpointEntity.toLayer(
         }))
       })
 
-    /** One pull: the next due batch, or a wait for a wake-up (at most 1 s) when there is none. */
+    // Deliveries whose attempt runs now. Each attempt runs on its own fiber (interrupted with the
+    // entity) and frees its slot when done, so one slow answer holds one slot, not the batch.
+    const inFlight = new Set<string>()
+    const scope = yield* Effect.scope
+    const release = (id: string) =>
+      Effect.suspend(() => {
+        inFlight.delete(id)
+        return Queue.offer(wake, undefined)
+      })
+
+    /**
+     * One pull: fills the free slots with due deliveries, oldest first; otherwise waits for a
+     * wake-up or a freed slot (at most 1 s).
+     */
     const step = Effect.gen(function*() {
-      const due = yield* deliveries.due(endpointId, yield* now, config.maxInFlight)
+      const free = config.maxInFlight - inFlight.size
+      const due = free <= 0 ? [] : (yield* deliveries.due(endpointId, yield* now, config.maxInFlight + inFlight.size))
+        .filter((d) => !inFlight.has(d.id))
+        .slice(0, free)
       if (due.length === 0) {
         yield* Queue.take(wake).pipe(Effect.timeout("1 second"), Effect.ignore)
         return
       }
-      yield* Effect.forEach(
-        due,
-        (d) => attempt(d).pipe(Effect.catchAllCause((cause) => Effect.logError("webhook attempt failed", cause))),
-        {
-          concurrency: config.maxInFlight,
-          discard: true
-        }
-      )
+      for (const d of due) {
+        inFlight.add(d.id)
+        yield* attempt(d).pipe(
+          Effect.catchAllCause((cause) => Effect.logError("webhook attempt failed", cause)),
+          Effect.ensuring(release(d.id)),
+          Effect.forkIn(scope)
+        )
+      }
     })
     // A failed step (database unreachable, ...) must not end the loop: the sweeper's wake-ups
     // keep this entity from passivating, so a stopped loop would never deliver again.

@@ -5,14 +5,30 @@ import * as TestDatabase from "@switchboard/db/testing"
 import { newId, toTimestamp } from "@switchboard/domain"
 import { Cluster, WebhookEndpointEntity, WebhookEndpointEntityLive } from "@switchboard/entities"
 import { SecretBox, WebhooksConfig, WebhookSigner } from "@switchboard/webhooks"
-import { Effect, Layer, Redacted } from "effect"
+import { Effect, Layer, Option, Redacted } from "effect"
 import { eventually, receiver } from "../../../test/support/Receiver.js"
 
 /**
  * Fault injection around the REAL repository: the next `failDue` calls of `due` die as an
  * unreachable database would (the repository turns SqlError into a defect).
  */
-const faults = { failDue: 0, failedDue: 0 }
+const faults = { failDue: 0, failedDue: 0, failResolve: 0, hangResolve: 0 }
+
+/**
+ * Every name resolves to loopback, except that the next `hangResolve` lookups never answer and
+ * the next `failResolve` lookups fail.
+ */
+const resolver = async (_host: string): Promise<ReadonlyArray<{ address: string; family: number }>> => {
+  if (faults.hangResolve > 0) {
+    faults.hangResolve--
+    return new Promise(() => {})
+  }
+  if (faults.failResolve > 0) {
+    faults.failResolve--
+    throw Object.assign(new Error("getaddrinfo EAI_AGAIN (injected)"), { code: "EAI_AGAIN" })
+  }
+  return [{ address: "127.0.0.1", family: 4 }]
+}
 
 const FlakyDeliveries = Layer.effect(
   WebhookDeliveriesRepo,
@@ -33,8 +49,8 @@ const FlakyDeliveries = Layer.effect(
 // only the entity: no sweeper, so nothing but the entity's own loop can deliver
 const TestLayer = WebhookEndpointEntityLive.pipe(
   Layer.provide(Layer.mergeAll(FlakyDeliveries, WebhookEndpointsRepo.Default)),
-  Layer.provideMerge(WebhooksConfig.layer({ allowPrivateTargets: true, retryDelayScale: 0.001 })),
-  Layer.provideMerge(Layer.mergeAll(EventsRepo.Default, WebhookEndpointsRepo.Default)),
+  Layer.provideMerge(WebhooksConfig.layer({ allowPrivateTargets: true, retryDelayScale: 0.001, resolver })),
+  Layer.provideMerge(Layer.mergeAll(EventsRepo.Default, WebhookEndpointsRepo.Default, WebhookDeliveriesRepo.Default)),
   Layer.provideMerge(Cluster.single),
   Layer.provideMerge(TestDatabase.sqlLayer)
 )
@@ -85,5 +101,99 @@ describe("WebhookEndpoint entity", () => {
         assert.strictEqual(sink.received[0]!.headers["x-webhook-event-id"], event.id)
         assert.strictEqual(sink.received[0]!.body, event.envelope)
       }))
+
+    it.scoped("keeps every delivery slot busy while one answer is slow", () =>
+      Effect.gen(function*() {
+        // the first request is answered after 4 s, every other one at once
+        const sink = yield* receiver((_, index) => ({ status: 200, ...(index === 0 ? { delayMs: 4_000 } : {}) }))
+        const { endpointId, workspaceId } = yield* seedEndpoint(`${sink.url}/hook`)
+        const events = yield* EventsRepo
+        const sql = yield* SqlClient.SqlClient
+        yield* sql.withTransaction(Effect.forEach(
+          Array.from({ length: 8 }, (_, i) => i),
+          (i) =>
+            events.append({ workspaceId, type: "message.read", data: { object: "message", object_id: `msg_${i}` } })
+        ))
+        yield* (yield* WebhookEndpointEntity.client)(endpointId).Wake()
+        // with 4 slots and one held by the slow answer, the other 7 go through the 3 free ones
+        yield* eventually(() => sink.received.length >= 8 || undefined, 3_000)
+        const slow = sink.received[0]!.headers["x-webhook-delivery-id"] as string
+        const [row] = yield* sql<{ status: string }>`SELECT status FROM webhook_deliveries WHERE id = ${slow}`
+        assert.strictEqual(row!.status, "delivering")
+      }))
+
+    it.scoped("never has more than 4 attempts of an endpoint running", () =>
+      Effect.gen(function*() {
+        let open = 0
+        let most = 0
+        const sink = yield* receiver(() => {
+          open++
+          most = Math.max(most, open)
+          setTimeout(() => open--, 300)
+          return { status: 200, delayMs: 300 }
+        })
+        const { endpointId, workspaceId } = yield* seedEndpoint(`${sink.url}/hook`)
+        const events = yield* EventsRepo
+        const sql = yield* SqlClient.SqlClient
+        yield* sql.withTransaction(Effect.forEach(
+          Array.from({ length: 12 }, (_, i) => i),
+          (i) =>
+            events.append({ workspaceId, type: "message.sent", data: { object: "message", object_id: `msg_${i}` } })
+        ))
+        yield* (yield* WebhookEndpointEntity.client)(endpointId).Wake()
+        yield* eventually(() => sink.received.length >= 12 || undefined, 10_000)
+        assert.strictEqual(most, 4)
+      }))
+
+    it.scoped("retries an attempt whose host name did not resolve (a DNS error is a network error)", () =>
+      Effect.gen(function*() {
+        faults.failResolve = 1
+        const done = yield* deliverThroughFlakyDns
+        assert.deepStrictEqual(done.attempts.map((a) => a.failure_reason), ["network_error", "ok"])
+      }))
+
+    it.scoped("gives up waiting for a resolver that never answers and retries", () =>
+      Effect.gen(function*() {
+        faults.hangResolve = 1
+        const done = yield* deliverThroughFlakyDns
+        assert.deepStrictEqual(done.attempts.map((a) => a.failure_reason), ["network_error", "ok"])
+      }))
   })
 })
+
+/** One event to an endpoint on a host name (resolved by the test resolver); its finished delivery. */
+const deliverThroughFlakyDns = Effect.gen(function*() {
+  const sink = yield* receiver()
+  const port = new URL(sink.url).port
+  const { endpointId, workspaceId } = yield* seedEndpoint(`http://hooks.flaky-dns.test:${port}/hook`)
+  const events = yield* EventsRepo
+  const deliveries = yield* WebhookDeliveriesRepo
+  const sql = yield* SqlClient.SqlClient
+  const event = yield* sql.withTransaction(
+    events.append({ workspaceId, type: "message.sent", data: { object: "message", object_id: "msg_2" } })
+  )
+  yield* (yield* WebhookEndpointEntity.client)(endpointId).Wake()
+  yield* eventually(() => sink.received.length >= 1 || undefined, 15_000)
+  assert.strictEqual(sink.received[0]!.headers["x-webhook-event-id"], event.id)
+  assert.strictEqual(sink.received[0]!.headers["x-webhook-attempt"], "2")
+  assert.strictEqual(sink.received[0]!.headers.host, `hooks.flaky-dns.test:${port}`)
+  const [row] = yield* sql<{ id: string }>`SELECT id FROM webhook_deliveries WHERE event_id = ${event.id}`
+  const done = yield* eventuallyEffect(
+    Effect.map(
+      deliveries.find(workspaceId, row!.id),
+      (d) => Option.getOrUndefined(Option.filter(d, (x) => x.status === "succeeded"))
+    )
+  )
+  return done
+})
+
+const eventuallyEffect = <A, E, R>(check: Effect.Effect<A | undefined, E, R>, timeoutMs = 10_000) =>
+  Effect.gen(function*() {
+    const deadline = Date.now() + timeoutMs
+    while (Date.now() < deadline) {
+      const value = yield* check
+      if (value !== undefined) return value
+      yield* Effect.sleep("50 millis")
+    }
+    return yield* Effect.dieMessage("condition not met in time")
+  })

@@ -27,6 +27,8 @@ const header = (headers: HeaderBag, name: string): string | undefined => {
   return Array.isArray(value) ? value[0] : (value as string | undefined)
 }
 
+const V1_ENTRY = /^v1=[0-9a-f]{64}$/
+
 const decode = Schema.decodeUnknownEither(Schema.parseJson(WebhookEvent))
 
 export const verifyWebhook = (
@@ -44,7 +46,9 @@ export const verifyWebhook = (
     return { valid: false, reason: "timestamp_out_of_tolerance" }
   }
   const body = typeof rawBody === "string" ? Buffer.from(rawBody, "utf8") : Buffer.from(rawBody)
-  const given = signatures.split(",").map((s) => s.trim()).filter((s) => s.startsWith("v1=")).map((s) =>
+  // only well-formed entries: Buffer's hex decoding stops silently at the first bad character,
+  // so `v1=<valid>junk` would otherwise pass as `v1=<valid>`
+  const given = signatures.split(",").map((s) => s.trim()).filter((s) => V1_ENTRY.test(s)).map((s) =>
     Buffer.from(s.slice(3), "hex")
   )
   const matches = (typeof secrets === "string" ? [secrets] : secrets).some((secret) => {

@@ -23,11 +23,20 @@ export interface Target {
   readonly family: 4 | 6
 }
 
-/** The range name of an address, IPv4-mapped IPv6 judged as its IPv4 address. */
+/** The deprecated IPv4-compatible block `::/96` (RFC 4291 2.5.5.1), which ipaddr.js calls unicast. */
+const IPV4_COMPATIBLE = ipaddr.parseCIDR("::/96")
+
+/**
+ * The range name of an address, IPv4-mapped IPv6 judged as its IPv4 address. IPv4-compatible
+ * addresses (`::7f00:1`, i.e. `::127.0.0.1`) are refused as a whole: a stack that still routes
+ * them reaches the embedded IPv4 address, and no public receiver uses one.
+ */
 export const rangeOf = (address: string): string => {
   let parsed = ipaddr.parse(address)
-  if (parsed.kind() === "ipv6" && (parsed as ipaddr.IPv6).isIPv4MappedAddress()) {
-    parsed = (parsed as ipaddr.IPv6).toIPv4Address()
+  if (parsed.kind() === "ipv6") {
+    const v6 = parsed as ipaddr.IPv6
+    if (v6.isIPv4MappedAddress()) parsed = v6.toIPv4Address()
+    else if (v6.range() === "unicast" && v6.match(IPV4_COMPATIBLE)) return "ipv4Compatible"
   }
   return parsed.range()
 }

@@ -97,6 +97,21 @@ describe("SafeEgress", () => {
       assert.isBelow(Date.now() - started, 5_000)
     }))
 
+  it.scoped("takes the status as the answer even when the body trickles on", () =>
+    Effect.gen(function*() {
+      const s = yield* server((_, res) => {
+        res.writeHead(200, { "content-type": "text/plain" })
+        const drip = setInterval(() => res.destroyed ? clearInterval(drip) : res.write("."), 100)
+        res.on("close", () => clearInterval(drip))
+      })
+      const started = Date.now()
+      const outcome = yield* post(s.port)
+      // read to its end, this body would only stop at the 10 s timeout: a retried duplicate
+      assert.deepInclude(outcome, { reason: "ok", retryable: false, status: 200 })
+      assert.isBelow(Date.now() - started, 5_000)
+      assert.isBelow(outcome.latencyMs!, 1_000)
+    }))
+
   it.effect("reports a refused connection as a retryable network error", () =>
     Effect.gen(function*() {
       // a port that was just free: nothing listens there

@@ -46,7 +46,10 @@ describe("UrlPolicy", () => {
     "2001:db8::1",
     "::ffff:127.0.0.1",
     "::ffff:10.0.0.1",
-    "::ffff:169.254.169.254"
+    "::ffff:169.254.169.254",
+    "::7f00:1",
+    "::a00:1",
+    "::808:808"
   ]
   it("refuses every non-public address family and range", () => {
     for (const address of refused) assert.isFalse(UrlPolicy.isPublicAddress(address), address)
@@ -132,6 +135,15 @@ describe("verifyWebhook", () => {
     const header = WebhookSigner.signatureHeader(["whsec_new", "whsec_old"], ts, body)
     assert.isTrue(verifyWebhook(body, headers(header), ["whsec_old"], { now }).valid)
     assert.isTrue(verifyWebhook(body, headers(header), ["whsec_new"], { now }).valid)
+  })
+  it("ignores malformed v1 entries (trailing characters, other versions)", () => {
+    const good = WebhookSigner.signature("whsec_a", ts, body)
+    assert.deepStrictEqual(verifyWebhook(body, headers(`${good}zz`), "whsec_a", { now }), {
+      valid: false,
+      reason: "no_matching_signature"
+    })
+    assert.isFalse(verifyWebhook(body, headers(good.replace("v1=", "v0=")), "whsec_a", { now }).valid)
+    assert.isTrue(verifyWebhook(body, headers(`v0=abc, ${good}`), "whsec_a", { now }).valid)
   })
   it("refuses a tampered body, a wrong secret and stale or future timestamps", () => {
     const good = WebhookSigner.signature("whsec_a", ts, body)
