@@ -316,11 +316,13 @@ export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/d
     /** Connected channels with due queued messages (the sweeper wakes them). */
     const channelsWithDueWork = Effect.fn("MessagesRepo.channelsWithDueWork")(function*(limit: number) {
       const now = toTimestamp(yield* Clock.currentTimeMillis)
-      // only channels that can dispatch: a disconnected channel's backlog waits (or expires) quietly
-      const rows = yield* sql<{ channel_id: string }>`SELECT DISTINCT m.channel_id FROM messages m
-        JOIN channels c ON c.id = m.channel_id AND c.status = 'connected'
-        WHERE m.status = 'queued' AND (m.next_attempt_at IS NULL OR m.next_attempt_at <= ${now}) LIMIT ${limit}`
-      return rows.map((r) => r.channel_id)
+      // only channels that can dispatch (a disconnected channel's backlog waits or expires
+      // quietly); one index probe per connected channel (`messages_due`)
+      const rows = yield* sql<{ id: string }>`SELECT c.id FROM channels c WHERE c.status = 'connected'
+        AND EXISTS (SELECT 1 FROM messages m WHERE m.channel_id = c.id AND m.status = 'queued'
+          AND COALESCE(m.next_attempt_at, '-infinity'::timestamptz) <= ${now})
+        LIMIT ${limit}`
+      return rows.map((r) => r.id)
     }, Effect.orDie)
 
     /** Ids of messages queued (or waiting for a retry) before `cutoff`. */
@@ -346,8 +348,9 @@ export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/d
 
     /** Undispatched messages of archived channels (their cancellation was lost). */
     const undispatchedOfArchived = Effect.fn("MessagesRepo.undispatchedOfArchived")(function*(limit: number) {
-      const rows = yield* sql<{ id: string }>`SELECT m.id FROM messages m JOIN channels c ON c.id = m.channel_id
-        WHERE c.status = 'archived' AND m.status IN ('queued', 'failed_retryable') LIMIT ${limit}`
+      // `failed_retryable` never outlives its transaction (DispatchFailed re-queues in the same one)
+      const rows = yield* sql<{ id: string }>`SELECT m.id FROM channels c JOIN messages m ON m.channel_id = c.id
+        WHERE c.status = 'archived' AND m.status = 'queued' LIMIT ${limit}`
       return rows.map((r) => r.id)
     }, Effect.orDie)
 

@@ -14,6 +14,7 @@ import m0020 from "./migrations/0020_create_webhooks.js"
 import m0021 from "./migrations/0021_index_webhook_sweeps.js"
 import m0030 from "./migrations/0030_create_messaging.js"
 import m0031 from "./migrations/0031_provider_ids_and_sandbox_network.js"
+import m0032 from "./migrations/0032_message_sweep_indexes.js"
 import m0040 from "./migrations/0040_create_qr_auth_state.js"
 
 export const migrations = {
@@ -26,6 +27,7 @@ export const migrations = {
   "0021_index_webhook_sweeps": m0021,
   "0030_create_messaging": m0030,
   "0031_provider_ids_and_sandbox_network": m0031,
+  "0032_message_sweep_indexes": m0032,
   "0040_create_qr_auth_state": m0040
 }
 

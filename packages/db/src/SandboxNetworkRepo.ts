@@ -93,13 +93,18 @@ export class SandboxNetworkRepo extends Effect.Service<SandboxNetworkRepo>()("@s
      * was lost with a runner): one row per missing stage, in stage order. Messages still
      * `dispatching` are left to the stuck-dispatch path (re-dispatch, de-duplicated by the network).
      */
-    const missedReceipts = Effect.fn("SandboxNetworkRepo.missedReceipts")(function*(cutoff: string, limit: number) {
+    const missedReceipts = Effect.fn("SandboxNetworkRepo.missedReceipts")(function*(
+      cutoff: string,
+      /** older reports are not looked at any more (the sweep stays an index range, not a scan of history) */
+      notBefore: string,
+      limit: number
+    ) {
       const rows = yield* sql<
         { message_id: string; status: string; sent_at: Date | null; delivered_at: Date | null; read_at: Date | null }
       >`
         SELECT d.message_id, m.status, d.sent_at, d.delivered_at, d.read_at
         FROM sandbox_deliveries d JOIN messages m ON m.id = d.message_id
-        WHERE d.sent_at IS NOT NULL AND d.sent_at < ${cutoff}
+        WHERE d.sent_at < ${cutoff} AND d.sent_at > ${notBefore}
           AND ((d.read_at IS NOT NULL AND d.read_at < ${cutoff} AND m.status IN ('provider_accepted', 'sent', 'delivered'))
             OR (d.delivered_at IS NOT NULL AND d.delivered_at < ${cutoff} AND m.status IN ('provider_accepted', 'sent'))
             OR m.status = 'provider_accepted')

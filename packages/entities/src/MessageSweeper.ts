@@ -47,7 +47,11 @@ export const sweepMessages = Effect.gen(function*() {
   })
 
   // receipts the durable network reported but the message never recorded (lost with a runner)
-  const missed = yield* network.missedReceipts(toTimestamp(now - RECEIPT_OVERDUE_MS / 3), BATCH)
+  const missed = yield* network.missedReceipts(
+    toTimestamp(now - RECEIPT_OVERDUE_MS / 3),
+    toTimestamp(now - RECEIPT_GIVE_UP_MS),
+    BATCH
+  )
   yield* Effect.forEach(missed, (r) => ignore(message(r.messageId).Transition({ to: r.stage, at: r.at })), {
     concurrency: 10,
     discard: true
