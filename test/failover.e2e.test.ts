@@ -3,7 +3,7 @@
  * `read`, none is lost and none is delivered twice by the simulated network. Real Postgres only.
  */
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
-import { prepareTemplate, templateName, testDatabaseUrl, withDatabase } from "@switchboard/db/testing"
+import { e2eDatabase, testDatabaseUrl } from "@switchboard/db/testing"
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
 import pg from "pg"
@@ -11,7 +11,6 @@ import { admin, call, freePort, startService, waitFor } from "./support/Processe
 import type { ServiceProcess } from "./support/Processes.js"
 
 const url = testDatabaseUrl()
-const database = `sbt_e2e_failover_${process.pid}`
 const CHANNELS = 6
 const PER_CHANNEL = 8
 const TO = "+4915112345678"
@@ -19,18 +18,14 @@ const TO = "+4915112345678"
 describe.skipIf(url === undefined)("failover of a runner under load", () => {
   const processes: Array<ServiceProcess> = []
   let dbUrl: string
+  let database: Awaited<ReturnType<typeof e2eDatabase>> | undefined
   let db: pg.Client
   let api = ""
   let closeSink: () => Promise<void> = async () => {}
 
   beforeAll(async () => {
-    await prepareTemplate(url!)
-    const client = new pg.Client({ connectionString: url })
-    await client.connect()
-    await client.query(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`)
-    await client.query(`CREATE DATABASE "${database}" TEMPLATE "${templateName()}"`)
-    await client.end()
-    dbUrl = withDatabase(url!, database)
+    database = await e2eDatabase(url!, "failover")
+    dbUrl = database.url
     db = new pg.Client({ connectionString: dbUrl })
     await db.connect()
     const env = {
@@ -54,10 +49,7 @@ describe.skipIf(url === undefined)("failover of a runner under load", () => {
     await closeSink()
     await Promise.all(processes.map((p) => p.stop()))
     await db?.end()
-    const client = new pg.Client({ connectionString: url })
-    await client.connect()
-    await client.query(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`)
-    await client.end()
+    await database?.drop()
   }, 90_000)
 
   it("loses nothing and delivers nothing twice when a runner is killed mid-stream", async () => {

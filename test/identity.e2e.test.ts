@@ -4,27 +4,21 @@
  * one process).
  */
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
-import { prepareTemplate, templateName, testDatabaseUrl, withDatabase } from "@switchboard/db/testing"
-import pg from "pg"
+import { e2eDatabase, testDatabaseUrl } from "@switchboard/db/testing"
 import { admin, call, freePort, startService, waitFor } from "./support/Processes.js"
 import type { ServiceProcess } from "./support/Processes.js"
 
 const url = testDatabaseUrl()
-const database = `sbt_e2e_identity_${process.pid}`
 
 describe.skipIf(url === undefined)("identity across api nodes", () => {
   let a: ServiceProcess
   let b: ServiceProcess
   let dbUrl: string
+  let database: Awaited<ReturnType<typeof e2eDatabase>> | undefined
 
   beforeAll(async () => {
-    await prepareTemplate(url!)
-    const client = new pg.Client({ connectionString: url })
-    await client.connect()
-    await client.query(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`)
-    await client.query(`CREATE DATABASE "${database}" TEMPLATE "${templateName()}"`)
-    await client.end()
-    dbUrl = withDatabase(url!, database)
+    database = await e2eDatabase(url!, "identity")
+    dbUrl = database.url
     const env = {
       DATABASE_URL: dbUrl,
       LOG_LEVEL: "warning",
@@ -38,10 +32,7 @@ describe.skipIf(url === undefined)("identity across api nodes", () => {
 
   afterAll(async () => {
     await Promise.all([a?.stop(), b?.stop()])
-    const client = new pg.Client({ connectionString: url })
-    await client.connect()
-    await client.query(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`)
-    await client.end()
+    await database?.drop()
   }, 60_000)
 
   it("sees a revocation and a logout made on the other node at once", async () => {

@@ -5,29 +5,23 @@
  */
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { Database } from "@switchboard/db"
-import { prepareTemplate, templateName, testDatabaseUrl, withDatabase } from "@switchboard/db/testing"
+import { e2eDatabase, testDatabaseUrl } from "@switchboard/db/testing"
 import { Cluster, Probe } from "@switchboard/entities"
 import { Effect, Layer, Redacted, Schedule } from "effect"
-import pg from "pg"
 import { call, freePort, startService, waitFor } from "./support/Processes.js"
 import type { ServiceProcess } from "./support/Processes.js"
 
 const url = testDatabaseUrl()
-const database = `sbt_e2e_topology_${process.pid}`
 
 describe.skipIf(url === undefined)("api node + two runners", () => {
   const processes: Array<ServiceProcess> = []
   let dbUrl: string
+  let database: Awaited<ReturnType<typeof e2eDatabase>> | undefined
   let ports: Array<number> = []
 
   beforeAll(async () => {
-    await prepareTemplate(url!)
-    const client = new pg.Client({ connectionString: url })
-    await client.connect()
-    await client.query(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`)
-    await client.query(`CREATE DATABASE "${database}" TEMPLATE "${templateName()}"`)
-    await client.end()
-    dbUrl = withDatabase(url!, database)
+    database = await e2eDatabase(url!, "topology")
+    dbUrl = database.url
     const env = { DATABASE_URL: dbUrl, LOG_LEVEL: "warn" }
     ports = await Promise.all([freePort(), freePort(), freePort(), freePort(), freePort()])
     processes.push(startService("runner", { ...env, HOST: "127.0.0.1", PORT: String(ports[0]) }, ports[2]!))
@@ -37,10 +31,7 @@ describe.skipIf(url === undefined)("api node + two runners", () => {
 
   afterAll(async () => {
     const codes = await Promise.all(processes.map((p) => p.stop()))
-    const client = new pg.Client({ connectionString: url })
-    await client.connect()
-    await client.query(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`)
-    await client.end()
+    await database?.drop()
     assert.deepStrictEqual(codes, [0, 0, 0], "every process exits cleanly on SIGTERM")
   }, 90_000)
 

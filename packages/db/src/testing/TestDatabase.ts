@@ -134,3 +134,20 @@ export const sqlLayer = Infrastructure.layerWithConfig.pipe(Layer.provideMerge(l
 
 /** Whether the tests run against real servers. */
 export const mode = (): "real" | "embedded" => (testDatabaseUrl() ? "real" : "embedded")
+
+/**
+ * A database for a multi-process end-to-end test (real mode): cloned from the migrated
+ * template; `drop` removes it. The name carries this process id, so other runs leave it alone.
+ */
+export const e2eDatabase = async (url: string, name: string) => {
+  await prepareTemplate(url)
+  const database = `sbt_e2e_${name}_${process.pid}`
+  await admin(url, async (c) => {
+    await c.query(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`)
+    await c.query(`CREATE DATABASE "${database}" TEMPLATE "${templateName()}"`)
+  })
+  return {
+    url: withDatabase(url, database),
+    drop: () => admin(url, (c) => c.query(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`)).then(() => undefined)
+  }
+}
