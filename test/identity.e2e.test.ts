@@ -5,7 +5,7 @@
  */
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { e2eDatabase, testDatabaseUrl } from "@switchboard/db/testing"
-import { admin, call, freePort, startService, waitFor } from "./support/Processes.js"
+import { admin, call, freePort, startService, waitUntilUp } from "./support/Processes.js"
 import type { ServiceProcess } from "./support/Processes.js"
 
 const url = testDatabaseUrl()
@@ -27,7 +27,7 @@ describe.skipIf(url === undefined)("identity across api nodes", () => {
     }
     a = startService("api", env, await freePort())
     b = startService("api", env, await freePort())
-    await Promise.all([waitFor(`${a.baseUrl}/health`), waitFor(`${b.baseUrl}/health`)])
+    await Promise.all([waitUntilUp(a), waitUntilUp(b)])
   }, 150_000)
 
   afterAll(async () => {

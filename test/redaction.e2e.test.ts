@@ -7,7 +7,7 @@ import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { call, freePort, startService, waitFor } from "./support/Processes.js"
+import { call, freePort, startService, waitUntilUp } from "./support/Processes.js"
 import type { ServiceProcess } from "./support/Processes.js"
 
 const JWT_SECRET = "redaction-test-jwt-secret-0123456789"
@@ -26,7 +26,7 @@ describe("log redaction", () => {
       JWT_SECRET,
       API_KEY_PEPPER: PEPPER
     }, await freePort())
-    await waitFor(`${service.baseUrl}/ready`, 120_000)
+    await waitUntilUp(service, "/ready", 120_000)
   }, 150_000)
 
   afterAll(async () => {

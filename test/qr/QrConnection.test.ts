@@ -2,11 +2,14 @@
  * The QR connection against the real Baileys code and the fake WhatsApp server, with the auth
  * state in Postgres (real or embedded). Every test starts its own server on port 0.
  */
+import { SqlClient } from "@effect/sql"
 import { assert, describe, layer } from "@effect/vitest"
+import { SecretBox, SecretsConfig } from "@switchboard/db"
 import * as TestDatabase from "@switchboard/db/testing"
 import { QrAuthStateRepo } from "@switchboard/providers"
 import { DEFAULT_CONNECTION_CONFIG } from "baileys"
 import { Cause, Duration, Effect, Exit, HashMap, Layer, Logger, LogLevel, Option, Redacted, Scope } from "effect"
+import { randomBytes } from "node:crypto"
 import { FakeWhatsApp } from "../fake-whatsapp/index.js"
 import { connect, is, newChannelId, pair, settings, transitions } from "./QrHarness.js"
 
@@ -56,6 +59,80 @@ describe("QrConnection", () => {
         assert.strictEqual(b.seen.filter((e) => e._tag === "qr").length, 0)
         assert.strictEqual(wa.stats.pairings, 1)
         assert.strictEqual(wa.linkedDevices, 1)
+      }))
+
+    it.scoped("stores the link sealed: after pairing, no row of qr_auth_state is readable without the key", () =>
+      Effect.gen(function*() {
+        const wa = yield* FakeWhatsApp.scoped()
+        const sql = yield* SqlClient.SqlClient
+        const channelId = yield* newChannelId
+        const a = yield* connect(wa, { channelId })
+        yield* pair(wa, a)
+
+        const rows = yield* sql<{ key_type: string; value: string }>`
+          SELECT key_type, value FROM qr_auth_state WHERE channel_id = ${channelId}`
+        assert.isAtLeast(rows.length, 813)
+        for (const row of rows) {
+          assert.isTrue(row.value.startsWith("v1:"), `${row.key_type} stored in plaintext`)
+          assert.throws(() => JSON.parse(row.value))
+        }
+        // the creds row holds the link's secrets, and none of them shows at rest
+        const sealedCreds = rows.find((r) => r.key_type === "creds")!.value
+        const creds = JSON.parse(SecretBox.open(Redacted.value(SecretsConfig.developmentKey), sealedCreds))
+        assert.isString(creds.me?.id)
+        const secrets: Array<string> = [
+          creds.advSecretKey,
+          creds.noiseKey.private.data,
+          creds.signedIdentityKey.private.data
+        ]
+        for (const secret of secrets) {
+          assert.isAtLeast(secret.length, 32)
+          for (const row of rows) assert.notInclude(row.value, secret)
+        }
+      }))
+
+    it.scoped("under another SECRETS_ENCRYPTION_KEY a stored link is not resumed, nothing loops, and the link is kept", () =>
+      Effect.gen(function*() {
+        const lines: Array<string> = []
+        const capture = Logger.make(({ logLevel, message }) => {
+          lines.push(`${logLevel.label} ${JSON.stringify(message)}`)
+        })
+        const wa = yield* FakeWhatsApp.scoped()
+        const repo = yield* QrAuthStateRepo
+        const channelId = yield* newChannelId
+        const first = yield* Scope.make()
+        const a = yield* connect(wa, { channelId }).pipe(Scope.extend(first))
+        yield* pair(wa, a)
+        yield* Scope.close(first, Exit.void)
+        const stored = yield* repo.countByType(channelId)
+        const connections = wa.stats.connections
+
+        const second = yield* Scope.make()
+        const b = yield* connect(wa, {
+          channelId,
+          initialStatus: "connected",
+          settings: { keyring: SecretsConfig.makeKeyring(Redacted.make(randomBytes(32))) }
+        }).pipe(Scope.extend(second), Effect.provide(Logger.replace(Logger.defaultLogger, capture)))
+        assert.isFalse(yield* b.connection.resume)
+        const down = yield* b.next(is("state", (e) => e.to === "disconnected"), "disconnected")
+        assert.strictEqual(down.reason, "pairing_interrupted")
+        assert.isTrue(down.requiresRepair)
+        assert.isTrue(
+          lines.some((l) => l.startsWith("ERROR") && l.includes("SECRETS_ENCRYPTION_KEY")),
+          lines.join("\n")
+        )
+        // several times the largest reconnect delay later, still nothing: no loop
+        yield* Effect.sleep(Duration.times(settings(wa).reconnectMaxDelay, 4))
+        assert.strictEqual(wa.stats.connections, connections)
+        assert.deepStrictEqual(transitions(b.seen), ["connected->disconnected"])
+        assert.deepStrictEqual(yield* repo.countByType(channelId), stored)
+        yield* Scope.close(second, Exit.void)
+
+        // the right key again (configuration fixed): the link was kept
+        const c = yield* connect(wa, { channelId })
+        assert.isTrue(yield* c.connection.resume)
+        yield* c.next(is("state", (e) => e.to === "connected"), "connected with the right key")
+        assert.strictEqual(wa.stats.pairings, 1)
       }))
 
     it.scoped("does not resume a channel that has no stored link", () =>

@@ -19,11 +19,14 @@ const root = resolve(import.meta.dirname, "..", "..")
 export const startService = (
   name: "api" | "runner" | "standalone",
   env: Record<string, string>,
-  port: number
+  port: number,
+  /** more `--import` modules (test seams loaded before the service, e.g. trusting a fake WhatsApp) */
+  preload: ReadonlyArray<string> = []
 ): ServiceProcess => {
   const base: Record<string, string> = {}
   for (const k of ["PATH", "HOME", "TMPDIR", "LANG"]) if (process.env[k]) base[k] = process.env[k]!
-  const child = spawn(process.execPath, ["--import", "tsx", `services/${name}/src/main.ts`], {
+  const imports = ["tsx", ...preload].flatMap((module) => ["--import", module])
+  const child = spawn(process.execPath, [...imports, `services/${name}/src/main.ts`], {
     cwd: root,
     env: { ...base, HTTP_PORT: String(port), HTTP_HOST: "127.0.0.1", ...env },
     stdio: ["ignore", "pipe", "pipe"]
@@ -47,11 +50,22 @@ export const startService = (
   }
 }
 
-/** Polls `url` until it answers `status` (default 200) or `timeoutMs` passes. */
-export const waitFor = async (url: string, timeoutMs = 90_000, status = 200): Promise<void> => {
+/**
+ * Polls `url` until it answers `status` (default 200) or `timeoutMs` passes. Given the service
+ * behind it, gives up as soon as that process exits and puts the end of its output in the error.
+ */
+export const waitFor = async (
+  url: string,
+  timeoutMs = 90_000,
+  status = 200,
+  service?: ServiceProcess
+): Promise<void> => {
   const deadline = Date.now() + timeoutMs
   let last = ""
+  const fail = (why: string) =>
+    new Error(`${url} ${why} (last: ${last})${service ? `\n${service.output().slice(-3000)}` : ""}`)
   while (Date.now() < deadline) {
+    if (service && service.child.exitCode !== null) throw fail(`exited ${service.child.exitCode} before answering`)
     try {
       const response = await fetch(url)
       last = `${response.status} ${await response.text()}`
@@ -61,8 +75,12 @@ export const waitFor = async (url: string, timeoutMs = 90_000, status = 200): Pr
     }
     await new Promise((r) => setTimeout(r, 250))
   }
-  throw new Error(`${url} did not answer ${status} within ${timeoutMs} ms (last: ${last})`)
+  throw fail(`did not answer ${status} within ${timeoutMs} ms`)
 }
+
+/** Waits until `service` answers 200 on `path`; see `waitFor`. */
+export const waitUntilUp = (service: ServiceProcess, path = "/health", timeoutMs = 90_000) =>
+  waitFor(`${service.baseUrl}${path}`, timeoutMs, 200, service)
 
 /** JSON over fetch. */
 export const call = async (
@@ -83,8 +101,8 @@ export const call = async (
   return { status: response.status, body: text === "" ? undefined : JSON.parse(text), text }
 }
 
-/** Runs the operator CLI; returns its parsed JSON output. */
-export const admin = async (args: ReadonlyArray<string>, env: Record<string, string>) => {
+/** Runs the operator CLI; its exit code, stdout and stderr, whatever they are. */
+export const adminRun = async (args: ReadonlyArray<string>, env: Record<string, string>) => {
   const child = spawn(process.execPath, ["--import", "tsx", "services/admin/src/main.ts", ...args], {
     cwd: root,
     env: { PATH: process.env["PATH"] ?? "", ...env },
@@ -95,17 +113,41 @@ export const admin = async (args: ReadonlyArray<string>, env: Record<string, str
   child.stdout!.on("data", (d) => (out += d))
   child.stderr!.on("data", (d) => (err += d))
   const code = await new Promise<number | null>((done) => child.once("exit", done))
+  return { code, out, err }
+}
+
+/** Runs the operator CLI; returns its parsed JSON output. */
+export const admin = async (args: ReadonlyArray<string>, env: Record<string, string>) => {
+  const { code, err, out } = await adminRun(args, env)
   if (code !== 0) throw new Error(`admin ${args.join(" ")} exited ${code}: ${err}`)
   return JSON.parse(out.trim().split("\n").pop()!)
 }
 
-/** A TCP port nobody listens on right now (e2e tests must not collide with other runs). */
-export const freePort = (): Promise<number> =>
-  new Promise((resolve, reject) => {
-    const server = createNetServer()
-    server.once("error", reject)
-    server.listen(0, "127.0.0.1", () => {
-      const port = (server.address() as AddressInfo).port
-      server.close(() => resolve(port))
+/** Runs the operator CLI whatever its exit code: the code, the parsed JSON output (if any) and stderr. */
+export const adminExit = async (args: ReadonlyArray<string>, env: Record<string, string>) => {
+  const { code, err, out } = await adminRun(args, env)
+  const last = out.trim().split("\n").pop() ?? ""
+  return { code, json: last === "" ? undefined : JSON.parse(last), stderr: err }
+}
+
+/**
+ * A TCP port nobody listens on right now, chosen below the kernel's ephemeral range (32768 and
+ * up on Linux): a port from `listen(0)` is free only until the next outgoing connection takes it
+ * as its local port, and a test run opens thousands (every Postgres and Redis client), so a child
+ * told to listen there could fail with EADDRINUSE before it ever answers.
+ */
+const handedOut = new Set<number>()
+export const freePort = async (): Promise<number> => {
+  for (let attempt = 0; attempt < 100; attempt++) {
+    const port = 20_000 + Math.floor(Math.random() * 12_000)
+    if (handedOut.has(port)) continue
+    handedOut.add(port)
+    const free = await new Promise<boolean>((resolve) => {
+      const server = createNetServer()
+      server.once("error", () => resolve(false))
+      server.listen(port, "127.0.0.1", () => server.close(() => resolve(true)))
     })
-  })
+    if (free) return port
+  }
+  throw new Error("no free TCP port between 20000 and 32000")
+}

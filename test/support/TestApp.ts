@@ -4,10 +4,10 @@
  * the HTTP layer on a random port. `HttpClient` requests go to that server.
  */
 import { NodeHttpServer } from "@effect/platform-node"
-import { Infrastructure } from "@switchboard/db"
+import { Infrastructure as DbInfrastructure } from "@switchboard/db"
 import * as TestDatabase from "@switchboard/db/testing"
 import { Cluster } from "@switchboard/entities"
-import { ProvidersConfig } from "@switchboard/providers"
+import { ProvidersConfig, QrConnectionConfig } from "@switchboard/providers"
 import { HttpConfig, HttpServer, IdentityConfig, Mailer, Operator } from "@switchboard/service-api"
 import { Entities } from "@switchboard/service-runner"
 import { WebhooksConfig } from "@switchboard/webhooks"
@@ -15,11 +15,24 @@ import { Layer } from "effect"
 
 export const layer = (
   options: Partial<HttpConfig.HttpConfig["Type"]> = {},
-  infrastructure: {
-    readonly redisUrl?: string
-    readonly providers?: Partial<ProvidersConfig.ProvidersConfig["Type"]>
-    readonly webhooks?: Partial<WebhooksConfig.WebhooksConfig["Type"]>
-  } = {}
+  infrastructure: Infrastructure = {}
+) => appLayer(options, infrastructure).pipe(Layer.provideMerge(infrastructureLayer(infrastructure)))
+
+export interface Infrastructure {
+  readonly redisUrl?: string
+  readonly providers?: Partial<ProvidersConfig.ProvidersConfig["Type"]>
+  readonly webhooks?: Partial<WebhooksConfig.WebhooksConfig["Type"]>
+  readonly qr?: Partial<QrConnectionConfig.QrConnectionConfig["Type"]>
+}
+
+/** The database (fresh for the caller) and Redis: outlives app instances built on it (a runner restart). */
+export const infrastructureLayer = (infrastructure: Infrastructure = {}) =>
+  DbInfrastructure.layerWithConfig.pipe(Layer.provideMerge(TestDatabase.layerWith(infrastructure)))
+
+/** Everything above the database: HTTP, the single runner and its entities. */
+export const appLayer = (
+  options: Partial<HttpConfig.HttpConfig["Type"]> = {},
+  infrastructure: Infrastructure = {}
 ) =>
   Layer.mergeAll(HttpServer.layer, Entities.layer).pipe(
     Layer.provideMerge(NodeHttpServer.layerTest),
@@ -32,11 +45,10 @@ export const layer = (
         sandboxNumbers: Array.from({ length: 40 }, (_, i) => `+1555020${String(i).padStart(4, "0")}`),
         ...infrastructure.providers
       }),
-      WebhooksConfig.layer({ retryDelayScale: 0.001, allowPrivateTargets: true, ...infrastructure.webhooks })
+      WebhooksConfig.layer({ retryDelayScale: 0.001, allowPrivateTargets: true, ...infrastructure.webhooks }),
+      QrConnectionConfig.layer(infrastructure.qr ?? {})
     )),
-    Layer.provideMerge(Cluster.single),
-    Layer.provideMerge(Infrastructure.layerWithConfig),
-    Layer.provideMerge(TestDatabase.layerWith(infrastructure))
+    Layer.provideMerge(Cluster.single)
   )
 
 /** The operator use-cases (what the CLI runs), on the app's database. */

@@ -9,6 +9,7 @@ import { AuthApi, SessionApi } from "./AuthApi.js"
 import { HealthApi } from "./HealthApi.js"
 import { ChannelsApi, MessagesApi, SandboxApi } from "./MessagingApi.js"
 import { PlanApi } from "./PlanApi.js"
+import { QrPairingApi } from "./QrPairingApi.js"
 import { WebhooksApi } from "./WebhooksApi.js"
 
 const DESCRIPTION = `Provider-independent messaging API.
@@ -57,6 +58,7 @@ export class Api extends HttpApi.make("switchboard")
   .add(PlanApi)
   .add(MessagesApi)
   .add(ChannelsApi)
+  .add(QrPairingApi)
   .add(SandboxApi)
   .add(WebhooksApi)
   .addError(ValidationError)

@@ -3,10 +3,13 @@ import { SqlClient } from "@effect/sql"
 import { Capabilities, Channel } from "@switchboard/domain"
 import type { ChannelStatus, CursorPosition, Provider } from "@switchboard/domain"
 import { Effect, Option } from "effect"
+import { EventsRepo } from "./EventsRepo.js"
 import { iso, isoOrNull } from "./Rows.js"
 
 export interface ChannelRow {
   readonly channel: Channel
+  /** when the current QR pairing began */
+  readonly pairingStartedAt: string | null
   readonly capabilities: Option.Option<Capabilities>
 }
 
@@ -28,6 +31,7 @@ export const toChannel = (r: any): Channel =>
 
 const toRow = (r: any): ChannelRow => ({
   channel: toChannel(r),
+  pairingStartedAt: isoOrNull(r.pairing_started_at),
   capabilities: r.capabilities && r.capabilities_refreshed_at
     ? Option.some(
       new Capabilities({
@@ -43,6 +47,7 @@ const toRow = (r: any): ChannelRow => ({
 export class ChannelsRepo extends Effect.Service<ChannelsRepo>()("@switchboard/db/ChannelsRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const events = yield* EventsRepo
 
     const insert = Effect.fn("ChannelsRepo.insert")(function*(input: {
       readonly id: string
@@ -135,6 +140,124 @@ export class ChannelsRepo extends Effect.Service<ChannelsRepo>()("@switchboard/d
         WHERE id = ${id} AND (capabilities_refreshed_at IS NULL OR capabilities IS DISTINCT FROM ${snapshot}::jsonb)`
     }, Effect.orDie)
 
-    return { insert, find, findById, findDefault, list, update, countProduction, refreshCapabilities } as const
-  })
+    /**
+     * Records a status change the provider's link reported, with its events, in one transaction:
+     * `channel.connected` on reaching connected, `channel.disconnected` on reaching disconnected,
+     * `channel.requires_repair` when the link is gone for good. Never touches an archived or
+     * suspended channel (the platform's decisions outrank a socket's). A connected channel gets its
+     * capability snapshot. Answers whether the row changed.
+     */
+    const recordProviderStatus = Effect.fn("ChannelsRepo.recordProviderStatus")(function*(input: {
+      readonly id: string
+      readonly from: ChannelStatus
+      readonly to: ChannelStatus
+      readonly reason: string
+      readonly requiresRepair: boolean
+      readonly phoneNumber: string | null
+      readonly capabilities: { readonly max_throughput_mps: number; readonly message_types: ReadonlyArray<string> }
+      readonly now: string
+    }) {
+      return yield* sql.withTransaction(Effect.gen(function*() {
+        const rows = yield* sql<{ workspace_id: string; phone_number: string | null }>`UPDATE channels SET
+            status = ${input.to}, status_reason = ${input.reason},
+            phone_number = COALESCE(${input.phoneNumber}, phone_number), updated_at = ${input.now}
+          WHERE id = ${input.id} AND status NOT IN ('archived', 'suspended')
+            AND (status <> ${input.to} OR status_reason IS DISTINCT FROM ${input.reason})
+          RETURNING workspace_id, phone_number`
+        const row = rows[0]
+        if (row === undefined) return false
+        if (input.to === "connected") yield* refreshCapabilities(input.id, input.capabilities, input.now)
+        const data = {
+          object: "channel",
+          object_id: input.id,
+          channel_id: input.id,
+          status: input.to,
+          from_status: input.from,
+          to_status: input.to,
+          reason: input.reason,
+          phone_number: row.phone_number
+        }
+        const types: Array<"channel.connected" | "channel.disconnected" | "channel.requires_repair"> = []
+        if (input.to === "connected" && input.from !== "connected") types.push("channel.connected")
+        if (input.to === "disconnected" && input.from !== "disconnected") types.push("channel.disconnected")
+        if (input.requiresRepair) types.push("channel.requires_repair")
+        for (const type of types) {
+          yield* events.append({ workspaceId: row.workspace_id, type, data, occurredAt: input.now })
+        }
+        return true
+      }))
+    }, Effect.orDie)
+
+    /** Archives (no longer the default); answers whether it was not archived before. */
+    const archive = Effect.fn("ChannelsRepo.archive")(function*(id: string, now: string) {
+      const rows = yield* sql`UPDATE channels SET status = 'archived', is_default = false, archived_at = ${now},
+          updated_at = ${now}
+        WHERE id = ${id} AND status <> 'archived' RETURNING id`
+      return rows.length > 0
+    })
+
+    /**
+     * The operator suspends a channel (it stops sending; a QR channel's link is kept) or
+     * reactivates it: a sandbox channel is `connected` again, a QR channel `disconnected` until
+     * `qr/start` (which logs in with a kept link without a code). With `channel.disconnected` when
+     * a channel that could send is suspended, `channel.connected` when a sandbox channel comes
+     * back. `None` when no such channel, or it is archived, or already in that state.
+     */
+    const setSuspended = Effect.fn("ChannelsRepo.setSuspended")(function*(id: string, suspend: boolean, now: string) {
+      return yield* sql.withTransaction(Effect.gen(function*() {
+        const rows = yield* sql<
+          { workspace_id: string; provider: string; status: ChannelStatus; phone_number: string | null }
+        >`SELECT workspace_id, provider, status, phone_number FROM channels WHERE id = ${id} FOR UPDATE`
+        const row = rows[0]
+        if (row === undefined || row.status === "archived" || (row.status === "suspended") === suspend) {
+          return Option.none<ChannelStatus>()
+        }
+        const to: ChannelStatus = suspend ? "suspended" : row.provider === "sandbox" ? "connected" : "disconnected"
+        const reason = suspend ? "suspended" : "reactivated"
+        yield* sql`UPDATE channels SET status = ${to}, status_reason = ${reason}, updated_at = ${now} WHERE id = ${id}`
+        const type = suspend
+          ? (row.status === "connected" || row.status === "degraded" ? "channel.disconnected" : undefined)
+          : (to === "connected" ? "channel.connected" : undefined)
+        if (type !== undefined) {
+          yield* events.append({
+            workspaceId: row.workspace_id,
+            type,
+            data: {
+              object: "channel",
+              object_id: id,
+              channel_id: id,
+              status: to,
+              from_status: row.status,
+              to_status: to,
+              reason,
+              phone_number: row.phone_number
+            },
+            occurredAt: now
+          })
+        }
+        return Option.some(to)
+      }))
+    }, Effect.orDie)
+
+    /** `qr/start` began a pairing now. */
+    const markPairingStarted = Effect.fn("ChannelsRepo.markPairingStarted")(function*(id: string, now: string) {
+      yield* sql`UPDATE channels SET pairing_started_at = ${now} WHERE id = ${id}`
+    }, Effect.orDie)
+
+    return {
+      insert,
+      find,
+      findById,
+      findDefault,
+      list,
+      update,
+      countProduction,
+      refreshCapabilities,
+      archive,
+      setSuspended,
+      recordProviderStatus,
+      markPairingStarted
+    } as const
+  }),
+  dependencies: [EventsRepo.Default]
 }) {}

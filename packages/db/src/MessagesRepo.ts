@@ -291,10 +291,16 @@ export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/d
     }, Effect.orDie)
 
     /** The channel's next due messages: priority order, FIFO within a priority. */
-    const nextQueued = Effect.fn("MessagesRepo.nextQueued")(function*(channelId: string, limit: number) {
+    /** Due queued messages in dispatch order; `skipRecipients`: recipients that must wait (QR spacing). */
+    const nextQueued = Effect.fn("MessagesRepo.nextQueued")(function*(
+      channelId: string,
+      limit: number,
+      skipRecipients: ReadonlyArray<string> = []
+    ) {
       const now = toTimestamp(yield* Clock.currentTimeMillis)
       const rows = yield* sql<any>`SELECT id, to_number, body, attempts, category FROM messages
         WHERE channel_id = ${channelId} AND status = 'queued' AND (next_attempt_at IS NULL OR next_attempt_at <= ${now})
+        ${skipRecipients.length > 0 ? sql`AND NOT ${sql.in("to_number", skipRecipients)}` : sql``}
         ORDER BY priority, created_at, id LIMIT ${limit}`
       return rows.map((r): QueuedMessage => ({
         id: r.id,
@@ -303,6 +309,15 @@ export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/d
         attempts: r.attempts,
         category: r.category
       }))
+    }, Effect.orDie)
+
+    /** Recipients and times of the channel's dispatches since `since` (epoch ms): QR per-recipient spacing. */
+    const dispatchesSince = Effect.fn("MessagesRepo.dispatchesSince")(function*(channelId: string, since: number) {
+      const rows = yield* sql<{ to_number: string; at: Date | string }>`SELECT m.to_number, t.at
+        FROM message_transitions t JOIN messages m ON m.id = t.message_id
+        WHERE m.channel_id = ${channelId} AND m.direction = 'outbound' AND t.to_state = 'dispatching'
+          AND t.at > ${toTimestamp(since)}`
+      return rows.map((r) => ({ to: r.to_number, at: new Date(r.at).getTime() }))
     }, Effect.orDie)
 
     /** How many messages wait on a channel (for the backlog refusal). */
@@ -432,6 +447,7 @@ export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/d
       findById,
       list,
       nextQueued,
+      dispatchesSince,
       queuedCount,
       channelsWithDueWork,
       staleQueued,

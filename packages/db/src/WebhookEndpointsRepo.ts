@@ -15,6 +15,13 @@ export interface EndpointRow {
   readonly deleted: boolean
 }
 
+/** The sealed secrets of one endpoint, as stored (operations: re-sealing under another key). */
+export interface SealedSecrets {
+  readonly id: string
+  readonly secret_sealed: string
+  readonly previous_secret_sealed: string | null
+}
+
 const toRow = (r: any): EndpointRow => ({
   endpoint: new WebhookEndpoint({
     id: r.id,
@@ -154,7 +161,62 @@ export class WebhookEndpointsRepo
         }
       )
 
-      return { insert, find, findById, list, count, update, softDelete, rotate, recordOutcome } as const
+      /** Up to `limit` endpoints after `after` in id order, deleted ones included: their sealed secrets. */
+      const scanSecrets = Effect.fn("WebhookEndpointsRepo.scanSecrets")(
+        function*(after: Option.Option<string>, limit: number) {
+          return yield* Option.match(after, {
+            onNone: () =>
+              sql<SealedSecrets>`SELECT id, secret_sealed, previous_secret_sealed FROM webhook_endpoints
+              ORDER BY id LIMIT ${limit}`,
+            onSome: (id) =>
+              sql<SealedSecrets>`SELECT id, secret_sealed, previous_secret_sealed FROM webhook_endpoints
+              WHERE id > ${id} ORDER BY id LIMIT ${limit}`
+          })
+        },
+        Effect.orDie
+      )
+
+      const readSecrets = Effect.fn("WebhookEndpointsRepo.readSecrets")(function*(id: string) {
+        const rows = yield* sql<SealedSecrets>`
+          SELECT id, secret_sealed, previous_secret_sealed FROM webhook_endpoints WHERE id = ${id}`
+        return Option.fromNullable(rows[0])
+      }, Effect.orDie)
+
+      /**
+       * Compare-and-set of both sealed secrets: writes `next` only while the row still holds what
+       * `read` saw (a rotation meanwhile is never undone); whether it did. Leaves `updated_at`:
+       * the endpoint itself did not change.
+       */
+      const replaceSecrets = Effect.fn("WebhookEndpointsRepo.replaceSecrets")(
+        function*(
+          read: SealedSecrets,
+          next: { readonly secret_sealed: string; readonly previous_secret_sealed: string | null }
+        ) {
+          const rows = yield* sql<{ id: string }>`UPDATE webhook_endpoints SET
+            secret_sealed = ${next.secret_sealed},
+            previous_secret_sealed = ${next.previous_secret_sealed}
+          WHERE id = ${read.id} AND secret_sealed = ${read.secret_sealed}
+            AND previous_secret_sealed IS NOT DISTINCT FROM ${read.previous_secret_sealed}
+          RETURNING id`
+          return rows.length > 0
+        },
+        Effect.orDie
+      )
+
+      return {
+        insert,
+        find,
+        findById,
+        list,
+        count,
+        update,
+        softDelete,
+        rotate,
+        recordOutcome,
+        scanSecrets,
+        readSecrets,
+        replaceSecrets
+      } as const
     })
   })
 {}

@@ -167,7 +167,8 @@ export class ProviderRateLimited extends ApiError<ProviderRateLimited>()("Provid
 export class QrSafetyLimitReached extends ApiError<QrSafetyLimitReached>()("QrSafetyLimitReached", {
   code: "QR_SAFETY_LIMIT_REACHED",
   status: 429,
-  description: "The QR channel's rolling 24 h safety cap is reached (`details.limit`, `details.retry_at`)."
+  description:
+    "The QR channel's rolling 24 h safety cap is reached: messages sent in the window plus those still queued (`details.limit`, `details.retry_at`; `Retry-After` in seconds)."
 }) {}
 
 export class InternalError extends ApiError<InternalError>()("InternalError", {

@@ -11,19 +11,11 @@
  * `qr/start` restarts pairing from any state but `archived` and `suspended` (refused).
  */
 import { Schema } from "effect"
+import { ChannelStatus } from "./ChannelStateMachine.js"
 
-/** The channel statuses of SPEC 2.6 (named apart from the Channel entity's own type). */
-export const QrChannelStatus = Schema.Literal(
-  "pending",
-  "connecting",
-  "awaiting_scan",
-  "connected",
-  "degraded",
-  "disconnected",
-  "suspended",
-  "archived"
-)
-export type QrChannelStatus = typeof QrChannelStatus.Type
+/** The channel statuses of SPEC 2.6 (one definition: `ChannelStatus`). */
+export const QrChannelStatus = ChannelStatus
+export type QrChannelStatus = ChannelStatus
 
 /** Why a QR channel changed status (`status_reason`, `qr.state.reason`). */
 export const QrStatusReason = Schema.Literal(
@@ -36,6 +28,7 @@ export const QrStatusReason = Schema.Literal(
   "link_lost",
   "reconnect_budget_exhausted",
   "logged_out_from_phone",
+  "pairing_interrupted",
   "connection_replaced",
   "logged_out",
   "forbidden",
@@ -59,6 +52,11 @@ export type QrPairingEvent =
   | { readonly _tag: "CodesExhausted" }
   /** a transient close (network, stream error); a reconnect is scheduled */
   | { readonly _tag: "LinkLost" }
+  /**
+   * a new owner (runner restart, failover) found no stored link for a channel that was pairing or
+   * linked: the pairing cannot go on; a lost link needs a new QR
+   */
+  | { readonly _tag: "Interrupted" }
   /** the reconnect budget is spent */
   | { readonly _tag: "GaveUp" }
   /** the phone removed this device (close 401 we did not ask for) */
@@ -128,6 +126,10 @@ export const transitionQrPairing = (status: QrChannelStatus, event: QrPairingEve
         : unchanged(status)
     case "LinkLost":
       return status === "connected" ? moved(status, "degraded", "link_lost") : unchanged(status)
+    case "Interrupted":
+      return LIVE.includes(status)
+        ? moved(status, "disconnected", "pairing_interrupted", status === "connected" || status === "degraded")
+        : unchanged(status)
     case "GaveUp":
       return LIVE.includes(status) ? moved(status, "disconnected", "reconnect_budget_exhausted") : unchanged(status)
     case "LoggedOutFromPhone":

@@ -107,6 +107,21 @@ describe("QR pairing state machine", () => {
     assert.strictEqual(to("suspended", { _tag: "Archive" }), "archived")
   })
 
+  it("disconnects a channel whose pairing or link a new owner could not resume", () => {
+    const t = transitionQrPairing("awaiting_scan", { _tag: "Interrupted" })
+    assert.deepStrictEqual(t, {
+      _tag: "Moved",
+      from: "awaiting_scan",
+      to: "disconnected",
+      reason: "pairing_interrupted",
+      requiresRepair: false
+    })
+    const lost = transitionQrPairing("connected", { _tag: "Interrupted" })
+    assert.isTrue(lost._tag === "Moved" && lost.requiresRepair && lost.to === "disconnected")
+    assert.strictEqual(to("pending", { _tag: "Interrupted" }), "=pending")
+    assert.strictEqual(to("disconnected", { _tag: "Interrupted" }), "=disconnected")
+  })
+
   it("resumes a stored link into connecting, leaving a connected channel as it is", () => {
     assert.strictEqual(to("disconnected", { _tag: "Resume" }), "connecting")
     assert.strictEqual(to("connected", { _tag: "Resume" }), "=connected")

@@ -16,18 +16,41 @@
  *   way; the keep-alive is persisted, so a crashed runner's channel comes back on another one
  *   and carries on from its rows.
  *
+ * - Linked-device channels (QR): the connection lives while the channel is neither archived nor
+ *   suspended, so pairing runs here too. Status changes the link reports are recorded on the
+ *   channel with `channel.connected` / `channel.disconnected` / `channel.requires_repair`, in
+ *   order; the entity stays alive while the link is held or being made. Pairing is driven through
+ *   `StartPairing` / `LogoutPairing` / `PairingStatus` and watched through `WatchPairing` (the
+ *   api node's SSE stream): the QR code travels only on that stream. Dispatch keeps the QR
+ *   per-recipient spacing (6 a minute, SPEC 8.5): a recipient at the cap waits, the others go.
+ *
  * Wake-ups are volatile; the sweeper repeats the lost ones. No cluster message is persisted per
  * send (CLUSTER.md §6).
  */
-import { Entity } from "@effect/cluster"
+import { Entity, Sharding } from "@effect/cluster"
 import { Rpc } from "@effect/rpc"
 import { SqlClient } from "@effect/sql"
 import { ChannelsRepo, MessagesRepo } from "@switchboard/db"
 import type { QueuedMessage } from "@switchboard/db"
-import { dispatches, E164, toTimestamp } from "@switchboard/domain"
-import type { Channel } from "@switchboard/domain"
-import { ChannelProviders } from "@switchboard/providers"
-import type { ChannelConnection, ProviderEvent } from "@switchboard/providers"
+import {
+  ChannelStatus,
+  dispatches,
+  E164,
+  emptyRecipientSpacing,
+  QR_PER_RECIPIENT_WINDOW_MS,
+  recipientReadyAt,
+  recordRecipientSend,
+  toTimestamp
+} from "@switchboard/domain"
+import type { Channel, RecipientSpacing } from "@switchboard/domain"
+import { ChannelProviders, QrPairingFrame } from "@switchboard/providers"
+import type {
+  ChannelConnection,
+  Pairing,
+  ProviderEvent,
+  QrConnectionEvent,
+  StatusChanged
+} from "@switchboard/providers"
 import {
   Clock,
   Duration,
@@ -61,7 +84,44 @@ export class ChannelRuntime extends Schema.Class<ChannelRuntime>("ChannelRuntime
 /** What the entity is doing right now (diagnostics, tests). */
 export const Status = Rpc.make("Status", { success: ChannelRuntime })
 
-export const ChannelEntity = Entity.make("Channel", [Wake, SimulateInbound, Status])
+/** The channel has no pairing here: not a QR channel, or archived or suspended. */
+export class PairingUnavailable extends Schema.TaggedError<PairingUnavailable>()("PairingUnavailable", {
+  status: Schema.String
+}) {}
+
+/** Pairing as the entity sees it now (never the code). `qr_expires_at`: epoch ms. */
+export class PairingView extends Schema.Class<PairingView>("PairingView")({
+  status: ChannelStatus,
+  qr_available: Schema.Boolean,
+  qr_expires_at: Schema.NullOr(Schema.Number),
+  phone_number: Schema.NullOr(Schema.String)
+}) {}
+
+/** `qr/start`: begins or restarts pairing; answers once the new status is recorded. */
+export const StartPairing = Rpc.make("StartPairing", { success: PairingView, error: PairingUnavailable })
+
+/** `qr/logout`: unlinks the device and forgets the link. */
+export const LogoutPairing = Rpc.make("LogoutPairing", { success: PairingView, error: PairingUnavailable })
+
+/** `qr/status` */
+export const PairingStatus = Rpc.make("PairingStatus", { success: PairingView, error: PairingUnavailable })
+
+/** `qr/stream`: a snapshot, then QR codes, status changes and expiry, while the caller listens. */
+export const WatchPairing = Rpc.make("WatchPairing", {
+  success: QrPairingFrame,
+  error: PairingUnavailable,
+  stream: true
+})
+
+export const ChannelEntity = Entity.make("Channel", [
+  Wake,
+  SimulateInbound,
+  Status,
+  StartPairing,
+  LogoutPairing,
+  PairingStatus,
+  WatchPairing
+])
 
 /** Due messages read per batch. */
 export const DISPATCH_BATCH = 20
@@ -78,7 +138,9 @@ const RECEIPT_RETRY = Schedule.exponential("200 millis").pipe(Schedule.either(Sc
 /** Receipts and inbound messages handled at once (one slow Message entity does not hold up the rest). */
 const EVENT_LANES = 8
 
-const laneOf = (event: ProviderEvent): number => {
+type LaneEvent = Exclude<ProviderEvent, StatusChanged>
+
+const laneOf = (event: LaneEvent): number => {
   const key = event._tag === "Receipt" ? event.messageId : event.providerMessageId
   let hash = 0
   for (let i = 0; i < key.length; i++) hash = (hash * 31 + key.charCodeAt(i)) | 0
@@ -88,10 +150,20 @@ const laneOf = (event: ProviderEvent): number => {
 /** How long an idle loop waits for a wake-up before it looks at its rows again. */
 const IDLE_POLL = Duration.seconds(1)
 
-interface Connected {
-  readonly channel: Channel
+/** Statuses in which a linked-device channel holds (or is making) its link: the entity stays alive. */
+const LINK_HELD: ReadonlyArray<ChannelStatus> = ["connecting", "awaiting_scan", "connected", "degraded"]
+
+/** A provider connection exists for a channel in any status but these. */
+const holdsConnection = (status: ChannelStatus) => status !== "archived" && status !== "suspended"
+
+interface Open {
   readonly connection: ChannelConnection
   readonly scope: Scope.CloseableScope
+}
+
+interface Connected extends Open {
+  /** the channel as read just now */
+  readonly channel: Channel
 }
 
 export const ChannelEntityLive = ChannelEntity.toLayer(
@@ -105,9 +177,16 @@ export const ChannelEntityLive = ChannelEntity.toLayer(
     const providers = yield* ChannelProviders.ChannelProviders
     const messageClient = yield* MessageEntity.client
     const wake = yield* Queue.sliding<void>(1)
+    const sharding = yield* Sharding.Sharding
+    /** Completes once this runner shuts down (it stops taking requests at once). */
+    const runnerStopping = sharding.isShutdown.pipe(
+      Effect.repeat({ until: (stopped) => stopped, schedule: Schedule.spaced("200 millis") })
+    )
     const connecting = yield* Effect.makeSemaphore(1)
-    let current: Option.Option<Connected> = Option.none()
+    let current: Option.Option<Open> = Option.none()
     let keepingAlive = false
+    /** QR channels: recent dispatches per recipient (SPEC 8.5 spacing) */
+    let spacing: RecipientSpacing = emptyRecipientSpacing
 
     const keepAlive = (on: boolean) =>
       on === keepingAlive ? Effect.void : Effect.suspend(() => {
@@ -143,7 +222,7 @@ export const ChannelEntityLive = ChannelEntity.toLayer(
       at?: number
     ) => toMessage(id, messageClient(id).Transition(at === undefined ? { to } : { to, at }), false)
 
-    const onEvent = (channel: Channel) => (event: ProviderEvent) =>
+    const onEvent = (channel: Channel) => (event: LaneEvent) =>
       event._tag === "Receipt"
         // a receipt is not given up while the connection lives: a provider may not tell it again
         ? Effect.asVoid(
@@ -178,38 +257,87 @@ export const ChannelEntityLive = ChannelEntity.toLayer(
     })
 
     /**
+     * An archived channel keeps no link: a linked device is unlinked at WhatsApp (when the link is
+     * up) and its stored credentials are wiped. Once per activation; best effort (bounded).
+     */
+    let retired = false
+    const retire = (channel: Channel) =>
+      Effect.gen(function*() {
+        if (retired) return
+        retired = true
+        const pairing = Option.flatMap(current, (open) => Option.fromNullable(open.connection.pairing))
+        if (Option.isSome(pairing)) yield* pairing.value.logout.pipe(Effect.timeout("15 seconds"), Effect.ignore)
+        const forget = Option.flatMap(providers.get(channel.provider), (p) => Option.fromNullable(p.forget))
+        if (Option.isSome(forget)) yield* forget.value(channel)
+      }).pipe(Effect.catchAllCause((cause) => Effect.logWarning("archived channel's link not forgotten", cause)))
+
+    /** Records a status change the link reported (in order), then lets the loop look again. */
+    const onStatusChanged = (connection: ChannelConnection) => (event: StatusChanged) =>
+      Effect.gen(function*() {
+        yield* channels.recordProviderStatus({
+          id: channelId,
+          from: event.from,
+          to: event.to,
+          reason: event.reason,
+          requiresRepair: event.requiresRepair,
+          phoneNumber: event.phoneNumber,
+          capabilities: connection.capabilities,
+          now: toTimestamp(yield* Clock.currentTimeMillis)
+        }).pipe(
+          Effect.retry({ times: 5, schedule: Schedule.exponential("200 millis") }),
+          Effect.catchAllCause((cause) => Effect.logError("channel status not recorded", cause))
+        )
+        yield* Queue.offer(wake, undefined)
+      })
+
+    /**
      * Reads the channel and opens (or closes) the provider connection to match its status.
-     * `None` while the channel cannot dispatch (not connected, archived, unknown, no adapter).
+     * `None` while the channel has no connection (archived, suspended, unknown, no adapter).
      */
     const reconcile = connecting.withPermits(1)(Effect.gen(function*() {
       const found = yield* channels.findById(channelId)
-      if (Option.isNone(found) || !dispatches(found.value.channel.status)) {
+      if (Option.isNone(found) || !holdsConnection(found.value.channel.status)) {
+        if (Option.isSome(found) && found.value.channel.status === "archived") yield* retire(found.value.channel)
         yield* disconnect
         return Option.none<Connected>()
       }
-      if (Option.isSome(current)) return current
       const channel = found.value.channel
+      if (Option.isSome(current)) return Option.some<Connected>({ ...current.value, channel })
       const provider = providers.get(channel.provider)
       if (Option.isNone(provider)) return Option.none<Connected>()
       const scope = yield* Scope.fork(entityScope, ExecutionStrategy.sequential)
       const connection = yield* provider.value.connect(channel).pipe(Scope.extend(scope))
-      // the capability snapshot comes from the provider (GET .../capabilities shows it)
-      yield* channels.refreshCapabilities(
-        channel.id,
-        connection.capabilities,
-        toTimestamp(yield* Clock.currentTimeMillis)
-      )
+      // the capability snapshot comes from the provider once it can send (GET .../capabilities)
+      if (dispatches(channel.status)) {
+        yield* channels.refreshCapabilities(
+          channel.id,
+          connection.capabilities,
+          toTimestamp(yield* Clock.currentTimeMillis)
+        )
+      }
+      if (connection.pairing !== undefined) {
+        const now = yield* Clock.currentTimeMillis
+        spacing = emptyRecipientSpacing
+        for (const sent of yield* messages.dispatchesSince(channelId, now - QR_PER_RECIPIENT_WINDOW_MS)) {
+          spacing = recordRecipientSend(spacing, sent.to, sent.at)
+        }
+      }
       // events of one message stay in order (one lane each); different messages go in parallel
-      const lanes = yield* Effect.forEach(Array.from({ length: EVENT_LANES }), () => Queue.unbounded<ProviderEvent>())
+      const lanes = yield* Effect.forEach(Array.from({ length: EVENT_LANES }), () => Queue.unbounded<LaneEvent>())
       for (const lane of lanes) {
         yield* Stream.fromQueue(lane).pipe(Stream.runForEach(onEvent(channel)), Effect.forkIn(scope))
       }
+      // status changes are recorded here, one after the other, in the order reported
       yield* connection.events.pipe(
-        Stream.runForEach((event) => Queue.offer(lanes[laneOf(event)]!, event)),
+        Stream.runForEach((event) =>
+          event._tag === "StatusChanged"
+            ? onStatusChanged(connection)(event)
+            : Queue.offer(lanes[laneOf(event)]!, event)
+        ),
         Effect.forkIn(scope)
       )
-      current = Option.some({ channel, connection, scope })
-      return current
+      current = Option.some({ connection, scope })
+      return Option.some<Connected>({ connection, scope, channel })
     }))
 
     /** `startedAt`: the send slot it took (the timeline shows the pacing exactly). */
@@ -234,6 +362,20 @@ export const ChannelEntityLive = ChannelEntity.toLayer(
 
     const awaitWake = (timeout: Duration.Duration) => Queue.take(wake).pipe(Effect.timeout(timeout), Effect.ignore)
 
+    /** QR spacing: recipients that must wait now, and when the first of them may go again. */
+    const waitingRecipients = (now: number) => {
+      const waiting: Array<string> = []
+      let readyAt = Number.POSITIVE_INFINITY
+      for (const recipient of spacing.keys()) {
+        const at = recipientReadyAt(spacing, recipient, now)
+        if (at > now) {
+          waiting.push(recipient)
+          readyAt = Math.min(readyAt, at)
+        }
+      }
+      return { waiting, readyAt }
+    }
+
     const loop = Effect.gen(function*() {
       let nextSlot = 0
       while (true) {
@@ -243,26 +385,74 @@ export const ChannelEntityLive = ChannelEntity.toLayer(
           yield* awaitWake(IDLE_POLL)
           continue
         }
-        const { connection } = connected.value
-        const batch = yield* messages.nextQueued(channelId, DISPATCH_BATCH)
-        if (batch.length === 0) {
-          yield* keepAlive((yield* connection.pendingReceipts) > 0)
+        const { channel, connection } = connected.value
+        const spaced = connection.pairing !== undefined
+        const linkHeld = spaced && LINK_HELD.includes(channel.status)
+        if (!dispatches(channel.status)) {
+          yield* keepAlive(linkHeld)
           yield* awaitWake(IDLE_POLL)
+          continue
+        }
+        const { waiting, readyAt } = spaced
+          ? waitingRecipients(yield* Clock.currentTimeMillis)
+          : { waiting: [], readyAt: Number.POSITIVE_INFINITY }
+        const batch = yield* messages.nextQueued(channelId, DISPATCH_BATCH, waiting)
+        if (batch.length === 0) {
+          yield* keepAlive(linkHeld || waiting.length > 0 || (yield* connection.pendingReceipts) > 0)
+          const untilReady = readyAt - (yield* Clock.currentTimeMillis)
+          yield* awaitWake(Duration.min(IDLE_POLL, Duration.millis(Math.max(10, untilReady))))
           continue
         }
         yield* keepAlive(true)
         const intervalMs = 1000 / connection.capabilities.max_throughput_mps
         for (const message of batch) {
           const now = yield* Clock.currentTimeMillis
+          // a recipient that reached its spacing cap in this batch waits; the others go
+          if (spaced && recipientReadyAt(spacing, message.to, now) > now) continue
           if (nextSlot > now) yield* Effect.sleep(Duration.millis(nextSlot - now))
           // something new arrived: it may outrank the rest of this batch
           if (Option.isSome(yield* Queue.poll(wake))) break
           const startedAt = yield* Clock.currentTimeMillis
           nextSlot = startedAt + intervalMs
+          if (spaced) spacing = recordRecipientSend(spacing, message.to, startedAt)
           yield* dispatch(connection, message, startedAt)
         }
       }
     })
+
+    /** The channel's pairing, connecting first if needed. */
+    const pairing = Effect.gen(function*() {
+      const connected = yield* reconcile
+      if (Option.isNone(connected) || connected.value.connection.pairing === undefined) {
+        const found = yield* channels.findById(channelId)
+        return yield* new PairingUnavailable({
+          status: Option.match(found, { onNone: () => "unknown", onSome: (row) => row.channel.status })
+        })
+      }
+      return connected.value.connection.pairing
+    })
+
+    const viewOf = (p: Pairing) =>
+      Effect.map(p.snapshot, (snap) =>
+        new PairingView({
+          status: snap.status,
+          qr_available: snap.qr !== null,
+          qr_expires_at: snap.qr?.expiresAt ?? null,
+          phone_number: snap.phoneNumber
+        }))
+
+    /** Answers once the channel row shows the status the link reached (recorded by the events fiber). */
+    const recorded = (p: Pairing) =>
+      Effect.gen(function*() {
+        const view = yield* viewOf(p)
+        yield* channels.findById(channelId).pipe(
+          Effect.repeat({
+            until: (row) => Option.isNone(row) || row.value.channel.status === view.status,
+            schedule: Schedule.spaced("25 millis").pipe(Schedule.upTo("3 seconds"))
+          })
+        )
+        return view
+      })
 
     // connect at activation, so the first request already finds the connection
     yield* reconcile.pipe(Effect.catchAllCause((cause) => Effect.logError("channel connection failed", cause)))
@@ -282,6 +472,40 @@ export const ChannelEntityLive = ChannelEntity.toLayer(
           yield* connected.value.connection.simulateInbound(payload.from, payload.text)
           return true
         })),
+      StartPairing: () =>
+        Rpc.fork(Effect.gen(function*() {
+          const p = yield* pairing
+          yield* channels.markPairingStarted(channelId, toTimestamp(yield* Clock.currentTimeMillis))
+          yield* p.start
+          return yield* recorded(p)
+        })),
+      LogoutPairing: () =>
+        Rpc.fork(Effect.gen(function*() {
+          const p = yield* pairing
+          yield* p.logout
+          return yield* recorded(p)
+        })),
+      PairingStatus: () => Rpc.fork(Effect.flatMap(pairing, viewOf)),
+      WatchPairing: () =>
+        Rpc.fork(Stream.unwrapScoped(Effect.gen(function*() {
+          const p = yield* pairing
+          // subscribed before the snapshot: nothing falls in between
+          const events = yield* p.subscribe
+          const snap = yield* p.snapshot
+          const first: QrPairingFrame = {
+            _tag: "snapshot",
+            channelId,
+            status: snap.status,
+            phoneNumber: snap.phoneNumber,
+            qr: snap.qr
+          }
+          const later: Stream.Stream<QrPairingFrame> = Stream.fromQueue(events).pipe(Stream.filter(
+            (e): e is Extract<QrConnectionEvent, { _tag: "qr" | "state" | "expired" }> =>
+              e._tag === "qr" || e._tag === "state" || e._tag === "expired"
+          ))
+          // an open stream is an active request: it would hold the runner's shutdown (15 s)
+          return Stream.concat(Stream.succeed(first), later).pipe(Stream.interruptWhen(runnerStopping))
+        }))),
       Status: () =>
         Rpc.fork(Effect.gen(function*() {
           const pending = Option.isSome(current) ? yield* current.value.connection.pendingReceipts : 0

@@ -1,10 +1,10 @@
 /**
  * The messaging part of a runner: Channel and Message entities, the message sweeper, and what
- * they need (provider adapters, repositories). Needs `Sharding`, `SqlClient` and
- * `ProvidersConfig`; the runner, the standalone process and the entity tests compose this.
+ * they need (provider adapters, repositories). Needs `Sharding`, `SqlClient`, `ProvidersConfig`
+ * and `QrConnectionConfig`; the runner, the standalone process and the entity tests compose this.
  */
 import { ChannelsRepo, MessagesRepo, SandboxNetworkRepo } from "@switchboard/db"
-import { ChannelProviders, SandboxProvider } from "@switchboard/providers"
+import { ChannelProviders, QrProvider, SandboxProvider } from "@switchboard/providers"
 import { Layer } from "effect"
 import { ChannelEntityLive } from "./ChannelEntity.js"
 import { MessageEntityLive } from "./MessageEntity.js"
@@ -13,6 +13,12 @@ import { MessageSweeperLive } from "./MessageSweeper.js"
 export const MessagingEntitiesLive = Layer.mergeAll(ChannelEntityLive, MessageEntityLive, MessageSweeperLive).pipe(
   Layer.provide(ChannelProviders.layer),
   Layer.provide(
-    Layer.mergeAll(SandboxProvider.Default, ChannelsRepo.Default, MessagesRepo.Default, SandboxNetworkRepo.Default)
+    Layer.mergeAll(
+      SandboxProvider.Default,
+      QrProvider.Default,
+      ChannelsRepo.Default,
+      MessagesRepo.Default,
+      SandboxNetworkRepo.Default
+    )
   )
 )

@@ -13,8 +13,8 @@ import { WebhookDeliveriesRepo, WebhookEndpointsRepo } from "@switchboard/db"
 import type { DueDelivery, EndpointRow } from "@switchboard/db"
 import { DISABLE_AFTER_FAILURES, isRetryable, MAX_ATTEMPTS, retryDelayMs, toTimestamp } from "@switchboard/domain"
 import type { DeliveryStatus, FailureReason } from "@switchboard/domain"
-import { SafeEgress, SecretBox, UrlPolicy, WebhooksConfig, WebhookSigner } from "@switchboard/webhooks"
-import { Clock, Effect, Option, Queue, Random, Redacted } from "effect"
+import { SafeEgress, UrlPolicy, WebhooksConfig, WebhookSigner } from "@switchboard/webhooks"
+import { Clock, Effect, Option, Queue, Random } from "effect"
 
 /** Longest wait for the target's addresses at an attempt (a timeout is a `network_error`). */
 const RESOLVE_TIMEOUT_MS = 5_000
@@ -31,17 +31,17 @@ export const WebhookEndpointEntityLive = WebhookEndpointEntity.toLayer(
     const endpoints = yield* WebhookEndpointsRepo
     const deliveries = yield* WebhookDeliveriesRepo
     const config = yield* WebhooksConfig.WebhooksConfig
-    const key = Redacted.value(config.encryptionKey)
+    const keyring = config.keyring
     const wake = yield* Queue.sliding<void>(1)
     const now = Effect.map(Clock.currentTimeMillis, toTimestamp)
 
     const secretsOf = (row: EndpointRow, nowMs: number) => {
-      const secrets = [SecretBox.open(key, row.secret_sealed)]
+      const secrets = [keyring.open(row.secret_sealed)]
       if (
         row.previous_secret_sealed && row.previous_secret_expires_at &&
         Date.parse(row.previous_secret_expires_at) > nowMs
       ) {
-        secrets.push(SecretBox.open(key, row.previous_secret_sealed))
+        secrets.push(keyring.open(row.previous_secret_sealed))
       }
       return secrets
     }

@@ -4,12 +4,13 @@ import { ChannelsRepo, MessagesRepo } from "@switchboard/db"
 import * as TestDatabase from "@switchboard/db/testing"
 import { toTimestamp } from "@switchboard/domain"
 import { ChannelEntity, Cluster, MessageEntity, MessagingEntitiesLive } from "@switchboard/entities"
-import { ProvidersConfig } from "@switchboard/providers"
+import { ProvidersConfig, QrConnectionConfig } from "@switchboard/providers"
 import { Clock, Effect, Layer, Option } from "effect"
 import { eventTypes, queueMessage, setupChannel, timeline, waitFor } from "./support.js"
 
 const TestLayer = Layer.mergeAll(MessagingEntitiesLive, MessagesRepo.Default, ChannelsRepo.Default).pipe(
   Layer.provideMerge(ProvidersConfig.layer({ retryDelayScale: 0.01, sandboxReceiptDelaysMs: [100, 200, 300] })),
+  Layer.provideMerge(QrConnectionConfig.layer({})),
   Layer.provideMerge(Cluster.single),
   Layer.provideMerge(TestDatabase.sqlLayer)
 )

@@ -4,8 +4,8 @@ import { EventsRepo, WebhookDeliveriesRepo, WebhookEndpointsRepo } from "@switch
 import * as TestDatabase from "@switchboard/db/testing"
 import { newId, toTimestamp } from "@switchboard/domain"
 import { Cluster, purgeDeliveries, WebhookEndpointEntity, WebhookEndpointEntityLive } from "@switchboard/entities"
-import { SecretBox, WebhooksConfig, WebhookSigner } from "@switchboard/webhooks"
-import { Effect, Layer, Option, Redacted } from "effect"
+import { WebhooksConfig, WebhookSigner } from "@switchboard/webhooks"
+import { Effect, Layer, Option } from "effect"
 import { eventually, receiver } from "../../../test/support/Receiver.js"
 
 /**
@@ -72,7 +72,7 @@ const seedEndpoint = (url: string) =>
       url,
       eventTypes: ["*"],
       description: "",
-      secretSealed: SecretBox.seal(Redacted.value(config.encryptionKey), secret),
+      secretSealed: config.keyring.seal(secret),
       secretLast4: secret.slice(-4),
       now
     })

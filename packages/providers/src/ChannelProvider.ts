@@ -9,10 +9,12 @@
  *   never moves a message back. An inbound message carries the provider's id for deduplication.
  * - `capabilities.max_throughput_mps` paces the Channel entity's token bucket (SPEC 8.4).
  */
-import type { Channel, ReceiptStatus } from "@switchboard/domain"
+import type { Channel, ChannelStatus, ReceiptStatus } from "@switchboard/domain"
 import { E164, RECEIPT_STATUSES } from "@switchboard/domain"
-import type { Effect, Scope, Stream } from "effect"
+import type { Effect, Queue, Scope, Stream } from "effect"
 import { Schema } from "effect"
+import type { QrSnapshot } from "./qr/QrConnection.js"
+import type { QrConnectionEvent } from "./qr/QrConnectionEvent.js"
 
 export interface OutgoingMessage {
   /** our message id, used as the provider's message id */
@@ -67,8 +69,22 @@ export const Inbound = Schema.TaggedStruct("Inbound", {
 })
 export interface Inbound extends Schema.Schema.Type<typeof Inbound> {}
 
-export const ProviderEvent = Schema.Union(Receipt, Inbound)
-export type ProviderEvent = Receipt | Inbound
+/**
+ * The provider's link changed the channel's status (QR: pairing, link lost, logged out). The
+ * owner records it on the channel with its events, in the order reported.
+ */
+export interface StatusChanged {
+  readonly _tag: "StatusChanged"
+  readonly from: ChannelStatus
+  readonly to: ChannelStatus
+  readonly reason: string
+  /** the link is gone: only a new pairing brings it back (`channel.requires_repair`) */
+  readonly requiresRepair: boolean
+  /** the linked number, E.164, once known */
+  readonly phoneNumber: string | null
+}
+
+export type ProviderEvent = Receipt | Inbound | StatusChanged
 
 export const receipt = (messageId: string, status: ReceiptStatus, at: number): ProviderEvent => ({
   _tag: "Receipt",
@@ -83,6 +99,18 @@ export interface ProviderCapabilities {
   readonly message_types: ReadonlyArray<string>
 }
 
+/** Pairing of a linked-device channel (QR): what the owner's pairing routes drive. */
+export interface Pairing {
+  /** status, number and the QR code showing now */
+  readonly snapshot: Effect.Effect<QrSnapshot>
+  /** pairing events from now on (codes, status changes, expiry), until the scope closes */
+  readonly subscribe: Effect.Effect<Queue.Dequeue<QrConnectionEvent>, never, Scope.Scope>
+  /** begins or restarts pairing (or logs in again with a stored link) */
+  readonly start: Effect.Effect<void>
+  /** unlinks the device and forgets the link */
+  readonly logout: Effect.Effect<void>
+}
+
 export interface ChannelConnection {
   readonly capabilities: ProviderCapabilities
   readonly send: (message: OutgoingMessage) => Effect.Effect<SendResult>
@@ -91,9 +119,16 @@ export interface ChannelConnection {
   readonly pendingReceipts: Effect.Effect<number>
   /** simulated networks only: someone writes to the channel's number */
   readonly simulateInbound?: (from: string, text: string) => Effect.Effect<void>
+  /** linked-device providers only (QR) */
+  readonly pairing?: Pairing
 }
 
 export interface ChannelProvider {
-  /** Opens the channel's connection; it lives as long as the scope. */
+  /**
+   * Opens the channel's connection; it lives as long as the scope. Called for a channel in any
+   * status but archived and suspended; a linked-device provider resumes a stored link here.
+   */
   readonly connect: (channel: Channel) => Effect.Effect<ChannelConnection, never, Scope.Scope>
+  /** The channel is archived: drop whatever the provider stores for it (linked-device credentials). */
+  readonly forget?: (channel: Channel) => Effect.Effect<void>
 }

@@ -1,10 +1,11 @@
 /**
- * Which provider serves a channel. The Channel entity asks here, so adding the QR provider is
- * one more entry, not a change to the entity.
+ * Which provider serves a channel. The Channel entity asks here: a provider is one more entry,
+ * not a change to the entity.
  */
 import type { Provider } from "@switchboard/domain"
 import { Context, Effect, Layer, Option } from "effect"
 import type { ChannelProvider } from "./ChannelProvider.js"
+import * as QrChannelProvider from "./qr/QrChannelProvider.js"
 import { SandboxProvider } from "./SandboxProvider.js"
 
 export class ChannelProviders extends Context.Tag("@switchboard/providers/ChannelProviders")<ChannelProviders, {
@@ -17,8 +18,12 @@ export const make = (adapters: Partial<Record<Provider, ChannelProvider>>): Cont
   get: (provider) => Option.fromNullable(adapters[provider])
 })
 
-/** The adapters of this deployment: sandbox (the QR provider joins here). */
+/** The adapters of this deployment: sandbox and QR (Baileys). */
 export const layer = Layer.effect(
   ChannelProviders,
-  Effect.map(SandboxProvider, (sandbox) => make({ sandbox }))
+  Effect.gen(function*() {
+    const sandbox = yield* SandboxProvider
+    const qr = yield* QrChannelProvider.make
+    return make({ sandbox, qr })
+  })
 )

@@ -4,10 +4,10 @@
  * the embedded database has one owner at a time). Prints JSON; exits 1 with a message on error.
  */
 import { NodeRuntime } from "@effect/platform-node"
-import { Database, DatabaseConfig, Migrations } from "@switchboard/db"
+import { Database, DatabaseConfig, Migrations, SecretsConfig } from "@switchboard/db"
 import { PLANS } from "@switchboard/domain"
 import type { EntitlementValue, PlanName } from "@switchboard/domain"
-import { IdentityConfig, Mailer, Operator } from "@switchboard/service-api"
+import { IdentityConfig, Mailer, Operator, SecretsReseal } from "@switchboard/service-api"
 import { Cause, Console, Effect, Layer, Logger, LogLevel } from "effect"
 import { parseArgs } from "node:util"
 
@@ -15,8 +15,10 @@ const USAGE = `Usage: npm run admin -- <command> [options]
   create-user --email E --password P --name N --workspace W [--plan free|starter|growth|enterprise] [--verified]
   set-plan --workspace ws_... --plan free|starter|growth|enterprise
   override --workspace ws_... --entitlement NAME (--value V | --unlimited | --clear)
-  suspend --id usr_...|ws_...
-  reactivate --id usr_...|ws_...`
+  suspend --id usr_...|ws_...|ch_...
+  reactivate --id usr_...|ws_...|ch_...
+  qr-limit --workspace ws_... [--channel ch_...] (--limit N | --clear)   lowers the QR safety cap (0-200 per 24 h)
+  reseal-secrets   (re-seals every secret at rest under SECRETS_ENCRYPTION_KEY; exits 1 if no key opens some value)`
 
 const fail = (message: string) => Effect.fail(new Error(message))
 
@@ -31,6 +33,21 @@ const parseValue = (raw: string): EntitlementValue => {
   const n = Number(raw)
   return raw.trim() !== "" && Number.isFinite(n) ? n : raw
 }
+
+/**
+ * The end of a key rotation: every secret at rest sealed under the current key. Prints the counts;
+ * exits 1 when some value no key opens (left as it is).
+ */
+const resealSecrets = Effect.gen(function*() {
+  const keyring = yield* SecretsConfig.keyring
+  yield* SecretsConfig.warnIfDevelopmentKey(keyring, "secrets at rest")
+  const counts = yield* (yield* SecretsReseal).run(keyring)
+  if (counts.failed > 0) {
+    yield* Console.error(`no configured key opens ${counts.failed} value(s): left as they are`)
+    yield* Effect.sync(() => (process.exitCode = 1))
+  }
+  return counts
+})
 
 const program = Effect.gen(function*() {
   const [command, ...rest] = process.argv.slice(2)
@@ -49,7 +66,9 @@ const program = Effect.gen(function*() {
           value: { type: "string" },
           unlimited: { type: "boolean" },
           clear: { type: "boolean" },
-          id: { type: "string" }
+          id: { type: "string" },
+          channel: { type: "string" },
+          limit: { type: "string" }
         }
       }),
     catch: (e) => new Error(String((e as Error).message))
@@ -79,12 +98,21 @@ const program = Effect.gen(function*() {
       return yield* operator.setStatus(yield* need("id"), "suspended")
     case "reactivate":
       return yield* operator.setStatus(yield* need("id"), "active")
+    case "qr-limit": {
+      if ((values.limit === undefined) === (values.clear !== true)) {
+        return yield* fail("Give one of --limit N or --clear")
+      }
+      const limit = values.clear ? undefined : /^\d+$/.test(values.limit!.trim()) ? Number(values.limit) : Number.NaN
+      return yield* operator.qrLimit(yield* need("workspace"), values.channel || undefined, limit)
+    }
+    case "reseal-secrets":
+      return yield* resealSecrets
     default:
       return yield* fail(USAGE)
   }
 })
 
-const Live = Operator.Default.pipe(
+const Live = Layer.mergeAll(Operator.Default, SecretsReseal.Default).pipe(
   Layer.provide([IdentityConfig.layerFromEnv, Mailer.layerFromEnv]),
   Layer.provideMerge(Migrations.layer),
   Layer.provideMerge(Database.layer),

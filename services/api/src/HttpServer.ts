@@ -16,6 +16,7 @@ import { AuthHandlers, SessionHandlers } from "./handlers/AuthHandlers.js"
 import { HealthHandlers } from "./handlers/HealthHandlers.js"
 import { ChannelsHandlers, MessagesHandlers, SandboxHandlers } from "./handlers/MessagingHandlers.js"
 import { PlanHandlers } from "./handlers/PlanHandlers.js"
+import { QrPairingHandlers } from "./handlers/QrPairingHandlers.js"
 import { WebhooksHandlers } from "./handlers/WebhooksHandlers.js"
 import { HttpConfig } from "./HttpConfig.js"
 import { errorMapping, serveMiddleware } from "./HttpMiddlewares.js"
@@ -27,6 +28,7 @@ import { Channels } from "./services/Channels.js"
 import { Credentials } from "./services/Credentials.js"
 import { Entitlements } from "./services/Entitlements.js"
 import { Messages } from "./services/Messages.js"
+import { QrPairing } from "./services/QrPairing.js"
 import { RateLimits } from "./services/RateLimits.js"
 import { Sandbox } from "./services/Sandbox.js"
 import { UsageReport } from "./services/UsageReport.js"
@@ -47,6 +49,7 @@ const ApiLive = Layer.unwrapEffect(
     PlanHandlers,
     MessagesHandlers,
     ChannelsHandlers,
+    QrPairingHandlers,
     SandboxHandlers,
     WebhooksHandlers
   ]),
@@ -61,6 +64,7 @@ const ApiLive = Layer.unwrapEffect(
       RateLimits.Default,
       Messages.Default,
       Channels.Default,
+      QrPairing.Default,
       Sandbox.Default,
       Webhooks.Default,
       Credentials.Default,

@@ -5,7 +5,7 @@
 import { NodeRuntime } from "@effect/platform-node"
 import { Infrastructure, Logging } from "@switchboard/db"
 import { Cluster } from "@switchboard/entities"
-import { ProvidersConfig } from "@switchboard/providers"
+import { ProvidersConfig, QrConnectionConfig } from "@switchboard/providers"
 import { HttpConfig, HttpServer, IdentityConfig, Mailer } from "@switchboard/service-api"
 import { Entities } from "@switchboard/service-runner"
 import { WebhooksConfig } from "@switchboard/webhooks"
@@ -17,6 +17,7 @@ Layer.mergeAll(HttpServer.serverLayer, Entities.layer).pipe(
     IdentityConfig.layerFromEnv,
     Mailer.layerFromEnv,
     ProvidersConfig.layerFromEnv,
+    QrConnectionConfig.layerFromEnv,
     WebhooksConfig.layerFromEnv
   ]),
   Layer.provide(Cluster.single),

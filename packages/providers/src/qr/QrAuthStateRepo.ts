@@ -1,9 +1,11 @@
 /**
  * Rows of the Baileys auth state of QR channels (table `qr_auth_state`, migration 0040): one row
- * per (channel, key type, key id), the creds as (channel, `creds`, ``). Values are opaque text
- * (Baileys' BufferJSON, see `QrAuthState`); this repository only moves rows.
+ * per (channel, key type, key id), the creds as (channel, `creds`, ``). Values are opaque text:
+ * Baileys' BufferJSON sealed with `SecretBox` (see `QrAuthState`, which seals and opens them), or
+ * plaintext BufferJSON in rows written before that; this repository only moves rows.
  */
 import { SqlClient } from "@effect/sql"
+import { SecretBox } from "@switchboard/db"
 import { Effect, Option } from "effect"
 
 /** Key type of the creds row. */
@@ -14,6 +16,18 @@ export interface QrAuthKeyChange {
   readonly type: string
   readonly id: string
   readonly value: string | null
+}
+
+/** Identifies one row. */
+export interface QrAuthRowKey {
+  readonly channel_id: string
+  readonly key_type: string
+  readonly key_id: string
+}
+
+/** One row as stored. */
+export interface QrAuthRow extends QrAuthRowKey {
+  readonly value: string
 }
 
 /** Rows per upsert statement: 4 parameters each, far below Postgres' 65 535 limit. */
@@ -76,6 +90,70 @@ export class QrAuthStateRepo extends Effect.Service<QrAuthStateRepo>()("@switchb
       yield* sql`DELETE FROM qr_auth_state WHERE channel_id = ${channelId}`
     }, Effect.orDie)
 
+    /**
+     * Rewrites the channel's values for which `reseal` returns a new one (plaintext written before
+     * encryption, values sealed under a previous key), in one transaction; returns how many it
+     * rewrote. `only: "plaintext"` reads just the values not in the `SecretBox` format (all that
+     * can need it while no previous key is configured); `"all"` reads every value. A row rewritten
+     * meanwhile is left alone (the update matches the old value only), so a newer value is never
+     * overwritten.
+     */
+    const reseal = Effect.fn("QrAuthStateRepo.reseal")(
+      function*(channelId: string, only: "plaintext" | "all", reseal: (value: string) => string | undefined) {
+        return yield* Effect.gen(function*() {
+          const rows = only === "plaintext"
+            ? yield* sql<QrAuthRow>`
+              SELECT channel_id, key_type, key_id, value FROM qr_auth_state
+              WHERE channel_id = ${channelId} AND value NOT LIKE ${`${SecretBox.PREFIX}%`}`
+            : yield* sql<QrAuthRow>`
+              SELECT channel_id, key_type, key_id, value FROM qr_auth_state WHERE channel_id = ${channelId}`
+          let rewritten = 0
+          for (const r of rows) {
+            const value = reseal(r.value)
+            if (value !== undefined && (yield* replaceValue(r, value))) rewritten++
+          }
+          return rewritten
+        }).pipe(sql.withTransaction)
+      },
+      Effect.orDie
+    )
+
+    /** Up to `limit` rows of every channel after `after` in key order (a scan of the whole table). */
+    const scan = Effect.fn("QrAuthStateRepo.scan")(
+      function*(after: Option.Option<QrAuthRowKey>, limit: number) {
+        return yield* Option.match(after, {
+          onNone: () =>
+            sql<QrAuthRow>`
+              SELECT channel_id, key_type, key_id, value FROM qr_auth_state
+              ORDER BY channel_id, key_type, key_id LIMIT ${limit}`,
+          onSome: (k) =>
+            sql<QrAuthRow>`
+              SELECT channel_id, key_type, key_id, value FROM qr_auth_state
+              WHERE (channel_id, key_type, key_id) > (${k.channel_id}, ${k.key_type}, ${k.key_id})
+              ORDER BY channel_id, key_type, key_id LIMIT ${limit}`
+        })
+      },
+      Effect.orDie
+    )
+
+    /** The value of one row now, if it still exists. */
+    const readValue = Effect.fn("QrAuthStateRepo.readValue")(function*(row: QrAuthRowKey) {
+      const rows = yield* sql<{ value: string }>`
+        SELECT value FROM qr_auth_state
+        WHERE channel_id = ${row.channel_id} AND key_type = ${row.key_type} AND key_id = ${row.key_id}`
+      return Option.map(Option.fromNullable(rows[0]), (r) => r.value)
+    }, Effect.orDie)
+
+    /** Compare-and-set: writes `value` only while the row still holds `row.value`; whether it did. */
+    const replaceValue = Effect.fn("QrAuthStateRepo.replaceValue")(function*(row: QrAuthRow, value: string) {
+      const updated = yield* sql<{ key_id: string }>`
+        UPDATE qr_auth_state SET value = ${value}, updated_at = now()
+        WHERE channel_id = ${row.channel_id} AND key_type = ${row.key_type} AND key_id = ${row.key_id}
+          AND value = ${row.value}
+        RETURNING key_id`
+      return updated.length > 0
+    }, Effect.orDie)
+
     /** Rows stored for the channel, by key type (operations and tests). */
     const countByType = Effect.fn("QrAuthStateRepo.countByType")(function*(channelId: string) {
       const rows = yield* sql<{ key_type: string; n: string | number }>`
@@ -83,6 +161,17 @@ export class QrAuthStateRepo extends Effect.Service<QrAuthStateRepo>()("@switchb
       return Object.fromEntries(rows.map((r) => [r.key_type, Number(r.n)])) as Record<string, number>
     }, Effect.orDie)
 
-    return { readCreds, writeCreds, readKeys, writeKeys, wipe, countByType } as const
+    return {
+      readCreds,
+      writeCreds,
+      readKeys,
+      writeKeys,
+      reseal,
+      scan,
+      readValue,
+      replaceValue,
+      wipe,
+      countByType
+    } as const
   })
 }) {}

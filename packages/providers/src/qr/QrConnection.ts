@@ -450,7 +450,7 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
     attempts = 0
     qr = null
     qrSequence = 0
-    auth = yield* QrAuthState.load(channelId).pipe(Effect.provideService(QrAuthStateRepo, repo))
+    auth = yield* QrAuthState.load(channelId, config.keyring).pipe(Effect.provideService(QrAuthStateRepo, repo))
     return auth
   })
 
@@ -468,7 +468,11 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
         return Effect.gen(function*() {
           if (socket) return yield* command.done(true)
           const loaded = yield* reset
-          if (!loaded.isPaired()) return yield* command.done(false)
+          if (!loaded.isPaired()) {
+            // a pairing under way (or a link) that this owner cannot take over: say so, never hang
+            yield* move({ _tag: "Interrupted" })
+            return yield* command.done(false)
+          }
           yield* move({ _tag: "Resume" })
           yield* openSocket
           yield* command.done(true)

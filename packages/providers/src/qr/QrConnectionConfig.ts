@@ -1,8 +1,10 @@
 /**
- * Settings of QR (Baileys) connections: where WhatsApp is, timeouts, the reconnect budget and how
- * much of Baileys' own logging reaches our logs. Read from the environment with defaults; tests
- * override with `layer({...})` (a fake server's URL, short timeouts).
+ * Settings of QR (Baileys) connections: where WhatsApp is, timeouts, the reconnect budget, how
+ * much of Baileys' own logging reaches our logs and the key that seals the link at rest. Read from
+ * the environment with defaults; tests override with `layer({...})` (a fake server's URL, short
+ * timeouts).
  */
+import { SecretsConfig } from "@switchboard/db"
 import { Config, Context, Duration, Effect, Layer, Option } from "effect"
 
 export type BaileysLogLevel = "silent" | "error" | "warn" | "info" | "debug" | "trace"
@@ -26,6 +28,11 @@ export class QrConnectionConfig extends Context.Tag("@switchboard/providers/QrCo
   readonly reconnectMaxAttempts: number
   /** how much of Baileys' log reaches ours (always scrubbed of QR material) */
   readonly baileysLogLevel: BaileysLogLevel
+  /**
+   * `SECRETS_ENCRYPTION_KEY` (+ `SECRETS_ENCRYPTION_KEY_PREVIOUS`; `SecretsConfig`, shared with
+   * webhook secrets): seals every value of the channel's auth state in Postgres (`QrAuthState`)
+   */
+  readonly keyring: SecretsConfig.Keyring
 }>() {}
 
 export const defaults: Context.Tag.Service<QrConnectionConfig> = {
@@ -37,7 +44,8 @@ export const defaults: Context.Tag.Service<QrConnectionConfig> = {
   reconnectBaseDelay: Duration.seconds(1),
   reconnectMaxDelay: Duration.minutes(1),
   reconnectMaxAttempts: 10,
-  baileysLogLevel: "warn"
+  baileysLogLevel: "warn",
+  keyring: SecretsConfig.developmentKeyring
 }
 
 export const config: Config.Config<Context.Tag.Service<QrConnectionConfig>> = Config.all({
@@ -76,10 +84,14 @@ export const config: Config.Config<Context.Tag.Service<QrConnectionConfig>> = Co
   baileysLogLevel: Config.literal("silent", "error", "warn", "info", "debug", "trace")("QR_BAILEYS_LOG_LEVEL").pipe(
     Config.withDefault(defaults.baileysLogLevel),
     Config.withDescription("How much of Baileys' own log is forwarded (scrubbed of QR material)")
-  )
+  ),
+  keyring: SecretsConfig.keyring
 })
 
-export const layerFromEnv: Layer.Layer<QrConnectionConfig> = Layer.effect(QrConnectionConfig, config).pipe(Layer.orDie)
+export const layerFromEnv: Layer.Layer<QrConnectionConfig> = Layer.effect(
+  QrConnectionConfig,
+  Effect.tap(config, (c) => SecretsConfig.warnIfDevelopmentKey(c.keyring, "QR channel links"))
+).pipe(Layer.orDie)
 
 /** The environment's settings with `options` on top. */
 export const layer = (options: Partial<Context.Tag.Service<QrConnectionConfig>>): Layer.Layer<QrConnectionConfig> =>

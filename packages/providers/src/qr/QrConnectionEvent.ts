@@ -65,5 +65,22 @@ export const QrInboundEvent = Schema.TaggedStruct("inbound", {
 })
 export type QrInboundEvent = typeof QrInboundEvent.Type
 
+/** What a pairing watcher sees first: the status now and the code showing, if any. */
+export const QrSnapshotEvent = Schema.TaggedStruct("snapshot", {
+  channelId: Schema.String,
+  status: QrChannelStatus,
+  phoneNumber: Schema.NullOr(Schema.String),
+  qr: Schema.NullOr(Schema.Struct({
+    code: Schema.Redacted(Schema.String),
+    expiresAt: Schema.Number,
+    sequence: Schema.Int
+  }))
+})
+export type QrSnapshotEvent = typeof QrSnapshotEvent.Type
+
+/** A pairing watcher's stream (`WatchPairing`): a snapshot, then codes, status changes and expiry. */
+export const QrPairingFrame = Schema.Union(QrSnapshotEvent, QrCodeEvent, QrStateEvent, QrExpiredEvent)
+export type QrPairingFrame = typeof QrPairingFrame.Type
+
 export const QrConnectionEvent = Schema.Union(QrCodeEvent, QrStateEvent, QrExpiredEvent, QrReceiptEvent, QrInboundEvent)
 export type QrConnectionEvent = typeof QrConnectionEvent.Type

@@ -4,7 +4,8 @@
  * living as long as the caller's scope (e.g. the entity's).
  *
  * Layer: `QrProvider.Default` needs `SqlClient` (through `QrAuthStateRepo`) and
- * `QrConnectionConfig` (`QrConnectionConfig.layerFromEnv` in services, `layer({...})` in tests).
+ * `QrConnectionConfig` (`QrConnectionConfig.layerFromEnv` in services, `layer({...})` in tests),
+ * which also carries `SECRETS_ENCRYPTION_KEY`, the key that seals the stored link.
  */
 import type { QrChannelStatus } from "@switchboard/domain"
 import { Effect, type Scope } from "effect"
@@ -30,7 +31,10 @@ export class QrProvider extends Effect.Service<QrProvider>()("@switchboard/provi
     /** Capabilities of every QR channel (SPEC 8.4). */
     const capabilities = QrConnection.qrCapabilities
 
-    return { connect, capabilities } as const
+    /** Forgets a channel's stored link (an archived channel keeps no credentials). */
+    const forget = (channelId: string) => repo.wipe(channelId)
+
+    return { connect, capabilities, forget } as const
   }),
   dependencies: [QrAuthStateRepo.Default]
 }) {}

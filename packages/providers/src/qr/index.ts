@@ -1,6 +1,7 @@
 export * as BaileysLogger from "./BaileysLogger.js"
 export * as QrAuthState from "./QrAuthState.js"
 export * from "./QrAuthStateRepo.js"
+export * as QrChannelProvider from "./QrChannelProvider.js"
 export * as QrConnection from "./QrConnection.js"
 export * as QrConnectionConfig from "./QrConnectionConfig.js"
 export * from "./QrConnectionEvent.js"

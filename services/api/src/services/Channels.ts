@@ -161,10 +161,7 @@ export class Channels extends Effect.Service<Channels>()("@switchboard/service-a
       if (current.channel.status !== "archived") {
         const at = yield* now
         yield* sql.withTransaction(Effect.gen(function*() {
-          const rows =
-            yield* sql`UPDATE channels SET status = 'archived', is_default = false, archived_at = ${at}, updated_at = ${at}
-            WHERE id = ${id} AND status <> 'archived' RETURNING id`
-          if (rows.length > 0) {
+          if (yield* repo.archive(id, at)) {
             yield* events.append({
               workspaceId,
               type: "channel.archived",

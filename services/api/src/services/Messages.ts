@@ -28,7 +28,9 @@ import { ChannelEntity } from "@switchboard/entities"
 import { isMagicNumber } from "@switchboard/providers"
 import { Clock, Effect, Option, Schema } from "effect"
 import { createHash } from "node:crypto"
+import { setHeader } from "../ResponseHeaders.js"
 import { Entitlements } from "./Entitlements.js"
+import { QrSafety, retryAfterSeconds } from "./QrSafety.js"
 
 type SendBody = typeof SendMessageRequest.Type
 
@@ -57,6 +59,7 @@ export class Messages extends Effect.Service<Messages>()("@switchboard/service-a
     const idempotency = yield* IdempotencyRepo
     const sandbox = yield* SandboxRepo
     const entitlements = yield* Entitlements
+    const qrSafety = yield* QrSafety
     const channelClient = yield* ChannelEntity.client
 
     const countContacts = (workspaceId: string) =>
@@ -156,6 +159,8 @@ export class Messages extends Effect.Service<Messages>()("@switchboard/service-a
           const channel = yield* check(principal, body)
           const category: Category = body.category ?? "utility"
           const message = yield* sql.withTransaction(Effect.gen(function*() {
+            // first: a QR channel's row lock serialises its sends up to commit (SPEC 8.5)
+            yield* qrSafety.admit(channel)
             const contact = yield* messages.upsertContact(workspaceId, body.to, now)
             // a new contact counts against the plan (it is already inserted: the others are count - 1)
             if (contact.created) {
@@ -183,7 +188,10 @@ export class Messages extends Effect.Service<Messages>()("@switchboard/service-a
               yield* idempotency.complete(workspaceId, idempotencyKey, encodeMessage(created))
             }
             return created
-          })).pipe(Effect.catchTag("SqlError", Effect.die))
+          })).pipe(
+            Effect.catchTag("SqlError", Effect.die),
+            Effect.tapErrorTag("QrSafetyLimitReached", (e) => setHeader("retry-after", retryAfterSeconds(e)))
+          )
           // after commit: a lost wake-up only delays dispatch (the sweeper repeats it)
           yield* channelClient(channel.id).Wake().pipe(Effect.catchAllCause(() => Effect.void), Effect.forkDaemon)
           return { message, replayed: false }
@@ -245,6 +253,7 @@ export class Messages extends Effect.Service<Messages>()("@switchboard/service-a
     MessagesRepo.Default,
     IdempotencyRepo.Default,
     SandboxRepo.Default,
-    Entitlements.Default
+    Entitlements.Default,
+    QrSafety.Default
   ]
 }) {}

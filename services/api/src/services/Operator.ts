@@ -1,8 +1,11 @@
-/** What operators do through the CLI (DECISIONS 2, 12): bootstrap users, plans, overrides, suspension. */
-import { UsersRepo, WorkspacesRepo } from "@switchboard/db"
-import { ENTITLEMENTS, toTimestamp } from "@switchboard/domain"
+/**
+ * What operators do through the CLI (DECISIONS 2, 11, 12): bootstrap users, plans, overrides,
+ * suspension, lowering the QR safety cap.
+ */
+import { ChannelsRepo, QrSafetyRepo, UsersRepo, WorkspacesRepo } from "@switchboard/db"
+import { effectiveDailyCap, ENTITLEMENTS, QR_DAILY_CAP, toTimestamp } from "@switchboard/domain"
 import type { EntitlementName, EntitlementValue, PlanName } from "@switchboard/domain"
-import { Clock, Data, Effect } from "effect"
+import { Clock, Data, Effect, Option } from "effect"
 import { Accounts } from "./Accounts.js"
 
 export class OperatorError extends Data.TaggedError("OperatorError")<{ readonly message: string }> {}
@@ -12,6 +15,8 @@ export class Operator extends Effect.Service<Operator>()("@switchboard/service-a
     const accounts = yield* Accounts
     const users = yield* UsersRepo
     const workspaces = yield* WorkspacesRepo
+    const channels = yield* ChannelsRepo
+    const qrLimits = yield* QrSafetyRepo
     const now = Effect.map(Clock.currentTimeMillis, toTimestamp)
 
     const createUser = Effect.fn("Operator.createUser")(function*(input: {
@@ -52,16 +57,70 @@ export class Operator extends Effect.Service<Operator>()("@switchboard/service-a
 
     const setStatus = Effect.fn("Operator.setStatus")(function*(id: string, status: "active" | "suspended") {
       const at = yield* now
+      if (id.startsWith("ch_")) {
+        const changed = yield* channels.setSuspended(id, status === "suspended", at)
+        if (Option.isNone(changed)) {
+          return yield* new OperatorError({
+            message: `No channel ${id} that can be ${status === "suspended" ? "suspended" : "reactivated"}`
+          })
+        }
+        return { id, status: changed.value }
+      }
       const found = id.startsWith("usr_")
         ? yield* users.setStatus(id, status, at)
         : id.startsWith("ws_")
         ? yield* workspaces.setStatus(id, status, at)
         : false
-      if (!found) return yield* new OperatorError({ message: `No user or workspace ${id}` })
+      if (!found) return yield* new OperatorError({ message: `No user, workspace or channel ${id}` })
       return { id, status }
     })
 
-    return { createUser, setPlan, override, setStatus } as const
+    /**
+     * Lowers the QR safety cap of a workspace, or of one of its QR channels (SPEC 8.5): a whole
+     * number from 0 to the platform cap; `limit = undefined` clears it (back to the default).
+     * Raising above the platform cap is refused: that takes a platform decision, not a setting.
+     */
+    const qrLimit = Effect.fn("Operator.qrLimit")(
+      function*(workspaceId: string, channelId: string | undefined, limit: number | undefined) {
+        if (limit !== undefined && !(Number.isInteger(limit) && limit >= 0 && limit <= QR_DAILY_CAP)) {
+          return yield* new OperatorError({
+            message:
+              `--limit must be a whole number from 0 to ${QR_DAILY_CAP}: the QR safety cap can only be lowered, ` +
+              `never raised above the platform's ${QR_DAILY_CAP} per 24 hours`
+          })
+        }
+        if ((yield* workspaces.findById(workspaceId))._tag === "None") {
+          return yield* new OperatorError({ message: `No workspace ${workspaceId}` })
+        }
+        if (channelId !== undefined) {
+          const found = yield* channels.find(workspaceId, channelId)
+          if (found._tag === "None") {
+            return yield* new OperatorError({ message: `No channel ${channelId} in workspace ${workspaceId}` })
+          }
+          if (found.value.channel.provider !== "qr") {
+            return yield* new OperatorError({ message: `Channel ${channelId} is not a QR channel` })
+          }
+        }
+        const target = channelId ?? null
+        if (limit === undefined) yield* qrLimits.clearLimit(workspaceId, target)
+        else yield* qrLimits.setLimit(workspaceId, target, limit, yield* now)
+        const overrides = yield* qrLimits.overrides(workspaceId, target)
+        return {
+          workspace_id: workspaceId,
+          ...(channelId === undefined ? {} : { channel_id: channelId }),
+          limit: limit === undefined ? "cleared" : limit,
+          effective_limit: effectiveDailyCap(overrides)
+        }
+      }
+    )
+
+    return { createUser, setPlan, override, setStatus, qrLimit } as const
   }),
-  dependencies: [Accounts.Default, UsersRepo.Default, WorkspacesRepo.Default]
+  dependencies: [
+    Accounts.Default,
+    UsersRepo.Default,
+    WorkspacesRepo.Default,
+    ChannelsRepo.Default,
+    QrSafetyRepo.Default
+  ]
 }) {}

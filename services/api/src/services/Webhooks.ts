@@ -16,8 +16,8 @@ import {
 } from "@switchboard/domain"
 import type { CursorPosition, DeliveryStatus, EventType } from "@switchboard/domain"
 import { WebhookEndpointEntity } from "@switchboard/entities"
-import { SecretBox, UrlPolicy, WebhooksConfig, WebhookSigner } from "@switchboard/webhooks"
-import { Clock, Effect, Option, Redacted } from "effect"
+import { UrlPolicy, WebhooksConfig, WebhookSigner } from "@switchboard/webhooks"
+import { Clock, Effect, Option } from "effect"
 import { Entitlements } from "./Entitlements.js"
 
 const REASONS: Record<UrlPolicy.Refusal, string> = {
@@ -41,7 +41,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("@switchboard/service-a
     const entitlements = yield* Entitlements
     const config = yield* WebhooksConfig.WebhooksConfig
     const endpointClient = yield* WebhookEndpointEntity.client
-    const key = Redacted.value(config.encryptionKey)
+    const keyring = config.keyring
     const now = Effect.map(Clock.currentTimeMillis, toTimestamp)
     const wake = (id: string) =>
       endpointClient(id).Wake().pipe(Effect.catchAllCause(() => Effect.void), Effect.forkDaemon)
@@ -88,7 +88,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("@switchboard/service-a
           url: input.url,
           eventTypes: Array.from(new Set(input.event_types)),
           description: input.description ?? "",
-          secretSealed: SecretBox.seal(key, secret),
+          secretSealed: keyring.seal(secret),
           secretLast4: secret.slice(-4),
           now: at
         })
@@ -144,7 +144,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("@switchboard/service-a
       const row = yield* endpoints.rotate({
         workspaceId,
         id,
-        secretSealed: SecretBox.seal(key, secret),
+        secretSealed: keyring.seal(secret),
         secretLast4: secret.slice(-4),
         previousExpiresAt: toTimestamp(nowMs + SECRET_OVERLAP_MS),
         now: toTimestamp(nowMs)

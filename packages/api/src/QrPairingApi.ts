@@ -1,0 +1,98 @@
+/** QR pairing of a channel (SPEC 4.6, 6.5; DECISIONS 5): a signed-in user only, never an API key. */
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
+import {
+  ChannelCapabilityUnavailable,
+  ChannelNotFound,
+  ChannelStatus,
+  Conflict,
+  Id,
+  ServiceUnavailable,
+  Timestamp
+} from "@switchboard/domain"
+import { Schema } from "effect"
+import { Authentication, rateLimited, requireScopes, sessionOnly } from "./Security.js"
+
+/** Where pairing stands; the QR code itself only travels on the stream. */
+export class PairingStatus extends Schema.Class<PairingStatus>("PairingStatus")({
+  channel_id: Schema.String,
+  status: ChannelStatus,
+  /** a QR code is showing now (read it from `qr/stream`) */
+  qr_available: Schema.Boolean,
+  qr_expires_at: Schema.NullOr(Timestamp),
+  phone_number: Schema.NullOr(Schema.String),
+  pairing_started_at: Schema.NullOr(Timestamp)
+}) {}
+
+/** `text/event-stream` */
+export const EventStream = Schema.String.pipe(
+  HttpApiSchema.withEncoding({ kind: "Text", contentType: "text/event-stream" })
+)
+
+const ChannelPath = Schema.Struct({ channelId: Id("ch") })
+
+const NOT_QR = "Not a `qr` channel: 409 `CHANNEL_CAPABILITY_UNAVAILABLE` with `details.reason = not_a_qr_channel`."
+
+/** `qr/start` and `qr/logout`: a command on the channel's link, answered with the pairing status. */
+const pairingCommand = <Name extends string>(name: Name, action: "start" | "logout") =>
+  HttpApiEndpoint.post(name, `/v1/channels/:channelId/qr/${action}`)
+    .setPath(ChannelPath)
+    .addSuccess(PairingStatus)
+    .addError(ChannelNotFound)
+    .addError(ChannelCapabilityUnavailable)
+    .addError(Conflict)
+    .addError(ServiceUnavailable)
+
+export class QrPairingApi extends HttpApiGroup.make("qrPairing")
+  .add(
+    pairingCommand("start", "start")
+      .annotate(
+        OpenApi.Description,
+        `Begins or restarts pairing from any status but archived and suspended (409 \`CONFLICT\` with \`details.reason\` \`channel_archived\` / \`channel_suspended\`). A runner produces the QR codes: watch them on \`qr/stream\`. A channel with a stored link logs in again without a code. ${NOT_QR} 503 when no runner answers.`
+      )
+      .pipe(requireScopes("channels.manage"), sessionOnly, rateLimited("qr_start"))
+  )
+  .add(
+    HttpApiEndpoint.get("status", "/v1/channels/:channelId/qr/status")
+      .setPath(ChannelPath)
+      .addSuccess(PairingStatus)
+      .addError(ChannelNotFound)
+      .addError(ChannelCapabilityUnavailable)
+      .annotate(
+        OpenApi.Description,
+        `Pairing status: \`qr_available\` says whether a code is showing; the code itself is never here. ${NOT_QR}`
+      )
+      .pipe(requireScopes("channels.manage"), sessionOnly)
+  )
+  .add(
+    HttpApiEndpoint.get("stream", "/v1/channels/:channelId/qr/stream")
+      .setPath(ChannelPath)
+      .addSuccess(EventStream)
+      .addError(ChannelNotFound)
+      .addError(ChannelCapabilityUnavailable)
+      .addError(Conflict)
+      .addError(ServiceUnavailable)
+      .annotate(
+        OpenApi.Description,
+        [
+          "Server-sent events. Frames (`event:` name, `data:` JSON):",
+          "`snapshot` (always first) `{channel_id, status, qr_available, qr, qr_expires_at, phone_number}`;",
+          "`qr.updated` `{channel_id, qr, qr_expires_at, sequence}`; `qr.state` `{channel_id, from_status, to_status, reason}`;",
+          "`qr.expired` `{channel_id}`. A `: heartbeat` comment every 15 s.",
+          "The stream closes after `qr.state` to `connected`, after `qr.expired`, after 5 minutes, or when the server shuts down.",
+          "Resuming: a reconnecting client (with or without `Last-Event-ID`) gets a fresh `snapshot` carrying the code showing now, so nothing it needs is lost; `qr.updated` frames carry `id:` = the code's sequence.",
+          `Archived or suspended: 409 \`CONFLICT\`. ${NOT_QR}`
+        ].join(" ")
+      )
+      .pipe(requireScopes("channels.manage"), sessionOnly)
+  )
+  .add(
+    pairingCommand("logout", "logout")
+      .annotate(
+        OpenApi.Description,
+        `Unlinks the device at WhatsApp (when linked), forgets the stored link and leaves the channel \`disconnected\`. ${NOT_QR}`
+      )
+      .pipe(requireScopes("channels.manage"), sessionOnly)
+  )
+  .middleware(Authentication)
+  .annotate(OpenApi.Title, "QR pairing")
+{}

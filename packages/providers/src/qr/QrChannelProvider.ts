@@ -1,0 +1,76 @@
+/**
+ * The QR provider behind the `ChannelProvider` interface the Channel entity uses: one
+ * `QrConnection` per channel, for as long as the entity's connection scope. On connect it resumes
+ * a stored link (a runner restart or a failover keeps the link, BAILEYS.md §4); a channel that
+ * was pairing when its previous owner went away becomes `disconnected` (`pairing_interrupted`).
+ *
+ * - `send` uses our message id as the WhatsApp id; not connected or a Baileys failure is a
+ *   retryable refusal (the message was not accepted and goes back to the queue with backoff).
+ * - `events`: receipts, inbound texts and status changes, in the order the connection reports
+ *   them. QR codes and expiry only go to pairing watchers (`pairing.subscribe`), never here.
+ */
+import { Effect, Option, Stream } from "effect"
+import type { ChannelConnection, ChannelProvider, ProviderEvent } from "../ChannelProvider.js"
+import { accepted, refused } from "../ChannelProvider.js"
+import type { QrConnectionEvent } from "./QrConnectionEvent.js"
+import { QrProvider } from "./QrProvider.js"
+
+const toProviderEvent = (event: QrConnectionEvent): ProviderEvent | undefined => {
+  switch (event._tag) {
+    case "receipt":
+      return { _tag: "Receipt", messageId: event.messageId, status: event.status, at: event.at }
+    case "inbound":
+      return {
+        _tag: "Inbound",
+        providerMessageId: event.providerMessageId,
+        from: event.from,
+        text: event.text,
+        at: event.at
+      }
+    case "state":
+      return {
+        _tag: "StatusChanged",
+        from: event.from,
+        to: event.to,
+        reason: event.reason,
+        requiresRepair: event.requiresRepair,
+        phoneNumber: event.phoneNumber
+      }
+    case "qr":
+    case "expired":
+      return undefined
+  }
+}
+
+export const make = Effect.map(QrProvider, (qr): ChannelProvider => ({
+  forget: (channel) => qr.forget(channel.id),
+  connect: (channel) =>
+    Effect.gen(function*() {
+      const connection = yield* qr.connect({ channelId: channel.id, initialStatus: channel.status })
+      // subscribed before anything can happen, so no status change is missed
+      const reported = yield* connection.subscribe
+      yield* connection.resume
+      return {
+        capabilities: qr.capabilities,
+        send: (message) =>
+          connection.send({ messageId: message.id, to: message.to, text: message.body }).pipe(
+            Effect.as(accepted),
+            Effect.catchTags({
+              QrNotConnected: (e) =>
+                Effect.succeed(refused(true, "channel_not_connected", `The channel is ${e.status}, not connected`)),
+              QrSendFailed: (e) =>
+                Effect.succeed(refused(true, "provider_error", `WhatsApp did not take it: ${e.reason}`))
+            })
+          ),
+        events: Stream.fromQueue(reported).pipe(Stream.filterMap((e) => Option.fromNullable(toProviderEvent(e)))),
+        // receipts come over the live link; the owner stays alive while the link is held
+        pendingReceipts: Effect.succeed(0),
+        pairing: {
+          snapshot: connection.snapshot,
+          subscribe: connection.subscribe,
+          start: connection.start,
+          logout: connection.logout
+        }
+      } satisfies ChannelConnection
+    })
+}))

@@ -1,0 +1,205 @@
+/**
+ * QR pairing use-cases (SPEC 4.6, 6.5; DECISIONS 5). The channel's entity owns the link and
+ * produces the codes; this side checks the channel, asks the entity, and turns its `WatchPairing`
+ * stream into server-sent events. The code appears only in stream frames: never in a status
+ * response, a log line or a webhook.
+ */
+import { PairingStatus } from "@switchboard/api"
+import { ChannelsRepo } from "@switchboard/db"
+import {
+  ChannelCapabilityUnavailable,
+  ChannelNotFound,
+  Conflict,
+  ServiceUnavailable,
+  toTimestamp
+} from "@switchboard/domain"
+import type { Channel } from "@switchboard/domain"
+import { ChannelEntity, PairingUnavailable, type PairingView } from "@switchboard/entities"
+import type { QrPairingFrame } from "@switchboard/providers"
+import { Effect, Option, Redacted, Stream } from "effect"
+import type { SseFrame } from "../Sse.js"
+
+/** How long an answer from the channel's runner may take (a failover takes 7-10 s). */
+const ENTITY_TIMEOUT = "15 seconds"
+
+const refusedStatus = (channelId: string, status: string) =>
+  new Conflict({
+    message: status === "archived"
+      ? `Channel ${channelId} is archived and cannot pair`
+      : `Channel ${channelId} is ${status} and cannot pair`,
+    details: { reason: status === "archived" ? "channel_archived" : "channel_suspended", status }
+  })
+
+const unreachable = () =>
+  new ServiceUnavailable({
+    message: "The channel's runner did not answer; retry shortly",
+    details: { reason: "runner_unavailable" }
+  })
+
+const iso = (ms: number | null) => (ms === null ? null : toTimestamp(ms))
+
+/** One SSE frame per pairing event (DECISIONS 5 shapes). */
+export const toSseFrame = (channelId: string, frame: QrPairingFrame): SseFrame | undefined => {
+  switch (frame._tag) {
+    case "snapshot":
+      return {
+        event: "snapshot",
+        data: {
+          channel_id: channelId,
+          status: frame.status,
+          qr_available: frame.qr !== null,
+          qr: frame.qr === null ? null : Redacted.value(frame.qr.code),
+          qr_expires_at: frame.qr === null ? null : toTimestamp(frame.qr.expiresAt),
+          phone_number: frame.phoneNumber
+        },
+        ...(frame.qr === null ? {} : { id: String(frame.qr.sequence) })
+      }
+    case "qr":
+      return {
+        event: "qr.updated",
+        id: String(frame.sequence),
+        data: {
+          channel_id: channelId,
+          qr: Redacted.value(frame.code),
+          qr_expires_at: toTimestamp(frame.expiresAt),
+          sequence: frame.sequence
+        }
+      }
+    case "state":
+      return {
+        event: "qr.state",
+        data: { channel_id: channelId, from_status: frame.from, to_status: frame.to, reason: frame.reason }
+      }
+    case "expired":
+      return { event: "qr.expired", data: { channel_id: channelId } }
+  }
+}
+
+/** The stream ends after the frame that connects the channel or says every code expired. */
+const isLast = (frame: QrPairingFrame) =>
+  (frame._tag === "state" && frame.to === "connected") || frame._tag === "expired" ||
+  (frame._tag === "snapshot" && frame.status === "connected")
+
+export class QrPairing extends Effect.Service<QrPairing>()("@switchboard/service-api/QrPairing", {
+  effect: Effect.gen(function*() {
+    const channels = yield* ChannelsRepo
+    const channelClient = yield* ChannelEntity.client
+
+    /** The workspace's QR channel, or the error SPEC 4.6 gives. */
+    const qrChannel = Effect.fn("QrPairing.qrChannel")(function*(workspaceId: string, id: string) {
+      const found = yield* channels.find(workspaceId, id)
+      if (Option.isNone(found)) {
+        return yield* new ChannelNotFound({
+          message: `No channel ${id} in this workspace`,
+          details: { resource: "channel", id }
+        })
+      }
+      if (found.value.channel.provider !== "qr") {
+        return yield* new ChannelCapabilityUnavailable({
+          message: `Channel ${id} is a ${found.value.channel.provider} channel; QR pairing is for qr channels`,
+          details: { reason: "not_a_qr_channel", provider: found.value.channel.provider }
+        })
+      }
+      return found.value
+    })
+
+    const pairable = (channel: Channel) =>
+      channel.status === "archived" || channel.status === "suspended"
+        ? Effect.fail(refusedStatus(channel.id, channel.status))
+        : Effect.void
+
+    const toStatus = (channelId: string, view: PairingView, pairingStartedAt: string | null) =>
+      new PairingStatus({
+        channel_id: channelId,
+        status: view.status,
+        qr_available: view.qr_available,
+        qr_expires_at: iso(view.qr_expires_at),
+        phone_number: view.phone_number,
+        pairing_started_at: pairingStartedAt
+      })
+
+    /** The recorded status, for a channel whose entity has no pairing (archived, suspended) or did not answer. */
+    const fromRow = (channel: Channel, pairingStartedAt: string | null) =>
+      new PairingStatus({
+        channel_id: channel.id,
+        status: channel.status,
+        qr_available: false,
+        qr_expires_at: null,
+        phone_number: channel.phone_number,
+        pairing_started_at: pairingStartedAt
+      })
+
+    /** Asks the entity; its own refusal (archived or suspended meanwhile) is a 409, silence a 503. */
+    const ask = <A, R>(channelId: string, call: Effect.Effect<A, unknown, R>): Effect.Effect<
+      A,
+      Conflict | ServiceUnavailable,
+      R
+    > =>
+      call.pipe(
+        Effect.timeoutFail({ duration: ENTITY_TIMEOUT, onTimeout: unreachable }),
+        Effect.catchAllDefect((defect) => Effect.fail(defect)),
+        Effect.mapError((error): Conflict | ServiceUnavailable =>
+          error instanceof PairingUnavailable
+            ? refusedStatus(channelId, error.status)
+            : error instanceof ServiceUnavailable
+            ? error
+            : unreachable()
+        )
+      )
+
+    const startedAt = (channelId: string) =>
+      Effect.map(
+        channels.findById(channelId),
+        (row) => Option.match(row, { onNone: () => null, onSome: (r) => r.pairingStartedAt })
+      )
+
+    /** A pairing command (start, logout) on a QR channel that may pair; answers the status after it. */
+    const command = (
+      workspaceId: string,
+      id: string,
+      call: (client: ReturnType<typeof channelClient>) => Effect.Effect<PairingView, unknown>
+    ) =>
+      Effect.gen(function*() {
+        const row = yield* qrChannel(workspaceId, id)
+        yield* pairable(row.channel)
+        const view = yield* ask(id, call(channelClient(id)))
+        return toStatus(id, view, yield* startedAt(id))
+      })
+
+    const start = Effect.fn("QrPairing.start")((workspaceId: string, id: string) =>
+      command(workspaceId, id, (client) => client.StartPairing())
+    )
+
+    const status = Effect.fn("QrPairing.status")(function*(workspaceId: string, id: string) {
+      const row = yield* qrChannel(workspaceId, id)
+      if (row.channel.status === "archived" || row.channel.status === "suspended") {
+        return fromRow(row.channel, row.pairingStartedAt)
+      }
+      // a runner that does not answer: the recorded status, without a code
+      return yield* ask(id, channelClient(id).PairingStatus()).pipe(
+        Effect.map((view) => toStatus(id, view, row.pairingStartedAt)),
+        Effect.orElseSucceed(() => fromRow(row.channel, row.pairingStartedAt))
+      )
+    })
+
+    const logout = Effect.fn("QrPairing.logout")((workspaceId: string, id: string) =>
+      command(workspaceId, id, (client) => client.LogoutPairing())
+    )
+
+    /** SSE frames: a snapshot, then codes, status changes and expiry, ending after the last one. */
+    const frames = Effect.fn("QrPairing.frames")(function*(workspaceId: string, id: string) {
+      const row = yield* qrChannel(workspaceId, id)
+      yield* pairable(row.channel)
+      const watch = channelClient(id).WatchPairing()
+      return watch.pipe(
+        Stream.takeUntil(isLast),
+        Stream.filterMap((frame) => Option.fromNullable(toSseFrame(id, frame))),
+        // the runner went away mid-stream: end; the client reconnects and gets a fresh snapshot
+        Stream.catchAllCause(() => Stream.empty)
+      )
+    })
+
+    return { start, status, logout, frames } as const
+  }),
+  dependencies: [ChannelsRepo.Default]
+}) {}
