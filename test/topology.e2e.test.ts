@@ -43,18 +43,25 @@ describe.skipIf(url === undefined)("api node + two runners", () => {
   }, 90_000)
 
   it("answers from entities on both runners", async () => {
+    // A runner that starts later than the other owns no shards until the shard manager hands it
+    // some, so batches of fresh entity ids are pinged until both runners have answered.
     const runners = await Effect.gen(function*() {
       const probe = yield* Probe.client
-      const answers = yield* Effect.forEach(
-        Array.from({ length: 60 }, (_, i) => `probe-${i}`),
-        (id) =>
-          probe(id).Ping().pipe(
-            Effect.catchAllDefect(Effect.fail),
-            Effect.retry({ times: 20, schedule: Schedule.spaced("500 millis") })
-          ),
-        { concurrency: 10 }
-      )
-      return new Set(answers.map((a) => a.runner))
+      const seen = new Set<string>()
+      for (let batch = 0; batch < 30 && seen.size < 2; batch++) {
+        const answers = yield* Effect.forEach(
+          Array.from({ length: 60 }, (_, i) => `probe-${batch}-${i}`),
+          (id) =>
+            probe(id).Ping().pipe(
+              Effect.catchAllDefect(Effect.fail),
+              Effect.retry({ times: 20, schedule: Schedule.spaced("500 millis") })
+            ),
+          { concurrency: 10 }
+        )
+        for (const answer of answers) seen.add(answer.runner)
+        if (seen.size < 2) yield* Effect.sleep("2 seconds")
+      }
+      return seen
     }).pipe(
       Effect.provide(Cluster.client.pipe(Layer.provide(Database.layerPostgres(Redacted.make(dbUrl), 2)))),
       Effect.scoped,
