@@ -58,9 +58,10 @@ export const machine = () => ({
   load_1m: Number(loadavg()[0]!.toFixed(2))
 })
 
-const resultsDir = resolve(import.meta.dirname, "..", "results")
+/** bench/results, or BENCH_RESULTS_DIR (the CI smoke run keeps its numbers out of the record). */
+const resultsDir = process.env["BENCH_RESULTS_DIR"] ?? resolve(import.meta.dirname, "..", "results")
 
-/** Appends one run's numbers to bench/results/<benchmark>.jsonl (with the time and machine). */
+/** Appends one run's numbers to <results>/<benchmark>.jsonl (with the time and machine). */
 export const record = (benchmark: string, result: Record<string, unknown>) => {
   mkdirSync(resultsDir, { recursive: true })
   const line = JSON.stringify({ at: new Date().toISOString(), benchmark, machine: machine(), ...result })
