@@ -10,32 +10,27 @@ import { ShardingConfig, SingleRunner, Snowflake, SqlMessageStorage, SqlRunnerSt
 import { NodeClusterSocket } from "@effect/platform-node"
 import { SqlClient } from "@effect/sql"
 import { DatabaseConfig } from "@switchboard/db"
-import { Effect, Layer, Option } from "effect"
+import { Effect, Layer, Option, Schedule } from "effect"
 import { shardingSettings } from "./ClusterSettings.js"
-
-/** Any constant of our own: the session advisory lock held while the cluster's tables are created. */
-const STORAGE_TABLES_LOCK = 7_362_001
 
 /**
  * The cluster's storage creates its tables when its layer is built (`CREATE TABLE IF NOT
  * EXISTS`), and two processes doing that at the same instant on a fresh database collide in the
  * catalog (`duplicate key value violates unique constraint "pg_type_typname_nsp_index"`), which
- * kills one of them at start. So every node first builds the storage once while holding an
- * advisory lock: the first creates the tables, the others wait and find them. Postgres only (the
- * embedded database has one process).
+ * killed one of them at start. So every node first builds the storage on its own, retrying
+ * after a short jittered pause when it failed: by then the winner has created the tables and the
+ * retry finds them. (A lock would need a connection of its own beyond the storage's two, which a
+ * client with a pool of 2 does not have; the library's statements cannot share a transaction.)
+ * Postgres only: the embedded database has one process.
  */
 export const storageTables: Layer.Layer<never, never, SqlClient.SqlClient> = Layer.effectDiscard(
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     if (sql.onDialectOrElse({ pg: () => false, orElse: () => true })) return
-    yield* Effect.scoped(Effect.gen(function*() {
-      const connection = yield* sql.reserve
-      yield* connection.executeRaw("SELECT pg_advisory_lock($1)", [STORAGE_TABLES_LOCK])
-      yield* Effect.addFinalizer(() =>
-        connection.executeRaw("SELECT pg_advisory_unlock($1)", [STORAGE_TABLES_LOCK]).pipe(Effect.ignore)
-      )
-      yield* Effect.scoped(Effect.all([SqlMessageStorage.make(), SqlRunnerStorage.make({})]))
-    }))
+    yield* Effect.scoped(Effect.all([SqlMessageStorage.make(), SqlRunnerStorage.make({})])).pipe(
+      Effect.catchAllDefect(Effect.fail),
+      Effect.retry({ times: 5, schedule: Schedule.exponential("100 millis").pipe(Schedule.jittered) })
+    )
   }).pipe(
     Effect.provide([ShardingConfig.layer(shardingSettings), Snowflake.layerGenerator]),
     Effect.orDie

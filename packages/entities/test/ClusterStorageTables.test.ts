@@ -24,11 +24,11 @@ describe.skipIf(url === undefined)("cluster storage tables", () => {
   }, 60_000)
 
   it("six nodes starting together on a fresh database all create or find them", async () => {
-    // each start has its own connection pool, like a separate process
+    // each start has its own connection pool, like a separate process, as small as a client's
     const start = () =>
       Effect.runPromiseExit(
         Layer.build(Cluster.storageTables).pipe(
-          Effect.provide(Database.layerPostgres(Redacted.make(database!.url), 3)),
+          Effect.provide(Database.layerPostgres(Redacted.make(database!.url), 2)),
           Effect.scoped
         )
       )
