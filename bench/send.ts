@@ -14,7 +14,7 @@
  *                         [--rate 500] [--rate-connections 50] [--profile DIR]
  *
  * `--profile DIR`: instead of the comparison, loads (a) for `--duration` seconds with the api
- * node and runner under `--cpu-prof` (profiles written to DIR when they exit) and prints the
+ * node and runner under a CPU profiler (lib/CpuProfiler.mjs, like `--cpu-prof`; profiles written to DIR when they exit) and prints the
  * api node's top functions (lib/CpuProfile.mjs).
  *
  * Sandbox channels pace dispatch at 2 msg/s and refuse sends when their backlog exceeds 24 h of
@@ -173,7 +173,11 @@ const describe = (name: string, p: Phase) =>
   (p.api_cpu_ms_per_accepted !== undefined ? ` (api ${p.api_cpu_ms_per_accepted.toFixed(2)})` : "") +
   `, postgres ${p.postgres_cpu_ms_per_accepted.toFixed(2)} ms/accepted, non-2xx ${p.non2xx}, errors ${p.errors}`
 
-const profileEnv = (dir: string) => ({ NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${dir}` })
+/** Node 20 refuses `--cpu-prof` in NODE_OPTIONS: a preload does the same (lib/CpuProfiler.mjs). */
+const profileEnv = (dir: string) => ({
+  NODE_OPTIONS: `--import ${resolve(import.meta.dirname, "lib", "CpuProfiler.mjs")}`,
+  CPU_PROFILE_DIR: dir
+})
 
 const main = async () => {
   const profiling = typeof profileDir === "string" ? resolve(profileDir) : undefined
@@ -191,13 +195,38 @@ const main = async () => {
   try {
     if (profiling) {
       await load(stack.baseUrl, stack.apiKey, channels, { duration: 3, connections })
+      // a sampling profile of the database too: which statements are running, every 20 ms
+      const database = new URL(stack.dbUrl).pathname.slice(1)
+      const running = new Map<string, number>()
+      let sampling = true
+      const sampler = (async () => {
+        while (sampling) {
+          const { rows } = await stack.db.query<{ query: string; wait: string | null }>(
+            `SELECT query, wait_event_type || ':' || wait_event AS wait FROM pg_stat_activity
+             WHERE datname = $1 AND state = 'active' AND pid <> pg_backend_pid()`,
+            [database]
+          )
+          for (const row of rows) {
+            const key = `${row.query.replace(/\s+/g, " ").slice(0, 110)}${row.wait ? ` [${row.wait}]` : ""}`
+            running.set(key, (running.get(key) ?? 0) + 1)
+          }
+          await new Promise((r) => setTimeout(r, 20))
+        }
+      })()
       const phase = await measure(
         () => load(stack.baseUrl, stack.apiKey, channels, { duration, connections }),
         serverPids,
         apiPid
       )
+      sampling = false
+      await sampler
       console.log(describe("a (profiled)", phase))
-      console.log(`api node pid ${apiPid}: its profile is ${profiling}/CPU.*.${apiPid}.*.cpuprofile`)
+      const samples = [...running.values()].reduce((a, b) => a + b, 0)
+      console.log(`\nstatements seen running in pg_stat_activity (${samples} sightings):`)
+      for (const [query, n] of [...running].sort((x, y) => y[1] - x[1]).slice(0, 30)) {
+        console.log(`${String(n).padStart(6)} ${((100 * n) / samples).toFixed(1).padStart(5)}%  ${query}`)
+      }
+      console.log(`api node pid ${apiPid}: its profile is ${profiling}/${apiPid}.cpuprofile`)
       return
     }
     const bare = await startBare(stack.dbUrl, stack.workspaceId)
