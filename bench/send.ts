@@ -68,10 +68,13 @@ interface Phase {
   /** of which the api node alone (a only) */
   readonly api_cpu_ms_per_accepted?: number
   readonly postgres_cpu_ms_per_accepted: number
+  readonly runner_cpu_ms_per_s: number
   readonly status_codes: Record<string, number>
 }
 
 let counter = 0
+/** the stack's runners, set once it started */
+let runnerPids: ReadonlyArray<number> = []
 const load = (
   baseUrl: string,
   apiKey: string | undefined,
@@ -115,9 +118,10 @@ const measure = async (
   apiPid?: number
 ): Promise<Phase> => {
   const cpu = () => pids.reduce((sum, pid) => sum + cpuSeconds(pid), 0)
-  const [cpu0, api0, pg0] = [cpu(), apiPid ? cpuSeconds(apiPid) : 0, postgresCpu()]
+  const runnerCpu = () => runnerPids.reduce((sum, pid) => sum + cpuSeconds(pid), 0)
+  const [cpu0, api0, pg0, runner0] = [cpu(), apiPid ? cpuSeconds(apiPid) : 0, postgresCpu(), runnerCpu()]
   const result = await run()
-  const [cpu1, api1, pg1] = [cpu(), apiPid ? cpuSeconds(apiPid) : 0, postgresCpu()]
+  const [cpu1, api1, pg1, runner1] = [cpu(), apiPid ? cpuSeconds(apiPid) : 0, postgresCpu(), runnerCpu()]
   const accepted = result["2xx"]
   const perAccepted = (seconds: number) => accepted > 0 ? (seconds * 1000) / accepted : Number.NaN
   return {
@@ -131,6 +135,8 @@ const measure = async (
     cpu_ms_per_accepted: perAccepted(cpu1 - cpu0),
     ...(apiPid ? { api_cpu_ms_per_accepted: perAccepted(api1 - api0) } : {}),
     postgres_cpu_ms_per_accepted: perAccepted(pg1 - pg0),
+    // the runner dispatches in the background during every phase (b too): its CPU per second
+    runner_cpu_ms_per_s: ((runner1 - runner0) * 1000) / result.duration,
     status_codes: Object.fromEntries(Object.entries(result.statusCodeStats).map(([k, v]) => [k, v.count]))
   }
 }
@@ -171,7 +177,9 @@ const describe = (name: string, p: Phase) =>
   `${name}: ${p.accepted_per_s.toFixed(1)} accepted/s, p50 ${p.p50_ms} ms, p99 ${p.p99_ms} ms, ` +
   `CPU ${p.cpu_ms_per_accepted.toFixed(2)} ms/accepted` +
   (p.api_cpu_ms_per_accepted !== undefined ? ` (api ${p.api_cpu_ms_per_accepted.toFixed(2)})` : "") +
-  `, postgres ${p.postgres_cpu_ms_per_accepted.toFixed(2)} ms/accepted, non-2xx ${p.non2xx}, errors ${p.errors}`
+  `, postgres ${p.postgres_cpu_ms_per_accepted.toFixed(2)} ms/accepted, runner ${
+    p.runner_cpu_ms_per_s.toFixed(0)
+  } ms/s, non-2xx ${p.non2xx}, errors ${p.errors}`
 
 /** Node 20 refuses `--cpu-prof` in NODE_OPTIONS: a preload does the same (lib/CpuProfiler.mjs). */
 const profileEnv = (dir: string) => ({
@@ -191,7 +199,8 @@ const main = async () => {
   })
   const channels = await stack.sandboxChannels(channelCount)
   const apiPid = stack.api.child.pid!
-  const serverPids = [apiPid, ...stack.runners.map((r) => r.child.pid!)]
+  runnerPids = stack.runners.map((r) => r.child.pid!)
+  const serverPids = [apiPid, ...runnerPids]
   try {
     if (profiling) {
       await load(stack.baseUrl, stack.apiKey, channels, { duration: 3, connections })
@@ -293,6 +302,11 @@ const main = async () => {
       console.log(
         `  postgres CPU ms/accepted a ${s((l) => l.a.postgres_cpu_ms_per_accepted, 2)}, b ${
           s((l) => l.b.postgres_cpu_ms_per_accepted, 2)
+        }`
+      )
+      console.log(
+        `  runner CPU ms/s during a ${s((l) => l.a.runner_cpu_ms_per_s, 0)}, during b ${
+          s((l) => l.b.runner_cpu_ms_per_s, 0)
         }`
       )
       console.log(
