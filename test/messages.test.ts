@@ -234,6 +234,30 @@ describe("messages through the sandbox", () => {
         assert.strictEqual(again.body.id, dead.body.id)
       }))
 
+    it.effect("treats an expired Idempotency-Key as new, whatever body it was used with", () =>
+      Effect.gen(function*() {
+        const { key, user } = yield* sandboxSetup()
+        const sql = yield* SqlClient.SqlClient
+        const past = Date.now() - 25 * 3600_000
+        // used 25 h ago with another body and answered: expired an hour ago
+        yield* sql`INSERT INTO idempotency_keys (workspace_id, key, fingerprint, state, response, created_at, expires_at)
+          VALUES (${user.workspaceId}, 'old', 'another-body', 'done', '{"id":"msg_stale"}'::jsonb,
+            ${new Date(past).toISOString()}, ${new Date(past + 24 * 3600_000).toISOString()})`
+        const body = { to: TO, text: { body: "fresh" } }
+        const sent = yield* request("POST", "/v1/messages", { token: key, body, headers: { "idempotency-key": "old" } })
+        assert.strictEqual(sent.status, 201)
+        assert.isUndefined(sent.headers["idempotent-replay"])
+        assert.notStrictEqual(sent.body.id, "msg_stale")
+        const again = yield* request("POST", "/v1/messages", {
+          token: key,
+          body,
+          headers: { "idempotency-key": "old" }
+        })
+        assert.strictEqual(again.status, 201)
+        assert.strictEqual(again.headers["idempotent-replay"], "true")
+        assert.strictEqual(again.body.id, sent.body.id)
+      }))
+
     it.effect("refuses bad sends with the right errors and writes nothing", () =>
       Effect.gen(function*() {
         const { key, user } = yield* sandboxSetup()

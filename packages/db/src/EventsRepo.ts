@@ -48,14 +48,17 @@ export class EventsRepo extends Effect.Service<EventsRepo>()("@switchboard/db/Ev
         ...(input.isTest ? { is_test: true } : {}),
         data: input.data
       })
-      yield* sql`
-        INSERT INTO events (id, workspace_id, type, object_id, envelope, is_test, created_at)
+      const insert = sql`INSERT INTO events (id, workspace_id, type, object_id, envelope, is_test, created_at)
         VALUES (${id}, ${input.workspaceId}, ${input.type}, ${input.data.object_id}, ${envelope},
                 ${input.isTest ?? false}, ${createdAt})`
-      if (!input.isTest) {
+      if (input.isTest) {
+        yield* insert
+      } else {
         // the outbox fan-out: one pending delivery per subscribed endpoint that is not disabled
-        // (paused endpoints keep theirs pending until resumed)
-        const endpoints = yield* sql<{ id: string }>`SELECT id FROM webhook_endpoints
+        // (paused endpoints keep theirs pending until resumed); the endpoints are read in the
+        // statement that inserts the event (one round trip on every send)
+        const endpoints = yield* sql<{ id: string }>`WITH event AS (${insert})
+          SELECT id FROM webhook_endpoints
           WHERE workspace_id = ${input.workspaceId} AND deleted_at IS NULL AND status IN ('active', 'paused')
           AND (${input.type} = ANY(event_types) OR '*' = ANY(event_types))`
         for (const endpoint of endpoints) {

@@ -24,14 +24,17 @@ export class IdempotencyRepo extends Effect.Service<IdempotencyRepo>()("@switchb
       /** a key still `running` since before this was abandoned (its process died mid-request) */
       readonly abandonedBefore: string
     }) {
-      // an expired key is free again, and so is one whose first request died half-way (its
-      // transaction rolled back, so nothing of it was written)
-      yield* sql`DELETE FROM idempotency_keys WHERE workspace_id = ${input.workspaceId} AND key = ${input.key}
-        AND (expires_at <= ${input.now} OR (state = 'running' AND created_at < ${input.abandonedBefore}))`
+      // one statement: a new key is inserted; an expired key is free again, and so is one whose
+      // first request died half-way (its transaction rolled back, so nothing of it was written):
+      // those are taken over in place. Any other existing key is left alone (nothing returned).
       const inserted =
         yield* sql`INSERT INTO idempotency_keys (workspace_id, key, fingerprint, state, created_at, expires_at)
         VALUES (${input.workspaceId}, ${input.key}, ${input.fingerprint}, 'running', ${input.now}, ${input.expiresAt})
-        ON CONFLICT (workspace_id, key) DO NOTHING RETURNING key`
+        ON CONFLICT (workspace_id, key) DO UPDATE SET fingerprint = EXCLUDED.fingerprint, state = 'running',
+          response = NULL, created_at = EXCLUDED.created_at, expires_at = EXCLUDED.expires_at
+        WHERE idempotency_keys.expires_at <= ${input.now}
+          OR (idempotency_keys.state = 'running' AND idempotency_keys.created_at < ${input.abandonedBefore})
+        RETURNING key`
       if (inserted.length > 0) return { _tag: "Claimed" } as Claim
       const rows = yield* sql<{ fingerprint: string; state: string; response: unknown }>`
         SELECT fingerprint, state, response FROM idempotency_keys WHERE workspace_id = ${input.workspaceId} AND key = ${input.key}`

@@ -149,17 +149,21 @@ export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/d
       readonly providerMessageId?: string | undefined
     }) {
       const delivered = input.status === "delivered" ? input.now : null
-      const rows =
-        yield* sql`INSERT INTO messages (id, workspace_id, channel_id, conversation_id, contact_id, direction,
-          from_number, to_number, type, body, category, priority, status, metadata, created_at, updated_at, delivered_at,
-          provider_message_id)
-        VALUES (${input.id}, ${input.workspaceId}, ${input.channelId}, ${input.conversationId}, ${input.contactId},
-          ${input.direction}, ${input.from}, ${input.to}, 'text', ${input.body}, ${input.category}, ${input.priority},
-          ${input.status}, ${JSON.stringify(input.metadata)}::jsonb, ${input.now}, ${input.now}, ${delivered},
-          ${input.providerMessageId ?? null})
-        RETURNING *`
-      yield* sql`INSERT INTO message_transitions (message_id, from_state, to_state, at)
-        VALUES (${input.id}, NULL, ${input.status}, ${input.now})`
+      // the message and the first row of its timeline in one round trip
+      const rows = yield* sql`WITH inserted AS (
+          INSERT INTO messages (id, workspace_id, channel_id, conversation_id, contact_id, direction,
+            from_number, to_number, type, body, category, priority, status, metadata, created_at, updated_at,
+            delivered_at, provider_message_id)
+          VALUES (${input.id}, ${input.workspaceId}, ${input.channelId}, ${input.conversationId}, ${input.contactId},
+            ${input.direction}, ${input.from}, ${input.to}, 'text', ${input.body}, ${input.category}, ${input.priority},
+            ${input.status}, ${JSON.stringify(input.metadata)}::jsonb, ${input.now}, ${input.now}, ${delivered},
+            ${input.providerMessageId ?? null})
+          RETURNING *
+        ), timeline AS (
+          INSERT INTO message_transitions (message_id, from_state, to_state, at)
+          SELECT id, NULL, status, created_at FROM inserted
+        )
+        SELECT * FROM inserted`
       return toMessage(rows[0])
     })
 
