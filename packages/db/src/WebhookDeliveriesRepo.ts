@@ -129,6 +129,35 @@ export class WebhookDeliveriesRepo
         return true
       })
 
+      /**
+       * `record` of a successful attempt, with the endpoint's consecutive-failure counter reset,
+       * as ONE statement (atomic without a transaction): the common case costs one round trip.
+       * Same guard as `record`; returns whether it was recorded.
+       */
+      const recordSuccess = Effect.fn("WebhookDeliveriesRepo.recordSuccess")(function*(input: {
+        readonly id: string
+        readonly endpointId: string
+        readonly attempt: number
+        readonly at: string
+        readonly responseStatus: number
+        readonly latencyMs: number | null
+      }) {
+        const rows = yield* sql<{ recorded: number }>`WITH updated AS (
+          UPDATE webhook_deliveries SET status = 'succeeded', next_attempt_at = NULL,
+            response_status = ${input.responseStatus}, failure_reason = 'ok', latency_ms = ${input.latencyMs},
+            updated_at = ${input.at}
+          WHERE id = ${input.id} AND status = 'delivering' AND attempt_count = ${input.attempt} RETURNING id
+        ), attempt AS (
+          INSERT INTO webhook_attempts (delivery_id, attempt, at, response_status, failure_reason, latency_ms)
+          SELECT id, ${input.attempt}, ${input.at}, ${input.responseStatus}, 'ok', ${input.latencyMs} FROM updated
+        ), reset AS (
+          UPDATE webhook_endpoints SET consecutive_failures = 0
+          WHERE id = ${input.endpointId} AND consecutive_failures <> 0 AND EXISTS (SELECT 1 FROM updated)
+        )
+        SELECT count(*)::int AS recorded FROM updated`
+        return (rows[0]?.recorded ?? 0) > 0
+      })
+
       /** Replay (DECISIONS 10): only from failed or dead; bumps the original's replay_count. */
       const markReplayed = Effect.fn("WebhookDeliveriesRepo.markReplayed")(
         function*(workspaceId: string, id: string, now: string) {
@@ -178,6 +207,7 @@ export class WebhookDeliveriesRepo
         due,
         claim,
         record,
+        recordSuccess,
         markReplayed,
         endpointsWithDueWork,
         requeueStuck,

@@ -1,10 +1,10 @@
 /**
  * One entity per webhook endpoint: pulls its due deliveries (oldest first), keeps at most
  * `maxInFlight` attempts running (a freed slot is refilled at once), re-checks the target
- * address at EVERY attempt and connects to the checked address, signs with every active secret,
- * and records each attempt with the delivery's next state and the endpoint's failure counter in
- * one transaction (the counter update is serialised on the endpoint row). Rows are the queue;
- * wake-ups are volatile.
+ * address at EVERY attempt and connects to the checked address (keeping its connections open while
+ * the check gives the same address), signs with every active secret, and records each attempt
+ * with the delivery's next state and the endpoint's failure counter atomically (the counter update
+ * is serialised on the endpoint row). Rows are the queue; wake-ups are volatile.
  */
 import { Entity } from "@effect/cluster"
 import { Rpc } from "@effect/rpc"
@@ -34,6 +34,11 @@ export const WebhookEndpointEntityLive = WebhookEndpointEntity.toLayer(
     const keyring = config.keyring
     const wake = yield* Queue.sliding<void>(1)
     const now = Effect.map(Clock.currentTimeMillis, toTimestamp)
+    // connections to the endpoint's checked address, reused across attempts, closed with the entity
+    const agents = yield* Effect.acquireRelease(
+      Effect.sync(() => new SafeEgress.PinnedAgents()),
+      (a) => Effect.promise(() => a.close())
+    )
 
     const secretsOf = (row: EndpointRow, nowMs: number) => {
       const secrets = [keyring.open(row.secret_sealed)]
@@ -85,7 +90,7 @@ export const WebhookEndpointEntityLive = WebhookEndpointEntity.toLayer(
               "x-webhook-attempt": String(attemptNo),
               "x-webhook-signature": WebhookSigner.signatureHeader(secretsOf(endpoint.value, nowMs), timestamp, body)
             }
-            outcome = yield* Effect.promise(() => SafeEgress.post(target, headers, body))
+            outcome = yield* Effect.promise(() => SafeEgress.post(target, headers, body, agents.for(target)))
           }
         }
         yield* record(delivery.id, attemptNo, outcome)
@@ -95,6 +100,18 @@ export const WebhookEndpointEntityLive = WebhookEndpointEntity.toLayer(
       Effect.gen(function*() {
         const nowMs = yield* Clock.currentTimeMillis
         const reason: FailureReason = outcome.reason
+        if (reason === "ok" && outcome.status !== null) {
+          // the common case in one statement: delivery, attempt and the counter's reset
+          yield* deliveries.recordSuccess({
+            id: deliveryId,
+            endpointId,
+            attempt: attemptNo,
+            at: toTimestamp(nowMs),
+            responseStatus: outcome.status,
+            latencyMs: outcome.latencyMs
+          })
+          return
+        }
         let next: { status: DeliveryStatus; nextAttemptAt: string | null }
         if (reason === "ok") next = { status: "succeeded", nextAttemptAt: null }
         else if (isRetryable(reason) && attemptNo < MAX_ATTEMPTS) {
