@@ -15,9 +15,9 @@
  *
  * npm run bench:dispatch -- [--channels 1000] [--runs 1] [--seconds 60] [--profile DIR]
  */
-import { resolve } from "node:path"
 import { call } from "../test/support/Processes.js"
 import { cpuSeconds, flag, formatSummary, numberFlag, percentile, record, summarize } from "./lib/Measure.js"
+import { profileEnv } from "./lib/Profile.js"
 import * as Seed from "./lib/Seed.js"
 import { RECIPIENT, startStack } from "./lib/Stack.js"
 
@@ -42,7 +42,7 @@ const runOnce = async (run: number) => {
   const stack = await startStack({
     name: "dispatch",
     runners: 1,
-    env: profileDir ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${resolve(String(profileDir))}` } : {}
+    env: profileEnv(profileDir)
   })
   try {
     const runnerPid = stack.runners[0]!.child.pid!
@@ -140,6 +140,7 @@ const runOnce = async (run: number) => {
       runner_cpu_ms_per_dispatch: (cpu * 1000) / Math.max(1, totalDispatched),
       runner_cpu_share: cpu / seconds
     }
+    if (profileDir) console.log(`runner profile: CPU.${runnerPid}.cpuprofile`)
     console.log(record("dispatch", { ...result, label: flag("label") ?? null, profile: profileDir !== undefined }))
     return result
   } finally {

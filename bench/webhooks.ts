@@ -23,10 +23,10 @@ import { newId } from "@switchboard/domain"
 import { Effect, Layer, ManagedRuntime, Redacted } from "effect"
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
-import { resolve } from "node:path"
 import { admin, call } from "../test/support/Processes.js"
-import { startStack } from "./lib/Stack.js"
 import { cpuSeconds, flag, formatSummary, numberFlag, percentile, record, summarize } from "./lib/Measure.js"
+import { profileEnv } from "./lib/Profile.js"
+import { startStack } from "./lib/Stack.js"
 
 const runs = numberFlag("runs", 3)
 const only = flag("only")
@@ -65,9 +65,7 @@ const sinkPort = (sink.address() as AddressInfo).port
 const stack = await startStack({
   name: "webhooks",
   runners: 1,
-  env: profileDir
-    ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${resolve(String(profileDir))}` }
-    : {}
+  env: profileEnv(profileDir)
 })
 const runnerPid = stack.runners[0]!.child.pid!
 
@@ -118,10 +116,12 @@ const createEndpoint = async (i: number, eventTypes: Array<string>) => {
 
 const setStatus = async (ids: ReadonlyArray<string>, status: "active" | "paused") => {
   for (let i = 0; i < ids.length; i += 10) {
-    await Promise.all(ids.slice(i, i + 10).map(async (id) => {
-      const updated = await api("PATCH", `/v1/webhook-endpoints/${id}`, { status })
-      if (updated.status !== 200) throw new Error(`${status} ${id}: ${updated.text}`)
-    }))
+    await Promise.all(
+      ids.slice(i, i + 10).map(async (id) => {
+        const updated = await api("PATCH", `/v1/webhook-endpoints/${id}`, { status })
+        if (updated.status !== 200) throw new Error(`${status} ${id}: ${updated.text}`)
+      })
+    )
   }
 }
 
@@ -233,6 +233,7 @@ try {
   const many: Array<string> = []
   for (let i = 0; i < endpointCount; i++) many.push(await createEndpoint(i, ["message.sent"]))
   const one = await createEndpoint(endpointCount, ["message.delivered"])
+  if (profileDir) console.log(`runner profile: CPU.${runnerPid}.cpuprofile`)
   console.log(`stack up; ${many.length} + 1 endpoints; sink on :${sinkPort}`)
 
   const results: Array<Record<string, any>> = []
