@@ -54,15 +54,18 @@ export class EventsRepo extends Effect.Service<EventsRepo>()("@switchboard/db/Ev
         ...(input.isTest ? { is_test: true } : {}),
         data: input.data
       })
-      yield* sql`
+      const insertEvent = sql`
         INSERT INTO events (id, workspace_id, type, object_id, envelope, is_test, created_at)
         VALUES (${id}, ${input.workspaceId}, ${input.type}, ${input.data.object_id}, ${envelope},
                 ${input.isTest ?? false}, ${createdAt})`
-      if (!input.isTest) {
+      if (input.isTest) yield* insertEvent
+      else {
         // the outbox fan-out: one pending delivery per subscribed endpoint that is not disabled
-        // (paused endpoints keep theirs pending until resumed), in one statement with a wake-up
-        // of each active endpoint that Postgres delivers only once this transaction commits
-        const endpoints = yield* sql<{ id: string; status: string }>`SELECT id, status FROM webhook_endpoints
+        // (paused endpoints keep theirs pending until resumed). The event row and the endpoint
+        // lookup go in one statement; the deliveries in a second, with a wake-up of each active
+        // endpoint that Postgres delivers only once this transaction commits
+        const endpoints = yield* sql<{ id: string; status: string }>`WITH event AS (${insertEvent})
+          SELECT id, status FROM webhook_endpoints
           WHERE workspace_id = ${input.workspaceId} AND deleted_at IS NULL AND status IN ('active', 'paused')
           AND (${input.type} = ANY(event_types) OR '*' = ANY(event_types))`
         if (endpoints.length > 0) {
