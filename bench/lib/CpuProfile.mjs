@@ -1,81 +1,96 @@
+#!/usr/bin/env node
 /**
- * Summarises a V8 `.cpuprofile` (node --cpu-prof): the top functions by self time and by
- * inclusive time (a function's samples plus its callees', each sample counted once per
- * function even under recursion), and self time per package / file.
+ * Summarises a V8 `.cpuprofile` (from `node --cpu-prof`): the top functions by self time and by
+ * inclusive time (a function counted once per sample however deep it recurses), and the top
+ * files and packages by self time.
  *
- *   node bench/lib/CpuProfile.mjs FILE.cpuprofile [--top 25]
+ * node bench/lib/CpuProfile.mjs PROFILE.cpuprofile [--top 25] [--filter TEXT]
  */
 import { readFileSync } from "node:fs"
 
-const [file] = process.argv.slice(2).filter((a) => !a.startsWith("--"))
-const topIndex = process.argv.indexOf("--top")
-const top = topIndex > 0 ? Number(process.argv[topIndex + 1]) : 25
+const args = process.argv.slice(2)
+const file = args.find((a) => !a.startsWith("--") && args[args.indexOf(a) - 1] !== "--top" &&
+  args[args.indexOf(a) - 1] !== "--filter")
 if (!file) {
-  console.error("usage: node bench/lib/CpuProfile.mjs FILE.cpuprofile [--top N]")
+  console.error("usage: node bench/lib/CpuProfile.mjs PROFILE.cpuprofile [--top 25] [--filter TEXT]")
   process.exit(2)
 }
+const option = (name, fallback) => {
+  const i = args.indexOf(`--${name}`)
+  return i === -1 ? fallback : args[i + 1]
+}
+const top = Number(option("top", 25))
+const filter = option("filter", undefined)
 
 const profile = JSON.parse(readFileSync(file, "utf8"))
 const nodes = new Map(profile.nodes.map((n) => [n.id, n]))
 const parent = new Map()
 for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id)
 
-// time of each sample: the delta to the next one
-const selfUs = new Map()
-const samples = profile.samples
-const deltas = profile.timeDeltas
-let total = 0
-for (let i = 0; i < samples.length; i++) {
-  const dt = deltas[i + 1] ?? 0
-  selfUs.set(samples[i], (selfUs.get(samples[i]) ?? 0) + dt)
-  total += dt
+const shortUrl = (url) => {
+  if (!url) return ""
+  const clean = url.replace(/^file:\/\//, "")
+  const nm = clean.lastIndexOf("node_modules/")
+  if (nm !== -1) return clean.slice(nm + "node_modules/".length)
+  const m = /\/(packages|services|bench|test)\/.*$/.exec(clean)
+  return m ? m[0].slice(1) : clean
 }
-
-/** where a node's code lives: a package (node_modules/<pkg>), a workspace file, or node itself */
-const place = (url) => {
-  if (!url) return "(native)"
-  const nm = url.lastIndexOf("node_modules/")
-  if (nm >= 0) {
-    const rest = url.slice(nm + "node_modules/".length).split("/")
-    return rest[0].startsWith("@") ? `${rest[0]}/${rest[1]}` : rest[0]
+const packageOf = (url) => {
+  const short = shortUrl(url)
+  if (!short) return "(native/vm)"
+  if (url.includes("node_modules/")) {
+    const parts = short.split("/")
+    return parts[0].startsWith("@") ? `${parts[0]}/${parts[1]}` : parts[0]
   }
-  if (url.startsWith("node:")) return url
-  const m = /\/(packages|services|bench|test)\/(.*)$/.exec(url)
-  return m ? `${m[1]}/${m[2]}` : url
+  if (url.startsWith("node:")) return "node:*"
+  const parts = short.split("/")
+  return parts.length > 1 ? `${parts[0]}/${parts[1]}` : short
+}
+const keyOf = (node) => {
+  const f = node.callFrame
+  return `${f.functionName || "(anonymous)"}  ${shortUrl(f.url)}:${f.lineNumber + 1}`
 }
 
-const label = (n) => {
-  const f = n.callFrame
-  const name = f.functionName || "(anonymous)"
-  return f.url ? `${name} ${place(f.url)}:${f.lineNumber + 1}` : name
-}
+// time per sample: timeDeltas[i] is the time before sample i
+const selfByNode = new Map()
+let total = 0
+profile.samples.forEach((id, i) => {
+  const dt = profile.timeDeltas?.[i] ?? 0
+  total += dt
+  selfByNode.set(id, (selfByNode.get(id) ?? 0) + dt)
+})
 
-const bySelf = new Map()
-const byInclusive = new Map()
-const byPlace = new Map()
-for (const [id, us] of selfUs) {
-  const n = nodes.get(id)
-  const key = label(n)
-  bySelf.set(key, (bySelf.get(key) ?? 0) + us)
-  byPlace.set(place(n.callFrame.url), (byPlace.get(place(n.callFrame.url)) ?? 0) + us)
+const selfByFunction = new Map()
+const selfByFile = new Map()
+const selfByPackage = new Map()
+const inclusive = new Map()
+for (const [id, dt] of selfByNode) {
+  const node = nodes.get(id)
+  const key = keyOf(node)
+  selfByFunction.set(key, (selfByFunction.get(key) ?? 0) + dt)
+  const fileKey = shortUrl(node.callFrame.url) || `(${node.callFrame.functionName})`
+  selfByFile.set(fileKey, (selfByFile.get(fileKey) ?? 0) + dt)
+  const pkg = packageOf(node.callFrame.url)
+  selfByPackage.set(pkg, (selfByPackage.get(pkg) ?? 0) + dt)
   const seen = new Set()
   for (let cur = id; cur !== undefined; cur = parent.get(cur)) {
-    const k = label(nodes.get(cur))
+    const k = keyOf(nodes.get(cur))
     if (seen.has(k)) continue
     seen.add(k)
-    byInclusive.set(k, (byInclusive.get(k) ?? 0) + us)
+    inclusive.set(k, (inclusive.get(k) ?? 0) + dt)
   }
 }
 
 const print = (title, map) => {
-  console.log(`\n${title}`)
-  const rows = [...map].sort((a, b) => b[1] - a[1]).slice(0, top)
-  for (const [key, us] of rows) {
-    console.log(`${(us / 1000).toFixed(0).padStart(8)} ms ${((100 * us) / total).toFixed(1).padStart(5)}%  ${key}`)
+  console.log(`\n## ${title}`)
+  const rows = [...map].filter(([k]) => !filter || k.includes(filter)).sort((a, b) => b[1] - a[1]).slice(0, top)
+  for (const [k, v] of rows) {
+    console.log(`${(v / 1000).toFixed(0).padStart(8)} ms ${((100 * v) / total).toFixed(1).padStart(5)}%  ${k}`)
   }
 }
 
-console.log(`${file}: ${(total / 1e6).toFixed(1)} s sampled`)
-print("self time by function", bySelf)
-print("self time by package / file", byPlace)
-print("inclusive time by function", byInclusive)
+console.log(`${file}: ${(total / 1e6).toFixed(1)} s sampled, ${profile.samples.length} samples`)
+print("self time by function", selfByFunction)
+print("self time by file", selfByFile)
+print("self time by package", selfByPackage)
+print("inclusive time by function", inclusive)

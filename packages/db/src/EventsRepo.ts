@@ -3,12 +3,18 @@
  * the change it reports; the envelope is serialised once here and stored byte for byte.
  *
  * Fan-out to webhook deliveries (one row per subscribed, active endpoint) hooks in here too, so
- * every writer gets it by calling `append`.
+ * every writer gets it by calling `append`, and so does the wake-up of those endpoints.
  */
 import { SqlClient } from "@effect/sql"
 import { newId, toTimestamp } from "@switchboard/domain"
 import type { EventType } from "@switchboard/domain"
 import { Clock, Effect } from "effect"
+
+/**
+ * The Postgres notification channel of new deliveries: its payload is the endpoint's id, sent at
+ * commit (the webhook sweeper listens and wakes the endpoint; its poll stays the safety net).
+ */
+export const WEBHOOK_WAKE_CHANNEL = "webhook_deliveries_due"
 
 export interface EventData {
   /** kind of thing, e.g. `message` */
@@ -48,25 +54,38 @@ export class EventsRepo extends Effect.Service<EventsRepo>()("@switchboard/db/Ev
         ...(input.isTest ? { is_test: true } : {}),
         data: input.data
       })
-      const insert = sql`INSERT INTO events (id, workspace_id, type, object_id, envelope, is_test, created_at)
+      const insertEvent = sql`
+        INSERT INTO events (id, workspace_id, type, object_id, envelope, is_test, created_at)
         VALUES (${id}, ${input.workspaceId}, ${input.type}, ${input.data.object_id}, ${envelope},
                 ${input.isTest ?? false}, ${createdAt})`
-      if (input.isTest) {
-        yield* insert
-      } else {
+      if (input.isTest) yield* insertEvent
+      else {
         // the outbox fan-out: one pending delivery per subscribed endpoint that is not disabled
-        // (paused endpoints keep theirs pending until resumed); the endpoints are read in the
-        // statement that inserts the event (one round trip on every send)
-        const endpoints = yield* sql<{ id: string }>`WITH event AS (${insert})
-          SELECT id FROM webhook_endpoints
+        // (paused endpoints keep theirs pending until resumed). The event row and the endpoint
+        // lookup go in one statement; the deliveries in a second, with a wake-up of each active
+        // endpoint that Postgres delivers only once this transaction commits
+        const endpoints = yield* sql<{ id: string; status: string }>`WITH event AS (${insertEvent})
+          SELECT id, status FROM webhook_endpoints
           WHERE workspace_id = ${input.workspaceId} AND deleted_at IS NULL AND status IN ('active', 'paused')
           AND (${input.type} = ANY(event_types) OR '*' = ANY(event_types))`
-        for (const endpoint of endpoints) {
-          const deliveryId = yield* newId("whd")
-          yield* sql`INSERT INTO webhook_deliveries (id, endpoint_id, workspace_id, event_id, event_type, status,
-              next_attempt_at, created_at, updated_at)
-            VALUES (${deliveryId}, ${endpoint.id}, ${input.workspaceId}, ${id}, ${input.type}, 'pending',
-              ${createdAt}, ${createdAt}, ${createdAt})`
+        if (endpoints.length > 0) {
+          const rows = []
+          for (const endpoint of endpoints) {
+            rows.push({
+              id: yield* newId("whd"),
+              endpoint_id: endpoint.id,
+              workspace_id: input.workspaceId,
+              event_id: id,
+              event_type: input.type,
+              status: "pending",
+              next_attempt_at: createdAt,
+              created_at: createdAt,
+              updated_at: createdAt
+            })
+          }
+          const active = endpoints.filter((e) => e.status === "active").map((e) => e.id)
+          yield* sql`WITH inserted AS (INSERT INTO webhook_deliveries ${sql.insert(rows)})
+            SELECT pg_notify(${WEBHOOK_WAKE_CHANNEL}, endpoint_id) FROM unnest(${active}::text[]) AS endpoint_id`
         }
       }
       return {

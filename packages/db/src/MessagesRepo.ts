@@ -6,7 +6,6 @@
 import { SqlClient } from "@effect/sql"
 import {
   ALLOWED_FROM,
-  canTransition,
   DEFAULT_CATEGORY,
   Message,
   MessageWithTimeline,
@@ -203,30 +202,38 @@ export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/d
     ) {
       const now = toTimestamp(yield* Clock.currentTimeMillis)
       const at = options.occurredAt ?? now
-      const current = yield* sql<{ status: MessageStatus }>`SELECT status FROM messages WHERE id = ${id} FOR UPDATE`
-      const from = current[0]?.status
-      if (from === undefined || !canTransition(from, to)) return Option.none<Transitioned>()
-      const rows = yield* sql`UPDATE messages SET
-          status = ${to},
-          updated_at = ${now},
-          failure = CASE WHEN ${options.failure !== undefined} THEN ${
+      // one statement: lock the row, move it when its current state allows `to` (the same rule as
+      // `canTransition`), and add the timeline row with the state it came from
+      const rows = yield* sql`WITH current AS (
+          SELECT id, status FROM messages WHERE id = ${id} FOR UPDATE
+        ), moved AS (
+          UPDATE messages SET
+            status = ${to},
+            updated_at = ${now},
+            failure = CASE WHEN ${options.failure !== undefined} THEN ${
         options.failure ? JSON.stringify(options.failure) : null
       }::jsonb ELSE failure END,
-          attempts = attempts + ${options.countAttempt ? 1 : 0},
-          next_attempt_at = ${options.nextAttemptAt ?? null},
-          sent_at = CASE WHEN ${to} IN ('sent', 'delivered', 'read') THEN COALESCE(sent_at, ${at}) ELSE sent_at END,
-          delivered_at = CASE WHEN ${to} IN ('delivered', 'read') THEN COALESCE(delivered_at, ${at}) ELSE delivered_at END,
-          read_at = CASE WHEN ${to} = 'read' THEN COALESCE(read_at, ${at}) ELSE read_at END
-        WHERE id = ${id} AND status IN ${sql.in(ALLOWED_FROM[to] as Array<string>)}
-        ${
+            attempts = attempts + ${options.countAttempt ? 1 : 0},
+            next_attempt_at = ${options.nextAttemptAt ?? null},
+            sent_at = CASE WHEN ${to} IN ('sent', 'delivered', 'read') THEN COALESCE(sent_at, ${at}) ELSE sent_at END,
+            delivered_at = CASE WHEN ${to} IN ('delivered', 'read') THEN COALESCE(delivered_at, ${at}) ELSE delivered_at END,
+            read_at = CASE WHEN ${to} = 'read' THEN COALESCE(read_at, ${at}) ELSE read_at END
+          FROM current
+          WHERE messages.id = current.id AND current.status IN ${sql.in(ALLOWED_FROM[to] as Array<string>)}
+            AND messages.status IN ${sql.in(ALLOWED_FROM[to] as Array<string>)}
+          ${
         // nothing leaves for the provider once its channel stopped dispatching (archived, ...)
         to === "dispatching"
           ? sql`AND EXISTS (SELECT 1 FROM channels c WHERE c.id = messages.channel_id AND c.status = 'connected')`
           : sql``}
-        RETURNING *`
+          RETURNING messages.*, current.status AS from_state
+        ), timeline AS (
+          INSERT INTO message_transitions (message_id, from_state, to_state, reason, at)
+          SELECT id, from_state, ${to}, ${options.reason ?? null}, ${at} FROM moved
+        )
+        SELECT * FROM moved`
       if (!rows[0]) return Option.none<Transitioned>()
-      yield* sql`INSERT INTO message_transitions (message_id, from_state, to_state, reason, at)
-        VALUES (${id}, ${from}, ${to}, ${options.reason ?? null}, ${at})`
+      const from = rows[0].from_state as MessageStatus
       const message = toMessage(rows[0])
       const type = STATUS_EVENT[to]
       if (type) {

@@ -39,6 +39,21 @@ export interface DueDelivery {
   readonly event_type: string
 }
 
+/** A delivery taken for one attempt, with its envelope and its endpoint as they are now. */
+export interface ClaimedDelivery extends DueDelivery {
+  /** this attempt's number */
+  readonly attempt_count: number
+  readonly envelope: string
+  readonly endpoint: {
+    readonly url: string
+    readonly status: "active" | "paused" | "disabled"
+    readonly deleted: boolean
+    readonly secret_sealed: string
+    readonly previous_secret_sealed: string | null
+    readonly previous_secret_expires_at: string | null
+  }
+}
+
 export class WebhookDeliveriesRepo
   extends Effect.Service<WebhookDeliveriesRepo>()("@switchboard/db/WebhookDeliveriesRepo", {
     effect: Effect.gen(function*() {
@@ -105,6 +120,50 @@ export class WebhookDeliveriesRepo
       }, Effect.orDie)
 
       /**
+       * `due` and `claim` of up to `limit` deliveries in one statement: the endpoint's due
+       * deliveries that may be sent (not paused), oldest first, each taken for one attempt, with
+       * the event's envelope and the endpoint's row. A delivery another transaction holds right
+       * now is left for the next pull.
+       */
+      const claimDue = Effect.fn("WebhookDeliveriesRepo.claimDue")(
+        function*(endpointId: string, now: string, limit: number) {
+          const rows = yield* sql<any>`WITH due AS (
+            SELECT d.id FROM webhook_deliveries d
+            JOIN webhook_endpoints e ON e.id = d.endpoint_id
+            WHERE d.endpoint_id = ${endpointId} AND d.status = 'pending' AND d.next_attempt_at <= ${now}
+              AND NOT (e.status = 'paused' AND e.deleted_at IS NULL)
+            ORDER BY d.next_attempt_at, d.created_at LIMIT ${limit}
+            FOR UPDATE OF d SKIP LOCKED
+          ), claimed AS (
+            UPDATE webhook_deliveries d SET status = 'delivering', attempt_count = attempt_count + 1, updated_at = ${now}
+            FROM due, events ev WHERE d.id = due.id AND ev.id = d.event_id
+            RETURNING d.id, d.endpoint_id, d.event_id, d.event_type, d.attempt_count, d.next_attempt_at, d.created_at,
+              ev.envelope
+          )
+          SELECT c.id, c.event_id, c.event_type, c.attempt_count, c.envelope, w.url, w.status, w.deleted_at,
+            w.secret_sealed, w.previous_secret_sealed, w.previous_secret_expires_at
+          FROM claimed c JOIN webhook_endpoints w ON w.id = c.endpoint_id
+          ORDER BY c.next_attempt_at, c.created_at`
+          return rows.map((r): ClaimedDelivery => ({
+            id: r.id,
+            event_id: r.event_id,
+            event_type: r.event_type,
+            attempt_count: r.attempt_count,
+            envelope: r.envelope,
+            endpoint: {
+              url: r.url,
+              status: r.status,
+              deleted: r.deleted_at !== null,
+              secret_sealed: r.secret_sealed,
+              previous_secret_sealed: r.previous_secret_sealed ?? null,
+              previous_secret_expires_at: isoOrNull(r.previous_secret_expires_at)
+            }
+          }))
+        },
+        Effect.orDie
+      )
+
+      /**
        * Records an attempt and the delivery's next state (one transaction with the counter), only
        * while the delivery is still `delivering` in THIS attempt: an attempt that outlived the
        * stuck limit was handed out again, and its late result must not overwrite the newer one.
@@ -127,6 +186,35 @@ export class WebhookDeliveriesRepo
         yield* sql`INSERT INTO webhook_attempts (delivery_id, attempt, at, response_status, failure_reason, latency_ms)
         VALUES (${input.id}, ${input.attempt}, ${input.at}, ${input.responseStatus}, ${input.reason}, ${input.latencyMs})`
         return true
+      })
+
+      /**
+       * `record` of a successful attempt, with the endpoint's consecutive-failure counter reset,
+       * as ONE statement (atomic without a transaction): the common case costs one round trip.
+       * Same guard as `record`; returns whether it was recorded.
+       */
+      const recordSuccess = Effect.fn("WebhookDeliveriesRepo.recordSuccess")(function*(input: {
+        readonly id: string
+        readonly endpointId: string
+        readonly attempt: number
+        readonly at: string
+        readonly responseStatus: number
+        readonly latencyMs: number | null
+      }) {
+        const rows = yield* sql<{ recorded: number }>`WITH updated AS (
+          UPDATE webhook_deliveries SET status = 'succeeded', next_attempt_at = NULL,
+            response_status = ${input.responseStatus}, failure_reason = 'ok', latency_ms = ${input.latencyMs},
+            updated_at = ${input.at}
+          WHERE id = ${input.id} AND status = 'delivering' AND attempt_count = ${input.attempt} RETURNING id
+        ), attempt AS (
+          INSERT INTO webhook_attempts (delivery_id, attempt, at, response_status, failure_reason, latency_ms)
+          SELECT id, ${input.attempt}, ${input.at}, ${input.responseStatus}, 'ok', ${input.latencyMs} FROM updated
+        ), reset AS (
+          UPDATE webhook_endpoints SET consecutive_failures = 0
+          WHERE id = ${input.endpointId} AND consecutive_failures <> 0 AND EXISTS (SELECT 1 FROM updated)
+        )
+        SELECT count(*)::int AS recorded FROM updated`
+        return (rows[0]?.recorded ?? 0) > 0
       })
 
       /** Replay (DECISIONS 10): only from failed or dead; bumps the original's replay_count. */
@@ -177,7 +265,9 @@ export class WebhookDeliveriesRepo
         list,
         due,
         claim,
+        claimDue,
         record,
+        recordSuccess,
         markReplayed,
         endpointsWithDueWork,
         requeueStuck,

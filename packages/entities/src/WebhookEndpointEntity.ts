@@ -1,20 +1,20 @@
 /**
  * One entity per webhook endpoint: pulls its due deliveries (oldest first), keeps at most
  * `maxInFlight` attempts running (a freed slot is refilled at once), re-checks the target
- * address at EVERY attempt and connects to the checked address, signs with every active secret,
- * and records each attempt with the delivery's next state and the endpoint's failure counter in
- * one transaction (the counter update is serialised on the endpoint row). Rows are the queue;
- * wake-ups are volatile.
+ * address at EVERY attempt and connects to the checked address (keeping its connections open while
+ * the check gives the same address), signs with every active secret, and records each attempt
+ * with the delivery's next state and the endpoint's failure counter atomically (the counter update
+ * is serialised on the endpoint row). Rows are the queue; wake-ups are volatile.
  */
 import { Entity } from "@effect/cluster"
 import { Rpc } from "@effect/rpc"
 import { SqlClient } from "@effect/sql"
 import { WebhookDeliveriesRepo, WebhookEndpointsRepo } from "@switchboard/db"
-import type { DueDelivery, EndpointRow } from "@switchboard/db"
+import type { ClaimedDelivery } from "@switchboard/db"
 import { DISABLE_AFTER_FAILURES, isRetryable, MAX_ATTEMPTS, retryDelayMs, toTimestamp } from "@switchboard/domain"
 import type { DeliveryStatus, FailureReason } from "@switchboard/domain"
 import { SafeEgress, UrlPolicy, WebhooksConfig, WebhookSigner } from "@switchboard/webhooks"
-import { Clock, Effect, Option, Queue, Random } from "effect"
+import { Clock, Effect, Queue, Random } from "effect"
 
 /** Longest wait for the target's addresses at an attempt (a timeout is a `network_error`). */
 const RESOLVE_TIMEOUT_MS = 5_000
@@ -34,8 +34,13 @@ export const WebhookEndpointEntityLive = WebhookEndpointEntity.toLayer(
     const keyring = config.keyring
     const wake = yield* Queue.sliding<void>(1)
     const now = Effect.map(Clock.currentTimeMillis, toTimestamp)
+    // connections to the endpoint's checked address, reused across attempts, closed with the entity
+    const agents = yield* Effect.acquireRelease(
+      Effect.sync(() => new SafeEgress.PinnedAgents()),
+      (a) => Effect.promise(() => a.close())
+    )
 
-    const secretsOf = (row: EndpointRow, nowMs: number) => {
+    const secretsOf = (row: ClaimedDelivery["endpoint"], nowMs: number) => {
       const secrets = [keyring.open(row.secret_sealed)]
       if (
         row.previous_secret_sealed && row.previous_secret_expires_at &&
@@ -46,22 +51,21 @@ export const WebhookEndpointEntityLive = WebhookEndpointEntity.toLayer(
       return secrets
     }
 
-    const attempt = (delivery: DueDelivery) =>
+    /** One attempt of a delivery the pull took (`claimDue`: counted, with its endpoint as it was then). */
+    const attempt = (delivery: ClaimedDelivery) =>
       Effect.gen(function*() {
-        const claimed = yield* deliveries.claim(delivery.id, yield* now)
-        if (Option.isNone(claimed)) return
-        const attemptNo = claimed.value.attempt_count
-        const body = claimed.value.envelope
-        const endpoint = yield* endpoints.findById(endpointId)
+        const attemptNo = delivery.attempt_count
+        const body = delivery.envelope
+        const endpoint = delivery.endpoint
         let outcome: SafeEgress.AttemptOutcome
-        if (Option.isNone(endpoint) || endpoint.value.deleted || endpoint.value.endpoint.status === "disabled") {
+        if (endpoint.deleted || endpoint.status === "disabled") {
           outcome = { reason: "not_deliverable", retryable: false, status: null, latencyMs: null }
         } else {
           // a resolver that never answers must not hold the attempt: resolution (<= 5 s) plus the
           // request (<= 10 s) stay under the sweeper's stuck limit (20 s), so a slow attempt is
           // not handed out a second time while it is still running
           const target = yield* Effect.promise(() =>
-            UrlPolicy.resolveTarget(endpoint.value.endpoint.url, config.allowPrivateTargets, config.resolver)
+            UrlPolicy.resolveTarget(endpoint.url, config.allowPrivateTargets, config.resolver)
           ).pipe(
             Effect.timeoutTo({
               duration: RESOLVE_TIMEOUT_MS,
@@ -83,9 +87,9 @@ export const WebhookEndpointEntityLive = WebhookEndpointEntity.toLayer(
               "x-webhook-event": delivery.event_type,
               "x-webhook-timestamp": String(timestamp),
               "x-webhook-attempt": String(attemptNo),
-              "x-webhook-signature": WebhookSigner.signatureHeader(secretsOf(endpoint.value, nowMs), timestamp, body)
+              "x-webhook-signature": WebhookSigner.signatureHeader(secretsOf(endpoint, nowMs), timestamp, body)
             }
-            outcome = yield* Effect.promise(() => SafeEgress.post(target, headers, body))
+            outcome = yield* Effect.promise(() => SafeEgress.post(target, headers, body, agents.for(target)))
           }
         }
         yield* record(delivery.id, attemptNo, outcome)
@@ -95,6 +99,18 @@ export const WebhookEndpointEntityLive = WebhookEndpointEntity.toLayer(
       Effect.gen(function*() {
         const nowMs = yield* Clock.currentTimeMillis
         const reason: FailureReason = outcome.reason
+        if (reason === "ok" && outcome.status !== null) {
+          // the common case in one statement: delivery, attempt and the counter's reset
+          yield* deliveries.recordSuccess({
+            id: deliveryId,
+            endpointId,
+            attempt: attemptNo,
+            at: toTimestamp(nowMs),
+            responseStatus: outcome.status,
+            latencyMs: outcome.latencyMs
+          })
+          return
+        }
         let next: { status: DeliveryStatus; nextAttemptAt: string | null }
         if (reason === "ok") next = { status: "succeeded", nextAttemptAt: null }
         else if (isRetryable(reason) && attemptNo < MAX_ATTEMPTS) {
@@ -139,14 +155,12 @@ export const WebhookEndpointEntityLive = WebhookEndpointEntity.toLayer(
       })
 
     /**
-     * One pull: fills the free slots with due deliveries, oldest first; otherwise waits for a
-     * wake-up or a freed slot (at most 1 s).
+     * One pull: fills the free slots with due deliveries, oldest first (taken for their attempt in
+     * the same statement); otherwise waits for a wake-up or a freed slot (at most 1 s).
      */
     const step = Effect.gen(function*() {
       const free = config.maxInFlight - inFlight.size
-      const due = free <= 0 ? [] : (yield* deliveries.due(endpointId, yield* now, config.maxInFlight + inFlight.size))
-        .filter((d) => !inFlight.has(d.id))
-        .slice(0, free)
+      const due = free <= 0 ? [] : yield* deliveries.claimDue(endpointId, yield* now, free)
       if (due.length === 0) {
         yield* Queue.take(wake).pipe(Effect.timeout("1 second"), Effect.ignore)
         return

@@ -1,12 +1,14 @@
 /**
- * A cluster singleton that wakes endpoints with due deliveries (new events, retries coming due,
- * lost wake-ups), returns deliveries left `delivering` by a dead runner to the queue, and purges
+ * A cluster singleton that wakes endpoints with due deliveries: new ones at once (Postgres tells
+ * it at commit, `EventsRepo.append`), and every second the rest (retries coming due, lost
+ * wake-ups); returns deliveries left `delivering` by a dead runner to the queue, and purges
  * deliveries older than 30 days.
  */
 import { Singleton } from "@effect/cluster"
-import { WebhookDeliveriesRepo } from "@switchboard/db"
+import { PgClient } from "@effect/sql-pg"
+import { DatabaseConfig, WEBHOOK_WAKE_CHANNEL, WebhookDeliveriesRepo } from "@switchboard/db"
 import { DELIVERY_RETENTION_MS, toTimestamp } from "@switchboard/domain"
-import { Clock, Effect, Schedule } from "effect"
+import { Clock, Effect, Option, Schedule, Stream } from "effect"
 import { WebhookEndpointEntity } from "./WebhookEndpointEntity.js"
 
 /** An attempt takes at most 10 s; one still `delivering` after this lost its runner. */
@@ -24,6 +26,27 @@ export const sweepWebhooks = Effect.gen(function*() {
   })
 })
 
+/**
+ * Wakes each endpoint that got new deliveries as their transactions commit (batched per 10 ms, one
+ * wake-up per endpoint). Only on a Postgres server: listening takes a connection of its own, and
+ * the embedded database has one (it relies on the poll).
+ */
+export const wakeOnNewDeliveries = Effect.gen(function*() {
+  const config = yield* Effect.serviceOption(DatabaseConfig.DatabaseConfig)
+  const pg = yield* Effect.serviceOption(PgClient.PgClient)
+  if (Option.isNone(pg) || Option.isNone(config) || Option.isNone(config.value.url)) return yield* Effect.never
+  const endpoint = yield* WebhookEndpointEntity.client
+  yield* pg.value.listen(WEBHOOK_WAKE_CHANNEL).pipe(
+    Stream.groupedWithin(1000, "10 millis"),
+    Stream.runForEach((ids) =>
+      Effect.forEach(new Set(ids), (id) => endpoint(id).Wake().pipe(Effect.catchAllCause(() => Effect.void)), {
+        concurrency: 50,
+        discard: true
+      })
+    )
+  )
+})
+
 export const purgeDeliveries = Effect.gen(function*() {
   const deliveries = yield* WebhookDeliveriesRepo
   const now = yield* Clock.currentTimeMillis
@@ -34,6 +57,11 @@ export const purgeDeliveries = Effect.gen(function*() {
 export const WebhookSweeperLive = Singleton.make(
   "WebhookSweeper",
   Effect.all([
+    wakeOnNewDeliveries.pipe(
+      Effect.catchAllCause((cause) => Effect.logWarning("listening for new webhook deliveries failed", cause)),
+      Effect.zipRight(Effect.sleep("5 seconds")),
+      Effect.forever
+    ),
     sweepWebhooks.pipe(
       Effect.catchAllCause((cause) => Effect.logWarning("webhook sweep failed", cause)),
       Effect.repeat(Schedule.spaced("1 second"))

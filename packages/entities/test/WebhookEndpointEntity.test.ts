@@ -9,7 +9,7 @@ import { Effect, Layer, Option } from "effect"
 import { eventually, receiver } from "../../../test/support/Receiver.js"
 
 /**
- * Fault injection around the REAL repository: the next `failDue` calls of `due` die as an
+ * Fault injection around the REAL repository: the next `failDue` pulls (`claimDue`) die as an
  * unreachable database would (the repository turns SqlError into a defect).
  */
 const faults = { failDue: 0, failedDue: 0, failResolve: 0, hangResolve: 0 }
@@ -35,14 +35,14 @@ const FlakyDeliveries = Layer.effect(
   Effect.map(WebhookDeliveriesRepo, (real) =>
     WebhookDeliveriesRepo.make({
       ...real,
-      due: (endpointId, now, limit) =>
+      claimDue: (endpointId, now, limit) =>
         faults.failDue > 0
           ? Effect.suspend(() => {
             faults.failDue--
             faults.failedDue++
             return Effect.die(new Error("connection terminated (injected)"))
           })
-          : real.due(endpointId, now, limit)
+          : real.claimDue(endpointId, now, limit)
     }))
 ).pipe(Layer.provide(WebhookDeliveriesRepo.Default))
 

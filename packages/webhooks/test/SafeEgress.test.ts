@@ -7,6 +7,8 @@ import net, { type AddressInfo } from "node:net"
 interface Seen {
   readonly path: string
   readonly headers: IncomingHttpHeaders
+  /** the client's end of the connection: the same port means the same connection */
+  readonly remotePort: number | undefined
 }
 
 /** A loopback server answering with `answer`; closed (connections included) with the scope. */
@@ -15,7 +17,7 @@ const server = (answer: (path: string, res: ServerResponse) => void) =>
     Effect.async<{ readonly port: number; readonly seen: Array<Seen>; readonly close: () => void }>((resume) => {
       const seen: Array<Seen> = []
       const s = createServer((req, res) => {
-        seen.push({ path: req.url ?? "/", headers: req.headers })
+        seen.push({ path: req.url ?? "/", headers: req.headers, remotePort: req.socket.remotePort })
         req.resume()
         req.on("end", () => answer(req.url ?? "/", res))
       })
@@ -110,6 +112,31 @@ describe("SafeEgress", () => {
       assert.deepInclude(outcome, { reason: "ok", retryable: false, status: 200 })
       assert.isBelow(Date.now() - started, 5_000)
       assert.isBelow(outcome.latencyMs!, 1_000)
+    }))
+
+  it.scopedLive("reuses an endpoint's connection while the checked target stays the same", () =>
+    Effect.gen(function*() {
+      const first = yield* server((_, res) => res.writeHead(200).end("ok"))
+      const second = yield* server((_, res) => res.writeHead(200).end("ok"))
+      const agents = yield* Effect.acquireRelease(
+        Effect.sync(() => new SafeEgress.PinnedAgents()),
+        (a) => Effect.promise(() => a.close())
+      )
+      const send = (port: number) =>
+        Effect.promise(() => {
+          const target = pinned(port)
+          return SafeEgress.post(target, { "x-webhook-attempt": "1" }, "{}", agents.for(target))
+        })
+      assert.deepInclude(yield* send(first.port), { reason: "ok", status: 200 })
+      // the connection goes back to the agent's pool once the answer is complete
+      yield* Effect.sleep("100 millis")
+      assert.deepInclude(yield* send(first.port), { reason: "ok", status: 200 })
+      assert.deepInclude(yield* send(second.port), { reason: "ok", status: 200 })
+      assert.strictEqual(first.seen.length, 2)
+      assert.strictEqual(first.seen[0]!.remotePort, first.seen[1]!.remotePort)
+      // another target gets an agent of its own, pinned to its own address
+      assert.strictEqual(second.seen.length, 1)
+      assert.strictEqual(second.seen[0]!.headers.host, `hooks.example.invalid:${second.port}`)
     }))
 
   it.effect("reports a refused connection as a retryable network error", () =>
