@@ -516,6 +516,6 @@ export const ChannelEntityLive = ChannelEntity.toLayer(
           })
         }))
     })
-  }),
-  { maxIdleTime: "1 minute" }
+  })
+  // idle time: the cluster's `entityMaxIdleTime` (ENTITY_MAX_IDLE_TIME, default 1 minute)
 )
