@@ -84,7 +84,11 @@ const main = async () => {
     const base = await inspector.memoryAfterGc()
     const baseRss = rssMiB(pid)
     const baseCpu = await idleCpu()
-    log(`no entities: heap ${(base.heapUsed / MiB).toFixed(1)} MiB, rss ${baseRss.toFixed(0)} MiB, idle cpu ${baseCpu.toFixed(1)}%`)
+    log(
+      `no entities: heap ${(base.heapUsed / MiB).toFixed(1)} MiB, rss ${baseRss.toFixed(0)} MiB, idle cpu ${
+        baseCpu.toFixed(1)
+      }%`
+    )
 
     const first = await activate(ids.slice(0, IDLE_ENTITIES))
     const smallCpu = await idleCpu()
