@@ -19,6 +19,8 @@ export interface StackOptions {
   readonly env?: Record<string, string>
   /** sandbox numbers the runners may hand out (one channel per session) */
   readonly sandboxNumbers?: number
+  /** more environment for runner `i` only (e.g. `NODE_OPTIONS=--inspect=...` to read its heap) */
+  readonly runnerEnv?: (i: number) => Record<string, string>
 }
 
 export interface Stack {
@@ -69,7 +71,9 @@ export const startStack = async (options: StackOptions): Promise<Stack> => {
   const runners: Array<ServiceProcess> = []
   for (let i = 0; i < (options.runners ?? 1); i++) {
     const [cluster, http] = [await freePort(), await freePort()]
-    runners.push(startService("runner", { ...env, HOST: "127.0.0.1", PORT: String(cluster) }, http))
+    runners.push(
+      startService("runner", { ...env, ...options.runnerEnv?.(i), HOST: "127.0.0.1", PORT: String(cluster) }, http)
+    )
   }
   const api = startService("api", env, await freePort())
   const stopAll = async () => {

@@ -381,13 +381,29 @@ export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/d
     }, Effect.orDie)
 
     /**
-     * Channels with messages the provider accepted but has not reported on since before `cutoff`
-     * (their connection went away with the receipts under way; a woken channel reconnects and hears them).
+     * Channels whose outbound messages wait for a receipt that is overdue: accepted by the provider
+     * but not reported `sent`, or `sent` / `delivered` but not on to `read`, since before
+     * `overdueBefore`. The connection that would report them went away (a runner died with the
+     * receipt timers in its memory); a woken channel that is not active reconnects, and a reconnect
+     * hears what is still under way. `provider_accepted` counts after `acceptedAfter`; `sent` and
+     * `delivered` only after `laterStagesAfter` (a recipient may never read: the repair is tried for
+     * a while, not forever).
      */
     const channelsAwaitingReceipts = Effect.fn("MessagesRepo.channelsAwaitingReceipts")(
-      function*(cutoff: string, notBefore: string, limit: number) {
-        const rows = yield* sql<{ channel_id: string }>`SELECT DISTINCT channel_id FROM messages
-          WHERE status = 'provider_accepted' AND updated_at < ${cutoff} AND updated_at > ${notBefore} LIMIT ${limit}`
+      function*(input: {
+        readonly overdueBefore: string
+        readonly acceptedAfter: string
+        readonly laterStagesAfter: string
+        readonly limit: number
+      }) {
+        const rows = yield* sql<{ channel_id: string }>`SELECT channel_id FROM messages
+            WHERE status = 'provider_accepted' AND updated_at < ${input.overdueBefore}
+              AND updated_at > ${input.acceptedAfter}
+          UNION
+          SELECT channel_id FROM messages
+            WHERE direction = 'outbound' AND status IN ('sent', 'delivered') AND updated_at < ${input.overdueBefore}
+              AND updated_at > ${input.laterStagesAfter}
+          LIMIT ${input.limit}`
         return rows.map((r) => r.channel_id)
       },
       Effect.orDie

@@ -15,6 +15,7 @@ import m0021 from "./migrations/0021_index_webhook_sweeps.js"
 import m0030 from "./migrations/0030_create_messaging.js"
 import m0031 from "./migrations/0031_provider_ids_and_sandbox_network.js"
 import m0032 from "./migrations/0032_message_sweep_indexes.js"
+import m0033 from "./migrations/0033_index_awaiting_receipts.js"
 import m0040 from "./migrations/0040_create_qr_auth_state.js"
 import m0041 from "./migrations/0041_channel_pairing_started.js"
 import m0042 from "./migrations/0042_create_qr_safety_limits.js"
@@ -30,6 +31,7 @@ export const migrations = {
   "0030_create_messaging": m0030,
   "0031_provider_ids_and_sandbox_network": m0031,
   "0032_message_sweep_indexes": m0032,
+  "0033_index_awaiting_receipts": m0033,
   "0040_create_qr_auth_state": m0040,
   "0041_channel_pairing_started": m0041,
   "0042_create_qr_safety_limits": m0042

@@ -147,8 +147,17 @@ const laneOf = (event: LaneEvent): number => {
   return Math.abs(hash) % EVENT_LANES
 }
 
-/** How long an idle loop waits for a wake-up before it looks at its rows again. */
+/** How long a loop with something under way (or no connection) waits for a wake-up before it looks again. */
 const IDLE_POLL = Duration.seconds(1)
+
+/**
+ * How long a connected channel with nothing due (no queued message, no receipt under way, no
+ * recipient waiting) waits before it looks at its rows again. Everything that gives it work wakes
+ * it (a send, a status change; the sweeper repeats lost wake-ups and wakes due retries), so this
+ * is only a backstop, and thousands of idle channels on a runner must not poll the database
+ * every second.
+ */
+const NOTHING_DUE_POLL = Duration.seconds(10)
 
 /** Statuses in which a linked-device channel holds (or is making) its link: the entity stays alive. */
 const LINK_HELD: ReadonlyArray<ChannelStatus> = ["connecting", "awaiting_scan", "connected", "degraded"]
@@ -322,17 +331,27 @@ export const ChannelEntityLive = ChannelEntity.toLayer(
           spacing = recordRecipientSend(spacing, sent.to, sent.at)
         }
       }
-      // events of one message stay in order (one lane each); different messages go in parallel
-      const lanes = yield* Effect.forEach(Array.from({ length: EVENT_LANES }), () => Queue.unbounded<LaneEvent>())
-      for (const lane of lanes) {
-        yield* Stream.fromQueue(lane).pipe(Stream.runForEach(onEvent(channel)), Effect.forkIn(scope))
-      }
+      // events of one message stay in order (one lane each); different messages go in parallel.
+      // A lane (queue + fiber) is made on its first event: most channels on a runner sit idle, and
+      // eight idle lanes each were most of an idle entity's memory.
+      const lanes = new Map<number, Queue.Queue<LaneEvent>>()
+      const laneFor = (i: number) =>
+        Effect.suspend(() => {
+          const existing = lanes.get(i)
+          if (existing !== undefined) return Effect.succeed(existing)
+          return Effect.gen(function*() {
+            const lane = yield* Queue.unbounded<LaneEvent>()
+            lanes.set(i, lane)
+            yield* Stream.fromQueue(lane).pipe(Stream.runForEach(onEvent(channel)), Effect.forkIn(scope))
+            return lane
+          })
+        })
       // status changes are recorded here, one after the other, in the order reported
       yield* connection.events.pipe(
         Stream.runForEach((event) =>
           event._tag === "StatusChanged"
             ? onStatusChanged(connection)(event)
-            : Queue.offer(lanes[laneOf(event)]!, event)
+            : Effect.flatMap(laneFor(laneOf(event)), (lane) => Queue.offer(lane, event))
         ),
         Effect.forkIn(scope)
       )
@@ -398,9 +417,12 @@ export const ChannelEntityLive = ChannelEntity.toLayer(
           : { waiting: [], readyAt: Number.POSITIVE_INFINITY }
         const batch = yield* messages.nextQueued(channelId, DISPATCH_BATCH, waiting)
         if (batch.length === 0) {
-          yield* keepAlive(linkHeld || waiting.length > 0 || (yield* connection.pendingReceipts) > 0)
+          const underWay = waiting.length > 0 || (yield* connection.pendingReceipts) > 0
+          yield* keepAlive(linkHeld || underWay)
           const untilReady = readyAt - (yield* Clock.currentTimeMillis)
-          yield* awaitWake(Duration.min(IDLE_POLL, Duration.millis(Math.max(10, untilReady))))
+          yield* awaitWake(
+            Duration.min(underWay ? IDLE_POLL : NOTHING_DUE_POLL, Duration.millis(Math.max(10, untilReady)))
+          )
           continue
         }
         yield* keepAlive(true)
@@ -516,6 +538,6 @@ export const ChannelEntityLive = ChannelEntity.toLayer(
           })
         }))
     })
-  }),
-  { maxIdleTime: "1 minute" }
+  })
+  // idle time: the cluster's `entityMaxIdleTime` (ENTITY_MAX_IDLE_TIME, default 1 minute)
 )

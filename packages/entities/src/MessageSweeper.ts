@@ -3,8 +3,9 @@
  * runners can lose, every second:
  * - wakes channels with due queued messages (a lost wake-up, a retry coming due, a passivated or
  *   moved entity);
- * - wakes channels whose accepted messages have had no receipt for a while (the connection that
- *   would report them went away; the woken channel reconnects and hears them);
+ * - wakes channels whose messages have had no further receipt for a while: accepted but not
+ *   `sent`, or `sent` / `delivered` but not `read` (the connection that would report them went
+ *   away with a runner, receipt timers and all; the woken channel reconnects and hears them);
  * - returns messages left `dispatching` by a dead dispatcher to the queue (a retryable failure;
  *   providers recognise our message id, so nothing is sent twice);
  * - cancels undispatched messages of archived channels (the archive's own cancellations were lost);
@@ -24,6 +25,11 @@ export const STUCK_DISPATCH_MS = 45_000
 export const RECEIPT_OVERDUE_MS = 30_000
 /** Receipts overdue for longer than this are not waited for any more. */
 const RECEIPT_GIVE_UP_MS = 3600_000
+/**
+ * A message stopped at `sent` or `delivered` has its channel woken for this long: enough for a
+ * failover; after it the recipient may simply not have read it (read receipts off).
+ */
+const LATER_RECEIPTS_REPAIR_MS = 300_000
 
 const BATCH = 500
 
@@ -36,11 +42,12 @@ export const sweepMessages = Effect.gen(function*() {
   const now = yield* Clock.currentTimeMillis
 
   const due = yield* messages.channelsWithDueWork(BATCH)
-  const awaiting = yield* messages.channelsAwaitingReceipts(
-    toTimestamp(now - RECEIPT_OVERDUE_MS),
-    toTimestamp(now - RECEIPT_GIVE_UP_MS),
-    BATCH
-  )
+  const awaiting = yield* messages.channelsAwaitingReceipts({
+    overdueBefore: toTimestamp(now - RECEIPT_OVERDUE_MS),
+    acceptedAfter: toTimestamp(now - RECEIPT_GIVE_UP_MS),
+    laterStagesAfter: toTimestamp(now - LATER_RECEIPTS_REPAIR_MS),
+    limit: BATCH
+  })
   yield* Effect.forEach(new Set([...due, ...awaiting]), (id) => ignore(channel(id).Wake()), {
     concurrency: 50,
     discard: true

@@ -131,6 +131,38 @@ describe("Channel and Message entities", () => {
         assert.strictEqual(delivered.length, 1)
       }))
 
+    it.effect("wakes a channel whose messages stopped at sent or delivered when their runner died", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const target = yield* setupChannel()
+        // what a runner killed between receipts leaves: the network reported `sent` (and for one
+        // message `delivered`), the messages recorded it, and the timers of the later receipts died
+        // with the runner; nothing has activated the channel since
+        const now = yield* Clock.currentTimeMillis
+        const longAgo = toTimestamp(now - 60_000)
+        const stopped = [
+          yield* queueMessage(target, { status: "sent" }),
+          yield* queueMessage(target, { status: "delivered", to: "+4915100000002" })
+        ]
+        for (const message of stopped) {
+          const delivered = message.status === "delivered" ? longAgo : null
+          yield* sql`UPDATE messages SET updated_at = ${longAgo}, sent_at = ${longAgo} WHERE id = ${message.id}`
+          yield* sql`INSERT INTO sandbox_deliveries (message_id, channel_id, to_number, offers, accepted_at, sent_at,
+            delivered_at) VALUES (${message.id}, ${target.channelId}, ${message.to}, 1, ${longAgo}, ${longAgo},
+            ${delivered})`
+        }
+        for (const message of stopped) {
+          const read = yield* waitFor(message.id, (m) => m.status === "read")
+          assert.isNotNull(read.read_at)
+          const states = (yield* timeline(message.id)).map((t) => t.to_state)
+          assert.deepStrictEqual(states.slice(-2), ["delivered", "read"])
+          assert.strictEqual(states.filter((s) => s === "delivered").length, 1)
+        }
+        const network = yield* sql<{ offers: number }>`SELECT offers FROM sandbox_deliveries
+          WHERE message_id IN ${sql.in(stopped.map((m) => m.id))}`
+        assert.deepStrictEqual(network.map((r) => r.offers), [1, 1], "nothing was offered to the network again")
+      }))
+
     it.effect("cancels the undispatched messages of an archived channel, even when nobody asked", () =>
       Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient

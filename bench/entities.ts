@@ -1,0 +1,139 @@
+/**
+ * Benchmark 4, entity scale: one runner holding N live Channel entities (sandbox channels,
+ * connected, nothing queued). Measures
+ * - the time to activate them (a volatile `Status` request to each, from a cluster client in this
+ *   process, `--concurrency` at a time): the first `--idle-entities`, then the rest;
+ * - the runner's idle CPU with `--idle-entities` live entities and with all N (CPU seconds over
+ *   `--idle-seconds`, after `--settle` seconds);
+ * - its RSS, and its heap after a full GC (over the inspector protocol), minus the same before any
+ *   entity existed: heap per entity.
+ *
+ * "Live" means activated and not passivated: the runner runs with ENTITY_MAX_IDLE_TIME=30 minutes
+ * (the Channel entity's idle time comes from the cluster's `entityMaxIdleTime`, default 1 minute),
+ * so every entity activated during the run is still in memory when it is measured.
+ *
+ * The channels are written by SQL (bench/lib/Seed.ts), not through the API.
+ *
+ *   flock /tmp/sb-bench.lock npm run bench:entities -- --entities 10000 --idle-entities 500
+ */
+import { Database } from "@switchboard/db"
+import { ChannelEntity, Cluster } from "@switchboard/entities"
+import { Effect, Layer, ManagedRuntime, Redacted, Schedule } from "effect"
+import { connectInspector } from "./lib/Inspector.js"
+import { cpuSeconds, machine, numberFlag, record, rssMiB } from "./lib/Measure.js"
+import * as Seed from "./lib/Seed.js"
+import { RECIPIENT, startStack } from "./lib/Stack.js"
+
+const ENTITIES = numberFlag("entities", 10_000)
+const IDLE_ENTITIES = Math.min(ENTITIES, numberFlag("idle-entities", 500))
+const CONCURRENCY = numberFlag("concurrency", 100)
+const IDLE_SECONDS = numberFlag("idle-seconds", 30)
+const SETTLE_SECONDS = numberFlag("settle", 10)
+
+const MiB = 2 ** 20
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+const log = (line: string) => console.log(`[entities] ${line}`)
+
+const main = async () => {
+  const started = Date.now()
+  log(`machine ${JSON.stringify(machine())}`)
+  const stack = await startStack({
+    name: "entities",
+    runners: 1,
+    env: { ENTITY_MAX_IDLE_TIME: "30 minutes" },
+    runnerEnv: () => ({ NODE_OPTIONS: "--inspect=127.0.0.1:0" })
+  })
+  const runner = stack.runners[0]!
+  const pid = runner.child.pid!
+  const inspector = await connectInspector(runner)
+  const client = ManagedRuntime.make(
+    Cluster.client.pipe(Layer.provide(Database.layerPostgres(Redacted.make(stack.dbUrl), 4)))
+  )
+  try {
+    const seedStart = Date.now()
+    const ids = (await Seed.sandboxChannels(stack.db, stack.workspaceId, ENTITIES, RECIPIENT)).map((c) => c.id)
+    log(`seeded ${ids.length} channels in ${((Date.now() - seedStart) / 1000).toFixed(1)} s`)
+
+    const activate = (batch: ReadonlyArray<string>) =>
+      client.runPromise(Effect.gen(function*() {
+        const channel = yield* ChannelEntity.client
+        const t0 = Date.now()
+        let connected = 0
+        yield* Effect.forEach(batch, (id) =>
+          channel(id).Status().pipe(
+            Effect.catchAllDefect(Effect.fail),
+            Effect.retry({ times: 10, schedule: Schedule.spaced("500 millis") }),
+            Effect.tap((status) =>
+              Effect.sync(() => {
+                if (status.connected) connected++
+              })
+            )
+          ), { concurrency: CONCURRENCY, discard: true })
+        return { seconds: (Date.now() - t0) / 1000, connected }
+      }))
+
+    /** Runner CPU over `IDLE_SECONDS`, after `SETTLE_SECONDS`: percent of one core. */
+    const idleCpu = async () => {
+      await sleep(SETTLE_SECONDS * 1000)
+      const before = cpuSeconds(pid)
+      await sleep(IDLE_SECONDS * 1000)
+      return ((cpuSeconds(pid) - before) / IDLE_SECONDS) * 100
+    }
+
+    await sleep(5000)
+    const base = await inspector.memoryAfterGc()
+    const baseRss = rssMiB(pid)
+    const baseCpu = await idleCpu()
+    log(
+      `no entities: heap ${(base.heapUsed / MiB).toFixed(1)} MiB, rss ${baseRss.toFixed(0)} MiB, idle cpu ${
+        baseCpu.toFixed(1)
+      }%`
+    )
+
+    const first = await activate(ids.slice(0, IDLE_ENTITIES))
+    const smallCpu = await idleCpu()
+    const small = await inspector.memoryAfterGc()
+    log(
+      `${IDLE_ENTITIES} entities: activated in ${first.seconds.toFixed(1)} s (${first.connected} connected), idle cpu ${
+        smallCpu.toFixed(1)
+      }%, heap ${(small.heapUsed / MiB).toFixed(1)} MiB`
+    )
+
+    const rest = await activate(ids.slice(IDLE_ENTITIES))
+    const activationSeconds = first.seconds + rest.seconds
+    const rssAfterActivation = rssMiB(pid)
+    const full = await inspector.memoryAfterGc()
+    const fullRss = rssMiB(pid)
+    const fullCpu = await idleCpu()
+    const result = {
+      entities: ENTITIES,
+      idle_entities: IDLE_ENTITIES,
+      concurrency: CONCURRENCY,
+      connected: first.connected + rest.connected,
+      activation_s: Number(activationSeconds.toFixed(1)),
+      activation_per_s: Number((ENTITIES / activationSeconds).toFixed(0)),
+      rss_mib: Number(fullRss.toFixed(0)),
+      rss_after_activation_mib: Number(rssAfterActivation.toFixed(0)),
+      rss_base_mib: Number(baseRss.toFixed(0)),
+      heap_mib: Number((full.heapUsed / MiB).toFixed(1)),
+      heap_base_mib: Number((base.heapUsed / MiB).toFixed(1)),
+      heap_per_entity_kib: Number(((full.heapUsed - base.heapUsed) / ENTITIES / 1024).toFixed(1)),
+      heap_per_entity_small_kib: Number(((small.heapUsed - base.heapUsed) / IDLE_ENTITIES / 1024).toFixed(1)),
+      external_mib: Number((full.external / MiB).toFixed(1)),
+      idle_cpu_base_pct: Number(baseCpu.toFixed(1)),
+      idle_cpu_small_pct: Number(smallCpu.toFixed(1)),
+      idle_cpu_full_pct: Number(fullCpu.toFixed(1)),
+      wall_s: Math.round((Date.now() - started) / 1000)
+    }
+    console.log(record("entities", result))
+  } finally {
+    inspector.close()
+    await client.dispose()
+    await stack.stop()
+  }
+}
+
+main().then(() => process.exit(0), (error) => {
+  console.error(error)
+  process.exit(1)
+})
