@@ -339,15 +339,20 @@ export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/d
       return rows[0]?.n ?? 0
     }, Effect.orDie)
 
-    /** Connected channels with due queued messages (the sweeper wakes them). */
-    const channelsWithDueWork = Effect.fn("MessagesRepo.channelsWithDueWork")(function*(limit: number) {
+    /**
+     * Connected channels with due queued messages (the sweeper wakes them), in id order after
+     * `after`: the sweeper pages through them (starting again from the first once a page comes
+     * back short), so with more than `limit` such channels every one is still reached.
+     */
+    const channelsWithDueWork = Effect.fn("MessagesRepo.channelsWithDueWork")(function*(limit: number, after = "") {
       const now = toTimestamp(yield* Clock.currentTimeMillis)
       // only channels that can dispatch (a disconnected channel's backlog waits or expires
       // quietly); one index probe per connected channel (`messages_due`)
       const rows = yield* sql<{ id: string }>`SELECT c.id FROM channels c WHERE c.status = 'connected'
+        AND c.id > ${after}
         AND EXISTS (SELECT 1 FROM messages m WHERE m.channel_id = c.id AND m.status = 'queued'
           AND COALESCE(m.next_attempt_at, '-infinity'::timestamptz) <= ${now})
-        LIMIT ${limit}`
+        ORDER BY c.id LIMIT ${limit}`
       return rows.map((r) => r.id)
     }, Effect.orDie)
 

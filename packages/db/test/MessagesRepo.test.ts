@@ -82,5 +82,24 @@ describe("MessagesRepo", () => {
         assert.isFalse(ours.has(inbound!), "inbound")
         assert.isFalse(ours.has(sentLongAgo!), "stopped at sent longer than the repair window")
       }))
+
+    it.effect("pages through channels with due work, so channels past the first page are reached", () =>
+      Effect.gen(function*() {
+        const repo = yield* MessagesRepo
+        const withDue = yield* channelsWith(Array.from({ length: 5 }, () => ({ status: "queued" as const, ageMs: 0 })))
+        const [idle] = yield* channelsWith([{ status: "sent", ageMs: 0 }])
+        // the sweeper's walk: a page of 2 after the last id woken, back to the start after a short page
+        const woken: Array<string> = []
+        let cursor = ""
+        for (let sweep = 0; sweep < 4; sweep++) {
+          const page = yield* repo.channelsWithDueWork(2, cursor)
+          woken.push(...page)
+          cursor = page.length < 2 ? "" : page[page.length - 1]!
+        }
+        const ours = new Set(withDue)
+        assert.deepStrictEqual(new Set(woken.filter((id) => ours.has(id))), ours, "every channel with due work")
+        assert.isFalse(woken.includes(idle!), "a channel with nothing queued")
+        assert.deepStrictEqual(woken.slice(0, 2), [...withDue].sort().slice(0, 2), "in id order")
+      }))
   })
 })

@@ -15,7 +15,7 @@
 import { Singleton } from "@effect/cluster"
 import { MessagesRepo, SandboxNetworkRepo } from "@switchboard/db"
 import { QUEUED_EXPIRY_MS, toTimestamp } from "@switchboard/domain"
-import { Clock, Effect, Schedule } from "effect"
+import { Clock, Effect, Ref, Schedule } from "effect"
 import { ChannelEntity } from "./ChannelEntity.js"
 import { MessageEntity } from "./MessageEntity.js"
 
@@ -33,71 +33,79 @@ const LATER_RECEIPTS_REPAIR_MS = 300_000
 
 const BATCH = 500
 
-export const sweepMessages = Effect.gen(function*() {
-  const messages = yield* MessagesRepo
-  const network = yield* SandboxNetworkRepo
-  const channel = yield* ChannelEntity.client
-  const message = yield* MessageEntity.client
-  const ignore = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.catchAllCause(effect, () => Effect.void)
-  const now = yield* Clock.currentTimeMillis
+/**
+ * One sweep. `dueCursor` holds the last channel id woken for due work: each sweep takes the next
+ * page of such channels, so a backlog on more than a page of channels is not left to the same
+ * first page every second.
+ */
+export const sweepMessages = (dueCursor: Ref.Ref<string>) =>
+  Effect.gen(function*() {
+    const messages = yield* MessagesRepo
+    const network = yield* SandboxNetworkRepo
+    const channel = yield* ChannelEntity.client
+    const message = yield* MessageEntity.client
+    const ignore = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.catchAllCause(effect, () => Effect.void)
+    const now = yield* Clock.currentTimeMillis
 
-  const due = yield* messages.channelsWithDueWork(BATCH)
-  const awaiting = yield* messages.channelsAwaitingReceipts({
-    overdueBefore: toTimestamp(now - RECEIPT_OVERDUE_MS),
-    acceptedAfter: toTimestamp(now - RECEIPT_GIVE_UP_MS),
-    laterStagesAfter: toTimestamp(now - LATER_RECEIPTS_REPAIR_MS),
-    limit: BATCH
+    const due = yield* messages.channelsWithDueWork(BATCH, yield* Ref.get(dueCursor))
+    yield* Ref.set(dueCursor, due.length < BATCH ? "" : due[due.length - 1]!)
+    const awaiting = yield* messages.channelsAwaitingReceipts({
+      overdueBefore: toTimestamp(now - RECEIPT_OVERDUE_MS),
+      acceptedAfter: toTimestamp(now - RECEIPT_GIVE_UP_MS),
+      laterStagesAfter: toTimestamp(now - LATER_RECEIPTS_REPAIR_MS),
+      limit: BATCH
+    })
+    yield* Effect.forEach(new Set([...due, ...awaiting]), (id) => ignore(channel(id).Wake()), {
+      concurrency: 50,
+      discard: true
+    })
+
+    // receipts the durable network reported but the message never recorded (lost with a runner)
+    const missed = yield* network.missedReceipts(
+      toTimestamp(now - RECEIPT_OVERDUE_MS / 3),
+      toTimestamp(now - RECEIPT_GIVE_UP_MS),
+      BATCH
+    )
+    yield* Effect.forEach(missed, (r) => ignore(message(r.messageId).Transition({ to: r.stage, at: r.at })), {
+      concurrency: 10,
+      discard: true
+    })
+
+    const stuck = yield* messages.stuckDispatching(toTimestamp(now - STUCK_DISPATCH_MS), BATCH)
+    yield* Effect.forEach(
+      stuck,
+      (m) =>
+        ignore(
+          message(m.id).DispatchFailed({
+            retryable: true,
+            code: "dispatch_interrupted",
+            reason: "The dispatcher stopped mid-dispatch"
+          })
+        ),
+      { concurrency: 10, discard: true }
+    )
+
+    const orphaned = yield* messages.undispatchedOfArchived(BATCH)
+    yield* Effect.forEach(
+      orphaned,
+      (id) => ignore(message(id).Transition({ to: "cancelled", reason: "channel archived" })),
+      { concurrency: 10, discard: true }
+    )
+
+    const stale = yield* messages.staleQueued(toTimestamp(now - QUEUED_EXPIRY_MS), BATCH)
+    yield* Effect.forEach(
+      stale,
+      (id) => ignore(message(id).Transition({ to: "expired", reason: "not dispatched within 24 h" })),
+      { concurrency: 10, discard: true }
+    )
   })
-  yield* Effect.forEach(new Set([...due, ...awaiting]), (id) => ignore(channel(id).Wake()), {
-    concurrency: 50,
-    discard: true
-  })
-
-  // receipts the durable network reported but the message never recorded (lost with a runner)
-  const missed = yield* network.missedReceipts(
-    toTimestamp(now - RECEIPT_OVERDUE_MS / 3),
-    toTimestamp(now - RECEIPT_GIVE_UP_MS),
-    BATCH
-  )
-  yield* Effect.forEach(missed, (r) => ignore(message(r.messageId).Transition({ to: r.stage, at: r.at })), {
-    concurrency: 10,
-    discard: true
-  })
-
-  const stuck = yield* messages.stuckDispatching(toTimestamp(now - STUCK_DISPATCH_MS), BATCH)
-  yield* Effect.forEach(
-    stuck,
-    (m) =>
-      ignore(
-        message(m.id).DispatchFailed({
-          retryable: true,
-          code: "dispatch_interrupted",
-          reason: "The dispatcher stopped mid-dispatch"
-        })
-      ),
-    { concurrency: 10, discard: true }
-  )
-
-  const orphaned = yield* messages.undispatchedOfArchived(BATCH)
-  yield* Effect.forEach(
-    orphaned,
-    (id) => ignore(message(id).Transition({ to: "cancelled", reason: "channel archived" })),
-    { concurrency: 10, discard: true }
-  )
-
-  const stale = yield* messages.staleQueued(toTimestamp(now - QUEUED_EXPIRY_MS), BATCH)
-  yield* Effect.forEach(
-    stale,
-    (id) => ignore(message(id).Transition({ to: "expired", reason: "not dispatched within 24 h" })),
-    { concurrency: 10, discard: true }
-  )
-})
 
 export const MessageSweeperLive = Singleton.make(
   "MessageSweeper",
-  sweepMessages.pipe(
-    Effect.catchAllCause((cause) => Effect.logWarning("message sweep failed", cause)),
-    Effect.repeat(Schedule.spaced("1 second")),
-    Effect.asVoid
-  )
+  Effect.flatMap(Ref.make(""), (dueCursor) =>
+    sweepMessages(dueCursor).pipe(
+      Effect.catchAllCause((cause) => Effect.logWarning("message sweep failed", cause)),
+      Effect.repeat(Schedule.spaced("1 second")),
+      Effect.asVoid
+    ))
 )
