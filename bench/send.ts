@@ -14,7 +14,7 @@
  *                         [--rate 500] [--rate-connections 50] [--profile DIR]
  *
  * `--profile DIR`: instead of the comparison, loads (a) for `--duration` seconds with the api
- * node and runner under a CPU profiler (lib/CpuProfiler.mjs, like `--cpu-prof`; profiles written to DIR when they exit) and prints the
+ * node and runner under a CPU profiler (lib/CpuProfileHook.mjs, like `--cpu-prof`; profiles written to DIR when they stop) and prints the
  * api node's top functions (lib/CpuProfile.mjs).
  *
  * Sandbox channels pace dispatch at 2 msg/s and refuse sends when their backlog exceeds 24 h of
@@ -29,6 +29,7 @@ import { mkdirSync, readdirSync, readFileSync } from "node:fs"
 import { resolve } from "node:path"
 import { freePort } from "../test/support/Processes.js"
 import { cpuSeconds, flag, formatSummary, machine, numberFlag, record, summarize } from "./lib/Measure.js"
+import { profileEnv } from "./lib/Profile.js"
 import { RECIPIENT, startStack } from "./lib/Stack.js"
 
 const runs = numberFlag("runs", 3)
@@ -181,12 +182,6 @@ const describe = (name: string, p: Phase) =>
     p.runner_cpu_ms_per_s.toFixed(0)
   } ms/s, non-2xx ${p.non2xx}, errors ${p.errors}`
 
-/** Node 20 refuses `--cpu-prof` in NODE_OPTIONS: a preload does the same (lib/CpuProfiler.mjs). */
-const profileEnv = (dir: string) => ({
-  NODE_OPTIONS: `--import ${resolve(import.meta.dirname, "lib", "CpuProfiler.mjs")}`,
-  CPU_PROFILE_DIR: dir
-})
-
 const main = async () => {
   const profiling = typeof profileDir === "string" ? resolve(profileDir) : undefined
   if (profiling) mkdirSync(profiling, { recursive: true })
@@ -235,7 +230,7 @@ const main = async () => {
       for (const [query, n] of [...running].sort((x, y) => y[1] - x[1]).slice(0, 30)) {
         console.log(`${String(n).padStart(6)} ${((100 * n) / samples).toFixed(1).padStart(5)}%  ${query}`)
       }
-      console.log(`api node pid ${apiPid}: its profile is ${profiling}/${apiPid}.cpuprofile`)
+      console.log(`api node pid ${apiPid}: its profile is ${profiling}/CPU.${apiPid}.cpuprofile`)
       return
     }
     const bare = await startBare(stack.dbUrl, stack.workspaceId)
