@@ -400,15 +400,19 @@ export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/d
         readonly acceptedAfter: string
         readonly laterStagesAfter: string
         readonly limit: number
+        /** paging like `channelsWithDueWork`: channel ids after this one, in order */
+        readonly after?: string
       }) {
-        const rows = yield* sql<{ channel_id: string }>`SELECT channel_id FROM messages
-            WHERE status = 'provider_accepted' AND updated_at < ${input.overdueBefore}
-              AND updated_at > ${input.acceptedAfter}
-          UNION
-          SELECT channel_id FROM messages
-            WHERE direction = 'outbound' AND status IN ('sent', 'delivered') AND updated_at < ${input.overdueBefore}
-              AND updated_at > ${input.laterStagesAfter}
-          LIMIT ${input.limit}`
+        const rows = yield* sql<{ channel_id: string }>`SELECT channel_id FROM (
+            SELECT channel_id FROM messages
+              WHERE status = 'provider_accepted' AND updated_at < ${input.overdueBefore}
+                AND updated_at > ${input.acceptedAfter}
+            UNION
+            SELECT channel_id FROM messages
+              WHERE direction = 'outbound' AND status IN ('sent', 'delivered') AND updated_at < ${input.overdueBefore}
+                AND updated_at > ${input.laterStagesAfter}
+          ) overdue WHERE channel_id > ${input.after ?? ""}
+          ORDER BY channel_id LIMIT ${input.limit}`
         return rows.map((r) => r.channel_id)
       },
       Effect.orDie

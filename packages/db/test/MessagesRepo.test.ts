@@ -101,5 +101,29 @@ describe("MessagesRepo", () => {
         assert.isFalse(woken.includes(idle!), "a channel with nothing queued")
         assert.deepStrictEqual(woken.slice(0, 2), [...withDue].sort().slice(0, 2), "in id order")
       }))
+
+    it.effect("pages through channels awaiting receipts the same way", () =>
+      Effect.gen(function*() {
+        const repo = yield* MessagesRepo
+        const overdue = yield* channelsWith(
+          Array.from({ length: 5 }, () => ({ status: "sent" as const, ageMs: 60_000 }))
+        )
+        const woken: Array<string> = []
+        let after = ""
+        // one full cycle (other tests' channels of this database await receipts too)
+        for (let sweep = 0; sweep < 20 && (sweep === 0 || after !== ""); sweep++) {
+          const page = yield* repo.channelsAwaitingReceipts({
+            overdueBefore: at(-30_000),
+            acceptedAfter: at(-3600_000),
+            laterStagesAfter: at(-300_000),
+            limit: 2,
+            after
+          })
+          woken.push(...page)
+          after = page.length < 2 ? "" : page[page.length - 1]!
+        }
+        const ours = new Set(overdue)
+        assert.deepStrictEqual(new Set(woken.filter((id) => ours.has(id))), ours, "every channel awaiting receipts")
+      }))
   })
 })

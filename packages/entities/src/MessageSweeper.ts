@@ -33,12 +33,21 @@ const LATER_RECEIPTS_REPAIR_MS = 300_000
 
 const BATCH = 500
 
+/** Where the next sweep's pages of channels start: the last channel id woken, "" from the first. */
+export interface SweepCursors {
+  readonly due: Ref.Ref<string>
+  readonly awaiting: Ref.Ref<string>
+}
+
+/** The cursor after a page: its last id, or back to the first channel after a short page. */
+const advance = (cursor: Ref.Ref<string>, page: ReadonlyArray<string>) =>
+  Ref.set(cursor, page.length < BATCH ? "" : page[page.length - 1]!)
+
 /**
- * One sweep. `dueCursor` holds the last channel id woken for due work: each sweep takes the next
- * page of such channels, so a backlog on more than a page of channels is not left to the same
- * first page every second.
+ * One sweep. Channels to wake are taken a page at a time after the cursors, so with more than a
+ * page of them every one is reached, not the same first page every second.
  */
-export const sweepMessages = (dueCursor: Ref.Ref<string>) =>
+export const sweepMessages = (cursors: SweepCursors) =>
   Effect.gen(function*() {
     const messages = yield* MessagesRepo
     const network = yield* SandboxNetworkRepo
@@ -47,14 +56,16 @@ export const sweepMessages = (dueCursor: Ref.Ref<string>) =>
     const ignore = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.catchAllCause(effect, () => Effect.void)
     const now = yield* Clock.currentTimeMillis
 
-    const due = yield* messages.channelsWithDueWork(BATCH, yield* Ref.get(dueCursor))
-    yield* Ref.set(dueCursor, due.length < BATCH ? "" : due[due.length - 1]!)
+    const due = yield* messages.channelsWithDueWork(BATCH, yield* Ref.get(cursors.due))
+    yield* advance(cursors.due, due)
     const awaiting = yield* messages.channelsAwaitingReceipts({
       overdueBefore: toTimestamp(now - RECEIPT_OVERDUE_MS),
       acceptedAfter: toTimestamp(now - RECEIPT_GIVE_UP_MS),
       laterStagesAfter: toTimestamp(now - LATER_RECEIPTS_REPAIR_MS),
-      limit: BATCH
+      limit: BATCH,
+      after: yield* Ref.get(cursors.awaiting)
     })
+    yield* advance(cursors.awaiting, awaiting)
     yield* Effect.forEach(new Set([...due, ...awaiting]), (id) => ignore(channel(id).Wake()), {
       concurrency: 50,
       discard: true
@@ -102,8 +113,8 @@ export const sweepMessages = (dueCursor: Ref.Ref<string>) =>
 
 export const MessageSweeperLive = Singleton.make(
   "MessageSweeper",
-  Effect.flatMap(Ref.make(""), (dueCursor) =>
-    sweepMessages(dueCursor).pipe(
+  Effect.flatMap(Effect.all({ due: Ref.make(""), awaiting: Ref.make("") }), (cursors) =>
+    sweepMessages(cursors).pipe(
       Effect.catchAllCause((cause) => Effect.logWarning("message sweep failed", cause)),
       Effect.repeat(Schedule.spaced("1 second")),
       Effect.asVoid
