@@ -431,7 +431,11 @@ export const ChannelEntityLive = ChannelEntity.toLayer(
           const now = yield* Clock.currentTimeMillis
           // a recipient that reached its spacing cap in this batch waits; the others go
           if (spaced && recipientReadyAt(spacing, message.to, now) > now) continue
-          if (nextSlot > now) yield* Effect.sleep(Duration.millis(nextSlot - now))
+          // a timer may fire a millisecond before the wall clock reaches the slot: sleep again
+          // until it has, so the provider's pace is never exceeded (not even by 1 ms)
+          for (let at = now; nextSlot > at; at = yield* Clock.currentTimeMillis) {
+            yield* Effect.sleep(Duration.millis(nextSlot - at))
+          }
           // something new arrived: it may outrank the rest of this batch
           if (Option.isSome(yield* Queue.poll(wake))) break
           const startedAt = yield* Clock.currentTimeMillis
