@@ -27,18 +27,22 @@ export class QrSafetyRepo extends Effect.Service<QrSafetyRepo>()("@switchboard/d
      * `dispatching`).
      */
     const usage = Effect.fn("QrSafetyRepo.usage")(function*(channelId: string, since: string) {
-      const sent = yield* sql<{ at: Date | string }>`
-        SELECT sent_at AS at FROM messages
+      // ONE statement, so one snapshot: with two, a message dispatched in between (`dispatching`
+      // when the handed-over ones were read, `provider_accepted` when the unsent were counted)
+      // counted in neither, and a send past the cap got in
+      const rows = yield* sql<{ at: Date | string | null; queued: number | null }>`
+        SELECT sent_at AS at, NULL::int AS queued FROM messages
           WHERE channel_id = ${channelId} AND direction = 'outbound' AND sent_at > ${since}
         UNION ALL
-        SELECT updated_at AS at FROM messages
+        SELECT updated_at, NULL FROM messages
           WHERE channel_id = ${channelId} AND status = 'provider_accepted' AND sent_at IS NULL
-            AND updated_at > ${since}`
-      const unsent = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM messages
-        WHERE channel_id = ${channelId} AND status IN ('queued', 'dispatching')`
+            AND updated_at > ${since}
+        UNION ALL
+        SELECT NULL, count(*)::int FROM messages
+          WHERE channel_id = ${channelId} AND status IN ('queued', 'dispatching')`
       return {
-        sentAt: sent.map((r) => new Date(r.at).getTime()),
-        queued: unsent[0]?.n ?? 0
+        sentAt: rows.filter((r) => r.queued === null).map((r) => new Date(r.at!).getTime()),
+        queued: rows.find((r) => r.queued !== null)?.queued ?? 0
       }
     }, Effect.orDie)
 
