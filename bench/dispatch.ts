@@ -20,9 +20,9 @@
 import { call } from "../test/support/Processes.js"
 import { cpuSeconds, flag, formatSummary, numberFlag, percentile, record, summarize } from "./lib/Measure.js"
 import { profileEnv } from "./lib/Profile.js"
-import { startStackRetrying } from "./lib/Retry.js"
+
 import * as Seed from "./lib/Seed.js"
-import { RECIPIENT } from "./lib/Stack.js"
+import { RECIPIENT, startStack } from "./lib/Stack.js"
 
 const channelCount = numberFlag("channels", 1000)
 const runs = numberFlag("runs", 1)
@@ -41,7 +41,7 @@ const pick = (): Seed.Category => {
 }
 
 const runOnce = async (run: number) => {
-  const stack = await startStackRetrying({
+  const stack = await startStack({
     name: "dispatch",
     runners: 1,
     env: profileEnv(profileDir)

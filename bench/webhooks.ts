@@ -26,7 +26,7 @@ import type { AddressInfo } from "node:net"
 import { admin, call } from "../test/support/Processes.js"
 import { cpuSeconds, flag, formatSummary, numberFlag, percentile, record, summarize } from "./lib/Measure.js"
 import { profileEnv } from "./lib/Profile.js"
-import { startStackRetrying } from "./lib/Retry.js"
+import { startStack } from "./lib/Stack.js"
 
 const runs = numberFlag("runs", 3)
 const only = flag("only")
@@ -62,7 +62,7 @@ sink.keepAliveTimeout = 30_000
 await new Promise<void>((done) => sink.listen(0, "127.0.0.1", done))
 const sinkPort = (sink.address() as AddressInfo).port
 
-const stack = await startStackRetrying({
+const stack = await startStack({
   name: "webhooks",
   runners: 1,
   env: profileEnv(profileDir)
