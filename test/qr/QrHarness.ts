@@ -2,7 +2,7 @@
  * Helpers for QR connection tests: a connection to a fake WhatsApp server with test timings,
  * waiting for events with a clear failure, and pairing in one step.
  */
-import { newId, type ChannelStatus } from "@switchboard/domain"
+import { type ChannelStatus, newId } from "@switchboard/domain"
 import {
   type QrAuthStateRepo,
   type QrConnection,

@@ -9,9 +9,9 @@ import {
   DEFAULT_CATEGORY,
   DomainEvent,
   Message,
+  messageStatusEvent,
   MessageWithTimeline,
   newId,
-  messageStatusEvent,
   PRIORITY,
   toTimestamp
 } from "@switchboard/domain"

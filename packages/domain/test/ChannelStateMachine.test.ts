@@ -40,7 +40,11 @@ describe("operator suspension", () => {
   it("suspends any channel but an archived or suspended one", () => {
     for (const from of CHANNEL_STATUSES) {
       const t = transitionChannel(from, { _tag: "Suspend" })
-      assert.strictEqual(t._tag === "Moved" && t.to === "suspended" && t.reason === "suspended", !PLATFORM_HELD_STATUSES.includes(from), from)
+      assert.strictEqual(
+        t._tag === "Moved" && t.to === "suspended" && t.reason === "suspended",
+        !PLATFORM_HELD_STATUSES.includes(from),
+        from
+      )
     }
   })
 
@@ -74,7 +78,9 @@ describe("events of a channel move", () => {
     assert.deepStrictEqual(channelMoveEvents(move("awaiting_scan", { _tag: "Opened" })), ["channel.connected"])
     assert.deepStrictEqual(channelMoveEvents(move("degraded", { _tag: "Opened" })), ["channel.connected"])
     assert.deepStrictEqual(channelMoveEvents(move("degraded", { _tag: "GaveUp" })), ["channel.disconnected"])
-    assert.deepStrictEqual(channelMoveEvents(move("awaiting_scan", { _tag: "CodesExhausted" })), ["channel.disconnected"])
+    assert.deepStrictEqual(channelMoveEvents(move("awaiting_scan", { _tag: "CodesExhausted" })), [
+      "channel.disconnected"
+    ])
     assert.deepStrictEqual(channelMoveEvents(move("connected", { _tag: "LinkLost" })), [])
     assert.deepStrictEqual(channelMoveEvents(move("pending", { _tag: "Start" })), [])
   })

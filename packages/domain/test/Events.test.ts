@@ -29,7 +29,11 @@ describe("DomainEvent", () => {
   })
 
   it("refuses to encode data that does not match its type's schema", () => {
-    const bad = DomainEvent.make("contact.created", { object: "contact", object_id: "cnt_1" as `cnt_${string}`, contact_id: "cnt_1" as `cnt_${string}` })
+    const bad = DomainEvent.make("contact.created", {
+      object: "contact",
+      object_id: "cnt_1" as `cnt_${string}`,
+      contact_id: "cnt_1" as `cnt_${string}`
+    })
     assert.throws(() => bad.encodeData())
   })
 
@@ -40,7 +44,13 @@ describe("DomainEvent", () => {
   })
 
   it("reports a message status event only for the statuses that have one", () => {
-    const data = { object: "message", object_id: msg, message_id: msg, from_state: "provider_accepted", category: "utility" } as const
+    const data = {
+      object: "message",
+      object_id: msg,
+      message_id: msg,
+      from_state: "provider_accepted",
+      category: "utility"
+    } as const
     assert.strictEqual(messageStatusEvent("sent", data)?.type, "message.sent")
     assert.strictEqual(messageStatusEvent("failed_permanent", data)?.type, "message.failed")
     assert.isUndefined(messageStatusEvent("dispatching", data))

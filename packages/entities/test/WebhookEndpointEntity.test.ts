@@ -124,8 +124,7 @@ describe("WebhookEndpoint entity", () => {
         const sql = yield* SqlClient.SqlClient
         yield* sql.withTransaction(Effect.forEach(
           Array.from({ length: 8 }, (_, i) => i),
-          (i) =>
-            events.append({ workspaceId, event: messageEvent("message.read", i) })
+          (i) => events.append({ workspaceId, event: messageEvent("message.read", i) })
         ))
         yield* (yield* WebhookEndpointEntity.client)(endpointId).Wake()
         // with 4 slots and one held by the slow answer, the other 7 go through the 3 free ones
@@ -150,8 +149,7 @@ describe("WebhookEndpoint entity", () => {
         const sql = yield* SqlClient.SqlClient
         yield* sql.withTransaction(Effect.forEach(
           Array.from({ length: 12 }, (_, i) => i),
-          (i) =>
-            events.append({ workspaceId, event: messageEvent("message.sent", i) })
+          (i) => events.append({ workspaceId, event: messageEvent("message.sent", i) })
         ))
         yield* (yield* WebhookEndpointEntity.client)(endpointId).Wake()
         yield* eventually(() => sink.received.length >= 12 || undefined, 10_000)

@@ -74,7 +74,12 @@ export class Channels extends Effect.Service<Channels>()("@switchboard/service-a
       )
       yield* events.append({
         workspaceId: input.workspaceId,
-        event: DomainEvent.make("channel.created", { object: "channel", object_id: id, channel_id: id, status: input.status }),
+        event: DomainEvent.make("channel.created", {
+          object: "channel",
+          object_id: id,
+          channel_id: id,
+          status: input.status
+        }),
         occurredAt: at
       })
       return id

@@ -168,7 +168,10 @@ export class Webhooks extends Effect.Service<Webhooks>()("@switchboard/service-a
           const objectId = yield* newId("evt")
           const event = yield* events.append({
             workspaceId,
-            event: DomainEvent.test(type, { object: type.split(".")[0]!, object_id: objectId.replace(/^evt_/, "test_") })
+            event: DomainEvent.test(type, {
+              object: type.split(".")[0]!,
+              object_id: objectId.replace(/^evt_/, "test_")
+            })
           })
           const deliveryId = yield* deliveries.insert({
             endpointId: id,
