@@ -5,7 +5,7 @@
  * event types of `@switchboard/sdk` are derived from these schemas.
  *
  * Every `data` is `{object, object_id}` plus the resource's own id member and its status; channel
- * status changes add `from_status`, `to_status`, `reason` (README "Webhooks"). Members appear in
+ * status changes add `from_status`, `to_status`, `reason`. Members appear in
  * the order declared here, which is the order stored and delivered. Types nothing emits yet
  * (contact updates, imports, templates, conversation changes, campaigns, automations) have their
  * shape here so the features that emit them fill it in.
@@ -236,7 +236,7 @@ export class DomainEvent<T extends EventType = EventType> {
   }
 }
 
-/** The status event of a message's move to `to`, when that status reports one (SPEC 6.3). */
+/** The status event of a message's move to `to`, when that status reports one. */
 export const messageStatusEvent = (
   to: MessageStatus,
   data: Omit<EventData<"message.queued">, "to_state">

@@ -1,5 +1,5 @@
 /**
- * The events a receiver gets (README "Webhooks"): the envelope around each catalogued type's
+ * The events a receiver gets: the envelope around each catalogued type's
  * `data`, derived from the domain's schemas (`@switchboard/domain` `EVENT_DATA`), so the types
  * here are the ones the service builds its events with. A test delivery carries placeholder
  * `data`; a type this version does not know (or data it cannot type) decodes as a generic event
