@@ -4,7 +4,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import { assert, describe, layer } from "@effect/vitest"
-import { SecretBox, SecretsConfig } from "@switchboard/db"
+import { SecretBox, SecretsConfig } from "@switchboard/infra"
 import * as TestDatabase from "@switchboard/db/testing"
 import { QrAuthStateRepo } from "@switchboard/providers"
 import { DEFAULT_CONNECTION_CONFIG } from "baileys"

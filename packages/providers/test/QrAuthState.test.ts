@@ -1,6 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { assert, describe, layer } from "@effect/vitest"
-import { SecretBox, SecretsConfig } from "@switchboard/db"
+import { SecretBox, SecretsConfig } from "@switchboard/infra"
 import * as TestDatabase from "@switchboard/db/testing"
 import { newId } from "@switchboard/domain"
 import { QrAuthState, QrAuthStateRepo } from "@switchboard/providers"

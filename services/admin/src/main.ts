@@ -4,7 +4,8 @@
  * the embedded database has one owner at a time). Prints JSON; exits 1 with a message on error.
  */
 import { NodeRuntime } from "@effect/platform-node"
-import { Database, DatabaseConfig, Migrations, SecretsConfig } from "@switchboard/db"
+import { Database, DatabaseConfig, Migrations } from "@switchboard/db"
+import { SecretsConfig } from "@switchboard/infra"
 import { PLANS } from "@switchboard/domain"
 import type { EntitlementValue, PlanName } from "@switchboard/domain"
 import { IdentityConfig, Mailer, Operator, SecretsReseal } from "@switchboard/service-api"

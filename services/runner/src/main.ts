@@ -1,6 +1,7 @@
 /** A shard runner: hosts entities; listens for other nodes on `HOST:PORT` (cluster names). */
 import { NodeRuntime } from "@effect/platform-node"
-import { Infrastructure, Logging } from "@switchboard/db"
+import { MigratedDatabase } from "@switchboard/db"
+import { Logging, Redis } from "@switchboard/infra"
 import { Cluster } from "@switchboard/entities"
 import { ProvidersConfig, QrConnectionConfig } from "@switchboard/providers"
 import { WebhooksConfig } from "@switchboard/webhooks"
@@ -10,7 +11,7 @@ import * as Entities from "./Entities.js"
 Entities.layer.pipe(
   Layer.provide([ProvidersConfig.layerFromEnv, QrConnectionConfig.layerFromEnv, WebhooksConfig.layerFromEnv]),
   Layer.provide(Cluster.runner),
-  Layer.provide(Infrastructure.layer),
+  Layer.provide([MigratedDatabase.layer, Redis.layerFromEnv]),
   Layer.launch,
   Effect.provide(Logging.layer),
   NodeRuntime.runMain({ disablePrettyLogger: true })

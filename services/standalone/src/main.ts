@@ -3,7 +3,8 @@
  * in-memory Redis stand-ins unless `DATABASE_URL` / `REDIS_URL` are set.
  */
 import { NodeRuntime } from "@effect/platform-node"
-import { Infrastructure, Logging } from "@switchboard/db"
+import { MigratedDatabase } from "@switchboard/db"
+import { Logging, Redis } from "@switchboard/infra"
 import { Cluster } from "@switchboard/entities"
 import { ProvidersConfig, QrConnectionConfig } from "@switchboard/providers"
 import { HttpConfig, HttpServer, IdentityConfig, Mailer } from "@switchboard/service-api"
@@ -21,7 +22,7 @@ Layer.mergeAll(HttpServer.serverLayer, Entities.layer).pipe(
     WebhooksConfig.layerFromEnv
   ]),
   Layer.provide(Cluster.single),
-  Layer.provide(Infrastructure.layer),
+  Layer.provide([MigratedDatabase.layer, Redis.layerFromEnv]),
   Layer.launch,
   Effect.provide(Logging.layer),
   NodeRuntime.runMain({ disablePrettyLogger: true })
