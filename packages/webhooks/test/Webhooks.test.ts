@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { outcomeOfStatus, retryDelayMs } from "@switchboard/domain"
-import { verifyWebhook } from "@switchboard/sdk"
 import { SecretBox } from "@switchboard/infra"
+import { verifyWebhook } from "@switchboard/sdk"
 import { UrlPolicy, WebhookSigner } from "@switchboard/webhooks"
 import { randomBytes } from "node:crypto"
 

@@ -5,9 +5,9 @@
  */
 import { NodeRuntime } from "@effect/platform-node"
 import { Database, DatabaseConfig, Migrations } from "@switchboard/db"
-import { SecretsConfig } from "@switchboard/infra"
 import { PLANS } from "@switchboard/domain"
 import type { EntitlementValue, PlanName } from "@switchboard/domain"
+import { SecretsConfig } from "@switchboard/infra"
 import { IdentityConfig, Mailer, Operator, SecretsReseal } from "@switchboard/service-api"
 import { Cause, Console, Effect, Layer, Logger, LogLevel } from "effect"
 import { parseArgs } from "node:util"

@@ -1,8 +1,8 @@
 /** An api node: serves HTTP; a cluster client only (hosts no entity). */
 import { NodeRuntime } from "@effect/platform-node"
 import { MigratedDatabase } from "@switchboard/db"
-import { Logging, Redis } from "@switchboard/infra"
 import { Cluster } from "@switchboard/entities"
+import { Logging, Redis } from "@switchboard/infra"
 import { ProvidersConfig } from "@switchboard/providers"
 import { WebhooksConfig } from "@switchboard/webhooks"
 import { Effect, Layer } from "effect"

@@ -1,8 +1,8 @@
 /** A shard runner: hosts entities; listens for other nodes on `HOST:PORT` (cluster names). */
 import { NodeRuntime } from "@effect/platform-node"
 import { MigratedDatabase } from "@switchboard/db"
-import { Logging, Redis } from "@switchboard/infra"
 import { Cluster } from "@switchboard/entities"
+import { Logging, Redis } from "@switchboard/infra"
 import { ProvidersConfig, QrConnectionConfig } from "@switchboard/providers"
 import { WebhooksConfig } from "@switchboard/webhooks"
 import { Effect, Layer } from "effect"

@@ -4,8 +4,8 @@
  */
 import { NodeRuntime } from "@effect/platform-node"
 import { MigratedDatabase } from "@switchboard/db"
-import { Logging, Redis } from "@switchboard/infra"
 import { Cluster } from "@switchboard/entities"
+import { Logging, Redis } from "@switchboard/infra"
 import { ProvidersConfig, QrConnectionConfig } from "@switchboard/providers"
 import { HttpConfig, HttpServer, IdentityConfig, Mailer } from "@switchboard/service-api"
 import { Entities } from "@switchboard/service-runner"
