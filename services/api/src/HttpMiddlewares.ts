@@ -93,7 +93,9 @@ const mapErrors = (maxBodyBytes: number) =>
         }
         if (Predicate.isTagged(error, "RouteNotFound")) return routeNotFound
         const retryAfter = retryAfterSeconds(error)
-        if (retryAfter !== undefined) return Effect.zipRight(setHeader("retry-after", retryAfter), Effect.failCause(cause))
+        if (retryAfter !== undefined) {
+          return Effect.zipRight(setHeader("retry-after", retryAfter), Effect.failCause(cause))
+        }
         return Effect.failCause(cause)
       }
       const defects = Chunk.toReadonlyArray(Cause.defects(cause))
