@@ -1,5 +1,11 @@
-/** HTTP helpers for tests: raw requests, a signed-up verified user, API keys. */
+/**
+ * HTTP helpers for tests: the typed client (`api`, what `@switchboard/sdk` users get), raw
+ * requests for what the typed client cannot send (malformed input), a signed-up verified user,
+ * API keys.
+ */
 import { HttpClient, HttpClientRequest } from "@effect/platform"
+import type { MessageWithTimeline } from "@switchboard/domain"
+import { SwitchboardClient, toSwitchboardError } from "@switchboard/sdk"
 import { Mailer } from "@switchboard/service-api"
 import { Context, Effect, Ref } from "effect"
 import { randomBytes } from "node:crypto"
@@ -21,6 +27,30 @@ export interface RequestOptions {
 
 /** Prepended to every path `request` sends (set it when the app runs under BASE_PATH). */
 export class PathPrefix extends Context.Reference<PathPrefix>()("test/PathPrefix", { defaultValue: () => "" }) {}
+
+/** The typed client as `token` (and `workspace`), against the app under test. */
+export const api = (token: string, workspace?: string) =>
+  Effect.flatMap(
+    PathPrefix,
+    (prefix) =>
+      SwitchboardClient.make({ apiKey: token, workspaceId: workspace, baseUrl: prefix === "" ? undefined : prefix })
+  )
+
+/** What a refused typed call answered: status, code, message and details of the error envelope. */
+export interface Refusal {
+  readonly status: number | undefined
+  readonly code: string
+  readonly message: string
+  // tests read nested members (`details.issues[0].path`) and let the assertions check them
+  readonly details: Readonly<Record<string, any>>
+}
+
+/** The typed error of a call that must fail (a success fails the test). */
+export const refused = <A, E, R>(call: Effect.Effect<A, E, R>) =>
+  Effect.map(Effect.flip(call), (error): Refusal => {
+    const e = toSwitchboardError(error)
+    return { status: e.status, code: e.code, message: e.message, details: e.details }
+  })
 
 /** Any request, answered as status + headers + parsed JSON (or text). */
 export const request = (
@@ -127,13 +157,19 @@ export const sandboxSetup = (recipients: ReadonlyArray<string> = ["+491511234567
     return { user, key: key.secret, session: session.body }
   })
 
-/** Polls `GET /v1/messages/{id}` until `done(message)` or `timeoutMs`. */
-export const waitForMessage = (token: string, id: string, done: (message: any) => boolean, timeoutMs = 20_000) =>
+/** Polls `GET /v1/messages/{id}` (typed client) until `done(message)` or `timeoutMs`. */
+export const waitForMessage = (
+  token: string,
+  id: string,
+  done: (message: MessageWithTimeline) => boolean,
+  timeoutMs = 20_000
+) =>
   Effect.gen(function*() {
+    const client = yield* api(token)
     const deadline = Date.now() + timeoutMs
-    let last: any
+    let last: MessageWithTimeline | undefined
     while (Date.now() < deadline) {
-      last = (yield* request("GET", `/v1/messages/${id}`, { token })).body
+      last = yield* client.messages.get({ path: { messageId: id as `msg_${string}` } }).pipe(Effect.orDie)
       if (done(last)) return last
       yield* Effect.sleep("100 millis")
     }

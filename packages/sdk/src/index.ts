@@ -1,2 +1,5 @@
+export * as SwitchboardClient from "./Client.js"
+export type { Client, ClientOptions } from "./Client.js"
+export * from "./PromiseClient.js"
 export * from "./verifyWebhook.js"
 export * from "./WebhookEvent.js"

@@ -1,7 +1,8 @@
 /**
  * The request pipeline around the contract:
  * - `errorMapping` (API-level, inside the builder's error encoder): decode failures, malformed
- *   JSON, oversize bodies, unknown routes and defects become SPEC envelopes;
+ *   JSON, oversize bodies, unknown routes and defects become SPEC envelopes; a refusal that says
+ *   when to retry (`details.retry_after_seconds`) gets its `Retry-After` header here;
  * - `serveMiddleware` (outermost): request id, log annotation, access log, global prefix.
  */
 import {
@@ -26,6 +27,7 @@ import { Cause, Chunk, Effect, Layer, Option, Predicate, Schema } from "effect"
 import { randomUUID } from "node:crypto"
 import { HttpConfig } from "./HttpConfig.js"
 import * as Issues from "./Issues.js"
+import { setHeader } from "./ResponseHeaders.js"
 import { routeTable } from "./RouteTable.js"
 
 interface EnvelopeClass {
@@ -72,6 +74,13 @@ const limitBody = (app: HttpApp.Default<any, any>, maxBodyBytes: number) =>
       : HttpIncomingMessage.withMaxBodySize(app, Option.some(maxBodyBytes))
   })
 
+/** `Retry-After` of a refusal whose `details.retry_after_seconds` says when: whole seconds, at least 1. */
+const retryAfterSeconds = (error: unknown): string | undefined => {
+  if (!Predicate.hasProperty(error, "details") || !Predicate.isRecord(error.details)) return undefined
+  const seconds = error.details["retry_after_seconds"]
+  return typeof seconds === "number" && Number.isFinite(seconds) ? String(Math.max(1, Math.ceil(seconds))) : undefined
+}
+
 const mapErrors = (maxBodyBytes: number) =>
   HttpApiBuilder.middleware(Api, (app) =>
     Effect.catchAllCause(limitBody(app, maxBodyBytes), (cause) => {
@@ -83,6 +92,10 @@ const mapErrors = (maxBodyBytes: number) =>
           return Effect.fail(new ValidationError({ message: "Request validation failed", details: { issues } }))
         }
         if (Predicate.isTagged(error, "RouteNotFound")) return routeNotFound
+        const retryAfter = retryAfterSeconds(error)
+        if (retryAfter !== undefined) {
+          return Effect.zipRight(setHeader("retry-after", retryAfter), Effect.failCause(cause))
+        }
         return Effect.failCause(cause)
       }
       const defects = Chunk.toReadonlyArray(Cause.defects(cause))

@@ -1,7 +1,6 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Api, CurrentPrincipal } from "@switchboard/api"
 import { Effect } from "effect"
-import { setHeader } from "../ResponseHeaders.js"
 import { Channels } from "../services/Channels.js"
 import { Messages } from "../services/Messages.js"
 import { Sandbox } from "../services/Sandbox.js"
@@ -11,12 +10,8 @@ export const MessagesHandlers = HttpApiBuilder.group(Api, "messages", (handlers)
     const messages = yield* Messages
     return handlers
       .handle("send", ({ headers, payload }) =>
-        Effect.gen(function*() {
-          const principal = yield* CurrentPrincipal
-          const result = yield* messages.send(principal, payload, headers["idempotency-key"])
-          if (result.replayed) yield* setHeader("idempotent-replay", "true")
-          return result.message
-        }))
+        // a replay sets `Idempotent-Replay: true` itself (services/Idempotency.ts)
+        Effect.flatMap(CurrentPrincipal, (principal) => messages.send(principal, payload, headers["idempotency-key"])))
       .handle(
         "list",
         ({ urlParams }) => Effect.flatMap(CurrentPrincipal, (p) => messages.list(p.workspaceId, urlParams))

@@ -5,13 +5,12 @@
  */
 import { SqlClient } from "@effect/sql"
 import type { Principal } from "@switchboard/api"
-import { ChannelsRepo, IdempotencyRepo, MessagesRepo, SandboxRepo } from "@switchboard/db"
+import { ChannelsRepo, MessagesRepo, SandboxRepo } from "@switchboard/db"
 import {
   acceptsSends,
   ChannelNotConnected,
   ChannelNotFound,
   DEFAULT_LIMIT,
-  IdempotencyConflict,
   Message,
   newId,
   NotFound,
@@ -26,37 +25,19 @@ import {
 import type { Category, CursorPosition, MessageStatus, SendMessageRequest } from "@switchboard/domain"
 import { ChannelEntity } from "@switchboard/entities"
 import { isMagicNumber } from "@switchboard/providers"
-import { Clock, Effect, Option, Schema } from "effect"
-import { createHash } from "node:crypto"
-import { setHeader } from "../ResponseHeaders.js"
+import { Clock, Effect, Option } from "effect"
 import { Entitlements } from "./Entitlements.js"
-import { QrSafety, retryAfterSeconds } from "./QrSafety.js"
+import { Idempotency } from "./Idempotency.js"
+import { QrSafety } from "./QrSafety.js"
 
 type SendBody = typeof SendMessageRequest.Type
-
-const IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000
-/** A send takes milliseconds; a key `running` for this long belongs to a request that died. */
-const IDEMPOTENCY_ABANDONED_MS = 60 * 1000
-
-/** Canonical JSON: object keys sorted at every level, so member order does not matter. */
-const canonical = (value: unknown): string =>
-  Array.isArray(value)
-    ? `[${value.map(canonical).join(",")}]`
-    : value !== null && typeof value === "object"
-    ? `{${Object.keys(value).sort().map((k) => `${JSON.stringify(k)}:${canonical((value as any)[k])}`).join(",")}}`
-    : JSON.stringify(value)
-
-export const fingerprint = (body: unknown) => createHash("sha256").update(canonical(body)).digest("hex")
-
-const encodeMessage = Schema.encodeSync(Message)
-const decodeMessage = Schema.decodeUnknownSync(Message)
 
 export class Messages extends Effect.Service<Messages>()("@switchboard/service-api/Messages", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const channels = yield* ChannelsRepo
     const messages = yield* MessagesRepo
-    const idempotency = yield* IdempotencyRepo
+    const idempotency = yield* Idempotency
     const sandbox = yield* SandboxRepo
     const entitlements = yield* Entitlements
     const qrSafety = yield* QrSafety
@@ -129,76 +110,49 @@ export class Messages extends Effect.Service<Messages>()("@switchboard/service-a
 
     const send = Effect.fn("Messages.send")(
       function*(principal: Principal, body: SendBody, idempotencyKey: string | undefined) {
-        const nowMs = yield* Clock.currentTimeMillis
-        const now = toTimestamp(nowMs)
         const workspaceId = principal.workspaceId
-        if (idempotencyKey !== undefined) {
-          const claim = yield* idempotency.begin({
-            workspaceId,
-            key: idempotencyKey,
-            fingerprint: fingerprint(body),
-            now,
-            expiresAt: toTimestamp(nowMs + IDEMPOTENCY_TTL_MS),
-            abandonedBefore: toTimestamp(nowMs - IDEMPOTENCY_ABANDONED_MS)
-          }).pipe(Effect.orDie)
-          if (claim._tag === "Replay") return { message: decodeMessage(claim.response), replayed: true }
-          if (claim._tag === "Mismatch") {
-            return yield* new IdempotencyConflict({
-              message: "This Idempotency-Key was used with a different body",
-              details: { reason: "fingerprint_mismatch" }
+        return yield* idempotency.run(
+          { workspaceId, key: idempotencyKey, body, response: Message },
+          (complete) =>
+            Effect.gen(function*() {
+              const now = toTimestamp(yield* Clock.currentTimeMillis)
+              const channel = yield* check(principal, body)
+              const category: Category = body.category ?? "utility"
+              const message = yield* sql.withTransaction(Effect.gen(function*() {
+                // first: a QR channel's row lock serialises its sends up to commit (SPEC 8.5)
+                yield* qrSafety.admit(channel)
+                const contact = yield* messages.upsertContact(workspaceId, body.to, now)
+                // a new contact counts against the plan (it is already inserted: the others are count - 1)
+                if (contact.created) {
+                  yield* entitlements.check(workspaceId, "contacts", (yield* countContacts(workspaceId)) - 1)
+                }
+                const conversationId = yield* messages.upsertConversation(workspaceId, channel.id, contact.id, now)
+                const created = yield* messages.insert({
+                  id: yield* newId("msg"),
+                  workspaceId,
+                  channelId: channel.id,
+                  conversationId,
+                  contactId: contact.id,
+                  direction: "outbound",
+                  from: channel.phone_number,
+                  to: body.to,
+                  body: body.text?.body ?? "",
+                  category,
+                  priority: PRIORITY[category],
+                  status: "queued",
+                  metadata: body.metadata ?? {},
+                  now
+                })
+                yield* messages.appendQueuedEvent(created)
+                // the stored response commits (or rolls back) with the message
+                yield* complete(created)
+                return created
+              })).pipe(Effect.catchTag("SqlError", Effect.die))
+              // after commit: a lost wake-up only delays dispatch (the sweeper repeats it)
+              yield* channelClient(channel.id).Wake().pipe(Effect.catchAllCause(() => Effect.void), Effect.forkDaemon)
+              return message
             })
-          }
-          if (claim._tag === "InProgress") {
-            return yield* new IdempotencyConflict({
-              message: "A request with this Idempotency-Key is still running",
-              details: { reason: "in_progress" }
-            })
-          }
-        }
-        const work = Effect.gen(function*() {
-          const channel = yield* check(principal, body)
-          const category: Category = body.category ?? "utility"
-          const message = yield* sql.withTransaction(Effect.gen(function*() {
-            // first: a QR channel's row lock serialises its sends up to commit (SPEC 8.5)
-            yield* qrSafety.admit(channel)
-            const contact = yield* messages.upsertContact(workspaceId, body.to, now)
-            // a new contact counts against the plan (it is already inserted: the others are count - 1)
-            if (contact.created) {
-              yield* entitlements.check(workspaceId, "contacts", (yield* countContacts(workspaceId)) - 1)
-            }
-            const conversationId = yield* messages.upsertConversation(workspaceId, channel.id, contact.id, now)
-            const created = yield* messages.insert({
-              id: yield* newId("msg"),
-              workspaceId,
-              channelId: channel.id,
-              conversationId,
-              contactId: contact.id,
-              direction: "outbound",
-              from: channel.phone_number,
-              to: body.to,
-              body: body.text?.body ?? "",
-              category,
-              priority: PRIORITY[category],
-              status: "queued",
-              metadata: body.metadata ?? {},
-              now
-            })
-            yield* messages.appendQueuedEvent(created)
-            if (idempotencyKey !== undefined) {
-              yield* idempotency.complete(workspaceId, idempotencyKey, encodeMessage(created))
-            }
-            return created
-          })).pipe(
-            Effect.catchTag("SqlError", Effect.die),
-            Effect.tapErrorTag("QrSafetyLimitReached", (e) => setHeader("retry-after", retryAfterSeconds(e)))
-          )
-          // after commit: a lost wake-up only delays dispatch (the sweeper repeats it)
-          yield* channelClient(channel.id).Wake().pipe(Effect.catchAllCause(() => Effect.void), Effect.forkDaemon)
-          return { message, replayed: false }
-        })
-        return yield* (idempotencyKey === undefined
-          ? work
-          : work.pipe(Effect.onError(() => idempotency.release(workspaceId, idempotencyKey).pipe(Effect.ignore))))
+        )
       }
     )
 
@@ -251,7 +205,7 @@ export class Messages extends Effect.Service<Messages>()("@switchboard/service-a
   dependencies: [
     ChannelsRepo.Default,
     MessagesRepo.Default,
-    IdempotencyRepo.Default,
+    Idempotency.Default,
     SandboxRepo.Default,
     Entitlements.Default,
     QrSafety.Default

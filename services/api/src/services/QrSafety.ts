@@ -14,10 +14,6 @@ import {
 import type { Channel } from "@switchboard/domain"
 import { Clock, Effect } from "effect"
 
-/** `Retry-After` of a refusal: whole seconds, at least 1. */
-export const retryAfterSeconds = (error: QrSafetyLimitReached): string =>
-  String(Math.max(1, Number(error.details?.["retry_after_seconds"] ?? 1)))
-
 export class QrSafety extends Effect.Service<QrSafety>()("@switchboard/service-api/QrSafety", {
   effect: Effect.gen(function*() {
     const repo = yield* QrSafetyRepo

@@ -1,0 +1,118 @@
+/**
+ * The client for callers who do not use Effect: the same methods as the typed client, returning
+ * Promises that resolve with the decoded response or reject with a `SwitchboardError`.
+ */
+import { FetchHttpClient, HttpClient } from "@effect/platform"
+import { Cause, Effect, Exit, Layer, ParseResult, Predicate } from "effect"
+import type { Client, ClientOptions } from "./Client.js"
+import { make } from "./Client.js"
+
+/**
+ * A failed call. `code` is the API's error code (`VALIDATION_ERROR`, `CHANNEL_NOT_FOUND`, ...:
+ * the OpenAPI document lists them), or one of the client's own: `NETWORK_ERROR` (no answer),
+ * `UNEXPECTED_RESPONSE` (an answer the contract does not describe), `INVALID_REQUEST` (the request
+ * did not match the contract, so it was not sent) and `INVALID_RESPONSE`.
+ */
+export class SwitchboardError extends Error {
+  override readonly name = "SwitchboardError"
+  constructor(
+    readonly code: string,
+    message: string,
+    /** the HTTP status, when the API answered */
+    readonly status: number | undefined,
+    readonly details: Readonly<Record<string, unknown>>
+  ) {
+    super(message)
+  }
+}
+
+const statics = (error: object): { code?: unknown; status?: unknown } =>
+  (error as { constructor?: { code?: unknown; status?: unknown } }).constructor ?? {}
+
+/** Any failure of the typed client as a `SwitchboardError`. */
+export const toSwitchboardError = (error: unknown): SwitchboardError => {
+  if (error instanceof SwitchboardError) return error
+  if (Predicate.isObject(error)) {
+    const { code, status } = statics(error)
+    if (typeof code === "string" && typeof status === "number") {
+      const e = error as { message?: unknown; details?: unknown }
+      return new SwitchboardError(
+        code,
+        String(e.message ?? ""),
+        status,
+        Predicate.isRecord(e.details) ? e.details : {}
+      )
+    }
+    if (ParseResult.isParseError(error)) {
+      return new SwitchboardError("INVALID_REQUEST", error.message, undefined, {})
+    }
+    if (Predicate.isTagged(error, "ResponseError")) {
+      const response = (error as unknown as { response: { status: number } }).response
+      const reason = (error as { reason?: unknown }).reason
+      return new SwitchboardError(
+        reason === "Decode" ? "INVALID_RESPONSE" : "UNEXPECTED_RESPONSE",
+        `Unexpected answer: HTTP ${response.status}`,
+        response.status,
+        {}
+      )
+    }
+    if (Predicate.isTagged(error, "RequestError")) {
+      return new SwitchboardError("NETWORK_ERROR", String((error as { message?: unknown }).message), undefined, {})
+    }
+  }
+  return new SwitchboardError("NETWORK_ERROR", String(error), undefined, {})
+}
+
+/** One endpoint: the same request (without `withResponse`), the decoded response. */
+type Promisified<F> = F extends (request: infer A) => Effect.Effect<infer S, infer _E, infer _R> ?
+  (request: A extends { readonly withResponse?: unknown } ? Omit<A, "withResponse"> : A) => Promise<
+    Exclude<S, readonly [unknown, unknown]>
+  >
+  : never
+
+/** The typed client's groups and endpoints, each returning a Promise. */
+export type PromiseClient = {
+  readonly [Group in keyof Client]: {
+    readonly [Endpoint in keyof Client[Group]]: Promisified<Client[Group][Endpoint]>
+  }
+}
+
+const withoutResponse = (request: unknown) => {
+  if (!Predicate.isRecord(request) || !("withResponse" in request)) return request
+  const { withResponse: _, ...rest } = request
+  return rest
+}
+
+export interface CreateClientOptions extends ClientOptions {
+  /** the `fetch` to use (default: the global one) */
+  readonly fetch?: typeof globalThis.fetch | undefined
+}
+
+/**
+ * ```ts
+ * const switchboard = createClient({ baseUrl: "https://api.example.com", apiKey: "wa_test_..." })
+ * const message = await switchboard.messages.send({ payload: { to: "+4915112345678", text: { body: "Hi" } }, headers: {} })
+ * ```
+ */
+export const createClient = (options: CreateClientOptions): PromiseClient => {
+  const httpClient = options.fetch === undefined
+    ? FetchHttpClient.layer
+    : FetchHttpClient.layer.pipe(Layer.provide(Layer.succeed(FetchHttpClient.Fetch, options.fetch)))
+  const client = Effect.runSync(make(options).pipe(Effect.provide(httpClient))) as unknown as Record<
+    string,
+    Record<string, (request: unknown) => Effect.Effect<unknown, unknown, HttpClient.HttpClient>>
+  >
+  const wrapped: Record<string, Record<string, (request: unknown) => Promise<unknown>>> = {}
+  for (const [group, endpoints] of Object.entries(client)) {
+    const methods: Record<string, (request: unknown) => Promise<unknown>> = {}
+    for (const [name, endpoint] of Object.entries(endpoints)) {
+      methods[name] = (request) =>
+        Effect.runPromiseExit(endpoint(withoutResponse(request)) as Effect.Effect<unknown, unknown>).then((exit) => {
+          if (Exit.isSuccess(exit)) return exit.value
+          throw toSwitchboardError(Cause.squash(exit.cause))
+        })
+    }
+    wrapped[group] = methods
+  }
+  return wrapped as unknown as PromiseClient
+}

@@ -1,0 +1,83 @@
+import { FetchHttpClient, HttpServer } from "@effect/platform"
+import { assert, describe, layer } from "@effect/vitest"
+import { ChannelNotFound } from "@switchboard/domain"
+import { createClient, SwitchboardClient, SwitchboardError } from "@switchboard/sdk"
+import { Effect } from "effect"
+import { sandboxSetup } from "../../../test/support/Fixtures.js"
+import * as TestApp from "../../../test/support/TestApp.js"
+
+const TO = "+4915112345678"
+
+/** The in-process server's URL, as a user would configure it. */
+const baseUrl = Effect.map(HttpServer.HttpServer, (server) => {
+  const address = server.address
+  if (address._tag !== "TcpAddress") throw new Error("expected a TCP server")
+  return `http://127.0.0.1:${address.port}`
+})
+
+describe("@switchboard/sdk against the server", () => {
+  layer(TestApp.layer(), { excludeTestServices: true, timeout: 120_000 })((it) => {
+    it.effect("sends through the Promise client and rejects with a typed SwitchboardError", () =>
+      Effect.gen(function*() {
+        const { key, session } = yield* sandboxSetup([TO])
+        const switchboard = createClient({ baseUrl: yield* baseUrl, apiKey: key })
+        const sent = yield* Effect.promise(() =>
+          switchboard.messages.send({ payload: { to: TO, text: { body: "hello from the sdk" } }, headers: {} })
+        )
+        assert.match(sent.id, /^msg_/)
+        assert.strictEqual(sent.status, "queued")
+        assert.strictEqual(sent.channel_id, session.channel_id)
+        const fetched = yield* Effect.promise(() => switchboard.messages.get({ path: { messageId: sent.id } }))
+        assert.strictEqual(fetched.text?.body, "hello from the sdk")
+
+        const refused = yield* Effect.promise(() =>
+          switchboard.messages.send({ payload: { to: "+4915199999999", text: { body: "x" } }, headers: {} }).then(
+            () => undefined,
+            (error: unknown) => error
+          )
+        )
+        assert.instanceOf(refused, SwitchboardError)
+        const error = refused as SwitchboardError
+        assert.strictEqual(error.code, "VALIDATION_ERROR")
+        assert.strictEqual(error.status, 422)
+        assert.strictEqual(error.details["reason"], "recipient_not_verified")
+
+        const unauthenticated = createClient({ baseUrl: yield* baseUrl, apiKey: "wa_test_nope" })
+        const denied = yield* Effect.promise(() =>
+          unauthenticated.messages.list({ urlParams: {} }).then(() => undefined, (e: unknown) => e)
+        )
+        assert.strictEqual((denied as SwitchboardError).code, "UNAUTHORIZED")
+        assert.strictEqual((denied as SwitchboardError).status, 401)
+      }))
+
+    it.effect("sends through the Effect client and fails with the endpoint's typed error", () =>
+      Effect.gen(function*() {
+        const { key } = yield* sandboxSetup([TO])
+        const client = yield* SwitchboardClient.make({ baseUrl: yield* baseUrl, apiKey: key }).pipe(
+          Effect.provide(FetchHttpClient.layer)
+        )
+        const sent = yield* client.messages.send({
+          payload: { to: TO, text: { body: "hello from Effect" }, category: "marketing" },
+          headers: { "idempotency-key": "sdk-1" }
+        })
+        assert.strictEqual(sent.category, "marketing")
+        const [replayed, response] = yield* client.messages.send({
+          payload: { to: TO, text: { body: "hello from Effect" }, category: "marketing" },
+          headers: { "idempotency-key": "sdk-1" },
+          withResponse: true
+        })
+        assert.strictEqual(replayed.id, sent.id)
+        assert.strictEqual(response.headers["idempotent-replay"], "true")
+
+        const error = yield* client.messages.send({
+          payload: { to: TO, text: { body: "x" }, channel_id: "ch_01JD7X6F3Q9T2M5N8R4V0W1Y2Z" },
+          headers: {}
+        }).pipe(Effect.flip)
+        assert.instanceOf(error, ChannelNotFound)
+        assert.strictEqual(error._tag, "ChannelNotFound")
+        if (error._tag === "ChannelNotFound") {
+          assert.deepStrictEqual(error.details, { resource: "channel", id: "ch_01JD7X6F3Q9T2M5N8R4V0W1Y2Z" })
+        }
+      }))
+  })
+})
