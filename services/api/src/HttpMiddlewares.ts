@@ -13,6 +13,7 @@ import {
   HttpServerRequest,
   HttpServerResponse
 } from "@effect/platform"
+import type { HttpApiDecodeError } from "@effect/platform/HttpApiError"
 import { Api } from "@switchboard/api"
 import {
   InternalError,
@@ -79,7 +80,7 @@ const mapErrors = (maxBodyBytes: number) =>
       if (Option.isSome(failure)) {
         const error = failure.value as unknown
         if (Predicate.isTagged(error, "HttpApiDecodeError")) {
-          const issues = Issues.fromFormatted((error as any).issues)
+          const issues = Issues.fromFormatted((error as HttpApiDecodeError).issues)
           return Effect.fail(new ValidationError({ message: "Request validation failed", details: { issues } }))
         }
         if (Predicate.isTagged(error, "RouteNotFound")) return routeNotFound
@@ -90,7 +91,7 @@ const mapErrors = (maxBodyBytes: number) =>
         | HttpServerError.RequestError
         | undefined
       if (requestError) {
-        if (String((requestError.cause as any)?.message ?? "").includes("maxBytes")) {
+        if (String((requestError.cause as { message?: unknown } | undefined)?.message ?? "").includes("maxBytes")) {
           return payloadTooLarge(maxBodyBytes)
         }
         return Effect.fail(

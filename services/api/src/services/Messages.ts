@@ -51,7 +51,10 @@ const canonical = (value: unknown): string =>
   Array.isArray(value)
     ? `[${value.map(canonical).join(",")}]`
     : value !== null && typeof value === "object"
-    ? `{${Object.keys(value).sort().map((k) => `${JSON.stringify(k)}:${canonical((value as any)[k])}`).join(",")}}`
+    ? `{${
+      Object.keys(value).sort().map((k) => `${JSON.stringify(k)}:${canonical((value as Record<string, unknown>)[k])}`)
+        .join(",")
+    }}`
     : JSON.stringify(value)
 
 export const fingerprint = (body: unknown) => createHash("sha256").update(canonical(body)).digest("hex")
