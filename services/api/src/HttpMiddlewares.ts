@@ -155,11 +155,19 @@ const CONNECTIVITY_CODES = new Set([
   "08003"
 ])
 
-/** A database (or other dependency) that cannot be reached, as opposed to a bug. */
+/**
+ * A database that cannot be reached, as opposed to a bug. The one place that decides a 503 for
+ * the database: repositories turn every `SqlError` into a defect at their boundary (db
+ * `Rows.ts`), services and the authentication middleware let it through, and it ends here.
+ * The client could not get a connection at all (the database refuses or is gone), lost one, or
+ * the server said it is shutting down or unreachable.
+ */
 const isConnectivityFailure = (defect: unknown): boolean => {
   if (!Predicate.isTagged(defect, "SqlError")) return false
-  const cause = (defect as { cause?: { code?: string; message?: string } }).cause
-  return (cause?.code !== undefined && CONNECTIVITY_CODES.has(cause.code)) ||
+  const error = defect as { message?: string; cause?: { code?: string; message?: string } }
+  const cause = error.cause
+  return /^(Failed to acquire connection|Connection error)/.test(String(error.message ?? "")) ||
+    (cause?.code !== undefined && CONNECTIVITY_CODES.has(cause.code)) ||
     /Connection terminated|connect ECONNREFUSED|timeout/i.test(String(cause?.message ?? ""))
 }
 
