@@ -3,7 +3,7 @@
  * they need (provider adapters, repositories). Needs `Sharding`, `SqlClient`, `ProvidersConfig`
  * and `QrConnectionConfig`; the runner, the standalone process and the entity tests compose this.
  */
-import { ChannelsRepo, DispatchQueueRepo, MessagesRepo, SandboxNetworkRepo } from "@switchboard/db"
+import { ChannelsRepo, DispatchQueueRepo, MessagesRepo, SandboxNetworkRepo, Transactions } from "@switchboard/db"
 import { ChannelProviders, QrProvider, SandboxProvider } from "@switchboard/providers"
 import { Layer } from "effect"
 import { ChannelEntityLive } from "./ChannelEntity.js"
@@ -21,6 +21,7 @@ export const MessagingEntitiesLive = Layer.mergeAll(ChannelEntityLive, MessageEn
       MessagesRepo.Default,
       DispatchQueueRepo.Default,
       InboundMessages.Default,
+      Transactions.Default,
       SandboxNetworkRepo.Default
     )
   )

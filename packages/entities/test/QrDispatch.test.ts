@@ -4,7 +4,14 @@
  * spacing delays a recipient at its cap without holding up the others or failing anything.
  */
 import { assert, describe, layer } from "@effect/vitest"
-import { ChannelsRepo, ContactsRepo, ConversationsRepo, DispatchQueueRepo, MessagesRepo } from "@switchboard/db"
+import {
+  ChannelsRepo,
+  ContactsRepo,
+  ConversationsRepo,
+  DispatchQueueRepo,
+  MessagesRepo,
+  Transactions
+} from "@switchboard/db"
 import * as TestDatabase from "@switchboard/db/testing"
 import { QR_PER_RECIPIENT_CAP } from "@switchboard/domain"
 import { ChannelEntity, ChannelEntityLive, Cluster, InboundMessages, MessageEntityLive } from "@switchboard/entities"
@@ -41,7 +48,8 @@ const Repos = Layer.mergeAll(
   ContactsRepo.Default,
   ConversationsRepo.Default,
   DispatchQueueRepo.Default,
-  InboundMessages.Default
+  InboundMessages.Default,
+  Transactions.Default
 )
 
 const TestLayer = Layer.mergeAll(ChannelEntityLive, MessageEntityLive).pipe(
