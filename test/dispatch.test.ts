@@ -1,7 +1,7 @@
 /** Recovery paths of the actor core: lost wake-ups, repeated dispatch, an unreachable database. */
 import { SqlClient } from "@effect/sql"
 import { assert, describe, layer } from "@effect/vitest"
-import { DatabaseConfig, EventsRepo, MessagesRepo } from "@switchboard/db"
+import { ContactsRepo, ConversationsRepo, DatabaseConfig, EventsRepo, MessagesRepo } from "@switchboard/db"
 import { testDatabaseUrl } from "@switchboard/db/testing"
 import { newId, toTimestamp } from "@switchboard/domain"
 import { SandboxProvider } from "@switchboard/providers"
@@ -12,7 +12,7 @@ import * as TestApp from "./support/TestApp.js"
 
 const TO = "+4915112345678"
 
-const Repos = Layer.mergeAll(MessagesRepo.Default, EventsRepo.Default)
+const Repos = Layer.mergeAll(MessagesRepo.Default, ContactsRepo.Default, ConversationsRepo.Default, EventsRepo.Default)
 
 describe("dispatch recovery", () => {
   layer(TestApp.layer(), { excludeTestServices: true, timeout: 120_000 })((it) => {
@@ -21,13 +21,20 @@ describe("dispatch recovery", () => {
         const { key, session } = yield* sandboxSetup()
         const sql = yield* SqlClient.SqlClient
         const messages = yield* MessagesRepo
+        const contacts = yield* ContactsRepo
+        const conversations = yield* ConversationsRepo
         // a committed send whose process died before the wake-up: the row alone, no Wake
         const now = toTimestamp(Date.now())
         const id = yield* newId("msg")
         yield* sql.withTransaction(Effect.gen(function*() {
           const workspaceId = yield* workspaceOf(session.channel_id)
-          const contact = yield* messages.upsertContact(workspaceId, TO, now)
-          const conversationId = yield* messages.upsertConversation(workspaceId, session.channel_id, contact.id, now)
+          const contact = yield* contacts.upsertContact(workspaceId, TO, now)
+          const conversationId = yield* conversations.upsertConversation(
+            workspaceId,
+            session.channel_id,
+            contact.id,
+            now
+          )
           yield* messages.insert({
             id,
             workspaceId,

@@ -5,10 +5,10 @@
  */
 import { SqlClient } from "@effect/sql"
 import { assert, describe, layer } from "@effect/vitest"
-import { DatabaseConfig, MessagesRepo } from "@switchboard/db"
+import { ContactsRepo, ConversationsRepo, DatabaseConfig, MessagesRepo } from "@switchboard/db"
 import { newId, toTimestamp } from "@switchboard/domain"
 import { Operator } from "@switchboard/service-api"
-import { Effect, Option, Redacted } from "effect"
+import { Effect, Layer, Option, Redacted } from "effect"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -37,10 +37,12 @@ const pastMessage = (
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const messages = yield* MessagesRepo
+    const contacts = yield* ContactsRepo
+    const conversations = yield* ConversationsRepo
     const now = toTimestamp(Date.now())
     yield* sql.withTransaction(Effect.gen(function*() {
-      const contact = yield* messages.upsertContact(workspaceId, recipient(0), now)
-      const conversationId = yield* messages.upsertConversation(workspaceId, channelId, contact.id, now)
+      const contact = yield* contacts.upsertContact(workspaceId, recipient(0), now)
+      const conversationId = yield* conversations.upsertConversation(workspaceId, channelId, contact.id, now)
       const message = yield* messages.insert({
         id: yield* newId("msg"),
         workspaceId,
@@ -61,7 +63,10 @@ const pastMessage = (
           updated_at = ${fields.updatedAt ?? now}
         WHERE id = ${message.id}`
     }))
-  }).pipe(Effect.provide(MessagesRepo.Default), Effect.orDie)
+  }).pipe(
+    Effect.provide(Layer.mergeAll(MessagesRepo.Default, ContactsRepo.Default, ConversationsRepo.Default)),
+    Effect.orDie
+  )
 
 const send = (user: SignedUp, channelId: string, i: number) =>
   request("POST", "/v1/messages", {

@@ -1,8 +1,9 @@
 /** API keys, looked up by the keyed hash of their secret. */
-import { SqlClient } from "@effect/sql"
-import type { CursorPosition, KeyMode, Scope } from "@switchboard/domain"
-import { Effect, Option } from "effect"
-import { iso, isoOrNull } from "./Rows.js"
+import { SqlClient, SqlSchema } from "@effect/sql"
+import { KeyMode, Scope } from "@switchboard/domain"
+import type { CursorPosition } from "@switchboard/domain"
+import { Effect, Option, Schema } from "effect"
+import { CountRow, dieOnDatabaseError, iso, isoOrNull, TimestampColumn } from "./Rows.js"
 
 export interface ApiKeyRow {
   readonly id: string
@@ -22,7 +23,23 @@ export interface ApiKeyAuthRow extends ApiKeyRow {
   readonly workspace_status: "active" | "suspended"
 }
 
-const toRow = (r: any): ApiKeyRow => ({
+/** A row of `api_keys`. */
+const ApiKeyColumns = Schema.Struct({
+  id: Schema.String,
+  workspace_id: Schema.String,
+  name: Schema.String,
+  mode: KeyMode,
+  secret_hash: Schema.String,
+  last4: Schema.String,
+  scopes: Schema.Array(Scope),
+  expires_at: Schema.NullOr(TimestampColumn),
+  created_at: TimestampColumn,
+  last_used_at: Schema.NullOr(TimestampColumn),
+  revoked_at: Schema.NullOr(TimestampColumn)
+})
+type ApiKeyColumns = typeof ApiKeyColumns.Type
+
+const toRow = (r: ApiKeyColumns): ApiKeyRow => ({
   id: r.id,
   workspace_id: r.workspace_id,
   name: r.name,
@@ -45,11 +62,12 @@ export class ApiKeysRepo extends Effect.Service<ApiKeysRepo>()("@switchboard/db/
         VALUES (${row.id}, ${row.workspace_id}, ${row.name}, ${row.mode}, ${row.secret_hash}, ${row.last4},
                 ${row.scopes as Array<string>}, ${row.expires_at}, ${row.created_by}, ${row.created_at})`
       },
-      Effect.orDie
+      dieOnDatabaseError
     )
 
     const findBySecretHash = Effect.fn("ApiKeysRepo.findBySecretHash")(function*(secretHash: string) {
-      const rows = yield* sql<any>`
+      // typed, not decoded: our own rows, read by every request with an API key
+      const rows = yield* sql<ApiKeyColumns & { readonly workspace_status: "active" | "suspended" }>`
         SELECT k.*, w.status AS workspace_status FROM api_keys k JOIN workspaces w ON w.id = k.workspace_id
         WHERE k.secret_hash = ${secretHash}`
       return Option.map(Option.fromNullable(rows[0]), (r): ApiKeyAuthRow => ({
@@ -57,41 +75,65 @@ export class ApiKeysRepo extends Effect.Service<ApiKeysRepo>()("@switchboard/db/
         secret_hash: r.secret_hash,
         workspace_status: r.workspace_status
       }))
+    }, dieOnDatabaseError)
+
+    const page = SqlSchema.findAll({
+      Request: Schema.Struct({
+        workspaceId: Schema.String,
+        limit: Schema.Number,
+        after: Schema.UndefinedOr(Schema.Struct({ created_at: Schema.String, id: Schema.String }))
+      }),
+      Result: ApiKeyColumns,
+      execute: ({ after, limit, workspaceId }) =>
+        after
+          ? sql`SELECT * FROM api_keys WHERE workspace_id = ${workspaceId}
+            AND (created_at, id) < (${after.created_at}::timestamptz, ${after.id})
+            ORDER BY created_at DESC, id DESC LIMIT ${limit + 1}`
+          : sql`SELECT * FROM api_keys WHERE workspace_id = ${workspaceId}
+            ORDER BY created_at DESC, id DESC LIMIT ${limit + 1}`
+    })
+    const revoked = SqlSchema.findOne({
+      Request: Schema.Struct({ workspaceId: Schema.String, id: Schema.String, now: Schema.String }),
+      Result: ApiKeyColumns,
+      execute: ({ id, now, workspaceId }) =>
+        sql`UPDATE api_keys SET revoked_at = COALESCE(revoked_at, ${now})
+        WHERE workspace_id = ${workspaceId} AND id = ${id} RETURNING *`
+    })
+    const active = SqlSchema.findOne({
+      Request: Schema.Struct({ workspaceId: Schema.String, now: Schema.String }),
+      Result: CountRow,
+      execute: ({ now, workspaceId }) =>
+        sql`SELECT count(*)::int AS n FROM api_keys
+        WHERE workspace_id = ${workspaceId} AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ${now})`
     })
 
     /** Newest first; `limit + 1` rows so the caller can tell whether there is more. */
     const list = Effect.fn("ApiKeysRepo.list")(
       function*(workspaceId: string, limit: number, after: CursorPosition | undefined) {
-        const rows = after
-          ? yield* sql<any>`SELECT * FROM api_keys WHERE workspace_id = ${workspaceId}
-            AND (created_at, id) < (${after.created_at}::timestamptz, ${after.id})
-            ORDER BY created_at DESC, id DESC LIMIT ${limit + 1}`
-          : yield* sql<any>`SELECT * FROM api_keys WHERE workspace_id = ${workspaceId}
-            ORDER BY created_at DESC, id DESC LIMIT ${limit + 1}`
+        const rows = yield* page({
+          workspaceId,
+          limit,
+          after: after === undefined ? undefined : { created_at: after.created_at, id: after.id }
+        })
         return rows.map(toRow)
       },
-      Effect.orDie
+      dieOnDatabaseError
     )
 
     /** Revokes once; a repeated revoke returns the original `revoked_at`. */
     const revoke = Effect.fn("ApiKeysRepo.revoke")(function*(workspaceId: string, id: string, now: string) {
-      const rows = yield* sql<any>`
-        UPDATE api_keys SET revoked_at = COALESCE(revoked_at, ${now})
-        WHERE workspace_id = ${workspaceId} AND id = ${id} RETURNING *`
-      return Option.map(Option.fromNullable(rows[0]), toRow)
-    }, Effect.orDie)
+      return Option.map(yield* revoked({ workspaceId, id, now }), toRow)
+    }, dieOnDatabaseError)
 
     /** Records use, to the minute (DECISIONS 3). */
     const touch = Effect.fn("ApiKeysRepo.touch")(function*(id: string, minute: string) {
       yield* sql`UPDATE api_keys SET last_used_at = ${minute}
         WHERE id = ${id} AND (last_used_at IS NULL OR last_used_at < ${minute})`
-    }, Effect.orDie)
+    }, dieOnDatabaseError)
 
     const countActive = Effect.fn("ApiKeysRepo.countActive")(function*(workspaceId: string, now: string) {
-      const rows = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM api_keys
-        WHERE workspace_id = ${workspaceId} AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ${now})`
-      return rows[0]?.n ?? 0
-    }, Effect.orDie)
+      return Option.match(yield* active({ workspaceId, now }), { onNone: () => 0, onSome: (row) => row.n })
+    }, dieOnDatabaseError)
 
     return { insert, findBySecretHash, list, revoke, touch, countActive } as const
   })

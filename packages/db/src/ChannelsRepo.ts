@@ -4,14 +4,16 @@ import {
   Capabilities,
   Channel,
   channelMoveDomainEvents,
+  ChannelStatus,
   dispatches,
   PLATFORM_HELD_STATUSES,
+  Provider,
   transitionChannel
 } from "@switchboard/domain"
-import type { ChannelMove, ChannelStatus, ChannelStatusReason, CursorPosition, Provider } from "@switchboard/domain"
-import { Effect, Option } from "effect"
+import type { ChannelMove, ChannelStatusReason, CursorPosition } from "@switchboard/domain"
+import { Effect, Option, Schema } from "effect"
 import { EventsRepo } from "./EventsRepo.js"
-import { iso, isoOrNull } from "./Rows.js"
+import { dieOnDatabaseError, failOnUniqueViolation, iso, isoOrNull, TimestampColumn } from "./Rows.js"
 
 export interface ChannelRow {
   readonly channel: Channel
@@ -20,11 +22,36 @@ export interface ChannelRow {
   readonly capabilities: Option.Option<Capabilities>
 }
 
-export const toChannel = (r: any): Channel =>
+/** A row of `channels`. */
+export const ChannelColumns = Schema.Struct({
+  id: Schema.String,
+  workspace_id: Schema.String,
+  name: Schema.String,
+  provider: Provider,
+  status: ChannelStatus,
+  status_reason: Schema.NullOr(Schema.String),
+  is_default: Schema.Boolean,
+  phone_number: Schema.NullOr(Schema.String),
+  capabilities: Schema.NullOr(
+    Schema.Struct({ max_throughput_mps: Schema.Number, message_types: Schema.Array(Schema.String) })
+  ),
+  capabilities_refreshed_at: Schema.NullOr(TimestampColumn),
+  pairing_started_at: Schema.NullOr(TimestampColumn),
+  created_at: TimestampColumn,
+  updated_at: TimestampColumn,
+  archived_at: Schema.NullOr(TimestampColumn)
+})
+export type ChannelColumns = typeof ChannelColumns.Type
+
+/**
+ * Rows are typed (`sql<ChannelColumns>`) but not decoded: our own writes, read by every send and
+ * every channel wake-up; the `Channel` constructor checks the result.
+ */
+export const toChannel = (r: ChannelColumns): Channel =>
   new Channel({
-    id: r.id,
+    id: r.id as Channel["id"],
     object: "channel",
-    workspace_id: r.workspace_id,
+    workspace_id: r.workspace_id as Channel["workspace_id"],
     name: r.name,
     provider: r.provider,
     status: r.status,
@@ -36,13 +63,13 @@ export const toChannel = (r: any): Channel =>
     archived_at: isoOrNull(r.archived_at)
   })
 
-const toRow = (r: any): ChannelRow => ({
+const toRow = (r: ChannelColumns): ChannelRow => ({
   channel: toChannel(r),
   pairingStartedAt: isoOrNull(r.pairing_started_at),
   capabilities: r.capabilities && r.capabilities_refreshed_at
     ? Option.some(
       new Capabilities({
-        channel_id: r.id,
+        channel_id: r.id as Capabilities["channel_id"],
         provider: r.provider,
         ...r.capabilities,
         refreshed_at: iso(r.capabilities_refreshed_at)
@@ -74,24 +101,25 @@ export class ChannelsRepo extends Effect.Service<ChannelsRepo>()("@switchboard/d
           capabilities_refreshed_at, created_at, updated_at)
         VALUES (${input.id}, ${input.workspaceId}, ${input.name}, ${input.provider}, ${input.status}, ${input.isDefault},
           ${input.phoneNumber}, ${caps}::jsonb, ${caps === null ? null : input.now}, ${input.now}, ${input.now})`
-    })
+    }, failOnUniqueViolation)
 
     const find = Effect.fn("ChannelsRepo.find")(function*(workspaceId: string, id: string) {
-      const rows = yield* sql`SELECT * FROM channels WHERE workspace_id = ${workspaceId} AND id = ${id}`
+      const rows = yield* sql<ChannelColumns>`SELECT * FROM channels WHERE workspace_id = ${workspaceId} AND id = ${id}`
       return Option.map(Option.fromNullable(rows[0]), toRow)
-    }, Effect.orDie)
+    }, dieOnDatabaseError)
 
     /** Any workspace: for entities that only know the id. */
     const findById = Effect.fn("ChannelsRepo.findById")(function*(id: string) {
-      const rows = yield* sql`SELECT * FROM channels WHERE id = ${id}`
+      const rows = yield* sql<ChannelColumns>`SELECT * FROM channels WHERE id = ${id}`
       return Option.map(Option.fromNullable(rows[0]), toRow)
-    }, Effect.orDie)
+    }, dieOnDatabaseError)
 
     const findDefault = Effect.fn("ChannelsRepo.findDefault")(function*(workspaceId: string) {
-      const rows =
-        yield* sql`SELECT * FROM channels WHERE workspace_id = ${workspaceId} AND is_default AND archived_at IS NULL`
+      const rows = yield* sql<
+        ChannelColumns
+      >`SELECT * FROM channels WHERE workspace_id = ${workspaceId} AND is_default AND archived_at IS NULL`
       return Option.map(Option.fromNullable(rows[0]), toRow)
-    }, Effect.orDie)
+    }, dieOnDatabaseError)
 
     const list = Effect.fn("ChannelsRepo.list")(function*(
       workspaceId: string,
@@ -99,12 +127,12 @@ export class ChannelsRepo extends Effect.Service<ChannelsRepo>()("@switchboard/d
       limit: number,
       after: CursorPosition | undefined
     ) {
-      const rows = yield* sql`SELECT * FROM channels WHERE workspace_id = ${workspaceId}
+      const rows = yield* sql<ChannelColumns>`SELECT * FROM channels WHERE workspace_id = ${workspaceId}
         ${status ? sql`AND status = ${status}` : sql``}
         ${after ? sql`AND (created_at, id) < (${after.created_at}::timestamptz, ${after.id})` : sql``}
         ORDER BY created_at DESC, id DESC LIMIT ${limit + 1}`
       return rows.map((r) => toChannel(r))
-    }, Effect.orDie)
+    }, dieOnDatabaseError)
 
     /** Renames and/or makes default (clearing the previous default) in one transaction. */
     const update = Effect.fn("ChannelsRepo.update")(function*(
@@ -118,20 +146,20 @@ export class ChannelsRepo extends Effect.Service<ChannelsRepo>()("@switchboard/d
           yield* sql`UPDATE channels SET is_default = false, updated_at = ${now}
             WHERE workspace_id = ${workspaceId} AND is_default AND id <> ${id}`
         }
-        const rows = yield* sql`UPDATE channels SET
+        const rows = yield* sql<ChannelColumns>`UPDATE channels SET
             name = COALESCE(${changes.name ?? null}, name),
             is_default = is_default OR ${changes.isDefault === true},
             updated_at = ${now}
           WHERE workspace_id = ${workspaceId} AND id = ${id} AND archived_at IS NULL RETURNING *`
         return Option.map(Option.fromNullable(rows[0]), toChannel)
       }))
-    })
+    }, failOnUniqueViolation)
 
     const countProduction = Effect.fn("ChannelsRepo.countProduction")(function*(workspaceId: string) {
       const rows = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM channels
         WHERE workspace_id = ${workspaceId} AND provider <> 'sandbox' AND archived_at IS NULL`
       return rows[0]?.n ?? 0
-    }, Effect.orDie)
+    }, dieOnDatabaseError)
 
     /** Stores the provider's capability snapshot when it is new or changed. */
     const refreshCapabilities = Effect.fn("ChannelsRepo.refreshCapabilities")(function*(
@@ -145,7 +173,7 @@ export class ChannelsRepo extends Effect.Service<ChannelsRepo>()("@switchboard/d
       })
       yield* sql`UPDATE channels SET capabilities = ${snapshot}::jsonb, capabilities_refreshed_at = ${now}
         WHERE id = ${id} AND (capabilities_refreshed_at IS NULL OR capabilities IS DISTINCT FROM ${snapshot}::jsonb)`
-    }, Effect.orDie)
+    }, dieOnDatabaseError)
 
     /**
      * Records a status change the provider's link reported (a move of the domain's channel machine),
@@ -185,7 +213,7 @@ export class ChannelsRepo extends Effect.Service<ChannelsRepo>()("@switchboard/d
         }
         return true
       }))
-    }, Effect.orDie)
+    }, dieOnDatabaseError)
 
     /** Archives (no longer the default); answers whether it was not archived before. */
     const archive = Effect.fn("ChannelsRepo.archive")(function*(id: string, now: string) {
@@ -193,7 +221,7 @@ export class ChannelsRepo extends Effect.Service<ChannelsRepo>()("@switchboard/d
           updated_at = ${now}
         WHERE id = ${id} AND status <> 'archived' RETURNING id`
       return rows.length > 0
-    })
+    }, dieOnDatabaseError)
 
     /**
      * The operator suspends a channel (it stops sending; a QR channel's link is kept) or
@@ -221,12 +249,12 @@ export class ChannelsRepo extends Effect.Service<ChannelsRepo>()("@switchboard/d
         }
         return Option.some(move.to)
       }))
-    }, Effect.orDie)
+    }, dieOnDatabaseError)
 
     /** `qr/start` began a pairing now. */
     const markPairingStarted = Effect.fn("ChannelsRepo.markPairingStarted")(function*(id: string, now: string) {
       yield* sql`UPDATE channels SET pairing_started_at = ${now} WHERE id = ${id}`
-    }, Effect.orDie)
+    }, dieOnDatabaseError)
 
     return {
       insert,

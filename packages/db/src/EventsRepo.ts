@@ -9,6 +9,7 @@ import { SqlClient } from "@effect/sql"
 import { newId, toTimestamp } from "@switchboard/domain"
 import type { DomainEvent, EventType } from "@switchboard/domain"
 import { Clock, Effect } from "effect"
+import { dieOnDatabaseError } from "./Rows.js"
 
 /**
  * The Postgres notification channel of new deliveries: its payload is the endpoint's id, sent at
@@ -88,7 +89,7 @@ export class EventsRepo extends Effect.Service<EventsRepo>()("@switchboard/db/Ev
         created_at: createdAt,
         envelope
       } satisfies AppendedEvent
-    }, Effect.orDie)
+    }, dieOnDatabaseError)
 
     return { append } as const
   })

@@ -4,6 +4,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
+import { dieOnDatabaseError } from "./Rows.js"
 
 export type Claim =
   | { readonly _tag: "Claimed" }
@@ -43,20 +44,21 @@ export class IdempotencyRepo extends Effect.Service<IdempotencyRepo>()("@switchb
       if (row.fingerprint !== input.fingerprint) return { _tag: "Mismatch" } as Claim
       if (row.state !== "done") return { _tag: "InProgress" } as Claim
       return { _tag: "Replay", response: row.response } as Claim
-    })
+    }, dieOnDatabaseError)
 
     /** Stores the response (call inside the transaction that did the work). */
     const complete = Effect.fn("IdempotencyRepo.complete")(
       function*(workspaceId: string, key: string, response: unknown) {
         yield* sql`UPDATE idempotency_keys SET state = 'done', response = ${JSON.stringify(response)}::jsonb
         WHERE workspace_id = ${workspaceId} AND key = ${key}`
-      }
+      },
+      dieOnDatabaseError
     )
 
     /** Frees a claimed key whose request failed before doing anything. */
     const release = Effect.fn("IdempotencyRepo.release")(function*(workspaceId: string, key: string) {
       yield* sql`DELETE FROM idempotency_keys WHERE workspace_id = ${workspaceId} AND key = ${key} AND state = 'running'`
-    })
+    }, dieOnDatabaseError)
 
     return { begin, complete, release } as const
   })

@@ -5,6 +5,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
+import { dieOnDatabaseError } from "./Rows.js"
 
 /** The caps operators set: `null` where none is set. */
 export interface QrSafetyOverrides {
@@ -19,7 +20,7 @@ export class QrSafetyRepo extends Effect.Service<QrSafetyRepo>()("@switchboard/d
     /** Holds the channel row until the transaction ends (QR channels only: 0.5 msg/s, no contention). */
     const lockChannel = Effect.fn("QrSafetyRepo.lockChannel")(function*(channelId: string) {
       yield* sql`SELECT id FROM channels WHERE id = ${channelId} FOR UPDATE`
-    }, Effect.orDie)
+    }, dieOnDatabaseError)
 
     /**
      * The channel's outbound messages handed to WhatsApp after `since` (epoch ms of `sent_at`, or
@@ -44,7 +45,7 @@ export class QrSafetyRepo extends Effect.Service<QrSafetyRepo>()("@switchboard/d
         sentAt: rows.filter((r) => r.queued === null).map((r) => new Date(r.at!).getTime()),
         queued: rows.find((r) => r.queued !== null)?.queued ?? 0
       }
-    }, Effect.orDie)
+    }, dieOnDatabaseError)
 
     /** The workspace's cap and the channel's own, as operators set them. */
     const overrides = Effect.fn("QrSafetyRepo.overrides")(function*(workspaceId: string, channelId: string | null) {
@@ -56,7 +57,7 @@ export class QrSafetyRepo extends Effect.Service<QrSafetyRepo>()("@switchboard/d
         workspace: rows.find((r) => r.channel_id === null)?.daily_limit ?? null,
         channel: rows.find((r) => r.channel_id !== null)?.daily_limit ?? null
       } satisfies QrSafetyOverrides
-    }, Effect.orDie)
+    }, dieOnDatabaseError)
 
     /** Sets the workspace's cap (`channelId` null) or the channel's. */
     const setLimit = Effect.fn("QrSafetyRepo.setLimit")(
@@ -71,7 +72,7 @@ export class QrSafetyRepo extends Effect.Service<QrSafetyRepo>()("@switchboard/d
               ON CONFLICT (channel_id) WHERE channel_id IS NOT NULL
               DO UPDATE SET daily_limit = EXCLUDED.daily_limit, updated_at = EXCLUDED.updated_at`
       },
-      Effect.orDie
+      dieOnDatabaseError
     )
 
     /** Removes the workspace's cap (`channelId` null) or the channel's. */
@@ -80,7 +81,7 @@ export class QrSafetyRepo extends Effect.Service<QrSafetyRepo>()("@switchboard/d
         yield* sql`DELETE FROM qr_safety_limits WHERE workspace_id = ${workspaceId}
           AND ${channelId === null ? sql`channel_id IS NULL` : sql`channel_id = ${channelId}`}`
       },
-      Effect.orDie
+      dieOnDatabaseError
     )
 
     return { lockChannel, usage, overrides, setLimit, clearLimit } as const

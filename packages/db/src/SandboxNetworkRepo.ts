@@ -5,8 +5,8 @@
  * again carries the time of the first report.
  */
 import { SqlClient } from "@effect/sql"
-import { Effect, Option } from "effect"
-import { iso, isoOrNull } from "./Rows.js"
+import { Effect, Option, Schema } from "effect"
+import { dieOnDatabaseError, iso, isoOrNull, TimestampColumn } from "./Rows.js"
 
 export type NetworkStage = "sent" | "delivered" | "read"
 
@@ -20,7 +20,19 @@ export interface NetworkDelivery {
   readonly readAt: string | null
 }
 
-const toDelivery = (r: any): NetworkDelivery => ({
+/** A row of `sandbox_deliveries` (one a network step reads back, `accepted_at` set). */
+const DeliveryColumns = Schema.Struct({
+  message_id: Schema.String,
+  offers: Schema.Number,
+  to_number: Schema.String,
+  accepted_at: TimestampColumn,
+  sent_at: Schema.NullOr(TimestampColumn),
+  delivered_at: Schema.NullOr(TimestampColumn),
+  read_at: Schema.NullOr(TimestampColumn)
+})
+
+/** Typed, not decoded: our own rows, read at every step of the simulated network. */
+const toDelivery = (r: typeof DeliveryColumns.Type): NetworkDelivery => ({
   messageId: r.message_id,
   offers: r.offers,
   to: r.to_number,
@@ -46,14 +58,14 @@ export class SandboxNetworkRepo extends Effect.Service<SandboxNetworkRepo>()("@s
         ON CONFLICT (message_id) DO UPDATE SET offers = sandbox_deliveries.offers + 1
         RETURNING offers, accepted_at`
       return { offers: rows[0]!.offers, alreadyAccepted: rows[0]!.accepted_at !== null }
-    }, Effect.orDie)
+    }, dieOnDatabaseError)
 
     /** Accepts the message; false when it already was (it is never delivered twice). */
     const accept = Effect.fn("SandboxNetworkRepo.accept")(function*(messageId: string, at: string) {
       const rows = yield* sql`UPDATE sandbox_deliveries SET accepted_at = ${at}
         WHERE message_id = ${messageId} AND accepted_at IS NULL RETURNING message_id`
       return rows.length > 0
-    }, Effect.orDie)
+    }, dieOnDatabaseError)
 
     /**
      * Records a receipt the network reports, once: the first report of a stage fixes its time.
@@ -71,22 +83,23 @@ export class SandboxNetworkRepo extends Effect.Service<SandboxNetworkRepo>()("@s
               WHERE message_id = ${messageId} RETURNING read_at AS at`
         return rows[0] ? iso(rows[0].at) : at
       },
-      Effect.orDie
+      dieOnDatabaseError
     )
 
     /** A channel's accepted messages whose receipts are not all reported, accepted after `since`. */
     const unfinished = Effect.fn("SandboxNetworkRepo.unfinished")(function*(channelId: string, since: string) {
-      const rows = yield* sql`SELECT * FROM sandbox_deliveries
+      const rows = yield* sql<typeof DeliveryColumns.Type>`SELECT * FROM sandbox_deliveries
         WHERE channel_id = ${channelId} AND accepted_at IS NOT NULL AND read_at IS NULL AND accepted_at > ${since}
         ORDER BY accepted_at`
       return rows.map(toDelivery)
-    }, Effect.orDie)
+    }, dieOnDatabaseError)
 
     const find = Effect.fn("SandboxNetworkRepo.find")(function*(messageId: string) {
-      const rows =
-        yield* sql`SELECT * FROM sandbox_deliveries WHERE message_id = ${messageId} AND accepted_at IS NOT NULL`
+      const rows = yield* sql<
+        typeof DeliveryColumns.Type
+      >`SELECT * FROM sandbox_deliveries WHERE message_id = ${messageId} AND accepted_at IS NOT NULL`
       return Option.map(Option.fromNullable(rows[0]), toDelivery)
-    }, Effect.orDie)
+    }, dieOnDatabaseError)
 
     /**
      * Receipts the network reported before `cutoff` that the message has not recorded (the report
@@ -117,7 +130,7 @@ export class SandboxNetworkRepo extends Effect.Service<SandboxNetworkRepo>()("@s
           )
           .map(([stage, at]) => ({ messageId: r.message_id, stage, at: new Date(at!).getTime() }))
       )
-    }, Effect.orDie)
+    }, dieOnDatabaseError)
 
     return { offer, accept, advance, unfinished, find, missedReceipts } as const
   })

@@ -1,7 +1,30 @@
 /** Sandbox sessions on shared numbers, and their verified recipients (DECISIONS 6). */
-import { SqlClient } from "@effect/sql"
-import { Effect, Option } from "effect"
-import { iso } from "./Rows.js"
+import { SqlClient, SqlSchema } from "@effect/sql"
+import { Effect, Option, Schema } from "effect"
+import { CountRow, dieOnDatabaseError, iso, TimestampColumn } from "./Rows.js"
+
+/**
+ * The transaction-scoped advisory lock that serialises sandbox session allocations (two sessions
+ * never take the same number of the pool). Any constant no other lock in the database uses.
+ */
+export const SANDBOX_ALLOCATION_LOCK = 424242
+
+/** A row of `sandbox_sessions`. */
+const SessionRow = Schema.Struct({
+  id: Schema.String,
+  workspace_id: Schema.String,
+  channel_id: Schema.String,
+  phone_number: Schema.String,
+  status: Schema.Literal("active", "revoked", "expired"),
+  code_hash: Schema.String,
+  expires_at: TimestampColumn,
+  created_at: TimestampColumn,
+  updated_at: TimestampColumn
+})
+
+const PhoneRow = Schema.Struct({ phone_number: Schema.String })
+const SessionRef = Schema.Struct({ id: Schema.String, workspace_id: Schema.String })
+const ExpiredRow = Schema.Struct({ id: Schema.String, channel_id: Schema.String, workspace_id: Schema.String })
 
 export interface SandboxSessionRow {
   readonly id: string
@@ -20,7 +43,7 @@ export class SandboxRepo extends Effect.Service<SandboxRepo>()("@switchboard/db/
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
-    const toRow = (r: any, recipients: ReadonlyArray<string>): SandboxSessionRow => ({
+    const toRow = (r: typeof SessionRow.Type, recipients: ReadonlyArray<string>): SandboxSessionRow => ({
       id: r.id,
       workspace_id: r.workspace_id,
       channel_id: r.channel_id,
@@ -38,64 +61,112 @@ export class SandboxRepo extends Effect.Service<SandboxRepo>()("@switchboard/db/
         yield* sql`INSERT INTO sandbox_sessions (id, workspace_id, channel_id, phone_number, status, code_hash, expires_at, created_at, updated_at)
         VALUES (${row.id}, ${row.workspace_id}, ${row.channel_id}, ${row.phone_number}, ${row.status}, ${row.code_hash},
           ${row.expires_at}, ${row.created_at}, ${row.created_at})`
-      }
+      },
+      dieOnDatabaseError
     )
+
+    /** Takes `SANDBOX_ALLOCATION_LOCK` until the caller's transaction ends. */
+    const lockAllocations = Effect.fn("SandboxRepo.lockAllocations")(function*() {
+      yield* sql`SELECT pg_advisory_xact_lock(${SANDBOX_ALLOCATION_LOCK})`
+    }, dieOnDatabaseError)
+
+    const inUse = SqlSchema.findAll({
+      Request: Schema.String,
+      Result: PhoneRow,
+      execute: (now) => sql`SELECT phone_number FROM sandbox_sessions WHERE status = 'active' AND expires_at > ${now}`
+    })
 
     /** Numbers of the pool held by an active, unexpired session. */
     const numbersInUse = Effect.fn("SandboxRepo.numbersInUse")(function*(now: string) {
-      const rows = yield* sql<{ phone_number: string }>`SELECT phone_number FROM sandbox_sessions
-        WHERE status = 'active' AND expires_at > ${now}`
+      const rows = yield* inUse(now)
       return new Set(rows.map((r) => r.phone_number))
+    }, dieOnDatabaseError)
+
+    const expired = SqlSchema.findAll({
+      Request: Schema.String,
+      Result: ExpiredRow,
+      execute: (now) =>
+        sql`UPDATE sandbox_sessions SET status = 'expired', updated_at = ${now}
+          WHERE status = 'active' AND expires_at <= ${now} RETURNING id, channel_id, workspace_id`
     })
 
     /** Ends sessions past their expiry (their numbers return to the pool). */
     const expire = Effect.fn("SandboxRepo.expire")(function*(now: string) {
-      return yield* sql<{ id: string; channel_id: string; workspace_id: string }>`UPDATE sandbox_sessions
-        SET status = 'expired', updated_at = ${now}
-        WHERE status = 'active' AND expires_at <= ${now} RETURNING id, channel_id, workspace_id`
+      return yield* expired(now)
+    }, dieOnDatabaseError)
+
+    const active = SqlSchema.findOne({
+      Request: Schema.Struct({ workspaceId: Schema.String, now: Schema.String }),
+      Result: CountRow,
+      execute: ({ now, workspaceId }) =>
+        sql`SELECT count(*)::int AS n FROM sandbox_sessions
+          WHERE workspace_id = ${workspaceId} AND status = 'active' AND expires_at > ${now}`
     })
 
     const countActive = Effect.fn("SandboxRepo.countActive")(function*(workspaceId: string, now: string) {
-      const rows = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM sandbox_sessions
-        WHERE workspace_id = ${workspaceId} AND status = 'active' AND expires_at > ${now}`
-      return rows[0]?.n ?? 0
+      return Option.match(yield* active({ workspaceId, now }), { onNone: () => 0, onSome: (row) => row.n })
+    }, dieOnDatabaseError)
+
+    const session = SqlSchema.findOne({
+      Request: Schema.Struct({ workspaceId: Schema.String, id: Schema.String }),
+      Result: SessionRow,
+      execute: ({ id, workspaceId }) =>
+        sql`SELECT * FROM sandbox_sessions WHERE workspace_id = ${workspaceId} AND id = ${id}`
+    })
+    const recipientsOf = SqlSchema.findAll({
+      Request: Schema.String,
+      Result: PhoneRow,
+      execute: (id) => sql`SELECT phone_number FROM sandbox_recipients WHERE session_id = ${id} ORDER BY verified_at`
+    })
+    const sessionOfChannel = SqlSchema.findOne({
+      Request: Schema.String,
+      Result: SessionRef,
+      execute: (channelId) => sql`SELECT id, workspace_id FROM sandbox_sessions WHERE channel_id = ${channelId}`
     })
 
     const find = Effect.fn("SandboxRepo.find")(function*(workspaceId: string, id: string) {
-      const rows = yield* sql`SELECT * FROM sandbox_sessions WHERE workspace_id = ${workspaceId} AND id = ${id}`
-      if (!rows[0]) return Option.none<SandboxSessionRow>()
-      const recipients = yield* sql<{ phone_number: string }>`SELECT phone_number FROM sandbox_recipients
-        WHERE session_id = ${id} ORDER BY verified_at`
-      return Option.some(toRow(rows[0], recipients.map((r) => r.phone_number)))
-    }, Effect.orDie)
+      const row = yield* session({ workspaceId, id })
+      if (Option.isNone(row)) return Option.none<SandboxSessionRow>()
+      const recipients = yield* recipientsOf(id)
+      return Option.some(toRow(row.value, recipients.map((r) => r.phone_number)))
+    }, dieOnDatabaseError)
 
     const findByChannel = Effect.fn("SandboxRepo.findByChannel")(function*(channelId: string) {
-      const rows = yield* sql<
-        { id: string; workspace_id: string }
-      >`SELECT id, workspace_id FROM sandbox_sessions WHERE channel_id = ${channelId}`
-      return rows[0] ? yield* find(rows[0].workspace_id, rows[0].id) : Option.none<SandboxSessionRow>()
-    }, Effect.orDie)
+      const ref = yield* sessionOfChannel(channelId)
+      return Option.isSome(ref) ? yield* find(ref.value.workspace_id, ref.value.id) : Option.none<SandboxSessionRow>()
+    }, dieOnDatabaseError)
 
     const addRecipient = Effect.fn("SandboxRepo.addRecipient")(
       function*(sessionId: string, phone: string, now: string) {
         yield* sql`INSERT INTO sandbox_recipients (session_id, phone_number, verified_at) VALUES (${sessionId}, ${phone}, ${now})
         ON CONFLICT DO NOTHING`
       },
-      Effect.orDie
+      dieOnDatabaseError
     )
 
     const isVerified = Effect.fn("SandboxRepo.isVerified")(function*(channelId: string, phone: string) {
       const rows = yield* sql`SELECT 1 FROM sandbox_recipients r JOIN sandbox_sessions s ON s.id = r.session_id
         WHERE s.channel_id = ${channelId} AND r.phone_number = ${phone}`
       return rows.length > 0
-    }, Effect.orDie)
+    }, dieOnDatabaseError)
 
     const revoke = Effect.fn("SandboxRepo.revoke")(function*(workspaceId: string, id: string, now: string) {
       const rows = yield* sql`UPDATE sandbox_sessions SET status = 'revoked', updated_at = ${now}
         WHERE workspace_id = ${workspaceId} AND id = ${id} AND status = 'active' RETURNING id`
       return rows.length > 0
-    })
+    }, dieOnDatabaseError)
 
-    return { insert, numbersInUse, expire, countActive, find, findByChannel, addRecipient, isVerified, revoke } as const
+    return {
+      insert,
+      lockAllocations,
+      numbersInUse,
+      expire,
+      countActive,
+      find,
+      findByChannel,
+      addRecipient,
+      isVerified,
+      revoke
+    } as const
   })
 }) {}

@@ -4,7 +4,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Effect, Option } from "effect"
-import { isoOrNull } from "./Rows.js"
+import { dieOnDatabaseError, isoOrNull } from "./Rows.js"
 
 export type RotateResult =
   | { readonly _tag: "Rotated"; readonly sessionId: string; readonly userId: string }
@@ -27,13 +27,13 @@ export class SessionsRepo extends Effect.Service<SessionsRepo>()("@switchboard/d
         yield* sql`INSERT INTO refresh_tokens (token_hash, session_id, created_at, expires_at)
           VALUES (${input.refreshTokenHash}, ${input.sessionId}, ${input.now}, ${input.refreshExpiresAt})`
       }))
-    }, Effect.orDie)
+    }, dieOnDatabaseError)
 
     /** Whether the session exists and is not revoked. */
     const isActive = Effect.fn("SessionsRepo.isActive")(function*(sessionId: string) {
       const rows = yield* sql<{ revoked_at: Date | null }>`SELECT revoked_at FROM sessions WHERE id = ${sessionId}`
       return rows.length > 0 && isoOrNull(rows[0]!.revoked_at) === null
-    }, Effect.orDie)
+    }, dieOnDatabaseError)
 
     /**
      * Exchanges a refresh token for a new one. Serialised on the token row (`FOR UPDATE`), so two
@@ -65,12 +65,12 @@ export class SessionsRepo extends Effect.Service<SessionsRepo>()("@switchboard/d
           VALUES (${input.newTokenHash}, ${row.session_id}, ${input.now}, ${input.newExpiresAt})`
         return { _tag: "Rotated", sessionId: row.session_id, userId: row.user_id } as RotateResult
       }))
-    }, Effect.orDie)
+    }, dieOnDatabaseError)
 
     const revoke = Effect.fn("SessionsRepo.revoke")(function*(sessionId: string, reason: string, now: string) {
       yield* sql`UPDATE sessions SET revoked_at = ${now}, revoked_reason = ${reason}
         WHERE id = ${sessionId} AND revoked_at IS NULL`
-    }, Effect.orDie)
+    }, dieOnDatabaseError)
 
     /** The session a refresh token belongs to, if any. */
     const sessionOfToken = Effect.fn("SessionsRepo.sessionOfToken")(function*(tokenHash: string) {
@@ -78,7 +78,7 @@ export class SessionsRepo extends Effect.Service<SessionsRepo>()("@switchboard/d
         { session_id: string }
       >`SELECT session_id FROM refresh_tokens WHERE token_hash = ${tokenHash}`
       return Option.map(Option.fromNullable(rows[0]), (r) => r.session_id)
-    }, Effect.orDie)
+    }, dieOnDatabaseError)
 
     return { create, isActive, rotate, revoke, sessionOfToken } as const
   })

@@ -3,7 +3,9 @@
  * counts as zero (the reads check the table exists first).
  */
 import { SqlClient } from "@effect/sql"
+import type { SqlError } from "@effect/sql/SqlError"
 import { Effect } from "effect"
+import { dieOnDatabaseError } from "./Rows.js"
 
 export class UsageRepo extends Effect.Service<UsageRepo>()("@switchboard/db/UsageRepo", {
   effect: Effect.gen(function*() {
@@ -19,7 +21,7 @@ export class UsageRepo extends Effect.Service<UsageRepo>()("@switchboard/db/Usag
     const counts = Effect.fn("UsageRepo.counts")(
       function*(workspaceId: string, periodStart: string, periodEnd: string, now: string) {
         const have = yield* tables
-        const count = (table: string, query: Effect.Effect<ReadonlyArray<{ n: number }>, unknown>) =>
+        const count = (table: string, query: Effect.Effect<ReadonlyArray<{ n: number }>, SqlError>) =>
           have.has(table) ? Effect.map(query, (rows) => rows[0]?.n ?? 0) : Effect.succeed(0)
         return yield* Effect.all({
           messages_sent: count(
@@ -60,7 +62,7 @@ export class UsageRepo extends Effect.Service<UsageRepo>()("@switchboard/db/Usag
           )
         }, { concurrency: 1 })
       },
-      Effect.orDie
+      dieOnDatabaseError
     )
 
     return { counts } as const

@@ -1,8 +1,8 @@
 /** Users, their workspaces and memberships, e-mail verification tokens. */
-import { SqlClient } from "@effect/sql"
-import type { PlanName } from "@switchboard/domain"
-import { Effect, Option } from "effect"
-import { iso, isoOrNull } from "./Rows.js"
+import { SqlClient, SqlSchema } from "@effect/sql"
+import { PlanName } from "@switchboard/domain"
+import { Effect, Option, Schema } from "effect"
+import { dieOnDatabaseError, failOnUniqueViolation, iso, isoOrNull, TimestampColumn } from "./Rows.js"
 
 export interface UserRow {
   readonly id: string
@@ -14,15 +14,30 @@ export interface UserRow {
   readonly created_at: string
 }
 
-export interface MembershipRow {
-  readonly id: string
-  readonly name: string
-  readonly role: "owner" | "admin" | "member"
-  readonly plan: PlanName
-  readonly status: "active" | "suspended"
-}
+/** A row of `users`. */
+const UserColumns = Schema.Struct({
+  id: Schema.String,
+  email: Schema.String,
+  name: Schema.String,
+  password_hash: Schema.String,
+  email_verified_at: Schema.NullOr(TimestampColumn),
+  status: Schema.Literal("active", "suspended"),
+  created_at: TimestampColumn
+})
 
-const toUser = (r: any): UserRow => ({
+/** A workspace as its member sees it (`workspace_members` joined with `workspaces`). */
+export const MembershipRow = Schema.Struct({
+  id: Schema.String,
+  name: Schema.String,
+  role: Schema.Literal("owner", "admin", "member"),
+  plan: PlanName,
+  status: Schema.Literal("active", "suspended")
+})
+export type MembershipRow = typeof MembershipRow.Type
+
+const UserIdRow = Schema.Struct({ user_id: Schema.String })
+
+const toUser = (r: typeof UserColumns.Type): UserRow => ({
   id: r.id,
   email: r.email,
   name: r.name,
@@ -56,39 +71,57 @@ export class UsersRepo extends Effect.Service<UsersRepo>()("@switchboard/db/User
         yield* sql`INSERT INTO workspace_members (workspace_id, user_id, role, created_at)
           VALUES (${input.workspaceId}, ${input.userId}, 'owner', ${input.now})`
       }))
+    }, failOnUniqueViolation)
+
+    const userByEmail = SqlSchema.findOne({
+      Request: Schema.String,
+      Result: UserColumns,
+      execute: (email) => sql`SELECT * FROM users WHERE lower(email) = lower(${email})`
+    })
+    const userById = SqlSchema.findOne({
+      Request: Schema.String,
+      Result: UserColumns,
+      execute: (id) => sql`SELECT * FROM users WHERE id = ${id}`
+    })
+    const membershipsOf = SqlSchema.findAll({
+      Request: Schema.String,
+      Result: MembershipRow,
+      execute: (userId) =>
+        sql`SELECT w.id, w.name, m.role, w.plan, w.status FROM workspace_members m
+        JOIN workspaces w ON w.id = m.workspace_id
+        WHERE m.user_id = ${userId} ORDER BY m.created_at, w.id`
+    })
+    const membershipIn = SqlSchema.findOne({
+      Request: Schema.Struct({ userId: Schema.String, workspaceId: Schema.String }),
+      Result: MembershipRow,
+      execute: ({ userId, workspaceId }) =>
+        sql`SELECT w.id, w.name, m.role, w.plan, w.status FROM workspace_members m
+        JOIN workspaces w ON w.id = m.workspace_id
+        WHERE m.user_id = ${userId} AND m.workspace_id = ${workspaceId}`
     })
 
     const findByEmail = Effect.fn("UsersRepo.findByEmail")(function*(email: string) {
-      const rows = yield* sql`SELECT * FROM users WHERE lower(email) = lower(${email})`
-      return Option.map(Option.fromNullable(rows[0]), toUser)
-    }, Effect.orDie)
+      return Option.map(yield* userByEmail(email), toUser)
+    }, dieOnDatabaseError)
 
     const findById = Effect.fn("UsersRepo.findById")(function*(id: string) {
-      const rows = yield* sql`SELECT * FROM users WHERE id = ${id}`
-      return Option.map(Option.fromNullable(rows[0]), toUser)
-    }, Effect.orDie)
+      return Option.map(yield* userById(id), toUser)
+    }, dieOnDatabaseError)
 
     const memberships = Effect.fn("UsersRepo.memberships")(function*(userId: string) {
-      return yield* sql<MembershipRow>`
-        SELECT w.id, w.name, m.role, w.plan, w.status FROM workspace_members m
-        JOIN workspaces w ON w.id = m.workspace_id
-        WHERE m.user_id = ${userId} ORDER BY m.created_at, w.id`
-    }, Effect.orDie)
+      return yield* membershipsOf(userId)
+    }, dieOnDatabaseError)
 
     const membership = Effect.fn("UsersRepo.membership")(function*(userId: string, workspaceId: string) {
-      const rows = yield* sql<MembershipRow>`
-        SELECT w.id, w.name, m.role, w.plan, w.status FROM workspace_members m
-        JOIN workspaces w ON w.id = m.workspace_id
-        WHERE m.user_id = ${userId} AND m.workspace_id = ${workspaceId}`
-      return Option.fromNullable(rows[0])
-    }, Effect.orDie)
+      return yield* membershipIn({ userId, workspaceId })
+    }, dieOnDatabaseError)
 
     const setStatus = Effect.fn("UsersRepo.setStatus")(
       function*(id: string, status: "active" | "suspended", now: string) {
         const rows = yield* sql`UPDATE users SET status = ${status}, updated_at = ${now} WHERE id = ${id} RETURNING id`
         return rows.length > 0
       },
-      Effect.orDie
+      dieOnDatabaseError
     )
 
     const insertVerificationToken = Effect.fn("UsersRepo.insertVerificationToken")(
@@ -96,25 +129,29 @@ export class UsersRepo extends Effect.Service<UsersRepo>()("@switchboard/db/User
         yield* sql`INSERT INTO email_verification_tokens (token_hash, user_id, expires_at)
           VALUES (${tokenHash}, ${userId}, ${expiresAt})`
       },
-      Effect.orDie
+      dieOnDatabaseError
     )
 
     /** Uses a verification token once; returns the user it verified. */
     const consumeVerificationToken = Effect.fn("UsersRepo.consumeVerificationToken")(
       function*(tokenHash: string, now: string) {
         return yield* sql.withTransaction(Effect.gen(function*() {
-          const rows = yield* sql<{ user_id: string }>`
-            UPDATE email_verification_tokens SET used_at = ${now}
-            WHERE token_hash = ${tokenHash} AND used_at IS NULL AND expires_at > ${now}
-            RETURNING user_id`
-          const row = rows[0]
-          if (!row) return Option.none<string>()
+          const used = yield* SqlSchema.findOne({
+            Request: Schema.Void,
+            Result: UserIdRow,
+            execute: () =>
+              sql`UPDATE email_verification_tokens SET used_at = ${now}
+              WHERE token_hash = ${tokenHash} AND used_at IS NULL AND expires_at > ${now}
+              RETURNING user_id`
+          })(undefined)
+          if (Option.isNone(used)) return Option.none<string>()
+          const row = used.value
           yield* sql`UPDATE users SET email_verified_at = COALESCE(email_verified_at, ${now}), updated_at = ${now}
             WHERE id = ${row.user_id}`
           return Option.some(row.user_id)
         }))
       },
-      Effect.orDie
+      dieOnDatabaseError
     )
 
     return {

@@ -1,16 +1,64 @@
 /** Webhook deliveries: the delivery queue (`pending` rows with `next_attempt_at`) and their attempts. */
-import { SqlClient } from "@effect/sql"
-import { newId, WebhookDelivery } from "@switchboard/domain"
-import type { CursorPosition, DeliveryStatus, FailureReason } from "@switchboard/domain"
-import { Effect, Option } from "effect"
-import { iso, isoOrNull } from "./Rows.js"
+import { SqlClient, SqlSchema } from "@effect/sql"
+import { DeliveryStatus, FailureReason, newId, WebhookDelivery } from "@switchboard/domain"
+import type { CursorPosition } from "@switchboard/domain"
+import { Effect, Option, Schema } from "effect"
+import { dieOnDatabaseError, iso, isoOrNull, TimestampColumn } from "./Rows.js"
 
-const toDelivery = (r: any, attempts: ReadonlyArray<any>): WebhookDelivery =>
+/** A row of `webhook_deliveries`. */
+const DeliveryColumns = Schema.Struct({
+  id: Schema.String,
+  endpoint_id: Schema.String,
+  event_id: Schema.String,
+  event_type: Schema.String,
+  status: DeliveryStatus,
+  attempt_count: Schema.Number,
+  max_attempts: Schema.Number,
+  response_status: Schema.NullOr(Schema.Number),
+  failure_reason: Schema.NullOr(FailureReason),
+  latency_ms: Schema.NullOr(Schema.Number),
+  replay_count: Schema.Number,
+  replay_of: Schema.NullOr(Schema.String),
+  is_test: Schema.Boolean,
+  next_attempt_at: Schema.NullOr(TimestampColumn),
+  created_at: TimestampColumn,
+  updated_at: TimestampColumn
+})
+
+/** A row of `webhook_attempts`. */
+const AttemptColumns = Schema.Struct({
+  delivery_id: Schema.String,
+  attempt: Schema.Number,
+  at: TimestampColumn,
+  response_status: Schema.NullOr(Schema.Number),
+  failure_reason: FailureReason,
+  latency_ms: Schema.NullOr(Schema.Number)
+})
+
+/** A delivery claimed by `claimDue`, with its envelope and its endpoint's columns. */
+const ClaimedColumns = Schema.Struct({
+  id: Schema.String,
+  event_id: Schema.String,
+  event_type: Schema.String,
+  attempt_count: Schema.Number,
+  envelope: Schema.String,
+  url: Schema.String,
+  status: Schema.Literal("active", "paused", "disabled"),
+  deleted_at: Schema.NullOr(TimestampColumn),
+  secret_sealed: Schema.String,
+  previous_secret_sealed: Schema.NullOr(Schema.String),
+  previous_secret_expires_at: Schema.NullOr(TimestampColumn)
+})
+
+const toDelivery = (
+  r: typeof DeliveryColumns.Type,
+  attempts: ReadonlyArray<typeof AttemptColumns.Type>
+): WebhookDelivery =>
   new WebhookDelivery({
-    id: r.id,
+    id: r.id as WebhookDelivery["id"],
     object: "webhook_delivery",
-    endpoint_id: r.endpoint_id,
-    event_id: r.event_id,
+    endpoint_id: r.endpoint_id as WebhookDelivery["endpoint_id"],
+    event_id: r.event_id as WebhookDelivery["event_id"],
     event_type: r.event_type,
     status: r.status,
     attempt_count: r.attempt_count,
@@ -74,14 +122,42 @@ export class WebhookDeliveriesRepo
         VALUES (${id}, ${input.endpointId}, ${input.workspaceId}, ${input.eventId}, ${input.eventType}, 'pending', ${input.now},
           ${input.replayOf}, ${input.isTest}, ${input.now}, ${input.now})`
         return id
+      }, dieOnDatabaseError)
+
+      const delivery = SqlSchema.findOne({
+        Request: Schema.Struct({ workspaceId: Schema.String, id: Schema.String }),
+        Result: DeliveryColumns,
+        execute: ({ id, workspaceId }) =>
+          sql`SELECT * FROM webhook_deliveries WHERE workspace_id = ${workspaceId} AND id = ${id}`
+      })
+      const attemptsOf = SqlSchema.findAll({
+        Request: Schema.Array(Schema.String),
+        Result: AttemptColumns,
+        execute: (ids) => sql`SELECT * FROM webhook_attempts WHERE delivery_id IN ${sql.in(ids)} ORDER BY attempt`
+      })
+      const deliveries = SqlSchema.findAll({
+        Request: Schema.Struct({
+          workspaceId: Schema.String,
+          endpointId: Schema.UndefinedOr(Schema.String),
+          status: Schema.UndefinedOr(DeliveryStatus),
+          limit: Schema.Number,
+          after: Schema.UndefinedOr(Schema.Struct({ created_at: Schema.String, id: Schema.String }))
+        }),
+        Result: DeliveryColumns,
+        execute: ({ after, endpointId, limit, status, workspaceId }) =>
+          sql`SELECT * FROM webhook_deliveries WHERE workspace_id = ${workspaceId}
+        ${endpointId ? sql`AND endpoint_id = ${endpointId}` : sql``}
+        ${status ? sql`AND status = ${status}` : sql``}
+        ${after ? sql`AND (created_at, id) < (${after.created_at}::timestamptz, ${after.id})` : sql``}
+        ORDER BY created_at DESC, id DESC LIMIT ${limit + 1}`
       })
 
       const find = Effect.fn("WebhookDeliveriesRepo.find")(function*(workspaceId: string, id: string) {
-        const rows = yield* sql`SELECT * FROM webhook_deliveries WHERE workspace_id = ${workspaceId} AND id = ${id}`
-        if (!rows[0]) return Option.none<WebhookDelivery>()
-        const attempts = yield* sql`SELECT * FROM webhook_attempts WHERE delivery_id = ${id} ORDER BY attempt`
-        return Option.some(toDelivery(rows[0], attempts))
-      }, Effect.orDie)
+        const row = yield* delivery({ workspaceId, id })
+        if (Option.isNone(row)) return Option.none<WebhookDelivery>()
+        const attempts = yield* attemptsOf([id])
+        return Option.some(toDelivery(row.value, attempts))
+      }, dieOnDatabaseError)
 
       const list = Effect.fn("WebhookDeliveriesRepo.list")(function*(
         workspaceId: string,
@@ -89,17 +165,17 @@ export class WebhookDeliveriesRepo
         limit: number,
         after: CursorPosition | undefined
       ) {
-        const rows = yield* sql`SELECT * FROM webhook_deliveries WHERE workspace_id = ${workspaceId}
-        ${filters.endpointId ? sql`AND endpoint_id = ${filters.endpointId}` : sql``}
-        ${filters.status ? sql`AND status = ${filters.status}` : sql``}
-        ${after ? sql`AND (created_at, id) < (${after.created_at}::timestamptz, ${after.id})` : sql``}
-        ORDER BY created_at DESC, id DESC LIMIT ${limit + 1}`
-        const ids = rows.map((r: any) => r.id as string)
-        const attempts = ids.length === 0
-          ? []
-          : yield* sql<any>`SELECT * FROM webhook_attempts WHERE delivery_id IN ${sql.in(ids)} ORDER BY attempt`
-        return rows.map((r: any) => toDelivery(r, attempts.filter((a) => a.delivery_id === r.id)))
-      }, Effect.orDie)
+        const rows = yield* deliveries({
+          workspaceId,
+          endpointId: filters.endpointId,
+          status: filters.status,
+          limit,
+          after: after === undefined ? undefined : { created_at: after.created_at, id: after.id }
+        })
+        const ids = rows.map((r) => r.id)
+        const attempts = ids.length === 0 ? [] : yield* attemptsOf(ids)
+        return rows.map((r) => toDelivery(r, attempts.filter((a) => a.delivery_id === r.id)))
+      }, dieOnDatabaseError)
 
       /** Due deliveries of an endpoint that may be sent (not paused), oldest first. */
       const due = Effect.fn("WebhookDeliveriesRepo.due")(function*(endpointId: string, now: string, limit: number) {
@@ -108,7 +184,7 @@ export class WebhookDeliveriesRepo
         WHERE d.endpoint_id = ${endpointId} AND d.status = 'pending' AND d.next_attempt_at <= ${now}
           AND NOT (e.status = 'paused' AND e.deleted_at IS NULL)
         ORDER BY d.next_attempt_at, d.created_at LIMIT ${limit}`
-      }, Effect.orDie)
+      }, dieOnDatabaseError)
 
       /** Takes a pending delivery for one attempt; returns its attempt number, or none if taken. */
       const claim = Effect.fn("WebhookDeliveriesRepo.claim")(function*(id: string, now: string) {
@@ -117,7 +193,7 @@ export class WebhookDeliveriesRepo
         FROM events e WHERE d.id = ${id} AND d.status = 'pending' AND e.id = d.event_id
         RETURNING d.attempt_count, e.envelope`
         return Option.fromNullable(rows[0])
-      }, Effect.orDie)
+      }, dieOnDatabaseError)
 
       /**
        * `due` and `claim` of up to `limit` deliveries in one statement: the endpoint's due
@@ -127,7 +203,8 @@ export class WebhookDeliveriesRepo
        */
       const claimDue = Effect.fn("WebhookDeliveriesRepo.claimDue")(
         function*(endpointId: string, now: string, limit: number) {
-          const rows = yield* sql<any>`WITH due AS (
+          // typed, not decoded: our own rows, on every webhook attempt
+          const rows = yield* sql<typeof ClaimedColumns.Type>`WITH due AS (
             SELECT d.id FROM webhook_deliveries d
             JOIN webhook_endpoints e ON e.id = d.endpoint_id
             WHERE d.endpoint_id = ${endpointId} AND d.status = 'pending' AND d.next_attempt_at <= ${now}
@@ -160,7 +237,7 @@ export class WebhookDeliveriesRepo
             }
           }))
         },
-        Effect.orDie
+        dieOnDatabaseError
       )
 
       /**
@@ -186,7 +263,7 @@ export class WebhookDeliveriesRepo
         yield* sql`INSERT INTO webhook_attempts (delivery_id, attempt, at, response_status, failure_reason, latency_ms)
         VALUES (${input.id}, ${input.attempt}, ${input.at}, ${input.responseStatus}, ${input.reason}, ${input.latencyMs})`
         return true
-      })
+      }, dieOnDatabaseError)
 
       /**
        * `record` of a successful attempt, with the endpoint's consecutive-failure counter reset,
@@ -215,7 +292,7 @@ export class WebhookDeliveriesRepo
         )
         SELECT count(*)::int AS recorded FROM updated`
         return (rows[0]?.recorded ?? 0) > 0
-      })
+      }, dieOnDatabaseError)
 
       /** Replay (DECISIONS 10): only from failed or dead; bumps the original's replay_count. */
       const markReplayed = Effect.fn("WebhookDeliveriesRepo.markReplayed")(
@@ -227,7 +304,8 @@ export class WebhookDeliveriesRepo
         WHERE workspace_id = ${workspaceId} AND id = ${id} AND status IN ('failed', 'dead')
         RETURNING endpoint_id, event_id, event_type`
           return Option.fromNullable(rows[0])
-        }
+        },
+        dieOnDatabaseError
       )
 
       /**
@@ -244,20 +322,20 @@ export class WebhookDeliveriesRepo
         GROUP BY d.endpoint_id ORDER BY min(d.next_attempt_at), d.endpoint_id LIMIT ${limit}`
           return rows.map((r) => r.endpoint_id)
         },
-        Effect.orDie
+        dieOnDatabaseError
       )
 
       /** Deliveries left `delivering` by a dead runner go back to pending. */
       const requeueStuck = Effect.fn("WebhookDeliveriesRepo.requeueStuck")(function*(cutoff: string, now: string) {
         yield* sql`UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = ${now}, updated_at = ${now}
         WHERE status = 'delivering' AND updated_at < ${cutoff}`
-      }, Effect.orDie)
+      }, dieOnDatabaseError)
 
       const purge = Effect.fn("WebhookDeliveriesRepo.purge")(function*(cutoff: string) {
         const rows =
           yield* sql`DELETE FROM webhook_deliveries WHERE created_at < ${cutoff} AND status IN ('succeeded', 'failed', 'dead') RETURNING id`
         return rows.length
-      }, Effect.orDie)
+      }, dieOnDatabaseError)
 
       return {
         insert,

@@ -1,9 +1,9 @@
 /** Webhook endpoints; secrets are stored sealed (encrypted), never in clear. */
 import { SqlClient } from "@effect/sql"
-import { WebhookEndpoint } from "@switchboard/domain"
+import { EndpointStatus, WebhookEndpoint } from "@switchboard/domain"
 import type { CursorPosition } from "@switchboard/domain"
-import { Effect, Option } from "effect"
-import { iso, isoOrNull } from "./Rows.js"
+import { Effect, Option, Schema } from "effect"
+import { dieOnDatabaseError, iso, isoOrNull, TimestampColumn } from "./Rows.js"
 
 export interface EndpointRow {
   readonly endpoint: WebhookEndpoint
@@ -22,9 +22,33 @@ export interface SealedSecrets {
   readonly previous_secret_sealed: string | null
 }
 
-const toRow = (r: any): EndpointRow => ({
+/** A row of `webhook_endpoints`. */
+export const EndpointColumns = Schema.Struct({
+  id: Schema.String,
+  workspace_id: Schema.String,
+  url: Schema.String,
+  event_types: Schema.Array(Schema.String),
+  description: Schema.String,
+  status: EndpointStatus,
+  secret_sealed: Schema.String,
+  secret_last4: Schema.String,
+  previous_secret_sealed: Schema.NullOr(Schema.String),
+  previous_secret_expires_at: Schema.NullOr(TimestampColumn),
+  secret_rotated_at: Schema.NullOr(TimestampColumn),
+  consecutive_failures: Schema.Number,
+  created_at: TimestampColumn,
+  updated_at: TimestampColumn,
+  deleted_at: Schema.NullOr(TimestampColumn)
+})
+type EndpointColumns = typeof EndpointColumns.Type
+
+/**
+ * Rows are typed (`sql<EndpointColumns>`) but not decoded: our own writes, read by the delivering
+ * entity on every pull; the `WebhookEndpoint` constructor checks the result.
+ */
+const toRow = (r: EndpointColumns): EndpointRow => ({
   endpoint: new WebhookEndpoint({
-    id: r.id,
+    id: r.id as WebhookEndpoint["id"],
     object: "webhook_endpoint",
     url: r.url,
     event_types: r.event_types,
@@ -64,29 +88,31 @@ export class WebhookEndpointsRepo
           string
         >}, ${input.description},
           'active', ${input.secretSealed}, ${input.secretLast4}, ${input.now}, ${input.now})`
-      }, Effect.orDie)
+      }, dieOnDatabaseError)
 
       const find = Effect.fn("WebhookEndpointsRepo.find")(function*(workspaceId: string, id: string) {
-        const rows =
-          yield* sql`SELECT * FROM webhook_endpoints WHERE workspace_id = ${workspaceId} AND id = ${id} AND deleted_at IS NULL`
+        const rows = yield* sql<
+          EndpointColumns
+        >`SELECT * FROM webhook_endpoints WHERE workspace_id = ${workspaceId} AND id = ${id} AND deleted_at IS NULL`
         return Option.map(Option.fromNullable(rows[0]), toRow)
-      }, Effect.orDie)
+      }, dieOnDatabaseError)
 
       /** Any workspace, deleted ones included (the delivering entity needs to know). */
       const findById = Effect.fn("WebhookEndpointsRepo.findById")(function*(id: string) {
-        const rows = yield* sql`SELECT * FROM webhook_endpoints WHERE id = ${id}`
+        const rows = yield* sql<EndpointColumns>`SELECT * FROM webhook_endpoints WHERE id = ${id}`
         return Option.map(Option.fromNullable(rows[0]), toRow)
-      }, Effect.orDie)
+      }, dieOnDatabaseError)
 
       const list = Effect.fn("WebhookEndpointsRepo.list")(
         function*(workspaceId: string, limit: number, after: CursorPosition | undefined) {
-          const rows =
-            yield* sql`SELECT * FROM webhook_endpoints WHERE workspace_id = ${workspaceId} AND deleted_at IS NULL
+          const rows = yield* sql<
+            EndpointColumns
+          >`SELECT * FROM webhook_endpoints WHERE workspace_id = ${workspaceId} AND deleted_at IS NULL
         ${after ? sql`AND (created_at, id) < (${after.created_at}::timestamptz, ${after.id})` : sql``}
         ORDER BY created_at DESC, id DESC LIMIT ${limit + 1}`
           return rows.map((r) => toRow(r).endpoint)
         },
-        Effect.orDie
+        dieOnDatabaseError
       )
 
       const count = Effect.fn("WebhookEndpointsRepo.count")(function*(workspaceId: string) {
@@ -94,7 +120,7 @@ export class WebhookEndpointsRepo
           { n: number }
         >`SELECT count(*)::int AS n FROM webhook_endpoints WHERE workspace_id = ${workspaceId} AND deleted_at IS NULL`
         return rows[0]?.n ?? 0
-      }, Effect.orDie)
+      }, dieOnDatabaseError)
 
       const update = Effect.fn("WebhookEndpointsRepo.update")(function*(workspaceId: string, id: string, changes: {
         readonly url?: string | undefined
@@ -102,7 +128,7 @@ export class WebhookEndpointsRepo
         readonly description?: string | undefined
         readonly status?: "active" | "paused" | undefined
       }, now: string) {
-        const rows = yield* sql`UPDATE webhook_endpoints SET
+        const rows = yield* sql<EndpointColumns>`UPDATE webhook_endpoints SET
           url = COALESCE(${changes.url ?? null}, url),
           event_types = COALESCE(${(changes.eventTypes as Array<string> | undefined) ?? null}::text[], event_types),
           description = COALESCE(${changes.description ?? null}, description),
@@ -111,7 +137,7 @@ export class WebhookEndpointsRepo
           updated_at = ${now}
         WHERE workspace_id = ${workspaceId} AND id = ${id} AND deleted_at IS NULL RETURNING *`
         return Option.map(Option.fromNullable(rows[0]), toRow)
-      }, Effect.orDie)
+      }, dieOnDatabaseError)
 
       const softDelete = Effect.fn("WebhookEndpointsRepo.softDelete")(
         function*(workspaceId: string, id: string, now: string) {
@@ -119,7 +145,7 @@ export class WebhookEndpointsRepo
         WHERE workspace_id = ${workspaceId} AND id = ${id} AND deleted_at IS NULL RETURNING id`
           return rows.length > 0
         },
-        Effect.orDie
+        dieOnDatabaseError
       )
 
       const rotate = Effect.fn("WebhookEndpointsRepo.rotate")(function*(input: {
@@ -130,7 +156,7 @@ export class WebhookEndpointsRepo
         readonly previousExpiresAt: string
         readonly now: string
       }) {
-        const rows = yield* sql`UPDATE webhook_endpoints SET
+        const rows = yield* sql<EndpointColumns>`UPDATE webhook_endpoints SET
           previous_secret_sealed = secret_sealed,
           previous_secret_expires_at = ${input.previousExpiresAt},
           secret_sealed = ${input.secretSealed},
@@ -139,7 +165,7 @@ export class WebhookEndpointsRepo
           updated_at = ${input.now}
         WHERE workspace_id = ${input.workspaceId} AND id = ${input.id} AND deleted_at IS NULL RETURNING *`
         return Option.map(Option.fromNullable(rows[0]), toRow)
-      }, Effect.orDie)
+      }, dieOnDatabaseError)
 
       /**
        * Records one attempt's effect on the endpoint's consecutive-failure counter, serialised on
@@ -158,7 +184,8 @@ export class WebhookEndpointsRepo
             updated_at = ${now}
         WHERE id = ${id} AND status <> 'disabled' RETURNING consecutive_failures, status`
           return rows[0]?.status === "disabled"
-        }
+        },
+        dieOnDatabaseError
       )
 
       /** Up to `limit` endpoints after `after` in id order, deleted ones included: their sealed secrets. */
@@ -173,14 +200,14 @@ export class WebhookEndpointsRepo
               WHERE id > ${id} ORDER BY id LIMIT ${limit}`
           })
         },
-        Effect.orDie
+        dieOnDatabaseError
       )
 
       const readSecrets = Effect.fn("WebhookEndpointsRepo.readSecrets")(function*(id: string) {
         const rows = yield* sql<SealedSecrets>`
           SELECT id, secret_sealed, previous_secret_sealed FROM webhook_endpoints WHERE id = ${id}`
         return Option.fromNullable(rows[0])
-      }, Effect.orDie)
+      }, dieOnDatabaseError)
 
       /**
        * Compare-and-set of both sealed secrets: writes `next` only while the row still holds what
@@ -200,7 +227,7 @@ export class WebhookEndpointsRepo
           RETURNING id`
           return rows.length > 0
         },
-        Effect.orDie
+        dieOnDatabaseError
       )
 
       return {

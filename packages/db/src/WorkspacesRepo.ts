@@ -1,8 +1,9 @@
 /** Workspaces: plan, status and entitlement overrides. */
-import { SqlClient } from "@effect/sql"
-import type { EntitlementValue, PlanName } from "@switchboard/domain"
-import { Effect, Option } from "effect"
-import { iso } from "./Rows.js"
+import { SqlClient, SqlSchema } from "@effect/sql"
+import { PlanName } from "@switchboard/domain"
+import type { EntitlementValue } from "@switchboard/domain"
+import { Effect, Option, Schema } from "effect"
+import { dieOnDatabaseError, iso, TimestampColumn } from "./Rows.js"
 
 export interface WorkspaceRow {
   readonly id: string
@@ -13,13 +14,28 @@ export interface WorkspaceRow {
   readonly updated_at: string
 }
 
+/** A row of `workspaces`. */
+const WorkspaceColumns = Schema.Struct({
+  id: Schema.String,
+  name: Schema.String,
+  plan: PlanName,
+  status: Schema.Literal("active", "suspended"),
+  created_at: TimestampColumn,
+  updated_at: TimestampColumn
+})
+
 export class WorkspacesRepo extends Effect.Service<WorkspacesRepo>()("@switchboard/db/WorkspacesRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
+    const workspace = SqlSchema.findOne({
+      Request: Schema.String,
+      Result: WorkspaceColumns,
+      execute: (id) => sql`SELECT * FROM workspaces WHERE id = ${id}`
+    })
+
     const findById = Effect.fn("WorkspacesRepo.findById")(function*(id: string) {
-      const rows = yield* sql<any>`SELECT * FROM workspaces WHERE id = ${id}`
-      return Option.map(Option.fromNullable(rows[0]), (r): WorkspaceRow => ({
+      return Option.map(yield* workspace(id), (r): WorkspaceRow => ({
         id: r.id,
         name: r.name,
         plan: r.plan,
@@ -27,12 +43,12 @@ export class WorkspacesRepo extends Effect.Service<WorkspacesRepo>()("@switchboa
         created_at: iso(r.created_at),
         updated_at: iso(r.updated_at)
       }))
-    }, Effect.orDie)
+    }, dieOnDatabaseError)
 
     const setPlan = Effect.fn("WorkspacesRepo.setPlan")(function*(id: string, plan: PlanName, now: string) {
       const rows = yield* sql`UPDATE workspaces SET plan = ${plan}, updated_at = ${now} WHERE id = ${id} RETURNING id`
       return rows.length > 0
-    }, Effect.orDie)
+    }, dieOnDatabaseError)
 
     const setStatus = Effect.fn("WorkspacesRepo.setStatus")(
       function*(id: string, status: "active" | "suspended", now: string) {
@@ -40,14 +56,14 @@ export class WorkspacesRepo extends Effect.Service<WorkspacesRepo>()("@switchboa
           yield* sql`UPDATE workspaces SET status = ${status}, updated_at = ${now} WHERE id = ${id} RETURNING id`
         return rows.length > 0
       },
-      Effect.orDie
+      dieOnDatabaseError
     )
 
     const overrides = Effect.fn("WorkspacesRepo.overrides")(function*(id: string) {
       const rows = yield* sql<{ entitlement: string; value: EntitlementValue }>`
         SELECT entitlement, value FROM entitlement_overrides WHERE workspace_id = ${id}`
       return new Map(rows.map((r) => [r.entitlement, r.value] as const))
-    }, Effect.orDie)
+    }, dieOnDatabaseError)
 
     const setOverride = Effect.fn("WorkspacesRepo.setOverride")(
       function*(id: string, entitlement: string, value: EntitlementValue, now: string) {
@@ -56,12 +72,12 @@ export class WorkspacesRepo extends Effect.Service<WorkspacesRepo>()("@switchboa
           VALUES (${id}, ${entitlement}, ${json}::jsonb, ${now})
           ON CONFLICT (workspace_id, entitlement) DO UPDATE SET value = EXCLUDED.value, created_at = EXCLUDED.created_at`
       },
-      Effect.orDie
+      dieOnDatabaseError
     )
 
     const clearOverride = Effect.fn("WorkspacesRepo.clearOverride")(function*(id: string, entitlement: string) {
       yield* sql`DELETE FROM entitlement_overrides WHERE workspace_id = ${id} AND entitlement = ${entitlement}`
-    }, Effect.orDie)
+    }, dieOnDatabaseError)
 
     return { findById, setPlan, setStatus, overrides, setOverride, clearOverride } as const
   })

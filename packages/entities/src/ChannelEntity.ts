@@ -29,8 +29,7 @@
  */
 import { Entity, Sharding } from "@effect/cluster"
 import { Rpc } from "@effect/rpc"
-import { SqlClient } from "@effect/sql"
-import { ChannelsRepo, MessagesRepo } from "@switchboard/db"
+import { ChannelsRepo, DispatchQueueRepo } from "@switchboard/db"
 import type { QueuedMessage } from "@switchboard/db"
 import {
   ChannelStatus,
@@ -64,6 +63,7 @@ import {
   Scope,
   Stream
 } from "effect"
+import { InboundMessages } from "./InboundMessages.js"
 import { MessageEntity } from "./MessageEntity.js"
 
 /** Volatile nudge: there may be due work. */
@@ -180,9 +180,9 @@ export const ChannelEntityLive = ChannelEntity.toLayer(
     const address = yield* Entity.CurrentAddress
     const channelId = address.entityId
     const entityScope = yield* Effect.scope
-    const sql = yield* SqlClient.SqlClient
+    const inbound = yield* InboundMessages
     const channels = yield* ChannelsRepo
-    const messages = yield* MessagesRepo
+    const queue = yield* DispatchQueueRepo
     const providers = yield* ChannelProviders.ChannelProviders
     const messageClient = yield* MessageEntity.client
     const wake = yield* Queue.sliding<void>(1)
@@ -242,7 +242,7 @@ export const ChannelEntityLive = ChannelEntity.toLayer(
             RECEIPT_RETRY
           )
         )
-        : sql.withTransaction(messages.recordInbound({
+        : inbound.record({
           workspaceId: channel.workspace_id,
           channelId: channel.id,
           channelNumber: channel.phone_number,
@@ -250,7 +250,7 @@ export const ChannelEntityLive = ChannelEntity.toLayer(
           from: event.from,
           body: event.text,
           now: toTimestamp(event.at)
-        })).pipe(
+        }).pipe(
           Effect.retry({ times: 3, schedule: Schedule.exponential("200 millis") }),
           Effect.catchAllCause((cause) => Effect.logError("inbound message not recorded", cause)),
           Effect.asVoid
@@ -327,7 +327,7 @@ export const ChannelEntityLive = ChannelEntity.toLayer(
       if (connection.pairing !== undefined) {
         const now = yield* Clock.currentTimeMillis
         spacing = emptyRecipientSpacing
-        for (const sent of yield* messages.dispatchesSince(channelId, now - QR_PER_RECIPIENT_WINDOW_MS)) {
+        for (const sent of yield* queue.dispatchesSince(channelId, now - QR_PER_RECIPIENT_WINDOW_MS)) {
           spacing = recordRecipientSend(spacing, sent.to, sent.at)
         }
       }
@@ -415,7 +415,7 @@ export const ChannelEntityLive = ChannelEntity.toLayer(
         const { waiting, readyAt } = spaced
           ? waitingRecipients(yield* Clock.currentTimeMillis)
           : { waiting: [], readyAt: Number.POSITIVE_INFINITY }
-        const batch = yield* messages.nextQueued(channelId, DISPATCH_BATCH, waiting)
+        const batch = yield* queue.nextQueued(channelId, DISPATCH_BATCH, waiting)
         if (batch.length === 0) {
           const underWay = waiting.length > 0 || (yield* connection.pendingReceipts) > 0
           yield* keepAlive(linkHeld || underWay)

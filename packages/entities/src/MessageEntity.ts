@@ -9,8 +9,7 @@
  */
 import { Entity } from "@effect/cluster"
 import { Rpc } from "@effect/rpc"
-import { SqlClient } from "@effect/sql"
-import { MessagesRepo } from "@switchboard/db"
+import { MessagesRepo, Transactions } from "@switchboard/db"
 import { dispatchRetryDelayMs, Failure, MessageStatus, toTimestamp } from "@switchboard/domain"
 import { ProvidersConfig } from "@switchboard/providers"
 import { Clock, Effect, Option, Schema } from "effect"
@@ -47,7 +46,7 @@ export const MessageEntityLive = MessageEntity.toLayer(
   Effect.gen(function*() {
     const address = yield* Entity.CurrentAddress
     const id = address.entityId
-    const sql = yield* SqlClient.SqlClient
+    const transactions = yield* Transactions
     const messages = yield* MessagesRepo
     const { retryDelayScale } = yield* ProvidersConfig.ProvidersConfig
 
@@ -85,14 +84,14 @@ export const MessageEntityLive = MessageEntity.toLayer(
 
     return MessageEntity.of({
       Transition: ({ payload }) =>
-        sql.withTransaction(
+        transactions.run(
           messages.transition(id, payload.to, {
             reason: payload.reason,
             failure: payload.failure,
             occurredAt: payload.at === undefined ? undefined : toTimestamp(payload.at)
           })
-        ).pipe(Effect.map(Option.isSome), Effect.orDie),
-      DispatchFailed: ({ payload }) => sql.withTransaction(dispatchFailed(payload)).pipe(Effect.orDie)
+        ).pipe(Effect.map(Option.isSome)),
+      DispatchFailed: ({ payload }) => transactions.run(dispatchFailed(payload))
     })
   }),
   { maxIdleTime: "10 seconds" }

@@ -13,7 +13,7 @@
  * Every step goes through the Message entity, the single writer of a message's status.
  */
 import { Singleton } from "@effect/cluster"
-import { MessagesRepo, SandboxNetworkRepo } from "@switchboard/db"
+import { DispatchQueueRepo, SandboxNetworkRepo } from "@switchboard/db"
 import { QUEUED_EXPIRY_MS, toTimestamp } from "@switchboard/domain"
 import { Clock, Effect, Ref, Schedule } from "effect"
 import { ChannelEntity } from "./ChannelEntity.js"
@@ -49,16 +49,16 @@ const advance = (cursor: Ref.Ref<string>, page: ReadonlyArray<string>) =>
  */
 export const sweepMessages = (cursors: SweepCursors) =>
   Effect.gen(function*() {
-    const messages = yield* MessagesRepo
+    const queue = yield* DispatchQueueRepo
     const network = yield* SandboxNetworkRepo
     const channel = yield* ChannelEntity.client
     const message = yield* MessageEntity.client
     const ignore = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.catchAllCause(effect, () => Effect.void)
     const now = yield* Clock.currentTimeMillis
 
-    const due = yield* messages.channelsWithDueWork(BATCH, yield* Ref.get(cursors.due))
+    const due = yield* queue.channelsWithDueWork(BATCH, yield* Ref.get(cursors.due))
     yield* advance(cursors.due, due)
-    const awaiting = yield* messages.channelsAwaitingReceipts({
+    const awaiting = yield* queue.channelsAwaitingReceipts({
       overdueBefore: toTimestamp(now - RECEIPT_OVERDUE_MS),
       acceptedAfter: toTimestamp(now - RECEIPT_GIVE_UP_MS),
       laterStagesAfter: toTimestamp(now - LATER_RECEIPTS_REPAIR_MS),
@@ -82,7 +82,7 @@ export const sweepMessages = (cursors: SweepCursors) =>
       discard: true
     })
 
-    const stuck = yield* messages.stuckDispatching(toTimestamp(now - STUCK_DISPATCH_MS), BATCH)
+    const stuck = yield* queue.stuckDispatching(toTimestamp(now - STUCK_DISPATCH_MS), BATCH)
     yield* Effect.forEach(
       stuck,
       (m) =>
@@ -96,14 +96,14 @@ export const sweepMessages = (cursors: SweepCursors) =>
       { concurrency: 10, discard: true }
     )
 
-    const orphaned = yield* messages.undispatchedOfArchived(BATCH)
+    const orphaned = yield* queue.undispatchedOfArchived(BATCH)
     yield* Effect.forEach(
       orphaned,
       (id) => ignore(message(id).Transition({ to: "cancelled", reason: "channel archived" })),
       { concurrency: 10, discard: true }
     )
 
-    const stale = yield* messages.staleQueued(toTimestamp(now - QUEUED_EXPIRY_MS), BATCH)
+    const stale = yield* queue.staleQueued(toTimestamp(now - QUEUED_EXPIRY_MS), BATCH)
     yield* Effect.forEach(
       stale,
       (id) => ignore(message(id).Transition({ to: "expired", reason: "not dispatched within 24 h" })),

@@ -3,10 +3,11 @@
  * they need (provider adapters, repositories). Needs `Sharding`, `SqlClient`, `ProvidersConfig`
  * and `QrConnectionConfig`; the runner, the standalone process and the entity tests compose this.
  */
-import { ChannelsRepo, MessagesRepo, SandboxNetworkRepo } from "@switchboard/db"
+import { ChannelsRepo, DispatchQueueRepo, MessagesRepo, SandboxNetworkRepo, Transactions } from "@switchboard/db"
 import { ChannelProviders, QrProvider, SandboxProvider } from "@switchboard/providers"
 import { Layer } from "effect"
 import { ChannelEntityLive } from "./ChannelEntity.js"
+import { InboundMessages } from "./InboundMessages.js"
 import { MessageEntityLive } from "./MessageEntity.js"
 import { MessageSweeperLive } from "./MessageSweeper.js"
 
@@ -18,6 +19,9 @@ export const MessagingEntitiesLive = Layer.mergeAll(ChannelEntityLive, MessageEn
       QrProvider.Default,
       ChannelsRepo.Default,
       MessagesRepo.Default,
+      DispatchQueueRepo.Default,
+      InboundMessages.Default,
+      Transactions.Default,
       SandboxNetworkRepo.Default
     )
   )

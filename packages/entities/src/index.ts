@@ -1,6 +1,7 @@
 export * from "./ChannelEntity.js"
 export * as Cluster from "./Cluster.js"
 export * from "./ClusterSettings.js"
+export * from "./InboundMessages.js"
 export * from "./MessageEntity.js"
 export * from "./MessageSweeper.js"
 export * from "./MessagingEntities.js"

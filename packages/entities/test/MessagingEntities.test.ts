@@ -1,14 +1,21 @@
 import { SqlClient } from "@effect/sql"
 import { assert, describe, layer } from "@effect/vitest"
-import { ChannelsRepo, MessagesRepo } from "@switchboard/db"
+import { ChannelsRepo, ContactsRepo, ConversationsRepo, MessagesRepo } from "@switchboard/db"
 import * as TestDatabase from "@switchboard/db/testing"
 import { toTimestamp } from "@switchboard/domain"
-import { ChannelEntity, Cluster, MessageEntity, MessagingEntitiesLive } from "@switchboard/entities"
+import { ChannelEntity, Cluster, InboundMessages, MessageEntity, MessagingEntitiesLive } from "@switchboard/entities"
 import { ProvidersConfig, QrConnectionConfig } from "@switchboard/providers"
 import { Clock, Effect, Layer, Option } from "effect"
 import { eventTypes, queueMessage, setupChannel, timeline, waitFor } from "./support.js"
 
-const TestLayer = Layer.mergeAll(MessagingEntitiesLive, MessagesRepo.Default, ChannelsRepo.Default).pipe(
+const TestLayer = Layer.mergeAll(
+  MessagingEntitiesLive,
+  MessagesRepo.Default,
+  ContactsRepo.Default,
+  ConversationsRepo.Default,
+  ChannelsRepo.Default,
+  InboundMessages.Default
+).pipe(
   Layer.provideMerge(ProvidersConfig.layer({ retryDelayScale: 0.01, sandboxReceiptDelaysMs: [100, 200, 300] })),
   Layer.provideMerge(QrConnectionConfig.layer({})),
   Layer.provideMerge(Cluster.single),
@@ -208,7 +215,7 @@ describe("Channel and Message entities", () => {
     it.effect("records an inbound message through the channel, once per provider message", () =>
       Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
-        const messages = yield* MessagesRepo
+        const inboundMessages = yield* InboundMessages
         const target = yield* setupChannel()
         const channel = (yield* ChannelEntity.client)(target.channelId)
         assert.isTrue(yield* channel.SimulateInbound({ from: "+4915112345678", text: "hi there" }))
@@ -230,7 +237,7 @@ describe("Channel and Message entities", () => {
         assert.strictEqual(received.length, 1)
         assert.strictEqual(received[0]!.data.conversation_id, inbound.conversation_id)
         // the provider reporting the same message again records nothing new
-        const again = yield* sql.withTransaction(messages.recordInbound({
+        const again = yield* inboundMessages.record({
           workspaceId: target.workspaceId,
           channelId: target.channelId,
           channelNumber: "+15550100001",
@@ -238,7 +245,7 @@ describe("Channel and Message entities", () => {
           from: "+4915112345678",
           body: "hi there",
           now: toTimestamp(yield* Clock.currentTimeMillis)
-        }))
+        })
         assert.isTrue(Option.isNone(again))
         const count = yield* sql`SELECT 1 FROM messages WHERE channel_id = ${target.channelId}`
         assert.strictEqual(count.length, 1)

@@ -4,10 +4,17 @@
  * spacing delays a recipient at its cap without holding up the others or failing anything.
  */
 import { assert, describe, layer } from "@effect/vitest"
-import { ChannelsRepo, MessagesRepo } from "@switchboard/db"
+import {
+  ChannelsRepo,
+  ContactsRepo,
+  ConversationsRepo,
+  DispatchQueueRepo,
+  MessagesRepo,
+  Transactions
+} from "@switchboard/db"
 import * as TestDatabase from "@switchboard/db/testing"
 import { QR_PER_RECIPIENT_CAP } from "@switchboard/domain"
-import { ChannelEntity, ChannelEntityLive, Cluster, MessageEntityLive } from "@switchboard/entities"
+import { ChannelEntity, ChannelEntityLive, Cluster, InboundMessages, MessageEntityLive } from "@switchboard/entities"
 import { accepted, ChannelProviders, ProvidersConfig } from "@switchboard/providers"
 import type { ChannelConnection, ChannelProvider } from "@switchboard/providers"
 import { Effect, Layer, Stream } from "effect"
@@ -35,9 +42,19 @@ const recording: ChannelProvider = {
     )
 }
 
-const TestLayer = Layer.mergeAll(ChannelEntityLive, MessageEntityLive, MessagesRepo.Default, ChannelsRepo.Default).pipe(
+const Repos = Layer.mergeAll(
+  ChannelsRepo.Default,
+  MessagesRepo.Default,
+  ContactsRepo.Default,
+  ConversationsRepo.Default,
+  DispatchQueueRepo.Default,
+  InboundMessages.Default,
+  Transactions.Default
+)
+
+const TestLayer = Layer.mergeAll(ChannelEntityLive, MessageEntityLive).pipe(
   Layer.provide(Layer.succeed(ChannelProviders.ChannelProviders, ChannelProviders.make({ qr: recording }))),
-  Layer.provideMerge(Layer.mergeAll(ChannelsRepo.Default, MessagesRepo.Default)),
+  Layer.provideMerge(Repos),
   Layer.provideMerge(ProvidersConfig.layer({ retryDelayScale: 0.01 })),
   Layer.provideMerge(Cluster.single),
   Layer.provideMerge(TestDatabase.sqlLayer)

@@ -1,6 +1,6 @@
 /** Rows for entity tests: a workspace, a channel, queued messages, written as the api node would. */
 import { SqlClient } from "@effect/sql"
-import { ChannelsRepo, MessagesRepo } from "@switchboard/db"
+import { ChannelsRepo, ContactsRepo, ConversationsRepo, MessagesRepo } from "@switchboard/db"
 import { newId, PRIORITY, THROUGHPUT_MPS, toTimestamp } from "@switchboard/domain"
 import type { Category, ChannelStatus, Message, MessageStatus, Provider } from "@switchboard/domain"
 import { Clock, Effect, Option } from "effect"
@@ -45,11 +45,18 @@ export const queueMessage = (
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const messages = yield* MessagesRepo
+    const contacts = yield* ContactsRepo
+    const conversations = yield* ConversationsRepo
     const now = toTimestamp(options.createdAt ?? (yield* Clock.currentTimeMillis))
     const category = options.category ?? "utility"
     return yield* sql.withTransaction(Effect.gen(function*() {
-      const contact = yield* messages.upsertContact(target.workspaceId, options.to ?? "+4915112345678", now)
-      const conversationId = yield* messages.upsertConversation(target.workspaceId, target.channelId, contact.id, now)
+      const contact = yield* contacts.upsertContact(target.workspaceId, options.to ?? "+4915112345678", now)
+      const conversationId = yield* conversations.upsertConversation(
+        target.workspaceId,
+        target.channelId,
+        contact.id,
+        now
+      )
       const message = yield* messages.insert({
         id: yield* newId("msg"),
         workspaceId: target.workspaceId,

@@ -11,7 +11,6 @@ import {
   AccountSuspended,
   Forbidden,
   SCOPES,
-  ServiceUnavailable,
   Unauthorized,
   ValidationError,
   WorkspaceContextRequired,
@@ -129,11 +128,8 @@ export const AuthenticationLive = Layer.effect(
     })
 
     return {
-      bearer: () =>
-        authenticate.pipe(
-          Effect.catchTag("SqlError", () =>
-            Effect.fail(new ServiceUnavailable({ message: "The database is unreachable; retry later" })))
-        )
+      // a database failure is a defect here like everywhere: the error mapping answers 503
+      bearer: () => authenticate
     }
   })
 )

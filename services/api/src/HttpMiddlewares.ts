@@ -14,6 +14,7 @@ import {
   HttpServerRequest,
   HttpServerResponse
 } from "@effect/platform"
+import type { HttpApiDecodeError } from "@effect/platform/HttpApiError"
 import { Api } from "@switchboard/api"
 import {
   InternalError,
@@ -88,7 +89,7 @@ const mapErrors = (maxBodyBytes: number) =>
       if (Option.isSome(failure)) {
         const error = failure.value as unknown
         if (Predicate.isTagged(error, "HttpApiDecodeError")) {
-          const issues = Issues.fromFormatted((error as any).issues)
+          const issues = Issues.fromFormatted((error as HttpApiDecodeError).issues)
           return Effect.fail(new ValidationError({ message: "Request validation failed", details: { issues } }))
         }
         if (Predicate.isTagged(error, "RouteNotFound")) return routeNotFound
@@ -103,7 +104,7 @@ const mapErrors = (maxBodyBytes: number) =>
         | HttpServerError.RequestError
         | undefined
       if (requestError) {
-        if (String((requestError.cause as any)?.message ?? "").includes("maxBytes")) {
+        if (String((requestError.cause as { message?: unknown } | undefined)?.message ?? "").includes("maxBytes")) {
           return payloadTooLarge(maxBodyBytes)
         }
         return Effect.fail(
@@ -167,11 +168,19 @@ const CONNECTIVITY_CODES = new Set([
   "08003"
 ])
 
-/** A database (or other dependency) that cannot be reached, as opposed to a bug. */
+/**
+ * A database that cannot be reached, as opposed to a bug. The one place that decides a 503 for
+ * the database: repositories turn every `SqlError` into a defect at their boundary (db
+ * `Rows.ts`), services and the authentication middleware let it through, and it ends here.
+ * The client could not get a connection at all (the database refuses or is gone), lost one, or
+ * the server said it is shutting down or unreachable.
+ */
 const isConnectivityFailure = (defect: unknown): boolean => {
   if (!Predicate.isTagged(defect, "SqlError")) return false
-  const cause = (defect as { cause?: { code?: string; message?: string } }).cause
-  return (cause?.code !== undefined && CONNECTIVITY_CODES.has(cause.code)) ||
+  const error = defect as { message?: string; cause?: { code?: string; message?: string } }
+  const cause = error.cause
+  return /^(Failed to acquire connection|Connection error)/.test(String(error.message ?? "")) ||
+    (cause?.code !== undefined && CONNECTIVITY_CODES.has(cause.code)) ||
     /Connection terminated|connect ECONNREFUSED|timeout/i.test(String(cause?.message ?? ""))
 }
 

@@ -29,6 +29,7 @@ export class Readiness extends Effect.Service<Readiness>()("@switchboard/service
     const probe = yield* Probe.client
     return {
       check: Effect.all({
+        // SQL in a service on purpose: a reachability probe of the database itself (no table), like the Redis ping
         database: timed(sql`SELECT 1`, "2 seconds"),
         redis: Option.match(redis, {
           onNone: () => Effect.succeed<Check>({ status: "disabled", latency_ms: null }),

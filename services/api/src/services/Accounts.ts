@@ -1,5 +1,5 @@
 /** Registration, e-mail verification, login, refresh rotation, logout (DECISIONS 2). */
-import { isUniqueViolation, SessionsRepo, UsersRepo } from "@switchboard/db"
+import { SessionsRepo, UsersRepo } from "@switchboard/db"
 import type { MembershipRow, UserRow } from "@switchboard/db"
 import {
   AccountSuspended,
@@ -73,14 +73,11 @@ export class Accounts extends Effect.Service<Accounts>()("@switchboard/service-a
         verifiedAt: input.verified ? at : null,
         now: at
       }).pipe(
-        Effect.catchAll((error) =>
-          isUniqueViolation(error)
-            ? new Conflict({
-              message: "An account with this e-mail already exists",
-              details: { reason: "email_taken" }
-            })
-            : Effect.die(error)
-        )
+        Effect.catchTag("UniqueViolation", () =>
+          new Conflict({
+            message: "An account with this e-mail already exists",
+            details: { reason: "email_taken" }
+          }))
       )
       const user = toUser(Option.getOrThrow(yield* users.findById(userId)))
       const workspace = new Workspace({

@@ -1,7 +1,6 @@
 /** Channel use-cases (SPEC 4.5, DECISIONS 5). */
 
-import { SqlClient } from "@effect/sql"
-import { ChannelsRepo, EventsRepo, isUniqueViolation, MessagesRepo } from "@switchboard/db"
+import { ChannelsRepo, DispatchQueueRepo, EventsRepo, Transactions } from "@switchboard/db"
 import {
   ChannelCapabilityUnavailable,
   channelMoveDomainEvents,
@@ -26,9 +25,9 @@ const notFound = (id: string) =>
 
 export class Channels extends Effect.Service<Channels>()("@switchboard/service-api/Channels", {
   effect: Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
+    const transactions = yield* Transactions
     const repo = yield* ChannelsRepo
-    const messages = yield* MessagesRepo
+    const queue = yield* DispatchQueueRepo
     const events = yield* EventsRepo
     const entitlements = yield* Entitlements
     const messageClient = yield* MessageEntity.client
@@ -63,14 +62,11 @@ export class Channels extends Effect.Service<Channels>()("@switchboard/service-a
           : null,
         now: at
       }).pipe(
-        Effect.catchAll((error) =>
-          isUniqueViolation(error)
-            ? new Conflict({
-              message: `A channel named "${input.name}" already exists`,
-              details: { reason: "name_taken", field: "name" }
-            })
-            : Effect.die(error)
-        )
+        Effect.catchTag("UniqueViolation", () =>
+          new Conflict({
+            message: `A channel named "${input.name}" already exists`,
+            details: { reason: "name_taken", field: "name" }
+          }))
       )
       yield* events.append({
         workspaceId: input.workspaceId,
@@ -98,7 +94,7 @@ export class Channels extends Effect.Service<Channels>()("@switchboard/service-a
             details: { reason: "provider_not_creatable", issues: [{ path: ["provider"], message }] }
           })
         }
-        return yield* sql.withTransaction(Effect.gen(function*() {
+        return yield* transactions.run(Effect.gen(function*() {
           yield* entitlements.check(workspaceId, "production_channels", yield* repo.countProduction(workspaceId))
           const id = yield* insert({
             workspaceId,
@@ -109,7 +105,7 @@ export class Channels extends Effect.Service<Channels>()("@switchboard/service-a
             withCapabilities: false
           })
           return Option.getOrThrow(yield* repo.find(workspaceId, id)).channel
-        })).pipe(Effect.catchTag("SqlError", Effect.die))
+        }))
       }
     )
 
@@ -149,14 +145,11 @@ export class Channels extends Effect.Service<Channels>()("@switchboard/service-a
         { name: changes.name, isDefault: changes.is_default },
         yield* now
       ).pipe(
-        Effect.catchAll((error) =>
-          isUniqueViolation(error)
-            ? new Conflict({
-              message: `A channel named "${changes.name}" already exists`,
-              details: { reason: "name_taken", field: "name" }
-            })
-            : Effect.die(error)
-        )
+        Effect.catchTag("UniqueViolation", () =>
+          new Conflict({
+            message: `A channel named "${changes.name}" already exists`,
+            details: { reason: "name_taken", field: "name" }
+          }))
       )
       if (Option.isNone(updated)) return yield* notFound(id)
       return updated.value
@@ -168,15 +161,15 @@ export class Channels extends Effect.Service<Channels>()("@switchboard/service-a
       const move = transitionChannel(current.channel.status, { _tag: "Archive" })
       if (move._tag === "Moved") {
         const at = yield* now
-        yield* sql.withTransaction(Effect.gen(function*() {
+        yield* transactions.run(Effect.gen(function*() {
           if (yield* repo.archive(id, at)) {
             for (const event of channelMoveDomainEvents(current.channel.id, move, current.channel.phone_number)) {
               yield* events.append({ workspaceId, event, occurredAt: at })
             }
           }
-        })).pipe(Effect.orDie)
+        }))
       }
-      const undispatched = yield* messages.undispatchedOf(id)
+      const undispatched = yield* queue.undispatchedOf(id)
       yield* Effect.forEach(
         undispatched,
         (messageId) =>
@@ -204,5 +197,11 @@ export class Channels extends Effect.Service<Channels>()("@switchboard/service-a
 
     return { insert, create, get, list, update, archive, capabilities } as const
   }),
-  dependencies: [ChannelsRepo.Default, MessagesRepo.Default, EventsRepo.Default, Entitlements.Default]
+  dependencies: [
+    ChannelsRepo.Default,
+    DispatchQueueRepo.Default,
+    EventsRepo.Default,
+    Transactions.Default,
+    Entitlements.Default
+  ]
 }) {}

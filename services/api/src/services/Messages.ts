@@ -3,9 +3,16 @@
  * conversation, message `queued`, timeline, event, stored idempotent response), then a volatile
  * wake-up of the channel's entity. Reads go straight to Postgres.
  */
-import { SqlClient } from "@effect/sql"
 import type { Principal } from "@switchboard/api"
-import { ChannelsRepo, MessagesRepo, SandboxRepo } from "@switchboard/db"
+import {
+  ChannelsRepo,
+  ContactsRepo,
+  ConversationsRepo,
+  DispatchQueueRepo,
+  MessagesRepo,
+  SandboxRepo,
+  Transactions
+} from "@switchboard/db"
 import {
   acceptsSends,
   ChannelNotConnected,
@@ -34,20 +41,17 @@ type SendBody = typeof SendMessageRequest.Type
 
 export class Messages extends Effect.Service<Messages>()("@switchboard/service-api/Messages", {
   effect: Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
+    const transactions = yield* Transactions
     const channels = yield* ChannelsRepo
     const messages = yield* MessagesRepo
+    const contacts = yield* ContactsRepo
+    const conversations = yield* ConversationsRepo
+    const queue = yield* DispatchQueueRepo
     const idempotency = yield* Idempotency
     const sandbox = yield* SandboxRepo
     const entitlements = yield* Entitlements
     const qrSafety = yield* QrSafety
     const channelClient = yield* ChannelEntity.client
-
-    const countContacts = (workspaceId: string) =>
-      Effect.map(
-        sql<{ n: number }>`SELECT count(*)::int AS n FROM contacts WHERE workspace_id = ${workspaceId}`,
-        (r) => r[0]?.n ?? 0
-      )
 
     /** Everything that can refuse a send, before anything is written. */
     const check = Effect.fn("Messages.check")(function*(principal: Principal, body: SendBody) {
@@ -99,7 +103,7 @@ export class Messages extends Effect.Service<Messages>()("@switchboard/service-a
         })
       }
       const mps = Option.match(channelRow.value.capabilities, { onNone: () => 0, onSome: (c) => c.max_throughput_mps })
-      if (mps > 0 && (yield* messages.queuedCount(channel.id)) >= mps * 24 * 3600) {
+      if (mps > 0 && (yield* queue.queuedCount(channel.id)) >= mps * 24 * 3600) {
         return yield* new ProviderRateLimited({
           message: "The channel's backlog exceeds 24 hours of its throughput; retry later",
           details: { max_throughput_mps: mps }
@@ -118,15 +122,19 @@ export class Messages extends Effect.Service<Messages>()("@switchboard/service-a
               const now = toTimestamp(yield* Clock.currentTimeMillis)
               const channel = yield* check(principal, body)
               const category: Category = body.category ?? "utility"
-              const message = yield* sql.withTransaction(Effect.gen(function*() {
+              const message = yield* transactions.run(Effect.gen(function*() {
                 // first: a QR channel's row lock serialises its sends up to commit (SPEC 8.5)
                 yield* qrSafety.admit(channel)
-                const contact = yield* messages.upsertContact(workspaceId, body.to, now)
+                const contact = yield* contacts.upsertContact(workspaceId, body.to, now)
                 // a new contact counts against the plan (it is already inserted: the others are count - 1)
                 if (contact.created) {
-                  yield* entitlements.check(workspaceId, "contacts", (yield* countContacts(workspaceId)) - 1)
+                  yield* entitlements.check(
+                    workspaceId,
+                    "contacts",
+                    (yield* contacts.countForWorkspace(workspaceId)) - 1
+                  )
                 }
-                const conversationId = yield* messages.upsertConversation(workspaceId, channel.id, contact.id, now)
+                const conversationId = yield* conversations.upsertConversation(workspaceId, channel.id, contact.id, now)
                 const created = yield* messages.insert({
                   id: yield* newId("msg"),
                   workspaceId,
@@ -147,7 +155,7 @@ export class Messages extends Effect.Service<Messages>()("@switchboard/service-a
                 // the stored response commits (or rolls back) with the message
                 yield* complete(created)
                 return created
-              })).pipe(Effect.catchTag("SqlError", Effect.die))
+              }))
               // after commit: a lost wake-up only delays dispatch (the sweeper repeats it)
               yield* channelClient(channel.id).Wake().pipe(Effect.catchAllCause(() => Effect.void), Effect.forkDaemon)
               return message
@@ -205,6 +213,10 @@ export class Messages extends Effect.Service<Messages>()("@switchboard/service-a
   dependencies: [
     ChannelsRepo.Default,
     MessagesRepo.Default,
+    ContactsRepo.Default,
+    ConversationsRepo.Default,
+    DispatchQueueRepo.Default,
+    Transactions.Default,
     Idempotency.Default,
     SandboxRepo.Default,
     Entitlements.Default,

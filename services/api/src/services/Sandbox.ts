@@ -1,8 +1,7 @@
 /** Sandbox sessions on shared test numbers (DECISIONS 6). Test-mode API keys only. */
-import { SqlClient } from "@effect/sql"
 import type { Principal } from "@switchboard/api"
 import { CreatedSandboxSession, SandboxSession } from "@switchboard/api"
-import { SandboxRepo } from "@switchboard/db"
+import { SandboxRepo, Transactions } from "@switchboard/db"
 import type { SandboxSessionRow } from "@switchboard/db"
 import {
   newId,
@@ -43,7 +42,7 @@ const requireTestKey = (principal: Principal) =>
 
 export class Sandbox extends Effect.Service<Sandbox>()("@switchboard/service-api/Sandbox", {
   effect: Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
+    const transactions = yield* Transactions
     const repo = yield* SandboxRepo
     const channelClient = yield* ChannelEntity.client
     const channels = yield* Channels
@@ -68,9 +67,9 @@ export class Sandbox extends Effect.Service<Sandbox>()("@switchboard/service-api
       const nowMs = yield* Clock.currentTimeMillis
       const at = toTimestamp(nowMs)
       const code = String(randomInt(0, 1_000_000)).padStart(6, "0")
-      const session = yield* sql.withTransaction(Effect.gen(function*() {
+      const session = yield* transactions.run(Effect.gen(function*() {
         // serialise allocations so two sessions never take the same number
-        yield* sql`SELECT pg_advisory_xact_lock(424242)`
+        yield* repo.lockAllocations()
         yield* entitlements.check(
           principal.workspaceId,
           "shared_test_sessions",
@@ -102,7 +101,7 @@ export class Sandbox extends Effect.Service<Sandbox>()("@switchboard/service-api
         }
         yield* repo.insert(row)
         return toSession({ ...row, updated_at: at, verified_recipients: [] })
-      })).pipe(Effect.catchTag("SqlError", Effect.die))
+      }))
       return new CreatedSandboxSession({
         ...session,
         verification: {
@@ -142,7 +141,7 @@ export class Sandbox extends Effect.Service<Sandbox>()("@switchboard/service-api
     const revoke = Effect.fn("Sandbox.revoke")(function*(principal: Principal, id: string) {
       const session = yield* load(principal, id)
       if (session.status === "active") {
-        yield* repo.revoke(principal.workspaceId, id, yield* now).pipe(Effect.orDie)
+        yield* repo.revoke(principal.workspaceId, id, yield* now)
         yield* channels.archive(principal.workspaceId, session.channel_id).pipe(Effect.orDie)
       }
       return toSession(Option.getOrThrow(yield* repo.find(principal.workspaceId, id)))
@@ -194,5 +193,5 @@ export class Sandbox extends Effect.Service<Sandbox>()("@switchboard/service-api
 
     return { create, get, verify, revoke, inbound } as const
   }),
-  dependencies: [SandboxRepo.Default, Channels.Default, Entitlements.Default]
+  dependencies: [SandboxRepo.Default, Transactions.Default, Channels.Default, Entitlements.Default]
 }) {}

@@ -1,6 +1,5 @@
 /** Webhook endpoint and delivery use-cases (SPEC 4.9, DECISIONS 10). */
-import { SqlClient } from "@effect/sql"
-import { EventsRepo, WebhookDeliveriesRepo, WebhookEndpointsRepo } from "@switchboard/db"
+import { EventsRepo, Transactions, WebhookDeliveriesRepo, WebhookEndpointsRepo } from "@switchboard/db"
 import {
   Conflict,
   DEFAULT_LIMIT,
@@ -35,7 +34,7 @@ const endpointNotFound = (id: string) =>
 
 export class Webhooks extends Effect.Service<Webhooks>()("@switchboard/service-api/Webhooks", {
   effect: Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
+    const transactions = yield* Transactions
     const endpoints = yield* WebhookEndpointsRepo
     const deliveries = yield* WebhookDeliveriesRepo
     const events = yield* EventsRepo
@@ -81,7 +80,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("@switchboard/service-a
       const secret = WebhookSigner.newSecret()
       const id = yield* newId("wh")
       const at = yield* now
-      yield* sql.withTransaction(Effect.gen(function*() {
+      yield* transactions.run(Effect.gen(function*() {
         yield* entitlements.check(workspaceId, "webhook_endpoints", yield* endpoints.count(workspaceId))
         yield* endpoints.insert({
           id,
@@ -93,7 +92,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("@switchboard/service-a
           secretLast4: secret.slice(-4),
           now: at
         })
-      })).pipe(Effect.catchTag("SqlError", Effect.die))
+      }))
       const row = Option.getOrThrow(yield* endpoints.find(workspaceId, id))
       return new WebhookEndpointWithSecret({ ...row.endpoint, secret })
     })
@@ -164,7 +163,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("@switchboard/service-a
       function*(workspaceId: string, id: string, eventType: EventType | undefined) {
         yield* get(workspaceId, id)
         const type = eventType ?? "message.received"
-        const result = yield* sql.withTransaction(Effect.gen(function*() {
+        const result = yield* transactions.run(Effect.gen(function*() {
           const objectId = yield* newId("evt")
           const event = yield* events.append({
             workspaceId,
@@ -183,7 +182,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("@switchboard/service-a
             now: event.created_at
           })
           return { event_id: event.id as `evt_${string}`, delivery_id: deliveryId as `whd_${string}` }
-        })).pipe(Effect.orDie)
+        }))
         yield* wake(id)
         return result
       }
@@ -216,7 +215,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("@switchboard/service-a
 
     const replay = Effect.fn("Webhooks.replay")(function*(workspaceId: string, id: string) {
       const original = yield* getDelivery(workspaceId, id)
-      const result = yield* sql.withTransaction(Effect.gen(function*() {
+      const result = yield* transactions.run(Effect.gen(function*() {
         const marked = yield* deliveries.markReplayed(workspaceId, id, yield* now)
         if (Option.isNone(marked)) return Option.none<{ delivery_id: `whd_${string}`; event_id: `evt_${string}` }>()
         const deliveryId = yield* deliveries.insert({
@@ -232,7 +231,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("@switchboard/service-a
           delivery_id: deliveryId as `whd_${string}`,
           event_id: marked.value.event_id as `evt_${string}`
         })
-      })).pipe(Effect.orDie)
+      }))
       if (Option.isNone(result)) {
         return yield* new Conflict({
           message: `Only failed or dead deliveries can be replayed; this one is ${original.status}`,
@@ -259,5 +258,11 @@ export class Webhooks extends Effect.Service<Webhooks>()("@switchboard/service-a
       eventTypes
     } as const
   }),
-  dependencies: [WebhookEndpointsRepo.Default, WebhookDeliveriesRepo.Default, EventsRepo.Default, Entitlements.Default]
+  dependencies: [
+    WebhookEndpointsRepo.Default,
+    WebhookDeliveriesRepo.Default,
+    EventsRepo.Default,
+    Transactions.Default,
+    Entitlements.Default
+  ]
 }) {}

@@ -1,12 +1,17 @@
 import { SqlClient } from "@effect/sql"
 import { assert, describe, layer } from "@effect/vitest"
-import { MessagesRepo } from "@switchboard/db"
+import { ContactsRepo, ConversationsRepo, DispatchQueueRepo, MessagesRepo } from "@switchboard/db"
 import * as TestDatabase from "@switchboard/db/testing"
 import { newId, toTimestamp } from "@switchboard/domain"
 import type { MessageStatus } from "@switchboard/domain"
 import { Effect, Layer } from "effect"
 
-const TestLayer = MessagesRepo.Default.pipe(Layer.provideMerge(TestDatabase.sqlLayer))
+const TestLayer = Layer.mergeAll(
+  MessagesRepo.Default,
+  ContactsRepo.Default,
+  ConversationsRepo.Default,
+  DispatchQueueRepo.Default
+).pipe(Layer.provideMerge(TestDatabase.sqlLayer))
 
 const at = (offsetMs: number) => toTimestamp(Date.now() + offsetMs)
 
@@ -17,6 +22,8 @@ const channelsWith = (
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const repo = yield* MessagesRepo
+    const contacts = yield* ContactsRepo
+    const conversations = yield* ConversationsRepo
     const workspaceId = yield* newId("ws")
     yield* sql`INSERT INTO workspaces (id, name, created_at, updated_at) VALUES (${workspaceId}, 'w', ${at(0)}, ${
       at(0)
@@ -26,8 +33,8 @@ const channelsWith = (
       const channelId = yield* newId("ch")
       yield* sql`INSERT INTO channels (id, workspace_id, name, provider, status, created_at, updated_at)
         VALUES (${channelId}, ${workspaceId}, ${`c${i}`}, 'sandbox', 'connected', ${at(0)}, ${at(0)})`
-      const contact = yield* repo.upsertContact(workspaceId, "+4915112345678", at(0))
-      const conversationId = yield* repo.upsertConversation(workspaceId, channelId, contact.id, at(0))
+      const contact = yield* contacts.upsertContact(workspaceId, "+4915112345678", at(0))
+      const conversationId = yield* conversations.upsertConversation(workspaceId, channelId, contact.id, at(0))
       const message = yield* repo.insert({
         id: yield* newId("msg"),
         workspaceId,
@@ -50,11 +57,11 @@ const channelsWith = (
     return channelIds
   }).pipe(Effect.orDie)
 
-describe("MessagesRepo", () => {
+describe("DispatchQueueRepo", () => {
   layer(TestLayer, { excludeTestServices: true, timeout: 120_000 })((it) => {
     it.effect("finds channels whose receipts are overdue at any stage before read, outbound only", () =>
       Effect.gen(function*() {
-        const repo = yield* MessagesRepo
+        const repo = yield* DispatchQueueRepo
         const [accepted, sent, delivered, read, recent, inbound, acceptedLongAgo, sentLongAgo] = yield* channelsWith([
           { status: "provider_accepted", ageMs: 60_000 },
           { status: "sent", ageMs: 60_000 },
@@ -85,7 +92,7 @@ describe("MessagesRepo", () => {
 
     it.effect("pages through channels with due work, so channels past the first page are reached", () =>
       Effect.gen(function*() {
-        const repo = yield* MessagesRepo
+        const repo = yield* DispatchQueueRepo
         const withDue = yield* channelsWith(Array.from({ length: 5 }, () => ({ status: "queued" as const, ageMs: 0 })))
         const [idle] = yield* channelsWith([{ status: "sent", ageMs: 0 }])
         // the sweeper's walk: a page of 2 after the last id woken, back to the start after a short page
@@ -104,7 +111,7 @@ describe("MessagesRepo", () => {
 
     it.effect("pages through channels awaiting receipts the same way", () =>
       Effect.gen(function*() {
-        const repo = yield* MessagesRepo
+        const repo = yield* DispatchQueueRepo
         const overdue = yield* channelsWith(
           Array.from({ length: 5 }, () => ({ status: "sent" as const, ageMs: 60_000 }))
         )

@@ -1,0 +1,159 @@
+/**
+ * The dispatch queue: a `queued` message row is a queue entry. What the Channel entity reads to
+ * dispatch and what the message sweeper reads to repair lost wake-ups, dead dispatchers and
+ * overdue receipts. Writes go through `MessagesRepo.transition` (the Message entity).
+ */
+import { SqlClient } from "@effect/sql"
+import { toTimestamp } from "@switchboard/domain"
+import type { Category } from "@switchboard/domain"
+import { Clock, Effect } from "effect"
+import type { MessageRow } from "./MessagesRepo.js"
+import { dieOnDatabaseError } from "./Rows.js"
+
+export interface QueuedMessage {
+  readonly id: string
+  readonly to: string
+  readonly body: string
+  readonly attempts: number
+  readonly category: Category
+}
+
+export class DispatchQueueRepo extends Effect.Service<DispatchQueueRepo>()("@switchboard/db/DispatchQueueRepo", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+
+    /** Due queued messages in dispatch order; `skipRecipients`: recipients that must wait (QR spacing). */
+    const nextQueued = Effect.fn("DispatchQueueRepo.nextQueued")(function*(
+      channelId: string,
+      limit: number,
+      skipRecipients: ReadonlyArray<string> = []
+    ) {
+      const now = toTimestamp(yield* Clock.currentTimeMillis)
+      // typed, not decoded: our own rows, read on every dispatch
+      const rows = yield* sql<
+        Pick<MessageRow, "id" | "to_number" | "body" | "attempts" | "category">
+      >`SELECT id, to_number, body, attempts, category FROM messages
+        WHERE channel_id = ${channelId} AND status = 'queued' AND (next_attempt_at IS NULL OR next_attempt_at <= ${now})
+        ${skipRecipients.length > 0 ? sql`AND NOT ${sql.in("to_number", skipRecipients)}` : sql``}
+        ORDER BY priority, created_at, id LIMIT ${limit}`
+      return rows.map((r): QueuedMessage => ({
+        id: r.id,
+        to: r.to_number,
+        body: r.body,
+        attempts: r.attempts,
+        category: r.category
+      }))
+    }, dieOnDatabaseError)
+
+    /** Recipients and times of the channel's dispatches since `since` (epoch ms): QR per-recipient spacing. */
+    const dispatchesSince = Effect.fn("DispatchQueueRepo.dispatchesSince")(function*(channelId: string, since: number) {
+      const rows = yield* sql<{ to_number: string; at: Date | string }>`SELECT m.to_number, t.at
+        FROM message_transitions t JOIN messages m ON m.id = t.message_id
+        WHERE m.channel_id = ${channelId} AND m.direction = 'outbound' AND t.to_state = 'dispatching'
+          AND t.at > ${toTimestamp(since)}`
+      return rows.map((r) => ({ to: r.to_number, at: new Date(r.at).getTime() }))
+    }, dieOnDatabaseError)
+
+    /** How many messages wait on a channel (for the backlog refusal). */
+    const queuedCount = Effect.fn("DispatchQueueRepo.queuedCount")(function*(channelId: string) {
+      const rows = yield* sql<
+        { n: number }
+      >`SELECT count(*)::int AS n FROM messages WHERE channel_id = ${channelId} AND status = 'queued'`
+      return rows[0]?.n ?? 0
+    }, dieOnDatabaseError)
+
+    /**
+     * Connected channels with due queued messages (the sweeper wakes them), in id order after
+     * `after`: the sweeper pages through them (starting again from the first once a page comes
+     * back short), so with more than `limit` such channels every one is still reached.
+     */
+    const channelsWithDueWork = Effect.fn("DispatchQueueRepo.channelsWithDueWork")(
+      function*(limit: number, after = "") {
+        const now = toTimestamp(yield* Clock.currentTimeMillis)
+        // only channels that can dispatch (a disconnected channel's backlog waits or expires
+        // quietly); one index probe per connected channel (`messages_due`)
+        const rows = yield* sql<{ id: string }>`SELECT c.id FROM channels c WHERE c.status = 'connected'
+        AND c.id > ${after}
+        AND EXISTS (SELECT 1 FROM messages m WHERE m.channel_id = c.id AND m.status = 'queued'
+          AND COALESCE(m.next_attempt_at, '-infinity'::timestamptz) <= ${now})
+        ORDER BY c.id LIMIT ${limit}`
+        return rows.map((r) => r.id)
+      },
+      dieOnDatabaseError
+    )
+
+    /** Ids of messages queued (or waiting for a retry) before `cutoff`. */
+    const staleQueued = Effect.fn("DispatchQueueRepo.staleQueued")(function*(cutoff: string, limit: number) {
+      const rows = yield* sql<{ id: string }>`SELECT id FROM messages
+        WHERE status IN ('queued', 'failed_retryable') AND created_at < ${cutoff} LIMIT ${limit}`
+      return rows.map((r) => r.id)
+    }, dieOnDatabaseError)
+
+    /** Messages left in `dispatching` (their dispatcher died) since before `cutoff`. */
+    const stuckDispatching = Effect.fn("DispatchQueueRepo.stuckDispatching")(function*(cutoff: string, limit: number) {
+      const rows = yield* sql<{ id: string; attempts: number }>`SELECT id, attempts FROM messages
+        WHERE status = 'dispatching' AND updated_at < ${cutoff} LIMIT ${limit}`
+      return rows
+    }, dieOnDatabaseError)
+
+    /** Ids of a channel's messages that have not been dispatched. */
+    const undispatchedOf = Effect.fn("DispatchQueueRepo.undispatchedOf")(function*(channelId: string) {
+      const rows = yield* sql<{ id: string }>`SELECT id FROM messages
+        WHERE channel_id = ${channelId} AND status IN ('queued', 'failed_retryable')`
+      return rows.map((r) => r.id)
+    }, dieOnDatabaseError)
+
+    /** Undispatched messages of archived channels (their cancellation was lost). */
+    const undispatchedOfArchived = Effect.fn("DispatchQueueRepo.undispatchedOfArchived")(function*(limit: number) {
+      // `failed_retryable` never outlives its transaction (DispatchFailed re-queues in the same one)
+      const rows = yield* sql<{ id: string }>`SELECT m.id FROM channels c JOIN messages m ON m.channel_id = c.id
+        WHERE c.status = 'archived' AND m.status = 'queued' LIMIT ${limit}`
+      return rows.map((r) => r.id)
+    }, dieOnDatabaseError)
+
+    /**
+     * Channels whose outbound messages wait for a receipt that is overdue: accepted by the provider
+     * but not reported `sent`, or `sent` / `delivered` but not on to `read`, since before
+     * `overdueBefore`. The connection that would report them went away (a runner died with the
+     * receipt timers in its memory); a woken channel that is not active reconnects, and a reconnect
+     * hears what is still under way. `provider_accepted` counts after `acceptedAfter`; `sent` and
+     * `delivered` only after `laterStagesAfter` (a recipient may never read: the repair is tried for
+     * a while, not forever).
+     */
+    const channelsAwaitingReceipts = Effect.fn("DispatchQueueRepo.channelsAwaitingReceipts")(
+      function*(input: {
+        readonly overdueBefore: string
+        readonly acceptedAfter: string
+        readonly laterStagesAfter: string
+        readonly limit: number
+        /** paging like `channelsWithDueWork`: channel ids after this one, in order */
+        readonly after?: string
+      }) {
+        const rows = yield* sql<{ channel_id: string }>`SELECT channel_id FROM (
+            SELECT channel_id FROM messages
+              WHERE status = 'provider_accepted' AND updated_at < ${input.overdueBefore}
+                AND updated_at > ${input.acceptedAfter}
+            UNION
+            SELECT channel_id FROM messages
+              WHERE direction = 'outbound' AND status IN ('sent', 'delivered') AND updated_at < ${input.overdueBefore}
+                AND updated_at > ${input.laterStagesAfter}
+          ) overdue WHERE channel_id > ${input.after ?? ""}
+          ORDER BY channel_id LIMIT ${input.limit}`
+        return rows.map((r) => r.channel_id)
+      },
+      dieOnDatabaseError
+    )
+
+    return {
+      nextQueued,
+      dispatchesSince,
+      queuedCount,
+      channelsWithDueWork,
+      staleQueued,
+      stuckDispatching,
+      undispatchedOf,
+      undispatchedOfArchived,
+      channelsAwaitingReceipts
+    } as const
+  })
+}) {}
