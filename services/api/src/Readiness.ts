@@ -2,7 +2,7 @@
 import { SqlClient } from "@effect/sql"
 import type { DependencyCheck } from "@switchboard/api"
 import { Redis } from "@switchboard/db"
-import { Probe } from "@switchboard/entities"
+import { Probe } from "@switchboard/entities/protocol"
 import { Clock, type Duration, Effect, Option } from "effect"
 
 type Check = typeof DependencyCheck.Type

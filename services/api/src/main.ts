@@ -1,8 +1,8 @@
 /** An api node: serves HTTP; a cluster client only (hosts no entity). */
 import { NodeRuntime } from "@effect/platform-node"
 import { Infrastructure, Logging } from "@switchboard/db"
-import { Cluster } from "@switchboard/entities"
-import { ProvidersConfig } from "@switchboard/providers"
+import { Cluster } from "@switchboard/entities/protocol"
+import { ProvidersConfig } from "@switchboard/providers/contract"
 import { WebhooksConfig } from "@switchboard/webhooks"
 import { Effect, Layer } from "effect"
 import * as HttpConfig from "./HttpConfig.js"

@@ -9,7 +9,7 @@
  * no key opens is counted as `failed` and left exactly as it is (never deleted).
  */
 import { type SealedSecrets, SecretBox, type SecretsConfig, WebhookEndpointsRepo } from "@switchboard/db"
-import { type QrAuthRow, QrAuthStateRepo } from "@switchboard/providers"
+import { type QrAuthRow, QrAuthStateRepo } from "@switchboard/providers/contract"
 import { Effect, Option } from "effect"
 
 export interface ResealCounts {
