@@ -43,7 +43,11 @@ export const makeMessageCalls = Effect.gen(function*() {
       toMessage(id, messageClient(id).Transition(at === undefined ? { to } : { to, at }), false),
     /** The provider refused the dispatch: the Message entity re-queues it or fails it. */
     dispatchFailed: (id: string, refusal: { retryable: boolean; code: string; reason: string }) =>
-      Effect.asVoid(toMessage(id, messageClient(id).DispatchFailed(refusal), Option.none())),
+      Effect.asVoid(toMessage(
+        id,
+        messageClient(id).DispatchFailed({ retryable: refusal.retryable, code: refusal.code, reason: refusal.reason }),
+        Option.none()
+      )),
     /** A receipt is not given up while the connection lives: a provider may not tell it again. */
     receipt: (id: string, status: ReceiptStatus, at: number) =>
       Effect.asVoid(toMessage(id, messageClient(id).Transition({ to: status, at }), false, RECEIPT_RETRY))
