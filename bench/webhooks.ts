@@ -19,7 +19,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Database, EventsRepo } from "@switchboard/db"
-import { newId } from "@switchboard/domain"
+import { DomainEvent, newId } from "@switchboard/domain"
 import { Effect, Layer, ManagedRuntime, Redacted } from "effect"
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
@@ -81,8 +81,14 @@ const append = (type: "message.sent" | "message.delivered") =>
     const messageId = yield* newId("msg")
     const event = yield* sql.withTransaction(events.append({
       workspaceId: stack.workspaceId,
-      type,
-      data: { object: "message", object_id: messageId, message_id: messageId, from_state: "x", to_state: "y" }
+      event: DomainEvent.make(type, {
+        object: "message",
+        object_id: messageId,
+        message_id: messageId,
+        from_state: "provider_accepted",
+        to_state: type === "message.sent" ? "sent" : "delivered",
+        category: "utility"
+      })
     }))
     return { id: event.id, createdAt: Date.parse(event.created_at) }
   }))

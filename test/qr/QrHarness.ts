@@ -2,7 +2,7 @@
  * Helpers for QR connection tests: a connection to a fake WhatsApp server with test timings,
  * waiting for events with a clear failure, and pairing in one step.
  */
-import { newId, type QrChannelStatus } from "@switchboard/domain"
+import { type ChannelStatus, newId } from "@switchboard/domain"
 import {
   type QrAuthStateRepo,
   type QrConnection,
@@ -51,7 +51,7 @@ export const is =
 /** A connection for `channelId` on the fake server, subscribed before anything happens. */
 export const connect = (
   wa: FakeWhatsApp,
-  options: { readonly channelId: string; readonly settings?: Settings; readonly initialStatus?: QrChannelStatus }
+  options: { readonly channelId: string; readonly settings?: Settings; readonly initialStatus?: ChannelStatus }
 ): Effect.Effect<Observed, never, Scope.Scope | QrAuthStateRepo> =>
   Effect.gen(function*() {
     useFakeWhatsAppRoot(wa.rootPublicKey)

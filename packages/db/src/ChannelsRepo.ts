@@ -1,7 +1,14 @@
 /** Channels of a workspace. */
 import { SqlClient } from "@effect/sql"
-import { Capabilities, Channel } from "@switchboard/domain"
-import type { ChannelStatus, CursorPosition, Provider } from "@switchboard/domain"
+import {
+  Capabilities,
+  Channel,
+  channelMoveDomainEvents,
+  dispatches,
+  PLATFORM_HELD_STATUSES,
+  transitionChannel
+} from "@switchboard/domain"
+import type { ChannelMove, ChannelStatus, ChannelStatusReason, CursorPosition, Provider } from "@switchboard/domain"
 import { Effect, Option } from "effect"
 import { EventsRepo } from "./EventsRepo.js"
 import { iso, isoOrNull } from "./Rows.js"
@@ -141,17 +148,16 @@ export class ChannelsRepo extends Effect.Service<ChannelsRepo>()("@switchboard/d
     }, Effect.orDie)
 
     /**
-     * Records a status change the provider's link reported, with its events, in one transaction:
-     * `channel.connected` on reaching connected, `channel.disconnected` on reaching disconnected,
-     * `channel.requires_repair` when the link is gone for good. Never touches an archived or
-     * suspended channel (the platform's decisions outrank a socket's). A connected channel gets its
+     * Records a status change the provider's link reported (a move of the domain's channel machine),
+     * with the events `channelMoveEvents` lists, in one transaction. Never touches a channel in a
+     * status only the platform changes (`PLATFORM_HELD_STATUSES`). A channel that can send gets its
      * capability snapshot. Answers whether the row changed.
      */
     const recordProviderStatus = Effect.fn("ChannelsRepo.recordProviderStatus")(function*(input: {
       readonly id: string
       readonly from: ChannelStatus
       readonly to: ChannelStatus
-      readonly reason: string
+      readonly reason: ChannelStatusReason
       readonly requiresRepair: boolean
       readonly phoneNumber: string | null
       readonly capabilities: { readonly max_throughput_mps: number; readonly message_types: ReadonlyArray<string> }
@@ -161,28 +167,21 @@ export class ChannelsRepo extends Effect.Service<ChannelsRepo>()("@switchboard/d
         const rows = yield* sql<{ workspace_id: string; phone_number: string | null }>`UPDATE channels SET
             status = ${input.to}, status_reason = ${input.reason},
             phone_number = COALESCE(${input.phoneNumber}, phone_number), updated_at = ${input.now}
-          WHERE id = ${input.id} AND status NOT IN ('archived', 'suspended')
+          WHERE id = ${input.id} AND status NOT IN ${sql.in(PLATFORM_HELD_STATUSES)}
             AND (status <> ${input.to} OR status_reason IS DISTINCT FROM ${input.reason})
           RETURNING workspace_id, phone_number`
         const row = rows[0]
         if (row === undefined) return false
-        if (input.to === "connected") yield* refreshCapabilities(input.id, input.capabilities, input.now)
-        const data = {
-          object: "channel",
-          object_id: input.id,
-          channel_id: input.id,
-          status: input.to,
-          from_status: input.from,
-          to_status: input.to,
+        if (dispatches(input.to)) yield* refreshCapabilities(input.id, input.capabilities, input.now)
+        const move: ChannelMove = {
+          _tag: "Moved",
+          from: input.from,
+          to: input.to,
           reason: input.reason,
-          phone_number: row.phone_number
+          requiresRepair: input.requiresRepair
         }
-        const types: Array<"channel.connected" | "channel.disconnected" | "channel.requires_repair"> = []
-        if (input.to === "connected" && input.from !== "connected") types.push("channel.connected")
-        if (input.to === "disconnected" && input.from !== "disconnected") types.push("channel.disconnected")
-        if (input.requiresRepair) types.push("channel.requires_repair")
-        for (const type of types) {
-          yield* events.append({ workspaceId: row.workspace_id, type, data, occurredAt: input.now })
+        for (const event of channelMoveDomainEvents(input.id as `ch_${string}`, move, row.phone_number)) {
+          yield* events.append({ workspaceId: row.workspace_id, event, occurredAt: input.now })
         }
         return true
       }))
@@ -199,43 +198,28 @@ export class ChannelsRepo extends Effect.Service<ChannelsRepo>()("@switchboard/d
     /**
      * The operator suspends a channel (it stops sending; a QR channel's link is kept) or
      * reactivates it: a sandbox channel is `connected` again, a QR channel `disconnected` until
-     * `qr/start` (which logs in with a kept link without a code). With `channel.disconnected` when
-     * a channel that could send is suspended, `channel.connected` when a sandbox channel comes
-     * back. `None` when no such channel, or it is archived, or already in that state.
+     * `qr/start` (which logs in with a kept link without a code). The domain's channel machine
+     * decides the move and its events (`transitionChannel`, `channelMoveEvents`). `None` when no
+     * such channel, or it is archived, or already in that state.
      */
     const setSuspended = Effect.fn("ChannelsRepo.setSuspended")(function*(id: string, suspend: boolean, now: string) {
       return yield* sql.withTransaction(Effect.gen(function*() {
         const rows = yield* sql<
-          { workspace_id: string; provider: string; status: ChannelStatus; phone_number: string | null }
+          { workspace_id: string; provider: Provider; status: ChannelStatus; phone_number: string | null }
         >`SELECT workspace_id, provider, status, phone_number FROM channels WHERE id = ${id} FOR UPDATE`
         const row = rows[0]
-        if (row === undefined || row.status === "archived" || (row.status === "suspended") === suspend) {
-          return Option.none<ChannelStatus>()
+        if (row === undefined) return Option.none<ChannelStatus>()
+        const move = transitionChannel(
+          row.status,
+          suspend ? { _tag: "Suspend" } : { _tag: "Reactivate", provider: row.provider }
+        )
+        if (move._tag !== "Moved") return Option.none<ChannelStatus>()
+        yield* sql`UPDATE channels SET status = ${move.to}, status_reason = ${move.reason}, updated_at = ${now}
+          WHERE id = ${id}`
+        for (const event of channelMoveDomainEvents(id as `ch_${string}`, move, row.phone_number)) {
+          yield* events.append({ workspaceId: row.workspace_id, event, occurredAt: now })
         }
-        const to: ChannelStatus = suspend ? "suspended" : row.provider === "sandbox" ? "connected" : "disconnected"
-        const reason = suspend ? "suspended" : "reactivated"
-        yield* sql`UPDATE channels SET status = ${to}, status_reason = ${reason}, updated_at = ${now} WHERE id = ${id}`
-        const type = suspend
-          ? (row.status === "connected" || row.status === "degraded" ? "channel.disconnected" : undefined)
-          : (to === "connected" ? "channel.connected" : undefined)
-        if (type !== undefined) {
-          yield* events.append({
-            workspaceId: row.workspace_id,
-            type,
-            data: {
-              object: "channel",
-              object_id: id,
-              channel_id: id,
-              status: to,
-              from_status: row.status,
-              to_status: to,
-              reason,
-              phone_number: row.phone_number
-            },
-            occurredAt: now
-          })
-        }
-        return Option.some(to)
+        return Option.some(move.to)
       }))
     }, Effect.orDie)
 

@@ -7,7 +7,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import { newId, toTimestamp } from "@switchboard/domain"
-import type { EventType } from "@switchboard/domain"
+import type { DomainEvent, EventType } from "@switchboard/domain"
 import { Clock, Effect } from "effect"
 
 /**
@@ -15,14 +15,6 @@ import { Clock, Effect } from "effect"
  * commit (the webhook sweeper listens and wakes the endpoint; its poll stays the safety net).
  */
 export const WEBHOOK_WAKE_CHANNEL = "webhook_deliveries_due"
-
-export interface EventData {
-  /** kind of thing, e.g. `message` */
-  readonly object: string
-  /** its public id */
-  readonly object_id: string
-  readonly [member: string]: unknown
-}
 
 export interface AppendedEvent {
   readonly id: string
@@ -38,27 +30,28 @@ export class EventsRepo extends Effect.Service<EventsRepo>()("@switchboard/db/Ev
 
     const append = Effect.fn("EventsRepo.append")(function*(input: {
       readonly workspaceId: string
-      readonly type: EventType
-      readonly data: EventData
+      /** built with `DomainEvent.make` (its data typed by its type) */
+      readonly event: DomainEvent
       /** when the event occurred; defaults to now */
       readonly occurredAt?: string
-      readonly isTest?: boolean
     }) {
       const id = yield* newId("evt")
       const createdAt = input.occurredAt ?? toTimestamp(yield* Clock.currentTimeMillis)
+      const { isTest, type } = input.event
+      const data = input.event.encodeData()
       const envelope = JSON.stringify({
         id,
-        type: input.type,
+        type,
         created_at: createdAt,
         workspace_id: input.workspaceId,
-        ...(input.isTest ? { is_test: true } : {}),
-        data: input.data
+        ...(isTest ? { is_test: true } : {}),
+        data
       })
       const insertEvent = sql`
         INSERT INTO events (id, workspace_id, type, object_id, envelope, is_test, created_at)
-        VALUES (${id}, ${input.workspaceId}, ${input.type}, ${input.data.object_id}, ${envelope},
-                ${input.isTest ?? false}, ${createdAt})`
-      if (input.isTest) yield* insertEvent
+        VALUES (${id}, ${input.workspaceId}, ${type}, ${input.event.data.object_id}, ${envelope},
+                ${isTest}, ${createdAt})`
+      if (isTest) yield* insertEvent
       else {
         // the outbox fan-out: one pending delivery per subscribed endpoint that is not disabled
         // (paused endpoints keep theirs pending until resumed). The event row and the endpoint
@@ -67,7 +60,7 @@ export class EventsRepo extends Effect.Service<EventsRepo>()("@switchboard/db/Ev
         const endpoints = yield* sql<{ id: string; status: string }>`WITH event AS (${insertEvent})
           SELECT id, status FROM webhook_endpoints
           WHERE workspace_id = ${input.workspaceId} AND deleted_at IS NULL AND status IN ('active', 'paused')
-          AND (${input.type} = ANY(event_types) OR '*' = ANY(event_types))`
+          AND (${type} = ANY(event_types) OR '*' = ANY(event_types))`
         if (endpoints.length > 0) {
           const rows = []
           for (const endpoint of endpoints) {
@@ -76,7 +69,7 @@ export class EventsRepo extends Effect.Service<EventsRepo>()("@switchboard/db/Ev
               endpoint_id: endpoint.id,
               workspace_id: input.workspaceId,
               event_id: id,
-              event_type: input.type,
+              event_type: type,
               status: "pending",
               next_attempt_at: createdAt,
               created_at: createdAt,
@@ -90,7 +83,7 @@ export class EventsRepo extends Effect.Service<EventsRepo>()("@switchboard/db/Ev
       }
       return {
         id,
-        type: input.type,
+        type,
         workspace_id: input.workspaceId,
         created_at: createdAt,
         envelope

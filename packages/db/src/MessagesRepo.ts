@@ -7,11 +7,12 @@ import { SqlClient } from "@effect/sql"
 import {
   ALLOWED_FROM,
   DEFAULT_CATEGORY,
+  DomainEvent,
   Message,
+  messageStatusEvent,
   MessageWithTimeline,
   newId,
   PRIORITY,
-  STATUS_EVENT,
   toTimestamp
 } from "@switchboard/domain"
 import type { Category, CursorPosition, Failure, MessageStatus } from "@switchboard/domain"
@@ -88,8 +89,7 @@ export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/d
         if (inserted[0]) {
           yield* events.append({
             workspaceId,
-            type: "contact.created",
-            data: { object: "contact", object_id: id, contact_id: id },
+            event: DomainEvent.make("contact.created", { object: "contact", object_id: id, contact_id: id }),
             occurredAt: now
           })
           return { id, created: true }
@@ -121,8 +121,12 @@ export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/d
         }
         yield* events.append({
           workspaceId,
-          type: "conversation.created",
-          data: { object: "conversation", object_id: id, conversation_id: id, status: "open" },
+          event: DomainEvent.make("conversation.created", {
+            object: "conversation",
+            object_id: id,
+            conversation_id: id,
+            status: "open"
+          }),
           occurredAt: now
         })
         return id
@@ -170,15 +174,14 @@ export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/d
     const appendQueuedEvent = Effect.fn("MessagesRepo.appendQueuedEvent")(function*(message: Message) {
       yield* events.append({
         workspaceId: message.workspace_id,
-        type: "message.queued",
-        data: {
+        event: DomainEvent.make("message.queued", {
           object: "message",
           object_id: message.id,
           message_id: message.id,
           from_state: null,
           to_state: "queued",
           category: message.category
-        },
+        }),
         occurredAt: message.created_at
       })
     })
@@ -235,29 +238,21 @@ export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/d
       if (!rows[0]) return Option.none<Transitioned>()
       const from = rows[0].from_state as MessageStatus
       const message = toMessage(rows[0])
-      const type = STATUS_EVENT[to]
-      if (type) {
-        yield* events.append({
-          workspaceId: message.workspace_id,
-          type,
-          data: {
-            object: "message",
-            object_id: id,
-            message_id: id,
-            from_state: from,
-            to_state: to,
-            category: message.category,
-            ...(to === "failed_permanent" && message.failure
-              ? {
-                failure_class: message.failure.class,
-                error_code: message.failure.code,
-                reason: message.failure.reason
-              }
-              : {})
-          },
-          occurredAt: at
-        })
-      }
+      const event = messageStatusEvent(to, {
+        object: "message",
+        object_id: message.id,
+        message_id: message.id,
+        from_state: from,
+        category: message.category,
+        ...(to === "failed_permanent" && message.failure
+          ? {
+            failure_class: message.failure.class,
+            error_code: message.failure.code,
+            reason: message.failure.reason
+          }
+          : {})
+      })
+      if (event) yield* events.append({ workspaceId: message.workspace_id, event, occurredAt: at })
       return Option.some<Transitioned>({ message, from, attempts: Number(rows[0].attempts) })
     })
 
@@ -457,17 +452,16 @@ export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/d
       })
       yield* events.append({
         workspaceId: input.workspaceId,
-        type: "message.received",
-        data: {
+        event: DomainEvent.make("message.received", {
           object: "message",
           object_id: message.id,
           message_id: message.id,
-          conversation_id: conversationId,
-          contact_id: contact.id,
-          channel_id: input.channelId,
+          conversation_id: message.conversation_id,
+          contact_id: message.contact_id,
+          channel_id: message.channel_id,
           direction: "inbound",
           type: "text"
-        },
+        }),
         occurredAt: input.now
       })
       return Option.some(message)

@@ -2,7 +2,7 @@ import { SqlClient } from "@effect/sql"
 import { assert, describe, layer } from "@effect/vitest"
 import { EventsRepo, WebhookDeliveriesRepo, WebhookEndpointsRepo } from "@switchboard/db"
 import * as TestDatabase from "@switchboard/db/testing"
-import { newId, toTimestamp } from "@switchboard/domain"
+import { DomainEvent, newId, toTimestamp } from "@switchboard/domain"
 import { Effect, Layer, Option } from "effect"
 
 const TestLayer = Layer.mergeAll(EventsRepo.Default, WebhookEndpointsRepo.Default, WebhookDeliveriesRepo.Default).pipe(
@@ -38,9 +38,15 @@ const event = (workspaceId: string, occurredAt: string) =>
   Effect.flatMap(EventsRepo, (events) =>
     events.append({
       workspaceId,
-      type: "message.queued",
       occurredAt,
-      data: { object: "message", object_id: "msg_1" }
+      event: DomainEvent.make("message.queued", {
+        object: "message",
+        object_id: "msg_00000000000000000000000001",
+        message_id: "msg_00000000000000000000000001",
+        from_state: null,
+        to_state: "queued",
+        category: "utility"
+      })
     }))
 
 describe("WebhookDeliveriesRepo", () => {

@@ -2,11 +2,24 @@ import { SqlClient } from "@effect/sql"
 import { assert, describe, layer } from "@effect/vitest"
 import { EventsRepo, WebhookDeliveriesRepo, WebhookEndpointsRepo } from "@switchboard/db"
 import * as TestDatabase from "@switchboard/db/testing"
-import { newId, toTimestamp } from "@switchboard/domain"
+import { DomainEvent, newId, toTimestamp } from "@switchboard/domain"
 import { Cluster, purgeDeliveries, WebhookEndpointEntity, WebhookEndpointEntityLive } from "@switchboard/entities"
 import { WebhooksConfig, WebhookSigner } from "@switchboard/webhooks"
 import { Effect, Layer, Option } from "effect"
 import { eventually, receiver } from "../../../test/support/Receiver.js"
+
+/** A message status event for message number `n` (a well-formed id). */
+const messageEvent = (type: "message.queued" | "message.sent" | "message.read", n: number) => {
+  const id = `msg_${String(n).padStart(26, "0")}` as const
+  return DomainEvent.make(type, {
+    object: "message",
+    object_id: id,
+    message_id: id,
+    from_state: null,
+    to_state: type === "message.queued" ? "queued" : type === "message.sent" ? "sent" : "read",
+    category: "utility"
+  })
+}
 
 /**
  * Fault injection around the REAL repository: the next `failDue` pulls (`claimDue`) die as an
@@ -94,7 +107,7 @@ describe("WebhookEndpoint entity", () => {
         yield* eventually(() => faults.failedDue >= 1 || undefined, 10_000)
         // ... and an event committed afterwards must still reach the receiver
         const event = yield* sql.withTransaction(
-          events.append({ workspaceId, type: "message.queued", data: { object: "message", object_id: "msg_1" } })
+          events.append({ workspaceId, event: messageEvent("message.queued", 1) })
         )
         yield* endpoint(endpointId).Wake()
         yield* eventually(() => sink.received.length >= 1 || undefined, 15_000)
@@ -111,8 +124,7 @@ describe("WebhookEndpoint entity", () => {
         const sql = yield* SqlClient.SqlClient
         yield* sql.withTransaction(Effect.forEach(
           Array.from({ length: 8 }, (_, i) => i),
-          (i) =>
-            events.append({ workspaceId, type: "message.read", data: { object: "message", object_id: `msg_${i}` } })
+          (i) => events.append({ workspaceId, event: messageEvent("message.read", i) })
         ))
         yield* (yield* WebhookEndpointEntity.client)(endpointId).Wake()
         // with 4 slots and one held by the slow answer, the other 7 go through the 3 free ones
@@ -137,8 +149,7 @@ describe("WebhookEndpoint entity", () => {
         const sql = yield* SqlClient.SqlClient
         yield* sql.withTransaction(Effect.forEach(
           Array.from({ length: 12 }, (_, i) => i),
-          (i) =>
-            events.append({ workspaceId, type: "message.sent", data: { object: "message", object_id: `msg_${i}` } })
+          (i) => events.append({ workspaceId, event: messageEvent("message.sent", i) })
         ))
         yield* (yield* WebhookEndpointEntity.client)(endpointId).Wake()
         yield* eventually(() => sink.received.length >= 12 || undefined, 10_000)
@@ -155,9 +166,8 @@ describe("WebhookEndpoint entity", () => {
           Effect.flatMap(
             events.append({
               workspaceId,
-              type: "message.read",
-              occurredAt: toTimestamp(Date.now() - ageMs),
-              data: { object: "message", object_id: "msg_old" }
+              event: messageEvent("message.read", 999),
+              occurredAt: toTimestamp(Date.now() - ageMs)
             }),
             (e) =>
               Effect.map(
@@ -215,7 +225,7 @@ const deliverThroughFlakyDns = Effect.gen(function*() {
   const deliveries = yield* WebhookDeliveriesRepo
   const sql = yield* SqlClient.SqlClient
   const event = yield* sql.withTransaction(
-    events.append({ workspaceId, type: "message.sent", data: { object: "message", object_id: "msg_2" } })
+    events.append({ workspaceId, event: messageEvent("message.sent", 2) })
   )
   yield* (yield* WebhookEndpointEntity.client)(endpointId).Wake()
   yield* eventually(() => sink.received.length >= 1 || undefined, 15_000)

@@ -9,7 +9,7 @@
  *   never moves a message back. An inbound message carries the provider's id for deduplication.
  * - `capabilities.max_throughput_mps` paces the Channel entity's token bucket (SPEC 8.4).
  */
-import type { Channel, ChannelStatus, ReceiptStatus } from "@switchboard/domain"
+import type { Channel, ChannelStatus, ChannelStatusReason, ReceiptStatus } from "@switchboard/domain"
 import { E164, RECEIPT_STATUSES } from "@switchboard/domain"
 import type { Effect, Queue, Scope, Stream } from "effect"
 import { Schema } from "effect"
@@ -77,7 +77,7 @@ export interface StatusChanged {
   readonly _tag: "StatusChanged"
   readonly from: ChannelStatus
   readonly to: ChannelStatus
-  readonly reason: string
+  readonly reason: ChannelStatusReason
   /** the link is gone: only a new pairing brings it back (`channel.requires_repair`) */
   readonly requiresRepair: boolean
   /** the linked number, E.164, once known */

@@ -1,7 +1,12 @@
 /**
- * The events a receiver gets (SPEC 6.1, 6.3): the envelope, typed message status events and
- * `message.received`; any other type decodes as a generic event so receivers can ignore it.
+ * The events a receiver gets: the envelope around each catalogued type's
+ * `data`, derived from the domain's schemas (`@switchboard/domain` `EVENT_DATA`), so the types
+ * here are the ones the service builds its events with. A test delivery carries placeholder
+ * `data`; a type this version does not know (or data it cannot type) decodes as a generic event
+ * so receivers can ignore it. Narrow with `isWebhookEvent(event, "message.sent")`.
  */
+import { EVENT_DATA, EVENT_TYPES, EventTypeName, TestEventData } from "@switchboard/domain"
+import type { EventType } from "@switchboard/domain"
 import { Schema } from "effect"
 
 const Envelope = {
@@ -11,39 +16,44 @@ const Envelope = {
   is_test: Schema.optional(Schema.Boolean)
 }
 
-const MessageStatusData = Schema.Struct({
-  object: Schema.Literal("message"),
-  object_id: Schema.String,
-  message_id: Schema.String,
-  from_state: Schema.NullOr(Schema.String),
-  to_state: Schema.String,
-  category: Schema.String,
-  failure_class: Schema.optional(Schema.String),
-  error_code: Schema.optional(Schema.String),
-  reason: Schema.optional(Schema.String)
-})
+type EventSchema<T extends EventType> = Schema.Struct<
+  typeof Envelope & { type: Schema.Literal<[T]>; data: typeof EVENT_DATA[T] }
+>
 
-export const MessageStatusEvent = Schema.Struct({
+const eventSchema = <T extends EventType>(type: T): EventSchema<T> =>
+  Schema.Struct({ ...Envelope, type: Schema.Literal(type), data: EVENT_DATA[type] })
+
+/** The schema of each catalogued event type, envelope included. */
+export const WEBHOOK_EVENTS = Object.fromEntries(EVENT_TYPES.map((e) => [e.type, eventSchema(e.type)])) as {
+  readonly [T in EventType]: EventSchema<T>
+}
+
+/** An event of type `T` with its typed `data`. */
+export type WebhookEventOf<T extends EventType> = Schema.Schema.Type<EventSchema<T>>
+
+/** Any catalogued event with its typed `data`. */
+export const CataloguedEvent = Schema.Union(...EVENT_TYPES.map((e) => WEBHOOK_EVENTS[e.type]))
+export type CataloguedEvent = typeof CataloguedEvent.Type
+
+export const MessageStatusEvent = Schema.Union(
+  WEBHOOK_EVENTS["message.queued"],
+  WEBHOOK_EVENTS["message.sent"],
+  WEBHOOK_EVENTS["message.delivered"],
+  WEBHOOK_EVENTS["message.read"],
+  WEBHOOK_EVENTS["message.failed"]
+)
+
+export const MessageReceivedEvent = WEBHOOK_EVENTS["message.received"]
+
+/** A test delivery (`POST /v1/webhook-endpoints/{id}/test`): any type, placeholder data. */
+export const TestEvent = Schema.Struct({
   ...Envelope,
-  type: Schema.Literal("message.queued", "message.sent", "message.delivered", "message.read", "message.failed"),
-  data: MessageStatusData
+  type: EventTypeName,
+  is_test: Schema.Literal(true),
+  data: TestEventData
 })
 
-export const MessageReceivedEvent = Schema.Struct({
-  ...Envelope,
-  type: Schema.Literal("message.received"),
-  data: Schema.Struct({
-    object: Schema.Literal("message"),
-    object_id: Schema.String,
-    message_id: Schema.String,
-    conversation_id: Schema.String,
-    contact_id: Schema.String,
-    channel_id: Schema.String,
-    direction: Schema.Literal("inbound"),
-    type: Schema.String
-  })
-})
-
+/** Any other event: a type this version does not know, or data it cannot type. */
 export const OtherEvent = Schema.Struct({
   ...Envelope,
   type: Schema.String,
@@ -53,6 +63,16 @@ export const OtherEvent = Schema.Struct({
   })
 })
 
-/** Typed where we know the type; generic otherwise. Test deliveries may carry any data. */
-export const WebhookEvent = Schema.Union(MessageStatusEvent, MessageReceivedEvent, OtherEvent)
+/** Typed where we know the type; generic otherwise. */
+export const WebhookEvent = Schema.Union(CataloguedEvent, TestEvent, OtherEvent)
 export type WebhookEvent = typeof WebhookEvent.Type
+
+const guards = Object.fromEntries(
+  EVENT_TYPES.map((e) => [e.type, Schema.is(WEBHOOK_EVENTS[e.type] as Schema.Schema<unknown>)])
+) as Readonly<Record<string, (u: unknown) => boolean>>
+
+/** Whether `event` is an event of `type` with that type's data (a test delivery's placeholder data is not). */
+export const isWebhookEvent = <T extends EventType>(
+  event: WebhookEvent,
+  type: T
+): event is WebhookEvent & WebhookEventOf<T> => event.type === type && guards[type]?.(event) === true

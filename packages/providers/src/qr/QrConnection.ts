@@ -16,13 +16,13 @@
  * | 408 after pairing (or before any code), 428, 500, 503, others | reconnect with exponential backoff and jitter; after the budget, `disconnected` |
  *
  * The budget counts reconnects (515 included) since the last `open`, so nothing loops.
- * Status changes follow the domain's `transitionQrPairing`.
+ * Status changes follow the domain's `transitionChannel` (ChannelStateMachine).
  *
  * Over 350 lines on purpose: it is one actor, and its handlers share the actor's state (the live
  * socket and its generation, the reconnect budget, the receipts and sends under way); split across
  * modules, that state would have to be passed around or exposed.
  */
-import { type QrChannelStatus, type QrPairingEvent, transitionQrPairing } from "@switchboard/domain"
+import { type ChannelInput, type ChannelStatus, transitionChannel } from "@switchboard/domain"
 import makeWASocket, { type BinaryNode, DisconnectReason, jidDecode, proto, toNumber, type WASocket } from "baileys"
 import {
   Clock,
@@ -64,7 +64,7 @@ export interface QrCodeSnapshot {
 /** Everything a `snapshot` frame needs. */
 export interface QrSnapshot {
   readonly channelId: string
-  readonly status: QrChannelStatus
+  readonly status: ChannelStatus
   readonly phoneNumber: string | null
   readonly qr: QrCodeSnapshot | null
 }
@@ -185,7 +185,7 @@ const { FULL, RECENT } = proto.HistorySync.HistorySyncType
 export const make = Effect.fn("QrConnection.make")(function*(options: {
   readonly channelId: string
   /** the channel's stored status; `state` events report transitions from it (default `pending`) */
-  readonly initialStatus?: QrChannelStatus
+  readonly initialStatus?: ChannelStatus
 }) {
   const config = yield* QrConnectionConfig
   const repo = yield* QrAuthStateRepo
@@ -198,7 +198,7 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
   const commands = yield* Effect.acquireRelease(Queue.unbounded<Command>(), Queue.shutdown)
 
   // actor state: only the actor fiber writes it
-  let status: QrChannelStatus = options.initialStatus ?? "pending"
+  let status: ChannelStatus = options.initialStatus ?? "pending"
   let generation = 0
   let socket: WASocket | undefined
   let open = false
@@ -215,9 +215,9 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
 
   const publish = (event: QrConnectionEvent) => PubSub.publish(events, event)
 
-  const move = (event: QrPairingEvent, closeCode: number | null = null) =>
+  const move = (event: ChannelInput, closeCode: number | null = null) =>
     Effect.gen(function*() {
-      const t = transitionQrPairing(status, event)
+      const t = transitionChannel(status, event)
       if (t._tag !== "Moved") return
       status = t.to
       yield* Effect.logInfo("qr channel status changed").pipe(Effect.annotateLogs({
@@ -463,7 +463,7 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
       case "Start":
         return Effect.gen(function*() {
           // archived and suspended channels do not pair (the owner refuses qr/start before this)
-          if (transitionQrPairing(status, { _tag: "Start" })._tag === "Refused") return
+          if (transitionChannel(status, { _tag: "Start" })._tag === "Refused") return
           yield* reset
           yield* move({ _tag: "Start" })
           yield* openSocket

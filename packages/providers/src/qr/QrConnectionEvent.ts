@@ -4,7 +4,7 @@
  * cluster (e.g. a `WatchPairing` stream) as they are. The QR code is `Redacted`: it prints as
  * `<redacted>` in any log line and is read with `Redacted.value` only where it is shown to the user.
  */
-import { E164, QrChannelStatus, QrStatusReason } from "@switchboard/domain"
+import { ChannelStatus, ChannelStatusReason, E164 } from "@switchboard/domain"
 import { Schema } from "effect"
 
 /** A new QR code to show; replaces the previous one. */
@@ -21,9 +21,9 @@ export type QrCodeEvent = typeof QrCodeEvent.Type
 /** The channel status changed (DECISIONS 5). */
 export const QrStateEvent = Schema.TaggedStruct("state", {
   channelId: Schema.String,
-  from: QrChannelStatus,
-  to: QrChannelStatus,
-  reason: QrStatusReason,
+  from: ChannelStatus,
+  to: ChannelStatus,
+  reason: ChannelStatusReason,
   /** Baileys' close code when a close caused the change (401, 408, 428, 440, 503, ...) */
   closeCode: Schema.NullOr(Schema.Number),
   /** emit `channel.requires_repair`: the link is gone, only a new QR brings it back */
@@ -68,7 +68,7 @@ export type QrInboundEvent = typeof QrInboundEvent.Type
 /** What a pairing watcher sees first: the status now and the code showing, if any. */
 export const QrSnapshotEvent = Schema.TaggedStruct("snapshot", {
   channelId: Schema.String,
-  status: QrChannelStatus,
+  status: ChannelStatus,
   phoneNumber: Schema.NullOr(Schema.String),
   qr: Schema.NullOr(Schema.Struct({
     code: Schema.Redacted(Schema.String),

@@ -7,7 +7,7 @@
  * `QrConnectionConfig` (`QrConnectionConfig.layerFromEnv` in services, `layer({...})` in tests),
  * which also carries `SECRETS_ENCRYPTION_KEY`, the key that seals the stored link.
  */
-import type { QrChannelStatus } from "@switchboard/domain"
+import type { ChannelStatus } from "@switchboard/domain"
 import { Effect, type Scope } from "effect"
 import { QrAuthStateRepo } from "./QrAuthStateRepo.js"
 import * as QrConnection from "./QrConnection.js"
@@ -21,7 +21,7 @@ export class QrProvider extends Effect.Service<QrProvider>()("@switchboard/provi
     /** One channel's connection; nothing connects until its `start` or `resume`. */
     const connect = (options: {
       readonly channelId: string
-      readonly initialStatus?: QrChannelStatus
+      readonly initialStatus?: ChannelStatus
     }): Effect.Effect<QrConnection.QrConnection, never, Scope.Scope> =>
       QrConnection.make(options).pipe(
         Effect.provideService(QrAuthStateRepo, repo),

@@ -4,13 +4,16 @@ import { SqlClient } from "@effect/sql"
 import { ChannelsRepo, EventsRepo, isUniqueViolation, MessagesRepo } from "@switchboard/db"
 import {
   ChannelCapabilityUnavailable,
+  channelMoveDomainEvents,
   ChannelNotFound,
   Conflict,
   DEFAULT_LIMIT,
+  DomainEvent,
   newId,
   THROUGHPUT_MPS,
   toPage,
   toTimestamp,
+  transitionChannel,
   ValidationError
 } from "@switchboard/domain"
 import type { ChannelStatus, CursorPosition, Provider } from "@switchboard/domain"
@@ -71,8 +74,12 @@ export class Channels extends Effect.Service<Channels>()("@switchboard/service-a
       )
       yield* events.append({
         workspaceId: input.workspaceId,
-        type: "channel.created",
-        data: { object: "channel", object_id: id, channel_id: id, status: input.status },
+        event: DomainEvent.make("channel.created", {
+          object: "channel",
+          object_id: id,
+          channel_id: id,
+          status: input.status
+        }),
         occurredAt: at
       })
       return id
@@ -158,24 +165,14 @@ export class Channels extends Effect.Service<Channels>()("@switchboard/service-a
     /** Archives (repeatable); cancels what was not dispatched yet, through each message's entity. */
     const archive = Effect.fn("Channels.archive")(function*(workspaceId: string, id: string) {
       const current = yield* get(workspaceId, id)
-      if (current.channel.status !== "archived") {
+      const move = transitionChannel(current.channel.status, { _tag: "Archive" })
+      if (move._tag === "Moved") {
         const at = yield* now
         yield* sql.withTransaction(Effect.gen(function*() {
           if (yield* repo.archive(id, at)) {
-            yield* events.append({
-              workspaceId,
-              type: "channel.archived",
-              data: {
-                object: "channel",
-                object_id: id,
-                channel_id: id,
-                status: "archived",
-                from_status: current.channel.status,
-                to_status: "archived",
-                reason: "archived"
-              },
-              occurredAt: at
-            })
+            for (const event of channelMoveDomainEvents(current.channel.id, move, current.channel.phone_number)) {
+              yield* events.append({ workspaceId, event, occurredAt: at })
+            }
           }
         })).pipe(Effect.orDie)
       }

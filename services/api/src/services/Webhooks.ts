@@ -4,6 +4,7 @@ import { EventsRepo, WebhookDeliveriesRepo, WebhookEndpointsRepo } from "@switch
 import {
   Conflict,
   DEFAULT_LIMIT,
+  DomainEvent,
   EVENT_TYPES,
   isEventTypeOrAll,
   newId,
@@ -167,9 +168,10 @@ export class Webhooks extends Effect.Service<Webhooks>()("@switchboard/service-a
           const objectId = yield* newId("evt")
           const event = yield* events.append({
             workspaceId,
-            type,
-            isTest: true,
-            data: { object: type.split(".")[0]!, object_id: objectId.replace(/^evt_/, "test_") }
+            event: DomainEvent.test(type, {
+              object: type.split(".")[0]!,
+              object_id: objectId.replace(/^evt_/, "test_")
+            })
           })
           const deliveryId = yield* deliveries.insert({
             endpointId: id,
