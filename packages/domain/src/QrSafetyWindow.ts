@@ -74,26 +74,3 @@ export const nextRecipientSendAt = (
   const sixth = recent[QR_PER_RECIPIENT_CAP - 1]
   return sixth === undefined ? input.now : Math.max(input.now, sixth + QR_PER_RECIPIENT_WINDOW_MS)
 }
-
-/**
- * Per-recipient spacing for a Channel entity's dispatch loop: an immutable record of recent sends
- * per recipient, pruned as it goes.
- */
-export type RecipientSpacing = ReadonlyMap<string, ReadonlyArray<number>>
-
-export const emptyRecipientSpacing: RecipientSpacing = new Map()
-
-/** Records a send to `recipient` at `at`, dropping entries older than the window. */
-export const recordRecipientSend = (spacing: RecipientSpacing, recipient: string, at: number): RecipientSpacing => {
-  const next = new Map<string, ReadonlyArray<number>>()
-  for (const [r, times] of spacing) {
-    const kept = times.filter((t) => t > at - QR_PER_RECIPIENT_WINDOW_MS)
-    if (kept.length > 0) next.set(r, kept)
-  }
-  next.set(recipient, [...(next.get(recipient) ?? []), at])
-  return next
-}
-
-/** When the next message to `recipient` may go (see `nextRecipientSendAt`). */
-export const recipientReadyAt = (spacing: RecipientSpacing, recipient: string, now: number): number =>
-  nextRecipientSendAt({ now, sentToRecipientAt: spacing.get(recipient) ?? [] })

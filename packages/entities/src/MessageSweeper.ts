@@ -16,8 +16,8 @@ import { Singleton } from "@effect/cluster"
 import { DispatchQueueRepo, SandboxNetworkRepo } from "@switchboard/db"
 import { QUEUED_EXPIRY_MS, toTimestamp } from "@switchboard/domain"
 import { Clock, Effect, Ref, Schedule } from "effect"
-import { ChannelEntity } from "./ChannelEntity.js"
-import { MessageEntity } from "./MessageEntity.js"
+import { ChannelEntity } from "./ChannelProtocol.js"
+import { MessageEntity } from "./MessageProtocol.js"
 
 /** A dispatch takes milliseconds (or up to ~30 s of retries during a failover); one still `dispatching` after this lost its dispatcher. */
 export const STUCK_DISPATCH_MS = 45_000

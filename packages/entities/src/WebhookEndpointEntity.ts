@@ -15,13 +15,10 @@ import { DISABLE_AFTER_FAILURES, isRetryable, MAX_ATTEMPTS, retryDelayMs, toTime
 import type { DeliveryStatus, FailureReason } from "@switchboard/domain"
 import { SafeEgress, UrlPolicy, WebhooksConfig, WebhookSigner } from "@switchboard/webhooks"
 import { Clock, Effect, Queue, Random } from "effect"
+import { WebhookEndpointEntity } from "./WebhookEndpointProtocol.js"
 
 /** Longest wait for the target's addresses at an attempt (a timeout is a `network_error`). */
 const RESOLVE_TIMEOUT_MS = 5_000
-
-export const WakeEndpoint = Rpc.make("Wake")
-
-export const WebhookEndpointEntity = Entity.make("WebhookEndpoint", [WakeEndpoint])
 
 export const WebhookEndpointEntityLive = WebhookEndpointEntity.toLayer(
   Effect.gen(function*() {

@@ -9,7 +9,7 @@ import { PgClient } from "@effect/sql-pg"
 import { DatabaseConfig, WEBHOOK_WAKE_CHANNEL, WebhookDeliveriesRepo } from "@switchboard/db"
 import { DELIVERY_RETENTION_MS, toTimestamp } from "@switchboard/domain"
 import { Clock, Effect, Option, Schedule, Stream } from "effect"
-import { WebhookEndpointEntity } from "./WebhookEndpointEntity.js"
+import { WebhookEndpointEntity } from "./WebhookEndpointProtocol.js"
 
 /** An attempt takes at most 10 s; one still `delivering` after this lost its runner. */
 const STUCK_MS = 20_000

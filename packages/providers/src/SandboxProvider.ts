@@ -19,15 +19,7 @@ import { Clock, Effect, Queue, Random, Ref, Stream } from "effect"
 import type { ChannelConnection, ChannelProvider, OutgoingMessage, ProviderEvent } from "./ChannelProvider.js"
 import { accepted, receipt, refused } from "./ChannelProvider.js"
 import { ProvidersConfig } from "./ProvidersConfig.js"
-
-export const MAGIC = {
-  failsPermanently: "+15005550001",
-  failsTwiceThenSucceeds: "+15005550002",
-  staysAtSent: "+15005550003"
-} as const
-
-/** Magic numbers count as verified recipients. */
-export const isMagicNumber = (phone: string) => (Object.values(MAGIC) as Array<string>).includes(phone)
+import { MAGIC } from "./SandboxNumbers.js"
 
 /** A reconnecting channel hears the receipts of messages accepted this recently. */
 const REPLAY_WINDOW_MS = 3600 * 1000

@@ -1,7 +1,7 @@
 /** The checks behind `/ready` (DECISIONS 13): database, Redis and the cluster, each timed. */
 import { SqlClient } from "@effect/sql"
 import type { DependencyCheck } from "@switchboard/api"
-import { Probe } from "@switchboard/entities"
+import { Probe } from "@switchboard/entities/protocol"
 import { Redis } from "@switchboard/infra"
 import { Clock, type Duration, Effect, Option } from "effect"
 

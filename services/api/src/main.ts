@@ -1,9 +1,9 @@
 /** An api node: serves HTTP; a cluster client only (hosts no entity). */
 import { NodeRuntime } from "@effect/platform-node"
 import { MigratedDatabase } from "@switchboard/db"
-import { Cluster } from "@switchboard/entities"
+import { Cluster } from "@switchboard/entities/protocol"
 import { Logging, Redis } from "@switchboard/infra"
-import { ProvidersConfig } from "@switchboard/providers"
+import { ProvidersConfig } from "@switchboard/providers/contract"
 import { WebhooksConfig } from "@switchboard/webhooks"
 import { Effect, Layer } from "effect"
 import * as HttpConfig from "./HttpConfig.js"

@@ -17,6 +17,10 @@
  *
  * The budget counts reconnects (515 included) since the last `open`, so nothing loops.
  * Status changes follow the domain's `transitionChannel` (ChannelStateMachine).
+ *
+ * Over 350 lines on purpose: it is one actor, and its handlers share the actor's state (the live
+ * socket and its generation, the reconnect budget, the receipts and sends under way); split across
+ * modules, that state would have to be passed around or exposed.
  */
 import { type ChannelInput, type ChannelStatus, transitionChannel } from "@switchboard/domain"
 import makeWASocket, { type BinaryNode, DisconnectReason, jidDecode, proto, toNumber, type WASocket } from "baileys"

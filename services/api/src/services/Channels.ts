@@ -16,7 +16,7 @@ import {
   ValidationError
 } from "@switchboard/domain"
 import type { ChannelStatus, CursorPosition, Provider } from "@switchboard/domain"
-import { ChannelEntity, MessageEntity } from "@switchboard/entities"
+import { ChannelEntity, MessageEntity } from "@switchboard/entities/protocol"
 import { Clock, Effect, Option } from "effect"
 import { Entitlements } from "./Entitlements.js"
 

@@ -30,8 +30,8 @@ import {
   ValidationError
 } from "@switchboard/domain"
 import type { Category, CursorPosition, MessageStatus, SendMessageRequest } from "@switchboard/domain"
-import { ChannelEntity } from "@switchboard/entities"
-import { isMagicNumber } from "@switchboard/providers"
+import { ChannelEntity } from "@switchboard/entities/protocol"
+import { isMagicNumber } from "@switchboard/providers/contract"
 import { Clock, Effect, Option } from "effect"
 import { Entitlements } from "./Entitlements.js"
 import { Idempotency } from "./Idempotency.js"

@@ -14,8 +14,8 @@ import {
   toTimestamp
 } from "@switchboard/domain"
 import type { Channel } from "@switchboard/domain"
-import { ChannelEntity, PairingUnavailable, type PairingView } from "@switchboard/entities"
-import type { QrPairingFrame } from "@switchboard/providers"
+import { ChannelEntity, PairingUnavailable, type PairingView } from "@switchboard/entities/protocol"
+import type { QrPairingFrame } from "@switchboard/providers/contract"
 import { Effect, Option, Redacted, Stream } from "effect"
 import type { SseFrame } from "../Sse.js"
 

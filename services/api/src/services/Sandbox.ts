@@ -12,8 +12,8 @@ import {
   toTimestamp,
   ValidationError
 } from "@switchboard/domain"
-import { ChannelEntity } from "@switchboard/entities"
-import { isMagicNumber, ProvidersConfig } from "@switchboard/providers"
+import { ChannelEntity } from "@switchboard/entities/protocol"
+import { isMagicNumber, ProvidersConfig } from "@switchboard/providers/contract"
 import { Clock, Effect, Option, Schedule } from "effect"
 import { createHash, randomInt, timingSafeEqual } from "node:crypto"
 import { Channels } from "./Channels.js"

@@ -10,7 +10,7 @@
  */
 import { type SealedSecrets, WebhookEndpointsRepo } from "@switchboard/db"
 import { SecretBox, type SecretsConfig } from "@switchboard/infra"
-import { type QrAuthRow, QrAuthStateRepo } from "@switchboard/providers"
+import { type QrAuthRow, QrAuthStateRepo } from "@switchboard/providers/contract"
 import { Effect, Option } from "effect"
 
 export interface ResealCounts {

@@ -15,7 +15,7 @@ import {
   WebhookEndpointWithSecret
 } from "@switchboard/domain"
 import type { CursorPosition, DeliveryStatus, EventType } from "@switchboard/domain"
-import { WebhookEndpointEntity } from "@switchboard/entities"
+import { WebhookEndpointEntity } from "@switchboard/entities/protocol"
 import { UrlPolicy, WebhooksConfig, WebhookSigner } from "@switchboard/webhooks"
 import { Clock, Effect, Option } from "effect"
 import { Entitlements } from "./Entitlements.js"

@@ -1,0 +1,95 @@
+/**
+ * A Channel entity's send pacing, pure (times are epoch ms; the caller brings the clock):
+ * - a send slot at the provider's `max_throughput_mps`: a token bucket holding one token, refilled
+ *   every `1000 / max_throughput_mps` ms, so sends are spread evenly and never burst;
+ * - on linked-device (QR) channels, the per-recipient spacing of the QR safety policy
+ *   (`QR_PER_RECIPIENT_CAP` sends per recipient per `QR_PER_RECIPIENT_WINDOW_MS`): a recipient at
+ *   the cap waits, the others go.
+ */
+import { nextRecipientSendAt, QR_PER_RECIPIENT_WINDOW_MS } from "./QrSafetyWindow.js"
+
+/** Recent sends per recipient (immutable), pruned as it goes. */
+export type RecipientSpacing = ReadonlyMap<string, ReadonlyArray<number>>
+
+export const emptyRecipientSpacing: RecipientSpacing = new Map()
+
+/** Records a send to `recipient` at `at`, dropping entries older than the window. */
+export const recordRecipientSend = (spacing: RecipientSpacing, recipient: string, at: number): RecipientSpacing => {
+  const next = new Map<string, ReadonlyArray<number>>()
+  for (const [r, times] of spacing) {
+    const kept = times.filter((t) => t > at - QR_PER_RECIPIENT_WINDOW_MS)
+    if (kept.length > 0) next.set(r, kept)
+  }
+  next.set(recipient, [...(next.get(recipient) ?? []), at])
+  return next
+}
+
+/** When the next message to `recipient` may go (see `nextRecipientSendAt`). */
+export const recipientReadyAt = (spacing: RecipientSpacing, recipient: string, now: number): number =>
+  nextRecipientSendAt({ now, sentToRecipientAt: spacing.get(recipient) ?? [] })
+
+export interface ChannelPacer {
+  /** when the next send slot opens (the bucket's token is back) */
+  readonly nextSlotAt: number
+  /** whether the per-recipient spacing applies (linked-device channels) */
+  readonly perRecipient: boolean
+  readonly spacing: RecipientSpacing
+}
+
+/** Nothing sent yet: the first slot is open. */
+export const idlePacer: ChannelPacer = { nextSlotAt: 0, perRecipient: false, spacing: emptyRecipientSpacing }
+
+/**
+ * A new provider connection: per-recipient spacing on or off, rebuilt from the sends of the last
+ * window (`recentSends`, as recorded), so a reconnect or another runner keeps the spacing. The
+ * send slot carries on.
+ */
+export const pacerForConnection = (
+  pacer: ChannelPacer,
+  perRecipient: boolean,
+  recentSends: Iterable<{ readonly to: string; readonly at: number }> = []
+): ChannelPacer => {
+  let spacing = emptyRecipientSpacing
+  if (perRecipient) { for (const sent of recentSends) spacing = recordRecipientSend(spacing, sent.to, sent.at) }
+  return { nextSlotAt: pacer.nextSlotAt, perRecipient, spacing }
+}
+
+/** How long until the next send slot opens (0: open now). */
+export const sendSlotWaitMs = (pacer: ChannelPacer, now: number): number => Math.max(0, pacer.nextSlotAt - now)
+
+/** Whether a message to `recipient` must wait for the per-recipient spacing. */
+export const recipientMustWait = (pacer: ChannelPacer, recipient: string, now: number): boolean =>
+  pacer.perRecipient && recipientReadyAt(pacer.spacing, recipient, now) > now
+
+/** Recipients that must wait now, and when the first of them may go again (+Infinity: none waits). */
+export const waitingRecipients = (
+  pacer: ChannelPacer,
+  now: number
+): { readonly waiting: ReadonlyArray<string>; readonly readyAt: number } => {
+  const waiting: Array<string> = []
+  let readyAt = Number.POSITIVE_INFINITY
+  if (!pacer.perRecipient) return { waiting, readyAt }
+  for (const recipient of pacer.spacing.keys()) {
+    const at = recipientReadyAt(pacer.spacing, recipient, now)
+    if (at > now) {
+      waiting.push(recipient)
+      readyAt = Math.min(readyAt, at)
+    }
+  }
+  return { waiting, readyAt }
+}
+
+/**
+ * A send to `recipient` took the slot at `at` (the slot must be open: `sendSlotWaitMs` is 0): the
+ * next slot opens `1000 / maxThroughputMps` ms later, and the recipient's spacing counts it.
+ */
+export const takeSendSlot = (
+  pacer: ChannelPacer,
+  recipient: string,
+  at: number,
+  maxThroughputMps: number
+): ChannelPacer => ({
+  nextSlotAt: at + 1000 / maxThroughputMps,
+  perRecipient: pacer.perRecipient,
+  spacing: pacer.perRecipient ? recordRecipientSend(pacer.spacing, recipient, at) : pacer.spacing
+})

@@ -1,0 +1,77 @@
+import { assert, describe, it } from "@effect/vitest"
+import {
+  idlePacer,
+  pacerForConnection,
+  QR_PER_RECIPIENT_CAP,
+  QR_PER_RECIPIENT_WINDOW_MS,
+  recipientMustWait,
+  sendSlotWaitMs,
+  takeSendSlot,
+  waitingRecipients
+} from "@switchboard/domain"
+import type { ChannelPacer } from "@switchboard/domain"
+
+const NOW = Date.UTC(2026, 10, 22, 12)
+const ALICE = "+15550000001"
+const BOB = "+15550000002"
+
+/** Sends to `recipients` in order as fast as the pacer lets them; answers when each went. */
+const sendAll = (pacer: ChannelPacer, recipients: ReadonlyArray<string>, mps: number, start = NOW) => {
+  let now = start
+  const at: Array<number> = []
+  for (const to of recipients) {
+    now += sendSlotWaitMs(pacer, now)
+    pacer = takeSendSlot(pacer, to, now, mps)
+    at.push(now)
+  }
+  return { pacer, at }
+}
+
+describe("ChannelPacer", () => {
+  it("opens one send slot per 1 / max_throughput_mps seconds, never a burst", () => {
+    assert.strictEqual(sendSlotWaitMs(idlePacer, NOW), 0)
+    const { at, pacer } = sendAll(idlePacer, [ALICE, BOB, ALICE, BOB], 2)
+    assert.deepStrictEqual(at, [NOW, NOW + 500, NOW + 1000, NOW + 1500])
+    assert.strictEqual(sendSlotWaitMs(pacer, NOW + 1600), 400)
+    assert.strictEqual(sendSlotWaitMs(pacer, NOW + 2000), 0)
+    // an idle channel does not save up slots: after a pause, sends are still spaced
+    assert.deepStrictEqual(sendAll(pacer, [ALICE, BOB], 2, NOW + 60_000).at, [NOW + 60_000, NOW + 60_500])
+  })
+
+  it("takes the slot it is given: a send late by a timer's drift moves the next slot with it", () => {
+    const pacer = takeSendSlot(idlePacer, ALICE, NOW + 3, 10)
+    assert.strictEqual(sendSlotWaitMs(pacer, NOW + 3), 100)
+    assert.strictEqual(sendSlotWaitMs(pacer, NOW + 102), 1)
+  })
+
+  it("leaves recipients alone on a channel without per-recipient spacing", () => {
+    const { pacer } = sendAll(pacerForConnection(idlePacer, false), Array<string>(10).fill(ALICE), 80)
+    assert.isFalse(recipientMustWait(pacer, ALICE, NOW + 1000))
+    assert.deepStrictEqual(waitingRecipients(pacer, NOW + 1000), { waiting: [], readyAt: Number.POSITIVE_INFINITY })
+    assert.strictEqual(pacer.spacing.size, 0)
+  })
+
+  it("holds a recipient at the cap for the rest of the window; the others go", () => {
+    const sixToAlice = Array<string>(QR_PER_RECIPIENT_CAP).fill(ALICE)
+    const { at, pacer } = sendAll(pacerForConnection(idlePacer, true), [...sixToAlice, BOB], 1)
+    const now = at[at.length - 1]!
+    assert.isTrue(recipientMustWait(pacer, ALICE, now))
+    assert.isFalse(recipientMustWait(pacer, BOB, now))
+    assert.deepStrictEqual(waitingRecipients(pacer, now), {
+      waiting: [ALICE],
+      readyAt: NOW + QR_PER_RECIPIENT_WINDOW_MS
+    })
+    assert.isFalse(recipientMustWait(pacer, ALICE, NOW + QR_PER_RECIPIENT_WINDOW_MS))
+    assert.deepStrictEqual(waitingRecipients(pacer, NOW + QR_PER_RECIPIENT_WINDOW_MS).waiting, [])
+  })
+
+  it("rebuilds the spacing from the recorded sends when a connection opens, and keeps the slot", () => {
+    const recent = Array.from({ length: QR_PER_RECIPIENT_CAP }, (_, i) => ({ to: ALICE, at: NOW - 30_000 + i }))
+    const pacer = pacerForConnection(takeSendSlot(idlePacer, BOB, NOW, 1), true, recent)
+    assert.isTrue(recipientMustWait(pacer, ALICE, NOW))
+    assert.strictEqual(waitingRecipients(pacer, NOW).readyAt, NOW + 30_000)
+    assert.strictEqual(sendSlotWaitMs(pacer, NOW), 1000)
+    // a connection without spacing drops what the last one knew
+    assert.strictEqual(pacerForConnection(pacer, false, recent).spacing.size, 0)
+  })
+})

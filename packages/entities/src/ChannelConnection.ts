@@ -1,0 +1,184 @@
+/**
+ * A Channel entity's provider connection: opened and closed to match the channel's status (a
+ * connection exists in any status but archived and suspended), with the link's reports handled in
+ * order: status changes recorded on the channel one after the other, receipts forwarded to their
+ * Message entities and inbound messages recorded, in lanes (the events of one message stay in
+ * order; different messages go in parallel).
+ *
+ * An archived channel keeps no link: a linked device is unlinked at WhatsApp (when the link is up)
+ * and its stored credentials are wiped, once per activation, best effort.
+ */
+import { ChannelsRepo } from "@switchboard/db"
+import { dispatches, toTimestamp } from "@switchboard/domain"
+import type { Channel, ChannelStatus } from "@switchboard/domain"
+import { ChannelProviders } from "@switchboard/providers"
+import type { ChannelConnection, ProviderEvent, StatusChanged } from "@switchboard/providers"
+import { Clock, Effect, ExecutionStrategy, Exit, Option, Queue, Schedule, Scope, Stream } from "effect"
+import { InboundMessages } from "./InboundMessages.js"
+import { makeMessageCalls } from "./MessageCalls.js"
+
+/** Receipts and inbound messages handled at once (one slow Message entity does not hold up the rest). */
+const EVENT_LANES = 8
+
+type LaneEvent = Exclude<ProviderEvent, StatusChanged>
+
+const laneOf = (event: LaneEvent): number => {
+  const key = event._tag === "Receipt" ? event.messageId : event.providerMessageId
+  let hash = 0
+  for (let i = 0; i < key.length; i++) hash = (hash * 31 + key.charCodeAt(i)) | 0
+  return Math.abs(hash) % EVENT_LANES
+}
+
+/** A provider connection exists for a channel in any status but these. */
+const holdsConnection = (status: ChannelStatus) => status !== "archived" && status !== "suspended"
+
+export interface Open {
+  readonly connection: ChannelConnection
+  readonly scope: Scope.CloseableScope
+}
+
+export interface Connected extends Open {
+  /** the channel as read just now */
+  readonly channel: Channel
+}
+
+/**
+ * `wake` is offered after each recorded status change (the dispatch loop looks again); `onOpen`
+ * runs once a new connection is made, before its events are handled.
+ */
+export const makeChannelConnection = <E, R>(options: {
+  readonly channelId: string
+  readonly wake: Queue.Enqueue<void>
+  readonly onOpen: (connection: ChannelConnection) => Effect.Effect<void, E, R>
+}) =>
+  Effect.gen(function*() {
+    const { channelId, onOpen, wake } = options
+    const entityScope = yield* Effect.scope
+    const channels = yield* ChannelsRepo
+    const inbound = yield* InboundMessages
+    const providers = yield* ChannelProviders.ChannelProviders
+    const calls = yield* makeMessageCalls
+    const connecting = yield* Effect.makeSemaphore(1)
+    let current: Option.Option<Open> = Option.none()
+
+    const onEvent = (channel: Channel) => (event: LaneEvent) =>
+      event._tag === "Receipt"
+        ? calls.receipt(event.messageId, event.status, event.at)
+        : inbound.record({
+          workspaceId: channel.workspace_id,
+          channelId: channel.id,
+          channelNumber: channel.phone_number,
+          providerMessageId: event.providerMessageId,
+          from: event.from,
+          body: event.text,
+          now: toTimestamp(event.at)
+        }).pipe(
+          Effect.retry({ times: 3, schedule: Schedule.exponential("200 millis") }),
+          Effect.catchAllCause((cause) => Effect.logError("inbound message not recorded", cause)),
+          Effect.asVoid
+        )
+
+    const disconnect = Effect.suspend(() => {
+      const open = current
+      current = Option.none()
+      return Option.match(open, {
+        onNone: () => Effect.void,
+        onSome: ({ scope }) => Scope.close(scope, Exit.void)
+      })
+    })
+
+    let retired = false
+    const retire = (channel: Channel) =>
+      Effect.gen(function*() {
+        if (retired) return
+        retired = true
+        const pairing = Option.flatMap(current, (open) => Option.fromNullable(open.connection.pairing))
+        if (Option.isSome(pairing)) yield* pairing.value.logout.pipe(Effect.timeout("15 seconds"), Effect.ignore)
+        const forget = Option.flatMap(providers.get(channel.provider), (p) => Option.fromNullable(p.forget))
+        if (Option.isSome(forget)) yield* forget.value(channel)
+      }).pipe(Effect.catchAllCause((cause) => Effect.logWarning("archived channel's link not forgotten", cause)))
+
+    /** Records a status change the link reported (in order), then lets the loop look again. */
+    const onStatusChanged = (connection: ChannelConnection) => (event: StatusChanged) =>
+      Effect.gen(function*() {
+        yield* channels.recordProviderStatus({
+          id: channelId,
+          from: event.from,
+          to: event.to,
+          reason: event.reason,
+          requiresRepair: event.requiresRepair,
+          phoneNumber: event.phoneNumber,
+          capabilities: connection.capabilities,
+          now: toTimestamp(yield* Clock.currentTimeMillis)
+        }).pipe(
+          Effect.retry({ times: 5, schedule: Schedule.exponential("200 millis") }),
+          Effect.catchAllCause((cause) => Effect.logError("channel status not recorded", cause))
+        )
+        yield* Queue.offer(wake, undefined)
+      })
+
+    /** Handles the connection's events in `scope`: status changes here, in order; the rest in lanes. */
+    const handleEvents = (channel: Channel, connection: ChannelConnection, scope: Scope.Scope) =>
+      Effect.gen(function*() {
+        // A lane (queue + fiber) is made on its first event: most channels on a runner sit idle,
+        // and eight idle lanes each were most of an idle entity's memory.
+        const lanes = new Map<number, Queue.Queue<LaneEvent>>()
+        const laneFor = (i: number) =>
+          Effect.suspend(() => {
+            const existing = lanes.get(i)
+            if (existing !== undefined) return Effect.succeed(existing)
+            return Effect.gen(function*() {
+              const lane = yield* Queue.unbounded<LaneEvent>()
+              lanes.set(i, lane)
+              yield* Stream.fromQueue(lane).pipe(Stream.runForEach(onEvent(channel)), Effect.forkIn(scope))
+              return lane
+            })
+          })
+        yield* connection.events.pipe(
+          Stream.runForEach((event) =>
+            event._tag === "StatusChanged"
+              ? onStatusChanged(connection)(event)
+              : Effect.flatMap(laneFor(laneOf(event)), (lane) => Queue.offer(lane, event))
+          ),
+          Effect.forkIn(scope)
+        )
+      })
+
+    /**
+     * Reads the channel and opens (or closes) the provider connection to match its status.
+     * `None` while the channel has no connection (archived, suspended, unknown, no adapter).
+     */
+    const reconcile = connecting.withPermits(1)(Effect.gen(function*() {
+      const found = yield* channels.findById(channelId)
+      if (Option.isNone(found) || !holdsConnection(found.value.channel.status)) {
+        if (Option.isSome(found) && found.value.channel.status === "archived") yield* retire(found.value.channel)
+        yield* disconnect
+        return Option.none<Connected>()
+      }
+      const channel = found.value.channel
+      if (Option.isSome(current)) return Option.some<Connected>({ ...current.value, channel })
+      const provider = providers.get(channel.provider)
+      if (Option.isNone(provider)) return Option.none<Connected>()
+      const scope = yield* Scope.fork(entityScope, ExecutionStrategy.sequential)
+      const connection = yield* provider.value.connect(channel).pipe(Scope.extend(scope))
+      // the capability snapshot comes from the provider once it can send (GET .../capabilities)
+      if (dispatches(channel.status)) {
+        yield* channels.refreshCapabilities(
+          channel.id,
+          connection.capabilities,
+          toTimestamp(yield* Clock.currentTimeMillis)
+        )
+      }
+      yield* onOpen(connection)
+      yield* handleEvents(channel, connection, scope)
+      current = Option.some({ connection, scope })
+      return Option.some<Connected>({ connection, scope, channel })
+    }))
+
+    return {
+      reconcile,
+      /** The open connection, if any (without reading the channel). */
+      current: () => current,
+      calls
+    }
+  })

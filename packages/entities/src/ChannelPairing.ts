@@ -1,0 +1,96 @@
+/**
+ * A linked-device (QR) channel's pairing handlers: `StartPairing` / `LogoutPairing` /
+ * `PairingStatus` answer once the channel row shows the status the link reached, and
+ * `WatchPairing` (the api node's SSE stream) sends a snapshot, then QR codes, status changes and
+ * expiry. The QR code travels only on that stream.
+ */
+import { Rpc } from "@effect/rpc"
+import { ChannelsRepo } from "@switchboard/db"
+import { toTimestamp } from "@switchboard/domain"
+import type { Pairing, QrConnectionEvent, QrPairingFrame } from "@switchboard/providers"
+import { Clock, Effect, Option, Schedule, Stream } from "effect"
+import type { Connected } from "./ChannelConnection.js"
+import { PairingUnavailable, PairingView } from "./ChannelProtocol.js"
+
+export const makePairingHandlers = <E, R>(options: {
+  readonly channelId: string
+  /** the channel's connection, connecting first if needed */
+  readonly reconcile: Effect.Effect<Option.Option<Connected>, E, R>
+  /** completes once this runner shuts down */
+  readonly runnerStopping: Effect.Effect<unknown>
+}) =>
+  Effect.gen(function*() {
+    const { channelId, reconcile, runnerStopping } = options
+    const channels = yield* ChannelsRepo
+
+    /** The channel's pairing, connecting first if needed. */
+    const pairing = Effect.gen(function*() {
+      const connected = yield* reconcile
+      if (Option.isNone(connected) || connected.value.connection.pairing === undefined) {
+        const found = yield* channels.findById(channelId)
+        return yield* new PairingUnavailable({
+          status: Option.match(found, { onNone: () => "unknown", onSome: (row) => row.channel.status })
+        })
+      }
+      return connected.value.connection.pairing
+    })
+
+    const viewOf = (p: Pairing) =>
+      Effect.map(p.snapshot, (snap) =>
+        new PairingView({
+          status: snap.status,
+          qr_available: snap.qr !== null,
+          qr_expires_at: snap.qr?.expiresAt ?? null,
+          phone_number: snap.phoneNumber
+        }))
+
+    /** Answers once the channel row shows the status the link reached (recorded by the events fiber). */
+    const recorded = (p: Pairing) =>
+      Effect.gen(function*() {
+        const view = yield* viewOf(p)
+        yield* channels.findById(channelId).pipe(
+          Effect.repeat({
+            until: (row) => Option.isNone(row) || row.value.channel.status === view.status,
+            schedule: Schedule.spaced("25 millis").pipe(Schedule.upTo("3 seconds"))
+          })
+        )
+        return view
+      })
+
+    return {
+      StartPairing: () =>
+        Rpc.fork(Effect.gen(function*() {
+          const p = yield* pairing
+          yield* channels.markPairingStarted(channelId, toTimestamp(yield* Clock.currentTimeMillis))
+          yield* p.start
+          return yield* recorded(p)
+        })),
+      LogoutPairing: () =>
+        Rpc.fork(Effect.gen(function*() {
+          const p = yield* pairing
+          yield* p.logout
+          return yield* recorded(p)
+        })),
+      PairingStatus: () => Rpc.fork(Effect.flatMap(pairing, viewOf)),
+      WatchPairing: () =>
+        Rpc.fork(Stream.unwrapScoped(Effect.gen(function*() {
+          const p = yield* pairing
+          // subscribed before the snapshot: nothing falls in between
+          const events = yield* p.subscribe
+          const snap = yield* p.snapshot
+          const first: QrPairingFrame = {
+            _tag: "snapshot",
+            channelId,
+            status: snap.status,
+            phoneNumber: snap.phoneNumber,
+            qr: snap.qr
+          }
+          const later: Stream.Stream<QrPairingFrame> = Stream.fromQueue(events).pipe(Stream.filter(
+            (e): e is Extract<QrConnectionEvent, { _tag: "qr" | "state" | "expired" }> =>
+              e._tag === "qr" || e._tag === "state" || e._tag === "expired"
+          ))
+          // an open stream is an active request: it would hold the runner's shutdown (15 s)
+          return Stream.concat(Stream.succeed(first), later).pipe(Stream.interruptWhen(runnerStopping))
+        })))
+    }
+  })

@@ -1,0 +1,67 @@
+/**
+ * The Channel entity's protocol: what the api node (a cluster client) and the runners say to a
+ * channel's entity. No provider connection or Baileys is loaded from here (the live handlers are
+ * in `ChannelEntity.ts`).
+ */
+import { Entity } from "@effect/cluster"
+import { Rpc } from "@effect/rpc"
+import { ChannelStatus, E164 } from "@switchboard/domain"
+import { QrPairingFrame } from "@switchboard/providers/contract"
+import { Schema } from "effect"
+
+/** Volatile nudge: there may be due work. */
+export const Wake = Rpc.make("Wake")
+
+/** Simulated networks only: someone writes to the channel's number. Answers false when the channel cannot simulate it. */
+export const SimulateInbound = Rpc.make("SimulateInbound", {
+  payload: { from: E164, text: Schema.String },
+  success: Schema.Boolean
+})
+
+export class ChannelRuntime extends Schema.Class<ChannelRuntime>("ChannelRuntime")({
+  connected: Schema.Boolean,
+  keep_alive: Schema.Boolean,
+  pending_receipts: Schema.Number
+}) {}
+
+/** What the entity is doing right now (diagnostics, tests). */
+export const Status = Rpc.make("Status", { success: ChannelRuntime })
+
+/** The channel has no pairing here: not a QR channel, or archived or suspended. */
+export class PairingUnavailable extends Schema.TaggedError<PairingUnavailable>()("PairingUnavailable", {
+  status: Schema.String
+}) {}
+
+/** Pairing as the entity sees it now (never the code). `qr_expires_at`: epoch ms. */
+export class PairingView extends Schema.Class<PairingView>("PairingView")({
+  status: ChannelStatus,
+  qr_available: Schema.Boolean,
+  qr_expires_at: Schema.NullOr(Schema.Number),
+  phone_number: Schema.NullOr(Schema.String)
+}) {}
+
+/** `qr/start`: begins or restarts pairing; answers once the new status is recorded. */
+export const StartPairing = Rpc.make("StartPairing", { success: PairingView, error: PairingUnavailable })
+
+/** `qr/logout`: unlinks the device and forgets the link. */
+export const LogoutPairing = Rpc.make("LogoutPairing", { success: PairingView, error: PairingUnavailable })
+
+/** `qr/status` */
+export const PairingStatus = Rpc.make("PairingStatus", { success: PairingView, error: PairingUnavailable })
+
+/** `qr/stream`: a snapshot, then QR codes, status changes and expiry, while the caller listens. */
+export const WatchPairing = Rpc.make("WatchPairing", {
+  success: QrPairingFrame,
+  error: PairingUnavailable,
+  stream: true
+})
+
+export const ChannelEntity = Entity.make("Channel", [
+  Wake,
+  SimulateInbound,
+  Status,
+  StartPairing,
+  LogoutPairing,
+  PairingStatus,
+  WatchPairing
+])

@@ -1,0 +1,10 @@
+/**
+ * The entities as a cluster client sees them: their protocols and the cluster client layer. The
+ * api node imports this subpath (`@switchboard/entities/protocol`), which loads no live handler,
+ * provider adapter or Baileys (test/apiModuleGraph.test.ts checks it).
+ */
+export * from "./ChannelProtocol.js"
+export * as Cluster from "./Cluster.js"
+export * from "./MessageProtocol.js"
+export * from "./ProbeEntity.js"
+export * from "./WebhookEndpointProtocol.js"
