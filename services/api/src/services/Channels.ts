@@ -63,7 +63,7 @@ export class Channels extends Effect.Service<Channels>()("@switchboard/service-a
         Effect.catchAll((error) =>
           isUniqueViolation(error)
             ? new Conflict({
-              message: `A channel named "${input.name}" already exists`,
+              message: "A channel with that name already exists in this workspace",
               details: { reason: "name_taken", field: "name" }
             })
             : Effect.die(error)
@@ -145,7 +145,7 @@ export class Channels extends Effect.Service<Channels>()("@switchboard/service-a
         Effect.catchAll((error) =>
           isUniqueViolation(error)
             ? new Conflict({
-              message: `A channel named "${changes.name}" already exists`,
+              message: "A channel with that name already exists in this workspace",
               details: { reason: "name_taken", field: "name" }
             })
             : Effect.die(error)
