@@ -73,6 +73,11 @@ export class ApiKeysRepo extends Effect.Service<ApiKeysRepo>()("@switchboard/db/
       Effect.orDie
     )
 
+    const find = Effect.fn("ApiKeysRepo.find")(function*(workspaceId: string, id: string) {
+      const rows = yield* sql<any>`SELECT * FROM api_keys WHERE workspace_id = ${workspaceId} AND id = ${id}`
+      return Option.map(Option.fromNullable(rows[0]), toRow)
+    }, Effect.orDie)
+
     /** Revokes once; a repeated revoke returns the original `revoked_at`. */
     const revoke = Effect.fn("ApiKeysRepo.revoke")(function*(workspaceId: string, id: string, now: string) {
       const rows = yield* sql<any>`
@@ -93,6 +98,6 @@ export class ApiKeysRepo extends Effect.Service<ApiKeysRepo>()("@switchboard/db/
       return rows[0]?.n ?? 0
     }, Effect.orDie)
 
-    return { insert, findBySecretHash, list, revoke, touch, countActive } as const
+    return { insert, find, findBySecretHash, list, revoke, touch, countActive } as const
   })
 }) {}
