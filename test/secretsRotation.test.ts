@@ -7,16 +7,11 @@
  */
 import { SqlClient } from "@effect/sql"
 import { assert, describe, it, layer } from "@effect/vitest"
-import {
-  DatabaseConfig,
-  Infrastructure as DbInfrastructure,
-  Redis,
-  SecretBox,
-  SecretsConfig,
-  WebhookEndpointsRepo
-} from "@switchboard/db"
+import { DatabaseConfig, MigratedDatabase, WebhookEndpointsRepo } from "@switchboard/db"
 import * as TestDatabase from "@switchboard/db/testing"
 import { newId, toTimestamp } from "@switchboard/domain"
+import { Redis, SecretBox, SecretsConfig } from "@switchboard/infra"
+import * as TestRedis from "@switchboard/infra/testing"
 import { QrAuthState, QrAuthStateRepo } from "@switchboard/providers"
 import { verifyWebhook } from "@switchboard/sdk"
 import { SecretsReseal } from "@switchboard/service-api"
@@ -65,8 +60,8 @@ describe("SECRETS_ENCRYPTION_KEY rotation", () => {
     () =>
       Effect.gen(function*() {
         const db = yield* database
-        const redisUrl = TestDatabase.testRedisUrl()
-        const infrastructure = DbInfrastructure.layerWithConfig.pipe(
+        const redisUrl = TestRedis.testRedisUrl()
+        const infrastructure = Layer.merge(MigratedDatabase.layerWithConfig, Redis.layer).pipe(
           Layer.provideMerge(Layer.merge(
             db.config,
             Redis.configLayer({

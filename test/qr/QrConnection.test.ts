@@ -4,8 +4,8 @@
  */
 import { SqlClient } from "@effect/sql"
 import { assert, describe, layer } from "@effect/vitest"
-import { SecretBox, SecretsConfig } from "@switchboard/db"
 import * as TestDatabase from "@switchboard/db/testing"
+import { SecretBox, SecretsConfig } from "@switchboard/infra"
 import { QrAuthStateRepo } from "@switchboard/providers"
 import { DEFAULT_CONNECTION_CONFIG } from "baileys"
 import { Cause, Duration, Effect, Exit, HashMap, Layer, Logger, LogLevel, Option, Redacted, Scope } from "effect"

@@ -3,9 +3,11 @@
  * (real Postgres or embedded), Redis or its stand-ins, a single runner hosting every entity, and
  * the HTTP layer on a random port. `HttpClient` requests go to that server.
  */
-import { Infrastructure as DbInfrastructure } from "@switchboard/db"
+import { MigratedDatabase } from "@switchboard/db"
 import * as TestDatabase from "@switchboard/db/testing"
 import { Cluster } from "@switchboard/entities"
+import { Redis } from "@switchboard/infra"
+import * as TestRedis from "@switchboard/infra/testing"
 import { ProvidersConfig, QrConnectionConfig } from "@switchboard/providers"
 import { HttpConfig, HttpServer, IdentityConfig, Mailer, Operator } from "@switchboard/service-api"
 import { Entities } from "@switchboard/service-runner"
@@ -26,7 +28,9 @@ export interface Infrastructure {
 
 /** The database (fresh for the caller) and Redis: outlives app instances built on it (a runner restart). */
 export const infrastructureLayer = (infrastructure: Infrastructure = {}) =>
-  DbInfrastructure.layerWithConfig.pipe(Layer.provideMerge(TestDatabase.layerWith(infrastructure)))
+  Layer.merge(MigratedDatabase.layerWithConfig, Redis.layer).pipe(
+    Layer.provideMerge(Layer.merge(TestDatabase.layer, TestRedis.configLayerWith(infrastructure)))
+  )
 
 /** Everything above the database: HTTP, the single runner and its entities. */
 export const appLayer = (

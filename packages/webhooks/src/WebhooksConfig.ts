@@ -1,5 +1,5 @@
 /** Webhook delivery settings (DECISIONS 10, 12). */
-import { SecretsConfig } from "@switchboard/db"
+import { SecretsConfig } from "@switchboard/infra"
 import { Config, Context, Effect, Layer } from "effect"
 import { type Resolver, systemResolver } from "./UrlPolicy.js"
 

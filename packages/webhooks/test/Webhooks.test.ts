@@ -1,7 +1,8 @@
 import { assert, describe, it } from "@effect/vitest"
 import { outcomeOfStatus, retryDelayMs } from "@switchboard/domain"
+import { SecretBox } from "@switchboard/infra"
 import { verifyWebhook } from "@switchboard/sdk"
-import { SecretBox, UrlPolicy, WebhookSigner } from "@switchboard/webhooks"
+import { UrlPolicy, WebhookSigner } from "@switchboard/webhooks"
 import { randomBytes } from "node:crypto"
 
 describe("WebhookSigner", () => {

@@ -4,9 +4,10 @@
  * the embedded database has one owner at a time). Prints JSON; exits 1 with a message on error.
  */
 import { NodeRuntime } from "@effect/platform-node"
-import { Database, DatabaseConfig, Migrations, SecretsConfig } from "@switchboard/db"
+import { Database, DatabaseConfig, Migrations } from "@switchboard/db"
 import { PLANS } from "@switchboard/domain"
 import type { EntitlementValue, PlanName } from "@switchboard/domain"
+import { SecretsConfig } from "@switchboard/infra"
 import { IdentityConfig, Mailer, Operator, SecretsReseal } from "@switchboard/service-api"
 import { Cause, Console, Effect, Layer, Logger, LogLevel } from "effect"
 import { parseArgs } from "node:util"

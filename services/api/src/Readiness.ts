@@ -1,8 +1,8 @@
 /** The checks behind `/ready` (DECISIONS 13): database, Redis and the cluster, each timed. */
 import { SqlClient } from "@effect/sql"
 import type { DependencyCheck } from "@switchboard/api"
-import { Redis } from "@switchboard/db"
 import { Probe } from "@switchboard/entities"
+import { Redis } from "@switchboard/infra"
 import { Clock, type Duration, Effect, Option } from "effect"
 
 type Check = typeof DependencyCheck.Type

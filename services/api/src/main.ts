@@ -1,7 +1,8 @@
 /** An api node: serves HTTP; a cluster client only (hosts no entity). */
 import { NodeRuntime } from "@effect/platform-node"
-import { Infrastructure, Logging } from "@switchboard/db"
+import { MigratedDatabase } from "@switchboard/db"
 import { Cluster } from "@switchboard/entities"
+import { Logging, Redis } from "@switchboard/infra"
 import { ProvidersConfig } from "@switchboard/providers"
 import { WebhooksConfig } from "@switchboard/webhooks"
 import { Effect, Layer } from "effect"
@@ -19,7 +20,7 @@ HttpServer.serverLayer.pipe(
     WebhooksConfig.layerFromEnv
   ]),
   Layer.provide(Cluster.client),
-  Layer.provide(Infrastructure.layer),
+  Layer.provide([MigratedDatabase.layer, Redis.layerFromEnv]),
   Layer.launch,
   Effect.provide(Logging.layer),
   NodeRuntime.runMain({ disablePrettyLogger: true })

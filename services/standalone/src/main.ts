@@ -3,8 +3,9 @@
  * in-memory Redis stand-ins unless `DATABASE_URL` / `REDIS_URL` are set.
  */
 import { NodeRuntime } from "@effect/platform-node"
-import { Infrastructure, Logging } from "@switchboard/db"
+import { MigratedDatabase } from "@switchboard/db"
 import { Cluster } from "@switchboard/entities"
+import { Logging, Redis } from "@switchboard/infra"
 import { ProvidersConfig, QrConnectionConfig } from "@switchboard/providers"
 import { HttpConfig, HttpServer, IdentityConfig, Mailer } from "@switchboard/service-api"
 import { Entities } from "@switchboard/service-runner"
@@ -21,7 +22,7 @@ Layer.mergeAll(HttpServer.serverLayer, Entities.layer).pipe(
     WebhooksConfig.layerFromEnv
   ]),
   Layer.provide(Cluster.single),
-  Layer.provide(Infrastructure.layer),
+  Layer.provide([MigratedDatabase.layer, Redis.layerFromEnv]),
   Layer.launch,
   Effect.provide(Logging.layer),
   NodeRuntime.runMain({ disablePrettyLogger: true })

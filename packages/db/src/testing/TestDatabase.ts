@@ -10,18 +10,12 @@ import { createHash, randomBytes } from "node:crypto"
 import pg from "pg"
 import * as Database from "../Database.js"
 import * as DatabaseConfig from "../DatabaseConfig.js"
-import * as Infrastructure from "../Infrastructure.js"
+import * as MigratedDatabase from "../MigratedDatabase.js"
 import * as Migrations from "../Migrations.js"
-import * as Redis from "../Redis.js"
 
 /** The server the tests use, if any. */
 export const testDatabaseUrl = (): string | undefined => {
   const url = process.env["TEST_DATABASE_URL"] || process.env["DATABASE_URL"]
-  return url && url.trim() !== "" ? url : undefined
-}
-
-export const testRedisUrl = (): string | undefined => {
-  const url = process.env["TEST_REDIS_URL"] || process.env["REDIS_URL"]
   return url && url.trim() !== "" ? url : undefined
 }
 
@@ -98,39 +92,25 @@ export const prepareTemplate = async (url: string): Promise<void> => {
 }
 
 /**
- * `DatabaseConfig` naming a fresh database (Infrastructure builds the client and migrates), and
- * `RedisConfig` with a key prefix of its own so files running in parallel never share keys.
+ * `DatabaseConfig` naming a fresh database (`MigratedDatabase` builds the client and migrates).
+ * Redis for tests is `@switchboard/infra/testing`.
  */
-export const layerWith = (options: { readonly redisUrl?: string | undefined } = {}) =>
-  Layer.unwrapScoped(Effect.gen(function*() {
-    const url = testDatabaseUrl()
-    const redisUrl = options.redisUrl ?? testRedisUrl()
-    const suffix = `${process.pid}_${randomBytes(4).toString("hex")}`
-    const redis = Redis.configLayer({
-      url: redisUrl ? Option.some(Redacted.make(redisUrl)) : Option.none(),
-      keyPrefix: `sbt_${suffix}:`
-    })
-    if (url === undefined) {
-      return Layer.merge(DatabaseConfig.layer({ url: Option.none(), dataDir: Database.MEMORY }), redis)
-    }
-    const database = `sbt_${suffix}`
-    yield* Effect.acquireRelease(
-      Effect.promise(() => admin(url, (c) => c.query(`CREATE DATABASE "${database}" TEMPLATE "${templateName()}"`))),
-      () =>
-        Effect.promise(() => admin(url, (c) => c.query(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`))).pipe(
-          Effect.ignore
-        )
-    )
-    return Layer.merge(
-      DatabaseConfig.layer({ url: Option.some(Redacted.make(withDatabase(url, database))), maxConnections: 5 }),
-      redis
-    )
-  }))
-
-export const layer = layerWith()
+export const layer = Layer.unwrapScoped(Effect.gen(function*() {
+  const url = testDatabaseUrl()
+  if (url === undefined) return DatabaseConfig.layer({ url: Option.none(), dataDir: Database.MEMORY })
+  const database = `sbt_${process.pid}_${randomBytes(4).toString("hex")}`
+  yield* Effect.acquireRelease(
+    Effect.promise(() => admin(url, (c) => c.query(`CREATE DATABASE "${database}" TEMPLATE "${templateName()}"`))),
+    () =>
+      Effect.promise(() => admin(url, (c) => c.query(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`))).pipe(
+        Effect.ignore
+      )
+  )
+  return DatabaseConfig.layer({ url: Option.some(Redacted.make(withDatabase(url, database))), maxConnections: 5 })
+}))
 
 /** Config plus the migrated SqlClient, for tests of repositories and entities without HTTP. */
-export const sqlLayer = Infrastructure.layerWithConfig.pipe(Layer.provideMerge(layer), Layer.orDie)
+export const sqlLayer = MigratedDatabase.layerWithConfig.pipe(Layer.provideMerge(layer), Layer.orDie)
 
 /** Whether the tests run against real servers. */
 export const mode = (): "real" | "embedded" => (testDatabaseUrl() ? "real" : "embedded")

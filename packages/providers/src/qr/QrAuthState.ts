@@ -17,7 +17,7 @@
  * loop. Nothing is deleted on the way, so restoring the right key restores the link as long as no
  * new pairing has overwritten it.
  */
-import { SecretBox, type SecretsConfig } from "@switchboard/db"
+import { SecretBox, type SecretsConfig } from "@switchboard/infra"
 import {
   type AuthenticationCreds,
   type AuthenticationState,

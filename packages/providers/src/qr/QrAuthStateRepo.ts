@@ -5,7 +5,7 @@
  * plaintext BufferJSON in rows written before that; this repository only moves rows.
  */
 import { SqlClient } from "@effect/sql"
-import { SecretBox } from "@switchboard/db"
+import { SecretBox } from "@switchboard/infra"
 import { Effect, Option } from "effect"
 
 /** Key type of the creds row. */

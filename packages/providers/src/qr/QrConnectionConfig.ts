@@ -4,7 +4,7 @@
  * the environment with defaults; tests override with `layer({...})` (a fake server's URL, short
  * timeouts).
  */
-import { SecretsConfig } from "@switchboard/db"
+import { SecretsConfig } from "@switchboard/infra"
 import { Config, Context, Duration, Effect, Layer, Option } from "effect"
 
 export type BaileysLogLevel = "silent" | "error" | "warn" | "info" | "debug" | "trace"

@@ -8,7 +8,8 @@
  * Baileys key update) is never overwritten: the row is read again and handled anew. A value that
  * no key opens is counted as `failed` and left exactly as it is (never deleted).
  */
-import { type SealedSecrets, SecretBox, type SecretsConfig, WebhookEndpointsRepo } from "@switchboard/db"
+import { type SealedSecrets, WebhookEndpointsRepo } from "@switchboard/db"
+import { SecretBox, type SecretsConfig } from "@switchboard/infra"
 import { type QrAuthRow, QrAuthStateRepo } from "@switchboard/providers"
 import { Effect, Option } from "effect"
 

@@ -1,13 +1,13 @@
 /**
- * Redis, when configured (`REDIS_URL`): rate limits and the live fan-out between nodes. Without
- * it, in-memory stand-ins of the same services run in the single process (ARCHITECTURE 6).
+ * Redis, when configured (`REDIS_URL`): the HTTP rate limits and the readiness probe's connection.
+ * Without it, an in-memory stand-in of the rate limiter runs in the single process.
  */
 import { RateLimiter } from "@effect/experimental"
 import * as RedisRateLimiter from "@effect/experimental/RateLimiter/Redis"
-import { Config, Context, Effect, Exit, Layer, Option, PubSub, Redacted, Scope, Stream } from "effect"
+import { Config, Context, Effect, Exit, Layer, Option, Redacted, Scope } from "effect"
 import { Redis, type RedisOptions } from "ioredis"
 
-export class RedisConfig extends Context.Tag("@switchboard/db/RedisConfig")<RedisConfig, {
+export class RedisConfig extends Context.Tag("@switchboard/infra/RedisConfig")<RedisConfig, {
   /** `redis://[:password@]host:port[/db]`; `None` selects the in-memory stand-ins */
   readonly url: Option.Option<Redacted.Redacted>
   /** Prefix of every key and channel this deployment uses */
@@ -45,7 +45,7 @@ export const redisOptions = (url: Redacted.Redacted): RedisOptions => {
 }
 
 /** The shared command connection, or `None` in embedded mode. */
-export class RedisClient extends Context.Tag("@switchboard/db/RedisClient")<RedisClient, Option.Option<Redis>>() {}
+export class RedisClient extends Context.Tag("@switchboard/infra/RedisClient")<RedisClient, Option.Option<Redis>>() {}
 
 const acquire = (options: RedisOptions) =>
   Effect.acquireRelease(
@@ -91,57 +91,8 @@ export const rateLimiterLayer = Layer.unwrapEffect(Effect.map(RedisConfig, ({ ke
       )
   })))
 
-/**
- * Live fan-out: a message published on any node reaches every subscriber of its topic on every
- * node. Volatile by design (the durable record is always a Postgres row).
- */
-export class LiveEvents extends Context.Tag("@switchboard/db/LiveEvents")<LiveEvents, {
-  readonly publish: (topic: string, message: string) => Effect.Effect<void>
-  readonly subscribe: (topic: string) => Stream.Stream<string>
-}>() {}
+/** The client and the rate limiter; needs `RedisConfig`. */
+export const layer = Layer.mergeAll(clientLayer, rateLimiterLayer)
 
-const local = Effect.gen(function*() {
-  const hub = yield* PubSub.unbounded<{ readonly topic: string; readonly message: string }>()
-  yield* Effect.addFinalizer(() => PubSub.shutdown(hub))
-  return {
-    hub,
-    subscribe: (topic: string) =>
-      Stream.fromPubSub(hub).pipe(
-        Stream.filter((m) => m.topic === topic),
-        Stream.map((m) => m.message)
-      )
-  }
-})
-
-export const liveEventsLayer = Layer.scoped(
-  LiveEvents,
-  Effect.gen(function*() {
-    const { keyPrefix, url } = yield* RedisConfig
-    const { hub, subscribe } = yield* local
-    if (Option.isNone(url)) {
-      return {
-        publish: (topic, message) => PubSub.publish(hub, { topic, message }).pipe(Effect.asVoid),
-        subscribe
-      }
-    }
-    const publisher = yield* acquire(redisOptions(url.value))
-    const subscriber = yield* acquire({ ...redisOptions(url.value), enableOfflineQueue: true })
-    const channelPrefix = `${keyPrefix}live:`
-    yield* Effect.promise(() => subscriber.psubscribe(`${channelPrefix}*`).catch(() => 0))
-    subscriber.on("pmessage", (_pattern: string, channel: string, message: string) => {
-      hub.unsafeOffer({ topic: channel.slice(channelPrefix.length), message })
-    })
-    return {
-      publish: (topic, message) =>
-        Effect.tryPromise(() => publisher.publish(`${channelPrefix}${topic}`, message)).pipe(
-          Effect.catchAll((error) =>
-            Effect.logWarning("live event not published: Redis unreachable").pipe(
-              Effect.annotateLogs({ topic, error: String(error) })
-            )
-          ),
-          Effect.asVoid
-        ),
-      subscribe
-    }
-  })
-)
+/** `layer` configured from the environment (`REDIS_URL`, `REDIS_KEY_PREFIX`). */
+export const layerFromEnv = layer.pipe(Layer.provideMerge(configLayerFromEnv), Layer.orDie)

@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { SecretBox, SecretsConfig } from "@switchboard/db"
+import { SecretBox, SecretsConfig } from "@switchboard/infra"
 import { ConfigProvider, Effect, Either, Redacted } from "effect"
 import { randomBytes } from "node:crypto"
 import { inspect } from "node:util"
