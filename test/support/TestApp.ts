@@ -3,7 +3,6 @@
  * (real Postgres or embedded), Redis or its stand-ins, a single runner hosting every entity, and
  * the HTTP layer on a random port. `HttpClient` requests go to that server.
  */
-import { NodeHttpServer } from "@effect/platform-node"
 import { MigratedDatabase } from "@switchboard/db"
 import * as TestDatabase from "@switchboard/db/testing"
 import { Cluster } from "@switchboard/entities"
@@ -39,7 +38,7 @@ export const appLayer = (
   infrastructure: Infrastructure = {}
 ) =>
   Layer.mergeAll(HttpServer.layer, Entities.layer).pipe(
-    Layer.provideMerge(NodeHttpServer.layerTest),
+    Layer.provideMerge(HttpServer.listenerLayerTest),
     Layer.provideMerge(Layer.mergeAll(
       HttpConfig.layer({ logRequests: false, ...options }),
       IdentityConfig.layer({}),

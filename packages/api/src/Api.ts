@@ -19,8 +19,15 @@ with milliseconds. Every error is \`{"error":{"code","message","details"}}\` wit
 object; validation failures are 422 \`VALIDATION_ERROR\` with \`details.issues[].path\` and
 \`.message\` (submitted values are never echoed back). Unknown routes are 404 \`NOT_FOUND\` with
 \`details.resource = "route"\`; a known path with another method is 405 \`METHOD_NOT_ALLOWED\` with an
-\`Allow\` header. Bodies over 1 MiB are 413 \`PAYLOAD_TOO_LARGE\`. Every response carries
+\`Allow\` header. Bodies over 1 MiB (announced or chunked) are 413 \`PAYLOAD_TOO_LARGE\`. Every response carries
 \`X-Request-Id\` (a valid incoming one, 1..128 of \`[A-Za-z0-9._-]\`, is echoed).
+
+Hostile input, the same on every route: a request body must be \`application/json\` (form-encoded,
+text or multipart bodies are 422 \`VALIDATION_ERROR\` at path \`["content-type"]\`); JSON nested deeper
+than 64 arrays/objects is 422 at path \`["body"]\`; U+0000 in any string of the body or query (value or
+member name) is 422 naming the member, never the value. Requests the HTTP parser refuses are 400
+\`BAD_REQUEST\`, oversized headers 431 \`REQUEST_HEADER_FIELDS_TOO_LARGE\`, and a client too slow to
+send its headers or body 408 \`REQUEST_TIMEOUT\`, in the same envelope, with the connection closed.
 
 Lists take \`limit\` (1..100, default 20) and \`after\` (the opaque \`page.next_cursor\` of the previous
 page) and are newest first.`

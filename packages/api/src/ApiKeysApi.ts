@@ -51,7 +51,10 @@ export class ApiKeysApi extends HttpApiGroup.make("apiKeys")
       .setPath(Schema.Struct({ keyId: Id("key") }))
       .addSuccess(Schema.Struct({ id: Id("key"), revoked_at: Timestamp }))
       .addError(ApiKeyNotFound)
-      .annotate(OpenApi.Description, "Revokes at once on every node. Repeating it returns the original `revoked_at`.")
+      .annotate(
+        OpenApi.Description,
+        "Revokes at once on every node. Repeating it returns the original `revoked_at`. Least privilege: a signed-in user may revoke any key of the workspace; an API key only keys of its own mode whose scopes it holds all of (itself included), else 403 `FORBIDDEN` with `details.reason` `key_mode_mismatch` or `key_scopes_exceed_own` and `details.missing_scopes`."
+      )
       .pipe(requireScopes("workspace.read"))
   )
   .middleware(Authentication)

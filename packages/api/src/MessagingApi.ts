@@ -224,7 +224,7 @@ export class SandboxApi extends HttpApiGroup.make("sandbox")
       .addError(NotFound)
       .annotate(
         OpenApi.Description,
-        "Verifies a recipient with the session's code; wrong code: 422 with `details.reason = invalid_code`."
+        "Verifies a recipient with the session's code; wrong code: 422 with `details.reason = invalid_code` and `details.attempts_remaining`. After 5 wrong codes the session's verification is locked for good, whatever the rate limits: every later attempt, the right code included, is 422 with `details.reason = verification_locked` (create a new session)."
       )
       .pipe(requireScopes("channels.manage"), rateLimited("sandbox_verify"))
   )

@@ -120,6 +120,16 @@ export class ApiKeysRepo extends Effect.Service<ApiKeysRepo>()("@switchboard/db/
       dieOnDatabaseError
     )
 
+    const findOne = SqlSchema.findOne({
+      Request: Schema.Struct({ workspaceId: Schema.String, id: Schema.String }),
+      Result: ApiKeyColumns,
+      execute: ({ id, workspaceId }) => sql`SELECT * FROM api_keys WHERE workspace_id = ${workspaceId} AND id = ${id}`
+    })
+
+    const find = Effect.fn("ApiKeysRepo.find")(function*(workspaceId: string, id: string) {
+      return Option.map(yield* findOne({ workspaceId, id }), toRow)
+    }, dieOnDatabaseError)
+
     /** Revokes once; a repeated revoke returns the original `revoked_at`. */
     const revoke = Effect.fn("ApiKeysRepo.revoke")(function*(workspaceId: string, id: string, now: string) {
       return Option.map(yield* revoked({ workspaceId, id, now }), toRow)
@@ -135,6 +145,6 @@ export class ApiKeysRepo extends Effect.Service<ApiKeysRepo>()("@switchboard/db/
       return Option.match(yield* active({ workspaceId, now }), { onNone: () => 0, onSome: (row) => row.n })
     }, dieOnDatabaseError)
 
-    return { insert, findBySecretHash, list, revoke, touch, countActive } as const
+    return { insert, find, findBySecretHash, list, revoke, touch, countActive } as const
   })
 }) {}

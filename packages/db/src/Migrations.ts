@@ -19,6 +19,7 @@ import m0033 from "./migrations/0033_index_awaiting_receipts.js"
 import m0040 from "./migrations/0040_create_qr_auth_state.js"
 import m0041 from "./migrations/0041_channel_pairing_started.js"
 import m0042 from "./migrations/0042_create_qr_safety_limits.js"
+import m0043 from "./migrations/0043_sandbox_verify_failures.js"
 
 export const migrations = {
   "0001_create_workspaces": m0001,
@@ -34,7 +35,8 @@ export const migrations = {
   "0033_index_awaiting_receipts": m0033,
   "0040_create_qr_auth_state": m0040,
   "0041_channel_pairing_started": m0041,
-  "0042_create_qr_safety_limits": m0042
+  "0042_create_qr_safety_limits": m0042,
+  "0043_sandbox_verify_failures": m0043
 }
 
 export const TABLE = "switchboard_migrations"

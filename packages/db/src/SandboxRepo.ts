@@ -150,6 +150,20 @@ export class SandboxRepo extends Effect.Service<SandboxRepo>()("@switchboard/db/
       return rows.length > 0
     }, dieOnDatabaseError)
 
+    /** Wrong codes so far, the row locked until the transaction ends (verifications of a session queue up). */
+    const verifyFailuresForUpdate = Effect.fn("SandboxRepo.verifyFailuresForUpdate")(function*(id: string) {
+      const rows = yield* sql<{ verify_failures: number }>`SELECT verify_failures FROM sandbox_sessions
+        WHERE id = ${id} FOR UPDATE`
+      return rows[0]?.verify_failures ?? 0
+    }, dieOnDatabaseError)
+
+    /** Counts one more wrong code; returns the new count. */
+    const recordVerifyFailure = Effect.fn("SandboxRepo.recordVerifyFailure")(function*(id: string, now: string) {
+      const rows = yield* sql<{ verify_failures: number }>`UPDATE sandbox_sessions
+        SET verify_failures = verify_failures + 1, updated_at = ${now} WHERE id = ${id} RETURNING verify_failures`
+      return rows[0]?.verify_failures ?? 0
+    }, dieOnDatabaseError)
+
     const revoke = Effect.fn("SandboxRepo.revoke")(function*(workspaceId: string, id: string, now: string) {
       const rows = yield* sql`UPDATE sandbox_sessions SET status = 'revoked', updated_at = ${now}
         WHERE workspace_id = ${workspaceId} AND id = ${id} AND status = 'active' RETURNING id`
@@ -166,6 +180,8 @@ export class SandboxRepo extends Effect.Service<SandboxRepo>()("@switchboard/db/
       findByChannel,
       addRecipient,
       isVerified,
+      verifyFailuresForUpdate,
+      recordVerifyFailure,
       revoke
     } as const
   })

@@ -1,5 +1,5 @@
 /** How the HTTP listener is set up (DECISIONS 12 names). */
-import { Config, Context, Effect, Layer } from "effect"
+import { Config, Context, Duration, Effect, Layer } from "effect"
 
 export class HttpConfig extends Context.Tag("@switchboard/service-api/HttpConfig")<HttpConfig, {
   /** Listening port (`HTTP_PORT`; the cluster owns `PORT`) */
@@ -12,6 +12,12 @@ export class HttpConfig extends Context.Tag("@switchboard/service-api/HttpConfig
   readonly maxBodyBytes: number
   /** One JSON access-log line per request */
   readonly logRequests: boolean
+  /** Time for a client to send the request headers (Node `headersTimeout`); then 408 */
+  readonly headersTimeout: Duration.Duration
+  /** Time for a client to send the whole request, body included (Node `requestTimeout`); then 408 */
+  readonly requestTimeout: Duration.Duration
+  /** How long an idle keep-alive connection stays open between requests (Node `keepAliveTimeout`) */
+  readonly keepAliveTimeout: Duration.Duration
 }>() {}
 
 const normaliseBasePath = (raw: string) => {
@@ -25,7 +31,10 @@ export const config = Config.all({
   host: Config.string("HTTP_HOST").pipe(Config.withDefault("0.0.0.0")),
   basePath: Config.string("BASE_PATH").pipe(Config.withDefault(""), Config.map(normaliseBasePath)),
   maxBodyBytes: Config.integer("MAX_BODY_BYTES").pipe(Config.withDefault(1024 * 1024)),
-  logRequests: Config.boolean("LOG_REQUESTS").pipe(Config.withDefault(true))
+  logRequests: Config.boolean("LOG_REQUESTS").pipe(Config.withDefault(true)),
+  headersTimeout: Config.duration("HTTP_HEADERS_TIMEOUT").pipe(Config.withDefault(Duration.seconds(10))),
+  requestTimeout: Config.duration("HTTP_REQUEST_TIMEOUT").pipe(Config.withDefault(Duration.seconds(30))),
+  keepAliveTimeout: Config.duration("HTTP_KEEP_ALIVE_TIMEOUT").pipe(Config.withDefault(Duration.seconds(5)))
 })
 
 export const layerFromEnv = Layer.effect(HttpConfig, config)

@@ -8,12 +8,12 @@
 import {
   HttpApiBuilder,
   HttpApp,
-  HttpIncomingMessage,
   HttpMiddleware,
   HttpServerError,
   HttpServerRequest,
   HttpServerResponse
 } from "@effect/platform"
+import { NodeHttpServerRequest } from "@effect/platform-node"
 import type { HttpApiDecodeError } from "@effect/platform/HttpApiError"
 import { Api } from "@switchboard/api"
 import {
@@ -26,8 +26,10 @@ import {
 } from "@switchboard/domain"
 import { Cause, Chunk, Effect, Layer, Option, Predicate, Schema } from "effect"
 import { randomUUID } from "node:crypto"
+import type { IncomingMessage } from "node:http"
 import { HttpConfig } from "./HttpConfig.js"
 import * as Issues from "./Issues.js"
+import * as JsonGuard from "./JsonGuard.js"
 import { setHeader } from "./ResponseHeaders.js"
 import { routeTable } from "./RouteTable.js"
 
@@ -43,11 +45,16 @@ export const envelopeResponse = <E extends { readonly message: string }>(
 ) =>
   Effect.orDie(HttpServerResponse.json(Schema.encodeSync(cls)(error), { status: cls.status, headers: headers ?? {} }))
 
-const payloadTooLarge = (limit: number) =>
-  envelopeResponse(
-    PayloadTooLarge,
-    new PayloadTooLarge({ message: `Request body exceeds ${limit} bytes`, details: { limit_bytes: limit } }),
-    { connection: "close" }
+const payloadTooLarge = (limit: number, transfer: "content-length" | "chunked") =>
+  Effect.zipRight(
+    Effect.logWarning("request body over the limit").pipe(
+      Effect.annotateLogs({ limit_bytes: limit, transfer })
+    ),
+    envelopeResponse(
+      PayloadTooLarge,
+      new PayloadTooLarge({ message: `Request body exceeds ${limit} bytes`, details: { limit_bytes: limit } }),
+      { connection: "close" }
+    )
   )
 
 const routeNotFound = Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
@@ -66,13 +73,87 @@ const routeNotFound = Effect.flatMap(HttpServerRequest.HttpServerRequest, (reque
   )
 })
 
-/** Limits the body: `Content-Length` first (a clean 413), the stream limit for chunked bodies. */
-const limitBody = (app: HttpApp.Default<any, any>, maxBodyBytes: number) =>
+const validationError = (issues: ReadonlyArray<Issues.Issue>) =>
+  Effect.fail(new ValidationError({ message: "Request validation failed", details: { issues } }))
+
+/** What the platform decodes as JSON: `application/json`, with or without parameters. */
+const isJsonContentType = (header: string | undefined) =>
+  header === undefined || header.split(";")[0]!.trim().toLowerCase() === "application/json"
+
+type BodyRead = { readonly _tag: "Read"; readonly text: string } | { readonly _tag: "TooLarge" }
+
+/**
+ * Reads the body up to `maxBytes`. Over it, the rest is read and discarded rather than the socket
+ * destroyed (the platform's own limit resets the connection, and the client never sees the 413);
+ * `HTTP_REQUEST_TIMEOUT` bounds a body that never ends.
+ */
+const readBody = (source: IncomingMessage, maxBytes: number) =>
+  Effect.async<BodyRead, HttpServerError.RequestError>((resume) => {
+    const chunks: Array<Buffer> = []
+    let bytes = 0
+    let done = false
+    const finish = (result: Effect.Effect<BodyRead, HttpServerError.RequestError>) => {
+      if (done) return
+      done = true
+      resume(result)
+    }
+    source.on("data", (chunk: Buffer) => {
+      if (done) return
+      bytes += chunk.length
+      if (bytes > maxBytes) {
+        chunks.length = 0
+        finish(Effect.succeed({ _tag: "TooLarge" }))
+      } else {
+        chunks.push(chunk)
+      }
+    })
+    source.once("end", () => finish(Effect.succeed({ _tag: "Read", text: Buffer.concat(chunks).toString("utf8") })))
+    // an aborted upload, or one cut off by `HTTP_REQUEST_TIMEOUT` (answered by `ClientErrors`)
+    source.once("error", () => finish(Effect.interrupt))
+    source.once("close", () => finish(Effect.interrupt))
+  })
+
+/** U+0000 in a query parameter (name or value): refused like in a body. */
+const queryIssues = (url: string): ReadonlyArray<Issues.Issue> | undefined => {
+  const q = url.indexOf("?")
+  if (q < 0 || !url.includes("%00", q)) return undefined
+  const issues: Array<Issues.Issue> = []
+  for (const [name, value] of new URLSearchParams(url.slice(q + 1))) {
+    if (name.includes("\u0000")) issues.push({ path: [], message: "Must not contain the character U+0000" })
+    else if (value.includes("\u0000")) issues.push({ path: [name], message: "Must not contain the character U+0000" })
+  }
+  return issues.length > 0 ? issues : undefined
+}
+
+/**
+ * Guards every request before routing (README "API", OpenAPI description): a body over
+ * `MAX_BODY_BYTES` is 413 whether it is announced (`Content-Length`) or chunked; a body that is
+ * not `application/json` is 422 (form-encoded bodies would otherwise be decoded as members named
+ * after the submitted text); JSON nested deeper than `MAX_JSON_DEPTH` or holding U+0000 is 422.
+ * The body read here is handed on, so routes decode it without reading the socket again.
+ */
+const guardRequest = (app: HttpApp.Default<any, any>, maxBodyBytes: number) =>
   Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
-    const length = Number(request.headers["content-length"] ?? 0)
-    return length > maxBodyBytes
-      ? payloadTooLarge(maxBodyBytes)
-      : HttpIncomingMessage.withMaxBodySize(app, Option.some(maxBodyBytes))
+    const inQuery = queryIssues(request.url)
+    if (inQuery) return validationError(inQuery)
+    const contentLength = request.headers["content-length"]
+    const chunked = request.headers["transfer-encoding"] !== undefined
+    if (!chunked && (contentLength === undefined || contentLength === "0")) return app
+    if (Number(contentLength ?? 0) > maxBodyBytes) return payloadTooLarge(maxBodyBytes, "content-length")
+    return Effect.flatMap(readBody(NodeHttpServerRequest.toIncomingMessage(request), maxBodyBytes), (body) => {
+      if (body._tag === "TooLarge") return payloadTooLarge(maxBodyBytes, "chunked")
+      // the source is consumed: whatever runs next reads this text
+      const read: HttpServerRequest.HttpServerRequest = Object.create(request, {
+        text: { value: Effect.succeed(body.text) }
+      })
+      if (body.text === "") return Effect.provideService(app, HttpServerRequest.HttpServerRequest, read)
+      if (!isJsonContentType(request.headers["content-type"])) {
+        return validationError([{ path: ["content-type"], message: "Request bodies must be application/json" }])
+      }
+      const issues = JsonGuard.check(body.text)
+      if (issues) return validationError(issues)
+      return Effect.provideService(app, HttpServerRequest.HttpServerRequest, read)
+    })
   })
 
 /** `Retry-After` of a refusal whose `details.retry_after_seconds` says when: whole seconds, at least 1. */
@@ -84,7 +165,7 @@ const retryAfterSeconds = (error: unknown): string | undefined => {
 
 const mapErrors = (maxBodyBytes: number) =>
   HttpApiBuilder.middleware(Api, (app) =>
-    Effect.catchAllCause(limitBody(app, maxBodyBytes), (cause) => {
+    Effect.catchAllCause(guardRequest(app, maxBodyBytes), (cause) => {
       const failure = Cause.failureOption(cause)
       if (Option.isSome(failure)) {
         const error = failure.value as unknown
@@ -105,7 +186,7 @@ const mapErrors = (maxBodyBytes: number) =>
         | undefined
       if (requestError) {
         if (String((requestError.cause as { message?: unknown } | undefined)?.message ?? "").includes("maxBytes")) {
-          return payloadTooLarge(maxBodyBytes)
+          return payloadTooLarge(maxBodyBytes, "chunked")
         }
         return Effect.fail(
           new ValidationError({

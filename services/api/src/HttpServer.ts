@@ -5,12 +5,13 @@
  * node, the standalone process and the tests compose the same thing.
  */
 import { HttpApiBuilder, HttpApiSwagger, HttpMiddleware, HttpServer, OpenApi } from "@effect/platform"
-import { NodeHttpServer } from "@effect/platform-node"
+import { NodeHttpClient, NodeHttpServer } from "@effect/platform-node"
 import { Api } from "@switchboard/api"
 import { SessionsRepo, UsersRepo } from "@switchboard/db"
-import { Effect, Layer } from "effect"
+import { Duration, Effect, Layer } from "effect"
 import { createServer } from "node:http"
 import { AuthenticationLive } from "./AuthenticationLive.js"
+import * as ClientErrors from "./ClientErrors.js"
 import { ApiKeysHandlers } from "./handlers/ApiKeysHandlers.js"
 import { AuthHandlers, SessionHandlers } from "./handlers/AuthHandlers.js"
 import { HealthHandlers } from "./handlers/HealthHandlers.js"
@@ -94,12 +95,42 @@ export const layer = Layer.unwrapEffect(
     ))
 )
 
+/**
+ * The Node server with deliberate timeouts (README "Configuration"): a client that sends its
+ * headers or its request too slowly is answered 408 and cut off, other connections unaffected.
+ * Node checks these timeouts every `connectionsCheckingInterval`, so that follows the shortest.
+ * Node's own parser errors (unknown method, malformed request line, `Transfer-Encoding` with
+ * `Content-Length`) answer in the error envelope too (`ClientErrors`).
+ */
+export const makeNodeServer =
+  (config: Pick<HttpConfig["Type"], "headersTimeout" | "requestTimeout" | "keepAliveTimeout">) => () => {
+    const requestTimeout = Duration.toMillis(config.requestTimeout)
+    const headersTimeout = Math.min(Duration.toMillis(config.headersTimeout), requestTimeout)
+    const server = createServer({
+      headersTimeout,
+      requestTimeout,
+      keepAliveTimeout: Duration.toMillis(config.keepAliveTimeout),
+      connectionsCheckingInterval: Math.max(100, Math.min(30_000, Math.floor(headersTimeout / 4)))
+    })
+    server.on("clientError", ClientErrors.answer)
+    return server
+  }
+
 /** The Node listener on `HTTP_HOST:HTTP_PORT`. */
 export const listenerLayer = Layer.unwrapEffect(
   Effect.map(
     HttpConfig,
-    ({ host, port }) => NodeHttpServer.layer(createServer, { port, host }).pipe(Layer.tap(() => Effect.void))
+    (config) => NodeHttpServer.layer(makeNodeServer(config), { port: config.port, host: config.host })
   )
+)
+
+/** The same server on a random loopback port, with an `HttpClient` pointed at it (tests). */
+export const listenerLayerTest = HttpServer.layerTestClient.pipe(
+  Layer.provide(NodeHttpClient.layerWithoutAgent),
+  Layer.provide(NodeHttpClient.makeAgentLayer({ keepAlive: false })),
+  Layer.provideMerge(Layer.unwrapEffect(
+    Effect.map(HttpConfig, (config) => NodeHttpServer.layer(makeNodeServer(config), { port: 0 }))
+  ))
 )
 
 export const serverLayer = layer.pipe(

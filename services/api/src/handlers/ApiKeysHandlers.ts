@@ -14,5 +14,5 @@ export const ApiKeysHandlers = HttpApiBuilder.group(Api, "apiKeys", (handlers) =
           apiKeys.create({ ...payload, workspaceId: principal.workspaceId, createdBy: principal.userId })))
       .handle("revoke", ({ path }) =>
         Effect.flatMap(CurrentPrincipal, (principal) =>
-          apiKeys.revoke(principal.workspaceId, path.keyId)))
+          apiKeys.revoke(principal, path.keyId)))
   }))

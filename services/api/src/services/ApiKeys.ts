@@ -1,4 +1,5 @@
 /** API keys: create (secret shown once), list, revoke, and authenticate a presented secret. */
+import type { Principal } from "@switchboard/api"
 import { ApiKeysRepo } from "@switchboard/db"
 import type { ApiKeyRow } from "@switchboard/db"
 import {
@@ -7,6 +8,7 @@ import {
   CreatedApiKey,
   DEFAULT_LIMIT,
   DEFAULT_SCOPES,
+  Forbidden,
   newId,
   toPage,
   toTimestamp,
@@ -94,14 +96,34 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("@switchboard/service-api
       }
     )
 
-    const revoke = Effect.fn("ApiKeys.revoke")(function*(workspaceId: string, id: string) {
-      const row = yield* repo.revoke(workspaceId, id, toTimestamp(yield* Clock.currentTimeMillis))
-      if (Option.isNone(row)) {
-        return yield* new ApiKeyNotFound({
-          message: `No API key ${id} in this workspace`,
-          details: { resource: "api_key", id }
-        })
+    /**
+     * Least privilege (README "API keys", OpenAPI description): a signed-in user revokes any key
+     * of the workspace; an API key revokes only keys of its own mode whose scopes it holds all
+     * of (itself included), so a narrow or test-mode key cannot switch off a broader or live one.
+     */
+    const revoke = Effect.fn("ApiKeys.revoke")(function*(principal: Principal, id: string) {
+      const notFound = new ApiKeyNotFound({
+        message: `No API key ${id} in this workspace`,
+        details: { resource: "api_key", id }
+      })
+      if (principal.kind === "api_key") {
+        const target = yield* repo.find(principal.workspaceId, id)
+        if (Option.isNone(target)) return yield* notFound
+        const missing = target.value.scopes.filter((scope) => !principal.scopes.includes(scope))
+        if (target.value.mode !== principal.mode || missing.length > 0) {
+          return yield* new Forbidden({
+            message: target.value.mode !== principal.mode
+              ? "An API key can only revoke keys of its own mode"
+              : "An API key can only revoke keys whose scopes it holds",
+            details: {
+              reason: target.value.mode !== principal.mode ? "key_mode_mismatch" : "key_scopes_exceed_own",
+              missing_scopes: missing
+            }
+          })
+        }
       }
+      const row = yield* repo.revoke(principal.workspaceId, id, toTimestamp(yield* Clock.currentTimeMillis))
+      if (Option.isNone(row)) return yield* notFound
       return { id: row.value.id as ApiKey["id"], revoked_at: row.value.revoked_at! }
     })
 

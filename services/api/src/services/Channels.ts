@@ -64,7 +64,7 @@ export class Channels extends Effect.Service<Channels>()("@switchboard/service-a
       }).pipe(
         Effect.catchTag("UniqueViolation", () =>
           new Conflict({
-            message: `A channel named "${input.name}" already exists`,
+            message: "A channel with that name already exists in this workspace",
             details: { reason: "name_taken", field: "name" }
           }))
       )
@@ -147,7 +147,7 @@ export class Channels extends Effect.Service<Channels>()("@switchboard/service-a
       ).pipe(
         Effect.catchTag("UniqueViolation", () =>
           new Conflict({
-            message: `A channel named "${changes.name}" already exists`,
+            message: "A channel with that name already exists in this workspace",
             details: { reason: "name_taken", field: "name" }
           }))
       )

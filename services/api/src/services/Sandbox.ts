@@ -21,6 +21,12 @@ import { Entitlements } from "./Entitlements.js"
 
 const SESSION_TTL_MS = 72 * 3600 * 1000
 
+/**
+ * Wrong verification codes a session takes before its verification locks for good (README
+ * "Sandbox", OpenAPI): a 6-digit code must not be guessable, whatever the rate limiter allows.
+ */
+export const MAX_VERIFY_FAILURES = 5
+
 const codeHash = (code: string) => createHash("sha256").update(code).digest("hex")
 
 const toSession = (row: SandboxSessionRow) =>
@@ -120,20 +126,46 @@ export class Sandbox extends Effect.Service<Sandbox>()("@switchboard/service-api
     const verify = Effect.fn("Sandbox.verify")(
       function*(principal: Principal, id: string, input: { readonly phone_number: string; readonly code: string }) {
         const session = yield* load(principal, id)
-        const given = Buffer.from(codeHash(input.code))
-        const expected = Buffer.from(session.code_hash)
-        if (session.status !== "active" || !timingSafeEqual(given, expected)) {
+        if (session.status !== "active") {
           return yield* new ValidationError({
-            message: session.status === "active"
-              ? "The verification code is wrong"
-              : `The session is ${session.status}`,
+            message: `The session is ${session.status}`,
+            details: { reason: "session_not_active", issues: [{ path: ["code"], message: "Invalid code" }] }
+          })
+        }
+        const at = yield* now
+        // one verification of a session at a time (row lock), so concurrent guesses count too;
+        // the failure is counted in a committed transaction, then answered
+        const outcome = yield* transactions.run(Effect.gen(function*() {
+          const failures = yield* repo.verifyFailuresForUpdate(id)
+          if (failures >= MAX_VERIFY_FAILURES) return { _tag: "Locked" as const }
+          const given = Buffer.from(codeHash(input.code))
+          const expected = Buffer.from(session.code_hash)
+          if (!timingSafeEqual(given, expected)) {
+            const count = yield* repo.recordVerifyFailure(id, at)
+            return { _tag: "Wrong" as const, remaining: Math.max(0, MAX_VERIFY_FAILURES - count) }
+          }
+          yield* repo.addRecipient(id, input.phone_number, at)
+          return { _tag: "Verified" as const }
+        }))
+        if (outcome._tag === "Locked") {
+          return yield* new ValidationError({
+            message:
+              `Verification of this session is locked after ${MAX_VERIFY_FAILURES} wrong codes; create a new sandbox session`,
+            details: { reason: "verification_locked", issues: [{ path: ["code"], message: "Verification is locked" }] }
+          })
+        }
+        if (outcome._tag === "Wrong") {
+          return yield* new ValidationError({
+            message: outcome.remaining === 0
+              ? `The verification code is wrong; this session's verification is now locked`
+              : "The verification code is wrong",
             details: {
-              reason: session.status === "active" ? "invalid_code" : "session_not_active",
+              reason: "invalid_code",
+              attempts_remaining: outcome.remaining,
               issues: [{ path: ["code"], message: "Invalid code" }]
             }
           })
         }
-        yield* repo.addRecipient(id, input.phone_number, yield* now)
         return toSession(Option.getOrThrow(yield* repo.find(principal.workspaceId, id)))
       }
     )
