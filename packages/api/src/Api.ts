@@ -6,6 +6,7 @@ import { HttpApi, OpenApi } from "@effect/platform"
 import { InternalError, MethodNotAllowed, NotFound, PayloadTooLarge, ValidationError } from "@switchboard/domain"
 import { ApiKeysApi } from "./ApiKeysApi.js"
 import { AuthApi, SessionApi } from "./AuthApi.js"
+import { ConversationsApi } from "./ConversationsApi.js"
 import { HealthApi } from "./HealthApi.js"
 import { ChannelsApi, MessagesApi, SandboxApi } from "./MessagingApi.js"
 import { PlanApi } from "./PlanApi.js"
@@ -64,6 +65,7 @@ export class Api extends HttpApi.make("switchboard")
   .add(ApiKeysApi)
   .add(PlanApi)
   .add(MessagesApi)
+  .add(ConversationsApi)
   .add(ChannelsApi)
   .add(QrPairingApi)
   .add(SandboxApi)

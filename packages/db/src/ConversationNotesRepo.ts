@@ -59,7 +59,8 @@ export class ConversationNotesRepo extends Effect.Service<ConversationNotesRepo>
       })
 
       const insert = Effect.fn("ConversationNotesRepo.insert")(function*(input: NoteInput) {
-        return toNote(yield* insertOne(input))
+        // an INSERT ... RETURNING always has its row
+        return toNote(yield* insertOne(input).pipe(Effect.catchTag("NoSuchElementException", Effect.die)))
       }, dieOnDatabaseError)
 
       const list = Effect.fn("ConversationNotesRepo.list")(function*(

@@ -113,10 +113,16 @@ export class Messages extends Effect.Service<Messages>()("@switchboard/service-a
     })
 
     const send = Effect.fn("Messages.send")(
-      function*(principal: Principal, body: SendBody, idempotencyKey: string | undefined) {
+      function*(
+        principal: Principal,
+        body: SendBody,
+        idempotencyKey: string | undefined,
+        /** what the key's fingerprint is taken of when it is not `body` (a reply: the request as sent) */
+        fingerprinted: unknown = body
+      ) {
         const workspaceId = principal.workspaceId
         return yield* idempotency.run(
-          { workspaceId, key: idempotencyKey, body, response: Message },
+          { workspaceId, key: idempotencyKey, body: fingerprinted, response: Message },
           (complete) =>
             Effect.gen(function*() {
               const now = toTimestamp(yield* Clock.currentTimeMillis)
