@@ -93,4 +93,17 @@ function it_has_routes() {
   assert.isAbove(routes.length, 5)
   assert.include(publicRoutes, "POST /v1/auth/login")
   assert.include(publicRoutes, "GET /health")
+  // the conversation routes: reads need messages.read, everything that changes or sends messages.send
+  const conversations = routes.filter((r) => r.path.startsWith("/v1/conversations"))
+    .map((r) => `${r.method} ${r.path.replace(/x_01JD7X6F3Q9T2M5N8R4V0W1Y2Z/g, "{id}")} ${r.scopes.join(",")}`)
+  assert.deepStrictEqual(conversations.sort(), [
+    "GET /v1/conversations messages.read",
+    "GET /v1/conversations/{id} messages.read",
+    "GET /v1/conversations/{id}/messages messages.read",
+    "GET /v1/conversations/{id}/notes messages.read",
+    "PATCH /v1/conversations/{id} messages.send",
+    "POST /v1/conversations/{id}/messages messages.send",
+    "POST /v1/conversations/{id}/notes messages.send",
+    "POST /v1/conversations/{id}/read messages.send"
+  ])
 }
