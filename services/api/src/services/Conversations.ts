@@ -181,7 +181,8 @@ export class Conversations extends Effect.Service<Conversations>()("@switchboard
         principal,
         { ...body, to: conversation.contact.phone_number, channel_id: conversation.channel_id },
         idempotencyKey,
-        { conversation_id: id, ...body }
+        // the key is bound to the reply as sent (and its conversation), not to the send it becomes
+        { fingerprint: { conversation_id: id, ...body } }
       )
     })
 
