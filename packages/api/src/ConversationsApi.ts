@@ -85,7 +85,7 @@ export class ConversationsApi extends HttpApiGroup.make("conversations")
       .addError(NotFound)
       .annotate(
         OpenApi.Description,
-        `Moves the read marker (\`last_read_at\`) forward to now, so \`unread_count\` is 0 until the contact writes again; never backwards. Emits \`conversation.updated\` (\`changed: ["last_read_at"]\`) when it moved. ${NOT_FOUND}`
+        `Moves the read marker (\`last_read_at\`) forward to the contact's newest message (\`last_inbound_at\`), so \`unread_count\` is 0 until the contact writes again; never backwards. Emits \`conversation.updated\` (\`changed: ["last_read_at"]\`) when it moved; a repeated call with nothing new changes nothing and emits nothing. ${NOT_FOUND}`
       )
       .pipe(requireScopes("messages.send"))
   )

@@ -79,8 +79,8 @@ export interface ConversationUpdate {
   readonly status?: ConversationStatus | undefined
   /** `undefined` keeps the assignee, `null` removes it */
   readonly assigneeId?: string | null | undefined
-  /** moves the read marker forward to this time */
-  readonly readAt?: string | undefined
+  /** moves the read marker forward to the newest inbound message (`last_inbound_at`) */
+  readonly markRead?: boolean | undefined
 }
 
 export class ConversationsRepo extends Effect.Service<ConversationsRepo>()("@switchboard/db/ConversationsRepo", {
@@ -199,19 +199,20 @@ export class ConversationsRepo extends Effect.Service<ConversationsRepo>()("@swi
         status: Schema.NullOr(ConversationStatus),
         setAssignee: Schema.Boolean,
         assigneeId: Schema.NullOr(Schema.String),
-        readAt: Schema.NullOr(Schema.String),
+        markRead: Schema.Boolean,
         now: Schema.String
       }),
       Result: UpdatedRow,
       execute: (u) =>
         sql`WITH current AS (
-            SELECT id, status, assignee_id, last_read_at FROM conversations
+            SELECT id, status, assignee_id, last_read_at, last_inbound_at FROM conversations
             WHERE workspace_id = ${u.workspaceId} AND id = ${u.id} FOR UPDATE
           ), next AS (
             SELECT id, status AS prior_status, assignee_id AS prior_assignee_id, last_read_at AS prior_last_read_at,
               COALESCE(${u.status}::text, status) AS status,
               CASE WHEN ${u.setAssignee} THEN ${u.assigneeId}::text ELSE assignee_id END AS assignee_id,
-              GREATEST(last_read_at, ${u.readAt}::timestamptz) AS last_read_at
+              CASE WHEN ${u.markRead} THEN GREATEST(last_read_at, last_inbound_at) ELSE last_read_at END
+                AS last_read_at
             FROM current
           ), moved AS (
             UPDATE conversations c SET status = next.status, assignee_id = next.assignee_id,
@@ -240,7 +241,7 @@ export class ConversationsRepo extends Effect.Service<ConversationsRepo>()("@swi
           status: update.status ?? null,
           setAssignee: update.assigneeId !== undefined,
           assigneeId: update.assigneeId ?? null,
-          readAt: update.readAt ?? null,
+          markRead: update.markRead ?? false,
           now
         })
         return Option.map(row, (r) => ({

@@ -26,7 +26,9 @@ export class Conversation extends Schema.Class<Conversation>("Conversation")({
   assignee_id: Schema.NullOr(Id("usr")),
   last_message_at: Schema.NullOr(Timestamp),
   last_inbound_at: Schema.NullOr(Timestamp.annotations({ description: "When the contact last wrote" })),
-  last_read_at: Schema.NullOr(Timestamp.annotations({ description: "The read marker (`POST /{id}/read`)" })),
+  last_read_at: Schema.NullOr(
+    Timestamp.annotations({ description: "The read marker: the newest inbound message read (`POST /{id}/read`)" })
+  ),
   unread_count: Schema.Number.annotations({
     description: "Inbound messages created after `last_read_at` (all inbound ones while it is null)"
   }),

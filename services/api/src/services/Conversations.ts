@@ -145,7 +145,7 @@ export class Conversations extends Effect.Service<Conversations>()("@switchboard
     const markRead = Effect.fn("Conversations.markRead")(function*(workspaceId: string, id: string) {
       const at = yield* now
       return yield* transactions.run(Effect.gen(function*() {
-        const updated = yield* conversations.update(workspaceId, id, { readAt: at }, at)
+        const updated = yield* conversations.update(workspaceId, id, { markRead: true }, at)
         if (Option.isNone(updated)) return yield* notFound(id)
         const { after, before } = updated.value
         if (after.last_read_at !== before.lastReadAt) {
