@@ -5,7 +5,7 @@ import { Effect } from "effect"
  * Conversations as an inbox (README "Conversations"): one row per (channel, contact) for good,
  * reopened by the next message instead of a second row, so the partial "one open" index becomes
  * a full unique key (no data had two rows per pair: nothing could close a conversation before);
- * the read marker and the newest inbound time; the thread's index; notes.
+ * the read marker and the newest inbound time; the thread's and the unread count's indexes; notes.
  */
 export default Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
@@ -16,6 +16,9 @@ export default Effect.gen(function*() {
   yield* sql`DROP INDEX conversations_open`
   yield* sql`CREATE INDEX conversations_workspace_created ON conversations (workspace_id, created_at DESC, id DESC)`
   yield* sql`CREATE INDEX messages_conversation_created ON messages (conversation_id, created_at DESC, id DESC)`
+  // unread counts read only the contact's messages after the read marker (inbound rows only)
+  yield* sql`CREATE INDEX messages_conversation_inbound ON messages (conversation_id, created_at)
+    WHERE direction = 'inbound'`
   yield* sql`
     CREATE TABLE conversation_notes (
       id text PRIMARY KEY,
