@@ -4,10 +4,10 @@
  * API keys.
  */
 import { HttpClient, HttpClientRequest } from "@effect/platform"
+import { CreatedSandboxSession } from "@switchboard/api"
 import type { MessageWithTimeline } from "@switchboard/domain"
 import { SwitchboardClient, toSwitchboardError } from "@switchboard/sdk"
 import { Mailer } from "@switchboard/service-api"
-import { CreatedSandboxSession } from "@switchboard/api"
 import { Context, Effect, Ref, Schema } from "effect"
 import { randomBytes } from "node:crypto"
 
