@@ -8,7 +8,7 @@ import { assert, describe, layer } from "@effect/vitest"
 import { Api, Authentication, RequiredScopes, SessionOnly } from "@switchboard/api"
 import { SCOPES } from "@switchboard/domain"
 import { Context, Effect } from "effect"
-import { createKey, request, signUp } from "./support/Fixtures.js"
+import { createKey, envelopeOf, request, signUp } from "./support/Fixtures.js"
 import * as TestApp from "./support/TestApp.js"
 
 interface Route {
@@ -45,7 +45,7 @@ describe("authentication of every route", () => {
         for (const route of routes) {
           const reply = yield* request(route.method, route.path, route.method === "GET" ? {} : { body: {} })
           assert.strictEqual(reply.status, 401, `${route.method} ${route.path}`)
-          assert.strictEqual(reply.body.error.code, "UNAUTHORIZED", `${route.method} ${route.path}`)
+          assert.strictEqual(envelopeOf(reply).code, "UNAUTHORIZED", `${route.method} ${route.path}`)
         }
       }))
 
@@ -61,9 +61,9 @@ describe("authentication of every route", () => {
             ...(route.method === "GET" ? {} : { body: {} })
           })
           assert.strictEqual(reply.status, 403, `${route.method} ${route.path}`)
-          assert.strictEqual(reply.body.error.code, "FORBIDDEN")
+          assert.strictEqual(envelopeOf(reply).code, "FORBIDDEN")
           assert.deepStrictEqual(
-            reply.body.error.details.required_scopes,
+            envelopeOf(reply).details.required_scopes,
             route.scopes,
             `${route.method} ${route.path}`
           )
@@ -82,7 +82,7 @@ describe("authentication of every route", () => {
             ...(route.method === "GET" ? {} : { body: {} })
           })
           assert.strictEqual(reply.status, 403, `${route.method} ${route.path}`)
-          assert.strictEqual(reply.body.error.code, "FORBIDDEN")
+          assert.strictEqual(envelopeOf(reply).code, "FORBIDDEN")
         }
       }))
   })
