@@ -1,5 +1,6 @@
 export * from "./ApiKeysRepo.js"
 export * from "./ChannelsRepo.js"
+export * from "./ContactGroupsRepo.js"
 export * from "./ContactsRepo.js"
 export * from "./ConversationsRepo.js"
 export * as Database from "./Database.js"
