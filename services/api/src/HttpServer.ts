@@ -14,6 +14,7 @@ import { AuthenticationLive } from "./AuthenticationLive.js"
 import * as ClientErrors from "./ClientErrors.js"
 import { ApiKeysHandlers } from "./handlers/ApiKeysHandlers.js"
 import { AuthHandlers, SessionHandlers } from "./handlers/AuthHandlers.js"
+import { ContactGroupsHandlers, ContactsHandlers } from "./handlers/ContactsHandlers.js"
 import { HealthHandlers } from "./handlers/HealthHandlers.js"
 import { ChannelsHandlers, MessagesHandlers, SandboxHandlers } from "./handlers/MessagingHandlers.js"
 import { PlanHandlers } from "./handlers/PlanHandlers.js"
@@ -26,6 +27,8 @@ import { Readiness } from "./Readiness.js"
 import { Accounts } from "./services/Accounts.js"
 import { ApiKeys } from "./services/ApiKeys.js"
 import { Channels } from "./services/Channels.js"
+import { ContactGroups } from "./services/ContactGroups.js"
+import { Contacts } from "./services/Contacts.js"
 import { Credentials } from "./services/Credentials.js"
 import { Entitlements } from "./services/Entitlements.js"
 import { Messages } from "./services/Messages.js"
@@ -52,6 +55,8 @@ const ApiLive = Layer.unwrapEffect(
     ChannelsHandlers,
     QrPairingHandlers,
     SandboxHandlers,
+    ContactsHandlers,
+    ContactGroupsHandlers,
     WebhooksHandlers
   ]),
   Layer.provide([AuthenticationLive, IpRateLimitLive]),
@@ -65,6 +70,8 @@ const ApiLive = Layer.unwrapEffect(
       RateLimits.Default,
       Messages.Default,
       Channels.Default,
+      Contacts.Default,
+      ContactGroups.Default,
       QrPairing.Default,
       Sandbox.Default,
       Webhooks.Default,
