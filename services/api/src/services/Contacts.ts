@@ -114,15 +114,13 @@ export class Contacts extends Effect.Service<Contacts>()("@switchboard/service-a
           ...(input.attributes === undefined ? {} : { attributes: input.attributes }),
           ...(input.tags === undefined ? {} : { tags: normalizeTags(input.tags) })
         }
+        if (input.phone_number !== undefined) {
+          const owner = yield* repo.findIdByPhone(workspaceId, input.phone_number)
+          if (Option.isSome(owner) && owner.value !== id) return yield* phoneTaken(owner)
+        }
+        // a concurrent write took the number in between: the transaction is aborted, no lookup
         const updated = yield* repo.update(workspaceId, id, changes, at).pipe(
-          Effect.catchTag(
-            "UniqueViolation",
-            () =>
-              Effect.flatMap(
-                repo.findIdByPhone(workspaceId, input.phone_number ?? ""),
-                (existing) => Effect.fail(phoneTaken(existing))
-              )
-          )
+          Effect.catchTag("UniqueViolation", () => Effect.fail(phoneTaken(Option.none())))
         )
         if (!updated) return yield* contactNotFound(id)
         if (groupIds) yield* groups.setGroupsOf(id, groupIds, at)
