@@ -196,6 +196,57 @@ export class ContactsRepo extends Effect.Service<ContactsRepo>()("@switchboard/d
       dieOnDatabaseError
     )
 
+    /** Which of `phones` already are contacts of the workspace. */
+    const existingPhones = Effect.fn("ContactsRepo.existingPhones")(
+      function*(workspaceId: string, phones: ReadonlyArray<string>) {
+        if (phones.length === 0) return new Set<string>()
+        const rows = yield* sql<{ phone_number: string }>`SELECT phone_number FROM contacts
+          WHERE workspace_id = ${workspaceId} AND phone_number IN ${sql.in(phones)}`
+        return new Set(rows.map((r) => r.phone_number))
+      },
+      dieOnDatabaseError
+    )
+
+    /**
+     * One statement for a batch of imported rows (distinct numbers): `skip` leaves existing
+     * contacts alone, `update` fills in name and e-mail, merges attributes and adds the tags.
+     * Returns the ids written and whether each was inserted.
+     */
+    const importBatch = Effect.fn("ContactsRepo.importBatch")(function*(input: {
+      readonly workspaceId: string
+      readonly rows: ReadonlyArray<
+        {
+          readonly id: string
+          readonly phone: string
+          readonly name: string | null
+          readonly email: string | null
+          readonly attributes: Record<string, string>
+        }
+      >
+      readonly tags: ReadonlyArray<string>
+      readonly onConflict: "skip" | "update"
+      readonly now: string
+    }) {
+      if (input.rows.length === 0) return []
+      const conflict = input.onConflict === "skip"
+        ? sql`DO NOTHING`
+        : sql`DO UPDATE SET name = COALESCE(EXCLUDED.name, contacts.name),
+            email = COALESCE(EXCLUDED.email, contacts.email),
+            attributes = contacts.attributes || EXCLUDED.attributes,
+            tags = ARRAY(SELECT DISTINCT t FROM unnest(contacts.tags || EXCLUDED.tags) AS u(t) ORDER BY t),
+            updated_at = EXCLUDED.updated_at`
+      const rows = yield* sql<{ id: string; inserted: boolean }>`INSERT INTO contacts
+          (id, workspace_id, phone_number, name, email, attributes, tags, created_at, updated_at)
+        SELECT r.id, ${input.workspaceId}, r.phone, r.name, r.email, r.attributes,
+          ARRAY(SELECT jsonb_array_elements_text(${JSON.stringify(input.tags)}::jsonb)),
+          ${input.now}::timestamptz, ${input.now}::timestamptz
+        FROM jsonb_to_recordset(${JSON.stringify(input.rows)}::jsonb)
+          AS r(id text, phone text, name text, email text, attributes jsonb)
+        ON CONFLICT (workspace_id, phone_number) ${conflict}
+        RETURNING id, (xmax = 0) AS inserted`
+      return rows.map((r) => ({ id: r.id, inserted: r.inserted }))
+    }, dieOnDatabaseError)
+
     const TagRow = Schema.Struct({ tag: Schema.String, n: Schema.Number })
     /** Every tag of the workspace with how many contacts carry it, most used first. */
     const tagCounts = SqlSchema.findAll({
@@ -228,6 +279,8 @@ export class ContactsRepo extends Effect.Service<ContactsRepo>()("@switchboard/d
       update,
       remove,
       existingIds,
+      existingPhones,
+      importBatch,
       tags,
       countForWorkspace
     } as const

@@ -42,3 +42,38 @@ export class ContactTag extends Schema.Class<ContactTag>("ContactTag")({
   tag: Schema.String,
   contact_count: Schema.Number.annotations({ description: "Contacts carrying the tag" })
 }) {}
+
+export const ImportStatus = Schema.Literal("queued", "running", "completed", "failed")
+
+export const ImportError = Schema.Struct({
+  row: Schema.Number.annotations({ description: "Data row, 1-based (the header row is not counted)" }),
+  line: Schema.Number.annotations({ description: "Line of the file where the row starts" }),
+  column: Schema.NullOr(Schema.String),
+  code: Schema.String.annotations({
+    description:
+      "`missing_phone_number`, `invalid_phone_number`, `invalid_email`, `invalid_row` (unreadable CSV), `duplicate_in_file` (counted as skipped) or `ENTITLEMENT_LIMIT_REACHED`"
+  }),
+  message: Schema.String.annotations({ description: "Why; never the value of a cell" })
+}).annotations({ identifier: "ContactImportError" })
+
+export class ContactImport extends Schema.Class<ContactImport>("ContactImport")({
+  id: Id("imp"),
+  object: Schema.Literal("contact_import"),
+  status: ImportStatus,
+  on_conflict: Schema.Literal("skip", "update"),
+  default_country: Schema.NullOr(Schema.String),
+  tags: Schema.Array(Schema.String),
+  group_id: Schema.NullOr(Id("grp")),
+  total_rows: Schema.Number.annotations({ description: "Data rows in the file (rows, not lines)" }),
+  processed_rows: Schema.Number.annotations({ description: "Rows done so far; grows while `running`" }),
+  created: Schema.Number,
+  updated: Schema.Number,
+  skipped: Schema.Number.annotations({
+    description: "Numbers already present with `on_conflict: skip`, and repeats inside the file"
+  }),
+  failed: Schema.Number,
+  errors: Schema.Array(ImportError).annotations({ description: "The first 100 failed or skipped-as-repeat rows" }),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+  completed_at: Schema.NullOr(Timestamp)
+}) {}
