@@ -14,7 +14,7 @@ import { AuthenticationLive } from "./AuthenticationLive.js"
 import * as ClientErrors from "./ClientErrors.js"
 import { ApiKeysHandlers } from "./handlers/ApiKeysHandlers.js"
 import { AuthHandlers, SessionHandlers } from "./handlers/AuthHandlers.js"
-import { ContactGroupsHandlers, ContactsHandlers } from "./handlers/ContactsHandlers.js"
+import { ContactGroupsHandlers, ContactImportsHandlers, ContactsHandlers } from "./handlers/ContactsHandlers.js"
 import { HealthHandlers } from "./handlers/HealthHandlers.js"
 import { ChannelsHandlers, MessagesHandlers, SandboxHandlers } from "./handlers/MessagingHandlers.js"
 import { PlanHandlers } from "./handlers/PlanHandlers.js"
@@ -28,6 +28,7 @@ import { Accounts } from "./services/Accounts.js"
 import { ApiKeys } from "./services/ApiKeys.js"
 import { Channels } from "./services/Channels.js"
 import { ContactGroups } from "./services/ContactGroups.js"
+import { ContactImports } from "./services/ContactImports.js"
 import { Contacts } from "./services/Contacts.js"
 import { Credentials } from "./services/Credentials.js"
 import { Entitlements } from "./services/Entitlements.js"
@@ -57,6 +58,7 @@ const ApiLive = Layer.unwrapEffect(
     SandboxHandlers,
     ContactsHandlers,
     ContactGroupsHandlers,
+    ContactImportsHandlers,
     WebhooksHandlers
   ]),
   Layer.provide([AuthenticationLive, IpRateLimitLive]),
@@ -72,6 +74,7 @@ const ApiLive = Layer.unwrapEffect(
       Channels.Default,
       Contacts.Default,
       ContactGroups.Default,
+      ContactImports.Default,
       QrPairing.Default,
       Sandbox.Default,
       Webhooks.Default,

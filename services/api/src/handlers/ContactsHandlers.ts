@@ -2,6 +2,7 @@ import { HttpApiBuilder } from "@effect/platform"
 import { Api, CurrentPrincipal } from "@switchboard/api"
 import { Effect } from "effect"
 import { ContactGroups } from "../services/ContactGroups.js"
+import { ContactImports } from "../services/ContactImports.js"
 import { Contacts } from "../services/Contacts.js"
 
 export const ContactsHandlers = HttpApiBuilder.group(Api, "contacts", (handlers) =>
@@ -47,4 +48,16 @@ export const ContactGroupsHandlers = HttpApiBuilder.group(Api, "contactGroups", 
       .handle("removeMember", ({ path }) =>
         Effect.flatMap(CurrentPrincipal, (p) =>
           groups.removeMember(p.workspaceId, path.groupId, path.contactId)))
+  }))
+
+export const ContactImportsHandlers = HttpApiBuilder.group(Api, "contactImports", (handlers) =>
+  Effect.gen(function*() {
+    const imports = yield* ContactImports
+    return handlers
+      .handle("create", ({ headers, payload }) =>
+        Effect.flatMap(CurrentPrincipal, (p) =>
+          imports.create(p.workspaceId, payload, headers["idempotency-key"])))
+      .handle("list", ({ urlParams }) =>
+        Effect.flatMap(CurrentPrincipal, (p) => imports.list(p.workspaceId, urlParams)))
+      .handle("get", ({ path }) => Effect.flatMap(CurrentPrincipal, (p) => imports.get(p.workspaceId, path.importId)))
   }))
