@@ -189,6 +189,16 @@ export const make = Effect.gen(function*() {
   return { run, drain } as const
 })
 
+/** What the worker reads and writes. */
+export const dependencies = Layer.mergeAll(
+  Transactions.Default,
+  ContactImportsRepo.Default,
+  ContactsRepo.Default,
+  ContactGroupsRepo.Default,
+  WorkspacesRepo.Default,
+  EventsRepo.Default
+)
+
 export const ContactImportWorkerLive = Singleton.make(
   "ContactImportWorker",
   Effect.flatMap(make, (worker) =>
@@ -197,12 +207,5 @@ export const ContactImportWorkerLive = Singleton.make(
       Effect.repeat(Schedule.spaced("500 millis"))
     ))
 ).pipe(
-  Layer.provide(Layer.mergeAll(
-    Transactions.Default,
-    ContactImportsRepo.Default,
-    ContactsRepo.Default,
-    ContactGroupsRepo.Default,
-    WorkspacesRepo.Default,
-    EventsRepo.Default
-  ))
+  Layer.provide(dependencies)
 )
