@@ -23,7 +23,7 @@ describe("conversations", () => {
         assert.strictEqual(first.object, "conversation")
         assert.strictEqual(first.status, "open")
         assert.strictEqual(first.channel_id, session.channel_id)
-        assert.deepStrictEqual(first.contact, { id: sent.contact_id, object: "contact", phone_number: TO })
+        assert.deepStrictEqual(first.contact, { id: sent.contact_id, object: "contact", phone_number: TO, name: null })
         assert.strictEqual(first.last_message_at, sent.created_at)
         assert.isNull(first.last_inbound_at)
         assert.isNull(first.assignee_id)
@@ -181,6 +181,25 @@ describe("conversations", () => {
           headers: {}
         }))
         assert.strictEqual(missing.status, 404)
+      }))
+
+    it.effect("keeps a conversation readable after its contact is deleted; a reply then is a 409", () =>
+      Effect.gen(function*() {
+        const { client, conversationId, key, sent } = yield* thread
+        const deleted = yield* request("DELETE", `/v1/contacts/${sent.contact_id}`, { token: key })
+        assert.isBelow(deleted.status, 300)
+        const read = yield* client.conversations.get({ path: { conversationId } })
+        assert.strictEqual(read.contact_id, sent.contact_id)
+        assert.isNull(read.contact)
+        const listed = yield* client.conversations.list({ urlParams: {} })
+        assert.include(listed.data.map((c) => c.id), conversationId)
+        const replied = yield* request("POST", `/v1/conversations/${conversationId}/messages`, {
+          token: key,
+          body: { text: { body: "still there?" } }
+        })
+        assert.strictEqual(replied.status, 409)
+        assert.strictEqual(replied.body.error.code, "CONFLICT")
+        assert.strictEqual(replied.body.error.details.reason, "contact_deleted")
       }))
 
     it.effect("counts inbound messages after the read marker, which only POST /read moves", () =>

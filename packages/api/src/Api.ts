@@ -6,6 +6,8 @@ import { HttpApi, OpenApi } from "@effect/platform"
 import { InternalError, MethodNotAllowed, NotFound, PayloadTooLarge, ValidationError } from "@switchboard/domain"
 import { ApiKeysApi } from "./ApiKeysApi.js"
 import { AuthApi, SessionApi } from "./AuthApi.js"
+import { ContactImportsApi } from "./ContactImportsApi.js"
+import { ContactGroupsApi, ContactsApi } from "./ContactsApi.js"
 import { ConversationsApi } from "./ConversationsApi.js"
 import { HealthApi } from "./HealthApi.js"
 import { ChannelsApi, MessagesApi, SandboxApi } from "./MessagingApi.js"
@@ -86,6 +88,9 @@ export class Api extends HttpApi.make("switchboard")
   .add(ChannelsApi)
   .add(QrPairingApi)
   .add(SandboxApi)
+  .add(ContactImportsApi)
+  .add(ContactsApi)
+  .add(ContactGroupsApi)
   .add(WebhooksApi)
   .addError(ValidationError)
   .addError(PayloadTooLarge)

@@ -9,6 +9,7 @@ import {
   ChannelCapabilityUnavailable,
   ChannelNotConnected,
   ChannelNotFound,
+  Conflict,
   Conversation,
   ConversationNote,
   ConversationStatus,
@@ -117,6 +118,7 @@ export class ConversationsApi extends HttpApiGroup.make("conversations")
       .addError(TemplateNotSendable)
       .addError(EntitlementLimitReached)
       .addError(IdempotencyConflict)
+      .addError(Conflict)
       .addError(TemplateVariableMissing)
       .addError(SandboxTestKeyRequired)
       .addError(ProviderRateLimited)

@@ -1,11 +1,62 @@
-/** Contacts of a workspace: one per phone number, created by the first message to or from it. */
+/**
+ * Contacts of a workspace: one per phone number, created through the API, by an import, or by
+ * the first message to or from the number.
+ */
 import { SqlClient, SqlSchema } from "@effect/sql"
-import { DomainEvent, newId } from "@switchboard/domain"
+import type * as Statement from "@effect/sql/Statement"
+import { Contact, DomainEvent, newId } from "@switchboard/domain"
+import type { CursorPosition } from "@switchboard/domain"
 import { Effect, Option, Schema } from "effect"
 import { EventsRepo } from "./EventsRepo.js"
-import { CountRow, dieOnDatabaseError } from "./Rows.js"
+import { CountRow, dieOnDatabaseError, failOnUniqueViolation, iso, TimestampColumn } from "./Rows.js"
 
 const IdRow = Schema.Struct({ id: Schema.String })
+
+/** A row of `contacts` with its group ids. */
+export const ContactColumns = Schema.Struct({
+  id: Schema.String,
+  phone_number: Schema.String,
+  name: Schema.NullOr(Schema.String),
+  email: Schema.NullOr(Schema.String),
+  attributes: Schema.Record({ key: Schema.String, value: Schema.String }),
+  tags: Schema.Array(Schema.String),
+  group_ids: Schema.Array(Schema.String),
+  created_at: TimestampColumn,
+  updated_at: TimestampColumn
+})
+const decodeRows = Schema.decodeUnknown(Schema.Array(ContactColumns))
+
+const toContact = (r: typeof ContactColumns.Type): Contact =>
+  new Contact({
+    id: r.id as Contact["id"],
+    object: "contact",
+    phone_number: r.phone_number,
+    name: r.name,
+    email: r.email,
+    attributes: r.attributes,
+    tags: r.tags,
+    group_ids: r.group_ids as Contact["group_ids"],
+    created_at: iso(r.created_at),
+    updated_at: iso(r.updated_at)
+  })
+
+export interface ContactFields {
+  readonly phoneNumber: string
+  readonly name: string | null
+  readonly email: string | null
+  readonly attributes: Readonly<Record<string, string>>
+  readonly tags: ReadonlyArray<string>
+}
+
+export interface ContactFilter {
+  readonly tag?: string | undefined
+  readonly groupId?: string | undefined
+  /** lower-cased substring of name, phone number or e-mail */
+  readonly q?: string | undefined
+}
+
+/** `%`, `_` and `\` match themselves in a LIKE pattern. */
+const likeEscape = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`)
 
 export class ContactsRepo extends Effect.Service<ContactsRepo>()("@switchboard/db/ContactsRepo", {
   effect: Effect.gen(function*() {
@@ -18,6 +69,11 @@ export class ContactsRepo extends Effect.Service<ContactsRepo>()("@switchboard/d
       execute: ({ phone, workspaceId }) =>
         sql`SELECT id FROM contacts WHERE workspace_id = ${workspaceId} AND phone_number = ${phone}`
     })
+
+    /** The id of the workspace's contact with this number. */
+    const findIdByPhone = Effect.fn("ContactsRepo.findIdByPhone")(function*(workspaceId: string, phone: string) {
+      return Option.map(yield* findId({ workspaceId, phone }), (r) => r.id)
+    }, dieOnDatabaseError)
 
     /** The contact for a number, created when missing; `created` tells which. */
     const upsertContact = Effect.fn("ContactsRepo.upsertContact")(
@@ -45,6 +101,165 @@ export class ContactsRepo extends Effect.Service<ContactsRepo>()("@switchboard/d
       dieOnDatabaseError
     )
 
+    /**
+     * Inserts a contact unless its number exists: `true` when inserted. One statement, so
+     * concurrent creates of one number make exactly one row.
+     */
+    const insert = Effect.fn("ContactsRepo.insert")(
+      function*(input: ContactFields & { readonly id: string; readonly workspaceId: string; readonly now: string }) {
+        const rows = yield* sql<typeof IdRow.Type>`INSERT INTO contacts
+          (id, workspace_id, phone_number, name, email, attributes, tags, created_at, updated_at)
+          VALUES (${input.id}, ${input.workspaceId}, ${input.phoneNumber}, ${input.name}, ${input.email},
+            ${JSON.stringify(input.attributes)}::jsonb,
+            ARRAY(SELECT jsonb_array_elements_text(${JSON.stringify(input.tags)}::jsonb)), ${input.now}, ${input.now})
+          ON CONFLICT (workspace_id, phone_number) DO NOTHING RETURNING id`
+        return rows.length > 0
+      },
+      dieOnDatabaseError
+    )
+
+    const select = (where: Statement.Fragment) =>
+      sql`SELECT c.id, c.phone_number, c.name, c.email, c.attributes, c.tags, c.created_at, c.updated_at,
+          ARRAY(SELECT m.group_id FROM contact_group_members m WHERE m.contact_id = c.id ORDER BY m.group_id)
+            AS group_ids
+        FROM contacts c WHERE ${where}`
+
+    const find = Effect.fn("ContactsRepo.find")(function*(workspaceId: string, id: string) {
+      const rows = yield* decodeRows(yield* select(sql`c.workspace_id = ${workspaceId} AND c.id = ${id}`))
+      return Option.map(Option.fromNullable(rows[0]), toContact)
+    }, dieOnDatabaseError)
+
+    /** Newest first; `LIMIT limit + 1` (see `toPage`). */
+    const list = Effect.fn("ContactsRepo.list")(function*(
+      workspaceId: string,
+      filter: ContactFilter,
+      limit: number,
+      after: CursorPosition | undefined
+    ) {
+      const q = filter.q === undefined ? undefined : `%${likeEscape(filter.q.toLowerCase())}%`
+      const rows = yield* select(sql`c.workspace_id = ${workspaceId}
+        ${filter.tag === undefined ? sql`` : sql`AND c.tags @> ARRAY[${filter.tag}]::text[]`}
+        ${
+        filter.groupId === undefined ? sql`` : sql`AND EXISTS (SELECT 1 FROM contact_group_members g
+            WHERE g.contact_id = c.id AND g.group_id = ${filter.groupId})`
+      }
+        ${
+        q === undefined
+          ? sql``
+          : sql`AND lower(coalesce(c.name, '') || ' ' || c.phone_number || ' ' || coalesce(c.email, '')) LIKE ${q}`
+      }
+        ${after ? sql`AND (c.created_at, c.id) < (${after.created_at}::timestamptz, ${after.id})` : sql``}
+        ORDER BY c.created_at DESC, c.id DESC LIMIT ${limit + 1}`)
+      return (yield* decodeRows(rows)).map(toContact)
+    }, dieOnDatabaseError)
+
+    /** Sets the given fields; `None` when no such contact. A number taken: `UniqueViolation`. */
+    const update = Effect.fn("ContactsRepo.update")(function*(
+      workspaceId: string,
+      id: string,
+      changes: Partial<ContactFields>,
+      now: string
+    ) {
+      const rows = yield* sql<typeof IdRow.Type>`UPDATE contacts SET
+          phone_number = ${changes.phoneNumber === undefined ? sql`phone_number` : sql`${changes.phoneNumber}`},
+          name = ${changes.name === undefined ? sql`name` : sql`${changes.name}`},
+          email = ${changes.email === undefined ? sql`email` : sql`${changes.email}`},
+          attributes = ${
+        changes.attributes === undefined ? sql`attributes` : sql`${JSON.stringify(changes.attributes)}::jsonb`
+      },
+          tags = ${
+        changes.tags === undefined
+          ? sql`tags`
+          : sql`ARRAY(SELECT jsonb_array_elements_text(${JSON.stringify(changes.tags)}::jsonb))`
+      },
+          updated_at = ${now}
+        WHERE workspace_id = ${workspaceId} AND id = ${id} RETURNING id`
+      return rows.length > 0
+    }, failOnUniqueViolation)
+
+    /** Deletes the contact (its memberships cascade); `false` when there was none. */
+    const remove = Effect.fn("ContactsRepo.remove")(function*(workspaceId: string, id: string) {
+      const rows = yield* sql<
+        typeof IdRow.Type
+      >`DELETE FROM contacts WHERE workspace_id = ${workspaceId} AND id = ${id} RETURNING id`
+      return rows.length > 0
+    }, dieOnDatabaseError)
+
+    /** Which of `ids` are contacts of the workspace. */
+    const existingIds = Effect.fn("ContactsRepo.existingIds")(
+      function*(workspaceId: string, ids: ReadonlyArray<string>) {
+        if (ids.length === 0) return new Set<string>()
+        const rows = yield* sql<typeof IdRow.Type>`SELECT id FROM contacts
+          WHERE workspace_id = ${workspaceId} AND id IN ${sql.in(ids)}`
+        return new Set(rows.map((r) => r.id))
+      },
+      dieOnDatabaseError
+    )
+
+    /** Which of `phones` already are contacts of the workspace. */
+    const existingPhones = Effect.fn("ContactsRepo.existingPhones")(
+      function*(workspaceId: string, phones: ReadonlyArray<string>) {
+        if (phones.length === 0) return new Set<string>()
+        const rows = yield* sql<{ phone_number: string }>`SELECT phone_number FROM contacts
+          WHERE workspace_id = ${workspaceId} AND phone_number IN ${sql.in(phones)}`
+        return new Set(rows.map((r) => r.phone_number))
+      },
+      dieOnDatabaseError
+    )
+
+    /**
+     * One statement for a batch of imported rows (distinct numbers): `skip` leaves existing
+     * contacts alone, `update` fills in name and e-mail, merges attributes and adds the tags.
+     * Returns the ids written and whether each was inserted.
+     */
+    const importBatch = Effect.fn("ContactsRepo.importBatch")(function*(input: {
+      readonly workspaceId: string
+      readonly rows: ReadonlyArray<
+        {
+          readonly id: string
+          readonly phone: string
+          readonly name: string | null
+          readonly email: string | null
+          readonly attributes: Record<string, string>
+        }
+      >
+      readonly tags: ReadonlyArray<string>
+      readonly onConflict: "skip" | "update"
+      readonly now: string
+    }) {
+      if (input.rows.length === 0) return []
+      const conflict = input.onConflict === "skip"
+        ? sql`DO NOTHING`
+        : sql`DO UPDATE SET name = COALESCE(EXCLUDED.name, contacts.name),
+            email = COALESCE(EXCLUDED.email, contacts.email),
+            attributes = contacts.attributes || EXCLUDED.attributes,
+            tags = ARRAY(SELECT DISTINCT t FROM unnest(contacts.tags || EXCLUDED.tags) AS u(t) ORDER BY t),
+            updated_at = EXCLUDED.updated_at`
+      const rows = yield* sql<{ id: string; inserted: boolean }>`INSERT INTO contacts
+          (id, workspace_id, phone_number, name, email, attributes, tags, created_at, updated_at)
+        SELECT r.id, ${input.workspaceId}, r.phone, r.name, r.email, r.attributes,
+          ARRAY(SELECT jsonb_array_elements_text(${JSON.stringify(input.tags)}::jsonb)),
+          ${input.now}::timestamptz, ${input.now}::timestamptz
+        FROM jsonb_to_recordset(${JSON.stringify(input.rows)}::jsonb)
+          AS r(id text, phone text, name text, email text, attributes jsonb)
+        ON CONFLICT (workspace_id, phone_number) ${conflict}
+        RETURNING id, (xmax = 0) AS inserted`
+      return rows.map((r) => ({ id: r.id, inserted: r.inserted }))
+    }, dieOnDatabaseError)
+
+    const TagRow = Schema.Struct({ tag: Schema.String, n: Schema.Number })
+    /** Every tag of the workspace with how many contacts carry it, most used first. */
+    const tagCounts = SqlSchema.findAll({
+      Request: Schema.String,
+      Result: TagRow,
+      execute: (workspaceId) =>
+        sql`SELECT t.tag, count(*)::int AS n FROM contacts c, unnest(c.tags) AS t(tag)
+          WHERE c.workspace_id = ${workspaceId} GROUP BY t.tag ORDER BY n DESC, t.tag`
+    })
+    const tags = Effect.fn("ContactsRepo.tags")(function*(workspaceId: string) {
+      return yield* tagCounts(workspaceId)
+    }, dieOnDatabaseError)
+
     /** How many contacts the workspace has (the plan's `contacts` limit). */
     const count = SqlSchema.findOne({
       Request: Schema.String,
@@ -55,7 +270,20 @@ export class ContactsRepo extends Effect.Service<ContactsRepo>()("@switchboard/d
       return Option.match(yield* count(workspaceId), { onNone: () => 0, onSome: (row) => row.n })
     }, dieOnDatabaseError)
 
-    return { upsertContact, countForWorkspace } as const
+    return {
+      upsertContact,
+      findIdByPhone,
+      insert,
+      find,
+      list,
+      update,
+      remove,
+      existingIds,
+      existingPhones,
+      importBatch,
+      tags,
+      countForWorkspace
+    } as const
   }),
   dependencies: [EventsRepo.Default]
 }) {}

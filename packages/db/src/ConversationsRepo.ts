@@ -24,7 +24,8 @@ export const ConversationRow = Schema.Struct({
   workspace_id: Schema.String,
   channel_id: Schema.String,
   contact_id: Schema.String,
-  contact_phone_number: Schema.String,
+  contact_phone_number: Schema.NullOr(Schema.String),
+  contact_name: Schema.NullOr(Schema.String),
   status: ConversationStatus,
   assignee_id: Schema.NullOr(Schema.String),
   last_message_at: Schema.NullOr(TimestampColumn),
@@ -51,11 +52,12 @@ export const toConversation = (r: ConversationRow): Conversation =>
     workspace_id: r.workspace_id as Conversation["workspace_id"],
     channel_id: r.channel_id as Conversation["channel_id"],
     contact_id: r.contact_id as Conversation["contact_id"],
-    // the contact's name joins here once contacts carry one
-    contact: {
+    // null once the contact was deleted (the conversation keeps its `contact_id`: history stays)
+    contact: r.contact_phone_number === null ? null : {
       id: r.contact_id as Conversation["contact_id"],
       object: "contact",
-      phone_number: r.contact_phone_number
+      phone_number: r.contact_phone_number,
+      name: r.contact_name
     },
     status: r.status,
     assignee_id: r.assignee_id as Conversation["assignee_id"],
@@ -89,7 +91,7 @@ export class ConversationsRepo extends Effect.Service<ConversationsRepo>()("@swi
     const events = yield* EventsRepo
 
     // the inbox's view of rows `c` (the contact joined, inbound messages after the read marker counted)
-    const view = sql`c.*, k.phone_number AS contact_phone_number,
+    const view = sql`c.*, k.phone_number AS contact_phone_number, k.name AS contact_name,
       (SELECT count(*)::int FROM messages m WHERE m.conversation_id = c.id AND m.direction = 'inbound'
         AND (c.last_read_at IS NULL OR m.created_at > c.last_read_at)) AS unread_count`
 
@@ -157,7 +159,7 @@ export class ConversationsRepo extends Effect.Service<ConversationsRepo>()("@swi
       Request: Schema.Struct({ workspaceId: Schema.String, id: Schema.String }),
       Result: ConversationRow,
       execute: ({ id, workspaceId }) =>
-        sql`SELECT ${view} FROM conversations c JOIN contacts k ON k.id = c.contact_id
+        sql`SELECT ${view} FROM conversations c LEFT JOIN contacts k ON k.id = c.contact_id
           WHERE c.workspace_id = ${workspaceId} AND c.id = ${id}`
     })
     const find = Effect.fn("ConversationsRepo.find")(function*(workspaceId: string, id: string) {
@@ -174,7 +176,7 @@ export class ConversationsRepo extends Effect.Service<ConversationsRepo>()("@swi
         Request: Schema.Void,
         Result: ConversationRow,
         execute: () =>
-          sql`SELECT ${view} FROM conversations c JOIN contacts k ON k.id = c.contact_id
+          sql`SELECT ${view} FROM conversations c LEFT JOIN contacts k ON k.id = c.contact_id
           WHERE c.workspace_id = ${workspaceId}
           ${filters.status ? sql`AND c.status = ${filters.status}` : sql``}
           ${filters.channelId ? sql`AND c.channel_id = ${filters.channelId}` : sql``}
@@ -223,10 +225,10 @@ export class ConversationsRepo extends Effect.Service<ConversationsRepo>()("@swi
             FROM next WHERE c.id = next.id
             RETURNING c.*, next.prior_status, next.prior_assignee_id, next.prior_last_read_at
           )
-          SELECT c.*, k.phone_number AS contact_phone_number,
+          SELECT c.*, k.phone_number AS contact_phone_number, k.name AS contact_name,
             (SELECT count(*)::int FROM messages m WHERE m.conversation_id = c.id AND m.direction = 'inbound'
               AND (c.last_read_at IS NULL OR m.created_at > c.last_read_at)) AS unread_count
-          FROM moved c JOIN contacts k ON k.id = c.contact_id`
+          FROM moved c LEFT JOIN contacts k ON k.id = c.contact_id`
     })
 
     /**

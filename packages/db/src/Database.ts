@@ -26,6 +26,8 @@ export const layerPostgres = (url: Redacted.Redacted, maxConnections: number) =>
 export const layerEmbedded = (dataDir: string | undefined) =>
   Layer.unwrapScoped(Effect.gen(function*() {
     const { PGlite } = yield* Effect.promise(() => import("@electric-sql/pglite"))
+    // the contact search index (migration 0050) needs pg_trgm, which PGlite loads on request
+    const { pg_trgm } = yield* Effect.promise(() => import("@electric-sql/pglite/contrib/pg_trgm"))
     const { PGLiteSocketServer } = yield* Effect.promise(() => import("@electric-sql/pglite-socket"))
     const dir = dataDir === undefined ? undefined : resolve(dataDir, "pglite")
     if (dir) {
@@ -33,7 +35,7 @@ export const layerEmbedded = (dataDir: string | undefined) =>
       yield* ownerLock(resolve(dataDir!, "owner.lock"))
     }
     const db = yield* Effect.acquireRelease(
-      Effect.tryPromise(() => PGlite.create(dir ?? "memory://")).pipe(Effect.orDie),
+      Effect.tryPromise(() => PGlite.create(dir ?? "memory://", { extensions: { pg_trgm } })).pipe(Effect.orDie),
       (db) => Effect.promise(() => db.close()).pipe(Effect.ignore)
     )
     const socketDir = yield* Effect.acquireRelease(

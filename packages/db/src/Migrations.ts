@@ -20,6 +20,8 @@ import m0040 from "./migrations/0040_create_qr_auth_state.js"
 import m0041 from "./migrations/0041_channel_pairing_started.js"
 import m0042 from "./migrations/0042_create_qr_safety_limits.js"
 import m0043 from "./migrations/0043_sandbox_verify_failures.js"
+import m0050 from "./migrations/0050_contacts_address_book.js"
+import m0051 from "./migrations/0051_contact_imports.js"
 import m0070 from "./migrations/0070_conversations_inbox.js"
 
 export const migrations = {
@@ -38,6 +40,8 @@ export const migrations = {
   "0041_channel_pairing_started": m0041,
   "0042_create_qr_safety_limits": m0042,
   "0043_sandbox_verify_failures": m0043,
+  "0050_contacts_address_book": m0050,
+  "0051_contact_imports": m0051,
   "0070_conversations_inbox": m0070
 }
 

@@ -1,5 +1,7 @@
 export * from "./ApiKeysRepo.js"
 export * from "./ChannelsRepo.js"
+export * from "./ContactGroupsRepo.js"
+export * from "./ContactImportsRepo.js"
 export * from "./ContactsRepo.js"
 export * from "./ConversationNotesRepo.js"
 export * from "./ConversationsRepo.js"

@@ -12,7 +12,8 @@ import { StrictStruct, Timestamp } from "./Schemas.js"
 export const ConversationContact = Schema.Struct({
   id: Id("cnt"),
   object: Schema.Literal("contact"),
-  phone_number: Schema.String
+  phone_number: Schema.String,
+  name: Schema.NullOr(Schema.String)
 }).annotations({ identifier: "ConversationContact" })
 
 export class Conversation extends Schema.Class<Conversation>("Conversation")({
@@ -21,7 +22,9 @@ export class Conversation extends Schema.Class<Conversation>("Conversation")({
   workspace_id: Id("ws"),
   channel_id: Id("ch"),
   contact_id: Id("cnt"),
-  contact: ConversationContact,
+  contact: Schema.NullOr(ConversationContact).annotations({
+    description: "The contact inline; null once the contact was deleted (`contact_id` stays, history is kept)"
+  }),
   status: ConversationStatus,
   assignee_id: Schema.NullOr(Id("usr")),
   last_message_at: Schema.NullOr(Timestamp),

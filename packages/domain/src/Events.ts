@@ -124,7 +124,12 @@ export const ContactImportCompletedData = Schema.Struct({
   object: Schema.Literal("contact_import"),
   object_id: Id("imp"),
   import_id: Id("imp"),
-  status: Schema.Literal("completed", "failed")
+  status: Schema.Literal("completed", "failed"),
+  total_rows: Schema.Number,
+  created: Schema.Number,
+  updated: Schema.Number,
+  skipped: Schema.Number,
+  failed: Schema.Number
 }).annotations({ identifier: "ContactImportCompletedData" })
 
 /** `template.created`, `.updated`, `.archived`. */

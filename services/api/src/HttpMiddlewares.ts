@@ -126,14 +126,26 @@ const queryIssues = (url: string): ReadonlyArray<Issues.Issue> | undefined => {
 }
 
 /**
+ * A contact import carries a file of up to 5 MiB in base64 (about 6.7 MiB): that one route takes
+ * bodies up to `IMPORT_BODY_BYTES` (README "Contact imports"); every other keeps `MAX_BODY_BYTES`.
+ */
+export const IMPORT_BODY_BYTES = 7 * 1024 * 1024
+
+const bodyLimit = (request: HttpServerRequest.HttpServerRequest, defaultLimit: number) =>
+  request.method === "POST" && new URL(request.url, "http://localhost").pathname.endsWith("/v1/contacts/imports")
+    ? Math.max(defaultLimit, IMPORT_BODY_BYTES)
+    : defaultLimit
+
+/**
  * Guards every request before routing (README "API", OpenAPI description): a body over
  * `MAX_BODY_BYTES` is 413 whether it is announced (`Content-Length`) or chunked; a body that is
  * not `application/json` is 422 (form-encoded bodies would otherwise be decoded as members named
  * after the submitted text); JSON nested deeper than `MAX_JSON_DEPTH` or holding U+0000 is 422.
  * The body read here is handed on, so routes decode it without reading the socket again.
  */
-const guardRequest = (app: HttpApp.Default<any, any>, maxBodyBytes: number) =>
+const guardRequest = (app: HttpApp.Default<any, any>, defaultMaxBodyBytes: number) =>
   Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+    const maxBodyBytes = bodyLimit(request, defaultMaxBodyBytes)
     const inQuery = queryIssues(request.url)
     if (inQuery) return validationError(inQuery)
     const contentLength = request.headers["content-length"]

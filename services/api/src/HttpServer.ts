@@ -14,6 +14,7 @@ import { AuthenticationLive } from "./AuthenticationLive.js"
 import * as ClientErrors from "./ClientErrors.js"
 import { ApiKeysHandlers } from "./handlers/ApiKeysHandlers.js"
 import { AuthHandlers, SessionHandlers } from "./handlers/AuthHandlers.js"
+import { ContactGroupsHandlers, ContactImportsHandlers, ContactsHandlers } from "./handlers/ContactsHandlers.js"
 import { ConversationsHandlers } from "./handlers/ConversationsHandlers.js"
 import { HealthHandlers } from "./handlers/HealthHandlers.js"
 import { ChannelsHandlers, MessagesHandlers, SandboxHandlers } from "./handlers/MessagingHandlers.js"
@@ -27,6 +28,9 @@ import { Readiness } from "./Readiness.js"
 import { Accounts } from "./services/Accounts.js"
 import { ApiKeys } from "./services/ApiKeys.js"
 import { Channels } from "./services/Channels.js"
+import { ContactGroups } from "./services/ContactGroups.js"
+import { ContactImports } from "./services/ContactImports.js"
+import { Contacts } from "./services/Contacts.js"
 import { Conversations } from "./services/Conversations.js"
 import { Credentials } from "./services/Credentials.js"
 import { Entitlements } from "./services/Entitlements.js"
@@ -55,6 +59,9 @@ const ApiLive = Layer.unwrapEffect(
     ChannelsHandlers,
     QrPairingHandlers,
     SandboxHandlers,
+    ContactsHandlers,
+    ContactGroupsHandlers,
+    ContactImportsHandlers,
     WebhooksHandlers
   ]),
   Layer.provide([AuthenticationLive, IpRateLimitLive]),
@@ -69,6 +76,9 @@ const ApiLive = Layer.unwrapEffect(
       Messages.Default,
       Conversations.Default,
       Channels.Default,
+      Contacts.Default,
+      ContactGroups.Default,
+      ContactImports.Default,
       QrPairing.Default,
       Sandbox.Default,
       Webhooks.Default,

@@ -14,6 +14,7 @@ import {
 } from "@switchboard/db"
 import {
   ChannelNotFound,
+  Conflict,
   conversationEventFields,
   DEFAULT_LIMIT,
   DomainEvent,
@@ -177,6 +178,13 @@ export class Conversations extends Effect.Service<Conversations>()("@switchboard
       idempotencyKey: string | undefined
     ) {
       const conversation = yield* get(principal.workspaceId, id)
+      if (conversation.contact === null) {
+        // a send to the number would make a new contact, and so a new conversation: say so instead
+        return yield* new Conflict({
+          message: "This conversation's contact was deleted; send to the number with POST /v1/messages",
+          details: { reason: "contact_deleted" }
+        })
+      }
       return yield* sends.send(
         principal,
         { ...body, to: conversation.contact.phone_number, channel_id: conversation.channel_id },

@@ -1,0 +1,247 @@
+/** Contacts, tags and groups (README "Contacts"). */
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import {
+  Conflict,
+  Contact,
+  ContactGroup,
+  ContactTag,
+  E164,
+  EntitlementLimitReached,
+  Id,
+  ListParams,
+  NotFound,
+  Page,
+  StrictStruct
+} from "@switchboard/domain"
+import { Schema } from "effect"
+import { Authentication, rateLimited, requireScopes } from "./Security.js"
+
+const Name = Schema.NullOr(Schema.String.pipe(Schema.maxLength(256)))
+const EmailAddress = Schema.NullOr(
+  Schema.String.pipe(
+    Schema.maxLength(254),
+    Schema.pattern(/^[^\s@]+@[^\s@]+$/, { message: () => "Expected an e-mail address" })
+  )
+)
+
+/** A tag as sent: stored trimmed and lower-case. */
+export const TagInput = Schema.String.pipe(
+  Schema.filter((s) => {
+    const n = s.trim().length
+    return (n >= 1 && n <= 64) || "Expected a tag of 1 to 64 characters (after trimming)"
+  })
+).annotations({ description: "1..64 characters; stored trimmed and lower-case" })
+
+export const AttributesInput = Schema.Record({
+  key: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(64)),
+  value: Schema.String.pipe(Schema.maxLength(1024))
+}).pipe(
+  Schema.filter((a) => Object.keys(a).length <= 50 || "Expected at most 50 attributes")
+).annotations({ description: "String to string; at most 50 keys of 1..64 characters, values <= 1024 characters" })
+
+const contactFields = {
+  phone_number: E164.annotations({ description: "E.164; unique per workspace (409 CONFLICT otherwise)" }),
+  name: Schema.optional(Name),
+  email: Schema.optional(EmailAddress),
+  attributes: Schema.optional(AttributesInput),
+  tags: Schema.optional(Schema.Array(TagInput).pipe(Schema.maxItems(50))),
+  group_ids: Schema.optional(
+    Schema.Array(Id("grp")).pipe(Schema.maxItems(50)).annotations({
+      description: "Groups of the workspace (404 NOT_FOUND with `details.resource = contact_group` otherwise)"
+    })
+  )
+}
+
+export const CreateContactRequest = StrictStruct(contactFields).annotations({ identifier: "CreateContactRequest" })
+
+export const UpdateContactRequest = StrictStruct({
+  ...contactFields,
+  phone_number: Schema.optional(contactFields.phone_number)
+}).pipe(
+  Schema.filter((b) => Object.keys(b).length > 0 || "Send at least one field")
+).annotations({
+  identifier: "UpdateContactRequest",
+  description: "Only the fields sent change; `attributes`, `tags` and `group_ids` replace the whole value."
+})
+
+export const DeletedContact = Schema.Struct({
+  id: Id("cnt"),
+  object: Schema.Literal("contact"),
+  deleted: Schema.Literal(true)
+}).annotations({ identifier: "DeletedContact" })
+
+const ContactPath = Schema.Struct({ contactId: Id("cnt") })
+
+const DELETE_POLICY =
+  "Deletes the contact and its group memberships. Its messages and conversations stay readable and keep their `contact_id`, which no longer resolves (GET is 404); a later message to or from the number creates a new contact with a new id. `contact.deleted` is emitted."
+
+export class ContactsApi extends HttpApiGroup.make("contacts")
+  .add(
+    HttpApiEndpoint.post("create", "/v1/contacts")
+      .setPayload(CreateContactRequest)
+      .addSuccess(Contact, { status: 201 })
+      .addError(Conflict)
+      .addError(EntitlementLimitReached)
+      .addError(NotFound)
+      .annotate(
+        OpenApi.Description,
+        "Creates a contact; `contact.created` is emitted. The number already belongs to a contact: 409 `CONFLICT` with `details.reason = phone_number_taken` and `details.id` (the existing contact). Beyond the plan's `contacts` entitlement (counted like contacts that sends create): 409 `ENTITLEMENT_LIMIT_REACHED`. Tags are stored trimmed and lower-case."
+      )
+      .pipe(requireScopes("contacts.manage"), rateLimited("contact_create"))
+  )
+  .add(
+    HttpApiEndpoint.get("list", "/v1/contacts")
+      .setUrlParams(Schema.Struct({
+        ...ListParams,
+        tag: Schema.optional(TagInput.annotations({ description: "Contacts carrying this tag (normalised)" })),
+        group_id: Schema.optional(Id("grp").annotations({ description: "Members of this group" })),
+        q: Schema.optional(
+          Schema.String.pipe(Schema.minLength(1), Schema.maxLength(256)).annotations({
+            description: "Case-insensitive substring of the name, phone number or e-mail (indexed)"
+          })
+        )
+      }))
+      .addSuccess(Page(Contact))
+      .addError(NotFound)
+      .annotate(
+        OpenApi.Description,
+        "Newest first. Filters combine (AND). An unknown `group_id` is 404 with `details.resource = contact_group`."
+      )
+      .pipe(requireScopes("contacts.read"))
+  )
+  .add(
+    HttpApiEndpoint.get("tags", "/v1/contact-tags")
+      .addSuccess(Schema.Struct({ data: Schema.Array(ContactTag) }))
+      .annotate(OpenApi.Description, "Every tag in the workspace with its number of contacts, most used first.")
+      .pipe(requireScopes("contacts.read"))
+  )
+  .add(
+    HttpApiEndpoint.get("get", "/v1/contacts/:contactId")
+      .setPath(ContactPath)
+      .addSuccess(Contact)
+      .addError(NotFound)
+      .annotate(OpenApi.Description, "404 `NOT_FOUND` with `details.resource = contact` when unknown or deleted.")
+      .pipe(requireScopes("contacts.read"))
+  )
+  .add(
+    HttpApiEndpoint.patch("update", "/v1/contacts/:contactId")
+      .setPath(ContactPath)
+      .setPayload(UpdateContactRequest)
+      .addSuccess(Contact)
+      .addError(NotFound)
+      .addError(Conflict)
+      .annotate(
+        OpenApi.Description,
+        "Changes the fields sent (at least one); `contact.updated` is emitted. A number used by another contact: 409 `CONFLICT` naming it in `details.id`."
+      )
+      .pipe(requireScopes("contacts.manage"))
+  )
+  .add(
+    HttpApiEndpoint.del("delete", "/v1/contacts/:contactId")
+      .setPath(ContactPath)
+      .addSuccess(DeletedContact)
+      .addError(NotFound)
+      .annotate(OpenApi.Description, DELETE_POLICY)
+      .pipe(requireScopes("contacts.manage"))
+  )
+  .middleware(Authentication)
+  .annotate(OpenApi.Title, "Contacts")
+{}
+
+export const CreateContactGroupRequest = StrictStruct({
+  name: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(64)).annotations({
+    description: "1..64 characters, unique per workspace case-insensitively (409 CONFLICT)"
+  }),
+  description: Schema.optional(Schema.NullOr(Schema.String.pipe(Schema.maxLength(512))))
+}).annotations({ identifier: "CreateContactGroupRequest" })
+
+export const UpdateContactGroupRequest = StrictStruct({
+  name: Schema.optional(CreateContactGroupRequest.fields.name),
+  description: CreateContactGroupRequest.fields.description
+}).pipe(
+  Schema.filter((b) => Object.keys(b).length > 0 || "Send at least one of name and description")
+).annotations({ identifier: "UpdateContactGroupRequest" })
+
+export const AddMembersRequest = StrictStruct({
+  contact_ids: Schema.Array(Id("cnt")).pipe(Schema.minItems(1), Schema.maxItems(1000)).annotations({
+    description: "1..1000 contacts of the workspace; ones already members are left as they are"
+  })
+}).annotations({ identifier: "AddMembersRequest" })
+
+export const DeletedContactGroup = Schema.Struct({
+  id: Id("grp"),
+  object: Schema.Literal("contact_group"),
+  deleted: Schema.Literal(true)
+}).annotations({ identifier: "DeletedContactGroup" })
+
+const GroupPath = Schema.Struct({ groupId: Id("grp") })
+
+export class ContactGroupsApi extends HttpApiGroup.make("contactGroups")
+  .add(
+    HttpApiEndpoint.post("create", "/v1/contact-groups")
+      .setPayload(CreateContactGroupRequest)
+      .addSuccess(ContactGroup, { status: 201 })
+      .addError(Conflict)
+      .annotate(
+        OpenApi.Description,
+        "Name taken (case-insensitively): 409 `CONFLICT` with `details.reason = name_taken`."
+      )
+      .pipe(requireScopes("contacts.manage"))
+  )
+  .add(
+    HttpApiEndpoint.get("list", "/v1/contact-groups")
+      .setUrlParams(Schema.Struct(ListParams))
+      .addSuccess(Page(ContactGroup))
+      .annotate(OpenApi.Description, "Newest first, with each group's `member_count`.")
+      .pipe(requireScopes("contacts.read"))
+  )
+  .add(
+    HttpApiEndpoint.get("get", "/v1/contact-groups/:groupId")
+      .setPath(GroupPath)
+      .addSuccess(ContactGroup)
+      .addError(NotFound)
+      .pipe(requireScopes("contacts.read"))
+  )
+  .add(
+    HttpApiEndpoint.patch("update", "/v1/contact-groups/:groupId")
+      .setPath(GroupPath)
+      .setPayload(UpdateContactGroupRequest)
+      .addSuccess(ContactGroup)
+      .addError(NotFound)
+      .addError(Conflict)
+      .pipe(requireScopes("contacts.manage"))
+  )
+  .add(
+    HttpApiEndpoint.del("delete", "/v1/contact-groups/:groupId")
+      .setPath(GroupPath)
+      .addSuccess(DeletedContactGroup)
+      .addError(NotFound)
+      .annotate(OpenApi.Description, "Deletes the group and its memberships; the contacts stay.")
+      .pipe(requireScopes("contacts.manage"))
+  )
+  .add(
+    HttpApiEndpoint.post("addMembers", "/v1/contact-groups/:groupId/members")
+      .setPath(GroupPath)
+      .setPayload(AddMembersRequest)
+      .addSuccess(ContactGroup)
+      .addError(NotFound)
+      .annotate(
+        OpenApi.Description,
+        "Adds contacts in bulk; repeating a call changes nothing (idempotent). Any id that is not a contact of the workspace: 404 `NOT_FOUND` with `details.resource = contact` and `details.issues[].path` naming its position, and nothing is added."
+      )
+      .pipe(requireScopes("contacts.manage"))
+  )
+  .add(
+    HttpApiEndpoint.del("removeMember", "/v1/contact-groups/:groupId/members/:contactId")
+      .setPath(Schema.Struct({ groupId: Id("grp"), contactId: Id("cnt") }))
+      .addSuccess(ContactGroup)
+      .addError(NotFound)
+      .annotate(
+        OpenApi.Description,
+        "Removes one contact from the group; repeatable (a contact that is not a member changes nothing). Unknown group: 404."
+      )
+      .pipe(requireScopes("contacts.manage"))
+  )
+  .middleware(Authentication)
+  .annotate(OpenApi.Title, "Contact groups")
+{}

@@ -1,0 +1,133 @@
+/** Contact groups of a workspace and their members (`contact_groups`, `contact_group_members`). */
+import { SqlClient } from "@effect/sql"
+import type * as Statement from "@effect/sql/Statement"
+import { ContactGroup } from "@switchboard/domain"
+import type { CursorPosition } from "@switchboard/domain"
+import { Effect, Option, Schema } from "effect"
+import { dieOnDatabaseError, failOnUniqueViolation, iso, TimestampColumn } from "./Rows.js"
+
+const GroupColumns = Schema.Struct({
+  id: Schema.String,
+  name: Schema.String,
+  description: Schema.NullOr(Schema.String),
+  member_count: Schema.Number,
+  created_at: TimestampColumn,
+  updated_at: TimestampColumn
+})
+const decodeRows = Schema.decodeUnknown(Schema.Array(GroupColumns))
+
+const toGroup = (r: typeof GroupColumns.Type): ContactGroup =>
+  new ContactGroup({
+    id: r.id as ContactGroup["id"],
+    object: "contact_group",
+    name: r.name,
+    description: r.description,
+    member_count: r.member_count,
+    created_at: iso(r.created_at),
+    updated_at: iso(r.updated_at)
+  })
+
+export class ContactGroupsRepo extends Effect.Service<ContactGroupsRepo>()("@switchboard/db/ContactGroupsRepo", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+
+    const select = (where: Statement.Fragment) =>
+      sql`SELECT g.id, g.name, g.description, g.created_at, g.updated_at,
+          (SELECT count(*)::int FROM contact_group_members m WHERE m.group_id = g.id) AS member_count
+        FROM contact_groups g WHERE ${where}`
+
+    /** A name already used in the workspace (case-insensitively): `UniqueViolation`. */
+    const insert = Effect.fn("ContactGroupsRepo.insert")(function*(input: {
+      readonly id: string
+      readonly workspaceId: string
+      readonly name: string
+      readonly description: string | null
+      readonly now: string
+    }) {
+      yield* sql`INSERT INTO contact_groups (id, workspace_id, name, description, created_at, updated_at)
+        VALUES (${input.id}, ${input.workspaceId}, ${input.name}, ${input.description}, ${input.now}, ${input.now})`
+    }, failOnUniqueViolation)
+
+    const find = Effect.fn("ContactGroupsRepo.find")(function*(workspaceId: string, id: string) {
+      const rows = yield* decodeRows(yield* select(sql`g.workspace_id = ${workspaceId} AND g.id = ${id}`))
+      return Option.map(Option.fromNullable(rows[0]), toGroup)
+    }, dieOnDatabaseError)
+
+    const list = Effect.fn("ContactGroupsRepo.list")(
+      function*(workspaceId: string, limit: number, after: CursorPosition | undefined) {
+        const rows = yield* select(sql`g.workspace_id = ${workspaceId}
+          ${after ? sql`AND (g.created_at, g.id) < (${after.created_at}::timestamptz, ${after.id})` : sql``}
+          ORDER BY g.created_at DESC, g.id DESC LIMIT ${limit + 1}`)
+        return (yield* decodeRows(rows)).map(toGroup)
+      },
+      dieOnDatabaseError
+    )
+
+    const update = Effect.fn("ContactGroupsRepo.update")(function*(
+      workspaceId: string,
+      id: string,
+      changes: { readonly name?: string | undefined; readonly description?: string | null | undefined },
+      now: string
+    ) {
+      const rows = yield* sql`UPDATE contact_groups SET
+          name = ${changes.name === undefined ? sql`name` : sql`${changes.name}`},
+          description = ${changes.description === undefined ? sql`description` : sql`${changes.description}`},
+          updated_at = ${now}
+        WHERE workspace_id = ${workspaceId} AND id = ${id} RETURNING id`
+      return rows.length > 0
+    }, failOnUniqueViolation)
+
+    /** Deletes the group and its memberships (not the contacts). */
+    const remove = Effect.fn("ContactGroupsRepo.remove")(function*(workspaceId: string, id: string) {
+      const rows =
+        yield* sql`DELETE FROM contact_groups WHERE workspace_id = ${workspaceId} AND id = ${id} RETURNING id`
+      return rows.length > 0
+    }, dieOnDatabaseError)
+
+    /** Which of `ids` are groups of the workspace. */
+    const existingIds = Effect.fn("ContactGroupsRepo.existingIds")(
+      function*(workspaceId: string, ids: ReadonlyArray<string>) {
+        if (ids.length === 0) return new Set<string>()
+        const rows = yield* sql<{ id: string }>`SELECT id FROM contact_groups
+          WHERE workspace_id = ${workspaceId} AND id IN ${sql.in(ids)}`
+        return new Set(rows.map((r) => r.id))
+      },
+      dieOnDatabaseError
+    )
+
+    /** Adds members; existing memberships stay as they are (idempotent). Returns how many were new. */
+    const addMembers = Effect.fn("ContactGroupsRepo.addMembers")(
+      function*(groupId: string, contactIds: ReadonlyArray<string>, now: string) {
+        if (contactIds.length === 0) return 0
+        const rows = yield* sql`INSERT INTO contact_group_members (group_id, contact_id, created_at)
+          SELECT ${groupId}, c, ${now}::timestamptz FROM jsonb_array_elements_text(${
+          JSON.stringify(contactIds)
+        }::jsonb) AS c
+          ON CONFLICT DO NOTHING RETURNING contact_id`
+        return rows.length
+      },
+      dieOnDatabaseError
+    )
+
+    const removeMember = Effect.fn("ContactGroupsRepo.removeMember")(function*(groupId: string, contactId: string) {
+      const rows = yield* sql`DELETE FROM contact_group_members
+        WHERE group_id = ${groupId} AND contact_id = ${contactId} RETURNING contact_id`
+      return rows.length > 0
+    }, dieOnDatabaseError)
+
+    /** Makes `groupIds` exactly the contact's groups. */
+    const setGroupsOf = Effect.fn("ContactGroupsRepo.setGroupsOf")(
+      function*(contactId: string, groupIds: ReadonlyArray<string>, now: string) {
+        const json = JSON.stringify(groupIds)
+        yield* sql`DELETE FROM contact_group_members WHERE contact_id = ${contactId}
+          AND group_id NOT IN (SELECT jsonb_array_elements_text(${json}::jsonb))`
+        yield* sql`INSERT INTO contact_group_members (group_id, contact_id, created_at)
+          SELECT g, ${contactId}, ${now}::timestamptz FROM jsonb_array_elements_text(${json}::jsonb) AS g
+          ON CONFLICT DO NOTHING`
+      },
+      dieOnDatabaseError
+    )
+
+    return { insert, find, list, update, remove, existingIds, addMembers, removeMember, setGroupsOf } as const
+  })
+}) {}

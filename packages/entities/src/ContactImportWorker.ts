@@ -1,0 +1,211 @@
+/**
+ * A cluster singleton that runs contact imports (README "Contact imports"). The job rows are the
+ * queue: it claims the oldest unfinished import (one a dead runner left `running` included) and
+ * works through its rows from `processed_rows` in batches of `BATCH_ROWS`. Each batch is one
+ * transaction: its contacts (one `INSERT ... ON CONFLICT`), memberships and the import's counts
+ * commit together, so a runner killed mid-import resumes after the last committed batch and never
+ * counts or creates a row twice. The last batch emits the one `contact.import_completed`.
+ */
+import { Singleton } from "@effect/cluster"
+import {
+  ContactGroupsRepo,
+  ContactImportsRepo,
+  ContactsRepo,
+  EventsRepo,
+  Transactions,
+  WorkspacesRepo
+} from "@switchboard/db"
+import type { ImportColumns } from "@switchboard/db"
+import {
+  DomainEvent,
+  ENTITLEMENTS,
+  isCountryCode,
+  newId,
+  parseContactCsv,
+  resolveEntitlements,
+  toTimestamp
+} from "@switchboard/domain"
+import type { ImportRow, ImportRowError } from "@switchboard/domain"
+import { Clock, Effect, Layer, Option, Schedule } from "effect"
+
+export const BATCH_ROWS = 1000
+
+type Outcome =
+  | { readonly _tag: "Write"; readonly row: Extract<ImportRow, { _tag: "Valid" }> }
+  | { readonly _tag: "Failed"; readonly error: ImportRowError }
+  | { readonly _tag: "Repeat"; readonly error: ImportRowError }
+
+/** What each row comes to, before the database: repeats of a number inside the file count once. */
+export const outcomes = (rows: ReadonlyArray<ImportRow>): Array<Outcome> => {
+  const firstRow = new Map<string, number>()
+  return rows.map((r): Outcome => {
+    if (r._tag === "Invalid") return { _tag: "Failed", error: r.error }
+    const first = firstRow.get(r.phone)
+    if (first !== undefined) {
+      return {
+        _tag: "Repeat",
+        error: {
+          row: r.row,
+          line: r.line,
+          column: "phone_number",
+          code: "duplicate_in_file",
+          message: `Same phone number as row ${first}`
+        }
+      }
+    }
+    firstRow.set(r.phone, r.row)
+    return { _tag: "Write", row: r }
+  })
+}
+
+export const make = Effect.gen(function*() {
+  const transactions = yield* Transactions
+  const imports = yield* ContactImportsRepo
+  const contacts = yield* ContactsRepo
+  const groups = yield* ContactGroupsRepo
+  const workspaces = yield* WorkspacesRepo
+  const events = yield* EventsRepo
+  const now = Effect.map(Clock.currentTimeMillis, toTimestamp)
+
+  /** How many more contacts the plan allows (`Infinity` when unlimited or not enforced). */
+  const room = Effect.fn("ContactImportWorker.room")(function*(workspaceId: string) {
+    const workspace = yield* workspaces.findById(workspaceId)
+    if (Option.isNone(workspace) || !ENTITLEMENTS.contacts.enforced) return Infinity
+    const limit = resolveEntitlements(workspace.value.plan, yield* workspaces.overrides(workspaceId)).contacts.value
+    if (typeof limit !== "number") return Infinity
+    return Math.max(0, limit - (yield* contacts.countForWorkspace(workspaceId)))
+  })
+
+  const batch = Effect.fn("ContactImportWorker.batch")(
+    function*(job: ImportColumns, slice: ReadonlyArray<Outcome>, done: boolean) {
+      return yield* transactions.run(Effect.gen(function*() {
+        const at = yield* now
+        const errors: Array<ImportRowError> = []
+        let failed = 0
+        let skipped = 0
+        for (const o of slice) {
+          if (o._tag !== "Write") errors.push(o.error)
+          if (o._tag === "Failed") failed++
+          if (o._tag === "Repeat") skipped++
+        }
+        const writes = slice.flatMap((o) => o._tag === "Write" ? [o.row] : [])
+        const existing = yield* contacts.existingPhones(job.workspace_id, writes.map((r) => r.phone))
+        let allowed = yield* room(job.workspace_id)
+        const admitted = writes.filter((r) => {
+          if (existing.has(r.phone)) return true
+          if (allowed > 0) {
+            allowed--
+            return true
+          }
+          failed++
+          errors.push({
+            row: r.row,
+            line: r.line,
+            column: null,
+            code: "ENTITLEMENT_LIMIT_REACHED",
+            message: "The plan's contacts entitlement is used up"
+          })
+          return false
+        })
+        const rows = yield* Effect.forEach(admitted, (r) =>
+          Effect.map(newId("cnt"), (id) => ({
+            id,
+            phone: r.phone,
+            name: r.name,
+            email: r.email,
+            attributes: r.attributes
+          })))
+        const written = yield* contacts.importBatch({
+          workspaceId: job.workspace_id,
+          rows,
+          tags: job.tags,
+          onConflict: job.on_conflict,
+          now: at
+        })
+        const created = written.filter((w) => w.inserted).length
+        const updated = job.on_conflict === "update" ? written.length - created : 0
+        skipped += admitted.length - created - updated
+        if (job.group_id !== null && written.length > 0) {
+          const group = yield* groups.existingIds(job.workspace_id, [job.group_id])
+          if (group.size > 0) yield* groups.addMembers(job.group_id, written.map((w) => w.id), at)
+        }
+        errors.sort((a, b) => a.row - b.row)
+        const after = yield* imports.advance(
+          job.id,
+          { rows: slice.length, created, updated, skipped, failed, errors },
+          done,
+          at
+        )
+        if (done) {
+          yield* events.append({
+            workspaceId: job.workspace_id,
+            event: DomainEvent.make("contact.import_completed", {
+              object: "contact_import",
+              object_id: job.id as `imp_${string}`,
+              import_id: job.id as `imp_${string}`,
+              status: "completed",
+              total_rows: after.total_rows,
+              created: after.created,
+              updated: after.updated,
+              skipped: after.skipped,
+              failed: after.failed
+            }),
+            occurredAt: at
+          })
+        }
+      }))
+    }
+  )
+
+  /** Runs one import to its end from where it stopped. */
+  const run = Effect.fn("ContactImportWorker.run")(function*(job: ImportColumns) {
+    const file = yield* imports.file(job.id)
+    const country = job.default_country !== null && isCountryCode(job.default_country)
+      ? job.default_country
+      : undefined
+    const parsed = parseContactCsv(file, country)
+    // refused files never get a job row (checked before the 202); an emptied one has no rows left
+    const all = outcomes(parsed._tag === "Parsed" ? parsed.rows : [])
+    let start = job.processed_rows
+    if (start >= all.length) return yield* batch(job, [], true)
+    while (start < all.length) {
+      const slice = all.slice(start, start + BATCH_ROWS)
+      start += slice.length
+      yield* batch(job, slice, start >= all.length)
+    }
+  })
+
+  /** Claims and runs imports until none is left; `true` when it ran one. */
+  const drain = Effect.gen(function*() {
+    let ran = false
+    while (true) {
+      const job = yield* imports.claimNext(yield* now)
+      if (Option.isNone(job)) return ran
+      yield* run(job.value)
+      ran = true
+    }
+  })
+
+  return { run, drain } as const
+})
+
+/** What the worker reads and writes. */
+export const dependencies = Layer.mergeAll(
+  Transactions.Default,
+  ContactImportsRepo.Default,
+  ContactsRepo.Default,
+  ContactGroupsRepo.Default,
+  WorkspacesRepo.Default,
+  EventsRepo.Default
+)
+
+export const ContactImportWorkerLive = Singleton.make(
+  "ContactImportWorker",
+  Effect.flatMap(make, (worker) =>
+    worker.drain.pipe(
+      Effect.catchAllCause((cause) => Effect.logWarning("contact import failed; retrying", cause)),
+      Effect.repeat(Schedule.spaced("500 millis"))
+    ))
+).pipe(
+  Layer.provide(dependencies)
+)

@@ -1,0 +1,95 @@
+/** Contact group use-cases (README "Contacts"): CRUD and bulk, idempotent membership. */
+import { ContactGroupsRepo, ContactsRepo, Transactions } from "@switchboard/db"
+import { Conflict, DEFAULT_LIMIT, newId, NotFound, toPage, toTimestamp } from "@switchboard/domain"
+import type { CursorPosition } from "@switchboard/domain"
+import { Clock, Effect, Option } from "effect"
+import { groupNotFound } from "./Contacts.js"
+
+const nameTaken = () =>
+  new Conflict({
+    message: "A contact group with that name already exists in this workspace",
+    details: { reason: "name_taken", field: "name" }
+  })
+
+export class ContactGroups extends Effect.Service<ContactGroups>()("@switchboard/service-api/ContactGroups", {
+  effect: Effect.gen(function*() {
+    const transactions = yield* Transactions
+    const repo = yield* ContactGroupsRepo
+    const contacts = yield* ContactsRepo
+    const now = Effect.map(Clock.currentTimeMillis, toTimestamp)
+
+    const get = Effect.fn("ContactGroups.get")(function*(workspaceId: string, id: string) {
+      const found = yield* repo.find(workspaceId, id)
+      if (Option.isNone(found)) return yield* groupNotFound(id)
+      return found.value
+    })
+
+    const create = Effect.fn("ContactGroups.create")(function*(
+      workspaceId: string,
+      input: { readonly name: string; readonly description?: string | null | undefined }
+    ) {
+      const id = yield* newId("grp")
+      yield* repo.insert({ id, workspaceId, name: input.name, description: input.description ?? null, now: yield* now })
+        .pipe(Effect.catchTag("UniqueViolation", () => Effect.fail(nameTaken())))
+      // just inserted: not finding it is a defect
+      return yield* Effect.orDie(get(workspaceId, id))
+    })
+
+    const list = Effect.fn("ContactGroups.list")(function*(
+      workspaceId: string,
+      query: { readonly limit?: number | undefined; readonly after?: CursorPosition | undefined }
+    ) {
+      const limit = query.limit ?? DEFAULT_LIMIT
+      return toPage(yield* repo.list(workspaceId, limit, query.after), limit, (g) => g)
+    })
+
+    const update = Effect.fn("ContactGroups.update")(function*(
+      workspaceId: string,
+      id: string,
+      changes: { readonly name?: string | undefined; readonly description?: string | null | undefined }
+    ) {
+      const updated = yield* repo.update(workspaceId, id, changes, yield* now).pipe(
+        Effect.catchTag("UniqueViolation", () => Effect.fail(nameTaken()))
+      )
+      if (!updated) return yield* groupNotFound(id)
+      return yield* get(workspaceId, id)
+    })
+
+    const remove = Effect.fn("ContactGroups.remove")(function*(workspaceId: string, id: string) {
+      if (!(yield* repo.remove(workspaceId, id))) return yield* groupNotFound(id)
+      return { id: id as `grp_${string}`, object: "contact_group" as const, deleted: true as const }
+    })
+
+    /** All or nothing: an id that is not a contact of the workspace adds none. */
+    const addMembers = Effect.fn("ContactGroups.addMembers")(
+      function*(workspaceId: string, id: string, contactIds: ReadonlyArray<string>) {
+        return yield* transactions.run(Effect.gen(function*() {
+          yield* get(workspaceId, id)
+          const known = yield* contacts.existingIds(workspaceId, contactIds)
+          const issues = contactIds.flatMap((c, i) =>
+            known.has(c) ? [] : [{ path: ["contact_ids", i], message: "No such contact in this workspace" }]
+          )
+          if (issues.length > 0) {
+            return yield* new NotFound({
+              message: "Some contacts do not exist in this workspace",
+              details: { resource: "contact", issues }
+            })
+          }
+          yield* repo.addMembers(id, [...new Set(contactIds)], yield* now)
+          return yield* get(workspaceId, id)
+        }))
+      }
+    )
+
+    const removeMember = Effect.fn("ContactGroups.removeMember")(
+      function*(workspaceId: string, id: string, contactId: string) {
+        yield* get(workspaceId, id)
+        yield* repo.removeMember(id, contactId)
+        return yield* get(workspaceId, id)
+      }
+    )
+
+    return { create, get, list, update, remove, addMembers, removeMember } as const
+  }),
+  dependencies: [Transactions.Default, ContactGroupsRepo.Default, ContactsRepo.Default]
+}) {}

@@ -1,0 +1,135 @@
+/**
+ * Contact imports, the API side (README "Contact imports"): checks the file, stores it with its
+ * job row before the 202; the runner's import worker does the rest.
+ */
+import { ContactGroupsRepo, ContactImportsRepo, Transactions } from "@switchboard/db"
+import {
+  ContactImport,
+  DEFAULT_LIMIT,
+  isCountryCode,
+  MAX_IMPORT_BYTES,
+  MAX_IMPORT_ROWS,
+  newId,
+  normalizeTags,
+  NotFound,
+  parseContactCsv,
+  PayloadTooLarge,
+  toPage,
+  toTimestamp,
+  ValidationError
+} from "@switchboard/domain"
+import type { CursorPosition } from "@switchboard/domain"
+import { Clock, Effect, Option } from "effect"
+import { groupNotFound } from "./Contacts.js"
+import { Idempotency } from "./Idempotency.js"
+
+export interface ImportInput {
+  readonly file: string
+  readonly on_conflict?: "skip" | "update" | undefined
+  readonly default_country?: string | undefined
+  readonly tags?: ReadonlyArray<string> | undefined
+  readonly group_id?: string | undefined
+}
+
+const invalid = (path: ReadonlyArray<string>, reason: string, message: string, extra: Record<string, unknown> = {}) =>
+  new ValidationError({
+    message: "Request validation failed",
+    details: { reason, ...extra, issues: [{ path, message }] }
+  })
+
+export class ContactImports extends Effect.Service<ContactImports>()("@switchboard/service-api/ContactImports", {
+  effect: Effect.gen(function*() {
+    const transactions = yield* Transactions
+    const repo = yield* ContactImportsRepo
+    const groups = yield* ContactGroupsRepo
+    const idempotency = yield* Idempotency
+    const now = Effect.map(Clock.currentTimeMillis, toTimestamp)
+
+    const create = Effect.fn("ContactImports.create")(
+      function*(workspaceId: string, input: ImportInput, idempotencyKey: string | undefined) {
+        return yield* idempotency.run(
+          { workspaceId, key: idempotencyKey, body: input, response: ContactImport },
+          (complete) =>
+            Effect.gen(function*() {
+              const bytes = Buffer.from(input.file, "base64")
+              if (bytes.length > MAX_IMPORT_BYTES) {
+                return yield* new PayloadTooLarge({
+                  message: `The decoded file exceeds ${MAX_IMPORT_BYTES} bytes`,
+                  details: { limit_bytes: MAX_IMPORT_BYTES }
+                })
+              }
+              const country = input.default_country
+              if (country !== undefined && !isCountryCode(country)) {
+                return yield* invalid(["default_country"], "unknown_country", "Not a supported country code")
+              }
+              if (input.group_id !== undefined) {
+                const known = yield* groups.existingIds(workspaceId, [input.group_id])
+                if (known.size === 0) return yield* groupNotFound(input.group_id)
+              }
+              const text = bytes.toString("utf8")
+              // parsed here only to count rows and refuse a file that cannot be a contact list
+              const parsed = parseContactCsv(
+                text,
+                country !== undefined && isCountryCode(country) ? country : undefined
+              )
+              if (parsed._tag === "Refused") {
+                return yield* invalid(
+                  ["file"],
+                  parsed.reason,
+                  parsed.reason === "missing_phone_number_column"
+                    ? "The header row has no phone_number column"
+                    : parsed.reason === "no_header"
+                    ? "The file has no header row"
+                    : "The file cannot be read as CSV"
+                )
+              }
+              if (parsed.rows.length > MAX_IMPORT_ROWS) {
+                return yield* invalid(["file"], "too_many_rows", `Expected at most ${MAX_IMPORT_ROWS} data rows`, {
+                  limit: MAX_IMPORT_ROWS
+                })
+              }
+              const id = yield* newId("imp")
+              return yield* transactions.run(Effect.gen(function*() {
+                yield* repo.insert({
+                  id,
+                  workspaceId,
+                  onConflict: input.on_conflict ?? "skip",
+                  defaultCountry: country ?? null,
+                  tags: normalizeTags(input.tags ?? []),
+                  groupId: input.group_id ?? null,
+                  file: text,
+                  totalRows: parsed.rows.length,
+                  now: yield* now
+                })
+                const created = Option.getOrThrow(yield* repo.find(workspaceId, id))
+                yield* complete(created)
+                return created
+              }))
+            })
+        )
+      }
+    )
+
+    const get = Effect.fn("ContactImports.get")(function*(workspaceId: string, id: string) {
+      const found = yield* repo.find(workspaceId, id)
+      if (Option.isNone(found)) {
+        return yield* new NotFound({
+          message: `No contact import ${id} in this workspace`,
+          details: { resource: "contact_import", id }
+        })
+      }
+      return found.value
+    })
+
+    const list = Effect.fn("ContactImports.list")(function*(
+      workspaceId: string,
+      query: { readonly limit?: number | undefined; readonly after?: CursorPosition | undefined }
+    ) {
+      const limit = query.limit ?? DEFAULT_LIMIT
+      return toPage(yield* repo.list(workspaceId, limit, query.after), limit, (i) => i)
+    })
+
+    return { create, get, list } as const
+  }),
+  dependencies: [Transactions.Default, ContactImportsRepo.Default, ContactGroupsRepo.Default, Idempotency.Default]
+}) {}
