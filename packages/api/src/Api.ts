@@ -10,6 +10,7 @@ import { HealthApi } from "./HealthApi.js"
 import { ChannelsApi, MessagesApi, SandboxApi } from "./MessagingApi.js"
 import { PlanApi } from "./PlanApi.js"
 import { QrPairingApi } from "./QrPairingApi.js"
+import { TemplatesApi } from "./TemplatesApi.js"
 import { WebhooksApi } from "./WebhooksApi.js"
 
 const DESCRIPTION = `Provider-independent messaging API.
@@ -67,6 +68,7 @@ export class Api extends HttpApi.make("switchboard")
   .add(ChannelsApi)
   .add(QrPairingApi)
   .add(SandboxApi)
+  .add(TemplatesApi)
   .add(WebhooksApi)
   .addError(ValidationError)
   .addError(PayloadTooLarge)

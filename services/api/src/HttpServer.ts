@@ -18,6 +18,7 @@ import { HealthHandlers } from "./handlers/HealthHandlers.js"
 import { ChannelsHandlers, MessagesHandlers, SandboxHandlers } from "./handlers/MessagingHandlers.js"
 import { PlanHandlers } from "./handlers/PlanHandlers.js"
 import { QrPairingHandlers } from "./handlers/QrPairingHandlers.js"
+import { TemplatesHandlers } from "./handlers/TemplatesHandlers.js"
 import { WebhooksHandlers } from "./handlers/WebhooksHandlers.js"
 import { HttpConfig } from "./HttpConfig.js"
 import { errorMapping, serveMiddleware } from "./HttpMiddlewares.js"
@@ -32,6 +33,7 @@ import { Messages } from "./services/Messages.js"
 import { QrPairing } from "./services/QrPairing.js"
 import { RateLimits } from "./services/RateLimits.js"
 import { Sandbox } from "./services/Sandbox.js"
+import { Templates } from "./services/Templates.js"
 import { UsageReport } from "./services/UsageReport.js"
 import { Webhooks } from "./services/Webhooks.js"
 import { ShutdownSignal } from "./ShutdownSignal.js"
@@ -52,6 +54,7 @@ const ApiLive = Layer.unwrapEffect(
     ChannelsHandlers,
     QrPairingHandlers,
     SandboxHandlers,
+    TemplatesHandlers,
     WebhooksHandlers
   ]),
   Layer.provide([AuthenticationLive, IpRateLimitLive]),
@@ -67,6 +70,7 @@ const ApiLive = Layer.unwrapEffect(
       Channels.Default,
       QrPairing.Default,
       Sandbox.Default,
+      Templates.Default,
       Webhooks.Default,
       Credentials.Default,
       SessionsRepo.Default,
