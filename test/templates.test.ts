@@ -235,6 +235,32 @@ describe("templates", () => {
         }
       }))
 
+    it.effect("documents the template schema, the placeholder grammar and every error in OpenAPI", () =>
+      Effect.gen(function*() {
+        const spec = (yield* request("GET", "/openapi.json")).body
+        const schema = JSON.stringify(spec.components.schemas.Template)
+        assert.include(schema, "{{name}}")
+        assert.include(schema, "^[a-z][a-z0-9_]{0,63}$")
+        assert.isDefined(spec.components.schemas.TemplateVariable)
+        const create = spec.paths["/v1/templates"].post
+        assert.deepStrictEqual(create["x-required-scopes"], ["templates.manage"])
+        assert.include(JSON.stringify(create.responses["409"]), "Conflict")
+        assert.include(JSON.stringify(create.responses["422"]), "ValidationError")
+        assert.include(create.description, "position")
+        const testSend = spec.paths["/v1/templates/{templateId}/test-send"].post
+        assert.strictEqual(testSend["x-rate-limit-rule"], "template_test_send")
+        for (
+          const code of ["TemplateNotFound", "TemplateNotSendable", "TemplateVariableMissing", "IdempotencyConflict"]
+        ) {
+          assert.include(JSON.stringify(testSend.responses), code)
+        }
+        const send = JSON.stringify(spec.paths["/v1/messages"].post.responses)
+        for (const code of ["TemplateNotFound", "TemplateNotSendable", "TemplateVariableMissing"]) {
+          assert.include(send, code)
+        }
+        assert.include(JSON.stringify(spec.components.schemas.TemplateVariableMissing), "missing")
+      }))
+
     it.effect("needs templates.manage to read and write templates", () =>
       Effect.gen(function*() {
         const user = yield* signUp()
