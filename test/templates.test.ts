@@ -45,6 +45,12 @@ describe("templates", () => {
         assert.deepStrictEqual(yield* client.templates.get({ path: { templateId: created.id } }), created)
         const events = yield* eventsOf(created.id)
         assert.deepStrictEqual(events.map((e) => e.type), ["template.created"])
+        // the catalogue says template events are emitted: they now are
+        const hooks = yield* createKey(user, { scopes: ["webhooks.manage"] })
+        const types = (yield* request("GET", "/v1/webhook-event-types", { token: hooks.secret })).body.data
+        for (const type of ["template.created", "template.updated", "template.archived"]) {
+          assert.isTrue(types.find((t: { type: string }) => t.type === type).emitted, type)
+        }
         assert.deepStrictEqual(JSON.parse(events[0]!.envelope).data, {
           object: "template",
           object_id: created.id,
