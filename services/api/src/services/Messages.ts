@@ -40,7 +40,7 @@ import { TemplateSends } from "./TemplateSends.js"
 
 type SendBody = typeof SendMessageRequest.Type
 
-/** How a use-case other than `POST /v1/messages` sends (a template's test-send). */
+/** How a use-case other than `POST /v1/messages` sends (a conversation's reply, a template's test-send). */
 export interface SendOptions {
   /** what the `Idempotency-Key` is bound to (default: the body) */
   readonly fingerprint?: unknown
