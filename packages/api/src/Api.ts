@@ -13,6 +13,7 @@ import { HealthApi } from "./HealthApi.js"
 import { ChannelsApi, MessagesApi, SandboxApi } from "./MessagingApi.js"
 import { PlanApi } from "./PlanApi.js"
 import { QrPairingApi } from "./QrPairingApi.js"
+import { TemplatesApi } from "./TemplatesApi.js"
 import { WebhooksApi } from "./WebhooksApi.js"
 
 const DESCRIPTION = `Provider-independent messaging API.
@@ -91,6 +92,7 @@ export class Api extends HttpApi.make("switchboard")
   .add(ContactImportsApi)
   .add(ContactsApi)
   .add(ContactGroupsApi)
+  .add(TemplatesApi)
   .add(WebhooksApi)
   .addError(ValidationError)
   .addError(PayloadTooLarge)

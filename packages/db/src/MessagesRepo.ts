@@ -34,7 +34,11 @@ export const MessageRow = Schema.Struct({
   type: Schema.Literal("text", "template"),
   body: Schema.String,
   template: Schema.NullOr(
-    Schema.Struct({ slug: Schema.String, variables: Schema.Record({ key: Schema.String, value: Schema.String }) })
+    Schema.Struct({
+      id: Schema.String,
+      slug: Schema.String,
+      variables: Schema.Record({ key: Schema.String, value: Schema.String })
+    })
   ),
   category: Category,
   priority: Schema.Number,
@@ -78,7 +82,9 @@ export const toMessage = (r: MessageRow): Message =>
     to: r.to_number,
     type: r.type,
     text: { body: r.body },
-    template: r.template ?? null,
+    template: r.template
+      ? { id: r.template.id as `tpl_${string}`, slug: r.template.slug, variables: r.template.variables }
+      : null,
     category: r.category,
     status: r.status,
     failure: r.failure ?? null,
@@ -128,15 +134,18 @@ export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/d
       readonly now: string
       /** inbound only: the provider's id of the message */
       readonly providerMessageId?: string | undefined
+      /** a template send: the template and the values `body` was rendered with */
+      readonly template?: { readonly id: string; readonly slug: string; readonly variables: Record<string, string> }
     }) {
       const delivered = input.status === "delivered" ? input.now : null
       // the message and the first row of its timeline in one round trip
       const rows = yield* sql<MessageRow>`WITH inserted AS (
           INSERT INTO messages (id, workspace_id, channel_id, conversation_id, contact_id, direction,
-            from_number, to_number, type, body, category, priority, status, metadata, created_at, updated_at,
+            from_number, to_number, type, body, template, category, priority, status, metadata, created_at, updated_at,
             delivered_at, provider_message_id)
           VALUES (${input.id}, ${input.workspaceId}, ${input.channelId}, ${input.conversationId}, ${input.contactId},
-            ${input.direction}, ${input.from}, ${input.to}, 'text', ${input.body}, ${input.category}, ${input.priority},
+            ${input.direction}, ${input.from}, ${input.to}, ${input.template ? "template" : "text"}, ${input.body},
+            ${input.template ? JSON.stringify(input.template) : null}::jsonb, ${input.category}, ${input.priority},
             ${input.status}, ${JSON.stringify(input.metadata)}::jsonb, ${input.now}, ${input.now}, ${delivered},
             ${input.providerMessageId ?? null})
           RETURNING *
@@ -158,7 +167,11 @@ export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/d
           message_id: message.id,
           from_state: null,
           to_state: "queued",
-          category: message.category
+          category: message.category,
+          // a template send says what it rendered (the status events of text sends keep their shape)
+          ...(message.template
+            ? { template: { id: message.template.id, slug: message.template.slug }, body: message.text.body }
+            : {})
         }),
         occurredAt: message.created_at
       })

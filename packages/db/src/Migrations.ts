@@ -22,6 +22,7 @@ import m0042 from "./migrations/0042_create_qr_safety_limits.js"
 import m0043 from "./migrations/0043_sandbox_verify_failures.js"
 import m0050 from "./migrations/0050_contacts_address_book.js"
 import m0051 from "./migrations/0051_contact_imports.js"
+import m0060 from "./migrations/0060_create_templates.js"
 import m0070 from "./migrations/0070_conversations_inbox.js"
 
 export const migrations = {
@@ -42,6 +43,7 @@ export const migrations = {
   "0043_sandbox_verify_failures": m0043,
   "0050_contacts_address_book": m0050,
   "0051_contact_imports": m0051,
+  "0060_create_templates": m0060,
   "0070_conversations_inbox": m0070
 }
 

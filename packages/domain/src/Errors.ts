@@ -7,7 +7,9 @@ import { ApiError } from "./ApiError.js"
 
 export const ValidationIssue = Schema.Struct({
   path: Schema.Array(Schema.Union(Schema.String, Schema.Number)),
-  message: Schema.String
+  message: Schema.String,
+  /** a template body's problems: the character (code point) where it starts, from 0 */
+  position: Schema.optional(Schema.Number)
 }).annotations({ identifier: "ValidationIssue" })
 
 export class ValidationError extends ApiError<ValidationError>()("ValidationError", {
@@ -24,7 +26,8 @@ export class ValidationError extends ApiError<ValidationError>()("ValidationErro
 export class TemplateVariableMissing extends ApiError<TemplateVariableMissing>()("TemplateVariableMissing", {
   code: "TEMPLATE_VARIABLE_MISSING",
   status: 422,
-  description: "A required template variable was not supplied (`details.missing`)."
+  description: "Required template variables were not supplied: `details.missing` lists every missing name.",
+  details: Schema.Struct({ missing: Schema.Array(Schema.String) }, { key: Schema.String, value: Schema.Unknown })
 }) {}
 
 export class Unauthorized extends ApiError<Unauthorized>()("Unauthorized", {
@@ -97,7 +100,7 @@ export class ChannelNotFound extends ApiError<ChannelNotFound>()("ChannelNotFoun
 export class TemplateNotFound extends ApiError<TemplateNotFound>()("TemplateNotFound", {
   code: "TEMPLATE_NOT_FOUND",
   status: 404,
-  description: "No template with this slug or id in the workspace."
+  description: "No template with this slug (`details.slug`) or id (`details.id`) in the workspace."
 }) {}
 
 export class MethodNotAllowed extends ApiError<MethodNotAllowed>()("MethodNotAllowed", {
@@ -136,7 +139,7 @@ export class ChannelCapabilityUnavailable extends ApiError<ChannelCapabilityUnav
 export class TemplateNotSendable extends ApiError<TemplateNotSendable>()("TemplateNotSendable", {
   code: "TEMPLATE_NOT_SENDABLE",
   status: 409,
-  description: "The template cannot be sent (e.g. archived)."
+  description: "The template cannot be sent: it is archived (`details.reason = template_archived`)."
 }) {}
 
 export class IdempotencyConflict extends ApiError<IdempotencyConflict>()("IdempotencyConflict", {

@@ -33,7 +33,11 @@ export const MessageStatusChangedData = Schema.Struct({
   category: Category,
   failure_class: Schema.optional(Failure.fields.class),
   error_code: Schema.optional(Schema.String),
-  reason: Schema.optional(Schema.String)
+  reason: Schema.optional(Schema.String),
+  /** `message.queued` of a template send only: the template it rendered */
+  template: Schema.optional(Schema.Struct({ id: Id("tpl"), slug: Schema.String })),
+  /** `message.queued` of a template send only: the rendered text */
+  body: Schema.optional(Schema.String)
 }).annotations({ identifier: "MessageStatusChangedData" })
 
 export const MessageReceivedData = Schema.Struct({
@@ -208,7 +212,9 @@ const orderMessageStatus = (input: unknown): unknown => {
     category: d.category,
     ...(d.failure_class === undefined ? {} : { failure_class: d.failure_class }),
     ...(d.error_code === undefined ? {} : { error_code: d.error_code }),
-    ...(d.reason === undefined ? {} : { reason: d.reason })
+    ...(d.reason === undefined ? {} : { reason: d.reason }),
+    ...(d.template === undefined ? {} : { template: { id: d.template.id, slug: d.template.slug } }),
+    ...(d.body === undefined ? {} : { body: d.body })
   }
 }
 

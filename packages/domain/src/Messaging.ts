@@ -38,8 +38,12 @@ export const MessageFields = {
   type: Schema.Literal("text", "template"),
   text: Schema.Struct({ body: Schema.String }),
   template: Schema.NullOr(
-    Schema.Struct({ slug: Schema.String, variables: Schema.Record({ key: Schema.String, value: Schema.String }) })
-  ),
+    Schema.Struct({
+      id: Id("tpl"),
+      slug: Schema.String,
+      variables: Schema.Record({ key: Schema.String, value: Schema.String })
+    })
+  ).annotations({ description: "A template send: the template and the values it was rendered with (`text.body`)" }),
   category: Category,
   status: MessageStatus,
   failure: Schema.NullOr(Failure),

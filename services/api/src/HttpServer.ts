@@ -20,6 +20,7 @@ import { HealthHandlers } from "./handlers/HealthHandlers.js"
 import { ChannelsHandlers, MessagesHandlers, SandboxHandlers } from "./handlers/MessagingHandlers.js"
 import { PlanHandlers } from "./handlers/PlanHandlers.js"
 import { QrPairingHandlers } from "./handlers/QrPairingHandlers.js"
+import { TemplatesHandlers } from "./handlers/TemplatesHandlers.js"
 import { WebhooksHandlers } from "./handlers/WebhooksHandlers.js"
 import { HttpConfig } from "./HttpConfig.js"
 import { errorMapping, serveMiddleware } from "./HttpMiddlewares.js"
@@ -38,6 +39,7 @@ import { Messages } from "./services/Messages.js"
 import { QrPairing } from "./services/QrPairing.js"
 import { RateLimits } from "./services/RateLimits.js"
 import { Sandbox } from "./services/Sandbox.js"
+import { Templates } from "./services/Templates.js"
 import { UsageReport } from "./services/UsageReport.js"
 import { Webhooks } from "./services/Webhooks.js"
 import { ShutdownSignal } from "./ShutdownSignal.js"
@@ -62,6 +64,7 @@ const ApiLive = Layer.unwrapEffect(
     ContactsHandlers,
     ContactGroupsHandlers,
     ContactImportsHandlers,
+    TemplatesHandlers,
     WebhooksHandlers
   ]),
   Layer.provide([AuthenticationLive, IpRateLimitLive]),
@@ -81,6 +84,7 @@ const ApiLive = Layer.unwrapEffect(
       ContactImports.Default,
       QrPairing.Default,
       Sandbox.Default,
+      Templates.Default,
       Webhooks.Default,
       Credentials.Default,
       SessionsRepo.Default,

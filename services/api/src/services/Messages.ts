@@ -17,6 +17,7 @@ import {
   acceptsSends,
   ChannelNotConnected,
   ChannelNotFound,
+  DEFAULT_CATEGORY,
   DEFAULT_LIMIT,
   Message,
   newId,
@@ -24,7 +25,6 @@ import {
   PRIORITY,
   ProviderRateLimited,
   SandboxTestKeyRequired,
-  TemplateNotFound,
   toPage,
   toTimestamp,
   ValidationError
@@ -36,13 +36,16 @@ import { Clock, Effect, Option } from "effect"
 import { Entitlements } from "./Entitlements.js"
 import { Idempotency } from "./Idempotency.js"
 import { QrSafety } from "./QrSafety.js"
+import { TemplateSends } from "./TemplateSends.js"
 
 type SendBody = typeof SendMessageRequest.Type
 
-/** How a use-case other than `POST /v1/messages` sends (a conversation's reply). */
+/** How a use-case other than `POST /v1/messages` sends (a conversation's reply, a template's test-send). */
 export interface SendOptions {
   /** what the `Idempotency-Key` is bound to (default: the body) */
   readonly fingerprint?: unknown
+  /** where the template's variables sit in the request (default `["template", "variables"]`) */
+  readonly variablesPath?: ReadonlyArray<string>
 }
 
 export class Messages extends Effect.Service<Messages>()("@switchboard/service-api/Messages", {
@@ -57,10 +60,11 @@ export class Messages extends Effect.Service<Messages>()("@switchboard/service-a
     const sandbox = yield* SandboxRepo
     const entitlements = yield* Entitlements
     const qrSafety = yield* QrSafety
+    const templateSends = yield* TemplateSends
     const channelClient = yield* ChannelEntity.client
 
     /** Everything that can refuse a send, before anything is written. */
-    const check = Effect.fn("Messages.check")(function*(principal: Principal, body: SendBody) {
+    const check = Effect.fn("Messages.check")(function*(principal: Principal, body: SendBody, options: SendOptions) {
       const channelRow = body.channel_id !== undefined
         ? yield* channels.find(principal.workspaceId, body.channel_id)
         : yield* channels.findDefault(principal.workspaceId)
@@ -85,12 +89,14 @@ export class Messages extends Effect.Service<Messages>()("@switchboard/service-a
           message: "Sending through a sandbox channel needs a test-mode API key (wa_test_...)"
         })
       }
-      if (body.template !== undefined) {
-        return yield* new TemplateNotFound({
-          message: `No template "${body.template.slug}" in this workspace`,
-          details: { resource: "template", slug: body.template.slug }
-        })
-      }
+      // one indexed read, before the transaction
+      const template = body.template === undefined ? undefined : yield* templateSends.prepare({
+        workspaceId: principal.workspaceId,
+        slug: body.template.slug,
+        variables: body.template.variables ?? {},
+        provider: channel.provider,
+        path: options.variablesPath ?? ["template", "variables"]
+      })
       if (!acceptsSends(channel.status)) {
         return yield* new ChannelNotConnected({
           message: `Channel ${channel.id} is ${channel.status}, not connected`,
@@ -115,7 +121,7 @@ export class Messages extends Effect.Service<Messages>()("@switchboard/service-a
           details: { max_throughput_mps: mps }
         })
       }
-      return channel
+      return { channel, template }
     })
 
     const send = Effect.fn("Messages.send")(
@@ -126,8 +132,8 @@ export class Messages extends Effect.Service<Messages>()("@switchboard/service-a
           (complete) =>
             Effect.gen(function*() {
               const now = toTimestamp(yield* Clock.currentTimeMillis)
-              const channel = yield* check(principal, body)
-              const category: Category = body.category ?? "utility"
+              const { channel, template } = yield* check(principal, body, options)
+              const category: Category = body.category ?? template?.template.category ?? DEFAULT_CATEGORY
               const message = yield* transactions.run(Effect.gen(function*() {
                 // first: a QR channel's row lock serialises its sends up to commit (SPEC 8.5)
                 yield* qrSafety.admit(channel)
@@ -150,7 +156,16 @@ export class Messages extends Effect.Service<Messages>()("@switchboard/service-a
                   direction: "outbound",
                   from: channel.phone_number,
                   to: body.to,
-                  body: body.text?.body ?? "",
+                  body: template?.body ?? body.text?.body ?? "",
+                  ...(template
+                    ? {
+                      template: {
+                        id: template.template.id,
+                        slug: template.template.slug,
+                        variables: template.variables
+                      }
+                    }
+                    : {}),
                   category,
                   priority: PRIORITY[category],
                   status: "queued",
@@ -226,6 +241,7 @@ export class Messages extends Effect.Service<Messages>()("@switchboard/service-a
     Idempotency.Default,
     SandboxRepo.Default,
     Entitlements.Default,
-    QrSafety.Default
+    QrSafety.Default,
+    TemplateSends.Default
   ]
 }) {}

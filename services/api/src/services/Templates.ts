@@ -1,0 +1,205 @@
+/**
+ * Template use-cases (README "Templates"): CRUD with strict placeholders, archiving, and the
+ * test-send, a real send through `Messages.send` (same checks, same events) whose variables
+ * default to each declared `example`, there only.
+ */
+import type { Principal } from "@switchboard/api"
+import { EventsRepo, TemplatesRepo, Transactions } from "@switchboard/db"
+import {
+  checkTemplate,
+  Conflict,
+  DEFAULT_LIMIT,
+  DomainEvent,
+  newId,
+  NotFound,
+  TemplateNotFound,
+  toPage,
+  toTimestamp,
+  ValidationError
+} from "@switchboard/domain"
+import type {
+  Category,
+  CreateTemplateRequest,
+  CursorPosition,
+  Template,
+  TemplateStatus,
+  TestSendRequest,
+  UpdateTemplateRequest,
+  VariableDeclaration
+} from "@switchboard/domain"
+import { Clock, Effect, Option } from "effect"
+import { Messages } from "./Messages.js"
+
+type VariablesInput = ReadonlyArray<
+  { readonly name: string; readonly required?: boolean | undefined; readonly example?: string | null | undefined }
+>
+
+const declarations = (input: VariablesInput | undefined): ReadonlyArray<VariableDeclaration> | undefined =>
+  input?.map((v) => ({ name: v.name, required: v.required ?? true, example: v.example ?? null }))
+
+/** The body and declarations checked together: 422 with every issue (positions for the body's). */
+const checked = (body: string, declared: ReadonlyArray<VariableDeclaration> | undefined) =>
+  Effect.gen(function*() {
+    const { issues, variables } = checkTemplate(body, declared)
+    if (issues.length > 0) {
+      return yield* new ValidationError({
+        message: "The template's body or variables are invalid",
+        details: {
+          reason: "invalid_template",
+          issues: issues.map((i) => ({
+            path: [...i.path],
+            message: i.message,
+            ...(i.position === undefined ? {} : { position: i.position })
+          }))
+        }
+      })
+    }
+    return variables
+  })
+
+const notFound = (id: string) =>
+  new NotFound({ message: `No template ${id} in this workspace`, details: { resource: "template", id } })
+
+const templateEvent = (type: "template.created" | "template.updated" | "template.archived", t: Template) =>
+  DomainEvent.make(type, { object: "template", object_id: t.id, template_id: t.id, status: t.status })
+
+export class Templates extends Effect.Service<Templates>()("@switchboard/service-api/Templates", {
+  effect: Effect.gen(function*() {
+    const transactions = yield* Transactions
+    const repo = yield* TemplatesRepo
+    const events = yield* EventsRepo
+    const messages = yield* Messages
+    const now = Effect.map(Clock.currentTimeMillis, toTimestamp)
+
+    const create = Effect.fn("Templates.create")(
+      function*(workspaceId: string, input: typeof CreateTemplateRequest.Type) {
+        const variables = yield* checked(input.body, declarations(input.variables))
+        const at = yield* now
+        const id = yield* newId("tpl")
+        return yield* transactions.run(Effect.gen(function*() {
+          const template = yield* repo.insert({
+            id,
+            workspaceId,
+            slug: input.slug,
+            name: input.name,
+            category: input.category,
+            language: input.language ?? "en",
+            body: input.body,
+            variables,
+            now: at
+          }).pipe(Effect.catchTag("UniqueViolation", () =>
+            new Conflict({
+              message: "A template with that slug already exists in this workspace (archived ones included)",
+              details: { reason: "slug_taken", field: "slug" }
+            })))
+          yield* events.append({ workspaceId, event: templateEvent("template.created", template), occurredAt: at })
+          return template
+        }))
+      }
+    )
+
+    const get = Effect.fn("Templates.get")(function*(workspaceId: string, id: string) {
+      const found = yield* repo.find(workspaceId, id)
+      if (Option.isNone(found)) return yield* notFound(id)
+      return found.value
+    })
+
+    const list = Effect.fn("Templates.list")(function*(workspaceId: string, query: {
+      readonly limit?: number | undefined
+      readonly after?: CursorPosition | undefined
+      readonly status?: TemplateStatus | undefined
+      readonly category?: Category | undefined
+      readonly q?: string | undefined
+    }) {
+      const limit = query.limit ?? DEFAULT_LIMIT
+      const rows = yield* repo.list(workspaceId, query, limit, query.after)
+      return toPage(rows, limit, (t) => t)
+    })
+
+    /**
+     * Changes an active template. The new body and the declarations (the new ones, or the
+     * current ones) are checked together; messages already queued keep the text they were
+     * rendered with.
+     */
+    const update = Effect.fn("Templates.update")(
+      function*(workspaceId: string, id: string, changes: typeof UpdateTemplateRequest.Type) {
+        const current = yield* get(workspaceId, id)
+        if (current.status === "archived") {
+          return yield* new Conflict({
+            message: "An archived template cannot be changed",
+            details: { reason: "template_archived" }
+          })
+        }
+        const declared = declarations(changes.variables)
+        const variables = changes.body !== undefined || declared !== undefined
+          ? yield* checked(changes.body ?? current.body, declared ?? current.variables)
+          : undefined
+        const at = yield* now
+        return yield* transactions.run(Effect.gen(function*() {
+          const updated = yield* repo.update(workspaceId, id, {
+            name: changes.name,
+            category: changes.category,
+            language: changes.language,
+            body: changes.body,
+            variables
+          }, at)
+          if (Option.isNone(updated)) {
+            // archived in the meantime
+            return yield* new Conflict({
+              message: "An archived template cannot be changed",
+              details: { reason: "template_archived" }
+            })
+          }
+          yield* events.append({ workspaceId, event: templateEvent("template.updated", updated.value), occurredAt: at })
+          return updated.value
+        }))
+      }
+    )
+
+    /** Archives (repeatable): `template.archived` once, the archived template every time. */
+    const archive = Effect.fn("Templates.archive")(function*(workspaceId: string, id: string) {
+      const at = yield* now
+      const archived = yield* transactions.run(Effect.gen(function*() {
+        const moved = yield* repo.archive(workspaceId, id, at)
+        if (Option.isSome(moved)) {
+          yield* events.append({ workspaceId, event: templateEvent("template.archived", moved.value), occurredAt: at })
+        }
+        return moved
+      }))
+      return Option.isSome(archived) ? archived.value : yield* get(workspaceId, id)
+    })
+
+    /** A real send of the template; missing variables take their `example` (here only). */
+    const testSend = Effect.fn("Templates.testSend")(function*(
+      principal: Principal,
+      id: string,
+      input: typeof TestSendRequest.Type,
+      idempotencyKey: string | undefined
+    ) {
+      const found = yield* repo.find(principal.workspaceId, id)
+      if (Option.isNone(found)) {
+        return yield* new TemplateNotFound({
+          message: `No template ${id} in this workspace`,
+          details: { resource: "template", id }
+        })
+      }
+      const template = found.value
+      const variables: Record<string, string> = {}
+      for (const v of template.variables) if (v.example !== null) variables[v.name] = v.example
+      Object.assign(variables, input.variables ?? {})
+      return yield* messages.send(
+        principal,
+        {
+          to: input.to,
+          ...(input.channel_id === undefined ? {} : { channel_id: input.channel_id }),
+          template: { slug: template.slug, variables }
+        },
+        idempotencyKey,
+        { fingerprint: { test_send: template.id, ...input }, variablesPath: ["variables"] }
+      )
+    })
+
+    return { create, get, list, update, archive, testSend } as const
+  }),
+  dependencies: [TemplatesRepo.Default, EventsRepo.Default, Transactions.Default, Messages.Default]
+}) {}
