@@ -91,6 +91,17 @@ export class Messages extends Effect.Service<Messages>()("@switchboard/service-a
           details: { status: channel.status }
         })
       }
+      // a sandbox channel sends only while its session lasts: past its expiry (even before the
+      // sweeper archived the channel) or revoked, it is not connected any more
+      if (
+        channel.provider === "sandbox" &&
+        !(yield* sandbox.isUsable(channel.id, toTimestamp(yield* Clock.currentTimeMillis)))
+      ) {
+        return yield* new ChannelNotConnected({
+          message: `Channel ${channel.id} belongs to a sandbox session that has ended; create a new session`,
+          details: { status: channel.status, reason: "sandbox_session_ended" }
+        })
+      }
       if (
         channel.provider === "sandbox" && !isMagicNumber(body.to) && !(yield* sandbox.isVerified(channel.id, body.to))
       ) {
