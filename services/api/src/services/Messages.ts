@@ -35,6 +35,7 @@ import { isMagicNumber } from "@switchboard/providers/contract"
 import { Clock, Effect, Option } from "effect"
 import { Entitlements } from "./Entitlements.js"
 import { Idempotency } from "./Idempotency.js"
+import { MessageQuota } from "./MessageQuota.js"
 import { QrSafety } from "./QrSafety.js"
 
 type SendBody = typeof SendMessageRequest.Type
@@ -51,6 +52,7 @@ export class Messages extends Effect.Service<Messages>()("@switchboard/service-a
     const sandbox = yield* SandboxRepo
     const entitlements = yield* Entitlements
     const qrSafety = yield* QrSafety
+    const quota = yield* MessageQuota
     const channelClient = yield* ChannelEntity.client
 
     /** Everything that can refuse a send, before anything is written. */
@@ -136,6 +138,8 @@ export class Messages extends Effect.Service<Messages>()("@switchboard/service-a
               const message = yield* transactions.run(Effect.gen(function*() {
                 // first: a QR channel's row lock serialises its sends up to commit (SPEC 8.5)
                 yield* qrSafety.admit(channel)
+                // then the workspace's monthly quota (a lock only when the plan sets a number)
+                yield* quota.admit(channel)
                 const contact = yield* contacts.upsertContact(workspaceId, body.to, now)
                 // a new contact counts against the plan (it is already inserted: the others are count - 1)
                 if (contact.created) {
@@ -231,6 +235,7 @@ export class Messages extends Effect.Service<Messages>()("@switchboard/service-a
     Idempotency.Default,
     SandboxRepo.Default,
     Entitlements.Default,
-    QrSafety.Default
+    QrSafety.Default,
+    MessageQuota.Default
   ]
 }) {}
