@@ -49,11 +49,21 @@ export class WebhooksApi extends HttpApiGroup.make("webhooks")
   .add(
     HttpApiEndpoint.get("eventTypes", "/v1/webhook-event-types")
       .addSuccess(
-        Schema.Struct({ data: Schema.Array(Schema.Struct({ type: EventTypeName, emitted: Schema.Boolean })) })
+        Page(
+          Schema.Struct({
+            type: EventTypeName,
+            emitted: Schema.Boolean.annotations({
+              description: "Whether some code path emits this type today (every type is subscribable)"
+            })
+          })
+        )
       )
       .annotate(
         OpenApi.Description,
-        "The 31 event types and whether each is emitted today. `*` subscribes to all, later ones included."
+        "The 31 event types and whether each is emitted today, in the list envelope: one page with every " +
+          "type (`page.has_more` is false; `limit` and `after` do not apply). `emitted` comes from the " +
+          "registry of emitters in the code, so a type turns true in the release whose code emits it. " +
+          "`*` subscribes to all, later ones included."
       )
   )
   .add(

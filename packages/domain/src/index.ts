@@ -1,5 +1,6 @@
 export * from "./ApiError.js"
 export * from "./ChannelStateMachine.js"
+export * from "./EmittedEvents.js"
 export * from "./Errors.js"
 export * from "./EventCatalogue.js"
 export * from "./Events.js"

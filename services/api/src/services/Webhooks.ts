@@ -5,6 +5,7 @@ import {
   DEFAULT_LIMIT,
   DomainEvent,
   EVENT_TYPES,
+  isEmitted,
   isEventTypeOrAll,
   newId,
   NotFound,
@@ -242,7 +243,11 @@ export class Webhooks extends Effect.Service<Webhooks>()("@switchboard/service-a
       return result.value
     })
 
-    const eventTypes = () => ({ data: EVENT_TYPES.map((e) => ({ type: e.type, emitted: e.emitted })) })
+    /** The whole catalogue as one page (the list envelope, never more pages). */
+    const eventTypes = () => ({
+      data: EVENT_TYPES.map((e) => ({ type: e.type, emitted: isEmitted(e.type) })),
+      page: { next_cursor: null, has_more: false }
+    })
 
     return {
       create,
