@@ -331,9 +331,14 @@ export class WebhookDeliveriesRepo
         WHERE status = 'delivering' AND updated_at < ${cutoff}`
       }, dieOnDatabaseError)
 
+      /**
+       * Deletes deliveries created before `cutoff` (the 30-day retention), whatever their outcome,
+       * `pending` ones included: a paused endpoint holds its deliveries for at most that long.
+       * Only one in flight (`delivering`) is left to finish.
+       */
       const purge = Effect.fn("WebhookDeliveriesRepo.purge")(function*(cutoff: string) {
         const rows =
-          yield* sql`DELETE FROM webhook_deliveries WHERE created_at < ${cutoff} AND status IN ('succeeded', 'failed', 'dead') RETURNING id`
+          yield* sql`DELETE FROM webhook_deliveries WHERE created_at < ${cutoff} AND status <> 'delivering' RETURNING id`
         return rows.length
       }, dieOnDatabaseError)
 
