@@ -93,7 +93,7 @@ export class WebhooksApi extends HttpApiGroup.make("webhooks")
       .addError(NotFound)
       .annotate(
         OpenApi.Description,
-        "`status` may be `active` or `paused`; re-activating a disabled endpoint clears its failure counter. Paused endpoints keep their deliveries pending."
+        "`status` may be `active` or `paused`; re-activating a disabled endpoint clears its failure counter. Paused endpoints keep their deliveries pending, for at most the 30-day delivery retention: older ones are purged like every delivery."
       )
   )
   .add(
@@ -161,7 +161,7 @@ export class WebhooksApi extends HttpApiGroup.make("webhooks")
       .addError(Conflict)
       .annotate(
         OpenApi.Description,
-        "Resends the stored envelope byte for byte with the same event id, as a new delivery (`replay_of`). Only from `failed` or `dead` (409 otherwise)."
+        "Resends the stored envelope byte for byte with the same event id, as a new delivery (`replay_of`). Only from `failed` or `dead` (409 otherwise); a delivery whose endpoint was deleted is not replayed (409 `CONFLICT`, `details.reason = endpoint_deleted`)."
       )
   )
   .middleware(Authentication)
