@@ -332,13 +332,14 @@ export class WebhookDeliveriesRepo
       }, dieOnDatabaseError)
 
       /**
-       * Deletes deliveries created before `cutoff` (the 30-day retention), whatever their outcome,
-       * `pending` ones included: a paused endpoint holds its deliveries for at most that long.
-       * Only one in flight (`delivering`) is left to finish.
+       * Deletes finished deliveries created before `cutoff` (the 30-day retention), and the
+       * `pending` ones a paused endpoint holds: it holds them for at most that long.
        */
       const purge = Effect.fn("WebhookDeliveriesRepo.purge")(function*(cutoff: string) {
         const rows =
-          yield* sql`DELETE FROM webhook_deliveries WHERE created_at < ${cutoff} AND status <> 'delivering' RETURNING id`
+          yield* sql`DELETE FROM webhook_deliveries WHERE created_at < ${cutoff} AND (status IN ('succeeded', 'failed', 'dead')
+            OR (status = 'pending' AND endpoint_id IN (SELECT id FROM webhook_endpoints WHERE status = 'paused')))
+          RETURNING id`
         return rows.length
       }, dieOnDatabaseError)
 
