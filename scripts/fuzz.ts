@@ -81,42 +81,14 @@ const HOSTILE: ReadonlyArray<unknown> = [
   "1e3"
 ]
 const RAW_BODIES: ReadonlyArray<string> = [
-  "{",
-  "}",
-  "[",
-  "null",
-  "1",
-  "\"s\"",
-  "{\"a\":}",
-  "\ufeff{}",
-  "{\"a\":1,\"a\":2}",
-  deep(5000),
-  deep(100_000),
-  "{\"text\":{\"body\":\"" + "\\u0000" + "\"}}",
-  "{\"x\":\"\\ud800\"}",
-  "\u0000",
-  "{\"to\":" + "9".repeat(5000) + "}",
-  "{".repeat(3) + "\"a\"".repeat(10),
-  "garbage",
-  "{\"constructor\":{\"prototype\":{}}}"
+  ...["{", "}", "[", "null", "1", "\"s\"", "{\"a\":}", "\ufeff{}", "{\"a\":1,\"a\":2}", "\u0000", "garbage"],
+  ...[deep(5000), deep(100_000), "{\"x\":\"\\ud800\"}", "{\"text\":{\"body\":\"\\u0000\"}}"],
+  ...["{\"to\":" + "9".repeat(5000) + "}", "{{{" + "\"a\"".repeat(10), "{\"constructor\":{\"prototype\":{}}}"]
 ]
 const PATH_IDS: ReadonlyArray<string> = [
-  "x",
-  "%00",
-  "..%2f..%2f",
-  "ch_" + "A".repeat(26),
-  "ch_01JD7X6F3Q9T2M5N8R4V0W1Y2Z",
-  "key_" + "0".repeat(26),
-  "wh_" + "Z".repeat(26),
-  "whd_" + "1".repeat(26),
-  "sbx_" + "2".repeat(26),
-  "msg_" + "3".repeat(26),
-  "A".repeat(5000),
-  "%F0%9F%92%A5",
-  "%ZZ",
-  "null",
-  "-1",
-  "%2e%2e"
+  ..."x %00 ..%2f..%2f ch_01JD7X6F3Q9T2M5N8R4V0W1Y2Z %F0%9F%92%A5 %ZZ null -1 %2e%2e".split(" "),
+  ...["ch_", "key_", "wh_", "whd_", "sbx_", "msg_"].map((p, i) => p + "AZ0123"[i]!.repeat(26)),
+  "A".repeat(5000)
 ]
 
 type Schema = {
