@@ -6,8 +6,14 @@
  * - point down the layers below (never up, never sideways), and
  * - not reach into another package by a relative path.
  *
- * Declared dependencies must follow the same direction. `npm run check:deps` prints every
- * violation (file and import) and exits 1; `test/architecture.test.ts` runs the same check.
+ * Declared dependencies must follow the same direction. And in `packages/*\/src` (`checkSources`):
+ *
+ * - no `any` (a row, an event or an endpoint has a type; see README "Architecture"), and
+ * - no file over 350 lines unless its header comment says why, in a line starting
+ *   `Over 350 lines` (e.g. packages/providers/src/qr/QrConnection.ts).
+ *
+ * `npm run check:deps` prints every violation (file and line or import) and exits 1;
+ * `test/architecture.test.ts` runs the same checks.
  */
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs"
 import { dirname, join, relative, resolve, sep } from "node:path"
@@ -126,6 +132,122 @@ export const check = (workspace: ReadonlyArray<WorkspacePackage>): ReadonlyArray
   return violations
 }
 
+/** The longest a file in `packages/*\/src` may be without saying why in its header. */
+export const MAX_LINES = 350
+
+/**
+ * `text` with comments, string and template literals and regular expression literals blanked
+ * (newlines kept, so line numbers still hold): what is left is code and types.
+ */
+export const codeOf = (text: string): string => {
+  const out = text.split("")
+  const blank = (from: number, to: number) => {
+    for (let k = from; k < to; k++) if (out[k] !== "\n") out[k] = " "
+  }
+  /** Brace depths of the `${` we are inside, innermost last. */
+  const templates: Array<number> = []
+  let depth = 0
+  let i = 0
+  /** The end of a string or template body starting at `i` (after its opening quote). */
+  const skipQuoted = (quote: string): number => {
+    while (i < text.length) {
+      const c = text[i]!
+      if (c === "\\") i += 2
+      else if (c === quote) return i++
+      else if (quote === "`" && c === "$" && text[i + 1] === "{") return i
+      else if (c === "\n" && quote !== "`") return i
+      else i++
+    }
+    return i
+  }
+  const template = () => {
+    const start = i
+    const end = skipQuoted("`")
+    blank(start, end)
+    if (text[end] === "$") {
+      templates.push(depth)
+      depth++
+      i = end + 2
+    }
+  }
+  while (i < text.length) {
+    const c = text[i]!
+    const next = text[i + 1]
+    if (c === "/" && next === "/") {
+      const end = text.indexOf("\n", i)
+      const stop = end < 0 ? text.length : end
+      blank(i, stop)
+      i = stop
+    } else if (c === "/" && next === "*") {
+      const end = text.indexOf("*/", i + 2)
+      const stop = end < 0 ? text.length : end + 2
+      blank(i, stop)
+      i = stop
+    } else if (c === "\"" || c === "'") {
+      const start = ++i
+      blank(start, skipQuoted(c))
+    } else if (c === "`") {
+      i++
+      template()
+    } else if (c === "/" && /[(,=:[!&|?{};]$/.test(text.slice(0, i).trimEnd() || ";")) {
+      const start = ++i
+      let inClass = false
+      while (i < text.length && text[i] !== "\n") {
+        const r = text[i]!
+        if (r === "\\") i++
+        else if (r === "[") inClass = true
+        else if (r === "]") inClass = false
+        else if (r === "/" && !inClass) break
+        i++
+      }
+      blank(start, i)
+      i++
+    } else if (c === "{") {
+      depth++
+      i++
+    } else if (c === "}") {
+      depth--
+      i++
+      if (templates.length > 0 && templates[templates.length - 1] === depth) {
+        templates.pop()
+        template()
+      }
+    } else {
+      i++
+    }
+  }
+  return out.join("")
+}
+
+/** `any` in code or types, not as a property name (`.any`) or part of a longer name. */
+const ANY = /(?<![.\w$])any(?![\w$])/
+
+/** Violations of the source rules (no `any`, the line limit) in `packages/*\/src`. */
+export const checkSources = (workspace: ReadonlyArray<WorkspacePackage>): ReadonlyArray<string> => {
+  const violations: Array<string> = []
+  for (const pkg of workspace) {
+    if (!pkg.dir.startsWith("packages/")) continue
+    for (const file of pkg.files) {
+      const lines = file.text.split("\n")
+      if (lines[lines.length - 1] === "") lines.pop()
+      codeOf(file.text).split("\n").forEach((line, index) => {
+        if (ANY.test(line)) {
+          violations.push(`${file.path}:${index + 1}: uses \`any\` (give it a type; see README "Architecture")`)
+        }
+      })
+      if (lines.length > MAX_LINES) {
+        const header = /^\s*\/\*\*?([\s\S]*?)\*\//.exec(file.text)?.[1] ?? ""
+        if (!/^\s*\*?\s*Over 350 lines\b/m.test(header)) {
+          violations.push(
+            `${file.path}: ${lines.length} lines, over ${MAX_LINES} without a header line saying why ("Over 350 lines ...")`
+          )
+        }
+      }
+    }
+  }
+  return violations
+}
+
 const sourcesUnder = (root: string, dir: string): Array<SourceFile> => {
   const out: Array<SourceFile> = []
   const walk = (path: string) => {
@@ -162,12 +284,14 @@ export const scan = (root: string): ReadonlyArray<WorkspacePackage> =>
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) {
   const root = resolve(import.meta.dirname, "..")
   const workspace = scan(root)
-  const violations = check(workspace)
+  const violations = [...check(workspace), ...checkSources(workspace)]
   if (violations.length > 0) {
     console.error(`check-deps: ${violations.length} violation(s) of the package rules (README "Architecture"):`)
     for (const line of violations) console.error(`  ${line}`)
     process.exit(1)
   }
   const files = workspace.reduce((n, pkg) => n + pkg.files.length, 0)
-  console.log(`check-deps: ${workspace.length} packages, ${files} files: imports declared and downward`)
+  console.log(
+    `check-deps: ${workspace.length} packages, ${files} files: imports declared and downward; no \`any\`, no file over ${MAX_LINES} lines unexplained`
+  )
 }

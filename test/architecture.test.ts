@@ -1,10 +1,11 @@
 /**
  * The package rules of the README's "Architecture" section, on this checkout's sources
- * (`scripts/check-deps.ts`), and proof on fixtures that the checker finds each kind of violation.
+ * (`scripts/check-deps.ts`), and proof on fixtures that the checker finds each kind of violation:
+ * imports against the layers, `any`, and files over 350 lines that do not say why.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { resolve } from "node:path"
-import { check, scan, type WorkspacePackage } from "../scripts/check-deps.js"
+import { check, checkSources, MAX_LINES, scan, type WorkspacePackage } from "../scripts/check-deps.js"
 
 const pkg = (
   name: string,
@@ -66,6 +67,60 @@ describe("package dependencies", () => {
     assert.deepStrictEqual(violations, [
       "packages/db/package.json: declares @switchboard/entities, against the layers (@switchboard/db may import @switchboard/domain)",
       "packages/newthing: @switchboard/newthing has no layer: add it to LAYERS in scripts/check-deps.ts"
+    ])
+  })
+})
+
+describe("package sources", () => {
+  it("no any and no unexplained file over 350 lines in packages/*/src", () => {
+    assert.deepStrictEqual(checkSources(scan(resolve(import.meta.dirname, ".."))), [])
+  })
+
+  it("reports any in code and types, not in comments, strings, templates, regular expressions or names", () => {
+    const violations = checkSources([
+      pkg("@switchboard/domain", "packages/domain", {}, {
+        "Typed.ts": [
+          `/** Accepts any string. */`,
+          `// any`,
+          `export const a = "any" + 'any'`,
+          "export const b = `any ${`nested any ${1}`} any`",
+          `export const c = /any/.test(a) ? Effect.any : many`,
+          `export const d = (x: unknown): x is Company => x !== null`
+        ].join("\n"),
+        "Loose.ts": [
+          `export const e = (r: any) => r`,
+          `export const f = g as any`,
+          "export const h = `${<any>i}`",
+          `export type J = Array<any>`
+        ].join("\n")
+      }),
+      pkg("@switchboard/service-api", "services/api", {}, { "Out.ts": `export const k: any = 1` })
+    ])
+    assert.deepStrictEqual(violations, [
+      `packages/domain/src/Loose.ts:1: uses \`any\` (give it a type; see README "Architecture")`,
+      `packages/domain/src/Loose.ts:2: uses \`any\` (give it a type; see README "Architecture")`,
+      `packages/domain/src/Loose.ts:3: uses \`any\` (give it a type; see README "Architecture")`,
+      `packages/domain/src/Loose.ts:4: uses \`any\` (give it a type; see README "Architecture")`
+    ])
+  })
+
+  it("reports a file over 350 lines unless its header says why", () => {
+    const body = (n: number) => Array.from({ length: n }, (_, i) => `export const v${i} = ${i}`).join("\n") + "\n"
+    const violations = checkSources([
+      pkg("@switchboard/db", "packages/db", {}, {
+        "Short.ts": `/** Fits. */\n${body(MAX_LINES - 1)}`,
+        "Long.ts": `/** Does not fit. */\n${body(MAX_LINES)}`,
+        "Said.ts": `/**\n * A module.\n *\n * Over 350 lines on purpose: one actor.\n */\n${body(MAX_LINES)}`,
+        "Elsewhere.ts": `/** A module. */\n${body(MAX_LINES)}// Over 350 lines on purpose, but not in the header\n`
+      })
+    ])
+    assert.deepStrictEqual(violations, [
+      `packages/db/src/Long.ts: ${
+        MAX_LINES + 1
+      } lines, over ${MAX_LINES} without a header line saying why ("Over 350 lines ...")`,
+      `packages/db/src/Elsewhere.ts: ${
+        MAX_LINES + 2
+      } lines, over ${MAX_LINES} without a header line saying why ("Over 350 lines ...")`
     ])
   })
 })

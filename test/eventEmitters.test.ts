@@ -19,7 +19,12 @@ const PHONE = "+4915112345678"
 
 /** Emitted only on paths these sandbox flows cannot reach; the named test file asserts each. */
 const PROVEN_ELSEWHERE: Record<string, string> = {
-  "channel.requires_repair": "test/qr.test.ts"
+  "channel.requires_repair": "test/qr.test.ts",
+  "conversation.assigned": "test/conversations.test.ts",
+  "conversation.updated": "test/conversations.test.ts",
+  "conversation.closed": "test/conversations.test.ts",
+  "conversation.reopened": "test/conversations.test.ts",
+  "conversation.note_added": "test/conversations.test.ts"
 }
 
 describe("event emitters", () => {
@@ -81,7 +86,7 @@ describe("event emitters", () => {
           catalogue.body.data,
           EVENT_TYPES.map((e) => ({ type: e.type, emitted: EMITTED_EVENT_TYPES.has(e.type) }))
         )
-        for (const type of ["template.created", "contact.updated", "conversation.assigned"]) {
+        for (const type of ["template.created", "contact.updated", "campaign.started"]) {
           const entry = catalogue.body.data.find((e: { type: string }) => e.type === type)
           assert.strictEqual(entry.emitted, EMITTED_EVENT_TYPES.has(type as never), type)
         }

@@ -3,8 +3,8 @@
  * of its own mode whose scopes it holds all of (itself included).
  */
 import { assert, describe, layer } from "@effect/vitest"
-import { Effect } from "effect"
-import { createKey, request, signUp } from "./support/Fixtures.js"
+import { Effect, Schema } from "effect"
+import { bodyOf, createKey, envelopeOf, request, signUp } from "./support/Fixtures.js"
 import * as TestApp from "./support/TestApp.js"
 
 const ALL = [
@@ -33,23 +33,27 @@ describe("API key revocation", () => {
         // the reported case: a test key with workspace.read against a live key with every scope
         const upward = yield* revoke(narrowTest.secret, liveAll.id)
         assert.strictEqual(upward.status, 403)
-        assert.strictEqual(upward.body.error.code, "FORBIDDEN")
-        assert.strictEqual(upward.body.error.details.reason, "key_mode_mismatch")
+        assert.strictEqual(envelopeOf(upward).code, "FORBIDDEN")
+        assert.strictEqual(envelopeOf(upward).details.reason, "key_mode_mismatch")
 
         const wider = yield* revoke(narrowTest.secret, broadTest.id)
         assert.strictEqual(wider.status, 403)
-        assert.strictEqual(wider.body.error.details.reason, "key_scopes_exceed_own")
-        assert.deepStrictEqual(wider.body.error.details.missing_scopes, ["messages.send"])
+        assert.strictEqual(envelopeOf(wider).details.reason, "key_scopes_exceed_own")
+        assert.deepStrictEqual(envelopeOf(wider).details.missing_scopes, ["messages.send"])
 
         const otherMode = yield* revoke(narrowTest.secret, liveRead.id)
         assert.strictEqual(otherMode.status, 403)
-        assert.strictEqual(otherMode.body.error.details.reason, "key_mode_mismatch")
+        assert.strictEqual(envelopeOf(otherMode).details.reason, "key_mode_mismatch")
         const liveToTest = yield* revoke(liveAll.secret, narrowTest.id)
         assert.strictEqual(liveToTest.status, 403)
 
         // refused revocations changed nothing
         const list = yield* request("GET", "/v1/api-keys", { token: liveAll.secret })
-        assert.isTrue(list.body.data.every((k: { revoked_at: string | null }) => k.revoked_at === null))
+        const keys = bodyOf(
+          Schema.Struct({ data: Schema.Array(Schema.Struct({ revoked_at: Schema.NullOr(Schema.String) })) }),
+          list
+        )
+        assert.isTrue(keys.data.every((k) => k.revoked_at === null))
 
         const missing = yield* revoke(narrowTest.secret, "key_01HZZZZZZZZZZZZZZZZZZZZZZZ")
         assert.strictEqual(missing.status, 404)

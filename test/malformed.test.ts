@@ -2,8 +2,8 @@
 import { SqlClient } from "@effect/sql"
 import { assert, describe, layer } from "@effect/vitest"
 import { Effect } from "effect"
-import { createKey, request, signUp } from "./support/Fixtures.js"
-import type { RequestOptions } from "./support/Fixtures.js"
+import { createKey, envelopeOf, request, signUp } from "./support/Fixtures.js"
+import type { Refusal, RequestOptions } from "./support/Fixtures.js"
 import * as TestApp from "./support/TestApp.js"
 
 interface Case {
@@ -14,7 +14,7 @@ interface Case {
   readonly status: number
   readonly code: string
   readonly path0?: ReadonlyArray<string | number>
-  readonly check?: (body: any, headers: Record<string, string>) => void
+  readonly check?: (error: Refusal, headers: Record<string, string>) => void
 }
 
 const SECRET_VALUE = "s3cr3t-value-that-must-not-come-back"
@@ -57,7 +57,7 @@ const cases: ReadonlyArray<Case> = [
     status: 422,
     code: "VALIDATION_ERROR",
     path0: ["admin"],
-    check: (body) => assert.strictEqual(body.error.details.issues[0].message, "Unrecognized field \"admin\"")
+    check: (error) => assert.strictEqual(error.details.issues[0].message, "Unrecognized field \"admin\"")
   },
   {
     name: "an unknown route",
@@ -65,7 +65,7 @@ const cases: ReadonlyArray<Case> = [
     path: "/v1/nothing-here",
     status: 404,
     code: "NOT_FOUND",
-    check: (body) => assert.strictEqual(body.error.details.resource, "route")
+    check: (error) => assert.strictEqual(error.details.resource, "route")
   },
   {
     name: "a known path with another method",
@@ -148,17 +148,18 @@ describe("malformed requests", () => {
         for (const c of cases) {
           const reply = yield* request(c.method, c.path, c.options?.(key.secret) ?? {})
           assert.strictEqual(reply.status, c.status, c.name)
-          assert.deepStrictEqual(Object.keys(reply.body), ["error"], c.name)
-          assert.strictEqual(reply.body.error.code, c.code, c.name)
-          assert.isString(reply.body.error.message, c.name)
-          assert.isObject(reply.body.error.details, c.name)
+          assert.deepStrictEqual(Object.keys(Object(reply.body)), ["error"], c.name)
+          const error = envelopeOf(reply)
+          assert.strictEqual(error.code, c.code, c.name)
+          assert.isString(error.message, c.name)
+          assert.isObject(error.details, c.name)
           assert.isString(reply.headers["x-request-id"], c.name)
           assert.notInclude(reply.text, SECRET_VALUE, c.name)
           if (c.path0) {
-            assert.deepStrictEqual(reply.body.error.details.issues[0].path, c.path0, c.name)
-            assert.isString(reply.body.error.details.issues[0].message, c.name)
+            assert.deepStrictEqual(error.details.issues[0].path, c.path0, c.name)
+            assert.isString(error.details.issues[0].message, c.name)
           }
-          c.check?.(reply.body, reply.headers)
+          c.check?.(error, reply.headers)
         }
       }))
 
@@ -180,8 +181,8 @@ describe("malformed requests", () => {
         const reply = yield* request("GET", "/v1/plan", { token: key.secret })
         yield* sql`ALTER TABLE entitlement_overrides_gone RENAME TO entitlement_overrides`
         assert.strictEqual(reply.status, 500)
-        assert.strictEqual(reply.body.error.code, "INTERNAL_ERROR")
-        assert.deepStrictEqual(reply.body.error.details, {})
+        assert.strictEqual(envelopeOf(reply).code, "INTERNAL_ERROR")
+        assert.deepStrictEqual(envelopeOf(reply).details, {})
         assert.notMatch(reply.text, /entitlement_overrides|SqlError|at \w+ \(/)
       }))
   })

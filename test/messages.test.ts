@@ -6,6 +6,7 @@ import { createHash } from "node:crypto"
 import {
   api,
   createKey,
+  envelopeOf,
   eventually,
   refused,
   request,
@@ -292,17 +293,17 @@ describe("messages through the sandbox", () => {
         const post = (body: unknown) => request("POST", "/v1/messages", { token: key, body })
         const notE164 = yield* post({ to: "0151 1234", text: { body: "x" } })
         assert.strictEqual(notE164.status, 422)
-        assert.deepStrictEqual(notE164.body.error.details.issues[0].path, ["to"])
+        assert.deepStrictEqual(envelopeOf(notE164).details.issues[0].path, ["to"])
         const noBody = yield* post({ to: TO, text: {} })
         assert.strictEqual(noBody.status, 422)
-        assert.deepStrictEqual(noBody.body.error.details.issues[0].path, ["text", "body"])
+        assert.deepStrictEqual(envelopeOf(noBody).details.issues[0].path, ["text", "body"])
         const both = yield* post({ to: TO })
         assert.strictEqual(both.status, 422)
         const tooLong = yield* post({ to: TO, text: { body: "x".repeat(4097) } })
         assert.strictEqual(tooLong.status, 422)
         const unknownMember = yield* post({ to: TO, text: { body: "x" }, priority: "high" })
         assert.strictEqual(unknownMember.status, 422)
-        assert.strictEqual(unknownMember.body.error.details.issues[0].message, "Unrecognized field \"priority\"")
+        assert.strictEqual(envelopeOf(unknownMember).details.issues[0].message, "Unrecognized field \"priority\"")
         // well-formed requests the server refuses: through the typed client
         const client = yield* api(key)
         const send = (payload: Parameters<typeof client.messages.send>[0]["payload"], c = client) =>
@@ -354,7 +355,7 @@ describe("messages through the sandbox", () => {
         // unknown filter values are malformed input: raw requests
         const bad = yield* request("GET", "/v1/messages?status=teleported", { token: key })
         assert.strictEqual(bad.status, 422)
-        assert.deepStrictEqual(bad.body.error.details.issues[0].path, ["status"])
+        assert.deepStrictEqual(envelopeOf(bad).details.issues[0].path, ["status"])
         const badState = yield* request("GET", "/v1/messages?state=nope", { token: key })
         assert.strictEqual(badState.status, 422)
         const unknownChannel = yield* refused(client.messages.list({ urlParams: { channel_id: UNKNOWN_CHANNEL } }))

@@ -1,9 +1,16 @@
 import { assert, describe, layer } from "@effect/vitest"
 import { ENTITLEMENTS, PLANS } from "@switchboard/domain"
 import { Operator } from "@switchboard/service-api"
-import { Effect } from "effect"
-import { createKey, request, signUp } from "./support/Fixtures.js"
+import { Effect, Schema } from "effect"
+import { bodyOf, createKey, request, signUp } from "./support/Fixtures.js"
 import * as TestApp from "./support/TestApp.js"
+
+/** A JSON object whose members the assertions read as they are. */
+const Members = Schema.Record({ key: Schema.String, value: Schema.Unknown })
+const Grouped = Schema.Record({ key: Schema.String, value: Members })
+
+const PlanBody = Schema.Struct({ plan: Schema.String, workspace_id: Schema.String, entitlements: Grouped })
+const UsageBody = Schema.Struct({ period: Members, current: Grouped, metered: Grouped })
 
 describe("plan and usage", () => {
   layer(TestApp.layer(), { excludeTestServices: true, timeout: 120_000 })((it) => {
@@ -16,10 +23,11 @@ describe("plan and usage", () => {
           yield* operator.setPlan(user.workspaceId, plan)
           const reply = yield* request("GET", "/v1/plan", { token: key.secret })
           assert.strictEqual(reply.status, 200)
-          assert.strictEqual(reply.body.plan, plan)
-          assert.strictEqual(reply.body.workspace_id, user.workspaceId)
+          const body = bodyOf(PlanBody, reply)
+          assert.strictEqual(body.plan, plan)
+          assert.strictEqual(body.workspace_id, user.workspaceId)
           for (const [name, definition] of Object.entries(ENTITLEMENTS)) {
-            const e = reply.body.entitlements[name]
+            const e = body.entitlements[name]
             assert.deepStrictEqual(e, {
               value: definition.values[plan],
               unlimited: definition.values[plan] === null,
@@ -30,8 +38,8 @@ describe("plan and usage", () => {
         }
         const growth = yield* Effect.flatMap(operator.setPlan(user.workspaceId, "growth"), () =>
           request("GET", "/v1/plan", { token: key.secret }))
-        assert.strictEqual(growth.body.entitlements.production_channels.value, 10)
-        assert.strictEqual(growth.body.entitlements.support_tier.value, "priority")
+        assert.strictEqual(bodyOf(PlanBody, growth).entitlements.production_channels.value, 10)
+        assert.strictEqual(bodyOf(PlanBody, growth).entitlements.support_tier.value, "priority")
       }).pipe(Effect.provide(TestApp.operatorLayer)))
 
     it.effect("shows an override with source override, and clears it", () =>
@@ -42,22 +50,23 @@ describe("plan and usage", () => {
         yield* operator.override(user.workspaceId, "contacts", 42)
         yield* operator.override(user.workspaceId, "webhook_endpoints", null)
         const reply = yield* request("GET", "/v1/plan", { token: key.secret })
-        assert.deepStrictEqual(reply.body.entitlements.contacts, {
+        const { entitlements } = bodyOf(PlanBody, reply)
+        assert.deepStrictEqual(entitlements.contacts, {
           value: 42,
           unlimited: false,
           source: "override",
           enforced: true
         })
-        assert.deepStrictEqual(reply.body.entitlements.webhook_endpoints, {
+        assert.deepStrictEqual(entitlements.webhook_endpoints, {
           value: null,
           unlimited: true,
           source: "override",
           enforced: true
         })
-        assert.strictEqual(reply.body.entitlements.production_channels.source, "plan")
+        assert.strictEqual(entitlements.production_channels.source, "plan")
         yield* operator.override(user.workspaceId, "contacts", undefined)
         const cleared = yield* request("GET", "/v1/plan", { token: key.secret })
-        assert.deepStrictEqual(cleared.body.entitlements.contacts, {
+        assert.deepStrictEqual(bodyOf(PlanBody, cleared).entitlements.contacts, {
           value: 500,
           unlimited: false,
           source: "plan",
@@ -72,18 +81,19 @@ describe("plan and usage", () => {
         yield* createKey(user)
         const reply = yield* request("GET", "/v1/usage", { token: key.secret })
         assert.strictEqual(reply.status, 200)
+        const usage = bodyOf(UsageBody, reply)
         const now = new Date()
         assert.strictEqual(
-          reply.body.period.start,
+          usage.period.start,
           new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1)).toISOString()
         )
         assert.strictEqual(
-          reply.body.period.end,
+          usage.period.end,
           new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1)).toISOString()
         )
-        assert.deepStrictEqual(reply.body.current.api_keys, { used: 2, limit: 2, unlimited: false, remaining: 0 })
-        assert.deepStrictEqual(reply.body.current.seats, { used: 1, limit: 1, unlimited: false, remaining: 0 })
-        assert.deepStrictEqual(reply.body.metered.messages_sent, {
+        assert.deepStrictEqual(usage.current.api_keys, { used: 2, limit: 2, unlimited: false, remaining: 0 })
+        assert.deepStrictEqual(usage.current.seats, { used: 1, limit: 1, unlimited: false, remaining: 0 })
+        assert.deepStrictEqual(usage.metered.messages_sent, {
           used: 0,
           limit: null,
           unlimited: true,

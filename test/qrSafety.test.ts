@@ -12,7 +12,7 @@ import { Effect, Layer, Option, Redacted } from "effect"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { request, sandboxSetup } from "./support/Fixtures.js"
+import { envelopeOf, request, sandboxSetup } from "./support/Fixtures.js"
 import type { Reply, SignedUp } from "./support/Fixtures.js"
 import { adminRun } from "./support/Processes.js"
 import { appWith, pairedChannel, Wa } from "./support/QrApp.js"
@@ -77,9 +77,9 @@ const send = (user: SignedUp, channelId: string, i: number) =>
 
 const assertRefused = (reply: Reply, limit: number) => {
   assert.strictEqual(reply.status, 429, reply.text)
-  assert.strictEqual(reply.body.error.code, "QR_SAFETY_LIMIT_REACHED")
-  assert.strictEqual(reply.body.error.details.limit, limit)
-  assert.match(reply.body.error.details.retry_at, /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/)
+  assert.strictEqual(envelopeOf(reply).code, "QR_SAFETY_LIMIT_REACHED")
+  assert.strictEqual(envelopeOf(reply).details.limit, limit)
+  assert.match(envelopeOf(reply).details.retry_at, /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/)
   assert.match(reply.headers["retry-after"] ?? "", /^\d+$/)
   const retryAfter = Number(reply.headers["retry-after"])
   assert.isAtLeast(retryAfter, 1)
@@ -138,7 +138,7 @@ describe("QR safety cap", () => {
           const retryAfter = assertRefused(next, 200)
           // nothing sent yet, only queued: room appears once they are sent and 24 h pass
           assert.isAtLeast(retryAfter, 24 * 3600 - 60)
-          assert.isAtLeast(Date.parse(next.body.error.details.retry_at), Date.now() + 24 * 3600_000 - 60_000)
+          assert.isAtLeast(Date.parse(envelopeOf(next).details.retry_at), Date.now() + 24 * 3600_000 - 60_000)
           const sql = yield* SqlClient.SqlClient
           const rows = yield* sql<
             { n: number }
@@ -176,7 +176,7 @@ describe("QR safety cap", () => {
           const retryAfter = assertRefused(refused, 5)
           // room appears when the oldest send in the window leaves it
           assert.strictEqual(
-            refused.body.error.details.retry_at,
+            envelopeOf(refused).details.retry_at,
             new Date(Date.parse(h23) + 24 * 3600_000).toISOString()
           )
           assert.isAtLeast(retryAfter, 3600 - 60)

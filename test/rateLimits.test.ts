@@ -1,7 +1,12 @@
 import { assert, describe, layer } from "@effect/vitest"
-import { Effect } from "effect"
-import { createKey, PASSWORD, request, signUp } from "./support/Fixtures.js"
+import { Effect, Schema } from "effect"
+import { bodyOf, createKey, envelopeOf, PASSWORD, request, signUp } from "./support/Fixtures.js"
 import * as TestApp from "./support/TestApp.js"
+
+const Readiness = Schema.Struct({
+  status: Schema.String,
+  checks: Schema.Record({ key: Schema.String, value: Schema.Struct({ status: Schema.String }) })
+})
 
 // SPEC 8.3 limits are on in production and off elsewhere; these tests switch them on.
 process.env["RATE_LIMITS"] = "on"
@@ -21,7 +26,7 @@ describe("HTTP rate limits", () => {
         assert.strictEqual(last.headers["ratelimit-remaining"], "0")
         const refused = yield* request("POST", "/v1/auth/login", { body: { email: user.email, password: PASSWORD } })
         assert.strictEqual(refused.status, 429)
-        assert.strictEqual(refused.body.error.code, "RATE_LIMITED")
+        assert.strictEqual(envelopeOf(refused).code, "RATE_LIMITED")
         const retryAfter = Number(refused.headers["retry-after"])
         assert.isAbove(retryAfter, 0)
         assert.isAtMost(retryAfter, 15 * 60)
@@ -50,9 +55,10 @@ describe("HTTP rate limits when Redis is unreachable", () => {
         Effect.gen(function*() {
           const ready = yield* request("GET", "/ready")
           assert.strictEqual(ready.status, 503)
-          assert.strictEqual(ready.body.status, "not_ready")
-          assert.strictEqual(ready.body.checks.redis.status, "down")
-          assert.strictEqual(ready.body.checks.database.status, "up")
+          const readiness = bodyOf(Readiness, ready)
+          assert.strictEqual(readiness.status, "not_ready")
+          assert.strictEqual(readiness.checks.redis.status, "down")
+          assert.strictEqual(readiness.checks.database.status, "up")
           const login = yield* request("POST", "/v1/auth/login", {
             body: { email: "nobody@example.com", password: PASSWORD }
           })

@@ -8,7 +8,7 @@ import { assert, describe, layer } from "@effect/vitest"
 import { Api, Authentication, RequiredScopes, SessionOnly } from "@switchboard/api"
 import { SCOPES } from "@switchboard/domain"
 import { Context, Effect } from "effect"
-import { createKey, request, signUp } from "./support/Fixtures.js"
+import { createKey, envelopeOf, request, signUp } from "./support/Fixtures.js"
 import * as TestApp from "./support/TestApp.js"
 
 interface Route {
@@ -45,7 +45,7 @@ describe("authentication of every route", () => {
         for (const route of routes) {
           const reply = yield* request(route.method, route.path, route.method === "GET" ? {} : { body: {} })
           assert.strictEqual(reply.status, 401, `${route.method} ${route.path}`)
-          assert.strictEqual(reply.body.error.code, "UNAUTHORIZED", `${route.method} ${route.path}`)
+          assert.strictEqual(envelopeOf(reply).code, "UNAUTHORIZED", `${route.method} ${route.path}`)
         }
       }))
 
@@ -61,9 +61,9 @@ describe("authentication of every route", () => {
             ...(route.method === "GET" ? {} : { body: {} })
           })
           assert.strictEqual(reply.status, 403, `${route.method} ${route.path}`)
-          assert.strictEqual(reply.body.error.code, "FORBIDDEN")
+          assert.strictEqual(envelopeOf(reply).code, "FORBIDDEN")
           assert.deepStrictEqual(
-            reply.body.error.details.required_scopes,
+            envelopeOf(reply).details.required_scopes,
             route.scopes,
             `${route.method} ${route.path}`
           )
@@ -82,7 +82,7 @@ describe("authentication of every route", () => {
             ...(route.method === "GET" ? {} : { body: {} })
           })
           assert.strictEqual(reply.status, 403, `${route.method} ${route.path}`)
-          assert.strictEqual(reply.body.error.code, "FORBIDDEN")
+          assert.strictEqual(envelopeOf(reply).code, "FORBIDDEN")
         }
       }))
   })
@@ -93,4 +93,17 @@ function it_has_routes() {
   assert.isAbove(routes.length, 5)
   assert.include(publicRoutes, "POST /v1/auth/login")
   assert.include(publicRoutes, "GET /health")
+  // the conversation routes: reads need messages.read, everything that changes or sends messages.send
+  const conversations = routes.filter((r) => r.path.startsWith("/v1/conversations"))
+    .map((r) => `${r.method} ${r.path.replace(/x_01JD7X6F3Q9T2M5N8R4V0W1Y2Z/g, "{id}")} ${r.scopes.join(",")}`)
+  assert.deepStrictEqual(conversations.sort(), [
+    "GET /v1/conversations messages.read",
+    "GET /v1/conversations/{id} messages.read",
+    "GET /v1/conversations/{id}/messages messages.read",
+    "GET /v1/conversations/{id}/notes messages.read",
+    "PATCH /v1/conversations/{id} messages.send",
+    "POST /v1/conversations/{id}/messages messages.send",
+    "POST /v1/conversations/{id}/notes messages.send",
+    "POST /v1/conversations/{id}/read messages.send"
+  ])
 }

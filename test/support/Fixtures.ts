@@ -4,10 +4,11 @@
  * API keys.
  */
 import { HttpClient, HttpClientRequest } from "@effect/platform"
+import { CreatedSandboxSession } from "@switchboard/api"
 import type { MessageWithTimeline } from "@switchboard/domain"
 import { SwitchboardClient, toSwitchboardError } from "@switchboard/sdk"
 import { Mailer } from "@switchboard/service-api"
-import { Context, Effect, Ref } from "effect"
+import { Context, Effect, Ref, Schema } from "effect"
 import { randomBytes } from "node:crypto"
 
 export interface Reply {
@@ -78,6 +79,24 @@ export const request = (
     return { status: response.status, headers: response.headers as Record<string, string>, body, text } satisfies Reply
   }).pipe(Effect.scoped, Effect.orDie)
 
+/** The JSON body of a raw reply as `schema` decodes it (members it does not name are dropped). */
+export const bodyOf = <A, I>(schema: Schema.Schema<A, I, never>, reply: Reply): A =>
+  Schema.decodeUnknownSync(schema)(reply.body)
+
+const Envelope = Schema.Struct({
+  error: Schema.Struct({
+    code: Schema.String,
+    message: Schema.String,
+    details: Schema.Record({ key: Schema.String, value: Schema.Unknown })
+  })
+})
+
+/** The error envelope of a raw reply, as `refused()` gives a typed call's (not an envelope: throws). */
+export const envelopeOf = (reply: Reply): Refusal => {
+  const { error } = bodyOf(Envelope, reply)
+  return { status: reply.status, code: error.code, message: error.message, details: error.details }
+}
+
 export const PASSWORD = "correct horse battery staple"
 
 export const uniqueEmail = () => `user-${randomBytes(5).toString("hex")}@example.com`
@@ -100,6 +119,13 @@ export interface SignedUp {
   readonly refreshToken: string
 }
 
+const Registered = Schema.Struct({ workspace: Schema.Struct({ id: Schema.String }) })
+const LoggedIn = Schema.Struct({
+  user: Schema.Struct({ id: Schema.String }),
+  access_token: Schema.String,
+  refresh_token: Schema.String
+})
+
 /** Registers, verifies the e-mail and logs in. */
 export const signUp = (email = uniqueEmail()) =>
   Effect.gen(function*() {
@@ -112,12 +138,13 @@ export const signUp = (email = uniqueEmail()) =>
     if (verified.status !== 200) return yield* Effect.dieMessage(`verify: ${verified.status} ${verified.text}`)
     const login = yield* request("POST", "/v1/auth/login", { body: { email, password: PASSWORD } })
     if (login.status !== 200) return yield* Effect.dieMessage(`login: ${login.status} ${login.text}`)
+    const session = bodyOf(LoggedIn, login)
     return {
       email,
-      userId: login.body.user.id,
-      workspaceId: registered.body.workspace.id,
-      accessToken: login.body.access_token,
-      refreshToken: login.body.refresh_token
+      userId: session.user.id,
+      workspaceId: bodyOf(Registered, registered).workspace.id,
+      accessToken: session.access_token,
+      refreshToken: session.refresh_token
     } satisfies SignedUp
   })
 
@@ -147,14 +174,15 @@ export const sandboxSetup = (recipients: ReadonlyArray<string> = ["+491511234567
     const key = yield* createKey(user, { mode: "test" })
     const session = yield* request("POST", "/v1/sandbox/sessions", { token: key.secret })
     if (session.status !== 201) return yield* Effect.dieMessage(`sandbox session: ${session.status} ${session.text}`)
+    const created = bodyOf(Schema.Struct(CreatedSandboxSession.fields), session)
     for (const phone of recipients) {
-      const verified = yield* request("POST", `/v1/sandbox/sessions/${session.body.id}/verify`, {
+      const verified = yield* request("POST", `/v1/sandbox/sessions/${created.id}/verify`, {
         token: key.secret,
-        body: { phone_number: phone, code: session.body.verification.code }
+        body: { phone_number: phone, code: created.verification.code }
       })
       if (verified.status !== 200) return yield* Effect.dieMessage(`verify: ${verified.status} ${verified.text}`)
     }
-    return { user, key: key.secret, session: session.body }
+    return { user, key: key.secret, session: created }
   })
 
 /** Polls `GET /v1/messages/{id}` (typed client) until `done(message)` or `timeoutMs`. */

@@ -4,11 +4,12 @@
  */
 import { SqlClient } from "@effect/sql"
 import { assert } from "@effect/vitest"
+import { Channel } from "@switchboard/domain"
 import { useFakeWhatsAppRoot } from "@switchboard/providers"
-import { Context, Effect, Layer, Option } from "effect"
+import { Context, Effect, Layer, Option, Schema } from "effect"
 import { type FakeContact, FakeWhatsApp, type FakeWhatsAppOptions } from "../fake-whatsapp/index.js"
 import * as QrHarness from "../qr/QrHarness.js"
-import { eventually, request, type SignedUp, signUp } from "./Fixtures.js"
+import { bodyOf, eventually, request, type SignedUp, signUp } from "./Fixtures.js"
 import * as Sse from "./SseClient.js"
 import * as TestApp from "./TestApp.js"
 
@@ -29,11 +30,14 @@ export const createQrChannel = (user: SignedUp, name = "Support") =>
   Effect.gen(function*() {
     const created = yield* request("POST", "/v1/channels", { ...as(user), body: { provider: "qr", name } })
     assert.strictEqual(created.status, 201, created.text)
-    return created.body.id as string
+    return bodyOf(Schema.Struct({ id: Schema.String }), created).id
   })
 
+/** A channel as `GET /v1/channels/{id}` answers it. */
+const ChannelBody = Schema.Struct(Channel.fields)
+
 export const channelOf = (user: SignedUp, id: string) =>
-  Effect.map(request("GET", `/v1/channels/${id}`, as(user)), (r) => r.body)
+  Effect.map(request("GET", `/v1/channels/${id}`, as(user)), (r) => bodyOf(ChannelBody, r))
 
 export const channelEvents = (channelId: string) =>
   Effect.gen(function*() {

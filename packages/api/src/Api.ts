@@ -6,6 +6,7 @@ import { HttpApi, OpenApi } from "@effect/platform"
 import { InternalError, MethodNotAllowed, NotFound, PayloadTooLarge, ValidationError } from "@switchboard/domain"
 import { ApiKeysApi } from "./ApiKeysApi.js"
 import { AuthApi, SessionApi } from "./AuthApi.js"
+import { ConversationsApi } from "./ConversationsApi.js"
 import { HealthApi } from "./HealthApi.js"
 import { ChannelsApi, MessagesApi, SandboxApi } from "./MessagingApi.js"
 import { PlanApi } from "./PlanApi.js"
@@ -32,15 +33,29 @@ send its headers or body 408 \`REQUEST_TIMEOUT\`, in the same envelope, with the
 Lists take \`limit\` (1..100, default 20) and \`after\` (the opaque \`page.next_cursor\` of the previous
 page) and are newest first.`
 
+type Json = Record<string, unknown>
+
+const isObject = (u: unknown): u is Json => typeof u === "object" && u !== null && !Array.isArray(u)
+
+const objectAt = (o: Json | undefined, key: string): Json | undefined => {
+  const value = o?.[key]
+  return isObject(value) ? value : undefined
+}
+
 /** Removes the builder's own 400 (we answer 422) and documents the workspace header. */
-const transform = (spec: Record<string, any>) => {
-  for (const path of Object.values(spec["paths"] ?? {})) {
-    for (const op of Object.values(path as Record<string, any>)) {
-      if (op?.responses?.["400"] && JSON.stringify(op.responses["400"]).includes("HttpApiDecodeError")) {
-        delete op.responses["400"]
+const transform = (spec: Json): Json => {
+  for (const path of Object.values(objectAt(spec, "paths") ?? {})) {
+    if (!isObject(path)) continue
+    for (const op of Object.values(path)) {
+      if (!isObject(op)) continue
+      const responses = objectAt(op, "responses")
+      if (responses?.["400"] && JSON.stringify(responses["400"]).includes("HttpApiDecodeError")) {
+        delete responses["400"]
       }
-      if (op?.security?.length) {
-        op.parameters = [...(op.parameters ?? []), {
+      const security = op["security"]
+      if (Array.isArray(security) && security.length > 0) {
+        const parameters: ReadonlyArray<unknown> = Array.isArray(op["parameters"]) ? op["parameters"] : []
+        op["parameters"] = [...parameters, {
           name: "X-Workspace-Id",
           in: "header",
           required: false,
@@ -51,9 +66,12 @@ const transform = (spec: Record<string, any>) => {
       }
     }
   }
-  delete spec["components"]?.["schemas"]?.["HttpApiDecodeError"]
-  delete spec["components"]?.["schemas"]?.["Issue"]
-  if (!JSON.stringify(spec["paths"]).includes("PropertyKey")) delete spec["components"]?.["schemas"]?.["PropertyKey"]
+  const schemas = objectAt(objectAt(spec, "components"), "schemas")
+  if (schemas !== undefined) {
+    delete schemas["HttpApiDecodeError"]
+    delete schemas["Issue"]
+    if (!JSON.stringify(spec["paths"]).includes("PropertyKey")) delete schemas["PropertyKey"]
+  }
   return spec
 }
 
@@ -64,6 +82,7 @@ export class Api extends HttpApi.make("switchboard")
   .add(ApiKeysApi)
   .add(PlanApi)
   .add(MessagesApi)
+  .add(ConversationsApi)
   .add(ChannelsApi)
   .add(QrPairingApi)
   .add(SandboxApi)

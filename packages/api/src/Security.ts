@@ -5,6 +5,7 @@
  */
 import { HttpApiMiddleware, HttpApiSecurity, OpenApi } from "@effect/platform"
 import type { HttpApiEndpoint } from "@effect/platform"
+import type { HttpMethod } from "@effect/platform/HttpMethod"
 import {
   AccountSuspended,
   Forbidden,
@@ -45,34 +46,80 @@ export class SessionOnly extends Context.Reference<SessionOnly>()("@switchboard/
   defaultValue: () => false
 }) {}
 
-export const requireScopes =
-  (...scopes: ReadonlyArray<Scope>) => <E extends HttpApiEndpoint.HttpApiEndpoint.Any>(endpoint: E): E =>
-    (endpoint as any)
-      .annotate(RequiredScopes, scopes)
-      .annotate(OpenApi.Override, { "x-required-scopes": scopes }) as E
+/**
+ * An endpoint with its type parameters spelled out, so that annotating it keeps its exact type
+ * (`annotate` returns the same `HttpApiEndpoint<...>`; `HttpApiEndpoint.Any` has no `annotate`).
+ */
+type Endpoint<
+  Name extends string,
+  Method extends HttpMethod,
+  Path,
+  UrlParams,
+  Payload,
+  Headers,
+  Success,
+  Error,
+  R,
+  RE
+> = HttpApiEndpoint.HttpApiEndpoint<Name, Method, Path, UrlParams, Payload, Headers, Success, Error, R, RE>
 
-export const sessionOnly = <E extends HttpApiEndpoint.HttpApiEndpoint.Any>(endpoint: E): E =>
-  (endpoint as any)
+export const requireScopes =
+  (...scopes: ReadonlyArray<Scope>) =>
+  <Name extends string, Method extends HttpMethod, Path, UrlParams, Payload, Headers, Success, Error, R, RE>(
+    endpoint: Endpoint<Name, Method, Path, UrlParams, Payload, Headers, Success, Error, R, RE>
+  ) =>
+    endpoint
+      .annotate(RequiredScopes, scopes)
+      .annotate(OpenApi.Override, { "x-required-scopes": scopes })
+
+export const sessionOnly = <
+  Name extends string,
+  Method extends HttpMethod,
+  Path,
+  UrlParams,
+  Payload,
+  Headers,
+  Success,
+  Error,
+  R,
+  RE
+>(endpoint: Endpoint<Name, Method, Path, UrlParams, Payload, Headers, Success, Error, R, RE>) =>
+  endpoint
     .annotate(SessionOnly, true)
-    .annotate(OpenApi.Override, { "x-session-only": true }) as E
+    .annotate(OpenApi.Override, { "x-session-only": true })
 
 /** Session-only endpoints that act on the user, not a workspace: no `X-Workspace-Id` needed. */
 export class WorkspaceOptional extends Context.Reference<WorkspaceOptional>()("@switchboard/api/WorkspaceOptional", {
   defaultValue: () => false
 }) {}
 
-export const workspaceOptional = <E extends HttpApiEndpoint.HttpApiEndpoint.Any>(endpoint: E): E =>
-  (endpoint as any).annotate(WorkspaceOptional, true) as E
+export const workspaceOptional = <
+  Name extends string,
+  Method extends HttpMethod,
+  Path,
+  UrlParams,
+  Payload,
+  Headers,
+  Success,
+  Error,
+  R,
+  RE
+>(endpoint: Endpoint<Name, Method, Path, UrlParams, Payload, Headers, Success, Error, R, RE>) =>
+  endpoint.annotate(WorkspaceOptional, true)
 
-/** The HTTP rate limit rule (SPEC 8.3) an endpoint counts against, by name. */
+/** The HTTP rate limit rule (README "API", column "Rate limit rule") an endpoint counts against, by name. */
 export class RateLimitRule extends Context.Reference<RateLimitRule>()("@switchboard/api/RateLimitRule", {
   defaultValue: (): string | null => null
 }) {}
 
-export const rateLimited = (rule: string) => <E extends HttpApiEndpoint.HttpApiEndpoint.Any>(endpoint: E): E =>
-  (endpoint as any)
-    .annotate(RateLimitRule, rule)
-    .annotate(OpenApi.Override, { "x-rate-limit-rule": rule }) as E
+export const rateLimited =
+  (rule: string) =>
+  <Name extends string, Method extends HttpMethod, Path, UrlParams, Payload, Headers, Success, Error, R, RE>(
+    endpoint: Endpoint<Name, Method, Path, UrlParams, Payload, Headers, Success, Error, R, RE>
+  ) =>
+    endpoint
+      .annotate(RateLimitRule, rule)
+      .annotate(OpenApi.Override, { "x-rate-limit-rule": rule })
 
 export const bearer = HttpApiSecurity.bearer.pipe(
   HttpApiSecurity.annotate(

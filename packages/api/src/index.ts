@@ -1,6 +1,7 @@
 export * from "./Api.js"
 export * from "./ApiKeysApi.js"
 export * from "./AuthApi.js"
+export * from "./ConversationsApi.js"
 export * from "./HealthApi.js"
 export * from "./MessagingApi.js"
 export * from "./PlanApi.js"

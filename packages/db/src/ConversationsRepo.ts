@@ -1,50 +1,262 @@
-/** Conversations: at most one open per (channel, contact), created or reopened by a message. */
-import { SqlClient } from "@effect/sql"
-import { DomainEvent, newId } from "@switchboard/domain"
-import { Effect } from "effect"
+/**
+ * Conversations: one per (channel, contact) for good (a unique key), opened by the first message
+ * and reopened by any later one; the inbox reads (list, find with the contact inline and the
+ * unread count), updates and the read marker. Which events follow which change is the domain's
+ * `ConversationStateMachine`.
+ */
+import { SqlClient, SqlSchema } from "@effect/sql"
+import {
+  Conversation,
+  conversationEventFields,
+  ConversationStatus,
+  DomainEvent,
+  messageArrival,
+  newId
+} from "@switchboard/domain"
+import type { CursorPosition } from "@switchboard/domain"
+import { Effect, Option, Schema } from "effect"
 import { EventsRepo } from "./EventsRepo.js"
-import { dieOnDatabaseError } from "./Rows.js"
+import { dieOnDatabaseError, iso, isoOrNull, TimestampColumn } from "./Rows.js"
+
+/** A row of `conversations` with its contact's number and its unread count. */
+export const ConversationRow = Schema.Struct({
+  id: Schema.String,
+  workspace_id: Schema.String,
+  channel_id: Schema.String,
+  contact_id: Schema.String,
+  contact_phone_number: Schema.String,
+  status: ConversationStatus,
+  assignee_id: Schema.NullOr(Schema.String),
+  last_message_at: Schema.NullOr(TimestampColumn),
+  last_inbound_at: Schema.NullOr(TimestampColumn),
+  last_read_at: Schema.NullOr(TimestampColumn),
+  unread_count: Schema.Number,
+  created_at: TimestampColumn,
+  updated_at: TimestampColumn
+})
+export type ConversationRow = typeof ConversationRow.Type
+
+/** An updated row with what it was before. */
+const UpdatedRow = Schema.Struct({
+  ...ConversationRow.fields,
+  prior_status: ConversationStatus,
+  prior_assignee_id: Schema.NullOr(Schema.String),
+  prior_last_read_at: Schema.NullOr(TimestampColumn)
+})
+
+export const toConversation = (r: ConversationRow): Conversation =>
+  new Conversation({
+    id: r.id as Conversation["id"],
+    object: "conversation",
+    workspace_id: r.workspace_id as Conversation["workspace_id"],
+    channel_id: r.channel_id as Conversation["channel_id"],
+    contact_id: r.contact_id as Conversation["contact_id"],
+    // the contact's name joins here once contacts carry one
+    contact: {
+      id: r.contact_id as Conversation["contact_id"],
+      object: "contact",
+      phone_number: r.contact_phone_number
+    },
+    status: r.status,
+    assignee_id: r.assignee_id as Conversation["assignee_id"],
+    last_message_at: isoOrNull(r.last_message_at),
+    last_inbound_at: isoOrNull(r.last_inbound_at),
+    last_read_at: isoOrNull(r.last_read_at),
+    unread_count: r.unread_count,
+    created_at: iso(r.created_at),
+    updated_at: iso(r.updated_at)
+  })
+
+export interface ConversationFilters {
+  readonly status?: ConversationStatus | undefined
+  readonly channelId?: string | undefined
+  readonly contactId?: string | undefined
+  /** a user id, or `null` for unassigned ones */
+  readonly assigneeId?: string | null | undefined
+}
+
+export interface ConversationUpdate {
+  readonly status?: ConversationStatus | undefined
+  /** `undefined` keeps the assignee, `null` removes it */
+  readonly assigneeId?: string | null | undefined
+  /** moves the read marker forward to the newest inbound message (`last_inbound_at`) */
+  readonly markRead?: boolean | undefined
+}
 
 export class ConversationsRepo extends Effect.Service<ConversationsRepo>()("@switchboard/db/ConversationsRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const events = yield* EventsRepo
 
-    /** The open conversation of (channel, contact), created (or reopened) when missing. */
+    // the inbox's view of rows `c` (the contact joined, inbound messages after the read marker counted)
+    const view = sql`c.*, k.phone_number AS contact_phone_number,
+      (SELECT count(*)::int FROM messages m WHERE m.conversation_id = c.id AND m.direction = 'inbound'
+        AND (c.last_read_at IS NULL OR m.created_at > c.last_read_at)) AS unread_count`
+
+    /**
+     * The conversation of (channel, contact) for a message: created when missing, reopened when
+     * closed (the same row), in one statement whose row lock orders it against a concurrent close.
+     * Appends `conversation.created` or `conversation.reopened` (with the message's direction as
+     * reason) in the caller's transaction.
+     */
     const upsertConversation = Effect.fn("ConversationsRepo.upsertConversation")(
-      function*(workspaceId: string, channelId: string, contactId: string, now: string) {
-        // the row types are our own `RETURNING id` / `SELECT id` (a typed read, no decoding: send path)
-        const open = yield* sql<{ id: string }>`UPDATE conversations SET last_message_at = ${now}, updated_at = ${now}
-          WHERE channel_id = ${channelId} AND contact_id = ${contactId} AND status = 'open' RETURNING id`
-        if (open[0]) return open[0].id
+      function*(
+        workspaceId: string,
+        channelId: string,
+        contactId: string,
+        now: string,
+        direction: "outbound" | "inbound" = "outbound"
+      ) {
         const id = yield* newId("cnv")
-        const inserted = yield* sql<
-          { id: string }
-        >`INSERT INTO conversations (id, workspace_id, channel_id, contact_id, status,
-            last_message_at, created_at, updated_at)
-          VALUES (${id}, ${workspaceId}, ${channelId}, ${contactId}, 'open', ${now}, ${now}, ${now})
-          ON CONFLICT (channel_id, contact_id) WHERE status = 'open' DO NOTHING RETURNING id`
-        if (!inserted[0]) {
-          const again = yield* sql<{ id: string }>`SELECT id FROM conversations
-            WHERE channel_id = ${channelId} AND contact_id = ${contactId} AND status = 'open'`
-          return again[0]!.id
-        }
-        yield* events.append({
-          workspaceId,
-          event: DomainEvent.make("conversation.created", {
-            object: "conversation",
-            object_id: id,
-            conversation_id: id,
+        const inbound = direction === "inbound"
+        // the row types are our own `RETURNING` (a typed read, no decoding: send path)
+        const upsert = sql<{ id: string; prior_status: ConversationStatus | null }>`WITH current AS (
+            SELECT id, status FROM conversations WHERE channel_id = ${channelId} AND contact_id = ${contactId} FOR UPDATE
+          ), moved AS (
+            UPDATE conversations c SET status = 'open', updated_at = ${now},
+              last_message_at = GREATEST(c.last_message_at, ${now}),
+              last_inbound_at = CASE WHEN ${inbound} THEN GREATEST(c.last_inbound_at, ${now}) ELSE c.last_inbound_at END
+            FROM current WHERE c.id = current.id
+            RETURNING c.id, current.status AS prior_status
+          ), created AS (
+            INSERT INTO conversations (id, workspace_id, channel_id, contact_id, status, last_message_at,
+              last_inbound_at, created_at, updated_at)
+            SELECT ${id}, ${workspaceId}, ${channelId}, ${contactId}, 'open', ${now}, ${inbound ? now : null},
+              ${now}, ${now}
+            WHERE NOT EXISTS (SELECT 1 FROM current)
+            ON CONFLICT (channel_id, contact_id) DO NOTHING
+            RETURNING id, NULL::text AS prior_status
+          )
+          SELECT id, prior_status FROM moved UNION ALL SELECT id, prior_status FROM created`
+        // empty only when a concurrent first message inserted the row: the next statement sees it
+        let rows = yield* upsert
+        if (!rows[0]) rows = yield* upsert
+        const row = rows[0]!
+        const arrival = messageArrival(row.id === id ? null : row.prior_status ?? "open", direction)
+        if (arrival !== undefined) {
+          const fields = conversationEventFields({
+            id: row.id as Conversation["id"],
+            channel_id: channelId as Conversation["channel_id"],
+            contact_id: contactId as Conversation["contact_id"],
             status: "open"
-          }),
-          occurredAt: now
-        })
-        return id
+          })
+          yield* events.append({
+            workspaceId,
+            event: arrival.type === "conversation.created"
+              ? DomainEvent.make("conversation.created", fields)
+              : DomainEvent.make("conversation.reopened", { ...fields, reason: arrival.reason }),
+            occurredAt: now
+          })
+        }
+        return row.id
       },
       dieOnDatabaseError
     )
 
-    return { upsertConversation } as const
+    const findOne = SqlSchema.findOne({
+      Request: Schema.Struct({ workspaceId: Schema.String, id: Schema.String }),
+      Result: ConversationRow,
+      execute: ({ id, workspaceId }) =>
+        sql`SELECT ${view} FROM conversations c JOIN contacts k ON k.id = c.contact_id
+          WHERE c.workspace_id = ${workspaceId} AND c.id = ${id}`
+    })
+    const find = Effect.fn("ConversationsRepo.find")(function*(workspaceId: string, id: string) {
+      return Option.map(yield* findOne({ workspaceId, id }), toConversation)
+    }, dieOnDatabaseError)
+
+    const list = Effect.fn("ConversationsRepo.list")(function*(
+      workspaceId: string,
+      filters: ConversationFilters,
+      limit: number,
+      after: CursorPosition | undefined
+    ) {
+      const rows = yield* SqlSchema.findAll({
+        Request: Schema.Void,
+        Result: ConversationRow,
+        execute: () =>
+          sql`SELECT ${view} FROM conversations c JOIN contacts k ON k.id = c.contact_id
+          WHERE c.workspace_id = ${workspaceId}
+          ${filters.status ? sql`AND c.status = ${filters.status}` : sql``}
+          ${filters.channelId ? sql`AND c.channel_id = ${filters.channelId}` : sql``}
+          ${filters.contactId ? sql`AND c.contact_id = ${filters.contactId}` : sql``}
+          ${
+            filters.assigneeId === null
+              ? sql`AND c.assignee_id IS NULL`
+              : filters.assigneeId
+              ? sql`AND c.assignee_id = ${filters.assigneeId}`
+              : sql``
+          }
+          ${after ? sql`AND (c.created_at, c.id) < (${after.created_at}::timestamptz, ${after.id})` : sql``}
+          ORDER BY c.created_at DESC, c.id DESC LIMIT ${limit + 1}`
+      })(undefined)
+      return rows.map(toConversation)
+    }, dieOnDatabaseError)
+
+    const updateOne = SqlSchema.findOne({
+      Request: Schema.Struct({
+        workspaceId: Schema.String,
+        id: Schema.String,
+        status: Schema.NullOr(ConversationStatus),
+        setAssignee: Schema.Boolean,
+        assigneeId: Schema.NullOr(Schema.String),
+        markRead: Schema.Boolean,
+        now: Schema.String
+      }),
+      Result: UpdatedRow,
+      execute: (u) =>
+        sql`WITH current AS (
+            SELECT id, status, assignee_id, last_read_at, last_inbound_at FROM conversations
+            WHERE workspace_id = ${u.workspaceId} AND id = ${u.id} FOR UPDATE
+          ), next AS (
+            SELECT id, status AS prior_status, assignee_id AS prior_assignee_id, last_read_at AS prior_last_read_at,
+              COALESCE(${u.status}::text, status) AS status,
+              CASE WHEN ${u.setAssignee} THEN ${u.assigneeId}::text ELSE assignee_id END AS assignee_id,
+              CASE WHEN ${u.markRead} THEN GREATEST(last_read_at, last_inbound_at) ELSE last_read_at END
+                AS last_read_at
+            FROM current
+          ), moved AS (
+            UPDATE conversations c SET status = next.status, assignee_id = next.assignee_id,
+              last_read_at = next.last_read_at,
+              updated_at = CASE WHEN (next.status, next.assignee_id, next.last_read_at)
+                IS DISTINCT FROM (next.prior_status, next.prior_assignee_id, next.prior_last_read_at)
+                THEN ${u.now}::timestamptz ELSE c.updated_at END
+            FROM next WHERE c.id = next.id
+            RETURNING c.*, next.prior_status, next.prior_assignee_id, next.prior_last_read_at
+          )
+          SELECT c.*, k.phone_number AS contact_phone_number,
+            (SELECT count(*)::int FROM messages m WHERE m.conversation_id = c.id AND m.direction = 'inbound'
+              AND (c.last_read_at IS NULL OR m.created_at > c.last_read_at)) AS unread_count
+          FROM moved c JOIN contacts k ON k.id = c.contact_id`
+    })
+
+    /**
+     * Applies `update` under the row's lock (one statement); the conversation before and after,
+     * or `None` when the workspace has no such conversation. Changes nothing it is not asked to.
+     */
+    const update = Effect.fn("ConversationsRepo.update")(
+      function*(workspaceId: string, id: string, update: ConversationUpdate, now: string) {
+        const row = yield* updateOne({
+          workspaceId,
+          id,
+          status: update.status ?? null,
+          setAssignee: update.assigneeId !== undefined,
+          assigneeId: update.assigneeId ?? null,
+          markRead: update.markRead ?? false,
+          now
+        })
+        return Option.map(row, (r) => ({
+          before: {
+            status: r.prior_status,
+            assigneeId: r.prior_assignee_id,
+            lastReadAt: isoOrNull(r.prior_last_read_at)
+          },
+          after: toConversation(r)
+        }))
+      },
+      dieOnDatabaseError
+    )
+
+    return { upsertConversation, find, list, update } as const
   }),
   dependencies: [EventsRepo.Default]
 }) {}

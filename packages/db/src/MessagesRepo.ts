@@ -103,6 +103,7 @@ export interface MessageFilters {
   readonly direction?: "outbound" | "inbound" | undefined
   readonly category?: Category | undefined
   readonly channelId?: string | undefined
+  readonly conversationId?: string | undefined
 }
 
 export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/db/MessagesRepo", {
@@ -274,6 +275,7 @@ export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/d
         ${filters.direction ? sql`AND direction = ${filters.direction}` : sql``}
         ${filters.category ? sql`AND category = ${filters.category}` : sql``}
         ${filters.channelId ? sql`AND channel_id = ${filters.channelId}` : sql``}
+        ${filters.conversationId ? sql`AND conversation_id = ${filters.conversationId}` : sql``}
         ${after ? sql`AND (created_at, id) < (${after.created_at}::timestamptz, ${after.id})` : sql``}
         ORDER BY created_at DESC, id DESC LIMIT ${limit + 1}`
       return rows.map(toMessage)

@@ -20,6 +20,7 @@ import m0040 from "./migrations/0040_create_qr_auth_state.js"
 import m0041 from "./migrations/0041_channel_pairing_started.js"
 import m0042 from "./migrations/0042_create_qr_safety_limits.js"
 import m0043 from "./migrations/0043_sandbox_verify_failures.js"
+import m0070 from "./migrations/0070_conversations_inbox.js"
 
 export const migrations = {
   "0001_create_workspaces": m0001,
@@ -36,7 +37,8 @@ export const migrations = {
   "0040_create_qr_auth_state": m0040,
   "0041_channel_pairing_started": m0041,
   "0042_create_qr_safety_limits": m0042,
-  "0043_sandbox_verify_failures": m0043
+  "0043_sandbox_verify_failures": m0043,
+  "0070_conversations_inbox": m0070
 }
 
 export const TABLE = "switchboard_migrations"

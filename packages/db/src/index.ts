@@ -1,6 +1,7 @@
 export * from "./ApiKeysRepo.js"
 export * from "./ChannelsRepo.js"
 export * from "./ContactsRepo.js"
+export * from "./ConversationNotesRepo.js"
 export * from "./ConversationsRepo.js"
 export * as Database from "./Database.js"
 export * as DatabaseConfig from "./DatabaseConfig.js"

@@ -13,7 +13,12 @@ export const EMITTED_EVENT_TYPES: ReadonlySet<EventType> = new Set<EventType>([
   "message.delivered",
   "message.read",
   "message.failed",
-  "conversation.created", // ConversationsRepo.upsertConversation
+  "conversation.created", // ConversationsRepo (first message of a contact on a channel)
+  "conversation.assigned", // service-api Conversations (PATCH)
+  "conversation.updated",
+  "conversation.closed",
+  "conversation.reopened", // Conversations (PATCH) and ConversationsRepo (a message reopens it)
+  "conversation.note_added",
   "channel.created", // Channels.insert
   "channel.connected", // channelMoveDomainEvents (ChannelsRepo, Channels)
   "channel.disconnected",

@@ -7,13 +7,15 @@
  * Every `data` is `{object, object_id}` plus the resource's own id member and its status; channel
  * status changes add `from_status`, `to_status`, `reason`. Members appear in
  * the order declared here, which is the order stored and delivered. Types nothing emits yet
- * (contact updates, imports, templates, conversation changes, campaigns, automations) have their
- * shape here so the features that emit them fill it in.
+ * (contact updates, imports, templates, campaigns, automations) have their
+ * shape here so the features that emit them fill it in. Conversation events carry the
+ * conversation's channel and contact; which change reports which is `ConversationStateMachine.ts`.
  */
 import { Schema } from "effect"
 import { ChannelStatus, ChannelStatusReason } from "./ChannelStateMachine.js"
 import type { ChannelMove } from "./ChannelStateMachine.js"
 import { channelMoveEvents } from "./ChannelStateMachine.js"
+import { ConversationStatus, ReopenReason } from "./ConversationStateMachine.js"
 import { EVENT_TYPES } from "./EventCatalogue.js"
 import type { EventType } from "./EventCatalogue.js"
 import { Id } from "./Ids.js"
@@ -45,27 +47,45 @@ export const MessageReceivedData = Schema.Struct({
   type: Schema.Literal("text", "template")
 }).annotations({ identifier: "MessageReceivedData" })
 
-export const ConversationStatus = Schema.Literal("open", "closed")
-
 const conversationFields = {
   object: Schema.Literal("conversation"),
   object_id: Id("cnv"),
   conversation_id: Id("cnv"),
+  channel_id: Id("ch"),
+  contact_id: Id("cnt"),
+  /** the status after the change */
   status: ConversationStatus
 }
 
-/** `conversation.created`, `.updated`, `.closed`, `.reopened`. */
+/** `conversation.created`, `.closed`. */
 export const ConversationData = Schema.Struct(conversationFields).annotations({ identifier: "ConversationData" })
 
+/** `conversation.reopened`: a closed conversation is open again, and why. */
+export const ConversationReopenedData = Schema.Struct({
+  ...conversationFields,
+  reason: ReopenReason
+}).annotations({ identifier: "ConversationReopenedData" })
+
+/** `conversation.assigned`: the assignee changed (`null`: unassigned). */
 export const ConversationAssignedData = Schema.Struct({
   ...conversationFields,
   /** the user now assigned, or null when unassigned */
-  assignee_id: Schema.NullOr(Id("usr"))
+  assignee_id: Schema.NullOr(Id("usr")),
+  from_assignee_id: Schema.NullOr(Id("usr")),
+  to_assignee_id: Schema.NullOr(Id("usr"))
 }).annotations({ identifier: "ConversationAssignedData" })
+
+/** `conversation.updated`: anything else changed; `changed` names the members (today `last_read_at`). */
+export const ConversationUpdatedData = Schema.Struct({
+  ...conversationFields,
+  changed: Schema.Array(Schema.String)
+}).annotations({ identifier: "ConversationUpdatedData" })
 
 export const ConversationNoteAddedData = Schema.Struct({
   ...conversationFields,
-  note_id: Id("nte")
+  note_id: Id("nte"),
+  author_type: Schema.Literal("user", "api_key"),
+  author_id: Schema.String
 }).annotations({ identifier: "ConversationNoteAddedData" })
 
 const channelFields = {
@@ -155,9 +175,9 @@ export const EVENT_DATA = {
   "message.failed": MessageStatusChangedData,
   "conversation.created": ConversationData,
   "conversation.assigned": ConversationAssignedData,
-  "conversation.updated": ConversationData,
+  "conversation.updated": ConversationUpdatedData,
   "conversation.closed": ConversationData,
-  "conversation.reopened": ConversationData,
+  "conversation.reopened": ConversationReopenedData,
   "conversation.note_added": ConversationNoteAddedData,
   "channel.created": ChannelCreatedData,
   "channel.connected": ChannelStatusChangedData,

@@ -1,5 +1,7 @@
 export * from "./ApiError.js"
 export * from "./ChannelStateMachine.js"
+export * from "./Conversations.js"
+export * from "./ConversationStateMachine.js"
 export * from "./EmittedEvents.js"
 export * from "./Errors.js"
 export * from "./EventCatalogue.js"

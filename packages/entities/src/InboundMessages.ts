@@ -1,6 +1,6 @@
 /**
  * The use-case of a message a provider reports from a contact: the contact and the conversation
- * (created when new), the message (`delivered`, inbound) and `message.received`, in one
+ * (created when new, reopened when closed), the message (`delivered`, inbound) and `message.received`, in one
  * transaction. The Channel entity calls it for every inbound message its connection hears.
  */
 import { ContactsRepo, ConversationsRepo, EventsRepo, MessagesRepo, Transactions } from "@switchboard/db"
@@ -36,7 +36,8 @@ export class InboundMessages extends Effect.Service<InboundMessages>()("@switchb
           input.workspaceId,
           input.channelId,
           contact.id,
-          input.now
+          input.now,
+          "inbound"
         )
         const message = yield* messages.insert({
           id: yield* newId("msg"),

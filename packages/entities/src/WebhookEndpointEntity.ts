@@ -8,13 +8,12 @@
  */
 import { Entity } from "@effect/cluster"
 import { Rpc } from "@effect/rpc"
-import { SqlClient } from "@effect/sql"
-import { WebhookDeliveriesRepo, WebhookEndpointsRepo } from "@switchboard/db"
+import { Transactions, WebhookDeliveriesRepo, WebhookEndpointsRepo } from "@switchboard/db"
 import type { ClaimedDelivery } from "@switchboard/db"
 import { DISABLE_AFTER_FAILURES, isRetryable, MAX_ATTEMPTS, retryDelayMs, toTimestamp } from "@switchboard/domain"
 import type { DeliveryStatus, FailureReason } from "@switchboard/domain"
 import { SafeEgress, UrlPolicy, WebhooksConfig, WebhookSigner } from "@switchboard/webhooks"
-import { Clock, Effect, Queue, Random } from "effect"
+import { Clock, Effect, Layer, Queue, Random } from "effect"
 import { WebhookEndpointEntity } from "./WebhookEndpointProtocol.js"
 
 /** Longest wait for the target's addresses at an attempt (a timeout is a `network_error`). */
@@ -24,7 +23,7 @@ export const WebhookEndpointEntityLive = WebhookEndpointEntity.toLayer(
   Effect.gen(function*() {
     const address = yield* Entity.CurrentAddress
     const endpointId = address.entityId
-    const sql = yield* SqlClient.SqlClient
+    const transactions = yield* Transactions
     const endpoints = yield* WebhookEndpointsRepo
     const deliveries = yield* WebhookDeliveriesRepo
     const config = yield* WebhooksConfig.WebhooksConfig
@@ -114,7 +113,7 @@ export const WebhookEndpointEntityLive = WebhookEndpointEntity.toLayer(
           const delay = retryDelayMs(attemptNo, yield* Random.next, config.retryDelayScale)
           next = { status: "pending", nextAttemptAt: toTimestamp(nowMs + delay) }
         } else next = { status: isRetryable(reason) ? "dead" : "failed", nextAttemptAt: null }
-        yield* sql.withTransaction(Effect.gen(function*() {
+        yield* transactions.run(Effect.gen(function*() {
           const recorded = yield* deliveries.record({
             id: deliveryId,
             attempt: attemptNo,
@@ -189,4 +188,4 @@ export const WebhookEndpointEntityLive = WebhookEndpointEntity.toLayer(
     })
   }),
   { maxIdleTime: "30 seconds" }
-)
+).pipe(Layer.provide(Transactions.Default))

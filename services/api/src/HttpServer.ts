@@ -14,6 +14,7 @@ import { AuthenticationLive } from "./AuthenticationLive.js"
 import * as ClientErrors from "./ClientErrors.js"
 import { ApiKeysHandlers } from "./handlers/ApiKeysHandlers.js"
 import { AuthHandlers, SessionHandlers } from "./handlers/AuthHandlers.js"
+import { ConversationsHandlers } from "./handlers/ConversationsHandlers.js"
 import { HealthHandlers } from "./handlers/HealthHandlers.js"
 import { ChannelsHandlers, MessagesHandlers, SandboxHandlers } from "./handlers/MessagingHandlers.js"
 import { PlanHandlers } from "./handlers/PlanHandlers.js"
@@ -26,6 +27,7 @@ import { Readiness } from "./Readiness.js"
 import { Accounts } from "./services/Accounts.js"
 import { ApiKeys } from "./services/ApiKeys.js"
 import { Channels } from "./services/Channels.js"
+import { Conversations } from "./services/Conversations.js"
 import { Credentials } from "./services/Credentials.js"
 import { Entitlements } from "./services/Entitlements.js"
 import { Messages } from "./services/Messages.js"
@@ -49,6 +51,7 @@ const ApiLive = Layer.unwrapEffect(
     ApiKeysHandlers,
     PlanHandlers,
     MessagesHandlers,
+    ConversationsHandlers,
     ChannelsHandlers,
     QrPairingHandlers,
     SandboxHandlers,
@@ -64,6 +67,7 @@ const ApiLive = Layer.unwrapEffect(
       UsageReport.Default,
       RateLimits.Default,
       Messages.Default,
+      Conversations.Default,
       Channels.Default,
       QrPairing.Default,
       Sandbox.Default,

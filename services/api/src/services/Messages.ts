@@ -40,6 +40,12 @@ import { QrSafety } from "./QrSafety.js"
 
 type SendBody = typeof SendMessageRequest.Type
 
+/** How a use-case other than `POST /v1/messages` sends (a conversation's reply). */
+export interface SendOptions {
+  /** what the `Idempotency-Key` is bound to (default: the body) */
+  readonly fingerprint?: unknown
+}
+
 export class Messages extends Effect.Service<Messages>()("@switchboard/service-api/Messages", {
   effect: Effect.gen(function*() {
     const transactions = yield* Transactions
@@ -126,10 +132,10 @@ export class Messages extends Effect.Service<Messages>()("@switchboard/service-a
     })
 
     const send = Effect.fn("Messages.send")(
-      function*(principal: Principal, body: SendBody, idempotencyKey: string | undefined) {
+      function*(principal: Principal, body: SendBody, idempotencyKey: string | undefined, options: SendOptions = {}) {
         const workspaceId = principal.workspaceId
         return yield* idempotency.run(
-          { workspaceId, key: idempotencyKey, body, response: Message },
+          { workspaceId, key: idempotencyKey, body: options.fingerprint ?? body, response: Message },
           (complete) =>
             Effect.gen(function*() {
               const now = toTimestamp(yield* Clock.currentTimeMillis)

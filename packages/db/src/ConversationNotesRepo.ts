@@ -1,0 +1,85 @@
+/** Internal notes on a conversation: never sent to the contact. */
+import { SqlClient, SqlSchema } from "@effect/sql"
+import { ConversationNote } from "@switchboard/domain"
+import type { CursorPosition } from "@switchboard/domain"
+import { Effect, Schema } from "effect"
+import { dieOnDatabaseError, iso, TimestampColumn } from "./Rows.js"
+
+/** A row of `conversation_notes`. */
+export const NoteRow = Schema.Struct({
+  id: Schema.String,
+  conversation_id: Schema.String,
+  body: Schema.String,
+  author_type: Schema.Literal("user", "api_key"),
+  author_id: Schema.String,
+  created_at: TimestampColumn
+})
+
+const toNote = (r: typeof NoteRow.Type) =>
+  new ConversationNote({
+    id: r.id as ConversationNote["id"],
+    object: "conversation_note",
+    conversation_id: r.conversation_id as ConversationNote["conversation_id"],
+    body: r.body,
+    author: { type: r.author_type, id: r.author_id },
+    created_at: iso(r.created_at)
+  })
+
+export interface NoteInput {
+  readonly id: string
+  readonly workspaceId: string
+  readonly conversationId: string
+  readonly body: string
+  readonly authorType: "user" | "api_key"
+  readonly authorId: string
+  readonly now: string
+}
+
+export class ConversationNotesRepo extends Effect.Service<ConversationNotesRepo>()(
+  "@switchboard/db/ConversationNotesRepo",
+  {
+    effect: Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+
+      const insertOne = SqlSchema.single({
+        Request: Schema.Struct({
+          id: Schema.String,
+          workspaceId: Schema.String,
+          conversationId: Schema.String,
+          body: Schema.String,
+          authorType: Schema.Literal("user", "api_key"),
+          authorId: Schema.String,
+          now: Schema.String
+        }),
+        Result: NoteRow,
+        execute: (n) =>
+          sql`INSERT INTO conversation_notes (id, workspace_id, conversation_id, body, author_type, author_id, created_at)
+          VALUES (${n.id}, ${n.workspaceId}, ${n.conversationId}, ${n.body}, ${n.authorType}, ${n.authorId}, ${n.now})
+          RETURNING *`
+      })
+
+      const insert = Effect.fn("ConversationNotesRepo.insert")(function*(input: NoteInput) {
+        // an INSERT ... RETURNING always has its row
+        return toNote(yield* insertOne(input).pipe(Effect.catchTag("NoSuchElementException", Effect.die)))
+      }, dieOnDatabaseError)
+
+      const list = Effect.fn("ConversationNotesRepo.list")(function*(
+        conversationId: string,
+        limit: number,
+        after: CursorPosition | undefined
+      ) {
+        const rows = yield* SqlSchema.findAll({
+          Request: Schema.Void,
+          Result: NoteRow,
+          execute: () =>
+            sql`SELECT * FROM conversation_notes WHERE conversation_id = ${conversationId}
+            ${after ? sql`AND (created_at, id) < (${after.created_at}::timestamptz, ${after.id})` : sql``}
+            ORDER BY created_at DESC, id DESC LIMIT ${limit + 1}`
+        })(undefined)
+        return rows.map(toNote)
+      }, dieOnDatabaseError)
+
+      return { insert, list } as const
+    })
+  }
+) {}

@@ -1,0 +1,118 @@
+/** The rows of `webhook_deliveries` and `webhook_attempts`, and what `WebhookDeliveriesRepo` maps them to. */
+import { DeliveryStatus, FailureReason, WebhookDelivery } from "@switchboard/domain"
+import { Schema } from "effect"
+import { iso, isoOrNull, TimestampColumn } from "./Rows.js"
+
+/** A row of `webhook_deliveries`. */
+export const DeliveryColumns = Schema.Struct({
+  id: Schema.String,
+  endpoint_id: Schema.String,
+  event_id: Schema.String,
+  event_type: Schema.String,
+  status: DeliveryStatus,
+  attempt_count: Schema.Number,
+  max_attempts: Schema.Number,
+  response_status: Schema.NullOr(Schema.Number),
+  failure_reason: Schema.NullOr(FailureReason),
+  latency_ms: Schema.NullOr(Schema.Number),
+  replay_count: Schema.Number,
+  replay_of: Schema.NullOr(Schema.String),
+  is_test: Schema.Boolean,
+  next_attempt_at: Schema.NullOr(TimestampColumn),
+  created_at: TimestampColumn,
+  updated_at: TimestampColumn
+})
+
+/** A row of `webhook_attempts`. */
+export const AttemptColumns = Schema.Struct({
+  delivery_id: Schema.String,
+  attempt: Schema.Number,
+  at: TimestampColumn,
+  response_status: Schema.NullOr(Schema.Number),
+  failure_reason: FailureReason,
+  latency_ms: Schema.NullOr(Schema.Number)
+})
+
+/** A delivery claimed by `claimDue`, with its envelope and its endpoint's columns. */
+export const ClaimedColumns = Schema.Struct({
+  id: Schema.String,
+  event_id: Schema.String,
+  event_type: Schema.String,
+  attempt_count: Schema.Number,
+  envelope: Schema.String,
+  url: Schema.String,
+  status: Schema.Literal("active", "paused", "disabled"),
+  deleted_at: Schema.NullOr(TimestampColumn),
+  secret_sealed: Schema.String,
+  previous_secret_sealed: Schema.NullOr(Schema.String),
+  previous_secret_expires_at: Schema.NullOr(TimestampColumn)
+})
+
+export const toDelivery = (
+  r: typeof DeliveryColumns.Type,
+  attempts: ReadonlyArray<typeof AttemptColumns.Type>
+): WebhookDelivery =>
+  new WebhookDelivery({
+    id: r.id as WebhookDelivery["id"],
+    object: "webhook_delivery",
+    endpoint_id: r.endpoint_id as WebhookDelivery["endpoint_id"],
+    event_id: r.event_id as WebhookDelivery["event_id"],
+    event_type: r.event_type,
+    status: r.status,
+    attempt_count: r.attempt_count,
+    max_attempts: r.max_attempts,
+    response_status: r.response_status ?? null,
+    failure_reason: r.failure_reason ?? null,
+    latency_ms: r.latency_ms ?? null,
+    replay_count: r.replay_count,
+    replay_of: r.replay_of ?? null,
+    is_test: r.is_test,
+    next_attempt_at: isoOrNull(r.next_attempt_at),
+    created_at: iso(r.created_at),
+    updated_at: iso(r.updated_at),
+    attempts: attempts.map((a) => ({
+      attempt: a.attempt,
+      at: iso(a.at),
+      response_status: a.response_status ?? null,
+      failure_reason: a.failure_reason,
+      latency_ms: a.latency_ms ?? null
+    }))
+  })
+
+export interface DueDelivery {
+  readonly id: string
+  readonly event_id: string
+  readonly event_type: string
+}
+
+/** A delivery taken for one attempt, with its envelope and its endpoint as they are now. */
+export interface ClaimedDelivery extends DueDelivery {
+  /** this attempt's number */
+  readonly attempt_count: number
+  readonly envelope: string
+  readonly endpoint: {
+    readonly url: string
+    readonly status: "active" | "paused" | "disabled"
+    readonly deleted: boolean
+    readonly secret_sealed: string
+    readonly previous_secret_sealed: string | null
+    readonly previous_secret_expires_at: string | null
+  }
+}
+
+/** Typed, not decoded: our own rows, on every webhook attempt. */
+export const toClaimedDelivery = (r: typeof ClaimedColumns.Type): ClaimedDelivery => ({
+  id: r.id,
+  event_id: r.event_id,
+  event_type: r.event_type,
+  attempt_count: r.attempt_count,
+  envelope: r.envelope,
+  endpoint: {
+    url: r.url,
+    status: r.status,
+    deleted: r.deleted_at !== null,
+    secret_sealed: r.secret_sealed,
+    previous_secret_sealed: r.previous_secret_sealed ?? null,
+    previous_secret_expires_at: isoOrNull(r.previous_secret_expires_at)
+  }
+})

@@ -1,0 +1,242 @@
+/**
+ * Conversations (README "Conversations"): the inbox reads, updates with exactly one event per
+ * change in the same transaction, the read marker, replies through the send path, and notes.
+ */
+import type { Principal } from "@switchboard/api"
+import {
+  ChannelsRepo,
+  ConversationNotesRepo,
+  ConversationsRepo,
+  EventsRepo,
+  MessagesRepo,
+  Transactions,
+  UsersRepo
+} from "@switchboard/db"
+import {
+  ChannelNotFound,
+  conversationEventFields,
+  DEFAULT_LIMIT,
+  DomainEvent,
+  newId,
+  NotFound,
+  toPage,
+  toTimestamp,
+  updateChanges,
+  ValidationError
+} from "@switchboard/domain"
+import type {
+  Conversation,
+  ConversationChange,
+  ConversationStatus,
+  CursorPosition,
+  ReplyRequest
+} from "@switchboard/domain"
+import { Clock, Effect, Option } from "effect"
+import { Messages } from "./Messages.js"
+
+interface ListQuery {
+  readonly limit?: number | undefined
+  readonly after?: CursorPosition | undefined
+}
+
+const notFound = (id: string) =>
+  new NotFound({ message: `No conversation ${id}`, details: { resource: "conversation", id } })
+
+/** The event reporting one change of `conversation` (the state after the change). */
+const changeEvent = (conversation: Conversation, change: ConversationChange): DomainEvent => {
+  const fields = conversationEventFields(conversation)
+  switch (change.type) {
+    case "conversation.closed":
+      return DomainEvent.make("conversation.closed", fields)
+    case "conversation.reopened":
+      return DomainEvent.make("conversation.reopened", { ...fields, reason: change.reason })
+    case "conversation.assigned":
+      return DomainEvent.make("conversation.assigned", {
+        ...fields,
+        assignee_id: change.to as Conversation["assignee_id"],
+        from_assignee_id: change.from as Conversation["assignee_id"],
+        to_assignee_id: change.to as Conversation["assignee_id"]
+      })
+  }
+}
+
+export class Conversations extends Effect.Service<Conversations>()("@switchboard/service-api/Conversations", {
+  effect: Effect.gen(function*() {
+    const transactions = yield* Transactions
+    const conversations = yield* ConversationsRepo
+    const notes = yield* ConversationNotesRepo
+    const messages = yield* MessagesRepo
+    const channels = yield* ChannelsRepo
+    const users = yield* UsersRepo
+    const events = yield* EventsRepo
+    const sends = yield* Messages
+    const now = Effect.map(Clock.currentTimeMillis, toTimestamp)
+
+    const get = Effect.fn("Conversations.get")(function*(workspaceId: string, id: string) {
+      const found = yield* conversations.find(workspaceId, id)
+      if (Option.isNone(found)) return yield* notFound(id)
+      return found.value
+    })
+
+    const list = Effect.fn("Conversations.list")(function*(
+      workspaceId: string,
+      query: ListQuery & {
+        readonly status?: ConversationStatus | undefined
+        readonly channel_id?: string | undefined
+        readonly contact_id?: string | undefined
+        readonly assignee_id?: string | undefined
+      }
+    ) {
+      if (query.channel_id !== undefined && Option.isNone(yield* channels.find(workspaceId, query.channel_id))) {
+        return yield* new ChannelNotFound({
+          message: `No channel ${query.channel_id} in this workspace`,
+          details: { resource: "channel", id: query.channel_id }
+        })
+      }
+      const limit = query.limit ?? DEFAULT_LIMIT
+      const rows = yield* conversations.list(
+        workspaceId,
+        {
+          status: query.status,
+          channelId: query.channel_id,
+          contactId: query.contact_id,
+          assigneeId: query.assignee_id === "none" ? null : query.assignee_id
+        },
+        limit,
+        query.after
+      )
+      return toPage(rows, limit, (c) => c)
+    })
+
+    const update = Effect.fn("Conversations.update")(function*(
+      workspaceId: string,
+      id: string,
+      body: { readonly status?: ConversationStatus | undefined; readonly assignee_id?: string | null | undefined }
+    ) {
+      if (
+        body.assignee_id !== undefined && body.assignee_id !== null &&
+        Option.isNone(yield* users.membership(body.assignee_id, workspaceId))
+      ) {
+        return yield* new ValidationError({
+          message: "The assignee is not a member of this workspace",
+          details: {
+            reason: "assignee_not_member",
+            issues: [{ path: ["assignee_id"], message: "Expected a member of this workspace, or null" }]
+          }
+        })
+      }
+      const at = yield* now
+      return yield* transactions.run(Effect.gen(function*() {
+        const updated = yield* conversations.update(
+          workspaceId,
+          id,
+          { status: body.status, assigneeId: body.assignee_id },
+          at
+        )
+        if (Option.isNone(updated)) return yield* notFound(id)
+        const { after, before } = updated.value
+        for (const change of updateChanges(before, { status: after.status, assigneeId: after.assignee_id })) {
+          yield* events.append({ workspaceId, event: changeEvent(after, change), occurredAt: at })
+        }
+        return after
+      }))
+    })
+
+    const markRead = Effect.fn("Conversations.markRead")(function*(workspaceId: string, id: string) {
+      const at = yield* now
+      return yield* transactions.run(Effect.gen(function*() {
+        const updated = yield* conversations.update(workspaceId, id, { markRead: true }, at)
+        if (Option.isNone(updated)) return yield* notFound(id)
+        const { after, before } = updated.value
+        if (after.last_read_at !== before.lastReadAt) {
+          yield* events.append({
+            workspaceId,
+            event: DomainEvent.make("conversation.updated", {
+              ...conversationEventFields(after),
+              changed: ["last_read_at"]
+            }),
+            occurredAt: at
+          })
+        }
+        return after
+      }))
+    })
+
+    const thread = Effect.fn("Conversations.thread")(function*(workspaceId: string, id: string, query: ListQuery) {
+      yield* get(workspaceId, id)
+      const limit = query.limit ?? DEFAULT_LIMIT
+      const rows = yield* messages.list(workspaceId, { conversationId: id }, limit, query.after)
+      return toPage(rows, limit, (m) => m)
+    })
+
+    /** A send to the conversation's contact on its channel: the send path, idempotency included. */
+    const reply = Effect.fn("Conversations.reply")(function*(
+      principal: Principal,
+      id: string,
+      body: typeof ReplyRequest.Type,
+      idempotencyKey: string | undefined
+    ) {
+      const conversation = yield* get(principal.workspaceId, id)
+      return yield* sends.send(
+        principal,
+        { ...body, to: conversation.contact.phone_number, channel_id: conversation.channel_id },
+        idempotencyKey,
+        // the key is bound to the reply as sent (and its conversation), not to the send it becomes
+        { fingerprint: { conversation_id: id, ...body } }
+      )
+    })
+
+    const addNote = Effect.fn("Conversations.addNote")(
+      function*(principal: Principal, id: string, body: { readonly body: string }) {
+        const workspaceId = principal.workspaceId
+        const at = yield* now
+        const author = principal.kind === "user"
+          ? { type: "user" as const, id: principal.userId! }
+          : { type: "api_key" as const, id: principal.apiKeyId! }
+        return yield* transactions.run(Effect.gen(function*() {
+          const conversation = yield* get(workspaceId, id)
+          const note = yield* notes.insert({
+            id: yield* newId("nte"),
+            workspaceId,
+            conversationId: id,
+            body: body.body,
+            authorType: author.type,
+            authorId: author.id,
+            now: at
+          })
+          yield* events.append({
+            workspaceId,
+            event: DomainEvent.make("conversation.note_added", {
+              ...conversationEventFields(conversation),
+              note_id: note.id,
+              author_type: author.type,
+              author_id: author.id
+            }),
+            occurredAt: at
+          })
+          return note
+        }))
+      }
+    )
+
+    const listNotes = Effect.fn("Conversations.listNotes")(
+      function*(workspaceId: string, id: string, query: ListQuery) {
+        yield* get(workspaceId, id)
+        const limit = query.limit ?? DEFAULT_LIMIT
+        return toPage(yield* notes.list(id, limit, query.after), limit, (n) => n)
+      }
+    )
+
+    return { list, get, update, markRead, thread, reply, addNote, listNotes } as const
+  }),
+  dependencies: [
+    Transactions.Default,
+    ConversationsRepo.Default,
+    ConversationNotesRepo.Default,
+    MessagesRepo.Default,
+    ChannelsRepo.Default,
+    UsersRepo.Default,
+    EventsRepo.Default,
+    Messages.Default
+  ]
+}) {}
