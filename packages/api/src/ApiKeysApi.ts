@@ -43,7 +43,13 @@ export class ApiKeysApi extends HttpApiGroup.make("apiKeys")
       .setPayload(CreateApiKeyRequest)
       .addSuccess(CreatedApiKey, { status: 201 })
       .addError(EntitlementLimitReached)
-      .annotate(OpenApi.Description, "Creates a key. The `secret` is in this response only. User session only.")
+      .annotate(
+        OpenApi.Description,
+        "Creates a key. The `secret` is in this response only. User session only. The `api_keys` entitlement is " +
+          "not enforced yet (`GET /v1/plan` shows `enforced: false`; `GET /v1/usage` reports the count): keys are " +
+          "never refused for their number today, so the declared 409 `ENTITLEMENT_LIMIT_REACHED` is not answered " +
+          "until a release enforces it."
+      )
       .pipe(sessionOnly)
   )
   .add(

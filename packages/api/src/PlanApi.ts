@@ -44,7 +44,13 @@ export class PlanApi extends HttpApiGroup.make("plan")
   .add(
     HttpApiEndpoint.get("usage", "/v1/usage")
       .addSuccess(Usage)
-      .annotate(OpenApi.Description, "Usage for the current UTC calendar month. Takes no parameters.")
+      .annotate(
+        OpenApi.Description,
+        "Usage for the current UTC calendar month. Takes no parameters. `webhook_endpoints.used` counts the endpoints " +
+          "not deleted, as the entitlement check does. `metered.messages_sent` counts messages handed to a provider " +
+          "this month; `monthly_message_quota` is judged at send on the messages accepted this month (queued ones " +
+          "included), so `remaining` can read above zero while sends are refused."
+      )
       .pipe(requireScopes("workspace.read"))
   )
   .middleware(Authentication)

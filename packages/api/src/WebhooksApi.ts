@@ -49,11 +49,21 @@ export class WebhooksApi extends HttpApiGroup.make("webhooks")
   .add(
     HttpApiEndpoint.get("eventTypes", "/v1/webhook-event-types")
       .addSuccess(
-        Schema.Struct({ data: Schema.Array(Schema.Struct({ type: EventTypeName, emitted: Schema.Boolean })) })
+        Page(
+          Schema.Struct({
+            type: EventTypeName,
+            emitted: Schema.Boolean.annotations({
+              description: "Whether some code path emits this type today (every type is subscribable)"
+            })
+          })
+        )
       )
       .annotate(
         OpenApi.Description,
-        "The 31 event types and whether each is emitted today. `*` subscribes to all, later ones included."
+        "The 31 event types and whether each is emitted today, in the list envelope: one page with every " +
+          "type (`page.has_more` is false; `limit` and `after` do not apply). `emitted` comes from the " +
+          "registry of emitters in the code, so a type turns true in the release whose code emits it. " +
+          "`*` subscribes to all, later ones included."
       )
   )
   .add(
@@ -83,7 +93,7 @@ export class WebhooksApi extends HttpApiGroup.make("webhooks")
       .addError(NotFound)
       .annotate(
         OpenApi.Description,
-        "`status` may be `active` or `paused`; re-activating a disabled endpoint clears its failure counter. Paused endpoints keep their deliveries pending."
+        "`status` may be `active` or `paused`; re-activating a disabled endpoint clears its failure counter. Paused endpoints keep their deliveries pending, for at most the 30-day delivery retention: older ones are purged like every delivery."
       )
   )
   .add(
@@ -151,7 +161,7 @@ export class WebhooksApi extends HttpApiGroup.make("webhooks")
       .addError(Conflict)
       .annotate(
         OpenApi.Description,
-        "Resends the stored envelope byte for byte with the same event id, as a new delivery (`replay_of`). Only from `failed` or `dead` (409 otherwise)."
+        "Resends the stored envelope byte for byte with the same event id, as a new delivery (`replay_of`). Only from `failed` or `dead` (409 otherwise); a delivery whose endpoint was deleted is not replayed (409 `CONFLICT`, `details.reason = endpoint_deleted`)."
       )
   )
   .middleware(Authentication)

@@ -251,6 +251,30 @@ export class ChannelsRepo extends Effect.Service<ChannelsRepo>()("@switchboard/d
       }))
     }, dieOnDatabaseError)
 
+    /**
+     * The platform archives a channel (a sandbox session that expired or was revoked): the domain's
+     * channel machine decides the move and its events, recorded in one transaction. Answers whether
+     * the channel was archived now (false: no such channel, or already archived).
+     */
+    const archiveWithEvents = Effect.fn("ChannelsRepo.archiveWithEvents")(function*(id: string, now: string) {
+      return yield* sql.withTransaction(Effect.gen(function*() {
+        const rows = yield* sql<
+          { workspace_id: string; status: ChannelStatus; phone_number: string | null }
+        >`SELECT workspace_id, status, phone_number FROM channels WHERE id = ${id} FOR UPDATE`
+        const row = rows[0]
+        if (row === undefined) return false
+        const move = transitionChannel(row.status, { _tag: "Archive" })
+        if (move._tag !== "Moved") return false
+        yield* sql`UPDATE channels SET status = 'archived', status_reason = ${move.reason}, is_default = false,
+            archived_at = ${now}, updated_at = ${now}
+          WHERE id = ${id}`
+        for (const event of channelMoveDomainEvents(id as `ch_${string}`, move, row.phone_number)) {
+          yield* events.append({ workspaceId: row.workspace_id, event, occurredAt: now })
+        }
+        return true
+      }))
+    }, dieOnDatabaseError)
+
     /** `qr/start` began a pairing now. */
     const markPairingStarted = Effect.fn("ChannelsRepo.markPairingStarted")(function*(id: string, now: string) {
       yield* sql`UPDATE channels SET pairing_started_at = ${now} WHERE id = ${id}`
@@ -266,6 +290,7 @@ export class ChannelsRepo extends Effect.Service<ChannelsRepo>()("@switchboard/d
       countProduction,
       refreshCapabilities,
       archive,
+      archiveWithEvents,
       setSuspended,
       recordProviderStatus,
       markPairingStarted

@@ -29,11 +29,14 @@ export class DispatchQueueRepo extends Effect.Service<DispatchQueueRepo>()("@swi
       skipRecipients: ReadonlyArray<string> = []
     ) {
       const now = toTimestamp(yield* Clock.currentTimeMillis)
-      // typed, not decoded: our own rows, read on every dispatch
+      // typed, not decoded: our own rows, read on every dispatch; a suspended workspace's
+      // channels hold their queue (the workspace check is evaluated once per call)
       const rows = yield* sql<
         Pick<MessageRow, "id" | "to_number" | "body" | "attempts" | "category">
       >`SELECT id, to_number, body, attempts, category FROM messages
         WHERE channel_id = ${channelId} AND status = 'queued' AND (next_attempt_at IS NULL OR next_attempt_at <= ${now})
+        AND (SELECT w.status FROM channels c JOIN workspaces w ON w.id = c.workspace_id WHERE c.id = ${channelId})
+          = 'active'
         ${skipRecipients.length > 0 ? sql`AND NOT ${sql.in("to_number", skipRecipients)}` : sql``}
         ORDER BY priority, created_at, id LIMIT ${limit}`
       return rows.map((r): QueuedMessage => ({
@@ -70,10 +73,11 @@ export class DispatchQueueRepo extends Effect.Service<DispatchQueueRepo>()("@swi
     const channelsWithDueWork = Effect.fn("DispatchQueueRepo.channelsWithDueWork")(
       function*(limit: number, after = "") {
         const now = toTimestamp(yield* Clock.currentTimeMillis)
-        // only channels that can dispatch (a disconnected channel's backlog waits or expires
-        // quietly); one index probe per connected channel (`messages_due`)
+        // only channels that can dispatch (a disconnected channel's, or a suspended workspace's,
+        // backlog waits or expires quietly); one index probe per connected channel (`messages_due`)
         const rows = yield* sql<{ id: string }>`SELECT c.id FROM channels c WHERE c.status = 'connected'
         AND c.id > ${after}
+        AND EXISTS (SELECT 1 FROM workspaces w WHERE w.id = c.workspace_id AND w.status = 'active')
         AND EXISTS (SELECT 1 FROM messages m WHERE m.channel_id = c.id AND m.status = 'queued'
           AND COALESCE(m.next_attempt_at, '-infinity'::timestamptz) <= ${now})
         ORDER BY c.id LIMIT ${limit}`

@@ -71,14 +71,18 @@ export class SandboxRepo extends Effect.Service<SandboxRepo>()("@switchboard/db/
     }, dieOnDatabaseError)
 
     const inUse = SqlSchema.findAll({
-      Request: Schema.String,
+      Request: Schema.Void,
       Result: PhoneRow,
-      execute: (now) => sql`SELECT phone_number FROM sandbox_sessions WHERE status = 'active' AND expires_at > ${now}`
+      execute: () => sql`SELECT phone_number FROM sandbox_sessions WHERE status = 'active'`
     })
 
-    /** Numbers of the pool held by an active, unexpired session. */
-    const numbersInUse = Effect.fn("SandboxRepo.numbersInUse")(function*(now: string) {
-      const rows = yield* inUse(now)
+    /**
+     * Numbers of the pool held by an `active` session, expired or not: exactly what the unique
+     * index `sandbox_sessions_number` holds (call `expire` first, under the allocation lock, to
+     * free the numbers of sessions past their expiry).
+     */
+    const numbersInUse = Effect.fn("SandboxRepo.numbersInUse")(function*() {
+      const rows = yield* inUse(undefined)
       return new Set(rows.map((r) => r.phone_number))
     }, dieOnDatabaseError)
 
@@ -93,6 +97,32 @@ export class SandboxRepo extends Effect.Service<SandboxRepo>()("@switchboard/db/
     /** Ends sessions past their expiry (their numbers return to the pool). */
     const expire = Effect.fn("SandboxRepo.expire")(function*(now: string) {
       return yield* expired(now)
+    }, dieOnDatabaseError)
+
+    const ended = SqlSchema.findAll({
+      Request: Schema.Number,
+      Result: ExpiredRow,
+      execute: (limit) =>
+        sql`SELECT s.id, s.channel_id, s.workspace_id FROM sandbox_sessions s JOIN channels c ON c.id = s.channel_id
+          WHERE s.status <> 'active' AND c.status <> 'archived' ORDER BY s.id LIMIT ${limit}`
+    })
+
+    /** Ended (expired or revoked) sessions whose channel is not archived yet. */
+    const endedWithLiveChannel = Effect.fn("SandboxRepo.endedWithLiveChannel")(function*(limit: number) {
+      return yield* ended(limit)
+    }, dieOnDatabaseError)
+
+    const usable = SqlSchema.findAll({
+      Request: Schema.Struct({ channelId: Schema.String, now: Schema.String }),
+      Result: Schema.Struct({ id: Schema.String }),
+      execute: ({ channelId, now }) =>
+        sql`SELECT id FROM sandbox_sessions WHERE channel_id = ${channelId} AND status = 'active'
+          AND expires_at > ${now}`
+    })
+
+    /** Whether the sandbox channel's session is active and not past its expiry at `now`. */
+    const isUsable = Effect.fn("SandboxRepo.isUsable")(function*(channelId: string, now: string) {
+      return (yield* usable({ channelId, now })).length > 0
     }, dieOnDatabaseError)
 
     const active = SqlSchema.findOne({
@@ -175,6 +205,8 @@ export class SandboxRepo extends Effect.Service<SandboxRepo>()("@switchboard/db/
       lockAllocations,
       numbersInUse,
       expire,
+      endedWithLiveChannel,
+      isUsable,
       countActive,
       find,
       findByChannel,

@@ -58,7 +58,8 @@ export class UsageRepo extends Effect.Service<UsageRepo>()("@switchboard/db/Usag
           ),
           webhook_endpoints: count(
             "webhook_endpoints",
-            sql<{ n: number }>`SELECT count(*)::int AS n FROM webhook_endpoints WHERE workspace_id = ${workspaceId}`
+            sql<{ n: number }>`SELECT count(*)::int AS n FROM webhook_endpoints WHERE workspace_id = ${workspaceId}
+          AND deleted_at IS NULL`
           )
         }, { concurrency: 1 })
       },

@@ -233,9 +233,11 @@ export class WebhookDeliveriesRepo
         WHERE status = 'delivering' AND updated_at < ${cutoff}`
       }, dieOnDatabaseError)
 
+      /** Finished deliveries older than `cutoff` (30 days), and those a paused endpoint held that long. */
       const purge = Effect.fn("WebhookDeliveriesRepo.purge")(function*(cutoff: string) {
         const rows =
-          yield* sql`DELETE FROM webhook_deliveries WHERE created_at < ${cutoff} AND status IN ('succeeded', 'failed', 'dead') RETURNING id`
+          yield* sql`DELETE FROM webhook_deliveries WHERE created_at < ${cutoff} AND (status IN ('succeeded', 'failed', 'dead')
+            OR (status = 'pending' AND endpoint_id IN (SELECT id FROM webhook_endpoints WHERE status = 'paused'))) RETURNING id`
         return rows.length
       }, dieOnDatabaseError)
 

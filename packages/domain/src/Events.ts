@@ -99,7 +99,16 @@ const channelFields = {
   status: ChannelStatus
 }
 
-export const ChannelCreatedData = Schema.Struct(channelFields).annotations({ identifier: "ChannelCreatedData" })
+/**
+ * `channel.created`: like every channel event it says `from_status` (null: the channel did not
+ * exist), `to_status` (its first status, equal to `status`) and `reason` (`created`).
+ */
+export const ChannelCreatedData = Schema.Struct({
+  ...channelFields,
+  from_status: Schema.Null,
+  to_status: ChannelStatus,
+  reason: Schema.Literal("created")
+}).annotations({ identifier: "ChannelCreatedData" })
 
 const channelMoveFields = {
   ...channelFields,

@@ -1,17 +1,30 @@
 /**
- * The messaging part of a runner: Channel and Message entities, the message sweeper, and what
+ * The messaging part of a runner: Channel and Message entities, the message and sandbox sweepers, and what
  * they need (provider adapters, repositories). Needs `Sharding`, `SqlClient`, `ProvidersConfig`
  * and `QrConnectionConfig`; the runner, the standalone process and the entity tests compose this.
  */
-import { ChannelsRepo, DispatchQueueRepo, MessagesRepo, SandboxNetworkRepo, Transactions } from "@switchboard/db"
+import {
+  ChannelsRepo,
+  DispatchQueueRepo,
+  MessagesRepo,
+  SandboxNetworkRepo,
+  SandboxRepo,
+  Transactions
+} from "@switchboard/db"
 import { ChannelProviders, QrProvider, SandboxProvider } from "@switchboard/providers"
 import { Layer } from "effect"
 import { ChannelEntityLive } from "./ChannelEntity.js"
 import { InboundMessages } from "./InboundMessages.js"
 import { MessageEntityLive } from "./MessageEntity.js"
 import { MessageSweeperLive } from "./MessageSweeper.js"
+import { SandboxSweeperLive } from "./SandboxSweeper.js"
 
-export const MessagingEntitiesLive = Layer.mergeAll(ChannelEntityLive, MessageEntityLive, MessageSweeperLive).pipe(
+export const MessagingEntitiesLive = Layer.mergeAll(
+  ChannelEntityLive,
+  MessageEntityLive,
+  MessageSweeperLive,
+  SandboxSweeperLive
+).pipe(
   Layer.provide(ChannelProviders.layer),
   Layer.provide(
     Layer.mergeAll(
@@ -22,7 +35,8 @@ export const MessagingEntitiesLive = Layer.mergeAll(ChannelEntityLive, MessageEn
       DispatchQueueRepo.Default,
       InboundMessages.Default,
       Transactions.Default,
-      SandboxNetworkRepo.Default
+      SandboxNetworkRepo.Default,
+      SandboxRepo.Default
     )
   )
 )

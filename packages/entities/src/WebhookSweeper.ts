@@ -2,7 +2,7 @@
  * A cluster singleton that wakes endpoints with due deliveries: new ones at once (Postgres tells
  * it at commit, `EventsRepo.append`), and every second the rest (retries coming due, lost
  * wake-ups); returns deliveries left `delivering` by a dead runner to the queue, and purges
- * deliveries older than 30 days.
+ * deliveries older than 30 days (a long-paused endpoint's held ones included).
  */
 import { Singleton } from "@effect/cluster"
 import { PgClient } from "@effect/sql-pg"

@@ -132,3 +132,18 @@ export interface ChannelProvider {
   /** The channel is archived: drop whatever the provider stores for it (linked-device credentials). */
   readonly forget?: (channel: Channel) => Effect.Effect<void>
 }
+
+/**
+ * The `failure.code` of a message a provider throttled (it refused for speed, not for the message):
+ * retryable, dispatched again with backoff.
+ */
+export const PROVIDER_RATE_LIMITED = "PROVIDER_RATE_LIMITED"
+
+/** WhatsApp's throttling answers, as Baileys reports them (`rate-overlimit`, HTTP-like 429). */
+const THROTTLED = /rate[-_ ]?overlimit|too many requests|\b429\b/i
+
+/** A QR send that failed: throttled by WhatsApp (`PROVIDER_RATE_LIMITED`) or another provider error. */
+export const qrSendRefusal = (reason: string): SendResult =>
+  THROTTLED.test(reason)
+    ? refused(true, PROVIDER_RATE_LIMITED, "WhatsApp throttled this channel's sends")
+    : refused(true, "provider_error", `WhatsApp did not take it: ${reason}`)

@@ -2,7 +2,7 @@
  * The simulated network behind sandbox channels (DECISIONS 6), a real provider behind the same
  * interface the QR provider implements:
  * - accepts at most 2 messages per second per channel (a token bucket; beyond it a retryable
- *   `provider_rate_limited` refusal; the Channel entity's own pacing never gets there);
+ *   `PROVIDER_RATE_LIMITED` refusal; the Channel entity's own pacing never gets there);
  * - reports `sent`, `delivered` and `read` after small delays (`sandboxReceiptDelaysMs`);
  * - honours the magic recipients: `+15005550001` fails permanently, `+15005550002` fails
  *   retryably on its first two offers then succeeds, `+15005550003` stays at `sent`;
@@ -17,7 +17,7 @@ import type { NetworkDelivery, NetworkStage } from "@switchboard/db"
 import { THROUGHPUT_MPS, toTimestamp } from "@switchboard/domain"
 import { Clock, Effect, Queue, Random, Ref, Stream } from "effect"
 import type { ChannelConnection, ChannelProvider, OutgoingMessage, ProviderEvent } from "./ChannelProvider.js"
-import { accepted, receipt, refused } from "./ChannelProvider.js"
+import { accepted, PROVIDER_RATE_LIMITED, receipt, refused } from "./ChannelProvider.js"
 import { ProvidersConfig } from "./ProvidersConfig.js"
 import { MAGIC } from "./SandboxNumbers.js"
 
@@ -89,7 +89,7 @@ export class SandboxProvider extends Effect.Service<SandboxProvider>()("@switchb
         const send = (message: OutgoingMessage) =>
           Effect.gen(function*() {
             if (!(yield* takeToken)) {
-              return refused(true, "provider_rate_limited", `The sandbox network accepts ${mps} messages per second`)
+              return refused(true, PROVIDER_RATE_LIMITED, `The sandbox network accepts ${mps} messages per second`)
             }
             const { alreadyAccepted, offers } = yield* network.offer({
               messageId: message.id,

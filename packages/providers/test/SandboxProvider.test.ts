@@ -72,7 +72,7 @@ const sendPaced = (connection: ChannelConnection, message: ReturnType<typeof tex
   Effect.gen(function*() {
     while (true) {
       const result = yield* connection.send(message)
-      if (result._tag === "Refused" && result.code === "provider_rate_limited") {
+      if (result._tag === "Refused" && result.code === "PROVIDER_RATE_LIMITED") {
         yield* Effect.sleep("250 millis")
         continue
       }
@@ -160,8 +160,8 @@ describe("sandbox network", () => {
         assert.deepStrictEqual(results.map((r) => r._tag === "Refused" ? r.code : r._tag), [
           "Accepted",
           "Accepted",
-          "provider_rate_limited",
-          "provider_rate_limited"
+          "PROVIDER_RATE_LIMITED",
+          "PROVIDER_RATE_LIMITED"
         ])
         assert.isTrue(results.every((r) => r._tag === "Accepted" || r.retryable))
         yield* TestClock.adjust("499 millis")

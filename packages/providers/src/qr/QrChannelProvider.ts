@@ -11,7 +11,7 @@
  */
 import { Effect, Option, Stream } from "effect"
 import type { ChannelConnection, ChannelProvider, ProviderEvent } from "../ChannelProvider.js"
-import { accepted, refused } from "../ChannelProvider.js"
+import { accepted, qrSendRefusal, refused } from "../ChannelProvider.js"
 import type { QrConnectionEvent } from "./QrConnectionEvent.js"
 import { QrProvider } from "./QrProvider.js"
 
@@ -58,8 +58,7 @@ export const make = Effect.map(QrProvider, (qr): ChannelProvider => ({
             Effect.catchTags({
               QrNotConnected: (e) =>
                 Effect.succeed(refused(true, "channel_not_connected", `The channel is ${e.status}, not connected`)),
-              QrSendFailed: (e) =>
-                Effect.succeed(refused(true, "provider_error", `WhatsApp did not take it: ${e.reason}`))
+              QrSendFailed: (e) => Effect.succeed(qrSendRefusal(e.reason))
             })
           ),
         events: Stream.fromQueue(reported).pipe(Stream.filterMap((e) => Option.fromNullable(toProviderEvent(e)))),

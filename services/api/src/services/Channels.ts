@@ -74,7 +74,10 @@ export class Channels extends Effect.Service<Channels>()("@switchboard/service-a
           object: "channel",
           object_id: id,
           channel_id: id,
-          status: input.status
+          status: input.status,
+          from_status: null,
+          to_status: input.status,
+          reason: "created"
         }),
         occurredAt: at
       })

@@ -35,6 +35,7 @@ import { isMagicNumber } from "@switchboard/providers/contract"
 import { Clock, Effect, Option } from "effect"
 import { Entitlements } from "./Entitlements.js"
 import { Idempotency } from "./Idempotency.js"
+import { MessageQuota } from "./MessageQuota.js"
 import { QrSafety } from "./QrSafety.js"
 import { TemplateSends } from "./TemplateSends.js"
 
@@ -61,6 +62,7 @@ export class Messages extends Effect.Service<Messages>()("@switchboard/service-a
     const entitlements = yield* Entitlements
     const qrSafety = yield* QrSafety
     const templateSends = yield* TemplateSends
+    const quota = yield* MessageQuota
     const channelClient = yield* ChannelEntity.client
 
     /** Everything that can refuse a send, before anything is written. */
@@ -103,6 +105,17 @@ export class Messages extends Effect.Service<Messages>()("@switchboard/service-a
           details: { status: channel.status }
         })
       }
+      // a sandbox channel sends only while its session lasts: past its expiry (even before the
+      // sweeper archived the channel) or revoked, it is not connected any more
+      if (
+        channel.provider === "sandbox" &&
+        !(yield* sandbox.isUsable(channel.id, toTimestamp(yield* Clock.currentTimeMillis)))
+      ) {
+        return yield* new ChannelNotConnected({
+          message: `Channel ${channel.id} belongs to a sandbox session that has ended; create a new session`,
+          details: { status: channel.status, reason: "sandbox_session_ended" }
+        })
+      }
       if (
         channel.provider === "sandbox" && !isMagicNumber(body.to) && !(yield* sandbox.isVerified(channel.id, body.to))
       ) {
@@ -137,6 +150,8 @@ export class Messages extends Effect.Service<Messages>()("@switchboard/service-a
               const message = yield* transactions.run(Effect.gen(function*() {
                 // first: a QR channel's row lock serialises its sends up to commit (SPEC 8.5)
                 yield* qrSafety.admit(channel)
+                // then the workspace's monthly quota (a lock only when the plan sets a number)
+                yield* quota.admit(channel)
                 const contact = yield* contacts.upsertContact(workspaceId, body.to, now)
                 // a new contact counts against the plan (it is already inserted: the others are count - 1)
                 if (contact.created) {
@@ -242,6 +257,7 @@ export class Messages extends Effect.Service<Messages>()("@switchboard/service-a
     SandboxRepo.Default,
     Entitlements.Default,
     QrSafety.Default,
-    TemplateSends.Default
+    TemplateSends.Default,
+    MessageQuota.Default
   ]
 }) {}

@@ -41,6 +41,13 @@ const toSession = (row: SandboxSessionRow) =>
     created_at: row.created_at
   })
 
+/**
+ * A session past its expiry reads `expired` even before the sweeper (runner) has recorded it, so
+ * it never verifies, receives or sends once its time is up.
+ */
+const asOf = (row: SandboxSessionRow, nowMs: number): SandboxSessionRow =>
+  row.status === "active" && Date.parse(row.expires_at) <= nowMs ? { ...row, status: "expired" } : row
+
 const requireTestKey = (principal: Principal) =>
   principal.kind === "api_key" && principal.mode === "test"
     ? Effect.void
@@ -65,8 +72,15 @@ export class Sandbox extends Effect.Service<Sandbox>()("@switchboard/service-api
           details: { resource: "sandbox_session", id }
         })
       }
-      return found.value
+      return asOf(found.value, yield* Clock.currentTimeMillis)
     })
+
+    /** The session as stored now (after a change), with its effective status. */
+    const reload = (workspaceId: string, id: string) =>
+      Effect.gen(function*() {
+        const row = Option.getOrThrow(yield* repo.find(workspaceId, id))
+        return toSession(asOf(row, yield* Clock.currentTimeMillis))
+      })
 
     const create = Effect.fn("Sandbox.create")(function*(principal: Principal) {
       yield* requireTestKey(principal)
@@ -76,12 +90,15 @@ export class Sandbox extends Effect.Service<Sandbox>()("@switchboard/service-api
       const session = yield* transactions.run(Effect.gen(function*() {
         // serialise allocations so two sessions never take the same number
         yield* repo.lockAllocations()
+        // sessions past their expiry end here too (not only in the sweeper): their numbers are
+        // free for this allocation, and the unique index never sees a number twice
+        yield* repo.expire(at)
         yield* entitlements.check(
           principal.workspaceId,
           "shared_test_sessions",
           yield* repo.countActive(principal.workspaceId, at)
         )
-        const inUse = yield* repo.numbersInUse(at)
+        const inUse = yield* repo.numbersInUse()
         const phone = config.sandboxNumbers.find((n) => !inUse.has(n))
         if (phone === undefined) {
           return yield* new SandboxNoNumberAvailable({ message: "Every shared sandbox number is in use; retry later" })
@@ -166,7 +183,7 @@ export class Sandbox extends Effect.Service<Sandbox>()("@switchboard/service-api
             }
           })
         }
-        return toSession(Option.getOrThrow(yield* repo.find(principal.workspaceId, id)))
+        return yield* reload(principal.workspaceId, id)
       }
     )
 
@@ -176,7 +193,7 @@ export class Sandbox extends Effect.Service<Sandbox>()("@switchboard/service-api
         yield* repo.revoke(principal.workspaceId, id, yield* now)
         yield* channels.archive(principal.workspaceId, session.channel_id).pipe(Effect.orDie)
       }
-      return toSession(Option.getOrThrow(yield* repo.find(principal.workspaceId, id)))
+      return yield* reload(principal.workspaceId, id)
     })
 
     /** The simulated network delivers a text from a verified recipient. */

@@ -5,6 +5,7 @@ import {
   DEFAULT_LIMIT,
   DomainEvent,
   EVENT_TYPES,
+  isEmitted,
   isEventTypeOrAll,
   newId,
   NotFound,
@@ -215,6 +216,13 @@ export class Webhooks extends Effect.Service<Webhooks>()("@switchboard/service-a
 
     const replay = Effect.fn("Webhooks.replay")(function*(workspaceId: string, id: string) {
       const original = yield* getDelivery(workspaceId, id)
+      // a deleted endpoint is gone for good: a replay could only end `not_deliverable`
+      if (Option.isNone(yield* endpoints.find(workspaceId, original.endpoint_id))) {
+        return yield* new Conflict({
+          message: "The delivery's webhook endpoint was deleted; it cannot be replayed",
+          details: { reason: "endpoint_deleted", endpoint_id: original.endpoint_id }
+        })
+      }
       const result = yield* transactions.run(Effect.gen(function*() {
         const marked = yield* deliveries.markReplayed(workspaceId, id, yield* now)
         if (Option.isNone(marked)) return Option.none<{ delivery_id: `whd_${string}`; event_id: `evt_${string}` }>()
@@ -242,7 +250,11 @@ export class Webhooks extends Effect.Service<Webhooks>()("@switchboard/service-a
       return result.value
     })
 
-    const eventTypes = () => ({ data: EVENT_TYPES.map((e) => ({ type: e.type, emitted: e.emitted })) })
+    /** The whole catalogue as one page (the list envelope, never more pages). */
+    const eventTypes = () => ({
+      data: EVENT_TYPES.map((e) => ({ type: e.type, emitted: isEmitted(e.type) })),
+      page: { next_cursor: null, has_more: false }
+    })
 
     return {
       create,

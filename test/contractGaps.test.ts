@@ -1,0 +1,141 @@
+/**
+ * Contract gaps: usage and the entitlement check count the same webhook endpoints; a delivery
+ * whose endpoint was deleted is not replayed; a long-paused endpoint's held deliveries are purged
+ * with the delivery retention; a suspended workspace's channels hold their queue.
+ */
+import { SqlClient } from "@effect/sql"
+import { assert, describe, layer } from "@effect/vitest"
+import { ContactsRepo, ConversationsRepo, MessagesRepo, WebhookDeliveriesRepo } from "@switchboard/db"
+import { newId, toTimestamp } from "@switchboard/domain"
+import { purgeDeliveries } from "@switchboard/entities"
+import { Operator } from "@switchboard/service-api"
+import { Effect, Layer } from "effect"
+import { eventually, request, sandboxSetup, signUp } from "./support/Fixtures.js"
+import type { SignedUp } from "./support/Fixtures.js"
+import { receiver } from "./support/Receiver.js"
+import * as TestApp from "./support/TestApp.js"
+
+const PHONE = "+4915112345678"
+const as = (user: SignedUp) => ({ token: user.accessToken, workspace: user.workspaceId })
+
+const delivery = (user: SignedUp, id: string) => request("GET", `/v1/webhook-deliveries/${id}`, as(user))
+
+const endpointWithTestDelivery = (user: SignedUp, url: string) =>
+  Effect.gen(function*() {
+    const endpoint = yield* request("POST", "/v1/webhook-endpoints", { ...as(user), body: { url, event_types: ["*"] } })
+    assert.strictEqual(endpoint.status, 201, endpoint.text)
+    return endpoint.body.id as string
+  })
+
+/** A queued outbound message written as the send path writes it (no HTTP: the workspace may be suspended). */
+const queuedMessage = (workspaceId: string, channelId: string) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const messages = yield* MessagesRepo
+    const contacts = yield* ContactsRepo
+    const conversations = yield* ConversationsRepo
+    const now = toTimestamp(Date.now())
+    return yield* sql.withTransaction(Effect.gen(function*() {
+      const contact = yield* contacts.upsertContact(workspaceId, PHONE, now)
+      const conversationId = yield* conversations.upsertConversation(workspaceId, channelId, contact.id, now)
+      const message = yield* messages.insert({
+        id: yield* newId("msg"),
+        workspaceId,
+        channelId,
+        conversationId,
+        contactId: contact.id,
+        direction: "outbound",
+        from: null,
+        to: PHONE,
+        body: "held",
+        category: "utility",
+        priority: 1,
+        status: "queued",
+        metadata: {},
+        now
+      })
+      return message.id
+    }))
+  }).pipe(
+    Effect.provide(Layer.mergeAll(MessagesRepo.Default, ContactsRepo.Default, ConversationsRepo.Default)),
+    Effect.orDie
+  )
+
+const statusOf = (id: string) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ status: string }>`SELECT status FROM messages WHERE id = ${id}`)
+    .pipe(Effect.map((rows) => rows[0]?.status), Effect.orDie)
+
+describe("contract gaps", () => {
+  layer(TestApp.layer(), { excludeTestServices: true, timeout: 120_000 })((it) => {
+    it.scoped("GET /v1/usage counts live webhook endpoints only, like the entitlement check", () =>
+      Effect.gen(function*() {
+        const sink = yield* receiver()
+        const user = yield* signUp()
+        const first = yield* endpointWithTestDelivery(user, `${sink.url}/a`)
+        assert.strictEqual((yield* request("DELETE", `/v1/webhook-endpoints/${first}`, as(user))).status, 200)
+        // the free plan allows one: the deleted one does not count for the check...
+        yield* endpointWithTestDelivery(user, `${sink.url}/b`)
+        // ...nor for the report
+        const usage = yield* request("GET", "/v1/usage", as(user))
+        assert.deepStrictEqual(usage.body.current.webhook_endpoints, {
+          used: 1,
+          limit: 1,
+          unlimited: false,
+          remaining: 0
+        })
+      }))
+
+    it.scoped("refuses to replay a delivery whose endpoint was deleted (409, not 202)", () =>
+      Effect.gen(function*() {
+        const sink = yield* receiver(() => ({ status: 400 }))
+        const user = yield* signUp()
+        const endpoint = yield* endpointWithTestDelivery(user, sink.url)
+        const test = yield* request("POST", `/v1/webhook-endpoints/${endpoint}/test`, { ...as(user), body: {} })
+        assert.strictEqual(test.status, 202)
+        const failed = yield* eventually(delivery(user, test.body.delivery_id), (r) => r.body.status === "failed")
+        assert.strictEqual(failed.body.status, "failed")
+        assert.strictEqual((yield* request("DELETE", `/v1/webhook-endpoints/${endpoint}`, as(user))).status, 200)
+        const replay = yield* request("POST", `/v1/webhook-deliveries/${test.body.delivery_id}/replay`, as(user))
+        assert.strictEqual(replay.status, 409)
+        assert.strictEqual(replay.body.error.code, "CONFLICT")
+        assert.strictEqual(replay.body.error.details.reason, "endpoint_deleted")
+        assert.strictEqual((yield* delivery(user, test.body.delivery_id)).body.replay_count, 0)
+      }))
+
+    it.scoped("purges a paused endpoint's held deliveries once older than the 30-day retention", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const sink = yield* receiver()
+        const user = yield* signUp()
+        const endpoint = yield* endpointWithTestDelivery(user, sink.url)
+        const paused = yield* request("PATCH", `/v1/webhook-endpoints/${endpoint}`, {
+          ...as(user),
+          body: { status: "paused" }
+        })
+        assert.strictEqual(paused.status, 200)
+        const old = yield* request("POST", `/v1/webhook-endpoints/${endpoint}/test`, { ...as(user), body: {} })
+        const recent = yield* request("POST", `/v1/webhook-endpoints/${endpoint}/test`, { ...as(user), body: {} })
+        yield* sql`UPDATE webhook_deliveries SET created_at = now() - interval '31 days' WHERE id = ${old.body.delivery_id}`
+        assert.strictEqual((yield* delivery(user, old.body.delivery_id)).body.status, "pending")
+
+        yield* purgeDeliveries.pipe(Effect.provide(WebhookDeliveriesRepo.Default))
+        assert.strictEqual((yield* delivery(user, old.body.delivery_id)).status, 404)
+        assert.strictEqual((yield* delivery(user, recent.body.delivery_id)).body.status, "pending")
+        assert.strictEqual(sink.received.length, 0)
+      }))
+
+    it.effect("a suspended workspace's channels hold their queue; reactivated, they dispatch it", () =>
+      Effect.gen(function*() {
+        const operator = yield* Operator
+        const { session, user } = yield* sandboxSetup([PHONE])
+        yield* operator.setStatus(user.workspaceId, "suspended")
+        const id = yield* queuedMessage(user.workspaceId, session.channel_id)
+        // the sweeper wakes channels with due work every second; the channel polls its queue
+        yield* Effect.sleep("3 seconds")
+        assert.strictEqual(yield* statusOf(id), "queued")
+        yield* operator.setStatus(user.workspaceId, "active")
+        const after = yield* eventually(statusOf(id), (s) => s !== "queued" && s !== "dispatching")
+        assert.notStrictEqual(after, "queued")
+      }).pipe(Effect.provide(TestApp.operatorLayer)))
+  })
+})

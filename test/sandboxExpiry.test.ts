@@ -1,0 +1,129 @@
+/**
+ * Sandbox sessions end 72 h after creation: the sandbox sweeper (run here with a clock the test
+ * sets) records them expired, archives their channel and frees the number; a session past its
+ * expiry that no sweep has reached yet already refuses sends and verification, and its number is
+ * allocated again (never a 500).
+ */
+import { SqlClient } from "@effect/sql"
+import { assert, describe, layer } from "@effect/vitest"
+import { ChannelsRepo, SandboxRepo } from "@switchboard/db"
+import { sweepSandboxSessions } from "@switchboard/entities"
+import { Clock, Duration, Effect } from "effect"
+import { createKey, request, signUp } from "./support/Fixtures.js"
+import * as TestApp from "./support/TestApp.js"
+
+/** The only number of the pool: every allocation competes for it. */
+const NUMBER = "+15550309999"
+const PHONE = "+4915112345678"
+
+/** A clock that reads `ms` (sleeps still take real time). */
+const clockAt = (ms: number): Clock.Clock => ({
+  [Clock.ClockTypeId]: Clock.ClockTypeId,
+  unsafeCurrentTimeMillis: () => ms,
+  unsafeCurrentTimeNanos: () => BigInt(ms) * 1_000_000n,
+  currentTimeMillis: Effect.sync(() => ms),
+  currentTimeNanos: Effect.sync(() => BigInt(ms) * 1_000_000n),
+  sleep: (duration) =>
+    Effect.promise(() => new Promise<void>((resolve) => setTimeout(resolve, Duration.toMillis(duration))))
+})
+
+const sweepAt = (ms: number) =>
+  sweepSandboxSessions.pipe(
+    Effect.withClock(clockAt(ms)),
+    Effect.provide([SandboxRepo.Default, ChannelsRepo.Default])
+  )
+
+/** A workspace with a test key and a session on the pool's number, `PHONE` verified. */
+const newSession = Effect.gen(function*() {
+  const key = (yield* createKey(yield* signUp(), { mode: "test" })).secret
+  const session = yield* request("POST", "/v1/sandbox/sessions", { token: key })
+  assert.strictEqual(session.status, 201, session.text)
+  const verified = yield* request("POST", `/v1/sandbox/sessions/${session.body.id}/verify`, {
+    token: key,
+    body: { phone_number: PHONE, code: session.body.verification.code }
+  })
+  assert.strictEqual(verified.status, 200)
+  return { key, session: session.body as { id: string; channel_id: string; expires_at: string } }
+})
+
+const send = (key: string, channelId: string) =>
+  request("POST", "/v1/messages", { token: key, body: { channel_id: channelId, to: PHONE, text: { body: "hi" } } })
+
+describe("sandbox session expiry", () => {
+  layer(TestApp.layer({}, { providers: { sandboxNumbers: [NUMBER] } }), {
+    excludeTestServices: true,
+    timeout: 120_000
+  })(
+    (it) => {
+      it.effect("the sweeper expires a session at its expiry, archives its channel and frees the number", () =>
+        Effect.gen(function*() {
+          const sql = yield* SqlClient.SqlClient
+          const { key, session } = yield* newSession
+          assert.strictEqual((yield* send(key, session.channel_id)).status, 201)
+          const expiresAt = Date.parse(session.expires_at)
+
+          // a second before the expiry nothing ends
+          assert.deepStrictEqual(yield* sweepAt(expiresAt - 1000), { expired: 0, archived: 0 })
+          assert.strictEqual(
+            (yield* request("GET", `/v1/sandbox/sessions/${session.id}`, { token: key })).body.status,
+            "active"
+          )
+
+          const swept = yield* sweepAt(expiresAt + 1000)
+          assert.deepStrictEqual(swept, { expired: 1, archived: 1 })
+          const after = yield* request("GET", `/v1/sandbox/sessions/${session.id}`, { token: key })
+          assert.strictEqual(after.body.status, "expired")
+          const channel = yield* request("GET", `/v1/channels/${session.channel_id}`, { token: key })
+          assert.strictEqual(channel.body.status, "archived")
+          const events = yield* sql<
+            { from_status: string }
+          >`SELECT envelope::jsonb->'data'->>'from_status' AS from_status
+            FROM events WHERE type = 'channel.archived' AND object_id = ${session.channel_id}`
+          assert.deepStrictEqual(events.map((e) => e.from_status), ["connected"])
+
+          const refused = yield* send(key, session.channel_id)
+          assert.strictEqual(refused.status, 409)
+          assert.strictEqual(refused.body.error.code, "CHANNEL_NOT_CONNECTED")
+
+          // the number is free again: another workspace gets it
+          const next = yield* newSession
+          assert.notStrictEqual(next.session.id, session.id)
+          // a second sweep finds nothing more to do for the first session
+          yield* sweepAt(expiresAt + 2000)
+          const again =
+            yield* sql`SELECT 1 FROM events WHERE type = 'channel.archived' AND object_id = ${session.channel_id}`
+          assert.strictEqual(again.length, 1)
+          yield* request("DELETE", `/v1/sandbox/sessions/${next.session.id}`, { token: next.key })
+        }))
+
+      it.effect("a session past its expiry that no sweep reached refuses sends and verification; its number is allocated again", () =>
+        Effect.gen(function*() {
+          const sql = yield* SqlClient.SqlClient
+          const { key, session } = yield* newSession
+          // the session's 72 h are up (its expiry moved into the past; no sweep has run)
+          yield* sql`UPDATE sandbox_sessions SET expires_at = now() - interval '1 minute' WHERE id = ${session.id}`
+
+          const read = yield* request("GET", `/v1/sandbox/sessions/${session.id}`, { token: key })
+          assert.strictEqual(read.body.status, "expired")
+          const refused = yield* send(key, session.channel_id)
+          assert.strictEqual(refused.status, 409)
+          assert.strictEqual(refused.body.error.code, "CHANNEL_NOT_CONNECTED")
+          assert.strictEqual(refused.body.error.details.reason, "sandbox_session_ended")
+          const verify = yield* request("POST", `/v1/sandbox/sessions/${session.id}/verify`, {
+            token: key,
+            body: { phone_number: "+4915199999999", code: "123456" }
+          })
+          assert.strictEqual(verify.status, 422)
+          assert.strictEqual(verify.body.error.details.reason, "session_not_active")
+
+          // allocation takes the number back at once (was a 500 on the unique index)
+          const other = yield* newSession
+          assert.strictEqual(other.session.id.startsWith("sbx_"), true)
+          // the sweep archives the ended session's channel
+          yield* sweepAt(Date.now())
+          const channel = yield* request("GET", `/v1/channels/${session.channel_id}`, { token: key })
+          assert.strictEqual(channel.body.status, "archived")
+        }))
+    }
+  )
+})
