@@ -164,5 +164,48 @@ describe("contact imports", () => {
         const done = yield* finished(client, first.id)
         assert.strictEqual(done.created, 1)
       }))
+
+    it.effect("gives up an import whose runs keep failing: failed, counts kept, one event, the queue moves on", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const { client, user } = yield* setup
+        // a database rule that refuses this workspace's contacts: every run of the import fails
+        yield* sql.unsafe(`CREATE OR REPLACE FUNCTION refuse_contacts() RETURNS trigger AS $$
+          BEGIN IF NEW.workspace_id = '${user.workspaceId}' THEN RAISE EXCEPTION 'refused'; END IF; RETURN NEW; END
+          $$ LANGUAGE plpgsql`)
+        yield* sql.unsafe(`CREATE TRIGGER refuse_contacts BEFORE INSERT ON contacts
+          FOR EACH ROW EXECUTE FUNCTION refuse_contacts()`)
+        const poisoned = yield* client.contactImports.create({
+          payload: { file: b64("phone_number\n+4915100000201\n") },
+          headers: {}
+        })
+        const after = yield* client.contactImports.create({
+          payload: { file: b64("phone_number\n+4915100000202\n") },
+          headers: {}
+        })
+        const failed = yield* finished(client, poisoned.id)
+        yield* sql.unsafe("DROP TRIGGER refuse_contacts ON contacts")
+        assert.strictEqual(failed.status, "failed")
+        assert.strictEqual(failed.created, 0)
+        const events = yield* eventsOf(user.workspaceId, "contact.import_completed")
+        assert.deepInclude(events.map((e) => e.data), {
+          object: "contact_import",
+          object_id: poisoned.id,
+          import_id: poisoned.id,
+          status: "failed",
+          total_rows: 1,
+          created: 0,
+          updated: 0,
+          skipped: 0,
+          failed: 0
+        })
+        // the import queued behind it still runs
+        const next = yield* finished(client, after.id)
+        assert.strictEqual(next.status, "completed")
+        assert.strictEqual(next.created, 1)
+      }).pipe(Effect.ensuring(
+        Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe("DROP TRIGGER IF EXISTS refuse_contacts ON contacts"))
+          .pipe(Effect.orDie)
+      )))
   })
 })

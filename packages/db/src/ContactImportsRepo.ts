@@ -150,6 +150,18 @@ export class ContactImportsRepo extends Effect.Service<ContactImportsRepo>()("@s
       dieOnDatabaseError
     )
 
-    return { insert, find, list, claimNext, file, advance } as const
+    /**
+     * Gives an unfinished import up (its runs kept failing): `failed`, counts as they stand, the
+     * stored file dropped. `None` when it had finished meanwhile.
+     */
+    const fail = Effect.fn("ContactImportsRepo.fail")(function*(id: string, now: string) {
+      const rows = yield* decodeRows(
+        yield* sql`UPDATE contact_imports SET status = 'failed', completed_at = ${now}, file = '', updated_at = ${now}
+          WHERE id = ${id} AND status IN ('queued', 'running') RETURNING ${sql.literal(COLUMNS)}`
+      )
+      return Option.fromNullable(rows[0])
+    }, dieOnDatabaseError)
+
+    return { insert, find, list, claimNext, file, advance, fail } as const
   })
 }) {}

@@ -30,6 +30,12 @@ import { Clock, Effect, Layer, Option, Schedule } from "effect"
 
 export const BATCH_ROWS = 1000
 
+/**
+ * Runs of one import that may fail in a row (a defect, not a row's error: those are counted)
+ * before it is given up as `failed`, so one poisoned import cannot hold the queue for ever.
+ */
+export const MAX_RUN_FAILURES = 5
+
 type Outcome =
   | { readonly _tag: "Write"; readonly row: Extract<ImportRow, { _tag: "Valid" }> }
   | { readonly _tag: "Failed"; readonly error: ImportRowError }
@@ -175,18 +181,63 @@ export const make = Effect.gen(function*() {
     }
   })
 
+  /** Marks an import `failed` with its counts so far and tells receivers (`status: "failed"`). */
+  const giveUp = Effect.fn("ContactImportWorker.giveUp")(function*(job: ImportColumns) {
+    const at = yield* now
+    yield* transactions.run(Effect.gen(function*() {
+      const failed = yield* imports.fail(job.id, at)
+      if (Option.isNone(failed)) return
+      const after = failed.value
+      yield* events.append({
+        workspaceId: job.workspace_id,
+        event: DomainEvent.make("contact.import_completed", {
+          object: "contact_import",
+          object_id: job.id as `imp_${string}`,
+          import_id: job.id as `imp_${string}`,
+          status: "failed",
+          total_rows: after.total_rows,
+          created: after.created,
+          updated: after.updated,
+          skipped: after.skipped,
+          failed: after.failed
+        }),
+        occurredAt: at
+      })
+    }))
+  })
+
+  // failed runs per import (this worker's memory: a new runner starts counting again)
+  const runFailures = new Map<string, number>()
+
   /** Claims and runs imports until none is left; `true` when it ran one. */
   const drain = Effect.gen(function*() {
     let ran = false
     while (true) {
       const job = yield* imports.claimNext(yield* now)
       if (Option.isNone(job)) return ran
-      yield* run(job.value)
+      const failures = runFailures.get(job.value.id) ?? 0
+      yield* run(job.value).pipe(
+        Effect.tapErrorCause((cause) =>
+          failures + 1 >= MAX_RUN_FAILURES
+            ? Effect.zipRight(
+              Effect.logError("contact import given up after repeated failures", cause, { import_id: job.value.id }),
+              giveUp(job.value)
+            )
+            : Effect.sync(() => runFailures.set(job.value.id, failures + 1))
+        ),
+        Effect.sandbox,
+        Effect.catchAll((cause) =>
+          failures + 1 >= MAX_RUN_FAILURES
+            ? Effect.sync(() => runFailures.delete(job.value.id))
+            : Effect.failCause(cause)
+        )
+      )
+      runFailures.delete(job.value.id)
       ran = true
     }
   })
 
-  return { run, drain } as const
+  return { run, drain, giveUp } as const
 })
 
 /** What the worker reads and writes. */
