@@ -30,6 +30,20 @@ import { Clock, Effect, Layer, Option, Schedule } from "effect"
 
 export const BATCH_ROWS = 1000
 
+/** The one `contact.import_completed` of an import that ended, with its counts. */
+const importEnded = (job: ImportColumns, counts: ImportColumns, status: "completed" | "failed") =>
+  DomainEvent.make("contact.import_completed", {
+    object: "contact_import",
+    object_id: job.id as `imp_${string}`,
+    import_id: job.id as `imp_${string}`,
+    status,
+    total_rows: counts.total_rows,
+    created: counts.created,
+    updated: counts.updated,
+    skipped: counts.skipped,
+    failed: counts.failed
+  })
+
 /**
  * Runs of one import that may fail in a row (a defect, not a row's error: those are counted)
  * before it is given up as `failed`, so one poisoned import cannot hold the queue for ever.
@@ -145,17 +159,7 @@ export const make = Effect.gen(function*() {
         if (done) {
           yield* events.append({
             workspaceId: job.workspace_id,
-            event: DomainEvent.make("contact.import_completed", {
-              object: "contact_import",
-              object_id: job.id as `imp_${string}`,
-              import_id: job.id as `imp_${string}`,
-              status: "completed",
-              total_rows: after.total_rows,
-              created: after.created,
-              updated: after.updated,
-              skipped: after.skipped,
-              failed: after.failed
-            }),
+            event: importEnded(job, after, "completed"),
             occurredAt: at
           })
         }
@@ -188,21 +192,7 @@ export const make = Effect.gen(function*() {
       const failed = yield* imports.fail(job.id, at)
       if (Option.isNone(failed)) return
       const after = failed.value
-      yield* events.append({
-        workspaceId: job.workspace_id,
-        event: DomainEvent.make("contact.import_completed", {
-          object: "contact_import",
-          object_id: job.id as `imp_${string}`,
-          import_id: job.id as `imp_${string}`,
-          status: "failed",
-          total_rows: after.total_rows,
-          created: after.created,
-          updated: after.updated,
-          skipped: after.skipped,
-          failed: after.failed
-        }),
-        occurredAt: at
-      })
+      yield* events.append({ workspaceId: job.workspace_id, event: importEnded(job, after, "failed"), occurredAt: at })
     }))
   })
 
