@@ -57,6 +57,39 @@ const channelsWith = (
     return channelIds
   }).pipe(Effect.orDie)
 
+/** One connected channel of a new workspace, and a way to insert its messages in a given status. */
+const oneChannel = Effect.gen(function*() {
+  const [channelId] = yield* channelsWith([{ status: "sent", ageMs: 0 }])
+  const sql = yield* SqlClient.SqlClient
+  const repo = yield* MessagesRepo
+  const row = (yield* sql<{ workspace_id: string; conversation_id: string; contact_id: string }>`
+    SELECT workspace_id, conversation_id, contact_id FROM messages WHERE channel_id = ${channelId!}`)[0]!
+  const insert = (status: MessageStatus) =>
+    Effect.flatMap(newId("msg"), (id) =>
+      repo.insert({
+        id,
+        workspaceId: row.workspace_id,
+        channelId: channelId!,
+        conversationId: row.conversation_id,
+        contactId: row.contact_id,
+        direction: "outbound",
+        from: null,
+        to: "+4915112345678",
+        body: "hi",
+        category: "utility",
+        priority: 2,
+        status,
+        metadata: {},
+        now: at(0)
+      }))
+  /** what a `count(*)` of the queue says: the counter must always agree */
+  const counted = Effect.map(
+    sql<{ n: number }>`SELECT count(*)::int AS n FROM messages WHERE channel_id = ${channelId!} AND status = 'queued'`,
+    (rows) => rows[0]!.n
+  )
+  return { channelId: channelId!, insert, counted }
+}).pipe(Effect.orDie)
+
 describe("DispatchQueueRepo", () => {
   layer(TestLayer, { excludeTestServices: true, timeout: 120_000 })((it) => {
     it.effect("finds channels whose receipts are overdue at any stage before read, outbound only", () =>
@@ -131,6 +164,65 @@ describe("DispatchQueueRepo", () => {
         }
         const ours = new Set(overdue)
         assert.deepStrictEqual(new Set(woken.filter((id) => ours.has(id))), ours, "every channel awaiting receipts")
+      }))
+
+    it.effect("keeps a channel's queued count exact through every kind of write to its messages", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const queue = yield* DispatchQueueRepo
+        const repo = yield* MessagesRepo
+        const { channelId, counted, insert } = yield* oneChannel
+        const expectCount = (n: number, step: string) =>
+          Effect.gen(function*() {
+            assert.strictEqual(yield* counted, n, `count(*) after ${step}`)
+            assert.strictEqual(yield* queue.queuedCount(channelId), n, `counter after ${step}`)
+          })
+        yield* expectCount(0, "nothing queued (one sent message)")
+        const ids: Array<string> = []
+        for (let i = 0; i < 5; i++) ids.push((yield* insert("queued")).id)
+        yield* insert("failed_retryable")
+        yield* expectCount(5, "five sends")
+        yield* repo.transition(ids[0]!, "dispatching")
+        yield* repo.transition(ids[1]!, "dispatching")
+        yield* expectCount(3, "two dispatch claims")
+        // a refused move changes nothing
+        yield* repo.transition(ids[0]!, "cancelled")
+        yield* expectCount(3, "a refused transition")
+        yield* repo.transition(ids[0]!, "failed_retryable")
+        yield* repo.transition(ids[0]!, "queued")
+        yield* expectCount(4, "a retry back to the queue")
+        yield* repo.transition(ids[2]!, "cancelled")
+        yield* repo.transition(ids[3]!, "expired")
+        yield* expectCount(2, "a cancellation and an expiry")
+        // one statement moving several rows, and a statement that leaves the status alone
+        yield* sql`UPDATE messages SET status = 'expired' WHERE channel_id = ${channelId} AND status = 'queued'
+          AND id <> ${ids[4]!}`
+        yield* sql`UPDATE messages SET updated_at = now() WHERE channel_id = ${channelId}`
+        yield* expectCount(1, "a bulk expiry and a touch")
+        yield* sql`DELETE FROM message_transitions WHERE message_id = ${ids[4]!}`
+        yield* sql`DELETE FROM messages WHERE id = ${ids[4]!}`
+        yield* expectCount(0, "a delete")
+      }))
+
+    it.effect("keeps the count exact under concurrent sends and claims on one channel", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const queue = yield* DispatchQueueRepo
+        const repo = yield* MessagesRepo
+        const { channelId, counted, insert } = yield* oneChannel
+        // 120 sends, each followed at once by a claim of every other one, 16 at a time
+        yield* Effect.forEach(
+          Array.from({ length: 120 }, (_, i) => i),
+          (i) =>
+            Effect.flatMap(insert("queued"), (m) =>
+              i % 2 === 0 ? Effect.asVoid(repo.transition(m.id, "dispatching")) : Effect.void),
+          { concurrency: 16, discard: true }
+        )
+        assert.strictEqual(yield* counted, 60)
+        assert.strictEqual(yield* queue.queuedCount(channelId), 60)
+        // leave no due work behind for the other tests of this database
+        yield* sql`UPDATE messages SET status = 'expired' WHERE channel_id = ${channelId} AND status = 'queued'`
+        assert.strictEqual(yield* queue.queuedCount(channelId), 0)
       }))
   })
 })
