@@ -63,7 +63,7 @@ export const toChannel = (r: ChannelColumns): Channel =>
     archived_at: isoOrNull(r.archived_at)
   })
 
-const toRow = (r: ChannelColumns): ChannelRow => ({
+export const toChannelRow = (r: ChannelColumns): ChannelRow => ({
   channel: toChannel(r),
   pairingStartedAt: isoOrNull(r.pairing_started_at),
   capabilities: r.capabilities && r.capabilities_refreshed_at
@@ -105,20 +105,20 @@ export class ChannelsRepo extends Effect.Service<ChannelsRepo>()("@switchboard/d
 
     const find = Effect.fn("ChannelsRepo.find")(function*(workspaceId: string, id: string) {
       const rows = yield* sql<ChannelColumns>`SELECT * FROM channels WHERE workspace_id = ${workspaceId} AND id = ${id}`
-      return Option.map(Option.fromNullable(rows[0]), toRow)
+      return Option.map(Option.fromNullable(rows[0]), toChannelRow)
     }, dieOnDatabaseError)
 
     /** Any workspace: for entities that only know the id. */
     const findById = Effect.fn("ChannelsRepo.findById")(function*(id: string) {
       const rows = yield* sql<ChannelColumns>`SELECT * FROM channels WHERE id = ${id}`
-      return Option.map(Option.fromNullable(rows[0]), toRow)
+      return Option.map(Option.fromNullable(rows[0]), toChannelRow)
     }, dieOnDatabaseError)
 
     const findDefault = Effect.fn("ChannelsRepo.findDefault")(function*(workspaceId: string) {
       const rows = yield* sql<
         ChannelColumns
       >`SELECT * FROM channels WHERE workspace_id = ${workspaceId} AND is_default AND archived_at IS NULL`
-      return Option.map(Option.fromNullable(rows[0]), toRow)
+      return Option.map(Option.fromNullable(rows[0]), toChannelRow)
     }, dieOnDatabaseError)
 
     const list = Effect.fn("ChannelsRepo.list")(function*(

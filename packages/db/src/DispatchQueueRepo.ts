@@ -58,18 +58,6 @@ export class DispatchQueueRepo extends Effect.Service<DispatchQueueRepo>()("@swi
     }, dieOnDatabaseError)
 
     /**
-     * How many messages wait on a channel (for the backlog refusal): the sum of the channel's
-     * striped counter rows, which triggers on `messages` keep exact in the writing transaction
-     * (migration 0044), so the read costs the same with 10 or 200 000 messages queued.
-     */
-    const queuedCount = Effect.fn("DispatchQueueRepo.queuedCount")(function*(channelId: string) {
-      const rows = yield* sql<
-        { n: number }
-      >`SELECT COALESCE(sum(queued), 0)::int AS n FROM channel_queue_counts WHERE channel_id = ${channelId}`
-      return rows[0]?.n ?? 0
-    }, dieOnDatabaseError)
-
-    /**
      * Connected channels with due queued messages (the sweeper wakes them), in id order after
      * `after`: the sweeper pages through them (starting again from the first once a page comes
      * back short), so with more than `limit` such channels every one is still reached.
@@ -155,7 +143,6 @@ export class DispatchQueueRepo extends Effect.Service<DispatchQueueRepo>()("@swi
     return {
       nextQueued,
       dispatchesSince,
-      queuedCount,
       channelsWithDueWork,
       staleQueued,
       stuckDispatching,

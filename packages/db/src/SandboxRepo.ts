@@ -112,19 +112,6 @@ export class SandboxRepo extends Effect.Service<SandboxRepo>()("@switchboard/db/
       return yield* ended(limit)
     }, dieOnDatabaseError)
 
-    const usable = SqlSchema.findAll({
-      Request: Schema.Struct({ channelId: Schema.String, now: Schema.String }),
-      Result: Schema.Struct({ id: Schema.String }),
-      execute: ({ channelId, now }) =>
-        sql`SELECT id FROM sandbox_sessions WHERE channel_id = ${channelId} AND status = 'active'
-          AND expires_at > ${now}`
-    })
-
-    /** Whether the sandbox channel's session is active and not past its expiry at `now`. */
-    const isUsable = Effect.fn("SandboxRepo.isUsable")(function*(channelId: string, now: string) {
-      return (yield* usable({ channelId, now })).length > 0
-    }, dieOnDatabaseError)
-
     const active = SqlSchema.findOne({
       Request: Schema.Struct({ workspaceId: Schema.String, now: Schema.String }),
       Result: CountRow,
@@ -174,12 +161,6 @@ export class SandboxRepo extends Effect.Service<SandboxRepo>()("@switchboard/db/
       dieOnDatabaseError
     )
 
-    const isVerified = Effect.fn("SandboxRepo.isVerified")(function*(channelId: string, phone: string) {
-      const rows = yield* sql`SELECT 1 FROM sandbox_recipients r JOIN sandbox_sessions s ON s.id = r.session_id
-        WHERE s.channel_id = ${channelId} AND r.phone_number = ${phone}`
-      return rows.length > 0
-    }, dieOnDatabaseError)
-
     /** Wrong codes so far, the row locked until the transaction ends (verifications of a session queue up). */
     const verifyFailuresForUpdate = Effect.fn("SandboxRepo.verifyFailuresForUpdate")(function*(id: string) {
       const rows = yield* sql<{ verify_failures: number }>`SELECT verify_failures FROM sandbox_sessions
@@ -206,12 +187,10 @@ export class SandboxRepo extends Effect.Service<SandboxRepo>()("@switchboard/db/
       numbersInUse,
       expire,
       endedWithLiveChannel,
-      isUsable,
       countActive,
       find,
       findByChannel,
       addRecipient,
-      isVerified,
       verifyFailuresForUpdate,
       recordVerifyFailure,
       revoke

@@ -8,9 +8,8 @@ import {
   ChannelsRepo,
   ContactsRepo,
   ConversationsRepo,
-  DispatchQueueRepo,
   MessagesRepo,
-  SandboxRepo,
+  SendChecksRepo,
   Transactions
 } from "@switchboard/db"
 import {
@@ -56,9 +55,8 @@ export class Messages extends Effect.Service<Messages>()("@switchboard/service-a
     const messages = yield* MessagesRepo
     const contacts = yield* ContactsRepo
     const conversations = yield* ConversationsRepo
-    const queue = yield* DispatchQueueRepo
     const idempotency = yield* Idempotency
-    const sandbox = yield* SandboxRepo
+    const sendChecks = yield* SendChecksRepo
     const entitlements = yield* Entitlements
     const qrSafety = yield* QrSafety
     const templateSends = yield* TemplateSends
@@ -67,10 +65,14 @@ export class Messages extends Effect.Service<Messages>()("@switchboard/service-a
 
     /** Everything that can refuse a send, before anything is written. */
     const check = Effect.fn("Messages.check")(function*(principal: Principal, body: SendBody, options: SendOptions) {
-      const channelRow = body.channel_id !== undefined
-        ? yield* channels.find(principal.workspaceId, body.channel_id)
-        : yield* channels.findDefault(principal.workspaceId)
-      if (Option.isNone(channelRow)) {
+      // one statement: the channel, its sandbox session, the recipient's verification, its backlog
+      const found = yield* sendChecks.facts({
+        workspaceId: principal.workspaceId,
+        channelId: body.channel_id,
+        to: body.to,
+        now: toTimestamp(yield* Clock.currentTimeMillis)
+      })
+      if (Option.isNone(found)) {
         if (body.channel_id !== undefined) {
           return yield* new ChannelNotFound({
             message: `No channel ${body.channel_id} in this workspace`,
@@ -85,7 +87,8 @@ export class Messages extends Effect.Service<Messages>()("@switchboard/service-a
           }
         })
       }
-      const channel = channelRow.value.channel
+      const facts = found.value
+      const channel = facts.row.channel
       if (channel.provider === "sandbox" && principal.mode !== "test") {
         return yield* new SandboxTestKeyRequired({
           message: "Sending through a sandbox channel needs a test-mode API key (wa_test_...)"
@@ -107,17 +110,14 @@ export class Messages extends Effect.Service<Messages>()("@switchboard/service-a
       }
       // a sandbox channel sends only while its session lasts: past its expiry (even before the
       // sweeper archived the channel) or revoked, it is not connected any more
-      if (
-        channel.provider === "sandbox" &&
-        !(yield* sandbox.isUsable(channel.id, toTimestamp(yield* Clock.currentTimeMillis)))
-      ) {
+      if (channel.provider === "sandbox" && !facts.sandboxUsable) {
         return yield* new ChannelNotConnected({
           message: `Channel ${channel.id} belongs to a sandbox session that has ended; create a new session`,
           details: { status: channel.status, reason: "sandbox_session_ended" }
         })
       }
       if (
-        channel.provider === "sandbox" && !isMagicNumber(body.to) && !(yield* sandbox.isVerified(channel.id, body.to))
+        channel.provider === "sandbox" && !isMagicNumber(body.to) && !facts.recipientVerified
       ) {
         return yield* new ValidationError({
           message: "The recipient is not verified for this sandbox session",
@@ -127,8 +127,8 @@ export class Messages extends Effect.Service<Messages>()("@switchboard/service-a
           }
         })
       }
-      const mps = Option.match(channelRow.value.capabilities, { onNone: () => 0, onSome: (c) => c.max_throughput_mps })
-      if (mps > 0 && (yield* queue.queuedCount(channel.id)) >= mps * 24 * 3600) {
+      const mps = Option.match(facts.row.capabilities, { onNone: () => 0, onSome: (c) => c.max_throughput_mps })
+      if (mps > 0 && facts.queued >= mps * 24 * 3600) {
         return yield* new ProviderRateLimited({
           message: "The channel's backlog exceeds 24 hours of its throughput; retry later",
           details: { max_throughput_mps: mps }
@@ -251,10 +251,9 @@ export class Messages extends Effect.Service<Messages>()("@switchboard/service-a
     MessagesRepo.Default,
     ContactsRepo.Default,
     ConversationsRepo.Default,
-    DispatchQueueRepo.Default,
     Transactions.Default,
     Idempotency.Default,
-    SandboxRepo.Default,
+    SendChecksRepo.Default,
     Entitlements.Default,
     QrSafety.Default,
     TemplateSends.Default,

@@ -1,0 +1,60 @@
+import { SqlClient } from "@effect/sql"
+import { Effect, Option } from "effect"
+import type { ChannelColumns, ChannelRow } from "./ChannelsRepo.js"
+import { toChannelRow } from "./ChannelsRepo.js"
+import { dieOnDatabaseError } from "./Rows.js"
+
+/** What the send path checks about a channel before it writes anything. */
+export interface SendFacts {
+  readonly row: ChannelRow
+  /** a sandbox channel's session is active and not past its expiry (false for other providers) */
+  readonly sandboxUsable: boolean
+  /** the recipient is verified for the sandbox channel's session (false for other providers) */
+  readonly recipientVerified: boolean
+  /** messages waiting on the channel (the striped counter of migration 0044) */
+  readonly queued: number
+}
+
+/**
+ * Every fact a send is refused on, read in ONE statement: the channel (named, or the workspace's
+ * default), its sandbox session's state, the recipient's verification and the channel's backlog.
+ * Four reads were four round trips of the send path before; each one through the SQL client costs
+ * more CPU on the api node than the query does on the database (bench/RESULTS.md, the send path).
+ */
+export class SendChecksRepo extends Effect.Service<SendChecksRepo>()("@switchboard/db/SendChecksRepo", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+
+    const facts = Effect.fn("SendChecksRepo.facts")(function*(input: {
+      readonly workspaceId: string
+      /** undefined: the workspace's default channel */
+      readonly channelId: string | undefined
+      readonly to: string
+      readonly now: string
+    }) {
+      const rows = yield* sql<
+        ChannelColumns & { sandbox_usable: boolean; recipient_verified: boolean; queued: number }
+      >`
+        SELECT c.*,
+          (c.provider = 'sandbox' AND EXISTS (SELECT 1 FROM sandbox_sessions s WHERE s.channel_id = c.id
+            AND s.status = 'active' AND s.expires_at > ${input.now})) AS sandbox_usable,
+          (c.provider = 'sandbox' AND EXISTS (SELECT 1 FROM sandbox_recipients r
+            JOIN sandbox_sessions s ON s.id = r.session_id
+            WHERE s.channel_id = c.id AND r.phone_number = ${input.to})) AS recipient_verified,
+          (SELECT COALESCE(sum(q.queued), 0)::int FROM channel_queue_counts q WHERE q.channel_id = c.id) AS queued
+        FROM channels c
+        WHERE c.workspace_id = ${input.workspaceId}
+          AND ${
+        input.channelId === undefined ? sql`c.is_default AND c.archived_at IS NULL` : sql`c.id = ${input.channelId}`
+      }`
+      return Option.map(Option.fromNullable(rows[0]), (r): SendFacts => ({
+        row: toChannelRow(r),
+        sandboxUsable: r.sandbox_usable,
+        recipientVerified: r.recipient_verified,
+        queued: Number(r.queued)
+      }))
+    }, dieOnDatabaseError)
+
+    return { facts } as const
+  })
+}) {}
