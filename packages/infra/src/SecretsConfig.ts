@@ -13,10 +13,9 @@
  */
 import { Config, Effect, Redacted } from "effect"
 import * as SecretBox from "./SecretBox.js"
+import { DEVELOPMENT_ENCRYPTION_KEY as DEV_KEY } from "./StartupSafety.js"
 
-const DEV_KEY = Buffer.alloc(32, 7).toString("base64")
-
-/** The development default: a known value, so never for production (warned at start). */
+/** The development default: a known value, so never for production (`StartupSafety` refuses it there). */
 export const developmentKey: Redacted.Redacted<Buffer> = Redacted.make(Buffer.from(DEV_KEY, "base64"))
 
 const isKey = (key: Redacted.Redacted<Buffer>) => Redacted.value(key).length === 32
@@ -106,19 +105,3 @@ export const developmentKeyring: Keyring = makeKeyring(developmentKey)
 
 export const isDevelopmentKey = (key: Redacted.Redacted<Buffer>): boolean =>
   Redacted.value(key).equals(Redacted.value(developmentKey))
-
-/**
- * Logs a warning when the current key is the development default, and a note while previous keys
- * are configured (a rotation to finish); `what` names what the keys protect.
- */
-export const warnIfDevelopmentKey = (keys: Keyring, what: string): Effect.Effect<void> =>
-  Effect.all([
-    isDevelopmentKey(keys.current)
-      ? Effect.logWarning(`SECRETS_ENCRYPTION_KEY is not set: ${what} use the development key (never in production)`)
-      : Effect.void,
-    keys.previous.length > 0
-      ? Effect.logInfo(
-        `SECRETS_ENCRYPTION_KEY_PREVIOUS holds ${keys.previous.length} key(s): ${what} sealed with them are still read; run \`npm run admin -- reseal-secrets\`, then remove them`
-      )
-      : Effect.void
-  ], { discard: true })

@@ -27,17 +27,8 @@ export const config = Config.all({
   resolver: Config.succeed<Resolver>(systemResolver)
 })
 
-const warn = (c: Context.Tag.Service<WebhooksConfig>) =>
-  Effect.gen(function*() {
-    if (c.allowPrivateTargets) {
-      yield* Effect.logWarning(
-        "WEBHOOK_ALLOW_PRIVATE_TARGETS=true: webhooks may reach private addresses and any port (development only!)"
-      )
-    }
-    yield* SecretsConfig.warnIfDevelopmentKey(c.keyring, "webhook secrets")
-  })
-
-export const layerFromEnv = Layer.effect(WebhooksConfig, Effect.tap(config, warn))
+/** Unsafe values (private targets, the development key) are warned about once at start (`StartupSafety`). */
+export const layerFromEnv = Layer.effect(WebhooksConfig, config)
 
 export const layer = (options: Partial<Context.Tag.Service<WebhooksConfig>>) =>
   Layer.effect(WebhooksConfig, Effect.map(config, (fromEnv) => ({ ...fromEnv, ...options })))

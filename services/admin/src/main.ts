@@ -7,7 +7,7 @@ import { NodeRuntime } from "@effect/platform-node"
 import { Database, DatabaseConfig, Migrations } from "@switchboard/db"
 import { PLANS } from "@switchboard/domain"
 import type { EntitlementValue, PlanName } from "@switchboard/domain"
-import { SecretsConfig } from "@switchboard/infra"
+import { SecretsConfig, StartupSafety } from "@switchboard/infra"
 import { IdentityConfig, Mailer, Operator, SecretsReseal } from "@switchboard/service-api"
 import { Cause, Console, Effect, Layer, Logger, LogLevel } from "effect"
 import { parseArgs } from "node:util"
@@ -41,7 +41,6 @@ const parseValue = (raw: string): EntitlementValue => {
  */
 const resealSecrets = Effect.gen(function*() {
   const keyring = yield* SecretsConfig.keyring
-  yield* SecretsConfig.warnIfDevelopmentKey(keyring, "secrets at rest")
   const counts = yield* (yield* SecretsReseal).run(keyring)
   if (counts.failed > 0) {
     yield* Console.error(`no configured key opens ${counts.failed} value(s): left as they are`)
@@ -52,6 +51,7 @@ const resealSecrets = Effect.gen(function*() {
 
 const program = Effect.gen(function*() {
   const [command, ...rest] = process.argv.slice(2)
+  yield* StartupSafety.warnings("admin")
   const { values } = yield* Effect.try({
     try: () =>
       parseArgs({
@@ -125,6 +125,15 @@ const messageOf = (cause: Cause.Cause<unknown>) => {
   const error = Cause.squash(cause)
   return error instanceof Error ? error.message : String(error)
 }
+
+const [first] = process.argv.slice(2)
+if (first === undefined || first === "--help" || first === "-h" || first === "help") {
+  // before any layer: help needs no database and prints no configuration warning
+  process.stdout.write(USAGE + "\n")
+  process.exit(first === undefined ? 1 : 0)
+}
+// a production operator with unsafe settings is stopped before touching the database
+StartupSafety.refuseUnsafeProduction("admin")
 
 program.pipe(
   Effect.flatMap((result) => Console.log(JSON.stringify(result))),

@@ -2,7 +2,7 @@
 import { NodeRuntime } from "@effect/platform-node"
 import { MigratedDatabase } from "@switchboard/db"
 import { Cluster } from "@switchboard/entities/protocol"
-import { Logging, Redis } from "@switchboard/infra"
+import { Logging, Redis, StartupSafety } from "@switchboard/infra"
 import { ProvidersConfig } from "@switchboard/providers/contract"
 import { WebhooksConfig } from "@switchboard/webhooks"
 import { Effect, Layer } from "effect"
@@ -10,6 +10,9 @@ import * as HttpConfig from "./HttpConfig.js"
 import * as HttpServer from "./HttpServer.js"
 import * as IdentityConfig from "./IdentityConfig.js"
 import * as Mailer from "./services/Mailer.js"
+
+// first: a production process with unsafe settings stops here, with one message
+StartupSafety.refuseUnsafeProduction("api")
 
 HttpServer.serverLayer.pipe(
   Layer.provide([
@@ -21,6 +24,7 @@ HttpServer.serverLayer.pipe(
   ]),
   Layer.provide(Cluster.client),
   Layer.provide([MigratedDatabase.layer, Redis.layerFromEnv]),
+  Layer.merge(StartupSafety.warningsLayer("api")),
   Layer.launch,
   Effect.provide(Logging.layer),
   NodeRuntime.runMain({ disablePrettyLogger: true })

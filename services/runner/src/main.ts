@@ -2,16 +2,20 @@
 import { NodeRuntime } from "@effect/platform-node"
 import { MigratedDatabase } from "@switchboard/db"
 import { Cluster } from "@switchboard/entities"
-import { Logging, Redis } from "@switchboard/infra"
+import { Logging, Redis, StartupSafety } from "@switchboard/infra"
 import { ProvidersConfig, QrConnectionConfig } from "@switchboard/providers"
 import { WebhooksConfig } from "@switchboard/webhooks"
 import { Effect, Layer } from "effect"
 import * as Entities from "./Entities.js"
 
+// first: a production process with unsafe settings stops here, with one message
+StartupSafety.refuseUnsafeProduction("runner")
+
 Entities.layer.pipe(
   Layer.provide([ProvidersConfig.layerFromEnv, QrConnectionConfig.layerFromEnv, WebhooksConfig.layerFromEnv]),
   Layer.provide(Cluster.runner),
   Layer.provide([MigratedDatabase.layer, Redis.layerFromEnv]),
+  Layer.merge(StartupSafety.warningsLayer("runner")),
   Layer.launch,
   Effect.provide(Logging.layer),
   NodeRuntime.runMain({ disablePrettyLogger: true })

@@ -5,12 +5,15 @@
 import { NodeRuntime } from "@effect/platform-node"
 import { MigratedDatabase } from "@switchboard/db"
 import { Cluster } from "@switchboard/entities"
-import { Logging, Redis } from "@switchboard/infra"
+import { Logging, Redis, StartupSafety } from "@switchboard/infra"
 import { ProvidersConfig, QrConnectionConfig } from "@switchboard/providers"
 import { HttpConfig, HttpServer, IdentityConfig, Mailer } from "@switchboard/service-api"
 import { Entities } from "@switchboard/service-runner"
 import { WebhooksConfig } from "@switchboard/webhooks"
 import { Effect, Layer } from "effect"
+
+// first: a production process with unsafe settings stops here, with one message
+StartupSafety.refuseUnsafeProduction("standalone")
 
 Layer.mergeAll(HttpServer.serverLayer, Entities.layer).pipe(
   Layer.provide([
@@ -23,6 +26,7 @@ Layer.mergeAll(HttpServer.serverLayer, Entities.layer).pipe(
   ]),
   Layer.provide(Cluster.single),
   Layer.provide([MigratedDatabase.layer, Redis.layerFromEnv]),
+  Layer.merge(StartupSafety.warningsLayer("standalone")),
   Layer.launch,
   Effect.provide(Logging.layer),
   NodeRuntime.runMain({ disablePrettyLogger: true })

@@ -88,10 +88,10 @@ export const config: Config.Config<Context.Tag.Service<QrConnectionConfig>> = Co
   keyring: SecretsConfig.keyring
 })
 
-export const layerFromEnv: Layer.Layer<QrConnectionConfig> = Layer.effect(
-  QrConnectionConfig,
-  Effect.tap(config, (c) => SecretsConfig.warnIfDevelopmentKey(c.keyring, "QR channel links"))
-).pipe(Layer.orDie)
+/** The development key is warned about once at start (`StartupSafety`), not here. */
+export const layerFromEnv: Layer.Layer<QrConnectionConfig> = Layer.effect(QrConnectionConfig, config).pipe(
+  Layer.orDie
+)
 
 /** The environment's settings with `options` on top. */
 export const layer = (options: Partial<Context.Tag.Service<QrConnectionConfig>>): Layer.Layer<QrConnectionConfig> =>
