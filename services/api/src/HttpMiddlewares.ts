@@ -59,6 +59,16 @@ const payloadTooLarge = (limit: number, transfer: "content-length" | "chunked") 
 
 const routeNotFound = Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
   const pathname = new URL(request.url, "http://localhost").pathname
+  const overlong = routeTable.overlongParams(request.method, pathname)
+  if (overlong.length > 0) {
+    return envelopeResponse(
+      ValidationError,
+      new ValidationError({
+        message: "Request validation failed",
+        details: { issues: overlong.map((name) => ({ path: [name], message: "Expected a shorter value" })) }
+      })
+    )
+  }
   const allowed = routeTable.allowedMethods(pathname)
   if (allowed.length > 0) {
     return envelopeResponse(
