@@ -10,110 +10,47 @@
 import { assert, describe, layer } from "@effect/vitest"
 import { SCOPES } from "@switchboard/domain"
 import { Operator } from "@switchboard/service-api"
-import { Effect, Either, Schema } from "effect"
-import {
-  caseArbitrary,
-  encodeComponent,
-  idsIn,
-  MARKER,
-  mutate,
-  operations,
-  refuses,
-  toParam,
-  wireBody,
-  wireParams
-} from "./support/ContractFuzz.js"
-import type { Case, Operation } from "./support/ContractFuzz.js"
+import { Effect } from "effect"
+import { caseArbitrary, harvest, judge, MARKER, operations, prepare } from "./support/ContractFuzz.js"
+import type { Case, Operation, Pool, Prepared } from "./support/ContractFuzz.js"
 import { createKey, request, sandboxSetup } from "./support/Fixtures.js"
-import type { Reply } from "./support/Fixtures.js"
 import * as TestApp from "./support/TestApp.js"
 
 const SEED = Number(process.env["FUZZ_SEED"] ?? 20261124)
 const RUNS = Number(process.env["FUZZ_RUNS"] ?? 10)
 
-/** Streams never end by themselves; sign-out would end the session the other cases use. */
+/** Streams never end by themselves. */
 const fuzzed = operations.filter((op) => (op.payload || op.pathParams || op.query) && !op.path.endsWith("/stream"))
 
 interface Credentials {
   readonly key: string
   readonly session: string
   readonly workspace: string
-  /** never aimed at: revoking them would end the run */
   readonly own: ReadonlySet<string>
 }
 let credentials: Credentials | undefined
-/** ids seen in answers, by prefix */
-const pool = new Map<string, Array<string>>()
+const pool: Pool = new Map()
 
-const aimed = (params: Record<string, string>, pick: ReadonlyArray<number>) =>
-  Object.fromEntries(
-    Object.entries(params).map(([k, v], i) => {
-      const known = pool.get(v.split("_")[0]!) ?? []
-      const n = pick[i % pick.length]!
-      return [k, known.length > 0 && n % 4 !== 0 ? known[n % known.length]! : v]
-    })
-  )
-
-const urlOf = (
-  op: Operation,
-  params: Record<string, unknown> | undefined,
-  query: Record<string, unknown> | undefined
-) => {
-  let path = op.path
-  for (const [k, v] of Object.entries(params ?? {})) path = path.replace(`:${k}`, encodeComponent(toParam(v)))
-  const pairs = Object.entries(wireParams(query ?? {})).flatMap(([k, v]) =>
-    (Array.isArray(v) ? v : [v]).map((x) => `${k}=${encodeComponent(x)}`)
-  )
-  return pairs.length > 0 ? `${path}?${pairs.join("&")}` : path
-}
-
-const decodes = (schema: Schema.Schema<any, any> | undefined, reply: Reply) =>
-  schema === undefined ? reply.text === "" : Either.isRight(Schema.decodeUnknownEither(schema)(reply.body))
-
-const send = (op: Operation, c: Case, url: string, body: unknown) => {
+const send = (op: Operation, req: Prepared) => {
   const creds = credentials!
-  return request(op.method, url, {
+  return request(req.method, req.url, {
     ...(op.auth === "key" ? { token: creds.key } : {}),
     ...(op.auth === "session" ? { token: creds.session, workspace: creds.workspace } : {}),
-    ...(body === undefined ? {} : { rawBody: JSON.stringify(body) }),
-    ...(op.idempotent ? { headers: { "idempotency-key": c.idempotencyKey } } : {})
+    ...(req.body === undefined ? {} : { rawBody: req.body }),
+    ...(req.idempotencyKey === undefined ? {} : { headers: { "idempotency-key": req.idempotencyKey } })
   })
 }
 
 const check = (op: Operation, c: Case) =>
   Effect.gen(function*() {
-    const m = c.mutation
-    const params = c.pathParams && aimed(c.pathParams, c.pick)
-    const body = m?.target === "body" ? mutate(c.body, m) : c.body
-    // a path member cannot be left out: its segment is then the route's own `:name`
-    const pathParams = m?.target === "path" ? mutate(params, m) as Record<string, unknown> : params
-    const query = m?.target === "query" ? mutate(c.query, m) as Record<string, unknown> : c.query
-    const broken = (op.payload !== undefined && refuses(op.payload, wireBody(body))) ||
-      (op.pathParams !== undefined && refuses(op.pathParams, wireParams(pathParams ?? {}))) ||
-      (op.query !== undefined && refuses(op.query, wireParams(query ?? {})))
-    const label = `${op.name} ${m ? `${m.kind} in ${m.target} (at ${m.at}, variant ${m.variant})` : "valid"}`
-    const reply = yield* send(op, c, urlOf(op, pathParams, query), body)
-    assert.isBelow(reply.status, 500, `${label}: ${reply.text.slice(0, 300)}`)
-    if (broken) {
-      assert.strictEqual(reply.status, 422, `${label}: ${reply.text.slice(0, 300)}`)
-      assert.strictEqual(reply.body?.error?.code, "VALIDATION_ERROR", label)
-      assert.isAbove(reply.body.error.details.issues.length, 0, label)
-      assert.notInclude(reply.text, MARKER, label)
-    }
-    const declared = reply.status < 300 ? op.successes : op.errors
-    assert.isTrue(declared.has(reply.status), `${label}: undocumented ${reply.status} ${reply.text.slice(0, 300)}`)
-    assert.isTrue(decodes(declared.get(reply.status), reply), `${label}: ${reply.text.slice(0, 300)}`)
-    if (reply.status < 300) {
-      for (const id of idsIn(reply.body)) {
-        if (credentials!.own.has(id)) continue
-        const known = pool.get(id.split("_")[0]!) ?? []
-        if (!known.includes(id)) pool.set(id.split("_")[0]!, [...known, id].slice(-8))
-      }
-    }
-    if (op.idempotent) {
-      const again = yield* send(op, c, urlOf(op, pathParams, query), body)
-      assert.strictEqual(again.status, reply.status, `${label}: repeat`)
-      assert.strictEqual(again.text, reply.text, `${label}: repeat`)
+    const req = prepare(op, c, pool)
+    const reply = yield* send(op, req)
+    assert.deepStrictEqual(judge(op, req, reply), [], `${req.label}: ${reply.status} ${reply.text.slice(0, 300)}`)
+    if (reply.status < 300) harvest(pool, reply.body, credentials!.own)
+    if (req.idempotencyKey !== undefined) {
+      const again = yield* send(op, req)
+      assert.strictEqual(again.status, reply.status, `${req.label}: repeat`)
+      assert.strictEqual(again.text, reply.text, `${req.label}: repeat`)
     }
   })
 

@@ -239,3 +239,110 @@ export const idsIn = (value: unknown, out: Array<string> = []): Array<string> =>
   else if (typeof value === "object" && value !== null) Object.values(value).forEach((v) => idsIn(v, out))
   return out
 }
+
+/** ids seen in answers, by prefix (`ch` -> a few channel ids), to aim later cases at */
+export type Pool = Map<string, Array<string>>
+
+/** Ids of the credentials' own user, key and session: never aimed at (revoking them ends the run). */
+export const harvest = (pool: Pool, body: unknown, own: ReadonlySet<string>) => {
+  for (const id of idsIn(body)) {
+    if (own.has(id)) continue
+    const prefix = id.split("_")[0]!
+    const known = pool.get(prefix) ?? []
+    if (!known.includes(id)) pool.set(prefix, [...known, id].slice(-8))
+  }
+}
+
+const aimed = (pool: Pool, params: Record<string, string>, pick: ReadonlyArray<number>) =>
+  Object.fromEntries(
+    Object.entries(params).map(([k, v], i) => {
+      const known = pool.get(v.split("_")[0]!) ?? []
+      const n = pick[i % pick.length]!
+      return [k, known.length > 0 && n % 4 !== 0 ? known[n % known.length]! : v]
+    })
+  )
+
+export interface Prepared {
+  readonly method: Operation["method"]
+  /** path and query, percent-encoded */
+  readonly url: string
+  readonly body: string | undefined
+  readonly idempotencyKey: string | undefined
+  /** the operation's own schemas refuse it: 422 expected */
+  readonly broken: boolean
+  readonly label: string
+}
+
+/** The request a case stands for, on the wire. */
+export const prepare = (op: Operation, c: Case, pool: Pool): Prepared => {
+  const m = c.mutation
+  const params = c.pathParams && aimed(pool, c.pathParams, c.pick)
+  const body = m?.target === "body" ? mutate(c.body, m) : c.body
+  // a path member left out leaves the route's own `:name` in the path: one more malformed id
+  const pathParams = m?.target === "path" ? mutate(params, m) as Record<string, unknown> : params
+  const query = m?.target === "query" ? mutate(c.query, m) as Record<string, unknown> : c.query
+  const broken = (op.payload !== undefined && refuses(op.payload, wireBody(body))) ||
+    (op.pathParams !== undefined && refuses(op.pathParams, wireParams(pathParams ?? {}))) ||
+    (op.query !== undefined && refuses(op.query, wireParams(query ?? {})))
+  let path = op.path
+  for (const [k, v] of Object.entries(pathParams ?? {})) path = path.replace(`:${k}`, encodeComponent(toParam(v)))
+  const pairs = Object.entries(wireParams(query ?? {})).flatMap(([k, v]) =>
+    (Array.isArray(v) ? v : [v]).map((x) => `${k}=${encodeComponent(x)}`)
+  )
+  return {
+    method: op.method,
+    url: pairs.length > 0 ? `${path}?${pairs.join("&")}` : path,
+    body: body === undefined ? undefined : JSON.stringify(body),
+    idempotencyKey: op.idempotent ? c.idempotencyKey : undefined,
+    broken,
+    label: `${op.name} ${m ? `${m.kind} in ${m.target} (at ${m.at}, variant ${m.variant})` : "valid"}`
+  }
+}
+
+export interface Answer {
+  readonly status: number
+  readonly text: string
+}
+
+export const VIOLATIONS = [
+  "5xx",
+  "broken not 422",
+  "422 without issues",
+  "echo",
+  "undocumented status",
+  "undecodable",
+  "repeat differs"
+] as const
+export type Violation = typeof VIOLATIONS[number]
+
+const parse = (text: string): unknown => {
+  try {
+    return text === "" ? undefined : JSON.parse(text)
+  } catch {
+    return undefined
+  }
+}
+
+/** What is wrong with `answer` to `request` (empty: the contract held). */
+export const judge = (op: Operation, request: Prepared, answer: Answer): Array<Violation> => {
+  const out: Array<Violation> = []
+  const body = parse(answer.text) as { error?: { code?: unknown; details?: { issues?: unknown } } } | undefined
+  if (answer.status >= 500) out.push("5xx")
+  if (request.broken) {
+    if (answer.status !== 422 || body?.error?.code !== "VALIDATION_ERROR") out.push("broken not 422")
+    else if (!Array.isArray(body.error.details?.issues) || body.error.details.issues.length === 0) {
+      out.push("422 without issues")
+    }
+    if (answer.text.includes(MARKER)) out.push("echo")
+  }
+  const declared = answer.status < 300 ? op.successes : op.errors
+  if (!declared.has(answer.status)) out.push("undocumented status")
+  else {
+    const schema = declared.get(answer.status)
+    const decodes = schema === undefined
+      ? answer.text === ""
+      : Either.isRight(Schema.decodeUnknownEither(schema)(body))
+    if (!decodes) out.push("undecodable")
+  }
+  return out
+}
