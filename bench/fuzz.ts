@@ -18,9 +18,9 @@
  */
 import { SCOPES } from "@switchboard/domain"
 import { FastCheck as fc } from "effect"
-import { call } from "../test/support/Processes.js"
 import { caseArbitrary, harvest, judge, operations, prepare, VIOLATIONS } from "../test/support/ContractFuzz.js"
 import type { Case, Operation, Pool, Prepared, Violation } from "../test/support/ContractFuzz.js"
+import { call } from "../test/support/Processes.js"
 import { runHostile } from "./lib/HostileFuzz.js"
 import { flag, numberFlag, record } from "./lib/Measure.js"
 import { startStack } from "./lib/Stack.js"
@@ -77,7 +77,9 @@ const signIn = async (): Promise<{ credentials: Credentials; stack?: Stack }> =>
   }
   const me = await call(base, "GET", "/v1/auth/me", { token: session, workspace })
   if (me.status === 200 && typeof me.body.user?.id === "string") own.add(me.body.user.id)
-  for (const line of (await call(base, "GET", "/v1/api-keys?limit=100", { token: session, workspace })).body.data ?? []) {
+  for (
+    const line of (await call(base, "GET", "/v1/api-keys?limit=100", { token: session, workspace })).body.data ?? []
+  ) {
     own.add(line.id)
   }
   return { credentials: { base, session, workspace, key: keys[0]!, live: keys[1]!, own }, ...(stack ? { stack } : {}) }
@@ -105,7 +107,10 @@ const runContract = async (creds: Credentials) => {
   const perOp = Math.ceil(CONTRACT / fuzzed.length)
   const queue: Array<readonly [Operation, Case]> = []
   const samples = fuzzed.map((op) => fc.sample(caseArbitrary(op), { seed: SEED, numRuns: perOp }))
-  for (let i = 0; i < perOp; i++) fuzzed.forEach((op, j) => queue.push([op, samples[j]![i]!]))
+  // generated uuids repeat (fast-check favours small values): each case gets its own key
+  for (let i = 0; i < perOp; i++) {
+    fuzzed.forEach((op, j) => queue.push([op, { ...samples[j]![i]!, idempotencyKey: `fuzz-${SEED}-${i}-${j}` }]))
+  }
   const pool: Pool = new Map()
   const violations = Object.fromEntries(VIOLATIONS.map((v) => [v, 0])) as Record<Violation, number>
   const statuses = new Map<number, number>()
@@ -117,7 +122,9 @@ const runContract = async (creds: Credentials) => {
   const started = Date.now()
   const count = (found: ReadonlyArray<Violation>, label: string, status: number, text: string) => {
     for (const v of found) violations[v]++
-    if (found.length > 0 && examples.length < 30) examples.push(`${found.join(",")} ${label}: ${status} ${text.slice(0, 200)}`)
+    if (found.length > 0 && examples.length < 30) {
+      examples.push(`${found.join(",")} ${label}: ${status} ${text.slice(0, 200)}`)
+    }
   }
   const worker = async () => {
     while (next < queue.length) {
@@ -133,11 +140,15 @@ const runContract = async (creds: Credentials) => {
         if (req.idempotencyKey !== undefined) {
           requests++
           const again = await send(creds, op, req)
-          if (again.status !== answer.status || again.text !== answer.text) count(["repeat differs"], req.label, again.status, again.text)
+          if (again.status !== answer.status || again.text !== answer.text) {
+            count(["repeat differs"], req.label, again.status, again.text)
+          }
         }
       } catch (e) {
         dropped++
-        if (examples.length < 30) examples.push(`dropped ${req.label}: ${String((e as Error).cause ?? e).slice(0, 160)}`)
+        if (examples.length < 30) {
+          examples.push(`dropped ${req.label}: ${String((e as Error).cause ?? e).slice(0, 160)}`)
+        }
       }
     }
   }
@@ -172,7 +183,9 @@ const main = async () => {
     const { failures, ...hostileCounts } = hostile
     log(JSON.stringify(hostileCounts))
     for (const f of failures.slice(0, 30)) log(`  ${f}`)
-    console.log(record("fuzz", { seed: SEED, concurrency: CONCURRENCY, contract: contractCounts, hostile: hostileCounts }))
+    console.log(
+      record("fuzz", { seed: SEED, concurrency: CONCURRENCY, contract: contractCounts, hostile: hostileCounts })
+    )
     const bad = Object.values(contract.violations).reduce((a, b) => a + b, 0) + contract.dropped + hostile["5xx"] +
       hostile.dropped
     process.exitCode = bad > 0 ? 1 : 0

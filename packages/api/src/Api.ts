@@ -30,7 +30,8 @@ Hostile input, the same on every route: a request body must be \`application/jso
 text or multipart bodies are 422 \`VALIDATION_ERROR\` at path \`["content-type"]\`); JSON nested deeper
 than 64 arrays/objects is 422 at path \`["body"]\`; U+0000 in any string of the body or query (value or
 member name) is 422 naming the member, never the value; a body that is not valid UTF-8 is 422 at path
-\`["body"]\`, and a member given twice in one object is 422 at its path. Requests the HTTP parser refuses are 400
+\`["body"]\`, and a member given twice in one object or a lone surrogate escape (\`"\\ud800"\` without its
+pair) is 422 at its path. Requests the HTTP parser refuses are 400
 \`BAD_REQUEST\`, oversized headers 431 \`REQUEST_HEADER_FIELDS_TOO_LARGE\`, and a client too slow to
 send its headers or body 408 \`REQUEST_TIMEOUT\`, in the same envelope, with the connection closed.
 

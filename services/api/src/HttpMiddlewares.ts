@@ -29,8 +29,8 @@ import { randomUUID } from "node:crypto"
 import type { IncomingMessage } from "node:http"
 import { HttpConfig } from "./HttpConfig.js"
 import * as Issues from "./Issues.js"
-import * as JsonDuplicates from "./JsonDuplicates.js"
 import * as JsonGuard from "./JsonGuard.js"
+import * as JsonMembers from "./JsonMembers.js"
 import { setHeader } from "./ResponseHeaders.js"
 import { routeTable } from "./RouteTable.js"
 
@@ -165,7 +165,7 @@ const bodyLimit = (request: HttpServerRequest.HttpServerRequest, defaultLimit: n
  * `MAX_BODY_BYTES` is 413 whether it is announced (`Content-Length`) or chunked; a body that is
  * not `application/json` is 422 (form-encoded bodies would otherwise be decoded as members named
  * after the submitted text); a body that is not UTF-8, JSON nested deeper than `MAX_JSON_DEPTH`,
- * holding U+0000 or naming a member twice is 422.
+ * holding U+0000 or a lone surrogate, or naming a member twice is 422.
  * The body read here is handed on, so routes decode it without reading the socket again.
  */
 const guardRequest = (app: HttpApp.Default<any, any>, defaultMaxBodyBytes: number) =>
@@ -188,7 +188,7 @@ const guardRequest = (app: HttpApp.Default<any, any>, defaultMaxBodyBytes: numbe
       if (!isJsonContentType(request.headers["content-type"])) {
         return validationError([{ path: ["content-type"], message: "Request bodies must be application/json" }])
       }
-      const issues = JsonGuard.check(body.text) ?? JsonDuplicates.check(body.text)
+      const issues = JsonGuard.check(body.text) ?? JsonMembers.check(body.text)
       if (issues) return validationError(issues)
       return Effect.provideService(app, HttpServerRequest.HttpServerRequest, read)
     })
