@@ -173,7 +173,12 @@ interface Req {
   headers: Record<string, string>
   body?: string
 }
-const build = (pathTemplate: string, method: string, op: Spec["paths"][string][string], creds: HostileCredentials): Req => {
+const build = (
+  pathTemplate: string,
+  method: string,
+  op: Spec["paths"][string][string],
+  creds: HostileCredentials
+): Req => {
   const path = pathTemplate.replace(/\{(\w+)\}/g, () => enc(pick(PATH_IDS)).replace(/%25/g, "%"))
   const query = (op.parameters ?? []).filter((p) => p.in === "query")
   const qs: Array<string> = []
@@ -235,7 +240,9 @@ export interface HostileResult {
   readonly answered: number
   readonly seconds: number
   readonly statuses: Record<string, number>
+  /** 5xx other than the documented 503 `SANDBOX_NO_NUMBER_AVAILABLE` */
   readonly "5xx": number
+  readonly sandbox_pool_exhausted_503: number
   readonly dropped: number
   readonly failures: ReadonlyArray<string>
 }
@@ -256,6 +263,7 @@ export const runHostile = async (
   const statuses = new Map<number, number>()
   const failures: Array<string> = []
   let dropped = 0
+  let poolExhausted = 0
   let sent = 0
   const started = Date.now()
   const worker = async () => {
@@ -266,7 +274,10 @@ export const runHostile = async (
       try {
         const r = await call(req)
         statuses.set(r.status, (statuses.get(r.status) ?? 0) + 1)
-        if (r.status >= 500) {
+        if (r.status === 503 && r.text.includes("\"SANDBOX_NO_NUMBER_AVAILABLE\"")) {
+          // documented: the shared sandbox pool is exhausted (the fuzzer opens sessions until it is)
+          poolExhausted++
+        } else if (r.status >= 500) {
           failures.push(`${r.status} ${req.method} ${req.path.slice(0, 120)} ${r.text.slice(0, 200)}`)
         }
       } catch (e) {
@@ -286,7 +297,8 @@ export const runHostile = async (
     answered: [...statuses.values()].reduce((a, b) => a + b, 0),
     seconds: Math.round((Date.now() - started) / 1000),
     statuses: Object.fromEntries([...statuses].sort(([a], [b]) => a - b)),
-    "5xx": [...statuses].filter(([s]) => s >= 500).reduce((n, [, c]) => n + c, 0),
+    "5xx": [...statuses].filter(([s]) => s >= 500).reduce((n, [, c]) => n + c, 0) - poolExhausted,
+    sandbox_pool_exhausted_503: poolExhausted,
     dropped,
     failures
   }
