@@ -9,9 +9,9 @@ import { afterAll, assert, describe, it } from "@effect/vitest"
 import { e2eDatabase, testDatabaseUrl } from "@switchboard/db/testing"
 import { settle, startChaosStack, startLoad, tally } from "./support/Chaos.js"
 import type { ChaosStack } from "./support/Chaos.js"
-import { call } from "./support/Processes.js"
 import { startRedis } from "./support/PrivateServers.js"
 import type { PrivateRedis } from "./support/PrivateServers.js"
+import { call } from "./support/Processes.js"
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 const url = testDatabaseUrl()

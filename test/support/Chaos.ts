@@ -150,6 +150,8 @@ export interface Sent {
   readonly ms: number
   readonly status: number
   readonly code: string | undefined
+  /** `details.reason` of a refusal */
+  readonly reason: string | undefined
   readonly id: string | undefined
   readonly key: string
   /** the request never got an answer (connection refused or reset, or the client's timeout) */
@@ -163,13 +165,15 @@ export interface Load {
 
 /**
  * `perSecond` sends spread over the channels, each with its own `Idempotency-Key`, to `targets()`
- * in turn. With `retry`, a request without an answer or with a 503 is sent again with the same key
- * (to the next target) until it gets another answer: what a careful client does.
+ * in turn. With `retry`, a request without an answer, with a 503 or with a 409 `in_progress` is sent
+ * again with the same key (to the next target) until it gets another answer: what a careful client
+ * does.
  */
 export const startLoad = (
   stack: ChaosStack,
   options: { readonly perSecond: number; readonly retry?: boolean; readonly timeoutMs?: number },
-  targets: () => ReadonlyArray<string> = () => stack.apis.filter((a) => a.child.exitCode === null).map((a) => a.baseUrl)
+  targets: () => ReadonlyArray<string> = () =>
+    stack.apis.filter((a) => a.child.exitCode === null && a.child.signalCode === null).map((a) => a.baseUrl)
 ): Load => {
   const results: Array<Sent> = []
   let running = true
@@ -178,6 +182,7 @@ export const startLoad = (
   const sendOne = async (i: number) => {
     const key = `chaos-${process.pid}-${i}`
     const channel_id = stack.channels[i % stack.channels.length]!
+    const first = Date.now()
     for (let attempt = 0;; attempt++) {
       const list = targets()
       const base = list[(i + attempt) % Math.max(1, list.length)]
@@ -201,6 +206,7 @@ export const startLoad = (
           ms: Date.now() - started,
           status: response.status,
           code: body?.error?.code,
+          reason: body?.error?.details?.reason,
           id: response.status === 201 ? body.id : undefined,
           key,
           error: undefined
@@ -211,15 +217,19 @@ export const startLoad = (
           ms: Date.now() - started,
           status: 0,
           code: undefined,
+          reason: undefined,
           id: undefined,
           key,
           error: String(error)
         }
       }
       results.push(sent)
-      const again = options.retry === true && (sent.status === 0 || sent.status === 503) && attempt < 200
+      const retryable = sent.status === 0 || sent.status === 503 ||
+        (sent.status === 409 && sent.reason === "in_progress")
+      // a key claimed by a request that died stays `in_progress` until it is abandoned (60 s)
+      const again = options.retry === true && retryable && Date.now() - first < 90_000
       if (!again) return
-      await new Promise((r) => setTimeout(r, 200))
+      await new Promise((r) => setTimeout(r, 250))
     }
   }
   const tick = setInterval(() => {
