@@ -5,6 +5,7 @@
  * afterwards: every accepted message reaches `read`, every event reaches the receiver, no message
  * is reported sent twice.
  */
+import { existsSync, readdirSync, readFileSync, readlinkSync } from "node:fs"
 import { createServer } from "node:http"
 import type { AddressInfo, Server } from "node:net"
 import pg from "pg"
@@ -330,4 +331,53 @@ export const tally = (results: ReadonlyArray<Sent>) => {
     out[k] = (out[k] ?? 0) + 1
   }
   return out
+}
+
+/** The inode of the TCP socket whose local port is `port` (from /proc/net/tcp and tcp6). */
+const socketInode = (port: number): string | undefined => {
+  const hex = port.toString(16).toUpperCase().padStart(4, "0")
+  for (const file of ["/proc/net/tcp", "/proc/net/tcp6"]) {
+    if (!existsSync(file)) continue
+    for (const line of readFileSync(file, "utf8").split("\n").slice(1)) {
+      const fields = line.trim().split(/\s+/)
+      if (fields[1]?.endsWith(`:${hex}`)) return fields[9]
+    }
+  }
+  return undefined
+}
+
+const holdsSocket = (pid: number, inode: string) => {
+  try {
+    return readdirSync(`/proc/${pid}/fd`).some((fd) => {
+      try {
+        return readlinkSync(`/proc/${pid}/fd/${fd}`) === `socket:[${inode}]`
+      } catch {
+        return false
+      }
+    })
+  } catch {
+    return false
+  }
+}
+
+/**
+ * The runner that hosts the `WebhookSweeper` singleton: the one whose connection to Postgres is
+ * the `LISTEN` for new webhook deliveries (found through the connection's client port).
+ */
+export const webhookListenerHost = async (stack: ChaosStack): Promise<ServiceProcess | undefined> => {
+  const db = new pg.Client({ connectionString: stack.databaseUrl })
+  await db.connect()
+  try {
+    const rows = await db.query<{ client_port: number }>(
+      "SELECT client_port FROM pg_stat_activity WHERE datname = current_database() AND query ILIKE 'LISTEN%'"
+    )
+    for (const { client_port } of rows.rows) {
+      const inode = socketInode(client_port)
+      const host = inode && stack.runners.find((r) => r.child.signalCode === null && holdsSocket(r.child.pid!, inode))
+      if (host) return host
+    }
+    return undefined
+  } finally {
+    await db.end()
+  }
 }
