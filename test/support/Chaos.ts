@@ -22,6 +22,8 @@ export interface ChaosStack {
   readonly channels: ReadonlyArray<string>
   /** event ids the webhook receiver got, with how many times */
   readonly seen: Map<string, number>
+  /** when the receiver first got each event (ms since the epoch) */
+  readonly receivedAt: Map<string, number>
   readonly databaseUrl: string
   readonly startRunner: () => Promise<ServiceProcess>
   readonly startApi: () => Promise<ServiceProcess>
@@ -86,10 +88,12 @@ export const startChaosStack = async (options: ChaosOptions): Promise<ChaosStack
       "C",
       "--verified"
     ], dbEnv)
-    await admin(
-      ["override", "--workspace", created.workspace_id, "--entitlement", "shared_test_sessions", "--unlimited"],
-      dbEnv
-    )
+    for (const entitlement of ["shared_test_sessions", "webhook_endpoints"]) {
+      await admin(
+        ["override", "--workspace", created.workspace_id, "--entitlement", entitlement, "--unlimited"],
+        dbEnv
+      )
+    }
     const login = await call(api, "POST", "/v1/auth/login", {
       body: { email: "chaos@example.com", password: "correct horse battery staple" }
     })
@@ -105,9 +109,11 @@ export const startChaosStack = async (options: ChaosOptions): Promise<ChaosStack
     if (key.status !== 201) throw new Error(`key: ${key.text}`)
     const token = key.body.secret as string
     const seen = new Map<string, number>()
+    const receivedAt = new Map<string, number>()
     sink = createServer((req, res) => {
       const id = String(req.headers["x-webhook-event-id"])
       seen.set(id, (seen.get(id) ?? 0) + 1)
+      if (!receivedAt.has(id)) receivedAt.set(id, Date.now())
       req.resume()
       req.on("end", () => res.end("ok"))
     })
@@ -134,6 +140,7 @@ export const startChaosStack = async (options: ChaosOptions): Promise<ChaosStack
       token,
       channels,
       seen,
+      receivedAt,
       databaseUrl: options.databaseUrl,
       startRunner,
       startApi,
