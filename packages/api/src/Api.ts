@@ -29,7 +29,9 @@ object; validation failures are 422 \`VALIDATION_ERROR\` with \`details.issues[]
 Hostile input, the same on every route: a request body must be \`application/json\` (form-encoded,
 text or multipart bodies are 422 \`VALIDATION_ERROR\` at path \`["content-type"]\`); JSON nested deeper
 than 64 arrays/objects is 422 at path \`["body"]\`; U+0000 in any string of the body or query (value or
-member name) is 422 naming the member, never the value. Requests the HTTP parser refuses are 400
+member name) is 422 naming the member, never the value; a body that is not valid UTF-8 is 422 at path
+\`["body"]\`, and a member given twice in one object or a lone surrogate escape (\`"\\ud800"\` without its
+pair) is 422 at its path. Requests the HTTP parser refuses are 400
 \`BAD_REQUEST\`, oversized headers 431 \`REQUEST_HEADER_FIELDS_TOO_LARGE\`, and a client too slow to
 send its headers or body 408 \`REQUEST_TIMEOUT\`, in the same envelope, with the connection closed.
 

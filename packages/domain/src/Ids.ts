@@ -37,7 +37,10 @@ export const Id = <const P extends IdPrefix>(prefix: P) =>
     Schema.annotations({
       identifier: `${prefix}_id`,
       description: `\`${prefix}_\` followed by a 26-character ULID`,
-      examples: [`${prefix}_01JD7X6F3Q9T2M5N8R4V0W1Y2Z` as `${P}_${string}`]
+      examples: [`${prefix}_01JD7X6F3Q9T2M5N8R4V0W1Y2Z` as `${P}_${string}`],
+      // property tests generate ids from the schema: a template literal narrowed by a pattern
+      // would otherwise be generated at random and filtered, which never matches
+      arbitrary: () => (fc) => fc.stringMatching(new RegExp(`^${prefix}_${ULID}$`)).map((s) => s as `${P}_${string}`)
     })
   )
 

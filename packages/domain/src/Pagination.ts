@@ -19,6 +19,11 @@ const CursorJson = Schema.parseJson(Schema.Struct({ c: Schema.String, i: Schema.
 export const encodeCursor = (position: CursorPosition): string =>
   Encoding.encodeBase64Url(JSON.stringify({ c: position.created_at, i: position.id }))
 
+const isCursorTimestamp = (c: string) => {
+  const time = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/.test(c) ? Date.parse(c) : Number.NaN
+  return !Number.isNaN(time) && new Date(time).toISOString() === c
+}
+
 /** Opaque cursor string <-> position. */
 export const Cursor = Schema.transformOrFail(
   Schema.String,
@@ -30,16 +35,20 @@ export const Cursor = Schema.transformOrFail(
       if (!/^[A-Za-z0-9_-]{1,512}$/.test(s)) return ParseResult.fail(invalid)
       const text = Encoding.decodeBase64UrlString(s)
       const parsed = Either.flatMap(text, (t) => Schema.decodeUnknownEither(CursorJson)(t))
-      if (Either.isLeft(parsed) || Number.isNaN(Date.parse(parsed.right.c))) return ParseResult.fail(invalid)
+      // only what `encodeCursor` writes: `Date.parse` also takes text the database cannot compare
+      if (Either.isLeft(parsed) || !isCursorTimestamp(parsed.right.c)) return ParseResult.fail(invalid)
       return ParseResult.succeed({ created_at: parsed.right.c, id: parsed.right.i })
     },
     encode: (p) => ParseResult.succeed(encodeCursor(p))
   }
 ).annotations({ identifier: "Cursor", description: "Opaque cursor: the `page.next_cursor` of the previous page" })
 
-export const Limit = Schema.NumberFromString.pipe(
-  Schema.int({ message: () => "Expected an integer between 1 and 100" }),
-  Schema.between(1, MAX_LIMIT, { message: () => "Expected an integer between 1 and 100" })
+const LIMIT_MESSAGE = "Expected an integer between 1 and 100"
+
+/** The transformation's own message would quote the submitted text: never echoed (README "API"). */
+export const Limit = Schema.NumberFromString.annotations({ message: () => LIMIT_MESSAGE }).pipe(
+  Schema.int({ message: () => LIMIT_MESSAGE }),
+  Schema.between(1, MAX_LIMIT, { message: () => LIMIT_MESSAGE })
 ).annotations({ description: "Page size, 1..100 (default 20)" })
 
 /** Query parameters every list accepts; extend with the list's own filters. */

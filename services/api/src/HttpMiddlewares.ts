@@ -30,6 +30,7 @@ import type { IncomingMessage } from "node:http"
 import { HttpConfig } from "./HttpConfig.js"
 import * as Issues from "./Issues.js"
 import * as JsonGuard from "./JsonGuard.js"
+import * as JsonMembers from "./JsonMembers.js"
 import { setHeader } from "./ResponseHeaders.js"
 import { routeTable } from "./RouteTable.js"
 
@@ -59,6 +60,16 @@ const payloadTooLarge = (limit: number, transfer: "content-length" | "chunked") 
 
 const routeNotFound = Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
   const pathname = new URL(request.url, "http://localhost").pathname
+  const overlong = routeTable.overlongParams(request.method, pathname)
+  if (overlong.length > 0) {
+    return envelopeResponse(
+      ValidationError,
+      new ValidationError({
+        message: "Request validation failed",
+        details: { issues: overlong.map((name) => ({ path: [name], message: "Expected a shorter value" })) }
+      })
+    )
+  }
   const allowed = routeTable.allowedMethods(pathname)
   if (allowed.length > 0) {
     return envelopeResponse(
@@ -80,7 +91,13 @@ const validationError = (issues: ReadonlyArray<Issues.Issue>) =>
 const isJsonContentType = (header: string | undefined) =>
   header === undefined || header.split(";")[0]!.trim().toLowerCase() === "application/json"
 
-type BodyRead = { readonly _tag: "Read"; readonly text: string } | { readonly _tag: "TooLarge" }
+type BodyRead =
+  | { readonly _tag: "Read"; readonly text: string }
+  | { readonly _tag: "TooLarge" }
+  | { readonly _tag: "NotUtf8" }
+
+/** Strict: invalid bytes throw; a byte order mark is kept (and refused as JSON, as before). */
+const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true })
 
 /**
  * Reads the body up to `maxBytes`. Over it, the rest is read and discarded rather than the socket
@@ -107,7 +124,14 @@ const readBody = (source: IncomingMessage, maxBytes: number) =>
         chunks.push(chunk)
       }
     })
-    source.once("end", () => finish(Effect.succeed({ _tag: "Read", text: Buffer.concat(chunks).toString("utf8") })))
+    source.once("end", () => {
+      // bytes that are not UTF-8 would otherwise become U+FFFD in what is stored
+      try {
+        finish(Effect.succeed({ _tag: "Read", text: utf8.decode(Buffer.concat(chunks)) }))
+      } catch {
+        finish(Effect.succeed({ _tag: "NotUtf8" }))
+      }
+    })
     // an aborted upload, or one cut off by `HTTP_REQUEST_TIMEOUT` (answered by `ClientErrors`)
     source.once("error", () => finish(Effect.interrupt))
     source.once("close", () => finish(Effect.interrupt))
@@ -140,7 +164,8 @@ const bodyLimit = (request: HttpServerRequest.HttpServerRequest, defaultLimit: n
  * Guards every request before routing (README "API", OpenAPI description): a body over
  * `MAX_BODY_BYTES` is 413 whether it is announced (`Content-Length`) or chunked; a body that is
  * not `application/json` is 422 (form-encoded bodies would otherwise be decoded as members named
- * after the submitted text); JSON nested deeper than `MAX_JSON_DEPTH` or holding U+0000 is 422.
+ * after the submitted text); a body that is not UTF-8, JSON nested deeper than `MAX_JSON_DEPTH`,
+ * holding U+0000 or a lone surrogate, or naming a member twice is 422.
  * The body read here is handed on, so routes decode it without reading the socket again.
  */
 const guardRequest = (app: HttpApp.Default<any, any>, defaultMaxBodyBytes: number) =>
@@ -154,6 +179,7 @@ const guardRequest = (app: HttpApp.Default<any, any>, defaultMaxBodyBytes: numbe
     if (Number(contentLength ?? 0) > maxBodyBytes) return payloadTooLarge(maxBodyBytes, "content-length")
     return Effect.flatMap(readBody(NodeHttpServerRequest.toIncomingMessage(request), maxBodyBytes), (body) => {
       if (body._tag === "TooLarge") return payloadTooLarge(maxBodyBytes, "chunked")
+      if (body._tag === "NotUtf8") return validationError([{ path: ["body"], message: "Body is not valid UTF-8" }])
       // the source is consumed: whatever runs next reads this text
       const read: HttpServerRequest.HttpServerRequest = Object.create(request, {
         text: { value: Effect.succeed(body.text) }
@@ -162,7 +188,7 @@ const guardRequest = (app: HttpApp.Default<any, any>, defaultMaxBodyBytes: numbe
       if (!isJsonContentType(request.headers["content-type"])) {
         return validationError([{ path: ["content-type"], message: "Request bodies must be application/json" }])
       }
-      const issues = JsonGuard.check(body.text)
+      const issues = JsonGuard.check(body.text) ?? JsonMembers.check(body.text)
       if (issues) return validationError(issues)
       return Effect.provideService(app, HttpServerRequest.HttpServerRequest, read)
     })

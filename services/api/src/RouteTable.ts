@@ -17,6 +17,17 @@ export interface RouteRequirement {
 /** Non-contract routes served beside the API. */
 export const EXTRA_ROUTES = ["/openapi.json", "/docs"] as const
 
+/** find-my-way's default: a longer path member matches no route. */
+export const MAX_PARAM_LENGTH = 100
+
+const decoded = (segment: string) => {
+  try {
+    return decodeURIComponent(segment)
+  } catch {
+    return segment
+  }
+}
+
 export const build = () => {
   const requirements = new Map<string, RouteRequirement>()
   const methodsByTemplate = new Map<string, Set<string>>()
@@ -36,13 +47,26 @@ export const build = () => {
   })
   for (const path of EXTRA_ROUTES) methodsByTemplate.set(path, new Set(["GET"]))
   const matchers = Array.from(methodsByTemplate, ([template, methods]) => ({
+    template,
     regex: new RegExp("^" + template.replace(/:[^/]+/g, "[^/]+") + "/?$"),
     methods: Array.from(methods)
   }))
   return {
     requirements: requirements as ReadonlyMap<string, RouteRequirement>,
     allowedMethods: (pathname: string): ReadonlyArray<string> =>
-      matchers.filter((m) => m.regex.test(pathname)).flatMap((m) => m.methods)
+      matchers.filter((m) => m.regex.test(pathname)).flatMap((m) => m.methods),
+    /**
+     * The path members of a request the router found no route for although its method is declared
+     * for the path: the router refuses a member longer than `MAX_PARAM_LENGTH` characters.
+     */
+    overlongParams: (method: string, pathname: string): ReadonlyArray<string> => {
+      const match = matchers.find((m) => m.methods.includes(method) && m.regex.test(pathname))
+      if (match === undefined) return []
+      const segments = pathname.split("/")
+      return match.template.split("/").flatMap((part, i) =>
+        part.startsWith(":") && decoded(segments[i] ?? "").length > MAX_PARAM_LENGTH ? [part.slice(1)] : []
+      )
+    }
   }
 }
 

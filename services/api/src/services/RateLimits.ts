@@ -42,6 +42,19 @@ const parseRule = (raw: string, scope: "workspace" | "ip"): Option.Option<RateLi
   return Option.map(Duration.decodeUnknown(match[2]!.trim()), (window) => ({ limit: Number(match[1]), window, scope }))
 }
 
+/**
+ * The limiter's Redis store counts a window in `limit` slices of `window / limit` ms, and Redis
+ * takes whole milliseconds only: a rule whose window is not a whole number of ms per request
+ * (`7/15 minutes`; more requests than milliseconds) failed every command and so was never
+ * enforced (failing open, one warning per request). The window is rounded up to the next whole
+ * number of ms per request (`7/15 minutes` becomes 900 004 ms; `100000/1 minute`, 100 s).
+ */
+export const wholeMillisecondSlices = (spec: RateLimitRuleSpec): RateLimitRuleSpec => {
+  const ms = Duration.toMillis(spec.window)
+  const slice = Math.max(1, Math.ceil(ms / spec.limit))
+  return slice * spec.limit === ms ? spec : { ...spec, window: Duration.millis(slice * spec.limit) }
+}
+
 export const config = Effect.gen(function*() {
   const env = yield* Config.string("NODE_ENV").pipe(Config.withDefault("development"))
   const enabled = yield* Config.literal("on", "off")("RATE_LIMITS").pipe(
@@ -51,10 +64,10 @@ export const config = Effect.gen(function*() {
   const rules: Record<string, RateLimitRuleSpec> = {}
   for (const [name, spec] of Object.entries(DEFAULT_RULES)) {
     const raw = yield* Config.option(Config.string(`RATE_LIMIT_${name.toUpperCase()}`))
-    rules[name] = Option.match(Option.flatMap(raw, (r) => parseRule(r, spec.scope)), {
+    rules[name] = wholeMillisecondSlices(Option.match(Option.flatMap(raw, (r) => parseRule(r, spec.scope)), {
       onNone: () => spec,
       onSome: (s) => s
-    })
+    }))
   }
   return { enabled, rules }
 })

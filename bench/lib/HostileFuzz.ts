@@ -1,36 +1,16 @@
 /**
- * A quick schema-driven fuzzer (not part of `npm test`): reads `/openapi.json` of a started
- * server and sends hostile requests to every operation (bodies built from each request schema
- * and then mutated member by member, raw malformed bodies, hostile path ids and query values,
- * odd headers), signed in with a user session, a test key, a live key and no credential. It
- * reports every 5xx and every connection the server dropped without an answer; exit 1 if any.
- *
- *   node --import tsx scripts/fuzz.ts --base http://localhost:3000 --email you@example.com \
- *     --password '...' --workspace ws_... [--requests 10000] [--concurrency 16] [--seed 1]
- *
- * The user must exist and be verified (`npm run admin -- create-user ... --verified`); run the
- * server with rate limits off (the default outside production).
+ * The hostile half of bench/fuzz.ts (formerly scripts/fuzz.ts): reads `/openapi.json` of the
+ * server and sends hostile requests to every operation (bodies built from each request schema and
+ * then mutated member by member, raw malformed bodies, hostile path ids and query values, odd
+ * headers), signed in with a user session, a test key, a live key and no credential. Counts every
+ * status, every 5xx and every connection the server dropped without an answer.
  */
-import { parseArgs } from "node:util"
-
-const { values: args } = parseArgs({
-  options: {
-    base: { type: "string", default: "http://localhost:3000" },
-    email: { type: "string" },
-    password: { type: "string" },
-    requests: { type: "string", default: "10000" },
-    concurrency: { type: "string", default: "16" },
-    seed: { type: "string", default: "1" },
-    workspace: { type: "string" }
-  }
-})
-const BASE = args.base!.replace(/\/$/, "")
-const TOTAL = Number(args.requests)
 
 // a small seeded PRNG, so a run can be repeated
-let state = Number(args.seed) >>> 0 || 1
+let state = 1
 const rand = () => ((state = (Math.imul(state ^ (state >>> 15), 1 | state) + 0x6d2b79f5) >>> 0) / 2 ** 32)
 const pick = <A>(xs: ReadonlyArray<A>): A => xs[Math.floor(rand() * xs.length)]!
+let BASE = ""
 
 const deep = (n: number) => "[".repeat(n) + "]".repeat(n)
 const HOSTILE: ReadonlyArray<unknown> = [
@@ -193,13 +173,12 @@ interface Req {
   headers: Record<string, string>
   body?: string
 }
-interface Credentials {
-  readonly session: Record<string, string>
-  readonly test: string
-  readonly live: string
-}
-
-const build = (pathTemplate: string, method: string, op: Spec["paths"][string][string], creds: Credentials): Req => {
+const build = (
+  pathTemplate: string,
+  method: string,
+  op: Spec["paths"][string][string],
+  creds: HostileCredentials
+): Req => {
   const path = pathTemplate.replace(/\{(\w+)\}/g, () => enc(pick(PATH_IDS)).replace(/%25/g, "%"))
   const query = (op.parameters ?? []).filter((p) => p.in === "query")
   const qs: Array<string> = []
@@ -248,45 +227,34 @@ const call = async (req: Req) => {
   return { status: response.status, text }
 }
 
-const json = async (method: string, path: string, body: unknown, headers: Record<string, string> = {}) => {
-  const r = await fetch(BASE + path, {
-    method,
-    headers: { "content-type": "application/json", ...headers },
-    body: JSON.stringify(body)
-  })
-  const parsed = await r.json() as any
-  if (!r.ok) throw new Error(`${method} ${path}: ${r.status} ${JSON.stringify(parsed)}`)
-  return parsed
+export interface HostileCredentials {
+  /** `authorization` and `x-workspace-id` of a signed-in user */
+  readonly session: Record<string, string>
+  readonly test: string
+  readonly live: string
 }
 
-const main = async () => {
-  spec = await (await fetch(`${BASE}/openapi.json`)).json() as Spec
-  const login = await json("POST", "/v1/auth/login", { email: args.email, password: args.password })
-  const session = {
-    authorization: `Bearer ${login.access_token}`,
-    "x-workspace-id": args.workspace ?? login.workspace?.id ?? login.workspaces?.[0]?.id ??
-      login.user?.workspaces?.[0]?.id
-  }
-  if (!session["x-workspace-id"]) {
-    const me = await (await fetch(`${BASE}/v1/auth/me`, { headers: { authorization: session.authorization } }))
-      .json() as any
-    session["x-workspace-id"] = me.workspaces?.[0]?.id ?? me.memberships?.[0]?.workspace_id
-  }
-  const scopes = [
-    "workspace.read",
-    "channels.read",
-    "channels.manage",
-    "messages.read",
-    "messages.send",
-    "webhooks.manage"
-  ]
-  const test = (await json("POST", "/v1/api-keys", { name: "fuzz test", mode: "test", scopes }, session))
-    .secret as string
-  const live = (await json("POST", "/v1/api-keys", { name: "fuzz live", mode: "live", scopes }, session))
-    .secret as string
-  await fetch(`${BASE}/v1/sandbox/sessions`, { method: "POST", headers: { authorization: `Bearer ${test}` } })
-  const creds: Credentials = { session, test, live }
+export interface HostileResult {
+  readonly operations: number
+  readonly requests: number
+  readonly answered: number
+  readonly seconds: number
+  readonly statuses: Record<string, number>
+  /** 5xx other than the documented 503 `SANDBOX_NO_NUMBER_AVAILABLE` */
+  readonly "5xx": number
+  readonly sandbox_pool_exhausted_503: number
+  readonly dropped: number
+  readonly failures: ReadonlyArray<string>
+}
 
+export const runHostile = async (
+  base: string,
+  creds: HostileCredentials,
+  options: { readonly total: number; readonly concurrency: number; readonly seed: number }
+): Promise<HostileResult> => {
+  BASE = base.replace(/\/$/, "")
+  state = options.seed >>> 0 || 1
+  spec = await (await fetch(`${BASE}/openapi.json`)).json() as Spec
   const operations = Object.entries(spec.paths).flatMap(([path, ops]) =>
     Object.entries(ops).filter(([m]) => ["get", "post", "patch", "put", "delete"].includes(m))
       .filter(([, op]) => !path.endsWith("/qr/stream") && !path.startsWith("/v1/auth/logout"))
@@ -295,17 +263,21 @@ const main = async () => {
   const statuses = new Map<number, number>()
   const failures: Array<string> = []
   let dropped = 0
+  let poolExhausted = 0
   let sent = 0
   const started = Date.now()
   const worker = async () => {
-    while (sent < TOTAL) {
+    while (sent < options.total) {
       sent++
       const { method, op, path } = pick(operations)
       const req = build(path, method, op, creds)
       try {
         const r = await call(req)
         statuses.set(r.status, (statuses.get(r.status) ?? 0) + 1)
-        if (r.status >= 500) {
+        if (r.status === 503 && r.text.includes("\"SANDBOX_NO_NUMBER_AVAILABLE\"")) {
+          // documented: the shared sandbox pool is exhausted (the fuzzer opens sessions until it is)
+          poolExhausted++
+        } else if (r.status >= 500) {
           failures.push(`${r.status} ${req.method} ${req.path.slice(0, 120)} ${r.text.slice(0, 200)}`)
         }
       } catch (e) {
@@ -318,23 +290,16 @@ const main = async () => {
       }
     }
   }
-  await Promise.all(Array.from({ length: Number(args.concurrency) }, worker))
-  const fiveXX = [...statuses].filter(([s]) => s >= 500).reduce((n, [, c]) => n + c, 0)
-  const answered = [...statuses.values()].reduce((a, b) => a + b, 0)
-  console.log(JSON.stringify({
+  await Promise.all(Array.from({ length: options.concurrency }, worker))
+  return {
     operations: operations.length,
     requests: sent,
-    answered,
+    answered: [...statuses.values()].reduce((a, b) => a + b, 0),
     seconds: Math.round((Date.now() - started) / 1000),
     statuses: Object.fromEntries([...statuses].sort(([a], [b]) => a - b)),
-    "5xx": fiveXX,
-    dropped
-  }))
-  for (const f of failures.slice(0, 30)) console.log(f)
-  process.exit(fiveXX + dropped > 0 ? 1 : 0)
+    "5xx": [...statuses].filter(([s]) => s >= 500).reduce((n, [, c]) => n + c, 0) - poolExhausted,
+    sandbox_pool_exhausted_503: poolExhausted,
+    dropped,
+    failures
+  }
 }
-
-main().catch((e) => {
-  console.error(e)
-  process.exit(2)
-})
