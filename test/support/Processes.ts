@@ -23,10 +23,19 @@ export const startService = (
   /** more `--import` modules (test seams loaded before the service, e.g. trusting a fake WhatsApp) */
   preload: ReadonlyArray<string> = []
 ): ServiceProcess => {
+  const imports = ["tsx", ...preload].flatMap((module) => ["--import", module])
+  return startCommand([process.execPath, ...imports, `services/${name}/src/main.ts`], env, port)
+}
+
+/** Runs `command` (program and arguments) from the repository's root, like `startService`. */
+export const startCommand = (
+  command: ReadonlyArray<string>,
+  env: Record<string, string>,
+  port: number
+): ServiceProcess => {
   const base: Record<string, string> = {}
   for (const k of ["PATH", "HOME", "TMPDIR", "LANG"]) if (process.env[k]) base[k] = process.env[k]!
-  const imports = ["tsx", ...preload].flatMap((module) => ["--import", module])
-  const child = spawn(process.execPath, [...imports, `services/${name}/src/main.ts`], {
+  const child = spawn(command[0]!, command.slice(1), {
     cwd: root,
     env: { ...base, HTTP_PORT: String(port), HTTP_HOST: "127.0.0.1", ...env },
     stdio: ["ignore", "pipe", "pipe"]
