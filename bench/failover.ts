@@ -16,6 +16,7 @@
  * - stuck: accepted by the network but never `read` within `--drain` seconds of the last send.
  *
  *   flock /tmp/sb-bench.lock npm run bench:failover -- --runs 4 --label after
+ *   npm run bench:failover -- --runs 3 --signal SIGTERM --label sigterm   # a clean stop instead of a crash
  *   npm run bench:failover -- --summary after      # the summary line over every recorded repetition
  */
 import { readFileSync } from "node:fs"
@@ -33,6 +34,8 @@ const SEND_SECONDS = numberFlag("send-seconds", 18)
 const KILL_AT_SECONDS = numberFlag("kill-at", 6)
 const DRAIN_SECONDS = numberFlag("drain", 100)
 const LABEL = String(flag("label") ?? "run")
+/** SIGKILL (a crash) or SIGTERM (a clean stop: a rolling restart, scaling down) */
+const SIGNAL = String(flag("signal") ?? "SIGKILL") as "SIGKILL" | "SIGTERM"
 const MOVED_STALL_MS = 2000
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
@@ -81,7 +84,7 @@ const main = async () => {
     for (let rep = 1; rep <= RUNS; rep++) {
       const victim = rep % 2
       const result = await repetition(rep, victim, channels)
-      console.log(record("failover", { label: LABEL, channels: CHANNELS, rate: RATE, ...result }))
+      console.log(record("failover", { label: LABEL, signal: SIGNAL, channels: CHANNELS, rate: RATE, ...result }))
       // the killed runner comes back (new ports), and takes its share of the shards again
       const [cluster, http] = [await freePort(), await freePort()]
       const fresh = startService("runner", { ...stack.env, HOST: "127.0.0.1", PORT: String(cluster) }, http)
@@ -115,7 +118,7 @@ const main = async () => {
       const wait = due - Date.now()
       if (wait > 0) await sleep(wait)
       if (killedAt === 0 && Date.now() - started >= KILL_AT_SECONDS * 1000) {
-        runners[victim]!.child.kill("SIGKILL")
+        runners[victim]!.child.kill(SIGNAL)
         killedAt = Date.now()
       }
       const channel_id = channels[i % channels.length]!

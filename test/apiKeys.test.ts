@@ -99,7 +99,7 @@ describe("API keys", () => {
         assert.strictEqual(still.status, 200)
       }))
 
-    it.effect("applies the workspace header rules of SPEC 5", () =>
+    it.effect("applies the workspace header rules", () =>
       Effect.gen(function*() {
         const user = yield* signUp()
         const other = yield* signUp()

@@ -1,4 +1,4 @@
-/** Malformed requests get SPEC 7 envelopes with the right status and code, and lose nothing. */
+/** Malformed requests get error envelopes with the right status and code, and lose nothing. */
 import { SqlClient } from "@effect/sql"
 import { assert, describe, layer } from "@effect/vitest"
 import { Effect } from "effect"

@@ -1,5 +1,5 @@
 /**
- * The QR safety cap on `POST /v1/messages` (SPEC 8.5, DECISIONS 11) and the operator command
+ * The QR safety cap on `POST /v1/messages` and the operator command
  * that lowers it. Each QR channel is really paired (over HTTP, with the fake WhatsApp server) and
  * dispatches what it accepts, as in production.
  */

@@ -8,7 +8,7 @@ const Readiness = Schema.Struct({
   checks: Schema.Record({ key: Schema.String, value: Schema.Struct({ status: Schema.String }) })
 })
 
-// SPEC 8.3 limits are on in production and off elsewhere; these tests switch them on.
+// The rate limits are on in production and off elsewhere; these tests switch them on.
 process.env["RATE_LIMITS"] = "on"
 
 describe("HTTP rate limits", () => {

@@ -1,5 +1,5 @@
 /**
- * Nothing secret reaches the logs (ARCHITECTURE 7): a standalone process at debug level goes
+ * Nothing secret reaches the logs: a standalone process at debug level goes
  * through registration, login, refresh, key creation and use, and failed attempts; then its
  * whole output is searched for every secret it saw.
  */

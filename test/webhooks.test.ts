@@ -14,7 +14,7 @@ const webhookKey = (user: Parameters<typeof createKey>[0]) => createKey(user, { 
 
 describe("webhook delivery (loopback receivers allowed for tests)", () => {
   layer(TestApp.layer(), { excludeTestServices: true, timeout: 120_000 })((it) => {
-    it.scoped("delivers signed events of a send, verifiable by the SDK, with the SPEC headers", () =>
+    it.scoped("delivers signed events of a send, verifiable by the SDK, with the documented headers", () =>
       Effect.gen(function*() {
         const sink = yield* receiver()
         const { key, user } = yield* sandboxSetup()

@@ -1,6 +1,6 @@
 /**
  * A local fake of WhatsApp's multi-device edge that the REAL Baileys pairs with, sends through and
- * receives from, offline (BAILEYS.md). Each test starts its own server on port 0.
+ * receives from, offline. Each test starts its own server on port 0.
  *
  * Covered: the Noise handshake with a fake certificate chain, `pair-device` with rotating refs, a
  * fake phone that scans the QR string (`pair-success`, then the 515 restart), login by Noise key,

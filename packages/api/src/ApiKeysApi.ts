@@ -1,4 +1,4 @@
-/** API keys (SPEC 2.3, 3.5, 4.3; DECISIONS 3). */
+/** API keys. */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import {
   ApiKey,

@@ -1,4 +1,4 @@
-/** Registration, e-mail verification and sessions (SPEC 4.2, DECISIONS 2). */
+/** Registration, e-mail verification and sessions. */
 import { HttpApiEndpoint, HttpApiGroup, HttpApiMiddleware, HttpApiSchema, OpenApi } from "@effect/platform"
 import {
   AccountSuspended,

@@ -1,4 +1,4 @@
-/** Liveness and readiness probes (SPEC 4.1, DECISIONS 13): no credential, unversioned. */
+/** Liveness and readiness probes: no credential, unversioned. */
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 

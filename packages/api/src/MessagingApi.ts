@@ -1,4 +1,4 @@
-/** Messages, channels and the sandbox (SPEC 4.4, 4.5, 4.7; DECISIONS 4-6). */
+/** Messages, channels and the sandbox. */
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import {
   Capabilities,

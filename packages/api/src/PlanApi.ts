@@ -1,4 +1,4 @@
-/** Plan, entitlements and usage (SPEC 2.10, 8.2; DECISIONS 11). */
+/** Plan, entitlements and usage. */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Entitlement, EntitlementNameSchema, Id, PlanName, Timestamp } from "@switchboard/domain"
 import { Schema } from "effect"

@@ -1,4 +1,4 @@
-/** QR pairing of a channel (SPEC 4.6, 6.5; DECISIONS 5): a signed-in user only, never an API key. */
+/** QR pairing of a channel: a signed-in user only, never an API key. */
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import {
   ChannelCapabilityUnavailable,

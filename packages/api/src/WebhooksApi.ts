@@ -1,4 +1,4 @@
-/** Webhook endpoints and deliveries (SPEC 4.9, DECISIONS 10). Every route needs `webhooks.manage`. */
+/** Webhook endpoints and deliveries. Every route needs `webhooks.manage`. */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import {
   Conflict,

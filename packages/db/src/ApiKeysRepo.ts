@@ -135,7 +135,7 @@ export class ApiKeysRepo extends Effect.Service<ApiKeysRepo>()("@switchboard/db/
       return Option.map(yield* revoked({ workspaceId, id, now }), toRow)
     }, dieOnDatabaseError)
 
-    /** Records use, to the minute (DECISIONS 3). */
+    /** Records use, to the minute. */
     const touch = Effect.fn("ApiKeysRepo.touch")(function*(id: string, minute: string) {
       yield* sql`UPDATE api_keys SET last_used_at = ${minute}
         WHERE id = ${id} AND (last_used_at IS NULL OR last_used_at < ${minute})`

@@ -1,7 +1,7 @@
 /**
  * The SqlClient layers: real Postgres (pooled) or the embedded PGlite served on a private Unix
  * socket and used through the same `@effect/sql-pg` client with exactly ONE connection
- * (CLUSTER.md §5/P8: more connections break the extended protocol). One SQL dialect for both.
+ * (more connections break the extended protocol). One SQL dialect for both.
  */
 import type { SqlClient } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"

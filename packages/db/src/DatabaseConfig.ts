@@ -1,6 +1,6 @@
 /**
  * Where the data lives. With `DATABASE_URL` set: that Postgres server, pooled. Without it: the
- * embedded Postgres (PGlite) in `DATA_DIR`, kept across restarts (ARCHITECTURE 6).
+ * embedded Postgres (PGlite) in `DATA_DIR`, kept across restarts.
  */
 import { Config, Context, Effect, Layer, Option, Redacted } from "effect"
 

@@ -1,5 +1,5 @@
 /**
- * Appends events to the outbox (ARCHITECTURE 3). Call `append` INSIDE the transaction that makes
+ * Appends events to the outbox. Call `append` INSIDE the transaction that makes
  * the change it reports; the envelope is serialised once here and stored byte for byte.
  *
  * Fan-out to webhook deliveries (one row per subscribed, active endpoint) hooks in here too, so

@@ -1,5 +1,5 @@
 /**
- * Idempotency keys (DECISIONS 4): per workspace, kept 24 h, keyed to a fingerprint of the body.
+ * Idempotency keys: per workspace, kept 24 h, keyed to a fingerprint of the body.
  * `begin` claims a key or reports what an earlier request with it did.
  */
 import { SqlClient } from "@effect/sql"

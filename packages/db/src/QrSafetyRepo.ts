@@ -1,5 +1,5 @@
 /**
- * QR safety (SPEC 8.5, DECISIONS 11): the operator caps that lower the platform cap, and the
+ * QR safety: the operator caps that lower the platform cap, and the
  * per-channel count a QR send is judged on. `lockChannel` then `usage` inside the send
  * transaction: concurrent sends on one QR channel count one after the other.
  */

@@ -1,5 +1,5 @@
 /**
- * The simulated network's durable memory (DECISIONS 6): one row per message id ever offered to
+ * The simulated network's durable memory: one row per message id ever offered to
  * it. Every step is a guarded statement, so two connections offering or reporting the same
  * message (a duplicate dispatch, a failover) still accept and deliver it once: a receipt reported
  * again carries the time of the first report.

@@ -1,4 +1,4 @@
-/** Sandbox sessions on shared numbers, and their verified recipients (DECISIONS 6). */
+/** Sandbox sessions on shared numbers, and their verified recipients. */
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
 import { CountRow, dieOnDatabaseError, iso, TimestampColumn } from "./Rows.js"

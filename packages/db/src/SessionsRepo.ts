@@ -1,6 +1,6 @@
 /**
  * Sessions and their refresh tokens. A session is a refresh-token family: presenting a token
- * that was already rotated revokes the whole session (DECISIONS 2).
+ * that was already rotated revokes the whole session.
  */
 import { SqlClient } from "@effect/sql"
 import { Effect, Option } from "effect"

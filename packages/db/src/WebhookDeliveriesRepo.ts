@@ -196,7 +196,7 @@ export class WebhookDeliveriesRepo
         return (rows[0]?.recorded ?? 0) > 0
       }, dieOnDatabaseError)
 
-      /** Replay (DECISIONS 10): only from failed or dead; bumps the original's replay_count. */
+      /** Replay: only from failed or dead; bumps the original's replay_count. */
       const markReplayed = Effect.fn("WebhookDeliveriesRepo.markReplayed")(
         function*(workspaceId: string, id: string, now: string) {
           const rows = yield* sql<

@@ -1,4 +1,4 @@
-/** Users, workspaces, sessions and API keys as they appear on the wire (DECISIONS 2, 3). */
+/** Users, workspaces, sessions and API keys as they appear on the wire. */
 import { Schema } from "effect"
 import { Id } from "./Ids.js"
 import { PlanName } from "./Plans.js"

@@ -1,6 +1,6 @@
 /**
  * Public identifiers: a resource prefix, `_`, then a 26-character ULID (time-ordered).
- * SPEC 2.1 prefixes plus those of DECISIONS 1.
+ * One prefix per kind of object.
  */
 import { Clock, Effect, Schema } from "effect"
 import { monotonicFactory } from "ulid"

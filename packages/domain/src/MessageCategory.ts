@@ -1,5 +1,5 @@
 /**
- * Message categories and the dispatch priority they carry (SPEC 2.5, 8.4): authentication goes
+ * Message categories and the dispatch priority they carry: authentication goes
  * before utility, utility before marketing; within one category, first in first out.
  */
 import { Schema } from "effect"
@@ -15,7 +15,7 @@ export type Category = typeof Category.Type
 /** Dispatch priority: lower goes first. Stored on the message row so the queue index sorts by it. */
 export const PRIORITY: Record<Category, number> = { authentication: 0, utility: 1, marketing: 2 }
 
-/** Default when a send names no category and no template gives one (DECISIONS 4). */
+/** Default when a send names no category and no template gives one. */
 export const DEFAULT_CATEGORY: Category = "utility"
 
 /** Queue order: priority, then FIFO (creation time, then id). */

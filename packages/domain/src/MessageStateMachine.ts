@@ -1,5 +1,5 @@
 /**
- * The message state machine (DECISIONS 4), pure. The Message entity is the only writer of a
+ * The message state machine, pure. The Message entity is the only writer of a
  * message's status and applies exactly these transitions as guarded updates
  * (`UPDATE ... WHERE status IN (ALLOWED_FROM[to])`).
  *
@@ -61,7 +61,7 @@ export const isTerminal = (status: MessageStatus): boolean => TERMINAL_STATUSES.
 export const RECEIPT_STATUSES = ["sent", "delivered", "read"] as const
 export type ReceiptStatus = typeof RECEIPT_STATUSES[number]
 
-/** Statuses that report an event of their own (SPEC 6.3); the transient ones report none. */
+/** Statuses that report an event of their own; the transient ones report none. */
 export const STATUS_EVENT: Partial<
   Record<MessageStatus, "message.queued" | "message.sent" | "message.delivered" | "message.read" | "message.failed">
 > = {
@@ -72,7 +72,7 @@ export const STATUS_EVENT: Partial<
   failed_permanent: "message.failed"
 }
 
-/** Delays before the 1st, 2nd and 3rd retry of a dispatch that failed retryably (DECISIONS 4). */
+/** Delays before the 1st, 2nd and 3rd retry of a dispatch that failed retryably. */
 export const RETRY_DELAYS_MS = [2_000, 8_000, 32_000] as const
 
 /** Dispatch tries in all: the first plus one per retry delay. */

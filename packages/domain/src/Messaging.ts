@@ -1,5 +1,5 @@
 /**
- * Messages and channels as they appear on the wire (DECISIONS 4, 5). Their state machines are in
+ * Messages and channels as they appear on the wire. Their state machines are in
  * `MessageStateMachine.ts` and `ChannelStateMachine.ts`, the categories in `MessageCategory.ts`.
  */
 import { Schema } from "effect"
@@ -115,5 +115,5 @@ export class Capabilities extends Schema.Class<Capabilities>("Capabilities")({
   refreshed_at: Timestamp
 }) {}
 
-/** Provider throughput (SPEC 8.4). */
+/** Provider throughput. */
 export const THROUGHPUT_MPS: Record<Provider, number> = { sandbox: 2, qr: 0.5, cloud: 0 }

@@ -1,5 +1,5 @@
 /**
- * The list envelope (SPEC 2.2) and keyset pagination (DECISIONS 1): `limit` 1..100, default 20;
+ * The list envelope and keyset pagination: `limit` 1..100, default 20;
  * `after` is the opaque `next_cursor` of the previous page; newest first (`created_at` desc,
  * then `id` desc). A bad `limit` or a malformed `after` is a 422.
  */

@@ -1,5 +1,5 @@
 /**
- * Plans and entitlements of SPEC 8.2. `null` is unlimited. Entitlements marked `enforced: false`
+ * Plans and their entitlements. `null` is unlimited. Entitlements marked `enforced: false`
  * are reported but nothing counts against them yet.
  */
 import { Schema } from "effect"

@@ -1,5 +1,5 @@
 /**
- * The QR safety policy (SPEC 8.5, DECISIONS 11), pure:
+ * The QR safety policy, pure:
  * - a QR channel sends at most 200 messages per rolling 24 hours, counted over messages actually
  *   sent; a workspace or channel may lower that cap, nothing here raises it. A send is refused
  *   (`QR_SAFETY_LIMIT_REACHED`) when sent-in-window plus queued reaches the cap;

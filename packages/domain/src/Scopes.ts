@@ -1,4 +1,4 @@
-/** API key scopes (SPEC 5.6) and the default set (SPEC 5.7). */
+/** API key scopes and the default set. */
 import { Schema } from "effect"
 
 export const SCOPES = [

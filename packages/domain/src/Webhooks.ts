@@ -1,5 +1,5 @@
 /**
- * Webhook endpoints and deliveries (SPEC 2.8, 2.9, 3.3, 3.4, 6.4; DECISIONS 10): records, the
+ * Webhook endpoints and deliveries: records, the
  * outcome table that decides retries, and the full-jitter retry schedule.
  */
 import { Schema } from "effect"
@@ -29,7 +29,7 @@ export const FailureReason = Schema.Literal(
 )
 export type FailureReason = typeof FailureReason.Type
 
-/** SPEC 6.4: what an HTTP status means for the delivery. */
+/** What an HTTP status from a receiver means for the delivery. */
 export const outcomeOfStatus = (status: number): { readonly reason: FailureReason; readonly retryable: boolean } =>
   status >= 200 && status < 300
     ? { reason: "ok", retryable: false }
@@ -62,7 +62,7 @@ export const isEventTypeOrAll = Schema.is(EventTypeOrAll)
 
 /**
  * A subscription as a request carries it: any string on decoding, so that the use-case refuses
- * an unknown name with `details.reason = "unknown_event_type"` (SPEC 4.9); OpenAPI still lists
+ * an unknown name with `details.reason = "unknown_event_type"`; OpenAPI still lists
  * the accepted names.
  */
 export const EventTypeSubscriptionInput = Schema.String.annotations({

@@ -19,7 +19,7 @@
  * - Pairing (QR) is driven through the handlers in `ChannelPairing.ts`.
  *
  * Wake-ups are volatile; the sweeper repeats the lost ones. No cluster message is persisted per
- * send (CLUSTER.md §6).
+ * send.
  */
 import { Entity, Sharding } from "@effect/cluster"
 import { Rpc } from "@effect/rpc"

@@ -1,9 +1,9 @@
 /**
- * The three topologies differ only in the layer chosen here (ARCHITECTURE 2):
+ * The three topologies differ only in the layer chosen here:
  * - `runner`: hosts shards, talks to other nodes over TCP (`NodeClusterSocket`), Postgres storage;
  * - `client`: an api node that hosts nothing but reaches every entity;
  * - `single`: everything in one process (`SingleRunner`), what `npm start` runs. On the embedded
- *   database the runner registry is in memory (CLUSTER.md P8: SqlRunnerStorage deadlocks on the
+ *   database the runner registry is in memory (SqlRunnerStorage deadlocks on the
  *   single connection); messages are still stored in the database.
  */
 import { ShardingConfig, SingleRunner, Snowflake, SqlMessageStorage, SqlRunnerStorage } from "@effect/cluster"

@@ -1,5 +1,5 @@
 /**
- * Sharding settings shared by EVERY node, client-only api nodes included (CLUSTER.md P3: a
+ * Sharding settings shared by EVERY node, client-only api nodes included (a
  * client left on the defaults routes to a dead runner for 35 s). With these a killed runner's
  * entities answer again in 7-10 s. Runners take `HOST`/`PORT` (and the other cluster names)
  * from the environment through `ShardingConfig.layerFromEnv`.

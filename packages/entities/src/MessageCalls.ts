@@ -1,7 +1,7 @@
 /**
  * The Channel entity's volatile calls to Message entities (dispatch outcomes, receipts) and their
  * retry schedules. A Message entity on a runner that just died answers again after the failover
- * (7-10 s, CLUSTER.md §3), so a call keeps trying for a while; such a failure can surface as a
+ * (7-10 s), so a call keeps trying for a while; such a failure can surface as a
  * defect. Given up, the sweeper repairs what is left.
  */
 import type { ReceiptStatus } from "@switchboard/domain"

@@ -70,7 +70,7 @@ export const WebhookEndpointEntityLive = WebhookEndpointEntity.toLayer(
             })
           )
           if (target === "unresolvable_host") {
-            // a DNS failure is a network error (SPEC 6.4: retried), not a refused target
+            // a DNS failure is a network error (retried), not a refused target
             outcome = { reason: "network_error", retryable: true, status: null, latencyMs: null }
           } else if (typeof target === "string") {
             outcome = { reason: "blocked_target", retryable: false, status: null, latencyMs: null }

@@ -1,13 +1,12 @@
 /**
- * What every channel provider offers the Channel entity that owns its connection (ARCHITECTURE
- * 4, 5). The sandbox implements it now; the QR (Baileys) provider plugs in the same way.
+ * What every channel provider offers the Channel entity that owns its connection. The sandbox implements it now; the QR (Baileys) provider plugs in the same way.
  *
  * - `send` uses OUR message id as the provider's message id, so a repeated dispatch of the same
  *   message (after a crash, a failover) is recognised by the provider and never delivered twice.
  * - `events` carries receipts of our messages (sent, delivered, read) and inbound messages. A
  *   receipt may come more than once (after a reconnect) and out of order: the Message entity
  *   never moves a message back. An inbound message carries the provider's id for deduplication.
- * - `capabilities.max_throughput_mps` paces the Channel entity's token bucket (SPEC 8.4).
+ * - `capabilities.max_throughput_mps` paces the Channel entity's token bucket.
  */
 import type { Channel, ChannelStatus, ChannelStatusReason, ReceiptStatus } from "@switchboard/domain"
 import { E164, RECEIPT_STATUSES } from "@switchboard/domain"

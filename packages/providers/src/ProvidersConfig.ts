@@ -1,5 +1,5 @@
 /**
- * Provider settings (DECISIONS 12): the shared sandbox number pool and the retry delay scale.
+ * Provider settings: the shared sandbox number pool and the retry delay scale.
  */
 import { Config, Context, Effect, Layer } from "effect"
 

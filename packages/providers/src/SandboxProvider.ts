@@ -1,5 +1,5 @@
 /**
- * The simulated network behind sandbox channels (DECISIONS 6), a real provider behind the same
+ * The simulated network behind sandbox channels, a real provider behind the same
  * interface the QR provider implements:
  * - accepts at most 2 messages per second per channel (a token bucket; beyond it a retryable
  *   `PROVIDER_RATE_LIMITED` refusal; the Channel entity's own pacing never gets there);

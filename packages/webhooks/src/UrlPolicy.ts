@@ -1,5 +1,5 @@
 /**
- * Where webhooks may go (SPEC 2.8, DECISIONS 10): absolute http(s), no credentials, port 80/443,
+ * Where webhooks may go: absolute http(s), no credentials, port 80/443,
  * and every address the host resolves to must be public unicast — refused: loopback, private,
  * link-local (incl. cloud metadata), unique-local, CGNAT, multicast, unspecified, broadcast,
  * documentation/reserved ranges, in IPv4, IPv6 and IPv4-mapped IPv6. Checked at creation AND

@@ -1,6 +1,6 @@
 /**
- * SPEC 6.2: `v1=` + lowercase hex HMAC-SHA256 of `${timestamp}.${rawBody}`, one entry per active
- * secret, newest first. The HMAC key is the whole secret string as UTF-8 (DECISIONS 10).
+ * The signature (README "Webhooks"): `v1=` + lowercase hex HMAC-SHA256 of `${timestamp}.${rawBody}`, one entry per active
+ * secret, newest first. The HMAC key is the whole secret string as UTF-8.
  */
 import { createHmac, randomBytes } from "node:crypto"
 

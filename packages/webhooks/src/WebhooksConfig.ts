@@ -1,4 +1,4 @@
-/** Webhook delivery settings (DECISIONS 10, 12). */
+/** Webhook delivery settings. */
 import { SecretsConfig } from "@switchboard/infra"
 import { Config, Context, Effect, Layer } from "effect"
 import { type Resolver, systemResolver } from "./UrlPolicy.js"

@@ -86,7 +86,7 @@ describe("retry schedule and outcomes", () => {
       assert.strictEqual(retryDelayMs(i + 1, 0, 0.01), low! * 10)
     })
   })
-  it("maps statuses to SPEC 6.4 outcomes", () => {
+  it("maps statuses to the documented delivery outcomes", () => {
     assert.deepStrictEqual(outcomeOfStatus(204), { reason: "ok", retryable: false })
     assert.deepStrictEqual(outcomeOfStatus(302), { reason: "redirect", retryable: false })
     assert.deepStrictEqual(outcomeOfStatus(429), { reason: "rate_limited", retryable: true })

@@ -1,5 +1,5 @@
 /**
- * The operator CLI (DECISIONS 12): `npm run admin -- <command> [options]`. It uses the service's
+ * The operator CLI: `npm run admin -- <command> [options]`. It uses the service's
  * configuration: `DATABASE_URL`, or the embedded database in `DATA_DIR` (stop the service first:
  * the embedded database has one owner at a time). Prints JSON; exits 1 with a message on error.
  */

@@ -1,5 +1,5 @@
 /**
- * SPEC 5 for every route: the bearer credential (API key or user access token), the workspace
+ * Authentication of every route (README "API"): the bearer credential (API key or user access token), the workspace
  * it acts in, session-only routes, scopes, and the route's rate limit. Nothing is cached: a
  * revoked key or a logged-out session stops working at once on every node.
  */

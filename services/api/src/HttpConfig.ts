@@ -1,4 +1,4 @@
-/** How the HTTP listener is set up (DECISIONS 12 names). */
+/** How the HTTP listener is set up (README "Configuration"). */
 import { Config, Context, Duration, Effect, Layer } from "effect"
 
 export class HttpConfig extends Context.Tag("@switchboard/service-api/HttpConfig")<HttpConfig, {

@@ -1,7 +1,7 @@
 /**
  * The request pipeline around the contract:
  * - `errorMapping` (API-level, inside the builder's error encoder): decode failures, malformed
- *   JSON, oversize bodies, unknown routes and defects become SPEC envelopes; a refusal that says
+ *   JSON, oversize bodies, unknown routes and defects become error envelopes; a refusal that says
  *   when to retry (`details.retry_after_seconds`) gets its `Retry-After` header here;
  * - `serveMiddleware` (outermost): request id, log annotation, access log, global prefix.
  */

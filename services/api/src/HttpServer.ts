@@ -100,7 +100,7 @@ const DocsLive = Layer.mergeAll(
 
 /**
  * The app served on whatever `HttpServer` is provided. No per-request tracing span: nothing
- * exports traces yet, and the span costs 15-20% CPU per request (HTTP.md §8).
+ * exports traces yet, and the span costs 15-20% CPU per request.
  */
 export const layer = Layer.unwrapEffect(
   Effect.map(HttpConfig, (config) =>

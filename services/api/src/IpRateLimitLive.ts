@@ -1,4 +1,4 @@
-/** Per-IP limits of the public auth routes (SPEC 5.9: login 20 per 15 minutes per IP). */
+/** Per-IP limits of the public auth routes (login 20 per 15 minutes per IP). */
 import { HttpRouter, HttpServerRequest } from "@effect/platform"
 import { IpRateLimit } from "@switchboard/api"
 import { Effect, Layer, Option } from "effect"

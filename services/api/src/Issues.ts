@@ -1,6 +1,6 @@
 /**
  * Schema parse failures as `details.issues`: the member path and a sentence, never the submitted
- * value (it may be huge or a secret: HTTP.md §1).
+ * value (it may be huge or a secret).
  */
 import { ParseResult } from "effect"
 

@@ -1,4 +1,4 @@
-/** The checks behind `/ready` (DECISIONS 13): database, Redis and the cluster, each timed. */
+/** The checks behind `/ready`: database, Redis and the cluster, each timed. */
 import { SqlClient } from "@effect/sql"
 import type { DependencyCheck } from "@switchboard/api"
 import { Probe } from "@switchboard/entities/protocol"

@@ -1,6 +1,6 @@
 /**
  * Completes when the server starts shutting down, so long-lived responses (event streams) end
- * and `server.close()` is not held open by them (HTTP.md §9). Built after the listener, so its
+ * and `server.close()` is not held open by them. Built after the listener, so its
  * finalizer runs before the listener's.
  */
 import { Deferred, Effect } from "effect"

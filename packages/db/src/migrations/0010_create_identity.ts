@@ -1,7 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 
-/** Users, memberships, e-mail verification, sessions and their refresh tokens (DECISIONS 2). */
+/** Users, memberships, e-mail verification, sessions and their refresh tokens. */
 export default Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   yield* sql`

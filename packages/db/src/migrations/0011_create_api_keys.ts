@@ -1,7 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 
-/** API keys: only a keyed hash of the secret is stored (DECISIONS 3, ARCHITECTURE 7). */
+/** API keys: only a keyed hash of the secret is stored. */
 export default Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   yield* sql`

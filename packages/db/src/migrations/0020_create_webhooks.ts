@@ -1,7 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 
-/** Webhook endpoints, deliveries (the delivery queue) and their attempts (DECISIONS 10). */
+/** Webhook endpoints, deliveries (the delivery queue) and their attempts. */
 export default Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   yield* sql`

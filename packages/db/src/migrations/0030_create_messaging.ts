@@ -3,7 +3,7 @@ import { Effect } from "effect"
 
 /**
  * Channels, contacts, conversations, messages with their timeline, idempotency keys and the
- * sandbox. A `queued` message row IS the dispatch queue (ARCHITECTURE 3).
+ * sandbox. A `queued` message row IS the dispatch queue.
  */
 export default Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient

@@ -2,7 +2,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 
 /**
- * Baileys auth state of QR channels (BAILEYS.md §4): one row per (channel, key type, key id); the
+ * Baileys auth state of QR channels: one row per (channel, key type, key id); the
  * creds object is the row (channel, 'creds', ''). Values are Baileys' BufferJSON text, kept as
  * `text` so no driver or jsonb round trip rewrites the Buffer encoding.
  */

@@ -2,7 +2,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 
 /**
- * QR safety (SPEC 8.5, DECISIONS 11):
+ * QR safety:
  * - `qr_safety_limits`: operator-set caps that lower the platform's 200 sends per rolling 24 h,
  *   one per workspace (`channel_id` null) and one per channel at most;
  * - indexes for the count every QR send makes under its channel lock: messages handed to

@@ -1,5 +1,5 @@
 /**
- * A fresh database for each test file (ARCHITECTURE 8).
+ * A fresh database for each test file.
  *
  * Real mode (`TEST_DATABASE_URL` or `DATABASE_URL` set): a new Postgres database cloned from a
  * template that the global setup migrated once, dropped when the file's scope ends.

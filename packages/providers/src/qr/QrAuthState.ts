@@ -1,5 +1,5 @@
 /**
- * A Baileys `AuthenticationState` kept in Postgres through `QrAuthStateRepo` (BAILEYS.md §4):
+ * A Baileys `AuthenticationState` kept in Postgres through `QrAuthStateRepo`:
  * creds persisted on every `creds.update`, every `keys.set` one transaction, everything
  * serialised with Baileys' BufferJSON (a plain `JSON.stringify` would lose the Buffers).
  *

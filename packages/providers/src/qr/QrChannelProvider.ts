@@ -1,7 +1,7 @@
 /**
  * The QR provider behind the `ChannelProvider` interface the Channel entity uses: one
  * `QrConnection` per channel, for as long as the entity's connection scope. On connect it resumes
- * a stored link (a runner restart or a failover keeps the link, BAILEYS.md §4); a channel that
+ * a stored link (a runner restart or a failover keeps the link); a channel that
  * was pairing when its previous owner went away becomes `disconnected` (`pairing_interrupted`).
  *
  * - `send` uses our message id as the WhatsApp id; not connected or a Baileys failure is a

@@ -1,5 +1,5 @@
 /**
- * One Baileys socket per QR channel, as a scoped resource (BAILEYS.md §7).
+ * One Baileys socket per QR channel, as a scoped resource.
  *
  * A single actor fiber owns the socket and handles, one at a time, the owner's commands (`start`,
  * `resume`, `logout`) and everything the socket reports. Each socket gets a generation number;
@@ -47,7 +47,7 @@ import { QrConnectionConfig } from "./QrConnectionConfig.js"
 import type { QrConnectionEvent, QrReceiptEvent, QrStateEvent } from "./QrConnectionEvent.js"
 import { QrNotConnected, QrSendFailed } from "./QrSendError.js"
 
-/** What a QR channel can do (SPEC 8.4: 0.5 messages per second). */
+/** What a QR channel can do (0.5 messages per second). */
 export const qrCapabilities = {
   provider: "qr",
   max_throughput_mps: 0.5,
@@ -355,7 +355,7 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
         if (Option.isNone(decoded)) continue
         const m = decoded.value
         if (m.key.fromMe) {
-          // a receipt that came while our own upsert was buffered is folded into it (BAILEYS.md §5)
+          // a receipt that came while our own upsert was buffered is folded into it
           if (typeof m.status === "number") yield* reportReceipts([{ id: m.key.id, status: m.status }], now)
           continue
         }

@@ -18,7 +18,7 @@ export const QrCodeEvent = Schema.TaggedStruct("qr", {
 })
 export type QrCodeEvent = typeof QrCodeEvent.Type
 
-/** The channel status changed (DECISIONS 5). */
+/** The channel status changed. */
 export const QrStateEvent = Schema.TaggedStruct("state", {
   channelId: Schema.String,
   from: ChannelStatus,

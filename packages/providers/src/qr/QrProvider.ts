@@ -28,7 +28,7 @@ export class QrProvider extends Effect.Service<QrProvider>()("@switchboard/provi
         Effect.provideService(QrConnectionConfig, config)
       )
 
-    /** Capabilities of every QR channel (SPEC 8.4). */
+    /** Capabilities of every QR channel. */
     const capabilities = QrConnection.qrCapabilities
 
     /** Forgets a channel's stored link (an archived channel keeps no credentials). */

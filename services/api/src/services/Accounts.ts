@@ -1,4 +1,4 @@
-/** Registration, e-mail verification, login, refresh rotation, logout (DECISIONS 2). */
+/** Registration, e-mail verification, login, refresh rotation, logout. */
 import { SessionsRepo, UsersRepo } from "@switchboard/db"
 import type { MembershipRow, UserRow } from "@switchboard/db"
 import {

@@ -1,4 +1,4 @@
-/** Channel use-cases (SPEC 4.5, DECISIONS 5). */
+/** Channel use-cases. */
 
 import { ChannelsRepo, DispatchQueueRepo, EventsRepo, Transactions } from "@switchboard/db"
 import {

@@ -1,6 +1,6 @@
 /**
  * The cryptography of sign-in: argon2id passwords, HS256 access tokens (jose), random tokens
- * stored as hashes, and API key secrets with their keyed hash (ARCHITECTURE 7).
+ * stored as hashes, and API key secrets with their keyed hash.
  */
 import { hash as argon2Hash, verify as argon2Verify } from "@node-rs/argon2"
 import { Effect, Redacted } from "effect"

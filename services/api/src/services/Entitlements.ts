@@ -1,5 +1,5 @@
 /**
- * Plan entitlements with per-workspace overrides (SPEC 8.2, DECISIONS 11). Every feature that
+ * Plan entitlements with per-workspace overrides. Every feature that
  * creates a limited resource calls `check` with its current count.
  */
 import { WorkspacesRepo } from "@switchboard/db"

@@ -1,6 +1,6 @@
 /**
  * Outgoing e-mail: SMTP (`nodemailer`) when `SMTP_URL` is set, otherwise written to the log for
- * development (DECISIONS 2). `layerMemory` keeps mails for tests to read.
+ * development. `layerMemory` keeps mails for tests to read.
  */
 import { Config, Context, Effect, Layer, Option, Redacted, Ref } from "effect"
 import nodemailer from "nodemailer"

@@ -1,5 +1,5 @@
 /**
- * The send path (ARCHITECTURE 5, DECISIONS 4): checks, then ONE transaction (contact,
+ * The send path: checks, then ONE transaction (contact,
  * conversation, message `queued`, timeline, event, stored idempotent response), then a volatile
  * wake-up of the channel's entity. Reads go straight to Postgres.
  */
@@ -148,7 +148,7 @@ export class Messages extends Effect.Service<Messages>()("@switchboard/service-a
               const { channel, template } = yield* check(principal, body, options)
               const category: Category = body.category ?? template?.template.category ?? DEFAULT_CATEGORY
               const message = yield* transactions.run(Effect.gen(function*() {
-                // first: a QR channel's row lock serialises its sends up to commit (SPEC 8.5)
+                // first: a QR channel's row lock serialises its sends up to commit
                 yield* qrSafety.admit(channel)
                 // then the workspace's monthly quota (a lock only when the plan sets a number)
                 yield* quota.admit(channel)

@@ -1,5 +1,5 @@
 /**
- * What operators do through the CLI (DECISIONS 2, 11, 12): bootstrap users, plans, overrides,
+ * What operators do through the CLI: bootstrap users, plans, overrides,
  * suspension, lowering the QR safety cap.
  */
 import { ChannelsRepo, QrSafetyRepo, UsersRepo, WorkspacesRepo } from "@switchboard/db"
@@ -76,7 +76,7 @@ export class Operator extends Effect.Service<Operator>()("@switchboard/service-a
     })
 
     /**
-     * Lowers the QR safety cap of a workspace, or of one of its QR channels (SPEC 8.5): a whole
+     * Lowers the QR safety cap of a workspace, or of one of its QR channels: a whole
      * number from 0 to the platform cap; `limit = undefined` clears it (back to the default).
      * Raising above the platform cap is refused: that takes a platform decision, not a setting.
      */

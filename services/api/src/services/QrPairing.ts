@@ -1,5 +1,5 @@
 /**
- * QR pairing use-cases (SPEC 4.6, 6.5; DECISIONS 5). The channel's entity owns the link and
+ * QR pairing use-cases. The channel's entity owns the link and
  * produces the codes; this side checks the channel, asks the entity, and turns its `WatchPairing`
  * stream into server-sent events. The code appears only in stream frames: never in a status
  * response, a log line or a webhook.
@@ -38,7 +38,7 @@ const unreachable = () =>
 
 const iso = (ms: number | null) => (ms === null ? null : toTimestamp(ms))
 
-/** One SSE frame per pairing event (DECISIONS 5 shapes). */
+/** One SSE frame per pairing event. */
 export const toSseFrame = (channelId: string, frame: QrPairingFrame): SseFrame | undefined => {
   switch (frame._tag) {
     case "snapshot":
@@ -85,7 +85,7 @@ export class QrPairing extends Effect.Service<QrPairing>()("@switchboard/service
     const channels = yield* ChannelsRepo
     const channelClient = yield* ChannelEntity.client
 
-    /** The workspace's QR channel, or the error SPEC 4.6 gives. */
+    /** The workspace's QR channel, or the documented error. */
     const qrChannel = Effect.fn("QrPairing.qrChannel")(function*(workspaceId: string, id: string) {
       const found = yield* channels.find(workspaceId, id)
       if (Option.isNone(found)) {

@@ -1,5 +1,5 @@
 /**
- * The QR safety cap on the send path (SPEC 8.5, DECISIONS 11): the pure policy is
+ * The QR safety cap on the send path: the pure policy is
  * `decideDaily`/`effectiveDailyCap` in the domain; this reads what it needs under the channel's
  * row lock and refuses with 429 `QR_SAFETY_LIMIT_REACHED`.
  */

@@ -1,5 +1,5 @@
 /**
- * The HTTP rate limits of SPEC 8.3 on `@effect/experimental`'s RateLimiter (Redis store with
+ * The HTTP rate limits (README "Configuration") on `@effect/experimental`'s RateLimiter (Redis store with
  * atomic Lua in real mode, memory store embedded). `RATE_LIMITS=on|off` (default on when
  * `NODE_ENV=production`); each rule is tunable with `RATE_LIMIT_<RULE>=<limit>/<window>`, e.g.
  * `RATE_LIMIT_LOGIN=20/15 minutes`. When the store is unreachable the limiter fails open and logs.
@@ -21,7 +21,7 @@ const rule = (limit: number, window: Duration.DurationInput, scope: "workspace" 
   scope
 })
 
-/** SPEC 8.3, by rule name (endpoints name their rule with `rateLimited(...)`). */
+/** The rules, by name (endpoints name their rule with `rateLimited(...)`). */
 export const DEFAULT_RULES: Record<string, RateLimitRuleSpec> = {
   send: rule(600, "1 minute", "workspace"),
   channel_create: rule(20, "1 minute", "workspace"),

@@ -1,4 +1,4 @@
-/** Sandbox sessions on shared test numbers (DECISIONS 6). Test-mode API keys only. */
+/** Sandbox sessions on shared test numbers. Test-mode API keys only. */
 import type { Principal } from "@switchboard/api"
 import { CreatedSandboxSession, SandboxSession } from "@switchboard/api"
 import { SandboxRepo, Transactions } from "@switchboard/db"

@@ -1,4 +1,4 @@
-/** `GET /v1/usage`: the current UTC calendar month (exclusive end) and live gauges (DECISIONS 11). */
+/** `GET /v1/usage`: the current UTC calendar month (exclusive end) and live gauges. */
 import { UsageRepo } from "@switchboard/db"
 import { toTimestamp } from "@switchboard/domain"
 import type { EntitlementName } from "@switchboard/domain"

@@ -1,4 +1,4 @@
-/** Webhook endpoint and delivery use-cases (SPEC 4.9, DECISIONS 10). */
+/** Webhook endpoint and delivery use-cases. */
 import { EventsRepo, Transactions, WebhookDeliveriesRepo, WebhookEndpointsRepo } from "@switchboard/db"
 import {
   Conflict,
@@ -59,7 +59,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("@switchboard/service-a
       }
     })
 
-    /** SPEC 4.9: an unknown type is a 422 with `details.reason` (the names are never echoed). */
+    /** An unknown type is a 422 with `details.reason` (the names are never echoed). */
     const checkEventTypes = Effect.fn("Webhooks.checkEventTypes")(function*(types: ReadonlyArray<string>) {
       const unknown = types.flatMap((type, index) => isEventTypeOrAll(type) ? [] : [index])
       if (unknown.length > 0) {
