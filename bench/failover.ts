@@ -49,6 +49,8 @@ interface Repetition {
   readonly moved_channels: number
   readonly recovery_s: number
   readonly recovery_median_s: number
+  /** the longest dispatch wait of a message sent from 1 s before the stop on */
+  readonly max_dispatch_wait_s: number
   readonly lost: number
   readonly doubled: number
   readonly reoffered: number
@@ -64,7 +66,9 @@ const summary = (label: string) => {
     .filter((r) => r.label === label && r.rep !== undefined)
   const total = (k: string) => lines.reduce((n, r) => n + Number(r[k]), 0)
   const recovery = summarize(lines.map((r) => r.recovery_s))
+  const waits = lines.filter((r) => r.max_dispatch_wait_s !== undefined).map((r) => r.max_dispatch_wait_s)
   return `failover ${label}: ${lines.length} repetitions, recovery ${formatSummary(recovery)} s, ` +
+    (waits.length > 0 ? `longest dispatch wait ${formatSummary(summarize(waits))} s, ` : "") +
     `messages ${total("accepted")}, lost ${total("lost")}, doubled ${total("doubled")}, ` +
     `stuck ${total("stuck")}, re-offered (deduplicated by the network) ${total("reoffered")}`
 }
@@ -164,6 +168,12 @@ const main = async () => {
       byChannel.set(row.channel_id, list)
     }
     const recoveries: Array<number> = []
+    // the longest any message sent from just before the stop waited for its dispatch (a clean
+    // stop hands the shards over before any channel stalls past MOVED_STALL_MS)
+    let maxWaitMs = 0
+    for (const list of byChannel.values()) {
+      for (const d of list) if (d.created >= killedAt - 1000) maxWaitMs = Math.max(maxWaitMs, d.at - d.created)
+    }
     for (const list of byChannel.values()) {
       // messages sent from just before the kill on: one that waited long lived on the killed runner
       const around = list.filter((d) => d.created >= killedAt - 1000)
@@ -195,6 +205,7 @@ const main = async () => {
       refused: answers.length - ids.length,
       moved_channels: recoveries.length,
       recovery_s: Number(Math.max(0, ...recoveries).toFixed(2)),
+      max_dispatch_wait_s: Number((maxWaitMs / 1000).toFixed(2)),
       recovery_median_s: Number((recoveries.sort((a, b) => a - b)[Math.floor(recoveries.length / 2)] ?? 0).toFixed(2)),
       lost: ids.filter((id) => !taken.has(id)).length,
       doubled: doubledIds.size,

@@ -190,6 +190,9 @@ describe("hostile input", () => {
         ) {
           const reply = yield* postRaw(p, "/v1/auth/login", contentType, `{"email":"a@b.co","password":"${SECRET}"}`)
           assertEnvelope(reply, 422, "VALIDATION_ERROR", ["content-type"])
+          const body = (reply as { body: any }).body
+          assert.strictEqual(body.error.details.reason, "content_type")
+          assert.include(body.error.message, "Content-Type: application/json")
         }
         const json = yield* request("POST", "/v1/auth/login", {
           headers: { "content-type": "application/json; charset=utf-8" },

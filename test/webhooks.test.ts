@@ -392,6 +392,11 @@ describe("webhook URL policy with the default configuration", () => {
           })
           assert.strictEqual(reply.status, 422, url)
           assert.strictEqual(reply.body.error.details.reason, reason, url)
+          // never the URL back; for a local receiver, what to set in development
+          assert.notInclude(JSON.stringify(reply.body), url)
+          if (reason === "private_address") {
+            assert.include(reply.body.error.message, "WEBHOOK_ALLOW_PRIVATE_TARGETS=true")
+          }
         }
       }))
   })

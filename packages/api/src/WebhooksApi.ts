@@ -127,7 +127,8 @@ export class WebhooksApi extends HttpApiGroup.make("webhooks")
   .add(
     HttpApiEndpoint.post("test", "/v1/webhook-endpoints/:endpointId/test")
       .setPath(EndpointPath)
-      .setPayload(StrictStruct({ event_type: Schema.optional(EventTypeName) }))
+      // an empty body (read as null) is the same as `{}`, like the other action routes
+      .setPayload(Schema.NullOr(StrictStruct({ event_type: Schema.optional(EventTypeName) })))
       .addSuccess(Schema.Struct({ event_id: Id("evt"), delivery_id: Id("whd") }), { status: 202 })
       .addError(NotFound)
       .annotate(

@@ -186,7 +186,16 @@ const guardRequest = (app: HttpApp.Default<any, any>, defaultMaxBodyBytes: numbe
       })
       if (body.text === "") return Effect.provideService(app, HttpServerRequest.HttpServerRequest, read)
       if (!isJsonContentType(request.headers["content-type"])) {
-        return validationError([{ path: ["content-type"], message: "Request bodies must be application/json" }])
+        // said in the user's words, with the header to send (curl's `-d` sends form encoding)
+        return Effect.fail(
+          new ValidationError({
+            message: "Send the request body as JSON with the header Content-Type: application/json",
+            details: {
+              reason: "content_type",
+              issues: [{ path: ["content-type"], message: "Must be application/json" }]
+            }
+          })
+        )
       }
       const issues = JsonGuard.check(body.text) ?? JsonMembers.check(body.text)
       if (issues) return validationError(issues)

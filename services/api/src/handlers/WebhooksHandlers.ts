@@ -16,7 +16,7 @@ export const WebhooksHandlers = HttpApiBuilder.group(Api, "webhooks", (handlers)
       .handle("delete", ({ path }) => Effect.flatMap(ws, (w) => webhooks.remove(w, path.endpointId)))
       .handle("rotateSecret", ({ path }) => Effect.flatMap(ws, (w) => webhooks.rotateSecret(w, path.endpointId)))
       .handle("test", ({ path, payload }) =>
-        Effect.flatMap(ws, (w) => webhooks.test(w, path.endpointId, payload.event_type)))
+        Effect.flatMap(ws, (w) => webhooks.test(w, path.endpointId, payload?.event_type)))
       .handle("endpointDeliveries", ({ path, urlParams }) =>
         Effect.flatMap(ws, (w) =>
           webhooks.listDeliveries(w, urlParams, path.endpointId)))

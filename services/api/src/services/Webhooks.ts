@@ -25,9 +25,11 @@ const REASONS: Record<UrlPolicy.Refusal, string> = {
   invalid_url: "Expected an absolute URL",
   unsupported_scheme: "Expected an http or https URL",
   credentials_in_url: "The URL must not carry credentials",
-  port_not_allowed: "Only ports 80 and 443 are allowed",
+  port_not_allowed:
+    "Only ports 80 and 443 are allowed (in development, WEBHOOK_ALLOW_PRIVATE_TARGETS=true allows any port)",
   unresolvable_host: "The host name does not resolve",
-  private_address: "The host resolves to a private, loopback, link-local or otherwise non-public address"
+  private_address:
+    "The host resolves to a private, loopback, link-local or otherwise non-public address (to reach a receiver on your own machine in development, start the server with WEBHOOK_ALLOW_PRIVATE_TARGETS=true)"
 }
 
 const endpointNotFound = (id: string) =>
