@@ -309,6 +309,7 @@ export const VIOLATIONS = [
   "broken not 422",
   "422 without issues",
   "echo",
+  "code in message",
   "undocumented status",
   "undecodable",
   "repeat differs"
@@ -323,6 +324,20 @@ const parse = (text: string): unknown => {
   }
 }
 
+/** TypeScript or Effect syntax where a sentence belongs: backticks, `${`, `readonly`, `|` unions, braces. */
+export const CODE_SYNTAX = /`|\$\{|\breadonly\b|\s\|\s|[{}<>]|=>/
+
+const codeInMessage = (body: unknown): boolean => {
+  const error = (body as { error?: { message?: unknown; details?: { issues?: unknown } } } | undefined)?.error
+  const messages = [
+    error?.message,
+    ...(Array.isArray(error?.details?.issues) ? error.details.issues : []).map((i) =>
+      (i as { message?: unknown }).message
+    )
+  ]
+  return messages.some((m) => typeof m === "string" && CODE_SYNTAX.test(m))
+}
+
 /** What is wrong with `answer` to `request` (empty: the contract held). */
 export const judge = (op: Operation, request: Prepared, answer: Answer): Array<Violation> => {
   const out: Array<Violation> = []
@@ -334,6 +349,7 @@ export const judge = (op: Operation, request: Prepared, answer: Answer): Array<V
       out.push("422 without issues")
     }
     if (answer.text.includes(MARKER)) out.push("echo")
+    if (codeInMessage(body)) out.push("code in message")
   }
   const declared = answer.status < 300 ? op.successes : op.errors
   if (!declared.has(answer.status)) out.push("undocumented status")
