@@ -118,12 +118,12 @@ describe.skipIf(url === undefined)("a production-configured api node", () => {
   }, 60_000)
 
   it("logs no development warning", () => {
-    assert.notInclude(api.output(), "development only")
+    assert.notInclude(api.output(), "never in production")
   })
 })
 
 describe.skipIf(url === undefined)("a development process", () => {
-  it("warns of each development default once", async () => {
+  it("warns of each development default once, says where it listens and when it stops", async () => {
     const database = await e2eDatabase(url!, "devwarnings")
     const standalone = startService("standalone", {
       DATABASE_URL: database.url,
@@ -137,6 +137,10 @@ describe.skipIf(url === undefined)("a development process", () => {
         const lines = output.split("\n").filter((l) => l.includes(`"${name} `))
         assert.strictEqual(lines.length, 1, `${name}: ${lines.join(" / ")}`)
       }
+      // one line with the addresses to open, and one when it stops
+      assert.include(output, `Switchboard is listening: API ${standalone.baseUrl}, docs ${standalone.baseUrl}/docs`)
+      assert.strictEqual(await standalone.stop(), 0)
+      assert.include(standalone.output(), "Switchboard is stopping")
     } finally {
       await standalone.stop()
       await database.drop()

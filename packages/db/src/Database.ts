@@ -6,7 +6,7 @@
 import type { SqlClient } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Layer, Option, Redacted } from "effect"
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import { DatabaseConfig } from "./DatabaseConfig.js"
@@ -31,6 +31,10 @@ export const layerEmbedded = (dataDir: string | undefined) =>
     const { PGLiteSocketServer } = yield* Effect.promise(() => import("@electric-sql/pglite-socket"))
     const dir = dataDir === undefined ? undefined : resolve(dataDir, "pglite")
     if (dir) {
+      // an empty folder: the first start creates the database, which takes a while (say so)
+      if (!existsSync(resolve(dir, "PG_VERSION"))) {
+        yield* Effect.logInfo(`creating the embedded database in ${dir} (first start: this takes a few seconds)`)
+      }
       mkdirSync(dir, { recursive: true })
       yield* ownerLock(resolve(dataDir!, "owner.lock"))
     }

@@ -79,6 +79,9 @@ export const run: Effect.Effect<ReadonlyArray<readonly [id: number, name: string
       const rows = yield* sql<{ migration_id: number }>`SELECT migration_id FROM ${sql(TABLE)}`
       const done = new Set(rows.map((r) => Number(r.migration_id)))
       const pending = ordered.filter((m) => !done.has(m.id))
+      if (pending.length > 0) {
+        yield* Effect.logInfo(`applying ${pending.length} database migration(s) (a first start or an upgrade)`)
+      }
       for (const m of pending) {
         yield* m.effect.pipe(
           Effect.catchAll((error) =>
@@ -98,7 +101,7 @@ export const layer = Layer.effectDiscard(
   run.pipe(
     Effect.tap((applied) =>
       applied.length > 0
-        ? Effect.logInfo("migrations applied").pipe(
+        ? Effect.logDebug("migrations applied").pipe(
           Effect.annotateLogs("migrations", applied.map(([id, name]) => `${id}_${name}`))
         )
         : Effect.void

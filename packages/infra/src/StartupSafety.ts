@@ -137,7 +137,9 @@ export const warnings = (role: Role, env: Env = process.env): Effect.Effect<void
     if (!isProduction(env)) {
       // the embedded database is the point of development mode: nothing to warn about
       for (const p of unsafeSettings(role, env).filter((p) => p.setting !== "DATABASE_URL")) {
-        yield* Effect.logWarning(`${p.setting} ${p.problem} (development only; never in production)`)
+        yield* Effect.logWarning(
+          `${p.setting} ${p.problem.replace(" would be used", " is used")}: fine for development, never in production`
+        )
       }
     }
     const previous = (env["SECRETS_ENCRYPTION_KEY_PREVIOUS"] ?? "").split(",").filter((k) => k.trim() !== "").length

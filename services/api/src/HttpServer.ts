@@ -151,7 +151,27 @@ export const listenerLayerTest = HttpServer.layerTestClient.pipe(
   ))
 )
 
+/**
+ * One line once the server listens, with the addresses a person opens, and one when it stops.
+ * A wildcard listener (0.0.0.0, ::) is shown as localhost.
+ */
+const announce = Layer.scopedDiscard(Effect.gen(function*() {
+  const server = yield* HttpServer.HttpServer
+  const { basePath } = yield* HttpConfig
+  const base = server.address._tag === "TcpAddress"
+    ? `http://${
+      ["0.0.0.0", "::", ""].includes(server.address.hostname)
+        ? "localhost"
+        : server.address.hostname.includes(":")
+        ? `[${server.address.hostname}]`
+        : server.address.hostname
+    }:${server.address.port}${basePath}`
+    : `unix:${server.address.path}`
+  yield* Effect.logInfo(`Switchboard is listening: API ${base}, docs ${base}/docs, OpenAPI ${base}/openapi.json`)
+  yield* Effect.addFinalizer(() => Effect.logInfo("Switchboard is stopping: finishing in-flight requests"))
+}))
+
 export const serverLayer = layer.pipe(
-  HttpServer.withLogAddress,
+  Layer.merge(announce),
   Layer.provide(listenerLayer)
 )
