@@ -3,7 +3,7 @@
  * contract itself. `test/readme.test.ts` checks the README carries exactly this table.
  */
 import { HttpApi } from "@effect/platform"
-import { Api, Authentication, RateLimitRule, RequiredScopes, SessionOnly } from "@switchboard/api"
+import { Api, Authentication, RateLimitRule, RequiredScopes, SessionOnly, TestKeyOnly } from "@switchboard/api"
 import { Context } from "effect"
 
 export const scopesTable = (): string => {
@@ -15,7 +15,13 @@ export const scopesTable = (): string => {
       const scopes = Context.get(mergedAnnotations, RequiredScopes)
       const sessionOnly = Context.get(mergedAnnotations, SessionOnly)
       const rule = Context.get(mergedAnnotations, RateLimitRule)
-      const credential = !secured ? "none" : sessionOnly ? "user session only" : "API key or user session"
+      const credential = !secured
+        ? "none"
+        : sessionOnly
+        ? "user session only"
+        : Context.get(mergedAnnotations, TestKeyOnly)
+        ? "test-mode API key only"
+        : "API key or user session"
       rows.push(
         `| ${endpoint.method} | \`${endpoint.path.replace(/:(\w+)/g, "{$1}")}\` | ${credential} | ${
           scopes.length ? scopes.map((s) => `\`${s}\``).join(", ") : "-"

@@ -5,7 +5,7 @@
  */
 import { HttpApi } from "@effect/platform"
 import { assert, describe, layer } from "@effect/vitest"
-import { Api, Authentication, RequiredScopes, SessionOnly } from "@switchboard/api"
+import { Api, Authentication, RequiredScopes, SessionOnly, TestKeyOnly } from "@switchboard/api"
 import { SCOPES } from "@switchboard/domain"
 import { Context, Effect } from "effect"
 import { createKey, envelopeOf, request, signUp } from "./support/Fixtures.js"
@@ -16,6 +16,9 @@ interface Route {
   readonly path: string
   readonly scopes: ReadonlyArray<string>
   readonly sessionOnly: boolean
+  readonly testKeyOnly: boolean
+  /** the path with its parameters filled in with well-formed ids of their kind */
+  readonly validPath: string
 }
 
 const routes: Array<Route> = []
@@ -32,7 +35,9 @@ HttpApi.reflect(Api, {
       method: endpoint.method as Route["method"],
       path,
       scopes: Context.get(mergedAnnotations, RequiredScopes),
-      sessionOnly: Context.get(mergedAnnotations, SessionOnly)
+      sessionOnly: Context.get(mergedAnnotations, SessionOnly),
+      testKeyOnly: Context.get(mergedAnnotations, TestKeyOnly),
+      validPath: endpoint.path.replace(/:sessionId/g, "sbx_01JD7X6F3Q9T2M5N8R4V0W1Y2Z")
     })
   }
 })
@@ -67,6 +72,30 @@ describe("authentication of every route", () => {
             route.scopes,
             `${route.method} ${route.path}`
           )
+        }
+      }))
+
+    it.effect("refuses a user session and a live key on test-key-only routes, as the README table says", () =>
+      Effect.gen(function*() {
+        const user = yield* signUp()
+        const live = yield* createKey(user, { mode: "live", scopes: [...SCOPES] })
+        const testKeyOnly = routes.filter((r) => r.testKeyOnly)
+        assert.deepStrictEqual(testKeyOnly.map((r) => r.validPath.split("/")[2]), Array(5).fill("sandbox"))
+        // bodies that decode, so the refusal is the credential's
+        const bodies: Record<string, unknown> = {
+          verify: { phone_number: "+4915112345678", code: "123456" },
+          inbound: { from: "+4915112345678", text: { body: "hi" } }
+        }
+        for (const route of testKeyOnly) {
+          const body = bodies[route.validPath.split("/").pop()!] ?? {}
+          for (const as of [{ token: user.accessToken, workspace: user.workspaceId }, { token: live.secret }]) {
+            const reply = yield* request(route.method, route.validPath, {
+              ...as,
+              ...(route.method === "GET" ? {} : { body })
+            })
+            assert.strictEqual(reply.status, 403, `${route.method} ${route.path}`)
+            assert.strictEqual(envelopeOf(reply).code, "SANDBOX_TEST_KEY_REQUIRED", `${route.method} ${route.path}`)
+          }
         }
       }))
 

@@ -32,7 +32,7 @@ import {
   Timestamp
 } from "@switchboard/domain"
 import { Schema } from "effect"
-import { Authentication, rateLimited, requireScopes } from "./Security.js"
+import { Authentication, rateLimited, requireScopes, testKeyOnly } from "./Security.js"
 
 export class MessagesApi extends HttpApiGroup.make("messages")
   .add(
@@ -199,6 +199,7 @@ export class SandboxApi extends HttpApiGroup.make("sandbox")
     HttpApiEndpoint.post("create", "/v1/sandbox/sessions")
       .addSuccess(CreatedSandboxSession, { status: 201 })
       .addError(SandboxTestKeyRequired)
+      .pipe(testKeyOnly)
       .addError(EntitlementLimitReached)
       .addError(SandboxNoNumberAvailable)
       .annotate(
@@ -212,6 +213,7 @@ export class SandboxApi extends HttpApiGroup.make("sandbox")
       .setPath(SessionPath)
       .addSuccess(SandboxSession)
       .addError(SandboxTestKeyRequired)
+      .pipe(testKeyOnly)
       .addError(NotFound)
       .pipe(requireScopes("channels.read"))
   )
@@ -221,6 +223,7 @@ export class SandboxApi extends HttpApiGroup.make("sandbox")
       .setPayload(StrictStruct({ phone_number: E164, code: Schema.String.pipe(Schema.maxLength(16)) }))
       .addSuccess(SandboxSession)
       .addError(SandboxTestKeyRequired)
+      .pipe(testKeyOnly)
       .addError(NotFound)
       .annotate(
         OpenApi.Description,
@@ -233,6 +236,7 @@ export class SandboxApi extends HttpApiGroup.make("sandbox")
       .setPath(SessionPath)
       .addSuccess(SandboxSession)
       .addError(SandboxTestKeyRequired)
+      .pipe(testKeyOnly)
       .addError(NotFound)
       .annotate(OpenApi.Description, "Ends the session: the number returns to the pool and the channel is archived.")
       .pipe(requireScopes("channels.manage"))
@@ -248,6 +252,7 @@ export class SandboxApi extends HttpApiGroup.make("sandbox")
       )
       .addSuccess(HttpApiSchema.Accepted)
       .addError(SandboxTestKeyRequired)
+      .pipe(testKeyOnly)
       .addError(NotFound)
       .addError(ServiceUnavailable)
       .annotate(

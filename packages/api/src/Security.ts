@@ -88,6 +88,27 @@ export const sessionOnly = <
     .annotate(SessionOnly, true)
     .annotate(OpenApi.Override, { "x-session-only": true })
 
+/** Endpoints only a test-mode API key (`wa_test_...`) may call: the sandbox's. */
+export class TestKeyOnly extends Context.Reference<TestKeyOnly>()("@switchboard/api/TestKeyOnly", {
+  defaultValue: () => false
+}) {}
+
+export const testKeyOnly = <
+  Name extends string,
+  Method extends HttpMethod,
+  Path,
+  UrlParams,
+  Payload,
+  Headers,
+  Success,
+  Error,
+  R,
+  RE
+>(endpoint: Endpoint<Name, Method, Path, UrlParams, Payload, Headers, Success, Error, R, RE>) =>
+  endpoint
+    .annotate(TestKeyOnly, true)
+    .annotate(OpenApi.Override, { "x-test-key-only": true })
+
 /** Session-only endpoints that act on the user, not a workspace: no `X-Workspace-Id` needed. */
 export class WorkspaceOptional extends Context.Reference<WorkspaceOptional>()("@switchboard/api/WorkspaceOptional", {
   defaultValue: () => false
