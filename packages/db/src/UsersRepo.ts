@@ -154,7 +154,33 @@ export class UsersRepo extends Effect.Service<UsersRepo>()("@switchboard/db/User
       dieOnDatabaseError
     )
 
+    /** Every user, oldest first, with their workspaces and roles (the operator CLI's `list-users`). */
+    const listAll = Effect.fn("UsersRepo.listAll")(function*(limit: number) {
+      const rows = yield* sql<{
+        id: string
+        email: string
+        name: string
+        status: string
+        email_verified_at: Date | string | null
+        created_at: Date | string
+        workspaces: ReadonlyArray<{ id: string; role: string }> | null
+      }>`SELECT u.id, u.email, u.name, u.status, u.email_verified_at, u.created_at,
+          (SELECT json_agg(json_build_object('id', m.workspace_id, 'role', m.role) ORDER BY m.created_at)
+            FROM workspace_members m WHERE m.user_id = u.id) AS workspaces
+        FROM users u ORDER BY u.created_at, u.id LIMIT ${limit}`
+      return rows.map((r) => ({
+        id: r.id,
+        email: r.email,
+        name: r.name,
+        status: r.status,
+        email_verified: r.email_verified_at !== null,
+        created_at: new Date(r.created_at).toISOString(),
+        workspaces: r.workspaces ?? []
+      }))
+    }, dieOnDatabaseError)
+
     return {
+      listAll,
       createWithWorkspace,
       findByEmail,
       findById,

@@ -45,6 +45,24 @@ export class WorkspacesRepo extends Effect.Service<WorkspacesRepo>()("@switchboa
       }))
     }, dieOnDatabaseError)
 
+    /** Every workspace, oldest first, with its owner and member count (the operator CLI's `list-workspaces`). */
+    const listAll = Effect.fn("WorkspacesRepo.listAll")(function*(limit: number) {
+      const rows = yield* sql<{
+        id: string
+        name: string
+        plan: string
+        status: string
+        created_at: Date | string
+        owner_email: string | null
+        members: number
+      }>`SELECT w.id, w.name, w.plan, w.status, w.created_at,
+          (SELECT u.email FROM workspace_members m JOIN users u ON u.id = m.user_id
+            WHERE m.workspace_id = w.id AND m.role = 'owner' ORDER BY m.created_at LIMIT 1) AS owner_email,
+          (SELECT count(*)::int FROM workspace_members m WHERE m.workspace_id = w.id) AS members
+        FROM workspaces w ORDER BY w.created_at, w.id LIMIT ${limit}`
+      return rows.map((r) => ({ ...r, members: Number(r.members), created_at: new Date(r.created_at).toISOString() }))
+    }, dieOnDatabaseError)
+
     const setPlan = Effect.fn("WorkspacesRepo.setPlan")(function*(id: string, plan: PlanName, now: string) {
       const rows = yield* sql`UPDATE workspaces SET plan = ${plan}, updated_at = ${now} WHERE id = ${id} RETURNING id`
       return rows.length > 0
@@ -79,6 +97,6 @@ export class WorkspacesRepo extends Effect.Service<WorkspacesRepo>()("@switchboa
       yield* sql`DELETE FROM entitlement_overrides WHERE workspace_id = ${id} AND entitlement = ${entitlement}`
     }, dieOnDatabaseError)
 
-    return { findById, setPlan, setStatus, overrides, setOverride, clearOverride } as const
+    return { listAll, findById, setPlan, setStatus, overrides, setOverride, clearOverride } as const
   })
 }) {}

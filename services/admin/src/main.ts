@@ -19,6 +19,8 @@ const USAGE = `Usage: npm run admin -- <command> [options]
   suspend --id usr_...|ws_...|ch_...
   reactivate --id usr_...|ws_...|ch_...
   qr-limit --workspace ws_... [--channel ch_...] (--limit N | --clear)   lowers the QR safety cap (0-200 per 24 h)
+  list-users       (id, e-mail, name, status, verified, workspaces with roles; at most 1000)
+  list-workspaces  (id, name, plan, status, owner's e-mail, members; at most 1000)
   reseal-secrets   (re-seals every secret at rest under SECRETS_ENCRYPTION_KEY; exits 1 if no key opens some value)`
 
 const fail = (message: string) => Effect.fail(new Error(message))
@@ -108,6 +110,10 @@ const program = Effect.gen(function*() {
     }
     case "reseal-secrets":
       return yield* resealSecrets
+    case "list-users":
+      return yield* operator.listUsers
+    case "list-workspaces":
+      return yield* operator.listWorkspaces
     default:
       return yield* fail(USAGE)
   }

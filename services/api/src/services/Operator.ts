@@ -8,6 +8,8 @@ import type { EntitlementName, EntitlementValue, PlanName } from "@switchboard/d
 import { Clock, Data, Effect, Option } from "effect"
 import { Accounts } from "./Accounts.js"
 
+const OPERATOR_LIST_LIMIT = 1000
+
 export class OperatorError extends Data.TaggedError("OperatorError")<{ readonly message: string }> {}
 
 export class Operator extends Effect.Service<Operator>()("@switchboard/service-api/Operator", {
@@ -114,7 +116,11 @@ export class Operator extends Effect.Service<Operator>()("@switchboard/service-a
       }
     )
 
-    return { createUser, setPlan, override, setStatus, qrLimit } as const
+    /** At most `OPERATOR_LIST_LIMIT` rows each: a CLI's page, never a password hash. */
+    const listUsers = Effect.map(users.listAll(OPERATOR_LIST_LIMIT), (data) => ({ data }))
+    const listWorkspaces = Effect.map(workspaces.listAll(OPERATOR_LIST_LIMIT), (data) => ({ data }))
+
+    return { createUser, setPlan, override, setStatus, qrLimit, listUsers, listWorkspaces } as const
   }),
   dependencies: [
     Accounts.Default,
