@@ -1,0 +1,89 @@
+/**
+ * README "Quickstart" runs as written: its shell blocks, taken from the README, against a fresh
+ * `npm start` on the embedded database (what a new user has), ending with webhooks a receiver
+ * verified. Real Postgres is not needed and not used.
+ */
+import { afterAll, assert, describe, it } from "@effect/vitest"
+import { type ChildProcess, spawn } from "node:child_process"
+import { mkdtempSync, readFileSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join, resolve } from "node:path"
+import { freePort, waitFor } from "./support/Processes.js"
+
+const root = resolve(import.meta.dirname, "..")
+const readme = readFileSync(join(root, "README.md"), "utf8")
+const section = /<!-- quickstart:start -->([\s\S]*?)<!-- quickstart:end -->/.exec(readme)?.[1] ?? ""
+const blocks = [...section.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1]!)
+
+const dir = mkdtempSync(join(tmpdir(), "sbt-quickstart-"))
+const groups: Array<ChildProcess> = []
+
+/** Runs a README block with bash in its own process group; its output so far, and its exit. */
+const run = (script: string, env: Record<string, string>) => {
+  const clean: Record<string, string> = {}
+  for (const k of ["PATH", "HOME", "LANG"]) if (process.env[k]) clean[k] = process.env[k]!
+  const child = spawn("bash", ["-c", `set -eo pipefail\n${script}`], {
+    cwd: root,
+    env: { ...clean, ...env },
+    detached: true,
+    stdio: ["ignore", "pipe", "pipe"]
+  })
+  groups.push(child)
+  let output = ""
+  child.stdout!.on("data", (d) => (output += d))
+  child.stderr!.on("data", (d) => (output += d))
+  const exited = new Promise<number | null>((done) => child.once("exit", done))
+  return { output: () => output, exited }
+}
+
+const eventually = async (check: () => boolean, timeoutMs: number) => {
+  const deadline = Date.now() + timeoutMs
+  while (!check() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 250))
+  return check()
+}
+
+describe("README quickstart", () => {
+  afterAll(async () => {
+    for (const child of groups) {
+      try {
+        process.kill(-child.pid!, "SIGTERM")
+      } catch {
+        // already gone
+      }
+    }
+    await new Promise((r) => setTimeout(r, 1500))
+    rmSync(dir, { recursive: true, force: true })
+  }, 30_000)
+
+  it("reaches a verified webhook as written", async () => {
+    assert.strictEqual(blocks.length, 3, "create the user, start, the rest")
+    assert.match(blocks[1]!, /^WEBHOOK_ALLOW_PRIVATE_TARGETS=true npm start\n$/)
+    const [port, receiverPort] = [await freePort(), await freePort()]
+    const env = { DATA_DIR: join(dir, "data"), HTTP_PORT: String(port) }
+
+    const create = run(blocks[0]!, env)
+    assert.strictEqual(await create.exited, 0, create.output())
+
+    const server = run(blocks[1]!, env)
+    await waitFor(`http://127.0.0.1:${port}/ready`, 120_000)
+
+    const rest = run(blocks[2]!, { SB: `http://localhost:${port}`, RECEIVER_PORT: String(receiverPort) })
+    assert.strictEqual(await rest.exited, 0, rest.output())
+    const out = rest.output()
+    assert.match(out, /^active$/m, "the recipient is verified")
+    assert.match(out, /^msg_\w{26} \w+$/m, "the list shows the message")
+    assert.match(out, /^queued -> dispatching/m, "the timeline")
+    const received = await eventually(
+      () =>
+        ["message.sent", "message.delivered", "message.read"].every((t) =>
+          rest.output().includes(`verified ${t} evt_`)
+        ),
+      30_000
+    )
+    assert.isTrue(
+      received,
+      `the receiver verified every event:\n${rest.output()}\n--- server\n${server.output().slice(-2000)}`
+    )
+    assert.notInclude(rest.output(), "refused")
+  }, 240_000)
+})
