@@ -11,6 +11,7 @@ import { ContactGroupsApi, ContactsApi } from "./ContactsApi.js"
 import { ConversationsApi } from "./ConversationsApi.js"
 import { HealthApi } from "./HealthApi.js"
 import { ChannelsApi, MessagesApi, SandboxApi } from "./MessagingApi.js"
+import { DESCRIPTIONS, SUMMARIES, TAGS } from "./OperationDocs.js"
 import { PlanApi } from "./PlanApi.js"
 import { QrPairingApi } from "./QrPairingApi.js"
 import { TemplatesApi } from "./TemplatesApi.js"
@@ -53,6 +54,9 @@ const transform = (spec: Json): Json => {
     if (!isObject(path)) continue
     for (const op of Object.values(path)) {
       if (!isObject(op)) continue
+      const id = String(op["operationId"])
+      if (SUMMARIES[id] !== undefined) op["summary"] = SUMMARIES[id]
+      if (op["description"] === undefined && DESCRIPTIONS[id] !== undefined) op["description"] = DESCRIPTIONS[id]
       const responses = objectAt(op, "responses")
       if (responses?.["400"] && JSON.stringify(responses["400"]).includes("HttpApiDecodeError")) {
         delete responses["400"]
@@ -71,6 +75,14 @@ const transform = (spec: Json): Json => {
       }
     }
   }
+  const tags = spec["tags"]
+  if (Array.isArray(tags)) {
+    for (const tag of tags) {
+      if (isObject(tag) && TAGS[String(tag["name"])]) tag["description"] = TAGS[String(tag["name"])]
+    }
+  }
+  // relative to where the document is served (a BASE_PATH sets its own)
+  if (!Array.isArray(spec["servers"]) || spec["servers"].length === 0) spec["servers"] = [{ url: "/" }]
   const schemas = objectAt(objectAt(spec, "components"), "schemas")
   if (schemas !== undefined) {
     delete schemas["HttpApiDecodeError"]
