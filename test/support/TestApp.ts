@@ -12,12 +12,25 @@ import { ProvidersConfig, QrConnectionConfig } from "@switchboard/providers"
 import { HttpConfig, HttpServer, IdentityConfig, Mailer, Operator } from "@switchboard/service-api"
 import { Entities } from "@switchboard/service-runner"
 import { WebhooksConfig } from "@switchboard/webhooks"
-import { Layer } from "effect"
+import { Layer, Logger } from "effect"
+
+/**
+ * The app's own log lines stay out of a test run's output (a green run reads clean; deliberate
+ * faults log errors by design). `TEST_LOGS=1 npm test` shows them. A test that asserts on logs
+ * adds its own logger (`Logger.add`), which this leaves alone.
+ */
+export const quietLogs: Layer.Layer<never> = process.env["TEST_LOGS"]
+  ? Layer.empty
+  : Logger.remove(Logger.defaultLogger)
 
 export const layer = (
   options: Partial<HttpConfig.HttpConfig["Type"]> = {},
   infrastructure: Infrastructure = {}
-) => appLayer(options, infrastructure).pipe(Layer.provideMerge(infrastructureLayer(infrastructure)))
+) =>
+  appLayer(options, infrastructure).pipe(
+    Layer.provideMerge(infrastructureLayer(infrastructure)),
+    Layer.provide(quietLogs)
+  )
 
 export interface Infrastructure {
   readonly redisUrl?: string
@@ -51,7 +64,8 @@ export const appLayer = (
       WebhooksConfig.layer({ retryDelayScale: 0.001, allowPrivateTargets: true, ...infrastructure.webhooks }),
       QrConnectionConfig.layer(infrastructure.qr ?? {})
     )),
-    Layer.provideMerge(Cluster.single)
+    Layer.provideMerge(Cluster.single),
+    Layer.provide(quietLogs)
   )
 
 /** The operator use-cases (what the CLI runs), on the app's database. */

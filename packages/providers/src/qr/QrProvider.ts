@@ -12,9 +12,12 @@ import { Effect, type Scope } from "effect"
 import { QrAuthStateRepo } from "./QrAuthStateRepo.js"
 import * as QrConnection from "./QrConnection.js"
 import { QrConnectionConfig } from "./QrConnectionConfig.js"
+import { silenceSignalConsole } from "./SignalConsole.js"
 
 export class QrProvider extends Effect.Service<QrProvider>()("@switchboard/providers/QrProvider", {
   effect: Effect.gen(function*() {
+    // before any socket: libsignal would print session keys to the console
+    silenceSignalConsole()
     const repo = yield* QrAuthStateRepo
     const config = yield* QrConnectionConfig
 
