@@ -44,7 +44,6 @@ export const ConsoleLive = HttpApiBuilder.Router.use((router) =>
     )
     const index = Effect.succeed(HttpServerResponse.text(page, { contentType: "text/html; charset=utf-8", headers }))
     yield* router.get("/console", index)
-    yield* router.get("/console/", index)
     yield* router.get("/console/app.js", file(join(consoleDir, "app.js"), "text/javascript; charset=utf-8"))
     yield* router.get("/console/console.css", file(join(consoleDir, "console.css"), "text/css; charset=utf-8"))
     yield* router.get("/console/qrcode.mjs", file(qrLibrary, "text/javascript; charset=utf-8"))
