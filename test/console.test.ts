@@ -136,11 +136,19 @@ describe("console", () => {
           assert.include(timeline.join("\n"), "queued")
           yield* Browser.screenshot(w.page, "messages")
 
-          // a reload signs in again through the httpOnly refresh cookie
+          // the phone removes the linked device; a reload signs in again through the httpOnly refresh
+          // cookie and the channel says what happened and what to do
+          wa.phone.unlink()
+          yield* waitForStatus(user, channelId!, "disconnected")
           yield* step(async () => {
             await w.page.reload()
             await w.page.getByRole("heading", { name: "Channels" }).waitFor()
+            await badgeIn(w, `tr[data-channel="${channelId}"]`, "disconnected").waitFor()
           })
+          assert.include(
+            yield* step(() => w.page.locator(`tr[data-channel="${channelId}"]`).innerText()),
+            "The phone removed this linked device. Link it again with a new code."
+          )
 
           // archive with confirmation
           yield* step(async () => {

@@ -67,7 +67,7 @@ const STATUS_LOOK = {
   connected: ["s-ok", "✓"], read: ["s-ok", "✓✓"], delivered: ["s-ok", "✓✓"], sent: ["s-ok", "✓"],
   succeeded: ["s-ok", "✓"], active: ["s-ok", "✓"],
   pending: ["s-wait", "…"], connecting: ["s-wait", "…"], qr_pending: ["s-wait", "▣"], queued: ["s-wait", "…"],
-  sending: ["s-wait", "…"], delivering: ["s-wait", "…"], degraded: ["s-wait", "!"], paused: ["s-wait", "Ⅱ"],
+  sending: ["s-wait", "…"], dispatching: ["s-wait", "…"], delivering: ["s-wait", "…"], degraded: ["s-wait", "!"], paused: ["s-wait", "Ⅱ"],
   failed: ["s-bad", "✕"], dead: ["s-bad", "✕"], disconnected: ["s-bad", "✕"], logged_out: ["s-bad", "✕"],
   suspended: ["s-bad", "⛔"], disabled: ["s-bad", "⛔"], archived: ["s-off", "–"], received: ["s-ok", "↓"]
 }
