@@ -373,11 +373,14 @@ async function onConnected(p, number) {
   clearInterval(p.countdown)
   $("qr").replaceChildren()
   $("countdown").textContent = ""
+  setPairingStatus("Connected.")
+  // the number is stored just after the link opens: ask a few times
   let phone = number
-  if (!phone) {
+  for (let i = 0; !phone && i < 20 && state.pairing === p; i++) {
     try { phone = (await api("GET", `/v1/channels/${p.channel.id}`)).phone_number } catch { phone = null }
+    if (!phone) await new Promise((resolve) => setTimeout(resolve, 250 * Math.min(i + 1, 4)))
   }
-  setPairingStatus(`Connected${phone ? ` as ${phone}` : ""}.`)
+  if (phone && state.pairing === p) setPairingStatus(`Connected as ${phone}.`)
   loadChannels().catch(() => {})
 }
 
