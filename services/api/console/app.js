@@ -1,8 +1,8 @@
 // Switchboard console (README "Console"). No build step: an ES module served from our origin.
 // The access token lives in this module's memory only; the refresh token is the httpOnly cookie
+// the login sets, so a reload signs in again through POST /v1/auth/refresh.
 // Over 350 lines: the whole page in one module (sign-in, channels, pairing, messages, webhooks), served
 // as is with no build step; each part is a short section below.
-// the login sets, so a reload signs in again through POST /v1/auth/refresh.
 import qrcode from "./qrcode.mjs"
 
 const base = document.querySelector('meta[name="switchboard-base"]').content
