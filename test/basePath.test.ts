@@ -13,6 +13,13 @@ describe("BASE_PATH", () => {
         assert.strictEqual(envelopeOf(outside).details.resource, "route")
         const spec = yield* request("GET", "/api/openapi.json")
         assert.deepStrictEqual(bodyOf(Schema.Struct({ servers: Schema.Unknown }), spec).servers, [{ url: "/api" }])
+        // the console's page loads its files and calls the API under the prefix
+        const page = yield* request("GET", "/api/console")
+        assert.strictEqual(page.status, 200)
+        assert.include(page.text, `src="/api/console/app.js"`)
+        assert.include(page.text, `content="/api"`)
+        assert.strictEqual((yield* request("GET", "/api/console/qrcode.mjs")).status, 200)
+        assert.strictEqual((yield* request("GET", "/console")).status, 404)
       }))
 
     it.effect("scopes the refresh cookie to the prefixed auth path", () =>

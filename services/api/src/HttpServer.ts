@@ -12,6 +12,7 @@ import { Duration, Effect, Layer } from "effect"
 import { createServer } from "node:http"
 import { AuthenticationLive } from "./AuthenticationLive.js"
 import * as ClientErrors from "./ClientErrors.js"
+import { ConsoleLive } from "./Console.js"
 import { ApiKeysHandlers } from "./handlers/ApiKeysHandlers.js"
 import { AuthHandlers, SessionHandlers } from "./handlers/AuthHandlers.js"
 import { ContactGroupsHandlers, ContactImportsHandlers, ContactsHandlers } from "./handlers/ContactsHandlers.js"
@@ -95,7 +96,8 @@ const ApiLive = Layer.unwrapEffect(
 
 const DocsLive = Layer.mergeAll(
   HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" }),
-  HttpApiSwagger.layer({ path: "/docs" })
+  HttpApiSwagger.layer({ path: "/docs" }),
+  ConsoleLive
 )
 
 /**

@@ -1,0 +1,530 @@
+// Switchboard console (README "Console"). No build step: an ES module served from our origin.
+// The access token lives in this module's memory only; the refresh token is the httpOnly cookie
+// the login sets, so a reload signs in again through POST /v1/auth/refresh.
+// Over 350 lines: the whole page in one module (sign-in, channels, pairing, messages, webhooks), served
+// as is with no build step; each part is a short section below.
+import qrcode from "./qrcode.mjs"
+
+const base = document.querySelector('meta[name="switchboard-base"]').content
+const $ = (id) => document.getElementById(id)
+const state = { token: null, workspace: null, channels: [], pairing: null, view: "channels", pollTimer: null }
+
+// ---- HTTP ----------------------------------------------------------------------------------
+
+class ApiError extends Error {
+  constructor(status, body) {
+    super(body?.error?.message ?? `HTTP ${status}`)
+    this.status = status
+    this.code = body?.error?.code ?? null
+    this.details = body?.error?.details ?? {}
+  }
+}
+
+const headersFor = (json) => {
+  const h = {}
+  if (state.token) h.authorization = `Bearer ${state.token}`
+  if (state.workspace) h["x-workspace-id"] = state.workspace
+  if (json) h["content-type"] = "application/json"
+  return h
+}
+
+async function refresh() {
+  const r = await fetch(`${base}/v1/auth/refresh`, { method: "POST", credentials: "same-origin" })
+  if (!r.ok) return false
+  state.token = (await r.json()).access_token
+  return true
+}
+
+async function api(method, path, body, retried = false) {
+  const r = await fetch(`${base}${path}`, {
+    method,
+    credentials: "same-origin",
+    headers: headersFor(body !== undefined),
+    body: body === undefined ? undefined : JSON.stringify(body)
+  })
+  if (r.status === 401 && !retried && state.token && (await refresh())) return api(method, path, body, true)
+  const text = await r.text()
+  const parsed = text === "" ? null : JSON.parse(text)
+  if (!r.ok) {
+    if (r.status === 401) signedOut("Your session ended. Sign in again.")
+    throw new ApiError(r.status, parsed)
+  }
+  return parsed
+}
+
+// ---- small DOM helpers ---------------------------------------------------------------------
+
+function el(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag)
+  for (const [k, v] of Object.entries(attrs)) {
+    if (k === "onclick") node.addEventListener("click", v)
+    else if (k === "text") node.textContent = v
+    else node.setAttribute(k, v)
+  }
+  for (const c of children) node.append(c)
+  return node
+}
+
+const STATUS_LOOK = {
+  connected: ["s-ok", "✓"], read: ["s-ok", "✓✓"], delivered: ["s-ok", "✓✓"], sent: ["s-ok", "✓"],
+  succeeded: ["s-ok", "✓"], active: ["s-ok", "✓"],
+  pending: ["s-wait", "…"], connecting: ["s-wait", "…"], qr_pending: ["s-wait", "▣"], queued: ["s-wait", "…"],
+  sending: ["s-wait", "…"], dispatching: ["s-wait", "…"], delivering: ["s-wait", "…"], degraded: ["s-wait", "!"], paused: ["s-wait", "Ⅱ"],
+  failed: ["s-bad", "✕"], dead: ["s-bad", "✕"], disconnected: ["s-bad", "✕"], logged_out: ["s-bad", "✕"],
+  suspended: ["s-bad", "⛔"], disabled: ["s-bad", "⛔"], archived: ["s-off", "–"], received: ["s-ok", "↓"]
+}
+
+/** A status as text with an icon: the colour is never the only signal. */
+function badge(status) {
+  const [cls, icon] = STATUS_LOOK[status] ?? ["s-off", "•"]
+  return el("span", { class: `badge ${cls}`, "data-icon": icon, "data-status": status, text: status.replace(/_/g, " ") })
+}
+
+const cell = (label, ...children) => el("td", { "data-label": label }, ...children)
+const when = (ts) => (ts ? new Date(ts).toLocaleString() : "")
+
+function notice(message) {
+  const n = $("notice")
+  n.textContent = message ?? ""
+  n.hidden = !message
+}
+
+function explain(err) {
+  if (!(err instanceof ApiError)) return "The server could not be reached. Check the connection and try again."
+  const reason = err.details?.reason
+  if (err.code === "QR_SAFETY_LIMIT_REACHED") return "This number reached its daily safety limit; sending resumes later."
+  if (reason) return `${err.message} (${String(reason).replace(/_/g, " ")})`
+  return err.message
+}
+
+// ---- session -------------------------------------------------------------------------------
+
+async function afterSignIn() {
+  const me = await api("GET", "/v1/auth/me")
+  const select = $("workspace")
+  select.replaceChildren(...me.workspaces.map((w) => el("option", { value: w.id, text: `${w.name} (${w.role})` })))
+  state.workspace = me.workspaces[0]?.id ?? null
+  $("who").textContent = me.user?.email ?? ""
+  $("signin").hidden = true
+  $("app").hidden = false
+  $("session").hidden = false
+  notice(null)
+  await show("channels")
+}
+
+function signedOut(message) {
+  state.token = null
+  state.workspace = null
+  stopPairing()
+  stopPolling()
+  $("app").hidden = true
+  $("session").hidden = true
+  $("signin").hidden = false
+  notice(message)
+}
+
+$("signin-form").addEventListener("submit", async (event) => {
+  event.preventDefault()
+  const error = $("signin-error")
+  error.hidden = true
+  try {
+    const r = await fetch(`${base}/v1/auth/login`, {
+      method: "POST",
+      credentials: "same-origin",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ email: $("email").value, password: $("password").value })
+    })
+    const body = await r.json()
+    if (!r.ok) throw new ApiError(r.status, body)
+    state.token = body.access_token
+    $("password").value = ""
+    await afterSignIn()
+  } catch (err) {
+    error.textContent = err.status === 401 ? "E-mail or password is not right." : explain(err)
+    error.hidden = false
+  }
+})
+
+$("logout").addEventListener("click", async () => {
+  try {
+    await api("POST", "/v1/auth/logout")
+  } finally {
+    signedOut(null)
+    $("email").focus()
+  }
+})
+
+$("workspace").addEventListener("change", async (event) => {
+  state.workspace = event.target.value
+  stopPairing()
+  await show(state.view)
+})
+
+// ---- navigation ----------------------------------------------------------------------------
+
+for (const tab of document.querySelectorAll(".tab")) tab.addEventListener("click", () => show(tab.dataset.view))
+
+async function show(view) {
+  state.view = view
+  stopPolling()
+  for (const tab of document.querySelectorAll(".tab")) {
+    if (tab.dataset.view === view) tab.setAttribute("aria-current", "page")
+    else tab.removeAttribute("aria-current")
+  }
+  for (const name of ["channels", "messages", "webhooks"]) $(`view-${name}`).hidden = name !== view
+  try {
+    if (view === "channels") await loadChannels()
+    if (view === "messages") await loadMessagesView()
+    if (view === "webhooks") await loadWebhooks()
+  } catch (err) {
+    notice(explain(err))
+  }
+}
+
+// ---- channels ------------------------------------------------------------------------------
+
+async function loadChannels() {
+  const page = await api("GET", "/v1/channels?limit=100")
+  state.channels = page.data.filter((c) => c.status !== "archived")
+  $("channels").tBodies[0].replaceChildren(...state.channels.map(channelRow))
+  if (state.channels.length === 0) {
+    $("channels").tBodies[0].append(el("tr", {}, el("td", { colspan: "5", text: "No channels yet." })))
+  }
+}
+
+function channelRow(c) {
+  const actions = el("div", { class: "row" })
+  if (c.provider === "qr" && c.status !== "connected") {
+    actions.append(el("button", { type: "button", onclick: () => startPairing(c), text: `Link ${c.name}` }))
+  }
+  actions.append(
+    el("button", { type: "button", onclick: () => rename(c), text: `Rename ${c.name}` }),
+    el("button", { type: "button", class: "danger", onclick: () => archive(c), text: `Archive ${c.name}` })
+  )
+  const details = el("div", {}, el("span", { class: "muted", text: `${c.provider}${c.is_default ? " · default" : ""}` }))
+  if (c.status_reason) details.append(el("div", { class: "muted", text: reasonText(c.status_reason) }))
+  const caps = el("div", { class: "muted caps" })
+  details.append(caps)
+  if (c.status === "connected") {
+    api("GET", `/v1/channels/${c.id}/capabilities`).then(
+      (cap) => { caps.textContent = `${cap.max_throughput_mps} msg/s · ${cap.message_types.join(", ")}` },
+      () => {}
+    )
+  }
+  return el("tr", { "data-channel": c.id },
+    cell("Name", el("strong", { text: c.name })),
+    cell("Status", badge(c.status)),
+    cell("Number", c.phone_number ?? "—"),
+    cell("Details", details),
+    cell("Actions", actions))
+}
+
+$("create-channel").addEventListener("submit", async (event) => {
+  event.preventDefault()
+  try {
+    await api("POST", "/v1/channels", { provider: "qr", name: $("channel-name").value.trim() })
+    $("channel-name").value = ""
+    notice(null)
+    await loadChannels()
+  } catch (err) {
+    notice(explain(err))
+  }
+})
+
+async function rename(c) {
+  const name = window.prompt(`New name for ${c.name}`, c.name)
+  if (name === null || name.trim() === "" || name.trim() === c.name) return
+  try {
+    await api("PATCH", `/v1/channels/${c.id}`, { name: name.trim() })
+    await loadChannels()
+  } catch (err) {
+    notice(explain(err))
+  }
+}
+
+function confirmDialog(text, okLabel) {
+  const dialog = $("confirm")
+  $("confirm-text").textContent = text
+  $("confirm-ok").textContent = okLabel
+  dialog.returnValue = ""
+  dialog.showModal()
+  return new Promise((resolve) => dialog.addEventListener("close", () => resolve(dialog.returnValue === "ok"), { once: true }))
+}
+
+async function archive(c) {
+  if (!(await confirmDialog(`Archive ${c.name}? It stops sending and receiving; this cannot be undone.`, "Archive"))) return
+  try {
+    await api("DELETE", `/v1/channels/${c.id}`)
+    if (state.pairing?.channel.id === c.id) stopPairing()
+    await loadChannels()
+  } catch (err) {
+    notice(explain(err))
+  }
+}
+
+// ---- QR pairing ----------------------------------------------------------------------------
+
+const REASONS = {
+  link_lost: "The link to WhatsApp was lost; reconnecting.",
+  reconnect_budget_exhausted: "WhatsApp could not be reached after several tries. Check the server's network, then link again.",
+  logged_out_from_phone: "The phone removed this linked device. Link it again with a new code.",
+  logged_out: "This device was logged out. Link it again with a new code.",
+  connection_replaced: "Another session took over this number. Link again if this console should own it.",
+  forbidden: "WhatsApp refused this number. Check the account on the phone.",
+  client_outdated: "WhatsApp asks for a newer client version; the operator must update.",
+  pairing_interrupted: "Pairing was interrupted. Start again with a new code.",
+  qr_expired: "The code expired before it was scanned.",
+  suspended: "The workspace or channel is suspended.",
+  paired: "Linked.",
+  qr_issued: "Scan the code.",
+  pairing_started: "Starting…"
+}
+const reasonText = (reason) => REASONS[reason] ?? String(reason).replace(/_/g, " ")
+
+function stopPairing() {
+  const p = state.pairing
+  if (!p) return
+  p.stopped = true
+  p.abort?.abort()
+  clearInterval(p.countdown)
+  state.pairing = null
+  $("pairing").hidden = true
+  $("qr").replaceChildren()
+}
+
+$("close-pairing").addEventListener("click", () => { stopPairing(); loadChannels() })
+$("new-code").addEventListener("click", () => state.pairing && beginPairing(state.pairing))
+
+async function startPairing(channel) {
+  stopPairing()
+  const p = { channel, stopped: false, abort: null, countdown: null, attempt: 0, done: false }
+  state.pairing = p
+  $("pairing").hidden = false
+  $("pairing-title").textContent = `Link a phone to ${channel.name}`
+  await beginPairing(p)
+}
+
+async function beginPairing(p) {
+  $("new-code").hidden = true
+  p.done = false
+  setPairingStatus("Asking WhatsApp for a code…")
+  openStream(p)
+  try {
+    await api("POST", `/v1/channels/${p.channel.id}/qr/start`)
+  } catch (err) {
+    setPairingStatus(explain(err), true)
+  }
+}
+
+function setPairingStatus(text, bad = false) {
+  const s = $("pairing-status")
+  s.textContent = text
+  s.className = bad ? "error" : ""
+}
+
+function drawQr(text) {
+  const qr = qrcode(0, "M")
+  qr.addData(text)
+  qr.make()
+  $("qr").innerHTML = qr.createSvgTag({ cellSize: 4, margin: 4, scalable: true })
+  $("qr").dataset.code = String(Date.now())
+}
+
+function startCountdown(p, expiresAt) {
+  clearInterval(p.countdown)
+  const tick = () => {
+    const left = Math.max(0, Math.round((new Date(expiresAt).getTime() - Date.now()) / 1000))
+    $("countdown").textContent = left > 0 ? `Code valid for ${left} s` : "Code expired"
+  }
+  tick()
+  p.countdown = setInterval(tick, 1000)
+}
+
+function onFrame(p, event, data) {
+  if (event === "snapshot") {
+    if (data.status === "connected") return onConnected(p, data.phone_number)
+    if (data.qr) { drawQr(data.qr); startCountdown(p, data.qr_expires_at); setPairingStatus("Scan the code with WhatsApp.") }
+  } else if (event === "qr.updated") {
+    drawQr(data.qr)
+    startCountdown(p, data.qr_expires_at)
+    setPairingStatus("Scan the code with WhatsApp.")
+  } else if (event === "qr.expired") {
+    p.done = true
+    clearInterval(p.countdown)
+    $("qr").replaceChildren()
+    $("countdown").textContent = ""
+    setPairingStatus("The code expired before it was scanned. Ask for a new one.", true)
+    $("new-code").hidden = false
+    $("new-code").focus()
+  } else if (event === "qr.state") {
+    if (data.to_status === "connected") return onConnected(p, null)
+    if (["disconnected", "logged_out", "suspended", "archived"].includes(data.to_status)) {
+      p.done = true
+      clearInterval(p.countdown)
+      $("qr").replaceChildren()
+      setPairingStatus(`Not linked: ${reasonText(data.reason)}`, true)
+      $("new-code").hidden = false
+    } else if (data.reason) {
+      setPairingStatus(reasonText(data.reason), data.to_status === "degraded")
+    }
+  }
+}
+
+async function onConnected(p, number) {
+  p.done = true
+  clearInterval(p.countdown)
+  $("qr").replaceChildren()
+  $("countdown").textContent = ""
+  setPairingStatus("Connected.")
+  // the number is stored just after the link opens: ask a few times
+  let phone = number
+  for (let i = 0; !phone && i < 20 && state.pairing === p; i++) {
+    try { phone = (await api("GET", `/v1/channels/${p.channel.id}`)).phone_number } catch { phone = null }
+    if (!phone) await new Promise((resolve) => setTimeout(resolve, 250 * Math.min(i + 1, 4)))
+  }
+  if (phone && state.pairing === p) setPairingStatus(`Connected as ${phone}.`)
+  loadChannels().catch(() => {})
+}
+
+/** Reads `qr/stream` with fetch (the Authorization header, never the token in the URL); reconnects with back-off. */
+async function openStream(p) {
+  p.abort?.abort()
+  const abort = new AbortController()
+  p.abort = abort
+  while (!p.stopped && !abort.signal.aborted) {
+    try {
+      const r = await fetch(`${base}/v1/channels/${p.channel.id}/qr/stream`, {
+        headers: { ...headersFor(false), accept: "text/event-stream" },
+        credentials: "same-origin",
+        signal: abort.signal
+      })
+      if (r.status === 401 && (await refresh())) continue
+      if (!r.ok) {
+        const body = await r.json().catch(() => null)
+        setPairingStatus(explain(new ApiError(r.status, body)), true)
+        return
+      }
+      p.attempt = 0
+      await readEvents(r.body, (event, data) => onFrame(p, event, data))
+    } catch (err) {
+      if (abort.signal.aborted) return
+    }
+    if (p.done || p.stopped || abort.signal.aborted) return
+    p.attempt += 1
+    const delay = Math.min(30_000, 500 * 2 ** Math.min(p.attempt, 6))
+    setPairingStatus(`The live connection dropped; reconnecting in ${Math.round(delay / 1000)} s…`)
+    await new Promise((resolve) => setTimeout(resolve, delay))
+  }
+}
+
+async function readEvents(body, onEvent) {
+  const reader = body.pipeThrough(new TextDecoderStream()).getReader()
+  let buffer = ""
+  for (;;) {
+    const { value, done } = await reader.read()
+    if (done) return
+    buffer += value.replace(/\r\n?/g, "\n")
+    let end
+    while ((end = buffer.indexOf("\n\n")) >= 0) {
+      const frame = buffer.slice(0, end)
+      buffer = buffer.slice(end + 2)
+      let event = "message"
+      const data = []
+      for (const line of frame.split("\n")) {
+        if (line.startsWith("event:")) event = line.slice(6).trim()
+        else if (line.startsWith("data:")) data.push(line.slice(5).replace(/^ /, ""))
+      }
+      if (data.length > 0) onEvent(event, JSON.parse(data.join("\n")))
+    }
+  }
+}
+
+// ---- messages ------------------------------------------------------------------------------
+
+function stopPolling() {
+  clearTimeout(state.pollTimer)
+  state.pollTimer = null
+}
+
+async function loadMessagesView() {
+  const page = await api("GET", "/v1/channels?limit=100")
+  const channels = page.data.filter((c) => c.status !== "archived")
+  const select = $("messages-channel")
+  const previous = select.value
+  select.replaceChildren(el("option", { value: "", text: "All channels" }),
+    ...channels.map((c) => el("option", { value: c.id, text: c.name })))
+  if (channels.some((c) => c.id === previous)) select.value = previous
+  await pollMessages()
+}
+
+$("messages-channel").addEventListener("change", () => { stopPolling(); pollMessages() })
+
+async function pollMessages() {
+  stopPolling()
+  const channel = $("messages-channel").value
+  try {
+    const page = await api("GET", `/v1/messages?limit=25${channel ? `&channel_id=${encodeURIComponent(channel)}` : ""}`)
+    $("messages").tBodies[0].replaceChildren(...page.data.map((m) => el("tr", { "data-message": m.id },
+      cell("When", when(m.created_at)),
+      cell(m.direction === "inbound" ? "From" : "To", `${m.direction === "inbound" ? "← " : "→ "}${m.direction === "inbound" ? m.from ?? "" : m.to}`),
+      cell("Text", m.text.body),
+      cell("Status", badge(m.status), m.failure ? el("div", { class: "error", text: m.failure.message ?? m.failure.code }) : ""),
+      cell("", el("button", { type: "button", onclick: () => showTimeline(m.id), text: "Timeline" })))))
+    if (page.data.length === 0) $("messages").tBodies[0].append(el("tr", {}, el("td", { colspan: "5", text: "No messages yet." })))
+  } catch (err) {
+    notice(explain(err))
+  }
+  if (state.view === "messages" && state.token) state.pollTimer = setTimeout(pollMessages, 2000)
+}
+
+async function showTimeline(id) {
+  try {
+    const m = await api("GET", `/v1/messages/${id}`)
+    $("timeline-title").textContent = `Timeline of the message to ${m.to}`
+    $("timeline-list").replaceChildren(...m.timeline.map((t) =>
+      el("li", {}, `${when(t.at)} `, badge(t.to_state), t.reason ? ` ${t.reason}` : "")))
+    $("timeline").hidden = false
+  } catch (err) {
+    notice(explain(err))
+  }
+}
+
+// ---- webhooks ------------------------------------------------------------------------------
+
+async function loadWebhooks() {
+  const [endpoints, deliveries] = await Promise.all([
+    api("GET", "/v1/webhook-endpoints?limit=100"),
+    api("GET", "/v1/webhook-deliveries?limit=25")
+  ])
+  $("endpoints").replaceChildren(...endpoints.data.map((e) =>
+    el("li", {}, el("code", { text: e.url }), " ", badge(e.status),
+      el("span", { class: "muted", text: ` ${e.event_types.join(", ")}${e.consecutive_failures ? ` · ${e.consecutive_failures} failures in a row` : ""}` }))))
+  if (endpoints.data.length === 0) $("endpoints").append(el("li", { text: "No endpoints yet." }))
+  $("deliveries").tBodies[0].replaceChildren(...deliveries.data.map((d) => {
+    const replay = ["failed", "dead"].includes(d.status)
+      ? el("button", { type: "button", onclick: () => replayDelivery(d), text: `Replay ${d.event_type}` })
+      : ""
+    return el("tr", { "data-delivery": d.id },
+      cell("When", when(d.created_at)),
+      cell("Event", d.event_type),
+      cell("Status", badge(d.status), d.failure_reason && d.failure_reason !== "ok" ? el("div", { class: "muted", text: d.failure_reason.replace(/_/g, " ") }) : ""),
+      cell("Response", d.response_status === null ? "—" : `HTTP ${d.response_status}`),
+      cell("Attempts", `${d.attempt_count}/${d.max_attempts}${d.replay_of ? " · replay" : ""}`),
+      cell("", replay))
+  }))
+  if (deliveries.data.length === 0) $("deliveries").tBodies[0].append(el("tr", {}, el("td", { colspan: "6", text: "No deliveries yet." })))
+}
+
+async function replayDelivery(d) {
+  try {
+    await api("POST", `/v1/webhook-deliveries/${d.id}/replay`)
+    notice(null)
+    await loadWebhooks()
+  } catch (err) {
+    notice(explain(err))
+  }
+}
+
+// ---- start: a session cookie from an earlier visit signs in again ----------------------------
+
+refresh().then((ok) => (ok ? afterSignIn() : $("email").focus()), () => $("email").focus())

@@ -1,0 +1,51 @@
+/**
+ * The console (README "Console"): one static page at `<prefix>/console` with its script, style
+ * and the pinned QR library (`qrcode-generator`, one file through a fixed route, never
+ * node_modules as a whole). No build step; every file is read once at start-up. A strict
+ * Content-Security-Policy (`default-src 'self'`, no inline script or style) on each answer.
+ */
+import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
+import { Effect } from "effect"
+import { readFileSync } from "node:fs"
+import { createRequire } from "node:module"
+import { dirname, join } from "node:path"
+import { fileURLToPath } from "node:url"
+import { HttpConfig } from "./HttpConfig.js"
+
+const consoleDir = join(dirname(fileURLToPath(import.meta.url)), "..", "console")
+const qrLibrary = join(dirname(createRequire(import.meta.url).resolve("qrcode-generator")), "qrcode.mjs")
+
+export const CONTENT_SECURITY_POLICY =
+  "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
+  "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+
+const headers = {
+  "content-security-policy": CONTENT_SECURITY_POLICY,
+  "x-content-type-options": "nosniff",
+  "referrer-policy": "no-referrer",
+  "cache-control": "no-cache"
+}
+
+const escapeAttribute = (value: string) =>
+  value.replace(/&/g, "&amp;").replace(/"/g, "&quot;").replace(/</g, "&lt;").replace(/>/g, "&gt;")
+
+const file = (path: string, contentType: string) => {
+  const body = readFileSync(path)
+  return Effect.succeed(HttpServerResponse.uint8Array(body, { contentType, headers }))
+}
+
+/** The console's routes on the API router (so the global prefix applies as to every route). */
+export const ConsoleLive = HttpApiBuilder.Router.use((router) =>
+  Effect.gen(function*() {
+    const { basePath } = yield* HttpConfig
+    const page = readFileSync(join(consoleDir, "index.html"), "utf8").replaceAll(
+      "{{BASE}}",
+      escapeAttribute(basePath)
+    )
+    const index = Effect.succeed(HttpServerResponse.text(page, { contentType: "text/html; charset=utf-8", headers }))
+    yield* router.get("/console", index)
+    yield* router.get("/console/app.js", file(join(consoleDir, "app.js"), "text/javascript; charset=utf-8"))
+    yield* router.get("/console/console.css", file(join(consoleDir, "console.css"), "text/css; charset=utf-8"))
+    yield* router.get("/console/qrcode.mjs", file(qrLibrary, "text/javascript; charset=utf-8"))
+  })
+)
