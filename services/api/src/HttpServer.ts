@@ -169,7 +169,9 @@ const announce = Layer.scopedDiscard(Effect.gen(function*() {
         : server.address.hostname
     }:${server.address.port}${basePath}`
     : `unix:${server.address.path}`
-  yield* Effect.logInfo(`Switchboard is listening: API ${base}, docs ${base}/docs, OpenAPI ${base}/openapi.json`)
+  yield* Effect.logInfo(
+    `Switchboard is listening: API ${base}, docs ${base}/docs, console ${base}/console, OpenAPI ${base}/openapi.json`
+  )
   yield* Effect.addFinalizer(() => Effect.logInfo("Switchboard is stopping: finishing in-flight requests"))
 }))
 
