@@ -72,42 +72,21 @@ export const requireScopes =
       .annotate(RequiredScopes, scopes)
       .annotate(OpenApi.Override, { "x-required-scopes": scopes })
 
-export const sessionOnly = <
-  Name extends string,
-  Method extends HttpMethod,
-  Path,
-  UrlParams,
-  Payload,
-  Headers,
-  Success,
-  Error,
-  R,
-  RE
->(endpoint: Endpoint<Name, Method, Path, UrlParams, Payload, Headers, Success, Error, R, RE>) =>
-  endpoint
-    .annotate(SessionOnly, true)
-    .annotate(OpenApi.Override, { "x-session-only": true })
+/** An endpoint flagged `true` under `tag`, shown in OpenAPI as `extension: true`. */
+const flagged =
+  <I>(tag: Context.Tag<I, boolean>, extension: string) =>
+  <Name extends string, Method extends HttpMethod, Path, UrlParams, Payload, Headers, Success, Error, R, RE>(
+    endpoint: Endpoint<Name, Method, Path, UrlParams, Payload, Headers, Success, Error, R, RE>
+  ) => endpoint.annotate(tag, true).annotate(OpenApi.Override, { [extension]: true })
+
+export const sessionOnly = flagged(SessionOnly, "x-session-only")
 
 /** Endpoints only a test-mode API key (`wa_test_...`) may call: the sandbox's. */
 export class TestKeyOnly extends Context.Reference<TestKeyOnly>()("@switchboard/api/TestKeyOnly", {
   defaultValue: () => false
 }) {}
 
-export const testKeyOnly = <
-  Name extends string,
-  Method extends HttpMethod,
-  Path,
-  UrlParams,
-  Payload,
-  Headers,
-  Success,
-  Error,
-  R,
-  RE
->(endpoint: Endpoint<Name, Method, Path, UrlParams, Payload, Headers, Success, Error, R, RE>) =>
-  endpoint
-    .annotate(TestKeyOnly, true)
-    .annotate(OpenApi.Override, { "x-test-key-only": true })
+export const testKeyOnly = flagged(TestKeyOnly, "x-test-key-only")
 
 /** Session-only endpoints that act on the user, not a workspace: no `X-Workspace-Id` needed. */
 export class WorkspaceOptional extends Context.Reference<WorkspaceOptional>()("@switchboard/api/WorkspaceOptional", {
