@@ -78,7 +78,7 @@ export class QrPairingApi extends HttpApiGroup.make("qrPairing")
           "`snapshot` (always first) `{channel_id, status, qr_available, qr, qr_expires_at, phone_number}`;",
           "`qr.updated` `{channel_id, qr, qr_expires_at, sequence}`; `qr.state` `{channel_id, from_status, to_status, reason}`;",
           "`qr.expired` `{channel_id}`. A `: heartbeat` comment every 15 s.",
-          "The stream closes after `qr.state` to `connected`, after `qr.expired`, after 5 minutes, or when the server shuts down.",
+          "The stream closes after `qr.state` to `connected`, after `qr.expired`, after 5 minutes, or when the server shuts down; then its last frame is `server.shutdown` `{reason: \"server_shutting_down\", reconnect: true}`: reconnect (another api node answers).",
           "Resuming: a reconnecting client (with or without `Last-Event-ID`) gets a fresh `snapshot` carrying the code showing now, so nothing it needs is lost; `qr.updated` frames carry `id:` = the code's sequence.",
           `Archived or suspended: 409 \`CONFLICT\`. ${NOT_QR}`
         ].join(" ")

@@ -9,6 +9,6 @@ export class ShutdownSignal extends Effect.Service<ShutdownSignal>()("@switchboa
   scoped: Effect.gen(function*() {
     const signal = yield* Deferred.make<void>()
     yield* Effect.addFinalizer(() => Deferred.succeed(signal, undefined))
-    return { await: Deferred.await(signal) }
+    return { await: Deferred.await(signal), isShuttingDown: Deferred.isDone(signal) }
   })
 }) {}
