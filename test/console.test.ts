@@ -153,6 +153,13 @@ describe("console", () => {
             yield* step(() => w.page.locator(`tr[data-channel="${channelId}"]`).innerText()),
             "The phone removed this linked device. Link it again with a new code."
           )
+          // the QR safety cap's use: the one message sent in the last 24 h, against 200
+          yield* step(() =>
+            w.page.locator(`tr[data-channel="${channelId}"]`).getByText(
+              "Safety cap: 1 of 200 used in 24 h (1 sent, 0 queued)"
+            )
+              .waitFor({ timeout: 10_000 })
+          )
 
           // archive with confirmation
           yield* step(async () => {

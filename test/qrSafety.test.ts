@@ -181,6 +181,16 @@ describe("QR safety cap", () => {
           )
           assert.isAtLeast(retryAfter, 3600 - 60)
           assert.isAtMost(retryAfter, 3600)
+          // what the console shows: the same count, read through the API
+          const safety = yield* request("GET", `/v1/channels/${channelId}/qr/safety`, {
+            token: user.accessToken,
+            workspace: user.workspaceId
+          })
+          assert.strictEqual(safety.status, 200, safety.text)
+          assert.strictEqual(safety.body.limit, 5)
+          assert.strictEqual(safety.body.sent_24h + safety.body.queued, 5)
+          assert.isAtLeast(safety.body.sent_24h, 3)
+          assert.strictEqual(safety.body.remaining, 0)
         }),
       { timeout: 180_000 }
     )

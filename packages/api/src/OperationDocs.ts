@@ -37,6 +37,7 @@ export const SUMMARIES: Record<string, string> = {
   "channels.capabilities": "A channel's capabilities",
   "qrPairing.start": "Start QR pairing",
   "qrPairing.status": "QR pairing status",
+  "qrPairing.safety": "A QR channel's use of its 24 h safety cap",
   "qrPairing.stream": "Stream QR codes and pairing events (SSE)",
   "qrPairing.logout": "Unlink a QR channel's phone",
   "sandbox.create": "Open a sandbox session",

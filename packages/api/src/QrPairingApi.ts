@@ -30,6 +30,19 @@ export const EventStream = Schema.String.pipe(
 
 const ChannelPath = Schema.Struct({ channelId: Id("ch") })
 
+/** Where a QR channel stands against its rolling 24 h safety cap. */
+export class QrSafetyUsage extends Schema.Class<QrSafetyUsage>("QrSafetyUsage")({
+  channel_id: Schema.String,
+  /** the cap: 200, or lower where an operator lowered it */
+  limit: Schema.Number,
+  /** messages handed to WhatsApp in the last 24 h */
+  sent_24h: Schema.Number,
+  /** messages accepted and not handed over yet (they count against the cap too) */
+  queued: Schema.Number,
+  /** how many more sends are accepted now */
+  remaining: Schema.Number
+}) {}
+
 const NOT_QR = "Not a `qr` channel: 409 `CHANNEL_CAPABILITY_UNAVAILABLE` with `details.reason = not_a_qr_channel`."
 
 /** `qr/start` and `qr/logout`: a command on the channel's link, answered with the pairing status. */
@@ -50,6 +63,18 @@ export class QrPairingApi extends HttpApiGroup.make("qrPairing")
         `Begins or restarts pairing from any status but archived and suspended (409 \`CONFLICT\` with \`details.reason\` \`channel_archived\` / \`channel_suspended\`). A runner produces the QR codes: watch them on \`qr/stream\`. A channel with a stored link logs in again without a code. ${NOT_QR} 503 when no runner answers.`
       )
       .pipe(requireScopes("channels.manage"), sessionOnly, rateLimited("qr_start"))
+  )
+  .add(
+    HttpApiEndpoint.get("safety", "/v1/channels/:channelId/qr/safety")
+      .setPath(ChannelPath)
+      .addSuccess(QrSafetyUsage)
+      .addError(ChannelNotFound)
+      .addError(ChannelCapabilityUnavailable)
+      .annotate(
+        OpenApi.Description,
+        `Sent in the rolling 24 h plus queued, against the channel's safety cap: a send is refused (429 \`QR_SAFETY_LIMIT_REACHED\`) once \`remaining\` is 0. API keys may read it. ${NOT_QR}`
+      )
+      .pipe(requireScopes("channels.read"))
   )
   .add(
     HttpApiEndpoint.get("status", "/v1/channels/:channelId/qr/status")

@@ -211,6 +211,17 @@ function channelRow(c) {
       () => {}
     )
   }
+  if (c.provider === "qr" && c.status !== "archived") {
+    // the rolling 24 h safety cap: sends are refused once nothing remains
+    const safety = el("div", { class: "muted safety" })
+    details.append(safety)
+    api("GET", `/v1/channels/${c.id}/qr/safety`).then(
+      (u) => {
+        safety.textContent = `Safety cap: ${u.sent_24h + u.queued} of ${u.limit} used in 24 h (${u.sent_24h} sent, ${u.queued} queued)`
+      },
+      () => {}
+    )
+  }
   return el("tr", { "data-channel": c.id },
     cell("Name", el("strong", { text: c.name })),
     cell("Status", badge(c.status)),

@@ -11,9 +11,13 @@ export const QrPairingHandlers = HttpApiBuilder.group(Api, "qrPairing", (handler
       .handle("start", ({ path }) =>
         Effect.flatMap(CurrentPrincipal, (p) => pairing.start(p.workspaceId, path.channelId)))
       .handle(
-        "status",
+        "safety",
         ({ path }) =>
-          Effect.flatMap(CurrentPrincipal, (p) => pairing.status(p.workspaceId, path.channelId))
+          Effect.flatMap(CurrentPrincipal, (p) => pairing.safety(p.workspaceId, path.channelId))
+      )
+      .handle(
+        "status",
+        ({ path }) => Effect.flatMap(CurrentPrincipal, (p) => pairing.status(p.workspaceId, path.channelId))
       )
       .handle(
         "logout",

@@ -18,6 +18,7 @@ import { ChannelEntity, PairingUnavailable, type PairingView } from "@switchboar
 import type { QrPairingFrame } from "@switchboard/providers/contract"
 import { Effect, Option, Redacted, Stream } from "effect"
 import type { SseFrame } from "../Sse.js"
+import { QrSafety } from "./QrSafety.js"
 
 /** How long an answer from the channel's runner may take (a failover takes 7-10 s). */
 const ENTITY_TIMEOUT = "15 seconds"
@@ -84,6 +85,7 @@ export class QrPairing extends Effect.Service<QrPairing>()("@switchboard/service
   effect: Effect.gen(function*() {
     const channels = yield* ChannelsRepo
     const channelClient = yield* ChannelEntity.client
+    const qrSafety = yield* QrSafety
 
     /** The workspace's QR channel, or the documented error. */
     const qrChannel = Effect.fn("QrPairing.qrChannel")(function*(workspaceId: string, id: string) {
@@ -199,7 +201,13 @@ export class QrPairing extends Effect.Service<QrPairing>()("@switchboard/service
       )
     })
 
-    return { start, status, logout, frames } as const
+    /** The QR channel's safety usage (`GET .../qr/safety`). */
+    const safety = Effect.fn("QrPairing.safety")(function*(workspaceId: string, id: string) {
+      const row = yield* qrChannel(workspaceId, id)
+      return yield* qrSafety.usageOf(row.channel)
+    })
+
+    return { start, status, logout, frames, safety } as const
   }),
-  dependencies: [ChannelsRepo.Default]
+  dependencies: [ChannelsRepo.Default, QrSafety.Default]
 }) {}

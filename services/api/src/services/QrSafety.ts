@@ -40,7 +40,22 @@ export class QrSafety extends Effect.Service<QrSafety>()("@switchboard/service-a
       })
     })
 
-    return { admit } as const
+    /** Where a QR channel stands against its cap now (no lock: a reading, not an admission). */
+    const usageOf = Effect.fn("QrSafety.usageOf")(function*(channel: Channel) {
+      const now = yield* Clock.currentTimeMillis
+      const limit = effectiveDailyCap(yield* repo.overrides(channel.workspace_id, channel.id))
+      const usage = yield* repo.usage(channel.id, toTimestamp(now - QR_DAILY_WINDOW_MS))
+      const sent = usage.sentAt.filter((t) => t > now - QR_DAILY_WINDOW_MS).length
+      return {
+        channel_id: channel.id,
+        limit,
+        sent_24h: sent,
+        queued: usage.queued,
+        remaining: Math.max(0, limit - sent - usage.queued)
+      }
+    })
+
+    return { admit, usageOf } as const
   }),
   dependencies: [QrSafetyRepo.Default]
 }) {}
