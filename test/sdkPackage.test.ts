@@ -1,0 +1,155 @@
+/**
+ * The SDK as a user installs it (packages/sdk/README.md "Publish"): built to JavaScript with
+ * declarations, packed with `npm pack`, unpacked into a project of its own, then used from plain
+ * Node (no TypeScript loader) against a running server and type-checked by a user's `tsc`.
+ */
+import { HttpServer } from "@effect/platform"
+import { assert, describe, layer } from "@effect/vitest"
+import { Effect } from "effect"
+import { execFile } from "node:child_process"
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { dirname, join, resolve } from "node:path"
+import { fileURLToPath } from "node:url"
+import { promisify } from "node:util"
+import { build, pack } from "../scripts/build-sdk.js"
+import { createKey, request, sandboxSetup } from "./support/Fixtures.js"
+import { eventually, receiver } from "./support/Receiver.js"
+import * as TestApp from "./support/TestApp.js"
+
+const run = promisify(execFile)
+const root = resolve(dirname(fileURLToPath(import.meta.url)), "..")
+const TO = "+4915112345678"
+
+/** A user's project with the packed tarball installed (its dependencies linked from ours: same pins). */
+const installPacked = () => {
+  const work = mkdtempSync(join(tmpdir(), "sdk-package-"))
+  const tarball = pack(build(join(work, "build")), work)
+  const project = join(work, "project")
+  const installed = join(project, "node_modules/@switchboard/sdk")
+  mkdirSync(installed, { recursive: true })
+  return Effect.promise(() => run("tar", ["xzf", tarball, "-C", installed, "--strip-components=1"])).pipe(
+    Effect.map(() => {
+      const manifest = JSON.parse(readFileSync(join(installed, "package.json"), "utf8"))
+      for (const name of [...Object.keys(manifest.dependencies), "@types/node"]) {
+        mkdirSync(dirname(join(project, "node_modules", name)), { recursive: true })
+        symlinkSync(join(root, "node_modules", name), join(project, "node_modules", name))
+      }
+      writeFileSync(join(project, "package.json"), JSON.stringify({ type: "module", private: true }))
+      return { work, project, manifest }
+    })
+  )
+}
+
+const consumerScript = `
+import { createClient, SwitchboardError, verifyWebhook } from "@switchboard/sdk"
+import { readFileSync } from "node:fs"
+
+const switchboard = createClient({ baseUrl: process.env.BASE_URL, apiKey: process.env.API_KEY })
+const sent = await switchboard.messages.send({ payload: { to: process.env.TO, text: { body: "from the tarball" } }, headers: {} })
+const refusal = await switchboard.messages.send({ payload: { to: "+4915199999999", text: { body: "x" } }, headers: {} })
+  .then(() => "accepted", (error) => error instanceof SwitchboardError ? \`\${error.status} \${error.code} \${error.details.reason}\` : String(error))
+const delivery = JSON.parse(readFileSync(process.env.DELIVERY_FILE, "utf8"))
+const verified = verifyWebhook(delivery.body, delivery.headers, process.env.WEBHOOK_SECRET)
+const tampered = verifyWebhook(delivery.body.replace("message.", "massage."), delivery.headers, process.env.WEBHOOK_SECRET)
+console.log(JSON.stringify({ id: sent.id, status: sent.status, refusal, verified: verified.valid && verified.event.type, tampered: tampered.valid ? "valid" : tampered.reason }))
+`
+
+const typedConsumer = `
+import { createClient, verifyWebhook, type WebhookEvent } from "@switchboard/sdk"
+const switchboard = createClient({ baseUrl: "http://127.0.0.1:1", apiKey: "wa_test_x" })
+export const send = async (): Promise<string> => {
+  const message = await switchboard.messages.send({ payload: { to: "+4915112345678", text: { body: "hi" } }, headers: {} })
+  const status:
+    | "created" | "queued" | "dispatching" | "provider_accepted" | "sent" | "delivered" | "read"
+    | "failed_retryable" | "failed_permanent" | "expired" | "cancelled" = message.status
+  return message.id + status
+}
+export const check = (body: string, headers: Record<string, string>): WebhookEvent | undefined => {
+  const result = verifyWebhook(body, headers, "whsec_x")
+  return result.valid ? result.event : undefined
+}
+`
+
+const tsc = (project: string, file: string) =>
+  Effect.promise(() =>
+    run(process.execPath, [
+      join(root, "node_modules/typescript/bin/tsc"),
+      "--noEmit",
+      "--strict",
+      "--exactOptionalPropertyTypes",
+      "--module",
+      "nodenext",
+      "--moduleResolution",
+      "nodenext",
+      "--target",
+      "es2022",
+      "--types",
+      "node",
+      "--skipLibCheck",
+      "false",
+      file
+    ], { cwd: project }).then(() => "", (error: { stdout: string }) => error.stdout)
+  )
+
+describe("@switchboard/sdk as a published package", () => {
+  layer(TestApp.layer(), { excludeTestServices: true, timeout: 180_000 })((it) => {
+    it.scoped("installs from its tarball and runs on plain Node: sends, refuses with typed codes, verifies webhooks", () =>
+      Effect.gen(function*() {
+        const { work, project, manifest } = yield* installPacked()
+        yield* Effect.addFinalizer(() => Effect.sync(() => rmSync(work, { recursive: true, force: true })))
+        // depends only on public packages, pinned: the private contract packages travel inside it
+        for (const [name, version] of Object.entries(manifest.dependencies as Record<string, string>)) {
+          assert.notMatch(name, /^@switchboard\//)
+          assert.match(version, /^\d+\.\d+\.\d+/)
+        }
+
+        const sink = yield* receiver()
+        const { key, user } = yield* sandboxSetup([TO])
+        const admin = yield* createKey(user, { scopes: ["webhooks.manage"] })
+        const endpoint = yield* request("POST", "/v1/webhook-endpoints", {
+          token: admin.secret,
+          body: { url: `${sink.url}/hooks`, event_types: ["message.queued"] }
+        })
+        assert.strictEqual(endpoint.status, 201)
+        const server = yield* HttpServer.HttpServer
+        const address = server.address
+        if (address._tag !== "TcpAddress") return assert.fail("expected a TCP server")
+
+        writeFileSync(join(project, "consumer.mjs"), consumerScript)
+        const deliveryFile = join(project, "delivery.json")
+        const probe = yield* request("POST", "/v1/messages", { token: key, body: { to: TO, text: { body: "probe" } } })
+        assert.strictEqual(probe.status, 201)
+        yield* eventually(() => sink.received.length >= 1 || undefined)
+        writeFileSync(deliveryFile, JSON.stringify(sink.received[0]))
+
+        const { stdout } = yield* Effect.promise(() =>
+          run(process.execPath, ["consumer.mjs"], {
+            cwd: project,
+            env: {
+              PATH: process.env["PATH"] ?? "",
+              BASE_URL: `http://127.0.0.1:${address.port}`,
+              API_KEY: key,
+              TO,
+              DELIVERY_FILE: deliveryFile,
+              WEBHOOK_SECRET: endpoint.body.secret
+            }
+          })
+        )
+        const result = JSON.parse(stdout)
+        assert.match(result.id, /^msg_/)
+        assert.strictEqual(result.status, "queued")
+        assert.strictEqual(result.refusal, "422 VALIDATION_ERROR recipient_not_verified")
+        assert.strictEqual(result.verified, "message.queued")
+        assert.strictEqual(result.tampered, "no_matching_signature")
+        const stored = yield* request("GET", `/v1/messages/${result.id}`, { token: key })
+        assert.strictEqual(stored.body.text.body, "from the tarball")
+
+        // a user's strict tsc accepts correct use and rejects a wrong body: the declarations are real types
+        writeFileSync(join(project, "typed.ts"), typedConsumer)
+        assert.strictEqual(yield* tsc(project, "typed.ts"), "")
+        writeFileSync(join(project, "wrong.ts"), typedConsumer.replace(`to: "+4915112345678"`, "to: 4915112345678"))
+        assert.match(yield* tsc(project, "wrong.ts"), /wrong\.ts\(\d+,\d+\): error TS2322/)
+      }))
+  })
+})
