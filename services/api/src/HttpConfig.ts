@@ -26,11 +26,14 @@ const normaliseBasePath = (raw: string) => {
   return trimmed.startsWith("/") ? trimmed : `/${trimmed}`
 }
 
+/** `MAX_BODY_BYTES` unless set: the largest request body (docs/LIMITS.md). */
+export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024
+
 export const config = Config.all({
   port: Config.port("HTTP_PORT").pipe(Config.withDefault(3000)),
   host: Config.string("HTTP_HOST").pipe(Config.withDefault("0.0.0.0")),
   basePath: Config.string("BASE_PATH").pipe(Config.withDefault(""), Config.map(normaliseBasePath)),
-  maxBodyBytes: Config.integer("MAX_BODY_BYTES").pipe(Config.withDefault(1024 * 1024)),
+  maxBodyBytes: Config.integer("MAX_BODY_BYTES").pipe(Config.withDefault(DEFAULT_MAX_BODY_BYTES)),
   logRequests: Config.boolean("LOG_REQUESTS").pipe(Config.withDefault(true)),
   headersTimeout: Config.duration("HTTP_HEADERS_TIMEOUT").pipe(Config.withDefault(Duration.seconds(10))),
   requestTimeout: Config.duration("HTTP_REQUEST_TIMEOUT").pipe(Config.withDefault(Duration.seconds(30))),

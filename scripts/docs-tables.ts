@@ -1,0 +1,194 @@
+/**
+ * The tables of `docs/*.md` generated from the code that enforces them, so the documents cannot
+ * drift from the behaviour: a block `<!-- generated:NAME -->` ... `<!-- /generated:NAME -->` holds
+ * exactly `TABLES[NAME]()`. `node --import tsx scripts/docs-tables.ts` rewrites the blocks;
+ * `test/docsTables.test.ts` fails when a committed block differs from what the code says.
+ */
+import {
+  ALLOWED_FROM,
+  CHANNEL_STATUSES,
+  type ChannelInput,
+  DEFAULT_LIMIT,
+  ENTITLEMENTS,
+  EVENT_DATA,
+  EVENT_TYPES,
+  isEmitted,
+  MAX_DISPATCH_ATTEMPTS,
+  MAX_LIMIT,
+  MESSAGE_STATUSES,
+  QUEUED_EXPIRY_MS,
+  RETRY_DELAYS_MS,
+  STATUS_EVENT,
+  TERMINAL_STATUSES,
+  transitionChannel
+} from "@switchboard/domain"
+import * as Webhooks from "@switchboard/domain"
+import { HttpConfig, IMPORT_BODY_BYTES, RateLimits } from "@switchboard/service-api"
+import { Duration, Schema, SchemaAST } from "effect"
+import { readdirSync, readFileSync, writeFileSync } from "node:fs"
+import { dirname, join, resolve } from "node:path"
+import { fileURLToPath } from "node:url"
+
+const code = (s: string) => `\`${s}\``
+const row = (cells: ReadonlyArray<string>) => `| ${cells.join(" | ")} |`
+const table = (head: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<string>>) =>
+  [row(head), row(head.map(() => "---")), ...rows.map(row)].join("\n")
+const seconds = (ms: number) => ms % 3_600_000 === 0 ? `${ms / 3_600_000} h` : `${ms / 1000} s`
+
+const messageTransitions = () =>
+  table(
+    ["to", "allowed from", "event"],
+    MESSAGE_STATUSES.map((to) => [
+      code(to),
+      ALLOWED_FROM[to].length ? ALLOWED_FROM[to].map(code).join(", ") : "(nothing moves here)",
+      STATUS_EVENT[to] ? code(STATUS_EVENT[to]) : "-"
+    ])
+  ) + `\n\nTerminal (nothing leaves them): ${TERMINAL_STATUSES.map(code).join(", ")}.`
+
+const CHANNEL_INPUTS: ReadonlyArray<readonly [string, ChannelInput]> = [
+  ["`qr/start`", { _tag: "Start" }],
+  ["a runner resumes a stored link", { _tag: "Resume" }],
+  ["a QR code is issued", { _tag: "CodeIssued" }],
+  ["the link opens", { _tag: "Opened" }],
+  ["every QR code expired", { _tag: "CodesExhausted" }],
+  ["transient close", { _tag: "LinkLost" }],
+  ["new owner finds no stored link", { _tag: "Interrupted" }],
+  ["reconnect budget spent", { _tag: "GaveUp" }],
+  ["logged out on the phone", { _tag: "LoggedOutFromPhone" }],
+  ["replaced by another connection", { _tag: "Terminated", reason: "connection_replaced" }],
+  ["`qr/logout`", { _tag: "Logout" }],
+  ["operator suspends", { _tag: "Suspend" }],
+  ["operator reactivates (sandbox)", { _tag: "Reactivate", provider: "sandbox" }],
+  ["operator reactivates (QR)", { _tag: "Reactivate", provider: "qr" }],
+  ["`DELETE /v1/channels/{id}`", { _tag: "Archive" }]
+]
+
+const channelTransitions = () =>
+  table(
+    ["what happened", ...CHANNEL_STATUSES.map(code)],
+    CHANNEL_INPUTS.map(([label, input]) => [
+      label,
+      ...CHANNEL_STATUSES.map((status) => {
+        const t = transitionChannel(status, input)
+        return t._tag === "Unchanged"
+          ? "·"
+          : t._tag === "Refused"
+          ? `refused (${t.reason})`
+          : `${t.to} (${t.reason}${t.requiresRepair ? ", requires repair" : ""})`
+      })
+    ])
+  )
+
+/** `data` members of an event type, `?` marking the optional ones. */
+const dataMembers = (schema: Schema.Schema.AnyNoContext) =>
+  SchemaAST.getPropertySignatures(Schema.typeSchema(schema).ast).map((p) =>
+    code(`${String(p.name)}${p.isOptional ? "?" : ""}`)
+  ).join(", ")
+
+const eventCatalogue = () =>
+  table(
+    ["type", "emitted today", "data members"],
+    EVENT_TYPES.map((
+      { type }
+    ) => [code(type), isEmitted(type) ? "yes" : "no (reserved)", dataMembers(EVENT_DATA[type])])
+  )
+
+const dispatchRetries = () =>
+  table(["what", "value"], [
+    ["dispatch attempts in all", String(MAX_DISPATCH_ATTEMPTS)],
+    ["delay before retry 1, 2, 3", RETRY_DELAYS_MS.map(seconds).join(", ")],
+    ["queued and never dispatched: `expired` after", seconds(QUEUED_EXPIRY_MS)]
+  ])
+
+const webhookRetries = () =>
+  table(["what", "value"], [
+    ["attempts in all", String(Webhooks.MAX_ATTEMPTS)],
+    [
+      "delay after attempt n (uniform, full jitter)",
+      Array.from(
+        { length: Webhooks.MAX_ATTEMPTS - 1 },
+        (_, i) => `${Webhooks.retryDelayMs(i + 1, 0, 1) / 1000}-${Webhooks.retryDelayMs(i + 1, 1, 1) / 1000} s`
+      ).join(", ")
+    ],
+    ["attempt timeout", seconds(Webhooks.ATTEMPT_TIMEOUT_MS)],
+    ["endpoint disabled after consecutive failures", String(Webhooks.DISABLE_AFTER_FAILURES)],
+    ["old secret keeps signing after a rotation", seconds(Webhooks.SECRET_OVERLAP_MS)],
+    ["deliveries kept for", `${Webhooks.DELIVERY_RETENTION_MS / 86_400_000} days`]
+  ]) + "\n\n" + table(
+    ["receiver's answer", "recorded as", "retried"],
+    [
+      ["2xx", "ok"],
+      ["3xx", "redirect"],
+      ["429", "rate_limited"],
+      ["other 4xx", "client_error"],
+      ["5xx", "server_error"]
+    ].map((
+      [answer, reason]
+    ) => [answer!, code(reason!), Webhooks.isRetryable(reason as Webhooks.FailureReason) ? "yes" : "no"])
+      .concat(["network_error", "timeout", "blocked_target"].map((reason) => [
+        reason === "blocked_target" ? "target resolves to a private address" : reason.replace("_", " "),
+        code(reason),
+        Webhooks.isRetryable(reason as Webhooks.FailureReason) ? "yes" : "no"
+      ]))
+  )
+
+const plans = () => {
+  const value = (v: unknown) => v === null ? "unlimited" : String(v)
+  return table(
+    ["entitlement", "free", "starter", "growth", "enterprise", "enforced"],
+    Object.entries(ENTITLEMENTS).map(([name, d]) => [
+      code(name),
+      value(d.values.free),
+      value(d.values.starter),
+      value(d.values.growth),
+      value(d.values.enterprise),
+      d.enforced ? "yes" : "reported only"
+    ])
+  )
+}
+
+const rateLimits = () =>
+  table(
+    ["rule", "default", "counted per", "setting"],
+    Object.entries(RateLimits.DEFAULT_RULES).map(([name, spec]) => [
+      code(name),
+      `${spec.limit} per ${Duration.format(spec.window)}`,
+      spec.scope,
+      code(`RATE_LIMIT_${name.toUpperCase()}`)
+    ])
+  )
+
+const requestLimits = () =>
+  table(["what", "limit"], [
+    ["request body", `${HttpConfig.DEFAULT_MAX_BODY_BYTES / 1024 / 1024} MiB (${code("MAX_BODY_BYTES")}), 413 beyond`],
+    ["contact import body", `${IMPORT_BODY_BYTES / 1024 / 1024} MiB`],
+    ["page size (`limit`)", `1-${MAX_LIMIT}, default ${DEFAULT_LIMIT}`]
+  ])
+
+export const TABLES: Record<string, () => string> = {
+  "message-transitions": messageTransitions,
+  "channel-transitions": channelTransitions,
+  "event-catalogue": eventCatalogue,
+  "dispatch-retries": dispatchRetries,
+  "webhook-retries": webhookRetries,
+  plans,
+  "rate-limits": rateLimits,
+  "request-limits": requestLimits
+}
+
+const BLOCK = /<!-- generated:([a-z-]+) -->\n[\s\S]*?<!-- \/generated:\1 -->/g
+
+/** `markdown` with every generated block filled from the code; throws on an unknown block. */
+export const fill = (markdown: string): string =>
+  markdown.replace(BLOCK, (_, name: string) => {
+    const make = TABLES[name]
+    if (make === undefined) throw new Error(`unknown generated block: ${name}`)
+    return `<!-- generated:${name} -->\n${make()}\n<!-- /generated:${name} -->`
+  })
+
+export const docsDir = join(resolve(dirname(fileURLToPath(import.meta.url)), ".."), "docs")
+export const docsFiles = () => readdirSync(docsDir).filter((f) => f.endsWith(".md")).map((f) => join(docsDir, f))
+
+if (process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  for (const file of docsFiles()) writeFileSync(file, fill(readFileSync(file, "utf8")))
+}
