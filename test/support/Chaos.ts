@@ -234,7 +234,7 @@ export const startLoad = (
       results.push(sent)
       const retryable = sent.status === 0 || sent.status === 503 ||
         (sent.status === 409 && sent.reason === "in_progress")
-      // a key claimed by a request that died stays `in_progress` until it is abandoned (60 s)
+      // a key claimed by a request that died stays `in_progress` until its lease ends (10 s)
       const again = options.retry === true && retryable && Date.now() - first < 90_000
       if (!again) return
       await new Promise((r) => setTimeout(r, 250))

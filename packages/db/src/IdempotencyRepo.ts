@@ -1,6 +1,8 @@
 /**
  * Idempotency keys: per workspace, kept 24 h, keyed to a fingerprint of the body.
- * `begin` claims a key or reports what an earlier request with it did.
+ * `begin` claims a key or reports what an earlier request with it did. A claim is a lease held by
+ * one request (`claim_id`) and renewed while it runs: a key whose request died is free again once
+ * its lease ends, and only the holder of a claim can complete or release it.
  */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
@@ -12,29 +14,39 @@ export type Claim =
   | { readonly _tag: "Mismatch" }
   | { readonly _tag: "InProgress" }
 
+export interface ClaimRef {
+  readonly workspaceId: string
+  readonly key: string
+  /** the claiming request's own id: its renewals, completion and release touch only its claim */
+  readonly claimId: string
+}
+
 export class IdempotencyRepo extends Effect.Service<IdempotencyRepo>()("@switchboard/db/IdempotencyRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
-    const begin = Effect.fn("IdempotencyRepo.begin")(function*(input: {
-      readonly workspaceId: string
-      readonly key: string
-      readonly fingerprint: string
-      readonly now: string
-      readonly expiresAt: string
-      /** a key still `running` since before this was abandoned (its process died mid-request) */
-      readonly abandonedBefore: string
-    }) {
+    const begin = Effect.fn("IdempotencyRepo.begin")(function*(
+      input: ClaimRef & {
+        readonly fingerprint: string
+        readonly now: string
+        readonly expiresAt: string
+        readonly leaseUntil: string
+      }
+    ) {
       // one statement: a new key is inserted; an expired key is free again, and so is one whose
-      // first request died half-way (its transaction rolled back, so nothing of it was written):
-      // those are taken over in place. Any other existing key is left alone (nothing returned).
-      const inserted =
-        yield* sql`INSERT INTO idempotency_keys (workspace_id, key, fingerprint, state, created_at, expires_at)
-        VALUES (${input.workspaceId}, ${input.key}, ${input.fingerprint}, 'running', ${input.now}, ${input.expiresAt})
+      // request stopped renewing its lease (its process died; its transaction rolled back, so
+      // nothing of it was written): those are taken over in place. Any other existing key is left
+      // alone (nothing returned). A claim from before leases existed is leased for 60 s.
+      const inserted = yield* sql`INSERT INTO idempotency_keys
+          (workspace_id, key, fingerprint, state, created_at, expires_at, claim_id, lease_until)
+        VALUES (${input.workspaceId}, ${input.key}, ${input.fingerprint}, 'running', ${input.now}, ${input.expiresAt},
+          ${input.claimId}, ${input.leaseUntil})
         ON CONFLICT (workspace_id, key) DO UPDATE SET fingerprint = EXCLUDED.fingerprint, state = 'running',
-          response = NULL, created_at = EXCLUDED.created_at, expires_at = EXCLUDED.expires_at
+          response = NULL, created_at = EXCLUDED.created_at, expires_at = EXCLUDED.expires_at,
+          claim_id = EXCLUDED.claim_id, lease_until = EXCLUDED.lease_until
         WHERE idempotency_keys.expires_at <= ${input.now}
-          OR (idempotency_keys.state = 'running' AND idempotency_keys.created_at < ${input.abandonedBefore})
+          OR (idempotency_keys.state = 'running'
+            AND COALESCE(idempotency_keys.lease_until, idempotency_keys.created_at + interval '60 seconds') < ${input.now})
         RETURNING key`
       if (inserted.length > 0) return { _tag: "Claimed" } as Claim
       const rows = yield* sql<{ fingerprint: string; state: string; response: unknown }>`
@@ -46,20 +58,34 @@ export class IdempotencyRepo extends Effect.Service<IdempotencyRepo>()("@switchb
       return { _tag: "Replay", response: row.response } as Claim
     }, dieOnDatabaseError)
 
-    /** Stores the response (call inside the transaction that did the work). */
-    const complete = Effect.fn("IdempotencyRepo.complete")(
-      function*(workspaceId: string, key: string, response: unknown) {
-        yield* sql`UPDATE idempotency_keys SET state = 'done', response = ${JSON.stringify(response)}::jsonb
-        WHERE workspace_id = ${workspaceId} AND key = ${key}`
-      },
-      dieOnDatabaseError
-    )
-
-    /** Frees a claimed key whose request failed before doing anything. */
-    const release = Effect.fn("IdempotencyRepo.release")(function*(workspaceId: string, key: string) {
-      yield* sql`DELETE FROM idempotency_keys WHERE workspace_id = ${workspaceId} AND key = ${key} AND state = 'running'`
+    /** Extends a running claim's lease; `false` when the claim is no longer this request's. */
+    const renew = Effect.fn("IdempotencyRepo.renew")(function*(claim: ClaimRef, leaseUntil: string) {
+      const rows = yield* sql`UPDATE idempotency_keys SET lease_until = ${leaseUntil}
+        WHERE workspace_id = ${claim.workspaceId} AND key = ${claim.key} AND claim_id = ${claim.claimId}
+          AND state = 'running'
+        RETURNING key`
+      return rows.length > 0
     }, dieOnDatabaseError)
 
-    return { begin, complete, release } as const
+    /**
+     * Stores the response (call inside the transaction that did the work); `false` when another
+     * request took the claim over (this one stalled past its lease): the caller must roll back.
+     */
+    const complete = Effect.fn("IdempotencyRepo.complete")(function*(claim: ClaimRef, response: unknown) {
+      const rows = yield* sql`UPDATE idempotency_keys SET state = 'done', response = ${JSON.stringify(response)}::jsonb
+        WHERE workspace_id = ${claim.workspaceId} AND key = ${claim.key} AND claim_id = ${claim.claimId}
+          AND state = 'running'
+        RETURNING key`
+      return rows.length > 0
+    }, dieOnDatabaseError)
+
+    /** Frees a claimed key whose request failed before doing anything. */
+    const release = Effect.fn("IdempotencyRepo.release")(function*(claim: ClaimRef) {
+      yield* sql`DELETE FROM idempotency_keys
+        WHERE workspace_id = ${claim.workspaceId} AND key = ${claim.key} AND claim_id = ${claim.claimId}
+          AND state = 'running'`
+    }, dieOnDatabaseError)
+
+    return { begin, renew, complete, release } as const
   })
 }) {}

@@ -1,11 +1,14 @@
 import { SqlClient } from "@effect/sql"
 import { assert, describe, layer } from "@effect/vitest"
+import { IdempotencyRepo } from "@switchboard/db"
 import * as TestDatabase from "@switchboard/db/testing"
 import { newId } from "@switchboard/domain"
-import { Effect, Either, Layer, Ref, Schema } from "effect"
-import { fingerprint, Idempotency } from "../src/services/Idempotency.js"
+import { Duration, Effect, Either, Fiber, Layer, Ref, Schema, TestClock } from "effect"
+import { CLAIM_LEASE_MS, type Complete, fingerprint, Idempotency } from "../src/services/Idempotency.js"
 
-const TestLayer = Idempotency.Default.pipe(Layer.provideMerge(TestDatabase.sqlLayer))
+const TestLayer = Layer.merge(Idempotency.Default, IdempotencyRepo.Default).pipe(
+  Layer.provideMerge(TestDatabase.sqlLayer)
+)
 
 /** A response whose wire form differs from its type: a replay must decode it, not hand back JSON. */
 const Receipt = Schema.Struct({ id: Schema.String, at: Schema.DateFromString, total: Schema.NumberFromString })
@@ -15,17 +18,16 @@ const receipt = (id: string) => ({ id, at: new Date("2026-01-02T03:04:05.000Z"),
 describe("Idempotency.run", () => {
   layer(TestLayer, { timeout: 120_000 })((it) => {
     /** A use-case that counts its runs and stores its response in its own transaction. */
-    const counted =
-      (runs: Ref.Ref<number>, id: string) => (complete: (r: typeof Receipt.Type) => Effect.Effect<void>) =>
-        Effect.gen(function*() {
-          const sql = yield* SqlClient.SqlClient
-          yield* Ref.update(runs, (n) => n + 1)
-          return yield* sql.withTransaction(Effect.gen(function*() {
-            const response = receipt(id)
-            yield* complete(response)
-            return response
-          })).pipe(Effect.orDie)
-        })
+    const counted = (runs: Ref.Ref<number>, id: string) => (complete: Complete<typeof Receipt.Type>) =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        yield* Ref.update(runs, (n) => n + 1)
+        return yield* sql.withTransaction(Effect.gen(function*() {
+          const response = receipt(id)
+          yield* complete(response)
+          return response
+        })).pipe(Effect.catchTag("SqlError", Effect.die))
+      })
 
     it.effect("replays a generic response decoded from its stored wire form, without running again", () =>
       Effect.gen(function*() {
@@ -113,6 +115,93 @@ describe("Idempotency.run", () => {
         const keys = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM idempotency_keys
           WHERE workspace_id = ${workspaceId}`
         assert.strictEqual(keys[0]!.n, 1)
+      }))
+    it.effect("a key whose request died is free again once its lease ends, not before", () =>
+      Effect.gen(function*() {
+        const idempotency = yield* Idempotency
+        const repo = yield* IdempotencyRepo
+        const workspaceId = yield* newId("ws")
+        const body = { to: "+4915112345678" }
+        // a process claims the key and dies: nobody renews or releases it
+        const claimedAt = Date.parse("2026-03-01T10:00:00.000Z")
+        yield* TestClock.setTime(claimedAt)
+        yield* repo.begin({
+          workspaceId,
+          key: "died",
+          claimId: "dead-request",
+          fingerprint: fingerprint(body),
+          now: new Date(claimedAt).toISOString(),
+          expiresAt: new Date(claimedAt + 86_400_000).toISOString(),
+          leaseUntil: new Date(claimedAt + CLAIM_LEASE_MS).toISOString()
+        })
+        const runs = yield* Ref.make(0)
+        const request = { workspaceId, key: "died", body, response: Receipt }
+        yield* TestClock.adjust(Duration.millis(CLAIM_LEASE_MS - 1_000))
+        const early = yield* idempotency.run(request, counted(runs, "early")).pipe(Effect.flip)
+        assert.deepStrictEqual(early.details, { reason: "in_progress" })
+        yield* TestClock.adjust(Duration.millis(2_000))
+        const retried = yield* idempotency.run(request, counted(runs, "retried"))
+        assert.strictEqual(retried.id, "retried")
+        assert.strictEqual(yield* Ref.get(runs), 1)
+      }))
+
+    it.effect("a request that runs longer than a lease keeps its key by renewing it", () =>
+      Effect.gen(function*() {
+        const idempotency = yield* Idempotency
+        const workspaceId = yield* newId("ws")
+        yield* TestClock.setTime(Date.parse("2026-03-02T10:00:00.000Z"))
+        const runs = yield* Ref.make(0)
+        const request = { workspaceId, key: "slow", body: { n: 1 }, response: Receipt }
+        const slow = yield* idempotency.run(
+          request,
+          (complete) =>
+            Effect.zipRight(Effect.sleep(Duration.millis(CLAIM_LEASE_MS * 3)), counted(runs, "slow")(complete))
+        ).pipe(Effect.fork)
+        for (let i = 0; i < 5; i++) {
+          yield* TestClock.adjust(Duration.millis(CLAIM_LEASE_MS / 2))
+          const meanwhile = yield* idempotency.run(request, counted(runs, "retry")).pipe(Effect.flip)
+          assert.deepStrictEqual(
+            meanwhile.details,
+            { reason: "in_progress" },
+            `after ${(i + 1) * CLAIM_LEASE_MS / 2} ms`
+          )
+        }
+        yield* TestClock.adjust(Duration.millis(CLAIM_LEASE_MS))
+        assert.strictEqual((yield* Fiber.join(slow)).id, "slow")
+        const replayed = yield* idempotency.run(request, counted(runs, "after"))
+        assert.strictEqual(replayed.id, "slow")
+        assert.strictEqual(yield* Ref.get(runs), 1)
+      }))
+
+    it.effect("a request that lost its claim to a retry writes nothing and answers 409 in_progress", () =>
+      Effect.gen(function*() {
+        const idempotency = yield* Idempotency
+        const sql = yield* SqlClient.SqlClient
+        const workspaceId = yield* newId("ws")
+        yield* sql`CREATE TABLE IF NOT EXISTS idempotency_test_effects (workspace_id text, note text)`
+        const request = { workspaceId, key: "stalled", body: { n: 1 }, response: Receipt }
+        const lost = yield* idempotency.run(request, (complete) =>
+          Effect.gen(function*() {
+            // meanwhile a retry took the key over (this request stalled past its lease)
+            yield* sql`UPDATE idempotency_keys SET claim_id = 'the-retry' WHERE workspace_id = ${workspaceId}`
+            return yield* sql.withTransaction(Effect.gen(function*() {
+              yield* sql`INSERT INTO idempotency_test_effects VALUES (${workspaceId}, 'stalled')`
+              yield* complete(receipt("stalled"))
+              return receipt("stalled")
+            }))
+          }).pipe(Effect.catchTag("SqlError", Effect.die))).pipe(Effect.flip)
+        assert.strictEqual(lost._tag, "IdempotencyConflict")
+        assert.deepStrictEqual(lost.details, { reason: "in_progress" })
+        const effects = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM idempotency_test_effects
+          WHERE workspace_id = ${workspaceId}`
+        assert.strictEqual(effects[0]!.n, 0, "its work rolled back")
+        const keys = yield* sql<{ claim_id: string; state: string }>`SELECT claim_id, state FROM idempotency_keys
+          WHERE workspace_id = ${workspaceId}`
+        assert.deepStrictEqual(
+          keys.map((k) => [k.claim_id, k.state]),
+          [["the-retry", "running"]],
+          "the retry's claim stays"
+        )
       }))
   })
 })

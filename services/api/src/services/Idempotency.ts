@@ -7,16 +7,24 @@
  * running, or replays the stored response with `Idempotent-Replay: true`), runs the use-case,
  * which stores its response through `complete` INSIDE the transaction that does the work, and
  * releases the key if the use-case fails, so a retry with the same key starts afresh.
+ *
+ * A claim is a lease (docs/RETRIES.md "Requests: idempotency"): the request renews it every few
+ * seconds while it runs, so a retry after the request's process died gets the key within
+ * `CLAIM_LEASE_MS` instead of 409 `in_progress` for a minute. A request that stalled past its
+ * lease while a retry took the key over cannot complete: its transaction rolls back with 409
+ * `in_progress`, so a key still leads to exactly one result.
  */
 import { IdempotencyRepo } from "@switchboard/db"
 import { IdempotencyConflict, toTimestamp } from "@switchboard/domain"
-import { Clock, Effect, Schema } from "effect"
-import { createHash } from "node:crypto"
+import { Clock, Duration, Effect, Fiber, Schedule, Schema } from "effect"
+import { createHash, randomUUID } from "node:crypto"
 import { setHeader } from "../ResponseHeaders.js"
 
 const IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000
-/** A use-case takes milliseconds; a key `running` for this long belongs to a request that died. */
-const IDEMPOTENCY_ABANDONED_MS = 60 * 1000
+/** A claim not renewed for this long belongs to a request that died: a retry takes it over. */
+export const CLAIM_LEASE_MS = 10_000
+/** How often a running request renews its claim: three renewals fit in a lease. */
+const CLAIM_RENEW_MS = CLAIM_LEASE_MS / 4
 
 /** Canonical JSON: object keys sorted at every level, so member order does not matter. */
 const canonical = (value: unknown): string =>
@@ -42,8 +50,17 @@ export interface IdempotentRequest<A, I> {
   readonly response: Schema.Schema<A, I, never>
 }
 
-/** Stores the response under the key: call it inside the transaction that does the work. */
-export type Complete<A> = (response: A) => Effect.Effect<void>
+/**
+ * Stores the response under the key: call it inside the transaction that does the work. It fails
+ * (and the transaction must roll back) when this request lost its claim to a retry.
+ */
+export type Complete<A> = (response: A) => Effect.Effect<void, IdempotencyConflict>
+
+const takenOver = () =>
+  new IdempotencyConflict({
+    message: "A retry with this Idempotency-Key took it over while this request was stalled; retry to get its result",
+    details: { reason: "in_progress" }
+  })
 
 export class Idempotency extends Effect.Service<Idempotency>()("@switchboard/service-api/Idempotency", {
   effect: Effect.gen(function*() {
@@ -57,13 +74,13 @@ export class Idempotency extends Effect.Service<Idempotency>()("@switchboard/ser
         const { key, workspaceId } = request
         if (key === undefined) return yield* useCase(() => Effect.void)
         const nowMs = yield* Clock.currentTimeMillis
+        const ref = { workspaceId, key, claimId: randomUUID() }
         const claim = yield* repo.begin({
-          workspaceId,
-          key,
+          ...ref,
           fingerprint: fingerprint(request.body),
           now: toTimestamp(nowMs),
           expiresAt: toTimestamp(nowMs + IDEMPOTENCY_TTL_MS),
-          abandonedBefore: toTimestamp(nowMs - IDEMPOTENCY_ABANDONED_MS)
+          leaseUntil: toTimestamp(nowMs + CLAIM_LEASE_MS)
         }).pipe(Effect.orDie)
         switch (claim._tag) {
           case "Replay": {
@@ -84,11 +101,21 @@ export class Idempotency extends Effect.Service<Idempotency>()("@switchboard/ser
         }
         const complete: Complete<A> = (response) =>
           Schema.encode(request.response)(response).pipe(
-            Effect.flatMap((encoded) => repo.complete(workspaceId, key, encoded)),
-            Effect.orDie
+            Effect.flatMap((encoded) => repo.complete(ref, encoded)),
+            Effect.orDie,
+            Effect.flatMap((completed) => completed ? Effect.void : Effect.fail(takenOver()))
           )
+        // renews the lease until the use-case ends; a renewal that fails is retried at the next tick
+        const renewals = yield* Clock.currentTimeMillis.pipe(
+          Effect.flatMap((at) => repo.renew(ref, toTimestamp(at + CLAIM_LEASE_MS))),
+          Effect.ignore,
+          Effect.repeat(Schedule.spaced(Duration.millis(CLAIM_RENEW_MS))),
+          Effect.delay(Duration.millis(CLAIM_RENEW_MS)),
+          Effect.fork
+        )
         return yield* useCase(complete).pipe(
-          Effect.onError(() => repo.release(workspaceId, key).pipe(Effect.ignore))
+          Effect.onError(() => repo.release(ref).pipe(Effect.ignore)),
+          Effect.ensuring(Fiber.interrupt(renewals))
         )
       }).pipe(Effect.withSpan("Idempotency.run"))
 

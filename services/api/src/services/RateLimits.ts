@@ -2,12 +2,15 @@
  * The HTTP rate limits (README "Configuration") on `@effect/experimental`'s RateLimiter (Redis store with
  * atomic Lua in real mode, memory store embedded). `RATE_LIMITS=on|off` (default on when
  * `NODE_ENV=production`); each rule is tunable with `RATE_LIMIT_<RULE>=<limit>/<window>`, e.g.
- * `RATE_LIMIT_LOGIN=20/15 minutes`. When the store is unreachable the limiter fails open and logs.
+ * `RATE_LIMIT_LOGIN=20/15 minutes`. When the store is unreachable the limiter fails open: requests
+ * are served unchecked, with one warning when the outage begins, one every
+ * `OUTAGE_REMINDER` while it lasts, and one line when the store answers again, each with the
+ * number of requests allowed unchecked (docs/LIMITS.md "Rate limits").
  */
 import { RateLimiter } from "@effect/experimental"
 import { HttpApp, HttpServerResponse } from "@effect/platform"
 import { RateLimited } from "@switchboard/domain"
-import { Config, Duration, Effect, Option } from "effect"
+import { Clock, Config, Duration, Effect, Option, Ref } from "effect"
 
 export interface RateLimitRuleSpec {
   readonly limit: number
@@ -77,10 +80,65 @@ const setHeaders = (headers: Record<string, string>) =>
 
 const seconds = (d: Duration.Duration) => String(Math.max(1, Math.ceil(Duration.toSeconds(d))))
 
+/** While the store stays unreachable, a reminder this often (the first failure logs at once). */
+export const OUTAGE_REMINDER = Duration.seconds(30)
+
+interface Outage {
+  /** when the current outage's last line was logged; `undefined`: the store answers */
+  readonly loggedAt: number | undefined
+  /** requests allowed unchecked since that line */
+  readonly unchecked: number
+  /** and since the outage began */
+  readonly total: number
+}
+
+/**
+ * The log of a store outage: loud enough to notice, never a line per request (a busy node would
+ * log thousands a second). Returns the effect that records one request's outcome.
+ */
+const outageLog = Effect.gen(function*() {
+  const state = yield* Ref.make<Outage>({ loggedAt: undefined, unchecked: 0, total: 0 })
+  const failed = (rule: string) =>
+    Effect.gen(function*() {
+      const now = yield* Clock.currentTimeMillis
+      const due = yield* Ref.modify(state, (s): [Outage | undefined, Outage] => {
+        const total = s.total + 1
+        if (s.loggedAt === undefined) {
+          return [{ loggedAt: now, unchecked: 1, total }, { loggedAt: now, unchecked: 0, total }]
+        }
+        if (now - s.loggedAt >= Duration.toMillis(OUTAGE_REMINDER)) {
+          return [{ ...s, unchecked: s.unchecked + 1, total }, { loggedAt: now, unchecked: 0, total }]
+        }
+        return [undefined, { ...s, unchecked: s.unchecked + 1, total }]
+      })
+      if (due === undefined) return
+      yield* (due.total === 1
+        ? Effect.logWarning("rate limiter store unreachable: allowing requests unchecked until it answers")
+        : Effect.logWarning("rate limiter store still unreachable: requests allowed unchecked")).pipe(
+          Effect.annotateLogs({ rule, allowed_unchecked: due.unchecked, allowed_unchecked_total: due.total })
+        )
+    })
+  const answered = Effect.gen(function*() {
+    const ended = yield* Ref.modify(
+      state,
+      (s): [Outage | undefined, Outage] =>
+        s.loggedAt === undefined ? [undefined, s] : [s, { loggedAt: undefined, unchecked: 0, total: 0 }]
+    )
+    if (ended !== undefined) {
+      // a warning too: it reports how many requests went unchecked, and closes the outage's warning
+      yield* Effect.logWarning("rate limiter store reachable again: limits enforced").pipe(
+        Effect.annotateLogs({ allowed_unchecked_total: ended.total })
+      )
+    }
+  })
+  return { failed, answered } as const
+})
+
 export class RateLimits extends Effect.Service<RateLimits>()("@switchboard/service-api/RateLimits", {
   effect: Effect.gen(function*() {
     const limiter = yield* RateLimiter.RateLimiter
     const { enabled, rules } = yield* config
+    const outage = yield* outageLog
 
     /**
      * Counts one request against `ruleName` for `subject` (a workspace id or an IP); sets the
@@ -97,6 +155,7 @@ export class RateLimits extends Effect.Service<RateLimits>()("@switchboard/servi
         key: `${ruleName}:${subject}`
       }).pipe(Effect.either)
       if (result._tag === "Right") {
+        yield* outage.answered
         yield* setHeaders({
           "ratelimit-limit": String(spec.limit),
           "ratelimit-remaining": String(Math.max(0, result.right.remaining)),
@@ -105,12 +164,8 @@ export class RateLimits extends Effect.Service<RateLimits>()("@switchboard/servi
         return
       }
       const error = result.left
-      if (error.reason === "StoreError") {
-        yield* Effect.logWarning("rate limiter store unreachable: allowing the request").pipe(
-          Effect.annotateLogs({ rule: ruleName })
-        )
-        return
-      }
+      if (error.reason === "StoreError") return yield* outage.failed(ruleName)
+      yield* outage.answered
       const retryAfter = seconds(error.retryAfter)
       yield* setHeaders({
         "ratelimit-limit": String(spec.limit),
