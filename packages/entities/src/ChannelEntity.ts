@@ -20,6 +20,10 @@
  *
  * Wake-ups are volatile; the sweeper repeats the lost ones. No cluster message is persisted per
  * send.
+ *
+ * Tracing (infra `Tracing`): a send's `Wake` names its message; the message's dispatch span
+ * (`Channel.dispatch`) is then a child of that wake-up, so one trace runs from the HTTP request
+ * to the provider. A dispatch nobody woke for (the sweeper, a retry) starts a trace of its own.
  */
 import { Entity, Sharding } from "@effect/cluster"
 import { Rpc } from "@effect/rpc"
@@ -38,6 +42,7 @@ import {
 import type { ChannelPacer, ChannelStatus } from "@switchboard/domain"
 import type { ChannelConnection } from "@switchboard/providers"
 import { Clock, Duration, Effect, Option, Queue, Schedule } from "effect"
+import type { Tracer } from "effect"
 import { makeChannelConnection } from "./ChannelConnection.js"
 import { makePairingHandlers } from "./ChannelPairing.js"
 import { ChannelEntity, ChannelRuntime } from "./ChannelProtocol.js"
@@ -56,6 +61,9 @@ const IDLE_POLL = Duration.seconds(1)
  * every second.
  */
 const NOTHING_DUE_POLL = Duration.seconds(10)
+
+/** Wake-up spans kept for messages not dispatched yet (the oldest are dropped first). */
+const MAX_WAKERS = 1000
 
 /** Statuses in which a linked-device channel holds (or is making) its link: the entity stays alive. */
 const LINK_HELD: ReadonlyArray<ChannelStatus> = ["connecting", "awaiting_scan", "connected", "degraded"]
@@ -100,14 +108,38 @@ export const ChannelEntityLive = ChannelEntity.toLayer(
 
     const awaitWake = (timeout: Duration.Duration) => Queue.take(wake).pipe(Effect.timeout(timeout), Effect.ignore)
 
+    /** The recorded span of the wake-up each message's send sent, until its dispatch (tracing on). */
+    const wakers = new Map<string, Tracer.AnySpan>()
+    const rememberWaker = (messageId: string) =>
+      Effect.map(Effect.option(Effect.currentParentSpan), (span) => {
+        if (Option.isNone(span) || !span.value.sampled) return
+        if (wakers.size >= MAX_WAKERS) wakers.delete(wakers.keys().next().value!)
+        wakers.set(messageId, span.value)
+      })
+    const takeWaker = (messageId: string) => {
+      const span = wakers.get(messageId)
+      wakers.delete(messageId)
+      return span
+    }
+
     /** `startedAt`: the send slot it took (the timeline shows the pacing exactly). */
     const dispatch = (connection: ChannelConnection, message: QueuedMessage, startedAt: number) =>
-      Effect.gen(function*() {
-        if (!(yield* calls.transition(message.id, "dispatching", startedAt))) return
-        const result = yield* connection.send({ id: message.id, to: message.to, body: message.body })
-        if (result._tag === "Accepted") yield* calls.transition(message.id, "provider_accepted")
-        else yield* calls.dispatchFailed(message.id, result)
-      }).pipe(Effect.annotateLogs("message_id", message.id))
+      Effect.suspend(() => {
+        const waker = takeWaker(message.id)
+        return Effect.gen(function*() {
+          if (!(yield* calls.transition(message.id, "dispatching", startedAt))) return
+          const result = yield* connection.send({ id: message.id, to: message.to, body: message.body })
+          if (result._tag === "Accepted") yield* calls.transition(message.id, "provider_accepted")
+          else yield* calls.dispatchFailed(message.id, result)
+        }).pipe(
+          Effect.annotateLogs("message_id", message.id),
+          Effect.withSpan("Channel.dispatch", {
+            ...(waker === undefined ? { root: true } : { parent: waker }),
+            captureStackTrace: false,
+            attributes: { "channel.id": channelId, "message.id": message.id }
+          })
+        )
+      })
 
     /**
      * Sleeps until the send slot opens. A timer may fire a millisecond before the wall clock
@@ -181,7 +213,13 @@ export const ChannelEntityLive = ChannelEntity.toLayer(
 
     return ChannelEntity.of({
       ...pairing,
-      Wake: () => Rpc.fork(Queue.offer(wake, undefined).pipe(Effect.asVoid)),
+      Wake: ({ payload }) =>
+        Rpc.fork(
+          (payload === undefined ? Effect.void : rememberWaker(payload.message_id)).pipe(
+            Effect.zipRight(Queue.offer(wake, undefined)),
+            Effect.asVoid
+          )
+        ),
       SimulateInbound: ({ payload }) =>
         Rpc.fork(Effect.gen(function*() {
           const connected = yield* reconcile.pipe(Effect.orDie)

@@ -9,8 +9,13 @@ import { ChannelStatus, E164 } from "@switchboard/domain"
 import { QrPairingFrame } from "@switchboard/providers/contract"
 import { Schema } from "effect"
 
-/** Volatile nudge: there may be due work. */
-export const Wake = Rpc.make("Wake")
+/**
+ * Volatile nudge: there may be due work. A send names its message, so the dispatch joins the
+ * send's trace (when tracing is on); the payload may be absent (the sweepers, older nodes).
+ */
+export const Wake = Rpc.make("Wake", {
+  payload: Schema.Union(Schema.Struct({ message_id: Schema.String }), Schema.Void)
+})
 
 /** Simulated networks only: someone writes to the channel's number. Answers false when the channel cannot simulate it. */
 export const SimulateInbound = Rpc.make("SimulateInbound", {

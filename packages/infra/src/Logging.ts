@@ -1,8 +1,10 @@
 /**
  * JSON log lines for every process (`LOG_LEVEL`: trace, debug, info (default), warn|warning,
- * error, fatal, none). Request fibers annotate their lines with `request_id`.
+ * error, fatal, none). Request fibers annotate their lines with `request_id`; a line written
+ * inside a recorded span (tracing on, `Tracing.ts`) carries `trace_id` and `span_id`.
  */
-import { Config, ConfigError, Effect, Either, Layer, Logger, LogLevel } from "effect"
+import { Config, ConfigError, Effect, Either, HashMap, Layer, Logger, LogLevel } from "effect"
+import { recordedSpan } from "./Tracing.js"
 
 const LEVELS: Record<string, LogLevel.LogLevel> = {
   all: LogLevel.All,
@@ -26,6 +28,23 @@ export const level = Config.string("LOG_LEVEL").pipe(
   })
 )
 
+/** Adds `trace_id` and `span_id` to a line written inside a recorded span. */
+export const withTraceIds = <M, O>(self: Logger.Logger<M, O>): Logger.Logger<M, O> =>
+  Logger.make((options) => {
+    const span = recordedSpan(options.context)
+    if (span === undefined) return self.log(options)
+    return self.log({
+      ...options,
+      annotations: HashMap.set(HashMap.set(options.annotations, "trace_id", span.traceId), "span_id", span.spanId)
+    })
+  })
+
+/** The JSON lines on standard output. */
+export const jsonLogger = Logger.withConsoleLog(withTraceIds(Logger.jsonLogger))
+
 export const layer = Layer.unwrapEffect(
-  Effect.map(level, (minimum) => Layer.merge(Logger.json, Logger.minimumLogLevel(minimum)))
+  Effect.map(
+    level,
+    (minimum) => Layer.merge(Logger.replace(Logger.defaultLogger, jsonLogger), Logger.minimumLogLevel(minimum))
+  )
 ).pipe(Layer.orDie)

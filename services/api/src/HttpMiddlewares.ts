@@ -3,7 +3,8 @@
  * - `errorMapping` (API-level, inside the builder's error encoder): decode failures, malformed
  *   JSON, oversize bodies, unknown routes and defects become error envelopes; a refusal that says
  *   when to retry (`details.retry_after_seconds`) gets its `Retry-After` header here;
- * - `serveMiddleware` (outermost): request id, log annotation, access log, global prefix.
+ * - `serveMiddleware` (outermost): request id, log annotation, access log, global prefix, the
+ *   request's span when tracing is on (`HttpTracing`).
  */
 import {
   HttpApiBuilder,
@@ -28,6 +29,7 @@ import { Cause, Chunk, Effect, Layer, Option, Predicate, Schema } from "effect"
 import { randomUUID } from "node:crypto"
 import type { IncomingMessage } from "node:http"
 import { HttpConfig } from "./HttpConfig.js"
+import * as HttpTracing from "./HttpTracing.js"
 import * as Issues from "./Issues.js"
 import * as JsonGuard from "./JsonGuard.js"
 import * as JsonMembers from "./JsonMembers.js"
@@ -325,6 +327,7 @@ export const serveMiddleware =
         Effect.succeed(HttpServerResponse.setHeader(response, "x-request-id", requestId))
       )
       let routed = app
+      let path = request.url // without the prefix
       if (options.basePath !== "") {
         const url = request.url
         const prefixed = url === options.basePath || url.startsWith(`${options.basePath}/`) ||
@@ -339,13 +342,10 @@ export const serveMiddleware =
           )
         } else {
           const rest = url.slice(options.basePath.length)
-          routed = Effect.provideService(
-            app,
-            HttpServerRequest.HttpServerRequest,
-            request.modify({ url: rest === "" || rest.startsWith("?") ? `/${rest}` : rest })
-          )
+          path = rest === "" || rest.startsWith("?") ? `/${rest}` : rest
+          routed = Effect.provideService(app, HttpServerRequest.HttpServerRequest, request.modify({ url: path }))
         }
       }
       const logged = options.logRequests ? HttpMiddleware.logger(routed) : routed
-      return yield* Effect.annotateLogs(logged, "request_id", requestId)
+      return yield* Effect.annotateLogs(HttpTracing.traced(logged, requestId, path), "request_id", requestId)
     })

@@ -101,8 +101,9 @@ const DocsLive = Layer.mergeAll(
 )
 
 /**
- * The app served on whatever `HttpServer` is provided. No per-request tracing span: nothing
- * exports traces yet, and the span costs 15-20% CPU per request.
+ * The app served on whatever `HttpServer` is provided. The platform's own request span stays off
+ * (it records every header and the query string); ours is in `HttpTracing`, only when tracing is
+ * on.
  */
 export const layer = Layer.unwrapEffect(
   Effect.map(HttpConfig, (config) =>

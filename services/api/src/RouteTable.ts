@@ -55,6 +55,9 @@ export const build = () => {
     requirements: requirements as ReadonlyMap<string, RouteRequirement>,
     allowedMethods: (pathname: string): ReadonlyArray<string> =>
       matchers.filter((m) => m.regex.test(pathname)).flatMap((m) => m.methods),
+    /** The route template a request matches (`/v1/messages/:messageId`), for span names. */
+    template: (method: string, pathname: string): string | undefined =>
+      matchers.find((m) => m.methods.includes(method) && m.regex.test(pathname))?.template,
     /**
      * The path members of a request the router found no route for although its method is declared
      * for the path: the router refuses a member longer than `MAX_PARAM_LENGTH` characters.

@@ -2,7 +2,7 @@
 import { NodeRuntime } from "@effect/platform-node"
 import { MigratedDatabase } from "@switchboard/db"
 import { Cluster } from "@switchboard/entities/protocol"
-import { Logging, Redis, StartupSafety } from "@switchboard/infra"
+import { Logging, Redis, StartupSafety, Tracing } from "@switchboard/infra"
 import { ProvidersConfig } from "@switchboard/providers/contract"
 import { WebhooksConfig } from "@switchboard/webhooks"
 import { Effect, Layer } from "effect"
@@ -26,6 +26,6 @@ HttpServer.serverLayer.pipe(
   Layer.provide([MigratedDatabase.layer, Redis.layerFromEnv]),
   Layer.merge(StartupSafety.warningsLayer("api")),
   Layer.launch,
-  Effect.provide(Logging.layer),
+  Effect.provide(Tracing.layerFromEnv("switchboard-api").pipe(Layer.provideMerge(Logging.layer))),
   NodeRuntime.runMain({ disablePrettyLogger: true })
 )

@@ -2,7 +2,7 @@
 import { NodeRuntime } from "@effect/platform-node"
 import { MigratedDatabase } from "@switchboard/db"
 import { Cluster } from "@switchboard/entities"
-import { Logging, Redis, StartupSafety } from "@switchboard/infra"
+import { Logging, Redis, StartupSafety, Tracing } from "@switchboard/infra"
 import { ProvidersConfig, QrConnectionConfig } from "@switchboard/providers"
 import { WebhooksConfig } from "@switchboard/webhooks"
 import { Effect, Layer } from "effect"
@@ -17,6 +17,6 @@ Entities.layer.pipe(
   Layer.provide([MigratedDatabase.layer, Redis.layerFromEnv]),
   Layer.merge(StartupSafety.warningsLayer("runner")),
   Layer.launch,
-  Effect.provide(Logging.layer),
+  Effect.provide(Tracing.layerFromEnv("switchboard-runner").pipe(Layer.provideMerge(Logging.layer))),
   NodeRuntime.runMain({ disablePrettyLogger: true })
 )

@@ -5,7 +5,7 @@
 import { NodeRuntime } from "@effect/platform-node"
 import { MigratedDatabase } from "@switchboard/db"
 import { Cluster } from "@switchboard/entities"
-import { Logging, Redis, StartupSafety } from "@switchboard/infra"
+import { Logging, Redis, StartupSafety, Tracing } from "@switchboard/infra"
 import { ProvidersConfig, QrConnectionConfig } from "@switchboard/providers"
 import { HttpConfig, HttpServer, IdentityConfig, Mailer } from "@switchboard/service-api"
 import { Entities } from "@switchboard/service-runner"
@@ -28,6 +28,6 @@ Layer.mergeAll(HttpServer.serverLayer, Entities.layer).pipe(
   Layer.provide([MigratedDatabase.layer, Redis.layerFromEnv]),
   Layer.merge(StartupSafety.warningsLayer("standalone")),
   Layer.launch,
-  Effect.provide(Logging.layer),
+  Effect.provide(Tracing.layerFromEnv("switchboard").pipe(Layer.provideMerge(Logging.layer))),
   NodeRuntime.runMain({ disablePrettyLogger: true })
 )

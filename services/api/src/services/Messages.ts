@@ -193,7 +193,10 @@ export class Messages extends Effect.Service<Messages>()("@switchboard/service-a
                 return created
               }))
               // after commit: a lost wake-up only delays dispatch (the sweeper repeats it)
-              yield* channelClient(channel.id).Wake().pipe(Effect.catchAllCause(() => Effect.void), Effect.forkDaemon)
+              yield* channelClient(channel.id).Wake({ message_id: message.id }).pipe(
+                Effect.catchAllCause(() => Effect.void),
+                Effect.forkDaemon
+              )
               return message
             })
         )
