@@ -60,7 +60,6 @@ describe("tracing", () => {
     Effect.gen(function*() {
       const { lines, result: enabled } = yield* run({
         OTEL_EXPORTER_OTLP_ENDPOINT: `${collector.url}/`,
-        OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",
         OTEL_SERVICE_NAME: "tracing-unit",
         OTEL_BSP_SCHEDULE_DELAY: "50"
       }, work)
@@ -80,13 +79,14 @@ describe("tracing", () => {
       assert.strictEqual(statements[0]!.parentSpanId, operation.spanId)
     }))
 
-  it.live("sends protobuf unless told otherwise", () =>
+  it.live("sends protobuf when told to (JSON otherwise)", () =>
     Effect.gen(function*() {
       const before = collector.protobufBodies.length
-      yield* run(
-        { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${collector.url}/v1/traces`, OTEL_BSP_SCHEDULE_DELAY: "50" },
-        work
-      )
+      yield* run({
+        OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${collector.url}/v1/traces`,
+        OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: "http/protobuf",
+        OTEL_BSP_SCHEDULE_DELAY: "50"
+      }, work)
       assert.isAbove(collector.protobufBodies.length, before)
       assert.strictEqual(collector.protobufBodies.at(-1)!.contentType, "application/x-protobuf")
     }))

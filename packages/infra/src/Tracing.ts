@@ -1,8 +1,10 @@
 /**
  * Traces (README "Tracing"). With `OTEL_EXPORTER_OTLP_ENDPOINT` (or
- * `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`) set, every span is exported over OTLP/HTTP (protobuf by
- * default, JSON with `OTEL_EXPORTER_OTLP_PROTOCOL=http/json`) by the Effect-native exporter of
- * `@effect/opentelemetry`; the cluster carries the trace from the api node to the runners in its
+ * `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`) set, every span is exported over OTLP/HTTP by the
+ * Effect-native exporter of `@effect/opentelemetry`, in JSON unless
+ * `OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf` (OpenTelemetry's own default is protobuf, but this
+ * exporter's protobuf encoder costs ~35 µs of CPU per span against ~13 µs for JSON, measured in
+ * bench/RESULTS.md "Tracing cost"; collectors take both on the same path); the cluster carries the trace from the api node to the runners in its
  * envelopes. Without an endpoint Effect's tracer is switched off: a span is then a shared no-op
  * object, nothing records attributes or draws ids, and nothing is exported (bench/RESULTS.md
  * "Tracing cost" has the measurement).
@@ -94,7 +96,7 @@ const protocol = Config.all({
   traces: optionalString("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"),
   shared: optionalString("OTEL_EXPORTER_OTLP_PROTOCOL")
 }).pipe(Config.mapOrFail(({ shared, traces }) => {
-  const chosen = Option.getOrElse(Option.orElse(traces, () => shared), () => "http/protobuf").trim().toLowerCase()
+  const chosen = Option.getOrElse(Option.orElse(traces, () => shared), () => "http/json").trim().toLowerCase()
   return (PROTOCOLS as ReadonlyArray<string>).includes(chosen)
     ? Either.right(chosen as TracingConfig["protocol"])
     : Either.left(
