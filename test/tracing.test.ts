@@ -4,7 +4,7 @@
  * span carries its ids; background statements start no trace; what is exported is scrubbed.
  */
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
-import { Logging, Tracing } from "@switchboard/infra"
+import { Logging, TraceScrub, Tracing } from "@switchboard/infra"
 import { ConfigProvider, Effect, FiberRef, Layer, Logger } from "effect"
 import { startCollector } from "./support/OtlpCollector.js"
 import type { Collector } from "./support/OtlpCollector.js"
@@ -101,7 +101,7 @@ describe("tracing", () => {
 
   it("scrubs credentials, query values and phone numbers from what is exported", () => {
     const key = `wa_test_${"a1B2".repeat(10)}`
-    const text = Tracing.scrubText(
+    const text = TraceScrub.scrubText(
       `key ${key} secret whsec_abcdefgh12345678 jwt eyJhbGciOi.eyJzdWIiOi.c2lnbmF0dXJl ` +
         `Authorization: Bearer abc.def /v1/contacts?search=%2B4915112345678&limit=5 to +49 151 1234567 password=hunter2`
     )
@@ -110,7 +110,7 @@ describe("tracing", () => {
     }
     assert.include(text, "/v1/contacts?search=[REDACTED]&limit=[REDACTED]")
     assert.strictEqual(
-      Tracing.scrubText("msg_01M8A0HQ sql $1 at 2026-11-25T18:47:46Z"),
+      TraceScrub.scrubText("msg_01M8A0HQ sql $1 at 2026-11-25T18:47:46Z"),
       "msg_01M8A0HQ sql $1 at 2026-11-25T18:47:46Z"
     )
   })

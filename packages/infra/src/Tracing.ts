@@ -15,7 +15,7 @@
  *   ratio samplers, always otherwise. A SQL statement, transaction or repository call that is a
  *   root (the cluster's own bookkeeping, polling loops and sweepers, migrations) is never
  *   sampled: only statements inside a traced operation are worth a trace.
- * - What leaves the process is scrubbed (`scrub`): whatever slipped into a span name, attribute,
+ * - What leaves the process is scrubbed (`TraceScrub`): whatever slipped into a span name, attribute,
  *   event or status that looks like an API key, a webhook secret, a JWT, a bearer credential, a
  *   query string's value or a phone number is replaced. Log lines written inside a span travel as
  *   its events, so this covers them too. The spans themselves do not record them in the first place: SQL
@@ -24,7 +24,7 @@
  */
 import * as OtlpSerialization from "@effect/opentelemetry/OtlpSerialization"
 import * as OtlpTracer from "@effect/opentelemetry/OtlpTracer"
-import { FetchHttpClient } from "@effect/platform"
+import { FetchHttpClient, HttpClient, HttpClientError } from "@effect/platform"
 import {
   Config,
   ConfigError,
@@ -39,6 +39,7 @@ import {
   Redacted,
   Tracer
 } from "effect"
+import { scrub, type TraceData } from "./TraceScrub.js"
 
 export interface TracingConfig {
   /** Where spans are POSTed; `None`: tracing is off */
@@ -51,6 +52,8 @@ export interface TracingConfig {
   readonly ratio: number
   readonly exportInterval: Duration.Duration
   readonly maxBatchSize: number
+  /** An export that takes longer is abandoned (the exporter then pauses for a minute) */
+  readonly timeout: Duration.Duration
 }
 
 const PROTOCOLS = ["http/protobuf", "http/json"] as const
@@ -157,7 +160,11 @@ export const config = (defaultServiceName: string) =>
       Config.withDefault(5000),
       Config.map((ms) => Duration.millis(Math.max(10, ms)))
     ),
-    maxBatchSize: Config.integer("OTEL_BSP_MAX_EXPORT_BATCH_SIZE").pipe(Config.withDefault(512))
+    maxBatchSize: Config.integer("OTEL_BSP_MAX_EXPORT_BATCH_SIZE").pipe(Config.withDefault(512)),
+    timeout: Config.integer("OTEL_EXPORTER_OTLP_TIMEOUT").pipe(
+      Config.withDefault(10_000),
+      Config.map((ms) => Duration.millis(Math.max(100, ms)))
+    )
   })
 
 // ---------------------------------------------------------------------------------------------
@@ -220,70 +227,6 @@ export const sampled = (inner: Tracer.Tracer, ratio: number): Tracer.Tracer =>
     context: (f, fiber) => inner.context(f, fiber)
   })
 
-// ---------------------------------------------------------------------------------------------
-// Scrubbing what is exported
-
-const SCRUBS: ReadonlyArray<readonly [RegExp, string]> = [
-  [/\bwa_(?:test|live)_[A-Za-z0-9]{8,}/g, "wa_[REDACTED]"],
-  [/\bwhsec_[A-Za-z0-9+/=_-]{8,}/g, "whsec_[REDACTED]"],
-  [/\beyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*/g, "[REDACTED JWT]"],
-  [/\b(Bearer|Basic)\s+[^\s"',;]+/gi, "$1 [REDACTED]"],
-  [/\b(password|secret|token|api_key|apikey)(["']?\s*[:=]\s*["']?)[^\s"'&,;}]+/gi, "$1$2[REDACTED]"],
-  // query strings (log lines become span events, and an access log line has the URL)
-  [/([?&][^=&#\s"]+=)[^&#\s"]*/g, "$1[REDACTED]"],
-  [/(?:\+|%2B)\d[\d ()-]{5,}\d/gi, "[REDACTED phone]"]
-]
-
-/** Replaces what looks like a credential or a phone number. */
-export const scrubText = (text: string): string => {
-  let out = text
-  for (const [pattern, replacement] of SCRUBS) out = out.replace(pattern, replacement)
-  return out
-}
-
-interface OtlpValue {
-  stringValue?: string
-  arrayValue?: { values: Array<OtlpValue> }
-  kvlistValue?: { values: Array<{ key: string; value: OtlpValue }> }
-}
-interface OtlpKeyValue {
-  key: string
-  value: OtlpValue
-}
-interface OtlpSpan {
-  name: string
-  attributes: Array<OtlpKeyValue>
-  events: Array<{ name: string; attributes: Array<OtlpKeyValue> }>
-  status: { message?: string }
-}
-interface TraceData {
-  resourceSpans: Array<{ scopeSpans: Array<{ spans: Array<OtlpSpan> }> }>
-}
-
-const scrubValue = (value: OtlpValue) => {
-  if (value.stringValue !== undefined) value.stringValue = scrubText(value.stringValue)
-  value.arrayValue?.values.forEach(scrubValue)
-  value.kvlistValue?.values.forEach((kv) => scrubValue(kv.value))
-}
-
-/** Scrubs an OTLP trace export in place (span names, attributes, events, status). */
-export const scrub = (data: TraceData): TraceData => {
-  for (const resource of data.resourceSpans) {
-    for (const scope of resource.scopeSpans) {
-      for (const span of scope.spans) {
-        span.name = scrubText(span.name)
-        for (const attribute of span.attributes) scrubValue(attribute.value)
-        for (const event of span.events) {
-          event.name = scrubText(event.name)
-          for (const attribute of event.attributes) scrubValue(attribute.value)
-        }
-        if (span.status.message !== undefined) span.status.message = scrubText(span.status.message)
-      }
-    }
-  }
-  return data
-}
-
 const scrubbingSerialization = (protocol: TracingConfig["protocol"]) =>
   Layer.effect(
     OtlpSerialization.OtlpSerialization,
@@ -299,6 +242,19 @@ const scrubbingSerialization = (protocol: TracingConfig["protocol"]) =>
 // ---------------------------------------------------------------------------------------------
 // Layers
 
+/** `fetch`, bounded: a collector that hangs must not pile up exports (and their spans) in memory. */
+const exportClient = (timeout: Duration.Duration) =>
+  Layer.effect(
+    HttpClient.HttpClient,
+    Effect.map(HttpClient.HttpClient, (client) =>
+      HttpClient.transform(client, (response, request) =>
+        Effect.timeoutFail(response, {
+          duration: timeout,
+          onTimeout: () =>
+            new HttpClientError.RequestError({ request, reason: "Transport", description: "OTLP export timed out" })
+        })))
+  ).pipe(Layer.provide(FetchHttpClient.layer))
+
 /** Exports to `config.url`; spans sampled and scrubbed as above. */
 export const layerExporting = (config: TracingConfig & { readonly url: Option.Some<string> }) =>
   Layer.unwrapScoped(Effect.gen(function*() {
@@ -311,7 +267,7 @@ export const layerExporting = (config: TracingConfig & { readonly url: Option.So
     })
     return Layer.setTracer(sampled(inner, config.ratio))
   })).pipe(
-    Layer.provide([FetchHttpClient.layer, scrubbingSerialization(config.protocol)])
+    Layer.provide([exportClient(config.timeout), scrubbingSerialization(config.protocol)])
   )
 
 /** The collector's address for a log line: no user, password or query. */
