@@ -6,6 +6,8 @@
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { Logging, TraceScrub, Tracing } from "@switchboard/infra"
 import { ConfigProvider, Effect, FiberRef, Layer, Logger } from "effect"
+import { createServer, type Server } from "node:http"
+import type { AddressInfo } from "node:net"
 import { startCollector } from "./support/OtlpCollector.js"
 import type { Collector } from "./support/OtlpCollector.js"
 
@@ -89,6 +91,35 @@ describe("tracing", () => {
       }, work)
       assert.isAbove(collector.protobufBodies.length, before)
       assert.strictEqual(collector.protobufBodies.at(-1)!.contentType, "application/x-protobuf")
+    }))
+
+  it.scopedLive("abandons an export the collector does not answer within OTEL_EXPORTER_OTLP_TIMEOUT", () =>
+    Effect.gen(function*() {
+      const hanging = yield* Effect.acquireRelease(
+        Effect.async<{ server: Server; requests: () => number }>((resume) => {
+          let requests = 0
+          const server = createServer(() => {
+            requests++ // never answered
+          })
+          server.listen(0, "127.0.0.1", () => resume(Effect.succeed({ server, requests: () => requests })))
+        }),
+        ({ server }) =>
+          Effect.async<void>((resume) => {
+            server.closeAllConnections()
+            server.close(() => resume(Effect.void))
+          })
+      )
+      const { port } = hanging.server.address() as AddressInfo
+      yield* run(
+        {
+          OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port}`,
+          OTEL_EXPORTER_OTLP_TIMEOUT: "200",
+          OTEL_BSP_SCHEDULE_DELAY: "50"
+        },
+        Effect.zipRight(work, Effect.sleep("2500 millis"))
+      )
+      // the first attempt was given up and tried again (a hung one would be the only one)
+      assert.isAtLeast(hanging.requests(), 2)
     }))
 
   it.live("refuses an exporter protocol it cannot speak", () =>
