@@ -3,7 +3,7 @@
  * `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`) set, every span is exported over OTLP/HTTP by the
  * Effect-native exporter of `@effect/opentelemetry`, in JSON unless
  * `OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf` (OpenTelemetry's own default is protobuf, but this
- * exporter's protobuf encoder costs ~35 µs of CPU per span against ~13 µs for JSON, measured in
+ * exporter's protobuf encoder costs ~47 µs of CPU per span against ~17 µs for JSON, measured in
  * bench/RESULTS.md "Tracing cost"; collectors take both on the same path); the cluster carries the trace from the api node to the runners in its
  * envelopes. Without an endpoint Effect's tracer is switched off: a span is then a shared no-op
  * object, nothing records attributes or draws ids, and nothing is exported (bench/RESULTS.md
