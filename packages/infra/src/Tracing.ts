@@ -4,10 +4,10 @@
  * Effect-native exporter of `@effect/opentelemetry`, in JSON unless
  * `OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf` (OpenTelemetry's own default is protobuf, but this
  * exporter's protobuf encoder costs ~47 µs of CPU per span against ~17 µs for JSON, measured in
- * bench/RESULTS.md "Tracing cost"; collectors take both on the same path); the cluster carries the trace from the api node to the runners in its
- * envelopes. Without an endpoint Effect's tracer is switched off: a span is then a shared no-op
- * object, nothing records attributes or draws ids, and nothing is exported (bench/RESULTS.md
- * "Tracing cost" has the measurement).
+ * bench/RESULTS.md "Tracing cost"; collectors take both on the same path); the cluster carries
+ * the trace from the api node to the runners in its envelopes. Without an endpoint Effect's
+ * tracer is switched off: a span is then a shared no-op object, nothing records attributes or
+ * draws ids, and nothing is exported (same section).
  *
  * Two rules on top of the exporter:
  * - Sampling is parent-based: a span follows its parent's decision (also across processes and
