@@ -1,15 +1,16 @@
 /**
  * One server span per request when tracing is on (infra `Tracing`), named after the route
  * (`POST /v1/messages`), child of an incoming `traceparent` (W3C) or B3 header when there is one.
- * It records the method, the route, the path, the request id and the status: never a header (the
- * credential travels in `Authorization`), never the query string (search terms, phone numbers).
+ * A 5xx answer makes it an error span. It records the method, the route, the path, the request id
+ * and the status: never a header (the credential travels in `Authorization`), never the query
+ * string (search terms, phone numbers).
  * Probes, metrics and event streams are not traced: they would drown the traces that matter (a
  * stream's span would last minutes).
  * With tracing off nothing here runs: the platform's own request span stays disabled
  * (`HttpServer.layer`), and this middleware passes the request through.
  */
 import { HttpApp, HttpServerError, HttpServerRequest, HttpTraceContext } from "@effect/platform"
-import { Context, Effect, Exit, FiberRef, Option } from "effect"
+import { Clock, Context, Data, Effect, Exit, FiberRef, Option } from "effect"
 import { routeTable } from "./RouteTable.js"
 
 /** Paths and route templates that get no span. */
@@ -52,12 +53,19 @@ export const traced = (app: HttpApp.Default, requestId: string, url: string): Ht
         }
       },
       (span) =>
-        Effect.onExit(Effect.withParentSpan(app, span), (exit) =>
-          Effect.sync(() =>
-            span.attribute(
-              "http.response.status_code",
-              Exit.isSuccess(exit) ? exit.value.status : HttpServerError.exitResponse(exit).status
-            )
-          ))
+        Effect.onExit(Effect.withParentSpan(app, span), (exit) => {
+          const status = Exit.isSuccess(exit) ? exit.value.status : HttpServerError.exitResponse(exit).status
+          span.attribute("http.response.status_code", status)
+          if (status < 500 || Exit.isFailure(exit)) return Effect.void
+          // a 5xx answered (the error mapping turns defects into responses): the span is an error
+          span.attribute("error.type", String(status))
+          return Effect.map(
+            Clock.currentTimeNanos,
+            (now) => span.end(now, Exit.fail(new ServerErrorStatus({ message: `HTTP ${status}` })))
+          )
+        })
     )
   })
+
+/** What a request's span ends with when it was answered with a 5xx. */
+class ServerErrorStatus extends Data.TaggedError("ServerErrorStatus")<{ readonly message: string }> {}
