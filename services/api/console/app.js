@@ -396,6 +396,7 @@ function onFrame(p, event, data) {
       setPairingStatus(`Not linked: ${reasonText(data.reason)}`, true)
       setPairingHint(data.connection_error?.message ?? null)
       $("new-code").hidden = false
+      loadChannels().catch(() => {})
     } else if (data.reason) {
       setPairingStatus(reasonText(data.reason), data.to_status === "degraded")
     }
