@@ -25,7 +25,7 @@ export class QrConnectionError extends Schema.Class<QrConnectionError>("QrConnec
   })
 }, {
   description:
-    "Why the last attempt could not reach WhatsApp (reasons: docs/STATE-MACHINES.md, \"QR connection errors\"). `null` once WhatsApp answers again or pairing restarts."
+    "Why the last attempt could not reach WhatsApp (reasons and retry rules: docs/STATE-MACHINES.md, \"QR connection errors\")"
 }) {}
 
 /** Where pairing stands; the QR code itself only travels on the stream. */
@@ -38,7 +38,12 @@ export class PairingStatus extends Schema.Class<PairingStatus>("PairingStatus")(
   phone_number: Schema.NullOr(Schema.String),
   pairing_started_at: Schema.NullOr(Timestamp),
   /** added later: optional, so clients built before it still decode older answers */
-  connection_error: Schema.optional(Schema.NullOr(QrConnectionError))
+  connection_error: Schema.optional(
+    Schema.NullOr(QrConnectionError).annotations({
+      description:
+        "Why the last attempt could not reach WhatsApp (`reason`, `message` saying what to check); `null` when nothing failed since WhatsApp last answered or pairing restarted"
+    })
+  )
 }) {}
 
 /** `text/event-stream` */
