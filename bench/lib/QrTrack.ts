@@ -79,14 +79,22 @@ export const qrTrack = async (stack: Stack, wa: FakeWhatsApp, channels: number, 
     failures: 0,
     last_failure: ""
   }
-  const auth = { token: stack.sessionToken, workspace: stack.workspaceId }
-  const headers = { authorization: `Bearer ${stack.sessionToken}`, "x-workspace-id": stack.workspaceId }
+  // user access tokens expire (15 minutes): log in again every 10
+  let auth = { token: stack.sessionToken, workspace: stack.workspaceId }
+  let loggedInAt = Date.now()
+  const headers = () => ({ authorization: `Bearer ${auth.token}`, "x-workspace-id": stack.workspaceId })
+  const freshSession = async () => {
+    if (Date.now() - loggedInAt < 10 * 60_000) return
+    auth = { token: await stack.login(), workspace: stack.workspaceId }
+    loggedInAt = Date.now()
+  }
   const status = async (id: string) => (await call(stack.baseUrl, "GET", `/v1/channels/${id}`, auth)).body?.status
 
   const cycle = async (channelId: string, lane: number) => {
     counts.cycles++
+    await freshSession()
     const href = `${stack.baseUrl}/v1/channels/${channelId}/qr/stream`
-    let stream = await openStream(href, headers)
+    let stream = await openStream(href, headers())
     try {
       const started = await call(stack.baseUrl, "POST", `/v1/channels/${channelId}/qr/start`, auth)
       if (started.status !== 200) throw new Error(`qr/start ${started.status}`)
@@ -95,7 +103,7 @@ export const qrTrack = async (stack: Stack, wa: FakeWhatsApp, channels: number, 
       if (counts.cycles % 3 === 0) {
         stream.close()
         counts.streams_dropped++
-        stream = await openStream(href, headers)
+        stream = await openStream(href, headers())
       }
       await Effect.runPromise(wa.phone.scan(code))
       await until("connected", async () => (await status(channelId)) === "connected")
@@ -125,9 +133,12 @@ export const qrTrack = async (stack: Stack, wa: FakeWhatsApp, channels: number, 
     })
     if (created.status !== 201) throw new Error(`qr channel: ${created.text}`)
     while (running()) {
-      await cycle(created.body.id, i).catch((error) => {
+      await cycle(created.body.id, i).catch(async (error) => {
         counts.failures++
         counts.last_failure = String(error).slice(0, 200)
+        // start the next cycle from a logged-out channel, after a pause (never a hot loop)
+        await call(stack.baseUrl, "POST", `/v1/channels/${created.body.id}/qr/logout`, auth).catch(() => undefined)
+        await new Promise((r) => setTimeout(r, 1000))
       })
     }
   }
