@@ -69,7 +69,16 @@ const main = async () => {
     const errors = new Map<number, number>()
     const ids: Array<string> = []
     let n = 0
+    let inFlight = 0
     const send = async () => {
+      inFlight++
+      try {
+        await sendOne()
+      } finally {
+        inFlight--
+      }
+    }
+    const sendOne = async () => {
       const i = n++
       const started = Date.now()
       const reply = await call(stack.baseUrl, "POST", "/v1/messages", {
@@ -121,10 +130,18 @@ const main = async () => {
     clearInterval(tick)
     running = false
     await qr.done
-    const unread = (await stack.db.query<{ n: number }>(
+    // the last sends finish, then their dispatch and receipts (a minute at most)
+    while (inFlight > 0) await new Promise((r) => setTimeout(r, 100))
+    const unreadNow = async () => (await stack.db.query<{ n: number }>(
       "SELECT count(*)::int AS n FROM messages WHERE direction = 'outbound' AND status <> 'read' AND channel_id = ANY($1)",
       [channels]
     )).rows[0]!.n
+    const drainStarted = Date.now()
+    let unread = await unreadNow()
+    while (unread > 0 && Date.now() - drainStarted < 60_000) {
+      await new Promise((r) => setTimeout(r, 1000))
+      unread = await unreadNow()
+    }
     console.log(record("soak", {
       minutes: MINUTES,
       rate: RATE,
