@@ -45,6 +45,7 @@ import * as QrAuthState from "./QrAuthState.js"
 import { QrAuthStateRepo } from "./QrAuthStateRepo.js"
 import { QrConnectionConfig } from "./QrConnectionConfig.js"
 import type { QrConnectionEvent, QrReceiptEvent, QrStateEvent } from "./QrConnectionEvent.js"
+import * as QrMetrics from "./QrMetrics.js"
 import { QrNotConnected, QrSendFailed } from "./QrSendError.js"
 
 /** What a QR channel can do (0.5 messages per second). */
@@ -208,6 +209,8 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
   let qrSequence = 0
   let phoneNumber: string | null = null
   let reconnect: Fiber.RuntimeFiber<void> | undefined
+  /** whether this connection counts in the status gauge (`QrMetrics`): from set-up to its end */
+  let counted = false
   /** QR strings issued by this connection: scrubbed from Baileys' log lines */
   const issuedCodes: Array<string> = []
   /** receipts already reported (both Baileys events can carry the same one) */
@@ -220,6 +223,7 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
       const t = transitionChannel(status, event)
       if (t._tag !== "Moved") return
       status = t.to
+      if (counted) yield* QrMetrics.moved(t.from, t.to)
       yield* Effect.logInfo("qr channel status changed").pipe(Effect.annotateLogs({
         ...annotations,
         from_status: t.from,
@@ -396,6 +400,7 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
       // "equal jitter": between half and all of the exponential delay
       const delay = Math.round(ceiling / 2 + (yield* Random.next) * (ceiling / 2))
       attempts++
+      yield* QrMetrics.reconnecting(closeCode)
       yield* move({ _tag: "LinkLost" }, closeCode)
       yield* Effect.logInfo("qr reconnect scheduled").pipe(Effect.annotateLogs({
         ...annotations,
@@ -425,9 +430,11 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
       open = false
       const closeCode = code ?? null
       yield* Effect.logInfo("qr socket closed").pipe(Effect.annotateLogs({ ...annotations, close_code: String(code) }))
+      yield* QrMetrics.closed(closeCode)
       if (code === DisconnectReason.restartRequired) {
         if (attempts >= config.reconnectMaxAttempts) return yield* giveUp(closeCode)
         attempts++
+        yield* QrMetrics.reconnecting(closeCode)
         return yield* openSocket
       }
       if (code === DisconnectReason.loggedOut) {
@@ -548,6 +555,15 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
   )
   // the scope ends the socket; the link stays stored, so a later owner resumes it
   yield* Effect.addFinalizer(() => closeSocket)
+  // this connection counts in its status until it ends (`move` moves it between statuses)
+  yield* QrMetrics.moved(undefined, status)
+  counted = true
+  yield* Effect.addFinalizer(() =>
+    Effect.suspend(() => {
+      counted = false
+      return QrMetrics.ended(status)
+    })
+  )
 
   /** Runs a command on the actor and waits for its answer. */
   const ask = <A>(command: (done: (a: A) => Effect.Effect<void>) => Command) =>
