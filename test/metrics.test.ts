@@ -77,9 +77,15 @@ describe("GET /metrics", () => {
           moved("switchboard_http_requests_total", { route: "/v1/messages/:messageId", method: "GET", status: "200" }),
           2
         )
-        assert.deepStrictEqual(samples(after, "switchboard_http_requests_total", { route: `/v1/messages/${sent.body.id}` }), [])
+        assert.deepStrictEqual(
+          samples(after, "switchboard_http_requests_total", { route: `/v1/messages/${sent.body.id}` }),
+          []
+        )
         assert.strictEqual(after.get("switchboard_http_request_duration_seconds")?.type, "histogram")
-        assert.strictEqual(moved("switchboard_http_request_duration_seconds_count", { route: "/v1/messages", method: "POST" }), 1)
+        assert.strictEqual(
+          moved("switchboard_http_request_duration_seconds_count", { route: "/v1/messages", method: "POST" }),
+          1
+        )
 
         // the send and the message's way to `read`, by provider
         assert.strictEqual(after.get("switchboard_sends_accepted_total")?.type, "counter")
@@ -122,11 +128,15 @@ describe("GET /metrics", () => {
         assert.strictEqual(missing.status, 404)
         assert.strictEqual((yield* request("GET", "/no/such/path/42")).status, 404)
         const after = yield* scrape
-        const moved = (name: string, match: Record<string, string>) => total(after, name, match) - total(before, name, match)
+        const moved = (name: string, match: Record<string, string>) =>
+          total(after, name, match) - total(before, name, match)
         assert.strictEqual(moved("switchboard_sends_refused_total", { reason: "validation_error" }), 1)
         assert.strictEqual(moved("switchboard_sends_refused_total", { reason: "channel_not_found" }), 1)
         assert.strictEqual(moved("switchboard_http_requests_total", { route: "/v1/messages", status: "422" }), 1)
-        assert.strictEqual(moved("switchboard_http_requests_total", { route: "unmatched", method: "GET", status: "404" }), 1)
+        assert.strictEqual(
+          moved("switchboard_http_requests_total", { route: "unmatched", method: "GET", status: "404" }),
+          1
+        )
         assert.deepStrictEqual(samples(after, "switchboard_http_requests_total", { route: "/no/such/path/42" }), [])
       }))
 
