@@ -21,6 +21,8 @@ export interface StackOptions {
   readonly sandboxNumbers?: number
   /** more environment for runner `i` only (e.g. `NODE_OPTIONS=--inspect=...` to read its heap) */
   readonly runnerEnv?: (i: number) => Record<string, string>
+  /** more `--import` modules for the runners (e.g. trusting the fake WhatsApp server) */
+  readonly runnerPreload?: ReadonlyArray<string>
 }
 
 export interface Stack {
@@ -72,7 +74,12 @@ export const startStack = async (options: StackOptions): Promise<Stack> => {
   for (let i = 0; i < (options.runners ?? 1); i++) {
     const [cluster, http] = [await freePort(), await freePort()]
     runners.push(
-      startService("runner", { ...env, ...options.runnerEnv?.(i), HOST: "127.0.0.1", PORT: String(cluster) }, http)
+      startService(
+        "runner",
+        { ...env, ...options.runnerEnv?.(i), HOST: "127.0.0.1", PORT: String(cluster) },
+        http,
+        options.runnerPreload
+      )
     )
   }
   const api = startService("api", env, await freePort())

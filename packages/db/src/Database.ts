@@ -55,7 +55,7 @@ export const layerPostgres = (url: Redacted.Redacted, maxConnections: number) =>
  * The embedded database: PGlite in `dataDir` (or in memory when `undefined`), served on a Unix
  * socket in a private temporary folder, closed when the scope ends.
  */
-export const layerEmbedded = (dataDir: string | undefined) =>
+export const layerEmbedded = (dataDir: string | undefined, seedFile?: string) =>
   Layer.unwrapScoped(Effect.gen(function*() {
     const { PGlite } = yield* Effect.promise(() => import("@electric-sql/pglite"))
     // the contact search index (migration 0050) needs pg_trgm, which PGlite loads on request
@@ -71,7 +71,12 @@ export const layerEmbedded = (dataDir: string | undefined) =>
       yield* ownerLock(resolve(dataDir!, "owner.lock"))
     }
     const db = yield* Effect.acquireRelease(
-      Effect.tryPromise(() => PGlite.create(dir ?? "memory://", { extensions: { pg_trgm } })).pipe(Effect.orDie),
+      Effect.tryPromise(() =>
+        PGlite.create(dir ?? "memory://", {
+          extensions: { pg_trgm },
+          ...(dir === undefined && seedFile !== undefined ? { loadDataDir: new Blob([readFileSync(seedFile)]) } : {})
+        })
+      ).pipe(Effect.orDie),
       (db) => Effect.promise(() => db.close()).pipe(Effect.ignore)
     )
     const socketDir = yield* Effect.acquireRelease(
@@ -133,7 +138,7 @@ export const MEMORY = "memory://"
 export const layer: Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, never, DatabaseConfig> = Layer.unwrapEffect(
   Effect.map(DatabaseConfig, (config) =>
     Option.match(config.url, {
-      onNone: () => layerEmbedded(config.dataDir === MEMORY ? undefined : config.dataDir),
+      onNone: () => layerEmbedded(config.dataDir === MEMORY ? undefined : config.dataDir, config.seedFile),
       onSome: (url) => layerPostgres(url, config.maxConnections)
     }))
 ).pipe(Layer.orDie)

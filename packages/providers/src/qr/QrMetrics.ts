@@ -20,6 +20,12 @@ export const reconnects = Metric.counter("switchboard_qr_reconnects_total", {
   incremental: true
 })
 
+export const connectFailures = Metric.counter("switchboard_qr_connect_failures_total", {
+  description:
+    "QR connection attempts that could not reach WhatsApp, by reason (dns_failed, connection_refused, timeout, ...)",
+  incremental: true
+})
+
 const code = (closeCode: number | null | undefined) =>
   closeCode === null || closeCode === undefined ? "none" : String(closeCode)
 
@@ -38,3 +44,5 @@ export const closed = (closeCode: number | null | undefined) =>
 
 export const reconnecting = (closeCode: number | null | undefined) =>
   Metric.increment(Metric.tagged(reconnects, "close_code", code(closeCode)))
+
+export const unreachable = (reason: string) => Metric.increment(Metric.tagged(connectFailures, "reason", reason))
