@@ -4,10 +4,11 @@
  */
 import { assert, describe, layer } from "@effect/vitest"
 import { MetricsServer } from "@switchboard/infra"
-import { Effect } from "effect"
-import { eventually } from "./support/Fixtures.js"
+import { Duration, Effect, Layer } from "effect"
+import * as QrHarness from "./qr/QrHarness.js"
+import { eventually, request, signUp } from "./support/Fixtures.js"
 import { parse, samples, total } from "./support/PrometheusParser.js"
-import { appWith, pairedChannel, Wa, waitForStatus } from "./support/QrApp.js"
+import { appWith, as, createQrChannel, pairedChannel, Wa, waitForStatus } from "./support/QrApp.js"
 
 /** What `/metrics` would answer, parsed strictly. */
 const scrape = Effect.map(MetricsServer.scrape, parse)
@@ -44,6 +45,30 @@ describe("QR metrics", () => {
         }
         // every status a connection left was taken off: no status counts below zero
         for (const s of samples(after, "switchboard_qr_channels")) assert.isAtLeast(s.value, 0, s.labels["status"])
+      }))
+  })
+})
+
+/** WhatsApp's address on a local port nothing listens on (as test/qrUnreachable.test.ts). */
+const unreachableApp = Layer.unwrapEffect(Effect.map(QrHarness.closedPort, (port) =>
+  appWith({}, {
+    websocketUrl: `ws://127.0.0.1:${port}/ws/chat`,
+    reconnectBaseDelay: Duration.millis(200),
+    reconnectMaxDelay: Duration.millis(400)
+  })))
+
+describe("QR metrics when WhatsApp cannot be reached", () => {
+  layer(unreachableApp, { excludeTestServices: true, timeout: 120_000 })((it) => {
+    it.scoped("counts the attempts that never reached WhatsApp by reason", () =>
+      Effect.gen(function*() {
+        const user = yield* signUp()
+        const channelId = yield* createQrChannel(user, "Offline")
+        const started = yield* request("POST", `/v1/channels/${channelId}/qr/start`, as(user))
+        assert.strictEqual(started.status, 200, started.text)
+        yield* waitForStatus(user, channelId, "disconnected")
+        const metrics = yield* scrape
+        assert.isAtLeast(total(metrics, "switchboard_qr_connect_failures_total", { reason: "connection_refused" }), 3)
+        assert.strictEqual(total(metrics, "switchboard_qr_channels", { status: "connected" }), 0)
       }))
   })
 })
