@@ -3,7 +3,8 @@
  * - `errorMapping` (API-level, inside the builder's error encoder): decode failures, malformed
  *   JSON, oversize bodies, unknown routes and defects become error envelopes; a refusal that says
  *   when to retry (`details.retry_after_seconds`) gets its `Retry-After` header here;
- * - `serveMiddleware` (outermost): request id, log annotation, access log, global prefix.
+ * - `serveMiddleware` (outermost): request id, log annotation, access log, request metrics
+ *   (`HttpMetrics`), global prefix.
  */
 import {
   HttpApiBuilder,
@@ -28,6 +29,7 @@ import { Cause, Chunk, Effect, Layer, Option, Predicate, Schema } from "effect"
 import { randomUUID } from "node:crypto"
 import type { IncomingMessage } from "node:http"
 import { HttpConfig } from "./HttpConfig.js"
+import * as HttpMetrics from "./HttpMetrics.js"
 import * as Issues from "./Issues.js"
 import * as JsonGuard from "./JsonGuard.js"
 import * as JsonMembers from "./JsonMembers.js"
@@ -325,11 +327,14 @@ export const serveMiddleware =
         Effect.succeed(HttpServerResponse.setHeader(response, "x-request-id", requestId))
       )
       let routed = app
+      // the path the contract sees (metrics label it by its route template)
+      let path = request.url
       if (options.basePath !== "") {
         const url = request.url
         const prefixed = url === options.basePath || url.startsWith(`${options.basePath}/`) ||
           url.startsWith(`${options.basePath}?`)
         if (!prefixed) {
+          path = "/unmatched"
           routed = envelopeResponse(
             NotFound,
             new NotFound({
@@ -339,13 +344,11 @@ export const serveMiddleware =
           )
         } else {
           const rest = url.slice(options.basePath.length)
-          routed = Effect.provideService(
-            app,
-            HttpServerRequest.HttpServerRequest,
-            request.modify({ url: rest === "" || rest.startsWith("?") ? `/${rest}` : rest })
-          )
+          path = rest === "" || rest.startsWith("?") ? `/${rest}` : rest
+          routed = Effect.provideService(app, HttpServerRequest.HttpServerRequest, request.modify({ url: path }))
         }
       }
+      routed = HttpMetrics.measure(path)(routed)
       const logged = options.logRequests ? HttpMiddleware.logger(routed) : routed
       return yield* Effect.annotateLogs(logged, "request_id", requestId)
     })

@@ -50,6 +50,7 @@ import { QrAuthStateRepo } from "./QrAuthStateRepo.js"
 import { classifyConnectFailure, type QrConnectFailure } from "./QrConnectFailure.js"
 import { QrConnectionConfig } from "./QrConnectionConfig.js"
 import type { QrConnectionError, QrConnectionEvent, QrReceiptEvent, QrStateEvent } from "./QrConnectionEvent.js"
+import * as QrMetrics from "./QrMetrics.js"
 import { QrNotConnected, QrSendFailed } from "./QrSendError.js"
 
 /** What a QR channel can do (0.5 messages per second). */
@@ -226,6 +227,8 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
   let connectionError: QrConnectionError | null = null
   /** someone asked (`qr/start`) and no link opened since: connection failures give up early */
   let interactive = false
+  /** whether this connection counts in the status gauge (`QrMetrics`): from set-up to its end */
+  let counted = false
   /** QR strings issued by this connection: scrubbed from Baileys' log lines */
   const issuedCodes: Array<string> = []
   /** receipts already reported (both Baileys events can carry the same one) */
@@ -242,6 +245,7 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
       const t = transitionChannel(status, event)
       if (t._tag !== "Moved") return
       status = t.to
+      if (counted) yield* QrMetrics.moved(t.from, t.to)
       yield* Effect.logInfo("qr channel status changed").pipe(Effect.annotateLogs({
         ...annotations,
         from_status: t.from,
@@ -434,6 +438,7 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
   const reportFailure = (failure: QrConnectFailure, nextAttemptAt: number | null) =>
     Effect.gen(function*() {
       connectionError = { reason: failure.reason, message: failure.message, failures: connectFailures, nextAttemptAt }
+      yield* QrMetrics.unreachable(failure.reason)
       yield* Effect.logWarning("qr connection attempt could not reach WhatsApp").pipe(Effect.annotateLogs({
         ...annotations,
         reason: failure.reason,
@@ -463,6 +468,7 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
       // "equal jitter": between half and all of the exponential delay
       const delay = Math.round(ceiling / 2 + (yield* Random.next) * (ceiling / 2))
       attempts++
+      yield* QrMetrics.reconnecting(closeCode)
       yield* move({ _tag: "LinkLost" }, closeCode)
       if (failure) yield* reportFailure(failure, (yield* Clock.currentTimeMillis) + delay)
       yield* Effect.logInfo("qr reconnect scheduled").pipe(Effect.annotateLogs({
@@ -493,12 +499,14 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
       open = false
       const closeCode = code ?? null
       yield* Effect.logInfo("qr socket closed").pipe(Effect.annotateLogs({ ...annotations, close_code: String(code) }))
+      yield* QrMetrics.closed(closeCode)
       // never reached WhatsApp: the code is Baileys' guess (408 for DNS, a proxy's HTTP status), not WhatsApp's word
       if (failure) return yield* scheduleReconnect(closeCode, failure)
       clearConnectionError()
       if (code === DisconnectReason.restartRequired) {
         if (attempts >= config.reconnectMaxAttempts) return yield* giveUp(closeCode)
         attempts++
+        yield* QrMetrics.reconnecting(closeCode)
         return yield* openSocket
       }
       if (code === DisconnectReason.loggedOut) {
@@ -627,6 +635,15 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
   )
   // the scope ends the socket; the link stays stored, so a later owner resumes it
   yield* Effect.addFinalizer(() => closeSocket)
+  // this connection counts in its status until it ends (`move` moves it between statuses)
+  yield* QrMetrics.moved(undefined, status)
+  counted = true
+  yield* Effect.addFinalizer(() =>
+    Effect.suspend(() => {
+      counted = false
+      return QrMetrics.ended(status)
+    })
+  )
 
   /** Runs a command on the actor and waits for its answer. */
   const ask = <A>(command: (done: (a: A) => Effect.Effect<void>) => Command) =>
