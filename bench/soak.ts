@@ -4,7 +4,9 @@
  * in this process), message reads and lists. Every `--sample` seconds: heap after a full GC and
  * RSS of both processes (over the inspector: bench/lib/Inspector.ts), their open file
  * descriptors, the database's connections, and the p50/p99 of the sends since the last sample.
- * Not covered: QR pairing streams (they need the fake WhatsApp server).
+ * With `--qr-channels N` (default 1; 0 skips it) QR channels against the fake WhatsApp server
+ * pair, send, log out and pair again in a loop, some pairing streams dropped mid-way
+ * (bench/lib/QrTrack.ts).
  *
  *   DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres REDIS_URL=redis://127.0.0.1:6379 \
  *     flock /tmp/sb-bench.lock npm run bench:soak -- --minutes 30 [--rate 10] [--sample 60]
@@ -12,25 +14,40 @@
 import { readdirSync } from "node:fs"
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
+import { FakeWhatsApp } from "../test/fake-whatsapp/index.js"
 import { call } from "../test/support/Processes.js"
 import { connectInspector } from "./lib/Inspector.js"
 import { numberFlag, percentile, record } from "./lib/Measure.js"
+import { qrEnv, qrTrack, trustFakeWhatsApp } from "./lib/QrTrack.js"
 import { RECIPIENT, startStack } from "./lib/Stack.js"
 
 const MINUTES = numberFlag("minutes", 30)
 const RATE = numberFlag("rate", 10)
 const SAMPLE_S = numberFlag("sample", 60)
+const QR_CHANNELS = numberFlag("qr-channels", 1)
 
 const log = (line: string) => console.log(`[soak] ${line}`)
 const mib = (bytes: number) => Math.round(bytes / 2 ** 20 * 10) / 10
 const fds = (pid: number) => readdirSync(`/proc/${pid}/fd`).length
 
+/** Errors of this bench process itself (a dropped stream's socket, say), counted, not fatal. */
+const benchErrors = { count: 0, last: "" }
+const onBenchError = (error: unknown) => {
+  benchErrors.count++
+  benchErrors.last = String(error).slice(0, 200)
+  log(`bench process error: ${benchErrors.last}`)
+}
+process.on("uncaughtException", onBenchError)
+process.on("unhandledRejection", onBenchError)
+
 const main = async () => {
+  const wa = await FakeWhatsApp.start({ phoneNumber: "+15550009999" })
   const stack = await startStack({
     name: "soak",
     runners: 1,
     sandboxNumbers: 10,
-    env: { NODE_OPTIONS: "--inspect=127.0.0.1:0" }
+    env: { NODE_OPTIONS: "--inspect=127.0.0.1:0", ...qrEnv(wa) },
+    runnerPreload: [trustFakeWhatsApp]
   })
   const received = { count: 0 }
   const sink = createServer((req, res) => {
@@ -52,7 +69,16 @@ const main = async () => {
     const errors = new Map<number, number>()
     const ids: Array<string> = []
     let n = 0
+    let inFlight = 0
     const send = async () => {
+      inFlight++
+      try {
+        await sendOne()
+      } finally {
+        inFlight--
+      }
+    }
+    const sendOne = async () => {
       const i = n++
       const started = Date.now()
       const reply = await call(stack.baseUrl, "POST", "/v1/messages", {
@@ -69,6 +95,8 @@ const main = async () => {
       }
     }
     const tick = setInterval(() => void send(), 1000 / RATE)
+    let running = true
+    const qr = await qrTrack(stack, wa, QR_CHANNELS, () => running)
     const samples: Array<Record<string, number>> = []
     const started = Date.now()
     while (Date.now() - started < MINUTES * 60_000) {
@@ -89,28 +117,47 @@ const main = async () => {
         sends: latencies.length,
         p50_ms: percentile(latencies, 50),
         p99_ms: percentile(latencies, 99),
-        webhooks_received: received.count
+        webhooks_received: received.count,
+        qr_paired: qr.counts.paired,
+        qr_failures: qr.counts.failures,
+        wa_sockets: wa.openConnections,
+        bench_errors: benchErrors.count
       }
       latencies = []
       samples.push(sample)
       log(JSON.stringify(sample))
     }
     clearInterval(tick)
-    const unread = (await stack.db.query<{ n: number }>(
-      "SELECT count(*)::int AS n FROM messages WHERE direction = 'outbound' AND status <> 'read'"
-    )).rows[0]!.n
+    running = false
+    await qr.done
+    // the last sends finish, then their dispatch and receipts (a minute at most)
+    while (inFlight > 0) await new Promise((r) => setTimeout(r, 100))
+    const unreadNow = async () =>
+      (await stack.db.query<{ n: number }>(
+        "SELECT count(*)::int AS n FROM messages WHERE direction = 'outbound' AND status <> 'read' AND channel_id = ANY($1)",
+        [channels]
+      )).rows[0]!.n
+    const drainStarted = Date.now()
+    let unread = await unreadNow()
+    while (unread > 0 && Date.now() - drainStarted < 60_000) {
+      await new Promise((r) => setTimeout(r, 1000))
+      unread = await unreadNow()
+    }
     console.log(record("soak", {
       minutes: MINUTES,
       rate: RATE,
       accepted: ids.length,
       refused: Object.fromEntries(errors),
       not_read_at_end: unread,
+      qr: qr.counts,
+      bench_process_errors: benchErrors,
       samples
     }))
     for (const i of inspectors) i.close()
   } finally {
     await new Promise<void>((r) => sink.close(() => r()))
     await stack.stop()
+    await wa.stop()
   }
 }
 

@@ -16,6 +16,8 @@ import {
   MAX_DISPATCH_ATTEMPTS,
   MAX_LIMIT,
   MESSAGE_STATUSES,
+  QR_CONNECTION_ERROR_HINTS,
+  QR_CONNECTION_ERROR_REASONS,
   QUEUED_EXPIRY_MS,
   RETRY_DELAYS_MS,
   STATUS_EVENT,
@@ -165,9 +167,19 @@ const requestLimits = () =>
     ["page size (`limit`)", `1-${MAX_LIMIT}, default ${DEFAULT_LIMIT}`]
   ])
 
+const qrConnectionErrors = () =>
+  table(
+    ["reason", "when", "message (for the default address; the code or HTTP status in brackets)"],
+    QR_CONNECTION_ERROR_REASONS.map((reason) => {
+      const hint = QR_CONNECTION_ERROR_HINTS[reason]
+      return [code(reason), hint.when, `${hint.summary("web.whatsapp.com")} (...). ${hint.check}`]
+    })
+  )
+
 export const TABLES: Record<string, () => string> = {
   "message-transitions": messageTransitions,
   "channel-transitions": channelTransitions,
+  "qr-connection-errors": qrConnectionErrors,
   "event-catalogue": eventCatalogue,
   "dispatch-retries": dispatchRetries,
   "webhook-retries": webhookRetries,

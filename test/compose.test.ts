@@ -8,12 +8,13 @@ import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { e2eDatabase, testDatabaseUrl } from "@switchboard/db/testing"
 import { spawnSync } from "node:child_process"
 import { randomBytes } from "node:crypto"
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import { parse } from "yaml"
 import { freePort, startCommand, waitFor } from "./support/Processes.js"
 import type { ServiceProcess } from "./support/Processes.js"
+import { parse as parsePrometheus, total } from "./support/PrometheusParser.js"
 
 const root = resolve(import.meta.dirname, "..")
 const read = (file: string) => readFileSync(join(root, file), "utf8")
@@ -22,6 +23,9 @@ interface ComposeService {
   readonly command?: ReadonlyArray<string>
   readonly environment?: Record<string, string>
   readonly build?: unknown
+  readonly image?: string
+  readonly ports?: ReadonlyArray<string>
+  readonly volumes?: ReadonlyArray<string>
 }
 const compose = parse(read("docker-compose.yml"), { merge: true }) as { services: Record<string, ComposeService> }
 
@@ -47,7 +51,7 @@ describe("deployment files", () => {
     // placeholders only: an operator who forgets one is refused at start, never run on a known value
     for (
       const line of read(".env.example").split("\n").filter((l) =>
-        /^(JWT_SECRET|API_KEY_PEPPER|SECRETS_ENCRYPTION_KEY|POSTGRES_PASSWORD)=/.test(l)
+        /^(JWT_SECRET|API_KEY_PEPPER|SECRETS_ENCRYPTION_KEY|POSTGRES_PASSWORD|GRAFANA_ADMIN_PASSWORD)=/.test(l)
       )
     ) {
       assert.match(line, /=$/, line)
@@ -69,6 +73,102 @@ describe("deployment files", () => {
     const unknown = spawnSync("sh", ["deploy/entrypoint.sh", "nonsense"], { cwd: root, encoding: "utf8" })
     assert.strictEqual(unknown.status, 64)
     assert.match(unknown.stderr, /usage: <api\|runner\|standalone\|admin>/)
+  })
+})
+
+/** The metric names the code defines (`Metric.counter("name"`, ...), and the cluster's own. */
+const definedMetrics = () => {
+  const names = new Set<string>()
+  const collect = (file: string) => {
+    for (const m of readFileSync(file, "utf8").matchAll(/Metric\.(?:counter|gauge|histogram)\(\s*"([a-z_]+)"/g)) {
+      names.add(m[1]!)
+    }
+  }
+  const scan = (dir: string): void => {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      const path = join(dir, entry.name)
+      if (entry.isDirectory()) scan(path)
+      else if (entry.name.endsWith(".ts")) collect(path)
+    }
+  }
+  for (const top of ["packages", "services"]) {
+    for (const pkg of readdirSync(join(root, top))) {
+      if (existsSync(join(root, top, pkg, "src"))) scan(join(root, top, pkg, "src"))
+    }
+  }
+  collect(join(root, "node_modules/@effect/cluster/src/ClusterMetrics.ts"))
+  return names
+}
+
+describe("metrics deployment (Prometheus and Grafana in docker-compose.yml)", () => {
+  const apps = Object.entries(compose.services).filter(([, s]) => s.build !== undefined)
+
+  it("every app service serves /metrics on the compose network only, and Prometheus scrapes each one", () => {
+    const prometheus = parse(read("deploy/prometheus/prometheus.yml")) as {
+      scrape_configs: Array<{ job_name: string; static_configs: Array<{ targets: Array<string> }> }>
+    }
+    const targets = prometheus.scrape_configs.flatMap((job) => job.static_configs.flatMap((c) => c.targets))
+    assert.isAbove(apps.length, 2)
+    for (const [name, service] of apps) {
+      const port = service.environment?.["METRICS_PORT"]
+      assert.match(String(port), /^\d+$/, `${name} sets METRICS_PORT`)
+      assert.include(targets, `${name}:${port}`, `Prometheus scrapes ${name}`)
+      for (const published of service.ports ?? []) {
+        assert.notMatch(published, new RegExp(`:${port}$`), "never published")
+      }
+    }
+    assert.strictEqual(targets.length, apps.length, "no target without a service")
+  })
+
+  it("pins the Prometheus and Grafana images, publishes them on the loopback address, and asks .env for Grafana's password", () => {
+    for (const name of ["prometheus", "grafana"]) {
+      const service = compose.services[name]!
+      assert.match(service.image ?? "", /^[a-z/]+:v?\d+\.\d+\.\d+$/, `${name} image pinned`)
+      for (const published of service.ports ?? []) assert.match(published, /^127\.0\.0\.1:/, `${name} on loopback`)
+      for (const volume of service.volumes ?? []) {
+        const source = volume.split(":")[0]!
+        if (source.startsWith("./")) assert.isTrue(existsSync(join(root, source)), `${source} exists`)
+      }
+    }
+    assert.match(read("docker-compose.yml"), /GF_SECURITY_ADMIN_PASSWORD: \$\{GRAFANA_ADMIN_PASSWORD:\?/)
+  })
+
+  it("provisions Grafana with the dashboard, whose every query names metrics the code records", () => {
+    const dashboard = JSON.parse(read("deploy/grafana/switchboard.json")) as {
+      panels: Array<{ type: string; title: string; datasource?: { uid: string }; targets?: Array<{ expr: string }> }>
+    }
+    const datasource = parse(read("deploy/grafana/provisioning/datasources/prometheus.yml")) as {
+      datasources: Array<{ uid: string; url: string }>
+    }
+    const uid = datasource.datasources[0]!.uid
+    assert.strictEqual(datasource.datasources[0]!.url, "http://prometheus:9090")
+    const defined = definedMetrics()
+    const panels = dashboard.panels.filter((p) => p.type !== "row")
+    assert.isAtLeast(panels.length, 10)
+    const titles = panels.map((p) => p.title.toLowerCase()).join(" | ")
+    for (const topic of ["requests", "latency", "sends", "dispatch lag", "deliveries", "entities", "pool"]) {
+      assert.include(titles, topic)
+    }
+    for (const panel of panels) {
+      assert.strictEqual(panel.datasource?.uid, uid, panel.title)
+      assert.isAbove(panel.targets?.length ?? 0, 0, panel.title)
+      for (const { expr } of panel.targets ?? []) {
+        const names = [...expr.matchAll(/\b((?:switchboard|effect_cluster)_[a-z_]+)/g)].map((m) => m[1]!)
+        assert.isAbove(names.length, 0, expr)
+        for (const name of names) {
+          const base = name.replace(/_(bucket|sum|count)$/, "")
+          assert.isTrue(defined.has(base) || defined.has(name), `${panel.title}: ${name} is recorded somewhere`)
+        }
+      }
+    }
+    const provider = parse(read("deploy/grafana/provisioning/dashboards/switchboard.yml")) as {
+      providers: Array<{ options: { path: string } }>
+    }
+    const mounted = compose.services["grafana"]!.volumes!.find((v) =>
+      v.startsWith("./deploy/grafana/switchboard.json:")
+    )
+    assert.isDefined(mounted)
+    assert.include(mounted!.split(":")[1], provider.providers[0]!.options.path)
   })
 })
 
@@ -102,6 +202,9 @@ describe.skipIf(url === undefined)("docker-compose.yml's services, outside Docke
       env["LOG_LEVEL"] = "warning"
       const port = await freePort()
       env["HTTP_PORT"] = String(port)
+      if (env["METRICS_PORT"] !== undefined) {
+        ;[env["METRICS_HOST"], env["METRICS_PORT"]] = ["127.0.0.1", String(await freePort())]
+      }
       processes.push({
         name,
         env,
@@ -127,4 +230,13 @@ describe.skipIf(url === undefined)("docker-compose.yml's services, outside Docke
     }
     for (const p of processes) assert.notInclude(p.process.output(), "refuses to start", p.name)
   }, 180_000)
+
+  it("serves Prometheus text on each process's metrics listener", async () => {
+    for (const p of processes) {
+      const response = await fetch(`http://127.0.0.1:${p.env["METRICS_PORT"]}/metrics`)
+      assert.strictEqual(response.status, 200, p.name)
+      const metrics = parsePrometheus(await response.text())
+      assert.isAbove(total(metrics, "switchboard_db_pool_max"), 0, p.name)
+    }
+  }, 30_000)
 })

@@ -54,6 +54,7 @@ describe("QR channels", () => {
         assert.strictEqual(names[0], "snapshot")
         assert.deepStrictEqual(Object.keys(stream.frames[0]!.data).sort(), [
           "channel_id",
+          "connection_error",
           "phone_number",
           "qr",
           "qr_available",

@@ -21,6 +21,8 @@ export interface StackOptions {
   readonly sandboxNumbers?: number
   /** more environment for runner `i` only (e.g. `NODE_OPTIONS=--inspect=...` to read its heap) */
   readonly runnerEnv?: (i: number) => Record<string, string>
+  /** more `--import` modules for the runners (e.g. trusting the fake WhatsApp server) */
+  readonly runnerPreload?: ReadonlyArray<string>
 }
 
 export interface Stack {
@@ -35,6 +37,8 @@ export interface Stack {
   readonly workspaceId: string
   /** a user's access token (workspace-scoped calls need `workspace: workspaceId`) */
   readonly sessionToken: string
+  /** A fresh user access token (they expire after ACCESS_TOKEN_TTL_SECONDS, 15 minutes) */
+  readonly login: () => Promise<string>
   /** a test-mode API key with the default scopes */
   readonly apiKey: string
   /** creates `count` verified sandbox sessions for RECIPIENT; their channel ids */
@@ -72,7 +76,12 @@ export const startStack = async (options: StackOptions): Promise<Stack> => {
   for (let i = 0; i < (options.runners ?? 1); i++) {
     const [cluster, http] = [await freePort(), await freePort()]
     runners.push(
-      startService("runner", { ...env, ...options.runnerEnv?.(i), HOST: "127.0.0.1", PORT: String(cluster) }, http)
+      startService(
+        "runner",
+        { ...env, ...options.runnerEnv?.(i), HOST: "127.0.0.1", PORT: String(cluster) },
+        http,
+        options.runnerPreload
+      )
     )
   }
   const api = startService("api", env, await freePort())
@@ -111,10 +120,14 @@ export const startStack = async (options: StackOptions): Promise<Stack> => {
       adminEnv
     )
   }
-  const login = await call(api.baseUrl, "POST", "/v1/auth/login", {
-    body: { email: "bench@example.com", password: "correct horse battery staple" }
-  })
-  const sessionToken = login.body.access_token as string
+  const login = async () => {
+    const reply = await call(api.baseUrl, "POST", "/v1/auth/login", {
+      body: { email: "bench@example.com", password: "correct horse battery staple" }
+    })
+    if (reply.status !== 200) throw new Error(`login: ${reply.status}`)
+    return reply.body.access_token as string
+  }
+  const sessionToken = await login()
   const key = await call(api.baseUrl, "POST", "/v1/api-keys", {
     token: sessionToken,
     workspace: created.workspace_id,
@@ -131,6 +144,7 @@ export const startStack = async (options: StackOptions): Promise<Stack> => {
     baseUrl: api.baseUrl,
     workspaceId: created.workspace_id,
     sessionToken,
+    login,
     apiKey,
     sandboxChannels: async (count) => {
       const ids: Array<string> = []

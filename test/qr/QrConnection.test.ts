@@ -11,7 +11,7 @@ import { DEFAULT_CONNECTION_CONFIG } from "baileys"
 import { Cause, Duration, Effect, Exit, HashMap, Layer, Logger, LogLevel, Option, Redacted, Scope } from "effect"
 import { randomBytes } from "node:crypto"
 import { FakeWhatsApp } from "../fake-whatsapp/index.js"
-import { connect, is, newChannelId, pair, settings, transitions } from "./QrHarness.js"
+import { closedPort, connect, is, newChannelId, pair, settings, transitions } from "./QrHarness.js"
 
 const TestLayer = QrAuthStateRepo.Default.pipe(
   Layer.provideMerge(TestDatabase.sqlLayer),
@@ -45,7 +45,13 @@ describe("QrConnection", () => {
           "awaiting_scan->connected"
         ])
         const snapshot = yield* a.connection.snapshot
-        assert.deepStrictEqual(snapshot, { channelId, status: "connected", phoneNumber: wa.phone.number, qr: null })
+        assert.deepStrictEqual(snapshot, {
+          channelId,
+          status: "connected",
+          phoneNumber: wa.phone.number,
+          qr: null,
+          connectionError: null
+        })
         const rows = yield* repo.countByType(channelId)
         assert.strictEqual(rows["creds"], 1)
         assert.isAtLeast(rows["pre-key"] ?? 0, 812)
@@ -357,20 +363,91 @@ describe("QrConnection", () => {
         assert.strictEqual(wa.stats.connections, 2)
       }))
 
-    it.scoped("backs off when WhatsApp cannot be reached before any code, then gives up (no expiry, no loop)", () =>
+    it.scoped("after qr/start, an address that refuses says why at every attempt and gives up after 3, in seconds, without looping", () =>
       Effect.gen(function*() {
         const wa = yield* FakeWhatsApp.scoped()
-        // nothing listens on port 1: every attempt is refused
+        // nothing listens on the port: every attempt is refused; a budget of 10 reconnects would take minutes
         const a = yield* connect(wa, {
           channelId: yield* newChannelId,
-          settings: { websocketUrl: "ws://127.0.0.1:1/ws/chat", reconnectMaxAttempts: 2 }
+          settings: { websocketUrl: `ws://127.0.0.1:${yield* closedPort}/ws/chat`, reconnectMaxAttempts: 10 }
+        })
+        const startedAt = Date.now()
+        yield* a.connection.start
+        const down = yield* a.next(is("state", (e) => e.to === "disconnected"), "disconnected")
+        assert.isBelow(Date.now() - startedAt, 5_000)
+        assert.strictEqual(down.reason, "reconnect_budget_exhausted")
+        assert.strictEqual(down.from, "connecting")
+        assert.strictEqual(down.connectionError?.reason, "connection_refused")
+        const errors = a.seen.filter(is("connection_error"))
+        assert.deepStrictEqual(errors.map((e) => [e.reason, e.failures, e.nextAttemptAt === null]), [
+          ["connection_refused", 1, false],
+          ["connection_refused", 2, false],
+          ["connection_refused", 3, true]
+        ])
+        assert.match(errors[0]!.message, /^127\.0\.0\.1:\d+ refused the connection \(ECONNREFUSED\)\. Check /)
+        assert.isAbove(errors[0]!.nextAttemptAt!, startedAt)
+        const snapshot = yield* a.connection.snapshot
+        assert.strictEqual(snapshot.status, "disconnected")
+        const { _tag, channelId: _, ...last } = errors[2]!
+        assert.deepStrictEqual(snapshot.connectionError, last)
+        assert.isUndefined(a.seen.find(is("expired")))
+        assert.isUndefined(a.seen.find(is("qr")))
+        // several times the largest reconnect delay later, still nothing: no loop
+        yield* Effect.sleep(Duration.times(settings(wa).reconnectMaxDelay, 4))
+        yield* a.drain
+        assert.strictEqual(a.seen.filter(is("connection_error")).length, 3)
+
+        // a new qr/start tries again from a clean slate
+        yield* a.connection.start
+        assert.isNull((yield* a.connection.snapshot).connectionError)
+        yield* a.next(
+          is("connection_error", (e) => e.failures === 1 && a.seen.filter(is("connection_error")).length === 4),
+          "first error again"
+        )
+      }))
+
+    it.scoped("an unresolvable host is a DNS failure, reported with the configured host only", () =>
+      Effect.gen(function*() {
+        const wa = yield* FakeWhatsApp.scoped()
+        const a = yield* connect(wa, {
+          channelId: yield* newChannelId,
+          settings: { websocketUrl: "ws://wa.invalid/ws/chat", connectMaxFailures: 2 }
         })
         yield* a.connection.start
         const down = yield* a.next(is("state", (e) => e.to === "disconnected"), "disconnected")
+        assert.strictEqual(down.connectionError?.reason, "dns_failed")
+        assert.strictEqual(down.connectionError?.failures, 2)
+        assert.match(
+          down.connectionError!.message,
+          /^Could not look up wa\.invalid in DNS \((ENOTFOUND|EAI_AGAIN)\)\. Check the server's DNS/
+        )
+        assert.strictEqual(a.seen.filter(is("connection_error")).length, 2)
+      }))
+
+    it.scoped("a stored link resumed by a runner keeps the whole reconnect budget while WhatsApp cannot be reached", () =>
+      Effect.gen(function*() {
+        const wa = yield* FakeWhatsApp.scoped()
+        const channelId = yield* newChannelId
+        const first = yield* Scope.make()
+        yield* pair(wa, yield* connect(wa, { channelId }).pipe(Scope.extend(first)))
+        yield* Scope.close(first, Exit.void)
+
+        // nobody waits on a resume: a network outage at a runner restart must not end the link after 2 tries
+        const b = yield* connect(wa, {
+          channelId,
+          initialStatus: "connected",
+          settings: {
+            websocketUrl: `ws://127.0.0.1:${yield* closedPort}/ws/chat`,
+            connectMaxFailures: 2,
+            reconnectMaxAttempts: 4
+          }
+        })
+        assert.isTrue(yield* b.connection.resume)
+        const down = yield* b.next(is("state", (e) => e.to === "disconnected"), "disconnected")
         assert.strictEqual(down.reason, "reconnect_budget_exhausted")
-        assert.strictEqual(down.from, "connecting")
-        assert.isUndefined(a.seen.find(is("expired")))
-        assert.isUndefined(a.seen.find(is("qr")))
+        assert.strictEqual(down.connectionError?.reason, "connection_refused")
+        assert.deepStrictEqual(b.seen.filter(is("connection_error")).map((e) => e.failures), [1, 2, 3, 4, 5])
+        assert.isFalse(down.requiresRepair)
       }))
 
     it.scoped("does not pair an archived or suspended channel", () =>

@@ -12,6 +12,7 @@ import {
   useFakeWhatsAppRoot
 } from "@switchboard/providers"
 import { Duration, Effect, Queue, Redacted, type Scope } from "effect"
+import { type AddressInfo, createServer } from "node:net"
 import type { FakeWhatsApp } from "../fake-whatsapp/index.js"
 
 export type Settings = Partial<QrConnectionConfig.QrConnectionConfig["Type"]>
@@ -40,6 +41,8 @@ export interface Observed {
     predicate: (e: QrConnectionEvent) => e is E,
     what: string
   ) => Effect.Effect<E>
+  /** moves every event reported so far into `seen` */
+  readonly drain: Effect.Effect<void>
 }
 
 type Tagged<T extends QrConnectionEvent["_tag"]> = Extract<QrConnectionEvent, { _tag: T }>
@@ -80,7 +83,10 @@ export const connect = (
         Effect.timeoutFail({ duration: "20 seconds", onTimeout: () => new Error(`no ${what}; saw ${describe(seen)}`) }),
         Effect.orDie
       )
-    return { connection, seen, next }
+    const drain = Effect.map(Queue.takeAll(queue), (events) => {
+      seen.push(...events)
+    })
+    return { connection, seen, next, drain }
   })
 
 /** Events as a short readable list (QR codes stay redacted). */
@@ -103,6 +109,15 @@ export const pair = (wa: FakeWhatsApp, observed: Observed) =>
   })
 
 export const newChannelId = newId("ch")
+
+/** A local port nothing listens on (bound, then closed): connecting to it is refused. */
+export const closedPort: Effect.Effect<number> = Effect.async<number>((resume) => {
+  const server = createServer()
+  server.listen(0, "127.0.0.1", () => {
+    const port = (server.address() as AddressInfo).port
+    server.close(() => resume(Effect.succeed(port)))
+  })
+})
 
 /** The state events in `seen`, as `from->to`. */
 export const transitions = (seen: ReadonlyArray<QrConnectionEvent>) =>

@@ -6,11 +6,27 @@ import {
   ChannelStatus,
   Conflict,
   Id,
+  QrConnectionErrorReason,
   ServiceUnavailable,
   Timestamp
 } from "@switchboard/domain"
 import { Schema } from "effect"
 import { Authentication, rateLimited, requireScopes, sessionOnly } from "./Security.js"
+
+/** Why the channel's last attempt could not reach WhatsApp. */
+export class QrConnectionError extends Schema.Class<QrConnectionError>("QrConnectionError")({
+  reason: QrConnectionErrorReason,
+  message: Schema.String.annotations({
+    description: "What happened and what to check, for a person (names only the configured WhatsApp host)"
+  }),
+  failures: Schema.Int.annotations({ description: "Attempts in a row that could not reach WhatsApp" }),
+  next_attempt_at: Schema.NullOr(Timestamp).annotations({
+    description: "When the next attempt starts; `null` once the channel gave up (it is then `disconnected`)"
+  })
+}, {
+  description:
+    "Why the last attempt could not reach WhatsApp (reasons and retry rules: docs/STATE-MACHINES.md, \"QR connection errors\")"
+}) {}
 
 /** Where pairing stands; the QR code itself only travels on the stream. */
 export class PairingStatus extends Schema.Class<PairingStatus>("PairingStatus")({
@@ -20,7 +36,14 @@ export class PairingStatus extends Schema.Class<PairingStatus>("PairingStatus")(
   qr_available: Schema.Boolean,
   qr_expires_at: Schema.NullOr(Timestamp),
   phone_number: Schema.NullOr(Schema.String),
-  pairing_started_at: Schema.NullOr(Timestamp)
+  pairing_started_at: Schema.NullOr(Timestamp),
+  /** added later: optional, so clients built before it still decode older answers */
+  connection_error: Schema.optional(
+    Schema.NullOr(QrConnectionError).annotations({
+      description:
+        "Why the last attempt could not reach WhatsApp (`reason`, `message` saying what to check); `null` when nothing failed since WhatsApp last answered or pairing restarted"
+    })
+  )
 }) {}
 
 /** `text/event-stream` */
@@ -84,7 +107,7 @@ export class QrPairingApi extends HttpApiGroup.make("qrPairing")
       .addError(ChannelCapabilityUnavailable)
       .annotate(
         OpenApi.Description,
-        `Pairing status: \`qr_available\` says whether a code is showing; the code itself is never here. ${NOT_QR}`
+        `Pairing status: \`qr_available\` says whether a code is showing; the code itself is never here. \`connection_error\` says why the last attempt could not reach WhatsApp (a \`reason\` and a \`message\` that says what to check), \`null\` when nothing failed. ${NOT_QR}`
       )
       .pipe(requireScopes("channels.manage"), sessionOnly)
   )
@@ -100,10 +123,12 @@ export class QrPairingApi extends HttpApiGroup.make("qrPairing")
         OpenApi.Description,
         [
           "Server-sent events. Frames (`event:` name, `data:` JSON):",
-          "`snapshot` (always first) `{channel_id, status, qr_available, qr, qr_expires_at, phone_number}`;",
-          "`qr.updated` `{channel_id, qr, qr_expires_at, sequence}`; `qr.state` `{channel_id, from_status, to_status, reason}`;",
-          "`qr.expired` `{channel_id}`. A `: heartbeat` comment every 15 s.",
-          "The stream closes after `qr.state` to `connected`, after `qr.expired`, after 5 minutes, or when the server shuts down; then its last frame is `server.shutdown` `{reason: \"server_shutting_down\", reconnect: true}`: reconnect (another api node answers).",
+          "`snapshot` (always first) `{channel_id, status, qr_available, qr, qr_expires_at, phone_number, connection_error}`;",
+          "`qr.updated` `{channel_id, qr, qr_expires_at, sequence}`; `qr.state` `{channel_id, from_status, to_status, reason, connection_error}`;",
+          "`qr.expired` `{channel_id}`;",
+          "`qr.connection_error` `{channel_id, reason, message, failures, next_attempt_at}` after each attempt that could not reach WhatsApp (`connection_error` has the same members, `QrConnectionError`; `null` when none).",
+          "After `qr/start`, until a link first opens, 3 such attempts in a row (the default of `QR_CONNECT_MAX_FAILURES`) end in `qr.state` to `disconnected` (`reconnect_budget_exhausted`, with the `connection_error`). A `: heartbeat` comment every 15 s.",
+          "The stream closes after `qr.state` to `connected` or to `disconnected`, after `qr.expired`, after 5 minutes, or when the server shuts down; then its last frame is `server.shutdown` `{reason: \"server_shutting_down\", reconnect: true}`: reconnect (another api node answers).",
           "Resuming: a reconnecting client (with or without `Last-Event-ID`) gets a fresh `snapshot` carrying the code showing now, so nothing it needs is lost; `qr.updated` frames carry `id:` = the code's sequence.",
           `Archived or suspended: 409 \`CONFLICT\`. ${NOT_QR}`
         ].join(" ")

@@ -5,25 +5,57 @@
  */
 import type { SqlClient } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
-import { Effect, Layer, Option, Redacted } from "effect"
+import { SqlError } from "@effect/sql/SqlError"
+import { Duration, Effect, Layer, Option, Redacted } from "effect"
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
+import pg from "pg"
 import { DatabaseConfig } from "./DatabaseConfig.js"
+import * as PoolMetrics from "./PoolMetrics.js"
+
+const APPLICATION_NAME = "switchboard"
+
+/**
+ * The SqlClient on a `pg` pool of our own, so its counters can be sampled (`PoolMetrics`).
+ * Everything else as `PgClient.layer` does it: the pool's options (`max`, the application name,
+ * no connect or idle timeout of its own), errors of idle clients ignored (the next query reports
+ * a lost server), one `SELECT 1` at start that must answer within 5 s, and the pool ended (for at
+ * most 1 s) when the scope closes.
+ */
+const layerPool = (options: pg.PoolConfig & { readonly max: number }) =>
+  PgClient.layerFromPool({
+    acquire: Effect.gen(function*() {
+      const pool = new pg.Pool({ ...options, application_name: APPLICATION_NAME })
+      pool.on("error", () => {})
+      yield* Effect.acquireRelease(
+        Effect.tryPromise({
+          try: () => pool.query("SELECT 1"),
+          catch: (cause) => new SqlError({ cause, message: "PgClient: Failed to connect" })
+        }),
+        () => Effect.promise(() => pool.end()).pipe(Effect.interruptible, Effect.timeoutOption(1000))
+      ).pipe(
+        Effect.timeoutFail({
+          duration: Duration.seconds(5),
+          onTimeout: () =>
+            new SqlError({ cause: new Error("Connection timed out"), message: "PgClient: Connection timed out" })
+        })
+      )
+      yield* PoolMetrics.sampleEverySecond(pool, options.max)
+      return pool
+    }),
+    applicationName: APPLICATION_NAME
+  })
 
 /** Real Postgres from a connection string. */
 export const layerPostgres = (url: Redacted.Redacted, maxConnections: number) =>
-  PgClient.layer({
-    url,
-    maxConnections,
-    applicationName: "switchboard"
-  })
+  layerPool({ connectionString: Redacted.value(url), max: maxConnections })
 
 /**
  * The embedded database: PGlite in `dataDir` (or in memory when `undefined`), served on a Unix
  * socket in a private temporary folder, closed when the scope ends.
  */
-export const layerEmbedded = (dataDir: string | undefined) =>
+export const layerEmbedded = (dataDir: string | undefined, seedFile?: string) =>
   Layer.unwrapScoped(Effect.gen(function*() {
     const { PGlite } = yield* Effect.promise(() => import("@electric-sql/pglite"))
     // the contact search index (migration 0050) needs pg_trgm, which PGlite loads on request
@@ -39,7 +71,12 @@ export const layerEmbedded = (dataDir: string | undefined) =>
       yield* ownerLock(resolve(dataDir!, "owner.lock"))
     }
     const db = yield* Effect.acquireRelease(
-      Effect.tryPromise(() => PGlite.create(dir ?? "memory://", { extensions: { pg_trgm } })).pipe(Effect.orDie),
+      Effect.tryPromise(() =>
+        PGlite.create(dir ?? "memory://", {
+          extensions: { pg_trgm },
+          ...(dir === undefined && seedFile !== undefined ? { loadDataDir: new Blob([readFileSync(seedFile)]) } : {})
+        })
+      ).pipe(Effect.orDie),
       (db) => Effect.promise(() => db.close()).pipe(Effect.ignore)
     )
     const socketDir = yield* Effect.acquireRelease(
@@ -54,14 +91,7 @@ export const layerEmbedded = (dataDir: string | undefined) =>
       }).pipe(Effect.orDie),
       (server) => Effect.promise(() => server.stop()).pipe(Effect.ignore)
     )
-    return PgClient.layer({
-      host: socketDir,
-      port: 5432,
-      username: "postgres",
-      database: "postgres",
-      maxConnections: 1,
-      applicationName: "switchboard"
-    })
+    return layerPool({ host: socketDir, port: 5432, user: "postgres", database: "postgres", max: 1 })
   }))
 
 /**
@@ -108,7 +138,7 @@ export const MEMORY = "memory://"
 export const layer: Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, never, DatabaseConfig> = Layer.unwrapEffect(
   Effect.map(DatabaseConfig, (config) =>
     Option.match(config.url, {
-      onNone: () => layerEmbedded(config.dataDir === MEMORY ? undefined : config.dataDir),
+      onNone: () => layerEmbedded(config.dataDir === MEMORY ? undefined : config.dataDir, config.seedFile),
       onSome: (url) => layerPostgres(url, config.maxConnections)
     }))
 ).pipe(Layer.orDie)

@@ -11,6 +11,11 @@ export class DatabaseConfig extends Context.Tag("@switchboard/db/DatabaseConfig"
   readonly dataDir: string
   /** Pool size for a real Postgres server */
   readonly maxConnections: number
+  /**
+   * Tests only: a dumped, already migrated data folder (PGlite `dumpDataDir`) that an in-memory
+   * embedded database starts from, so each test file skips re-running every migration
+   */
+  readonly seedFile?: string
 }>() {}
 
 export const config = Config.all({

@@ -4,7 +4,7 @@
  * overdue receipts. Writes go through `MessagesRepo.transition` (the Message entity).
  */
 import { SqlClient } from "@effect/sql"
-import { toTimestamp } from "@switchboard/domain"
+import { PRIORITY, toTimestamp } from "@switchboard/domain"
 import type { Category } from "@switchboard/domain"
 import { Clock, Effect } from "effect"
 import type { MessageRow } from "./MessagesRepo.js"
@@ -140,7 +140,36 @@ export class DispatchQueueRepo extends Effect.Service<DispatchQueueRepo>()("@swi
       dieOnDatabaseError
     )
 
+    /**
+     * Connected channels (of active workspaces) with queued messages: how many wait and since when
+     * the oldest (metrics' dispatch lag). Counts come from `channel_queue_counts`; the oldest is one
+     * index probe per priority on `messages_queue`, so a deep backlog costs no more than a short one.
+     */
+    const backlog = Effect.fn("DispatchQueueRepo.backlog")(function*() {
+      const priorities = [...new Set(Object.values(PRIORITY))]
+      const rows = yield* sql<{ channel_id: string; queued: string | number; oldest: Date | string | null }>`
+        SELECT q.channel_id, q.queued, o.oldest FROM (
+          SELECT channel_id, sum(queued) AS queued FROM channel_queue_counts GROUP BY channel_id HAVING sum(queued) > 0
+        ) q
+        JOIN channels c ON c.id = q.channel_id AND c.status = 'connected'
+        JOIN workspaces w ON w.id = c.workspace_id AND w.status = 'active'
+        CROSS JOIN LATERAL (
+          SELECT min(f.created_at) AS oldest FROM unnest(${`{${priorities.join(",")}}`}::smallint[]) p(priority)
+          CROSS JOIN LATERAL (
+            SELECT m.created_at FROM messages m
+            WHERE m.channel_id = q.channel_id AND m.status = 'queued' AND m.priority = p.priority
+            ORDER BY m.created_at LIMIT 1
+          ) f
+        ) o`
+      return rows.flatMap((r) =>
+        r.oldest === null
+          ? []
+          : [{ channelId: r.channel_id, queued: Number(r.queued), oldest: new Date(r.oldest).getTime() }]
+      )
+    }, dieOnDatabaseError)
+
     return {
+      backlog,
       nextQueued,
       dispatchesSince,
       channelsWithDueWork,

@@ -102,6 +102,8 @@ export interface Transitioned {
   readonly from: MessageStatus
   /** failed dispatch attempts so far */
   readonly attempts: number
+  /** the provider of the message's channel (metrics label transitions with it) */
+  readonly provider: string
 }
 
 export interface MessageFilters {
@@ -198,7 +200,9 @@ export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/d
       const at = options.occurredAt ?? now
       // one statement: lock the row, move it when its current state allows `to` (the same rule as
       // `canTransition`), and add the timeline row with the state it came from
-      const rows = yield* sql<MessageRow & { readonly from_state: MessageStatus }>`WITH current AS (
+      const rows = yield* sql<
+        MessageRow & { readonly from_state: MessageStatus; readonly provider: string | null }
+      >`WITH current AS (
           SELECT id, status FROM messages WHERE id = ${id} FOR UPDATE
         ), moved AS (
           UPDATE messages SET
@@ -225,7 +229,7 @@ export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/d
           INSERT INTO message_transitions (message_id, from_state, to_state, reason, at)
           SELECT id, from_state, ${to}, ${options.reason ?? null}, ${at} FROM moved
         )
-        SELECT * FROM moved`
+        SELECT moved.*, (SELECT c.provider FROM channels c WHERE c.id = moved.channel_id) AS provider FROM moved`
       if (!rows[0]) return Option.none<Transitioned>()
       const from = rows[0].from_state
       const message = toMessage(rows[0])
@@ -244,7 +248,12 @@ export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/d
           : {})
       })
       if (event) yield* events.append({ workspaceId: message.workspace_id, event, occurredAt: at })
-      return Option.some<Transitioned>({ message, from, attempts: Number(rows[0].attempts) })
+      return Option.some<Transitioned>({
+        message,
+        from,
+        attempts: Number(rows[0].attempts),
+        provider: rows[0].provider ?? "unknown"
+      })
     }, dieOnDatabaseError)
 
     const timelineOf = SqlSchema.findAll({

@@ -133,7 +133,7 @@ export class WebhookDeliveriesRepo
             RETURNING d.id, d.endpoint_id, d.event_id, d.event_type, d.attempt_count, d.next_attempt_at, d.created_at,
               ev.envelope
           )
-          SELECT c.id, c.event_id, c.event_type, c.attempt_count, c.envelope, w.url, w.status, w.deleted_at,
+          SELECT c.id, c.event_id, c.event_type, c.attempt_count, c.envelope, c.created_at, w.url, w.status, w.deleted_at,
             w.secret_sealed, w.previous_secret_sealed, w.previous_secret_expires_at
           FROM claimed c JOIN webhook_endpoints w ON w.id = c.endpoint_id
           ORDER BY c.next_attempt_at, c.created_at`
@@ -229,8 +229,11 @@ export class WebhookDeliveriesRepo
 
       /** Deliveries left `delivering` by a dead runner go back to pending. */
       const requeueStuck = Effect.fn("WebhookDeliveriesRepo.requeueStuck")(function*(cutoff: string, now: string) {
-        yield* sql`UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = ${now}, updated_at = ${now}
-        WHERE status = 'delivering' AND updated_at < ${cutoff}`
+        const rows =
+          yield* sql`UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = ${now}, updated_at = ${now}
+        WHERE status = 'delivering' AND updated_at < ${cutoff} RETURNING id`
+        // how many were returned to the queue (metrics)
+        return rows.length
       }, dieOnDatabaseError)
 
       /** Finished deliveries older than `cutoff` (30 days), and those a paused endpoint held that long. */

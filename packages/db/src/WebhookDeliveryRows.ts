@@ -40,6 +40,7 @@ export const ClaimedColumns = Schema.Struct({
   event_type: Schema.String,
   attempt_count: Schema.Number,
   envelope: Schema.String,
+  created_at: TimestampColumn,
   url: Schema.String,
   status: Schema.Literal("active", "paused", "disabled"),
   deleted_at: Schema.NullOr(TimestampColumn),
@@ -90,6 +91,8 @@ export interface ClaimedDelivery extends DueDelivery {
   /** this attempt's number */
   readonly attempt_count: number
   readonly envelope: string
+  /** when the delivery was created, with its event (epoch ms; metrics measure delivery latency from it) */
+  readonly created_at: number
   readonly endpoint: {
     readonly url: string
     readonly status: "active" | "paused" | "disabled"
@@ -107,6 +110,7 @@ export const toClaimedDelivery = (r: typeof ClaimedColumns.Type): ClaimedDeliver
   event_type: r.event_type,
   attempt_count: r.attempt_count,
   envelope: r.envelope,
+  created_at: (r.created_at instanceof Date ? r.created_at : new Date(r.created_at)).getTime(),
   endpoint: {
     url: r.url,
     status: r.status,

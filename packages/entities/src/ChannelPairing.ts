@@ -1,8 +1,8 @@
 /**
  * A linked-device (QR) channel's pairing handlers: `StartPairing` / `LogoutPairing` /
  * `PairingStatus` answer once the channel row shows the status the link reached, and
- * `WatchPairing` (the api node's SSE stream) sends a snapshot, then QR codes, status changes and
- * expiry. The QR code travels only on that stream.
+ * `WatchPairing` (the api node's SSE stream) sends a snapshot, then QR codes, status changes,
+ * expiry and failed attempts to reach WhatsApp. The QR code travels only on that stream.
  */
 import { Rpc } from "@effect/rpc"
 import { ChannelsRepo } from "@switchboard/db"
@@ -41,7 +41,8 @@ export const makePairingHandlers = <E, R>(options: {
           status: snap.status,
           qr_available: snap.qr !== null,
           qr_expires_at: snap.qr?.expiresAt ?? null,
-          phone_number: snap.phoneNumber
+          phone_number: snap.phoneNumber,
+          connection_error: snap.connectionError
         }))
 
     /** Answers once the channel row shows the status the link reached (recorded by the events fiber). */
@@ -83,11 +84,12 @@ export const makePairingHandlers = <E, R>(options: {
             channelId,
             status: snap.status,
             phoneNumber: snap.phoneNumber,
-            qr: snap.qr
+            qr: snap.qr,
+            connectionError: snap.connectionError
           }
           const later: Stream.Stream<QrPairingFrame> = Stream.fromQueue(events).pipe(Stream.filter(
-            (e): e is Extract<QrConnectionEvent, { _tag: "qr" | "state" | "expired" }> =>
-              e._tag === "qr" || e._tag === "state" || e._tag === "expired"
+            (e): e is Extract<QrConnectionEvent, { _tag: "qr" | "state" | "expired" | "connection_error" }> =>
+              e._tag === "qr" || e._tag === "state" || e._tag === "expired" || e._tag === "connection_error"
           ))
           // an open stream is an active request: it would hold the runner's shutdown (15 s)
           return Stream.concat(Stream.succeed(first), later).pipe(Stream.interruptWhen(runnerStopping))

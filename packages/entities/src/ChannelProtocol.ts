@@ -6,7 +6,7 @@
 import { Entity } from "@effect/cluster"
 import { Rpc } from "@effect/rpc"
 import { ChannelStatus, E164 } from "@switchboard/domain"
-import { QrPairingFrame } from "@switchboard/providers/contract"
+import { QrConnectionError, QrPairingFrame } from "@switchboard/providers/contract"
 import { Schema } from "effect"
 
 /**
@@ -42,7 +42,9 @@ export class PairingView extends Schema.Class<PairingView>("PairingView")({
   status: ChannelStatus,
   qr_available: Schema.Boolean,
   qr_expires_at: Schema.NullOr(Schema.Number),
-  phone_number: Schema.NullOr(Schema.String)
+  phone_number: Schema.NullOr(Schema.String),
+  /** why the last attempt could not reach WhatsApp (`nextAttemptAt`: epoch ms) */
+  connection_error: Schema.NullOr(QrConnectionError)
 }) {}
 
 /** `qr/start`: begins or restarts pairing; answers once the new status is recorded. */

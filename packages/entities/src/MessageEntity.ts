@@ -9,10 +9,23 @@
  */
 import { Entity } from "@effect/cluster"
 import { MessagesRepo, Transactions } from "@switchboard/db"
+import type { Transitioned } from "@switchboard/db"
 import { dispatchRetryDelayMs, toTimestamp } from "@switchboard/domain"
 import { ProvidersConfig } from "@switchboard/providers"
 import { Clock, Effect, Option } from "effect"
 import { DispatchFailed, MessageEntity } from "./MessageProtocol.js"
+import * as MessagingMetrics from "./MessagingMetrics.js"
+
+/** Counts the status changes a committed transaction made (a rolled-back one counts nothing). */
+const counted = (moves: ReadonlyArray<Option.Option<Transitioned>>) =>
+  Effect.forEach(
+    moves,
+    (move) =>
+      Option.isSome(move)
+        ? MessagingMetrics.recordTransition(move.value.message.status, move.value.provider)
+        : Effect.void,
+    { discard: true }
+  )
 
 export const MessageEntityLive = MessageEntity.toLayer(
   Effect.gen(function*() {
@@ -22,6 +35,7 @@ export const MessageEntityLive = MessageEntity.toLayer(
     const messages = yield* MessagesRepo
     const { retryDelayScale } = yield* ProvidersConfig.ProvidersConfig
 
+    /** Every transition it made, in order; the message's status after the last. */
     const dispatchFailed = (payload: typeof DispatchFailed.payloadSchema.Type) =>
       Effect.gen(function*() {
         const failure = {
@@ -31,14 +45,14 @@ export const MessageEntityLive = MessageEntity.toLayer(
         } as const
         if (!payload.retryable) {
           const failed = yield* messages.transition(id, "failed_permanent", { failure, reason: payload.reason })
-          return Option.map(failed, (t) => t.message.status)
+          return [failed]
         }
         const failed = yield* messages.transition(id, "failed_retryable", {
           failure,
           countAttempt: true,
           reason: payload.reason
         })
-        if (Option.isNone(failed)) return Option.none()
+        if (Option.isNone(failed)) return [failed]
         const now = yield* Clock.currentTimeMillis
         const next = yield* Option.match(dispatchRetryDelayMs(failed.value.attempts, retryDelayScale), {
           onNone: () =>
@@ -51,7 +65,7 @@ export const MessageEntityLive = MessageEntity.toLayer(
             return messages.transition(id, "queued", { nextAttemptAt: at, reason: `retry at ${at}` })
           }
         })
-        return Option.map(next, (t) => t.message.status)
+        return [failed, next]
       })
 
     return MessageEntity.of({
@@ -62,8 +76,12 @@ export const MessageEntityLive = MessageEntity.toLayer(
             failure: payload.failure,
             occurredAt: payload.at === undefined ? undefined : toTimestamp(payload.at)
           })
-        ).pipe(Effect.map(Option.isSome)),
-      DispatchFailed: ({ payload }) => transactions.run(dispatchFailed(payload))
+        ).pipe(Effect.tap((moved) => counted([moved])), Effect.map(Option.isSome)),
+      DispatchFailed: ({ payload }) =>
+        transactions.run(dispatchFailed(payload)).pipe(
+          Effect.tap(counted),
+          Effect.map((moves) => Option.map(moves[moves.length - 1]!, (t) => t.message.status))
+        )
     })
   }),
   { maxIdleTime: "10 seconds" }

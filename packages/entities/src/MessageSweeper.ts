@@ -11,13 +11,18 @@
  * - cancels undispatched messages of archived channels (the archive's own cancellations were lost);
  * - expires messages queued for over 24 h.
  * Every step goes through the Message entity, the single writer of a message's status.
+ *
+ * It also samples the dispatch lag for metrics (`MessagingMetrics`), at most every `LAG_EVERY`:
+ * one query, on the one runner that holds this singleton.
  */
 import { Singleton } from "@effect/cluster"
 import { DispatchQueueRepo, SandboxNetworkRepo } from "@switchboard/db"
 import { QUEUED_EXPIRY_MS, toTimestamp } from "@switchboard/domain"
-import { Clock, Effect, Ref, Schedule } from "effect"
+import { Clock, Duration, Effect, Ref, Schedule } from "effect"
 import { ChannelEntity } from "./ChannelProtocol.js"
 import { MessageEntity } from "./MessageProtocol.js"
+import * as MessagingMetrics from "./MessagingMetrics.js"
+import * as SweeperMetrics from "./SweeperMetrics.js"
 
 /** A dispatch takes milliseconds (or up to ~30 s of retries during a failover); one still `dispatching` after this lost its dispatcher. */
 export const STUCK_DISPATCH_MS = 45_000
@@ -32,6 +37,12 @@ const RECEIPT_GIVE_UP_MS = 3600_000
 const LATER_RECEIPTS_REPAIR_MS = 300_000
 
 const BATCH = 500
+
+/** How often the dispatch lag is sampled (Prometheus scrapes every 15 s or so). */
+export const LAG_EVERY = Duration.seconds(5)
+
+const found = (kind: string, items: ReadonlyArray<unknown>) =>
+  SweeperMetrics.recordFound("messages", kind, items.length)
 
 /** Where the next sweep's pages of channels start: the last channel id woken, "" from the first. */
 export interface SweepCursors {
@@ -66,6 +77,8 @@ export const sweepMessages = (cursors: SweepCursors) =>
       after: yield* Ref.get(cursors.awaiting)
     })
     yield* advance(cursors.awaiting, awaiting)
+    yield* found("due_channels", due)
+    yield* found("channels_awaiting_receipts", awaiting)
     yield* Effect.forEach(new Set([...due, ...awaiting]), (id) => ignore(channel(id).Wake()), {
       concurrency: 50,
       discard: true
@@ -77,12 +90,14 @@ export const sweepMessages = (cursors: SweepCursors) =>
       toTimestamp(now - RECEIPT_GIVE_UP_MS),
       BATCH
     )
+    yield* found("missed_receipts", missed)
     yield* Effect.forEach(missed, (r) => ignore(message(r.messageId).Transition({ to: r.stage, at: r.at })), {
       concurrency: 10,
       discard: true
     })
 
     const stuck = yield* queue.stuckDispatching(toTimestamp(now - STUCK_DISPATCH_MS), BATCH)
+    yield* found("stuck_dispatching", stuck)
     yield* Effect.forEach(
       stuck,
       (m) =>
@@ -97,6 +112,7 @@ export const sweepMessages = (cursors: SweepCursors) =>
     )
 
     const orphaned = yield* queue.undispatchedOfArchived(BATCH)
+    yield* found("archived_channel_messages", orphaned)
     yield* Effect.forEach(
       orphaned,
       (id) => ignore(message(id).Transition({ to: "cancelled", reason: "channel archived" })),
@@ -104,6 +120,7 @@ export const sweepMessages = (cursors: SweepCursors) =>
     )
 
     const stale = yield* queue.staleQueued(toTimestamp(now - QUEUED_EXPIRY_MS), BATCH)
+    yield* found("expired", stale)
     yield* Effect.forEach(
       stale,
       (id) => ignore(message(id).Transition({ to: "expired", reason: "not dispatched within 24 h" })),
@@ -111,12 +128,33 @@ export const sweepMessages = (cursors: SweepCursors) =>
     )
   })
 
+/** Samples the dispatch lag into the metrics (`MessagingMetrics`). */
+export const sampleLag = Effect.gen(function*() {
+  const queue = yield* DispatchQueueRepo
+  const backlog = yield* queue.backlog()
+  const now = yield* Clock.currentTimeMillis
+  yield* MessagingMetrics.recordLag(backlog.map((c) => ({ ageSeconds: (now - c.oldest) / 1000, queued: c.queued })))
+})
+
 export const MessageSweeperLive = Singleton.make(
   "MessageSweeper",
-  Effect.flatMap(Effect.all({ due: Ref.make(""), awaiting: Ref.make("") }), (cursors) =>
-    sweepMessages(cursors).pipe(
+  Effect.gen(function*() {
+    const cursors = { due: yield* Ref.make(""), awaiting: yield* Ref.make("") }
+    const lagSampledAt = yield* Ref.make(0)
+    // the runner that takes this singleton over reports the lag from then on
+    yield* Effect.addFinalizer(() => MessagingMetrics.clearLag)
+    const lag = Effect.gen(function*() {
+      const now = yield* Clock.currentTimeMillis
+      if (now - (yield* Ref.get(lagSampledAt)) < Duration.toMillis(LAG_EVERY)) return
+      yield* Ref.set(lagSampledAt, now)
+      yield* sampleLag
+    })
+    return yield* sweepMessages(cursors).pipe(
+      SweeperMetrics.counted("messages"),
+      Effect.zipRight(lag),
       Effect.catchAllCause((cause) => Effect.logWarning("message sweep failed", cause)),
       Effect.repeat(Schedule.spaced("1 second")),
       Effect.asVoid
-    ))
+    )
+  }).pipe(Effect.scoped)
 )

@@ -11,6 +11,7 @@ import { ChannelsRepo, SandboxRepo } from "@switchboard/db"
 import { toTimestamp } from "@switchboard/domain"
 import { Clock, Effect, Schedule } from "effect"
 import { ChannelEntity } from "./ChannelProtocol.js"
+import * as SweeperMetrics from "./SweeperMetrics.js"
 
 const BATCH = 200
 
@@ -32,12 +33,15 @@ export const sweepSandboxSessions = Effect.gen(function*() {
       Effect.annotateLogs({ expired: expired.length, channels_archived: archived })
     )
   }
+  yield* SweeperMetrics.recordFound("sandbox", "expired_sessions", expired.length)
+  yield* SweeperMetrics.recordFound("sandbox", "archived_channels", archived)
   return { expired: expired.length, archived }
 })
 
 export const SandboxSweeperLive = Singleton.make(
   "SandboxSweeper",
   sweepSandboxSessions.pipe(
+    SweeperMetrics.counted("sandbox"),
     Effect.catchAllCause((cause) => Effect.logWarning("sandbox sweep failed", cause)),
     Effect.repeat(Schedule.spaced("10 seconds")),
     Effect.asVoid

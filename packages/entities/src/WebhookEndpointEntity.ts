@@ -13,8 +13,9 @@ import type { ClaimedDelivery } from "@switchboard/db"
 import { DISABLE_AFTER_FAILURES, isRetryable, MAX_ATTEMPTS, retryDelayMs, toTimestamp } from "@switchboard/domain"
 import type { DeliveryStatus, FailureReason } from "@switchboard/domain"
 import { SafeEgress, UrlPolicy, WebhooksConfig, WebhookSigner } from "@switchboard/webhooks"
-import { Clock, Effect, Layer, Queue, Random } from "effect"
+import { Clock, Effect, Layer, Metric, Queue, Random } from "effect"
 import { WebhookEndpointEntity } from "./WebhookEndpointProtocol.js"
+import * as WebhookMetrics from "./WebhookMetrics.js"
 
 /** Longest wait for the target's addresses at an attempt (a timeout is a `network_error`). */
 const RESOLVE_TIMEOUT_MS = 5_000
@@ -85,6 +86,7 @@ export const WebhookEndpointEntityLive = WebhookEndpointEntity.toLayer(
               "x-webhook-attempt": String(attemptNo),
               "x-webhook-signature": WebhookSigner.signatureHeader(secretsOf(endpoint, nowMs), timestamp, body)
             }
+            yield* WebhookMetrics.recordLatency(attemptNo, (nowMs - delivery.created_at) / 1000)
             outcome = yield* Effect.promise(() => SafeEgress.post(target, headers, body, agents.for(target)))
           }
         }
@@ -105,6 +107,7 @@ export const WebhookEndpointEntityLive = WebhookEndpointEntity.toLayer(
             responseStatus: outcome.status,
             latencyMs: outcome.latencyMs
           })
+          yield* WebhookMetrics.recordAttempt("succeeded", reason)
           return
         }
         let next: { status: DeliveryStatus; nextAttemptAt: string | null }
@@ -132,12 +135,17 @@ export const WebhookEndpointEntityLive = WebhookEndpointEntity.toLayer(
               toTimestamp(nowMs)
             )
             if (disabled) {
+              yield* Metric.increment(WebhookMetrics.endpointsDisabled)
               yield* Effect.logWarning("webhook endpoint disabled after consecutive failures").pipe(
                 Effect.annotateLogs("endpoint_id", endpointId)
               )
             }
           }
         }))
+        yield* WebhookMetrics.recordAttempt(
+          next.status === "pending" ? "retrying" : next.status === "succeeded" ? "succeeded" : next.status,
+          reason
+        )
       })
 
     // Deliveries whose attempt runs now. Each attempt runs on its own fiber (interrupted with the

@@ -9,6 +9,7 @@ import { PgClient } from "@effect/sql-pg"
 import { DatabaseConfig, WEBHOOK_WAKE_CHANNEL, WebhookDeliveriesRepo } from "@switchboard/db"
 import { DELIVERY_RETENTION_MS, toTimestamp } from "@switchboard/domain"
 import { Clock, Effect, Option, Schedule, Stream } from "effect"
+import * as SweeperMetrics from "./SweeperMetrics.js"
 import { WebhookEndpointEntity } from "./WebhookEndpointProtocol.js"
 
 /** An attempt takes at most 10 s; one still `delivering` after this lost its runner. */
@@ -18,8 +19,10 @@ export const sweepWebhooks = Effect.gen(function*() {
   const deliveries = yield* WebhookDeliveriesRepo
   const endpoint = yield* WebhookEndpointEntity.client
   const now = yield* Clock.currentTimeMillis
-  yield* deliveries.requeueStuck(toTimestamp(now - STUCK_MS), toTimestamp(now))
+  const stuck = yield* deliveries.requeueStuck(toTimestamp(now - STUCK_MS), toTimestamp(now))
   const due = yield* deliveries.endpointsWithDueWork(toTimestamp(now), 1000)
+  yield* SweeperMetrics.recordFound("webhooks", "stuck_deliveries", stuck)
+  yield* SweeperMetrics.recordFound("webhooks", "due_endpoints", due.length)
   yield* Effect.forEach(due, (id) => endpoint(id).Wake().pipe(Effect.catchAllCause(() => Effect.void)), {
     concurrency: 50,
     discard: true
@@ -51,6 +54,7 @@ export const purgeDeliveries = Effect.gen(function*() {
   const deliveries = yield* WebhookDeliveriesRepo
   const now = yield* Clock.currentTimeMillis
   const purged = yield* deliveries.purge(toTimestamp(now - DELIVERY_RETENTION_MS))
+  yield* SweeperMetrics.recordFound("webhooks", "purged_deliveries", purged)
   if (purged > 0) yield* Effect.logInfo("purged old webhook deliveries").pipe(Effect.annotateLogs("count", purged))
 })
 
@@ -63,6 +67,7 @@ export const WebhookSweeperLive = Singleton.make(
       Effect.forever
     ),
     sweepWebhooks.pipe(
+      SweeperMetrics.counted("webhooks"),
       Effect.catchAllCause((cause) => Effect.logWarning("webhook sweep failed", cause)),
       Effect.repeat(Schedule.spaced("1 second"))
     ),

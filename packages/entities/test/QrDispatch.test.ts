@@ -33,7 +33,13 @@ const recording: ChannelProvider = {
         events: Stream.never,
         pendingReceipts: Effect.succeed(0),
         pairing: {
-          snapshot: Effect.succeed({ channelId: channel.id, status: channel.status, phoneNumber: null, qr: null }),
+          snapshot: Effect.succeed({
+            channelId: channel.id,
+            status: channel.status,
+            phoneNumber: null,
+            qr: null,
+            connectionError: null
+          }),
           subscribe: Effect.die("not used"),
           start: Effect.void,
           logout: Effect.void

@@ -1,4 +1,7 @@
 export * as Logging from "./Logging.js"
+export * as MetricsConfig from "./MetricsConfig.js"
+export * as MetricsServer from "./MetricsServer.js"
+export * as PrometheusText from "./PrometheusText.js"
 export * as Redis from "./Redis.js"
 export * as SecretBox from "./SecretBox.js"
 export * as SecretsConfig from "./SecretsConfig.js"

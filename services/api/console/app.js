@@ -301,6 +301,7 @@ function stopPairing() {
   state.pairing = null
   $("pairing").hidden = true
   $("qr").replaceChildren()
+  setPairingHint(null)
 }
 
 $("close-pairing").addEventListener("click", () => { stopPairing(); loadChannels() })
@@ -318,6 +319,7 @@ async function startPairing(channel) {
 async function beginPairing(p) {
   $("new-code").hidden = true
   p.done = false
+  setPairingHint(null)
   setPairingStatus("Asking WhatsApp for a code…")
   openStream(p)
   try {
@@ -331,6 +333,20 @@ function setPairingStatus(text, bad = false) {
   const s = $("pairing-status")
   s.textContent = text
   s.className = bad ? "error" : ""
+}
+
+/** What to check, from the server, when WhatsApp cannot be reached (`null` hides it). */
+function setPairingHint(text) {
+  const h = $("pairing-hint")
+  h.textContent = text ?? ""
+  h.hidden = !text
+}
+
+/** A `connection_error` (`qr/stream`): the reason as a hint; while another attempt follows, say so. */
+function showConnectionError(error) {
+  if (!error) return setPairingHint(null)
+  setPairingHint(error.message)
+  if (error.next_attempt_at) setPairingStatus("WhatsApp cannot be reached; trying again…", true)
 }
 
 function drawQr(text) {
@@ -355,7 +371,11 @@ function onFrame(p, event, data) {
   if (event === "snapshot") {
     if (data.status === "connected") return onConnected(p, data.phone_number)
     if (data.qr) { drawQr(data.qr); startCountdown(p, data.qr_expires_at); setPairingStatus("Scan the code with WhatsApp.") }
+    showConnectionError(data.connection_error)
+  } else if (event === "qr.connection_error") {
+    showConnectionError(data)
   } else if (event === "qr.updated") {
+    setPairingHint(null)
     drawQr(data.qr)
     startCountdown(p, data.qr_expires_at)
     setPairingStatus("Scan the code with WhatsApp.")
@@ -374,7 +394,9 @@ function onFrame(p, event, data) {
       clearInterval(p.countdown)
       $("qr").replaceChildren()
       setPairingStatus(`Not linked: ${reasonText(data.reason)}`, true)
+      setPairingHint(data.connection_error?.message ?? null)
       $("new-code").hidden = false
+      loadChannels().catch(() => {})
     } else if (data.reason) {
       setPairingStatus(reasonText(data.reason), data.to_status === "degraded")
     }
@@ -383,6 +405,7 @@ function onFrame(p, event, data) {
 
 async function onConnected(p, number) {
   p.done = true
+  setPairingHint(null)
   clearInterval(p.countdown)
   $("qr").replaceChildren()
   $("countdown").textContent = ""

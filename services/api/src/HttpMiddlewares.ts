@@ -3,8 +3,8 @@
  * - `errorMapping` (API-level, inside the builder's error encoder): decode failures, malformed
  *   JSON, oversize bodies, unknown routes and defects become error envelopes; a refusal that says
  *   when to retry (`details.retry_after_seconds`) gets its `Retry-After` header here;
- * - `serveMiddleware` (outermost): request id, log annotation, access log, global prefix, the
- *   request's span when tracing is on (`HttpTracing`).
+ * - `serveMiddleware` (outermost): request id, log annotation, access log, request metrics
+ *   (`HttpMetrics`), global prefix, the request's span when tracing is on (`HttpTracing`).
  */
 import {
   HttpApiBuilder,
@@ -29,6 +29,7 @@ import { Cause, Chunk, Effect, Layer, Option, Predicate, Schema } from "effect"
 import { randomUUID } from "node:crypto"
 import type { IncomingMessage } from "node:http"
 import { HttpConfig } from "./HttpConfig.js"
+import * as HttpMetrics from "./HttpMetrics.js"
 import * as HttpTracing from "./HttpTracing.js"
 import * as Issues from "./Issues.js"
 import * as JsonGuard from "./JsonGuard.js"
@@ -327,12 +328,14 @@ export const serveMiddleware =
         Effect.succeed(HttpServerResponse.setHeader(response, "x-request-id", requestId))
       )
       let routed = app
-      let path = request.url // without the prefix
+      // the path the contract sees (metrics and spans name it by its route template)
+      let path = request.url
       if (options.basePath !== "") {
         const url = request.url
         const prefixed = url === options.basePath || url.startsWith(`${options.basePath}/`) ||
           url.startsWith(`${options.basePath}?`)
         if (!prefixed) {
+          path = "/unmatched"
           routed = envelopeResponse(
             NotFound,
             new NotFound({
@@ -346,6 +349,7 @@ export const serveMiddleware =
           routed = Effect.provideService(app, HttpServerRequest.HttpServerRequest, request.modify({ url: path }))
         }
       }
+      routed = HttpMetrics.measure(path)(routed)
       const logged = options.logRequests ? HttpMiddleware.logger(routed) : routed
       return yield* Effect.annotateLogs(HttpTracing.traced(logged, requestId, path), "request_id", requestId)
     })

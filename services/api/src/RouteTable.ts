@@ -17,6 +17,9 @@ export interface RouteRequirement {
 /** Non-contract routes served beside the API. */
 export const EXTRA_ROUTES = ["/openapi.json", "/docs"] as const
 
+/** Paths of the console's files: one metrics label for them all. */
+const CONSOLE = /^\/console(\/[^/]*)?$/
+
 /** find-my-way's default: a longer path member matches no route. */
 export const MAX_PARAM_LENGTH = 100
 
@@ -51,8 +54,18 @@ export const build = () => {
     regex: new RegExp("^" + template.replace(/:[^/]+/g, "[^/]+") + "/?$"),
     methods: Array.from(methods)
   }))
+  // the most specific first: a static segment wins over a parameter (`/v1/x/export` over `/v1/x/:id`)
+  const bySpecificity = [...matchers].sort((a, b) =>
+    a.template.split(":").length - b.template.split(":").length || b.template.length - a.template.length
+  )
   return {
     requirements: requirements as ReadonlyMap<string, RouteRequirement>,
+    /**
+     * The path template a request path belongs to (`/v1/messages/:messageId`), for metrics labels
+     * (bounded: never the raw path); `undefined` when no route has it.
+     */
+    templateOf: (pathname: string): string | undefined =>
+      bySpecificity.find((m) => m.regex.test(pathname))?.template ?? (CONSOLE.test(pathname) ? "/console" : undefined),
     allowedMethods: (pathname: string): ReadonlyArray<string> =>
       matchers.filter((m) => m.regex.test(pathname)).flatMap((m) => m.methods),
     /** The route template a request matches (`/v1/messages/:messageId`), for span names. */

@@ -2,7 +2,7 @@
 import { NodeRuntime } from "@effect/platform-node"
 import { MigratedDatabase } from "@switchboard/db"
 import { Cluster } from "@switchboard/entities/protocol"
-import { Logging, Redis, StartupSafety, Tracing } from "@switchboard/infra"
+import { Logging, MetricsServer, Redis, StartupSafety, Tracing } from "@switchboard/infra"
 import { ProvidersConfig } from "@switchboard/providers/contract"
 import { WebhooksConfig } from "@switchboard/webhooks"
 import { Effect, Layer } from "effect"
@@ -25,6 +25,8 @@ HttpServer.serverLayer.pipe(
   Layer.provide(Cluster.client),
   Layer.provide([MigratedDatabase.layer, Redis.layerFromEnv]),
   Layer.merge(StartupSafety.warningsLayer("api")),
+  // GET /metrics on its own listener when METRICS_PORT is set (README "Metrics")
+  Layer.merge(MetricsServer.layerFromEnv),
   Layer.launch,
   Effect.provide(Tracing.layerFromEnv("switchboard-api").pipe(Layer.provideMerge(Logging.layer))),
   NodeRuntime.runMain({ disablePrettyLogger: true })

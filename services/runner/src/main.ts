@@ -2,7 +2,7 @@
 import { NodeRuntime } from "@effect/platform-node"
 import { MigratedDatabase } from "@switchboard/db"
 import { Cluster } from "@switchboard/entities"
-import { Logging, Redis, StartupSafety, Tracing } from "@switchboard/infra"
+import { Logging, MetricsServer, Redis, StartupSafety, Tracing } from "@switchboard/infra"
 import { ProvidersConfig, QrConnectionConfig } from "@switchboard/providers"
 import { WebhooksConfig } from "@switchboard/webhooks"
 import { Effect, Layer } from "effect"
@@ -16,6 +16,8 @@ Entities.layer.pipe(
   Layer.provide(Cluster.runner),
   Layer.provide([MigratedDatabase.layer, Redis.layerFromEnv]),
   Layer.merge(StartupSafety.warningsLayer("runner")),
+  // GET /metrics on its own listener when METRICS_PORT is set (README "Metrics")
+  Layer.merge(MetricsServer.layerFromEnv),
   Layer.launch,
   Effect.provide(Tracing.layerFromEnv("switchboard-runner").pipe(Layer.provideMerge(Logging.layer))),
   NodeRuntime.runMain({ disablePrettyLogger: true })

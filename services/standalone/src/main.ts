@@ -5,7 +5,7 @@
 import { NodeRuntime } from "@effect/platform-node"
 import { MigratedDatabase } from "@switchboard/db"
 import { Cluster } from "@switchboard/entities"
-import { Logging, Redis, StartupSafety, Tracing } from "@switchboard/infra"
+import { Logging, MetricsServer, Redis, StartupSafety, Tracing } from "@switchboard/infra"
 import { ProvidersConfig, QrConnectionConfig } from "@switchboard/providers"
 import { HttpConfig, HttpServer, IdentityConfig, Mailer } from "@switchboard/service-api"
 import { Entities } from "@switchboard/service-runner"
@@ -27,6 +27,8 @@ Layer.mergeAll(HttpServer.serverLayer, Entities.layer).pipe(
   Layer.provide(Cluster.single),
   Layer.provide([MigratedDatabase.layer, Redis.layerFromEnv]),
   Layer.merge(StartupSafety.warningsLayer("standalone")),
+  // GET /metrics on its own listener when METRICS_PORT is set (README "Metrics")
+  Layer.merge(MetricsServer.layerFromEnv),
   Layer.launch,
   Effect.provide(Tracing.layerFromEnv("switchboard").pipe(Layer.provideMerge(Logging.layer))),
   NodeRuntime.runMain({ disablePrettyLogger: true })

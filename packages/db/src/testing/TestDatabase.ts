@@ -3,10 +3,14 @@
  *
  * Real mode (`TEST_DATABASE_URL` or `DATABASE_URL` set): a new Postgres database cloned from a
  * template that the global setup migrated once, dropped when the file's scope ends.
- * Embedded mode: a new in-memory PGlite, migrated.
+ * Embedded mode: a new in-memory PGlite loaded from a migrated data folder that the global setup
+ * dumped once (`prepareSeed`), so a file does not pay for every migration again.
  */
 import { Effect, Layer, Option, Redacted } from "effect"
 import { createHash, randomBytes } from "node:crypto"
+import { existsSync, mkdtempSync, renameSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import pg from "pg"
 import * as Database from "../Database.js"
 import * as DatabaseConfig from "../DatabaseConfig.js"
@@ -91,13 +95,52 @@ export const prepareTemplate = async (url: string): Promise<void> => {
   })
 }
 
+/** Embedded mode: where the migrated data folder of this list of migrations is dumped. */
+export const seedFile = () => join(tmpdir(), `${templateName().replace("template", "seed")}.tar`)
+
+/**
+ * Global setup, embedded mode: migrates an on-disk PGlite once and dumps its data folder to
+ * `seedFile()` (kept between runs; its name changes with the list of migrations). Written under a
+ * temporary name and renamed, so concurrent runs never read half a file.
+ */
+export const prepareSeed = async (): Promise<void> => {
+  const target = seedFile()
+  if (existsSync(target)) return
+  const dataDir = mkdtempSync(join(tmpdir(), "sbt-seed-"))
+  try {
+    await Effect.runPromise(
+      Migrations.run.pipe(Effect.provide(Database.layerEmbedded(dataDir)), Effect.scoped, Effect.orDie)
+    )
+    const { PGlite } = await import("@electric-sql/pglite")
+    const { pg_trgm } = await import("@electric-sql/pglite/contrib/pg_trgm")
+    const db = await PGlite.create(join(dataDir, "pglite"), { extensions: { pg_trgm } })
+    try {
+      const dump = await db.dumpDataDir("none")
+      const partial = `${target}.${process.pid}.partial`
+      writeFileSync(partial, Buffer.from(await dump.arrayBuffer()))
+      renameSync(partial, target)
+    } finally {
+      await db.close()
+    }
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true })
+  }
+}
+
 /**
  * `DatabaseConfig` naming a fresh database (`MigratedDatabase` builds the client and migrates).
  * Redis for tests is `@switchboard/infra/testing`.
  */
 export const layer = Layer.unwrapScoped(Effect.gen(function*() {
   const url = testDatabaseUrl()
-  if (url === undefined) return DatabaseConfig.layer({ url: Option.none(), dataDir: Database.MEMORY })
+  if (url === undefined) {
+    const seed = seedFile()
+    return DatabaseConfig.layer({
+      url: Option.none(),
+      dataDir: Database.MEMORY,
+      ...(existsSync(seed) ? { seedFile: seed } : {})
+    })
+  }
   const database = `sbt_${process.pid}_${randomBytes(4).toString("hex")}`
   yield* Effect.acquireRelease(
     Effect.promise(() => admin(url, (c) => c.query(`CREATE DATABASE "${database}" TEMPLATE "${templateName()}"`))),

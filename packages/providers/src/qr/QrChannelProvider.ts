@@ -7,7 +7,8 @@
  * - `send` uses our message id as the WhatsApp id; not connected or a Baileys failure is a
  *   retryable refusal (the message was not accepted and goes back to the queue with backoff).
  * - `events`: receipts, inbound texts and status changes, in the order the connection reports
- *   them. QR codes and expiry only go to pairing watchers (`pairing.subscribe`), never here.
+ *   them. QR codes, expiry and connection errors only go to pairing watchers (`pairing.subscribe`),
+ *   never here.
  */
 import { Effect, Option, Stream } from "effect"
 import type { ChannelConnection, ChannelProvider, ProviderEvent } from "../ChannelProvider.js"
@@ -38,6 +39,7 @@ const toProviderEvent = (event: QrConnectionEvent): ProviderEvent | undefined =>
       }
     case "qr":
     case "expired":
+    case "connection_error":
       return undefined
   }
 }

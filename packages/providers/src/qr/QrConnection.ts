@@ -14,8 +14,12 @@
  * | 403, 411 forbidden; 405 outdated client | terminal |
  * | 408 before pairing, codes shown | every QR code expired: `expired`, then `disconnected`; wait for `start` |
  * | 408 after pairing (or before any code), 428, 500, 503, others | reconnect with exponential backoff and jitter; after the budget, `disconnected` |
+ * | closed before the WebSocket opened (DNS, refused, timeout, TLS, HTTP error) | a connection error: reported (`connection_error`), then as the row above, but after `qr/start` and until a link first opens only `connectMaxFailures` attempts in a row |
  *
- * The budget counts reconnects (515 included) since the last `open`, so nothing loops.
+ * The budget counts reconnects (515 included) since the last `open`, so nothing loops. A close
+ * before the WebSocket opened never reached WhatsApp, so its Baileys code (408 for a DNS failure,
+ * an HTTP status from a proxy) says nothing about the link: it is classified (`QrConnectFailure`)
+ * instead, and someone waiting on `qr/start` learns in seconds why, not after the whole budget.
  * Status changes follow the domain's `transitionChannel` (ChannelStateMachine).
  *
  * Over 350 lines on purpose: it is one actor, and its handlers share the actor's state (the live
@@ -43,8 +47,10 @@ import {
 import { makeBaileysLogger } from "./BaileysLogger.js"
 import * as QrAuthState from "./QrAuthState.js"
 import { QrAuthStateRepo } from "./QrAuthStateRepo.js"
+import { classifyConnectFailure, type QrConnectFailure } from "./QrConnectFailure.js"
 import { QrConnectionConfig } from "./QrConnectionConfig.js"
-import type { QrConnectionEvent, QrReceiptEvent, QrStateEvent } from "./QrConnectionEvent.js"
+import type { QrConnectionError, QrConnectionEvent, QrReceiptEvent, QrStateEvent } from "./QrConnectionEvent.js"
+import * as QrMetrics from "./QrMetrics.js"
 import { QrNotConnected, QrSendFailed } from "./QrSendError.js"
 
 /** What a QR channel can do (0.5 messages per second). */
@@ -67,6 +73,8 @@ export interface QrSnapshot {
   readonly status: ChannelStatus
   readonly phoneNumber: string | null
   readonly qr: QrCodeSnapshot | null
+  /** why the last attempt could not reach WhatsApp, until it is reached again or pairing restarts */
+  readonly connectionError: QrConnectionError | null
 }
 
 /** A text to send. `messageId` (ours) becomes the WhatsApp message id. */
@@ -108,7 +116,13 @@ type Command =
   | { readonly _tag: "Logout"; readonly done: Effect.Effect<void> }
   | { readonly _tag: "SocketQr"; readonly generation: number; readonly code: string }
   | { readonly _tag: "SocketOpen"; readonly generation: number }
-  | { readonly _tag: "SocketClosed"; readonly generation: number; readonly code: number | undefined }
+  | {
+    readonly _tag: "SocketClosed"
+    readonly generation: number
+    readonly code: number | undefined
+    /** set when the socket closed before its WebSocket opened (WhatsApp was never reached) */
+    readonly failure: QrConnectFailure | undefined
+  }
   | { readonly _tag: "SocketReceipts"; readonly generation: number; readonly items: ReadonlyArray<RawReceipt> }
   | {
     readonly _tag: "SocketUpsert"
@@ -208,6 +222,13 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
   let qrSequence = 0
   let phoneNumber: string | null = null
   let reconnect: Fiber.RuntimeFiber<void> | undefined
+  /** attempts in a row that could not reach WhatsApp, and why the last one failed */
+  let connectFailures = 0
+  let connectionError: QrConnectionError | null = null
+  /** someone asked (`qr/start`) and no link opened since: connection failures give up early */
+  let interactive = false
+  /** whether this connection counts in the status gauge (`QrMetrics`): from set-up to its end */
+  let counted = false
   /** QR strings issued by this connection: scrubbed from Baileys' log lines */
   const issuedCodes: Array<string> = []
   /** receipts already reported (both Baileys events can carry the same one) */
@@ -215,11 +236,16 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
 
   const publish = (event: QrConnectionEvent) => PubSub.publish(events, event)
 
-  const move = (event: ChannelInput, closeCode: number | null = null) =>
+  const move = (
+    event: ChannelInput,
+    closeCode: number | null = null,
+    causedBy: QrConnectionError | null = null
+  ) =>
     Effect.gen(function*() {
       const t = transitionChannel(status, event)
       if (t._tag !== "Moved") return
       status = t.to
+      if (counted) yield* QrMetrics.moved(t.from, t.to)
       yield* Effect.logInfo("qr channel status changed").pipe(Effect.annotateLogs({
         ...annotations,
         from_status: t.from,
@@ -236,7 +262,8 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
           reason: t.reason,
           closeCode,
           requiresRepair: t.requiresRepair,
-          phoneNumber
+          phoneNumber,
+          connectionError: causedBy
         } satisfies QrStateEvent
       )
     })
@@ -307,11 +334,25 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
         Runtime.runFork(runtime)(Effect.logError("qr creds not saved", error).pipe(Effect.annotateLogs(annotations)))
       )
     })
+    // a socket whose WebSocket never opened did not reach WhatsApp: its close is a connection error
+    let reached = false
+    s.ws.on("open", () => {
+      reached = true
+    })
     s.ev.on("connection.update", (update) => {
       if (update.qr) offer({ _tag: "SocketQr", generation: gen, code: update.qr })
       if (update.connection === "open") offer({ _tag: "SocketOpen", generation: gen })
       if (update.connection === "close") {
-        offer({ _tag: "SocketClosed", generation: gen, code: closeCodeOf(update.lastDisconnect?.error) })
+        const error = update.lastDisconnect?.error
+        offer({
+          _tag: "SocketClosed",
+          generation: gen,
+          code: closeCodeOf(error),
+          failure: reached ? undefined : classifyConnectFailure(error, {
+            websocketUrl: config.websocketUrl,
+            connectTimeoutMs: Duration.toMillis(config.connectTimeout)
+          })
+        })
       }
     })
     s.ev.on(
@@ -384,19 +425,52 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
   const giveUp = (closeCode: number | null) =>
     Effect.gen(function*() {
       qr = null
-      yield* move({ _tag: "GaveUp" }, closeCode)
+      yield* move({ _tag: "GaveUp" }, closeCode, connectionError)
     })
 
-  /** A transient close: back off with jitter inside the budget, else give up. */
-  const scheduleReconnect = (closeCode: number | null) =>
+  /** WhatsApp answered: connection errors so far are over. */
+  const clearConnectionError = () => {
+    connectFailures = 0
+    connectionError = null
+  }
+
+  /** Records and reports why an attempt could not reach WhatsApp (`nextAttemptAt` null: giving up). */
+  const reportFailure = (failure: QrConnectFailure, nextAttemptAt: number | null) =>
     Effect.gen(function*() {
-      if (attempts >= config.reconnectMaxAttempts) return yield* giveUp(closeCode)
+      connectionError = { reason: failure.reason, message: failure.message, failures: connectFailures, nextAttemptAt }
+      yield* QrMetrics.unreachable(failure.reason)
+      yield* Effect.logWarning("qr connection attempt could not reach WhatsApp").pipe(Effect.annotateLogs({
+        ...annotations,
+        reason: failure.reason,
+        failures: connectFailures,
+        detail: failure.message
+      }))
+      yield* publish({ _tag: "connection_error", channelId, ...connectionError })
+    })
+
+  /**
+   * A transient close, or an attempt that could not reach WhatsApp (`failure`): back off with
+   * jitter inside the budget, else give up. After `qr/start`, until a link opens, connection
+   * failures have a budget of their own (`connectMaxFailures`).
+   */
+  const scheduleReconnect = (closeCode: number | null, failure?: QrConnectFailure) =>
+    Effect.gen(function*() {
+      if (failure) connectFailures++
+      else clearConnectionError()
+      const spent = attempts >= config.reconnectMaxAttempts ||
+        (failure !== undefined && interactive && connectFailures >= config.connectMaxFailures)
+      if (spent) {
+        if (failure) yield* reportFailure(failure, null)
+        return yield* giveUp(closeCode)
+      }
       const base = Duration.toMillis(config.reconnectBaseDelay) * 2 ** attempts
       const ceiling = Math.min(Duration.toMillis(config.reconnectMaxDelay), base)
       // "equal jitter": between half and all of the exponential delay
       const delay = Math.round(ceiling / 2 + (yield* Random.next) * (ceiling / 2))
       attempts++
+      yield* QrMetrics.reconnecting(closeCode)
       yield* move({ _tag: "LinkLost" }, closeCode)
+      if (failure) yield* reportFailure(failure, (yield* Clock.currentTimeMillis) + delay)
       yield* Effect.logInfo("qr reconnect scheduled").pipe(Effect.annotateLogs({
         ...annotations,
         attempt: attempts,
@@ -419,15 +493,20 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
     phoneNumber = null
   })
 
-  const onClosed = (code: number | undefined) =>
+  const onClosed = (code: number | undefined, failure: QrConnectFailure | undefined) =>
     Effect.gen(function*() {
       socket = undefined
       open = false
       const closeCode = code ?? null
       yield* Effect.logInfo("qr socket closed").pipe(Effect.annotateLogs({ ...annotations, close_code: String(code) }))
+      yield* QrMetrics.closed(closeCode)
+      // never reached WhatsApp: the code is Baileys' guess (408 for DNS, a proxy's HTTP status), not WhatsApp's word
+      if (failure) return yield* scheduleReconnect(closeCode, failure)
+      clearConnectionError()
       if (code === DisconnectReason.restartRequired) {
         if (attempts >= config.reconnectMaxAttempts) return yield* giveUp(closeCode)
         attempts++
+        yield* QrMetrics.reconnecting(closeCode)
         return yield* openSocket
       }
       if (code === DisconnectReason.loggedOut) {
@@ -452,6 +531,8 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
   const reset = Effect.gen(function*() {
     yield* closeSocket
     attempts = 0
+    clearConnectionError()
+    interactive = false
     qr = null
     qrSequence = 0
     auth = yield* QrAuthState.load(channelId, config.keyring).pipe(Effect.provideService(QrAuthStateRepo, repo))
@@ -465,6 +546,7 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
           // archived and suspended channels do not pair (the owner refuses qr/start before this)
           if (transitionChannel(status, { _tag: "Start" })._tag === "Refused") return
           yield* reset
+          interactive = true
           yield* move({ _tag: "Start" })
           yield* openSocket
         }).pipe(Effect.ensuring(command.done))
@@ -490,6 +572,8 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
           socket = undefined
           open = false
           yield* cancelReconnect
+          clearConnectionError()
+          interactive = false
           if (s && wasOpen) {
             yield* Effect.promise(() => s.logout().catch(() => undefined)).pipe(
               Effect.timeout(config.queryTimeout),
@@ -503,6 +587,7 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
       case "SocketQr":
         return command.generation !== generation ? Effect.void : Effect.gen(function*() {
           const now = yield* Clock.currentTimeMillis
+          clearConnectionError()
           qrSequence++
           issuedCodes.push(command.code)
           if (issuedCodes.length > 50) issuedCodes.shift()
@@ -518,12 +603,14 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
         return command.generation !== generation ? Effect.void : Effect.gen(function*() {
           open = true
           attempts = 0
+          clearConnectionError()
+          interactive = false
           qr = null
           phoneNumber = jidToE164(auth?.state.creds.me?.id) ?? null
           yield* move({ _tag: "Opened" })
         })
       case "SocketClosed":
-        return command.generation !== generation ? Effect.void : onClosed(command.code)
+        return command.generation !== generation ? Effect.void : onClosed(command.code, command.failure)
       case "SocketReceipts":
         return command.generation !== generation
           ? Effect.void
@@ -548,6 +635,15 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
   )
   // the scope ends the socket; the link stays stored, so a later owner resumes it
   yield* Effect.addFinalizer(() => closeSocket)
+  // this connection counts in its status until it ends (`move` moves it between statuses)
+  yield* QrMetrics.moved(undefined, status)
+  counted = true
+  yield* Effect.addFinalizer(() =>
+    Effect.suspend(() => {
+      counted = false
+      return QrMetrics.ended(status)
+    })
+  )
 
   /** Runs a command on the actor and waits for its answer. */
   const ask = <A>(command: (done: (a: A) => Effect.Effect<void>) => Command) =>
@@ -583,7 +679,7 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
   return {
     channelId,
     capabilities: qrCapabilities,
-    snapshot: Effect.sync(() => ({ channelId, status, phoneNumber, qr })),
+    snapshot: Effect.sync(() => ({ channelId, status, phoneNumber, qr, connectionError })),
     subscribe: PubSub.subscribe(events),
     events: Stream.fromPubSub(events),
     start: ask<void>((done) => ({ _tag: "Start", done: done(undefined) })),

@@ -26,6 +26,12 @@ export class QrConnectionConfig extends Context.Tag("@switchboard/providers/QrCo
   readonly reconnectMaxDelay: Duration.Duration
   /** reconnects in a row without reaching `open` before the channel is given up (`disconnected`) */
   readonly reconnectMaxAttempts: number
+  /**
+   * after `qr/start`, until a link first opens: attempts in a row that cannot reach WhatsApp
+   * (DNS, refused, timeout, TLS) before the channel is given up (`disconnected`), instead of the
+   * whole reconnect budget
+   */
+  readonly connectMaxFailures: number
   /** how much of Baileys' log reaches ours (always scrubbed of QR material) */
   readonly baileysLogLevel: BaileysLogLevel
   /**
@@ -44,6 +50,7 @@ export const defaults: Context.Tag.Service<QrConnectionConfig> = {
   reconnectBaseDelay: Duration.seconds(1),
   reconnectMaxDelay: Duration.minutes(1),
   reconnectMaxAttempts: 10,
+  connectMaxFailures: 3,
   baileysLogLevel: "warn",
   keyring: SecretsConfig.developmentKeyring
 }
@@ -80,6 +87,11 @@ export const config: Config.Config<Context.Tag.Service<QrConnectionConfig>> = Co
     Config.withDefault(defaults.reconnectMaxAttempts),
     Config.validate({ message: "Expected a positive integer", validation: (n) => n > 0 }),
     Config.withDescription("Reconnects in a row without success before a QR channel is disconnected")
+  ),
+  connectMaxFailures: Config.integer("QR_CONNECT_MAX_FAILURES").pipe(
+    Config.withDefault(defaults.connectMaxFailures),
+    Config.validate({ message: "Expected a positive integer", validation: (n) => n > 0 }),
+    Config.withDescription("Failed attempts to reach WhatsApp after qr/start before a QR channel is disconnected")
   ),
   baileysLogLevel: Config.literal("silent", "error", "warn", "info", "debug", "trace")("QR_BAILEYS_LOG_LEVEL").pipe(
     Config.withDefault(defaults.baileysLogLevel),

@@ -4,7 +4,7 @@
  * cluster (e.g. a `WatchPairing` stream) as they are. The QR code is `Redacted`: it prints as
  * `<redacted>` in any log line and is read with `Redacted.value` only where it is shown to the user.
  */
-import { ChannelStatus, ChannelStatusReason, E164 } from "@switchboard/domain"
+import { ChannelStatus, ChannelStatusReason, E164, QrConnectionErrorReason } from "@switchboard/domain"
 import { Schema } from "effect"
 
 /** A new QR code to show; replaces the previous one. */
@@ -18,6 +18,28 @@ export const QrCodeEvent = Schema.TaggedStruct("qr", {
 })
 export type QrCodeEvent = typeof QrCodeEvent.Type
 
+/**
+ * The last connection attempt could not reach WhatsApp (docs/STATE-MACHINES.md, "QR connection
+ * errors"). Cleared once WhatsApp answers again or pairing restarts.
+ */
+export const QrConnectionError = Schema.Struct({
+  reason: QrConnectionErrorReason,
+  /** what happened and what to check, for a person */
+  message: Schema.String,
+  /** failed attempts in a row */
+  failures: Schema.Int,
+  /** epoch ms of the next attempt; `null` once the channel gave up */
+  nextAttemptAt: Schema.NullOr(Schema.Number)
+})
+export type QrConnectionError = typeof QrConnectionError.Type
+
+/** A connection attempt failed before reaching WhatsApp; another follows unless `nextAttemptAt` is `null`. */
+export const QrConnectionErrorEvent = Schema.TaggedStruct("connection_error", {
+  channelId: Schema.String,
+  ...QrConnectionError.fields
+})
+export type QrConnectionErrorEvent = typeof QrConnectionErrorEvent.Type
+
 /** The channel status changed. */
 export const QrStateEvent = Schema.TaggedStruct("state", {
   channelId: Schema.String,
@@ -29,7 +51,9 @@ export const QrStateEvent = Schema.TaggedStruct("state", {
   /** emit `channel.requires_repair`: the link is gone, only a new QR brings it back */
   requiresRepair: Schema.Boolean,
   /** the linked phone number once known, E.164 */
-  phoneNumber: Schema.NullOr(E164)
+  phoneNumber: Schema.NullOr(E164),
+  /** why WhatsApp could not be reached, when that caused the change (the give-up after failed attempts) */
+  connectionError: Schema.NullOr(QrConnectionError)
 })
 export type QrStateEvent = typeof QrStateEvent.Type
 
@@ -74,13 +98,30 @@ export const QrSnapshotEvent = Schema.TaggedStruct("snapshot", {
     code: Schema.Redacted(Schema.String),
     expiresAt: Schema.Number,
     sequence: Schema.Int
-  }))
+  })),
+  connectionError: Schema.NullOr(QrConnectionError)
 })
 export type QrSnapshotEvent = typeof QrSnapshotEvent.Type
 
-/** A pairing watcher's stream (`WatchPairing`): a snapshot, then codes, status changes and expiry. */
-export const QrPairingFrame = Schema.Union(QrSnapshotEvent, QrCodeEvent, QrStateEvent, QrExpiredEvent)
+/**
+ * A pairing watcher's stream (`WatchPairing`): a snapshot, then codes, status changes, expiry and
+ * failed connection attempts.
+ */
+export const QrPairingFrame = Schema.Union(
+  QrSnapshotEvent,
+  QrCodeEvent,
+  QrStateEvent,
+  QrExpiredEvent,
+  QrConnectionErrorEvent
+)
 export type QrPairingFrame = typeof QrPairingFrame.Type
 
-export const QrConnectionEvent = Schema.Union(QrCodeEvent, QrStateEvent, QrExpiredEvent, QrReceiptEvent, QrInboundEvent)
+export const QrConnectionEvent = Schema.Union(
+  QrCodeEvent,
+  QrStateEvent,
+  QrExpiredEvent,
+  QrConnectionErrorEvent,
+  QrReceiptEvent,
+  QrInboundEvent
+)
 export type QrConnectionEvent = typeof QrConnectionEvent.Type

@@ -32,6 +32,7 @@ import type { Category, CursorPosition, MessageStatus, SendMessageRequest } from
 import { ChannelEntity } from "@switchboard/entities/protocol"
 import { isMagicNumber } from "@switchboard/providers/contract"
 import { Clock, Effect, Option } from "effect"
+import * as SendMetrics from "../SendMetrics.js"
 import { Entitlements } from "./Entitlements.js"
 import { Idempotency } from "./Idempotency.js"
 import { MessageQuota } from "./MessageQuota.js"
@@ -197,9 +198,10 @@ export class Messages extends Effect.Service<Messages>()("@switchboard/service-a
                 Effect.catchAllCause(() => Effect.void),
                 Effect.forkDaemon
               )
+              yield* SendMetrics.recordAccepted(channel.provider)
               return message
             })
-        )
+        ).pipe(Effect.tapError(SendMetrics.recordRefused))
       }
     )
 

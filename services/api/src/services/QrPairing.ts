@@ -4,7 +4,7 @@
  * stream into server-sent events. The code appears only in stream frames: never in a status
  * response, a log line or a webhook.
  */
-import { PairingStatus } from "@switchboard/api"
+import { PairingStatus, QrConnectionError } from "@switchboard/api"
 import { ChannelsRepo } from "@switchboard/db"
 import {
   ChannelCapabilityUnavailable,
@@ -15,7 +15,7 @@ import {
 } from "@switchboard/domain"
 import type { Channel } from "@switchboard/domain"
 import { ChannelEntity, PairingUnavailable, type PairingView } from "@switchboard/entities/protocol"
-import type { QrPairingFrame } from "@switchboard/providers/contract"
+import type { QrConnectionError as ConnectionError, QrPairingFrame } from "@switchboard/providers/contract"
 import { Effect, Option, Redacted, Stream } from "effect"
 import type { SseFrame } from "../Sse.js"
 import { QrSafety } from "./QrSafety.js"
@@ -39,6 +39,15 @@ const unreachable = () =>
 
 const iso = (ms: number | null) => (ms === null ? null : toTimestamp(ms))
 
+/** A connection error as the API shows it (`qr/status`, stream frames). */
+const connectionErrorBody = (error: ConnectionError | null) =>
+  error === null ? null : new QrConnectionError({
+    reason: error.reason,
+    message: error.message,
+    failures: error.failures,
+    next_attempt_at: iso(error.nextAttemptAt)
+  })
+
 /** One SSE frame per pairing event. */
 export const toSseFrame = (channelId: string, frame: QrPairingFrame): SseFrame | undefined => {
   switch (frame._tag) {
@@ -51,7 +60,8 @@ export const toSseFrame = (channelId: string, frame: QrPairingFrame): SseFrame |
           qr_available: frame.qr !== null,
           qr: frame.qr === null ? null : Redacted.value(frame.qr.code),
           qr_expires_at: frame.qr === null ? null : toTimestamp(frame.qr.expiresAt),
-          phone_number: frame.phoneNumber
+          phone_number: frame.phoneNumber,
+          connection_error: connectionErrorBody(frame.connectionError)
         },
         ...(frame.qr === null ? {} : { id: String(frame.qr.sequence) })
       }
@@ -69,16 +79,32 @@ export const toSseFrame = (channelId: string, frame: QrPairingFrame): SseFrame |
     case "state":
       return {
         event: "qr.state",
-        data: { channel_id: channelId, from_status: frame.from, to_status: frame.to, reason: frame.reason }
+        data: {
+          channel_id: channelId,
+          from_status: frame.from,
+          to_status: frame.to,
+          reason: frame.reason,
+          connection_error: connectionErrorBody(frame.connectionError)
+        }
       }
     case "expired":
       return { event: "qr.expired", data: { channel_id: channelId } }
+    case "connection_error":
+      return {
+        event: "qr.connection_error",
+        data: { channel_id: channelId, ...connectionErrorBody(frame) }
+      }
   }
 }
 
-/** The stream ends after the frame that connects the channel or says every code expired. */
+/**
+ * The stream ends after the frame that connects the channel, says every code expired, or leaves
+ * it `disconnected` (gave up, logged out: only a new `qr/start` moves it again). A snapshot of a
+ * `disconnected` channel does not end it: the watcher is about to call `qr/start`.
+ */
 const isLast = (frame: QrPairingFrame) =>
-  (frame._tag === "state" && frame.to === "connected") || frame._tag === "expired" ||
+  (frame._tag === "state" && (frame.to === "connected" || frame.to === "disconnected")) ||
+  frame._tag === "expired" ||
   (frame._tag === "snapshot" && frame.status === "connected")
 
 export class QrPairing extends Effect.Service<QrPairing>()("@switchboard/service-api/QrPairing", {
@@ -117,7 +143,8 @@ export class QrPairing extends Effect.Service<QrPairing>()("@switchboard/service
         qr_available: view.qr_available,
         qr_expires_at: iso(view.qr_expires_at),
         phone_number: view.phone_number,
-        pairing_started_at: pairingStartedAt
+        pairing_started_at: pairingStartedAt,
+        connection_error: connectionErrorBody(view.connection_error)
       })
 
     /** The recorded status, for a channel whose entity has no pairing (archived, suspended) or did not answer. */
@@ -128,7 +155,8 @@ export class QrPairing extends Effect.Service<QrPairing>()("@switchboard/service
         qr_available: false,
         qr_expires_at: null,
         phone_number: channel.phone_number,
-        pairing_started_at: pairingStartedAt
+        pairing_started_at: pairingStartedAt,
+        connection_error: null
       })
 
     /** Asks the entity; its own refusal (archived or suspended meanwhile) is a 409, silence a 503. */

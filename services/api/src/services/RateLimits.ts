@@ -10,7 +10,8 @@
 import { RateLimiter } from "@effect/experimental"
 import { HttpApp, HttpServerResponse } from "@effect/platform"
 import { RateLimited } from "@switchboard/domain"
-import { Clock, Config, Duration, Effect, Option, Ref } from "effect"
+import { Clock, Config, Duration, Effect, Metric, Option, Ref } from "effect"
+import * as SendMetrics from "../SendMetrics.js"
 
 export interface RateLimitRuleSpec {
   readonly limit: number
@@ -134,6 +135,16 @@ const outageLog = Effect.gen(function*() {
   return { failed, answered } as const
 })
 
+const limited = Metric.counter("switchboard_rate_limited_total", {
+  description: "Requests refused with 429 by a rate-limit rule, by rule",
+  incremental: true
+})
+
+const unchecked = Metric.counter("switchboard_rate_limit_unchecked_total", {
+  description: "Requests allowed unchecked while the rate limiter's store was unreachable, by rule",
+  incremental: true
+})
+
 export class RateLimits extends Effect.Service<RateLimits>()("@switchboard/service-api/RateLimits", {
   effect: Effect.gen(function*() {
     const limiter = yield* RateLimiter.RateLimiter
@@ -164,7 +175,12 @@ export class RateLimits extends Effect.Service<RateLimits>()("@switchboard/servi
         return
       }
       const error = result.left
-      if (error.reason === "StoreError") return yield* outage.failed(ruleName)
+      if (error.reason === "StoreError") {
+        yield* Metric.increment(Metric.tagged(unchecked, "rule", ruleName))
+        return yield* outage.failed(ruleName)
+      }
+      yield* Metric.increment(Metric.tagged(limited, "rule", ruleName))
+      if (SendMetrics.SEND_RULES.has(ruleName)) yield* SendMetrics.recordRefusedReason(RateLimited.code.toLowerCase())
       yield* outage.answered
       const retryAfter = seconds(error.retryAfter)
       yield* setHeaders({

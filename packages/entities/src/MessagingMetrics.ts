@@ -1,0 +1,52 @@
+/**
+ * What the runners record about messages (docs/OPERATING.md "Metrics"): status changes by the
+ * Message entity, and the dispatch lag across channels the message sweeper samples. In memory;
+ * the lag costs one query per sweep, on the one runner that holds the sweeper.
+ */
+import { Effect, Metric } from "effect"
+
+export const transitions = Metric.counter("switchboard_message_transitions_total", {
+  description: "Message status changes made by the Message entity, by new status and channel provider",
+  incremental: true
+})
+
+export const recordTransition = (status: string, provider: string) =>
+  Metric.increment(Metric.tagged(Metric.tagged(transitions, "status", status), "provider", provider))
+
+/**
+ * The age of each dispatching channel's oldest queued message, summarised across channels (never
+ * one series per channel): `quantile` 0.5, 0.9, 0.99 and 1 (the oldest anywhere); 0 when nothing
+ * waits.
+ */
+export const dispatchLag = Metric.gauge("switchboard_dispatch_lag_seconds", {
+  description:
+    "Age of the oldest queued message per connected channel, summarised across channels (quantile 1: the largest)"
+})
+
+export const backloggedChannels = Metric.gauge("switchboard_dispatch_backlogged_channels", {
+  description: "Connected channels with at least one queued message"
+})
+
+export const queuedMessages = Metric.gauge("switchboard_dispatch_queued_messages", {
+  description: "Messages queued on connected channels"
+})
+
+export const LAG_QUANTILES = [0.5, 0.9, 0.99, 1] as const
+
+/** The `q` quantile of ascending `sorted` (nearest rank); 0 for none. */
+export const quantile = (sorted: ReadonlyArray<number>, q: number): number =>
+  sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))]!
+
+/** Sets the lag gauges from each backlogged channel's oldest queued message age (seconds) and queue length. */
+export const recordLag = (channels: ReadonlyArray<{ readonly ageSeconds: number; readonly queued: number }>) =>
+  Effect.suspend(() => {
+    const ages = channels.map((c) => Math.max(0, c.ageSeconds)).sort((a, b) => a - b)
+    return Effect.all([
+      ...LAG_QUANTILES.map((q) => Metric.set(Metric.tagged(dispatchLag, "quantile", String(q)), quantile(ages, q))),
+      Metric.set(backloggedChannels, channels.length),
+      Metric.set(queuedMessages, channels.reduce((sum, c) => sum + c.queued, 0))
+    ], { discard: true })
+  })
+
+/** Zeroes the lag gauges: the sweeper moved to another runner, which reports from now on. */
+export const clearLag = recordLag([])

@@ -1,0 +1,107 @@
+/**
+ * `GET /metrics` (Prometheus text, `PrometheusText`) on a listener of its own (`MetricsConfig`):
+ * unauthenticated, so it is never on the public API's port; off unless `METRICS_PORT` is set.
+ * Each scrape takes `Metric.snapshot` of the process's registry, after sampling the process's own
+ * figures (CPU, memory). Every process (api node, runner, standalone) composes this layer.
+ */
+import { Context, Effect, Layer, Metric, Option, Runtime } from "effect"
+import { createServer } from "node:http"
+import type { AddressInfo } from "node:net"
+import * as MetricsConfig from "./MetricsConfig.js"
+import * as PrometheusText from "./PrometheusText.js"
+
+export class MetricsServer extends Context.Tag("@switchboard/infra/MetricsServer")<MetricsServer, {
+  /** Where `/metrics` is served; `None` when `METRICS_PORT` is unset */
+  readonly address: Option.Option<{ readonly host: string; readonly port: number }>
+}>() {}
+
+const cpuSeconds = Metric.counter("process_cpu_seconds_total", {
+  description: "CPU time (user and system) this process used, in seconds",
+  incremental: true
+})
+const residentMemory = Metric.gauge("process_resident_memory_bytes", {
+  description: "Resident memory of this process, in bytes"
+})
+const heapUsed = Metric.gauge("nodejs_heap_used_bytes", { description: "V8 heap in use, in bytes" })
+const startTime = Metric.gauge("process_start_time_seconds", {
+  description: "When this process started, in seconds since the Unix epoch"
+})
+
+/** Samples the process's own figures into the registry. */
+const sampleProcess = (() => {
+  let lastCpuMicros = 0
+  const started = (Date.now() - process.uptime() * 1000) / 1000
+  return Effect.suspend(() => {
+    const cpu = process.cpuUsage()
+    const micros = cpu.user + cpu.system
+    const delta = micros - lastCpuMicros
+    lastCpuMicros = micros
+    const memory = process.memoryUsage()
+    return Effect.all([
+      Metric.incrementBy(cpuSeconds, delta / 1e6),
+      Metric.set(residentMemory, memory.rss),
+      Metric.set(heapUsed, memory.heapUsed),
+      Metric.set(startTime, started)
+    ], { discard: true })
+  })
+})()
+
+/** The text a scrape answers. */
+export const scrape: Effect.Effect<string> = Effect.zipRight(
+  sampleProcess,
+  Effect.map(Metric.snapshot, PrometheusText.render)
+)
+
+/** The listener when `METRICS_PORT` is set; nothing otherwise. */
+export const layer: Layer.Layer<MetricsServer, never, MetricsConfig.MetricsConfig> = Layer.scoped(
+  MetricsServer,
+  Effect.gen(function*() {
+    const config = yield* MetricsConfig.MetricsConfig
+    if (Option.isNone(config.port)) return { address: Option.none() }
+    const port = config.port.value
+    const runtime = yield* Effect.runtime<never>()
+    const server = createServer((request, response) => {
+      const path = (request.url ?? "/").split("?")[0]
+      if (path !== "/metrics") {
+        response.writeHead(404, { "content-type": "text/plain; charset=utf-8" }).end("Not found: try /metrics\n")
+        return
+      }
+      if (request.method !== "GET" && request.method !== "HEAD") {
+        response.writeHead(405, { allow: "GET, HEAD", "content-type": "text/plain; charset=utf-8" }).end()
+        return
+      }
+      Runtime.runPromise(runtime, scrape).then(
+        (text) => {
+          response.writeHead(200, { "content-type": PrometheusText.CONTENT_TYPE })
+          response.end(request.method === "HEAD" ? undefined : text)
+        },
+        () => response.writeHead(500).end()
+      )
+    })
+    const address = yield* Effect.acquireRelease(
+      Effect.async<AddressInfo, never>((resume) => {
+        server.once("error", (error) =>
+          resume(
+            Effect.dieMessage(
+              `The metrics listener cannot listen on ${config.host}:${port} (METRICS_HOST, METRICS_PORT): ${error.message}`
+            )
+          ))
+        server.listen(port, config.host, () => resume(Effect.succeed(server.address() as AddressInfo)))
+      }),
+      () =>
+        Effect.async<void>((resume) => {
+          server.close(() => resume(Effect.void))
+          server.closeAllConnections()
+        })
+    )
+    const shown = address.address.includes(":") ? `[${address.address}]` : address.address
+    yield* Effect.logInfo(`metrics are served at http://${shown}:${address.port}/metrics`)
+    return { address: Option.some({ host: address.address, port: address.port }) }
+  })
+)
+
+/** The listener as the environment configures it (`METRICS_PORT`, `METRICS_HOST`). */
+export const layerFromEnv: Layer.Layer<MetricsServer> = layer.pipe(
+  Layer.provide(MetricsConfig.layerFromEnv),
+  Layer.orDie
+)

@@ -1,0 +1,226 @@
+/**
+ * `GET /metrics` as an operator's Prometheus reads it: the whole app in-process with its metrics
+ * listener, a sandbox send and a webhook delivery, then the exposition parsed strictly
+ * (support/PrometheusParser.ts) and the series that must have moved compared before and after.
+ * The listener is its own: the public port answers 404 there, and without `METRICS_PORT` there
+ * is no listener at all.
+ */
+import { SqlClient } from "@effect/sql"
+import { assert, describe, it, layer } from "@effect/vitest"
+import { ContactsRepo, ConversationsRepo, MessagesRepo } from "@switchboard/db"
+import { newId, toTimestamp } from "@switchboard/domain"
+import { MetricsConfig, MetricsServer } from "@switchboard/infra"
+import { Effect, Layer, Option } from "effect"
+import { createKey, eventually, request, sandboxSetup, waitForMessage } from "./support/Fixtures.js"
+import { type Family, parse, samples, total } from "./support/PrometheusParser.js"
+import { eventually as eventuallyTrue, receiver } from "./support/Receiver.js"
+import * as TestApp from "./support/TestApp.js"
+
+const TO = "+4915112345678"
+
+/** The metrics listener on a free loopback port (the listener takes the port itself). */
+const metricsLayer = MetricsServer.layer.pipe(
+  Layer.provide(MetricsConfig.layer({ port: Option.some(0) })),
+  Layer.provide(TestApp.quietLogs)
+)
+
+const scrapeText = Effect.gen(function*() {
+  const server = yield* MetricsServer.MetricsServer
+  const address = Option.getOrThrow(server.address)
+  return yield* Effect.promise(async () => {
+    const response = await fetch(`http://127.0.0.1:${address.port}/metrics`)
+    assert.strictEqual(response.status, 200)
+    assert.strictEqual(response.headers.get("content-type"), "text/plain; version=0.0.4; charset=utf-8")
+    return response.text()
+  })
+})
+
+/** A scrape, parsed (a malformed exposition fails the test here). */
+const scrape = Effect.map(scrapeText, parse)
+
+const Repos = Layer.mergeAll(MessagesRepo.Default, ContactsRepo.Default, ConversationsRepo.Default)
+
+describe("GET /metrics", () => {
+  layer(Layer.merge(TestApp.layer(), metricsLayer), { excludeTestServices: true, timeout: 120_000 })((it) => {
+    it.scoped("after a sandbox send and a webhook delivery, the series of requests, sends, transitions, deliveries and the pool moved", () =>
+      Effect.gen(function*() {
+        const sink = yield* receiver()
+        const { key, user } = yield* sandboxSetup([TO])
+        const admin = yield* createKey(user, { scopes: ["webhooks.manage"] })
+        const endpoint = yield* request("POST", "/v1/webhook-endpoints", {
+          token: admin.secret,
+          body: { url: `${sink.url}/hooks`, event_types: ["message.queued", "message.delivered"] }
+        })
+        assert.strictEqual(endpoint.status, 201, endpoint.text)
+        const before = yield* scrape
+
+        const sent = yield* request("POST", "/v1/messages", { token: key, body: { to: TO, text: { body: "hi" } } })
+        assert.strictEqual(sent.status, 201, sent.text)
+        yield* request("GET", `/v1/messages/${sent.body.id}`, { token: key })
+        yield* waitForMessage(key, sent.body.id, (m) => m.status === "read", 30_000)
+        yield* eventuallyTrue(() => sink.received.length >= 2 || undefined)
+        // the receiver answered; the entity records the outcome just after
+        const after = yield* eventually(
+          scrape,
+          (m) => total(m, "switchboard_webhook_deliveries_total", { outcome: "succeeded" }) >= 2,
+          20_000
+        )
+        const moved = (name: string, match: Record<string, string> = {}) =>
+          total(after, name, match) - total(before, name, match)
+
+        // HTTP, by route template (never the raw path), method and status
+        assert.strictEqual(
+          moved("switchboard_http_requests_total", { route: "/v1/messages", method: "POST", status: "201" }),
+          1
+        )
+        assert.isAtLeast(
+          moved("switchboard_http_requests_total", { route: "/v1/messages/:messageId", method: "GET", status: "200" }),
+          2
+        )
+        assert.deepStrictEqual(
+          samples(after, "switchboard_http_requests_total", { route: `/v1/messages/${sent.body.id}` }),
+          []
+        )
+        assert.strictEqual(after.get("switchboard_http_request_duration_seconds")?.type, "histogram")
+        assert.strictEqual(
+          moved("switchboard_http_request_duration_seconds_count", { route: "/v1/messages", method: "POST" }),
+          1
+        )
+
+        // the send and the message's way to `read`, by provider
+        assert.strictEqual(after.get("switchboard_sends_accepted_total")?.type, "counter")
+        assert.strictEqual(moved("switchboard_sends_accepted_total", { provider: "sandbox" }), 1)
+        for (const status of ["dispatching", "provider_accepted", "sent", "delivered", "read"]) {
+          assert.isAtLeast(moved("switchboard_message_transitions_total", { status, provider: "sandbox" }), 1, status)
+        }
+
+        // webhook deliveries: both events delivered on the first attempt, latency from the event's creation
+        assert.strictEqual(moved("switchboard_webhook_deliveries_total", { outcome: "succeeded", reason: "ok" }), 2)
+        assert.strictEqual(moved("switchboard_webhook_delivery_latency_seconds_count", { attempt: "first" }), 2)
+        assert.isBelow(moved("switchboard_webhook_delivery_latency_seconds_sum", { attempt: "first" }), 60)
+
+        // the runner side: Channel entities alive, sweeps, the database pool
+        assert.isAtLeast(total(after, "effect_cluster_entities", { type: "Channel" }), 1)
+        assert.isAbove(total(after, "effect_cluster_shards"), 0)
+        assert.isAbove(moved("switchboard_sweeper_runs_total", { sweeper: "messages", result: "ok" }), 0)
+        assert.strictEqual(after.get("switchboard_db_pool_connections")?.type, "gauge")
+        assert.isAtLeast(total(after, "switchboard_db_pool_max"), 1)
+        assert.lengthOf(samples(after, "switchboard_db_pool_connections", { state: "in_use" }), 1)
+        assert.lengthOf(samples(after, "switchboard_db_pool_waiting"), 1)
+        // the process itself
+        assert.isAbove(total(after, "process_resident_memory_bytes"), 0)
+        assert.isAbove(total(after, "process_cpu_seconds_total"), 0)
+      }))
+
+    it.effect("counts a refused send by its reason, and a 404 under `unmatched`", () =>
+      Effect.gen(function*() {
+        const { key } = yield* sandboxSetup([TO])
+        const before = yield* scrape
+        const refused = yield* request("POST", "/v1/messages", {
+          token: key,
+          body: { to: "+4915199999999", text: { body: "not verified" } }
+        })
+        assert.strictEqual(refused.status, 422)
+        const missing = yield* request("POST", "/v1/messages", {
+          token: key,
+          body: { channel_id: "ch_01JXXXXXXXXXXXXXXXXXXXXXXX", to: TO, text: { body: "x" } }
+        })
+        assert.strictEqual(missing.status, 404)
+        assert.strictEqual((yield* request("GET", "/no/such/path/42")).status, 404)
+        const after = yield* scrape
+        const moved = (name: string, match: Record<string, string>) =>
+          total(after, name, match) - total(before, name, match)
+        assert.strictEqual(moved("switchboard_sends_refused_total", { reason: "validation_error" }), 1)
+        assert.strictEqual(moved("switchboard_sends_refused_total", { reason: "channel_not_found" }), 1)
+        assert.strictEqual(moved("switchboard_http_requests_total", { route: "/v1/messages", status: "422" }), 1)
+        assert.strictEqual(
+          moved("switchboard_http_requests_total", { route: "unmatched", method: "GET", status: "404" }),
+          1
+        )
+        assert.deepStrictEqual(samples(after, "switchboard_http_requests_total", { route: "/no/such/path/42" }), [])
+      }))
+
+    it.effect("reports the dispatch lag across channels, as quantiles rather than one series per channel", () =>
+      Effect.gen(function*() {
+        const { session } = yield* sandboxSetup([TO])
+        const sql = yield* SqlClient.SqlClient
+        const messages = yield* MessagesRepo
+        const contacts = yield* ContactsRepo
+        const conversations = yield* ConversationsRepo
+        // a message queued two minutes ago, waiting for a retry an hour away: it stays queued
+        const now = Date.now()
+        const [channel] = yield* sql<{ workspace_id: string }>`SELECT workspace_id FROM channels
+          WHERE id = ${session.channel_id}`
+        const workspaceId = channel!.workspace_id
+        const id = yield* newId("msg")
+        yield* sql.withTransaction(Effect.gen(function*() {
+          const contact = yield* contacts.upsertContact(workspaceId, TO, toTimestamp(now))
+          const conversationId = yield* conversations.upsertConversation(
+            workspaceId,
+            session.channel_id,
+            contact.id,
+            toTimestamp(now)
+          )
+          yield* messages.insert({
+            id,
+            workspaceId,
+            channelId: session.channel_id,
+            conversationId,
+            contactId: contact.id,
+            direction: "outbound",
+            from: session.phone_number,
+            to: TO,
+            body: "waiting",
+            category: "utility",
+            priority: 1,
+            status: "queued",
+            metadata: {},
+            now: toTimestamp(now - 120_000)
+          })
+          yield* sql`UPDATE messages SET next_attempt_at = ${toTimestamp(now + 3600_000)} WHERE id = ${id}`
+        }))
+        // the sweeper samples every 5 s
+        const after = yield* eventually(
+          scrape,
+          (m) => total(m, "switchboard_dispatch_lag_seconds", { quantile: "1" }) >= 120,
+          20_000
+        )
+        assert.strictEqual(after.get("switchboard_dispatch_lag_seconds")?.type, "gauge")
+        assert.deepStrictEqual(
+          samples(after, "switchboard_dispatch_lag_seconds").map((s) => s.labels["quantile"]).sort(),
+          ["0.5", "0.9", "0.99", "1"]
+        )
+        assert.isBelow(total(after, "switchboard_dispatch_lag_seconds", { quantile: "1" }), 180)
+        assert.isAtLeast(total(after, "switchboard_dispatch_backlogged_channels"), 1)
+        assert.isAtLeast(total(after, "switchboard_dispatch_queued_messages"), 1)
+        // nothing names a channel
+        for (const family of after.values() as Iterable<Family>) {
+          for (const s of family.samples) assert.notProperty(s.labels, "channel_id", s.name)
+        }
+      }).pipe(Effect.provide(Repos)))
+
+    it.effect("is not on the public API: GET /metrics there is 404; its own listener serves only /metrics", () =>
+      Effect.gen(function*() {
+        const publicReply = yield* request("GET", "/metrics")
+        assert.strictEqual(publicReply.status, 404)
+        assert.strictEqual(publicReply.body.error.code, "NOT_FOUND")
+        const server = yield* MetricsServer.MetricsServer
+        const { host, port } = Option.getOrThrow(server.address)
+        assert.strictEqual(host, "127.0.0.1", "loopback unless METRICS_HOST says otherwise")
+        const other = yield* Effect.promise(() => fetch(`http://127.0.0.1:${port}/v1/messages`))
+        assert.strictEqual(other.status, 404)
+        const post = yield* Effect.promise(() => fetch(`http://127.0.0.1:${port}/metrics`, { method: "POST" }))
+        assert.strictEqual(post.status, 405)
+      }))
+  })
+})
+
+describe("without METRICS_PORT", () => {
+  it.scoped("starts no listener", () =>
+    Effect.gen(function*() {
+      const server = yield* MetricsServer.MetricsServer
+      assert.isTrue(Option.isNone(server.address))
+    }).pipe(
+      Effect.provide(MetricsServer.layer.pipe(Layer.provide(MetricsConfig.layer({ port: Option.none() }))))
+    ))
+})

@@ -1,0 +1,106 @@
+/**
+ * A QR channel whose runner cannot reach WhatsApp (the configured address refuses every
+ * connection): `qr/status` and `qr/stream` say why while it retries, pairing gives up after a few
+ * seconds instead of minutes of `connecting`, the stream closes on the terminal `disconnected`,
+ * and the console shows the message as a hint. One app and one browser for the file.
+ */
+import { assert, describe, layer } from "@effect/vitest"
+import { Duration, Effect, Layer, Option } from "effect"
+import * as QrHarness from "./qr/QrHarness.js"
+import * as Browser from "./support/Browser.js"
+import { eventually, PASSWORD, request, signUp } from "./support/Fixtures.js"
+import { appWith, as, channelEvents, createQrChannel, waitForStatus } from "./support/QrApp.js"
+import * as Sse from "./support/SseClient.js"
+
+const { step } = Browser
+
+/** The app with WhatsApp's address on a local port nothing listens on; retries 0.5-1 s, then 1-2 s apart. */
+const unreachableApp = Layer.unwrapEffect(Effect.map(QrHarness.closedPort, (port) =>
+  appWith({}, {
+    websocketUrl: `ws://127.0.0.1:${port}/ws/chat`,
+    reconnectBaseDelay: Duration.seconds(1),
+    reconnectMaxDelay: Duration.seconds(2),
+    reconnectMaxAttempts: 10
+  })))
+
+describe("a QR channel that cannot reach WhatsApp", () => {
+  layer(Layer.merge(unreachableApp, Browser.layer), { excludeTestServices: true, timeout: 120_000 })((it) => {
+    it.scoped("says why in qr/status and the stream while it retries, then ends disconnected and closes the stream", () =>
+      Effect.gen(function*() {
+        const user = yield* signUp()
+        const channelId = yield* createQrChannel(user, "Offline")
+        const stream = yield* Sse.open(`/v1/channels/${channelId}/qr/stream`, as(user))
+        const snapshot = Option.getOrThrow(yield* stream.next())
+        assert.strictEqual(snapshot.event, "snapshot")
+        assert.isNull(snapshot.data.connection_error)
+        const startedAt = Date.now()
+        const started = yield* request("POST", `/v1/channels/${channelId}/qr/start`, as(user))
+        assert.strictEqual(started.status, 200, started.text)
+
+        // while it retries: the stream and qr/status say why, and when the next attempt starts
+        const first = yield* stream.nextNamed("qr.connection_error", "10 seconds")
+        assert.strictEqual(first.data.channel_id, channelId)
+        assert.strictEqual(first.data.reason, "connection_refused")
+        assert.strictEqual(first.data.failures, 1)
+        assert.match(first.data.message, /^127\.0\.0\.1:\d+ refused the connection \(ECONNREFUSED\)\. Check /)
+        assert.isString(first.data.next_attempt_at)
+        const retrying = yield* request("GET", `/v1/channels/${channelId}/qr/status`, as(user))
+        assert.strictEqual(retrying.status, 200, retrying.text)
+        assert.strictEqual(retrying.body.status, "connecting")
+        assert.strictEqual(retrying.body.connection_error.reason, "connection_refused")
+        assert.strictEqual(retrying.body.connection_error.message, first.data.message)
+
+        // the third failure in a row ends it: disconnected with the reason, and the stream closes
+        const down = yield* stream.nextNamed("qr.state", "15 seconds")
+        assert.strictEqual(down.data.to_status, "disconnected")
+        assert.strictEqual(down.data.reason, "reconnect_budget_exhausted")
+        assert.strictEqual(down.data.connection_error.reason, "connection_refused")
+        assert.strictEqual(down.data.connection_error.failures, 3)
+        assert.isNull(down.data.connection_error.next_attempt_at)
+        yield* stream.ended.pipe(Effect.timeout("5 seconds"), Effect.orDie)
+        assert.isBelow(Date.now() - startedAt, 15_000)
+        const names = stream.frames.map((f) => f.event)
+        assert.deepStrictEqual(names, [
+          "snapshot",
+          "qr.state",
+          "qr.connection_error",
+          "qr.connection_error",
+          "qr.connection_error",
+          "qr.state"
+        ])
+
+        const status = yield* request("GET", `/v1/channels/${channelId}/qr/status`, as(user))
+        assert.strictEqual(status.body.status, "disconnected")
+        assert.deepStrictEqual(status.body.connection_error, down.data.connection_error)
+        const channel = yield* waitForStatus(user, channelId, "disconnected")
+        assert.strictEqual(channel.status_reason, "reconnect_budget_exhausted")
+        const types = (yield* eventually(channelEvents(channelId), (e) => e.length >= 2)).map((e) => e.type)
+        assert.deepStrictEqual(types, ["channel.created", "channel.disconnected"])
+      }))
+
+    it.scoped("the console shows the message as a hint and offers to try again", () =>
+      Effect.gen(function*() {
+        const base = yield* Browser.origin
+        const user = yield* signUp()
+        yield* createQrChannel(user, "Lobby")
+        const w = yield* Browser.newPage()
+        yield* step(async () => {
+          await w.page.goto(`${base}/console`)
+          await w.page.getByLabel("E-mail").fill(user.email)
+          await w.page.getByLabel("Password").fill(PASSWORD)
+          await w.page.getByRole("button", { name: "Sign in" }).click()
+          await w.page.getByRole("button", { name: "Link Lobby" }).click()
+          await w.page.locator("#pairing-hint").getByText("refused the connection").waitFor({ timeout: 15_000 })
+        })
+        yield* step(async () => {
+          await w.page.getByText("Not linked: WhatsApp could not be reached").waitFor({ timeout: 15_000 })
+          await w.page.getByRole("button", { name: "New code" }).waitFor()
+        })
+        const hint = yield* step(() => w.page.locator("#pairing-hint").textContent())
+        assert.match(hint ?? "", /^127\.0\.0\.1:\d+ refused the connection \(ECONNREFUSED\)\. Check /)
+        yield* Browser.screenshot(w.page, "qr-unreachable")
+        for (const url of w.requests) assert.isTrue(url.startsWith(`${base}/`), url)
+        assert.deepStrictEqual(w.violations, [])
+      }))
+  })
+})
