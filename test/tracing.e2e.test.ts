@@ -140,6 +140,23 @@ describe.skipIf(url === undefined)("traces across the api node and a runner", ()
     assert.include(String(statement.attributes["db.query.text"]), "$1", "statements carry placeholders")
   }, 90_000)
 
+  it("traces each webhook attempt on the runner, without its URL", async () => {
+    const attempt = await eventually(
+      () =>
+        collector.spans.find((s) => s.name === "WebhookEndpoint.deliver" && s.attributes["webhook.outcome"] === "ok"),
+      60_000,
+      "a delivered webhook attempt"
+    )
+    assert.strictEqual(attempt.service, "switchboard-runner")
+    assert.strictEqual(attempt.attributes["http.response.status_code"], 200)
+    assert.strictEqual(attempt.parentSpanId, undefined)
+    assert.isTrue(
+      collector.spans.some((s) => s.traceId === attempt.traceId && s.name === "sql.execute"),
+      "its statements are in its trace"
+    )
+    assert.notInclude(JSON.stringify(collector.spans.map((s) => s.raw)), "/hook")
+  }, 90_000)
+
   it("does not trace probes", async () => {
     await sendTrace()
     const probes = collector.spans.filter((s) =>

@@ -90,8 +90,24 @@ export const WebhookEndpointEntityLive = WebhookEndpointEntity.toLayer(
             outcome = yield* Effect.promise(() => SafeEgress.post(target, headers, body, agents.for(target)))
           }
         }
+        yield* Effect.annotateCurrentSpan({
+          "webhook.outcome": outcome.reason,
+          ...(outcome.status === null ? {} : { "http.response.status_code": outcome.status })
+        })
         yield* record(delivery.id, attemptNo, outcome)
-      })
+      }).pipe(
+        // a trace of its own per attempt (tracing on): never the URL, which may carry a token
+        Effect.withSpan("WebhookEndpoint.deliver", {
+          root: true,
+          captureStackTrace: false,
+          attributes: {
+            "webhook.endpoint.id": endpointId,
+            "webhook.delivery.id": delivery.id,
+            "webhook.event.type": delivery.event_type,
+            "webhook.attempt": delivery.attempt_count
+          }
+        })
+      )
 
     const record = (deliveryId: string, attemptNo: number, outcome: SafeEgress.AttemptOutcome) =>
       Effect.gen(function*() {
