@@ -15,7 +15,7 @@
  * `--pure` replaces each statement by the SQL client's own span code (a client span with its six
  * attributes, no I/O), to price the spans alone, without Postgres' noise.
  *
- *   DATABASE_URL=postgres://... node --import tsx bench/spans.ts [--rounds 5] [--units 1000] [--pure]
+ *   DATABASE_URL=postgres://... npm run bench:spans -- [--rounds 5] [--units 1000] [--pure]
  */
 import { SqlClient } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
