@@ -1,7 +1,8 @@
 /**
  * Nothing secret reaches the logs: a standalone process at debug level goes
- * through registration, login, refresh, key creation and use, and failed attempts; then its
- * whole output is searched for every secret it saw.
+ * through registration, login, refresh, key creation and use, failed attempts and contact
+ * searches by phone number and e-mail; then its whole output is searched for every secret and
+ * personal value it saw.
  */
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { mkdtempSync, rmSync } from "node:fs"
@@ -13,6 +14,8 @@ import type { ServiceProcess } from "./support/Processes.js"
 const JWT_SECRET = "redaction-test-jwt-secret-0123456789"
 const PEPPER = "redaction-test-pepper-0123456789"
 const PASSWORD = "a very secret password 42"
+const PHONE = "+4915112345678"
+const EMAIL = "searched.person@example.org"
 
 describe("log redaction", () => {
   let service: ServiceProcess
@@ -57,9 +60,16 @@ describe("log redaction", () => {
     assert.strictEqual((await call(service.baseUrl, "GET", "/v1/api-keys", { token: key.body.secret })).status, 200)
     await call(service.baseUrl, "GET", "/v1/api-keys", { token: `${key.body.secret.slice(0, -1)}x` })
     await call(service.baseUrl, "POST", "/v1/auth/refresh", { body: { refresh_token: login.body.refresh_token } })
+    // a contact search by phone number or e-mail: the request log masks query values
+    const searched = await call(service.baseUrl, "GET", `/v1/contacts?q=${encodeURIComponent(PHONE)}&limit=5`, {
+      token: key.body.secret
+    })
+    assert.strictEqual(searched.status, 200)
+    await call(service.baseUrl, "GET", `/v1/contacts?q=${encodeURIComponent(EMAIL)}`, { token: key.body.secret })
 
     const logs = service.output()
     assert.include(logs, "Sent HTTP response", "requests are logged at all")
+    assert.include(logs, "/v1/contacts?q=*&limit=*", "the search is logged with its query values masked")
     for (
       const [what, secret] of [
         ["password", PASSWORD],
@@ -70,7 +80,10 @@ describe("log redaction", () => {
         ["refresh token", login.body.refresh_token],
         ["rotated refresh token", refreshed.body.refresh_token],
         ["JWT secret", JWT_SECRET],
-        ["API key pepper", PEPPER]
+        ["API key pepper", PEPPER],
+        ["searched phone number", PHONE.slice(1)],
+        ["searched e-mail", EMAIL],
+        ["searched e-mail (encoded)", encodeURIComponent(EMAIL)]
       ] as const
     ) {
       assert.notInclude(logs, secret, `${what} leaked into the logs`)

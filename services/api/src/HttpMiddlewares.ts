@@ -317,6 +317,17 @@ const isConnectivityFailure = (defect: unknown): boolean => {
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/
 
+/**
+ * The URL as the request log shows it: query values masked (`?q=*&limit=*`), since a contact
+ * search or a filter can carry a phone number or an e-mail address.
+ */
+export const loggedUrl = (url: string): string => {
+  const query = url.indexOf("?")
+  if (query < 0) return url
+  const names = url.slice(query + 1).split("&").filter((pair) => pair !== "").map((pair) => pair.split("=")[0])
+  return `${url.slice(0, query)}?${names.map((name) => `${name}=*`).join("&")}`
+}
+
 /** Request id on every response and log line; strips the global prefix before routing. */
 export const serveMiddleware =
   (options: { readonly basePath: string; readonly logRequests: boolean }) => (app: HttpApp.Default): HttpApp.Default =>
@@ -350,6 +361,14 @@ export const serveMiddleware =
         }
       }
       routed = HttpMetrics.measure(path)(routed)
-      const logged = options.logRequests ? HttpMiddleware.logger(routed) : routed
+      // the logger reads the request it logs from the context: it sees the masked URL, the app the real one
+      const inner = routed
+      const logged = options.logRequests
+        ? Effect.provideService(
+          HttpMiddleware.logger(Effect.provideService(inner, HttpServerRequest.HttpServerRequest, request)),
+          HttpServerRequest.HttpServerRequest,
+          request.modify({ url: loggedUrl(request.url) })
+        )
+        : routed
       return yield* Effect.annotateLogs(HttpTracing.traced(logged, requestId, path), "request_id", requestId)
     })
