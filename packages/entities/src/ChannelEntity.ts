@@ -71,7 +71,15 @@ export const ChannelEntityLive = ChannelEntity.toLayer(
     const runnerStopping = sharding.isShutdown.pipe(
       Effect.repeat({ until: (stopped) => stopped, schedule: Schedule.spaced("200 millis") })
     )
-    let keepingAlive = false
+    /**
+     * Whether it keeps itself alive; `undefined` until its first decision. A new instance cannot
+     * know whether a keep-alive of an earlier one is outstanding: the request is persisted and
+     * delivered again to the instance on the runner that took the shard over (or after a restart),
+     * where the cluster answers it only once the entity releases it. So the first decision is
+     * always applied, releasing (or renewing) what an earlier instance left; otherwise an idle
+     * channel that came over with a keep-alive is never passivated.
+     */
+    let keepingAlive: boolean | undefined = undefined
     let pacer: ChannelPacer = idlePacer
 
     const keepAlive = (on: boolean) =>
@@ -195,7 +203,7 @@ export const ChannelEntityLive = ChannelEntity.toLayer(
           const pending = Option.isSome(current) ? yield* current.value.connection.pendingReceipts : 0
           return new ChannelRuntime({
             connected: Option.isSome(current),
-            keep_alive: keepingAlive,
+            keep_alive: keepingAlive === true,
             pending_receipts: pending
           })
         }))
