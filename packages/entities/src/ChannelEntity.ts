@@ -8,9 +8,12 @@
  * others go.
  *
  * - It pulls due messages in batches; a `Wake` (a send committed, the sweeper) cuts the batch
- *   short at the next send slot so a later, more urgent message goes first.
+ *   short at the next send slot so a later, more urgent message goes first. A wake-up can come
+ *   too late for that (it races the slot being taken), so the move to `dispatching` itself is
+ *   refused while a more urgent message of the channel is due (recipients waiting for their
+ *   spacing excepted); a refused dispatch gives its slot back and the queue is read again.
  * - Each dispatch: the Message entity moves the message to `dispatching` (refused when it was
- *   cancelled meanwhile or the channel stopped dispatching), the provider is called with OUR
+ *   cancelled meanwhile, the channel stopped dispatching, or it is outranked), the provider is called with OUR
  *   message id, and the outcome goes back to the Message entity (`provider_accepted`, or
  *   `DispatchFailed` which re-queues with backoff or fails permanently).
  * - It keeps itself alive (`Entity.keepAlive`) while it has queued messages or receipts under
@@ -108,13 +111,23 @@ export const ChannelEntityLive = ChannelEntity.toLayer(
 
     const awaitWake = (timeout: Duration.Duration) => Queue.take(wake).pipe(Effect.timeout(timeout), Effect.ignore)
 
-    /** `startedAt`: the send slot it took (the timeline shows the pacing exactly). */
-    const dispatch = (connection: ChannelConnection, message: QueuedMessage, startedAt: number) =>
+    /**
+     * `startedAt`: the send slot it took (the timeline shows the pacing exactly); `waiting`: the
+     * recipients that must wait for their spacing then. Answers false when the message was not
+     * taken (nothing went to the provider).
+     */
+    const dispatch = (
+      connection: ChannelConnection,
+      message: QueuedMessage,
+      startedAt: number,
+      waiting: ReadonlyArray<string>
+    ) =>
       Effect.gen(function*() {
-        if (!(yield* calls.transition(message.id, "dispatching", startedAt))) return
+        if (!(yield* calls.dispatching(message.id, startedAt, waiting))) return false
         const result = yield* connection.send({ id: message.id, to: message.to, body: message.body })
-        if (result._tag === "Accepted") yield* calls.transition(message.id, "provider_accepted")
+        if (result._tag === "Accepted") yield* calls.providerAccepted(message.id)
         else yield* calls.dispatchFailed(message.id, result)
+        return true
       }).pipe(Effect.annotateLogs("message_id", message.id))
 
     /**
@@ -140,8 +153,16 @@ export const ChannelEntityLive = ChannelEntity.toLayer(
           // something new arrived: it may outrank the rest of this batch
           if (Option.isSome(yield* Queue.poll(wake))) return
           const startedAt = yield* Clock.currentTimeMillis
+          const before = pacer
+          const { waiting } = waitingRecipients(pacer, startedAt)
           pacer = takeSendSlot(pacer, message.to, startedAt, connection.capabilities.max_throughput_mps)
-          yield* dispatch(connection, message, startedAt)
+          if (!(yield* dispatch(connection, message, startedAt, waiting))) {
+            // refused: cancelled meanwhile, the channel stopped dispatching, or a more urgent
+            // message is due (committed after this batch was read, its wake-up too late for the
+            // check above). Nothing went out, so the slot is still free: read the queue again.
+            pacer = before
+            return
+          }
         }
       })
 
