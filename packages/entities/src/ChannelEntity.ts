@@ -146,6 +146,7 @@ export const ChannelEntityLive = ChannelEntity.toLayer(
     /** Sends a batch in order, one per send slot; something new arriving cuts it short. */
     const dispatchBatch = (connection: ChannelConnection, batch: ReadonlyArray<QueuedMessage>) =>
       Effect.gen(function*() {
+        let fresh = true
         for (const message of batch) {
           // a recipient that reached its spacing cap in this batch waits; the others go
           if (recipientMustWait(pacer, message.to, yield* Clock.currentTimeMillis)) continue
@@ -159,10 +160,13 @@ export const ChannelEntityLive = ChannelEntity.toLayer(
           if (!(yield* dispatch(connection, message, startedAt, waiting))) {
             // refused: cancelled meanwhile, the channel stopped dispatching, or a more urgent
             // message is due (committed after this batch was read, its wake-up too late for the
-            // check above). Nothing went out, so the slot is still free: read the queue again.
-            pacer = before
+            // check above). Nothing went out, so the slot is still free: read the queue again. The
+            // first of a fresh read keeps the slot taken, so a refusal the read cannot explain is
+            // retried once per slot, never in a tight loop.
+            if (!fresh) pacer = before
             return
           }
+          fresh = false
         }
       })
 
