@@ -194,10 +194,16 @@ export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/d
         readonly countAttempt?: boolean | undefined
         /** when it happened, if earlier than now (a provider receipt carries its own time) */
         readonly occurredAt?: string | undefined
+        /**
+         * `dispatching` only: recipients that must wait for their per-recipient spacing (QR); their
+         * queued messages do not outrank this one
+         */
+        readonly waitingRecipients?: ReadonlyArray<string> | undefined
       } = {}
     ) {
       const now = toTimestamp(yield* Clock.currentTimeMillis)
       const at = options.occurredAt ?? now
+      const waiting = options.waitingRecipients ?? []
       // one statement: lock the row, move it when its current state allows `to` (the same rule as
       // `canTransition`), and add the timeline row with the state it came from
       const rows = yield* sql<
@@ -221,8 +227,16 @@ export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/d
             AND messages.status IN ${sql.in(ALLOWED_FROM[to] as Array<string>)}
           ${
         // nothing leaves for the provider once its channel stopped dispatching (archived, ...)
+        // and none leaves while a more urgent one of its channel is due (earlier in the dispatch
+        // order, `DispatchQueueRepo.nextQueued`): one committed after the dispatcher read its batch
+        // (its wake-up raced this send slot) goes first; a recipient waiting for its spacing does not
+        // count. One probe of `messages_queue`, in the same statement.
         to === "dispatching"
-          ? sql`AND EXISTS (SELECT 1 FROM channels c WHERE c.id = messages.channel_id AND c.status = 'connected')`
+          ? sql`AND EXISTS (SELECT 1 FROM channels c WHERE c.id = messages.channel_id AND c.status = 'connected')
+            AND NOT EXISTS (SELECT 1 FROM messages o WHERE o.channel_id = messages.channel_id AND o.status = 'queued'
+              AND (o.priority, o.created_at, o.id) < (messages.priority, messages.created_at, messages.id)
+              AND (o.next_attempt_at IS NULL OR o.next_attempt_at <= ${at})
+              ${waiting.length > 0 ? sql`AND o.to_number NOT IN ${sql.in(waiting)}` : sql``})`
           : sql``}
           RETURNING messages.*, current.status AS from_state
         ), timeline AS (

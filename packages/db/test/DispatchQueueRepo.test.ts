@@ -2,8 +2,8 @@ import { SqlClient } from "@effect/sql"
 import { assert, describe, layer } from "@effect/vitest"
 import { ContactsRepo, ConversationsRepo, DispatchQueueRepo, MessagesRepo, SendChecksRepo } from "@switchboard/db"
 import * as TestDatabase from "@switchboard/db/testing"
-import { newId, toTimestamp } from "@switchboard/domain"
-import type { MessageStatus } from "@switchboard/domain"
+import { newId, PRIORITY, toTimestamp } from "@switchboard/domain"
+import type { Category, MessageStatus } from "@switchboard/domain"
 import { Effect, Layer, Option } from "effect"
 
 const TestLayer = Layer.mergeAll(
@@ -65,7 +65,7 @@ const oneChannel = Effect.gen(function*() {
   const repo = yield* MessagesRepo
   const row = (yield* sql<{ workspace_id: string; conversation_id: string; contact_id: string }>`
     SELECT workspace_id, conversation_id, contact_id FROM messages WHERE channel_id = ${channelId!}`)[0]!
-  const insert = (status: MessageStatus) =>
+  const insert = (status: MessageStatus, options: { category?: Category; to?: string } = {}) =>
     Effect.flatMap(newId("msg"), (id) =>
       repo.insert({
         id,
@@ -75,10 +75,10 @@ const oneChannel = Effect.gen(function*() {
         contactId: row.contact_id,
         direction: "outbound",
         from: null,
-        to: "+4915112345678",
+        to: options.to ?? "+4915112345678",
         body: "hi",
-        category: "utility",
-        priority: 2,
+        category: options.category ?? "utility",
+        priority: PRIORITY[options.category ?? "utility"],
         status,
         metadata: {},
         now: at(0)
@@ -210,17 +210,20 @@ describe("DispatchQueueRepo", () => {
         yield* expectCount(0, "a delete")
       }))
 
-    it.effect("keeps the count exact under concurrent sends and claims on one channel", () =>
+    it.effect("keeps the count exact under concurrent sends and moves out of the queue on one channel", () =>
       Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
         const repo = yield* MessagesRepo
         const { channelId, counted, insert, queued } = yield* oneChannel
-        // 120 sends, each followed at once by a claim of every other one, 16 at a time
+        // 120 sends, each followed at once by a cancellation of every other one, 16 at a time (not
+        // dispatch claims: those out of the queue's order are refused)
         yield* Effect.forEach(
           Array.from({ length: 120 }, (_, i) => i),
           (i) =>
-            Effect.flatMap(insert("queued"), (m) =>
-              i % 2 === 0 ? Effect.asVoid(repo.transition(m.id, "dispatching")) : Effect.void),
+            Effect.flatMap(
+              insert("queued"),
+              (m) => i % 2 === 0 ? Effect.asVoid(repo.transition(m.id, "cancelled")) : Effect.void
+            ),
           { concurrency: 16, discard: true }
         )
         assert.strictEqual(yield* counted, 60)
@@ -228,6 +231,48 @@ describe("DispatchQueueRepo", () => {
         // leave no due work behind for the other tests of this database
         yield* sql`UPDATE messages SET status = 'expired' WHERE channel_id = ${channelId} AND status = 'queued'`
         assert.strictEqual(yield* queued, 0)
+      }))
+
+    it.effect("refuses a dispatch while a more urgent message of its channel is due", () =>
+      Effect.gen(function*() {
+        const repo = yield* MessagesRepo
+        const { insert } = yield* oneChannel
+        const marketing = yield* insert("queued", { category: "marketing" })
+        const urgent = yield* insert("queued", { category: "authentication", to: "+4915100000001" })
+        assert.isTrue(Option.isNone(yield* repo.transition(marketing.id, "dispatching")), "outranked")
+        assert.isTrue(Option.isSome(yield* repo.transition(urgent.id, "dispatching")), "the urgent one goes")
+        assert.isTrue(Option.isSome(yield* repo.transition(marketing.id, "dispatching")), "then the next")
+      }))
+
+    it.effect("refuses a dispatch while an earlier message of the same priority is due", () =>
+      Effect.gen(function*() {
+        const repo = yield* MessagesRepo
+        const { insert } = yield* oneChannel
+        const first = yield* insert("queued")
+        const second = yield* insert("queued", { to: "+4915100000001" })
+        assert.isTrue(Option.isNone(yield* repo.transition(second.id, "dispatching")), "FIFO within a priority")
+        assert.isTrue(Option.isSome(yield* repo.transition(first.id, "dispatching")))
+        assert.isTrue(Option.isSome(yield* repo.transition(second.id, "dispatching")))
+      }))
+
+    it.effect("lets a dispatch go while the more urgent message is not due or its recipient must wait", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const repo = yield* MessagesRepo
+        const { insert } = yield* oneChannel
+        // a retry waiting for its backoff
+        const retry = yield* insert("queued", { category: "authentication", to: "+4915100000001" })
+        yield* sql`UPDATE messages SET next_attempt_at = ${at(60_000)} WHERE id = ${retry.id}`
+        // a recipient at its spacing cap (QR)
+        const spaced = yield* insert("queued", { category: "authentication", to: "+4915100000002" })
+        const marketing = yield* insert("queued", { category: "marketing", to: "+4915100000003" })
+        assert.isTrue(
+          Option.isNone(yield* repo.transition(marketing.id, "dispatching")),
+          "the spaced recipient outranks it unless it waits"
+        )
+        const moved = yield* repo.transition(marketing.id, "dispatching", { waitingRecipients: ["+4915100000002"] })
+        assert.isTrue(Option.isSome(moved), "neither the retry nor the waiting recipient holds it back")
+        yield* sql`UPDATE messages SET status = 'expired' WHERE id IN ${sql.in([retry.id, spaced.id])}`
       }))
   })
 })

@@ -8,9 +8,12 @@
  * others go.
  *
  * - It pulls due messages in batches; a `Wake` (a send committed, the sweeper) cuts the batch
- *   short at the next send slot so a later, more urgent message goes first.
+ *   short at the next send slot so a later, more urgent message goes first. A wake-up can come
+ *   too late for that (it races the slot being taken), so the move to `dispatching` itself is
+ *   refused while a more urgent message of the channel is due (recipients waiting for their
+ *   spacing excepted); a refused dispatch gives its slot back and the queue is read again.
  * - Each dispatch: the Message entity moves the message to `dispatching` (refused when it was
- *   cancelled meanwhile or the channel stopped dispatching), the provider is called with OUR
+ *   cancelled meanwhile, the channel stopped dispatching, or it is outranked), the provider is called with OUR
  *   message id, and the outcome goes back to the Message entity (`provider_accepted`, or
  *   `DispatchFailed` which re-queues with backoff or fails permanently).
  * - It keeps itself alive (`Entity.keepAlive`) while it has queued messages or receipts under
@@ -79,7 +82,15 @@ export const ChannelEntityLive = ChannelEntity.toLayer(
     const runnerStopping = sharding.isShutdown.pipe(
       Effect.repeat({ until: (stopped) => stopped, schedule: Schedule.spaced("200 millis") })
     )
-    let keepingAlive = false
+    /**
+     * Whether it keeps itself alive; `undefined` until its first decision. A new instance cannot
+     * know whether a keep-alive of an earlier one is outstanding: the request is persisted and
+     * delivered again to the instance on the runner that took the shard over (or after a restart),
+     * where the cluster answers it only once the entity releases it. So the first decision is
+     * always applied, releasing (or renewing) what an earlier instance left; otherwise an idle
+     * channel that came over with a keep-alive is never passivated.
+     */
+    let keepingAlive: boolean | undefined = undefined
     let pacer: ChannelPacer = idlePacer
 
     const keepAlive = (on: boolean) =>
@@ -122,15 +133,29 @@ export const ChannelEntityLive = ChannelEntity.toLayer(
       return span
     }
 
-    /** `startedAt`: the send slot it took (the timeline shows the pacing exactly). */
-    const dispatch = (connection: ChannelConnection, message: QueuedMessage, startedAt: number) =>
+    /**
+     * `startedAt`: the send slot it took (the timeline shows the pacing exactly); `waiting`: the
+     * recipients that must wait for their spacing then. Answers false when the message was not
+     * taken (nothing went to the provider).
+     */
+    const dispatch = (
+      connection: ChannelConnection,
+      message: QueuedMessage,
+      startedAt: number,
+      waiting: ReadonlyArray<string>
+    ) =>
       Effect.suspend(() => {
         const waker = takeWaker(message.id)
         return Effect.gen(function*() {
-          if (!(yield* calls.transition(message.id, "dispatching", startedAt))) return
+          if (!(yield* calls.dispatching(message.id, startedAt, waiting))) {
+            // not taken now: its dispatch later still belongs to the send's trace
+            if (waker !== undefined) wakers.set(message.id, waker)
+            return false
+          }
           const result = yield* connection.send({ id: message.id, to: message.to, body: message.body })
-          if (result._tag === "Accepted") yield* calls.transition(message.id, "provider_accepted")
+          if (result._tag === "Accepted") yield* calls.providerAccepted(message.id)
           else yield* calls.dispatchFailed(message.id, result)
+          return true
         }).pipe(
           Effect.annotateLogs("message_id", message.id),
           Effect.withSpan("Channel.dispatch", {
@@ -157,6 +182,7 @@ export const ChannelEntityLive = ChannelEntity.toLayer(
     /** Sends a batch in order, one per send slot; something new arriving cuts it short. */
     const dispatchBatch = (connection: ChannelConnection, batch: ReadonlyArray<QueuedMessage>) =>
       Effect.gen(function*() {
+        let fresh = true
         for (const message of batch) {
           // a recipient that reached its spacing cap in this batch waits; the others go
           if (recipientMustWait(pacer, message.to, yield* Clock.currentTimeMillis)) continue
@@ -164,8 +190,19 @@ export const ChannelEntityLive = ChannelEntity.toLayer(
           // something new arrived: it may outrank the rest of this batch
           if (Option.isSome(yield* Queue.poll(wake))) return
           const startedAt = yield* Clock.currentTimeMillis
+          const before = pacer
+          const { waiting } = waitingRecipients(pacer, startedAt)
           pacer = takeSendSlot(pacer, message.to, startedAt, connection.capabilities.max_throughput_mps)
-          yield* dispatch(connection, message, startedAt)
+          if (!(yield* dispatch(connection, message, startedAt, waiting))) {
+            // refused: cancelled meanwhile, the channel stopped dispatching, or a more urgent
+            // message is due (committed after this batch was read, its wake-up too late for the
+            // check above). Nothing went out, so the slot is still free: read the queue again. The
+            // first of a fresh read keeps the slot taken, so a refusal the read cannot explain is
+            // retried once per slot, never in a tight loop.
+            if (!fresh) pacer = before
+            return
+          }
+          fresh = false
         }
       })
 
@@ -233,7 +270,7 @@ export const ChannelEntityLive = ChannelEntity.toLayer(
           const pending = Option.isSome(current) ? yield* current.value.connection.pendingReceipts : 0
           return new ChannelRuntime({
             connected: Option.isSome(current),
-            keep_alive: keepingAlive,
+            keep_alive: keepingAlive === true,
             pending_receipts: pending
           })
         }))

@@ -38,9 +38,21 @@ export const makeMessageCalls = Effect.gen(function*() {
     )
 
   return {
-    /** Moves the message on (answers whether it moved; false when not reached). */
-    transition: (id: string, to: "dispatching" | "provider_accepted", at?: number) =>
-      toMessage(id, messageClient(id).Transition(at === undefined ? { to } : { to, at }), false),
+    /**
+     * Takes the message for a dispatch in the send slot at `at` (answers whether it moved; false when
+     * refused or not reached). Refused while a more urgent message of the channel is due, except
+     * those to `waiting` recipients (QR spacing).
+     */
+    dispatching: (id: string, at: number, waiting: ReadonlyArray<string>) =>
+      toMessage(
+        id,
+        messageClient(id).Transition(
+          waiting.length > 0 ? { to: "dispatching", at, waiting } : { to: "dispatching", at }
+        ),
+        false
+      ),
+    /** The provider took the message (answers whether it moved; false when not reached). */
+    providerAccepted: (id: string) => toMessage(id, messageClient(id).Transition({ to: "provider_accepted" }), false),
     /** The provider refused the dispatch: the Message entity re-queues it or fails it. */
     dispatchFailed: (id: string, refusal: { retryable: boolean; code: string; reason: string }) =>
       Effect.asVoid(toMessage(

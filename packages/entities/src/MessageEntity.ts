@@ -74,7 +74,8 @@ export const MessageEntityLive = MessageEntity.toLayer(
           messages.transition(id, payload.to, {
             reason: payload.reason,
             failure: payload.failure,
-            occurredAt: payload.at === undefined ? undefined : toTimestamp(payload.at)
+            occurredAt: payload.at === undefined ? undefined : toTimestamp(payload.at),
+            waitingRecipients: payload.waiting
           })
         ).pipe(Effect.tap((moved) => counted([moved])), Effect.map(Option.isSome)),
       DispatchFailed: ({ payload }) =>

@@ -13,7 +13,12 @@ export const Transition = Rpc.make("Transition", {
     reason: Schema.optional(Schema.String),
     failure: Schema.optional(Failure),
     /** epoch ms when it happened, if earlier than now (a provider receipt's own time) */
-    at: Schema.optional(Schema.Number)
+    at: Schema.optional(Schema.Number),
+    /**
+     * `dispatching` only: recipients that must wait for their per-recipient spacing (QR). A
+     * dispatch is refused while a more urgent message of the channel is due, except theirs.
+     */
+    waiting: Schema.optional(Schema.Array(Schema.String))
   },
   success: Schema.Boolean
 })
