@@ -29,6 +29,9 @@ export interface QrCounts {
   texts_received: number
   failures: number
   last_failure: string
+  /** sends refused by the QR safety cap (200 a day per channel): the lane moves to a new channel */
+  safety_capped: number
+  channels: number
 }
 
 interface Stream {
@@ -77,7 +80,9 @@ export const qrTrack = async (stack: Stack, wa: FakeWhatsApp, channels: number, 
     texts_sent: 0,
     texts_received: 0,
     failures: 0,
-    last_failure: ""
+    last_failure: "",
+    safety_capped: 0,
+    channels: 0
   }
   // user access tokens expire (15 minutes): log in again every 10
   let auth = { token: stack.sessionToken, workspace: stack.workspaceId }
@@ -109,18 +114,25 @@ export const qrTrack = async (stack: Stack, wa: FakeWhatsApp, channels: number, 
       await until("connected", async () => (await status(channelId)) === "connected")
       counts.paired++
       const contact = wa.contact(`+49151${String(1000000 + lane * 1000 + (counts.cycles % 1000)).padStart(7, "0")}`)
+      let accepted = 0
+      let capped = false
       for (let i = 0; i < 5; i++) {
         const sent = await call(stack.baseUrl, "POST", "/v1/messages", {
           ...auth,
           body: { channel_id: channelId, to: contact.number, text: { body: `qr soak ${counts.cycles}.${i}` } }
         })
-        if (sent.status === 201) counts.texts_sent++
+        if (sent.status === 201) accepted++
+        else if (sent.status === 429 && sent.body?.error?.code === "QR_SAFETY_LIMIT_REACHED") capped = true
+        else throw new Error(`send ${sent.status}: ${String(sent.body?.error?.code)}`)
       }
-      await until("the texts", () => contact.received.length >= 5)
+      counts.texts_sent += accepted
+      if (capped) counts.safety_capped++
+      await until("the texts", () => contact.received.length >= accepted)
       counts.texts_received += contact.received.length
       const out = await call(stack.baseUrl, "POST", `/v1/channels/${channelId}/qr/logout`, auth)
       if (out.status !== 200) throw new Error(`qr/logout ${out.status}`)
       await until("disconnected", async () => (await status(channelId)) === "disconnected")
+      return capped
     } finally {
       stream.close()
     }
