@@ -4,7 +4,7 @@
  * (in memory: no query). Requests waiting for long mean `DATABASE_POOL_SIZE` is too small, or
  * the database too slow.
  */
-import { Effect, Metric, Schedule } from "effect"
+import { Effect, Metric } from "effect"
 import type pg from "pg"
 
 export const connections = Metric.gauge("switchboard_db_pool_connections", {
@@ -31,6 +31,19 @@ export const sample = (pool: pg.Pool, max: number) =>
     Metric.set(size, max)
   ], { discard: true })
 
-/** Samples `pool` every second for as long as the scope lasts. */
+/**
+ * Samples `pool` every second of real time for as long as the scope lasts. A Node timer, not an
+ * Effect schedule: the pool lives in real time, and a test's `TestClock` jumping a year forward
+ * must not replay a year of samples (it hung those tests).
+ */
 export const sampleEverySecond = (pool: pg.Pool, max: number) =>
-  sample(pool, max).pipe(Effect.repeat(Schedule.spaced("1 second")), Effect.forkScoped)
+  Effect.acquireRelease(
+    Effect.sync(() => {
+      const run = () => Effect.runSync(sample(pool, max))
+      run()
+      const timer = setInterval(run, 1000)
+      timer.unref()
+      return timer
+    }),
+    (timer) => Effect.sync(() => clearInterval(timer))
+  )
