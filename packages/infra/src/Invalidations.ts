@@ -30,6 +30,11 @@ export class Invalidations extends Context.Tag("@switchboard/infra/Invalidations
   readonly listen: (listener: Listener) => Effect.Effect<void>
   /** Whether messages from every process reach this one right now. */
   readonly live: () => boolean
+  /**
+   * Whether messages reach other processes at all (Redis). Without it only this process hears
+   * them: a cache is then safe only where this is the only process (the embedded database).
+   */
+  readonly fanOut: boolean
 }>() {}
 
 const make = Effect.gen(function*() {
@@ -45,7 +50,8 @@ const make = Effect.gen(function*() {
     return {
       publish: (topic: string) => Effect.sync(() => local(topic)),
       listen: (listener: Listener) => Effect.sync(() => void listeners.push(listener)),
-      live: () => true
+      live: () => true,
+      fanOut: false
     }
   }
 
@@ -96,7 +102,8 @@ const make = Effect.gen(function*() {
         listeners.push(listener)
         subscriber ??= open()
       }),
-    live: () => live
+    live: () => live,
+    fanOut: true
   }
 })
 

@@ -5,10 +5,10 @@
  * root test/keyCacheNodes.e2e.test.ts proves the same across api processes on Postgres and Redis.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { ApiKeysRepo } from "@switchboard/db"
+import { ApiKeysRepo, DatabaseConfig } from "@switchboard/db"
 import type { ApiKeyAuthRow } from "@switchboard/db"
 import { Invalidations, Redis } from "@switchboard/infra"
-import { Effect, Layer, Option } from "effect"
+import { Effect, Layer, Option, Redacted } from "effect"
 import * as IdentityConfig from "../src/IdentityConfig.js"
 import { ApiKeyCache } from "../src/services/ApiKeyCache.js"
 import { ApiKeys } from "../src/services/ApiKeys.js"
@@ -44,7 +44,7 @@ const fakeRepo = (state: { reads: number; row: ApiKeyAuthRow | undefined; before
     })
   )
 
-const services = (state: Parameters<typeof fakeRepo>[0], cacheSeconds = 600) =>
+const services = (state: Parameters<typeof fakeRepo>[0], cacheSeconds = 600, databaseUrl?: string) =>
   ApiKeys.DefaultWithoutDependencies.pipe(
     Layer.provideMerge(ApiKeyCache.Default),
     Layer.provide(fakeRepo(state)),
@@ -64,7 +64,9 @@ const services = (state: Parameters<typeof fakeRepo>[0], cacheSeconds = 600) =>
         Layer.provide(Redis.configLayer({ url: Option.none() }))
       )
     ),
-    Layer.provideMerge(IdentityConfig.layer({ apiKeyCacheSeconds: cacheSeconds }))
+    Layer.provideMerge(IdentityConfig.layer({ apiKeyCacheSeconds: cacheSeconds })),
+    // the embedded database: this is the only process
+    Layer.provide(DatabaseConfig.layer({ url: Option.map(Option.fromNullable(databaseUrl), Redacted.make) }))
   )
 
 const rowFor = (hash: string): ApiKeyAuthRow => ({
@@ -107,6 +109,16 @@ describe("API key cache", () => {
       for (let i = 0; i < 3; i++) yield* keys.authenticate(SECRET)
       assert.strictEqual(state.reads, 3)
     }).pipe(Effect.provide(services(state, 0)))
+  })
+
+  it.effect("stays off without Redis when api nodes share a Postgres (nothing would reach the others)", () => {
+    const state = { reads: 0, row: undefined as ApiKeyAuthRow | undefined }
+    return Effect.gen(function*() {
+      yield* withKey(state)
+      const keys = yield* ApiKeys
+      for (let i = 0; i < 3; i++) yield* keys.authenticate(SECRET)
+      assert.strictEqual(state.reads, 3)
+    }).pipe(Effect.provide(services(state, 600, "postgres://nowhere.invalid/db")))
   })
 
   it.effect("refuses a cached key on the request right after its revocation", () => {

@@ -6,8 +6,10 @@
  * (`ApiKeys.revoke`, `Operator.setStatus` of a workspace) calls `invalidateKey` or
  * `invalidateWorkspace`, which drops it here and publishes it to every other process
  * (`Invalidations`, Redis pub/sub). While this process's subscriber is disconnected nothing is
- * served from or stored in the cache (every request reads the row, as without a cache).
+ * served from or stored in the cache (every request reads the row, as without a cache). Without
+ * Redis the cache is on only with the embedded database, whose one process hears every change.
  */
+import { Database } from "@switchboard/db"
 import type { ApiKeyAuthRow } from "@switchboard/db"
 import { Invalidations } from "@switchboard/infra"
 import { Effect } from "effect"
@@ -28,7 +30,9 @@ export class ApiKeyCache extends Effect.Service<ApiKeyCache>()("@switchboard/ser
       ttlMs: config.apiKeyCacheSeconds * 1000,
       maxEntries: config.apiKeyCacheSize
     })
-    const enabled = config.apiKeyCacheSeconds > 0
+    // without Redis an invalidation reaches this process only: safe with the embedded database
+    // (one process owns it), not with api nodes sharing a Postgres, where the cache stays off
+    const enabled = config.apiKeyCacheSeconds > 0 && (invalidations.fanOut || (yield* Database.isEmbedded))
     if (enabled) {
       yield* invalidations.listen({
         message: (topic) => {
