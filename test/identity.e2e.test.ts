@@ -1,7 +1,7 @@
 /**
  * Two api processes on one Postgres: revoking a key or logging out on one node is seen by the
- * other at once (nothing is cached per node). Real Postgres only (the embedded database belongs to
- * one process).
+ * other at once (without Redis the API key cache is off on a shared Postgres; with it,
+ * test/keyCacheNodes.e2e.test.ts). Real Postgres only (the embedded database belongs to one process).
  */
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { e2eDatabase, testDatabaseUrl } from "@switchboard/db/testing"

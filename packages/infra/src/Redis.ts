@@ -1,11 +1,13 @@
 /**
- * Redis, when configured (`REDIS_URL`): the HTTP rate limits and the readiness probe's connection.
- * Without it, an in-memory stand-in of the rate limiter runs in the single process.
+ * Redis, when configured (`REDIS_URL`): the HTTP rate limits, the readiness probe's connection
+ * and the cache invalidations (`Invalidations`). Without it, in-memory stand-ins run in the single
+ * process.
  */
 import { RateLimiter } from "@effect/experimental"
 import * as RedisRateLimiter from "@effect/experimental/RateLimiter/Redis"
 import { Config, Context, Effect, Exit, Layer, Option, Redacted, Scope } from "effect"
 import { Redis, type RedisOptions } from "ioredis"
+import * as Invalidations from "./Invalidations.js"
 
 export class RedisConfig extends Context.Tag("@switchboard/infra/RedisConfig")<RedisConfig, {
   /** `redis://[:password@]host:port[/db]`; `None` selects the in-memory stand-ins */
@@ -91,8 +93,10 @@ export const rateLimiterLayer = Layer.unwrapEffect(Effect.map(RedisConfig, ({ ke
       )
   })))
 
-/** The client and the rate limiter; needs `RedisConfig`. */
-export const layer = Layer.mergeAll(clientLayer, rateLimiterLayer)
+/** The client, the rate limiter and the invalidation fan-out; needs `RedisConfig`. */
+export const layer = Layer.merge(rateLimiterLayer, Layer.suspend(() => Invalidations.layer)).pipe(
+  Layer.provideMerge(clientLayer)
+)
 
 /** `layer` configured from the environment (`REDIS_URL`, `REDIS_KEY_PREFIX`). */
 export const layerFromEnv = layer.pipe(Layer.provideMerge(configLayerFromEnv), Layer.orDie)

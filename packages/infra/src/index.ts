@@ -1,3 +1,4 @@
+export * as Invalidations from "./Invalidations.js"
 export * as Logging from "./Logging.js"
 export * as MetricsConfig from "./MetricsConfig.js"
 export * as MetricsServer from "./MetricsServer.js"

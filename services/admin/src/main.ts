@@ -1,13 +1,14 @@
 /**
  * The operator CLI: `npm run admin -- <command> [options]`. It uses the service's
  * configuration: `DATABASE_URL`, or the embedded database in `DATA_DIR` (stop the service first:
- * the embedded database has one owner at a time). Prints JSON; exits 1 with a message on error.
+ * the embedded database has one owner at a time), and `REDIS_URL` (suspending a workspace tells
+ * every api node at once). Prints JSON; exits 1 with a message on error.
  */
 import { NodeRuntime } from "@effect/platform-node"
 import { Database, DatabaseConfig, Migrations } from "@switchboard/db"
 import { PLANS } from "@switchboard/domain"
 import type { EntitlementValue, PlanName } from "@switchboard/domain"
-import { SecretsConfig, StartupSafety } from "@switchboard/infra"
+import { Invalidations, Redis, SecretsConfig, StartupSafety } from "@switchboard/infra"
 import { IdentityConfig, Mailer, Operator, SecretsReseal } from "@switchboard/service-api"
 import { Cause, Console, Effect, Layer, Logger, LogLevel } from "effect"
 import { parseArgs } from "node:util"
@@ -121,6 +122,8 @@ const program = Effect.gen(function*() {
 
 const Live = Layer.mergeAll(Operator.Default, SecretsReseal.Default).pipe(
   Layer.provide([IdentityConfig.layerFromEnv, Mailer.layerFromEnv]),
+  // suspending a workspace tells every api node to drop its cached keys (`REDIS_URL`)
+  Layer.provide(Invalidations.layer.pipe(Layer.provide(Redis.clientLayer), Layer.provide(Redis.configLayerFromEnv))),
   Layer.provideMerge(Migrations.layer),
   Layer.provideMerge(Database.layer),
   Layer.provide(DatabaseConfig.layerFromEnv),

@@ -19,6 +19,10 @@ export class IdentityConfig extends Context.Tag("@switchboard/service-api/Identi
   readonly verificationSeconds: number
   /** Public URL of the console/API used in e-mailed links (`PUBLIC_URL`) */
   readonly publicUrl: string
+  /** How long a verified API key is served from memory, in seconds (5; 0 turns the cache off) */
+  readonly apiKeyCacheSeconds: number
+  /** How many verified API keys one process keeps in memory at most (10 000) */
+  readonly apiKeyCacheSize: number
 }>() {}
 
 export const config = Config.all({
@@ -31,7 +35,15 @@ export const config = Config.all({
   accessTokenSeconds: Config.integer("ACCESS_TOKEN_TTL_SECONDS").pipe(Config.withDefault(15 * 60)),
   refreshTokenSeconds: Config.integer("REFRESH_TOKEN_TTL_SECONDS").pipe(Config.withDefault(30 * 24 * 3600)),
   verificationSeconds: Config.integer("EMAIL_VERIFICATION_TTL_SECONDS").pipe(Config.withDefault(48 * 3600)),
-  publicUrl: Config.string("PUBLIC_URL").pipe(Config.withDefault("http://localhost:3000"))
+  publicUrl: Config.string("PUBLIC_URL").pipe(Config.withDefault("http://localhost:3000")),
+  apiKeyCacheSeconds: Config.number("API_KEY_CACHE_TTL_SECONDS").pipe(
+    Config.withDefault(5),
+    Config.validate({ message: "Expected a number of seconds, 0 or more", validation: (n) => n >= 0 })
+  ),
+  apiKeyCacheSize: Config.integer("API_KEY_CACHE_SIZE").pipe(
+    Config.withDefault(10_000),
+    Config.validate({ message: "Expected a whole number, 1 or more", validation: (n) => n >= 1 })
+  )
 })
 
 export const layerFromEnv = Layer.effect(IdentityConfig, config)

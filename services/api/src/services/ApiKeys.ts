@@ -16,6 +16,7 @@ import {
 } from "@switchboard/domain"
 import type { CursorPosition, KeyMode, Scope } from "@switchboard/domain"
 import { Clock, Effect, Option } from "effect"
+import { ApiKeyCache } from "./ApiKeyCache.js"
 import { API_KEY, Credentials } from "./Credentials.js"
 import { Entitlements } from "./Entitlements.js"
 
@@ -39,6 +40,7 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("@switchboard/service-api
     const repo = yield* ApiKeysRepo
     const credentials = yield* Credentials
     const entitlements = yield* Entitlements
+    const cache = yield* ApiKeyCache
 
     const create = Effect.fn("ApiKeys.create")(function*(input: {
       readonly workspaceId: string
@@ -124,32 +126,47 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("@switchboard/service-api
       }
       const row = yield* repo.revoke(principal.workspaceId, id, toTimestamp(yield* Clock.currentTimeMillis))
       if (Option.isNone(row)) return yield* notFound
+      // before answering: the next request with this key, on any node, is refused
+      yield* cache.invalidateKey(row.value.id)
       return { id: row.value.id as ApiKey["id"], revoked_at: row.value.revoked_at! }
     })
 
     /**
      * The key a secret belongs to when it is usable: well-formed, known, not revoked, not
      * expired, workspace active. Anything else is `None` (callers answer one indistinct 401).
+     * The row comes from `ApiKeyCache` when it holds it (no statement); expiry is checked on
+     * every request. Use is recorded once a minute per key and process (`last_used_at`).
      */
     const authenticate = Effect.fn("ApiKeys.authenticate")(function*(secret: string) {
       if (!API_KEY.test(secret)) return Option.none<ApiKeyRow>()
       const hash = credentials.apiKeyHash(secret)
-      const found = yield* repo.findBySecretHash(hash)
-      if (Option.isNone(found)) return Option.none<ApiKeyRow>()
-      const key = found.value
       const now = yield* Clock.currentTimeMillis
+      let entry = cache.get(hash, now)
+      if (entry === undefined) {
+        const epoch = cache.epoch()
+        const found = yield* repo.findBySecretHash(hash)
+        if (Option.isNone(found)) return Option.none<ApiKeyRow>()
+        if (!credentials.sameHash(found.value.secret_hash, hash)) return Option.none<ApiKeyRow>()
+        cache.store(hash, found.value, epoch, now)
+        entry = { row: found.value, expiresAt: now, usedMinute: null }
+      }
+      const key = entry.row
       if (
-        !credentials.sameHash(key.secret_hash, hash) ||
         key.revoked_at !== null ||
         (key.expires_at !== null && Date.parse(key.expires_at) <= now) ||
         key.workspace_status !== "active"
       ) return Option.none<ApiKeyRow>()
       const minute = toTimestamp(Math.floor(now / 60_000) * 60_000)
-      if (key.last_used_at === null || key.last_used_at < minute) yield* repo.touch(key.id, minute)
+      if ((entry.usedMinute ?? key.last_used_at ?? "") < minute) {
+        yield* repo.touch(key.id, minute)
+        // the stored entry, when this one is it (a copy otherwise: nothing else sees it)
+        const stored = cache.get(hash, now)
+        if (stored?.row === key) stored.usedMinute = minute
+      }
       return Option.some<ApiKeyRow>(key)
     })
 
     return { create, list, revoke, authenticate } as const
   }),
-  dependencies: [ApiKeysRepo.Default, Credentials.Default, Entitlements.Default]
+  dependencies: [ApiKeysRepo.Default, Credentials.Default, Entitlements.Default, ApiKeyCache.Default]
 }) {}

@@ -5,8 +5,10 @@
 import { ChannelsRepo, QrSafetyRepo, UsersRepo, WorkspacesRepo } from "@switchboard/db"
 import { effectiveDailyCap, ENTITLEMENTS, QR_DAILY_CAP, toTimestamp } from "@switchboard/domain"
 import type { EntitlementName, EntitlementValue, PlanName } from "@switchboard/domain"
+import { Invalidations } from "@switchboard/infra"
 import { Clock, Data, Effect, Option } from "effect"
 import { Accounts } from "./Accounts.js"
+import { workspaceTopic } from "./ApiKeyCache.js"
 
 const OPERATOR_LIST_LIMIT = 1000
 
@@ -19,6 +21,7 @@ export class Operator extends Effect.Service<Operator>()("@switchboard/service-a
     const workspaces = yield* WorkspacesRepo
     const channels = yield* ChannelsRepo
     const qrLimits = yield* QrSafetyRepo
+    const invalidations = yield* Invalidations.Invalidations
     const now = Effect.map(Clock.currentTimeMillis, toTimestamp)
 
     const createUser = Effect.fn("Operator.createUser")(function*(input: {
@@ -74,6 +77,8 @@ export class Operator extends Effect.Service<Operator>()("@switchboard/service-a
         ? yield* workspaces.setStatus(id, status, at)
         : false
       if (!found) return yield* new OperatorError({ message: `No user, workspace or channel ${id}` })
+      // API keys of a suspended workspace are refused by the next request on every node
+      if (id.startsWith("ws_")) yield* invalidations.publish(workspaceTopic(id))
       return { id, status }
     })
 
