@@ -37,7 +37,9 @@ const Handlers = HttpApiBuilder.group(Api, "spike", (handlers) =>
 
 /** The runner reads the port from this line */
 const PrintPort = Layer.effectDiscard(
-  HttpServer.addressFormattedWith((address) => Effect.sync(() => console.log(`listening ${/:(\d+)$/.exec(address)?.[1]}`)))
+  HttpServer.addressFormattedWith((address) =>
+    Effect.sync(() => console.log(`listening ${/:(\d+)$/.exec(address)?.[1]}`))
+  )
 )
 
 const Routes = HttpApiBuilder.layer(Api).pipe(Layer.provide(Handlers))
