@@ -91,7 +91,9 @@ const make = Effect.gen(function*() {
   return {
     publish: (topic: string) =>
       Effect.sync(() => local(topic)).pipe(
-        Effect.zipRight(Effect.tryPromise(() => client.value.publish(channel, topic))),
+        Effect.zipRight(
+          Effect.tryPromise(() => whenReady(client.value).then(() => client.value.publish(channel, topic)))
+        ),
         Effect.catchAllCause((cause) =>
           Effect.logWarning("invalidation not published; other nodes drop it at their cache TTL", cause)
         ),
@@ -106,6 +108,27 @@ const make = Effect.gen(function*() {
     fanOut: true
   }
 })
+
+/**
+ * Resolves once `redis` can take a command (at most `READY_WAIT_MS`). The client queues nothing
+ * while it connects (`enableOfflineQueue: false`), so a process that publishes right after it
+ * started (the admin CLI suspending a workspace) would otherwise lose its one message.
+ */
+const whenReady = (redis: Redis): Promise<void> =>
+  redis.status === "ready" ? Promise.resolve() : new Promise<void>((resolve, reject) => {
+    const done = () => {
+      clearTimeout(timer)
+      redis.off("ready", done)
+      resolve()
+    }
+    const timer = setTimeout(() => {
+      redis.off("ready", done)
+      reject(new Error("Redis not ready"))
+    }, READY_WAIT_MS)
+    redis.once("ready", done)
+  })
+
+const READY_WAIT_MS = 2_000
 
 /** Needs `RedisConfig` and `RedisClient`. */
 export const layer = Layer.scoped(Invalidations, make)
