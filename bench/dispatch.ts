@@ -15,8 +15,14 @@
  *   by then; `created_at` is taken before the request's transaction and can precede the commit by
  *   tens of ms under load). Each inversion's lag (dispatch - queued since) is reported.
  *
- * npm run bench:dispatch -- [--channels 1000] [--runs 1] [--seconds 60] [--profile DIR]
+ * Then the runner stops and the baseline (bench/lib/BareDispatch.ts: the same durable moves of
+ * each message through plain `pg`, flat out, in a process of its own) works the rest of the same
+ * backlog for `--bare-seconds` (20): its messages/s and CPU per message against the runner's.
+ *
+ * npm run bench:dispatch -- [--channels 1000] [--runs 1] [--seconds 60] [--bare-seconds 20] [--profile DIR]
  */
+import { spawn } from "node:child_process"
+import { resolve } from "node:path"
 import { call } from "../test/support/Processes.js"
 import { cpuSeconds, flag, formatSummary, numberFlag, percentile, record, summarize } from "./lib/Measure.js"
 import { profileEnv } from "./lib/Profile.js"
@@ -31,6 +37,8 @@ const perChannel = numberFlag("backlog", 150)
 const injectPerSecond = numberFlag("inject", 4)
 const warmupMs = numberFlag("warmup", 5000)
 const profileDir = flag("profile")
+/** seconds of the bare baseline after the runner's window (0 skips it) */
+const bareSeconds = numberFlag("bare-seconds", 20)
 const TARGET = 2
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
@@ -39,6 +47,27 @@ const pick = (): Seed.Category => {
   const r = Math.random()
   return r < 0.2 ? "authentication" : r < 0.6 ? "utility" : "marketing"
 }
+
+/** The bare baseline on the stack's database (bench/lib/BareDispatch.ts), in a child process. */
+const runBare = (databaseUrl: string, workspaceId: string) =>
+  new Promise<{ messages: number; messages_per_second: number; cpu_ms_per_message: number }>((done, fail) => {
+    const child = spawn(process.execPath, ["--import", "tsx", resolve(import.meta.dirname, "lib/BareDispatch.ts")], {
+      env: {
+        ...process.env,
+        DATABASE_URL: databaseUrl,
+        WORKSPACE_ID: workspaceId,
+        SECONDS: String(bareSeconds),
+        CONCURRENCY: "10"
+      },
+      stdio: ["ignore", "pipe", "inherit"]
+    })
+    let out = ""
+    child.stdout.on("data", (chunk) => (out += chunk))
+    child.on(
+      "exit",
+      (code) => code === 0 ? done(JSON.parse(out.trim().split("\n").pop()!)) : fail(new Error(`bare: ${code}`))
+    )
+  })
 
 const runOnce = async (run: number) => {
   const stack = await startStack({
@@ -142,6 +171,13 @@ const runOnce = async (run: number) => {
       }
     }
     const totalDispatched = rates.reduce((a, b) => a + b, 0) * seconds
+    // the baseline on what is left of the same backlog, once the runner is gone
+    let bare: Awaited<ReturnType<typeof runBare>> | undefined
+    if (bareSeconds > 0) {
+      await Promise.all(stack.runners.map((r) => r.stop()))
+      bare = await runBare(stack.dbUrl, stack.workspaceId)
+    }
+    const runnerCpuPerDispatch = (cpu * 1000) / Math.max(1, totalDispatched)
     const result = {
       run,
       channels: channels.length,
@@ -158,8 +194,13 @@ const runOnce = async (run: number) => {
       p50_rate: percentile(rates, 50),
       inversions: inversionLags.length,
       inversion_lags_ms: inversionLags.sort((a, b) => a - b).slice(0, 20),
-      runner_cpu_ms_per_dispatch: (cpu * 1000) / Math.max(1, totalDispatched),
-      runner_cpu_share: cpu / seconds
+      runner_cpu_ms_per_dispatch: runnerCpuPerDispatch,
+      runner_cpu_share: cpu / seconds,
+      runner_dispatches_per_second: totalDispatched / seconds,
+      bare_messages_per_second: bare?.messages_per_second ?? null,
+      bare_cpu_ms_per_message: bare?.cpu_ms_per_message ?? null,
+      // >= 0.5 is the goal: the runner spends at most twice the bare CPU on a message
+      cpu_ratio_bare_over_runner: bare ? bare.cpu_ms_per_message / runnerCpuPerDispatch : null
     }
     if (profileDir) console.log(`runner profile: CPU.${runnerPid}.cpuprofile`)
     console.log(record("dispatch", { ...result, label: flag("label") ?? null, profile: profileDir !== undefined }))
@@ -179,3 +220,9 @@ line("mean error", (r) => r.mean_error)
 line("worst error", (r) => r.worst_error)
 line("inversions", (r) => r.inversions, 0)
 line("runner CPU ms/dispatch", (r) => r.runner_cpu_ms_per_dispatch, 2)
+line("runner dispatches/s", (r) => r.runner_dispatches_per_second, 1)
+if (bareSeconds > 0) {
+  line("bare messages/s", (r) => r.bare_messages_per_second ?? 0, 1)
+  line("bare CPU ms/message", (r) => r.bare_cpu_ms_per_message ?? 0, 2)
+  line("CPU ratio bare/runner (goal >= 0.5)", (r) => r.cpu_ratio_bare_over_runner ?? 0, 3)
+}
