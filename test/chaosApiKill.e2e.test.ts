@@ -59,6 +59,13 @@ describe.skipIf(url === undefined)("kill -9 of an api node under load", () => {
         results.filter((r) => r.reason === "in_progress").length
       } answers 409 in_progress`
     )
+    // a 5xx other than 503 is a bug: show what the nodes logged about it
+    if (results.some((r) => r.status >= 500 && r.status !== 503)) {
+      for (const api of stack.apis) {
+        const lines = api.output().split("\n").filter((l) => /ERROR|defect|INTERNAL/i.test(l))
+        console.log(`[chaos api] node log:\n${lines.slice(0, 20).join("\n")}`)
+      }
+    }
     assert.deepStrictEqual(tally(final), { "201": byKey.size }, "every key ended accepted")
     assert.isBelow(Math.max(0, ...waited), 20_000, "a dead request's key is free once its 10 s lease ends")
     assert.deepStrictEqual(idsPerKey.filter((set) => set.size !== 1).length, 0, "one message id per key")

@@ -10,20 +10,12 @@
  */
 import { Sharding, SingleRunner } from "@effect/cluster"
 import { assert, describe, layer } from "@effect/vitest"
-import {
-  ChannelsRepo,
-  ContactsRepo,
-  ConversationsRepo,
-  DispatchQueueRepo,
-  MessagesRepo,
-  Transactions
-} from "@switchboard/db"
 import * as TestDatabase from "@switchboard/db/testing"
-import { ChannelEntity, ChannelEntityLive, InboundMessages, shardingSettings } from "@switchboard/entities"
+import { ChannelEntity, ChannelEntityLive, shardingSettings } from "@switchboard/entities"
 import { accepted, ChannelProviders, ProvidersConfig, QrConnectionConfig } from "@switchboard/providers"
 import type { ChannelConnection, ChannelProvider } from "@switchboard/providers"
 import { Effect, Layer, Stream } from "effect"
-import { setupChannel } from "./support.js"
+import { EntityRepos, setupChannel } from "./support.js"
 
 /** Receipts the provider says are under way: what keeps a sandbox channel alive without a queue. */
 let pendingReceipts = 0
@@ -40,16 +32,6 @@ const provider: ChannelProvider = {
     )
 }
 
-const Repos = Layer.mergeAll(
-  ChannelsRepo.Default,
-  MessagesRepo.Default,
-  ContactsRepo.Default,
-  ConversationsRepo.Default,
-  DispatchQueueRepo.Default,
-  InboundMessages.Default,
-  Transactions.Default
-)
-
 /** One runner: the Channel entity on a single-node cluster, idle entities passivated after 1 s. */
 const Runner = ChannelEntityLive.pipe(
   Layer.provide(Layer.succeed(ChannelProviders.ChannelProviders, ChannelProviders.make({ sandbox: provider }))),
@@ -61,7 +43,7 @@ const Runner = ChannelEntityLive.pipe(
   )
 )
 
-const TestLayer = Repos.pipe(
+const TestLayer = EntityRepos.pipe(
   Layer.provideMerge(ProvidersConfig.layer({})),
   Layer.provideMerge(QrConnectionConfig.layer({})),
   Layer.provideMerge(TestDatabase.sqlLayer)

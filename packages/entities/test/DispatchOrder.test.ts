@@ -5,20 +5,12 @@
  */
 import { SqlClient } from "@effect/sql"
 import { assert, describe, layer } from "@effect/vitest"
-import {
-  ChannelsRepo,
-  ContactsRepo,
-  ConversationsRepo,
-  DispatchQueueRepo,
-  MessagesRepo,
-  Transactions
-} from "@switchboard/db"
 import * as TestDatabase from "@switchboard/db/testing"
-import { ChannelEntity, ChannelEntityLive, Cluster, InboundMessages, MessageEntityLive } from "@switchboard/entities"
+import { ChannelEntity, ChannelEntityLive, Cluster, MessageEntityLive } from "@switchboard/entities"
 import { accepted, ChannelProviders, ProvidersConfig, QrConnectionConfig } from "@switchboard/providers"
 import type { ChannelConnection, ChannelProvider } from "@switchboard/providers"
 import { Effect, Layer, Stream } from "effect"
-import { queueMessage, setupChannel, waitFor } from "./support.js"
+import { EntityRepos, queueMessage, setupChannel, waitFor } from "./support.js"
 
 /** Message ids in the order the provider took them. */
 const sends: Array<string> = []
@@ -35,20 +27,10 @@ const recording: ChannelProvider = {
     )
 }
 
-const Repos = Layer.mergeAll(
-  ChannelsRepo.Default,
-  MessagesRepo.Default,
-  ContactsRepo.Default,
-  ConversationsRepo.Default,
-  DispatchQueueRepo.Default,
-  InboundMessages.Default,
-  Transactions.Default
-)
-
 // no sweeper: nothing repeats a wake-up
 const TestLayer = Layer.mergeAll(ChannelEntityLive, MessageEntityLive).pipe(
   Layer.provide(Layer.succeed(ChannelProviders.ChannelProviders, ChannelProviders.make({ sandbox: recording }))),
-  Layer.provideMerge(Repos),
+  Layer.provideMerge(EntityRepos),
   Layer.provideMerge(ProvidersConfig.layer({ retryDelayScale: 0.01 })),
   Layer.provideMerge(QrConnectionConfig.layer({})),
   Layer.provideMerge(Cluster.single),

@@ -4,21 +4,14 @@
  * spacing delays a recipient at its cap without holding up the others or failing anything.
  */
 import { assert, describe, layer } from "@effect/vitest"
-import {
-  ChannelsRepo,
-  ContactsRepo,
-  ConversationsRepo,
-  DispatchQueueRepo,
-  MessagesRepo,
-  Transactions
-} from "@switchboard/db"
+import { MessagesRepo } from "@switchboard/db"
 import * as TestDatabase from "@switchboard/db/testing"
 import { QR_PER_RECIPIENT_CAP } from "@switchboard/domain"
-import { ChannelEntity, ChannelEntityLive, Cluster, InboundMessages, MessageEntityLive } from "@switchboard/entities"
+import { ChannelEntity, ChannelEntityLive, Cluster, MessageEntityLive } from "@switchboard/entities"
 import { accepted, ChannelProviders, ProvidersConfig } from "@switchboard/providers"
 import type { ChannelConnection, ChannelProvider } from "@switchboard/providers"
 import { Effect, Layer, Stream } from "effect"
-import { queueMessage, setupChannel, waitFor } from "./support.js"
+import { EntityRepos, queueMessage, setupChannel, waitFor } from "./support.js"
 
 /** Every send the provider took: recipient and message id, in order. */
 const sends: Array<{ readonly to: string; readonly id: string }> = []
@@ -48,19 +41,9 @@ const recording: ChannelProvider = {
     )
 }
 
-const Repos = Layer.mergeAll(
-  ChannelsRepo.Default,
-  MessagesRepo.Default,
-  ContactsRepo.Default,
-  ConversationsRepo.Default,
-  DispatchQueueRepo.Default,
-  InboundMessages.Default,
-  Transactions.Default
-)
-
 const TestLayer = Layer.mergeAll(ChannelEntityLive, MessageEntityLive).pipe(
   Layer.provide(Layer.succeed(ChannelProviders.ChannelProviders, ChannelProviders.make({ qr: recording }))),
-  Layer.provideMerge(Repos),
+  Layer.provideMerge(EntityRepos),
   Layer.provideMerge(ProvidersConfig.layer({ retryDelayScale: 0.01 })),
   Layer.provideMerge(Cluster.single),
   Layer.provideMerge(TestDatabase.sqlLayer)

@@ -1,9 +1,28 @@
 /** Rows for entity tests: a workspace, a channel, queued messages, written as the api node would. */
 import { SqlClient } from "@effect/sql"
-import { ChannelsRepo, ContactsRepo, ConversationsRepo, MessagesRepo } from "@switchboard/db"
+import {
+  ChannelsRepo,
+  ContactsRepo,
+  ConversationsRepo,
+  DispatchQueueRepo,
+  MessagesRepo,
+  Transactions
+} from "@switchboard/db"
 import { newId, PRIORITY, THROUGHPUT_MPS, toTimestamp } from "@switchboard/domain"
 import type { Category, ChannelStatus, Message, MessageStatus, Provider } from "@switchboard/domain"
-import { Clock, Effect, Option } from "effect"
+import { InboundMessages } from "@switchboard/entities"
+import { Clock, Effect, Layer, Option } from "effect"
+
+/** The repositories the Channel and Message entities need (on `TestDatabase.sqlLayer`). */
+export const EntityRepos = Layer.mergeAll(
+  ChannelsRepo.Default,
+  MessagesRepo.Default,
+  ContactsRepo.Default,
+  ConversationsRepo.Default,
+  DispatchQueueRepo.Default,
+  InboundMessages.Default,
+  Transactions.Default
+)
 
 export const setupChannel = (
   options: { readonly provider?: Provider; readonly status?: ChannelStatus; readonly capabilities?: boolean } = {}
