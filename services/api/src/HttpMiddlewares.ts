@@ -246,6 +246,17 @@ const mapErrors = (maxBodyBytes: number) =>
         )
       }
       if (Cause.isInterruptedOnly(cause)) return Effect.failCause(cause)
+      if (defects.some(isTransientDatabaseFailure)) {
+        return Effect.logError("database refused the statement for now (deadlock, conflict or cancel)", cause).pipe(
+          Effect.zipRight(
+            Effect.fail(
+              new ServiceUnavailable({
+                message: "The database could not complete this request now; nothing was changed. Retry."
+              })
+            )
+          )
+        )
+      }
       if (defects.some(isConnectivityFailure)) {
         return Effect.logError("dependency unreachable", cause).pipe(
           Effect.zipRight(
@@ -314,6 +325,18 @@ const isConnectivityFailure = (defect: unknown): boolean => {
     (cause?.code !== undefined && CONNECTIVITY_CODES.has(cause.code)) ||
     /Connection terminated|connect ECONNREFUSED|timeout/i.test(String(cause?.message ?? ""))
 }
+
+/**
+ * Statements Postgres refused for a passing reason: a deadlock (40P01), a serialization failure
+ * (40001), a lock not available (55P03), a statement cancelled (57014). The transaction rolled
+ * back, so the request changed nothing and a retry (with the same Idempotency-Key) is safe: 503,
+ * not 500.
+ */
+const TRANSIENT_CODES = new Set(["40P01", "40001", "55P03", "57014"])
+
+export const isTransientDatabaseFailure = (defect: unknown): boolean =>
+  Predicate.isTagged(defect, "SqlError") &&
+  TRANSIENT_CODES.has(String((defect as { cause?: { code?: unknown } }).cause?.code ?? ""))
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/
 
