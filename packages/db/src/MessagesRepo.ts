@@ -1,7 +1,7 @@
 /**
  * Messages and their timeline. `transition` is the guarded state change every writer goes
- * through: row lock, allowed from-state check, update, timeline row and event row — call it
- * inside a transaction. What the dispatchers and sweepers read of the queue is `DispatchQueueRepo`.
+ * through: row lock, allowed from-state check, update, timeline row, event row and webhook
+ * fan-out, in one statement (atomic without a transaction). What the dispatchers and sweepers read of the queue is `DispatchQueueRepo`.
  */
 import { SqlClient, SqlSchema } from "@effect/sql"
 import {
@@ -14,12 +14,17 @@ import {
   MessageStatus,
   messageStatusEvent,
   MessageWithTimeline,
+  newId,
+  STATUS_EVENT,
   toTimestamp
 } from "@switchboard/domain"
 import type { CursorPosition } from "@switchboard/domain"
 import { Clock, Effect, Option, Schema } from "effect"
-import { EventsRepo } from "./EventsRepo.js"
+import { envelopeTemplate, EventsRepo } from "./EventsRepo.js"
 import { dieOnDatabaseError, iso, isoOrNull, TimestampColumn } from "./Rows.js"
+
+/** Stands for the message's workspace in an envelope template (the statement puts the real one). */
+const PLACEHOLDER_WORKSPACE = "ws_00000000000000000000000000"
 
 /** A row of `messages`. */
 export const MessageRow = Schema.Struct({
@@ -106,6 +111,20 @@ export interface Transitioned {
   readonly provider: string
 }
 
+export interface TransitionOptions {
+  readonly reason?: string | undefined
+  readonly failure?: Failure | undefined
+  readonly nextAttemptAt?: string | undefined
+  readonly countAttempt?: boolean | undefined
+  /** when it happened, if earlier than now (a provider receipt carries its own time) */
+  readonly occurredAt?: string | undefined
+  /**
+   * `dispatching` only: recipients that must wait for their per-recipient spacing (QR); their
+   * queued messages do not outrank this one
+   */
+  readonly waitingRecipients?: ReadonlyArray<string> | undefined
+}
+
 export interface MessageFilters {
   readonly status?: MessageStatus | undefined
   readonly direction?: "outbound" | "inbound" | undefined
@@ -179,33 +198,50 @@ export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/d
       })
     }, dieOnDatabaseError)
 
-    /**
-     * Moves a message to `to` when its current state allows it; otherwise does nothing (a late
-     * or repeated report). Returns the updated message when it moved. Only the Message entity
-     * calls this (it is the single writer of a message's status).
-     */
-    const transition = Effect.fn("MessagesRepo.transition")(function*(
+    /** `transition`'s statement (and, a failure read from the row, its event). */
+    const moveOnce = Effect.fn("MessagesRepo.transition")(function*(
       id: string,
       to: MessageStatus,
-      options: {
-        readonly reason?: string | undefined
-        readonly failure?: Failure | undefined
-        readonly nextAttemptAt?: string | undefined
-        readonly countAttempt?: boolean | undefined
-        /** when it happened, if earlier than now (a provider receipt carries its own time) */
-        readonly occurredAt?: string | undefined
-        /**
-         * `dispatching` only: recipients that must wait for their per-recipient spacing (QR); their
-         * queued messages do not outrank this one
-         */
-        readonly waitingRecipients?: ReadonlyArray<string> | undefined
-      } = {}
+      options: TransitionOptions = {}
     ) {
       const now = toTimestamp(yield* Clock.currentTimeMillis)
       const at = options.occurredAt ?? now
       const waiting = options.waitingRecipients ?? []
+      const failure = options.failure
+      // the status event, when `to` reports one: written by the same statement, its envelope
+      // completed there with what only the locked row knows (the state it came from, the
+      // message's workspace and category). A failure read from the row (none given) takes the
+      // two-statement way below.
+      const eventType = STATUS_EVENT[to]
+      const inStatement = eventType !== undefined && (to !== "failed_permanent" || failure !== undefined)
+      const eventId = inStatement ? yield* newId("evt") : undefined
+      const outbox = inStatement
+        ? events.outboxCtes(sql`SELECT ${eventId!} AS id, moved.workspace_id, ${eventType!} AS type,
+            moved.id AS object_id, ${
+          events.envelopeSql(
+            envelopeTemplate({
+              id: eventId!,
+              createdAt: at,
+              workspaceId: PLACEHOLDER_WORKSPACE,
+              open: ["workspace_id", "from_state", "category"],
+              event: messageStatusEvent(to, {
+                object: "message",
+                object_id: id as Message["id"],
+                message_id: id as Message["id"],
+                from_state: "queued",
+                category: "utility",
+                ...(to === "failed_permanent" && failure
+                  ? { failure_class: failure.class, error_code: failure.code, reason: failure.reason }
+                  : {})
+              })!
+            }),
+            { workspace_id: sql`moved.workspace_id`, from_state: sql`moved.from_state`, category: sql`moved.category` }
+          )
+        } AS envelope, ${at}::timestamptz AS created_at FROM moved`)
+        : undefined
       // one statement: lock the row, move it when its current state allows `to` (the same rule as
-      // `canTransition`), and add the timeline row with the state it came from
+      // `canTransition`), add the timeline row with the state it came from, and (most moves) the
+      // status event with its webhook deliveries
       const rows = yield* sql<
         MessageRow & { readonly from_state: MessageStatus; readonly provider: string | null }
       >`WITH current AS (
@@ -214,8 +250,8 @@ export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/d
           UPDATE messages SET
             status = ${to},
             updated_at = ${now},
-            failure = CASE WHEN ${options.failure !== undefined} THEN ${
-        options.failure ? JSON.stringify(options.failure) : null
+            failure = CASE WHEN ${failure !== undefined} THEN ${
+        failure ? JSON.stringify(failure) : null
       }::jsonb ELSE failure END,
             attempts = attempts + ${options.countAttempt ? 1 : 0},
             next_attempt_at = ${options.nextAttemptAt ?? null},
@@ -242,26 +278,30 @@ export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/d
         ), timeline AS (
           INSERT INTO message_transitions (message_id, from_state, to_state, reason, at)
           SELECT id, from_state, ${to}, ${options.reason ?? null}, ${at} FROM moved
-        )
-        SELECT moved.*, (SELECT c.provider FROM channels c WHERE c.id = moved.channel_id) AS provider FROM moved`
+        )${outbox === undefined ? sql`` : sql`, ${outbox}`}
+        SELECT moved.*, (SELECT c.provider FROM channels c WHERE c.id = moved.channel_id) AS provider${
+        outbox === undefined ? sql`` : sql`, ${events.outboxWoken} AS woken`
+      } FROM moved`
       if (!rows[0]) return Option.none<Transitioned>()
       const from = rows[0].from_state
       const message = toMessage(rows[0])
-      const event = messageStatusEvent(to, {
-        object: "message",
-        object_id: message.id,
-        message_id: message.id,
-        from_state: from,
-        category: message.category,
-        ...(to === "failed_permanent" && message.failure
-          ? {
-            failure_class: message.failure.class,
-            error_code: message.failure.code,
-            reason: message.failure.reason
-          }
-          : {})
-      })
-      if (event) yield* events.append({ workspaceId: message.workspace_id, event, occurredAt: at })
+      if (eventType !== undefined && !inStatement) {
+        const event = messageStatusEvent(to, {
+          object: "message",
+          object_id: message.id,
+          message_id: message.id,
+          from_state: from,
+          category: message.category,
+          ...(to === "failed_permanent" && message.failure
+            ? {
+              failure_class: message.failure.class,
+              error_code: message.failure.code,
+              reason: message.failure.reason
+            }
+            : {})
+        })
+        if (event) yield* events.append({ workspaceId: message.workspace_id, event, occurredAt: at })
+      }
       return Option.some<Transitioned>({
         message,
         from,
@@ -269,6 +309,18 @@ export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/d
         provider: rows[0].provider ?? "unknown"
       })
     }, dieOnDatabaseError)
+
+    /**
+     * Moves a message to `to` when its current state allows it; otherwise does nothing (a late
+     * or repeated report). Returns the updated message when it moved. One statement, atomic on
+     * its own (no transaction needed), except a move to `failed_permanent` without a `failure`,
+     * whose event reads the row's: that one runs in a transaction of its own (a savepoint inside
+     * the caller's).
+     */
+    const transition = (id: string, to: MessageStatus, options: TransitionOptions = {}) =>
+      to === "failed_permanent" && options.failure === undefined
+        ? dieOnDatabaseError(sql.withTransaction(moveOnce(id, to, options)))
+        : moveOnce(id, to, options)
 
     const timelineOf = SqlSchema.findAll({
       Request: Schema.String,

@@ -22,6 +22,7 @@ import m0042 from "./migrations/0042_create_qr_safety_limits.js"
 import m0043 from "./migrations/0043_sandbox_verify_failures.js"
 import m0044 from "./migrations/0044_channel_queue_counts.js"
 import m0045 from "./migrations/0045_idempotency_leases.js"
+import m0046 from "./migrations/0046_sql_ids.js"
 import m0050 from "./migrations/0050_contacts_address_book.js"
 import m0051 from "./migrations/0051_contact_imports.js"
 import m0060 from "./migrations/0060_create_templates.js"
@@ -45,6 +46,7 @@ export const migrations = {
   "0043_sandbox_verify_failures": m0043,
   "0044_channel_queue_counts": m0044,
   "0045_idempotency_leases": m0045,
+  "0046_sql_ids": m0046,
   "0050_contacts_address_book": m0050,
   "0051_contact_imports": m0051,
   "0060_create_templates": m0060,

@@ -1,24 +1,25 @@
 /**
- * The Channel entity's volatile calls to Message entities (dispatch outcomes, receipts) and their
- * retry schedules. A Message entity on a runner that just died answers again after the failover
- * (7-10 s), so a call keeps trying for a while; such a failure can surface as a
- * defect. Given up, the sweeper repairs what is left.
+ * The Channel entity's moves of its messages (dispatch outcomes, receipts), made in process
+ * (`MessageMoves` says why no Message entity request is needed), and their retry schedules: a
+ * database that is briefly unreachable (a failover, a restart) fails a move as a defect, so a
+ * move keeps trying for a while. Given up, the sweeper repairs what is left.
  */
+import { toTimestamp } from "@switchboard/domain"
 import type { ReceiptStatus } from "@switchboard/domain"
 import { Effect, Option, Schedule } from "effect"
-import { MessageEntity } from "./MessageProtocol.js"
+import { MessageMoves } from "./MessageMoves.js"
 
-/** Retries of a call to a Message entity: about 30 s, enough to outlast a runner failover. */
+/** Retries of a move: about 30 s, enough to outlast a database failover. */
 const MESSAGE_CALL_RETRY = Schedule.exponential("200 millis").pipe(
   Schedule.either(Schedule.spaced("3 seconds")),
   Schedule.upTo("30 seconds")
 )
 
-/** Retries of a receipt's report to its Message entity: for as long as the connection lives. */
+/** Retries of a receipt's move: for as long as the connection lives. */
 const RECEIPT_RETRY = Schedule.exponential("200 millis").pipe(Schedule.either(Schedule.spaced("3 seconds")))
 
 export const makeMessageCalls = Effect.gen(function*() {
-  const messageClient = yield* MessageEntity.client
+  const moves = yield* MessageMoves
 
   const toMessage = <A>(
     id: string,
@@ -30,7 +31,7 @@ export const makeMessageCalls = Effect.gen(function*() {
       Effect.catchAllDefect(Effect.fail),
       Effect.retry(retry),
       Effect.catchAllCause((cause) =>
-        Effect.logWarning("message entity not reached").pipe(
+        Effect.logWarning("message status not recorded").pipe(
           Effect.annotateLogs({ message_id: id, cause: String(cause) }),
           Effect.as(fallback)
         )
@@ -40,28 +41,22 @@ export const makeMessageCalls = Effect.gen(function*() {
   return {
     /**
      * Takes the message for a dispatch in the send slot at `at` (answers whether it moved; false when
-     * refused or not reached). Refused while a more urgent message of the channel is due, except
+     * refused or not recorded). Refused while a more urgent message of the channel is due, except
      * those to `waiting` recipients (QR spacing).
      */
     dispatching: (id: string, at: number, waiting: ReadonlyArray<string>) =>
       toMessage(
         id,
-        messageClient(id).Transition(
-          waiting.length > 0 ? { to: "dispatching", at, waiting } : { to: "dispatching", at }
-        ),
+        moves.move(id, "dispatching", { occurredAt: toTimestamp(at), waitingRecipients: waiting }),
         false
       ),
-    /** The provider took the message (answers whether it moved; false when not reached). */
-    providerAccepted: (id: string) => toMessage(id, messageClient(id).Transition({ to: "provider_accepted" }), false),
-    /** The provider refused the dispatch: the Message entity re-queues it or fails it. */
+    /** The provider took the message (answers whether it moved; false when not recorded). */
+    providerAccepted: (id: string) => toMessage(id, moves.move(id, "provider_accepted"), false),
+    /** The provider refused the dispatch: re-queued with backoff, or failed. */
     dispatchFailed: (id: string, refusal: { retryable: boolean; code: string; reason: string }) =>
-      Effect.asVoid(toMessage(
-        id,
-        messageClient(id).DispatchFailed({ retryable: refusal.retryable, code: refusal.code, reason: refusal.reason }),
-        Option.none()
-      )),
+      Effect.asVoid(toMessage(id, moves.dispatchFailed(id, refusal), Option.none())),
     /** A receipt is not given up while the connection lives: a provider may not tell it again. */
     receipt: (id: string, status: ReceiptStatus, at: number) =>
-      Effect.asVoid(toMessage(id, messageClient(id).Transition({ to: status, at }), false, RECEIPT_RETRY))
+      Effect.asVoid(toMessage(id, moves.move(id, status, { occurredAt: toTimestamp(at) }), false, RECEIPT_RETRY))
   }
 })

@@ -16,6 +16,7 @@ import { Layer } from "effect"
 import { ChannelEntityLive } from "./ChannelEntity.js"
 import { InboundMessages } from "./InboundMessages.js"
 import { MessageEntityLive } from "./MessageEntity.js"
+import { MessageMoves } from "./MessageMoves.js"
 import { MessageSweeperLive } from "./MessageSweeper.js"
 import { SandboxSweeperLive } from "./SandboxSweeper.js"
 
@@ -26,6 +27,7 @@ export const MessagingEntitiesLive = Layer.mergeAll(
   SandboxSweeperLive
 ).pipe(
   Layer.provide(ChannelProviders.layer),
+  Layer.provide(MessageMoves.Default),
   Layer.provide(
     Layer.mergeAll(
       SandboxProvider.Default,

@@ -11,7 +11,7 @@
 import { Sharding, SingleRunner } from "@effect/cluster"
 import { assert, describe, layer } from "@effect/vitest"
 import * as TestDatabase from "@switchboard/db/testing"
-import { ChannelEntity, ChannelEntityLive, shardingSettings } from "@switchboard/entities"
+import { ChannelEntity, ChannelEntityLive, MessageMoves, shardingSettings } from "@switchboard/entities"
 import { accepted, ChannelProviders, ProvidersConfig, QrConnectionConfig } from "@switchboard/providers"
 import type { ChannelConnection, ChannelProvider } from "@switchboard/providers"
 import { Effect, Layer, Stream } from "effect"
@@ -34,6 +34,7 @@ const provider: ChannelProvider = {
 
 /** One runner: the Channel entity on a single-node cluster, idle entities passivated after 1 s. */
 const Runner = ChannelEntityLive.pipe(
+  Layer.provide(MessageMoves.Default),
   Layer.provide(Layer.succeed(ChannelProviders.ChannelProviders, ChannelProviders.make({ sandbox: provider }))),
   Layer.provideMerge(
     SingleRunner.layer({

@@ -6,7 +6,7 @@
 import { SqlClient } from "@effect/sql"
 import { assert, describe, layer } from "@effect/vitest"
 import * as TestDatabase from "@switchboard/db/testing"
-import { ChannelEntity, ChannelEntityLive, Cluster, MessageEntityLive } from "@switchboard/entities"
+import { ChannelEntity, ChannelEntityLive, Cluster, MessageEntityLive, MessageMoves } from "@switchboard/entities"
 import { accepted, ChannelProviders, ProvidersConfig, QrConnectionConfig } from "@switchboard/providers"
 import type { ChannelConnection, ChannelProvider } from "@switchboard/providers"
 import { Effect, Layer, Stream } from "effect"
@@ -29,6 +29,7 @@ const recording: ChannelProvider = {
 
 // no sweeper: nothing repeats a wake-up
 const TestLayer = Layer.mergeAll(ChannelEntityLive, MessageEntityLive).pipe(
+  Layer.provide(MessageMoves.Default),
   Layer.provide(Layer.succeed(ChannelProviders.ChannelProviders, ChannelProviders.make({ sandbox: recording }))),
   Layer.provideMerge(EntityRepos),
   Layer.provideMerge(ProvidersConfig.layer({ retryDelayScale: 0.01 })),

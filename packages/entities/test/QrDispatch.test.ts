@@ -7,7 +7,7 @@ import { assert, describe, layer } from "@effect/vitest"
 import { MessagesRepo } from "@switchboard/db"
 import * as TestDatabase from "@switchboard/db/testing"
 import { QR_PER_RECIPIENT_CAP } from "@switchboard/domain"
-import { ChannelEntity, ChannelEntityLive, Cluster, MessageEntityLive } from "@switchboard/entities"
+import { ChannelEntity, ChannelEntityLive, Cluster, MessageEntityLive, MessageMoves } from "@switchboard/entities"
 import { accepted, ChannelProviders, ProvidersConfig } from "@switchboard/providers"
 import type { ChannelConnection, ChannelProvider } from "@switchboard/providers"
 import { Effect, Layer, Stream } from "effect"
@@ -42,6 +42,7 @@ const recording: ChannelProvider = {
 }
 
 const TestLayer = Layer.mergeAll(ChannelEntityLive, MessageEntityLive).pipe(
+  Layer.provide(MessageMoves.Default),
   Layer.provide(Layer.succeed(ChannelProviders.ChannelProviders, ChannelProviders.make({ qr: recording }))),
   Layer.provideMerge(EntityRepos),
   Layer.provideMerge(ProvidersConfig.layer({ retryDelayScale: 0.01 })),

@@ -1,0 +1,195 @@
+/**
+ * A message's status events are written by the statement that moves it (`MessagesRepo.transition`
+ * with `EventsRepo.outboxCtes`): the envelope is the one `EventsRepo.append` writes, byte for byte,
+ * and the webhook fan-out (deliveries, wake-ups) is the same.
+ */
+import { SqlClient } from "@effect/sql"
+import { PgClient } from "@effect/sql-pg"
+import { assert, describe, layer } from "@effect/vitest"
+import { ContactsRepo, ConversationsRepo, EventsRepo, MessagesRepo, WEBHOOK_WAKE_CHANNEL } from "@switchboard/db"
+import * as TestDatabase from "@switchboard/db/testing"
+import { DomainEvent, newId, toTimestamp } from "@switchboard/domain"
+import type { Message } from "@switchboard/domain"
+import { Effect, Layer, Option, Ref, Stream } from "effect"
+
+const TestLayer = Layer.mergeAll(
+  MessagesRepo.Default,
+  ContactsRepo.Default,
+  ConversationsRepo.Default,
+  EventsRepo.Default
+)
+  .pipe(Layer.provideMerge(TestDatabase.sqlLayer))
+
+const now = () => toTimestamp(Date.now())
+
+/** Real time (the test's clock is a TestClock): notifications travel through a real connection. */
+const pause = (ms: number) => Effect.promise(() => new Promise((resolve) => setTimeout(resolve, ms)))
+
+/** A workspace with a connected channel, one queued message, and webhook endpoints of every kind. */
+const setup = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const messages = yield* MessagesRepo
+  const workspaceId = yield* newId("ws")
+  yield* sql`INSERT INTO workspaces (id, name, created_at, updated_at) VALUES (${workspaceId}, 'w', ${now()}, ${now()})`
+  const channelId = yield* newId("ch")
+  yield* sql`INSERT INTO channels (id, workspace_id, name, provider, status, created_at, updated_at)
+    VALUES (${channelId}, ${workspaceId}, 'c', 'sandbox', 'connected', ${now()}, ${now()})`
+  const endpoint = (status: string, types: ReadonlyArray<string>) =>
+    Effect.gen(function*() {
+      const id = yield* newId("wh")
+      yield* sql`INSERT INTO webhook_endpoints (id, workspace_id, url, event_types, status, secret_sealed, secret_last4,
+          created_at, updated_at)
+        VALUES (${id}, ${workspaceId}, 'https://example.com/hook', ${types}, ${status}, 'sealed', 'abcd', ${now()}, ${now()})`
+      return id
+    })
+  const endpoints = {
+    all: yield* endpoint("active", ["*"]),
+    sentOnly: yield* endpoint("active", ["message.sent"]),
+    paused: yield* endpoint("paused", ["message.sent", "message.failed"]),
+    readOnly: yield* endpoint("active", ["message.read"]),
+    disabled: yield* endpoint("disabled", ["*"])
+  }
+  const contact = yield* (yield* ContactsRepo).upsertContact(workspaceId, "+4915112345678", now())
+  const conversationId = yield* (yield* ConversationsRepo).upsertConversation(workspaceId, channelId, contact.id, now())
+  const insert = Effect.flatMap(newId("msg"), (id) =>
+    messages.insert({
+      id,
+      workspaceId,
+      channelId,
+      conversationId,
+      contactId: contact.id,
+      direction: "outbound",
+      from: null,
+      to: "+4915112345678",
+      body: "hi",
+      category: "marketing",
+      priority: 3,
+      status: "queued",
+      metadata: {},
+      now: now()
+    }))
+  return { workspaceId, endpoints, insert }
+}).pipe(Effect.orDie)
+
+const eventOf = (messageId: string, type: string) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql<{ id: string; envelope: string; created_at: Date | string }>`
+      SELECT id, envelope, created_at FROM events WHERE object_id = ${messageId} AND type = ${type}`).pipe(
+      Effect.map((rows) => {
+        assert.strictEqual(rows.length, 1, `one ${type} event`)
+        return rows[0]!
+      }),
+      Effect.orDie
+    )
+
+/** What `EventsRepo.append` writes for the same event, with the id and time of `written`. */
+const appendedTwin = (
+  written: { id: string; envelope: string },
+  workspaceId: string,
+  event: DomainEvent
+) =>
+  Effect.gen(function*() {
+    const parsed = JSON.parse(written.envelope) as { id: string; created_at: string }
+    const appended = yield* (yield* EventsRepo).append({ workspaceId, event, occurredAt: parsed.created_at })
+    return appended.envelope.replace(appended.id, written.id)
+  })
+
+describe("status events written by the transition's statement", () => {
+  layer(TestLayer, { timeout: 60_000 })((it) => {
+    it.scoped("writes the envelope append writes, byte for byte, and fans out as append does", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const messages = yield* MessagesRepo
+        const { endpoints, insert, workspaceId } = yield* setup
+        // Postgres server: the active endpoints' wake-ups, delivered at commit
+        const pg = TestDatabase.mode() === "real" ? yield* Effect.serviceOption(PgClient.PgClient) : Option.none()
+        const woken = yield* Ref.make<ReadonlyArray<string>>([])
+        if (Option.isSome(pg)) {
+          yield* pg.value.listen(WEBHOOK_WAKE_CHANNEL).pipe(
+            Stream.runForEach((id) => Ref.update(woken, (ids) => [...ids, id])),
+            Effect.forkScoped
+          )
+          yield* pause(300)
+        }
+
+        const message = yield* insert
+        for (const to of ["dispatching", "provider_accepted", "sent"] as const) {
+          assert.isTrue(Option.isSome(yield* messages.transition(message.id, to)), `moved to ${to}`)
+        }
+        if (Option.isSome(pg)) {
+          // the active subscribed endpoints, once each; never the paused, disabled or unsubscribed ones
+          yield* pause(300)
+          assert.deepStrictEqual([...(yield* Ref.get(woken))].sort(), [endpoints.all, endpoints.sentOnly].sort())
+        }
+        const sent = yield* eventOf(message.id, "message.sent")
+        const expected = yield* appendedTwin(
+          sent,
+          workspaceId,
+          DomainEvent.make("message.sent", {
+            object: "message",
+            object_id: message.id,
+            message_id: message.id,
+            from_state: "provider_accepted",
+            to_state: "sent",
+            category: "marketing"
+          })
+        )
+        assert.strictEqual(sent.envelope, expected)
+
+        // a failure carries its members, quotes and all
+        const other = yield* insert
+        assert.isTrue(Option.isSome(yield* messages.transition(other.id, "dispatching")))
+        const failure = { class: "permanent", code: "recipient_blocked", reason: "said \"no\" \\ twice\n" } as const
+        assert.isTrue(Option.isSome(yield* messages.transition(other.id, "failed_permanent", { failure })))
+        const failed = yield* eventOf(other.id, "message.failed")
+        assert.strictEqual(
+          failed.envelope,
+          yield* appendedTwin(
+            failed,
+            workspaceId,
+            DomainEvent.make("message.failed", {
+              object: "message",
+              object_id: other.id as Message["id"],
+              message_id: other.id as Message["id"],
+              from_state: "dispatching",
+              to_state: "failed_permanent",
+              category: "marketing",
+              failure_class: "permanent",
+              error_code: "recipient_blocked",
+              reason: failure.reason
+            })
+          )
+        )
+
+        // deliveries: every subscribed endpoint not disabled (paused ones too), fresh ids in the shape of all ids
+        const deliveries = yield* sql<{ id: string; endpoint_id: string; status: string; event_id: string }>`
+          SELECT id, endpoint_id, status, event_id FROM webhook_deliveries WHERE event_id = ${sent.id} ORDER BY endpoint_id`
+        assert.deepStrictEqual(
+          deliveries.map((d) => d.endpoint_id).sort(),
+          [endpoints.all, endpoints.sentOnly, endpoints.paused].sort()
+        )
+        for (const d of deliveries) {
+          assert.match(d.id, /^whd_[0-9A-HJKMNP-TV-Z]{26}$/)
+          assert.strictEqual(d.id.slice(4, 14), sent.id.slice(4, 14), "the event id's time part")
+          assert.strictEqual(d.status, "pending")
+        }
+        assert.strictEqual(new Set(deliveries.map((d) => d.id)).size, 3)
+        const failedDeliveries = yield* sql<{ endpoint_id: string }>`
+          SELECT endpoint_id FROM webhook_deliveries WHERE event_id = ${failed.id}`
+        assert.deepStrictEqual(
+          failedDeliveries.map((d) => d.endpoint_id).sort(),
+          [endpoints.all, endpoints.paused].sort()
+        )
+        // appendedTwin wrote two more events through append: each fanned out the same way
+        const byAppend = yield* sql<{ n: number }>`
+          SELECT count(*)::int AS n FROM webhook_deliveries d JOIN events e ON e.id = d.event_id
+          WHERE e.workspace_id = ${workspaceId} AND e.object_id IN (${message.id}, ${other.id})`
+        assert.strictEqual(byAppend[0]!.n, 3 + 2 + 3 + 2)
+
+        // no event for moves that report none; a move the state does not allow writes nothing
+        assert.isTrue(Option.isNone(yield* messages.transition(message.id, "dispatching")))
+        const count = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM events WHERE object_id = ${message.id}`
+        assert.strictEqual(count[0]!.n, 2, "message.sent and its twin")
+      }))
+  })
+})

@@ -1,0 +1,92 @@
+/**
+ * A message's status changes as the Message entity and the Channel entity make them: each one
+ * guarded statement (`MessagesRepo.transition`: row lock, allowed from-state, update, timeline
+ * row, status event and webhook fan-out), counted in the metrics once committed.
+ *
+ * Who may call it (README "Architecture", "One writer per message"): the guarded statement is what
+ * keeps a message's history right, whoever calls it: it locks the row, moves only from an allowed
+ * state and never back, and a report the state does not allow is ignored. So the Channel entity,
+ * which already is the only dispatcher of its channel's messages and the only reader of its
+ * provider's receipts, makes those moves in process, without a cluster request per move; every
+ * other writer (the API's cancellations, the sweeper's repairs) still goes through the Message
+ * entity.
+ */
+import { MessagesRepo, Transactions } from "@switchboard/db"
+import type { Transitioned, TransitionOptions } from "@switchboard/db"
+import { dispatchRetryDelayMs, toTimestamp } from "@switchboard/domain"
+import type { MessageStatus } from "@switchboard/domain"
+import { ProvidersConfig } from "@switchboard/providers"
+import { Clock, Effect, Option } from "effect"
+import * as MessagingMetrics from "./MessagingMetrics.js"
+
+/** Counts the status changes a committed transaction made (a rolled-back one counts nothing). */
+const counted = (moves: ReadonlyArray<Option.Option<Transitioned>>) =>
+  Effect.forEach(
+    moves,
+    (move) =>
+      Option.isSome(move)
+        ? MessagingMetrics.recordTransition(move.value.message.status, move.value.provider)
+        : Effect.void,
+    { discard: true }
+  )
+
+/** A refused dispatch, as the provider (or the sweeper, for a dispatcher that died) reports it. */
+export interface DispatchRefusal {
+  readonly retryable: boolean
+  readonly code: string
+  readonly reason: string
+}
+
+export class MessageMoves extends Effect.Service<MessageMoves>()("@switchboard/entities/MessageMoves", {
+  effect: Effect.gen(function*() {
+    const transactions = yield* Transactions
+    const messages = yield* MessagesRepo
+    const { retryDelayScale } = yield* ProvidersConfig.ProvidersConfig
+
+    /** Moves `id` to `to` when its state allows it; answers whether it moved. One statement. */
+    const move = (id: string, to: MessageStatus, options: TransitionOptions = {}) =>
+      messages.transition(id, to, options).pipe(Effect.tap((moved) => counted([moved])), Effect.map(Option.isSome))
+
+    /**
+     * Retryable: back to the queue after the next backoff delay, or failed permanently once the
+     * retries are used up; permanent: failed. One transaction; answers the status it ended in, if
+     * it moved.
+     */
+    const dispatchFailed = (id: string, refusal: DispatchRefusal) =>
+      transactions.run(Effect.gen(function*() {
+        const failure = {
+          class: refusal.retryable ? "retryable" : "permanent",
+          code: refusal.code,
+          reason: refusal.reason
+        } as const
+        if (!refusal.retryable) {
+          const failed = yield* messages.transition(id, "failed_permanent", { failure, reason: refusal.reason })
+          return [failed]
+        }
+        const failed = yield* messages.transition(id, "failed_retryable", {
+          failure,
+          countAttempt: true,
+          reason: refusal.reason
+        })
+        if (Option.isNone(failed)) return [failed]
+        const now = yield* Clock.currentTimeMillis
+        const next = yield* Option.match(dispatchRetryDelayMs(failed.value.attempts, retryDelayScale), {
+          onNone: () =>
+            messages.transition(id, "failed_permanent", {
+              failure: { ...failure, class: "permanent" },
+              reason: `gave up after ${failed.value.attempts} attempts`
+            }),
+          onSome: (delay) => {
+            const at = toTimestamp(now + delay)
+            return messages.transition(id, "queued", { nextAttemptAt: at, reason: `retry at ${at}` })
+          }
+        })
+        return [failed, next]
+      })).pipe(
+        Effect.tap(counted),
+        Effect.map((moves) => Option.map(moves[moves.length - 1]!, (t) => t.message.status))
+      )
+
+    return { move, dispatchFailed } as const
+  })
+}) {}
