@@ -46,25 +46,28 @@ export class SandboxNetworkRepo extends Effect.Service<SandboxNetworkRepo>()("@s
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
-    /** Counts one more offer of the message; tells how many there were and whether it was already accepted. */
+    /**
+     * Counts one more offer of the message and accepts it from its `acceptFromOffer`-th offer on
+     * (never, when undefined), in one statement. Answers the delivery once accepted, now or
+     * before (it is never accepted twice), or none while it is refused.
+     */
     const offer = Effect.fn("SandboxNetworkRepo.offer")(function*(input: {
       readonly messageId: string
       readonly channelId: string
       readonly to: string
+      readonly at: string
+      readonly acceptFromOffer: number | undefined
     }) {
-      const rows = yield* sql<{ offers: number; accepted_at: Date | null }>`
-        INSERT INTO sandbox_deliveries (message_id, channel_id, to_number, offers)
-        VALUES (${input.messageId}, ${input.channelId}, ${input.to}, 1)
-        ON CONFLICT (message_id) DO UPDATE SET offers = sandbox_deliveries.offers + 1
-        RETURNING offers, accepted_at`
-      return { offers: rows[0]!.offers, alreadyAccepted: rows[0]!.accepted_at !== null }
-    }, dieOnDatabaseError)
-
-    /** Accepts the message; false when it already was (it is never delivered twice). */
-    const accept = Effect.fn("SandboxNetworkRepo.accept")(function*(messageId: string, at: string) {
-      const rows = yield* sql`UPDATE sandbox_deliveries SET accepted_at = ${at}
-        WHERE message_id = ${messageId} AND accepted_at IS NULL RETURNING message_id`
-      return rows.length > 0
+      const from = input.acceptFromOffer ?? null
+      const rows = yield* sql<typeof DeliveryColumns.Type>`
+        INSERT INTO sandbox_deliveries AS d (message_id, channel_id, to_number, offers, accepted_at)
+        VALUES (${input.messageId}, ${input.channelId}, ${input.to}, 1,
+          CASE WHEN 1 >= ${from}::int THEN ${input.at}::timestamptz END)
+        ON CONFLICT (message_id) DO UPDATE SET offers = d.offers + 1,
+          accepted_at = COALESCE(d.accepted_at, CASE WHEN d.offers + 1 >= ${from}::int THEN ${input.at}::timestamptz END)
+        RETURNING d.*`
+      const row = rows[0]!
+      return row.accepted_at === null ? Option.none<NetworkDelivery>() : Option.some(toDelivery(row))
     }, dieOnDatabaseError)
 
     /**
@@ -92,13 +95,6 @@ export class SandboxNetworkRepo extends Effect.Service<SandboxNetworkRepo>()("@s
         WHERE channel_id = ${channelId} AND accepted_at IS NOT NULL AND read_at IS NULL AND accepted_at > ${since}
         ORDER BY accepted_at`
       return rows.map(toDelivery)
-    }, dieOnDatabaseError)
-
-    const find = Effect.fn("SandboxNetworkRepo.find")(function*(messageId: string) {
-      const rows = yield* sql<
-        typeof DeliveryColumns.Type
-      >`SELECT * FROM sandbox_deliveries WHERE message_id = ${messageId} AND accepted_at IS NOT NULL`
-      return Option.map(Option.fromNullable(rows[0]), toDelivery)
     }, dieOnDatabaseError)
 
     /**
@@ -132,6 +128,6 @@ export class SandboxNetworkRepo extends Effect.Service<SandboxNetworkRepo>()("@s
       )
     }, dieOnDatabaseError)
 
-    return { offer, accept, advance, unfinished, find, missedReceipts } as const
+    return { offer, advance, unfinished, missedReceipts } as const
   })
 }) {}

@@ -15,7 +15,7 @@
 import { SandboxNetworkRepo } from "@switchboard/db"
 import type { NetworkDelivery, NetworkStage } from "@switchboard/db"
 import { THROUGHPUT_MPS, toTimestamp } from "@switchboard/domain"
-import { Clock, Effect, Queue, Random, Ref, Stream } from "effect"
+import { Clock, Effect, Option, Queue, Random, Ref, Stream } from "effect"
 import type { ChannelConnection, ChannelProvider, OutgoingMessage, ProviderEvent } from "./ChannelProvider.js"
 import { accepted, PROVIDER_RATE_LIMITED, receipt, refused } from "./ChannelProvider.js"
 import { ProvidersConfig } from "./ProvidersConfig.js"
@@ -91,23 +91,26 @@ export class SandboxProvider extends Effect.Service<SandboxProvider>()("@switchb
             if (!(yield* takeToken)) {
               return refused(true, PROVIDER_RATE_LIMITED, `The sandbox network accepts ${mps} messages per second`)
             }
-            const { alreadyAccepted, offers } = yield* network.offer({
+            // one statement: counted, and accepted unless a magic number says otherwise (the second
+            // fails twice first, the first never gets through)
+            const delivery = yield* network.offer({
               messageId: message.id,
               channelId: channel.id,
-              to: message.to
+              to: message.to,
+              at: toTimestamp(yield* Clock.currentTimeMillis),
+              acceptFromOffer: message.to === MAGIC.failsPermanently
+                ? undefined
+                : message.to === MAGIC.failsTwiceThenSucceeds
+                ? 3
+                : 1
             })
-            if (!alreadyAccepted) {
-              if (message.to === MAGIC.failsPermanently) {
-                return refused(false, "recipient_unreachable", "The recipient cannot receive messages")
-              }
-              if (message.to === MAGIC.failsTwiceThenSucceeds && offers <= 2) {
-                return refused(true, "network_timeout", "The network did not answer in time")
-              }
-              yield* network.accept(message.id, toTimestamp(yield* Clock.currentTimeMillis))
+            if (Option.isNone(delivery)) {
+              return message.to === MAGIC.failsPermanently
+                ? refused(false, "recipient_unreachable", "The recipient cannot receive messages")
+                : refused(true, "network_timeout", "The network did not answer in time")
             }
             // accepted now or before: one delivery, whose receipts this connection reports
-            const delivery = yield* network.find(message.id)
-            if (delivery._tag === "Some") yield* report(delivery.value)
+            yield* report(delivery.value)
             return accepted
           })
 
