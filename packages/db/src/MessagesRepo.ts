@@ -101,14 +101,32 @@ export const toMessage = (r: MessageRow): Message =>
     read_at: isoOrNull(r.read_at)
   })
 
-/** A transition that happened. */
+/**
+ * A transition that happened: what its callers use of the moved row (not a whole `Message`: the
+ * dispatch path makes one per move, and building and checking a `Message` from our own row showed
+ * in its profile).
+ */
 export interface Transitioned {
-  readonly message: Message
+  readonly id: string
+  /** the status it moved to */
+  readonly status: MessageStatus
   readonly from: MessageStatus
   /** failed dispatch attempts so far */
   readonly attempts: number
   /** the provider of the message's channel (metrics label transitions with it) */
   readonly provider: string
+}
+
+/** The columns of a moved row that `transition` reads back. */
+interface MovedRow {
+  readonly id: string
+  readonly status: MessageStatus
+  readonly from_state: MessageStatus
+  readonly attempts: number | string
+  readonly workspace_id: string
+  readonly category: Category
+  readonly failure: Failure | null
+  readonly provider: string | null
 }
 
 export interface TransitionOptions {
@@ -242,9 +260,7 @@ export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/d
       // one statement: lock the row, move it when its current state allows `to` (the same rule as
       // `canTransition`), add the timeline row with the state it came from, and (most moves) the
       // status event with its webhook deliveries
-      const rows = yield* sql<
-        MessageRow & { readonly from_state: MessageStatus; readonly provider: string | null }
-      >`WITH current AS (
+      const rows = yield* sql<MovedRow>`WITH current AS (
           SELECT id, status FROM messages WHERE id = ${id} FOR UPDATE
         ), moved AS (
           UPDATE messages SET
@@ -274,39 +290,37 @@ export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/d
               AND (o.next_attempt_at IS NULL OR o.next_attempt_at <= ${at})
               ${waiting.length > 0 ? sql`AND o.to_number NOT IN ${sql.in(waiting)}` : sql``})`
           : sql``}
-          RETURNING messages.*, current.status AS from_state
+          RETURNING messages.id, messages.status, messages.attempts, messages.workspace_id, messages.category,
+            messages.failure, messages.channel_id, current.status AS from_state
         ), timeline AS (
           INSERT INTO message_transitions (message_id, from_state, to_state, reason, at)
           SELECT id, from_state, ${to}, ${options.reason ?? null}, ${at} FROM moved
         )${outbox === undefined ? sql`` : sql`, ${outbox}`}
-        SELECT moved.*, (SELECT c.provider FROM channels c WHERE c.id = moved.channel_id) AS provider${
+        SELECT moved.id, moved.status, moved.from_state, moved.attempts, moved.workspace_id, moved.category,
+          moved.failure, (SELECT c.provider FROM channels c WHERE c.id = moved.channel_id) AS provider${
         outbox === undefined ? sql`` : sql`, ${events.outboxWoken} AS woken`
       } FROM moved`
-      if (!rows[0]) return Option.none<Transitioned>()
-      const from = rows[0].from_state
-      const message = toMessage(rows[0])
+      const row = rows[0]
+      if (row === undefined) return Option.none<Transitioned>()
       if (eventType !== undefined && !inStatement) {
         const event = messageStatusEvent(to, {
           object: "message",
-          object_id: message.id,
-          message_id: message.id,
-          from_state: from,
-          category: message.category,
-          ...(to === "failed_permanent" && message.failure
-            ? {
-              failure_class: message.failure.class,
-              error_code: message.failure.code,
-              reason: message.failure.reason
-            }
+          object_id: row.id as Message["id"],
+          message_id: row.id as Message["id"],
+          from_state: row.from_state,
+          category: row.category,
+          ...(to === "failed_permanent" && row.failure
+            ? { failure_class: row.failure.class, error_code: row.failure.code, reason: row.failure.reason }
             : {})
         })
-        if (event) yield* events.append({ workspaceId: message.workspace_id, event, occurredAt: at })
+        if (event) yield* events.append({ workspaceId: row.workspace_id, event, occurredAt: at })
       }
       return Option.some<Transitioned>({
-        message,
-        from,
-        attempts: Number(rows[0].attempts),
-        provider: rows[0].provider ?? "unknown"
+        id: row.id,
+        status: row.status,
+        from: row.from_state,
+        attempts: Number(row.attempts),
+        provider: row.provider ?? "unknown"
       })
     }, dieOnDatabaseError)
 

@@ -25,7 +25,7 @@ const counted = (moves: ReadonlyArray<Option.Option<Transitioned>>) =>
     moves,
     (move) =>
       Option.isSome(move)
-        ? MessagingMetrics.recordTransition(move.value.message.status, move.value.provider)
+        ? MessagingMetrics.recordTransition(move.value.status, move.value.provider)
         : Effect.void,
     { discard: true }
   )
@@ -84,7 +84,7 @@ export class MessageMoves extends Effect.Service<MessageMoves>()("@switchboard/e
         return [failed, next]
       })).pipe(
         Effect.tap(counted),
-        Effect.map((moves) => Option.map(moves[moves.length - 1]!, (t) => t.message.status))
+        Effect.map((moves) => Option.map(moves[moves.length - 1]!, (t) => t.status))
       )
 
     return { move, dispatchFailed } as const
