@@ -15,16 +15,20 @@ import {
   messageStatusEvent,
   MessageWithTimeline,
   newId,
+  RECEIPT_STATUSES,
   STATUS_EVENT,
   toTimestamp
 } from "@switchboard/domain"
-import type { CursorPosition } from "@switchboard/domain"
+import type { CursorPosition, ReceiptStatus } from "@switchboard/domain"
 import { Clock, Effect, Option, Schema } from "effect"
 import { envelopeTemplate, EventsRepo } from "./EventsRepo.js"
 import { dieOnDatabaseError, iso, isoOrNull, TimestampColumn } from "./Rows.js"
 
 /** Stands for the message's workspace in an envelope template (the statement puts the real one). */
 const PLACEHOLDER_WORKSPACE = "ws_00000000000000000000000000"
+
+/** What a status event's envelope leaves open for the statement, in the order they appear. */
+const RECEIPT_SLOTS = ["workspace_id", "from_state", "category"]
 
 /** A row of `messages`. */
 export const MessageRow = Schema.Struct({
@@ -241,7 +245,7 @@ export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/d
               id: eventId!,
               createdAt: at,
               workspaceId: PLACEHOLDER_WORKSPACE,
-              open: ["workspace_id", "from_state", "category"],
+              open: RECEIPT_SLOTS,
               event: messageStatusEvent(to, {
                 object: "message",
                 object_id: id as Message["id"],
@@ -325,6 +329,83 @@ export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/d
     }, dieOnDatabaseError)
 
     /**
+     * Receipts of several messages in ONE statement (a provider reports them in batches): each
+     * row guarded like `transition` (row lock, allowed from-state, never back), with its timeline
+     * row, status event and webhook fan-out. A message appears at most once (`MessageMoves`
+     * splits a batch into rounds). Answers the moves that happened.
+     */
+    const receipts = Effect.fn("MessagesRepo.receipts")(function*(
+      batch: ReadonlyArray<{ readonly id: string; readonly to: ReceiptStatus; readonly at: string }>
+    ) {
+      if (batch.length === 0) return []
+      const now = toTimestamp(yield* Clock.currentTimeMillis)
+      const eventIds: Array<string> = []
+      const parts: Array<Array<string>> = [[], [], [], []]
+      for (const r of batch) {
+        const eventId = yield* newId("evt")
+        eventIds.push(eventId)
+        const template = envelopeTemplate({
+          id: eventId,
+          createdAt: r.at,
+          workspaceId: PLACEHOLDER_WORKSPACE,
+          open: RECEIPT_SLOTS,
+          event: messageStatusEvent(r.to, {
+            object: "message",
+            object_id: r.id as Message["id"],
+            message_id: r.id as Message["id"],
+            from_state: "queued",
+            category: "utility"
+          })!
+        })
+        if (template.slots.join() !== RECEIPT_SLOTS.join()) return yield* Effect.dieMessage("unexpected envelope")
+        template.parts.forEach((part, i) => parts[i]!.push(part))
+      }
+      const allowed = sql.join(", ", false)(
+        RECEIPT_STATUSES.flatMap((to) => ALLOWED_FROM[to].map((from) => sql`(${from}::text, ${to}::text)`))
+      )
+      const rows = yield* sql<MovedRow>`WITH input AS (
+          SELECT * FROM unnest(${batch.map((r) => r.id)}::text[], ${batch.map((r) => r.to)}::text[],
+            ${batch.map((r) => r.at)}::timestamptz[], ${eventIds}::text[], ${parts[0]!}::text[], ${parts[1]!}::text[],
+            ${parts[2]!}::text[], ${parts[3]!}::text[]) AS i(id, to_state, at, event_id, p0, p1, p2, p3)
+        ), current AS (
+          SELECT m.id, m.status FROM messages m WHERE m.id IN (SELECT id FROM input) ORDER BY m.id FOR UPDATE
+        ), moved AS (
+          UPDATE messages SET
+            status = i.to_state,
+            updated_at = ${now},
+            next_attempt_at = NULL,
+            sent_at = COALESCE(messages.sent_at, i.at),
+            delivered_at = CASE WHEN i.to_state IN ('delivered', 'read') THEN COALESCE(messages.delivered_at, i.at)
+              ELSE messages.delivered_at END,
+            read_at = CASE WHEN i.to_state = 'read' THEN COALESCE(messages.read_at, i.at) ELSE messages.read_at END
+          FROM current c JOIN input i ON i.id = c.id
+          WHERE messages.id = c.id AND (c.status::text, i.to_state) IN (${allowed})
+            AND (messages.status::text, i.to_state) IN (${allowed})
+          RETURNING messages.id, messages.status, messages.attempts, messages.workspace_id, messages.category,
+            messages.channel_id, c.status AS from_state, i.at, i.event_id, i.p0, i.p1, i.p2, i.p3
+        ), timeline AS (
+          INSERT INTO message_transitions (message_id, from_state, to_state, reason, at)
+          SELECT id, from_state, status, NULL, at FROM moved
+        ), ${
+        events.outboxCtes(sql`SELECT event_id AS id, workspace_id, 'message.' || status AS type, id AS object_id,
+            p0 || to_json(workspace_id)::text || p1 || to_json(from_state)::text || p2 || to_json(category)::text || p3
+              AS envelope, at AS created_at
+            FROM moved`)
+      }
+        SELECT moved.id, moved.status, moved.from_state, moved.attempts, moved.workspace_id, moved.category,
+          NULL AS failure, (SELECT c.provider FROM channels c WHERE c.id = moved.channel_id) AS provider,
+          ${events.outboxWoken} AS woken
+        FROM moved`
+      return rows.map((row): Transitioned => ({
+        id: row.id,
+        status: row.status,
+        from: row.from_state,
+        attempts: Number(row.attempts),
+        provider: row.provider ?? "unknown"
+      }))
+    }, dieOnDatabaseError)
+
+    /**
      * Moves a message to `to` when its current state allows it; otherwise does nothing (a late
      * or repeated report). Returns the updated message when it moved. One statement, atomic on
      * its own (no transaction needed), except a move to `failed_permanent` without a `failure`,
@@ -397,6 +478,7 @@ export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/d
       insert,
       appendQueuedEvent,
       transition,
+      receipts,
       find,
       findById,
       list,

@@ -9,7 +9,7 @@ import { assert, describe, layer } from "@effect/vitest"
 import { ContactsRepo, ConversationsRepo, EventsRepo, MessagesRepo, WEBHOOK_WAKE_CHANNEL } from "@switchboard/db"
 import * as TestDatabase from "@switchboard/db/testing"
 import { DomainEvent, newId, toTimestamp } from "@switchboard/domain"
-import type { Message } from "@switchboard/domain"
+import type { Message, MessageStatus } from "@switchboard/domain"
 import { Effect, Layer, Option, Ref, Stream } from "effect"
 
 const TestLayer = Layer.mergeAll(
@@ -190,6 +190,88 @@ describe("status events written by the transition's statement", () => {
         assert.isTrue(Option.isNone(yield* messages.transition(message.id, "dispatching")))
         const count = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM events WHERE object_id = ${message.id}`
         assert.strictEqual(count[0]!.n, 2, "message.sent and its twin")
+      }))
+
+    it.scoped("applies a batch of receipts in one statement, each guarded, with the same events and timeline", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const messages = yield* MessagesRepo
+        const { endpoints, insert, workspaceId } = yield* setup
+        const moveTo = (id: string, path: ReadonlyArray<MessageStatus>) =>
+          Effect.forEach(path, (to) => messages.transition(id, to), { discard: true })
+        const accepted = yield* insert
+        yield* moveTo(accepted.id, ["dispatching", "provider_accepted"])
+        const sent = yield* insert
+        yield* moveTo(sent.id, ["dispatching", "provider_accepted", "sent"])
+        const read = yield* insert
+        yield* moveTo(read.id, ["dispatching", "provider_accepted", "sent", "read"])
+        const queued = yield* insert
+        const at = toTimestamp(Date.now() - 5_000)
+        const moves = yield* messages.receipts([
+          { id: accepted.id, to: "sent", at },
+          { id: sent.id, to: "read", at },
+          { id: read.id, to: "delivered", at }, // late: never back
+          { id: queued.id, to: "delivered", at }, // not sent yet: not allowed
+          { id: "msg_01JD7X6F3Q9T2M5N8R4V0W1Y2Z", to: "read", at } // unknown
+        ])
+        assert.deepStrictEqual(
+          moves.map((m) => [m.id, m.from, m.status, m.provider]).sort(),
+          [[accepted.id, "provider_accepted", "sent", "sandbox"], [sent.id, "sent", "read", "sandbox"]].sort()
+        )
+        const rows = yield* sql<
+          { id: string; status: string; sent_at: Date; delivered_at: Date | null; read_at: Date }
+        >`
+          SELECT id, status, sent_at, delivered_at, read_at FROM messages WHERE id IN (${accepted.id}, ${sent.id}, ${read.id}, ${queued.id})`
+        const byId = new Map(rows.map((r) => [r.id, r]))
+        assert.strictEqual(byId.get(accepted.id)!.status, "sent")
+        assert.strictEqual(new Date(byId.get(accepted.id)!.sent_at).toISOString(), at, "the receipt's own time")
+        assert.strictEqual(byId.get(sent.id)!.status, "read")
+        assert.strictEqual(new Date(byId.get(sent.id)!.delivered_at!).toISOString(), at, "read implies delivered")
+        assert.strictEqual(byId.get(read.id)!.status, "read")
+        assert.strictEqual(byId.get(queued.id)!.status, "queued")
+        const timeline = yield* sql<{ message_id: string; from_state: string; to_state: string }>`
+          SELECT message_id, from_state, to_state FROM message_transitions
+          WHERE message_id IN (${accepted.id}, ${sent.id}, ${read.id}, ${queued.id}) AND at = ${at} ORDER BY message_id`
+        assert.deepStrictEqual(
+          timeline.map((t) => [t.message_id, t.from_state, t.to_state]).sort(),
+          [[accepted.id, "provider_accepted", "sent"], [sent.id, "sent", "read"]].sort()
+        )
+
+        // the events are what append writes, byte for byte, and fan out as append does
+        for (
+          const [id, type, from, to] of [
+            [accepted.id, "message.sent", "provider_accepted", "sent"],
+            [sent.id, "message.read", "sent", "read"]
+          ] as const
+        ) {
+          const written = yield* eventOf(id, type)
+          assert.strictEqual(JSON.parse(written.envelope).created_at, at)
+          const deliveries = yield* sql<{ endpoint_id: string }>`
+            SELECT endpoint_id FROM webhook_deliveries WHERE event_id = ${written.id}`
+          assert.deepStrictEqual(
+            deliveries.map((d) => d.endpoint_id).sort(),
+            (to === "sent"
+              ? [endpoints.all, endpoints.sentOnly, endpoints.paused]
+              : [endpoints.all, endpoints.readOnly])
+              .sort()
+          )
+          assert.strictEqual(
+            written.envelope,
+            yield* appendedTwin(
+              written,
+              workspaceId,
+              DomainEvent.make(type, {
+                object: "message",
+                object_id: id,
+                message_id: id,
+                from_state: from,
+                to_state: to,
+                category: "marketing"
+              })
+            )
+          )
+        }
+        assert.deepStrictEqual(yield* messages.receipts([]), [])
       }))
   })
 })

@@ -1,9 +1,10 @@
 /**
  * A Channel entity's provider connection: opened and closed to match the channel's status (a
  * connection exists in any status but archived and suspended), with the link's reports handled in
- * order: status changes recorded on the channel one after the other, receipts forwarded to their
- * Message entities and inbound messages recorded, in lanes (the events of one message stay in
- * order; different messages go in parallel).
+ * order: status changes recorded on the channel one after the other; receipts recorded in batches,
+ * in the order reported (what arrives while one batch is written is the next batch: one statement
+ * per batch, `MessageMoves.receipts`); inbound messages recorded in lanes (the events of one
+ * message stay in order; different messages go in parallel).
  *
  * An archived channel keeps no link: a linked device is unlinked at WhatsApp (when the link is up)
  * and its stored credentials are wiped, once per activation, best effort.
@@ -12,18 +13,21 @@ import { ChannelsRepo } from "@switchboard/db"
 import { dispatches, toTimestamp } from "@switchboard/domain"
 import type { Channel, ChannelStatus } from "@switchboard/domain"
 import { ChannelProviders } from "@switchboard/providers"
-import type { ChannelConnection, ProviderEvent, StatusChanged } from "@switchboard/providers"
-import { Clock, Effect, ExecutionStrategy, Exit, Option, Queue, Schedule, Scope, Stream } from "effect"
+import type { ChannelConnection, ProviderEvent, Receipt, StatusChanged } from "@switchboard/providers"
+import { Chunk, Clock, Effect, ExecutionStrategy, Exit, Option, Queue, Schedule, Scope, Stream } from "effect"
 import { InboundMessages } from "./InboundMessages.js"
 import { makeMessageCalls } from "./MessageCalls.js"
 
-/** Receipts and inbound messages handled at once (one slow Message entity does not hold up the rest). */
+/** Inbound messages recorded at once (one slow recording does not hold up the rest). */
 const EVENT_LANES = 8
 
-type LaneEvent = Exclude<ProviderEvent, StatusChanged>
+/** Receipts written in one batch at most. */
+const RECEIPT_BATCH = 500
+
+type LaneEvent = Exclude<ProviderEvent, StatusChanged | Receipt>
 
 const laneOf = (event: LaneEvent): number => {
-  const key = event._tag === "Receipt" ? event.messageId : event.providerMessageId
+  const key = event.providerMessageId
   let hash = 0
   for (let i = 0; i < key.length; i++) hash = (hash * 31 + key.charCodeAt(i)) | 0
   return Math.abs(hash) % EVENT_LANES
@@ -62,21 +66,19 @@ export const makeChannelConnection = <E, R>(options: {
     let current: Option.Option<Open> = Option.none()
 
     const onEvent = (channel: Channel) => (event: LaneEvent) =>
-      event._tag === "Receipt"
-        ? calls.receipt(event.messageId, event.status, event.at)
-        : inbound.record({
-          workspaceId: channel.workspace_id,
-          channelId: channel.id,
-          channelNumber: channel.phone_number,
-          providerMessageId: event.providerMessageId,
-          from: event.from,
-          body: event.text,
-          now: toTimestamp(event.at)
-        }).pipe(
-          Effect.retry({ times: 3, schedule: Schedule.exponential("200 millis") }),
-          Effect.catchAllCause((cause) => Effect.logError("inbound message not recorded", cause)),
-          Effect.asVoid
-        )
+      inbound.record({
+        workspaceId: channel.workspace_id,
+        channelId: channel.id,
+        channelNumber: channel.phone_number,
+        providerMessageId: event.providerMessageId,
+        from: event.from,
+        body: event.text,
+        now: toTimestamp(event.at)
+      }).pipe(
+        Effect.retry({ times: 3, schedule: Schedule.exponential("200 millis") }),
+        Effect.catchAllCause((cause) => Effect.logError("inbound message not recorded", cause)),
+        Effect.asVoid
+      )
 
     const disconnect = Effect.suspend(() => {
       const open = current
@@ -123,6 +125,21 @@ export const makeChannelConnection = <E, R>(options: {
         // A lane (queue + fiber) is made on its first event: most channels on a runner sit idle,
         // and eight idle lanes each were most of an idle entity's memory.
         const lanes = new Map<number, Queue.Queue<LaneEvent>>()
+        // likewise the receipts' queue and its writer
+        let receipts: Queue.Queue<Receipt> | undefined
+        const receiptQueue = Effect.suspend(() => {
+          if (receipts !== undefined) return Effect.succeed(receipts)
+          return Effect.gen(function*() {
+            const queue = yield* Queue.unbounded<Receipt>()
+            receipts = queue
+            yield* Queue.takeBetween(queue, 1, RECEIPT_BATCH).pipe(
+              Effect.flatMap((batch) => calls.receipts(Chunk.toReadonlyArray(batch))),
+              Effect.forever,
+              Effect.forkIn(scope)
+            )
+            return queue
+          })
+        })
         const laneFor = (i: number) =>
           Effect.suspend(() => {
             const existing = lanes.get(i)
@@ -138,6 +155,8 @@ export const makeChannelConnection = <E, R>(options: {
           Stream.runForEach((event) =>
             event._tag === "StatusChanged"
               ? onStatusChanged(connection)(event)
+              : event._tag === "Receipt"
+              ? Effect.flatMap(receiptQueue, (queue) => Queue.offer(queue, event))
               : Effect.flatMap(laneFor(laneOf(event)), (lane) => Queue.offer(lane, event))
           ),
           Effect.forkIn(scope)

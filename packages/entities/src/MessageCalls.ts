@@ -5,9 +5,9 @@
  * move keeps trying for a while. Given up, the sweeper repairs what is left.
  */
 import { toTimestamp } from "@switchboard/domain"
-import type { ReceiptStatus } from "@switchboard/domain"
 import { Effect, Option, Schedule } from "effect"
 import { MessageMoves } from "./MessageMoves.js"
+import type { Receipt } from "./MessageMoves.js"
 
 /** Retries of a move: about 30 s, enough to outlast a database failover. */
 const MESSAGE_CALL_RETRY = Schedule.exponential("200 millis").pipe(
@@ -55,8 +55,11 @@ export const makeMessageCalls = Effect.gen(function*() {
     /** The provider refused the dispatch: re-queued with backoff, or failed. */
     dispatchFailed: (id: string, refusal: { retryable: boolean; code: string; reason: string }) =>
       Effect.asVoid(toMessage(id, moves.dispatchFailed(id, refusal), Option.none())),
-    /** A receipt is not given up while the connection lives: a provider may not tell it again. */
-    receipt: (id: string, status: ReceiptStatus, at: number) =>
-      Effect.asVoid(toMessage(id, moves.move(id, status, { occurredAt: toTimestamp(at) }), false, RECEIPT_RETRY))
+    /**
+     * Receipts reported together, in one statement per round (`MessageMoves.receipts`). Not given
+     * up while the connection lives: a provider may not tell them again.
+     */
+    receipts: (batch: ReadonlyArray<Receipt>) =>
+      Effect.asVoid(toMessage(batch.map((r) => r.messageId).join(","), moves.receipts(batch), 0, RECEIPT_RETRY))
   }
 })

@@ -14,7 +14,7 @@
 import { MessagesRepo, Transactions } from "@switchboard/db"
 import type { Transitioned, TransitionOptions } from "@switchboard/db"
 import { dispatchRetryDelayMs, toTimestamp } from "@switchboard/domain"
-import type { MessageStatus } from "@switchboard/domain"
+import type { MessageStatus, ReceiptStatus } from "@switchboard/domain"
 import { ProvidersConfig } from "@switchboard/providers"
 import { Clock, Effect, Option } from "effect"
 import * as MessagingMetrics from "./MessagingMetrics.js"
@@ -29,6 +29,13 @@ const counted = (moves: ReadonlyArray<Option.Option<Transitioned>>) =>
         : Effect.void,
     { discard: true }
   )
+
+/** A receipt a provider reported: the message reached `status` at `at` (epoch ms). */
+export interface Receipt {
+  readonly messageId: string
+  readonly status: ReceiptStatus
+  readonly at: number
+}
 
 /** A refused dispatch, as the provider (or the sweeper, for a dispatcher that died) reports it. */
 export interface DispatchRefusal {
@@ -87,6 +94,34 @@ export class MessageMoves extends Effect.Service<MessageMoves>()("@switchboard/e
         Effect.map((moves) => Option.map(moves[moves.length - 1]!, (t) => t.status))
       )
 
-    return { move, dispatchFailed } as const
+    /**
+     * Receipts as the provider reported them, in order: one statement per round, a round taking
+     * each message at most once (a message's later receipts wait for the next round, so they
+     * still apply in the order reported). Answers how many moved.
+     */
+    const receipts = (batch: ReadonlyArray<Receipt>) =>
+      Effect.gen(function*() {
+        let moved = 0
+        let rest = batch
+        while (rest.length > 0) {
+          const taken = new Set<string>()
+          const round: Array<{ id: string; to: ReceiptStatus; at: string }> = []
+          const later: Array<Receipt> = []
+          for (const r of rest) {
+            if (taken.has(r.messageId)) later.push(r)
+            else {
+              taken.add(r.messageId)
+              round.push({ id: r.messageId, to: r.status, at: toTimestamp(r.at) })
+            }
+          }
+          const moves = yield* messages.receipts(round)
+          yield* counted(moves.map(Option.some))
+          moved += moves.length
+          rest = later
+        }
+        return moved
+      })
+
+    return { move, dispatchFailed, receipts } as const
   })
 }) {}
