@@ -2,10 +2,10 @@
  * The limit of dispatch (bench:dispatch's baseline): a plain `pg` loop, no framework, no Effect,
  * no cluster, that does the durable work of a sandbox message's life against the same schema, as
  * fast as it can: per message the five moves queued -> dispatching -> provider_accepted -> sent
- * -> delivered -> read, each in its own transaction as the Message entity commits them, with the
- * same guarded statement (row lock, allowed-from states, the dispatch-order probe on
- * `-> dispatching`, the timeline row) and, for a move that reports one, the event row with its
- * outbox fan-out (the endpoint lookup in the same statement, one delivery row per endpoint).
+ * -> delivered -> read, each ONE statement as `MessagesRepo.transition` makes it (row lock,
+ * allowed-from states, the dispatch-order probe on `-> dispatching`, the timeline row and, for a
+ * move that reports one, the event row with its outbox fan-out: one delivery row per subscribed
+ * endpoint), no transaction around it.
  * Channels are taken round robin, `BATCH` queued messages per read, in dispatch order.
  * Not included: the provider's simulated network (`sandbox_deliveries`), pacing (it runs flat out)
  * and the receipts' timers.
@@ -42,73 +42,74 @@ const EVENT: Record<string, string | undefined> = {
   read: "message.read"
 }
 
+/** Marks where the statement puts the state a move came from and the message's category. */
+const FROM_SLOT = "\u0000from\u0000"
+const CATEGORY_SLOT = "\u0000category\u0000"
+
+/**
+ * One statement per move, as `MessagesRepo.transition` does it: lock, guarded update, timeline
+ * row, and for a move that reports one, the event (its envelope completed by the statement with
+ * the state it came from and the category) with one delivery per subscribed endpoint.
+ */
 const move = async (client: pg.PoolClient, id: string, to: string) => {
   const now = new Date().toISOString()
-  await client.query("BEGIN")
-  try {
-    const moved = await client.query(
-      `WITH current AS (SELECT id, status FROM messages WHERE id = $1 FOR UPDATE),
-       moved AS (
-         UPDATE messages SET status = $2, updated_at = $3,
-           sent_at = CASE WHEN $2 IN ('sent', 'delivered', 'read') THEN COALESCE(sent_at, $3) ELSE sent_at END,
-           delivered_at = CASE WHEN $2 IN ('delivered', 'read') THEN COALESCE(delivered_at, $3) ELSE delivered_at END,
-           read_at = CASE WHEN $2 = 'read' THEN COALESCE(read_at, $3) ELSE read_at END
-         FROM current
-         WHERE messages.id = current.id AND current.status = ANY($4) AND messages.status = ANY($4)
-         ${
-        to === "dispatching"
-          ? `AND EXISTS (SELECT 1 FROM channels c WHERE c.id = messages.channel_id AND c.status = 'connected')
-           AND NOT EXISTS (SELECT 1 FROM messages o WHERE o.channel_id = messages.channel_id AND o.status = 'queued'
-             AND (o.priority, o.created_at, o.id) < (messages.priority, messages.created_at, messages.id)
-             AND (o.next_attempt_at IS NULL OR o.next_attempt_at <= $3))`
-          : ""
-      }
-         RETURNING messages.*, current.status AS from_state
-       ), timeline AS (
-         INSERT INTO message_transitions (message_id, from_state, to_state, at) SELECT id, from_state, $2, $3 FROM moved
-       )
-       SELECT id, from_state, category FROM moved`,
-      [id, to, now, FROM[to]]
-    )
-    const row = moved.rows[0]
-    const type = EVENT[to]
-    if (row && type) {
-      const eventId = newId("evt")
-      const envelope = JSON.stringify({
-        id: eventId,
-        type,
-        created_at: now,
-        workspace_id: workspaceId,
-        data: {
-          object: "message",
-          object_id: id,
-          message_id: id,
-          from_state: row.from_state,
-          to_state: to,
-          category: row.category
-        }
-      })
-      const endpoints = await client.query(
-        `WITH event AS (INSERT INTO events (id, workspace_id, type, object_id, envelope, is_test, created_at)
-           VALUES ($1, $2, $3, $4, $5, false, $6))
-         SELECT id FROM webhook_endpoints WHERE workspace_id = $2 AND deleted_at IS NULL
-           AND status IN ('active', 'paused') AND ($3 = ANY(event_types) OR '*' = ANY(event_types))`,
-        [eventId, workspaceId, type, id, envelope, now]
-      )
-      for (const endpoint of endpoints.rows) {
-        await client.query(
-          `INSERT INTO webhook_deliveries (id, endpoint_id, workspace_id, event_id, event_type, status, next_attempt_at,
-             created_at, updated_at) VALUES ($1, $2, $3, $4, $5, 'pending', $6, $6, $6)`,
-          [newId("whd"), endpoint.id, workspaceId, eventId, type, now]
-        )
-      }
+  const type = EVENT[to]
+  const eventId = newId("evt")
+  const [p0, p1, p2] = JSON.stringify({
+    id: eventId,
+    type,
+    created_at: now,
+    workspace_id: workspaceId,
+    data: {
+      object: "message",
+      object_id: id,
+      message_id: id,
+      from_state: FROM_SLOT,
+      to_state: to,
+      category: CATEGORY_SLOT
     }
-    await client.query("COMMIT")
-    return row !== undefined
-  } catch (error) {
-    await client.query("ROLLBACK")
-    throw error
-  }
+  }).split(/"\\u0000(?:from|category)\\u0000"/)
+  const moved = await client.query(
+    `WITH current AS (SELECT id, status FROM messages WHERE id = $1 FOR UPDATE),
+     moved AS (
+       UPDATE messages SET status = $2, updated_at = $3,
+         sent_at = CASE WHEN $2 IN ('sent', 'delivered', 'read') THEN COALESCE(sent_at, $3) ELSE sent_at END,
+         delivered_at = CASE WHEN $2 IN ('delivered', 'read') THEN COALESCE(delivered_at, $3) ELSE delivered_at END,
+         read_at = CASE WHEN $2 = 'read' THEN COALESCE(read_at, $3) ELSE read_at END
+       FROM current
+       WHERE messages.id = current.id AND current.status = ANY($4) AND messages.status = ANY($4)
+       ${
+      to === "dispatching"
+        ? `AND EXISTS (SELECT 1 FROM channels c WHERE c.id = messages.channel_id AND c.status = 'connected')
+         AND NOT EXISTS (SELECT 1 FROM messages o WHERE o.channel_id = messages.channel_id AND o.status = 'queued'
+           AND (o.priority, o.created_at, o.id) < (messages.priority, messages.created_at, messages.id)
+           AND (o.next_attempt_at IS NULL OR o.next_attempt_at <= $3))`
+        : ""
+    }
+       RETURNING messages.id, messages.workspace_id, messages.category, current.status AS from_state
+     ), timeline AS (
+       INSERT INTO message_transitions (message_id, from_state, to_state, at) SELECT id, from_state, $2, $3 FROM moved
+     )${
+      type === undefined ? "" : `, event AS (
+       INSERT INTO events (id, workspace_id, type, object_id, envelope, is_test, created_at)
+       SELECT $5, workspace_id, $6, id, $7 || to_json(from_state)::text || $8 || to_json(category)::text || $9, false, $3
+       FROM moved
+       RETURNING id, workspace_id, type, created_at
+     ), delivery AS (
+       INSERT INTO webhook_deliveries (id, endpoint_id, workspace_id, event_id, event_type, status, next_attempt_at,
+         created_at, updated_at)
+       SELECT 'whd_' || substr(ev.id, 5, 10) || ulid_random_part(), e.id, ev.workspace_id, ev.id, ev.type, 'pending',
+         ev.created_at, ev.created_at, ev.created_at
+       FROM event ev JOIN webhook_endpoints e ON e.workspace_id = ev.workspace_id AND e.deleted_at IS NULL
+         AND e.status IN ('active', 'paused') AND (ev.type = ANY(e.event_types) OR '*' = ANY(e.event_types))
+     )`
+    }
+     SELECT id FROM moved`,
+    type === undefined
+      ? [id, to, now, FROM[to]]
+      : [id, to, now, FROM[to], eventId, type, p0, p1, p2]
+  )
+  return moved.rows.length > 0
 }
 
 const main = async () => {
