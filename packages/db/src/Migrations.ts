@@ -23,6 +23,7 @@ import m0043 from "./migrations/0043_sandbox_verify_failures.js"
 import m0044 from "./migrations/0044_channel_queue_counts.js"
 import m0045 from "./migrations/0045_idempotency_leases.js"
 import m0046 from "./migrations/0046_sql_ids.js"
+import m0047 from "./migrations/0047_sandbox_receipt_times.js"
 import m0050 from "./migrations/0050_contacts_address_book.js"
 import m0051 from "./migrations/0051_contact_imports.js"
 import m0060 from "./migrations/0060_create_templates.js"
@@ -47,6 +48,7 @@ export const migrations = {
   "0044_channel_queue_counts": m0044,
   "0045_idempotency_leases": m0045,
   "0046_sql_ids": m0046,
+  "0047_sandbox_receipt_times": m0047,
   "0050_contacts_address_book": m0050,
   "0051_contact_imports": m0051,
   "0060_create_templates": m0060,

@@ -1,8 +1,10 @@
 /**
- * The simulated network's durable memory: one row per message id ever offered to
- * it. Every step is a guarded statement, so two connections offering or reporting the same
- * message (a duplicate dispatch, a failover) still accept and deliver it once: a receipt reported
- * again carries the time of the first report.
+ * The simulated network's durable memory: one row per message id ever offered to it, written
+ * once per offer by one guarded statement, so two connections offering the same message (a
+ * duplicate dispatch, a failover) still accept and deliver it once. Accepting a message fixes the
+ * times of its receipts (`sent_at`, `delivered_at`, `read_at`: acceptance plus the network's
+ * delays), so reporting them writes nothing, and every report of a stage, from any connection,
+ * carries the same time.
  */
 import { SqlClient } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
@@ -48,8 +50,10 @@ export class SandboxNetworkRepo extends Effect.Service<SandboxNetworkRepo>()("@s
 
     /**
      * Counts one more offer of the message and accepts it from its `acceptFromOffer`-th offer on
-     * (never, when undefined), in one statement. Answers the delivery once accepted, now or
-     * before (it is never accepted twice), or none while it is refused.
+     * (never, when undefined), in one statement; acceptance fixes the receipts' times at
+     * acceptance + `receiptDelaysMs` (sent, delivered, read: fewer for a recipient whose message
+     * stops early). Answers the delivery once accepted, now or before (it is never accepted
+     * twice, its times never change), or none while it is refused.
      */
     const offer = Effect.fn("SandboxNetworkRepo.offer")(function*(input: {
       readonly messageId: string
@@ -57,42 +61,40 @@ export class SandboxNetworkRepo extends Effect.Service<SandboxNetworkRepo>()("@s
       readonly to: string
       readonly at: string
       readonly acceptFromOffer: number | undefined
+      readonly receiptDelaysMs: ReadonlyArray<number>
     }) {
       const from = input.acceptFromOffer ?? null
+      const [sent, delivered, read] = [0, 1, 2].map((i) => input.receiptDelaysMs[i] ?? null)
+      const at = sql`${input.at}::timestamptz`
+      const after = (ms: number | null) => sql`${input.at}::timestamptz + ${ms}::int * interval '1 millisecond'`
       const rows = yield* sql<typeof DeliveryColumns.Type>`
-        INSERT INTO sandbox_deliveries AS d (message_id, channel_id, to_number, offers, accepted_at)
+        INSERT INTO sandbox_deliveries AS d (message_id, channel_id, to_number, offers, accepted_at, sent_at, delivered_at,
+          read_at)
         VALUES (${input.messageId}, ${input.channelId}, ${input.to}, 1,
-          CASE WHEN 1 >= ${from}::int THEN ${input.at}::timestamptz END)
+          CASE WHEN 1 >= ${from}::int THEN ${at} END, CASE WHEN 1 >= ${from}::int THEN ${after(sent)} END,
+          CASE WHEN 1 >= ${from}::int THEN ${after(delivered)} END, CASE WHEN 1 >= ${from}::int THEN ${after(read)} END)
         ON CONFLICT (message_id) DO UPDATE SET offers = d.offers + 1,
-          accepted_at = COALESCE(d.accepted_at, CASE WHEN d.offers + 1 >= ${from}::int THEN ${input.at}::timestamptz END)
+          accepted_at = COALESCE(d.accepted_at, CASE WHEN d.offers + 1 >= ${from}::int THEN ${at} END),
+          sent_at = CASE WHEN d.accepted_at IS NULL AND d.offers + 1 >= ${from}::int THEN ${
+        after(sent)
+      } ELSE d.sent_at END,
+          delivered_at = CASE WHEN d.accepted_at IS NULL AND d.offers + 1 >= ${from}::int THEN ${after(delivered)}
+            ELSE d.delivered_at END,
+          read_at = CASE WHEN d.accepted_at IS NULL AND d.offers + 1 >= ${from}::int THEN ${
+        after(read)
+      } ELSE d.read_at END
         RETURNING d.*`
       const row = rows[0]!
       return row.accepted_at === null ? Option.none<NetworkDelivery>() : Option.some(toDelivery(row))
     }, dieOnDatabaseError)
 
     /**
-     * Records a receipt the network reports, once: the first report of a stage fixes its time.
-     * Answers that time (an earlier report's, when there was one).
+     * A channel's messages accepted after `since` (a reconnecting connection reports their receipts
+     * again: those of a connection that went away may not have been heard).
      */
-    const advance = Effect.fn("SandboxNetworkRepo.advance")(
-      function*(messageId: string, stage: NetworkStage, at: string) {
-        const rows = stage === "sent"
-          ? yield* sql<{ at: Date }>`UPDATE sandbox_deliveries SET sent_at = COALESCE(sent_at, ${at})
-              WHERE message_id = ${messageId} RETURNING sent_at AS at`
-          : stage === "delivered"
-          ? yield* sql<{ at: Date }>`UPDATE sandbox_deliveries SET delivered_at = COALESCE(delivered_at, ${at})
-              WHERE message_id = ${messageId} RETURNING delivered_at AS at`
-          : yield* sql<{ at: Date }>`UPDATE sandbox_deliveries SET read_at = COALESCE(read_at, ${at})
-              WHERE message_id = ${messageId} RETURNING read_at AS at`
-        return rows[0] ? iso(rows[0].at) : at
-      },
-      dieOnDatabaseError
-    )
-
-    /** A channel's accepted messages whose receipts are not all reported, accepted after `since`. */
     const unfinished = Effect.fn("SandboxNetworkRepo.unfinished")(function*(channelId: string, since: string) {
       const rows = yield* sql<typeof DeliveryColumns.Type>`SELECT * FROM sandbox_deliveries
-        WHERE channel_id = ${channelId} AND accepted_at IS NOT NULL AND read_at IS NULL AND accepted_at > ${since}
+        WHERE channel_id = ${channelId} AND accepted_at IS NOT NULL AND accepted_at > ${since}
         ORDER BY accepted_at`
       return rows.map(toDelivery)
     }, dieOnDatabaseError)
@@ -128,6 +130,6 @@ export class SandboxNetworkRepo extends Effect.Service<SandboxNetworkRepo>()("@s
       )
     }, dieOnDatabaseError)
 
-    return { offer, advance, unfinished, missedReceipts } as const
+    return { offer, unfinished, missedReceipts } as const
   })
 }) {}

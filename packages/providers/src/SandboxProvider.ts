@@ -3,7 +3,8 @@
  * interface the QR provider implements:
  * - accepts at most 2 messages per second per channel (a token bucket; beyond it a retryable
  *   `PROVIDER_RATE_LIMITED` refusal; the Channel entity's own pacing never gets there);
- * - reports `sent`, `delivered` and `read` after small delays (`sandboxReceiptDelaysMs`);
+ * - reports `sent`, `delivered` and `read` after small delays (`sandboxReceiptDelaysMs`), their
+ *   times fixed when it accepts the message (one statement per dispatch, none per receipt);
  * - honours the magic recipients: `+15005550001` fails permanently, `+15005550002` fails
  *   retryably on its first two offers then succeeds, `+15005550003` stays at `sent`;
  * - remembers every message id durably (`SandboxNetworkRepo`): a message offered twice (a
@@ -21,8 +22,12 @@ import { accepted, PROVIDER_RATE_LIMITED, receipt, refused } from "./ChannelProv
 import { ProvidersConfig } from "./ProvidersConfig.js"
 import { MAGIC } from "./SandboxNumbers.js"
 
-/** A reconnecting channel hears the receipts of messages accepted this recently. */
-const REPLAY_WINDOW_MS = 3600 * 1000
+/**
+ * A reconnecting channel hears again the receipts of messages accepted this recently (a failover
+ * takes seconds); receipts lost longer ago are the message sweeper's to repair, from the times
+ * this network stored.
+ */
+const REPLAY_WINDOW_MS = 120 * 1000
 
 const STAGES: ReadonlyArray<NetworkStage> = ["sent", "delivered", "read"]
 
@@ -54,7 +59,11 @@ export class SandboxProvider extends Effect.Service<SandboxProvider>()("@switchb
           return true
         })
 
-        /** Reports the receipts of an accepted message: repeats those already reported, schedules the rest. */
+        /**
+         * Reports the receipts of an accepted message, each at the time its acceptance fixed (a
+         * row accepted before those times were stored: acceptance + the delay): at once when it
+         * has passed (a repeat, or one a connection that went away did not get to tell).
+         */
         const report = (delivery: NetworkDelivery) => {
           if (reporting.has(delivery.messageId)) return Effect.void
           reporting.add(delivery.messageId)
@@ -63,15 +72,10 @@ export class SandboxProvider extends Effect.Service<SandboxProvider>()("@switchb
             for (const [i, stage] of STAGES.entries()) {
               if (stage !== "sent" && delivery.to === MAGIC.staysAtSent) return
               const known = stageTime(delivery, stage)
-              if (known !== null) {
-                yield* Queue.offer(events, receipt(delivery.messageId, stage, Date.parse(known)))
-                continue
-              }
-              const wait = acceptedAt + delays[i]! - (yield* Clock.currentTimeMillis)
+              const at = known === null ? acceptedAt + delays[i]! : Date.parse(known)
+              const wait = at - (yield* Clock.currentTimeMillis)
               if (wait > 0) yield* Effect.sleep(wait)
-              // another connection may have reported it first: then its time stands
-              const at = yield* network.advance(delivery.messageId, stage, toTimestamp(yield* Clock.currentTimeMillis))
-              yield* Queue.offer(events, receipt(delivery.messageId, stage, Date.parse(at)))
+              yield* Queue.offer(events, receipt(delivery.messageId, stage, at))
             }
           }).pipe(
             Effect.ensuring(
@@ -102,7 +106,8 @@ export class SandboxProvider extends Effect.Service<SandboxProvider>()("@switchb
                 ? undefined
                 : message.to === MAGIC.failsTwiceThenSucceeds
                 ? 3
-                : 1
+                : 1,
+              receiptDelaysMs: message.to === MAGIC.staysAtSent ? delays.slice(0, 1) : delays
             })
             if (Option.isNone(delivery)) {
               return message.to === MAGIC.failsPermanently

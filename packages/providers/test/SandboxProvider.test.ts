@@ -88,9 +88,19 @@ describe("sandbox network", () => {
         const id = yield* newId("msg")
         assert.deepStrictEqual(yield* connection.send(text(id)), { _tag: "Accepted" })
         assert.strictEqual(yield* connection.pendingReceipts, 1)
+        // acceptance fixed the receipts' times (nothing is written per receipt)
+        const sql = yield* SqlClient.SqlClient
+        const [row] = yield* sql<{ accepted_at: Date; sent_at: Date; delivered_at: Date; read_at: Date }>`
+          SELECT accepted_at, sent_at, delivered_at, read_at FROM sandbox_deliveries WHERE message_id = ${id}`
+        const accepted = row!.accepted_at.getTime()
+        assert.deepStrictEqual(
+          [row!.sent_at, row!.delivered_at, row!.read_at].map((t) => t.getTime() - accepted),
+          [...DELAYS]
+        )
         yield* settled(connection)
         const events = receiptsOf(yield* close, id)
         assert.deepStrictEqual(events.map((e) => e.status), ["sent", "delivered", "read"])
+        assert.deepStrictEqual(events.map((e) => e.at), DELAYS.map((d) => accepted + d))
       }))
 
     it.effect("delivers a message dispatched twice, even over two connections, only once", () =>
@@ -150,6 +160,11 @@ describe("sandbox network", () => {
         assert.deepStrictEqual(receiptsOf(events, permanent), [])
         assert.deepStrictEqual(receiptsOf(events, flaky).map((e) => e.status), ["sent", "delivered", "read"])
         assert.deepStrictEqual(receiptsOf(events, staysSent).map((e) => e.status), ["sent"])
+        const sql = yield* SqlClient.SqlClient
+        const [stays] = yield* sql<{ sent_at: Date | null; delivered_at: Date | null; read_at: Date | null }>`
+          SELECT sent_at, delivered_at, read_at FROM sandbox_deliveries WHERE message_id = ${staysSent}`
+        assert.isNotNull(stays!.sent_at)
+        assert.deepStrictEqual([stays!.delivered_at, stays!.read_at], [null, null])
       }))
 
     it.effect("accepts at most 2 messages per second", () =>
