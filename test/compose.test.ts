@@ -80,7 +80,11 @@ describe("deployment files", () => {
 const definedMetrics = () => {
   const names = new Set<string>()
   const collect = (file: string) => {
-    for (const m of readFileSync(file, "utf8").matchAll(/Metric\.(?:counter|gauge|histogram)\(\s*"([a-z_]+)"/g)) {
+    for (
+      const m of readFileSync(file, "utf8").matchAll(
+        /(?:Metric|MetricKey)\.(?:counter|gauge|histogram)\(\s*"([a-z_]+)"/g
+      )
+    ) {
       names.add(m[1]!)
     }
   }

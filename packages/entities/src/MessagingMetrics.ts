@@ -3,15 +3,35 @@
  * Message entity, and the dispatch lag across channels the message sweeper samples. In memory;
  * the lag costs one query per sweep, on the one runner that holds the sweeper.
  */
-import { Effect, Metric } from "effect"
+import { Effect, Metric, MetricKey, MetricLabel } from "effect"
 
-export const transitions = Metric.counter("switchboard_message_transitions_total", {
-  description: "Message status changes made by the Message entity, by new status and channel provider",
+const transitionsKey = MetricKey.counter("switchboard_message_transitions_total", {
+  description: "Message status changes, by new status and channel provider",
   incremental: true
 })
 
+/**
+ * One counter per (status, provider), made once: `Metric.tagged` on every update built a new key,
+ * merged label arrays and looked the key up in the registry by hash, per move (it showed in the
+ * dispatch path's profile).
+ */
+const transitionCounters = new Map<string, Metric.Metric.Counter<number>>()
+
 export const recordTransition = (status: string, provider: string) =>
-  Metric.increment(Metric.tagged(Metric.tagged(transitions, "status", status), "provider", provider))
+  Effect.suspend(() => {
+    const id = `${status}\u0000${provider}`
+    let counter = transitionCounters.get(id)
+    if (counter === undefined) {
+      counter = Metric.fromMetricKey(
+        MetricKey.taggedWithLabels(transitionsKey, [
+          MetricLabel.make("status", status),
+          MetricLabel.make("provider", provider)
+        ])
+      )
+      transitionCounters.set(id, counter)
+    }
+    return Metric.increment(counter)
+  })
 
 /**
  * The age of each dispatching channel's oldest queued message, summarised across channels (never
