@@ -133,6 +133,14 @@ interface MovedRow {
   readonly provider: string | null
 }
 
+const toTransitioned = (row: MovedRow): Transitioned => ({
+  id: row.id,
+  status: row.status,
+  from: row.from_state,
+  attempts: Number(row.attempts),
+  provider: row.provider ?? "unknown"
+})
+
 export interface TransitionOptions {
   readonly reason?: string | undefined
   readonly failure?: Failure | undefined
@@ -319,13 +327,7 @@ export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/d
         })
         if (event) yield* events.append({ workspaceId: row.workspace_id, event, occurredAt: at })
       }
-      return Option.some<Transitioned>({
-        id: row.id,
-        status: row.status,
-        from: row.from_state,
-        attempts: Number(row.attempts),
-        provider: row.provider ?? "unknown"
-      })
+      return Option.some(toTransitioned(row))
     }, dieOnDatabaseError)
 
     /**
@@ -396,13 +398,7 @@ export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/d
           NULL AS failure, (SELECT c.provider FROM channels c WHERE c.id = moved.channel_id) AS provider,
           ${events.outboxWoken} AS woken
         FROM moved`
-      return rows.map((row): Transitioned => ({
-        id: row.id,
-        status: row.status,
-        from: row.from_state,
-        attempts: Number(row.attempts),
-        provider: row.provider ?? "unknown"
-      }))
+      return rows.map(toTransitioned)
     }, dieOnDatabaseError)
 
     /**
