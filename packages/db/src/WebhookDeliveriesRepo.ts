@@ -196,6 +196,47 @@ export class WebhookDeliveriesRepo
         return (rows[0]?.recorded ?? 0) > 0
       }, dieOnDatabaseError)
 
+      /**
+       * `recordSuccess` of several successful attempts (any endpoints) as ONE statement: each
+       * delivery is recorded only while it is still `delivering` in its attempt (the same guard
+       * as `record`), with its own attempt row; each endpoint with a recorded delivery gets its
+       * consecutive-failure counter reset. Rows are locked in id order. Returns the ids recorded.
+       * One statement: never inside a caller's transaction (`WebhookSuccesses` batches the calls).
+       */
+      const recordSuccesses = Effect.fn("WebhookDeliveriesRepo.recordSuccesses")(function*(
+        inputs: ReadonlyArray<{
+          readonly id: string
+          readonly endpointId: string
+          readonly attempt: number
+          readonly at: string
+          readonly responseStatus: number
+          readonly latencyMs: number | null
+        }>
+      ) {
+        if (inputs.length === 0) return new Set<string>()
+        const sorted = [...inputs].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+        const rows = yield* sql<{ id: string }>`WITH input AS (
+          SELECT * FROM unnest(${sorted.map((i) => i.id)}::text[], ${sorted.map((i) => i.endpointId)}::text[],
+            ${sorted.map((i) => i.attempt)}::int[], ${sorted.map((i) => i.at)}::timestamptz[],
+            ${sorted.map((i) => i.responseStatus)}::int[], ${sorted.map((i) => i.latencyMs)}::int[])
+            AS i(id, endpoint_id, attempt, at, response_status, latency_ms)
+        ), updated AS (
+          UPDATE webhook_deliveries d SET status = 'succeeded', next_attempt_at = NULL,
+            response_status = i.response_status, failure_reason = 'ok', latency_ms = i.latency_ms, updated_at = i.at
+          FROM input i
+          WHERE d.id = i.id AND d.status = 'delivering' AND d.attempt_count = i.attempt
+          RETURNING d.id, d.endpoint_id, i.attempt, i.at, i.response_status, i.latency_ms
+        ), attempt AS (
+          INSERT INTO webhook_attempts (delivery_id, attempt, at, response_status, failure_reason, latency_ms)
+          SELECT id, attempt, at, response_status, 'ok', latency_ms FROM updated
+        ), reset AS (
+          UPDATE webhook_endpoints SET consecutive_failures = 0
+          WHERE id IN (SELECT endpoint_id FROM updated) AND consecutive_failures <> 0
+        )
+        SELECT id FROM updated`
+        return new Set(rows.map((r) => r.id))
+      }, dieOnDatabaseError)
+
       /** Replay: only from failed or dead; bumps the original's replay_count. */
       const markReplayed = Effect.fn("WebhookDeliveriesRepo.markReplayed")(
         function*(workspaceId: string, id: string, now: string) {
@@ -253,6 +294,7 @@ export class WebhookDeliveriesRepo
         claimDue,
         record,
         recordSuccess,
+        recordSuccesses,
         markReplayed,
         endpointsWithDueWork,
         requeueStuck,

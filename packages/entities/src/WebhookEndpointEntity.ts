@@ -16,6 +16,7 @@ import { SafeEgress, UrlPolicy, WebhooksConfig, WebhookSigner } from "@switchboa
 import { Clock, Effect, Layer, Metric, Queue, Random } from "effect"
 import { WebhookEndpointEntity } from "./WebhookEndpointProtocol.js"
 import * as WebhookMetrics from "./WebhookMetrics.js"
+import { WebhookSuccesses } from "./WebhookSuccesses.js"
 
 /** Longest wait for the target's addresses at an attempt (a timeout is a `network_error`). */
 const RESOLVE_TIMEOUT_MS = 5_000
@@ -27,6 +28,7 @@ export const WebhookEndpointEntityLive = WebhookEndpointEntity.toLayer(
     const transactions = yield* Transactions
     const endpoints = yield* WebhookEndpointsRepo
     const deliveries = yield* WebhookDeliveriesRepo
+    const successes = yield* WebhookSuccesses
     const config = yield* WebhooksConfig.WebhooksConfig
     const keyring = config.keyring
     const wake = yield* Queue.sliding<void>(1)
@@ -115,7 +117,8 @@ export const WebhookEndpointEntityLive = WebhookEndpointEntity.toLayer(
         const reason: FailureReason = outcome.reason
         if (reason === "ok" && outcome.status !== null) {
           // the common case in one statement: delivery, attempt and the counter's reset
-          yield* deliveries.recordSuccess({
+          // with the other successes of the runner that are ready now: one statement for all
+          yield* successes.record({
             id: deliveryId,
             endpointId,
             attempt: attemptNo,
@@ -212,4 +215,4 @@ export const WebhookEndpointEntityLive = WebhookEndpointEntity.toLayer(
     })
   }),
   { maxIdleTime: "30 seconds" }
-).pipe(Layer.provide(Transactions.Default))
+).pipe(Layer.provide(Layer.mergeAll(Transactions.Default, WebhookSuccesses.Default)))
