@@ -287,6 +287,11 @@ try {
   console.log(`duplicate POSTs: ${duplicates}`)
 } finally {
   await runtime.dispose()
+  if (duplicates > 0) {
+    // what the runner logged (errors only): why attempts went unrecorded and were handed out again
+    const logged = stack.runners[0]!.output().split("\n").filter((l) => l.includes("level=")).slice(0, 10)
+    console.log(`runner log (first ${logged.length} lines):\n${logged.map((l) => l.slice(0, 1500)).join("\n")}`)
+  }
   await stack.stop()
   sink.close()
 }
