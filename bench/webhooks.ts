@@ -61,7 +61,11 @@ const sink = createServer((req, res) => {
     if (first !== undefined) {
       duplicates++
       if (duplicateSamples.length < 5) {
-        duplicateSamples.push({ delivery: deliveryId, attempts: `${first.attempt},${attempt}`, apart_ms: at - first.at })
+        duplicateSamples.push({
+          delivery: deliveryId,
+          attempts: `${first.attempt},${attempt}`,
+          apart_ms: at - first.at
+        })
       }
     } else arrivals.set(deliveryId, { at, eventId, attempt })
     res.writeHead(200, { "content-type": "text/plain" }).end("ok")

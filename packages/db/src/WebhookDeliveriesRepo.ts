@@ -123,7 +123,9 @@ export class WebhookDeliveriesRepo
       const claimDueOnce = (requests: ReadonlyArray<ClaimRequest>) =>
         // typed, not decoded: our own rows, on every webhook attempt
         sql<typeof ClaimedColumns.Type & { endpoint_id: string }>`WITH request AS (
-          SELECT * FROM unnest(${requests.map((r) => r.endpointId)}::text[], ${requests.map((r) => r.now)}::timestamptz[],
+          SELECT * FROM unnest(${requests.map((r) => r.endpointId)}::text[], ${
+          requests.map((r) => r.now)
+        }::timestamptz[],
             ${requests.map((r) => r.limit)}::int[]) AS r(endpoint_id, now, lim)
         ), due AS (
           SELECT due.id, r.now FROM request r CROSS JOIN LATERAL (

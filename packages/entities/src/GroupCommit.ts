@@ -26,7 +26,10 @@ export const make = <A, B>(
       const entries = Array.from(batch)
       const exit = yield* Effect.exit(write(entries.map((e) => e.item)))
       entries.forEach(({ done }, i) =>
-        Deferred.unsafeDone(done, exit._tag === "Success" ? Effect.succeed(exit.value[i]!) : Effect.failCause(exit.cause))
+        Deferred.unsafeDone(
+          done,
+          exit._tag === "Success" ? Effect.succeed(exit.value[i]!) : Effect.failCause(exit.cause)
+        )
       )
     })
     yield* writeBatch.pipe(Effect.forever, Effect.forkScoped)

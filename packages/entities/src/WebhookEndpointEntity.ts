@@ -14,9 +14,9 @@ import { DISABLE_AFTER_FAILURES, isRetryable, MAX_ATTEMPTS, retryDelayMs, toTime
 import type { DeliveryStatus, FailureReason } from "@switchboard/domain"
 import { SafeEgress, UrlPolicy, WebhooksConfig, WebhookSigner } from "@switchboard/webhooks"
 import { Clock, Effect, Layer, Metric, Queue, Random } from "effect"
+import { WebhookDeliveryBatches } from "./WebhookDeliveryBatches.js"
 import { WebhookEndpointEntity } from "./WebhookEndpointProtocol.js"
 import * as WebhookMetrics from "./WebhookMetrics.js"
-import { WebhookDeliveryBatches } from "./WebhookDeliveryBatches.js"
 
 /** Longest wait for the target's addresses at an attempt (a timeout is a `network_error`). */
 const RESOLVE_TIMEOUT_MS = 5_000
