@@ -44,17 +44,30 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 interface Arrival {
   readonly at: number
   readonly eventId: string
+  readonly attempt: string
 }
 const arrivals = new Map<string, Arrival>()
 let duplicates = 0
+/** The first duplicates: which attempts arrived twice, and how far apart (a retry, or the same attempt twice). */
+const duplicateSamples: Array<{ delivery: string; attempts: string; apart_ms: number }> = []
 const sink = createServer((req, res) => {
   const at = Date.now()
   const deliveryId = String(req.headers["x-webhook-delivery-id"])
   const eventId = String(req.headers["x-webhook-event-id"])
+  const attempt = String(req.headers["x-webhook-attempt"])
   req.resume()
   req.on("end", () => {
-    if (arrivals.has(deliveryId)) duplicates++
-    else arrivals.set(deliveryId, { at, eventId })
+    const first = arrivals.get(deliveryId)
+    if (first !== undefined) {
+      duplicates++
+      if (duplicateSamples.length < 5) {
+        duplicateSamples.push({
+          delivery: deliveryId,
+          attempts: `${first.attempt},${attempt}`,
+          apart_ms: at - first.at
+        })
+      }
+    } else arrivals.set(deliveryId, { at, eventId, attempt })
     res.writeHead(200, { "content-type": "text/plain" }).end("ok")
   })
 })
@@ -258,6 +271,7 @@ try {
       console.log(`run ${run} steady`, JSON.stringify(result["steady"]))
     }
     result["duplicates_so_far"] = duplicates
+    if (duplicateSamples.length > 0) result["duplicate_samples"] = [...duplicateSamples]
     result["delivery_states"] = await deliveryStates()
     results.push(result)
     console.log(record("webhooks", { ...result, label: flag("label") ?? null, profile: profileDir !== undefined }))
@@ -277,6 +291,11 @@ try {
   console.log(`duplicate POSTs: ${duplicates}`)
 } finally {
   await runtime.dispose()
+  if (duplicates > 0) {
+    // what the runner logged (errors only): why attempts went unrecorded and were handed out again
+    const logged = stack.runners[0]!.output().split("\n").filter((l) => l.includes("level=")).slice(0, 10)
+    console.log(`runner log (first ${logged.length} lines):\n${logged.map((l) => l.slice(0, 1500)).join("\n")}`)
+  }
   await stack.stop()
   sink.close()
 }

@@ -10,6 +10,7 @@ import { dieOnDatabaseError } from "./Rows.js"
 import {
   AttemptColumns,
   type ClaimedColumns,
+  type ClaimedDelivery,
   DeliveryColumns,
   type DueDelivery,
   toClaimedDelivery,
@@ -17,6 +18,13 @@ import {
 } from "./WebhookDeliveryRows.js"
 
 export type { ClaimedDelivery, DueDelivery } from "./WebhookDeliveryRows.js"
+
+/** What one endpoint's pull asks for: up to `limit` of its deliveries due at `now`. */
+export interface ClaimRequest {
+  readonly endpointId: string
+  readonly now: string
+  readonly limit: number
+}
 
 export class WebhookDeliveriesRepo
   extends Effect.Service<WebhookDeliveriesRepo>()("@switchboard/db/WebhookDeliveriesRepo", {
@@ -111,33 +119,63 @@ export class WebhookDeliveriesRepo
         return Option.fromNullable(rows[0])
       }, dieOnDatabaseError)
 
-      /**
-       * `due` and `claim` of up to `limit` deliveries in one statement: the endpoint's due
-       * deliveries that may be sent (not paused), oldest first, each taken for one attempt, with
-       * the event's envelope and the endpoint's row. A delivery another transaction holds right
-       * now is left for the next pull.
-       */
-      const claimDue = Effect.fn("WebhookDeliveriesRepo.claimDue")(
-        function*(endpointId: string, now: string, limit: number) {
-          // typed, not decoded: our own rows, on every webhook attempt
-          const rows = yield* sql<typeof ClaimedColumns.Type>`WITH due AS (
+      /** One statement of `claimDueMany`: each endpoint at most once (see there). */
+      const claimDueOnce = (requests: ReadonlyArray<ClaimRequest>) =>
+        // typed, not decoded: our own rows, on every webhook attempt
+        sql<typeof ClaimedColumns.Type & { endpoint_id: string }>`WITH request AS (
+          SELECT * FROM unnest(${requests.map((r) => r.endpointId)}::text[], ${
+          requests.map((r) => r.now)
+        }::timestamptz[],
+            ${requests.map((r) => r.limit)}::int[]) AS r(endpoint_id, now, lim)
+        ), due AS (
+          SELECT due.id, r.now FROM request r CROSS JOIN LATERAL (
             SELECT d.id FROM webhook_deliveries d
             JOIN webhook_endpoints e ON e.id = d.endpoint_id
-            WHERE d.endpoint_id = ${endpointId} AND d.status = 'pending' AND d.next_attempt_at <= ${now}
+            WHERE d.endpoint_id = r.endpoint_id AND d.status = 'pending' AND d.next_attempt_at <= r.now
               AND NOT (e.status = 'paused' AND e.deleted_at IS NULL)
-            ORDER BY d.next_attempt_at, d.created_at LIMIT ${limit}
+            ORDER BY d.next_attempt_at, d.created_at LIMIT r.lim
             FOR UPDATE OF d SKIP LOCKED
-          ), claimed AS (
-            UPDATE webhook_deliveries d SET status = 'delivering', attempt_count = attempt_count + 1, updated_at = ${now}
-            FROM due, events ev WHERE d.id = due.id AND ev.id = d.event_id
-            RETURNING d.id, d.endpoint_id, d.event_id, d.event_type, d.attempt_count, d.next_attempt_at, d.created_at,
-              ev.envelope
-          )
-          SELECT c.id, c.event_id, c.event_type, c.attempt_count, c.envelope, c.created_at, w.url, w.status, w.deleted_at,
-            w.secret_sealed, w.previous_secret_sealed, w.previous_secret_expires_at
-          FROM claimed c JOIN webhook_endpoints w ON w.id = c.endpoint_id
-          ORDER BY c.next_attempt_at, c.created_at`
-          return rows.map(toClaimedDelivery)
+          ) due
+        ), claimed AS (
+          UPDATE webhook_deliveries d SET status = 'delivering', attempt_count = attempt_count + 1, updated_at = due.now
+          FROM due, events ev WHERE d.id = due.id AND ev.id = d.event_id
+          RETURNING d.id, d.endpoint_id, d.event_id, d.event_type, d.attempt_count, d.next_attempt_at, d.created_at,
+            ev.envelope
+        )
+        SELECT c.id, c.endpoint_id, c.event_id, c.event_type, c.attempt_count, c.envelope, c.created_at, w.url, w.status,
+          w.deleted_at, w.secret_sealed, w.previous_secret_sealed, w.previous_secret_expires_at
+        FROM claimed c JOIN webhook_endpoints w ON w.id = c.endpoint_id
+        ORDER BY c.endpoint_id, c.next_attempt_at, c.created_at`
+
+      /**
+       * Takes due deliveries of several endpoints for one attempt each, in one statement
+       * (`WebhookDeliveryBatches` gathers the calls): for each request the endpoint's due
+       * deliveries that may be sent (not paused), oldest first, at most `limit`, with the event's
+       * envelope and the endpoint's row; a delivery another transaction holds right now is left
+       * for the next pull. The answer has each request's deliveries, in the requests' order. An
+       * endpoint asked for twice is served by a second statement (never claimed for twice at once).
+       */
+      const claimDueMany = Effect.fn("WebhookDeliveriesRepo.claimDueMany")(
+        function*(requests: ReadonlyArray<ClaimRequest>) {
+          const answers: Array<Array<ClaimedDelivery>> = requests.map(() => [])
+          let left = requests.map((request, index) => ({ request, index }))
+          while (left.length > 0) {
+            const seen = new Set<string>()
+            const now: typeof left = []
+            const later: typeof left = []
+            for (const entry of left) {
+              if (seen.has(entry.request.endpointId)) later.push(entry)
+              else {
+                seen.add(entry.request.endpointId)
+                now.push(entry)
+              }
+            }
+            const rows = yield* claimDueOnce(now.map((e) => e.request))
+            const byEndpoint = new Map(now.map((e) => [e.request.endpointId, answers[e.index]!]))
+            for (const row of rows) byEndpoint.get(row.endpoint_id)?.push(toClaimedDelivery(row))
+            left = later
+          }
+          return answers
         },
         dieOnDatabaseError
       )
@@ -168,32 +206,44 @@ export class WebhookDeliveriesRepo
       }, dieOnDatabaseError)
 
       /**
-       * `record` of a successful attempt, with the endpoint's consecutive-failure counter reset,
-       * as ONE statement (atomic without a transaction): the common case costs one round trip.
-       * Same guard as `record`; returns whether it was recorded.
+       * Records successful attempts (any endpoints) as ONE statement: each
+       * delivery is recorded only while it is still `delivering` in its attempt (the same guard
+       * as `record`), with its own attempt row; each endpoint with a recorded delivery gets its
+       * consecutive-failure counter reset. Rows are locked in id order. Returns the ids recorded.
+       * One statement: never inside a caller's transaction (`WebhookSuccesses` batches the calls).
        */
-      const recordSuccess = Effect.fn("WebhookDeliveriesRepo.recordSuccess")(function*(input: {
-        readonly id: string
-        readonly endpointId: string
-        readonly attempt: number
-        readonly at: string
-        readonly responseStatus: number
-        readonly latencyMs: number | null
-      }) {
-        const rows = yield* sql<{ recorded: number }>`WITH updated AS (
-          UPDATE webhook_deliveries SET status = 'succeeded', next_attempt_at = NULL,
-            response_status = ${input.responseStatus}, failure_reason = 'ok', latency_ms = ${input.latencyMs},
-            updated_at = ${input.at}
-          WHERE id = ${input.id} AND status = 'delivering' AND attempt_count = ${input.attempt} RETURNING id
+      const recordSuccesses = Effect.fn("WebhookDeliveriesRepo.recordSuccesses")(function*(
+        inputs: ReadonlyArray<{
+          readonly id: string
+          readonly endpointId: string
+          readonly attempt: number
+          readonly at: string
+          readonly responseStatus: number
+          readonly latencyMs: number | null
+        }>
+      ) {
+        if (inputs.length === 0) return new Set<string>()
+        const sorted = [...inputs].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+        const rows = yield* sql<{ id: string }>`WITH input AS (
+          SELECT * FROM unnest(${sorted.map((i) => i.id)}::text[], ${sorted.map((i) => i.endpointId)}::text[],
+            ${sorted.map((i) => i.attempt)}::int[], ${sorted.map((i) => i.at)}::timestamptz[],
+            ${sorted.map((i) => i.responseStatus)}::int[], ${sorted.map((i) => i.latencyMs)}::int[])
+            AS i(id, endpoint_id, attempt, at, response_status, latency_ms)
+        ), updated AS (
+          UPDATE webhook_deliveries d SET status = 'succeeded', next_attempt_at = NULL,
+            response_status = i.response_status, failure_reason = 'ok', latency_ms = i.latency_ms, updated_at = i.at
+          FROM input i
+          WHERE d.id = i.id AND d.status = 'delivering' AND d.attempt_count = i.attempt
+          RETURNING d.id, d.endpoint_id, i.attempt, i.at, i.response_status, i.latency_ms
         ), attempt AS (
           INSERT INTO webhook_attempts (delivery_id, attempt, at, response_status, failure_reason, latency_ms)
-          SELECT id, ${input.attempt}, ${input.at}, ${input.responseStatus}, 'ok', ${input.latencyMs} FROM updated
+          SELECT id, attempt, at, response_status, 'ok', latency_ms FROM updated
         ), reset AS (
           UPDATE webhook_endpoints SET consecutive_failures = 0
-          WHERE id = ${input.endpointId} AND consecutive_failures <> 0 AND EXISTS (SELECT 1 FROM updated)
+          WHERE id IN (SELECT endpoint_id FROM updated) AND consecutive_failures <> 0
         )
-        SELECT count(*)::int AS recorded FROM updated`
-        return (rows[0]?.recorded ?? 0) > 0
+        SELECT id FROM updated`
+        return new Set(rows.map((r) => r.id))
       }, dieOnDatabaseError)
 
       /** Replay: only from failed or dead; bumps the original's replay_count. */
@@ -250,9 +300,9 @@ export class WebhookDeliveriesRepo
         list,
         due,
         claim,
-        claimDue,
+        claimDueMany,
         record,
-        recordSuccess,
+        recordSuccesses,
         markReplayed,
         endpointsWithDueWork,
         requeueStuck,

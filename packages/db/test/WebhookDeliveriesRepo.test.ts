@@ -122,5 +122,95 @@ describe("WebhookDeliveriesRepo", () => {
           })
         )
       }))
+
+    it.effect("claims for several endpoints in one call: each its own oldest due deliveries up to its limit, none twice", () =>
+      Effect.gen(function*() {
+        const deliveries = yield* WebhookDeliveriesRepo
+        const endpoints = yield* WebhookEndpointsRepo
+        // one workspace per endpoint: an event goes to that endpoint only
+        const [ws1, ws2, ws3] = [yield* workspace, yield* workspace, yield* workspace]
+        const [e1, e2, e3] = [yield* endpoint(ws1), yield* endpoint(ws2), yield* endpoint(ws3)]
+        for (const offset of [-3_000, -2_000, -1_000]) yield* event(ws1, at(offset))
+        for (const offset of [-3_000, -2_000]) yield* event(ws2, at(offset))
+        yield* event(ws3, at(-1_000))
+        yield* endpoints.update(ws3, e3, { status: "paused" }, at(0))
+        const oldestFirst = (ws: string, endpointId: string) =>
+          Effect.map(
+            deliveries.list(ws, { endpointId }, 10, undefined),
+            (page) => page.map((d) => d.id).reverse()
+          )
+        const e1Ids = yield* oldestFirst(ws1, e1)
+        const e2Ids = yield* oldestFirst(ws2, e2)
+
+        const answers = yield* deliveries.claimDueMany([
+          { endpointId: e1, now: at(0), limit: 2 },
+          { endpointId: e2, now: at(0), limit: 5 },
+          { endpointId: e3, now: at(0), limit: 5 },
+          // the same endpoint again (never claimed twice: served after the first)
+          { endpointId: e1, now: at(0), limit: 5 }
+        ])
+        assert.deepStrictEqual(answers.map((a) => a.map((d) => d.id)), [
+          e1Ids.slice(0, 2),
+          e2Ids,
+          [],
+          e1Ids.slice(2)
+        ])
+        assert.isTrue(answers.flat().every((d) => d.attempt_count === 1 && d.endpoint.status === "active"))
+        // nothing left to claim
+        const again = yield* deliveries.claimDueMany([{ endpointId: e1, now: at(0), limit: 5 }])
+        assert.deepStrictEqual(again, [[]])
+      }))
+
+    it.effect("records several successes in one call, each only while still in its attempt, with its own attempt row", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const deliveries = yield* WebhookDeliveriesRepo
+        const [ws1, ws2] = [yield* workspace, yield* workspace]
+        const [e1, e2] = [yield* endpoint(ws1), yield* endpoint(ws2)]
+        yield* event(ws1, at(-2_000))
+        yield* event(ws1, at(-1_000))
+        yield* event(ws2, at(-1_000))
+        yield* sql`UPDATE webhook_endpoints SET consecutive_failures = 3 WHERE id IN (${e1}, ${e2})`
+        const [[a, b], [c]] = yield* deliveries.claimDueMany([
+          { endpointId: e1, now: at(0), limit: 5 },
+          { endpointId: e2, now: at(0), limit: 5 }
+        ])
+        // c's attempt 1 outlives the stuck limit and is handed out again: its late success is not recorded
+        yield* sql`UPDATE webhook_deliveries SET status = 'pending', updated_at = ${at(0)} WHERE id = ${c!.id}`
+        const [[c2]] = yield* deliveries.claimDueMany([{ endpointId: e2, now: at(0), limit: 5 }])
+        assert.strictEqual(c2!.attempt_count, 2)
+
+        const success = (id: string, endpointId: string, attempt: number) => ({
+          id,
+          endpointId,
+          attempt,
+          at: at(0),
+          responseStatus: 200,
+          latencyMs: 7
+        })
+        const recorded = yield* deliveries.recordSuccesses([
+          success(b!.id, e1, 1),
+          success(c!.id, e2, 1),
+          success(a!.id, e1, 1)
+        ])
+        assert.deepStrictEqual([...recorded].sort(), [a!.id, b!.id].sort())
+        for (const id of [a!.id, b!.id]) {
+          const done = Option.getOrThrow(yield* deliveries.find(ws1, id))
+          assert.strictEqual(done.status, "succeeded")
+          assert.deepStrictEqual(done.attempts.map((x) => [x.attempt, x.response_status, x.latency_ms]), [[1, 200, 7]])
+        }
+        const stillRunning = Option.getOrThrow(yield* deliveries.find(ws2, c!.id))
+        assert.strictEqual(stillRunning.status, "delivering")
+        assert.deepStrictEqual(stillRunning.attempts, [])
+        // the counter is reset only where a success was recorded
+        const counters = yield* sql<{ id: string; consecutive_failures: number }>`SELECT id, consecutive_failures
+          FROM webhook_endpoints WHERE id IN (${e1}, ${e2})`
+        assert.deepStrictEqual(
+          Object.fromEntries(counters.map((r) => [r.id, r.consecutive_failures])),
+          { [e1]: 0, [e2]: 3 }
+        )
+        // the same successes again (a redelivered attempt) record nothing
+        assert.strictEqual((yield* deliveries.recordSuccesses([success(a!.id, e1, 1)])).size, 0)
+      }))
   })
 })

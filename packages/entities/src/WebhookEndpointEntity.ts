@@ -14,6 +14,7 @@ import { DISABLE_AFTER_FAILURES, isRetryable, MAX_ATTEMPTS, retryDelayMs, toTime
 import type { DeliveryStatus, FailureReason } from "@switchboard/domain"
 import { SafeEgress, UrlPolicy, WebhooksConfig, WebhookSigner } from "@switchboard/webhooks"
 import { Clock, Effect, Layer, Metric, Queue, Random } from "effect"
+import { WebhookDeliveryBatches } from "./WebhookDeliveryBatches.js"
 import { WebhookEndpointEntity } from "./WebhookEndpointProtocol.js"
 import * as WebhookMetrics from "./WebhookMetrics.js"
 
@@ -27,6 +28,7 @@ export const WebhookEndpointEntityLive = WebhookEndpointEntity.toLayer(
     const transactions = yield* Transactions
     const endpoints = yield* WebhookEndpointsRepo
     const deliveries = yield* WebhookDeliveriesRepo
+    const batches = yield* WebhookDeliveryBatches
     const config = yield* WebhooksConfig.WebhooksConfig
     const keyring = config.keyring
     const wake = yield* Queue.sliding<void>(1)
@@ -61,14 +63,9 @@ export const WebhookEndpointEntityLive = WebhookEndpointEntity.toLayer(
           // a resolver that never answers must not hold the attempt: resolution (<= 5 s) plus the
           // request (<= 10 s) stay under the sweeper's stuck limit (20 s), so a slow attempt is
           // not handed out a second time while it is still running
+          // (a plain timer around the lookup alone, not a fiber race per attempt)
           const target = yield* Effect.promise(() =>
-            UrlPolicy.resolveTarget(endpoint.url, config.allowPrivateTargets, config.resolver)
-          ).pipe(
-            Effect.timeoutTo({
-              duration: RESOLVE_TIMEOUT_MS,
-              onSuccess: (t): UrlPolicy.Target | UrlPolicy.Refusal => t,
-              onTimeout: () => "unresolvable_host" as const
-            })
+            UrlPolicy.resolveTarget(endpoint.url, config.allowPrivateTargets, config.resolver, RESOLVE_TIMEOUT_MS)
           )
           if (target === "unresolvable_host") {
             // a DNS failure is a network error (retried), not a refused target
@@ -115,7 +112,8 @@ export const WebhookEndpointEntityLive = WebhookEndpointEntity.toLayer(
         const reason: FailureReason = outcome.reason
         if (reason === "ok" && outcome.status !== null) {
           // the common case in one statement: delivery, attempt and the counter's reset
-          yield* deliveries.recordSuccess({
+          // with the other successes of the runner that are ready now: one statement for all
+          yield* batches.recordSuccess({
             id: deliveryId,
             endpointId,
             attempt: attemptNo,
@@ -180,7 +178,8 @@ export const WebhookEndpointEntityLive = WebhookEndpointEntity.toLayer(
      */
     const step = Effect.gen(function*() {
       const free = config.maxInFlight - inFlight.size
-      const due = free <= 0 ? [] : yield* deliveries.claimDue(endpointId, yield* now, free)
+      // (with the other endpoints' pulls of this moment: one statement for all)
+      const due = free <= 0 ? [] : yield* batches.claimDue({ endpointId, now: yield* now, limit: free })
       if (due.length === 0) {
         yield* Queue.take(wake).pipe(Effect.timeout("1 second"), Effect.ignore)
         return
@@ -212,4 +211,4 @@ export const WebhookEndpointEntityLive = WebhookEndpointEntity.toLayer(
     })
   }),
   { maxIdleTime: "30 seconds" }
-).pipe(Layer.provide(Transactions.Default))
+).pipe(Layer.provide(Layer.mergeAll(Transactions.Default, WebhookDeliveryBatches.Default)))

@@ -21,8 +21,20 @@ export const endpointsDisabled = Metric.counter("switchboard_webhook_endpoints_d
   incremental: true
 })
 
-export const recordAttempt = (outcome: string, reason: string) =>
-  Metric.increment(Metric.tagged(Metric.tagged(deliveries, "outcome", outcome), "reason", reason))
+// tagged once, not per attempt: tagging builds a metric key (hashed, looked up) at every call
+const attemptCounters = new Map<string, Metric.Metric.Counter<number>>()
+const latencyFirst = Metric.tagged(latency, "attempt", "first")
+const latencyRetry = Metric.tagged(latency, "attempt", "retry")
+
+export const recordAttempt = (outcome: string, reason: string) => {
+  const key = `${outcome}\u0000${reason}`
+  let counter = attemptCounters.get(key)
+  if (counter === undefined) {
+    counter = Metric.tagged(Metric.tagged(deliveries, "outcome", outcome), "reason", reason)
+    attemptCounters.set(key, counter)
+  }
+  return Metric.increment(counter)
+}
 
 export const recordLatency = (attempt: number, seconds: number) =>
-  Metric.update(Metric.tagged(latency, "attempt", attempt <= 1 ? "first" : "retry"), Math.max(0, seconds))
+  Metric.update(attempt <= 1 ? latencyFirst : latencyRetry, Math.max(0, seconds))

@@ -48,14 +48,14 @@ const FlakyDeliveries = Layer.effect(
   Effect.map(WebhookDeliveriesRepo, (real) =>
     WebhookDeliveriesRepo.make({
       ...real,
-      claimDue: (endpointId, now, limit) =>
+      claimDueMany: (requests) =>
         faults.failDue > 0
           ? Effect.suspend(() => {
             faults.failDue--
             faults.failedDue++
             return Effect.die(new Error("connection terminated (injected)"))
           })
-          : real.claimDue(endpointId, now, limit)
+          : real.claimDueMany(requests)
     }))
 ).pipe(Layer.provide(WebhookDeliveriesRepo.Default))
 

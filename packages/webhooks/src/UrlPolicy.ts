@@ -62,11 +62,31 @@ export type Resolver = (host: string) => Promise<ReadonlyArray<{ readonly addres
 /** The system resolver (all addresses, as the OS returns them). */
 export const systemResolver: Resolver = (host) => lookup(host, { all: true, verbatim: true })
 
-/** Resolves the host once and checks every address; returns the one to connect to. */
+/** `resolver`, but a lookup that has not answered after `timeoutMs` fails (a timer only while one is pending). */
+const lookupWithin = (resolver: Resolver, host: string, timeoutMs: number) =>
+  new Promise<Awaited<ReturnType<Resolver>>>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no answer for ${host} within ${timeoutMs} ms`)), timeoutMs)
+    resolver(host).then(
+      (addresses) => {
+        clearTimeout(timer)
+        resolve(addresses)
+      },
+      (error) => {
+        clearTimeout(timer)
+        reject(error)
+      }
+    )
+  })
+
+/**
+ * Resolves the host once and checks every address; returns the one to connect to. A lookup that
+ * fails, or (with `timeoutMs`) does not answer in time, is `unresolvable_host`.
+ */
 export const resolveTarget = async (
   raw: string,
   allowPrivate: boolean,
-  resolver: Resolver = systemResolver
+  resolver: Resolver = systemResolver,
+  timeoutMs?: number
 ): Promise<Target | Refusal> => {
   const url = checkUrl(raw, allowPrivate)
   if (typeof url === "string") return url
@@ -76,7 +96,7 @@ export const resolveTarget = async (
     addresses = [{ address: host, family: isIP(host) }]
   } else {
     try {
-      addresses = await resolver(host)
+      addresses = await (timeoutMs === undefined ? resolver(host) : lookupWithin(resolver, host, timeoutMs))
     } catch {
       return "unresolvable_host"
     }

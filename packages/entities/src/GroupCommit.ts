@@ -1,0 +1,42 @@
+/**
+ * Group commit: callers' items wait in a queue; one fiber writes everything queued as ONE
+ * statement (`write`), and whatever arrives while that statement runs goes into the next one. An
+ * item alone is written at once (no timer, no added wait); under load one round trip serves many
+ * callers. Each caller gets its own item's result, and only once its statement has finished; a
+ * failed statement fails every caller in it.
+ */
+import { Deferred, Effect, FiberId, Queue } from "effect"
+import type { Scope } from "effect"
+
+/**
+ * `write` gets at most `maxBatch` items and answers with one result per item, in their order.
+ * Returns the function callers use; the writing fiber lives in the current scope.
+ */
+export const make = <A, B>(
+  write: (items: ReadonlyArray<A>) => Effect.Effect<ReadonlyArray<B>>,
+  maxBatch: number
+): Effect.Effect<(item: A) => Effect.Effect<B>, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    const queue = yield* Effect.acquireRelease(
+      Queue.unbounded<{ readonly item: A; readonly done: Deferred.Deferred<B> }>(),
+      Queue.shutdown
+    )
+    const writeBatch = Effect.gen(function*() {
+      const batch = yield* Queue.takeBetween(queue, 1, maxBatch)
+      const entries = Array.from(batch)
+      const exit = yield* Effect.exit(write(entries.map((e) => e.item)))
+      entries.forEach(({ done }, i) =>
+        Deferred.unsafeDone(
+          done,
+          exit._tag === "Success" ? Effect.succeed(exit.value[i]!) : Effect.failCause(exit.cause)
+        )
+      )
+    })
+    yield* writeBatch.pipe(Effect.forever, Effect.forkScoped)
+
+    return (item: A) =>
+      Effect.suspend(() => {
+        const done = Deferred.unsafeMake<B>(FiberId.none)
+        return Queue.offer(queue, { item, done }).pipe(Effect.zipRight(Deferred.await(done)))
+      })
+  })
