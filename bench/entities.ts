@@ -1,12 +1,17 @@
 /**
  * Benchmark 4, entity scale: one runner holding N live Channel entities (sandbox channels,
- * connected, nothing queued). Measures
+ * nothing queued; activation connects, and an idle sandbox channel closes its connection and ends
+ * its dispatch loop after the entity's `ConnectionIdleTime`, 10 s). Measures
  * - the time to activate them (a volatile `Status` request to each, from a cluster client in this
  *   process, `--concurrency` at a time): the first `--idle-entities`, then the rest;
  * - the runner's idle CPU with `--idle-entities` live entities and with all N (CPU seconds over
  *   `--idle-seconds`, after `--settle` seconds);
  * - its RSS, and its heap after a full GC (over the inspector protocol), minus the same before any
- *   entity existed: heap per entity.
+ *   entity existed: heap per entity; right after activation, and again after the idle CPU window
+ *   (`--settle` + `--idle-seconds`), when idle channels have closed their connections;
+ * - how many entities still hold a connection then (a second `Status` to each);
+ * - with `--heap-profile`, where the heap left after the idle window was allocated (V8's sampling
+ *   heap profiler from before the first activation; live bytes by package or module, per entity).
  *
  * "Live" means activated and not passivated: the runner runs with ENTITY_MAX_IDLE_TIME=30 minutes
  * (the Channel entity's idle time comes from the cluster's `entityMaxIdleTime`, default 1 minute),
@@ -19,8 +24,8 @@
 import { Database } from "@switchboard/db"
 import { ChannelEntity, Cluster } from "@switchboard/entities"
 import { Effect, Layer, ManagedRuntime, Redacted, Schedule } from "effect"
-import { connectInspector } from "./lib/Inspector.js"
-import { cpuSeconds, machine, numberFlag, record, rssMiB } from "./lib/Measure.js"
+import { connectInspector, liveHeapBySource } from "./lib/Inspector.js"
+import { cpuSeconds, flag, machine, numberFlag, record, rssMiB } from "./lib/Measure.js"
 import * as Seed from "./lib/Seed.js"
 import { RECIPIENT, startStack } from "./lib/Stack.js"
 
@@ -29,6 +34,7 @@ const IDLE_ENTITIES = Math.min(ENTITIES, numberFlag("idle-entities", 500))
 const CONCURRENCY = numberFlag("concurrency", 100)
 const IDLE_SECONDS = numberFlag("idle-seconds", 30)
 const SETTLE_SECONDS = numberFlag("settle", 10)
+const HEAP_PROFILE = flag("heap-profile") === true
 
 const MiB = 2 ** 20
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
@@ -90,6 +96,7 @@ const main = async () => {
       }%`
     )
 
+    if (HEAP_PROFILE) await inspector.startHeapSampling(4096)
     const first = await activate(ids.slice(0, IDLE_ENTITIES))
     const smallCpu = await idleCpu()
     const small = await inspector.memoryAfterGc()
@@ -105,6 +112,17 @@ const main = async () => {
     const full = await inspector.memoryAfterGc()
     const fullRss = rssMiB(pid)
     const fullCpu = await idleCpu()
+    const idle = await inspector.memoryAfterGc()
+    const idleRss = rssMiB(pid)
+    if (HEAP_PROFILE) {
+      const bySource = liveHeapBySource(await inspector.stopHeapSampling())
+      const total = bySource.reduce((sum, s) => sum + s.bytes, 0)
+      log(`live heap sampled since before activation: ${(total / MiB).toFixed(1)} MiB, by who allocated it:`)
+      for (const { bytes, source } of bySource.slice(0, 20)) {
+        log(`  ${(bytes / ENTITIES / 1024).toFixed(2).padStart(7)} KiB/entity  ${source}`)
+      }
+    }
+    const after = await activate(ids)
     const result = {
       entities: ENTITIES,
       idle_entities: IDLE_ENTITIES,
@@ -119,6 +137,10 @@ const main = async () => {
       heap_base_mib: Number((base.heapUsed / MiB).toFixed(1)),
       heap_per_entity_kib: Number(((full.heapUsed - base.heapUsed) / ENTITIES / 1024).toFixed(1)),
       heap_per_entity_small_kib: Number(((small.heapUsed - base.heapUsed) / IDLE_ENTITIES / 1024).toFixed(1)),
+      heap_idle_mib: Number((idle.heapUsed / MiB).toFixed(1)),
+      heap_per_entity_idle_kib: Number(((idle.heapUsed - base.heapUsed) / ENTITIES / 1024).toFixed(1)),
+      rss_idle_mib: Number(idleRss.toFixed(0)),
+      connected_after_idle: after.connected,
       external_mib: Number((full.external / MiB).toFixed(1)),
       idle_cpu_base_pct: Number(baseCpu.toFixed(1)),
       idle_cpu_small_pct: Number(smallCpu.toFixed(1)),
