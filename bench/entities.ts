@@ -9,7 +9,9 @@
  * - its RSS, and its heap after a full GC (over the inspector protocol), minus the same before any
  *   entity existed: heap per entity; right after activation, and again after the idle CPU window
  *   (`--settle` + `--idle-seconds`), when idle channels have closed their connections;
- * - how many entities still hold a connection then (a second `Status` to each);
+ * - how many entities still hold a connection then (a second `Status` to each), and how many are
+ *   live on the runner (`effect_cluster_entities` from its `/metrics`): a runner that lost its
+ *   shards on a loaded machine dropped them, and its heap is then not that of live entities;
  * - with `--heap-profile`, where the heap left after the idle window was allocated (V8's sampling
  *   heap profiler from before the first activation; live bytes by package or module, per entity).
  *
@@ -28,6 +30,7 @@ import { connectInspector, liveHeapBySource } from "./lib/Inspector.js"
 import { cpuSeconds, flag, machine, numberFlag, record, rssMiB } from "./lib/Measure.js"
 import * as Seed from "./lib/Seed.js"
 import { RECIPIENT, startStack } from "./lib/Stack.js"
+import { freePort } from "../test/support/Processes.js"
 
 const ENTITIES = numberFlag("entities", 10_000)
 const IDLE_ENTITIES = Math.min(ENTITIES, numberFlag("idle-entities", 500))
@@ -43,12 +46,19 @@ const log = (line: string) => console.log(`[entities] ${line}`)
 const main = async () => {
   const started = Date.now()
   log(`machine ${JSON.stringify(machine())}`)
+  const metricsPort = await freePort()
   const stack = await startStack({
     name: "entities",
     runners: 1,
     env: { ENTITY_MAX_IDLE_TIME: "30 minutes" },
-    runnerEnv: () => ({ NODE_OPTIONS: "--inspect=127.0.0.1:0" })
+    runnerEnv: () => ({ NODE_OPTIONS: "--inspect=127.0.0.1:0", METRICS_PORT: String(metricsPort) })
   })
+  /** Entities live on the runner now (the cluster's `effect_cluster_entities` gauge, all types). */
+  const liveEntities = async () => {
+    const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text()
+    return text.split("\n").filter((line) => line.startsWith("effect_cluster_entities"))
+      .reduce((sum, line) => sum + Number(line.split(" ").pop()), 0)
+  }
   const runner = stack.runners[0]!
   const pid = runner.child.pid!
   const inspector = await connectInspector(runner)
@@ -111,9 +121,11 @@ const main = async () => {
     const rssAfterActivation = rssMiB(pid)
     const full = await inspector.memoryAfterGc()
     const fullRss = rssMiB(pid)
+    const liveAfterActivation = await liveEntities()
     const fullCpu = await idleCpu()
     const idle = await inspector.memoryAfterGc()
     const idleRss = rssMiB(pid)
+    const liveAfterIdle = await liveEntities()
     if (HEAP_PROFILE) {
       const bySource = liveHeapBySource(await inspector.stopHeapSampling())
       const total = bySource.reduce((sum, s) => sum + s.bytes, 0)
@@ -128,6 +140,8 @@ const main = async () => {
       idle_entities: IDLE_ENTITIES,
       concurrency: CONCURRENCY,
       connected: first.connected + rest.connected,
+      live_after_activation: liveAfterActivation,
+      live_after_idle: liveAfterIdle,
       activation_s: Number(activationSeconds.toFixed(1)),
       activation_per_s: Number((ENTITIES / activationSeconds).toFixed(0)),
       rss_mib: Number(fullRss.toFixed(0)),
@@ -149,6 +163,11 @@ const main = async () => {
     }
     console.log(record("entities", result))
   } finally {
+    // a runner that lost its shards (e.g. "Shard lock storage is unhealthy" on a loaded machine)
+    // dropped its entities: then the heap measured is not that of live entities
+    const problems = runner.output().split("\n").filter((l) => /"logLevel":"(WARN|ERROR)"|level=(WARN|ERROR)/.test(l))
+    log(`runner warnings and errors: ${problems.length}`)
+    for (const line of problems.slice(0, 5)) log(`  ${line.slice(0, 300)}`)
     inspector.close()
     await client.dispose()
     await stack.stop()

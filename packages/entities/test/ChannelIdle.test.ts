@@ -4,6 +4,7 @@
  * dispatches, `SimulateInbound` still works, and a linked-device (QR) channel keeps its link.
  * The real sandbox network, wrapped to count the connections it opens and closes.
  */
+import { Sharding } from "@effect/cluster"
 import { SqlClient } from "@effect/sql"
 import { assert, describe, layer } from "@effect/vitest"
 import * as TestDatabase from "@switchboard/db/testing"
@@ -87,6 +88,9 @@ describe("Idle Channel entities", () => {
         const dropped = yield* eventually(Effect.map(channel.Status(), (s) => !s.connected), 5_000)
         assert.isTrue(dropped, "the idle connection was closed")
         assert.strictEqual(closed.get(target.channelId), 1)
+        yield* Effect.log("ACTIVE", yield* Effect.flatMap(Sharding.Sharding, (s) => s.activeEntityCount))
+        yield* Effect.sleep("6 seconds")
+        yield* Effect.log("ACTIVE", yield* Effect.flatMap(Sharding.Sharding, (s) => s.activeEntityCount))
 
         // no loop looks at the queue any more: a message nobody wakes the channel for stays queued
         const message = yield* queueMessage(target)
