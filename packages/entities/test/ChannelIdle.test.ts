@@ -4,11 +4,17 @@
  * dispatches, `SimulateInbound` still works, and a linked-device (QR) channel keeps its link.
  * The real sandbox network, wrapped to count the connections it opens and closes.
  */
-import { Sharding } from "@effect/cluster"
 import { SqlClient } from "@effect/sql"
 import { assert, describe, layer } from "@effect/vitest"
 import * as TestDatabase from "@switchboard/db/testing"
-import { ChannelEntity, ChannelEntityLive, Cluster, ConnectionIdleTime, MessageEntityLive } from "@switchboard/entities"
+import {
+  ChannelEntity,
+  ChannelEntityLive,
+  Cluster,
+  ConnectionIdleTime,
+  MessageEntityLive,
+  MessageMoves
+} from "@switchboard/entities"
 import { accepted, ChannelProviders, ProvidersConfig, SandboxProvider } from "@switchboard/providers"
 import type { ChannelConnection, ChannelProvider } from "@switchboard/providers"
 import { Duration, Effect, Layer, Stream } from "effect"
@@ -59,6 +65,7 @@ const Providers = Layer.effect(
 ).pipe(Layer.provide(SandboxProvider.Default))
 
 const TestLayer = Layer.mergeAll(ChannelEntityLive, MessageEntityLive).pipe(
+  Layer.provide(MessageMoves.Default),
   Layer.provide(Providers),
   Layer.provide(Layer.succeed(ConnectionIdleTime, Duration.seconds(1))),
   Layer.provideMerge(EntityRepos),
@@ -88,9 +95,6 @@ describe("Idle Channel entities", () => {
         const dropped = yield* eventually(Effect.map(channel.Status(), (s) => !s.connected), 5_000)
         assert.isTrue(dropped, "the idle connection was closed")
         assert.strictEqual(closed.get(target.channelId), 1)
-        yield* Effect.log("ACTIVE", yield* Effect.flatMap(Sharding.Sharding, (s) => s.activeEntityCount))
-        yield* Effect.sleep("6 seconds")
-        yield* Effect.log("ACTIVE", yield* Effect.flatMap(Sharding.Sharding, (s) => s.activeEntityCount))
 
         // no loop looks at the queue any more: a message nobody wakes the channel for stays queued
         const message = yield* queueMessage(target)
