@@ -26,11 +26,11 @@
 import { Database } from "@switchboard/db"
 import { ChannelEntity, Cluster } from "@switchboard/entities"
 import { Effect, Layer, ManagedRuntime, Redacted, Schedule } from "effect"
+import { freePort } from "../test/support/Processes.js"
 import { connectInspector, liveHeapBySource } from "./lib/Inspector.js"
 import { cpuSeconds, flag, machine, numberFlag, record, rssMiB } from "./lib/Measure.js"
 import * as Seed from "./lib/Seed.js"
 import { RECIPIENT, startStack } from "./lib/Stack.js"
-import { freePort } from "../test/support/Processes.js"
 
 const ENTITIES = numberFlag("entities", 10_000)
 const IDLE_ENTITIES = Math.min(ENTITIES, numberFlag("idle-entities", 500))
