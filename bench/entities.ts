@@ -1,12 +1,19 @@
 /**
  * Benchmark 4, entity scale: one runner holding N live Channel entities (sandbox channels,
- * connected, nothing queued). Measures
+ * nothing queued; activation connects, and an idle sandbox channel closes its connection and ends
+ * its dispatch loop after the entity's `ConnectionIdleTime`, 10 s). Measures
  * - the time to activate them (a volatile `Status` request to each, from a cluster client in this
  *   process, `--concurrency` at a time): the first `--idle-entities`, then the rest;
  * - the runner's idle CPU with `--idle-entities` live entities and with all N (CPU seconds over
  *   `--idle-seconds`, after `--settle` seconds);
  * - its RSS, and its heap after a full GC (over the inspector protocol), minus the same before any
- *   entity existed: heap per entity.
+ *   entity existed: heap per entity; right after activation, and again after the idle CPU window
+ *   (`--settle` + `--idle-seconds`), when idle channels have closed their connections;
+ * - how many entities still hold a connection then (a second `Status` to each), and how many are
+ *   live on the runner (`effect_cluster_entities` from its `/metrics`): a runner that lost its
+ *   shards on a loaded machine dropped them, and its heap is then not that of live entities;
+ * - with `--heap-profile`, where the heap left after the idle window was allocated (V8's sampling
+ *   heap profiler from before the first activation; live bytes by package or module, per entity).
  *
  * "Live" means activated and not passivated: the runner runs with ENTITY_MAX_IDLE_TIME=30 minutes
  * (the Channel entity's idle time comes from the cluster's `entityMaxIdleTime`, default 1 minute),
@@ -19,8 +26,9 @@
 import { Database } from "@switchboard/db"
 import { ChannelEntity, Cluster } from "@switchboard/entities"
 import { Effect, Layer, ManagedRuntime, Redacted, Schedule } from "effect"
-import { connectInspector } from "./lib/Inspector.js"
-import { cpuSeconds, machine, numberFlag, record, rssMiB } from "./lib/Measure.js"
+import { freePort } from "../test/support/Processes.js"
+import { connectInspector, liveHeapBySource } from "./lib/Inspector.js"
+import { cpuSeconds, flag, machine, numberFlag, record, rssMiB } from "./lib/Measure.js"
 import * as Seed from "./lib/Seed.js"
 import { RECIPIENT, startStack } from "./lib/Stack.js"
 
@@ -29,6 +37,7 @@ const IDLE_ENTITIES = Math.min(ENTITIES, numberFlag("idle-entities", 500))
 const CONCURRENCY = numberFlag("concurrency", 100)
 const IDLE_SECONDS = numberFlag("idle-seconds", 30)
 const SETTLE_SECONDS = numberFlag("settle", 10)
+const HEAP_PROFILE = flag("heap-profile") === true
 
 const MiB = 2 ** 20
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
@@ -37,12 +46,19 @@ const log = (line: string) => console.log(`[entities] ${line}`)
 const main = async () => {
   const started = Date.now()
   log(`machine ${JSON.stringify(machine())}`)
+  const metricsPort = await freePort()
   const stack = await startStack({
     name: "entities",
     runners: 1,
     env: { ENTITY_MAX_IDLE_TIME: "30 minutes" },
-    runnerEnv: () => ({ NODE_OPTIONS: "--inspect=127.0.0.1:0" })
+    runnerEnv: () => ({ NODE_OPTIONS: "--inspect=127.0.0.1:0", METRICS_PORT: String(metricsPort) })
   })
+  /** Entities live on the runner now (the cluster's `effect_cluster_entities` gauge, all types). */
+  const liveEntities = async () => {
+    const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text()
+    return text.split("\n").filter((line) => line.startsWith("effect_cluster_entities"))
+      .reduce((sum, line) => sum + Number(line.split(" ").pop()), 0)
+  }
   const runner = stack.runners[0]!
   const pid = runner.child.pid!
   const inspector = await connectInspector(runner)
@@ -90,6 +106,7 @@ const main = async () => {
       }%`
     )
 
+    if (HEAP_PROFILE) await inspector.startHeapSampling(4096)
     const first = await activate(ids.slice(0, IDLE_ENTITIES))
     const smallCpu = await idleCpu()
     const small = await inspector.memoryAfterGc()
@@ -104,12 +121,27 @@ const main = async () => {
     const rssAfterActivation = rssMiB(pid)
     const full = await inspector.memoryAfterGc()
     const fullRss = rssMiB(pid)
+    const liveAfterActivation = await liveEntities()
     const fullCpu = await idleCpu()
+    const idle = await inspector.memoryAfterGc()
+    const idleRss = rssMiB(pid)
+    const liveAfterIdle = await liveEntities()
+    if (HEAP_PROFILE) {
+      const bySource = liveHeapBySource(await inspector.stopHeapSampling())
+      const total = bySource.reduce((sum, s) => sum + s.bytes, 0)
+      log(`live heap sampled since before activation: ${(total / MiB).toFixed(1)} MiB, by who allocated it:`)
+      for (const { bytes, source } of bySource.slice(0, 20)) {
+        log(`  ${(bytes / ENTITIES / 1024).toFixed(2).padStart(7)} KiB/entity  ${source}`)
+      }
+    }
+    const after = await activate(ids)
     const result = {
       entities: ENTITIES,
       idle_entities: IDLE_ENTITIES,
       concurrency: CONCURRENCY,
       connected: first.connected + rest.connected,
+      live_after_activation: liveAfterActivation,
+      live_after_idle: liveAfterIdle,
       activation_s: Number(activationSeconds.toFixed(1)),
       activation_per_s: Number((ENTITIES / activationSeconds).toFixed(0)),
       rss_mib: Number(fullRss.toFixed(0)),
@@ -119,6 +151,10 @@ const main = async () => {
       heap_base_mib: Number((base.heapUsed / MiB).toFixed(1)),
       heap_per_entity_kib: Number(((full.heapUsed - base.heapUsed) / ENTITIES / 1024).toFixed(1)),
       heap_per_entity_small_kib: Number(((small.heapUsed - base.heapUsed) / IDLE_ENTITIES / 1024).toFixed(1)),
+      heap_idle_mib: Number((idle.heapUsed / MiB).toFixed(1)),
+      heap_per_entity_idle_kib: Number(((idle.heapUsed - base.heapUsed) / ENTITIES / 1024).toFixed(1)),
+      rss_idle_mib: Number(idleRss.toFixed(0)),
+      connected_after_idle: after.connected,
       external_mib: Number((full.external / MiB).toFixed(1)),
       idle_cpu_base_pct: Number(baseCpu.toFixed(1)),
       idle_cpu_small_pct: Number(smallCpu.toFixed(1)),
@@ -127,6 +163,11 @@ const main = async () => {
     }
     console.log(record("entities", result))
   } finally {
+    // a runner that lost its shards (e.g. "Shard lock storage is unhealthy" on a loaded machine)
+    // dropped its entities: then the heap measured is not that of live entities
+    const problems = runner.output().split("\n").filter((l) => /"logLevel":"(WARN|ERROR)"|level=(WARN|ERROR)/.test(l))
+    log(`runner warnings and errors: ${problems.length}`)
+    for (const line of problems.slice(0, 5)) log(`  ${line.slice(0, 300)}`)
     inspector.close()
     await client.dispose()
     await stack.stop()

@@ -2,7 +2,8 @@
  * The heap of another Node process, after a full GC: the process runs with
  * `NODE_OPTIONS=--inspect=127.0.0.1:0` and this talks to it over the inspector protocol
  * (`HeapProfiler.collectGarbage`, then `process.memoryUsage()` evaluated inside it). Nothing is
- * enabled that would slow the process down (no debugger, no profiler).
+ * enabled that would slow the process down (no debugger, no profiler) unless asked: the sampling
+ * heap profiler tells where the objects still alive were allocated (`liveHeapBySource`).
  */
 import WebSocket from "ws"
 import type { ServiceProcess } from "../../test/support/Processes.js"
@@ -18,7 +19,47 @@ export interface MemoryUsage {
 export interface Inspector {
   /** full GC, then the process's `process.memoryUsage()` (bytes) */
   readonly memoryAfterGc: () => Promise<MemoryUsage>
+  /** starts V8's sampling heap profiler (one sample per `intervalBytes` allocated, on average) */
+  readonly startHeapSampling: (intervalBytes: number) => Promise<void>
+  /** stops it: the sampled allocations still alive (collected ones are dropped), as V8 reports them */
+  readonly stopHeapSampling: () => Promise<SamplingHeapProfile>
   readonly close: () => void
+}
+
+export interface SamplingHeapProfileNode {
+  readonly callFrame: { readonly functionName: string; readonly url: string; readonly lineNumber: number }
+  readonly selfSize: number
+  readonly children: ReadonlyArray<SamplingHeapProfileNode>
+}
+
+export interface SamplingHeapProfile {
+  readonly head: SamplingHeapProfileNode
+}
+
+/** Who a frame belongs to: a workspace package (`packages/entities`), a dependency (`@effect/cluster`), or node. */
+const sourceOf = (url: string): string | undefined => {
+  const dependency = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url)
+  if (dependency) return dependency[1]!
+  const own = /\/(packages|services)\/([^/]+)\/src\/([^/?]+)/.exec(url)
+  if (own) return `${own[1]}/${own[2]}/${own[3]}`
+  return undefined
+}
+
+/**
+ * Live sampled bytes by who allocated them: each sample goes to the innermost frame that is not
+ * `effect` itself (the runtime allocates on behalf of whoever runs on it: the entity's own
+ * modules, `@effect/cluster`, `@effect/rpc`, ...), or to `effect` when no other frame is on the stack.
+ */
+export const liveHeapBySource = (profile: SamplingHeapProfile): Array<{ source: string; bytes: number }> => {
+  const totals = new Map<string, number>()
+  const walk = (node: SamplingHeapProfileNode, owner: string) => {
+    const source = sourceOf(node.callFrame.url)
+    const here = source !== undefined && source !== "effect" ? source : owner
+    if (node.selfSize > 0) totals.set(here, (totals.get(here) ?? 0) + node.selfSize)
+    for (const child of node.children) walk(child, here)
+  }
+  walk(profile.head, "effect or node")
+  return [...totals].map(([source, bytes]) => ({ source, bytes })).sort((a, b) => b.bytes - a.bytes)
 }
 
 /** The inspector URL the process printed ("Debugger listening on ws://..."). */
@@ -65,6 +106,11 @@ export const connectInspector = async (service: ServiceProcess): Promise<Inspect
       })
       return JSON.parse(result.result.value) as MemoryUsage
     },
+    startHeapSampling: async (intervalBytes) => {
+      await send("HeapProfiler.enable")
+      await send("HeapProfiler.startSampling", { samplingInterval: intervalBytes })
+    },
+    stopHeapSampling: async () => (await send("HeapProfiler.stopSampling")).profile as SamplingHeapProfile,
     close: () => socket.close()
   }
 }

@@ -64,6 +64,21 @@ export const makeChannelConnection = <E, R>(options: {
     const calls = yield* makeMessageCalls
     const connecting = yield* Effect.makeSemaphore(1)
     let current: Option.Option<Open> = Option.none()
+    /** Events taken from the connection and not handled yet; callers of `withConnection` using it now. */
+    let inFlight = 0
+    let users = 0
+    /** When the connection last did something (opened, an event handled, a caller done with it), epoch ms. */
+    let lastActivity = 0
+    const touch = Effect.map(Clock.currentTimeMillis, (now) => {
+      lastActivity = now
+    })
+    const handled = (events: number) =>
+      Effect.zipRight(
+        Effect.sync(() => {
+          inFlight -= events
+        }),
+        touch
+      )
 
     const onEvent = (channel: Channel) => (event: LaneEvent) =>
       inbound.record({
@@ -133,7 +148,9 @@ export const makeChannelConnection = <E, R>(options: {
             const queue = yield* Queue.unbounded<Receipt>()
             receipts = queue
             yield* Queue.takeBetween(queue, 1, RECEIPT_BATCH).pipe(
-              Effect.flatMap((batch) => calls.receipts(Chunk.toReadonlyArray(batch))),
+              Effect.flatMap((batch) =>
+                Effect.ensuring(calls.receipts(Chunk.toReadonlyArray(batch)), handled(Chunk.size(batch)))
+              ),
               Effect.forever,
               Effect.forkIn(scope)
             )
@@ -147,17 +164,23 @@ export const makeChannelConnection = <E, R>(options: {
             return Effect.gen(function*() {
               const lane = yield* Queue.unbounded<LaneEvent>()
               lanes.set(i, lane)
-              yield* Stream.fromQueue(lane).pipe(Stream.runForEach(onEvent(channel)), Effect.forkIn(scope))
+              yield* Stream.fromQueue(lane).pipe(
+                Stream.runForEach((event) => Effect.ensuring(onEvent(channel)(event), handled(1))),
+                Effect.forkIn(scope)
+              )
               return lane
             })
           })
         yield* connection.events.pipe(
           Stream.runForEach((event) =>
-            event._tag === "StatusChanged"
-              ? onStatusChanged(connection)(event)
-              : event._tag === "Receipt"
-              ? Effect.flatMap(receiptQueue, (queue) => Queue.offer(queue, event))
-              : Effect.flatMap(laneFor(laneOf(event)), (lane) => Queue.offer(lane, event))
+            Effect.suspend(() => {
+              inFlight++
+              return event._tag === "StatusChanged"
+                ? Effect.ensuring(onStatusChanged(connection)(event), handled(1))
+                : event._tag === "Receipt"
+                ? Effect.flatMap(receiptQueue, (queue) => Queue.offer(queue, event))
+                : Effect.flatMap(laneFor(laneOf(event)), (lane) => Queue.offer(lane, event))
+            })
           ),
           Effect.forkIn(scope)
         )
@@ -189,13 +212,50 @@ export const makeChannelConnection = <E, R>(options: {
         )
       }
       yield* onOpen(connection)
+      inFlight = 0
+      yield* touch
       yield* handleEvents(channel, connection, scope)
       current = Option.some({ connection, scope })
       return Option.some<Connected>({ connection, scope, channel })
     }))
 
+    /** `reconcile`, then `use`; the connection is not closed for idleness meanwhile. */
+    const withConnection = <A, E2, R2>(use: (connected: Option.Option<Connected>) => Effect.Effect<A, E2, R2>) =>
+      Effect.acquireUseRelease(
+        Effect.sync(() => {
+          users++
+        }),
+        () => Effect.flatMap(reconcile, use),
+        () =>
+          Effect.zipRight(
+            Effect.sync(() => {
+              users--
+            }),
+            touch
+          )
+      )
+
+    /**
+     * Closes a connection its provider lets go when idle (`dropWhenIdle`: the sandbox) once it has
+     * done nothing for `quietMs`: no receipt under way at the provider, no event taken and not yet
+     * handled, nobody in `withConnection`. Answers whether it closed it. Anything that needs the
+     * connection again connects again (`reconcile`); a reconnect replays what a provider had under way.
+     */
+    const closeIfIdle = (quietMs: number) =>
+      connecting.withPermits(1)(Effect.gen(function*() {
+        if (Option.isNone(current)) return false
+        const { connection } = current.value
+        if (connection.dropWhenIdle !== true || inFlight > 0 || users > 0) return false
+        if ((yield* Clock.currentTimeMillis) - lastActivity < quietMs) return false
+        if ((yield* connection.pendingReceipts) > 0) return false
+        yield* disconnect
+        return true
+      }))
+
     return {
       reconcile,
+      withConnection,
+      closeIfIdle,
       /** The open connection, if any (without reading the channel). */
       current: () => current,
       calls

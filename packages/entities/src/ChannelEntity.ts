@@ -20,6 +20,11 @@
  *   way, or (QR) while the link is held or being made; the keep-alive is persisted, so a crashed
  *   runner's channel comes back on another one and carries on from its rows.
  * - Pairing (QR) is driven through the handlers in `ChannelPairing.ts`.
+ * - Idle channels cost little: a connection its provider lets go (`dropWhenIdle`: the sandbox) is
+ *   closed after `ConnectionIdleTime` with nothing to do, and the dispatch loop then ends; the
+ *   next `Wake` (or `SimulateInbound`, or a pairing call) connects again and restarts the loop.
+ *   What stays is the entity itself, until the cluster passivates it (`ENTITY_MAX_IDLE_TIME`).
+ *   Linked-device (QR) channels keep their link and their loop.
  *
  * Wake-ups are volatile; the sweeper repeats the lost ones. No cluster message is persisted per
  * send.
@@ -44,7 +49,7 @@ import {
 } from "@switchboard/domain"
 import type { ChannelPacer, ChannelStatus } from "@switchboard/domain"
 import type { ChannelConnection } from "@switchboard/providers"
-import { Clock, Duration, Effect, Option, Queue, Schedule } from "effect"
+import { Clock, Context, Duration, Effect, Option, Queue, Schedule } from "effect"
 import type { Tracer } from "effect"
 import { makeChannelConnection } from "./ChannelConnection.js"
 import { makePairingHandlers } from "./ChannelPairing.js"
@@ -64,6 +69,17 @@ const IDLE_POLL = Duration.seconds(1)
  * every second.
  */
 const NOTHING_DUE_POLL = Duration.seconds(10)
+
+/**
+ * How long a connection its provider lets go when idle (`dropWhenIdle`: the sandbox) stays open
+ * with nothing to do: no queued message due, no receipt under way, no event being handled. Then
+ * the entity closes it and its dispatch loop ends; the entity holds neither a connection nor a
+ * fiber until its next work (a `Wake`, `SimulateInbound`) connects again. Tests shorten it.
+ */
+export class ConnectionIdleTime extends Context.Reference<ConnectionIdleTime>()(
+  "@switchboard/entities/ConnectionIdleTime",
+  { defaultValue: (): Duration.Duration => Duration.seconds(10) }
+) {}
 
 /** Wake-up spans kept for messages not dispatched yet (the oldest are dropped first). */
 const MAX_WAKERS = 1000
@@ -116,6 +132,7 @@ export const ChannelEntityLive = ChannelEntity.toLayer(
 
     const link = yield* makeChannelConnection({ channelId, wake, onOpen })
     const { calls, reconcile } = link
+    const idleMs = Duration.toMillis(yield* ConnectionIdleTime)
 
     const awaitWake = (timeout: Duration.Duration) => Queue.take(wake).pipe(Effect.timeout(timeout), Effect.ignore)
 
@@ -206,7 +223,22 @@ export const ChannelEntityLive = ChannelEntity.toLayer(
         }
       })
 
+    /**
+     * Whether the loop runs. It ends once a droppable connection was closed for idleness; whatever
+     * brings work (a `Wake`, a caller that connects) starts it again (`ensureLoop`). It ends only
+     * when no wake-up is waiting, decided in one step, and `Wake` offers its wake-up before it
+     * looks here: a wake-up finds the loop running or starts it.
+     */
+    let looping = false
+    const endUnlessWoken = Effect.sync(() => {
+      if (Option.getOrElse(wake.unsafeSize(), () => 0) > 0) return false
+      looping = false
+      return true
+    })
+
     const loop = Effect.gen(function*() {
+      // the wake-up that started it is answered by the read below
+      yield* Queue.takeAll(wake)
       while (true) {
         const connected = yield* reconcile
         if (Option.isNone(connected)) {
@@ -226,10 +258,12 @@ export const ChannelEntityLive = ChannelEntity.toLayer(
         if (batch.length === 0) {
           const underWay = waiting.length > 0 || (yield* connection.pendingReceipts) > 0
           yield* keepAlive(linkHeld || underWay)
+          const droppable = connection.dropWhenIdle === true && !underWay
+          // nothing to do for a while: no connection and no loop until the next work
+          if (droppable && (yield* link.closeIfIdle(idleMs)) && (yield* endUnlessWoken)) return
           const untilReady = readyAt - (yield* Clock.currentTimeMillis)
-          yield* awaitWake(
-            Duration.min(underWay ? IDLE_POLL : NOTHING_DUE_POLL, Duration.millis(Math.max(10, untilReady)))
-          )
+          const poll = underWay ? IDLE_POLL : droppable ? Duration.min(NOTHING_DUE_POLL, idleMs) : NOTHING_DUE_POLL
+          yield* awaitWake(Duration.min(poll, Duration.millis(Math.max(10, untilReady))))
           continue
         }
         yield* keepAlive(true)
@@ -237,16 +271,28 @@ export const ChannelEntityLive = ChannelEntity.toLayer(
       }
     })
 
-    const pairing = yield* makePairingHandlers({ channelId, reconcile, runnerStopping })
-
-    // connect at activation, so the first request already finds the connection
-    yield* reconcile.pipe(Effect.catchAllCause((cause) => Effect.logError("channel connection failed", cause)))
-    yield* loop.pipe(
+    const entityScope = yield* Effect.scope
+    // started from a request, the loop must not run inside that request's span
+    const entityContext = yield* Effect.context<Sharding.Sharding>()
+    const runLoop = loop.pipe(
       Effect.tapErrorCause((cause) => Effect.logError("channel dispatch loop failed; restarting", cause)),
       Effect.retry(Schedule.spaced("1 second")),
       Effect.annotateLogs("channel_id", channelId),
-      Effect.forkScoped
+      Effect.mapInputContext((_: Context.Context<never>) => entityContext)
     )
+    const ensureLoop = Effect.suspend(() => {
+      if (looping) return Effect.void
+      looping = true
+      return Effect.asVoid(Effect.forkIn(runLoop, entityScope))
+    })
+    /** The channel's connection for a request (connecting first if needed), with the loop running to close it when idle. */
+    const connectAndLoop = Effect.tap(reconcile, () => ensureLoop)
+
+    const pairing = yield* makePairingHandlers({ channelId, reconcile: connectAndLoop, runnerStopping })
+
+    // connect at activation, so the first request already finds the connection
+    yield* reconcile.pipe(Effect.catchAllCause((cause) => Effect.logError("channel connection failed", cause)))
+    yield* ensureLoop
 
     return ChannelEntity.of({
       ...pairing,
@@ -254,16 +300,19 @@ export const ChannelEntityLive = ChannelEntity.toLayer(
         Rpc.fork(
           (payload === undefined ? Effect.void : rememberWaker(payload.message_id)).pipe(
             Effect.zipRight(Queue.offer(wake, undefined)),
-            Effect.asVoid
+            Effect.zipRight(ensureLoop)
           )
         ),
       SimulateInbound: ({ payload }) =>
-        Rpc.fork(Effect.gen(function*() {
-          const connected = yield* reconcile.pipe(Effect.orDie)
-          if (Option.isNone(connected) || connected.value.connection.simulateInbound === undefined) return false
-          yield* connected.value.connection.simulateInbound(payload.from, payload.text)
-          return true
-        })),
+        Rpc.fork(
+          link.withConnection((connected) =>
+            Effect.gen(function*() {
+              if (Option.isNone(connected) || connected.value.connection.simulateInbound === undefined) return false
+              yield* connected.value.connection.simulateInbound(payload.from, payload.text)
+              return true
+            })
+          ).pipe(Effect.orDie, Effect.tap(ensureLoop))
+        ),
       Status: () =>
         Rpc.fork(Effect.gen(function*() {
           const current = link.current()

@@ -24,6 +24,10 @@ export const SimulateInbound = Rpc.make("SimulateInbound", {
 })
 
 export class ChannelRuntime extends Schema.Class<ChannelRuntime>("ChannelRuntime")({
+  /**
+   * The entity holds a provider connection now. Activation connects; a sandbox channel with nothing
+   * to do closes it after a while (`ConnectionIdleTime`) and answers false until its next work.
+   */
   connected: Schema.Boolean,
   keep_alive: Schema.Boolean,
   pending_receipts: Schema.Number

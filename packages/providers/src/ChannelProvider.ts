@@ -118,6 +118,12 @@ export interface ChannelConnection {
   readonly pendingReceipts: Effect.Effect<number>
   /** simulated networks only: someone writes to the channel's number */
   readonly simulateInbound?: (from: string, text: string) => Effect.Effect<void>
+  /**
+   * The connection holds nothing a new one would not get back (simulated networks: what is under
+   * way is replayed from the network's rows on connect), so an owner with nothing to do may close
+   * it and connect again on its next work. A linked device (QR) never is: its link is the channel.
+   */
+  readonly dropWhenIdle?: boolean
   /** linked-device providers only (QR) */
   readonly pairing?: Pairing
 }

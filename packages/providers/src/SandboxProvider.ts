@@ -10,7 +10,8 @@
  * - remembers every message id durably (`SandboxNetworkRepo`): a message offered twice (a
  *   duplicate dispatch, a failover) is accepted and delivered once, and a channel that
  *   reconnects hears the receipts of what is still under way (receipts may repeat, as on a real
- *   network; the Message entity ignores what does not move a message forward);
+ *   network; the Message entity ignores what does not move a message forward), so an idle
+ *   channel's connection may be closed and opened again on its next work (`dropWhenIdle`);
  * - simulates inbound messages (`simulateInbound`).
  */
 import { SandboxNetworkRepo } from "@switchboard/db"
@@ -141,7 +142,8 @@ export class SandboxProvider extends Effect.Service<SandboxProvider>()("@switchb
           send,
           events: Stream.fromQueue(events),
           pendingReceipts: Ref.get(pending),
-          simulateInbound
+          simulateInbound,
+          dropWhenIdle: true
         } satisfies ChannelConnection
       })
 
