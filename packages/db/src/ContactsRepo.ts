@@ -40,6 +40,10 @@ const toContact = (r: typeof ContactColumns.Type): Contact =>
     updated_at: iso(r.updated_at)
   })
 
+/** `contact.created` of a contact a message created (`upsertContact`, the send's `SendWritesRepo`). */
+export const contactCreatedEvent = (id: `cnt_${string}`) =>
+  DomainEvent.make("contact.created", { object: "contact", object_id: id, contact_id: id })
+
 export interface ContactFields {
   readonly phoneNumber: string
   readonly name: string | null
@@ -89,7 +93,7 @@ export class ContactsRepo extends Effect.Service<ContactsRepo>()("@switchboard/d
         if (inserted[0]) {
           yield* events.append({
             workspaceId,
-            event: DomainEvent.make("contact.created", { object: "contact", object_id: id, contact_id: id }),
+            event: contactCreatedEvent(id),
             occurredAt: now
           })
           return { id, created: true }

@@ -69,6 +69,28 @@ export const toConversation = (r: ConversationRow): Conversation =>
     updated_at: iso(r.updated_at)
   })
 
+/**
+ * The event a message brings to its conversation (`messageArrival`), for a conversation whose
+ * status before the message was `prior` (`null`: the message created it).
+ */
+export const arrivalEvent = (
+  prior: ConversationStatus | null,
+  direction: "outbound" | "inbound",
+  conversation: { readonly id: string; readonly channelId: string; readonly contactId: string }
+): DomainEvent | undefined => {
+  const arrival = messageArrival(prior, direction)
+  if (arrival === undefined) return undefined
+  const fields = conversationEventFields({
+    id: conversation.id as Conversation["id"],
+    channel_id: conversation.channelId as Conversation["channel_id"],
+    contact_id: conversation.contactId as Conversation["contact_id"],
+    status: "open"
+  })
+  return arrival.type === "conversation.created"
+    ? DomainEvent.make("conversation.created", fields)
+    : DomainEvent.make("conversation.reopened", { ...fields, reason: arrival.reason })
+}
+
 export interface ConversationFilters {
   readonly status?: ConversationStatus | undefined
   readonly channelId?: string | undefined
@@ -134,22 +156,12 @@ export class ConversationsRepo extends Effect.Service<ConversationsRepo>()("@swi
         let rows = yield* upsert
         if (!rows[0]) rows = yield* upsert
         const row = rows[0]!
-        const arrival = messageArrival(row.id === id ? null : row.prior_status ?? "open", direction)
-        if (arrival !== undefined) {
-          const fields = conversationEventFields({
-            id: row.id as Conversation["id"],
-            channel_id: channelId as Conversation["channel_id"],
-            contact_id: contactId as Conversation["contact_id"],
-            status: "open"
-          })
-          yield* events.append({
-            workspaceId,
-            event: arrival.type === "conversation.created"
-              ? DomainEvent.make("conversation.created", fields)
-              : DomainEvent.make("conversation.reopened", { ...fields, reason: arrival.reason }),
-            occurredAt: now
-          })
-        }
+        const event = arrivalEvent(row.id === id ? null : row.prior_status ?? "open", direction, {
+          id: row.id,
+          channelId,
+          contactId
+        })
+        if (event !== undefined) yield* events.append({ workspaceId, event, occurredAt: now })
         return row.id
       },
       dieOnDatabaseError

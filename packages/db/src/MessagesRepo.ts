@@ -105,6 +105,21 @@ export const toMessage = (r: MessageRow): Message =>
     read_at: isoOrNull(r.read_at)
   })
 
+/** `message.queued` of a message inserted as queued (`appendQueuedEvent`, the send's `SendWritesRepo`). */
+export const queuedEvent = (message: Message) =>
+  DomainEvent.make("message.queued", {
+    object: "message",
+    object_id: message.id,
+    message_id: message.id,
+    from_state: null,
+    to_state: "queued",
+    category: message.category,
+    // a template send says what it rendered (the status events of text sends keep their shape)
+    ...(message.template
+      ? { template: { id: message.template.id, slug: message.template.slug }, body: message.text.body }
+      : {})
+  })
+
 /**
  * A transition that happened: what its callers use of the moved row (not a whole `Message`: the
  * dispatch path makes one per move, and building and checking a `Message` from our own row showed
@@ -212,18 +227,7 @@ export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/d
     const appendQueuedEvent = Effect.fn("MessagesRepo.appendQueuedEvent")(function*(message: Message) {
       yield* events.append({
         workspaceId: message.workspace_id,
-        event: DomainEvent.make("message.queued", {
-          object: "message",
-          object_id: message.id,
-          message_id: message.id,
-          from_state: null,
-          to_state: "queued",
-          category: message.category,
-          // a template send says what it rendered (the status events of text sends keep their shape)
-          ...(message.template
-            ? { template: { id: message.template.id, slug: message.template.slug }, body: message.text.body }
-            : {})
-        }),
+        event: queuedEvent(message),
         occurredAt: message.created_at
       })
     }, dieOnDatabaseError)

@@ -1,4 +1,5 @@
 import { SqlClient } from "@effect/sql"
+import type { EntitlementValue, PlanName } from "@switchboard/domain"
 import { Effect, Option } from "effect"
 import type { ChannelColumns, ChannelRow } from "./ChannelsRepo.js"
 import { toChannelRow } from "./ChannelsRepo.js"
@@ -13,11 +14,15 @@ export interface SendFacts {
   readonly recipientVerified: boolean
   /** messages waiting on the channel (the striped counter of migration 0044) */
   readonly queued: number
+  /** the workspace's plan and its entitlement overrides: what the send's quota and contacts limit resolve from */
+  readonly plan: PlanName
+  readonly overrides: ReadonlyMap<string, EntitlementValue>
 }
 
 /**
  * Every fact a send is refused on, read in ONE statement: the channel (named, or the workspace's
- * default), its sandbox session's state, the recipient's verification and the channel's backlog.
+ * default), its sandbox session's state, the recipient's verification, the channel's backlog and
+ * the workspace's plan with its entitlement overrides (the monthly quota and the contacts limit).
  * Four reads were four round trips of the send path before; each one through the SQL client costs
  * more CPU on the api node than the query does on the database (bench/RESULTS.md, the send path).
  */
@@ -33,7 +38,13 @@ export class SendChecksRepo extends Effect.Service<SendChecksRepo>()("@switchboa
       readonly now: string
     }) {
       const rows = yield* sql<
-        ChannelColumns & { sandbox_usable: boolean; recipient_verified: boolean; queued: number }
+        ChannelColumns & {
+          sandbox_usable: boolean
+          recipient_verified: boolean
+          queued: number
+          plan: PlanName
+          overrides: Record<string, EntitlementValue>
+        }
       >`
         SELECT c.*,
           (c.provider = 'sandbox' AND EXISTS (SELECT 1 FROM sandbox_sessions s WHERE s.channel_id = c.id
@@ -41,7 +52,10 @@ export class SendChecksRepo extends Effect.Service<SendChecksRepo>()("@switchboa
           (c.provider = 'sandbox' AND EXISTS (SELECT 1 FROM sandbox_recipients r
             JOIN sandbox_sessions s ON s.id = r.session_id
             WHERE s.channel_id = c.id AND r.phone_number = ${input.to})) AS recipient_verified,
-          (SELECT COALESCE(sum(q.queued), 0)::int FROM channel_queue_counts q WHERE q.channel_id = c.id) AS queued
+          (SELECT COALESCE(sum(q.queued), 0)::int FROM channel_queue_counts q WHERE q.channel_id = c.id) AS queued,
+          (SELECT w.plan FROM workspaces w WHERE w.id = c.workspace_id) AS plan,
+          (SELECT COALESCE(jsonb_object_agg(o.entitlement, o.value), '{}'::jsonb) FROM entitlement_overrides o
+            WHERE o.workspace_id = c.workspace_id) AS overrides
         FROM channels c
         WHERE c.workspace_id = ${input.workspaceId}
           AND ${
@@ -51,7 +65,9 @@ export class SendChecksRepo extends Effect.Service<SendChecksRepo>()("@switchboa
         row: toChannelRow(r),
         sandboxUsable: r.sandbox_usable,
         recipientVerified: r.recipient_verified,
-        queued: Number(r.queued)
+        queued: Number(r.queued),
+        plan: r.plan,
+        overrides: new Map(Object.entries(r.overrides))
       }))
     }, dieOnDatabaseError)
 

@@ -7,6 +7,34 @@ import { EntitlementLimitReached, ENTITLEMENTS, resolveEntitlements } from "@swi
 import type { Entitlement, EntitlementName } from "@switchboard/domain"
 import { Effect, Option } from "effect"
 
+/**
+ * The limit of an entitlement a use-case counts against, when there is one to enforce: `undefined`
+ * for entitlements not enforced yet and for unlimited (or non-numeric) values.
+ */
+export const enforcedLimit = (name: EntitlementName, entitlement: Entitlement): number | undefined =>
+  ENTITLEMENTS[name].enforced && typeof entitlement.value === "number" ? entitlement.value : undefined
+
+/**
+ * `Entitlements.check` on an entitlement already resolved (the send path reads the plan and its
+ * overrides with its checks): refuses when `used + adding` exceeds the enforced limit.
+ */
+export const refuseBeyond = (
+  name: EntitlementName,
+  entitlement: Entitlement,
+  used: number,
+  adding = 1
+): Effect.Effect<void, EntitlementLimitReached> => {
+  const limit = enforcedLimit(name, entitlement)
+  return limit === undefined || used + adding <= limit
+    ? Effect.void
+    : Effect.fail(
+      new EntitlementLimitReached({
+        message: `The plan allows ${limit} ${name.replace(/_/g, " ")}`,
+        details: { entitlement: name, limit, used }
+      })
+    )
+}
+
 export class Entitlements extends Effect.Service<Entitlements>()("@switchboard/service-api/Entitlements", {
   effect: Effect.gen(function*() {
     const workspaces = yield* WorkspacesRepo
@@ -36,14 +64,7 @@ export class Entitlements extends Effect.Service<Entitlements>()("@switchboard/s
     const check = Effect.fn("Entitlements.check")(
       function*(workspaceId: string, name: EntitlementName, used: number, adding = 1) {
         if (!ENTITLEMENTS[name].enforced) return
-        const entitlement = yield* get(workspaceId, name)
-        if (typeof entitlement.value !== "number") return
-        if (used + adding > entitlement.value) {
-          return yield* new EntitlementLimitReached({
-            message: `The plan allows ${entitlement.value} ${name.replace(/_/g, " ")}`,
-            details: { entitlement: name, limit: entitlement.value, used }
-          })
-        }
+        yield* refuseBeyond(name, yield* get(workspaceId, name), used, adding)
       }
     )
 

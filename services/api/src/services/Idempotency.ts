@@ -15,6 +15,7 @@
  * `in_progress`, so a key still leads to exactly one result.
  */
 import { IdempotencyRepo } from "@switchboard/db"
+import type { ClaimRef } from "@switchboard/db"
 import { IdempotencyConflict, toTimestamp } from "@switchboard/domain"
 import { Clock, Duration, Effect, Fiber, Schedule, Schema } from "effect"
 import { createHash, randomUUID } from "node:crypto"
@@ -56,6 +57,17 @@ export interface IdempotentRequest<A, I> {
  */
 export type Complete<A> = (response: A) => Effect.Effect<void, IdempotencyConflict>
 
+/**
+ * The claim a use-case holds, for a use-case that stores its response in its own statement
+ * instead of calling `Complete` (the send's writes): the claim, the response as stored, and the
+ * failure to end with when that statement found the claim taken over.
+ */
+export interface HeldClaim<A> {
+  readonly ref: ClaimRef
+  readonly encode: (response: A) => Effect.Effect<unknown>
+  readonly takenOver: () => IdempotencyConflict
+}
+
 const takenOver = () =>
   new IdempotencyConflict({
     message: "A retry with this Idempotency-Key took it over while this request was stalled; retry to get its result",
@@ -68,11 +80,11 @@ export class Idempotency extends Effect.Service<Idempotency>()("@switchboard/ser
 
     const run = <A, I, E, R>(
       request: IdempotentRequest<A, I>,
-      useCase: (complete: Complete<A>) => Effect.Effect<A, E, R>
+      useCase: (complete: Complete<A>, held: HeldClaim<A> | undefined) => Effect.Effect<A, E, R>
     ): Effect.Effect<A, E | IdempotencyConflict, R> =>
       Effect.gen(function*() {
         const { key, workspaceId } = request
-        if (key === undefined) return yield* useCase(() => Effect.void)
+        if (key === undefined) return yield* useCase(() => Effect.void, undefined)
         const nowMs = yield* Clock.currentTimeMillis
         const ref = { workspaceId, key, claimId: randomUUID() }
         const claim = yield* repo.begin({
@@ -99,8 +111,9 @@ export class Idempotency extends Effect.Service<Idempotency>()("@switchboard/ser
               details: { reason: "in_progress" }
             })
         }
+        const encode = (response: A) => Effect.orDie(Schema.encode(request.response)(response))
         const complete: Complete<A> = (response) =>
-          Schema.encode(request.response)(response).pipe(
+          encode(response).pipe(
             Effect.flatMap((encoded) => repo.complete(ref, encoded)),
             Effect.orDie,
             Effect.flatMap((completed) => completed ? Effect.void : Effect.fail(takenOver()))
@@ -113,7 +126,7 @@ export class Idempotency extends Effect.Service<Idempotency>()("@switchboard/ser
           Effect.delay(Duration.millis(CLAIM_RENEW_MS)),
           Effect.fork
         )
-        return yield* useCase(complete).pipe(
+        return yield* useCase(complete, { ref, encode, takenOver }).pipe(
           Effect.onError(() => repo.release(ref).pipe(Effect.ignore)),
           Effect.ensuring(Fiber.interrupt(renewals))
         )

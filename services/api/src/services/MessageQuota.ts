@@ -5,10 +5,10 @@
  * refused with 409 `ENTITLEMENT_LIMIT_REACHED`. Unlimited workspaces pay nothing for it.
  */
 import { MessageQuotaRepo } from "@switchboard/db"
-import type { Channel } from "@switchboard/domain"
+import type { Channel, Entitlement } from "@switchboard/domain"
 import { toTimestamp } from "@switchboard/domain"
 import { Clock, Effect } from "effect"
-import { Entitlements } from "./Entitlements.js"
+import { enforcedLimit, refuseBeyond } from "./Entitlements.js"
 
 /** The start of the UTC calendar month of `ms` (the usage period). */
 export const periodStart = (ms: number): number => {
@@ -19,24 +19,25 @@ export const periodStart = (ms: number): number => {
 export class MessageQuota extends Effect.Service<MessageQuota>()("@switchboard/service-api/MessageQuota", {
   effect: Effect.gen(function*() {
     const repo = yield* MessageQuotaRepo
-    const entitlements = yield* Entitlements
+
+    /** Whether a send on `channel` counts against `quota` (the workspace's resolved entitlement). */
+    const applies = (channel: Channel, quota: Entitlement) =>
+      channel.provider !== "sandbox" && enforcedLimit("monthly_message_quota", quota) !== undefined
 
     /**
      * Refuses one more message when the month's accepted messages reached the quota. Call inside
      * the send transaction, before the message is inserted: the workspace's quota lock (held to
      * commit) makes concurrent sends count one after the other, so exactly `limit` get in.
      */
-    const admit = Effect.fn("MessageQuota.admit")(function*(channel: Channel) {
-      if (channel.provider === "sandbox") return
-      const quota = yield* entitlements.get(channel.workspace_id, "monthly_message_quota")
-      if (typeof quota.value !== "number") return
+    const admit = Effect.fn("MessageQuota.admit")(function*(channel: Channel, quota: Entitlement) {
+      if (!applies(channel, quota)) return
       yield* repo.lockWorkspace(channel.workspace_id)
       const since = periodStart(yield* Clock.currentTimeMillis)
       const used = yield* repo.acceptedSince(channel.workspace_id, toTimestamp(since))
-      yield* entitlements.check(channel.workspace_id, "monthly_message_quota", used)
+      yield* refuseBeyond("monthly_message_quota", quota, used)
     })
 
-    return { admit } as const
+    return { applies, admit } as const
   }),
-  dependencies: [MessageQuotaRepo.Default, Entitlements.Default]
+  dependencies: [MessageQuotaRepo.Default]
 }) {}

@@ -1,17 +1,12 @@
 /**
- * The send path: checks, then ONE transaction (contact,
- * conversation, message `queued`, timeline, event, stored idempotent response), then a volatile
+ * The send path: the Idempotency-Key's claim (its own commit), the checks (one statement), then
+ * the writes in ONE statement (`SendWritesRepo`: contact, conversation, message `queued`,
+ * timeline, events with their webhook deliveries, stored idempotent response), inside a
+ * transaction only when a lock must come first (a QR channel, a monthly quota), then a volatile
  * wake-up of the channel's entity. Reads go straight to Postgres.
  */
 import type { Principal } from "@switchboard/api"
-import {
-  ChannelsRepo,
-  ContactsRepo,
-  ConversationsRepo,
-  MessagesRepo,
-  SendChecksRepo,
-  Transactions
-} from "@switchboard/db"
+import { ChannelsRepo, MessagesRepo, SendChecksRepo, SendWritesRepo, Transactions } from "@switchboard/db"
 import {
   acceptsSends,
   ChannelNotConnected,
@@ -23,6 +18,7 @@ import {
   NotFound,
   PRIORITY,
   ProviderRateLimited,
+  resolveEntitlements,
   SandboxTestKeyRequired,
   toPage,
   toTimestamp,
@@ -33,7 +29,7 @@ import { ChannelEntity } from "@switchboard/entities/protocol"
 import { isMagicNumber } from "@switchboard/providers/contract"
 import { Clock, Effect, Option } from "effect"
 import * as SendMetrics from "../SendMetrics.js"
-import { Entitlements } from "./Entitlements.js"
+import { enforcedLimit, refuseBeyond } from "./Entitlements.js"
 import { Idempotency } from "./Idempotency.js"
 import { MessageQuota } from "./MessageQuota.js"
 import { QrSafety } from "./QrSafety.js"
@@ -54,11 +50,9 @@ export class Messages extends Effect.Service<Messages>()("@switchboard/service-a
     const transactions = yield* Transactions
     const channels = yield* ChannelsRepo
     const messages = yield* MessagesRepo
-    const contacts = yield* ContactsRepo
-    const conversations = yield* ConversationsRepo
     const idempotency = yield* Idempotency
     const sendChecks = yield* SendChecksRepo
-    const entitlements = yield* Entitlements
+    const sendWrites = yield* SendWritesRepo
     const qrSafety = yield* QrSafety
     const templateSends = yield* TemplateSends
     const quota = yield* MessageQuota
@@ -135,7 +129,7 @@ export class Messages extends Effect.Service<Messages>()("@switchboard/service-a
           details: { max_throughput_mps: mps }
         })
       }
-      return { channel, template }
+      return { channel, template, entitlements: resolveEntitlements(facts.plan, facts.overrides) }
     })
 
     const send = Effect.fn("Messages.send")(
@@ -143,56 +137,68 @@ export class Messages extends Effect.Service<Messages>()("@switchboard/service-a
         const workspaceId = principal.workspaceId
         return yield* idempotency.run(
           { workspaceId, key: idempotencyKey, body: options.fingerprint ?? body, response: Message },
-          (complete) =>
+          (_complete, held) =>
             Effect.gen(function*() {
               const now = toTimestamp(yield* Clock.currentTimeMillis)
-              const { channel, template } = yield* check(principal, body, options)
+              const { channel, entitlements, template } = yield* check(principal, body, options)
               const category: Category = body.category ?? template?.template.category ?? DEFAULT_CATEGORY
-              const message = yield* transactions.run(Effect.gen(function*() {
-                // first: a QR channel's row lock serialises its sends up to commit
-                yield* qrSafety.admit(channel)
-                // then the workspace's monthly quota (a lock only when the plan sets a number)
-                yield* quota.admit(channel)
-                const contact = yield* contacts.upsertContact(workspaceId, body.to, now)
-                // a new contact counts against the plan (it is already inserted: the others are count - 1)
-                if (contact.created) {
-                  yield* entitlements.check(
-                    workspaceId,
-                    "contacts",
-                    (yield* contacts.countForWorkspace(workspaceId)) - 1
+              // the message as written, with the ids of a new contact and conversation: the write
+              // puts the existing ones in their place
+              const queued = new Message({
+                id: yield* newId("msg"),
+                object: "message",
+                workspace_id: workspaceId as Message["workspace_id"],
+                channel_id: channel.id,
+                conversation_id: yield* newId("cnv"),
+                contact_id: yield* newId("cnt"),
+                direction: "outbound",
+                from: channel.phone_number ?? null,
+                to: body.to,
+                type: template ? "template" : "text",
+                text: { body: template?.body ?? body.text?.body ?? "" },
+                template: template
+                  ? { id: template.template.id, slug: template.template.slug, variables: template.variables }
+                  : null,
+                category,
+                status: "queued",
+                failure: null,
+                metadata: body.metadata ?? {},
+                created_at: now,
+                updated_at: now,
+                sent_at: null,
+                delivered_at: null,
+                read_at: null
+              })
+              const write = sendWrites.write({
+                message: queued,
+                priority: PRIORITY[category],
+                contactsLimit: enforcedLimit("contacts", entitlements.contacts) ?? null,
+                // the stored response commits (or nothing does) with the message
+                claim: held && { ref: held.ref, response: yield* held.encode(queued) }
+              })
+              // one statement, unless the send must first take a lock that serialises it up to
+              // commit: a QR channel's row (its safety cap), the workspace's monthly quota
+              const quotaApplies = quota.applies(channel, entitlements.monthly_message_quota)
+              const written = channel.provider === "qr" || quotaApplies
+                ? yield* transactions.run(Effect.gen(function*() {
+                  yield* qrSafety.admit(channel)
+                  yield* quota.admit(channel, entitlements.monthly_message_quota)
+                  return yield* write
+                }))
+                : yield* write
+              switch (written._tag) {
+                case "ClaimLost":
+                  return yield* Effect.fail(held!.takenOver())
+                case "ContactsLimitReached":
+                  return yield* refuseBeyond("contacts", entitlements.contacts, written.used).pipe(
+                    Effect.zipRight(Effect.dieMessage("a new contact was refused within the plan's limit"))
                   )
-                }
-                const conversationId = yield* conversations.upsertConversation(workspaceId, channel.id, contact.id, now)
-                const created = yield* messages.insert({
-                  id: yield* newId("msg"),
-                  workspaceId,
-                  channelId: channel.id,
-                  conversationId,
-                  contactId: contact.id,
-                  direction: "outbound",
-                  from: channel.phone_number,
-                  to: body.to,
-                  body: template?.body ?? body.text?.body ?? "",
-                  ...(template
-                    ? {
-                      template: {
-                        id: template.template.id,
-                        slug: template.template.slug,
-                        variables: template.variables
-                      }
-                    }
-                    : {}),
-                  category,
-                  priority: PRIORITY[category],
-                  status: "queued",
-                  metadata: body.metadata ?? {},
-                  now
-                })
-                yield* messages.appendQueuedEvent(created)
-                // the stored response commits (or rolls back) with the message
-                yield* complete(created)
-                return created
-              }))
+              }
+              const message = new Message({
+                ...queued,
+                contact_id: written.contactId as Message["contact_id"],
+                conversation_id: written.conversationId as Message["conversation_id"]
+              })
               // after commit: a lost wake-up only delays dispatch (the sweeper repeats it)
               yield* channelClient(channel.id).Wake({ message_id: message.id }).pipe(
                 Effect.catchAllCause(() => Effect.void),
@@ -254,12 +260,10 @@ export class Messages extends Effect.Service<Messages>()("@switchboard/service-a
   dependencies: [
     ChannelsRepo.Default,
     MessagesRepo.Default,
-    ContactsRepo.Default,
-    ConversationsRepo.Default,
     Transactions.Default,
     Idempotency.Default,
     SendChecksRepo.Default,
-    Entitlements.Default,
+    SendWritesRepo.Default,
     QrSafety.Default,
     TemplateSends.Default,
     MessageQuota.Default

@@ -1,0 +1,265 @@
+/**
+ * The send's writes in ONE statement: the contact (created when new, within the plan's contacts
+ * limit), the conversation (created, or opened again), the message `queued` with its first
+ * timeline row, the events of all three with their webhook deliveries and the wake-up of active
+ * endpoints, and the stored idempotent response. Each statement through the SQL client costs the
+ * api node more CPU than the query costs the database, and a socket write besides (bench/RESULTS.md,
+ * the send path): the same writes were ten statements and a transaction.
+ *
+ * The statement checks before it writes: a lost idempotency claim or a new contact beyond the plan
+ * writes nothing and says so. It runs on its own (one statement commits atomically) or inside the
+ * transaction of a send that needs a lock first (a QR channel's safety cap, a monthly quota).
+ */
+import { SqlClient } from "@effect/sql"
+import type * as Statement from "@effect/sql/Statement"
+import { newId } from "@switchboard/domain"
+import type { DomainEvent, EventType, Message } from "@switchboard/domain"
+import { Effect } from "effect"
+import { contactCreatedEvent } from "./ContactsRepo.js"
+import { arrivalEvent } from "./ConversationsRepo.js"
+import { eventEnvelope, WEBHOOK_WAKE_CHANNEL } from "./EventsRepo.js"
+import type { ClaimRef } from "./IdempotencyRepo.js"
+import { queuedEvent } from "./MessagesRepo.js"
+import { dieOnDatabaseError } from "./Rows.js"
+
+/**
+ * An event of the send, written only when its condition holds: `message` always (with the
+ * message), `contact_created` when the contact is new, `conversation:<status>` when the
+ * conversation's status before the send was that (`none`: there was none, the send creates it).
+ */
+interface SendEvent {
+  readonly id: string
+  readonly type: EventType
+  readonly guard: string
+  /** the new contact's and conversation's ids in these stand for the actual ones */
+  readonly objectId: string
+  readonly envelope: string
+}
+
+export interface SendWrite {
+  /**
+   * The message as it is written (`queued`, outbound), with the ids of a NEW contact and
+   * conversation: where the recipient's contact or conversation exists, its id replaces them
+   */
+  readonly message: Message
+  readonly priority: number
+  /** the plan's contacts limit: a new contact is refused when the workspace has this many; `null`: none */
+  readonly contactsLimit: number | null
+  /**
+   * The `Idempotency-Key` claim this send holds and the response it stores (encoded); the
+   * response's top-level `contact_id` and `conversation_id` are set to the actual ones
+   */
+  readonly claim: { readonly ref: ClaimRef; readonly response: unknown } | undefined
+}
+
+export type SendWritten =
+  | {
+    readonly _tag: "Written"
+    readonly contactId: string
+    readonly contactCreated: boolean
+    readonly conversationId: string
+  }
+  /** a new contact beyond the plan's limit: `used` contacts exist */
+  | { readonly _tag: "ContactsLimitReached"; readonly used: number }
+  /** the claim was taken over by a retry (this request stalled past its lease) */
+  | { readonly _tag: "ClaimLost" }
+
+interface Row {
+  readonly claimed: boolean
+  readonly contacts_used: number | null
+  readonly contact_id: string | null
+  readonly contact_created: boolean | null
+  readonly conversation_id: string | null
+}
+
+/**
+ * The events the send may write, as the repositories of the same writes make them
+ * (`contactCreatedEvent`, `arrivalEvent`, `queuedEvent`), each with its condition. Their ids are
+ * drawn in the order those writes draw them.
+ */
+const sendEvents = Effect.fn("SendWritesRepo.events")(function*(message: Message) {
+  const workspaceId = message.workspace_id
+  const createdAt = message.created_at
+  const out: Array<SendEvent> = []
+  const add = (id: string, guard: string, event: DomainEvent) =>
+    out.push({
+      id,
+      type: event.type,
+      guard,
+      objectId: event.data.object_id,
+      envelope: eventEnvelope({ id, workspaceId, event, createdAt })
+    })
+  add(yield* newId("evt"), "contact_created", contactCreatedEvent(message.contact_id))
+  // one of these at most: the conversation had one status before the send
+  const conversationEvent = yield* newId("evt")
+  for (const prior of [null, "open", "closed"] as const) {
+    const event = arrivalEvent(prior, "outbound", {
+      id: message.conversation_id,
+      channelId: message.channel_id,
+      contactId: message.contact_id
+    })
+    if (event !== undefined) add(conversationEvent, `conversation:${prior ?? "none"}`, event)
+  }
+  add(yield* newId("evt"), "message", queuedEvent(message))
+  return out
+})
+
+const CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+
+/** A concurrent send that created the same contact or conversation first is seen by a next statement. */
+const ATTEMPTS = 3
+
+export class SendWritesRepo extends Effect.Service<SendWritesRepo>()("@switchboard/db/SendWritesRepo", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+
+    /**
+     * A ULID made by Postgres (an id's 26 characters after its prefix, as `newId`): the time part
+     * from `at`, 80 random bits from `gen_random_uuid()`. `row` names the row it is for, so Postgres
+     * computes one per row.
+     */
+    const ulid = (at: string, row: Statement.Fragment) =>
+      sql`((SELECT string_agg(substr(${CROCKFORD}, ((t.ms >> (45 - 5 * i)) & 31)::int + 1, 1), '' ORDER BY i)
+          FROM (SELECT (extract(epoch FROM ${at}::timestamptz) * 1000)::bigint AS ms) t, generate_series(0, 9) i)
+        || (SELECT string_agg(substr(${CROCKFORD}, (get_byte(r.b, i) & 31) + 1, 1), '' ORDER BY i)
+          FROM (SELECT decode(replace(gen_random_uuid()::text, '-', ''), 'hex') AS b WHERE ${row} IS NOT NULL) r,
+            generate_series(0, 15) i))`
+
+    const statement = (input: SendWrite, events: ReadonlyArray<SendEvent>) => {
+      const { claim, message: m } = input
+      const workspaceId = m.workspace_id
+      const now = m.created_at
+      const limit = input.contactsLimit
+      const newContact = m.contact_id
+      const newConversation = m.conversation_id
+      // every write below is guarded: by the claim (still this request's), by the contacts limit,
+      // and by the rows before it (no conversation without a contact, no message without both)
+      return sql<Row>`WITH ${
+        claim
+          ? sql`claim AS (
+          SELECT key FROM idempotency_keys WHERE workspace_id = ${workspaceId} AND key = ${claim.ref.key}
+            AND claim_id = ${claim.ref.claimId} AND state = 'running' FOR UPDATE
+        ), go AS (SELECT EXISTS (SELECT 1 FROM claim) AS ok),`
+          : sql`go AS (SELECT true AS ok),`
+      } found AS (
+          SELECT id FROM contacts WHERE workspace_id = ${workspaceId} AND phone_number = ${m.to}
+        ), room AS (
+          SELECT CASE WHEN ${limit}::int IS NULL OR EXISTS (SELECT 1 FROM found) THEN NULL
+            ELSE (SELECT count(*)::int FROM contacts WHERE workspace_id = ${workspaceId}) END AS used
+        ), new_contact AS (
+          INSERT INTO contacts (id, workspace_id, phone_number, created_at, updated_at)
+          SELECT ${newContact}, ${workspaceId}, ${m.to}, ${now}, ${now} FROM go, room
+          WHERE go.ok AND NOT EXISTS (SELECT 1 FROM found) AND (room.used IS NULL OR room.used < ${limit}::int)
+          ON CONFLICT (workspace_id, phone_number) DO NOTHING
+          RETURNING id
+        ), contact AS (
+          SELECT id, false AS created FROM found, go WHERE go.ok UNION ALL SELECT id, true FROM new_contact
+        ), current AS (
+          SELECT id, status FROM conversations
+          WHERE channel_id = ${m.channel_id} AND contact_id = (SELECT id FROM contact) FOR UPDATE
+        ), moved AS (
+          UPDATE conversations c SET status = 'open', updated_at = ${now},
+            last_message_at = GREATEST(c.last_message_at, ${now})
+          FROM current WHERE c.id = current.id
+          RETURNING c.id, current.status AS prior
+        ), opened AS (
+          INSERT INTO conversations (id, workspace_id, channel_id, contact_id, status, last_message_at,
+            last_inbound_at, created_at, updated_at)
+          SELECT ${newConversation}, ${workspaceId}, ${m.channel_id}, contact.id, 'open', ${now}, NULL,
+            ${now}, ${now}
+          FROM contact WHERE NOT EXISTS (SELECT 1 FROM current)
+          ON CONFLICT (channel_id, contact_id) DO NOTHING
+          RETURNING id, NULL::text AS prior
+        ), conversation AS (
+          SELECT id, prior FROM moved UNION ALL SELECT id, prior FROM opened
+        ), message AS (
+          INSERT INTO messages (id, workspace_id, channel_id, conversation_id, contact_id, direction,
+            from_number, to_number, type, body, template, category, priority, status, metadata, created_at, updated_at)
+          SELECT ${m.id}, ${workspaceId}, ${m.channel_id}, conversation.id, contact.id, 'outbound',
+            ${m.from}, ${m.to}, ${m.type}, ${m.text.body},
+            ${m.template ? JSON.stringify(m.template) : null}::jsonb, ${m.category}, ${input.priority},
+            'queued', ${JSON.stringify(m.metadata)}::jsonb, ${now}, ${now}
+          FROM contact, conversation
+          RETURNING id, contact_id, conversation_id
+        ), timeline AS (
+          INSERT INTO message_transitions (message_id, from_state, to_state, at)
+          SELECT id, NULL, 'queued', ${now} FROM message
+        ), outcome AS (
+          SELECT m.contact_id, m.conversation_id, c.created AS contact_created, v.prior
+          FROM message m, contact c, conversation v
+        ), emitted AS (
+          -- the message's own event has no contact or conversation id in it (and may carry a text)
+          SELECT e.id, e.type,
+            CASE WHEN e.guard = 'message' THEN e.object_id ELSE
+              replace(replace(e.object_id, ${newContact}, o.contact_id), ${newConversation}, o.conversation_id)
+            END AS object_id,
+            CASE WHEN e.guard = 'message' THEN e.envelope ELSE
+              replace(replace(e.envelope, ${newContact}, o.contact_id), ${newConversation}, o.conversation_id)
+            END AS envelope
+          FROM outcome o, unnest(${events.map((e) => e.id)}::text[], ${events.map((e) => e.type)}::text[],
+            ${events.map((e) => e.guard)}::text[], ${events.map((e) => e.objectId)}::text[],
+            ${events.map((e) => e.envelope)}::text[]) AS e (id, type, guard, object_id, envelope)
+          WHERE e.guard = 'message' OR (e.guard = 'contact_created' AND o.contact_created)
+            OR e.guard = ('conversation:' || COALESCE(o.prior, 'none'))
+        ), event AS (
+          INSERT INTO events (id, workspace_id, type, object_id, envelope, is_test, created_at)
+          SELECT id, ${workspaceId}, type, object_id, envelope, false, ${now} FROM emitted
+        ), endpoint AS (
+          -- the outbox fan-out: one pending delivery per subscribed endpoint that is not disabled
+          -- (paused ones keep theirs pending until resumed)
+          SELECT id, status, event_types FROM webhook_endpoints
+          WHERE workspace_id = ${workspaceId} AND deleted_at IS NULL AND status IN ('active', 'paused')
+        ), delivery AS (
+          INSERT INTO webhook_deliveries (id, endpoint_id, workspace_id, event_id, event_type, status,
+            next_attempt_at, created_at, updated_at)
+          SELECT 'whd_' || ${ulid(now, sql`p.id || e.id`)}, p.id, ${workspaceId}, e.id, e.type, 'pending',
+            ${now}, ${now}, ${now}
+          FROM emitted e JOIN endpoint p ON e.type = ANY (p.event_types) OR '*' = ANY (p.event_types)
+          RETURNING endpoint_id
+        ), woken AS (
+          -- delivered by Postgres only when this statement's transaction commits
+          SELECT pg_notify(${WEBHOOK_WAKE_CHANNEL}, p.id) FROM endpoint p
+          WHERE p.status = 'active' AND p.id IN (SELECT endpoint_id FROM delivery)
+        )${
+        claim
+          ? sql`, stored AS (
+          UPDATE idempotency_keys k SET state = 'done', response = jsonb_set(jsonb_set(${
+            JSON.stringify(claim.response)
+          }::jsonb, '{contact_id}', to_jsonb(o.contact_id)), '{conversation_id}', to_jsonb(o.conversation_id))
+          FROM outcome o
+          WHERE k.workspace_id = ${workspaceId} AND k.key = ${claim.ref.key} AND k.claim_id = ${claim.ref.claimId}
+            AND k.state = 'running'
+        )`
+          : sql``
+      }
+        SELECT go.ok AS claimed, room.used AS contacts_used, o.contact_id, o.contact_created, o.conversation_id,
+          (SELECT count(*) FROM woken) AS woken
+        FROM go, room LEFT JOIN outcome o ON true`
+    }
+
+    /** Writes the send (see the module's comment); call it alone or inside the send's transaction. */
+    const write = Effect.fn("SendWritesRepo.write")(function*(input: SendWrite) {
+      const events = yield* sendEvents(input.message)
+      for (let attempt = 1;; attempt++) {
+        const row = (yield* statement(input, events))[0]!
+        if (!row.claimed) return { _tag: "ClaimLost" } as SendWritten
+        if (row.contact_id !== null && row.conversation_id !== null) {
+          return {
+            _tag: "Written",
+            contactId: row.contact_id,
+            contactCreated: row.contact_created === true,
+            conversationId: row.conversation_id
+          } as SendWritten
+        }
+        if (row.contacts_used !== null && input.contactsLimit !== null && row.contacts_used >= input.contactsLimit) {
+          return { _tag: "ContactsLimitReached", used: row.contacts_used } as SendWritten
+        }
+        // nothing was written: a concurrent send inserted the contact or the conversation after
+        // this statement's snapshot; the next statement sees it
+        if (attempt === ATTEMPTS) return yield* Effect.dieMessage("the send's contact or conversation kept racing")
+      }
+    }, dieOnDatabaseError)
+
+    return { write } as const
+  })
+}) {}
