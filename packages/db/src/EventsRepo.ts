@@ -88,25 +88,6 @@ export interface AppendedEvent {
   readonly envelope: string
 }
 
-/**
- * The envelope of an event as stored and delivered, byte for byte: `append` writes it, and so does
- * a statement that writes its events itself (the send's, `SendWritesRepo`).
- */
-export const eventEnvelope = (input: {
-  readonly id: string
-  readonly workspaceId: string
-  readonly event: DomainEvent
-  readonly createdAt: string
-}): string =>
-  JSON.stringify(envelopeOf({
-    id: input.id,
-    type: input.event.type,
-    createdAt: input.createdAt,
-    workspaceId: input.workspaceId,
-    isTest: input.event.isTest,
-    data: input.event.encodeData()
-  }))
-
 export class EventsRepo extends Effect.Service<EventsRepo>()("@switchboard/db/EventsRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient

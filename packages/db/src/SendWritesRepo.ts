@@ -13,28 +13,14 @@
 import { SqlClient } from "@effect/sql"
 import type * as Statement from "@effect/sql/Statement"
 import { newId } from "@switchboard/domain"
-import type { DomainEvent, EventType, Message } from "@switchboard/domain"
+import type { DomainEvent, Message } from "@switchboard/domain"
 import { Effect } from "effect"
 import { contactCreatedEvent } from "./ContactsRepo.js"
 import { arrivalEvent } from "./ConversationsRepo.js"
-import { eventEnvelope, WEBHOOK_WAKE_CHANNEL } from "./EventsRepo.js"
+import { envelopeTemplate, EventsRepo } from "./EventsRepo.js"
 import type { ClaimRef } from "./IdempotencyRepo.js"
 import { queuedEvent } from "./MessagesRepo.js"
 import { dieOnDatabaseError } from "./Rows.js"
-
-/**
- * An event of the send, written only when its condition holds: `message` always (with the
- * message), `contact_created` when the contact is new, `conversation:<status>` when the
- * conversation's status before the send was that (`none`: there was none, the send creates it).
- */
-interface SendEvent {
-  readonly id: string
-  readonly type: EventType
-  readonly guard: string
-  /** the new contact's and conversation's ids in these stand for the actual ones */
-  readonly objectId: string
-  readonly envelope: string
-}
 
 export interface SendWrite {
   /**
@@ -72,40 +58,6 @@ interface Row {
   readonly conversation_id: string | null
 }
 
-/**
- * The events the send may write, as the repositories of the same writes make them
- * (`contactCreatedEvent`, `arrivalEvent`, `queuedEvent`), each with its condition. Their ids are
- * drawn in the order those writes draw them.
- */
-const sendEvents = Effect.fn("SendWritesRepo.events")(function*(message: Message) {
-  const workspaceId = message.workspace_id
-  const createdAt = message.created_at
-  const out: Array<SendEvent> = []
-  const add = (id: string, guard: string, event: DomainEvent) =>
-    out.push({
-      id,
-      type: event.type,
-      guard,
-      objectId: event.data.object_id,
-      envelope: eventEnvelope({ id, workspaceId, event, createdAt })
-    })
-  add(yield* newId("evt"), "contact_created", contactCreatedEvent(message.contact_id))
-  // one of these at most: the conversation had one status before the send
-  const conversationEvent = yield* newId("evt")
-  for (const prior of [null, "open", "closed"] as const) {
-    const event = arrivalEvent(prior, "outbound", {
-      id: message.conversation_id,
-      channelId: message.channel_id,
-      contactId: message.contact_id
-    })
-    if (event !== undefined) add(conversationEvent, `conversation:${prior ?? "none"}`, event)
-  }
-  add(yield* newId("evt"), "message", queuedEvent(message))
-  return out
-})
-
-const CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
-
 /** A concurrent send that created the same contact or conversation first is seen by a next statement. */
 const ATTEMPTS = 3
 
@@ -113,19 +65,56 @@ export class SendWritesRepo extends Effect.Service<SendWritesRepo>()("@switchboa
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
-    /**
-     * A ULID made by Postgres (an id's 26 characters after its prefix, as `newId`): the time part
-     * from `at`, 80 random bits from `gen_random_uuid()`. `row` names the row it is for, so Postgres
-     * computes one per row.
-     */
-    const ulid = (at: string, row: Statement.Fragment) =>
-      sql`((SELECT string_agg(substr(${CROCKFORD}, ((t.ms >> (45 - 5 * i)) & 31)::int + 1, 1), '' ORDER BY i)
-          FROM (SELECT (extract(epoch FROM ${at}::timestamptz) * 1000)::bigint AS ms) t, generate_series(0, 9) i)
-        || (SELECT string_agg(substr(${CROCKFORD}, (get_byte(r.b, i) & 31) + 1, 1), '' ORDER BY i)
-          FROM (SELECT decode(replace(gen_random_uuid()::text, '-', ''), 'hex') AS b WHERE ${row} IS NOT NULL) r,
-            generate_series(0, 15) i))`
+    const events = yield* EventsRepo
 
-    const statement = (input: SendWrite, events: ReadonlyArray<SendEvent>) => {
+    /**
+     * The events the send may write, as the repositories of the same writes make them
+     * (`contactCreatedEvent`, `arrivalEvent`, `queuedEvent`), each with the condition on the
+     * statement's `outcome` (o) under which it is written; their ids are drawn in the order those
+     * writes draw them. A conversation's event names the contact and conversation as they turn
+     * out: those members of its envelope are filled in by the statement.
+     */
+    const sendEvents = Effect.fn("SendWritesRepo.events")(function*(message: Message) {
+      const workspaceId = message.workspace_id
+      const createdAt = message.created_at
+      const selects: Array<Statement.Fragment> = []
+      const add = (
+        id: string,
+        when: Statement.Fragment,
+        event: DomainEvent,
+        open: Record<string, Statement.Fragment> = {}
+      ) =>
+        selects.push(sql`SELECT ${id}::text AS id, ${event.type}::text AS type, ${
+          open["object_id"] ?? sql`${event.data.object_id}::text`
+        } AS object_id, ${
+          events.envelopeSql(
+            envelopeTemplate({ id, event, createdAt, workspaceId, open: Object.keys(open) }),
+            open
+          )
+        } AS envelope FROM outcome o WHERE ${when}`)
+      add(yield* newId("evt"), sql`o.contact_created`, contactCreatedEvent(message.contact_id))
+      // one of these at most: the conversation had one status before the send
+      const conversationEvent = yield* newId("evt")
+      for (const prior of [null, "open", "closed"] as const) {
+        const event = arrivalEvent(prior, "outbound", {
+          id: message.conversation_id,
+          channelId: message.channel_id,
+          contactId: message.contact_id
+        })
+        if (event !== undefined) {
+          add(
+            conversationEvent,
+            prior === null ? sql`o.prior IS NULL` : sql`o.prior = ${prior}`,
+            event,
+            { object_id: sql`o.conversation_id`, conversation_id: sql`o.conversation_id`, contact_id: sql`o.contact_id` }
+          )
+        }
+      }
+      add(yield* newId("evt"), sql`true`, queuedEvent(message))
+      return sql.join(" UNION ALL ", false)(selects)
+    })
+
+    const statement = (input: SendWrite, emitted: Statement.Fragment) => {
       const { claim, message: m } = input
       const workspaceId = m.workspace_id
       const now = m.created_at
@@ -188,39 +177,13 @@ export class SendWritesRepo extends Effect.Service<SendWritesRepo>()("@switchboa
           SELECT m.contact_id, m.conversation_id, c.created AS contact_created, v.prior
           FROM message m, contact c, conversation v
         ), emitted AS (
-          -- the message's own event has no contact or conversation id in it (and may carry a text)
-          SELECT e.id, e.type,
-            CASE WHEN e.guard = 'message' THEN e.object_id ELSE
-              replace(replace(e.object_id, ${newContact}, o.contact_id), ${newConversation}, o.conversation_id)
-            END AS object_id,
-            CASE WHEN e.guard = 'message' THEN e.envelope ELSE
-              replace(replace(e.envelope, ${newContact}, o.contact_id), ${newConversation}, o.conversation_id)
-            END AS envelope
-          FROM outcome o, unnest(${events.map((e) => e.id)}::text[], ${events.map((e) => e.type)}::text[],
-            ${events.map((e) => e.guard)}::text[], ${events.map((e) => e.objectId)}::text[],
-            ${events.map((e) => e.envelope)}::text[]) AS e (id, type, guard, object_id, envelope)
-          WHERE e.guard = 'message' OR (e.guard = 'contact_created' AND o.contact_created)
-            OR e.guard = ('conversation:' || COALESCE(o.prior, 'none'))
-        ), event AS (
-          INSERT INTO events (id, workspace_id, type, object_id, envelope, is_test, created_at)
-          SELECT id, ${workspaceId}, type, object_id, envelope, false, ${now} FROM emitted
-        ), endpoint AS (
-          -- the outbox fan-out: one pending delivery per subscribed endpoint that is not disabled
-          -- (paused ones keep theirs pending until resumed)
-          SELECT id, status, event_types FROM webhook_endpoints
-          WHERE workspace_id = ${workspaceId} AND deleted_at IS NULL AND status IN ('active', 'paused')
-        ), delivery AS (
-          INSERT INTO webhook_deliveries (id, endpoint_id, workspace_id, event_id, event_type, status,
-            next_attempt_at, created_at, updated_at)
-          SELECT 'whd_' || ${ulid(now, sql`p.id || e.id`)}, p.id, ${workspaceId}, e.id, e.type, 'pending',
-            ${now}, ${now}, ${now}
-          FROM emitted e JOIN endpoint p ON e.type = ANY (p.event_types) OR '*' = ANY (p.event_types)
-          RETURNING endpoint_id
-        ), woken AS (
-          -- delivered by Postgres only when this statement's transaction commits
-          SELECT pg_notify(${WEBHOOK_WAKE_CHANNEL}, p.id) FROM endpoint p
-          WHERE p.status = 'active' AND p.id IN (SELECT endpoint_id FROM delivery)
-        )${
+          ${emitted}
+        ), ${
+        events.outboxCtes(
+          sql`SELECT id, ${workspaceId}::text AS workspace_id, type, object_id, envelope, ${now}::timestamptz AS created_at
+            FROM emitted`
+        )
+      }${
         claim
           ? sql`, stored AS (
           UPDATE idempotency_keys k SET state = 'done', response = jsonb_set(jsonb_set(${
@@ -233,15 +196,15 @@ export class SendWritesRepo extends Effect.Service<SendWritesRepo>()("@switchboa
           : sql``
       }
         SELECT go.ok AS claimed, room.used AS contacts_used, o.contact_id, o.contact_created, o.conversation_id,
-          (SELECT count(*) FROM woken) AS woken
+          ${events.outboxWoken} AS woken
         FROM go, room LEFT JOIN outcome o ON true`
     }
 
     /** Writes the send (see the module's comment); call it alone or inside the send's transaction. */
     const write = Effect.fn("SendWritesRepo.write")(function*(input: SendWrite) {
-      const events = yield* sendEvents(input.message)
+      const emitted = yield* sendEvents(input.message)
       for (let attempt = 1;; attempt++) {
-        const row = (yield* statement(input, events))[0]!
+        const row = (yield* statement(input, emitted))[0]!
         if (!row.claimed) return { _tag: "ClaimLost" } as SendWritten
         if (row.contact_id !== null && row.conversation_id !== null) {
           return {
@@ -261,5 +224,6 @@ export class SendWritesRepo extends Effect.Service<SendWritesRepo>()("@switchboa
     }, dieOnDatabaseError)
 
     return { write } as const
-  })
+  }),
+  dependencies: [EventsRepo.Default]
 }) {}

@@ -323,7 +323,7 @@ describe("SendWritesRepo", () => {
         const writes = yield* SendWritesRepo
         const { channelId, endpoints, workspaceId } = yield* workspace
         const heard = yield* pg.value.listen(WEBHOOK_WAKE_CHANNEL).pipe(
-          Stream.filter((id) => Object.values(endpoints).includes(id)),
+          Stream.filter((id) => (Object.values(endpoints) as ReadonlyArray<string>).includes(id)),
           Stream.interruptAfter("1500 millis"),
           Stream.runCollect,
           Effect.fork
