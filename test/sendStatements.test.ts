@@ -1,6 +1,7 @@
 /**
- * What a send costs the database in round trips (README "Messages": the send path), and the plan's
- * contacts limit, which the send's one write statement now enforces.
+ * What a send costs the database in statements (each one a round trip through the SQL client), and
+ * the plan's contacts limit on a send to a new number (README "Contacts"), which the send's one
+ * write statement enforces.
  */
 import { HttpServerRequest } from "@effect/platform"
 import * as Statement from "@effect/sql/Statement"
@@ -45,12 +46,14 @@ describe("the send's statements", () => {
             headers: idempotencyKey ? { "idempotency-key": idempotencyKey } : {}
           })
         // a new contact and conversation, then the same again, each with and without a key
-        for (const [to, idempotencyKey] of [
-          ["+4915100000001", "first"],
-          ["+4915100000001", "again"],
-          ["+4915100000002", undefined],
-          ["+4915100000002", undefined]
-        ] as const) {
+        for (
+          const [to, idempotencyKey] of [
+            ["+4915100000001", "first"],
+            ["+4915100000001", "again"],
+            ["+4915100000002", undefined],
+            ["+4915100000002", undefined]
+          ] as const
+        ) {
           const { result, statements } = yield* statementsOf(send(to, idempotencyKey))
           assert.strictEqual(result.status, "queued")
           assert.deepStrictEqual(

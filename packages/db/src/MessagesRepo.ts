@@ -15,6 +15,7 @@ import {
   messageStatusEvent,
   MessageWithTimeline,
   newId,
+  queuedEvent,
   RECEIPT_STATUSES,
   STATUS_EVENT,
   toTimestamp
@@ -103,21 +104,6 @@ export const toMessage = (r: MessageRow): Message =>
     sent_at: isoOrNull(r.sent_at),
     delivered_at: isoOrNull(r.delivered_at),
     read_at: isoOrNull(r.read_at)
-  })
-
-/** `message.queued` of a message inserted as queued (`appendQueuedEvent`, the send's `SendWritesRepo`). */
-export const queuedEvent = (message: Message) =>
-  DomainEvent.make("message.queued", {
-    object: "message",
-    object_id: message.id,
-    message_id: message.id,
-    from_state: null,
-    to_state: "queued",
-    category: message.category,
-    // a template send says what it rendered (the status events of text sends keep their shape)
-    ...(message.template
-      ? { template: { id: message.template.id, slug: message.template.slug }, body: message.text.body }
-      : {})
   })
 
 /**

@@ -12,14 +12,13 @@
  */
 import { SqlClient } from "@effect/sql"
 import type * as Statement from "@effect/sql/Statement"
-import { newId } from "@switchboard/domain"
+import { newId, queuedEvent } from "@switchboard/domain"
 import type { DomainEvent, Message } from "@switchboard/domain"
 import { Effect } from "effect"
 import { contactCreatedEvent } from "./ContactsRepo.js"
 import { arrivalEvent } from "./ConversationsRepo.js"
 import { envelopeTemplate, EventsRepo } from "./EventsRepo.js"
 import type { ClaimRef } from "./IdempotencyRepo.js"
-import { queuedEvent } from "./MessagesRepo.js"
 import { dieOnDatabaseError } from "./Rows.js"
 
 export interface SendWrite {
@@ -84,14 +83,16 @@ export class SendWritesRepo extends Effect.Service<SendWritesRepo>()("@switchboa
         event: DomainEvent,
         open: Record<string, Statement.Fragment> = {}
       ) =>
-        selects.push(sql`SELECT ${id}::text AS id, ${event.type}::text AS type, ${
-          open["object_id"] ?? sql`${event.data.object_id}::text`
-        } AS object_id, ${
-          events.envelopeSql(
-            envelopeTemplate({ id, event, createdAt, workspaceId, open: Object.keys(open) }),
-            open
-          )
-        } AS envelope FROM outcome o WHERE ${when}`)
+        selects.push(
+          sql`SELECT ${id}::text AS id, ${event.type}::text AS type, ${
+            open["object_id"] ?? sql`${event.data.object_id}::text`
+          } AS object_id, ${
+            events.envelopeSql(
+              envelopeTemplate({ id, event, createdAt, workspaceId, open: Object.keys(open) }),
+              open
+            )
+          } AS envelope FROM outcome o WHERE ${when}`
+        )
       add(yield* newId("evt"), sql`o.contact_created`, contactCreatedEvent(message.contact_id))
       // one of these at most: the conversation had one status before the send
       const conversationEvent = yield* newId("evt")
@@ -106,7 +107,11 @@ export class SendWritesRepo extends Effect.Service<SendWritesRepo>()("@switchboa
             conversationEvent,
             prior === null ? sql`o.prior IS NULL` : sql`o.prior = ${prior}`,
             event,
-            { object_id: sql`o.conversation_id`, conversation_id: sql`o.conversation_id`, contact_id: sql`o.contact_id` }
+            {
+              object_id: sql`o.conversation_id`,
+              conversation_id: sql`o.conversation_id`,
+              contact_id: sql`o.contact_id`
+            }
           )
         }
       }

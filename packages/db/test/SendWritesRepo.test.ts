@@ -281,9 +281,13 @@ describe("SendWritesRepo", () => {
         const over = yield* send("+4915100000013", 2)
         assert.deepStrictEqual(over, { _tag: "ContactsLimitReached", used: 2 })
         assert.strictEqual((yield* send("+4915100000011", 2))._tag, "Written")
-        const contacts = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM contacts WHERE workspace_id = ${workspaceId}`
+        const contacts = yield* sql<
+          { n: number }
+        >`SELECT count(*)::int AS n FROM contacts WHERE workspace_id = ${workspaceId}`
         assert.strictEqual(contacts[0]!.n, 2)
-        const messages = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM messages WHERE workspace_id = ${workspaceId}`
+        const messages = yield* sql<
+          { n: number }
+        >`SELECT count(*)::int AS n FROM messages WHERE workspace_id = ${workspaceId}`
         assert.strictEqual(messages[0]!.n, 3)
       }))
 

@@ -22,6 +22,7 @@ import { Id } from "./Ids.js"
 import { Category } from "./MessageCategory.js"
 import { MessageStatus, STATUS_EVENT } from "./MessageStateMachine.js"
 import { Failure } from "./Messaging.js"
+import type { Message } from "./Messaging.js"
 
 /** `message.queued`, `.sent`, `.delivered`, `.read`, `.failed` (failure members on `.failed` only). */
 export const MessageStatusChangedData = Schema.Struct({
@@ -284,6 +285,23 @@ export const messageStatusEvent = (
   const type = STATUS_EVENT[to]
   return type === undefined ? undefined : DomainEvent.make(type, { ...data, to_state: to })
 }
+
+/**
+ * `message.queued` of a message inserted as queued (the send's writes; `MessagesRepo.appendQueuedEvent`);
+ * a template send says what it rendered (the status events of text sends keep their shape).
+ */
+export const queuedEvent = (message: Message): DomainEvent<"message.queued"> =>
+  DomainEvent.make("message.queued", {
+    object: "message",
+    object_id: message.id,
+    message_id: message.id,
+    from_state: null,
+    to_state: "queued",
+    category: message.category,
+    ...(message.template
+      ? { template: { id: message.template.id, slug: message.template.slug }, body: message.text.body }
+      : {})
+  })
 
 /** The events of a channel's move (`channelMoveEvents`), with the channel's number where they carry it. */
 export const channelMoveDomainEvents = (

@@ -5,8 +5,9 @@
  *
  * `run` wraps one use-case: it claims the key (or answers 409 for another body or a request still
  * running, or replays the stored response with `Idempotent-Replay: true`), runs the use-case,
- * which stores its response through `complete` INSIDE the transaction that does the work, and
- * releases the key if the use-case fails, so a retry with the same key starts afresh.
+ * which stores its response through `complete` INSIDE the transaction that does the work (or, a
+ * use-case whose work is one statement, in that statement: `HeldClaim`), and releases the key if
+ * the use-case fails, so a retry with the same key starts afresh.
  *
  * A claim is a lease (docs/RETRIES.md "Requests: idempotency"): the request renews it every few
  * seconds while it runs, so a retry after the request's process died gets the key within
