@@ -2,6 +2,9 @@
  * Messages and their timeline. `transition` is the guarded state change every writer goes
  * through: row lock, allowed from-state check, update, timeline row, event row and webhook
  * fan-out, in one statement (atomic without a transaction). What the dispatchers and sweepers read of the queue is `DispatchQueueRepo`.
+ *
+ * Over 350 lines: the move and the batch of receipts keep their guarded statements side by side,
+ * with the envelope templates that complete their events, so that the two stay the same rule.
  */
 import { SqlClient, SqlSchema } from "@effect/sql"
 import {
