@@ -373,7 +373,8 @@ export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/d
             ${batch.map((r) => r.at)}::timestamptz[], ${eventIds}::text[], ${parts[0]!}::text[], ${parts[1]!}::text[],
             ${parts[2]!}::text[], ${parts[3]!}::text[]) AS i(id, to_state, at, event_id, p0, p1, p2, p3)
         ), current AS (
-          SELECT m.id, m.status FROM messages m WHERE m.id IN (SELECT id FROM input) ORDER BY m.id FOR UPDATE
+          SELECT m.id, m.status FROM messages m WHERE m.id = ANY(${batch.map((r) => r.id)}::text[]) ORDER BY m.id
+          FOR UPDATE
         ), moved AS (
           UPDATE messages SET
             status = i.to_state,
@@ -384,7 +385,7 @@ export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/d
               ELSE messages.delivered_at END,
             read_at = CASE WHEN i.to_state = 'read' THEN COALESCE(messages.read_at, i.at) ELSE messages.read_at END
           FROM current c JOIN input i ON i.id = c.id
-          WHERE messages.id = c.id
+          WHERE messages.id = c.id AND messages.id = ANY(${batch.map((r) => r.id)}::text[])
             AND array_position(${RECEIPT_TRACK}::text[], c.status::text) < array_position(${RECEIPT_TRACK}::text[], i.to_state)
             AND messages.status = c.status
           RETURNING messages.id, messages.status, messages.attempts, messages.workspace_id, messages.category,
