@@ -121,7 +121,8 @@ describe.skipIf(url === undefined)("traces across the api node and a runner", ()
     assert.strictEqual(http.attributes["http.response.status_code"], 201)
     assert.strictEqual(http.attributes["http.route"], "/v1/messages")
     assert.isTrue(onApi.has("Messages.send"), [...onApi].join(", "))
-    assert.isTrue(onApi.has("sql.transaction"), [...onApi].join(", "))
+    // the send's writes are one statement, no transaction (SendWritesRepo)
+    assert.isTrue(onApi.has("SendWritesRepo.write"), [...onApi].join(", "))
     assert.isTrue(onApi.has("sql.execute"), [...onApi].join(", "))
     assert.isTrue(onApi.has("Channel.client.Wake"), [...onApi].join(", "))
     assert.isTrue([...onRunner].some((n) => /^Channel\(ch_[^)]+\)\.Wake$/.test(n)), [...onRunner].join(", "))
@@ -150,10 +151,8 @@ describe.skipIf(url === undefined)("traces across the api node and a runner", ()
     assert.strictEqual(attempt.service, "switchboard-runner")
     assert.strictEqual(attempt.attributes["http.response.status_code"], 200)
     assert.strictEqual(attempt.parentSpanId, undefined)
-    assert.isTrue(
-      collector.spans.some((s) => s.traceId === attempt.traceId && s.name === "sql.execute"),
-      "its statements are in its trace"
-    )
+    // its pull and its success are statements shared by the runner's endpoints (README
+    // "Architecture": a hot single statement may be shared), so they are not in its trace
     assert.notInclude(JSON.stringify(collector.spans.map((s) => s.raw)), "/hook")
   }, 90_000)
 
