@@ -74,7 +74,7 @@ describe("tracing in the standalone process", () => {
       "the send's trace"
     )
     const names = new Set(trace.map((s) => s.name))
-    for (const name of ["POST /v1/messages", "Messages.send", "sql.transaction", "Channel.client.Wake"]) {
+    for (const name of ["POST /v1/messages", "Messages.send", "SendWritesRepo.write", "Channel.client.Wake"]) {
       assert.isTrue(names.has(name), `${name} in ${[...names].join(", ")}`)
     }
     assert.isTrue([...names].some((n) => /^Channel\(ch_[^)]+\)\.Wake$/.test(n)))
