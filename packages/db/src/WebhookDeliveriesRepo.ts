@@ -26,6 +26,16 @@ export interface ClaimRequest {
   readonly limit: number
 }
 
+/** A successful attempt, as `recordSuccesses` records it. */
+export interface DeliverySuccess {
+  readonly id: string
+  readonly endpointId: string
+  readonly attempt: number
+  readonly at: string
+  readonly responseStatus: number
+  readonly latencyMs: number | null
+}
+
 export class WebhookDeliveriesRepo
   extends Effect.Service<WebhookDeliveriesRepo>()("@switchboard/db/WebhookDeliveriesRepo", {
     effect: Effect.gen(function*() {
@@ -213,14 +223,7 @@ export class WebhookDeliveriesRepo
        * One statement: never inside a caller's transaction (`WebhookSuccesses` batches the calls).
        */
       const recordSuccesses = Effect.fn("WebhookDeliveriesRepo.recordSuccesses")(function*(
-        inputs: ReadonlyArray<{
-          readonly id: string
-          readonly endpointId: string
-          readonly attempt: number
-          readonly at: string
-          readonly responseStatus: number
-          readonly latencyMs: number | null
-        }>
+        inputs: ReadonlyArray<DeliverySuccess>
       ) {
         if (inputs.length === 0) return new Set<string>()
         const sorted = [...inputs].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))

@@ -13,18 +13,11 @@
  * once), exactly as when each call had its own statement.
  */
 import { WebhookDeliveriesRepo } from "@switchboard/db"
-import type { ClaimedDelivery, ClaimRequest } from "@switchboard/db"
+import type { ClaimedDelivery, ClaimRequest, DeliverySuccess } from "@switchboard/db"
 import { Effect } from "effect"
 import * as GroupCommit from "./GroupCommit.js"
 
-export interface Success {
-  readonly id: string
-  readonly endpointId: string
-  readonly attempt: number
-  readonly at: string
-  readonly responseStatus: number
-  readonly latencyMs: number | null
-}
+export type Success = DeliverySuccess
 
 /** At most this many calls per statement (a bound on its parameters and locks). */
 const MAX_BATCH = 256
