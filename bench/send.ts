@@ -30,7 +30,7 @@ import { resolve } from "node:path"
 import { freePort } from "../test/support/Processes.js"
 import { cpuSeconds, flag, formatSummary, machine, numberFlag, record, summarize } from "./lib/Measure.js"
 import { profileEnv } from "./lib/Profile.js"
-import { RECIPIENT, startStack } from "./lib/Stack.js"
+import { passThrough, RECIPIENT, startStack } from "./lib/Stack.js"
 
 const runs = numberFlag("runs", 3)
 const duration = numberFlag("duration", 20)
@@ -151,7 +151,8 @@ const startBare = async (databaseUrl: string, workspaceId: string) => {
       PATH: process.env["PATH"] ?? "",
       DATABASE_URL: databaseUrl,
       WORKSPACE_ID: workspaceId,
-      HTTP_PORT: String(port)
+      HTTP_PORT: String(port),
+      ...passThrough()
     },
     stdio: ["ignore", "pipe", "inherit"]
   })

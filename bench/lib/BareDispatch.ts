@@ -14,6 +14,7 @@
  *   DATABASE_URL=... WORKSPACE_ID=ws_... SECONDS=30 CONCURRENCY=10 node --import tsx bench/lib/BareDispatch.ts
  * Prints one JSON line: messages, seconds, messages_per_second, cpu_ms_per_message.
  */
+import { clientClass } from "@switchboard/db/PreparedStatements"
 import pg from "pg"
 import { monotonicFactory } from "ulid"
 
@@ -23,7 +24,10 @@ const seconds = Number(process.env["SECONDS"] ?? "30")
 const concurrency = Number(process.env["CONCURRENCY"] ?? "10")
 const BATCH = 10
 
-const pool = new pg.Pool({ connectionString: databaseUrl, max: concurrency })
+const pool = new pg.Pool({ connectionString: databaseUrl, max: concurrency ,
+  // named statements from the 5th run of a text, as the api node and the runner do (0: none)
+  Client: clientClass(Number(process.env["DATABASE_PREPARE_THRESHOLD"] ?? "5"))
+})
 const ulid = monotonicFactory()
 const newId = (prefix: string) => `${prefix}_${ulid()}`
 

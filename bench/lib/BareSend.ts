@@ -11,6 +11,7 @@
  */
 import { createServer } from "node:http"
 import type { IncomingMessage, ServerResponse } from "node:http"
+import { clientClass } from "@switchboard/db/PreparedStatements"
 import pg from "pg"
 import { monotonicFactory } from "ulid"
 
@@ -18,7 +19,10 @@ const databaseUrl = process.env["DATABASE_URL"]!
 const workspaceId = process.env["WORKSPACE_ID"]!
 const port = Number(process.env["HTTP_PORT"] ?? "0")
 // the api's default pool size (DATABASE_POOL_SIZE)
-const pool = new pg.Pool({ connectionString: databaseUrl, max: Number(process.env["DATABASE_POOL_SIZE"] ?? "10") })
+const pool = new pg.Pool({ connectionString: databaseUrl, max: Number(process.env["DATABASE_POOL_SIZE"] ?? "10") ,
+  // named statements from the 5th run of a text, as the api node and the runner do (0: none)
+  Client: clientClass(Number(process.env["DATABASE_PREPARE_THRESHOLD"] ?? "5"))
+})
 
 const ulid = monotonicFactory()
 const newId = (prefix: string) => `${prefix}_${ulid()}`

@@ -59,6 +59,15 @@ export const requireRealServers = (): { databaseUrl: string; redisUrl: string } 
 export const sandboxNumbers = (count: number) =>
   Array.from({ length: count }, (_, i) => `+1555${String(i).padStart(7, "0")}`).join(",")
 
+/**
+ * Settings a benchmark run may set for every process it starts, the bare baselines included:
+ * `DATABASE_PREPARE_THRESHOLD=0` measures without server-side prepared statements.
+ */
+export const passThrough = (): Record<string, string> =>
+  process.env["DATABASE_PREPARE_THRESHOLD"] === undefined
+    ? {}
+    : { DATABASE_PREPARE_THRESHOLD: process.env["DATABASE_PREPARE_THRESHOLD"] }
+
 export const startStack = async (options: StackOptions): Promise<Stack> => {
   const { databaseUrl, redisUrl } = requireRealServers()
   const database = await e2eDatabase(databaseUrl, `bench_${options.name}`)
@@ -70,6 +79,7 @@ export const startStack = async (options: StackOptions): Promise<Stack> => {
     API_KEY_PEPPER: "bench-pepper",
     WEBHOOK_ALLOW_PRIVATE_TARGETS: "true",
     SANDBOX_NUMBERS: sandboxNumbers(options.sandboxNumbers ?? 10),
+    ...passThrough(),
     ...options.env
   }
   const runners: Array<ServiceProcess> = []

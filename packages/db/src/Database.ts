@@ -13,6 +13,7 @@ import { join, resolve } from "node:path"
 import pg from "pg"
 import { DatabaseConfig } from "./DatabaseConfig.js"
 import * as PoolMetrics from "./PoolMetrics.js"
+import * as PreparedStatements from "./PreparedStatements.js"
 
 const APPLICATION_NAME = "switchboard"
 
@@ -23,10 +24,14 @@ const APPLICATION_NAME = "switchboard"
  * a lost server), one `SELECT 1` at start that must answer within 5 s, and the pool ended (for at
  * most 1 s) when the scope closes.
  */
-const layerPool = (options: pg.PoolConfig & { readonly max: number }) =>
+const layerPool = (options: pg.PoolConfig & { readonly max: number }, prepareThreshold: number) =>
   PgClient.layerFromPool({
     acquire: Effect.gen(function*() {
-      const pool = new pg.Pool({ ...options, application_name: APPLICATION_NAME })
+      const pool = new pg.Pool({
+        ...options,
+        application_name: APPLICATION_NAME,
+        Client: PreparedStatements.clientClass(prepareThreshold)
+      })
       pool.on("error", () => {})
       yield* Effect.acquireRelease(
         Effect.tryPromise({
@@ -48,14 +53,14 @@ const layerPool = (options: pg.PoolConfig & { readonly max: number }) =>
   })
 
 /** Real Postgres from a connection string. */
-export const layerPostgres = (url: Redacted.Redacted, maxConnections: number) =>
-  layerPool({ connectionString: Redacted.value(url), max: maxConnections })
+export const layerPostgres = (url: Redacted.Redacted, maxConnections: number, prepareThreshold = 0) =>
+  layerPool({ connectionString: Redacted.value(url), max: maxConnections }, prepareThreshold)
 
 /**
  * The embedded database: PGlite in `dataDir` (or in memory when `undefined`), served on a Unix
  * socket in a private temporary folder, closed when the scope ends.
  */
-export const layerEmbedded = (dataDir: string | undefined, seedFile?: string) =>
+export const layerEmbedded = (dataDir: string | undefined, seedFile?: string, prepareThreshold = 0) =>
   Layer.unwrapScoped(Effect.gen(function*() {
     const { PGlite } = yield* Effect.promise(() => import("@electric-sql/pglite"))
     // the contact search index (migration 0050) needs pg_trgm, which PGlite loads on request
@@ -91,7 +96,7 @@ export const layerEmbedded = (dataDir: string | undefined, seedFile?: string) =>
       }).pipe(Effect.orDie),
       (server) => Effect.promise(() => server.stop()).pipe(Effect.ignore)
     )
-    return layerPool({ host: socketDir, port: 5432, user: "postgres", database: "postgres", max: 1 })
+    return layerPool({ host: socketDir, port: 5432, user: "postgres", database: "postgres", max: 1 }, prepareThreshold)
   }))
 
 /**
@@ -138,8 +143,9 @@ export const MEMORY = "memory://"
 export const layer: Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, never, DatabaseConfig> = Layer.unwrapEffect(
   Effect.map(DatabaseConfig, (config) =>
     Option.match(config.url, {
-      onNone: () => layerEmbedded(config.dataDir === MEMORY ? undefined : config.dataDir, config.seedFile),
-      onSome: (url) => layerPostgres(url, config.maxConnections)
+      onNone: () =>
+        layerEmbedded(config.dataDir === MEMORY ? undefined : config.dataDir, config.seedFile, config.prepareThreshold),
+      onSome: (url) => layerPostgres(url, config.maxConnections, config.prepareThreshold)
     }))
 ).pipe(Layer.orDie)
 

@@ -12,6 +12,11 @@ export class DatabaseConfig extends Context.Tag("@switchboard/db/DatabaseConfig"
   /** Pool size for a real Postgres server */
   readonly maxConnections: number
   /**
+   * Executions of one statement text on a connection after which it is sent as a named, server-side
+   * prepared statement (`PreparedStatements`); 0 sends every statement unnamed
+   */
+  readonly prepareThreshold: number
+  /**
    * Tests only: a dumped, already migrated data folder (PGlite `dumpDataDir`) that an in-memory
    * embedded database starts from, so each test file skips re-running every migration
    */
@@ -23,7 +28,11 @@ export const config = Config.all({
     Config.map(Option.filter((url) => Redacted.value(url).trim() !== ""))
   ),
   dataDir: Config.string("DATA_DIR").pipe(Config.withDefault("./data")),
-  maxConnections: Config.integer("DATABASE_POOL_SIZE").pipe(Config.withDefault(10))
+  maxConnections: Config.integer("DATABASE_POOL_SIZE").pipe(Config.withDefault(10)),
+  prepareThreshold: Config.integer("DATABASE_PREPARE_THRESHOLD").pipe(
+    Config.validate({ message: "must be 0 or more", validation: (n) => n >= 0 }),
+    Config.withDefault(5)
+  )
 })
 
 export const layerFromEnv = Layer.effect(DatabaseConfig, config)
