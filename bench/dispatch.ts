@@ -170,6 +170,13 @@ const runOnce = async (run: number) => {
         if (lag >= 0) inversionLags.push(lag)
       }
     }
+    // the time between a channel's consecutive send slots in the window: 500 ms at 2 msg/s, and
+    // whatever is above that is what the loop lost between a slot opening and the next dispatch
+    const gaps: Array<number> = []
+    for (const list of byChannel.values()) {
+      const times = list.map((m) => m.at).filter((at) => at >= windowStart && at < windowEnd).sort((a, b) => a - b)
+      for (let i = 1; i < times.length; i++) gaps.push(times[i]! - times[i - 1]!)
+    }
     const totalDispatched = rates.reduce((a, b) => a + b, 0) * seconds
     // the baseline on what is left of the same backlog, once the runner is gone
     let bare: Awaited<ReturnType<typeof runBare>> | undefined
@@ -192,6 +199,10 @@ const runOnce = async (run: number) => {
       mean_error: errors.reduce((a, b) => a + b, 0) / errors.length,
       worst_error: Math.max(...errors),
       p50_rate: percentile(rates, 50),
+      gap_ms_mean: gaps.reduce((a, b) => a + b, 0) / Math.max(1, gaps.length),
+      gap_ms_p50: percentile(gaps, 50),
+      gap_ms_p90: percentile(gaps, 90),
+      gap_ms_p99: percentile(gaps, 99),
       inversions: inversionLags.length,
       inversion_lags_ms: inversionLags.sort((a, b) => a - b).slice(0, 20),
       runner_cpu_ms_per_dispatch: runnerCpuPerDispatch,
@@ -218,6 +229,10 @@ console.log(`--- ${channelCount} channels, ${results.length} runs, medians [minâ
 line("mean rate msg/s", (r) => r.mean_rate)
 line("mean error", (r) => r.mean_error)
 line("worst error", (r) => r.worst_error)
+line("gap between a channel's dispatches, mean ms", (r) => r.gap_ms_mean, 1)
+line("  p50", (r) => r.gap_ms_p50, 1)
+line("  p90", (r) => r.gap_ms_p90, 1)
+line("  p99", (r) => r.gap_ms_p99, 1)
 line("inversions", (r) => r.inversions, 0)
 line("runner CPU ms/dispatch", (r) => r.runner_cpu_ms_per_dispatch, 2)
 line("runner dispatches/s", (r) => r.runner_dispatches_per_second, 1)

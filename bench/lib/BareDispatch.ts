@@ -24,7 +24,9 @@ const seconds = Number(process.env["SECONDS"] ?? "30")
 const concurrency = Number(process.env["CONCURRENCY"] ?? "10")
 const BATCH = 10
 
-const pool = new pg.Pool({ connectionString: databaseUrl, max: concurrency ,
+const pool = new pg.Pool({
+  connectionString: databaseUrl,
+  max: concurrency,
   // named statements from the 5th run of a text, as the api node and the runner do (0: none)
   Client: clientClass(Number(process.env["DATABASE_PREPARE_THRESHOLD"] ?? "5"))
 })

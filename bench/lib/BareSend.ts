@@ -9,9 +9,9 @@
  *   DATABASE_URL=... WORKSPACE_ID=ws_... HTTP_PORT=... node --import tsx bench/lib/BareSend.ts
  * It prints `listening <port>` once it accepts requests.
  */
+import { clientClass } from "@switchboard/db/PreparedStatements"
 import { createServer } from "node:http"
 import type { IncomingMessage, ServerResponse } from "node:http"
-import { clientClass } from "@switchboard/db/PreparedStatements"
 import pg from "pg"
 import { monotonicFactory } from "ulid"
 
@@ -19,7 +19,9 @@ const databaseUrl = process.env["DATABASE_URL"]!
 const workspaceId = process.env["WORKSPACE_ID"]!
 const port = Number(process.env["HTTP_PORT"] ?? "0")
 // the api's default pool size (DATABASE_POOL_SIZE)
-const pool = new pg.Pool({ connectionString: databaseUrl, max: Number(process.env["DATABASE_POOL_SIZE"] ?? "10") ,
+const pool = new pg.Pool({
+  connectionString: databaseUrl,
+  max: Number(process.env["DATABASE_POOL_SIZE"] ?? "10"),
   // named statements from the 5th run of a text, as the api node and the runner do (0: none)
   Client: clientClass(Number(process.env["DATABASE_PREPARE_THRESHOLD"] ?? "5"))
 })

@@ -8,7 +8,7 @@
  * others go.
  *
  * - It pulls due messages in batches; a `Wake` (a send committed, the sweeper) cuts the batch
- *   short at the next send slot so a later, more urgent message goes first. A wake-up can come
+ *   short while it waits for the next send slot, so a later, more urgent message takes that slot. A wake-up can come
  *   too late for that (it races the slot being taken), so the move to `dispatching` itself is
  *   refused while a more urgent message of the channel is due (recipients waiting for their
  *   spacing excepted); a refused dispatch gives its slot back and the queue is read again.
@@ -184,16 +184,19 @@ export const ChannelEntityLive = ChannelEntity.toLayer(
       })
 
     /**
-     * Sleeps until the send slot opens. A timer may fire a millisecond before the wall clock
-     * reaches the slot: it sleeps again until it has, so the provider's pace is never exceeded
-     * (not even by 1 ms).
+     * Waits until the send slot opens, or until something new arrives (a `Wake`): true then, and
+     * the caller reads the queue again while the slot is still closed, so a more urgent message
+     * takes this very slot and nothing is dispatched late for the read. A timer may fire a
+     * millisecond before the wall clock reaches the slot: it waits again until it has, so the
+     * provider's pace is never exceeded (not even by 1 ms).
      */
-    const awaitSendSlot = Effect.gen(function*() {
+    const awaitSendSlotOrWake = Effect.gen(function*() {
       let wait = sendSlotWaitMs(pacer, yield* Clock.currentTimeMillis)
       while (wait > 0) {
-        yield* Effect.sleep(Duration.millis(wait))
+        if (Option.isSome(yield* Effect.option(Effect.timeout(Queue.take(wake), Duration.millis(wait))))) return true
         wait = sendSlotWaitMs(pacer, yield* Clock.currentTimeMillis)
       }
+      return Option.isSome(yield* Queue.poll(wake))
     })
 
     /** Sends a batch in order, one per send slot; something new arriving cuts it short. */
@@ -203,9 +206,8 @@ export const ChannelEntityLive = ChannelEntity.toLayer(
         for (const message of batch) {
           // a recipient that reached its spacing cap in this batch waits; the others go
           if (recipientMustWait(pacer, message.to, yield* Clock.currentTimeMillis)) continue
-          yield* awaitSendSlot
           // something new arrived: it may outrank the rest of this batch
-          if (Option.isSome(yield* Queue.poll(wake))) return
+          if (yield* awaitSendSlotOrWake) return
           const startedAt = yield* Clock.currentTimeMillis
           const before = pacer
           const { waiting } = waitingRecipients(pacer, startedAt)
