@@ -4,8 +4,8 @@
  * same answers; never with the threshold at 0; and a statement whose result type a migration
  * changed under a live pool keeps answering. Through the real SqlClient layer, in both modes.
  */
-import { assert, describe, it } from "@effect/vitest"
 import { SqlClient } from "@effect/sql"
+import { assert, describe, it } from "@effect/vitest"
 import { Database } from "@switchboard/db"
 import { e2eDatabase, testDatabaseUrl } from "@switchboard/db/testing"
 import { Effect, Layer, Redacted } from "effect"
