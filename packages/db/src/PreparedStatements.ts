@@ -28,7 +28,9 @@ export const MAX_NAMED = 256
 /** Distinct statement texts counted per connection before the counts start again */
 export const MAX_COUNTED = 4096
 
-type Callback = (error: (Error & { code?: string }) | null, result: unknown) => void
+type Callback = (error: (Error & { readonly code?: string }) | null, result: unknown) => void
+/** `pg.Client#query` in the form `@effect/sql-pg` calls it, and every other form passed through */
+type Query = (config: unknown, values?: unknown, callback?: unknown) => unknown
 
 /** A `pg.Client` class that prepares statements seen `threshold` times (0: the plain client). */
 export const clientClass = (threshold: number): typeof pg.Client => {
@@ -38,23 +40,27 @@ export const clientClass = (threshold: number): typeof pg.Client => {
     /** text -> statement name; `null`: never name this text again on this connection */
     readonly #names = new Map<string, string | null>()
 
-    // pg's overloads cannot be restated in a subclass: the plain client answers every other form
-    override query(config: any, values?: any, callback?: any): any {
-      if (
-        typeof config === "string" && Array.isArray(values) && values.length > 0 && typeof callback === "function"
-      ) {
+    constructor(config?: string | pg.ClientConfig) {
+      super(config)
+      // pg's overloads cannot be restated by a subclass method: the instance's `query` is replaced,
+      // and every form but (text, values, callback) goes to the plain one unchanged
+      const plain = (pg.Client.prototype.query as unknown as Query).bind(this)
+      const query: Query = (config, values, callback) => {
+        if (
+          typeof config !== "string" || !Array.isArray(values) || values.length === 0 ||
+          typeof callback !== "function"
+        ) return plain(config, values, callback)
         const name = this.#nameFor(config)
-        if (name !== undefined) {
-          const done = callback as Callback
-          return super.query({ name, text: config, values }, (error: any, result: any) => {
-            if (error?.code !== "0A000") return done(error, result)
-            this.#names.set(config, null)
-            if (this.getTransactionStatus() !== "I") return done(error, result)
-            super.query(config, values, done)
-          })
-        }
+        if (name === undefined) return plain(config, values, callback)
+        const done = callback as Callback
+        return plain({ name, text: config, values }, (error: (Error & { code?: string }) | null, result: unknown) => {
+          if (error?.code !== "0A000") return done(error, result)
+          this.#names.set(config, null)
+          if (this.getTransactionStatus() !== "I") return done(error, result)
+          plain(config, values, done)
+        })
       }
-      return super.query(config, values, callback)
+      Object.defineProperty(this, "query", { value: query, writable: true, configurable: true })
     }
 
     #nameFor(text: string): string | undefined {
