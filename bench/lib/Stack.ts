@@ -61,12 +61,15 @@ export const sandboxNumbers = (count: number) =>
 
 /**
  * Settings a benchmark run may set for every process it starts, the bare baselines included:
- * `DATABASE_PREPARE_THRESHOLD=0` measures without server-side prepared statements.
+ * `DATABASE_PREPARE_THRESHOLD=0` measures without server-side prepared statements, `MALLOC_ARENA_MAX`
+ * sets glibc's malloc arenas (RSS).
  */
 export const passThrough = (): Record<string, string> =>
-  process.env["DATABASE_PREPARE_THRESHOLD"] === undefined
-    ? {}
-    : { DATABASE_PREPARE_THRESHOLD: process.env["DATABASE_PREPARE_THRESHOLD"] }
+  Object.fromEntries(
+    ["DATABASE_PREPARE_THRESHOLD", "MALLOC_ARENA_MAX"].flatMap((name) =>
+      process.env[name] === undefined ? [] : [[name, process.env[name]!]]
+    )
+  )
 
 export const startStack = async (options: StackOptions): Promise<Stack> => {
   const { databaseUrl, redisUrl } = requireRealServers()
