@@ -12,7 +12,6 @@ import {
   useFakeWhatsAppRoot
 } from "@switchboard/providers"
 import { Duration, Effect, Queue, Redacted, type Scope } from "effect"
-import { type AddressInfo, createServer } from "node:net"
 import type { FakeWhatsApp } from "../fake-whatsapp/index.js"
 
 export type Settings = Partial<QrConnectionConfig.QrConnectionConfig["Type"]>
@@ -110,14 +109,13 @@ export const pair = (wa: FakeWhatsApp, observed: Observed) =>
 
 export const newChannelId = newId("ch")
 
-/** A local port nothing listens on (bound, then closed): connecting to it is refused. */
-export const closedPort: Effect.Effect<number> = Effect.async<number>((resume) => {
-  const server = createServer()
-  server.listen(0, "127.0.0.1", () => {
-    const port = (server.address() as AddressInfo).port
-    server.close(() => resume(Effect.succeed(port)))
-  })
-})
+/**
+ * A local port nothing listens on: connecting to it is refused. Port 1 (tcpmux): nothing here binds
+ * it, and the OS never hands it out for `listen(0)`. A port taken from the OS and closed again
+ * (as this was before) can be handed to another test file's fake WhatsApp server a moment later,
+ * which then answered the "unreachable" channel with a QR code.
+ */
+export const closedPort: Effect.Effect<number> = Effect.succeed(1)
 
 /** The state events in `seen`, as `from->to`. */
 export const transitions = (seen: ReadonlyArray<QrConnectionEvent>) =>
