@@ -53,12 +53,13 @@ export const clientClass = (threshold: number): typeof pg.Client => {
         const name = this.#nameFor(config)
         if (name === undefined) return plain(config, values, callback)
         const done = callback as Callback
-        return plain({ name, text: config, values }, (error: (Error & { code?: string }) | null, result: unknown) => {
+        const named: Callback = (error, result) => {
           if (error?.code !== "0A000") return done(error, result)
           this.#names.set(config, null)
           if (this.getTransactionStatus() !== "I") return done(error, result)
           plain(config, values, done)
-        })
+        }
+        return plain({ name, text: config, values }, named)
       }
       Object.defineProperty(this, "query", { value: query, writable: true, configurable: true })
     }
