@@ -21,7 +21,8 @@ export const IdPrefixes = {
   contactGroup: "grp",
   contactImport: "imp",
   note: "nte",
-  session: "ses"
+  session: "ses",
+  media: "med"
 } as const
 
 export type IdPrefix = typeof IdPrefixes[keyof typeof IdPrefixes]

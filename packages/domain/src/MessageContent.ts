@@ -1,0 +1,131 @@
+/**
+ * The kinds of message real WhatsApp traffic carries (docs: README "Messages", DECISIONS section 14
+ * of the shared spec): the `type` of a message, the member named after it on the message record,
+ * and the provider-neutral form in which a provider reports an inbound message before its media
+ * are stored (`InboundContent`). Providers (QR/Baileys, sandbox) translate what they hear into
+ * `InboundContent`; `InboundMessages` records it. Nothing a provider hears is dropped unseen: what
+ * no kind models becomes `unsupported` with the provider's own name of the kind.
+ */
+import { Schema } from "effect"
+import { E164 } from "./Schemas.js"
+
+/** Every `type` a message can have. `text` and `template` are the two SPEC kinds. */
+export const MessageType = Schema.Literal(
+  "text",
+  "template",
+  "image",
+  "document",
+  "audio",
+  "video",
+  "sticker",
+  "location",
+  "contacts",
+  "reaction",
+  "edit",
+  "revoke",
+  "unsupported"
+).annotations({ identifier: "MessageType" })
+export type MessageType = typeof MessageType.Type
+
+/** The kinds whose content is a stored file. */
+export const MediaKind = Schema.Literal("image", "document", "audio", "video", "sticker").annotations({
+  identifier: "MediaKind"
+})
+export type MediaKind = typeof MediaKind.Type
+
+export const MEDIA_KINDS: ReadonlyArray<MediaKind> = MediaKind.literals
+
+/** Limits per media kind (WhatsApp's own); over it: 413 `PAYLOAD_TOO_LARGE` with `details.limit_bytes`. */
+export const MEDIA_LIMIT_BYTES: Record<MediaKind, number> = {
+  image: 5 * 1024 * 1024,
+  video: 16 * 1024 * 1024,
+  audio: 16 * 1024 * 1024,
+  sticker: 500 * 1024,
+  document: 100 * 1024 * 1024
+}
+
+/** The media types each kind takes (`null`: any type). */
+export const MEDIA_TYPES: Record<MediaKind, ReadonlyArray<string> | null> = {
+  image: ["image/jpeg", "image/png", "image/webp"],
+  video: ["video/mp4", "video/3gpp"],
+  audio: ["audio/ogg", "audio/mpeg", "audio/aac", "audio/mp4"],
+  sticker: ["image/webp"],
+  document: null
+}
+
+export const LocationContent = Schema.Struct({
+  latitude: Schema.Number,
+  longitude: Schema.Number,
+  name: Schema.NullOr(Schema.String),
+  address: Schema.NullOr(Schema.String)
+}).annotations({ identifier: "LocationContent" })
+export type LocationContent = typeof LocationContent.Type
+
+export const SharedContact = Schema.Struct({
+  name: Schema.String,
+  /** E.164 where the card had a number WhatsApp could resolve, otherwise as given */
+  phones: Schema.Array(Schema.String)
+}).annotations({ identifier: "SharedContact" })
+export type SharedContact = typeof SharedContact.Type
+
+/**
+ * Who sent an inbound message. WhatsApp addresses some senders only by their LID (a private id,
+ * `...@lid`) until it reveals the phone number; at least one of the two is set.
+ */
+export const InboundSender = Schema.Struct({
+  phoneNumber: Schema.NullOr(E164),
+  /** WhatsApp's LID without the server part, e.g. `123456789012345` */
+  whatsappLid: Schema.NullOr(Schema.String)
+})
+export type InboundSender = typeof InboundSender.Type
+
+/**
+ * An inbound file as the provider reported it, before its bytes are stored. `source` is the
+ * provider's own, JSON-serialisable handle from which it can download the bytes later (for
+ * Baileys: the message itself, so a re-upload can be requested when the media host answers
+ * 404/410); it is stored with the durable download job and never shown to a client.
+ */
+export const InboundMedia = Schema.TaggedStruct("media", {
+  kind: MediaKind,
+  mimeType: Schema.String,
+  caption: Schema.NullOr(Schema.String),
+  /** documents only */
+  filename: Schema.NullOr(Schema.String),
+  /** audio only: a voice note (push-to-talk) */
+  voice: Schema.Boolean,
+  /** as the provider announced them (checked once the bytes are in) */
+  sizeBytes: Schema.NullOr(Schema.Number),
+  sha256: Schema.NullOr(Schema.String),
+  source: Schema.Unknown
+})
+
+/** What a provider reports of an inbound message's content. */
+export const InboundBody = Schema.Union(
+  Schema.TaggedStruct("text", { body: Schema.String }),
+  InboundMedia,
+  Schema.TaggedStruct("location", LocationContent.fields),
+  Schema.TaggedStruct("contacts", { contacts: Schema.Array(SharedContact) }),
+  /** `targetProviderMessageId`: the provider's id of the message reacted to; emoji "" = removed */
+  Schema.TaggedStruct("reaction", { targetProviderMessageId: Schema.String, emoji: Schema.String }),
+  Schema.TaggedStruct("edit", { targetProviderMessageId: Schema.String, body: Schema.String }),
+  Schema.TaggedStruct("revoke", { targetProviderMessageId: Schema.String }),
+  /** what no kind models, with the provider's own name of it (e.g. `pollCreationMessageV3`) */
+  Schema.TaggedStruct("unsupported", { kind: Schema.String })
+)
+export type InboundBody = typeof InboundBody.Type
+
+/** One inbound message as a provider reports it (QR connection, sandbox). */
+export const InboundContent = Schema.Struct({
+  /** the provider's id of the message (deduplication key per channel) */
+  providerMessageId: Schema.String,
+  sender: InboundSender,
+  body: InboundBody,
+  /** the provider's id of the message this one quotes, if any */
+  quotedProviderMessageId: Schema.NullOr(Schema.String),
+  /** epoch ms */
+  at: Schema.Number
+})
+export type InboundContent = typeof InboundContent.Type
+
+/** The message `type` an inbound body is recorded as. */
+export const inboundType = (body: InboundBody): MessageType => body._tag === "media" ? body.kind : body._tag
