@@ -1,6 +1,7 @@
 /** Webhook endpoint and delivery use-cases. */
 import { EventsRepo, Transactions, WebhookDeliveriesRepo, WebhookEndpointsRepo } from "@switchboard/db"
 import {
+  clientStatusSources,
   Conflict,
   DEFAULT_LIMIT,
   DomainEvent,
@@ -128,9 +129,17 @@ export class Webhooks extends Effect.Service<Webhooks>()("@switchboard/service-a
         url: changes.url,
         eventTypes: changes.event_types,
         description: changes.description,
-        status: changes.status
+        status: changes.status,
+        fromStatuses: changes.status === undefined ? undefined : clientStatusSources(changes.status)
       }, yield* now)
-      if (Option.isNone(row)) return yield* endpointNotFound(id)
+      if (Option.isNone(row)) {
+        const current = yield* endpoints.find(workspaceId, id)
+        if (Option.isNone(current)) return yield* endpointNotFound(id)
+        return yield* new Conflict({
+          message: `A ${current.value.endpoint.status} endpoint can only be set to active; nothing was changed`,
+          details: { reason: "invalid_status_transition", status: current.value.endpoint.status }
+        })
+      }
       if (changes.status === "active") yield* wake(id)
       return row.value.endpoint
     })
