@@ -122,7 +122,7 @@ export class ChannelsApi extends HttpApiGroup.make("channels")
       .addError(EntitlementLimitReached)
       .annotate(
         OpenApi.Description,
-        "Creates a `qr` channel in status `pending` (pair it through the QR routes). `sandbox` channels come with a sandbox session; `cloud` has no adapter here: both 422. Name taken: 409 CONFLICT. The first channel of a workspace becomes its default."
+        "Creates a `qr` channel in status `pending` (pair it through the QR routes). `sandbox` channels come with a sandbox session; `cloud` has no adapter here: both 422. Name taken (case-insensitively, among channels not archived): 409 `CONFLICT` with `details.reason = name_taken`, answered before the plan's `production_channels` limit (409 `ENTITLEMENT_LIMIT_REACHED`). The first channel of a workspace becomes its default."
       )
       .pipe(requireScopes("channels.manage"), rateLimited("channel_create"))
   )
