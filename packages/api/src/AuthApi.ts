@@ -119,9 +119,9 @@ export class AuthApi extends HttpApiGroup.make("auth")
       })
       .annotate(
         OpenApi.Description,
-        "Exchanges a refresh token (JSON body `{\"refresh_token\": \"...\"}`, or with no body the `refresh_token` cookie) for a new pair; the old refresh token stops working (rotation). Presenting an already-rotated token revokes the whole session: 401."
+        "Exchanges a refresh token (JSON body `{\"refresh_token\": \"...\"}`, or with no body the `refresh_token` cookie) for a new pair; the old refresh token stops working (rotation). Presenting an already-rotated token revokes the whole session: 401. 120 refreshes per 15 minutes per IP, counted apart from logins (failed logins never block a refresh)."
       )
-      .pipe(rateLimited("login"))
+      .pipe(rateLimited("refresh"))
   )
   .middleware(IpRateLimit)
   .annotate(OpenApi.Title, "Auth")
