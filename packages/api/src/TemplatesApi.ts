@@ -6,6 +6,7 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import {
   Category,
+  ChannelCapabilityUnavailable,
   ChannelNotConnected,
   ChannelNotFound,
   Conflict,
@@ -108,6 +109,7 @@ export class TemplatesApi extends HttpApiGroup.make("templates")
       .addError(TemplateNotFound)
       .addError(ChannelNotFound)
       .addError(ChannelNotConnected)
+      .addError(ChannelCapabilityUnavailable)
       .addError(TemplateNotSendable)
       .addError(EntitlementLimitReached)
       .addError(IdempotencyConflict)

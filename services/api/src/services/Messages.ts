@@ -9,6 +9,7 @@ import type { Principal } from "@switchboard/api"
 import { ChannelsRepo, MessagesRepo, SendChecksRepo, SendWritesRepo, Transactions } from "@switchboard/db"
 import {
   acceptsSends,
+  ChannelCapabilityUnavailable,
   ChannelNotConnected,
   ChannelNotFound,
   DEFAULT_CATEGORY,
@@ -17,9 +18,11 @@ import {
   newId,
   NotFound,
   PRIORITY,
+  providerMessageType,
   ProviderRateLimited,
   resolveEntitlements,
   SandboxTestKeyRequired,
+  sendCapabilityRefusal,
   toPage,
   toTimestamp,
   ValidationError
@@ -120,6 +123,18 @@ export class Messages extends Effect.Service<Messages>()("@switchboard/service-a
             reason: "recipient_not_verified",
             issues: [{ path: ["to"], message: "Verify this recipient first (POST /v1/sandbox/sessions/{id}/verify)" }]
           }
+        })
+      }
+      // capabilities not reported yet (never refreshed): nothing to judge by; the provider decides
+      const type = body.template === undefined ? "text" : "template"
+      const refusal = Option.flatMap(
+        facts.row.capabilities,
+        (c) => Option.fromNullable(sendCapabilityRefusal(c.message_types, type))
+      )
+      if (Option.isSome(refusal)) {
+        return yield* new ChannelCapabilityUnavailable({
+          message: `Channel ${channel.id} cannot send messages of type ${providerMessageType(type)}`,
+          details: { reason: refusal.value, type: providerMessageType(type) }
         })
       }
       const mps = Option.match(facts.row.capabilities, { onNone: () => 0, onSome: (c) => c.max_throughput_mps })
