@@ -23,7 +23,10 @@ Conventions: JSON members are snake_case; ids are a prefix plus a ULID; timestam
 with milliseconds. Every error is \`{"error":{"code","message","details"}}\` with \`details\` always an
 object; validation failures are 422 \`VALIDATION_ERROR\` with \`details.issues[].path\` and
 \`.message\` (submitted values are never echoed back). Unknown routes are 404 \`NOT_FOUND\` with
-\`details.resource = "route"\`; a known path with another method is 405 \`METHOD_NOT_ALLOWED\` with an
+\`details.resource = "route"\`. A path is routed exactly as sent: a raw \`;\` or \`#\`, or any other character a
+path segment may not hold unencoded (RFC 3986; a \`%\` not followed by two hex digits included), is 404
+\`NOT_FOUND\` with \`details.reason = "path_character"\` on every route, before anything runs; an
+encoded \`%3B\` stays part of its segment. A known path with another method is 405 \`METHOD_NOT_ALLOWED\` with an
 \`Allow\` header. Bodies over 1 MiB (announced or chunked) are 413 \`PAYLOAD_TOO_LARGE\`. Every response carries
 \`X-Request-Id\` (a valid incoming one, 1..128 of \`[A-Za-z0-9._-]\`, is echoed).
 
