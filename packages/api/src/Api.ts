@@ -14,6 +14,7 @@ import { ChannelsApi, MessagesApi, SandboxApi } from "./MessagingApi.js"
 import { DESCRIPTIONS, SUMMARIES, TAGS } from "./OperationDocs.js"
 import { PlanApi } from "./PlanApi.js"
 import { QrPairingApi } from "./QrPairingApi.js"
+import { accessExtensions } from "./Security.js"
 import { TemplatesApi } from "./TemplatesApi.js"
 import { WebhooksApi } from "./WebhooksApi.js"
 
@@ -23,7 +24,10 @@ Conventions: JSON members are snake_case; ids are a prefix plus a ULID; timestam
 with milliseconds. Every error is \`{"error":{"code","message","details"}}\` with \`details\` always an
 object; validation failures are 422 \`VALIDATION_ERROR\` with \`details.issues[].path\` and
 \`.message\` (submitted values are never echoed back). Unknown routes are 404 \`NOT_FOUND\` with
-\`details.resource = "route"\`; a known path with another method is 405 \`METHOD_NOT_ALLOWED\` with an
+\`details.resource = "route"\`. A path is routed exactly as sent: a raw \`;\` or \`#\`, or any other character a
+path segment may not hold unencoded (RFC 3986; a \`%\` not followed by two hex digits included), is 404
+\`NOT_FOUND\` with \`details.reason = "path_character"\` on every route, before anything runs; an
+encoded \`%3B\` stays part of its segment. A known path with another method is 405 \`METHOD_NOT_ALLOWED\` with an
 \`Allow\` header. Bodies over 1 MiB (announced or chunked) are 413 \`PAYLOAD_TOO_LARGE\`. Every response carries
 \`X-Request-Id\` (a valid incoming one, 1..128 of \`[A-Za-z0-9._-]\`, is echoed).
 
@@ -48,12 +52,30 @@ const objectAt = (o: Json | undefined, key: string): Json | undefined => {
   return isObject(value) ? value : undefined
 }
 
-/** Removes the builder's own 400 (we answer 422) and documents the workspace header. */
+/** Every operation's access extensions (`x-required-scopes`, ...), by `get /v1/things/{id}`. */
+const extensionsByOperation = () => {
+  const out = new Map<string, Record<string, unknown>>()
+  HttpApi.reflect(Api, {
+    onGroup() {},
+    onEndpoint({ endpoint, mergedAnnotations }) {
+      const path = endpoint.path.replace(/:(\w+)\??/g, "{$1}")
+      out.set(`${endpoint.method.toLowerCase()} ${path}`, accessExtensions(mergedAnnotations))
+    }
+  })
+  return out
+}
+
+/**
+ * Removes the builder's own 400 (we answer 422), documents the workspace header, and adds each
+ * operation's access extensions from the annotations the server enforces.
+ */
 const transform = (spec: Json): Json => {
-  for (const path of Object.values(objectAt(spec, "paths") ?? {})) {
+  const extensions = extensionsByOperation()
+  for (const [pathName, path] of Object.entries(objectAt(spec, "paths") ?? {})) {
     if (!isObject(path)) continue
-    for (const op of Object.values(path)) {
+    for (const [method, op] of Object.entries(path)) {
       if (!isObject(op)) continue
+      Object.assign(op, extensions.get(`${method} ${pathName}`))
       const id = String(op["operationId"])
       if (SUMMARIES[id] !== undefined) op["summary"] = SUMMARIES[id]
       if (op["description"] === undefined && DESCRIPTIONS[id] !== undefined) op["description"] = DESCRIPTIONS[id]

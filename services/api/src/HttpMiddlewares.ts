@@ -34,6 +34,7 @@ import * as HttpTracing from "./HttpTracing.js"
 import * as Issues from "./Issues.js"
 import * as JsonGuard from "./JsonGuard.js"
 import * as JsonMembers from "./JsonMembers.js"
+import * as RequestPath from "./RequestPath.js"
 import { setHeader } from "./ResponseHeaders.js"
 import { routeTable } from "./RouteTable.js"
 
@@ -364,7 +365,17 @@ export const serveMiddleware =
       let routed = app
       // the path the contract sees (metrics and spans name it by its route template)
       let path = request.url
-      if (options.basePath !== "") {
+      if (!RequestPath.isRoutable(request.url)) {
+        // before the global prefix and the router: the router would cut the path at `;` or `#`
+        path = "/unmatched"
+        routed = envelopeResponse(
+          NotFound,
+          new NotFound({
+            message: "No route has this path: a path segment holds a character that must be percent-encoded",
+            details: { resource: "route", reason: "path_character" }
+          })
+        )
+      } else if (options.basePath !== "") {
         const url = request.url
         const prefixed = url === options.basePath || url.startsWith(`${options.basePath}/`) ||
           url.startsWith(`${options.basePath}?`)
