@@ -173,12 +173,16 @@ export class ChannelsApi extends HttpApiGroup.make("channels")
   .annotate(OpenApi.Title, "Channels")
 {}
 
+export const SandboxSessionStatus = Schema.Literal("active", "revoked", "expired").annotations({
+  identifier: "SandboxSessionStatus"
+})
+
 export class SandboxSession extends Schema.Class<SandboxSession>("SandboxSession")({
   id: Id("sbx"),
   object: Schema.Literal("sandbox_session"),
   channel_id: Id("ch"),
   phone_number: Schema.String,
-  status: Schema.Literal("active", "revoked", "expired"),
+  status: SandboxSessionStatus,
   verified_recipients: Schema.Array(Schema.String),
   expires_at: Timestamp,
   created_at: Timestamp
@@ -207,6 +211,18 @@ export class SandboxApi extends HttpApiGroup.make("sandbox")
         "Reserves a shared test number for 72 h and creates its `sandbox` channel (connected). The verification code is in this response only. Test-mode API keys only. At `expires_at` the session reads `expired` and stops verifying, receiving and sending; within seconds its channel is archived (`channel.archived`) and the number returns to the pool (an allocation takes the number of an expired session at once)."
       )
       .pipe(requireScopes("channels.manage"), rateLimited("sandbox_session_create"))
+  )
+  .add(
+    HttpApiEndpoint.get("list", "/v1/sandbox/sessions")
+      .setUrlParams(Schema.Struct({ ...ListParams, status: Schema.optional(SandboxSessionStatus) }))
+      .addSuccess(Page(SandboxSession))
+      .addError(SandboxTestKeyRequired)
+      .pipe(testKeyOnly)
+      .annotate(
+        OpenApi.Description,
+        "The workspace's sandbox sessions, newest first; `status=active` finds the one a plan allows (to reuse it, or end it with `DELETE` before creating another). A session past `expires_at` reads `expired` at once. Verification codes are never listed."
+      )
+      .pipe(requireScopes("channels.read"))
   )
   .add(
     HttpApiEndpoint.get("get", "/v1/sandbox/sessions/:sessionId")

@@ -16,7 +16,7 @@ import {
 } from "@effect/platform"
 import { NodeHttpServerRequest } from "@effect/platform-node"
 import type { HttpApiDecodeError } from "@effect/platform/HttpApiError"
-import { Api } from "@switchboard/api"
+import { Api, Issues } from "@switchboard/api"
 import {
   InternalError,
   MethodNotAllowed,
@@ -31,7 +31,6 @@ import type { IncomingMessage } from "node:http"
 import { HttpConfig } from "./HttpConfig.js"
 import * as HttpMetrics from "./HttpMetrics.js"
 import * as HttpTracing from "./HttpTracing.js"
-import * as Issues from "./Issues.js"
 import * as JsonGuard from "./JsonGuard.js"
 import * as JsonMembers from "./JsonMembers.js"
 import * as RequestPath from "./RequestPath.js"

@@ -3,12 +3,15 @@ import type { Principal } from "@switchboard/api"
 import { CreatedSandboxSession, SandboxSession } from "@switchboard/api"
 import { SandboxRepo, Transactions } from "@switchboard/db"
 import type { SandboxSessionRow } from "@switchboard/db"
+import type { ListQuery } from "@switchboard/domain"
 import {
+  DEFAULT_LIMIT,
   newId,
   NotFound,
   SandboxNoNumberAvailable,
   SandboxTestKeyRequired,
   ServiceUnavailable,
+  toPage,
   toTimestamp,
   ValidationError
 } from "@switchboard/domain"
@@ -136,6 +139,24 @@ export class Sandbox extends Effect.Service<Sandbox>()("@switchboard/service-api
       })
     })
 
+    /** The workspace's sessions, newest first, each with the status a reader sees now. */
+    const list = Effect.fn("Sandbox.list")(function*(
+      principal: Principal,
+      query: ListQuery & { readonly status?: "active" | "revoked" | "expired" | undefined }
+    ) {
+      yield* requireTestKey(principal)
+      const nowMs = yield* Clock.currentTimeMillis
+      const limit = query.limit ?? DEFAULT_LIMIT
+      const rows = yield* repo.list({
+        workspaceId: principal.workspaceId,
+        limit,
+        now: toTimestamp(nowMs),
+        status: query.status,
+        after: query.after
+      })
+      return toPage(rows, limit, (row) => toSession(asOf(row, nowMs)))
+    })
+
     const get = Effect.fn("Sandbox.get")(function*(principal: Principal, id: string) {
       return toSession(yield* load(principal, id))
     })
@@ -240,7 +261,7 @@ export class Sandbox extends Effect.Service<Sandbox>()("@switchboard/service-api
       }
     )
 
-    return { create, get, verify, revoke, inbound } as const
+    return { create, list, get, verify, revoke, inbound } as const
   }),
   dependencies: [SandboxRepo.Default, Transactions.Default, Channels.Default, Entitlements.Default]
 }) {}
