@@ -58,6 +58,7 @@ const CHANNEL_INPUTS: ReadonlyArray<readonly [string, ChannelInput]> = [
   ["reconnect budget spent", { _tag: "GaveUp" }],
   ["logged out on the phone", { _tag: "LoggedOutFromPhone" }],
   ["replaced by another connection", { _tag: "Terminated", reason: "connection_replaced" }],
+  ["WhatsApp restricts the number (463, timelock)", { _tag: "Restriction", reason: "account_restricted" }],
   ["`qr/logout`", { _tag: "Logout" }],
   ["operator suspends", { _tag: "Suspend" }],
   ["operator reactivates (sandbox)", { _tag: "Reactivate", provider: "sandbox" }],
