@@ -3,6 +3,7 @@
  * WhatsApp's refusals and restriction signals end the message and show on the channel
  * (docs/LIMITS.md, "Number protection").
  */
+import { SqlClient } from "@effect/sql"
 import { assert, describe, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { eventually, request } from "./support/Fixtures.js"
@@ -50,5 +51,33 @@ describe("QR number protection", () => {
           assert.strictEqual(channel.status_reason, "account_restricted")
         })
     )
+
+    it.scoped("fails a message WhatsApp never acknowledges after 15 minutes (provider_ack_timeout), never leaving it pending", () =>
+      Effect.gen(function*() {
+        const wa = yield* Wa
+        const sql = yield* SqlClient.SqlClient
+        const { user, channelId } = yield* pairedChannel("Unanswered")
+        const silent = wa.contact("+4915122220002")
+        silent.silent = true
+        const sent = yield* request("POST", "/v1/messages", {
+          ...as(user),
+          body: { channel_id: channelId, to: silent.number, text: { body: "anyone there?" } }
+        })
+        assert.strictEqual(sent.status, 201, sent.text)
+        const message = (id: string) => Effect.map(request("GET", `/v1/messages/${id}`, as(user)), (r) => r.body)
+        const accepted = yield* eventually(message(sent.body.id), (m) => m.status === "provider_accepted", 30_000)
+        assert.strictEqual(accepted.status, "provider_accepted")
+        // 14 minutes without an answer: still waited for
+        yield* sql`UPDATE messages SET updated_at = now() - interval '14 minutes' WHERE id = ${sent.body.id}`
+        yield* Effect.sleep("2500 millis")
+        assert.strictEqual((yield* message(sent.body.id)).status, "provider_accepted")
+        // past the bound: the sweep decides
+        yield* sql`UPDATE messages SET updated_at = now() - interval '16 minutes' WHERE id = ${sent.body.id}`
+        const failed = yield* eventually(message(sent.body.id), (m) => m.status === "failed_permanent", 30_000)
+        assert.strictEqual(failed.status, "failed_permanent", JSON.stringify(failed))
+        assert.strictEqual(failed.failure.code, "provider_ack_timeout")
+        const events = yield* channelEvents(sent.body.id)
+        assert.include(events.map((e) => e.type), "message.failed")
+      }).pipe(Effect.orDie))
   })
 })

@@ -87,6 +87,8 @@ export class FakeContact {
    * account's reach-out), instead of delivering them; `undefined` delivers
    */
   ackError: string | undefined = undefined
+  /** WhatsApp never answers our messages to this contact: no ack, no receipts (a lost answer) */
+  silent = false
   /** ids of our messages WhatsApp refused (`ackError`) */
   readonly refused: Array<string> = []
   /** @internal */
@@ -649,6 +651,7 @@ export class FakeWhatsApp {
     const to = node.attrs["to"] ?? ""
     const target = this.findPeer(to)
     const contact = target?.contact
+    if (contact?.silent) return
     if (contact?.ackError !== undefined) {
       this.send(conn, { tag: "ack", attrs: { class: "message", id, from: to, t: unixNow(), error: contact.ackError } })
       contact.refused.push(id)

@@ -94,3 +94,16 @@ export const dispatchRetryDelayMs = (failedAttempts: number, scale: number): Opt
 
 /** Queued and never dispatched for this long: `expired`. */
 export const QUEUED_EXPIRY_MS = 24 * 3600 * 1000
+
+/**
+ * Taken by the provider (`provider_accepted`) and never acknowledged for this long: the provider
+ * did not take it after all, or its answer was lost. The message fails (`failure.code =
+ * "provider_ack_timeout"`, `message.failed`) rather than wait for ever. WhatsApp acks in under a
+ * second; a QR link that drops reconnects within its budget (about 6 minutes), so 15 minutes
+ * leaves a late ack or receipt every chance first. Not re-sent: it may have reached WhatsApp, and
+ * on a restricted number each retry counts as another reach-out.
+ */
+export const PROVIDER_ACK_TIMEOUT_MS = 15 * 60 * 1000
+
+/** The `failure.code` of a message the provider never acknowledged (`PROVIDER_ACK_TIMEOUT_MS`). */
+export const PROVIDER_ACK_TIMEOUT = "provider_ack_timeout"
