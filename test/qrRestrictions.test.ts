@@ -5,9 +5,42 @@
  */
 import { SqlClient } from "@effect/sql"
 import { assert, describe, layer } from "@effect/vitest"
-import { Effect } from "effect"
-import { eventually, request } from "./support/Fixtures.js"
+import { DatabaseConfig } from "@switchboard/db"
+import { Operator } from "@switchboard/service-api"
+import { Effect, Option, Redacted } from "effect"
+import { envelopeOf, eventually, request } from "./support/Fixtures.js"
+import { adminRun } from "./support/Processes.js"
 import { appWith, as, channelEvents, channelOf, pairedChannel, Wa } from "./support/QrApp.js"
+import * as TestApp from "./support/TestApp.js"
+
+/**
+ * `qr-warm-up` as the operator runs it: the spawned CLI in real mode; in embedded mode (the test
+ * database lives in this process) the same `Operator.qrWarmUp` use-case the CLI calls.
+ */
+const qrWarmUp = (workspaceId: string, channelId: string, setting: "off" | "default" | { max: number }) =>
+  Effect.gen(function*() {
+    const url = (yield* DatabaseConfig.DatabaseConfig).url
+    if (Option.isSome(url)) {
+      const flag = setting === "off"
+        ? ["--off"]
+        : setting === "default"
+        ? ["--default"]
+        : ["--max", String(setting.max)]
+      const run = yield* Effect.promise(() =>
+        adminRun(["qr-warm-up", "--workspace", workspaceId, "--channel", channelId, ...flag], {
+          DATABASE_URL: Redacted.value(url.value)
+        })
+      )
+      assert.strictEqual(run.code, 0, run.err)
+      return JSON.parse(run.out.trim().split("\n").pop()!)
+    }
+    return yield* Effect.flatMap(Operator, (o) => o.qrWarmUp(workspaceId, channelId, setting)).pipe(
+      Effect.provide(TestApp.operatorLayer),
+      Effect.orDie
+    )
+  })
+
+const newContact = (i: number) => `+4915133${String(300_000 + i).padStart(6, "0")}`
 
 describe("QR number protection", () => {
   layer(appWith({ phoneNumber: "+15550008888" }), { excludeTestServices: true, timeout: 180_000 })((it) => {
@@ -79,5 +112,87 @@ describe("QR number protection", () => {
         const events = yield* channelEvents(sent.body.id)
         assert.include(events.map((e) => e.type), "message.failed")
       }).pipe(Effect.orDie))
+
+    it.scoped(
+      "warms a new number up: 20 new contacts on day 1, then 429 warm_up with retry_at at day 2; replies pass; operators lower or switch it off",
+      () =>
+        Effect.gen(function*() {
+          const wa = yield* Wa
+          const { user, channelId } = yield* pairedChannel("Warming up")
+          const channel = yield* channelOf(user, channelId)
+          const send = (to: string) =>
+            request("POST", "/v1/messages", {
+              ...as(user),
+              body: { channel_id: channelId, to, text: { body: "Hello, a first message" } }
+            })
+          // a contact who wrote first: what the channel sends them is a reply, not a new chat
+          const regular = wa.contact("+4915133999999")
+          yield* regular.says("Hi, what are your opening hours?")
+          yield* eventually(
+            request("GET", `/v1/messages?direction=inbound&channel_id=${channelId}`, as(user)),
+            (r) => r.body?.data?.length > 0
+          )
+          for (let i = 0; i < 20; i++) {
+            wa.contact(newContact(i))
+            const reply = yield* send(newContact(i))
+            assert.strictEqual(reply.status, 201, reply.text)
+          }
+          const refused = yield* send(newContact(20))
+          assert.strictEqual(refused.status, 429, refused.text)
+          const error = envelopeOf(refused)
+          assert.strictEqual(error.code, "QR_SAFETY_LIMIT_REACHED")
+          assert.strictEqual(error.details.reason, "warm_up")
+          assert.strictEqual(error.details.limit, 20)
+          assert.strictEqual(error.details.warm_up_day, 1)
+          // day 2's cap (34) has room for the 20 of today: retry when day 2 begins
+          const safety = yield* request("GET", `/v1/channels/${channelId}/qr/safety`, as(user))
+          assert.strictEqual(safety.status, 200, safety.text)
+          const warmUp = safety.body.warm_up
+          assert.strictEqual(error.details.retry_at, warmUp.next_day_at)
+          assert.strictEqual(Date.parse(warmUp.next_day_at) - Date.parse(warmUp.linked_at), 24 * 3600_000)
+          assert.isAtMost(Math.abs(Date.parse(warmUp.linked_at) - Date.parse(channel.updated_at)), 60_000)
+          const retryAfter = Number(refused.headers["retry-after"])
+          assert.isAtLeast(retryAfter, 24 * 3600 - 120)
+          assert.isAtMost(retryAfter, 24 * 3600)
+          assert.deepInclude(warmUp, {
+            status: "warming_up",
+            override: "none",
+            day: 1,
+            days: 14,
+            limit: 20,
+            new_contacts_24h: 20,
+            remaining: 0
+          })
+          assert.strictEqual(Date.parse(warmUp.ends_at) - Date.parse(warmUp.linked_at), 14 * 24 * 3600_000)
+          // nothing was stored for the refused send
+          const sql = yield* SqlClient.SqlClient
+          const stored = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM messages
+            WHERE channel_id = ${channelId} AND to_number = ${newContact(20)}`
+          assert.strictEqual(stored[0]!.n, 0)
+
+          // a reply to the contact who wrote first is not a warm-up send
+          assert.strictEqual((yield* send(regular.number)).status, 201)
+
+          // operators: a lower ceiling refuses sooner (with that limit), off lets new contacts through
+          const lowered = yield* qrWarmUp(user.workspaceId, channelId, { max: 5 })
+          assert.deepStrictEqual(lowered, {
+            workspace_id: user.workspaceId,
+            channel_id: channelId,
+            warm_up: "max 5 per day"
+          })
+          const atFive = yield* send(newContact(21))
+          assert.strictEqual(atFive.status, 429)
+          assert.strictEqual(envelopeOf(atFive).details.limit, 5)
+          yield* qrWarmUp(user.workspaceId, channelId, "off")
+          wa.contact(newContact(22))
+          assert.strictEqual((yield* send(newContact(22))).status, 201)
+          const off = yield* request("GET", `/v1/channels/${channelId}/qr/safety`, as(user))
+          assert.deepInclude(off.body.warm_up, { status: "off", override: "off", limit: null, remaining: null })
+          // back to the default ramp: refused again
+          yield* qrWarmUp(user.workspaceId, channelId, "default")
+          assert.strictEqual((yield* send(newContact(23))).status, 429)
+        }).pipe(Effect.orDie),
+      { timeout: 180_000 }
+    )
   })
 })
