@@ -82,6 +82,15 @@ export class FakeContact {
   readonly receiptsSent: Array<{ readonly id: string; readonly type: "delivered" | "read" }> = []
   /** answer our messages with a delivered receipt, then a read receipt */
   autoReceipts = { delivered: true, read: true }
+  /**
+   * WhatsApp refuses our messages to this contact with this ack error (e.g. `"463"`: a restricted
+   * account's reach-out), instead of delivering them; `undefined` delivers
+   */
+  ackError: string | undefined = undefined
+  /** WhatsApp never answers our messages to this contact: no ack, no receipts (a lost answer) */
+  silent = false
+  /** ids of our messages WhatsApp refused (`ackError`) */
+  readonly refused: Array<string> = []
   /** @internal */
   readonly peer = new SignalPeer()
   /** @internal */
@@ -640,9 +649,16 @@ export class FakeWhatsApp {
   private async onMessage(conn: Connection, node: BinaryNode) {
     const id = node.attrs["id"] ?? ""
     const to = node.attrs["to"] ?? ""
-    this.send(conn, { tag: "ack", attrs: { class: "message", id, from: to, t: unixNow() } })
     const target = this.findPeer(to)
     const contact = target?.contact
+    if (contact?.silent) return
+    if (contact?.ackError !== undefined) {
+      this.send(conn, { tag: "ack", attrs: { class: "message", id, from: to, t: unixNow(), error: contact.ackError } })
+      contact.refused.push(id)
+      this.changed()
+      return
+    }
+    this.send(conn, { tag: "ack", attrs: { class: "message", id, from: to, t: unixNow() } })
     const device = conn.device
     if (!contact || !device) return
     const encs: Array<[string, BinaryNode]> = []

@@ -66,7 +66,33 @@ export class QrSafetyUsage extends Schema.Class<QrSafetyUsage>("QrSafetyUsage")(
   /** messages accepted and not handed over yet (they count against the cap too) */
   queued: Schema.Number,
   /** how many more sends are accepted now */
-  remaining: Schema.Number
+  remaining: Schema.Number,
+  /** the warm-up of a newly linked number: sends to new contacts ramp up over its first 14 days */
+  warm_up: Schema.Struct({
+    status: Schema.Literal("warming_up", "complete", "off").annotations({
+      description:
+        "`warming_up` during the first `days` after the number was linked; `complete` after; `off` when an operator switched it off or the link time is unknown"
+    }),
+    override: Schema.Literal("none", "off", "capped").annotations({
+      description: "What an operator set for this channel: nothing (the default ramp), off, or a lower daily ceiling"
+    }),
+    linked_at: Schema.NullOr(Schema.String).annotations({ description: "When the number was linked" }),
+    day: Schema.NullOr(Schema.Number).annotations({ description: "Day of the warm-up (1 on the day of the link)" }),
+    days: Schema.Number.annotations({ description: "How many days a warm-up lasts (14)" }),
+    limit: Schema.NullOr(Schema.Number).annotations({
+      description: "Sends to new contacts (recipients who never wrote to the channel) accepted per rolling 24 h today"
+    }),
+    new_contacts_24h: Schema.NullOr(Schema.Number).annotations({
+      description: "Sends to new contacts accepted in the last 24 h"
+    }),
+    remaining: Schema.NullOr(Schema.Number).annotations({
+      description: "How many more sends to new contacts are accepted now"
+    }),
+    next_day_at: Schema.NullOr(Schema.String).annotations({
+      description: "When the next day of the warm-up, with its higher cap, begins"
+    }),
+    ends_at: Schema.NullOr(Schema.String).annotations({ description: "When the warm-up ends (or ended)" })
+  })
 }) {}
 
 const NOT_QR = "Not a `qr` channel: 409 `CHANNEL_CAPABILITY_UNAVAILABLE` with `details.reason = not_a_qr_channel`."
@@ -98,7 +124,7 @@ export class QrPairingApi extends HttpApiGroup.make("qrPairing")
       .addError(ChannelCapabilityUnavailable)
       .annotate(
         OpenApi.Description,
-        `Sent in the rolling 24 h plus queued, against the channel's safety cap: a send is refused (429 \`QR_SAFETY_LIMIT_REACHED\`) once \`remaining\` is 0. A signed-in user only, like every route under \`qr/\` (an API key is 403 \`FORBIDDEN\`); a send refused for the cap says when room appears (\`details.retry_at\`, \`Retry-After\`). ${NOT_QR}`
+        `Sent in the rolling 24 h plus queued, against the channel's safety cap: a send is refused (429 \`QR_SAFETY_LIMIT_REACHED\`, \`details.reason = daily_cap\`) once \`remaining\` is 0. \`warm_up\`: during the first 14 days after the number was linked, sends to new contacts (recipients who never wrote to the channel) are capped per rolling 24 h by a ramp (20 on day 1 up to 200 on day 14; docs/LIMITS.md "Number protection"), refused with 429 \`QR_SAFETY_LIMIT_REACHED\` and \`details.reason = warm_up\` once \`warm_up.remaining\` is 0. A signed-in user only, like every route under \`qr/\` (an API key is 403 \`FORBIDDEN\`). ${NOT_QR}`
       )
       .pipe(requireScopes("channels.read"), sessionOnly)
   )

@@ -202,6 +202,13 @@ export class ChannelsRepo extends Effect.Service<ChannelsRepo>()("@switchboard/d
         const rows = yield* sql<{ workspace_id: string; phone_number: string | null }>`UPDATE channels SET
             status = ${input.to}, status_reason = ${input.reason},
             phone_number = COALESCE(${input.phoneNumber}, phone_number), updated_at = ${input.now}
+            ${
+          // a number's first link (or a different number) starts its warm-up (QrWarmUpRepo)
+          input.reason === "paired"
+            ? sql`, qr_linked_at = CASE WHEN qr_linked_at IS NULL
+                  OR phone_number IS DISTINCT FROM COALESCE(${input.phoneNumber}, phone_number)
+                THEN ${input.now}::timestamptz ELSE qr_linked_at END`
+            : sql``}
           WHERE id = ${input.id} AND status NOT IN ${sql.in(PLATFORM_HELD_STATUSES)}
             AND (status <> ${input.to} OR status_reason IS DISTINCT FROM ${input.reason})
           RETURNING workspace_id, phone_number`

@@ -1,7 +1,8 @@
 /**
  * A Channel entity's provider connection: opened and closed to match the channel's status (a
  * connection exists in any status but archived and suspended), with the link's reports handled in
- * order: status changes recorded on the channel one after the other; receipts recorded in batches,
+ * order: status changes recorded on the channel one after the other, and so are the provider's
+ * refusals of messages it had taken (failed, or re-queued when retryable); receipts recorded in batches,
  * in the order reported (what arrives while one batch is written is the next batch: one statement
  * per batch, `MessageMoves.receipts`); inbound messages recorded in lanes (the events of one
  * message stay in order; different messages go in parallel).
@@ -13,7 +14,7 @@ import { ChannelsRepo } from "@switchboard/db"
 import { dispatches, toTimestamp } from "@switchboard/domain"
 import type { Channel, ChannelStatus } from "@switchboard/domain"
 import { ChannelProviders } from "@switchboard/providers"
-import type { ChannelConnection, ProviderEvent, Receipt, StatusChanged } from "@switchboard/providers"
+import type { ChannelConnection, ProviderEvent, Receipt, SendRejected, StatusChanged } from "@switchboard/providers"
 import { Chunk, Clock, Effect, ExecutionStrategy, Exit, Option, Queue, Schedule, Scope, Stream } from "effect"
 import { InboundMessages } from "./InboundMessages.js"
 import { makeMessageCalls } from "./MessageCalls.js"
@@ -24,7 +25,7 @@ const EVENT_LANES = 8
 /** Receipts written in one batch at most. */
 const RECEIPT_BATCH = 500
 
-type LaneEvent = Exclude<ProviderEvent, StatusChanged | Receipt>
+type LaneEvent = Exclude<ProviderEvent, StatusChanged | Receipt | SendRejected>
 
 const laneOf = (event: LaneEvent): number => {
   const key = event.providerMessageId
@@ -177,6 +178,17 @@ export const makeChannelConnection = <E, R>(options: {
               inFlight++
               return event._tag === "StatusChanged"
                 ? Effect.ensuring(onStatusChanged(connection)(event), handled(1))
+                : event._tag === "SendRejected"
+                // in order, like status changes: the refusal that restricted the channel is
+                // recorded on its message before the next report is handled
+                ? Effect.ensuring(
+                  calls.dispatchFailed(event.messageId, {
+                    retryable: event.retryable,
+                    code: event.code,
+                    reason: event.reason
+                  }),
+                  handled(1)
+                )
                 : event._tag === "Receipt"
                 ? Effect.flatMap(receiptQueue, (queue) => Queue.offer(queue, event))
                 : Effect.flatMap(laneFor(laneOf(event)), (lane) => Queue.offer(lane, event))

@@ -83,7 +83,21 @@ export interface StatusChanged {
   readonly phoneNumber: string | null
 }
 
-export type ProviderEvent = Receipt | Inbound | StatusChanged
+/**
+ * The provider refused one of our messages after taking it (QR: WhatsApp's ack carried an error,
+ * e.g. 463): the owner fails it, or re-queues it when `retryable`.
+ */
+export interface SendRejected {
+  readonly _tag: "SendRejected"
+  readonly messageId: string
+  /** machine-readable, becomes the message's `failure.code` */
+  readonly code: string
+  /** a sentence, becomes the message's `failure.reason` */
+  readonly reason: string
+  readonly retryable: boolean
+}
+
+export type ProviderEvent = Receipt | Inbound | StatusChanged | SendRejected
 
 export const receipt = (messageId: string, status: ReceiptStatus, at: number): ProviderEvent => ({
   _tag: "Receipt",

@@ -51,6 +51,7 @@ import { classifyConnectFailure, type QrConnectFailure } from "./QrConnectFailur
 import { QrConnectionConfig } from "./QrConnectionConfig.js"
 import type { QrConnectionError, QrConnectionEvent, QrReceiptEvent, QrStateEvent } from "./QrConnectionEvent.js"
 import * as QrMetrics from "./QrMetrics.js"
+import { classifyAckError } from "./QrRestrictions.js"
 import { QrNotConnected, QrSendFailed } from "./QrSendError.js"
 
 /** What a QR channel can do (0.5 messages per second). */
@@ -124,6 +125,7 @@ type Command =
     readonly failure: QrConnectFailure | undefined
   }
   | { readonly _tag: "SocketReceipts"; readonly generation: number; readonly items: ReadonlyArray<RawReceipt> }
+  | { readonly _tag: "SocketRejected"; readonly generation: number; readonly id: string; readonly error: string }
   | {
     readonly _tag: "SocketUpsert"
     readonly generation: number
@@ -369,12 +371,15 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
       }
       if (items.length > 0) offer({ _tag: "SocketReceipts", generation: gen, items })
     })
-    // WhatsApp's ack of our message = `sent`; Baileys itself only surfaces failed acks
+    // WhatsApp's ack of our message = `sent`; an ack with an error is WhatsApp refusing it
+    // (Baileys only logs that and marks it ERROR): the message fails (`QrRestrictions`)
     s.ws.on("CB:ack,class:message", (node: BinaryNode) => {
       const id = node.attrs["id"]
-      if (id && node.attrs["error"] === undefined) {
+      const error = node.attrs["error"]
+      if (!id) return
+      if (error === undefined) {
         offer({ _tag: "SocketReceipts", generation: gen, items: [{ id, status: Status.SERVER_ACK }] })
-      }
+      } else offer({ _tag: "SocketRejected", generation: gen, id, error })
     })
   })
 
@@ -387,6 +392,28 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
       reported.add(key)
       return publish({ _tag: "receipt", channelId, messageId: item.id, status, at })
     }, { discard: true })
+
+  /** WhatsApp refused one of our messages: it fails, and a restriction shows on the channel. */
+  const onRejected = (id: string, error: string) =>
+    Effect.gen(function*() {
+      const rejection = classifyAckError(error)
+      const key = `${id}:rejected`
+      if (reported.has(key)) return
+      reported.add(key)
+      yield* Effect.logWarning("qr message refused by WhatsApp").pipe(
+        Effect.annotateLogs({ ...annotations, message_id: id, error_code: error, failure_code: rejection.code })
+      )
+      yield* publish({
+        _tag: "rejected",
+        channelId,
+        messageId: id,
+        code: rejection.code,
+        reason: rejection.reason,
+        retryable: rejection.retryable,
+        at: yield* Clock.currentTimeMillis
+      })
+      if (rejection.channelReason !== null) yield* move({ _tag: "Restriction", reason: rejection.channelReason })
+    })
 
   const onUpsert = (notify: boolean, messages: ReadonlyArray<unknown>) =>
     Effect.gen(function*() {
@@ -615,6 +642,8 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
         return command.generation !== generation
           ? Effect.void
           : Effect.flatMap(Clock.currentTimeMillis, (now) => reportReceipts(command.items, now))
+      case "SocketRejected":
+        return command.generation !== generation ? Effect.void : onRejected(command.id, command.error)
       case "SocketUpsert":
         return command.generation !== generation ? Effect.void : onUpsert(command.notify, command.messages)
       case "ReconnectDue":

@@ -77,6 +77,22 @@ export const QrReceiptEvent = Schema.TaggedStruct("receipt", {
 })
 export type QrReceiptEvent = typeof QrReceiptEvent.Type
 
+/**
+ * WhatsApp refused one of our messages after Baileys wrote it (an ack with an error, e.g. 463):
+ * what the message's failure is (`QrRestrictions.classifyAckError`).
+ */
+export const QrRejectedEvent = Schema.TaggedStruct("rejected", {
+  channelId: Schema.String,
+  messageId: Schema.String,
+  /** the message's `failure.code` */
+  code: Schema.String,
+  reason: Schema.String,
+  retryable: Schema.Boolean,
+  /** epoch ms */
+  at: Schema.Number
+})
+export type QrRejectedEvent = typeof QrRejectedEvent.Type
+
 /** A text someone sent to the linked number. */
 export const QrInboundEvent = Schema.TaggedStruct("inbound", {
   channelId: Schema.String,
@@ -122,6 +138,7 @@ export const QrConnectionEvent = Schema.Union(
   QrExpiredEvent,
   QrConnectionErrorEvent,
   QrReceiptEvent,
+  QrRejectedEvent,
   QrInboundEvent
 )
 export type QrConnectionEvent = typeof QrConnectionEvent.Type
