@@ -20,7 +20,8 @@ import { WebhooksApi } from "./WebhooksApi.js"
 const DESCRIPTION = `Provider-independent messaging API.
 
 Conventions: JSON members are snake_case; ids are a prefix plus a ULID; timestamps are ISO 8601 UTC
-with milliseconds. Every error is \`{"error":{"code","message","details"}}\` with \`details\` always an
+with milliseconds. Every character limit (a schema's \`maxLength\`/\`minLength\`, "at most N characters")
+counts Unicode code points: an emoji is one character. Every error is \`{"error":{"code","message","details"}}\` with \`details\` always an
 object; validation failures are 422 \`VALIDATION_ERROR\` with \`details.issues[].path\` and
 \`.message\` (submitted values are never echoed back). Unknown routes are 404 \`NOT_FOUND\` with
 \`details.resource = "route"\`; a known path with another method is 405 \`METHOD_NOT_ALLOWED\` with an

@@ -1,6 +1,7 @@
 /** Contacts, tags and groups (README "Contacts"). */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import {
+  characterCount,
   Conflict,
   Contact,
   ContactGroup,
@@ -9,6 +10,8 @@ import {
   EntitlementLimitReached,
   Id,
   ListParams,
+  maxCharacters,
+  minCharacters,
   NotFound,
   Page,
   StrictStruct
@@ -16,10 +19,10 @@ import {
 import { Schema } from "effect"
 import { Authentication, rateLimited, requireScopes } from "./Security.js"
 
-const Name = Schema.NullOr(Schema.String.pipe(Schema.maxLength(256)))
+const Name = Schema.NullOr(Schema.String.pipe(maxCharacters(256)))
 const EmailAddress = Schema.NullOr(
   Schema.String.pipe(
-    Schema.maxLength(254),
+    maxCharacters(254),
     Schema.pattern(/^[^\s@]+@[^\s@]+$/, { message: () => "Expected an e-mail address" })
   )
 )
@@ -27,14 +30,14 @@ const EmailAddress = Schema.NullOr(
 /** A tag as sent: stored trimmed and lower-case. */
 export const TagInput = Schema.String.pipe(
   Schema.filter((s) => {
-    const n = s.trim().length
+    const n = characterCount(s.trim())
     return (n >= 1 && n <= 64) || "Expected a tag of 1 to 64 characters (after trimming)"
   })
 ).annotations({ description: "1..64 characters; stored trimmed and lower-case" })
 
 export const AttributesInput = Schema.Record({
-  key: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(64)),
-  value: Schema.String.pipe(Schema.maxLength(1024))
+  key: Schema.String.pipe(minCharacters(1), maxCharacters(64)),
+  value: Schema.String.pipe(maxCharacters(1024))
 }).pipe(
   Schema.filter((a) => Object.keys(a).length <= 50 || "Expected at most 50 attributes")
 ).annotations({ description: "String to string; at most 50 keys of 1..64 characters, values <= 1024 characters" })
@@ -96,7 +99,7 @@ export class ContactsApi extends HttpApiGroup.make("contacts")
         tag: Schema.optional(TagInput.annotations({ description: "Contacts carrying this tag (normalised)" })),
         group_id: Schema.optional(Id("grp").annotations({ description: "Members of this group" })),
         q: Schema.optional(
-          Schema.String.pipe(Schema.minLength(1), Schema.maxLength(256)).annotations({
+          Schema.String.pipe(minCharacters(1), maxCharacters(256)).annotations({
             description: "Case-insensitive substring of the name, phone number or e-mail (indexed)"
           })
         )
@@ -149,10 +152,10 @@ export class ContactsApi extends HttpApiGroup.make("contacts")
 {}
 
 export const CreateContactGroupRequest = StrictStruct({
-  name: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(64)).annotations({
+  name: Schema.String.pipe(minCharacters(1), maxCharacters(64)).annotations({
     description: "1..64 characters, unique per workspace case-insensitively (409 CONFLICT)"
   }),
-  description: Schema.optional(Schema.NullOr(Schema.String.pipe(Schema.maxLength(512))))
+  description: Schema.optional(Schema.NullOr(Schema.String.pipe(maxCharacters(512))))
 }).annotations({ identifier: "CreateContactGroupRequest" })
 
 export const UpdateContactGroupRequest = StrictStruct({

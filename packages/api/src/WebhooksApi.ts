@@ -8,6 +8,7 @@ import {
   EventTypeSubscriptionInput,
   Id,
   ListParams,
+  maxCharacters,
   NotFound,
   Page,
   StrictStruct,
@@ -19,7 +20,7 @@ import {
 import { Schema } from "effect"
 import { Authentication, RequiredScopes } from "./Security.js"
 
-const Url = Schema.String.pipe(Schema.maxLength(2048))
+const Url = Schema.String.pipe(maxCharacters(2048))
 const EventTypes = Schema.Array(EventTypeSubscriptionInput).pipe(
   Schema.minItems(1, { message: () => "Subscribe to at least one event type" })
 )
@@ -27,13 +28,13 @@ const EventTypes = Schema.Array(EventTypeSubscriptionInput).pipe(
 export const CreateEndpointRequest = StrictStruct({
   url: Url,
   event_types: EventTypes,
-  description: Schema.optional(Schema.String.pipe(Schema.maxLength(500)))
+  description: Schema.optional(Schema.String.pipe(maxCharacters(500)))
 }).annotations({ identifier: "CreateWebhookEndpointRequest" })
 
 export const UpdateEndpointRequest = StrictStruct({
   url: Schema.optional(Url),
   event_types: Schema.optional(EventTypes),
-  description: Schema.optional(Schema.String.pipe(Schema.maxLength(500))),
+  description: Schema.optional(Schema.String.pipe(maxCharacters(500))),
   status: Schema.optional(
     Schema.Literal("active", "paused").annotations({
       message: () => "Clients may set status to active or paused only"
