@@ -38,7 +38,9 @@ pair) is 422 at its path. Requests the HTTP parser refuses are 400
 send its headers or body 408 \`REQUEST_TIMEOUT\`, in the same envelope, with the connection closed.
 
 Lists take \`limit\` (1..100, default 20) and \`after\` (the opaque \`page.next_cursor\` of the previous
-page) and are newest first.`
+page) and are newest first, except lists of things without a creation time, in a stable order they
+state (\`/v1/contact-tags\` by tag, \`/v1/webhook-event-types\` in catalogue order). Every list answers
+\`{data, page: {next_cursor, has_more}}\`.`
 
 type Json = Record<string, unknown>
 

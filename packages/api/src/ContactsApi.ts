@@ -9,6 +9,7 @@ import {
   E164,
   EntitlementLimitReached,
   Id,
+  KeyListParams,
   ListParams,
   maxCharacters,
   minCharacters,
@@ -114,8 +115,12 @@ export class ContactsApi extends HttpApiGroup.make("contacts")
   )
   .add(
     HttpApiEndpoint.get("tags", "/v1/contact-tags")
-      .addSuccess(Schema.Struct({ data: Schema.Array(ContactTag) }))
-      .annotate(OpenApi.Description, "Every tag in the workspace with its number of contacts, most used first.")
+      .setUrlParams(Schema.Struct(KeyListParams))
+      .addSuccess(Page(ContactTag))
+      .annotate(
+        OpenApi.Description,
+        "The workspace's tags with their number of contacts, in the list envelope, ordered by tag (byte order of the lower-case name): a stable order, so a walk with `after` neither repeats nor skips a tag."
+      )
       .pipe(requireScopes("contacts.read"))
   )
   .add(

@@ -7,6 +7,7 @@ import {
   EventTypeName,
   EventTypeSubscriptionInput,
   Id,
+  KeyListParams,
   ListParams,
   maxCharacters,
   NotFound,
@@ -49,6 +50,7 @@ const DeliveryFilters = Schema.Struct({ ...ListParams, status: Schema.optional(D
 export class WebhooksApi extends HttpApiGroup.make("webhooks")
   .add(
     HttpApiEndpoint.get("eventTypes", "/v1/webhook-event-types")
+      .setUrlParams(Schema.Struct(KeyListParams))
       .addSuccess(
         Page(
           Schema.Struct({
@@ -61,8 +63,8 @@ export class WebhooksApi extends HttpApiGroup.make("webhooks")
       )
       .annotate(
         OpenApi.Description,
-        "The 31 event types and whether each is emitted today, in the list envelope: one page with every " +
-          "type (`page.has_more` is false; `limit` and `after` do not apply). `emitted` comes from the " +
+        "The 31 event types and whether each is emitted today, in the list envelope, in catalogue order " +
+          "(a fixed order: a walk with `after` neither repeats nor skips a type); `limit` 1..100, default 20. `emitted` comes from the " +
           "registry of emitters in the code, so a type turns true in the release whose code emits it. " +
           "`*` subscribes to all, later ones included."
       )
