@@ -22,7 +22,8 @@ import { WebhooksApi } from "./WebhooksApi.js"
 const DESCRIPTION = `Provider-independent messaging API.
 
 Conventions: JSON members are snake_case; ids are a prefix plus a ULID; timestamps are ISO 8601 UTC
-with milliseconds. Every error is \`{"error":{"code","message","details"}}\` with \`details\` always an
+with milliseconds. Every character limit (a schema's \`maxLength\`/\`minLength\`, "at most N characters")
+counts Unicode code points: an emoji is one character. Every error is \`{"error":{"code","message","details"}}\` with \`details\` always an
 object; validation failures are 422 \`VALIDATION_ERROR\` with \`details.issues[].path\` and
 \`.message\` (submitted values are never echoed back). Unknown routes are 404 \`NOT_FOUND\` with
 \`details.resource = "route"\`. A path is routed exactly as sent: a raw \`;\` or \`#\`, or any other character a
@@ -42,7 +43,9 @@ pair) is 422 at its path. Requests the HTTP parser refuses are 400
 send its headers or body 408 \`REQUEST_TIMEOUT\`, in the same envelope, with the connection closed.
 
 Lists take \`limit\` (1..100, default 20) and \`after\` (the opaque \`page.next_cursor\` of the previous
-page) and are newest first.`
+page) and are newest first, except lists of things without a creation time, in a stable order they
+state (\`/v1/contact-tags\` by tag, \`/v1/webhook-event-types\` in catalogue order). Every list answers
+\`{data, page: {next_cursor, has_more}}\`.`
 
 type Json = Record<string, unknown>
 

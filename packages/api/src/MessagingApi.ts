@@ -14,9 +14,11 @@ import {
   Id,
   IdempotencyConflict,
   ListParams,
+  maxCharacters,
   Message,
   MessageStatus,
   MessageWithTimeline,
+  minCharacters,
   NotFound,
   Page,
   PayloadTooLarge,
@@ -42,8 +44,8 @@ export class MessagesApi extends HttpApiGroup.make("messages")
       .setPayload(SendMessageRequest)
       .setHeaders(Schema.Struct({
         "idempotency-key": Schema.optional(Schema.String.pipe(
-          Schema.minLength(1),
-          Schema.maxLength(255, { message: () => "Expected at most 255 characters" })
+          minCharacters(1),
+          maxCharacters(255, "Expected at most 255 characters")
         ))
       }))
       .addSuccess(Message, { status: 201 })
@@ -97,11 +99,11 @@ export class MessagesApi extends HttpApiGroup.make("messages")
 
 export const CreateChannelRequest = StrictStruct({
   provider: Schema.String.annotations({ description: "Only `qr` can be created directly" }),
-  name: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(64))
+  name: Schema.String.pipe(minCharacters(1), maxCharacters(64))
 }).annotations({ identifier: "CreateChannelRequest" })
 
 export const UpdateChannelRequest = StrictStruct({
-  name: Schema.optional(Schema.String.pipe(Schema.minLength(1), Schema.maxLength(64))),
+  name: Schema.optional(Schema.String.pipe(minCharacters(1), maxCharacters(64))),
   is_default: Schema.optional(Schema.Literal(true))
 }).pipe(
   Schema.filter((b) => b.name !== undefined || b.is_default !== undefined || "Send at least one of name and is_default")
@@ -238,7 +240,7 @@ export class SandboxApi extends HttpApiGroup.make("sandbox")
   .add(
     HttpApiEndpoint.post("verify", "/v1/sandbox/sessions/:sessionId/verify")
       .setPath(SessionPath)
-      .setPayload(StrictStruct({ phone_number: E164, code: Schema.String.pipe(Schema.maxLength(16)) }))
+      .setPayload(StrictStruct({ phone_number: E164, code: Schema.String.pipe(maxCharacters(16)) }))
       .addSuccess(SandboxSession)
       .addError(SandboxTestKeyRequired)
       .pipe(testKeyOnly)

@@ -15,7 +15,9 @@ import {
   Id,
   IdempotencyConflict,
   ListParams,
+  maxCharacters,
   Message,
+  minCharacters,
   NotFound,
   Page,
   ProviderRateLimited,
@@ -56,7 +58,7 @@ export class TemplatesApi extends HttpApiGroup.make("templates")
         ...ListParams,
         status: Schema.optional(TemplateStatus),
         category: Schema.optional(Category),
-        q: Schema.optional(Schema.String.pipe(Schema.minLength(1), Schema.maxLength(100))).annotations({
+        q: Schema.optional(Schema.String.pipe(minCharacters(1), maxCharacters(100))).annotations({
           description: "Case-insensitive part of the slug or the name"
         })
       }))
@@ -101,8 +103,8 @@ export class TemplatesApi extends HttpApiGroup.make("templates")
       .setPayload(TestSendRequest)
       .setHeaders(Schema.Struct({
         "idempotency-key": Schema.optional(Schema.String.pipe(
-          Schema.minLength(1),
-          Schema.maxLength(255, { message: () => "Expected at most 255 characters" })
+          minCharacters(1),
+          maxCharacters(255, "Expected at most 255 characters")
         ))
       }))
       .addSuccess(Message, { status: 201 })
