@@ -28,7 +28,9 @@ object; validation failures are 422 \`VALIDATION_ERROR\` with \`details.issues[]
 path segment may not hold unencoded (RFC 3986; a \`%\` not followed by two hex digits included), is 404
 \`NOT_FOUND\` with \`details.reason = "path_character"\` on every route, before anything runs; an
 encoded \`%3B\` stays part of its segment. A known path with another method is 405 \`METHOD_NOT_ALLOWED\` with an
-\`Allow\` header. Bodies over 1 MiB (announced or chunked) are 413 \`PAYLOAD_TOO_LARGE\`. Every response carries
+\`Allow\` header. Bodies over 1 MiB (announced or chunked) are 413 \`PAYLOAD_TOO_LARGE\` with \`Connection: close\`; the server
+reads and discards the rest of the body (up to 10 s and 16 MiB) before it closes, so a client still writing
+reads the answer. Every response carries
 \`X-Request-Id\` (a valid incoming one, 1..128 of \`[A-Za-z0-9._-]\`, is echoed).
 
 Hostile input, the same on every route: a request body must be \`application/json\` (form-encoded,

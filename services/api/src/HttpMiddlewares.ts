@@ -34,6 +34,7 @@ import * as HttpTracing from "./HttpTracing.js"
 import * as Issues from "./Issues.js"
 import * as JsonGuard from "./JsonGuard.js"
 import * as JsonMembers from "./JsonMembers.js"
+import * as LingeringClose from "./LingeringClose.js"
 import * as RequestPath from "./RequestPath.js"
 import { setHeader } from "./ResponseHeaders.js"
 import { routeTable } from "./RouteTable.js"
@@ -50,11 +51,19 @@ export const envelopeResponse = <E extends { readonly message: string }>(
 ) =>
   Effect.orDie(HttpServerResponse.json(Schema.encodeSync(cls)(error), { status: cls.status, headers: headers ?? {} }))
 
+/**
+ * 413 with `Connection: close`; the close lingers (`LingeringClose`) so that a client still
+ * writing its body reads the answer instead of a reset.
+ */
 const payloadTooLarge = (limit: number, transfer: "content-length" | "chunked") =>
   Effect.zipRight(
-    Effect.logWarning("request body over the limit").pipe(
-      Effect.annotateLogs({ limit_bytes: limit, transfer })
-    ),
+    Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
+      Effect.zipRight(
+        Effect.sync(() => LingeringClose.lingerAfterAnswer(NodeHttpServerRequest.toIncomingMessage(request))),
+        Effect.logWarning("request body over the limit").pipe(
+          Effect.annotateLogs({ limit_bytes: limit, transfer })
+        )
+      )),
     envelopeResponse(
       PayloadTooLarge,
       new PayloadTooLarge({ message: `Request body exceeds ${limit} bytes`, details: { limit_bytes: limit } }),
