@@ -28,6 +28,7 @@ import {
 import { Cause, Chunk, Effect, Layer, Option, Predicate, Schema } from "effect"
 import { randomUUID } from "node:crypto"
 import type { IncomingMessage } from "node:http"
+import * as ClientErrors from "./ClientErrors.js"
 import { HttpConfig } from "./HttpConfig.js"
 import * as HttpMetrics from "./HttpMetrics.js"
 import * as HttpTracing from "./HttpTracing.js"
@@ -100,9 +101,12 @@ const routeNotFound = Effect.flatMap(HttpServerRequest.HttpServerRequest, (reque
 const validationError = (issues: ReadonlyArray<Issues.Issue>) =>
   Effect.fail(new ValidationError({ message: "Request validation failed", details: { issues } }))
 
-/** What the platform decodes as JSON: `application/json`, with or without parameters. */
+/**
+ * What the platform decodes as JSON: `application/json`, with or without parameters. A body
+ * without `Content-Type` is not JSON (README "API"): 422 like any other.
+ */
 const isJsonContentType = (header: string | undefined) =>
-  header === undefined || header.split(";")[0]!.trim().toLowerCase() === "application/json"
+  header !== undefined && header.split(";")[0]!.trim().toLowerCase() === "application/json"
 
 type BodyRead =
   | { readonly _tag: "Read"; readonly text: string }
@@ -374,7 +378,15 @@ export const serveMiddleware =
       let routed = app
       // the path the contract sees (metrics and spans name it by its route template)
       let path = request.url
-      if (!RequestPath.isRoutable(request.url)) {
+      if (ClientErrors.lacksHost(NodeHttpServerRequest.toIncomingMessage(request))) {
+        path = "/unmatched"
+        routed = Effect.orDie(
+          HttpServerResponse.json(ClientErrors.WITHOUT_HOST.body, {
+            status: ClientErrors.WITHOUT_HOST.status,
+            headers: { connection: "close" }
+          })
+        )
+      } else if (!RequestPath.isRoutable(request.url)) {
         // before the global prefix and the router: the router would cut the path at `;` or `#`
         path = "/unmatched"
         routed = envelopeResponse(
