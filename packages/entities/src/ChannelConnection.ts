@@ -13,7 +13,7 @@ import { ChannelsRepo } from "@switchboard/db"
 import { dispatches, toTimestamp } from "@switchboard/domain"
 import type { Channel, ChannelStatus } from "@switchboard/domain"
 import { ChannelProviders, inboundContent } from "@switchboard/providers"
-import type { ChannelConnection, ProviderEvent, Receipt, StatusChanged } from "@switchboard/providers"
+import type { ChannelConnection, LidMapped, ProviderEvent, Receipt, StatusChanged } from "@switchboard/providers"
 import { Chunk, Clock, Effect, ExecutionStrategy, Exit, Option, Queue, Schedule, Scope, Stream } from "effect"
 import { InboundMessages } from "./InboundMessages.js"
 import { makeMessageCalls } from "./MessageCalls.js"
@@ -24,7 +24,7 @@ const EVENT_LANES = 8
 /** Receipts written in one batch at most. */
 const RECEIPT_BATCH = 500
 
-type LaneEvent = Exclude<ProviderEvent, StatusChanged | Receipt>
+type LaneEvent = Exclude<ProviderEvent, StatusChanged | Receipt | LidMapped>
 
 const laneOf = (event: LaneEvent): number => {
   const key = event.providerMessageId
@@ -91,6 +91,13 @@ export const makeChannelConnection = <E, R>(options: {
         Effect.retry({ times: 3, schedule: Schedule.exponential("200 millis") }),
         Effect.catchAllCause((cause) => Effect.logError("inbound message not recorded", cause)),
         Effect.asVoid
+      )
+
+    /** A LID's number became known: kept, contacts merged (in order with status changes). */
+    const onLidMapped = (event: LidMapped) =>
+      inbound.learnLid(channelId, event.lid, event.phoneNumber).pipe(
+        Effect.retry({ times: 3, schedule: Schedule.exponential("200 millis") }),
+        Effect.catchAllCause((cause) => Effect.logError("WhatsApp LID mapping not recorded", cause))
       )
 
     const disconnect = Effect.suspend(() => {
@@ -175,6 +182,8 @@ export const makeChannelConnection = <E, R>(options: {
               inFlight++
               return event._tag === "StatusChanged"
                 ? Effect.ensuring(onStatusChanged(connection)(event), handled(1))
+                : event._tag === "LidMapped"
+                ? Effect.ensuring(onLidMapped(event), handled(1))
                 : event._tag === "Receipt"
                 ? Effect.flatMap(receiptQueue, (queue) => Queue.offer(queue, event))
                 : Effect.flatMap(laneFor(laneOf(event)), (lane) => Queue.offer(lane, event))

@@ -110,7 +110,19 @@ export interface StatusChanged {
   readonly phoneNumber: string | null
 }
 
-export type ProviderEvent = Receipt | Inbound | StatusChanged
+/**
+ * WhatsApp revealed the phone number behind a LID (QR: `lid-mapping.update`, a message's
+ * `remoteJidAlt`): the owner keeps it and merges contacts (`LidMappings.learn`).
+ */
+export interface LidMapped {
+  readonly _tag: "LidMapped"
+  /** without the server part, e.g. `123456789012345` */
+  readonly lid: string
+  /** E.164 */
+  readonly phoneNumber: string
+}
+
+export type ProviderEvent = Receipt | Inbound | StatusChanged | LidMapped
 
 export const receipt = (messageId: string, status: ReceiptStatus, at: number): ProviderEvent => ({
   _tag: "Receipt",
