@@ -14,7 +14,14 @@ import { ChannelsRepo } from "@switchboard/db"
 import { dispatches, toTimestamp } from "@switchboard/domain"
 import type { Channel, ChannelStatus } from "@switchboard/domain"
 import { ChannelProviders, inboundContent } from "@switchboard/providers"
-import type { ChannelConnection, ProviderEvent, Receipt, SendRejected, StatusChanged } from "@switchboard/providers"
+import type {
+  ChannelConnection,
+  LidMapped,
+  ProviderEvent,
+  Receipt,
+  SendRejected,
+  StatusChanged
+} from "@switchboard/providers"
 import { Chunk, Clock, Effect, ExecutionStrategy, Exit, Option, Queue, Schedule, Scope, Stream } from "effect"
 import { InboundMessages } from "./InboundMessages.js"
 import { makeMessageCalls } from "./MessageCalls.js"
@@ -25,7 +32,7 @@ const EVENT_LANES = 8
 /** Receipts written in one batch at most. */
 const RECEIPT_BATCH = 500
 
-type LaneEvent = Exclude<ProviderEvent, StatusChanged | Receipt | SendRejected>
+type LaneEvent = Exclude<ProviderEvent, StatusChanged | Receipt | SendRejected | LidMapped>
 
 const laneOf = (event: LaneEvent): number => {
   const key = event.providerMessageId
@@ -92,6 +99,13 @@ export const makeChannelConnection = <E, R>(options: {
         Effect.retry({ times: 3, schedule: Schedule.exponential("200 millis") }),
         Effect.catchAllCause((cause) => Effect.logError("inbound message not recorded", cause)),
         Effect.asVoid
+      )
+
+    /** A LID's number became known: kept, contacts merged (in order with status changes). */
+    const onLidMapped = (event: LidMapped) =>
+      inbound.learnLid(channelId, event.lid, event.phoneNumber).pipe(
+        Effect.retry({ times: 3, schedule: Schedule.exponential("200 millis") }),
+        Effect.catchAllCause((cause) => Effect.logError("WhatsApp LID mapping not recorded", cause))
       )
 
     const disconnect = Effect.suspend(() => {
@@ -187,6 +201,8 @@ export const makeChannelConnection = <E, R>(options: {
                   }),
                   handled(1)
                 )
+                : event._tag === "LidMapped"
+                ? Effect.ensuring(onLidMapped(event), handled(1))
                 : event._tag === "Receipt"
                 ? Effect.flatMap(receiptQueue, (queue) => Queue.offer(queue, event))
                 : Effect.flatMap(laneFor(laneOf(event)), (lane) => Queue.offer(lane, event))

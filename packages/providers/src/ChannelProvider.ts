@@ -124,7 +124,19 @@ export interface SendRejected {
   readonly retryable: boolean
 }
 
-export type ProviderEvent = Receipt | Inbound | StatusChanged | SendRejected
+/**
+ * WhatsApp revealed the phone number behind a LID (QR: `lid-mapping.update`, a message's
+ * `remoteJidAlt`): the owner keeps it and merges contacts (`LidMappings.learn`).
+ */
+export interface LidMapped {
+  readonly _tag: "LidMapped"
+  /** without the server part, e.g. `123456789012345` */
+  readonly lid: string
+  /** E.164 */
+  readonly phoneNumber: string
+}
+
+export type ProviderEvent = Receipt | Inbound | StatusChanged | SendRejected | LidMapped
 
 export const receipt = (messageId: string, status: ReceiptStatus, at: number): ProviderEvent => ({
   _tag: "Receipt",
