@@ -241,6 +241,21 @@ export class FakeWhatsApp {
     if (this.session) this.send(this.session, { tag: "stream:error", attrs: { code: String(code) } })
   }
 
+  /**
+   * A GraphQL ("mex") notification to the logged-in session, as WhatsApp sends its account
+   * signals: `NotificationUserReachoutTimelockUpdate` with
+   * `{xwa2_notify_account_reachout_timelock: {is_active, time_enforcement_ends, enforcement_type}}`,
+   * `MessageCappingInfoNotification` with `{xwa2_notify_new_chat_messages_capping_info_update: {...}}`.
+   */
+  mexNotification(opName: string, data: unknown): void {
+    if (!this.session) throw new Error("no companion is logged in")
+    this.send(this.session, {
+      tag: "notification",
+      attrs: { from: S_WA, type: "mex", id: `mex-${randomBytes(4).toString("hex")}`, t: unixNow() },
+      content: [{ tag: "update", attrs: { op_name: opName }, content: Buffer.from(JSON.stringify({ data })) }]
+    })
+  }
+
   /** The next `times` logins are answered with `<stream:error code=.../>` instead of `<success>`. */
   failNextLogins(code: number, times = Number.POSITIVE_INFINITY): void {
     this.failLogins = { code, remaining: times }

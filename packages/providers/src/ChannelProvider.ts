@@ -97,7 +97,20 @@ export interface SendRejected {
   readonly retryable: boolean
 }
 
-export type ProviderEvent = Receipt | Inbound | StatusChanged | SendRejected
+/**
+ * The provider reported a restriction of the number (QR: WhatsApp's reach-out timelock, its
+ * new-chat quota). The owner records it on the channel; new-contact sends are refused meanwhile.
+ */
+export interface RestrictionReported {
+  readonly _tag: "RestrictionReported"
+  /** epoch ms the timelock ends; `null` once lifted; absent when not reported */
+  readonly timelockUntil?: number | null | undefined
+  readonly newChatQuota?:
+    | { readonly total: number; readonly used: number; readonly cycleEndsAt: number | null }
+    | undefined
+}
+
+export type ProviderEvent = Receipt | Inbound | StatusChanged | SendRejected | RestrictionReported
 
 export const receipt = (messageId: string, status: ReceiptStatus, at: number): ProviderEvent => ({
   _tag: "Receipt",
