@@ -44,7 +44,7 @@ describe("timelockSignal", () => {
   })
 
   it("lifts an inactive or already ended timelock, and ignores what it cannot read", () => {
-    const lifted = { until: null, channelReason: "restriction_lifted" }
+    const lifted = { until: null, channelReason: "restriction_lifted" } as const
     assert.deepStrictEqual(timelockSignal({ isActive: false }, NOW), lifted)
     assert.deepStrictEqual(timelockSignal({ isActive: true, timeEnforcementEnds: new Date(NOW - 1) }, NOW), lifted)
     assert.isUndefined(timelockSignal({ isActive: "yes" }, NOW))
