@@ -268,5 +268,39 @@ describe("QR number protection", () => {
         }).pipe(Effect.orDie),
       { timeout: 180_000 }
     )
+
+    it.scoped(
+      "pauses a channel WhatsApp throttles (rate-overlimit): one lookup instead of one per retry, and the channel says rate_limited",
+      () =>
+        Effect.gen(function*() {
+          const wa = yield* Wa
+          const { user, channelId } = yield* pairedChannel("Throttled")
+          const send = (to: string) =>
+            request("POST", "/v1/messages", { ...as(user), body: { channel_id: channelId, to, text: { body: "Hi" } } })
+          const message = (id: string) => Effect.map(request("GET", `/v1/messages/${id}`, as(user)), (r) => r.body)
+          const throttled = wa.contact("+4915155000001")
+          throttled.lookupError = { code: "429", text: "rate-overlimit" }
+          const first = yield* send(throttled.number)
+          assert.strictEqual(first.status, 201, first.text)
+          const refused = yield* eventually(
+            message(first.body.id),
+            (m) => m.timeline.some((t: { to_state: string }) => t.to_state === "failed_retryable"),
+            30_000
+          )
+          const retried = refused.timeline.find((t: { to_state: string }) => t.to_state === "failed_retryable")
+          assert.include(retried.reason, "throttled")
+          yield* eventually(channelOf(user, channelId), (c) => c.status_reason === "rate_limited")
+          // the channel pauses (30 s first): no retry asks WhatsApp again meanwhile, and nothing
+          // else of the channel goes out either
+          const other = wa.contact("+4915155000002")
+          const second = yield* send(other.number)
+          assert.strictEqual(second.status, 201)
+          yield* Effect.sleep("3 seconds")
+          assert.strictEqual(throttled.lookups, 1)
+          assert.deepStrictEqual(other.received, [])
+          assert.strictEqual((yield* message(second.body.id)).status, "queued")
+        }).pipe(Effect.orDie),
+      { timeout: 180_000 }
+    )
   })
 })

@@ -87,6 +87,13 @@ export class FakeContact {
    * account's reach-out), instead of delivering them; `undefined` delivers
    */
   ackError: string | undefined = undefined
+  /**
+   * WhatsApp answers a device lookup (usync) that names this contact with this IQ error, e.g.
+   * `{code: "429", text: "rate-overlimit"}` (throttled); `undefined` answers it
+   */
+  lookupError: { readonly code: string; readonly text: string } | undefined = undefined
+  /** device lookups (usync) that named this contact */
+  lookups = 0
   /** WhatsApp never answers our messages to this contact: no ack, no receipts (a lost answer) */
   silent = false
   /** ids of our messages WhatsApp refused (`ackError`) */
@@ -610,6 +617,19 @@ export class FakeWhatsApp {
     const usync = getBinaryNodeChild(node, "usync")
     const queryNode = getBinaryNodeChild(usync, "query")
     const protocols = Array.isArray(queryNode?.content) ? queryNode.content.map((c) => c.tag) : []
+    const named = getBinaryNodeChildren(getBinaryNodeChild(usync, "list"), "user").map((u) =>
+      this.findPeer(u.attrs["jid"] ?? "")?.contact
+    )
+    for (const contact of named) if (contact) contact.lookups++
+    const refusal = named.find((contact) => contact?.lookupError !== undefined)?.lookupError
+    if (refusal !== undefined) {
+      this.changed()
+      return this.send(conn, {
+        tag: "iq",
+        attrs: { from: S_WA, type: "error", id: node.attrs["id"] ?? "" },
+        content: [{ tag: "error", attrs: { code: refusal.code, text: refusal.text } }]
+      })
+    }
     const users = getBinaryNodeChildren(getBinaryNodeChild(usync, "list"), "user").map((user): BinaryNode => {
       const jid = user.attrs["jid"] ?? ""
       const found = this.findPeer(jid)

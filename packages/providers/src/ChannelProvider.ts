@@ -174,6 +174,9 @@ export const PROVIDER_RATE_LIMITED = "PROVIDER_RATE_LIMITED"
 /** WhatsApp's throttling answers, as Baileys reports them (`rate-overlimit`, HTTP-like 429). */
 const THROTTLED = /rate[-_ ]?overlimit|too many requests|\b429\b/i
 
+/** Whether a QR send's failure is WhatsApp throttling the channel. */
+export const isThrottled = (reason: string): boolean => THROTTLED.test(reason)
+
 /** A QR send that failed: throttled by WhatsApp (`PROVIDER_RATE_LIMITED`) or another provider error. */
 export const qrSendRefusal = (reason: string): SendResult =>
   THROTTLED.test(reason)

@@ -44,6 +44,7 @@ import {
   type Scope,
   Stream
 } from "effect"
+import { isThrottled } from "../ChannelProvider.js"
 import { makeBaileysLogger } from "./BaileysLogger.js"
 import * as QrAuthState from "./QrAuthState.js"
 import { QrAuthStateRepo } from "./QrAuthStateRepo.js"
@@ -126,6 +127,7 @@ type Command =
   }
   | { readonly _tag: "SocketReceipts"; readonly generation: number; readonly items: ReadonlyArray<RawReceipt> }
   | { readonly _tag: "SocketRejected"; readonly generation: number; readonly id: string; readonly error: string }
+  | { readonly _tag: "SendThrottled" }
   | {
     readonly _tag: "SocketRestriction"
     readonly generation: number
@@ -680,6 +682,9 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
           : Effect.flatMap(Clock.currentTimeMillis, (now) => reportReceipts(command.items, now))
       case "SocketRejected":
         return command.generation !== generation ? Effect.void : onRejected(command.id, command.error)
+      case "SendThrottled":
+        // rate-overlimit on a send: the channel's sends pause (the Channel entity's back-off)
+        return move({ _tag: "Restriction", reason: "rate_limited" })
       case "SocketRestriction":
         return command.generation !== generation ? Effect.void : onRestriction(command.timelock, command.capping)
       case "SocketUpsert":
@@ -737,6 +742,7 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
           duration: Duration.times(config.queryTimeout, 2),
           onTimeout: () => new QrSendFailed({ channelId, messageId: message.messageId, reason: "timed out" })
         }),
+        Effect.tapError((e) => isThrottled(e.reason) ? Queue.offer(commands, { _tag: "SendThrottled" }) : Effect.void),
         Effect.asVoid
       )
     }).pipe(
