@@ -19,6 +19,7 @@ import type {
   LidMapped,
   ProviderEvent,
   Receipt,
+  RestrictionReported,
   SendRejected,
   StatusChanged
 } from "@switchboard/providers"
@@ -32,7 +33,7 @@ const EVENT_LANES = 8
 /** Receipts written in one batch at most. */
 const RECEIPT_BATCH = 500
 
-type LaneEvent = Exclude<ProviderEvent, StatusChanged | Receipt | SendRejected | LidMapped>
+type LaneEvent = Exclude<ProviderEvent, StatusChanged | Receipt | SendRejected | LidMapped | RestrictionReported>
 
 const laneOf = (event: LaneEvent): number => {
   const key = event.providerMessageId
@@ -147,6 +148,25 @@ export const makeChannelConnection = <E, R>(options: {
         yield* Queue.offer(wake, undefined)
       })
 
+    /** Records a restriction WhatsApp reported (timelock, new-chat quota) on the channel. */
+    const onRestriction = (event: RestrictionReported) =>
+      Effect.gen(function*() {
+        const q = event.newChatQuota
+        yield* channels.recordRestriction({
+          channelId,
+          timelockUntil: event.timelockUntil === undefined || event.timelockUntil === null
+            ? event.timelockUntil
+            : toTimestamp(event.timelockUntil),
+          newChatQuota: q === undefined
+            ? undefined
+            : { total: q.total, used: q.used, cycleEndsAt: q.cycleEndsAt === null ? null : toTimestamp(q.cycleEndsAt) },
+          now: toTimestamp(yield* Clock.currentTimeMillis)
+        }).pipe(
+          Effect.retry({ times: 5, schedule: Schedule.exponential("200 millis") }),
+          Effect.catchAllCause((cause) => Effect.logError("channel restriction not recorded", cause))
+        )
+      })
+
     /** Handles the connection's events in `scope`: status changes here, in order; the rest in lanes. */
     const handleEvents = (channel: Channel, connection: ChannelConnection, scope: Scope.Scope) =>
       Effect.gen(function*() {
@@ -190,6 +210,8 @@ export const makeChannelConnection = <E, R>(options: {
               inFlight++
               return event._tag === "StatusChanged"
                 ? Effect.ensuring(onStatusChanged(connection)(event), handled(1))
+                : event._tag === "RestrictionReported"
+                ? Effect.ensuring(onRestriction(event), handled(1))
                 : event._tag === "SendRejected"
                 // in order, like status changes: the refusal that restricted the channel is
                 // recorded on its message before the next report is handled

@@ -28,6 +28,8 @@ const toProviderEvent = (event: QrConnectionEvent): ProviderEvent | undefined =>
         reason: event.reason,
         retryable: event.retryable
       }
+    case "restriction":
+      return { _tag: "RestrictionReported", timelockUntil: event.timelockUntil, newChatQuota: event.newChatQuota }
     case "inbound":
       return inboundText(event.providerMessageId, event.from, event.text, event.at)
     case "state":

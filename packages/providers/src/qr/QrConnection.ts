@@ -44,6 +44,7 @@ import {
   type Scope,
   Stream
 } from "effect"
+import { isThrottled } from "../ChannelProvider.js"
 import { makeBaileysLogger } from "./BaileysLogger.js"
 import * as QrAuthState from "./QrAuthState.js"
 import { QrAuthStateRepo } from "./QrAuthStateRepo.js"
@@ -51,7 +52,7 @@ import { classifyConnectFailure, type QrConnectFailure } from "./QrConnectFailur
 import { QrConnectionConfig } from "./QrConnectionConfig.js"
 import type { QrConnectionError, QrConnectionEvent, QrReceiptEvent, QrStateEvent } from "./QrConnectionEvent.js"
 import * as QrMetrics from "./QrMetrics.js"
-import { classifyAckError } from "./QrRestrictions.js"
+import { cappingSignal, classifyAckError, timelockSignal } from "./QrRestrictions.js"
 import { QrNotConnected, QrSendFailed } from "./QrSendError.js"
 
 /** What a QR channel can do (0.5 messages per second). */
@@ -126,6 +127,13 @@ type Command =
   }
   | { readonly _tag: "SocketReceipts"; readonly generation: number; readonly items: ReadonlyArray<RawReceipt> }
   | { readonly _tag: "SocketRejected"; readonly generation: number; readonly id: string; readonly error: string }
+  | { readonly _tag: "SendThrottled" }
+  | {
+    readonly _tag: "SocketRestriction"
+    readonly generation: number
+    readonly timelock?: unknown
+    readonly capping?: unknown
+  }
   | {
     readonly _tag: "SocketUpsert"
     readonly generation: number
@@ -344,6 +352,9 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
     s.ev.on("connection.update", (update) => {
       if (update.qr) offer({ _tag: "SocketQr", generation: gen, code: update.qr })
       if (update.connection === "open") offer({ _tag: "SocketOpen", generation: gen })
+      if (update.reachoutTimeLock) {
+        offer({ _tag: "SocketRestriction", generation: gen, timelock: update.reachoutTimeLock })
+      }
       if (update.connection === "close") {
         const error = update.lastDisconnect?.error
         offer({
@@ -357,6 +368,7 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
         })
       }
     })
+    s.ev.on("message-capping.update", (capping) => offer({ _tag: "SocketRestriction", generation: gen, capping }))
     s.ev.on(
       "messages.upsert",
       ({ messages, type }) => offer({ _tag: "SocketUpsert", generation: gen, notify: type === "notify", messages })
@@ -413,6 +425,32 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
         at: yield* Clock.currentTimeMillis
       })
       if (rejection.channelReason !== null) yield* move({ _tag: "Restriction", reason: rejection.channelReason })
+    })
+
+  /** WhatsApp's reach-out timelock or new-chat quota: recorded on the channel, and its reason. */
+  const onRestriction = (timelock: unknown, capping: unknown) =>
+    Effect.gen(function*() {
+      const now = yield* Clock.currentTimeMillis
+      const lock = timelock === undefined ? undefined : timelockSignal(timelock, now)
+      const quota = capping === undefined ? undefined : cappingSignal(capping)
+      if (lock === undefined && quota === undefined) return
+      yield* Effect.logWarning("qr number restriction reported by WhatsApp").pipe(Effect.annotateLogs({
+        ...annotations,
+        ...(lock === undefined
+          ? {}
+          : { timelock_until: lock.until === null ? "lifted" : new Date(lock.until).toISOString() }),
+        ...(quota === undefined ? {} : { new_chat_quota: `${quota.used}/${quota.total}` })
+      }))
+      yield* publish({
+        _tag: "restriction",
+        channelId,
+        ...(lock === undefined ? {} : { timelockUntil: lock.until }),
+        ...(quota === undefined ? {} : {
+          newChatQuota: { total: quota.total, used: quota.used, cycleEndsAt: quota.cycleEndsAt }
+        })
+      })
+      const reason = lock?.channelReason ?? quota?.channelReason
+      if (reason) yield* move({ _tag: "Restriction", reason })
     })
 
   const onUpsert = (notify: boolean, messages: ReadonlyArray<unknown>) =>
@@ -644,6 +682,11 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
           : Effect.flatMap(Clock.currentTimeMillis, (now) => reportReceipts(command.items, now))
       case "SocketRejected":
         return command.generation !== generation ? Effect.void : onRejected(command.id, command.error)
+      case "SendThrottled":
+        // rate-overlimit on a send: the channel's sends pause (the Channel entity's back-off)
+        return move({ _tag: "Restriction", reason: "rate_limited" })
+      case "SocketRestriction":
+        return command.generation !== generation ? Effect.void : onRestriction(command.timelock, command.capping)
       case "SocketUpsert":
         return command.generation !== generation ? Effect.void : onUpsert(command.notify, command.messages)
       case "ReconnectDue":
@@ -699,6 +742,7 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
           duration: Duration.times(config.queryTimeout, 2),
           onTimeout: () => new QrSendFailed({ channelId, messageId: message.messageId, reason: "timed out" })
         }),
+        Effect.tapError((e) => isThrottled(e.reason) ? Queue.offer(commands, { _tag: "SendThrottled" }) : Effect.void),
         Effect.asVoid
       )
     }).pipe(

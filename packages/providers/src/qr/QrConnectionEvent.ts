@@ -93,6 +93,22 @@ export const QrRejectedEvent = Schema.TaggedStruct("rejected", {
 })
 export type QrRejectedEvent = typeof QrRejectedEvent.Type
 
+/**
+ * WhatsApp reported a restriction of the number (docs/LIMITS.md, "Number protection"): a reach-out
+ * timelock (`timelockUntil`: epoch ms; `null` once lifted) and/or its new-chat message quota.
+ */
+export const QrRestrictionEvent = Schema.TaggedStruct("restriction", {
+  channelId: Schema.String,
+  timelockUntil: Schema.optional(Schema.NullOr(Schema.Number)),
+  newChatQuota: Schema.optional(Schema.Struct({
+    total: Schema.Number,
+    used: Schema.Number,
+    /** epoch ms when WhatsApp's quota cycle ends */
+    cycleEndsAt: Schema.NullOr(Schema.Number)
+  }))
+})
+export type QrRestrictionEvent = typeof QrRestrictionEvent.Type
+
 /** A text someone sent to the linked number. */
 export const QrInboundEvent = Schema.TaggedStruct("inbound", {
   channelId: Schema.String,
@@ -139,6 +155,7 @@ export const QrConnectionEvent = Schema.Union(
   QrConnectionErrorEvent,
   QrReceiptEvent,
   QrRejectedEvent,
+  QrRestrictionEvent,
   QrInboundEvent
 )
 export type QrConnectionEvent = typeof QrConnectionEvent.Type
