@@ -20,6 +20,7 @@ import { EVENT_TYPES } from "./EventCatalogue.js"
 import type { EventType } from "./EventCatalogue.js"
 import { Id } from "./Ids.js"
 import { Category } from "./MessageCategory.js"
+import { MessageType } from "./MessageContent.js"
 import { MessageStatus, STATUS_EVENT } from "./MessageStateMachine.js"
 import { Failure } from "./Messaging.js"
 import type { Message } from "./Messaging.js"
@@ -49,7 +50,8 @@ export const MessageReceivedData = Schema.Struct({
   contact_id: Id("cnt"),
   channel_id: Id("ch"),
   direction: Schema.Literal("inbound"),
-  type: Schema.Literal("text", "template")
+  /** the message's kind (README "Messages") */
+  type: MessageType
 }).annotations({ identifier: "MessageReceivedData" })
 
 const conversationFields = {

@@ -12,7 +12,7 @@
 import { ChannelsRepo } from "@switchboard/db"
 import { dispatches, toTimestamp } from "@switchboard/domain"
 import type { Channel, ChannelStatus } from "@switchboard/domain"
-import { ChannelProviders } from "@switchboard/providers"
+import { ChannelProviders, inboundContent } from "@switchboard/providers"
 import type { ChannelConnection, ProviderEvent, Receipt, StatusChanged } from "@switchboard/providers"
 import { Chunk, Clock, Effect, ExecutionStrategy, Exit, Option, Queue, Schedule, Scope, Stream } from "effect"
 import { InboundMessages } from "./InboundMessages.js"
@@ -85,9 +85,7 @@ export const makeChannelConnection = <E, R>(options: {
         workspaceId: channel.workspace_id,
         channelId: channel.id,
         channelNumber: channel.phone_number,
-        providerMessageId: event.providerMessageId,
-        from: event.from,
-        body: event.text,
+        content: inboundContent(event),
         now: toTimestamp(event.at)
       }).pipe(
         Effect.retry({ times: 3, schedule: Schedule.exponential("200 millis") }),

@@ -4,8 +4,8 @@
  * transaction. The Channel entity calls it for every inbound message its connection hears.
  */
 import { ContactsRepo, ConversationsRepo, EventsRepo, MessagesRepo, Transactions } from "@switchboard/db"
-import { DEFAULT_CATEGORY, DomainEvent, newId, PRIORITY } from "@switchboard/domain"
-import type { Message } from "@switchboard/domain"
+import { DEFAULT_CATEGORY, DomainEvent, inboundType, newId, PRIORITY } from "@switchboard/domain"
+import type { InboundContent, Message } from "@switchboard/domain"
 import { Effect, Option } from "effect"
 
 export class InboundMessages extends Effect.Service<InboundMessages>()("@switchboard/entities/InboundMessages", {
@@ -22,16 +22,23 @@ export class InboundMessages extends Effect.Service<InboundMessages>()("@switchb
       readonly channelId: string
       /** the channel's own number, if known */
       readonly channelNumber: string | null
-      readonly providerMessageId: string
-      readonly from: string
-      readonly body: string
+      readonly content: InboundContent
       readonly now: string
     }) {
+      const { content } = input
+      const from = content.sender.phoneNumber
+      if (from === null) {
+        yield* Effect.logWarning("inbound message from a sender without a phone number not recorded").pipe(
+          Effect.annotateLogs({ provider_message_id: content.providerMessageId, type: inboundType(content.body) })
+        )
+        return Option.none<Message>()
+      }
+      const body = content.body._tag === "text" ? content.body.body : ""
       return yield* transactions.run(Effect.gen(function*() {
-        if (yield* messages.hasProviderMessage(input.channelId, input.providerMessageId)) {
+        if (yield* messages.hasProviderMessage(input.channelId, content.providerMessageId)) {
           return Option.none<Message>()
         }
-        const contact = yield* contacts.upsertContact(input.workspaceId, input.from, input.now)
+        const contact = yield* contacts.upsertContact(input.workspaceId, from, input.now)
         const conversationId = yield* conversations.upsertConversation(
           input.workspaceId,
           input.channelId,
@@ -46,15 +53,15 @@ export class InboundMessages extends Effect.Service<InboundMessages>()("@switchb
           conversationId,
           contactId: contact.id,
           direction: "inbound",
-          from: input.from,
+          from,
           to: input.channelNumber ?? "",
-          body: input.body,
+          body,
           category: DEFAULT_CATEGORY,
           priority: PRIORITY[DEFAULT_CATEGORY],
           status: "delivered",
           metadata: {},
           now: input.now,
-          providerMessageId: input.providerMessageId
+          providerMessageId: content.providerMessageId
         })
         yield* events.append({
           workspaceId: input.workspaceId,
@@ -66,7 +73,7 @@ export class InboundMessages extends Effect.Service<InboundMessages>()("@switchb
             contact_id: message.contact_id,
             channel_id: message.channel_id,
             direction: "inbound",
-            type: "text"
+            type: inboundType(content.body)
           }),
           occurredAt: input.now
         })

@@ -241,9 +241,13 @@ describe("Channel and Message entities", () => {
           workspaceId: target.workspaceId,
           channelId: target.channelId,
           channelNumber: "+15550100001",
-          providerMessageId: rows[0]!.provider_message_id,
-          from: "+4915112345678",
-          body: "hi there",
+          content: {
+            providerMessageId: rows[0]!.provider_message_id,
+            sender: { phoneNumber: "+4915112345678", whatsappLid: null },
+            body: { _tag: "text", body: "hi there" },
+            quotedProviderMessageId: null,
+            at: yield* Clock.currentTimeMillis
+          },
           now: toTimestamp(yield* Clock.currentTimeMillis)
         })
         assert.isTrue(Option.isNone(again))

@@ -19,7 +19,7 @@ import type { NetworkDelivery, NetworkStage } from "@switchboard/db"
 import { THROUGHPUT_MPS, toTimestamp } from "@switchboard/domain"
 import { Clock, Effect, Option, Queue, Random, Ref, Stream } from "effect"
 import type { ChannelConnection, ChannelProvider, OutgoingMessage, ProviderEvent } from "./ChannelProvider.js"
-import { accepted, PROVIDER_RATE_LIMITED, receipt, refused } from "./ChannelProvider.js"
+import { accepted, inboundText, PROVIDER_RATE_LIMITED, receipt, refused } from "./ChannelProvider.js"
 import { ProvidersConfig } from "./ProvidersConfig.js"
 import { MAGIC } from "./SandboxNumbers.js"
 
@@ -124,13 +124,7 @@ export class SandboxProvider extends Effect.Service<SandboxProvider>()("@switchb
           Effect.gen(function*() {
             const at = yield* Clock.currentTimeMillis
             const nonce = yield* Random.nextIntBetween(0, 2 ** 31)
-            yield* Queue.offer(events, {
-              _tag: "Inbound",
-              providerMessageId: `sbx-in-${at.toString(36)}-${nonce.toString(36)}`,
-              from,
-              text,
-              at
-            })
+            yield* Queue.offer(events, inboundText(`sbx-in-${at.toString(36)}-${nonce.toString(36)}`, from, text, at))
           })
 
         // a reconnect hears what is still under way

@@ -205,10 +205,13 @@ describe("sandbox network", () => {
         yield* connection.simulateInbound!("+4915112345678", "hi")
         yield* connection.simulateInbound!("+4915112345678", "hi")
         const inbound = (yield* close).filter((e) => e._tag === "Inbound")
-        assert.deepStrictEqual(inbound.map((e) => [e.from, e.text]), [["+4915112345678", "hi"], [
-          "+4915112345678",
-          "hi"
-        ]])
+        assert.deepStrictEqual(
+          inbound.map((e) => [e.sender.phoneNumber, e.body._tag === "text" ? e.body.body : e.body._tag]),
+          [["+4915112345678", "hi"], [
+            "+4915112345678",
+            "hi"
+          ]]
+        )
         assert.notStrictEqual(inbound[0]!.providerMessageId, inbound[1]!.providerMessageId)
       }))
   })

@@ -12,7 +12,7 @@
  */
 import { Effect, Option, Stream } from "effect"
 import type { ChannelConnection, ChannelProvider, ProviderEvent } from "../ChannelProvider.js"
-import { accepted, qrSendRefusal, refused } from "../ChannelProvider.js"
+import { accepted, inboundText, qrSendRefusal, refused } from "../ChannelProvider.js"
 import type { QrConnectionEvent } from "./QrConnectionEvent.js"
 import { QrProvider } from "./QrProvider.js"
 
@@ -21,13 +21,7 @@ const toProviderEvent = (event: QrConnectionEvent): ProviderEvent | undefined =>
     case "receipt":
       return { _tag: "Receipt", messageId: event.messageId, status: event.status, at: event.at }
     case "inbound":
-      return {
-        _tag: "Inbound",
-        providerMessageId: event.providerMessageId,
-        from: event.from,
-        text: event.text,
-        at: event.at
-      }
+      return inboundText(event.providerMessageId, event.from, event.text, event.at)
     case "state":
       return {
         _tag: "StatusChanged",
