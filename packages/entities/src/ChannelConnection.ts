@@ -13,7 +13,7 @@ import { ChannelsRepo } from "@switchboard/db"
 import { dispatches, toTimestamp } from "@switchboard/domain"
 import type { Channel, ChannelStatus } from "@switchboard/domain"
 import { ChannelProviders, inboundContent } from "@switchboard/providers"
-import type { ChannelConnection, ProviderEvent, Receipt, StatusChanged } from "@switchboard/providers"
+import type { ChannelConnection, LidMapped, ProviderEvent, Receipt, StatusChanged } from "@switchboard/providers"
 import { Chunk, Clock, Effect, ExecutionStrategy, Exit, Option, Queue, Schedule, Scope, Stream } from "effect"
 import { InboundMessages } from "./InboundMessages.js"
 import { makeMessageCalls } from "./MessageCalls.js"
@@ -24,7 +24,7 @@ const EVENT_LANES = 8
 /** Receipts written in one batch at most. */
 const RECEIPT_BATCH = 500
 
-type LaneEvent = Exclude<ProviderEvent, StatusChanged | Receipt>
+type LaneEvent = Exclude<ProviderEvent, StatusChanged | Receipt | LidMapped>
 
 const laneOf = (event: LaneEvent): number => {
   const key = event.providerMessageId
@@ -80,17 +80,29 @@ export const makeChannelConnection = <E, R>(options: {
         touch
       )
 
+    /**
+     * The channel's own number, the `to` of what it hears: as last read, and as the link reported it
+     * (a channel paired after its connection opened learns its number from the pairing's status change).
+     */
+    let channelNumber: string | null = null
+
     const onEvent = (channel: Channel) => (event: LaneEvent) =>
       inbound.record({
         workspaceId: channel.workspace_id,
         channelId: channel.id,
-        channelNumber: channel.phone_number,
+        channelNumber: channelNumber ?? channel.phone_number,
         content: inboundContent(event),
         now: toTimestamp(event.at)
       }).pipe(
         Effect.retry({ times: 3, schedule: Schedule.exponential("200 millis") }),
         Effect.catchAllCause((cause) => Effect.logError("inbound message not recorded", cause)),
         Effect.asVoid
+      )
+
+    /** A LID's phone number, as the link learnt it (stored by `LidMappings` once merged in; logged until then). */
+    const onLidMapped = (channel: Channel) => (event: LidMapped) =>
+      Effect.logDebug("whatsapp lid mapping heard").pipe(
+        Effect.annotateLogs({ channel_id: channel.id, whatsapp_lid: event.whatsappLid })
       )
 
     const disconnect = Effect.suspend(() => {
@@ -116,6 +128,7 @@ export const makeChannelConnection = <E, R>(options: {
     /** Records a status change the link reported (in order), then lets the loop look again. */
     const onStatusChanged = (connection: ChannelConnection) => (event: StatusChanged) =>
       Effect.gen(function*() {
+        if (event.phoneNumber !== null) channelNumber = event.phoneNumber
         yield* channels.recordProviderStatus({
           id: channelId,
           from: event.from,
@@ -175,6 +188,8 @@ export const makeChannelConnection = <E, R>(options: {
               inFlight++
               return event._tag === "StatusChanged"
                 ? Effect.ensuring(onStatusChanged(connection)(event), handled(1))
+                : event._tag === "LidMapped"
+                ? Effect.ensuring(onLidMapped(channel)(event), handled(1))
                 : event._tag === "Receipt"
                 ? Effect.flatMap(receiptQueue, (queue) => Queue.offer(queue, event))
                 : Effect.flatMap(laneFor(laneOf(event)), (lane) => Queue.offer(lane, event))
@@ -196,6 +211,7 @@ export const makeChannelConnection = <E, R>(options: {
         return Option.none<Connected>()
       }
       const channel = found.value.channel
+      if (channel.phone_number !== null) channelNumber = channel.phone_number
       if (Option.isSome(current)) return Option.some<Connected>({ ...current.value, channel })
       const provider = providers.get(channel.provider)
       if (Option.isNone(provider)) return Option.none<Connected>()

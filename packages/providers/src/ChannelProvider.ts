@@ -109,7 +109,19 @@ export interface StatusChanged {
   readonly phoneNumber: string | null
 }
 
-export type ProviderEvent = Receipt | Inbound | StatusChanged
+/**
+ * The provider learnt which phone number is behind a WhatsApp LID (QR: `lid-mapping.update`, or a
+ * message naming both). May repeat; the owner stores it idempotently and merges the LID's contact.
+ */
+export interface LidMapped {
+  readonly _tag: "LidMapped"
+  /** the LID without the server part */
+  readonly whatsappLid: string
+  /** E.164 */
+  readonly phoneNumber: string
+}
+
+export type ProviderEvent = Receipt | Inbound | StatusChanged | LidMapped
 
 export const receipt = (messageId: string, status: ReceiptStatus, at: number): ProviderEvent => ({
   _tag: "Receipt",
