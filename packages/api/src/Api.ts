@@ -10,6 +10,7 @@ import { ContactImportsApi } from "./ContactImportsApi.js"
 import { ContactGroupsApi, ContactsApi } from "./ContactsApi.js"
 import { ConversationsApi } from "./ConversationsApi.js"
 import { HealthApi } from "./HealthApi.js"
+import { MediaApi } from "./MediaApi.js"
 import { ChannelsApi, MessagesApi, SandboxApi } from "./MessagingApi.js"
 import { DESCRIPTIONS, SUMMARIES, TAGS } from "./OperationDocs.js"
 import { PlanApi } from "./PlanApi.js"
@@ -99,6 +100,7 @@ export class Api extends HttpApi.make("switchboard")
   .add(ApiKeysApi)
   .add(PlanApi)
   .add(MessagesApi)
+  .add(MediaApi)
   .add(ConversationsApi)
   .add(ChannelsApi)
   .add(QrPairingApi)

@@ -19,8 +19,10 @@ import {
   MessageWithTimeline,
   NotFound,
   Page,
+  PayloadTooLarge,
   ProviderRateLimited,
   QrSafetyLimitReached,
+  SandboxInboundRequest,
   SandboxNoNumberAvailable,
   SandboxTestKeyRequired,
   SendMessageRequest,
@@ -244,20 +246,16 @@ export class SandboxApi extends HttpApiGroup.make("sandbox")
   .add(
     HttpApiEndpoint.post("inbound", "/v1/sandbox/sessions/:sessionId/inbound")
       .setPath(SessionPath)
-      .setPayload(
-        StrictStruct({
-          from: E164,
-          text: StrictStruct({ body: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(4096)) })
-        })
-      )
+      .setPayload(SandboxInboundRequest)
       .addSuccess(HttpApiSchema.Accepted)
       .addError(SandboxTestKeyRequired)
       .pipe(testKeyOnly)
       .addError(NotFound)
+      .addError(PayloadTooLarge)
       .addError(ServiceUnavailable)
       .annotate(
         OpenApi.Description,
-        "The simulated network delivers an inbound text from a verified recipient; `message.received` follows."
+        "The simulated network delivers an inbound message from a verified recipient, of any kind (README \"Messages\"): exactly one of `text`, `image`, `document`, `audio`, `video`, `sticker`, `location`, `contacts`, `reaction`, `edit`, `revoke`, `unsupported`, optionally quoting a message of the session's channel (`reply_to`). A file is given inline (`{data_base64, mime_type, filename?}`, at most 1 MiB decoded; over it, or over the kind's limit, 413 `PAYLOAD_TOO_LARGE` with `details.limit_bytes`) or as a stored media of the workspace (`{media_id}`; unknown: 404); a media type the kind does not take is 422. `reaction`, `edit` and `revoke` name a message of the session's channel (another is 422 with `details.reason = message_not_in_session`). The message is recorded at once; `message.received` follows (for a file, once its bytes are stored)."
       )
       .pipe(requireScopes("messages.send"))
   )

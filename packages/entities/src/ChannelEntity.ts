@@ -310,7 +310,11 @@ export const ChannelEntityLive = ChannelEntity.toLayer(
           link.withConnection((connected) =>
             Effect.gen(function*() {
               if (Option.isNone(connected) || connected.value.connection.simulateInbound === undefined) return false
-              yield* connected.value.connection.simulateInbound(payload.from, payload.text)
+              yield* connected.value.connection.simulateInbound({
+                from: payload.from,
+                body: payload.body,
+                quotedProviderMessageId: payload.quoted_provider_message_id
+              })
               return true
             })
           ).pipe(Effect.orDie, Effect.tap(ensureLoop))

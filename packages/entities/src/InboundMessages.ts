@@ -1,20 +1,112 @@
 /**
- * The use-case of a message a provider reports from a contact: the contact and the conversation
- * (created when new, reopened when closed), the message (`delivered`, inbound) and `message.received`, in one
- * transaction. The Channel entity calls it for every inbound message its connection hears.
+ * The use-case of a message a provider reports from a contact (README "Messages"): the contact and
+ * the conversation (created when new, reopened when closed), the message (`delivered`, inbound,
+ * of its kind, with the message it quotes or reacts to resolved to our id) in one transaction.
+ * A message without a file emits `message.received` in that transaction; a message with one
+ * (image, voice note, document, ...) is visible at once with `media.status: "pending"` and its
+ * `media` row is the durable download job: the media worker (`MediaWorker.ts`) stores the bytes
+ * and only then emits `message.received`. The Channel entity calls it for every inbound message
+ * its connection hears; a message heard twice (same provider id on the channel) is recorded once.
  */
-import { ContactsRepo, ConversationsRepo, EventsRepo, MessagesRepo, Transactions } from "@switchboard/db"
-import { DEFAULT_CATEGORY, DomainEvent, inboundType, newId, PRIORITY } from "@switchboard/domain"
-import type { InboundContent, Message } from "@switchboard/domain"
-import { Effect, Option } from "effect"
+import { ContactsRepo, ConversationsRepo, EventsRepo, MediaRepo, MessagesRepo, Transactions } from "@switchboard/db"
+import {
+  DEFAULT_CATEGORY,
+  DEFAULT_MEDIA_RETENTION_DAYS,
+  DomainEvent,
+  inboundType,
+  newId,
+  PRIORITY,
+  toTimestamp
+} from "@switchboard/domain"
+import type { InboundBody, InboundContent, Message, MessageMemberValue } from "@switchboard/domain"
+import { InboundMetrics } from "@switchboard/providers"
+import { Config, Effect, Option } from "effect"
+
+/** `MEDIA_RETENTION_DAYS`: how long stored media are kept (default 30). */
+export const mediaRetentionDays = Config.integer("MEDIA_RETENTION_DAYS").pipe(
+  Config.validate({ message: "Expected a whole number of days >= 1", validation: (n) => n >= 1 }),
+  Config.withDefault(DEFAULT_MEDIA_RETENTION_DAYS)
+)
+
+/**
+ * What a text-only client reads in `text.body` for each kind (README "Messages"): the text, a
+ * caption, an edit's new text; "" for the rest.
+ */
+export const textOf = (body: InboundBody): string => {
+  switch (body._tag) {
+    case "text":
+      return body.body
+    case "media":
+      return body.caption ?? ""
+    case "edit":
+      return body.body
+    default:
+      return ""
+  }
+}
+
+/** `message.received` of an inbound message. */
+export const receivedEvent = (message: Message) =>
+  DomainEvent.make("message.received", {
+    object: "message",
+    object_id: message.id,
+    message_id: message.id,
+    conversation_id: message.conversation_id,
+    contact_id: message.contact_id,
+    channel_id: message.channel_id,
+    direction: "inbound",
+    type: message.type
+  })
 
 export class InboundMessages extends Effect.Service<InboundMessages>()("@switchboard/entities/InboundMessages", {
   effect: Effect.gen(function*() {
     const contacts = yield* ContactsRepo
     const conversations = yield* ConversationsRepo
     const messages = yield* MessagesRepo
+    const media = yield* MediaRepo
     const events = yield* EventsRepo
     const transactions = yield* Transactions
+    const retentionDays = yield* mediaRetentionDays
+
+    /** The member of a non-text message, our ids resolved (`mediaId`: the new media row's). */
+    const memberOf = (channelId: string, body: InboundBody, mediaId: string | null) =>
+      Effect.gen(function*() {
+        const target = (providerId: string) =>
+          Effect.map(
+            messages.idForProviderMessage(channelId, providerId),
+            (id) => id as `msg_${string}` | null
+          )
+        switch (body._tag) {
+          case "text":
+            return undefined
+          case "media": {
+            const file = {
+              media_id: mediaId as `med_${string}`,
+              mime_type: body.mimeType,
+              size_bytes: null,
+              sha256: null,
+              caption: body.caption
+            }
+            return body.kind === "document"
+              ? { ...file, filename: body.filename }
+              : body.kind === "audio"
+              ? { ...file, voice: body.voice }
+              : file
+          }
+          case "location":
+            return { latitude: body.latitude, longitude: body.longitude, name: body.name, address: body.address }
+          case "contacts":
+            return body.contacts
+          case "reaction":
+            return { message_id: yield* target(body.targetProviderMessageId), emoji: body.emoji }
+          case "edit":
+            return { message_id: yield* target(body.targetProviderMessageId), text: { body: body.body } }
+          case "revoke":
+            return { message_id: yield* target(body.targetProviderMessageId) }
+          case "unsupported":
+            return { kind: body.kind }
+        }
+      }) as Effect.Effect<MessageMemberValue | undefined>
 
     /** Records it; `None` when this provider message was recorded before (a repeated report). */
     const record = Effect.fn("InboundMessages.record")(function*(input: {
@@ -26,15 +118,16 @@ export class InboundMessages extends Effect.Service<InboundMessages>()("@switchb
       readonly now: string
     }) {
       const { content } = input
+      const type = inboundType(content.body)
       const from = content.sender.phoneNumber
       if (from === null) {
         yield* Effect.logWarning("inbound message from a sender without a phone number not recorded").pipe(
-          Effect.annotateLogs({ provider_message_id: content.providerMessageId, type: inboundType(content.body) })
+          Effect.annotateLogs({ provider_message_id: content.providerMessageId, type })
         )
+        yield* InboundMetrics.countInbound(type, "ignored", "no_phone_number")
         return Option.none<Message>()
       }
-      const body = content.body._tag === "text" ? content.body.body : ""
-      return yield* transactions.run(Effect.gen(function*() {
+      const recorded = yield* transactions.run(Effect.gen(function*() {
         if (yield* messages.hasProviderMessage(input.channelId, content.providerMessageId)) {
           return Option.none<Message>()
         }
@@ -46,8 +139,14 @@ export class InboundMessages extends Effect.Service<InboundMessages>()("@switchb
           input.now,
           "inbound"
         )
+        const messageId = yield* newId("msg")
+        const body = content.body
+        const mediaId = body._tag === "media" ? yield* newId("med") : null
+        const replyTo = content.quotedProviderMessageId === null
+          ? null
+          : yield* messages.idForProviderMessage(input.channelId, content.quotedProviderMessageId)
         const message = yield* messages.insert({
-          id: yield* newId("msg"),
+          id: messageId,
           workspaceId: input.workspaceId,
           channelId: input.channelId,
           conversationId,
@@ -55,30 +154,48 @@ export class InboundMessages extends Effect.Service<InboundMessages>()("@switchb
           direction: "inbound",
           from,
           to: input.channelNumber ?? "",
-          body,
+          body: textOf(body),
           category: DEFAULT_CATEGORY,
           priority: PRIORITY[DEFAULT_CATEGORY],
           status: "delivered",
           metadata: {},
           now: input.now,
-          providerMessageId: content.providerMessageId
+          providerMessageId: content.providerMessageId,
+          type,
+          content: yield* memberOf(input.channelId, body, mediaId),
+          replyTo,
+          senderLid: content.sender.whatsappLid,
+          mediaId
         })
-        yield* events.append({
-          workspaceId: input.workspaceId,
-          event: DomainEvent.make("message.received", {
-            object: "message",
-            object_id: message.id,
-            message_id: message.id,
-            conversation_id: message.conversation_id,
-            contact_id: message.contact_id,
-            channel_id: message.channel_id,
-            direction: "inbound",
-            type: inboundType(content.body)
-          }),
-          occurredAt: input.now
-        })
+        if (body._tag === "media" && mediaId !== null) {
+          // the download job: the worker stores the bytes, then emits `message.received`
+          yield* media.createInbound({
+            id: mediaId,
+            workspaceId: input.workspaceId,
+            channelId: input.channelId,
+            messageId,
+            kind: body.kind,
+            mimeType: body.mimeType,
+            filename: body.filename,
+            expectedSize: body.sizeBytes,
+            expectedSha256: body.sha256,
+            source: body.source,
+            now: input.now,
+            expiresAt: toTimestamp(Date.parse(input.now) + retentionDays * 86_400_000)
+          })
+        } else {
+          yield* events.append({
+            workspaceId: input.workspaceId,
+            event: receivedEvent(message),
+            occurredAt: input.now
+          })
+        }
         return Option.some(message)
       }))
+      yield* Option.isSome(recorded)
+        ? InboundMetrics.countInbound(type, "recorded")
+        : InboundMetrics.countInbound(type, "ignored", "duplicate")
+      return recorded
     })
 
     return { record } as const
@@ -87,6 +204,7 @@ export class InboundMessages extends Effect.Service<InboundMessages>()("@switchb
     ContactsRepo.Default,
     ConversationsRepo.Default,
     MessagesRepo.Default,
+    MediaRepo.Default,
     EventsRepo.Default,
     Transactions.Default
   ]

@@ -10,6 +10,7 @@
  */
 import type { Channel, ChannelStatus, ChannelStatusReason, ReceiptStatus } from "@switchboard/domain"
 import { InboundContent, RECEIPT_STATUSES } from "@switchboard/domain"
+import type { InboundBody } from "@switchboard/domain"
 import type { Effect, Queue, Scope, Stream } from "effect"
 import { Schema } from "effect"
 import type { QrSnapshot } from "./qr/QrConnection.js"
@@ -148,14 +149,21 @@ export interface Pairing {
   readonly logout: Effect.Effect<void>
 }
 
+/** What a simulated network delivers (`simulateInbound`). */
+export interface SimulatedInbound {
+  readonly from: string
+  readonly body: InboundBody
+  readonly quotedProviderMessageId: string | null
+}
+
 export interface ChannelConnection {
   readonly capabilities: ProviderCapabilities
   readonly send: (message: OutgoingMessage) => Effect.Effect<SendResult>
   readonly events: Stream.Stream<ProviderEvent>
   /** receipts the connection still expects to report (the owner stays alive while > 0) */
   readonly pendingReceipts: Effect.Effect<number>
-  /** simulated networks only: someone writes to the channel's number */
-  readonly simulateInbound?: (from: string, text: string) => Effect.Effect<void>
+  /** simulated networks only: someone writes to the channel's number (any kind) */
+  readonly simulateInbound?: (input: SimulatedInbound) => Effect.Effect<void>
   /**
    * The connection holds nothing a new one would not get back (simulated networks: what is under
    * way is replayed from the network's rows on connect), so an owner with nothing to do may close

@@ -158,10 +158,19 @@ const queryIssues = (url: string): ReadonlyArray<Issues.Issue> | undefined => {
  */
 export const IMPORT_BODY_BYTES = 7 * 1024 * 1024
 
-const bodyLimit = (request: HttpServerRequest.HttpServerRequest, defaultLimit: number) =>
-  request.method === "POST" && new URL(request.url, "http://localhost").pathname.endsWith("/v1/contacts/imports")
-    ? Math.max(defaultLimit, IMPORT_BODY_BYTES)
-    : defaultLimit
+/**
+ * A sandbox inbound message carries a file of up to 1 MiB in base64 (about 1.4 MiB): that route
+ * takes bodies up to `SANDBOX_INBOUND_BODY_BYTES` (README "Sandbox").
+ */
+export const SANDBOX_INBOUND_BODY_BYTES = 2 * 1024 * 1024
+
+const bodyLimit = (request: HttpServerRequest.HttpServerRequest, defaultLimit: number) => {
+  if (request.method !== "POST") return defaultLimit
+  const path = new URL(request.url, "http://localhost").pathname
+  if (path.endsWith("/v1/contacts/imports")) return Math.max(defaultLimit, IMPORT_BODY_BYTES)
+  if (/\/v1\/sandbox\/sessions\/[^/]+\/inbound$/.test(path)) return Math.max(defaultLimit, SANDBOX_INBOUND_BODY_BYTES)
+  return defaultLimit
+}
 
 /**
  * Guards every request before routing (README "API", OpenAPI description): a body over

@@ -167,7 +167,10 @@ export class Messages extends Effect.Service<Messages>()("@switchboard/service-a
                 updated_at: now,
                 sent_at: null,
                 delivered_at: null,
-                read_at: null
+                read_at: null,
+                context: { reply_to: null },
+                sender: null,
+                media: null
               })
               const write = sendWrites.write({
                 message: queued,
