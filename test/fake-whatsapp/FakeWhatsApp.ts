@@ -220,6 +220,13 @@ export class FakeWhatsApp {
   private readonly pairingByRef = new Map<string, Connection>()
   private readonly devices = new Map<string, LinkedDevice>()
   private readonly contacts = new Map<string, FakeContact>()
+  /** what contacts sent, by message id: sent again (a new session) when the companion asks (`retry` receipt) */
+  private readonly sentByContacts = new Map<
+    string,
+    { readonly contact: FakeContact; readonly message: proto.IMessage; readonly options: SendOptions }
+  >()
+  /** message ids the companion asked to be sent again */
+  readonly retryRequests: Array<string> = []
   /** message stanzas for the companion while none is connected: delivered as offline messages at its next login */
   private readonly offlineQueue: Array<BinaryNode> = []
   /** media a contact sent, by message id (answers the companion's re-upload requests) */
@@ -227,6 +234,8 @@ export class FakeWhatsApp {
   /** re-upload requests the companion made (message ids) */
   readonly reuploadRequests: Array<string> = []
   private failLogins: { code: number; remaining: number } | undefined
+  /** logins waiting for `releaseLogins` (the link is down meanwhile) */
+  private heldLogins: Array<() => void> | undefined
   private holdOffline = false
   private session: Connection | undefined
 
@@ -298,6 +307,26 @@ export class FakeWhatsApp {
   /** `<stream:error code=.../>` to the logged-in session (e.g. 503). */
   streamError(code: number): void {
     if (this.session) this.send(this.session, { tag: "stream:error", attrs: { code: String(code) } })
+  }
+
+  /**
+   * Logins from now on wait, unanswered, until `releaseLogins`: the companion stays offline, and
+   * what contacts send meanwhile is held for it (offline delivery).
+   */
+  holdLogins(): void {
+    this.heldLogins ??= []
+  }
+
+  /** Answers the held logins; later ones are answered at once. */
+  releaseLogins(): void {
+    const held = this.heldLogins ?? []
+    this.heldLogins = undefined
+    for (const login of held) login()
+  }
+
+  /** Whether a companion is logged in now. */
+  get companionOnline(): boolean {
+    return this.session?.device !== undefined && this.session.ws.readyState === this.session.ws.OPEN
   }
 
   /** The next `times` logins are answered with `<stream:error code=.../>` instead of `<success>`. */
@@ -505,6 +534,11 @@ export class FakeWhatsApp {
   // ------------------------------------------------------------------ login
 
   private login(conn: Connection, payload: proto.ClientPayload) {
+    if (this.heldLogins) {
+      this.heldLogins.push(() => this.login(conn, payload))
+      this.changed()
+      return
+    }
     const device = this.devices.get(`${payload.username}:${payload.device ?? 0}`)
     if (!device || !device.noiseKey.equals(conn.noise.clientStatic)) {
       this.send(conn, { tag: "failure", attrs: { reason: "401", location: "fake" } })
@@ -572,6 +606,7 @@ export class FakeWhatsApp {
     }
     if (tag === "iq") return this.onIq(conn, node)
     if (tag === "receipt" && attrs["type"] === "server-error") this.onReuploadRequest(conn, node)
+    if (tag === "receipt" && attrs["type"] === "retry") await this.onRetryRequest(attrs["id"] ?? "")
     if (tag === "message") return this.onMessage(conn, node)
     if (tag === "receipt" || tag === "notification") {
       this.send(conn, {
@@ -765,6 +800,7 @@ export class FakeWhatsApp {
     if (!device) throw new Error("no companion is linked")
     const { type, ciphertext } = await contact.peer.encrypt(device, message)
     const id = options.id ?? `3EB0${randomBytes(8).toString("hex").toUpperCase()}`
+    this.sentByContacts.set(id, { contact, message, options })
     const pn = `${contact.user}@${S_WA}`
     const lid = `${contact.lidUser}@lid`
     const addressing = options.addressing ?? "pn"
@@ -801,9 +837,22 @@ export class FakeWhatsApp {
       content: [{ tag: "enc", attrs: { v: "2", type }, content: ciphertext }]
     }
     const conn = this.session
-    if (conn?.device) this.send(conn, node)
+    if (conn && this.companionOnline) this.send(conn, node)
     else this.offlineQueue.push({ ...node, attrs: { ...node.attrs, offline: "1" } })
     return id
+  }
+
+  /**
+   * The companion could not decrypt a contact's message and asks for it again, as WhatsApp's apps
+   * do: the contact starts a new session (a fresh prekey) and sends it again under the same id.
+   */
+  private async onRetryRequest(id: string) {
+    this.retryRequests.push(id)
+    const sent = this.sentByContacts.get(id)
+    const device = this.session?.device
+    if (!sent || !device || this.retryRequests.filter((r) => r === id).length > 2) return
+    sent.contact.peer.forget(device)
+    await this.pushMessage(sent.contact, sent.message, { ...sent.options, id })
   }
 
   /** Messages held for the companion while it is away. */

@@ -6,9 +6,9 @@
 import { assert, describe, layer } from "@effect/vitest"
 import * as TestDatabase from "@switchboard/db/testing"
 import type { InboundContent } from "@switchboard/domain"
-import { QrAuthStateRepo, type QrInboundEvent } from "@switchboard/providers"
+import { InboundMetrics, QrAuthStateRepo, type QrInboundEvent } from "@switchboard/providers"
 import { proto } from "baileys"
-import { Chunk, Effect, Exit, Layer, Logger, Scope, Stream } from "effect"
+import { Chunk, Effect, Exit, Layer, Logger, Metric, MetricLabel, Scope, Stream } from "effect"
 import { randomBytes } from "node:crypto"
 import { FakeWhatsApp } from "../fake-whatsapp/index.js"
 import { connect, is, newChannelId, type Observed, pair } from "./QrHarness.js"
@@ -23,6 +23,29 @@ const inboundWithId = (a: Observed, id: string) =>
     a.next(is("inbound", (e) => e.content.providerMessageId === id), `inbound ${id}`),
     (e: QrInboundEvent) => e.content
   )
+
+const ignoredCount = (reason: string) =>
+  Effect.map(
+    Metric.value(Metric.taggedWithLabels(InboundMetrics.inboundMessages, [
+      MetricLabel.make("type", "text"),
+      MetricLabel.make("outcome", "ignored"),
+      MetricLabel.make("reason", reason)
+    ])),
+    (state) => state.count
+  )
+
+const ignoredCounts = Effect.all({ group: ignoredCount("group"), status_broadcast: ignoredCount("status_broadcast") })
+
+/** `effect` again until `done`, for at most 20 s; the last result. */
+const waitFor = <A>(effect: Effect.Effect<A>, done: (a: A) => boolean) =>
+  Effect.gen(function*() {
+    for (let i = 0; i < 200; i++) {
+      const value = yield* effect
+      if (done(value)) return value
+      yield* Effect.sleep("100 millis")
+    }
+    return yield* effect
+  })
 
 const paired = Effect.gen(function*() {
   const wa = yield* FakeWhatsApp.scoped()
@@ -116,10 +139,19 @@ describe("QR inbound", () => {
         const carol = wa.contact("+447700900301")
         const dave = wa.contact("+447700900302")
 
+        const before = yield* ignoredCounts
         yield* carol.says("hello group", { chat: "group" })
         yield* carol.says("my pn status", { chat: "status" })
         yield* dave.says("my lid status", { chat: "status", addressing: "lid+pn" })
-        // a direct message after them: once it is reported, the three before it were handled
+        // counted by reason once handled (docs/OPERATING.md "Metrics"); Baileys decrypts senders in parallel
+        const counted = yield* waitFor(
+          Effect.map(ignoredCounts, (now) => ({
+            group: now.group - before.group,
+            status_broadcast: now.status_broadcast - before.status_broadcast
+          })),
+          (c) => c.group >= 1 && c.status_broadcast >= 2
+        )
+        assert.deepStrictEqual(counted, { group: 1, status_broadcast: 2 })
         const marker = yield* carol.says("direct")
         yield* inboundWithId(a, marker)
         const inbound = a.seen.filter(is("inbound"))

@@ -236,6 +236,7 @@ describe("fromBaileys: ignored on purpose", () => {
     assert.deepStrictEqual(lidStatus, {
       _tag: "ignored",
       reason: "status_broadcast",
+      type: "text",
       providerMessageId: "WAID1",
       kind: "conversation",
       sender: LID

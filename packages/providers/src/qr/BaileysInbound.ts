@@ -4,7 +4,8 @@
  * `WAMessage`: every kind WhatsApp sends is either content of a modelled type, `unsupported` with
  * WhatsApp's own name of the kind, or ignored for a stated reason, never skipped unseen.
  *
- * Ignored on purpose (the caller counts and logs them, `QrMetrics.ignored`):
+ * Ignored on purpose (the caller counts them in `switchboard_inbound_messages_total` with
+ * `outcome="ignored"` and the reason, and logs them):
  * - `group`: a group chat (`...@g.us`); groups are not conversations of this API.
  * - `status_broadcast`, `broadcast`, `newsletter`: status posts, broadcast lists' echo and
  *   channels. A status post names its poster in `participant`/`remoteJidAlt`, so the chat is
@@ -17,7 +18,15 @@
  *   history-sync notices), which nobody wrote; revokes and edits are messages and are kept.
  * - `no_sender`: a chat address that names neither a phone number nor a LID.
  */
-import type { InboundBody, InboundContent, InboundSender, MediaKind, SharedContact } from "@switchboard/domain"
+import type {
+  InboundBody,
+  InboundContent,
+  InboundSender,
+  MediaKind,
+  MessageType,
+  SharedContact
+} from "@switchboard/domain"
+import { inboundType } from "@switchboard/domain"
 import { getContentType, jidDecode, normalizeMessageContent, proto, toNumber, type WAMessage } from "baileys"
 
 export type IgnoredReason =
@@ -29,17 +38,6 @@ export type IgnoredReason =
   | "no_content"
   | "protocol"
   | "no_sender"
-
-export const IGNORED_REASONS: ReadonlyArray<IgnoredReason> = [
-  "group",
-  "status_broadcast",
-  "broadcast",
-  "newsletter",
-  "own_message",
-  "no_content",
-  "protocol",
-  "no_sender"
-]
 
 /** A message recorded as `content`. */
 export interface Translated {
@@ -53,6 +51,8 @@ export interface Translated {
 export interface Ignored {
   readonly _tag: "ignored"
   readonly reason: IgnoredReason
+  /** the type it would have been recorded as (`none`: no content, or signalling), for the metric */
+  readonly type: MessageType | "none"
   readonly providerMessageId: string
   readonly kind: string | null
   readonly sender: string | null
@@ -287,9 +287,15 @@ export const fromBaileys = (message: WAMessage, now: number): Translation => {
   const server = decode(chat)?.server ?? chat.slice(chat.indexOf("@") + 1)
   const content = normalizeMessageContent(message.message)
   const type = content ? getContentType(content) ?? null : null
+  const typeOf = (): MessageType | "none" => {
+    if (!content || type === null) return "none"
+    const body = bodyOf(message, content, type)
+    return "ignored" in body ? "none" : inboundType(body.body)
+  }
   const ignored = (reason: IgnoredReason, sender: string | null = chat): Translation => ({
     _tag: "ignored",
     reason,
+    type: reason === "no_content" || reason === "protocol" ? "none" : typeOf(),
     providerMessageId,
     kind: type === "protocolMessage" && content ? protocolKind(content) : type,
     sender

@@ -26,7 +26,7 @@
  * socket and its generation, the reconnect budget, the receipts and sends under way); split across
  * modules, that state would have to be passed around or exposed.
  */
-import { type ChannelInput, type ChannelStatus, inboundType, transitionChannel } from "@switchboard/domain"
+import { type ChannelInput, type ChannelStatus, transitionChannel } from "@switchboard/domain"
 import makeWASocket, {
   type BinaryNode,
   DisconnectReason,
@@ -52,6 +52,7 @@ import {
   Stream
 } from "effect"
 import { MediaDownloadFailed } from "../ChannelProvider.js"
+import * as InboundMetrics from "../InboundMetrics.js"
 import { fromBaileys, senderOf } from "./BaileysInbound.js"
 import { makeBaileysLogger } from "./BaileysLogger.js"
 import * as QrAuthState from "./QrAuthState.js"
@@ -410,7 +411,7 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
         }
         const translated = fromBaileys(m, now)
         if (translated._tag === "ignored") {
-          yield* QrMetrics.ignored(translated.reason)
+          yield* InboundMetrics.countInbound(translated.type, "ignored", translated.reason)
           yield* Effect.logInfo("qr inbound message ignored").pipe(Effect.annotateLogs({
             ...annotations,
             reason: translated.reason,
@@ -421,7 +422,6 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
           continue
         }
         const { content } = translated
-        yield* QrMetrics.heard(inboundType(content.body))
         // a message that names both forms of its sender reveals the mapping
         yield* reportMapping(content.sender.whatsappLid, content.sender.phoneNumber)
         yield* publish({ _tag: "inbound", channelId, content })

@@ -46,18 +46,3 @@ export const reconnecting = (closeCode: number | null | undefined) =>
   Metric.increment(Metric.tagged(reconnects, "close_code", code(closeCode)))
 
 export const unreachable = (reason: string) => Metric.increment(Metric.tagged(connectFailures, "reason", reason))
-
-export const inbound = Metric.counter("switchboard_qr_inbound_total", {
-  description: "Messages QR channels heard from contacts and handed on to be recorded, by type (text, image, ...)",
-  incremental: true
-})
-
-export const inboundIgnored = Metric.counter("switchboard_qr_inbound_ignored_total", {
-  description:
-    "Messages QR channels heard and did not record, by reason (group, status_broadcast, own_message, no_content, ...)",
-  incremental: true
-})
-
-export const heard = (type: string) => Metric.increment(Metric.tagged(inbound, "type", type))
-
-export const ignored = (reason: string) => Metric.increment(Metric.tagged(inboundIgnored, "reason", reason))
