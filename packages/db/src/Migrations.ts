@@ -29,6 +29,7 @@ import m0051 from "./migrations/0051_contact_imports.js"
 import m0060 from "./migrations/0060_create_templates.js"
 import m0070 from "./migrations/0070_conversations_inbox.js"
 import m0080 from "./migrations/0080_message_kinds_and_media.js"
+import m0081 from "./migrations/0081_whatsapp_lids.js"
 
 export const migrations = {
   "0001_create_workspaces": m0001,
@@ -54,7 +55,8 @@ export const migrations = {
   "0051_contact_imports": m0051,
   "0060_create_templates": m0060,
   "0070_conversations_inbox": m0070,
-  "0080_message_kinds_and_media": m0080
+  "0080_message_kinds_and_media": m0080,
+  "0081_whatsapp_lids": m0081
 }
 
 export const TABLE = "switchboard_migrations"

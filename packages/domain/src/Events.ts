@@ -133,7 +133,14 @@ export const ChannelArchivedData = Schema.Struct(channelMoveFields).annotations(
 export const ContactData = Schema.Struct({
   object: Schema.Literal("contact"),
   object_id: Id("cnt"),
-  contact_id: Id("cnt")
+  contact_id: Id("cnt"),
+  /**
+   * `contact.updated` of a merge only: the contact known by WhatsApp's LID alone that was folded
+   * into this one once WhatsApp revealed its number (it no longer exists; README "Contacts")
+   */
+  merged_contact_id: Schema.optional(Id("cnt")),
+  /** `contact.updated` by WhatsApp's LID mapping only: the members that changed */
+  changed: Schema.optional(Schema.Array(Schema.Literal("phone_number", "whatsapp_lid")))
 }).annotations({ identifier: "ContactData" })
 
 export const ContactImportCompletedData = Schema.Struct({

@@ -1,5 +1,5 @@
 /**
- * `POST /v1/sandbox/sessions/{id}/inbound` (README "Sandbox"): what the simulated network delivers
+ * `POST /v1/sandbox/sessions/{id}/inbound` (README "Messages"): what the simulated network delivers
  * to the session's number, of every kind a real provider reports (README "Messages"): exactly one
  * of the kind members, optionally quoting a message of the session's channel (`reply_to`).
  */

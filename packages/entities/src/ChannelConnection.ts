@@ -99,10 +99,11 @@ export const makeChannelConnection = <E, R>(options: {
         Effect.asVoid
       )
 
-    /** A LID's phone number, as the link learnt it (stored by `LidMappings` once merged in; logged until then). */
-    const onLidMapped = (channel: Channel) => (event: LidMapped) =>
-      Effect.logDebug("whatsapp lid mapping heard").pipe(
-        Effect.annotateLogs({ channel_id: channel.id, whatsapp_lid: event.whatsappLid })
+    /** A LID's number became known: kept, contacts merged (in order with status changes). */
+    const onLidMapped = (event: LidMapped) =>
+      inbound.learnLid(channelId, event.lid, event.phoneNumber).pipe(
+        Effect.retry({ times: 3, schedule: Schedule.exponential("200 millis") }),
+        Effect.catchAllCause((cause) => Effect.logError("WhatsApp LID mapping not recorded", cause))
       )
 
     const disconnect = Effect.suspend(() => {
@@ -189,7 +190,7 @@ export const makeChannelConnection = <E, R>(options: {
               return event._tag === "StatusChanged"
                 ? Effect.ensuring(onStatusChanged(connection)(event), handled(1))
                 : event._tag === "LidMapped"
-                ? Effect.ensuring(onLidMapped(channel)(event), handled(1))
+                ? Effect.ensuring(onLidMapped(event), handled(1))
                 : event._tag === "Receipt"
                 ? Effect.flatMap(receiptQueue, (queue) => Queue.offer(queue, event))
                 : Effect.flatMap(laneFor(laneOf(event)), (lane) => Queue.offer(lane, event))

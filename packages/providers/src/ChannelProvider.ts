@@ -111,13 +111,13 @@ export interface StatusChanged {
 }
 
 /**
- * The provider learnt which phone number is behind a WhatsApp LID (QR: `lid-mapping.update`, or a
- * message naming both). May repeat; the owner stores it idempotently and merges the LID's contact.
+ * WhatsApp revealed the phone number behind a LID (QR: `lid-mapping.update`, a message's
+ * `remoteJidAlt`): the owner keeps it and merges contacts (`LidMappings.learn`).
  */
 export interface LidMapped {
   readonly _tag: "LidMapped"
-  /** the LID without the server part */
-  readonly whatsappLid: string
+  /** without the server part, e.g. `123456789012345` */
+  readonly lid: string
   /** E.164 */
   readonly phoneNumber: string
 }

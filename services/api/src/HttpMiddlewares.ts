@@ -160,7 +160,7 @@ export const IMPORT_BODY_BYTES = 7 * 1024 * 1024
 
 /**
  * A sandbox inbound message carries a file of up to 1 MiB in base64 (about 1.4 MiB): that route
- * takes bodies up to `SANDBOX_INBOUND_BODY_BYTES` (README "Sandbox").
+ * takes bodies up to `SANDBOX_INBOUND_BODY_BYTES` (README "Messages").
  */
 export const SANDBOX_INBOUND_BODY_BYTES = 2 * 1024 * 1024
 

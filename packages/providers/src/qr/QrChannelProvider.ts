@@ -23,7 +23,7 @@ const toProviderEvent = (event: QrConnectionEvent): ProviderEvent | undefined =>
     case "inbound":
       return { _tag: "Inbound", ...event.content }
     case "lid_mapping":
-      return { _tag: "LidMapped", whatsappLid: event.whatsappLid, phoneNumber: event.phoneNumber }
+      return { _tag: "LidMapped", lid: event.whatsappLid, phoneNumber: event.phoneNumber }
     case "state":
       return {
         _tag: "StatusChanged",
