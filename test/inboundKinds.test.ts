@@ -7,13 +7,27 @@
 import { assert, describe, layer } from "@effect/vitest"
 import type { Message } from "@switchboard/domain"
 import { verifyWebhook } from "@switchboard/sdk"
-import { Effect } from "effect"
+import { Effect, Metric } from "effect"
 import { createHash, randomBytes } from "node:crypto"
 import { api, createKey, eventually, refused, request, sandboxSetup, signUp } from "./support/Fixtures.js"
 import { receiver } from "./support/Receiver.js"
 import * as TestApp from "./support/TestApp.js"
 
 const FROM = "+4915112345678"
+
+/** `switchboard_inbound_messages_total` for one type and outcome, in this process. */
+const inboundCount = (type: string, outcome: string) =>
+  Effect.map(Metric.snapshot, (pairs) => {
+    let sum = 0
+    for (const pair of pairs) {
+      if (pair.metricKey.name !== "switchboard_inbound_messages_total") continue
+      const tags = Object.fromEntries(pair.metricKey.tags.map((t) => [t.key, t.value]))
+      if (tags["type"] === type && tags["outcome"] === outcome) {
+        sum += (pair.metricState as unknown as { count: number }).count
+      }
+    }
+    return sum
+  })
 
 describe("inbound messages of every kind (sandbox)", () => {
   layer(TestApp.layer(), { excludeTestServices: true, timeout: 180_000 })((it) => {
@@ -41,6 +55,11 @@ describe("inbound messages of every kind (sandbox)", () => {
             return after[0]!
           })
 
+        const countsBefore = [
+          yield* inboundCount("location", "recorded"),
+          yield* inboundCount("image", "recorded"),
+          yield* inboundCount("image", "media_stored")
+        ]
         const ours = yield* client.messages.send({ payload: { to: FROM, text: { body: "hello" } }, headers: {} })
         const text = yield* deliver({ from: FROM, text: { body: "original" } })
         assert.strictEqual(text.type, "text")
@@ -175,6 +194,15 @@ describe("inbound messages of every kind (sandbox)", () => {
           assert.strictEqual(event.type, "message.received")
           assert.strictEqual(event.data.type, m.type)
         }
+        // the inbound metric counted them by type and outcome
+        assert.deepStrictEqual(
+          [
+            (yield* inboundCount("location", "recorded")) - countsBefore[0]!,
+            (yield* inboundCount("image", "recorded")) - countsBefore[1]!,
+            (yield* inboundCount("image", "media_stored")) - countsBefore[2]!
+          ],
+          [1, 1, 1]
+        )
       }))
 
     it.effect("refuses bad inbound input with the envelope", () =>
