@@ -24,7 +24,10 @@ with milliseconds. Every character limit (a schema's \`maxLength\`/\`minLength\`
 counts Unicode code points: an emoji is one character. Every error is \`{"error":{"code","message","details"}}\` with \`details\` always an
 object; validation failures are 422 \`VALIDATION_ERROR\` with \`details.issues[].path\` and
 \`.message\` (submitted values are never echoed back). Unknown routes are 404 \`NOT_FOUND\` with
-\`details.resource = "route"\`; a known path with another method is 405 \`METHOD_NOT_ALLOWED\` with an
+\`details.resource = "route"\`. An id that names nothing is 404 with the resource's not-found code
+(\`NOT_FOUND\` with \`details.resource\`, \`CHANNEL_NOT_FOUND\`, ...) whether it is well formed or not
+(\`msg_123\`, \`channel_id: "ch_unknown"\`), in the path or as a reference in the body or a filter;
+a value that is not a string where an id goes is 422. A known path with another method is 405 \`METHOD_NOT_ALLOWED\` with an
 \`Allow\` header. Bodies over 1 MiB (announced or chunked) are 413 \`PAYLOAD_TOO_LARGE\`. Every response carries
 \`X-Request-Id\` (a valid incoming one, 1..128 of \`[A-Za-z0-9._-]\`, is echoed).
 

@@ -4,6 +4,7 @@ import {
   ContactImport,
   Id,
   IdempotencyConflict,
+  IdRef,
   ListParams,
   maxCharacters,
   minCharacters,
@@ -33,7 +34,7 @@ export const CreateContactImportRequest = StrictStruct({
   tags: Schema.optional(Schema.Array(TagInput).pipe(Schema.maxItems(50))).annotations({
     description: "Added to every imported (created or updated) contact"
   }),
-  group_id: Schema.optional(Id("grp")).annotations({ description: "Every imported contact joins this group" })
+  group_id: Schema.optional(IdRef("grp")).annotations({ description: "Every imported contact joins this group" })
 }).annotations({ identifier: "CreateContactImportRequest" })
 
 const DESCRIPTION =
@@ -64,7 +65,7 @@ export class ContactImportsApi extends HttpApiGroup.make("contactImports")
   )
   .add(
     HttpApiEndpoint.get("get", "/v1/contacts/imports/:importId")
-      .setPath(Schema.Struct({ importId: Id("imp") }))
+      .setPath(Schema.Struct({ importId: IdRef("imp") }))
       .addSuccess(ContactImport)
       .addError(NotFound)
       .annotate(

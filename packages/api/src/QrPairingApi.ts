@@ -6,6 +6,7 @@ import {
   ChannelStatus,
   Conflict,
   Id,
+  IdRef,
   QrConnectionErrorReason,
   ServiceUnavailable,
   Timestamp
@@ -51,7 +52,7 @@ export const EventStream = Schema.String.pipe(
   HttpApiSchema.withEncoding({ kind: "Text", contentType: "text/event-stream" })
 )
 
-const ChannelPath = Schema.Struct({ channelId: Id("ch") })
+const ChannelPath = Schema.Struct({ channelId: IdRef("ch") })
 
 /** Where a QR channel stands against its rolling 24 h safety cap. */
 export class QrSafetyUsage extends Schema.Class<QrSafetyUsage>("QrSafetyUsage")({
