@@ -4,7 +4,10 @@ import {
   characterCount,
   Conflict,
   Contact,
+  ContactAttributes,
+  ContactEmail,
   ContactGroup,
+  ContactName,
   ContactTag,
   E164,
   EntitlementLimitReached,
@@ -21,13 +24,9 @@ import {
 import { Schema } from "effect"
 import { Authentication, rateLimited, requireScopes } from "./Security.js"
 
-const Name = Schema.NullOr(Schema.String.pipe(maxCharacters(256)))
-const EmailAddress = Schema.NullOr(
-  Schema.String.pipe(
-    maxCharacters(254),
-    Schema.pattern(/^[^\s@]+@[^\s@]+$/, { message: () => "Expected an e-mail address" })
-  )
-)
+// the rules every door shares (an import checks its rows with the same): domain `ContactFields.ts`
+const Name = Schema.NullOr(ContactName)
+const EmailAddress = Schema.NullOr(ContactEmail)
 
 /** A tag as sent: stored trimmed and lower-case. */
 export const TagInput = Schema.String.pipe(
@@ -37,12 +36,7 @@ export const TagInput = Schema.String.pipe(
   })
 ).annotations({ description: "1..64 characters; stored trimmed and lower-case" })
 
-export const AttributesInput = Schema.Record({
-  key: Schema.String.pipe(minCharacters(1), maxCharacters(64)),
-  value: Schema.String.pipe(maxCharacters(1024))
-}).pipe(
-  Schema.filter((a) => Object.keys(a).length <= 50 || "Expected at most 50 attributes")
-).annotations({ description: "String to string; at most 50 keys of 1..64 characters, values <= 1024 characters" })
+export const AttributesInput = ContactAttributes
 
 const contactFields = {
   phone_number: E164.annotations({ description: "E.164; unique per workspace (409 CONFLICT otherwise)" }),
