@@ -173,5 +173,4 @@ export class WebhooksApi extends HttpApiGroup.make("webhooks")
   .middleware(Authentication)
   .annotate(OpenApi.Title, "Webhooks")
   .annotateEndpoints(RequiredScopes, ["webhooks.manage"])
-  .annotateEndpoints(OpenApi.Override, { "x-required-scopes": ["webhooks.manage"] })
 {}

@@ -15,7 +15,8 @@ const IdRow = Schema.Struct({ id: Schema.String })
 /** A row of `contacts` with its group ids. */
 export const ContactColumns = Schema.Struct({
   id: Schema.String,
-  phone_number: Schema.String,
+  phone_number: Schema.NullOr(Schema.String),
+  whatsapp_lid: Schema.NullOr(Schema.String),
   name: Schema.NullOr(Schema.String),
   email: Schema.NullOr(Schema.String),
   attributes: Schema.Record({ key: Schema.String, value: Schema.String }),
@@ -31,6 +32,7 @@ const toContact = (r: typeof ContactColumns.Type): Contact =>
     id: r.id as Contact["id"],
     object: "contact",
     phone_number: r.phone_number,
+    whatsapp_lid: r.whatsapp_lid,
     name: r.name,
     email: r.email,
     attributes: r.attributes,
@@ -123,7 +125,7 @@ export class ContactsRepo extends Effect.Service<ContactsRepo>()("@switchboard/d
     )
 
     const select = (where: Statement.Fragment) =>
-      sql`SELECT c.id, c.phone_number, c.name, c.email, c.attributes, c.tags, c.created_at, c.updated_at,
+      sql`SELECT c.id, c.phone_number, c.whatsapp_lid, c.name, c.email, c.attributes, c.tags, c.created_at, c.updated_at,
           ARRAY(SELECT m.group_id FROM contact_group_members m WHERE m.contact_id = c.id ORDER BY m.group_id)
             AS group_ids
         FROM contacts c WHERE ${where}`

@@ -13,7 +13,10 @@ import { StrictStruct, Timestamp } from "./Schemas.js"
 export const ConversationContact = Schema.Struct({
   id: Id("cnt"),
   object: Schema.Literal("contact"),
-  phone_number: Schema.String,
+  phone_number: Schema.NullOr(Schema.String).annotations({
+    description: "null only for a sender WhatsApp named by LID alone (`whatsapp_lid`), until it reveals the number"
+  }),
+  whatsapp_lid: Schema.NullOr(Schema.String),
   name: Schema.NullOr(Schema.String)
 }).annotations({ identifier: "ConversationContact" })
 

@@ -156,6 +156,12 @@ export class PayloadTooLarge extends ApiError<PayloadTooLarge>()("PayloadTooLarg
   description: "The request body is over the size limit (`details.limit_bytes`)."
 }) {}
 
+export class RangeNotSatisfiable extends ApiError<RangeNotSatisfiable>()("RangeNotSatisfiable", {
+  code: "RANGE_NOT_SATISFIABLE",
+  status: 416,
+  description: "The `Range` asked for starts past the file's end (`details.size_bytes`; `Content-Range: bytes */size`)."
+}) {}
+
 export class RateLimited extends ApiError<RateLimited>()("RateLimited", {
   code: "RATE_LIMITED",
   status: 429,
@@ -196,6 +202,7 @@ export class SandboxNoNumberAvailable extends ApiError<SandboxNoNumberAvailable>
 /** All error classes, for documentation and the contract tests. */
 export const AllErrors = [
   ValidationError,
+  RangeNotSatisfiable,
   TemplateVariableMissing,
   Unauthorized,
   InvalidCredentials,

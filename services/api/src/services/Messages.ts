@@ -182,7 +182,10 @@ export class Messages extends Effect.Service<Messages>()("@switchboard/service-a
                 updated_at: now,
                 sent_at: null,
                 delivered_at: null,
-                read_at: null
+                read_at: null,
+                context: { reply_to: null },
+                sender: null,
+                media: null
               })
               const write = sendWrites.write({
                 message: queued,
@@ -196,7 +199,7 @@ export class Messages extends Effect.Service<Messages>()("@switchboard/service-a
               const quotaApplies = quota.applies(channel, entitlements.monthly_message_quota)
               const written = channel.provider === "qr" || quotaApplies
                 ? yield* transactions.run(Effect.gen(function*() {
-                  yield* qrSafety.admit(channel)
+                  yield* qrSafety.admit(channel, body.to)
                   yield* quota.admit(channel, entitlements.monthly_message_quota)
                   return yield* write
                 }))
