@@ -13,6 +13,7 @@ import {
   EntitlementLimitReached,
   Id,
   IdempotencyConflict,
+  IdRef,
   ListParams,
   maxCharacters,
   Message,
@@ -75,7 +76,7 @@ export class MessagesApi extends HttpApiGroup.make("messages")
         state: Schema.optional(MessageStatus),
         direction: Schema.optional(Schema.Literal("outbound", "inbound")),
         category: Schema.optional(Category),
-        channel_id: Schema.optional(Id("ch"))
+        channel_id: Schema.optional(IdRef("ch"))
       }))
       .addSuccess(Page(Message))
       .addError(ChannelNotFound)
@@ -87,7 +88,7 @@ export class MessagesApi extends HttpApiGroup.make("messages")
   )
   .add(
     HttpApiEndpoint.get("get", "/v1/messages/:messageId")
-      .setPath(Schema.Struct({ messageId: Id("msg") }))
+      .setPath(Schema.Struct({ messageId: IdRef("msg") }))
       .addSuccess(MessageWithTimeline)
       .addError(NotFound)
       .annotate(OpenApi.Description, "The message with its timeline (every transition, oldest first).")
@@ -109,7 +110,7 @@ export const UpdateChannelRequest = StrictStruct({
   Schema.filter((b) => b.name !== undefined || b.is_default !== undefined || "Send at least one of name and is_default")
 ).annotations({ identifier: "UpdateChannelRequest" })
 
-const ChannelPath = Schema.Struct({ channelId: Id("ch") })
+const ChannelPath = Schema.Struct({ channelId: IdRef("ch") })
 
 export class ChannelsApi extends HttpApiGroup.make("channels")
   .add(
@@ -200,7 +201,7 @@ export class CreatedSandboxSession extends Schema.Class<CreatedSandboxSession>("
   })
 }) {}
 
-const SessionPath = Schema.Struct({ sessionId: Id("sbx") })
+const SessionPath = Schema.Struct({ sessionId: IdRef("sbx") })
 
 export class SandboxApi extends HttpApiGroup.make("sandbox")
   .add(

@@ -242,6 +242,9 @@ const mapErrors = (maxBodyBytes: number) =>
       if (Option.isSome(failure)) {
         const error = failure.value as unknown
         if (Predicate.isTagged(error, "HttpApiDecodeError")) {
+          // only ids that name nothing: the resource's 404, as for a well-formed unknown id
+          const unknownId = Issues.unknownIdRefusal((error as HttpApiDecodeError).issues)
+          if (unknownId !== undefined) return Effect.fail(unknownId)
           const issues = Issues.fromFormatted((error as HttpApiDecodeError).issues)
           return Effect.fail(new ValidationError({ message: "Request validation failed", details: { issues } }))
         }
