@@ -23,7 +23,9 @@ const DESCRIPTION = `Provider-independent messaging API.
 Conventions: JSON members are snake_case; ids are a prefix plus a ULID; timestamps are ISO 8601 UTC
 with milliseconds. Every error is \`{"error":{"code","message","details"}}\` with \`details\` always an
 object; validation failures are 422 \`VALIDATION_ERROR\` with \`details.issues[].path\` and
-\`.message\` (submitted values are never echoed back). Unknown routes are 404 \`NOT_FOUND\` with
+\`.message\` (submitted values are never echoed back, nor member names the client chose: an unknown member or a
+key of \`metadata\`, \`attributes\` or \`variables\` is reported at the object that holds it; errors repeat only
+member names the contract declares, variable names a stored template declares, and well-formed ids). Unknown routes are 404 \`NOT_FOUND\` with
 \`details.resource = "route"\`. A path is routed exactly as sent: a raw \`;\` or \`#\`, or any other character a
 path segment may not hold unencoded (RFC 3986; a \`%\` not followed by two hex digits included), is 404
 \`NOT_FOUND\` with \`details.reason = "path_character"\` on every route, before anything runs; an

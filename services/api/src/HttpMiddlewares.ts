@@ -88,13 +88,13 @@ const routeNotFound = Effect.flatMap(HttpServerRequest.HttpServerRequest, (reque
   if (allowed.length > 0) {
     return envelopeResponse(
       MethodNotAllowed,
-      new MethodNotAllowed({ message: `Method ${request.method} is not allowed here`, details: { allowed } }),
+      new MethodNotAllowed({ message: "This method is not allowed on this path", details: { allowed } }),
       { allow: allowed.join(", ") }
     )
   }
   return envelopeResponse(
     NotFound,
-    new NotFound({ message: `No route for ${request.method} ${pathname}`, details: { resource: "route" } })
+    new NotFound({ message: "No route has this method and path", details: { resource: "route" } })
   )
 })
 
@@ -405,7 +405,7 @@ export const serveMiddleware =
           routed = envelopeResponse(
             NotFound,
             new NotFound({
-              message: `No route for ${request.method} ${url.split("?")[0]}`,
+              message: "No route has this path: it is outside the base path",
               details: { resource: "route" }
             })
           )
