@@ -100,7 +100,7 @@ describe("no echo of client text in errors", () => {
           }
         }
         assert.isAbove(errors, 200)
-      }))
+      }), { timeout: 240_000 })
 
     it.effect("never repeats template placeholders, unknown variables or slugs", () =>
       Effect.gen(function*() {
