@@ -205,7 +205,11 @@ describe("inbound messages of every kind (sandbox)", () => {
         const secret = endpoint.body.secret as string
         const received = sink.received.map((r) => {
           assert.isTrue(verifyWebhook(r.body, r.headers as any, secret).valid)
-          return JSON.parse(r.body) as { type: string; created_at: string; data: { message_id: string; type: string } }
+          return JSON.parse(r.body) as {
+            type: string
+            created_at: string
+            data: { message_id: string; type: string; media_status?: string }
+          }
         })
         assert.deepStrictEqual(
           received.map((e) => e.data.message_id).sort(),
@@ -215,6 +219,7 @@ describe("inbound messages of every kind (sandbox)", () => {
           const event = received.find((e) => e.data.message_id === m.id)!
           assert.strictEqual(event.type, "message.received")
           assert.strictEqual(event.data.type, m.type)
+          assert.strictEqual(event.data.media_status, m.media === null ? undefined : "ready")
         }
         // the inbound metric counted them by type and outcome
         assert.deepStrictEqual(
