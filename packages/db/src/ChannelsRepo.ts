@@ -161,6 +161,13 @@ export class ChannelsRepo extends Effect.Service<ChannelsRepo>()("@switchboard/d
       return rows[0]?.n ?? 0
     }, dieOnDatabaseError)
 
+    /** Whether a live channel of the workspace already has this name (case-insensitively, like the index). */
+    const nameTaken = Effect.fn("ChannelsRepo.nameTaken")(function*(workspaceId: string, name: string) {
+      const rows = yield* sql`SELECT 1 FROM channels
+        WHERE workspace_id = ${workspaceId} AND lower(name) = lower(${name}) AND archived_at IS NULL`
+      return rows.length > 0
+    }, dieOnDatabaseError)
+
     /** Stores the provider's capability snapshot when it is new or changed. */
     const refreshCapabilities = Effect.fn("ChannelsRepo.refreshCapabilities")(function*(
       id: string,
@@ -318,6 +325,7 @@ export class ChannelsRepo extends Effect.Service<ChannelsRepo>()("@switchboard/d
       list,
       update,
       countProduction,
+      nameTaken,
       refreshCapabilities,
       archive,
       archiveWithEvents,

@@ -13,9 +13,10 @@
 import { ChannelsRepo } from "@switchboard/db"
 import { dispatches, toTimestamp } from "@switchboard/domain"
 import type { Channel, ChannelStatus } from "@switchboard/domain"
-import { ChannelProviders } from "@switchboard/providers"
+import { ChannelProviders, inboundContent } from "@switchboard/providers"
 import type {
   ChannelConnection,
+  LidMapped,
   ProviderEvent,
   Receipt,
   RestrictionReported,
@@ -32,7 +33,7 @@ const EVENT_LANES = 8
 /** Receipts written in one batch at most. */
 const RECEIPT_BATCH = 500
 
-type LaneEvent = Exclude<ProviderEvent, StatusChanged | Receipt | SendRejected | RestrictionReported>
+type LaneEvent = Exclude<ProviderEvent, StatusChanged | Receipt | SendRejected | LidMapped | RestrictionReported>
 
 const laneOf = (event: LaneEvent): number => {
   const key = event.providerMessageId
@@ -93,14 +94,19 @@ export const makeChannelConnection = <E, R>(options: {
         workspaceId: channel.workspace_id,
         channelId: channel.id,
         channelNumber: channel.phone_number,
-        providerMessageId: event.providerMessageId,
-        from: event.from,
-        body: event.text,
+        content: inboundContent(event),
         now: toTimestamp(event.at)
       }).pipe(
         Effect.retry({ times: 3, schedule: Schedule.exponential("200 millis") }),
         Effect.catchAllCause((cause) => Effect.logError("inbound message not recorded", cause)),
         Effect.asVoid
+      )
+
+    /** A LID's number became known: kept, contacts merged (in order with status changes). */
+    const onLidMapped = (event: LidMapped) =>
+      inbound.learnLid(channelId, event.lid, event.phoneNumber).pipe(
+        Effect.retry({ times: 3, schedule: Schedule.exponential("200 millis") }),
+        Effect.catchAllCause((cause) => Effect.logError("WhatsApp LID mapping not recorded", cause))
       )
 
     const disconnect = Effect.suspend(() => {
@@ -217,6 +223,8 @@ export const makeChannelConnection = <E, R>(options: {
                   }),
                   handled(1)
                 )
+                : event._tag === "LidMapped"
+                ? Effect.ensuring(onLidMapped(event), handled(1))
                 : event._tag === "Receipt"
                 ? Effect.flatMap(receiptQueue, (queue) => Queue.offer(queue, event))
                 : Effect.flatMap(laneFor(laneOf(event)), (lane) => Queue.offer(lane, event))

@@ -121,16 +121,10 @@ export const ChannelEntityLive = ChannelEntity.toLayer(
     /** A new connection: QR channels rebuild their per-recipient spacing from the recorded dispatches. */
     const onOpen = (connection: ChannelConnection) =>
       Effect.gen(function*() {
-        if (connection.pairing === undefined) {
-          pacer = pacerForConnection(pacer, false)
-          return
-        }
-        const now = yield* Clock.currentTimeMillis
-        pacer = pacerForConnection(
-          pacer,
-          true,
-          yield* queue.dispatchesSince(channelId, now - QR_PER_RECIPIENT_WINDOW_MS)
-        )
+        const perRecipient = connection.pairing !== undefined
+        const since = (yield* Clock.currentTimeMillis) - QR_PER_RECIPIENT_WINDOW_MS
+        const recent = perRecipient ? yield* queue.dispatchesSince(channelId, since) : []
+        pacer = pacerForConnection(pacer, perRecipient, recent)
       })
 
     const link = yield* makeChannelConnection({ channelId, wake, onOpen })
@@ -184,13 +178,11 @@ export const ChannelEntityLive = ChannelEntity.toLayer(
             return false
           }
           const result = yield* connection.send({ id: message.id, to: message.to, body: message.body })
-          if (result._tag === "Accepted") {
-            throttledInARow = 0
-            yield* calls.providerAccepted(message.id)
-          } else {
-            if (result.code === PROVIDER_RATE_LIMITED) yield* throttled
-            yield* calls.dispatchFailed(message.id, result)
-          }
+          if (result._tag === "Accepted") throttledInARow = 0
+          else if (result.code === PROVIDER_RATE_LIMITED) yield* throttled
+          yield* result._tag === "Accepted"
+            ? calls.providerAccepted(message.id)
+            : calls.dispatchFailed(message.id, result)
           return true
         }).pipe(
           Effect.annotateLogs("message_id", message.id),
@@ -329,7 +321,11 @@ export const ChannelEntityLive = ChannelEntity.toLayer(
           link.withConnection((connected) =>
             Effect.gen(function*() {
               if (Option.isNone(connected) || connected.value.connection.simulateInbound === undefined) return false
-              yield* connected.value.connection.simulateInbound(payload.from, payload.text)
+              yield* connected.value.connection.simulateInbound({
+                from: payload.from,
+                body: payload.body,
+                quotedProviderMessageId: payload.quoted_provider_message_id
+              })
               return true
             })
           ).pipe(Effect.orDie, Effect.tap(ensureLoop))

@@ -14,7 +14,8 @@ import { Cause, Console, Effect, Layer, Logger, LogLevel } from "effect"
 import { parseArgs } from "node:util"
 
 const USAGE = `Usage: npm run admin -- <command> [options]
-  create-user --email E --password P --name N --workspace W [--plan free|starter|growth|enterprise] [--verified]
+  create-user --email E --password P --name N --workspace W [--plan free|starter|growth|enterprise] [--verified] [--if-missing]
+      --if-missing: an account with this e-mail and password already there is kept ("created": false, exit 0)
   set-plan --workspace ws_... --plan free|starter|growth|enterprise
   override --workspace ws_... --entitlement NAME (--value V | --unlimited | --clear)
   suspend --id usr_...|ws_...|ch_...
@@ -67,6 +68,7 @@ const program = Effect.gen(function*() {
           workspace: { type: "string" },
           plan: { type: "string" },
           verified: { type: "boolean" },
+          "if-missing": { type: "boolean" },
           entitlement: { type: "string" },
           value: { type: "string" },
           unlimited: { type: "boolean" },
@@ -94,7 +96,8 @@ const program = Effect.gen(function*() {
         name: yield* need("name"),
         workspace: yield* need("workspace"),
         plan: yield* parsePlan(values.plan ?? "free"),
-        verified: values.verified === true
+        verified: values.verified === true,
+        ifMissing: values["if-missing"] === true
       })
     case "set-plan":
       return yield* operator.setPlan(yield* need("workspace"), yield* parsePlan(values.plan))

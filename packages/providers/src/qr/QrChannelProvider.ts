@@ -13,7 +13,7 @@
  */
 import { Effect, Option, Stream } from "effect"
 import type { ChannelConnection, ChannelProvider, ProviderEvent } from "../ChannelProvider.js"
-import { accepted, qrSendRefusal, refused } from "../ChannelProvider.js"
+import { accepted, inboundText, qrSendRefusal, refused } from "../ChannelProvider.js"
 import type { QrConnectionEvent } from "./QrConnectionEvent.js"
 import { QrProvider } from "./QrProvider.js"
 import { NOT_ON_WHATSAPP } from "./QrRestrictions.js"
@@ -33,13 +33,7 @@ const toProviderEvent = (event: QrConnectionEvent): ProviderEvent | undefined =>
     case "restriction":
       return { _tag: "RestrictionReported", timelockUntil: event.timelockUntil, newChatQuota: event.newChatQuota }
     case "inbound":
-      return {
-        _tag: "Inbound",
-        providerMessageId: event.providerMessageId,
-        from: event.from,
-        text: event.text,
-        at: event.at
-      }
+      return inboundText(event.providerMessageId, event.from, event.text, event.at)
     case "state":
       return {
         _tag: "StatusChanged",

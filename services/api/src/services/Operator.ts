@@ -9,6 +9,7 @@ import { Invalidations } from "@switchboard/infra"
 import { Clock, Data, Effect, Option } from "effect"
 import { Accounts } from "./Accounts.js"
 import { workspaceTopic } from "./ApiKeyCache.js"
+import { Credentials } from "./Credentials.js"
 
 const OPERATOR_LIST_LIMIT = 1000
 
@@ -17,6 +18,7 @@ export class OperatorError extends Data.TaggedError("OperatorError")<{ readonly 
 export class Operator extends Effect.Service<Operator>()("@switchboard/service-api/Operator", {
   effect: Effect.gen(function*() {
     const accounts = yield* Accounts
+    const credentials = yield* Credentials
     const users = yield* UsersRepo
     const workspaces = yield* WorkspacesRepo
     const channels = yield* ChannelsRepo
@@ -32,11 +34,25 @@ export class Operator extends Effect.Service<Operator>()("@switchboard/service-a
       readonly workspace: string
       readonly plan: PlanName
       readonly verified: boolean
+      /** An account with this e-mail and this password already there is not an error (scripts re-run). */
+      readonly ifMissing?: boolean
     }) {
+      if (input.ifMissing === true) {
+        const existing = yield* users.findByEmail(input.email)
+        if (Option.isSome(existing)) {
+          if (!(yield* credentials.verifyPassword(existing.value.password_hash, input.password))) {
+            return yield* new OperatorError({
+              message: "An account with this e-mail already exists with another password: nothing changed"
+            })
+          }
+          const [first] = yield* users.memberships(existing.value.id)
+          return { user_id: existing.value.id, workspace_id: first?.id ?? null, created: false }
+        }
+      }
       const created = yield* accounts.createUser({ ...input, workspaceName: input.workspace }).pipe(
         Effect.mapError((e) => new OperatorError({ message: e.message }))
       )
-      return { user_id: created.user.id, workspace_id: created.workspace.id }
+      return { user_id: created.user.id, workspace_id: created.workspace.id, created: true }
     })
 
     const setPlan = Effect.fn("Operator.setPlan")(function*(workspaceId: string, plan: PlanName) {
@@ -166,6 +182,7 @@ export class Operator extends Effect.Service<Operator>()("@switchboard/service-a
   }),
   dependencies: [
     Accounts.Default,
+    Credentials.Default,
     UsersRepo.Default,
     WorkspacesRepo.Default,
     ChannelsRepo.Default,
