@@ -6,8 +6,8 @@
  *
  * - `send` uses our message id as the WhatsApp id; not connected or a Baileys failure is a
  *   retryable refusal (the message was not accepted and goes back to the queue with backoff).
- * - `events`: receipts, inbound texts and status changes, in the order the connection reports
- *   them. QR codes, expiry and connection errors only go to pairing watchers (`pairing.subscribe`),
+ * - `events`: receipts, inbound messages of every kind, LID mappings and status changes, in the
+ *   order the connection reports them. QR codes, expiry and connection errors only go to pairing watchers (`pairing.subscribe`),
  *   never here.
  */
 import { Effect, Option, Stream } from "effect"
@@ -20,14 +20,20 @@ const toProviderEvent = (event: QrConnectionEvent): ProviderEvent | undefined =>
   switch (event._tag) {
     case "receipt":
       return { _tag: "Receipt", messageId: event.messageId, status: event.status, at: event.at }
-    case "inbound":
+    case "rejected":
       return {
-        _tag: "Inbound",
-        providerMessageId: event.providerMessageId,
-        from: event.from,
-        text: event.text,
-        at: event.at
+        _tag: "SendRejected",
+        messageId: event.messageId,
+        code: event.code,
+        reason: event.reason,
+        retryable: event.retryable
       }
+    case "restriction":
+      return { _tag: "RestrictionReported", timelockUntil: event.timelockUntil, newChatQuota: event.newChatQuota }
+    case "inbound":
+      return { _tag: "Inbound", ...event.content }
+    case "lid_mapping":
+      return { _tag: "LidMapped", lid: event.whatsappLid, phoneNumber: event.phoneNumber }
     case "state":
       return {
         _tag: "StatusChanged",
@@ -46,6 +52,7 @@ const toProviderEvent = (event: QrConnectionEvent): ProviderEvent | undefined =>
 
 export const make = Effect.map(QrProvider, (qr): ChannelProvider => ({
   forget: (channel) => qr.forget(channel.id),
+  downloadMedia: qr.downloadMedia,
   connect: (channel) =>
     Effect.gen(function*() {
       const connection = yield* qr.connect({ channelId: channel.id, initialStatus: channel.status })

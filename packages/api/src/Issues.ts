@@ -2,7 +2,7 @@
  * Schema parse failures as `details.issues`: the member path and a sentence, never the submitted
  * value (it may be huge or a secret).
  */
-import { IdPrefixes } from "@switchboard/domain"
+import { IdPrefixes, unknownIdError, unknownIdPrefix } from "@switchboard/domain"
 import { ParseResult } from "effect"
 
 export interface Issue {
@@ -64,14 +64,19 @@ const readable = (message: string): string => {
 const toPathSegment = (key: PropertyKey): string | number =>
   typeof key === "number" ? key : typeof key === "symbol" ? String(key.description) : key
 
-export const fromFormatted = (
-  issues: ReadonlyArray<{ readonly _tag: string; readonly path: ReadonlyArray<PropertyKey>; readonly message: string }>
-): Array<Issue> => {
-  const relevant = issues.filter((issue, _, all) =>
-    // `Schema.optional(X)` also reports its "undefined" branch; drop it beside a real issue
+/** Without the "undefined" branch `Schema.optional(X)` also reports beside a real issue. */
+const relevantIssues = <I extends { readonly path: ReadonlyArray<PropertyKey>; readonly message: string }>(
+  issues: ReadonlyArray<I>
+): Array<I> =>
+  issues.filter((issue, _, all) =>
     !(issue.message.startsWith("Expected undefined") &&
       all.some((other) => other !== issue && issue.path.every((seg, k) => other.path[k] === seg)))
   )
+
+export const fromFormatted = (
+  issues: ReadonlyArray<{ readonly _tag: string; readonly path: ReadonlyArray<PropertyKey>; readonly message: string }>
+): Array<Issue> => {
+  const relevant = relevantIssues(issues)
   const out = relevant.map((issue): Issue => {
     const path = issue.path.map(toPathSegment)
     if (issue._tag === "Unexpected") {
@@ -86,3 +91,23 @@ export const fromFormatted = (
 
 export const fromParseError = (error: ParseResult.ParseError): Array<Issue> =>
   fromFormatted(ParseResult.ArrayFormatter.formatErrorSync(error))
+
+/**
+ * A request refused only because ids in it name nothing (`IdRef`, domain `Ids.ts`): the 404 of the
+ * first such id's kind, naming every such member; `undefined` when anything else is wrong too
+ * (then the 422 lists every issue).
+ */
+export const unknownIdRefusal = (
+  issues: ReadonlyArray<{ readonly path: ReadonlyArray<PropertyKey>; readonly message: string }>
+) => {
+  const relevant = relevantIssues(issues)
+  const prefixes = relevant.map((issue) => unknownIdPrefix(issue.message))
+  const first = prefixes[0]
+  if (first === undefined || prefixes.some((p) => p === undefined)) return undefined
+  return unknownIdError(
+    first,
+    relevant.flatMap((issue, i) =>
+      prefixes[i] === first ? [{ path: issue.path.map(toPathSegment), message: "Names nothing here" }] : []
+    )
+  )
+}
