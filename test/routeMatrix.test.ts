@@ -99,12 +99,19 @@ describe("authentication of every route", () => {
         }
       }))
 
-    it.effect("refuses API keys on session-only routes", () =>
+    it.effect("refuses API keys on session-only routes, every route under qr/ among them", () =>
       Effect.gen(function*() {
         const user = yield* signUp()
         const key = yield* createKey(user, { scopes: [...SCOPES] })
         const sessionOnly = routes.filter((r) => r.sessionOnly)
         assert.isAbove(sessionOnly.length, 0)
+        // QR pairing is for a signed-in user (README "QR channels"): no route under qr/ takes a key
+        const qr = routes.filter((r) => r.path.includes("/qr/"))
+        assert.deepStrictEqual(
+          qr.map((r) => r.path.split("/").pop()).sort(),
+          ["logout", "safety", "start", "status", "stream"]
+        )
+        for (const route of qr) assert.include(sessionOnly, route)
         for (const route of sessionOnly) {
           const reply = yield* request(route.method, route.path, {
             token: key.secret,

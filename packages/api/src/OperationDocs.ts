@@ -21,6 +21,8 @@ export const SUMMARIES: Record<string, string> = {
   "messages.send": "Send a message",
   "messages.list": "List messages",
   "messages.get": "Get a message and its timeline",
+  "media.get": "Get a stored media's metadata",
+  "media.content": "Download a stored media's bytes",
   "conversations.list": "List conversations",
   "conversations.get": "Get a conversation",
   "conversations.update": "Assign, close or reopen a conversation",
@@ -109,6 +111,8 @@ export const TAGS: Record<string, string> = {
   "API keys": "Keys for programs: `wa_test_...` (sandbox) and `wa_live_...`, with scopes. The secret is shown once.",
   "Plan and usage": "What the workspace's plan allows and what it used this month.",
   Messages: "Send messages (accepted at once, queued durably) and follow them through their timeline.",
+  Media:
+    "Files of inbound messages (images, voice notes, documents, ...), stored before `message.received` and kept `MEDIA_RETENTION_DAYS`.",
   Conversations: "One thread per contact and channel: inbox, assignment, replies within the reply window, notes.",
   Channels: "Where messages go out: the shared sandbox number or your own number linked by QR.",
   "QR pairing": "Link your own WhatsApp number by scanning a QR code: a signed-in user only.",

@@ -21,6 +21,7 @@ const USAGE = `Usage: npm run admin -- <command> [options]
   suspend --id usr_...|ws_...|ch_...
   reactivate --id usr_...|ws_...|ch_...
   qr-limit --workspace ws_... [--channel ch_...] (--limit N | --clear)   lowers the QR safety cap (0-200 per 24 h)
+  qr-warm-up --workspace ws_... --channel ch_... (--off | --max N | --default)   a QR channel's warm-up for new contacts: off, a lower daily ceiling (0-200), or the default ramp
   list-users       (id, e-mail, name, status, verified, workspaces with roles; at most 1000)
   list-workspaces  (id, name, plan, status, owner's e-mail, members; at most 1000)
   reseal-secrets   (re-seals every secret at rest under SECRETS_ENCRYPTION_KEY; exits 1 if no key opens some value)`
@@ -74,7 +75,10 @@ const program = Effect.gen(function*() {
           clear: { type: "boolean" },
           id: { type: "string" },
           channel: { type: "string" },
-          limit: { type: "string" }
+          limit: { type: "string" },
+          off: { type: "boolean" },
+          max: { type: "string" },
+          default: { type: "boolean" }
         }
       }),
     catch: (e) => new Error(String((e as Error).message))
@@ -111,6 +115,16 @@ const program = Effect.gen(function*() {
       }
       const limit = values.clear ? undefined : /^\d+$/.test(values.limit!.trim()) ? Number(values.limit) : Number.NaN
       return yield* operator.qrLimit(yield* need("workspace"), values.channel || undefined, limit)
+    }
+    case "qr-warm-up": {
+      const given = [values.off === true, values.max !== undefined, values.default === true].filter(Boolean).length
+      if (given !== 1) return yield* fail("Give one of --off, --max N or --default")
+      const setting = values.off
+        ? "off" as const
+        : values.default
+        ? "default" as const
+        : { max: /^\d+$/.test(values.max!.trim()) ? Number(values.max) : Number.NaN }
+      return yield* operator.qrWarmUp(yield* need("workspace"), yield* need("channel"), setting)
     }
     case "reseal-secrets":
       return yield* resealSecrets

@@ -248,7 +248,7 @@ $("new-code").addEventListener("click", () => state.pairing && beginPairing(stat
 
 async function startPairing(channel) {
   stopPairing()
-  const p = { channel, stopped: false, abort: null, countdown: null, attempt: 0, done: false }
+  const p = { channel, stopped: false, abort: null, countdown: null, attempt: 0, retry: null, done: false }
   state.pairing = p
   $("pairing").hidden = false
   $("pairing-title").textContent = `Link a phone to ${channel.name}`
@@ -281,7 +281,7 @@ function setPairingHint(text) {
   h.hidden = !text
 }
 
-/** A `connection_error` (`qr/stream`): the reason as a hint; while another attempt follows, say so. */
+/** A `connection_error` (`qr/stream`: `snapshot`, `qr.state`): the reason as a hint; while another attempt follows, say so. */
 function showConnectionError(error) {
   if (!error) return setPairingHint(null)
   setPairingHint(error.message)
@@ -311,8 +311,6 @@ function onFrame(p, event, data) {
     if (data.status === "connected") return onConnected(p, data.phone_number)
     if (data.qr) { drawQr(data.qr); startCountdown(p, data.qr_expires_at); setPairingStatus("Scan the code with WhatsApp.") }
     showConnectionError(data.connection_error)
-  } else if (event === "qr.connection_error") {
-    showConnectionError(data)
   } else if (event === "qr.updated") {
     setPairingHint(null)
     drawQr(data.qr)
@@ -327,6 +325,8 @@ function onFrame(p, event, data) {
     $("new-code").hidden = false
     $("new-code").focus()
   } else if (event === "qr.state") {
+    // no change of status: an attempt that could not reach WhatsApp, with why and when the next is
+    if (data.reason === null) return showConnectionError(data.connection_error)
     if (data.to_status === "connected") return onConnected(p, null)
     if (["disconnected", "logged_out", "suspended", "archived"].includes(data.to_status)) {
       p.done = true
@@ -378,19 +378,23 @@ async function openStream(p) {
         return
       }
       p.attempt = 0
-      await readEvents(r.body, (event, data) => onFrame(p, event, data))
+      p.retry = null
+      await readEvents(r.body, (event, data) => onFrame(p, event, data), (ms) => (p.retry = ms))
     } catch (err) {
       if (abort.signal.aborted) return
     }
     if (p.done || p.stopped || abort.signal.aborted) return
     p.attempt += 1
-    const delay = Math.min(30_000, 500 * 2 ** Math.min(p.attempt, 6))
+    // the server said when (it is shutting down: another node answers), else back off
+    const delay = p.retry ?? Math.min(30_000, 500 * 2 ** Math.min(p.attempt, 6))
+    p.retry = null
     setPairingStatus(`The live connection dropped; reconnecting in ${Math.round(delay / 1000)} s…`)
     await new Promise((resolve) => setTimeout(resolve, delay))
   }
 }
 
-async function readEvents(body, onEvent) {
+/** Reads frames until the stream ends; a `retry:` field (a stream the server ended to shut down) calls `onRetry(ms)`. */
+async function readEvents(body, onEvent, onRetry) {
   const reader = body.pipeThrough(new TextDecoderStream()).getReader()
   let buffer = ""
   for (;;) {
@@ -406,6 +410,7 @@ async function readEvents(body, onEvent) {
       for (const line of frame.split("\n")) {
         if (line.startsWith("event:")) event = line.slice(6).trim()
         else if (line.startsWith("data:")) data.push(line.slice(5).replace(/^ /, ""))
+        else if (line.startsWith("retry:") && /^\d+$/.test(line.slice(6).trim())) onRetry?.(Number(line.slice(6).trim()))
       }
       if (data.length > 0) onEvent(event, JSON.parse(data.join("\n")))
     }

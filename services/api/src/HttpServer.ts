@@ -18,6 +18,7 @@ import { AuthHandlers, SessionHandlers } from "./handlers/AuthHandlers.js"
 import { ContactGroupsHandlers, ContactImportsHandlers, ContactsHandlers } from "./handlers/ContactsHandlers.js"
 import { ConversationsHandlers } from "./handlers/ConversationsHandlers.js"
 import { HealthHandlers } from "./handlers/HealthHandlers.js"
+import { MediaHandlers } from "./handlers/MediaHandlers.js"
 import { ChannelsHandlers, MessagesHandlers, SandboxHandlers } from "./handlers/MessagingHandlers.js"
 import { PlanHandlers } from "./handlers/PlanHandlers.js"
 import { QrPairingHandlers } from "./handlers/QrPairingHandlers.js"
@@ -36,6 +37,7 @@ import { Contacts } from "./services/Contacts.js"
 import { Conversations } from "./services/Conversations.js"
 import { Credentials } from "./services/Credentials.js"
 import { Entitlements } from "./services/Entitlements.js"
+import { MediaFiles } from "./services/MediaFiles.js"
 import { Messages } from "./services/Messages.js"
 import { QrPairing } from "./services/QrPairing.js"
 import { RateLimits } from "./services/RateLimits.js"
@@ -58,6 +60,7 @@ const ApiLive = Layer.unwrapEffect(
     ApiKeysHandlers,
     PlanHandlers,
     MessagesHandlers,
+    MediaHandlers,
     ConversationsHandlers,
     ChannelsHandlers,
     QrPairingHandlers,
@@ -78,6 +81,7 @@ const ApiLive = Layer.unwrapEffect(
       UsageReport.Default,
       RateLimits.Default,
       Messages.Default,
+      MediaFiles.Default,
       Conversations.Default,
       Channels.Default,
       Contacts.Default,
@@ -121,7 +125,8 @@ export const layer = Layer.unwrapEffect(
  * headers or its request too slowly is answered 408 and cut off, other connections unaffected.
  * Node checks these timeouts every `connectionsCheckingInterval`, so that follows the shortest.
  * Node's own parser errors (unknown method, malformed request line, `Transfer-Encoding` with
- * `Content-Length`) answer in the error envelope too (`ClientErrors`).
+ * `Content-Length`), a missing `Host`, an unknown `Expect` and `CONNECT` answer in the error
+ * envelope too (`ClientErrors`).
  */
 export const makeNodeServer =
   (config: Pick<HttpConfig["Type"], "headersTimeout" | "requestTimeout" | "keepAliveTimeout">) => () => {
@@ -131,9 +136,13 @@ export const makeNodeServer =
       headersTimeout,
       requestTimeout,
       keepAliveTimeout: Duration.toMillis(config.keepAliveTimeout),
-      connectionsCheckingInterval: Math.max(100, Math.min(30_000, Math.floor(headersTimeout / 4)))
+      connectionsCheckingInterval: Math.max(100, Math.min(30_000, Math.floor(headersTimeout / 4))),
+      // answered by the app, in the envelope (`ClientErrors.lacksHost`), not by Node without a body
+      requireHostHeader: false
     })
     server.on("clientError", ClientErrors.answer)
+    server.on("checkExpectation", ClientErrors.expectationFailed)
+    server.on("connect", ClientErrors.refuseConnect)
     return server
   }
 

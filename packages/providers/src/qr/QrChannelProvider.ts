@@ -12,7 +12,7 @@
  */
 import { Effect, Option, Stream } from "effect"
 import type { ChannelConnection, ChannelProvider, ProviderEvent } from "../ChannelProvider.js"
-import { accepted, qrSendRefusal, refused } from "../ChannelProvider.js"
+import { accepted, inboundText, qrSendRefusal, refused } from "../ChannelProvider.js"
 import type { QrConnectionEvent } from "./QrConnectionEvent.js"
 import { QrProvider } from "./QrProvider.js"
 
@@ -20,14 +20,18 @@ const toProviderEvent = (event: QrConnectionEvent): ProviderEvent | undefined =>
   switch (event._tag) {
     case "receipt":
       return { _tag: "Receipt", messageId: event.messageId, status: event.status, at: event.at }
-    case "inbound":
+    case "rejected":
       return {
-        _tag: "Inbound",
-        providerMessageId: event.providerMessageId,
-        from: event.from,
-        text: event.text,
-        at: event.at
+        _tag: "SendRejected",
+        messageId: event.messageId,
+        code: event.code,
+        reason: event.reason,
+        retryable: event.retryable
       }
+    case "restriction":
+      return { _tag: "RestrictionReported", timelockUntil: event.timelockUntil, newChatQuota: event.newChatQuota }
+    case "inbound":
+      return inboundText(event.providerMessageId, event.from, event.text, event.at)
     case "state":
       return {
         _tag: "StatusChanged",

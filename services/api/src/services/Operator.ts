@@ -1,10 +1,10 @@
 /**
  * What operators do through the CLI: bootstrap users, plans, overrides,
- * suspension, lowering the QR safety cap.
+ * suspension, lowering the QR safety cap, a QR channel's warm-up.
  */
-import { ChannelsRepo, QrSafetyRepo, UsersRepo, WorkspacesRepo } from "@switchboard/db"
+import { ChannelsRepo, QrSafetyRepo, QrWarmUpRepo, UsersRepo, WorkspacesRepo } from "@switchboard/db"
 import { effectiveDailyCap, ENTITLEMENTS, QR_DAILY_CAP, toTimestamp } from "@switchboard/domain"
-import type { EntitlementName, EntitlementValue, PlanName } from "@switchboard/domain"
+import type { EntitlementName, EntitlementValue, PlanName, WarmUpOverride } from "@switchboard/domain"
 import { Invalidations } from "@switchboard/infra"
 import { Clock, Data, Effect, Option } from "effect"
 import { Accounts } from "./Accounts.js"
@@ -23,6 +23,7 @@ export class Operator extends Effect.Service<Operator>()("@switchboard/service-a
     const workspaces = yield* WorkspacesRepo
     const channels = yield* ChannelsRepo
     const qrLimits = yield* QrSafetyRepo
+    const warmUps = yield* QrWarmUpRepo
     const invalidations = yield* Invalidations.Invalidations
     const now = Effect.map(Clock.currentTimeMillis, toTimestamp)
 
@@ -137,11 +138,47 @@ export class Operator extends Effect.Service<Operator>()("@switchboard/service-a
       }
     )
 
+    /**
+     * A QR channel's warm-up (docs/LIMITS.md, "Number protection"): `off`, a lower daily ceiling
+     * for new contacts (`max`, 0-200: never above the ramp), or back to the default ramp.
+     */
+    const qrWarmUp = Effect.fn("Operator.qrWarmUp")(
+      function*(workspaceId: string, channelId: string, setting: "off" | "default" | { readonly max: number }) {
+        if (
+          typeof setting === "object" &&
+          !(Number.isInteger(setting.max) && setting.max >= 0 && setting.max <= QR_DAILY_CAP)
+        ) {
+          return yield* new OperatorError({
+            message:
+              `--max must be a whole number from 0 to ${QR_DAILY_CAP}: it can only lower the warm-up's daily caps`
+          })
+        }
+        const found = yield* channels.find(workspaceId, channelId)
+        if (found._tag === "None") {
+          return yield* new OperatorError({ message: `No channel ${channelId} in workspace ${workspaceId}` })
+        }
+        if (found.value.channel.provider !== "qr") {
+          return yield* new OperatorError({ message: `Channel ${channelId} is not a QR channel` })
+        }
+        const override: WarmUpOverride = setting === "off"
+          ? { _tag: "Off" }
+          : setting === "default"
+          ? { _tag: "Default" }
+          : { _tag: "Capped", max: setting.max }
+        yield* warmUps.setOverride(workspaceId, channelId, override, yield* now)
+        return {
+          workspace_id: workspaceId,
+          channel_id: channelId,
+          warm_up: setting === "off" ? "off" : setting === "default" ? "default" : `max ${setting.max} per day`
+        }
+      }
+    )
+
     /** At most `OPERATOR_LIST_LIMIT` rows each: a CLI's page, never a password hash. */
     const listUsers = Effect.map(users.listAll(OPERATOR_LIST_LIMIT), (data) => ({ data }))
     const listWorkspaces = Effect.map(workspaces.listAll(OPERATOR_LIST_LIMIT), (data) => ({ data }))
 
-    return { createUser, setPlan, override, setStatus, qrLimit, listUsers, listWorkspaces } as const
+    return { createUser, setPlan, override, setStatus, qrLimit, qrWarmUp, listUsers, listWorkspaces } as const
   }),
   dependencies: [
     Accounts.Default,
@@ -149,6 +186,7 @@ export class Operator extends Effect.Service<Operator>()("@switchboard/service-a
     UsersRepo.Default,
     WorkspacesRepo.Default,
     ChannelsRepo.Default,
-    QrSafetyRepo.Default
+    QrSafetyRepo.Default,
+    QrWarmUpRepo.Default
   ]
 }) {}
