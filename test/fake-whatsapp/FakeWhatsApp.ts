@@ -128,6 +128,14 @@ export class FakeContact {
   }
 
   /**
+   * WhatsApp tells the device the phone number behind this contact's LID (a `mex`
+   * `NotificationLinkedProfilesUpdates`, which Baileys reports as `lid-mapping.update`).
+   */
+  revealsNumber(): Effect.Effect<void> {
+    return Effect.sync(() => this.server.notifyLinkedProfile(this))
+  }
+
+  /**
    * Sends a file as a phone does: encrypted onto the media host, then a message pointing at it.
    * `fields` adds to the media member (`mimetype`, `caption`, `fileName`, `ptt`, `contextInfo`).
    */
@@ -853,6 +861,26 @@ export class FakeWhatsApp {
     if (!sent || !device || this.retryRequests.filter((r) => r === id).length > 2) return
     sent.contact.peer.forget(device)
     await this.pushMessage(sent.contact, sent.message, { ...sent.options, id })
+  }
+
+  /** @internal — `FakeContact.revealsNumber` */
+  notifyLinkedProfile(contact: FakeContact): void {
+    const conn = this.session
+    if (!conn || !this.companionOnline) throw new Error("no companion is logged in")
+    const payload = {
+      data: {
+        xwa2_notify_linked_profiles: { jid: `${contact.lidUser}@lid`, added_profiles: [`${contact.user}@${S_WA}`] }
+      }
+    }
+    this.send(conn, {
+      tag: "notification",
+      attrs: { from: S_WA, type: "mex", id: `mex-${randomBytes(4).toString("hex")}`, t: unixNow() },
+      content: [{
+        tag: "update",
+        attrs: { op_name: "NotificationLinkedProfilesUpdates" },
+        content: Buffer.from(JSON.stringify(payload))
+      }]
+    })
   }
 
   /** Messages held for the companion while it is away. */

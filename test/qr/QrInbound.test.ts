@@ -133,6 +133,16 @@ describe("QR inbound", () => {
         ]])
       }))
 
+    it.scoped("reports the phone number WhatsApp reveals for a LID (lid-mapping.update)", () =>
+      Effect.gen(function*() {
+        const { a, wa } = yield* paired
+        const ivy = wa.contact("+447700900203")
+        yield* inboundWithId(a, yield* ivy.says("hidden", { addressing: "lid" }))
+        yield* ivy.revealsNumber()
+        const mapping = yield* a.next(is("lid_mapping"), "lid mapping")
+        assert.deepStrictEqual([mapping.whatsappLid, mapping.phoneNumber], [ivy.lidUser, ivy.number])
+      }))
+
     it.scoped("does not report group messages or status posts, also not a LID poster's status with a phone number", () =>
       Effect.gen(function*() {
         const { a, wa } = yield* paired
