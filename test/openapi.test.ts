@@ -1,4 +1,5 @@
 import { assert, describe, layer } from "@effect/vitest"
+import { routeTable } from "@switchboard/service-api"
 import { Effect } from "effect"
 import { request } from "./support/Fixtures.js"
 import * as TestApp from "./support/TestApp.js"
@@ -35,6 +36,40 @@ describe("OpenAPI and docs", () => {
         const validation = JSON.stringify(spec.components.schemas.ValidationError)
         assert.include(validation, "VALIDATION_ERROR")
         assert.include(validation, "issues")
+      }))
+
+    it.effect("shows every operation's access flags exactly as the route table that enforces them holds them", () =>
+      Effect.gen(function*() {
+        const spec = (yield* request("GET", "/openapi.json")).body
+        const seen = new Set<string>()
+        for (const [path, item] of Object.entries(spec.paths) as Array<[string, Record<string, any>]>) {
+          for (const [method, op] of Object.entries(item)) {
+            const key = `${method.toUpperCase()} ${path.replace(/\{(\w+)\}/g, ":$1")}`
+            const rule = routeTable.requirements.get(key)
+            assert.isDefined(rule, key)
+            seen.add(key)
+            assert.deepStrictEqual(op["x-required-scopes"] ?? [], rule!.scopes, `${key} x-required-scopes`)
+            assert.strictEqual(op["x-session-only"] ?? false, rule!.sessionOnly, `${key} x-session-only`)
+            assert.strictEqual(op["x-test-key-only"] ?? false, rule!.testKeyOnly, `${key} x-test-key-only`)
+            assert.strictEqual(op["x-rate-limit-rule"] ?? null, rule!.rateLimit, `${key} x-rate-limit-rule`)
+          }
+        }
+        assert.deepStrictEqual([...seen].sort(), [...routeTable.requirements.keys()].sort())
+        // the flags that used to be lost: one annotation replaced the other
+        const flagged = (name: string) =>
+          [...seen].filter((key) =>
+            routeTable.requirements.get(key)![
+              name as "sessionOnly"
+            ]
+          )
+        // only the sandbox routes are test-key-only (six with the session list the quickstart uses)
+        assert.isTrue(flagged("testKeyOnly").every((key) => key.includes("/v1/sandbox/")))
+        assert.lengthOf(flagged("testKeyOnly"), 6)
+        assert.isTrue(spec.paths["/v1/channels/{channelId}/qr/start"].post["x-session-only"])
+        assert.strictEqual(spec.paths["/v1/channels/{channelId}/qr/start"].post["x-rate-limit-rule"], "qr_start")
+        assert.deepStrictEqual(spec.paths["/v1/channels/{channelId}/qr/start"].post["x-required-scopes"], [
+          "channels.manage"
+        ])
       }))
 
     it.effect("serves an offline docs page (no CDN, no external fonts)", () =>

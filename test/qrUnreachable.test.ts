@@ -38,8 +38,13 @@ describe("a QR channel that cannot reach WhatsApp", () => {
         assert.strictEqual(started.status, 200, started.text)
 
         // while it retries: the stream and qr/status say why, and when the next attempt starts
-        const first = yield* stream.nextNamed("qr.connection_error", "10 seconds")
-        assert.strictEqual(first.data.channel_id, channelId)
+        // a failed attempt is a qr.state that changes no status (reason null), carrying the connection error
+        let state = yield* stream.nextNamed("qr.state", "10 seconds")
+        while (state.data.reason !== null) state = yield* stream.nextNamed("qr.state", "10 seconds")
+        assert.strictEqual(state.data.channel_id, channelId)
+        assert.strictEqual(state.data.from_status, "connecting")
+        assert.strictEqual(state.data.to_status, "connecting")
+        const first = { data: state.data.connection_error }
         assert.strictEqual(first.data.reason, "connection_refused")
         assert.strictEqual(first.data.failures, 1)
         assert.match(first.data.message, /^127\.0\.0\.1:\d+ refused the connection \(ECONNREFUSED\)\. Check /)
@@ -51,7 +56,9 @@ describe("a QR channel that cannot reach WhatsApp", () => {
         assert.strictEqual(retrying.body.connection_error.message, first.data.message)
 
         // the third failure in a row ends it: disconnected with the reason, and the stream closes
-        const down = yield* stream.nextNamed("qr.state", "15 seconds")
+        let down = yield* stream.nextNamed("qr.state", "15 seconds")
+        while (down.data.reason === null) down = yield* stream.nextNamed("qr.state", "15 seconds")
+        assert.strictEqual(down.data.from_status, "connecting")
         assert.strictEqual(down.data.to_status, "disconnected")
         assert.strictEqual(down.data.reason, "reconnect_budget_exhausted")
         assert.strictEqual(down.data.connection_error.reason, "connection_refused")
@@ -60,14 +67,11 @@ describe("a QR channel that cannot reach WhatsApp", () => {
         yield* stream.ended.pipe(Effect.timeout("5 seconds"), Effect.orDie)
         assert.isBelow(Date.now() - startedAt, 15_000)
         const names = stream.frames.map((f) => f.event)
-        assert.deepStrictEqual(names, [
-          "snapshot",
-          "qr.state",
-          "qr.connection_error",
-          "qr.connection_error",
-          "qr.connection_error",
-          "qr.state"
-        ])
+        assert.deepStrictEqual(names, ["snapshot", "qr.state", "qr.state", "qr.state", "qr.state", "qr.state"])
+        assert.deepStrictEqual(
+          stream.frames.slice(2, 5).map((f) => [f.data.reason, f.data.connection_error.failures]),
+          [[null, 1], [null, 2], [null, 3]]
+        )
 
         const status = yield* request("GET", `/v1/channels/${channelId}/qr/status`, as(user))
         assert.strictEqual(status.body.status, "disconnected")

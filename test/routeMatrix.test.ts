@@ -80,7 +80,7 @@ describe("authentication of every route", () => {
         const user = yield* signUp()
         const live = yield* createKey(user, { mode: "live", scopes: [...SCOPES] })
         const testKeyOnly = routes.filter((r) => r.testKeyOnly)
-        assert.deepStrictEqual(testKeyOnly.map((r) => r.validPath.split("/")[2]), Array(5).fill("sandbox"))
+        assert.deepStrictEqual(testKeyOnly.map((r) => r.validPath.split("/")[2]), Array(6).fill("sandbox"))
         // bodies that decode, so the refusal is the credential's
         const bodies: Record<string, unknown> = {
           verify: { phone_number: "+4915112345678", code: "123456" },
@@ -99,12 +99,19 @@ describe("authentication of every route", () => {
         }
       }))
 
-    it.effect("refuses API keys on session-only routes", () =>
+    it.effect("refuses API keys on session-only routes, every route under qr/ among them", () =>
       Effect.gen(function*() {
         const user = yield* signUp()
         const key = yield* createKey(user, { scopes: [...SCOPES] })
         const sessionOnly = routes.filter((r) => r.sessionOnly)
         assert.isAbove(sessionOnly.length, 0)
+        // QR pairing is for a signed-in user (README "QR channels"): no route under qr/ takes a key
+        const qr = routes.filter((r) => r.path.includes("/qr/"))
+        assert.deepStrictEqual(
+          qr.map((r) => r.path.split("/").pop()).sort(),
+          ["logout", "safety", "start", "status", "stream"]
+        )
+        for (const route of qr) assert.include(sessionOnly, route)
         for (const route of sessionOnly) {
           const reply = yield* request(route.method, route.path, {
             token: key.secret,

@@ -102,6 +102,22 @@ export class FakeContact {
   readonly receiptsSent: Array<{ readonly id: string; readonly type: "delivered" | "read" }> = []
   /** answer our messages with a delivered receipt, then a read receipt */
   autoReceipts = { delivered: true, read: true }
+  /**
+   * WhatsApp refuses our messages to this contact with this ack error (e.g. `"463"`: a restricted
+   * account's reach-out), instead of delivering them; `undefined` delivers
+   */
+  ackError: string | undefined = undefined
+  /**
+   * WhatsApp answers a device lookup (usync) that names this contact with this IQ error, e.g.
+   * `{code: "429", text: "rate-overlimit"}` (throttled); `undefined` answers it
+   */
+  lookupError: { readonly code: string; readonly text: string } | undefined = undefined
+  /** device lookups (usync) that named this contact */
+  lookups = 0
+  /** WhatsApp never answers our messages to this contact: no ack, no receipts (a lost answer) */
+  silent = false
+  /** ids of our messages WhatsApp refused (`ackError`) */
+  readonly refused: Array<string> = []
   /** @internal */
   readonly peer = new SignalPeer()
   /** @internal */
@@ -335,6 +351,21 @@ export class FakeWhatsApp {
   /** Whether a companion is logged in now. */
   get companionOnline(): boolean {
     return this.session?.device !== undefined && this.session.ws.readyState === this.session.ws.OPEN
+  }
+
+  /**
+   * A GraphQL ("mex") notification to the logged-in session, as WhatsApp sends its account
+   * signals: `NotificationUserReachoutTimelockUpdate` with
+   * `{xwa2_notify_account_reachout_timelock: {is_active, time_enforcement_ends, enforcement_type}}`,
+   * `MessageCappingInfoNotification` with `{xwa2_notify_new_chat_messages_capping_info_update: {...}}`.
+   */
+  mexNotification(opName: string, data: unknown): void {
+    if (!this.session) throw new Error("no companion is logged in")
+    this.send(this.session, {
+      tag: "notification",
+      attrs: { from: S_WA, type: "mex", id: `mex-${randomBytes(4).toString("hex")}`, t: unixNow() },
+      content: [{ tag: "update", attrs: { op_name: opName }, content: Buffer.from(JSON.stringify({ data })) }]
+    })
   }
 
   /** The next `times` logins are answered with `<stream:error code=.../>` instead of `<success>`. */
@@ -713,6 +744,19 @@ export class FakeWhatsApp {
     const usync = getBinaryNodeChild(node, "usync")
     const queryNode = getBinaryNodeChild(usync, "query")
     const protocols = Array.isArray(queryNode?.content) ? queryNode.content.map((c) => c.tag) : []
+    const named = getBinaryNodeChildren(getBinaryNodeChild(usync, "list"), "user").map((u) =>
+      this.findPeer(u.attrs["jid"] ?? "")?.contact
+    )
+    for (const contact of named) if (contact) contact.lookups++
+    const refusal = named.find((contact) => contact?.lookupError !== undefined)?.lookupError
+    if (refusal !== undefined) {
+      this.changed()
+      return this.send(conn, {
+        tag: "iq",
+        attrs: { from: S_WA, type: "error", id: node.attrs["id"] ?? "" },
+        content: [{ tag: "error", attrs: { code: refusal.code, text: refusal.text } }]
+      })
+    }
     const users = getBinaryNodeChildren(getBinaryNodeChild(usync, "list"), "user").map((user): BinaryNode => {
       const jid = user.attrs["jid"] ?? ""
       const found = this.findPeer(jid)
@@ -767,9 +811,16 @@ export class FakeWhatsApp {
   private async onMessage(conn: Connection, node: BinaryNode) {
     const id = node.attrs["id"] ?? ""
     const to = node.attrs["to"] ?? ""
-    this.send(conn, { tag: "ack", attrs: { class: "message", id, from: to, t: unixNow() } })
     const target = this.findPeer(to)
     const contact = target?.contact
+    if (contact?.silent) return
+    if (contact?.ackError !== undefined) {
+      this.send(conn, { tag: "ack", attrs: { class: "message", id, from: to, t: unixNow(), error: contact.ackError } })
+      contact.refused.push(id)
+      this.changed()
+      return
+    }
+    this.send(conn, { tag: "ack", attrs: { class: "message", id, from: to, t: unixNow() } })
     const device = conn.device
     if (!contact || !device) return
     const encs: Array<[string, BinaryNode]> = []

@@ -362,3 +362,30 @@ export const judge = (op: Operation, request: Prepared, answer: Answer): Array<V
   }
   return out
 }
+
+/** Characters a path segment may not hold unencoded (besides `;` and `#`), and a broken escape. */
+export const UNROUTABLE = ["\"", "<", ">", "\\", "^", "`", "{", "|", "}", "[", "]", "%zz", "%4", "\u00e9"] as const
+
+export interface ShapedPath {
+  readonly label: string
+  /** the request target, sent as it is (not encoded again) */
+  readonly path: string
+}
+
+/**
+ * `path` with a raw `;` or `#` (alone or followed by text) at the end of each of its segments, and
+ * one other character no segment may hold unencoded (rotating through `UNROUTABLE` with `seed`):
+ * shapes a router that cuts the path at `;`/`#` would route to another action.
+ */
+export const shapedPaths = (path: string, seed = 0): ReadonlyArray<ShapedPath> => {
+  const segments = path.split("/")
+  const out: Array<ShapedPath> = []
+  for (let i = 1; i < segments.length; i++) {
+    const other = UNROUTABLE[(seed + i) % UNROUTABLE.length]!
+    for (const insert of [";", ";x=1", "#", "#x", other]) {
+      const shaped = segments.map((s, j) => (j === i ? `${s}${insert}` : s)).join("/")
+      out.push({ label: `${JSON.stringify(insert)} after segment ${i} of ${path}`, path: shaped })
+    }
+  }
+  return out
+}

@@ -15,30 +15,39 @@ import { ChannelsApi, MessagesApi, SandboxApi } from "./MessagingApi.js"
 import { DESCRIPTIONS, SUMMARIES, TAGS } from "./OperationDocs.js"
 import { PlanApi } from "./PlanApi.js"
 import { QrPairingApi } from "./QrPairingApi.js"
+import { accessExtensions } from "./Security.js"
 import { TemplatesApi } from "./TemplatesApi.js"
 import { WebhooksApi } from "./WebhooksApi.js"
 
 const DESCRIPTION = `Provider-independent messaging API.
 
 Conventions: JSON members are snake_case; ids are a prefix plus a ULID; timestamps are ISO 8601 UTC
-with milliseconds. Every error is \`{"error":{"code","message","details"}}\` with \`details\` always an
+with milliseconds. Every character limit (a schema's \`maxLength\`/\`minLength\`, "at most N characters")
+counts Unicode code points: an emoji is one character. Every error is \`{"error":{"code","message","details"}}\` with \`details\` always an
 object; validation failures are 422 \`VALIDATION_ERROR\` with \`details.issues[].path\` and
 \`.message\` (submitted values are never echoed back). Unknown routes are 404 \`NOT_FOUND\` with
-\`details.resource = "route"\`; a known path with another method is 405 \`METHOD_NOT_ALLOWED\` with an
-\`Allow\` header. Bodies over 1 MiB (announced or chunked) are 413 \`PAYLOAD_TOO_LARGE\`. Every response carries
+\`details.resource = "route"\`. A path is routed exactly as sent: a raw \`;\` or \`#\`, or any other character a
+path segment may not hold unencoded (RFC 3986; a \`%\` not followed by two hex digits included), is 404
+\`NOT_FOUND\` with \`details.reason = "path_character"\` on every route, before anything runs; an
+encoded \`%3B\` stays part of its segment. A known path with another method is 405 \`METHOD_NOT_ALLOWED\` with an
+\`Allow\` header. Bodies over 1 MiB (announced or chunked) are 413 \`PAYLOAD_TOO_LARGE\` with \`Connection: close\`; the server
+reads and discards the rest of the body (up to 10 s and 16 MiB) before it closes, so a client still writing
+reads the answer. Every response carries
 \`X-Request-Id\` (a valid incoming one, 1..128 of \`[A-Za-z0-9._-]\`, is echoed).
 
 Hostile input, the same on every route: a request body must be \`application/json\` (form-encoded,
-text or multipart bodies are 422 \`VALIDATION_ERROR\` at path \`["content-type"]\`); JSON nested deeper
+text or multipart bodies, or a body without \`Content-Type\`, are 422 \`VALIDATION_ERROR\` at path \`["content-type"]\`); JSON nested deeper
 than 64 arrays/objects is 422 at path \`["body"]\`; U+0000 in any string of the body or query (value or
 member name) is 422 naming the member, never the value; a body that is not valid UTF-8 is 422 at path
 \`["body"]\`, and a member given twice in one object or a lone surrogate escape (\`"\\ud800"\` without its
-pair) is 422 at its path. Requests the HTTP parser refuses are 400
-\`BAD_REQUEST\`, oversized headers 431 \`REQUEST_HEADER_FIELDS_TOO_LARGE\`, and a client too slow to
+pair) is 422 at its path. Requests the HTTP parser refuses, an HTTP/1.1 request without \`Host\` and
+\`CONNECT\` are 400 \`BAD_REQUEST\`, an \`Expect\` other than \`100-continue\` 417 \`EXPECTATION_FAILED\`, oversized headers 431 \`REQUEST_HEADER_FIELDS_TOO_LARGE\`, and a client too slow to
 send its headers or body 408 \`REQUEST_TIMEOUT\`, in the same envelope, with the connection closed.
 
 Lists take \`limit\` (1..100, default 20) and \`after\` (the opaque \`page.next_cursor\` of the previous
-page) and are newest first.`
+page) and are newest first, except lists of things without a creation time, in a stable order they
+state (\`/v1/contact-tags\` by tag, \`/v1/webhook-event-types\` in catalogue order). Every list answers
+\`{data, page: {next_cursor, has_more}}\`.`
 
 type Json = Record<string, unknown>
 
@@ -49,12 +58,30 @@ const objectAt = (o: Json | undefined, key: string): Json | undefined => {
   return isObject(value) ? value : undefined
 }
 
-/** Removes the builder's own 400 (we answer 422) and documents the workspace header. */
+/** Every operation's access extensions (`x-required-scopes`, ...), by `get /v1/things/{id}`. */
+const extensionsByOperation = () => {
+  const out = new Map<string, Record<string, unknown>>()
+  HttpApi.reflect(Api, {
+    onGroup() {},
+    onEndpoint({ endpoint, mergedAnnotations }) {
+      const path = endpoint.path.replace(/:(\w+)\??/g, "{$1}")
+      out.set(`${endpoint.method.toLowerCase()} ${path}`, accessExtensions(mergedAnnotations))
+    }
+  })
+  return out
+}
+
+/**
+ * Removes the builder's own 400 (we answer 422), documents the workspace header, and adds each
+ * operation's access extensions from the annotations the server enforces.
+ */
 const transform = (spec: Json): Json => {
-  for (const path of Object.values(objectAt(spec, "paths") ?? {})) {
+  const extensions = extensionsByOperation()
+  for (const [pathName, path] of Object.entries(objectAt(spec, "paths") ?? {})) {
     if (!isObject(path)) continue
-    for (const op of Object.values(path)) {
+    for (const [method, op] of Object.entries(path)) {
       if (!isObject(op)) continue
+      Object.assign(op, extensions.get(`${method} ${pathName}`))
       const id = String(op["operationId"])
       if (SUMMARIES[id] !== undefined) op["summary"] = SUMMARIES[id]
       if (op["description"] === undefined && DESCRIPTIONS[id] !== undefined) op["description"] = DESCRIPTIONS[id]

@@ -8,6 +8,8 @@ import {
   Id,
   KeyMode,
   ListParams,
+  maxCharacters,
+  minCharacters,
   Page,
   Scope,
   StrictStruct,
@@ -17,7 +19,7 @@ import { Schema } from "effect"
 import { Authentication, requireScopes, sessionOnly } from "./Security.js"
 
 export const CreateApiKeyRequest = StrictStruct({
-  name: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(100)),
+  name: Schema.String.pipe(minCharacters(1), maxCharacters(100)),
   mode: KeyMode,
   scopes: Schema.optional(Schema.Array(Scope)).annotations({
     description: "Omitted or empty: every scope except `webhooks.manage`, which must be requested explicitly."

@@ -1,13 +1,23 @@
 /** Contact imports (README "Contact imports"). */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
-import { ContactImport, Id, IdempotencyConflict, ListParams, NotFound, Page, StrictStruct } from "@switchboard/domain"
+import {
+  ContactImport,
+  Id,
+  IdempotencyConflict,
+  ListParams,
+  maxCharacters,
+  minCharacters,
+  NotFound,
+  Page,
+  StrictStruct
+} from "@switchboard/domain"
 import { Schema } from "effect"
 import { TagInput } from "./ContactsApi.js"
 import { Authentication, rateLimited, requireScopes } from "./Security.js"
 
 export const CreateContactImportRequest = StrictStruct({
   file: Schema.String.pipe(
-    Schema.minLength(1),
+    minCharacters(1),
     Schema.pattern(/^[A-Za-z0-9+/\r\n]*={0,2}[\r\n]*$/, { message: () => "Expected base64" })
   ).annotations({
     description:
@@ -35,8 +45,8 @@ export class ContactImportsApi extends HttpApiGroup.make("contactImports")
       .setPayload(CreateContactImportRequest)
       .setHeaders(Schema.Struct({
         "idempotency-key": Schema.optional(Schema.String.pipe(
-          Schema.minLength(1),
-          Schema.maxLength(255, { message: () => "Expected at most 255 characters" })
+          minCharacters(1),
+          maxCharacters(255, "Expected at most 255 characters")
         ))
       }))
       .addSuccess(ContactImport, { status: 202 })

@@ -1,6 +1,7 @@
 /** Contacts, tags and groups (README "Contacts"). */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import {
+  characterCount,
   Conflict,
   Contact,
   ContactGroup,
@@ -8,7 +9,10 @@ import {
   E164,
   EntitlementLimitReached,
   Id,
+  KeyListParams,
   ListParams,
+  maxCharacters,
+  minCharacters,
   NotFound,
   Page,
   StrictStruct
@@ -16,10 +20,10 @@ import {
 import { Schema } from "effect"
 import { Authentication, rateLimited, requireScopes } from "./Security.js"
 
-const Name = Schema.NullOr(Schema.String.pipe(Schema.maxLength(256)))
+const Name = Schema.NullOr(Schema.String.pipe(maxCharacters(256)))
 const EmailAddress = Schema.NullOr(
   Schema.String.pipe(
-    Schema.maxLength(254),
+    maxCharacters(254),
     Schema.pattern(/^[^\s@]+@[^\s@]+$/, { message: () => "Expected an e-mail address" })
   )
 )
@@ -27,14 +31,14 @@ const EmailAddress = Schema.NullOr(
 /** A tag as sent: stored trimmed and lower-case. */
 export const TagInput = Schema.String.pipe(
   Schema.filter((s) => {
-    const n = s.trim().length
+    const n = characterCount(s.trim())
     return (n >= 1 && n <= 64) || "Expected a tag of 1 to 64 characters (after trimming)"
   })
 ).annotations({ description: "1..64 characters; stored trimmed and lower-case" })
 
 export const AttributesInput = Schema.Record({
-  key: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(64)),
-  value: Schema.String.pipe(Schema.maxLength(1024))
+  key: Schema.String.pipe(minCharacters(1), maxCharacters(64)),
+  value: Schema.String.pipe(maxCharacters(1024))
 }).pipe(
   Schema.filter((a) => Object.keys(a).length <= 50 || "Expected at most 50 attributes")
 ).annotations({ description: "String to string; at most 50 keys of 1..64 characters, values <= 1024 characters" })
@@ -96,7 +100,7 @@ export class ContactsApi extends HttpApiGroup.make("contacts")
         tag: Schema.optional(TagInput.annotations({ description: "Contacts carrying this tag (normalised)" })),
         group_id: Schema.optional(Id("grp").annotations({ description: "Members of this group" })),
         q: Schema.optional(
-          Schema.String.pipe(Schema.minLength(1), Schema.maxLength(256)).annotations({
+          Schema.String.pipe(minCharacters(1), maxCharacters(256)).annotations({
             description: "Case-insensitive substring of the name, phone number or e-mail (indexed)"
           })
         )
@@ -111,8 +115,12 @@ export class ContactsApi extends HttpApiGroup.make("contacts")
   )
   .add(
     HttpApiEndpoint.get("tags", "/v1/contact-tags")
-      .addSuccess(Schema.Struct({ data: Schema.Array(ContactTag) }))
-      .annotate(OpenApi.Description, "Every tag in the workspace with its number of contacts, most used first.")
+      .setUrlParams(Schema.Struct(KeyListParams))
+      .addSuccess(Page(ContactTag))
+      .annotate(
+        OpenApi.Description,
+        "The workspace's tags with their number of contacts, in the list envelope, ordered by tag (byte order of the lower-case name): a stable order, so a walk with `after` neither repeats nor skips a tag."
+      )
       .pipe(requireScopes("contacts.read"))
   )
   .add(
@@ -149,10 +157,10 @@ export class ContactsApi extends HttpApiGroup.make("contacts")
 {}
 
 export const CreateContactGroupRequest = StrictStruct({
-  name: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(64)).annotations({
+  name: Schema.String.pipe(minCharacters(1), maxCharacters(64)).annotations({
     description: "1..64 characters, unique per workspace case-insensitively (409 CONFLICT)"
   }),
-  description: Schema.optional(Schema.NullOr(Schema.String.pipe(Schema.maxLength(512))))
+  description: Schema.optional(Schema.NullOr(Schema.String.pipe(maxCharacters(512))))
 }).annotations({ identifier: "CreateContactGroupRequest" })
 
 export const UpdateContactGroupRequest = StrictStruct({

@@ -18,7 +18,9 @@ import {
   Id,
   IdempotencyConflict,
   ListParams,
+  maxCharacters,
   Message,
+  minCharacters,
   NotFound,
   Page,
   ProviderRateLimited,
@@ -105,8 +107,8 @@ export class ConversationsApi extends HttpApiGroup.make("conversations")
       .setPayload(ReplyRequest)
       .setHeaders(Schema.Struct({
         "idempotency-key": Schema.optional(Schema.String.pipe(
-          Schema.minLength(1),
-          Schema.maxLength(255, { message: () => "Expected at most 255 characters" })
+          minCharacters(1),
+          maxCharacters(255, "Expected at most 255 characters")
         ))
       }))
       .addSuccess(Message, { status: 201 })

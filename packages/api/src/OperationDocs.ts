@@ -43,6 +43,7 @@ export const SUMMARIES: Record<string, string> = {
   "qrPairing.stream": "Stream QR codes and pairing events (SSE)",
   "qrPairing.logout": "Unlink a QR channel's phone",
   "sandbox.create": "Open a sandbox session",
+  "sandbox.list": "List sandbox sessions",
   "sandbox.get": "Get a sandbox session",
   "sandbox.revoke": "End a sandbox session",
   "sandbox.verify": "Verify a recipient for a sandbox session",

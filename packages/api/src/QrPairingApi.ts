@@ -53,6 +53,9 @@ export const EventStream = Schema.String.pipe(
 
 const ChannelPath = Schema.Struct({ channelId: Id("ch") })
 
+/** The frames of `qr/stream`, every one of them (README "QR channels"): no other `event:` name is sent. */
+export const QR_STREAM_EVENTS = ["snapshot", "qr.updated", "qr.state", "qr.expired"] as const
+
 /** Where a QR channel stands against its rolling 24 h safety cap. */
 export class QrSafetyUsage extends Schema.Class<QrSafetyUsage>("QrSafetyUsage")({
   channel_id: Schema.String,
@@ -63,7 +66,49 @@ export class QrSafetyUsage extends Schema.Class<QrSafetyUsage>("QrSafetyUsage")(
   /** messages accepted and not handed over yet (they count against the cap too) */
   queued: Schema.Number,
   /** how many more sends are accepted now */
-  remaining: Schema.Number
+  remaining: Schema.Number,
+  /** what WhatsApp reported on this number: while either holds, sends to new contacts are refused */
+  restrictions: Schema.Struct({
+    timelock_until: Schema.NullOr(Schema.String).annotations({
+      description:
+        "WhatsApp's reach-out timelock on new chats ends then (429 `details.reason = timelock` until); null: none"
+    }),
+    new_chat_quota: Schema.NullOr(Schema.Struct({
+      total: Schema.Number,
+      used: Schema.Number,
+      cycle_ends_at: Schema.NullOr(Schema.String),
+      reported_at: Schema.String
+    })).annotations({
+      description:
+        "WhatsApp's new-chat quota as last reported (429 `details.reason = new_chat_cap` once used up, until the cycle ends)"
+    })
+  }),
+  /** the warm-up of a newly linked number: sends to new contacts ramp up over its first 14 days */
+  warm_up: Schema.Struct({
+    status: Schema.Literal("warming_up", "complete", "off").annotations({
+      description:
+        "`warming_up` during the first `days` after the number was linked; `complete` after; `off` when an operator switched it off or the link time is unknown"
+    }),
+    override: Schema.Literal("none", "off", "capped").annotations({
+      description: "What an operator set for this channel: nothing (the default ramp), off, or a lower daily ceiling"
+    }),
+    linked_at: Schema.NullOr(Schema.String).annotations({ description: "When the number was linked" }),
+    day: Schema.NullOr(Schema.Number).annotations({ description: "Day of the warm-up (1 on the day of the link)" }),
+    days: Schema.Number.annotations({ description: "How many days a warm-up lasts (14)" }),
+    limit: Schema.NullOr(Schema.Number).annotations({
+      description: "Sends to new contacts (recipients who never wrote to the channel) accepted per rolling 24 h today"
+    }),
+    new_contacts_24h: Schema.NullOr(Schema.Number).annotations({
+      description: "Sends to new contacts accepted in the last 24 h"
+    }),
+    remaining: Schema.NullOr(Schema.Number).annotations({
+      description: "How many more sends to new contacts are accepted now"
+    }),
+    next_day_at: Schema.NullOr(Schema.String).annotations({
+      description: "When the next day of the warm-up, with its higher cap, begins"
+    }),
+    ends_at: Schema.NullOr(Schema.String).annotations({ description: "When the warm-up ends (or ended)" })
+  })
 }) {}
 
 const NOT_QR = "Not a `qr` channel: 409 `CHANNEL_CAPABILITY_UNAVAILABLE` with `details.reason = not_a_qr_channel`."
@@ -95,9 +140,9 @@ export class QrPairingApi extends HttpApiGroup.make("qrPairing")
       .addError(ChannelCapabilityUnavailable)
       .annotate(
         OpenApi.Description,
-        `Sent in the rolling 24 h plus queued, against the channel's safety cap: a send is refused (429 \`QR_SAFETY_LIMIT_REACHED\`) once \`remaining\` is 0. API keys may read it. ${NOT_QR}`
+        `Sent in the rolling 24 h plus queued, against the channel's safety cap: a send is refused (429 \`QR_SAFETY_LIMIT_REACHED\`, \`details.reason = daily_cap\`) once \`remaining\` is 0. \`warm_up\`: during the first 14 days after the number was linked, sends to new contacts (recipients who never wrote to the channel) are capped per rolling 24 h by a ramp (20 on day 1 up to 200 on day 14; docs/LIMITS.md "Number protection"), refused with 429 \`QR_SAFETY_LIMIT_REACHED\` and \`details.reason = warm_up\` once \`warm_up.remaining\` is 0. A signed-in user only, like every route under \`qr/\` (an API key is 403 \`FORBIDDEN\`). ${NOT_QR}`
       )
-      .pipe(requireScopes("channels.read"))
+      .pipe(requireScopes("channels.read"), sessionOnly)
   )
   .add(
     HttpApiEndpoint.get("status", "/v1/channels/:channelId/qr/status")
@@ -122,13 +167,13 @@ export class QrPairingApi extends HttpApiGroup.make("qrPairing")
       .annotate(
         OpenApi.Description,
         [
-          "Server-sent events. Frames (`event:` name, `data:` JSON):",
+          `Server-sent events, exactly ${QR_STREAM_EVENTS.length} kinds of frame (\`event:\` name, \`data:\` JSON):`,
           "`snapshot` (always first) `{channel_id, status, qr_available, qr, qr_expires_at, phone_number, connection_error}`;",
           "`qr.updated` `{channel_id, qr, qr_expires_at, sequence}`; `qr.state` `{channel_id, from_status, to_status, reason, connection_error}`;",
-          "`qr.expired` `{channel_id}`;",
-          "`qr.connection_error` `{channel_id, reason, message, failures, next_attempt_at}` after each attempt that could not reach WhatsApp (`connection_error` has the same members, `QrConnectionError`; `null` when none).",
+          "`qr.expired` `{channel_id}`.",
+          "Each attempt that could not reach WhatsApp is a `qr.state` that changes no status: `from_status` = `to_status`, `reason: null`, and `connection_error` `{reason, message, failures, next_attempt_at}` (`QrConnectionError`; `null` when none).",
           "After `qr/start`, until a link first opens, 3 such attempts in a row (the default of `QR_CONNECT_MAX_FAILURES`) end in `qr.state` to `disconnected` (`reconnect_budget_exhausted`, with the `connection_error`). A `: heartbeat` comment every 15 s.",
-          "The stream closes after `qr.state` to `connected` or to `disconnected`, after `qr.expired`, after 5 minutes, or when the server shuts down; then its last frame is `server.shutdown` `{reason: \"server_shutting_down\", reconnect: true}`: reconnect (another api node answers).",
+          "The stream closes after `qr.state` to `connected` or to `disconnected`, after `qr.expired`, after 5 minutes, or when the server shuts down; a stream cut by a shutdown ends with an SSE `retry:` field (0.5 to 2 s) and no event, then closes: an `EventSource` reconnects by itself after it (another api node answers).",
           "Resuming: a reconnecting client (with or without `Last-Event-ID`) gets a fresh `snapshot` carrying the code showing now, so nothing it needs is lost; `qr.updated` frames carry `id:` = the code's sequence.",
           `Archived or suspended: 409 \`CONFLICT\`. ${NOT_QR}`
         ].join(" ")

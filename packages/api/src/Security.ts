@@ -1,7 +1,8 @@
 /**
  * Authentication as declared in the contract: the bearer scheme, the principal a request runs
- * as, and the per-endpoint requirements (scopes, session-only) as endpoint annotations that the
- * server indexes once and OpenAPI shows (`x-required-scopes`, `x-session-only`).
+ * as, and the per-endpoint requirements (scopes, session-only, test-key-only, rate limit rule) as
+ * endpoint annotations. The server indexes them once (services/api `RouteTable`) and the OpenAPI
+ * document shows the same annotations (`accessExtensions`), so the two cannot disagree.
  */
 import { HttpApiMiddleware, HttpApiSecurity, OpenApi } from "@effect/platform"
 import type { HttpApiEndpoint } from "@effect/platform"
@@ -67,26 +68,23 @@ export const requireScopes =
   (...scopes: ReadonlyArray<Scope>) =>
   <Name extends string, Method extends HttpMethod, Path, UrlParams, Payload, Headers, Success, Error, R, RE>(
     endpoint: Endpoint<Name, Method, Path, UrlParams, Payload, Headers, Success, Error, R, RE>
-  ) =>
-    endpoint
-      .annotate(RequiredScopes, scopes)
-      .annotate(OpenApi.Override, { "x-required-scopes": scopes })
+  ) => endpoint.annotate(RequiredScopes, scopes)
 
-/** An endpoint flagged `true` under `tag`, shown in OpenAPI as `extension: true`. */
+/** An endpoint flagged `true` under `tag` (OpenAPI: `accessExtensions`). */
 const flagged =
-  <I>(tag: Context.Tag<I, boolean>, extension: string) =>
+  <I>(tag: Context.Tag<I, boolean>) =>
   <Name extends string, Method extends HttpMethod, Path, UrlParams, Payload, Headers, Success, Error, R, RE>(
     endpoint: Endpoint<Name, Method, Path, UrlParams, Payload, Headers, Success, Error, R, RE>
-  ) => endpoint.annotate(tag, true).annotate(OpenApi.Override, { [extension]: true })
+  ) => endpoint.annotate(tag, true)
 
-export const sessionOnly = flagged(SessionOnly, "x-session-only")
+export const sessionOnly = flagged(SessionOnly)
 
 /** Endpoints only a test-mode API key (`wa_test_...`) may call: the sandbox's. */
 export class TestKeyOnly extends Context.Reference<TestKeyOnly>()("@switchboard/api/TestKeyOnly", {
   defaultValue: () => false
 }) {}
 
-export const testKeyOnly = flagged(TestKeyOnly, "x-test-key-only")
+export const testKeyOnly = flagged(TestKeyOnly)
 
 /** Session-only endpoints that act on the user, not a workspace: no `X-Workspace-Id` needed. */
 export class WorkspaceOptional extends Context.Reference<WorkspaceOptional>()("@switchboard/api/WorkspaceOptional", {
@@ -116,10 +114,24 @@ export const rateLimited =
   (rule: string) =>
   <Name extends string, Method extends HttpMethod, Path, UrlParams, Payload, Headers, Success, Error, R, RE>(
     endpoint: Endpoint<Name, Method, Path, UrlParams, Payload, Headers, Success, Error, R, RE>
-  ) =>
-    endpoint
-      .annotate(RateLimitRule, rule)
-      .annotate(OpenApi.Override, { "x-rate-limit-rule": rule })
+  ) => endpoint.annotate(RateLimitRule, rule)
+
+/**
+ * The OpenAPI extensions of an endpoint's access rules, from its merged annotations (the group's
+ * and its own, as the server reads them): `x-required-scopes` (when it needs any),
+ * `x-session-only`, `x-test-key-only` (when true) and `x-rate-limit-rule` (when it counts against
+ * one). Built here rather than with `OpenApi.Override`, of which an endpoint keeps only the last.
+ */
+export const accessExtensions = (annotations: Context.Context<never>): Record<string, unknown> => {
+  const scopes = Context.get(annotations, RequiredScopes)
+  const rule = Context.get(annotations, RateLimitRule)
+  return {
+    ...(scopes.length > 0 ? { "x-required-scopes": scopes } : {}),
+    ...(Context.get(annotations, SessionOnly) ? { "x-session-only": true } : {}),
+    ...(Context.get(annotations, TestKeyOnly) ? { "x-test-key-only": true } : {}),
+    ...(rule !== null ? { "x-rate-limit-rule": rule } : {})
+  }
+}
 
 export const bearer = HttpApiSecurity.bearer.pipe(
   HttpApiSecurity.annotate(

@@ -6,6 +6,7 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import {
   Category,
+  ChannelCapabilityUnavailable,
   ChannelNotConnected,
   ChannelNotFound,
   Conflict,
@@ -14,7 +15,9 @@ import {
   Id,
   IdempotencyConflict,
   ListParams,
+  maxCharacters,
   Message,
+  minCharacters,
   NotFound,
   Page,
   ProviderRateLimited,
@@ -55,7 +58,7 @@ export class TemplatesApi extends HttpApiGroup.make("templates")
         ...ListParams,
         status: Schema.optional(TemplateStatus),
         category: Schema.optional(Category),
-        q: Schema.optional(Schema.String.pipe(Schema.minLength(1), Schema.maxLength(100))).annotations({
+        q: Schema.optional(Schema.String.pipe(minCharacters(1), maxCharacters(100))).annotations({
           description: "Case-insensitive part of the slug or the name"
         })
       }))
@@ -100,14 +103,15 @@ export class TemplatesApi extends HttpApiGroup.make("templates")
       .setPayload(TestSendRequest)
       .setHeaders(Schema.Struct({
         "idempotency-key": Schema.optional(Schema.String.pipe(
-          Schema.minLength(1),
-          Schema.maxLength(255, { message: () => "Expected at most 255 characters" })
+          minCharacters(1),
+          maxCharacters(255, "Expected at most 255 characters")
         ))
       }))
       .addSuccess(Message, { status: 201 })
       .addError(TemplateNotFound)
       .addError(ChannelNotFound)
       .addError(ChannelNotConnected)
+      .addError(ChannelCapabilityUnavailable)
       .addError(TemplateNotSendable)
       .addError(EntitlementLimitReached)
       .addError(IdempotencyConflict)

@@ -3,6 +3,7 @@
  * events their changes report is in `ConversationStateMachine.ts`.
  */
 import { Schema } from "effect"
+import { maxCharacters, minCharacters } from "./Characters.js"
 import { ConversationStatus } from "./ConversationStateMachine.js"
 import { Id } from "./Ids.js"
 import { SendMessageRequest } from "./Messaging.js"
@@ -67,8 +68,8 @@ export const UpdateConversationRequest = StrictStruct({
 
 export const CreateNoteRequest = StrictStruct({
   body: Schema.String.pipe(
-    Schema.minLength(1, { message: () => "Expected a non-empty note" }),
-    Schema.maxLength(4096, { message: () => "Expected at most 4096 characters" })
+    minCharacters(1, "Expected a non-empty note"),
+    maxCharacters(4096, "Expected at most 4096 characters")
   )
 }).annotations({ identifier: "CreateNoteRequest" })
 

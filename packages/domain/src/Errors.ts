@@ -132,7 +132,8 @@ export class ChannelCapabilityUnavailable extends ApiError<ChannelCapabilityUnav
   {
     code: "CHANNEL_CAPABILITY_UNAVAILABLE",
     status: 409,
-    description: "`details.reason` is `capabilities_not_refreshed` or `not_a_qr_channel`."
+    description:
+      "`details.reason` is `capabilities_not_refreshed`, `not_a_qr_channel`, or on a send `message_type_unsupported` (the channel's `message_types` lack the message's type)."
   }
 ) {}
 

@@ -51,7 +51,12 @@ export const MessageReceivedData = Schema.Struct({
   channel_id: Id("ch"),
   direction: Schema.Literal("inbound"),
   /** the message's kind (README "Messages") */
-  type: MessageType
+  type: MessageType,
+  /**
+   * file types only: `ready` (the bytes are stored: `GET /v1/media/{id}/content`) or `failed`
+   * (they could not be fetched; the message's `media.failure_reason` says why)
+   */
+  media_status: Schema.optional(Schema.Literal("ready", "failed"))
 }).annotations({ identifier: "MessageReceivedData" })
 
 const conversationFields = {

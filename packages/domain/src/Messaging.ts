@@ -4,6 +4,7 @@
  */
 import { Schema } from "effect"
 import { ChannelStatus } from "./ChannelStateMachine.js"
+import { maxCharacters, minCharacters } from "./Characters.js"
 import { Id } from "./Ids.js"
 import { MessageMedia } from "./Media.js"
 import { Category } from "./MessageCategory.js"
@@ -144,8 +145,8 @@ export class MessageWithTimeline extends Schema.Class<MessageWithTimeline>("Mess
 }) {}
 
 const Metadata = Schema.Record({
-  key: Schema.String.pipe(Schema.maxLength(40)),
-  value: Schema.String.pipe(Schema.maxLength(500))
+  key: Schema.String.pipe(maxCharacters(40)),
+  value: Schema.String.pipe(maxCharacters(500))
 }).pipe(Schema.filter((m) => Object.keys(m).length <= 20 || "Expected at most 20 metadata pairs"))
 
 export const SendMessageRequest = StrictStruct({
@@ -153,8 +154,8 @@ export const SendMessageRequest = StrictStruct({
   channel_id: Schema.optional(Id("ch")),
   text: Schema.optional(StrictStruct({
     body: Schema.String.pipe(
-      Schema.minLength(1, { message: () => "Expected a non-empty text body" }),
-      Schema.maxLength(4096, { message: () => "Expected at most 4096 characters" })
+      minCharacters(1, "Expected a non-empty text body"),
+      maxCharacters(4096, "Expected at most 4096 characters")
     )
   })),
   template: Schema.optional(StrictStruct({

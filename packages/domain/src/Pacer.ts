@@ -93,3 +93,23 @@ export const takeSendSlot = (
   perRecipient: pacer.perRecipient,
   spacing: pacer.perRecipient ? recordRecipientSend(pacer.spacing, recipient, at) : pacer.spacing
 })
+
+/** The first pause after the provider throttles a channel (`PROVIDER_RATE_LIMITED`). */
+export const THROTTLE_BACKOFF_BASE_MS = 30_000
+/** The longest pause, however often it throttles in a row. */
+export const THROTTLE_BACKOFF_MAX_MS = 15 * 60_000
+
+/**
+ * How long a channel pauses all its sends after the provider throttled it `inARow` times in a row
+ * (1, 2, ...): 30 s, doubling, at most 15 minutes. Retrying each message on its own schedule
+ * queried a throttling WhatsApp again for every message (rate-overlimit, docs/LIMITS.md); a pause
+ * of the channel asks once per step. A send the provider takes ends the run.
+ */
+export const throttleBackOffMs = (inARow: number): number =>
+  Math.min(THROTTLE_BACKOFF_MAX_MS, THROTTLE_BACKOFF_BASE_MS * 2 ** Math.max(0, inARow - 1))
+
+/** No send slot opens before `until` (the provider throttled the channel). */
+export const pauseUntil = (pacer: ChannelPacer, until: number): ChannelPacer => ({
+  ...pacer,
+  nextSlotAt: Math.max(pacer.nextSlotAt, until)
+})

@@ -2,11 +2,13 @@ import { assert, describe, it } from "@effect/vitest"
 import {
   idlePacer,
   pacerForConnection,
+  pauseUntil,
   QR_PER_RECIPIENT_CAP,
   QR_PER_RECIPIENT_WINDOW_MS,
   recipientMustWait,
   sendSlotWaitMs,
   takeSendSlot,
+  throttleBackOffMs,
   waitingRecipients
 } from "@switchboard/domain"
 import type { ChannelPacer } from "@switchboard/domain"
@@ -73,5 +75,25 @@ describe("ChannelPacer", () => {
     assert.strictEqual(sendSlotWaitMs(pacer, NOW), 1000)
     // a connection without spacing drops what the last one knew
     assert.strictEqual(pacerForConnection(pacer, false, recent).spacing.size, 0)
+  })
+})
+
+describe("throttle back-off", () => {
+  it("pauses 30 s after the first throttle, doubling per throttle in a row, at most 15 minutes", () => {
+    assert.deepStrictEqual([1, 2, 3, 4, 5, 6].map(throttleBackOffMs), [
+      30_000,
+      60_000,
+      120_000,
+      240_000,
+      480_000,
+      900_000
+    ])
+    assert.strictEqual(throttleBackOffMs(40), 15 * 60_000)
+  })
+
+  it("holds the next send slot until the pause ends, never brings it forward", () => {
+    const paused = pauseUntil({ ...idlePacer, nextSlotAt: 1_000 }, 31_000)
+    assert.strictEqual(sendSlotWaitMs(paused, 1_000), 30_000)
+    assert.strictEqual(pauseUntil({ ...idlePacer, nextSlotAt: 50_000 }, 31_000).nextSlotAt, 50_000)
   })
 })

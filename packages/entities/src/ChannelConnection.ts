@@ -1,7 +1,8 @@
 /**
  * A Channel entity's provider connection: opened and closed to match the channel's status (a
  * connection exists in any status but archived and suspended), with the link's reports handled in
- * order: status changes recorded on the channel one after the other; receipts recorded in batches,
+ * order: status changes recorded on the channel one after the other, and so are the provider's
+ * refusals of messages it had taken (failed, or re-queued when retryable); receipts recorded in batches,
  * in the order reported (what arrives while one batch is written is the next batch: one statement
  * per batch, `MessageMoves.receipts`); inbound messages recorded in lanes (the events of one
  * message stay in order; different messages go in parallel).
@@ -13,7 +14,15 @@ import { ChannelsRepo } from "@switchboard/db"
 import { dispatches, toTimestamp } from "@switchboard/domain"
 import type { Channel, ChannelStatus } from "@switchboard/domain"
 import { ChannelProviders, inboundContent } from "@switchboard/providers"
-import type { ChannelConnection, LidMapped, ProviderEvent, Receipt, StatusChanged } from "@switchboard/providers"
+import type {
+  ChannelConnection,
+  LidMapped,
+  ProviderEvent,
+  Receipt,
+  RestrictionReported,
+  SendRejected,
+  StatusChanged
+} from "@switchboard/providers"
 import { Chunk, Clock, Effect, ExecutionStrategy, Exit, Option, Queue, Schedule, Scope, Stream } from "effect"
 import { InboundMessages } from "./InboundMessages.js"
 import { makeMessageCalls } from "./MessageCalls.js"
@@ -24,7 +33,7 @@ const EVENT_LANES = 8
 /** Receipts written in one batch at most. */
 const RECEIPT_BATCH = 500
 
-type LaneEvent = Exclude<ProviderEvent, StatusChanged | Receipt | LidMapped>
+type LaneEvent = Exclude<ProviderEvent, StatusChanged | Receipt | SendRejected | LidMapped | RestrictionReported>
 
 const laneOf = (event: LaneEvent): number => {
   const key = event.providerMessageId
@@ -146,6 +155,25 @@ export const makeChannelConnection = <E, R>(options: {
         yield* Queue.offer(wake, undefined)
       })
 
+    /** Records a restriction WhatsApp reported (timelock, new-chat quota) on the channel. */
+    const onRestriction = (event: RestrictionReported) =>
+      Effect.gen(function*() {
+        const q = event.newChatQuota
+        yield* channels.recordRestriction({
+          channelId,
+          timelockUntil: event.timelockUntil === undefined || event.timelockUntil === null
+            ? event.timelockUntil
+            : toTimestamp(event.timelockUntil),
+          newChatQuota: q === undefined
+            ? undefined
+            : { total: q.total, used: q.used, cycleEndsAt: q.cycleEndsAt === null ? null : toTimestamp(q.cycleEndsAt) },
+          now: toTimestamp(yield* Clock.currentTimeMillis)
+        }).pipe(
+          Effect.retry({ times: 5, schedule: Schedule.exponential("200 millis") }),
+          Effect.catchAllCause((cause) => Effect.logError("channel restriction not recorded", cause))
+        )
+      })
+
     /** Handles the connection's events in `scope`: status changes here, in order; the rest in lanes. */
     const handleEvents = (channel: Channel, connection: ChannelConnection, scope: Scope.Scope) =>
       Effect.gen(function*() {
@@ -189,6 +217,19 @@ export const makeChannelConnection = <E, R>(options: {
               inFlight++
               return event._tag === "StatusChanged"
                 ? Effect.ensuring(onStatusChanged(connection)(event), handled(1))
+                : event._tag === "RestrictionReported"
+                ? Effect.ensuring(onRestriction(event), handled(1))
+                : event._tag === "SendRejected"
+                // in order, like status changes: the refusal that restricted the channel is
+                // recorded on its message before the next report is handled
+                ? Effect.ensuring(
+                  calls.dispatchFailed(event.messageId, {
+                    retryable: event.retryable,
+                    code: event.code,
+                    reason: event.reason
+                  }),
+                  handled(1)
+                )
                 : event._tag === "LidMapped"
                 ? Effect.ensuring(onLidMapped(event), handled(1))
                 : event._tag === "Receipt"

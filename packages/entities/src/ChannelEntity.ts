@@ -41,13 +41,16 @@ import {
   dispatches,
   idlePacer,
   pacerForConnection,
+  pauseUntil,
   QR_PER_RECIPIENT_WINDOW_MS,
   recipientMustWait,
   sendSlotWaitMs,
   takeSendSlot,
+  throttleBackOffMs,
   waitingRecipients
 } from "@switchboard/domain"
 import type { ChannelPacer, ChannelStatus } from "@switchboard/domain"
+import { PROVIDER_RATE_LIMITED } from "@switchboard/providers"
 import type { ChannelConnection } from "@switchboard/providers"
 import { Clock, Context, Duration, Effect, Option, Queue, Schedule } from "effect"
 import type { Tracer } from "effect"
@@ -118,16 +121,10 @@ export const ChannelEntityLive = ChannelEntity.toLayer(
     /** A new connection: QR channels rebuild their per-recipient spacing from the recorded dispatches. */
     const onOpen = (connection: ChannelConnection) =>
       Effect.gen(function*() {
-        if (connection.pairing === undefined) {
-          pacer = pacerForConnection(pacer, false)
-          return
-        }
-        const now = yield* Clock.currentTimeMillis
-        pacer = pacerForConnection(
-          pacer,
-          true,
-          yield* queue.dispatchesSince(channelId, now - QR_PER_RECIPIENT_WINDOW_MS)
-        )
+        const perRecipient = connection.pairing !== undefined
+        const since = (yield* Clock.currentTimeMillis) - QR_PER_RECIPIENT_WINDOW_MS
+        const recent = perRecipient ? yield* queue.dispatchesSince(channelId, since) : []
+        pacer = pacerForConnection(pacer, perRecipient, recent)
       })
 
     const link = yield* makeChannelConnection({ channelId, wake, onOpen })
@@ -150,6 +147,17 @@ export const ChannelEntityLive = ChannelEntity.toLayer(
       return span
     }
 
+    /** Throttled by the provider: no send of the channel goes out for a growing pause. */
+    let throttledInARow = 0
+    const throttled = Effect.gen(function*() {
+      throttledInARow++
+      const pause = throttleBackOffMs(throttledInARow)
+      pacer = pauseUntil(pacer, (yield* Clock.currentTimeMillis) + pause)
+      yield* Effect.logWarning("provider throttled the channel: its sends pause").pipe(
+        Effect.annotateLogs({ channel_id: channelId, pause_ms: pause, in_a_row: throttledInARow })
+      )
+    })
+
     /**
      * `startedAt`: the send slot it took (the timeline shows the pacing exactly); `waiting`: the
      * recipients that must wait for their spacing then. Answers false when the message was not
@@ -170,8 +178,11 @@ export const ChannelEntityLive = ChannelEntity.toLayer(
             return false
           }
           const result = yield* connection.send({ id: message.id, to: message.to, body: message.body })
-          if (result._tag === "Accepted") yield* calls.providerAccepted(message.id)
-          else yield* calls.dispatchFailed(message.id, result)
+          if (result._tag === "Accepted") throttledInARow = 0
+          else if (result.code === PROVIDER_RATE_LIMITED) yield* throttled
+          yield* result._tag === "Accepted"
+            ? calls.providerAccepted(message.id)
+            : calls.dispatchFailed(message.id, result)
           return true
         }).pipe(
           Effect.annotateLogs("message_id", message.id),

@@ -111,6 +111,20 @@ export interface StatusChanged {
 }
 
 /**
+ * The provider refused one of our messages after taking it (QR: WhatsApp's ack carried an error,
+ * e.g. 463): the owner fails it, or re-queues it when `retryable`.
+ */
+export interface SendRejected {
+  readonly _tag: "SendRejected"
+  readonly messageId: string
+  /** machine-readable, becomes the message's `failure.code` */
+  readonly code: string
+  /** a sentence, becomes the message's `failure.reason` */
+  readonly reason: string
+  readonly retryable: boolean
+}
+
+/**
  * WhatsApp revealed the phone number behind a LID (QR: `lid-mapping.update`, a message's
  * `remoteJidAlt`): the owner keeps it and merges contacts (`LidMappings.learn`).
  */
@@ -122,7 +136,20 @@ export interface LidMapped {
   readonly phoneNumber: string
 }
 
-export type ProviderEvent = Receipt | Inbound | StatusChanged | LidMapped
+/**
+ * The provider reported a restriction of the number (QR: WhatsApp's reach-out timelock, its
+ * new-chat quota). The owner records it on the channel; new-contact sends are refused meanwhile.
+ */
+export interface RestrictionReported {
+  readonly _tag: "RestrictionReported"
+  /** epoch ms the timelock ends; `null` once lifted; absent when not reported */
+  readonly timelockUntil?: number | null | undefined
+  readonly newChatQuota?:
+    | { readonly total: number; readonly used: number; readonly cycleEndsAt: number | null }
+    | undefined
+}
+
+export type ProviderEvent = Receipt | Inbound | StatusChanged | SendRejected | LidMapped | RestrictionReported
 
 export const receipt = (messageId: string, status: ReceiptStatus, at: number): ProviderEvent => ({
   _tag: "Receipt",
@@ -199,6 +226,9 @@ export const PROVIDER_RATE_LIMITED = "PROVIDER_RATE_LIMITED"
 
 /** WhatsApp's throttling answers, as Baileys reports them (`rate-overlimit`, HTTP-like 429). */
 const THROTTLED = /rate[-_ ]?overlimit|too many requests|\b429\b/i
+
+/** Whether a QR send's failure is WhatsApp throttling the channel. */
+export const isThrottled = (reason: string): boolean => THROTTLED.test(reason)
 
 /** A QR send that failed: throttled by WhatsApp (`PROVIDER_RATE_LIMITED`) or another provider error. */
 export const qrSendRefusal = (reason: string): SendResult =>

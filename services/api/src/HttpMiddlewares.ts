@@ -16,7 +16,7 @@ import {
 } from "@effect/platform"
 import { NodeHttpServerRequest } from "@effect/platform-node"
 import type { HttpApiDecodeError } from "@effect/platform/HttpApiError"
-import { Api } from "@switchboard/api"
+import { Api, Issues } from "@switchboard/api"
 import {
   InternalError,
   MethodNotAllowed,
@@ -28,12 +28,14 @@ import {
 import { Cause, Chunk, Effect, Layer, Option, Predicate, Schema } from "effect"
 import { randomUUID } from "node:crypto"
 import type { IncomingMessage } from "node:http"
+import * as ClientErrors from "./ClientErrors.js"
 import { HttpConfig } from "./HttpConfig.js"
 import * as HttpMetrics from "./HttpMetrics.js"
 import * as HttpTracing from "./HttpTracing.js"
-import * as Issues from "./Issues.js"
 import * as JsonGuard from "./JsonGuard.js"
 import * as JsonMembers from "./JsonMembers.js"
+import * as LingeringClose from "./LingeringClose.js"
+import * as RequestPath from "./RequestPath.js"
 import { setHeader } from "./ResponseHeaders.js"
 import { routeTable } from "./RouteTable.js"
 
@@ -49,11 +51,19 @@ export const envelopeResponse = <E extends { readonly message: string }>(
 ) =>
   Effect.orDie(HttpServerResponse.json(Schema.encodeSync(cls)(error), { status: cls.status, headers: headers ?? {} }))
 
+/**
+ * 413 with `Connection: close`; the close lingers (`LingeringClose`) so that a client still
+ * writing its body reads the answer instead of a reset.
+ */
 const payloadTooLarge = (limit: number, transfer: "content-length" | "chunked") =>
   Effect.zipRight(
-    Effect.logWarning("request body over the limit").pipe(
-      Effect.annotateLogs({ limit_bytes: limit, transfer })
-    ),
+    Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
+      Effect.zipRight(
+        Effect.sync(() => LingeringClose.lingerAfterAnswer(NodeHttpServerRequest.toIncomingMessage(request))),
+        Effect.logWarning("request body over the limit").pipe(
+          Effect.annotateLogs({ limit_bytes: limit, transfer })
+        )
+      )),
     envelopeResponse(
       PayloadTooLarge,
       new PayloadTooLarge({ message: `Request body exceeds ${limit} bytes`, details: { limit_bytes: limit } }),
@@ -90,9 +100,12 @@ const routeNotFound = Effect.flatMap(HttpServerRequest.HttpServerRequest, (reque
 const validationError = (issues: ReadonlyArray<Issues.Issue>) =>
   Effect.fail(new ValidationError({ message: "Request validation failed", details: { issues } }))
 
-/** What the platform decodes as JSON: `application/json`, with or without parameters. */
+/**
+ * What the platform decodes as JSON: `application/json`, with or without parameters. A body
+ * without `Content-Type` is not JSON (README "API"): 422 like any other.
+ */
 const isJsonContentType = (header: string | undefined) =>
-  header === undefined || header.split(";")[0]!.trim().toLowerCase() === "application/json"
+  header !== undefined && header.split(";")[0]!.trim().toLowerCase() === "application/json"
 
 type BodyRead =
   | { readonly _tag: "Read"; readonly text: string }
@@ -373,7 +386,25 @@ export const serveMiddleware =
       let routed = app
       // the path the contract sees (metrics and spans name it by its route template)
       let path = request.url
-      if (options.basePath !== "") {
+      if (ClientErrors.lacksHost(NodeHttpServerRequest.toIncomingMessage(request))) {
+        path = "/unmatched"
+        routed = Effect.orDie(
+          HttpServerResponse.json(ClientErrors.WITHOUT_HOST.body, {
+            status: ClientErrors.WITHOUT_HOST.status,
+            headers: { connection: "close" }
+          })
+        )
+      } else if (!RequestPath.isRoutable(request.url)) {
+        // before the global prefix and the router: the router would cut the path at `;` or `#`
+        path = "/unmatched"
+        routed = envelopeResponse(
+          NotFound,
+          new NotFound({
+            message: "No route has this path: a path segment holds a character that must be percent-encoded",
+            details: { resource: "route", reason: "path_character" }
+          })
+        )
+      } else if (options.basePath !== "") {
         const url = request.url
         const prefixed = url === options.basePath || url.startsWith(`${options.basePath}/`) ||
           url.startsWith(`${options.basePath}?`)

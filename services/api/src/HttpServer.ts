@@ -125,7 +125,8 @@ export const layer = Layer.unwrapEffect(
  * headers or its request too slowly is answered 408 and cut off, other connections unaffected.
  * Node checks these timeouts every `connectionsCheckingInterval`, so that follows the shortest.
  * Node's own parser errors (unknown method, malformed request line, `Transfer-Encoding` with
- * `Content-Length`) answer in the error envelope too (`ClientErrors`).
+ * `Content-Length`), a missing `Host`, an unknown `Expect` and `CONNECT` answer in the error
+ * envelope too (`ClientErrors`).
  */
 export const makeNodeServer =
   (config: Pick<HttpConfig["Type"], "headersTimeout" | "requestTimeout" | "keepAliveTimeout">) => () => {
@@ -135,9 +136,13 @@ export const makeNodeServer =
       headersTimeout,
       requestTimeout,
       keepAliveTimeout: Duration.toMillis(config.keepAliveTimeout),
-      connectionsCheckingInterval: Math.max(100, Math.min(30_000, Math.floor(headersTimeout / 4)))
+      connectionsCheckingInterval: Math.max(100, Math.min(30_000, Math.floor(headersTimeout / 4))),
+      // answered by the app, in the envelope (`ClientErrors.lacksHost`), not by Node without a body
+      requireHostHeader: false
     })
     server.on("clientError", ClientErrors.answer)
+    server.on("checkExpectation", ClientErrors.expectationFailed)
+    server.on("connect", ClientErrors.refuseConnect)
     return server
   }
 

@@ -3,13 +3,15 @@
  * middleware and the methods of each path template for 405 answers.
  */
 import { HttpApi } from "@effect/platform"
-import { Api, RateLimitRule, RequiredScopes, SessionOnly, WorkspaceOptional } from "@switchboard/api"
+import { Api, RateLimitRule, RequiredScopes, SessionOnly, TestKeyOnly, WorkspaceOptional } from "@switchboard/api"
 import type { Scope } from "@switchboard/domain"
 import { Context } from "effect"
 
 export interface RouteRequirement {
   readonly scopes: ReadonlyArray<Scope>
   readonly sessionOnly: boolean
+  /** a test-mode API key only (the sandbox's services refuse others: `SANDBOX_TEST_KEY_REQUIRED`) */
+  readonly testKeyOnly: boolean
   readonly workspaceOptional: boolean
   readonly rateLimit: string | null
 }
@@ -40,6 +42,7 @@ export const build = () => {
       requirements.set(`${endpoint.method} ${endpoint.path}`, {
         scopes: Context.get(mergedAnnotations, RequiredScopes),
         sessionOnly: Context.get(mergedAnnotations, SessionOnly),
+        testKeyOnly: Context.get(mergedAnnotations, TestKeyOnly),
         workspaceOptional: Context.get(mergedAnnotations, WorkspaceOptional),
         rateLimit: Context.get(mergedAnnotations, RateLimitRule)
       })

@@ -20,6 +20,16 @@ const toProviderEvent = (event: QrConnectionEvent): ProviderEvent | undefined =>
   switch (event._tag) {
     case "receipt":
       return { _tag: "Receipt", messageId: event.messageId, status: event.status, at: event.at }
+    case "rejected":
+      return {
+        _tag: "SendRejected",
+        messageId: event.messageId,
+        code: event.code,
+        reason: event.reason,
+        retryable: event.retryable
+      }
+    case "restriction":
+      return { _tag: "RestrictionReported", timelockUntil: event.timelockUntil, newChatQuota: event.newChatQuota }
     case "inbound":
       return { _tag: "Inbound", ...event.content }
     case "lid_mapping":

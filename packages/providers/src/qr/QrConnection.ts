@@ -52,6 +52,7 @@ import {
   Stream
 } from "effect"
 import { MediaDownloadFailed } from "../ChannelProvider.js"
+import { isThrottled } from "../ChannelProvider.js"
 import * as InboundMetrics from "../InboundMetrics.js"
 import { fromBaileys, senderOf } from "./BaileysInbound.js"
 import { makeBaileysLogger } from "./BaileysLogger.js"
@@ -61,6 +62,7 @@ import { classifyConnectFailure, type QrConnectFailure } from "./QrConnectFailur
 import { QrConnectionConfig } from "./QrConnectionConfig.js"
 import type { QrConnectionError, QrConnectionEvent, QrReceiptEvent, QrStateEvent } from "./QrConnectionEvent.js"
 import * as QrMetrics from "./QrMetrics.js"
+import { cappingSignal, classifyAckError, timelockSignal } from "./QrRestrictions.js"
 import { QrNotConnected, QrSendFailed } from "./QrSendError.js"
 
 /** What a QR channel can do (0.5 messages per second). */
@@ -139,6 +141,14 @@ type Command =
     readonly failure: QrConnectFailure | undefined
   }
   | { readonly _tag: "SocketReceipts"; readonly generation: number; readonly items: ReadonlyArray<RawReceipt> }
+  | { readonly _tag: "SocketRejected"; readonly generation: number; readonly id: string; readonly error: string }
+  | { readonly _tag: "SendThrottled" }
+  | {
+    readonly _tag: "SocketRestriction"
+    readonly generation: number
+    readonly timelock?: unknown
+    readonly capping?: unknown
+  }
   | {
     readonly _tag: "SocketUpsert"
     readonly generation: number
@@ -338,6 +348,9 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
     s.ev.on("connection.update", (update) => {
       if (update.qr) offer({ _tag: "SocketQr", generation: gen, code: update.qr })
       if (update.connection === "open") offer({ _tag: "SocketOpen", generation: gen })
+      if (update.reachoutTimeLock) {
+        offer({ _tag: "SocketRestriction", generation: gen, timelock: update.reachoutTimeLock })
+      }
       if (update.connection === "close") {
         const error = update.lastDisconnect?.error
         offer({
@@ -351,6 +364,7 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
         })
       }
     })
+    s.ev.on("message-capping.update", (capping) => offer({ _tag: "SocketRestriction", generation: gen, capping }))
     // `notify`: heard live; `append`: delivered after a reconnect (what came while the link was
     // down). Both are inbound; Baileys acknowledges both to WhatsApp, so neither may be skipped.
     // Chat history (`messaging-history.set`) is not inbound and is not listened to.
@@ -366,12 +380,15 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
       }
       if (items.length > 0) offer({ _tag: "SocketReceipts", generation: gen, items })
     })
-    // WhatsApp's ack of our message = `sent`; Baileys itself only surfaces failed acks
+    // WhatsApp's ack of our message = `sent`; an ack with an error is WhatsApp refusing it
+    // (Baileys only logs that and marks it ERROR): the message fails (`QrRestrictions`)
     s.ws.on("CB:ack,class:message", (node: BinaryNode) => {
       const id = node.attrs["id"]
-      if (id && node.attrs["error"] === undefined) {
+      const error = node.attrs["error"]
+      if (!id) return
+      if (error === undefined) {
         offer({ _tag: "SocketReceipts", generation: gen, items: [{ id, status: Status.SERVER_ACK }] })
-      }
+      } else offer({ _tag: "SocketRejected", generation: gen, id, error })
     })
   })
 
@@ -384,6 +401,54 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
       reported.add(key)
       return publish({ _tag: "receipt", channelId, messageId: item.id, status, at })
     }, { discard: true })
+
+  /** WhatsApp refused one of our messages: it fails, and a restriction shows on the channel. */
+  const onRejected = (id: string, error: string) =>
+    Effect.gen(function*() {
+      const rejection = classifyAckError(error)
+      const key = `${id}:rejected`
+      if (reported.has(key)) return
+      reported.add(key)
+      yield* Effect.logWarning("qr message refused by WhatsApp").pipe(
+        Effect.annotateLogs({ ...annotations, message_id: id, error_code: error, failure_code: rejection.code })
+      )
+      yield* publish({
+        _tag: "rejected",
+        channelId,
+        messageId: id,
+        code: rejection.code,
+        reason: rejection.reason,
+        retryable: rejection.retryable,
+        at: yield* Clock.currentTimeMillis
+      })
+      if (rejection.channelReason !== null) yield* move({ _tag: "Restriction", reason: rejection.channelReason })
+    })
+
+  /** WhatsApp's reach-out timelock or new-chat quota: recorded on the channel, and its reason. */
+  const onRestriction = (timelock: unknown, capping: unknown) =>
+    Effect.gen(function*() {
+      const now = yield* Clock.currentTimeMillis
+      const lock = timelock === undefined ? undefined : timelockSignal(timelock, now)
+      const quota = capping === undefined ? undefined : cappingSignal(capping)
+      if (lock === undefined && quota === undefined) return
+      yield* Effect.logWarning("qr number restriction reported by WhatsApp").pipe(Effect.annotateLogs({
+        ...annotations,
+        ...(lock === undefined
+          ? {}
+          : { timelock_until: lock.until === null ? "lifted" : new Date(lock.until).toISOString() }),
+        ...(quota === undefined ? {} : { new_chat_quota: `${quota.used}/${quota.total}` })
+      }))
+      yield* publish({
+        _tag: "restriction",
+        channelId,
+        ...(lock === undefined ? {} : { timelockUntil: lock.until }),
+        ...(quota === undefined ? {} : {
+          newChatQuota: { total: quota.total, used: quota.used, cycleEndsAt: quota.cycleEndsAt }
+        })
+      })
+      const reason = lock?.channelReason ?? quota?.channelReason
+      if (reason) yield* move({ _tag: "Restriction", reason })
+    })
 
   /** LID mappings reported on this connection (each is reported once per connection) */
   const mapped = new Set<string>()
@@ -621,6 +686,13 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
         return command.generation !== generation
           ? Effect.void
           : Effect.flatMap(Clock.currentTimeMillis, (now) => reportReceipts(command.items, now))
+      case "SocketRejected":
+        return command.generation !== generation ? Effect.void : onRejected(command.id, command.error)
+      case "SendThrottled":
+        // rate-overlimit on a send: the channel's sends pause (the Channel entity's back-off)
+        return move({ _tag: "Restriction", reason: "rate_limited" })
+      case "SocketRestriction":
+        return command.generation !== generation ? Effect.void : onRestriction(command.timelock, command.capping)
       case "SocketUpsert":
         return command.generation !== generation ? Effect.void : onUpsert(command.messages)
       case "SocketLidMapping":
@@ -681,6 +753,7 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
           duration: Duration.times(config.queryTimeout, 2),
           onTimeout: () => new QrSendFailed({ channelId, messageId: message.messageId, reason: "timed out" })
         }),
+        Effect.tapError((e) => isThrottled(e.reason) ? Queue.offer(commands, { _tag: "SendThrottled" }) : Effect.void),
         Effect.asVoid
       )
     }).pipe(

@@ -78,6 +78,38 @@ export const QrReceiptEvent = Schema.TaggedStruct("receipt", {
 export type QrReceiptEvent = typeof QrReceiptEvent.Type
 
 /**
+ * WhatsApp refused one of our messages after Baileys wrote it (an ack with an error, e.g. 463):
+ * what the message's failure is (`QrRestrictions.classifyAckError`).
+ */
+export const QrRejectedEvent = Schema.TaggedStruct("rejected", {
+  channelId: Schema.String,
+  messageId: Schema.String,
+  /** the message's `failure.code` */
+  code: Schema.String,
+  reason: Schema.String,
+  retryable: Schema.Boolean,
+  /** epoch ms */
+  at: Schema.Number
+})
+export type QrRejectedEvent = typeof QrRejectedEvent.Type
+
+/**
+ * WhatsApp reported a restriction of the number (docs/LIMITS.md, "Number protection"): a reach-out
+ * timelock (`timelockUntil`: epoch ms; `null` once lifted) and/or its new-chat message quota.
+ */
+export const QrRestrictionEvent = Schema.TaggedStruct("restriction", {
+  channelId: Schema.String,
+  timelockUntil: Schema.optional(Schema.NullOr(Schema.Number)),
+  newChatQuota: Schema.optional(Schema.Struct({
+    total: Schema.Number,
+    used: Schema.Number,
+    /** epoch ms when WhatsApp's quota cycle ends */
+    cycleEndsAt: Schema.NullOr(Schema.Number)
+  }))
+})
+export type QrRestrictionEvent = typeof QrRestrictionEvent.Type
+
+/**
  * A message someone sent to the linked number, of any kind (`InboundContent`, translated by
  * `BaileysInbound.fromBaileys`); delivered live (`notify`) or after a reconnect (`append`).
  */
@@ -132,6 +164,8 @@ export const QrConnectionEvent = Schema.Union(
   QrExpiredEvent,
   QrConnectionErrorEvent,
   QrReceiptEvent,
+  QrRejectedEvent,
+  QrRestrictionEvent,
   QrInboundEvent,
   QrLidMappingEvent
 )

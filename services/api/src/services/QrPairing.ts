@@ -13,7 +13,7 @@ import {
   ServiceUnavailable,
   toTimestamp
 } from "@switchboard/domain"
-import type { Channel } from "@switchboard/domain"
+import type { Channel, ChannelStatus } from "@switchboard/domain"
 import { ChannelEntity, PairingUnavailable, type PairingView } from "@switchboard/entities/protocol"
 import type { QrConnectionError as ConnectionError, QrPairingFrame } from "@switchboard/providers/contract"
 import { Effect, Option, Redacted, Stream } from "effect"
@@ -48,8 +48,13 @@ const connectionErrorBody = (error: ConnectionError | null) =>
     next_attempt_at: iso(error.nextAttemptAt)
   })
 
-/** One SSE frame per pairing event. */
-export const toSseFrame = (channelId: string, frame: QrPairingFrame): SseFrame | undefined => {
+/**
+ * One SSE frame per pairing event, of the four the stream has (README "QR channels"): `snapshot`,
+ * `qr.updated`, `qr.state`, `qr.expired`. An attempt that could not reach WhatsApp changes no
+ * status: it is a `qr.state` from the channel's status (`status`: the last the stream told) to the
+ * same, with `reason: null` and the `connection_error`.
+ */
+export const toSseFrame = (channelId: string, frame: QrPairingFrame, status: ChannelStatus): SseFrame => {
   switch (frame._tag) {
     case "snapshot":
       return {
@@ -91,11 +96,21 @@ export const toSseFrame = (channelId: string, frame: QrPairingFrame): SseFrame |
       return { event: "qr.expired", data: { channel_id: channelId } }
     case "connection_error":
       return {
-        event: "qr.connection_error",
-        data: { channel_id: channelId, ...connectionErrorBody(frame) }
+        event: "qr.state",
+        data: {
+          channel_id: channelId,
+          from_status: status,
+          to_status: status,
+          reason: null,
+          connection_error: connectionErrorBody(frame)
+        }
       }
   }
 }
+
+/** The channel's status once `frame` is told (the snapshot's, then each change's). */
+export const statusAfter = (status: ChannelStatus, frame: QrPairingFrame): ChannelStatus =>
+  frame._tag === "snapshot" ? frame.status : frame._tag === "state" ? frame.to : status
 
 /**
  * The stream ends after the frame that connects the channel, says every code expired, or leaves
@@ -223,7 +238,10 @@ export class QrPairing extends Effect.Service<QrPairing>()("@switchboard/service
       const watch = channelClient(id).WatchPairing()
       return watch.pipe(
         Stream.takeUntil(isLast),
-        Stream.filterMap((frame) => Option.fromNullable(toSseFrame(id, frame))),
+        Stream.mapAccum(row.channel.status, (status, frame) => {
+          const next = statusAfter(status, frame)
+          return [next, toSseFrame(id, frame, status)] as const
+        }),
         // the runner went away mid-stream: end; the client reconnects and gets a fresh snapshot
         Stream.catchAllCause(() => Stream.empty)
       )

@@ -3,7 +3,9 @@ import type { Principal } from "@switchboard/api"
 import { CreatedSandboxSession, SandboxSession } from "@switchboard/api"
 import { MediaRepo, MessagesRepo, SandboxRepo, Transactions } from "@switchboard/db"
 import type { SandboxSessionRow } from "@switchboard/db"
+import type { ListQuery } from "@switchboard/domain"
 import {
+  DEFAULT_LIMIT,
   MEDIA_KINDS,
   MEDIA_LIMIT_BYTES,
   MEDIA_TYPES,
@@ -14,6 +16,7 @@ import {
   SandboxNoNumberAvailable,
   SandboxTestKeyRequired,
   ServiceUnavailable,
+  toPage,
   toTimestamp,
   ValidationError
 } from "@switchboard/domain"
@@ -142,6 +145,24 @@ export class Sandbox extends Effect.Service<Sandbox>()("@switchboard/service-api
             `Messages then go from ${session.phone_number}. This code is shown once.`
         }
       })
+    })
+
+    /** The workspace's sessions, newest first, each with the status a reader sees now. */
+    const list = Effect.fn("Sandbox.list")(function*(
+      principal: Principal,
+      query: ListQuery & { readonly status?: "active" | "revoked" | "expired" | undefined }
+    ) {
+      yield* requireTestKey(principal)
+      const nowMs = yield* Clock.currentTimeMillis
+      const limit = query.limit ?? DEFAULT_LIMIT
+      const rows = yield* repo.list({
+        workspaceId: principal.workspaceId,
+        limit,
+        now: toTimestamp(nowMs),
+        status: query.status,
+        after: query.after
+      })
+      return toPage(rows, limit, (row) => toSession(asOf(row, nowMs)))
     })
 
     const get = Effect.fn("Sandbox.get")(function*(principal: Principal, id: string) {
@@ -385,7 +406,7 @@ export class Sandbox extends Effect.Service<Sandbox>()("@switchboard/service-api
       }
     )
 
-    return { create, get, verify, revoke, inbound } as const
+    return { create, list, get, verify, revoke, inbound } as const
   }),
   dependencies: [
     SandboxRepo.Default,
