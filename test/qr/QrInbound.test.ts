@@ -8,7 +8,7 @@ import * as TestDatabase from "@switchboard/db/testing"
 import type { InboundContent } from "@switchboard/domain"
 import { InboundMetrics, QrAuthStateRepo, type QrInboundEvent } from "@switchboard/providers"
 import { proto } from "baileys"
-import { Chunk, Effect, Exit, Layer, Logger, Metric, MetricLabel, Scope, Stream } from "effect"
+import { Chunk, Effect, Exit, Layer, Logger, LogLevel, Metric, MetricLabel, Scope, Stream } from "effect"
 import { randomBytes } from "node:crypto"
 import { FakeWhatsApp } from "../fake-whatsapp/index.js"
 import { connect, is, newChannelId, type Observed, pair } from "./QrHarness.js"
@@ -167,6 +167,29 @@ describe("QR inbound", () => {
         const inbound = a.seen.filter(is("inbound"))
         assert.deepStrictEqual(inbound.map((e) => e.content.providerMessageId), [marker])
       }))
+
+    it.scoped("logs what it ignores with the WhatsApp id, kind and sender, never the text", () => {
+      const lines: Array<string> = []
+      const capture = Logger.add(Logger.map(Logger.logfmtLogger, (line) => {
+        lines.push(line)
+      }))
+      return Effect.gen(function*() {
+        const { a, wa } = yield* paired
+        const kim = wa.contact("+447700900304")
+        const id = yield* kim.says("secret group words", { chat: "group" })
+        const marker = yield* kim.says("direct")
+        yield* inboundWithId(a, marker)
+        const line = yield* waitFor(
+          Effect.sync(() => lines.find((l) => l.includes("qr inbound message ignored") && l.includes(id))),
+          (l) => l !== undefined
+        )
+        assert.isDefined(line)
+        assert.include(line, "reason=group")
+        assert.include(line, "kind=conversation")
+        assert.include(line, `sender=${kim.user}@s.whatsapp.net`)
+        for (const l of lines) assert.notInclude(l, "secret group words")
+      }).pipe(Effect.provide(capture), Logger.withMinimumLogLevel(LogLevel.Debug))
+    })
 
     it.scoped("reports texts sent while the link was down once it is back (offline delivery), each once", () =>
       Effect.gen(function*() {
