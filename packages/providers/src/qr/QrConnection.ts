@@ -53,7 +53,7 @@ import {
 } from "effect"
 import { isThrottled, MediaDownloadFailed } from "../ChannelProvider.js"
 import * as InboundMetrics from "../InboundMetrics.js"
-import { fromBaileys, senderOf } from "./BaileysInbound.js"
+import { fromBaileys, type IgnoredReason, senderOf } from "./BaileysInbound.js"
 import { makeBaileysLogger } from "./BaileysLogger.js"
 import * as QrAuthState from "./QrAuthState.js"
 import { QrAuthStateRepo } from "./QrAuthStateRepo.js"
@@ -205,6 +205,9 @@ const TERMINAL: ReadonlyMap<number, "connection_replaced" | "forbidden" | "clien
 ])
 
 const { FULL, RECENT } = proto.HistorySync.HistorySyncType
+
+/** What is ignored on purpose every day (logged at debug level; counted like the rest). */
+const ROUTINE_IGNORED: ReadonlySet<IgnoredReason> = new Set(["group", "status_broadcast", "broadcast", "newsletter"])
 
 /** Builds the connection; nothing connects until `start` or `resume`. The socket ends with the scope (the link is kept). */
 export const make = Effect.fn("QrConnection.make")(function*(options: {
@@ -482,7 +485,9 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
         const translated = fromBaileys(m, now)
         if (translated._tag === "ignored") {
           yield* InboundMetrics.countInbound(translated.type, "ignored", translated.reason)
-          yield* Effect.logInfo("qr inbound message ignored").pipe(Effect.annotateLogs({
+          // group chats and status posts are routine on any busy number: their lines are debug
+          const log = ROUTINE_IGNORED.has(translated.reason) ? Effect.logDebug : Effect.logInfo
+          yield* log("qr inbound message ignored").pipe(Effect.annotateLogs({
             ...annotations,
             reason: translated.reason,
             provider_message_id: translated.providerMessageId,
