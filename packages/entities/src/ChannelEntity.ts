@@ -183,6 +183,10 @@ export const ChannelEntityLive = ChannelEntity.toLayer(
             : calls.dispatchFailed(message.id, result)
           return true
         }).pipe(
+          // a dispatch once taken runs to its end (the provider's answer recorded) before the entity
+          // stops: a shard handover interrupting it between the take and the provider's call left
+          // the message `dispatching` until the sweeper's stuck limit (45 s), then sent it again
+          Effect.uninterruptible,
           Effect.annotateLogs("message_id", message.id),
           Effect.withSpan("Channel.dispatch", {
             ...(waker === undefined ? { root: true } : { parent: waker }),
