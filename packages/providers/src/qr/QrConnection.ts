@@ -26,7 +26,7 @@
  * socket and its generation, the reconnect budget, the receipts and sends under way); split across
  * modules, that state would have to be passed around or exposed.
  */
-import { type ChannelInput, type ChannelStatus, transitionChannel } from "@switchboard/domain"
+import { type ChannelInput, type ChannelStatus, type QrRestrictionReason, transitionChannel } from "@switchboard/domain"
 import makeWASocket, {
   type BinaryNode,
   DisconnectReason,
@@ -61,6 +61,7 @@ import { classifyConnectFailure, type QrConnectFailure } from "./QrConnectFailur
 import { QrConnectionConfig } from "./QrConnectionConfig.js"
 import type { QrConnectionError, QrConnectionEvent, QrReceiptEvent, QrStateEvent } from "./QrConnectionEvent.js"
 import * as QrMetrics from "./QrMetrics.js"
+import * as QrProtectionMetrics from "./QrProtectionMetrics.js"
 import { makeRecipientCheck } from "./QrRecipientCheck.js"
 import { cappingSignal, classifyAckError, timelockSignal } from "./QrRestrictions.js"
 import { QrNotConnected, QrRecipientNotOnWhatsApp, QrSendFailed } from "./QrSendError.js"
@@ -410,6 +411,10 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
       return publish({ _tag: "receipt", channelId, messageId: item.id, status, at })
     }, { discard: true })
 
+  /** A restriction signal: counted, and shown in the channel's status reason. */
+  const restricted = (reason: QrRestrictionReason) =>
+    Effect.zipRight(QrProtectionMetrics.signal(reason), move({ _tag: "Restriction", reason }))
+
   /** WhatsApp refused one of our messages: it fails, and a restriction shows on the channel. */
   const onRejected = (id: string, error: string) =>
     Effect.gen(function*() {
@@ -429,7 +434,8 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
         retryable: rejection.retryable,
         at: yield* Clock.currentTimeMillis
       })
-      if (rejection.channelReason !== null) yield* move({ _tag: "Restriction", reason: rejection.channelReason })
+      yield* QrProtectionMetrics.refused(rejection.code)
+      if (rejection.channelReason !== null) yield* restricted(rejection.channelReason)
     })
 
   /** WhatsApp's reach-out timelock or new-chat quota: recorded on the channel, and its reason. */
@@ -455,7 +461,7 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
         })
       })
       const reason = lock?.channelReason ?? quota?.channelReason
-      if (reason) yield* move({ _tag: "Restriction", reason })
+      if (reason) yield* restricted(reason)
     })
 
   /** LID mappings reported on this connection (each is reported once per connection) */
@@ -700,7 +706,7 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
         return command.generation !== generation ? Effect.void : onRejected(command.id, command.error)
       case "SendThrottled":
         // rate-overlimit on a send: the channel's sends pause (the Channel entity's back-off)
-        return move({ _tag: "Restriction", reason: "rate_limited" })
+        return restricted("rate_limited")
       case "SocketRestriction":
         return command.generation !== generation ? Effect.void : onRestriction(command.timelock, command.capping)
       case "SocketUpsert":
@@ -759,10 +765,10 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
           reason: error instanceof Error ? error.message : String(error)
         })
       const jid = e164ToJid(message.to)
-      return recipients.exists(jid, (j) => s.onWhatsApp(j)).pipe(
+      return QrProtectionMetrics.countCheck(recipients.check(jid, (j) => s.onWhatsApp(j))).pipe(
         Effect.mapError(failed),
         Effect.filterOrFail(
-          (exists) => exists,
+          ({ exists }) => exists,
           () => new QrRecipientNotOnWhatsApp({ channelId, messageId: message.messageId })
         ),
         Effect.zipRight(Effect.tryPromise({
