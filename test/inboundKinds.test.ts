@@ -169,6 +169,15 @@ describe("inbound messages of every kind (sandbox)", () => {
         assert.strictEqual(beyond.status, 416)
         assert.strictEqual(beyond.code, "RANGE_NOT_SATISFIABLE")
 
+        // a stored media sent again by id: a new message with a copy of the same bytes
+        const again = yield* deliver({ from: FROM, image: { media_id: storedImage.media!.id, caption: "again" } })
+        assert.strictEqual(again.type, "image")
+        assert.notStrictEqual(again.media!.id, storedImage.media!.id)
+        const storedAgain = yield* settled(again)
+        assert.strictEqual(storedAgain.media!.status, "ready")
+        const copy = yield* client.media.content({ path: { mediaId: again.media!.id }, headers: {} })
+        assert.isTrue(Buffer.from(copy).equals(png))
+
         // a file of another workspace does not exist there
         const stranger = yield* createKey(yield* signUp())
         for (const path of [`/v1/media/${media.id}`, `/v1/media/${media.id}/content`]) {
@@ -178,12 +187,29 @@ describe("inbound messages of every kind (sandbox)", () => {
         }
 
         // one signed message.received per inbound message, with its type; files' after they were stored
-        const all = [text, reply, location, contacts, reaction, edit, revoke, unsupported, image, document, audio]
+        const all = [
+          text,
+          reply,
+          location,
+          contacts,
+          reaction,
+          edit,
+          revoke,
+          unsupported,
+          image,
+          document,
+          audio,
+          again
+        ]
         yield* eventually(Effect.sync(() => sink.received.length), (n) => n >= all.length, 30_000)
         const secret = endpoint.body.secret as string
         const received = sink.received.map((r) => {
           assert.isTrue(verifyWebhook(r.body, r.headers as any, secret).valid)
-          return JSON.parse(r.body) as { type: string; created_at: string; data: { message_id: string; type: string } }
+          return JSON.parse(r.body) as {
+            type: string
+            created_at: string
+            data: { message_id: string; type: string; media_status?: string }
+          }
         })
         assert.deepStrictEqual(
           received.map((e) => e.data.message_id).sort(),
@@ -193,6 +219,7 @@ describe("inbound messages of every kind (sandbox)", () => {
           const event = received.find((e) => e.data.message_id === m.id)!
           assert.strictEqual(event.type, "message.received")
           assert.strictEqual(event.data.type, m.type)
+          assert.strictEqual(event.data.media_status, m.media === null ? undefined : "ready")
         }
         // the inbound metric counted them by type and outcome
         assert.deepStrictEqual(
@@ -201,7 +228,7 @@ describe("inbound messages of every kind (sandbox)", () => {
             (yield* inboundCount("image", "recorded")) - countsBefore[1]!,
             (yield* inboundCount("image", "media_stored")) - countsBefore[2]!
           ],
-          [1, 1, 1]
+          [1, 2, 2]
         )
       }))
 

@@ -180,6 +180,33 @@ describe("QR inbound messages of every kind", () => {
       180_000
     )
 
+    it.scoped("keeps a sender WhatsApp names only by LID, and merges it into the phone contact once the number shows", () =>
+      Effect.gen(function*() {
+        const wa = yield* Wa
+        const { channelId, user } = yield* pairedChannel("Lid")
+        const hidden = wa.contact("+4915112340066")
+        yield* hidden.says("who am I", { addressing: "lid" })
+        const first = yield* eventually(
+          request("GET", `/v1/messages?direction=inbound&channel_id=${channelId}`, as(user)),
+          (r) => r.body?.data?.length === 1
+        )
+        const lidMessage = first.body.data[0] as ApiMessage
+        assert.isNull(lidMessage.from, first.text)
+        assert.deepStrictEqual(lidMessage["sender"], { phone_number: null, whatsapp_lid: hidden.lidUser })
+
+        // WhatsApp names both forms: the mapping is kept and the LID's contact merged into the number's
+        yield* hidden.says("it's me", { addressing: "lid+pn" })
+        const both = yield* eventually(
+          request("GET", `/v1/messages?direction=inbound&channel_id=${channelId}`, as(user)),
+          (r) => r.body?.data?.length === 2 && new Set(r.body.data.map((m: ApiMessage) => m["contact_id"])).size === 1
+        )
+        const messages = both.body.data as ReadonlyArray<ApiMessage>
+        assert.strictEqual(new Set(messages.map((m) => m["contact_id"])).size, 1, both.text)
+        const contact = yield* request("GET", `/v1/contacts/${messages[0]!["contact_id"]}`, as(user))
+        assert.strictEqual(contact.body.phone_number, hidden.number, contact.text)
+        assert.strictEqual(contact.body.whatsapp_lid, hidden.lidUser)
+      }))
+
     it.scoped("does not record group messages or status posts (by phone number or by LID) as direct messages", () =>
       Effect.gen(function*() {
         const wa = yield* Wa

@@ -98,7 +98,7 @@ describe("templates", () => {
           { path: ["variables", 1, "name"], message: "Declared but never used in the body" },
           {
             path: ["body"],
-            message: "Placeholder {{code}} has no declaration in variables at character 2",
+            message: "A placeholder has no declaration in variables at character 2",
             position: 2
           }
         ])

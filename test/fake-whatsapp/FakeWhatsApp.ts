@@ -227,6 +227,8 @@ export class FakeWhatsApp {
   readonly phone: FakePhone
   /** counters tests use to prove there is no reconnect loop */
   readonly stats = { connections: 0, logins: 0, pairings: 0 }
+  /** numbers (digits) asked about in "is it on WhatsApp?" queries (usync `contact`), in order */
+  readonly contactChecks: Array<string> = []
   /** the WhatsApp Web version each client announced (`primary.secondary.tertiary`) */
   readonly clientVersions: Array<string> = []
   private readonly ca = new FakeCertificateAuthority()
@@ -736,9 +738,17 @@ export class FakeWhatsApp {
     const usync = getBinaryNodeChild(node, "usync")
     const queryNode = getBinaryNodeChild(usync, "query")
     const protocols = Array.isArray(queryNode?.content) ? queryNode.content.map((c) => c.tag) : []
-    const named = getBinaryNodeChildren(getBinaryNodeChild(usync, "list"), "user").map((u) =>
-      this.findPeer(u.attrs["jid"] ?? "")?.contact
-    )
+    // a user is named by jid, or (a "contact" query: is this number on WhatsApp?) by phone number
+    const jidOf = (user: BinaryNode) => {
+      const phone = getBinaryNodeChild(user, "contact")?.content
+      const text = typeof phone === "string" ? phone : phone instanceof Uint8Array ? Buffer.from(phone).toString() : ""
+      return user.attrs["jid"] ?? (text ? `${digits(text)}@${S_WA}` : "")
+    }
+    const listed = getBinaryNodeChildren(getBinaryNodeChild(usync, "list"), "user")
+    if (protocols.includes("contact")) {
+      for (const u of listed) this.contactChecks.push(jidDecode(jidOf(u))?.user ?? "")
+    }
+    const named = listed.map((u) => this.findPeer(jidOf(u))?.contact)
     for (const contact of named) if (contact) contact.lookups++
     const refusal = named.find((contact) => contact?.lookupError !== undefined)?.lookupError
     if (refusal !== undefined) {
@@ -750,7 +760,7 @@ export class FakeWhatsApp {
       })
     }
     const users = getBinaryNodeChildren(getBinaryNodeChild(usync, "list"), "user").map((user): BinaryNode => {
-      const jid = user.attrs["jid"] ?? ""
+      const jid = jidOf(user)
       const found = this.findPeer(jid)
       const isMe = found !== undefined && found.contact === undefined
       const content: Array<BinaryNode> = []

@@ -14,6 +14,7 @@ import { encryptedStream, type MediaType } from "baileys"
 import { randomBytes } from "node:crypto"
 import { once } from "node:events"
 import { readFile, rm } from "node:fs/promises"
+import type { ServerResponse } from "node:http"
 import { createServer, type Server } from "node:https"
 import type { AddressInfo } from "node:net"
 import { HOST_CERT_PEM, HOST_KEY_PEM } from "./MediaTls.js"
@@ -37,10 +38,12 @@ export interface Upload {
 export class MediaHost {
   /** what Baileys uploaded, in order */
   readonly uploads: Array<Upload> = []
-  /** every GET, by path (a test proves a download happened, or a second one after a reupload) */
+  /** every GET, by path (status 0: held, see `holdDownloads`) */
   readonly downloads: Array<{ readonly path: string; readonly status: number }> = []
   private readonly files = new Map<string, Buffer>()
   private readonly gone = new Set<string>()
+  /** downloads waiting for `releaseDownloads` */
+  private held: Array<() => void> | undefined
 
   private constructor(private readonly server: Server) {
     server.on("request", (req, res) => {
@@ -57,22 +60,41 @@ export class MediaHost {
         })
         return
       }
-      if (req.method === "GET") {
-        const file = this.files.get(url.pathname)
-        const status = this.gone.has(url.pathname) ? 410 : file ? 200 : 404
-        this.downloads.push({ path: url.pathname, status })
-        if (status !== 200 || !file) {
-          res.writeHead(status)
-          res.end()
-          return
-        }
-        res.writeHead(200, { "content-type": "application/octet-stream", "content-length": String(file.length) })
-        res.end(file)
+      if (req.method === "GET" && this.held) {
+        this.downloads.push({ path: url.pathname, status: 0 })
+        this.held.push(() => this.answerGet(url.pathname, res))
         return
       }
+      if (req.method === "GET") return this.answerGet(url.pathname, res)
       res.writeHead(405)
       res.end()
     })
+  }
+
+  private answerGet(path: string, res: ServerResponse) {
+    if (res.destroyed || res.writableEnded) return
+    const file = this.files.get(path)
+    const status = this.gone.has(path) ? 410 : file ? 200 : 404
+    this.downloads.push({ path, status })
+    if (status !== 200 || !file) {
+      res.writeHead(status)
+      res.end()
+      return
+    }
+    res.writeHead(200, { "content-type": "application/octet-stream", "content-length": String(file.length) })
+    res.end(file)
+  }
+
+  /** Downloads from now on wait (the request stays open, unanswered) until `releaseDownloads`. */
+  holdDownloads(): void {
+    this.held ??= []
+  }
+
+  /** Answers the held downloads (those whose client is still there); later ones are answered at once. */
+  releaseDownloads(): void {
+    const held = this.held ?? []
+    this.held = undefined
+    for (const release of held) release()
   }
 
   static async start(): Promise<MediaHost> {

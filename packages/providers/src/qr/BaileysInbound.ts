@@ -1,6 +1,6 @@
 /**
  * What a linked device hears, translated into the provider-neutral `InboundContent` (README
- * "Messages", docs/PROVIDERS.md "What a QR channel records"). One pure function over Baileys'
+ * "Messages" and "What a QR channel records"). One pure function over Baileys'
  * `WAMessage`: every kind WhatsApp sends is either content of a modelled type, `unsupported` with
  * WhatsApp's own name of the kind, or ignored for a stated reason, never skipped unseen.
  *

@@ -5,7 +5,8 @@
  * was pairing when its previous owner went away becomes `disconnected` (`pairing_interrupted`).
  *
  * - `send` uses our message id as the WhatsApp id; not connected or a Baileys failure is a
- *   retryable refusal (the message was not accepted and goes back to the queue with backoff).
+ *   retryable refusal (the message was not accepted and goes back to the queue with backoff); a
+ *   number not on WhatsApp fails for good (`not_on_whatsapp`).
  * - `events`: receipts, inbound messages of every kind, LID mappings and status changes, in the
  *   order the connection reports them. QR codes, expiry and connection errors only go to pairing watchers (`pairing.subscribe`),
  *   never here.
@@ -15,6 +16,7 @@ import type { ChannelConnection, ChannelProvider, ProviderEvent } from "../Chann
 import { accepted, qrSendRefusal, refused } from "../ChannelProvider.js"
 import type { QrConnectionEvent } from "./QrConnectionEvent.js"
 import { QrProvider } from "./QrProvider.js"
+import { NOT_ON_WHATSAPP } from "./QrRestrictions.js"
 
 const toProviderEvent = (event: QrConnectionEvent): ProviderEvent | undefined => {
   switch (event._tag) {
@@ -67,7 +69,15 @@ export const make = Effect.map(QrProvider, (qr): ChannelProvider => ({
             Effect.catchTags({
               QrNotConnected: (e) =>
                 Effect.succeed(refused(true, "channel_not_connected", `The channel is ${e.status}, not connected`)),
-              QrSendFailed: (e) => Effect.succeed(qrSendRefusal(e.reason))
+              QrSendFailed: (e) => Effect.succeed(qrSendRefusal(e.reason)),
+              QrRecipientNotOnWhatsApp: () =>
+                Effect.succeed(
+                  refused(
+                    false,
+                    NOT_ON_WHATSAPP,
+                    "This number is not on WhatsApp; nothing was sent (a retry cannot help)"
+                  )
+                )
             })
           ),
         events: Stream.fromQueue(reported).pipe(Stream.filterMap((e) => Option.fromNullable(toProviderEvent(e)))),

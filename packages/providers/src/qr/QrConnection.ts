@@ -61,8 +61,9 @@ import { classifyConnectFailure, type QrConnectFailure } from "./QrConnectFailur
 import { QrConnectionConfig } from "./QrConnectionConfig.js"
 import type { QrConnectionError, QrConnectionEvent, QrReceiptEvent, QrStateEvent } from "./QrConnectionEvent.js"
 import * as QrMetrics from "./QrMetrics.js"
+import { makeRecipientCheck } from "./QrRecipientCheck.js"
 import { cappingSignal, classifyAckError, timelockSignal } from "./QrRestrictions.js"
-import { QrNotConnected, QrSendFailed } from "./QrSendError.js"
+import { QrNotConnected, QrRecipientNotOnWhatsApp, QrSendFailed } from "./QrSendError.js"
 
 /** What a QR channel can do (0.5 messages per second). */
 export const qrCapabilities = {
@@ -115,8 +116,13 @@ export interface QrConnection {
    * Never starts a pairing. Returns whether a stored link was found.
    */
   readonly resume: Effect.Effect<boolean>
-  /** Sends a text; succeeds once Baileys wrote it to WhatsApp (= `provider_accepted`). */
-  readonly send: (message: QrOutboundText) => Effect.Effect<void, QrNotConnected | QrSendFailed>
+  /**
+   * Sends a text; succeeds once Baileys wrote it to WhatsApp (= `provider_accepted`). The first
+   * send to a number checks that it is on WhatsApp (`QrRecipientCheck`).
+   */
+  readonly send: (
+    message: QrOutboundText
+  ) => Effect.Effect<void, QrNotConnected | QrSendFailed | QrRecipientNotOnWhatsApp>
   /** `qr/logout`: unlinks the device at WhatsApp (when connected) and wipes the stored link. */
   readonly logout: Effect.Effect<void>
   /**
@@ -735,24 +741,39 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
       return yield* Deferred.await(answer)
     })
 
+  const recipients = makeRecipientCheck()
+
   const send = (message: QrOutboundText) =>
-    Effect.suspend((): Effect.Effect<void, QrNotConnected | QrSendFailed> => {
+    Effect.suspend((): Effect.Effect<void, QrNotConnected | QrSendFailed | QrRecipientNotOnWhatsApp> => {
       const s = socket
       if (!s || !open) return Effect.fail(new QrNotConnected({ channelId, status }))
-      return Effect.tryPromise({
-        try: () => s.sendMessage(e164ToJid(message.to), { text: message.text }, { messageId: message.messageId }),
-        catch: (error) =>
-          new QrSendFailed({
-            channelId,
-            messageId: message.messageId,
-            reason: error instanceof Error ? error.message : String(error)
-          })
-      }).pipe(
+      const failed = (error: unknown) =>
+        new QrSendFailed({
+          channelId,
+          messageId: message.messageId,
+          reason: error instanceof Error ? error.message : String(error)
+        })
+      const jid = e164ToJid(message.to)
+      return recipients.exists(jid, (j) => s.onWhatsApp(j)).pipe(
+        Effect.mapError(failed),
+        Effect.filterOrFail(
+          (exists) => exists,
+          () => new QrRecipientNotOnWhatsApp({ channelId, messageId: message.messageId })
+        ),
+        Effect.zipRight(Effect.tryPromise({
+          try: () => s.sendMessage(jid, { text: message.text }, { messageId: message.messageId }),
+          catch: failed
+        }))
+      ).pipe(
         Effect.timeoutFail({
           duration: Duration.times(config.queryTimeout, 2),
           onTimeout: () => new QrSendFailed({ channelId, messageId: message.messageId, reason: "timed out" })
         }),
-        Effect.tapError((e) => isThrottled(e.reason) ? Queue.offer(commands, { _tag: "SendThrottled" }) : Effect.void),
+        Effect.tapError((e) =>
+          e._tag === "QrSendFailed" && isThrottled(e.reason)
+            ? Queue.offer(commands, { _tag: "SendThrottled" })
+            : Effect.void
+        ),
         Effect.asVoid
       )
     }).pipe(

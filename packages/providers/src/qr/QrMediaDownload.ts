@@ -1,7 +1,7 @@
 /**
- * Fetching the bytes of an inbound QR media from WhatsApp's media host (docs/PROVIDERS.md "Media on
- * QR channels"): from the `BaileysMediaSource` stored with the durable download job, streamed and
- * decrypted by Baileys (`downloadContentFromMessage`), never held whole in memory.
+ * Fetching the bytes of an inbound QR media from WhatsApp's media host (README "What a QR
+ * channel records", "Files"): from the `BaileysMediaSource` stored with the durable download
+ * job, streamed and decrypted by Baileys (`downloadContentFromMessage`), never held whole in memory.
  *
  * WhatsApp's media host keeps a file for a while; after that it answers 404 or 410 and only the
  * sender's phone can upload it again. Then the channel's live socket asks for that (Baileys'
