@@ -302,5 +302,46 @@ describe("QR number protection", () => {
         }).pipe(Effect.orDie),
       { timeout: 180_000 }
     )
+
+    it.scoped(
+      "fails a send to a number that is not on WhatsApp fast (not_on_whatsapp), checking each number once per channel",
+      () =>
+        Effect.gen(function*() {
+          const wa = yield* Wa
+          const { user, channelId } = yield* pairedChannel("Checks recipients")
+          const send = (to: string) =>
+            request("POST", "/v1/messages", { ...as(user), body: { channel_id: channelId, to, text: { body: "Hi" } } })
+          const message = (id: string) => Effect.map(request("GET", `/v1/messages/${id}`, as(user)), (r) => r.body)
+          const checksOf = (number: string) => wa.contactChecks.filter((n) => `+${n}` === number).length
+          // no such WhatsApp user on the fake network
+          const nobody = "+4915166000001"
+          const sent = yield* send(nobody)
+          assert.strictEqual(sent.status, 201, sent.text)
+          const failed = yield* eventually(message(sent.body.id), (m) => m.status === "failed_permanent", 30_000)
+          assert.strictEqual(failed.status, "failed_permanent", JSON.stringify(failed))
+          assert.deepStrictEqual([failed.failure.class, failed.failure.code], ["permanent", "not_on_whatsapp"])
+          // one attempt: not retried, nothing was sent
+          assert.strictEqual(
+            failed.timeline.filter((t: { to_state: string }) => t.to_state === "dispatching").length,
+            1
+          )
+          assert.include((yield* channelEvents(sent.body.id)).map((e) => e.type), "message.failed")
+          assert.strictEqual(checksOf(nobody), 1)
+
+          // a WhatsApp user is checked once, then remembered
+          const alice = wa.contact("+4915166000002")
+          for (const text of ["one", "two"]) {
+            const reply = yield* request("POST", "/v1/messages", {
+              ...as(user),
+              body: { channel_id: channelId, to: alice.number, text: { body: text } }
+            })
+            assert.strictEqual(reply.status, 201)
+          }
+          yield* eventually(Effect.sync(() => alice.received.length), (n) => n === 2, 30_000)
+          assert.deepStrictEqual(alice.received.map((m) => m.text), ["one", "two"])
+          assert.strictEqual(checksOf(alice.number), 1)
+        }).pipe(Effect.orDie),
+      { timeout: 180_000 }
+    )
   })
 })

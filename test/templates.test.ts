@@ -98,7 +98,7 @@ describe("templates", () => {
           { path: ["variables", 1, "name"], message: "Declared but never used in the body" },
           {
             path: ["body"],
-            message: "Placeholder {{code}} has no declaration in variables at character 2",
+            message: "A placeholder has no declaration in variables at character 2",
             position: 2
           }
         ])
@@ -230,7 +230,7 @@ describe("templates", () => {
         for (const id of [mine.id, UNKNOWN] as const) {
           const got = yield* refused(other.client.templates.get({ path: { templateId: id } }))
           assert.strictEqual(got.status, 404)
-          assert.strictEqual(got.code, "NOT_FOUND")
+          assert.strictEqual(got.code, "TEMPLATE_NOT_FOUND")
           assert.strictEqual(got.details["resource"], "template")
           assert.strictEqual((yield* refused(other.client.templates.archive({ path: { templateId: id } }))).status, 404)
           assert.strictEqual(

@@ -25,8 +25,13 @@ Conventions: JSON members are snake_case; ids are a prefix plus a ULID; timestam
 with milliseconds. Every character limit (a schema's \`maxLength\`/\`minLength\`, "at most N characters")
 counts Unicode code points: an emoji is one character. Every error is \`{"error":{"code","message","details"}}\` with \`details\` always an
 object; validation failures are 422 \`VALIDATION_ERROR\` with \`details.issues[].path\` and
-\`.message\` (submitted values are never echoed back). Unknown routes are 404 \`NOT_FOUND\` with
-\`details.resource = "route"\`. A path is routed exactly as sent: a raw \`;\` or \`#\`, or any other character a
+\`.message\` (submitted values are never echoed back, nor member names the client chose: an unknown member or a
+key of \`metadata\`, \`attributes\` or \`variables\` is reported at the object that holds it; errors repeat only
+member names the contract declares, variable names a stored template declares, and well-formed ids). Unknown routes are 404 \`NOT_FOUND\` with
+\`details.resource = "route"\`. An id that names nothing is 404 with the resource's not-found code
+(\`NOT_FOUND\` with \`details.resource\`, \`CHANNEL_NOT_FOUND\`, ...) whether it is well formed or not
+(\`msg_123\`, \`channel_id: "ch_unknown"\`), in the path or as a reference in the body or a filter;
+a value that is not a string where an id goes is 422. A path is routed exactly as sent: a raw \`;\` or \`#\`, or any other character a
 path segment may not hold unencoded (RFC 3986; a \`%\` not followed by two hex digits included), is 404
 \`NOT_FOUND\` with \`details.reason = "path_character"\` on every route, before anything runs; an
 encoded \`%3B\` stays part of its segment. A known path with another method is 405 \`METHOD_NOT_ALLOWED\` with an

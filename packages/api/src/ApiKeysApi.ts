@@ -6,6 +6,7 @@ import {
   CreatedApiKey,
   EntitlementLimitReached,
   Id,
+  IdRef,
   KeyMode,
   ListParams,
   maxCharacters,
@@ -56,7 +57,7 @@ export class ApiKeysApi extends HttpApiGroup.make("apiKeys")
   )
   .add(
     HttpApiEndpoint.del("revoke", "/v1/api-keys/:keyId")
-      .setPath(Schema.Struct({ keyId: Id("key") }))
+      .setPath(Schema.Struct({ keyId: IdRef("key") }))
       .addSuccess(Schema.Struct({ id: Id("key"), revoked_at: Timestamp }))
       .addError(ApiKeyNotFound)
       .annotate(

@@ -4,11 +4,15 @@ import {
   characterCount,
   Conflict,
   Contact,
+  ContactAttributes,
+  ContactEmail,
   ContactGroup,
+  ContactName,
   ContactTag,
   E164,
   EntitlementLimitReached,
   Id,
+  IdRef,
   KeyListParams,
   ListParams,
   maxCharacters,
@@ -20,13 +24,9 @@ import {
 import { Schema } from "effect"
 import { Authentication, rateLimited, requireScopes } from "./Security.js"
 
-const Name = Schema.NullOr(Schema.String.pipe(maxCharacters(256)))
-const EmailAddress = Schema.NullOr(
-  Schema.String.pipe(
-    maxCharacters(254),
-    Schema.pattern(/^[^\s@]+@[^\s@]+$/, { message: () => "Expected an e-mail address" })
-  )
-)
+// the rules every door shares (an import checks its rows with the same): domain `ContactFields.ts`
+const Name = Schema.NullOr(ContactName)
+const EmailAddress = Schema.NullOr(ContactEmail)
 
 /** A tag as sent: stored trimmed and lower-case. */
 export const TagInput = Schema.String.pipe(
@@ -36,12 +36,7 @@ export const TagInput = Schema.String.pipe(
   })
 ).annotations({ description: "1..64 characters; stored trimmed and lower-case" })
 
-export const AttributesInput = Schema.Record({
-  key: Schema.String.pipe(minCharacters(1), maxCharacters(64)),
-  value: Schema.String.pipe(maxCharacters(1024))
-}).pipe(
-  Schema.filter((a) => Object.keys(a).length <= 50 || "Expected at most 50 attributes")
-).annotations({ description: "String to string; at most 50 keys of 1..64 characters, values <= 1024 characters" })
+export const AttributesInput = ContactAttributes
 
 const contactFields = {
   phone_number: E164.annotations({ description: "E.164; unique per workspace (409 CONFLICT otherwise)" }),
@@ -50,7 +45,7 @@ const contactFields = {
   attributes: Schema.optional(AttributesInput),
   tags: Schema.optional(Schema.Array(TagInput).pipe(Schema.maxItems(50))),
   group_ids: Schema.optional(
-    Schema.Array(Id("grp")).pipe(Schema.maxItems(50)).annotations({
+    Schema.Array(IdRef("grp")).pipe(Schema.maxItems(50)).annotations({
       description: "Groups of the workspace (404 NOT_FOUND with `details.resource = contact_group` otherwise)"
     })
   )
@@ -74,7 +69,7 @@ export const DeletedContact = Schema.Struct({
   deleted: Schema.Literal(true)
 }).annotations({ identifier: "DeletedContact" })
 
-const ContactPath = Schema.Struct({ contactId: Id("cnt") })
+const ContactPath = Schema.Struct({ contactId: IdRef("cnt") })
 
 const DELETE_POLICY =
   "Deletes the contact and its group memberships. Its messages and conversations stay readable and keep their `contact_id`, which no longer resolves (GET is 404); a later message to or from the number creates a new contact with a new id. `contact.deleted` is emitted."
@@ -98,7 +93,7 @@ export class ContactsApi extends HttpApiGroup.make("contacts")
       .setUrlParams(Schema.Struct({
         ...ListParams,
         tag: Schema.optional(TagInput.annotations({ description: "Contacts carrying this tag (normalised)" })),
-        group_id: Schema.optional(Id("grp").annotations({ description: "Members of this group" })),
+        group_id: Schema.optional(IdRef("grp").annotations({ description: "Members of this group" })),
         q: Schema.optional(
           Schema.String.pipe(minCharacters(1), maxCharacters(256)).annotations({
             description: "Case-insensitive substring of the name, phone number or e-mail (indexed)"
@@ -171,7 +166,7 @@ export const UpdateContactGroupRequest = StrictStruct({
 ).annotations({ identifier: "UpdateContactGroupRequest" })
 
 export const AddMembersRequest = StrictStruct({
-  contact_ids: Schema.Array(Id("cnt")).pipe(Schema.minItems(1), Schema.maxItems(1000)).annotations({
+  contact_ids: Schema.Array(IdRef("cnt")).pipe(Schema.minItems(1), Schema.maxItems(1000)).annotations({
     description: "1..1000 contacts of the workspace; ones already members are left as they are"
   })
 }).annotations({ identifier: "AddMembersRequest" })
@@ -182,7 +177,7 @@ export const DeletedContactGroup = Schema.Struct({
   deleted: Schema.Literal(true)
 }).annotations({ identifier: "DeletedContactGroup" })
 
-const GroupPath = Schema.Struct({ groupId: Id("grp") })
+const GroupPath = Schema.Struct({ groupId: IdRef("grp") })
 
 export class ContactGroupsApi extends HttpApiGroup.make("contactGroups")
   .add(
@@ -241,7 +236,7 @@ export class ContactGroupsApi extends HttpApiGroup.make("contactGroups")
   )
   .add(
     HttpApiEndpoint.del("removeMember", "/v1/contact-groups/:groupId/members/:contactId")
-      .setPath(Schema.Struct({ groupId: Id("grp"), contactId: Id("cnt") }))
+      .setPath(Schema.Struct({ groupId: IdRef("grp"), contactId: IdRef("cnt") }))
       .addSuccess(ContactGroup)
       .addError(NotFound)
       .annotate(

@@ -17,6 +17,7 @@ import {
   EntitlementLimitReached,
   Id,
   IdempotencyConflict,
+  IdRef,
   ListParams,
   maxCharacters,
   Message,
@@ -36,7 +37,7 @@ import {
 import { Schema } from "effect"
 import { Authentication, rateLimited, requireScopes } from "./Security.js"
 
-const ConversationPath = Schema.Struct({ conversationId: Id("cnv") })
+const ConversationPath = Schema.Struct({ conversationId: IdRef("cnv") })
 
 const NOT_FOUND =
   "An unknown conversation (or one of another workspace) is 404 `NOT_FOUND` with `details.resource = conversation`."
@@ -47,7 +48,7 @@ export class ConversationsApi extends HttpApiGroup.make("conversations")
       .setUrlParams(Schema.Struct({
         ...ListParams,
         status: Schema.optional(ConversationStatus),
-        channel_id: Schema.optional(Id("ch")),
+        channel_id: Schema.optional(IdRef("ch")),
         contact_id: Schema.optional(Id("cnt")),
         assignee_id: Schema.optional(Schema.Union(Id("usr"), Schema.Literal("none"))).annotations({
           description: "A user id, or `none` for unassigned conversations"

@@ -6,6 +6,7 @@ import {
   ChannelStatus,
   Conflict,
   Id,
+  IdRef,
   QrConnectionErrorReason,
   ServiceUnavailable,
   Timestamp
@@ -51,7 +52,7 @@ export const EventStream = Schema.String.pipe(
   HttpApiSchema.withEncoding({ kind: "Text", contentType: "text/event-stream" })
 )
 
-const ChannelPath = Schema.Struct({ channelId: Id("ch") })
+const ChannelPath = Schema.Struct({ channelId: IdRef("ch") })
 
 /** The frames of `qr/stream`, every one of them (README "QR channels"): no other `event:` name is sent. */
 export const QR_STREAM_EVENTS = ["snapshot", "qr.updated", "qr.state", "qr.expired"] as const

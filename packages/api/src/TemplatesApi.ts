@@ -14,6 +14,7 @@ import {
   EntitlementLimitReached,
   Id,
   IdempotencyConflict,
+  IdRef,
   ListParams,
   maxCharacters,
   Message,
@@ -35,7 +36,7 @@ import {
 import { Schema } from "effect"
 import { Authentication, rateLimited, requireScopes } from "./Security.js"
 
-const TemplatePath = Schema.Struct({ templateId: Id("tpl") })
+const TemplatePath = Schema.Struct({ templateId: IdRef("tpl") })
 
 const GRAMMAR =
   "Placeholders are `{{name}}`, `name` matching `^[a-z][a-z0-9_]{0,63}$`, no spaces inside the braces; any other `{{` or a stray `}}` is malformed. Characters are Unicode code points; positions count from 0."
@@ -70,7 +71,11 @@ export class TemplatesApi extends HttpApiGroup.make("templates")
     HttpApiEndpoint.get("get", "/v1/templates/:templateId")
       .setPath(TemplatePath)
       .addSuccess(Template)
-      .addError(NotFound)
+      .addError(TemplateNotFound)
+      .annotate(
+        OpenApi.Description,
+        "An unknown template (or one of another workspace): 404 `TEMPLATE_NOT_FOUND` with `details.resource = template`."
+      )
       .pipe(requireScopes("templates.manage"))
   )
   .add(
@@ -78,7 +83,7 @@ export class TemplatesApi extends HttpApiGroup.make("templates")
       .setPath(TemplatePath)
       .setPayload(UpdateTemplateRequest)
       .addSuccess(Template)
-      .addError(NotFound)
+      .addError(TemplateNotFound)
       .addError(Conflict)
       .annotate(
         OpenApi.Description,
@@ -90,7 +95,7 @@ export class TemplatesApi extends HttpApiGroup.make("templates")
     HttpApiEndpoint.del("archive", "/v1/templates/:templateId")
       .setPath(TemplatePath)
       .addSuccess(Template)
-      .addError(NotFound)
+      .addError(TemplateNotFound)
       .annotate(
         OpenApi.Description,
         "Archives (not deletes); repeatable, `template.archived` once. An archived template cannot be sent (409 `TEMPLATE_NOT_SENDABLE`) and keeps its slug."

@@ -7,6 +7,7 @@ import {
   EventTypeName,
   EventTypeSubscriptionInput,
   Id,
+  IdRef,
   KeyListParams,
   ListParams,
   maxCharacters,
@@ -43,8 +44,8 @@ export const UpdateEndpointRequest = StrictStruct({
   )
 }).annotations({ identifier: "UpdateWebhookEndpointRequest" })
 
-const EndpointPath = Schema.Struct({ endpointId: Id("wh") })
-const DeliveryPath = Schema.Struct({ deliveryId: Id("whd") })
+const EndpointPath = Schema.Struct({ endpointId: IdRef("wh") })
+const DeliveryPath = Schema.Struct({ deliveryId: IdRef("whd") })
 const DeliveryFilters = Schema.Struct({ ...ListParams, status: Schema.optional(DeliveryStatus) })
 
 export class WebhooksApi extends HttpApiGroup.make("webhooks")

@@ -152,7 +152,8 @@ export class ContactsRepo extends Effect.Service<ContactsRepo>()("@switchboard/d
         ${
         q === undefined
           ? sql``
-          : sql`AND lower(coalesce(c.name, '') || ' ' || c.phone_number || ' ' || coalesce(c.email, '')) LIKE ${q}`
+          : sql`AND lower(coalesce(c.name, '') || ' ' || coalesce(c.phone_number, '') || ' ' || coalesce(c.email, ''))
+            LIKE ${q}`
       }
         ${after ? sql`AND (c.created_at, c.id) < (${after.created_at}::timestamptz, ${after.id})` : sql``}
         ORDER BY c.created_at DESC, c.id DESC LIMIT ${limit + 1}`)

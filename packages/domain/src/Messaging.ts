@@ -5,7 +5,7 @@
 import { Schema } from "effect"
 import { ChannelStatus } from "./ChannelStateMachine.js"
 import { maxCharacters, minCharacters } from "./Characters.js"
-import { Id } from "./Ids.js"
+import { Id, IdRef } from "./Ids.js"
 import { MessageMedia } from "./Media.js"
 import { Category } from "./MessageCategory.js"
 import { LocationContent, MessageType, SharedContact } from "./MessageContent.js"
@@ -151,7 +151,7 @@ const Metadata = Schema.Record({
 
 export const SendMessageRequest = StrictStruct({
   to: E164,
-  channel_id: Schema.optional(Id("ch")),
+  channel_id: Schema.optional(IdRef("ch")),
   text: Schema.optional(StrictStruct({
     body: Schema.String.pipe(
       minCharacters(1, "Expected a non-empty text body"),

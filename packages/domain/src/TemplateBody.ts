@@ -139,13 +139,20 @@ export const checkTemplate = (
     if (!seen.has(p.name)) {
       issues.push({
         path: ["body"],
-        message: `Placeholder {{${p.name}}} has no declaration in variables at character ${p.position}`,
+        // the placeholder's name is the request's own text: said by position
+        message: `A placeholder has no declaration in variables at character ${p.position}`,
         position: p.position
       })
     }
   }
   return { variables: declared, issues }
 }
+
+/** An unknown variable, said with the names the template declares (stored, not from the request). */
+const unknownVariable = (declared: ReadonlyArray<VariableDeclaration>) =>
+  declared.length === 0
+    ? "Unknown variable: this template declares none"
+    : `Unknown variable: this template declares ${declared.map((v) => v.name).join(", ")}`
 
 /** Why values cannot render: missing required names, or other issues (unknown, empty, too long). */
 export type RenderResult =
@@ -168,7 +175,8 @@ export const renderTemplate = (
   if (missing.length > 0) return { _tag: "Missing", missing }
   const issues: Array<TemplateIssue> = []
   for (const [name, value] of Object.entries(values)) {
-    if (!declared.has(name)) issues.push({ path: [...path, name], message: "Unknown variable for this template" })
+    // an unknown name is the request's own text: reported at the variables, never repeated
+    if (!declared.has(name)) issues.push({ path: [...path], message: unknownVariable(template.variables) })
     else issues.push(...valueIssues([...path, name], value))
   }
   if (issues.length > 0) return { _tag: "Invalid", issues }

@@ -4,7 +4,7 @@
  */
 import { Schema } from "effect"
 import { maxCharacters, minCharacters } from "./Characters.js"
-import { Id } from "./Ids.js"
+import { Id, IdRef } from "./Ids.js"
 import { Category } from "./MessageCategory.js"
 import type { Provider } from "./Messaging.js"
 import { E164, StrictStruct, Timestamp } from "./Schemas.js"
@@ -92,7 +92,7 @@ export const UpdateTemplateRequest = StrictStruct({
 
 export const TestSendRequest = StrictStruct({
   to: E164,
-  channel_id: Schema.optional(Id("ch")),
+  channel_id: Schema.optional(IdRef("ch")),
   variables: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.String })).annotations({
     description: "Missing variables take their `example` (here only)"
   })

@@ -89,11 +89,17 @@ export const makeChannelConnection = <E, R>(options: {
         touch
       )
 
+    /**
+     * The channel's own number, the `to` of what it hears: as last read, and as the link reported it
+     * (a channel paired after its connection opened learns its number from the pairing's status change).
+     */
+    let channelNumber: string | null = null
+
     const onEvent = (channel: Channel) => (event: LaneEvent) =>
       inbound.record({
         workspaceId: channel.workspace_id,
         channelId: channel.id,
-        channelNumber: channel.phone_number,
+        channelNumber: channelNumber ?? channel.phone_number,
         content: inboundContent(event),
         now: toTimestamp(event.at)
       }).pipe(
@@ -132,6 +138,7 @@ export const makeChannelConnection = <E, R>(options: {
     /** Records a status change the link reported (in order), then lets the loop look again. */
     const onStatusChanged = (connection: ChannelConnection) => (event: StatusChanged) =>
       Effect.gen(function*() {
+        if (event.phoneNumber !== null) channelNumber = event.phoneNumber
         yield* channels.recordProviderStatus({
           id: channelId,
           from: event.from,
@@ -246,6 +253,7 @@ export const makeChannelConnection = <E, R>(options: {
         return Option.none<Connected>()
       }
       const channel = found.value.channel
+      if (channel.phone_number !== null) channelNumber = channel.phone_number
       if (Option.isSome(current)) return Option.some<Connected>({ ...current.value, channel })
       const provider = providers.get(channel.provider)
       if (Option.isNone(provider)) return Option.none<Connected>()

@@ -52,7 +52,7 @@ import {
 import type { ChannelPacer, ChannelStatus } from "@switchboard/domain"
 import { PROVIDER_RATE_LIMITED } from "@switchboard/providers"
 import type { ChannelConnection } from "@switchboard/providers"
-import { Clock, Context, Duration, Effect, Option, Queue, Schedule } from "effect"
+import { Clock, Context, Duration, Effect, Option, Queue, Random, Schedule } from "effect"
 import type { Tracer } from "effect"
 import { makeChannelConnection } from "./ChannelConnection.js"
 import { makePairingHandlers } from "./ChannelPairing.js"
@@ -153,9 +153,7 @@ export const ChannelEntityLive = ChannelEntity.toLayer(
       throttledInARow++
       const pause = throttleBackOffMs(throttledInARow)
       pacer = pauseUntil(pacer, (yield* Clock.currentTimeMillis) + pause)
-      yield* Effect.logWarning("provider throttled the channel: its sends pause").pipe(
-        Effect.annotateLogs({ channel_id: channelId, pause_ms: pause, in_a_row: throttledInARow })
-      )
+      yield* Effect.logWarning("provider throttled the channel: its sends pause", { pause_ms: pause })
     })
 
     /**
@@ -185,6 +183,10 @@ export const ChannelEntityLive = ChannelEntity.toLayer(
             : calls.dispatchFailed(message.id, result)
           return true
         }).pipe(
+          // a dispatch once taken runs to its end (the provider's answer recorded) before the entity
+          // stops: a shard handover interrupting it between the take and the provider's call left
+          // the message `dispatching` until the sweeper's stuck limit (45 s), then sent it again
+          Effect.uninterruptible,
           Effect.annotateLogs("message_id", message.id),
           Effect.withSpan("Channel.dispatch", {
             ...(waker === undefined ? { root: true } : { parent: waker }),
@@ -222,7 +224,8 @@ export const ChannelEntityLive = ChannelEntity.toLayer(
           const startedAt = yield* Clock.currentTimeMillis
           const before = pacer
           const { waiting } = waitingRecipients(pacer, startedAt)
-          pacer = takeSendSlot(pacer, message.to, startedAt, connection.capabilities.max_throughput_mps)
+          const mps = connection.capabilities.max_throughput_mps
+          pacer = takeSendSlot(pacer, message.to, startedAt, mps, yield* Random.next)
           if (!(yield* dispatch(connection, message, startedAt, waiting))) {
             // refused: cancelled meanwhile, the channel stopped dispatching, or a more urgent
             // message is due (committed after this batch was read, its wake-up too late for the

@@ -21,6 +21,7 @@ import { SqlClient } from "@effect/sql"
 import { DatabaseConfig } from "@switchboard/db"
 import { Effect, Layer, Metric, Option, Schedule } from "effect"
 import { shardingSettings } from "./ClusterSettings.js"
+import * as ShardFencing from "./ShardFencing.js"
 
 /**
  * The cluster's storage creates its tables when its layer is built (`CREATE TABLE IF NOT
@@ -68,7 +69,7 @@ export const shardGauge: Layer.Layer<never, never, Sharding.Sharding | ShardingC
   }))
 
 export const runner = Layer.provideMerge(
-  shardGauge.pipe(Layer.provide(ShardingConfig.layerFromEnv(shardingSettings))),
+  Layer.merge(shardGauge, ShardFencing.layer).pipe(Layer.provide(ShardingConfig.layerFromEnv(shardingSettings))),
   NodeClusterSocket.layer({ storage: "sql", shardingConfig: shardingSettings }).pipe(Layer.provide(storageTables))
 )
 

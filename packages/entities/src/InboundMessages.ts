@@ -66,7 +66,10 @@ export const receivedEvent = (message: Message) =>
     contact_id: message.contact_id,
     channel_id: message.channel_id,
     direction: "inbound",
-    type: message.type
+    type: message.type,
+    ...(message.media !== null && (message.media.status === "ready" || message.media.status === "failed")
+      ? { media_status: message.media.status }
+      : {})
   })
 
 export class InboundMessages extends Effect.Service<InboundMessages>()("@switchboard/entities/InboundMessages", {

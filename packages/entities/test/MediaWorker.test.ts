@@ -119,6 +119,7 @@ describe("MediaWorker", () => {
         const events = yield* received(message.id)
         assert.strictEqual(events.length, 1)
         assert.strictEqual(events[0]!.data.type, "image")
+        assert.strictEqual(events[0]!.data.media_status, "ready")
       }))
 
     it.effect("marks the media failed after a permanent failure or too many attempts; the event still goes out", () =>
@@ -131,7 +132,7 @@ describe("MediaWorker", () => {
         const failed = Option.getOrThrow(yield* messages.findById(gone.id))
         assert.strictEqual(failed.media!.status, "failed")
         assert.strictEqual(failed.media!.failure_reason, "the media host said permanent")
-        assert.strictEqual((yield* received(gone.id)).length, 1)
+        assert.deepStrictEqual((yield* received(gone.id)).map((e) => e.data.media_status), ["failed"])
 
         // a file whose hash never matches what was announced: retried, then given up
         const bytes = randomBytes(2000)

@@ -44,8 +44,8 @@ interface EnvelopeClass {
 }
 
 /** Writes an envelope directly (for answers produced outside the builder's encoder). */
-export const envelopeResponse = <E extends { readonly message: string }>(
-  cls: Schema.Schema<E, any, never> & EnvelopeClass,
+export const envelopeResponse = <E extends { readonly message: string }, I>(
+  cls: Schema.Schema<E, I, never> & EnvelopeClass,
   error: E,
   headers?: Record<string, string>
 ) =>
@@ -87,13 +87,13 @@ const routeNotFound = Effect.flatMap(HttpServerRequest.HttpServerRequest, (reque
   if (allowed.length > 0) {
     return envelopeResponse(
       MethodNotAllowed,
-      new MethodNotAllowed({ message: `Method ${request.method} is not allowed here`, details: { allowed } }),
+      new MethodNotAllowed({ message: "This method is not allowed on this path", details: { allowed } }),
       { allow: allowed.join(", ") }
     )
   }
   return envelopeResponse(
     NotFound,
-    new NotFound({ message: `No route for ${request.method} ${pathname}`, details: { resource: "route" } })
+    new NotFound({ message: "No route has this method and path", details: { resource: "route" } })
   )
 })
 
@@ -193,7 +193,7 @@ const bodyLimit = (request: HttpServerRequest.HttpServerRequest, defaultLimit: n
  * holding U+0000 or a lone surrogate, or naming a member twice is 422.
  * The body read here is handed on, so routes decode it without reading the socket again.
  */
-const guardRequest = (app: HttpApp.Default<any, any>, defaultMaxBodyBytes: number) =>
+const guardRequest = (app: HttpApp.Default, defaultMaxBodyBytes: number) =>
   Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
     const maxBodyBytes = bodyLimit(request, defaultMaxBodyBytes)
     const inQuery = queryIssues(request.url)
@@ -235,13 +235,28 @@ const retryAfterSeconds = (error: unknown): string | undefined => {
   return typeof seconds === "number" && Number.isFinite(seconds) ? String(Math.max(1, Math.ceil(seconds))) : undefined
 }
 
+/**
+ * What the mapping answers with, as the builder's middleware type declares it (the API-level
+ * errors). The endpoints' own failures (`ServiceUnavailable`, `NotFound`, ...) pass through here
+ * too, and the builder's encoder answers each with the status its class declares; the type cannot
+ * say so, hence the one assertion below.
+ */
+type Mapped = HttpApp.Default<ValidationError | InternalError | PayloadTooLarge>
+
 const mapErrors = (maxBodyBytes: number) =>
   HttpApiBuilder.middleware(Api, (app) =>
-    Effect.catchAllCause(guardRequest(app, maxBodyBytes), (cause) => {
+    Effect.catchAllCause(guardRequest(app, maxBodyBytes), (cause): Effect.Effect<
+      HttpServerResponse.HttpServerResponse,
+      unknown,
+      HttpServerRequest.HttpServerRequest
+    > => {
       const failure = Cause.failureOption(cause)
       if (Option.isSome(failure)) {
         const error = failure.value as unknown
         if (Predicate.isTagged(error, "HttpApiDecodeError")) {
+          // only ids that name nothing: the resource's 404, as for a well-formed unknown id
+          const unknownId = Issues.unknownIdRefusal((error as HttpApiDecodeError).issues)
+          if (unknownId !== undefined) return Effect.fail(unknownId)
           const issues = Issues.fromFormatted((error as HttpApiDecodeError).issues)
           return Effect.fail(new ValidationError({ message: "Request validation failed", details: { issues } }))
         }
@@ -291,7 +306,7 @@ const mapErrors = (maxBodyBytes: number) =>
       return Effect.logError("unhandled defect", cause).pipe(
         Effect.zipRight(Effect.fail(new InternalError({ message: "Internal server error" })))
       )
-    }))
+    }) as Mapped)
 
 export const errorMapping = Layer.unwrapEffect(Effect.map(HttpConfig, ({ maxBodyBytes }) => mapErrors(maxBodyBytes)))
 
@@ -413,7 +428,7 @@ export const serveMiddleware =
           routed = envelopeResponse(
             NotFound,
             new NotFound({
-              message: `No route for ${request.method} ${url.split("?")[0]}`,
+              message: "No route has this path: it is outside the base path",
               details: { resource: "route" }
             })
           )

@@ -27,6 +27,7 @@ import { WebhooksHandlers } from "./handlers/WebhooksHandlers.js"
 import { HttpConfig } from "./HttpConfig.js"
 import { errorMapping, serveMiddleware } from "./HttpMiddlewares.js"
 import { IpRateLimitLive } from "./IpRateLimitLive.js"
+import * as PublicUrl from "./PublicUrl.js"
 import { Readiness } from "./Readiness.js"
 import { Accounts } from "./services/Accounts.js"
 import { ApiKeys } from "./services/ApiKeys.js"
@@ -165,20 +166,13 @@ export const listenerLayerTest = HttpServer.layerTestClient.pipe(
 
 /**
  * One line once the server listens, with the addresses a person opens, and one when it stops.
- * A wildcard listener (0.0.0.0, ::) is shown as localhost.
+ * A wildcard listener (0.0.0.0, ::) is shown as localhost (`PublicUrl`).
  */
 const announce = Layer.scopedDiscard(Effect.gen(function*() {
   const server = yield* HttpServer.HttpServer
   const { basePath } = yield* HttpConfig
-  const base = server.address._tag === "TcpAddress"
-    ? `http://${
-      ["0.0.0.0", "::", ""].includes(server.address.hostname)
-        ? "localhost"
-        : server.address.hostname.includes(":")
-        ? `[${server.address.hostname}]`
-        : server.address.hostname
-    }:${server.address.port}${basePath}`
-    : `unix:${server.address.path}`
+  // where this process listens (not `PUBLIC_URL`: the operator reads where to reach it locally)
+  const base = PublicUrl.of({ publicUrl: undefined, address: server.address, basePath })
   yield* Effect.logInfo(
     `Switchboard is listening: API ${base}, docs ${base}/docs, console ${base}/console, OpenAPI ${base}/openapi.json`
   )

@@ -27,7 +27,14 @@
  * modules, that state would have to be passed around or exposed.
  */
 import { type ChannelInput, type ChannelStatus, transitionChannel } from "@switchboard/domain"
-import makeWASocket, { type BinaryNode, DisconnectReason, jidDecode, proto, toNumber, type WASocket } from "baileys"
+import makeWASocket, {
+  type BinaryNode,
+  DisconnectReason,
+  jidDecode,
+  proto,
+  type WAMessage,
+  type WASocket
+} from "baileys"
 import {
   Clock,
   Deferred,
@@ -44,7 +51,9 @@ import {
   type Scope,
   Stream
 } from "effect"
-import { isThrottled } from "../ChannelProvider.js"
+import { isThrottled, MediaDownloadFailed } from "../ChannelProvider.js"
+import * as InboundMetrics from "../InboundMetrics.js"
+import { fromBaileys, senderOf } from "./BaileysInbound.js"
 import { makeBaileysLogger } from "./BaileysLogger.js"
 import * as QrAuthState from "./QrAuthState.js"
 import { QrAuthStateRepo } from "./QrAuthStateRepo.js"
@@ -52,8 +61,9 @@ import { classifyConnectFailure, type QrConnectFailure } from "./QrConnectFailur
 import { QrConnectionConfig } from "./QrConnectionConfig.js"
 import type { QrConnectionError, QrConnectionEvent, QrReceiptEvent, QrStateEvent } from "./QrConnectionEvent.js"
 import * as QrMetrics from "./QrMetrics.js"
+import { makeRecipientCheck } from "./QrRecipientCheck.js"
 import { cappingSignal, classifyAckError, timelockSignal } from "./QrRestrictions.js"
-import { QrNotConnected, QrSendFailed } from "./QrSendError.js"
+import { QrNotConnected, QrRecipientNotOnWhatsApp, QrSendFailed } from "./QrSendError.js"
 
 /** What a QR channel can do (0.5 messages per second). */
 export const qrCapabilities = {
@@ -106,10 +116,20 @@ export interface QrConnection {
    * Never starts a pairing. Returns whether a stored link was found.
    */
   readonly resume: Effect.Effect<boolean>
-  /** Sends a text; succeeds once Baileys wrote it to WhatsApp (= `provider_accepted`). */
-  readonly send: (message: QrOutboundText) => Effect.Effect<void, QrNotConnected | QrSendFailed>
+  /**
+   * Sends a text; succeeds once Baileys wrote it to WhatsApp (= `provider_accepted`). The first
+   * send to a number checks that it is on WhatsApp (`QrRecipientCheck`).
+   */
+  readonly send: (
+    message: QrOutboundText
+  ) => Effect.Effect<void, QrNotConnected | QrSendFailed | QrRecipientNotOnWhatsApp>
   /** `qr/logout`: unlinks the device at WhatsApp (when connected) and wipes the stored link. */
   readonly logout: Effect.Effect<void>
+  /**
+   * Asks the sender's phone to upload an inbound media again (WhatsApp's media host answered
+   * 404/410); the message with the media's new location.
+   */
+  readonly reupload: (message: WAMessage) => Effect.Effect<WAMessage, MediaDownloadFailed>
 }
 
 type Command =
@@ -137,34 +157,15 @@ type Command =
   | {
     readonly _tag: "SocketUpsert"
     readonly generation: number
-    readonly notify: boolean
-    readonly messages: ReadonlyArray<unknown>
+    readonly messages: ReadonlyArray<WAMessage>
   }
+  | { readonly _tag: "SocketLidMapping"; readonly generation: number; readonly lid: string; readonly pn: string }
   | { readonly _tag: "ReconnectDue"; readonly generation: number }
 
 interface RawReceipt {
   readonly id: string
   readonly status: number
 }
-
-/** The parts of a Baileys `WAMessage` we read; anything else is ignored. */
-const IncomingMessage = Schema.Struct({
-  key: Schema.Struct({
-    id: Schema.String,
-    remoteJid: Schema.String,
-    fromMe: Schema.optional(Schema.NullOr(Schema.Boolean)),
-    remoteJidAlt: Schema.optional(Schema.NullOr(Schema.String))
-  }),
-  message: Schema.optional(Schema.NullOr(Schema.Struct({
-    conversation: Schema.optional(Schema.NullOr(Schema.String)),
-    extendedTextMessage: Schema.optional(
-      Schema.NullOr(Schema.Struct({ text: Schema.optional(Schema.NullOr(Schema.String)) }))
-    )
-  }))),
-  messageTimestamp: Schema.optional(Schema.Unknown),
-  status: Schema.optional(Schema.NullOr(Schema.Number))
-})
-const decodeIncoming = Schema.decodeUnknownOption(IncomingMessage)
 
 const MessageUpdate = Schema.Struct({
   key: Schema.Struct({ id: Schema.String, fromMe: Schema.optional(Schema.NullOr(Schema.Boolean)) }),
@@ -369,10 +370,11 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
       }
     })
     s.ev.on("message-capping.update", (capping) => offer({ _tag: "SocketRestriction", generation: gen, capping }))
-    s.ev.on(
-      "messages.upsert",
-      ({ messages, type }) => offer({ _tag: "SocketUpsert", generation: gen, notify: type === "notify", messages })
-    )
+    // `notify`: heard live; `append`: delivered after a reconnect (what came while the link was
+    // down). Both are inbound; Baileys acknowledges both to WhatsApp, so neither may be skipped.
+    // Chat history (`messaging-history.set`) is not inbound and is not listened to.
+    s.ev.on("messages.upsert", ({ messages }) => offer({ _tag: "SocketUpsert", generation: gen, messages }))
+    s.ev.on("lid-mapping.update", ({ lid, pn }) => offer({ _tag: "SocketLidMapping", generation: gen, lid, pn }))
     s.ev.on("messages.update", (updates) => {
       const items: Array<RawReceipt> = []
       for (const u of updates) {
@@ -453,37 +455,46 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
       if (reason) yield* move({ _tag: "Restriction", reason })
     })
 
-  const onUpsert = (notify: boolean, messages: ReadonlyArray<unknown>) =>
+  /** LID mappings reported on this connection (each is reported once per connection) */
+  const mapped = new Set<string>()
+
+  const reportMapping = (whatsappLid: string | null, phoneNumber: string | null) =>
+    Effect.suspend(() => {
+      if (whatsappLid === null || phoneNumber === null) return Effect.void
+      const key = `${whatsappLid}:${phoneNumber}`
+      if (mapped.has(key)) return Effect.void
+      if (mapped.size > 10_000) mapped.clear()
+      mapped.add(key)
+      return publish({ _tag: "lid_mapping", channelId, whatsappLid, phoneNumber })
+    })
+
+  const onUpsert = (messages: ReadonlyArray<WAMessage>) =>
     Effect.gen(function*() {
       const now = yield* Clock.currentTimeMillis
-      for (const raw of messages) {
-        const decoded = decodeIncoming(raw)
-        if (Option.isNone(decoded)) continue
-        const m = decoded.value
-        if (m.key.fromMe) {
-          // a receipt that came while our own upsert was buffered is folded into it
+      for (const m of messages) {
+        if (typeof m?.key?.id !== "string") continue
+        if (m.key.fromMe === true) {
+          // ours (or sent from the phone): not inbound. A receipt that came while our own upsert
+          // was buffered is folded into it.
           if (typeof m.status === "number") yield* reportReceipts([{ id: m.key.id, status: m.status }], now)
           continue
         }
-        if (!notify) continue
-        const text = m.message?.conversation ?? m.message?.extendedTextMessage?.text
-        const from = jidToE164(m.key.remoteJid) ?? jidToE164(m.key.remoteJidAlt)
-        if (text === undefined || text === null) continue
-        if (from === undefined) {
-          yield* Effect.logWarning("qr inbound message without a phone number dropped").pipe(
-            Effect.annotateLogs(annotations)
-          )
+        const translated = fromBaileys(m, now)
+        if (translated._tag === "ignored") {
+          yield* InboundMetrics.countInbound(translated.type, "ignored", translated.reason)
+          yield* Effect.logInfo("qr inbound message ignored").pipe(Effect.annotateLogs({
+            ...annotations,
+            reason: translated.reason,
+            provider_message_id: translated.providerMessageId,
+            kind: translated.kind ?? "none",
+            sender: translated.sender ?? "none"
+          }))
           continue
         }
-        const seconds = toNumber(m.messageTimestamp as number | null | undefined)
-        yield* publish({
-          _tag: "inbound",
-          channelId,
-          providerMessageId: m.key.id,
-          from,
-          text,
-          at: seconds > 0 ? seconds * 1000 : now
-        })
+        const { content } = translated
+        // a message that names both forms of its sender reveals the mapping
+        yield* reportMapping(content.sender.whatsappLid, content.sender.phoneNumber)
+        yield* publish({ _tag: "inbound", channelId, content })
       }
     })
 
@@ -688,7 +699,12 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
       case "SocketRestriction":
         return command.generation !== generation ? Effect.void : onRestriction(command.timelock, command.capping)
       case "SocketUpsert":
-        return command.generation !== generation ? Effect.void : onUpsert(command.notify, command.messages)
+        return command.generation !== generation ? Effect.void : onUpsert(command.messages)
+      case "SocketLidMapping":
+        return command.generation !== generation ? Effect.void : Effect.suspend(() => {
+          const sender = senderOf({ remoteJid: command.lid, remoteJidAlt: command.pn })
+          return reportMapping(sender?.whatsappLid ?? null, sender?.phoneNumber ?? null)
+        })
       case "ReconnectDue":
         return command.generation !== generation ? Effect.void : Effect.suspend(() => {
           reconnect = undefined
@@ -725,29 +741,76 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
       return yield* Deferred.await(answer)
     })
 
+  const recipients = makeRecipientCheck()
+
   const send = (message: QrOutboundText) =>
-    Effect.suspend((): Effect.Effect<void, QrNotConnected | QrSendFailed> => {
+    Effect.suspend((): Effect.Effect<void, QrNotConnected | QrSendFailed | QrRecipientNotOnWhatsApp> => {
       const s = socket
       if (!s || !open) return Effect.fail(new QrNotConnected({ channelId, status }))
-      return Effect.tryPromise({
-        try: () => s.sendMessage(e164ToJid(message.to), { text: message.text }, { messageId: message.messageId }),
-        catch: (error) =>
-          new QrSendFailed({
-            channelId,
-            messageId: message.messageId,
-            reason: error instanceof Error ? error.message : String(error)
-          })
-      }).pipe(
+      const failed = (error: unknown) =>
+        new QrSendFailed({
+          channelId,
+          messageId: message.messageId,
+          reason: error instanceof Error ? error.message : String(error)
+        })
+      const jid = e164ToJid(message.to)
+      return recipients.exists(jid, (j) => s.onWhatsApp(j)).pipe(
+        Effect.mapError(failed),
+        Effect.filterOrFail(
+          (exists) => exists,
+          () => new QrRecipientNotOnWhatsApp({ channelId, messageId: message.messageId })
+        ),
+        Effect.zipRight(Effect.tryPromise({
+          try: () => s.sendMessage(jid, { text: message.text }, { messageId: message.messageId }),
+          catch: failed
+        }))
+      ).pipe(
         Effect.timeoutFail({
           duration: Duration.times(config.queryTimeout, 2),
           onTimeout: () => new QrSendFailed({ channelId, messageId: message.messageId, reason: "timed out" })
         }),
-        Effect.tapError((e) => isThrottled(e.reason) ? Queue.offer(commands, { _tag: "SendThrottled" }) : Effect.void),
+        Effect.tapError((e) =>
+          e._tag === "QrSendFailed" && isThrottled(e.reason)
+            ? Queue.offer(commands, { _tag: "SendThrottled" })
+            : Effect.void
+        ),
         Effect.asVoid
       )
     }).pipe(
       Effect.withSpan("QrConnection.send", { attributes: { channel_id: channelId, message_id: message.messageId } })
     )
+
+  const reupload = (message: WAMessage) =>
+    Effect.suspend((): Effect.Effect<WAMessage, MediaDownloadFailed> => {
+      const s = socket
+      if (!s || !open) {
+        return Effect.fail(
+          new MediaDownloadFailed({
+            retryable: true,
+            reason:
+              `WhatsApp's media host no longer has this file; the channel is ${status}, so the sender's phone cannot be asked for it now`
+          })
+        )
+      }
+      return Effect.tryPromise({
+        // the new location is on the host media_conn names, which this socket may not have asked yet
+        try: () => s.refreshMediaConn(false).then(() => s.updateMediaMessage(message)),
+        catch: () =>
+          new MediaDownloadFailed({
+            retryable: false,
+            reason: "WhatsApp's media host no longer has this file and the sender's phone did not upload it again"
+          })
+      }).pipe(
+        Effect.timeoutFail({
+          duration: Duration.times(config.queryTimeout, 2),
+          onTimeout: () =>
+            new MediaDownloadFailed({
+              retryable: true,
+              reason: "The sender's phone did not answer the request to upload the file again"
+            })
+        })
+      )
+    }).pipe(Effect.withSpan("QrConnection.reupload", { attributes: { channel_id: channelId } }))
 
   return {
     channelId,
@@ -758,6 +821,7 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
     start: ask<void>((done) => ({ _tag: "Start", done: done(undefined) })),
     resume: ask<boolean>((done) => ({ _tag: "Resume", done })),
     send,
-    logout: ask<void>((done) => ({ _tag: "Logout", done: done(undefined) }))
+    logout: ask<void>((done) => ({ _tag: "Logout", done: done(undefined) })),
+    reupload
   } satisfies QrConnection
 })

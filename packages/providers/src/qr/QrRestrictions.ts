@@ -35,6 +35,8 @@ export interface AckRejection {
 
 /** The message's `failure.code` when WhatsApp refused it as a restricted account's reach-out (463). */
 export const ACCOUNT_RESTRICTED = "account_restricted"
+/** The message's `failure.code` when its number is not on WhatsApp (`QrRecipientCheck`). */
+export const NOT_ON_WHATSAPP = "not_on_whatsapp"
 /** The message's `failure.code` for any other refusal in WhatsApp's ack. */
 export const PROVIDER_REJECTED = "provider_rejected"
 

@@ -1,3 +1,4 @@
+export * as BaileysInbound from "./BaileysInbound.js"
 export * as BaileysLogger from "./BaileysLogger.js"
 export * as QrAuthState from "./QrAuthState.js"
 export * from "./QrAuthStateRepo.js"
