@@ -1,10 +1,10 @@
 /** Stored media (README "Media"): metadata and bytes, workspace-scoped. */
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
-import { Conflict, Id, Media, NotFound, RangeNotSatisfiable } from "@switchboard/domain"
+import { Conflict, IdRef, Media, NotFound, RangeNotSatisfiable } from "@switchboard/domain"
 import { Schema } from "effect"
 import { Authentication, requireScopes } from "./Security.js"
 
-const MediaPath = Schema.Struct({ mediaId: Id("med") })
+const MediaPath = Schema.Struct({ mediaId: IdRef("med") })
 
 /** The file's bytes, as stored (its own `Content-Type`). */
 export const MediaBytes = Schema.Uint8ArrayFromSelf.pipe(
