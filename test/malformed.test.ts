@@ -120,12 +120,12 @@ const cases: ReadonlyArray<Case> = [
     path0: ["after"]
   },
   {
-    name: "a malformed path id",
+    name: "a malformed path id names nothing: the resource's 404",
     method: "DELETE",
     path: "/v1/api-keys/key_nope",
     options: (key) => ({ token: key }),
-    status: 422,
-    code: "VALIDATION_ERROR",
+    status: 404,
+    code: "API_KEY_NOT_FOUND",
     path0: ["keyId"]
   },
   {

@@ -326,6 +326,25 @@ describe("messages through the sandbox", () => {
         assert.strictEqual(list.data.length, 0)
       }))
 
+    it.effect("refuses a send whose type the channel's provider does not take, with message_type_unsupported", () =>
+      Effect.gen(function*() {
+        const { key, session } = yield* sandboxSetup()
+        const sql = yield* SqlClient.SqlClient
+        // a provider whose capability snapshot lacks text (a media-only or read-only link)
+        yield* sql`UPDATE channels SET capabilities = '{"max_throughput_mps": 2, "message_types": ["image"]}'::jsonb
+          WHERE id = ${session.channel_id}`
+        const client = yield* api(key)
+        const refusal = yield* refused(client.messages.send({ payload: { to: TO, text: { body: "hi" } }, headers: {} }))
+        assert.strictEqual(refusal.status, 409)
+        assert.strictEqual(refusal.code, "CHANNEL_CAPABILITY_UNAVAILABLE")
+        assert.strictEqual(refusal.details["reason"], "message_type_unsupported")
+        assert.strictEqual(refusal.details["type"], "text")
+        const none = yield* sql<
+          { n: number }
+        >`SELECT count(*)::int AS n FROM messages WHERE channel_id = ${session.channel_id}`
+        assert.strictEqual(none[0]!.n, 0)
+      }))
+
     it.effect("asks for a channel when the workspace has none", () =>
       Effect.gen(function*() {
         const user = yield* signUp()

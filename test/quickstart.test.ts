@@ -33,7 +33,9 @@ const run = (script: string, env: Record<string, string>) => {
   child.stdout!.on("data", (d) => (output += d))
   child.stderr!.on("data", (d) => (output += d))
   const exited = new Promise<number | null>((done) => child.once("exit", done))
-  return { output: () => output, exited }
+  // the group outlives bash while a background job (the receiver) runs; closed streams say it is gone
+  const gone = new Promise<void>((done) => child.stdout!.once("close", () => done()))
+  return { output: () => output, exited, gone, pid: child.pid! }
 }
 
 const eventually = async (check: () => boolean, timeoutMs: number) => {
@@ -55,35 +57,49 @@ describe("README quickstart", () => {
     rmSync(dir, { recursive: true, force: true })
   }, 30_000)
 
-  it("reaches a verified webhook as written", async () => {
+  it("reaches a verified webhook as written, and again when pasted a second time", async () => {
     assert.strictEqual(blocks.length, 3, "create the user, start, the rest")
     assert.match(blocks[1]!, /^WEBHOOK_ALLOW_PRIVATE_TARGETS=true npm start\n$/)
+    assert.strictEqual(readme.match(/admin -- create-user/g)?.length, 1, "one create-user command in the README")
     const [port, receiverPort] = [await freePort(), await freePort()]
     const env = { DATA_DIR: join(dir, "data"), HTTP_PORT: String(port) }
 
     const create = run(blocks[0]!, env)
     assert.strictEqual(await create.exited, 0, create.output())
+    assert.include(create.output(), `"created":true`)
+    const again = run(blocks[0]!, env)
+    assert.strictEqual(await again.exited, 0, again.output())
+    assert.include(again.output(), `"created":false`)
 
     const server = run(blocks[1]!, env)
     await waitFor(`http://127.0.0.1:${port}/ready`, 120_000)
 
-    const rest = run(blocks[2]!, { SB: `http://localhost:${port}`, RECEIVER_PORT: String(receiverPort) })
-    assert.strictEqual(await rest.exited, 0, rest.output())
-    const out = rest.output()
-    assert.match(out, /^active$/m, "the recipient is verified")
-    assert.match(out, /^msg_\w{26} \w+$/m, "the list shows the message")
-    assert.match(out, /^queued -> dispatching/m, "the timeline")
-    const received = await eventually(
-      () =>
-        ["message.sent", "message.delivered", "message.read"].every((t) =>
-          rest.output().includes(`verified ${t} evt_`)
-        ),
-      30_000
-    )
-    assert.isTrue(
-      received,
-      `the receiver verified every event:\n${rest.output()}\n--- server\n${server.output().slice(-2000)}`
-    )
-    assert.notInclude(rest.output(), "refused")
-  }, 240_000)
+    const paste = async () => {
+      const rest = run(blocks[2]!, { SB: `http://localhost:${port}`, RECEIVER_PORT: String(receiverPort) })
+      assert.strictEqual(await rest.exited, 0, rest.output())
+      const out = rest.output()
+      assert.match(out, /^active$/m, "the recipient is verified")
+      assert.match(out, /^msg_\w{26} \w+$/m, "the list shows the message")
+      assert.match(out, /^queued -> dispatching/m, "the timeline")
+      const received = await eventually(
+        () =>
+          ["message.sent", "message.delivered", "message.read"].every((t) =>
+            rest.output().includes(`verified ${t} evt_`)
+          ),
+        30_000
+      )
+      assert.isTrue(
+        received,
+        `the receiver verified every event:\n${rest.output()}\n--- server\n${server.output().slice(-2000)}`
+      )
+      assert.notInclude(rest.output(), "refused")
+      assert.notMatch(rest.output(), /Error|curl: \(/, "no stack and no failed call")
+      return rest
+    }
+    const first = await paste()
+    // "Stop the receiver with kill %1" before pasting again: the first paste's receiver goes
+    process.kill(-first.pid, "SIGTERM")
+    await first.gone
+    await paste()
+  }, 300_000)
 })

@@ -80,7 +80,7 @@ describe("authentication of every route", () => {
         const user = yield* signUp()
         const live = yield* createKey(user, { mode: "live", scopes: [...SCOPES] })
         const testKeyOnly = routes.filter((r) => r.testKeyOnly)
-        assert.deepStrictEqual(testKeyOnly.map((r) => r.validPath.split("/")[2]), Array(5).fill("sandbox"))
+        assert.deepStrictEqual(testKeyOnly.map((r) => r.validPath.split("/")[2]), Array(6).fill("sandbox"))
         // bodies that decode, so the refusal is the credential's
         const bodies: Record<string, unknown> = {
           verify: { phone_number: "+4915112345678", code: "123456" },

@@ -1,6 +1,7 @@
 /**
  * A sandbox session's verification locks after 5 wrong codes, whatever the rate limiter allows
- * (rate limits are off in tests), concurrent guesses included.
+ * (rate limits are off in tests), concurrent guesses included. The workspace's sessions are
+ * listed, so a script (the README quickstart) finds the active one to reuse or end.
  */
 import { assert, describe, layer } from "@effect/vitest"
 import { Effect } from "effect"
@@ -21,7 +22,7 @@ const newSession = Effect.gen(function*() {
       token: key,
       body: { phone_number: PHONE, code: c }
     })
-  return { code, wrong, verify }
+  return { code, wrong, verify, key, user, id: session.body.id as string }
 })
 
 describe("sandbox verification lock", () => {
@@ -59,6 +60,37 @@ describe("sandbox verification lock", () => {
         assert.strictEqual(reasons.filter((r) => r === "invalid_code").length, 5)
         assert.strictEqual(reasons.filter((r) => r === "verification_locked").length, 15)
         assert.strictEqual((yield* verify(code)).body.error.details.reason, "verification_locked")
+      }))
+
+    it.effect("lists the workspace's sessions, filters by status, and never shows a code", () =>
+      Effect.gen(function*() {
+        const { code, id, key, user, verify } = yield* newSession
+        assert.strictEqual((yield* verify(code)).status, 200)
+        const active = yield* request("GET", "/v1/sandbox/sessions?status=active", { token: key })
+        assert.strictEqual(active.status, 200)
+        assert.deepStrictEqual(active.body.data.map((s: { id: string }) => s.id), [id])
+        assert.deepStrictEqual(active.body.data[0].verified_recipients, [PHONE])
+        assert.deepStrictEqual(active.body.page, { next_cursor: null, has_more: false })
+        assert.notInclude(JSON.stringify(active.body), code)
+
+        assert.strictEqual((yield* request("DELETE", `/v1/sandbox/sessions/${id}`, { token: key })).status, 200)
+        const none = yield* request("GET", "/v1/sandbox/sessions?status=active", { token: key })
+        assert.deepStrictEqual(none.body.data, [])
+        const revoked = yield* request("GET", "/v1/sandbox/sessions?status=revoked&limit=1", { token: key })
+        assert.deepStrictEqual(revoked.body.data.map((s: { status: string }) => s.status), ["revoked"])
+
+        // a new session is allowed again (the free plan holds one at a time), listed first
+        const next = yield* request("POST", "/v1/sandbox/sessions", { token: key })
+        assert.strictEqual(next.status, 201)
+        const all = yield* request("GET", "/v1/sandbox/sessions", { token: key })
+        assert.deepStrictEqual(all.body.data.map((s: { id: string }) => s.id), [next.body.id, id])
+
+        const userToken = yield* request("GET", "/v1/sandbox/sessions", {
+          token: user.accessToken,
+          workspace: user.workspaceId
+        })
+        assert.strictEqual(userToken.status, 403)
+        assert.strictEqual(userToken.body.error.code, "SANDBOX_TEST_KEY_REQUIRED")
       }))
   })
 })

@@ -49,10 +49,12 @@ const switchboard = createClient({ baseUrl: process.env.BASE_URL, apiKey: proces
 const sent = await switchboard.messages.send({ payload: { to: process.env.TO, text: { body: "from the tarball" } }, headers: {} })
 const refusal = await switchboard.messages.send({ payload: { to: "+4915199999999", text: { body: "x" } }, headers: {} })
   .then(() => "accepted", (error) => error instanceof SwitchboardError ? \`\${error.status} \${error.code} \${error.details.reason}\` : String(error))
+const invalid = await switchboard.messages.send({ payload: { to: process.env.TO, text: { body: "" } }, headers: {} })
+  .then(() => "sent", (error) => \`\${error.status} \${error.code} \${error.message}\`)
 const delivery = JSON.parse(readFileSync(process.env.DELIVERY_FILE, "utf8"))
 const verified = verifyWebhook(delivery.body, delivery.headers, process.env.WEBHOOK_SECRET)
 const tampered = verifyWebhook(delivery.body.replace("message.", "massage."), delivery.headers, process.env.WEBHOOK_SECRET)
-console.log(JSON.stringify({ id: sent.id, status: sent.status, refusal, verified: verified.valid && verified.event.type, tampered: tampered.valid ? "valid" : tampered.reason }))
+console.log(JSON.stringify({ id: sent.id, status: sent.status, refusal, invalid, verified: verified.valid && verified.event.type, tampered: tampered.valid ? "valid" : tampered.reason }))
 `
 
 const typedConsumer = `
@@ -140,6 +142,10 @@ describe("@switchboard/sdk as a published package", () => {
         assert.match(result.id, /^msg_/)
         assert.strictEqual(result.status, "queued")
         assert.strictEqual(result.refusal, "422 VALIDATION_ERROR recipient_not_verified")
+        assert.strictEqual(
+          result.invalid,
+          "422 VALIDATION_ERROR Request validation failed: text.body: Expected a non-empty text body"
+        )
         assert.strictEqual(result.verified, "message.queued")
         assert.strictEqual(result.tampered, "no_matching_signature")
         const stored = yield* request("GET", `/v1/messages/${result.id}`, { token: key })
@@ -150,6 +156,45 @@ describe("@switchboard/sdk as a published package", () => {
         assert.strictEqual(yield* tsc(project, "typed.ts"), "")
         writeFileSync(join(project, "wrong.ts"), typedConsumer.replace(`to: "+4915112345678"`, "to: 4915112345678"))
         assert.match(yield* tsc(project, "wrong.ts"), /wrong\.ts\(\d+,\d+\): error TS2322/)
+      }))
+
+    it.scoped("installs and releases as its README says: the tarball it names, a public publish of the build", () =>
+      Effect.gen(function*() {
+        const readme = readFileSync(join(root, "packages/sdk/README.md"), "utf8")
+        const block = (name: string) =>
+          new RegExp(`<!-- ${name}:start -->\\n\`\`\`sh\\n([\\s\\S]*?)\`\`\`\\n<!-- ${name}:end -->`).exec(readme)
+            ?.[1] ?? ""
+        const work = mkdtempSync(join(tmpdir(), "sdk-release-"))
+        yield* Effect.addFinalizer(() => Effect.sync(() => rmSync(work, { recursive: true, force: true })))
+        const dist = build(join(work, "dist"))
+        const tarball = pack(dist, work)
+
+        // the install steps name the tarball `npm run build:sdk -- --pack` makes, and never the registry
+        const install = block("sdk-install")
+        assert.include(install, "npm run build:sdk -- --pack\n")
+        assert.include(install, `npm install ./vendor/${tarball.split("/").pop()}\n`)
+        assert.notMatch(readme.slice(0, readme.indexOf("<!-- sdk-install:end -->")), /^npm install @switchboard\/sdk/m)
+
+        // the release steps: build, a dry run that would publish this package publicly, publish
+        const release = block("sdk-release").split("\n").filter((l) => l !== "" && !l.startsWith("#"))
+        assert.deepStrictEqual(release.map((l) => l.replace(/\s+#.*$/, "")), [
+          "npm run build:sdk",
+          "npm publish packages/sdk/dist --dry-run",
+          "npm publish packages/sdk/dist"
+        ])
+        const dryRun = yield* Effect.promise(() =>
+          run("npm", ["publish", "--dry-run", "--json"], {
+            cwd: dist,
+            env: { ...process.env, npm_config_loglevel: "notice" }
+          })
+        )
+        const published = JSON.parse(dryRun.stdout)["@switchboard/sdk"]
+        assert.strictEqual(
+          published.id,
+          `@switchboard/sdk@${JSON.parse(readFileSync(join(root, "packages/sdk/package.json"), "utf8")).version}`
+        )
+        assert.include(published.files.map((f: { path: string }) => f.path), "lib/sdk/src/index.js")
+        assert.match(dryRun.stderr, /public access/)
       }))
   })
 })

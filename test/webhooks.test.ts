@@ -245,6 +245,44 @@ describe("webhook delivery (loopback receivers allowed for tests)", () => {
         assert.strictEqual(reactivated.body.consecutive_failures, 0)
       }))
 
+    it.scoped("refuses to pause a disabled endpoint (409, nothing changed); only active clears it", () =>
+      Effect.gen(function*() {
+        const sink = yield* receiver()
+        const user = yield* signUp()
+        const admin = yield* webhookKey(user)
+        const endpoint = yield* request("POST", "/v1/webhook-endpoints", {
+          token: admin.secret,
+          body: { url: sink.url, event_types: ["message.failed"] }
+        })
+        // 20 failures in a row, as the delivering entity records them
+        const sql = yield* SqlClient.SqlClient
+        yield* sql`UPDATE webhook_endpoints SET status = 'disabled', consecutive_failures = 20
+          WHERE id = ${endpoint.body.id}`
+        const paused = yield* request("PATCH", `/v1/webhook-endpoints/${endpoint.body.id}`, {
+          token: admin.secret,
+          body: { status: "paused", description: "changed" }
+        })
+        assert.strictEqual(paused.status, 409)
+        assert.strictEqual(paused.body.error.code, "CONFLICT")
+        assert.strictEqual(paused.body.error.details.reason, "invalid_status_transition")
+        const unchanged = yield* request("GET", `/v1/webhook-endpoints/${endpoint.body.id}`, { token: admin.secret })
+        assert.strictEqual(unchanged.body.status, "disabled")
+        assert.strictEqual(unchanged.body.consecutive_failures, 20)
+        assert.notStrictEqual(unchanged.body.description, "changed")
+        const active = yield* request("PATCH", `/v1/webhook-endpoints/${endpoint.body.id}`, {
+          token: admin.secret,
+          body: { status: "active" }
+        })
+        assert.strictEqual(active.status, 200)
+        assert.strictEqual(active.body.consecutive_failures, 0)
+        const pausedNow = yield* request("PATCH", `/v1/webhook-endpoints/${endpoint.body.id}`, {
+          token: admin.secret,
+          body: { status: "paused" }
+        })
+        assert.strictEqual(pausedNow.status, 200)
+        assert.strictEqual(pausedNow.body.status, "paused")
+      }))
+
     it.scoped("signs with both secrets for 24 h after a rotation, the new one first", () =>
       Effect.gen(function*() {
         const sink = yield* receiver()
@@ -324,7 +362,7 @@ describe("webhook delivery (loopback receivers allowed for tests)", () => {
       Effect.gen(function*() {
         const user = yield* signUp()
         const admin = yield* webhookKey(user)
-        const catalogue = yield* request("GET", "/v1/webhook-event-types", { token: admin.secret })
+        const catalogue = yield* request("GET", "/v1/webhook-event-types?limit=100", { token: admin.secret })
         assert.strictEqual(catalogue.body.data.length, 31)
         assert.isFalse(catalogue.body.data.find((e: any) => e.type === "campaign.started").emitted)
         const unknown = yield* request("POST", "/v1/webhook-endpoints", {

@@ -41,4 +41,14 @@ createServer((req, res) => {
     }
     res.writeHead(200).end()
   })
-}).listen(port, () => console.log(`receiving webhooks on http://localhost:${port}/webhooks`))
+})
+  .on("error", (error) => {
+    // a receiver from an earlier run still holds the port, with that run's secret
+    console.error(
+      error.code === "EADDRINUSE"
+        ? `port ${port} is taken (a receiver from an earlier run? stop it with kill %1, or set RECEIVER_PORT)`
+        : error.message
+    )
+    process.exit(1)
+  })
+  .listen(port, () => console.log(`receiving webhooks on http://localhost:${port}/webhooks`))

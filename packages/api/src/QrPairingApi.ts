@@ -6,6 +6,7 @@ import {
   ChannelStatus,
   Conflict,
   Id,
+  IdRef,
   QrConnectionErrorReason,
   ServiceUnavailable,
   Timestamp
@@ -51,7 +52,7 @@ export const EventStream = Schema.String.pipe(
   HttpApiSchema.withEncoding({ kind: "Text", contentType: "text/event-stream" })
 )
 
-const ChannelPath = Schema.Struct({ channelId: Id("ch") })
+const ChannelPath = Schema.Struct({ channelId: IdRef("ch") })
 
 /** The frames of `qr/stream`, every one of them (README "QR channels"): no other `event:` name is sent. */
 export const QR_STREAM_EVENTS = ["snapshot", "qr.updated", "qr.state", "qr.expired"] as const
@@ -66,7 +67,49 @@ export class QrSafetyUsage extends Schema.Class<QrSafetyUsage>("QrSafetyUsage")(
   /** messages accepted and not handed over yet (they count against the cap too) */
   queued: Schema.Number,
   /** how many more sends are accepted now */
-  remaining: Schema.Number
+  remaining: Schema.Number,
+  /** what WhatsApp reported on this number: while either holds, sends to new contacts are refused */
+  restrictions: Schema.Struct({
+    timelock_until: Schema.NullOr(Schema.String).annotations({
+      description:
+        "WhatsApp's reach-out timelock on new chats ends then (429 `details.reason = timelock` until); null: none"
+    }),
+    new_chat_quota: Schema.NullOr(Schema.Struct({
+      total: Schema.Number,
+      used: Schema.Number,
+      cycle_ends_at: Schema.NullOr(Schema.String),
+      reported_at: Schema.String
+    })).annotations({
+      description:
+        "WhatsApp's new-chat quota as last reported (429 `details.reason = new_chat_cap` once used up, until the cycle ends)"
+    })
+  }),
+  /** the warm-up of a newly linked number: sends to new contacts ramp up over its first 14 days */
+  warm_up: Schema.Struct({
+    status: Schema.Literal("warming_up", "complete", "off").annotations({
+      description:
+        "`warming_up` during the first `days` after the number was linked; `complete` after; `off` when an operator switched it off or the link time is unknown"
+    }),
+    override: Schema.Literal("none", "off", "capped").annotations({
+      description: "What an operator set for this channel: nothing (the default ramp), off, or a lower daily ceiling"
+    }),
+    linked_at: Schema.NullOr(Schema.String).annotations({ description: "When the number was linked" }),
+    day: Schema.NullOr(Schema.Number).annotations({ description: "Day of the warm-up (1 on the day of the link)" }),
+    days: Schema.Number.annotations({ description: "How many days a warm-up lasts (14)" }),
+    limit: Schema.NullOr(Schema.Number).annotations({
+      description: "Sends to new contacts (recipients who never wrote to the channel) accepted per rolling 24 h today"
+    }),
+    new_contacts_24h: Schema.NullOr(Schema.Number).annotations({
+      description: "Sends to new contacts accepted in the last 24 h"
+    }),
+    remaining: Schema.NullOr(Schema.Number).annotations({
+      description: "How many more sends to new contacts are accepted now"
+    }),
+    next_day_at: Schema.NullOr(Schema.String).annotations({
+      description: "When the next day of the warm-up, with its higher cap, begins"
+    }),
+    ends_at: Schema.NullOr(Schema.String).annotations({ description: "When the warm-up ends (or ended)" })
+  })
 }) {}
 
 const NOT_QR = "Not a `qr` channel: 409 `CHANNEL_CAPABILITY_UNAVAILABLE` with `details.reason = not_a_qr_channel`."
@@ -98,7 +141,7 @@ export class QrPairingApi extends HttpApiGroup.make("qrPairing")
       .addError(ChannelCapabilityUnavailable)
       .annotate(
         OpenApi.Description,
-        `Sent in the rolling 24 h plus queued, against the channel's safety cap: a send is refused (429 \`QR_SAFETY_LIMIT_REACHED\`) once \`remaining\` is 0. A signed-in user only, like every route under \`qr/\` (an API key is 403 \`FORBIDDEN\`); a send refused for the cap says when room appears (\`details.retry_at\`, \`Retry-After\`). ${NOT_QR}`
+        `Sent in the rolling 24 h plus queued, against the channel's safety cap: a send is refused (429 \`QR_SAFETY_LIMIT_REACHED\`, \`details.reason = daily_cap\`) once \`remaining\` is 0. \`warm_up\`: during the first 14 days after the number was linked, sends to new contacts (recipients who never wrote to the channel) are capped per rolling 24 h by a ramp (20 on day 1 up to 200 on day 14; docs/LIMITS.md "Number protection"), refused with 429 \`QR_SAFETY_LIMIT_REACHED\` and \`details.reason = warm_up\` once \`warm_up.remaining\` is 0. A signed-in user only, like every route under \`qr/\` (an API key is 403 \`FORBIDDEN\`). ${NOT_QR}`
       )
       .pipe(requireScopes("channels.read"), sessionOnly)
   )

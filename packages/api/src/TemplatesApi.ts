@@ -6,6 +6,7 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import {
   Category,
+  ChannelCapabilityUnavailable,
   ChannelNotConnected,
   ChannelNotFound,
   Conflict,
@@ -13,8 +14,11 @@ import {
   EntitlementLimitReached,
   Id,
   IdempotencyConflict,
+  IdRef,
   ListParams,
+  maxCharacters,
   Message,
+  minCharacters,
   NotFound,
   Page,
   ProviderRateLimited,
@@ -32,7 +36,7 @@ import {
 import { Schema } from "effect"
 import { Authentication, rateLimited, requireScopes } from "./Security.js"
 
-const TemplatePath = Schema.Struct({ templateId: Id("tpl") })
+const TemplatePath = Schema.Struct({ templateId: IdRef("tpl") })
 
 const GRAMMAR =
   "Placeholders are `{{name}}`, `name` matching `^[a-z][a-z0-9_]{0,63}$`, no spaces inside the braces; any other `{{` or a stray `}}` is malformed. Characters are Unicode code points; positions count from 0."
@@ -55,7 +59,7 @@ export class TemplatesApi extends HttpApiGroup.make("templates")
         ...ListParams,
         status: Schema.optional(TemplateStatus),
         category: Schema.optional(Category),
-        q: Schema.optional(Schema.String.pipe(Schema.minLength(1), Schema.maxLength(100))).annotations({
+        q: Schema.optional(Schema.String.pipe(minCharacters(1), maxCharacters(100))).annotations({
           description: "Case-insensitive part of the slug or the name"
         })
       }))
@@ -67,7 +71,11 @@ export class TemplatesApi extends HttpApiGroup.make("templates")
     HttpApiEndpoint.get("get", "/v1/templates/:templateId")
       .setPath(TemplatePath)
       .addSuccess(Template)
-      .addError(NotFound)
+      .addError(TemplateNotFound)
+      .annotate(
+        OpenApi.Description,
+        "An unknown template (or one of another workspace): 404 `TEMPLATE_NOT_FOUND` with `details.resource = template`."
+      )
       .pipe(requireScopes("templates.manage"))
   )
   .add(
@@ -75,7 +83,7 @@ export class TemplatesApi extends HttpApiGroup.make("templates")
       .setPath(TemplatePath)
       .setPayload(UpdateTemplateRequest)
       .addSuccess(Template)
-      .addError(NotFound)
+      .addError(TemplateNotFound)
       .addError(Conflict)
       .annotate(
         OpenApi.Description,
@@ -87,7 +95,7 @@ export class TemplatesApi extends HttpApiGroup.make("templates")
     HttpApiEndpoint.del("archive", "/v1/templates/:templateId")
       .setPath(TemplatePath)
       .addSuccess(Template)
-      .addError(NotFound)
+      .addError(TemplateNotFound)
       .annotate(
         OpenApi.Description,
         "Archives (not deletes); repeatable, `template.archived` once. An archived template cannot be sent (409 `TEMPLATE_NOT_SENDABLE`) and keeps its slug."
@@ -100,14 +108,15 @@ export class TemplatesApi extends HttpApiGroup.make("templates")
       .setPayload(TestSendRequest)
       .setHeaders(Schema.Struct({
         "idempotency-key": Schema.optional(Schema.String.pipe(
-          Schema.minLength(1),
-          Schema.maxLength(255, { message: () => "Expected at most 255 characters" })
+          minCharacters(1),
+          maxCharacters(255, "Expected at most 255 characters")
         ))
       }))
       .addSuccess(Message, { status: 201 })
       .addError(TemplateNotFound)
       .addError(ChannelNotFound)
       .addError(ChannelNotConnected)
+      .addError(ChannelCapabilityUnavailable)
       .addError(TemplateNotSendable)
       .addError(EntitlementLimitReached)
       .addError(IdempotencyConflict)

@@ -161,6 +161,13 @@ export class ChannelsRepo extends Effect.Service<ChannelsRepo>()("@switchboard/d
       return rows[0]?.n ?? 0
     }, dieOnDatabaseError)
 
+    /** Whether a live channel of the workspace already has this name (case-insensitively, like the index). */
+    const nameTaken = Effect.fn("ChannelsRepo.nameTaken")(function*(workspaceId: string, name: string) {
+      const rows = yield* sql`SELECT 1 FROM channels
+        WHERE workspace_id = ${workspaceId} AND lower(name) = lower(${name}) AND archived_at IS NULL`
+      return rows.length > 0
+    }, dieOnDatabaseError)
+
     /** Stores the provider's capability snapshot when it is new or changed. */
     const refreshCapabilities = Effect.fn("ChannelsRepo.refreshCapabilities")(function*(
       id: string,
@@ -195,6 +202,13 @@ export class ChannelsRepo extends Effect.Service<ChannelsRepo>()("@switchboard/d
         const rows = yield* sql<{ workspace_id: string; phone_number: string | null }>`UPDATE channels SET
             status = ${input.to}, status_reason = ${input.reason},
             phone_number = COALESCE(${input.phoneNumber}, phone_number), updated_at = ${input.now}
+            ${
+          // a number's first link (or a different number) starts its warm-up (QrWarmUpRepo)
+          input.reason === "paired"
+            ? sql`, qr_linked_at = CASE WHEN qr_linked_at IS NULL
+                  OR phone_number IS DISTINCT FROM COALESCE(${input.phoneNumber}, phone_number)
+                THEN ${input.now}::timestamptz ELSE qr_linked_at END`
+            : sql``}
           WHERE id = ${input.id} AND status NOT IN ${sql.in(PLATFORM_HELD_STATUSES)}
             AND (status <> ${input.to} OR status_reason IS DISTINCT FROM ${input.reason})
           RETURNING workspace_id, phone_number`
@@ -213,6 +227,29 @@ export class ChannelsRepo extends Effect.Service<ChannelsRepo>()("@switchboard/d
         }
         return true
       }))
+    }, dieOnDatabaseError)
+
+    /**
+     * Records what WhatsApp reported on a QR number (docs/LIMITS.md, "Number protection"; read by
+     * `QrWarmUpRepo.facts`): the timelock's end (`null`: lifted) and/or the new-chat
+     * quota; what is `undefined` stays as it was.
+     */
+    const recordRestriction = Effect.fn("ChannelsRepo.recordRestriction")(function*(input: {
+      readonly channelId: string
+      readonly timelockUntil?: string | null | undefined
+      readonly newChatQuota?:
+        | { readonly total: number; readonly used: number; readonly cycleEndsAt: string | null }
+        | undefined
+      readonly now: string
+    }) {
+      const q = input.newChatQuota
+      yield* sql`UPDATE channels SET qr_restriction_reported_at = ${input.now}
+        ${input.timelockUntil === undefined ? sql`` : sql`, qr_timelock_until = ${input.timelockUntil}`}
+        ${
+        q === undefined ? sql`` : sql`, qr_new_chat_total = ${q.total}, qr_new_chat_used = ${q.used},
+          qr_new_chat_cycle_ends_at = ${q.cycleEndsAt}`
+      }
+        WHERE id = ${input.channelId}`
     }, dieOnDatabaseError)
 
     /** Archives (no longer the default); answers whether it was not archived before. */
@@ -288,11 +325,13 @@ export class ChannelsRepo extends Effect.Service<ChannelsRepo>()("@switchboard/d
       list,
       update,
       countProduction,
+      nameTaken,
       refreshCapabilities,
       archive,
       archiveWithEvents,
       setSuspended,
       recordProviderStatus,
+      recordRestriction,
       markPairingStarted
     } as const
   }),

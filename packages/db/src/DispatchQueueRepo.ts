@@ -92,6 +92,16 @@ export class DispatchQueueRepo extends Effect.Service<DispatchQueueRepo>()("@swi
       return rows
     }, dieOnDatabaseError)
 
+    /**
+     * Messages the provider took and never acknowledged since `cutoff` (`PROVIDER_ACK_TIMEOUT_MS`);
+     * the partial index `messages_in_flight` serves it.
+     */
+    const unacknowledged = Effect.fn("DispatchQueueRepo.unacknowledged")(function*(cutoff: string, limit: number) {
+      const rows = yield* sql<{ id: string }>`SELECT id FROM messages
+        WHERE status = 'provider_accepted' AND updated_at < ${cutoff} LIMIT ${limit}`
+      return rows.map((r) => r.id)
+    }, dieOnDatabaseError)
+
     /** Ids of a channel's messages that have not been dispatched. */
     const undispatchedOf = Effect.fn("DispatchQueueRepo.undispatchedOf")(function*(channelId: string) {
       const rows = yield* sql<{ id: string }>`SELECT id FROM messages
@@ -175,6 +185,7 @@ export class DispatchQueueRepo extends Effect.Service<DispatchQueueRepo>()("@swi
       channelsWithDueWork,
       staleQueued,
       stuckDispatching,
+      unacknowledged,
       undispatchedOf,
       undispatchedOfArchived,
       channelsAwaitingReceipts

@@ -13,9 +13,11 @@ import {
   Direction,
   DomainEvent,
   Failure,
+  MediaStatus,
   Message,
   MessageStatus,
   messageStatusEvent,
+  MessageType,
   MessageWithTimeline,
   newId,
   queuedEvent,
@@ -23,10 +25,11 @@ import {
   STATUS_EVENT,
   toTimestamp
 } from "@switchboard/domain"
-import type { CursorPosition, ReceiptStatus } from "@switchboard/domain"
+import type { CursorPosition, MessageMemberValue, ReceiptStatus } from "@switchboard/domain"
 import { Clock, Effect, Option, Schema } from "effect"
 import { envelopeTemplate, EventsRepo } from "./EventsRepo.js"
 import { dieOnDatabaseError, iso, isoOrNull, TimestampColumn } from "./Rows.js"
+import { leaseHeld, type ShardLease } from "./ShardLease.js"
 
 /** Stands for the message's workspace in an envelope template (the statement puts the real one). */
 const PLACEHOLDER_WORKSPACE = "ws_00000000000000000000000000"
@@ -57,7 +60,7 @@ export const MessageRow = Schema.Struct({
   direction: Direction,
   from_number: Schema.NullOr(Schema.String),
   to_number: Schema.String,
-  type: Schema.Literal("text", "template"),
+  type: MessageType,
   body: Schema.String,
   template: Schema.NullOr(
     Schema.Struct({
@@ -78,7 +81,14 @@ export const MessageRow = Schema.Struct({
   sent_at: Schema.NullOr(TimestampColumn),
   delivered_at: Schema.NullOr(TimestampColumn),
   read_at: Schema.NullOr(TimestampColumn),
-  provider_message_id: Schema.NullOr(Schema.String)
+  provider_message_id: Schema.NullOr(Schema.String),
+  /** the member of a non-text type, as the wire shows it */
+  content: Schema.NullOr(Schema.Unknown),
+  reply_to: Schema.NullOr(Schema.String),
+  sender_lid: Schema.NullOr(Schema.String),
+  media_id: Schema.NullOr(Schema.String),
+  media_status: Schema.NullOr(MediaStatus),
+  media_failure: Schema.NullOr(Schema.String)
 })
 export type MessageRow = typeof MessageRow.Type
 
@@ -108,6 +118,20 @@ export const toMessage = (r: MessageRow): Message =>
     to: r.to_number,
     type: r.type,
     text: { body: r.body },
+    ...(r.type !== "text" && r.type !== "template" && r.content !== null && r.content !== undefined
+      ? { [r.type]: r.content }
+      : {}),
+    context: { reply_to: (r.reply_to ?? null) as Message["context"]["reply_to"] },
+    sender: r.direction === "inbound"
+      ? { phone_number: r.from_number ?? null, whatsapp_lid: r.sender_lid ?? null }
+      : null,
+    media: r.media_id
+      ? {
+        id: r.media_id as `med_${string}`,
+        status: r.media_status ?? "pending",
+        failure_reason: r.media_failure ?? null
+      }
+      : null,
     template: r.template
       ? { id: r.template.id as `tpl_${string}`, slug: r.template.slug, variables: r.template.variables }
       : null,
@@ -170,6 +194,8 @@ export interface TransitionOptions {
    * queued messages do not outrank this one
    */
   readonly waitingRecipients?: ReadonlyArray<string> | undefined
+  /** the caller's shard lease: nothing moves unless it still holds it (`ShardLease`) */
+  readonly lease?: ShardLease | undefined
 }
 
 export interface MessageFilters {
@@ -204,18 +230,27 @@ export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/d
       readonly providerMessageId?: string | undefined
       /** a template send: the template and the values `body` was rendered with */
       readonly template?: { readonly id: string; readonly slug: string; readonly variables: Record<string, string> }
+      /** inbound of another kind than text: its type and member (README "Messages") */
+      readonly type?: MessageType | undefined
+      readonly content?: MessageMemberValue | undefined
+      readonly replyTo?: string | null | undefined
+      readonly senderLid?: string | null | undefined
+      readonly mediaId?: string | null | undefined
     }) {
+      const type = input.type ?? (input.template ? "template" : "text")
       const delivered = input.status === "delivered" ? input.now : null
       // the message and the first row of its timeline in one round trip
       const rows = yield* sql<MessageRow>`WITH inserted AS (
           INSERT INTO messages (id, workspace_id, channel_id, conversation_id, contact_id, direction,
             from_number, to_number, type, body, template, category, priority, status, metadata, created_at, updated_at,
-            delivered_at, provider_message_id)
+            delivered_at, provider_message_id, content, reply_to, sender_lid, media_id, media_status)
           VALUES (${input.id}, ${input.workspaceId}, ${input.channelId}, ${input.conversationId}, ${input.contactId},
-            ${input.direction}, ${input.from}, ${input.to}, ${input.template ? "template" : "text"}, ${input.body},
+            ${input.direction}, ${input.from}, ${input.to}, ${type}, ${input.body},
             ${input.template ? JSON.stringify(input.template) : null}::jsonb, ${input.category}, ${input.priority},
             ${input.status}, ${JSON.stringify(input.metadata)}::jsonb, ${input.now}, ${input.now}, ${delivered},
-            ${input.providerMessageId ?? null})
+            ${input.providerMessageId ?? null},
+            ${input.content === undefined ? null : JSON.stringify(input.content)}::jsonb, ${input.replyTo ?? null},
+            ${input.senderLid ?? null}, ${input.mediaId ?? null}, ${input.mediaId ? "pending" : null})
           RETURNING *
         ), timeline AS (
           INSERT INTO message_transitions (message_id, from_state, to_state, at)
@@ -279,7 +314,9 @@ export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/d
       // `canTransition`), add the timeline row with the state it came from, and (most moves) the
       // status event with its webhook deliveries
       const rows = yield* sql<MovedRow>`WITH current AS (
-          SELECT id, status FROM messages WHERE id = ${id} FOR UPDATE
+          SELECT id, status FROM messages WHERE id = ${id}${
+        options.lease === undefined ? sql`` : sql` AND ${leaseHeld(sql, options.lease)}`
+      } FOR UPDATE
         ), moved AS (
           UPDATE messages SET
             status = ${to},
@@ -475,8 +512,44 @@ export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/d
       dieOnDatabaseError
     )
 
+    /**
+     * Our id of a message of the channel the provider knows by `providerMessageId`: an inbound one
+     * (its provider id) or one of ours (our id is the provider's id: `ChannelProvider.send`).
+     */
+    const idForProviderMessage = Effect.fn("MessagesRepo.idForProviderMessage")(
+      function*(channelId: string, providerMessageId: string) {
+        const rows = yield* sql<{ id: string }>`SELECT id FROM messages WHERE channel_id = ${channelId}
+          AND (provider_message_id = ${providerMessageId} OR id = ${providerMessageId}) LIMIT 1`
+        return rows[0]?.id ?? null
+      },
+      dieOnDatabaseError
+    )
+
+    /**
+     * The message's media reached its end (`ready` with size and hash, or `failed`): the message
+     * shows it (its member's `size_bytes`/`sha256`, `media.status`). Answers the message.
+     */
+    const mediaSettled = Effect.fn("MessagesRepo.mediaSettled")(function*(input: {
+      readonly mediaId: string
+      readonly status: "ready" | "failed" | "expired"
+      readonly failure: string | null
+      readonly sizeBytes: number | null
+      readonly sha256: string | null
+      readonly now: string
+    }) {
+      const rows = yield* sql<MessageRow>`UPDATE messages SET media_status = ${input.status},
+          media_failure = ${input.failure}, updated_at = ${input.now},
+          content = CASE WHEN ${input.sizeBytes !== null} THEN content
+            || jsonb_build_object('size_bytes', ${input.sizeBytes}::bigint, 'sha256', ${input.sha256}::text)
+            ELSE content END
+        WHERE media_id = ${input.mediaId} RETURNING *`
+      return rows.map(toMessage)
+    }, dieOnDatabaseError)
+
     return {
       insert,
+      idForProviderMessage,
+      mediaSettled,
       appendQueuedEvent,
       transition,
       receipts,

@@ -141,6 +141,52 @@ export class SandboxRepo extends Effect.Service<SandboxRepo>()("@switchboard/db/
       execute: (channelId) => sql`SELECT id, workspace_id FROM sandbox_sessions WHERE channel_id = ${channelId}`
     })
 
+    const pageOf = SqlSchema.findAll({
+      Request: Schema.Struct({
+        workspaceId: Schema.String,
+        limit: Schema.Number,
+        now: Schema.String,
+        status: Schema.UndefinedOr(Schema.Literal("active", "revoked", "expired")),
+        after: Schema.UndefinedOr(Schema.Struct({ created_at: Schema.String, id: Schema.String }))
+      }),
+      Result: SessionRow,
+      execute: ({ after, limit, now, status, workspaceId }) => {
+        // the status a reader sees: an active session past its expiry reads `expired` already
+        const byStatus = status === undefined
+          ? sql``
+          : status === "active"
+          ? sql`AND status = 'active' AND expires_at > ${now}`
+          : status === "expired"
+          ? sql`AND (status = 'expired' OR (status = 'active' AND expires_at <= ${now}))`
+          : sql`AND status = 'revoked'`
+        const from = after === undefined
+          ? sql``
+          : sql`AND (created_at, id) < (${after.created_at}::timestamptz, ${after.id})`
+        return sql`SELECT * FROM sandbox_sessions WHERE workspace_id = ${workspaceId} ${byStatus} ${from}
+          ORDER BY created_at DESC, id DESC LIMIT ${limit + 1}`
+      }
+    })
+    const recipientsOfMany = SqlSchema.findAll({
+      Request: Schema.Array(Schema.String),
+      Result: Schema.Struct({ session_id: Schema.String, phone_number: Schema.String }),
+      execute: (ids) =>
+        sql`SELECT session_id, phone_number FROM sandbox_recipients WHERE session_id IN ${sql.in(ids)}
+          ORDER BY verified_at`
+    })
+
+    /** Newest first; `limit + 1` rows so the caller can tell whether there is more. */
+    const list = Effect.fn("SandboxRepo.list")(function*(query: {
+      readonly workspaceId: string
+      readonly limit: number
+      readonly now: string
+      readonly status: "active" | "revoked" | "expired" | undefined
+      readonly after: { readonly created_at: string; readonly id: string } | undefined
+    }) {
+      const rows = yield* pageOf(query)
+      const recipients = rows.length === 0 ? [] : yield* recipientsOfMany(rows.map((r) => r.id))
+      return rows.map((row) => toRow(row, recipients.filter((r) => r.session_id === row.id).map((r) => r.phone_number)))
+    }, dieOnDatabaseError)
+
     const find = Effect.fn("SandboxRepo.find")(function*(workspaceId: string, id: string) {
       const row = yield* session({ workspaceId, id })
       if (Option.isNone(row)) return Option.none<SandboxSessionRow>()
@@ -188,6 +234,7 @@ export class SandboxRepo extends Effect.Service<SandboxRepo>()("@switchboard/db/
       expire,
       endedWithLiveChannel,
       countActive,
+      list,
       find,
       findByChannel,
       addRecipient,

@@ -127,6 +127,8 @@ export class WebhookEndpointsRepo
         readonly eventTypes?: ReadonlyArray<string> | undefined
         readonly description?: string | undefined
         readonly status?: "active" | "paused" | undefined
+        /** the update applies only to an endpoint in one of these statuses */
+        readonly fromStatuses?: ReadonlyArray<string> | undefined
       }, now: string) {
         const rows = yield* sql<EndpointColumns>`UPDATE webhook_endpoints SET
           url = COALESCE(${changes.url ?? null}, url),
@@ -135,7 +137,12 @@ export class WebhookEndpointsRepo
           status = COALESCE(${changes.status ?? null}, status),
           consecutive_failures = CASE WHEN ${changes.status === "active"} THEN 0 ELSE consecutive_failures END,
           updated_at = ${now}
-        WHERE workspace_id = ${workspaceId} AND id = ${id} AND deleted_at IS NULL RETURNING *`
+        WHERE workspace_id = ${workspaceId} AND id = ${id} AND deleted_at IS NULL
+        ${
+          changes.fromStatuses
+            ? sql`AND status = ANY(${changes.fromStatuses as Array<string>}::text[])`
+            : sql``
+        } RETURNING *`
         return Option.map(Option.fromNullable(rows[0]), toRow)
       }, dieOnDatabaseError)
 

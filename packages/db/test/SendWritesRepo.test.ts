@@ -77,7 +77,10 @@ const queued = (workspaceId: string, channelId: string, to: string, now: string,
       updated_at: now,
       sent_at: null,
       delivered_at: null,
-      read_at: null
+      read_at: null,
+      context: { reply_to: null },
+      sender: null,
+      media: null
     })
   })
 

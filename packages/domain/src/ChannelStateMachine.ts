@@ -46,11 +46,24 @@ export const ChannelStatusReason = Schema.Literal(
   "logged_out",
   "forbidden",
   "client_outdated",
+  "account_restricted",
+  "reachout_timelocked",
+  "rate_limited",
+  "new_chats_capped",
+  "restriction_lifted",
   "suspended",
   "reactivated",
   "archived"
 ).annotations({ identifier: "ChannelStatusReason" })
 export type ChannelStatusReason = typeof ChannelStatusReason.Type
+
+/** The status reasons of WhatsApp's restriction signals (the status itself does not change). */
+export type QrRestrictionReason =
+  | "account_restricted"
+  | "reachout_timelocked"
+  | "rate_limited"
+  | "new_chats_capped"
+  | "restriction_lifted"
 
 /** A send is accepted (queued) only on a connected channel (409 CHANNEL_NOT_CONNECTED otherwise). */
 export const acceptsSends = (status: ChannelStatus): boolean => status === "connected"
@@ -89,6 +102,12 @@ export type ChannelInput =
   | { readonly _tag: "LoggedOutFromPhone" }
   /** a terminal close that keeps the link: replaced (440), forbidden (403, 411), outdated client (405) */
   | { readonly _tag: "Terminated"; readonly reason: "connection_replaced" | "forbidden" | "client_outdated" }
+  /**
+   * WhatsApp reported a restriction on the number, or its end (docs/LIMITS.md, "Number
+   * protection"): the status stays, its reason says what the number may not do now. A restricted
+   * number still answers existing conversations, so nothing here stops it sending.
+   */
+  | { readonly _tag: "Restriction"; readonly reason: QrRestrictionReason }
   /** `qr/logout` */
   | { readonly _tag: "Logout" }
   /** the operator suspends the channel (it stops sending; a QR link is kept) */
@@ -172,6 +191,11 @@ export const transitionChannel = (status: ChannelStatus, input: ChannelInput): C
       return moved(status, "disconnected", "logged_out_from_phone", true)
     case "Terminated":
       return LIVE.includes(status) ? moved(status, "disconnected", input.reason) : unchanged(status)
+    case "Restriction":
+      // the reason changes on a live link only; the status stays what it is
+      return status === "connected" || status === "degraded"
+        ? { _tag: "Moved", from: status, to: status, reason: input.reason, requiresRepair: false }
+        : unchanged(status)
     case "Logout":
       return moved(status, "disconnected", "logged_out")
     case "Suspend":

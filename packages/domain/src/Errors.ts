@@ -132,7 +132,8 @@ export class ChannelCapabilityUnavailable extends ApiError<ChannelCapabilityUnav
   {
     code: "CHANNEL_CAPABILITY_UNAVAILABLE",
     status: 409,
-    description: "`details.reason` is `capabilities_not_refreshed` or `not_a_qr_channel`."
+    description:
+      "`details.reason` is `capabilities_not_refreshed`, `not_a_qr_channel`, or on a send `message_type_unsupported` (the channel's `message_types` lack the message's type)."
   }
 ) {}
 
@@ -153,6 +154,12 @@ export class PayloadTooLarge extends ApiError<PayloadTooLarge>()("PayloadTooLarg
   code: "PAYLOAD_TOO_LARGE",
   status: 413,
   description: "The request body is over the size limit (`details.limit_bytes`)."
+}) {}
+
+export class RangeNotSatisfiable extends ApiError<RangeNotSatisfiable>()("RangeNotSatisfiable", {
+  code: "RANGE_NOT_SATISFIABLE",
+  status: 416,
+  description: "The `Range` asked for starts past the file's end (`details.size_bytes`; `Content-Range: bytes */size`)."
 }) {}
 
 export class RateLimited extends ApiError<RateLimited>()("RateLimited", {
@@ -195,6 +202,7 @@ export class SandboxNoNumberAvailable extends ApiError<SandboxNoNumberAvailable>
 /** All error classes, for documentation and the contract tests. */
 export const AllErrors = [
   ValidationError,
+  RangeNotSatisfiable,
   TemplateVariableMissing,
   Unauthorized,
   InvalidCredentials,

@@ -21,6 +21,7 @@ import { EVENT_TYPES } from "./EventCatalogue.js"
 import type { EventType } from "./EventCatalogue.js"
 import { Id } from "./Ids.js"
 import { Category } from "./MessageCategory.js"
+import { MessageType } from "./MessageContent.js"
 import { MessageStatus, STATUS_EVENT } from "./MessageStateMachine.js"
 import { Failure } from "./Messaging.js"
 import type { Message } from "./Messaging.js"
@@ -50,7 +51,13 @@ export const MessageReceivedData = Schema.Struct({
   contact_id: Id("cnt"),
   channel_id: Id("ch"),
   direction: Schema.Literal("inbound"),
-  type: Schema.Literal("text", "template")
+  /** the message's kind (README "Messages") */
+  type: MessageType,
+  /**
+   * file types only: `ready` (the bytes are stored: `GET /v1/media/{id}/content`) or `failed`
+   * (they could not be fetched; the message's `media.failure_reason` says why)
+   */
+  media_status: Schema.optional(Schema.Literal("ready", "failed"))
 }).annotations({ identifier: "MessageReceivedData" })
 
 const conversationFields = {
@@ -132,7 +139,14 @@ export const ChannelArchivedData = Schema.Struct(channelMoveFields).annotations(
 export const ContactData = Schema.Struct({
   object: Schema.Literal("contact"),
   object_id: Id("cnt"),
-  contact_id: Id("cnt")
+  contact_id: Id("cnt"),
+  /**
+   * `contact.updated` of a merge only: the contact known by WhatsApp's LID alone that was folded
+   * into this one once WhatsApp revealed its number (it no longer exists; README "Contacts")
+   */
+  merged_contact_id: Schema.optional(Id("cnt")),
+  /** `contact.updated` by WhatsApp's LID mapping only: the members that changed */
+  changed: Schema.optional(Schema.Array(Schema.Literal("phone_number", "whatsapp_lid")))
 }).annotations({ identifier: "ContactData" })
 
 export const ContactImportCompletedData = Schema.Struct({

@@ -5,6 +5,8 @@
  *
  *   queued -> dispatching -> provider_accepted -> sent -> delivered -> read
  *   dispatching -> failed_retryable -> queued (backoff 2 s, 8 s, 32 s) | failed_permanent
+ *   provider_accepted -> failed_retryable | failed_permanent (the provider refused it after taking
+ *     it: WhatsApp's ack carried an error, or no ack came within the bound, docs/LIMITS.md)
  *   queued -> cancelled (channel archived); queued -> expired (undispatched after 24 h)
  *
  * Receipts can arrive out of order (a `delivered` before its `sent`, a `read` before anything):
@@ -41,8 +43,9 @@ export const ALLOWED_FROM: Record<MessageStatus, ReadonlyArray<MessageStatus>> =
   sent: ["dispatching", "provider_accepted"],
   delivered: ["dispatching", "provider_accepted", "sent"],
   read: ["dispatching", "provider_accepted", "sent", "delivered"],
-  failed_retryable: ["dispatching"],
-  failed_permanent: ["dispatching", "failed_retryable"],
+  // a provider may refuse a message after taking it (a WhatsApp ack with an error, e.g. 463)
+  failed_retryable: ["dispatching", "provider_accepted"],
+  failed_permanent: ["dispatching", "failed_retryable", "provider_accepted"],
   // only what has not reached the provider can be withdrawn
   cancelled: ["queued", "failed_retryable"],
   expired: ["queued", "failed_retryable"]
@@ -91,3 +94,16 @@ export const dispatchRetryDelayMs = (failedAttempts: number, scale: number): Opt
 
 /** Queued and never dispatched for this long: `expired`. */
 export const QUEUED_EXPIRY_MS = 24 * 3600 * 1000
+
+/**
+ * Taken by the provider (`provider_accepted`) and never acknowledged for this long: the provider
+ * did not take it after all, or its answer was lost. The message fails (`failure.code =
+ * "provider_ack_timeout"`, `message.failed`) rather than wait for ever. WhatsApp acks in under a
+ * second; a QR link that drops reconnects within its budget (about 6 minutes), so 15 minutes
+ * leaves a late ack or receipt every chance first. Not re-sent: it may have reached WhatsApp, and
+ * on a restricted number each retry counts as another reach-out.
+ */
+export const PROVIDER_ACK_TIMEOUT_MS = 15 * 60 * 1000
+
+/** The `failure.code` of a message the provider never acknowledged (`PROVIDER_ACK_TIMEOUT_MS`). */
+export const PROVIDER_ACK_TIMEOUT = "provider_ack_timeout"

@@ -4,8 +4,11 @@
  */
 import { Schema } from "effect"
 import { ChannelStatus } from "./ChannelStateMachine.js"
-import { Id } from "./Ids.js"
+import { maxCharacters, minCharacters } from "./Characters.js"
+import { Id, IdRef } from "./Ids.js"
+import { MessageMedia } from "./Media.js"
 import { Category } from "./MessageCategory.js"
+import { LocationContent, MessageType, SharedContact } from "./MessageContent.js"
 import { MessageStatus } from "./MessageStateMachine.js"
 import { E164, StrictStruct, Timestamp } from "./Schemas.js"
 
@@ -25,6 +28,74 @@ export const TimelineEntry = Schema.Struct({
   reason: Schema.NullOr(Schema.String)
 }).annotations({ identifier: "TimelineEntry" })
 
+const mediaFields = {
+  media_id: Id("med"),
+  mime_type: Schema.String,
+  /** null until the bytes are stored (`media.status` ready) */
+  size_bytes: Schema.NullOr(Schema.Number),
+  /** hex SHA-256 of the bytes; null until they are stored */
+  sha256: Schema.NullOr(Schema.String),
+  caption: Schema.NullOr(Schema.String)
+}
+
+/** `image`, `video`, `sticker`: the file (`GET /v1/media/{media_id}/content`) and its caption. */
+export const MediaContent = Schema.Struct(mediaFields).annotations({ identifier: "MediaContent" })
+export const DocumentContent = Schema.Struct({ ...mediaFields, filename: Schema.NullOr(Schema.String) })
+  .annotations({ identifier: "DocumentContent" })
+export const AudioContent = Schema.Struct({
+  ...mediaFields,
+  /** a voice note (recorded in the chat), not an audio file */
+  voice: Schema.Boolean
+}).annotations({ identifier: "AudioContent" })
+export const ReactionContent = Schema.Struct({
+  /** the message reacted to (ours or theirs); null when it is not known here */
+  message_id: Schema.NullOr(Id("msg")),
+  /** "" = the reaction was removed */
+  emoji: Schema.String
+}).annotations({ identifier: "ReactionContent" })
+export const EditContent = Schema.Struct({
+  /** the message edited (it keeps its own text); null when it is not known here */
+  message_id: Schema.NullOr(Id("msg")),
+  text: Schema.Struct({ body: Schema.String })
+}).annotations({ identifier: "EditContent" })
+export const RevokeContent = Schema.Struct({
+  /** the message the sender deleted for everyone (our copy is kept); null when it is not known here */
+  message_id: Schema.NullOr(Id("msg"))
+}).annotations({ identifier: "RevokeContent" })
+export const UnsupportedContent = Schema.Struct({
+  /** the provider's own name of the kind, e.g. `pollCreationMessageV3` */
+  kind: Schema.String
+}).annotations({ identifier: "UnsupportedContent" })
+
+/** The member a message of each non-text type carries (named after its type). */
+export const MessageMembers = {
+  image: Schema.optional(MediaContent),
+  document: Schema.optional(DocumentContent),
+  audio: Schema.optional(AudioContent),
+  video: Schema.optional(MediaContent),
+  sticker: Schema.optional(MediaContent),
+  location: Schema.optional(LocationContent),
+  contacts: Schema.optional(Schema.Array(SharedContact)),
+  reaction: Schema.optional(ReactionContent),
+  edit: Schema.optional(EditContent),
+  revoke: Schema.optional(RevokeContent),
+  unsupported: Schema.optional(UnsupportedContent)
+}
+export type MessageMember = Exclude<MessageType, "text" | "template">
+export type MessageMemberValue = NonNullable<Schema.Struct.Type<typeof MessageMembers>[MessageMember]>
+
+/** Who sent an inbound message (null on outbound ones): at least one of the two is set. */
+export const MessageSender = Schema.Struct({
+  phone_number: Schema.NullOr(Schema.String),
+  /** WhatsApp's private id of the sender (`LID`), when WhatsApp addressed them by it */
+  whatsapp_lid: Schema.NullOr(Schema.String)
+}).annotations({ identifier: "MessageSender" })
+
+export const MessageContext = Schema.Struct({
+  /** the message this one quotes (ours or theirs); null when it quotes none or one not known here */
+  reply_to: Schema.NullOr(Id("msg"))
+}).annotations({ identifier: "MessageContext" })
+
 export const MessageFields = {
   id: Id("msg"),
   object: Schema.Literal("message"),
@@ -33,10 +104,21 @@ export const MessageFields = {
   conversation_id: Id("cnv"),
   contact_id: Id("cnt"),
   direction: Direction,
-  from: Schema.NullOr(Schema.String),
+  from: Schema.NullOr(Schema.String).annotations({
+    description: "The sender's number; null for an inbound message from a sender WhatsApp names only by LID (`sender`)"
+  }),
   to: Schema.String,
-  type: Schema.Literal("text", "template"),
-  text: Schema.Struct({ body: Schema.String }),
+  type: MessageType,
+  text: Schema.Struct({ body: Schema.String }).annotations({
+    description:
+      "`text` and `template`: the text. Other types keep it for text-only clients: an image, video or document's caption and an edit's new text, otherwise \"\" (README \"Messages\")"
+  }),
+  ...MessageMembers,
+  context: MessageContext,
+  sender: Schema.NullOr(MessageSender),
+  media: Schema.NullOr(MessageMedia).annotations({
+    description: "Media types: the stored file's id and status (`pending` until the bytes are stored)"
+  }),
   template: Schema.NullOr(
     Schema.Struct({
       id: Id("tpl"),
@@ -63,17 +145,17 @@ export class MessageWithTimeline extends Schema.Class<MessageWithTimeline>("Mess
 }) {}
 
 const Metadata = Schema.Record({
-  key: Schema.String.pipe(Schema.maxLength(40)),
-  value: Schema.String.pipe(Schema.maxLength(500))
+  key: Schema.String.pipe(maxCharacters(40)),
+  value: Schema.String.pipe(maxCharacters(500))
 }).pipe(Schema.filter((m) => Object.keys(m).length <= 20 || "Expected at most 20 metadata pairs"))
 
 export const SendMessageRequest = StrictStruct({
   to: E164,
-  channel_id: Schema.optional(Id("ch")),
+  channel_id: Schema.optional(IdRef("ch")),
   text: Schema.optional(StrictStruct({
     body: Schema.String.pipe(
-      Schema.minLength(1, { message: () => "Expected a non-empty text body" }),
-      Schema.maxLength(4096, { message: () => "Expected at most 4096 characters" })
+      minCharacters(1, "Expected a non-empty text body"),
+      maxCharacters(4096, "Expected at most 4096 characters")
     )
   })),
   template: Schema.optional(StrictStruct({

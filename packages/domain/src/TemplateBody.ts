@@ -11,19 +11,13 @@
  * never read as a placeholder. Nothing is substituted silently: a required variable without a
  * value, an unknown variable, an empty value or one over 1 024 characters refuses the send.
  */
+import { characterCount } from "./Characters.js"
 
 /** Longest body, and longest rendered text (characters). */
 export const TEMPLATE_BODY_MAX = 1024
 /** Longest variable value (characters). */
 export const TEMPLATE_VALUE_MAX = 1024
 export const VARIABLE_NAME = /^[a-z][a-z0-9_]{0,63}$/
-
-/** Characters as the API counts them: Unicode code points. */
-export const characterCount = (s: string): number => {
-  let n = 0
-  for (const _ of s) n++
-  return n
-}
 
 export interface Placeholder {
   readonly name: string

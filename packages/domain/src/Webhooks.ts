@@ -14,6 +14,16 @@ export const SECRET_OVERLAP_MS = 24 * 3600 * 1000
 export const DELIVERY_RETENTION_MS = 30 * 24 * 3600 * 1000
 
 export const EndpointStatus = Schema.Literal("active", "paused", "disabled")
+export type EndpointStatus = typeof EndpointStatus.Type
+
+/**
+ * The statuses from which a client's PATCH may set `to` (README "Webhooks"): `active` and
+ * `paused` move freely between each other; a `disabled` endpoint (20 consecutive failures) only
+ * goes back to `active`, which clears its failure counter. Pausing it would keep the counter and
+ * hide why it stopped.
+ */
+export const clientStatusSources = (to: "active" | "paused"): ReadonlyArray<EndpointStatus> =>
+  to === "active" ? ["active", "paused", "disabled"] : ["active", "paused"]
 export const DeliveryStatus = Schema.Literal("pending", "delivering", "succeeded", "failed", "dead")
 export type DeliveryStatus = typeof DeliveryStatus.Type
 export const FailureReason = Schema.Literal(

@@ -212,6 +212,24 @@ describe("QR pairing state machine", () => {
     assert.deepInclude(t, { to: "disconnected", reason: "connection_replaced" })
   })
 
+  it("keeps a restricted channel's status and says why in its reason, with no event", () => {
+    const t = transitionChannel("connected", { _tag: "Restriction", reason: "account_restricted" })
+    assert.deepStrictEqual(t, {
+      _tag: "Moved",
+      from: "connected",
+      to: "connected",
+      reason: "account_restricted",
+      requiresRepair: false
+    })
+    assert.deepStrictEqual(channelMoveEvents(t as ChannelMove), [])
+    for (const status of ["pending", "disconnected", "suspended", "archived"] as const) {
+      assert.strictEqual(
+        transitionChannel(status, { _tag: "Restriction", reason: "reachout_timelocked" })._tag,
+        "Unchanged"
+      )
+    }
+  })
+
   it("restarts pairing from any status but archived and suspended", () => {
     for (const status of ["pending", "connecting", "awaiting_scan", "connected", "degraded", "disconnected"] as const) {
       assert.strictEqual(to(status, { _tag: "Start" }), "connecting", status)

@@ -27,6 +27,15 @@ describe("message state machine", () => {
     assert.isTrue(walk(["queued", "dispatching", "failed_retryable", "failed_permanent"]))
   })
 
+  it("lets a provider refuse a message it took (a WhatsApp ack with an error), never one it sent", () => {
+    assert.isTrue(walk(["queued", "dispatching", "provider_accepted", "failed_permanent"]))
+    assert.isTrue(walk(["queued", "dispatching", "provider_accepted", "failed_retryable", "queued"]))
+    for (const from of ["sent", "delivered", "read"] as const) {
+      assert.isFalse(canTransition(from, "failed_permanent"), `${from} -> failed_permanent`)
+      assert.isFalse(canTransition(from, "failed_retryable"), `${from} -> failed_retryable`)
+    }
+  })
+
   it("cancels and expires only what has not reached the provider", () => {
     for (const to of ["cancelled", "expired"] as const) {
       assert.isTrue(canTransition("queued", to))

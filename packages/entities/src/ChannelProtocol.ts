@@ -5,7 +5,7 @@
  */
 import { Entity } from "@effect/cluster"
 import { Rpc } from "@effect/rpc"
-import { ChannelStatus, E164 } from "@switchboard/domain"
+import { ChannelStatus, E164, InboundBody } from "@switchboard/domain"
 import { QrConnectionError, QrPairingFrame } from "@switchboard/providers/contract"
 import { Schema } from "effect"
 
@@ -17,9 +17,12 @@ export const Wake = Rpc.make("Wake", {
   payload: Schema.Union(Schema.Struct({ message_id: Schema.String }), Schema.Void)
 })
 
-/** Simulated networks only: someone writes to the channel's number. Answers false when the channel cannot simulate it. */
+/**
+ * Simulated networks only: someone writes to the channel's number (any kind, README "Messages";
+ * `quoted_provider_message_id`: the message it quotes). Answers false when the channel cannot simulate it.
+ */
 export const SimulateInbound = Rpc.make("SimulateInbound", {
-  payload: { from: E164, text: Schema.String },
+  payload: { from: E164, body: InboundBody, quoted_provider_message_id: Schema.NullOr(Schema.String) },
   success: Schema.Boolean
 })
 

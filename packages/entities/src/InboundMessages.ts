@@ -1,20 +1,128 @@
 /**
- * The use-case of a message a provider reports from a contact: the contact and the conversation
- * (created when new, reopened when closed), the message (`delivered`, inbound) and `message.received`, in one
- * transaction. The Channel entity calls it for every inbound message its connection hears.
+ * The use-case of a message a provider reports from a contact (README "Messages"): the contact and
+ * the conversation (created when new, reopened when closed), the message (`delivered`, inbound,
+ * of its kind, with the message it quotes or reacts to resolved to our id) in one transaction.
+ * A message without a file emits `message.received` in that transaction; a message with one
+ * (image, voice note, document, ...) is visible at once with `media.status: "pending"` and its
+ * `media` row is the durable download job: the media worker (`MediaWorker.ts`) stores the bytes
+ * and only then emits `message.received`. The Channel entity calls it for every inbound message
+ * its connection hears; a message heard twice (same provider id on the channel) is recorded once.
+ * A sender WhatsApp names by LID alone lands on the number's contact when the channel learned the
+ * mapping, otherwise on a contact with the LID and no number (merged later: `LidMappings`).
  */
-import { ContactsRepo, ConversationsRepo, EventsRepo, MessagesRepo, Transactions } from "@switchboard/db"
-import { DEFAULT_CATEGORY, DomainEvent, newId, PRIORITY } from "@switchboard/domain"
-import type { Message } from "@switchboard/domain"
-import { Effect, Option } from "effect"
+import {
+  ContactsRepo,
+  ConversationsRepo,
+  EventsRepo,
+  LidRepo,
+  MediaRepo,
+  MessagesRepo,
+  Transactions
+} from "@switchboard/db"
+import {
+  DEFAULT_CATEGORY,
+  DEFAULT_MEDIA_RETENTION_DAYS,
+  DomainEvent,
+  inboundType,
+  newId,
+  PRIORITY,
+  toTimestamp
+} from "@switchboard/domain"
+import type { InboundBody, InboundContent, Message, MessageMemberValue } from "@switchboard/domain"
+import { InboundMetrics } from "@switchboard/providers"
+import { Config, Effect, Option } from "effect"
+import { LidMappings } from "./LidMappings.js"
+
+/** `MEDIA_RETENTION_DAYS`: how long stored media are kept (default 30). */
+export const mediaRetentionDays = Config.integer("MEDIA_RETENTION_DAYS").pipe(
+  Config.validate({ message: "Expected a whole number of days >= 1", validation: (n) => n >= 1 }),
+  Config.withDefault(DEFAULT_MEDIA_RETENTION_DAYS)
+)
+
+/**
+ * What a text-only client reads in `text.body` for each kind (README "Messages"): the text, a
+ * caption, an edit's new text; "" for the rest.
+ */
+export const textOf = (body: InboundBody): string => {
+  switch (body._tag) {
+    case "text":
+      return body.body
+    case "media":
+      return body.caption ?? ""
+    case "edit":
+      return body.body
+    default:
+      return ""
+  }
+}
+
+/** `message.received` of an inbound message. */
+export const receivedEvent = (message: Message) =>
+  DomainEvent.make("message.received", {
+    object: "message",
+    object_id: message.id,
+    message_id: message.id,
+    conversation_id: message.conversation_id,
+    contact_id: message.contact_id,
+    channel_id: message.channel_id,
+    direction: "inbound",
+    type: message.type,
+    ...(message.media !== null && (message.media.status === "ready" || message.media.status === "failed")
+      ? { media_status: message.media.status }
+      : {})
+  })
 
 export class InboundMessages extends Effect.Service<InboundMessages>()("@switchboard/entities/InboundMessages", {
   effect: Effect.gen(function*() {
     const contacts = yield* ContactsRepo
     const conversations = yield* ConversationsRepo
     const messages = yield* MessagesRepo
+    const media = yield* MediaRepo
     const events = yield* EventsRepo
     const transactions = yield* Transactions
+    const retentionDays = yield* mediaRetentionDays
+    const lids = yield* LidRepo
+    const mappings = yield* LidMappings
+
+    /** The member of a non-text message, our ids resolved (`mediaId`: the new media row's). */
+    const memberOf = (channelId: string, body: InboundBody, mediaId: string | null) =>
+      Effect.gen(function*() {
+        const target = (providerId: string) =>
+          Effect.map(
+            messages.idForProviderMessage(channelId, providerId),
+            (id) => id as `msg_${string}` | null
+          )
+        switch (body._tag) {
+          case "text":
+            return undefined
+          case "media": {
+            const file = {
+              media_id: mediaId as `med_${string}`,
+              mime_type: body.mimeType,
+              size_bytes: null,
+              sha256: null,
+              caption: body.caption
+            }
+            return body.kind === "document"
+              ? { ...file, filename: body.filename }
+              : body.kind === "audio"
+              ? { ...file, voice: body.voice }
+              : file
+          }
+          case "location":
+            return { latitude: body.latitude, longitude: body.longitude, name: body.name, address: body.address }
+          case "contacts":
+            return body.contacts
+          case "reaction":
+            return { message_id: yield* target(body.targetProviderMessageId), emoji: body.emoji }
+          case "edit":
+            return { message_id: yield* target(body.targetProviderMessageId), text: { body: body.body } }
+          case "revoke":
+            return { message_id: yield* target(body.targetProviderMessageId) }
+          case "unsupported":
+            return { kind: body.kind }
+        }
+      }) as Effect.Effect<MessageMemberValue | undefined>
 
     /** Records it; `None` when this provider message was recorded before (a repeated report). */
     const record = Effect.fn("InboundMessages.record")(function*(input: {
@@ -22,16 +130,29 @@ export class InboundMessages extends Effect.Service<InboundMessages>()("@switchb
       readonly channelId: string
       /** the channel's own number, if known */
       readonly channelNumber: string | null
-      readonly providerMessageId: string
-      readonly from: string
-      readonly body: string
+      readonly content: InboundContent
       readonly now: string
     }) {
-      return yield* transactions.run(Effect.gen(function*() {
-        if (yield* messages.hasProviderMessage(input.channelId, input.providerMessageId)) {
+      const { content } = input
+      const type = inboundType(content.body)
+      const lid = content.sender.whatsappLid
+      // a sender named by LID alone: the number WhatsApp revealed for it on this channel, if any
+      const from = content.sender.phoneNumber ??
+        (lid === null ? null : Option.getOrNull(yield* lids.mappedPhone(input.channelId, lid)))
+      if (from === null && lid === null) {
+        yield* Effect.logWarning("inbound message without a sender not recorded").pipe(
+          Effect.annotateLogs({ provider_message_id: content.providerMessageId, type })
+        )
+        yield* InboundMetrics.countInbound(type, "ignored", "no_sender")
+        return Option.none<Message>()
+      }
+      const recorded = yield* transactions.run(Effect.gen(function*() {
+        if (yield* messages.hasProviderMessage(input.channelId, content.providerMessageId)) {
           return Option.none<Message>()
         }
-        const contact = yield* contacts.upsertContact(input.workspaceId, input.from, input.now)
+        const contact = from !== null
+          ? yield* contacts.upsertContact(input.workspaceId, from, input.now)
+          : { id: yield* lids.upsertLidContact(input.workspaceId, lid!, yield* newId("cnt"), input.now) }
         const conversationId = yield* conversations.upsertConversation(
           input.workspaceId,
           input.channelId,
@@ -39,48 +160,79 @@ export class InboundMessages extends Effect.Service<InboundMessages>()("@switchb
           input.now,
           "inbound"
         )
+        const messageId = yield* newId("msg")
+        const body = content.body
+        const mediaId = body._tag === "media" ? yield* newId("med") : null
+        const replyTo = content.quotedProviderMessageId === null
+          ? null
+          : yield* messages.idForProviderMessage(input.channelId, content.quotedProviderMessageId)
         const message = yield* messages.insert({
-          id: yield* newId("msg"),
+          id: messageId,
           workspaceId: input.workspaceId,
           channelId: input.channelId,
           conversationId,
           contactId: contact.id,
           direction: "inbound",
-          from: input.from,
+          from,
           to: input.channelNumber ?? "",
-          body: input.body,
+          body: textOf(body),
           category: DEFAULT_CATEGORY,
           priority: PRIORITY[DEFAULT_CATEGORY],
           status: "delivered",
           metadata: {},
           now: input.now,
-          providerMessageId: input.providerMessageId
+          providerMessageId: content.providerMessageId,
+          type,
+          content: yield* memberOf(input.channelId, body, mediaId),
+          replyTo,
+          senderLid: content.sender.whatsappLid,
+          mediaId
         })
-        yield* events.append({
-          workspaceId: input.workspaceId,
-          event: DomainEvent.make("message.received", {
-            object: "message",
-            object_id: message.id,
-            message_id: message.id,
-            conversation_id: message.conversation_id,
-            contact_id: message.contact_id,
-            channel_id: message.channel_id,
-            direction: "inbound",
-            type: "text"
-          }),
-          occurredAt: input.now
-        })
+        if (body._tag === "media" && mediaId !== null) {
+          // the download job: the worker stores the bytes, then emits `message.received`
+          yield* media.createInbound({
+            id: mediaId,
+            workspaceId: input.workspaceId,
+            channelId: input.channelId,
+            messageId,
+            kind: body.kind,
+            mimeType: body.mimeType,
+            filename: body.filename,
+            expectedSize: body.sizeBytes,
+            expectedSha256: body.sha256,
+            source: body.source,
+            now: input.now,
+            expiresAt: toTimestamp(Date.parse(input.now) + retentionDays * 86_400_000)
+          })
+        } else {
+          yield* events.append({
+            workspaceId: input.workspaceId,
+            event: receivedEvent(message),
+            occurredAt: input.now
+          })
+        }
         return Option.some(message)
       }))
+      yield* Option.isSome(recorded)
+        ? InboundMetrics.countInbound(type, "recorded")
+        : InboundMetrics.countInbound(type, "ignored", "duplicate")
+      // both known: the mapping is kept and a contact known by the LID alone merged into this one
+      if (content.sender.phoneNumber !== null && lid !== null) {
+        yield* mappings.learn(input.channelId, lid, content.sender.phoneNumber)
+      }
+      return recorded
     })
 
-    return { record } as const
+    return { record, learnLid: mappings.learn } as const
   }),
   dependencies: [
     ContactsRepo.Default,
     ConversationsRepo.Default,
     MessagesRepo.Default,
+    MediaRepo.Default,
     EventsRepo.Default,
-    Transactions.Default
+    Transactions.Default,
+    LidRepo.Default,
+    LidMappings.Default
   ]
 }) {}

@@ -6,6 +6,8 @@
  * - wakes channels whose messages have had no further receipt for a while: accepted but not
  *   `sent`, or `sent` / `delivered` but not `read` (the connection that would report them went
  *   away with a runner, receipt timers and all; the woken channel reconnects and hears them);
+ * - fails messages the provider took and never acknowledged within `PROVIDER_ACK_TIMEOUT_MS`
+ *   (`provider_ack_timeout`): none waits in `provider_accepted` for ever;
  * - returns messages left `dispatching` by a dead dispatcher to the queue (a retryable failure;
  *   providers recognise our message id, so nothing is sent twice);
  * - cancels undispatched messages of archived channels (the archive's own cancellations were lost);
@@ -17,7 +19,7 @@
  */
 import { Singleton } from "@effect/cluster"
 import { DispatchQueueRepo, SandboxNetworkRepo } from "@switchboard/db"
-import { QUEUED_EXPIRY_MS, toTimestamp } from "@switchboard/domain"
+import { PROVIDER_ACK_TIMEOUT, PROVIDER_ACK_TIMEOUT_MS, QUEUED_EXPIRY_MS, toTimestamp } from "@switchboard/domain"
 import { Clock, Duration, Effect, Ref, Schedule } from "effect"
 import { ChannelEntity } from "./ChannelProtocol.js"
 import { MessageEntity } from "./MessageProtocol.js"
@@ -106,6 +108,21 @@ export const sweepMessages = (cursors: SweepCursors) =>
             retryable: true,
             code: "dispatch_interrupted",
             reason: "The dispatcher stopped mid-dispatch"
+          })
+        ),
+      { concurrency: 10, discard: true }
+    )
+
+    const unacknowledged = yield* queue.unacknowledged(toTimestamp(now - PROVIDER_ACK_TIMEOUT_MS), BATCH)
+    yield* found("unacknowledged", unacknowledged)
+    yield* Effect.forEach(
+      unacknowledged,
+      (id) =>
+        ignore(
+          message(id).DispatchFailed({
+            retryable: false,
+            code: PROVIDER_ACK_TIMEOUT,
+            reason: `The provider never acknowledged it within ${PROVIDER_ACK_TIMEOUT_MS / 60_000} minutes; not re-sent`
           })
         ),
       { concurrency: 10, discard: true }

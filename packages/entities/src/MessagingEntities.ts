@@ -1,5 +1,6 @@
 /**
- * The messaging part of a runner: Channel and Message entities, the message and sandbox sweepers, and what
+ * The messaging part of a runner: Channel and Message entities, the message and sandbox sweepers,
+ * the media worker (inbound files, `MediaWorker.ts`), and what
  * they need (provider adapters, repositories). Needs `Sharding`, `SqlClient`, `ProvidersConfig`
  * and `QrConnectionConfig`; the runner, the standalone process and the entity tests compose this.
  */
@@ -15,6 +16,7 @@ import { ChannelProviders, QrProvider, SandboxProvider } from "@switchboard/prov
 import { Layer } from "effect"
 import { ChannelEntityLive } from "./ChannelEntity.js"
 import { InboundMessages } from "./InboundMessages.js"
+import { MediaWorkerLive } from "./MediaWorker.js"
 import { MessageEntityLive } from "./MessageEntity.js"
 import { MessageMoves } from "./MessageMoves.js"
 import { MessageSweeperLive } from "./MessageSweeper.js"
@@ -24,7 +26,8 @@ export const MessagingEntitiesLive = Layer.mergeAll(
   ChannelEntityLive,
   MessageEntityLive,
   MessageSweeperLive,
-  SandboxSweeperLive
+  SandboxSweeperLive,
+  MediaWorkerLive
 ).pipe(
   Layer.provide(ChannelProviders.layer),
   Layer.provide(MessageMoves.Default),

@@ -119,7 +119,13 @@ describe("Idle Channel entities", () => {
         yield* channel.Status()
         assert.isTrue(yield* eventually(Effect.map(channel.Status(), (s) => !s.connected), 5_000))
 
-        assert.isTrue(yield* channel.SimulateInbound({ from: "+4915112345678", text: "anyone there?" }))
+        assert.isTrue(
+          yield* channel.SimulateInbound({
+            from: "+4915112345678",
+            body: { _tag: "text", body: "anyone there?" },
+            quoted_provider_message_id: null
+          })
+        )
         const recorded = yield* eventually(
           Effect.map(
             sql`SELECT 1 FROM messages WHERE channel_id = ${target.channelId} AND direction = 'inbound'`,

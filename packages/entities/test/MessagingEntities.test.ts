@@ -218,7 +218,13 @@ describe("Channel and Message entities", () => {
         const inboundMessages = yield* InboundMessages
         const target = yield* setupChannel()
         const channel = (yield* ChannelEntity.client)(target.channelId)
-        assert.isTrue(yield* channel.SimulateInbound({ from: "+4915112345678", text: "hi there" }))
+        assert.isTrue(
+          yield* channel.SimulateInbound({
+            from: "+4915112345678",
+            body: { _tag: "text", body: "hi there" },
+            quoted_provider_message_id: null
+          })
+        )
         const rows = yield* Effect.gen(function*() {
           for (let i = 0; i < 50; i++) {
             const found = yield* sql<{ id: string; provider_message_id: string }>`SELECT id, provider_message_id
@@ -241,9 +247,13 @@ describe("Channel and Message entities", () => {
           workspaceId: target.workspaceId,
           channelId: target.channelId,
           channelNumber: "+15550100001",
-          providerMessageId: rows[0]!.provider_message_id,
-          from: "+4915112345678",
-          body: "hi there",
+          content: {
+            providerMessageId: rows[0]!.provider_message_id,
+            sender: { phoneNumber: "+4915112345678", whatsappLid: null },
+            body: { _tag: "text", body: "hi there" },
+            quotedProviderMessageId: null,
+            at: yield* Clock.currentTimeMillis
+          },
           now: toTimestamp(yield* Clock.currentTimeMillis)
         })
         assert.isTrue(Option.isNone(again))

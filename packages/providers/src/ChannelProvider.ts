@@ -9,7 +9,8 @@
  * - `capabilities.max_throughput_mps` paces the Channel entity's token bucket.
  */
 import type { Channel, ChannelStatus, ChannelStatusReason, ReceiptStatus } from "@switchboard/domain"
-import { E164, RECEIPT_STATUSES } from "@switchboard/domain"
+import { InboundContent, RECEIPT_STATUSES } from "@switchboard/domain"
+import type { InboundBody } from "@switchboard/domain"
 import type { Effect, Queue, Scope, Stream } from "effect"
 import { Schema } from "effect"
 import type { QrSnapshot } from "./qr/QrConnection.js"
@@ -57,16 +58,42 @@ export const Receipt = Schema.TaggedStruct("Receipt", {
 })
 export interface Receipt extends Schema.Schema.Type<typeof Receipt> {}
 
-/** A text someone sent to the channel's number. */
-export const Inbound = Schema.TaggedStruct("Inbound", {
-  /** the provider's id of the message (deduplication key per channel) */
-  providerMessageId: Schema.String,
-  from: E164,
-  text: Schema.String,
-  /** epoch ms */
-  at: Schema.Number
-})
+/**
+ * A message someone sent to the channel's number, of any kind, in the provider-neutral form
+ * (`InboundContent`: sender, body, quoted message, time).
+ */
+export const Inbound = Schema.TaggedStruct("Inbound", InboundContent.fields)
 export interface Inbound extends Schema.Schema.Type<typeof Inbound> {}
+
+/** The `InboundContent` of an inbound event. */
+export const inboundContent = (event: Inbound): InboundContent => ({
+  providerMessageId: event.providerMessageId,
+  sender: event.sender,
+  body: event.body,
+  quotedProviderMessageId: event.quotedProviderMessageId,
+  at: event.at
+})
+
+/** An inbound text from a phone number (the common case; tests, simulated networks). */
+export const inboundText = (providerMessageId: string, from: string, body: string, at: number): Inbound => ({
+  _tag: "Inbound",
+  providerMessageId,
+  sender: { phoneNumber: from, whatsappLid: null },
+  body: { _tag: "text", body },
+  quotedProviderMessageId: null,
+  at
+})
+
+/**
+ * Why the bytes of an inbound media could not be fetched from the provider. `retryable`: a later
+ * attempt may succeed (network, media host busy, link down); otherwise it is permanent (the media
+ * expired at the provider, the source is unusable) and the media is marked `failed` at once.
+ */
+export class MediaDownloadFailed extends Schema.TaggedError<MediaDownloadFailed>()("MediaDownloadFailed", {
+  retryable: Schema.Boolean,
+  /** a sentence, becomes the media's `failure_reason` (never a secret, never the bytes) */
+  reason: Schema.String
+}) {}
 
 /**
  * The provider's link changed the channel's status (QR: pairing, link lost, logged out). The
@@ -83,7 +110,46 @@ export interface StatusChanged {
   readonly phoneNumber: string | null
 }
 
-export type ProviderEvent = Receipt | Inbound | StatusChanged
+/**
+ * The provider refused one of our messages after taking it (QR: WhatsApp's ack carried an error,
+ * e.g. 463): the owner fails it, or re-queues it when `retryable`.
+ */
+export interface SendRejected {
+  readonly _tag: "SendRejected"
+  readonly messageId: string
+  /** machine-readable, becomes the message's `failure.code` */
+  readonly code: string
+  /** a sentence, becomes the message's `failure.reason` */
+  readonly reason: string
+  readonly retryable: boolean
+}
+
+/**
+ * WhatsApp revealed the phone number behind a LID (QR: `lid-mapping.update`, a message's
+ * `remoteJidAlt`): the owner keeps it and merges contacts (`LidMappings.learn`).
+ */
+export interface LidMapped {
+  readonly _tag: "LidMapped"
+  /** without the server part, e.g. `123456789012345` */
+  readonly lid: string
+  /** E.164 */
+  readonly phoneNumber: string
+}
+
+/**
+ * The provider reported a restriction of the number (QR: WhatsApp's reach-out timelock, its
+ * new-chat quota). The owner records it on the channel; new-contact sends are refused meanwhile.
+ */
+export interface RestrictionReported {
+  readonly _tag: "RestrictionReported"
+  /** epoch ms the timelock ends; `null` once lifted; absent when not reported */
+  readonly timelockUntil?: number | null | undefined
+  readonly newChatQuota?:
+    | { readonly total: number; readonly used: number; readonly cycleEndsAt: number | null }
+    | undefined
+}
+
+export type ProviderEvent = Receipt | Inbound | StatusChanged | SendRejected | LidMapped | RestrictionReported
 
 export const receipt = (messageId: string, status: ReceiptStatus, at: number): ProviderEvent => ({
   _tag: "Receipt",
@@ -110,14 +176,21 @@ export interface Pairing {
   readonly logout: Effect.Effect<void>
 }
 
+/** What a simulated network delivers (`simulateInbound`). */
+export interface SimulatedInbound {
+  readonly from: string
+  readonly body: InboundBody
+  readonly quotedProviderMessageId: string | null
+}
+
 export interface ChannelConnection {
   readonly capabilities: ProviderCapabilities
   readonly send: (message: OutgoingMessage) => Effect.Effect<SendResult>
   readonly events: Stream.Stream<ProviderEvent>
   /** receipts the connection still expects to report (the owner stays alive while > 0) */
   readonly pendingReceipts: Effect.Effect<number>
-  /** simulated networks only: someone writes to the channel's number */
-  readonly simulateInbound?: (from: string, text: string) => Effect.Effect<void>
+  /** simulated networks only: someone writes to the channel's number (any kind) */
+  readonly simulateInbound?: (input: SimulatedInbound) => Effect.Effect<void>
   /**
    * The connection holds nothing a new one would not get back (simulated networks: what is under
    * way is replayed from the network's rows on connect), so an owner with nothing to do may close
@@ -136,6 +209,13 @@ export interface ChannelProvider {
   readonly connect: (channel: Channel) => Effect.Effect<ChannelConnection, never, Scope.Scope>
   /** The channel is archived: drop whatever the provider stores for it (linked-device credentials). */
   readonly forget?: (channel: Channel) => Effect.Effect<void>
+  /**
+   * Streams the bytes of an inbound media the provider reported (`InboundMedia.source`, as stored
+   * with the durable download job; it may run on another runner than the one that heard the
+   * message, and after a restart). The caller checks size and hash and stores the bytes; it
+   * retries a `retryable` failure a bounded number of times.
+   */
+  readonly downloadMedia?: (channelId: string, source: unknown) => Stream.Stream<Uint8Array, MediaDownloadFailed>
 }
 
 /**
@@ -146,6 +226,9 @@ export const PROVIDER_RATE_LIMITED = "PROVIDER_RATE_LIMITED"
 
 /** WhatsApp's throttling answers, as Baileys reports them (`rate-overlimit`, HTTP-like 429). */
 const THROTTLED = /rate[-_ ]?overlimit|too many requests|\b429\b/i
+
+/** Whether a QR send's failure is WhatsApp throttling the channel. */
+export const isThrottled = (reason: string): boolean => THROTTLED.test(reason)
 
 /** A QR send that failed: throttled by WhatsApp (`PROVIDER_RATE_LIMITED`) or another provider error. */
 export const qrSendRefusal = (reason: string): SendResult =>

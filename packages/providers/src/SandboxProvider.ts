@@ -12,14 +12,22 @@
  *   reconnects hears the receipts of what is still under way (receipts may repeat, as on a real
  *   network; the Message entity ignores what does not move a message forward), so an idle
  *   channel's connection may be closed and opened again on its next work (`dropWhenIdle`);
- * - simulates inbound messages (`simulateInbound`).
+ * - simulates inbound messages of every kind (`simulateInbound`); a simulated file's bytes come
+ *   with it (`SandboxMediaSource`) and `downloadMedia` hands them to the media worker like a real
+ *   provider's media host would.
  */
-import { SandboxNetworkRepo } from "@switchboard/db"
+import { MediaRepo, MediaStore, SandboxNetworkRepo } from "@switchboard/db"
 import type { NetworkDelivery, NetworkStage } from "@switchboard/db"
 import { THROUGHPUT_MPS, toTimestamp } from "@switchboard/domain"
-import { Clock, Effect, Option, Queue, Random, Ref, Stream } from "effect"
-import type { ChannelConnection, ChannelProvider, OutgoingMessage, ProviderEvent } from "./ChannelProvider.js"
-import { accepted, PROVIDER_RATE_LIMITED, receipt, refused } from "./ChannelProvider.js"
+import { Clock, Effect, Option, Queue, Random, Ref, Schema, Stream } from "effect"
+import type {
+  ChannelConnection,
+  ChannelProvider,
+  OutgoingMessage,
+  ProviderEvent,
+  SimulatedInbound
+} from "./ChannelProvider.js"
+import { accepted, MediaDownloadFailed, PROVIDER_RATE_LIMITED, receipt, refused } from "./ChannelProvider.js"
 import { ProvidersConfig } from "./ProvidersConfig.js"
 import { MAGIC } from "./SandboxNumbers.js"
 
@@ -30,6 +38,12 @@ import { MAGIC } from "./SandboxNumbers.js"
  */
 const REPLAY_WINDOW_MS = 120 * 1000
 
+/** The `source` of a simulated inbound file: inline bytes or a stored media of the workspace. */
+export const SandboxMediaSource = Schema.Union(
+  Schema.Struct({ data_base64: Schema.String }),
+  Schema.Struct({ media_id: Schema.String })
+)
+
 const STAGES: ReadonlyArray<NetworkStage> = ["sent", "delivered", "read"]
 
 const stageTime = (delivery: NetworkDelivery, stage: NetworkStage) =>
@@ -38,6 +52,8 @@ const stageTime = (delivery: NetworkDelivery, stage: NetworkStage) =>
 export class SandboxProvider extends Effect.Service<SandboxProvider>()("@switchboard/providers/SandboxProvider", {
   effect: Effect.gen(function*() {
     const network = yield* SandboxNetworkRepo
+    const mediaRepo = yield* MediaRepo
+    const store = yield* MediaStore
     const config = yield* ProvidersConfig
     const delays = config.sandboxReceiptDelaysMs
     const mps = THROUGHPUT_MPS.sandbox
@@ -120,15 +136,16 @@ export class SandboxProvider extends Effect.Service<SandboxProvider>()("@switchb
             return accepted
           })
 
-        const simulateInbound = (from: string, text: string) =>
+        const simulateInbound = (input: SimulatedInbound) =>
           Effect.gen(function*() {
             const at = yield* Clock.currentTimeMillis
             const nonce = yield* Random.nextIntBetween(0, 2 ** 31)
             yield* Queue.offer(events, {
               _tag: "Inbound",
               providerMessageId: `sbx-in-${at.toString(36)}-${nonce.toString(36)}`,
-              from,
-              text,
+              sender: { phoneNumber: input.from, whatsappLid: null },
+              body: input.body,
+              quotedProviderMessageId: input.quotedProviderMessageId,
               at
             })
           })
@@ -147,7 +164,27 @@ export class SandboxProvider extends Effect.Service<SandboxProvider>()("@switchb
         } satisfies ChannelConnection
       })
 
-    return { connect } satisfies ChannelProvider
+    /**
+     * The bytes of a simulated inbound file: given inline (`{data_base64}`, at most 1 MiB, the
+     * sandbox inbound route checked it) or a stored media of the workspace (`{media_id}`).
+     */
+    const downloadMedia = (_channelId: string, source: unknown): Stream.Stream<Uint8Array, MediaDownloadFailed> => {
+      const decoded = Schema.decodeUnknownOption(SandboxMediaSource)(source)
+      if (Option.isNone(decoded)) {
+        return Stream.fail(new MediaDownloadFailed({ retryable: false, reason: "The simulated file is unusable" }))
+      }
+      const given = decoded.value
+      if ("data_base64" in given) return Stream.succeed(new Uint8Array(Buffer.from(given.data_base64, "base64")))
+      return Stream.unwrap(Effect.gen(function*() {
+        const found = yield* mediaRepo.findById(given.media_id)
+        if (Option.isNone(found) || found.value.status !== "ready" || found.value.size_bytes === null) {
+          return Stream.fail(new MediaDownloadFailed({ retryable: false, reason: "The media named is not stored" }))
+        }
+        return found.value.size_bytes === 0 ? Stream.empty : store.read(given.media_id, 0, found.value.size_bytes - 1)
+      }))
+    }
+
+    return { connect, downloadMedia } satisfies ChannelProvider
   }),
-  dependencies: [SandboxNetworkRepo.Default]
+  dependencies: [SandboxNetworkRepo.Default, MediaRepo.Default, MediaStore.Default]
 }) {}

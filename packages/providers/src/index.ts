@@ -1,5 +1,6 @@
 export * from "./ChannelProvider.js"
 export * as ChannelProviders from "./ChannelProviders.js"
+export * as InboundMetrics from "./InboundMetrics.js"
 export * as ProvidersConfig from "./ProvidersConfig.js"
 export * from "./qr/index.js"
 export * from "./SandboxNumbers.js"

@@ -199,16 +199,20 @@ describe("sandbox network", () => {
         assert.deepStrictEqual(receiptsOf(yield* second.close, id).map((e) => e.status), ["sent", "delivered", "read"])
       }))
 
+    const hi = { from: "+4915112345678", body: { _tag: "text", body: "hi" }, quotedProviderMessageId: null } as const
     it.effect("simulates an inbound message", () =>
       Effect.gen(function*() {
         const { close, connection } = yield* open(yield* makeChannel)
-        yield* connection.simulateInbound!("+4915112345678", "hi")
-        yield* connection.simulateInbound!("+4915112345678", "hi")
+        yield* connection.simulateInbound!(hi)
+        yield* connection.simulateInbound!(hi)
         const inbound = (yield* close).filter((e) => e._tag === "Inbound")
-        assert.deepStrictEqual(inbound.map((e) => [e.from, e.text]), [["+4915112345678", "hi"], [
-          "+4915112345678",
-          "hi"
-        ]])
+        assert.deepStrictEqual(
+          inbound.map((e) => [e.sender.phoneNumber, e.body._tag === "text" ? e.body.body : e.body._tag]),
+          [["+4915112345678", "hi"], [
+            "+4915112345678",
+            "hi"
+          ]]
+        )
         assert.notStrictEqual(inbound[0]!.providerMessageId, inbound[1]!.providerMessageId)
       }))
   })

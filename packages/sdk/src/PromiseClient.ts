@@ -3,6 +3,7 @@
  * Promises that resolve with the decoded response or reject with a `SwitchboardError`.
  */
 import { FetchHttpClient, HttpClient } from "@effect/platform"
+import { Issues } from "@switchboard/api"
 import { Cause, Effect, Exit, Layer, ParseResult, Predicate } from "effect"
 import type { Client, ClientOptions } from "./Client.js"
 import { make } from "./Client.js"
@@ -10,8 +11,10 @@ import { make } from "./Client.js"
 /**
  * A failed call. `code` is the API's error code (`VALIDATION_ERROR`, `CHANNEL_NOT_FOUND`, ...:
  * the OpenAPI document lists them), or one of the client's own: `NETWORK_ERROR` (no answer),
- * `UNEXPECTED_RESPONSE` (an answer the contract does not describe), `INVALID_REQUEST` (the request
- * did not match the contract, so it was not sent) and `INVALID_RESPONSE`.
+ * `UNEXPECTED_RESPONSE` (an answer the contract does not describe) and `INVALID_RESPONSE`. A
+ * request that does not match the contract is not sent and fails as the server would refuse it:
+ * status 422, `VALIDATION_ERROR`, `details.issues` (member path and a sentence, never the value),
+ * plus `details.sent = false`.
  */
 export class SwitchboardError extends Error {
   override readonly name = "SwitchboardError"
@@ -29,6 +32,20 @@ export class SwitchboardError extends Error {
 const statics = (error: object): { code?: unknown; status?: unknown } =>
   (error as { constructor?: { code?: unknown; status?: unknown } }).constructor ?? {}
 
+/** The request did not encode: refused before sending, in the server's words (one line). */
+const validationError = (error: ParseResult.ParseError): SwitchboardError => {
+  const issues = Issues.fromParseError(error)
+  const first = issues[0]!
+  const where = first.path.length > 0 ? `${first.path.join(".")}: ` : ""
+  const more = issues.length > 1 ? ` (and ${issues.length - 1} more)` : ""
+  return new SwitchboardError(
+    "VALIDATION_ERROR",
+    `Request validation failed: ${where}${first.message}${more}`,
+    422,
+    { issues, sent: false }
+  )
+}
+
 /** Any failure of the typed client as a `SwitchboardError`. */
 export const toSwitchboardError = (error: unknown): SwitchboardError => {
   if (error instanceof SwitchboardError) return error
@@ -43,9 +60,7 @@ export const toSwitchboardError = (error: unknown): SwitchboardError => {
         Predicate.isRecord(e.details) ? e.details : {}
       )
     }
-    if (ParseResult.isParseError(error)) {
-      return new SwitchboardError("INVALID_REQUEST", error.message, undefined, {})
-    }
+    if (ParseResult.isParseError(error)) return validationError(error)
     if (Predicate.isTagged(error, "ResponseError")) {
       const response = (error as unknown as { response: { status: number } }).response
       const reason = (error as { reason?: unknown }).reason

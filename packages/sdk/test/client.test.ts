@@ -3,7 +3,7 @@ import { assert, describe, layer } from "@effect/vitest"
 import { ChannelNotFound } from "@switchboard/domain"
 import { createClient, SwitchboardClient, SwitchboardError } from "@switchboard/sdk"
 import { Effect } from "effect"
-import { sandboxSetup } from "../../../test/support/Fixtures.js"
+import { request, sandboxSetup } from "../../../test/support/Fixtures.js"
 import * as TestApp from "../../../test/support/TestApp.js"
 
 const TO = "+4915112345678"
@@ -48,6 +48,51 @@ describe("@switchboard/sdk against the server", () => {
         )
         assert.strictEqual((denied as SwitchboardError).code, "UNAUTHORIZED")
         assert.strictEqual((denied as SwitchboardError).status, 401)
+      }))
+
+    it.effect("refuses a request that breaks the contract before sending it, in the server's shape", () =>
+      Effect.gen(function*() {
+        const { key } = yield* sandboxSetup([TO])
+        let calls = 0
+        const switchboard = createClient({
+          baseUrl: yield* baseUrl,
+          apiKey: key,
+          fetch: (input, init) => {
+            calls++
+            return fetch(input, init)
+          }
+        })
+        const bad = { to: TO, text: { body: "" } }
+        const refused = yield* Effect.promise(() =>
+          switchboard.messages.send({ payload: bad, headers: {} }).then(() => undefined, (e: unknown) => e)
+        )
+        assert.strictEqual(calls, 0, "nothing was sent")
+        assert.instanceOf(refused, SwitchboardError)
+        const error = refused as SwitchboardError
+        // the server refuses the same body with the same status, code and issues
+        const server = yield* request("POST", "/v1/messages", { token: key, body: bad })
+        assert.strictEqual(error.status, 422)
+        assert.strictEqual(server.status, 422)
+        assert.strictEqual(error.code, server.body.error.code)
+        assert.deepStrictEqual(error.details["issues"], server.body.error.details.issues)
+        assert.strictEqual(error.details["sent"], false)
+        assert.strictEqual(
+          error.message,
+          `Request validation failed: text.body: ${server.body.error.details.issues[0].message}`
+        )
+        assert.notInclude(error.message, "\n")
+
+        const badId = yield* Effect.promise(() =>
+          switchboard.messages.get({ path: { messageId: "msg_nope" as `msg_${string}` } }).then(
+            () => undefined,
+            (e: unknown) => e as SwitchboardError
+          )
+        )
+        assert.strictEqual(
+          badId?.message,
+          "Request validation failed: messageId: Expected an id of the form msg_ followed by 26 ULID characters"
+        )
+        assert.notInclude(JSON.stringify(badId?.details), "nope", "never the submitted value")
       }))
 
     it.effect("sends through the Effect client and fails with the endpoint's typed error", () =>

@@ -14,12 +14,14 @@ import { Cause, Console, Effect, Layer, Logger, LogLevel } from "effect"
 import { parseArgs } from "node:util"
 
 const USAGE = `Usage: npm run admin -- <command> [options]
-  create-user --email E --password P --name N --workspace W [--plan free|starter|growth|enterprise] [--verified]
+  create-user --email E --password P --name N --workspace W [--plan free|starter|growth|enterprise] [--verified] [--if-missing]
+      --if-missing: an account with this e-mail and password already there is kept ("created": false, exit 0)
   set-plan --workspace ws_... --plan free|starter|growth|enterprise
   override --workspace ws_... --entitlement NAME (--value V | --unlimited | --clear)
   suspend --id usr_...|ws_...|ch_...
   reactivate --id usr_...|ws_...|ch_...
   qr-limit --workspace ws_... [--channel ch_...] (--limit N | --clear)   lowers the QR safety cap (0-200 per 24 h)
+  qr-warm-up --workspace ws_... --channel ch_... (--off | --max N | --default)   a QR channel's warm-up for new contacts: off, a lower daily ceiling (0-200), or the default ramp
   list-users       (id, e-mail, name, status, verified, workspaces with roles; at most 1000)
   list-workspaces  (id, name, plan, status, owner's e-mail, members; at most 1000)
   reseal-secrets   (re-seals every secret at rest under SECRETS_ENCRYPTION_KEY; exits 1 if no key opens some value)`
@@ -66,13 +68,17 @@ const program = Effect.gen(function*() {
           workspace: { type: "string" },
           plan: { type: "string" },
           verified: { type: "boolean" },
+          "if-missing": { type: "boolean" },
           entitlement: { type: "string" },
           value: { type: "string" },
           unlimited: { type: "boolean" },
           clear: { type: "boolean" },
           id: { type: "string" },
           channel: { type: "string" },
-          limit: { type: "string" }
+          limit: { type: "string" },
+          off: { type: "boolean" },
+          max: { type: "string" },
+          default: { type: "boolean" }
         }
       }),
     catch: (e) => new Error(String((e as Error).message))
@@ -90,7 +96,8 @@ const program = Effect.gen(function*() {
         name: yield* need("name"),
         workspace: yield* need("workspace"),
         plan: yield* parsePlan(values.plan ?? "free"),
-        verified: values.verified === true
+        verified: values.verified === true,
+        ifMissing: values["if-missing"] === true
       })
     case "set-plan":
       return yield* operator.setPlan(yield* need("workspace"), yield* parsePlan(values.plan))
@@ -108,6 +115,16 @@ const program = Effect.gen(function*() {
       }
       const limit = values.clear ? undefined : /^\d+$/.test(values.limit!.trim()) ? Number(values.limit) : Number.NaN
       return yield* operator.qrLimit(yield* need("workspace"), values.channel || undefined, limit)
+    }
+    case "qr-warm-up": {
+      const given = [values.off === true, values.max !== undefined, values.default === true].filter(Boolean).length
+      if (given !== 1) return yield* fail("Give one of --off, --max N or --default")
+      const setting = values.off
+        ? "off" as const
+        : values.default
+        ? "default" as const
+        : { max: /^\d+$/.test(values.max!.trim()) ? Number(values.max) : Number.NaN }
+      return yield* operator.qrWarmUp(yield* need("workspace"), yield* need("channel"), setting)
     }
     case "reseal-secrets":
       return yield* resealSecrets

@@ -16,7 +16,7 @@ import {
 } from "@effect/platform"
 import { NodeHttpServerRequest } from "@effect/platform-node"
 import type { HttpApiDecodeError } from "@effect/platform/HttpApiError"
-import { Api } from "@switchboard/api"
+import { Api, Issues } from "@switchboard/api"
 import {
   InternalError,
   MethodNotAllowed,
@@ -32,7 +32,6 @@ import * as ClientErrors from "./ClientErrors.js"
 import { HttpConfig } from "./HttpConfig.js"
 import * as HttpMetrics from "./HttpMetrics.js"
 import * as HttpTracing from "./HttpTracing.js"
-import * as Issues from "./Issues.js"
 import * as JsonGuard from "./JsonGuard.js"
 import * as JsonMembers from "./JsonMembers.js"
 import * as LingeringClose from "./LingeringClose.js"
@@ -172,10 +171,19 @@ const queryIssues = (url: string): ReadonlyArray<Issues.Issue> | undefined => {
  */
 export const IMPORT_BODY_BYTES = 7 * 1024 * 1024
 
-const bodyLimit = (request: HttpServerRequest.HttpServerRequest, defaultLimit: number) =>
-  request.method === "POST" && new URL(request.url, "http://localhost").pathname.endsWith("/v1/contacts/imports")
-    ? Math.max(defaultLimit, IMPORT_BODY_BYTES)
-    : defaultLimit
+/**
+ * A sandbox inbound message carries a file of up to 1 MiB in base64 (about 1.4 MiB): that route
+ * takes bodies up to `SANDBOX_INBOUND_BODY_BYTES` (README "Messages").
+ */
+export const SANDBOX_INBOUND_BODY_BYTES = 2 * 1024 * 1024
+
+const bodyLimit = (request: HttpServerRequest.HttpServerRequest, defaultLimit: number) => {
+  if (request.method !== "POST") return defaultLimit
+  const path = new URL(request.url, "http://localhost").pathname
+  if (path.endsWith("/v1/contacts/imports")) return Math.max(defaultLimit, IMPORT_BODY_BYTES)
+  if (/\/v1\/sandbox\/sessions\/[^/]+\/inbound$/.test(path)) return Math.max(defaultLimit, SANDBOX_INBOUND_BODY_BYTES)
+  return defaultLimit
+}
 
 /**
  * Guards every request before routing (README "API", OpenAPI description): a body over
@@ -246,6 +254,9 @@ const mapErrors = (maxBodyBytes: number) =>
       if (Option.isSome(failure)) {
         const error = failure.value as unknown
         if (Predicate.isTagged(error, "HttpApiDecodeError")) {
+          // only ids that name nothing: the resource's 404, as for a well-formed unknown id
+          const unknownId = Issues.unknownIdRefusal((error as HttpApiDecodeError).issues)
+          if (unknownId !== undefined) return Effect.fail(unknownId)
           const issues = Issues.fromFormatted((error as HttpApiDecodeError).issues)
           return Effect.fail(new ValidationError({ message: "Request validation failed", details: { issues } }))
         }

@@ -18,6 +18,7 @@ import { AuthHandlers, SessionHandlers } from "./handlers/AuthHandlers.js"
 import { ContactGroupsHandlers, ContactImportsHandlers, ContactsHandlers } from "./handlers/ContactsHandlers.js"
 import { ConversationsHandlers } from "./handlers/ConversationsHandlers.js"
 import { HealthHandlers } from "./handlers/HealthHandlers.js"
+import { MediaHandlers } from "./handlers/MediaHandlers.js"
 import { ChannelsHandlers, MessagesHandlers, SandboxHandlers } from "./handlers/MessagingHandlers.js"
 import { PlanHandlers } from "./handlers/PlanHandlers.js"
 import { QrPairingHandlers } from "./handlers/QrPairingHandlers.js"
@@ -37,6 +38,7 @@ import { Contacts } from "./services/Contacts.js"
 import { Conversations } from "./services/Conversations.js"
 import { Credentials } from "./services/Credentials.js"
 import { Entitlements } from "./services/Entitlements.js"
+import { MediaFiles } from "./services/MediaFiles.js"
 import { Messages } from "./services/Messages.js"
 import { QrPairing } from "./services/QrPairing.js"
 import { RateLimits } from "./services/RateLimits.js"
@@ -59,6 +61,7 @@ const ApiLive = Layer.unwrapEffect(
     ApiKeysHandlers,
     PlanHandlers,
     MessagesHandlers,
+    MediaHandlers,
     ConversationsHandlers,
     ChannelsHandlers,
     QrPairingHandlers,
@@ -79,6 +82,7 @@ const ApiLive = Layer.unwrapEffect(
       UsageReport.Default,
       RateLimits.Default,
       Messages.Default,
+      MediaFiles.Default,
       Conversations.Default,
       Channels.Default,
       Contacts.Default,

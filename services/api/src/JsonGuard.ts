@@ -7,7 +7,7 @@
  * Both are 422 `VALIDATION_ERROR`, the same for every JSON route (README "API", OpenAPI
  * description).
  */
-import type { Issue } from "./Issues.js"
+import type { Issues } from "@switchboard/api"
 
 /** Deepest nesting of arrays and objects accepted in a request body. */
 export const MAX_JSON_DEPTH = 64
@@ -31,7 +31,7 @@ const nulPaths = (value: unknown, path: Array<string | number>, out: Array<Array
  * `None` when the body may be decoded; otherwise the issues to answer with. Malformed JSON is left
  * to the decoder (it answers its own 422).
  */
-export const check = (text: string): ReadonlyArray<Issue> | undefined => {
+export const check = (text: string): ReadonlyArray<Issues.Issue> | undefined => {
   let depth = 0
   let inString = false
   let sawNul = false

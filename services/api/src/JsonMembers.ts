@@ -6,8 +6,7 @@
  * - a lone surrogate escape (`"\ud800"` without its pair): not a character, and Postgres refuses
  *   it in `jsonb` (a 500 once the request was accepted) and replaces it with U+FFFD in `text`.
  */
-import { declaredPrefix } from "./ContractNames.js"
-import type { Issue } from "./Issues.js"
+import { declaredPrefix, type Issues } from "@switchboard/api"
 
 interface Level {
   readonly keys: Set<string> | undefined
@@ -22,7 +21,7 @@ const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[
 const LONE = "Must not contain a lone surrogate"
 
 /** The first issue found, or `undefined`. Malformed JSON is left to the decoder. */
-export const check = (text: string): ReadonlyArray<Issue> | undefined => {
+export const check = (text: string): ReadonlyArray<Issues.Issue> | undefined => {
   const stack: Array<Level> = []
   const mayHaveSurrogates = /\\u[dD][89a-fA-F]/.test(text)
   const pathHere = () => stack.map((l) => l.at)

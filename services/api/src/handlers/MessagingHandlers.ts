@@ -58,6 +58,7 @@ export const SandboxHandlers = HttpApiBuilder.group(Api, "sandbox", (handlers) =
     const sandbox = yield* Sandbox
     return handlers
       .handle("create", () => Effect.flatMap(CurrentPrincipal, (p) => sandbox.create(p)))
+      .handle("list", ({ urlParams }) => Effect.flatMap(CurrentPrincipal, (p) => sandbox.list(p, urlParams)))
       .handle("get", ({ path }) => Effect.flatMap(CurrentPrincipal, (p) => sandbox.get(p, path.sessionId)))
       .handle("verify", ({ path, payload }) =>
         Effect.flatMap(CurrentPrincipal, (p) => sandbox.verify(p, path.sessionId, payload)))

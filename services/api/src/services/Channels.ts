@@ -20,6 +20,12 @@ import { ChannelEntity, MessageEntity } from "@switchboard/entities/protocol"
 import { Clock, Effect, Option } from "effect"
 import { Entitlements } from "./Entitlements.js"
 
+const nameTaken = () =>
+  new Conflict({
+    message: "A channel with that name already exists in this workspace",
+    details: { reason: "name_taken", field: "name" }
+  })
+
 const notFound = (id: string) =>
   new ChannelNotFound({ message: `No channel ${id} in this workspace`, details: { resource: "channel", id } })
 
@@ -61,13 +67,7 @@ export class Channels extends Effect.Service<Channels>()("@switchboard/service-a
           ? { max_throughput_mps: THROUGHPUT_MPS[input.provider], message_types: ["text"] }
           : null,
         now: at
-      }).pipe(
-        Effect.catchTag("UniqueViolation", () =>
-          new Conflict({
-            message: "A channel with that name already exists in this workspace",
-            details: { reason: "name_taken", field: "name" }
-          }))
-      )
+      }).pipe(Effect.catchTag("UniqueViolation", nameTaken))
       yield* events.append({
         workspaceId: input.workspaceId,
         event: DomainEvent.make("channel.created", {
@@ -98,6 +98,8 @@ export class Channels extends Effect.Service<Channels>()("@switchboard/service-a
           })
         }
         return yield* transactions.run(Effect.gen(function*() {
+          // a taken name is the request's own mistake: said before the plan's limit (README "Channels")
+          if (yield* repo.nameTaken(workspaceId, input.name)) return yield* nameTaken()
           yield* entitlements.check(workspaceId, "production_channels", yield* repo.countProduction(workspaceId))
           const id = yield* insert({
             workspaceId,

@@ -9,6 +9,7 @@ import type { Principal } from "@switchboard/api"
 import { ChannelsRepo, MessagesRepo, SendChecksRepo, SendWritesRepo, Transactions } from "@switchboard/db"
 import {
   acceptsSends,
+  ChannelCapabilityUnavailable,
   ChannelNotConnected,
   ChannelNotFound,
   DEFAULT_CATEGORY,
@@ -17,9 +18,11 @@ import {
   newId,
   NotFound,
   PRIORITY,
+  providerMessageType,
   ProviderRateLimited,
   resolveEntitlements,
   SandboxTestKeyRequired,
+  sendCapabilityRefusal,
   toPage,
   toTimestamp,
   ValidationError
@@ -122,6 +125,18 @@ export class Messages extends Effect.Service<Messages>()("@switchboard/service-a
           }
         })
       }
+      // capabilities not reported yet (never refreshed): nothing to judge by; the provider decides
+      const type = body.template === undefined ? "text" : "template"
+      const refusal = Option.flatMap(
+        facts.row.capabilities,
+        (c) => Option.fromNullable(sendCapabilityRefusal(c.message_types, type))
+      )
+      if (Option.isSome(refusal)) {
+        return yield* new ChannelCapabilityUnavailable({
+          message: `Channel ${channel.id} cannot send messages of type ${providerMessageType(type)}`,
+          details: { reason: refusal.value, type: providerMessageType(type) }
+        })
+      }
       const mps = Option.match(facts.row.capabilities, { onNone: () => 0, onSome: (c) => c.max_throughput_mps })
       if (mps > 0 && facts.queued >= mps * 24 * 3600) {
         return yield* new ProviderRateLimited({
@@ -167,7 +182,10 @@ export class Messages extends Effect.Service<Messages>()("@switchboard/service-a
                 updated_at: now,
                 sent_at: null,
                 delivered_at: null,
-                read_at: null
+                read_at: null,
+                context: { reply_to: null },
+                sender: null,
+                media: null
               })
               const write = sendWrites.write({
                 message: queued,
@@ -181,7 +199,7 @@ export class Messages extends Effect.Service<Messages>()("@switchboard/service-a
               const quotaApplies = quota.applies(channel, entitlements.monthly_message_quota)
               const written = channel.provider === "qr" || quotaApplies
                 ? yield* transactions.run(Effect.gen(function*() {
-                  yield* qrSafety.admit(channel)
+                  yield* qrSafety.admit(channel, body.to)
                   yield* quota.admit(channel, entitlements.monthly_message_quota)
                   return yield* write
                 }))

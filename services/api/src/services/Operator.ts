@@ -1,14 +1,15 @@
 /**
  * What operators do through the CLI: bootstrap users, plans, overrides,
- * suspension, lowering the QR safety cap.
+ * suspension, lowering the QR safety cap, a QR channel's warm-up.
  */
-import { ChannelsRepo, QrSafetyRepo, UsersRepo, WorkspacesRepo } from "@switchboard/db"
+import { ChannelsRepo, QrSafetyRepo, QrWarmUpRepo, UsersRepo, WorkspacesRepo } from "@switchboard/db"
 import { effectiveDailyCap, ENTITLEMENTS, QR_DAILY_CAP, toTimestamp } from "@switchboard/domain"
-import type { EntitlementName, EntitlementValue, PlanName } from "@switchboard/domain"
+import type { EntitlementName, EntitlementValue, PlanName, WarmUpOverride } from "@switchboard/domain"
 import { Invalidations } from "@switchboard/infra"
 import { Clock, Data, Effect, Option } from "effect"
 import { Accounts } from "./Accounts.js"
 import { workspaceTopic } from "./ApiKeyCache.js"
+import { Credentials } from "./Credentials.js"
 
 const OPERATOR_LIST_LIMIT = 1000
 
@@ -17,10 +18,12 @@ export class OperatorError extends Data.TaggedError("OperatorError")<{ readonly 
 export class Operator extends Effect.Service<Operator>()("@switchboard/service-api/Operator", {
   effect: Effect.gen(function*() {
     const accounts = yield* Accounts
+    const credentials = yield* Credentials
     const users = yield* UsersRepo
     const workspaces = yield* WorkspacesRepo
     const channels = yield* ChannelsRepo
     const qrLimits = yield* QrSafetyRepo
+    const warmUps = yield* QrWarmUpRepo
     const invalidations = yield* Invalidations.Invalidations
     const now = Effect.map(Clock.currentTimeMillis, toTimestamp)
 
@@ -31,11 +34,25 @@ export class Operator extends Effect.Service<Operator>()("@switchboard/service-a
       readonly workspace: string
       readonly plan: PlanName
       readonly verified: boolean
+      /** An account with this e-mail and this password already there is not an error (scripts re-run). */
+      readonly ifMissing?: boolean
     }) {
+      if (input.ifMissing === true) {
+        const existing = yield* users.findByEmail(input.email)
+        if (Option.isSome(existing)) {
+          if (!(yield* credentials.verifyPassword(existing.value.password_hash, input.password))) {
+            return yield* new OperatorError({
+              message: "An account with this e-mail already exists with another password: nothing changed"
+            })
+          }
+          const [first] = yield* users.memberships(existing.value.id)
+          return { user_id: existing.value.id, workspace_id: first?.id ?? null, created: false }
+        }
+      }
       const created = yield* accounts.createUser({ ...input, workspaceName: input.workspace }).pipe(
         Effect.mapError((e) => new OperatorError({ message: e.message }))
       )
-      return { user_id: created.user.id, workspace_id: created.workspace.id }
+      return { user_id: created.user.id, workspace_id: created.workspace.id, created: true }
     })
 
     const setPlan = Effect.fn("Operator.setPlan")(function*(workspaceId: string, plan: PlanName) {
@@ -121,17 +138,55 @@ export class Operator extends Effect.Service<Operator>()("@switchboard/service-a
       }
     )
 
+    /**
+     * A QR channel's warm-up (docs/LIMITS.md, "Number protection"): `off`, a lower daily ceiling
+     * for new contacts (`max`, 0-200: never above the ramp), or back to the default ramp.
+     */
+    const qrWarmUp = Effect.fn("Operator.qrWarmUp")(
+      function*(workspaceId: string, channelId: string, setting: "off" | "default" | { readonly max: number }) {
+        if (
+          typeof setting === "object" &&
+          !(Number.isInteger(setting.max) && setting.max >= 0 && setting.max <= QR_DAILY_CAP)
+        ) {
+          return yield* new OperatorError({
+            message:
+              `--max must be a whole number from 0 to ${QR_DAILY_CAP}: it can only lower the warm-up's daily caps`
+          })
+        }
+        const found = yield* channels.find(workspaceId, channelId)
+        if (found._tag === "None") {
+          return yield* new OperatorError({ message: `No channel ${channelId} in workspace ${workspaceId}` })
+        }
+        if (found.value.channel.provider !== "qr") {
+          return yield* new OperatorError({ message: `Channel ${channelId} is not a QR channel` })
+        }
+        const override: WarmUpOverride = setting === "off"
+          ? { _tag: "Off" }
+          : setting === "default"
+          ? { _tag: "Default" }
+          : { _tag: "Capped", max: setting.max }
+        yield* warmUps.setOverride(workspaceId, channelId, override, yield* now)
+        return {
+          workspace_id: workspaceId,
+          channel_id: channelId,
+          warm_up: setting === "off" ? "off" : setting === "default" ? "default" : `max ${setting.max} per day`
+        }
+      }
+    )
+
     /** At most `OPERATOR_LIST_LIMIT` rows each: a CLI's page, never a password hash. */
     const listUsers = Effect.map(users.listAll(OPERATOR_LIST_LIMIT), (data) => ({ data }))
     const listWorkspaces = Effect.map(workspaces.listAll(OPERATOR_LIST_LIMIT), (data) => ({ data }))
 
-    return { createUser, setPlan, override, setStatus, qrLimit, listUsers, listWorkspaces } as const
+    return { createUser, setPlan, override, setStatus, qrLimit, qrWarmUp, listUsers, listWorkspaces } as const
   }),
   dependencies: [
     Accounts.Default,
+    Credentials.Default,
     UsersRepo.Default,
     WorkspacesRepo.Default,
     ChannelsRepo.Default,
-    QrSafetyRepo.Default
+    QrSafetyRepo.Default,
+    QrWarmUpRepo.Default
   ]
 }) {}

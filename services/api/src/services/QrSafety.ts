@@ -1,15 +1,19 @@
 /**
- * The QR safety cap on the send path: the pure policy is
- * `decideDaily`/`effectiveDailyCap` in the domain; this reads what it needs under the channel's
- * row lock and refuses with 429 `QR_SAFETY_LIMIT_REACHED`.
+ * The QR safety cap and the warm-up of a new number on the send path: the pure policies are
+ * `decideDaily`/`effectiveDailyCap` and `decideWarmUp` in the domain; this reads what they need
+ * under the channel's row lock and refuses with 429 `QR_SAFETY_LIMIT_REACHED` (`details.reason`
+ * `warm_up` for the warm-up). Other providers pass without a statement.
  */
-import { QrSafetyRepo } from "@switchboard/db"
+import { QrSafetyRepo, QrWarmUpRepo } from "@switchboard/db"
 import {
   decideDaily,
+  decideWarmUp,
   effectiveDailyCap,
   QR_DAILY_WINDOW_MS,
   QrSafetyLimitReached,
-  toTimestamp
+  toTimestamp,
+  WARM_UP_DAYS,
+  warmUpStage
 } from "@switchboard/domain"
 import type { Channel } from "@switchboard/domain"
 import { Clock, Effect } from "effect"
@@ -17,13 +21,76 @@ import { Clock, Effect } from "effect"
 export class QrSafety extends Effect.Service<QrSafety>()("@switchboard/service-api/QrSafety", {
   effect: Effect.gen(function*() {
     const repo = yield* QrSafetyRepo
+    const warmUp = yield* QrWarmUpRepo
+
+    const retryAfter = (retryAt: number, now: number) => Math.max(1, Math.ceil((retryAt - now) / 1000))
 
     /**
-     * Refuses one more message on a QR channel whose sent-in-window plus queued reached its cap;
-     * other providers pass. Call inside the send transaction, before the message is inserted:
-     * the channel row lock (held to commit) makes concurrent sends count one after the other.
+     * Refuses a send to a new contact (a recipient who never wrote to the channel) while WhatsApp
+     * holds a reach-out timelock or reported the new-chat quota used up, or beyond the warm-up's cap
+     * of the day (docs/LIMITS.md, "Number protection").
      */
-    const admit = Effect.fn("QrSafety.admit")(function*(channel: Channel) {
+    const admitNewContact = Effect.fn("QrSafety.admitNewContact")(function*(channel: Channel, to: string, now: number) {
+      const facts = yield* warmUp.facts(channel.id, to)
+      if (facts.recipientKnown) return
+      if (facts.timelockUntil !== null && facts.timelockUntil > now) {
+        return yield* new QrSafetyLimitReached({
+          message:
+            "WhatsApp has paused this number's new chats (a reach-out timelock): messages to contacts who never wrote to it are refused until it ends; replies still go",
+          details: {
+            reason: "timelock",
+            retry_at: toTimestamp(facts.timelockUntil),
+            retry_after_seconds: retryAfter(facts.timelockUntil, now)
+          }
+        })
+      }
+      const quota = facts.newChatQuota
+      if (quota !== null && quota.used >= quota.total && (quota.cycleEndsAt === null || quota.cycleEndsAt > now)) {
+        // without a cycle end, WhatsApp's next report lifts it; a day is the longest we wait unasked
+        const until = quota.cycleEndsAt ?? quota.reportedAt + QR_DAILY_WINDOW_MS
+        if (until > now) {
+          return yield* new QrSafetyLimitReached({
+            message:
+              `WhatsApp's quota of new chats for this number is used up (${quota.used} of ${quota.total}): messages to contacts who never wrote to it are refused until the quota renews`,
+            details: {
+              reason: "new_chat_cap",
+              limit: quota.total,
+              retry_at: toTimestamp(until),
+              retry_after_seconds: retryAfter(until, now)
+            }
+          })
+        }
+      }
+      const stage = warmUpStage({ now, linkedAt: facts.linkedAt, override: facts.override })
+      if (stage._tag !== "WarmingUp") return
+      const sent = yield* warmUp.newContactSends(channel.id, toTimestamp(now - QR_DAILY_WINDOW_MS))
+      const decision = decideWarmUp({
+        now,
+        linkedAt: facts.linkedAt,
+        override: facts.override,
+        newContactSentAt: sent
+      })
+      if (decision._tag === "Allowed") return
+      return yield* new QrSafetyLimitReached({
+        message:
+          `The QR channel is warming up (day ${decision.day} of ${WARM_UP_DAYS} since its number was linked): at most ${decision.limit} messages to new contacts per 24 hours; replies to contacts who wrote first are not limited by the warm-up. Retry later`,
+        details: {
+          reason: "warm_up",
+          limit: decision.limit,
+          warm_up_day: decision.day,
+          retry_at: toTimestamp(decision.retryAt),
+          retry_after_seconds: retryAfter(decision.retryAt, now)
+        }
+      })
+    })
+
+    /**
+     * Refuses one more message on a QR channel whose sent-in-window plus queued reached its cap,
+     * or, to a new contact, beyond its warm-up cap; other providers pass. Call inside the send
+     * transaction, before the message is inserted: the channel row lock (held to commit) makes
+     * concurrent sends count one after the other.
+     */
+    const admit = Effect.fn("QrSafety.admit")(function*(channel: Channel, to: string) {
       if (channel.provider !== "qr") return
       yield* repo.lockChannel(channel.id)
       // read after the lock: the clock and the count see every send committed before us
@@ -31,12 +98,16 @@ export class QrSafety extends Effect.Service<QrSafety>()("@switchboard/service-a
       const limit = effectiveDailyCap(yield* repo.overrides(channel.workspace_id, channel.id))
       const usage = yield* repo.usage(channel.id, toTimestamp(now - QR_DAILY_WINDOW_MS))
       const decision = decideDaily({ now, limit, sentAt: usage.sentAt, queued: usage.queued })
-      if (decision._tag === "Allowed") return
-      const seconds = Math.max(1, Math.ceil((decision.retryAt - now) / 1000))
+      if (decision._tag === "Allowed") return yield* admitNewContact(channel, to, now)
       return yield* new QrSafetyLimitReached({
         message:
           `The QR channel's safety cap of ${decision.limit} messages per 24 hours is reached (sent plus queued); retry later`,
-        details: { limit: decision.limit, retry_at: toTimestamp(decision.retryAt), retry_after_seconds: seconds }
+        details: {
+          reason: "daily_cap",
+          limit: decision.limit,
+          retry_at: toTimestamp(decision.retryAt),
+          retry_after_seconds: retryAfter(decision.retryAt, now)
+        }
       })
     })
 
@@ -46,16 +117,56 @@ export class QrSafety extends Effect.Service<QrSafety>()("@switchboard/service-a
       const limit = effectiveDailyCap(yield* repo.overrides(channel.workspace_id, channel.id))
       const usage = yield* repo.usage(channel.id, toTimestamp(now - QR_DAILY_WINDOW_MS))
       const sent = usage.sentAt.filter((t) => t > now - QR_DAILY_WINDOW_MS).length
+      const facts = yield* warmUp.facts(channel.id, null)
+      const stage = warmUpStage({ now, linkedAt: facts.linkedAt, override: facts.override })
+      const newContacts = stage._tag === "WarmingUp"
+        ? (yield* warmUp.newContactSends(channel.id, toTimestamp(now - QR_DAILY_WINDOW_MS))).length
+        : null
       return {
         channel_id: channel.id,
         limit,
         sent_24h: sent,
         queued: usage.queued,
-        remaining: Math.max(0, limit - sent - usage.queued)
+        remaining: Math.max(0, limit - sent - usage.queued),
+        restrictions: {
+          timelock_until: facts.timelockUntil !== null && facts.timelockUntil > now
+            ? toTimestamp(facts.timelockUntil)
+            : null,
+          new_chat_quota: facts.newChatQuota === null ? null : {
+            total: facts.newChatQuota.total,
+            used: facts.newChatQuota.used,
+            cycle_ends_at: facts.newChatQuota.cycleEndsAt === null ? null : toTimestamp(facts.newChatQuota.cycleEndsAt),
+            reported_at: toTimestamp(facts.newChatQuota.reportedAt)
+          }
+        },
+        warm_up: {
+          status: stage._tag === "WarmingUp"
+            ? "warming_up" as const
+            : stage._tag === "Off"
+            ? "off" as const
+            : "complete" as const,
+          override: facts.override._tag === "Default"
+            ? "none" as const
+            : facts.override._tag === "Off"
+            ? "off" as const
+            : "capped" as const,
+          linked_at: facts.linkedAt === null ? null : toTimestamp(facts.linkedAt),
+          day: stage._tag === "WarmingUp" ? stage.day : null,
+          days: WARM_UP_DAYS,
+          limit: stage._tag === "WarmingUp" ? stage.limit : null,
+          new_contacts_24h: newContacts,
+          remaining: stage._tag === "WarmingUp" ? Math.max(0, stage.limit - newContacts!) : null,
+          next_day_at: stage._tag === "WarmingUp" ? toTimestamp(stage.dayEndsAt) : null,
+          ends_at: stage._tag === "WarmingUp"
+            ? toTimestamp(stage.endsAt)
+            : stage._tag === "Complete"
+            ? toTimestamp(stage.endedAt)
+            : null
+        }
       }
     })
 
     return { admit, usageOf } as const
   }),
-  dependencies: [QrSafetyRepo.Default]
+  dependencies: [QrSafetyRepo.Default, QrWarmUpRepo.Default]
 }) {}

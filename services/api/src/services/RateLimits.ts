@@ -37,6 +37,11 @@ export const DEFAULT_RULES: Record<string, RateLimitRuleSpec> = {
   conversation_reply: rule(600, "1 minute", "workspace"),
   qr_start: rule(30, "1 minute", "workspace"),
   login: rule(20, "15 minutes", "ip"),
+  /**
+   * Its own counter: a refresh token is a 256-bit secret (nothing to guess), and a console that
+   * refreshes every 15 minutes must not be locked out by failed logins from its network.
+   */
+  refresh: rule(120, "15 minutes", "ip"),
   register: rule(20, "15 minutes", "ip")
 }
 

@@ -1,17 +1,26 @@
 /** Sandbox sessions on shared test numbers. Test-mode API keys only. */
 import type { Principal } from "@switchboard/api"
 import { CreatedSandboxSession, SandboxSession } from "@switchboard/api"
-import { SandboxRepo, Transactions } from "@switchboard/db"
+import { MediaRepo, MessagesRepo, SandboxRepo, Transactions } from "@switchboard/db"
 import type { SandboxSessionRow } from "@switchboard/db"
+import type { ListQuery } from "@switchboard/domain"
 import {
+  DEFAULT_LIMIT,
+  MEDIA_KINDS,
+  MEDIA_LIMIT_BYTES,
+  MEDIA_TYPES,
   newId,
   NotFound,
+  PayloadTooLarge,
+  SANDBOX_INLINE_MEDIA_BYTES,
   SandboxNoNumberAvailable,
   SandboxTestKeyRequired,
   ServiceUnavailable,
+  toPage,
   toTimestamp,
   ValidationError
 } from "@switchboard/domain"
+import type { InboundBody, MediaKind, SandboxInboundRequest } from "@switchboard/domain"
 import { ChannelEntity } from "@switchboard/entities/protocol"
 import { isMagicNumber, ProvidersConfig } from "@switchboard/providers/contract"
 import { Clock, Effect, Option, Schedule } from "effect"
@@ -58,6 +67,8 @@ export class Sandbox extends Effect.Service<Sandbox>()("@switchboard/service-api
     const transactions = yield* Transactions
     const repo = yield* SandboxRepo
     const channelClient = yield* ChannelEntity.client
+    const messages = yield* MessagesRepo
+    const mediaRepo = yield* MediaRepo
     const channels = yield* Channels
     const entitlements = yield* Entitlements
     const config = yield* ProvidersConfig.ProvidersConfig
@@ -136,6 +147,24 @@ export class Sandbox extends Effect.Service<Sandbox>()("@switchboard/service-api
       })
     })
 
+    /** The workspace's sessions, newest first, each with the status a reader sees now. */
+    const list = Effect.fn("Sandbox.list")(function*(
+      principal: Principal,
+      query: ListQuery & { readonly status?: "active" | "revoked" | "expired" | undefined }
+    ) {
+      yield* requireTestKey(principal)
+      const nowMs = yield* Clock.currentTimeMillis
+      const limit = query.limit ?? DEFAULT_LIMIT
+      const rows = yield* repo.list({
+        workspaceId: principal.workspaceId,
+        limit,
+        now: toTimestamp(nowMs),
+        status: query.status,
+        after: query.after
+      })
+      return toPage(rows, limit, (row) => toSession(asOf(row, nowMs)))
+    })
+
     const get = Effect.fn("Sandbox.get")(function*(principal: Principal, id: string) {
       return toSession(yield* load(principal, id))
     })
@@ -196,13 +225,145 @@ export class Sandbox extends Effect.Service<Sandbox>()("@switchboard/service-api
       return yield* reload(principal.workspaceId, id)
     })
 
-    /** The simulated network delivers a text from a verified recipient. */
+    /** A message of the session's channel, named by a reaction, edit, revoke or `reply_to`. */
+    const messageOfChannel = (principal: Principal, channelId: string, id: string, path: string) =>
+      Effect.gen(function*() {
+        const found = yield* messages.findById(id)
+        if (
+          Option.isNone(found) || found.value.workspace_id !== principal.workspaceId ||
+          found.value.channel_id !== channelId
+        ) {
+          return yield* new ValidationError({
+            message: "Name a message of the session's channel",
+            details: {
+              reason: "message_not_in_session",
+              issues: [{ path: path.split("."), message: "Unknown message" }]
+            }
+          })
+        }
+        // our id is what the provider knows a message by (`ChannelProvider.send`), and inbound
+        // ones are resolved by id as well
+        return found.value.id as string
+      })
+
+    /** The file of a media kind, inline or stored, checked against the kind's limits and types. */
+    const fileOf = (
+      principal: Principal,
+      kind: MediaKind,
+      input: {
+        readonly media_id?: string | undefined
+        readonly data_base64?: string | undefined
+        readonly mime_type?: string | undefined
+      }
+    ) =>
+      Effect.gen(function*() {
+        if (input.media_id !== undefined) {
+          const found = yield* mediaRepo.find(principal.workspaceId, input.media_id)
+          if (Option.isNone(found)) return yield* new NotFound({ message: "No such media" })
+          const media = found.value
+          if (media.status !== "ready") {
+            return yield* new ValidationError({
+              message: `The media is ${media.status}`,
+              details: { reason: "media_not_ready", issues: [{ path: [kind, "media_id"], message: "Not stored" }] }
+            })
+          }
+          return {
+            mimeType: media.mime_type,
+            sizeBytes: media.size_bytes,
+            sha256: media.sha256,
+            filename: media.filename,
+            source: { media_id: media.id }
+          }
+        }
+        const data = input.data_base64 ?? ""
+        if (!/^[A-Za-z0-9+/]*={0,2}$/.test(data) || data.length % 4 !== 0) {
+          return yield* new ValidationError({
+            message: "data_base64 is not base64",
+            details: { issues: [{ path: [kind, "data_base64"], message: "Expected base64" }] }
+          })
+        }
+        const bytes = Buffer.from(data, "base64")
+        const limit = Math.min(SANDBOX_INLINE_MEDIA_BYTES, MEDIA_LIMIT_BYTES[kind])
+        if (bytes.byteLength > limit) {
+          return yield* new PayloadTooLarge({
+            message: `The ${kind} is larger than ${limit} bytes`,
+            details: { limit_bytes: limit }
+          })
+        }
+        return {
+          mimeType: input.mime_type!,
+          sizeBytes: bytes.byteLength,
+          sha256: createHash("sha256").update(bytes).digest("hex"),
+          filename: null,
+          source: { data_base64: data }
+        }
+      }).pipe(
+        Effect.tap((file) => {
+          const types = MEDIA_TYPES[kind]
+          const type = file.mimeType.split(";")[0]!.trim().toLowerCase()
+          return types === null || types.includes(type) ? Effect.void : new ValidationError({
+            message: `A ${kind} takes ${types.join(", ")}`,
+            details: {
+              reason: "media_type_unsupported",
+              issues: [{ path: [kind, "mime_type"], message: "Unsupported" }]
+            }
+          })
+        })
+      )
+
+    const as = (body: InboundBody) => body
+
+    /** The request as the provider-neutral body the network delivers. */
+    const bodyOf = (principal: Principal, channelId: string, input: SandboxInboundRequest) =>
+      Effect.gen(function*() {
+        if (input.text) return as({ _tag: "text", body: input.text.body })
+        for (const kind of MEDIA_KINDS) {
+          const given = input[kind]
+          if (given === undefined) continue
+          const file = yield* fileOf(principal, kind, given)
+          return as({
+            _tag: "media",
+            kind,
+            mimeType: file.mimeType,
+            caption: given.caption ?? null,
+            filename: kind === "document"
+              ? (input.document?.filename ?? file.filename)
+              : null,
+            voice: kind === "audio" ? (input.audio?.voice ?? false) : false,
+            sizeBytes: file.sizeBytes,
+            sha256: file.sha256,
+            source: file.source
+          })
+        }
+        if (input.location) {
+          const l = input.location
+          return as({
+            _tag: "location",
+            latitude: l.latitude,
+            longitude: l.longitude,
+            name: l.name ?? null,
+            address: l.address ?? null
+          })
+        }
+        if (input.contacts) return as({ _tag: "contacts", contacts: input.contacts })
+        if (input.reaction) {
+          const target = yield* messageOfChannel(principal, channelId, input.reaction.message_id, "reaction.message_id")
+          return as({ _tag: "reaction", targetProviderMessageId: target, emoji: input.reaction.emoji })
+        }
+        if (input.edit) {
+          const target = yield* messageOfChannel(principal, channelId, input.edit.message_id, "edit.message_id")
+          return as({ _tag: "edit", targetProviderMessageId: target, body: input.edit.text.body })
+        }
+        if (input.revoke) {
+          const target = yield* messageOfChannel(principal, channelId, input.revoke.message_id, "revoke.message_id")
+          return as({ _tag: "revoke", targetProviderMessageId: target })
+        }
+        return as({ _tag: "unsupported", kind: input.unsupported?.kind ?? "unknown" })
+      })
+
+    /** The simulated network delivers a message of any kind from a verified recipient. */
     const inbound = Effect.fn("Sandbox.inbound")(
-      function*(
-        principal: Principal,
-        id: string,
-        input: { readonly from: string; readonly text: { readonly body: string } }
-      ) {
+      function*(principal: Principal, id: string, input: SandboxInboundRequest) {
         const session = yield* load(principal, id)
         if (session.status !== "active") {
           return yield* new ValidationError({
@@ -219,11 +380,16 @@ export class Sandbox extends Effect.Service<Sandbox>()("@switchboard/service-api
             }
           })
         }
+        const body = yield* bodyOf(principal, session.channel_id, input)
+        const quoted = input.reply_to === undefined
+          ? null
+          : yield* messageOfChannel(principal, session.channel_id, input.reply_to, "reply_to")
         // the simulated network delivers it to the channel's entity, which records it like any
         // provider's inbound message (contact, conversation, `message.received`)
         const delivered = yield* channelClient(session.channel_id).SimulateInbound({
           from: input.from,
-          text: input.text.body
+          body,
+          quoted_provider_message_id: quoted
         }).pipe(
           Effect.catchAllDefect(Effect.fail),
           Effect.retry({ times: 2, schedule: Schedule.spaced("200 millis") }),
@@ -240,7 +406,14 @@ export class Sandbox extends Effect.Service<Sandbox>()("@switchboard/service-api
       }
     )
 
-    return { create, get, verify, revoke, inbound } as const
+    return { create, list, get, verify, revoke, inbound } as const
   }),
-  dependencies: [SandboxRepo.Default, Transactions.Default, Channels.Default, Entitlements.Default]
+  dependencies: [
+    SandboxRepo.Default,
+    Transactions.Default,
+    Channels.Default,
+    Entitlements.Default,
+    MessagesRepo.Default,
+    MediaRepo.Default
+  ]
 }) {}

@@ -1,6 +1,7 @@
 /** Webhook endpoint and delivery use-cases. */
 import { EventsRepo, Transactions, WebhookDeliveriesRepo, WebhookEndpointsRepo } from "@switchboard/db"
 import {
+  clientStatusSources,
   Conflict,
   DEFAULT_LIMIT,
   DomainEvent,
@@ -10,6 +11,7 @@ import {
   newId,
   NotFound,
   SECRET_OVERLAP_MS,
+  toKeyPage,
   toPage,
   toTimestamp,
   ValidationError,
@@ -128,9 +130,17 @@ export class Webhooks extends Effect.Service<Webhooks>()("@switchboard/service-a
         url: changes.url,
         eventTypes: changes.event_types,
         description: changes.description,
-        status: changes.status
+        status: changes.status,
+        fromStatuses: changes.status === undefined ? undefined : clientStatusSources(changes.status)
       }, yield* now)
-      if (Option.isNone(row)) return yield* endpointNotFound(id)
+      if (Option.isNone(row)) {
+        const current = yield* endpoints.find(workspaceId, id)
+        if (Option.isNone(current)) return yield* endpointNotFound(id)
+        return yield* new Conflict({
+          message: `A ${current.value.endpoint.status} endpoint can only be set to active; nothing was changed`,
+          details: { reason: "invalid_status_transition", status: current.value.endpoint.status }
+        })
+      }
       if (changes.status === "active") yield* wake(id)
       return row.value.endpoint
     })
@@ -252,11 +262,27 @@ export class Webhooks extends Effect.Service<Webhooks>()("@switchboard/service-a
       return result.value
     })
 
-    /** The whole catalogue as one page (the list envelope, never more pages). */
-    const eventTypes = () => ({
-      data: EVENT_TYPES.map((e) => ({ type: e.type, emitted: isEmitted(e.type) })),
-      page: { next_cursor: null, has_more: false }
-    })
+    /**
+     * The catalogue in its own order (static, so a walk with `after` is stable), a page at a time;
+     * a cursor naming no type of the catalogue is 422 like any malformed cursor.
+     */
+    const eventTypes = Effect.fn("Webhooks.eventTypes")(
+      function*(query: { readonly limit?: number | undefined; readonly after?: string | undefined }) {
+        const limit = query.limit ?? DEFAULT_LIMIT
+        const start = query.after === undefined ? 0 : EVENT_TYPES.findIndex((e) => e.type === query.after) + 1
+        if (start === 0 && query.after !== undefined) {
+          return yield* new ValidationError({
+            message: "Request validation failed",
+            details: { issues: [{ path: ["after"], message: "Expected a cursor returned as page.next_cursor" }] }
+          })
+        }
+        const items = EVENT_TYPES.slice(start, start + limit + 1).map((e) => ({
+          type: e.type,
+          emitted: isEmitted(e.type)
+        }))
+        return toKeyPage(items, limit, (e) => e.type)
+      }
+    )
 
     return {
       create,

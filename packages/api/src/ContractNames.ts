@@ -5,9 +5,9 @@
  * `metadata`, `attributes` or `variables`) is text the client chose, and is never repeated back.
  */
 import { HttpApi } from "@effect/platform"
-import { Api } from "@switchboard/api"
 import { Option } from "effect"
 import * as AST from "effect/SchemaAST"
+import { Api } from "./Api.js"
 
 const collect = (ast: AST.AST, out: Set<string>, seen: Set<AST.AST>): void => {
   if (seen.has(ast)) return

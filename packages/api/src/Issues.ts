@@ -3,7 +3,7 @@
  * value (it may be huge or a secret), and never a member name the client chose (an unknown
  * member, a key of `metadata`): the path stops at the object that holds it (`ContractNames`).
  */
-import { IdPrefixes } from "@switchboard/domain"
+import { IdPrefixes, unknownIdError, unknownIdPrefix } from "@switchboard/domain"
 import { ParseResult } from "effect"
 import { declaredPrefix } from "./ContractNames.js"
 
@@ -83,14 +83,19 @@ const unexpected = (message: string): string => {
 const toPathSegment = (key: PropertyKey): string | number =>
   typeof key === "number" ? key : typeof key === "symbol" ? String(key.description) : key
 
-export const fromFormatted = (
-  issues: ReadonlyArray<{ readonly _tag: string; readonly path: ReadonlyArray<PropertyKey>; readonly message: string }>
-): Array<Issue> => {
-  const relevant = issues.filter((issue, _, all) =>
-    // `Schema.optional(X)` also reports its "undefined" branch; drop it beside a real issue
+/** Without the "undefined" branch `Schema.optional(X)` also reports beside a real issue. */
+const relevantIssues = <I extends { readonly path: ReadonlyArray<PropertyKey>; readonly message: string }>(
+  issues: ReadonlyArray<I>
+): Array<I> =>
+  issues.filter((issue, _, all) =>
     !(issue.message.startsWith("Expected undefined") &&
       all.some((other) => other !== issue && issue.path.every((seg, k) => other.path[k] === seg)))
   )
+
+export const fromFormatted = (
+  issues: ReadonlyArray<{ readonly _tag: string; readonly path: ReadonlyArray<PropertyKey>; readonly message: string }>
+): Array<Issue> => {
+  const relevant = relevantIssues(issues)
   const out = relevant.map((issue): Issue => {
     const full = issue.path.map(toPathSegment)
     const path = declaredPrefix(full)
@@ -108,3 +113,23 @@ export const fromFormatted = (
 
 export const fromParseError = (error: ParseResult.ParseError): Array<Issue> =>
   fromFormatted(ParseResult.ArrayFormatter.formatErrorSync(error))
+
+/**
+ * A request refused only because ids in it name nothing (`IdRef`, domain `Ids.ts`): the 404 of the
+ * first such id's kind, naming every such member; `undefined` when anything else is wrong too
+ * (then the 422 lists every issue).
+ */
+export const unknownIdRefusal = (
+  issues: ReadonlyArray<{ readonly path: ReadonlyArray<PropertyKey>; readonly message: string }>
+) => {
+  const relevant = relevantIssues(issues)
+  const prefixes = relevant.map((issue) => unknownIdPrefix(issue.message))
+  const first = prefixes[0]
+  if (first === undefined || prefixes.some((p) => p === undefined)) return undefined
+  return unknownIdError(
+    first,
+    relevant.flatMap((issue, i) =>
+      prefixes[i] === first ? [{ path: issue.path.map(toPathSegment), message: "Names nothing here" }] : []
+    )
+  )
+}

@@ -1,0 +1,149 @@
+/**
+ * Media rows (`media`, README "Media"). An inbound file's row is also its durable download job:
+ * `pending` with the provider's `source`, claimed by the media worker (`claimed_at`, one attempt
+ * counted), settled `ready` or `failed`, or given back for a later attempt. A claim left by a
+ * runner that died is released when the worker starts again (it is a cluster singleton: while it
+ * starts, no other instance holds a claim). The bytes are `MediaStore`'s.
+ */
+import { SqlClient } from "@effect/sql"
+import { Media, MediaKind, MediaStatus } from "@switchboard/domain"
+import { Effect, Option, Schema } from "effect"
+import { dieOnDatabaseError, iso, TimestampColumn } from "./Rows.js"
+
+export const MediaRow = Schema.Struct({
+  id: Schema.String,
+  workspace_id: Schema.String,
+  kind: MediaKind,
+  mime_type: Schema.String,
+  filename: Schema.NullOr(Schema.String),
+  size_bytes: Schema.NullOr(Schema.Union(Schema.Number, Schema.NumberFromString)),
+  sha256: Schema.NullOr(Schema.String),
+  status: MediaStatus,
+  failure_reason: Schema.NullOr(Schema.String),
+  channel_id: Schema.NullOr(Schema.String),
+  message_id: Schema.NullOr(Schema.String),
+  source: Schema.NullOr(Schema.Unknown),
+  expected_size: Schema.NullOr(Schema.Union(Schema.Number, Schema.NumberFromString)),
+  expected_sha256: Schema.NullOr(Schema.String),
+  attempts: Schema.Number,
+  created_at: TimestampColumn,
+  expires_at: TimestampColumn
+})
+export type MediaRow = typeof MediaRow.Type
+const decodeRows = Schema.decodeUnknown(Schema.Array(MediaRow))
+
+export const toMedia = (r: MediaRow): Media =>
+  new Media({
+    id: r.id as Media["id"],
+    object: "media",
+    kind: r.kind,
+    mime_type: r.mime_type,
+    size_bytes: r.size_bytes,
+    sha256: r.sha256,
+    filename: r.filename,
+    status: r.status,
+    failure_reason: r.failure_reason,
+    message_id: r.message_id as Media["message_id"],
+    created_at: iso(r.created_at),
+    expires_at: iso(r.expires_at)
+  })
+
+const COLUMNS = `id, workspace_id, kind, mime_type, filename, size_bytes, sha256, status, failure_reason, channel_id,
+  message_id, source, expected_size, expected_sha256, attempts, created_at, expires_at`
+
+export class MediaRepo extends Effect.Service<MediaRepo>()("@switchboard/db/MediaRepo", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const columns = sql.literal(COLUMNS)
+
+    /** An inbound file whose bytes are still at the provider: `pending`, due at once. */
+    const createInbound = Effect.fn("MediaRepo.createInbound")(function*(input: {
+      readonly id: string
+      readonly workspaceId: string
+      readonly channelId: string
+      readonly messageId: string
+      readonly kind: MediaKind
+      readonly mimeType: string
+      readonly filename: string | null
+      readonly expectedSize: number | null
+      readonly expectedSha256: string | null
+      readonly source: unknown
+      readonly now: string
+      readonly expiresAt: string
+    }) {
+      yield* sql`INSERT INTO media (id, workspace_id, kind, mime_type, filename, status, channel_id, message_id, source,
+          expected_size, expected_sha256, next_attempt_at, created_at, updated_at, expires_at)
+        VALUES (${input.id}, ${input.workspaceId}, ${input.kind}, ${input.mimeType}, ${input.filename}, 'pending',
+          ${input.channelId}, ${input.messageId}, ${JSON.stringify(input.source ?? null)}::jsonb, ${input.expectedSize},
+          ${input.expectedSha256}, ${input.now}, ${input.now}, ${input.now}, ${input.expiresAt})`
+    }, dieOnDatabaseError)
+
+    const find = Effect.fn("MediaRepo.find")(function*(workspaceId: string, id: string) {
+      const rows = yield* decodeRows(
+        yield* sql`SELECT ${columns} FROM media WHERE workspace_id = ${workspaceId} AND id = ${id}`
+      )
+      return Option.fromNullable(rows[0])
+    }, dieOnDatabaseError)
+
+    /** Any workspace (the provider of a sandbox re-sends a stored media by id). */
+    const findById = Effect.fn("MediaRepo.findById")(function*(id: string) {
+      const rows = yield* decodeRows(yield* sql`SELECT ${columns} FROM media WHERE id = ${id}`)
+      return Option.fromNullable(rows[0])
+    }, dieOnDatabaseError)
+
+    /** Claims up to `limit` due downloads (one attempt counted each). */
+    const claimDue = Effect.fn("MediaRepo.claimDue")(function*(now: string, limit: number) {
+      return yield* decodeRows(
+        yield* sql`UPDATE media SET claimed_at = ${now}, attempts = attempts + 1, updated_at = ${now}
+          WHERE id IN (SELECT id FROM media WHERE status = 'pending' AND claimed_at IS NULL
+            AND next_attempt_at <= ${now} ORDER BY next_attempt_at, id LIMIT ${limit} FOR UPDATE SKIP LOCKED)
+          RETURNING ${columns}`
+      )
+    }, dieOnDatabaseError)
+
+    /** The worker starts: claims of a previous instance (a runner that died mid-download) are free again. */
+    const releaseClaims = Effect.fn("MediaRepo.releaseClaims")(function*() {
+      const rows = yield* sql`UPDATE media SET claimed_at = NULL WHERE status = 'pending' AND claimed_at IS NOT NULL
+        RETURNING id`
+      return rows.length
+    }, dieOnDatabaseError)
+
+    /** An attempt failed and another is allowed: due again at `nextAttemptAt`. */
+    const retryLater = Effect.fn("MediaRepo.retryLater")(function*(id: string, nextAttemptAt: string, now: string) {
+      yield* sql`UPDATE media SET claimed_at = NULL, next_attempt_at = ${nextAttemptAt}, updated_at = ${now}
+        WHERE id = ${id} AND status = 'pending'`
+    }, dieOnDatabaseError)
+
+    /** The download ended: `ready` with the stored bytes' size and hash, or `failed` with a reason. */
+    const settle = Effect.fn("MediaRepo.settle")(function*(input: {
+      readonly id: string
+      readonly status: "ready" | "failed"
+      readonly sizeBytes: number | null
+      readonly sha256: string | null
+      readonly failure: string | null
+      readonly now: string
+    }) {
+      const rows = yield* sql`UPDATE media SET status = ${input.status}, size_bytes = ${input.sizeBytes},
+          sha256 = ${input.sha256}, failure_reason = ${input.failure}, source = NULL, claimed_at = NULL,
+          next_attempt_at = NULL, updated_at = ${input.now}
+        WHERE id = ${input.id} AND status = 'pending' RETURNING id`
+      return rows.length > 0
+    }, dieOnDatabaseError)
+
+    /** Up to `limit` media past retention whose bytes are still kept (or failed ones past it). */
+    const dueForExpiry = Effect.fn("MediaRepo.dueForExpiry")(function*(now: string, limit: number) {
+      const rows = yield* sql<{ id: string }>`SELECT id FROM media WHERE status IN ('ready', 'failed')
+        AND expires_at <= ${now} ORDER BY expires_at LIMIT ${limit}`
+      return rows.map((r) => r.id)
+    }, dieOnDatabaseError)
+
+    /** Retention ended: `expired` (the bytes are purged by the caller in the same transaction). */
+    const expire = Effect.fn("MediaRepo.expire")(function*(id: string, now: string) {
+      const rows = yield* sql`UPDATE media SET status = 'expired', source = NULL, updated_at = ${now}
+        WHERE id = ${id} AND status IN ('ready', 'failed') RETURNING id`
+      return rows.length > 0
+    }, dieOnDatabaseError)
+
+    return { createInbound, find, findById, claimDue, releaseClaims, retryLater, settle, dueForExpiry, expire } as const
+  })
+}) {}

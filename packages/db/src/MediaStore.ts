@@ -1,0 +1,102 @@
+/**
+ * Where the bytes of media live (README "Media"). This store keeps them in Postgres (embedded and
+ * real alike), in `media_chunks` rows of `CHUNK_BYTES`: a write consumes a stream chunk by chunk
+ * (hashing and counting as it goes, refusing past the limit while streaming), a read streams the
+ * chunks a byte range needs, one at a time. Nothing ever holds a whole file in memory, so a
+ * 100 MiB document costs one chunk of memory. An upload (`POST /v1/media`, later) streams its
+ * request body into `write` the same way a download from a provider does.
+ */
+import { SqlClient } from "@effect/sql"
+import { Data, Effect, Option, Stream } from "effect"
+import { createHash } from "node:crypto"
+import { dieOnDatabaseError } from "./Rows.js"
+
+/** Bytes per stored chunk: every chunk but a file's last has exactly this size. */
+export const CHUNK_BYTES = 256 * 1024
+
+/** The stream went past `limitBytes` (nothing of it is kept). */
+export class MediaTooLarge extends Data.TaggedError("MediaTooLarge")<{ readonly limitBytes: number }> {}
+
+export interface Stored {
+  readonly sizeBytes: number
+  /** hex SHA-256 */
+  readonly sha256: string
+}
+
+export class MediaStore extends Effect.Service<MediaStore>()("@switchboard/db/MediaStore", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+
+    const insertChunk = (mediaId: string, seq: number, data: Uint8Array) =>
+      dieOnDatabaseError(
+        sql`INSERT INTO media_chunks (media_id, seq, data) VALUES (${mediaId}, ${seq}, ${
+          Buffer.from(data.buffer, data.byteOffset, data.byteLength)
+        })`
+      )
+
+    /** Drops the bytes of a media (a failed write, retention). */
+    const purge = (mediaId: string) => dieOnDatabaseError(sql`DELETE FROM media_chunks WHERE media_id = ${mediaId}`)
+
+    /**
+     * Stores the stream as the media's bytes (replacing any earlier partial write); fails with
+     * `MediaTooLarge` as soon as it passes `limitBytes`, and with the stream's own error, having
+     * dropped what it wrote either way.
+     */
+    const write = <E, R>(mediaId: string, bytes: Stream.Stream<Uint8Array, E, R>, limitBytes: number) =>
+      Effect.gen(function*() {
+        yield* purge(mediaId)
+        const hash = createHash("sha256")
+        let size = 0
+        let seq = 0
+        let pending: Array<Uint8Array> = []
+        let pendingBytes = 0
+        const flush = (final: boolean) =>
+          Effect.gen(function*() {
+            while (pendingBytes >= CHUNK_BYTES || (final && pendingBytes > 0)) {
+              const joined = Buffer.concat(pending, pendingBytes)
+              const take = Math.min(CHUNK_BYTES, joined.byteLength)
+              yield* insertChunk(mediaId, seq++, joined.subarray(0, take))
+              const rest = joined.subarray(take)
+              pending = rest.byteLength > 0 ? [rest] : []
+              pendingBytes = rest.byteLength
+            }
+          })
+        yield* bytes.pipe(
+          Stream.mapError((e): E | MediaTooLarge => e),
+          Stream.runForEach((piece) =>
+            Effect.gen(function*() {
+              size += piece.byteLength
+              if (size > limitBytes) return yield* new MediaTooLarge({ limitBytes })
+              hash.update(piece)
+              pending.push(piece)
+              pendingBytes += piece.byteLength
+              if (pendingBytes >= CHUNK_BYTES) yield* flush(false)
+            })
+          )
+        )
+        yield* flush(true)
+        return { sizeBytes: size, sha256: hash.digest("hex") } satisfies Stored
+      }).pipe(Effect.onError(() => Effect.ignore(purge(mediaId))))
+
+    /** The bytes from `start` to `end` (inclusive), streamed chunk by chunk. */
+    const read = (mediaId: string, start: number, end: number): Stream.Stream<Uint8Array> =>
+      Stream.unfoldEffect(Math.floor(start / CHUNK_BYTES), (seq) =>
+        seq * CHUNK_BYTES > end
+          ? Effect.succeed(Option.none())
+          : Effect.map(
+            dieOnDatabaseError(
+              sql<{ data: Uint8Array }>`SELECT data FROM media_chunks WHERE media_id = ${mediaId} AND seq = ${seq}`
+            ),
+            (rows): Option.Option<readonly [Uint8Array, number]> => {
+              const data = rows[0]?.data
+              if (data === undefined) return Option.none()
+              const offset = seq * CHUNK_BYTES
+              const from = Math.max(0, start - offset)
+              const to = Math.min(data.byteLength, end - offset + 1)
+              return Option.some([data.subarray(from, to), seq + 1] as const)
+            }
+          ))
+
+    return { write, read, purge } as const
+  })
+}) {}

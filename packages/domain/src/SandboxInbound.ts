@@ -1,0 +1,98 @@
+/**
+ * `POST /v1/sandbox/sessions/{id}/inbound` (README "Messages"): what the simulated network delivers
+ * to the session's number, of every kind a real provider reports (README "Messages"): exactly one
+ * of the kind members, optionally quoting a message of the session's channel (`reply_to`).
+ */
+import { Schema } from "effect"
+import { maxCharacters, minCharacters } from "./Characters.js"
+import { Id } from "./Ids.js"
+import { E164, StrictStruct } from "./Schemas.js"
+
+/** The largest file given inline (`data_base64`, decoded). */
+export const SANDBOX_INLINE_MEDIA_BYTES = 1024 * 1024
+
+const Caption = Schema.String.pipe(maxCharacters(1024))
+
+const mediaFields = {
+  media_id: Schema.optional(Id("med")).annotations({ description: "A stored media of the workspace" }),
+  data_base64: Schema.optional(Schema.String).annotations({
+    description: "The file itself, base64 (at most 1 MiB decoded); with `mime_type`"
+  }),
+  mime_type: Schema.optional(Schema.String.pipe(maxCharacters(255))),
+  caption: Schema.optional(Caption)
+}
+
+const oneSource = <A extends { readonly media_id?: string | undefined; readonly data_base64?: string | undefined }>(
+  m: A & { readonly mime_type?: string | undefined }
+) =>
+  (m.media_id === undefined) === (m.data_base64 === undefined)
+    ? { path: ["media_id"], message: "Give exactly one of media_id and data_base64" }
+    : m.data_base64 !== undefined && m.mime_type === undefined
+    ? { path: ["mime_type"], message: "data_base64 needs its mime_type" }
+    : true
+
+export const SandboxMediaInput = StrictStruct(mediaFields).pipe(Schema.filter(oneSource))
+  .annotations({ identifier: "SandboxMediaInput" })
+export const SandboxDocumentInput = StrictStruct({
+  ...mediaFields,
+  filename: Schema.optional(Schema.String.pipe(minCharacters(1), maxCharacters(255)))
+}).pipe(Schema.filter(oneSource)).annotations({ identifier: "SandboxDocumentInput" })
+export const SandboxAudioInput = StrictStruct({
+  ...mediaFields,
+  voice: Schema.optional(Schema.Boolean).annotations({ description: "A voice note (default false)" })
+}).pipe(Schema.filter(oneSource)).annotations({ identifier: "SandboxAudioInput" })
+
+const Body = Schema.String.pipe(minCharacters(1), maxCharacters(4096))
+const ShortText = Schema.String.pipe(maxCharacters(1024))
+
+/** The kind members; exactly one is given. */
+export const SANDBOX_INBOUND_KINDS = [
+  "text",
+  "image",
+  "document",
+  "audio",
+  "video",
+  "sticker",
+  "location",
+  "contacts",
+  "reaction",
+  "edit",
+  "revoke",
+  "unsupported"
+] as const
+
+export const SandboxInboundRequest = StrictStruct({
+  from: E164,
+  reply_to: Schema.optional(Id("msg")).annotations({ description: "A message of the session's channel it quotes" }),
+  text: Schema.optional(StrictStruct({ body: Body })),
+  image: Schema.optional(SandboxMediaInput),
+  document: Schema.optional(SandboxDocumentInput),
+  audio: Schema.optional(SandboxAudioInput),
+  video: Schema.optional(SandboxMediaInput),
+  sticker: Schema.optional(SandboxMediaInput),
+  location: Schema.optional(StrictStruct({
+    latitude: Schema.Number.pipe(Schema.between(-90, 90)),
+    longitude: Schema.Number.pipe(Schema.between(-180, 180)),
+    name: Schema.optional(ShortText),
+    address: Schema.optional(ShortText)
+  })),
+  contacts: Schema.optional(
+    Schema.Array(StrictStruct({
+      name: ShortText,
+      phones: Schema.Array(Schema.String.pipe(maxCharacters(32))).pipe(Schema.maxItems(20))
+    })).pipe(Schema.minItems(1), Schema.maxItems(20))
+  ),
+  reaction: Schema.optional(StrictStruct({
+    message_id: Id("msg"),
+    emoji: Schema.String.pipe(maxCharacters(32)).annotations({ description: "\"\" removes the reaction" })
+  })),
+  edit: Schema.optional(StrictStruct({ message_id: Id("msg"), text: StrictStruct({ body: Body }) })),
+  revoke: Schema.optional(StrictStruct({ message_id: Id("msg") })),
+  unsupported: Schema.optional(StrictStruct({ kind: Schema.String.pipe(minCharacters(1), maxCharacters(64)) }))
+}).pipe(
+  Schema.filter((body) =>
+    SANDBOX_INBOUND_KINDS.filter((k) => body[k] !== undefined).length === 1 ||
+    { path: ["text"], message: `Give exactly one of ${SANDBOX_INBOUND_KINDS.join(", ")}` }
+  )
+).annotations({ identifier: "SandboxInboundRequest" })
+export type SandboxInboundRequest = typeof SandboxInboundRequest.Type

@@ -1,0 +1,225 @@
+/**
+ * A cluster singleton that stores the files of inbound messages (README "Media"). The `media` rows
+ * are the queue (`MediaRepo`): it claims due downloads, streams each from its channel's provider
+ * (`ChannelProvider.downloadMedia`) into `MediaStore` (size capped while streaming, hashed as it
+ * goes), checks the size and hash the provider announced, and settles the media `ready`; a
+ * retryable failure is tried again with backoff, up to `MAX_ATTEMPTS`, then the media is `failed`
+ * with a reason. Either way the message shows the outcome and `message.received` goes out then,
+ * once (same transaction). A runner killed mid-download leaves a claim its successor releases on
+ * start (a singleton runs once), so the download starts again and still ends with one event.
+ *
+ * It also purges media past retention (`MEDIA_RETENTION_DAYS`): bytes deleted, status `expired`.
+ */
+import { Singleton } from "@effect/cluster"
+import { ChannelsRepo, EventsRepo, MediaRepo, MediaStore, MessagesRepo, Transactions } from "@switchboard/db"
+import type { MediaRow } from "@switchboard/db"
+import { MEDIA_LIMIT_BYTES, toTimestamp } from "@switchboard/domain"
+import { ChannelProviders, InboundMetrics, MediaDownloadFailed } from "@switchboard/providers"
+import { Cause, Clock, Duration, Effect, Layer, Option, Schedule } from "effect"
+import { receivedEvent } from "./InboundMessages.js"
+
+/** Attempts of one download before the media is `failed`. */
+export const MAX_ATTEMPTS = 5
+/** Downloads run at once. */
+const CONCURRENCY = 4
+/** One attempt may take this long (a 100 MiB document on a slow link). */
+const ATTEMPT_TIMEOUT = Duration.minutes(15)
+/** Media purged per sweep. */
+const EXPIRY_BATCH = 100
+
+/** The wait before attempt `attempt + 1`: 2 s, 4 s, 8 s, ... at most 5 minutes. */
+export const backoffMs = (attempt: number) => Math.min(2_000 * 2 ** Math.max(0, attempt - 1), 300_000)
+
+/** A provider's announced hash as hex (Baileys announces base64). */
+export const hexHash = (hash: string): string =>
+  /^[0-9a-f]{64}$/i.test(hash) ? hash.toLowerCase() : Buffer.from(hash, "base64").toString("hex")
+
+export const make = Effect.gen(function*() {
+  const repo = yield* MediaRepo
+  const store = yield* MediaStore
+  const messages = yield* MessagesRepo
+  const events = yield* EventsRepo
+  const channels = yield* ChannelsRepo
+  const transactions = yield* Transactions
+  const providers = yield* ChannelProviders.ChannelProviders
+  const now = Effect.map(Clock.currentTimeMillis, toTimestamp)
+
+  /** The media's end: the row, the message and its one `message.received`, together. */
+  const settle = (
+    row: MediaRow,
+    outcome: { readonly _tag: "ready"; readonly sizeBytes: number; readonly sha256: string } | {
+      readonly _tag: "failed"
+      readonly reason: string
+    }
+  ) =>
+    Effect.gen(function*() {
+      const at = yield* now
+      const settled = yield* transactions.run(Effect.gen(function*() {
+        const moved = yield* repo.settle({
+          id: row.id,
+          status: outcome._tag,
+          sizeBytes: outcome._tag === "ready" ? outcome.sizeBytes : null,
+          sha256: outcome._tag === "ready" ? outcome.sha256 : null,
+          failure: outcome._tag === "failed" ? outcome.reason : null,
+          now: at
+        })
+        if (!moved) return false
+        const updated = yield* messages.mediaSettled({
+          mediaId: row.id,
+          status: outcome._tag,
+          failure: outcome._tag === "failed" ? outcome.reason : null,
+          sizeBytes: outcome._tag === "ready" ? outcome.sizeBytes : null,
+          sha256: outcome._tag === "ready" ? outcome.sha256 : null,
+          now: at
+        })
+        for (const message of updated) {
+          yield* events.append({ workspaceId: message.workspace_id, event: receivedEvent(message), occurredAt: at })
+        }
+        return true
+      }))
+      if (settled) {
+        yield* InboundMetrics.countInbound(row.kind, outcome._tag === "ready" ? "media_stored" : "media_failed")
+        if (outcome._tag === "failed") {
+          yield* Effect.logWarning("inbound media not stored").pipe(
+            Effect.annotateLogs({
+              media_id: row.id,
+              message_id: row.message_id,
+              kind: row.kind,
+              reason: outcome.reason
+            })
+          )
+        }
+      }
+    })
+
+  /** One attempt: the bytes streamed from the provider into the store, then checked. */
+  const attempt = (row: MediaRow) =>
+    Effect.gen(function*() {
+      const found = row.channel_id === null ? Option.none() : yield* channels.findById(row.channel_id)
+      const download = Option.flatMap(
+        found,
+        ({ channel }) => Option.flatMap(providers.get(channel.provider), (p) => Option.fromNullable(p.downloadMedia))
+      )
+      if (Option.isNone(download)) {
+        return yield* new MediaDownloadFailed({
+          retryable: false,
+          reason: "The channel's provider cannot fetch this media"
+        })
+      }
+      const limit = MEDIA_LIMIT_BYTES[row.kind]
+      const stored = yield* store.write(row.id, download.value(row.channel_id!, row.source), limit).pipe(
+        Effect.catchTag("MediaTooLarge", (e) =>
+          new MediaDownloadFailed({
+            retryable: false,
+            reason: `The file is larger than the ${row.kind} limit of ${e.limitBytes} bytes`
+          })),
+        Effect.timeoutFail({
+          duration: ATTEMPT_TIMEOUT,
+          onTimeout: () => new MediaDownloadFailed({ retryable: true, reason: "The download timed out" })
+        })
+      )
+      if (row.expected_size !== null && row.expected_size !== stored.sizeBytes) {
+        return yield* new MediaDownloadFailed({
+          retryable: true,
+          reason: "The file's size is not the size announced"
+        })
+      }
+      if (row.expected_sha256 !== null && hexHash(row.expected_sha256) !== stored.sha256) {
+        return yield* new MediaDownloadFailed({ retryable: true, reason: "The file's hash is not the hash announced" })
+      }
+      return stored
+    })
+
+  /** Runs one claimed download to its end or to its next attempt. */
+  const run = (row: MediaRow) =>
+    attempt(row).pipe(
+      Effect.catchAllDefect((defect) =>
+        Effect.zipRight(
+          Effect.logError("inbound media download failed unexpectedly", Cause.die(defect)),
+          Effect.fail(new MediaDownloadFailed({ retryable: true, reason: "The download failed unexpectedly" }))
+        )
+      ),
+      Effect.matchEffect({
+        onSuccess: (stored) => settle(row, { _tag: "ready", ...stored }),
+        onFailure: (error) =>
+          Effect.gen(function*() {
+            yield* Effect.ignore(store.purge(row.id))
+            if (error.retryable && row.attempts < MAX_ATTEMPTS) {
+              const at = yield* Clock.currentTimeMillis
+              yield* Effect.logInfo("inbound media download will be retried").pipe(
+                Effect.annotateLogs({ media_id: row.id, attempt: row.attempts, reason: error.reason })
+              )
+              return yield* repo.retryLater(row.id, toTimestamp(at + backoffMs(row.attempts)), toTimestamp(at))
+            }
+            yield* settle(row, { _tag: "failed", reason: error.reason })
+          })
+      })
+    )
+
+  /** Claims and runs due downloads until none is due; answers how many ran. */
+  const drain = Effect.gen(function*() {
+    let ran = 0
+    while (true) {
+      const due = yield* repo.claimDue(yield* now, CONCURRENCY)
+      if (due.length === 0) return ran
+      yield* Effect.forEach(due, run, { concurrency: CONCURRENCY, discard: true })
+      ran += due.length
+    }
+  })
+
+  /** Purges media past retention: bytes deleted, `expired` on the media and its message. */
+  const expire = Effect.gen(function*() {
+    const at = yield* now
+    const ids = yield* repo.dueForExpiry(at, EXPIRY_BATCH)
+    for (const id of ids) {
+      yield* transactions.run(Effect.gen(function*() {
+        if (!(yield* repo.expire(id, at))) return
+        yield* store.purge(id)
+        yield* messages.mediaSettled({
+          mediaId: id,
+          status: "expired",
+          failure: null,
+          sizeBytes: null,
+          sha256: null,
+          now: at
+        })
+      }))
+    }
+    return ids.length
+  })
+
+  return { drain, run, expire, releaseClaims: repo.releaseClaims() } as const
+})
+
+/** What the worker reads and writes (the providers come from the messaging layer). */
+export const dependencies = Layer.mergeAll(
+  MediaRepo.Default,
+  MediaStore.Default,
+  MessagesRepo.Default,
+  EventsRepo.Default,
+  ChannelsRepo.Default,
+  Transactions.Default
+)
+
+export const MediaWorkerLive = Singleton.make(
+  "MediaWorker",
+  Effect.gen(function*() {
+    const worker = yield* make
+    // a previous instance's claims (its runner died mid-download) are free again
+    yield* worker.releaseClaims.pipe(
+      Effect.catchAllCause((cause) => Effect.logWarning("media claims not released", cause))
+    )
+    let lastExpiry = 0
+    yield* Effect.gen(function*() {
+      yield* worker.drain
+      const at = yield* Clock.currentTimeMillis
+      if (at - lastExpiry >= 60_000) {
+        lastExpiry = at
+        yield* worker.expire
+      }
+    }).pipe(
+      Effect.catchAllCause((cause) => Effect.logWarning("media worker failed; retrying", cause)),
+      Effect.repeat(Schedule.spaced("500 millis"))
+    )
+  })
+).pipe(Layer.provide(dependencies))

@@ -1,0 +1,38 @@
+/**
+ * Logins and refreshes are counted apart: failed logins from one network must not lock a signed-in
+ * console out of refreshing its session, and refreshes must not use up the login attempts.
+ */
+import { assert, describe, layer } from "@effect/vitest"
+import { Effect } from "effect"
+import { envelopeOf, PASSWORD, request, signUp } from "./support/Fixtures.js"
+import * as TestApp from "./support/TestApp.js"
+
+process.env["RATE_LIMITS"] = "on"
+process.env["RATE_LIMIT_LOGIN"] = "3/15 minutes"
+process.env["RATE_LIMIT_REFRESH"] = "2/15 minutes"
+
+describe("login and refresh rate limits", () => {
+  layer(TestApp.layer(), { excludeTestServices: true, timeout: 120_000 })((it) => {
+    it.effect("refreshes while logins are exhausted, and limits refreshes by their own counter", () =>
+      Effect.gen(function*() {
+        const user = yield* signUp() // its login is the first of the window
+        for (let i = 2; i <= 3; i++) {
+          const reply = yield* request("POST", "/v1/auth/login", { body: { email: user.email, password: "wrong" } })
+          assert.strictEqual(reply.status, 401, `login ${i}`)
+        }
+        const login = yield* request("POST", "/v1/auth/login", { body: { email: user.email, password: PASSWORD } })
+        assert.strictEqual(login.status, 429)
+        assert.strictEqual(envelopeOf(login).details["rule"], "login")
+
+        const first = yield* request("POST", "/v1/auth/refresh", { body: { refresh_token: user.refreshToken } })
+        assert.strictEqual(first.status, 200, first.text)
+        assert.strictEqual(first.headers["ratelimit-limit"], "2")
+        const second = yield* request("POST", "/v1/auth/refresh", { body: { refresh_token: first.body.refresh_token } })
+        assert.strictEqual(second.status, 200, second.text)
+        const third = yield* request("POST", "/v1/auth/refresh", { body: { refresh_token: second.body.refresh_token } })
+        assert.strictEqual(third.status, 429)
+        assert.strictEqual(envelopeOf(third).code, "RATE_LIMITED")
+        assert.strictEqual(envelopeOf(third).details["rule"], "refresh")
+      }))
+  })
+})

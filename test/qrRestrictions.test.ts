@@ -1,0 +1,347 @@
+/**
+ * Number protection on QR channels against the fake WhatsApp server (real Baileys, offline):
+ * WhatsApp's refusals and restriction signals end the message and show on the channel
+ * (docs/LIMITS.md, "Number protection").
+ */
+import { SqlClient } from "@effect/sql"
+import { assert, describe, layer } from "@effect/vitest"
+import { DatabaseConfig } from "@switchboard/db"
+import { Operator } from "@switchboard/service-api"
+import { Effect, Option, Redacted } from "effect"
+import { envelopeOf, eventually, request } from "./support/Fixtures.js"
+import { adminRun } from "./support/Processes.js"
+import { appWith, as, channelEvents, channelOf, pairedChannel, Wa } from "./support/QrApp.js"
+import * as TestApp from "./support/TestApp.js"
+
+/**
+ * `qr-warm-up` as the operator runs it: the spawned CLI in real mode; in embedded mode (the test
+ * database lives in this process) the same `Operator.qrWarmUp` use-case the CLI calls.
+ */
+const qrWarmUp = (workspaceId: string, channelId: string, setting: "off" | "default" | { max: number }) =>
+  Effect.gen(function*() {
+    const url = (yield* DatabaseConfig.DatabaseConfig).url
+    if (Option.isSome(url)) {
+      const flag = setting === "off"
+        ? ["--off"]
+        : setting === "default"
+        ? ["--default"]
+        : ["--max", String(setting.max)]
+      const run = yield* Effect.promise(() =>
+        adminRun(["qr-warm-up", "--workspace", workspaceId, "--channel", channelId, ...flag], {
+          DATABASE_URL: Redacted.value(url.value)
+        })
+      )
+      assert.strictEqual(run.code, 0, run.err)
+      return JSON.parse(run.out.trim().split("\n").pop()!)
+    }
+    return yield* Effect.flatMap(Operator, (o) => o.qrWarmUp(workspaceId, channelId, setting)).pipe(
+      Effect.provide(TestApp.operatorLayer),
+      Effect.orDie
+    )
+  })
+
+const newContact = (i: number) => `+4915133${String(300_000 + i).padStart(6, "0")}`
+
+describe("QR number protection", () => {
+  layer(appWith({ phoneNumber: "+15550008888" }), { excludeTestServices: true, timeout: 180_000 })((it) => {
+    it.scoped(
+      "fails a message WhatsApp refuses with 463 (message.failed, account_restricted) and shows the restriction on the channel",
+      () =>
+        Effect.gen(function*() {
+          const wa = yield* Wa
+          const { user, channelId } = yield* pairedChannel("Restricted")
+          const stranger = wa.contact("+4915122220001")
+          stranger.ackError = "463"
+          const sent = yield* request("POST", "/v1/messages", {
+            ...as(user),
+            body: { channel_id: channelId, to: stranger.number, text: { body: "hello there" } }
+          })
+          assert.strictEqual(sent.status, 201, sent.text)
+          const failed = yield* eventually(
+            Effect.map(request("GET", `/v1/messages/${sent.body.id}`, as(user)), (r) => r.body),
+            (m) => m.status === "failed_permanent",
+            30_000
+          )
+          assert.strictEqual(failed.status, "failed_permanent", JSON.stringify(failed))
+          assert.strictEqual(failed.failure.class, "permanent")
+          assert.strictEqual(failed.failure.code, "account_restricted")
+          assert.include(failed.failure.reason, "463")
+          assert.deepStrictEqual(stranger.refused, [sent.body.id])
+          assert.deepStrictEqual(stranger.received, [], "WhatsApp delivered nothing")
+          const steps = failed.timeline.map((t: { to_state: string }) => t.to_state)
+          // the refusal may come before or after the dispatcher recorded `provider_accepted`
+          assert.strictEqual(steps[steps.length - 1], "failed_permanent")
+
+          const events = yield* channelEvents(sent.body.id)
+          const failedEvent = events.find((e) => e.type === "message.failed")
+          assert.isDefined(failedEvent, JSON.stringify(events))
+          assert.strictEqual(failedEvent!.data.error_code, "account_restricted")
+
+          // the number still sends to conversations WhatsApp allows: the channel stays connected,
+          // its reason says what happened
+          const channel = yield* eventually(channelOf(user, channelId), (c) => c.status_reason === "account_restricted")
+          assert.strictEqual(channel.status, "connected")
+          assert.strictEqual(channel.status_reason, "account_restricted")
+        })
+    )
+
+    it.scoped("fails a message WhatsApp never acknowledges after 15 minutes (provider_ack_timeout), never leaving it pending", () =>
+      Effect.gen(function*() {
+        const wa = yield* Wa
+        const sql = yield* SqlClient.SqlClient
+        const { user, channelId } = yield* pairedChannel("Unanswered")
+        const silent = wa.contact("+4915122220002")
+        silent.silent = true
+        const sent = yield* request("POST", "/v1/messages", {
+          ...as(user),
+          body: { channel_id: channelId, to: silent.number, text: { body: "anyone there?" } }
+        })
+        assert.strictEqual(sent.status, 201, sent.text)
+        const message = (id: string) => Effect.map(request("GET", `/v1/messages/${id}`, as(user)), (r) => r.body)
+        const accepted = yield* eventually(message(sent.body.id), (m) => m.status === "provider_accepted", 30_000)
+        assert.strictEqual(accepted.status, "provider_accepted")
+        // 14 minutes without an answer: still waited for
+        yield* sql`UPDATE messages SET updated_at = now() - interval '14 minutes' WHERE id = ${sent.body.id}`
+        yield* Effect.sleep("2500 millis")
+        assert.strictEqual((yield* message(sent.body.id)).status, "provider_accepted")
+        // past the bound: the sweep decides
+        yield* sql`UPDATE messages SET updated_at = now() - interval '16 minutes' WHERE id = ${sent.body.id}`
+        const failed = yield* eventually(message(sent.body.id), (m) => m.status === "failed_permanent", 30_000)
+        assert.strictEqual(failed.status, "failed_permanent", JSON.stringify(failed))
+        assert.strictEqual(failed.failure.code, "provider_ack_timeout")
+        const events = yield* channelEvents(sent.body.id)
+        assert.include(events.map((e) => e.type), "message.failed")
+      }).pipe(Effect.orDie))
+
+    it.scoped(
+      "warms a new number up: 20 new contacts on day 1, then 429 warm_up with retry_at at day 2; replies pass; operators lower or switch it off",
+      () =>
+        Effect.gen(function*() {
+          const wa = yield* Wa
+          const { user, channelId } = yield* pairedChannel("Warming up")
+          const channel = yield* channelOf(user, channelId)
+          const send = (to: string) =>
+            request("POST", "/v1/messages", {
+              ...as(user),
+              body: { channel_id: channelId, to, text: { body: "Hello, a first message" } }
+            })
+          // a contact who wrote first: what the channel sends them is a reply, not a new chat
+          const regular = wa.contact("+4915133999999")
+          yield* regular.says("Hi, what are your opening hours?")
+          yield* eventually(
+            request("GET", `/v1/messages?direction=inbound&channel_id=${channelId}`, as(user)),
+            (r) => r.body?.data?.length > 0
+          )
+          for (let i = 0; i < 20; i++) {
+            wa.contact(newContact(i))
+            const reply = yield* send(newContact(i))
+            assert.strictEqual(reply.status, 201, reply.text)
+          }
+          const refused = yield* send(newContact(20))
+          assert.strictEqual(refused.status, 429, refused.text)
+          const error = envelopeOf(refused)
+          assert.strictEqual(error.code, "QR_SAFETY_LIMIT_REACHED")
+          assert.strictEqual(error.details.reason, "warm_up")
+          assert.strictEqual(error.details.limit, 20)
+          assert.strictEqual(error.details.warm_up_day, 1)
+          // day 2's cap (34) has room for the 20 of today: retry when day 2 begins
+          const safety = yield* request("GET", `/v1/channels/${channelId}/qr/safety`, as(user))
+          assert.strictEqual(safety.status, 200, safety.text)
+          const warmUp = safety.body.warm_up
+          assert.strictEqual(error.details.retry_at, warmUp.next_day_at)
+          assert.strictEqual(Date.parse(warmUp.next_day_at) - Date.parse(warmUp.linked_at), 24 * 3600_000)
+          assert.isAtMost(Math.abs(Date.parse(warmUp.linked_at) - Date.parse(channel.updated_at)), 60_000)
+          const retryAfter = Number(refused.headers["retry-after"])
+          assert.isAtLeast(retryAfter, 24 * 3600 - 120)
+          assert.isAtMost(retryAfter, 24 * 3600)
+          assert.deepInclude(warmUp, {
+            status: "warming_up",
+            override: "none",
+            day: 1,
+            days: 14,
+            limit: 20,
+            new_contacts_24h: 20,
+            remaining: 0
+          })
+          assert.strictEqual(Date.parse(warmUp.ends_at) - Date.parse(warmUp.linked_at), 14 * 24 * 3600_000)
+          // nothing was stored for the refused send
+          const sql = yield* SqlClient.SqlClient
+          const stored = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM messages
+            WHERE channel_id = ${channelId} AND to_number = ${newContact(20)}`
+          assert.strictEqual(stored[0]!.n, 0)
+
+          // a reply to the contact who wrote first is not a warm-up send
+          assert.strictEqual((yield* send(regular.number)).status, 201)
+
+          // operators: a lower ceiling refuses sooner (with that limit), off lets new contacts through
+          const lowered = yield* qrWarmUp(user.workspaceId, channelId, { max: 5 })
+          assert.deepStrictEqual(lowered, {
+            workspace_id: user.workspaceId,
+            channel_id: channelId,
+            warm_up: "max 5 per day"
+          })
+          const atFive = yield* send(newContact(21))
+          assert.strictEqual(atFive.status, 429)
+          assert.strictEqual(envelopeOf(atFive).details.limit, 5)
+          yield* qrWarmUp(user.workspaceId, channelId, "off")
+          wa.contact(newContact(22))
+          assert.strictEqual((yield* send(newContact(22))).status, 201)
+          const off = yield* request("GET", `/v1/channels/${channelId}/qr/safety`, as(user))
+          assert.deepInclude(off.body.warm_up, { status: "off", override: "off", limit: null, remaining: null })
+          // back to the default ramp: refused again
+          yield* qrWarmUp(user.workspaceId, channelId, "default")
+          assert.strictEqual((yield* send(newContact(23))).status, 429)
+        }).pipe(Effect.orDie),
+      { timeout: 180_000 }
+    )
+
+    it.scoped(
+      "pauses new chats while WhatsApp's reach-out timelock holds and when its new-chat quota is used up; replies still go",
+      () =>
+        Effect.gen(function*() {
+          const wa = yield* Wa
+          const { user, channelId } = yield* pairedChannel("Timelocked")
+          const send = (to: string) =>
+            request("POST", "/v1/messages", {
+              ...as(user),
+              body: { channel_id: channelId, to, text: { body: "Hello" } }
+            })
+          const safety = () =>
+            Effect.map(request("GET", `/v1/channels/${channelId}/qr/safety`, as(user)), (r) => r.body)
+          const regular = wa.contact("+4915144000001")
+          yield* regular.says("Hello?")
+          yield* eventually(
+            request("GET", `/v1/messages?direction=inbound&channel_id=${channelId}`, as(user)),
+            (r) => r.body?.data?.length > 0
+          )
+          const stranger = wa.contact("+4915144000002")
+
+          const ends = Math.floor(Date.now() / 1000) + 3600
+          wa.mexNotification("NotificationUserReachoutTimelockUpdate", {
+            xwa2_notify_account_reachout_timelock: {
+              is_active: true,
+              time_enforcement_ends: String(ends),
+              enforcement_type: "DEFAULT"
+            }
+          })
+          const locked = yield* eventually(channelOf(user, channelId), (c) => c.status_reason === "reachout_timelocked")
+          assert.deepInclude(locked, { status: "connected", status_reason: "reachout_timelocked" })
+          const shown = yield* eventually(safety(), (b) => b.restrictions.timelock_until !== null)
+          assert.strictEqual(shown.restrictions.timelock_until, new Date(ends * 1000).toISOString())
+          const refused = yield* send(stranger.number)
+          assert.strictEqual(refused.status, 429, refused.text)
+          assert.deepInclude(envelopeOf(refused).details, {
+            reason: "timelock",
+            retry_at: new Date(ends * 1000).toISOString()
+          })
+          assert.isAtLeast(Number(refused.headers["retry-after"]), 3500)
+          // the contact who wrote first still gets an answer
+          assert.strictEqual((yield* send(regular.number)).status, 201)
+
+          wa.mexNotification("NotificationUserReachoutTimelockUpdate", {
+            xwa2_notify_account_reachout_timelock: { is_active: false }
+          })
+          yield* eventually(channelOf(user, channelId), (c) => c.status_reason === "restriction_lifted")
+          assert.isNull((yield* safety()).restrictions.timelock_until)
+          assert.strictEqual((yield* send(stranger.number)).status, 201)
+
+          // WhatsApp's own new-chat capping: used up, new contacts wait for the next cycle
+          const cycleEnd = Math.floor(Date.now() / 1000) + 7200
+          wa.mexNotification("MessageCappingInfoNotification", {
+            xwa2_notify_new_chat_messages_capping_info_update: {
+              total_quota: 50,
+              used_quota: 50,
+              cycle_end_timestamp: String(cycleEnd),
+              capping_status: "CAPPED"
+            }
+          })
+          yield* eventually(channelOf(user, channelId), (c) => c.status_reason === "new_chats_capped")
+          const capped = yield* send(wa.contact("+4915144000003").number)
+          assert.strictEqual(capped.status, 429, capped.text)
+          assert.deepInclude(envelopeOf(capped).details, {
+            reason: "new_chat_cap",
+            limit: 50,
+            retry_at: new Date(cycleEnd * 1000).toISOString()
+          })
+          assert.deepInclude((yield* safety()).restrictions.new_chat_quota, { total: 50, used: 50 })
+          assert.strictEqual((yield* send(regular.number)).status, 201)
+        }).pipe(Effect.orDie),
+      { timeout: 180_000 }
+    )
+
+    it.scoped(
+      "pauses a channel WhatsApp throttles (rate-overlimit): one lookup instead of one per retry, and the channel says rate_limited",
+      () =>
+        Effect.gen(function*() {
+          const wa = yield* Wa
+          const { user, channelId } = yield* pairedChannel("Throttled")
+          const send = (to: string) =>
+            request("POST", "/v1/messages", { ...as(user), body: { channel_id: channelId, to, text: { body: "Hi" } } })
+          const message = (id: string) => Effect.map(request("GET", `/v1/messages/${id}`, as(user)), (r) => r.body)
+          const throttled = wa.contact("+4915155000001")
+          throttled.lookupError = { code: "429", text: "rate-overlimit" }
+          const first = yield* send(throttled.number)
+          assert.strictEqual(first.status, 201, first.text)
+          const refused = yield* eventually(
+            message(first.body.id),
+            (m) => m.timeline.some((t: { to_state: string }) => t.to_state === "failed_retryable"),
+            30_000
+          )
+          const retried = refused.timeline.find((t: { to_state: string }) => t.to_state === "failed_retryable")
+          assert.include(retried.reason, "throttled")
+          yield* eventually(channelOf(user, channelId), (c) => c.status_reason === "rate_limited")
+          // the channel pauses (30 s first): no retry asks WhatsApp again meanwhile, and nothing
+          // else of the channel goes out either
+          const other = wa.contact("+4915155000002")
+          const second = yield* send(other.number)
+          assert.strictEqual(second.status, 201)
+          yield* Effect.sleep("3 seconds")
+          assert.strictEqual(throttled.lookups, 1)
+          assert.deepStrictEqual(other.received, [])
+          assert.strictEqual((yield* message(second.body.id)).status, "queued")
+        }).pipe(Effect.orDie),
+      { timeout: 180_000 }
+    )
+
+    it.scoped(
+      "fails a send to a number that is not on WhatsApp fast (not_on_whatsapp), checking each number once per channel",
+      () =>
+        Effect.gen(function*() {
+          const wa = yield* Wa
+          const { user, channelId } = yield* pairedChannel("Checks recipients")
+          const send = (to: string) =>
+            request("POST", "/v1/messages", { ...as(user), body: { channel_id: channelId, to, text: { body: "Hi" } } })
+          const message = (id: string) => Effect.map(request("GET", `/v1/messages/${id}`, as(user)), (r) => r.body)
+          const checksOf = (number: string) => wa.contactChecks.filter((n) => `+${n}` === number).length
+          // no such WhatsApp user on the fake network
+          const nobody = "+4915166000001"
+          const sent = yield* send(nobody)
+          assert.strictEqual(sent.status, 201, sent.text)
+          const failed = yield* eventually(message(sent.body.id), (m) => m.status === "failed_permanent", 30_000)
+          assert.strictEqual(failed.status, "failed_permanent", JSON.stringify(failed))
+          assert.deepStrictEqual([failed.failure.class, failed.failure.code], ["permanent", "not_on_whatsapp"])
+          // one attempt: not retried, nothing was sent
+          assert.strictEqual(
+            failed.timeline.filter((t: { to_state: string }) => t.to_state === "dispatching").length,
+            1
+          )
+          assert.include((yield* channelEvents(sent.body.id)).map((e) => e.type), "message.failed")
+          assert.strictEqual(checksOf(nobody), 1)
+
+          // a WhatsApp user is checked once, then remembered
+          const alice = wa.contact("+4915166000002")
+          for (const text of ["one", "two"]) {
+            const reply = yield* request("POST", "/v1/messages", {
+              ...as(user),
+              body: { channel_id: channelId, to: alice.number, text: { body: text } }
+            })
+            assert.strictEqual(reply.status, 201)
+          }
+          yield* eventually(Effect.sync(() => alice.received.length), (n) => n === 2, 30_000)
+          assert.deepStrictEqual(alice.received.map((m) => m.text), ["one", "two"])
+          assert.strictEqual(checksOf(alice.number), 1)
+        }).pipe(Effect.orDie),
+      { timeout: 180_000 }
+    )
+  })
+})
