@@ -6,6 +6,7 @@
 import { Schema } from "effect"
 import { maxCharacters, minCharacters } from "./Characters.js"
 import { Id } from "./Ids.js"
+import { MessageType } from "./MessageContent.js"
 import { E164, StrictStruct } from "./Schemas.js"
 
 /** The largest file given inline (`data_base64`, decoded). */
@@ -45,21 +46,10 @@ export const SandboxAudioInput = StrictStruct({
 const Body = Schema.String.pipe(minCharacters(1), maxCharacters(4096))
 const ShortText = Schema.String.pipe(maxCharacters(1024))
 
-/** The kind members; exactly one is given. */
-export const SANDBOX_INBOUND_KINDS = [
-  "text",
-  "image",
-  "document",
-  "audio",
-  "video",
-  "sticker",
-  "location",
-  "contacts",
-  "reaction",
-  "edit",
-  "revoke",
-  "unsupported"
-] as const
+/** The kind members; exactly one is given: every message type but `template` (a send-only kind). */
+export const SANDBOX_INBOUND_KINDS = MessageType.literals.filter(
+  (type): type is Exclude<MessageType, "template"> => type !== "template"
+)
 
 export const SandboxInboundRequest = StrictStruct({
   from: E164,
