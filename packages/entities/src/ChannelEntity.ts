@@ -169,7 +169,13 @@ export const ChannelEntityLive = ChannelEntity.toLayer(
             if (waker !== undefined) wakers.set(message.id, waker)
             return false
           }
-          const result = yield* connection.send({ id: message.id, to: message.to, body: message.body })
+          const result = yield* connection.send({
+            id: message.id,
+            to: message.to,
+            body: message.body,
+            content: message.content,
+            quoted: message.quoted
+          })
           if (result._tag === "Accepted") yield* calls.providerAccepted(message.id)
           else yield* calls.dispatchFailed(message.id, result)
           return true

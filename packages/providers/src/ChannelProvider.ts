@@ -10,7 +10,7 @@
  */
 import type { Channel, ChannelStatus, ChannelStatusReason, ReceiptStatus } from "@switchboard/domain"
 import { InboundContent, RECEIPT_STATUSES } from "@switchboard/domain"
-import type { InboundBody } from "@switchboard/domain"
+import type { InboundBody, OutgoingBody, ProviderMessageRef } from "@switchboard/domain"
 import type { Effect, Queue, Scope, Stream } from "effect"
 import { Schema } from "effect"
 import type { QrSnapshot } from "./qr/QrConnection.js"
@@ -20,7 +20,12 @@ export interface OutgoingMessage {
   /** our message id, used as the provider's message id */
   readonly id: string
   readonly to: string
+  /** the text, or a file's caption ("" when none) */
   readonly body: string
+  /** what to send (a file's bytes are read from the media store by `content.mediaId`); text when absent */
+  readonly content?: OutgoingBody
+  /** the message this one quotes, by the provider's id */
+  readonly quoted?: ProviderMessageRef | null
 }
 
 /** The provider took the message; receipts follow on `events`. */

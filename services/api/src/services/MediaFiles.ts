@@ -9,6 +9,7 @@ import {
   acceptsBytes,
   Conflict,
   essence,
+  IdempotencyConflict,
   kindOfType,
   Media,
   MEDIA_LIMIT_BYTES,
@@ -48,12 +49,13 @@ const headSink = Sink.fold<Uint8Array, Uint8Array>(
 )
 
 const tooLarge = (limit: number) =>
-  Effect.zipRight(
-    setHeader("connection", "close"),
-    Effect.fail(
-      new PayloadTooLarge({ message: `The file is larger than ${limit} bytes`, details: { limit_bytes: limit } })
-    )
-  )
+  new PayloadTooLarge({ message: `The file is larger than ${limit} bytes`, details: { limit_bytes: limit } })
+
+const emptyFile = () =>
+  new ValidationError({
+    message: "The file is empty",
+    details: { issues: [{ path: ["body"], message: "Expected the file's bytes" }] }
+  })
 
 const incomplete = () =>
   new ValidationError({
@@ -175,6 +177,69 @@ export class MediaFiles extends Effect.Service<MediaFiles>()("@switchboard/servi
      * enforced while it streams and its type checked from the first bytes; `ready` once every
      * byte is in. A refused, failed or interrupted upload removes the row and its bytes.
      */
+    /**
+     * Streams `body` into the store as a new media: its type checked from the first bytes, the
+     * kind's limit enforced while it streams, `ready` once every byte is in (`complete` runs in
+     * that transaction). Anything refused, failed or interrupted removes the row and its bytes.
+     */
+    const ingest = <E>(
+      workspaceId: string,
+      input: {
+        readonly declared: string
+        readonly kind: MediaKind | undefined
+        readonly filename: string | undefined
+        readonly announced: number | undefined
+      },
+      body: Stream.Stream<Uint8Array, E>,
+      complete: (media: Media) => Effect.Effect<void, IdempotencyConflict> = () => Effect.void
+    ) =>
+      Effect.scoped(Effect.gen(function*() {
+        const { announced, declared } = input
+        // an aborted upload, or one cut off by `HTTP_REQUEST_TIMEOUT`
+        const bytes = Stream.mapError(body, () => incomplete())
+        const [head, rest] = yield* Stream.peel(bytes, headSink)
+        if (head.byteLength === 0) return yield* emptyFile()
+        const type = undeclared(declared) ? (sniff(head)[0] ?? declared) : declared
+        const kind = input.kind ?? kindOfType(type)
+        if (undeclared(type) && kind !== "document") return yield* typeRefused(kind, type)
+        if (!acceptsBytes(kind, type, head)) return yield* typeRefused(kind, type)
+        const limit = MEDIA_LIMIT_BYTES[kind]
+        const id = yield* newId("med")
+        const nowMs = yield* Clock.currentTimeMillis
+        const now = toTimestamp(nowMs)
+        yield* repo.createUpload({
+          id,
+          workspaceId,
+          kind,
+          mimeType: undeclared(type) ? "application/octet-stream" : type,
+          filename: input.filename ?? null,
+          now,
+          expiresAt: toTimestamp(nowMs + retentionDays * 24 * 3600 * 1000)
+        })
+        const stored = yield* store.write(id, Stream.concat(Stream.make(head), rest), limit).pipe(
+          Effect.catchTag("MediaTooLarge", (error) => Effect.fail(tooLarge(error.limitBytes))),
+          Effect.onExit((exit) => exit._tag === "Success" ? Effect.void : Effect.ignore(repo.remove(id)))
+        )
+        if (announced !== undefined && stored.sizeBytes !== announced) {
+          yield* Effect.ignore(repo.remove(id))
+          return yield* new ValidationError({
+            message: "The body's length is not its Content-Length",
+            details: { reason: "body_incomplete", issues: [{ path: ["content-length"], message: "Mismatch" }] }
+          })
+        }
+        return yield* transactions.run(Effect.gen(function*() {
+          yield* repo.settle({ id, status: "ready", ...stored, failure: null, now })
+          const media = toMedia(Option.getOrThrow(yield* repo.find(workspaceId, id)))
+          yield* complete(media)
+          return media
+        })).pipe(Effect.onError(() => Effect.ignore(repo.remove(id))))
+      }))
+
+    /**
+     * `POST /v1/media`: `ingest` of the request body under its `Idempotency-Key`. A body announced
+     * over the limit is refused before a byte is read; a refusal closes the connection after the
+     * answer (the rest of the body is not wanted).
+     */
     const upload = Effect.fn("MediaFiles.upload")(function*<E>(
       workspaceId: string,
       input: UploadRequest,
@@ -185,12 +250,7 @@ export class MediaFiles extends Effect.Service<MediaFiles>()("@switchboard/servi
       // the limit known before a byte is read: the kind named, or the one the declared type implies
       const limitBefore = MEDIA_LIMIT_BYTES[input.kind ?? (undeclared(declared) ? "document" : kindOfType(declared))]
       if (announced !== undefined && announced > limitBefore) return yield* tooLarge(limitBefore)
-      if (announced === 0) {
-        return yield* new ValidationError({
-          message: "The file is empty",
-          details: { issues: [{ path: ["body"], message: "Expected the file's bytes" }] }
-        })
-      }
+      if (announced === 0) return yield* emptyFile()
       return yield* idempotency.run(
         {
           workspaceId,
@@ -205,55 +265,11 @@ export class MediaFiles extends Effect.Service<MediaFiles>()("@switchboard/servi
           response: Media
         },
         (complete) =>
-          Effect.scoped(Effect.gen(function*() {
-            // an aborted upload, or one cut off by `HTTP_REQUEST_TIMEOUT`
-            const bytes = Stream.mapError(body, () => incomplete())
-            const [head, rest] = yield* Stream.peel(bytes, headSink)
-            if (head.byteLength === 0) {
-              return yield* new ValidationError({
-                message: "The file is empty",
-                details: { issues: [{ path: ["body"], message: "Expected the file's bytes" }] }
-              })
-            }
-            const type = undeclared(declared) ? (sniff(head)[0] ?? declared) : declared
-            const kind = input.kind ?? kindOfType(type)
-            if (undeclared(type) && kind !== "document") return yield* typeRefused(kind, type)
-            if (!acceptsBytes(kind, type, head)) return yield* typeRefused(kind, type)
-            const limit = MEDIA_LIMIT_BYTES[kind]
-            const id = yield* newId("med")
-            const nowMs = yield* Clock.currentTimeMillis
-            const now = toTimestamp(nowMs)
-            yield* repo.createUpload({
-              id,
-              workspaceId,
-              kind,
-              mimeType: undeclared(type) ? "application/octet-stream" : type,
-              filename: input.filename ?? null,
-              now,
-              expiresAt: toTimestamp(nowMs + retentionDays * 24 * 3600 * 1000)
-            })
-            const stored = yield* store.write(id, Stream.concat(Stream.make(head), rest), limit).pipe(
-              Effect.catchTag("MediaTooLarge", (error) => tooLarge(error.limitBytes)),
-              Effect.onExit((exit) => exit._tag === "Success" ? Effect.void : Effect.ignore(repo.remove(id)))
-            )
-            if (announced !== undefined && stored.sizeBytes !== announced) {
-              yield* Effect.ignore(repo.remove(id))
-              return yield* new ValidationError({
-                message: "The body's length is not its Content-Length",
-                details: { reason: "body_incomplete", issues: [{ path: ["content-length"], message: "Mismatch" }] }
-              })
-            }
-            return yield* transactions.run(Effect.gen(function*() {
-              yield* repo.settle({ id, status: "ready", ...stored, failure: null, now })
-              const media = toMedia(Option.getOrThrow(yield* repo.find(workspaceId, id)))
-              yield* complete(media)
-              return media
-            })).pipe(Effect.onError(() => Effect.ignore(repo.remove(id))))
-          }))
+          ingest(workspaceId, { declared, kind: input.kind, filename: input.filename, announced }, body, complete)
       )
-    })
+    }, Effect.tapError(() => setHeader("connection", "close")))
 
-    return { get, content, upload } as const
+    return { get, content, upload, ingest } as const
   }),
   dependencies: [MediaRepo.Default, MediaStore.Default, Transactions.Default, Idempotency.Default]
 }) {}
