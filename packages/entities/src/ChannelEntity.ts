@@ -325,6 +325,25 @@ export const ChannelEntityLive = ChannelEntity.toLayer(
             })
           ).pipe(Effect.orDie, Effect.tap(ensureLoop))
         ),
+      MarkRead: ({ payload }) =>
+        Rpc.fork(
+          connectAndLoop.pipe(
+            Effect.ignore,
+            Effect.zipRight(link.withConnection((connected) =>
+              Effect.gen(function*() {
+                const markRead = Option.isSome(connected) ? connected.value.connection.markRead : undefined
+                if (markRead === undefined) return false
+                yield* markRead(payload.messages.map((m) => ({
+                  providerMessageId: m.provider_message_id,
+                  phoneNumber: m.phone_number,
+                  whatsappLid: m.whatsapp_lid
+                })))
+                return true
+              })
+            )),
+            Effect.orDie
+          )
+        ),
       Status: () =>
         Rpc.fork(Effect.gen(function*() {
           const current = link.current()

@@ -156,6 +156,13 @@ export interface Pairing {
   readonly logout: Effect.Effect<void>
 }
 
+/** An inbound message as the provider knows it: its id and its sender (number or LID). */
+export interface InboundRef {
+  readonly providerMessageId: string
+  readonly phoneNumber: string | null
+  readonly whatsappLid: string | null
+}
+
 /** What a simulated network delivers (`simulateInbound`). */
 export interface SimulatedInbound {
   readonly from: string
@@ -169,6 +176,11 @@ export interface ChannelConnection {
   readonly events: Stream.Stream<ProviderEvent>
   /** receipts the connection still expects to report (the owner stays alive while > 0) */
   readonly pendingReceipts: Effect.Effect<number>
+  /**
+   * Sends read receipts (blue ticks) for inbound messages the business read, by the provider's
+   * ids and their senders. Absent: the provider has no read receipts.
+   */
+  readonly markRead?: (messages: ReadonlyArray<InboundRef>) => Effect.Effect<void>
   /** simulated networks only: someone writes to the channel's number (any kind) */
   readonly simulateInbound?: (input: SimulatedInbound) => Effect.Effect<void>
   /**

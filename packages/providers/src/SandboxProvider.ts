@@ -166,6 +166,8 @@ export class SandboxProvider extends Effect.Service<SandboxProvider>()("@switchb
           events: Stream.fromQueue(events),
           pendingReceipts: Ref.get(pending),
           simulateInbound,
+          // the simulated contact's phone shows blue ticks: nothing to carry further
+          markRead: () => Effect.void,
           dropWhenIdle: true
         } satisfies ChannelConnection
       })
