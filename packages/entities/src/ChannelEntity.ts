@@ -51,7 +51,7 @@ import type { ChannelPacer, ChannelStatus } from "@switchboard/domain"
 import type { ChannelConnection } from "@switchboard/providers"
 import { Clock, Context, Duration, Effect, Option, Queue, Schedule } from "effect"
 import type { Tracer } from "effect"
-import { makeChannelConnection } from "./ChannelConnection.js"
+import { makeChannelConnection, sendReadReceipts } from "./ChannelConnection.js"
 import { makePairingHandlers } from "./ChannelPairing.js"
 import { ChannelEntity, ChannelRuntime } from "./ChannelProtocol.js"
 
@@ -326,24 +326,10 @@ export const ChannelEntityLive = ChannelEntity.toLayer(
           ).pipe(Effect.orDie, Effect.tap(ensureLoop))
         ),
       MarkRead: ({ payload }) =>
-        Rpc.fork(
-          connectAndLoop.pipe(
-            Effect.ignore,
-            Effect.zipRight(link.withConnection((connected) =>
-              Effect.gen(function*() {
-                const markRead = Option.isSome(connected) ? connected.value.connection.markRead : undefined
-                if (markRead === undefined) return false
-                yield* markRead(payload.messages.map((m) => ({
-                  providerMessageId: m.provider_message_id,
-                  phoneNumber: m.phone_number,
-                  whatsappLid: m.whatsapp_lid
-                })))
-                return true
-              })
-            )),
-            Effect.orDie
-          )
-        ),
+        Rpc.fork(Effect.orDie(Effect.zipRight(
+          Effect.ignore(connectAndLoop),
+          link.withConnection((connected) => sendReadReceipts(connected, payload.messages))
+        ))),
       Status: () =>
         Rpc.fork(Effect.gen(function*() {
           const current = link.current()
