@@ -4,6 +4,8 @@ export default defineConfig({
   test: {
     include: ["packages/*/test/**/*.test.ts", "services/*/test/**/*.test.ts", "test/**/*.test.ts"],
     globalSetup: ["./test/support/globalSetup.ts"],
+    // what the code under test prints goes to .tmp/test-logs/ unless TEST_LOGS=1 (README "Tests")
+    setupFiles: ["./test/support/testLogs.ts"],
     testTimeout: 60_000,
     hookTimeout: 120_000,
     pool: "forks",

@@ -17,6 +17,7 @@
  *
  *   flock /tmp/sb-bench.lock npm run bench:failover -- --runs 4 --label after
  *   npm run bench:failover -- --runs 3 --signal SIGTERM --label sigterm   # a clean stop instead of a crash
+ *   npm run bench:failover -- --runs 3 --signal SIGSTOP --pause 16 --send-seconds 30 --label paused  # kill -STOP, -CONT
  *   npm run bench:failover -- --summary after      # the summary line over every recorded repetition
  */
 import { readFileSync } from "node:fs"
@@ -34,8 +35,12 @@ const SEND_SECONDS = numberFlag("send-seconds", 18)
 const KILL_AT_SECONDS = numberFlag("kill-at", 6)
 const DRAIN_SECONDS = numberFlag("drain", 100)
 const LABEL = String(flag("label") ?? "run")
-/** SIGKILL (a crash) or SIGTERM (a clean stop: a rolling restart, scaling down) */
-const SIGNAL = String(flag("signal") ?? "SIGKILL") as "SIGKILL" | "SIGTERM"
+/**
+ * SIGKILL (a crash), SIGTERM (a clean stop: a rolling restart, scaling down) or SIGSTOP (a paused
+ * process: a GC pause, a frozen VM), continued with SIGCONT after `--pause` seconds
+ */
+const SIGNAL = String(flag("signal") ?? "SIGKILL") as "SIGKILL" | "SIGTERM" | "SIGSTOP"
+const PAUSE_SECONDS = numberFlag("pause", 16)
 const MOVED_STALL_MS = 2000
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
@@ -88,7 +93,15 @@ const main = async () => {
     for (let rep = 1; rep <= RUNS; rep++) {
       const victim = rep % 2
       const result = await repetition(rep, victim, channels)
-      console.log(record("failover", { label: LABEL, signal: SIGNAL, channels: CHANNELS, rate: RATE, ...result }))
+      const pause = SIGNAL === "SIGSTOP" ? { pause_s: PAUSE_SECONDS } : {}
+      console.log(
+        record("failover", { label: LABEL, signal: SIGNAL, ...pause, channels: CHANNELS, rate: RATE, ...result })
+      )
+      if (SIGNAL === "SIGSTOP") {
+        // the paused runner woke up by itself: it takes its share of the shards again
+        await sleep(10_000)
+        continue
+      }
       // the killed runner comes back (new ports), and takes its share of the shards again
       const [cluster, http] = [await freePort(), await freePort()]
       const fresh = startService("runner", { ...stack.env, HOST: "127.0.0.1", PORT: String(cluster) }, http)
@@ -122,8 +135,10 @@ const main = async () => {
       const wait = due - Date.now()
       if (wait > 0) await sleep(wait)
       if (killedAt === 0 && Date.now() - started >= KILL_AT_SECONDS * 1000) {
-        runners[victim]!.child.kill(SIGNAL)
+        const stopped = runners[victim]!
+        stopped.child.kill(SIGNAL)
         killedAt = Date.now()
+        if (SIGNAL === "SIGSTOP") setTimeout(() => stopped.child.kill("SIGCONT"), PAUSE_SECONDS * 1000)
       }
       const channel_id = channels[i % channels.length]!
       sends.push(

@@ -23,7 +23,8 @@ import {
   RETRY_DELAYS_MS,
   STATUS_EVENT,
   TERMINAL_STATUSES,
-  transitionChannel
+  transitionChannel,
+  WARM_UP_SCHEDULE
 } from "@switchboard/domain"
 import * as Webhooks from "@switchboard/domain"
 import { HttpConfig, IMPORT_BODY_BYTES, RateLimits } from "@switchboard/service-api"
@@ -182,7 +183,14 @@ const qrConnectionErrors = () =>
     })
   )
 
+const warmUp = () =>
+  table(["day", ...WARM_UP_SCHEDULE.map((_, i) => String(i + 1))], [[
+    "new contacts per 24 h",
+    ...WARM_UP_SCHEDULE.map(String)
+  ]])
+
 export const TABLES: Record<string, () => string> = {
+  "qr-warm-up": warmUp,
   "message-transitions": messageTransitions,
   "channel-transitions": channelTransitions,
   "qr-connection-errors": qrConnectionErrors,

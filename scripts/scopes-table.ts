@@ -32,4 +32,16 @@ export const scopesTable = (): string => {
   return ["| Method | Path | Credential | Scopes | Rate limit rule |", "|---|---|---|---|---|", ...rows].join("\n")
 }
 
+/** Every scope some route requires. */
+export const requiredScopes = (): ReadonlySet<string> => {
+  const used = new Set<string>()
+  HttpApi.reflect(Api, {
+    onGroup() {},
+    onEndpoint({ mergedAnnotations }) {
+      for (const scope of Context.get(mergedAnnotations, RequiredScopes)) used.add(scope)
+    }
+  })
+  return used
+}
+
 if (import.meta.url === `file://${process.argv[1]}`) console.log(scopesTable())

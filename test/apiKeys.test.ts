@@ -50,10 +50,10 @@ describe("API keys", () => {
         assert.notInclude(scope.text, "messages.fly")
         const member = yield* post({ name: "k", mode: "test", colour: "red" })
         assert.strictEqual(member.status, 422)
-        assert.deepStrictEqual(member.body.error.details.issues[0], {
-          path: ["colour"],
-          message: "Unrecognized field \"colour\""
-        })
+        // the unknown member is not named back: reported at its object, with the names it takes
+        assert.deepStrictEqual(member.body.error.details.issues[0].path, [])
+        assert.match(member.body.error.details.issues[0].message, /^Unknown member; this object takes name, /)
+        assert.notInclude(member.text, "colour")
         const past = yield* post({ name: "k", mode: "test", expires_at: "2001-01-01T00:00:00.000Z" })
         assert.strictEqual(past.status, 422)
         assert.deepStrictEqual(past.body.error.details.issues[0].path, ["expires_at"])

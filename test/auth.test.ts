@@ -1,5 +1,7 @@
+import { HttpServer } from "@effect/platform"
 import { assert, describe, layer } from "@effect/vitest"
-import { Effect } from "effect"
+import { Mailer } from "@switchboard/service-api"
+import { Effect, Ref } from "effect"
 import { createKey, mailedToken, PASSWORD, request, signUp, uniqueEmail } from "./support/Fixtures.js"
 import * as TestApp from "./support/TestApp.js"
 
@@ -36,6 +38,17 @@ describe("users and sessions", () => {
         assert.include(cookie, "Secure")
         assert.include(cookie, "SameSite=Strict")
         assert.include(cookie, "Path=/v1/auth")
+      }))
+
+    it.effect("mails a link to the address the server listens on, not a fixed port", () =>
+      Effect.gen(function*() {
+        const email = uniqueEmail()
+        yield* request("POST", "/v1/auth/register", {
+          body: { email, password: PASSWORD, name: "Ann", workspace_name: "Ann's" }
+        })
+        const { port } = (yield* HttpServer.HttpServer).address as HttpServer.TcpAddress
+        const mail = [...(yield* Ref.get(yield* Mailer.MailOutbox))].find((m) => m.to === email)!
+        assert.include(mail.text, `POST http://localhost:${port}/v1/auth/verify-email`)
       }))
 
     it.effect("answers a wrong password and an unknown e-mail with the same 401", () =>

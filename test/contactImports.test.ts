@@ -93,6 +93,55 @@ describe("contact imports", () => {
         assert.deepStrictEqual(listed.data.map((i) => i.id), [queued.id])
       }))
 
+    it.effect("checks every row with the API's contact rules: limits, U+0000 and bytes that are not UTF-8 fail their row", () =>
+      Effect.gen(function*() {
+        const { client } = yield* setup
+        const EMOJI = "\u{1F600}"
+        const extra = Array.from({ length: 50 }, (_, i) => `a${i}`)
+        // phone_number, name, email, note and 50 more attribute columns: 51 attributes when all are filled
+        const row = (phone: string, name: string, email = "", note = "", fillExtra = false) =>
+          [phone, name, email, note, ...extra.map(() => fillExtra ? "x" : "")].join(",") + "\n"
+        const file = Buffer.concat([
+          Buffer.from(["phone_number", "name", "email", "note", ...extra].join(",") + "\n"),
+          Buffer.from(row("+4915100000201", "Good", "", "short")),
+          Buffer.from(row("+4915100000202", EMOJI.repeat(257))),
+          Buffer.from(row("+4915100000203", "Long value", "", "v".repeat(1025))),
+          Buffer.from(row("+4915100000204", "Nul\u0000Name")),
+          Buffer.concat([
+            Buffer.from("+4915100000205,Bad"),
+            Buffer.from([0xff, 0xfe]),
+            Buffer.from(row("", "").slice(1))
+          ]),
+          Buffer.from(row("+4915100000206", "Many", "", "x", true)),
+          Buffer.from(row("+4915100000207", "Mail", `${"m".repeat(300)}@example.com`)),
+          Buffer.from(row("+4915100000208", EMOJI.repeat(256), "", "y".repeat(1024)))
+        ])
+        const queued = yield* client.contactImports.create({ payload: { file: file.toString("base64") }, headers: {} })
+        assert.strictEqual(queued.total_rows, 8)
+        const done = yield* finished(client, queued.id)
+        assert.strictEqual(done.status, "completed")
+        assert.deepStrictEqual([done.created, done.failed], [2, 6])
+        assert.deepStrictEqual(
+          done.errors.map((e) => [e.row, e.column, e.code]),
+          [
+            [2, "name", "invalid_name"],
+            [3, "note", "invalid_attribute"],
+            [4, "name", "invalid_text"],
+            [5, "name", "invalid_text"],
+            [6, null, "too_many_attributes"],
+            [7, "email", "invalid_email"]
+          ]
+        )
+        // what an import creates, the API takes back as it is
+        const imported = (yield* client.contacts.list({ urlParams: { q: "+4915100000208" } })).data[0]!
+        assert.strictEqual(imported.name, EMOJI.repeat(256))
+        const patched = yield* client.contacts.update({
+          path: { contactId: imported.id },
+          payload: { name: imported.name, attributes: imported.attributes }
+        })
+        assert.deepStrictEqual(patched.attributes, { note: "y".repeat(1024) })
+      }))
+
     it.effect("updates existing contacts with on_conflict update and fails rows beyond the plan", () =>
       Effect.gen(function*() {
         const { client, user } = yield* setup

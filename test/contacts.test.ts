@@ -207,7 +207,7 @@ describe("contacts", () => {
         assert.strictEqual(renamed.description, null)
         const list = yield* client.contactGroups.list({ urlParams: {} })
         assert.deepStrictEqual(list.data.map((g) => g.id), [group.id])
-        const tags = yield* client.contacts.tags()
+        const tags = yield* client.contacts.tags({ urlParams: {} })
         assert.deepStrictEqual(tags.data.map((t) => [t.tag, t.contact_count]), [["a", 2], ["b", 1]])
         yield* client.contactGroups.delete({ path })
         assert.strictEqual((yield* refused(client.contactGroups.get({ path }))).status, 404)

@@ -23,7 +23,13 @@ describe("conversations", () => {
         assert.strictEqual(first.object, "conversation")
         assert.strictEqual(first.status, "open")
         assert.strictEqual(first.channel_id, session.channel_id)
-        assert.deepStrictEqual(first.contact, { id: sent.contact_id, object: "contact", phone_number: TO, name: null })
+        assert.deepStrictEqual(first.contact, {
+          id: sent.contact_id,
+          object: "contact",
+          phone_number: TO,
+          whatsapp_lid: null,
+          name: null
+        })
         assert.strictEqual(first.last_message_at, sent.created_at)
         assert.isNull(first.last_inbound_at)
         assert.isNull(first.assignee_id)

@@ -82,7 +82,7 @@ describe("event emitters", () => {
         }
 
         // the endpoint reports the registry, in the list envelope
-        const catalogue = yield* request("GET", "/v1/webhook-event-types", {
+        const catalogue = yield* request("GET", "/v1/webhook-event-types?limit=100", {
           token: user.accessToken,
           workspace: user.workspaceId
         })

@@ -41,14 +41,14 @@ const rawExchange = (p: number, bytes: string) =>
   })
 
 /** One POST with any content type, answered as a `Reply`. */
-const postRaw = (p: number, path: string, contentType: string, body: string) =>
+const postRaw = (p: number, path: string, contentType: string | undefined, body: string) =>
   Effect.async<Reply>((resume) => {
     const req = httpRequest({
       host: "127.0.0.1",
       port: p,
       method: "POST",
       path,
-      headers: { "content-type": contentType }
+      headers: contentType === undefined ? {} : { "content-type": contentType }
     }, (res) => {
       let text = ""
       res.on("data", (c) => (text += c))
@@ -186,9 +186,20 @@ describe("hostile input", () => {
       Effect.gen(function*() {
         const p = yield* port
         for (
-          const contentType of ["application/x-www-form-urlencoded", "text/plain", "multipart/form-data; boundary=x"]
+          // undefined: a JSON body sent without Content-Type is no exception
+          const contentType of [
+            "application/x-www-form-urlencoded",
+            "text/plain",
+            "multipart/form-data; boundary=x",
+            undefined
+          ]
         ) {
-          const reply = yield* postRaw(p, "/v1/auth/login", contentType, `{"email":"a@b.co","password":"${SECRET}"}`)
+          const reply = yield* postRaw(
+            p,
+            "/v1/auth/login",
+            contentType,
+            `{"email":"a@b.co","password":"${SECRET}"}`
+          )
           assertEnvelope(reply, 422, "VALIDATION_ERROR", ["content-type"])
           const body = (reply as { body: any }).body
           assert.strictEqual(body.error.details.reason, "content_type")
@@ -238,6 +249,36 @@ describe("hostile input", () => {
           assert.strictEqual(body.error.code, "BAD_REQUEST")
           assert.deepStrictEqual(body.error.details, {})
         }
+      }))
+
+    it.effect("answers a request without Host, an unknown Expect and CONNECT in the envelope, then closes", () =>
+      Effect.gen(function*() {
+        const p = yield* port
+        const cases = [
+          ["GET /health HTTP/1.1\r\n\r\n", 400, "BAD_REQUEST"],
+          [
+            "POST /v1/auth/login HTTP/1.1\r\nHost: x\r\nExpect: 200-ok\r\nContent-Length: 2\r\n\r\n{}",
+            417,
+            "EXPECTATION_FAILED"
+          ],
+          ["CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n", 400, "BAD_REQUEST"]
+        ] as const
+        for (const [raw, status, code] of cases) {
+          // the exchange ends when the server closes the connection
+          const response = yield* rawExchange(p, raw)
+          assert.match(response, new RegExp(`^HTTP/1\\.1 ${status} `), JSON.stringify(raw))
+          assert.match(response, /\r\ncontent-type: application\/json\r\n/i, JSON.stringify(raw))
+          assert.match(response, /\r\nconnection: close\r\n/i, JSON.stringify(raw))
+          const body = JSON.parse(response.slice(response.indexOf("\r\n\r\n") + 4))
+          assert.deepStrictEqual(Object.keys(body), ["error"])
+          assert.strictEqual(body.error.code, code, JSON.stringify(raw))
+          assert.deepStrictEqual(body.error.details, {})
+        }
+        // HTTP/1.0 needs no Host; 100-continue is met as usual
+        const old = yield* rawExchange(p, "GET /health HTTP/1.0\r\n\r\n")
+        assert.match(old, /^HTTP\/1\.1 200 /)
+        const reply = yield* request("GET", "/health")
+        assert.strictEqual(reply.status, 200)
       }))
   })
 })

@@ -7,13 +7,27 @@
 import { assert, describe, layer } from "@effect/vitest"
 import type { Message } from "@switchboard/domain"
 import { verifyWebhook } from "@switchboard/sdk"
-import { Effect } from "effect"
+import { Effect, Metric } from "effect"
 import { createHash, randomBytes } from "node:crypto"
 import { api, createKey, eventually, refused, request, sandboxSetup, signUp } from "./support/Fixtures.js"
 import { receiver } from "./support/Receiver.js"
 import * as TestApp from "./support/TestApp.js"
 
 const FROM = "+4915112345678"
+
+/** `switchboard_inbound_messages_total` for one type and outcome, in this process. */
+const inboundCount = (type: string, outcome: string) =>
+  Effect.map(Metric.snapshot, (pairs) => {
+    let sum = 0
+    for (const pair of pairs) {
+      if (pair.metricKey.name !== "switchboard_inbound_messages_total") continue
+      const tags = Object.fromEntries(pair.metricKey.tags.map((t) => [t.key, t.value]))
+      if (tags["type"] === type && tags["outcome"] === outcome) {
+        sum += (pair.metricState as unknown as { count: number }).count
+      }
+    }
+    return sum
+  })
 
 describe("inbound messages of every kind (sandbox)", () => {
   layer(TestApp.layer(), { excludeTestServices: true, timeout: 180_000 })((it) => {
@@ -41,6 +55,11 @@ describe("inbound messages of every kind (sandbox)", () => {
             return after[0]!
           })
 
+        const countsBefore = [
+          yield* inboundCount("location", "recorded"),
+          yield* inboundCount("image", "recorded"),
+          yield* inboundCount("image", "media_stored")
+        ]
         const ours = yield* client.messages.send({ payload: { to: FROM, text: { body: "hello" } }, headers: {} })
         const text = yield* deliver({ from: FROM, text: { body: "original" } })
         assert.strictEqual(text.type, "text")
@@ -150,6 +169,15 @@ describe("inbound messages of every kind (sandbox)", () => {
         assert.strictEqual(beyond.status, 416)
         assert.strictEqual(beyond.code, "RANGE_NOT_SATISFIABLE")
 
+        // a stored media sent again by id: a new message with a copy of the same bytes
+        const again = yield* deliver({ from: FROM, image: { media_id: storedImage.media!.id, caption: "again" } })
+        assert.strictEqual(again.type, "image")
+        assert.notStrictEqual(again.media!.id, storedImage.media!.id)
+        const storedAgain = yield* settled(again)
+        assert.strictEqual(storedAgain.media!.status, "ready")
+        const copy = yield* client.media.content({ path: { mediaId: again.media!.id }, headers: {} })
+        assert.isTrue(Buffer.from(copy).equals(png))
+
         // a file of another workspace does not exist there
         const stranger = yield* createKey(yield* signUp())
         for (const path of [`/v1/media/${media.id}`, `/v1/media/${media.id}/content`]) {
@@ -159,12 +187,29 @@ describe("inbound messages of every kind (sandbox)", () => {
         }
 
         // one signed message.received per inbound message, with its type; files' after they were stored
-        const all = [text, reply, location, contacts, reaction, edit, revoke, unsupported, image, document, audio]
+        const all = [
+          text,
+          reply,
+          location,
+          contacts,
+          reaction,
+          edit,
+          revoke,
+          unsupported,
+          image,
+          document,
+          audio,
+          again
+        ]
         yield* eventually(Effect.sync(() => sink.received.length), (n) => n >= all.length, 30_000)
         const secret = endpoint.body.secret as string
         const received = sink.received.map((r) => {
           assert.isTrue(verifyWebhook(r.body, r.headers as any, secret).valid)
-          return JSON.parse(r.body) as { type: string; created_at: string; data: { message_id: string; type: string } }
+          return JSON.parse(r.body) as {
+            type: string
+            created_at: string
+            data: { message_id: string; type: string; media_status?: string }
+          }
         })
         assert.deepStrictEqual(
           received.map((e) => e.data.message_id).sort(),
@@ -174,7 +219,17 @@ describe("inbound messages of every kind (sandbox)", () => {
           const event = received.find((e) => e.data.message_id === m.id)!
           assert.strictEqual(event.type, "message.received")
           assert.strictEqual(event.data.type, m.type)
+          assert.strictEqual(event.data.media_status, m.media === null ? undefined : "ready")
         }
+        // the inbound metric counted them by type and outcome
+        assert.deepStrictEqual(
+          [
+            (yield* inboundCount("location", "recorded")) - countsBefore[0]!,
+            (yield* inboundCount("image", "recorded")) - countsBefore[1]!,
+            (yield* inboundCount("image", "media_stored")) - countsBefore[2]!
+          ],
+          [1, 2, 2]
+        )
       }))
 
     it.effect("refuses bad inbound input with the envelope", () =>

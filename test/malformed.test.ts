@@ -48,7 +48,7 @@ const cases: ReadonlyArray<Case> = [
     path0: ["email"]
   },
   {
-    name: "an unknown member, refused by name",
+    name: "an unknown member, refused without repeating its name",
     method: "POST",
     path: "/v1/auth/register",
     options: () => ({
@@ -56,8 +56,8 @@ const cases: ReadonlyArray<Case> = [
     }),
     status: 422,
     code: "VALIDATION_ERROR",
-    path0: ["admin"],
-    check: (error) => assert.strictEqual(error.details.issues[0].message, "Unrecognized field \"admin\"")
+    path0: [],
+    check: (error) => assert.match(error.details.issues[0].message, /^Unknown member; this object takes /)
   },
   {
     name: "an unknown route",
@@ -120,12 +120,12 @@ const cases: ReadonlyArray<Case> = [
     path0: ["after"]
   },
   {
-    name: "a malformed path id",
+    name: "a malformed path id names nothing: the resource's 404",
     method: "DELETE",
     path: "/v1/api-keys/key_nope",
     options: (key) => ({ token: key }),
-    status: 422,
-    code: "VALIDATION_ERROR",
+    status: 404,
+    code: "API_KEY_NOT_FOUND",
     path0: ["keyId"]
   },
   {

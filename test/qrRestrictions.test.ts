@@ -194,5 +194,154 @@ describe("QR number protection", () => {
         }).pipe(Effect.orDie),
       { timeout: 180_000 }
     )
+
+    it.scoped(
+      "pauses new chats while WhatsApp's reach-out timelock holds and when its new-chat quota is used up; replies still go",
+      () =>
+        Effect.gen(function*() {
+          const wa = yield* Wa
+          const { user, channelId } = yield* pairedChannel("Timelocked")
+          const send = (to: string) =>
+            request("POST", "/v1/messages", {
+              ...as(user),
+              body: { channel_id: channelId, to, text: { body: "Hello" } }
+            })
+          const safety = () =>
+            Effect.map(request("GET", `/v1/channels/${channelId}/qr/safety`, as(user)), (r) => r.body)
+          const regular = wa.contact("+4915144000001")
+          yield* regular.says("Hello?")
+          yield* eventually(
+            request("GET", `/v1/messages?direction=inbound&channel_id=${channelId}`, as(user)),
+            (r) => r.body?.data?.length > 0
+          )
+          const stranger = wa.contact("+4915144000002")
+
+          const ends = Math.floor(Date.now() / 1000) + 3600
+          wa.mexNotification("NotificationUserReachoutTimelockUpdate", {
+            xwa2_notify_account_reachout_timelock: {
+              is_active: true,
+              time_enforcement_ends: String(ends),
+              enforcement_type: "DEFAULT"
+            }
+          })
+          const locked = yield* eventually(channelOf(user, channelId), (c) => c.status_reason === "reachout_timelocked")
+          assert.deepInclude(locked, { status: "connected", status_reason: "reachout_timelocked" })
+          const shown = yield* eventually(safety(), (b) => b.restrictions.timelock_until !== null)
+          assert.strictEqual(shown.restrictions.timelock_until, new Date(ends * 1000).toISOString())
+          const refused = yield* send(stranger.number)
+          assert.strictEqual(refused.status, 429, refused.text)
+          assert.deepInclude(envelopeOf(refused).details, {
+            reason: "timelock",
+            retry_at: new Date(ends * 1000).toISOString()
+          })
+          assert.isAtLeast(Number(refused.headers["retry-after"]), 3500)
+          // the contact who wrote first still gets an answer
+          assert.strictEqual((yield* send(regular.number)).status, 201)
+
+          wa.mexNotification("NotificationUserReachoutTimelockUpdate", {
+            xwa2_notify_account_reachout_timelock: { is_active: false }
+          })
+          yield* eventually(channelOf(user, channelId), (c) => c.status_reason === "restriction_lifted")
+          assert.isNull((yield* safety()).restrictions.timelock_until)
+          assert.strictEqual((yield* send(stranger.number)).status, 201)
+
+          // WhatsApp's own new-chat capping: used up, new contacts wait for the next cycle
+          const cycleEnd = Math.floor(Date.now() / 1000) + 7200
+          wa.mexNotification("MessageCappingInfoNotification", {
+            xwa2_notify_new_chat_messages_capping_info_update: {
+              total_quota: 50,
+              used_quota: 50,
+              cycle_end_timestamp: String(cycleEnd),
+              capping_status: "CAPPED"
+            }
+          })
+          yield* eventually(channelOf(user, channelId), (c) => c.status_reason === "new_chats_capped")
+          const capped = yield* send(wa.contact("+4915144000003").number)
+          assert.strictEqual(capped.status, 429, capped.text)
+          assert.deepInclude(envelopeOf(capped).details, {
+            reason: "new_chat_cap",
+            limit: 50,
+            retry_at: new Date(cycleEnd * 1000).toISOString()
+          })
+          assert.deepInclude((yield* safety()).restrictions.new_chat_quota, { total: 50, used: 50 })
+          assert.strictEqual((yield* send(regular.number)).status, 201)
+        }).pipe(Effect.orDie),
+      { timeout: 180_000 }
+    )
+
+    it.scoped(
+      "pauses a channel WhatsApp throttles (rate-overlimit): one lookup instead of one per retry, and the channel says rate_limited",
+      () =>
+        Effect.gen(function*() {
+          const wa = yield* Wa
+          const { user, channelId } = yield* pairedChannel("Throttled")
+          const send = (to: string) =>
+            request("POST", "/v1/messages", { ...as(user), body: { channel_id: channelId, to, text: { body: "Hi" } } })
+          const message = (id: string) => Effect.map(request("GET", `/v1/messages/${id}`, as(user)), (r) => r.body)
+          const throttled = wa.contact("+4915155000001")
+          throttled.lookupError = { code: "429", text: "rate-overlimit" }
+          const first = yield* send(throttled.number)
+          assert.strictEqual(first.status, 201, first.text)
+          const refused = yield* eventually(
+            message(first.body.id),
+            (m) => m.timeline.some((t: { to_state: string }) => t.to_state === "failed_retryable"),
+            30_000
+          )
+          const retried = refused.timeline.find((t: { to_state: string }) => t.to_state === "failed_retryable")
+          assert.include(retried.reason, "throttled")
+          yield* eventually(channelOf(user, channelId), (c) => c.status_reason === "rate_limited")
+          // the channel pauses (30 s first): no retry asks WhatsApp again meanwhile, and nothing
+          // else of the channel goes out either
+          const other = wa.contact("+4915155000002")
+          const second = yield* send(other.number)
+          assert.strictEqual(second.status, 201)
+          yield* Effect.sleep("3 seconds")
+          assert.strictEqual(throttled.lookups, 1)
+          assert.deepStrictEqual(other.received, [])
+          assert.strictEqual((yield* message(second.body.id)).status, "queued")
+        }).pipe(Effect.orDie),
+      { timeout: 180_000 }
+    )
+
+    it.scoped(
+      "fails a send to a number that is not on WhatsApp fast (not_on_whatsapp), checking each number once per channel",
+      () =>
+        Effect.gen(function*() {
+          const wa = yield* Wa
+          const { user, channelId } = yield* pairedChannel("Checks recipients")
+          const send = (to: string) =>
+            request("POST", "/v1/messages", { ...as(user), body: { channel_id: channelId, to, text: { body: "Hi" } } })
+          const message = (id: string) => Effect.map(request("GET", `/v1/messages/${id}`, as(user)), (r) => r.body)
+          const checksOf = (number: string) => wa.contactChecks.filter((n) => `+${n}` === number).length
+          // no such WhatsApp user on the fake network
+          const nobody = "+4915166000001"
+          const sent = yield* send(nobody)
+          assert.strictEqual(sent.status, 201, sent.text)
+          const failed = yield* eventually(message(sent.body.id), (m) => m.status === "failed_permanent", 30_000)
+          assert.strictEqual(failed.status, "failed_permanent", JSON.stringify(failed))
+          assert.deepStrictEqual([failed.failure.class, failed.failure.code], ["permanent", "not_on_whatsapp"])
+          // one attempt: not retried, nothing was sent
+          assert.strictEqual(
+            failed.timeline.filter((t: { to_state: string }) => t.to_state === "dispatching").length,
+            1
+          )
+          assert.include((yield* channelEvents(sent.body.id)).map((e) => e.type), "message.failed")
+          assert.strictEqual(checksOf(nobody), 1)
+
+          // a WhatsApp user is checked once, then remembered
+          const alice = wa.contact("+4915166000002")
+          for (const text of ["one", "two"]) {
+            const reply = yield* request("POST", "/v1/messages", {
+              ...as(user),
+              body: { channel_id: channelId, to: alice.number, text: { body: text } }
+            })
+            assert.strictEqual(reply.status, 201)
+          }
+          yield* eventually(Effect.sync(() => alice.received.length), (n) => n === 2, 30_000)
+          assert.deepStrictEqual(alice.received.map((m) => m.text), ["one", "two"])
+          assert.strictEqual(checksOf(alice.number), 1)
+        }).pipe(Effect.orDie),
+      { timeout: 180_000 }
+    )
   })
 })

@@ -96,7 +96,8 @@ describe("raw bytes", () => {
           [
             "/v1/contacts",
             `{"phone_number":"+4915112345678","attributes":{"a":[{"x":1},{"y":"${SECRET}","y":2}]}}`,
-            ["attributes", "a", 1, "y"]
+            // the attribute's name is the client's own: reported at the map, never repeated
+            ["attributes"]
           ]
         ]
         for (const [path, text, path0] of cases) {
@@ -125,7 +126,7 @@ describe("raw bytes", () => {
           request("PATCH", `/v1/contacts/${contact.body.id}`, { token: key.secret, rawBody: text })
         // in a jsonb member Postgres refuses it: this was a 500 after the request was accepted
         const cases: ReadonlyArray<readonly [string, ReadonlyArray<string | number>]> = [
-          [`{"attributes":{"k":"${SECRET}\\ud800"}}`, ["attributes", "k"]],
+          [`{"attributes":{"k":"${SECRET}\\ud800"}}`, ["attributes"]],
           [`{"attributes":{"k\\udfff":"v"}}`, ["attributes"]],
           [`{"name":"\\uDBFF${SECRET}"}`, ["name"]],
           [`{"tags":["a","\\ud800\\ud800"]}`, ["tags", 1]]

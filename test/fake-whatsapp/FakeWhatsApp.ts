@@ -19,10 +19,12 @@
  * ```
  */
 import {
+  aesEncryptGCM,
   type BinaryNode,
   Curve,
   getBinaryNodeChild,
   getBinaryNodeChildren,
+  hkdf,
   jidDecode,
   type KeyPair,
   proto
@@ -32,6 +34,7 @@ import { createHmac, randomBytes } from "node:crypto"
 import { EventEmitter, once } from "node:events"
 import type { AddressInfo } from "node:net"
 import { type WebSocket, WebSocketServer } from "ws"
+import { MediaHost, type PublishedMedia } from "./MediaHost.js"
 import { FakeCertificateAuthority, NoiseResponder } from "./NoiseResponder.js"
 import { type CompanionKeys, SignalPeer } from "./SignalPeer.js"
 
@@ -72,6 +75,23 @@ export interface FakeWhatsAppOptions {
   readonly trace?: boolean
 }
 
+/**
+ * How a message stanza addresses its sender, as WhatsApp does: by phone number (`pn`), by LID only
+ * (`lid`), or by one with the other in `sender_pn`/`sender_lid` (Baileys' `remoteJidAlt`).
+ */
+export type Addressing = "pn" | "lid" | "lid+pn" | "pn+lid"
+
+export interface SendOptions {
+  readonly addressing?: Addressing
+  /** a direct chat (default), a group the contact writes in, or the contact's status */
+  readonly chat?: "direct" | "group" | "status"
+  /** the WhatsApp id to use (default: a new one) */
+  readonly id?: string
+}
+
+/** The media kinds a contact can send, with the message member and the media type of its keys. */
+export type MediaKindName = "image" | "video" | "audio" | "document" | "sticker"
+
 /** A remote WhatsApp user: decrypts what we send, answers with receipts, says things. */
 export class FakeContact {
   /** messages as the contact's phone shows them: one per WhatsApp id, as the real app does */
@@ -87,6 +107,13 @@ export class FakeContact {
    * account's reach-out), instead of delivering them; `undefined` delivers
    */
   ackError: string | undefined = undefined
+  /**
+   * WhatsApp answers a device lookup (usync) that names this contact with this IQ error, e.g.
+   * `{code: "429", text: "rate-overlimit"}` (throttled); `undefined` answers it
+   */
+  lookupError: { readonly code: string; readonly text: string } | undefined = undefined
+  /** device lookups (usync) that named this contact */
+  lookups = 0
   /** WhatsApp never answers our messages to this contact: no ack, no receipts (a lost answer) */
   silent = false
   /** ids of our messages WhatsApp refused (`ackError`) */
@@ -104,8 +131,44 @@ export class FakeContact {
   }
 
   /** Sends a text to the linked companion; resolves with the WhatsApp message id. */
-  says(text: string): Effect.Effect<string> {
-    return Effect.promise(() => this.server.pushText(this, text))
+  says(text: string, options: SendOptions = {}): Effect.Effect<string> {
+    return this.sends({ conversation: text }, options)
+  }
+
+  /**
+   * Sends any message to the linked companion (held while no companion is connected, then
+   * delivered as offline messages after its next login); resolves with the WhatsApp message id.
+   */
+  sends(message: proto.IMessage, options: SendOptions = {}): Effect.Effect<string> {
+    return Effect.promise(() => this.server.pushMessage(this, message, options))
+  }
+
+  /**
+   * Sends a file as a phone does: encrypted onto the media host, then a message pointing at it.
+   * `fields` adds to the media member (`mimetype`, `caption`, `fileName`, `ptt`, `contextInfo`).
+   */
+  sendsMedia(
+    kind: MediaKindName,
+    bytes: Uint8Array,
+    fields: Record<string, unknown> = {},
+    options: SendOptions = {}
+  ): Effect.Effect<{ readonly id: string; readonly media: PublishedMedia }> {
+    return Effect.promise(async () => {
+      const media = await this.server.media.publish(bytes, kind)
+      const member = {
+        url: media.url,
+        directPath: media.directPath,
+        mediaKey: media.mediaKey,
+        fileSha256: media.fileSha256,
+        fileEncSha256: media.fileEncSha256,
+        fileLength: media.fileLength,
+        mediaKeyTimestamp: Math.floor(Date.now() / 1000),
+        ...fields
+      }
+      const id = await this.server.pushMessage(this, { [`${kind}Message`]: member }, options)
+      this.server.published.set(id, media)
+      return { id, media }
+    })
   }
 
   lastReceived(): ReceivedMessage | undefined {
@@ -164,6 +227,8 @@ export class FakeWhatsApp {
   readonly phone: FakePhone
   /** counters tests use to prove there is no reconnect loop */
   readonly stats = { connections: 0, logins: 0, pairings: 0 }
+  /** numbers (digits) asked about in "is it on WhatsApp?" queries (usync `contact`), in order */
+  readonly contactChecks: Array<string> = []
   /** the WhatsApp Web version each client announced (`primary.secondary.tertiary`) */
   readonly clientVersions: Array<string> = []
   private readonly ca = new FakeCertificateAuthority()
@@ -173,11 +238,31 @@ export class FakeWhatsApp {
   private readonly pairingByRef = new Map<string, Connection>()
   private readonly devices = new Map<string, LinkedDevice>()
   private readonly contacts = new Map<string, FakeContact>()
+  /** what contacts sent, by message id: sent again (a new session) when the companion asks (`retry` receipt) */
+  private readonly sentByContacts = new Map<
+    string,
+    { readonly contact: FakeContact; readonly message: proto.IMessage; readonly options: SendOptions }
+  >()
+  /** message ids the companion asked to be sent again */
+  readonly retryRequests: Array<string> = []
+  /** message stanzas for the companion while none is connected: delivered as offline messages at its next login */
+  private readonly offlineQueue: Array<BinaryNode> = []
+  /** media a contact sent, by message id (answers the companion's re-upload requests) */
+  readonly published = new Map<string, PublishedMedia>()
+  /** re-upload requests the companion made (message ids) */
+  readonly reuploadRequests: Array<string> = []
   private failLogins: { code: number; remaining: number } | undefined
+  /** logins waiting for `releaseLogins` (the link is down meanwhile) */
+  private heldLogins: Array<() => void> | undefined
   private holdOffline = false
   private session: Connection | undefined
 
-  private constructor(private readonly wss: WebSocketServer, private readonly options: FakeWhatsAppOptions) {
+  private constructor(
+    private readonly wss: WebSocketServer,
+    private readonly options: FakeWhatsAppOptions,
+    /** the media host (HTTPS; its CA must be trusted, see `MediaTls`) */
+    readonly media: MediaHost
+  ) {
     this.events.setMaxListeners(100)
     this.phone = new FakePhone(this, options.phoneNumber ?? "+15550001111")
     wss.on("connection", (ws) => this.onConnection(ws))
@@ -187,7 +272,7 @@ export class FakeWhatsApp {
   static async start(options: FakeWhatsAppOptions = {}): Promise<FakeWhatsApp> {
     const wss = new WebSocketServer({ host: "127.0.0.1", port: 0, path: "/ws/chat" })
     await once(wss, "listening")
-    return new FakeWhatsApp(wss, options)
+    return new FakeWhatsApp(wss, options, await MediaHost.start())
   }
 
   /** A server for the current scope, stopped when it closes. */
@@ -220,6 +305,7 @@ export class FakeWhatsApp {
   async stop(): Promise<void> {
     for (const c of this.connections) c.ws.terminate()
     await new Promise<void>((resolve) => this.wss.close(() => resolve()))
+    await this.media.stop()
   }
 
   /** A contact that exists on WhatsApp (usync finds it, its prekeys can be fetched). */
@@ -241,6 +327,41 @@ export class FakeWhatsApp {
     if (this.session) this.send(this.session, { tag: "stream:error", attrs: { code: String(code) } })
   }
 
+  /**
+   * A GraphQL ("mex") notification to the logged-in session, as WhatsApp sends its account
+   * signals: `NotificationUserReachoutTimelockUpdate` with
+   * `{xwa2_notify_account_reachout_timelock: {is_active, time_enforcement_ends, enforcement_type}}`,
+   * `MessageCappingInfoNotification` with `{xwa2_notify_new_chat_messages_capping_info_update: {...}}`.
+   */
+  mexNotification(opName: string, data: unknown): void {
+    if (!this.session) throw new Error("no companion is logged in")
+    this.send(this.session, {
+      tag: "notification",
+      attrs: { from: S_WA, type: "mex", id: `mex-${randomBytes(4).toString("hex")}`, t: unixNow() },
+      content: [{ tag: "update", attrs: { op_name: opName }, content: Buffer.from(JSON.stringify({ data })) }]
+    })
+  }
+
+  /**
+   * Logins from now on wait, unanswered, until `releaseLogins`: the companion stays offline, and
+   * what contacts send meanwhile is held for it (offline delivery).
+   */
+  holdLogins(): void {
+    this.heldLogins ??= []
+  }
+
+  /** Answers the held logins; later ones are answered at once. */
+  releaseLogins(): void {
+    const held = this.heldLogins ?? []
+    this.heldLogins = undefined
+    for (const login of held) login()
+  }
+
+  /** Whether a companion is logged in now. */
+  get companionOnline(): boolean {
+    return this.session?.device !== undefined && this.session.ws.readyState === this.session.ws.OPEN
+  }
+
   /** The next `times` logins are answered with `<stream:error code=.../>` instead of `<success>`. */
   failNextLogins(code: number, times = Number.POSITIVE_INFINITY): void {
     this.failLogins = { code, remaining: times }
@@ -260,8 +381,12 @@ export class FakeWhatsApp {
     if (this.session) this.sendOfflineNotice(this.session)
   }
 
-  private sendOfflineNotice(conn: Connection) {
-    this.send(conn, { tag: "ib", attrs: { from: S_WA }, content: [{ tag: "offline", attrs: { count: "0" } }] })
+  private sendOfflineNotice(conn: Connection, count = 0) {
+    this.send(conn, {
+      tag: "ib",
+      attrs: { from: S_WA },
+      content: [{ tag: "offline", attrs: { count: String(count) } }]
+    })
   }
 
   /** Waits until `predicate` holds, re-checked on every server event. */
@@ -442,6 +567,11 @@ export class FakeWhatsApp {
   // ------------------------------------------------------------------ login
 
   private login(conn: Connection, payload: proto.ClientPayload) {
+    if (this.heldLogins) {
+      this.heldLogins.push(() => this.login(conn, payload))
+      this.changed()
+      return
+    }
     const device = this.devices.get(`${payload.username}:${payload.device ?? 0}`)
     if (!device || !device.noiseKey.equals(conn.noise.clientStatic)) {
       this.send(conn, { tag: "failure", attrs: { reason: "401", location: "fake" } })
@@ -471,8 +601,13 @@ export class FakeWhatsApp {
       tag: "success",
       attrs: { t: unixNow(), lid: device.lid, props: "1", abprops: "1", location: "fake", creation: unixNow() }
     })
-    // Baileys buffers its events until the offline queue is drained
-    if (!this.holdOffline) setTimeout(() => this.sendOfflineNotice(conn), 50)
+    // what came while the companion was away, then the notice that the offline queue is drained
+    // (Baileys buffers its events until then)
+    setTimeout(() => {
+      const queued = this.offlineQueue.splice(0)
+      for (const node of queued) this.send(conn, node)
+      if (!this.holdOffline) this.sendOfflineNotice(conn, queued.length)
+    }, 50)
     this.changed()
   }
 
@@ -503,6 +638,8 @@ export class FakeWhatsApp {
       return
     }
     if (tag === "iq") return this.onIq(conn, node)
+    if (tag === "receipt" && attrs["type"] === "server-error") this.onReuploadRequest(conn, node)
+    if (tag === "receipt" && attrs["type"] === "retry") await this.onRetryRequest(attrs["id"] ?? "")
     if (tag === "message") return this.onMessage(conn, node)
     if (tag === "receipt" || tag === "notification") {
       this.send(conn, {
@@ -557,6 +694,12 @@ export class FakeWhatsApp {
             { tag: "category", attrs: { name: "last", value: "all" } }
           ]
         }])
+      case "w:m/set/media_conn":
+        return this.result(conn, node, [{
+          tag: "media_conn",
+          attrs: { auth: "fake-media-auth", ttl: "3600", max_buckets: "12" },
+          content: [{ tag: "host", attrs: { hostname: this.media.hostname, maxContentLengthBytes: "104857600" } }]
+        }])
       case "abt/get/props":
         return this.result(conn, node, [{ tag: "props", attrs: { protocol: "1", hash: "fake" }, content: [] }])
       default:
@@ -595,8 +738,29 @@ export class FakeWhatsApp {
     const usync = getBinaryNodeChild(node, "usync")
     const queryNode = getBinaryNodeChild(usync, "query")
     const protocols = Array.isArray(queryNode?.content) ? queryNode.content.map((c) => c.tag) : []
+    // a user is named by jid, or (a "contact" query: is this number on WhatsApp?) by phone number
+    const jidOf = (user: BinaryNode) => {
+      const phone = getBinaryNodeChild(user, "contact")?.content
+      const text = typeof phone === "string" ? phone : phone instanceof Uint8Array ? Buffer.from(phone).toString() : ""
+      return user.attrs["jid"] ?? (text ? `${digits(text)}@${S_WA}` : "")
+    }
+    const listed = getBinaryNodeChildren(getBinaryNodeChild(usync, "list"), "user")
+    if (protocols.includes("contact")) {
+      for (const u of listed) this.contactChecks.push(jidDecode(jidOf(u))?.user ?? "")
+    }
+    const named = listed.map((u) => this.findPeer(jidOf(u))?.contact)
+    for (const contact of named) if (contact) contact.lookups++
+    const refusal = named.find((contact) => contact?.lookupError !== undefined)?.lookupError
+    if (refusal !== undefined) {
+      this.changed()
+      return this.send(conn, {
+        tag: "iq",
+        attrs: { from: S_WA, type: "error", id: node.attrs["id"] ?? "" },
+        content: [{ tag: "error", attrs: { code: refusal.code, text: refusal.text } }]
+      })
+    }
     const users = getBinaryNodeChildren(getBinaryNodeChild(usync, "list"), "user").map((user): BinaryNode => {
-      const jid = user.attrs["jid"] ?? ""
+      const jid = jidOf(user)
       const found = this.findPeer(jid)
       const isMe = found !== undefined && found.contact === undefined
       const content: Array<BinaryNode> = []
@@ -691,17 +855,116 @@ export class FakeWhatsApp {
     if (contact.autoReceipts.read) setTimeout(() => receipt("read"), 150)
   }
 
-  /** @internal — `FakeContact.says` */
-  async pushText(contact: FakeContact, text: string): Promise<string> {
-    const conn = this.session
-    if (!conn?.device) throw new Error("no companion is logged in")
-    const { type, ciphertext } = await contact.peer.encrypt(conn.device, { conversation: text })
-    const id = `3EB0${randomBytes(8).toString("hex").toUpperCase()}`
-    this.send(conn, {
+  /** @internal — `FakeContact.sends` */
+  async pushMessage(contact: FakeContact, message: proto.IMessage, options: SendOptions): Promise<string> {
+    const device = this.session?.device ?? [...this.devices.values()][0]
+    if (!device) throw new Error("no companion is linked")
+    const { type, ciphertext } = await contact.peer.encrypt(device, message)
+    const id = options.id ?? `3EB0${randomBytes(8).toString("hex").toUpperCase()}`
+    this.sentByContacts.set(id, { contact, message, options })
+    const pn = `${contact.user}@${S_WA}`
+    const lid = `${contact.lidUser}@lid`
+    const addressing = options.addressing ?? "pn"
+    const sender = addressing.startsWith("lid") ? lid : pn
+    const alt: Record<string, string> = addressing === "lid+pn"
+      ? { sender_pn: pn }
+      : addressing === "pn+lid"
+      ? { sender_lid: lid }
+      : {}
+    const chat = options.chat ?? "direct"
+    const where: Record<string, string> = chat === "direct"
+      ? { from: sender, ...alt }
+      : chat === "group"
+      ? {
+        from: "120363025246125486@g.us",
+        participant: sender,
+        ...(alt["sender_pn"] ? { participant_pn: pn } : alt["sender_lid"] ? { participant_lid: lid } : {})
+      }
+      : {
+        from: "status@broadcast",
+        participant: sender,
+        ...(alt["sender_pn"] ? { participant_pn: pn } : alt["sender_lid"] ? { participant_lid: lid } : {})
+      }
+    const node: BinaryNode = {
       tag: "message",
-      attrs: { from: `${contact.user}@${S_WA}`, id, t: unixNow(), type: "text", notify: "Fake Contact" },
+      attrs: {
+        ...where,
+        id,
+        t: unixNow(),
+        type: message.conversation || message.extendedTextMessage ? "text" : "media",
+        notify: "Fake Contact",
+        ...(addressing.startsWith("lid") ? { addressing_mode: "lid" } : {})
+      },
       content: [{ tag: "enc", attrs: { v: "2", type }, content: ciphertext }]
-    })
+    }
+    const conn = this.session
+    if (conn && this.companionOnline) this.send(conn, node)
+    else this.offlineQueue.push({ ...node, attrs: { ...node.attrs, offline: "1" } })
     return id
+  }
+
+  /**
+   * The companion could not decrypt a contact's message and asks for it again, as WhatsApp's apps
+   * do: the contact starts a new session (a fresh prekey) and sends it again under the same id.
+   */
+  private async onRetryRequest(id: string) {
+    this.retryRequests.push(id)
+    const sent = this.sentByContacts.get(id)
+    const device = this.session?.device
+    if (!sent || !device || this.retryRequests.filter((r) => r === id).length > 2) return
+    sent.contact.peer.forget(device)
+    await this.pushMessage(sent.contact, sent.message, { ...sent.options, id })
+  }
+
+  /** Messages held for the companion while it is away. */
+  get heldOffline(): number {
+    return this.offlineQueue.length
+  }
+
+  /**
+   * The companion asks the phone to upload a media again (the host answered 404/410): the phone
+   * uploads the same file again and answers with its new direct path, encrypted with the media's
+   * retry key as WhatsApp does (`messages.media-update` in Baileys).
+   */
+  private onReuploadRequest(conn: Connection, node: BinaryNode) {
+    const id = node.attrs["id"] ?? ""
+    this.reuploadRequests.push(id)
+    const rmr = getBinaryNodeChild(node, "rmr")
+    const media = this.published.get(id)
+    const directPath = media ? this.media.reupload(media.directPath) : undefined
+    const rmrNode: BinaryNode = { tag: "rmr", attrs: { ...rmr?.attrs } }
+    if (!media || !directPath) {
+      this.send(conn, {
+        tag: "notification",
+        attrs: { from: S_WA, type: "mediaretry", id, t: unixNow() },
+        content: [rmrNode, { tag: "error", attrs: { code: "2" } }]
+      })
+      return
+    }
+    const retryKey = hkdf(media.mediaKey, 32, { info: "WhatsApp Media Retry Notification" })
+    const iv = randomBytes(12)
+    const plaintext = proto.MediaRetryNotification.encode({
+      stanzaId: id,
+      directPath,
+      result: proto.MediaRetryNotification.ResultType.SUCCESS
+    }).finish()
+    const ciphertext = aesEncryptGCM(plaintext, retryKey, iv, Buffer.from(id))
+    this.send(conn, {
+      tag: "notification",
+      attrs: { from: S_WA, type: "mediaretry", id, t: unixNow() },
+      content: [
+        {
+          tag: "encrypt",
+          attrs: {},
+          content: [{ tag: "enc_p", attrs: {}, content: ciphertext }, {
+            tag: "enc_iv",
+            attrs: {},
+            content: iv
+          }]
+        },
+        rmrNode
+      ]
+    })
+    this.changed()
   }
 }

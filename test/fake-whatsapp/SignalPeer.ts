@@ -122,6 +122,11 @@ export class SignalPeer {
     return proto.Message.decode(unpadRandomMax16(plaintext))
   }
 
+  /** Drops the session with the companion: the next message starts a new one (pkmsg). */
+  forget(companion: CompanionKeys): void {
+    this.sessions.delete(this.addressOf(companion).toString())
+  }
+
   /** Encrypts to the companion with one of the prekeys it uploaded after `<success>`. */
   async encrypt(
     companion: CompanionKeys,

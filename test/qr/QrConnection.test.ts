@@ -217,9 +217,9 @@ describe("QrConnection", () => {
 
         const id = yield* bob.says("hi there")
         const inbound = yield* a.next(is("inbound"), "inbound text")
-        assert.strictEqual(inbound.providerMessageId, id)
-        assert.strictEqual(inbound.from, "+447700900123")
-        assert.strictEqual(inbound.text, "hi there")
+        assert.strictEqual(inbound.content.providerMessageId, id)
+        assert.deepStrictEqual(inbound.content.sender, { phoneNumber: "+447700900123", whatsappLid: null })
+        assert.deepStrictEqual(inbound.content.body, { _tag: "text", body: "hi there" })
       }))
 
     it.scoped("refuses to send while not connected", () =>

@@ -33,6 +33,8 @@ export const settings = (
 
 export interface Observed {
   readonly connection: QrConnection.QrConnection
+  /** the provider service that made it (media downloads go through its live connections) */
+  readonly provider: QrProvider
   /** every event seen so far, in order */
   readonly seen: Array<QrConnectionEvent>
   /** the next event matching `predicate` (events before it are recorded in `seen`) */
@@ -85,7 +87,7 @@ export const connect = (
     const drain = Effect.map(Queue.takeAll(queue), (events) => {
       seen.push(...events)
     })
-    return { connection, seen, next, drain }
+    return { connection, provider, seen, next, drain }
   })
 
 /** Events as a short readable list (QR codes stay redacted). */

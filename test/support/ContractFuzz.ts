@@ -8,7 +8,8 @@
  */
 import { HttpApi } from "@effect/platform"
 import { Api, Authentication, SessionOnly } from "@switchboard/api"
-import { Arbitrary, Context, Either, FastCheck as fc, Option, Schema } from "effect"
+import { unknownIdPrefix } from "@switchboard/domain"
+import { Arbitrary, Context, Either, FastCheck as fc, Option, ParseResult, Schema } from "effect"
 import * as AST from "effect/SchemaAST"
 
 type AnySchema = Schema.Schema<any, any>
@@ -63,6 +64,9 @@ export const operations: ReadonlyArray<Operation> = (() => {
     op.method === "DELETE" ? 3 : op.method === "POST" && !op.path.includes(":") ? 0 : op.method === "GET" ? 1 : 2
   return all.sort((a, b) => rank(a) - rank(b))
 })()
+
+/** The longest path segment the router takes (services/api `RouteTable`). */
+const MAX_PARAM_LENGTH = 100
 
 /** What no refusal may contain: every broken value carries it. */
 export const MARKER = "Fz9echoQ"
@@ -232,6 +236,19 @@ export const encodeComponent = (v: string) => encodeURIComponent(wellFormed(v))
 export const refuses = (schema: AnySchema, value: unknown) =>
   Either.isLeft(Schema.decodeUnknownEither(schema, { errors: "first" })(value))
 
+/**
+ * Whether the schema refuses `value` only because ids in it name nothing (README "Errors": the
+ * resource's 404, not a 422), judged like the server: the first issue, the "undefined" branch of
+ * an optional member aside.
+ */
+export const refusesOnlyUnknownIds = (schema: AnySchema, value: unknown) => {
+  const result = Schema.decodeUnknownEither(schema, { errors: "first" })(value)
+  if (Either.isRight(result)) return false
+  const issues = ParseResult.ArrayFormatter.formatErrorSync(result.left)
+  const real = issues.filter((i) => !(i.message.startsWith("Expected undefined") && issues.length > 1))
+  return real.length > 0 && real.every((i) => unknownIdPrefix(i.message) !== undefined)
+}
+
 /** Every id in a JSON body (`ch_...`, `cnt_...`), to aim later cases at resources that exist. */
 export const idsIn = (value: unknown, out: Array<string> = []): Array<string> => {
   if (typeof value === "string" && /^[a-z]+_[0-9A-HJKMNP-TV-Z]{26}$/.test(value)) out.push(value)
@@ -270,6 +287,8 @@ export interface Prepared {
   readonly idempotencyKey: string | undefined
   /** the operation's own schemas refuse it: 422 expected */
   readonly broken: boolean
+  /** ... only because an id in it names nothing (a malformed id): the resource's 404 expected */
+  readonly unknownId: boolean
   readonly label: string
 }
 
@@ -281,9 +300,23 @@ export const prepare = (op: Operation, c: Case, pool: Pool): Prepared => {
   // a path member left out leaves the route's own `:name` in the path: one more malformed id
   const pathParams = m?.target === "path" ? mutate(params, m) as Record<string, unknown> : params
   const query = m?.target === "query" ? mutate(c.query, m) as Record<string, unknown> : c.query
-  const broken = (op.payload !== undefined && refuses(op.payload, wireBody(body))) ||
-    (op.pathParams !== undefined && refuses(op.pathParams, wireParams(pathParams ?? {}))) ||
-    (op.query !== undefined && refuses(op.query, wireParams(query ?? {})))
+  // what the server decodes from the path: a member left out is the route's own `:name`
+  const served: Record<string, string> = {}
+  for (const [, name] of op.path.matchAll(/:(\w+)/g)) {
+    const v = pathParams?.[name!]
+    served[name!] = v === undefined ? `:${name}` : toParam(v)
+  }
+  // a segment longer than the router takes is refused before the route is known: 422
+  const overlong = Object.values(served).some((v) => v.length > MAX_PARAM_LENGTH)
+  // in the server's order: path, body, query; the first part refused decides
+  const parts: ReadonlyArray<readonly [AnySchema | undefined, () => unknown]> = [
+    [op.pathParams, () => served],
+    [op.payload, () => wireBody(body)],
+    [op.query, () => wireParams(query ?? {})]
+  ]
+  const refused = parts.find(([schema, value]) => schema !== undefined && refuses(schema, value()))
+  const broken = overlong || refused !== undefined
+  const unknownId = !overlong && refused !== undefined && refusesOnlyUnknownIds(refused[0]!, refused[1]())
   let path = op.path
   for (const [k, v] of Object.entries(pathParams ?? {})) path = path.replace(`:${k}`, encodeComponent(toParam(v)))
   const pairs = Object.entries(wireParams(query ?? {})).flatMap(([k, v]) =>
@@ -295,6 +328,7 @@ export const prepare = (op: Operation, c: Case, pool: Pool): Prepared => {
     body: body === undefined ? undefined : JSON.stringify(body),
     idempotencyKey: op.idempotent ? c.idempotencyKey : undefined,
     broken,
+    unknownId,
     label: `${op.name} ${m ? `${m.kind} in ${m.target} (at ${m.at}, variant ${m.variant})` : "valid"}`
   }
 }
@@ -307,6 +341,7 @@ export interface Answer {
 export const VIOLATIONS = [
   "5xx",
   "broken not 422",
+  "unknown id not 404",
   "422 without issues",
   "echo",
   "code in message",
@@ -343,7 +378,10 @@ export const judge = (op: Operation, request: Prepared, answer: Answer): Array<V
   const out: Array<Violation> = []
   const body = parse(answer.text) as { error?: { code?: unknown; details?: { issues?: unknown } } } | undefined
   if (answer.status >= 500) out.push("5xx")
-  if (request.broken) {
+  if (request.unknownId) {
+    if (answer.status !== 404 || !String(body?.error?.code).endsWith("NOT_FOUND")) out.push("unknown id not 404")
+    if (answer.text.includes(MARKER)) out.push("echo")
+  } else if (request.broken) {
     if (answer.status !== 422 || body?.error?.code !== "VALIDATION_ERROR") out.push("broken not 422")
     else if (!Array.isArray(body.error.details?.issues) || body.error.details.issues.length === 0) {
       out.push("422 without issues")

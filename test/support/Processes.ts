@@ -34,7 +34,9 @@ export const startCommand = (
   port: number
 ): ServiceProcess => {
   const base: Record<string, string> = {}
-  for (const k of ["PATH", "HOME", "TMPDIR", "LANG"]) if (process.env[k]) base[k] = process.env[k]!
+  for (const k of ["PATH", "HOME", "TMPDIR", "LANG", "NODE_EXTRA_CA_CERTS"]) {
+    if (process.env[k]) base[k] = process.env[k]!
+  }
   const child = spawn(command[0]!, command.slice(1), {
     cwd: root,
     env: { ...base, HTTP_PORT: String(port), HTTP_HOST: "127.0.0.1", ...env },

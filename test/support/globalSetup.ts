@@ -1,11 +1,17 @@
 /**
- * Once per test run: in real mode, (re)create the migrated template database; in embedded mode,
+ * Once per test run: the CA bundle that trusts the fake WhatsApp media host; in real mode, (re)create the migrated template database; in embedded mode,
  * dump a migrated embedded database for the files to start from, and say once why the real-mode
  * suites are skipped.
  */
 import { prepareSeed, prepareTemplate, testDatabaseUrl } from "@switchboard/db/testing"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { writeTrustBundle } from "../fake-whatsapp/MediaTls.js"
 
 export default async function setup() {
+  // the fake WhatsApp's media host speaks HTTPS: test workers (forked after this, inheriting the
+  // environment) and the service processes they spawn trust its throwaway CA besides the system's
+  process.env["NODE_EXTRA_CA_CERTS"] = writeTrustBundle(join(tmpdir(), "switchboard-test"))
   const url = testDatabaseUrl()
   if (url) await prepareTemplate(url)
   else {

@@ -22,27 +22,37 @@ import { WebhooksApi } from "./WebhooksApi.js"
 const DESCRIPTION = `Provider-independent messaging API.
 
 Conventions: JSON members are snake_case; ids are a prefix plus a ULID; timestamps are ISO 8601 UTC
-with milliseconds. Every error is \`{"error":{"code","message","details"}}\` with \`details\` always an
+with milliseconds. Every character limit (a schema's \`maxLength\`/\`minLength\`, "at most N characters")
+counts Unicode code points: an emoji is one character. Every error is \`{"error":{"code","message","details"}}\` with \`details\` always an
 object; validation failures are 422 \`VALIDATION_ERROR\` with \`details.issues[].path\` and
-\`.message\` (submitted values are never echoed back). Unknown routes are 404 \`NOT_FOUND\` with
-\`details.resource = "route"\`. A path is routed exactly as sent: a raw \`;\` or \`#\`, or any other character a
+\`.message\` (submitted values are never echoed back, nor member names the client chose: an unknown member or a
+key of \`metadata\`, \`attributes\` or \`variables\` is reported at the object that holds it; errors repeat only
+member names the contract declares, variable names a stored template declares, and well-formed ids). Unknown routes are 404 \`NOT_FOUND\` with
+\`details.resource = "route"\`. An id that names nothing is 404 with the resource's not-found code
+(\`NOT_FOUND\` with \`details.resource\`, \`CHANNEL_NOT_FOUND\`, ...) whether it is well formed or not
+(\`msg_123\`, \`channel_id: "ch_unknown"\`), in the path or as a reference in the body or a filter;
+a value that is not a string where an id goes is 422. A path is routed exactly as sent: a raw \`;\` or \`#\`, or any other character a
 path segment may not hold unencoded (RFC 3986; a \`%\` not followed by two hex digits included), is 404
 \`NOT_FOUND\` with \`details.reason = "path_character"\` on every route, before anything runs; an
 encoded \`%3B\` stays part of its segment. A known path with another method is 405 \`METHOD_NOT_ALLOWED\` with an
-\`Allow\` header. Bodies over 1 MiB (announced or chunked) are 413 \`PAYLOAD_TOO_LARGE\`. Every response carries
+\`Allow\` header. Bodies over 1 MiB (announced or chunked) are 413 \`PAYLOAD_TOO_LARGE\` with \`Connection: close\`; the server
+reads and discards the rest of the body (up to 10 s and 16 MiB) before it closes, so a client still writing
+reads the answer. Every response carries
 \`X-Request-Id\` (a valid incoming one, 1..128 of \`[A-Za-z0-9._-]\`, is echoed).
 
 Hostile input, the same on every route: a request body must be \`application/json\` (form-encoded,
-text or multipart bodies are 422 \`VALIDATION_ERROR\` at path \`["content-type"]\`); JSON nested deeper
+text or multipart bodies, or a body without \`Content-Type\`, are 422 \`VALIDATION_ERROR\` at path \`["content-type"]\`); JSON nested deeper
 than 64 arrays/objects is 422 at path \`["body"]\`; U+0000 in any string of the body or query (value or
 member name) is 422 naming the member, never the value; a body that is not valid UTF-8 is 422 at path
 \`["body"]\`, and a member given twice in one object or a lone surrogate escape (\`"\\ud800"\` without its
-pair) is 422 at its path. Requests the HTTP parser refuses are 400
-\`BAD_REQUEST\`, oversized headers 431 \`REQUEST_HEADER_FIELDS_TOO_LARGE\`, and a client too slow to
+pair) is 422 at its path. Requests the HTTP parser refuses, an HTTP/1.1 request without \`Host\` and
+\`CONNECT\` are 400 \`BAD_REQUEST\`, an \`Expect\` other than \`100-continue\` 417 \`EXPECTATION_FAILED\`, oversized headers 431 \`REQUEST_HEADER_FIELDS_TOO_LARGE\`, and a client too slow to
 send its headers or body 408 \`REQUEST_TIMEOUT\`, in the same envelope, with the connection closed.
 
 Lists take \`limit\` (1..100, default 20) and \`after\` (the opaque \`page.next_cursor\` of the previous
-page) and are newest first.`
+page) and are newest first, except lists of things without a creation time, in a stable order they
+state (\`/v1/contact-tags\` by tag, \`/v1/webhook-event-types\` in catalogue order). Every list answers
+\`{data, page: {next_cursor, has_more}}\`.`
 
 type Json = Record<string, unknown>
 

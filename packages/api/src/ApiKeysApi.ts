@@ -6,8 +6,11 @@ import {
   CreatedApiKey,
   EntitlementLimitReached,
   Id,
+  IdRef,
   KeyMode,
   ListParams,
+  maxCharacters,
+  minCharacters,
   Page,
   Scope,
   StrictStruct,
@@ -17,7 +20,7 @@ import { Schema } from "effect"
 import { Authentication, requireScopes, sessionOnly } from "./Security.js"
 
 export const CreateApiKeyRequest = StrictStruct({
-  name: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(100)),
+  name: Schema.String.pipe(minCharacters(1), maxCharacters(100)),
   mode: KeyMode,
   scopes: Schema.optional(Schema.Array(Scope)).annotations({
     description: "Omitted or empty: every scope except `webhooks.manage`, which must be requested explicitly."
@@ -54,7 +57,7 @@ export class ApiKeysApi extends HttpApiGroup.make("apiKeys")
   )
   .add(
     HttpApiEndpoint.del("revoke", "/v1/api-keys/:keyId")
-      .setPath(Schema.Struct({ keyId: Id("key") }))
+      .setPath(Schema.Struct({ keyId: IdRef("key") }))
       .addSuccess(Schema.Struct({ id: Id("key"), revoked_at: Timestamp }))
       .addError(ApiKeyNotFound)
       .annotate(

@@ -5,6 +5,8 @@ import {
   Conflict,
   EmailNotVerified,
   InvalidCredentials,
+  maxCharacters,
+  minCharacters,
   RateLimited,
   ServiceUnavailable,
   StrictStruct,
@@ -25,29 +27,29 @@ export class IpRateLimit extends HttpApiMiddleware.Tag<IpRateLimit>()("@switchbo
 const Email = Schema.String.pipe(
   Schema.trimmed({ message: () => "Expected an e-mail address without surrounding spaces" }),
   Schema.pattern(/^[^\s@]+@[^\s@]+\.[^\s@]+$/, { message: () => "Expected an e-mail address" }),
-  Schema.maxLength(254, { message: () => "Expected at most 254 characters" })
+  maxCharacters(254, "Expected at most 254 characters")
 )
 
 const Password = Schema.String.pipe(
-  Schema.minLength(12, { message: () => "Expected a password of at least 12 characters" }),
-  Schema.maxLength(128, { message: () => "Expected a password of at most 128 characters" })
+  minCharacters(12, "Expected a password of at least 12 characters"),
+  maxCharacters(128, "Expected a password of at most 128 characters")
 )
 
 export const RegisterRequest = StrictStruct({
   email: Email,
   password: Password,
-  name: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(100)),
-  workspace_name: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(100))
+  name: Schema.String.pipe(minCharacters(1), maxCharacters(100)),
+  workspace_name: Schema.String.pipe(minCharacters(1), maxCharacters(100))
 }).annotations({ identifier: "RegisterRequest" })
 
 /** Body of `POST /v1/auth/refresh`; optional (the cookie is the alternative). */
 export const RefreshRequest = StrictStruct({
-  refresh_token: Schema.optional(Schema.String.pipe(Schema.maxLength(200)))
+  refresh_token: Schema.optional(Schema.String.pipe(maxCharacters(200)))
 }).annotations({ identifier: "RefreshRequest" })
 
 export const LoginRequest = StrictStruct({
-  email: Schema.String.pipe(Schema.maxLength(254)),
-  password: Schema.String.pipe(Schema.maxLength(128))
+  email: Schema.String.pipe(maxCharacters(254)),
+  password: Schema.String.pipe(maxCharacters(128))
 }).annotations({ identifier: "LoginRequest" })
 
 export class Session extends Schema.Class<Session>("Session")({
@@ -79,7 +81,7 @@ export class AuthApi extends HttpApiGroup.make("auth")
   )
   .add(
     HttpApiEndpoint.post("verifyEmail", "/v1/auth/verify-email")
-      .setPayload(StrictStruct({ token: Schema.String.pipe(Schema.maxLength(200)) }))
+      .setPayload(StrictStruct({ token: Schema.String.pipe(maxCharacters(200)) }))
       .addSuccess(Schema.Struct({ user: User }))
       .annotate(
         OpenApi.Description,

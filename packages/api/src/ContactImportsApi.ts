@@ -1,13 +1,24 @@
 /** Contact imports (README "Contact imports"). */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
-import { ContactImport, Id, IdempotencyConflict, ListParams, NotFound, Page, StrictStruct } from "@switchboard/domain"
+import {
+  ContactImport,
+  Id,
+  IdempotencyConflict,
+  IdRef,
+  ListParams,
+  maxCharacters,
+  minCharacters,
+  NotFound,
+  Page,
+  StrictStruct
+} from "@switchboard/domain"
 import { Schema } from "effect"
 import { TagInput } from "./ContactsApi.js"
 import { Authentication, rateLimited, requireScopes } from "./Security.js"
 
 export const CreateContactImportRequest = StrictStruct({
   file: Schema.String.pipe(
-    Schema.minLength(1),
+    minCharacters(1),
     Schema.pattern(/^[A-Za-z0-9+/\r\n]*={0,2}[\r\n]*$/, { message: () => "Expected base64" })
   ).annotations({
     description:
@@ -23,11 +34,11 @@ export const CreateContactImportRequest = StrictStruct({
   tags: Schema.optional(Schema.Array(TagInput).pipe(Schema.maxItems(50))).annotations({
     description: "Added to every imported (created or updated) contact"
   }),
-  group_id: Schema.optional(Id("grp")).annotations({ description: "Every imported contact joins this group" })
+  group_id: Schema.optional(IdRef("grp")).annotations({ description: "Every imported contact joins this group" })
 }).annotations({ identifier: "CreateContactImportRequest" })
 
 const DESCRIPTION =
-  "Queues an import (202, status `queued`): the file and the job are stored before the answer, and a runner works through the rows in batches of 1000, committing progress with each batch (a runner that dies mid-import is replaced and resumes where it stopped; no row is imported twice). Rows: a number repeated inside the file counts once, later repeats are `skipped` with code `duplicate_in_file`; a row without a possible phone number, with a bad e-mail or unreadable as CSV `failed` with its row, line, column and a reason (never a cell's value); rows that would add contacts beyond the plan's `contacts` entitlement fail with `ENTITLEMENT_LIMIT_REACHED`, the rest import. One `contact.import_completed` event carries the counts (no `contact.created` per row, so receivers are not flooded). The body limit on this route is 7 MiB (a 5 MiB file in base64). `Idempotency-Key` as on POST /v1/messages. A file without a `phone_number` column or header: 422 with `details.reason` `missing_phone_number_column` or `no_header`. Unknown `group_id`: 404."
+  "Queues an import (202, status `queued`): the file and the job are stored before the answer, and a runner works through the rows in batches of 1000, committing progress with each batch (a runner that dies mid-import is replaced and resumes where it stopped; no row is imported twice). Rows: a number repeated inside the file counts once, later repeats are `skipped` with code `duplicate_in_file`; a row without a possible phone number, unreadable as CSV, or that the API would refuse as a contact (`invalid_name` over 256 characters, `invalid_email`, `too_many_attributes` over 50, `invalid_attribute`: a column name over 64 or a value over 1 024 characters), or holding bytes that are not UTF-8 or U+0000 (`invalid_text`), `failed` with its row, line, column and a reason (never a cell's value); rows that would add contacts beyond the plan's `contacts` entitlement fail with `ENTITLEMENT_LIMIT_REACHED`, the rest import. One `contact.import_completed` event carries the counts (no `contact.created` per row, so receivers are not flooded). The body limit on this route is 7 MiB (a 5 MiB file in base64). `Idempotency-Key` as on POST /v1/messages. A file without a `phone_number` column or header: 422 with `details.reason` `missing_phone_number_column` or `no_header`. Unknown `group_id`: 404."
 
 export class ContactImportsApi extends HttpApiGroup.make("contactImports")
   .add(
@@ -35,8 +46,8 @@ export class ContactImportsApi extends HttpApiGroup.make("contactImports")
       .setPayload(CreateContactImportRequest)
       .setHeaders(Schema.Struct({
         "idempotency-key": Schema.optional(Schema.String.pipe(
-          Schema.minLength(1),
-          Schema.maxLength(255, { message: () => "Expected at most 255 characters" })
+          minCharacters(1),
+          maxCharacters(255, "Expected at most 255 characters")
         ))
       }))
       .addSuccess(ContactImport, { status: 202 })
@@ -54,7 +65,7 @@ export class ContactImportsApi extends HttpApiGroup.make("contactImports")
   )
   .add(
     HttpApiEndpoint.get("get", "/v1/contacts/imports/:importId")
-      .setPath(Schema.Struct({ importId: Id("imp") }))
+      .setPath(Schema.Struct({ importId: IdRef("imp") }))
       .addSuccess(ContactImport)
       .addError(NotFound)
       .annotate(

@@ -1,14 +1,22 @@
 /** Contacts, tags and groups (README "Contacts"). */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import {
+  characterCount,
   Conflict,
   Contact,
+  ContactAttributes,
+  ContactEmail,
   ContactGroup,
+  ContactName,
   ContactTag,
   E164,
   EntitlementLimitReached,
   Id,
+  IdRef,
+  KeyListParams,
   ListParams,
+  maxCharacters,
+  minCharacters,
   NotFound,
   Page,
   StrictStruct
@@ -16,28 +24,19 @@ import {
 import { Schema } from "effect"
 import { Authentication, rateLimited, requireScopes } from "./Security.js"
 
-const Name = Schema.NullOr(Schema.String.pipe(Schema.maxLength(256)))
-const EmailAddress = Schema.NullOr(
-  Schema.String.pipe(
-    Schema.maxLength(254),
-    Schema.pattern(/^[^\s@]+@[^\s@]+$/, { message: () => "Expected an e-mail address" })
-  )
-)
+// the rules every door shares (an import checks its rows with the same): domain `ContactFields.ts`
+const Name = Schema.NullOr(ContactName)
+const EmailAddress = Schema.NullOr(ContactEmail)
 
 /** A tag as sent: stored trimmed and lower-case. */
 export const TagInput = Schema.String.pipe(
   Schema.filter((s) => {
-    const n = s.trim().length
+    const n = characterCount(s.trim())
     return (n >= 1 && n <= 64) || "Expected a tag of 1 to 64 characters (after trimming)"
   })
 ).annotations({ description: "1..64 characters; stored trimmed and lower-case" })
 
-export const AttributesInput = Schema.Record({
-  key: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(64)),
-  value: Schema.String.pipe(Schema.maxLength(1024))
-}).pipe(
-  Schema.filter((a) => Object.keys(a).length <= 50 || "Expected at most 50 attributes")
-).annotations({ description: "String to string; at most 50 keys of 1..64 characters, values <= 1024 characters" })
+export const AttributesInput = ContactAttributes
 
 const contactFields = {
   phone_number: E164.annotations({ description: "E.164; unique per workspace (409 CONFLICT otherwise)" }),
@@ -46,7 +45,7 @@ const contactFields = {
   attributes: Schema.optional(AttributesInput),
   tags: Schema.optional(Schema.Array(TagInput).pipe(Schema.maxItems(50))),
   group_ids: Schema.optional(
-    Schema.Array(Id("grp")).pipe(Schema.maxItems(50)).annotations({
+    Schema.Array(IdRef("grp")).pipe(Schema.maxItems(50)).annotations({
       description: "Groups of the workspace (404 NOT_FOUND with `details.resource = contact_group` otherwise)"
     })
   )
@@ -70,7 +69,7 @@ export const DeletedContact = Schema.Struct({
   deleted: Schema.Literal(true)
 }).annotations({ identifier: "DeletedContact" })
 
-const ContactPath = Schema.Struct({ contactId: Id("cnt") })
+const ContactPath = Schema.Struct({ contactId: IdRef("cnt") })
 
 const DELETE_POLICY =
   "Deletes the contact and its group memberships. Its messages and conversations stay readable and keep their `contact_id`, which no longer resolves (GET is 404); a later message to or from the number creates a new contact with a new id. `contact.deleted` is emitted."
@@ -94,9 +93,9 @@ export class ContactsApi extends HttpApiGroup.make("contacts")
       .setUrlParams(Schema.Struct({
         ...ListParams,
         tag: Schema.optional(TagInput.annotations({ description: "Contacts carrying this tag (normalised)" })),
-        group_id: Schema.optional(Id("grp").annotations({ description: "Members of this group" })),
+        group_id: Schema.optional(IdRef("grp").annotations({ description: "Members of this group" })),
         q: Schema.optional(
-          Schema.String.pipe(Schema.minLength(1), Schema.maxLength(256)).annotations({
+          Schema.String.pipe(minCharacters(1), maxCharacters(256)).annotations({
             description: "Case-insensitive substring of the name, phone number or e-mail (indexed)"
           })
         )
@@ -111,8 +110,12 @@ export class ContactsApi extends HttpApiGroup.make("contacts")
   )
   .add(
     HttpApiEndpoint.get("tags", "/v1/contact-tags")
-      .addSuccess(Schema.Struct({ data: Schema.Array(ContactTag) }))
-      .annotate(OpenApi.Description, "Every tag in the workspace with its number of contacts, most used first.")
+      .setUrlParams(Schema.Struct(KeyListParams))
+      .addSuccess(Page(ContactTag))
+      .annotate(
+        OpenApi.Description,
+        "The workspace's tags with their number of contacts, in the list envelope, ordered by tag (byte order of the lower-case name): a stable order, so a walk with `after` neither repeats nor skips a tag."
+      )
       .pipe(requireScopes("contacts.read"))
   )
   .add(
@@ -149,10 +152,10 @@ export class ContactsApi extends HttpApiGroup.make("contacts")
 {}
 
 export const CreateContactGroupRequest = StrictStruct({
-  name: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(64)).annotations({
+  name: Schema.String.pipe(minCharacters(1), maxCharacters(64)).annotations({
     description: "1..64 characters, unique per workspace case-insensitively (409 CONFLICT)"
   }),
-  description: Schema.optional(Schema.NullOr(Schema.String.pipe(Schema.maxLength(512))))
+  description: Schema.optional(Schema.NullOr(Schema.String.pipe(maxCharacters(512))))
 }).annotations({ identifier: "CreateContactGroupRequest" })
 
 export const UpdateContactGroupRequest = StrictStruct({
@@ -163,7 +166,7 @@ export const UpdateContactGroupRequest = StrictStruct({
 ).annotations({ identifier: "UpdateContactGroupRequest" })
 
 export const AddMembersRequest = StrictStruct({
-  contact_ids: Schema.Array(Id("cnt")).pipe(Schema.minItems(1), Schema.maxItems(1000)).annotations({
+  contact_ids: Schema.Array(IdRef("cnt")).pipe(Schema.minItems(1), Schema.maxItems(1000)).annotations({
     description: "1..1000 contacts of the workspace; ones already members are left as they are"
   })
 }).annotations({ identifier: "AddMembersRequest" })
@@ -174,7 +177,7 @@ export const DeletedContactGroup = Schema.Struct({
   deleted: Schema.Literal(true)
 }).annotations({ identifier: "DeletedContactGroup" })
 
-const GroupPath = Schema.Struct({ groupId: Id("grp") })
+const GroupPath = Schema.Struct({ groupId: IdRef("grp") })
 
 export class ContactGroupsApi extends HttpApiGroup.make("contactGroups")
   .add(
@@ -233,7 +236,7 @@ export class ContactGroupsApi extends HttpApiGroup.make("contactGroups")
   )
   .add(
     HttpApiEndpoint.del("removeMember", "/v1/contact-groups/:groupId/members/:contactId")
-      .setPath(Schema.Struct({ groupId: Id("grp"), contactId: Id("cnt") }))
+      .setPath(Schema.Struct({ groupId: IdRef("grp"), contactId: IdRef("cnt") }))
       .addSuccess(ContactGroup)
       .addError(NotFound)
       .annotate(

@@ -17,8 +17,11 @@ import {
   EntitlementLimitReached,
   Id,
   IdempotencyConflict,
+  IdRef,
   ListParams,
+  maxCharacters,
   Message,
+  minCharacters,
   NotFound,
   Page,
   ProviderRateLimited,
@@ -34,7 +37,7 @@ import {
 import { Schema } from "effect"
 import { Authentication, rateLimited, requireScopes } from "./Security.js"
 
-const ConversationPath = Schema.Struct({ conversationId: Id("cnv") })
+const ConversationPath = Schema.Struct({ conversationId: IdRef("cnv") })
 
 const NOT_FOUND =
   "An unknown conversation (or one of another workspace) is 404 `NOT_FOUND` with `details.resource = conversation`."
@@ -45,7 +48,7 @@ export class ConversationsApi extends HttpApiGroup.make("conversations")
       .setUrlParams(Schema.Struct({
         ...ListParams,
         status: Schema.optional(ConversationStatus),
-        channel_id: Schema.optional(Id("ch")),
+        channel_id: Schema.optional(IdRef("ch")),
         contact_id: Schema.optional(Id("cnt")),
         assignee_id: Schema.optional(Schema.Union(Id("usr"), Schema.Literal("none"))).annotations({
           description: "A user id, or `none` for unassigned conversations"
@@ -105,8 +108,8 @@ export class ConversationsApi extends HttpApiGroup.make("conversations")
       .setPayload(ReplyRequest)
       .setHeaders(Schema.Struct({
         "idempotency-key": Schema.optional(Schema.String.pipe(
-          Schema.minLength(1),
-          Schema.maxLength(255, { message: () => "Expected at most 255 characters" })
+          minCharacters(1),
+          maxCharacters(255, "Expected at most 255 characters")
         ))
       }))
       .addSuccess(Message, { status: 201 })

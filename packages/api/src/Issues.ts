@@ -1,9 +1,11 @@
 /**
  * Schema parse failures as `details.issues`: the member path and a sentence, never the submitted
- * value (it may be huge or a secret).
+ * value (it may be huge or a secret), and never a member name the client chose (an unknown
+ * member, a key of `metadata`): the path stops at the object that holds it (`ContractNames`).
  */
-import { IdPrefixes } from "@switchboard/domain"
+import { IdPrefixes, unknownIdError, unknownIdPrefix } from "@switchboard/domain"
 import { ParseResult } from "effect"
+import { declaredPrefix } from "./ContractNames.js"
 
 export interface Issue {
   readonly path: ReadonlyArray<string | number>
@@ -61,24 +63,49 @@ const readable = (message: string): string => {
   return match ? expected(match[1]!.trim()) : "Has the wrong type or format"
 }
 
+/**
+ * A member the object does not take, said without its name: with the names it does take when the
+ * schema lists them (`is unexpected, expected: "name" | "mode"`), else (a key of a map that breaks
+ * the key's rule) what a key must be.
+ */
+const unexpected = (message: string): string => {
+  const expectedPart = /expected: (.*)$/s.exec(message)?.[1] ?? ""
+  const names = [...expectedPart.matchAll(/"([^"]*)"/g)].map((m) => m[1]!)
+  if (names.length > 0 && /^("[^"]*"(\s\|\s)?)+$/.test(expectedPart.trim())) {
+    return `Unknown member; this object takes ${names.join(", ")}`
+  }
+  const length = /maxLength\((\d+)\)/.exec(expectedPart)
+  if (length) return `A member name is longer than ${length[1]} characters`
+  if (/minLength\(1\)/.test(expectedPart)) return "A member name is empty"
+  return "A member name is not accepted here"
+}
+
 const toPathSegment = (key: PropertyKey): string | number =>
   typeof key === "number" ? key : typeof key === "symbol" ? String(key.description) : key
+
+/** Without the "undefined" branch `Schema.optional(X)` also reports beside a real issue. */
+const relevantIssues = <I extends { readonly path: ReadonlyArray<PropertyKey>; readonly message: string }>(
+  issues: ReadonlyArray<I>
+): Array<I> =>
+  issues.filter((issue, _, all) =>
+    !(issue.message.startsWith("Expected undefined") &&
+      all.some((other) => other !== issue && issue.path.every((seg, k) => other.path[k] === seg)))
+  )
 
 export const fromFormatted = (
   issues: ReadonlyArray<{ readonly _tag: string; readonly path: ReadonlyArray<PropertyKey>; readonly message: string }>
 ): Array<Issue> => {
-  const relevant = issues.filter((issue, _, all) =>
-    // `Schema.optional(X)` also reports its "undefined" branch; drop it beside a real issue
-    !(issue.message.startsWith("Expected undefined") &&
-      all.some((other) => other !== issue && issue.path.every((seg, k) => other.path[k] === seg)))
-  )
+  const relevant = relevantIssues(issues)
   const out = relevant.map((issue): Issue => {
-    const path = issue.path.map(toPathSegment)
+    const full = issue.path.map(toPathSegment)
+    const path = declaredPrefix(full)
     if (issue._tag === "Unexpected") {
-      return { path, message: `Unrecognized field "${String(path[path.length - 1])}"` }
+      return { path: declaredPrefix(full.slice(0, -1)), message: unexpected(issue.message) }
     }
     if (issue._tag === "Missing") return { path, message: "Required member is missing" }
-    const message = readable(issue.message.replace(/,? actual [\s\S]*$/, "").replace(/\s+/g, " ").trim())
+    const plain = readable(issue.message.replace(/,? actual [\s\S]*$/, "").replace(/\s+/g, " ").trim())
+    // reported at the object: say that it is about one of its members
+    const message = path.length < full.length ? `A member: ${plain}` : plain
     return { path, message: message.length > MAX_MESSAGE ? `${message.slice(0, MAX_MESSAGE)}...` : message }
   })
   return out.length > 0 ? out : [{ path: [], message: "Invalid request" }]
@@ -86,3 +113,23 @@ export const fromFormatted = (
 
 export const fromParseError = (error: ParseResult.ParseError): Array<Issue> =>
   fromFormatted(ParseResult.ArrayFormatter.formatErrorSync(error))
+
+/**
+ * A request refused only because ids in it name nothing (`IdRef`, domain `Ids.ts`): the 404 of the
+ * first such id's kind, naming every such member; `undefined` when anything else is wrong too
+ * (then the 422 lists every issue).
+ */
+export const unknownIdRefusal = (
+  issues: ReadonlyArray<{ readonly path: ReadonlyArray<PropertyKey>; readonly message: string }>
+) => {
+  const relevant = relevantIssues(issues)
+  const prefixes = relevant.map((issue) => unknownIdPrefix(issue.message))
+  const first = prefixes[0]
+  if (first === undefined || prefixes.some((p) => p === undefined)) return undefined
+  return unknownIdError(
+    first,
+    relevant.flatMap((issue, i) =>
+      prefixes[i] === first ? [{ path: issue.path.map(toPathSegment), message: "Names nothing here" }] : []
+    )
+  )
+}

@@ -6,6 +6,7 @@ import {
   ChannelStatus,
   Conflict,
   Id,
+  IdRef,
   QrConnectionErrorReason,
   ServiceUnavailable,
   Timestamp
@@ -51,7 +52,7 @@ export const EventStream = Schema.String.pipe(
   HttpApiSchema.withEncoding({ kind: "Text", contentType: "text/event-stream" })
 )
 
-const ChannelPath = Schema.Struct({ channelId: Id("ch") })
+const ChannelPath = Schema.Struct({ channelId: IdRef("ch") })
 
 /** The frames of `qr/stream`, every one of them (README "QR channels"): no other `event:` name is sent. */
 export const QR_STREAM_EVENTS = ["snapshot", "qr.updated", "qr.state", "qr.expired"] as const
@@ -67,6 +68,22 @@ export class QrSafetyUsage extends Schema.Class<QrSafetyUsage>("QrSafetyUsage")(
   queued: Schema.Number,
   /** how many more sends are accepted now */
   remaining: Schema.Number,
+  /** what WhatsApp reported on this number: while either holds, sends to new contacts are refused */
+  restrictions: Schema.Struct({
+    timelock_until: Schema.NullOr(Schema.String).annotations({
+      description:
+        "WhatsApp's reach-out timelock on new chats ends then (429 `details.reason = timelock` until); null: none"
+    }),
+    new_chat_quota: Schema.NullOr(Schema.Struct({
+      total: Schema.Number,
+      used: Schema.Number,
+      cycle_ends_at: Schema.NullOr(Schema.String),
+      reported_at: Schema.String
+    })).annotations({
+      description:
+        "WhatsApp's new-chat quota as last reported (429 `details.reason = new_chat_cap` once used up, until the cycle ends)"
+    })
+  }),
   /** the warm-up of a newly linked number: sends to new contacts ramp up over its first 14 days */
   warm_up: Schema.Struct({
     status: Schema.Literal("warming_up", "complete", "off").annotations({

@@ -14,8 +14,11 @@ import {
   EntitlementLimitReached,
   Id,
   IdempotencyConflict,
+  IdRef,
   ListParams,
+  maxCharacters,
   Message,
+  minCharacters,
   NotFound,
   Page,
   ProviderRateLimited,
@@ -33,7 +36,7 @@ import {
 import { Schema } from "effect"
 import { Authentication, rateLimited, requireScopes } from "./Security.js"
 
-const TemplatePath = Schema.Struct({ templateId: Id("tpl") })
+const TemplatePath = Schema.Struct({ templateId: IdRef("tpl") })
 
 const GRAMMAR =
   "Placeholders are `{{name}}`, `name` matching `^[a-z][a-z0-9_]{0,63}$`, no spaces inside the braces; any other `{{` or a stray `}}` is malformed. Characters are Unicode code points; positions count from 0."
@@ -56,7 +59,7 @@ export class TemplatesApi extends HttpApiGroup.make("templates")
         ...ListParams,
         status: Schema.optional(TemplateStatus),
         category: Schema.optional(Category),
-        q: Schema.optional(Schema.String.pipe(Schema.minLength(1), Schema.maxLength(100))).annotations({
+        q: Schema.optional(Schema.String.pipe(minCharacters(1), maxCharacters(100))).annotations({
           description: "Case-insensitive part of the slug or the name"
         })
       }))
@@ -68,7 +71,11 @@ export class TemplatesApi extends HttpApiGroup.make("templates")
     HttpApiEndpoint.get("get", "/v1/templates/:templateId")
       .setPath(TemplatePath)
       .addSuccess(Template)
-      .addError(NotFound)
+      .addError(TemplateNotFound)
+      .annotate(
+        OpenApi.Description,
+        "An unknown template (or one of another workspace): 404 `TEMPLATE_NOT_FOUND` with `details.resource = template`."
+      )
       .pipe(requireScopes("templates.manage"))
   )
   .add(
@@ -76,7 +83,7 @@ export class TemplatesApi extends HttpApiGroup.make("templates")
       .setPath(TemplatePath)
       .setPayload(UpdateTemplateRequest)
       .addSuccess(Template)
-      .addError(NotFound)
+      .addError(TemplateNotFound)
       .addError(Conflict)
       .annotate(
         OpenApi.Description,
@@ -88,7 +95,7 @@ export class TemplatesApi extends HttpApiGroup.make("templates")
     HttpApiEndpoint.del("archive", "/v1/templates/:templateId")
       .setPath(TemplatePath)
       .addSuccess(Template)
-      .addError(NotFound)
+      .addError(TemplateNotFound)
       .annotate(
         OpenApi.Description,
         "Archives (not deletes); repeatable, `template.archived` once. An archived template cannot be sent (409 `TEMPLATE_NOT_SENDABLE`) and keeps its slug."
@@ -101,8 +108,8 @@ export class TemplatesApi extends HttpApiGroup.make("templates")
       .setPayload(TestSendRequest)
       .setHeaders(Schema.Struct({
         "idempotency-key": Schema.optional(Schema.String.pipe(
-          Schema.minLength(1),
-          Schema.maxLength(255, { message: () => "Expected at most 255 characters" })
+          minCharacters(1),
+          maxCharacters(255, "Expected at most 255 characters")
         ))
       }))
       .addSuccess(Message, { status: 201 })

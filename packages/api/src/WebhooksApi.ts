@@ -7,7 +7,10 @@ import {
   EventTypeName,
   EventTypeSubscriptionInput,
   Id,
+  IdRef,
+  KeyListParams,
   ListParams,
+  maxCharacters,
   NotFound,
   Page,
   StrictStruct,
@@ -19,7 +22,7 @@ import {
 import { Schema } from "effect"
 import { Authentication, RequiredScopes } from "./Security.js"
 
-const Url = Schema.String.pipe(Schema.maxLength(2048))
+const Url = Schema.String.pipe(maxCharacters(2048))
 const EventTypes = Schema.Array(EventTypeSubscriptionInput).pipe(
   Schema.minItems(1, { message: () => "Subscribe to at least one event type" })
 )
@@ -27,13 +30,13 @@ const EventTypes = Schema.Array(EventTypeSubscriptionInput).pipe(
 export const CreateEndpointRequest = StrictStruct({
   url: Url,
   event_types: EventTypes,
-  description: Schema.optional(Schema.String.pipe(Schema.maxLength(500)))
+  description: Schema.optional(Schema.String.pipe(maxCharacters(500)))
 }).annotations({ identifier: "CreateWebhookEndpointRequest" })
 
 export const UpdateEndpointRequest = StrictStruct({
   url: Schema.optional(Url),
   event_types: Schema.optional(EventTypes),
-  description: Schema.optional(Schema.String.pipe(Schema.maxLength(500))),
+  description: Schema.optional(Schema.String.pipe(maxCharacters(500))),
   status: Schema.optional(
     Schema.Literal("active", "paused").annotations({
       message: () => "Clients may set status to active or paused only"
@@ -41,13 +44,14 @@ export const UpdateEndpointRequest = StrictStruct({
   )
 }).annotations({ identifier: "UpdateWebhookEndpointRequest" })
 
-const EndpointPath = Schema.Struct({ endpointId: Id("wh") })
-const DeliveryPath = Schema.Struct({ deliveryId: Id("whd") })
+const EndpointPath = Schema.Struct({ endpointId: IdRef("wh") })
+const DeliveryPath = Schema.Struct({ deliveryId: IdRef("whd") })
 const DeliveryFilters = Schema.Struct({ ...ListParams, status: Schema.optional(DeliveryStatus) })
 
 export class WebhooksApi extends HttpApiGroup.make("webhooks")
   .add(
     HttpApiEndpoint.get("eventTypes", "/v1/webhook-event-types")
+      .setUrlParams(Schema.Struct(KeyListParams))
       .addSuccess(
         Page(
           Schema.Struct({
@@ -60,8 +64,8 @@ export class WebhooksApi extends HttpApiGroup.make("webhooks")
       )
       .annotate(
         OpenApi.Description,
-        "The 31 event types and whether each is emitted today, in the list envelope: one page with every " +
-          "type (`page.has_more` is false; `limit` and `after` do not apply). `emitted` comes from the " +
+        "The 31 event types and whether each is emitted today, in the list envelope, in catalogue order " +
+          "(a fixed order: a walk with `after` neither repeats nor skips a type); `limit` 1..100, default 20. `emitted` comes from the " +
           "registry of emitters in the code, so a type turns true in the release whose code emits it. " +
           "`*` subscribes to all, later ones included."
       )

@@ -2,7 +2,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as Issues from "../src/Issues.js"
 
-const messageOf = (message: string) => Issues.fromFormatted([{ _tag: "Type", path: ["x"], message }])[0]!.message
+const messageOf = (message: string) => Issues.fromFormatted([{ _tag: "Type", path: ["to"], message }])[0]!.message
 
 describe("validation messages", () => {
   it("turns schema descriptions in code syntax into sentences", () => {
@@ -34,5 +34,24 @@ describe("validation messages", () => {
       messageOf("Expected a string at most 500 character(s) long"),
       "Expected a string at most 500 character(s) long"
     )
+  })
+
+  it("never names a member the client chose: reported at its object", () => {
+    const issues = Issues.fromFormatted([
+      { _tag: "Unexpected", path: ["text", "Fz9echoQ"], message: "is unexpected, expected: \"body\"" },
+      {
+        _tag: "Unexpected",
+        path: ["metadata", "Fz9echoQ".repeat(9)],
+        message: "is unexpected, expected: maxLength(40)"
+      },
+      { _tag: "Type", path: ["metadata", "Fz9echoQ"], message: "Expected string, actual 1" },
+      { _tag: "Type", path: ["text", "body"], message: "Expected string, actual 1" }
+    ])
+    assert.deepStrictEqual(issues, [
+      { path: ["text"], message: "Unknown member; this object takes body" },
+      { path: ["metadata"], message: "A member name is longer than 40 characters" },
+      { path: ["metadata"], message: "A member: Expected string" },
+      { path: ["text", "body"], message: "Expected string" }
+    ])
   })
 })

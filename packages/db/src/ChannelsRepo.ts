@@ -229,6 +229,29 @@ export class ChannelsRepo extends Effect.Service<ChannelsRepo>()("@switchboard/d
       }))
     }, dieOnDatabaseError)
 
+    /**
+     * Records what WhatsApp reported on a QR number (docs/LIMITS.md, "Number protection"; read by
+     * `QrWarmUpRepo.facts`): the timelock's end (`null`: lifted) and/or the new-chat
+     * quota; what is `undefined` stays as it was.
+     */
+    const recordRestriction = Effect.fn("ChannelsRepo.recordRestriction")(function*(input: {
+      readonly channelId: string
+      readonly timelockUntil?: string | null | undefined
+      readonly newChatQuota?:
+        | { readonly total: number; readonly used: number; readonly cycleEndsAt: string | null }
+        | undefined
+      readonly now: string
+    }) {
+      const q = input.newChatQuota
+      yield* sql`UPDATE channels SET qr_restriction_reported_at = ${input.now}
+        ${input.timelockUntil === undefined ? sql`` : sql`, qr_timelock_until = ${input.timelockUntil}`}
+        ${
+        q === undefined ? sql`` : sql`, qr_new_chat_total = ${q.total}, qr_new_chat_used = ${q.used},
+          qr_new_chat_cycle_ends_at = ${q.cycleEndsAt}`
+      }
+        WHERE id = ${input.channelId}`
+    }, dieOnDatabaseError)
+
     /** Archives (no longer the default); answers whether it was not archived before. */
     const archive = Effect.fn("ChannelsRepo.archive")(function*(id: string, now: string) {
       const rows = yield* sql`UPDATE channels SET status = 'archived', is_default = false, archived_at = ${now},
@@ -308,6 +331,7 @@ export class ChannelsRepo extends Effect.Service<ChannelsRepo>()("@switchboard/d
       archiveWithEvents,
       setSuspended,
       recordProviderStatus,
+      recordRestriction,
       markPairingStarted
     } as const
   }),

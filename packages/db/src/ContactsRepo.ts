@@ -15,7 +15,8 @@ const IdRow = Schema.Struct({ id: Schema.String })
 /** A row of `contacts` with its group ids. */
 export const ContactColumns = Schema.Struct({
   id: Schema.String,
-  phone_number: Schema.String,
+  phone_number: Schema.NullOr(Schema.String),
+  whatsapp_lid: Schema.NullOr(Schema.String),
   name: Schema.NullOr(Schema.String),
   email: Schema.NullOr(Schema.String),
   attributes: Schema.Record({ key: Schema.String, value: Schema.String }),
@@ -31,6 +32,7 @@ const toContact = (r: typeof ContactColumns.Type): Contact =>
     id: r.id as Contact["id"],
     object: "contact",
     phone_number: r.phone_number,
+    whatsapp_lid: r.whatsapp_lid,
     name: r.name,
     email: r.email,
     attributes: r.attributes,
@@ -123,7 +125,7 @@ export class ContactsRepo extends Effect.Service<ContactsRepo>()("@switchboard/d
     )
 
     const select = (where: Statement.Fragment) =>
-      sql`SELECT c.id, c.phone_number, c.name, c.email, c.attributes, c.tags, c.created_at, c.updated_at,
+      sql`SELECT c.id, c.phone_number, c.whatsapp_lid, c.name, c.email, c.attributes, c.tags, c.created_at, c.updated_at,
           ARRAY(SELECT m.group_id FROM contact_group_members m WHERE m.contact_id = c.id ORDER BY m.group_id)
             AS group_ids
         FROM contacts c WHERE ${where}`
@@ -150,7 +152,8 @@ export class ContactsRepo extends Effect.Service<ContactsRepo>()("@switchboard/d
         ${
         q === undefined
           ? sql``
-          : sql`AND lower(coalesce(c.name, '') || ' ' || c.phone_number || ' ' || coalesce(c.email, '')) LIKE ${q}`
+          : sql`AND lower(coalesce(c.name, '') || ' ' || coalesce(c.phone_number, '') || ' ' || coalesce(c.email, ''))
+            LIKE ${q}`
       }
         ${after ? sql`AND (c.created_at, c.id) < (${after.created_at}::timestamptz, ${after.id})` : sql``}
         ORDER BY c.created_at DESC, c.id DESC LIMIT ${limit + 1}`)
@@ -252,17 +255,25 @@ export class ContactsRepo extends Effect.Service<ContactsRepo>()("@switchboard/d
     }, dieOnDatabaseError)
 
     const TagRow = Schema.Struct({ tag: Schema.String, n: Schema.Number })
-    /** Every tag of the workspace with how many contacts carry it, most used first. */
+    /**
+     * A page of the workspace's tags with how many contacts carry each, by name (byte order, so
+     * the keyset comparison and the order agree everywhere): `limit + 1` rows after `after`.
+     */
     const tagCounts = SqlSchema.findAll({
-      Request: Schema.String,
+      Request: Schema.Struct({ workspaceId: Schema.String, limit: Schema.Number, after: Schema.NullOr(Schema.String) }),
       Result: TagRow,
-      execute: (workspaceId) =>
+      execute: ({ after, limit, workspaceId }) =>
         sql`SELECT t.tag, count(*)::int AS n FROM contacts c, unnest(c.tags) AS t(tag)
-          WHERE c.workspace_id = ${workspaceId} GROUP BY t.tag ORDER BY n DESC, t.tag`
+          WHERE c.workspace_id = ${workspaceId}
+          ${after === null ? sql`` : sql`AND t.tag COLLATE "C" > ${after} COLLATE "C"`}
+          GROUP BY t.tag ORDER BY t.tag COLLATE "C" LIMIT ${limit + 1}`
     })
-    const tags = Effect.fn("ContactsRepo.tags")(function*(workspaceId: string) {
-      return yield* tagCounts(workspaceId)
-    }, dieOnDatabaseError)
+    const tags = Effect.fn("ContactsRepo.tags")(
+      function*(workspaceId: string, limit: number, after: string | undefined) {
+        return yield* tagCounts({ workspaceId, limit, after: after ?? null })
+      },
+      dieOnDatabaseError
+    )
 
     /** How many contacts the workspace has (the plan's `contacts` limit). */
     const count = SqlSchema.findOne({

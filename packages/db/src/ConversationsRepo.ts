@@ -24,7 +24,9 @@ export const ConversationRow = Schema.Struct({
   workspace_id: Schema.String,
   channel_id: Schema.String,
   contact_id: Schema.String,
+  contact_found: Schema.Boolean,
   contact_phone_number: Schema.NullOr(Schema.String),
+  contact_whatsapp_lid: Schema.NullOr(Schema.String),
   contact_name: Schema.NullOr(Schema.String),
   status: ConversationStatus,
   assignee_id: Schema.NullOr(Schema.String),
@@ -53,10 +55,11 @@ export const toConversation = (r: ConversationRow): Conversation =>
     channel_id: r.channel_id as Conversation["channel_id"],
     contact_id: r.contact_id as Conversation["contact_id"],
     // null once the contact was deleted (the conversation keeps its `contact_id`: history stays)
-    contact: r.contact_phone_number === null ? null : {
+    contact: !r.contact_found ? null : {
       id: r.contact_id as Conversation["contact_id"],
       object: "contact",
       phone_number: r.contact_phone_number,
+      whatsapp_lid: r.contact_whatsapp_lid,
       name: r.contact_name
     },
     status: r.status,
@@ -115,7 +118,8 @@ export class ConversationsRepo extends Effect.Service<ConversationsRepo>()("@swi
     const events = yield* EventsRepo
 
     // the inbox's view of rows `c` (the contact joined, inbound messages after the read marker counted)
-    const view = sql`c.*, k.phone_number AS contact_phone_number, k.name AS contact_name,
+    const view = sql`c.*, k.id IS NOT NULL AS contact_found, k.phone_number AS contact_phone_number,
+      k.whatsapp_lid AS contact_whatsapp_lid, k.name AS contact_name,
       (SELECT count(*)::int FROM messages m WHERE m.conversation_id = c.id AND m.direction = 'inbound'
         AND (c.last_read_at IS NULL OR m.created_at > c.last_read_at)) AS unread_count`
 
@@ -241,7 +245,8 @@ export class ConversationsRepo extends Effect.Service<ConversationsRepo>()("@swi
             FROM next WHERE c.id = next.id
             RETURNING c.*, next.prior_status, next.prior_assignee_id, next.prior_last_read_at
           )
-          SELECT c.*, k.phone_number AS contact_phone_number, k.name AS contact_name,
+          SELECT c.*, k.id IS NOT NULL AS contact_found, k.phone_number AS contact_phone_number,
+      k.whatsapp_lid AS contact_whatsapp_lid, k.name AS contact_name,
             (SELECT count(*)::int FROM messages m WHERE m.conversation_id = c.id AND m.direction = 'inbound'
               AND (c.last_read_at IS NULL OR m.created_at > c.last_read_at)) AS unread_count
           FROM moved c LEFT JOIN contacts k ON k.id = c.contact_id`

@@ -29,6 +29,7 @@ import type { CursorPosition, MessageMemberValue, ReceiptStatus } from "@switchb
 import { Clock, Effect, Option, Schema } from "effect"
 import { envelopeTemplate, EventsRepo } from "./EventsRepo.js"
 import { dieOnDatabaseError, iso, isoOrNull, TimestampColumn } from "./Rows.js"
+import { leaseHeld, type ShardLease } from "./ShardLease.js"
 
 /** Stands for the message's workspace in an envelope template (the statement puts the real one). */
 const PLACEHOLDER_WORKSPACE = "ws_00000000000000000000000000"
@@ -193,6 +194,8 @@ export interface TransitionOptions {
    * queued messages do not outrank this one
    */
   readonly waitingRecipients?: ReadonlyArray<string> | undefined
+  /** the caller's shard lease: nothing moves unless it still holds it (`ShardLease`) */
+  readonly lease?: ShardLease | undefined
 }
 
 export interface MessageFilters {
@@ -311,7 +314,9 @@ export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/d
       // `canTransition`), add the timeline row with the state it came from, and (most moves) the
       // status event with its webhook deliveries
       const rows = yield* sql<MovedRow>`WITH current AS (
-          SELECT id, status FROM messages WHERE id = ${id} FOR UPDATE
+          SELECT id, status FROM messages WHERE id = ${id}${
+        options.lease === undefined ? sql`` : sql` AND ${leaseHeld(sql, options.lease)}`
+      } FOR UPDATE
         ), moved AS (
           UPDATE messages SET
             status = ${to},

@@ -29,7 +29,9 @@ import m0051 from "./migrations/0051_contact_imports.js"
 import m0060 from "./migrations/0060_create_templates.js"
 import m0070 from "./migrations/0070_conversations_inbox.js"
 import m0080 from "./migrations/0080_message_kinds_and_media.js"
+import m0081 from "./migrations/0081_whatsapp_lids.js"
 import m0090 from "./migrations/0090_qr_warm_up.js"
+import m0091 from "./migrations/0091_qr_restrictions.js"
 
 export const migrations = {
   "0001_create_workspaces": m0001,
@@ -56,7 +58,9 @@ export const migrations = {
   "0060_create_templates": m0060,
   "0070_conversations_inbox": m0070,
   "0080_message_kinds_and_media": m0080,
-  "0090_qr_warm_up": m0090
+  "0081_whatsapp_lids": m0081,
+  "0090_qr_warm_up": m0090,
+  "0091_qr_restrictions": m0091
 }
 
 export const TABLE = "switchboard_migrations"

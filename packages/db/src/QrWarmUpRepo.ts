@@ -1,7 +1,10 @@
 /**
- * The warm-up of a newly linked QR number (the pure rules: domain `QrWarmUp`): when the channel's
- * number was linked, the operator's override, whether a recipient ever wrote to the channel, and
- * when the channel's sends to contacts who never did were accepted. Read by the QR send path
+ * What protects a QR number on its sends to new contacts (docs/LIMITS.md, "Number protection"):
+ * the warm-up (the pure rules: domain `QrWarmUp`; when the channel's number was linked, the
+ * operator's override, when the channel's sends to contacts who never wrote were accepted) and
+ * WhatsApp's restriction signals recorded on the channel (`ChannelsRepo.recordRestriction`: reach-out
+ * timelock, new-chat quota);
+ * whether a recipient ever wrote to the channel. Read by the QR send path
  * (inside its transaction, after `QrSafetyRepo.lockChannel`) and `GET .../qr/safety`; never by
  * another provider's sends.
  */
@@ -16,7 +19,22 @@ export interface WarmUpFacts {
   readonly override: WarmUpOverride
   /** the recipient wrote to this channel at least once (a reply, not a new chat) */
   readonly recipientKnown: boolean
+  /** epoch ms WhatsApp's reach-out timelock ends; `null`: none reported */
+  readonly timelockUntil: number | null
+  /** WhatsApp's new-chat quota as last reported; `null`: none */
+  readonly newChatQuota: NewChatQuota | null
 }
+
+export interface NewChatQuota {
+  readonly total: number
+  readonly used: number
+  /** epoch ms the quota's cycle ends */
+  readonly cycleEndsAt: number | null
+  /** epoch ms WhatsApp reported it */
+  readonly reportedAt: number
+}
+
+const ms = (value: Date | string | null) => value === null ? null : new Date(value).getTime()
 
 const toOverride = (mode: string | null, max: number | null): WarmUpOverride =>
   mode === "off" ? { _tag: "Off" } : mode === "capped" && max !== null ? { _tag: "Capped", max } : { _tag: "Default" }
@@ -27,9 +45,19 @@ export class QrWarmUpRepo extends Effect.Service<QrWarmUpRepo>()("@switchboard/d
 
     /** One statement: the link time, the override and (with `to`) whether the recipient is known. */
     const facts = Effect.fn("QrWarmUpRepo.facts")(function*(channelId: string, to: string | null) {
-      const rows = yield* sql<
-        { linked_at: Date | string | null; mode: string | null; max_per_day: number | null; known: boolean }
-      >`SELECT c.qr_linked_at AS linked_at, o.mode, o.max_per_day,
+      const rows = yield* sql<{
+        linked_at: Date | string | null
+        mode: string | null
+        max_per_day: number | null
+        known: boolean
+        timelock_until: Date | string | null
+        total: number | null
+        used: number | null
+        cycle_ends_at: Date | string | null
+        reported_at: Date | string | null
+      }>`SELECT c.qr_linked_at AS linked_at, o.mode, o.max_per_day, c.qr_timelock_until AS timelock_until,
+          c.qr_new_chat_total AS total, c.qr_new_chat_used AS used,
+          c.qr_new_chat_cycle_ends_at AS cycle_ends_at, c.qr_restriction_reported_at AS reported_at,
           ${
         to === null ? sql`false` : sql`EXISTS (SELECT 1 FROM conversations cv
             JOIN contacts ct ON ct.id = cv.contact_id
@@ -40,9 +68,18 @@ export class QrWarmUpRepo extends Effect.Service<QrWarmUpRepo>()("@switchboard/d
         WHERE c.id = ${channelId}`
       const row = rows[0]
       return {
-        linkedAt: row?.linked_at ? new Date(row.linked_at).getTime() : null,
+        linkedAt: ms(row?.linked_at ?? null),
         override: toOverride(row?.mode ?? null, row?.max_per_day ?? null),
-        recipientKnown: row?.known === true
+        recipientKnown: row?.known === true,
+        timelockUntil: ms(row?.timelock_until ?? null),
+        newChatQuota: row && row.total !== null && row.used !== null
+          ? {
+            total: row.total,
+            used: row.used,
+            cycleEndsAt: ms(row.cycle_ends_at),
+            reportedAt: ms(row.reported_at) ?? 0
+          }
+          : null
       } satisfies WarmUpFacts
     }, dieOnDatabaseError)
 

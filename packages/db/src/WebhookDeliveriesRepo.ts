@@ -7,6 +7,7 @@ import { DeliveryStatus, newId } from "@switchboard/domain"
 import type { CursorPosition, FailureReason, WebhookDelivery } from "@switchboard/domain"
 import { Effect, Option, Schema } from "effect"
 import { dieOnDatabaseError } from "./Rows.js"
+import type { ShardLease } from "./ShardLease.js"
 import {
   AttemptColumns,
   type ClaimedColumns,
@@ -24,6 +25,8 @@ export interface ClaimRequest {
   readonly endpointId: string
   readonly now: string
   readonly limit: number
+  /** the pulling entity's shard lease: nothing is taken unless it still holds it (`ShardLease`) */
+  readonly lease?: ShardLease | undefined
 }
 
 /** A successful attempt, as `recordSuccesses` records it. */
@@ -136,13 +139,23 @@ export class WebhookDeliveriesRepo
           SELECT * FROM unnest(${requests.map((r) => r.endpointId)}::text[], ${
           requests.map((r) => r.now)
         }::timestamptz[],
-            ${requests.map((r) => r.limit)}::int[]) AS r(endpoint_id, now, lim)
+            ${requests.map((r) => r.limit)}::int[], ${requests.map((r) => r.lease?.shardId ?? null)}::text[],
+            ${requests.map((r) => r.lease?.address ?? null)}::text[],
+            ${requests.map((r) => r.lease?.expirySeconds ?? null)}::int[]) AS r(endpoint_id, now, lim, shard_id,
+            address, expiry)
         ), due AS (
           SELECT due.id, r.now FROM request r CROSS JOIN LATERAL (
             SELECT d.id FROM webhook_deliveries d
             JOIN webhook_endpoints e ON e.id = d.endpoint_id
             WHERE d.endpoint_id = r.endpoint_id AND d.status = 'pending' AND d.next_attempt_at <= r.now
-              AND NOT (e.status = 'paused' AND e.deleted_at IS NULL)
+              AND NOT (e.status = 'paused' AND e.deleted_at IS NULL)${
+          // (the lease table exists only where runners hold row-based shard locks: never named otherwise)
+          requests.some((r) => r.lease !== undefined)
+            ? sql`
+              AND (r.shard_id IS NULL OR EXISTS (SELECT 1 FROM cluster_locks lease WHERE lease.shard_id = r.shard_id
+                AND lease.address = r.address AND lease.acquired_at >= NOW() - make_interval(secs => r.expiry)
+                FOR SHARE))`
+            : sql``}
             ORDER BY d.next_attempt_at, d.created_at LIMIT r.lim
             FOR UPDATE OF d SKIP LOCKED
           ) due

@@ -49,6 +49,7 @@ export const ChannelStatusReason = Schema.Literal(
   "account_restricted",
   "reachout_timelocked",
   "rate_limited",
+  "new_chats_capped",
   "restriction_lifted",
   "suspended",
   "reactivated",
@@ -57,7 +58,12 @@ export const ChannelStatusReason = Schema.Literal(
 export type ChannelStatusReason = typeof ChannelStatusReason.Type
 
 /** The status reasons of WhatsApp's restriction signals (the status itself does not change). */
-export type QrRestrictionReason = "account_restricted" | "reachout_timelocked" | "rate_limited" | "restriction_lifted"
+export type QrRestrictionReason =
+  | "account_restricted"
+  | "reachout_timelocked"
+  | "rate_limited"
+  | "new_chats_capped"
+  | "restriction_lifted"
 
 /** A send is accepted (queued) only on a connected channel (409 CHANNEL_NOT_CONNECTED otherwise). */
 export const acceptsSends = (status: ChannelStatus): boolean => status === "connected"

@@ -7,6 +7,7 @@
 import { parse } from "csv-parse/sync"
 import type { CountryCode } from "libphonenumber-js/max"
 import { isSupportedCountry, parsePhoneNumberFromString } from "libphonenumber-js/max"
+import { contactFieldProblem, hasLostText } from "./ContactFields.js"
 
 export const MAX_IMPORT_BYTES = 5 * 1024 * 1024
 export const MAX_IMPORT_ROWS = 50_000
@@ -39,8 +40,6 @@ export type ParsedFile =
 
 export const isCountryCode = (code: string): code is CountryCode => isSupportedCountry(code)
 
-const EMAIL = /^[^\s@]+@[^\s@]+$/
-
 const normalizeRow = (
   header: ReadonlyArray<string>,
   cells: ReadonlyArray<string>,
@@ -52,6 +51,16 @@ const normalizeRow = (
     _tag: "Invalid",
     error: { row, line, column, code, message }
   })
+  // bytes that were not UTF-8, or U+0000, became U+FFFD when the file was read: the row's text is lost
+  const lost = cells.findIndex((cell, i) => cell !== "" && (hasLostText(cell) || hasLostText(header[i] ?? "")))
+  if (lost >= 0) {
+    const column = header[lost] ?? ""
+    return fail(
+      hasLostText(column) ? null : column,
+      "invalid_text",
+      "The row holds bytes that are not UTF-8 text, or U+0000"
+    )
+  }
   let phone = ""
   let name: string | null = null
   let email: string | null = null
@@ -74,9 +83,9 @@ const normalizeRow = (
         : "Not a possible phone number (a national number needs default_country)"
     )
   }
-  if (email !== null && (!EMAIL.test(email) || (email as string).length > 254)) {
-    return fail("email", "invalid_email", "Not an e-mail address")
-  }
+  // the API's own rules for a contact (README "Contacts"): a row the API would refuse fails
+  const problem = contactFieldProblem({ name, email, attributes })
+  if (problem !== undefined) return fail(problem.column, problem.code, problem.message)
   return { _tag: "Valid", row, line, phone: parsed.number, name, email, attributes }
 }
 

@@ -17,7 +17,13 @@ export const Attributes = Schema.Record({ key: Schema.String, value: Schema.Stri
 export class Contact extends Schema.Class<Contact>("Contact")({
   id: Id("cnt"),
   object: Schema.Literal("contact"),
-  phone_number: E164.annotations({ description: "E.164; unique per workspace" }),
+  phone_number: Schema.NullOr(E164).annotations({
+    description:
+      "E.164; unique per workspace. null only for a sender WhatsApp named by LID alone, until it reveals the number (README \"Contacts\")"
+  }),
+  whatsapp_lid: Schema.NullOr(Schema.String).annotations({
+    description: "WhatsApp's private id of the contact (LID), when WhatsApp addressed them by it; unique per workspace"
+  }),
   name: Schema.NullOr(Schema.String),
   email: Schema.NullOr(Schema.String),
   attributes: Attributes,

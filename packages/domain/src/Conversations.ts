@@ -3,6 +3,7 @@
  * events their changes report is in `ConversationStateMachine.ts`.
  */
 import { Schema } from "effect"
+import { maxCharacters, minCharacters } from "./Characters.js"
 import { ConversationStatus } from "./ConversationStateMachine.js"
 import { Id } from "./Ids.js"
 import { exactlyOneKind, SendMessageRequest } from "./Messaging.js"
@@ -12,7 +13,10 @@ import { StrictStruct, Timestamp } from "./Schemas.js"
 export const ConversationContact = Schema.Struct({
   id: Id("cnt"),
   object: Schema.Literal("contact"),
-  phone_number: Schema.String,
+  phone_number: Schema.NullOr(Schema.String).annotations({
+    description: "null only for a sender WhatsApp named by LID alone (`whatsapp_lid`), until it reveals the number"
+  }),
+  whatsapp_lid: Schema.NullOr(Schema.String),
   name: Schema.NullOr(Schema.String)
 }).annotations({ identifier: "ConversationContact" })
 
@@ -64,8 +68,8 @@ export const UpdateConversationRequest = StrictStruct({
 
 export const CreateNoteRequest = StrictStruct({
   body: Schema.String.pipe(
-    Schema.minLength(1, { message: () => "Expected a non-empty note" }),
-    Schema.maxLength(4096, { message: () => "Expected at most 4096 characters" })
+    minCharacters(1, "Expected a non-empty note"),
+    maxCharacters(4096, "Expected at most 4096 characters")
   )
 }).annotations({ identifier: "CreateNoteRequest" })
 

@@ -100,7 +100,7 @@ export class ChannelNotFound extends ApiError<ChannelNotFound>()("ChannelNotFoun
 export class TemplateNotFound extends ApiError<TemplateNotFound>()("TemplateNotFound", {
   code: "TEMPLATE_NOT_FOUND",
   status: 404,
-  description: "No template with this slug (`details.slug`) or id (`details.id`) in the workspace."
+  description: "No template with this slug or id (`details.id`) in the workspace."
 }) {}
 
 export class MethodNotAllowed extends ApiError<MethodNotAllowed>()("MethodNotAllowed", {

@@ -6,9 +6,10 @@
  *
  * Every `data` is `{object, object_id}` plus the resource's own id member and its status; channel
  * status changes add `from_status`, `to_status`, `reason`. Members appear in
- * the order declared here, which is the order stored and delivered. Types nothing emits yet
- * (contact updates, imports, templates, campaigns, automations) have their
- * shape here so the features that emit them fill it in. Conversation events carry the
+ * the order declared here, which is the order stored and delivered. Which types some path emits
+ * today is `EMITTED_EVENT_TYPES` (`EmittedEvents.ts`, checked by test/eventEmitters.test.ts):
+ * every type but the campaign events and `automation.failed`, which have their shape here so the
+ * features that emit them fill it in. Conversation events carry the
  * conversation's channel and contact; which change reports which is `ConversationStateMachine.ts`.
  */
 import { Schema } from "effect"
@@ -51,7 +52,12 @@ export const MessageReceivedData = Schema.Struct({
   channel_id: Id("ch"),
   direction: Schema.Literal("inbound"),
   /** the message's kind (README "Messages") */
-  type: MessageType
+  type: MessageType,
+  /**
+   * file types only: `ready` (the bytes are stored: `GET /v1/media/{id}/content`) or `failed`
+   * (they could not be fetched; the message's `media.failure_reason` says why)
+   */
+  media_status: Schema.optional(Schema.Literal("ready", "failed"))
 }).annotations({ identifier: "MessageReceivedData" })
 
 const conversationFields = {
@@ -133,7 +139,14 @@ export const ChannelArchivedData = Schema.Struct(channelMoveFields).annotations(
 export const ContactData = Schema.Struct({
   object: Schema.Literal("contact"),
   object_id: Id("cnt"),
-  contact_id: Id("cnt")
+  contact_id: Id("cnt"),
+  /**
+   * `contact.updated` of a merge only: the contact known by WhatsApp's LID alone that was folded
+   * into this one once WhatsApp revealed its number (it no longer exists; README "Contacts")
+   */
+  merged_contact_id: Schema.optional(Id("cnt")),
+  /** `contact.updated` by WhatsApp's LID mapping only: the members that changed */
+  changed: Schema.optional(Schema.Array(Schema.Literal("phone_number", "whatsapp_lid")))
 }).annotations({ identifier: "ContactData" })
 
 export const ContactImportCompletedData = Schema.Struct({

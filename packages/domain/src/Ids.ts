@@ -45,6 +45,34 @@ export const Id = <const P extends IdPrefix>(prefix: P) =>
     })
   )
 
+/** The refusal of an id reference that is not well formed: it names nothing (README "Errors"). */
+export const unknownIdMessage = (prefix: IdPrefix): string => `Names nothing: not an id of the form ${prefix}_...`
+
+const UNKNOWN_ID_MESSAGES = new Map(Object.values(IdPrefixes).map((p) => [unknownIdMessage(p), p] as const))
+
+/** The prefix whose `IdRef` refused with `message`, if it is such a refusal. */
+export const unknownIdPrefix = (message: string): IdPrefix | undefined => UNKNOWN_ID_MESSAGES.get(message)
+
+/**
+ * An id as a request names an object: a path segment, a body reference (`channel_id`), a filter
+ * whose unknown value is a 404. Decodes like `Id`, but a string that is not well formed is
+ * refused with `unknownIdMessage`, which the API answers with the resource's 404, the same as a
+ * well-formed id that names nothing (README "Errors": as Stripe answers "No such ..." for any id).
+ * A value that is not a string stays 422.
+ */
+export const IdRef = <const P extends IdPrefix>(prefix: P) => {
+  const form = new RegExp(`^${prefix}_${ULID}$`)
+  return Schema.String.pipe(
+    Schema.filter((s): s is `${P}_${string}` => form.test(s), {
+      message: () => unknownIdMessage(prefix),
+      description: `\`${prefix}_\` followed by a 26-character ULID; any other string names nothing (404)`,
+      examples: [`${prefix}_01JD7X6F3Q9T2M5N8R4V0W1Y2Z` as `${P}_${string}`],
+      jsonSchema: { pattern: form.source },
+      arbitrary: () => (fc) => fc.stringMatching(form).map((s) => s as `${P}_${string}`)
+    })
+  )
+}
+
 /**
  * The random part of new ids: bytes from the platform's CSPRNG like ulid's default (a byte / 256
  * per character), drawn from a pooled buffer: ulid's default asks the CSPRNG for one byte per

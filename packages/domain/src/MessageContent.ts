@@ -1,6 +1,5 @@
 /**
- * The kinds of message real WhatsApp traffic carries (docs: README "Messages", DECISIONS section 14
- * of the shared spec): the `type` of a message, the member named after it on the message record,
+ * The kinds of message real WhatsApp traffic carries (README "Messages", "Media"): the `type` of a message, the member named after it on the message record,
  * and the provider-neutral form in which a provider reports an inbound message before its media
  * are stored (`InboundContent`). Providers (QR/Baileys, sandbox) translate what they hear into
  * `InboundContent`; `InboundMessages` records it. Nothing a provider hears is dropped unseen: what
@@ -9,7 +8,7 @@
 import { Schema } from "effect"
 import { E164 } from "./Schemas.js"
 
-/** Every `type` a message can have. `text` and `template` are the two SPEC kinds. */
+/** Every `type` a message can have. `text` and `template` are the kinds outbound sends have. */
 export const MessageType = Schema.Literal(
   "text",
   "template",

@@ -4,7 +4,8 @@
  */
 import { Schema } from "effect"
 import { ChannelStatus } from "./ChannelStateMachine.js"
-import { Id } from "./Ids.js"
+import { maxCharacters, minCharacters } from "./Characters.js"
+import { Id, IdRef } from "./Ids.js"
 import { MessageMedia } from "./Media.js"
 import { Category } from "./MessageCategory.js"
 import { LocationContent, MessageType, SharedContact } from "./MessageContent.js"
@@ -144,8 +145,8 @@ export class MessageWithTimeline extends Schema.Class<MessageWithTimeline>("Mess
 }) {}
 
 const Metadata = Schema.Record({
-  key: Schema.String.pipe(Schema.maxLength(40)),
-  value: Schema.String.pipe(Schema.maxLength(500))
+  key: Schema.String.pipe(maxCharacters(40)),
+  value: Schema.String.pipe(maxCharacters(500))
 }).pipe(Schema.filter((m) => Object.keys(m).length <= 20 || "Expected at most 20 metadata pairs"))
 
 const caption = Schema.String.pipe(Schema.maxLength(1024, { message: () => "Expected at most 1024 characters" }))
@@ -210,8 +211,8 @@ export type SendKind = typeof SEND_KINDS[number]
 export const sendFields = {
   text: Schema.optional(StrictStruct({
     body: Schema.String.pipe(
-      Schema.minLength(1, { message: () => "Expected a non-empty text body" }),
-      Schema.maxLength(4096, { message: () => "Expected at most 4096 characters" })
+      minCharacters(1, "Expected a non-empty text body"),
+      maxCharacters(4096, "Expected at most 4096 characters")
     )
   })),
   template: Schema.optional(StrictStruct({
@@ -247,7 +248,7 @@ export const sendKind = (body: { readonly [K in SendKind]?: unknown }): SendKind
 
 export const SendMessageRequest = StrictStruct({
   to: E164,
-  channel_id: Schema.optional(Id("ch")),
+  channel_id: Schema.optional(IdRef("ch")),
   ...sendFields
 }).pipe(Schema.filter(exactlyOneKind)).annotations({ identifier: "SendMessageRequest" })
 

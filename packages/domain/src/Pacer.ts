@@ -80,16 +80,46 @@ export const waitingRecipients = (
 }
 
 /**
+ * Human pacing on linked-device (QR) channels: each gap between two sends is the rate's interval
+ * plus a random share of it up to this (0.5 mps: 2 to 3 s, 2.5 s on average). A number that sends
+ * on a metronome looks like a bot, and two channels of one workspace would send in lock-step;
+ * never faster than the provider's rate. Other providers keep the exact interval.
+ */
+export const QR_PACING_JITTER = 0.5
+
+/**
  * A send to `recipient` took the slot at `at` (the slot must be open: `sendSlotWaitMs` is 0): the
- * next slot opens `1000 / maxThroughputMps` ms later, and the recipient's spacing counts it.
+ * next slot opens `1000 / maxThroughputMps` ms later (on linked-device channels, plus the jitter:
+ * `random` in [0, 1) picks it), and the recipient's spacing counts it.
  */
 export const takeSendSlot = (
   pacer: ChannelPacer,
   recipient: string,
   at: number,
-  maxThroughputMps: number
+  maxThroughputMps: number,
+  random = 0
 ): ChannelPacer => ({
-  nextSlotAt: at + 1000 / maxThroughputMps,
+  nextSlotAt: at + (1000 / maxThroughputMps) * (pacer.perRecipient ? 1 + QR_PACING_JITTER * random : 1),
   perRecipient: pacer.perRecipient,
   spacing: pacer.perRecipient ? recordRecipientSend(pacer.spacing, recipient, at) : pacer.spacing
+})
+
+/** The first pause after the provider throttles a channel (`PROVIDER_RATE_LIMITED`). */
+export const THROTTLE_BACKOFF_BASE_MS = 30_000
+/** The longest pause, however often it throttles in a row. */
+export const THROTTLE_BACKOFF_MAX_MS = 15 * 60_000
+
+/**
+ * How long a channel pauses all its sends after the provider throttled it `inARow` times in a row
+ * (1, 2, ...): 30 s, doubling, at most 15 minutes. Retrying each message on its own schedule
+ * queried a throttling WhatsApp again for every message (rate-overlimit, docs/LIMITS.md); a pause
+ * of the channel asks once per step. A send the provider takes ends the run.
+ */
+export const throttleBackOffMs = (inARow: number): number =>
+  Math.min(THROTTLE_BACKOFF_MAX_MS, THROTTLE_BACKOFF_BASE_MS * 2 ** Math.max(0, inARow - 1))
+
+/** No send slot opens before `until` (the provider throttled the channel). */
+export const pauseUntil = (pacer: ChannelPacer, until: number): ChannelPacer => ({
+  ...pacer,
+  nextSlotAt: Math.max(pacer.nextSlotAt, until)
 })

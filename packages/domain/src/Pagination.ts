@@ -1,7 +1,8 @@
 /**
  * The list envelope and keyset pagination: `limit` 1..100, default 20;
  * `after` is the opaque `next_cursor` of the previous page; newest first (`created_at` desc,
- * then `id` desc). A bad `limit` or a malformed `after` is a 422.
+ * then `id` desc), or, for lists of things without a creation time (tags, event types), a stable
+ * order of one unique key (`KeyCursor`). A bad `limit` or a malformed `after` is a 422.
  */
 import { Either, Encoding, ParseResult, Schema } from "effect"
 
@@ -91,5 +92,45 @@ export const toPage = <Row extends CursorPosition, A>(
   return {
     data: pageRows.map(toItem),
     page: { next_cursor: hasMore && last ? encodeCursor(last) : null, has_more: hasMore }
+  }
+}
+
+const KeyCursorJson = Schema.parseJson(Schema.Struct({ k: Schema.String }))
+
+/** The cursor of a list ordered by one unique text key: the key of the page's last item. */
+export const encodeKeyCursor = (key: string): string => Encoding.encodeBase64Url(JSON.stringify({ k: key }))
+
+/**
+ * Opaque cursor string <-> the key after which the next page starts, for lists in a stable
+ * order of one unique key (tags by name, event types in catalogue order).
+ */
+export const KeyCursor = Schema.transformOrFail(Schema.String, Schema.String, {
+  strict: true,
+  decode: (s, _, ast) => {
+    const invalid = new ParseResult.Type(ast, s, "Expected a cursor returned as page.next_cursor")
+    if (!/^[A-Za-z0-9_-]{1,512}$/.test(s)) return ParseResult.fail(invalid)
+    const parsed = Either.flatMap(
+      Encoding.decodeBase64UrlString(s),
+      (t) => Schema.decodeUnknownEither(KeyCursorJson)(t)
+    )
+    return Either.isLeft(parsed) ? ParseResult.fail(invalid) : ParseResult.succeed(parsed.right.k)
+  },
+  encode: (k) => ParseResult.succeed(encodeKeyCursor(k))
+}).annotations({ identifier: "KeyCursor", description: "Opaque cursor: the `page.next_cursor` of the previous page" })
+
+/** Query parameters of a list ordered by one unique key. */
+export const KeyListParams = {
+  limit: Schema.optional(Limit),
+  after: Schema.optional(KeyCursor)
+}
+
+/** A page from items fetched with `LIMIT limit + 1` in list order, by their unique key. */
+export const toKeyPage = <A>(items: ReadonlyArray<A>, limit: number, key: (item: A) => string): PageOf<A> => {
+  const hasMore = items.length > limit
+  const pageItems = hasMore ? items.slice(0, limit) : items
+  const last = pageItems[pageItems.length - 1]
+  return {
+    data: pageItems,
+    page: { next_cursor: hasMore && last !== undefined ? encodeKeyCursor(key(last)) : null, has_more: hasMore }
   }
 }

@@ -1,23 +1,24 @@
 /**
- * `POST /v1/sandbox/sessions/{id}/inbound` (README "Sandbox"): what the simulated network delivers
+ * `POST /v1/sandbox/sessions/{id}/inbound` (README "Messages"): what the simulated network delivers
  * to the session's number, of every kind a real provider reports (README "Messages"): exactly one
  * of the kind members, optionally quoting a message of the session's channel (`reply_to`).
  */
 import { Schema } from "effect"
+import { maxCharacters, minCharacters } from "./Characters.js"
 import { Id } from "./Ids.js"
 import { E164, StrictStruct } from "./Schemas.js"
 
 /** The largest file given inline (`data_base64`, decoded). */
 export const SANDBOX_INLINE_MEDIA_BYTES = 1024 * 1024
 
-const Caption = Schema.String.pipe(Schema.maxLength(1024, { message: () => "Expected at most 1024 characters" }))
+const Caption = Schema.String.pipe(maxCharacters(1024))
 
 const mediaFields = {
   media_id: Schema.optional(Id("med")).annotations({ description: "A stored media of the workspace" }),
   data_base64: Schema.optional(Schema.String).annotations({
     description: "The file itself, base64 (at most 1 MiB decoded); with `mime_type`"
   }),
-  mime_type: Schema.optional(Schema.String.pipe(Schema.maxLength(255))),
+  mime_type: Schema.optional(Schema.String.pipe(maxCharacters(255))),
   caption: Schema.optional(Caption)
 }
 
@@ -34,15 +35,15 @@ export const SandboxMediaInput = StrictStruct(mediaFields).pipe(Schema.filter(on
   .annotations({ identifier: "SandboxMediaInput" })
 export const SandboxDocumentInput = StrictStruct({
   ...mediaFields,
-  filename: Schema.optional(Schema.String.pipe(Schema.minLength(1), Schema.maxLength(255)))
+  filename: Schema.optional(Schema.String.pipe(minCharacters(1), maxCharacters(255)))
 }).pipe(Schema.filter(oneSource)).annotations({ identifier: "SandboxDocumentInput" })
 export const SandboxAudioInput = StrictStruct({
   ...mediaFields,
   voice: Schema.optional(Schema.Boolean).annotations({ description: "A voice note (default false)" })
 }).pipe(Schema.filter(oneSource)).annotations({ identifier: "SandboxAudioInput" })
 
-const Body = Schema.String.pipe(Schema.minLength(1), Schema.maxLength(4096))
-const ShortText = Schema.String.pipe(Schema.maxLength(1024))
+const Body = Schema.String.pipe(minCharacters(1), maxCharacters(4096))
+const ShortText = Schema.String.pipe(maxCharacters(1024))
 
 /** The kind members; exactly one is given. */
 export const SANDBOX_INBOUND_KINDS = [
@@ -78,16 +79,16 @@ export const SandboxInboundRequest = StrictStruct({
   contacts: Schema.optional(
     Schema.Array(StrictStruct({
       name: ShortText,
-      phones: Schema.Array(Schema.String.pipe(Schema.maxLength(32))).pipe(Schema.maxItems(20))
+      phones: Schema.Array(Schema.String.pipe(maxCharacters(32))).pipe(Schema.maxItems(20))
     })).pipe(Schema.minItems(1), Schema.maxItems(20))
   ),
   reaction: Schema.optional(StrictStruct({
     message_id: Id("msg"),
-    emoji: Schema.String.pipe(Schema.maxLength(32)).annotations({ description: "\"\" removes the reaction" })
+    emoji: Schema.String.pipe(maxCharacters(32)).annotations({ description: "\"\" removes the reaction" })
   })),
   edit: Schema.optional(StrictStruct({ message_id: Id("msg"), text: StrictStruct({ body: Body }) })),
   revoke: Schema.optional(StrictStruct({ message_id: Id("msg") })),
-  unsupported: Schema.optional(StrictStruct({ kind: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(64)) }))
+  unsupported: Schema.optional(StrictStruct({ kind: Schema.String.pipe(minCharacters(1), maxCharacters(64)) }))
 }).pipe(
   Schema.filter((body) =>
     SANDBOX_INBOUND_KINDS.filter((k) => body[k] !== undefined).length === 1 ||

@@ -11,19 +11,13 @@
  * never read as a placeholder. Nothing is substituted silently: a required variable without a
  * value, an unknown variable, an empty value or one over 1 024 characters refuses the send.
  */
+import { characterCount } from "./Characters.js"
 
 /** Longest body, and longest rendered text (characters). */
 export const TEMPLATE_BODY_MAX = 1024
 /** Longest variable value (characters). */
 export const TEMPLATE_VALUE_MAX = 1024
 export const VARIABLE_NAME = /^[a-z][a-z0-9_]{0,63}$/
-
-/** Characters as the API counts them: Unicode code points. */
-export const characterCount = (s: string): number => {
-  let n = 0
-  for (const _ of s) n++
-  return n
-}
 
 export interface Placeholder {
   readonly name: string
@@ -145,13 +139,20 @@ export const checkTemplate = (
     if (!seen.has(p.name)) {
       issues.push({
         path: ["body"],
-        message: `Placeholder {{${p.name}}} has no declaration in variables at character ${p.position}`,
+        // the placeholder's name is the request's own text: said by position
+        message: `A placeholder has no declaration in variables at character ${p.position}`,
         position: p.position
       })
     }
   }
   return { variables: declared, issues }
 }
+
+/** An unknown variable, said with the names the template declares (stored, not from the request). */
+const unknownVariable = (declared: ReadonlyArray<VariableDeclaration>) =>
+  declared.length === 0
+    ? "Unknown variable: this template declares none"
+    : `Unknown variable: this template declares ${declared.map((v) => v.name).join(", ")}`
 
 /** Why values cannot render: missing required names, or other issues (unknown, empty, too long). */
 export type RenderResult =
@@ -174,7 +175,8 @@ export const renderTemplate = (
   if (missing.length > 0) return { _tag: "Missing", missing }
   const issues: Array<TemplateIssue> = []
   for (const [name, value] of Object.entries(values)) {
-    if (!declared.has(name)) issues.push({ path: [...path, name], message: "Unknown variable for this template" })
+    // an unknown name is the request's own text: reported at the variables, never repeated
+    if (!declared.has(name)) issues.push({ path: [...path], message: unknownVariable(template.variables) })
     else issues.push(...valueIssues([...path, name], value))
   }
   if (issues.length > 0) return { _tag: "Invalid", issues }

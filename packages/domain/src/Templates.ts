@@ -3,7 +3,8 @@
  * providers impose on rendered text. The grammar and the renderer are in `TemplateBody.ts`.
  */
 import { Schema } from "effect"
-import { Id } from "./Ids.js"
+import { maxCharacters, minCharacters } from "./Characters.js"
+import { Id, IdRef } from "./Ids.js"
 import { Category } from "./MessageCategory.js"
 import type { Provider } from "./Messaging.js"
 import { E164, StrictStruct, Timestamp } from "./Schemas.js"
@@ -58,14 +59,14 @@ export class Template extends Schema.Class<Template>("Template")({
 }) {}
 
 const VariableInput = StrictStruct({
-  name: Schema.String.pipe(Schema.maxLength(64)),
+  name: Schema.String.pipe(maxCharacters(64)),
   required: Schema.optional(Schema.Boolean).annotations({ description: "Default true" }),
-  example: Schema.optional(Schema.NullOr(Schema.String.pipe(Schema.maxLength(4096))))
+  example: Schema.optional(Schema.NullOr(Schema.String.pipe(maxCharacters(4096))))
 })
 
-const Name = Schema.String.pipe(Schema.minLength(1), Schema.maxLength(128))
+const Name = Schema.String.pipe(minCharacters(1), maxCharacters(128))
 // the exact limits (code points, placeholders) are checked by the use-case with positions
-const BodyInput = Schema.String.pipe(Schema.maxLength(4 * TEMPLATE_BODY_MAX))
+const BodyInput = Schema.String.pipe(maxCharacters(4 * TEMPLATE_BODY_MAX))
 const Variables = Schema.Array(VariableInput).pipe(Schema.maxItems(100))
 
 export const CreateTemplateRequest = StrictStruct({
@@ -91,7 +92,7 @@ export const UpdateTemplateRequest = StrictStruct({
 
 export const TestSendRequest = StrictStruct({
   to: E164,
-  channel_id: Schema.optional(Id("ch")),
+  channel_id: Schema.optional(IdRef("ch")),
   variables: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.String })).annotations({
     description: "Missing variables take their `example` (here only)"
   })

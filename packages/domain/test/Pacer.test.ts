@@ -2,14 +2,18 @@ import { assert, describe, it } from "@effect/vitest"
 import {
   idlePacer,
   pacerForConnection,
+  pauseUntil,
+  QR_PACING_JITTER,
   QR_PER_RECIPIENT_CAP,
   QR_PER_RECIPIENT_WINDOW_MS,
   recipientMustWait,
   sendSlotWaitMs,
   takeSendSlot,
+  throttleBackOffMs,
   waitingRecipients
 } from "@switchboard/domain"
 import type { ChannelPacer } from "@switchboard/domain"
+import { Effect, Random } from "effect"
 
 const NOW = Date.UTC(2026, 10, 22, 12)
 const ALICE = "+15550000001"
@@ -73,5 +77,66 @@ describe("ChannelPacer", () => {
     assert.strictEqual(sendSlotWaitMs(pacer, NOW), 1000)
     // a connection without spacing drops what the last one knew
     assert.strictEqual(pacerForConnection(pacer, false, recent).spacing.size, 0)
+  })
+})
+
+describe("human pacing", () => {
+  it("spaces a QR channel's sends by the rate's interval plus up to half of it at random, never less", () => {
+    const qr = pacerForConnection(idlePacer, true)
+    assert.strictEqual(takeSendSlot(qr, ALICE, NOW, 0.5, 0).nextSlotAt, NOW + 2_000)
+    assert.strictEqual(takeSendSlot(qr, ALICE, NOW, 0.5, 0.5).nextSlotAt, NOW + 2_500)
+    assert.strictEqual(
+      takeSendSlot(qr, ALICE, NOW, 0.5, 0.999).nextSlotAt,
+      NOW + 2_000 * (1 + QR_PACING_JITTER * 0.999)
+    )
+    assert.isBelow(takeSendSlot(qr, ALICE, NOW, 0.5, 0.999).nextSlotAt, NOW + 3_000)
+  })
+
+  it("keeps the exact interval on other providers (the sandbox)", () => {
+    assert.strictEqual(takeSendSlot(idlePacer, ALICE, NOW, 2, 0.9).nextSlotAt, NOW + 500)
+  })
+
+  it.effect("draws each gap from the Random service, so two channels do not send in lock-step", () =>
+    Effect.gen(function*() {
+      const qr = pacerForConnection(idlePacer, true)
+      const gaps = (seed: string) =>
+        Effect.gen(function*() {
+          let pacer = qr
+          let at = NOW
+          const out: Array<number> = []
+          for (let i = 0; i < 5; i++) {
+            pacer = takeSendSlot(pacer, `+1555000000${i}`, at, 0.5, yield* Random.next)
+            out.push(pacer.nextSlotAt - at)
+            at = pacer.nextSlotAt
+          }
+          return out
+        }).pipe(Effect.withRandom(Random.make(seed)))
+      const one = yield* gaps("channel one")
+      const two = yield* gaps("channel two")
+      assert.notDeepEqual(one, two)
+      for (const gap of [...one, ...two]) {
+        assert.isAtLeast(gap, 2_000)
+        assert.isBelow(gap, 3_000)
+      }
+    }))
+})
+
+describe("throttle back-off", () => {
+  it("pauses 30 s after the first throttle, doubling per throttle in a row, at most 15 minutes", () => {
+    assert.deepStrictEqual([1, 2, 3, 4, 5, 6].map(throttleBackOffMs), [
+      30_000,
+      60_000,
+      120_000,
+      240_000,
+      480_000,
+      900_000
+    ])
+    assert.strictEqual(throttleBackOffMs(40), 15 * 60_000)
+  })
+
+  it("holds the next send slot until the pause ends, never brings it forward", () => {
+    const paused = pauseUntil({ ...idlePacer, nextSlotAt: 1_000 }, 31_000)
+    assert.strictEqual(sendSlotWaitMs(paused, 1_000), 30_000)
+    assert.strictEqual(pauseUntil({ ...idlePacer, nextSlotAt: 50_000 }, 31_000).nextSlotAt, 50_000)
   })
 })

@@ -14,7 +14,15 @@ import { ChannelsRepo } from "@switchboard/db"
 import { dispatches, toTimestamp } from "@switchboard/domain"
 import type { Channel, ChannelStatus } from "@switchboard/domain"
 import { ChannelProviders, inboundContent } from "@switchboard/providers"
-import type { ChannelConnection, ProviderEvent, Receipt, SendRejected, StatusChanged } from "@switchboard/providers"
+import type {
+  ChannelConnection,
+  LidMapped,
+  ProviderEvent,
+  Receipt,
+  RestrictionReported,
+  SendRejected,
+  StatusChanged
+} from "@switchboard/providers"
 import { Chunk, Clock, Effect, ExecutionStrategy, Exit, Option, Queue, Schedule, Scope, Stream } from "effect"
 import { InboundMessages } from "./InboundMessages.js"
 import { makeMessageCalls } from "./MessageCalls.js"
@@ -25,7 +33,7 @@ const EVENT_LANES = 8
 /** Receipts written in one batch at most. */
 const RECEIPT_BATCH = 500
 
-type LaneEvent = Exclude<ProviderEvent, StatusChanged | Receipt | SendRejected>
+type LaneEvent = Exclude<ProviderEvent, StatusChanged | Receipt | SendRejected | LidMapped | RestrictionReported>
 
 const laneOf = (event: LaneEvent): number => {
   const key = event.providerMessageId
@@ -81,17 +89,30 @@ export const makeChannelConnection = <E, R>(options: {
         touch
       )
 
+    /**
+     * The channel's own number, the `to` of what it hears: as last read, and as the link reported it
+     * (a channel paired after its connection opened learns its number from the pairing's status change).
+     */
+    let channelNumber: string | null = null
+
     const onEvent = (channel: Channel) => (event: LaneEvent) =>
       inbound.record({
         workspaceId: channel.workspace_id,
         channelId: channel.id,
-        channelNumber: channel.phone_number,
+        channelNumber: channelNumber ?? channel.phone_number,
         content: inboundContent(event),
         now: toTimestamp(event.at)
       }).pipe(
         Effect.retry({ times: 3, schedule: Schedule.exponential("200 millis") }),
         Effect.catchAllCause((cause) => Effect.logError("inbound message not recorded", cause)),
         Effect.asVoid
+      )
+
+    /** A LID's number became known: kept, contacts merged (in order with status changes). */
+    const onLidMapped = (event: LidMapped) =>
+      inbound.learnLid(channelId, event.lid, event.phoneNumber).pipe(
+        Effect.retry({ times: 3, schedule: Schedule.exponential("200 millis") }),
+        Effect.catchAllCause((cause) => Effect.logError("WhatsApp LID mapping not recorded", cause))
       )
 
     const disconnect = Effect.suspend(() => {
@@ -117,6 +138,7 @@ export const makeChannelConnection = <E, R>(options: {
     /** Records a status change the link reported (in order), then lets the loop look again. */
     const onStatusChanged = (connection: ChannelConnection) => (event: StatusChanged) =>
       Effect.gen(function*() {
+        if (event.phoneNumber !== null) channelNumber = event.phoneNumber
         yield* channels.recordProviderStatus({
           id: channelId,
           from: event.from,
@@ -131,6 +153,25 @@ export const makeChannelConnection = <E, R>(options: {
           Effect.catchAllCause((cause) => Effect.logError("channel status not recorded", cause))
         )
         yield* Queue.offer(wake, undefined)
+      })
+
+    /** Records a restriction WhatsApp reported (timelock, new-chat quota) on the channel. */
+    const onRestriction = (event: RestrictionReported) =>
+      Effect.gen(function*() {
+        const q = event.newChatQuota
+        yield* channels.recordRestriction({
+          channelId,
+          timelockUntil: event.timelockUntil === undefined || event.timelockUntil === null
+            ? event.timelockUntil
+            : toTimestamp(event.timelockUntil),
+          newChatQuota: q === undefined
+            ? undefined
+            : { total: q.total, used: q.used, cycleEndsAt: q.cycleEndsAt === null ? null : toTimestamp(q.cycleEndsAt) },
+          now: toTimestamp(yield* Clock.currentTimeMillis)
+        }).pipe(
+          Effect.retry({ times: 5, schedule: Schedule.exponential("200 millis") }),
+          Effect.catchAllCause((cause) => Effect.logError("channel restriction not recorded", cause))
+        )
       })
 
     /** Handles the connection's events in `scope`: status changes here, in order; the rest in lanes. */
@@ -176,6 +217,8 @@ export const makeChannelConnection = <E, R>(options: {
               inFlight++
               return event._tag === "StatusChanged"
                 ? Effect.ensuring(onStatusChanged(connection)(event), handled(1))
+                : event._tag === "RestrictionReported"
+                ? Effect.ensuring(onRestriction(event), handled(1))
                 : event._tag === "SendRejected"
                 // in order, like status changes: the refusal that restricted the channel is
                 // recorded on its message before the next report is handled
@@ -187,6 +230,8 @@ export const makeChannelConnection = <E, R>(options: {
                   }),
                   handled(1)
                 )
+                : event._tag === "LidMapped"
+                ? Effect.ensuring(onLidMapped(event), handled(1))
                 : event._tag === "Receipt"
                 ? Effect.flatMap(receiptQueue, (queue) => Queue.offer(queue, event))
                 : Effect.flatMap(laneFor(laneOf(event)), (lane) => Queue.offer(lane, event))
@@ -208,6 +253,7 @@ export const makeChannelConnection = <E, R>(options: {
         return Option.none<Connected>()
       }
       const channel = found.value.channel
+      if (channel.phone_number !== null) channelNumber = channel.phone_number
       if (Option.isSome(current)) return Option.some<Connected>({ ...current.value, channel })
       const provider = providers.get(channel.provider)
       if (Option.isNone(provider)) return Option.none<Connected>()

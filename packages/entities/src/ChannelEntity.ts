@@ -41,15 +41,18 @@ import {
   dispatches,
   idlePacer,
   pacerForConnection,
+  pauseUntil,
   QR_PER_RECIPIENT_WINDOW_MS,
   recipientMustWait,
   sendSlotWaitMs,
   takeSendSlot,
+  throttleBackOffMs,
   waitingRecipients
 } from "@switchboard/domain"
 import type { ChannelPacer, ChannelStatus } from "@switchboard/domain"
+import { PROVIDER_RATE_LIMITED } from "@switchboard/providers"
 import type { ChannelConnection } from "@switchboard/providers"
-import { Clock, Context, Duration, Effect, Option, Queue, Schedule } from "effect"
+import { Clock, Context, Duration, Effect, Option, Queue, Random, Schedule } from "effect"
 import type { Tracer } from "effect"
 import { makeChannelConnection, sendReadReceipts } from "./ChannelConnection.js"
 import { makePairingHandlers } from "./ChannelPairing.js"
@@ -118,16 +121,10 @@ export const ChannelEntityLive = ChannelEntity.toLayer(
     /** A new connection: QR channels rebuild their per-recipient spacing from the recorded dispatches. */
     const onOpen = (connection: ChannelConnection) =>
       Effect.gen(function*() {
-        if (connection.pairing === undefined) {
-          pacer = pacerForConnection(pacer, false)
-          return
-        }
-        const now = yield* Clock.currentTimeMillis
-        pacer = pacerForConnection(
-          pacer,
-          true,
-          yield* queue.dispatchesSince(channelId, now - QR_PER_RECIPIENT_WINDOW_MS)
-        )
+        const perRecipient = connection.pairing !== undefined
+        const since = (yield* Clock.currentTimeMillis) - QR_PER_RECIPIENT_WINDOW_MS
+        const recent = perRecipient ? yield* queue.dispatchesSince(channelId, since) : []
+        pacer = pacerForConnection(pacer, perRecipient, recent)
       })
 
     const link = yield* makeChannelConnection({ channelId, wake, onOpen })
@@ -149,6 +146,15 @@ export const ChannelEntityLive = ChannelEntity.toLayer(
       wakers.delete(messageId)
       return span
     }
+
+    /** Throttled by the provider: no send of the channel goes out for a growing pause. */
+    let throttledInARow = 0
+    const throttled = Effect.gen(function*() {
+      throttledInARow++
+      const pause = throttleBackOffMs(throttledInARow)
+      pacer = pauseUntil(pacer, (yield* Clock.currentTimeMillis) + pause)
+      yield* Effect.logWarning("provider throttled the channel: its sends pause", { pause_ms: pause })
+    })
 
     /**
      * `startedAt`: the send slot it took (the timeline shows the pacing exactly); `waiting`: the
@@ -176,10 +182,17 @@ export const ChannelEntityLive = ChannelEntity.toLayer(
             content: message.content,
             quoted: message.quoted
           })
-          if (result._tag === "Accepted") yield* calls.providerAccepted(message.id)
-          else yield* calls.dispatchFailed(message.id, result)
+          if (result._tag === "Accepted") throttledInARow = 0
+          else if (result.code === PROVIDER_RATE_LIMITED) yield* throttled
+          yield* result._tag === "Accepted"
+            ? calls.providerAccepted(message.id)
+            : calls.dispatchFailed(message.id, result)
           return true
         }).pipe(
+          // a dispatch once taken runs to its end (the provider's answer recorded) before the entity
+          // stops: a shard handover interrupting it between the take and the provider's call left
+          // the message `dispatching` until the sweeper's stuck limit (45 s), then sent it again
+          Effect.uninterruptible,
           Effect.annotateLogs("message_id", message.id),
           Effect.withSpan("Channel.dispatch", {
             ...(waker === undefined ? { root: true } : { parent: waker }),
@@ -217,7 +230,8 @@ export const ChannelEntityLive = ChannelEntity.toLayer(
           const startedAt = yield* Clock.currentTimeMillis
           const before = pacer
           const { waiting } = waitingRecipients(pacer, startedAt)
-          pacer = takeSendSlot(pacer, message.to, startedAt, connection.capabilities.max_throughput_mps)
+          const mps = connection.capabilities.max_throughput_mps
+          pacer = takeSendSlot(pacer, message.to, startedAt, mps, yield* Random.next)
           if (!(yield* dispatch(connection, message, startedAt, waiting))) {
             // refused: cancelled meanwhile, the channel stopped dispatching, or a more urgent
             // message is due (committed after this batch was read, its wake-up too late for the

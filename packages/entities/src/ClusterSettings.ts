@@ -7,6 +7,10 @@
 import type { ShardingConfig } from "@effect/cluster"
 
 export const shardingSettings: Partial<ShardingConfig.ShardingConfig["Type"]> = {
+  // row-based shard locks (`cluster_locks`) that expire: a paused runner loses its shards after
+  // `shardLockExpiration`; session advisory locks stayed held by its open connection for as long
+  // as it was paused (docs/OPERATING.md "A paused runner")
+  shardLockDisableAdvisory: true,
   shardLockRefreshInterval: "2 seconds",
   shardLockExpiration: "8 seconds",
   runnerHealthCheckInterval: "5 seconds",

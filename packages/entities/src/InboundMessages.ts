@@ -7,8 +7,18 @@
  * `media` row is the durable download job: the media worker (`MediaWorker.ts`) stores the bytes
  * and only then emits `message.received`. The Channel entity calls it for every inbound message
  * its connection hears; a message heard twice (same provider id on the channel) is recorded once.
+ * A sender WhatsApp names by LID alone lands on the number's contact when the channel learned the
+ * mapping, otherwise on a contact with the LID and no number (merged later: `LidMappings`).
  */
-import { ContactsRepo, ConversationsRepo, EventsRepo, MediaRepo, MessagesRepo, Transactions } from "@switchboard/db"
+import {
+  ContactsRepo,
+  ConversationsRepo,
+  EventsRepo,
+  LidRepo,
+  MediaRepo,
+  MessagesRepo,
+  Transactions
+} from "@switchboard/db"
 import {
   DEFAULT_CATEGORY,
   DEFAULT_MEDIA_RETENTION_DAYS,
@@ -21,6 +31,7 @@ import {
 import type { InboundBody, InboundContent, Message, MessageMemberValue } from "@switchboard/domain"
 import { InboundMetrics } from "@switchboard/providers"
 import { Config, Effect, Option } from "effect"
+import { LidMappings } from "./LidMappings.js"
 
 /** `MEDIA_RETENTION_DAYS`: how long stored media are kept (default 30). */
 export const mediaRetentionDays = Config.integer("MEDIA_RETENTION_DAYS").pipe(
@@ -55,7 +66,10 @@ export const receivedEvent = (message: Message) =>
     contact_id: message.contact_id,
     channel_id: message.channel_id,
     direction: "inbound",
-    type: message.type
+    type: message.type,
+    ...(message.media !== null && (message.media.status === "ready" || message.media.status === "failed")
+      ? { media_status: message.media.status }
+      : {})
   })
 
 export class InboundMessages extends Effect.Service<InboundMessages>()("@switchboard/entities/InboundMessages", {
@@ -67,6 +81,8 @@ export class InboundMessages extends Effect.Service<InboundMessages>()("@switchb
     const events = yield* EventsRepo
     const transactions = yield* Transactions
     const retentionDays = yield* mediaRetentionDays
+    const lids = yield* LidRepo
+    const mappings = yield* LidMappings
 
     /** The member of a non-text message, our ids resolved (`mediaId`: the new media row's). */
     const memberOf = (channelId: string, body: InboundBody, mediaId: string | null) =>
@@ -119,19 +135,24 @@ export class InboundMessages extends Effect.Service<InboundMessages>()("@switchb
     }) {
       const { content } = input
       const type = inboundType(content.body)
-      const from = content.sender.phoneNumber
-      if (from === null) {
-        yield* Effect.logWarning("inbound message from a sender without a phone number not recorded").pipe(
+      const lid = content.sender.whatsappLid
+      // a sender named by LID alone: the number WhatsApp revealed for it on this channel, if any
+      const from = content.sender.phoneNumber ??
+        (lid === null ? null : Option.getOrNull(yield* lids.mappedPhone(input.channelId, lid)))
+      if (from === null && lid === null) {
+        yield* Effect.logWarning("inbound message without a sender not recorded").pipe(
           Effect.annotateLogs({ provider_message_id: content.providerMessageId, type })
         )
-        yield* InboundMetrics.countInbound(type, "ignored", "no_phone_number")
+        yield* InboundMetrics.countInbound(type, "ignored", "no_sender")
         return Option.none<Message>()
       }
       const recorded = yield* transactions.run(Effect.gen(function*() {
         if (yield* messages.hasProviderMessage(input.channelId, content.providerMessageId)) {
           return Option.none<Message>()
         }
-        const contact = yield* contacts.upsertContact(input.workspaceId, from, input.now)
+        const contact = from !== null
+          ? yield* contacts.upsertContact(input.workspaceId, from, input.now)
+          : { id: yield* lids.upsertLidContact(input.workspaceId, lid!, yield* newId("cnt"), input.now) }
         const conversationId = yield* conversations.upsertConversation(
           input.workspaceId,
           input.channelId,
@@ -195,10 +216,14 @@ export class InboundMessages extends Effect.Service<InboundMessages>()("@switchb
       yield* Option.isSome(recorded)
         ? InboundMetrics.countInbound(type, "recorded")
         : InboundMetrics.countInbound(type, "ignored", "duplicate")
+      // both known: the mapping is kept and a contact known by the LID alone merged into this one
+      if (content.sender.phoneNumber !== null && lid !== null) {
+        yield* mappings.learn(input.channelId, lid, content.sender.phoneNumber)
+      }
       return recorded
     })
 
-    return { record } as const
+    return { record, learnLid: mappings.learn } as const
   }),
   dependencies: [
     ContactsRepo.Default,
@@ -206,6 +231,8 @@ export class InboundMessages extends Effect.Service<InboundMessages>()("@switchb
     MessagesRepo.Default,
     MediaRepo.Default,
     EventsRepo.Default,
-    Transactions.Default
+    Transactions.Default,
+    LidRepo.Default,
+    LidMappings.Default
   ]
 }) {}

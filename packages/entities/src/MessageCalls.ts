@@ -8,6 +8,7 @@ import { toTimestamp } from "@switchboard/domain"
 import { Effect, Option, Schedule } from "effect"
 import { MessageMoves } from "./MessageMoves.js"
 import type { Receipt } from "./MessageMoves.js"
+import * as ShardFencing from "./ShardFencing.js"
 
 /** Retries of a move: about 30 s, enough to outlast a database failover. */
 const MESSAGE_CALL_RETRY = Schedule.exponential("200 millis").pipe(
@@ -20,6 +21,8 @@ const RECEIPT_RETRY = Schedule.exponential("200 millis").pipe(Schedule.either(Sc
 
 export const makeMessageCalls = Effect.gen(function*() {
   const moves = yield* MessageMoves
+  // a dispatch is a decision: taken only while this runner holds the channel's shard (`ShardLease`)
+  const lease = Option.getOrUndefined(yield* ShardFencing.currentLease)
 
   const toMessage = <A>(
     id: string,
@@ -47,7 +50,7 @@ export const makeMessageCalls = Effect.gen(function*() {
     dispatching: (id: string, at: number, waiting: ReadonlyArray<string>) =>
       toMessage(
         id,
-        moves.move(id, "dispatching", { occurredAt: toTimestamp(at), waitingRecipients: waiting }),
+        moves.move(id, "dispatching", { occurredAt: toTimestamp(at), waitingRecipients: waiting, lease }),
         false
       ),
     /** The provider took the message (answers whether it moved; false when not recorded). */

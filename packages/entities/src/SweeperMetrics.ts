@@ -26,3 +26,30 @@ export const counted = (sweeper: string) => <A, E, R>(effect: Effect.Effect<A, E
     Metric.increment(
       Metric.tagged(Metric.tagged(runs, "sweeper", sweeper), "result", exit._tag === "Success" ? "ok" : "failed")
     ))
+
+/** What each sweeper counts in `found` (the kinds its sweeps record). */
+export const KINDS = {
+  messages: [
+    "due_channels",
+    "channels_awaiting_receipts",
+    "missed_receipts",
+    "stuck_dispatching",
+    "archived_channel_messages",
+    "expired"
+  ],
+  webhooks: ["stuck_deliveries", "due_endpoints", "purged_deliveries"],
+  sandbox: ["expired_sessions", "archived_channels"]
+} as const
+
+/**
+ * Every sweeper's runs and findings at 0 from the start: a counter that first appears at 1 is
+ * missed by `rate()`/`increase()` (Prometheus sees no increase from a series it never saw), and the
+ * dashboard's "Sweeper findings" shows 0 for a healthy stack rather than "No data".
+ */
+export const prime: Effect.Effect<void> = Effect.all(
+  Object.entries(KINDS).flatMap(([sweeper, kinds]) => [
+    Metric.incrementBy(Metric.tagged(Metric.tagged(runs, "sweeper", sweeper), "result", "failed"), 0),
+    ...kinds.map((kind) => Metric.incrementBy(Metric.tagged(tagged(sweeper), "kind", kind), 0))
+  ]),
+  { discard: true }
+)

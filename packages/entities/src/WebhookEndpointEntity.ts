@@ -13,7 +13,8 @@ import type { ClaimedDelivery } from "@switchboard/db"
 import { DISABLE_AFTER_FAILURES, isRetryable, MAX_ATTEMPTS, retryDelayMs, toTimestamp } from "@switchboard/domain"
 import type { DeliveryStatus, FailureReason } from "@switchboard/domain"
 import { SafeEgress, UrlPolicy, WebhooksConfig, WebhookSigner } from "@switchboard/webhooks"
-import { Clock, Effect, Layer, Metric, Queue, Random } from "effect"
+import { Clock, Effect, Layer, Metric, Option, Queue, Random } from "effect"
+import * as ShardFencing from "./ShardFencing.js"
 import { WebhookDeliveryBatches } from "./WebhookDeliveryBatches.js"
 import { WebhookEndpointEntity } from "./WebhookEndpointProtocol.js"
 import * as WebhookMetrics from "./WebhookMetrics.js"
@@ -25,6 +26,8 @@ export const WebhookEndpointEntityLive = WebhookEndpointEntity.toLayer(
   Effect.gen(function*() {
     const address = yield* Entity.CurrentAddress
     const endpointId = address.entityId
+    // an attempt is a decision: taken only while this runner holds the endpoint's shard (`ShardLease`)
+    const lease = Option.getOrUndefined(yield* ShardFencing.currentLease)
     const transactions = yield* Transactions
     const endpoints = yield* WebhookEndpointsRepo
     const deliveries = yield* WebhookDeliveriesRepo
@@ -179,7 +182,7 @@ export const WebhookEndpointEntityLive = WebhookEndpointEntity.toLayer(
     const step = Effect.gen(function*() {
       const free = config.maxInFlight - inFlight.size
       // (with the other endpoints' pulls of this moment: one statement for all)
-      const due = free <= 0 ? [] : yield* batches.claimDue({ endpointId, now: yield* now, limit: free })
+      const due = free <= 0 ? [] : yield* batches.claimDue({ endpointId, now: yield* now, limit: free, lease })
       if (due.length === 0) {
         yield* Queue.take(wake).pipe(Effect.timeout("1 second"), Effect.ignore)
         return

@@ -1,7 +1,7 @@
 /**
  * Webhook deliveries as the WebhookEndpoint entities see them (docs/OPERATING.md "Metrics").
  */
-import { Metric, MetricBoundaries } from "effect"
+import { Effect, Metric, MetricBoundaries } from "effect"
 
 export const deliveries = Metric.counter("switchboard_webhook_deliveries_total", {
   description:
@@ -38,3 +38,10 @@ export const recordAttempt = (outcome: string, reason: string) => {
 
 export const recordLatency = (attempt: number, seconds: number) =>
   Metric.update(attempt <= 1 ? latencyFirst : latencyRetry, Math.max(0, seconds))
+
+/** The disabled-endpoints counter and both latency histograms at 0 from the start (see `SweeperMetrics.prime`). */
+export const prime: Effect.Effect<void> = Effect.all([
+  Metric.incrementBy(endpointsDisabled, 0),
+  Metric.value(latencyFirst),
+  Metric.value(latencyRetry)
+], { discard: true })

@@ -1,7 +1,9 @@
 /**
- * JSON log lines for every process (`LOG_LEVEL`: trace, debug, info (default), warn|warning,
- * error, fatal, none). Request fibers annotate their lines with `request_id`; a line written
- * inside a recorded span (tracing on, `Tracing.ts`) carries `trace_id` and `span_id`.
+ * Log lines for every process (`LOG_LEVEL`: trace, debug, info (default), warn|warning, error,
+ * fatal, none). Request fibers annotate their lines with `request_id`; a line written inside a
+ * recorded span (tracing on, `Tracing.ts`) carries `trace_id` and `span_id`. `LOG_FORMAT`: `json`
+ * lines for machines, `pretty` lines for a person, or `auto` (default): pretty when standard
+ * output is a terminal outside production, JSON otherwise (a pipe, a file, a container's log).
  */
 import { Config, ConfigError, Effect, Either, HashMap, Layer, Logger, LogLevel } from "effect"
 import { recordedSpan } from "./Tracing.js"
@@ -42,9 +44,31 @@ export const withTraceIds = <M, O>(self: Logger.Logger<M, O>): Logger.Logger<M, 
 /** The JSON lines on standard output. */
 export const jsonLogger = Logger.withConsoleLog(withTraceIds(Logger.jsonLogger))
 
+/** One readable line (time, level, message, annotations) per entry, coloured on a terminal. */
+export const prettyLogger = withTraceIds(Logger.prettyLogger({ mode: "tty" }))
+
+export type LogFormat = "json" | "pretty"
+
+export const formatSetting = Config.literal("auto", "json", "pretty")("LOG_FORMAT").pipe(Config.withDefault("auto"))
+
+/** `auto` is pretty only for a person: a terminal, outside production. */
+export const chooseFormat = (
+  setting: "auto" | LogFormat,
+  stdoutIsTerminal: boolean,
+  production: boolean
+): LogFormat => setting !== "auto" ? setting : stdoutIsTerminal && !production ? "pretty" : "json"
+
 export const layer = Layer.unwrapEffect(
-  Effect.map(
-    level,
-    (minimum) => Layer.merge(Logger.replace(Logger.defaultLogger, jsonLogger), Logger.minimumLogLevel(minimum))
-  )
+  Effect.gen(function*() {
+    const minimum = yield* level
+    const format = chooseFormat(
+      yield* formatSetting,
+      process.stdout.isTTY === true,
+      (yield* Config.string("NODE_ENV").pipe(Config.withDefault(""))) === "production"
+    )
+    return Layer.merge(
+      Logger.replace(Logger.defaultLogger, format === "pretty" ? prettyLogger : jsonLogger),
+      Logger.minimumLogLevel(minimum)
+    )
+  })
 ).pipe(Layer.orDie)

@@ -129,7 +129,32 @@ export interface SendRejected {
   readonly retryable: boolean
 }
 
-export type ProviderEvent = Receipt | Inbound | StatusChanged | SendRejected
+/**
+ * WhatsApp revealed the phone number behind a LID (QR: `lid-mapping.update`, a message's
+ * `remoteJidAlt`): the owner keeps it and merges contacts (`LidMappings.learn`).
+ */
+export interface LidMapped {
+  readonly _tag: "LidMapped"
+  /** without the server part, e.g. `123456789012345` */
+  readonly lid: string
+  /** E.164 */
+  readonly phoneNumber: string
+}
+
+/**
+ * The provider reported a restriction of the number (QR: WhatsApp's reach-out timelock, its
+ * new-chat quota). The owner records it on the channel; new-contact sends are refused meanwhile.
+ */
+export interface RestrictionReported {
+  readonly _tag: "RestrictionReported"
+  /** epoch ms the timelock ends; `null` once lifted; absent when not reported */
+  readonly timelockUntil?: number | null | undefined
+  readonly newChatQuota?:
+    | { readonly total: number; readonly used: number; readonly cycleEndsAt: number | null }
+    | undefined
+}
+
+export type ProviderEvent = Receipt | Inbound | StatusChanged | SendRejected | LidMapped | RestrictionReported
 
 export const receipt = (messageId: string, status: ReceiptStatus, at: number): ProviderEvent => ({
   _tag: "Receipt",
@@ -218,6 +243,9 @@ export const PROVIDER_RATE_LIMITED = "PROVIDER_RATE_LIMITED"
 
 /** WhatsApp's throttling answers, as Baileys reports them (`rate-overlimit`, HTTP-like 429). */
 const THROTTLED = /rate[-_ ]?overlimit|too many requests|\b429\b/i
+
+/** Whether a QR send's failure is WhatsApp throttling the channel. */
+export const isThrottled = (reason: string): boolean => THROTTLED.test(reason)
 
 /** A QR send that failed: throttled by WhatsApp (`PROVIDER_RATE_LIMITED`) or another provider error. */
 export const qrSendRefusal = (reason: string): SendResult =>

@@ -1,101 +1,38 @@
 // Switchboard console (README "Console"). No build step: an ES module served from our origin.
 // The access token lives in this module's memory only; the refresh token is the httpOnly cookie
 // the login sets, so a reload signs in again through POST /v1/auth/refresh.
-// Over 350 lines: the whole page in one module (sign-in, channels, pairing, messages, webhooks), served
-// as is with no build step; each part is a short section below.
+// Over 350 lines: sign-in, navigation, channels, pairing, messages and webhooks in one module,
+// served as is with no build step; each part is a short section below. Shared helpers are in
+// lib.mjs; API keys and the sandbox in developers.mjs, the inbox in inbox.mjs, contacts and
+// templates in directory.mjs.
+import {
+  $,
+  api,
+  ApiError,
+  badge,
+  base,
+  cell,
+  confirmDialog,
+  el,
+  explain,
+  formError,
+  headersFor,
+  keyFor,
+  messageText,
+  notice,
+  pollAgain,
+  refresh,
+  secretBox,
+  state,
+  stopPolling,
+  views,
+  when,
+  whenSignedOut
+} from "./lib.mjs"
+import "./developers.mjs"
+import "./inbox.mjs"
+import "./directory.mjs"
 import qrcode from "./qrcode.mjs"
-
-const base = document.querySelector('meta[name="switchboard-base"]').content
-const $ = (id) => document.getElementById(id)
-const state = { token: null, workspace: null, channels: [], pairing: null, view: "channels", pollTimer: null }
-
-// ---- HTTP ----------------------------------------------------------------------------------
-
-class ApiError extends Error {
-  constructor(status, body) {
-    super(body?.error?.message ?? `HTTP ${status}`)
-    this.status = status
-    this.code = body?.error?.code ?? null
-    this.details = body?.error?.details ?? {}
-  }
-}
-
-const headersFor = (json) => {
-  const h = {}
-  if (state.token) h.authorization = `Bearer ${state.token}`
-  if (state.workspace) h["x-workspace-id"] = state.workspace
-  if (json) h["content-type"] = "application/json"
-  return h
-}
-
-async function refresh() {
-  const r = await fetch(`${base}/v1/auth/refresh`, { method: "POST", credentials: "same-origin" })
-  if (!r.ok) return false
-  state.token = (await r.json()).access_token
-  return true
-}
-
-async function api(method, path, body, retried = false) {
-  const r = await fetch(`${base}${path}`, {
-    method,
-    credentials: "same-origin",
-    headers: headersFor(body !== undefined),
-    body: body === undefined ? undefined : JSON.stringify(body)
-  })
-  if (r.status === 401 && !retried && state.token && (await refresh())) return api(method, path, body, true)
-  const text = await r.text()
-  const parsed = text === "" ? null : JSON.parse(text)
-  if (!r.ok) {
-    if (r.status === 401) signedOut("Your session ended. Sign in again.")
-    throw new ApiError(r.status, parsed)
-  }
-  return parsed
-}
-
-// ---- small DOM helpers ---------------------------------------------------------------------
-
-function el(tag, attrs = {}, ...children) {
-  const node = document.createElement(tag)
-  for (const [k, v] of Object.entries(attrs)) {
-    if (k === "onclick") node.addEventListener("click", v)
-    else if (k === "text") node.textContent = v
-    else node.setAttribute(k, v)
-  }
-  for (const c of children) node.append(c)
-  return node
-}
-
-const STATUS_LOOK = {
-  connected: ["s-ok", "✓"], read: ["s-ok", "✓✓"], delivered: ["s-ok", "✓✓"], sent: ["s-ok", "✓"],
-  succeeded: ["s-ok", "✓"], active: ["s-ok", "✓"],
-  pending: ["s-wait", "…"], connecting: ["s-wait", "…"], qr_pending: ["s-wait", "▣"], queued: ["s-wait", "…"],
-  sending: ["s-wait", "…"], dispatching: ["s-wait", "…"], delivering: ["s-wait", "…"], degraded: ["s-wait", "!"], paused: ["s-wait", "Ⅱ"],
-  failed: ["s-bad", "✕"], dead: ["s-bad", "✕"], disconnected: ["s-bad", "✕"], logged_out: ["s-bad", "✕"],
-  suspended: ["s-bad", "⛔"], disabled: ["s-bad", "⛔"], archived: ["s-off", "–"], received: ["s-ok", "↓"]
-}
-
-/** A status as text with an icon: the colour is never the only signal. */
-function badge(status) {
-  const [cls, icon] = STATUS_LOOK[status] ?? ["s-off", "•"]
-  return el("span", { class: `badge ${cls}`, "data-icon": icon, "data-status": status, text: status.replace(/_/g, " ") })
-}
-
-const cell = (label, ...children) => el("td", { "data-label": label }, ...children)
-const when = (ts) => (ts ? new Date(ts).toLocaleString() : "")
-
-function notice(message) {
-  const n = $("notice")
-  n.textContent = message ?? ""
-  n.hidden = !message
-}
-
-function explain(err) {
-  if (!(err instanceof ApiError)) return "The server could not be reached. Check the connection and try again."
-  const reason = err.details?.reason
-  if (err.code === "QR_SAFETY_LIMIT_REACHED") return "This number reached its daily safety limit; sending resumes later."
-  if (reason) return `${err.message} (${String(reason).replace(/_/g, " ")})`
-  return err.message
-}
 
 // ---- session -------------------------------------------------------------------------------
 
@@ -115,6 +52,7 @@ async function afterSignIn() {
 function signedOut(message) {
   state.token = null
   state.workspace = null
+  state.testKey = null
   stopPairing()
   stopPolling()
   $("app").hidden = true
@@ -122,6 +60,8 @@ function signedOut(message) {
   $("signin").hidden = false
   notice(message)
 }
+
+whenSignedOut(signedOut)
 
 $("signin-form").addEventListener("submit", async (event) => {
   event.preventDefault()
@@ -140,7 +80,8 @@ $("signin-form").addEventListener("submit", async (event) => {
     $("password").value = ""
     await afterSignIn()
   } catch (err) {
-    error.textContent = err.status === 401 ? "E-mail or password is not right." : explain(err)
+    // the server's words (one wording for a wrong password, API and console alike)
+    error.textContent = explain(err)
     error.hidden = false
   }
 })
@@ -171,15 +112,22 @@ async function show(view) {
     if (tab.dataset.view === view) tab.setAttribute("aria-current", "page")
     else tab.removeAttribute("aria-current")
   }
-  for (const name of ["channels", "messages", "webhooks"]) $(`view-${name}`).hidden = name !== view
+  for (const name of views.keys()) $(`view-${name}`).hidden = name !== view
   try {
-    if (view === "channels") await loadChannels()
-    if (view === "messages") await loadMessagesView()
-    if (view === "webhooks") await loadWebhooks()
+    await views.get(view)?.()
   } catch (err) {
     notice(explain(err))
   }
 }
+
+views.set("channels", () => loadChannels())
+views.set("messages", () => loadMessagesView())
+views.set("webhooks", () => {
+  // a secret shown once is gone once the page moves on
+  $("endpoint-secret").hidden = true
+  $("endpoint-secret").replaceChildren()
+  return loadWebhooks()
+})
 
 // ---- channels ------------------------------------------------------------------------------
 
@@ -251,15 +199,6 @@ async function rename(c) {
   } catch (err) {
     notice(explain(err))
   }
-}
-
-function confirmDialog(text, okLabel) {
-  const dialog = $("confirm")
-  $("confirm-text").textContent = text
-  $("confirm-ok").textContent = okLabel
-  dialog.returnValue = ""
-  dialog.showModal()
-  return new Promise((resolve) => dialog.addEventListener("close", () => resolve(dialog.returnValue === "ok"), { once: true }))
 }
 
 async function archive(c) {
@@ -480,11 +419,6 @@ async function readEvents(body, onEvent, onRetry) {
 
 // ---- messages ------------------------------------------------------------------------------
 
-function stopPolling() {
-  clearTimeout(state.pollTimer)
-  state.pollTimer = null
-}
-
 async function loadMessagesView() {
   const page = await api("GET", "/v1/channels?limit=100")
   const channels = page.data.filter((c) => c.status !== "archived")
@@ -493,6 +427,14 @@ async function loadMessagesView() {
   select.replaceChildren(el("option", { value: "", text: "All channels" }),
     ...channels.map((c) => el("option", { value: c.id, text: c.name })))
   if (channels.some((c) => c.id === previous)) select.value = previous
+  state.channels = channels
+  const sendable = channels.filter((c) => c.status === "connected")
+  const from = $("send-channel")
+  from.replaceChildren(...sendable.map((c) => el("option", { value: c.id, text: `${c.name} (${c.provider})` })))
+  const preferred = sendable.find((c) => c.is_default) ?? sendable[0]
+  if (preferred) from.value = preferred.id
+  $("send-form").querySelector("button").disabled = sendable.length === 0
+  $("send-none").hidden = sendable.length > 0
   await pollMessages()
 }
 
@@ -506,15 +448,33 @@ async function pollMessages() {
     $("messages").tBodies[0].replaceChildren(...page.data.map((m) => el("tr", { "data-message": m.id },
       cell("When", when(m.created_at)),
       cell(m.direction === "inbound" ? "From" : "To", `${m.direction === "inbound" ? "← " : "→ "}${m.direction === "inbound" ? m.from ?? "" : m.to}`),
-      cell("Text", m.text.body),
+      cell("Text", messageText(m)),
       cell("Status", badge(m.status), m.failure ? el("div", { class: "error", text: m.failure.message ?? m.failure.code }) : ""),
       cell("", el("button", { type: "button", onclick: () => showTimeline(m.id), text: "Timeline" })))))
     if (page.data.length === 0) $("messages").tBodies[0].append(el("tr", {}, el("td", { colspan: "5", text: "No messages yet." })))
   } catch (err) {
     notice(explain(err))
   }
-  if (state.view === "messages" && state.token) state.pollTimer = setTimeout(pollMessages, 2000)
+  pollAgain("messages", pollMessages, 2000)
 }
+
+$("send-form").addEventListener("submit", async (event) => {
+  event.preventDefault()
+  formError("send-error", null)
+  const channel = $("send-channel").value
+  try {
+    const sent = await api("POST", "/v1/messages", {
+      channel_id: channel,
+      to: $("send-to").value.trim(),
+      text: { body: $("send-text").value }
+    }, await keyFor(channel))
+    $("send-text").value = ""
+    $("send-result").textContent = `Queued ${sent.id} to ${sent.to}.`
+    await pollMessages()
+  } catch (err) {
+    formError("send-error", err)
+  }
+})
 
 async function showTimeline(id) {
   try {
@@ -530,14 +490,44 @@ async function showTimeline(id) {
 
 // ---- webhooks ------------------------------------------------------------------------------
 
+async function loadEventTypes() {
+  const box = $("endpoint-events")
+  if (box.childElementCount > 0) return
+  const types = await api("GET", "/v1/webhook-event-types")
+  box.replaceChildren(el("legend", { text: "Events to receive" }), ...types.data.map((t) => {
+    const id = `event-${t.type.replace(/\W/g, "-")}`
+    const input = el("input", { type: "checkbox", id, value: t.type })
+    if (t.type.startsWith("message.")) input.checked = true
+    return el("div", { class: "check" }, input, el("label", { for: id, text: t.type }))
+  }))
+}
+
+$("endpoint-form").addEventListener("submit", async (event) => {
+  event.preventDefault()
+  formError("endpoint-error", null)
+  const types = [...$("endpoint-events").querySelectorAll("input:checked")].map((i) => i.value)
+  try {
+    const created = await api("POST", "/v1/webhook-endpoints", { url: $("endpoint-url").value.trim(), event_types: types })
+    $("endpoint-url").value = ""
+    $("endpoint-secret").replaceChildren(secretBox(`signing secret for ${created.url}`, created.secret))
+    $("endpoint-secret").hidden = false
+    await loadWebhooks()
+    $("endpoint-secret").querySelector("button").focus()
+  } catch (err) {
+    formError("endpoint-error", err)
+  }
+})
+
 async function loadWebhooks() {
+  await loadEventTypes()
   const [endpoints, deliveries] = await Promise.all([
     api("GET", "/v1/webhook-endpoints?limit=100"),
     api("GET", "/v1/webhook-deliveries?limit=25")
   ])
   $("endpoints").replaceChildren(...endpoints.data.map((e) =>
-    el("li", {}, el("code", { text: e.url }), " ", badge(e.status),
-      el("span", { class: "muted", text: ` ${e.event_types.join(", ")}${e.consecutive_failures ? ` · ${e.consecutive_failures} failures in a row` : ""}` }))))
+    el("li", { "data-endpoint": e.id }, el("code", { text: e.url }), " ", badge(e.status),
+      el("span", { class: "muted", text: ` ${e.event_types.join(", ")}${e.consecutive_failures ? ` · ${e.consecutive_failures} failures in a row` : ""}` }),
+      " ", el("button", { type: "button", class: "danger", onclick: () => deleteEndpoint(e), text: `Delete ${e.url}` }))))
   if (endpoints.data.length === 0) $("endpoints").append(el("li", { text: "No endpoints yet." }))
   $("deliveries").tBodies[0].replaceChildren(...deliveries.data.map((d) => {
     const replay = ["failed", "dead"].includes(d.status)
@@ -552,6 +542,16 @@ async function loadWebhooks() {
       cell("", replay))
   }))
   if (deliveries.data.length === 0) $("deliveries").tBodies[0].append(el("tr", {}, el("td", { colspan: "6", text: "No deliveries yet." })))
+}
+
+async function deleteEndpoint(e) {
+  if (!(await confirmDialog(`Delete the endpoint ${e.url}? It receives nothing more.`, "Delete"))) return
+  try {
+    await api("DELETE", `/v1/webhook-endpoints/${e.id}`)
+    await loadWebhooks()
+  } catch (err) {
+    notice(explain(err))
+  }
 }
 
 async function replayDelivery(d) {

@@ -26,6 +26,9 @@ const headers = {
   "cache-control": "no-cache"
 }
 
+/** The page's own modules (a fixed list: nothing else under the folder is served). */
+const CONSOLE_SCRIPTS = ["app.js", "lib.mjs", "developers.mjs", "inbox.mjs", "directory.mjs"] as const
+
 const escapeAttribute = (value: string) =>
   value.replace(/&/g, "&amp;").replace(/"/g, "&quot;").replace(/</g, "&lt;").replace(/>/g, "&gt;")
 
@@ -44,7 +47,9 @@ export const ConsoleLive = HttpApiBuilder.Router.use((router) =>
     )
     const index = Effect.succeed(HttpServerResponse.text(page, { contentType: "text/html; charset=utf-8", headers }))
     yield* router.get("/console", index)
-    yield* router.get("/console/app.js", file(join(consoleDir, "app.js"), "text/javascript; charset=utf-8"))
+    for (const script of CONSOLE_SCRIPTS) {
+      yield* router.get(`/console/${script}`, file(join(consoleDir, script), "text/javascript; charset=utf-8"))
+    }
     yield* router.get("/console/console.css", file(join(consoleDir, "console.css"), "text/css; charset=utf-8"))
     yield* router.get("/console/qrcode.mjs", file(qrLibrary, "text/javascript; charset=utf-8"))
   })

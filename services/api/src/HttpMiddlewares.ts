@@ -28,11 +28,13 @@ import {
 import { Cause, Chunk, Effect, Layer, Option, Predicate, Schema } from "effect"
 import { randomUUID } from "node:crypto"
 import type { IncomingMessage } from "node:http"
+import * as ClientErrors from "./ClientErrors.js"
 import { HttpConfig } from "./HttpConfig.js"
 import * as HttpMetrics from "./HttpMetrics.js"
 import * as HttpTracing from "./HttpTracing.js"
 import * as JsonGuard from "./JsonGuard.js"
 import * as JsonMembers from "./JsonMembers.js"
+import * as LingeringClose from "./LingeringClose.js"
 import * as RequestPath from "./RequestPath.js"
 import { setHeader } from "./ResponseHeaders.js"
 import { routeTable } from "./RouteTable.js"
@@ -42,18 +44,26 @@ interface EnvelopeClass {
 }
 
 /** Writes an envelope directly (for answers produced outside the builder's encoder). */
-export const envelopeResponse = <E extends { readonly message: string }>(
-  cls: Schema.Schema<E, any, never> & EnvelopeClass,
+export const envelopeResponse = <E extends { readonly message: string }, I>(
+  cls: Schema.Schema<E, I, never> & EnvelopeClass,
   error: E,
   headers?: Record<string, string>
 ) =>
   Effect.orDie(HttpServerResponse.json(Schema.encodeSync(cls)(error), { status: cls.status, headers: headers ?? {} }))
 
+/**
+ * 413 with `Connection: close`; the close lingers (`LingeringClose`) so that a client still
+ * writing its body reads the answer instead of a reset.
+ */
 const payloadTooLarge = (limit: number, transfer: "content-length" | "chunked") =>
   Effect.zipRight(
-    Effect.logWarning("request body over the limit").pipe(
-      Effect.annotateLogs({ limit_bytes: limit, transfer })
-    ),
+    Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
+      Effect.zipRight(
+        Effect.sync(() => LingeringClose.lingerAfterAnswer(NodeHttpServerRequest.toIncomingMessage(request))),
+        Effect.logWarning("request body over the limit").pipe(
+          Effect.annotateLogs({ limit_bytes: limit, transfer })
+        )
+      )),
     envelopeResponse(
       PayloadTooLarge,
       new PayloadTooLarge({ message: `Request body exceeds ${limit} bytes`, details: { limit_bytes: limit } }),
@@ -77,22 +87,25 @@ const routeNotFound = Effect.flatMap(HttpServerRequest.HttpServerRequest, (reque
   if (allowed.length > 0) {
     return envelopeResponse(
       MethodNotAllowed,
-      new MethodNotAllowed({ message: `Method ${request.method} is not allowed here`, details: { allowed } }),
+      new MethodNotAllowed({ message: "This method is not allowed on this path", details: { allowed } }),
       { allow: allowed.join(", ") }
     )
   }
   return envelopeResponse(
     NotFound,
-    new NotFound({ message: `No route for ${request.method} ${pathname}`, details: { resource: "route" } })
+    new NotFound({ message: "No route has this method and path", details: { resource: "route" } })
   )
 })
 
 const validationError = (issues: ReadonlyArray<Issues.Issue>) =>
   Effect.fail(new ValidationError({ message: "Request validation failed", details: { issues } }))
 
-/** What the platform decodes as JSON: `application/json`, with or without parameters. */
+/**
+ * What the platform decodes as JSON: `application/json`, with or without parameters. A body
+ * without `Content-Type` is not JSON (README "API"): 422 like any other.
+ */
 const isJsonContentType = (header: string | undefined) =>
-  header === undefined || header.split(";")[0]!.trim().toLowerCase() === "application/json"
+  header !== undefined && header.split(";")[0]!.trim().toLowerCase() === "application/json"
 
 type BodyRead =
   | { readonly _tag: "Read"; readonly text: string }
@@ -160,7 +173,7 @@ export const IMPORT_BODY_BYTES = 7 * 1024 * 1024
 
 /**
  * A sandbox inbound message carries a file of up to 1 MiB in base64 (about 1.4 MiB): that route
- * takes bodies up to `SANDBOX_INBOUND_BODY_BYTES` (README "Sandbox").
+ * takes bodies up to `SANDBOX_INBOUND_BODY_BYTES` (README "Messages").
  */
 export const SANDBOX_INBOUND_BODY_BYTES = 2 * 1024 * 1024
 
@@ -187,7 +200,7 @@ const bodyLimit = (request: HttpServerRequest.HttpServerRequest, defaultLimit: n
  * holding U+0000 or a lone surrogate, or naming a member twice is 422.
  * The body read here is handed on, so routes decode it without reading the socket again.
  */
-const guardRequest = (app: HttpApp.Default<any, any>, defaultMaxBodyBytes: number) =>
+const guardRequest = (app: HttpApp.Default, defaultMaxBodyBytes: number) =>
   Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
     const maxBodyBytes = bodyLimit(request, defaultMaxBodyBytes)
     const inQuery = queryIssues(request.url)
@@ -230,13 +243,28 @@ const retryAfterSeconds = (error: unknown): string | undefined => {
   return typeof seconds === "number" && Number.isFinite(seconds) ? String(Math.max(1, Math.ceil(seconds))) : undefined
 }
 
+/**
+ * What the mapping answers with, as the builder's middleware type declares it (the API-level
+ * errors). The endpoints' own failures (`ServiceUnavailable`, `NotFound`, ...) pass through here
+ * too, and the builder's encoder answers each with the status its class declares; the type cannot
+ * say so, hence the one assertion below.
+ */
+type Mapped = HttpApp.Default<ValidationError | InternalError | PayloadTooLarge>
+
 const mapErrors = (maxBodyBytes: number) =>
   HttpApiBuilder.middleware(Api, (app) =>
-    Effect.catchAllCause(guardRequest(app, maxBodyBytes), (cause) => {
+    Effect.catchAllCause(guardRequest(app, maxBodyBytes), (cause): Effect.Effect<
+      HttpServerResponse.HttpServerResponse,
+      unknown,
+      HttpServerRequest.HttpServerRequest
+    > => {
       const failure = Cause.failureOption(cause)
       if (Option.isSome(failure)) {
         const error = failure.value as unknown
         if (Predicate.isTagged(error, "HttpApiDecodeError")) {
+          // only ids that name nothing: the resource's 404, as for a well-formed unknown id
+          const unknownId = Issues.unknownIdRefusal((error as HttpApiDecodeError).issues)
+          if (unknownId !== undefined) return Effect.fail(unknownId)
           const issues = Issues.fromFormatted((error as HttpApiDecodeError).issues)
           return Effect.fail(new ValidationError({ message: "Request validation failed", details: { issues } }))
         }
@@ -286,7 +314,7 @@ const mapErrors = (maxBodyBytes: number) =>
       return Effect.logError("unhandled defect", cause).pipe(
         Effect.zipRight(Effect.fail(new InternalError({ message: "Internal server error" })))
       )
-    }))
+    }) as Mapped)
 
 export const errorMapping = Layer.unwrapEffect(Effect.map(HttpConfig, ({ maxBodyBytes }) => mapErrors(maxBodyBytes)))
 
@@ -381,7 +409,15 @@ export const serveMiddleware =
       let routed = app
       // the path the contract sees (metrics and spans name it by its route template)
       let path = request.url
-      if (!RequestPath.isRoutable(request.url)) {
+      if (ClientErrors.lacksHost(NodeHttpServerRequest.toIncomingMessage(request))) {
+        path = "/unmatched"
+        routed = Effect.orDie(
+          HttpServerResponse.json(ClientErrors.WITHOUT_HOST.body, {
+            status: ClientErrors.WITHOUT_HOST.status,
+            headers: { connection: "close" }
+          })
+        )
+      } else if (!RequestPath.isRoutable(request.url)) {
         // before the global prefix and the router: the router would cut the path at `;` or `#`
         path = "/unmatched"
         routed = envelopeResponse(
@@ -400,7 +436,7 @@ export const serveMiddleware =
           routed = envelopeResponse(
             NotFound,
             new NotFound({
-              message: `No route for ${request.method} ${url.split("?")[0]}`,
+              message: "No route has this path: it is outside the base path",
               details: { resource: "route" }
             })
           )

@@ -27,6 +27,7 @@ import { WebhooksHandlers } from "./handlers/WebhooksHandlers.js"
 import { HttpConfig } from "./HttpConfig.js"
 import { errorMapping, serveMiddleware } from "./HttpMiddlewares.js"
 import { IpRateLimitLive } from "./IpRateLimitLive.js"
+import * as PublicUrl from "./PublicUrl.js"
 import { Readiness } from "./Readiness.js"
 import { Accounts } from "./services/Accounts.js"
 import { ApiKeys } from "./services/ApiKeys.js"
@@ -125,7 +126,8 @@ export const layer = Layer.unwrapEffect(
  * headers or its request too slowly is answered 408 and cut off, other connections unaffected.
  * Node checks these timeouts every `connectionsCheckingInterval`, so that follows the shortest.
  * Node's own parser errors (unknown method, malformed request line, `Transfer-Encoding` with
- * `Content-Length`) answer in the error envelope too (`ClientErrors`).
+ * `Content-Length`), a missing `Host`, an unknown `Expect` and `CONNECT` answer in the error
+ * envelope too (`ClientErrors`).
  */
 export const makeNodeServer =
   (config: Pick<HttpConfig["Type"], "headersTimeout" | "requestTimeout" | "keepAliveTimeout">) => () => {
@@ -135,9 +137,13 @@ export const makeNodeServer =
       headersTimeout,
       requestTimeout,
       keepAliveTimeout: Duration.toMillis(config.keepAliveTimeout),
-      connectionsCheckingInterval: Math.max(100, Math.min(30_000, Math.floor(headersTimeout / 4)))
+      connectionsCheckingInterval: Math.max(100, Math.min(30_000, Math.floor(headersTimeout / 4))),
+      // answered by the app, in the envelope (`ClientErrors.lacksHost`), not by Node without a body
+      requireHostHeader: false
     })
     server.on("clientError", ClientErrors.answer)
+    server.on("checkExpectation", ClientErrors.expectationFailed)
+    server.on("connect", ClientErrors.refuseConnect)
     return server
   }
 
@@ -160,20 +166,13 @@ export const listenerLayerTest = HttpServer.layerTestClient.pipe(
 
 /**
  * One line once the server listens, with the addresses a person opens, and one when it stops.
- * A wildcard listener (0.0.0.0, ::) is shown as localhost.
+ * A wildcard listener (0.0.0.0, ::) is shown as localhost (`PublicUrl`).
  */
 const announce = Layer.scopedDiscard(Effect.gen(function*() {
   const server = yield* HttpServer.HttpServer
   const { basePath } = yield* HttpConfig
-  const base = server.address._tag === "TcpAddress"
-    ? `http://${
-      ["0.0.0.0", "::", ""].includes(server.address.hostname)
-        ? "localhost"
-        : server.address.hostname.includes(":")
-        ? `[${server.address.hostname}]`
-        : server.address.hostname
-    }:${server.address.port}${basePath}`
-    : `unix:${server.address.path}`
+  // where this process listens (not `PUBLIC_URL`: the operator reads where to reach it locally)
+  const base = PublicUrl.of({ publicUrl: undefined, address: server.address, basePath })
   yield* Effect.logInfo(
     `Switchboard is listening: API ${base}, docs ${base}/docs, console ${base}/console, OpenAPI ${base}/openapi.json`
   )

@@ -4,7 +4,7 @@
  * process refuses to start with them (`StartupSafety`).
  */
 import { StartupSafety } from "@switchboard/infra"
-import { Config, Context, Effect, Layer, Redacted } from "effect"
+import { Config, Context, Effect, Layer, Option, Redacted } from "effect"
 
 export class IdentityConfig extends Context.Tag("@switchboard/service-api/IdentityConfig")<IdentityConfig, {
   /** HS256 key of access tokens (`JWT_SECRET`) */
@@ -17,8 +17,11 @@ export class IdentityConfig extends Context.Tag("@switchboard/service-api/Identi
   readonly refreshTokenSeconds: number
   /** E-mail verification link lifetime in seconds (48 hours) */
   readonly verificationSeconds: number
-  /** Public URL of the console/API used in e-mailed links (`PUBLIC_URL`) */
-  readonly publicUrl: string
+  /**
+   * Public URL of the console/API used in e-mailed links (`PUBLIC_URL`); unset, links use the
+   * listening address (`PublicUrl`)
+   */
+  readonly publicUrl: string | undefined
   /** How long a verified API key is served from memory, in seconds (5; 0 turns the cache off) */
   readonly apiKeyCacheSeconds: number
   /** How many verified API keys one process keeps in memory at most (10 000) */
@@ -35,7 +38,7 @@ export const config = Config.all({
   accessTokenSeconds: Config.integer("ACCESS_TOKEN_TTL_SECONDS").pipe(Config.withDefault(15 * 60)),
   refreshTokenSeconds: Config.integer("REFRESH_TOKEN_TTL_SECONDS").pipe(Config.withDefault(30 * 24 * 3600)),
   verificationSeconds: Config.integer("EMAIL_VERIFICATION_TTL_SECONDS").pipe(Config.withDefault(48 * 3600)),
-  publicUrl: Config.string("PUBLIC_URL").pipe(Config.withDefault("http://localhost:3000")),
+  publicUrl: Config.string("PUBLIC_URL").pipe(Config.option, Config.map(Option.getOrUndefined)),
   apiKeyCacheSeconds: Config.number("API_KEY_CACHE_TTL_SECONDS").pipe(
     Config.withDefault(5),
     Config.validate({ message: "Expected a number of seconds, 0 or more", validation: (n) => n >= 0 })

@@ -6,7 +6,7 @@
  * - a lone surrogate escape (`"\ud800"` without its pair): not a character, and Postgres refuses
  *   it in `jsonb` (a 500 once the request was accepted) and replaces it with U+FFFD in `text`.
  */
-import type { Issues } from "@switchboard/api"
+import { declaredPrefix, type Issues } from "@switchboard/api"
 
 interface Level {
   readonly keys: Set<string> | undefined
@@ -46,13 +46,20 @@ export const check = (text: string): ReadonlyArray<Issues.Issue> | undefined => 
         return undefined
       }
       if (keys === undefined) {
-        if (LONE_SURROGATE.test(value)) return [{ path: pathHere(), message: LONE }]
+        if (LONE_SURROGATE.test(value)) return [{ path: declaredPrefix(pathHere()), message: LONE }]
         continue
       }
       // a member name is reported at its parent: the name itself is submitted data
-      if (LONE_SURROGATE.test(value)) return [{ path: pathHere().slice(0, -1), message: LONE }]
+      if (LONE_SURROGATE.test(value)) return [{ path: declaredPrefix(pathHere().slice(0, -1)), message: LONE }]
       level!.at = value
-      if (keys.has(value)) return [{ path: pathHere(), message: "Member given more than once" }]
+      if (keys.has(value)) {
+        // named only when the contract declares the name; the client's own names are not repeated
+        const path = declaredPrefix(pathHere())
+        return [{
+          path,
+          message: path.length < stack.length ? "A member is given more than once" : "Member given more than once"
+        }]
+      }
       keys.add(value)
     } else if (c === 0x7b /* { */) {
       stack.push({ keys: new Set(), at: "" })

@@ -4,13 +4,18 @@ import {
   ContactImportWorkerLive,
   MessagingEntitiesLive,
   ProbeLive,
+  SweeperMetrics,
   WebhookEndpointEntityLive,
+  WebhookMetrics,
   WebhookSweeperLive
 } from "@switchboard/entities"
-import { Layer } from "effect"
+import { QrMetrics } from "@switchboard/providers"
+import { Effect, Layer } from "effect"
 
 /** Needs `ProvidersConfig` and `WebhooksConfig` (mains take them from the environment; tests set their own). */
 export const layer = Layer.mergeAll(
+  // the series a runner records exist at 0 from its start (docs/OPERATING.md "Metrics")
+  Layer.effectDiscard(Effect.all([SweeperMetrics.prime, WebhookMetrics.prime, QrMetrics.prime], { discard: true })),
   ProbeLive,
   MessagingEntitiesLive,
   ContactImportWorkerLive,

@@ -5,16 +5,18 @@
  * was pairing when its previous owner went away becomes `disconnected` (`pairing_interrupted`).
  *
  * - `send` uses our message id as the WhatsApp id; not connected or a Baileys failure is a
- *   retryable refusal (the message was not accepted and goes back to the queue with backoff).
- * - `events`: receipts, inbound texts and status changes, in the order the connection reports
- *   them. QR codes, expiry and connection errors only go to pairing watchers (`pairing.subscribe`),
+ *   retryable refusal (the message was not accepted and goes back to the queue with backoff); a
+ *   number not on WhatsApp fails for good (`not_on_whatsapp`).
+ * - `events`: receipts, inbound messages of every kind, LID mappings and status changes, in the
+ *   order the connection reports them. QR codes, expiry and connection errors only go to pairing watchers (`pairing.subscribe`),
  *   never here.
  */
 import { Effect, Option, Stream } from "effect"
 import type { ChannelConnection, ChannelProvider, ProviderEvent } from "../ChannelProvider.js"
-import { accepted, inboundText, qrSendRefusal, refused } from "../ChannelProvider.js"
+import { accepted, qrSendRefusal, refused } from "../ChannelProvider.js"
 import type { QrConnectionEvent } from "./QrConnectionEvent.js"
 import { QrProvider } from "./QrProvider.js"
+import { NOT_ON_WHATSAPP } from "./QrRestrictions.js"
 
 const toProviderEvent = (event: QrConnectionEvent): ProviderEvent | undefined => {
   switch (event._tag) {
@@ -28,8 +30,12 @@ const toProviderEvent = (event: QrConnectionEvent): ProviderEvent | undefined =>
         reason: event.reason,
         retryable: event.retryable
       }
+    case "restriction":
+      return { _tag: "RestrictionReported", timelockUntil: event.timelockUntil, newChatQuota: event.newChatQuota }
     case "inbound":
-      return inboundText(event.providerMessageId, event.from, event.text, event.at)
+      return { _tag: "Inbound", ...event.content }
+    case "lid_mapping":
+      return { _tag: "LidMapped", lid: event.whatsappLid, phoneNumber: event.phoneNumber }
     case "state":
       return {
         _tag: "StatusChanged",
@@ -48,6 +54,7 @@ const toProviderEvent = (event: QrConnectionEvent): ProviderEvent | undefined =>
 
 export const make = Effect.map(QrProvider, (qr): ChannelProvider => ({
   forget: (channel) => qr.forget(channel.id),
+  downloadMedia: qr.downloadMedia,
   connect: (channel) =>
     Effect.gen(function*() {
       const connection = yield* qr.connect({ channelId: channel.id, initialStatus: channel.status })
@@ -62,7 +69,15 @@ export const make = Effect.map(QrProvider, (qr): ChannelProvider => ({
             Effect.catchTags({
               QrNotConnected: (e) =>
                 Effect.succeed(refused(true, "channel_not_connected", `The channel is ${e.status}, not connected`)),
-              QrSendFailed: (e) => Effect.succeed(qrSendRefusal(e.reason))
+              QrSendFailed: (e) => Effect.succeed(qrSendRefusal(e.reason)),
+              QrRecipientNotOnWhatsApp: () =>
+                Effect.succeed(
+                  refused(
+                    false,
+                    NOT_ON_WHATSAPP,
+                    "This number is not on WhatsApp; nothing was sent (a retry cannot help)"
+                  )
+                )
             })
           ),
         events: Stream.fromQueue(reported).pipe(Stream.filterMap((e) => Option.fromNullable(toProviderEvent(e)))),

@@ -27,7 +27,14 @@
  * modules, that state would have to be passed around or exposed.
  */
 import { type ChannelInput, type ChannelStatus, transitionChannel } from "@switchboard/domain"
-import makeWASocket, { type BinaryNode, DisconnectReason, jidDecode, proto, toNumber, type WASocket } from "baileys"
+import makeWASocket, {
+  type BinaryNode,
+  DisconnectReason,
+  jidDecode,
+  proto,
+  type WAMessage,
+  type WASocket
+} from "baileys"
 import {
   Clock,
   Deferred,
@@ -44,6 +51,9 @@ import {
   type Scope,
   Stream
 } from "effect"
+import { isThrottled, MediaDownloadFailed } from "../ChannelProvider.js"
+import * as InboundMetrics from "../InboundMetrics.js"
+import { fromBaileys, senderOf } from "./BaileysInbound.js"
 import { makeBaileysLogger } from "./BaileysLogger.js"
 import * as QrAuthState from "./QrAuthState.js"
 import { QrAuthStateRepo } from "./QrAuthStateRepo.js"
@@ -51,8 +61,9 @@ import { classifyConnectFailure, type QrConnectFailure } from "./QrConnectFailur
 import { QrConnectionConfig } from "./QrConnectionConfig.js"
 import type { QrConnectionError, QrConnectionEvent, QrReceiptEvent, QrStateEvent } from "./QrConnectionEvent.js"
 import * as QrMetrics from "./QrMetrics.js"
-import { classifyAckError } from "./QrRestrictions.js"
-import { QrNotConnected, QrSendFailed } from "./QrSendError.js"
+import { makeRecipientCheck } from "./QrRecipientCheck.js"
+import { cappingSignal, classifyAckError, timelockSignal } from "./QrRestrictions.js"
+import { QrNotConnected, QrRecipientNotOnWhatsApp, QrSendFailed } from "./QrSendError.js"
 
 /** What a QR channel can do (0.5 messages per second). */
 export const qrCapabilities = {
@@ -105,10 +116,20 @@ export interface QrConnection {
    * Never starts a pairing. Returns whether a stored link was found.
    */
   readonly resume: Effect.Effect<boolean>
-  /** Sends a text; succeeds once Baileys wrote it to WhatsApp (= `provider_accepted`). */
-  readonly send: (message: QrOutboundText) => Effect.Effect<void, QrNotConnected | QrSendFailed>
+  /**
+   * Sends a text; succeeds once Baileys wrote it to WhatsApp (= `provider_accepted`). The first
+   * send to a number checks that it is on WhatsApp (`QrRecipientCheck`).
+   */
+  readonly send: (
+    message: QrOutboundText
+  ) => Effect.Effect<void, QrNotConnected | QrSendFailed | QrRecipientNotOnWhatsApp>
   /** `qr/logout`: unlinks the device at WhatsApp (when connected) and wipes the stored link. */
   readonly logout: Effect.Effect<void>
+  /**
+   * Asks the sender's phone to upload an inbound media again (WhatsApp's media host answered
+   * 404/410); the message with the media's new location.
+   */
+  readonly reupload: (message: WAMessage) => Effect.Effect<WAMessage, MediaDownloadFailed>
 }
 
 type Command =
@@ -126,37 +147,25 @@ type Command =
   }
   | { readonly _tag: "SocketReceipts"; readonly generation: number; readonly items: ReadonlyArray<RawReceipt> }
   | { readonly _tag: "SocketRejected"; readonly generation: number; readonly id: string; readonly error: string }
+  | { readonly _tag: "SendThrottled" }
+  | {
+    readonly _tag: "SocketRestriction"
+    readonly generation: number
+    readonly timelock?: unknown
+    readonly capping?: unknown
+  }
   | {
     readonly _tag: "SocketUpsert"
     readonly generation: number
-    readonly notify: boolean
-    readonly messages: ReadonlyArray<unknown>
+    readonly messages: ReadonlyArray<WAMessage>
   }
+  | { readonly _tag: "SocketLidMapping"; readonly generation: number; readonly lid: string; readonly pn: string }
   | { readonly _tag: "ReconnectDue"; readonly generation: number }
 
 interface RawReceipt {
   readonly id: string
   readonly status: number
 }
-
-/** The parts of a Baileys `WAMessage` we read; anything else is ignored. */
-const IncomingMessage = Schema.Struct({
-  key: Schema.Struct({
-    id: Schema.String,
-    remoteJid: Schema.String,
-    fromMe: Schema.optional(Schema.NullOr(Schema.Boolean)),
-    remoteJidAlt: Schema.optional(Schema.NullOr(Schema.String))
-  }),
-  message: Schema.optional(Schema.NullOr(Schema.Struct({
-    conversation: Schema.optional(Schema.NullOr(Schema.String)),
-    extendedTextMessage: Schema.optional(
-      Schema.NullOr(Schema.Struct({ text: Schema.optional(Schema.NullOr(Schema.String)) }))
-    )
-  }))),
-  messageTimestamp: Schema.optional(Schema.Unknown),
-  status: Schema.optional(Schema.NullOr(Schema.Number))
-})
-const decodeIncoming = Schema.decodeUnknownOption(IncomingMessage)
 
 const MessageUpdate = Schema.Struct({
   key: Schema.Struct({ id: Schema.String, fromMe: Schema.optional(Schema.NullOr(Schema.Boolean)) }),
@@ -344,6 +353,9 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
     s.ev.on("connection.update", (update) => {
       if (update.qr) offer({ _tag: "SocketQr", generation: gen, code: update.qr })
       if (update.connection === "open") offer({ _tag: "SocketOpen", generation: gen })
+      if (update.reachoutTimeLock) {
+        offer({ _tag: "SocketRestriction", generation: gen, timelock: update.reachoutTimeLock })
+      }
       if (update.connection === "close") {
         const error = update.lastDisconnect?.error
         offer({
@@ -357,10 +369,12 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
         })
       }
     })
-    s.ev.on(
-      "messages.upsert",
-      ({ messages, type }) => offer({ _tag: "SocketUpsert", generation: gen, notify: type === "notify", messages })
-    )
+    s.ev.on("message-capping.update", (capping) => offer({ _tag: "SocketRestriction", generation: gen, capping }))
+    // `notify`: heard live; `append`: delivered after a reconnect (what came while the link was
+    // down). Both are inbound; Baileys acknowledges both to WhatsApp, so neither may be skipped.
+    // Chat history (`messaging-history.set`) is not inbound and is not listened to.
+    s.ev.on("messages.upsert", ({ messages }) => offer({ _tag: "SocketUpsert", generation: gen, messages }))
+    s.ev.on("lid-mapping.update", ({ lid, pn }) => offer({ _tag: "SocketLidMapping", generation: gen, lid, pn }))
     s.ev.on("messages.update", (updates) => {
       const items: Array<RawReceipt> = []
       for (const u of updates) {
@@ -415,37 +429,72 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
       if (rejection.channelReason !== null) yield* move({ _tag: "Restriction", reason: rejection.channelReason })
     })
 
-  const onUpsert = (notify: boolean, messages: ReadonlyArray<unknown>) =>
+  /** WhatsApp's reach-out timelock or new-chat quota: recorded on the channel, and its reason. */
+  const onRestriction = (timelock: unknown, capping: unknown) =>
     Effect.gen(function*() {
       const now = yield* Clock.currentTimeMillis
-      for (const raw of messages) {
-        const decoded = decodeIncoming(raw)
-        if (Option.isNone(decoded)) continue
-        const m = decoded.value
-        if (m.key.fromMe) {
-          // a receipt that came while our own upsert was buffered is folded into it
+      const lock = timelock === undefined ? undefined : timelockSignal(timelock, now)
+      const quota = capping === undefined ? undefined : cappingSignal(capping)
+      if (lock === undefined && quota === undefined) return
+      yield* Effect.logWarning("qr number restriction reported by WhatsApp").pipe(Effect.annotateLogs({
+        ...annotations,
+        ...(lock === undefined
+          ? {}
+          : { timelock_until: lock.until === null ? "lifted" : new Date(lock.until).toISOString() }),
+        ...(quota === undefined ? {} : { new_chat_quota: `${quota.used}/${quota.total}` })
+      }))
+      yield* publish({
+        _tag: "restriction",
+        channelId,
+        ...(lock === undefined ? {} : { timelockUntil: lock.until }),
+        ...(quota === undefined ? {} : {
+          newChatQuota: { total: quota.total, used: quota.used, cycleEndsAt: quota.cycleEndsAt }
+        })
+      })
+      const reason = lock?.channelReason ?? quota?.channelReason
+      if (reason) yield* move({ _tag: "Restriction", reason })
+    })
+
+  /** LID mappings reported on this connection (each is reported once per connection) */
+  const mapped = new Set<string>()
+
+  const reportMapping = (whatsappLid: string | null, phoneNumber: string | null) =>
+    Effect.suspend(() => {
+      if (whatsappLid === null || phoneNumber === null) return Effect.void
+      const key = `${whatsappLid}:${phoneNumber}`
+      if (mapped.has(key)) return Effect.void
+      if (mapped.size > 10_000) mapped.clear()
+      mapped.add(key)
+      return publish({ _tag: "lid_mapping", channelId, whatsappLid, phoneNumber })
+    })
+
+  const onUpsert = (messages: ReadonlyArray<WAMessage>) =>
+    Effect.gen(function*() {
+      const now = yield* Clock.currentTimeMillis
+      for (const m of messages) {
+        if (typeof m?.key?.id !== "string") continue
+        if (m.key.fromMe === true) {
+          // ours (or sent from the phone): not inbound. A receipt that came while our own upsert
+          // was buffered is folded into it.
           if (typeof m.status === "number") yield* reportReceipts([{ id: m.key.id, status: m.status }], now)
           continue
         }
-        if (!notify) continue
-        const text = m.message?.conversation ?? m.message?.extendedTextMessage?.text
-        const from = jidToE164(m.key.remoteJid) ?? jidToE164(m.key.remoteJidAlt)
-        if (text === undefined || text === null) continue
-        if (from === undefined) {
-          yield* Effect.logWarning("qr inbound message without a phone number dropped").pipe(
-            Effect.annotateLogs(annotations)
-          )
+        const translated = fromBaileys(m, now)
+        if (translated._tag === "ignored") {
+          yield* InboundMetrics.countInbound(translated.type, "ignored", translated.reason)
+          yield* Effect.logInfo("qr inbound message ignored").pipe(Effect.annotateLogs({
+            ...annotations,
+            reason: translated.reason,
+            provider_message_id: translated.providerMessageId,
+            kind: translated.kind ?? "none",
+            sender: translated.sender ?? "none"
+          }))
           continue
         }
-        const seconds = toNumber(m.messageTimestamp as number | null | undefined)
-        yield* publish({
-          _tag: "inbound",
-          channelId,
-          providerMessageId: m.key.id,
-          from,
-          text,
-          at: seconds > 0 ? seconds * 1000 : now
-        })
+        const { content } = translated
+        // a message that names both forms of its sender reveals the mapping
+        yield* reportMapping(content.sender.whatsappLid, content.sender.phoneNumber)
+        yield* publish({ _tag: "inbound", channelId, content })
       }
     })
 
@@ -644,8 +693,18 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
           : Effect.flatMap(Clock.currentTimeMillis, (now) => reportReceipts(command.items, now))
       case "SocketRejected":
         return command.generation !== generation ? Effect.void : onRejected(command.id, command.error)
+      case "SendThrottled":
+        // rate-overlimit on a send: the channel's sends pause (the Channel entity's back-off)
+        return move({ _tag: "Restriction", reason: "rate_limited" })
+      case "SocketRestriction":
+        return command.generation !== generation ? Effect.void : onRestriction(command.timelock, command.capping)
       case "SocketUpsert":
-        return command.generation !== generation ? Effect.void : onUpsert(command.notify, command.messages)
+        return command.generation !== generation ? Effect.void : onUpsert(command.messages)
+      case "SocketLidMapping":
+        return command.generation !== generation ? Effect.void : Effect.suspend(() => {
+          const sender = senderOf({ remoteJid: command.lid, remoteJidAlt: command.pn })
+          return reportMapping(sender?.whatsappLid ?? null, sender?.phoneNumber ?? null)
+        })
       case "ReconnectDue":
         return command.generation !== generation ? Effect.void : Effect.suspend(() => {
           reconnect = undefined
@@ -682,28 +741,76 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
       return yield* Deferred.await(answer)
     })
 
+  const recipients = makeRecipientCheck()
+
   const send = (message: QrOutboundText) =>
-    Effect.suspend((): Effect.Effect<void, QrNotConnected | QrSendFailed> => {
+    Effect.suspend((): Effect.Effect<void, QrNotConnected | QrSendFailed | QrRecipientNotOnWhatsApp> => {
       const s = socket
       if (!s || !open) return Effect.fail(new QrNotConnected({ channelId, status }))
-      return Effect.tryPromise({
-        try: () => s.sendMessage(e164ToJid(message.to), { text: message.text }, { messageId: message.messageId }),
-        catch: (error) =>
-          new QrSendFailed({
-            channelId,
-            messageId: message.messageId,
-            reason: error instanceof Error ? error.message : String(error)
-          })
-      }).pipe(
+      const failed = (error: unknown) =>
+        new QrSendFailed({
+          channelId,
+          messageId: message.messageId,
+          reason: error instanceof Error ? error.message : String(error)
+        })
+      const jid = e164ToJid(message.to)
+      return recipients.exists(jid, (j) => s.onWhatsApp(j)).pipe(
+        Effect.mapError(failed),
+        Effect.filterOrFail(
+          (exists) => exists,
+          () => new QrRecipientNotOnWhatsApp({ channelId, messageId: message.messageId })
+        ),
+        Effect.zipRight(Effect.tryPromise({
+          try: () => s.sendMessage(jid, { text: message.text }, { messageId: message.messageId }),
+          catch: failed
+        }))
+      ).pipe(
         Effect.timeoutFail({
           duration: Duration.times(config.queryTimeout, 2),
           onTimeout: () => new QrSendFailed({ channelId, messageId: message.messageId, reason: "timed out" })
         }),
+        Effect.tapError((e) =>
+          e._tag === "QrSendFailed" && isThrottled(e.reason)
+            ? Queue.offer(commands, { _tag: "SendThrottled" })
+            : Effect.void
+        ),
         Effect.asVoid
       )
     }).pipe(
       Effect.withSpan("QrConnection.send", { attributes: { channel_id: channelId, message_id: message.messageId } })
     )
+
+  const reupload = (message: WAMessage) =>
+    Effect.suspend((): Effect.Effect<WAMessage, MediaDownloadFailed> => {
+      const s = socket
+      if (!s || !open) {
+        return Effect.fail(
+          new MediaDownloadFailed({
+            retryable: true,
+            reason:
+              `WhatsApp's media host no longer has this file; the channel is ${status}, so the sender's phone cannot be asked for it now`
+          })
+        )
+      }
+      return Effect.tryPromise({
+        // the new location is on the host media_conn names, which this socket may not have asked yet
+        try: () => s.refreshMediaConn(false).then(() => s.updateMediaMessage(message)),
+        catch: () =>
+          new MediaDownloadFailed({
+            retryable: false,
+            reason: "WhatsApp's media host no longer has this file and the sender's phone did not upload it again"
+          })
+      }).pipe(
+        Effect.timeoutFail({
+          duration: Duration.times(config.queryTimeout, 2),
+          onTimeout: () =>
+            new MediaDownloadFailed({
+              retryable: true,
+              reason: "The sender's phone did not answer the request to upload the file again"
+            })
+        })
+      )
+    }).pipe(Effect.withSpan("QrConnection.reupload", { attributes: { channel_id: channelId } }))
 
   return {
     channelId,
@@ -714,6 +821,7 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
     start: ask<void>((done) => ({ _tag: "Start", done: done(undefined) })),
     resume: ask<boolean>((done) => ({ _tag: "Resume", done })),
     send,
-    logout: ask<void>((done) => ({ _tag: "Logout", done: done(undefined) }))
+    logout: ask<void>((done) => ({ _tag: "Logout", done: done(undefined) })),
+    reupload
   } satisfies QrConnection
 })

@@ -1,10 +1,10 @@
 /**
  * What a QR connection reports to its owner (the Channel entity): QR codes, status changes,
- * expiry, receipts of our messages and inbound texts. Schemas, so the events can cross the
+ * expiry, receipts of our messages, inbound messages and LID mappings. Schemas, so the events can cross the
  * cluster (e.g. a `WatchPairing` stream) as they are. The QR code is `Redacted`: it prints as
  * `<redacted>` in any log line and is read with `Redacted.value` only where it is shown to the user.
  */
-import { ChannelStatus, ChannelStatusReason, E164, QrConnectionErrorReason } from "@switchboard/domain"
+import { ChannelStatus, ChannelStatusReason, E164, InboundContent, QrConnectionErrorReason } from "@switchboard/domain"
 import { Schema } from "effect"
 
 /** A new QR code to show; replaces the previous one. */
@@ -93,17 +93,43 @@ export const QrRejectedEvent = Schema.TaggedStruct("rejected", {
 })
 export type QrRejectedEvent = typeof QrRejectedEvent.Type
 
-/** A text someone sent to the linked number. */
+/**
+ * WhatsApp reported a restriction of the number (docs/LIMITS.md, "Number protection"): a reach-out
+ * timelock (`timelockUntil`: epoch ms; `null` once lifted) and/or its new-chat message quota.
+ */
+export const QrRestrictionEvent = Schema.TaggedStruct("restriction", {
+  channelId: Schema.String,
+  timelockUntil: Schema.optional(Schema.NullOr(Schema.Number)),
+  newChatQuota: Schema.optional(Schema.Struct({
+    total: Schema.Number,
+    used: Schema.Number,
+    /** epoch ms when WhatsApp's quota cycle ends */
+    cycleEndsAt: Schema.NullOr(Schema.Number)
+  }))
+})
+export type QrRestrictionEvent = typeof QrRestrictionEvent.Type
+
+/**
+ * A message someone sent to the linked number, of any kind (`InboundContent`, translated by
+ * `BaileysInbound.fromBaileys`); delivered live (`notify`) or after a reconnect (`append`).
+ */
 export const QrInboundEvent = Schema.TaggedStruct("inbound", {
   channelId: Schema.String,
-  /** WhatsApp's id of the message (use it to deduplicate) */
-  providerMessageId: Schema.String,
-  from: E164,
-  text: Schema.String,
-  /** epoch ms */
-  at: Schema.Number
+  content: InboundContent
 })
 export type QrInboundEvent = typeof QrInboundEvent.Type
+
+/**
+ * WhatsApp told the linked device which phone number is behind a LID (`lid-mapping.update`, or a
+ * message that named both). Reported again when heard again; consumers store it idempotently.
+ */
+export const QrLidMappingEvent = Schema.TaggedStruct("lid_mapping", {
+  channelId: Schema.String,
+  /** the LID without the server part */
+  whatsappLid: Schema.String,
+  phoneNumber: E164
+})
+export type QrLidMappingEvent = typeof QrLidMappingEvent.Type
 
 /** What a pairing watcher sees first: the status now and the code showing, if any. */
 export const QrSnapshotEvent = Schema.TaggedStruct("snapshot", {
@@ -139,6 +165,8 @@ export const QrConnectionEvent = Schema.Union(
   QrConnectionErrorEvent,
   QrReceiptEvent,
   QrRejectedEvent,
-  QrInboundEvent
+  QrRestrictionEvent,
+  QrInboundEvent,
+  QrLidMappingEvent
 )
 export type QrConnectionEvent = typeof QrConnectionEvent.Type

@@ -4,6 +4,8 @@
  * required, 408 timed out, 428 closed, 401 logged out, 440 replaced, ...). A burst of reconnects
  * with one code is the first sign of WhatsApp pushing back.
  */
+import { CHANNEL_STATUSES } from "@switchboard/domain"
+import { DisconnectReason } from "baileys"
 import { Effect, Metric } from "effect"
 
 export const channels = Metric.gauge("switchboard_qr_channels", {
@@ -46,3 +48,14 @@ export const reconnecting = (closeCode: number | null | undefined) =>
   Metric.increment(Metric.tagged(reconnects, "close_code", code(closeCode)))
 
 export const unreachable = (reason: string) => Metric.increment(Metric.tagged(connectFailures, "reason", reason))
+
+/**
+ * Every status and WhatsApp close code at 0 from the start: a series that first appears at 1 is
+ * missed by `rate()`/`increase()`, and a dashboard panel of a quiet runner shows 0, not "No data".
+ */
+export const prime: Effect.Effect<void> = Effect.all([
+  ...CHANNEL_STATUSES.map((status) => Metric.incrementBy(Metric.tagged(channels, "status", status), 0)),
+  ...[...new Set([...Object.values(DisconnectReason).filter((v) => typeof v === "number"), null])].map((c) =>
+    Metric.incrementBy(Metric.tagged(reconnects, "close_code", code(c)), 0)
+  )
+], { discard: true })

@@ -8,10 +8,11 @@
  * which also carries `SECRETS_ENCRYPTION_KEY`, the key that seals the stored link.
  */
 import type { ChannelStatus } from "@switchboard/domain"
-import { Effect, type Scope } from "effect"
+import { Effect, Option, type Scope } from "effect"
 import { QrAuthStateRepo } from "./QrAuthStateRepo.js"
 import * as QrConnection from "./QrConnection.js"
 import { QrConnectionConfig } from "./QrConnectionConfig.js"
+import * as QrMediaDownload from "./QrMediaDownload.js"
 import { silenceSignalConsole } from "./SignalConsole.js"
 
 export class QrProvider extends Effect.Service<QrProvider>()("@switchboard/providers/QrProvider", {
@@ -21,6 +22,9 @@ export class QrProvider extends Effect.Service<QrProvider>()("@switchboard/provi
     const repo = yield* QrAuthStateRepo
     const config = yield* QrConnectionConfig
 
+    /** The connections on this runner, by channel (a media download asks the live socket for a re-upload). */
+    const live = new Map<string, QrConnection.QrConnection>()
+
     /** One channel's connection; nothing connects until its `start` or `resume`. */
     const connect = (options: {
       readonly channelId: string
@@ -28,7 +32,26 @@ export class QrProvider extends Effect.Service<QrProvider>()("@switchboard/provi
     }): Effect.Effect<QrConnection.QrConnection, never, Scope.Scope> =>
       QrConnection.make(options).pipe(
         Effect.provideService(QrAuthStateRepo, repo),
-        Effect.provideService(QrConnectionConfig, config)
+        Effect.provideService(QrConnectionConfig, config),
+        Effect.tap((connection) =>
+          Effect.acquireRelease(
+            Effect.sync(() => live.set(options.channelId, connection)),
+            () =>
+              Effect.sync(() => {
+                if (live.get(options.channelId) === connection) live.delete(options.channelId)
+              })
+          )
+        )
+      )
+
+    /**
+     * The bytes of an inbound media (`InboundMedia.source` of a QR channel), streamed. A re-upload
+     * request, when needed, goes through the channel's connection if it is on this runner.
+     */
+    const downloadMedia = (channelId: string, source: unknown) =>
+      QrMediaDownload.download(
+        source,
+        Option.map(Option.fromNullable(live.get(channelId)), (connection) => connection.reupload)
       )
 
     /** Capabilities of every QR channel. */
@@ -37,7 +60,7 @@ export class QrProvider extends Effect.Service<QrProvider>()("@switchboard/provi
     /** Forgets a channel's stored link (an archived channel keeps no credentials). */
     const forget = (channelId: string) => repo.wipe(channelId)
 
-    return { connect, capabilities, forget } as const
+    return { connect, capabilities, forget, downloadMedia } as const
   }),
   dependencies: [QrAuthStateRepo.Default]
 }) {}

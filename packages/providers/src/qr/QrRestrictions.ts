@@ -13,8 +13,13 @@
  * | 429 | rate-overlimit | retried with backoff, `PROVIDER_RATE_LIMITED` | `rate_limited` |
  * | 479 | stanza refused (stale device session, bad addressing) | retried with backoff, `provider_rejected` | unchanged |
  * | other | refused | `failed_permanent`, `provider_rejected` | unchanged |
+ *
+ * A reach-out timelock (`connection.update` with `reachoutTimeLock`) and WhatsApp's new-chat quota
+ * (`message-capping.update`) are recorded on the channel: sends to new contacts are refused while
+ * either holds (`timelockSignal`, `cappingSignal`).
  */
 import type { QrRestrictionReason } from "@switchboard/domain"
+import { Option, Schema } from "effect"
 
 /** WhatsApp's answer to a message that it did not take. */
 export interface AckRejection {
@@ -30,6 +35,8 @@ export interface AckRejection {
 
 /** The message's `failure.code` when WhatsApp refused it as a restricted account's reach-out (463). */
 export const ACCOUNT_RESTRICTED = "account_restricted"
+/** The message's `failure.code` when its number is not on WhatsApp (`QrRecipientCheck`). */
+export const NOT_ON_WHATSAPP = "not_on_whatsapp"
 /** The message's `failure.code` for any other refusal in WhatsApp's ack. */
 export const PROVIDER_REJECTED = "provider_rejected"
 
@@ -65,5 +72,70 @@ export const classifyAckError = (error: string): AckRejection => {
         retryable: false,
         channelReason: null
       }
+  }
+}
+
+/** What a reach-out timelock report means: until when new chats are paused, and the channel's reason. */
+export interface TimelockSignal {
+  /** epoch ms; `null` when lifted */
+  readonly until: number | null
+  readonly channelReason: QrRestrictionReason
+}
+
+/**
+ * A `reachoutTimeLock` connection update (`{isActive, timeEnforcementEnds, enforcementType}`). An
+ * active lock without an end (WhatsApp omitted it) pauses for a minute, as WhatsApp Web does; one
+ * that already ended is lifted.
+ */
+export const timelockSignal = (raw: unknown, now: number): TimelockSignal | undefined => {
+  const decoded = decodeTimelock(raw)
+  if (Option.isNone(decoded)) return undefined
+  const ends = decoded.value.timeEnforcementEnds?.getTime()
+  const until = decoded.value.isActive === true
+    ? (ends !== undefined && Number.isFinite(ends) ? ends : now + 60_000)
+    : null
+  return until !== null && until > now
+    ? { until, channelReason: "reachout_timelocked" }
+    : { until: null, channelReason: "restriction_lifted" }
+}
+
+const Timelock = Schema.Struct({
+  isActive: Schema.optional(Schema.NullOr(Schema.Boolean)),
+  timeEnforcementEnds: Schema.optional(Schema.NullOr(Schema.DateFromSelf))
+})
+const decodeTimelock = Schema.decodeUnknownOption(Timelock)
+
+/** What a `message-capping.update` means: WhatsApp's new-chat quota, and whether it is used up. */
+export interface CappingSignal {
+  readonly total: number
+  readonly used: number
+  /** epoch ms when the quota's cycle ends */
+  readonly cycleEndsAt: number | null
+  /** `new_chats_capped` once the quota is used up (or WhatsApp says CAPPED), else none */
+  readonly channelReason: QrRestrictionReason | null
+}
+
+const Capping = Schema.Struct({
+  total_quota: Schema.optional(Schema.NullOr(Schema.Number)),
+  used_quota: Schema.optional(Schema.NullOr(Schema.Number)),
+  cycle_end_timestamp: Schema.optional(Schema.NullOr(Schema.Union(Schema.String, Schema.Number))),
+  capping_status: Schema.optional(Schema.NullOr(Schema.String))
+})
+const decodeCapping = Schema.decodeUnknownOption(Capping)
+
+export const cappingSignal = (raw: unknown): CappingSignal | undefined => {
+  const decoded = decodeCapping(raw)
+  if (Option.isNone(decoded)) return undefined
+  const { capping_status, cycle_end_timestamp, total_quota, used_quota } = decoded.value
+  if (typeof total_quota !== "number" || typeof used_quota !== "number") return undefined
+  const seconds = cycle_end_timestamp === null || cycle_end_timestamp === undefined
+    ? Number.NaN
+    : Number(cycle_end_timestamp)
+  const capped = capping_status === "CAPPED" || used_quota >= total_quota
+  return {
+    total: total_quota,
+    used: used_quota,
+    cycleEndsAt: Number.isFinite(seconds) && seconds > 0 ? seconds * 1000 : null,
+    channelReason: capped ? "new_chats_capped" : null
   }
 }

@@ -1,4 +1,7 @@
-/** Why a QR send did not reach WhatsApp. Both are retryable: the message was not accepted. */
+/**
+ * Why a QR send did not reach WhatsApp. The first two are retryable (the message was not
+ * accepted); a recipient not on WhatsApp is not.
+ */
 import { Schema } from "effect"
 
 /** The channel has no open link right now (pairing, reconnecting, disconnected). */
@@ -14,4 +17,10 @@ export class QrSendFailed extends Schema.TaggedError<QrSendFailed>()("QrSendFail
   reason: Schema.String
 }) {}
 
-export type QrSendError = QrNotConnected | QrSendFailed
+/** The number is not on WhatsApp (`QrRecipientCheck`): nothing was sent, and a retry cannot help. */
+export class QrRecipientNotOnWhatsApp extends Schema.TaggedError<QrRecipientNotOnWhatsApp>()(
+  "QrRecipientNotOnWhatsApp",
+  { channelId: Schema.String, messageId: Schema.String }
+) {}
+
+export type QrSendError = QrNotConnected | QrSendFailed | QrRecipientNotOnWhatsApp

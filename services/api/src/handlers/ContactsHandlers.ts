@@ -17,7 +17,10 @@ export const ContactsHandlers = HttpApiBuilder.group(Api, "contacts", (handlers)
         "list",
         ({ urlParams }) => Effect.flatMap(CurrentPrincipal, (p) => contacts.list(p.workspaceId, urlParams))
       )
-      .handle("tags", () => Effect.flatMap(CurrentPrincipal, (p) => contacts.tags(p.workspaceId)))
+      .handle(
+        "tags",
+        ({ urlParams }) => Effect.flatMap(CurrentPrincipal, (p) => contacts.tags(p.workspaceId, urlParams))
+      )
       .handle("get", ({ path }) => Effect.flatMap(CurrentPrincipal, (p) => contacts.get(p.workspaceId, path.contactId)))
       .handle(
         "update",

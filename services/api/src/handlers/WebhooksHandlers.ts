@@ -8,7 +8,7 @@ export const WebhooksHandlers = HttpApiBuilder.group(Api, "webhooks", (handlers)
     const webhooks = yield* Webhooks
     const ws = Effect.map(CurrentPrincipal, (p) => p.workspaceId)
     return handlers
-      .handle("eventTypes", () => Effect.succeed(webhooks.eventTypes()))
+      .handle("eventTypes", ({ urlParams }) => webhooks.eventTypes(urlParams))
       .handle("create", ({ payload }) => Effect.flatMap(ws, (w) => webhooks.create(w, payload)))
       .handle("list", ({ urlParams }) => Effect.flatMap(ws, (w) => webhooks.list(w, urlParams)))
       .handle("get", ({ path }) => Effect.flatMap(ws, (w) => webhooks.get(w, path.endpointId)))

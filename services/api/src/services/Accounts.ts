@@ -1,4 +1,5 @@
 /** Registration, e-mail verification, login, refresh rotation, logout. */
+import { HttpServer } from "@effect/platform"
 import { SessionsRepo, UsersRepo } from "@switchboard/db"
 import type { MembershipRow, UserRow } from "@switchboard/db"
 import {
@@ -16,6 +17,8 @@ import {
 } from "@switchboard/domain"
 import type { PlanName } from "@switchboard/domain"
 import { Clock, Effect, Option } from "effect"
+import { HttpConfig } from "../HttpConfig.js"
+import * as PublicUrl from "../PublicUrl.js"
 import { Credentials, randomToken, tokenHash } from "./Credentials.js"
 import { Mailer } from "./Mailer.js"
 
@@ -45,6 +48,14 @@ export class Accounts extends Effect.Service<Accounts>()("@switchboard/service-a
     const sessions = yield* SessionsRepo
     const credentials = yield* Credentials
     const mailer = yield* Mailer
+    // links point where people reach this server (the operator CLI has no listener: `PublicUrl`)
+    const server = yield* Effect.serviceOption(HttpServer.HttpServer)
+    const http = yield* Effect.serviceOption(HttpConfig)
+    const publicUrl = PublicUrl.of({
+      publicUrl: credentials.publicUrl,
+      address: Option.getOrUndefined(Option.map(server, (s) => s.address)),
+      basePath: Option.match(http, { onNone: () => "", onSome: (c) => c.basePath })
+    })
 
     const now = Effect.map(Clock.currentTimeMillis, toTimestamp)
     const later = (seconds: number) => Effect.map(Clock.currentTimeMillis, (t) => toTimestamp(t + seconds * 1000))
@@ -116,7 +127,7 @@ export class Accounts extends Effect.Service<Accounts>()("@switchboard/service-a
         to: created.user.email,
         subject: "Verify your e-mail for Switchboard",
         text: `Welcome to Switchboard.\n\nVerify your e-mail address with this token: ${token}\n` +
-          `(POST ${credentials.publicUrl}/v1/auth/verify-email {"token": "..."})\n`
+          `(POST ${publicUrl}/v1/auth/verify-email {"token": "..."})\n`
       })
       return created
     })

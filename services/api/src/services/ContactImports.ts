@@ -14,6 +14,7 @@ import {
   NotFound,
   parseContactCsv,
   PayloadTooLarge,
+  REPLACEMENT_CHARACTER,
   toPage,
   toTimestamp,
   ValidationError
@@ -66,7 +67,9 @@ export class ContactImports extends Effect.Service<ContactImports>()("@switchboa
                 const known = yield* groups.existingIds(workspaceId, [input.group_id])
                 if (known.size === 0) return yield* groupNotFound(input.group_id)
               }
-              const text = bytes.toString("utf8")
+              // bytes that are not UTF-8 become U+FFFD, and so does U+0000 (Postgres text cannot hold
+              // it): the rows holding them fail with `invalid_text`, the rest import
+              const text = bytes.toString("utf8").replaceAll("\u0000", REPLACEMENT_CHARACTER)
               // parsed here only to count rows and refuse a file that cannot be a contact list
               const parsed = parseContactCsv(
                 text,

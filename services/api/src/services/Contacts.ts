@@ -10,6 +10,7 @@ import {
   normalizeTag,
   normalizeTags,
   NotFound,
+  toKeyPage,
   toPage,
   toTimestamp
 } from "@switchboard/domain"
@@ -162,10 +163,20 @@ export class Contacts extends Effect.Service<Contacts>()("@switchboard/service-a
       return toPage(rows, limit, (c) => c)
     })
 
-    const tags = Effect.fn("Contacts.tags")(function*(workspaceId: string) {
-      const rows = yield* repo.tags(workspaceId)
-      return { data: rows.map((r) => new ContactTag({ object: "contact_tag", tag: r.tag, contact_count: r.n })) }
-    })
+    const tags = Effect.fn("Contacts.tags")(
+      function*(
+        workspaceId: string,
+        query: { readonly limit?: number | undefined; readonly after?: string | undefined }
+      ) {
+        const limit = query.limit ?? DEFAULT_LIMIT
+        const rows = yield* repo.tags(workspaceId, limit, query.after)
+        return toKeyPage(
+          rows.map((r) => new ContactTag({ object: "contact_tag", tag: r.tag, contact_count: r.n })),
+          limit,
+          (t) => t.tag
+        )
+      }
+    )
 
     return { create, get, update, remove, list, tags } as const
   }),

@@ -235,9 +235,17 @@ export class Conversations extends Effect.Service<Conversations>()("@switchboard
           details: { reason: "contact_deleted" }
         })
       }
+      const to = conversation.contact.phone_number
+      if (to === null) {
+        // WhatsApp named this contact by LID alone so far (README "Contacts")
+        return yield* new Conflict({
+          message: "This conversation's contact has no phone number yet; a reply can go out once WhatsApp reveals it",
+          details: { reason: "contact_without_phone_number" }
+        })
+      }
       return yield* sends.send(
         principal,
-        { ...body, to: conversation.contact.phone_number, channel_id: conversation.channel_id },
+        { ...body, to, channel_id: conversation.channel_id },
         idempotencyKey,
         // the key is bound to the reply as sent (and its conversation), not to the send it becomes
         { fingerprint: { conversation_id: id, ...body } }

@@ -25,10 +25,42 @@ export class QrSafety extends Effect.Service<QrSafety>()("@switchboard/service-a
 
     const retryAfter = (retryAt: number, now: number) => Math.max(1, Math.ceil((retryAt - now) / 1000))
 
-    /** Refuses a send to a new contact beyond the warm-up's cap of the day (docs/LIMITS.md). */
-    const admitWarmUp = Effect.fn("QrSafety.admitWarmUp")(function*(channel: Channel, to: string, now: number) {
+    /**
+     * Refuses a send to a new contact (a recipient who never wrote to the channel) while WhatsApp
+     * holds a reach-out timelock or reported the new-chat quota used up, or beyond the warm-up's cap
+     * of the day (docs/LIMITS.md, "Number protection").
+     */
+    const admitNewContact = Effect.fn("QrSafety.admitNewContact")(function*(channel: Channel, to: string, now: number) {
       const facts = yield* warmUp.facts(channel.id, to)
       if (facts.recipientKnown) return
+      if (facts.timelockUntil !== null && facts.timelockUntil > now) {
+        return yield* new QrSafetyLimitReached({
+          message:
+            "WhatsApp has paused this number's new chats (a reach-out timelock): messages to contacts who never wrote to it are refused until it ends; replies still go",
+          details: {
+            reason: "timelock",
+            retry_at: toTimestamp(facts.timelockUntil),
+            retry_after_seconds: retryAfter(facts.timelockUntil, now)
+          }
+        })
+      }
+      const quota = facts.newChatQuota
+      if (quota !== null && quota.used >= quota.total && (quota.cycleEndsAt === null || quota.cycleEndsAt > now)) {
+        // without a cycle end, WhatsApp's next report lifts it; a day is the longest we wait unasked
+        const until = quota.cycleEndsAt ?? quota.reportedAt + QR_DAILY_WINDOW_MS
+        if (until > now) {
+          return yield* new QrSafetyLimitReached({
+            message:
+              `WhatsApp's quota of new chats for this number is used up (${quota.used} of ${quota.total}): messages to contacts who never wrote to it are refused until the quota renews`,
+            details: {
+              reason: "new_chat_cap",
+              limit: quota.total,
+              retry_at: toTimestamp(until),
+              retry_after_seconds: retryAfter(until, now)
+            }
+          })
+        }
+      }
       const stage = warmUpStage({ now, linkedAt: facts.linkedAt, override: facts.override })
       if (stage._tag !== "WarmingUp") return
       const sent = yield* warmUp.newContactSends(channel.id, toTimestamp(now - QR_DAILY_WINDOW_MS))
@@ -66,7 +98,7 @@ export class QrSafety extends Effect.Service<QrSafety>()("@switchboard/service-a
       const limit = effectiveDailyCap(yield* repo.overrides(channel.workspace_id, channel.id))
       const usage = yield* repo.usage(channel.id, toTimestamp(now - QR_DAILY_WINDOW_MS))
       const decision = decideDaily({ now, limit, sentAt: usage.sentAt, queued: usage.queued })
-      if (decision._tag === "Allowed") return yield* admitWarmUp(channel, to, now)
+      if (decision._tag === "Allowed") return yield* admitNewContact(channel, to, now)
       return yield* new QrSafetyLimitReached({
         message:
           `The QR channel's safety cap of ${decision.limit} messages per 24 hours is reached (sent plus queued); retry later`,
@@ -96,6 +128,17 @@ export class QrSafety extends Effect.Service<QrSafety>()("@switchboard/service-a
         sent_24h: sent,
         queued: usage.queued,
         remaining: Math.max(0, limit - sent - usage.queued),
+        restrictions: {
+          timelock_until: facts.timelockUntil !== null && facts.timelockUntil > now
+            ? toTimestamp(facts.timelockUntil)
+            : null,
+          new_chat_quota: facts.newChatQuota === null ? null : {
+            total: facts.newChatQuota.total,
+            used: facts.newChatQuota.used,
+            cycle_ends_at: facts.newChatQuota.cycleEndsAt === null ? null : toTimestamp(facts.newChatQuota.cycleEndsAt),
+            reported_at: toTimestamp(facts.newChatQuota.reportedAt)
+          }
+        },
         warm_up: {
           status: stage._tag === "WarmingUp"
             ? "warming_up" as const

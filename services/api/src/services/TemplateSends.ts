@@ -42,7 +42,7 @@ export class TemplateSends extends Effect.Service<TemplateSends>()("@switchboard
       if (Option.isNone(found)) {
         return yield* new TemplateNotFound({
           message: "No template with this slug in this workspace",
-          details: { resource: "template", slug: input.slug }
+          details: { resource: "template" }
         })
       }
       const template = found.value
@@ -60,15 +60,15 @@ export class TemplateSends extends Effect.Service<TemplateSends>()("@switchboard
         })
       }
       if (rendered._tag === "Invalid") {
-        const unknown = rendered.issues.filter((i) => i.message.startsWith("Unknown")).map((i) => i.path.at(-1))
+        // unknown names are the request's own text: counted, never repeated (README "Errors")
+        const unknown = rendered.issues.filter((i) => i.message.startsWith("Unknown")).length
         return yield* new ValidationError({
-          message: unknown.length > 0
-            ? `Unknown template variables: ${unknown.join(", ")}`
+          message: unknown > 0
+            ? `${unknown} variable${unknown === 1 ? " is" : "s are"} not declared by this template`
             : "Template variables failed validation",
           details: {
             reason: "invalid_template_variables",
-            issues: rendered.issues.map((i) => ({ path: [...i.path], message: i.message })),
-            ...(unknown.length > 0 ? { unknown } : {})
+            issues: rendered.issues.map((i) => ({ path: [...i.path], message: i.message }))
           }
         })
       }

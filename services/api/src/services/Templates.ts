@@ -11,7 +11,6 @@ import {
   DEFAULT_LIMIT,
   DomainEvent,
   newId,
-  NotFound,
   TemplateNotFound,
   toPage,
   toTimestamp,
@@ -58,7 +57,7 @@ const checked = (body: string, declared: ReadonlyArray<VariableDeclaration> | un
   })
 
 const notFound = (id: string) =>
-  new NotFound({ message: `No template ${id} in this workspace`, details: { resource: "template", id } })
+  new TemplateNotFound({ message: `No template ${id} in this workspace`, details: { resource: "template", id } })
 
 const templateEvent = (type: "template.created" | "template.updated" | "template.archived", t: Template) =>
   DomainEvent.make(type, { object: "template", object_id: t.id, template_id: t.id, status: t.status })

@@ -11,6 +11,7 @@ import {
   newId,
   NotFound,
   SECRET_OVERLAP_MS,
+  toKeyPage,
   toPage,
   toTimestamp,
   ValidationError,
@@ -261,11 +262,27 @@ export class Webhooks extends Effect.Service<Webhooks>()("@switchboard/service-a
       return result.value
     })
 
-    /** The whole catalogue as one page (the list envelope, never more pages). */
-    const eventTypes = () => ({
-      data: EVENT_TYPES.map((e) => ({ type: e.type, emitted: isEmitted(e.type) })),
-      page: { next_cursor: null, has_more: false }
-    })
+    /**
+     * The catalogue in its own order (static, so a walk with `after` is stable), a page at a time;
+     * a cursor naming no type of the catalogue is 422 like any malformed cursor.
+     */
+    const eventTypes = Effect.fn("Webhooks.eventTypes")(
+      function*(query: { readonly limit?: number | undefined; readonly after?: string | undefined }) {
+        const limit = query.limit ?? DEFAULT_LIMIT
+        const start = query.after === undefined ? 0 : EVENT_TYPES.findIndex((e) => e.type === query.after) + 1
+        if (start === 0 && query.after !== undefined) {
+          return yield* new ValidationError({
+            message: "Request validation failed",
+            details: { issues: [{ path: ["after"], message: "Expected a cursor returned as page.next_cursor" }] }
+          })
+        }
+        const items = EVENT_TYPES.slice(start, start + limit + 1).map((e) => ({
+          type: e.type,
+          emitted: isEmitted(e.type)
+        }))
+        return toKeyPage(items, limit, (e) => e.type)
+      }
+    )
 
     return {
       create,

@@ -1,0 +1,151 @@
+/**
+ * Senders WhatsApp names by LID alone (README "Contacts"): kept on a contact with the LID and no
+ * number, then merged into the number's contact when the mapping arrives (one contact, one
+ * conversation, history kept, `contact.updated` naming the merge); later messages from the LID
+ * land on the number's contact.
+ */
+import { SqlClient } from "@effect/sql"
+import { assert, describe, layer } from "@effect/vitest"
+import { ChannelsRepo, ContactsRepo, ConversationsRepo, MessagesRepo } from "@switchboard/db"
+import * as TestDatabase from "@switchboard/db/testing"
+import { toTimestamp } from "@switchboard/domain"
+import type { InboundContent } from "@switchboard/domain"
+import { InboundMessages } from "@switchboard/entities"
+import { Clock, Effect, Layer, Option } from "effect"
+import { eventTypes, queueMessage, setupChannel } from "./support.js"
+
+const TestLayer = Layer.mergeAll(
+  InboundMessages.Default,
+  MessagesRepo.Default,
+  ContactsRepo.Default,
+  ConversationsRepo.Default,
+  ChannelsRepo.Default
+).pipe(Layer.provideMerge(TestDatabase.sqlLayer))
+
+const LID = "123456789012345"
+const PHONE = "+4915112345678"
+
+let n = 0
+const content = (sender: InboundContent["sender"], body: string): InboundContent => ({
+  providerMessageId: `lid-test-${n++}`,
+  sender,
+  body: { _tag: "text", body },
+  quotedProviderMessageId: null,
+  at: Date.now()
+})
+
+const contactsOf = (workspaceId: string) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    return yield* sql<{ id: string; phone_number: string | null; whatsapp_lid: string | null }>`SELECT id,
+      phone_number, whatsapp_lid FROM contacts WHERE workspace_id = ${workspaceId} ORDER BY created_at, id`
+  }).pipe(Effect.orDie)
+
+const conversationsOf = (workspaceId: string) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    return yield* sql<{ id: string; contact_id: string }>`SELECT id, contact_id FROM conversations
+      WHERE workspace_id = ${workspaceId}`
+  }).pipe(Effect.orDie)
+
+describe("LID senders", () => {
+  layer(TestLayer, { timeout: 60_000 })((it) => {
+    it.effect("keeps a LID-only sender on a contact without a number, then merges it into the number's contact", () =>
+      Effect.gen(function*() {
+        const inbound = yield* InboundMessages
+        const messages = yield* MessagesRepo
+        const target = yield* setupChannel()
+        const record = (c: InboundContent) =>
+          Effect.map(
+            inbound.record({
+              workspaceId: target.workspaceId,
+              channelId: target.channelId,
+              channelNumber: "+15550100001",
+              content: c,
+              now: toTimestamp(Date.now())
+            }),
+            Option.getOrThrow
+          )
+        // we wrote to the number first: its contact and conversation exist
+        const ours = yield* queueMessage(target, { to: PHONE })
+        const first = yield* record(content({ phoneNumber: null, whatsappLid: LID }, "who am I"))
+        assert.isNull(first.from)
+        assert.deepStrictEqual(first.sender, { phone_number: null, whatsapp_lid: LID })
+        const second = yield* record(content({ phoneNumber: null, whatsappLid: LID }, "still me"))
+        assert.strictEqual(second.contact_id, first.contact_id)
+        assert.strictEqual(second.conversation_id, first.conversation_id)
+        const before = yield* contactsOf(target.workspaceId)
+        assert.deepStrictEqual(before.map((c) => [c.phone_number, c.whatsapp_lid]), [[PHONE, null], [null, LID]])
+        assert.strictEqual((yield* conversationsOf(target.workspaceId)).length, 2)
+
+        // WhatsApp reveals the mapping
+        yield* inbound.learnLid(target.channelId, LID, PHONE)
+        const after = yield* contactsOf(target.workspaceId)
+        assert.deepStrictEqual(after.map((c) => [c.id, c.phone_number, c.whatsapp_lid]), [[
+          ours.contact_id,
+          PHONE,
+          LID
+        ]])
+        const conversations = yield* conversationsOf(target.workspaceId)
+        assert.deepStrictEqual(conversations, [{ id: ours.conversation_id, contact_id: ours.contact_id }])
+        // history kept: the LID's messages are in the number's conversation, showing the number
+        for (const id of [first.id, second.id]) {
+          const moved = Option.getOrThrow(yield* messages.findById(id))
+          assert.strictEqual(moved.conversation_id, ours.conversation_id)
+          assert.strictEqual(moved.contact_id, ours.contact_id)
+          assert.strictEqual(moved.from, PHONE)
+          assert.strictEqual(moved.sender!.whatsapp_lid, LID)
+        }
+        const updated = (yield* eventTypes(ours.contact_id)).filter((e) => e.type === "contact.updated")
+        assert.strictEqual(updated.length, 1)
+        assert.strictEqual(updated[0]!.data.merged_contact_id, first.contact_id)
+
+        // the mapping is kept: a later message from the LID alone lands on the number's contact
+        const third = yield* record(content({ phoneNumber: null, whatsappLid: LID }, "hello again"))
+        assert.strictEqual(third.contact_id, ours.contact_id)
+        assert.strictEqual(third.conversation_id, ours.conversation_id)
+        assert.strictEqual(third.from, PHONE)
+        // learning it again changes nothing
+        yield* inbound.learnLid(target.channelId, LID, PHONE)
+        assert.strictEqual((yield* contactsOf(target.workspaceId)).length, 1)
+      }))
+
+    it.effect("gives a LID-only contact its number when no contact has it; a message naming both teaches it", () =>
+      Effect.gen(function*() {
+        const inbound = yield* InboundMessages
+        const target = yield* setupChannel()
+        const record = (c: InboundContent) =>
+          Effect.map(
+            Effect.flatMap(Clock.currentTimeMillis, (now) =>
+              inbound.record({
+                workspaceId: target.workspaceId,
+                channelId: target.channelId,
+                channelNumber: null,
+                content: c,
+                now: toTimestamp(now)
+              })),
+            Option.getOrThrow
+          )
+        const lidOnly = yield* record(content({ phoneNumber: null, whatsappLid: "999" }, "hi"))
+        // a message that names both (Baileys' remoteJidAlt) teaches the mapping
+        const both = yield* record(content({ phoneNumber: "+4915199999999", whatsappLid: "999" }, "hi again"))
+        assert.strictEqual(both.from, "+4915199999999")
+        const contacts = yield* contactsOf(target.workspaceId)
+        assert.deepStrictEqual(contacts.map((c) => [c.id, c.phone_number, c.whatsapp_lid]), [[
+          both.contact_id,
+          "+4915199999999",
+          "999"
+        ]])
+        assert.notStrictEqual(lidOnly.contact_id, both.contact_id)
+        assert.strictEqual((yield* conversationsOf(target.workspaceId)).length, 1)
+
+        // and a LID-only contact with no number's contact around simply gets the number
+        const other = yield* record(content({ phoneNumber: null, whatsappLid: "777" }, "x"))
+        yield* inbound.learnLid(target.channelId, "777", "+4915177777777")
+        const completed = (yield* contactsOf(target.workspaceId)).find((c) => c.id === other.contact_id)!
+        assert.strictEqual(completed.phone_number, "+4915177777777")
+        const updated = (yield* eventTypes(other.contact_id)).filter((e) => e.type === "contact.updated")
+        assert.deepStrictEqual(updated.map((e) => e.data.changed), [["phone_number"]])
+      }))
+  })
+})

@@ -1,0 +1,23 @@
+/** Development logs read as text on a terminal; everything else gets JSON lines (README "Configuration"). */
+import { assert, describe, it } from "@effect/vitest"
+import { ConfigProvider, Effect } from "effect"
+import { chooseFormat, formatSetting } from "../src/Logging.js"
+
+describe("log format", () => {
+  it("is pretty on a terminal outside production, JSON otherwise, unless LOG_FORMAT says", () => {
+    assert.strictEqual(chooseFormat("auto", true, false), "pretty")
+    assert.strictEqual(chooseFormat("auto", false, false), "json")
+    assert.strictEqual(chooseFormat("auto", true, true), "json")
+    assert.strictEqual(chooseFormat("json", true, false), "json")
+    assert.strictEqual(chooseFormat("pretty", false, true), "pretty")
+  })
+
+  it.effect("reads LOG_FORMAT (auto by default) and refuses another value", () =>
+    Effect.gen(function*() {
+      const read = (env: Record<string, string>) =>
+        Effect.withConfigProvider(formatSetting, ConfigProvider.fromMap(new Map(Object.entries(env))))
+      assert.strictEqual(yield* read({}), "auto")
+      assert.strictEqual(yield* read({ LOG_FORMAT: "pretty" }), "pretty")
+      assert.isTrue((yield* Effect.either(read({ LOG_FORMAT: "yaml" })))._tag === "Left")
+    }))
+})

@@ -1,0 +1,326 @@
+/**
+ * What a linked device hears, translated into the provider-neutral `InboundContent` (README
+ * "Messages" and "What a QR channel records"). One pure function over Baileys'
+ * `WAMessage`: every kind WhatsApp sends is either content of a modelled type, `unsupported` with
+ * WhatsApp's own name of the kind, or ignored for a stated reason, never skipped unseen.
+ *
+ * Ignored on purpose (the caller counts them in `switchboard_inbound_messages_total` with
+ * `outcome="ignored"` and the reason, and logs them):
+ * - `group`: a group chat (`...@g.us`); groups are not conversations of this API.
+ * - `status_broadcast`, `broadcast`, `newsletter`: status posts, broadcast lists' echo and
+ *   channels. A status post names its poster in `participant`/`remoteJidAlt`, so the chat is
+ *   checked before any sender: a status by a LID-addressed contact never becomes a direct message.
+ * - `own_message`: sent by the linked number itself (our sends, or from the phone).
+ * - `no_content`: a stub without a message (e.g. one Baileys could not decrypt yet; Baileys asks
+ *   the sender's device again and reports the real message under the same id, which must not be
+ *   taken by a placeholder first).
+ * - `protocol`: WhatsApp's signalling between devices (disappearing-mode settings, key shares,
+ *   history-sync notices), which nobody wrote; revokes and edits are messages and are kept.
+ * - `no_sender`: a chat address that names neither a phone number nor a LID.
+ */
+import type {
+  InboundBody,
+  InboundContent,
+  InboundSender,
+  MediaKind,
+  MessageType,
+  SharedContact
+} from "@switchboard/domain"
+import { inboundType } from "@switchboard/domain"
+import { getContentType, jidDecode, normalizeMessageContent, proto, toNumber, type WAMessage } from "baileys"
+
+export type IgnoredReason =
+  | "group"
+  | "status_broadcast"
+  | "broadcast"
+  | "newsletter"
+  | "own_message"
+  | "no_content"
+  | "protocol"
+  | "no_sender"
+
+/** A message recorded as `content`. */
+export interface Translated {
+  readonly _tag: "content"
+  readonly content: InboundContent
+  /** WhatsApp's name of the kind (`imageMessage`, ...), for logs and metrics */
+  readonly kind: string
+}
+
+/** A message not recorded, and why; `kind` and `sender` (a jid) for the log line, never its text. */
+export interface Ignored {
+  readonly _tag: "ignored"
+  readonly reason: IgnoredReason
+  /** the type it would have been recorded as (`none`: no content, or signalling), for the metric */
+  readonly type: MessageType | "none"
+  readonly providerMessageId: string
+  readonly kind: string | null
+  readonly sender: string | null
+}
+
+export type Translation = Translated | Ignored
+
+/**
+ * What the QR provider needs to download an inbound file later, possibly in another process:
+ * the message's key and its media member, as protobuf JSON (bytes as base64, 64-bit numbers as
+ * strings). Baileys downloads from it and, when the media host answers 404/410, asks the
+ * sender's phone to upload it again with the same key.
+ */
+export interface BaileysMediaSource {
+  readonly key: {
+    readonly id: string
+    readonly remoteJid: string
+    readonly fromMe: boolean
+    readonly participant: string | null
+  }
+  /** `{imageMessage: {...}}` (one member), `proto.Message` JSON */
+  readonly message: Record<string, unknown>
+}
+
+const MEDIA: Record<string, MediaKind> = {
+  imageMessage: "image",
+  videoMessage: "video",
+  audioMessage: "audio",
+  documentMessage: "document",
+  stickerMessage: "sticker",
+  // a video note (round video) and an animated GIF are videos to everyone else
+  ptvMessage: "video"
+}
+
+const DEFAULT_MIME: Record<MediaKind, string> = {
+  image: "image/jpeg",
+  video: "video/mp4",
+  audio: "audio/ogg",
+  document: "application/octet-stream",
+  sticker: "image/webp"
+}
+
+const E164_DIGITS = /^[1-9]\d{6,14}$/
+
+/** The user part of a jid (no device), and its server. */
+const decode = (jid: string | null | undefined) => {
+  if (!jid) return undefined
+  const decoded = jidDecode(jid)
+  return decoded?.user ? { user: decoded.user, server: decoded.server } : undefined
+}
+
+const phoneOf = (jid: string | null | undefined): string | null => {
+  const d = decode(jid)
+  return d?.server === "s.whatsapp.net" && E164_DIGITS.test(d.user) ? `+${d.user}` : null
+}
+
+const lidOf = (jid: string | null | undefined): string | null => {
+  const d = decode(jid)
+  return d?.server === "lid" ? d.user : null
+}
+
+/** The sender of a direct chat: the chat's jid and its alternative form (phone number or LID). */
+export const senderOf = (key: WAMessage["key"]): InboundSender | null => {
+  const phoneNumber = phoneOf(key.remoteJid) ?? phoneOf(key.remoteJidAlt)
+  const whatsappLid = lidOf(key.remoteJid) ?? lidOf(key.remoteJidAlt)
+  return phoneNumber === null && whatsappLid === null ? null : { phoneNumber, whatsappLid }
+}
+
+const text = (value: string | null | undefined): string => value ?? ""
+
+const nullable = (value: string | null | undefined): string | null =>
+  value === undefined || value === null || value === "" ? null : value
+
+const hex = (bytes: Uint8Array | string | null | undefined): string | null => {
+  if (bytes === undefined || bytes === null || bytes.length === 0) return null
+  return (typeof bytes === "string" ? Buffer.from(bytes, "base64") : Buffer.from(bytes)).toString("hex")
+}
+
+const count = (value: unknown): number | null => {
+  if (value === undefined || value === null) return null
+  const n = toNumber(value as number)
+  return Number.isFinite(n) && n >= 0 ? n : null
+}
+
+/** `TEL;type=CELL;waid=15551234567:+1 555-123-4567` -> `+15551234567`; without `waid`, the number as given. */
+const phonesOfVcard = (vcard: string | null | undefined): Array<string> => {
+  const phones: Array<string> = []
+  for (const line of text(vcard).split(/\r?\n/)) {
+    if (!/^(item\d+\.)?TEL[;:]/i.test(line)) continue
+    const waid = /waid=(\d+)/i.exec(line)?.[1]
+    const given = line.slice(line.indexOf(":") + 1).trim()
+    const phone = waid !== undefined && E164_DIGITS.test(waid) ? `+${waid}` : given
+    if (phone !== "") phones.push(phone)
+  }
+  return phones
+}
+
+const contactOf = (card: proto.Message.IContactMessage): SharedContact => ({
+  name: text(card.displayName),
+  phones: phonesOfVcard(card.vcard)
+})
+
+/** The text of an edited message's new version (a text, or a media caption). */
+const editedText = (message: proto.IMessage | null | undefined): string | undefined => {
+  const inner = normalizeMessageContent(message)
+  if (!inner) return undefined
+  const caption = inner.imageMessage?.caption ?? inner.videoMessage?.caption ?? inner.documentMessage?.caption
+  const value = inner.conversation ?? inner.extendedTextMessage?.text ?? caption
+  return value === null ? undefined : value
+}
+
+/** protobuf JSON of one member of `proto.Message` (bytes base64), for `BaileysMediaSource`. */
+const messageJson = (type: string, member: unknown): Record<string, unknown> =>
+  proto.Message.toObject(proto.Message.fromObject({ [type]: member }), {
+    longs: String,
+    enums: String,
+    bytes: String
+  })
+
+/** The contextInfo of whatever member carries one: who is quoted. */
+const quotedId = (member: unknown): string | null => {
+  const context = (member as { contextInfo?: proto.IContextInfo | null } | null | undefined)?.contextInfo
+  return nullable(context?.stanzaId)
+}
+
+type Body = { readonly body: InboundBody } | { readonly ignored: "protocol" }
+
+const bodyOf = (message: WAMessage, content: proto.IMessage, type: string): Body => {
+  const media = MEDIA[type]
+  if (media !== undefined) {
+    const m = (content as Record<
+      string,
+      proto.Message.IImageMessage & proto.Message.IDocumentMessage & {
+        ptt?: boolean | null
+      }
+    >)[type]!
+    return {
+      body: {
+        _tag: "media",
+        kind: media,
+        mimeType: nullable(m.mimetype) ?? DEFAULT_MIME[media],
+        caption: media === "audio" || media === "sticker" ? null : nullable(m.caption),
+        filename: media === "document" ? nullable(m.fileName) : null,
+        voice: media === "audio" && m.ptt === true,
+        sizeBytes: count(m.fileLength),
+        sha256: hex(m.fileSha256),
+        source: {
+          key: {
+            id: message.key.id ?? "",
+            remoteJid: message.key.remoteJid ?? "",
+            fromMe: message.key.fromMe === true,
+            participant: message.key.participant ?? null
+          },
+          message: messageJson(type, m)
+        } satisfies BaileysMediaSource
+      }
+    }
+  }
+  switch (type) {
+    case "conversation":
+      return { body: { _tag: "text", body: text(content.conversation) } }
+    case "extendedTextMessage":
+      return { body: { _tag: "text", body: text(content.extendedTextMessage?.text) } }
+    case "locationMessage": {
+      const l = content.locationMessage
+      return {
+        body: {
+          _tag: "location",
+          latitude: l?.degreesLatitude ?? 0,
+          longitude: l?.degreesLongitude ?? 0,
+          name: nullable(l?.name),
+          address: nullable(l?.address)
+        }
+      }
+    }
+    case "liveLocationMessage": {
+      // a live location is recorded where it started; its updates are not followed
+      const l = content.liveLocationMessage
+      return {
+        body: {
+          _tag: "location",
+          latitude: l?.degreesLatitude ?? 0,
+          longitude: l?.degreesLongitude ?? 0,
+          name: null,
+          address: null
+        }
+      }
+    }
+    case "contactMessage":
+      return { body: { _tag: "contacts", contacts: [contactOf(content.contactMessage ?? {})] } }
+    case "contactsArrayMessage":
+      return { body: { _tag: "contacts", contacts: (content.contactsArrayMessage?.contacts ?? []).map(contactOf) } }
+    case "reactionMessage":
+      return {
+        body: {
+          _tag: "reaction",
+          targetProviderMessageId: text(content.reactionMessage?.key?.id),
+          emoji: text(content.reactionMessage?.text)
+        }
+      }
+    case "protocolMessage": {
+      const p = content.protocolMessage
+      const target = text(p?.key?.id)
+      if (p?.type === proto.Message.ProtocolMessage.Type.REVOKE && target !== "") {
+        return { body: { _tag: "revoke", targetProviderMessageId: target } }
+      }
+      const edited = editedText(p?.editedMessage)
+      if (p?.type === proto.Message.ProtocolMessage.Type.MESSAGE_EDIT && target !== "" && edited !== undefined) {
+        return { body: { _tag: "edit", targetProviderMessageId: target, body: edited } }
+      }
+      return { ignored: "protocol" }
+    }
+    default:
+      return { body: { _tag: "unsupported", kind: type } }
+  }
+}
+
+const protocolKind = (content: proto.IMessage): string => {
+  const type = content.protocolMessage?.type
+  const name = type === undefined || type === null ? undefined : proto.Message.ProtocolMessage.Type[type]
+  return name === undefined ? "protocolMessage" : `protocolMessage.${name}`
+}
+
+/**
+ * One message of a `messages.upsert` batch (`notify` or `append`), translated. `now` (epoch ms)
+ * stands in for a missing timestamp.
+ */
+export const fromBaileys = (message: WAMessage, now: number): Translation => {
+  const key = message.key
+  const providerMessageId = key.id ?? ""
+  const chat = key.remoteJid ?? ""
+  const server = decode(chat)?.server ?? chat.slice(chat.indexOf("@") + 1)
+  const content = normalizeMessageContent(message.message)
+  const type = content ? getContentType(content) ?? null : null
+  const typeOf = (): MessageType | "none" => {
+    if (!content || type === null) return "none"
+    const body = bodyOf(message, content, type)
+    return "ignored" in body ? "none" : inboundType(body.body)
+  }
+  const ignored = (reason: IgnoredReason, sender: string | null = chat): Translation => ({
+    _tag: "ignored",
+    reason,
+    type: reason === "no_content" || reason === "protocol" ? "none" : typeOf(),
+    providerMessageId,
+    kind: type === "protocolMessage" && content ? protocolKind(content) : type,
+    sender
+  })
+  // the chat first: a status post or a group message carries its poster in Alt fields too
+  if (chat === "status@broadcast") return ignored("status_broadcast", key.participant ?? null)
+  if (server === "g.us") return ignored("group", key.participant ?? null)
+  if (server === "broadcast") return ignored("broadcast", key.participant ?? null)
+  if (server === "newsletter") return ignored("newsletter")
+  if (key.fromMe === true) return ignored("own_message")
+  if (!content || type === null || providerMessageId === "") return ignored("no_content")
+  const sender = senderOf(key)
+  if (sender === null) return ignored("no_sender")
+  const body = bodyOf(message, content, type)
+  if ("ignored" in body) return ignored(body.ignored)
+  const seconds = count(message.messageTimestamp) ?? 0
+  return {
+    _tag: "content",
+    kind: type === "protocolMessage" ? protocolKind(content) : type,
+    content: {
+      providerMessageId,
+      sender,
+      body: body.body,
+      quotedProviderMessageId: quotedId((content as Record<string, unknown>)[type]),
+      at: seconds > 0 ? seconds * 1000 : now
+    }
+  }
+}

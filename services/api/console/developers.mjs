@@ -1,0 +1,181 @@
+// API keys and the sandbox (README "Console"): create a key and see its secret once, revoke one;
+// open a sandbox session, verify a recipient with its code, simulate a message from them, end it.
+import {
+  $,
+  api,
+  ApiError,
+  badge,
+  cell,
+  confirmDialog,
+  el,
+  explain,
+  formError,
+  secretBox,
+  state,
+  testKey,
+  views,
+  when
+} from "./lib.mjs"
+
+/** Verification codes of sessions this page opened: shown once by the API, kept while the page lives. */
+const codes = new Map()
+
+views.set("developers", async () => {
+  // a secret shown once is gone once the page moves on
+  $("key-secret").hidden = true
+  $("key-secret").replaceChildren()
+  await loadKeys()
+  await loadSessions()
+})
+
+// ---- API keys ------------------------------------------------------------------------------
+
+async function loadKeys() {
+  const page = await api("GET", "/v1/api-keys?limit=100")
+  const rows = page.data.map((k) => {
+    const revoked = k.revoked_at !== null
+    const revoke = revoked
+      ? el("span", { class: "muted", text: `revoked ${when(k.revoked_at)}` })
+      : el("button", { type: "button", class: "danger", onclick: () => revokeKey(k), text: `Revoke ${k.name}` })
+    return el("tr", { "data-key": k.id },
+      cell("Name", el("strong", { text: k.name })),
+      cell("Key", el("code", { text: `${k.prefix}_…${k.last4}` })),
+      cell("Mode", badge(revoked ? "revoked" : k.mode)),
+      cell("Scopes", el("span", { class: "muted", text: k.scopes.join(", ") })),
+      cell("Last used", k.last_used_at ? when(k.last_used_at) : "never"),
+      cell("Actions", revoke))
+  })
+  $("keys").tBodies[0].replaceChildren(...rows)
+  if (rows.length === 0) $("keys").tBodies[0].append(el("tr", {}, el("td", { colspan: "6", text: "No API keys yet." })))
+}
+
+$("key-form").addEventListener("submit", async (event) => {
+  event.preventDefault()
+  formError("key-error", null)
+  try {
+    const created = await api("POST", "/v1/api-keys", { name: $("key-name").value.trim(), mode: $("key-mode").value })
+    $("key-name").value = ""
+    $("key-secret").replaceChildren(secretBox(`API key ${created.name}`, created.secret))
+    $("key-secret").hidden = false
+    await loadKeys()
+    $("key-secret").querySelector("button").focus()
+  } catch (err) {
+    formError("key-error", err)
+  }
+})
+
+async function revokeKey(k) {
+  if (!(await confirmDialog(`Revoke ${k.name}? Programs using it are refused from now on.`, "Revoke"))) return
+  try {
+    await api("DELETE", `/v1/api-keys/${k.id}`)
+    if (state.testKey?.id === k.id) state.testKey = null
+    $("key-secret").hidden = true
+    await loadKeys()
+  } catch (err) {
+    formError("key-error", err)
+  }
+}
+
+// ---- sandbox -------------------------------------------------------------------------------
+
+/** Sessions are read with the page's test key: listed once the page has one (it makes one on "Open"). */
+async function loadSessions() {
+  const list = $("sandbox-sessions")
+  if (!state.testKey || state.testKey.workspace !== state.workspace) {
+    list.replaceChildren(el("p", { class: "muted", text: "No sandbox session opened from this page yet." }))
+    return
+  }
+  const page = await api("GET", "/v1/sandbox/sessions?status=active", undefined, { key: state.testKey.secret })
+  list.replaceChildren(...page.data.map(sessionCard))
+  if (page.data.length === 0) list.append(el("p", { class: "muted", text: "No active sandbox session." }))
+}
+
+$("sandbox-open").addEventListener("click", async () => {
+  formError("sandbox-error", null)
+  try {
+    const key = await testKey()
+    const session = await api("POST", "/v1/sandbox/sessions", undefined, { key })
+    codes.set(session.id, session.verification.code)
+    await loadSessions()
+    $(`verify-phone-${session.id}`)?.focus()
+  } catch (err) {
+    formError("sandbox-error", err)
+    if (err instanceof ApiError && err.code === "ENTITLEMENT_LIMIT_REACHED") {
+      $("sandbox-error").textContent += " End the active session below to open a new one."
+    }
+    await loadSessions().catch(() => {})
+  }
+})
+
+function sessionCard(s) {
+  const id = s.id
+  const code = codes.get(id)
+  const recipients = s.verified_recipients
+  const verify = el("form", { class: "inline", id: `verify-${id}` },
+    el("label", { for: `verify-phone-${id}`, text: "Recipient to verify (your phone, +country number)" }),
+    el("input", { id: `verify-phone-${id}`, type: "tel", required: "", placeholder: "+4915112345678", autocomplete: "tel" }),
+    el("label", { for: `verify-code-${id}`, text: "Verification code" }),
+    el("input", { id: `verify-code-${id}`, inputmode: "numeric", required: "", maxlength: "16" }),
+    el("button", { type: "submit", text: "Verify recipient" }),
+    el("p", { id: `verify-error-${id}`, class: "error", role: "alert", hidden: "" }))
+  if (code) verify.querySelector(`#verify-code-${id}`).value = code
+  verify.addEventListener("submit", async (event) => {
+    event.preventDefault()
+    formError(`verify-error-${id}`, null)
+    try {
+      await api("POST", `/v1/sandbox/sessions/${id}/verify`, {
+        phone_number: $(`verify-phone-${id}`).value.trim(),
+        code: $(`verify-code-${id}`).value.trim()
+      }, { key: state.testKey.secret })
+      await loadSessions()
+    } catch (err) {
+      formError(`verify-error-${id}`, err)
+    }
+  })
+  const card = el("article", { class: "card", "data-session": id, "aria-labelledby": `session-title-${id}` },
+    el("h4", { id: `session-title-${id}`, text: `Sandbox number ${s.phone_number}` }),
+    el("p", {}, badge(s.status), ` until ${when(s.expires_at)}`),
+    code ? el("p", {}, "Verification code: ", el("strong", { class: "code", text: code }), el("span", { class: "muted", text: " (shown once: it stays on this page until you leave)" })) : "",
+    el("p", { text: recipients.length ? `Verified recipients: ${recipients.join(", ")}` : "No verified recipient yet: verify your phone number to send to it." }),
+    verify)
+  if (recipients.length > 0) card.append(inboundForm(s))
+  card.append(el("button", { type: "button", class: "danger", onclick: () => endSession(s), text: `End session ${s.phone_number}` }))
+  return card
+}
+
+/** The simulated network: a verified recipient writes to the sandbox number (it lands in the inbox). */
+function inboundForm(s) {
+  const id = s.id
+  const form = el("form", { class: "inline", id: `inbound-${id}` },
+    el("label", { for: `inbound-from-${id}`, text: "Simulate a message from" }),
+    el("select", { id: `inbound-from-${id}` }, ...s.verified_recipients.map((p) => el("option", { value: p, text: p }))),
+    el("label", { for: `inbound-text-${id}`, text: "Their text" }),
+    el("input", { id: `inbound-text-${id}`, required: "", maxlength: "4096" }),
+    el("button", { type: "submit", text: "Simulate inbound message" }),
+    el("p", { id: `inbound-status-${id}`, class: "muted", role: "status" }))
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault()
+    try {
+      await api("POST", `/v1/sandbox/sessions/${id}/inbound`, {
+        from: $(`inbound-from-${id}`).value,
+        text: { body: $(`inbound-text-${id}`).value }
+      }, { key: state.testKey.secret })
+      $(`inbound-text-${id}`).value = ""
+      $(`inbound-status-${id}`).textContent = "Received: see the Inbox."
+    } catch (err) {
+      $(`inbound-status-${id}`).textContent = explain(err)
+    }
+  })
+  return form
+}
+
+async function endSession(s) {
+  if (!(await confirmDialog(`End the sandbox session on ${s.phone_number}? Its channel is archived.`, "End session"))) return
+  try {
+    await api("DELETE", `/v1/sandbox/sessions/${s.id}`, undefined, { key: state.testKey.secret })
+    codes.delete(s.id)
+    await loadSessions()
+  } catch (err) {
+    formError("sandbox-error", err)
+  }
+}

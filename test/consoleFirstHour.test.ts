@@ -1,0 +1,403 @@
+/**
+ * The console's first hour (README "Console") in a real Chromium against the whole app: nothing
+ * of a session before sign-in, the API's wording for a wrong password, API keys (secret shown
+ * once, revoked), a sandbox session with a verified recipient, a send, an inbound message answered
+ * from the inbox (read marker, notes, assignment, close and reopen), a webhook endpoint, contacts
+ * (search, tags, a CSV import's per-row report) and templates (create, test-send); a keyboard-only
+ * path and a phone-sized screen. Screenshots land in `.tmp/console-screenshots/`.
+ */
+import { assert, describe, layer } from "@effect/vitest"
+import { Effect, Layer } from "effect"
+import * as Browser from "./support/Browser.js"
+import { eventually, PASSWORD, request, sandboxSetup, type SignedUp, signUp } from "./support/Fixtures.js"
+import { receiver } from "./support/Receiver.js"
+import * as TestApp from "./support/TestApp.js"
+
+const ME = "+4915112345678"
+const { step } = Browser
+const as = (user: SignedUp) => ({ token: user.accessToken, workspace: user.workspaceId })
+
+/** A new page; waits allow for a loaded machine (the server's work is asynchronous: polls, dispatch). */
+const newPage = (viewport?: { width: number; height: number }) =>
+  Effect.tap(Browser.newPage(viewport), (w) => Effect.sync(() => w.page.setDefaultTimeout(60_000)))
+
+const signIn = (w: Browser.Watched, base: string, user: SignedUp) =>
+  step(async () => {
+    await w.page.goto(`${base}/console`)
+    await w.page.getByLabel("E-mail").fill(user.email)
+    await w.page.getByLabel("Password").fill(PASSWORD)
+    await w.page.getByRole("button", { name: "Sign in" }).click()
+    await w.page.getByRole("heading", { name: "Channels" }).waitFor()
+  })
+
+const tab = (w: Browser.Watched, name: string) =>
+  step(async () => {
+    await w.page.locator("nav").getByRole("button", { name }).click()
+    await w.page.locator(`nav .tab[aria-current="page"]`).getByText(name).waitFor()
+  })
+
+/** Same origin, no CSP violation, no script error (refused calls the test makes on purpose aside). */
+const assertClean = (w: Browser.Watched, base: string, allowed: RegExp = /^$/) =>
+  Effect.sync(() => {
+    for (const url of w.requests) assert.isTrue(url.startsWith(`${base}/`), `request outside the origin: ${url}`)
+    assert.deepStrictEqual(w.violations, [])
+    assert.deepStrictEqual(
+      w.consoleErrors.filter((e) => !/^401 .*\/v1\/auth\/refresh$/.test(e) && !allowed.test(e)),
+      []
+    )
+  })
+
+/** Presses Tab until the focused element's text or label matches; fails if it never comes. */
+const tabTo = (w: Browser.Watched, target: RegExp) =>
+  Effect.gen(function*() {
+    for (let i = 0; i < 80; i++) {
+      yield* step(() => w.page.keyboard.press("Tab"))
+      const name = yield* step(() =>
+        w.page.evaluate<string>(`(() => {
+          const e = document.activeElement
+          const label = e.id ? document.querySelector('label[for="' + e.id + '"]')?.textContent : ""
+          return (label || e.textContent || "").trim()
+        })()`)
+      )
+      if (target.test(name)) return
+    }
+    assert.fail(`${target} is not reachable with Tab`)
+  })
+
+describe("console: the first hour without curl", () => {
+  layer(Layer.merge(TestApp.layer(), Browser.layer), { excludeTestServices: true, timeout: 240_000 })((it) => {
+    it.scoped(
+      "shows nothing of a session before sign-in, and the API's words for a wrong password",
+      () =>
+        Effect.gen(function*() {
+          const base = yield* Browser.origin
+          const user = yield* signUp()
+          const w = yield* newPage()
+          yield* step(() => w.page.goto(`${base}/console`))
+          yield* step(() => w.page.getByRole("button", { name: "Sign in" }).waitFor())
+          assert.isFalse(yield* step(() => w.page.locator("#session").isVisible()), "no session controls")
+          assert.isFalse(yield* step(() => w.page.getByRole("button", { name: "Sign out" }).isVisible()))
+          assert.isFalse(yield* step(() => w.page.getByLabel("Workspace").isVisible()))
+          yield* Browser.screenshot(w.page, "signin")
+
+          const api = yield* request("POST", "/v1/auth/login", {
+            body: { email: user.email, password: "wrong password" }
+          })
+          assert.strictEqual(api.status, 401)
+          yield* step(async () => {
+            await w.page.getByLabel("E-mail").fill(user.email)
+            await w.page.getByLabel("Password").fill("wrong password")
+            await w.page.getByRole("button", { name: "Sign in" }).click()
+            await w.page.locator("#signin-error").waitFor()
+          })
+          assert.strictEqual(yield* step(() => w.page.locator("#signin-error").innerText()), api.body.error.message)
+          yield* assertClean(w, base, /^401 .*\/v1\/auth\/login$/)
+        }),
+      180_000
+    )
+
+    it.scoped(
+      "creates and revokes an API key, opens a sandbox, sends, answers from the inbox, adds an endpoint",
+      () =>
+        Effect.gen(function*() {
+          const base = yield* Browser.origin
+          const user = yield* signUp()
+          const w = yield* newPage()
+          yield* signIn(w, base, user)
+
+          // an API key: the secret once, copyable, working; gone when the page moves on; revoked
+          yield* tab(w, "API keys & sandbox")
+          yield* step(async () => {
+            await w.page.getByLabel("New key name").fill("CI")
+            await w.page.getByLabel("Mode").selectOption("live")
+            await w.page.getByRole("button", { name: "Create API key" }).click()
+            await w.page.locator("#key-secret code.secret").waitFor()
+          })
+          const secret = yield* step(() => w.page.locator("#key-secret code.secret").innerText())
+          assert.match(secret, /^wa_live_/)
+          assert.isTrue(yield* step(() => w.page.getByRole("button", { name: "Copy API key CI" }).isVisible()))
+          assert.include(yield* step(() => w.page.locator("#key-secret").innerText()), "shown only once")
+          assert.strictEqual((yield* request("GET", "/v1/plan", { token: secret })).status, 200)
+          assert.include(yield* step(() => w.page.locator("#view-developers").innerText()), "reserved for features")
+          yield* Browser.screenshot(w.page, "keys")
+          yield* tab(w, "Channels")
+          yield* tab(w, "API keys & sandbox")
+          assert.notInclude(yield* step(() => w.page.content()), secret, "the secret is not shown again")
+          yield* step(async () => {
+            await w.page.getByRole("button", { name: "Revoke CI" }).click()
+            await w.page.getByRole("dialog").getByRole("button", { name: "Revoke" }).click()
+            await w.page.getByRole("button", { name: "Revoke CI" }).waitFor({ state: "detached" })
+          })
+          const refused = yield* eventually(request("GET", "/v1/plan", { token: secret }), (r) => r.status === 401)
+          assert.strictEqual(refused.status, 401)
+
+          // a sandbox session: its code on the page, a recipient verified with it
+          yield* step(async () => {
+            await w.page.getByRole("button", { name: "Open a sandbox session" }).click()
+            await w.page.locator("[data-session]").waitFor()
+            await w.page.getByLabel("Recipient to verify").fill(ME)
+            await w.page.getByRole("button", { name: "Verify recipient" }).click()
+            await w.page.getByText(`Verified recipients: ${ME}`).waitFor()
+          })
+          yield* Browser.screenshot(w.page, "sandbox")
+
+          // a send from the Messages page, seen moving to read
+          yield* tab(w, "Messages")
+          yield* step(async () => {
+            await w.page.getByLabel("To (+country number)", { exact: true }).fill(ME)
+            await w.page.getByLabel("Text", { exact: true }).fill("Hello from the console")
+            await w.page.getByRole("button", { name: "Send message" }).click()
+            await w.page.locator("#send-result").getByText(/^Queued msg_/).waitFor()
+            await w.page.locator("#messages tr", { hasText: "Hello from the console" }).locator(
+              ".badge[data-status=\"read\"]"
+            )
+              .waitFor()
+          })
+
+          // the recipient writes back (simulated network); the inbox shows it unread, then answers
+          yield* tab(w, "API keys & sandbox")
+          yield* step(async () => {
+            await w.page.getByLabel("Their text").fill("Is my order on its way?")
+            await w.page.getByRole("button", { name: "Simulate inbound message" }).click()
+            await w.page.getByText("Received: see the Inbox.").waitFor()
+          })
+          yield* tab(w, "Inbox")
+          const item = w.page.locator("li[data-conversation]").first()
+          yield* step(() => item.getByText("1 unread").waitFor())
+          yield* Browser.screenshot(w.page, "inbox-unread")
+          yield* step(async () => {
+            await item.getByRole("button").click()
+            await w.page.locator("#thread-messages").getByText("Is my order on its way?").waitFor()
+            await item.getByText("1 unread").waitFor({ state: "detached" })
+            await w.page.getByLabel("Reply").fill("Yes, it ships today.")
+            await w.page.getByRole("button", { name: "Send reply" }).click()
+            await w.page.locator("#thread-messages").getByText("Yes, it ships today.").waitFor()
+            await w.page.getByLabel("New note").fill("Asked about order 42")
+            await w.page.getByRole("button", { name: "Add note" }).click()
+            await w.page.locator("#notes").getByText("Asked about order 42").waitFor()
+            await w.page.getByLabel("Assigned to").selectOption({ label: `Me (${user.email})` })
+          })
+          const conversationId = yield* step(() => item.getAttribute("data-conversation"))
+          const assigned = yield* eventually(
+            request("GET", `/v1/conversations/${conversationId}`, as(user)),
+            (r) => r.body.assignee_id === user.userId
+          )
+          assert.strictEqual(assigned.body.assignee_id, user.userId)
+          assert.strictEqual(assigned.body.unread_count, 0)
+          const thread = yield* step(() => w.page.locator("#thread-messages").innerText())
+          assert.include(thread, "Hello from the console")
+          yield* Browser.screenshot(w.page, "inbox")
+          yield* step(async () => {
+            await w.page.getByRole("button", { name: "Close conversation" }).click()
+            await w.page.getByRole("button", { name: "Reopen conversation" }).waitFor()
+          })
+          assert.strictEqual(
+            (yield* request("GET", `/v1/conversations/${conversationId}`, as(user))).body.status,
+            "closed"
+          )
+          yield* step(async () => {
+            await w.page.getByRole("button", { name: "Reopen conversation" }).click()
+            await w.page.getByRole("button", { name: "Close conversation" }).waitFor()
+          })
+          assert.strictEqual(
+            (yield* request("GET", `/v1/conversations/${conversationId}`, as(user))).body.status,
+            "open"
+          )
+          const notes = yield* request("GET", `/v1/conversations/${conversationId}/notes`, as(user))
+          assert.deepStrictEqual(notes.body.data.map((n: { body: string }) => n.body), ["Asked about order 42"])
+
+          // a webhook endpoint: its signing secret once
+          const sink = yield* receiver()
+          yield* tab(w, "Webhooks")
+          yield* step(async () => {
+            await w.page.getByLabel("URL that receives the events").fill(`${sink.url}/hooks`)
+            await w.page.getByRole("button", { name: "Add endpoint" }).click()
+            await w.page.locator("#endpoint-secret code.secret").waitFor()
+          })
+          assert.match(yield* step(() => w.page.locator("#endpoint-secret code.secret").innerText()), /^whsec_/)
+          const endpoints = yield* request("GET", "/v1/webhook-endpoints", as(user))
+          assert.deepStrictEqual(endpoints.body.data.map((e: { url: string }) => e.url), [`${sink.url}/hooks`])
+          assert.include(endpoints.body.data[0].event_types, "message.received")
+          yield* Browser.screenshot(w.page, "webhooks")
+          yield* assertClean(w, base, /^401 .*\/v1\/plan$/)
+        }),
+      180_000
+    )
+
+    it.scoped(
+      "finds contacts by text and tag, edits tags, imports a CSV with its report; creates and test-sends a template",
+      () =>
+        Effect.gen(function*() {
+          const base = yield* Browser.origin
+          const { user } = yield* sandboxSetup([ME])
+          const w = yield* newPage()
+          yield* signIn(w, base, user)
+          yield* tab(w, "Contacts")
+          yield* step(async () => {
+            await w.page.getByLabel("Contact's number").fill("+4915100000001")
+            await w.page.getByLabel("Contact's name").fill("Ann Example")
+            await w.page.getByLabel("Tags (comma-separated)").fill("VIP, berlin")
+            await w.page.getByRole("button", { name: "Add contact" }).click()
+            await w.page.locator("#contacts tr", { hasText: "Ann Example" }).getByText("vip, berlin").waitFor()
+            await w.page.getByLabel("Search contacts").fill("ann")
+            await w.page.getByRole("button", { name: "Search" }).click()
+            await w.page.locator("#contacts-count").getByText("1 shown").waitFor()
+            w.page.once("dialog", (d) => d.accept("vip, hamburg"))
+            await w.page.getByRole("button", { name: "Edit tags of Ann Example" }).click()
+            await w.page.locator("#contacts tr", { hasText: "Ann Example" }).getByText("vip, hamburg").waitFor()
+            await w.page.getByLabel("Search contacts").fill("")
+            await w.page.getByLabel("Tag", { exact: true }).selectOption("hamburg")
+            await w.page.getByRole("button", { name: "Search" }).click()
+            await w.page.locator("#contacts-count").getByText("1 shown").waitFor()
+          })
+          const csv = "phone_number,name\n+4915100000002,Bob\nnot a number,Carl\n+4915100000003,Dora\n"
+          yield* step(async () => {
+            await w.page.getByLabel("CSV file", { exact: true }).setInputFiles({
+              name: "contacts.csv",
+              mimeType: "text/csv",
+              buffer: Buffer.from(csv)
+            })
+            await w.page.getByLabel("Tags for every imported contact").fill("imported")
+            await w.page.getByRole("button", { name: "Import", exact: true }).click()
+            await w.page.locator("#import-summary .badge[data-status=\"completed\"]").waitFor()
+          })
+          assert.include(yield* step(() => w.page.locator("#import-summary").innerText()), "2 created")
+          const report = yield* step(() => w.page.locator("#import-errors tbody tr").allInnerTexts())
+          assert.strictEqual(report.length, 1)
+          assert.include(report[0], "invalid_phone_number")
+          assert.notInclude(report.join(" "), "not a number", "never a cell's value")
+          yield* Browser.screenshot(w.page, "contacts")
+
+          yield* tab(w, "Templates")
+          yield* step(async () => {
+            await w.page.getByLabel("Slug").fill("order_ready")
+            await w.page.getByLabel("Template name").fill("Order ready")
+            await w.page.getByLabel("Body").fill("Hi {{name}}, your order is ready.")
+            await w.page.getByRole("button", { name: "Create template" }).click()
+            await w.page.getByRole("button", { name: "Test-send Order ready" }).click()
+            await w.page.getByLabel("Send the test to").fill(ME)
+            await w.page.getByLabel("Value of {{name}}").fill("Ann")
+            await w.page.getByRole("button", { name: "Send test" }).click()
+            await w.page.locator("#test-result").getByText(/^Sent msg_/).waitFor()
+          })
+          assert.include(yield* step(() => w.page.locator("#test-result").innerText()), "Hi Ann, your order is ready.")
+          yield* Browser.screenshot(w.page, "templates")
+          yield* assertClean(w, base)
+        }),
+      180_000
+    )
+
+    it.scoped(
+      "works with the keyboard only: sign in, create a key, reply from the inbox",
+      () =>
+        Effect.gen(function*() {
+          const base = yield* Browser.origin
+          const { key, session, user } = yield* sandboxSetup([ME])
+          const inbound = yield* request("POST", `/v1/sandbox/sessions/${session.id}/inbound`, {
+            token: key,
+            body: { from: ME, text: { body: "Hello by keyboard" } }
+          })
+          assert.strictEqual(inbound.status, 202)
+          const w = yield* newPage()
+          yield* step(async () => {
+            await w.page.goto(`${base}/console`)
+            await w.page.waitForFunction("document.activeElement?.id === 'email'")
+            await w.page.keyboard.type(user.email)
+            await w.page.keyboard.press("Tab")
+            await w.page.keyboard.type(PASSWORD)
+            await w.page.keyboard.press("Enter")
+            await w.page.getByRole("heading", { name: "Channels" }).waitFor()
+          })
+          yield* tabTo(w, /^API keys & sandbox$/)
+          yield* step(() => w.page.keyboard.press("Enter"))
+          yield* tabTo(w, /^New key name$/)
+          yield* step(async () => {
+            await w.page.keyboard.type("Keyboard key")
+            await w.page.keyboard.press("Enter")
+            await w.page.getByRole("button", { name: "Copy API key Keyboard key" }).waitFor()
+          })
+          // the copy button takes the focus, next to the secret
+          const focusedText = yield* eventually(
+            step(() => w.page.evaluate<string>("document.activeElement?.textContent ?? ''")),
+            (t) => t === "Copy API key Keyboard key",
+            5_000
+          )
+          assert.strictEqual(focusedText, "Copy API key Keyboard key")
+          const focusRing = yield* step(() =>
+            w.page.evaluate<string>("getComputedStyle(document.activeElement).outlineStyle")
+          )
+          assert.notStrictEqual(focusRing, "none")
+          yield* step(() => w.page.keyboard.press("Shift+Tab"))
+          yield* tabTo(w, /^Inbox$/)
+          yield* step(() => w.page.keyboard.press("Enter"))
+          yield* step(() => w.page.locator("li[data-conversation]").first().waitFor())
+          yield* tabTo(w, /1 unread/)
+          yield* step(async () => {
+            await w.page.keyboard.press("Enter")
+            await w.page.locator("#thread-messages").getByText("Hello by keyboard").waitFor()
+          })
+          yield* tabTo(w, /^Reply$/)
+          yield* step(() => w.page.keyboard.type("Answered without a mouse"))
+          yield* tabTo(w, /^Send reply$/)
+          yield* step(async () => {
+            await w.page.keyboard.press("Enter")
+            await w.page.locator("#thread-messages").getByText("Answered without a mouse").waitFor()
+          })
+          yield* Browser.screenshot(w.page, "keyboard-inbox")
+          const keys = yield* request("GET", "/v1/api-keys", as(user))
+          assert.include(keys.body.data.map((k: { name: string }) => k.name), "Keyboard key")
+          yield* assertClean(w, base)
+        }),
+      180_000
+    )
+
+    it.scoped("fits a phone-sized screen: inbox, keys and sandbox", () =>
+      Effect.gen(function*() {
+        const base = yield* Browser.origin
+        const { key, session, user } = yield* sandboxSetup([ME])
+        yield* request("POST", `/v1/sandbox/sessions/${session.id}/inbound`, {
+          token: key,
+          body: { from: ME, text: { body: "Hello from a small screen" } }
+        })
+        const w = yield* newPage({ width: 390, height: 844 })
+        yield* signIn(w, base, user)
+        const noSideScroll = Effect.gen(function*() {
+          const width = yield* step(() => w.page.evaluate<number>("document.documentElement.scrollWidth"))
+          assert.isAtMost(width, 390, "no horizontal scrolling on a phone")
+        })
+        yield* tab(w, "Inbox")
+        yield* step(async () => {
+          await w.page.locator("li[data-conversation] button").first().click()
+          await w.page.locator("#thread-messages").getByText("Hello from a small screen").waitFor()
+        })
+        yield* noSideScroll
+        yield* Browser.screenshot(w.page, "phone-inbox")
+        yield* tab(w, "API keys & sandbox")
+        yield* step(() => w.page.locator("#keys tbody tr").first().waitFor())
+        yield* noSideScroll
+        yield* tab(w, "Contacts")
+        yield* noSideScroll
+        yield* tab(w, "Templates")
+        yield* noSideScroll
+        yield* assertClean(w, base)
+      }), 180_000)
+
+    it.scoped("renders a message by its type, and a kind it does not know by its name", () =>
+      Effect.gen(function*() {
+        const base = yield* Browser.origin
+        const w = yield* newPage()
+        yield* step(() => w.page.goto(`${base}/console`))
+        const shown = yield* step(() =>
+          w.page.evaluate<Array<string>>(`import("${base}/console/lib.mjs").then(({ messageText }) => [
+            messageText({ type: "text", text: { body: "plain" } }),
+            messageText({ type: "template", text: { body: "rendered" } }),
+            messageText({ type: "image", image: { media_id: "med_1" }, text: { body: "a caption" } }),
+            messageText({ type: "location", location: { latitude: 1, longitude: 2 } }),
+            messageText({ type: "sticker_pack" }),
+            messageText({})
+          ])`)
+        )
+        assert.deepStrictEqual(shown, ["plain", "rendered", "a caption", "[location]", "[sticker pack]", "[message]"])
+      }))
+  })
+})
