@@ -96,7 +96,7 @@ export class MessagesApi extends HttpApiGroup.make("messages")
   )
   .add(
     HttpApiEndpoint.post("markRead", "/v1/messages/:messageId/read")
-      .setPath(Schema.Struct({ messageId: Id("msg") }))
+      .setPath(Schema.Struct({ messageId: IdRef("msg") }))
       .addSuccess(MessageWithTimeline)
       .addError(NotFound)
       .addError(Conflict)

@@ -7,6 +7,9 @@
  * channels, the per-recipient spacing (README, QR channels): a recipient at the cap waits, the
  * others go.
  *
+ * Over 350 lines on purpose: the handlers share one closure (the connection, the pacer, the
+ * wakers); what can stand alone lives in `ChannelConnection.ts` and `ChannelPairing.ts`.
+ *
  * - It pulls due messages in batches; a `Wake` (a send committed, the sweeper) cuts the batch
  *   short while it waits for the next send slot, so a later, more urgent message takes that slot. A wake-up can come
  *   too late for that (it races the slot being taken), so the move to `dispatching` itself is
@@ -175,13 +178,8 @@ export const ChannelEntityLive = ChannelEntity.toLayer(
             if (waker !== undefined) wakers.set(message.id, waker)
             return false
           }
-          const result = yield* connection.send({
-            id: message.id,
-            to: message.to,
-            body: message.body,
-            content: message.content,
-            quoted: message.quoted
-          })
+          // the queued message is what the provider sends: text, file, location, reaction, quote
+          const result = yield* connection.send(message)
           if (result._tag === "Accepted") throttledInARow = 0
           else if (result.code === PROVIDER_RATE_LIMITED) yield* throttled
           yield* result._tag === "Accepted"
