@@ -10,7 +10,7 @@
  * Accept time rather than the runner: the client learns at once (422) that a URL is refused,
  * unreachable or not a file the kind takes, instead of a message failing later; the message then
  * carries an ordinary stored media, dispatched like an uploaded one, and the channel's send slot
- * is never held while bytes move (docs/LIMITS.md "Media").
+ * is never held while bytes move (README "Media").
  */
 import { MediaRepo } from "@switchboard/db"
 import type { MediaRow } from "@switchboard/db"
