@@ -21,9 +21,11 @@ describe("every list route pages with limit and after", () => {
       Effect.gen(function*() {
         const { key, user } = yield* sandboxSetup(RECIPIENTS)
         // room for two of everything
-        yield* Effect.flatMap(Operator, (o) => o.setPlan(user.workspaceId, "growth")).pipe(
-          Effect.provide(TestApp.operatorLayer)
-        )
+        yield* Effect.flatMap(Operator, (o) =>
+          Effect.zipRight(
+            o.setPlan(user.workspaceId, "growth"),
+            o.override(user.workspaceId, "shared_test_sessions", 2)
+          )).pipe(Effect.provide(TestApp.operatorLayer), Effect.orDie)
         const admin = (yield* createKey(user, {
           mode: "test",
           scopes: ["contacts.manage", "templates.manage", "webhooks.manage", "messages.send"]
@@ -67,6 +69,8 @@ describe("every list route pages with limit and after", () => {
             "template"
           )
         }
+        // a second sandbox session (the first came with sandboxSetup)
+        created(yield* request("POST", "/v1/sandbox/sessions", { token: key }), "sandbox session")
         let endpointId = ""
         for (const n of [1, 2]) {
           const endpoint = yield* request("POST", "/v1/webhook-endpoints", {
@@ -85,11 +89,15 @@ describe("every list route pages with limit and after", () => {
         // a list: a GET answering a page, or any array of `data` (which must then be a page too)
         const lists = Object.entries<any>(spec.paths).flatMap(([path, item]) => {
           const answer = JSON.stringify(item.get?.responses?.["200"] ?? {})
-          return answer.includes("PageInfo") || answer.includes(`"data":{"type":"array"`) ? [path] : []
+          return answer.includes("PageInfo") || answer.includes(`"data":{"type":"array"`)
+            ? [{ template: path, testKeyOnly: item.get["x-test-key-only"] === true }]
+            : []
         })
         assert.isAtLeast(lists.length, 15)
-        const session_ = { token: user.accessToken, workspace: user.workspaceId }
-        for (const template of lists) {
+        const signedIn = { token: user.accessToken, workspace: user.workspaceId }
+        for (const { template, testKeyOnly } of lists) {
+          // the sandbox's routes take a test-mode key only (x-test-key-only); the user may call the rest
+          const session_ = testKeyOnly ? { token: key } : signedIn
           const path = template.replace(/\{(\w+)\}/g, (_, name: string) => {
             assert.isDefined(pathIds[name], `${template}: no fixture for {${name}}`)
             return pathIds[name]!
@@ -114,9 +122,9 @@ describe("every list route pages with limit and after", () => {
           assert.deepStrictEqual(walked, expected, path)
         }
         // a page of a keyed list refuses a malformed cursor like every list
-        const bad = yield* request("GET", "/v1/contact-tags?after=not-a-cursor", session_)
+        const bad = yield* request("GET", "/v1/contact-tags?after=not-a-cursor", signedIn)
         assert.strictEqual(bad.status, 422)
-        const tooMany = yield* request("GET", "/v1/webhook-event-types?limit=101", session_)
+        const tooMany = yield* request("GET", "/v1/webhook-event-types?limit=101", signedIn)
         assert.strictEqual(tooMany.status, 422)
       }))
   })

@@ -137,7 +137,7 @@ describe("QR channels", () => {
         assert.notInclude(reasons, "channel.requires_repair")
       }))
 
-    it.scoped("refuses API keys on all four routes and non-QR channels with not_a_qr_channel", () =>
+    it.scoped("refuses API keys on all five routes and non-QR channels with not_a_qr_channel", () =>
       Effect.gen(function*() {
         const user = yield* signUp()
         const channelId = yield* createQrChannel(user, "Keys")
@@ -146,7 +146,8 @@ describe("QR channels", () => {
           ["POST", "start"],
           ["GET", "status"],
           ["GET", "stream"],
-          ["POST", "logout"]
+          ["POST", "logout"],
+          ["GET", "safety"]
         ] as const
         for (const [method, route] of routes) {
           const r = yield* request(method, `/v1/channels/${channelId}/qr/${route}`, { token: key.secret })

@@ -6,10 +6,12 @@
 import { SqlClient } from "@effect/sql"
 import { assert, describe, layer } from "@effect/vitest"
 import { DatabaseConfig } from "@switchboard/db"
+import { MetricsServer } from "@switchboard/infra"
 import { Operator } from "@switchboard/service-api"
 import { Effect, Option, Redacted } from "effect"
 import { envelopeOf, eventually, request } from "./support/Fixtures.js"
 import { adminRun } from "./support/Processes.js"
+import { parse, total } from "./support/PrometheusParser.js"
 import { appWith, as, channelEvents, channelOf, pairedChannel, Wa } from "./support/QrApp.js"
 import * as TestApp from "./support/TestApp.js"
 
@@ -39,6 +41,9 @@ const qrWarmUp = (workspaceId: string, channelId: string, setting: "off" | "defa
       Effect.orDie
     )
   })
+
+/** What `/metrics` would answer, parsed strictly. */
+const scrape = Effect.map(MetricsServer.scrape, parse)
 
 const newContact = (i: number) => `+4915133${String(300_000 + i).padStart(6, "0")}`
 
@@ -82,6 +87,15 @@ describe("QR number protection", () => {
           const channel = yield* eventually(channelOf(user, channelId), (c) => c.status_reason === "account_restricted")
           assert.strictEqual(channel.status, "connected")
           assert.strictEqual(channel.status_reason, "account_restricted")
+          // visible in /metrics, without a series per channel
+          const text = yield* MetricsServer.scrape
+          const metrics = parse(text)
+          assert.isAtLeast(total(metrics, "switchboard_qr_refused_messages_total", { code: "account_restricted" }), 1)
+          assert.isAtLeast(
+            total(metrics, "switchboard_qr_restriction_signals_total", { signal: "account_restricted" }),
+            1
+          )
+          assert.notInclude(text, channelId)
         })
     )
 
@@ -172,6 +186,12 @@ describe("QR number protection", () => {
 
           // a reply to the contact who wrote first is not a warm-up send
           assert.strictEqual((yield* send(regular.number)).status, 201)
+          const metrics = yield* scrape
+          const judged = (contact: string, outcome: string) =>
+            total(metrics, "switchboard_qr_send_checks_total", { contact, outcome })
+          assert.isAtLeast(judged("new", "accepted"), 20)
+          assert.isAtLeast(judged("new", "warm_up"), 1)
+          assert.isAtLeast(judged("known", "accepted"), 1)
 
           // operators: a lower ceiling refuses sooner (with that limit), off lets new contacts through
           const lowered = yield* qrWarmUp(user.workspaceId, channelId, { max: 5 })
@@ -340,6 +360,9 @@ describe("QR number protection", () => {
           yield* eventually(Effect.sync(() => alice.received.length), (n) => n === 2, 30_000)
           assert.deepStrictEqual(alice.received.map((m) => m.text), ["one", "two"])
           assert.strictEqual(checksOf(alice.number), 1)
+          const metrics = yield* scrape
+          assert.isAtLeast(total(metrics, "switchboard_qr_recipient_checks_total", { result: "not_on_whatsapp" }), 1)
+          assert.isAtLeast(total(metrics, "switchboard_qr_recipient_checks_total", { result: "remembered" }), 1)
         }).pipe(Effect.orDie),
       { timeout: 180_000 }
     )

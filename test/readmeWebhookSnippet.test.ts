@@ -1,5 +1,5 @@
 /**
- * README "Webhooks" shows a plain-Node verifier: extracted from the README as written, it must
+ * docs/WEBHOOKS.md (README "Webhooks") shows a plain-Node verifier: extracted from the README as written, it must
  * accept what the service signs (one secret, or two during a rotation) and refuse the rest.
  */
 import { assert, describe, it } from "@effect/vitest"
@@ -9,7 +9,7 @@ import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import { pathToFileURL } from "node:url"
 
-const readme = readFileSync(resolve(import.meta.dirname, "..", "README.md"), "utf8")
+const readme = readFileSync(resolve(import.meta.dirname, "..", "docs", "WEBHOOKS.md"), "utf8")
 const block = /<!-- verify-snippet:start -->\s*```js\n([\s\S]*?)```\s*<!-- verify-snippet:end -->/.exec(readme)
 
 type Verify = (raw: Buffer, headers: Record<string, string>, secret: string, now?: number) => boolean

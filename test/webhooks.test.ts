@@ -12,6 +12,19 @@ const TO = "+4915112345678"
 
 const webhookKey = (user: Parameters<typeof createKey>[0]) => createKey(user, { scopes: ["webhooks.manage"] })
 
+/** A receiver, a signed-up user with a webhooks key, and an endpoint of theirs pointing at it. */
+const endpointSetup = (eventTypes: ReadonlyArray<string>) =>
+  Effect.gen(function*() {
+    const sink = yield* receiver()
+    const user = yield* signUp()
+    const admin = yield* webhookKey(user)
+    const endpoint = yield* request("POST", "/v1/webhook-endpoints", {
+      token: admin.secret,
+      body: { url: sink.url, event_types: eventTypes }
+    })
+    return { sink, user, admin, endpoint }
+  })
+
 describe("webhook delivery (loopback receivers allowed for tests)", () => {
   layer(TestApp.layer(), { excludeTestServices: true, timeout: 120_000 })((it) => {
     it.scoped("delivers signed events of a send, verifiable by the SDK, with the documented headers", () =>
@@ -168,13 +181,7 @@ describe("webhook delivery (loopback receivers allowed for tests)", () => {
 
     it.scoped("holds deliveries while paused and sends them when resumed", () =>
       Effect.gen(function*() {
-        const sink = yield* receiver()
-        const user = yield* signUp()
-        const admin = yield* webhookKey(user)
-        const endpoint = yield* request("POST", "/v1/webhook-endpoints", {
-          token: admin.secret,
-          body: { url: sink.url, event_types: ["*"] }
-        })
+        const { admin, endpoint, sink } = yield* endpointSetup(["*"])
         const paused = yield* request("PATCH", `/v1/webhook-endpoints/${endpoint.body.id}`, {
           token: admin.secret,
           body: { status: "paused" }
@@ -247,13 +254,7 @@ describe("webhook delivery (loopback receivers allowed for tests)", () => {
 
     it.scoped("refuses to pause a disabled endpoint (409, nothing changed); only active clears it", () =>
       Effect.gen(function*() {
-        const sink = yield* receiver()
-        const user = yield* signUp()
-        const admin = yield* webhookKey(user)
-        const endpoint = yield* request("POST", "/v1/webhook-endpoints", {
-          token: admin.secret,
-          body: { url: sink.url, event_types: ["message.failed"] }
-        })
+        const { admin, endpoint } = yield* endpointSetup(["message.failed"])
         // 20 failures in a row, as the delivering entity records them
         const sql = yield* SqlClient.SqlClient
         yield* sql`UPDATE webhook_endpoints SET status = 'disabled', consecutive_failures = 20

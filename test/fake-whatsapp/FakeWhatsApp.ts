@@ -144,6 +144,14 @@ export class FakeContact {
   }
 
   /**
+   * WhatsApp tells the device the phone number behind this contact's LID (a `mex`
+   * `NotificationLinkedProfilesUpdates`, which Baileys reports as `lid-mapping.update`).
+   */
+  revealsNumber(): Effect.Effect<void> {
+    return Effect.sync(() => this.server.notifyLinkedProfile(this))
+  }
+
+  /**
    * Sends a file as a phone does: encrypted onto the media host, then a message pointing at it.
    * `fields` adds to the media member (`mimetype`, `caption`, `fileName`, `ptt`, `contextInfo`).
    */
@@ -328,21 +336,6 @@ export class FakeWhatsApp {
   }
 
   /**
-   * A GraphQL ("mex") notification to the logged-in session, as WhatsApp sends its account
-   * signals: `NotificationUserReachoutTimelockUpdate` with
-   * `{xwa2_notify_account_reachout_timelock: {is_active, time_enforcement_ends, enforcement_type}}`,
-   * `MessageCappingInfoNotification` with `{xwa2_notify_new_chat_messages_capping_info_update: {...}}`.
-   */
-  mexNotification(opName: string, data: unknown): void {
-    if (!this.session) throw new Error("no companion is logged in")
-    this.send(this.session, {
-      tag: "notification",
-      attrs: { from: S_WA, type: "mex", id: `mex-${randomBytes(4).toString("hex")}`, t: unixNow() },
-      content: [{ tag: "update", attrs: { op_name: opName }, content: Buffer.from(JSON.stringify({ data })) }]
-    })
-  }
-
-  /**
    * Logins from now on wait, unanswered, until `releaseLogins`: the companion stays offline, and
    * what contacts send meanwhile is held for it (offline delivery).
    */
@@ -360,6 +353,21 @@ export class FakeWhatsApp {
   /** Whether a companion is logged in now. */
   get companionOnline(): boolean {
     return this.session?.device !== undefined && this.session.ws.readyState === this.session.ws.OPEN
+  }
+
+  /**
+   * A GraphQL ("mex") notification to the logged-in session, as WhatsApp sends its account
+   * signals: `NotificationUserReachoutTimelockUpdate` with
+   * `{xwa2_notify_account_reachout_timelock: {is_active, time_enforcement_ends, enforcement_type}}`,
+   * `MessageCappingInfoNotification` with `{xwa2_notify_new_chat_messages_capping_info_update: {...}}`.
+   */
+  mexNotification(opName: string, data: unknown): void {
+    if (!this.session) throw new Error("no companion is logged in")
+    this.send(this.session, {
+      tag: "notification",
+      attrs: { from: S_WA, type: "mex", id: `mex-${randomBytes(4).toString("hex")}`, t: unixNow() },
+      content: [{ tag: "update", attrs: { op_name: opName }, content: Buffer.from(JSON.stringify({ data })) }]
+    })
   }
 
   /** The next `times` logins are answered with `<stream:error code=.../>` instead of `<success>`. */
@@ -914,6 +922,26 @@ export class FakeWhatsApp {
     if (!sent || !device || this.retryRequests.filter((r) => r === id).length > 2) return
     sent.contact.peer.forget(device)
     await this.pushMessage(sent.contact, sent.message, { ...sent.options, id })
+  }
+
+  /** @internal — `FakeContact.revealsNumber` */
+  notifyLinkedProfile(contact: FakeContact): void {
+    const conn = this.session
+    if (!conn || !this.companionOnline) throw new Error("no companion is logged in")
+    const payload = {
+      data: {
+        xwa2_notify_linked_profiles: { jid: `${contact.lidUser}@lid`, added_profiles: [`${contact.user}@${S_WA}`] }
+      }
+    }
+    this.send(conn, {
+      tag: "notification",
+      attrs: { from: S_WA, type: "mex", id: `mex-${randomBytes(4).toString("hex")}`, t: unixNow() },
+      content: [{
+        tag: "update",
+        attrs: { op_name: "NotificationLinkedProfilesUpdates" },
+        content: Buffer.from(JSON.stringify(payload))
+      }]
+    })
   }
 
   /** Messages held for the companion while it is away. */

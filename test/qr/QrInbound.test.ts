@@ -8,7 +8,7 @@ import * as TestDatabase from "@switchboard/db/testing"
 import type { InboundContent } from "@switchboard/domain"
 import { InboundMetrics, QrAuthStateRepo, type QrInboundEvent } from "@switchboard/providers"
 import { proto } from "baileys"
-import { Chunk, Effect, Exit, Layer, Logger, Metric, MetricLabel, Scope, Stream } from "effect"
+import { Chunk, Effect, Exit, Layer, Logger, LogLevel, Metric, MetricLabel, Scope, Stream } from "effect"
 import { randomBytes } from "node:crypto"
 import { FakeWhatsApp } from "../fake-whatsapp/index.js"
 import { connect, is, newChannelId, type Observed, pair } from "./QrHarness.js"
@@ -133,6 +133,16 @@ describe("QR inbound", () => {
         ]])
       }))
 
+    it.scoped("reports the phone number WhatsApp reveals for a LID (lid-mapping.update)", () =>
+      Effect.gen(function*() {
+        const { a, wa } = yield* paired
+        const ivy = wa.contact("+447700900203")
+        yield* inboundWithId(a, yield* ivy.says("hidden", { addressing: "lid" }))
+        yield* ivy.revealsNumber()
+        const mapping = yield* a.next(is("lid_mapping"), "lid mapping")
+        assert.deepStrictEqual([mapping.whatsappLid, mapping.phoneNumber], [ivy.lidUser, ivy.number])
+      }))
+
     it.scoped("does not report group messages or status posts, also not a LID poster's status with a phone number", () =>
       Effect.gen(function*() {
         const { a, wa } = yield* paired
@@ -157,6 +167,29 @@ describe("QR inbound", () => {
         const inbound = a.seen.filter(is("inbound"))
         assert.deepStrictEqual(inbound.map((e) => e.content.providerMessageId), [marker])
       }))
+
+    it.scoped("logs what it ignores with the WhatsApp id, kind and sender, never the text", () => {
+      const lines: Array<string> = []
+      const capture = Logger.add(Logger.map(Logger.logfmtLogger, (line) => {
+        lines.push(line)
+      }))
+      return Effect.gen(function*() {
+        const { a, wa } = yield* paired
+        const kim = wa.contact("+447700900304")
+        const id = yield* kim.says("secret group words", { chat: "group" })
+        const marker = yield* kim.says("direct")
+        yield* inboundWithId(a, marker)
+        const line = yield* waitFor(
+          Effect.sync(() => lines.find((l) => l.includes("qr inbound message ignored") && l.includes(id))),
+          (l) => l !== undefined
+        )
+        assert.isDefined(line)
+        assert.include(line, "reason=group")
+        assert.include(line, "kind=conversation")
+        assert.include(line, `sender=${kim.user}@s.whatsapp.net`)
+        for (const l of lines) assert.notInclude(l, "secret group words")
+      }).pipe(Effect.provide(capture), Logger.withMinimumLogLevel(LogLevel.Debug))
+    })
 
     it.scoped("reports texts sent while the link was down once it is back (offline delivery), each once", () =>
       Effect.gen(function*() {

@@ -2,8 +2,8 @@
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import {
   Conflict,
-  Id,
   IdempotencyConflict,
+  IdRef,
   Media,
   MEDIA_LIMIT_BYTES,
   MEDIA_TYPES,
@@ -16,7 +16,7 @@ import {
 import { Schema } from "effect"
 import { Authentication, requireScopes } from "./Security.js"
 
-const MediaPath = Schema.Struct({ mediaId: Id("med") })
+const MediaPath = Schema.Struct({ mediaId: IdRef("med") })
 
 /** The file's bytes, as stored (its own `Content-Type`). */
 export const MediaBytes = Schema.Uint8ArrayFromSelf.pipe(

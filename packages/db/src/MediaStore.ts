@@ -76,7 +76,7 @@ export class MediaStore extends Effect.Service<MediaStore>()("@switchboard/db/Me
         )
         yield* flush(true)
         return { sizeBytes: size, sha256: hash.digest("hex") } satisfies Stored
-      }).pipe(Effect.onError(() => Effect.ignore(purge(mediaId))))
+      }).pipe(Effect.onError(() => purge(mediaId).pipe(Effect.catchAllCause(() => Effect.void))))
 
     /** The bytes from `start` to `end` (inclusive), streamed chunk by chunk. */
     const read = (mediaId: string, start: number, end: number): Stream.Stream<Uint8Array> =>

@@ -46,7 +46,8 @@ export const Id = <const P extends IdPrefix>(prefix: P) =>
   )
 
 /** The refusal of an id reference that is not well formed: it names nothing (README "Errors"). */
-export const unknownIdMessage = (prefix: IdPrefix): string => `Names nothing: not an id of the form ${prefix}_...`
+export const unknownIdMessage = (prefix: IdPrefix): string =>
+  `Names nothing: expected an id of the form ${prefix}_ followed by 26 ULID characters`
 
 const UNKNOWN_ID_MESSAGES = new Map(Object.values(IdPrefixes).map((p) => [unknownIdMessage(p), p] as const))
 

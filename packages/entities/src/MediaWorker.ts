@@ -143,7 +143,7 @@ export const make = Effect.gen(function*() {
         onSuccess: (stored) => settle(row, { _tag: "ready", ...stored }),
         onFailure: (error) =>
           Effect.gen(function*() {
-            yield* Effect.ignore(store.purge(row.id))
+            yield* store.purge(row.id).pipe(Effect.catchAllCause(() => Effect.void))
             if (error.retryable && row.attempts < MAX_ATTEMPTS) {
               const at = yield* Clock.currentTimeMillis
               yield* Effect.logInfo("inbound media download will be retried").pipe(
@@ -188,7 +188,37 @@ export const make = Effect.gen(function*() {
     return ids.length
   })
 
-  return { drain, run, expire, releaseClaims: repo.releaseClaims() } as const
+  /**
+   * Claims as many due downloads as there are free slots and starts each in the scope: a long
+   * download (a 100 MiB document) holds one slot, not the others.
+   */
+  let inFlight = 0
+  const pump = Effect.gen(function*() {
+    const free = CONCURRENCY - inFlight
+    if (free <= 0) return
+    const due = yield* repo.claimDue(yield* now, free)
+    for (const row of due) {
+      inFlight++
+      yield* run(row).pipe(
+        Effect.catchAllCause((cause) =>
+          Effect.zipRight(
+            Effect.logWarning("inbound media download failed; retrying later", cause),
+            // its claim given back, so it does not wait for the next singleton start
+            Effect.flatMap(Clock.currentTimeMillis, (at) =>
+              repo.retryLater(row.id, toTimestamp(at + backoffMs(row.attempts)), toTimestamp(at))).pipe(
+                Effect.catchAllCause(() =>
+                  Effect.void
+                )
+              )
+          )
+        ),
+        Effect.ensuring(Effect.sync(() => inFlight--)),
+        Effect.forkScoped
+      )
+    }
+  })
+
+  return { drain, pump, run, expire, releaseClaims: repo.releaseClaims() } as const
 })
 
 /** What the worker reads and writes (the providers come from the messaging layer). */
@@ -210,8 +240,9 @@ export const MediaWorkerLive = Singleton.make(
       Effect.catchAllCause((cause) => Effect.logWarning("media claims not released", cause))
     )
     let lastExpiry = 0
+    // downloads run in this scope: when the singleton moves, they stop with it
     yield* Effect.gen(function*() {
-      yield* worker.drain
+      yield* worker.pump
       const at = yield* Clock.currentTimeMillis
       if (at - lastExpiry >= 60_000) {
         lastExpiry = at
@@ -219,7 +250,8 @@ export const MediaWorkerLive = Singleton.make(
       }
     }).pipe(
       Effect.catchAllCause((cause) => Effect.logWarning("media worker failed; retrying", cause)),
-      Effect.repeat(Schedule.spaced("500 millis"))
+      Effect.repeat(Schedule.spaced("500 millis")),
+      Effect.scoped
     )
   })
 ).pipe(Layer.provide(dependencies))

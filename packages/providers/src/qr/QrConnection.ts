@@ -26,7 +26,7 @@
  * socket and its generation, the reconnect budget, the receipts and sends under way); split across
  * modules, that state would have to be passed around or exposed.
  */
-import { type ChannelInput, type ChannelStatus, transitionChannel } from "@switchboard/domain"
+import { type ChannelInput, type ChannelStatus, type QrRestrictionReason, transitionChannel } from "@switchboard/domain"
 import makeWASocket, {
   type BinaryNode,
   DisconnectReason,
@@ -53,7 +53,7 @@ import {
 } from "effect"
 import { isThrottled, MediaDownloadFailed } from "../ChannelProvider.js"
 import * as InboundMetrics from "../InboundMetrics.js"
-import { fromBaileys, senderOf } from "./BaileysInbound.js"
+import { fromBaileys, type IgnoredReason, senderOf } from "./BaileysInbound.js"
 import { makeBaileysLogger } from "./BaileysLogger.js"
 import * as QrAuthState from "./QrAuthState.js"
 import { QrAuthStateRepo } from "./QrAuthStateRepo.js"
@@ -61,6 +61,7 @@ import { classifyConnectFailure, type QrConnectFailure } from "./QrConnectFailur
 import { QrConnectionConfig } from "./QrConnectionConfig.js"
 import type { QrConnectionError, QrConnectionEvent, QrReceiptEvent, QrStateEvent } from "./QrConnectionEvent.js"
 import * as QrMetrics from "./QrMetrics.js"
+import * as QrProtectionMetrics from "./QrProtectionMetrics.js"
 import { makeRecipientCheck } from "./QrRecipientCheck.js"
 import { cappingSignal, classifyAckError, timelockSignal } from "./QrRestrictions.js"
 import { QrNotConnected, QrRecipientNotOnWhatsApp, QrSendFailed } from "./QrSendError.js"
@@ -205,6 +206,9 @@ const TERMINAL: ReadonlyMap<number, "connection_replaced" | "forbidden" | "clien
 ])
 
 const { FULL, RECENT } = proto.HistorySync.HistorySyncType
+
+/** What is ignored on purpose every day (logged at debug level; counted like the rest). */
+const ROUTINE_IGNORED: ReadonlySet<IgnoredReason> = new Set(["group", "status_broadcast", "broadcast", "newsletter"])
 
 /** Builds the connection; nothing connects until `start` or `resume`. The socket ends with the scope (the link is kept). */
 export const make = Effect.fn("QrConnection.make")(function*(options: {
@@ -407,6 +411,10 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
       return publish({ _tag: "receipt", channelId, messageId: item.id, status, at })
     }, { discard: true })
 
+  /** A restriction signal: counted, and shown in the channel's status reason. */
+  const restricted = (reason: QrRestrictionReason) =>
+    Effect.zipRight(QrProtectionMetrics.signal(reason), move({ _tag: "Restriction", reason }))
+
   /** WhatsApp refused one of our messages: it fails, and a restriction shows on the channel. */
   const onRejected = (id: string, error: string) =>
     Effect.gen(function*() {
@@ -426,7 +434,8 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
         retryable: rejection.retryable,
         at: yield* Clock.currentTimeMillis
       })
-      if (rejection.channelReason !== null) yield* move({ _tag: "Restriction", reason: rejection.channelReason })
+      yield* QrProtectionMetrics.refused(rejection.code)
+      if (rejection.channelReason !== null) yield* restricted(rejection.channelReason)
     })
 
   /** WhatsApp's reach-out timelock or new-chat quota: recorded on the channel, and its reason. */
@@ -452,7 +461,7 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
         })
       })
       const reason = lock?.channelReason ?? quota?.channelReason
-      if (reason) yield* move({ _tag: "Restriction", reason })
+      if (reason) yield* restricted(reason)
     })
 
   /** LID mappings reported on this connection (each is reported once per connection) */
@@ -482,7 +491,9 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
         const translated = fromBaileys(m, now)
         if (translated._tag === "ignored") {
           yield* InboundMetrics.countInbound(translated.type, "ignored", translated.reason)
-          yield* Effect.logInfo("qr inbound message ignored").pipe(Effect.annotateLogs({
+          // group chats and status posts are routine on any busy number: their lines are debug
+          const log = ROUTINE_IGNORED.has(translated.reason) ? Effect.logDebug : Effect.logInfo
+          yield* log("qr inbound message ignored").pipe(Effect.annotateLogs({
             ...annotations,
             reason: translated.reason,
             provider_message_id: translated.providerMessageId,
@@ -695,7 +706,7 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
         return command.generation !== generation ? Effect.void : onRejected(command.id, command.error)
       case "SendThrottled":
         // rate-overlimit on a send: the channel's sends pause (the Channel entity's back-off)
-        return move({ _tag: "Restriction", reason: "rate_limited" })
+        return restricted("rate_limited")
       case "SocketRestriction":
         return command.generation !== generation ? Effect.void : onRestriction(command.timelock, command.capping)
       case "SocketUpsert":
@@ -754,10 +765,10 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
           reason: error instanceof Error ? error.message : String(error)
         })
       const jid = e164ToJid(message.to)
-      return recipients.exists(jid, (j) => s.onWhatsApp(j)).pipe(
+      return QrProtectionMetrics.countCheck(recipients.check(jid, (j) => s.onWhatsApp(j))).pipe(
         Effect.mapError(failed),
         Effect.filterOrFail(
-          (exists) => exists,
+          ({ exists }) => exists,
           () => new QrRecipientNotOnWhatsApp({ channelId, messageId: message.messageId })
         ),
         Effect.zipRight(Effect.tryPromise({

@@ -19,6 +19,8 @@ export type OnWhatsApp = (jid: string) => Promise<ReadonlyArray<{ readonly exist
 export interface RecipientCheck {
   /** Whether `jid` is on WhatsApp: remembered, or asked (a failure of the query fails). */
   readonly exists: (jid: string, ask: OnWhatsApp) => Effect.Effect<boolean, unknown>
+  /** The same, saying whether WhatsApp was asked. */
+  readonly check: (jid: string, ask: OnWhatsApp) => Effect.Effect<{ exists: boolean; asked: boolean }, unknown>
   /** checks that asked WhatsApp / answered from memory, since the connection was made */
   readonly stats: () => { readonly asked: number; readonly remembered: number }
 }
@@ -27,23 +29,25 @@ export const makeRecipientCheck = (): RecipientCheck => {
   const answers = new Map<string, { readonly exists: boolean; readonly at: number }>()
   let asked = 0
   let remembered = 0
+  const check = (jid: string, ask: OnWhatsApp) =>
+    Effect.gen(function*() {
+      const now = yield* Clock.currentTimeMillis
+      const known = answers.get(jid)
+      if (known !== undefined && (known.exists || now - known.at < NOT_FOUND_TTL_MS)) {
+        remembered++
+        return { exists: known.exists, asked: false }
+      }
+      asked++
+      const result = yield* Effect.tryPromise({ try: () => ask(jid), catch: (error) => error })
+      const exists = (result ?? []).some((r) => r.exists === true)
+      answers.delete(jid)
+      if (answers.size >= MAX_REMEMBERED) answers.delete(answers.keys().next().value!)
+      answers.set(jid, { exists, at: now })
+      return { exists, asked: true }
+    })
   return {
-    exists: (jid, ask) =>
-      Effect.gen(function*() {
-        const now = yield* Clock.currentTimeMillis
-        const known = answers.get(jid)
-        if (known !== undefined && (known.exists || now - known.at < NOT_FOUND_TTL_MS)) {
-          remembered++
-          return known.exists
-        }
-        asked++
-        const result = yield* Effect.tryPromise({ try: () => ask(jid), catch: (error) => error })
-        const exists = (result ?? []).some((r) => r.exists === true)
-        answers.delete(jid)
-        if (answers.size >= MAX_REMEMBERED) answers.delete(answers.keys().next().value!)
-        answers.set(jid, { exists, at: now })
-        return exists
-      }),
+    check,
+    exists: (jid, ask) => Effect.map(check(jid, ask), (r) => r.exists),
     stats: () => ({ asked, remembered })
   }
 }

@@ -17,6 +17,7 @@ import {
 } from "@switchboard/domain"
 import type { Channel } from "@switchboard/domain"
 import { Clock, Effect } from "effect"
+import * as QrProtectionMetrics from "../QrProtectionMetrics.js"
 
 export class QrSafety extends Effect.Service<QrSafety>()("@switchboard/service-api/QrSafety", {
   effect: Effect.gen(function*() {
@@ -32,8 +33,9 @@ export class QrSafety extends Effect.Service<QrSafety>()("@switchboard/service-a
      */
     const admitNewContact = Effect.fn("QrSafety.admitNewContact")(function*(channel: Channel, to: string, now: number) {
       const facts = yield* warmUp.facts(channel.id, to)
-      if (facts.recipientKnown) return
+      if (facts.recipientKnown) return yield* QrProtectionMetrics.judged("known", "accepted")
       if (facts.timelockUntil !== null && facts.timelockUntil > now) {
+        yield* QrProtectionMetrics.judged("new", "timelock")
         return yield* new QrSafetyLimitReached({
           message:
             "WhatsApp has paused this number's new chats (a reach-out timelock): messages to contacts who never wrote to it are refused until it ends; replies still go",
@@ -49,6 +51,7 @@ export class QrSafety extends Effect.Service<QrSafety>()("@switchboard/service-a
         // without a cycle end, WhatsApp's next report lifts it; a day is the longest we wait unasked
         const until = quota.cycleEndsAt ?? quota.reportedAt + QR_DAILY_WINDOW_MS
         if (until > now) {
+          yield* QrProtectionMetrics.judged("new", "new_chat_cap")
           return yield* new QrSafetyLimitReached({
             message:
               `WhatsApp's quota of new chats for this number is used up (${quota.used} of ${quota.total}): messages to contacts who never wrote to it are refused until the quota renews`,
@@ -62,7 +65,7 @@ export class QrSafety extends Effect.Service<QrSafety>()("@switchboard/service-a
         }
       }
       const stage = warmUpStage({ now, linkedAt: facts.linkedAt, override: facts.override })
-      if (stage._tag !== "WarmingUp") return
+      if (stage._tag !== "WarmingUp") return yield* QrProtectionMetrics.judged("new", "accepted")
       const sent = yield* warmUp.newContactSends(channel.id, toTimestamp(now - QR_DAILY_WINDOW_MS))
       const decision = decideWarmUp({
         now,
@@ -70,6 +73,7 @@ export class QrSafety extends Effect.Service<QrSafety>()("@switchboard/service-a
         override: facts.override,
         newContactSentAt: sent
       })
+      yield* QrProtectionMetrics.judged("new", decision._tag === "Allowed" ? "accepted" : "warm_up")
       if (decision._tag === "Allowed") return
       return yield* new QrSafetyLimitReached({
         message:
@@ -99,6 +103,7 @@ export class QrSafety extends Effect.Service<QrSafety>()("@switchboard/service-a
       const usage = yield* repo.usage(channel.id, toTimestamp(now - QR_DAILY_WINDOW_MS))
       const decision = decideDaily({ now, limit, sentAt: usage.sentAt, queued: usage.queued })
       if (decision._tag === "Allowed") return yield* admitNewContact(channel, to, now)
+      yield* QrProtectionMetrics.judged("any", "daily_cap")
       return yield* new QrSafetyLimitReached({
         message:
           `The QR channel's safety cap of ${decision.limit} messages per 24 hours is reached (sent plus queued); retry later`,
