@@ -15,6 +15,9 @@ import {
   isEmitted,
   MAX_DISPATCH_ATTEMPTS,
   MAX_LIMIT,
+  MEDIA_KINDS,
+  MEDIA_LIMIT_BYTES,
+  MEDIA_TYPES,
   MESSAGE_STATUSES,
   PROVIDER_ACK_TIMEOUT_MS,
   QR_CONNECTION_ERROR_HINTS,
@@ -171,6 +174,14 @@ const requestLimits = () =>
   table(["what", "limit"], [
     ["request body", `${HttpConfig.DEFAULT_MAX_BODY_BYTES / 1024 / 1024} MiB (${code("MAX_BODY_BYTES")}), 413 beyond`],
     ["contact import body", `${IMPORT_BODY_BYTES / 1024 / 1024} MiB`],
+    ...MEDIA_KINDS.map((kind) => {
+      const bytes = MEDIA_LIMIT_BYTES[kind]
+      const size = bytes >= 1024 * 1024 ? `${bytes / 1024 / 1024} MiB` : `${bytes / 1024} KiB`
+      return [
+        `${kind} (upload \`POST /v1/media\`, URL send, inbound file)`,
+        `${size}, 413 beyond on upload; ${MEDIA_TYPES[kind]?.join(", ") ?? "any type"}`
+      ]
+    }),
     ["page size (`limit`)", `1-${MAX_LIMIT}, default ${DEFAULT_LIMIT}`]
   ])
 

@@ -81,6 +81,7 @@ describe("README quickstart", () => {
       assert.match(out, /^active$/m, "the recipient is verified")
       assert.match(out, /^msg_\w{26} \w+$/m, "the list shows the message")
       assert.match(out, /^queued -> dispatching/m, "the timeline")
+      assert.match(out, /^Our menu$/m, "the picture is sent (its caption printed)")
       const received = await eventually(
         () =>
           ["message.sent", "message.delivered", "message.read"].every((t) =>

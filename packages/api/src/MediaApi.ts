@@ -1,6 +1,18 @@
 /** Stored media (README "Media"): metadata and bytes, workspace-scoped. */
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
-import { Conflict, IdRef, Media, NotFound, RangeNotSatisfiable } from "@switchboard/domain"
+import {
+  Conflict,
+  IdempotencyConflict,
+  IdRef,
+  Media,
+  MEDIA_LIMIT_BYTES,
+  MEDIA_TYPES,
+  MediaKind,
+  NotFound,
+  PayloadTooLarge,
+  RangeNotSatisfiable,
+  ValidationError
+} from "@switchboard/domain"
 import { Schema } from "effect"
 import { Authentication, requireScopes } from "./Security.js"
 
@@ -11,7 +23,59 @@ export const MediaBytes = Schema.Uint8ArrayFromSelf.pipe(
   HttpApiSchema.withEncoding({ kind: "Uint8Array", contentType: "application/octet-stream" })
 )
 
+const mib = (bytes: number) => bytes >= 1024 * 1024 ? `${bytes / (1024 * 1024)} MiB` : `${bytes / 1024} KiB`
+
+/** The upload's body as OpenAPI shows it: raw bytes under each media type the kinds take. */
+const uploadContent = Object.fromEntries(
+  [...new Set(Object.values(MEDIA_TYPES).flatMap((types) => types ?? [])), "application/octet-stream", "*/*"].map(
+    (type) => [type, { schema: { type: "string", format: "binary" } }]
+  )
+)
+
+const limits = MediaKind.literals.map((kind) =>
+  `${kind} ${mib(MEDIA_LIMIT_BYTES[kind])} (${MEDIA_TYPES[kind]?.join(", ") ?? "any type"})`
+).join("; ")
+
 export class MediaApi extends HttpApiGroup.make("media")
+  .add(
+    HttpApiEndpoint.post("upload", "/v1/media")
+      .setUrlParams(Schema.Struct({
+        filename: Schema.optional(
+          Schema.String.pipe(
+            Schema.minLength(1),
+            Schema.maxLength(255, { message: () => "Expected at most 255 characters" })
+          )
+        ).annotations({ description: "The file's name (shown to the recipient of a document)" }),
+        kind: Schema.optional(MediaKind).annotations({
+          description:
+            "What the file will be sent as (its size limit and the types it takes); by default the kind that takes the `Content-Type` (`image`, `video`, `audio`), otherwise `document`. Use `sticker` for a WebP sticker."
+        })
+      }))
+      .setHeaders(Schema.Struct({
+        "content-type": Schema.optional(Schema.String),
+        "content-length": Schema.optional(Schema.String),
+        "idempotency-key": Schema.optional(Schema.String.pipe(
+          Schema.minLength(1),
+          Schema.maxLength(255, { message: () => "Expected at most 255 characters" })
+        ))
+      }))
+      .addSuccess(Media, { status: 201 })
+      .addError(ValidationError)
+      .addError(PayloadTooLarge)
+      .addError(IdempotencyConflict)
+      .annotate(OpenApi.Override, {
+        requestBody: {
+          required: true,
+          description: "The file's bytes, as they are (not JSON, not multipart)",
+          content: uploadContent
+        }
+      })
+      .annotate(
+        OpenApi.Description,
+        `Uploads a file to send (README "Media"): the request body is the file's raw bytes and \`Content-Type\` its media type (the one route whose body is not JSON). The body is streamed to storage, never held whole. Limits (WhatsApp's) and the types each kind takes: ${limits}. A body over the kind's limit is 413 \`PAYLOAD_TOO_LARGE\` with \`details.limit_bytes\` as soon as the limit is crossed (at once when \`Content-Length\` announces it); a type the kind does not take, or bytes that are not the declared type (checked from the file's first bytes, not only from \`Content-Type\`), is 422 \`VALIDATION_ERROR\` with \`details.reason = media_type_unsupported\`; an empty body is 422. Without a \`Content-Type\` (or with \`application/octet-stream\`) the type is read from the bytes. Nothing of a refused or interrupted upload is kept. Answers the media, \`status: ready\`, with \`size_bytes\` and \`sha256\`; send it with \`{"image": {"media_id": "med_..."}}\` (or the kind it was uploaded as) until \`expires_at\` (\`MEDIA_RETENTION_DAYS\`). \`Idempotency-Key\` (<= 255 characters, kept 24 h) is bound to \`Content-Type\`, \`Content-Length\`, \`filename\` and \`kind\`: a retry answers the first upload with \`Idempotent-Replay: true\` without storing the bytes again.`
+      )
+      .pipe(requireScopes("messages.send"))
+  )
   .add(
     HttpApiEndpoint.get("get", "/v1/media/:mediaId")
       .setPath(MediaPath)

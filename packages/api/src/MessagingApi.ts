@@ -94,6 +94,18 @@ export class MessagesApi extends HttpApiGroup.make("messages")
       .annotate(OpenApi.Description, "The message with its timeline (every transition, oldest first).")
       .pipe(requireScopes("messages.read"))
   )
+  .add(
+    HttpApiEndpoint.post("markRead", "/v1/messages/:messageId/read")
+      .setPath(Schema.Struct({ messageId: IdRef("msg") }))
+      .addSuccess(MessageWithTimeline)
+      .addError(NotFound)
+      .addError(Conflict)
+      .annotate(
+        OpenApi.Description,
+        "Marks an inbound message read, with every unread inbound message before it in its conversation: each gets `read_at`, the conversation's read marker (`last_read_at`) moves up to it (never backwards), and the channel sends WhatsApp's read receipts (blue ticks) for them once the change is committed (a channel without a link at that moment does not send them later). Idempotent: a repeated call finds nothing unread and sends nothing. An outbound message is 409 `CONFLICT` with `details.reason = outbound_message`. Answers the message."
+      )
+      .pipe(requireScopes("messages.send"))
+  )
   .middleware(Authentication)
   .annotate(OpenApi.Title, "Messages")
 {}

@@ -108,6 +108,8 @@ export interface ConversationUpdate {
   readonly assigneeId?: string | null | undefined
   /** moves the read marker forward to the newest inbound message (`last_inbound_at`) */
   readonly markRead?: boolean | undefined
+  /** with `markRead`: only up to this time (a message's `created_at`) instead of the newest inbound message */
+  readonly readUpTo?: string | undefined
 }
 
 export class ConversationsRepo extends Effect.Service<ConversationsRepo>()("@switchboard/db/ConversationsRepo", {
@@ -218,6 +220,7 @@ export class ConversationsRepo extends Effect.Service<ConversationsRepo>()("@swi
         setAssignee: Schema.Boolean,
         assigneeId: Schema.NullOr(Schema.String),
         markRead: Schema.Boolean,
+        readUpTo: Schema.NullOr(Schema.String),
         now: Schema.String
       }),
       Result: UpdatedRow,
@@ -229,7 +232,8 @@ export class ConversationsRepo extends Effect.Service<ConversationsRepo>()("@swi
             SELECT id, status AS prior_status, assignee_id AS prior_assignee_id, last_read_at AS prior_last_read_at,
               COALESCE(${u.status}::text, status) AS status,
               CASE WHEN ${u.setAssignee} THEN ${u.assigneeId}::text ELSE assignee_id END AS assignee_id,
-              CASE WHEN ${u.markRead} THEN GREATEST(last_read_at, last_inbound_at) ELSE last_read_at END
+              CASE WHEN ${u.markRead}
+                THEN GREATEST(last_read_at, COALESCE(${u.readUpTo}::timestamptz, last_inbound_at)) ELSE last_read_at END
                 AS last_read_at
             FROM current
           ), moved AS (
@@ -261,6 +265,7 @@ export class ConversationsRepo extends Effect.Service<ConversationsRepo>()("@swi
           setAssignee: update.assigneeId !== undefined,
           assigneeId: update.assigneeId ?? null,
           markRead: update.markRead ?? false,
+          readUpTo: update.readUpTo ?? null,
           now
         })
         return Option.map(row, (r) => ({

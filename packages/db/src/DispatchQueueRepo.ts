@@ -5,9 +5,15 @@
  */
 import { SqlClient } from "@effect/sql"
 import { PRIORITY, toTimestamp } from "@switchboard/domain"
-import type { Category } from "@switchboard/domain"
+import type {
+  Category,
+  LocationContent,
+  MediaKind,
+  MessageType,
+  OutgoingBody,
+  ProviderMessageRef
+} from "@switchboard/domain"
 import { Clock, Effect } from "effect"
-import type { MessageRow } from "./MessagesRepo.js"
 import { dieOnDatabaseError } from "./Rows.js"
 
 export interface QueuedMessage {
@@ -16,6 +22,72 @@ export interface QueuedMessage {
   readonly body: string
   readonly attempts: number
   readonly category: Category
+  /** what the provider sends: the text (`body`), a stored file, a location, a reaction */
+  readonly content: OutgoingBody
+  /** the message this one quotes (`reply_to`), by the provider's id */
+  readonly quoted: ProviderMessageRef | null
+}
+
+interface QueuedRow {
+  readonly id: string
+  readonly to_number: string
+  readonly body: string
+  readonly attempts: number
+  readonly category: Category
+  readonly type: MessageType
+  readonly content: Record<string, unknown> | null
+  readonly media_id: string | null
+  readonly media_kind: MediaKind | null
+  readonly mime_type: string | null
+  readonly size_bytes: number | string | null
+  readonly filename: string | null
+  readonly q_id: string | null
+  readonly q_pid: string | null
+  readonly q_direction: string | null
+  readonly q_body: string | null
+  readonly r_id: string | null
+  readonly r_pid: string | null
+  readonly r_direction: string | null
+  readonly r_body: string | null
+}
+
+/** A message known by the provider's id: ours are sent under our own id (`ChannelProvider.send`). */
+const ref = (id: string | null, pid: string | null, direction: string | null, body: string | null) =>
+  id === null ? null : {
+    providerMessageId: pid ?? id,
+    fromMe: direction === "outbound",
+    body: body ?? ""
+  } satisfies ProviderMessageRef
+
+const outgoingBody = (r: QueuedRow): OutgoingBody => {
+  const c = r.content ?? {}
+  switch (r.type) {
+    case "image":
+    case "document":
+    case "audio":
+    case "video":
+    case "sticker":
+      return {
+        _tag: "media",
+        kind: r.type,
+        mediaId: r.media_id ?? "",
+        mimeType: r.mime_type ?? "application/octet-stream",
+        sizeBytes: Number(r.size_bytes ?? 0),
+        caption: typeof c["caption"] === "string" ? c["caption"] : null,
+        filename: typeof c["filename"] === "string" ? c["filename"] : r.filename,
+        voice: c["voice"] === true
+      }
+    case "location":
+      return { _tag: "location", ...(c as unknown as LocationContent) }
+    case "reaction": {
+      const target = ref(r.r_id, r.r_pid, r.r_direction, r.r_body)
+      return target === null
+        ? { _tag: "text" }
+        : { _tag: "reaction", target, emoji: typeof c["emoji"] === "string" ? c["emoji"] : "" }
+    }
+    default:
+      return { _tag: "text" }
+  }
 }
 
 export class DispatchQueueRepo extends Effect.Service<DispatchQueueRepo>()("@switchboard/db/DispatchQueueRepo", {
@@ -31,20 +103,28 @@ export class DispatchQueueRepo extends Effect.Service<DispatchQueueRepo>()("@swi
       const now = toTimestamp(yield* Clock.currentTimeMillis)
       // typed, not decoded: our own rows, read on every dispatch; a suspended workspace's
       // channels hold their queue (the workspace check is evaluated once per call)
-      const rows = yield* sql<
-        Pick<MessageRow, "id" | "to_number" | "body" | "attempts" | "category">
-      >`SELECT id, to_number, body, attempts, category FROM messages
-        WHERE channel_id = ${channelId} AND status = 'queued' AND (next_attempt_at IS NULL OR next_attempt_at <= ${now})
+      const rows = yield* sql<QueuedRow>`SELECT m.id, m.to_number, m.body, m.attempts, m.category, m.type,
+          m.content, m.media_id, md.kind AS media_kind, md.mime_type, md.size_bytes, md.filename,
+          q.id AS q_id, q.provider_message_id AS q_pid, q.direction AS q_direction, q.body AS q_body,
+          r.id AS r_id, r.provider_message_id AS r_pid, r.direction AS r_direction, r.body AS r_body
+        FROM messages m
+        LEFT JOIN media md ON md.id = m.media_id
+        LEFT JOIN messages q ON q.id = m.reply_to
+        LEFT JOIN messages r ON m.type = 'reaction' AND r.id = m.content ->> 'message_id'
+        WHERE m.channel_id = ${channelId} AND m.status = 'queued'
+        AND (m.next_attempt_at IS NULL OR m.next_attempt_at <= ${now})
         AND (SELECT w.status FROM channels c JOIN workspaces w ON w.id = c.workspace_id WHERE c.id = ${channelId})
           = 'active'
-        ${skipRecipients.length > 0 ? sql`AND NOT ${sql.in("to_number", skipRecipients)}` : sql``}
-        ORDER BY priority, created_at, id LIMIT ${limit}`
+        ${skipRecipients.length > 0 ? sql`AND m.to_number NOT IN ${sql.in(skipRecipients)}` : sql``}
+        ORDER BY m.priority, m.created_at, m.id LIMIT ${limit}`
       return rows.map((r): QueuedMessage => ({
         id: r.id,
         to: r.to_number,
         body: r.body,
         attempts: r.attempts,
-        category: r.category
+        category: r.category,
+        content: outgoingBody(r),
+        quoted: ref(r.q_id, r.q_pid, r.q_direction, r.q_body)
       }))
     }, dieOnDatabaseError)
 

@@ -78,6 +78,29 @@ export class MediaRepo extends Effect.Service<MediaRepo>()("@switchboard/db/Medi
           ${input.expectedSha256}, ${input.now}, ${input.now}, ${input.now}, ${input.expiresAt})`
     }, dieOnDatabaseError)
 
+    /**
+     * An upload whose bytes are streaming in: `pending` with no source and no due time, so the
+     * download worker never claims it. It becomes `ready` with `settle`, or is `remove`d.
+     */
+    const createUpload = Effect.fn("MediaRepo.createUpload")(function*(input: {
+      readonly id: string
+      readonly workspaceId: string
+      readonly kind: MediaKind
+      readonly mimeType: string
+      readonly filename: string | null
+      readonly now: string
+      readonly expiresAt: string
+    }) {
+      yield* sql`INSERT INTO media (id, workspace_id, kind, mime_type, filename, status, created_at, updated_at, expires_at)
+        VALUES (${input.id}, ${input.workspaceId}, ${input.kind}, ${input.mimeType}, ${input.filename}, 'pending',
+          ${input.now}, ${input.now}, ${input.expiresAt})`
+    }, dieOnDatabaseError)
+
+    /** An upload refused or interrupted: the row and its bytes go (nothing half-stored stays). */
+    const remove = Effect.fn("MediaRepo.remove")(function*(id: string) {
+      yield* sql`DELETE FROM media WHERE id = ${id}`
+    }, dieOnDatabaseError)
+
     const find = Effect.fn("MediaRepo.find")(function*(workspaceId: string, id: string) {
       const rows = yield* decodeRows(
         yield* sql`SELECT ${columns} FROM media WHERE workspace_id = ${workspaceId} AND id = ${id}`
@@ -144,6 +167,18 @@ export class MediaRepo extends Effect.Service<MediaRepo>()("@switchboard/db/Medi
       return rows.length > 0
     }, dieOnDatabaseError)
 
-    return { createInbound, find, findById, claimDue, releaseClaims, retryLater, settle, dueForExpiry, expire } as const
+    return {
+      createInbound,
+      createUpload,
+      remove,
+      find,
+      findById,
+      claimDue,
+      releaseClaims,
+      retryLater,
+      settle,
+      dueForExpiry,
+      expire
+    } as const
   })
 }) {}

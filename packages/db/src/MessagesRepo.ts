@@ -462,6 +462,27 @@ export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/d
         sql`SELECT from_state, to_state, at, reason FROM message_transitions WHERE message_id = ${id} ORDER BY id`
     })
 
+    /**
+     * The business read the conversation's inbound messages up to `upTo` (a `created_at`): those
+     * not marked yet get `read_at`; answers them (the provider's ids, to send the read receipts),
+     * none when they all were (a repeated call sends nothing twice).
+     */
+    const markInboundRead = Effect.fn("MessagesRepo.markInboundRead")(function*(input: {
+      readonly conversationId: string
+      readonly upTo: string | null
+      readonly now: string
+    }) {
+      return yield* sql<{
+        id: string
+        provider_message_id: string | null
+        from_number: string | null
+        sender_lid: string | null
+      }>`UPDATE messages SET read_at = ${input.now}, updated_at = ${input.now}
+        WHERE conversation_id = ${input.conversationId} AND direction = 'inbound' AND read_at IS NULL
+          ${input.upTo === null ? sql`` : sql`AND created_at <= ${input.upTo}`}
+        RETURNING id, provider_message_id, from_number, sender_lid`
+    }, dieOnDatabaseError)
+
     const find = Effect.fn("MessagesRepo.find")(function*(workspaceId: string, id: string) {
       const rows = yield* sql<MessageRow>`SELECT * FROM messages WHERE workspace_id = ${workspaceId} AND id = ${id}`
       if (!rows[0]) return Option.none<MessageWithTimeline>()
@@ -554,6 +575,7 @@ export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/d
       transition,
       receipts,
       find,
+      markInboundRead,
       findById,
       list,
       hasProviderMessage

@@ -126,6 +126,8 @@ export class SendWritesRepo extends Effect.Service<SendWritesRepo>()("@switchboa
       const limit = input.contactsLimit
       const newContact = m.contact_id
       const newConversation = m.conversation_id
+      // the member named after a non-text type (`image: {...}`), as the wire shows it
+      const member = m.type === "text" || m.type === "template" ? undefined : m[m.type]
       // every write below is guarded: by the claim (still this request's), by the contacts limit,
       // and by the rows before it (no conversation without a contact, no message without both)
       return sql<Row>`WITH ${
@@ -168,11 +170,14 @@ export class SendWritesRepo extends Effect.Service<SendWritesRepo>()("@switchboa
           SELECT id, prior FROM moved UNION ALL SELECT id, prior FROM opened
         ), message AS (
           INSERT INTO messages (id, workspace_id, channel_id, conversation_id, contact_id, direction,
-            from_number, to_number, type, body, template, category, priority, status, metadata, created_at, updated_at)
+            from_number, to_number, type, body, template, category, priority, status, metadata, created_at, updated_at,
+            content, reply_to, media_id, media_status)
           SELECT ${m.id}, ${workspaceId}, ${m.channel_id}, conversation.id, contact.id, 'outbound',
             ${m.from}, ${m.to}, ${m.type}, ${m.text.body},
             ${m.template ? JSON.stringify(m.template) : null}::jsonb, ${m.category}, ${input.priority},
-            'queued', ${JSON.stringify(m.metadata)}::jsonb, ${now}, ${now}
+            'queued', ${JSON.stringify(m.metadata)}::jsonb, ${now}, ${now},
+            ${member === undefined ? null : JSON.stringify(member)}::jsonb, ${m.context.reply_to},
+            ${m.media?.id ?? null}, ${m.media?.status ?? null}
           FROM contact, conversation
           RETURNING id, contact_id, conversation_id
         ), timeline AS (

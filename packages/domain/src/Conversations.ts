@@ -6,7 +6,7 @@ import { Schema } from "effect"
 import { maxCharacters, minCharacters } from "./Characters.js"
 import { ConversationStatus } from "./ConversationStateMachine.js"
 import { Id } from "./Ids.js"
-import { SendMessageRequest } from "./Messaging.js"
+import { exactlyOneKind, SendMessageRequest } from "./Messaging.js"
 import { StrictStruct, Timestamp } from "./Schemas.js"
 
 /** The contact behind a conversation, inline. */
@@ -76,12 +76,9 @@ export const CreateNoteRequest = StrictStruct({
 // the send body without `to` and `channel_id`: the conversation names both
 const { channel_id: _channelId, to: _to, ...replyFields } = SendMessageRequest.from.fields
 
-export const ReplyRequest = StrictStruct(replyFields).pipe(
-  Schema.filter((body) =>
-    (body.text === undefined) !== (body.template === undefined) ||
-    { path: ["text"], message: "Send exactly one of text and template" }
-  )
-).annotations({ identifier: "ReplyRequest" })
+export const ReplyRequest = StrictStruct(replyFields).pipe(Schema.filter(exactlyOneKind)).annotations({
+  identifier: "ReplyRequest"
+})
 
 /** The members every conversation event's `data` starts with, from the conversation after the change. */
 export const conversationEventFields = (c: {

@@ -128,3 +128,30 @@ export type InboundContent = typeof InboundContent.Type
 
 /** The message `type` an inbound body is recorded as. */
 export const inboundType = (body: InboundBody): MessageType => body._tag === "media" ? body.kind : body._tag
+
+/** A message named by the provider's id: whether it is ours (`fromMe`) and its text (for a quote's preview). */
+export interface ProviderMessageRef {
+  readonly providerMessageId: string
+  readonly fromMe: boolean
+  readonly body: string
+}
+
+/**
+ * What a send hands the provider, provider-neutral: a text (the message's body), a stored file
+ * (the provider streams it from the media store), a location, or a reaction to a message known
+ * by its provider id.
+ */
+export type OutgoingBody =
+  | { readonly _tag: "text" }
+  | {
+    readonly _tag: "media"
+    readonly kind: MediaKind
+    readonly mediaId: string
+    readonly mimeType: string
+    readonly sizeBytes: number
+    readonly caption: string | null
+    readonly filename: string | null
+    readonly voice: boolean
+  }
+  | ({ readonly _tag: "location" } & LocationContent)
+  | { readonly _tag: "reaction"; readonly target: ProviderMessageRef; readonly emoji: string }

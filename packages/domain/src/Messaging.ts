@@ -149,9 +149,66 @@ const Metadata = Schema.Record({
   value: Schema.String.pipe(maxCharacters(500))
 }).pipe(Schema.filter((m) => Object.keys(m).length <= 20 || "Expected at most 20 metadata pairs"))
 
-export const SendMessageRequest = StrictStruct({
-  to: E164,
-  channel_id: Schema.optional(IdRef("ch")),
+const caption = Schema.String.pipe(Schema.maxLength(1024, { message: () => "Expected at most 1024 characters" }))
+
+/** A file to send: a media uploaded with `POST /v1/media`, or a URL fetched once when the send is accepted. */
+const mediaSource = {
+  media_id: Schema.optional(Id("med")),
+  url: Schema.optional(
+    Schema.String.pipe(Schema.maxLength(2048, { message: () => "Expected at most 2048 characters" }))
+  ).annotations({
+    description:
+      "https URL of the file, fetched once when the send is accepted, through the same egress policy as webhooks (README \"Media\")"
+  })
+}
+
+const oneSource = <A extends { readonly media_id?: unknown; readonly url?: unknown }>(file: A) =>
+  (file.media_id === undefined) !== (file.url === undefined) || "Send exactly one of media_id and url"
+
+const SendMedia = StrictStruct({ ...mediaSource, caption: Schema.optional(caption) }).pipe(Schema.filter(oneSource))
+  .annotations({ identifier: "SendMedia" })
+const SendDocument = StrictStruct({
+  ...mediaSource,
+  caption: Schema.optional(caption),
+  filename: Schema.optional(Schema.String.pipe(Schema.minLength(1), Schema.maxLength(255)))
+}).pipe(Schema.filter(oneSource)).annotations({ identifier: "SendDocument" })
+const SendAudio = StrictStruct({
+  ...mediaSource,
+  /** a voice note (push-to-talk) rather than an audio file */
+  voice: Schema.optional(Schema.Boolean)
+}).pipe(Schema.filter(oneSource)).annotations({ identifier: "SendAudio" })
+const SendSticker = StrictStruct(mediaSource).pipe(Schema.filter(oneSource)).annotations({ identifier: "SendSticker" })
+
+const SendLocation = StrictStruct({
+  latitude: Schema.Number.pipe(Schema.between(-90, 90)),
+  longitude: Schema.Number.pipe(Schema.between(-180, 180)),
+  name: Schema.optional(Schema.String.pipe(Schema.maxLength(1000))),
+  address: Schema.optional(Schema.String.pipe(Schema.maxLength(1000)))
+}).annotations({ identifier: "SendLocation" })
+
+const SendReaction = StrictStruct({
+  /** a message of the same conversation (ours or theirs) */
+  message_id: Id("msg"),
+  /** one emoji; "" removes the reaction */
+  emoji: Schema.String.pipe(Schema.maxLength(32, { message: () => "Expected one emoji" }))
+}).annotations({ identifier: "SendReaction" })
+
+/** The kinds a send can carry: exactly one per request (README "Messages"). */
+export const SEND_KINDS = [
+  "text",
+  "template",
+  "image",
+  "document",
+  "audio",
+  "video",
+  "sticker",
+  "location",
+  "reaction"
+] as const
+export type SendKind = typeof SEND_KINDS[number]
+
+/** The fields every send (and conversation reply) takes, `to` and `channel_id` aside. */
+export const sendFields = {
   text: Schema.optional(StrictStruct({
     body: Schema.String.pipe(
       minCharacters(1, "Expected a non-empty text body"),
@@ -162,14 +219,38 @@ export const SendMessageRequest = StrictStruct({
     slug: Schema.String.pipe(Schema.pattern(/^[a-z0-9_]{1,64}$/, { message: () => "Expected a template slug" })),
     variables: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.String }))
   })),
+  image: Schema.optional(SendMedia),
+  document: Schema.optional(SendDocument),
+  audio: Schema.optional(SendAudio),
+  video: Schema.optional(SendMedia),
+  sticker: Schema.optional(SendSticker),
+  location: Schema.optional(SendLocation),
+  reaction: Schema.optional(SendReaction),
+  reply_to: Schema.optional(Id("msg")).annotations({
+    description: "Quotes a message of the same conversation (ours or theirs)"
+  }),
   category: Schema.optional(Category),
   metadata: Schema.optional(Metadata)
-}).pipe(
-  Schema.filter((body) =>
-    (body.text === undefined) !== (body.template === undefined) ||
-    { path: ["text"], message: "Send exactly one of text and template" }
-  )
-).annotations({ identifier: "SendMessageRequest" })
+}
+
+/** The one kind a send carries, or the refusal's message. */
+export const exactlyOneKind = (body: { readonly [K in SendKind]?: unknown }) => {
+  const given = SEND_KINDS.filter((kind) => body[kind] !== undefined)
+  return given.length === 1 || {
+    path: [given[1] ?? "text"],
+    message: `Send exactly one of ${SEND_KINDS.join(", ")}`
+  }
+}
+
+/** The kind of a decoded send body. */
+export const sendKind = (body: { readonly [K in SendKind]?: unknown }): SendKind =>
+  SEND_KINDS.find((kind) => body[kind] !== undefined) ?? "text"
+
+export const SendMessageRequest = StrictStruct({
+  to: E164,
+  channel_id: Schema.optional(IdRef("ch")),
+  ...sendFields
+}).pipe(Schema.filter(exactlyOneKind)).annotations({ identifier: "SendMessageRequest" })
 
 export const Provider = Schema.Literal("sandbox", "qr", "cloud").annotations({ identifier: "Provider" })
 export type Provider = typeof Provider.Type
@@ -196,6 +277,16 @@ export class Capabilities extends Schema.Class<Capabilities>("Capabilities")({
   message_types: Schema.Array(Schema.String),
   refreshed_at: Timestamp
 }) {}
+
+/**
+ * What each provider can send (`message_types` of its capabilities): the sandbox simulates every
+ * kind; a linked device (QR) sends text until its media sends land; the Cloud API has no adapter.
+ */
+export const MESSAGE_TYPES: Record<Provider, ReadonlyArray<string>> = {
+  sandbox: ["text", "image", "document", "audio", "video", "sticker", "location", "reaction"],
+  qr: ["text"],
+  cloud: []
+}
 
 /** Provider throughput. */
 export const THROUGHPUT_MPS: Record<Provider, number> = { sandbox: 2, qr: 0.5, cloud: 0 }

@@ -317,3 +317,26 @@ export const makeChannelConnection = <E, R>(options: {
       calls
     }
   })
+
+/**
+ * Read receipts for inbound messages the business read (`MarkRead`): through the open connection's
+ * provider; false when there is none or the provider has no read receipts.
+ */
+export const sendReadReceipts = (
+  connected: Option.Option<Connected>,
+  messages: ReadonlyArray<{
+    readonly provider_message_id: string
+    readonly phone_number: string | null
+    readonly whatsapp_lid: string | null
+  }>
+) =>
+  Effect.gen(function*() {
+    const markRead = Option.isSome(connected) ? connected.value.connection.markRead : undefined
+    if (markRead === undefined) return false
+    yield* markRead(messages.map((m) => ({
+      providerMessageId: m.provider_message_id,
+      phoneNumber: m.phone_number,
+      whatsappLid: m.whatsapp_lid
+    })))
+    return true
+  })

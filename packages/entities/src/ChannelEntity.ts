@@ -7,6 +7,9 @@
  * channels, the per-recipient spacing (README, QR channels): a recipient at the cap waits, the
  * others go.
  *
+ * Over 350 lines on purpose: the handlers share one closure (the connection, the pacer, the
+ * wakers); what can stand alone lives in `ChannelConnection.ts` and `ChannelPairing.ts`.
+ *
  * - It pulls due messages in batches; a `Wake` (a send committed, the sweeper) cuts the batch
  *   short while it waits for the next send slot, so a later, more urgent message takes that slot. A wake-up can come
  *   too late for that (it races the slot being taken), so the move to `dispatching` itself is
@@ -54,7 +57,7 @@ import { PROVIDER_RATE_LIMITED } from "@switchboard/providers"
 import type { ChannelConnection } from "@switchboard/providers"
 import { Clock, Context, Duration, Effect, Option, Queue, Random, Schedule } from "effect"
 import type { Tracer } from "effect"
-import { makeChannelConnection } from "./ChannelConnection.js"
+import { makeChannelConnection, sendReadReceipts } from "./ChannelConnection.js"
 import { makePairingHandlers } from "./ChannelPairing.js"
 import { ChannelEntity, ChannelRuntime } from "./ChannelProtocol.js"
 
@@ -175,7 +178,8 @@ export const ChannelEntityLive = ChannelEntity.toLayer(
             if (waker !== undefined) wakers.set(message.id, waker)
             return false
           }
-          const result = yield* connection.send({ id: message.id, to: message.to, body: message.body })
+          // the queued message is what the provider sends: text, file, location, reaction, quote
+          const result = yield* connection.send(message)
           if (result._tag === "Accepted") throttledInARow = 0
           else if (result.code === PROVIDER_RATE_LIMITED) yield* throttled
           yield* result._tag === "Accepted"
@@ -333,6 +337,11 @@ export const ChannelEntityLive = ChannelEntity.toLayer(
             })
           ).pipe(Effect.orDie, Effect.tap(ensureLoop))
         ),
+      MarkRead: ({ payload }) =>
+        Rpc.fork(Effect.orDie(Effect.zipRight(
+          Effect.ignore(connectAndLoop),
+          link.withConnection((connected) => sendReadReceipts(connected, payload.messages))
+        ))),
       Status: () =>
         Rpc.fork(Effect.gen(function*() {
           const current = link.current()

@@ -26,6 +26,21 @@ export const SimulateInbound = Rpc.make("SimulateInbound", {
   success: Schema.Boolean
 })
 
+/**
+ * Read receipts for inbound messages the business read (README "Conversations"): answers false
+ * when the channel has no connection now or its provider has no read receipts.
+ */
+export const MarkRead = Rpc.make("MarkRead", {
+  payload: {
+    messages: Schema.Array(Schema.Struct({
+      provider_message_id: Schema.String,
+      phone_number: Schema.NullOr(Schema.String),
+      whatsapp_lid: Schema.NullOr(Schema.String)
+    }))
+  },
+  success: Schema.Boolean
+})
+
 export class ChannelRuntime extends Schema.Class<ChannelRuntime>("ChannelRuntime")({
   /**
    * The entity holds a provider connection now. Activation connects; a sandbox channel with nothing
@@ -73,6 +88,7 @@ export const WatchPairing = Rpc.make("WatchPairing", {
 export const ChannelEntity = Entity.make("Channel", [
   Wake,
   SimulateInbound,
+  MarkRead,
   Status,
   StartPairing,
   LogoutPairing,

@@ -10,7 +10,7 @@
  */
 import type { Channel, ChannelStatus, ChannelStatusReason, ReceiptStatus } from "@switchboard/domain"
 import { InboundContent, RECEIPT_STATUSES } from "@switchboard/domain"
-import type { InboundBody } from "@switchboard/domain"
+import type { InboundBody, OutgoingBody, ProviderMessageRef } from "@switchboard/domain"
 import type { Effect, Queue, Scope, Stream } from "effect"
 import { Schema } from "effect"
 import type { QrSnapshot } from "./qr/QrConnection.js"
@@ -20,7 +20,12 @@ export interface OutgoingMessage {
   /** our message id, used as the provider's message id */
   readonly id: string
   readonly to: string
+  /** the text, or a file's caption ("" when none) */
   readonly body: string
+  /** what to send (a file's bytes are read from the media store by `content.mediaId`); text when absent */
+  readonly content?: OutgoingBody
+  /** the message this one quotes, by the provider's id */
+  readonly quoted?: ProviderMessageRef | null
 }
 
 /** The provider took the message; receipts follow on `events`. */
@@ -176,6 +181,13 @@ export interface Pairing {
   readonly logout: Effect.Effect<void>
 }
 
+/** An inbound message as the provider knows it: its id and its sender (number or LID). */
+export interface InboundRef {
+  readonly providerMessageId: string
+  readonly phoneNumber: string | null
+  readonly whatsappLid: string | null
+}
+
 /** What a simulated network delivers (`simulateInbound`). */
 export interface SimulatedInbound {
   readonly from: string
@@ -189,6 +201,11 @@ export interface ChannelConnection {
   readonly events: Stream.Stream<ProviderEvent>
   /** receipts the connection still expects to report (the owner stays alive while > 0) */
   readonly pendingReceipts: Effect.Effect<number>
+  /**
+   * Sends read receipts (blue ticks) for inbound messages the business read, by the provider's
+   * ids and their senders. Absent: the provider has no read receipts.
+   */
+  readonly markRead?: (messages: ReadonlyArray<InboundRef>) => Effect.Effect<void>
   /** simulated networks only: someone writes to the channel's number (any kind) */
   readonly simulateInbound?: (input: SimulatedInbound) => Effect.Effect<void>
   /**

@@ -18,7 +18,7 @@
  */
 import { MediaRepo, MediaStore, SandboxNetworkRepo } from "@switchboard/db"
 import type { NetworkDelivery, NetworkStage } from "@switchboard/db"
-import { THROUGHPUT_MPS, toTimestamp } from "@switchboard/domain"
+import { MESSAGE_TYPES, THROUGHPUT_MPS, toTimestamp } from "@switchboard/domain"
 import { Clock, Effect, Option, Queue, Random, Ref, Schema, Stream } from "effect"
 import type {
   ChannelConnection,
@@ -112,6 +112,12 @@ export class SandboxProvider extends Effect.Service<SandboxProvider>()("@switchb
             if (!(yield* takeToken)) {
               return refused(true, PROVIDER_RATE_LIMITED, `The sandbox network accepts ${mps} messages per second`)
             }
+            if (message.content?._tag === "media") {
+              const media = yield* mediaRepo.findById(message.content.mediaId)
+              if (Option.isNone(media) || media.value.status !== "ready") {
+                return refused(false, "media_unavailable", "The file is no longer stored")
+              }
+            }
             // one statement: counted, and accepted unless a magic number says otherwise (the second
             // fails twice first, the first never gets through)
             const delivery = yield* network.offer({
@@ -155,11 +161,13 @@ export class SandboxProvider extends Effect.Service<SandboxProvider>()("@switchb
         yield* Effect.forEach(yield* network.unfinished(channel.id, since), report, { discard: true })
 
         return {
-          capabilities: { max_throughput_mps: mps, message_types: ["text"] },
+          capabilities: { max_throughput_mps: mps, message_types: MESSAGE_TYPES.sandbox },
           send,
           events: Stream.fromQueue(events),
           pendingReceipts: Ref.get(pending),
           simulateInbound,
+          // the simulated contact's phone shows blue ticks: nothing to carry further
+          markRead: () => Effect.void,
           dropWhenIdle: true
         } satisfies ChannelConnection
       })

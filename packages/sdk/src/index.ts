@@ -1,5 +1,6 @@
 export * as SwitchboardClient from "./Client.js"
 export type { Client, ClientOptions } from "./Client.js"
 export * from "./PromiseClient.js"
+export * from "./uploadMedia.js"
 export * from "./verifyWebhook.js"
 export * from "./WebhookEvent.js"

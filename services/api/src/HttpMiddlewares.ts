@@ -177,6 +177,13 @@ export const IMPORT_BODY_BYTES = 7 * 1024 * 1024
  */
 export const SANDBOX_INBOUND_BODY_BYTES = 2 * 1024 * 1024
 
+/**
+ * `POST /v1/media` is the one route whose body is not JSON: the raw file, streamed by its handler
+ * into storage under the media kind's own limit (README "Media"), never read here.
+ */
+export const isUpload = (request: HttpServerRequest.HttpServerRequest) =>
+  request.method === "POST" && new URL(request.url, "http://localhost").pathname === "/v1/media"
+
 const bodyLimit = (request: HttpServerRequest.HttpServerRequest, defaultLimit: number) => {
   if (request.method !== "POST") return defaultLimit
   const path = new URL(request.url, "http://localhost").pathname
@@ -198,6 +205,7 @@ const guardRequest = (app: HttpApp.Default, defaultMaxBodyBytes: number) =>
     const maxBodyBytes = bodyLimit(request, defaultMaxBodyBytes)
     const inQuery = queryIssues(request.url)
     if (inQuery) return validationError(inQuery)
+    if (isUpload(request)) return app
     const contentLength = request.headers["content-length"]
     const chunked = request.headers["transfer-encoding"] !== undefined
     if (!chunked && (contentLength === undefined || contentLength === "0")) return app

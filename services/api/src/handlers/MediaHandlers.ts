@@ -1,4 +1,5 @@
-import { HttpApiBuilder } from "@effect/platform"
+import { HttpApiBuilder, HttpServerRequest } from "@effect/platform"
+import { NodeHttpServerRequest, NodeStream } from "@effect/platform-node"
 import { Api, CurrentPrincipal } from "@switchboard/api"
 import { Effect } from "effect"
 import { MediaFiles } from "../services/MediaFiles.js"
@@ -7,6 +8,26 @@ export const MediaHandlers = HttpApiBuilder.group(Api, "media", (handlers) =>
   Effect.gen(function*() {
     const media = yield* MediaFiles
     return handlers
+      .handle("upload", ({ headers, urlParams }) =>
+        Effect.gen(function*() {
+          const principal = yield* CurrentPrincipal
+          const incoming = NodeHttpServerRequest.toIncomingMessage(yield* HttpServerRequest.HttpServerRequest)
+          // the platform's own stream destroys the socket when it is left early (a refusal), and
+          // the client would never read the answer: the rest of a refused body is read and dropped
+          // instead (bounded by `HTTP_REQUEST_TIMEOUT`), the connection closed after the answer
+          const body = NodeStream.fromReadable<unknown, Uint8Array>(() => incoming, (e) => e, { closeOnDone: false })
+          return yield* media.upload(principal.workspaceId, {
+            contentType: headers["content-type"],
+            contentLength: headers["content-length"],
+            filename: urlParams.filename,
+            kind: urlParams.kind,
+            idempotencyKey: headers["idempotency-key"]
+          }, body).pipe(
+            Effect.ensuring(Effect.sync(() => {
+              if (!incoming.readableEnded) incoming.resume()
+            }))
+          )
+        }))
       .handle("get", ({ path }) => Effect.flatMap(CurrentPrincipal, (p) => media.get(p.workspaceId, path.mediaId)))
       .handle("content", ({ headers, path }) =>
         Effect.flatMap(CurrentPrincipal, (p) =>

@@ -2,12 +2,14 @@ import { HttpApiBuilder } from "@effect/platform"
 import { Api, CurrentPrincipal } from "@switchboard/api"
 import { Effect } from "effect"
 import { Channels } from "../services/Channels.js"
+import { Conversations } from "../services/Conversations.js"
 import { Messages } from "../services/Messages.js"
 import { Sandbox } from "../services/Sandbox.js"
 
 export const MessagesHandlers = HttpApiBuilder.group(Api, "messages", (handlers) =>
   Effect.gen(function*() {
     const messages = yield* Messages
+    const conversations = yield* Conversations
     return handlers
       .handle("send", ({ headers, payload }) =>
         // a replay sets `Idempotent-Replay: true` itself (services/Idempotency.ts)
@@ -17,6 +19,9 @@ export const MessagesHandlers = HttpApiBuilder.group(Api, "messages", (handlers)
         ({ urlParams }) => Effect.flatMap(CurrentPrincipal, (p) => messages.list(p.workspaceId, urlParams))
       )
       .handle("get", ({ path }) => Effect.flatMap(CurrentPrincipal, (p) => messages.get(p.workspaceId, path.messageId)))
+      .handle("markRead", ({ path }) =>
+        Effect.flatMap(CurrentPrincipal, (p) =>
+          conversations.markMessageRead(p.workspaceId, path.messageId)))
   }))
 
 export const ChannelsHandlers = HttpApiBuilder.group(Api, "channels", (handlers) =>

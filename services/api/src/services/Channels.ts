@@ -8,6 +8,7 @@ import {
   Conflict,
   DEFAULT_LIMIT,
   DomainEvent,
+  MESSAGE_TYPES,
   newId,
   THROUGHPUT_MPS,
   toPage,
@@ -64,7 +65,7 @@ export class Channels extends Effect.Service<Channels>()("@switchboard/service-a
         isDefault: !hasDefault,
         phoneNumber: input.phoneNumber,
         capabilities: input.withCapabilities
-          ? { max_throughput_mps: THROUGHPUT_MPS[input.provider], message_types: ["text"] }
+          ? { max_throughput_mps: THROUGHPUT_MPS[input.provider], message_types: MESSAGE_TYPES[input.provider] }
           : null,
         now: at
       }).pipe(Effect.catchTag("UniqueViolation", nameTaken))

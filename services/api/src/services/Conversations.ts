@@ -32,6 +32,7 @@ import type {
   CursorPosition,
   ReplyRequest
 } from "@switchboard/domain"
+import { ChannelEntity } from "@switchboard/entities/protocol"
 import { Clock, Effect, Option } from "effect"
 import { Messages } from "./Messages.js"
 
@@ -71,6 +72,7 @@ export class Conversations extends Effect.Service<Conversations>()("@switchboard
     const users = yield* UsersRepo
     const events = yield* EventsRepo
     const sends = yield* Messages
+    const channelClient = yield* ChannelEntity.client
     const now = Effect.map(Clock.currentTimeMillis, toTimestamp)
 
     const get = Effect.fn("Conversations.get")(function*(workspaceId: string, id: string) {
@@ -143,25 +145,73 @@ export class Conversations extends Effect.Service<Conversations>()("@switchboard
       }))
     })
 
+    /**
+     * Moves the read marker (to the newest inbound message, or up to `upTo`) and marks the
+     * inbound messages up to it read, in one transaction; after commit, the channel sends their
+     * read receipts (blue ticks). A repeated call finds nothing unread and sends nothing.
+     */
+    const moveReadMarker = (workspaceId: string, id: string, upTo: string | undefined) =>
+      Effect.gen(function*() {
+        const at = yield* now
+        const { conversation, read } = yield* transactions.run(Effect.gen(function*() {
+          const updated = yield* conversations.update(workspaceId, id, { markRead: true, readUpTo: upTo }, at)
+          if (Option.isNone(updated)) return yield* notFound(id)
+          const { after, before } = updated.value
+          if (after.last_read_at !== before.lastReadAt) {
+            yield* events.append({
+              workspaceId,
+              event: DomainEvent.make("conversation.updated", {
+                ...conversationEventFields(after),
+                changed: ["last_read_at"]
+              }),
+              occurredAt: at
+            })
+          }
+          const read = yield* messages.markInboundRead({ conversationId: id, upTo: upTo ?? null, now: at })
+          return { conversation: after, read }
+        }))
+        const receipts = read.flatMap((m) =>
+          m.provider_message_id === null ? [] : [{
+            provider_message_id: m.provider_message_id,
+            phone_number: m.from_number,
+            whatsapp_lid: m.sender_lid
+          }]
+        )
+        if (receipts.length > 0) {
+          // after commit: a receipt the channel cannot send now (no link) is not retried; the
+          // marker and `read_at` stand either way
+          yield* channelClient(conversation.channel_id).MarkRead({ messages: receipts }).pipe(
+            Effect.catchAllCause((cause) => Effect.logWarning("read receipts not sent", cause)),
+            Effect.forkDaemon
+          )
+        }
+        return conversation
+      })
+
     const markRead = Effect.fn("Conversations.markRead")(function*(workspaceId: string, id: string) {
-      const at = yield* now
-      return yield* transactions.run(Effect.gen(function*() {
-        const updated = yield* conversations.update(workspaceId, id, { markRead: true }, at)
-        if (Option.isNone(updated)) return yield* notFound(id)
-        const { after, before } = updated.value
-        if (after.last_read_at !== before.lastReadAt) {
-          yield* events.append({
-            workspaceId,
-            event: DomainEvent.make("conversation.updated", {
-              ...conversationEventFields(after),
-              changed: ["last_read_at"]
-            }),
-            occurredAt: at
+      return yield* moveReadMarker(workspaceId, id, undefined)
+    })
+
+    /** `POST /v1/messages/{id}/read`: an inbound message and every unread one before it in its conversation. */
+    const markMessageRead = Effect.fn("Conversations.markMessageRead")(
+      function*(workspaceId: string, messageId: string) {
+        const found = yield* messages.find(workspaceId, messageId)
+        if (Option.isNone(found)) {
+          return yield* new NotFound({
+            message: `No message ${messageId}`,
+            details: { resource: "message", id: messageId }
           })
         }
-        return after
-      }))
-    })
+        if (found.value.direction === "outbound") {
+          return yield* new Conflict({
+            message: "Only inbound messages can be marked read",
+            details: { reason: "outbound_message" }
+          })
+        }
+        yield* moveReadMarker(workspaceId, found.value.conversation_id, found.value.created_at)
+        return Option.getOrThrow(yield* messages.find(workspaceId, messageId))
+      }
+    )
 
     const thread = Effect.fn("Conversations.thread")(function*(workspaceId: string, id: string, query: ListQuery) {
       yield* get(workspaceId, id)
@@ -243,7 +293,7 @@ export class Conversations extends Effect.Service<Conversations>()("@switchboard
       }
     )
 
-    return { list, get, update, markRead, thread, reply, addNote, listNotes } as const
+    return { list, get, update, markRead, markMessageRead, thread, reply, addNote, listNotes } as const
   }),
   dependencies: [
     Transactions.Default,

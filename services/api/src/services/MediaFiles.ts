@@ -4,9 +4,78 @@
  * media of another workspace is 404, like one that does not exist.
  */
 import { HttpServerResponse } from "@effect/platform"
-import { MediaRepo, MediaStore, toMedia } from "@switchboard/db"
-import { Conflict, MEDIA_TYPES, NotFound, RangeNotSatisfiable } from "@switchboard/domain"
-import { Effect, Option } from "effect"
+import { MediaRepo, MediaStore, toMedia, Transactions } from "@switchboard/db"
+import {
+  acceptsBytes,
+  Conflict,
+  essence,
+  IdempotencyConflict,
+  kindOfType,
+  Media,
+  MEDIA_LIMIT_BYTES,
+  MEDIA_TYPES,
+  type MediaKind,
+  newId,
+  NotFound,
+  PayloadTooLarge,
+  RangeNotSatisfiable,
+  sniff,
+  SNIFF_BYTES,
+  toTimestamp,
+  ValidationError
+} from "@switchboard/domain"
+import { mediaRetentionDays } from "@switchboard/entities"
+import { Clock, Effect, Option, Sink, Stream } from "effect"
+import { setHeader } from "../ResponseHeaders.js"
+import { Idempotency } from "./Idempotency.js"
+
+/** What an upload declared (headers and query). */
+export interface UploadRequest {
+  readonly contentType: string | undefined
+  readonly contentLength: string | undefined
+  readonly filename: string | undefined
+  readonly kind: MediaKind | undefined
+  readonly idempotencyKey: string | undefined
+}
+
+/** A type declared that names nothing: the type is read from the bytes. */
+const undeclared = (type: string) => type === "" || type === "application/octet-stream"
+
+/** The leading bytes of a stream (at least `SNIFF_BYTES` unless it is shorter) and the rest of it. */
+const headSink = Sink.fold<Uint8Array, Uint8Array>(
+  new Uint8Array(0),
+  (head) => head.byteLength < SNIFF_BYTES,
+  (head, piece) => head.byteLength === 0 ? piece : new Uint8Array(Buffer.concat([head, piece]))
+)
+
+const tooLarge = (limit: number) =>
+  new PayloadTooLarge({ message: `The file is larger than ${limit} bytes`, details: { limit_bytes: limit } })
+
+const emptyFile = () =>
+  new ValidationError({
+    message: "The file is empty",
+    details: { issues: [{ path: ["body"], message: "Expected the file's bytes" }] }
+  })
+
+const incomplete = () =>
+  new ValidationError({
+    message: "The upload ended before the whole body arrived",
+    details: { reason: "body_incomplete", issues: [{ path: ["body"], message: "Incomplete" }] }
+  })
+
+const typeRefused = (kind: MediaKind, type: string) =>
+  new ValidationError({
+    message: MEDIA_TYPES[kind] === null
+      ? "The file's bytes are not of a type any media kind takes"
+      : `A ${kind} takes ${MEDIA_TYPES[kind]!.join(", ")}, and the bytes must be of the declared type`,
+    details: {
+      reason: "media_type_unsupported",
+      issues: [{
+        path: ["content-type"],
+        message: undeclared(type) ? "Unknown type" : "Not taken, or not the bytes' type"
+      }]
+    }
+  })
 
 /** A `Range` header against a file of `size` bytes: the one range asked, `None` for the whole file. */
 export const parseRange = (
@@ -46,6 +115,9 @@ export class MediaFiles extends Effect.Service<MediaFiles>()("@switchboard/servi
   effect: Effect.gen(function*() {
     const repo = yield* MediaRepo
     const store = yield* MediaStore
+    const transactions = yield* Transactions
+    const idempotency = yield* Idempotency
+    const retentionDays = yield* mediaRetentionDays
 
     const load = (workspaceId: string, id: string) =>
       Effect.flatMap(repo.find(workspaceId, id), (found) =>
@@ -100,7 +172,104 @@ export class MediaFiles extends Effect.Service<MediaFiles>()("@switchboard/servi
       })
     })
 
-    return { get, content } as const
+    /**
+     * `POST /v1/media`: the body streamed into the store under a `pending` row, the kind's limit
+     * enforced while it streams and its type checked from the first bytes; `ready` once every
+     * byte is in. A refused, failed or interrupted upload removes the row and its bytes.
+     */
+    /**
+     * Streams `body` into the store as a new media: its type checked from the first bytes, the
+     * kind's limit enforced while it streams, `ready` once every byte is in (`complete` runs in
+     * that transaction). Anything refused, failed or interrupted removes the row and its bytes.
+     */
+    const ingest = <E>(
+      workspaceId: string,
+      input: {
+        readonly declared: string
+        readonly kind: MediaKind | undefined
+        readonly filename: string | undefined
+        readonly announced: number | undefined
+      },
+      body: Stream.Stream<Uint8Array, E>,
+      complete: (media: Media) => Effect.Effect<void, IdempotencyConflict> = () => Effect.void
+    ) =>
+      Effect.scoped(Effect.gen(function*() {
+        const { announced, declared } = input
+        // an aborted upload, or one cut off by `HTTP_REQUEST_TIMEOUT`
+        const bytes = Stream.mapError(body, () => incomplete())
+        const [head, rest] = yield* Stream.peel(bytes, headSink)
+        if (head.byteLength === 0) return yield* emptyFile()
+        const type = undeclared(declared) ? (sniff(head)[0] ?? declared) : declared
+        const kind = input.kind ?? kindOfType(type)
+        if (undeclared(type) && kind !== "document") return yield* typeRefused(kind, type)
+        if (!acceptsBytes(kind, type, head)) return yield* typeRefused(kind, type)
+        const limit = MEDIA_LIMIT_BYTES[kind]
+        const id = yield* newId("med")
+        const nowMs = yield* Clock.currentTimeMillis
+        const now = toTimestamp(nowMs)
+        yield* repo.createUpload({
+          id,
+          workspaceId,
+          kind,
+          mimeType: undeclared(type) ? "application/octet-stream" : type,
+          filename: input.filename ?? null,
+          now,
+          expiresAt: toTimestamp(nowMs + retentionDays * 24 * 3600 * 1000)
+        })
+        const stored = yield* store.write(id, Stream.concat(Stream.make(head), rest), limit).pipe(
+          Effect.catchTag("MediaTooLarge", (error) => Effect.fail(tooLarge(error.limitBytes))),
+          Effect.onExit((exit) => exit._tag === "Success" ? Effect.void : Effect.ignore(repo.remove(id)))
+        )
+        if (announced !== undefined && stored.sizeBytes !== announced) {
+          yield* Effect.ignore(repo.remove(id))
+          return yield* new ValidationError({
+            message: "The body's length is not its Content-Length",
+            details: { reason: "body_incomplete", issues: [{ path: ["content-length"], message: "Mismatch" }] }
+          })
+        }
+        return yield* transactions.run(Effect.gen(function*() {
+          yield* repo.settle({ id, status: "ready", ...stored, failure: null, now })
+          const media = toMedia(Option.getOrThrow(yield* repo.find(workspaceId, id)))
+          yield* complete(media)
+          return media
+        })).pipe(Effect.onError(() => Effect.ignore(repo.remove(id))))
+      }))
+
+    /**
+     * `POST /v1/media`: `ingest` of the request body under its `Idempotency-Key`. A body announced
+     * over the limit is refused before a byte is read; a refusal closes the connection after the
+     * answer (the rest of the body is not wanted).
+     */
+    const upload = Effect.fn("MediaFiles.upload")(function*<E>(
+      workspaceId: string,
+      input: UploadRequest,
+      body: Stream.Stream<Uint8Array, E>
+    ) {
+      const declared = essence(input.contentType ?? "")
+      const announced = input.contentLength === undefined ? undefined : Number(input.contentLength)
+      // the limit known before a byte is read: the kind named, or the one the declared type implies
+      const limitBefore = MEDIA_LIMIT_BYTES[input.kind ?? (undeclared(declared) ? "document" : kindOfType(declared))]
+      if (announced !== undefined && announced > limitBefore) return yield* tooLarge(limitBefore)
+      if (announced === 0) return yield* emptyFile()
+      return yield* idempotency.run(
+        {
+          workspaceId,
+          key: input.idempotencyKey,
+          body: {
+            route: "media.upload",
+            content_type: declared,
+            content_length: input.contentLength ?? null,
+            filename: input.filename ?? null,
+            kind: input.kind ?? null
+          },
+          response: Media
+        },
+        (complete) =>
+          ingest(workspaceId, { declared, kind: input.kind, filename: input.filename, announced }, body, complete)
+      )
+    }, Effect.tapError(() => setHeader("connection", "close")))
+
+    return { get, content, upload, ingest } as const
   }),
-  dependencies: [MediaRepo.Default, MediaStore.Default]
+  dependencies: [MediaRepo.Default, MediaStore.Default, Transactions.Default, Idempotency.Default]
 }) {}

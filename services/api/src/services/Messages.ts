@@ -23,6 +23,7 @@ import {
   resolveEntitlements,
   SandboxTestKeyRequired,
   sendCapabilityRefusal,
+  sendKind,
   toPage,
   toTimestamp,
   ValidationError
@@ -36,6 +37,7 @@ import { enforcedLimit, refuseBeyond } from "./Entitlements.js"
 import { Idempotency } from "./Idempotency.js"
 import { MessageQuota } from "./MessageQuota.js"
 import { QrSafety } from "./QrSafety.js"
+import { SendContents } from "./SendContents.js"
 import { TemplateSends } from "./TemplateSends.js"
 
 type SendBody = typeof SendMessageRequest.Type
@@ -59,6 +61,7 @@ export class Messages extends Effect.Service<Messages>()("@switchboard/service-a
     const qrSafety = yield* QrSafety
     const templateSends = yield* TemplateSends
     const quota = yield* MessageQuota
+    const contents = yield* SendContents
     const channelClient = yield* ChannelEntity.client
 
     /** Everything that can refuse a send, before anything is written. */
@@ -126,7 +129,7 @@ export class Messages extends Effect.Service<Messages>()("@switchboard/service-a
         })
       }
       // capabilities not reported yet (never refreshed): nothing to judge by; the provider decides
-      const type = body.template === undefined ? "text" : "template"
+      const type = sendKind(body)
       const refusal = Option.flatMap(
         facts.row.capabilities,
         (c) => Option.fromNullable(sendCapabilityRefusal(c.message_types, type))
@@ -144,7 +147,9 @@ export class Messages extends Effect.Service<Messages>()("@switchboard/service-a
           details: { max_throughput_mps: mps }
         })
       }
-      return { channel, template, entitlements: resolveEntitlements(facts.plan, facts.overrides) }
+      // last: a URL's file is fetched here, once every cheaper check has passed
+      const content = yield* contents.resolve(principal.workspaceId, channel.id, body.to, body)
+      return { channel, template, content, entitlements: resolveEntitlements(facts.plan, facts.overrides) }
     })
 
     const send = Effect.fn("Messages.send")(
@@ -155,7 +160,7 @@ export class Messages extends Effect.Service<Messages>()("@switchboard/service-a
           (_complete, held) =>
             Effect.gen(function*() {
               const now = toTimestamp(yield* Clock.currentTimeMillis)
-              const { channel, entitlements, template } = yield* check(principal, body, options)
+              const { channel, content, entitlements, template } = yield* check(principal, body, options)
               const category: Category = body.category ?? template?.template.category ?? DEFAULT_CATEGORY
               // the message as written, with the ids of a new contact and conversation: the write
               // puts the existing ones in their place
@@ -169,8 +174,11 @@ export class Messages extends Effect.Service<Messages>()("@switchboard/service-a
                 direction: "outbound",
                 from: channel.phone_number ?? null,
                 to: body.to,
-                type: template ? "template" : "text",
-                text: { body: template?.body ?? body.text?.body ?? "" },
+                type: content.type,
+                text: { body: template?.body ?? body.text?.body ?? content.body ?? "" },
+                ...(content.member === undefined || content.type === "text" || content.type === "template"
+                  ? {}
+                  : { [content.type]: content.member }),
                 template: template
                   ? { id: template.template.id, slug: template.template.slug, variables: template.variables }
                   : null,
@@ -183,9 +191,9 @@ export class Messages extends Effect.Service<Messages>()("@switchboard/service-a
                 sent_at: null,
                 delivered_at: null,
                 read_at: null,
-                context: { reply_to: null },
+                context: { reply_to: content.replyTo },
                 sender: null,
-                media: null
+                media: content.media
               })
               const write = sendWrites.write({
                 message: queued,
@@ -284,6 +292,7 @@ export class Messages extends Effect.Service<Messages>()("@switchboard/service-a
     SendWritesRepo.Default,
     QrSafety.Default,
     TemplateSends.Default,
-    MessageQuota.Default
+    MessageQuota.Default,
+    SendContents.Default
   ]
 }) {}

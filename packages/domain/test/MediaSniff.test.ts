@@ -1,0 +1,72 @@
+import { describe, expect, it } from "@effect/vitest"
+import { acceptsBytes, essence, kindOfType, sniff } from "../src/MediaSniff.js"
+
+const bytes = (...parts: Array<string | ReadonlyArray<number>>) =>
+  Uint8Array.from(parts.flatMap((p) => typeof p === "string" ? [...p].map((c) => c.charCodeAt(0)) : [...p]))
+
+const JPEG = bytes([0xff, 0xd8, 0xff, 0xe0], "\0\x10JFIF\0")
+const PNG = bytes([0x89], "PNG\r\n\x1a\n", [0, 0, 0, 13])
+const WEBP = bytes("RIFF", [0x24, 0, 0, 0], "WEBPVP8 ")
+const MP4 = bytes([0, 0, 0, 0x20], "ftypisom", [0, 0, 2, 0])
+const GPP = bytes([0, 0, 0, 0x14], "ftyp3gp4", [0, 0, 0, 0])
+const OGG = bytes("OggS", [0, 2, 0, 0, 0, 0, 0, 0])
+const MP3 = bytes("ID3", [4, 0, 0, 0, 0, 0, 0])
+const MP3_FRAME = bytes([0xff, 0xfb, 0x90, 0x64])
+const AAC = bytes([0xff, 0xf1, 0x50, 0x80])
+const EXE = bytes("MZ", [0x90, 0, 3, 0, 0, 0, 4, 0, 0, 0])
+
+describe("sniff", () => {
+  it("names the type of each signature the media kinds take", () => {
+    expect(sniff(JPEG)).toEqual(["image/jpeg"])
+    expect(sniff(PNG)).toEqual(["image/png"])
+    expect(sniff(WEBP)).toEqual(["image/webp"])
+    expect(sniff(MP4)).toEqual(["video/mp4", "audio/mp4"])
+    expect(sniff(GPP)).toEqual(["video/3gpp"])
+    expect(sniff(OGG)).toEqual(["audio/ogg"])
+    expect(sniff(MP3)).toEqual(["audio/mpeg"])
+    expect(sniff(MP3_FRAME)).toEqual(["audio/mpeg"])
+    expect(sniff(AAC)).toEqual(["audio/aac"])
+  })
+
+  it("names nothing for other bytes, a truncated signature or no bytes", () => {
+    expect(sniff(EXE)).toEqual([])
+    expect(sniff(bytes("%PDF-1.7"))).toEqual([])
+    expect(sniff(PNG.subarray(0, 4))).toEqual([])
+    expect(sniff(WEBP.subarray(0, 9))).toEqual([])
+    expect(sniff(new Uint8Array(0))).toEqual([])
+  })
+})
+
+describe("acceptsBytes", () => {
+  it("takes bytes of the declared type when the kind takes that type", () => {
+    expect(acceptsBytes("image", "image/jpeg", JPEG)).toBe(true)
+    expect(acceptsBytes("sticker", "image/webp", WEBP)).toBe(true)
+    expect(acceptsBytes("audio", "audio/mp4", MP4)).toBe(true)
+    expect(acceptsBytes("video", "video/mp4", MP4)).toBe(true)
+  })
+
+  it("refuses bytes that are not the declared type", () => {
+    expect(acceptsBytes("image", "image/jpeg", EXE)).toBe(false)
+    expect(acceptsBytes("image", "image/jpeg", PNG)).toBe(false)
+  })
+
+  it("refuses a type the kind does not take, even with matching bytes", () => {
+    expect(acceptsBytes("sticker", "image/png", PNG)).toBe(false)
+    expect(acceptsBytes("image", "image/gif", bytes("GIF89a"))).toBe(false)
+  })
+
+  it("takes any bytes as a document", () => {
+    expect(acceptsBytes("document", "application/pdf", bytes("%PDF-1.7"))).toBe(true)
+    expect(acceptsBytes("document", "application/x-msdownload", EXE)).toBe(true)
+  })
+})
+
+describe("kindOfType", () => {
+  it("stores a type as the first kind that takes it, anything else as a document", () => {
+    expect(kindOfType(essence("Image/JPEG; q=1"))).toBe("image")
+    expect(kindOfType("image/webp")).toBe("image")
+    expect(kindOfType("video/3gpp")).toBe("video")
+    expect(kindOfType("audio/ogg")).toBe("audio")
+    expect(kindOfType("application/pdf")).toBe("document")
+  })
+})

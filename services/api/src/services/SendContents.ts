@@ -1,0 +1,145 @@
+/**
+ * What a send carries besides text and templates (README "Messages", "Media"): the file of a media
+ * kind (a stored media of the workspace, checked against the kind's types and limit, or a URL
+ * fetched once through the egress policy into a new media), a location, a reaction to a message
+ * of the same conversation, and the quoted message of `reply_to`. Resolved before anything is
+ * written, so a refused send leaves nothing behind.
+ */
+import { MediaRepo, MessagesRepo } from "@switchboard/db"
+import type { MediaRow } from "@switchboard/db"
+import { MEDIA_LIMIT_BYTES, MEDIA_TYPES, sendKind, ValidationError } from "@switchboard/domain"
+import type { MediaKind, Message, MessageMemberValue, sendFields, SendKind } from "@switchboard/domain"
+import { Effect, Option, type Schema } from "effect"
+import { MediaFetch } from "./MediaFetch.js"
+
+type SendFields = Schema.Struct.Type<typeof sendFields>
+
+/** The resolved content: the message's type, `text.body`, its member, its media and its quote. */
+export interface SendContent {
+  readonly type: SendKind
+  /** a file's caption ("" when none); text and templates keep their own */
+  readonly body: string | undefined
+  readonly member: MessageMemberValue | undefined
+  readonly media: Message["media"]
+  readonly replyTo: Message["context"]["reply_to"]
+}
+
+const invalid = (path: ReadonlyArray<string>, message: string, reason: string, extra: Record<string, unknown> = {}) =>
+  new ValidationError({ message, details: { reason, ...extra, issues: [{ path: [...path], message }] } })
+
+/** The number on the other side of a message: the conversation it belongs to, with its channel. */
+const counterpart = (m: Message) => m.direction === "outbound" ? m.to : m.from
+
+export class SendContents extends Effect.Service<SendContents>()("@switchboard/service-api/SendContents", {
+  effect: Effect.gen(function*() {
+    const mediaRepo = yield* MediaRepo
+    const messages = yield* MessagesRepo
+    const fetcher = yield* MediaFetch
+
+    /** A message of the conversation (`channelId`, `to`) the send goes to; 422 otherwise. */
+    const messageOfConversation = (
+      workspaceId: string,
+      id: string,
+      channelId: string,
+      to: string,
+      path: ReadonlyArray<string>
+    ) =>
+      Effect.gen(function*() {
+        const found = yield* messages.find(workspaceId, id)
+        if (Option.isNone(found) || found.value.channel_id !== channelId || counterpart(found.value) !== to) {
+          return yield* invalid(path, "Not a message of this conversation", "message_not_in_conversation")
+        }
+        return found.value
+      })
+
+    /** A stored media the kind can send: ready, of a type the kind takes, within its limit. */
+    const fileFor = (workspaceId: string, kind: MediaKind, row: MediaRow) =>
+      Effect.gen(function*() {
+        const path = [kind, "media_id"]
+        if (row.workspace_id !== workspaceId) return yield* invalid(path, "No such media", "media_not_found")
+        if (row.status !== "ready" || row.size_bytes === null || row.sha256 === null) {
+          return yield* invalid(path, `The media is ${row.status}`, "media_not_ready")
+        }
+        const types = MEDIA_TYPES[kind]
+        if (types !== null && !types.includes(row.mime_type)) {
+          return yield* invalid(path, `A ${kind} takes ${types.join(", ")}`, "media_type_unsupported")
+        }
+        if (row.size_bytes > MEDIA_LIMIT_BYTES[kind]) {
+          return yield* invalid(path, `A ${kind} is at most ${MEDIA_LIMIT_BYTES[kind]} bytes`, "media_too_large", {
+            limit_bytes: MEDIA_LIMIT_BYTES[kind]
+          })
+        }
+        return row
+      })
+
+    const resolve = Effect.fn("SendContents.resolve")(function*(
+      workspaceId: string,
+      channelId: string,
+      to: string,
+      body: SendFields
+    ) {
+      const type = sendKind(body)
+      const replyTo = body.reply_to === undefined
+        ? null
+        : (yield* messageOfConversation(workspaceId, body.reply_to, channelId, to, ["reply_to"])).id
+      const plain = { type, body: undefined, member: undefined, media: null, replyTo } satisfies SendContent
+      switch (type) {
+        case "text":
+        case "template":
+          return plain
+        case "location": {
+          const l = body.location!
+          return {
+            ...plain,
+            body: "",
+            member: { latitude: l.latitude, longitude: l.longitude, name: l.name ?? null, address: l.address ?? null }
+          }
+        }
+        case "reaction": {
+          const r = body.reaction!
+          const target = yield* messageOfConversation(workspaceId, r.message_id, channelId, to, [
+            "reaction",
+            "message_id"
+          ])
+          return { ...plain, body: "", member: { message_id: target.id, emoji: r.emoji } }
+        }
+        default: {
+          const kind = type
+          const given = body[kind]!
+          const row = given.media_id !== undefined
+            ? yield* Effect.flatMap(mediaRepo.find(workspaceId, given.media_id), (found) =>
+              Option.match(found, {
+                onNone: () => Effect.fail(invalid([kind, "media_id"], "No such media", "media_not_found")),
+                onSome: Effect.succeed
+              }))
+            : yield* fetcher.fetch(workspaceId, kind, given.url!)
+          const file = yield* fileFor(workspaceId, kind, row)
+          const caption = "caption" in given && typeof given.caption === "string" ? given.caption : null
+          const common = {
+            media_id: file.id as `med_${string}`,
+            mime_type: file.mime_type,
+            size_bytes: file.size_bytes,
+            sha256: file.sha256,
+            caption
+          }
+          const member: MessageMemberValue = kind === "document"
+            ? { ...common, filename: body.document?.filename ?? file.filename }
+            : kind === "audio"
+            ? { ...common, caption: null, voice: body.audio?.voice ?? false }
+            : kind === "sticker"
+            ? { ...common, caption: null }
+            : common
+          return {
+            ...plain,
+            body: caption ?? "",
+            member,
+            media: { id: file.id as `med_${string}`, status: "ready" as const, failure_reason: null }
+          }
+        }
+      }
+    })
+
+    return { resolve } as const
+  }),
+  dependencies: [MediaRepo.Default, MessagesRepo.Default, MediaFetch.Default]
+}) {}
