@@ -1,5 +1,5 @@
 /**
- * Contact import throughput (README "Contact imports"): a 50 000-row file with national numbers,
+ * Contact import throughput (docs/API.md "Contact imports"): a 50 000-row file with national numbers,
  * a BOM, quoted multi-line fields, 37 bad rows and 500 repeats, stored as the API stores it and
  * run by the import worker in this process (parse + batches of 1000) on a fresh database. Reports
  * wall time, rows/s, this process's CPU per row, how often progress was seen moving, and checks

@@ -1,5 +1,5 @@
 /**
- * The dependency rules between workspace packages (README "Architecture"), checked on the
+ * The dependency rules between workspace packages (docs/ARCHITECTURE.md "Architecture"), checked on the
  * sources: every import of a workspace package from `packages/*\/src` or `services/*\/src` must
  *
  * - be declared in the importing package's `package.json` `dependencies`, and
@@ -9,7 +9,7 @@
  * Declared dependencies must follow the same direction. And (`checkSources`):
  *
  * - no `any` in `packages/*\/src` and `services/*\/src` (a row, an event or an endpoint has a
- *   type; see README "Architecture"), and
+ *   type; see docs/ARCHITECTURE.md "Architecture"), and
  * - no file in `packages/*\/src` over 350 lines unless its header comment says why, in a line
  *   starting `Over 350 lines` (e.g. packages/providers/src/qr/QrConnection.ts).
  *
@@ -236,7 +236,9 @@ export const checkSources = (workspace: ReadonlyArray<WorkspacePackage>): Readon
       if (lines[lines.length - 1] === "") lines.pop()
       codeOf(file.text).split("\n").forEach((line, index) => {
         if (ANY.test(line)) {
-          violations.push(`${file.path}:${index + 1}: uses \`any\` (give it a type; see README "Architecture")`)
+          violations.push(
+            `${file.path}:${index + 1}: uses \`any\` (give it a type; see docs/ARCHITECTURE.md "Architecture")`
+          )
         }
       })
       if (lines.length > MAX_LINES && pkg.dir.startsWith("packages/")) {
@@ -290,7 +292,9 @@ if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(resolve(p
   const workspace = scan(root)
   const violations = [...check(workspace), ...checkSources(workspace)]
   if (violations.length > 0) {
-    console.error(`check-deps: ${violations.length} violation(s) of the package rules (README "Architecture"):`)
+    console.error(
+      `check-deps: ${violations.length} violation(s) of the package rules (docs/ARCHITECTURE.md "Architecture"):`
+    )
     for (const line of violations) console.error(`  ${line}`)
     process.exit(1)
   }

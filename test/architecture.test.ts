@@ -97,12 +97,12 @@ describe("package sources", () => {
       pkg("@switchboard/service-api", "services/api", {}, { "Out.ts": `export const k: any = 1` })
     ])
     assert.deepStrictEqual(violations, [
-      `packages/domain/src/Loose.ts:1: uses \`any\` (give it a type; see README "Architecture")`,
-      `packages/domain/src/Loose.ts:2: uses \`any\` (give it a type; see README "Architecture")`,
-      `packages/domain/src/Loose.ts:3: uses \`any\` (give it a type; see README "Architecture")`,
-      `packages/domain/src/Loose.ts:4: uses \`any\` (give it a type; see README "Architecture")`,
+      `packages/domain/src/Loose.ts:1: uses \`any\` (give it a type; see docs/ARCHITECTURE.md "Architecture")`,
+      `packages/domain/src/Loose.ts:2: uses \`any\` (give it a type; see docs/ARCHITECTURE.md "Architecture")`,
+      `packages/domain/src/Loose.ts:3: uses \`any\` (give it a type; see docs/ARCHITECTURE.md "Architecture")`,
+      `packages/domain/src/Loose.ts:4: uses \`any\` (give it a type; see docs/ARCHITECTURE.md "Architecture")`,
       // services are held to the same rule
-      `services/api/src/Out.ts:1: uses \`any\` (give it a type; see README "Architecture")`
+      `services/api/src/Out.ts:1: uses \`any\` (give it a type; see docs/ARCHITECTURE.md "Architecture")`
     ])
   })
 

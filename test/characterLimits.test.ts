@@ -1,5 +1,5 @@
 /**
- * Every character limit of the contract counts Unicode code points (README "API"): an emoji
+ * Every character limit of the contract counts Unicode code points (docs/API.md): an emoji
  * outside the Basic Multilingual Plane is one character, though JavaScript sees two UTF-16 units.
  * Each limit is tried at its boundary with such characters: exactly the limit is taken, one more
  * is 422 naming the member.

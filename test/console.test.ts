@@ -1,5 +1,5 @@
 /**
- * The console (README "Console") in a real Chromium against the whole app and the fake WhatsApp
+ * The console (docs/CONSOLE.md "Console") in a real Chromium against the whole app and the fake WhatsApp
  * server with real Baileys: sign in, channels, QR pairing seen as an SVG and scanned by the fake
  * phone, messages moving to `read` with their timeline, a failed webhook delivery replayed, a
  * keyboard-only path and a phone-sized screen. Every request stays on the origin; no CSP violation.

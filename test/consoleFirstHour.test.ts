@@ -1,5 +1,5 @@
 /**
- * The console's first hour (README "Console") in a real Chromium against the whole app: nothing
+ * The console's first hour (docs/CONSOLE.md "Console") in a real Chromium against the whole app: nothing
  * of a session before sign-in, the API's wording for a wrong password, API keys (secret shown
  * once, revoked), a sandbox session with a verified recipient, a send, an inbound message answered
  * from the inbox (read marker, notes, assignment, close and reopen), a webhook endpoint, contacts

@@ -1,5 +1,5 @@
 /**
- * The console (README "Console") when nobody scans: the page counts down, says the code expired,
+ * The console (docs/CONSOLE.md "Console") when nobody scans: the page counts down, says the code expired,
  * and "New code" starts pairing again with a fresh code. Its own app (short-lived codes) and browser.
  */
 import { assert, describe, layer } from "@effect/vitest"

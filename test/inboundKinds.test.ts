@@ -1,5 +1,5 @@
 /**
- * Inbound messages of every kind (README "Messages", "Media"), through the sandbox's simulated
+ * Inbound messages of every kind (docs/API.md "Messages", "Media"), through the sandbox's simulated
  * network and the typed client: each kind recorded with its member, visible in GET /v1/messages,
  * delivered by a signed webhook with its real `type`; a file's bytes stored before
  * `message.received` and served byte-identical (Range, ETag); another workspace gets 404.

@@ -1,5 +1,5 @@
 /**
- * The API key cache across processes (README "API"): two api nodes and a runner on one Postgres
+ * The API key cache across processes (docs/API.md): two api nodes and a runner on one Postgres
  * and one Redis, with a 10-minute cache TTL so only an invalidation can explain a refusal. A key
  * used on both nodes (both cache it) and revoked through node A is refused by node B at once; a
  * workspace suspended through the operator CLI is refused by both. Real Postgres and Redis only.

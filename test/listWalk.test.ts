@@ -1,6 +1,6 @@
 /**
  * Every list route of the served OpenAPI document answers the list envelope and pages with
- * `limit` and `after` (README "API"): walked with `limit=1`, following `page.next_cursor` to the
+ * `limit` and `after` (docs/API.md): walked with `limit=1`, following `page.next_cursor` to the
  * end, it yields each item once, in the order one page of 100 shows. A new list route needs a
  * fixture below (the test fails on a list it cannot fill), so the next one cannot regress.
  */

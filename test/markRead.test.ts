@@ -1,5 +1,5 @@
 /**
- * Marking inbound messages read (README "Conversations"): `POST /v1/messages/{id}/read` marks the
+ * Marking inbound messages read (docs/API.md "Conversations"): `POST /v1/messages/{id}/read` marks the
  * message and every unread inbound one before it (`read_at`), moves the conversation's marker up
  * to it and no further; idempotent; 409 on an outbound message. The conversation read route marks
  * all of them. Through the sandbox and the typed client.

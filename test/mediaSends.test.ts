@@ -1,5 +1,5 @@
 /**
- * Sends of every kind beyond text (README "Messages", "Media") through the sandbox and the typed
+ * Sends of every kind beyond text (docs/API.md "Messages", "Media") through the sandbox and the typed
  * client: files by `media_id` (uploaded with `POST /v1/media`) or by `url` (fetched once through
  * the egress policy), locations, reactions and quoted replies, on `POST /v1/messages` and on
  * conversation replies; each dispatched and delivered like a text. Refusals: more than one kind,

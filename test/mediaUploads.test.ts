@@ -1,5 +1,5 @@
 /**
- * `POST /v1/media` (README "Media"): the raw body streamed into storage, the kind's limit enforced
+ * `POST /v1/media` (docs/API.md "Media"): the raw body streamed into storage, the kind's limit enforced
  * while it streams (413 with `details.limit_bytes`), the type checked from the bytes (422), an
  * `Idempotency-Key` replayed, and hostile uploads (wrong type, oversized, truncated, slow) leave
  * nothing stored. The bytes come back byte-identical from `GET /v1/media/{id}/content`.

@@ -1,5 +1,5 @@
 /**
- * No refusal repeats what the client sent (README "Errors"): a marker placed in every place a
+ * No refusal repeats what the client sent (docs/API.md "Errors"): a marker placed in every place a
  * client chooses text (path members, query names and values, unknown members, keys of
  * `metadata`/`attributes`/`variables`, duplicate members, extra path segments, template
  * placeholders, variables and slugs) never comes back in an error, on any route. The only client

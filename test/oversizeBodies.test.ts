@@ -1,5 +1,5 @@
 /**
- * A 413 a client can read (README "API", hostile input): a body over `MAX_BODY_BYTES` is answered
+ * A 413 a client can read (docs/API.md, hostile input): a body over `MAX_BODY_BYTES` is answered
  * 413 `PAYLOAD_TOO_LARGE` with `Connection: close`, and the server keeps reading and discarding
  * what the client still sends, for a bounded time and size, before it closes ("lingering close").
  * Closing at once would reset the connection under a client that is still writing, and its

@@ -1,5 +1,5 @@
 /**
- * A path is routed as it is (README "API", hostile input): a raw `;` or `#`, or any character a
+ * A path is routed as it is (docs/API.md, hostile input): a raw `;` or `#`, or any character a
  * path segment may not hold unencoded, is 404 `NOT_FOUND` in the envelope on every route, before
  * any action runs; `%3B` stays part of its segment. The router underneath cuts a path at `;` and
  * `#`, so `DELETE /v1/contact-groups/{g};x=1/members/{c}` used to delete the whole group.

@@ -1,5 +1,5 @@
 /**
- * Production refuses unsafe settings (README "Running in production"): real processes, started as
+ * Production refuses unsafe settings (docs/CONFIGURATION.md "Running in production"): real processes, started as
  * an operator would start them.
  */
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"

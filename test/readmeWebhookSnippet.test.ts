@@ -1,5 +1,5 @@
 /**
- * docs/WEBHOOKS.md (README "Webhooks") shows a plain-Node verifier: extracted from the README as written, it must
+ * docs/WEBHOOKS.md (docs/WEBHOOKS.md "Webhooks") shows a plain-Node verifier: extracted from the README as written, it must
  * accept what the service signs (one secret, or two during a rotation) and refuse the rest.
  */
 import { assert, describe, it } from "@effect/vitest"

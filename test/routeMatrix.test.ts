@@ -105,7 +105,7 @@ describe("authentication of every route", () => {
         const key = yield* createKey(user, { scopes: [...SCOPES] })
         const sessionOnly = routes.filter((r) => r.sessionOnly)
         assert.isAbove(sessionOnly.length, 0)
-        // QR pairing is for a signed-in user (README "QR channels"): no route under qr/ takes a key
+        // QR pairing is for a signed-in user (docs/QR-CHANNELS.md "QR channels"): no route under qr/ takes a key
         const qr = routes.filter((r) => r.path.includes("/qr/"))
         assert.deepStrictEqual(
           qr.map((r) => r.path.split("/").pop()).sort(),

@@ -1,6 +1,6 @@
 /**
  * What a send costs the database in statements (each one a round trip through the SQL client), and
- * the plan's contacts limit on a send to a new number (README "Contacts"), which the send's one
+ * the plan's contacts limit on a send to a new number (docs/API.md "Contacts"), which the send's one
  * write statement enforces.
  */
 import { HttpServerRequest } from "@effect/platform"
@@ -25,7 +25,7 @@ const recording = Statement.setTransformer((statement, _sql, refs) => {
 })
 
 /**
- * The statements of one send. Left out: authentication's read (cached for seconds, README "API key
+ * The statements of one send. Left out: authentication's read (cached for seconds, docs/API.md "API key
  * cache") and the renewal of the key's claim, a timer that fires only in a request running longer
  * than a few seconds (a loaded machine).
  */

@@ -1,5 +1,5 @@
 /**
- * A green run reads clean (README "Tests"): app log lines and library stacks printed while a test
+ * A green run reads clean (docs/TESTING.md "Tests"): app log lines and library stacks printed while a test
  * file runs go to `.tmp/test-logs/<file>.log`, not the terminal; `TEST_LOGS=1` shows them.
  */
 import { assert, describe, it } from "@effect/vitest"

@@ -1,5 +1,5 @@
 /**
- * Traces across processes (README "Tracing"): an api node and a runner on real Postgres, both
+ * Traces across processes (docs/CONFIGURATION.md "Tracing"): an api node and a runner on real Postgres, both
  * exporting to an in-test OTLP/HTTP collector (JSON). One sandbox send is ONE trace: the HTTP
  * request and its SQL on the api node, the `Wake` to the channel's entity, and the dispatch on
  * the runner. Probes are not traced; no span carries a credential or the recipient's number; the

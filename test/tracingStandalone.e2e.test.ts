@@ -1,5 +1,5 @@
 /**
- * `npm start` with tracing (README "Tracing"): the standalone process on its embedded database,
+ * `npm start` with tracing (docs/CONFIGURATION.md "Tracing"): the standalone process on its embedded database,
  * exporting to an in-test collector, makes one trace of a send from the HTTP request through the
  * `Wake` to the dispatch, all in one process, and writes its id into the request's log lines.
  */

@@ -1,5 +1,5 @@
 /**
- * An id that names nothing is 404 with the resource's not-found code (README "Errors"), whether
+ * An id that names nothing is 404 with the resource's not-found code (docs/API.md "Errors"), whether
  * it is well formed or not: `GET /v1/messages/msg_123` answers what a well-formed unknown message
  * id answers, and so does a body reference like `channel_id: "ch_unknown"`. A value that is not a
  * string where an id is expected stays 422.

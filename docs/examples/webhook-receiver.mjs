@@ -1,5 +1,5 @@
 // A webhook receiver for trying Switchboard out (README "Quickstart"): verifies each delivery's
-// signature with WEBHOOK_SECRET (README "Webhooks") and prints one line per event.
+// signature with WEBHOOK_SECRET (docs/WEBHOOKS.md "Webhooks") and prints one line per event.
 //   WEBHOOK_SECRET=whsec_... RECEIVER_PORT=4000 node docs/examples/webhook-receiver.mjs
 import { createHmac, timingSafeEqual } from "node:crypto"
 import { createServer } from "node:http"

@@ -1,5 +1,5 @@
 /**
- * A real Chromium for the console's tests (README "Console"): Debian's `/usr/bin/chromium` (or
+ * A real Chromium for the console's tests (docs/CONSOLE.md "Console"): Debian's `/usr/bin/chromium` (or
  * `CHROMIUM_PATH`) driven by the pinned `playwright-core`, which never downloads a browser. No
  * browser is a failure, never a skip. Pages record every request and every CSP violation.
  */

@@ -237,7 +237,7 @@ export const refuses = (schema: AnySchema, value: unknown) =>
   Either.isLeft(Schema.decodeUnknownEither(schema, { errors: "first" })(value))
 
 /**
- * Whether the schema refuses `value` only because ids in it name nothing (README "Errors": the
+ * Whether the schema refuses `value` only because ids in it name nothing (docs/API.md "Errors": the
  * resource's 404, not a 422), judged like the server: the first issue, the "undefined" branch of
  * an optional member aside.
  */

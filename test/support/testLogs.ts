@@ -1,5 +1,5 @@
 /**
- * A green run reads clean (README "Tests"): what the code under test prints while a test file
+ * A green run reads clean (docs/TESTING.md "Tests"): what the code under test prints while a test file
  * runs (app log lines, a library's warning, the stack of an error a library handles and reports
  * with `console.error`, such as ioredis' "Unhandled error event") goes to that file's own log,
  * `.tmp/test-logs/<test file>.log`, instead of the terminal. `TEST_LOGS=1` prints it as before.

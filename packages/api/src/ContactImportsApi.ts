@@ -1,4 +1,4 @@
-/** Contact imports (README "Contact imports"). */
+/** Contact imports (docs/API.md "Contact imports"). */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import {
   ContactImport,

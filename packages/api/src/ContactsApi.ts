@@ -1,4 +1,4 @@
-/** Contacts, tags and groups (README "Contacts"). */
+/** Contacts, tags and groups (docs/API.md "Contacts"). */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import {
   characterCount,

@@ -1,7 +1,7 @@
 /**
  * The member names the contract declares (`to`, `text`, `body`, `channel_id`, ...), collected once
  * from every operation's body, path, query and header schemas. Error paths name a member only when
- * it is one of these (README "Errors"): any other name in a request (an unknown member, a key of
+ * it is one of these (docs/API.md "Errors"): any other name in a request (an unknown member, a key of
  * `metadata`, `attributes` or `variables`) is text the client chose, and is never repeated back.
  */
 import { HttpApi } from "@effect/platform"

@@ -1,5 +1,5 @@
 /**
- * Conversations (README "Conversations"): the inbox of threads per (channel, contact), replies,
+ * Conversations (docs/API.md "Conversations"): the inbox of threads per (channel, contact), replies,
  * internal notes, assignment, close and reopen. Scopes: reading needs `messages.read`; anything
  * that changes a conversation or sends (reply, notes, PATCH, the read marker) needs
  * `messages.send` (the key scopes have no `conversations.*`).

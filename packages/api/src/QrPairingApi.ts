@@ -54,7 +54,7 @@ export const EventStream = Schema.String.pipe(
 
 const ChannelPath = Schema.Struct({ channelId: IdRef("ch") })
 
-/** The frames of `qr/stream`, every one of them (README "QR channels"): no other `event:` name is sent. */
+/** The frames of `qr/stream`, every one of them (docs/QR-CHANNELS.md "QR channels"): no other `event:` name is sent. */
 export const QR_STREAM_EVENTS = ["snapshot", "qr.updated", "qr.state", "qr.expired"] as const
 
 /** Where a QR channel stands against its rolling 24 h safety cap. */

@@ -105,7 +105,7 @@ export const workspaceOptional = <
 >(endpoint: Endpoint<Name, Method, Path, UrlParams, Payload, Headers, Success, Error, R, RE>) =>
   endpoint.annotate(WorkspaceOptional, true)
 
-/** The HTTP rate limit rule (README "API", column "Rate limit rule") an endpoint counts against, by name. */
+/** The HTTP rate limit rule (docs/API.md, column "Rate limit rule") an endpoint counts against, by name. */
 export class RateLimitRule extends Context.Reference<RateLimitRule>()("@switchboard/api/RateLimitRule", {
   defaultValue: (): string | null => null
 }) {}

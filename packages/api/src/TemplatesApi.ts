@@ -1,5 +1,5 @@
 /**
- * Templates (README "Templates"). Reading and writing templates both need `templates.manage`
+ * Templates (docs/API.md "Templates"). Reading and writing templates both need `templates.manage`
  * (the scope list has no `templates.read`: a key that sends by slug needs no read access, the
  * send's errors name what is missing). The test-send is a real send: it also needs `messages.send`.
  */

@@ -1,5 +1,5 @@
 /**
- * WhatsApp LIDs (README "Contacts"): contacts known by LID alone, the LID <-> phone number
+ * WhatsApp LIDs (docs/API.md "Contacts"): contacts known by LID alone, the LID <-> phone number
  * mappings WhatsApp reveals per channel, and the merge of a LID contact into the phone number's
  * contact once the mapping is known (its conversations, messages, notes and group memberships move
  * over; a conversation on a channel where both had one is folded into the phone contact's).

@@ -1,5 +1,5 @@
 /**
- * Media rows (`media`, README "Media"). An inbound file's row is also its durable download job:
+ * Media rows (`media`, docs/API.md "Media"). An inbound file's row is also its durable download job:
  * `pending` with the provider's `source`, claimed by the media worker (`claimed_at`, one attempt
  * counted), settled `ready` or `failed`, or given back for a later attempt. A claim left by a
  * runner that died is released when the worker starts again (it is a cluster singleton: while it

@@ -1,5 +1,5 @@
 /**
- * Where the bytes of media live (README "Media"). This store keeps them in Postgres (embedded and
+ * Where the bytes of media live (docs/API.md "Media"). This store keeps them in Postgres (embedded and
  * real alike), in `media_chunks` rows of `CHUNK_BYTES`: a write consumes a stream chunk by chunk
  * (hashing and counting as it goes, refusing past the limit while streaming), a read streams the
  * chunks a byte range needs, one at a time. Nothing ever holds a whole file in memory, so a

@@ -230,7 +230,7 @@ export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/d
       readonly providerMessageId?: string | undefined
       /** a template send: the template and the values `body` was rendered with */
       readonly template?: { readonly id: string; readonly slug: string; readonly variables: Record<string, string> }
-      /** inbound of another kind than text: its type and member (README "Messages") */
+      /** inbound of another kind than text: its type and member (docs/API.md "Messages") */
       readonly type?: MessageType | undefined
       readonly content?: MessageMemberValue | undefined
       readonly replyTo?: string | null | undefined

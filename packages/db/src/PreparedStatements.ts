@@ -4,7 +4,7 @@
  * `@effect/sql-pg` sends every statement unnamed, so Postgres parses, analyses and plans it on
  * every execution. For our one-statement writes (a message's move with its timeline row, event and
  * webhook fan-out; a send's writes) that planning is a large share of what the database spends on
- * them (README "Prepared statements"). This `pg` client class counts, per connection, how often it
+ * them (docs/ARCHITECTURE.md "Prepared statements"). This `pg` client class counts, per connection, how often it
  * has been given each statement text; from the `threshold`-th time on it sends that text as a
  * named statement, which Postgres parses once per connection and, after a few executions, runs
  * with a cached generic plan when that plan is no worse than planning each time. The same rule

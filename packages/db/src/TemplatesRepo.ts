@@ -1,4 +1,4 @@
-/** Templates of a workspace (README "Templates"). SQL only: the rules are the Templates use-cases'. */
+/** Templates of a workspace (docs/API.md "Templates"). SQL only: the rules are the Templates use-cases'. */
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Category, Template, TemplateStatus } from "@switchboard/domain"
 import type { CursorPosition, VariableDeclaration } from "@switchboard/domain"

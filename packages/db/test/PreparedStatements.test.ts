@@ -1,6 +1,6 @@
 /**
  * Statements run again and again become named, server-side prepared statements on their
- * connection (README "Prepared statements"): from the threshold-th run on, once each, with the
+ * connection (docs/ARCHITECTURE.md "Prepared statements"): from the threshold-th run on, once each, with the
  * same answers; never with the threshold at 0; and a statement whose result type a migration
  * changed under a live pool keeps answering. Through the real SqlClient layer, in both modes.
  */

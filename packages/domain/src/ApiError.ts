@@ -1,5 +1,5 @@
 /**
- * The error envelope (README "API") as typed errors.
+ * The error envelope (docs/API.md) as typed errors.
  *
  * Every error on the wire is `{"error":{"code","message","details"}}` with `details` always an
  * object. `ApiError<Self>()(tag, { code, status })` builds a `Schema.TaggedError`

@@ -1,6 +1,6 @@
 /**
  * What the contract calls a character, for every limit it states ("at most 4 096 characters"):
- * one Unicode code point, whatever its UTF-16 length (README "API"). An emoji outside the Basic
+ * one Unicode code point, whatever its UTF-16 length (docs/API.md). An emoji outside the Basic
  * Multilingual Plane counts 1, as JSON Schema's `maxLength` counts it, not the 2 UTF-16 units
  * JavaScript's `length` sees. Every request schema states its limits with these filters.
  */

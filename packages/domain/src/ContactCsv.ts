@@ -1,5 +1,5 @@
 /**
- * Contact import files (README "Contact imports"): a CSV with a header row; `phone_number`,
+ * Contact import files (docs/API.md "Contact imports"): a CSV with a header row; `phone_number`,
  * `name` and `email` columns, any other column an attribute. Pure: the API counts rows with it
  * and the import worker turns each row into a contact or a reasoned failure. Errors never carry
  * a cell's value.
@@ -83,7 +83,7 @@ const normalizeRow = (
         : "Not a possible phone number (a national number needs default_country)"
     )
   }
-  // the API's own rules for a contact (README "Contacts"): a row the API would refuse fails
+  // the API's own rules for a contact (docs/API.md "Contacts"): a row the API would refuse fails
   const problem = contactFieldProblem({ name, email, attributes })
   if (problem !== undefined) return fail(problem.column, problem.code, problem.message)
   return { _tag: "Valid", row, line, phone: parsed.number, name, email, attributes }

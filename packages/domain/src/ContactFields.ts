@@ -1,5 +1,5 @@
 /**
- * The rules of a contact's fields, whatever the door it comes through (README "Contacts"): the
+ * The rules of a contact's fields, whatever the door it comes through (docs/API.md "Contacts"): the
  * API's request schemas are built from them, and a contact import checks each row with them, so
  * a contact an import creates can always be sent back through `PATCH` as it is. Limits count
  * characters as code points (`Characters.ts`).

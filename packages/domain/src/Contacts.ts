@@ -1,4 +1,4 @@
-/** The address book's records (README "Contacts"): contacts, groups and tag counts. */
+/** The address book's records (docs/API.md "Contacts"): contacts, groups and tag counts. */
 import { Schema } from "effect"
 import { Id } from "./Ids.js"
 import { E164, Timestamp } from "./Schemas.js"

@@ -1,5 +1,5 @@
 /**
- * Which events a conversation's changes report (README "Conversations"). A conversation is
+ * Which events a conversation's changes report (docs/API.md "Conversations"). A conversation is
  * `open` or `closed`; there is one per (channel, contact) for good: a message to or from the
  * contact of a closed one reopens the same conversation. Each change reports exactly one event:
  * the status (`conversation.closed` / `.reopened`), the assignee (`conversation.assigned`), or

@@ -1,5 +1,5 @@
 /**
- * Conversations and their notes as they appear on the wire (README "Conversations"). Which
+ * Conversations and their notes as they appear on the wire (docs/API.md "Conversations"). Which
  * events their changes report is in `ConversationStateMachine.ts`.
  */
 import { Schema } from "effect"

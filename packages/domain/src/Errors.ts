@@ -1,5 +1,5 @@
 /**
- * Every error code of the API (README "Errors"), transport errors included, declared once with its
+ * Every error code of the API (docs/API.md "Errors"), transport errors included, declared once with its
  * HTTP status. Endpoints list the ones they can return; the OpenAPI document shows them.
  */
 import { Schema } from "effect"

@@ -51,7 +51,7 @@ export const MessageReceivedData = Schema.Struct({
   contact_id: Id("cnt"),
   channel_id: Id("ch"),
   direction: Schema.Literal("inbound"),
-  /** the message's kind (README "Messages") */
+  /** the message's kind (docs/API.md "Messages") */
   type: MessageType,
   /**
    * file types only: `ready` (the bytes are stored: `GET /v1/media/{id}/content`) or `failed`
@@ -142,7 +142,7 @@ export const ContactData = Schema.Struct({
   contact_id: Id("cnt"),
   /**
    * `contact.updated` of a merge only: the contact known by WhatsApp's LID alone that was folded
-   * into this one once WhatsApp revealed its number (it no longer exists; README "Contacts")
+   * into this one once WhatsApp revealed its number (it no longer exists; docs/API.md "Contacts")
    */
   merged_contact_id: Schema.optional(Id("cnt")),
   /** `contact.updated` by WhatsApp's LID mapping only: the members that changed */

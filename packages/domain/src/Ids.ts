@@ -45,7 +45,7 @@ export const Id = <const P extends IdPrefix>(prefix: P) =>
     })
   )
 
-/** The refusal of an id reference that is not well formed: it names nothing (README "Errors"). */
+/** The refusal of an id reference that is not well formed: it names nothing (docs/API.md "Errors"). */
 export const unknownIdMessage = (prefix: IdPrefix): string =>
   `Names nothing: expected an id of the form ${prefix}_ followed by 26 ULID characters`
 
@@ -58,7 +58,7 @@ export const unknownIdPrefix = (message: string): IdPrefix | undefined => UNKNOW
  * An id as a request names an object: a path segment, a body reference (`channel_id`), a filter
  * whose unknown value is a 404. Decodes like `Id`, but a string that is not well formed is
  * refused with `unknownIdMessage`, which the API answers with the resource's 404, the same as a
- * well-formed id that names nothing (README "Errors": as Stripe answers "No such ..." for any id).
+ * well-formed id that names nothing (docs/API.md "Errors": as Stripe answers "No such ..." for any id).
  * A value that is not a string stays 422.
  */
 export const IdRef = <const P extends IdPrefix>(prefix: P) => {

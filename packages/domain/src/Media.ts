@@ -1,5 +1,5 @@
 /**
- * Stored media (README "Media"): the bytes of an inbound image, voice note, document, ... kept
+ * Stored media (docs/API.md "Media"): the bytes of an inbound image, voice note, document, ... kept
  * `MEDIA_RETENTION_DAYS` and served by `GET /v1/media/{id}/content`. `pending` while the bytes
  * are fetched from the provider; `ready` once stored; `failed` (with `failure_reason`) when they
  * could not be fetched after bounded retries; `expired` once retention purged the bytes.

@@ -1,6 +1,6 @@
 /**
  * What an uploaded file is, decided from its first bytes rather than from the `Content-Type` the
- * client declared (README "Media"): a small table of signatures for exactly the types the media
+ * client declared (docs/API.md "Media"): a small table of signatures for exactly the types the media
  * kinds take (`MEDIA_TYPES`), so a `.exe` announced as `image/jpeg` is refused before it is stored
  * or sent. Documents take any type: their bytes are not checked. Pure functions, no I/O.
  */

@@ -1,5 +1,5 @@
 /**
- * The kinds of message real WhatsApp traffic carries (README "Messages", "Media"): the `type` of a message, the member named after it on the message record,
+ * The kinds of message real WhatsApp traffic carries (docs/API.md "Messages", "Media"): the `type` of a message, the member named after it on the message record,
  * and the provider-neutral form in which a provider reports an inbound message before its media
  * are stored (`InboundContent`). Providers (QR/Baileys, sandbox) translate what they hear into
  * `InboundContent`; `InboundMessages` records it. Nothing a provider hears is dropped unseen: what

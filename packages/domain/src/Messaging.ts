@@ -193,7 +193,7 @@ const SendReaction = StrictStruct({
   emoji: Schema.String.pipe(Schema.maxLength(32, { message: () => "Expected one emoji" }))
 }).annotations({ identifier: "SendReaction" })
 
-/** The kinds a send can carry: exactly one per request (README "Messages"). */
+/** The kinds a send can carry: exactly one per request (docs/API.md "Messages"). */
 export const SEND_KINDS = [
   "text",
   "template",

@@ -46,7 +46,7 @@ export const Cursor = Schema.transformOrFail(
 
 const LIMIT_MESSAGE = "Expected an integer between 1 and 100"
 
-/** The transformation's own message would quote the submitted text: never echoed (README "API"). */
+/** The transformation's own message would quote the submitted text: never echoed (docs/API.md). */
 export const Limit = Schema.NumberFromString.annotations({ message: () => LIMIT_MESSAGE }).pipe(
   Schema.int({ message: () => LIMIT_MESSAGE }),
   Schema.between(1, MAX_LIMIT, { message: () => LIMIT_MESSAGE })

@@ -1,6 +1,6 @@
 /**
- * `POST /v1/sandbox/sessions/{id}/inbound` (README "Messages"): what the simulated network delivers
- * to the session's number, of every kind a real provider reports (README "Messages"): exactly one
+ * `POST /v1/sandbox/sessions/{id}/inbound` (docs/API.md "Messages"): what the simulated network delivers
+ * to the session's number, of every kind a real provider reports (docs/API.md "Messages"): exactly one
  * of the kind members, optionally quoting a message of the session's channel (`reply_to`).
  */
 import { Schema } from "effect"

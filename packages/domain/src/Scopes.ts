@@ -18,7 +18,7 @@ export const SCOPES = [
 
 /**
  * Scopes no route requires yet: campaigns and automations are not built. Keys get them by default
- * so a key made today keeps working when those routes arrive (README "API").
+ * so a key made today keeps working when those routes arrive (docs/API.md).
  */
 export const RESERVED_SCOPES: ReadonlyArray<Scope> = ["campaigns.read", "campaigns.manage", "automations.manage"]
 

@@ -2,7 +2,7 @@
  * Whether a channel can take a send of some message type, decided from the provider's capability
  * snapshot (`message_types` of `GET /v1/channels/{id}/capabilities`). A channel whose provider
  * lacks the type refuses the send with 409 `CHANNEL_CAPABILITY_UNAVAILABLE` and
- * `details.reason = "message_type_unsupported"` (README "API"); the send path asks this one rule
+ * `details.reason = "message_type_unsupported"` (docs/API.md); the send path asks this one rule
  * for every kind it accepts, media kinds included.
  */
 import type { MessageType } from "./MessageContent.js"

@@ -1,6 +1,6 @@
 /**
  * Template bodies, pure: the placeholder grammar, the check of declared against used variables,
- * and the one-pass renderer (README "Templates"; the OpenAPI description of `Template`).
+ * and the one-pass renderer (docs/API.md "Templates"; the OpenAPI description of `Template`).
  *
  * Grammar: a placeholder is `{{name}}` with `name` matching `^[a-z][a-z0-9_]{0,63}$`, no spaces
  * inside the braces. Any `{{` opens a placeholder that must be well formed; a `}}` that closes no

@@ -1,5 +1,5 @@
 /**
- * Templates on the wire (README "Templates"): the resource, its requests, and the value rules
+ * Templates on the wire (docs/API.md "Templates"): the resource, its requests, and the value rules
  * providers impose on rendered text. The grammar and the renderer are in `TemplateBody.ts`.
  */
 import { Schema } from "effect"

@@ -1,5 +1,5 @@
 /**
- * The 404 of an id that names nothing, by kind (README "Errors"): the code and `details.resource`
+ * The 404 of an id that names nothing, by kind (docs/API.md "Errors"): the code and `details.resource`
  * a lookup of a well-formed unknown id answers, which a request naming an id that is not even
  * well formed (`msg_123`, `channel_id: "ch_unknown"`) answers too.
  */

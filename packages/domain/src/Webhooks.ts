@@ -17,7 +17,7 @@ export const EndpointStatus = Schema.Literal("active", "paused", "disabled")
 export type EndpointStatus = typeof EndpointStatus.Type
 
 /**
- * The statuses from which a client's PATCH may set `to` (README "Webhooks"): `active` and
+ * The statuses from which a client's PATCH may set `to` (docs/WEBHOOKS.md "Webhooks"): `active` and
  * `paused` move freely between each other; a `disabled` endpoint (20 consecutive failures) only
  * goes back to `active`, which clears its failure counter. Pausing it would keep the counter and
  * hide why it stopped.

@@ -18,7 +18,7 @@ export const Wake = Rpc.make("Wake", {
 })
 
 /**
- * Simulated networks only: someone writes to the channel's number (any kind, README "Messages";
+ * Simulated networks only: someone writes to the channel's number (any kind, docs/API.md "Messages";
  * `quoted_provider_message_id`: the message it quotes). Answers false when the channel cannot simulate it.
  */
 export const SimulateInbound = Rpc.make("SimulateInbound", {
@@ -27,7 +27,7 @@ export const SimulateInbound = Rpc.make("SimulateInbound", {
 })
 
 /**
- * Read receipts for inbound messages the business read (README "Conversations"): answers false
+ * Read receipts for inbound messages the business read (docs/API.md "Conversations"): answers false
  * when the channel has no connection now or its provider has no read receipts.
  */
 export const MarkRead = Rpc.make("MarkRead", {

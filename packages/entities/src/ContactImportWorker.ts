@@ -1,5 +1,5 @@
 /**
- * A cluster singleton that runs contact imports (README "Contact imports"). The job rows are the
+ * A cluster singleton that runs contact imports (docs/API.md "Contact imports"). The job rows are the
  * queue: it claims the oldest unfinished import (one a dead runner left `running` included) and
  * works through its rows from `processed_rows` in batches of `BATCH_ROWS`. Each batch is one
  * transaction: its contacts (one `INSERT ... ON CONFLICT`), memberships and the import's counts

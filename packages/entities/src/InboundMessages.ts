@@ -1,5 +1,5 @@
 /**
- * The use-case of a message a provider reports from a contact (README "Messages"): the contact and
+ * The use-case of a message a provider reports from a contact (docs/API.md "Messages"): the contact and
  * the conversation (created when new, reopened when closed), the message (`delivered`, inbound,
  * of its kind, with the message it quotes or reacts to resolved to our id) in one transaction.
  * A message without a file emits `message.received` in that transaction; a message with one
@@ -40,7 +40,7 @@ export const mediaRetentionDays = Config.integer("MEDIA_RETENTION_DAYS").pipe(
 )
 
 /**
- * What a text-only client reads in `text.body` for each kind (README "Messages"): the text, a
+ * What a text-only client reads in `text.body` for each kind (docs/API.md "Messages"): the text, a
  * caption, an edit's new text; "" for the rest.
  */
 export const textOf = (body: InboundBody): string => {

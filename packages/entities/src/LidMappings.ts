@@ -1,6 +1,6 @@
 /**
  * What WhatsApp reveals of a LID (its private id of a user) and the phone number behind it, on one
- * channel (README "Contacts"): the mapping is kept durably, and the workspace's contacts follow
+ * channel (docs/API.md "Contacts"): the mapping is kept durably, and the workspace's contacts follow
  * it in the same transaction:
  * - a contact known by the LID alone, and no contact with the number: it gets the number (its
  *   messages show it as `from`);

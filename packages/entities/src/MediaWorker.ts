@@ -1,5 +1,5 @@
 /**
- * A cluster singleton that stores the files of inbound messages (README "Media"). The `media` rows
+ * A cluster singleton that stores the files of inbound messages (docs/API.md "Media"). The `media` rows
  * are the queue (`MediaRepo`): it claims due downloads, streams each from its channel's provider
  * (`ChannelProvider.downloadMedia`) into `MediaStore` (size capped while streaming, hashed as it
  * goes), checks the size and hash the provider announced, and settles the media `ready`; a

@@ -3,7 +3,7 @@
  * guarded statement (`MessagesRepo.transition`: row lock, allowed from-state, update, timeline
  * row, status event and webhook fan-out), counted in the metrics once committed.
  *
- * Who may call it (README "Architecture", "One writer per message"): the guarded statement is what
+ * Who may call it (docs/ARCHITECTURE.md "Architecture", "One writer per message"): the guarded statement is what
  * keeps a message's history right, whoever calls it: it locks the row, moves only from an allowed
  * state and never back, and a report the state does not allow is ignored. So the Channel entity,
  * which already is the only dispatcher of its channel's messages and the only reader of its

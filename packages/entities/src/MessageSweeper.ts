@@ -12,7 +12,7 @@
  *   providers recognise our message id, so nothing is sent twice);
  * - cancels undispatched messages of archived channels (the archive's own cancellations were lost);
  * - expires messages queued for over 24 h.
- * Every step goes through the Message entity (README "Architecture": one writer per message, by statement).
+ * Every step goes through the Message entity (docs/ARCHITECTURE.md "Architecture": one writer per message, by statement).
  *
  * It also samples the dispatch lag for metrics (`MessagingMetrics`), at most every `LAG_EVERY`:
  * one query, on the one runner that holds this singleton.

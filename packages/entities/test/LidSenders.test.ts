@@ -1,5 +1,5 @@
 /**
- * Senders WhatsApp names by LID alone (README "Contacts"): kept on a contact with the LID and no
+ * Senders WhatsApp names by LID alone (docs/API.md "Contacts"): kept on a contact with the LID and no
  * number, then merged into the number's contact when the mapping arrives (one contact, one
  * conversation, history kept, `contact.updated` naming the merge); later messages from the LID
  * land on the number's contact.

@@ -1,5 +1,5 @@
 /**
- * The media worker (README "Media"): an inbound file's bytes are fetched through the channel's
+ * The media worker (docs/API.md "Media"): an inbound file's bytes are fetched through the channel's
  * provider, checked and stored before `message.received`; retryable failures are retried with
  * backoff up to `MAX_ATTEMPTS`, then the media is `failed` and the event still goes out, once;
  * a download a dead runner left claimed is taken up again; retention purges the bytes.

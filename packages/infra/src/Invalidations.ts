@@ -1,6 +1,6 @@
 /**
  * Invalidations: one-way messages telling every process to drop what it cached about something
- * (README "API": the API key cache). With Redis, a `PUBLISH` on `<prefix>invalidate` and one
+ * (docs/API.md: the API key cache). With Redis, a `PUBLISH` on `<prefix>invalidate` and one
  * subscriber connection per process that listens, opened by the first listener; in embedded mode
  * (one process) they go to this process's listeners only.
  *

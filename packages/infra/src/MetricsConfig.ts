@@ -1,5 +1,5 @@
 /**
- * Where `GET /metrics` is served (README "Metrics"): its own listener, never the public API's.
+ * Where `GET /metrics` is served (docs/CONFIGURATION.md "Metrics"): its own listener, never the public API's.
  * `METRICS_PORT` unset: no listener at all. `METRICS_HOST` defaults to the loopback address, so a
  * process exposes its metrics beyond the machine only when told to (a private interface).
  */

@@ -1,5 +1,5 @@
 /**
- * What a process checks about its configuration before it starts (README "Running in
+ * What a process checks about its configuration before it starts (docs/CONFIGURATION.md "Running in
  * production").
  *
  * - `NODE_ENV=production`: every unsafe setting is a problem, and the process refuses to start

@@ -1,5 +1,5 @@
 /**
- * Traces (README "Tracing"). With `OTEL_EXPORTER_OTLP_ENDPOINT` (or
+ * Traces (docs/CONFIGURATION.md "Tracing"). With `OTEL_EXPORTER_OTLP_ENDPOINT` (or
  * `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`) set, every span is exported over OTLP/HTTP by the
  * Effect-native exporter of `@effect/opentelemetry`, in JSON unless
  * `OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf` (OpenTelemetry's own default is protobuf, but this

@@ -1,4 +1,4 @@
-/** Development logs read as text on a terminal; everything else gets JSON lines (README "Configuration"). */
+/** Development logs read as text on a terminal; everything else gets JSON lines (docs/CONFIGURATION.md "Configuration"). */
 import { assert, describe, it } from "@effect/vitest"
 import { ConfigProvider, Effect } from "effect"
 import { chooseFormat, formatSetting } from "../src/Logging.js"

@@ -1,5 +1,5 @@
 /**
- * Uploads a file to send (`POST /v1/media`, README "Media"): the bytes go as the raw request
+ * Uploads a file to send (`POST /v1/media`, docs/API.md "Media"): the bytes go as the raw request
  * body, streamed (a `Blob` from `fs.openAsBlob(path)` or a `ReadableStream` is never read whole
  * into memory), with the file's media type as `Content-Type`. Resolves with the stored media
  * (`status: "ready"`, `id` to send with `{"image": {"media_id": ...}}`); rejects with a

@@ -1,5 +1,5 @@
 /**
- * Verifies a webhook (README "Webhooks"): HMAC-SHA256 over `${timestamp}.${rawBody}` (the raw
+ * Verifies a webhook (docs/WEBHOOKS.md "Webhooks"): HMAC-SHA256 over `${timestamp}.${rawBody}` (the raw
  * bytes, never re-serialised JSON), any `v1=` entry matching any of your secrets (rotation
  * overlap), compared in constant time, and a timestamp within the tolerance in BOTH directions.
  */

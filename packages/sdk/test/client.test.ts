@@ -90,7 +90,7 @@ describe("@switchboard/sdk against the server", () => {
         )
         assert.strictEqual(
           badId?.message,
-          // refused before sending: the server would answer the message's 404 (README "Errors")
+          // refused before sending: the server would answer the message's 404 (docs/API.md "Errors")
           "Request validation failed: messageId: Names nothing: expected an id of the form msg_ followed by 26 ULID characters"
         )
         assert.notInclude(JSON.stringify(badId?.details), "nope", "never the submitted value")

@@ -1,6 +1,6 @@
 /**
  * One webhook attempt: POST to the address that was checked (no second DNS lookup), never follow
- * redirects, 10 s in all, read at most 64 KiB (and 1 s) of the answer's body. Returns the documented (README "Webhooks")
+ * redirects, 10 s in all, read at most 64 KiB (and 1 s) of the answer's body. Returns the documented (docs/WEBHOOKS.md "Webhooks")
  * outcome, decided by the status once it arrived.
  *
  * An agent is pinned to one checked address; `PinnedAgents` keeps the current one of an endpoint

@@ -1,5 +1,5 @@
 /**
- * The signature (README "Webhooks"): `v1=` + lowercase hex HMAC-SHA256 of `${timestamp}.${rawBody}`, one entry per active
+ * The signature (docs/WEBHOOKS.md "Webhooks"): `v1=` + lowercase hex HMAC-SHA256 of `${timestamp}.${rawBody}`, one entry per active
  * secret, newest first. The HMAC key is the whole secret string as UTF-8.
  */
 import { createHmac, randomBytes } from "node:crypto"

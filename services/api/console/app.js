@@ -1,4 +1,4 @@
-// Switchboard console (README "Console"). No build step: an ES module served from our origin.
+// Switchboard console (docs/CONSOLE.md "Console"). No build step: an ES module served from our origin.
 // The access token lives in this module's memory only; the refresh token is the httpOnly cookie
 // the login sets, so a reload signs in again through POST /v1/auth/refresh.
 // Over 350 lines: sign-in, navigation, channels, pairing, messages and webhooks in one module,

@@ -1,4 +1,4 @@
-// API keys and the sandbox (README "Console"): create a key and see its secret once, revoke one;
+// API keys and the sandbox (docs/CONSOLE.md "Console"): create a key and see its secret once, revoke one;
 // open a sandbox session, verify a recipient with its code, simulate a message from them, end it.
 import {
   $,

@@ -1,4 +1,4 @@
-// Contacts and templates (README "Console"): search contacts by text or tag, add one, edit its
+// Contacts and templates (docs/CONSOLE.md "Console"): search contacts by text or tag, add one, edit its
 // tags, import a CSV file and read the per-row report; create a template and test-send it.
 import { $, api, badge, cell, el, formError, keyFor, state, views, when } from "./lib.mjs"
 

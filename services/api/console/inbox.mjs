@@ -1,4 +1,4 @@
-// The inbox (README "Console"): conversations with unread counts, newest first, refreshed every
+// The inbox (docs/CONSOLE.md "Console"): conversations with unread counts, newest first, refreshed every
 // 3 s; a conversation's thread (read marker moved on opening), reply, internal notes, assign to
 // yourself or nobody, close and reopen.
 import { $, api, badge, el, explain, formError, keyFor, messageText, pollAgain, state, views, when } from "./lib.mjs"

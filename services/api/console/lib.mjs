@@ -1,4 +1,4 @@
-// What every part of the console shares (README "Console"): the API call with the in-memory
+// What every part of the console shares (docs/CONSOLE.md "Console"): the API call with the in-memory
 // access token, small DOM helpers, status badges, notices, and the test-mode key the page keeps
 // for sandbox work. No build step: an ES module served from our origin.
 

@@ -1,5 +1,5 @@
 /**
- * Authentication of every route (README "API"): the bearer credential (API key or user access token), the workspace
+ * Authentication of every route (docs/API.md): the bearer credential (API key or user access token), the workspace
  * it acts in, session-only routes, scopes, and the route's rate limit. Sessions are read on every
  * request; API keys come from `ApiKeyCache` for a few seconds, invalidated on every node at their
  * revocation, so a revoked key or a logged-out session stops working at once on every node.

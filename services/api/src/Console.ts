@@ -1,5 +1,5 @@
 /**
- * The console (README "Console"): one static page at `<prefix>/console` with its script, style
+ * The console (docs/CONSOLE.md "Console"): one static page at `<prefix>/console` with its script, style
  * and the pinned QR library (`qrcode-generator`, one file through a fixed route, never
  * node_modules as a whole). No build step; every file is read once at start-up. A strict
  * Content-Security-Policy (`default-src 'self'`, no inline script or style) on each answer.

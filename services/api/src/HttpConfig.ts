@@ -1,4 +1,4 @@
-/** How the HTTP listener is set up (README "Configuration"). */
+/** How the HTTP listener is set up (docs/CONFIGURATION.md "Configuration"). */
 import { Config, Context, Duration, Effect, Layer } from "effect"
 
 export class HttpConfig extends Context.Tag("@switchboard/service-api/HttpConfig")<HttpConfig, {

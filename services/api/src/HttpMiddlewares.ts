@@ -102,7 +102,7 @@ const validationError = (issues: ReadonlyArray<Issues.Issue>) =>
 
 /**
  * What the platform decodes as JSON: `application/json`, with or without parameters. A body
- * without `Content-Type` is not JSON (README "API"): 422 like any other.
+ * without `Content-Type` is not JSON (docs/API.md): 422 like any other.
  */
 const isJsonContentType = (header: string | undefined) =>
   header !== undefined && header.split(";")[0]!.trim().toLowerCase() === "application/json"
@@ -167,19 +167,19 @@ const queryIssues = (url: string): ReadonlyArray<Issues.Issue> | undefined => {
 
 /**
  * A contact import carries a file of up to 5 MiB in base64 (about 6.7 MiB): that one route takes
- * bodies up to `IMPORT_BODY_BYTES` (README "Contact imports"); every other keeps `MAX_BODY_BYTES`.
+ * bodies up to `IMPORT_BODY_BYTES` (docs/API.md "Contact imports"); every other keeps `MAX_BODY_BYTES`.
  */
 export const IMPORT_BODY_BYTES = 7 * 1024 * 1024
 
 /**
  * A sandbox inbound message carries a file of up to 1 MiB in base64 (about 1.4 MiB): that route
- * takes bodies up to `SANDBOX_INBOUND_BODY_BYTES` (README "Messages").
+ * takes bodies up to `SANDBOX_INBOUND_BODY_BYTES` (docs/API.md "Messages").
  */
 export const SANDBOX_INBOUND_BODY_BYTES = 2 * 1024 * 1024
 
 /**
  * `POST /v1/media` is the one route whose body is not JSON: the raw file, streamed by its handler
- * into storage under the media kind's own limit (README "Media"), never read here.
+ * into storage under the media kind's own limit (docs/API.md "Media"), never read here.
  */
 export const isUpload = (request: HttpServerRequest.HttpServerRequest) =>
   request.method === "POST" && new URL(request.url, "http://localhost").pathname === "/v1/media"
@@ -193,7 +193,7 @@ const bodyLimit = (request: HttpServerRequest.HttpServerRequest, defaultLimit: n
 }
 
 /**
- * Guards every request before routing (README "API", OpenAPI description): a body over
+ * Guards every request before routing (docs/API.md, OpenAPI description): a body over
  * `MAX_BODY_BYTES` is 413 whether it is announced (`Content-Length`) or chunked; a body that is
  * not `application/json` is 422 (form-encoded bodies would otherwise be decoded as members named
  * after the submitted text); a body that is not UTF-8, JSON nested deeper than `MAX_JSON_DEPTH`,

@@ -122,7 +122,7 @@ export const layer = Layer.unwrapEffect(
 )
 
 /**
- * The Node server with deliberate timeouts (README "Configuration"): a client that sends its
+ * The Node server with deliberate timeouts (docs/CONFIGURATION.md "Configuration"): a client that sends its
  * headers or its request too slowly is answered 408 and cut off, other connections unaffected.
  * Node checks these timeouts every `connectionsCheckingInterval`, so that follows the shortest.
  * Node's own parser errors (unknown method, malformed request line, `Transfer-Encoding` with

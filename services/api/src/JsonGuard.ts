@@ -4,7 +4,7 @@
  *   per level: 10 000 levels overflowed the stack and answered 500);
  * - U+0000 in any string or member name is refused (Postgres text cannot hold it), and the
  *   member is named, never the value.
- * Both are 422 `VALIDATION_ERROR`, the same for every JSON route (README "API", OpenAPI
+ * Both are 422 `VALIDATION_ERROR`, the same for every JSON route (docs/API.md, OpenAPI
  * description).
  */
 import type { Issues } from "@switchboard/api"

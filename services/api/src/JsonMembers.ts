@@ -1,6 +1,6 @@
 /**
  * Two more checks of a raw JSON body, in one pass over the text, after `JsonGuard` (so depth is
- * bounded), both 422 at the member (README "API", OpenAPI description):
+ * bounded), both 422 at the member (docs/API.md, OpenAPI description):
  * - a member named twice in one object (`{"to":"a","to":"b"}`): `JSON.parse` keeps the last one
  *   silently, another parser on the way (a proxy, a signature check, a log) may keep the first;
  * - a lone surrogate escape (`"\ud800"` without its pair): not a character, and Postgres refuses

@@ -1,6 +1,6 @@
 /**
  * nginx's "lingering close", for answers that end a connection before the request body was read
- * (413 `PAYLOAD_TOO_LARGE`, README "API"). Node closes such a connection as soon as the answer is
+ * (413 `PAYLOAD_TOO_LARGE`, docs/API.md). Node closes such a connection as soon as the answer is
  * written; bytes the client is still sending then reach a closed socket, the client's kernel gets
  * a reset, its next write fails (EPIPE) and a client that reads after writing never sees the
  * answer. Lingering, the server half-closes instead (the answer and a FIN go out), keeps reading

@@ -1,5 +1,5 @@
 /**
- * Which request targets reach the router (README "API", hostile input). The router cuts a path at
+ * Which request targets reach the router (docs/API.md, hostile input). The router cuts a path at
  * a raw `;` or `#` as if the rest were a query (`/v1/contact-groups/g;x/members/c` would be routed
  * as `/v1/contact-groups/g`, a different action), so a path is routed only when every character is
  * one a path segment may hold unencoded (RFC 3986 `pchar` and `/`, without `;`) or a well-formed

@@ -25,7 +25,7 @@ HttpServer.serverLayer.pipe(
   Layer.provide(Cluster.client),
   Layer.provide([MigratedDatabase.layer, Redis.layerFromEnv]),
   Layer.merge(StartupSafety.warningsLayer("api")),
-  // GET /metrics on its own listener when METRICS_PORT is set (README "Metrics")
+  // GET /metrics on its own listener when METRICS_PORT is set (docs/CONFIGURATION.md "Metrics")
   Layer.merge(MetricsServer.layerFromEnv),
   Layer.launch,
   Effect.provide(Tracing.layerFromEnv("switchboard-api").pipe(Layer.provideMerge(Logging.layer))),

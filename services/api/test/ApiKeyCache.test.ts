@@ -1,5 +1,5 @@
 /**
- * The API key cache (README "API"): a verified key is served from memory without reading its
+ * The API key cache (docs/API.md): a verified key is served from memory without reading its
  * row, revocation drops it at once, and a row read before an invalidation is never cached after
  * it. The repository is a counting stand-in here, so "no statement" is measured, not assumed;
  * root test/keyCacheNodes.e2e.test.ts proves the same across api processes on Postgres and Redis.

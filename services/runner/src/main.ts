@@ -16,7 +16,7 @@ Entities.layer.pipe(
   Layer.provide(Cluster.runner),
   Layer.provide([MigratedDatabase.layer, Redis.layerFromEnv]),
   Layer.merge(StartupSafety.warningsLayer("runner")),
-  // GET /metrics on its own listener when METRICS_PORT is set (README "Metrics")
+  // GET /metrics on its own listener when METRICS_PORT is set (docs/CONFIGURATION.md "Metrics")
   Layer.merge(MetricsServer.layerFromEnv),
   Layer.launch,
   Effect.provide(Tracing.layerFromEnv("switchboard-runner").pipe(Layer.provideMerge(Logging.layer))),

@@ -27,7 +27,7 @@ Layer.mergeAll(HttpServer.serverLayer, Entities.layer).pipe(
   Layer.provide(Cluster.single),
   Layer.provide([MigratedDatabase.layer, Redis.layerFromEnv]),
   Layer.merge(StartupSafety.warningsLayer("standalone")),
-  // GET /metrics on its own listener when METRICS_PORT is set (README "Metrics")
+  // GET /metrics on its own listener when METRICS_PORT is set (docs/CONFIGURATION.md "Metrics")
   Layer.merge(MetricsServer.layerFromEnv),
   Layer.launch,
   Effect.provide(Tracing.layerFromEnv("switchboard").pipe(Layer.provideMerge(Logging.layer))),

@@ -2,7 +2,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 
 /**
- * The random part of an id made inside a statement (README "Architecture": an event's webhook
+ * The random part of an id made inside a statement (docs/ARCHITECTURE.md "Architecture": an event's webhook
  * deliveries are written by the same statement as the change they report, one per subscribed
  * endpoint, so their ids cannot all come from the application): 16 ULID characters (Crockford
  * base 32, 5 bits each) from the bytes of a fresh `gen_random_uuid()` (the server's CSPRNG).

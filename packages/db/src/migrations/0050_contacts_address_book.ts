@@ -2,7 +2,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 
 /**
- * The address book (README "Contacts"): groups and their members, the indexes behind the
+ * The address book (docs/API.md "Contacts"): groups and their members, the indexes behind the
  * contact list filters, and contact deletion.
  *
  * `q` searches name, phone number and e-mail case-insensitively anywhere in the text: a trigram

@@ -2,7 +2,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 
 /**
- * Contact imports (README "Contact imports"): the row is the job and the queue. The file is
+ * Contact imports (docs/API.md "Contact imports"): the row is the job and the queue. The file is
  * stored with it before the 202; the import worker processes `queued`/`running` rows in batches,
  * committing `processed_rows` and the counts with each batch's contacts, so a runner killed
  * mid-import resumes after the last committed batch.

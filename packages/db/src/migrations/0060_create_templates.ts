@@ -2,7 +2,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 
 /**
- * Templates (README "Templates"). A slug is unique per workspace, archived templates included
+ * Templates (docs/API.md "Templates"). A slug is unique per workspace, archived templates included
  * (a send names a template by slug: one slug, one template, ever). The send path's lookup by
  * slug is one read on that unique index.
  */

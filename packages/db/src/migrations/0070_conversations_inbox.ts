@@ -2,7 +2,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 
 /**
- * Conversations as an inbox (README "Conversations"): one row per (channel, contact) for good,
+ * Conversations as an inbox (docs/API.md "Conversations"): one row per (channel, contact) for good,
  * reopened by the next message instead of a second row, so the partial "one open" index becomes
  * a full unique key (no data had two rows per pair: nothing could close a conversation before);
  * the read marker and the newest inbound time; the thread's and the unread count's indexes; notes.

@@ -2,7 +2,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 
 /**
- * Every kind of inbound message (README "Messages") and stored media (README "Media"):
+ * Every kind of inbound message (docs/API.md "Messages") and stored media (docs/API.md "Media"):
  * - `messages`: `content` (the member named after a non-text type, as the wire shows it),
  *   `reply_to` (the quoted message), `sender_lid` (WhatsApp's LID of the sender), `media_id` with
  *   the media's status and failure (kept on the message so lists read one table);

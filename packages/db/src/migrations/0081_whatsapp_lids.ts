@@ -2,7 +2,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 
 /**
- * Senders WhatsApp names only by their LID (README "Contacts", "Messages"): a contact may have a
+ * Senders WhatsApp names only by their LID (docs/API.md "Contacts", "Messages"): a contact may have a
  * `whatsapp_lid` and no phone number yet (never neither), unique per workspace; what WhatsApp
  * reveals of LID <-> phone number is kept per channel (`whatsapp_lid_mappings`), so a later
  * message from the LID lands on the phone number's contact. The search index reads a missing

@@ -1,5 +1,5 @@
 /**
- * Fetching the bytes of an inbound QR media from WhatsApp's media host (README "What a QR
+ * Fetching the bytes of an inbound QR media from WhatsApp's media host (docs/QR-CHANNELS.md "What a QR
  * channel records", "Files"): from the `BaileysMediaSource` stored with the durable download
  * job, streamed and decrypted by Baileys (`downloadContentFromMessage`), never held whole in memory.
  *

@@ -1,5 +1,5 @@
 /**
- * Verified API keys served from memory (README "API", "API key cache"): authentication reads a
+ * Verified API keys served from memory (docs/API.md, "API key cache"): authentication reads a
  * key's row once per `API_KEY_CACHE_TTL_SECONDS` per process instead of on every request.
  *
  * Revocation still takes effect at once on every node: whatever can make a cached row wrong

@@ -99,7 +99,7 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("@switchboard/service-api
     )
 
     /**
-     * Least privilege (README "API keys", OpenAPI description): a signed-in user revokes any key
+     * Least privilege (docs/API.md "API keys", OpenAPI description): a signed-in user revokes any key
      * of the workspace; an API key revokes only keys of its own mode whose scopes it holds all
      * of (itself included), so a narrow or test-mode key cannot switch off a broader or live one.
      */

@@ -99,7 +99,7 @@ export class Channels extends Effect.Service<Channels>()("@switchboard/service-a
           })
         }
         return yield* transactions.run(Effect.gen(function*() {
-          // a taken name is the request's own mistake: said before the plan's limit (README "Channels")
+          // a taken name is the request's own mistake: said before the plan's limit (docs/STATE-MACHINES.md "Channels")
           if (yield* repo.nameTaken(workspaceId, input.name)) return yield* nameTaken()
           yield* entitlements.check(workspaceId, "production_channels", yield* repo.countProduction(workspaceId))
           const id = yield* insert({

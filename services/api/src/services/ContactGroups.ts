@@ -1,4 +1,4 @@
-/** Contact group use-cases (README "Contacts"): CRUD and bulk, idempotent membership. */
+/** Contact group use-cases (docs/API.md "Contacts"): CRUD and bulk, idempotent membership. */
 import { ContactGroupsRepo, ContactsRepo, Transactions } from "@switchboard/db"
 import { Conflict, DEFAULT_LIMIT, newId, NotFound, toPage, toTimestamp } from "@switchboard/domain"
 import type { CursorPosition } from "@switchboard/domain"

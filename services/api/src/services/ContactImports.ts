@@ -1,5 +1,5 @@
 /**
- * Contact imports, the API side (README "Contact imports"): checks the file, stores it with its
+ * Contact imports, the API side (docs/API.md "Contact imports"): checks the file, stores it with its
  * job row before the 202; the runner's import worker does the rest.
  */
 import { ContactGroupsRepo, ContactImportsRepo, Transactions } from "@switchboard/db"

@@ -1,4 +1,4 @@
-/** Contact use-cases (README "Contacts"): CRUD, filters and tags. */
+/** Contact use-cases (docs/API.md "Contacts"): CRUD, filters and tags. */
 import { ContactGroupsRepo, ContactsRepo, EventsRepo, Transactions } from "@switchboard/db"
 import type { ContactFields } from "@switchboard/db"
 import {

@@ -1,5 +1,5 @@
 /**
- * Conversations (README "Conversations"): the inbox reads, updates with exactly one event per
+ * Conversations (docs/API.md "Conversations"): the inbox reads, updates with exactly one event per
  * change in the same transaction, the read marker, replies through the send path, and notes.
  */
 import type { Principal } from "@switchboard/api"
@@ -237,7 +237,7 @@ export class Conversations extends Effect.Service<Conversations>()("@switchboard
       }
       const to = conversation.contact.phone_number
       if (to === null) {
-        // WhatsApp named this contact by LID alone so far (README "Contacts")
+        // WhatsApp named this contact by LID alone so far (docs/API.md "Contacts")
         return yield* new Conflict({
           message: "This conversation's contact has no phone number yet; a reply can go out once WhatsApp reveals it",
           details: { reason: "contact_without_phone_number" }

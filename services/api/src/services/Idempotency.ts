@@ -1,5 +1,5 @@
 /**
- * `Idempotency-Key` for any mutating use-case (the send's OpenAPI description; README "API"):
+ * `Idempotency-Key` for any mutating use-case (the send's OpenAPI description; docs/API.md):
  * keys are per workspace and kept 24 h, and each is bound to a fingerprint of the
  * request body (sha256 of its canonical JSON, members sorted at every level).
  *

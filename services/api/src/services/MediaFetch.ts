@@ -1,5 +1,5 @@
 /**
- * A send's file given by URL (`{"image": {"url": "https://..."}}`, README "Media"): fetched ONCE,
+ * A send's file given by URL (`{"image": {"url": "https://..."}}`, docs/API.md "Media"): fetched ONCE,
  * when the send is accepted, into a new media, through the same egress policy as webhooks
  * (`UrlPolicy`: http(s) only, no credentials, ports 80/443, every address the host resolves to
  * public unless `WEBHOOK_ALLOW_PRIVATE_TARGETS`; the connection pinned to the checked address, so
@@ -10,7 +10,7 @@
  * Accept time rather than the runner: the client learns at once (422) that a URL is refused,
  * unreachable or not a file the kind takes, instead of a message failing later; the message then
  * carries an ordinary stored media, dispatched like an uploaded one, and the channel's send slot
- * is never held while bytes move (README "Media").
+ * is never held while bytes move (docs/API.md "Media").
  */
 import { MediaRepo } from "@switchboard/db"
 import type { MediaRow } from "@switchboard/db"

@@ -1,5 +1,5 @@
 /**
- * Stored media as the API serves them (README "Media"): metadata, and the bytes streamed from
+ * Stored media as the API serves them (docs/API.md "Media"): metadata, and the bytes streamed from
  * `MediaStore` with `ETag`, `Range` (one range) and `Content-Disposition`. Workspace-scoped: a
  * media of another workspace is 404, like one that does not exist.
  */

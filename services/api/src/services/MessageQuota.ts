@@ -1,5 +1,5 @@
 /**
- * The monthly message quota on the send path (`monthly_message_quota`, README "Plan and usage"):
+ * The monthly message quota on the send path (`monthly_message_quota`, docs/LIMITS.md "Plans"):
  * a workspace whose plan or override sets a number may have that many outbound messages accepted
  * on its non-sandbox channels per UTC calendar month (the period of `GET /v1/usage`); one more is
  * refused with 409 `ENTITLEMENT_LIMIT_REACHED`. Unlimited workspaces pay nothing for it.

@@ -49,7 +49,7 @@ const connectionErrorBody = (error: ConnectionError | null) =>
   })
 
 /**
- * One SSE frame per pairing event, of the four the stream has (README "QR channels"): `snapshot`,
+ * One SSE frame per pairing event, of the four the stream has (docs/QR-CHANNELS.md "QR channels"): `snapshot`,
  * `qr.updated`, `qr.state`, `qr.expired`. An attempt that could not reach WhatsApp changes no
  * status: it is a `qr.state` from the channel's status (`status`: the last the stream told) to the
  * same, with `reason: null` and the `connection_error`.

@@ -1,5 +1,5 @@
 /**
- * The HTTP rate limits (README "Configuration") on `@effect/experimental`'s RateLimiter (Redis store with
+ * The HTTP rate limits (docs/CONFIGURATION.md "Configuration") on `@effect/experimental`'s RateLimiter (Redis store with
  * atomic Lua in real mode, memory store embedded). `RATE_LIMITS=on|off` (default on when
  * `NODE_ENV=production`); each rule is tunable with `RATE_LIMIT_<RULE>=<limit>/<window>`, e.g.
  * `RATE_LIMIT_LOGIN=20/15 minutes`. When the store is unreachable the limiter fails open: requests

@@ -1,5 +1,5 @@
 /**
- * What a send carries besides text and templates (README "Messages", "Media"): the file of a media
+ * What a send carries besides text and templates (docs/API.md "Messages", "Media"): the file of a media
  * kind (a stored media of the workspace, checked against the kind's types and limit, or a URL
  * fetched once through the egress policy into a new media), a location, a reaction to a message
  * of the same conversation, and the quoted message of `reply_to`. Resolved before anything is

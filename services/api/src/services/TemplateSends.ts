@@ -1,5 +1,5 @@
 /**
- * What a template send checks before anything is written (README "Templates"): one indexed read
+ * What a template send checks before anything is written (docs/API.md "Templates"): one indexed read
  * of the template by slug, then the pure render (`renderTemplate`) and the channel's provider's
  * value rules (`TEMPLATE_VALUE_RULES`, a provider capability). Nothing is substituted silently.
  */
@@ -60,7 +60,7 @@ export class TemplateSends extends Effect.Service<TemplateSends>()("@switchboard
         })
       }
       if (rendered._tag === "Invalid") {
-        // unknown names are the request's own text: counted, never repeated (README "Errors")
+        // unknown names are the request's own text: counted, never repeated (docs/API.md "Errors")
         const unknown = rendered.issues.filter((i) => i.message.startsWith("Unknown")).length
         return yield* new ValidationError({
           message: unknown > 0

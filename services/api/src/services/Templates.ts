@@ -1,5 +1,5 @@
 /**
- * Template use-cases (README "Templates"): CRUD with strict placeholders, archiving, and the
+ * Template use-cases (docs/API.md "Templates"): CRUD with strict placeholders, archiving, and the
  * test-send, a real send through `Messages.send` (same checks, same events) whose variables
  * default to each declared `example`, there only.
  */
