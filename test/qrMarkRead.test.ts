@@ -3,7 +3,8 @@
  * Baileys client sends WhatsApp's read receipts (blue ticks) to the fake server, to the sender's
  * number or, for a sender known only by LID, to its LID; a repeated call sends nothing new.
  */
-import { assert, describe, layer } from "@effect/vitest"
+import { assert, describe, it as unit, layer } from "@effect/vitest"
+import { QrConnection } from "@switchboard/providers"
 import { Effect } from "effect"
 import { eventually, request } from "./support/Fixtures.js"
 import { appWith, as, pairedChannel, Wa } from "./support/QrApp.js"
@@ -16,6 +17,17 @@ interface ApiMessage {
 }
 
 describe("QR read receipts", () => {
+  unit("go to the sender's LID when one is recorded, else to its number", () => {
+    const { readerJid } = QrConnection
+    assert.strictEqual(readerJid({ phoneNumber: "+4915112340055", whatsappLid: null }), "4915112340055@s.whatsapp.net")
+    assert.strictEqual(readerJid({ phoneNumber: null, whatsappLid: "123456789012345" }), "123456789012345@lid")
+    assert.strictEqual(
+      readerJid({ phoneNumber: "+4915112340055", whatsappLid: "123456789012345" }),
+      "123456789012345@lid"
+    )
+    assert.isUndefined(readerJid({ phoneNumber: null, whatsappLid: null }))
+  })
+
   layer(appWith({ phoneNumber: "+15550007777" }), { excludeTestServices: true, timeout: 240_000 })((it) => {
     it.scoped(
       "sends WhatsApp read receipts for the messages a conversation's read marks, and none again",
