@@ -4,10 +4,12 @@ import {
   Conflict,
   IdempotencyConflict,
   IdRef,
+  maxCharacters,
   Media,
   MEDIA_LIMIT_BYTES,
   MEDIA_TYPES,
   MediaKind,
+  minCharacters,
   NotFound,
   PayloadTooLarge,
   RangeNotSatisfiable,
@@ -42,8 +44,8 @@ export class MediaApi extends HttpApiGroup.make("media")
       .setUrlParams(Schema.Struct({
         filename: Schema.optional(
           Schema.String.pipe(
-            Schema.minLength(1),
-            Schema.maxLength(255, { message: () => "Expected at most 255 characters" })
+            minCharacters(1),
+            maxCharacters(255)
           )
         ).annotations({ description: "The file's name (shown to the recipient of a document)" }),
         kind: Schema.optional(MediaKind).annotations({
@@ -55,8 +57,8 @@ export class MediaApi extends HttpApiGroup.make("media")
         "content-type": Schema.optional(Schema.String),
         "content-length": Schema.optional(Schema.String),
         "idempotency-key": Schema.optional(Schema.String.pipe(
-          Schema.minLength(1),
-          Schema.maxLength(255, { message: () => "Expected at most 255 characters" })
+          minCharacters(1),
+          maxCharacters(255)
         ))
       }))
       .addSuccess(Media, { status: 201 })

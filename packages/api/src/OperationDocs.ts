@@ -21,6 +21,8 @@ export const SUMMARIES: Record<string, string> = {
   "messages.send": "Send a message",
   "messages.list": "List messages",
   "messages.get": "Get a message and its timeline",
+  "messages.markRead": "Mark an inbound message read (blue ticks)",
+  "media.upload": "Upload a file to send",
   "media.get": "Get a stored media's metadata",
   "media.content": "Download a stored media's bytes",
   "conversations.list": "List conversations",

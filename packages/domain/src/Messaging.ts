@@ -149,13 +149,13 @@ const Metadata = Schema.Record({
   value: Schema.String.pipe(maxCharacters(500))
 }).pipe(Schema.filter((m) => Object.keys(m).length <= 20 || "Expected at most 20 metadata pairs"))
 
-const caption = Schema.String.pipe(Schema.maxLength(1024, { message: () => "Expected at most 1024 characters" }))
+const caption = Schema.String.pipe(maxCharacters(1024))
 
 /** A file to send: a media uploaded with `POST /v1/media`, or a URL fetched once when the send is accepted. */
 const mediaSource = {
   media_id: Schema.optional(Id("med")),
   url: Schema.optional(
-    Schema.String.pipe(Schema.maxLength(2048, { message: () => "Expected at most 2048 characters" }))
+    Schema.String.pipe(maxCharacters(2048))
   ).annotations({
     description:
       "https URL of the file, fetched once when the send is accepted, through the same egress policy as webhooks (README \"Media\")"
@@ -170,7 +170,7 @@ const SendMedia = StrictStruct({ ...mediaSource, caption: Schema.optional(captio
 const SendDocument = StrictStruct({
   ...mediaSource,
   caption: Schema.optional(caption),
-  filename: Schema.optional(Schema.String.pipe(Schema.minLength(1), Schema.maxLength(255)))
+  filename: Schema.optional(Schema.String.pipe(minCharacters(1), maxCharacters(255)))
 }).pipe(Schema.filter(oneSource)).annotations({ identifier: "SendDocument" })
 const SendAudio = StrictStruct({
   ...mediaSource,
@@ -182,15 +182,15 @@ const SendSticker = StrictStruct(mediaSource).pipe(Schema.filter(oneSource)).ann
 const SendLocation = StrictStruct({
   latitude: Schema.Number.pipe(Schema.between(-90, 90)),
   longitude: Schema.Number.pipe(Schema.between(-180, 180)),
-  name: Schema.optional(Schema.String.pipe(Schema.maxLength(1000))),
-  address: Schema.optional(Schema.String.pipe(Schema.maxLength(1000)))
+  name: Schema.optional(Schema.String.pipe(maxCharacters(1000))),
+  address: Schema.optional(Schema.String.pipe(maxCharacters(1000)))
 }).annotations({ identifier: "SendLocation" })
 
 const SendReaction = StrictStruct({
   /** a message of the same conversation (ours or theirs) */
   message_id: Id("msg"),
   /** one emoji; "" removes the reaction */
-  emoji: Schema.String.pipe(Schema.maxLength(32, { message: () => "Expected one emoji" }))
+  emoji: Schema.String.pipe(maxCharacters(32, "Expected one emoji"))
 }).annotations({ identifier: "SendReaction" })
 
 /** The kinds a send can carry: exactly one per request (docs/API.md "Messages"). */
