@@ -204,8 +204,10 @@ describe("sends of every kind (sandbox)", () => {
           to: TO,
           image: { media_id: "med_01M8C0CKK1C4DQBQCK3594RW0W" as `med_${string}` }
         })
-        assert.strictEqual(unknown.status, 422)
-        assert.strictEqual(unknown.details["reason"], "media_not_found")
+        // an id that names nothing is its resource's 404, well formed or not
+        assert.strictEqual(unknown.status, 404)
+        assert.strictEqual(unknown.code, "NOT_FOUND")
+        assert.strictEqual(unknown.details["resource"], "media")
         const list = yield* client.messages.list({ urlParams: {} })
         assert.strictEqual(list.data.length, 0)
       }))

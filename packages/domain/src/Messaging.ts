@@ -153,7 +153,7 @@ const caption = Schema.String.pipe(maxCharacters(1024))
 
 /** A file to send: a media uploaded with `POST /v1/media`, or a URL fetched once when the send is accepted. */
 const mediaSource = {
-  media_id: Schema.optional(Id("med")),
+  media_id: Schema.optional(IdRef("med")),
   url: Schema.optional(
     Schema.String.pipe(maxCharacters(2048))
   ).annotations({

@@ -209,7 +209,17 @@ describe("Channel and Message entities", () => {
         const caps = Option.getOrThrow(yield* channels.findById(target.channelId)).capabilities
         assert.isTrue(Option.isSome(caps))
         assert.strictEqual(Option.getOrThrow(caps).max_throughput_mps, 2)
-        assert.deepStrictEqual(Option.getOrThrow(caps).message_types, ["text"])
+        // the sandbox simulates every kind a send can carry
+        assert.deepStrictEqual(Option.getOrThrow(caps).message_types, [
+          "text",
+          "image",
+          "document",
+          "audio",
+          "video",
+          "sticker",
+          "location",
+          "reaction"
+        ])
       }))
 
     it.effect("records an inbound message through the channel, once per provider message", () =>

@@ -7,7 +7,14 @@
  */
 import { MediaRepo, MessagesRepo } from "@switchboard/db"
 import type { MediaRow } from "@switchboard/db"
-import { MEDIA_LIMIT_BYTES, MEDIA_TYPES, sendKind, ValidationError } from "@switchboard/domain"
+import {
+  MEDIA_LIMIT_BYTES,
+  MEDIA_TYPES,
+  NotFound,
+  RESOURCE_OF_PREFIX,
+  sendKind,
+  ValidationError
+} from "@switchboard/domain"
 import type { MediaKind, Message, MessageMemberValue, sendFields, SendKind } from "@switchboard/domain"
 import { Effect, Option, type Schema } from "effect"
 import { MediaFetch } from "./MediaFetch.js"
@@ -26,6 +33,13 @@ export interface SendContent {
 
 const invalid = (path: ReadonlyArray<string>, message: string, reason: string, extra: Record<string, unknown> = {}) =>
   new ValidationError({ message, details: { reason, ...extra, issues: [{ path: [...path], message }] } })
+
+/** A media id that names nothing in this workspace: its 404, like any unknown id (docs/API.md "Errors"). */
+const mediaNotFound = (path: ReadonlyArray<string>) =>
+  new NotFound({
+    message: "No media with this id in this workspace",
+    details: { resource: RESOURCE_OF_PREFIX.med, issues: [{ path: [...path], message: "Names nothing here" }] }
+  })
 
 /** The number on the other side of a message: the conversation it belongs to, with its channel. */
 const counterpart = (m: Message) => m.direction === "outbound" ? m.to : m.from
@@ -56,7 +70,7 @@ export class SendContents extends Effect.Service<SendContents>()("@switchboard/s
     const fileFor = (workspaceId: string, kind: MediaKind, row: MediaRow) =>
       Effect.gen(function*() {
         const path = [kind, "media_id"]
-        if (row.workspace_id !== workspaceId) return yield* invalid(path, "No such media", "media_not_found")
+        if (row.workspace_id !== workspaceId) return yield* mediaNotFound(path)
         if (row.status !== "ready" || row.size_bytes === null || row.sha256 === null) {
           return yield* invalid(path, `The media is ${row.status}`, "media_not_ready")
         }
@@ -109,7 +123,7 @@ export class SendContents extends Effect.Service<SendContents>()("@switchboard/s
           const row = given.media_id !== undefined
             ? yield* Effect.flatMap(mediaRepo.find(workspaceId, given.media_id), (found) =>
               Option.match(found, {
-                onNone: () => Effect.fail(invalid([kind, "media_id"], "No such media", "media_not_found")),
+                onNone: () => Effect.fail(mediaNotFound([kind, "media_id"])),
                 onSome: Effect.succeed
               }))
             : yield* fetcher.fetch(workspaceId, kind, given.url!)

@@ -195,6 +195,9 @@ export class Templates extends Effect.Service<Templates>()("@switchboard/service
         },
         idempotencyKey,
         { fingerprint: { test_send: template.id, ...input }, variablesPath: ["variables"] }
+      ).pipe(
+        // only a send naming a stored media can be NotFound: a template send names none
+        Effect.catchTag("NotFound", Effect.die)
       )
     })
 
