@@ -63,7 +63,65 @@ export interface ReceivedMessage {
   /** the WhatsApp message id (the `id` attribute of the stanza) */
   readonly id: string
   readonly text: string | undefined
+  /** what the contact's phone shows: the kind, decoded from the message's member */
+  readonly kind: ReceivedKind
+  /** the WhatsApp id of the message this one quotes (`contextInfo.stanzaId`) */
+  readonly quotedId: string | undefined
   readonly message: proto.Message
+}
+
+/** The kinds a fake contact decodes; `other` names the member of anything else. */
+export type ReceivedKind =
+  | { readonly kind: "text"; readonly text: string }
+  | {
+    readonly kind: "location"
+    readonly latitude: number
+    readonly longitude: number
+    readonly name: string | undefined
+    readonly address: string | undefined
+  }
+  | { readonly kind: "reaction"; readonly targetId: string; readonly targetFromMe: boolean; readonly emoji: string }
+  | { readonly kind: "other"; readonly member: string }
+
+const orUndefined = <A>(value: A | null | undefined): A | undefined => value ?? undefined
+
+/** What a received message is, as a phone would render it. */
+export const decodeReceived = (message: proto.IMessage): ReceivedKind => {
+  const text = message.conversation ?? message.extendedTextMessage?.text
+  if (typeof text === "string") return { kind: "text", text }
+  const location = message.locationMessage
+  if (location) {
+    return {
+      kind: "location",
+      latitude: location.degreesLatitude ?? NaN,
+      longitude: location.degreesLongitude ?? NaN,
+      name: orUndefined(location.name),
+      address: orUndefined(location.address)
+    }
+  }
+  const reaction = message.reactionMessage
+  if (reaction) {
+    // from the contact's side, a key with `fromMe` names a message the linked account sent
+    return {
+      kind: "reaction",
+      targetId: reaction.key?.id ?? "",
+      targetFromMe: reaction.key?.fromMe === true,
+      emoji: reaction.text ?? ""
+    }
+  }
+  const member = Object.keys(message).find((k) => (message as Record<string, unknown>)[k] != null)
+  return { kind: "other", member: member ?? "none" }
+}
+
+/** The WhatsApp id a message quotes, from whichever member carries the contextInfo. */
+const quotedIdOf = (message: proto.IMessage): string | undefined => {
+  for (const member of Object.values(message)) {
+    if (member !== null && typeof member === "object" && "contextInfo" in member) {
+      const id = (member as { contextInfo?: proto.IContextInfo | null }).contextInfo?.stanzaId
+      if (id) return id
+    }
+  }
+  return undefined
 }
 
 export interface FakeWhatsAppOptions {
@@ -848,6 +906,8 @@ export class FakeWhatsApp {
         contact.received.push({
           id,
           text: message.conversation ?? message.extendedTextMessage?.text ?? undefined,
+          kind: decodeReceived(message),
+          quotedId: quotedIdOf(message),
           message
         })
       }

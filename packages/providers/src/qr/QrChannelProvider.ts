@@ -64,22 +64,37 @@ export const make = Effect.map(QrProvider, (qr): ChannelProvider => ({
       return {
         capabilities: qr.capabilities,
         send: (message) =>
-          connection.send({ messageId: message.id, to: message.to, text: message.body }).pipe(
-            Effect.as(accepted),
-            Effect.catchTags({
-              QrNotConnected: (e) =>
-                Effect.succeed(refused(true, "channel_not_connected", `The channel is ${e.status}, not connected`)),
-              QrSendFailed: (e) => Effect.succeed(qrSendRefusal(e.reason)),
-              QrRecipientNotOnWhatsApp: () =>
-                Effect.succeed(
-                  refused(
-                    false,
-                    NOT_ON_WHATSAPP,
-                    "This number is not on WhatsApp; nothing was sent (a retry cannot help)"
+          message.content?._tag === "media"
+            // the capabilities keep files off a linked device; a stale snapshot must not retry forever
+            ? Effect.succeed(
+              refused(
+                false,
+                "message_type_unsupported",
+                `A QR channel does not send ${message.content.kind} messages yet`
+              )
+            )
+            : connection.send({
+              messageId: message.id,
+              to: message.to,
+              text: message.body,
+              content: message.content,
+              quoted: message.quoted
+            }).pipe(
+              Effect.as(accepted),
+              Effect.catchTags({
+                QrNotConnected: (e) =>
+                  Effect.succeed(refused(true, "channel_not_connected", `The channel is ${e.status}, not connected`)),
+                QrSendFailed: (e) => Effect.succeed(qrSendRefusal(e.reason)),
+                QrRecipientNotOnWhatsApp: () =>
+                  Effect.succeed(
+                    refused(
+                      false,
+                      NOT_ON_WHATSAPP,
+                      "This number is not on WhatsApp; nothing was sent (a retry cannot help)"
+                    )
                   )
-                )
-            })
-          ),
+              })
+            ),
         events: Stream.fromQueue(reported).pipe(Stream.filterMap((e) => Option.fromNullable(toProviderEvent(e)))),
         // receipts come over the live link; the owner stays alive while the link is held
         pendingReceipts: Effect.succeed(0),

@@ -26,8 +26,17 @@
  * socket and its generation, the reconnect budget, the receipts and sends under way); split across
  * modules, that state would have to be passed around or exposed.
  */
-import { type ChannelInput, type ChannelStatus, type QrRestrictionReason, transitionChannel } from "@switchboard/domain"
+import {
+  type ChannelInput,
+  type ChannelStatus,
+  MESSAGE_TYPES,
+  type OutgoingBody,
+  type ProviderMessageRef,
+  type QrRestrictionReason,
+  transitionChannel
+} from "@switchboard/domain"
 import makeWASocket, {
+  type AnyMessageContent,
   type BinaryNode,
   DisconnectReason,
   jidDecode,
@@ -70,7 +79,7 @@ import { QrNotConnected, QrRecipientNotOnWhatsApp, QrSendFailed } from "./QrSend
 export const qrCapabilities = {
   provider: "qr",
   max_throughput_mps: 0.5,
-  message_types: ["text"]
+  message_types: MESSAGE_TYPES.qr
 } as const
 
 /** The current QR code, if one is showing. */
@@ -95,8 +104,53 @@ export interface QrOutboundText {
   readonly messageId: string
   /** E.164 */
   readonly to: string
+  /** the text (a text send, a template's rendering) */
   readonly text: string
+  /** a location or a reaction; a text when absent (files: not yet, the capabilities say so) */
+  readonly content?: OutgoingBody | undefined
+  /** the message this one quotes, by WhatsApp's id */
+  readonly quoted?: ProviderMessageRef | null | undefined
 }
+
+/** The WhatsApp key of a message of the 1:1 chat with `jid`, known by its WhatsApp id. */
+const chatKey = (jid: string, ref: ProviderMessageRef) => ({
+  remoteJid: jid,
+  id: ref.providerMessageId,
+  fromMe: ref.fromMe
+})
+
+/**
+ * What Baileys sends for an outbound message: a text, a location, or a reaction keyed to the
+ * reacted message (an empty emoji removes it). Files are not sent over a linked device yet: an
+ * `Error` (the capabilities keep them from reaching here).
+ */
+export const baileysContent = (jid: string, message: QrOutboundText): AnyMessageContent | Error => {
+  const content = message.content
+  switch (content?._tag) {
+    case undefined:
+    case "text":
+      return { text: message.text }
+    case "location":
+      return {
+        location: {
+          degreesLatitude: content.latitude,
+          degreesLongitude: content.longitude,
+          ...(content.name === null ? {} : { name: content.name }),
+          ...(content.address === null ? {} : { address: content.address })
+        }
+      }
+    case "reaction":
+      return { react: { text: content.emoji, key: chatKey(jid, content.target) } }
+    case "media":
+      return new Error(`a linked device does not send ${content.kind} messages yet`)
+  }
+}
+
+/** Baileys' `quoted` option: the quoted message's key and its text (the quote's preview). */
+export const baileysQuoted = (jid: string, quoted: ProviderMessageRef): WAMessage => ({
+  key: chatKey(jid, quoted),
+  message: { conversation: quoted.body }
+})
 
 export interface QrConnection {
   readonly channelId: string
@@ -771,9 +825,14 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
           ({ exists }) => exists,
           () => new QrRecipientNotOnWhatsApp({ channelId, messageId: message.messageId })
         ),
-        Effect.zipRight(Effect.tryPromise({
-          try: () => s.sendMessage(jid, { text: message.text }, { messageId: message.messageId }),
-          catch: failed
+        Effect.zipRight(Effect.suspend(() => {
+          const content = baileysContent(jid, message)
+          if (content instanceof Error) return Effect.fail(failed(content))
+          const quoted = message.quoted ? baileysQuoted(jid, message.quoted) : undefined
+          return Effect.tryPromise({
+            try: () => s.sendMessage(jid, content, { messageId: message.messageId, ...(quoted ? { quoted } : {}) }),
+            catch: failed
+          })
         }))
       ).pipe(
         Effect.timeoutFail({
