@@ -1,24 +1,26 @@
 /**
  * What a QR channel sends besides text, end to end: the real Baileys client sends a location, a
- * reaction (to the contact's message and to ours, and its removal) and a quoted reply; the fake
- * contact decrypts each and sees the kind, the reacted message's WhatsApp id and the quoted id;
- * each moves to `read` on the contact's receipts. Files are still refused with 409.
+ * reaction (to the contact's message and to ours, and its removal), a quoted reply and an image;
+ * the fake contact decrypts each and sees the kind, the reacted message's WhatsApp id, the quoted
+ * id, and the image's bytes (downloaded from the fake media host, decrypted) identical to the
+ * upload; each moves to `read` on the contact's receipts. Other files are refused with 409.
  */
 import { HttpClient, HttpClientRequest } from "@effect/platform"
 import { assert, describe, layer } from "@effect/vitest"
 import { Effect } from "effect"
+import { randomBytes } from "node:crypto"
 import type { FakeContact, ReceivedMessage } from "./fake-whatsapp/index.js"
 import { eventually, request } from "./support/Fixtures.js"
 import { appWith, as, pairedChannel, sendText, Wa } from "./support/QrApp.js"
 
-describe("QR sends: locations, reactions and quoted replies", () => {
+describe("QR sends: locations, reactions, quoted replies and images", () => {
   layer(appWith({ phoneNumber: "+15550009191" }), { excludeTestServices: true, timeout: 180_000 })((it) => {
-    it.scoped("the contact receives a location, reactions and a quoted reply, each walked to read", () =>
+    it.scoped("the contact receives a location, reactions, a quoted reply and an image byte-identical, each walked to read", () =>
       Effect.gen(function*() {
         const wa = yield* Wa
         const { channelId, user } = yield* pairedChannel()
         const caps = yield* request("GET", `/v1/channels/${channelId}/capabilities`, as(user))
-        assert.deepStrictEqual(caps.body.message_types, ["text", "location", "reaction"])
+        assert.deepStrictEqual(caps.body.message_types, ["text", "image", "location", "reaction"])
 
         const contact = wa.contact("+4915112340191")
         const theirs = yield* contact.says("is my order on its way?")
@@ -126,32 +128,53 @@ describe("QR sends: locations, reactions and quoted replies", () => {
           assert.strictEqual(read.status, "read", JSON.stringify(read))
         }
 
-        // files are not sent over a linked device yet: refused before anything is queued
+        // an image: streamed from the media store to WhatsApp's media host, byte-identical on the phone
         const client = yield* HttpClient.HttpClient
-        const upload = yield* client.execute(
-          HttpClientRequest.post("/v1/media").pipe(
-            HttpClientRequest.setHeader("authorization", `Bearer ${user.accessToken}`),
-            HttpClientRequest.setHeader("x-workspace-id", user.workspaceId),
-            HttpClientRequest.bodyUint8Array(PNG, "image/png")
+        const upload = (bytes: Uint8Array, contentType: string) =>
+          client.execute(
+            HttpClientRequest.post("/v1/media").pipe(
+              HttpClientRequest.setHeader("authorization", `Bearer ${user.accessToken}`),
+              HttpClientRequest.setHeader("x-workspace-id", user.workspaceId),
+              HttpClientRequest.bodyUint8Array(bytes, contentType)
+            )
+          ).pipe(
+            Effect.flatMap((r) => Effect.map(r.json, (body) => ({ status: r.status, body: body as { id: string } }))),
+            Effect.tap((r) => assert.strictEqual(r.status, 201, JSON.stringify(r.body))),
+            Effect.map((r) => r.body.id),
+            Effect.scoped,
+            Effect.orDie
           )
-        ).pipe(
-          Effect.flatMap((r) => Effect.map(r.json, (body) => ({ status: r.status, body: body as { id: string } }))),
-          Effect.orDie
-        )
-        assert.strictEqual(upload.status, 201, JSON.stringify(upload.body))
-        const image = yield* request("POST", "/v1/messages", {
+        // several media-store chunks (256 KiB each)
+        const png = randomBytes(700_000)
+        PNG_SIGNATURE.copy(png)
+        const imageId = yield* upload(png, "image/png")
+        const image = yield* sendTo(other, { image: { media_id: imageId, caption: "your parcel" } })
+        assert.deepStrictEqual(image.received.kind, { kind: "image", mimetype: "image/png", caption: "your parcel" })
+        assert.strictEqual(Number(image.received.message.imageMessage?.fileLength), png.byteLength)
+        const downloaded = yield* other.downloads(image.received, "image")
+        assert.strictEqual(downloaded.byteLength, png.byteLength)
+        assert.isTrue(downloaded.equals(png), "the contact's image differs from the upload")
+        assert.strictEqual(wa.media.uploads.length, 1)
+        assert.strictEqual(wa.media.uploads[0]!.kind, "image")
+
+        // other files are not sent over a linked device yet: refused before anything is queued
+        const pdf = Buffer.concat([Buffer.from("%PDF-1.7\n"), randomBytes(2000)])
+        const documentId = yield* upload(pdf, "application/pdf")
+        const document = yield* request("POST", "/v1/messages", {
           ...as(user),
-          body: { channel_id: channelId, to: contact.number, image: { media_id: upload.body.id } }
+          body: { channel_id: channelId, to: contact.number, document: { media_id: documentId } }
         })
-        assert.strictEqual(image.status, 409, image.text)
-        assert.deepStrictEqual(image.body.error.details, { reason: "message_type_unsupported", type: "image" })
+        assert.strictEqual(document.status, 409, document.text)
+        assert.deepStrictEqual(document.body.error.details, { reason: "message_type_unsupported", type: "document" })
+
+        const imageRead = yield* eventually(
+          Effect.map(request("GET", `/v1/messages/${image.id}`, as(user)), (r) => r.body),
+          (b) => b.status === "read",
+          30_000
+        )
+        assert.strictEqual(imageRead.status, "read", JSON.stringify(imageRead))
       }))
   })
 })
 
-/** The smallest valid PNG (1×1). */
-const PNG = Buffer.from(
-  "89504e470d0a1a0a0000000d4948445200000001000000010806000000" +
-    "1f15c4890000000d49444154789c6360000002000154a24f5d0000000049454e44ae426082",
-  "hex"
-)
+const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])

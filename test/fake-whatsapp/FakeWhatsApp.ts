@@ -22,6 +22,7 @@ import {
   aesEncryptGCM,
   type BinaryNode,
   Curve,
+  downloadContentFromMessage,
   getBinaryNodeChild,
   getBinaryNodeChildren,
   hkdf,
@@ -81,6 +82,7 @@ export type ReceivedKind =
     readonly address: string | undefined
   }
   | { readonly kind: "reaction"; readonly targetId: string; readonly targetFromMe: boolean; readonly emoji: string }
+  | { readonly kind: "image"; readonly mimetype: string | undefined; readonly caption: string | undefined }
   | { readonly kind: "other"; readonly member: string }
 
 const orUndefined = <A>(value: A | null | undefined): A | undefined => value ?? undefined
@@ -109,6 +111,8 @@ export const decodeReceived = (message: proto.IMessage): ReceivedKind => {
       emoji: reaction.text ?? ""
     }
   }
+  const image = message.imageMessage
+  if (image) return { kind: "image", mimetype: orUndefined(image.mimetype), caption: orUndefined(image.caption) }
   const member = Object.keys(message).find((k) => (message as Record<string, unknown>)[k] != null)
   return { kind: "other", member: member ?? "none" }
 }
@@ -234,6 +238,20 @@ export class FakeContact {
       const id = await this.server.pushMessage(this, { [`${kind}Message`]: member }, options)
       this.server.published.set(id, media)
       return { id, media }
+    })
+  }
+
+  /**
+   * The bytes of a file this contact received, as its phone gets them: downloaded from the fake
+   * media host at the message's `url` and decrypted with its `mediaKey` (Baileys' own download).
+   */
+  downloads(received: ReceivedMessage, kind: MediaKindName): Effect.Effect<Buffer> {
+    return Effect.promise(async () => {
+      const member = received.message[`${kind}Message`]
+      if (!member) throw new Error(`message ${received.id} carries no ${kind}`)
+      const chunks: Array<Buffer> = []
+      for await (const chunk of await downloadContentFromMessage(member, kind)) chunks.push(chunk as Buffer)
+      return Buffer.concat(chunks)
     })
   }
 

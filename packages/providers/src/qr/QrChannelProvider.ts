@@ -64,37 +64,48 @@ export const make = Effect.map(QrProvider, (qr): ChannelProvider => ({
       return {
         capabilities: qr.capabilities,
         send: (message) =>
-          message.content?._tag === "media"
-            // the capabilities keep files off a linked device; a stale snapshot must not retry forever
-            ? Effect.succeed(
-              refused(
+          Effect.gen(function*() {
+            const content = message.content
+            if (content?._tag !== "media") return undefined
+            // the capabilities keep other files off a linked device; a stale snapshot must not retry forever
+            if (content.kind !== "image") {
+              return refused(
                 false,
                 "message_type_unsupported",
-                `A QR channel does not send ${message.content.kind} messages yet`
+                `A QR channel does not send ${content.kind} messages yet`
               )
-            )
-            : connection.send({
-              messageId: message.id,
-              to: message.to,
-              text: message.body,
-              content: message.content,
-              quoted: message.quoted
-            }).pipe(
-              Effect.as(accepted),
-              Effect.catchTags({
-                QrNotConnected: (e) =>
-                  Effect.succeed(refused(true, "channel_not_connected", `The channel is ${e.status}, not connected`)),
-                QrSendFailed: (e) => Effect.succeed(qrSendRefusal(e.reason)),
-                QrRecipientNotOnWhatsApp: () =>
-                  Effect.succeed(
-                    refused(
-                      false,
-                      NOT_ON_WHATSAPP,
-                      "This number is not on WhatsApp; nothing was sent (a retry cannot help)"
+            }
+            const file = yield* qr.readMedia(content.mediaId)
+            return Option.isNone(file)
+              ? refused(false, "media_unavailable", "The file is no longer stored")
+              : file.value
+          }).pipe(Effect.flatMap((file) =>
+            file !== undefined && "_tag" in file
+              ? Effect.succeed(file)
+              : connection.send({
+                messageId: message.id,
+                to: message.to,
+                text: message.body,
+                content: message.content,
+                quoted: message.quoted,
+                file
+              }).pipe(
+                Effect.as(accepted),
+                Effect.catchTags({
+                  QrNotConnected: (e) =>
+                    Effect.succeed(refused(true, "channel_not_connected", `The channel is ${e.status}, not connected`)),
+                  QrSendFailed: (e) => Effect.succeed(qrSendRefusal(e.reason)),
+                  QrRecipientNotOnWhatsApp: () =>
+                    Effect.succeed(
+                      refused(
+                        false,
+                        NOT_ON_WHATSAPP,
+                        "This number is not on WhatsApp; nothing was sent (a retry cannot help)"
+                      )
                     )
-                  )
-              })
-            ),
+                })
+              )
+          )),
         events: Stream.fromQueue(reported).pipe(Stream.filterMap((e) => Option.fromNullable(toProviderEvent(e)))),
         // receipts come over the live link; the owner stays alive while the link is held
         pendingReceipts: Effect.succeed(0),

@@ -60,6 +60,7 @@ import {
   type Scope,
   Stream
 } from "effect"
+import type { Readable } from "node:stream"
 import { isThrottled, MediaDownloadFailed } from "../ChannelProvider.js"
 import * as InboundMetrics from "../InboundMetrics.js"
 import { fromBaileys, type IgnoredReason, senderOf } from "./BaileysInbound.js"
@@ -110,6 +111,8 @@ export interface QrOutboundText {
   readonly content?: OutgoingBody | undefined
   /** the message this one quotes, by WhatsApp's id */
   readonly quoted?: ProviderMessageRef | null | undefined
+  /** a file's bytes (`content` is its media), read as Baileys encrypts and uploads them */
+  readonly file?: Readable | undefined
 }
 
 /** The WhatsApp key of a message of the 1:1 chat with `jid`, known by its WhatsApp id. */
@@ -121,8 +124,8 @@ const chatKey = (jid: string, ref: ProviderMessageRef) => ({
 
 /**
  * What Baileys sends for an outbound message: a text, a location, or a reaction keyed to the
- * reacted message (an empty emoji removes it). Files are not sent over a linked device yet: an
- * `Error` (the capabilities keep them from reaching here).
+ * reacted message (an empty emoji removes it), or an image streamed from `file`. Other files are
+ * not sent over a linked device yet: an `Error` (the capabilities keep them from reaching here).
  */
 export const baileysContent = (jid: string, message: QrOutboundText): AnyMessageContent | Error => {
   const content = message.content
@@ -142,7 +145,14 @@ export const baileysContent = (jid: string, message: QrOutboundText): AnyMessage
     case "reaction":
       return { react: { text: content.emoji, key: chatKey(jid, content.target) } }
     case "media":
-      return new Error(`a linked device does not send ${content.kind} messages yet`)
+      if (content.kind !== "image" || message.file === undefined) {
+        return new Error(`a linked device does not send ${content.kind} messages yet`)
+      }
+      return {
+        image: { stream: message.file },
+        mimetype: content.mimeType,
+        ...(content.caption === null ? {} : { caption: content.caption })
+      }
   }
 }
 
