@@ -111,8 +111,11 @@ export interface QrOutboundText {
   readonly content?: OutgoingBody | undefined
   /** the message this one quotes, by WhatsApp's id */
   readonly quoted?: ProviderMessageRef | null | undefined
-  /** a file's bytes (`content` is its media), read as Baileys encrypts and uploads them */
-  readonly file?: Readable | undefined
+  /**
+   * Opens a file's bytes (`content` is its media), read as Baileys encrypts and uploads them;
+   * opened only when the send goes ahead, closed when it ends
+   */
+  readonly file?: (() => Readable) | undefined
 }
 
 /** The WhatsApp key of a message of the 1:1 chat with `jid`, known by its WhatsApp id. */
@@ -127,7 +130,11 @@ const chatKey = (jid: string, ref: ProviderMessageRef) => ({
  * reacted message (an empty emoji removes it), or an image streamed from `file`. Other files are
  * not sent over a linked device yet: an `Error` (the capabilities keep them from reaching here).
  */
-export const baileysContent = (jid: string, message: QrOutboundText): AnyMessageContent | Error => {
+export const baileysContent = (
+  jid: string,
+  message: QrOutboundText,
+  file: Readable | undefined
+): AnyMessageContent | Error => {
   const content = message.content
   switch (content?._tag) {
     case undefined:
@@ -145,11 +152,11 @@ export const baileysContent = (jid: string, message: QrOutboundText): AnyMessage
     case "reaction":
       return { react: { text: content.emoji, key: chatKey(jid, content.target) } }
     case "media":
-      if (content.kind !== "image" || message.file === undefined) {
+      if (content.kind !== "image" || file === undefined) {
         return new Error(`a linked device does not send ${content.kind} messages yet`)
       }
       return {
-        image: { stream: message.file },
+        image: { stream: file },
         mimetype: content.mimeType,
         ...(content.caption === null ? {} : { caption: content.caption })
       }
@@ -835,14 +842,20 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
           ({ exists }) => exists,
           () => new QrRecipientNotOnWhatsApp({ channelId, messageId: message.messageId })
         ),
-        Effect.zipRight(Effect.suspend(() => {
-          const content = baileysContent(jid, message)
-          if (content instanceof Error) return Effect.fail(failed(content))
-          const quoted = message.quoted ? baileysQuoted(jid, message.quoted) : undefined
-          return Effect.tryPromise({
-            try: () => s.sendMessage(jid, content, { messageId: message.messageId, ...(quoted ? { quoted } : {}) }),
-            catch: failed
-          })
+        Effect.zipRight(Effect.tryPromise({
+          try: async () => {
+            const file = message.file?.()
+            try {
+              const content = baileysContent(jid, message, file)
+              if (content instanceof Error) throw content
+              const quoted = message.quoted ? baileysQuoted(jid, message.quoted) : undefined
+              return await s.sendMessage(jid, content, { messageId: message.messageId, ...(quoted ? { quoted } : {}) })
+            } finally {
+              // read to the end on success; on a failure this ends the media-store read
+              file?.destroy()
+            }
+          },
+          catch: failed
         }))
       ).pipe(
         Effect.timeoutFail({

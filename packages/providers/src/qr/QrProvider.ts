@@ -59,22 +59,23 @@ export class QrProvider extends Effect.Service<QrProvider>()("@switchboard/provi
       )
 
     /**
-     * The bytes of a stored media to send, as a Node stream read chunk by chunk from the media
-     * store (Baileys encrypts and uploads it while it reads); none when the media is not stored.
+     * Opens the bytes of a stored media to send, as a Node stream read chunk by chunk from the
+     * media store (Baileys encrypts and uploads it while it reads); none when the media is not
+     * stored. Nothing is read before the opener is called.
      */
-    const readMedia = (mediaId: string): Effect.Effect<Option.Option<Readable>> =>
-      Effect.map(
-        mediaRepo.findById(mediaId),
-        (found) =>
-          Option.flatMap(found, (media) =>
-            media.status !== "ready" || media.size_bytes === null
-              ? Option.none()
-              : Option.some(Readable.fromWeb(
-                Stream.toReadableStream(
-                  media.size_bytes === 0 ? Stream.empty : store.read(mediaId, 0, media.size_bytes - 1)
-                ) as import("node:stream/web").ReadableStream<Uint8Array>
-              )))
-      )
+    const readMedia = (mediaId: string): Effect.Effect<Option.Option<() => Readable>> =>
+      Effect.map(mediaRepo.findById(mediaId), (found) =>
+        Option.flatMap(found, (media) => {
+          const size = media.size_bytes
+          if (media.status !== "ready" || size === null) return Option.none()
+          return Option.some(() =>
+            Readable.fromWeb(
+              Stream.toReadableStream(
+                size === 0 ? Stream.empty : store.read(mediaId, 0, size - 1)
+              ) as import("node:stream/web").ReadableStream<Uint8Array>
+            )
+          )
+        }))
 
     /** Capabilities of every QR channel. */
     const capabilities = QrConnection.qrCapabilities
