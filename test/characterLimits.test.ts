@@ -64,7 +64,8 @@ describe("character limits count code points", () => {
             path: "/v1/contacts",
             body: (n) => ({ phone_number: `+49152${String(n).padStart(8, "0")}`, attributes: { note: emoji(n) } }),
             limit: 1024,
-            member: ["attributes", "note"]
+            // an attribute's key is the client's own name: the issue stands at the map that holds it
+            member: ["attributes"]
           },
           {
             what: "contact group name",

@@ -160,6 +160,11 @@ export class FakeContact {
   readonly received: Array<ReceivedMessage> = []
   /** the id of every message stanza that reached this contact, duplicates included */
   readonly stanzaIds: Array<string> = []
+  /**
+   * Read receipts (blue ticks) the companion sent for this contact's messages, one entry per
+   * message id, in order, with the chat they were addressed to (number or LID jid)
+   */
+  readonly readReceipts: Array<{ readonly id: string; readonly to: string }> = []
   /** receipts this contact sent for our messages */
   readonly receiptsSent: Array<{ readonly id: string; readonly type: "delivered" | "read" }> = []
   /** answer our messages with a delivered receipt, then a read receipt */
@@ -724,6 +729,7 @@ export class FakeWhatsApp {
     if (tag === "iq") return this.onIq(conn, node)
     if (tag === "receipt" && attrs["type"] === "server-error") this.onReuploadRequest(conn, node)
     if (tag === "receipt" && attrs["type"] === "retry") await this.onRetryRequest(attrs["id"] ?? "")
+    if (tag === "receipt" && attrs["type"] === "read") this.onReadReceipt(node)
     if (tag === "message") return this.onMessage(conn, node)
     if (tag === "receipt" || tag === "notification") {
       this.send(conn, {
@@ -804,6 +810,16 @@ export class FakeWhatsApp {
       this.events.emit("prekeys-uploaded", device.preKeys.length)
     }
     this.result(conn, node)
+  }
+
+  /** The companion read a contact's messages: its first id, then the rest listed (`<list><item id>`). */
+  private onReadReceipt(node: BinaryNode) {
+    const to = node.attrs["to"] ?? ""
+    const contact = this.findPeer(to)?.contact
+    if (!contact) return
+    const listed = getBinaryNodeChildren(getBinaryNodeChild(node, "list"), "item").map((item) => item.attrs["id"] ?? "")
+    for (const id of [node.attrs["id"] ?? "", ...listed]) contact.readReceipts.push({ id, to })
+    this.events.emit("read-receipt")
   }
 
   private findPeer(jid: string): { peer: SignalPeer; contact?: FakeContact } | undefined {

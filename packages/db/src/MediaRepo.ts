@@ -6,9 +6,15 @@
  * starts, no other instance holds a claim). The bytes are `MediaStore`'s.
  */
 import { SqlClient } from "@effect/sql"
-import { Media, MediaKind, MediaStatus } from "@switchboard/domain"
-import { Effect, Option, Schema } from "effect"
+import { DEFAULT_MEDIA_RETENTION_DAYS, Media, MediaKind, MediaStatus } from "@switchboard/domain"
+import { Config, Effect, Option, Schema } from "effect"
 import { dieOnDatabaseError, iso, TimestampColumn } from "./Rows.js"
+
+/** `MEDIA_RETENTION_DAYS`: how long stored media are kept (default 30). */
+export const mediaRetentionDays = Config.integer("MEDIA_RETENTION_DAYS").pipe(
+  Config.validate({ message: "Expected a whole number of days >= 1", validation: (n) => n >= 1 }),
+  Config.withDefault(DEFAULT_MEDIA_RETENTION_DAYS)
+)
 
 export const MediaRow = Schema.Struct({
   id: Schema.String,

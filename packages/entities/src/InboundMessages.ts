@@ -16,28 +16,15 @@ import {
   EventsRepo,
   LidRepo,
   MediaRepo,
+  mediaRetentionDays,
   MessagesRepo,
   Transactions
 } from "@switchboard/db"
-import {
-  DEFAULT_CATEGORY,
-  DEFAULT_MEDIA_RETENTION_DAYS,
-  DomainEvent,
-  inboundType,
-  newId,
-  PRIORITY,
-  toTimestamp
-} from "@switchboard/domain"
+import { DEFAULT_CATEGORY, DomainEvent, inboundType, newId, PRIORITY, toTimestamp } from "@switchboard/domain"
 import type { InboundBody, InboundContent, Message, MessageMemberValue } from "@switchboard/domain"
 import { InboundMetrics } from "@switchboard/providers"
-import { Config, Effect, Option } from "effect"
+import { Effect, Option } from "effect"
 import { LidMappings } from "./LidMappings.js"
-
-/** `MEDIA_RETENTION_DAYS`: how long stored media are kept (default 30). */
-export const mediaRetentionDays = Config.integer("MEDIA_RETENTION_DAYS").pipe(
-  Config.validate({ message: "Expected a whole number of days >= 1", validation: (n) => n >= 1 }),
-  Config.withDefault(DEFAULT_MEDIA_RETENTION_DAYS)
-)
 
 /**
  * What a text-only client reads in `text.body` for each kind (docs/API.md "Messages"): the text, a

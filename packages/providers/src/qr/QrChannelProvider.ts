@@ -7,6 +7,8 @@
  * - `send` uses our message id as the WhatsApp id; not connected or a Baileys failure is a
  *   retryable refusal (the message was not accepted and goes back to the queue with backoff); a
  *   number not on WhatsApp fails for good (`not_on_whatsapp`).
+ * - `markRead`: read receipts (blue ticks) through the open link; without one, or when Baileys
+ *   fails, none are sent and none later (logged): the messages stay read on our side.
  * - `events`: receipts, inbound messages of every kind, LID mappings and status changes, in the
  *   order the connection reports them. QR codes, expiry and connection errors only go to pairing watchers (`pairing.subscribe`),
  *   never here.
@@ -106,6 +108,16 @@ export const make = Effect.map(QrProvider, (qr): ChannelProvider => ({
                 })
               )
           )),
+        markRead: (messages) =>
+          connection.markRead(messages).pipe(
+            Effect.catchAll((e) =>
+              Effect.logWarning("qr read receipts not sent").pipe(Effect.annotateLogs({
+                channel_id: channel.id,
+                messages: messages.length,
+                reason: e._tag === "QrNotConnected" ? `channel ${e.status}` : e.reason
+              }))
+            )
+          ),
         events: Stream.fromQueue(reported).pipe(Stream.filterMap((e) => Option.fromNullable(toProviderEvent(e)))),
         // receipts come over the live link; the owner stays alive while the link is held
         pendingReceipts: Effect.succeed(0),

@@ -61,7 +61,7 @@ import {
   Stream
 } from "effect"
 import type { Readable } from "node:stream"
-import { isThrottled, MediaDownloadFailed } from "../ChannelProvider.js"
+import { type InboundRef, isThrottled, MediaDownloadFailed } from "../ChannelProvider.js"
 import * as InboundMetrics from "../InboundMetrics.js"
 import { fromBaileys, type IgnoredReason, senderOf } from "./BaileysInbound.js"
 import { makeBaileysLogger } from "./BaileysLogger.js"
@@ -198,6 +198,11 @@ export interface QrConnection {
   /** `qr/logout`: unlinks the device at WhatsApp (when connected) and wipes the stored link. */
   readonly logout: Effect.Effect<void>
   /**
+   * Read receipts (blue ticks) for inbound messages, each to its sender's chat (`readerJid`);
+   * succeeds once Baileys wrote them to WhatsApp.
+   */
+  readonly markRead: (messages: ReadonlyArray<InboundRef>) => Effect.Effect<void, QrNotConnected | QrSendFailed>
+  /**
    * Asks the sender's phone to upload an inbound media again (WhatsApp's media host answered
    * 404/410); the message with the media's new location.
    */
@@ -263,6 +268,15 @@ export const jidToE164 = (jid: string | null | undefined): string | undefined =>
 
 /** `+15551234567` -> `15551234567@s.whatsapp.net` */
 export const e164ToJid = (e164: string): string => `${e164.replace(/^\+/, "")}@s.whatsapp.net`
+
+/**
+ * The chat a read receipt goes to: the sender's LID when we know it (WhatsApp addresses direct
+ * chats by LID), else its number; `undefined` when neither is recorded.
+ */
+export const readerJid = (sender: Pick<InboundRef, "phoneNumber" | "whatsappLid">): string | undefined =>
+  sender.whatsappLid !== null ? `${sender.whatsappLid}@lid` : sender.phoneNumber !== null
+    ? e164ToJid(sender.phoneNumber)
+    : undefined
 
 const closeCodeOf = (error: unknown): number | undefined => {
   const code = (error as { output?: { statusCode?: unknown } } | undefined)?.output?.statusCode
@@ -873,6 +887,27 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
       Effect.withSpan("QrConnection.send", { attributes: { channel_id: channelId, message_id: message.messageId } })
     )
 
+  const markRead = (messages: ReadonlyArray<InboundRef>) =>
+    Effect.suspend((): Effect.Effect<void, QrNotConnected | QrSendFailed> => {
+      const keys = messages.flatMap((m) => {
+        const remoteJid = readerJid(m)
+        return remoteJid === undefined ? [] : [{ remoteJid, id: m.providerMessageId, fromMe: false }]
+      })
+      if (keys.length === 0) return Effect.void
+      const s = socket
+      if (!s || !open) return Effect.fail(new QrNotConnected({ channelId, status }))
+      const failed = (reason: string) => new QrSendFailed({ channelId, messageId: keys[0]!.id, reason })
+      // one receipt per chat, its ids listed (Baileys groups the keys)
+      return Effect.tryPromise({
+        try: () => s.readMessages(keys),
+        catch: (error) => failed(error instanceof Error ? error.message : String(error))
+      }).pipe(
+        Effect.timeoutFail({ duration: Duration.times(config.queryTimeout, 2), onTimeout: () => failed("timed out") })
+      )
+    }).pipe(
+      Effect.withSpan("QrConnection.markRead", { attributes: { channel_id: channelId, messages: messages.length } })
+    )
+
   const reupload = (message: WAMessage) =>
     Effect.suspend((): Effect.Effect<WAMessage, MediaDownloadFailed> => {
       const s = socket
@@ -915,6 +950,7 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
     resume: ask<boolean>((done) => ({ _tag: "Resume", done })),
     send,
     logout: ask<void>((done) => ({ _tag: "Logout", done: done(undefined) })),
+    markRead,
     reupload
   } satisfies QrConnection
 })

@@ -4,7 +4,7 @@
  * media of another workspace is 404, like one that does not exist.
  */
 import { HttpServerResponse } from "@effect/platform"
-import { MediaRepo, MediaStore, toMedia, Transactions } from "@switchboard/db"
+import { MediaRepo, mediaRetentionDays, MediaStore, toMedia, Transactions } from "@switchboard/db"
 import {
   acceptsBytes,
   Conflict,
@@ -24,7 +24,6 @@ import {
   toTimestamp,
   ValidationError
 } from "@switchboard/domain"
-import { mediaRetentionDays } from "@switchboard/entities"
 import { Clock, Effect, Option, Sink, Stream } from "effect"
 import { setHeader } from "../ResponseHeaders.js"
 import { Idempotency } from "./Idempotency.js"
