@@ -22,6 +22,7 @@ import {
   aesEncryptGCM,
   type BinaryNode,
   Curve,
+  downloadContentFromMessage,
   getBinaryNodeChild,
   getBinaryNodeChildren,
   hkdf,
@@ -63,7 +64,68 @@ export interface ReceivedMessage {
   /** the WhatsApp message id (the `id` attribute of the stanza) */
   readonly id: string
   readonly text: string | undefined
+  /** what the contact's phone shows: the kind, decoded from the message's member */
+  readonly kind: ReceivedKind
+  /** the WhatsApp id of the message this one quotes (`contextInfo.stanzaId`) */
+  readonly quotedId: string | undefined
   readonly message: proto.Message
+}
+
+/** The kinds a fake contact decodes; `other` names the member of anything else. */
+export type ReceivedKind =
+  | { readonly kind: "text"; readonly text: string }
+  | {
+    readonly kind: "location"
+    readonly latitude: number
+    readonly longitude: number
+    readonly name: string | undefined
+    readonly address: string | undefined
+  }
+  | { readonly kind: "reaction"; readonly targetId: string; readonly targetFromMe: boolean; readonly emoji: string }
+  | { readonly kind: "image"; readonly mimetype: string | undefined; readonly caption: string | undefined }
+  | { readonly kind: "other"; readonly member: string }
+
+const orUndefined = <A>(value: A | null | undefined): A | undefined => value ?? undefined
+
+/** What a received message is, as a phone would render it. */
+export const decodeReceived = (message: proto.IMessage): ReceivedKind => {
+  const text = message.conversation ?? message.extendedTextMessage?.text
+  if (typeof text === "string") return { kind: "text", text }
+  const location = message.locationMessage
+  if (location) {
+    return {
+      kind: "location",
+      latitude: location.degreesLatitude ?? NaN,
+      longitude: location.degreesLongitude ?? NaN,
+      name: orUndefined(location.name),
+      address: orUndefined(location.address)
+    }
+  }
+  const reaction = message.reactionMessage
+  if (reaction) {
+    // from the contact's side, a key with `fromMe` names a message the linked account sent
+    return {
+      kind: "reaction",
+      targetId: reaction.key?.id ?? "",
+      targetFromMe: reaction.key?.fromMe === true,
+      emoji: reaction.text ?? ""
+    }
+  }
+  const image = message.imageMessage
+  if (image) return { kind: "image", mimetype: orUndefined(image.mimetype), caption: orUndefined(image.caption) }
+  const member = Object.keys(message).find((k) => (message as Record<string, unknown>)[k] != null)
+  return { kind: "other", member: member ?? "none" }
+}
+
+/** The WhatsApp id a message quotes, from whichever member carries the contextInfo. */
+const quotedIdOf = (message: proto.IMessage): string | undefined => {
+  for (const member of Object.values(message)) {
+    if (member !== null && typeof member === "object" && "contextInfo" in member) {
+      const id = (member as { contextInfo?: proto.IContextInfo | null }).contextInfo?.stanzaId
+      if (id) return id
+    }
+  }
+  return undefined
 }
 
 export interface FakeWhatsAppOptions {
@@ -181,6 +243,20 @@ export class FakeContact {
       const id = await this.server.pushMessage(this, { [`${kind}Message`]: member }, options)
       this.server.published.set(id, media)
       return { id, media }
+    })
+  }
+
+  /**
+   * The bytes of a file this contact received, as its phone gets them: downloaded from the fake
+   * media host at the message's `url` and decrypted with its `mediaKey` (Baileys' own download).
+   */
+  downloads(received: ReceivedMessage, kind: MediaKindName): Effect.Effect<Buffer> {
+    return Effect.promise(async () => {
+      const member = received.message[`${kind}Message`]
+      if (!member) throw new Error(`message ${received.id} carries no ${kind}`)
+      const chunks: Array<Buffer> = []
+      for await (const chunk of await downloadContentFromMessage(member, kind)) chunks.push(chunk as Buffer)
+      return Buffer.concat(chunks)
     })
   }
 
@@ -864,6 +940,8 @@ export class FakeWhatsApp {
         contact.received.push({
           id,
           text: message.conversation ?? message.extendedTextMessage?.text ?? undefined,
+          kind: decodeReceived(message),
+          quotedId: quotedIdOf(message),
           message
         })
       }

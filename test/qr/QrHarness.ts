@@ -2,6 +2,8 @@
  * Helpers for QR connection tests: a connection to a fake WhatsApp server with test timings,
  * waiting for events with a clear failure, and pairing in one step.
  */
+import type { SqlClient } from "@effect/sql"
+import { MediaRepo, MediaStore } from "@switchboard/db"
 import { type ChannelStatus, newId } from "@switchboard/domain"
 import {
   type QrAuthStateRepo,
@@ -11,7 +13,7 @@ import {
   QrProvider,
   useFakeWhatsAppRoot
 } from "@switchboard/providers"
-import { Duration, Effect, Queue, Redacted, type Scope } from "effect"
+import { Duration, Effect, Layer, Queue, Redacted, type Scope } from "effect"
 import type { FakeWhatsApp } from "../fake-whatsapp/index.js"
 
 export type Settings = Partial<QrConnectionConfig.QrConnectionConfig["Type"]>
@@ -56,12 +58,14 @@ export const is =
 export const connect = (
   wa: FakeWhatsApp,
   options: { readonly channelId: string; readonly settings?: Settings; readonly initialStatus?: ChannelStatus }
-): Effect.Effect<Observed, never, Scope.Scope | QrAuthStateRepo> =>
+): Effect.Effect<Observed, never, Scope.Scope | QrAuthStateRepo | SqlClient.SqlClient> =>
   Effect.gen(function*() {
     useFakeWhatsAppRoot(wa.rootPublicKey)
     // the provider as a service would run in a runner, with this test's settings
     const provider = yield* QrProvider.pipe(
-      Effect.provide(QrProvider.DefaultWithoutDependencies),
+      Effect.provide(
+        QrProvider.DefaultWithoutDependencies.pipe(Layer.provide(Layer.mergeAll(MediaRepo.Default, MediaStore.Default)))
+      ),
       Effect.provideService(QrConnectionConfig.QrConnectionConfig, settings(wa, options.settings))
     )
     const connection = yield* provider.connect({

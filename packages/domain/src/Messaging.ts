@@ -280,11 +280,12 @@ export class Capabilities extends Schema.Class<Capabilities>("Capabilities")({
 
 /**
  * What each provider can send (`message_types` of its capabilities): the sandbox simulates every
- * kind; a linked device (QR) sends text until its media sends land; the Cloud API has no adapter.
+ * kind; a linked device (QR) sends texts (quoted replies too), images, locations and reactions,
+ * other files not yet (docs/QR-CHANNELS.md, "What a QR channel sends"); the Cloud API has no adapter.
  */
 export const MESSAGE_TYPES: Record<Provider, ReadonlyArray<string>> = {
   sandbox: ["text", "image", "document", "audio", "video", "sticker", "location", "reaction"],
-  qr: ["text"],
+  qr: ["text", "image", "location", "reaction"],
   cloud: []
 }
 

@@ -66,22 +66,48 @@ export const make = Effect.map(QrProvider, (qr): ChannelProvider => ({
       return {
         capabilities: qr.capabilities,
         send: (message) =>
-          connection.send({ messageId: message.id, to: message.to, text: message.body }).pipe(
-            Effect.as(accepted),
-            Effect.catchTags({
-              QrNotConnected: (e) =>
-                Effect.succeed(refused(true, "channel_not_connected", `The channel is ${e.status}, not connected`)),
-              QrSendFailed: (e) => Effect.succeed(qrSendRefusal(e.reason)),
-              QrRecipientNotOnWhatsApp: () =>
-                Effect.succeed(
-                  refused(
-                    false,
-                    NOT_ON_WHATSAPP,
-                    "This number is not on WhatsApp; nothing was sent (a retry cannot help)"
-                  )
-                )
-            })
-          ),
+          Effect.gen(function*() {
+            const content = message.content
+            if (content?._tag !== "media") return undefined
+            // the capabilities keep other files off a linked device; a stale snapshot must not retry forever
+            if (content.kind !== "image") {
+              return refused(
+                false,
+                "message_type_unsupported",
+                `A QR channel does not send ${content.kind} messages yet`
+              )
+            }
+            const file = yield* qr.readMedia(content.mediaId)
+            return Option.isNone(file)
+              ? refused(false, "media_unavailable", "The file is no longer stored")
+              : file.value
+          }).pipe(Effect.flatMap((file) =>
+            file !== undefined && "_tag" in file
+              ? Effect.succeed(file)
+              : connection.send({
+                messageId: message.id,
+                to: message.to,
+                text: message.body,
+                content: message.content,
+                quoted: message.quoted,
+                file
+              }).pipe(
+                Effect.as(accepted),
+                Effect.catchTags({
+                  QrNotConnected: (e) =>
+                    Effect.succeed(refused(true, "channel_not_connected", `The channel is ${e.status}, not connected`)),
+                  QrSendFailed: (e) => Effect.succeed(qrSendRefusal(e.reason)),
+                  QrRecipientNotOnWhatsApp: () =>
+                    Effect.succeed(
+                      refused(
+                        false,
+                        NOT_ON_WHATSAPP,
+                        "This number is not on WhatsApp; nothing was sent (a retry cannot help)"
+                      )
+                    )
+                })
+              )
+          )),
         markRead: (messages) =>
           connection.markRead(messages).pipe(
             Effect.catchAll((e) =>

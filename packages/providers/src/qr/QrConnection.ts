@@ -26,8 +26,17 @@
  * socket and its generation, the reconnect budget, the receipts and sends under way); split across
  * modules, that state would have to be passed around or exposed.
  */
-import { type ChannelInput, type ChannelStatus, type QrRestrictionReason, transitionChannel } from "@switchboard/domain"
+import {
+  type ChannelInput,
+  type ChannelStatus,
+  MESSAGE_TYPES,
+  type OutgoingBody,
+  type ProviderMessageRef,
+  type QrRestrictionReason,
+  transitionChannel
+} from "@switchboard/domain"
 import makeWASocket, {
+  type AnyMessageContent,
   type BinaryNode,
   DisconnectReason,
   jidDecode,
@@ -51,6 +60,7 @@ import {
   type Scope,
   Stream
 } from "effect"
+import type { Readable } from "node:stream"
 import { type InboundRef, isThrottled, MediaDownloadFailed } from "../ChannelProvider.js"
 import * as InboundMetrics from "../InboundMetrics.js"
 import { fromBaileys, type IgnoredReason, senderOf } from "./BaileysInbound.js"
@@ -70,7 +80,7 @@ import { QrNotConnected, QrRecipientNotOnWhatsApp, QrSendFailed } from "./QrSend
 export const qrCapabilities = {
   provider: "qr",
   max_throughput_mps: 0.5,
-  message_types: ["text"]
+  message_types: MESSAGE_TYPES.qr
 } as const
 
 /** The current QR code, if one is showing. */
@@ -95,8 +105,69 @@ export interface QrOutboundText {
   readonly messageId: string
   /** E.164 */
   readonly to: string
+  /** the text (a text send, a template's rendering) */
   readonly text: string
+  /** a location or a reaction; a text when absent (files: not yet, the capabilities say so) */
+  readonly content?: OutgoingBody | undefined
+  /** the message this one quotes, by WhatsApp's id */
+  readonly quoted?: ProviderMessageRef | null | undefined
+  /**
+   * Opens a file's bytes (`content` is its media), read as Baileys encrypts and uploads them;
+   * opened only when the send goes ahead, closed when it ends
+   */
+  readonly file?: (() => Readable) | undefined
 }
+
+/** The WhatsApp key of a message of the 1:1 chat with `jid`, known by its WhatsApp id. */
+const chatKey = (jid: string, ref: ProviderMessageRef) => ({
+  remoteJid: jid,
+  id: ref.providerMessageId,
+  fromMe: ref.fromMe
+})
+
+/**
+ * What Baileys sends for an outbound message: a text, a location, or a reaction keyed to the
+ * reacted message (an empty emoji removes it), or an image streamed from `file`. Other files are
+ * not sent over a linked device yet: an `Error` (the capabilities keep them from reaching here).
+ */
+export const baileysContent = (
+  jid: string,
+  message: QrOutboundText,
+  file: Readable | undefined
+): AnyMessageContent | Error => {
+  const content = message.content
+  switch (content?._tag) {
+    case undefined:
+    case "text":
+      return { text: message.text }
+    case "location":
+      return {
+        location: {
+          degreesLatitude: content.latitude,
+          degreesLongitude: content.longitude,
+          ...(content.name === null ? {} : { name: content.name }),
+          ...(content.address === null ? {} : { address: content.address })
+        }
+      }
+    case "reaction":
+      return { react: { text: content.emoji, key: chatKey(jid, content.target) } }
+    case "media":
+      if (content.kind !== "image" || file === undefined) {
+        return new Error(`a linked device does not send ${content.kind} messages yet`)
+      }
+      return {
+        image: { stream: file },
+        mimetype: content.mimeType,
+        ...(content.caption === null ? {} : { caption: content.caption })
+      }
+  }
+}
+
+/** Baileys' `quoted` option: the quoted message's key and its text (the quote's preview). */
+export const baileysQuoted = (jid: string, quoted: ProviderMessageRef): WAMessage => ({
+  key: chatKey(jid, quoted),
+  message: { conversation: quoted.body }
+})
 
 export interface QrConnection {
   readonly channelId: string
@@ -786,7 +857,18 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
           () => new QrRecipientNotOnWhatsApp({ channelId, messageId: message.messageId })
         ),
         Effect.zipRight(Effect.tryPromise({
-          try: () => s.sendMessage(jid, { text: message.text }, { messageId: message.messageId }),
+          try: async () => {
+            const file = message.file?.()
+            try {
+              const content = baileysContent(jid, message, file)
+              if (content instanceof Error) throw content
+              const quoted = message.quoted ? baileysQuoted(jid, message.quoted) : undefined
+              return await s.sendMessage(jid, content, { messageId: message.messageId, ...(quoted ? { quoted } : {}) })
+            } finally {
+              // read to the end on success; on a failure this ends the media-store read
+              file?.destroy()
+            }
+          },
           catch: failed
         }))
       ).pipe(

@@ -7,8 +7,10 @@
  * `QrConnectionConfig` (`QrConnectionConfig.layerFromEnv` in services, `layer({...})` in tests),
  * which also carries `SECRETS_ENCRYPTION_KEY`, the key that seals the stored link.
  */
+import { MediaRepo, MediaStore } from "@switchboard/db"
 import type { ChannelStatus } from "@switchboard/domain"
-import { Effect, Option, type Scope } from "effect"
+import { Effect, Option, type Scope, Stream } from "effect"
+import { Readable } from "node:stream"
 import { QrAuthStateRepo } from "./QrAuthStateRepo.js"
 import * as QrConnection from "./QrConnection.js"
 import { QrConnectionConfig } from "./QrConnectionConfig.js"
@@ -21,6 +23,8 @@ export class QrProvider extends Effect.Service<QrProvider>()("@switchboard/provi
     silenceSignalConsole()
     const repo = yield* QrAuthStateRepo
     const config = yield* QrConnectionConfig
+    const mediaRepo = yield* MediaRepo
+    const store = yield* MediaStore
 
     /** The connections on this runner, by channel (a media download asks the live socket for a re-upload). */
     const live = new Map<string, QrConnection.QrConnection>()
@@ -54,13 +58,32 @@ export class QrProvider extends Effect.Service<QrProvider>()("@switchboard/provi
         Option.map(Option.fromNullable(live.get(channelId)), (connection) => connection.reupload)
       )
 
+    /**
+     * Opens the bytes of a stored media to send, as a Node stream read chunk by chunk from the
+     * media store (Baileys encrypts and uploads it while it reads); none when the media is not
+     * stored. Nothing is read before the opener is called.
+     */
+    const readMedia = (mediaId: string): Effect.Effect<Option.Option<() => Readable>> =>
+      Effect.map(mediaRepo.findById(mediaId), (found) =>
+        Option.flatMap(found, (media) => {
+          const size = media.size_bytes
+          if (media.status !== "ready" || size === null) return Option.none()
+          return Option.some(() =>
+            Readable.fromWeb(
+              Stream.toReadableStream(
+                size === 0 ? Stream.empty : store.read(mediaId, 0, size - 1)
+              ) as import("node:stream/web").ReadableStream<Uint8Array>
+            )
+          )
+        }))
+
     /** Capabilities of every QR channel. */
     const capabilities = QrConnection.qrCapabilities
 
     /** Forgets a channel's stored link (an archived channel keeps no credentials). */
     const forget = (channelId: string) => repo.wipe(channelId)
 
-    return { connect, capabilities, forget, downloadMedia } as const
+    return { connect, capabilities, forget, downloadMedia, readMedia } as const
   }),
-  dependencies: [QrAuthStateRepo.Default]
+  dependencies: [QrAuthStateRepo.Default, MediaRepo.Default, MediaStore.Default]
 }) {}
