@@ -566,7 +566,12 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
     Effect.gen(function*() {
       const now = yield* Clock.currentTimeMillis
       for (const m of messages) {
-        if (typeof m?.key?.id !== "string") continue
+        if (typeof m?.key?.id !== "string") {
+          // without WhatsApp's id it can be neither recorded once nor told apart: counted and logged
+          yield* InboundMetrics.countInbound("unsupported", "ignored", "no_id")
+          yield* Effect.logWarning("qr inbound message without an id ignored").pipe(Effect.annotateLogs(annotations))
+          continue
+        }
         if (m.key.fromMe === true) {
           // ours (or sent from the phone): not inbound. A receipt that came while our own upsert
           // was buffered is folded into it.
