@@ -6,7 +6,7 @@
  */
 import { assert, describe, layer } from "@effect/vitest"
 import { Operator } from "@switchboard/service-api"
-import { Effect } from "effect"
+import { Effect, Schedule } from "effect"
 import { createKey, request, sandboxSetup } from "./support/Fixtures.js"
 import * as TestApp from "./support/TestApp.js"
 
@@ -58,9 +58,12 @@ describe("every list route pages with limit and after", () => {
         for (const name of ["Group A", "Group B"]) {
           created(yield* request("POST", "/v1/contact-groups", { token: admin, body: { name } }), "group")
         }
+        const importIds: Array<string> = []
         for (const n of [1, 2]) {
           const file = Buffer.from(`phone_number\n+4917100000${n}0\n`).toString("base64")
-          created(yield* request("POST", "/v1/contacts/imports", { token: admin, body: { file } }), "import")
+          const queued = yield* request("POST", "/v1/contacts/imports", { token: admin, body: { file } })
+          created(queued, "import")
+          importIds.push(queued.body.id)
           created(
             yield* request("POST", "/v1/templates", {
               token: admin,
@@ -82,6 +85,21 @@ describe("every list route pages with limit and after", () => {
         }
         for (const _ of [1, 2]) {
           created(yield* request("POST", `/v1/webhook-endpoints/${endpointId}/test`, { token: admin }), "test delivery")
+        }
+        // an import adds its contact in the background: walk the lists once both have finished,
+        // or a contact appears between the whole list and the walk
+        for (const id of importIds) {
+          const done = yield* request("GET", `/v1/contacts/imports/${id}`, {
+            token: user.accessToken,
+            workspace: user.workspaceId
+          }).pipe(
+            Effect.filterOrFail(
+              (reply) => reply.body.status === "completed" || reply.body.status === "failed",
+              (reply) => new Error(`import ${id}: ${reply.status} ${reply.text.slice(0, 300)}`)
+            ),
+            Effect.retry({ schedule: Schedule.spaced("100 millis"), times: 300 })
+          )
+          assert.strictEqual(done.body.status, "completed")
         }
         const pathIds: Record<string, string> = { conversationId, endpointId }
 
