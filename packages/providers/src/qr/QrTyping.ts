@@ -11,6 +11,7 @@
  * at most 1 s more than the 2 to 3 s the slot already waits).
  */
 import type { OutgoingBody } from "@switchboard/domain"
+import { Clock, Effect } from "effect"
 
 /** The shortest typing shown (a one-word message). */
 export const TYPING_MIN_MS = 600
@@ -68,4 +69,51 @@ export const typingBefore = (options: {
   if (!options.enabled || !firstAfterPause(options.lastSentAt, options.now)) return undefined
   const length = typedLength(options.text, options.content)
   return length === undefined ? undefined : typingDurationMs(length)
+}
+
+/** Chats remembered per connection at most (the oldest is forgotten first: it types again). */
+const MAX_CHATS = 10_000
+
+/** WhatsApp's chat states, as Baileys sends them (`sendPresenceUpdate`). */
+export type ChatState = (state: "composing" | "paused", jid: string) => Promise<void>
+
+/**
+ * A connection's typing around each send to `jid`: `before` shows `composing` for the typing's
+ * duration when `typingBefore` says so; `after` ends it with `paused` and, when the send went, counts
+ * the chat as written. A chat state WhatsApp does not take never stops the send.
+ */
+export const makeTyping = (enabled: boolean) => {
+  const lastSent = new Map<string, number>()
+  /** chats showing "typing..." now */
+  const typing = new Set<string>()
+  const state = (chatState: ChatState, s: "composing" | "paused", jid: string) =>
+    Effect.ignore(Effect.tryPromise(() => chatState(s, jid)))
+  const before = (
+    jid: string,
+    message: { readonly text: string; readonly content?: OutgoingBody | undefined },
+    chatState: ChatState
+  ) =>
+    Effect.gen(function*() {
+      const now = yield* Clock.currentTimeMillis
+      const ms = typingBefore({
+        enabled,
+        text: message.text,
+        content: message.content,
+        lastSentAt: lastSent.get(jid),
+        now
+      })
+      if (ms === undefined) return
+      typing.add(jid)
+      yield* state(chatState, "composing", jid)
+      yield* Effect.sleep(ms)
+    })
+  const after = (jid: string, sent: boolean, chatState: ChatState) =>
+    Effect.gen(function*() {
+      if (typing.delete(jid)) yield* state(chatState, "paused", jid)
+      if (!sent) return
+      lastSent.delete(jid)
+      if (lastSent.size >= MAX_CHATS) lastSent.delete(lastSent.keys().next().value!)
+      lastSent.set(jid, yield* Clock.currentTimeMillis)
+    })
+  return { before, after }
 }
