@@ -49,6 +49,7 @@ import {
   Deferred,
   Duration,
   Effect,
+  Exit,
   Fiber,
   Option,
   PubSub,
@@ -75,6 +76,7 @@ import * as QrProtectionMetrics from "./QrProtectionMetrics.js"
 import { makeRecipientCheck } from "./QrRecipientCheck.js"
 import { cappingSignal, classifyAckError, timelockSignal } from "./QrRestrictions.js"
 import { QrNotConnected, QrRecipientNotOnWhatsApp, QrSendFailed } from "./QrSendError.js"
+import { makeTyping } from "./QrTyping.js"
 
 /** What a QR channel can do (0.5 messages per second). */
 export const qrCapabilities = {
@@ -859,6 +861,7 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
     })
 
   const recipients = makeRecipientCheck()
+  const typing = makeTyping(config.typingIndicator)
 
   const send = (message: QrOutboundText) =>
     Effect.suspend((): Effect.Effect<void, QrNotConnected | QrSendFailed | QrRecipientNotOnWhatsApp> => {
@@ -871,12 +874,15 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
           reason: error instanceof Error ? error.message : String(error)
         })
       const jid = e164ToJid(message.to)
+      const chatState = (state: "composing" | "paused", to: string) => s.sendPresenceUpdate(state, to)
       return QrProtectionMetrics.countCheck(recipients.check(jid, (j) => s.onWhatsApp(j))).pipe(
         Effect.mapError(failed),
         Effect.filterOrFail(
           ({ exists }) => exists,
           () => new QrRecipientNotOnWhatsApp({ channelId, messageId: message.messageId })
         ),
+        // a conversation's first message after a pause: "typing..." first (`QrTyping`)
+        Effect.tap(() => typing.before(jid, message, chatState)),
         Effect.zipRight(Effect.tryPromise({
           try: async () => {
             const file = message.file?.()
@@ -891,7 +897,8 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
             }
           },
           catch: failed
-        }))
+        })),
+        Effect.onExit((exit) => typing.after(jid, Exit.isSuccess(exit), chatState))
       ).pipe(
         Effect.timeoutFail({
           duration: Duration.times(config.queryTimeout, 2),
