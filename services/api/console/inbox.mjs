@@ -1,7 +1,8 @@
 // The inbox (docs/CONSOLE.md "Console"): conversations with unread counts, newest first, refreshed every
 // 3 s; a conversation's thread (read marker moved on opening), reply, internal notes, assign to
 // yourself or nobody, close and reopen.
-import { $, api, badge, el, explain, formError, keyFor, messageText, pollAgain, state, views, when } from "./lib.mjs"
+import { $, api, badge, el, explain, formError, keyFor, pollAgain, views, when } from "./lib.mjs"
+import { keyed, messageContent, reactionsOf, summary } from "./media.mjs"
 
 const inbox = { open: null, me: null }
 
@@ -60,12 +61,16 @@ async function renderThread(id) {
   const assignee = $("thread-assignee")
   // a live refresh never pulls the list from under someone choosing in it
   if (document.activeElement !== assignee) renderAssignee(assignee, c)
-  // oldest at the top, as a chat reads
-  $("thread-messages").replaceChildren(...[...messages.data].reverse().map((m) =>
-    el("li", { class: m.direction === "inbound" ? "in" : "out", "data-message": m.id, "data-type": m.type ?? "text" },
+  // oldest at the top, as a chat reads; a reaction shows on the message it reacts to
+  const chronological = [...messages.data].reverse()
+  const byId = new Map(chronological.map((m) => [m.id, m]))
+  const reactions = reactionsOf(chronological)
+  keyed($("thread-messages"), chronological.filter((m) => !reactions.hidden.has(m.id)), (m) => m.id,
+    (m) => JSON.stringify([m.status, m.media?.status, reactions.on.get(m.id), summary(byId.get(m.context?.reply_to))]),
+    (m) => el("li", { class: m.direction === "inbound" ? "in" : "out", "data-message": m.id, "data-type": m.type ?? "text" },
       el("span", { class: "muted", text: `${m.direction === "inbound" ? "They" : "You"} · ${when(m.created_at)} ` }),
       m.direction === "outbound" ? badge(m.status) : "",
-      el("div", { class: "body", text: messageText(m) }))))
+      ...messageContent(m, byId, reactions.on.get(m.id) ?? [])))
   $("notes").replaceChildren(...notes.data.map((n) =>
     el("li", {}, el("span", { class: "muted", text: `${when(n.created_at)} ` }), n.body)))
   if (notes.data.length === 0) $("notes").append(el("li", { class: "muted", text: "No notes." }))
