@@ -32,6 +32,7 @@ import "./developers.mjs"
 import "./inbox.mjs"
 import "./directory.mjs"
 import { forgetMedia, keyed, messageContent, summary } from "./media.mjs"
+import { healthPanel } from "./health.mjs"
 import qrcode from "./qrcode.mjs"
 
 // ---- session -------------------------------------------------------------------------------
@@ -161,15 +162,8 @@ function channelRow(c) {
     )
   }
   if (c.provider === "qr" && c.status !== "archived") {
-    // the rolling 24 h safety cap: sends are refused once nothing remains
-    const safety = el("div", { class: "muted safety" })
-    details.append(safety)
-    api("GET", `/v1/channels/${c.id}/qr/safety`).then(
-      (u) => {
-        safety.textContent = `Safety cap: ${u.sent_24h + u.queued} of ${u.limit} used in 24 h (${u.sent_24h} sent, ${u.queued} queued)`
-      },
-      () => {}
-    )
+    // the number's health: the safety cap, the warm-up, WhatsApp's restriction signals
+    details.append(healthPanel(c))
   }
   return el("tr", { "data-channel": c.id },
     cell("Name", el("strong", { text: c.name })),
