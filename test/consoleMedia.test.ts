@@ -95,7 +95,10 @@ describe("console: media in the thread", () => {
           const { key, session, user } = yield* sandboxSetup([ME])
           const inbound = (body: Record<string, unknown>) =>
             Effect.tap(
-              request("POST", `/v1/sandbox/sessions/${session.id}/inbound`, { token: key, body: { from: ME, ...body } }),
+              request("POST", `/v1/sandbox/sessions/${session.id}/inbound`, {
+                token: key,
+                body: { from: ME, ...body }
+              }),
               (r) => Effect.sync(() => assert.strictEqual(r.status, 202, r.text))
             )
           /** The newest inbound message of `type` once `n` of that type were recorded (and their media stored). */
@@ -119,7 +122,9 @@ describe("console: media in the thread", () => {
           yield* inbound({
             document: { data_base64: PDF.toString("base64"), mime_type: "application/pdf", filename: "menu.pdf" }
           })
-          yield* inbound({ location: { latitude: 52.52, longitude: 13.405, name: "Office", address: "Alexanderplatz 1" } })
+          yield* inbound({
+            location: { latitude: 52.52, longitude: 13.405, name: "Office", address: "Alexanderplatz 1" }
+          })
           yield* inbound({ reaction: { message_id: photo.id, emoji: "👍" } })
           yield* inbound({ reply_to: photo.id, text: { body: "Is this still valid?" } })
           yield* recorded("audio")
@@ -127,7 +132,9 @@ describe("console: media in the thread", () => {
           // two more files, one still arriving and one whose download failed (the states a slow or
           // broken provider leaves; set in the database as the media worker would)
           yield* inbound({ image: { data_base64: image.toString("base64"), mime_type: "image/png" } })
-          yield* inbound({ sticker: { data_base64: Buffer.from("RIFF\0\0\0\0WEBPVP8 ").toString("base64"), mime_type: "image/webp" } })
+          yield* inbound({
+            sticker: { data_base64: Buffer.from("RIFF\0\0\0\0WEBPVP8 ").toString("base64"), mime_type: "image/webp" }
+          })
           const pending = yield* recorded("image", 2)
           const failed = yield* recorded("sticker")
           yield* sql`UPDATE messages SET media_status = 'pending' WHERE id = ${pending.id}`
@@ -148,7 +155,9 @@ describe("console: media in the thread", () => {
           // the image, drawn (the blob URL holds the real PNG), with its caption and the reaction on it
           const photoItem = thread.locator(`li[data-message="${photo.id}"]`)
           yield* step(() =>
-            w.page.waitForFunction(`document.querySelector('li[data-message="${photo.id}"] img.media')?.naturalWidth === 16`)
+            w.page.waitForFunction(
+              `document.querySelector('li[data-message="${photo.id}"] img.media')?.naturalWidth === 16`
+            )
           )
           assert.match((yield* step(() => photoItem.locator("img").getAttribute("src"))) ?? "", /^blob:/)
           assert.strictEqual(yield* step(() => photoItem.locator("img").getAttribute("alt")), "The lunch menu")
@@ -194,7 +203,10 @@ describe("console: media in the thread", () => {
           )
 
           // a file still arriving, and one that could not be stored, say so
-          assert.include(yield* step(() => thread.locator(`li[data-message="${pending.id}"]`).innerText()), "Image arriving…")
+          assert.include(
+            yield* step(() => thread.locator(`li[data-message="${pending.id}"]`).innerText()),
+            "Image arriving…"
+          )
           assert.include(
             yield* step(() => thread.locator(`li[data-message="${failed.id}"]`).innerText()),
             "Sticker could not be stored: The download timed out"
@@ -247,7 +259,10 @@ describe("console: media in the thread", () => {
             await w.page.locator("#attach-error").waitFor()
           })
           const refusal = yield* step(() => w.page.locator("#attach-error").innerText())
-          assert.match(refusal, /takes image\/jpeg, image\/png, image\/webp, and the bytes must be of the declared type/)
+          assert.match(
+            refusal,
+            /takes image\/jpeg, image\/png, image\/webp, and the bytes must be of the declared type/
+          )
           yield* Browser.screenshot(w.page, "thread-send-file")
           yield* assertClean(w, base, /^422 .*\/v1\/media\?filename=fake\.png$/)
         }),

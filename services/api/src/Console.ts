@@ -29,7 +29,15 @@ const headers = {
 }
 
 /** The page's own modules (a fixed list: nothing else under the folder is served). */
-const CONSOLE_SCRIPTS = ["app.js", "lib.mjs", "developers.mjs", "inbox.mjs", "directory.mjs", "media.mjs", "health.mjs"] as const
+const CONSOLE_SCRIPTS = [
+  "app.js",
+  "lib.mjs",
+  "developers.mjs",
+  "inbox.mjs",
+  "directory.mjs",
+  "media.mjs",
+  "health.mjs"
+] as const
 
 const escapeAttribute = (value: string) =>
   value.replace(/&/g, "&amp;").replace(/"/g, "&quot;").replace(/</g, "&lt;").replace(/>/g, "&gt;")
