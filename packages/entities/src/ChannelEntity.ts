@@ -131,7 +131,7 @@ export const ChannelEntityLive = ChannelEntity.toLayer(
       })
 
     const link = yield* makeChannelConnection({ channelId, wake, onOpen })
-    const { calls, reconcile } = link
+    const { moves, reconcile } = link
     const idleMs = Duration.toMillis(yield* ConnectionIdleTime)
 
     const awaitWake = (timeout: Duration.Duration) => Queue.take(wake).pipe(Effect.timeout(timeout), Effect.ignore)
@@ -173,7 +173,7 @@ export const ChannelEntityLive = ChannelEntity.toLayer(
       Effect.suspend(() => {
         const waker = takeWaker(message.id)
         return Effect.gen(function*() {
-          if (!(yield* calls.dispatching(message.id, startedAt, waiting))) {
+          if (!(yield* moves.dispatching(message.id, startedAt, waiting))) {
             // not taken now: its dispatch later still belongs to the send's trace
             if (waker !== undefined) wakers.set(message.id, waker)
             return false
@@ -183,8 +183,8 @@ export const ChannelEntityLive = ChannelEntity.toLayer(
           if (result._tag === "Accepted") throttledInARow = 0
           else if (result.code === PROVIDER_RATE_LIMITED) yield* throttled
           yield* result._tag === "Accepted"
-            ? calls.providerAccepted(message.id)
-            : calls.dispatchFailed(message.id, result)
+            ? moves.providerAccepted(message.id)
+            : moves.dispatchFailed(message.id, result)
           return true
         }).pipe(
           // a dispatch once taken runs to its end (the provider's answer recorded) before the entity
