@@ -1,7 +1,8 @@
 /**
  * The dispatch queue: a `queued` message row is a queue entry. What the Channel entity reads to
  * dispatch and what the message sweeper reads to repair lost wake-ups, dead dispatchers and
- * overdue receipts. Writes go through `MessagesRepo.transition` (the Message entity).
+ * overdue receipts. Reads only: a message's status changes through `MessagesRepo.transition` /
+ * `MessagesRepo.receipts` (the writer rule: docs/ARCHITECTURE.md "One writer per message, by statement").
  */
 import { SqlClient } from "@effect/sql"
 import { PRIORITY, toTimestamp } from "@switchboard/domain"

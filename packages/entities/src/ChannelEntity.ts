@@ -15,10 +15,11 @@
  *   too late for that (it races the slot being taken), so the move to `dispatching` itself is
  *   refused while a more urgent message of the channel is due (recipients waiting for their
  *   spacing excepted); a refused dispatch gives its slot back and the queue is read again.
- * - Each dispatch: the Message entity moves the message to `dispatching` (refused when it was
- *   cancelled meanwhile, the channel stopped dispatching, or it is outranked), the provider is called with OUR
- *   message id, and the outcome goes back to the Message entity (`provider_accepted`, or
- *   `DispatchFailed` which re-queues with backoff or fails permanently).
+ * - Each dispatch: this entity moves the message to `dispatching` itself, in process
+ *   (`ChannelMessageMoves`; the writer rule: docs/ARCHITECTURE.md "One writer per message, by statement"), refused when it was
+ *   cancelled meanwhile, the channel stopped dispatching, or it is outranked; the provider is called with OUR
+ *   message id, and the outcome is recorded the same way (`provider_accepted`, or a dispatch
+ *   failure which re-queues with backoff or fails permanently).
  * - It keeps itself alive (`Entity.keepAlive`) while it has queued messages or receipts under
  *   way, or (QR) while the link is held or being made; the keep-alive is persisted, so a crashed
  *   runner's channel comes back on another one and carries on from its rows.
