@@ -226,3 +226,98 @@ export const scaleOutIn = async (stack: ChaosStack, options: ScaleOptions) =>
       ...accounting
     }
   })
+
+export interface PauseOptions {
+  readonly perSecond: number
+  /** how long the process stays stopped (SIGSTOP), in seconds */
+  readonly pauseS: number
+  readonly log?: (line: string) => void
+}
+
+/**
+ * The first of two runners stopped (SIGSTOP) for `pauseS` under sends, then continued: when the
+ * other runner held every shard of the paused one, the longest dispatch wait of a message sent
+ * around the pause, when the woken runner held shards again, and the accounting afterwards.
+ */
+export const pausedRunner = async (stack: ChaosStack, options: PauseOptions) =>
+  withDb(stack.databaseUrl, async (db) => {
+    const log = options.log ?? (() => {})
+    const victim = stack.runners[0]!
+    const address = stack.runnerInfo.get(victim)!.address
+    const load = startLoad(stack, { perSecond: options.perSecond })
+    await sleep(4_000)
+    const held = async () =>
+      (await db.query<{ shard_id: string }>(
+        "SELECT shard_id FROM cluster_locks WHERE address = $1 AND acquired_at >= NOW() - make_interval(secs => $2)",
+        [address, EXPIRY_S]
+      )).rows.map((r) => r.shard_id)
+    const victimShards = await held()
+    victim.child.kill("SIGSTOP")
+    const pausedAt = Date.now()
+    log(`paused a runner holding ${victimShards.length} shards`)
+    let takenOverAt = Number.NaN
+    while (Date.now() - pausedAt < options.pauseS * 1000) {
+      const still = await db.query<{ n: number }>(
+        "SELECT count(*)::int AS n FROM cluster_locks WHERE address = $1 AND shard_id = ANY($2)",
+        [address, victimShards]
+      )
+      if (Number.isNaN(takenOverAt) && still.rows[0]!.n === 0) takenOverAt = Date.now()
+      await sleep(250)
+    }
+    victim.child.kill("SIGCONT")
+    const continuedAt = Date.now()
+    log(`continued; taken over after ${takenOverAt - pausedAt} ms`)
+    let backAt = Number.NaN
+    while (Number.isNaN(backAt) && Date.now() - continuedAt < 20_000) {
+      if ((await held()).length > 0) backAt = Date.now()
+      else await sleep(250)
+    }
+    await sleep(Math.max(0, 4_000 - (Date.now() - continuedAt)))
+    await load.stop()
+    const accounting = await settle(stack, accepted(load.results))
+    return {
+      answers: tally(load.results),
+      paused_s: options.pauseS,
+      victim_shards: victimShards.length,
+      takeover_s: seconds(takenOverAt - pausedAt),
+      longest_wait_s: seconds(1000 * await longestWait(db, pausedAt - 1_000, continuedAt)),
+      shards_back_after_wake_s: seconds(backAt - continuedAt),
+      ...await doubleWork(db),
+      ...accounting
+    }
+  })
+
+/**
+ * The first of two api nodes stopped (SIGSTOP) for `pauseS` under sends from a client that gives
+ * up after `timeoutMs` and retries with the same `Idempotency-Key` on the other node (and on a
+ * 503 or 409 `in_progress`), then continued: every key must end with one 201 and one message.
+ */
+export const pausedApi = async (stack: ChaosStack, options: PauseOptions & { readonly timeoutMs: number }) => {
+  const log = options.log ?? (() => {})
+  const load = startLoad(stack, { perSecond: options.perSecond, retry: true, timeoutMs: options.timeoutMs })
+  await sleep(4_000)
+  const victim = stack.apis[0]!
+  victim.child.kill("SIGSTOP")
+  log("paused an api node")
+  await sleep(options.pauseS * 1000)
+  victim.child.kill("SIGCONT")
+  log("continued")
+  await sleep(6_000)
+  await load.stop()
+  const byKey = new Map<string, Array<Sent>>()
+  for (const r of load.results) byKey.set(r.key, [...(byKey.get(r.key) ?? []), r])
+  const keys = [...byKey.values()]
+  const retried = keys.filter((a) => a.length > 1)
+  return {
+    paused_s: options.pauseS,
+    client_timeout_ms: options.timeoutMs,
+    keys: byKey.size,
+    attempts: tally(load.results),
+    keys_retried: retried.length,
+    keys_not_accepted: keys.filter((a) => a[a.length - 1]!.status !== 201).length,
+    keys_with_two_ids: keys.filter((a) => new Set(a.flatMap((x) => (x.id ? [x.id] : []))).size > 1).length,
+    longest_until_accepted_ms: Math.max(0, ...retried.map((a) => a[a.length - 1]!.at + a[a.length - 1]!.ms - a[0]!.at)),
+    ...await withDb(stack.databaseUrl, doubleWork),
+    ...await settle(stack, accepted(load.results))
+  }
+}
