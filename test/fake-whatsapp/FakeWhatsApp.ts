@@ -63,6 +63,8 @@ interface Connection {
 export interface ReceivedMessage {
   /** the WhatsApp message id (the `id` attribute of the stanza) */
   readonly id: string
+  /** the chat the stanza was addressed to: the contact's number or LID jid (its `to` attribute) */
+  readonly to: string
   readonly text: string | undefined
   /** what the contact's phone shows: the kind, decoded from the message's member */
   readonly kind: ReceivedKind
@@ -981,6 +983,7 @@ export class FakeWhatsApp {
       if (!contact.received.some((m) => m.id === id)) {
         contact.received.push({
           id,
+          to,
           text: message.conversation ?? message.extendedTextMessage?.text ?? undefined,
           kind: decodeReceived(message),
           quotedId: quotedIdOf(message),

@@ -9,7 +9,7 @@
  * another provider's sends.
  */
 import { SqlClient } from "@effect/sql"
-import type { WarmUpOverride } from "@switchboard/domain"
+import { addressedLid, type WarmUpOverride } from "@switchboard/domain"
 import { Effect } from "effect"
 import { dieOnDatabaseError } from "./Rows.js"
 
@@ -45,6 +45,8 @@ export class QrWarmUpRepo extends Effect.Service<QrWarmUpRepo>()("@switchboard/d
 
     /** One statement: the link time, the override and (with `to`) whether the recipient is known. */
     const facts = Effect.fn("QrWarmUpRepo.facts")(function*(channelId: string, to: string | null) {
+      // a reply to a contact WhatsApp named by LID alone addresses its LID
+      const lid = to === null ? undefined : addressedLid(to)
       const rows = yield* sql<{
         linked_at: Date | string | null
         mode: string | null
@@ -61,7 +63,9 @@ export class QrWarmUpRepo extends Effect.Service<QrWarmUpRepo>()("@switchboard/d
           ${
         to === null ? sql`false` : sql`EXISTS (SELECT 1 FROM conversations cv
             JOIN contacts ct ON ct.id = cv.contact_id
-            WHERE cv.channel_id = c.id AND ct.workspace_id = c.workspace_id AND ct.phone_number = ${to}
+            WHERE cv.channel_id = c.id AND ct.workspace_id = c.workspace_id AND ${
+          lid === undefined ? sql`ct.phone_number = ${to}` : sql`ct.whatsapp_lid = ${lid}`
+        }
               AND cv.last_inbound_at IS NOT NULL)`
       } AS known
         FROM channels c LEFT JOIN qr_warm_up_overrides o ON o.channel_id = c.id

@@ -12,7 +12,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import type * as Statement from "@effect/sql/Statement"
-import { newId, queuedEvent } from "@switchboard/domain"
+import { addressedLid, newId, queuedEvent } from "@switchboard/domain"
 import type { DomainEvent, Message } from "@switchboard/domain"
 import { Effect } from "effect"
 import { contactCreatedEvent } from "./ContactsRepo.js"
@@ -48,6 +48,8 @@ export type SendWritten =
   | { readonly _tag: "ContactsLimitReached"; readonly used: number }
   /** the claim was taken over by a retry (this request stalled past its lease) */
   | { readonly _tag: "ClaimLost" }
+  /** the LID the send addresses names no contact any more (deleted since the reply was checked) */
+  | { readonly _tag: "LidContactGone" }
 
 interface Row {
   readonly claimed: boolean
@@ -128,6 +130,9 @@ export class SendWritesRepo extends Effect.Service<SendWritesRepo>()("@switchboa
       const newConversation = m.conversation_id
       // the member named after a non-text type (`image: {...}`), as the wire shows it
       const member = m.type === "text" || m.type === "template" ? undefined : m[m.type]
+      // a reply to a contact WhatsApp named by LID alone goes to its LID: that contact exists (a
+      // LID contact is never made by a send)
+      const lid = addressedLid(m.to)
       // every write below is guarded: by the claim (still this request's), by the contacts limit,
       // and by the rows before it (no conversation without a contact, no message without both)
       return sql<Row>`WITH ${
@@ -138,7 +143,8 @@ export class SendWritesRepo extends Effect.Service<SendWritesRepo>()("@switchboa
         ), go AS (SELECT EXISTS (SELECT 1 FROM claim) AS ok),`
           : sql`go AS (SELECT true AS ok),`
       } found AS (
-          SELECT id FROM contacts WHERE workspace_id = ${workspaceId} AND phone_number = ${m.to}
+          SELECT id FROM contacts WHERE workspace_id = ${workspaceId}
+            AND ${lid === undefined ? sql`phone_number = ${m.to}` : sql`whatsapp_lid = ${lid}`}
         ), room AS (
           SELECT CASE WHEN ${limit}::int IS NULL OR EXISTS (SELECT 1 FROM found) THEN NULL
             ELSE (SELECT count(*)::int FROM contacts WHERE workspace_id = ${workspaceId}) END AS used
@@ -146,6 +152,7 @@ export class SendWritesRepo extends Effect.Service<SendWritesRepo>()("@switchboa
           INSERT INTO contacts (id, workspace_id, phone_number, created_at, updated_at)
           SELECT ${newContact}, ${workspaceId}, ${m.to}, ${now}, ${now} FROM go, room
           WHERE go.ok AND NOT EXISTS (SELECT 1 FROM found) AND (room.used IS NULL OR room.used < ${limit}::int)
+            AND ${lid === undefined}
           ON CONFLICT (workspace_id, phone_number) DO NOTHING
           RETURNING id
         ), contact AS (
@@ -223,6 +230,9 @@ export class SendWritesRepo extends Effect.Service<SendWritesRepo>()("@switchboa
             contactCreated: row.contact_created === true,
             conversationId: row.conversation_id
           } as SendWritten
+        }
+        if (row.contact_id === null && addressedLid(input.message.to) !== undefined) {
+          return { _tag: "LidContactGone" } as SendWritten
         }
         if (row.contacts_used !== null && input.contactsLimit !== null && row.contacts_used >= input.contactsLimit) {
           return { _tag: "ContactsLimitReached", used: row.contacts_used } as SendWritten

@@ -27,6 +27,7 @@
  * modules, that state would have to be passed around or exposed.
  */
 import {
+  addressedLid,
   type ChannelInput,
   type ChannelStatus,
   MESSAGE_TYPES,
@@ -105,7 +106,7 @@ export interface QrSnapshot {
 /** A text to send. `messageId` (ours) becomes the WhatsApp message id. */
 export interface QrOutboundText {
   readonly messageId: string
-  /** E.164 */
+  /** E.164, or a LID's address (`<lid>@lid`: a contact WhatsApp named by LID alone) */
   readonly to: string
   /** the text (a text send, a template's rendering) */
   readonly text: string
@@ -873,9 +874,14 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
           messageId: message.messageId,
           reason: error instanceof Error ? error.message : String(error)
         })
-      const jid = e164ToJid(message.to)
+      // a LID is WhatsApp's own address of someone who wrote to us: on WhatsApp, nothing to check
+      const lid = addressedLid(message.to)
+      const jid = lid === undefined ? e164ToJid(message.to) : message.to
+      const check = lid === undefined
+        ? QrProtectionMetrics.countCheck(recipients.check(jid, (j) => s.onWhatsApp(j)))
+        : Effect.succeed({ exists: true })
       const chatState = (state: "composing" | "paused", to: string) => s.sendPresenceUpdate(state, to)
-      return QrProtectionMetrics.countCheck(recipients.check(jid, (j) => s.onWhatsApp(j))).pipe(
+      return check.pipe(
         Effect.mapError(failed),
         Effect.filterOrFail(
           ({ exists }) => exists,

@@ -18,6 +18,7 @@ import {
   conversationEventFields,
   DEFAULT_LIMIT,
   DomainEvent,
+  lidAddress,
   newId,
   NotFound,
   toPage,
@@ -220,6 +221,29 @@ export class Conversations extends Effect.Service<Conversations>()("@switchboard
       return toPage(rows, limit, (m) => m)
     })
 
+    /**
+     * Where a reply goes: the contact's number; for a contact WhatsApp named by LID alone
+     * (docs/API.md "Contacts"), its LID on a QR channel (WhatsApp's own address for it); 409 on a
+     * channel that cannot address a LID (the sandbox: its senders always have a number).
+     */
+    const recipientOf = (
+      workspaceId: string,
+      conversation: Conversation,
+      contact: NonNullable<Conversation["contact"]>
+    ) =>
+      Effect.gen(function*() {
+        if (contact.phone_number !== null) return contact.phone_number
+        const channel = yield* channels.find(workspaceId, conversation.channel_id)
+        if (contact.whatsapp_lid !== null && Option.exists(channel, (c) => c.channel.provider === "qr")) {
+          return lidAddress(contact.whatsapp_lid)
+        }
+        return yield* new Conflict({
+          message:
+            "This conversation's contact has no phone number yet, and only a QR channel can reply to its WhatsApp LID; a reply can go out once WhatsApp reveals the number",
+          details: { reason: "contact_without_phone_number" }
+        })
+      })
+
     /** A send to the conversation's contact on its channel: the send path, idempotency included. */
     const reply = Effect.fn("Conversations.reply")(function*(
       principal: Principal,
@@ -235,14 +259,7 @@ export class Conversations extends Effect.Service<Conversations>()("@switchboard
           details: { reason: "contact_deleted" }
         })
       }
-      const to = conversation.contact.phone_number
-      if (to === null) {
-        // WhatsApp named this contact by LID alone so far (docs/API.md "Contacts")
-        return yield* new Conflict({
-          message: "This conversation's contact has no phone number yet; a reply can go out once WhatsApp reveals it",
-          details: { reason: "contact_without_phone_number" }
-        })
-      }
+      const to = yield* recipientOf(principal.workspaceId, conversation, conversation.contact)
       return yield* sends.send(
         principal,
         { ...body, to, channel_id: conversation.channel_id },

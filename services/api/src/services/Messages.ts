@@ -215,6 +215,12 @@ export class Messages extends Effect.Service<Messages>()("@switchboard/service-a
               switch (written._tag) {
                 case "ClaimLost":
                   return yield* Effect.fail(held!.takenOver())
+                case "LidContactGone":
+                  // deleted while the reply was checked: nothing was written
+                  return yield* new NotFound({
+                    message: "The conversation's contact was deleted; nothing was sent",
+                    details: { resource: "contact" }
+                  })
                 case "ContactsLimitReached":
                   return yield* refuseBeyond("contacts", entitlements.contacts, written.used).pipe(
                     Effect.zipRight(Effect.dieMessage("a new contact was refused within the plan's limit"))

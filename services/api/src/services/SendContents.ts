@@ -8,6 +8,7 @@
 import { MediaRepo, MessagesRepo } from "@switchboard/db"
 import type { MediaRow } from "@switchboard/db"
 import {
+  lidAddress,
   MEDIA_LIMIT_BYTES,
   MEDIA_TYPES,
   NotFound,
@@ -41,8 +42,14 @@ const mediaNotFound = (path: ReadonlyArray<string>) =>
     details: { resource: RESOURCE_OF_PREFIX.med, issues: [{ path: [...path], message: "Names nothing here" }] }
   })
 
-/** The number on the other side of a message: the conversation it belongs to, with its channel. */
-const counterpart = (m: Message) => m.direction === "outbound" ? m.to : m.from
+/**
+ * Whether `to` is the other side of a message (the conversation it belongs to, with its channel):
+ * its number, or for a sender WhatsApp named by LID alone, that LID's address.
+ */
+const isCounterpart = (m: Message, to: string) =>
+  m.direction === "outbound"
+    ? m.to === to
+    : m.from === to || (m.sender?.whatsapp_lid != null && lidAddress(m.sender.whatsapp_lid) === to)
 
 export class SendContents extends Effect.Service<SendContents>()("@switchboard/service-api/SendContents", {
   effect: Effect.gen(function*() {
@@ -60,7 +67,7 @@ export class SendContents extends Effect.Service<SendContents>()("@switchboard/s
     ) =>
       Effect.gen(function*() {
         const found = yield* messages.find(workspaceId, id)
-        if (Option.isNone(found) || found.value.channel_id !== channelId || counterpart(found.value) !== to) {
+        if (Option.isNone(found) || found.value.channel_id !== channelId || !isCounterpart(found.value, to)) {
           return yield* invalid(path, "Not a message of this conversation", "message_not_in_conversation")
         }
         return found.value
