@@ -123,3 +123,38 @@ export const pauseUntil = (pacer: ChannelPacer, until: number): ChannelPacer => 
   ...pacer,
   nextSlotAt: Math.max(pacer.nextSlotAt, until)
 })
+
+/**
+ * How long a channel the provider keeps throttling may go without one send taken before the
+ * messages it throttles fail (`failure.code = provider_throttled`): an hour. Until then a throttled
+ * message waits for the channel's pause without spending one of its attempts (a throttle says
+ * nothing about the message, and each attempt spent asked WhatsApp again).
+ */
+export const THROTTLE_MAX_WAIT_MS = 60 * 60_000
+
+/** The `failure.code` of a message throttled past `THROTTLE_MAX_WAIT_MS`. */
+export const PROVIDER_THROTTLED = "provider_throttled"
+
+/** A run of throttles with no send taken in between: how many, since when (epoch ms). */
+export interface ThrottleRun {
+  readonly inARow: number
+  readonly since: number
+}
+
+/**
+ * The provider throttled a send at `now` (`run`: the run so far, `undefined` after a send it took):
+ * the run, the channel's pause (`throttleBackOffMs` x `scale`), and whether the message has waited
+ * past `maxWaitMs` and fails instead of waiting again.
+ */
+export const throttledAgain = (
+  run: ThrottleRun | undefined,
+  now: number,
+  options: { readonly scale?: number; readonly maxWaitMs?: number } = {}
+): { readonly run: ThrottleRun; readonly pauseMs: number; readonly givenUp: boolean } => {
+  const next = { inARow: (run?.inARow ?? 0) + 1, since: run?.since ?? now }
+  return {
+    run: next,
+    pauseMs: Math.round(throttleBackOffMs(next.inARow) * (options.scale ?? 1)),
+    givenUp: now - next.since >= (options.maxWaitMs ?? THROTTLE_MAX_WAIT_MS)
+  }
+}

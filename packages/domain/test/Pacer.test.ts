@@ -9,7 +9,9 @@ import {
   recipientMustWait,
   sendSlotWaitMs,
   takeSendSlot,
+  THROTTLE_MAX_WAIT_MS,
   throttleBackOffMs,
+  throttledAgain,
   waitingRecipients
 } from "@switchboard/domain"
 import type { ChannelPacer } from "@switchboard/domain"
@@ -138,5 +140,23 @@ describe("throttle back-off", () => {
     const paused = pauseUntil({ ...idlePacer, nextSlotAt: 1_000 }, 31_000)
     assert.strictEqual(sendSlotWaitMs(paused, 1_000), 30_000)
     assert.strictEqual(pauseUntil({ ...idlePacer, nextSlotAt: 50_000 }, 31_000).nextSlotAt, 50_000)
+  })
+
+  it("counts a run of throttles from its first: the pause grows, and after an hour without a send taken the message gives up", () => {
+    const t0 = 1_000_000
+    const first = throttledAgain(undefined, t0)
+    assert.deepStrictEqual(first, { run: { inARow: 1, since: t0 }, pauseMs: 30_000, givenUp: false })
+    const second = throttledAgain(first.run, t0 + 30_000)
+    assert.deepStrictEqual(second, { run: { inARow: 2, since: t0 }, pauseMs: 60_000, givenUp: false })
+    assert.isFalse(throttledAgain(second.run, t0 + THROTTLE_MAX_WAIT_MS - 1).givenUp)
+    assert.isTrue(throttledAgain(second.run, t0 + THROTTLE_MAX_WAIT_MS).givenUp)
+    // a send taken ends the run: the next throttle starts over
+    assert.deepStrictEqual(throttledAgain(undefined, t0 + 2 * THROTTLE_MAX_WAIT_MS).run.inARow, 1)
+    // tests shorten both
+    assert.deepStrictEqual(throttledAgain(first.run, t0 + 500, { scale: 0.001, maxWaitMs: 400 }), {
+      run: { inARow: 2, since: t0 },
+      pauseMs: 60,
+      givenUp: true
+    })
   })
 })

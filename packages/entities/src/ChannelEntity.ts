@@ -50,7 +50,6 @@ import {
   recipientMustWait,
   sendSlotWaitMs,
   takeSendSlot,
-  throttleBackOffMs,
   waitingRecipients
 } from "@switchboard/domain"
 import type { ChannelPacer, ChannelStatus } from "@switchboard/domain"
@@ -61,6 +60,7 @@ import type { Tracer } from "effect"
 import { makeChannelConnection, sendReadReceipts } from "./ChannelConnection.js"
 import { makePairingHandlers } from "./ChannelPairing.js"
 import { ChannelEntity, ChannelRuntime } from "./ChannelProtocol.js"
+import { makeChannelThrottle } from "./ChannelThrottle.js"
 
 /** Due messages read per batch. */
 export const DISPATCH_BATCH = 20
@@ -151,14 +151,19 @@ export const ChannelEntityLive = ChannelEntity.toLayer(
       return span
     }
 
-    /** Throttled by the provider: no send of the channel goes out for a growing pause. */
-    let throttledInARow = 0
-    const throttled = Effect.gen(function*() {
-      throttledInARow++
-      const pause = throttleBackOffMs(throttledInARow)
-      pacer = pauseUntil(pacer, (yield* Clock.currentTimeMillis) + pause)
-      yield* Effect.logWarning("provider throttled the channel: its sends pause", { pause_ms: pause })
-    })
+    /** Throttled by the provider: no send of the channel goes out for a growing pause (`ChannelThrottle`). */
+    const throttle = yield* makeChannelThrottle
+    /** the pause's end: the loop looks again then, for the messages that wait for it */
+    let pausedUntil = 0
+    const throttled = (id: string, refusal: { code: string; reason: string }) =>
+      Effect.gen(function*() {
+        const outcome = yield* throttle.throttled
+        if (outcome._tag === "GiveUp") return yield* moves.dispatchFailed(id, outcome.failure)
+        pacer = pauseUntil(pacer, outcome.until)
+        pausedUntil = outcome.until
+        yield* Effect.logWarning("provider throttled the channel: its sends pause", { pause_ms: outcome.pauseMs })
+        yield* moves.throttled(id, refusal, outcome.until)
+      })
 
     /**
      * `startedAt`: the send slot it took (the timeline shows the pacing exactly); `waiting`: the
@@ -181,10 +186,11 @@ export const ChannelEntityLive = ChannelEntity.toLayer(
           }
           // the queued message is what the provider sends: text, file, location, reaction, quote
           const result = yield* connection.send(message)
-          if (result._tag === "Accepted") throttledInARow = 0
-          else if (result.code === PROVIDER_RATE_LIMITED) yield* throttled
+          if (result._tag === "Accepted") throttle.accepted()
           yield* result._tag === "Accepted"
             ? moves.providerAccepted(message.id)
+            : result.code === PROVIDER_RATE_LIMITED
+            ? throttled(message.id, result)
             : moves.dispatchFailed(message.id, result)
           return true
         }).pipe(
@@ -274,7 +280,8 @@ export const ChannelEntityLive = ChannelEntity.toLayer(
           yield* awaitWake(IDLE_POLL)
           continue
         }
-        const { readyAt, waiting } = waitingRecipients(pacer, yield* Clock.currentTimeMillis)
+        const readAt = yield* Clock.currentTimeMillis
+        const { readyAt, waiting } = waitingRecipients(pacer, readAt)
         const batch = yield* queue.nextQueued(channelId, DISPATCH_BATCH, waiting)
         if (batch.length === 0) {
           const underWay = waiting.length > 0 || (yield* connection.pendingReceipts) > 0
@@ -282,7 +289,9 @@ export const ChannelEntityLive = ChannelEntity.toLayer(
           const droppable = connection.dropWhenIdle === true && !underWay
           // nothing to do for a while: no connection and no loop until the next work
           if (droppable && (yield* link.closeIfIdle(idleMs)) && (yield* endUnlessWoken)) return
-          const untilReady = readyAt - (yield* Clock.currentTimeMillis)
+          // a message waiting for the channel's pause (throttled) is due when the pause ends
+          const untilReady = Math.min(readyAt, pausedUntil > readAt ? pausedUntil : Infinity) -
+            (yield* Clock.currentTimeMillis)
           const poll = underWay ? IDLE_POLL : droppable ? Duration.min(NOTHING_DUE_POLL, idleMs) : NOTHING_DUE_POLL
           yield* awaitWake(Duration.min(poll, Duration.millis(Math.max(10, untilReady))))
           continue

@@ -58,6 +58,9 @@ export const makeChannelMessageMoves = Effect.gen(function*() {
     /** The provider refused the dispatch: re-queued with backoff, or failed. */
     dispatchFailed: (id: string, refusal: { retryable: boolean; code: string; reason: string }) =>
       Effect.asVoid(retried(id, moves.dispatchFailed(id, refusal), Option.none())),
+    /** The provider throttled the channel: the message waits until `retryAt`, its attempts untouched. */
+    throttled: (id: string, refusal: { code: string; reason: string }, retryAt: number) =>
+      retried(id, moves.throttled(id, { ...refusal, retryable: true }, retryAt), undefined),
     /**
      * Receipts reported together, in one statement per round (`MessageMoves.receipts`). Not given
      * up while the connection lives: a provider may not tell them again.

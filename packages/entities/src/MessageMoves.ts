@@ -90,6 +90,24 @@ export class MessageMoves extends Effect.Service<MessageMoves>()("@switchboard/e
       )
 
     /**
+     * The provider throttled the channel (not the message): back to the queue until `retryAt`
+     * (the channel's pause ends), without spending an attempt (docs/LIMITS.md, "Number
+     * protection"). One transaction.
+     */
+    const throttled = (id: string, refusal: DispatchRefusal, retryAt: number) =>
+      transactions.run(Effect.gen(function*() {
+        const failure = { class: "retryable", code: refusal.code, reason: refusal.reason } as const
+        const failed = yield* messages.transition(id, "failed_retryable", { failure, reason: refusal.reason })
+        if (Option.isNone(failed)) return [failed]
+        const at = toTimestamp(retryAt)
+        const next = yield* messages.transition(id, "queued", {
+          nextAttemptAt: at,
+          reason: `the channel is throttled: waits until ${at}, no attempt spent`
+        })
+        return [failed, next]
+      })).pipe(Effect.tap(counted), Effect.asVoid)
+
+    /**
      * Receipts as the provider reported them, in order: one statement per round, a round taking
      * each message at most once (a message's later receipts wait for the next round, so they
      * still apply in the order reported). Answers how many moved.
@@ -120,6 +138,6 @@ export class MessageMoves extends Effect.Service<MessageMoves>()("@switchboard/e
         return moved
       })
 
-    return { move, dispatchFailed, receipts } as const
+    return { move, dispatchFailed, throttled, receipts } as const
   })
 }) {}

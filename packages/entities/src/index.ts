@@ -1,5 +1,6 @@
 export * from "./ChannelEntity.js"
 export * from "./ChannelProtocol.js"
+export { ThrottleSettings } from "./ChannelThrottle.js"
 export * as Cluster from "./Cluster.js"
 export * from "./ClusterSettings.js"
 export * as ContactImportWorker from "./ContactImportWorker.js"
