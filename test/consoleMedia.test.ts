@@ -112,7 +112,7 @@ describe("console: media in the thread", () => {
               ),
               (r) => r.body.data.find((m: any) => m.type === type)
             )
-          const image = png(16, [0x12, 0x80, 0x3b])
+          const image = png(120, [0x12, 0x80, 0x3b])
           yield* inbound({ text: { body: "Hello, this is our menu" } })
           yield* inbound({
             image: { data_base64: image.toString("base64"), mime_type: "image/png", caption: "The lunch menu" }
@@ -156,7 +156,7 @@ describe("console: media in the thread", () => {
           const photoItem = thread.locator(`li[data-message="${photo.id}"]`)
           yield* step(() =>
             w.page.waitForFunction(
-              `document.querySelector('li[data-message="${photo.id}"] img.media')?.naturalWidth === 16`
+              `document.querySelector('li[data-message="${photo.id}"] img.media')?.naturalWidth === 120`
             )
           )
           assert.match((yield* step(() => photoItem.locator("img").getAttribute("src"))) ?? "", /^blob:/)

@@ -1,8 +1,7 @@
 // A QR channel's health (docs/CONSOLE.md "Number health"), from GET /v1/channels/{id}/qr/safety:
 // the 24 h safety cap's use, the warm-up's stage and today's cap for new contacts, sends to new
-// and existing contacts, WhatsApp's restriction signals (timelock, new-chat quota) and the
-// recipient checks. Each line is text (never colour alone); a line the route does not report is
-// left out.
+// contacts, WhatsApp's restriction signals (timelock, new-chat quota). Each line is text (never
+// colour alone); a line the route does not report is left out.
 import { api, el, when } from "./lib.mjs"
 
 const line = (term, text, cls = "") =>
@@ -24,10 +23,7 @@ export function healthLines(u, now = Date.now()) {
   lines.push(...line("Safety cap", `${u.sent_24h + u.queued} of ${u.limit} used in 24 h (${u.sent_24h} sent, ${u.queued} queued, ${u.remaining} left)`,
     u.remaining === 0 ? "s-bad" : ""))
   lines.push(...line("Warm-up", warmUpText(u.warm_up), u.warm_up.status === "warming_up" && u.warm_up.remaining === 0 ? "s-bad" : ""))
-  const contacts = u.contacts_24h
-  if (contacts) {
-    lines.push(...line("Sent in 24 h", `${contacts.new} to new contacts, ${contacts.existing} to existing ones`))
-  } else if (typeof u.warm_up.new_contacts_24h === "number") {
+  if (typeof u.warm_up.new_contacts_24h === "number") {
     lines.push(...line("Sent in 24 h", `${u.warm_up.new_contacts_24h} to new contacts`))
   }
   const timelock = u.restrictions.timelock_until
@@ -39,12 +35,6 @@ export function healthLines(u, now = Date.now()) {
     const ends = quota.cycle_ends_at ? `, the cycle ends ${when(quota.cycle_ends_at)}` : ""
     lines.push(...line("New-chat quota", `${quota.used} of ${quota.total} used${ends} (reported ${when(quota.reported_at)})`,
       quota.used >= quota.total ? "s-bad" : ""))
-  }
-  const signal = u.restrictions.last_signal
-  if (signal) lines.push(...line("Last restriction signal", `${String(signal.kind).replace(/_/g, " ")}, ${when(signal.at)}`))
-  const checks = u.recipient_checks
-  if (checks) {
-    lines.push(...line("Recipient checks (24 h)", `${checks.on_whatsapp} on WhatsApp, ${checks.not_on_whatsapp} not on WhatsApp`))
   }
   return lines
 }
