@@ -46,6 +46,40 @@ const toContact = (r: typeof ContactColumns.Type): Contact =>
 export const contactCreatedEvent = (id: `cnt_${string}`) =>
   DomainEvent.make("contact.created", { object: "contact", object_id: id, contact_id: id })
 
+/**
+ * The contact of a phone number for a message, as the CTEs of one statement (the send composes
+ * them with its own guards between, `SendWritesRepo`): `found` is `contact_found (id)`, the
+ * workspace's contact with the number; `ofNumber` (after it) inserts it under `id` when none was
+ * found and `create` holds (`contact_new`), and gives `contact (id, created)`: the found one when
+ * `use` holds, else the new one. Empty when a concurrent first message inserted the number after
+ * the statement's snapshot: a next statement sees it.
+ */
+export const ContactCtes = {
+  /** The workspace's contact with this number, or with this WhatsApp LID when one is given. */
+  found: (sql: SqlClient.SqlClient, workspaceId: string, phone: string, lid?: string) =>
+    sql`contact_found AS (
+      SELECT id FROM contacts WHERE workspace_id = ${workspaceId}
+        AND ${lid === undefined ? sql`phone_number = ${phone}` : sql`whatsapp_lid = ${lid}`}
+    )`,
+  ofNumber: (sql: SqlClient.SqlClient, input: {
+    readonly id: string
+    readonly workspaceId: string
+    readonly phone: string
+    readonly now: string
+    readonly create: Statement.Fragment
+    readonly use: Statement.Fragment
+  }) =>
+    sql`contact_new AS (
+      INSERT INTO contacts (id, workspace_id, phone_number, created_at, updated_at)
+      SELECT ${input.id}, ${input.workspaceId}, ${input.phone}, ${input.now}, ${input.now}
+      WHERE ${input.create} AND NOT EXISTS (SELECT 1 FROM contact_found)
+      ON CONFLICT (workspace_id, phone_number) DO NOTHING
+      RETURNING id
+    ), contact AS (
+      SELECT id, false AS created FROM contact_found WHERE ${input.use} UNION ALL SELECT id, true FROM contact_new
+    )`
+}
+
 export interface ContactFields {
   readonly phoneNumber: string
   readonly name: string | null
@@ -84,25 +118,17 @@ export class ContactsRepo extends Effect.Service<ContactsRepo>()("@switchboard/d
     /** The contact for a number, created when missing; `created` tells which. */
     const upsertContact = Effect.fn("ContactsRepo.upsertContact")(
       function*(workspaceId: string, phone: string, now: string) {
-        const existing = yield* findId({ workspaceId, phone })
-        if (Option.isSome(existing)) return { id: existing.value.id, created: false }
         const id = yield* newId("cnt")
-        const inserted = yield* sql<
-          typeof IdRow.Type
-        >`INSERT INTO contacts (id, workspace_id, phone_number, created_at, updated_at)
-        VALUES (${id}, ${workspaceId}, ${phone}, ${now}, ${now})
-        ON CONFLICT (workspace_id, phone_number) DO NOTHING RETURNING id`
-        if (inserted[0]) {
-          yield* events.append({
-            workspaceId,
-            event: contactCreatedEvent(id),
-            occurredAt: now
-          })
-          return { id, created: true }
-        }
-        // a concurrent first message to the same number inserted it
-        const again = yield* findId({ workspaceId, phone })
-        return { id: Option.getOrThrow(again).id, created: false }
+        // the row types are our own `RETURNING` (a typed read, no decoding: inbound path)
+        const upsert = sql<{ id: string; created: boolean }>`WITH ${ContactCtes.found(sql, workspaceId, phone)}, ${
+          ContactCtes.ofNumber(sql, { id, workspaceId, phone, now, create: sql`true`, use: sql`true` })
+        } SELECT id, created FROM contact`
+        // empty only when a concurrent first message to the number inserted it: the next statement sees it
+        let rows = yield* upsert
+        if (!rows[0]) rows = yield* upsert
+        const row = rows[0]!
+        if (row.created) yield* events.append({ workspaceId, event: contactCreatedEvent(id), occurredAt: now })
+        return { id: row.id, created: row.created }
       },
       dieOnDatabaseError
     )

@@ -5,6 +5,7 @@
  * `ConversationStateMachine`.
  */
 import { SqlClient, SqlSchema } from "@effect/sql"
+import type * as Statement from "@effect/sql/Statement"
 import {
   Conversation,
   conversationEventFields,
@@ -94,6 +95,48 @@ export const arrivalEvent = (
     : DomainEvent.make("conversation.reopened", { ...fields, reason: arrival.reason })
 }
 
+/**
+ * The conversation of (channel, contact) for a message, as the CTEs of one statement (the send
+ * composes them, `SendWritesRepo`): the row locked (`conversation_current`), opened again when it
+ * exists (`conversation_moved`) or created when missing (`conversation_created`, under `id`), and
+ * `conversation (id, prior)`: its id and its status before the message (`NULL`: created).
+ * `contact` is a relation with the contact's `id` (an earlier CTE, or one value): none, nothing
+ * written. Empty only when a concurrent first message inserted the row: a next statement sees it.
+ */
+export const conversationArrivalCtes = (
+  sql: SqlClient.SqlClient,
+  input: {
+    readonly id: string
+    readonly workspaceId: string
+    readonly channelId: string
+    readonly contact: Statement.Fragment
+    readonly now: string
+    readonly inbound: boolean
+  }
+) => {
+  const { channelId, contact, id, inbound, now, workspaceId } = input
+  return sql`conversation_current AS (
+      SELECT id, status FROM conversations
+      WHERE channel_id = ${channelId} AND contact_id = (SELECT id FROM ${contact}) FOR UPDATE
+    ), conversation_moved AS (
+      UPDATE conversations c SET status = 'open', updated_at = ${now},
+        last_message_at = GREATEST(c.last_message_at, ${now}),
+        last_inbound_at = CASE WHEN ${inbound} THEN GREATEST(c.last_inbound_at, ${now}) ELSE c.last_inbound_at END
+      FROM conversation_current cur WHERE c.id = cur.id
+      RETURNING c.id, cur.status AS prior
+    ), conversation_created AS (
+      INSERT INTO conversations (id, workspace_id, channel_id, contact_id, status, last_message_at,
+        last_inbound_at, created_at, updated_at)
+      SELECT ${id}, ${workspaceId}, ${channelId}, k.id, 'open', ${now}, ${inbound ? now : null}::timestamptz,
+        ${now}, ${now}
+      FROM ${contact} WHERE NOT EXISTS (SELECT 1 FROM conversation_current)
+      ON CONFLICT (channel_id, contact_id) DO NOTHING
+      RETURNING id, NULL::text AS prior
+    ), conversation AS (
+      SELECT id, prior FROM conversation_moved UNION ALL SELECT id, prior FROM conversation_created
+    )`
+}
+
 export interface ConversationFilters {
   readonly status?: ConversationStatus | undefined
   readonly channelId?: string | undefined
@@ -140,29 +183,21 @@ export class ConversationsRepo extends Effect.Service<ConversationsRepo>()("@swi
         const id = yield* newId("cnv")
         const inbound = direction === "inbound"
         // the row types are our own `RETURNING` (a typed read, no decoding: send path)
-        const upsert = sql<{ id: string; prior_status: ConversationStatus | null }>`WITH current AS (
-            SELECT id, status FROM conversations WHERE channel_id = ${channelId} AND contact_id = ${contactId} FOR UPDATE
-          ), moved AS (
-            UPDATE conversations c SET status = 'open', updated_at = ${now},
-              last_message_at = GREATEST(c.last_message_at, ${now}),
-              last_inbound_at = CASE WHEN ${inbound} THEN GREATEST(c.last_inbound_at, ${now}) ELSE c.last_inbound_at END
-            FROM current WHERE c.id = current.id
-            RETURNING c.id, current.status AS prior_status
-          ), created AS (
-            INSERT INTO conversations (id, workspace_id, channel_id, contact_id, status, last_message_at,
-              last_inbound_at, created_at, updated_at)
-            SELECT ${id}, ${workspaceId}, ${channelId}, ${contactId}, 'open', ${now}, ${inbound ? now : null},
-              ${now}, ${now}
-            WHERE NOT EXISTS (SELECT 1 FROM current)
-            ON CONFLICT (channel_id, contact_id) DO NOTHING
-            RETURNING id, NULL::text AS prior_status
-          )
-          SELECT id, prior_status FROM moved UNION ALL SELECT id, prior_status FROM created`
+        const upsert = sql<{ id: string; prior: ConversationStatus | null }>`WITH ${
+          conversationArrivalCtes(sql, {
+            id,
+            workspaceId,
+            channelId,
+            contact: sql`(SELECT ${contactId}::text AS id) k`,
+            now,
+            inbound
+          })
+        } SELECT id, prior FROM conversation`
         // empty only when a concurrent first message inserted the row: the next statement sees it
         let rows = yield* upsert
         if (!rows[0]) rows = yield* upsert
         const row = rows[0]!
-        const event = arrivalEvent(row.id === id ? null : row.prior_status ?? "open", direction, {
+        const event = arrivalEvent(row.id === id ? null : row.prior ?? "open", direction, {
           id: row.id,
           channelId,
           contactId

@@ -15,8 +15,8 @@ import type * as Statement from "@effect/sql/Statement"
 import { addressedLid, newId, queuedEvent } from "@switchboard/domain"
 import type { DomainEvent, Message } from "@switchboard/domain"
 import { Effect } from "effect"
-import { contactCreatedEvent } from "./ContactsRepo.js"
-import { arrivalEvent } from "./ConversationsRepo.js"
+import { contactCreatedEvent, ContactCtes } from "./ContactsRepo.js"
+import { arrivalEvent, conversationArrivalCtes } from "./ConversationsRepo.js"
 import { envelopeTemplate, EventsRepo } from "./EventsRepo.js"
 import type { ClaimRef } from "./IdempotencyRepo.js"
 import { dieOnDatabaseError } from "./Rows.js"
@@ -142,40 +142,29 @@ export class SendWritesRepo extends Effect.Service<SendWritesRepo>()("@switchboa
             AND claim_id = ${claim.ref.claimId} AND state = 'running' FOR UPDATE
         ), go AS (SELECT EXISTS (SELECT 1 FROM claim) AS ok),`
           : sql`go AS (SELECT true AS ok),`
-      } found AS (
-          SELECT id FROM contacts WHERE workspace_id = ${workspaceId}
-            AND ${lid === undefined ? sql`phone_number = ${m.to}` : sql`whatsapp_lid = ${lid}`}
-        ), room AS (
-          SELECT CASE WHEN ${limit}::int IS NULL OR EXISTS (SELECT 1 FROM found) THEN NULL
+      } ${ContactCtes.found(sql, workspaceId, m.to, lid)}, room AS (
+          SELECT CASE WHEN ${limit}::int IS NULL OR EXISTS (SELECT 1 FROM contact_found) THEN NULL
             ELSE (SELECT count(*)::int FROM contacts WHERE workspace_id = ${workspaceId}) END AS used
-        ), new_contact AS (
-          INSERT INTO contacts (id, workspace_id, phone_number, created_at, updated_at)
-          SELECT ${newContact}, ${workspaceId}, ${m.to}, ${now}, ${now} FROM go, room
-          WHERE go.ok AND NOT EXISTS (SELECT 1 FROM found) AND (room.used IS NULL OR room.used < ${limit}::int)
-            AND ${lid === undefined}
-          ON CONFLICT (workspace_id, phone_number) DO NOTHING
-          RETURNING id
-        ), contact AS (
-          SELECT id, false AS created FROM found, go WHERE go.ok UNION ALL SELECT id, true FROM new_contact
-        ), current AS (
-          SELECT id, status FROM conversations
-          WHERE channel_id = ${m.channel_id} AND contact_id = (SELECT id FROM contact) FOR UPDATE
-        ), moved AS (
-          UPDATE conversations c SET status = 'open', updated_at = ${now},
-            last_message_at = GREATEST(c.last_message_at, ${now})
-          FROM current WHERE c.id = current.id
-          RETURNING c.id, current.status AS prior
-        ), opened AS (
-          INSERT INTO conversations (id, workspace_id, channel_id, contact_id, status, last_message_at,
-            last_inbound_at, created_at, updated_at)
-          SELECT ${newConversation}, ${workspaceId}, ${m.channel_id}, contact.id, 'open', ${now}, NULL,
-            ${now}, ${now}
-          FROM contact WHERE NOT EXISTS (SELECT 1 FROM current)
-          ON CONFLICT (channel_id, contact_id) DO NOTHING
-          RETURNING id, NULL::text AS prior
-        ), conversation AS (
-          SELECT id, prior FROM moved UNION ALL SELECT id, prior FROM opened
-        ), message AS (
+        ), ${
+        ContactCtes.ofNumber(sql, {
+          id: newContact,
+          workspaceId,
+          phone: m.to,
+          now,
+          create: sql`(SELECT ok FROM go) AND (SELECT used IS NULL OR used < ${limit}::int FROM room)
+            AND ${lid === undefined}`,
+          use: sql`(SELECT ok FROM go)`
+        })
+      }, ${
+        conversationArrivalCtes(sql, {
+          id: newConversation,
+          workspaceId,
+          channelId: m.channel_id,
+          contact: sql`contact k`,
+          now,
+          inbound: false
+        })
+      }, message AS (
           INSERT INTO messages (id, workspace_id, channel_id, conversation_id, contact_id, direction,
             from_number, to_number, type, body, template, category, priority, status, metadata, created_at, updated_at,
             content, reply_to, media_id, media_status)
