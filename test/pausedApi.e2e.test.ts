@@ -38,5 +38,5 @@ describe.skipIf(url === undefined)("an api node paused longer than the client's 
     assert.strictEqual(result.eventsMissing, 0, "every event delivered")
     assert.strictEqual(result.dispatched_twice, 0)
     assert.strictEqual(result.sentTwice, 0)
-  }, 180_000)
+  }, 400_000)
 })

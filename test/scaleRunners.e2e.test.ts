@@ -54,6 +54,6 @@ describe.skipIf(url === undefined)("runners scaled 1 -> 3 -> 1 under traffic", (
       assert.strictEqual(result.attempts_recorded_twice, 0, "no webhook attempt recorded twice")
       assert.strictEqual(result.sentTwice, 0)
     },
-    180_000
+    400_000
   )
 })

@@ -183,7 +183,8 @@ export const scaleOutIn = async (stack: ChaosStack, options: ScaleOptions) =>
     let joinedAt = Number.NaN
     let spreadAt = Number.NaN
     let rowsSpread: Array<number> = []
-    while (Date.now() - outAt < three) {
+    // the new runners' boot is not part of the phase: it starts when they hold shards (at most 180 s)
+    while (Number.isNaN(spreadAt) ? Date.now() - outAt < 180_000 : Date.now() - spreadAt < three) {
       const rows = await lockRows(db)
       if (Number.isNaN(joinedAt) && rows.size > 1) joinedAt = Date.now()
       const total = [...rows.values()].reduce((a, b) => a + b, 0)
