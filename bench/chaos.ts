@@ -13,7 +13,8 @@
  *   over `--scale-channels` channels: shard spread and handover times, each channel's dispatch
  *   rate against its send rate (test/scaleRunners.e2e.test.ts at full size);
  * - paused-runner: one of two runners stopped (SIGSTOP) for `--pause` s, then continued;
- * - paused-api: one of two api nodes stopped for `--pause` s; the client times out after 3 s and
+ * - paused-api: one of two api nodes stopped for `--pause` s; the client times out after
+ *   `--client-timeout` ms (5000) and
  *   retries with its Idempotency-Key on the other node (test/pausedApi.e2e.test.ts);
  * - overload: paused-runner, then scale, each beside a CPU hog (one busy process per core, ended
  *   with the scenario), with the lock refreshes' lateness (the oldest lock row of a live runner);
@@ -43,6 +44,8 @@ const SCALE_CHANNELS = numberFlag("scale-channels", 50)
 /** seconds on one runner, on three, on one again */
 const SCALE_PHASES = [15, 30, 25] as const
 const PAUSE_S = numberFlag("pause", 16)
+/** how long the paused-api scenario's client waits for an answer before it retries elsewhere */
+const CLIENT_TIMEOUT_MS = numberFlag("client-timeout", 5_000)
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 const log = (line: string) => console.log(`[chaos] ${line}`)
@@ -203,7 +206,7 @@ const pausedApiScenario = () =>
   onDatabase(
     "bench_chaos_paused_api",
     { apis: 2, channels: 6 },
-    (stack) => pausedApi(stack, { perSecond: RATE, pauseS: PAUSE_S, timeoutMs: 3_000, log })
+    (stack) => pausedApi(stack, { perSecond: RATE, pauseS: PAUSE_S, timeoutMs: CLIENT_TIMEOUT_MS, log })
   )
 
 /**

@@ -30,11 +30,11 @@ describe.skipIf(url === undefined)("runners scaled 1 -> 3 -> 1 under traffic", (
     async () => {
       database = await e2eDatabase(url!, "scale")
       const began = Date.now()
-      stack = await startChaosStack({ databaseUrl: database.url, runners: 1, channels: 10 })
+      stack = await startChaosStack({ databaseUrl: database.url, runners: 1, channels: 6 })
       const started = began
       const log = (line: string) => console.log(`[scale] ${((Date.now() - started) / 1000).toFixed(1)} s ${line}`)
       log("stack up")
-      const result = await scaleOutIn(stack, { perSecond: 10, phases: [6, 16, 14], log })
+      const result = await scaleOutIn(stack, { perSecond: 6, phases: [6, 14, 12], log })
       console.log(`[scale] ${JSON.stringify(result)}`)
       assert.deepStrictEqual(result.shards_before, [300], "one runner holds every shard")
       assert.lengthOf(result.shards_spread, 3)
@@ -54,6 +54,6 @@ describe.skipIf(url === undefined)("runners scaled 1 -> 3 -> 1 under traffic", (
       assert.strictEqual(result.attempts_recorded_twice, 0, "no webhook attempt recorded twice")
       assert.strictEqual(result.sentTwice, 0)
     },
-    180_000
+    400_000
   )
 })

@@ -71,7 +71,8 @@ export const startChaosStack = async (options: ChaosOptions): Promise<ChaosStack
   const startApi = async () => {
     const api = startService("api", env, await freePort())
     apis.push(api)
-    await waitFor(`${api.baseUrl}/ready`, 90_000, 200, api)
+    // a process boots in seconds; on a 2-core machine shared with other work it took 90 s
+    await waitFor(`${api.baseUrl}/ready`, 180_000, 200, api)
     return api
   }
   let sink: Server | undefined

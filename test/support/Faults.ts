@@ -36,7 +36,7 @@ export const shardGauges = async (stack: ChaosStack) =>
     live(stack).map(async (runner) => {
       try {
         const text = await (await fetch(stack.runnerInfo.get(runner)!.metricsUrl, {
-          signal: AbortSignal.timeout(2_000)
+          signal: AbortSignal.timeout(10_000)
         })).text()
         const line = /^effect_cluster_shards(?:\{[^}]*\})? (\S+)$/m.exec(text)
         return line ? Number(line[1]) : Number.NaN
@@ -84,17 +84,17 @@ export const watchLockAges = (url: string, addresses: () => ReadonlyArray<string
 }
 
 /** Work done twice: a message taken for a dispatch twice or offered to the network twice, an attempt posted twice. */
-export const doubleWork = (db: pg.Client) =>
-  Promise.all([
-    db.query(`SELECT message_id FROM message_transitions WHERE to_state = 'dispatching'
-              GROUP BY message_id HAVING count(*) > 1`),
-    db.query("SELECT message_id FROM sandbox_deliveries WHERE offers > 1"),
-    db.query("SELECT delivery_id FROM webhook_attempts GROUP BY delivery_id, attempt HAVING count(*) > 1")
-  ]).then(([dispatched, offered, attempts]) => ({
-    dispatched_twice: dispatched.rowCount ?? 0,
-    offered_twice: offered.rowCount ?? 0,
-    attempts_recorded_twice: attempts.rowCount ?? 0
-  }))
+export const doubleWork = async (db: pg.Client) => {
+  const count = async (query: string) => (await db.query(query)).rowCount ?? 0
+  return {
+    dispatched_twice: await count(`SELECT message_id FROM message_transitions WHERE to_state = 'dispatching'
+                                   GROUP BY message_id HAVING count(*) > 1`),
+    offered_twice: await count("SELECT message_id FROM sandbox_deliveries WHERE offers > 1"),
+    attempts_recorded_twice: await count(
+      "SELECT delivery_id FROM webhook_attempts GROUP BY delivery_id, attempt HAVING count(*) > 1"
+    )
+  }
+}
 
 /**
  * Each channel's dispatch rate against its send rate over [fromMs, toMs): messages created in the
@@ -183,7 +183,8 @@ export const scaleOutIn = async (stack: ChaosStack, options: ScaleOptions) =>
     let joinedAt = Number.NaN
     let spreadAt = Number.NaN
     let rowsSpread: Array<number> = []
-    while (Date.now() - outAt < three) {
+    // the new runners' boot is not part of the phase: it starts when they hold shards (at most 180 s)
+    while (Number.isNaN(spreadAt) ? Date.now() - outAt < 180_000 : Date.now() - spreadAt < three) {
       const rows = await lockRows(db)
       if (Number.isNaN(joinedAt) && rows.size > 1) joinedAt = Date.now()
       const total = [...rows.values()].reduce((a, b) => a + b, 0)
@@ -202,7 +203,9 @@ export const scaleOutIn = async (stack: ChaosStack, options: ScaleOptions) =>
       if (Number.isNaN(handoverAt) && (await lockRows(db)).get(first) === SHARDS) handoverAt = Date.now()
       await sleep(250)
     }
-    const exitCodes = await exits
+    await exits
+    // a clean stop exits 0; a runner still running after the 20 s grace is killed (SIGKILL)
+    const exitCodes = added.map((r) => r.child.exitCode ?? r.child.signalCode)
     const gaugesAfter = await shardGauges(stack)
     await load.stop()
     const loadEnd = Math.max(...load.results.map((r) => r.at))
