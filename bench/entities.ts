@@ -22,6 +22,7 @@
  * The channels are written by SQL (bench/lib/Seed.ts), not through the API.
  *
  *   flock /tmp/sb-bench.lock npm run bench:entities -- --entities 10000 --idle-entities 500
+ *     [--runner-node-options "--max-semi-space-size=4"] [--label NAME]
  */
 import { Database } from "@switchboard/db"
 import { ChannelEntity, Cluster } from "@switchboard/entities"
@@ -38,6 +39,8 @@ const CONCURRENCY = numberFlag("concurrency", 100)
 const IDLE_SECONDS = numberFlag("idle-seconds", 30)
 const SETTLE_SECONDS = numberFlag("settle", 10)
 const HEAP_PROFILE = flag("heap-profile") === true
+/** more Node/V8 flags for the runner (e.g. "--max-semi-space-size=4"), recorded with the run */
+const RUNNER_NODE_OPTIONS = typeof flag("runner-node-options") === "string" ? String(flag("runner-node-options")) : ""
 
 const MiB = 2 ** 20
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
@@ -51,7 +54,10 @@ const main = async () => {
     name: "entities",
     runners: 1,
     env: { ENTITY_MAX_IDLE_TIME: "30 minutes" },
-    runnerEnv: () => ({ NODE_OPTIONS: "--inspect=127.0.0.1:0", METRICS_PORT: String(metricsPort) })
+    runnerEnv: () => ({
+      NODE_OPTIONS: `--inspect=127.0.0.1:0 ${RUNNER_NODE_OPTIONS}`.trim(),
+      METRICS_PORT: String(metricsPort)
+    })
   })
   /** Entities live on the runner now (the cluster's `effect_cluster_entities` gauge, all types). */
   const liveEntities = async () => {
@@ -154,6 +160,12 @@ const main = async () => {
       heap_idle_mib: Number((idle.heapUsed / MiB).toFixed(1)),
       heap_per_entity_idle_kib: Number(((idle.heapUsed - base.heapUsed) / ENTITIES / 1024).toFixed(1)),
       rss_idle_mib: Number(idleRss.toFixed(0)),
+      // what V8 holds for its heap (used or not) and what lives outside it, after the idle window
+      heap_total_idle_mib: Number((idle.heapTotal / MiB).toFixed(1)),
+      external_idle_mib: Number((idle.external / MiB).toFixed(1)),
+      heap_total_mib: Number((full.heapTotal / MiB).toFixed(1)),
+      runner_node_options: RUNNER_NODE_OPTIONS,
+      label: flag("label") ?? null,
       connected_after_idle: after.connected,
       external_mib: Number((full.external / MiB).toFixed(1)),
       idle_cpu_base_pct: Number(baseCpu.toFixed(1)),

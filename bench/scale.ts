@@ -1,0 +1,403 @@
+/**
+ * The cost of one operation as the data grows: one send, one dispatch, one inbound message and
+ * one webhook delivery, with 10k, 100k and 1M rows already in each of messages, events,
+ * webhook_deliveries, contacts and conversations (cloned in SQL from real rows, lib/ScaleSeed.ts),
+ * ALL in one database and one stack: the sizes are compared within one run (ratios), the rows
+ * grown between them.
+ *
+ * One api node, one runner, `--channels` (10) verified sandbox channels (2 msg/s each), one
+ * webhook endpoint subscribed to `conversation.note_added` only (nothing else in the run emits
+ * it) on a local sink answering 200. At each size, `--reps` (3) times, each op for `--seconds` (20):
+ * - send: `POST /v1/messages` at `--send-rate` (30/s, autocannon, 20 connections), round robin
+ *   over the channels. The runner dispatches meanwhile (20/s): the backlog left feeds the next op.
+ * - dispatch: no sends; the runner works the backlog (the window ends after `--seconds` or once
+ *   the queue is empty). Ops = messages whose `-> dispatching` timeline row falls in the window; p99 = the 99th percentile gap between two dispatches of
+ *   one channel (500 ms at 2 msg/s). Then the queue is left to drain.
+ * - inbound: `POST /v1/sandbox/sessions/:id/inbound` (text) at `--inbound-rate` (20/s).
+ * - webhook: `--webhook-rate` (50/s) outbox writes from this process (`EventsRepo.append`, the
+ *   write every writer makes); p99 = from the event's `created_at` to its POST at the sink.
+ *
+ * Per op: CPU ms of the api node and of the runner per op (`cpu_ms_per_op`: the process doing the
+ * op, api for send and inbound, runner for dispatch and webhook), Postgres CPU per op of the
+ * backends of THIS database held by that process (lib/PgCpu.ts; `postgres_cpu_ms_per_op`), p99, and
+ * rows read by sequential scans per op and table (`pg_stat_user_tables`), and buffers touched per op
+ * (`blocks_per_op`: the whole database, `pg_stat_database`; `blocks_per_op_by_table`: heap and
+ * indexes of each table, `pg_statio_user_tables`), which count work and do not move with the
+ * machine's load. One JSON line per op,
+ * size and rep in bench/results/scale.jsonl.
+ *
+ *   npm run bench:scale -- [--sizes 10000,100000,1000000] [--reps 3] [--seconds 15] [--keep]
+ *
+ * `--keep` leaves the database (its URL is printed) for EXPLAIN after the run.
+ */
+import { SqlClient } from "@effect/sql"
+import { Database, EventsRepo } from "@switchboard/db"
+import { DomainEvent, newId } from "@switchboard/domain"
+import autocannon from "autocannon"
+import { Effect, Layer, ManagedRuntime, Redacted } from "effect"
+import { createServer } from "node:http"
+import type { AddressInfo } from "node:net"
+import { admin, call } from "../test/support/Processes.js"
+import { cpuSeconds, flag, numberFlag, percentile, record, summarize } from "./lib/Measure.js"
+import { backendCpu, difference } from "./lib/PgCpu.js"
+import { grow, type Templates } from "./lib/ScaleSeed.js"
+import { RECIPIENT, startStack } from "./lib/Stack.js"
+
+const sizes = String(flag("sizes") ?? "10000,100000,1000000").split(",").map(Number)
+const reps = numberFlag("reps", 3)
+const seconds = numberFlag("seconds", 20)
+const channelCount = numberFlag("channels", 10)
+const sendRate = numberFlag("send-rate", 30)
+const inboundRate = numberFlag("inbound-rate", 20)
+const webhookRate = numberFlag("webhook-rate", 50)
+const label = flag("label") ?? null
+const keep = flag("keep") === true
+const TABLES = ["messages", "events", "webhook_deliveries", "contacts", "conversations", "message_transitions"]
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+
+// ---- the sink ----
+const arrivals = new Map<string, number>()
+const sink = createServer((req, res) => {
+  const at = Date.now()
+  const eventId = String(req.headers["x-webhook-event-id"])
+  req.resume()
+  req.on("end", () => {
+    if (!arrivals.has(eventId)) arrivals.set(eventId, at)
+    res.writeHead(200).end("ok")
+  })
+})
+sink.keepAliveTimeout = 30_000
+await new Promise<void>((done) => sink.listen(0, "127.0.0.1", done))
+const sinkPort = (sink.address() as AddressInfo).port
+
+const stack = await startStack({ name: "scale", runners: 1, sandboxNumbers: channelCount })
+const apiPid = stack.api.child.pid!
+const runnerPid = stack.runners[0]!.child.pid!
+const owners = { api: apiPid, runner: runnerPid, bench: process.pid }
+const runtime = ManagedRuntime.make(
+  EventsRepo.Default.pipe(Layer.provideMerge(Database.layerPostgres(Redacted.make(stack.dbUrl), 8)))
+)
+
+const append = () =>
+  runtime.runPromise(Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const events = yield* EventsRepo
+    const conversationId = yield* newId("cnv")
+    const event = yield* sql.withTransaction(events.append({
+      workspaceId: stack.workspaceId,
+      event: DomainEvent.make("conversation.note_added", {
+        object: "conversation",
+        object_id: conversationId,
+        conversation_id: conversationId,
+        channel_id: yield* newId("ch"),
+        contact_id: yield* newId("cnt"),
+        status: "open",
+        note_id: yield* newId("nte"),
+        author_type: "api_key",
+        author_id: "bench"
+      })
+    }))
+    return { id: event.id, createdAt: Date.parse(event.created_at) }
+  }))
+
+/**
+ * Per table: rows read by sequential scans, and buffers touched (heap and index, hit or read);
+ * `database`: every buffer the database's backends touched. Counts of work, not time: they do
+ * not move with the machine's load.
+ */
+const tableStats = async () => {
+  const rows = await stack.db.query(
+    `SELECT s.relname, s.seq_tup_read::bigint AS seq,
+       (io.heap_blks_hit + io.heap_blks_read + COALESCE(io.idx_blks_hit, 0) + COALESCE(io.idx_blks_read, 0))::bigint AS blocks
+     FROM pg_stat_user_tables s JOIN pg_statio_user_tables io USING (relid) WHERE s.relname = ANY($1)`,
+    [TABLES]
+  )
+  const database = await stack.db.query(
+    "SELECT (blks_hit + blks_read)::bigint AS blocks FROM pg_stat_database WHERE datname = current_database()"
+  )
+  return {
+    seq: Object.fromEntries(rows.rows.map((r) => [r.relname, Number(r.seq)])) as Record<string, number>,
+    blocks: Object.fromEntries(rows.rows.map((r) => [r.relname, Number(r.blocks)])) as Record<string, number>,
+    database: Number(database.rows[0].blocks)
+  }
+}
+
+/** CPU of the processes and of this database's backends, and sequential reads, over `run`. */
+const measured = async <A>(run: () => Promise<A>) => {
+  await stack.db.query("SELECT pg_stat_clear_snapshot()")
+  const [api0, runner0, pg0, seq0] = [
+    cpuSeconds(apiPid),
+    cpuSeconds(runnerPid),
+    await backendCpu(stack.db, owners),
+    await tableStats()
+  ]
+  const started = Date.now()
+  const result = await run()
+  const elapsed = (Date.now() - started) / 1000
+  await sleep(1200) // backends flush their table statistics at most once a second
+  await stack.db.query("SELECT pg_stat_clear_snapshot()")
+  const sampled = Date.now()
+  const [api1, runner1, pg1, seq1] = [
+    cpuSeconds(apiPid),
+    cpuSeconds(runnerPid),
+    await backendCpu(stack.db, owners),
+    await tableStats()
+  ]
+  return {
+    result,
+    elapsed,
+    /** seconds from the start to the second CPU sample */
+    sampledAfter: (sampled - started) / 1000,
+    api: api1 - api0,
+    runner: runner1 - runner0,
+    pg: difference(pg0, pg1),
+    seq: Object.fromEntries(TABLES.map((t) => [t, (seq1.seq[t] ?? 0) - (seq0.seq[t] ?? 0)])),
+    blocks: Object.fromEntries(TABLES.map((t) => [t, (seq1.blocks[t] ?? 0) - (seq0.blocks[t] ?? 0)])),
+    databaseBlocks: seq1.database - seq0.database
+  }
+}
+
+const fixedRate = (path: (n: number) => string, body: (n: number) => unknown, rate: number) => {
+  let n = 0
+  const tag = `${process.pid}-${Date.now().toString(36)}`
+  return autocannon({
+    url: stack.baseUrl,
+    connections: 20,
+    duration: seconds,
+    overallRate: rate,
+    timeout: 30,
+    requests: [{
+      method: "POST",
+      setupRequest: (request) => {
+        const i = n++
+        return {
+          ...request,
+          path: path(i),
+          headers: {
+            ...request.headers,
+            "content-type": "application/json",
+            "idempotency-key": `scale-${tag}-${i}`,
+            authorization: `Bearer ${stack.apiKey}`
+          },
+          body: JSON.stringify(body(i))
+        }
+      }
+    }]
+  })
+}
+
+const queued = async () =>
+  Number(
+    (await stack.db.query("SELECT count(*) AS n FROM messages WHERE status IN ('queued', 'dispatching')")).rows[0].n
+  )
+
+const waitDrained = async (limitMs = 120_000) => {
+  const until = Date.now() + limitMs
+  while (Date.now() < until && (await queued()) > 0) await sleep(500)
+}
+
+let channels: Array<string> = []
+let sessions: Array<string> = []
+
+const ops = {
+  send: async () => {
+    const m = await measured(() =>
+      fixedRate(() => "/v1/messages", (i) => ({
+        to: RECIPIENT,
+        channel_id: channels[i % channels.length],
+        text: { body: `scale ${i}` }
+      }), sendRate)
+    )
+    const count = m.result["2xx"]
+    return { m, count, owner: "api", p99: m.result.latency.p99, extra: { non2xx: m.result.non2xx } }
+  },
+  dispatch: async () => {
+    const from = new Date()
+    // the window ends after `seconds`, or once the backlog is worked
+    const m = await measured(async () => {
+      const until = Date.now() + seconds * 1000
+      while (Date.now() < until && (await queued()) > 0) await sleep(250)
+    })
+    const to = new Date(from.getTime() + m.sampledAfter * 1000)
+    const rows = await stack.db.query(
+      `SELECT m.channel_id, t.at FROM message_transitions t JOIN messages m ON m.id = t.message_id
+       WHERE t.to_state = 'dispatching' AND t.at >= $1 AND t.at < $2 ORDER BY m.channel_id, t.at`,
+      [from, to]
+    )
+    const gaps: Array<number> = []
+    for (let i = 1; i < rows.rows.length; i++) {
+      if (rows.rows[i].channel_id === rows.rows[i - 1].channel_id) {
+        gaps.push(rows.rows[i].at.getTime() - rows.rows[i - 1].at.getTime())
+      }
+    }
+    await waitDrained()
+    return { m, count: rows.rows.length, owner: "runner", p99: percentile(gaps, 99), extra: { window_s: m.elapsed } }
+  },
+  inbound: async () => {
+    const m = await measured(() =>
+      fixedRate(
+        (i) => `/v1/sandbox/sessions/${sessions[i % sessions.length]}/inbound`,
+        (i) => ({ from: RECIPIENT, text: { body: `inbound ${i}` } }),
+        inboundRate
+      )
+    )
+    return { m, count: m.result["2xx"], owner: "api", p99: m.result.latency.p99, extra: { non2xx: m.result.non2xx } }
+  },
+  webhook: async () => {
+    const created = new Map<string, number>()
+    const total = Math.round(webhookRate * seconds)
+    const m = await measured(async () => {
+      const started = Date.now()
+      const inFlight = new Set<Promise<void>>()
+      for (let issued = 0; issued < total; issued++) {
+        const wait = started + (issued * 1000) / webhookRate - Date.now()
+        if (wait > 1) await sleep(wait)
+        const p: Promise<void> = append().then((e) => void created.set(e.id, e.createdAt)).finally(() =>
+          inFlight.delete(p)
+        )
+        inFlight.add(p)
+        if (inFlight.size >= 32) await Promise.race(inFlight)
+      }
+      await Promise.all(inFlight)
+      const until = Date.now() + 30_000
+      while (Date.now() < until && [...created.keys()].some((id) => !arrivals.has(id))) await sleep(100)
+    })
+    const latencies = [...created].flatMap(([id, at]) => arrivals.has(id) ? [arrivals.get(id)! - at] : [])
+    return {
+      m,
+      count: latencies.length,
+      owner: "runner",
+      p99: percentile(latencies, 99),
+      extra: { lost: total - latencies.length }
+    }
+  }
+} as const
+
+/** The real rows the history is cloned from. */
+const templates = async (endpointId: string): Promise<Templates> => {
+  for (let i = 0; i < 20; i++) {
+    const sent = await call(stack.baseUrl, "POST", "/v1/messages", {
+      token: stack.apiKey,
+      body: { to: RECIPIENT, channel_id: channels[i % channels.length], text: { body: `template ${i}` } }
+    })
+    if (sent.status !== 201) throw new Error(`template send: ${sent.text}`)
+  }
+  const inbound = await call(stack.baseUrl, "POST", `/v1/sandbox/sessions/${sessions[0]}/inbound`, {
+    token: stack.apiKey,
+    body: { from: RECIPIENT, text: { body: "template" } }
+  })
+  if (inbound.status !== 202) throw new Error(`template inbound: ${inbound.text}`)
+  for (let i = 0; i < 5; i++) await append()
+  const one = async (sql: string, params: Array<unknown> = []) => {
+    for (let i = 0; i < 120; i++) {
+      const rows = await stack.db.query(sql, params)
+      if (rows.rows.length > 0) return rows.rows[0].id as string
+      await sleep(500)
+    }
+    throw new Error(`no template row: ${sql}`)
+  }
+  return {
+    contactId: await one("SELECT id FROM contacts WHERE phone_number = $1", [RECIPIENT]),
+    outboundMessageId: await one(
+      "SELECT id FROM messages WHERE direction = 'outbound' AND status IN ('delivered', 'read') LIMIT 1"
+    ),
+    inboundMessageId: await one("SELECT id FROM messages WHERE direction = 'inbound' LIMIT 1"),
+    eventId: await one("SELECT id FROM events WHERE type = 'message.queued' LIMIT 1"),
+    deliveryId: await one("SELECT id FROM webhook_deliveries WHERE status = 'succeeded' AND endpoint_id = $1 LIMIT 1", [
+      endpointId
+    ]),
+    channelIds: channels
+  }
+}
+
+try {
+  const adminEnv = {
+    DATABASE_URL: stack.dbUrl,
+    JWT_SECRET: stack.env["JWT_SECRET"]!,
+    API_KEY_PEPPER: stack.env["API_KEY_PEPPER"]!
+  }
+  await admin(
+    ["override", "--workspace", stack.workspaceId, "--entitlement", "webhook_endpoints", "--unlimited"],
+    adminEnv
+  )
+  const endpoint = await call(stack.baseUrl, "POST", "/v1/webhook-endpoints", {
+    token: stack.sessionToken,
+    workspace: stack.workspaceId,
+    body: { url: `http://127.0.0.1:${sinkPort}/hook`, event_types: ["conversation.note_added"] }
+  })
+  if (endpoint.status !== 201) throw new Error(`endpoint: ${endpoint.text}`)
+  channels = await stack.sandboxChannels(channelCount)
+  const sessionRows = await stack.db.query(
+    "SELECT id, channel_id FROM sandbox_sessions WHERE channel_id = ANY($1) AND status = 'active'",
+    [channels]
+  )
+  const byChannel = new Map(sessionRows.rows.map((r) => [r.channel_id as string, r.id as string]))
+  sessions = channels.map((c) => byChannel.get(c)!)
+  const t = await templates(endpoint.body.id)
+  await waitDrained()
+  console.log(`stack up, ${channels.length} channels, templates ${JSON.stringify(t)}`)
+
+  const lines: Array<{ op: string; rows: number; cpu: number; pg: number; p99: number; blocks: number }> = []
+  let rows = 0
+  for (const size of sizes) {
+    const seedSeconds = await grow(stack.db, t, rows, size)
+    rows = size
+    console.log(`rows ${size}: seeded in ${JSON.stringify(seedSeconds)}`)
+    for (let rep = 1; rep <= reps; rep++) {
+      for (const [op, run] of Object.entries(ops)) {
+        const { count, extra, m, owner, p99 } = await run()
+        const per = (s: number) => count > 0 ? (s * 1000) / count : Number.NaN
+        const cpu = per(owner === "api" ? m.api : m.runner)
+        const pg = per(m.pg[owner] ?? 0)
+        const line = {
+          op,
+          rows: size,
+          rep,
+          label,
+          ops: count,
+          ops_per_s: count / m.elapsed,
+          cpu_ms_per_op: cpu,
+          postgres_cpu_ms_per_op: pg,
+          p99_ms: p99,
+          api_cpu_ms_per_op: per(m.api),
+          runner_cpu_ms_per_op: per(m.runner),
+          postgres_cpu_ms_per_op_by_client: Object.fromEntries(Object.entries(m.pg).map(([k, v]) => [k, per(v)])),
+          seq_rows_read_per_op: Object.fromEntries(
+            Object.entries(m.seq).filter(([, v]) => v > 0).map(([k, v]) => [k, Math.round(v / Math.max(1, count))])
+          ),
+          blocks_per_op: per(m.databaseBlocks) / 1000,
+          blocks_per_op_by_table: Object.fromEntries(
+            Object.entries(m.blocks).map(([k, v]) => [k, Number((v / Math.max(1, count)).toFixed(1))])
+          ),
+          ...extra
+        }
+        lines.push({ op, rows: size, cpu, pg, p99, blocks: line.blocks_per_op })
+        console.log(record("scale", line))
+      }
+    }
+  }
+  console.log(`--- medians of ${reps}: op rows cpu_ms pg_ms p99_ms (ratio to ${sizes[0]})`)
+  for (const op of Object.keys(ops)) {
+    const at = (size: number, key: "cpu" | "pg" | "p99" | "blocks") =>
+      summarize(lines.filter((l) => l.op === op && l.rows === size).map((l) => l[key])).median
+    for (const size of sizes) {
+      const ratio = (key: "cpu" | "pg" | "p99" | "blocks") => (at(size, key) / at(sizes[0]!, key)).toFixed(2)
+      console.log(
+        `${op.padEnd(8)} ${String(size).padStart(8)}  cpu ${at(size, "cpu").toFixed(2)} (${ratio("cpu")})  pg ${
+          at(size, "pg").toFixed(2)
+        } (${ratio("pg")})  p99 ${at(size, "p99").toFixed(0)} (${ratio("p99")})  blocks ${
+          at(size, "blocks").toFixed(1)
+        } (${ratio("blocks")})`
+      )
+    }
+  }
+} finally {
+  await runtime.dispose()
+  if (keep) {
+    await Promise.all([stack.api, ...stack.runners].map((p) => p.stop()))
+    await stack.db.end()
+    console.log(`kept ${stack.dbUrl}`)
+  } else await stack.stop()
+  sink.close()
+}
