@@ -131,6 +131,25 @@ const main = async () => {
         accepted[s.name] =
           (await loadSend(s.url, s.key, channels, { duration: 3, connections, keyPrefix: s.name }))["2xx"]
       }
+      // the refusals a user sees, the same from the project and the spikes: a wrong key, an unknown channel
+      const probe = async (url: string, key: string, channel: string) => {
+        const reply = await fetch(`${url}/v1/messages`, {
+          method: "POST",
+          headers: { "content-type": "application/json", authorization: `Bearer ${key}` },
+          body: JSON.stringify({ to: RECIPIENT, channel_id: channel, text: { body: "probe" } })
+        })
+        return reply.status
+      }
+      const probes: Record<string, Array<number>> = {}
+      for (const s of servers.filter((s) => s.key !== undefined)) {
+        probes[s.name] = [
+          await probe(s.url, "wa_test_wrong", channels[0]!),
+          await probe(s.url, s.key!, "ch_unknown0"),
+          await probe(s.url, s.key!, channels[0]!)
+        ]
+      }
+      console.log(`wrong key / unknown channel / a good send: ${JSON.stringify(probes)}`)
+      result["probes"] = probes
       const samples: Record<string, Array<Record<string, number>>> = {}
       for (let run = 1; run <= runs; run++) {
         loads.push(loadavg()[0]!)
@@ -145,8 +164,10 @@ const main = async () => {
               ...(mode === "rate" ? { overallRate: rate } : {})
             })
             const ok = r["2xx"]
-            if (ok === 0 || r.non2xx > 0) {
-              throw new Error(`${s.name}: ${ok} accepted, ${r.non2xx} refused, ${r.errors} errors`)
+            if (r.non2xx > 0) throw new Error(`${s.name}: ${ok} accepted, ${r.non2xx} refused, ${r.errors} errors`)
+            if (ok === 0) {
+              console.log(`run ${run} ${s.name} ${mode}: nothing answered in ${duration} s (${r.errors} errors)`)
+              continue
             }
             accepted[s.name] = accepted[s.name]! + ok
             const line = {
@@ -167,6 +188,20 @@ const main = async () => {
         ])
       )
       for (const c of [v3.send.child, v3.serve.child, v4.send.child, v4.serve.child, bare.child]) await stop(c)
+      // the rows of one send of each server: the same writes (message, timeline, events)
+      const writes: Record<string, unknown> = {}
+      for (const name of ["project", "effect3", "effect4"]) {
+        const { rows } = await stack.db.query(
+          `SELECT (SELECT count(*)::int FROM messages m WHERE m.id = k.response->>'id') AS messages,
+             (SELECT count(*)::int FROM message_transitions t WHERE t.message_id = k.response->>'id') AS transitions,
+             (SELECT string_agg(e.type, ',' ORDER BY e.type) FROM events e WHERE e.object_id = k.response->>'id') AS events
+           FROM idempotency_keys k WHERE k.key LIKE $1 AND k.state = 'done' ORDER BY k.created_at DESC LIMIT 1`,
+          [`${name}-%`]
+        )
+        writes[name] = rows[0]
+      }
+      console.log(`one send's rows: ${JSON.stringify(writes)}`)
+      result["writes"] = writes
       // every send of the spikes that committed woke its channel's entity (after the response)
       for (const [name, v] of [["effect3", v3], ["effect4", v4]] as const) {
         const wakes = Number(/wakes (\d+)/.exec(v.serve.output())?.[1] ?? Number.NaN)
