@@ -12,8 +12,8 @@
  *
  * MODE=flat: wakes every connected channel of the workspace, measures `SECONDS`, prints one JSON
  * line (messages, seconds, messages_per_second, cpu_ms_per_message) like BareDispatch.ts, exits.
- * MODE=serve: hosts the entities for send4.ts's wake-ups and only takes them (no dispatch, so
- * the send benchmark's database sees the sends alone); prints `ready`.
+ * MODE=serve: hosts the entities for send4.ts's wake-ups and only counts them (no dispatch, so
+ * the send benchmark's database sees the sends alone); prints `ready`, and `wakes <n>` when it stops.
  */
 import { NodeRuntime } from "@effect/platform-node"
 import { PgClient } from "@effect/sql-pg"
@@ -48,6 +48,7 @@ const CATEGORY_SLOT = "\u0000category\u0000"
 
 let deadline = Number.POSITIVE_INFINITY
 let moved = 0
+let wakes = 0
 
 const makeMove = (sql: SqlClient.SqlClient) => (id: string, to: string) => {
   const now = new Date().toISOString()
@@ -130,6 +131,7 @@ const ChannelLive = Channel.toLayer(
     return {
       Wake: () =>
         Effect.sync(() => {
+          wakes++
           Queue.offerUnsafe(wake, undefined)
         })
     }
@@ -139,6 +141,8 @@ const ChannelLive = Channel.toLayer(
 
 const Measure = Layer.effectDiscard(Effect.gen(function*() {
   if (!flat) {
+    // the harness reads how many wake-ups arrived when it stops the runner
+    yield* Effect.addFinalizer(() => Effect.sync(() => console.log(`wakes ${wakes}`)))
     console.log("ready")
     return
   }

