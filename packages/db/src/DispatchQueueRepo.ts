@@ -94,7 +94,12 @@ export class DispatchQueueRepo extends Effect.Service<DispatchQueueRepo>()("@swi
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
-    /** Due queued messages in dispatch order; `skipRecipients`: recipients that must wait (QR spacing). */
+    /**
+     * Due queued messages in dispatch order; `skipRecipients`: recipients that must wait (QR spacing).
+     * While WhatsApp holds a reach-out timelock on the channel's number, messages to contacts who
+     * never wrote to it stay queued (held, neither sent nor failed) until it ends; replies go
+     * (docs/LIMITS.md, "Number protection").
+     */
     const nextQueued = Effect.fn("DispatchQueueRepo.nextQueued")(function*(
       channelId: string,
       limit: number,
@@ -115,6 +120,10 @@ export class DispatchQueueRepo extends Effect.Service<DispatchQueueRepo>()("@swi
         AND (m.next_attempt_at IS NULL OR m.next_attempt_at <= ${now})
         AND (SELECT w.status FROM channels c JOIN workspaces w ON w.id = c.workspace_id WHERE c.id = ${channelId})
           = 'active'
+        AND NOT (
+          COALESCE((SELECT c.qr_timelock_until > ${now} FROM channels c WHERE c.id = ${channelId}), false)
+          AND NOT EXISTS (SELECT 1 FROM conversations cv WHERE cv.id = m.conversation_id
+            AND cv.last_inbound_at IS NOT NULL))
         ${skipRecipients.length > 0 ? sql`AND m.to_number NOT IN ${sql.in(skipRecipients)}` : sql``}
         ORDER BY m.priority, m.created_at, m.id LIMIT ${limit}`
       return rows.map((r): QueuedMessage => ({
