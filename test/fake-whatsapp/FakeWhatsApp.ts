@@ -83,6 +83,15 @@ export type ReceivedKind =
   }
   | { readonly kind: "reaction"; readonly targetId: string; readonly targetFromMe: boolean; readonly emoji: string }
   | { readonly kind: "image"; readonly mimetype: string | undefined; readonly caption: string | undefined }
+  | { readonly kind: "video"; readonly mimetype: string | undefined; readonly caption: string | undefined }
+  | {
+    readonly kind: "document"
+    readonly mimetype: string | undefined
+    readonly fileName: string | undefined
+    readonly caption: string | undefined
+  }
+  | { readonly kind: "audio"; readonly mimetype: string | undefined; readonly ptt: boolean }
+  | { readonly kind: "sticker"; readonly mimetype: string | undefined }
   | { readonly kind: "other"; readonly member: string }
 
 const orUndefined = <A>(value: A | null | undefined): A | undefined => value ?? undefined
@@ -113,6 +122,21 @@ export const decodeReceived = (message: proto.IMessage): ReceivedKind => {
   }
   const image = message.imageMessage
   if (image) return { kind: "image", mimetype: orUndefined(image.mimetype), caption: orUndefined(image.caption) }
+  const video = message.videoMessage
+  if (video) return { kind: "video", mimetype: orUndefined(video.mimetype), caption: orUndefined(video.caption) }
+  const document = message.documentMessage
+  if (document) {
+    return {
+      kind: "document",
+      mimetype: orUndefined(document.mimetype),
+      fileName: orUndefined(document.fileName),
+      caption: orUndefined(document.caption)
+    }
+  }
+  const audio = message.audioMessage
+  if (audio) return { kind: "audio", mimetype: orUndefined(audio.mimetype), ptt: audio.ptt === true }
+  const sticker = message.stickerMessage
+  if (sticker) return { kind: "sticker", mimetype: orUndefined(sticker.mimetype) }
   const member = Object.keys(message).find((k) => (message as Record<string, unknown>)[k] != null)
   return { kind: "other", member: member ?? "none" }
 }
