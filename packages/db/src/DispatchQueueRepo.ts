@@ -102,7 +102,12 @@ const outgoingBody = (r: QueuedRow): OutgoingBody => {
 export const DispatchOrder = {
   /** the order, as an `ORDER BY` list or a row value to compare */
   key: (sql: SqlClient.SqlClient, m: string) => sql.literal(`${m}.priority, ${m}.created_at, ${m}.id`),
-  /** `m` is a due queued message of `channel`, not to a waiting recipient */
+  /**
+   * `m` is a due queued message of `channel`, not to a waiting recipient, and not held: while
+   * WhatsApp holds a reach-out timelock on the channel's number, messages to contacts who never
+   * wrote to it stay queued (neither sent nor failed) until it ends; replies go
+   * (docs/LIMITS.md, "Number protection")
+   */
   due: (
     sql: SqlClient.SqlClient,
     m: string,
@@ -111,7 +116,10 @@ export const DispatchOrder = {
     waiting: ReadonlyArray<string>
   ) =>
     sql`${sql.literal(m)}.channel_id = ${channel} AND ${sql.literal(m)}.status = 'queued'
-      AND (${sql.literal(m)}.next_attempt_at IS NULL OR ${sql.literal(m)}.next_attempt_at <= ${at})${
+      AND (${sql.literal(m)}.next_attempt_at IS NULL OR ${sql.literal(m)}.next_attempt_at <= ${at})
+      AND NOT (COALESCE((SELECT tl.qr_timelock_until > ${at} FROM channels tl WHERE tl.id = ${channel}), false)
+        AND NOT EXISTS (SELECT 1 FROM conversations cv WHERE cv.id = ${sql.literal(m)}.conversation_id
+          AND cv.last_inbound_at IS NOT NULL))${
       waiting.length > 0 ? sql` AND ${sql.literal(m)}.to_number NOT IN ${sql.in(waiting)}` : sql``
     }`
 }
@@ -120,7 +128,10 @@ export class DispatchQueueRepo extends Effect.Service<DispatchQueueRepo>()("@swi
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
-    /** Due queued messages in dispatch order; `skipRecipients`: recipients that must wait (QR spacing). */
+    /**
+     * Due queued messages in dispatch order; `skipRecipients`: recipients that must wait (QR spacing).
+     * Messages a reach-out timelock holds are not due (`DispatchOrder.due`).
+     */
     const nextQueued = Effect.fn("DispatchQueueRepo.nextQueued")(function*(
       channelId: string,
       limit: number,
