@@ -11,11 +11,11 @@
  * - singletons: kill -9 of the runner hosting the webhook sweeper (its LISTEN connection);
  * - scale: runners 1 -> 3 -> 1 (the two added stopped with SIGTERM) under `--scale-rate` sends/s
  *   over `--scale-channels` channels: shard spread and handover times, each channel's dispatch
- *   rate against its send rate (test/scaleRunners.e2e.test.ts at full size);
+ *   rate against its send rate;
  * - paused-runner: one of two runners stopped (SIGSTOP) for `--pause` s, then continued;
  * - paused-api: one of two api nodes stopped for `--pause` s; the client times out after
  *   `--client-timeout` ms (5000) and
- *   retries with its Idempotency-Key on the other node (test/pausedApi.e2e.test.ts);
+ *   retries with its Idempotency-Key on the other node;
  * - overload: paused-runner, then scale, each beside a CPU hog (one busy process per core, ended
  *   with the scenario), with the lock refreshes' lateness (the oldest lock row of a live runner);
  * then, every time: accepted messages not `read`, messages without a 201, events never delivered,

@@ -1,6 +1,6 @@
 /**
  * The operators' faults (docs/OPERATING.md "Scaling runners up and down", "A paused runner"),
- * shared by the real-mode tests (test/scaleRunners.e2e.test.ts, test/pausedApi.e2e.test.ts) and
+ * shared by the chaos scenarios (e2e tests to follow once they pass on a quiet machine) and
  * bench/chaos.ts: runners scaled out and in under traffic, a paused runner, a paused api node, and
  * a CPU hog beside the stack. Each scenario returns what it measured; the caller asserts or records.
  */
