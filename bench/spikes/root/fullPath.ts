@@ -258,7 +258,7 @@ const main = async () => {
     }
     result["load_1m"] = loads
     for (const [k, v] of Object.entries(result)) {
-      if (typeof v !== "object" || Array.isArray(v)) continue
+      if (k !== "send" && k !== "dispatch") continue
       for (const [name, fields] of Object.entries(v as Record<string, Record<string, ReturnType<typeof summarize>>>)) {
         console.log(`${k} ${name}: ${Object.entries(fields).map(([f, s]) => `${f} ${formatSummary(s, 3)}`).join(", ")}`)
       }
