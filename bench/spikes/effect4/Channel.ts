@@ -11,5 +11,9 @@ export const Wake = Rpc.make("Wake", { payload: { message_id: Schema.String } })
 
 export const Channel = Entity.make("Channel", [Wake])
 
-/** Cluster tables of the spike: its own prefix, beside the project's effect 3 `cluster_*` tables. */
-export const TABLE_PREFIX = "spike4"
+/**
+ * Cluster tables of the spike: their own prefix, beside the project's effect 3 `cluster_*` tables
+ * (`CLUSTER_TABLE_PREFIX`: the harness gives each runner fresh tables, so no shard lock of a
+ * runner stopped before it is in its way).
+ */
+export const TABLE_PREFIX = process.env["CLUSTER_TABLE_PREFIX"] ?? "spike4"

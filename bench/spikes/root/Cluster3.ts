@@ -12,8 +12,8 @@ export const Wake = Rpc.make("Wake", { payload: { message_id: Schema.String } })
 
 export const Channel = Entity.make("Channel", [Wake])
 
-/** beside the project's `cluster_*` tables and the effect 4 spike's `spike4_*` */
-const TABLE_PREFIX = "spike3"
+/** beside the project's `cluster_*` tables (`CLUSTER_TABLE_PREFIX`: fresh tables per runner, as Channel.ts) */
+const TABLE_PREFIX = process.env["CLUSTER_TABLE_PREFIX"] ?? "spike3"
 
 /** A runner on `host:port` (it hosts entities), or a client only (`port` undefined). */
 export const layer = (options: { readonly host: string; readonly port: number | undefined }) => {

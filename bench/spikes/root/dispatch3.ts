@@ -18,7 +18,7 @@
 import { Entity } from "@effect/cluster"
 import { NodeRuntime } from "@effect/platform-node"
 import { SqlClient } from "@effect/sql"
-import { PgClient } from "@effect/sql-pg"
+import { Database } from "@switchboard/db"
 import { Effect, Layer, Queue, Redacted } from "effect"
 import { monotonicFactory } from "ulid"
 import * as Cluster from "./Cluster3.js"
@@ -173,10 +173,12 @@ const Measure = Layer.scopedDiscard(Effect.gen(function*() {
 
 const Main = Layer.mergeAll(ChannelLive, Measure).pipe(
   Layer.provide(Cluster.layer({ host: "127.0.0.1", port: Number(env("CLUSTER_PORT", "34431")) })),
-  Layer.provide(PgClient.layer({
-    url: Redacted.make(env("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/postgres")),
-    maxConnections: Number(env("DATABASE_POOL_SIZE", "10"))
-  }))
+  // the project's SQL client (packages/db `Database`): its own `pg` pool, named statements from the 5th run
+  Layer.provide(Database.layerPostgres(
+    Redacted.make(env("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/postgres")),
+    Number(env("DATABASE_POOL_SIZE", "10")),
+    Number(env("DATABASE_PREPARE_THRESHOLD", "5"))
+  ))
 )
 
 // SIGTERM (the harness, after the JSON line): runMain interrupts, the runner releases its shards

@@ -54,7 +54,7 @@ const start = (file: string, env: Record<string, string>, ready: RegExp) =>
       stdio: ["ignore", "pipe", "pipe"]
     })
     let out = ""
-    const timer = setTimeout(() => fail(new Error(`${file}: not ready in 90 s: ${out}`)), 90_000)
+    const timer = setTimeout(() => fail(new Error(`${file}: not ready in 180 s: ${out}`)), 180_000)
     child.once("exit", (code) => fail(new Error(`${file} exited ${code}: ${out}`)))
     child.stderr!.on("data", (d) => (out += d))
     child.stdout!.on("data", (d) => {
@@ -106,7 +106,8 @@ const main = async () => {
         const serve = await start(`${dir}/dispatch${version}.ts`, {
           ...dbEnv,
           MODE: "serve",
-          CLUSTER_PORT: clusterPort
+          CLUSTER_PORT: clusterPort,
+          CLUSTER_TABLE_PREFIX: `spike${version}s`
         }, /ready/)
         children.push(serve.child)
         const send = await start(
@@ -235,7 +236,12 @@ const main = async () => {
             ["effect4", "bench/spikes/effect4/dispatch4.ts", clusterPort4]
           ] as const
         ) {
-          const loop = await runLoop(file, { ...loopEnv, MODE: "flat", CLUSTER_PORT: port })
+          const loop = await runLoop(file, {
+            ...loopEnv,
+            MODE: "flat",
+            CLUSTER_PORT: port,
+            CLUSTER_TABLE_PREFIX: `${name.replace("effect", "spike")}d${run}`
+          })
           console.log(`run ${run} ${name} loop: ${JSON.stringify(loop)}`)
           samples[name]!.push(loop)
         }
@@ -252,7 +258,7 @@ const main = async () => {
     }
     result["load_1m"] = loads
     for (const [k, v] of Object.entries(result)) {
-      if (typeof v !== "object" || Array.isArray(v)) continue
+      if (k !== "send" && k !== "dispatch") continue
       for (const [name, fields] of Object.entries(v as Record<string, Record<string, ReturnType<typeof summarize>>>)) {
         console.log(`${k} ${name}: ${Object.entries(fields).map(([f, s]) => `${f} ${formatSummary(s, 3)}`).join(", ")}`)
       }

@@ -20,7 +20,7 @@ import {
 } from "@effect/platform"
 import { NodeHttpServer, NodeRuntime } from "@effect/platform-node"
 import { SqlClient } from "@effect/sql"
-import { PgClient } from "@effect/sql-pg"
+import { Database } from "@switchboard/db"
 import { Context, Effect, Layer, Redacted, Schema } from "effect"
 import { createHash, createHmac, randomUUID } from "node:crypto"
 import { createServer } from "node:http"
@@ -278,10 +278,12 @@ const PrintPort = Layer.effectDiscard(
   )
 )
 
-const Sql = PgClient.layer({
-  url: Redacted.make(env("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/postgres")),
-  maxConnections: Number(env("DATABASE_POOL_SIZE", "10"))
-})
+// the project's SQL client (packages/db `Database`): its own `pg` pool, named statements from the 5th run
+const Sql = Database.layerPostgres(
+  Redacted.make(env("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/postgres")),
+  Number(env("DATABASE_POOL_SIZE", "10")),
+  Number(env("DATABASE_PREPARE_THRESHOLD", "5"))
+)
 
 const Main = Layer.mergeAll(HttpApiBuilder.serve(), PrintPort).pipe(
   Layer.provide(HttpApiBuilder.api(Api)),
