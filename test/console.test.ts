@@ -219,7 +219,7 @@ describe("console", () => {
           })
           assert.isTrue(yield* step(() => w.page.locator("#app").isHidden()))
           yield* assertClean(w, base)
-        }))
+        }), 300_000)
 
       it.scoped("shows a failed webhook delivery with its response code and replays it", () =>
         Effect.gen(function*() {

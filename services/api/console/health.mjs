@@ -49,7 +49,8 @@ export function healthPanel(channel) {
       list.replaceChildren(...healthLines(u))
       // what a person should see without opening the panel: is anything holding sends back?
       const held = list.querySelector("dd.s-bad")
-      panel.open = held !== null
+      // (it never closes a panel someone opened while the answer was on its way)
+      if (held) panel.open = true
       panel.querySelector("summary").textContent = held ? "Number health: sends held back" : "Number health"
     },
     () => list.replaceChildren(el("dd", { class: "muted", text: "Not available right now." }))
