@@ -249,7 +249,7 @@ describe("console: the first hour without curl", () => {
           yield* Browser.screenshot(w.page, "webhooks")
           yield* assertClean(w, base, /^401 .*\/v1\/plan$/)
         }),
-      180_000
+      300_000
     )
 
     it.scoped(
