@@ -145,6 +145,8 @@ describe("console", () => {
           const health = w.page.locator(`[data-health="${channelId}"]`)
           yield* step(async () => {
             await w.page.locator("nav").getByRole("button", { name: "Channels" }).click()
+            // the list drawn again, with the send counted (the earlier drawing said 0 used)
+            await health.locator("dd", { hasText: "1 used, 19 left" }).waitFor({ state: "attached" })
             await health.locator("summary").click()
             await health.locator("dd", { hasText: "Day 1 of 14" }).waitFor()
           })
@@ -219,7 +221,7 @@ describe("console", () => {
           })
           assert.isTrue(yield* step(() => w.page.locator("#app").isHidden()))
           yield* assertClean(w, base)
-        }))
+        }), 300_000)
 
       it.scoped("shows a failed webhook delivery with its response code and replays it", () =>
         Effect.gen(function*() {

@@ -14,6 +14,8 @@ import { receiver } from "./support/Receiver.js"
 import * as TestApp from "./support/TestApp.js"
 
 const ME = "+4915112345678"
+/** A 1×1 PNG. */
+const PIXEL = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGMQarAGAAF1AM4Mur0zAAAAAElFTkSuQmCC"
 const { step } = Browser
 const as = (user: SignedUp) => ({ token: user.accessToken, workspace: user.workspaceId })
 
@@ -206,6 +208,32 @@ describe("console: the first hour without curl", () => {
           const notes = yield* request("GET", `/v1/conversations/${conversationId}/notes`, as(user))
           assert.deepStrictEqual(notes.body.data.map((n: { body: string }) => n.body), ["Asked about order 42"])
 
+          // the recipient sends a picture (a file from the sandbox form, its text the caption): the
+          // thread draws it
+          yield* tab(w, "API keys & sandbox")
+          yield* step(async () => {
+            await w.page.getByLabel("Their text").fill("This parcel?")
+            await w.page.getByLabel("Or a file they send").setInputFiles({
+              name: "parcel.png",
+              mimeType: "image/png",
+              buffer: Buffer.from(PIXEL, "base64")
+            })
+            await w.page.getByRole("button", { name: "Simulate inbound message" }).click()
+            await w.page.waitForFunction(`document.querySelector("[id^=inbound-file-]").files.length === 0`)
+          })
+          assert.strictEqual(
+            yield* step(() => w.page.locator("[id^=inbound-status-]").innerText()),
+            "Received: see the Inbox."
+          )
+          yield* tab(w, "Inbox")
+          yield* step(async () => {
+            await item.getByRole("button").click()
+            await w.page.locator("#thread-messages li[data-type=image]", { hasText: "This parcel?" }).waitFor()
+            await w.page.waitForFunction(
+              `document.querySelector("#thread-messages li[data-type=image] img.media")?.naturalWidth === 1`
+            )
+          })
+
           // a webhook endpoint: its signing secret once
           const sink = yield* receiver()
           yield* tab(w, "Webhooks")
@@ -221,7 +249,7 @@ describe("console: the first hour without curl", () => {
           yield* Browser.screenshot(w.page, "webhooks")
           yield* assertClean(w, base, /^401 .*\/v1\/plan$/)
         }),
-      180_000
+      300_000
     )
 
     it.scoped(

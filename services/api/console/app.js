@@ -138,7 +138,7 @@ async function loadChannels() {
   state.channels = page.data.filter((c) => c.status !== "archived")
   $("channels").tBodies[0].replaceChildren(...state.channels.map(channelRow))
   if (state.channels.length === 0) {
-    $("channels").tBodies[0].append(el("tr", {}, el("td", { colspan: "5", text: "No channels yet." })))
+    $("channels").tBodies[0].append(el("tr", {}, el("td", { colspan: "5", text: "No channels yet: create a QR channel above to link a phone, or open a sandbox session under \"API keys & sandbox\" to try everything without one." })))
   }
 }
 

@@ -97,6 +97,8 @@ $("sandbox-open").addEventListener("click", async () => {
     const session = await api("POST", "/v1/sandbox/sessions", undefined, { key })
     codes.set(session.id, session.verification.code)
     await loadSessions()
+    // the "Console sandbox" key it may just have created is listed at once
+    await loadKeys()
     $(`verify-phone-${session.id}`)?.focus()
   } catch (err) {
     formError("sandbox-error", err)
@@ -143,27 +145,56 @@ function sessionCard(s) {
   return card
 }
 
-/** The simulated network: a verified recipient writes to the sandbox number (it lands in the inbox). */
+/** What kind of message a file the recipient sends is, by its media type. */
+const kindOf = (type) =>
+  type.startsWith("image/") ? (type === "image/webp" ? "sticker" : "image")
+    : type.startsWith("audio/") ? "audio" : type.startsWith("video/") ? "video" : "document"
+
+async function base64Of(file) {
+  const bytes = new Uint8Array(await file.arrayBuffer())
+  let binary = ""
+  for (let i = 0; i < bytes.length; i += 0x8000) binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000))
+  return btoa(binary)
+}
+
+/**
+ * The simulated network: a verified recipient writes to the sandbox number (it lands in the
+ * inbox), a text or a file (inline, at most 1 MiB: the sandbox's limit) with the text as caption.
+ */
 function inboundForm(s) {
   const id = s.id
   const form = el("form", { class: "inline", id: `inbound-${id}` },
     el("label", { for: `inbound-from-${id}`, text: "Simulate a message from" }),
     el("select", { id: `inbound-from-${id}` }, ...s.verified_recipients.map((p) => el("option", { value: p, text: p }))),
     el("label", { for: `inbound-text-${id}`, text: "Their text" }),
-    el("input", { id: `inbound-text-${id}`, required: "", maxlength: "4096" }),
+    el("input", { id: `inbound-text-${id}`, maxlength: "1024" }),
+    el("label", { for: `inbound-file-${id}`, text: "Or a file they send (picture, audio, video, document; at most 1 MiB; the text is its caption)" }),
+    el("input", { id: `inbound-file-${id}`, type: "file" }),
     el("button", { type: "submit", text: "Simulate inbound message" }),
     el("p", { id: `inbound-status-${id}`, class: "muted", role: "status" }))
   form.addEventListener("submit", async (event) => {
     event.preventDefault()
+    const status = $(`inbound-status-${id}`)
+    const text = $(`inbound-text-${id}`).value
+    const file = $(`inbound-file-${id}`).files[0]
+    if (!text && !file) {
+      status.textContent = "Write their text or choose a file."
+      return
+    }
+    const body = { from: $(`inbound-from-${id}`).value }
     try {
-      await api("POST", `/v1/sandbox/sessions/${id}/inbound`, {
-        from: $(`inbound-from-${id}`).value,
-        text: { body: $(`inbound-text-${id}`).value }
-      }, { key: state.testKey.secret })
-      $(`inbound-text-${id}`).value = ""
-      $(`inbound-status-${id}`).textContent = "Received: see the Inbox."
+      if (file) {
+        const type = file.type || "application/octet-stream"
+        const kind = kindOf(type)
+        body[kind] = { data_base64: await base64Of(file), mime_type: type }
+        if (kind === "document") body[kind].filename = file.name
+        if (text && kind !== "audio" && kind !== "sticker") body[kind].caption = text
+      } else body.text = { body: text }
+      await api("POST", `/v1/sandbox/sessions/${id}/inbound`, body, { key: state.testKey.secret })
+      form.reset()
+      status.textContent = "Received: see the Inbox."
     } catch (err) {
-      $(`inbound-status-${id}`).textContent = explain(err)
+      status.textContent = explain(err)
     }
   })
   return form

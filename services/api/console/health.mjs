@@ -39,17 +39,23 @@ export function healthLines(u, now = Date.now()) {
   return lines
 }
 
+/** Channels whose panel someone opened: it stays open when the list is drawn again. */
+const opened = new Set()
+
 /** The panel for a QR channel: filled once the route answers; an error says so in the panel. */
 export function healthPanel(channel) {
   const list = el("dl", { class: "health", "aria-label": `Number health of ${channel.name}` })
   const panel = el("details", { class: "health-panel", "data-health": channel.id },
     el("summary", { text: "Number health" }), list)
+  panel.open = opened.has(channel.id)
+  panel.addEventListener("toggle", () => panel.open ? opened.add(channel.id) : opened.delete(channel.id))
   api("GET", `/v1/channels/${channel.id}/qr/safety`).then(
     (u) => {
       list.replaceChildren(...healthLines(u))
       // what a person should see without opening the panel: is anything holding sends back?
       const held = list.querySelector("dd.s-bad")
-      panel.open = held !== null
+      // (it never closes a panel someone opened while the answer was on its way)
+      if (held) panel.open = true
       panel.querySelector("summary").textContent = held ? "Number health: sends held back" : "Number health"
     },
     () => list.replaceChildren(el("dd", { class: "muted", text: "Not available right now." }))
