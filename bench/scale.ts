@@ -17,6 +17,11 @@
  * - webhook: `--webhook-rate` (50/s) outbox writes from this process (`EventsRepo.append`, the
  *   write every writer makes); p99 = from the event's `created_at` to its POST at the sink.
  *
+ * - idle (first at each rep): nothing asked for `--seconds`: the background work's cost per second
+ *   (sweeps, shard locks, metrics). Every op is also reported less what its seconds cost idle
+ *   (`marginal_*`): on a loaded machine an op phase completes few ops, and the background's
+ *   constant cost per second would otherwise dominate the cost per op.
+ *
  * Per op: CPU ms of the api node and of the runner per op (`cpu_ms_per_op`: the process doing the
  * op, api for send and inbound, runner for dispatch and webhook), Postgres CPU per op of the
  * backends of THIS database held by that process (lib/PgCpu.ts; `postgres_cpu_ms_per_op`), p99, and
@@ -201,6 +206,12 @@ let channels: Array<string> = []
 let sessions: Array<string> = []
 
 const ops = {
+  // nothing asked of the stack: what its background work (sweeps, shard locks, metrics) costs per
+  // SECOND ("ops" = seconds); the op phases below are reported both raw and less this
+  idle: async () => {
+    const m = await measured(() => sleep(seconds * 1000))
+    return { m, count: m.sampledAfter, owner: "runner", p99: Number.NaN, extra: {} }
+  },
   send: async () => {
     const m = await measured(() =>
       fixedRate(() => "/v1/messages", (i) => ({
@@ -345,11 +356,30 @@ try {
     rows = size
     console.log(`rows ${size}: seeded in ${JSON.stringify(seedSeconds)}`)
     for (let rep = 1; rep <= reps; rep++) {
+      let idle: { api: number; runner: number; pgApi: number; pgRunner: number; blocks: number } | undefined
       for (const [op, run] of Object.entries(ops)) {
         const { count, extra, m, owner, p99 } = await run()
         const per = (s: number) => count > 0 ? (s * 1000) / count : Number.NaN
         const cpu = per(owner === "api" ? m.api : m.runner)
         const pg = per(m.pg[owner] ?? 0)
+        const span = m.sampledAfter
+        if (op === "idle") {
+          idle = {
+            api: m.api / span,
+            runner: m.runner / span,
+            pgApi: (m.pg["api"] ?? 0) / span,
+            pgRunner: (m.pg["runner"] ?? 0) / span,
+            blocks: m.databaseBlocks / span
+          }
+        }
+        // the op's cost less what the same seconds cost with nothing asked
+        const marginal = idle === undefined || op === "idle" ? {} : {
+          marginal_cpu_ms_per_op: per(owner === "api" ? m.api - idle.api * span : m.runner - idle.runner * span),
+          marginal_postgres_cpu_ms_per_op: per(
+            (m.pg[owner] ?? 0) - (owner === "api" ? idle.pgApi : idle.pgRunner) * span
+          ),
+          marginal_blocks_per_op: per(m.databaseBlocks - idle.blocks * span) / 1000
+        }
         const line = {
           op,
           rows: size,
@@ -367,17 +397,27 @@ try {
             Object.entries(m.seq).filter(([, v]) => v > 0).map(([k, v]) => [k, Math.round(v / Math.max(1, count))])
           ),
           blocks_per_op: per(m.databaseBlocks) / 1000,
+          ...marginal,
           blocks_per_op_by_table: Object.fromEntries(
             Object.entries(m.blocks).map(([k, v]) => [k, Number((v / Math.max(1, count)).toFixed(1))])
           ),
           ...extra
         }
-        lines.push({ op, rows: size, cpu, pg, p99, blocks: line.blocks_per_op })
+        lines.push({
+          op,
+          rows: size,
+          cpu: "marginal_cpu_ms_per_op" in marginal ? marginal.marginal_cpu_ms_per_op : cpu,
+          pg: "marginal_postgres_cpu_ms_per_op" in marginal ? marginal.marginal_postgres_cpu_ms_per_op : pg,
+          p99,
+          blocks: "marginal_blocks_per_op" in marginal ? marginal.marginal_blocks_per_op : line.blocks_per_op
+        })
         console.log(record("scale", line))
       }
     }
   }
-  console.log(`--- medians of ${reps}: op rows cpu_ms pg_ms p99_ms (ratio to ${sizes[0]})`)
+  console.log(
+    `--- medians of ${reps}, marginal (idle: per second): op rows cpu_ms pg_ms p99_ms blocks (ratio to ${sizes[0]})`
+  )
   for (const op of Object.keys(ops)) {
     const at = (size: number, key: "cpu" | "pg" | "p99" | "blocks") =>
       summarize(lines.filter((l) => l.op === op && l.rows === size).map((l) => l[key])).median

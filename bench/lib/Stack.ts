@@ -102,7 +102,8 @@ export const startStack = async (options: StackOptions): Promise<Stack> => {
     await Promise.all([api, ...runners].map((p) => p.stop()))
   }
   try {
-    await waitUntilUp(api, "/ready", 120_000)
+    // a loaded machine (load 30+ on 2 cores) can take minutes to start the two services
+    await waitUntilUp(api, "/ready", Number(process.env["BENCH_READY_TIMEOUT_MS"] ?? 120_000))
   } catch (error) {
     await stopAll()
     await database.drop()
