@@ -9,6 +9,22 @@ import { join, relative, resolve } from "node:path"
 
 const root = resolve(import.meta.dirname, "..")
 const OUTSIDE = /\b(?:SPEC|DECISIONS)\b|\bARCHITECTURE\s+§?\d|\b(?:CLUSTER|HTTP|BAILEYS|PERF|STYLE)\.md\b/
+/**
+ * Phrases of a design the code has left: the Message entity as the only writer of a message's
+ * status, or as what moves a message to `dispatching` (the Channel entity makes the dispatch moves
+ * and receipts in process; the rule is stated once, docs/ARCHITECTURE.md "One writer per message,
+ * by statement"), and the RPC-era name of those moves.
+ */
+const STALE = new RegExp(
+  [
+    String.raw`Message entity (?:is the only writer|is the sole writer|moves (?:the|a|its) messages? to)`,
+    String.raw`only writer of a\s+message`,
+    String.raw`One writer per message \(its Message entity\)`,
+    String.raw`\(the Message entity\)`,
+    String.raw`\bMessageCalls\b`
+  ].join("|"),
+  "i"
+)
 
 const files = (dir: string): Array<string> =>
   readdirSync(dir).flatMap((name) => {
@@ -29,5 +45,21 @@ describe("the repository documents itself", () => {
       )
     )
     assert.deepStrictEqual(offenders, [])
+  })
+
+  it("describes who writes a message's status as the code does", () => {
+    const sources = ["packages", "services", "test", "docs"].flatMap((d) => files(join(root, d)))
+      .concat([join(root, "README.md")])
+    const offenders = sources.flatMap((file) =>
+      file.endsWith("selfDocumenting.test.ts") ?
+        [] :
+        readFileSync(file, "utf8").split("\n").flatMap((line, i) =>
+          STALE.test(line) ? [`${relative(root, file)}:${i + 1}: ${line.trim()}`] : []
+        )
+    )
+    assert.deepStrictEqual(offenders, [])
+    // the phrases the rule replaced are still recognised (a pattern that matches nothing proves nothing)
+    assert.isTrue(STALE.test("The Message entity is the only writer of a"))
+    assert.isTrue(STALE.test("the Message entity moves the message to `dispatching`"))
   })
 })

@@ -105,7 +105,7 @@ describe.skipIf(url === undefined)("traces across the api node and a runner", ()
         if (http === undefined) return undefined
         const trace = collector.spans.filter((s) => s.traceId === http.traceId)
         const dispatch = trace.find((s) => s.name === "Channel.dispatch")
-        // the dispatch's own calls (the Message entity's transitions) come in a later batch, and
+        // the dispatch's own calls (its in-process moves of the message) come in a later batch, and
         // each process exports on its own schedule: the api node's Wake span (it ends when the
         // runner answered) may arrive after the runner's dispatch
         const complete = dispatch !== undefined && trace.some((s) => s.parentSpanId === dispatch.spanId) &&

@@ -1,9 +1,11 @@
 /**
  * The dispatch queue: a `queued` message row is a queue entry. What the Channel entity reads to
  * dispatch and what the message sweeper reads to repair lost wake-ups, dead dispatchers and
- * overdue receipts. Writes go through `MessagesRepo.transition` (the Message entity).
+ * overdue receipts, and the dispatch-order rule (`DispatchOrder`). Reads only: a message's status changes through `MessagesRepo.transition` /
+ * `MessagesRepo.receipts` (the writer rule: docs/ARCHITECTURE.md "One writer per message, by statement").
  */
 import { SqlClient } from "@effect/sql"
+import type * as Statement from "@effect/sql/Statement"
 import { PRIORITY, toTimestamp } from "@switchboard/domain"
 import type {
   Category,
@@ -90,6 +92,30 @@ const outgoingBody = (r: QueuedRow): OutgoingBody => {
   }
 }
 
+/**
+ * The dispatch-order rule, in one place: a channel's `queued` messages go by priority, then age,
+ * then id (the `messages_queue` index), each once it is due (its retry delay, `next_attempt_at`,
+ * has passed); recipients in `waiting` (QR spacing) are passed over. `nextQueued` reads in this
+ * order and `MessagesRepo.transition` refuses `-> dispatching` while one earlier in it is due.
+ * `m` is the alias of the `messages` row.
+ */
+export const DispatchOrder = {
+  /** the order, as an `ORDER BY` list or a row value to compare */
+  key: (sql: SqlClient.SqlClient, m: string) => sql.literal(`${m}.priority, ${m}.created_at, ${m}.id`),
+  /** `m` is a due queued message of `channel`, not to a waiting recipient */
+  due: (
+    sql: SqlClient.SqlClient,
+    m: string,
+    channel: Statement.Fragment,
+    at: string,
+    waiting: ReadonlyArray<string>
+  ) =>
+    sql`${sql.literal(m)}.channel_id = ${channel} AND ${sql.literal(m)}.status = 'queued'
+      AND (${sql.literal(m)}.next_attempt_at IS NULL OR ${sql.literal(m)}.next_attempt_at <= ${at})${
+      waiting.length > 0 ? sql` AND ${sql.literal(m)}.to_number NOT IN ${sql.in(waiting)}` : sql``
+    }`
+}
+
 export class DispatchQueueRepo extends Effect.Service<DispatchQueueRepo>()("@switchboard/db/DispatchQueueRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -111,12 +137,10 @@ export class DispatchQueueRepo extends Effect.Service<DispatchQueueRepo>()("@swi
         LEFT JOIN media md ON md.id = m.media_id
         LEFT JOIN messages q ON q.id = m.reply_to
         LEFT JOIN messages r ON m.type = 'reaction' AND r.id = m.content ->> 'message_id'
-        WHERE m.channel_id = ${channelId} AND m.status = 'queued'
-        AND (m.next_attempt_at IS NULL OR m.next_attempt_at <= ${now})
+        WHERE ${DispatchOrder.due(sql, "m", sql`${channelId}`, now, skipRecipients)}
         AND (SELECT w.status FROM channels c JOIN workspaces w ON w.id = c.workspace_id WHERE c.id = ${channelId})
           = 'active'
-        ${skipRecipients.length > 0 ? sql`AND m.to_number NOT IN ${sql.in(skipRecipients)}` : sql``}
-        ORDER BY m.priority, m.created_at, m.id LIMIT ${limit}`
+        ORDER BY ${DispatchOrder.key(sql, "m")} LIMIT ${limit}`
       return rows.map((r): QueuedMessage => ({
         id: r.id,
         to: r.to_number,

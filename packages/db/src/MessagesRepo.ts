@@ -27,6 +27,7 @@ import {
 } from "@switchboard/domain"
 import type { CursorPosition, MessageMemberValue, ReceiptStatus } from "@switchboard/domain"
 import { Clock, Effect, Option, Schema } from "effect"
+import { DispatchOrder } from "./DispatchQueueRepo.js"
 import { envelopeTemplate, EventsRepo } from "./EventsRepo.js"
 import { dieOnDatabaseError, iso, isoOrNull, TimestampColumn } from "./Rows.js"
 import { leaseHeld, type ShardLease } from "./ShardLease.js"
@@ -334,16 +335,15 @@ export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/d
             AND messages.status IN ${sql.in(ALLOWED_FROM[to] as Array<string>)}
           ${
         // nothing leaves for the provider once its channel stopped dispatching (archived, ...)
-        // and none leaves while a more urgent one of its channel is due (earlier in the dispatch
-        // order, `DispatchQueueRepo.nextQueued`): one committed after the dispatcher read its batch
-        // (its wake-up raced this send slot) goes first; a recipient waiting for its spacing does not
-        // count. One probe of `messages_queue`, in the same statement.
+        // and none leaves while one earlier in the dispatch order (`DispatchOrder`) is due: one
+        // committed after the dispatcher read its batch (its wake-up raced this send slot) goes
+        // first. One probe of `messages_queue`, in the same statement.
         to === "dispatching"
           ? sql`AND EXISTS (SELECT 1 FROM channels c WHERE c.id = messages.channel_id AND c.status = 'connected')
-            AND NOT EXISTS (SELECT 1 FROM messages o WHERE o.channel_id = messages.channel_id AND o.status = 'queued'
-              AND (o.priority, o.created_at, o.id) < (messages.priority, messages.created_at, messages.id)
-              AND (o.next_attempt_at IS NULL OR o.next_attempt_at <= ${at})
-              ${waiting.length > 0 ? sql`AND o.to_number NOT IN ${sql.in(waiting)}` : sql``})`
+            AND NOT EXISTS (SELECT 1 FROM messages o WHERE ${
+            DispatchOrder.due(sql, "o", sql`messages.channel_id`, at, waiting)
+          }
+              AND (${DispatchOrder.key(sql, "o")}) < (${DispatchOrder.key(sql, "messages")}))`
           : sql``}
           RETURNING messages.id, messages.status, messages.attempts, messages.workspace_id, messages.category,
             messages.failure, messages.channel_id, current.status AS from_state

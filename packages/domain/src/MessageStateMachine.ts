@@ -1,7 +1,7 @@
 /**
- * The message state machine, pure. The Message entity is the only writer of a
- * message's status and applies exactly these transitions as guarded updates
- * (`UPDATE ... WHERE status IN (ALLOWED_FROM[to])`).
+ * The message state machine, pure. Every change of a message's status is one guarded statement
+ * applying exactly these transitions (`UPDATE ... WHERE status IN (ALLOWED_FROM[to])`), whoever
+ * makes it (the writer rule: docs/ARCHITECTURE.md "One writer per message, by statement").
  *
  *   queued -> dispatching -> provider_accepted -> sent -> delivered -> read
  *   dispatching -> failed_retryable -> queued (backoff 2 s, 8 s, 32 s) | failed_permanent

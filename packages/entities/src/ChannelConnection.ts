@@ -24,8 +24,8 @@ import type {
   StatusChanged
 } from "@switchboard/providers"
 import { Chunk, Clock, Effect, ExecutionStrategy, Exit, Option, Queue, Schedule, Scope, Stream } from "effect"
+import { makeChannelMessageMoves } from "./ChannelMessageMoves.js"
 import { InboundMessages } from "./InboundMessages.js"
-import { makeMessageCalls } from "./MessageCalls.js"
 
 /** Inbound messages recorded at once (one slow recording does not hold up the rest). */
 const EVENT_LANES = 8
@@ -70,7 +70,7 @@ export const makeChannelConnection = <E, R>(options: {
     const channels = yield* ChannelsRepo
     const inbound = yield* InboundMessages
     const providers = yield* ChannelProviders.ChannelProviders
-    const calls = yield* makeMessageCalls
+    const moves = yield* makeChannelMessageMoves
     const connecting = yield* Effect.makeSemaphore(1)
     let current: Option.Option<Open> = Option.none()
     /** Events taken from the connection and not handled yet; callers of `withConnection` using it now. */
@@ -189,7 +189,7 @@ export const makeChannelConnection = <E, R>(options: {
             receipts = queue
             yield* Queue.takeBetween(queue, 1, RECEIPT_BATCH).pipe(
               Effect.flatMap((batch) =>
-                Effect.ensuring(calls.receipts(Chunk.toReadonlyArray(batch)), handled(Chunk.size(batch)))
+                Effect.ensuring(moves.receipts(Chunk.toReadonlyArray(batch)), handled(Chunk.size(batch)))
               ),
               Effect.forever,
               Effect.forkIn(scope)
@@ -223,7 +223,7 @@ export const makeChannelConnection = <E, R>(options: {
                 // in order, like status changes: the refusal that restricted the channel is
                 // recorded on its message before the next report is handled
                 ? Effect.ensuring(
-                  calls.dispatchFailed(event.messageId, {
+                  moves.dispatchFailed(event.messageId, {
                     retryable: event.retryable,
                     code: event.code,
                     reason: event.reason
@@ -314,7 +314,7 @@ export const makeChannelConnection = <E, R>(options: {
       closeIfIdle,
       /** The open connection, if any (without reading the channel). */
       current: () => current,
-      calls
+      moves
     }
   })
 

@@ -15,10 +15,11 @@
  *   too late for that (it races the slot being taken), so the move to `dispatching` itself is
  *   refused while a more urgent message of the channel is due (recipients waiting for their
  *   spacing excepted); a refused dispatch gives its slot back and the queue is read again.
- * - Each dispatch: the Message entity moves the message to `dispatching` (refused when it was
- *   cancelled meanwhile, the channel stopped dispatching, or it is outranked), the provider is called with OUR
- *   message id, and the outcome goes back to the Message entity (`provider_accepted`, or
- *   `DispatchFailed` which re-queues with backoff or fails permanently).
+ * - Each dispatch: this entity moves the message to `dispatching` itself, in process
+ *   (`ChannelMessageMoves`; the writer rule: docs/ARCHITECTURE.md "One writer per message, by statement"), refused when it was
+ *   cancelled meanwhile, the channel stopped dispatching, or it is outranked; the provider is called with OUR
+ *   message id, and the outcome is recorded the same way (`provider_accepted`, or a dispatch
+ *   failure which re-queues with backoff or fails permanently).
  * - It keeps itself alive (`Entity.keepAlive`) while it has queued messages or receipts under
  *   way, or (QR) while the link is held or being made; the keep-alive is persisted, so a crashed
  *   runner's channel comes back on another one and carries on from its rows.
@@ -131,7 +132,7 @@ export const ChannelEntityLive = ChannelEntity.toLayer(
       })
 
     const link = yield* makeChannelConnection({ channelId, wake, onOpen })
-    const { calls, reconcile } = link
+    const { moves, reconcile } = link
     const idleMs = Duration.toMillis(yield* ConnectionIdleTime)
 
     const awaitWake = (timeout: Duration.Duration) => Queue.take(wake).pipe(Effect.timeout(timeout), Effect.ignore)
@@ -173,7 +174,7 @@ export const ChannelEntityLive = ChannelEntity.toLayer(
       Effect.suspend(() => {
         const waker = takeWaker(message.id)
         return Effect.gen(function*() {
-          if (!(yield* calls.dispatching(message.id, startedAt, waiting))) {
+          if (!(yield* moves.dispatching(message.id, startedAt, waiting))) {
             // not taken now: its dispatch later still belongs to the send's trace
             if (waker !== undefined) wakers.set(message.id, waker)
             return false
@@ -183,8 +184,8 @@ export const ChannelEntityLive = ChannelEntity.toLayer(
           if (result._tag === "Accepted") throttledInARow = 0
           else if (result.code === PROVIDER_RATE_LIMITED) yield* throttled
           yield* result._tag === "Accepted"
-            ? calls.providerAccepted(message.id)
-            : calls.dispatchFailed(message.id, result)
+            ? moves.providerAccepted(message.id)
+            : moves.dispatchFailed(message.id, result)
           return true
         }).pipe(
           // a dispatch once taken runs to its end (the provider's answer recorded) before the entity

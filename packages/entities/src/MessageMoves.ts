@@ -3,13 +3,8 @@
  * guarded statement (`MessagesRepo.transition`: row lock, allowed from-state, update, timeline
  * row, status event and webhook fan-out), counted in the metrics once committed.
  *
- * Who may call it (docs/ARCHITECTURE.md "Architecture", "One writer per message"): the guarded statement is what
- * keeps a message's history right, whoever calls it: it locks the row, moves only from an allowed
- * state and never back, and a report the state does not allow is ignored. So the Channel entity,
- * which already is the only dispatcher of its channel's messages and the only reader of its
- * provider's receipts, makes those moves in process, without a cluster request per move; every
- * other writer (the API's cancellations, the sweeper's repairs) still goes through the Message
- * entity.
+ * Who may call it: the writer rule (docs/ARCHITECTURE.md "One writer per message, by statement"):
+ * the Channel entity in process (`ChannelMessageMoves`), everyone else through the Message entity.
  */
 import { MessagesRepo, Transactions } from "@switchboard/db"
 import type { Transitioned, TransitionOptions } from "@switchboard/db"

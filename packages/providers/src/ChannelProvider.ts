@@ -4,8 +4,8 @@
  * - `send` uses OUR message id as the provider's message id, so a repeated dispatch of the same
  *   message (after a crash, a failover) is recognised by the provider and never delivered twice.
  * - `events` carries receipts of our messages (sent, delivered, read) and inbound messages. A
- *   receipt may come more than once (after a reconnect) and out of order: the Message entity
- *   never moves a message back. An inbound message carries the provider's id for deduplication.
+ *   receipt may come more than once (after a reconnect) and out of order: the guarded move
+ *   never moves a message back (docs/ARCHITECTURE.md "One writer per message, by statement"). An inbound message carries the provider's id for deduplication.
  * - `capabilities.max_throughput_mps` paces the Channel entity's token bucket.
  */
 import type { Channel, ChannelStatus, ChannelStatusReason, ReceiptStatus } from "@switchboard/domain"

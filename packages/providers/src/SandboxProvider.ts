@@ -10,7 +10,7 @@
  * - remembers every message id durably (`SandboxNetworkRepo`): a message offered twice (a
  *   duplicate dispatch, a failover) is accepted and delivered once, and a channel that
  *   reconnects hears the receipts of what is still under way (receipts may repeat, as on a real
- *   network; the Message entity ignores what does not move a message forward), so an idle
+ *   network; a guarded move ignores what does not move a message forward), so an idle
  *   channel's connection may be closed and opened again on its next work (`dropWhenIdle`);
  * - simulates inbound messages of every kind (`simulateInbound`); a simulated file's bytes come
  *   with it (`SandboxMediaSource`) and `downloadMedia` hands them to the media worker like a real

@@ -50,6 +50,7 @@ import {
   Deferred,
   Duration,
   Effect,
+  Exit,
   Fiber,
   Option,
   PubSub,
@@ -76,6 +77,7 @@ import * as QrProtectionMetrics from "./QrProtectionMetrics.js"
 import { makeRecipientCheck } from "./QrRecipientCheck.js"
 import { cappingSignal, classifyAckError, timelockSignal } from "./QrRestrictions.js"
 import { QrNotConnected, QrRecipientNotOnWhatsApp, QrSendFailed } from "./QrSendError.js"
+import { makeTyping } from "./QrTyping.js"
 
 /** What a QR channel can do (0.5 messages per second). */
 export const qrCapabilities = {
@@ -860,6 +862,7 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
     })
 
   const recipients = makeRecipientCheck()
+  const typing = makeTyping(config.typingIndicator)
 
   const send = (message: QrOutboundText) =>
     Effect.suspend((): Effect.Effect<void, QrNotConnected | QrSendFailed | QrRecipientNotOnWhatsApp> => {
@@ -874,6 +877,7 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
       // a LID is WhatsApp's own address of someone who wrote to us: on WhatsApp, nothing to check
       const lid = addressedLid(message.to)
       const jid = lid === undefined ? e164ToJid(message.to) : message.to
+      const chatState = (state: "composing" | "paused", to: string) => s.sendPresenceUpdate(state, to)
       const check = lid === undefined
         ? QrProtectionMetrics.countCheck(recipients.check(jid, (j) => s.onWhatsApp(j)))
         : Effect.succeed({ exists: true })
@@ -883,6 +887,8 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
           ({ exists }) => exists,
           () => new QrRecipientNotOnWhatsApp({ channelId, messageId: message.messageId })
         ),
+        // a conversation's first message after a pause: "typing..." first (`QrTyping`)
+        Effect.tap(() => typing.before(jid, message, chatState)),
         Effect.zipRight(Effect.tryPromise({
           try: async () => {
             const file = message.file?.()
@@ -897,7 +903,8 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
             }
           },
           catch: failed
-        }))
+        })),
+        Effect.onExit((exit) => typing.after(jid, Exit.isSuccess(exit), chatState))
       ).pipe(
         Effect.timeoutFail({
           duration: Duration.times(config.queryTimeout, 2),

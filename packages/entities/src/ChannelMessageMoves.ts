@@ -11,7 +11,7 @@ import type { Receipt } from "./MessageMoves.js"
 import * as ShardFencing from "./ShardFencing.js"
 
 /** Retries of a move: about 30 s, enough to outlast a database failover. */
-const MESSAGE_CALL_RETRY = Schedule.exponential("200 millis").pipe(
+const MOVE_RETRY = Schedule.exponential("200 millis").pipe(
   Schedule.either(Schedule.spaced("3 seconds")),
   Schedule.upTo("30 seconds")
 )
@@ -19,18 +19,18 @@ const MESSAGE_CALL_RETRY = Schedule.exponential("200 millis").pipe(
 /** Retries of a receipt's move: for as long as the connection lives. */
 const RECEIPT_RETRY = Schedule.exponential("200 millis").pipe(Schedule.either(Schedule.spaced("3 seconds")))
 
-export const makeMessageCalls = Effect.gen(function*() {
+export const makeChannelMessageMoves = Effect.gen(function*() {
   const moves = yield* MessageMoves
   // a dispatch is a decision: taken only while this runner holds the channel's shard (`ShardLease`)
   const lease = Option.getOrUndefined(yield* ShardFencing.currentLease)
 
-  const toMessage = <A>(
+  const retried = <A>(
     id: string,
-    call: Effect.Effect<A, unknown>,
+    move: Effect.Effect<A, unknown>,
     fallback: A,
-    retry: Schedule.Schedule<unknown, unknown> = MESSAGE_CALL_RETRY
+    retry: Schedule.Schedule<unknown, unknown> = MOVE_RETRY
   ) =>
-    call.pipe(
+    move.pipe(
       Effect.catchAllDefect(Effect.fail),
       Effect.retry(retry),
       Effect.catchAllCause((cause) =>
@@ -48,21 +48,21 @@ export const makeMessageCalls = Effect.gen(function*() {
      * those to `waiting` recipients (QR spacing).
      */
     dispatching: (id: string, at: number, waiting: ReadonlyArray<string>) =>
-      toMessage(
+      retried(
         id,
         moves.move(id, "dispatching", { occurredAt: toTimestamp(at), waitingRecipients: waiting, lease }),
         false
       ),
     /** The provider took the message (answers whether it moved; false when not recorded). */
-    providerAccepted: (id: string) => toMessage(id, moves.move(id, "provider_accepted"), false),
+    providerAccepted: (id: string) => retried(id, moves.move(id, "provider_accepted"), false),
     /** The provider refused the dispatch: re-queued with backoff, or failed. */
     dispatchFailed: (id: string, refusal: { retryable: boolean; code: string; reason: string }) =>
-      Effect.asVoid(toMessage(id, moves.dispatchFailed(id, refusal), Option.none())),
+      Effect.asVoid(retried(id, moves.dispatchFailed(id, refusal), Option.none())),
     /**
      * Receipts reported together, in one statement per round (`MessageMoves.receipts`). Not given
      * up while the connection lives: a provider may not tell them again.
      */
     receipts: (batch: ReadonlyArray<Receipt>) =>
-      Effect.asVoid(toMessage(batch.map((r) => r.messageId).join(","), moves.receipts(batch), 0, RECEIPT_RETRY))
+      Effect.asVoid(retried(batch.map((r) => r.messageId).join(","), moves.receipts(batch), 0, RECEIPT_RETRY))
   }
 })
