@@ -16,7 +16,7 @@ import {
   ValidationError
 } from "@switchboard/domain"
 import { Schema } from "effect"
-import { Authentication, requireScopes } from "./Security.js"
+import { Authentication, rateLimited, requireScopes } from "./Security.js"
 
 const MediaPath = Schema.Struct({ mediaId: IdRef("med") })
 
@@ -76,7 +76,7 @@ export class MediaApi extends HttpApiGroup.make("media")
         OpenApi.Description,
         `Uploads a file to send (docs/API.md "Media"): the request body is the file's raw bytes and \`Content-Type\` its media type (the one route whose body is not JSON). The body is streamed to storage, never held whole. Limits (WhatsApp's) and the types each kind takes: ${limits}. A body over the kind's limit is 413 \`PAYLOAD_TOO_LARGE\` with \`details.limit_bytes\` as soon as the limit is crossed (at once when \`Content-Length\` announces it); a type the kind does not take, or bytes that are not the declared type (checked from the file's first bytes, not only from \`Content-Type\`), is 422 \`VALIDATION_ERROR\` with \`details.reason = media_type_unsupported\`; an empty body is 422. Without a \`Content-Type\` (or with \`application/octet-stream\`) the type is read from the bytes. Nothing of a refused or interrupted upload is kept. Answers the media, \`status: ready\`, with \`size_bytes\` and \`sha256\`; send it with \`{"image": {"media_id": "med_..."}}\` (or the kind it was uploaded as) until \`expires_at\` (\`MEDIA_RETENTION_DAYS\`). \`Idempotency-Key\` (<= 255 characters, kept 24 h) is bound to \`Content-Type\`, \`Content-Length\`, \`filename\` and \`kind\`: a retry answers the first upload with \`Idempotent-Replay: true\` without storing the bytes again.`
       )
-      .pipe(requireScopes("messages.send"))
+      .pipe(requireScopes("messages.send"), rateLimited("media_upload"))
   )
   .add(
     HttpApiEndpoint.get("get", "/v1/media/:mediaId")

@@ -27,7 +27,11 @@ export class Usage extends Schema.Class<Usage>("Usage")({
     connected_channels: UsageGauge,
     api_keys: UsageGauge,
     seats: UsageGauge,
-    webhook_endpoints: UsageGauge
+    webhook_endpoints: UsageGauge,
+    media_bytes: UsageGauge.annotations({
+      description:
+        "Bytes of the workspace's stored media (uploads, fetched and inbound files) kept now: grows with each stored file, falls when retention purges one; no plan limits it"
+    })
   }).annotations({ description: "Live gauges, not period sums" })
 }) {}
 

@@ -173,8 +173,22 @@ export class MediaRepo extends Effect.Service<MediaRepo>()("@switchboard/db/Medi
       return rows.length > 0
     }, dieOnDatabaseError)
 
+    /**
+     * Uploads left `pending` since before `before` (a process killed mid-upload: no read sees them):
+     * removed with their bytes, up to `limit`; their ids. Inbound downloads (a message's media, due
+     * at a time) are never touched.
+     */
+    const removeStaleUploads = Effect.fn("MediaRepo.removeStaleUploads")(function*(before: string, limit: number) {
+      const rows = yield* sql<{ id: string }>`DELETE FROM media WHERE id IN (SELECT id FROM media
+          WHERE status = 'pending' AND next_attempt_at IS NULL AND message_id IS NULL AND created_at < ${before}
+          ORDER BY created_at LIMIT ${limit} FOR UPDATE SKIP LOCKED)
+        RETURNING id`
+      return rows.map((r) => r.id)
+    }, dieOnDatabaseError)
+
     return {
       createInbound,
+      removeStaleUploads,
       createUpload,
       remove,
       find,

@@ -22,7 +22,7 @@ export class UsageRepo extends Effect.Service<UsageRepo>()("@switchboard/db/Usag
       function*(workspaceId: string, periodStart: string, periodEnd: string, now: string) {
         const have = yield* tables
         const count = (table: string, query: Effect.Effect<ReadonlyArray<{ n: number }>, SqlError>) =>
-          have.has(table) ? Effect.map(query, (rows) => rows[0]?.n ?? 0) : Effect.succeed(0)
+          have.has(table) ? Effect.map(query, (rows) => Number(rows[0]?.n ?? 0)) : Effect.succeed(0)
         return yield* Effect.all({
           messages_sent: count(
             "messages",
@@ -55,6 +55,12 @@ export class UsageRepo extends Effect.Service<UsageRepo>()("@switchboard/db/Usag
           seats: count(
             "workspace_members",
             sql<{ n: number }>`SELECT count(*)::int AS n FROM workspace_members WHERE workspace_id = ${workspaceId}`
+          ),
+          // uploaded, fetched and inbound files whose bytes are kept (pending and expired ones hold none)
+          media_bytes: count(
+            "media",
+            sql<{ n: number }>`SELECT coalesce(sum(size_bytes), 0)::bigint AS n FROM media
+          WHERE workspace_id = ${workspaceId} AND status = 'ready'`
           ),
           webhook_endpoints: count(
             "webhook_endpoints",

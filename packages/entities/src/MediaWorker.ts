@@ -8,7 +8,8 @@
  * once (same transaction). A runner killed mid-download leaves a claim its successor releases on
  * start (a singleton runs once), so the download starts again and still ends with one event.
  *
- * It also purges media past retention (`MEDIA_RETENTION_DAYS`): bytes deleted, status `expired`.
+ * It also purges media past retention (`MEDIA_RETENTION_DAYS`): bytes deleted, status `expired`;
+ * and removes uploads a crash left `pending` (`STALE_UPLOAD_MS` after they began), bytes and row.
  */
 import { Singleton } from "@effect/cluster"
 import { ChannelsRepo, EventsRepo, MediaRepo, MediaStore, MessagesRepo, Transactions } from "@switchboard/db"
@@ -26,6 +27,15 @@ const CONCURRENCY = 4
 const ATTEMPT_TIMEOUT = Duration.minutes(15)
 /** Media purged per sweep. */
 const EXPIRY_BATCH = 100
+
+/**
+ * An upload still `pending` this long after it began was cut off by a crash (a live one ends or is
+ * cut off within `HTTP_REQUEST_TIMEOUT`, 30 s by default): its row and bytes are removed.
+ */
+export const STALE_UPLOAD_MS = 60 * 60_000
+
+/** Uploads begun before this instant (epoch ms) and still pending are a crash's leftovers. */
+export const staleUploadCutoff = (now: number): number => now - STALE_UPLOAD_MS
 
 /** The wait before attempt `attempt + 1`: 2 s, 4 s, 8 s, ... at most 5 minutes. */
 export const backoffMs = (attempt: number) => Math.min(2_000 * 2 ** Math.max(0, attempt - 1), 300_000)
@@ -188,6 +198,18 @@ export const make = Effect.gen(function*() {
     return ids.length
   })
 
+  /** Removes uploads a crash left pending (`STALE_UPLOAD_MS`); how many. */
+  const sweepUploads = Effect.gen(function*() {
+    const at = yield* Clock.currentTimeMillis
+    const removed = yield* repo.removeStaleUploads(toTimestamp(staleUploadCutoff(at)), EXPIRY_BATCH)
+    if (removed.length > 0) {
+      yield* Effect.logInfo("uploads a crash left pending removed").pipe(
+        Effect.annotateLogs({ media_ids: removed.join(","), count: removed.length })
+      )
+    }
+    return removed.length
+  })
+
   /**
    * Claims as many due downloads as there are free slots and starts each in the scope: a long
    * download (a 100 MiB document) holds one slot, not the others.
@@ -218,7 +240,7 @@ export const make = Effect.gen(function*() {
     }
   })
 
-  return { drain, pump, run, expire, releaseClaims: repo.releaseClaims() } as const
+  return { drain, pump, run, expire, sweepUploads, releaseClaims: repo.releaseClaims() } as const
 })
 
 /** What the worker reads and writes (the providers come from the messaging layer). */
@@ -247,6 +269,7 @@ export const MediaWorkerLive = Singleton.make(
       if (at - lastExpiry >= 60_000) {
         lastExpiry = at
         yield* worker.expire
+        yield* worker.sweepUploads
       }
     }).pipe(
       Effect.catchAllCause((cause) => Effect.logWarning("media worker failed; retrying", cause)),

@@ -877,6 +877,7 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
       // a LID is WhatsApp's own address of someone who wrote to us: on WhatsApp, nothing to check
       const lid = addressedLid(message.to)
       const jid = lid === undefined ? e164ToJid(message.to) : message.to
+      const chatState = (state: "composing" | "paused", to: string) => s.sendPresenceUpdate(state, to)
       const check = lid === undefined
         ? QrProtectionMetrics.countCheck(recipients.check(jid, (j) => s.onWhatsApp(j)))
         : Effect.succeed({ exists: true })

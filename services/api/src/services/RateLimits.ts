@@ -35,6 +35,8 @@ export const DEFAULT_RULES: Record<string, RateLimitRuleSpec> = {
   contact_import: rule(20, "1 minute", "workspace"),
   template_test_send: rule(60, "1 minute", "workspace"),
   conversation_reply: rule(600, "1 minute", "workspace"),
+  /** `POST /v1/media`: each upload moves up to 100 MiB into the database, so fewer than sends */
+  media_upload: rule(120, "1 minute", "workspace"),
   qr_start: rule(30, "1 minute", "workspace"),
   login: rule(20, "15 minutes", "ip"),
   /**

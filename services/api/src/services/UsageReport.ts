@@ -32,7 +32,9 @@ export class UsageReport extends Effect.Service<UsageReport>()("@switchboard/ser
           connected_channels: gauge(counts.connected_channels, "production_channels"),
           api_keys: gauge(counts.api_keys, "api_keys"),
           seats: gauge(counts.seats, "team_seats"),
-          webhook_endpoints: gauge(counts.webhook_endpoints, "webhook_endpoints")
+          webhook_endpoints: gauge(counts.webhook_endpoints, "webhook_endpoints"),
+          // no plan limits stored media: retention (`MEDIA_RETENTION_DAYS`) bounds it
+          media_bytes: { used: counts.media_bytes, limit: null, unlimited: true, remaining: null }
         }
       }
     })
