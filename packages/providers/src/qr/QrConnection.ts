@@ -881,7 +881,6 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
       const check = lid === undefined
         ? QrProtectionMetrics.countCheck(recipients.check(jid, (j) => s.onWhatsApp(j)))
         : Effect.succeed({ exists: true })
-      const chatState = (state: "composing" | "paused", to: string) => s.sendPresenceUpdate(state, to)
       return check.pipe(
         Effect.mapError(failed),
         Effect.filterOrFail(
