@@ -9,14 +9,26 @@
  * - redis: Redis killed for `--outage` s with rate limits on: sends, warnings logged, /ready;
  * - api: kill -9 of one of two api nodes; the client retries with the same Idempotency-Key;
  * - singletons: kill -9 of the runner hosting the webhook sweeper (its LISTEN connection);
- * then, every time: accepted messages not `read`, messages without a 201, events never delivered.
+ * - scale: runners 1 -> 3 -> 1 (the two added stopped with SIGTERM) under `--scale-rate` sends/s
+ *   over `--scale-channels` channels: shard spread and handover times, each channel's dispatch
+ *   rate against its send rate (test/scaleRunners.e2e.test.ts at full size);
+ * - paused-runner: one of two runners stopped (SIGSTOP) for `--pause` s, then continued;
+ * - paused-api: one of two api nodes stopped for `--pause` s; the client times out after 3 s and
+ *   retries with its Idempotency-Key on the other node (test/pausedApi.e2e.test.ts);
+ * - overload: paused-runner, then scale, each beside a CPU hog (one busy process per core, ended
+ *   with the scenario), with the lock refreshes' lateness (the oldest lock row of a live runner);
+ * then, every time: accepted messages not `read`, messages without a 201, events never delivered,
+ * work done twice (test/support/Faults.ts).
  *
  *   DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres REDIS_URL=redis://127.0.0.1:6379 \
  *     flock /tmp/sb-bench.lock npm run bench:chaos -- --scenario all --runs 3 [--outage 10] [--rate 10]
+ *   npm run bench:chaos -- --scenario scale,paused-runner,paused-api,overload --runs 3 [--pause 16]
  */
 import { e2eDatabase } from "@switchboard/db/testing"
+import { loadavg } from "node:os"
 import { settle, startChaosStack, startLoad, tally, webhookListenerHost } from "../test/support/Chaos.js"
-import type { ChaosStack, Sent } from "../test/support/Chaos.js"
+import type { ChaosOptions, ChaosStack, Sent } from "../test/support/Chaos.js"
+import { cpuHog, pausedApi, pausedRunner, scaleOutIn, watchLockAges } from "../test/support/Faults.js"
 import { startPostgres, startRedis } from "../test/support/PrivateServers.js"
 import { call } from "../test/support/Processes.js"
 import { flag, numberFlag, record } from "./lib/Measure.js"
@@ -26,6 +38,11 @@ const RUNS = numberFlag("runs", 3)
 const OUTAGE_S = numberFlag("outage", 10)
 const RATE = numberFlag("rate", 10)
 const SCENARIO = String(flag("scenario") ?? "all")
+const SCALE_RATE = numberFlag("scale-rate", 20)
+const SCALE_CHANNELS = numberFlag("scale-channels", 50)
+/** seconds on one runner, on three, on one again */
+const SCALE_PHASES = [15, 30, 25] as const
+const PAUSE_S = numberFlag("pause", 16)
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 const log = (line: string) => console.log(`[chaos] ${line}`)
@@ -158,7 +175,92 @@ const singletons = async () => {
   )
 }
 
-const scenarios: Record<string, () => Promise<Record<string, unknown>>> = { postgres, redis, api, singletons }
+const onDatabase = async <A>(
+  name: string,
+  options: Omit<ChaosOptions, "databaseUrl">,
+  body: (stack: ChaosStack) => Promise<A>
+) => {
+  const { databaseUrl } = requireRealServers()
+  const database = await e2eDatabase(databaseUrl, name)
+  return withStack(startChaosStack({ ...options, databaseUrl: database.url }), database.drop, body)
+}
+
+const scale = () =>
+  onDatabase(
+    "bench_chaos_scale",
+    { runners: 1, channels: SCALE_CHANNELS },
+    (stack) => scaleOutIn(stack, { perSecond: SCALE_RATE, phases: SCALE_PHASES, log })
+  )
+
+const pausedRunnerScenario = () =>
+  onDatabase(
+    "bench_chaos_paused_runner",
+    { runners: 2, channels: 12 },
+    (stack) => pausedRunner(stack, { perSecond: RATE, pauseS: PAUSE_S, log })
+  )
+
+const pausedApiScenario = () =>
+  onDatabase(
+    "bench_chaos_paused_api",
+    { apis: 2, channels: 6 },
+    (stack) => pausedApi(stack, { perSecond: RATE, pauseS: PAUSE_S, timeoutMs: 3_000, log })
+  )
+
+/**
+ * `body` beside a CPU hog that lasts at most `seconds`, with the lock refresh lateness of the
+ * running runners (`skipFirst`: but the first, which the paused-runner scenario stops).
+ */
+const hogged = async <A extends Record<string, unknown>>(
+  stack: ChaosStack,
+  seconds: number,
+  skipFirst: boolean,
+  body: () => Promise<A>
+) => {
+  const addresses = () =>
+    stack.runners.slice(skipFirst ? 1 : 0).filter((r) => r.child.exitCode === null && r.child.signalCode === null)
+      .map((r) => stack.runnerInfo.get(r)!.address)
+  const ages = watchLockAges(stack.databaseUrl, addresses)
+  const hog = cpuHog(seconds * 1000)
+  const load_before = loadavg()[0]
+  try {
+    const result = await body()
+    return { ...result, load_1m_before: load_before, oldest_lock_row_s: await ages.stop() }
+  } finally {
+    await hog.stop()
+    await ages.stop()
+  }
+}
+
+const overload = async () => {
+  const paused = await onDatabase(
+    "bench_chaos_overload_paused",
+    { runners: 2, channels: 12 },
+    (stack) => hogged(stack, PAUSE_S + 30, true, () => pausedRunner(stack, { perSecond: RATE, pauseS: PAUSE_S, log }))
+  )
+  const scaled = await onDatabase(
+    "bench_chaos_overload_scale",
+    { runners: 1, channels: SCALE_CHANNELS },
+    (stack) =>
+      hogged(
+        stack,
+        SCALE_PHASES.reduce((a, b) => a + b, 0) + 10,
+        false,
+        () => scaleOutIn(stack, { perSecond: SCALE_RATE, phases: SCALE_PHASES, log })
+      )
+  )
+  return { paused_runner: paused, scale: scaled }
+}
+
+const scenarios: Record<string, () => Promise<Record<string, unknown>>> = {
+  postgres,
+  redis,
+  api,
+  singletons,
+  scale,
+  "paused-runner": pausedRunnerScenario,
+  "paused-api": pausedApiScenario,
+  overload
+}
 
 const main = async () => {
   requireRealServers()
@@ -168,8 +270,9 @@ const main = async () => {
     if (scenario === undefined) throw new Error(`unknown scenario ${name}`)
     for (let run = 1; run <= RUNS; run++) {
       log(`${name} run ${run}/${RUNS} (outage ${OUTAGE_S} s, ${RATE} sends/s)`)
+      const load_1m_start = loadavg()[0]
       const result = await scenario()
-      console.log(record("chaos", { scenario: name, run, outage_s: OUTAGE_S, rate: RATE, ...result }))
+      console.log(record("chaos", { scenario: name, run, outage_s: OUTAGE_S, rate: RATE, load_1m_start, ...result }))
     }
   }
 }

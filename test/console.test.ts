@@ -140,6 +140,44 @@ describe("console", () => {
           assert.include(timeline.join("\n"), "queued")
           yield* Browser.screenshot(w.page, "messages")
 
+          // the number's health: the warm-up's day and cap, the one new contact, then WhatsApp's
+          // reach-out timelock, which opens the panel by itself and says until when
+          const health = w.page.locator(`[data-health="${channelId}"]`)
+          yield* step(async () => {
+            await w.page.locator("nav").getByRole("button", { name: "Channels" }).click()
+            await health.locator("summary").click()
+            await health.locator("dd", { hasText: "Day 1 of 14" }).waitFor()
+          })
+          const healthy = yield* step(() => health.innerText())
+          assert.include(healthy, "Day 1 of 14: today's cap for new contacts is 20, 1 used, 19 left")
+          assert.include(healthy, "1 of 200 used in 24 h (1 sent, 0 queued, 199 left)")
+          assert.include(healthy, "1 to new contacts")
+          assert.match(healthy, /Timelock\s+None/)
+          const ends = Math.floor(Date.now() / 1000) + 3600
+          wa.mexNotification("NotificationUserReachoutTimelockUpdate", {
+            xwa2_notify_account_reachout_timelock: {
+              is_active: true,
+              time_enforcement_ends: String(ends),
+              enforcement_type: "DEFAULT"
+            }
+          })
+          yield* eventually(
+            request("GET", `/v1/channels/${channelId}/qr/safety`, as(user)),
+            (r) => r.body.restrictions.timelock_until !== null
+          )
+          const until = yield* step(() => w.page.evaluate((t) => new Date(t).toLocaleString(), ends * 1000))
+          yield* step(async () => {
+            await w.page.locator("nav").getByRole("button", { name: "Messages" }).click()
+            await w.page.locator("nav").getByRole("button", { name: "Channels" }).click()
+            await health.getByText("Number health: sends held back").waitFor()
+          })
+          assert.isNotNull(yield* step(() => health.getAttribute("open")), "opened by itself")
+          assert.include(
+            yield* step(() => health.innerText()),
+            `WhatsApp paused new chats until ${until} (replies still go)`
+          )
+          yield* Browser.screenshot(w.page, "health")
+
           // the phone removes the linked device; a reload signs in again through the httpOnly refresh
           // cookie and the channel says what happened and what to do
           wa.phone.unlink()
@@ -156,7 +194,7 @@ describe("console", () => {
           // the QR safety cap's use: the one message sent in the last 24 h, against 200
           yield* step(() =>
             w.page.locator(`tr[data-channel="${channelId}"]`).getByText(
-              "Safety cap: 1 of 200 used in 24 h (1 sent, 0 queued)"
+              "1 of 200 used in 24 h (1 sent, 0 queued, 199 left)"
             )
               .waitFor({ timeout: 10_000 })
           )

@@ -83,6 +83,15 @@ export type ReceivedKind =
   }
   | { readonly kind: "reaction"; readonly targetId: string; readonly targetFromMe: boolean; readonly emoji: string }
   | { readonly kind: "image"; readonly mimetype: string | undefined; readonly caption: string | undefined }
+  | { readonly kind: "video"; readonly mimetype: string | undefined; readonly caption: string | undefined }
+  | {
+    readonly kind: "document"
+    readonly mimetype: string | undefined
+    readonly fileName: string | undefined
+    readonly caption: string | undefined
+  }
+  | { readonly kind: "audio"; readonly mimetype: string | undefined; readonly ptt: boolean }
+  | { readonly kind: "sticker"; readonly mimetype: string | undefined }
   | { readonly kind: "other"; readonly member: string }
 
 const orUndefined = <A>(value: A | null | undefined): A | undefined => value ?? undefined
@@ -113,6 +122,21 @@ export const decodeReceived = (message: proto.IMessage): ReceivedKind => {
   }
   const image = message.imageMessage
   if (image) return { kind: "image", mimetype: orUndefined(image.mimetype), caption: orUndefined(image.caption) }
+  const video = message.videoMessage
+  if (video) return { kind: "video", mimetype: orUndefined(video.mimetype), caption: orUndefined(video.caption) }
+  const document = message.documentMessage
+  if (document) {
+    return {
+      kind: "document",
+      mimetype: orUndefined(document.mimetype),
+      fileName: orUndefined(document.fileName),
+      caption: orUndefined(document.caption)
+    }
+  }
+  const audio = message.audioMessage
+  if (audio) return { kind: "audio", mimetype: orUndefined(audio.mimetype), ptt: audio.ptt === true }
+  const sticker = message.stickerMessage
+  if (sticker) return { kind: "sticker", mimetype: orUndefined(sticker.mimetype) }
   const member = Object.keys(message).find((k) => (message as Record<string, unknown>)[k] != null)
   return { kind: "other", member: member ?? "none" }
 }
@@ -165,6 +189,13 @@ export class FakeContact {
    * message id, in order, with the chat they were addressed to (number or LID jid)
    */
   readonly readReceipts: Array<{ readonly id: string; readonly to: string }> = []
+  /**
+   * What reached this contact's chat, in the order it arrived: chat states ("typing...",
+   * `composing`/`paused`) and message stanzas (by id), each with its arrival time (epoch ms)
+   */
+  readonly chat: Array<
+    { readonly stanza: "composing" | "paused" | "message"; readonly id?: string; readonly at: number }
+  > = []
   /** receipts this contact sent for our messages */
   readonly receiptsSent: Array<{ readonly id: string; readonly type: "delivered" | "read" }> = []
   /** answer our messages with a delivered receipt, then a read receipt */
@@ -731,6 +762,7 @@ export class FakeWhatsApp {
     if (tag === "receipt" && attrs["type"] === "retry") await this.onRetryRequest(attrs["id"] ?? "")
     if (tag === "receipt" && attrs["type"] === "read") this.onReadReceipt(node)
     if (tag === "message") return this.onMessage(conn, node)
+    if (tag === "chatstate") return this.onChatState(node)
     if (tag === "receipt" || tag === "notification") {
       this.send(conn, {
         tag: "ack",
@@ -909,12 +941,22 @@ export class FakeWhatsApp {
     this.result(conn, node, [{ tag: "list", attrs: {}, content: users }])
   }
 
+  /** "typing..." from Baileys (`<chatstate to=...><composing/></chatstate>`): shown in the contact's chat. */
+  private onChatState(node: BinaryNode) {
+    const contact = this.findPeer(node.attrs["to"] ?? "")?.contact
+    const state = Array.isArray(node.content) ? node.content[0]?.tag : undefined
+    if (!contact || (state !== "composing" && state !== "paused")) return
+    contact.chat.push({ stanza: state, at: Date.now() })
+    this.changed()
+  }
+
   /** A message from Baileys: ack it, let the contact decrypt it, then delivered and read receipts. */
   private async onMessage(conn: Connection, node: BinaryNode) {
     const id = node.attrs["id"] ?? ""
     const to = node.attrs["to"] ?? ""
     const target = this.findPeer(to)
     const contact = target?.contact
+    contact?.chat.push({ stanza: "message", id, at: Date.now() })
     if (contact?.silent) return
     if (contact?.ackError !== undefined) {
       this.send(conn, { tag: "ack", attrs: { class: "message", id, from: to, t: unixNow(), error: contact.ackError } })

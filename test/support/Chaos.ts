@@ -25,6 +25,8 @@ export interface ChaosStack {
   /** when the receiver first got each event (ms since the epoch) */
   readonly receivedAt: Map<string, number>
   readonly databaseUrl: string
+  /** each runner's cluster address (`HOST:PORT`, as in `cluster_locks`) and its `/metrics` URL */
+  readonly runnerInfo: Map<ServiceProcess, { readonly address: string; readonly metricsUrl: string }>
   readonly startRunner: () => Promise<ServiceProcess>
   readonly startApi: () => Promise<ServiceProcess>
   readonly stop: () => Promise<void>
@@ -54,10 +56,16 @@ export const startChaosStack = async (options: ChaosOptions): Promise<ChaosStack
   }
   const runners: Array<ServiceProcess> = []
   const apis: Array<ServiceProcess> = []
+  const runnerInfo: ChaosStack["runnerInfo"] = new Map()
   const startRunner = async () => {
-    const [cluster, http] = [await freePort(), await freePort()]
-    const runner = startService("runner", { ...env, HOST: "127.0.0.1", PORT: String(cluster) }, http)
+    const [cluster, http, metrics] = [await freePort(), await freePort(), await freePort()]
+    const runner = startService(
+      "runner",
+      { ...env, HOST: "127.0.0.1", PORT: String(cluster), METRICS_PORT: String(metrics) },
+      http
+    )
     runners.push(runner)
+    runnerInfo.set(runner, { address: `127.0.0.1:${cluster}`, metricsUrl: `http://127.0.0.1:${metrics}/metrics` })
     return runner
   }
   const startApi = async () => {
@@ -142,6 +150,7 @@ export const startChaosStack = async (options: ChaosOptions): Promise<ChaosStack
       seen,
       receivedAt,
       databaseUrl: options.databaseUrl,
+      runnerInfo,
       startRunner,
       startApi,
       stop

@@ -4,10 +4,13 @@ import {
   AccountSuspended,
   Conflict,
   EmailNotVerified,
+  Id,
   InvalidCredentials,
   maxCharacters,
   minCharacters,
+  Page,
   RateLimited,
+  Role,
   ServiceUnavailable,
   StrictStruct,
   Unauthorized,
@@ -17,7 +20,7 @@ import {
   WorkspaceMembership
 } from "@switchboard/domain"
 import { Schema } from "effect"
-import { Authentication, rateLimited, sessionOnly, workspaceOptional } from "./Security.js"
+import { Authentication, rateLimited, requireScopes, sessionOnly, workspaceOptional } from "./Security.js"
 
 /** Per-IP rate limiting of the public routes (login, register, ...). */
 export class IpRateLimit extends HttpApiMiddleware.Tag<IpRateLimit>()("@switchboard/api/IpRateLimit", {
@@ -129,6 +132,15 @@ export class AuthApi extends HttpApiGroup.make("auth")
   .annotate(OpenApi.Title, "Auth")
 {}
 
+export class WorkspaceMember extends Schema.Class<WorkspaceMember>("WorkspaceMember")({
+  id: Id("usr"),
+  object: Schema.Literal("workspace_member"),
+  name: Schema.String,
+  email: Schema.String,
+  role: Role,
+  status: Schema.Literal("active", "suspended")
+}) {}
+
 export class SessionApi extends HttpApiGroup.make("session")
   .add(
     HttpApiEndpoint.post("logout", "/v1/auth/logout")
@@ -144,6 +156,15 @@ export class SessionApi extends HttpApiGroup.make("session")
       .addSuccess(Me)
       .annotate(OpenApi.Description, "The signed-in user and their workspaces. API keys are refused (403).")
       .pipe(sessionOnly, workspaceOptional)
+  )
+  .add(
+    HttpApiEndpoint.get("members", "/v1/workspace/members")
+      .addSuccess(Page(WorkspaceMember))
+      .annotate(
+        OpenApi.Description,
+        "The people of the selected workspace (`X-Workspace-Id`), oldest membership first, all on one page: who a conversation can be assigned to (`PATCH /v1/conversations/{id}`, `assignee_id`). A signed-in user only: their e-mail addresses are not an API key's to read (403)."
+      )
+      .pipe(requireScopes("workspace.read"), sessionOnly)
   )
   .middleware(Authentication)
   .annotate(OpenApi.Title, "Session")

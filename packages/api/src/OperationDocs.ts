@@ -13,6 +13,7 @@ export const SUMMARIES: Record<string, string> = {
   "auth.refresh": "Refresh the access token",
   "session.logout": "Log out",
   "session.me": "The signed-in user and their workspaces",
+  "session.members": "List the workspace's members",
   "apiKeys.list": "List API keys",
   "apiKeys.create": "Create an API key",
   "apiKeys.revoke": "Revoke an API key",

@@ -35,6 +35,16 @@ export const MembershipRow = Schema.Struct({
 })
 export type MembershipRow = typeof MembershipRow.Type
 
+/** A member of a workspace: the user and their role in it. */
+export const MemberRow = Schema.Struct({
+  id: Schema.String,
+  name: Schema.String,
+  email: Schema.String,
+  role: Schema.Literal("owner", "admin", "member"),
+  status: Schema.Literal("active", "suspended")
+})
+export type MemberRow = typeof MemberRow.Type
+
 const UserIdRow = Schema.Struct({ user_id: Schema.String })
 
 const toUser = (r: typeof UserColumns.Type): UserRow => ({
@@ -99,6 +109,20 @@ export class UsersRepo extends Effect.Service<UsersRepo>()("@switchboard/db/User
         JOIN workspaces w ON w.id = m.workspace_id
         WHERE m.user_id = ${userId} AND m.workspace_id = ${workspaceId}`
     })
+
+    const membersOf = SqlSchema.findAll({
+      Request: Schema.String,
+      Result: MemberRow,
+      execute: (workspaceId) =>
+        sql`SELECT u.id, u.name, u.email, m.role, u.status FROM workspace_members m
+        JOIN users u ON u.id = m.user_id
+        WHERE m.workspace_id = ${workspaceId} ORDER BY m.created_at, u.id`
+    })
+
+    /** The workspace's members (the people a conversation can be assigned to), oldest membership first. */
+    const members = Effect.fn("UsersRepo.members")(function*(workspaceId: string) {
+      return yield* membersOf(workspaceId)
+    }, dieOnDatabaseError)
 
     const findByEmail = Effect.fn("UsersRepo.findByEmail")(function*(email: string) {
       return Option.map(yield* userByEmail(email), toUser)
@@ -186,6 +210,7 @@ export class UsersRepo extends Effect.Service<UsersRepo>()("@switchboard/db/User
       findById,
       memberships,
       membership,
+      members,
       setStatus,
       insertVerificationToken,
       consumeVerificationToken

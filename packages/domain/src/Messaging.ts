@@ -280,12 +280,12 @@ export class Capabilities extends Schema.Class<Capabilities>("Capabilities")({
 
 /**
  * What each provider can send (`message_types` of its capabilities): the sandbox simulates every
- * kind; a linked device (QR) sends texts (quoted replies too), images, locations and reactions,
- * other files not yet (docs/QR-CHANNELS.md, "What a QR channel sends"); the Cloud API has no adapter.
+ * kind; a linked device (QR) sends every kind too, files through WhatsApp's media host
+ * (docs/QR-CHANNELS.md, "What a QR channel sends"); the Cloud API has no adapter.
  */
 export const MESSAGE_TYPES: Record<Provider, ReadonlyArray<string>> = {
   sandbox: ["text", "image", "document", "audio", "video", "sticker", "location", "reaction"],
-  qr: ["text", "image", "location", "reaction"],
+  qr: ["text", "image", "document", "audio", "video", "sticker", "location", "reaction"],
   cloud: []
 }
 

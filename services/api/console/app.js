@@ -18,7 +18,6 @@ import {
   formError,
   headersFor,
   keyFor,
-  messageText,
   notice,
   pollAgain,
   refresh,
@@ -32,6 +31,8 @@ import {
 import "./developers.mjs"
 import "./inbox.mjs"
 import "./directory.mjs"
+import { forgetMedia, keyed, messageContent, summary } from "./media.mjs"
+import { healthPanel } from "./health.mjs"
 import qrcode from "./qrcode.mjs"
 
 // ---- session -------------------------------------------------------------------------------
@@ -53,6 +54,7 @@ function signedOut(message) {
   state.token = null
   state.workspace = null
   state.testKey = null
+  forgetMedia()
   stopPairing()
   stopPolling()
   $("app").hidden = true
@@ -160,15 +162,8 @@ function channelRow(c) {
     )
   }
   if (c.provider === "qr" && c.status !== "archived") {
-    // the rolling 24 h safety cap: sends are refused once nothing remains
-    const safety = el("div", { class: "muted safety" })
-    details.append(safety)
-    api("GET", `/v1/channels/${c.id}/qr/safety`).then(
-      (u) => {
-        safety.textContent = `Safety cap: ${u.sent_24h + u.queued} of ${u.limit} used in 24 h (${u.sent_24h} sent, ${u.queued} queued)`
-      },
-      () => {}
-    )
+    // the number's health: the safety cap, the warm-up, WhatsApp's restriction signals
+    details.append(healthPanel(c))
   }
   return el("tr", { "data-channel": c.id },
     cell("Name", el("strong", { text: c.name })),
@@ -445,13 +440,17 @@ async function pollMessages() {
   const channel = $("messages-channel").value
   try {
     const page = await api("GET", `/v1/messages?limit=25${channel ? `&channel_id=${encodeURIComponent(channel)}` : ""}`)
-    $("messages").tBodies[0].replaceChildren(...page.data.map((m) => el("tr", { "data-message": m.id },
-      cell("When", when(m.created_at)),
-      cell(m.direction === "inbound" ? "From" : "To", `${m.direction === "inbound" ? "← " : "→ "}${m.direction === "inbound" ? m.from ?? "" : m.to}`),
-      cell("Text", messageText(m)),
-      cell("Status", badge(m.status), m.failure ? el("div", { class: "error", text: m.failure.message ?? m.failure.code }) : ""),
-      cell("", el("button", { type: "button", onclick: () => showTimeline(m.id), text: "Timeline" })))))
-    if (page.data.length === 0) $("messages").tBodies[0].append(el("tr", {}, el("td", { colspan: "5", text: "No messages yet." })))
+    const byId = new Map(page.data.map((m) => [m.id, m]))
+    // rows whose message did not change are kept (a playing audio keeps playing)
+    keyed($("messages").tBodies[0], page.data, (m) => m.id,
+      (m) => JSON.stringify([m.status, m.media?.status, m.failure, summary(byId.get(m.context?.reply_to))]),
+      (m) => el("tr", { "data-message": m.id, "data-type": m.type ?? "text" },
+        cell("When", when(m.created_at)),
+        cell(m.direction === "inbound" ? "From" : "To", `${m.direction === "inbound" ? "← " : "→ "}${m.direction === "inbound" ? m.from ?? "" : m.to}`),
+        cell("Content", ...messageContent(m, byId)),
+        cell("Status", badge(m.status), m.failure ? el("div", { class: "error", text: m.failure.message ?? m.failure.code }) : ""),
+        cell("", el("button", { type: "button", onclick: () => showTimeline(m.id), text: "Timeline" }))))
+    if (page.data.length === 0) $("messages").tBodies[0].replaceChildren(el("tr", {}, el("td", { colspan: "5", text: "No messages yet." })))
   } catch (err) {
     notice(explain(err))
   }

@@ -1,12 +1,16 @@
-// The inbox (docs/CONSOLE.md "Console"): conversations with unread counts, newest first, refreshed every
-// 3 s; a conversation's thread (read marker moved on opening), reply, internal notes, assign to
-// yourself or nobody, close and reopen.
-import { $, api, badge, el, explain, formError, keyFor, messageText, pollAgain, state, views, when } from "./lib.mjs"
+// The inbox (docs/CONSOLE.md "Inbox"): conversations with unread counts, newest first, polled every
+// 3 s (new conversations and messages appear, counts move); a conversation's thread with every
+// kind (media.mjs; read marker moved on opening and when a message arrives while it is open),
+// reply with text or a file, internal notes, assign to any member of the workspace, close and reopen.
+import { $, api, badge, el, explain, formError, keyFor, pollAgain, views, when } from "./lib.mjs"
+import { keyed, messageContent, reactionsOf, summary } from "./media.mjs"
 
-const inbox = { open: null, me: null }
+const inbox = { open: null, me: null, members: [] }
 
 views.set("inbox", async () => {
   if (!inbox.me) inbox.me = (await api("GET", "/v1/auth/me")).user
+  // who a conversation can be assigned to: the workspace's members (read again on each visit)
+  inbox.members = (await api("GET", "/v1/workspace/members")).data
   await refreshInbox()
 })
 
@@ -18,18 +22,30 @@ async function refreshInbox() {
   try {
     const status = $("inbox-status").value
     const page = await api("GET", `/v1/conversations?limit=50${status ? `&status=${status}` : ""}`)
-    $("conversations").replaceChildren(...page.data.map((c) => {
-      const unread = c.unread_count > 0 ? el("span", { class: "unread", text: `${c.unread_count} unread` }) : ""
-      const open = el("button", {
-        type: "button",
-        class: "conversation",
-        "aria-current": inbox.open?.id === c.id ? "true" : "false",
-        onclick: () => openConversation(c.id)
-      }, el("strong", { text: contactName(c) }), " ", unread,
-        el("span", { class: "muted", text: ` ${c.status} · ${when(c.last_message_at)}` }))
-      return el("li", { "data-conversation": c.id }, open)
-    }))
-    if (page.data.length === 0) $("conversations").append(el("li", { class: "muted", text: "No conversations." }))
+    formError("inbox-error", null)
+    // rows that did not change are kept, so a refresh never takes the keyboard focus away
+    keyed($("conversations"), page.data, (c) => c.id,
+      (c) => JSON.stringify([contactName(c), c.unread_count, c.status, c.last_message_at, inbox.open?.id === c.id]),
+      (c) => {
+        const unread = c.unread_count > 0 ? el("span", { class: "unread", text: `${c.unread_count} unread` }) : ""
+        const open = el("button", {
+          type: "button",
+          class: "conversation",
+          "aria-current": inbox.open?.id === c.id ? "true" : "false",
+          onclick: () => openConversation(c.id)
+        }, el("strong", { text: contactName(c) }), " ", unread,
+          el("span", { class: "muted", text: ` ${c.status} · ${when(c.last_message_at)}` }))
+        return el("li", { "data-conversation": c.id }, open)
+      })
+    if (page.data.length === 0) $("conversations").replaceChildren(el("li", { class: "muted", text: "No conversations." }))
+    const total = page.data.reduce((n, c) => n + c.unread_count, 0)
+    $("inbox-unread").textContent = total > 0 ? `${total} unread` : ""
+    const shown = inbox.open && page.data.find((c) => c.id === inbox.open.id)
+    // a message that arrives in the conversation someone is looking at is read there and then
+    if (shown && shown.unread_count > 0 && document.visibilityState === "visible") {
+      await api("POST", `/v1/conversations/${shown.id}/read`).catch(() => {})
+      return refreshInbox()
+    }
     if (inbox.open) await renderThread(inbox.open.id)
   } catch (err) {
     formError("inbox-error", err)
@@ -60,20 +76,29 @@ async function renderThread(id) {
   const assignee = $("thread-assignee")
   // a live refresh never pulls the list from under someone choosing in it
   if (document.activeElement !== assignee) renderAssignee(assignee, c)
-  // oldest at the top, as a chat reads
-  $("thread-messages").replaceChildren(...[...messages.data].reverse().map((m) =>
-    el("li", { class: m.direction === "inbound" ? "in" : "out", "data-message": m.id, "data-type": m.type ?? "text" },
+  // oldest at the top, as a chat reads; a reaction shows on the message it reacts to
+  const chronological = [...messages.data].reverse()
+  const byId = new Map(chronological.map((m) => [m.id, m]))
+  const reactions = reactionsOf(chronological)
+  keyed($("thread-messages"), chronological.filter((m) => !reactions.hidden.has(m.id)), (m) => m.id,
+    (m) => JSON.stringify([m.status, m.media?.status, reactions.on.get(m.id), summary(byId.get(m.context?.reply_to))]),
+    (m) => el("li", { class: m.direction === "inbound" ? "in" : "out", "data-message": m.id, "data-type": m.type ?? "text" },
       el("span", { class: "muted", text: `${m.direction === "inbound" ? "They" : "You"} · ${when(m.created_at)} ` }),
       m.direction === "outbound" ? badge(m.status) : "",
-      el("div", { class: "body", text: messageText(m) }))))
+      ...messageContent(m, byId, reactions.on.get(m.id) ?? [])))
   $("notes").replaceChildren(...notes.data.map((n) =>
     el("li", {}, el("span", { class: "muted", text: `${when(n.created_at)} ` }), n.body)))
   if (notes.data.length === 0) $("notes").append(el("li", { class: "muted", text: "No notes." }))
 }
 
 function renderAssignee(assignee, c) {
-  assignee.replaceChildren(el("option", { value: "", text: "Nobody" }), el("option", { value: inbox.me.id, text: `Me (${inbox.me.email})` }))
-  if (c.assignee_id && c.assignee_id !== inbox.me.id) assignee.append(el("option", { value: c.assignee_id, text: c.assignee_id }))
+  const others = inbox.members.filter((m) => m.id !== inbox.me.id)
+  assignee.replaceChildren(el("option", { value: "", text: "Nobody" }), el("option", { value: inbox.me.id, text: `Me (${inbox.me.email})` }),
+    ...others.map((m) => el("option", { value: m.id, text: `${m.name} (${m.email})` })))
+  // someone who left the workspace since stays shown as the assignee until it changes
+  if (c.assignee_id && c.assignee_id !== inbox.me.id && !others.some((m) => m.id === c.assignee_id)) {
+    assignee.append(el("option", { value: c.assignee_id, text: `A former member (${c.assignee_id})` }))
+  }
   assignee.value = c.assignee_id ?? ""
 }
 
@@ -87,6 +112,45 @@ $("reply-form").addEventListener("submit", async (event) => {
     await renderThread(c.id)
   } catch (err) {
     formError("reply-error", err)
+  }
+})
+
+/** The kinds that carry a caption (docs/API.md "Messages"). */
+const CAPTIONED = new Set(["image", "video", "document"])
+const LIMITS = "image 5 MiB, video and audio 16 MiB, sticker 500 KiB, document 100 MiB"
+
+// A file: uploaded (POST /v1/media, its bytes as the body), then sent by its media id as the kind
+// the upload was stored as, with the caption where the kind takes one.
+$("attach-form").addEventListener("submit", async (event) => {
+  event.preventDefault()
+  formError("attach-error", null)
+  const c = inbox.open
+  const file = $("attach-file").files[0]
+  if (!file) return
+  const status = $("attach-status")
+  try {
+    const key = await keyFor(c.channel_id)
+    status.textContent = `Uploading ${file.name}…`
+    const media = await api("POST", `/v1/media?filename=${encodeURIComponent(file.name)}`, undefined, {
+      ...key,
+      raw: { file, type: file.type || "application/octet-stream" }
+    })
+    const caption = $("attach-caption").value
+    const content = { media_id: media.id }
+    if (caption && CAPTIONED.has(media.kind)) content.caption = caption
+    if (media.kind === "document") content.filename = file.name
+    status.textContent = `Sending ${file.name}…`
+    await api("POST", `/v1/conversations/${c.id}/messages`, { [media.kind]: content }, key)
+    $("attach-form").reset()
+    status.textContent = `Sent ${file.name}.`
+    await renderThread(c.id)
+  } catch (err) {
+    status.textContent = ""
+    if (err instanceof TypeError) {
+      // the server refuses a file over its limit before reading it and closes the connection
+      $("attach-error").textContent = `The upload was cut off: is the file over its limit (${LIMITS})?`
+      $("attach-error").hidden = false
+    } else formError("attach-error", err)
   }
 })
 

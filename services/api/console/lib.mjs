@@ -52,13 +52,18 @@ let onSignedOut = () => {}
 /** What a 401 that a refresh cannot cure does (the page shows sign-in again). */
 export const whenSignedOut = (f) => { onSignedOut = f }
 
-/** A call as the signed-in user, or with `options.key` (an API key: the sandbox's test key). */
+/**
+ * A call as the signed-in user, or with `options.key` (an API key: the sandbox's test key);
+ * `options.raw` sends a file as is (`{file, type}`: POST /v1/media) instead of JSON.
+ */
 export async function api(method, path, body, options = {}) {
+  const headers = headersFor(body !== undefined, options.key ?? null)
+  if (options.raw) headers["content-type"] = options.raw.type
   const r = await fetch(`${base}${path}`, {
     method,
     credentials: "same-origin",
-    headers: headersFor(body !== undefined, options.key ?? null),
-    body: body === undefined ? undefined : JSON.stringify(body)
+    headers,
+    body: options.raw ? options.raw.file : body === undefined ? undefined : JSON.stringify(body)
   })
   if (r.status === 401 && !options.key && !options.retried && state.token && (await refresh())) {
     return api(method, path, body, { ...options, retried: true })
@@ -143,6 +148,8 @@ export function explain(err) {
   if (!(err instanceof ApiError)) return "The server could not be reached. Check the connection and try again."
   const reason = err.details?.reason
   if (err.code === "QR_SAFETY_LIMIT_REACHED") return "This number reached its daily safety limit; sending resumes later."
+  const limit = err.details?.limit_bytes
+  if (typeof limit === "number") return `${err.message} (the limit is ${limit >= 1048576 ? `${+(limit / 1048576).toFixed(1)} MiB` : `${Math.round(limit / 1024)} KiB`})`
   const issue = err.details?.issues?.[0]
   if (issue) return `${err.message}: ${issue.path.join(".")}: ${issue.message}`
   if (reason) return `${err.message} (${String(reason).replace(/_/g, " ")})`

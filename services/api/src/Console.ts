@@ -2,7 +2,8 @@
  * The console (docs/CONSOLE.md "Console"): one static page at `<prefix>/console` with its script, style
  * and the pinned QR library (`qrcode-generator`, one file through a fixed route, never
  * node_modules as a whole). No build step; every file is read once at start-up. A strict
- * Content-Security-Policy (`default-src 'self'`, no inline script or style) on each answer.
+ * Content-Security-Policy (`default-src 'self'`, no inline script or style; images and players also
+ * take the `blob:` URLs the page makes of media it read with the user's token) on each answer.
  */
 import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
 import { Effect } from "effect"
@@ -16,7 +17,8 @@ const consoleDir = join(dirname(fileURLToPath(import.meta.url)), "..", "console"
 const qrLibrary = join(dirname(createRequire(import.meta.url).resolve("qrcode-generator")), "qrcode.mjs")
 
 export const CONTENT_SECURITY_POLICY =
-  "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
+  "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; media-src 'self' blob:; " +
+  "connect-src 'self'; " +
   "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 
 const headers = {
@@ -27,7 +29,15 @@ const headers = {
 }
 
 /** The page's own modules (a fixed list: nothing else under the folder is served). */
-const CONSOLE_SCRIPTS = ["app.js", "lib.mjs", "developers.mjs", "inbox.mjs", "directory.mjs"] as const
+const CONSOLE_SCRIPTS = [
+  "app.js",
+  "lib.mjs",
+  "developers.mjs",
+  "inbox.mjs",
+  "directory.mjs",
+  "media.mjs",
+  "health.mjs"
+] as const
 
 const escapeAttribute = (value: string) =>
   value.replace(/&/g, "&amp;").replace(/"/g, "&quot;").replace(/</g, "&lt;").replace(/>/g, "&gt;")

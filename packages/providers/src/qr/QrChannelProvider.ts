@@ -69,14 +69,6 @@ export const make = Effect.map(QrProvider, (qr): ChannelProvider => ({
           Effect.gen(function*() {
             const content = message.content
             if (content?._tag !== "media") return undefined
-            // the capabilities keep other files off a linked device; a stale snapshot must not retry forever
-            if (content.kind !== "image") {
-              return refused(
-                false,
-                "message_type_unsupported",
-                `A QR channel does not send ${content.kind} messages yet`
-              )
-            }
             const file = yield* qr.readMedia(content.mediaId)
             return Option.isNone(file)
               ? refused(false, "media_unavailable", "The file is no longer stored")

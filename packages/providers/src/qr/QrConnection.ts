@@ -49,6 +49,7 @@ import {
   Deferred,
   Duration,
   Effect,
+  Exit,
   Fiber,
   Option,
   PubSub,
@@ -75,6 +76,7 @@ import * as QrProtectionMetrics from "./QrProtectionMetrics.js"
 import { makeRecipientCheck } from "./QrRecipientCheck.js"
 import { cappingSignal, classifyAckError, timelockSignal } from "./QrRestrictions.js"
 import { QrNotConnected, QrRecipientNotOnWhatsApp, QrSendFailed } from "./QrSendError.js"
+import { makeTyping } from "./QrTyping.js"
 
 /** What a QR channel can do (0.5 messages per second). */
 export const qrCapabilities = {
@@ -107,7 +109,7 @@ export interface QrOutboundText {
   readonly to: string
   /** the text (a text send, a template's rendering) */
   readonly text: string
-  /** a location or a reaction; a text when absent (files: not yet, the capabilities say so) */
+  /** a location, a reaction or a file; a text when absent */
   readonly content?: OutgoingBody | undefined
   /** the message this one quotes, by WhatsApp's id */
   readonly quoted?: ProviderMessageRef | null | undefined
@@ -126,9 +128,11 @@ const chatKey = (jid: string, ref: ProviderMessageRef) => ({
 })
 
 /**
- * What Baileys sends for an outbound message: a text, a location, or a reaction keyed to the
- * reacted message (an empty emoji removes it), or an image streamed from `file`. Other files are
- * not sent over a linked device yet: an `Error` (the capabilities keep them from reaching here).
+ * What Baileys sends for an outbound message: a text, a location, a reaction keyed to the reacted
+ * message (an empty emoji removes it), or a file streamed from `file` (Baileys encrypts it and
+ * uploads it to WhatsApp's media host): an image or a video with its caption, a document with its
+ * filename and caption, an audio file or a voice note (`ptt`), a sticker. A file without its
+ * bytes is an `Error` (the provider opens them before it sends).
  */
 export const baileysContent = (
   jid: string,
@@ -151,15 +155,29 @@ export const baileysContent = (
       }
     case "reaction":
       return { react: { text: content.emoji, key: chatKey(jid, content.target) } }
-    case "media":
-      if (content.kind !== "image" || file === undefined) {
-        return new Error(`a linked device does not send ${content.kind} messages yet`)
+    case "media": {
+      if (file === undefined) return new Error(`a ${content.kind} send carries no file`)
+      const media = { stream: file }
+      const mimetype = content.mimeType
+      const caption = content.caption === null ? {} : { caption: content.caption }
+      switch (content.kind) {
+        case "image":
+          return { image: media, mimetype, ...caption }
+        case "video":
+          return { video: media, mimetype, ...caption }
+        case "document":
+          return {
+            document: media,
+            mimetype,
+            ...(content.filename === null ? {} : { fileName: content.filename }),
+            ...caption
+          }
+        case "audio":
+          return { audio: media, mimetype, ptt: content.voice }
+        case "sticker":
+          return { sticker: media, mimetype }
       }
-      return {
-        image: { stream: file },
-        mimetype: content.mimeType,
-        ...(content.caption === null ? {} : { caption: content.caption })
-      }
+    }
   }
 }
 
@@ -843,6 +861,7 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
     })
 
   const recipients = makeRecipientCheck()
+  const typing = makeTyping(config.typingIndicator)
 
   const send = (message: QrOutboundText) =>
     Effect.suspend((): Effect.Effect<void, QrNotConnected | QrSendFailed | QrRecipientNotOnWhatsApp> => {
@@ -855,12 +874,15 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
           reason: error instanceof Error ? error.message : String(error)
         })
       const jid = e164ToJid(message.to)
+      const chatState = (state: "composing" | "paused", to: string) => s.sendPresenceUpdate(state, to)
       return QrProtectionMetrics.countCheck(recipients.check(jid, (j) => s.onWhatsApp(j))).pipe(
         Effect.mapError(failed),
         Effect.filterOrFail(
           ({ exists }) => exists,
           () => new QrRecipientNotOnWhatsApp({ channelId, messageId: message.messageId })
         ),
+        // a conversation's first message after a pause: "typing..." first (`QrTyping`)
+        Effect.tap(() => typing.before(jid, message, chatState)),
         Effect.zipRight(Effect.tryPromise({
           try: async () => {
             const file = message.file?.()
@@ -875,7 +897,8 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
             }
           },
           catch: failed
-        }))
+        })),
+        Effect.onExit((exit) => typing.after(jid, Exit.isSuccess(exit), chatState))
       ).pipe(
         Effect.timeoutFail({
           duration: Duration.times(config.queryTimeout, 2),

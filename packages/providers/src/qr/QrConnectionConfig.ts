@@ -34,6 +34,8 @@ export class QrConnectionConfig extends Context.Tag("@switchboard/providers/QrCo
   readonly connectMaxFailures: number
   /** how much of Baileys' log reaches ours (always scrubbed of QR material) */
   readonly baileysLogLevel: BaileysLogLevel
+  /** "typing..." before a conversation's first message after a pause (`QrTyping`) */
+  readonly typingIndicator: boolean
   /**
    * `SECRETS_ENCRYPTION_KEY` (+ `SECRETS_ENCRYPTION_KEY_PREVIOUS`; `SecretsConfig`, shared with
    * webhook secrets): seals every value of the channel's auth state in Postgres (`QrAuthState`)
@@ -52,6 +54,7 @@ export const defaults: Context.Tag.Service<QrConnectionConfig> = {
   reconnectMaxAttempts: 10,
   connectMaxFailures: 3,
   baileysLogLevel: "warn",
+  typingIndicator: true,
   keyring: SecretsConfig.developmentKeyring
 }
 
@@ -96,6 +99,10 @@ export const config: Config.Config<Context.Tag.Service<QrConnectionConfig>> = Co
   baileysLogLevel: Config.literal("silent", "error", "warn", "info", "debug", "trace")("QR_BAILEYS_LOG_LEVEL").pipe(
     Config.withDefault(defaults.baileysLogLevel),
     Config.withDescription("How much of Baileys' own log is forwarded (scrubbed of QR material)")
+  ),
+  typingIndicator: Config.boolean("QR_TYPING_INDICATOR").pipe(
+    Config.withDefault(defaults.typingIndicator),
+    Config.withDescription("Show 'typing...' before a conversation's first message after a pause")
   ),
   keyring: SecretsConfig.keyring
 })

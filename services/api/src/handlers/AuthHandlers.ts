@@ -62,4 +62,5 @@ export const SessionHandlers = HttpApiBuilder.group(Api, "session", (handlers) =
           )
         }))
       .handle("me", () => Effect.flatMap(CurrentPrincipal, (principal) => accounts.me(principal.userId!)))
+      .handle("members", () => Effect.flatMap(CurrentPrincipal, (principal) => accounts.members(principal.workspaceId)))
   }))

@@ -213,7 +213,15 @@ export class Accounts extends Effect.Service<Accounts>()("@switchboard/service-a
       return { user: toUser(user), workspaces: memberships.map(toMembership) }
     })
 
-    return { createUser, register, verifyEmail, login, refresh, logout, me } as const
+    const members = Effect.fn("Accounts.members")(function*(workspaceId: string) {
+      const rows = yield* users.members(workspaceId)
+      return {
+        data: rows.map((m) => ({ ...m, id: m.id as `usr_${string}`, object: "workspace_member" as const })),
+        page: { next_cursor: null, has_more: false }
+      }
+    })
+
+    return { createUser, register, verifyEmail, login, refresh, logout, me, members } as const
   }),
   dependencies: [UsersRepo.Default, SessionsRepo.Default, Credentials.Default]
 }) {}

@@ -1,0 +1,188 @@
+// A message's content by its kind (docs/CONSOLE.md "Messages and media"; the kinds: docs/API.md
+// "Messages"): text, images and stickers inline, audio and video players, documents as a download
+// link with name and size, locations with a map link, shared contacts, edits and deletions, the
+// quoted message of a reply and the reactions on the message they react to. A file is read with
+// the signed-in user's token into a blob URL (never a token in a URL), once per media.
+import { base, el, headersFor, messageText, refresh, state } from "./lib.mjs"
+
+/** media id -> Promise of its object URL; kept while the page lives, revoked on sign-out. */
+const blobs = new Map()
+
+async function fetchContent(id, retried = false) {
+  const r = await fetch(`${base}/v1/media/${encodeURIComponent(id)}/content`, {
+    credentials: "same-origin",
+    headers: headersFor(false)
+  })
+  if (r.status === 401 && !retried && state.token && (await refresh())) return fetchContent(id, true)
+  if (!r.ok) throw new Error(`HTTP ${r.status}`)
+  return URL.createObjectURL(await r.blob())
+}
+
+export function mediaUrl(id) {
+  let url = blobs.get(id)
+  if (!url) {
+    url = fetchContent(id)
+    // a failed read is tried again on the next render
+    url.catch(() => blobs.delete(id))
+    blobs.set(id, url)
+  }
+  return url
+}
+
+/** Frees every file read so far (sign-out, another workspace). */
+export function forgetMedia() {
+  for (const url of blobs.values()) url.then((u) => URL.revokeObjectURL(u), () => {})
+  blobs.clear()
+}
+
+export function size(bytes) {
+  if (typeof bytes !== "number") return ""
+  if (bytes < 1024) return `${bytes} B`
+  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KiB`
+  return `${(bytes / 1024 / 1024).toFixed(1)} MiB`
+}
+
+const KIND_NAMES = { image: "Image", video: "Video", audio: "Audio", sticker: "Sticker", document: "Document" }
+
+/** The file of an image, sticker, audio, video or document message, by its media's status. */
+function file(m, kind, f) {
+  const status = m.media?.status ?? "ready"
+  const id = m.media?.id ?? f?.media_id
+  if (status === "pending") {
+    return el("p", { class: "media-state s-wait", "data-media-status": "pending", text: `${KIND_NAMES[kind]} arriving…` })
+  }
+  if (status !== "ready" || !id) {
+    const why = m.media?.failure_reason ? `: ${String(m.media.failure_reason).replace(/_/g, " ")}` : ""
+    return el("p", { class: "media-state s-bad", "data-media-status": status, text: `${KIND_NAMES[kind]} could not be stored${why}` })
+  }
+  if (kind === "document") {
+    const name = f?.filename ?? "document"
+    const link = el("a", { href: "#", class: "download", "data-media": id, text: `${name} (${size(f?.size_bytes)})` })
+    link.addEventListener("click", async (event) => {
+      event.preventDefault()
+      try {
+        el("a", { href: await mediaUrl(id), download: name }).click()
+      } catch {
+        link.after(el("span", { class: "error", role: "alert", text: " The file could not be downloaded." }))
+      }
+    })
+    return el("p", { class: "document" }, "📄 ", link)
+  }
+  const tag = kind === "audio" ? "audio" : kind === "video" ? "video" : "img"
+  const node = el(tag, { class: `media ${kind}`, "data-media": id })
+  if (tag === "img") node.setAttribute("alt", f?.caption || KIND_NAMES[kind])
+  else {
+    node.setAttribute("controls", "")
+    node.setAttribute("preload", "metadata")
+    node.setAttribute("aria-label", f?.voice ? "Voice note" : KIND_NAMES[kind])
+  }
+  mediaUrl(id).then((url) => { node.src = url }, () => {
+    node.replaceWith(el("p", { class: "media-state s-bad", text: `${KIND_NAMES[kind]} could not be loaded.` }))
+  })
+  return node
+}
+
+function location(l) {
+  const coords = `${l.latitude}, ${l.longitude}`
+  const map = `https://www.openstreetmap.org/?mlat=${l.latitude}&mlon=${l.longitude}#map=17/${l.latitude}/${l.longitude}`
+  return el("div", { class: "location" },
+    el("strong", { text: `📍 ${l.name ?? "Location"}` }),
+    l.address ? el("div", { text: l.address }) : "",
+    el("div", { class: "muted", text: coords }),
+    el("a", { href: map, target: "_blank", rel: "noopener noreferrer", text: "Open in map" }))
+}
+
+/** One line for a message quoted or reacted to. */
+export function summary(m) {
+  if (!m) return "a message not shown here"
+  const f = m[m.type]
+  if (m.type === "document") return `📄 ${f?.filename ?? "document"}`
+  if (m.type === "location") return `📍 ${m.location?.name ?? "Location"}`
+  if (f?.caption) return f.caption
+  return messageText(m)
+}
+
+/**
+ * What the message shows: `byId` holds the messages around it (for the quoted one), `reactions`
+ * the emoji on it as `[{emoji, by}]`.
+ */
+export function messageContent(m, byId = new Map(), reactions = []) {
+  const parts = []
+  const quoted = m.context?.reply_to
+  if (quoted) parts.push(el("blockquote", { class: "quote", "data-quotes": quoted, text: summary(byId.get(quoted)) }))
+  const f = m[m.type]
+  switch (m.type) {
+    case "image": case "sticker": case "video": case "audio": case "document":
+      parts.push(file(m, m.type, f))
+      if (f?.caption) parts.push(el("div", { class: "body", text: f.caption }))
+      break
+    case "location":
+      parts.push(location(m.location))
+      break
+    case "contacts":
+      parts.push(el("ul", { class: "contacts" }, ...(m.contacts ?? []).map((c) =>
+        el("li", { text: `👤 ${c.name}: ${c.phones.join(", ")}` }))))
+      break
+    case "reaction":
+      parts.push(el("div", { class: "body", text: m.reaction?.emoji ? `Reacted ${m.reaction.emoji} to: ${summary(byId.get(m.reaction.message_id))}` : "Removed a reaction" }))
+      break
+    case "edit":
+      parts.push(el("div", { class: "body", text: `✎ Edited “${summary(byId.get(m.edit?.message_id))}” to: ${m.edit?.text?.body ?? ""}` }))
+      break
+    case "revoke":
+      parts.push(el("div", { class: "body muted", text: `Deleted “${summary(byId.get(m.revoke?.message_id))}” for everyone` }))
+      break
+    case "unsupported":
+      parts.push(el("div", { class: "body muted", text: `[${m.unsupported?.kind ?? "message"}: not shown by WhatsApp's API]` }))
+      break
+    default:
+      parts.push(el("div", { class: "body", text: messageText(m) }))
+  }
+  if (reactions.length > 0) {
+    parts.push(el("div", { class: "reactions", "aria-label": "Reactions" }, ...reactions.map((r) =>
+      el("span", { class: "reaction", title: r.by, text: `${r.emoji} ${r.by}` }))))
+  }
+  return parts
+}
+
+/**
+ * The reactions in `messages` (oldest first) by the message they react to: the latest of each
+ * side counts, `""` removes it. Reactions whose message is in the list are not shown on their own.
+ */
+export function reactionsOf(messages) {
+  const ids = new Set(messages.map((m) => m.id))
+  const latest = new Map()
+  const shownAlone = new Set()
+  for (const m of messages) {
+    if (m.type !== "reaction" || !m.reaction?.message_id) continue
+    if (!ids.has(m.reaction.message_id)) continue
+    shownAlone.add(m.id)
+    latest.set(`${m.reaction.message_id} ${m.direction}`, { target: m.reaction.message_id, emoji: m.reaction.emoji, by: m.direction === "inbound" ? "They" : "You" })
+  }
+  const on = new Map()
+  for (const r of latest.values()) {
+    if (!r.emoji) continue
+    on.set(r.target, [...(on.get(r.target) ?? []), { emoji: r.emoji, by: r.by }])
+  }
+  return { on, hidden: shownAlone }
+}
+
+/**
+ * Replaces `list`'s children with one node per item, keeping the node of an item whose `sig` did
+ * not change (a playing audio keeps playing, an image is not drawn again on each refresh).
+ */
+export function keyed(list, items, key, sig, render) {
+  const old = new Map([...list.children].map((n) => [n.dataset.key, n]))
+  const nodes = items.map((item) => {
+    const k = key(item)
+    const s = sig(item)
+    const kept = old.get(k)
+    if (kept && kept.dataset.sig === s) return kept
+    const node = render(item)
+    node.dataset.key = k
+    node.dataset.sig = s
+    return node
+  })
+  if (nodes.length === list.children.length && nodes.every((n, i) => list.children[i] === n)) return
+  list.replaceChildren(...nodes)
+}

@@ -1,0 +1,163 @@
+/**
+ * The console's inbox live (docs/CONSOLE.md "Inbox") in a real Chromium against the whole app: new
+ * conversations and messages appear without a reload and unread counts move (polled); a message
+ * that arrives in the open conversation is read there; a conversation is assigned to a colleague
+ * (any member of the workspace, from GET /v1/workspace/members) with the keyboard only; and the
+ * thread with a picture fits a phone-sized screen.
+ */
+import { SqlClient } from "@effect/sql"
+import { assert, describe, layer } from "@effect/vitest"
+import { Effect, Layer } from "effect"
+import * as Browser from "./support/Browser.js"
+import { eventually, PASSWORD, request, sandboxSetup, type SignedUp, signUp } from "./support/Fixtures.js"
+import * as TestApp from "./support/TestApp.js"
+
+const ME = "+4915112345678"
+const OTHER = "+4915187654321"
+const { step } = Browser
+const as = (user: SignedUp) => ({ token: user.accessToken, workspace: user.workspaceId })
+/** A 1×1 PNG. */
+const PIXEL = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGMQarAGAAF1AM4Mur0zAAAAAElFTkSuQmCC"
+
+const newPage = (viewport?: { width: number; height: number }) =>
+  Effect.tap(Browser.newPage(viewport), (w) => Effect.sync(() => w.page.setDefaultTimeout(60_000)))
+
+const signIn = (w: Browser.Watched, base: string, user: SignedUp) =>
+  step(async () => {
+    await w.page.goto(`${base}/console`)
+    await w.page.getByLabel("E-mail").fill(user.email)
+    await w.page.getByLabel("Password").fill(PASSWORD)
+    await w.page.getByRole("button", { name: "Sign in" }).click()
+    await w.page.getByRole("heading", { name: "Channels" }).waitFor()
+  })
+
+/** Presses Tab until the focused element's text or label matches; fails if it never comes. */
+const tabTo = (w: Browser.Watched, target: RegExp) =>
+  Effect.gen(function*() {
+    for (let i = 0; i < 80; i++) {
+      yield* step(() => w.page.keyboard.press("Tab"))
+      const name = yield* step(() =>
+        w.page.evaluate<string>(`(() => {
+          const e = document.activeElement
+          const label = e.id ? document.querySelector('label[for="' + e.id + '"]')?.textContent : ""
+          return (label || e.textContent || "").trim()
+        })()`)
+      )
+      if (target.test(name)) return
+    }
+    assert.fail(`${target} is not reachable with Tab`)
+  })
+
+describe("console: the inbox, live", () => {
+  layer(Layer.merge(TestApp.layer(), Browser.layer), { excludeTestServices: true, timeout: 240_000 })((it) => {
+    it.scoped(
+      "shows new conversations and messages without a reload, assigns to a colleague by keyboard, fits a phone",
+      () =>
+        Effect.gen(function*() {
+          const base = yield* Browser.origin
+          const sql = yield* SqlClient.SqlClient
+          const { key, session, user } = yield* sandboxSetup([ME, OTHER])
+          // a colleague in the same workspace (there is no invitation flow yet: the membership row)
+          const colleague = yield* signUp()
+          yield* sql`INSERT INTO workspace_members (workspace_id, user_id, role, created_at)
+            VALUES (${user.workspaceId}, ${colleague.userId}, 'member', now())`
+          const members = yield* request("GET", "/v1/workspace/members", as(user))
+          assert.strictEqual(members.status, 200, members.text)
+          assert.deepStrictEqual(
+            members.body.data.map((m: any) => [m.id, m.email, m.role]),
+            [[user.userId, user.email, "owner"], [colleague.userId, colleague.email, "member"]]
+          )
+          assert.strictEqual((yield* request("GET", "/v1/workspace/members", { token: key })).status, 403)
+
+          const inbound = (from: string, body: Record<string, unknown>) =>
+            Effect.tap(
+              request("POST", `/v1/sandbox/sessions/${session.id}/inbound`, { token: key, body: { from, ...body } }),
+              (r) => Effect.sync(() => assert.strictEqual(r.status, 202, r.text))
+            )
+
+          const w = yield* newPage()
+          yield* signIn(w, base, user)
+          yield* step(async () => {
+            await w.page.locator("nav").getByRole("button", { name: "Inbox" }).click()
+            await w.page.locator("#conversations").getByText("No conversations.").waitFor()
+          })
+
+          // a first message: its conversation appears, unread, without a reload; a second one counts
+          yield* inbound(ME, { text: { body: "Hello, are you open today?" } })
+          const mine = w.page.locator("li[data-conversation]", { hasText: ME })
+          yield* step(() => mine.getByText("1 unread").waitFor())
+          yield* inbound(ME, { text: { body: "And tomorrow?" } })
+          yield* step(() => mine.getByText("2 unread").waitFor())
+          yield* step(() => w.page.locator("#inbox-unread").getByText("2 unread").waitFor())
+          yield* inbound(OTHER, { text: { body: "Do you deliver?" } })
+          const theirs = w.page.locator("li[data-conversation]", { hasText: OTHER })
+          yield* step(() => theirs.getByText("1 unread").waitFor())
+          // newest first
+          assert.include(yield* step(() => w.page.locator("li[data-conversation]").first().innerText()), OTHER)
+          assert.strictEqual(yield* step(() => w.page.locator("#inbox-unread").innerText()), "3 unread")
+          yield* Browser.screenshot(w.page, "inbox-live")
+
+          // keyboard only: Tab to the conversation, Enter opens it, its messages show, the count goes
+          yield* tabTo(w, new RegExp(`^${ME.replace("+", "\\+")}`))
+          yield* step(() => w.page.keyboard.press("Enter"))
+          const thread = w.page.locator("#thread-messages")
+          yield* step(async () => {
+            await thread.getByText("And tomorrow?").waitFor()
+            await mine.getByText("unread").waitFor({ state: "detached" })
+          })
+          // a message that arrives while the conversation is open shows up and is read there
+          yield* inbound(ME, { text: { body: "Hello again?" } })
+          yield* step(() => thread.getByText("Hello again?").waitFor())
+          const conversationId = yield* step(() => mine.getAttribute("data-conversation"))
+          const read = yield* eventually(
+            request("GET", `/v1/conversations/${conversationId}`, as(user)),
+            (r) => r.body.unread_count === 0 && r.body.last_read_at !== null
+          )
+          assert.strictEqual(read.body.unread_count, 0)
+
+          // assign it to the colleague: Tab to "Assigned to", arrow keys to choose
+          yield* tabTo(w, /^Assigned to$/)
+          const options = yield* step(() => w.page.locator("#thread-assignee option").allInnerTexts())
+          assert.deepStrictEqual(options, ["Nobody", `Me (${user.email})`, `Test User (${colleague.email})`])
+          yield* step(async () => {
+            await w.page.keyboard.press("ArrowDown")
+            await w.page.keyboard.press("ArrowDown")
+          })
+          const assigned = yield* eventually(
+            request("GET", `/v1/conversations/${conversationId}`, as(user)),
+            (r) => r.body.assignee_id === colleague.userId
+          )
+          assert.strictEqual(assigned.body.assignee_id, colleague.userId)
+          // after the next refreshes the page still shows the colleague
+          yield* step(() => w.page.waitForTimeout(3500))
+          assert.strictEqual(
+            yield* step(() => w.page.locator("#thread-assignee option:checked").innerText()),
+            `Test User (${colleague.email})`
+          )
+          yield* Browser.screenshot(w.page, "inbox-assign")
+
+          // a phone-sized screen: the list, then the thread with a picture, nothing wider than the screen
+          yield* inbound(ME, { image: { data_base64: PIXEL, mime_type: "image/png", caption: "Our shop front" } })
+          const phone = yield* newPage({ width: 390, height: 844 })
+          yield* signIn(phone, base, user)
+          yield* step(async () => {
+            await phone.page.locator("nav").getByRole("button", { name: "Inbox" }).click()
+            await phone.page.locator("li[data-conversation]", { hasText: ME }).getByRole("button").click()
+            await phone.page.locator("#thread-messages li[data-type=image] img.media").waitFor()
+            await phone.page.waitForFunction(
+              `document.querySelector("#thread-messages li[data-type=image] img.media").naturalWidth === 1`
+            )
+          })
+          const width = yield* step(() => phone.page.evaluate<number>("document.documentElement.scrollWidth"))
+          const wide = yield* step(() =>
+            phone.page.evaluate<string>(`[...document.querySelectorAll("body *")]
+              .filter((e) => e.getBoundingClientRect().right > 390 && e.getClientRects().length > 0)
+              .map((e) => e.tagName + (e.id ? "#" + e.id : "") + "." + e.className).join(" ")`)
+          )
+          assert.isAtMost(width, 390, `nothing is wider than the phone's screen: ${wide}`)
+          yield* Browser.screenshot(phone.page, "phone-thread")
+        }),
+      200_000
+    )
+  })
+})

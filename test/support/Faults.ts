@@ -1,0 +1,323 @@
+/**
+ * The operators' faults (docs/OPERATING.md "Scaling runners up and down", "A paused runner"),
+ * shared by the real-mode tests (test/scaleRunners.e2e.test.ts, test/pausedApi.e2e.test.ts) and
+ * bench/chaos.ts: runners scaled out and in under traffic, a paused runner, a paused api node, and
+ * a CPU hog beside the stack. Each scenario returns what it measured; the caller asserts or records.
+ */
+import { spawn } from "node:child_process"
+import { availableParallelism } from "node:os"
+import pg from "pg"
+import { settle, startLoad, tally } from "./Chaos.js"
+import type { ChaosStack, Sent } from "./Chaos.js"
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+const SHARDS = 300
+/** the cluster's `shardLockExpiration` (packages/entities/src/ClusterSettings.ts), in seconds */
+const EXPIRY_S = 8
+
+const accepted = (results: ReadonlyArray<Sent>) => [...new Set(results.flatMap((r) => (r.id ? [r.id] : [])))]
+const seconds = (ms: number) => Math.round(ms / 10) / 100
+const live = (stack: ChaosStack) =>
+  stack.runners.filter((r) => r.child.exitCode === null && r.child.signalCode === null)
+
+const withDb = async <A>(url: string, body: (db: pg.Client) => Promise<A>) => {
+  const db = new pg.Client({ connectionString: url })
+  await db.connect()
+  try {
+    return await body(db)
+  } finally {
+    await db.end()
+  }
+}
+
+/** `effect_cluster_shards` of each running runner's `/metrics`, in start order (NaN: no answer). */
+export const shardGauges = async (stack: ChaosStack) =>
+  Promise.all(
+    live(stack).map(async (runner) => {
+      try {
+        const text = await (await fetch(stack.runnerInfo.get(runner)!.metricsUrl, {
+          signal: AbortSignal.timeout(2_000)
+        })).text()
+        const line = /^effect_cluster_shards(?:\{[^}]*\})? (\S+)$/m.exec(text)
+        return line ? Number(line[1]) : Number.NaN
+      } catch {
+        return Number.NaN
+      }
+    })
+  )
+
+/** Lock rows refreshed within the expiry, by runner address (`cluster_locks`). */
+export const lockRows = async (db: pg.Client) =>
+  new Map(
+    (await db.query<{ address: string; n: number }>(
+      `SELECT address, count(*)::int AS n FROM cluster_locks
+       WHERE acquired_at >= NOW() - make_interval(secs => $1) GROUP BY address`,
+      [EXPIRY_S]
+    )).rows.map((r) => [r.address, r.n])
+  )
+
+/**
+ * Polls the age of each listed runner's oldest lock row every 250 ms: how late its lock refresh
+ * (every `shardLockRefreshInterval`) ran. A row older than the expiry may be taken by another runner.
+ */
+export const watchLockAges = (url: string, addresses: () => ReadonlyArray<string>) => {
+  let running = true
+  let maxAgeS = 0
+  const done = withDb(url, async (db) => {
+    while (running) {
+      const rows = await db.query<{ address: string; age: number }>(
+        `SELECT address, EXTRACT(EPOCH FROM NOW() - min(acquired_at))::float8 AS age FROM cluster_locks
+         WHERE address = ANY($1) GROUP BY address`,
+        [addresses()]
+      )
+      for (const r of rows.rows) maxAgeS = Math.max(maxAgeS, r.age)
+      await sleep(250)
+    }
+  })
+  return {
+    stop: async () => {
+      running = false
+      await done
+      return Math.round(maxAgeS * 100) / 100
+    }
+  }
+}
+
+/** Work done twice: a message taken for a dispatch twice or offered to the network twice, an attempt posted twice. */
+export const doubleWork = (db: pg.Client) =>
+  Promise.all([
+    db.query(`SELECT message_id FROM message_transitions WHERE to_state = 'dispatching'
+              GROUP BY message_id HAVING count(*) > 1`),
+    db.query("SELECT message_id FROM sandbox_deliveries WHERE offers > 1"),
+    db.query("SELECT delivery_id FROM webhook_attempts GROUP BY delivery_id, attempt HAVING count(*) > 1")
+  ]).then(([dispatched, offered, attempts]) => ({
+    dispatched_twice: dispatched.rowCount ?? 0,
+    offered_twice: offered.rowCount ?? 0,
+    attempts_recorded_twice: attempts.rowCount ?? 0
+  }))
+
+/**
+ * Each channel's dispatch rate against its send rate over [fromMs, toMs): messages created in the
+ * window, against `dispatching` transitions in the same window shifted by the median dispatch lag.
+ * The worst channel's deviation, in percent.
+ */
+export const channelRates = async (db: pg.Client, fromMs: number, toMs: number) => {
+  const lag = (await db.query<{ lag: number }>(
+    `SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY EXTRACT(EPOCH FROM t.at - m.created_at))::float8 AS lag
+     FROM message_transitions t JOIN messages m ON m.id = t.message_id WHERE t.to_state = 'dispatching'`
+  )).rows[0]!.lag
+  const rows = (await db.query<{ channel_id: string; sent: number; dispatched: number }>(
+    `SELECT m.channel_id,
+       count(*) FILTER (WHERE m.created_at >= to_timestamp($1 / 1000.0) AND m.created_at < to_timestamp($2 / 1000.0))::int AS sent,
+       (SELECT count(*)::int FROM message_transitions t JOIN messages d ON d.id = t.message_id
+        WHERE d.channel_id = m.channel_id AND t.to_state = 'dispatching'
+          AND t.at >= to_timestamp($1 / 1000.0 + $3) AND t.at < to_timestamp($2 / 1000.0 + $3)) AS dispatched
+     FROM messages m WHERE m.direction = 'outbound' GROUP BY m.channel_id`,
+    [fromMs, toMs, lag]
+  )).rows
+  const deviations = rows.map((r) => Math.abs(r.dispatched - r.sent) / Math.max(1, r.sent) * 100)
+  return {
+    channels: rows.length,
+    median_lag_s: Math.round(lag * 100) / 100,
+    worst_rate_deviation_pct: Math.round(Math.max(0, ...deviations) * 10) / 10,
+    per_channel_sent_min: Math.min(...rows.map((r) => r.sent))
+  }
+}
+
+/** The longest wait for a dispatch of a message created in [fromMs, toMs). */
+export const longestWait = async (db: pg.Client, fromMs: number, toMs: number) =>
+  (await db.query<{ s: number | null }>(
+    `SELECT max(EXTRACT(EPOCH FROM t.at - m.created_at))::float8 AS s
+     FROM message_transitions t JOIN messages m ON m.id = t.message_id
+     WHERE t.to_state = 'dispatching' AND m.created_at >= to_timestamp($1 / 1000.0)
+       AND m.created_at < to_timestamp($2 / 1000.0)`,
+    [fromMs, toMs]
+  )).rows[0]!.s ?? Number.NaN
+
+/** `processes` busy loops (one per core by default) for `ms`: a CPU hog that ends by itself. */
+export const cpuHog = (ms: number, processes = availableParallelism()) => {
+  const children = Array.from(
+    { length: processes },
+    () =>
+      spawn(process.execPath, ["-e", `const end = Date.now() + ${ms}; while (Date.now() < end) {}`], {
+        stdio: "ignore"
+      })
+  )
+  return {
+    stop: async () => {
+      await Promise.all(children.map((c) =>
+        c.exitCode !== null ? undefined : new Promise<void>((done) => {
+          c.once("exit", () => done())
+          c.kill("SIGKILL")
+        })
+      ))
+    }
+  }
+}
+
+export interface ScaleOptions {
+  readonly perSecond: number
+  /** seconds on one runner, then on three, then on one again */
+  readonly phases: readonly [number, number, number]
+  readonly log?: (line: string) => void
+}
+
+/**
+ * Runners 1 -> 3 -> 1 under `perSecond` sends (a stack started with one runner): two runners
+ * started, then stopped with SIGTERM. Measures when the shards spread over three runners, when
+ * the first runner holds all of them again, and the accounting afterwards.
+ */
+export const scaleOutIn = async (stack: ChaosStack, options: ScaleOptions) =>
+  withDb(stack.databaseUrl, async (db) => {
+    const [one, three, after] = options.phases.map((s) => s * 1000) as [number, number, number]
+    const log = options.log ?? (() => {})
+    const first = stack.runnerInfo.get(stack.runners[0]!)!.address
+    const load = startLoad(stack, { perSecond: options.perSecond })
+    const loadStart = Date.now()
+    await sleep(one)
+    const gaugesBefore = await shardGauges(stack)
+    log(`scale out; shards ${gaugesBefore}`)
+    const outAt = Date.now()
+    const added = [await stack.startRunner(), await stack.startRunner()]
+    // spread: three runners hold fresh lock rows for every shard
+    let joinedAt = Number.NaN
+    let spreadAt = Number.NaN
+    let rowsSpread: Array<number> = []
+    while (Date.now() - outAt < three) {
+      const rows = await lockRows(db)
+      if (Number.isNaN(joinedAt) && rows.size > 1) joinedAt = Date.now()
+      const total = [...rows.values()].reduce((a, b) => a + b, 0)
+      if (Number.isNaN(spreadAt) && rows.size === 3 && total === SHARDS) {
+        spreadAt = Date.now()
+        rowsSpread = [...rows.values()]
+      }
+      await sleep(250)
+    }
+    const gaugesSpread = await shardGauges(stack)
+    log(`scale in; shards ${gaugesSpread}, spread ${spreadAt - outAt} ms`)
+    const inAt = Date.now()
+    const exits = Promise.all(added.map((runner) => runner.stop(20_000)))
+    let handoverAt = Number.NaN
+    while (Date.now() - inAt < after) {
+      if (Number.isNaN(handoverAt) && (await lockRows(db)).get(first) === SHARDS) handoverAt = Date.now()
+      await sleep(250)
+    }
+    const exitCodes = await exits
+    const gaugesAfter = await shardGauges(stack)
+    await load.stop()
+    const loadEnd = Math.max(...load.results.map((r) => r.at))
+    log(`settling; handover ${handoverAt - inAt} ms, ${JSON.stringify(tally(load.results))}`)
+    const accounting = await settle(stack, accepted(load.results))
+    return {
+      answers: tally(load.results),
+      shards_before: gaugesBefore,
+      shards_spread: gaugesSpread,
+      shards_after: gaugesAfter,
+      lock_rows_spread: rowsSpread,
+      new_runner_first_shard_s: seconds(joinedAt - outAt),
+      spread_s: seconds(spreadAt - outAt),
+      spread_after_first_shard_s: seconds(spreadAt - joinedAt),
+      handover_s: seconds(handoverAt - inAt),
+      scale_in_exit_codes: exitCodes,
+      longest_wait_scale_out_s: seconds(1000 * await longestWait(db, outAt - 1_000, inAt)),
+      longest_wait_scale_in_s: seconds(1000 * await longestWait(db, inAt - 1_000, loadEnd + 1)),
+      ...await channelRates(db, loadStart + 2_000, loadEnd),
+      ...await doubleWork(db),
+      ...accounting
+    }
+  })
+
+export interface PauseOptions {
+  readonly perSecond: number
+  /** how long the process stays stopped (SIGSTOP), in seconds */
+  readonly pauseS: number
+  readonly log?: (line: string) => void
+}
+
+/**
+ * The first of two runners stopped (SIGSTOP) for `pauseS` under sends, then continued: when the
+ * other runner held every shard of the paused one, the longest dispatch wait of a message sent
+ * around the pause, when the woken runner held shards again, and the accounting afterwards.
+ */
+export const pausedRunner = async (stack: ChaosStack, options: PauseOptions) =>
+  withDb(stack.databaseUrl, async (db) => {
+    const log = options.log ?? (() => {})
+    const victim = stack.runners[0]!
+    const address = stack.runnerInfo.get(victim)!.address
+    const load = startLoad(stack, { perSecond: options.perSecond })
+    await sleep(4_000)
+    const held = async () =>
+      (await db.query<{ shard_id: string }>(
+        "SELECT shard_id FROM cluster_locks WHERE address = $1 AND acquired_at >= NOW() - make_interval(secs => $2)",
+        [address, EXPIRY_S]
+      )).rows.map((r) => r.shard_id)
+    const victimShards = await held()
+    victim.child.kill("SIGSTOP")
+    const pausedAt = Date.now()
+    log(`paused a runner holding ${victimShards.length} shards`)
+    let takenOverAt = Number.NaN
+    while (Date.now() - pausedAt < options.pauseS * 1000) {
+      const still = await db.query<{ n: number }>(
+        "SELECT count(*)::int AS n FROM cluster_locks WHERE address = $1 AND shard_id = ANY($2)",
+        [address, victimShards]
+      )
+      if (Number.isNaN(takenOverAt) && still.rows[0]!.n === 0) takenOverAt = Date.now()
+      await sleep(250)
+    }
+    victim.child.kill("SIGCONT")
+    const continuedAt = Date.now()
+    log(`continued; taken over after ${takenOverAt - pausedAt} ms`)
+    let backAt = Number.NaN
+    while (Number.isNaN(backAt) && Date.now() - continuedAt < 20_000) {
+      if ((await held()).length > 0) backAt = Date.now()
+      else await sleep(250)
+    }
+    await sleep(Math.max(0, 4_000 - (Date.now() - continuedAt)))
+    await load.stop()
+    const accounting = await settle(stack, accepted(load.results))
+    return {
+      answers: tally(load.results),
+      paused_s: options.pauseS,
+      victim_shards: victimShards.length,
+      takeover_s: seconds(takenOverAt - pausedAt),
+      longest_wait_s: seconds(1000 * await longestWait(db, pausedAt - 1_000, continuedAt)),
+      shards_back_after_wake_s: seconds(backAt - continuedAt),
+      ...await doubleWork(db),
+      ...accounting
+    }
+  })
+
+/**
+ * The first of two api nodes stopped (SIGSTOP) for `pauseS` under sends from a client that gives
+ * up after `timeoutMs` and retries with the same `Idempotency-Key` on the other node (and on a
+ * 503 or 409 `in_progress`), then continued: every key must end with one 201 and one message.
+ */
+export const pausedApi = async (stack: ChaosStack, options: PauseOptions & { readonly timeoutMs: number }) => {
+  const log = options.log ?? (() => {})
+  const load = startLoad(stack, { perSecond: options.perSecond, retry: true, timeoutMs: options.timeoutMs })
+  await sleep(4_000)
+  const victim = stack.apis[0]!
+  victim.child.kill("SIGSTOP")
+  log("paused an api node")
+  await sleep(options.pauseS * 1000)
+  victim.child.kill("SIGCONT")
+  log("continued")
+  await sleep(6_000)
+  await load.stop()
+  const byKey = new Map<string, Array<Sent>>()
+  for (const r of load.results) byKey.set(r.key, [...(byKey.get(r.key) ?? []), r])
+  const keys = [...byKey.values()]
+  const retried = keys.filter((a) => a.length > 1)
+  return {
+    paused_s: options.pauseS,
+    client_timeout_ms: options.timeoutMs,
+    keys: byKey.size,
+    attempts: tally(load.results),
+    keys_retried: retried.length,
+    keys_not_accepted: keys.filter((a) => a[a.length - 1]!.status !== 201).length,
+    keys_with_two_ids: keys.filter((a) => new Set(a.flatMap((x) => (x.id ? [x.id] : []))).size > 1).length,
+    longest_until_accepted_ms: Math.max(0, ...retried.map((a) => a[a.length - 1]!.at + a[a.length - 1]!.ms - a[0]!.at)),
+    ...await withDb(stack.databaseUrl, doubleWork),
+    ...await settle(stack, accepted(load.results))
+  }
+}
