@@ -306,6 +306,6 @@ if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(resolve(p
   }
   const files = workspace.reduce((n, pkg) => n + pkg.files.length, 0)
   console.log(
-    `check-deps: ${workspace.length} packages, ${files} files: imports declared and downward; no \`any\`, no file over ${MAX_LINES} lines unexplained`
+    `check-deps: ${workspace.length} packages, ${files} files: imports declared and downward; no \`any\`, no file over ${MAX_LINES} lines unexplained, one HttpApiGroup per contract file`
   )
 }
