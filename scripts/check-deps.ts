@@ -225,7 +225,7 @@ const ANY = /(?<![.\w$])any(?![\w$])/
 
 /**
  * Violations of the source rules: no `any` in `packages/*\/src` and `services/*\/src`, the line
- * limit in `packages/*\/src`.
+ * limit in `packages/*\/src`, and one `HttpApiGroup` per contract file of `packages/api/src`.
  */
 export const checkSources = (workspace: ReadonlyArray<WorkspacePackage>): ReadonlyArray<string> => {
   const violations: Array<string> = []
@@ -241,6 +241,12 @@ export const checkSources = (workspace: ReadonlyArray<WorkspacePackage>): Readon
           )
         }
       })
+      const groups = (codeOf(file.text).match(/\bHttpApiGroup\.make\(/g) ?? []).length
+      if (pkg.dir === "packages/api" && groups > 1) {
+        violations.push(
+          `${file.path}: ${groups} HttpApiGroups, one per contract file (a file of its own for each group)`
+        )
+      }
       if (lines.length > MAX_LINES && pkg.dir.startsWith("packages/")) {
         const header = /^\s*\/\*\*?([\s\S]*?)\*\//.exec(file.text)?.[1] ?? ""
         if (!/^\s*\*?\s*Over 350 lines\b/m.test(header)) {
@@ -300,6 +306,6 @@ if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(resolve(p
   }
   const files = workspace.reduce((n, pkg) => n + pkg.files.length, 0)
   console.log(
-    `check-deps: ${workspace.length} packages, ${files} files: imports declared and downward; no \`any\`, no file over ${MAX_LINES} lines unexplained`
+    `check-deps: ${workspace.length} packages, ${files} files: imports declared and downward; no \`any\`, no file over ${MAX_LINES} lines unexplained, one HttpApiGroup per contract file`
   )
 }

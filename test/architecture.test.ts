@@ -125,4 +125,18 @@ describe("package sources", () => {
       } lines, over ${MAX_LINES} without a header line saying why ("Over 350 lines ...")`
     ])
   })
+  it("reports a contract file with more than one HttpApiGroup", () => {
+    const group = (name: string) => `export class ${name} extends HttpApiGroup.make("${name}") {}\n`
+    const violations = checkSources([
+      pkg("@switchboard/api", "packages/api", {}, {
+        "OneApi.ts": group("one"),
+        "TwoApi.ts": group("a") + group("b"),
+        // a group named in a comment or a string does not count
+        "Said.ts": `${group("c")}// HttpApiGroup.make( in a comment\nconst s = "HttpApiGroup.make("\n`
+      })
+    ])
+    assert.deepStrictEqual(violations, [
+      "packages/api/src/TwoApi.ts: 2 HttpApiGroups, one per contract file (a file of its own for each group)"
+    ])
+  })
 })

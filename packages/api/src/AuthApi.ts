@@ -1,16 +1,13 @@
 /** Registration, e-mail verification and sessions. */
-import { HttpApiEndpoint, HttpApiGroup, HttpApiMiddleware, HttpApiSchema, OpenApi } from "@effect/platform"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiMiddleware, OpenApi } from "@effect/platform"
 import {
   AccountSuspended,
   Conflict,
   EmailNotVerified,
-  Id,
   InvalidCredentials,
   maxCharacters,
   minCharacters,
-  Page,
   RateLimited,
-  Role,
   ServiceUnavailable,
   StrictStruct,
   Unauthorized,
@@ -20,7 +17,7 @@ import {
   WorkspaceMembership
 } from "@switchboard/domain"
 import { Schema } from "effect"
-import { Authentication, rateLimited, requireScopes, sessionOnly, workspaceOptional } from "./Security.js"
+import { rateLimited } from "./Security.js"
 
 /** Per-IP rate limiting of the public routes (login, register, ...). */
 export class IpRateLimit extends HttpApiMiddleware.Tag<IpRateLimit>()("@switchboard/api/IpRateLimit", {
@@ -130,42 +127,4 @@ export class AuthApi extends HttpApiGroup.make("auth")
   )
   .middleware(IpRateLimit)
   .annotate(OpenApi.Title, "Auth")
-{}
-
-export class WorkspaceMember extends Schema.Class<WorkspaceMember>("WorkspaceMember")({
-  id: Id("usr"),
-  object: Schema.Literal("workspace_member"),
-  name: Schema.String,
-  email: Schema.String,
-  role: Role,
-  status: Schema.Literal("active", "suspended")
-}) {}
-
-export class SessionApi extends HttpApiGroup.make("session")
-  .add(
-    HttpApiEndpoint.post("logout", "/v1/auth/logout")
-      .addSuccess(HttpApiSchema.NoContent)
-      .annotate(
-        OpenApi.Description,
-        "Revokes the session: its access tokens stop working at once on every node; clears the cookie."
-      )
-      .pipe(sessionOnly, workspaceOptional)
-  )
-  .add(
-    HttpApiEndpoint.get("me", "/v1/auth/me")
-      .addSuccess(Me)
-      .annotate(OpenApi.Description, "The signed-in user and their workspaces. API keys are refused (403).")
-      .pipe(sessionOnly, workspaceOptional)
-  )
-  .add(
-    HttpApiEndpoint.get("members", "/v1/workspace/members")
-      .addSuccess(Page(WorkspaceMember))
-      .annotate(
-        OpenApi.Description,
-        "The people of the selected workspace (`X-Workspace-Id`), oldest membership first, all on one page: who a conversation can be assigned to (`PATCH /v1/conversations/{id}`, `assignee_id`). A signed-in user only: their e-mail addresses are not an API key's to read (403)."
-      )
-      .pipe(requireScopes("workspace.read"), sessionOnly)
-  )
-  .middleware(Authentication)
-  .annotate(OpenApi.Title, "Session")
 {}

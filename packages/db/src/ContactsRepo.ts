@@ -4,7 +4,7 @@
  */
 import { SqlClient, SqlSchema } from "@effect/sql"
 import type * as Statement from "@effect/sql/Statement"
-import { Contact, DomainEvent, newId } from "@switchboard/domain"
+import { Contact, contactCreatedEvent, newId } from "@switchboard/domain"
 import type { CursorPosition } from "@switchboard/domain"
 import { Effect, Option, Schema } from "effect"
 import { EventsRepo } from "./EventsRepo.js"
@@ -41,10 +41,6 @@ const toContact = (r: typeof ContactColumns.Type): Contact =>
     created_at: iso(r.created_at),
     updated_at: iso(r.updated_at)
   })
-
-/** `contact.created` of a contact a message created (`upsertContact`, the send's `SendWritesRepo`). */
-export const contactCreatedEvent = (id: `cnt_${string}`) =>
-  DomainEvent.make("contact.created", { object: "contact", object_id: id, contact_id: id })
 
 /**
  * The contact of a phone number for a message, as the CTEs of one statement (the send composes

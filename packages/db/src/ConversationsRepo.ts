@@ -6,14 +6,7 @@
  */
 import { SqlClient, SqlSchema } from "@effect/sql"
 import type * as Statement from "@effect/sql/Statement"
-import {
-  Conversation,
-  conversationEventFields,
-  ConversationStatus,
-  DomainEvent,
-  messageArrival,
-  newId
-} from "@switchboard/domain"
+import { arrivalEvent, Conversation, ConversationStatus, newId } from "@switchboard/domain"
 import type { CursorPosition } from "@switchboard/domain"
 import { Effect, Option, Schema } from "effect"
 import { EventsRepo } from "./EventsRepo.js"
@@ -72,28 +65,6 @@ export const toConversation = (r: ConversationRow): Conversation =>
     created_at: iso(r.created_at),
     updated_at: iso(r.updated_at)
   })
-
-/**
- * The event a message brings to its conversation (`messageArrival`), for a conversation whose
- * status before the message was `prior` (`null`: the message created it).
- */
-export const arrivalEvent = (
-  prior: ConversationStatus | null,
-  direction: "outbound" | "inbound",
-  conversation: { readonly id: string; readonly channelId: string; readonly contactId: string }
-): DomainEvent | undefined => {
-  const arrival = messageArrival(prior, direction)
-  if (arrival === undefined) return undefined
-  const fields = conversationEventFields({
-    id: conversation.id as Conversation["id"],
-    channel_id: conversation.channelId as Conversation["channel_id"],
-    contact_id: conversation.contactId as Conversation["contact_id"],
-    status: "open"
-  })
-  return arrival.type === "conversation.created"
-    ? DomainEvent.make("conversation.created", fields)
-    : DomainEvent.make("conversation.reopened", { ...fields, reason: arrival.reason })
-}
 
 /**
  * The conversation of (channel, contact) for a message, as the CTEs of one statement (the send

@@ -6,8 +6,8 @@
  * Callers run these in one transaction (`LidMappings.learn`).
  */
 import { SqlClient } from "@effect/sql"
+import { contactCreatedEvent } from "@switchboard/domain"
 import { Effect, Option } from "effect"
-import { contactCreatedEvent } from "./ContactsRepo.js"
 import { EventsRepo } from "./EventsRepo.js"
 import { dieOnDatabaseError } from "./Rows.js"
 

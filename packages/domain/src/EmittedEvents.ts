@@ -24,7 +24,7 @@ export const EMITTED_EVENT_TYPES: ReadonlySet<EventType> = new Set<EventType>([
   "channel.disconnected",
   "channel.requires_repair",
   "channel.archived",
-  "contact.created", // ContactsRepo.upsertContact, service-api Contacts
+  "contact.created", // ContactsRepo.upsertContact (domain contactCreatedEvent), service-api Contacts
   "contact.updated", // service-api Contacts (PATCH)
   "contact.deleted", // service-api Contacts (DELETE)
   "contact.import_completed", // entities ContactImportWorker (one per import, with the counts)

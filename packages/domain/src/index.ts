@@ -1,4 +1,5 @@
 export * from "./ApiError.js"
+export * from "./ArrivalEvents.js"
 export * from "./ChannelStateMachine.js"
 export * from "./Characters.js"
 export * from "./ContactCsv.js"
