@@ -4,10 +4,11 @@
  * end, it yields each item once, in the order one page of 100 shows. A new list route needs a
  * fixture below (the test fails on a list it cannot fill), so the next one cannot regress.
  */
+import { SqlClient } from "@effect/sql"
 import { assert, describe, layer } from "@effect/vitest"
 import { Operator } from "@switchboard/service-api"
 import { Effect, Schedule } from "effect"
-import { createKey, request, sandboxSetup } from "./support/Fixtures.js"
+import { createKey, request, sandboxSetup, signUp } from "./support/Fixtures.js"
 import * as TestApp from "./support/TestApp.js"
 
 const RECIPIENTS = ["+4915112345678", "+4915112345679"]
@@ -101,6 +102,11 @@ describe("every list route pages with limit and after", () => {
           )
           assert.strictEqual(done.body.status, "completed")
         }
+        // a colleague in the workspace (no invitation flow yet: the membership row)
+        const colleague = yield* signUp()
+        yield* Effect.flatMap(SqlClient.SqlClient, (sql) =>
+          sql`INSERT INTO workspace_members (workspace_id, user_id, role, created_at)
+            VALUES (${user.workspaceId}, ${colleague.userId}, 'member', now())`)
         const pathIds: Record<string, string> = { conversationId, endpointId }
 
         const spec = (yield* request("GET", "/openapi.json")).body
@@ -134,7 +140,9 @@ describe("every list route pages with limit and after", () => {
             walked.push(...page.body.data.map(keyOf))
             assert.strictEqual(page.body.page.has_more, page.body.page.next_cursor !== null, path)
             after = page.body.page.next_cursor
-            if (after === null) break
+            if (after === null) {
+              break
+            }
           }
           assert.isNull(after, `${path}: the walk ends`)
           assert.deepStrictEqual(walked, expected, path)

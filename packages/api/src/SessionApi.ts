@@ -1,6 +1,6 @@
 /** The signed-in user's session: who they are, their workspace and its members. */
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
-import { Id, Page, Role, Workspace } from "@switchboard/domain"
+import { Id, KeyListParams, Page, Role, Workspace } from "@switchboard/domain"
 import { Schema } from "effect"
 import { Me, Session } from "./AuthApi.js"
 import { Authentication, requireScopes, sessionOnly, workspaceOptional } from "./Security.js"
@@ -32,10 +32,11 @@ export class SessionApi extends HttpApiGroup.make("session")
   )
   .add(
     HttpApiEndpoint.get("members", "/v1/workspace/members")
+      .setUrlParams(Schema.Struct(KeyListParams))
       .addSuccess(Page(WorkspaceMember))
       .annotate(
         OpenApi.Description,
-        "The people of the selected workspace (`X-Workspace-Id`), oldest membership first, all on one page: who a conversation can be assigned to (`PATCH /v1/conversations/{id}`, `assignee_id`). A signed-in user only: their e-mail addresses are not an API key's to read (403)."
+        "The people of the selected workspace (`X-Workspace-Id`), in the order of their user ids (oldest account first), paged with `limit` and `after` like every list: who a conversation can be assigned to (`PATCH /v1/conversations/{id}`, `assignee_id`). A signed-in user only: their e-mail addresses are not an API key's to read (403)."
       )
       .pipe(requireScopes("workspace.read"), sessionOnly)
   )

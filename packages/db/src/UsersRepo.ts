@@ -111,17 +111,21 @@ export class UsersRepo extends Effect.Service<UsersRepo>()("@switchboard/db/User
     })
 
     const membersOf = SqlSchema.findAll({
-      Request: Schema.String,
+      Request: Schema.Struct({ workspaceId: Schema.String, limit: Schema.Number, after: Schema.NullOr(Schema.String) }),
       Result: MemberRow,
-      execute: (workspaceId) =>
+      execute: ({ after, limit, workspaceId }) =>
         sql`SELECT u.id, u.name, u.email, m.role, u.status FROM workspace_members m
         JOIN users u ON u.id = m.user_id
-        WHERE m.workspace_id = ${workspaceId} ORDER BY m.created_at, u.id`
+        WHERE m.workspace_id = ${workspaceId} ${after === null ? sql`` : sql`AND u.id > ${after}`}
+        ORDER BY u.id LIMIT ${limit + 1}`
     })
 
-    /** The workspace's members (the people a conversation can be assigned to), oldest membership first. */
-    const members = Effect.fn("UsersRepo.members")(function*(workspaceId: string) {
-      return yield* membersOf(workspaceId)
+    /**
+     * A page of the workspace's members (the people a conversation can be assigned to) in user id
+     * order, after the given user id: `limit + 1` rows, the extra one telling that there is more.
+     */
+    const members = Effect.fn("UsersRepo.members")(function*(workspaceId: string, limit: number, after?: string) {
+      return yield* membersOf({ workspaceId, limit, after: after ?? null })
     }, dieOnDatabaseError)
 
     const findByEmail = Effect.fn("UsersRepo.findByEmail")(function*(email: string) {

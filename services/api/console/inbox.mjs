@@ -10,7 +10,7 @@ const inbox = { open: null, me: null, members: [] }
 views.set("inbox", async () => {
   if (!inbox.me) inbox.me = (await api("GET", "/v1/auth/me")).user
   // who a conversation can be assigned to: the workspace's members (read again on each visit)
-  inbox.members = (await api("GET", "/v1/workspace/members")).data
+  inbox.members = (await api("GET", "/v1/workspace/members?limit=100")).data
   await refreshInbox()
 })
 

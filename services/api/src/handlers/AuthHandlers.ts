@@ -62,5 +62,7 @@ export const SessionHandlers = HttpApiBuilder.group(Api, "session", (handlers) =
           )
         }))
       .handle("me", () => Effect.flatMap(CurrentPrincipal, (principal) => accounts.me(principal.userId!)))
-      .handle("members", () => Effect.flatMap(CurrentPrincipal, (principal) => accounts.members(principal.workspaceId)))
+      .handle("members", ({ urlParams }) =>
+        Effect.flatMap(CurrentPrincipal, (principal) =>
+          accounts.members(principal.workspaceId, urlParams)))
   }))

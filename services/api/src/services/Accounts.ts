@@ -5,9 +5,11 @@ import type { MembershipRow, UserRow } from "@switchboard/db"
 import {
   AccountSuspended,
   Conflict,
+  DEFAULT_LIMIT,
   EmailNotVerified,
   InvalidCredentials,
   newId,
+  toKeyPage,
   toTimestamp,
   Unauthorized,
   User,
@@ -213,12 +215,17 @@ export class Accounts extends Effect.Service<Accounts>()("@switchboard/service-a
       return { user: toUser(user), workspaces: memberships.map(toMembership) }
     })
 
-    const members = Effect.fn("Accounts.members")(function*(workspaceId: string) {
-      const rows = yield* users.members(workspaceId)
-      return {
-        data: rows.map((m) => ({ ...m, id: m.id as `usr_${string}`, object: "workspace_member" as const })),
-        page: { next_cursor: null, has_more: false }
-      }
+    const members = Effect.fn("Accounts.members")(function*(
+      workspaceId: string,
+      query: { readonly limit?: number | undefined; readonly after?: string | undefined }
+    ) {
+      const limit = query.limit ?? DEFAULT_LIMIT
+      const rows = yield* users.members(workspaceId, limit, query.after)
+      return toKeyPage(
+        rows.map((m) => ({ ...m, id: m.id as `usr_${string}`, object: "workspace_member" as const })),
+        limit,
+        (m) => m.id
+      )
     })
 
     return { createUser, register, verifyEmail, login, refresh, logout, me, members } as const
