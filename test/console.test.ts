@@ -288,7 +288,9 @@ describe("console", () => {
           yield* step(async () => {
             await w.page.goto(`${base}/console`)
             // the e-mail field has the focus on arrival
-            await w.page.waitForFunction("document.activeElement?.id === 'email'")
+            await w.page.waitForFunction(() =>
+              (globalThis as unknown as { document: any }).document.activeElement?.id === "email"
+            )
             await w.page.keyboard.type(user.email)
             await w.page.keyboard.press("Tab")
             await w.page.keyboard.type(PASSWORD)

@@ -222,7 +222,10 @@ describe("console: the first hour without curl", () => {
               buffer: Buffer.from(PIXEL, "base64")
             })
             await w.page.getByRole("button", { name: "Simulate inbound message" }).click()
-            await w.page.waitForFunction(`document.querySelector("[id^=inbound-file-]").files.length === 0`)
+            await w.page.waitForFunction(() =>
+              (globalThis as unknown as { document: any }).document.querySelector("[id^=inbound-file-]").files
+                .length === 0
+            )
           })
           assert.strictEqual(
             yield* step(() => w.page.locator("[id^=inbound-status-]").innerText()),
@@ -232,8 +235,10 @@ describe("console: the first hour without curl", () => {
           yield* step(async () => {
             await item.getByRole("button").click()
             await w.page.locator("#thread-messages li[data-type=image]", { hasText: "This parcel?" }).waitFor()
-            await w.page.waitForFunction(
-              `document.querySelector("#thread-messages li[data-type=image] img.media")?.naturalWidth === 1`
+            await w.page.waitForFunction(() =>
+              (globalThis as unknown as { document: any }).document.querySelector(
+                "#thread-messages li[data-type=image] img.media"
+              )?.naturalWidth === 1
             )
           })
 
@@ -332,7 +337,9 @@ describe("console: the first hour without curl", () => {
           const w = yield* newPage()
           yield* step(async () => {
             await w.page.goto(`${base}/console`)
-            await w.page.waitForFunction("document.activeElement?.id === 'email'")
+            await w.page.waitForFunction(() =>
+              (globalThis as unknown as { document: any }).document.activeElement?.id === "email"
+            )
             await w.page.keyboard.type(user.email)
             await w.page.keyboard.press("Tab")
             await w.page.keyboard.type(PASSWORD)

@@ -144,8 +144,10 @@ describe("console: the inbox, live", () => {
             await phone.page.locator("nav").getByRole("button", { name: "Inbox" }).click()
             await phone.page.locator("li[data-conversation]", { hasText: ME }).getByRole("button").click()
             await phone.page.locator("#thread-messages li[data-type=image] img.media").waitFor()
-            await phone.page.waitForFunction(
-              `document.querySelector("#thread-messages li[data-type=image] img.media").naturalWidth === 1`
+            await phone.page.waitForFunction(() =>
+              (globalThis as unknown as { document: any }).document.querySelector(
+                "#thread-messages li[data-type=image] img.media"
+              )?.naturalWidth === 1
             )
           })
           const width = yield* step(() => phone.page.evaluate<number>("document.documentElement.scrollWidth"))
