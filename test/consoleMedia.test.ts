@@ -59,6 +59,11 @@ const mp3 = () => {
 }
 const PDF = Buffer.from("%PDF-1.4\n1 0 obj << /Type /Catalog >> endobj\ntrailer << /Root 1 0 R >>\n%%EOF\n")
 
+/** The page's document (read inside the page), typed for the few reads these checks make (the test has no DOM types). */
+interface Doc {
+  querySelector(selector: string): { naturalWidth?: number; readyState?: number; duration?: number } | null
+}
+
 const newPage = (viewport?: { width: number; height: number }) =>
   Effect.tap(Browser.newPage(viewport), (w) => Effect.sync(() => w.page.setDefaultTimeout(60_000)))
 
@@ -156,7 +161,11 @@ describe("console: media in the thread", () => {
           const photoItem = thread.locator(`li[data-message="${photo.id}"]`)
           yield* step(() =>
             w.page.waitForFunction(
-              `document.querySelector('li[data-message="${photo.id}"] img.media')?.naturalWidth === 120`
+              (id) =>
+                (globalThis as unknown as { document: Doc }).document.querySelector(
+                  `li[data-message="${id}"] img.media`
+                )?.naturalWidth === 120,
+              photo.id
             )
           )
           assert.match((yield* step(() => photoItem.locator("img").getAttribute("src"))) ?? "", /^blob:/)
@@ -172,10 +181,10 @@ describe("console: media in the thread", () => {
           // the voice note plays: a player whose blob the browser decoded
           const audio = thread.locator("li[data-type=audio] audio")
           yield* step(() =>
-            w.page.waitForFunction(`(() => {
-              const a = document.querySelector("li[data-type=audio] audio")
-              return a !== null && a.readyState >= 1 && a.duration > 0.5
-            })()`)
+            w.page.waitForFunction(() => {
+              const a = (globalThis as unknown as { document: Doc }).document.querySelector("li[data-type=audio] audio")
+              return a !== null && (a.readyState ?? 0) >= 1 && (a.duration ?? 0) > 0.5
+            })
           )
           assert.strictEqual(yield* step(() => audio.getAttribute("aria-label")), "Voice note")
           assert.isNotNull(yield* step(() => audio.getAttribute("controls")))
@@ -245,7 +254,10 @@ describe("console: media in the thread", () => {
           assert.strictEqual(doc.document.filename, "terms.pdf")
           assert.strictEqual(doc.document.caption, "Our terms")
           yield* step(() =>
-            w.page.waitForFunction(`document.querySelector("li.out[data-type=image] img.media")?.naturalWidth === 24`)
+            w.page.waitForFunction(() =>
+              (globalThis as unknown as { document: Doc }).document.querySelector("li.out[data-type=image] img.media")
+                ?.naturalWidth === 24
+            )
           )
 
           // a file that is not what it says: the upload's refusal, in the page

@@ -66,7 +66,9 @@ const typeRefused = (kind: MediaKind, type: string) =>
   new ValidationError({
     message: MEDIA_TYPES[kind] === null
       ? "The file's bytes are not of a type any media kind takes"
-      : `A ${kind} takes ${MEDIA_TYPES[kind]!.join(", ")}, and the bytes must be of the declared type`,
+      : `${/^[aeiou]/.test(kind) ? "An" : "A"} ${kind} takes ${
+        MEDIA_TYPES[kind]!.join(", ")
+      }, and the bytes must be of the declared type`,
     details: {
       reason: "media_type_unsupported",
       issues: [{

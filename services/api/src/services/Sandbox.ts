@@ -302,7 +302,7 @@ export class Sandbox extends Effect.Service<Sandbox>()("@switchboard/service-api
           const types = MEDIA_TYPES[kind]
           const type = file.mimeType.split(";")[0]!.trim().toLowerCase()
           return types === null || types.includes(type) ? Effect.void : new ValidationError({
-            message: `A ${kind} takes ${types.join(", ")}`,
+            message: `${/^[aeiou]/.test(kind) ? "An" : "A"} ${kind} takes ${types.join(", ")}`,
             details: {
               reason: "media_type_unsupported",
               issues: [{ path: [kind, "mime_type"], message: "Unsupported" }]
