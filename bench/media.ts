@@ -17,7 +17,7 @@
  *
  *   DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres REDIS_URL=redis://127.0.0.1:6379 \
  *     flock /tmp/sb-bench.lock npm run bench:media -- [--runs 3] [--texts 300] [--images 60] \
- *     [--qr-channels 4] [--sends 8] [--big-mib 100] [--uploads 10] [--upload-mib 16]
+ *     [--qr-channels 4] [--sends 8] [--big-mib 100] [--uploads 10] [--upload-mib 16] [--budget-s N]
  */
 import { Effect } from "effect"
 import { randomBytes } from "node:crypto"
@@ -41,6 +41,8 @@ const BIG_MIB = numberFlag("big-mib", 100)
 const UPLOADS = numberFlag("uploads", 10)
 const UPLOAD_MIB = numberFlag("upload-mib", 16)
 const CONTACTS = 10
+/** no run begins once this many seconds have passed, if the last run's length would overshoot them */
+const BUDGET_S = numberFlag("budget-s", Number.POSITIVE_INFINITY)
 /** how long to wait for the messages of a phase before giving up */
 const WAIT_MS = numberFlag("wait-s", 300) * 1000
 
@@ -300,7 +302,14 @@ const main = async () => {
     const channels: Array<string> = []
     for (let i = 0; i < QR_CHANNELS; i++) channels.push(await pairQr(stack, wa, `bench-qr-${i}`))
     log(`${channels.length} QR channels paired`)
+    const began = Date.now()
+    let lastRunS = 0
     for (let run = 1; run <= RUNS; run++) {
+      if ((Date.now() - began) / 1000 + lastRunS > BUDGET_S) {
+        log(`stopping after ${run - 1} runs: --budget-s ${BUDGET_S}`)
+        break
+      }
+      const runStarted = Date.now()
       // user access tokens expire after 15 minutes
       auth = { token: await stack.login(), workspace: stack.workspaceId }
       const load = () => Number(loadavg()[0]!.toFixed(2))
@@ -315,9 +324,11 @@ const main = async () => {
       }
       record("media", line)
       lines.push(line)
+      lastRunS = (Date.now() - runStarted) / 1000
+      log(`run ${run} took ${lastRunS.toFixed(0)} s`)
     }
     const s = (f: (l: Record<string, any>) => number, digits = 1) => formatSummary(summarize(lines.map(f)), digits)
-    console.log(`\nsummary over ${RUNS} runs (median [min–max]):`)
+    console.log(`\nsummary over ${lines.length} runs (median [min–max]):`)
     console.log(`  inbound text msg/s           ${s((l) => l.inbound.text.per_s)}`)
     console.log(`  inbound 1 MiB image msg/s    ${s((l) => l.inbound.image.per_s)}`)
     console.log(`  image sends/s per channel    ${s((l) => l.sends.per_channel_per_s, 3)}`)
