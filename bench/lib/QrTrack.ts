@@ -39,7 +39,7 @@ interface Stream {
   readonly close: () => void
 }
 
-const openStream = async (href: string, headers: Record<string, string>): Promise<Stream> => {
+export const openStream = async (href: string, headers: Record<string, string>): Promise<Stream> => {
   const abort = new AbortController()
   const response = await fetch(href, { headers, signal: abort.signal })
   if (response.status !== 200) throw new Error(`stream: ${response.status}`)
@@ -63,7 +63,7 @@ const openStream = async (href: string, headers: Record<string, string>): Promis
   return { frames, close: () => abort.abort() }
 }
 
-const until = async (what: string, check: () => boolean | Promise<boolean>, timeoutMs = 30_000) => {
+export const until = async (what: string, check: () => boolean | Promise<boolean>, timeoutMs = 30_000) => {
   const deadline = Date.now() + timeoutMs
   while (!(await check())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
@@ -156,4 +156,33 @@ export const qrTrack = async (stack: Stack, wa: FakeWhatsApp, channels: number, 
   }
   const done = Promise.all(Array.from({ length: channels }, (_, i) => lane(i)))
   return { counts, done }
+}
+
+/**
+ * Creates a QR channel named `name` and pairs it with the fake phone over the API's SSE stream;
+ * its id once it is `connected`.
+ */
+export const pairQr = async (stack: Stack, wa: FakeWhatsApp, name: string): Promise<string> => {
+  const auth = { token: stack.sessionToken, workspace: stack.workspaceId }
+  const created = await call(stack.baseUrl, "POST", "/v1/channels", { ...auth, body: { provider: "qr", name } })
+  if (created.status !== 201) throw new Error(`qr channel: ${created.text}`)
+  const id = created.body.id as string
+  const stream = await openStream(`${stack.baseUrl}/v1/channels/${id}/qr/stream`, {
+    authorization: `Bearer ${auth.token}`,
+    "x-workspace-id": stack.workspaceId
+  })
+  try {
+    const started = await call(stack.baseUrl, "POST", `/v1/channels/${id}/qr/start`, auth)
+    if (started.status !== 200) throw new Error(`qr/start ${started.status}`)
+    await until("a QR code", () => stream.frames.some((f) => f.event === "qr.updated"))
+    await Effect.runPromise(wa.phone.scan(stream.frames.find((f) => f.event === "qr.updated")!.data.qr as string))
+    await until(
+      "connected",
+      async () => (await call(stack.baseUrl, "GET", `/v1/channels/${id}`, auth)).body?.status === "connected",
+      60_000
+    )
+    return id
+  } finally {
+    stream.close()
+  }
 }
