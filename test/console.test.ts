@@ -8,22 +8,13 @@ import { assert, describe, layer } from "@effect/vitest"
 import { Effect, Layer, Option } from "effect"
 import qrcode from "qrcode-generator"
 import * as Browser from "./support/Browser.js"
-import { eventually, PASSWORD, request, type SignedUp, signUp } from "./support/Fixtures.js"
+import { eventually, PASSWORD, request, signUp } from "./support/Fixtures.js"
 import { appWith, as, createQrChannel, sendText, Wa, waitForStatus } from "./support/QrApp.js"
 import { receiver } from "./support/Receiver.js"
 import * as Sse from "./support/SseClient.js"
 
 const PHONE = "+15550008888"
-const { step } = Browser
-
-const signIn = (w: Browser.Watched, base: string, user: SignedUp) =>
-  step(async () => {
-    await w.page.goto(`${base}/console`)
-    await w.page.getByLabel("E-mail").fill(user.email)
-    await w.page.getByLabel("Password").fill(PASSWORD)
-    await w.page.getByRole("button", { name: "Sign in" }).click()
-    await w.page.getByRole("heading", { name: "Channels" }).waitFor()
-  })
+const { signIn, step } = Browser
 
 const badgeIn = (w: Browser.Watched, row: string, status: string) =>
   w.page.locator(`${row} .badge[data-status="${status}"]`)

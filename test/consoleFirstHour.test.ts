@@ -16,21 +16,8 @@ import * as TestApp from "./support/TestApp.js"
 const ME = "+4915112345678"
 /** A 1×1 PNG. */
 const PIXEL = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGMQarAGAAF1AM4Mur0zAAAAAElFTkSuQmCC"
-const { step } = Browser
+const { patientPage: newPage, signIn, tabTo, step } = Browser
 const as = (user: SignedUp) => ({ token: user.accessToken, workspace: user.workspaceId })
-
-/** A new page; waits allow for a loaded machine (the server's work is asynchronous: polls, dispatch). */
-const newPage = (viewport?: { width: number; height: number }) =>
-  Effect.tap(Browser.newPage(viewport), (w) => Effect.sync(() => w.page.setDefaultTimeout(60_000)))
-
-const signIn = (w: Browser.Watched, base: string, user: SignedUp) =>
-  step(async () => {
-    await w.page.goto(`${base}/console`)
-    await w.page.getByLabel("E-mail").fill(user.email)
-    await w.page.getByLabel("Password").fill(PASSWORD)
-    await w.page.getByRole("button", { name: "Sign in" }).click()
-    await w.page.getByRole("heading", { name: "Channels" }).waitFor()
-  })
 
 const tab = (w: Browser.Watched, name: string) =>
   step(async () => {
@@ -50,23 +37,6 @@ const assertClean = (w: Browser.Watched, base: string, allowed: RegExp = /^$/) =
       w.consoleErrors.filter((e) => !/^401 .*\/v1\/auth\/refresh$/.test(e) && !allowed.test(e)),
       []
     )
-  })
-
-/** Presses Tab until the focused element's text or label matches; fails if it never comes. */
-const tabTo = (w: Browser.Watched, target: RegExp) =>
-  Effect.gen(function*() {
-    for (let i = 0; i < 80; i++) {
-      yield* step(() => w.page.keyboard.press("Tab"))
-      const name = yield* step(() =>
-        w.page.evaluate<string>(`(() => {
-          const e = document.activeElement
-          const label = e.id ? document.querySelector('label[for="' + e.id + '"]')?.textContent : ""
-          return (label || e.textContent || "").trim()
-        })()`)
-      )
-      if (target.test(name)) return
-    }
-    assert.fail(`${target} is not reachable with Tab`)
   })
 
 describe("console: the first hour without curl", () => {

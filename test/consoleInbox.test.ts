@@ -9,44 +9,15 @@ import { SqlClient } from "@effect/sql"
 import { assert, describe, layer } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import * as Browser from "./support/Browser.js"
-import { eventually, PASSWORD, request, sandboxSetup, type SignedUp, signUp } from "./support/Fixtures.js"
+import { eventually, request, sandboxSetup, type SignedUp, signUp } from "./support/Fixtures.js"
 import * as TestApp from "./support/TestApp.js"
 
 const ME = "+4915112345678"
 const OTHER = "+4915187654321"
-const { step } = Browser
+const { patientPage: newPage, signIn, tabTo, step } = Browser
 const as = (user: SignedUp) => ({ token: user.accessToken, workspace: user.workspaceId })
 /** A 1×1 PNG. */
 const PIXEL = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGMQarAGAAF1AM4Mur0zAAAAAElFTkSuQmCC"
-
-const newPage = (viewport?: { width: number; height: number }) =>
-  Effect.tap(Browser.newPage(viewport), (w) => Effect.sync(() => w.page.setDefaultTimeout(60_000)))
-
-const signIn = (w: Browser.Watched, base: string, user: SignedUp) =>
-  step(async () => {
-    await w.page.goto(`${base}/console`)
-    await w.page.getByLabel("E-mail").fill(user.email)
-    await w.page.getByLabel("Password").fill(PASSWORD)
-    await w.page.getByRole("button", { name: "Sign in" }).click()
-    await w.page.getByRole("heading", { name: "Channels" }).waitFor()
-  })
-
-/** Presses Tab until the focused element's text or label matches; fails if it never comes. */
-const tabTo = (w: Browser.Watched, target: RegExp) =>
-  Effect.gen(function*() {
-    for (let i = 0; i < 80; i++) {
-      yield* step(() => w.page.keyboard.press("Tab"))
-      const name = yield* step(() =>
-        w.page.evaluate<string>(`(() => {
-          const e = document.activeElement
-          const label = e.id ? document.querySelector('label[for="' + e.id + '"]')?.textContent : ""
-          return (label || e.textContent || "").trim()
-        })()`)
-      )
-      if (target.test(name)) return
-    }
-    assert.fail(`${target} is not reachable with Tab`)
-  })
 
 describe("console: the inbox, live", () => {
   layer(Layer.merge(TestApp.layer(), Browser.layer), { excludeTestServices: true, timeout: 240_000 })((it) => {

@@ -12,11 +12,11 @@ import { Effect, Layer } from "effect"
 import { readFileSync } from "node:fs"
 import { deflateSync } from "node:zlib"
 import * as Browser from "./support/Browser.js"
-import { eventually, PASSWORD, request, sandboxSetup, type SignedUp } from "./support/Fixtures.js"
+import { eventually, request, sandboxSetup } from "./support/Fixtures.js"
 import * as TestApp from "./support/TestApp.js"
 
 const ME = "+4915112345678"
-const { step } = Browser
+const { patientPage: newPage, signIn, step } = Browser
 
 const crcTable = Array.from({ length: 256 }, (_, n) => {
   let c = n
@@ -63,18 +63,6 @@ const PDF = Buffer.from("%PDF-1.4\n1 0 obj << /Type /Catalog >> endobj\ntrailer 
 interface Doc {
   querySelector(selector: string): { naturalWidth?: number; readyState?: number; duration?: number } | null
 }
-
-const newPage = (viewport?: { width: number; height: number }) =>
-  Effect.tap(Browser.newPage(viewport), (w) => Effect.sync(() => w.page.setDefaultTimeout(60_000)))
-
-const signIn = (w: Browser.Watched, base: string, user: SignedUp) =>
-  step(async () => {
-    await w.page.goto(`${base}/console`)
-    await w.page.getByLabel("E-mail").fill(user.email)
-    await w.page.getByLabel("Password").fill(PASSWORD)
-    await w.page.getByRole("button", { name: "Sign in" }).click()
-    await w.page.getByRole("heading", { name: "Channels" }).waitFor()
-  })
 
 /** Same origin (the page's blob: URLs of media included), no CSP violation, no script error. */
 const assertClean = (w: Browser.Watched, base: string, allowed: RegExp = /^$/) =>

@@ -4,11 +4,13 @@
  * browser is a failure, never a skip. Pages record every request and every CSP violation.
  */
 import { HttpServer } from "@effect/platform"
+import { assert } from "@effect/vitest"
 import { Context, Effect, Layer } from "effect"
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { type BrowserContext, chromium, type Page } from "playwright-core"
+import { PASSWORD } from "./Fixtures.js"
 
 export const ARTIFACTS = join(import.meta.dirname, "..", "..", ".tmp", "console-screenshots")
 
@@ -107,3 +109,34 @@ export const screenshot = (page: Page, name: string) =>
 
 /** Runs a Playwright step. */
 export const step = <A>(f: () => Promise<A>) => Effect.promise(f)
+
+/** A new tab whose waits allow for a loaded machine (the server's work is asynchronous: polls, dispatch). */
+export const patientPage = (viewport?: { width: number; height: number }) =>
+  Effect.tap(newPage(viewport), (w) => Effect.sync(() => w.page.setDefaultTimeout(60_000)))
+
+/** Signs the user (made with the fixtures' password) in and waits for the first page. */
+export const signIn = (w: Watched, base: string, user: { readonly email: string }) =>
+  step(async () => {
+    await w.page.goto(`${base}/console`)
+    await w.page.getByLabel("E-mail").fill(user.email)
+    await w.page.getByLabel("Password").fill(PASSWORD)
+    await w.page.getByRole("button", { name: "Sign in" }).click()
+    await w.page.getByRole("heading", { name: "Channels" }).waitFor()
+  })
+
+/** Presses Tab until the focused element's text or label matches; fails if it never comes. */
+export const tabTo = (w: Watched, target: RegExp) =>
+  Effect.gen(function*() {
+    for (let i = 0; i < 80; i++) {
+      yield* step(() => w.page.keyboard.press("Tab"))
+      const name = yield* step(() =>
+        w.page.evaluate<string>(`(() => {
+          const e = document.activeElement
+          const label = e.id ? document.querySelector('label[for="' + e.id + '"]')?.textContent : ""
+          return (label || e.textContent || "").trim()
+        })()`)
+      )
+      if (target.test(name)) return
+    }
+    assert.fail(`${target} is not reachable with Tab`)
+  })

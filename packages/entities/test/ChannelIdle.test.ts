@@ -16,9 +16,9 @@ import {
   MessageMoves
 } from "@switchboard/entities"
 import { accepted, ChannelProviders, ProvidersConfig, SandboxProvider } from "@switchboard/providers"
-import type { ChannelConnection, ChannelProvider } from "@switchboard/providers"
-import { Duration, Effect, Layer, Stream } from "effect"
-import { EntityRepos, queueMessage, setupChannel, waitFor } from "./support.js"
+import type { ChannelProvider } from "@switchboard/providers"
+import { Duration, Effect, Layer } from "effect"
+import { EntityRepos, queueMessage, setupChannel, stubProvider, waitFor } from "./support.js"
 
 /** Connections opened and closed, per channel. */
 const opened = new Map<string, number>()
@@ -35,29 +35,10 @@ const counting = (inner: ChannelProvider): ChannelProvider => ({
 })
 
 /** A linked device that never sends anything: what an idle paired QR channel looks like to its entity. */
-const qr: ChannelProvider = {
-  connect: (channel) =>
-    Effect.succeed(
-      {
-        capabilities: { max_throughput_mps: 1, message_types: ["text"] },
-        send: () => Effect.succeed(accepted),
-        events: Stream.never,
-        pendingReceipts: Effect.succeed(0),
-        pairing: {
-          snapshot: Effect.succeed({
-            channelId: channel.id,
-            status: channel.status,
-            phoneNumber: null,
-            qr: null,
-            connectionError: null
-          }),
-          subscribe: Effect.die("not used"),
-          start: Effect.void,
-          logout: Effect.void
-        }
-      } satisfies ChannelConnection
-    )
-}
+const qr: ChannelProvider = stubProvider(
+  { max_throughput_mps: 1, message_types: ["text"] },
+  () => Effect.succeed(accepted)
+)
 
 const Providers = Layer.effect(
   ChannelProviders.ChannelProviders,

@@ -17,45 +17,26 @@ import {
   ThrottleSettings
 } from "@switchboard/entities"
 import { accepted, ChannelProviders, PROVIDER_RATE_LIMITED, ProvidersConfig, refused } from "@switchboard/providers"
-import type { ChannelConnection, ChannelProvider } from "@switchboard/providers"
-import { Effect, Layer, Stream } from "effect"
-import { EntityRepos, queueMessage, setupChannel, timeline, waitFor } from "./support.js"
+import type { ChannelProvider } from "@switchboard/providers"
+import { Effect, Layer } from "effect"
+import { EntityRepos, queueMessage, setupChannel, stubProvider, timeline, waitFor } from "./support.js"
 
 /** Throttles this many sends to a recipient before taking one (Infinity: never takes one). */
 const throttleFirst = new Map<string, number>()
 /** Sends the provider was asked for, per recipient (each asked WhatsApp again). */
 const asked = new Map<string, number>()
 
-const throttling: ChannelProvider = {
-  connect: (channel) =>
-    Effect.succeed(
-      {
-        capabilities: { max_throughput_mps: 50, message_types: ["text"] },
-        send: (message) =>
-          Effect.sync(() => {
-            const n = (asked.get(message.to) ?? 0) + 1
-            asked.set(message.to, n)
-            return n <= (throttleFirst.get(message.to) ?? 0)
-              ? refused(true, PROVIDER_RATE_LIMITED, "WhatsApp throttled this channel's sends")
-              : accepted
-          }),
-        events: Stream.never,
-        pendingReceipts: Effect.succeed(0),
-        pairing: {
-          snapshot: Effect.succeed({
-            channelId: channel.id,
-            status: channel.status,
-            phoneNumber: null,
-            qr: null,
-            connectionError: null
-          }),
-          subscribe: Effect.die("not used"),
-          start: Effect.void,
-          logout: Effect.void
-        }
-      } satisfies ChannelConnection
-    )
-}
+const throttling: ChannelProvider = stubProvider(
+  { max_throughput_mps: 50, message_types: ["text"] },
+  (message) =>
+    Effect.sync(() => {
+      const n = (asked.get(message.to) ?? 0) + 1
+      asked.set(message.to, n)
+      return n <= (throttleFirst.get(message.to) ?? 0)
+        ? refused(true, PROVIDER_RATE_LIMITED, "WhatsApp throttled this channel's sends")
+        : accepted
+    })
+)
 
 const testLayer = (settings: { readonly scale: number; readonly maxWaitMs: number }) =>
   Layer.mergeAll(ChannelEntityLive, MessageEntityLive).pipe(

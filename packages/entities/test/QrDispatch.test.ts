@@ -9,37 +9,18 @@ import * as TestDatabase from "@switchboard/db/testing"
 import { QR_PER_RECIPIENT_CAP } from "@switchboard/domain"
 import { ChannelEntity, ChannelEntityLive, Cluster, MessageEntityLive, MessageMoves } from "@switchboard/entities"
 import { accepted, ChannelProviders, ProvidersConfig } from "@switchboard/providers"
-import type { ChannelConnection, ChannelProvider } from "@switchboard/providers"
-import { Effect, Layer, Stream } from "effect"
-import { EntityRepos, queueMessage, setupChannel, waitFor } from "./support.js"
+import type { ChannelProvider } from "@switchboard/providers"
+import { Effect, Layer } from "effect"
+import { EntityRepos, queueMessage, setupChannel, stubProvider, waitFor } from "./support.js"
 
 /** Every send the provider took: recipient and message id, in order. */
 const sends: Array<{ readonly to: string; readonly id: string }> = []
 
-const recording: ChannelProvider = {
-  connect: (channel) =>
-    Effect.succeed(
-      {
-        // fast, so only the spacing can hold a message back
-        capabilities: { max_throughput_mps: 50, message_types: ["text"] },
-        send: (message) => Effect.sync(() => sends.push({ to: message.to, id: message.id })).pipe(Effect.as(accepted)),
-        events: Stream.never,
-        pendingReceipts: Effect.succeed(0),
-        pairing: {
-          snapshot: Effect.succeed({
-            channelId: channel.id,
-            status: channel.status,
-            phoneNumber: null,
-            qr: null,
-            connectionError: null
-          }),
-          subscribe: Effect.die("not used"),
-          start: Effect.void,
-          logout: Effect.void
-        }
-      } satisfies ChannelConnection
-    )
-}
+const recording: ChannelProvider = stubProvider(
+  // fast, so only the spacing can hold a message back
+  { max_throughput_mps: 50, message_types: ["text"] },
+  (message) => Effect.sync(() => sends.push({ to: message.to, id: message.id })).pipe(Effect.as(accepted))
+)
 
 const TestLayer = Layer.mergeAll(ChannelEntityLive, MessageEntityLive).pipe(
   Layer.provide(MessageMoves.Default),

@@ -11,7 +11,8 @@ import {
 import { newId, PRIORITY, THROUGHPUT_MPS, toTimestamp } from "@switchboard/domain"
 import type { Category, ChannelStatus, Message, MessageStatus, Provider } from "@switchboard/domain"
 import { InboundMessages } from "@switchboard/entities"
-import { Clock, Effect, Layer, Option } from "effect"
+import type { ChannelConnection, ChannelProvider } from "@switchboard/providers"
+import { Clock, Effect, Layer, Option, Stream } from "effect"
 
 /** The repositories the Channel and Message entities need (on `TestDatabase.sqlLayer`). */
 export const EntityRepos = Layer.mergeAll(
@@ -128,3 +129,34 @@ export const eventTypes = (id: string) =>
       WHERE object_id = ${id} ORDER BY created_at, id`
     return rows.map((r) => ({ type: r.type, data: JSON.parse(r.envelope).data }))
   }).pipe(Effect.orDie)
+
+/**
+ * A provider whose connections take sends with `send` and report nothing else: no events, no
+ * receipts, no pairing (what a linked device looks like to its Channel entity).
+ */
+export const stubProvider = (
+  capabilities: ChannelConnection["capabilities"],
+  send: ChannelConnection["send"]
+): ChannelProvider => ({
+  connect: (channel) =>
+    Effect.succeed(
+      {
+        capabilities,
+        send,
+        events: Stream.never,
+        pendingReceipts: Effect.succeed(0),
+        pairing: {
+          snapshot: Effect.succeed({
+            channelId: channel.id,
+            status: channel.status,
+            phoneNumber: null,
+            qr: null,
+            connectionError: null
+          }),
+          subscribe: Effect.die("not used"),
+          start: Effect.void,
+          logout: Effect.void
+        }
+      } satisfies ChannelConnection
+    )
+})
