@@ -43,6 +43,8 @@ export interface Stack {
   readonly apiKey: string
   /** creates `count` verified sandbox sessions for RECIPIENT; their channel ids */
   readonly sandboxChannels: (count: number) => Promise<Array<string>>
+  /** runs an operator command (`npm run admin -- ...`, docs/OPERATING.md) against the stack's database */
+  readonly admin: (args: ReadonlyArray<string>) => Promise<any>
   readonly stop: () => Promise<void>
 }
 
@@ -128,7 +130,8 @@ export const startStack = async (options: StackOptions): Promise<Stack> => {
     "Bench",
     "--verified"
   ], adminEnv)
-  for (const entitlement of ["shared_test_sessions"]) {
+  // benches pair several QR channels (bench:media, bench:soak): no plan limit on production channels
+  for (const entitlement of ["shared_test_sessions", "production_channels"]) {
     await admin(
       ["override", "--workspace", created.workspace_id, "--entitlement", entitlement, "--unlimited"],
       adminEnv
@@ -160,6 +163,7 @@ export const startStack = async (options: StackOptions): Promise<Stack> => {
     sessionToken,
     login,
     apiKey,
+    admin: (args) => admin([...args], adminEnv),
     sandboxChannels: async (count) => {
       const ids: Array<string> = []
       for (let i = 0; i < count; i++) {
