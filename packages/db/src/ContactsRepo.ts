@@ -214,7 +214,9 @@ export class ContactsRepo extends Effect.Service<ContactsRepo>()("@switchboard/d
           phone_number = ${changes.phoneNumber === undefined ? sql`phone_number` : sql`${changes.phoneNumber}`},
           ${
         // WhatsApp's answer was about the old number
-        changes.phoneNumber === undefined ? sql`` : sql`whatsapp_status = CASE WHEN phone_number IS DISTINCT FROM ${changes.phoneNumber}
+        changes.phoneNumber === undefined ?
+          sql`` :
+          sql`whatsapp_status = CASE WHEN phone_number IS DISTINCT FROM ${changes.phoneNumber}
             THEN NULL ELSE whatsapp_status END,
           whatsapp_checked_at = CASE WHEN phone_number IS DISTINCT FROM ${changes.phoneNumber}
             THEN NULL ELSE whatsapp_checked_at END,`}

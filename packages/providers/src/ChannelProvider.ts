@@ -8,7 +8,13 @@
  *   never moves a message back (docs/ARCHITECTURE.md "One writer per message, by statement"). An inbound message carries the provider's id for deduplication.
  * - `capabilities.max_throughput_mps` paces the Channel entity's token bucket.
  */
-import type { Channel, ChannelStatus, ChannelStatusReason, QrRestrictionReason, ReceiptStatus } from "@switchboard/domain"
+import type {
+  Channel,
+  ChannelStatus,
+  ChannelStatusReason,
+  QrRestrictionReason,
+  ReceiptStatus
+} from "@switchboard/domain"
 import { InboundContent, RECEIPT_STATUSES } from "@switchboard/domain"
 import type { InboundBody, OutgoingBody, ProviderMessageRef } from "@switchboard/domain"
 import type { Effect, Queue, Scope, Stream } from "effect"
