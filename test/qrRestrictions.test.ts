@@ -363,6 +363,13 @@ describe("QR number protection", () => {
           assert.isAtMost(Math.abs(Date.parse(notOnWhatsApp.whatsapp.checked_at) - Date.now()), 60_000)
           const single = yield* request("GET", `/v1/contacts/${notOnWhatsApp.id}`, as(user))
           assert.deepStrictEqual(single.body.whatsapp, notOnWhatsApp.whatsapp)
+          // the answer was about that number: a contact given another number is unchecked again
+          const moved = yield* request("PATCH", `/v1/contacts/${notOnWhatsApp.id}`, {
+            ...as(user),
+            body: { phone_number: "+4915166000009" }
+          })
+          assert.strictEqual(moved.status, 200, moved.text)
+          assert.deepStrictEqual(moved.body.whatsapp, { status: "unknown", checked_at: null })
 
           // a WhatsApp user is checked once, then remembered
           const alice = wa.contact("+4915166000002")

@@ -79,23 +79,6 @@ export const ContactCtes = {
     )`
 }
 
-/**
- * Records WhatsApp's answer on whether a number is on it (a QR channel's recipient check) on the
- * channel's workspace's contact with that number, unless a later answer is recorded already: an
- * `UPDATE` to follow the `WITH` of `QrRecipientChecksRepo.record`.
- */
-export const recordWhatsAppCheck = (sql: SqlClient.SqlClient, input: {
-  readonly channelId: string
-  readonly phone: string
-  readonly onWhatsApp: boolean
-  readonly at: string
-}) =>
-  sql`UPDATE contacts SET whatsapp_status = ${input.onWhatsApp ? "on_whatsapp" : "not_on_whatsapp"},
-      whatsapp_checked_at = ${input.at}
-    WHERE workspace_id = (SELECT workspace_id FROM channels WHERE id = ${input.channelId})
-      AND phone_number = ${input.phone}
-      AND (whatsapp_checked_at IS NULL OR whatsapp_checked_at <= ${input.at})`
-
 export interface ContactFields {
   readonly phoneNumber: string
   readonly name: string | null
@@ -213,13 +196,10 @@ export class ContactsRepo extends Effect.Service<ContactsRepo>()("@switchboard/d
       const rows = yield* sql<typeof IdRow.Type>`UPDATE contacts SET
           phone_number = ${changes.phoneNumber === undefined ? sql`phone_number` : sql`${changes.phoneNumber}`},
           ${
-        // WhatsApp's answer was about the old number
-        changes.phoneNumber === undefined ?
-          sql`` :
-          sql`whatsapp_status = CASE WHEN phone_number IS DISTINCT FROM ${changes.phoneNumber}
-            THEN NULL ELSE whatsapp_status END,
-          whatsapp_checked_at = CASE WHEN phone_number IS DISTINCT FROM ${changes.phoneNumber}
-            THEN NULL ELSE whatsapp_checked_at END,`}
+        // WhatsApp's answer (QrRecipientChecksRepo) was about the old number
+        changes.phoneNumber === undefined ? sql`` : sql`
+          whatsapp_status = CASE WHEN phone_number = ${changes.phoneNumber} THEN whatsapp_status END,
+          whatsapp_checked_at = CASE WHEN phone_number = ${changes.phoneNumber} THEN whatsapp_checked_at END,`}
           name = ${changes.name === undefined ? sql`name` : sql`${changes.name}`},
           email = ${changes.email === undefined ? sql`email` : sql`${changes.email}`},
           attributes = ${

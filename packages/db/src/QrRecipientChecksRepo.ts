@@ -3,10 +3,11 @@
  * the channel's first send to it; docs/LIMITS.md, "Number protection"): the channel's last answer
  * per number, counted by `GET .../qr/safety` (`QrSafetyRepo.health`), and the contact's own
  * `whatsapp` status (docs/API.md "Contacts"). Written by the runner that holds the channel's link.
+ * The contact's `whatsapp_status` and `whatsapp_checked_at` are written here only (migration 0110);
+ * `ContactsRepo` reads them, and clears them when the contact's number changes.
  */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import { recordWhatsAppCheck } from "./ContactsRepo.js"
 import { dieOnDatabaseError } from "./Rows.js"
 
 export class QrRecipientChecksRepo extends Effect.Service<QrRecipientChecksRepo>()(
@@ -33,7 +34,11 @@ export class QrRecipientChecksRepo extends Effect.Service<QrRecipientChecksRepo>
               SET on_whatsapp = EXCLUDED.on_whatsapp, checked_at = EXCLUDED.checked_at
               WHERE qr_recipient_checks.checked_at <= EXCLUDED.checked_at
           )
-          ${recordWhatsAppCheck(sql, input)}`
+          UPDATE contacts SET whatsapp_status = ${input.onWhatsApp ? "on_whatsapp" : "not_on_whatsapp"},
+              whatsapp_checked_at = ${input.at}
+            WHERE workspace_id = (SELECT workspace_id FROM channels WHERE id = ${input.channelId})
+              AND phone_number = ${input.phone}
+              AND (whatsapp_checked_at IS NULL OR whatsapp_checked_at <= ${input.at})`
       }, dieOnDatabaseError)
 
       return { record } as const

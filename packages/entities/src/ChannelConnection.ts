@@ -7,6 +7,9 @@
  * per batch, `MessageMoves.receipts`); inbound messages recorded in lanes (the events of one
  * message stay in order; different messages go in parallel).
  *
+ * Over 350 lines on purpose: every kind of report the link makes is routed here, in one place,
+ * so the order guarantees above can be read side by side.
+ *
  * An archived channel keeps no link: a linked device is unlinked at WhatsApp (when the link is up)
  * and its stored credentials are wiped, once per activation, best effort.
  */
