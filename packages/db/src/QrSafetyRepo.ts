@@ -125,7 +125,9 @@ export class QrSafetyRepo extends Effect.Service<QrSafetyRepo>()("@switchboard/d
         CROSS JOIN LATERAL (SELECT count(*) FILTER (WHERE cv.last_inbound_at IS NULL)::int AS new_contacts,
             count(*) FILTER (WHERE cv.last_inbound_at IS NOT NULL)::int AS existing_contacts
           FROM messages m JOIN conversations cv ON cv.id = m.conversation_id
-          WHERE m.channel_id = c.id AND m.direction = 'outbound' AND m.created_at > ${since}
+          -- the workspace's (workspace_id, created_at) index bounds this to the window's messages
+          WHERE m.workspace_id = c.workspace_id AND m.channel_id = c.id AND m.direction = 'outbound'
+            AND m.created_at > ${since}
             AND m.status NOT IN ('cancelled', 'expired')) s
         CROSS JOIN LATERAL (SELECT count(*) FILTER (WHERE k.on_whatsapp)::int AS on_whatsapp,
             count(*) FILTER (WHERE NOT k.on_whatsapp)::int AS not_on_whatsapp
