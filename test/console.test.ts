@@ -147,8 +147,10 @@ describe("console", () => {
           const healthy = yield* step(() => health.innerText())
           assert.include(healthy, "Day 1 of 14: today's cap for new contacts is 20, 1 used, 19 left")
           assert.include(healthy, "1 of 200 used in 24 h (1 sent, 0 queued, 199 left)")
-          assert.include(healthy, "1 to new contacts")
+          assert.include(healthy, "1 to new contacts, 0 to contacts who wrote first")
+          assert.include(healthy, "1 on WhatsApp, 0 not on WhatsApp in 24 h")
           assert.match(healthy, /Timelock\s+None/)
+          assert.match(healthy, /Last signal\s+None/)
           const ends = Math.floor(Date.now() / 1000) + 3600
           wa.mexNotification("NotificationUserReachoutTimelockUpdate", {
             xwa2_notify_account_reachout_timelock: {
@@ -172,6 +174,7 @@ describe("console", () => {
             yield* step(() => health.innerText()),
             `WhatsApp paused new chats until ${until} (replies still go)`
           )
+          assert.include(yield* step(() => health.innerText()), "WhatsApp paused new chats (reach-out timelock), ")
           yield* Browser.screenshot(w.page, "health")
 
           // the phone removes the linked device; a reload signs in again through the httpOnly refresh

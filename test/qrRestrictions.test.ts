@@ -96,6 +96,11 @@ describe("QR number protection", () => {
             1
           )
           assert.notInclude(text, channelId)
+          // and in the channel's health: the last signal with its time
+          const safety = yield* request("GET", `/v1/channels/${channelId}/qr/safety`, as(user))
+          const signal = safety.body.restrictions.last_signal
+          assert.strictEqual(signal.signal, "account_restricted")
+          assert.isAtMost(Math.abs(Date.parse(signal.at) - Date.now()), 60_000)
         })
     )
 
@@ -347,6 +352,24 @@ describe("QR number protection", () => {
           )
           assert.include((yield* channelEvents(sent.body.id)).map((e) => e.type), "message.failed")
           assert.strictEqual(checksOf(nobody), 1)
+          // WhatsApp's answer shows on the contact, in the list and on its own
+          const contactOf = (number: string) =>
+            Effect.map(
+              request("GET", `/v1/contacts?q=${encodeURIComponent(number)}`, as(user)),
+              (r) => r.body.data.find((c: { phone_number: string }) => c.phone_number === number)
+            )
+          const notOnWhatsApp = yield* eventually(contactOf(nobody), (c) => c?.whatsapp.status !== "unknown")
+          assert.strictEqual(notOnWhatsApp.whatsapp.status, "not_on_whatsapp")
+          assert.isAtMost(Math.abs(Date.parse(notOnWhatsApp.whatsapp.checked_at) - Date.now()), 60_000)
+          const single = yield* request("GET", `/v1/contacts/${notOnWhatsApp.id}`, as(user))
+          assert.deepStrictEqual(single.body.whatsapp, notOnWhatsApp.whatsapp)
+          // the answer was about that number: a contact given another number is unchecked again
+          const moved = yield* request("PATCH", `/v1/contacts/${notOnWhatsApp.id}`, {
+            ...as(user),
+            body: { phone_number: "+4915166000009" }
+          })
+          assert.strictEqual(moved.status, 200, moved.text)
+          assert.deepStrictEqual(moved.body.whatsapp, { status: "unknown", checked_at: null })
 
           // a WhatsApp user is checked once, then remembered
           const alice = wa.contact("+4915166000002")
@@ -360,6 +383,21 @@ describe("QR number protection", () => {
           yield* eventually(Effect.sync(() => alice.received.length), (n) => n === 2, 30_000)
           assert.deepStrictEqual(alice.received.map((m) => m.text), ["one", "two"])
           assert.strictEqual(checksOf(alice.number), 1)
+          const onWhatsApp = yield* eventually(contactOf(alice.number), (c) => c?.whatsapp.status !== "unknown")
+          assert.strictEqual(onWhatsApp.whatsapp.status, "on_whatsapp")
+          // a contact no QR channel checked yet
+          const created = yield* request("POST", "/v1/contacts", {
+            ...as(user),
+            body: { phone_number: "+4915166000003" }
+          })
+          assert.strictEqual(created.status, 201, created.text)
+          assert.deepStrictEqual(created.body.whatsapp, { status: "unknown", checked_at: null })
+          // the channel's health counts both answers and the three new chats
+          const safety = yield* request("GET", `/v1/channels/${channelId}/qr/safety`, as(user))
+          assert.strictEqual(safety.status, 200, safety.text)
+          assert.deepStrictEqual(safety.body.recipient_checks_24h, { on_whatsapp: 1, not_on_whatsapp: 1 })
+          assert.deepStrictEqual(safety.body.sends_24h, { new_contacts: 3, existing_contacts: 0 })
+          assert.deepInclude(safety.body.restrictions, { last_signal: null, held_by_timelock: 0 })
           const metrics = yield* scrape
           assert.isAtLeast(total(metrics, "switchboard_qr_recipient_checks_total", { result: "not_on_whatsapp" }), 1)
           assert.isAtLeast(total(metrics, "switchboard_qr_recipient_checks_total", { result: "remembered" }), 1)

@@ -60,6 +60,16 @@ describe("QR reach-out timelock", () => {
             assert.strictEqual(m.status, "queued", JSON.stringify(m))
             assert.notInclude(m.timeline.map((t: { to_state: string }) => t.to_state), "dispatching")
           }
+          // the channel's health says so: two held, the signal and when, the day's sends by recipient
+          const safety = () =>
+            Effect.map(request("GET", `/v1/channels/${channelId}/qr/safety`, as(user)), (r) => r.body)
+          const locked = yield* safety()
+          assert.strictEqual(locked.restrictions.held_by_timelock, 2)
+          assert.strictEqual(locked.restrictions.last_signal.signal, "reachout_timelocked")
+          assert.isAtMost(Math.abs(Date.parse(locked.restrictions.last_signal.at) - Date.now()), 60_000)
+          assert.deepStrictEqual(locked.sends_24h, { new_contacts: 2, existing_contacts: 4 })
+          assert.strictEqual(locked.sent_24h, 4)
+          assert.strictEqual(locked.queued, 2)
 
           // WhatsApp lifts it: the held messages go, in the order they were accepted
           wa.mexNotification("NotificationUserReachoutTimelockUpdate", {
@@ -67,6 +77,12 @@ describe("QR reach-out timelock", () => {
           })
           yield* eventually(Effect.sync(() => stranger.received.length), (n) => n === 2, 60_000)
           assert.deepStrictEqual(stranger.received.map((m) => m.text), ["first", "second"])
+          // (the check's answer is recorded as the link reports it, a moment after the send)
+          const lifted = yield* eventually(safety(), (b) => b.recipient_checks_24h.on_whatsapp === 2)
+          assert.strictEqual(lifted.restrictions.held_by_timelock, 0)
+          assert.strictEqual(lifted.restrictions.last_signal.signal, "restriction_lifted")
+          // WhatsApp confirmed the stranger before the first of them went out
+          assert.deepStrictEqual(lifted.recipient_checks_24h, { on_whatsapp: 2, not_on_whatsapp: 0 })
           for (const id of held) {
             const m = yield* eventually(message(id), (x) => x.status !== "queued" && x.status !== "dispatching")
             assert.oneOf(m.status, ["provider_accepted", "sent", "delivered", "read"])

@@ -8,6 +8,7 @@ import {
   Id,
   IdRef,
   QrConnectionErrorReason,
+  QrRestrictionReason,
   ServiceUnavailable,
   Timestamp
 } from "@switchboard/domain"
@@ -68,6 +69,26 @@ export class QrSafetyUsage extends Schema.Class<QrSafetyUsage>("QrSafetyUsage")(
   queued: Schema.Number,
   /** how many more sends are accepted now */
   remaining: Schema.Number,
+  sends_24h: Schema.Struct({
+    new_contacts: Schema.Number.annotations({
+      description: "Messages accepted in the last 24 h to contacts who never wrote to the channel (new chats)"
+    }),
+    existing_contacts: Schema.Number.annotations({
+      description: "Messages accepted in the last 24 h to contacts who wrote to the channel (replies)"
+    })
+  }).annotations({
+    description:
+      "Sends in the same rolling 24 h as the cap, by recipient: new chats are what warm-up and WhatsApp's restrictions limit (cancelled and expired messages not counted)"
+  }),
+  recipient_checks_24h: Schema.Struct({
+    on_whatsapp: Schema.Number.annotations({ description: "Numbers WhatsApp confirmed in the last 24 h" }),
+    not_on_whatsapp: Schema.Number.annotations({
+      description: "Numbers WhatsApp said are not on it in the last 24 h (their sends failed `not_on_whatsapp`)"
+    })
+  }).annotations({
+    description:
+      "Numbers checked before the channel's first send to them, by WhatsApp's answer, in the last 24 h (each number once, at its latest check); the contact shows the answer in `whatsapp.status`"
+  }),
   /** what WhatsApp reported on this number: while either holds, sends to new contacts are refused */
   restrictions: Schema.Struct({
     timelock_until: Schema.NullOr(Schema.String).annotations({
@@ -82,6 +103,17 @@ export class QrSafetyUsage extends Schema.Class<QrSafetyUsage>("QrSafetyUsage")(
     })).annotations({
       description:
         "WhatsApp's new-chat quota as last reported (429 `details.reason = new_chat_cap` once used up, until the cycle ends)"
+    }),
+    last_signal: Schema.NullOr(Schema.Struct({
+      signal: QrRestrictionReason,
+      at: Timestamp
+    })).annotations({
+      description:
+        "WhatsApp's last restriction signal on the number and when it came (`account_restricted`: a 463 refusal, `reachout_timelocked`, `new_chats_capped`, `rate_limited`: a 429, `restriction_lifted`); null: none since the channel was created"
+    }),
+    held_by_timelock: Schema.Number.annotations({
+      description:
+        "Queued messages to new contacts a reach-out timelock holds now (they go when it ends); 0 without a timelock"
     })
   }),
   /** the warm-up of a newly linked number: sends to new contacts ramp up over its first 14 days */
@@ -141,7 +173,7 @@ export class QrPairingApi extends HttpApiGroup.make("qrPairing")
       .addError(ChannelCapabilityUnavailable)
       .annotate(
         OpenApi.Description,
-        `Sent in the rolling 24 h plus queued, against the channel's safety cap: a send is refused (429 \`QR_SAFETY_LIMIT_REACHED\`, \`details.reason = daily_cap\`) once \`remaining\` is 0. \`warm_up\`: during the first 14 days after the number was linked, sends to new contacts (recipients who never wrote to the channel) are capped per rolling 24 h by a ramp (20 on day 1 up to 200 on day 14; docs/LIMITS.md "Number protection"), refused with 429 \`QR_SAFETY_LIMIT_REACHED\` and \`details.reason = warm_up\` once \`warm_up.remaining\` is 0. A signed-in user only, like every route under \`qr/\` (an API key is 403 \`FORBIDDEN\`). ${NOT_QR}`
+        `Sent in the rolling 24 h plus queued, against the channel's safety cap: a send is refused (429 \`QR_SAFETY_LIMIT_REACHED\`, \`details.reason = daily_cap\`) once \`remaining\` is 0. \`warm_up\`: during the first 14 days after the number was linked, sends to new contacts (recipients who never wrote to the channel) are capped per rolling 24 h by a ramp (20 on day 1 up to 200 on day 14; docs/LIMITS.md "Number protection"), refused with 429 \`QR_SAFETY_LIMIT_REACHED\` and \`details.reason = warm_up\` once \`warm_up.remaining\` is 0. The number's health in the same rolling 24 h (docs/LIMITS.md "Number protection", its health table): \`sends_24h\` (new vs existing contacts), \`recipient_checks_24h\` (WhatsApp's answers on whether numbers are on it; the contact shows its own in \`whatsapp\`), \`restrictions.last_signal\` (WhatsApp's last restriction signal and when) and \`restrictions.held_by_timelock\`. A signed-in user only, like every route under \`qr/\` (an API key is 403 \`FORBIDDEN\`). ${NOT_QR}`
       )
       .pipe(requireScopes("channels.read"), sessionOnly)
   )

@@ -10,7 +10,7 @@ import {
   Provider,
   transitionChannel
 } from "@switchboard/domain"
-import type { ChannelMove, ChannelStatusReason, CursorPosition } from "@switchboard/domain"
+import type { ChannelMove, ChannelStatusReason, CursorPosition, QrRestrictionReason } from "@switchboard/domain"
 import { Effect, Option, Schema } from "effect"
 import { EventsRepo } from "./EventsRepo.js"
 import { dieOnDatabaseError, failOnUniqueViolation, iso, isoOrNull, TimestampColumn } from "./Rows.js"
@@ -232,7 +232,8 @@ export class ChannelsRepo extends Effect.Service<ChannelsRepo>()("@switchboard/d
     /**
      * Records what WhatsApp reported on a QR number (docs/LIMITS.md, "Number protection"; read by
      * `QrWarmUpRepo.facts`): the timelock's end (`null`: lifted) and/or the new-chat
-     * quota; what is `undefined` stays as it was.
+     * quota, and the last restriction signal with its time (`GET .../qr/safety`); what is `undefined`
+     * stays as it was.
      */
     const recordRestriction = Effect.fn("ChannelsRepo.recordRestriction")(function*(input: {
       readonly channelId: string
@@ -240,10 +241,16 @@ export class ChannelsRepo extends Effect.Service<ChannelsRepo>()("@switchboard/d
       readonly newChatQuota?:
         | { readonly total: number; readonly used: number; readonly cycleEndsAt: string | null }
         | undefined
+      /** the status reason the report set: the channel's last restriction signal (`qr/safety`) */
+      readonly signal?: { readonly reason: QrRestrictionReason; readonly at: string } | undefined
       readonly now: string
     }) {
       const q = input.newChatQuota
-      yield* sql`UPDATE channels SET qr_restriction_reported_at = ${input.now}
+      const signal = input.signal
+      yield* sql`UPDATE channels SET qr_restriction_reported_at = ${
+        input.timelockUntil === undefined && q === undefined ? sql`qr_restriction_reported_at` : sql`${input.now}`
+      }
+        ${signal === undefined ? sql`` : sql`, qr_last_signal = ${signal.reason}, qr_last_signal_at = ${signal.at}`}
         ${input.timelockUntil === undefined ? sql`` : sql`, qr_timelock_until = ${input.timelockUntil}`}
         ${
         q === undefined ? sql`` : sql`, qr_new_chat_total = ${q.total}, qr_new_chat_used = ${q.used},

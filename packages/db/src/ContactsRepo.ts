@@ -8,7 +8,7 @@ import { Contact, contactCreatedEvent, newId } from "@switchboard/domain"
 import type { CursorPosition } from "@switchboard/domain"
 import { Effect, Option, Schema } from "effect"
 import { EventsRepo } from "./EventsRepo.js"
-import { CountRow, dieOnDatabaseError, failOnUniqueViolation, iso, TimestampColumn } from "./Rows.js"
+import { CountRow, dieOnDatabaseError, failOnUniqueViolation, iso, isoOrNull, TimestampColumn } from "./Rows.js"
 
 const IdRow = Schema.Struct({ id: Schema.String })
 
@@ -22,6 +22,8 @@ export const ContactColumns = Schema.Struct({
   attributes: Schema.Record({ key: Schema.String, value: Schema.String }),
   tags: Schema.Array(Schema.String),
   group_ids: Schema.Array(Schema.String),
+  whatsapp_status: Schema.NullOr(Schema.Literal("on_whatsapp", "not_on_whatsapp")),
+  whatsapp_checked_at: Schema.NullOr(TimestampColumn),
   created_at: TimestampColumn,
   updated_at: TimestampColumn
 })
@@ -38,6 +40,7 @@ const toContact = (r: typeof ContactColumns.Type): Contact =>
     attributes: r.attributes,
     tags: r.tags,
     group_ids: r.group_ids as Contact["group_ids"],
+    whatsapp: { status: r.whatsapp_status ?? "unknown", checked_at: isoOrNull(r.whatsapp_checked_at) },
     created_at: iso(r.created_at),
     updated_at: iso(r.updated_at)
   })
@@ -147,7 +150,8 @@ export class ContactsRepo extends Effect.Service<ContactsRepo>()("@switchboard/d
     )
 
     const select = (where: Statement.Fragment) =>
-      sql`SELECT c.id, c.phone_number, c.whatsapp_lid, c.name, c.email, c.attributes, c.tags, c.created_at, c.updated_at,
+      sql`SELECT c.id, c.phone_number, c.whatsapp_lid, c.name, c.email, c.attributes, c.tags, c.whatsapp_status,
+          c.whatsapp_checked_at, c.created_at, c.updated_at,
           ARRAY(SELECT m.group_id FROM contact_group_members m WHERE m.contact_id = c.id ORDER BY m.group_id)
             AS group_ids
         FROM contacts c WHERE ${where}`
@@ -191,6 +195,11 @@ export class ContactsRepo extends Effect.Service<ContactsRepo>()("@switchboard/d
     ) {
       const rows = yield* sql<typeof IdRow.Type>`UPDATE contacts SET
           phone_number = ${changes.phoneNumber === undefined ? sql`phone_number` : sql`${changes.phoneNumber}`},
+          ${
+        // WhatsApp's answer (QrRecipientChecksRepo) was about the old number
+        changes.phoneNumber === undefined ? sql`` : sql`
+          whatsapp_status = CASE WHEN phone_number = ${changes.phoneNumber} THEN whatsapp_status END,
+          whatsapp_checked_at = CASE WHEN phone_number = ${changes.phoneNumber} THEN whatsapp_checked_at END,`}
           name = ${changes.name === undefined ? sql`name` : sql`${changes.name}`},
           email = ${changes.email === undefined ? sql`email` : sql`${changes.email}`},
           attributes = ${

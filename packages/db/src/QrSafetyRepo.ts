@@ -4,8 +4,52 @@
  * transaction: concurrent sends on one QR channel count one after the other.
  */
 import { SqlClient } from "@effect/sql"
-import { Effect } from "effect"
+import type { QrRestrictionReason } from "@switchboard/domain"
+import { Effect, Option } from "effect"
+import type { WarmUpFacts, WarmUpFactsColumns } from "./QrWarmUpRepo.js"
+import { toWarmUpFacts } from "./QrWarmUpRepo.js"
 import { dieOnDatabaseError } from "./Rows.js"
+
+/** What `QrSafetyRepo.health` reads (our own columns and counts: typed, not decoded). */
+interface QrHealthRow extends WarmUpFactsColumns {
+  readonly workspace_limit: number | null
+  readonly channel_limit: number | null
+  /** handed to WhatsApp in the window */
+  readonly sent: number
+  /** accepted, not handed over yet */
+  readonly queued: number
+  /** accepted in the window to contacts who never wrote to the channel */
+  readonly new_contacts: number
+  /** accepted in the window to contacts who wrote to it */
+  readonly existing_contacts: number
+  /** numbers WhatsApp answered as on it / not on it in the window */
+  readonly on_whatsapp: number
+  readonly not_on_whatsapp: number
+  /** queued messages a reach-out timelock holds now */
+  readonly held: number
+  readonly last_signal: QrRestrictionReason | null
+  readonly last_signal_at: Date | string | null
+}
+
+/** A QR channel's protection as `GET .../qr/safety` shows it (`QrSafetyRepo.health`). */
+export interface QrHealth {
+  readonly overrides: QrSafetyOverrides
+  /** handed to WhatsApp in the window */
+  readonly sent: number
+  /** accepted, not handed over yet */
+  readonly queued: number
+  /** accepted in the window to contacts who never wrote to the channel / who did */
+  readonly newContactSends: number
+  readonly existingContactSends: number
+  /** numbers WhatsApp answered as on it / not on it in the window */
+  readonly onWhatsApp: number
+  readonly notOnWhatsApp: number
+  /** queued messages a reach-out timelock holds now */
+  readonly heldByTimelock: number
+  /** the warm-up's facts and WhatsApp's reports (`recipientKnown` is false: no recipient) */
+  readonly facts: WarmUpFacts
+  readonly lastSignal: { readonly reason: QrRestrictionReason; readonly at: number } | null
+}
 
 /** The caps operators set: `null` where none is set. */
 export interface QrSafetyOverrides {
@@ -47,6 +91,64 @@ export class QrSafetyRepo extends Effect.Service<QrSafetyRepo>()("@switchboard/d
       }
     }, dieOnDatabaseError)
 
+    /**
+     * Everything `GET .../qr/safety` shows, in ONE statement (one snapshot, one round trip): the
+     * operators' caps, the messages handed to WhatsApp since `since` (as `usage` counts them) and
+     * those not sent yet, the messages accepted since `since` to contacts who never wrote to the
+     * channel and to those who did (as the warm-up counts them, `QrWarmUpRepo.newContactSends`),
+     * the warm-up's facts, WhatsApp's restriction reports and the last signal, the recipient checks
+     * answered since `since`, and the queued messages a reach-out timelock holds at `now`
+     * (`DispatchOrder.due`). `None` when no such channel.
+     */
+    const health = Effect.fn("QrSafetyRepo.health")(function*(channelId: string, since: string, now: string) {
+      const rows = yield* sql<QrHealthRow>`SELECT
+          (SELECT daily_limit FROM qr_safety_limits l
+            WHERE l.workspace_id = c.workspace_id AND l.channel_id IS NULL) AS workspace_limit,
+          (SELECT daily_limit FROM qr_safety_limits l WHERE l.channel_id = c.id) AS channel_limit,
+          (SELECT count(*) FROM messages m WHERE m.channel_id = c.id AND (
+            (m.direction = 'outbound' AND m.sent_at > ${since})
+            OR (m.status = 'provider_accepted' AND m.sent_at IS NULL AND m.updated_at > ${since})))::int AS sent,
+          (SELECT count(*) FROM messages m
+            WHERE m.channel_id = c.id AND m.status IN ('queued', 'dispatching'))::int AS queued,
+          s.new_contacts, s.existing_contacts,
+          r.on_whatsapp, r.not_on_whatsapp,
+          CASE WHEN c.qr_timelock_until > ${now} THEN (SELECT count(*) FROM messages m
+            WHERE m.channel_id = c.id AND m.status = 'queued'
+              AND NOT EXISTS (SELECT 1 FROM conversations cv WHERE cv.id = m.conversation_id
+                AND cv.last_inbound_at IS NOT NULL))::int ELSE 0 END AS held,
+          c.qr_linked_at AS linked_at, o.mode, o.max_per_day, c.qr_timelock_until AS timelock_until,
+          c.qr_new_chat_total AS total, c.qr_new_chat_used AS used,
+          c.qr_new_chat_cycle_ends_at AS cycle_ends_at, c.qr_restriction_reported_at AS reported_at,
+          c.qr_last_signal AS last_signal, c.qr_last_signal_at AS last_signal_at
+        FROM channels c
+        LEFT JOIN qr_warm_up_overrides o ON o.channel_id = c.id
+        CROSS JOIN LATERAL (SELECT count(*) FILTER (WHERE cv.last_inbound_at IS NULL)::int AS new_contacts,
+            count(*) FILTER (WHERE cv.last_inbound_at IS NOT NULL)::int AS existing_contacts
+          FROM messages m JOIN conversations cv ON cv.id = m.conversation_id
+          -- the workspace's (workspace_id, created_at) index bounds this to the window's messages
+          WHERE m.workspace_id = c.workspace_id AND m.channel_id = c.id AND m.direction = 'outbound'
+            AND m.created_at > ${since}
+            AND m.status NOT IN ('cancelled', 'expired')) s
+        CROSS JOIN LATERAL (SELECT count(*) FILTER (WHERE k.on_whatsapp)::int AS on_whatsapp,
+            count(*) FILTER (WHERE NOT k.on_whatsapp)::int AS not_on_whatsapp
+          FROM qr_recipient_checks k WHERE k.channel_id = c.id AND k.checked_at > ${since}) r
+        WHERE c.id = ${channelId}`
+      return Option.map(Option.fromNullable(rows[0]), (r): QrHealth => ({
+        overrides: { workspace: r.workspace_limit, channel: r.channel_limit },
+        sent: r.sent,
+        queued: r.queued,
+        newContactSends: r.new_contacts,
+        existingContactSends: r.existing_contacts,
+        onWhatsApp: r.on_whatsapp,
+        notOnWhatsApp: r.not_on_whatsapp,
+        heldByTimelock: r.held,
+        facts: toWarmUpFacts(r, false),
+        lastSignal: r.last_signal === null || r.last_signal_at === null
+          ? null
+          : { reason: r.last_signal, at: new Date(r.last_signal_at).getTime() }
+      }))
+    }, dieOnDatabaseError)
+
     /** The workspace's cap and the channel's own, as operators set them. */
     const overrides = Effect.fn("QrSafetyRepo.overrides")(function*(workspaceId: string, channelId: string | null) {
       const rows = yield* sql<{ channel_id: string | null; daily_limit: number }>`
@@ -84,6 +186,6 @@ export class QrSafetyRepo extends Effect.Service<QrSafetyRepo>()("@switchboard/d
       dieOnDatabaseError
     )
 
-    return { lockChannel, usage, overrides, setLimit, clearLimit } as const
+    return { lockChannel, usage, health, overrides, setLimit, clearLimit } as const
   })
 }) {}

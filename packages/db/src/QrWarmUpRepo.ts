@@ -39,6 +39,34 @@ const ms = (value: Date | string | null) => value === null ? null : new Date(val
 const toOverride = (mode: string | null, max: number | null): WarmUpOverride =>
   mode === "off" ? { _tag: "Off" } : mode === "capped" && max !== null ? { _tag: "Capped", max } : { _tag: "Default" }
 
+/** The columns of `channels` and `qr_warm_up_overrides` the facts are read from. */
+export interface WarmUpFactsColumns {
+  readonly linked_at: Date | string | null
+  readonly mode: string | null
+  readonly max_per_day: number | null
+  readonly timelock_until: Date | string | null
+  readonly total: number | null
+  readonly used: number | null
+  readonly cycle_ends_at: Date | string | null
+  readonly reported_at: Date | string | null
+}
+
+/** The facts of a channel's row (`undefined`: no such channel). */
+export const toWarmUpFacts = (row: WarmUpFactsColumns | undefined, recipientKnown: boolean): WarmUpFacts => ({
+  linkedAt: ms(row?.linked_at ?? null),
+  override: toOverride(row?.mode ?? null, row?.max_per_day ?? null),
+  recipientKnown,
+  timelockUntil: ms(row?.timelock_until ?? null),
+  newChatQuota: row && row.total !== null && row.used !== null
+    ? {
+      total: row.total,
+      used: row.used,
+      cycleEndsAt: ms(row.cycle_ends_at),
+      reportedAt: ms(row.reported_at) ?? 0
+    }
+    : null
+})
+
 export class QrWarmUpRepo extends Effect.Service<QrWarmUpRepo>()("@switchboard/db/QrWarmUpRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -47,17 +75,9 @@ export class QrWarmUpRepo extends Effect.Service<QrWarmUpRepo>()("@switchboard/d
     const facts = Effect.fn("QrWarmUpRepo.facts")(function*(channelId: string, to: string | null) {
       // a reply to a contact WhatsApp named by LID alone addresses its LID
       const lid = to === null ? undefined : addressedLid(to)
-      const rows = yield* sql<{
-        linked_at: Date | string | null
-        mode: string | null
-        max_per_day: number | null
-        known: boolean
-        timelock_until: Date | string | null
-        total: number | null
-        used: number | null
-        cycle_ends_at: Date | string | null
-        reported_at: Date | string | null
-      }>`SELECT c.qr_linked_at AS linked_at, o.mode, o.max_per_day, c.qr_timelock_until AS timelock_until,
+      const rows = yield* sql<
+        WarmUpFactsColumns & { known: boolean }
+      >`SELECT c.qr_linked_at AS linked_at, o.mode, o.max_per_day, c.qr_timelock_until AS timelock_until,
           c.qr_new_chat_total AS total, c.qr_new_chat_used AS used,
           c.qr_new_chat_cycle_ends_at AS cycle_ends_at, c.qr_restriction_reported_at AS reported_at,
           ${
@@ -71,20 +91,7 @@ export class QrWarmUpRepo extends Effect.Service<QrWarmUpRepo>()("@switchboard/d
         FROM channels c LEFT JOIN qr_warm_up_overrides o ON o.channel_id = c.id
         WHERE c.id = ${channelId}`
       const row = rows[0]
-      return {
-        linkedAt: ms(row?.linked_at ?? null),
-        override: toOverride(row?.mode ?? null, row?.max_per_day ?? null),
-        recipientKnown: row?.known === true,
-        timelockUntil: ms(row?.timelock_until ?? null),
-        newChatQuota: row && row.total !== null && row.used !== null
-          ? {
-            total: row.total,
-            used: row.used,
-            cycleEndsAt: ms(row.cycle_ends_at),
-            reportedAt: ms(row.reported_at) ?? 0
-          }
-          : null
-      } satisfies WarmUpFacts
+      return toWarmUpFacts(row, row?.known === true)
     }, dieOnDatabaseError)
 
     /**

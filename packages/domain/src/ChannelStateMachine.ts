@@ -58,12 +58,14 @@ export const ChannelStatusReason = Schema.Literal(
 export type ChannelStatusReason = typeof ChannelStatusReason.Type
 
 /** The status reasons of WhatsApp's restriction signals (the status itself does not change). */
-export type QrRestrictionReason =
-  | "account_restricted"
-  | "reachout_timelocked"
-  | "rate_limited"
-  | "new_chats_capped"
-  | "restriction_lifted"
+export const QrRestrictionReason = Schema.Literal(
+  "account_restricted",
+  "reachout_timelocked",
+  "rate_limited",
+  "new_chats_capped",
+  "restriction_lifted"
+).annotations({ identifier: "QrRestrictionSignal" })
+export type QrRestrictionReason = typeof QrRestrictionReason.Type
 
 /** A send is accepted (queued) only on a connected channel (409 CHANNEL_NOT_CONNECTED otherwise). */
 export const acceptsSends = (status: ChannelStatus): boolean => status === "connected"

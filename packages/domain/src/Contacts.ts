@@ -14,6 +14,21 @@ export const Attributes = Schema.Record({ key: Schema.String, value: Schema.Stri
   description: "Free-form string to string attributes (at most 50 keys of <= 64 characters, values <= 1024)"
 })
 
+/**
+ * Whether the contact's number is on WhatsApp, as a QR channel last found out (docs/API.md
+ * "Contacts"): checked before a QR channel's first send to a number, to protect the sending number.
+ */
+export const ContactWhatsApp = Schema.Struct({
+  status: Schema.Literal("on_whatsapp", "not_on_whatsapp", "unknown").annotations({
+    description:
+      "`on_whatsapp` or `not_on_whatsapp`: what WhatsApp answered a QR channel of the workspace that checked the number before its first send to it (sends to a number not on WhatsApp fail with `failure.code = not_on_whatsapp`); `unknown`: never checked (no QR channel sent to it yet, or the number changed since)"
+  }),
+  checked_at: Schema.NullOr(Timestamp).annotations({
+    description: "When WhatsApp answered the latest check; `null` while `unknown`"
+  })
+}).annotations({ identifier: "ContactWhatsApp" })
+export type ContactWhatsApp = typeof ContactWhatsApp.Type
+
 export class Contact extends Schema.Class<Contact>("Contact")({
   id: Id("cnt"),
   object: Schema.Literal("contact"),
@@ -29,6 +44,7 @@ export class Contact extends Schema.Class<Contact>("Contact")({
   attributes: Attributes,
   tags: Schema.Array(Schema.String).annotations({ description: "Normalised tags (trimmed, lower-case)" }),
   group_ids: Schema.Array(Id("grp")).annotations({ description: "Groups the contact belongs to" }),
+  whatsapp: ContactWhatsApp,
   created_at: Timestamp,
   updated_at: Timestamp
 }) {}

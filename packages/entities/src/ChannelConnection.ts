@@ -7,10 +7,13 @@
  * per batch, `MessageMoves.receipts`); inbound messages recorded in lanes (the events of one
  * message stay in order; different messages go in parallel).
  *
+ * Over 350 lines on purpose: every kind of report the link makes is routed here, in one place,
+ * so the order guarantees above can be read side by side.
+ *
  * An archived channel keeps no link: a linked device is unlinked at WhatsApp (when the link is up)
  * and its stored credentials are wiped, once per activation, best effort.
  */
-import { ChannelsRepo } from "@switchboard/db"
+import { ChannelsRepo, QrRecipientChecksRepo } from "@switchboard/db"
 import { dispatches, toTimestamp } from "@switchboard/domain"
 import type { Channel, ChannelStatus } from "@switchboard/domain"
 import { ChannelProviders, inboundContent } from "@switchboard/providers"
@@ -19,6 +22,7 @@ import type {
   LidMapped,
   ProviderEvent,
   Receipt,
+  RecipientChecked,
   RestrictionReported,
   SendRejected,
   StatusChanged
@@ -33,7 +37,10 @@ const EVENT_LANES = 8
 /** Receipts written in one batch at most. */
 const RECEIPT_BATCH = 500
 
-type LaneEvent = Exclude<ProviderEvent, StatusChanged | Receipt | SendRejected | LidMapped | RestrictionReported>
+type LaneEvent = Exclude<
+  ProviderEvent,
+  StatusChanged | Receipt | SendRejected | LidMapped | RestrictionReported | RecipientChecked
+>
 
 const laneOf = (event: LaneEvent): number => {
   const key = event.providerMessageId
@@ -68,6 +75,7 @@ export const makeChannelConnection = <E, R>(options: {
     const { channelId, onOpen, wake } = options
     const entityScope = yield* Effect.scope
     const channels = yield* ChannelsRepo
+    const recipientChecks = yield* QrRecipientChecksRepo
     const inbound = yield* InboundMessages
     const providers = yield* ChannelProviders.ChannelProviders
     const moves = yield* makeChannelMessageMoves
@@ -167,12 +175,27 @@ export const makeChannelConnection = <E, R>(options: {
           newChatQuota: q === undefined
             ? undefined
             : { total: q.total, used: q.used, cycleEndsAt: q.cycleEndsAt === null ? null : toTimestamp(q.cycleEndsAt) },
+          signal: event.signal === undefined
+            ? undefined
+            : { reason: event.signal, at: toTimestamp(event.at ?? (yield* Clock.currentTimeMillis)) },
           now: toTimestamp(yield* Clock.currentTimeMillis)
         }).pipe(
           Effect.retry({ times: 5, schedule: Schedule.exponential("200 millis") }),
           Effect.catchAllCause((cause) => Effect.logError("channel restriction not recorded", cause))
         )
       })
+
+    /** Keeps WhatsApp's answer to a recipient check, for the channel and on the contact. */
+    const onRecipientChecked = (event: RecipientChecked) =>
+      recipientChecks.record({
+        channelId,
+        phone: event.phoneNumber,
+        onWhatsApp: event.onWhatsApp,
+        at: toTimestamp(event.at)
+      }).pipe(
+        Effect.retry({ times: 3, schedule: Schedule.exponential("200 millis") }),
+        Effect.catchAllCause((cause) => Effect.logError("recipient check not recorded", cause))
+      )
 
     /** Handles the connection's events in `scope`: status changes here, in order; the rest in lanes. */
     const handleEvents = (channel: Channel, connection: ChannelConnection, scope: Scope.Scope) =>
@@ -232,6 +255,8 @@ export const makeChannelConnection = <E, R>(options: {
                 )
                 : event._tag === "LidMapped"
                 ? Effect.ensuring(onLidMapped(event), handled(1))
+                : event._tag === "RecipientChecked"
+                ? Effect.ensuring(onRecipientChecked(event), handled(1))
                 : event._tag === "Receipt"
                 ? Effect.flatMap(receiptQueue, (queue) => Queue.offer(queue, event))
                 : Effect.flatMap(laneFor(laneOf(event)), (lane) => Queue.offer(lane, event))

@@ -8,6 +8,7 @@ import {
   ChannelsRepo,
   DispatchQueueRepo,
   MessagesRepo,
+  QrRecipientChecksRepo,
   SandboxNetworkRepo,
   SandboxRepo,
   Transactions
@@ -36,6 +37,7 @@ export const MessagingEntitiesLive = Layer.mergeAll(
       SandboxProvider.Default,
       QrProvider.Default,
       ChannelsRepo.Default,
+      QrRecipientChecksRepo.Default,
       MessagesRepo.Default,
       DispatchQueueRepo.Default,
       InboundMessages.Default,

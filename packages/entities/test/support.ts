@@ -6,6 +6,7 @@ import {
   ConversationsRepo,
   DispatchQueueRepo,
   MessagesRepo,
+  QrRecipientChecksRepo,
   Transactions
 } from "@switchboard/db"
 import { newId, PRIORITY, THROUGHPUT_MPS, toTimestamp } from "@switchboard/domain"
@@ -22,6 +23,7 @@ export const EntityRepos = Layer.mergeAll(
   ConversationsRepo.Default,
   DispatchQueueRepo.Default,
   InboundMessages.Default,
+  QrRecipientChecksRepo.Default,
   Transactions.Default
 )
 

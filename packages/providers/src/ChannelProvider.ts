@@ -8,7 +8,13 @@
  *   never moves a message back (docs/ARCHITECTURE.md "One writer per message, by statement"). An inbound message carries the provider's id for deduplication.
  * - `capabilities.max_throughput_mps` paces the Channel entity's token bucket.
  */
-import type { Channel, ChannelStatus, ChannelStatusReason, ReceiptStatus } from "@switchboard/domain"
+import type {
+  Channel,
+  ChannelStatus,
+  ChannelStatusReason,
+  QrRestrictionReason,
+  ReceiptStatus
+} from "@switchboard/domain"
 import { InboundContent, RECEIPT_STATUSES } from "@switchboard/domain"
 import type { InboundBody, OutgoingBody, ProviderMessageRef } from "@switchboard/domain"
 import type { Effect, Queue, Scope, Stream } from "effect"
@@ -147,6 +153,10 @@ export interface LidMapped {
  */
 export interface RestrictionReported {
   readonly _tag: "RestrictionReported"
+  /** the status reason the report set, shown as the channel's last restriction signal; absent: none */
+  readonly signal?: QrRestrictionReason | undefined
+  /** epoch ms of the signal */
+  readonly at?: number | undefined
   /** epoch ms the timelock ends; `null` once lifted; absent when not reported */
   readonly timelockUntil?: number | null | undefined
   readonly newChatQuota?:
@@ -154,7 +164,27 @@ export interface RestrictionReported {
     | undefined
 }
 
-export type ProviderEvent = Receipt | Inbound | StatusChanged | SendRejected | LidMapped | RestrictionReported
+/**
+ * The provider found out whether a number is on WhatsApp (QR: the check before a channel's first
+ * send to it). The owner keeps the answer for the channel and on the workspace's contact.
+ */
+export interface RecipientChecked {
+  readonly _tag: "RecipientChecked"
+  /** E.164 */
+  readonly phoneNumber: string
+  readonly onWhatsApp: boolean
+  /** epoch ms */
+  readonly at: number
+}
+
+export type ProviderEvent =
+  | Receipt
+  | Inbound
+  | StatusChanged
+  | SendRejected
+  | LidMapped
+  | RestrictionReported
+  | RecipientChecked
 
 export const receipt = (messageId: string, status: ReceiptStatus, at: number): ProviderEvent => ({
   _tag: "Receipt",

@@ -16,6 +16,9 @@ views.set("contacts", async () => {
   await searchContacts()
 })
 
+/** A contact's `whatsapp.status`: what a QR channel's check before its first send found. */
+const WHATSAPP = { on_whatsapp: "On WhatsApp", not_on_whatsapp: "Not on WhatsApp", unknown: "Not checked" }
+
 async function searchContacts() {
   const params = new URLSearchParams({ limit: "50" })
   const q = $("contact-q").value.trim()
@@ -25,10 +28,11 @@ async function searchContacts() {
   $("contacts").tBodies[0].replaceChildren(...page.data.map((c) => el("tr", { "data-contact": c.id },
     cell("Name", c.name ?? "—"),
     cell("Number", c.phone_number),
+    cell("WhatsApp", WHATSAPP[c.whatsapp?.status] ?? "—"),
     cell("E-mail", c.email ?? "—"),
     cell("Tags", c.tags.length ? c.tags.join(", ") : "—"),
     cell("Actions", el("button", { type: "button", onclick: () => editTags(c), text: `Edit tags of ${c.name ?? c.phone_number}` })))))
-  if (page.data.length === 0) $("contacts").tBodies[0].append(el("tr", {}, el("td", { colspan: "5", text: "No contacts match." })))
+  if (page.data.length === 0) $("contacts").tBodies[0].append(el("tr", {}, el("td", { colspan: "6", text: "No contacts match." })))
   $("contacts-count").textContent = `${page.data.length}${page.page.has_more ? "+" : ""} shown`
 }
 

@@ -1,7 +1,8 @@
 // A QR channel's health (docs/CONSOLE.md "Number health"), from GET /v1/channels/{id}/qr/safety:
-// the 24 h safety cap's use, the warm-up's stage and today's cap for new contacts, sends to new
-// contacts, WhatsApp's restriction signals (timelock, new-chat quota). Each line is text (never
-// colour alone); a line the route does not report is left out.
+// the 24 h safety cap's use, the warm-up's stage and today's cap for new contacts, the day's sends
+// to new and existing contacts, the recipient checks' answers, WhatsApp's restriction signals
+// (timelock and the sends it holds, new-chat quota, the last signal and when). Each line is text
+// (never colour alone); a line the route does not report is left out.
 import { api, el, when } from "./lib.mjs"
 
 const line = (term, text, cls = "") =>
@@ -17,24 +18,47 @@ function warmUpText(w) {
   return w.override === "off" ? "Off: switched off by the operator" : "Off: the time the number was linked is not known"
 }
 
+/** WhatsApp's restriction signals (`restrictions.last_signal.signal`), for a person. */
+const SIGNALS = {
+  account_restricted: "WhatsApp refused a message (463: no new chats for now)",
+  reachout_timelocked: "WhatsApp paused new chats (reach-out timelock)",
+  new_chats_capped: "WhatsApp's new-chat quota used up",
+  rate_limited: "WhatsApp throttled sends (429)",
+  restriction_lifted: "WhatsApp lifted its restriction"
+}
+
 /** The lines of the panel for one answer of the safety route. */
 export function healthLines(u, now = Date.now()) {
   const lines = []
   lines.push(...line("Safety cap", `${u.sent_24h + u.queued} of ${u.limit} used in 24 h (${u.sent_24h} sent, ${u.queued} queued, ${u.remaining} left)`,
     u.remaining === 0 ? "s-bad" : ""))
   lines.push(...line("Warm-up", warmUpText(u.warm_up), u.warm_up.status === "warming_up" && u.warm_up.remaining === 0 ? "s-bad" : ""))
-  if (typeof u.warm_up.new_contacts_24h === "number") {
+  if (u.sends_24h) {
+    lines.push(...line("Sent in 24 h",
+      `${u.sends_24h.new_contacts} to new contacts, ${u.sends_24h.existing_contacts} to contacts who wrote first`))
+  } else if (typeof u.warm_up.new_contacts_24h === "number") {
     lines.push(...line("Sent in 24 h", `${u.warm_up.new_contacts_24h} to new contacts`))
   }
+  if (u.recipient_checks_24h) {
+    const c = u.recipient_checks_24h
+    lines.push(...line("Recipient checks", `${c.on_whatsapp} on WhatsApp, ${c.not_on_whatsapp} not on WhatsApp in 24 h` +
+      (c.not_on_whatsapp > 0 ? " (their sends failed; check how those numbers were collected)" : "")))
+  }
   const timelock = u.restrictions.timelock_until
+  const held = u.restrictions.held_by_timelock ?? 0
   lines.push(...line("Timelock", timelock && Date.parse(timelock) > now
-    ? `WhatsApp paused new chats until ${when(timelock)} (replies still go)`
+    ? `WhatsApp paused new chats until ${when(timelock)} (replies still go)` +
+      (held > 0 ? `; ${held} queued ${held === 1 ? "message waits" : "messages wait"} for it to end` : "")
     : "None", timelock && Date.parse(timelock) > now ? "s-bad" : ""))
   const quota = u.restrictions.new_chat_quota
   if (quota) {
     const ends = quota.cycle_ends_at ? `, the cycle ends ${when(quota.cycle_ends_at)}` : ""
     lines.push(...line("New-chat quota", `${quota.used} of ${quota.total} used${ends} (reported ${when(quota.reported_at)})`,
       quota.used >= quota.total ? "s-bad" : ""))
+  }
+  const signal = u.restrictions.last_signal
+  if (signal !== undefined) {
+    lines.push(...line("Last signal", signal ? `${SIGNALS[signal.signal] ?? signal.signal}, ${when(signal.at)}` : "None"))
   }
   return lines
 }

@@ -33,7 +33,15 @@ const toProviderEvent = (event: QrConnectionEvent): ProviderEvent | undefined =>
         retryable: event.retryable
       }
     case "restriction":
-      return { _tag: "RestrictionReported", timelockUntil: event.timelockUntil, newChatQuota: event.newChatQuota }
+      return {
+        _tag: "RestrictionReported",
+        timelockUntil: event.timelockUntil,
+        newChatQuota: event.newChatQuota,
+        signal: event.signal,
+        at: event.at
+      }
+    case "recipient_checked":
+      return { _tag: "RecipientChecked", phoneNumber: event.phoneNumber, onWhatsApp: event.onWhatsApp, at: event.at }
     case "inbound":
       return { _tag: "Inbound", ...event.content }
     case "lid_mapping":

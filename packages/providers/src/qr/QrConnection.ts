@@ -516,8 +516,15 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
     }, { discard: true })
 
   /** A restriction signal: counted, and shown in the channel's status reason. */
-  const restricted = (reason: QrRestrictionReason) =>
+  const signalled = (reason: QrRestrictionReason) =>
     Effect.zipRight(QrProtectionMetrics.signal(reason), move({ _tag: "Restriction", reason }))
+
+  /** The same, reported as the channel's last restriction signal (`GET .../qr/safety`). */
+  const restricted = (reason: QrRestrictionReason) =>
+    Clock.currentTimeMillis.pipe(
+      Effect.flatMap((at) => publish({ _tag: "restriction", channelId, signal: reason, at })),
+      Effect.zipRight(signalled(reason))
+    )
 
   /** WhatsApp refused one of our messages: it fails, and a restriction shows on the channel. */
   const onRejected = (id: string, error: string) =>
@@ -556,16 +563,17 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
           : { timelock_until: lock.until === null ? "lifted" : new Date(lock.until).toISOString() }),
         ...(quota === undefined ? {} : { new_chat_quota: `${quota.used}/${quota.total}` })
       }))
+      const reason = lock?.channelReason ?? quota?.channelReason
       yield* publish({
         _tag: "restriction",
         channelId,
         ...(lock === undefined ? {} : { timelockUntil: lock.until }),
         ...(quota === undefined ? {} : {
           newChatQuota: { total: quota.total, used: quota.used, cycleEndsAt: quota.cycleEndsAt }
-        })
+        }),
+        ...(reason ? { signal: reason, at: now } : {})
       })
-      const reason = lock?.channelReason ?? quota?.channelReason
-      if (reason) yield* restricted(reason)
+      if (reason) yield* signalled(reason)
     })
 
   /** LID mappings reported on this connection (each is reported once per connection) */
@@ -879,7 +887,15 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
       const jid = lid === undefined ? e164ToJid(message.to) : message.to
       const chatState = (state: "composing" | "paused", to: string) => s.sendPresenceUpdate(state, to)
       const check = lid === undefined
-        ? QrProtectionMetrics.countCheck(recipients.check(jid, (j) => s.onWhatsApp(j)))
+        ? QrProtectionMetrics.countCheck(recipients.check(jid, (j) => s.onWhatsApp(j))).pipe(
+          // WhatsApp's answer is kept (on the contact, and counted in `qr/safety`)
+          Effect.tap(({ asked, exists }) =>
+            asked
+              ? Effect.flatMap(Clock.currentTimeMillis, (at) =>
+                publish({ _tag: "recipient_checked", channelId, phoneNumber: message.to, onWhatsApp: exists, at }))
+              : Effect.void
+          )
+        )
         : Effect.succeed({ exists: true })
       return check.pipe(
         Effect.mapError(failed),

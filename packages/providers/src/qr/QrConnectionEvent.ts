@@ -4,7 +4,14 @@
  * cluster (e.g. a `WatchPairing` stream) as they are. The QR code is `Redacted`: it prints as
  * `<redacted>` in any log line and is read with `Redacted.value` only where it is shown to the user.
  */
-import { ChannelStatus, ChannelStatusReason, E164, InboundContent, QrConnectionErrorReason } from "@switchboard/domain"
+import {
+  ChannelStatus,
+  ChannelStatusReason,
+  E164,
+  InboundContent,
+  QrConnectionErrorReason,
+  QrRestrictionReason
+} from "@switchboard/domain"
 import { Schema } from "effect"
 
 /** A new QR code to show; replaces the previous one. */
@@ -95,10 +102,15 @@ export type QrRejectedEvent = typeof QrRejectedEvent.Type
 
 /**
  * WhatsApp reported a restriction of the number (docs/LIMITS.md, "Number protection"): a reach-out
- * timelock (`timelockUntil`: epoch ms; `null` once lifted) and/or its new-chat message quota.
+ * timelock (`timelockUntil`: epoch ms; `null` once lifted) and/or its new-chat message quota;
+ * `signal`: the status reason the report set (`account_restricted` for a 463 ack, `rate_limited`
+ * for a 429, ...), shown as the channel's last restriction signal.
  */
 export const QrRestrictionEvent = Schema.TaggedStruct("restriction", {
   channelId: Schema.String,
+  signal: Schema.optional(QrRestrictionReason),
+  /** epoch ms */
+  at: Schema.optional(Schema.Number),
   timelockUntil: Schema.optional(Schema.NullOr(Schema.Number)),
   newChatQuota: Schema.optional(Schema.Struct({
     total: Schema.Number,
@@ -108,6 +120,19 @@ export const QrRestrictionEvent = Schema.TaggedStruct("restriction", {
   }))
 })
 export type QrRestrictionEvent = typeof QrRestrictionEvent.Type
+
+/**
+ * WhatsApp answered a recipient check (`QrRecipientCheck`): whether a number is on WhatsApp. Only
+ * answers WhatsApp gave are reported, not those the connection remembered.
+ */
+export const QrRecipientCheckedEvent = Schema.TaggedStruct("recipient_checked", {
+  channelId: Schema.String,
+  phoneNumber: E164,
+  onWhatsApp: Schema.Boolean,
+  /** epoch ms */
+  at: Schema.Number
+})
+export type QrRecipientCheckedEvent = typeof QrRecipientCheckedEvent.Type
 
 /**
  * A message someone sent to the linked number, of any kind (`InboundContent`, translated by
@@ -166,6 +191,7 @@ export const QrConnectionEvent = Schema.Union(
   QrReceiptEvent,
   QrRejectedEvent,
   QrRestrictionEvent,
+  QrRecipientCheckedEvent,
   QrInboundEvent,
   QrLidMappingEvent
 )

@@ -4,7 +4,9 @@
  * ways accounts get restricted (Baileys #2441), so such a send fails fast (`not_on_whatsapp`)
  * without a message going out. Answers are kept per channel: a number found stays found for the
  * connection's life, one not found is asked again after a day (people join). The check runs inside
- * the send, so it is paced like the sends themselves (0.5 per second per channel).
+ * the send, so it is paced like the sends themselves (0.5 per second per channel). Each answer
+ * WhatsApp gives is reported (`recipient_checked`): kept on the contact and counted in the
+ * channel's `qr/safety` (docs/LIMITS.md, "Number protection").
  */
 import { Clock, Effect } from "effect"
 

@@ -16,7 +16,7 @@ import {
   warmUpStage
 } from "@switchboard/domain"
 import type { Channel } from "@switchboard/domain"
-import { Clock, Effect } from "effect"
+import { Clock, Effect, Option } from "effect"
 import * as QrProtectionMetrics from "../QrProtectionMetrics.js"
 
 export class QrSafety extends Effect.Service<QrSafety>()("@switchboard/service-api/QrSafety", {
@@ -116,23 +116,31 @@ export class QrSafety extends Effect.Service<QrSafety>()("@switchboard/service-a
       })
     })
 
-    /** Where a QR channel stands against its cap now (no lock: a reading, not an admission). */
+    /**
+     * Where a QR channel stands now (no lock: a reading, not an admission): its cap, warm-up,
+     * WhatsApp's restrictions and what its protection did in the rolling 24 h, read in one statement
+     * (`QrSafetyRepo.health`).
+     */
     const usageOf = Effect.fn("QrSafety.usageOf")(function*(channel: Channel) {
       const now = yield* Clock.currentTimeMillis
-      const limit = effectiveDailyCap(yield* repo.overrides(channel.workspace_id, channel.id))
-      const usage = yield* repo.usage(channel.id, toTimestamp(now - QR_DAILY_WINDOW_MS))
-      const sent = usage.sentAt.filter((t) => t > now - QR_DAILY_WINDOW_MS).length
-      const facts = yield* warmUp.facts(channel.id, null)
+      const health = yield* repo.health(channel.id, toTimestamp(now - QR_DAILY_WINDOW_MS), toTimestamp(now)).pipe(
+        Effect.flatMap(Option.match({
+          onNone: () => Effect.dieMessage("the QR channel's row went missing while it was read"),
+          onSome: Effect.succeed
+        }))
+      )
+      const limit = effectiveDailyCap(health.overrides)
+      const facts = health.facts
       const stage = warmUpStage({ now, linkedAt: facts.linkedAt, override: facts.override })
-      const newContacts = stage._tag === "WarmingUp"
-        ? (yield* warmUp.newContactSends(channel.id, toTimestamp(now - QR_DAILY_WINDOW_MS))).length
-        : null
+      const newContacts = stage._tag === "WarmingUp" ? health.newContactSends : null
       return {
         channel_id: channel.id,
         limit,
-        sent_24h: sent,
-        queued: usage.queued,
-        remaining: Math.max(0, limit - sent - usage.queued),
+        sent_24h: health.sent,
+        queued: health.queued,
+        remaining: Math.max(0, limit - health.sent - health.queued),
+        sends_24h: { new_contacts: health.newContactSends, existing_contacts: health.existingContactSends },
+        recipient_checks_24h: { on_whatsapp: health.onWhatsApp, not_on_whatsapp: health.notOnWhatsApp },
         restrictions: {
           timelock_until: facts.timelockUntil !== null && facts.timelockUntil > now
             ? toTimestamp(facts.timelockUntil)
@@ -142,7 +150,11 @@ export class QrSafety extends Effect.Service<QrSafety>()("@switchboard/service-a
             used: facts.newChatQuota.used,
             cycle_ends_at: facts.newChatQuota.cycleEndsAt === null ? null : toTimestamp(facts.newChatQuota.cycleEndsAt),
             reported_at: toTimestamp(facts.newChatQuota.reportedAt)
-          }
+          },
+          last_signal: health.lastSignal === null
+            ? null
+            : { signal: health.lastSignal.reason, at: toTimestamp(health.lastSignal.at) },
+          held_by_timelock: health.heldByTimelock
         },
         warm_up: {
           status: stage._tag === "WarmingUp"
