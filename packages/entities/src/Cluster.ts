@@ -75,12 +75,11 @@ export const shardGauge: Layer.Layer<never, never, Sharding.Sharding | ShardingC
  * Opened once the runner's entities are built; until then the runner does not register.
  *
  * The cluster registers a runner (a `cluster_runners` row) as soon as its `Sharding` is built,
- * and every other runner then gives up the shards the new one is assigned. A runner registered
- * while the rest of its process still booted was assigned shards it could not serve: on a loaded
- * machine the first runner released two thirds of its shards to two runners that took minutes to
- * boot, and messages of those shards waited 209 s for a dispatch (bench/RESULTS.md "Operators'
- * day two"). So the runner's `register` waits for this latch, opened by `hosting` after the
- * entities are registered: the others see the new runner only when it can take its shards.
+ * and every other runner then gives up the shards the new one is assigned, while the new runner
+ * may still be building its entities (seconds; minutes on a saturated machine): messages for
+ * those shards wait until it has. So the runner's `register` waits for this latch, opened by
+ * `hosting` once the entities are registered: the others see the new runner only when it can
+ * serve its shards (docs/OPERATING.md "Scaling runners up and down").
  */
 export class Registration extends Context.Tag("@switchboard/entities/Cluster/Registration")<
   Registration,
@@ -94,8 +93,8 @@ export class Registration extends Context.Tag("@switchboard/entities/Cluster/Reg
  * its 300 shards to two new runners queued 200 statements ahead of its next refresh; on a loaded
  * machine that refresh missed its deadline, and the runner took its lock storage for unhealthy:
  * it gave up every shard (`effect_cluster_shards` read 0, nothing dispatched) until it could
- * acquire them again (bench/RESULTS.md "Operators' day two"). Releases asked for while one runs
- * are deleted together when it is done.
+ * acquire them again (docs/OPERATING.md "Scaling runners up and down"). Releases asked for while
+ * one runs are deleted together when it is done.
  */
 interface Release {
   readonly address: string
