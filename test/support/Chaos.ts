@@ -8,6 +8,7 @@
 import { existsSync, readdirSync, readFileSync, readlinkSync } from "node:fs"
 import { createServer } from "node:http"
 import type { AddressInfo, Server } from "node:net"
+import { resolve } from "node:path"
 import pg from "pg"
 import { admin, call, freePort, startService, waitFor } from "./Processes.js"
 import type { ServiceProcess } from "./Processes.js"
@@ -27,7 +28,8 @@ export interface ChaosStack {
   readonly databaseUrl: string
   /** each runner's cluster address (`HOST:PORT`, as in `cluster_locks`) and its `/metrics` URL */
   readonly runnerInfo: Map<ServiceProcess, { readonly address: string; readonly metricsUrl: string }>
-  readonly startRunner: () => Promise<ServiceProcess>
+  /** `slowBootMs`: the runner starts starved of CPU for that long (test/support/slowBoot.ts) */
+  readonly startRunner: (options?: { readonly slowBootMs?: number }) => Promise<ServiceProcess>
   readonly startApi: () => Promise<ServiceProcess>
   readonly stop: () => Promise<void>
 }
@@ -57,12 +59,20 @@ export const startChaosStack = async (options: ChaosOptions): Promise<ChaosStack
   const runners: Array<ServiceProcess> = []
   const apis: Array<ServiceProcess> = []
   const runnerInfo: ChaosStack["runnerInfo"] = new Map()
-  const startRunner = async () => {
+  const startRunner = async (runnerOptions?: { readonly slowBootMs?: number }) => {
     const [cluster, http, metrics] = [await freePort(), await freePort(), await freePort()]
+    const slow = runnerOptions?.slowBootMs
     const runner = startService(
       "runner",
-      { ...env, HOST: "127.0.0.1", PORT: String(cluster), METRICS_PORT: String(metrics) },
-      http
+      {
+        ...env,
+        HOST: "127.0.0.1",
+        PORT: String(cluster),
+        METRICS_PORT: String(metrics),
+        ...(slow ? { SLOW_BOOT_MS: String(slow) } : {})
+      },
+      http,
+      slow ? [resolve(import.meta.dirname, "slowBoot.ts")] : []
     )
     runners.push(runner)
     runnerInfo.set(runner, { address: `127.0.0.1:${cluster}`, metricsUrl: `http://127.0.0.1:${metrics}/metrics` })

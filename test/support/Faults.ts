@@ -1,6 +1,6 @@
 /**
  * The operators' faults (docs/OPERATING.md "Scaling runners up and down", "A paused runner"),
- * shared by the chaos scenarios (e2e tests to follow once they pass on a quiet machine) and
+ * shared by the real-mode tests (test/scaleRunners.e2e.test.ts, test/pausedApi.e2e.test.ts) and
  * bench/chaos.ts: runners scaled out and in under traffic, a paused runner, a paused api node, and
  * a CPU hog beside the stack. Each scenario returns what it measured; the caller asserts or records.
  */
@@ -55,6 +55,10 @@ export const lockRows = async (db: pg.Client) =>
       [EXPIRY_S]
     )).rows.map((r) => [r.address, r.n])
   )
+
+/** Runners registered with the cluster (`cluster_runners`): those shards are assigned to. */
+export const registeredRunners = async (db: pg.Client) =>
+  (await db.query<{ n: number }>("SELECT count(*)::int AS n FROM cluster_runners")).rows[0]!.n
 
 /**
  * Polls the age of each listed runner's oldest lock row every 250 ms: how late its lock refresh
@@ -159,6 +163,8 @@ export interface ScaleOptions {
   readonly perSecond: number
   /** seconds on one runner, then on three, then on one again */
   readonly phases: readonly [number, number, number]
+  /** the added runners boot starved of CPU for this long (test/support/slowBoot.ts) */
+  readonly slowBootMs?: number
   readonly log?: (line: string) => void
 }
 
@@ -178,16 +184,28 @@ export const scaleOutIn = async (stack: ChaosStack, options: ScaleOptions) =>
     const gaugesBefore = await shardGauges(stack)
     log(`scale out; shards ${gaugesBefore}`)
     const outAt = Date.now()
-    const added = [await stack.startRunner(), await stack.startRunner()]
+    const boot = { slowBootMs: options.slowBootMs ?? 0 }
+    const added = [await stack.startRunner(boot), await stack.startRunner(boot)]
     // spread: three runners hold fresh lock rows for every shard
     let joinedAt = Number.NaN
+    let registeredAt = Number.NaN
     let spreadAt = Number.NaN
     let rowsSpread: Array<number> = []
+    // shards with no fresh lock row (released by their owner, not yet acquired by the next one)
+    let unownedSince = Number.NaN
+    let unownedMaxMs = 0
+    let unownedMost = 0
     // the new runners' boot is not part of the phase: it starts when they hold shards (at most 180 s)
     while (Number.isNaN(spreadAt) ? Date.now() - outAt < 180_000 : Date.now() - spreadAt < three) {
       const rows = await lockRows(db)
       if (Number.isNaN(joinedAt) && rows.size > 1) joinedAt = Date.now()
+      if (Number.isNaN(registeredAt) && (await registeredRunners(db)) > 1) registeredAt = Date.now()
       const total = [...rows.values()].reduce((a, b) => a + b, 0)
+      if (total < SHARDS) {
+        if (Number.isNaN(unownedSince)) unownedSince = Date.now()
+        unownedMaxMs = Math.max(unownedMaxMs, Date.now() - unownedSince)
+        unownedMost = Math.max(unownedMost, SHARDS - total)
+      } else unownedSince = Number.NaN
       if (Number.isNaN(spreadAt) && rows.size === 3 && total === SHARDS) {
         spreadAt = Date.now()
         rowsSpread = [...rows.values()]
@@ -217,11 +235,18 @@ export const scaleOutIn = async (stack: ChaosStack, options: ScaleOptions) =>
       shards_spread: gaugesSpread,
       shards_after: gaugesAfter,
       lock_rows_spread: rowsSpread,
+      new_runner_registered_s: seconds(registeredAt - outAt),
       new_runner_first_shard_s: seconds(joinedAt - outAt),
+      registered_to_first_shard_s: seconds(joinedAt - registeredAt),
+      unowned_shards_most: unownedMost,
+      unowned_longest_s: seconds(unownedMaxMs),
       spread_s: seconds(spreadAt - outAt),
       spread_after_first_shard_s: seconds(spreadAt - joinedAt),
       handover_s: seconds(handoverAt - inAt),
       scale_in_exit_codes: exitCodes,
+      // each runner's "Shard lock storage is unhealthy" (a lock statement slower than the refresh
+      // interval: the runner gives up every shard until the storage answers in time again)
+      lock_storage_unhealthy: stack.runners.map((r) => r.output().split("Shard lock storage is unhealthy").length - 1),
       longest_wait_scale_out_s: seconds(1000 * await longestWait(db, outAt - 1_000, inAt)),
       longest_wait_scale_in_s: seconds(1000 * await longestWait(db, inAt - 1_000, loadEnd + 1)),
       ...await channelRates(db, loadStart + 2_000, loadEnd),

@@ -7,7 +7,10 @@
  *   single connection); messages are still stored in the database.
  */
 import {
+  ClusterError,
   ClusterMetrics,
+  RunnerAddress,
+  RunnerStorage,
   ShardId,
   Sharding,
   ShardingConfig,
@@ -19,7 +22,7 @@ import {
 import { NodeClusterSocket } from "@effect/platform-node"
 import { SqlClient } from "@effect/sql"
 import { DatabaseConfig } from "@switchboard/db"
-import { Effect, Layer, Metric, Option, Schedule } from "effect"
+import { Context, Deferred, Effect, Layer, Metric, Option, Queue, Schedule } from "effect"
 import { shardingSettings } from "./ClusterSettings.js"
 import * as ShardFencing from "./ShardFencing.js"
 
@@ -68,10 +71,111 @@ export const shardGauge: Layer.Layer<never, never, Sharding.Sharding | ShardingC
     )
   }))
 
-export const runner = Layer.provideMerge(
+/**
+ * Opened once the runner's entities are built; until then the runner does not register.
+ *
+ * The cluster registers a runner (a `cluster_runners` row) as soon as its `Sharding` is built,
+ * and every other runner then gives up the shards the new one is assigned, while the new runner
+ * may still be building its entities (seconds; minutes on a saturated machine): messages for
+ * those shards wait until it has. So the runner's `register` waits for this latch, opened by
+ * `hosting` once the entities are registered: the others see the new runner only when it can
+ * serve its shards (docs/OPERATING.md "Scaling runners up and down").
+ */
+export class Registration extends Context.Tag("@switchboard/entities/Cluster/Registration")<
+  Registration,
+  Effect.Latch
+>() {}
+
+/**
+ * Shard releases batched into one statement on a pooled connection. The cluster releases every
+ * shard it gives up with a `DELETE` of its own, all on the one reserved connection its lock
+ * refreshes use, each with the refresh interval (2 s) as its deadline. A runner that gave 200 of
+ * its 300 shards to two new runners queued 200 statements ahead of its next refresh; on a loaded
+ * machine that refresh missed its deadline, and the runner took its lock storage for unhealthy:
+ * it gave up every shard (`effect_cluster_shards` read 0, nothing dispatched) until it could
+ * acquire them again (docs/OPERATING.md "Scaling runners up and down"). Releases asked for while
+ * one runs are deleted together when it is done.
+ */
+interface Release {
+  readonly address: string
+  readonly shardId: string
+  readonly done: Deferred.Deferred<void, ClusterError.PersistenceError>
+}
+
+const batchedRelease = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const queue = yield* Queue.unbounded<Release>()
+  yield* Queue.takeBetween(queue, 1, Number.MAX_SAFE_INTEGER).pipe(
+    Effect.flatMap((chunk) => {
+      const byAddress = new Map<string, Array<Release>>()
+      for (const item of chunk) byAddress.set(item.address, [...(byAddress.get(item.address) ?? []), item])
+      return Effect.forEach(
+        byAddress,
+        ([address, items]) =>
+          sql`DELETE FROM cluster_locks WHERE address = ${address} AND shard_id IN ${
+            sql.in(items.map((item) => item.shardId))
+          }`.pipe(
+            Effect.asVoid,
+            ClusterError.PersistenceError.refail,
+            Effect.exit,
+            Effect.flatMap((exit) => Effect.forEach(items, (item) => Deferred.done(item.done, exit)))
+          ),
+        { discard: true }
+      )
+    }),
+    Effect.forever,
+    Effect.forkScoped
+  )
+  return (address: RunnerAddress.RunnerAddress, shardId: ShardId.ShardId) =>
+    Effect.flatMap(
+      Deferred.make<void, ClusterError.PersistenceError>(),
+      (done) =>
+        Queue.offer(queue, { address: `${address.host}:${address.port}`, shardId: shardId.toString(), done }).pipe(
+          Effect.zipRight(Deferred.await(done))
+        )
+    )
+})
+
+/**
+ * The cluster's SQL runner storage (row-based locks, `cluster_locks`), whose `register` waits for
+ * `Registration` and whose shard releases are batched (`batchedRelease`).
+ */
+const runnerStorage: Layer.Layer<
+  RunnerStorage.RunnerStorage,
+  never,
+  Registration | SqlClient.SqlClient | ShardingConfig.ShardingConfig
+> = Layer.scoped(
+  RunnerStorage.RunnerStorage,
+  Effect.gen(function*() {
+    const storage = yield* RunnerStorage.RunnerStorage
+    const ready = yield* Registration
+    return RunnerStorage.RunnerStorage.of({
+      ...storage,
+      register: (runner, healthy) => Effect.zipRight(ready.await, storage.register(runner, healthy)),
+      release: yield* batchedRelease
+    })
+  })
+).pipe(Layer.provide(Layer.orDie(SqlRunnerStorage.layer)))
+
+const runner = Layer.provideMerge(
   Layer.merge(shardGauge, ShardFencing.layer).pipe(Layer.provide(ShardingConfig.layerFromEnv(shardingSettings))),
-  NodeClusterSocket.layer({ storage: "sql", shardingConfig: shardingSettings }).pipe(Layer.provide(storageTables))
-)
+  NodeClusterSocket.layer({ storage: "byo", shardingConfig: shardingSettings }).pipe(
+    Layer.provideMerge(Layer.orDie(SqlMessageStorage.layer)),
+    Layer.provide(runnerStorage),
+    Layer.provide(ShardingConfig.layerFromEnv(shardingSettings)),
+    Layer.provide(storageTables)
+  )
+).pipe(Layer.provideMerge(Layer.effect(Registration, Effect.makeLatch(false))))
+
+/**
+ * A runner hosting `entities`: it listens for other nodes on `HOST:PORT`, and registers with the
+ * cluster (so that shards are assigned to it) only once `entities` are built (`Registration`).
+ */
+export const hosting = <E, R>(entities: Layer.Layer<never, E, R>) =>
+  Layer.effectDiscard(Effect.flatMap(Registration, (ready) => ready.open)).pipe(
+    Layer.provide(entities),
+    Layer.provide(runner)
+  )
 
 export const client = NodeClusterSocket.layer({ clientOnly: true, storage: "sql", shardingConfig: shardingSettings })
   .pipe(Layer.provide(storageTables))

@@ -11,9 +11,11 @@ import * as Entities from "./Entities.js"
 // first: a production process with unsafe settings stops here, with one message
 StartupSafety.refuseUnsafeProduction("runner")
 
-Entities.layer.pipe(
-  Layer.provide([ProvidersConfig.layerFromEnv, QrConnectionConfig.layerFromEnv, WebhooksConfig.layerFromEnv]),
-  Layer.provide(Cluster.runner),
+Cluster.hosting(
+  Entities.layer.pipe(
+    Layer.provide([ProvidersConfig.layerFromEnv, QrConnectionConfig.layerFromEnv, WebhooksConfig.layerFromEnv])
+  )
+).pipe(
   Layer.provide([MigratedDatabase.layer, Redis.layerFromEnv]),
   Layer.merge(StartupSafety.warningsLayer("runner")),
   // GET /metrics on its own listener when METRICS_PORT is set (docs/CONFIGURATION.md "Metrics")
