@@ -4,7 +4,7 @@ import { verifyWebhook } from "@switchboard/sdk"
 import { Operator } from "@switchboard/service-api"
 import { Effect } from "effect"
 import { createHmac } from "node:crypto"
-import { createKey, request, sandboxSetup, signUp } from "./support/Fixtures.js"
+import { api, createKey, refused, request, sandboxSetup, signUp } from "./support/Fixtures.js"
 import { eventually, receiver } from "./support/Receiver.js"
 import * as TestApp from "./support/TestApp.js"
 
@@ -259,29 +259,22 @@ describe("webhook delivery (loopback receivers allowed for tests)", () => {
         const sql = yield* SqlClient.SqlClient
         yield* sql`UPDATE webhook_endpoints SET status = 'disabled', consecutive_failures = 20
           WHERE id = ${endpoint.body.id}`
-        const paused = yield* request("PATCH", `/v1/webhook-endpoints/${endpoint.body.id}`, {
-          token: admin.secret,
-          body: { status: "paused", description: "changed" }
-        })
+        const client = yield* api(admin.secret)
+        const path = { endpointId: endpoint.body.id as `wh_${string}` }
+        const paused = yield* refused(
+          client.webhooks.update({ path, payload: { status: "paused", description: "changed" } })
+        )
         assert.strictEqual(paused.status, 409)
-        assert.strictEqual(paused.body.error.code, "CONFLICT")
-        assert.strictEqual(paused.body.error.details.reason, "invalid_status_transition")
-        const unchanged = yield* request("GET", `/v1/webhook-endpoints/${endpoint.body.id}`, { token: admin.secret })
-        assert.strictEqual(unchanged.body.status, "disabled")
-        assert.strictEqual(unchanged.body.consecutive_failures, 20)
-        assert.notStrictEqual(unchanged.body.description, "changed")
-        const active = yield* request("PATCH", `/v1/webhook-endpoints/${endpoint.body.id}`, {
-          token: admin.secret,
-          body: { status: "active" }
-        })
-        assert.strictEqual(active.status, 200)
-        assert.strictEqual(active.body.consecutive_failures, 0)
-        const pausedNow = yield* request("PATCH", `/v1/webhook-endpoints/${endpoint.body.id}`, {
-          token: admin.secret,
-          body: { status: "paused" }
-        })
-        assert.strictEqual(pausedNow.status, 200)
-        assert.strictEqual(pausedNow.body.status, "paused")
+        assert.strictEqual(paused.code, "CONFLICT")
+        assert.strictEqual(paused.details.reason, "invalid_status_transition")
+        const unchanged = yield* client.webhooks.get({ path })
+        assert.strictEqual(unchanged.status, "disabled")
+        assert.strictEqual(unchanged.consecutive_failures, 20)
+        assert.notStrictEqual(unchanged.description, "changed")
+        const active = yield* client.webhooks.update({ path, payload: { status: "active" } })
+        assert.strictEqual(active.consecutive_failures, 0)
+        const pausedNow = yield* client.webhooks.update({ path, payload: { status: "paused" } })
+        assert.strictEqual(pausedNow.status, "paused")
       }))
 
     it.scoped("signs with both secrets for 24 h after a rotation, the new one first", () =>
