@@ -282,50 +282,40 @@ describe("webhook delivery (loopback receivers allowed for tests)", () => {
         const sink = yield* receiver()
         const user = yield* signUp()
         const admin = yield* webhookKey(user)
-        const endpoint = yield* request("POST", "/v1/webhook-endpoints", {
-          token: admin.secret,
-          body: { url: sink.url, event_types: ["*"] }
-        })
-        const rotated = yield* request("POST", `/v1/webhook-endpoints/${endpoint.body.id}/rotate-secret`, {
-          token: admin.secret
-        })
-        assert.strictEqual(rotated.status, 200)
-        assert.notStrictEqual(rotated.body.secret, endpoint.body.secret)
+        const client = yield* api(admin.secret)
+        const endpoint = yield* client.webhooks.create({ payload: { url: sink.url, event_types: ["*"] } })
+        const path = { endpointId: endpoint.id }
+        const rotated = yield* client.webhooks.rotateSecret({ path })
+        assert.notStrictEqual(rotated.secret, endpoint.secret)
         assert.strictEqual(
-          Date.parse(rotated.body.previous_secret_expires_at) - Date.parse(rotated.body.secret_rotated_at),
+          Date.parse(rotated.previous_secret_expires_at!) - Date.parse(rotated.secret_rotated_at!),
           24 * 3600 * 1000
         )
-        const test = yield* request("POST", `/v1/webhook-endpoints/${endpoint.body.id}/test`, {
-          token: admin.secret,
-          body: {}
-        })
-        yield* waitDelivery(admin.secret, test.body.delivery_id, "succeeded")
+        const test = yield* client.webhooks.test({ path, payload: {} })
+        yield* waitDelivery(admin.secret, test.delivery_id, "succeeded")
         const header = sink.received[0]!.headers["x-webhook-signature"] as string
         assert.strictEqual(header.split(",").length, 2)
         const newOnly = verifyWebhook(
           sink.received[0]!.body,
           { ...sink.received[0]!.headers, "x-webhook-signature": header.split(",")[0] } as any,
-          rotated.body.secret
+          rotated.secret
         )
         assert.isTrue(newOnly.valid)
         assert.isTrue(
-          verifyWebhook(sink.received[0]!.body, sink.received[0]!.headers as any, endpoint.body.secret).valid
+          verifyWebhook(sink.received[0]!.body, sink.received[0]!.headers as any, endpoint.secret).valid
         )
         // once the 24 h overlap is over (moved into the past here), only the new secret signs
         const sql = yield* SqlClient.SqlClient
-        yield* sql`UPDATE webhook_endpoints SET previous_secret_expires_at = now() - interval '1 second' WHERE id = ${endpoint.body.id}`
-        const later = yield* request("POST", `/v1/webhook-endpoints/${endpoint.body.id}/test`, {
-          token: admin.secret,
-          body: {}
-        })
-        yield* waitDelivery(admin.secret, later.body.delivery_id, "succeeded")
+        yield* sql`UPDATE webhook_endpoints SET previous_secret_expires_at = now() - interval '1 second' WHERE id = ${endpoint.id}`
+        const later = yield* client.webhooks.test({ path, payload: {} })
+        yield* waitDelivery(admin.secret, later.delivery_id, "succeeded")
         const single = sink.received[1]!.headers["x-webhook-signature"] as string
         assert.strictEqual(single.split(",").length, 1)
         assert.isTrue(
-          verifyWebhook(sink.received[1]!.body, sink.received[1]!.headers as any, rotated.body.secret).valid
+          verifyWebhook(sink.received[1]!.body, sink.received[1]!.headers as any, rotated.secret).valid
         )
         assert.isFalse(
-          verifyWebhook(sink.received[1]!.body, sink.received[1]!.headers as any, endpoint.body.secret).valid
+          verifyWebhook(sink.received[1]!.body, sink.received[1]!.headers as any, endpoint.secret).valid
         )
       }))
 
