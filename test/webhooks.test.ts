@@ -346,9 +346,11 @@ describe("webhook delivery (loopback receivers allowed for tests)", () => {
       Effect.gen(function*() {
         const user = yield* signUp()
         const admin = yield* webhookKey(user)
-        const catalogue = yield* request("GET", "/v1/webhook-event-types?limit=100", { token: admin.secret })
-        assert.strictEqual(catalogue.body.data.length, 31)
-        assert.isFalse(catalogue.body.data.find((e: any) => e.type === "campaign.started").emitted)
+        const client = yield* api(admin.secret)
+        const catalogue = yield* client.webhooks.eventTypes({ urlParams: { limit: 100 } })
+        assert.strictEqual(catalogue.data.length, 31)
+        assert.isFalse(catalogue.data.find((e) => e.type === "campaign.started")!.emitted)
+        // raw: an unknown event type is a value the typed client would not send
         const unknown = yield* request("POST", "/v1/webhook-endpoints", {
           token: admin.secret,
           body: { url: "http://127.0.0.1/x", event_types: ["message.exploded"] }
@@ -357,32 +359,28 @@ describe("webhook delivery (loopback receivers allowed for tests)", () => {
         assert.strictEqual(unknown.body.error.details.reason, "unknown_event_type")
         assert.deepStrictEqual(unknown.body.error.details.issues[0].path, ["event_types", 0])
         assert.notInclude(unknown.text, "message.exploded")
-        const ok = yield* request("POST", "/v1/webhook-endpoints", {
-          token: admin.secret,
-          body: { url: "http://127.0.0.1/x", event_types: ["*"] }
-        })
-        assert.strictEqual(ok.status, 201)
-        const badPatch = yield* request("PATCH", `/v1/webhook-endpoints/${ok.body.id}`, {
+        const ok = yield* client.webhooks.create({ payload: { url: "http://127.0.0.1/x", event_types: ["*"] } })
+        const path = { endpointId: ok.id }
+        const badPatch = yield* request("PATCH", `/v1/webhook-endpoints/${ok.id}`, {
           token: admin.secret,
           body: { event_types: ["message.sent", "message.exploded"] }
         })
         assert.strictEqual(badPatch.status, 422)
         assert.strictEqual(badPatch.body.error.details.reason, "unknown_event_type")
         assert.deepStrictEqual(badPatch.body.error.details.issues[0].path, ["event_types", 1])
-        const second = yield* request("POST", "/v1/webhook-endpoints", {
-          token: admin.secret,
-          body: { url: "http://127.0.0.1/y", event_types: ["*"] }
-        })
+        const second = yield* refused(
+          client.webhooks.create({ payload: { url: "http://127.0.0.1/y", event_types: ["*"] } })
+        )
         assert.strictEqual(second.status, 409)
-        assert.strictEqual(second.body.error.details.entitlement, "webhook_endpoints")
-        const deleted = yield* request("DELETE", `/v1/webhook-endpoints/${ok.body.id}`, { token: admin.secret })
-        assert.deepStrictEqual(deleted.body, { id: ok.body.id, object: "webhook_endpoint", deleted: true })
-        const gone = yield* request("GET", `/v1/webhook-endpoints/${ok.body.id}`, { token: admin.secret })
+        assert.strictEqual(second.details.entitlement, "webhook_endpoints")
+        const deleted = yield* client.webhooks.delete({ path })
+        assert.deepStrictEqual({ ...deleted }, { id: ok.id, object: "webhook_endpoint", deleted: true })
+        const gone = yield* refused(client.webhooks.get({ path }))
         assert.strictEqual(gone.status, 404)
         const noScope = yield* createKey(user)
-        const refused = yield* request("GET", "/v1/webhook-endpoints", { token: noScope.secret })
-        assert.strictEqual(refused.status, 403)
-        assert.deepStrictEqual(refused.body.error.details.required_scopes, ["webhooks.manage"])
+        const withoutScope = yield* refused((yield* api(noScope.secret)).webhooks.list({ urlParams: {} }))
+        assert.strictEqual(withoutScope.status, 403)
+        assert.deepStrictEqual(withoutScope.details.required_scopes, ["webhooks.manage"])
       }))
   })
 })
