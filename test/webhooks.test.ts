@@ -150,32 +150,24 @@ describe("webhook delivery (loopback receivers allowed for tests)", () => {
         const sink = yield* receiver((_r, i) => ({ status: i === 0 ? 400 : 200 }))
         const user = yield* signUp()
         const admin = yield* webhookKey(user)
-        const endpoint = yield* request("POST", "/v1/webhook-endpoints", {
-          token: admin.secret,
-          body: { url: sink.url, event_types: ["*"] }
+        const client = yield* api(admin.secret)
+        const endpoint = yield* client.webhooks.create({ payload: { url: sink.url, event_types: ["*"] } })
+        const test = yield* client.webhooks.test({
+          path: { endpointId: endpoint.id },
+          payload: { event_type: "channel.created" }
         })
-        const test = yield* request("POST", `/v1/webhook-endpoints/${endpoint.body.id}/test`, {
-          token: admin.secret,
-          body: { event_type: "channel.created" }
-        })
-        yield* waitDelivery(admin.secret, test.body.delivery_id, "failed")
-        const early = yield* request("POST", `/v1/webhook-deliveries/${test.body.delivery_id}/replay`, {
-          token: admin.secret
-        })
-        assert.strictEqual(early.status, 202)
-        assert.strictEqual(early.body.event_id, test.body.event_id)
-        assert.notStrictEqual(early.body.delivery_id, test.body.delivery_id)
-        const replayed = yield* waitDelivery(admin.secret, early.body.delivery_id, "succeeded")
-        assert.strictEqual(replayed.replay_of, test.body.delivery_id)
+        yield* waitDelivery(admin.secret, test.delivery_id, "failed")
+        // the typed client decodes the declared 202 only
+        const early = yield* client.webhooks.replay({ path: { deliveryId: test.delivery_id } })
+        assert.strictEqual(early.event_id, test.event_id)
+        assert.notStrictEqual(early.delivery_id, test.delivery_id)
+        const replayed = yield* waitDelivery(admin.secret, early.delivery_id, "succeeded")
+        assert.strictEqual(replayed.replay_of, test.delivery_id)
         assert.strictEqual(sink.received[0]!.body, sink.received[1]!.body)
-        assert.strictEqual(sink.received[1]!.headers["x-webhook-event-id"], test.body.event_id)
-        const original = yield* request("GET", `/v1/webhook-deliveries/${test.body.delivery_id}`, {
-          token: admin.secret
-        })
-        assert.strictEqual(original.body.replay_count, 1)
-        const again = yield* request("POST", `/v1/webhook-deliveries/${early.body.delivery_id}/replay`, {
-          token: admin.secret
-        })
+        assert.strictEqual(sink.received[1]!.headers["x-webhook-event-id"], test.event_id)
+        const original = yield* client.webhooks.delivery({ path: { deliveryId: test.delivery_id } })
+        assert.strictEqual(original.replay_count, 1)
+        const again = yield* refused(client.webhooks.replay({ path: { deliveryId: early.delivery_id } }))
         assert.strictEqual(again.status, 409)
       }))
 
