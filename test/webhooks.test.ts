@@ -4,7 +4,7 @@ import { verifyWebhook } from "@switchboard/sdk"
 import { Operator } from "@switchboard/service-api"
 import { Effect } from "effect"
 import { createHmac } from "node:crypto"
-import { createKey, request, sandboxSetup, signUp } from "./support/Fixtures.js"
+import { api, createKey, refused, request, sandboxSetup, signUp } from "./support/Fixtures.js"
 import { eventually, receiver } from "./support/Receiver.js"
 import * as TestApp from "./support/TestApp.js"
 
@@ -150,63 +150,47 @@ describe("webhook delivery (loopback receivers allowed for tests)", () => {
         const sink = yield* receiver((_r, i) => ({ status: i === 0 ? 400 : 200 }))
         const user = yield* signUp()
         const admin = yield* webhookKey(user)
-        const endpoint = yield* request("POST", "/v1/webhook-endpoints", {
-          token: admin.secret,
-          body: { url: sink.url, event_types: ["*"] }
+        const client = yield* api(admin.secret)
+        const endpoint = yield* client.webhooks.create({ payload: { url: sink.url, event_types: ["*"] } })
+        const test = yield* client.webhooks.test({
+          path: { endpointId: endpoint.id },
+          payload: { event_type: "channel.created" }
         })
-        const test = yield* request("POST", `/v1/webhook-endpoints/${endpoint.body.id}/test`, {
-          token: admin.secret,
-          body: { event_type: "channel.created" }
-        })
-        yield* waitDelivery(admin.secret, test.body.delivery_id, "failed")
-        const early = yield* request("POST", `/v1/webhook-deliveries/${test.body.delivery_id}/replay`, {
-          token: admin.secret
-        })
-        assert.strictEqual(early.status, 202)
-        assert.strictEqual(early.body.event_id, test.body.event_id)
-        assert.notStrictEqual(early.body.delivery_id, test.body.delivery_id)
-        const replayed = yield* waitDelivery(admin.secret, early.body.delivery_id, "succeeded")
-        assert.strictEqual(replayed.replay_of, test.body.delivery_id)
+        yield* waitDelivery(admin.secret, test.delivery_id, "failed")
+        // the typed client decodes the declared 202 only
+        const early = yield* client.webhooks.replay({ path: { deliveryId: test.delivery_id } })
+        assert.strictEqual(early.event_id, test.event_id)
+        assert.notStrictEqual(early.delivery_id, test.delivery_id)
+        const replayed = yield* waitDelivery(admin.secret, early.delivery_id, "succeeded")
+        assert.strictEqual(replayed.replay_of, test.delivery_id)
         assert.strictEqual(sink.received[0]!.body, sink.received[1]!.body)
-        assert.strictEqual(sink.received[1]!.headers["x-webhook-event-id"], test.body.event_id)
-        const original = yield* request("GET", `/v1/webhook-deliveries/${test.body.delivery_id}`, {
-          token: admin.secret
-        })
-        assert.strictEqual(original.body.replay_count, 1)
-        const again = yield* request("POST", `/v1/webhook-deliveries/${early.body.delivery_id}/replay`, {
-          token: admin.secret
-        })
+        assert.strictEqual(sink.received[1]!.headers["x-webhook-event-id"], test.event_id)
+        const original = yield* client.webhooks.delivery({ path: { deliveryId: test.delivery_id } })
+        assert.strictEqual(original.replay_count, 1)
+        const again = yield* refused(client.webhooks.replay({ path: { deliveryId: early.delivery_id } }))
         assert.strictEqual(again.status, 409)
       }))
 
     it.scoped("holds deliveries while paused and sends them when resumed", () =>
       Effect.gen(function*() {
         const { admin, endpoint, sink } = yield* endpointSetup(["*"])
-        const paused = yield* request("PATCH", `/v1/webhook-endpoints/${endpoint.body.id}`, {
-          token: admin.secret,
-          body: { status: "paused" }
-        })
-        assert.strictEqual(paused.body.status, "paused")
+        const client = yield* api(admin.secret)
+        const path = { endpointId: endpoint.body.id as `wh_${string}` }
+        const paused = yield* client.webhooks.update({ path, payload: { status: "paused" } })
+        assert.strictEqual(paused.status, "paused")
+        // raw: "disabled" is a status the contract does not take, which the typed client would not send
         const disabled = yield* request("PATCH", `/v1/webhook-endpoints/${endpoint.body.id}`, {
           token: admin.secret,
           body: { status: "disabled" }
         })
         assert.strictEqual(disabled.status, 422)
-        const test = yield* request("POST", `/v1/webhook-endpoints/${endpoint.body.id}/test`, {
-          token: admin.secret,
-          body: {}
-        })
+        const test = yield* client.webhooks.test({ path, payload: {} })
         yield* Effect.sleep("2500 millis")
         assert.strictEqual(sink.received.length, 0)
-        const pending = yield* request("GET", `/v1/webhook-deliveries/${test.body.delivery_id}`, {
-          token: admin.secret
-        })
-        assert.strictEqual(pending.body.status, "pending")
-        yield* request("PATCH", `/v1/webhook-endpoints/${endpoint.body.id}`, {
-          token: admin.secret,
-          body: { status: "active" }
-        })
-        yield* waitDelivery(admin.secret, test.body.delivery_id, "succeeded")
+        const pending = yield* client.webhooks.delivery({ path: { deliveryId: test.delivery_id } })
+        assert.strictEqual(pending.status, "pending")
+        yield* client.webhooks.update({ path, payload: { status: "active" } })
+        yield* waitDelivery(admin.secret, test.delivery_id, "succeeded")
         assert.strictEqual(sink.received.length, 1)
       }))
 
@@ -259,29 +243,22 @@ describe("webhook delivery (loopback receivers allowed for tests)", () => {
         const sql = yield* SqlClient.SqlClient
         yield* sql`UPDATE webhook_endpoints SET status = 'disabled', consecutive_failures = 20
           WHERE id = ${endpoint.body.id}`
-        const paused = yield* request("PATCH", `/v1/webhook-endpoints/${endpoint.body.id}`, {
-          token: admin.secret,
-          body: { status: "paused", description: "changed" }
-        })
+        const client = yield* api(admin.secret)
+        const path = { endpointId: endpoint.body.id as `wh_${string}` }
+        const paused = yield* refused(
+          client.webhooks.update({ path, payload: { status: "paused", description: "changed" } })
+        )
         assert.strictEqual(paused.status, 409)
-        assert.strictEqual(paused.body.error.code, "CONFLICT")
-        assert.strictEqual(paused.body.error.details.reason, "invalid_status_transition")
-        const unchanged = yield* request("GET", `/v1/webhook-endpoints/${endpoint.body.id}`, { token: admin.secret })
-        assert.strictEqual(unchanged.body.status, "disabled")
-        assert.strictEqual(unchanged.body.consecutive_failures, 20)
-        assert.notStrictEqual(unchanged.body.description, "changed")
-        const active = yield* request("PATCH", `/v1/webhook-endpoints/${endpoint.body.id}`, {
-          token: admin.secret,
-          body: { status: "active" }
-        })
-        assert.strictEqual(active.status, 200)
-        assert.strictEqual(active.body.consecutive_failures, 0)
-        const pausedNow = yield* request("PATCH", `/v1/webhook-endpoints/${endpoint.body.id}`, {
-          token: admin.secret,
-          body: { status: "paused" }
-        })
-        assert.strictEqual(pausedNow.status, 200)
-        assert.strictEqual(pausedNow.body.status, "paused")
+        assert.strictEqual(paused.code, "CONFLICT")
+        assert.strictEqual(paused.details.reason, "invalid_status_transition")
+        const unchanged = yield* client.webhooks.get({ path })
+        assert.strictEqual(unchanged.status, "disabled")
+        assert.strictEqual(unchanged.consecutive_failures, 20)
+        assert.notStrictEqual(unchanged.description, "changed")
+        const active = yield* client.webhooks.update({ path, payload: { status: "active" } })
+        assert.strictEqual(active.consecutive_failures, 0)
+        const pausedNow = yield* client.webhooks.update({ path, payload: { status: "paused" } })
+        assert.strictEqual(pausedNow.status, "paused")
       }))
 
     it.scoped("signs with both secrets for 24 h after a rotation, the new one first", () =>
@@ -289,50 +266,40 @@ describe("webhook delivery (loopback receivers allowed for tests)", () => {
         const sink = yield* receiver()
         const user = yield* signUp()
         const admin = yield* webhookKey(user)
-        const endpoint = yield* request("POST", "/v1/webhook-endpoints", {
-          token: admin.secret,
-          body: { url: sink.url, event_types: ["*"] }
-        })
-        const rotated = yield* request("POST", `/v1/webhook-endpoints/${endpoint.body.id}/rotate-secret`, {
-          token: admin.secret
-        })
-        assert.strictEqual(rotated.status, 200)
-        assert.notStrictEqual(rotated.body.secret, endpoint.body.secret)
+        const client = yield* api(admin.secret)
+        const endpoint = yield* client.webhooks.create({ payload: { url: sink.url, event_types: ["*"] } })
+        const path = { endpointId: endpoint.id }
+        const rotated = yield* client.webhooks.rotateSecret({ path })
+        assert.notStrictEqual(rotated.secret, endpoint.secret)
         assert.strictEqual(
-          Date.parse(rotated.body.previous_secret_expires_at) - Date.parse(rotated.body.secret_rotated_at),
+          Date.parse(rotated.previous_secret_expires_at!) - Date.parse(rotated.secret_rotated_at!),
           24 * 3600 * 1000
         )
-        const test = yield* request("POST", `/v1/webhook-endpoints/${endpoint.body.id}/test`, {
-          token: admin.secret,
-          body: {}
-        })
-        yield* waitDelivery(admin.secret, test.body.delivery_id, "succeeded")
+        const test = yield* client.webhooks.test({ path, payload: {} })
+        yield* waitDelivery(admin.secret, test.delivery_id, "succeeded")
         const header = sink.received[0]!.headers["x-webhook-signature"] as string
         assert.strictEqual(header.split(",").length, 2)
         const newOnly = verifyWebhook(
           sink.received[0]!.body,
           { ...sink.received[0]!.headers, "x-webhook-signature": header.split(",")[0] } as any,
-          rotated.body.secret
+          rotated.secret
         )
         assert.isTrue(newOnly.valid)
         assert.isTrue(
-          verifyWebhook(sink.received[0]!.body, sink.received[0]!.headers as any, endpoint.body.secret).valid
+          verifyWebhook(sink.received[0]!.body, sink.received[0]!.headers as any, endpoint.secret).valid
         )
         // once the 24 h overlap is over (moved into the past here), only the new secret signs
         const sql = yield* SqlClient.SqlClient
-        yield* sql`UPDATE webhook_endpoints SET previous_secret_expires_at = now() - interval '1 second' WHERE id = ${endpoint.body.id}`
-        const later = yield* request("POST", `/v1/webhook-endpoints/${endpoint.body.id}/test`, {
-          token: admin.secret,
-          body: {}
-        })
-        yield* waitDelivery(admin.secret, later.body.delivery_id, "succeeded")
+        yield* sql`UPDATE webhook_endpoints SET previous_secret_expires_at = now() - interval '1 second' WHERE id = ${endpoint.id}`
+        const later = yield* client.webhooks.test({ path, payload: {} })
+        yield* waitDelivery(admin.secret, later.delivery_id, "succeeded")
         const single = sink.received[1]!.headers["x-webhook-signature"] as string
         assert.strictEqual(single.split(",").length, 1)
         assert.isTrue(
-          verifyWebhook(sink.received[1]!.body, sink.received[1]!.headers as any, rotated.body.secret).valid
+          verifyWebhook(sink.received[1]!.body, sink.received[1]!.headers as any, rotated.secret).valid
         )
         assert.isFalse(
-          verifyWebhook(sink.received[1]!.body, sink.received[1]!.headers as any, endpoint.body.secret).valid
+          verifyWebhook(sink.received[1]!.body, sink.received[1]!.headers as any, endpoint.secret).valid
         )
       }))
 
@@ -363,9 +330,11 @@ describe("webhook delivery (loopback receivers allowed for tests)", () => {
       Effect.gen(function*() {
         const user = yield* signUp()
         const admin = yield* webhookKey(user)
-        const catalogue = yield* request("GET", "/v1/webhook-event-types?limit=100", { token: admin.secret })
-        assert.strictEqual(catalogue.body.data.length, 31)
-        assert.isFalse(catalogue.body.data.find((e: any) => e.type === "campaign.started").emitted)
+        const client = yield* api(admin.secret)
+        const catalogue = yield* client.webhooks.eventTypes({ urlParams: { limit: 100 } })
+        assert.strictEqual(catalogue.data.length, 31)
+        assert.isFalse(catalogue.data.find((e) => e.type === "campaign.started")!.emitted)
+        // raw: an unknown event type is a value the typed client would not send
         const unknown = yield* request("POST", "/v1/webhook-endpoints", {
           token: admin.secret,
           body: { url: "http://127.0.0.1/x", event_types: ["message.exploded"] }
@@ -374,32 +343,28 @@ describe("webhook delivery (loopback receivers allowed for tests)", () => {
         assert.strictEqual(unknown.body.error.details.reason, "unknown_event_type")
         assert.deepStrictEqual(unknown.body.error.details.issues[0].path, ["event_types", 0])
         assert.notInclude(unknown.text, "message.exploded")
-        const ok = yield* request("POST", "/v1/webhook-endpoints", {
-          token: admin.secret,
-          body: { url: "http://127.0.0.1/x", event_types: ["*"] }
-        })
-        assert.strictEqual(ok.status, 201)
-        const badPatch = yield* request("PATCH", `/v1/webhook-endpoints/${ok.body.id}`, {
+        const ok = yield* client.webhooks.create({ payload: { url: "http://127.0.0.1/x", event_types: ["*"] } })
+        const path = { endpointId: ok.id }
+        const badPatch = yield* request("PATCH", `/v1/webhook-endpoints/${ok.id}`, {
           token: admin.secret,
           body: { event_types: ["message.sent", "message.exploded"] }
         })
         assert.strictEqual(badPatch.status, 422)
         assert.strictEqual(badPatch.body.error.details.reason, "unknown_event_type")
         assert.deepStrictEqual(badPatch.body.error.details.issues[0].path, ["event_types", 1])
-        const second = yield* request("POST", "/v1/webhook-endpoints", {
-          token: admin.secret,
-          body: { url: "http://127.0.0.1/y", event_types: ["*"] }
-        })
+        const second = yield* refused(
+          client.webhooks.create({ payload: { url: "http://127.0.0.1/y", event_types: ["*"] } })
+        )
         assert.strictEqual(second.status, 409)
-        assert.strictEqual(second.body.error.details.entitlement, "webhook_endpoints")
-        const deleted = yield* request("DELETE", `/v1/webhook-endpoints/${ok.body.id}`, { token: admin.secret })
-        assert.deepStrictEqual(deleted.body, { id: ok.body.id, object: "webhook_endpoint", deleted: true })
-        const gone = yield* request("GET", `/v1/webhook-endpoints/${ok.body.id}`, { token: admin.secret })
+        assert.strictEqual(second.details.entitlement, "webhook_endpoints")
+        const deleted = yield* client.webhooks.delete({ path })
+        assert.deepStrictEqual({ ...deleted }, { id: ok.id, object: "webhook_endpoint", deleted: true })
+        const gone = yield* refused(client.webhooks.get({ path }))
         assert.strictEqual(gone.status, 404)
         const noScope = yield* createKey(user)
-        const refused = yield* request("GET", "/v1/webhook-endpoints", { token: noScope.secret })
-        assert.strictEqual(refused.status, 403)
-        assert.deepStrictEqual(refused.body.error.details.required_scopes, ["webhooks.manage"])
+        const withoutScope = yield* refused((yield* api(noScope.secret)).webhooks.list({ urlParams: {} }))
+        assert.strictEqual(withoutScope.status, 403)
+        assert.deepStrictEqual(withoutScope.details.required_scopes, ["webhooks.manage"])
       }))
   })
 })

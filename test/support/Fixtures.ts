@@ -164,7 +164,7 @@ export const createKey = (
       }
     })
     if (reply.status !== 201) return yield* Effect.dieMessage(`create key: ${reply.status} ${reply.text}`)
-    return reply.body as { id: string; secret: string; scopes: Array<string> }
+    return reply.body as { id: `key_${string}`; secret: string; scopes: Array<string> }
   })
 
 /** A test-mode key and a sandbox session whose code verified `recipients`. */
