@@ -1,5 +1,5 @@
+export { IMPORT_BODY_BYTES } from "./BodyGuard.js"
 export * as HttpConfig from "./HttpConfig.js"
-export { IMPORT_BODY_BYTES } from "./HttpMiddlewares.js"
 export * as HttpServer from "./HttpServer.js"
 export * as IdentityConfig from "./IdentityConfig.js"
 export { routeTable } from "./RouteTable.js"
