@@ -133,6 +133,18 @@ export const check = (workspace: ReadonlyArray<WorkspacePackage>): ReadonlyArray
   return violations
 }
 
+/**
+ * Packages whose barrel (`src/index.ts`) exports namespaces only (`export * as X from "./X.js"`),
+ * so an import names the module it comes from (`Redis.layer`, `Operator.Operator`). The others
+ * still export flat names; the plan to move them is in docs/ARCHITECTURE.md ("Barrels").
+ */
+export const NAMESPACE_BARRELS: ReadonlySet<string> = new Set([
+  "@switchboard/infra",
+  "@switchboard/webhooks",
+  "@switchboard/service-api",
+  "@switchboard/service-runner"
+])
+
 /** The longest a file in `packages/*\/src` may be without saying why in its header. */
 export const MAX_LINES = 350
 
@@ -247,7 +259,8 @@ const handlerFileOf = (contractPath: string) =>
 
 /**
  * Violations of the source rules: no `any` in `packages/*\/src` and `services/*\/src`, the line
- * limit in `packages/*\/src`, one `HttpApiGroup` per contract file of `packages/api/src`, and one
+ * limit in `packages/*\/src`, namespaces only in the barrels of `NAMESPACE_BARRELS`, one
+ * `HttpApiGroup` per contract file of `packages/api/src`, and one
  * `HttpApiBuilder.group` per handler file of `services/api/src`, the file named after the contract
  * file of its group (`XApi.ts` -> `handlers/XHandlers.ts`).
  */
@@ -276,6 +289,17 @@ export const checkSources = (workspace: ReadonlyArray<WorkspacePackage>): Readon
         violations.push(
           `${file.path}: ${groups} HttpApiGroups, one per contract file (a file of its own for each group)`
         )
+      }
+      if (NAMESPACE_BARRELS.has(pkg.name) && file.path === `${pkg.dir}/src/index.ts`) {
+        codeOf(file.text).split("\n").forEach((line, index) => {
+          if (/^\s*export\s+(\*\s+from|(type\s+)?\{)/.test(line)) {
+            violations.push(
+              `${file.path}:${
+                index + 1
+              }: a flat export; this barrel exports namespaces only (export * as X from "./X.js")`
+            )
+          }
+        })
       }
       if (pkg.dir === "services/api") {
         const handled = groupsOf(file, "handlers")
@@ -353,6 +377,6 @@ if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(resolve(p
   }
   const files = workspace.reduce((n, pkg) => n + pkg.files.length, 0)
   console.log(
-    `check-deps: ${workspace.length} packages, ${files} files: imports declared and downward; no \`any\`, no file over ${MAX_LINES} lines unexplained, one HttpApiGroup per contract file and one handler file per group`
+    `check-deps: ${workspace.length} packages, ${files} files: imports declared and downward; no \`any\`, no file over ${MAX_LINES} lines unexplained, namespace barrels, one HttpApiGroup per contract file and one handler file per group`
   )
 }

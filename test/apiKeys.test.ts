@@ -155,7 +155,7 @@ describe("API keys", () => {
       Effect.gen(function*() {
         const user = yield* signUp()
         const key = yield* createKey(user)
-        const operator = yield* Operator
+        const operator = yield* Operator.Operator
         yield* operator.setStatus(user.workspaceId, "suspended")
         const byKey = yield* request("GET", "/v1/api-keys", { token: key.secret })
         assert.strictEqual(byKey.status, 401)

@@ -167,4 +167,17 @@ describe("package sources", () => {
       "services/api/src/handlers/Elsewhere.ts: handles group \"three\", whose handlers belong in services/api/src/handlers/ThreeHandlers.ts (XApi.ts -> handlers/XHandlers.ts)"
     ])
   })
+  it("reports a flat export in a barrel that exports namespaces only", () => {
+    const violations = checkSources([
+      pkg("@switchboard/infra", "packages/infra", {}, {
+        "index.ts": `export * as Redis from "./Redis.js"\nexport * from "./Logging.js"\nexport { a } from "./A.js"\n`,
+        "Redis.ts": `export * from "./Other.js"\n`
+      }),
+      pkg("@switchboard/domain", "packages/domain", {}, { "index.ts": `export * from "./Ids.js"\n` })
+    ])
+    assert.deepStrictEqual(violations, [
+      "packages/infra/src/index.ts:2: a flat export; this barrel exports namespaces only (export * as X from \"./X.js\")",
+      "packages/infra/src/index.ts:3: a flat export; this barrel exports namespaces only (export * as X from \"./X.js\")"
+    ])
+  })
 })
