@@ -133,6 +133,18 @@ export const check = (workspace: ReadonlyArray<WorkspacePackage>): ReadonlyArray
   return violations
 }
 
+/**
+ * Packages whose barrel (`src/index.ts`) exports namespaces only (`export * as X from "./X.js"`),
+ * so an import names the module it comes from (`Redis.layer`, `Operator.Operator`). The others
+ * still export flat names; the plan to move them is in docs/ARCHITECTURE.md ("Barrels").
+ */
+export const NAMESPACE_BARRELS: ReadonlySet<string> = new Set([
+  "@switchboard/infra",
+  "@switchboard/webhooks",
+  "@switchboard/service-api",
+  "@switchboard/service-runner"
+])
+
 /** The longest a file in `packages/*\/src` may be without saying why in its header. */
 export const MAX_LINES = 350
 
@@ -224,11 +236,42 @@ export const codeOf = (text: string): string => {
 const ANY = /(?<![.\w$])any(?![\w$])/
 
 /**
+ * The names of the groups a file declares (`HttpApiGroup.make` in a contract file) or handles
+ * (`HttpApiBuilder.group(Api, ...)` in a handler file): found in the code only (not in comments or strings),
+ * the name read from the source at the same place.
+ */
+const groupsOf = (file: SourceFile, call: "contract" | "handlers") => {
+  const code = codeOf(file.text)
+  const names: Array<string> = []
+  const pattern = call === "contract"
+    ? /\bHttpApiGroup\.make\(\s*/g
+    : /\bHttpApiBuilder\.group\(\s*[\w$.]+\s*,\s*/g
+  for (const match of code.matchAll(pattern)) {
+    const name = /^["']([^"']*)["']/.exec(file.text.slice(match.index + match[0].length))?.[1]
+    names.push(name ?? "?")
+  }
+  return names
+}
+
+/** Where a contract file's handlers live: `packages/api/src/XApi.ts` -> `services/api/src/handlers/XHandlers.ts` */
+const handlerFileOf = (contractPath: string) =>
+  contractPath.replace(/^packages\/api\/src\/(\w+)Api\.ts$/, "services/api/src/handlers/$1Handlers.ts")
+
+/**
  * Violations of the source rules: no `any` in `packages/*\/src` and `services/*\/src`, the line
- * limit in `packages/*\/src`, and one `HttpApiGroup` per contract file of `packages/api/src`.
+ * limit in `packages/*\/src`, namespaces only in the barrels of `NAMESPACE_BARRELS`, one
+ * `HttpApiGroup` per contract file of `packages/api/src`, and one
+ * `HttpApiBuilder.group` per handler file of `services/api/src`, the file named after the contract
+ * file of its group (`XApi.ts` -> `handlers/XHandlers.ts`).
  */
 export const checkSources = (workspace: ReadonlyArray<WorkspacePackage>): ReadonlyArray<string> => {
   const violations: Array<string> = []
+  /** group name -> the handler file it belongs in, from the contract files */
+  const handlerFiles = new Map<string, string>()
+  for (const file of workspace.find((pkg) => pkg.dir === "packages/api")?.files ?? []) {
+    const groups = groupsOf(file, "contract")
+    if (groups.length === 1) handlerFiles.set(groups[0]!, handlerFileOf(file.path))
+  }
   for (const pkg of workspace) {
     if (!pkg.dir.startsWith("packages/") && !pkg.dir.startsWith("services/")) continue
     for (const file of pkg.files) {
@@ -241,11 +284,39 @@ export const checkSources = (workspace: ReadonlyArray<WorkspacePackage>): Readon
           )
         }
       })
-      const groups = (codeOf(file.text).match(/\bHttpApiGroup\.make\(/g) ?? []).length
-      if (pkg.dir === "packages/api" && groups > 1) {
+      const groups = pkg.dir === "packages/api" ? groupsOf(file, "contract").length : 0
+      if (groups > 1) {
         violations.push(
           `${file.path}: ${groups} HttpApiGroups, one per contract file (a file of its own for each group)`
         )
+      }
+      if (NAMESPACE_BARRELS.has(pkg.name) && file.path === `${pkg.dir}/src/index.ts`) {
+        codeOf(file.text).split("\n").forEach((line, index) => {
+          if (/^\s*export\s+(\*\s+from|(type\s+)?\{)/.test(line)) {
+            violations.push(
+              `${file.path}:${
+                index + 1
+              }: a flat export; this barrel exports namespaces only (export * as X from "./X.js")`
+            )
+          }
+        })
+      }
+      if (pkg.dir === "services/api") {
+        const handled = groupsOf(file, "handlers")
+        if (handled.length > 1) {
+          violations.push(
+            `${file.path}: ${handled.length} HttpApiBuilder.groups, one per handler file (XApi.ts -> handlers/XHandlers.ts)`
+          )
+        } else if (handled.length === 1 && handlerFiles.size > 0) {
+          const expected = handlerFiles.get(handled[0]!)
+          if (expected !== file.path) {
+            violations.push(
+              `${file.path}: handles group "${handled[0]}", whose handlers belong in ${
+                expected ?? "the handler file named after its contract file"
+              } (XApi.ts -> handlers/XHandlers.ts)`
+            )
+          }
+        }
       }
       if (lines.length > MAX_LINES && pkg.dir.startsWith("packages/")) {
         const header = /^\s*\/\*\*?([\s\S]*?)\*\//.exec(file.text)?.[1] ?? ""
@@ -306,6 +377,6 @@ if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(resolve(p
   }
   const files = workspace.reduce((n, pkg) => n + pkg.files.length, 0)
   console.log(
-    `check-deps: ${workspace.length} packages, ${files} files: imports declared and downward; no \`any\`, no file over ${MAX_LINES} lines unexplained, one HttpApiGroup per contract file`
+    `check-deps: ${workspace.length} packages, ${files} files: imports declared and downward; no \`any\`, no file over ${MAX_LINES} lines unexplained, namespace barrels, one HttpApiGroup per contract file and one handler file per group`
   )
 }

@@ -30,7 +30,7 @@ import {
   WARM_UP_SCHEDULE
 } from "@switchboard/domain"
 import * as Webhooks from "@switchboard/domain"
-import { HttpConfig, IMPORT_BODY_BYTES, RateLimits } from "@switchboard/service-api"
+import { BodyGuard, HttpConfig, RateLimits } from "@switchboard/service-api"
 import { Duration, Schema, SchemaAST } from "effect"
 import { readdirSync, readFileSync, writeFileSync } from "node:fs"
 import { dirname, join, resolve } from "node:path"
@@ -173,7 +173,7 @@ const rateLimits = () =>
 const requestLimits = () =>
   table(["what", "limit"], [
     ["request body", `${HttpConfig.DEFAULT_MAX_BODY_BYTES / 1024 / 1024} MiB (${code("MAX_BODY_BYTES")}), 413 beyond`],
-    ["contact import body", `${IMPORT_BODY_BYTES / 1024 / 1024} MiB`],
+    ["contact import body", `${BodyGuard.IMPORT_BODY_BYTES / 1024 / 1024} MiB`],
     ...MEDIA_KINDS.map((kind) => {
       const bytes = MEDIA_LIMIT_BYTES[kind]
       const size = bytes >= 1024 * 1024 ? `${bytes / 1024 / 1024} MiB` : `${bytes / 1024} KiB`

@@ -150,7 +150,7 @@ describe("API keys", () => {
       Effect.gen(function*() {
         const user = yield* signUp()
         const key = yield* createKey(user)
-        const operator = yield* Operator
+        const operator = yield* Operator.Operator
         yield* operator.setStatus(user.workspaceId, "suspended")
         const byKey = yield* refused((yield* api(key.secret)).apiKeys.list({ urlParams: {} }))
         assert.strictEqual(byKey.status, 401)

@@ -1,7 +1,8 @@
 /**
  * The package rules of the README's "Architecture" section, on this checkout's sources
  * (`scripts/check-deps.ts`), and proof on fixtures that the checker finds each kind of violation:
- * imports against the layers, `any`, and files over 350 lines that do not say why.
+ * imports against the layers, `any`, files over 350 lines that do not say why, and contract or
+ * handler files with more than one group.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { resolve } from "node:path"
@@ -137,6 +138,46 @@ describe("package sources", () => {
     ])
     assert.deepStrictEqual(violations, [
       "packages/api/src/TwoApi.ts: 2 HttpApiGroups, one per contract file (a file of its own for each group)"
+    ])
+  })
+  it("reports a handler file with more than one group, or a group handled outside its contract file's name", () => {
+    const contract = (name: string) => `export class G extends HttpApiGroup.make("${name}") {}\n`
+    const handlers = (name: string) =>
+      `export const H = HttpApiBuilder.group(Api, "${name}", (handlers) => Effect.succeed(handlers))\n`
+    const violations = checkSources([
+      pkg("@switchboard/api", "packages/api", {}, {
+        "OneApi.ts": contract("one"),
+        "TwoApi.ts": contract("two"),
+        "ThreeApi.ts": contract("three")
+      }),
+      pkg("@switchboard/service-api", "services/api", {}, {
+        "handlers/OneHandlers.ts": handlers("one"),
+        // named in a comment or a string, a group does not count
+        "handlers/TwoHandlers.ts": `${
+          handlers("two")
+        }// HttpApiBuilder.group(Api, "three"\nconst s = "HttpApiBuilder.group(Api, 'x'"\n`,
+        "handlers/Both.ts": handlers("one") + handlers("two"),
+        // wrapped by the formatter, still one group, in the wrong file
+        "handlers/Elsewhere.ts":
+          `export const H = HttpApiBuilder.group(\n  Api,\n  "three",\n  (h) => Effect.succeed(h)\n)\n`
+      })
+    ])
+    assert.deepStrictEqual(violations, [
+      "services/api/src/handlers/Both.ts: 2 HttpApiBuilder.groups, one per handler file (XApi.ts -> handlers/XHandlers.ts)",
+      "services/api/src/handlers/Elsewhere.ts: handles group \"three\", whose handlers belong in services/api/src/handlers/ThreeHandlers.ts (XApi.ts -> handlers/XHandlers.ts)"
+    ])
+  })
+  it("reports a flat export in a barrel that exports namespaces only", () => {
+    const violations = checkSources([
+      pkg("@switchboard/infra", "packages/infra", {}, {
+        "index.ts": `export * as Redis from "./Redis.js"\nexport * from "./Logging.js"\nexport { a } from "./A.js"\n`,
+        "Redis.ts": `export * from "./Other.js"\n`
+      }),
+      pkg("@switchboard/domain", "packages/domain", {}, { "index.ts": `export * from "./Ids.js"\n` })
+    ])
+    assert.deepStrictEqual(violations, [
+      "packages/infra/src/index.ts:2: a flat export; this barrel exports namespaces only (export * as X from \"./X.js\")",
+      "packages/infra/src/index.ts:3: a flat export; this barrel exports namespaces only (export * as X from \"./X.js\")"
     ])
   })
 })

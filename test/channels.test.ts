@@ -57,7 +57,7 @@ describe("channels and sandbox sessions", () => {
         const operator = { token: key.secret }
         const client = yield* api(key.secret)
         yield* client.channels.create({ payload: { provider: "qr", name: "Support" } })
-        yield* Effect.flatMap(Operator, (o) => o.setPlan(user.workspaceId, "growth")).pipe(
+        yield* Effect.flatMap(Operator.Operator, (o) => o.setPlan(user.workspaceId, "growth")).pipe(
           Effect.provide(TestApp.operatorLayer)
         )
         const dup = yield* refused(client.channels.create({ payload: { provider: "qr", name: "support" } }))

@@ -148,7 +148,7 @@ describe("contact imports", () => {
         yield* client.contacts.create({
           payload: { phone_number: "+4915100000200", name: "Old", attributes: { a: "1" }, tags: ["x"] }
         })
-        yield* Effect.flatMap(Operator, (o) => o.override(user.workspaceId, "contacts", 3)).pipe(
+        yield* Effect.flatMap(Operator.Operator, (o) => o.override(user.workspaceId, "contacts", 3)).pipe(
           Effect.provide(TestApp.operatorLayer)
         )
         const csv = "phone_number,name,b\n+4915100000200,New,2\n+4915100000201,,\n+4915100000202,,\n+4915100000203,,\n"

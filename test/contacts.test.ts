@@ -145,7 +145,7 @@ describe("contacts", () => {
         assert.strictEqual(taken.details["id"], first.id)
         const empty = yield* request("PATCH", `/v1/contacts/${second.id}`, { token: key, body: {} })
         assert.strictEqual(empty.status, 422)
-        yield* Effect.flatMap(Operator, (o) => o.override(user.workspaceId, "contacts", 2)).pipe(
+        yield* Effect.flatMap(Operator.Operator, (o) => o.override(user.workspaceId, "contacts", 2)).pipe(
           Effect.provide(TestApp.operatorLayer)
         )
         const over = yield* refused(client.contacts.create({ payload: { phone_number: "+4915100000023" } }))

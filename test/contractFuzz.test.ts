@@ -59,7 +59,7 @@ describe("the contract under generated requests", () => {
     it.effect("signs up the user the cases run as", () =>
       Effect.gen(function*() {
         const { key, session, user } = yield* sandboxSetup()
-        yield* Effect.flatMap(Operator, (o) => o.setPlan(user.workspaceId, "growth")).pipe(
+        yield* Effect.flatMap(Operator.Operator, (o) => o.setPlan(user.workspaceId, "growth")).pipe(
           Effect.provide(TestApp.operatorLayer)
         )
         const all = yield* createKey(user, { mode: "test", scopes: [...SCOPES] })

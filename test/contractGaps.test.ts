@@ -127,7 +127,7 @@ describe("contract gaps", () => {
 
     it.effect("a suspended workspace's channels hold their queue; reactivated, they dispatch it", () =>
       Effect.gen(function*() {
-        const operator = yield* Operator
+        const operator = yield* Operator.Operator
         const { session, user } = yield* sandboxSetup([PHONE])
         yield* operator.setStatus(user.workspaceId, "suspended")
         const id = yield* queuedMessage(user.workspaceId, session.channel_id)

@@ -38,7 +38,7 @@ describe("event emitters", () => {
     it.effect("every type marked emitted is emitted by a tested path, and every emitted type is marked", () =>
       Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
-        const operator = yield* Operator
+        const operator = yield* Operator.Operator
         const { key, session, user } = yield* sandboxSetup([PHONE])
         const send = (to: string) =>
           request("POST", "/v1/messages", {

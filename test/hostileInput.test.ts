@@ -215,7 +215,7 @@ describe("hostile input", () => {
     it.effect("answers a 409 on a taken channel name without echoing the name", () =>
       Effect.gen(function*() {
         const user = yield* signUp()
-        yield* Effect.flatMap(Operator, (o) => o.setPlan(user.workspaceId, "growth")).pipe(
+        yield* Effect.flatMap(Operator.Operator, (o) => o.setPlan(user.workspaceId, "growth")).pipe(
           Effect.provide(TestApp.operatorLayer)
         )
         const key = (yield* createKey(user, { scopes: ["channels.manage"] })).secret

@@ -22,7 +22,7 @@ describe("every list route pages with limit and after", () => {
       Effect.gen(function*() {
         const { key, user } = yield* sandboxSetup(RECIPIENTS)
         // room for two of everything
-        yield* Effect.flatMap(Operator, (o) =>
+        yield* Effect.flatMap(Operator.Operator, (o) =>
           Effect.zipRight(
             o.setPlan(user.workspaceId, "growth"),
             o.override(user.workspaceId, "shared_test_sessions", 2)

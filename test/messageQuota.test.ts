@@ -14,7 +14,7 @@ const RECIPIENTS = 5
 const recipient = (i: number) => `+49151${String(20_000_000 + (i % RECIPIENTS)).padStart(8, "0")}`
 
 const override = (workspaceId: string, entitlement: string, value: number | null | undefined) =>
-  Effect.flatMap(Operator, (o) => o.override(workspaceId, entitlement, value)).pipe(
+  Effect.flatMap(Operator.Operator, (o) => o.override(workspaceId, entitlement, value)).pipe(
     Effect.provide(TestApp.operatorLayer),
     Effect.orDie
   )

@@ -60,7 +60,7 @@ describe("no echo of client text in errors", () => {
     it.effect("signs up the user the requests run as", () =>
       Effect.gen(function*() {
         const { user } = yield* sandboxSetup()
-        yield* Effect.flatMap(Operator, (o) => o.setPlan(user.workspaceId, "growth")).pipe(
+        yield* Effect.flatMap(Operator.Operator, (o) => o.setPlan(user.workspaceId, "growth")).pipe(
           Effect.provide(TestApp.operatorLayer)
         )
         const key = yield* createKey(user, { mode: "test", scopes: [...SCOPES] })

@@ -1,5 +1,5 @@
 import { assert, describe, layer } from "@effect/vitest"
-import { routeTable } from "@switchboard/service-api"
+import { RouteTable } from "@switchboard/service-api"
 import { Effect } from "effect"
 import { request } from "./support/Fixtures.js"
 import * as TestApp from "./support/TestApp.js"
@@ -45,7 +45,7 @@ describe("OpenAPI and docs", () => {
         for (const [path, item] of Object.entries(spec.paths) as Array<[string, Record<string, any>]>) {
           for (const [method, op] of Object.entries(item)) {
             const key = `${method.toUpperCase()} ${path.replace(/\{(\w+)\}/g, ":$1")}`
-            const rule = routeTable.requirements.get(key)
+            const rule = RouteTable.routeTable.requirements.get(key)
             assert.isDefined(rule, key)
             seen.add(key)
             assert.deepStrictEqual(op["x-required-scopes"] ?? [], rule!.scopes, `${key} x-required-scopes`)
@@ -54,11 +54,11 @@ describe("OpenAPI and docs", () => {
             assert.strictEqual(op["x-rate-limit-rule"] ?? null, rule!.rateLimit, `${key} x-rate-limit-rule`)
           }
         }
-        assert.deepStrictEqual([...seen].sort(), [...routeTable.requirements.keys()].sort())
+        assert.deepStrictEqual([...seen].sort(), [...RouteTable.routeTable.requirements.keys()].sort())
         // the flags that used to be lost: one annotation replaced the other
         const flagged = (name: string) =>
           [...seen].filter((key) =>
-            routeTable.requirements.get(key)![
+            RouteTable.routeTable.requirements.get(key)![
               name as "sessionOnly"
             ]
           )

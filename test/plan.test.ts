@@ -16,7 +16,7 @@ describe("plan and usage", () => {
   layer(TestApp.layer(), { excludeTestServices: true, timeout: 120_000 })((it) => {
     it.effect("reports every entitlement of each plan from the plan table", () =>
       Effect.gen(function*() {
-        const operator = yield* Operator
+        const operator = yield* Operator.Operator
         const user = yield* signUp()
         const key = yield* createKey(user, { scopes: ["workspace.read"] })
         for (const plan of PLANS) {
@@ -44,7 +44,7 @@ describe("plan and usage", () => {
 
     it.effect("shows an override with source override, and clears it", () =>
       Effect.gen(function*() {
-        const operator = yield* Operator
+        const operator = yield* Operator.Operator
         const user = yield* signUp()
         const key = yield* createKey(user, { scopes: ["workspace.read"] })
         yield* operator.override(user.workspaceId, "contacts", 42)

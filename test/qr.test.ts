@@ -220,7 +220,7 @@ describe("QR channels", () => {
         const { channelId, user } = yield* pairedChannel("Suspended")
         const open = wa.openConnections
         const pairings = wa.stats.pairings
-        const operator = yield* Effect.provide(Operator, TestApp.operatorLayer)
+        const operator = yield* Effect.provide(Operator.Operator, TestApp.operatorLayer)
         const suspended = yield* operator.setStatus(channelId, "suspended")
         assert.deepStrictEqual(suspended, { id: channelId, status: "suspended" })
         assert.strictEqual(yield* eventually(Effect.sync(() => wa.openConnections), (n) => n === open - 1), open - 1)

@@ -36,7 +36,7 @@ const qrWarmUp = (workspaceId: string, channelId: string, setting: "off" | "defa
       assert.strictEqual(run.code, 0, run.err)
       return JSON.parse(run.out.trim().split("\n").pop()!)
     }
-    return yield* Effect.flatMap(Operator, (o) => o.qrWarmUp(workspaceId, channelId, setting)).pipe(
+    return yield* Effect.flatMap(Operator.Operator, (o) => o.qrWarmUp(workspaceId, channelId, setting)).pipe(
       Effect.provide(TestApp.operatorLayer),
       Effect.orDie
     )

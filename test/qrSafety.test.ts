@@ -109,7 +109,7 @@ const qrLimit = (workspaceId: string, channelId: string | undefined, limit: numb
       return JSON.parse(run.out.trim().split("\n").pop()!)
     }
     return yield* Effect.flatMap(
-      Operator,
+      Operator.Operator,
       (o) => o.qrLimit(workspaceId, channelId, limit === "clear" ? undefined : limit)
     ).pipe(Effect.provide(TestApp.operatorLayer), Effect.orDie)
   })
@@ -123,7 +123,7 @@ describe("QR safety cap", () => {
           const { channelId, user } = yield* connectedQrChannel
           // a newly linked number warms up (20 new contacts on day 1, test/qrRestrictions.test.ts):
           // the 200 window is what this test is about
-          yield* Effect.flatMap(Operator, (o) => o.qrWarmUp(user.workspaceId, channelId, "off")).pipe(
+          yield* Effect.flatMap(Operator.Operator, (o) => o.qrWarmUp(user.workspaceId, channelId, "off")).pipe(
             Effect.provide(TestApp.operatorLayer)
           )
           // concurrent sends race for the last places: the channel lock lets exactly 200 in
@@ -158,9 +158,10 @@ describe("QR safety cap", () => {
       () =>
         Effect.gen(function*() {
           const { channelId, user } = yield* connectedQrChannel
-          const lowered = yield* Effect.flatMap(Operator, (o) => o.qrLimit(user.workspaceId, channelId, 5)).pipe(
-            Effect.provide(TestApp.operatorLayer)
-          )
+          const lowered = yield* Effect.flatMap(Operator.Operator, (o) => o.qrLimit(user.workspaceId, channelId, 5))
+            .pipe(
+              Effect.provide(TestApp.operatorLayer)
+            )
           assert.strictEqual(lowered.effective_limit, 5)
           // earlier traffic: two sent 23 h ago (in the window), one 25 h ago (out of it), one accepted
           // by WhatsApp 10 minutes ago without its ack yet (after 15 minutes it fails: docs/RETRIES.md)
@@ -250,7 +251,7 @@ describe("QR safety cap", () => {
           if (dataDir !== undefined) rmSync(dataDir, { recursive: true, force: true })
         }
         const operator = yield* Effect.flip(
-          Effect.flatMap(Operator, (o) => o.qrLimit(user.workspaceId, undefined, 201)).pipe(
+          Effect.flatMap(Operator.Operator, (o) => o.qrLimit(user.workspaceId, undefined, 201)).pipe(
             Effect.provide(TestApp.operatorLayer)
           )
         )
@@ -263,7 +264,7 @@ describe("QR safety cap", () => {
       Effect.gen(function*() {
         const { key, user } = yield* sandboxSetup(["+4915112345678"])
         // even a workspace cap of 0 leaves its sandbox channel alone
-        yield* Effect.flatMap(Operator, (o) => o.qrLimit(user.workspaceId, undefined, 0)).pipe(
+        yield* Effect.flatMap(Operator.Operator, (o) => o.qrLimit(user.workspaceId, undefined, 0)).pipe(
           Effect.provide(TestApp.operatorLayer)
         )
         for (let i = 0; i < 3; i++) {
@@ -279,7 +280,7 @@ describe("QR safety cap", () => {
       Effect.gen(function*() {
         const { session, user } = yield* sandboxSetup(["+4915112345678"])
         const refused = yield* Effect.flip(
-          Effect.flatMap(Operator, (o) => o.qrLimit(user.workspaceId, session.channel_id, 10)).pipe(
+          Effect.flatMap(Operator.Operator, (o) => o.qrLimit(user.workspaceId, session.channel_id, 10)).pipe(
             Effect.provide(TestApp.operatorLayer)
           )
         )

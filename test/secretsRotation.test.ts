@@ -234,7 +234,11 @@ describe("SECRETS_ENCRYPTION_KEY rotation", () => {
 })
 
 describe("SecretsReseal (in process)", () => {
-  const TestLayer = Layer.mergeAll(SecretsReseal.Default, WebhookEndpointsRepo.Default, QrAuthStateRepo.Default).pipe(
+  const TestLayer = Layer.mergeAll(
+    SecretsReseal.SecretsReseal.Default,
+    WebhookEndpointsRepo.Default,
+    QrAuthStateRepo.Default
+  ).pipe(
     Layer.provideMerge(TestDatabase.sqlLayer)
   )
   layer(TestLayer, { excludeTestServices: true, timeout: 120_000 })((it) => {
@@ -276,7 +280,7 @@ describe("SecretsReseal (in process)", () => {
         const [staleQr] = yield* qrAuth.scan(Option.none(), 1)
         assert.isFalse(yield* qrAuth.replaceValue({ ...staleQr!, value: "v1:x:y:z" }, "v1:overwritten"))
 
-        const reseal = yield* SecretsReseal
+        const reseal = yield* SecretsReseal.SecretsReseal
         const counts = yield* reseal.run(SecretsConfig.makeKeyring(keyB, [keyA]), 2)
         assert.deepStrictEqual(counts, { webhook_secrets: 5, qr_auth_rows: 5, already_current: 0, failed: 0 })
         const secrets = yield* endpoints.scanSecrets(Option.none(), 100)

@@ -84,7 +84,7 @@ describe("the send's statements", () => {
         const send = (to: string) => client.messages.send({ payload: { to, text: { body: "hi" } }, headers: {} })
         yield* send("+4915100000011")
         yield* send("+4915100000012")
-        yield* Effect.flatMap(Operator, (o) => o.override(user.workspaceId, "contacts", 2)).pipe(
+        yield* Effect.flatMap(Operator.Operator, (o) => o.override(user.workspaceId, "contacts", 2)).pipe(
           Effect.provide(TestApp.operatorLayer)
         )
         const over = yield* refused(send("+4915100000013"))

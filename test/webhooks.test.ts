@@ -100,7 +100,7 @@ describe("webhook delivery (loopback receivers allowed for tests)", () => {
         )
         const user = yield* signUp()
         const admin = yield* webhookKey(user)
-        yield* Effect.flatMap(Operator, (o) => o.setPlan(user.workspaceId, "growth")).pipe(
+        yield* Effect.flatMap(Operator.Operator, (o) => o.setPlan(user.workspaceId, "growth")).pipe(
           Effect.provide(TestApp.operatorLayer)
         )
         const make = (path: string) =>

@@ -69,4 +69,4 @@ export const appLayer = (
   )
 
 /** The operator use-cases (what the CLI runs), on the app's database. */
-export const operatorLayer = Operator.Default
+export const operatorLayer = Operator.Operator.Default

@@ -1,31 +1,38 @@
 /** Contact groups of a workspace and their members (`contact_groups`, `contact_group_members`). */
 import { SqlClient } from "@effect/sql"
 import type * as Statement from "@effect/sql/Statement"
-import { ContactGroup } from "@switchboard/domain"
+import { ContactGroup, Id } from "@switchboard/domain"
 import type { CursorPosition } from "@switchboard/domain"
 import { Effect, Option, Schema } from "effect"
 import { dieOnDatabaseError, failOnUniqueViolation, iso, TimestampColumn } from "./Rows.js"
 
-const GroupColumns = Schema.Struct({
-  id: Schema.String,
-  name: Schema.String,
-  description: Schema.NullOr(Schema.String),
-  member_count: Schema.Number,
-  created_at: TimestampColumn,
-  updated_at: TimestampColumn
-})
-const decodeRows = Schema.decodeUnknown(Schema.Array(GroupColumns))
-
-const toGroup = (r: typeof GroupColumns.Type): ContactGroup =>
-  new ContactGroup({
-    id: r.id as ContactGroup["id"],
-    object: "contact_group",
-    name: r.name,
-    description: r.description,
-    member_count: r.member_count,
-    created_at: iso(r.created_at),
-    updated_at: iso(r.updated_at)
-  })
+/**
+ * A `contact_groups` row with its member count, decoded to the domain's `ContactGroup`: the one
+ * shape of the resource (docs/ARCHITECTURE.md "Adding a resource"). The id is checked and typed
+ * (`grp_...`) while decoding, the timestamps become the wire's ISO strings; no mapper, no cast.
+ */
+const GroupRow = Schema.transform(
+  Schema.Struct({
+    id: Id("grp"),
+    name: Schema.String,
+    description: Schema.NullOr(Schema.String),
+    member_count: Schema.Number,
+    created_at: TimestampColumn,
+    updated_at: TimestampColumn
+  }),
+  ContactGroup,
+  {
+    strict: true,
+    decode: (row) => ({
+      ...row,
+      object: "contact_group" as const,
+      created_at: iso(row.created_at),
+      updated_at: iso(row.updated_at)
+    }),
+    encode: ({ object: _, ...group }) => group
+  }
+)
+const decodeGroups = Schema.decodeUnknown(Schema.Array(GroupRow))
 
 export class ContactGroupsRepo extends Effect.Service<ContactGroupsRepo>()("@switchboard/db/ContactGroupsRepo", {
   effect: Effect.gen(function*() {
@@ -49,8 +56,8 @@ export class ContactGroupsRepo extends Effect.Service<ContactGroupsRepo>()("@swi
     }, failOnUniqueViolation)
 
     const find = Effect.fn("ContactGroupsRepo.find")(function*(workspaceId: string, id: string) {
-      const rows = yield* decodeRows(yield* select(sql`g.workspace_id = ${workspaceId} AND g.id = ${id}`))
-      return Option.map(Option.fromNullable(rows[0]), toGroup)
+      const rows = yield* decodeGroups(yield* select(sql`g.workspace_id = ${workspaceId} AND g.id = ${id}`))
+      return Option.fromNullable(rows[0])
     }, dieOnDatabaseError)
 
     const list = Effect.fn("ContactGroupsRepo.list")(
@@ -58,7 +65,7 @@ export class ContactGroupsRepo extends Effect.Service<ContactGroupsRepo>()("@swi
         const rows = yield* select(sql`g.workspace_id = ${workspaceId}
           ${after ? sql`AND (g.created_at, g.id) < (${after.created_at}::timestamptz, ${after.id})` : sql``}
           ORDER BY g.created_at DESC, g.id DESC LIMIT ${limit + 1}`)
-        return (yield* decodeRows(rows)).map(toGroup)
+        return yield* decodeGroups(rows)
       },
       dieOnDatabaseError
     )

@@ -4,8 +4,9 @@
  * Every repository method ends with `dieOnDatabaseError`: a `SqlError` (the database refused or
  * could not be reached) or a `ParseError` (a row that does not match its schema) is a defect at
  * the repo's boundary, so no service handles either. The HTTP edge decides the answer in one
- * place (services/api `HttpMiddlewares.ts`): 503 SERVICE_UNAVAILABLE when the database is
- * unreachable, 500 for anything else. The one failure a caller can act on, a duplicate key, is
+ * place (services/api `ErrorMapping.ts`, with `DatabaseFailures.ts`): 503 SERVICE_UNAVAILABLE
+ * when the database is unreachable or refused a statement for a passing reason, 500 for anything
+ * else. The one failure a caller can act on, a duplicate key, is
  * the typed `UniqueViolation` (`failOnUniqueViolation`).
  */
 import type { SqlError } from "@effect/sql/SqlError"

@@ -1,47 +1,48 @@
 /** Templates of a workspace (docs/API.md "Templates"). SQL only: the rules are the Templates use-cases'. */
 import { SqlClient, SqlSchema } from "@effect/sql"
-import { Category, Template, TemplateStatus } from "@switchboard/domain"
+import { Category, Id, Template, TemplateStatus } from "@switchboard/domain"
 import type { CursorPosition, VariableDeclaration } from "@switchboard/domain"
 import { Effect, Option, Schema } from "effect"
 import { dieOnDatabaseError, failOnUniqueViolation, iso, isoOrNull, TimestampColumn } from "./Rows.js"
 
-/** A row of `templates`. */
-export const TemplateRow = Schema.Struct({
-  id: Schema.String,
-  workspace_id: Schema.String,
-  slug: Schema.String,
-  name: Schema.String,
-  category: Category,
-  language: Schema.String,
-  body: Schema.String,
-  variables: Schema.Array(Schema.Struct({
+/**
+ * A row of `templates`, decoded to the domain's `Template`: the one shape of the resource (as
+ * `ContactGroupsRepo`). Ids are checked and typed (`tpl_...`, `ws_...`) while decoding, the
+ * timestamps become the wire's ISO strings. On the send path too (`findBySlug`): the mapper this
+ * replaces built the same class, which validated the same fields.
+ */
+export const TemplateRow = Schema.transform(
+  Schema.Struct({
+    id: Id("tpl"),
+    workspace_id: Id("ws"),
+    slug: Schema.String,
     name: Schema.String,
-    required: Schema.Boolean,
-    example: Schema.NullOr(Schema.String)
-  })),
-  status: TemplateStatus,
-  created_at: TimestampColumn,
-  updated_at: TimestampColumn,
-  archived_at: Schema.NullOr(TimestampColumn)
-})
-export type TemplateRow = typeof TemplateRow.Type
-
-export const toTemplate = (r: TemplateRow): Template =>
-  new Template({
-    id: r.id as Template["id"],
-    object: "template",
-    workspace_id: r.workspace_id as Template["workspace_id"],
-    slug: r.slug,
-    name: r.name,
-    category: r.category,
-    language: r.language,
-    body: r.body,
-    variables: r.variables,
-    status: r.status,
-    created_at: iso(r.created_at),
-    updated_at: iso(r.updated_at),
-    archived_at: isoOrNull(r.archived_at)
-  })
+    category: Category,
+    language: Schema.String,
+    body: Schema.String,
+    variables: Schema.Array(Schema.Struct({
+      name: Schema.String,
+      required: Schema.Boolean,
+      example: Schema.NullOr(Schema.String)
+    })),
+    status: TemplateStatus,
+    created_at: TimestampColumn,
+    updated_at: TimestampColumn,
+    archived_at: Schema.NullOr(TimestampColumn)
+  }),
+  Template,
+  {
+    strict: true,
+    decode: (row) => ({
+      ...row,
+      object: "template" as const,
+      created_at: iso(row.created_at),
+      updated_at: iso(row.updated_at),
+      archived_at: isoOrNull(row.archived_at)
+    }),
+    encode: ({ object: _, ...template }) => template
+  }
+)
 
 export interface TemplateFilters {
   readonly status?: TemplateStatus | undefined
@@ -80,12 +81,12 @@ export class TemplatesRepo extends Effect.Service<TemplatesRepo>()("@switchboard
       readonly variables: ReadonlyArray<VariableDeclaration>
       readonly now: string
     }) {
-      const rows = yield* sql<TemplateRow>`INSERT INTO templates (id, workspace_id, slug, name, category, language,
+      const rows = yield* sql`INSERT INTO templates (id, workspace_id, slug, name, category, language,
           body, variables, status, created_at, updated_at)
         VALUES (${input.id}, ${input.workspaceId}, ${input.slug}, ${input.name}, ${input.category}, ${input.language},
           ${input.body}, ${JSON.stringify(input.variables)}::jsonb, 'active', ${input.now}, ${input.now})
         RETURNING *`
-      return toTemplate(yield* Schema.decodeUnknown(TemplateRow)(rows[0]))
+      return yield* Schema.decodeUnknown(TemplateRow)(rows[0])
     }, failOnUniqueViolation)
 
     const findOne = SqlSchema.findOne({
@@ -95,7 +96,7 @@ export class TemplatesRepo extends Effect.Service<TemplatesRepo>()("@switchboard
         sql`SELECT * FROM templates WHERE workspace_id = ${workspaceId} AND id = ${key}`
     })
     const find = Effect.fn("TemplatesRepo.find")(function*(workspaceId: string, id: string) {
-      return Option.map(yield* findOne({ workspaceId, key: id }), toTemplate)
+      return yield* findOne({ workspaceId, key: id })
     }, dieOnDatabaseError)
 
     /** The send path's lookup: one read on the (workspace_id, slug) unique index. */
@@ -106,7 +107,7 @@ export class TemplatesRepo extends Effect.Service<TemplatesRepo>()("@switchboard
         sql`SELECT * FROM templates WHERE workspace_id = ${workspaceId} AND slug = ${key}`
     })
     const findBySlug = Effect.fn("TemplatesRepo.findBySlug")(function*(workspaceId: string, slug: string) {
-      return Option.map(yield* findSlug({ workspaceId, key: slug }), toTemplate)
+      return yield* findSlug({ workspaceId, key: slug })
     }, dieOnDatabaseError)
 
     const list = Effect.fn("TemplatesRepo.list")(function*(
@@ -122,7 +123,7 @@ export class TemplatesRepo extends Effect.Service<TemplatesRepo>()("@switchboard
         ${pattern ? sql`AND (slug LIKE ${pattern} OR lower(name) LIKE ${pattern})` : sql``}
         ${after ? sql`AND (created_at, id) < (${after.created_at}::timestamptz, ${after.id})` : sql``}
         ORDER BY created_at DESC, id DESC LIMIT ${limit + 1}`
-      return (yield* decodeRows(rows)).map(toTemplate)
+      return yield* decodeRows(rows)
     }, dieOnDatabaseError)
 
     /** Applies `changes` to an active template; none when it is missing or archived. */
@@ -141,7 +142,7 @@ export class TemplatesRepo extends Effect.Service<TemplatesRepo>()("@switchboard
           updated_at = ${now}
         WHERE workspace_id = ${workspaceId} AND id = ${id} AND status = 'active'
         RETURNING *`
-      return Option.map(Option.fromNullable((yield* decodeRows(rows))[0]), toTemplate)
+      return Option.fromNullable((yield* decodeRows(rows))[0])
     }, dieOnDatabaseError)
 
     /** Archives an active template; none when it was archived already (or is missing). */
@@ -149,7 +150,7 @@ export class TemplatesRepo extends Effect.Service<TemplatesRepo>()("@switchboard
       const rows = yield* sql`UPDATE templates SET status = 'archived', archived_at = ${now}, updated_at = ${now}
         WHERE workspace_id = ${workspaceId} AND id = ${id} AND status = 'active'
         RETURNING *`
-      return Option.map(Option.fromNullable((yield* decodeRows(rows))[0]), toTemplate)
+      return Option.fromNullable((yield* decodeRows(rows))[0])
     }, dieOnDatabaseError)
 
     return { insert, find, findBySlug, list, update, archive } as const

@@ -46,7 +46,7 @@ const parseValue = (raw: string): EntitlementValue => {
  */
 const resealSecrets = Effect.gen(function*() {
   const keyring = yield* SecretsConfig.keyring
-  const counts = yield* (yield* SecretsReseal).run(keyring)
+  const counts = yield* (yield* SecretsReseal.SecretsReseal).run(keyring)
   if (counts.failed > 0) {
     yield* Console.error(`no configured key opens ${counts.failed} value(s): left as they are`)
     yield* Effect.sync(() => (process.exitCode = 1))
@@ -83,7 +83,7 @@ const program = Effect.gen(function*() {
       }),
     catch: (e) => new Error(String((e as Error).message))
   })
-  const operator = yield* Operator
+  const operator = yield* Operator.Operator
   const need = (name: keyof typeof values) =>
     typeof values[name] === "string" && values[name] !== ""
       ? Effect.succeed(values[name] as string)
@@ -137,7 +137,7 @@ const program = Effect.gen(function*() {
   }
 })
 
-const Live = Layer.mergeAll(Operator.Default, SecretsReseal.Default).pipe(
+const Live = Layer.mergeAll(Operator.Operator.Default, SecretsReseal.SecretsReseal.Default).pipe(
   Layer.provide([IdentityConfig.layerFromEnv, Mailer.layerFromEnv]),
   // suspending a workspace tells every api node to drop its cached keys (`REDIS_URL`)
   Layer.provide(Invalidations.layer.pipe(Layer.provide(Redis.clientLayer), Layer.provide(Redis.configLayerFromEnv))),

@@ -4,7 +4,7 @@
  */
 import { SqlError } from "@effect/sql/SqlError"
 import { assert, describe, it } from "@effect/vitest"
-import { isTransientDatabaseFailure } from "../src/HttpMiddlewares.js"
+import { isTransientDatabaseFailure } from "../src/DatabaseFailures.js"
 
 const failure = (code: string, message: string) =>
   new SqlError({ cause: Object.assign(new Error(message), { code }), message: "Failed to execute statement" })

@@ -1,7 +1,7 @@
 /** Contact group use-cases (docs/API.md "Contacts"): CRUD and bulk, idempotent membership. */
 import { ContactGroupsRepo, ContactsRepo, Transactions } from "@switchboard/db"
 import { Conflict, DEFAULT_LIMIT, newId, NotFound, toPage, toTimestamp } from "@switchboard/domain"
-import type { CursorPosition } from "@switchboard/domain"
+import type { Contact, ContactGroup, CursorPosition } from "@switchboard/domain"
 import { Clock, Effect, Option } from "effect"
 import { groupNotFound } from "./Contacts.js"
 
@@ -18,7 +18,7 @@ export class ContactGroups extends Effect.Service<ContactGroups>()("@switchboard
     const contacts = yield* ContactsRepo
     const now = Effect.map(Clock.currentTimeMillis, toTimestamp)
 
-    const get = Effect.fn("ContactGroups.get")(function*(workspaceId: string, id: string) {
+    const get = Effect.fn("ContactGroups.get")(function*(workspaceId: string, id: ContactGroup["id"]) {
       const found = yield* repo.find(workspaceId, id)
       if (Option.isNone(found)) return yield* groupNotFound(id)
       return found.value
@@ -45,7 +45,7 @@ export class ContactGroups extends Effect.Service<ContactGroups>()("@switchboard
 
     const update = Effect.fn("ContactGroups.update")(function*(
       workspaceId: string,
-      id: string,
+      id: ContactGroup["id"],
       changes: { readonly name?: string | undefined; readonly description?: string | null | undefined }
     ) {
       const updated = yield* repo.update(workspaceId, id, changes, yield* now).pipe(
@@ -55,14 +55,14 @@ export class ContactGroups extends Effect.Service<ContactGroups>()("@switchboard
       return yield* get(workspaceId, id)
     })
 
-    const remove = Effect.fn("ContactGroups.remove")(function*(workspaceId: string, id: string) {
+    const remove = Effect.fn("ContactGroups.remove")(function*(workspaceId: string, id: ContactGroup["id"]) {
       if (!(yield* repo.remove(workspaceId, id))) return yield* groupNotFound(id)
-      return { id: id as `grp_${string}`, object: "contact_group" as const, deleted: true as const }
+      return { id, object: "contact_group" as const, deleted: true as const }
     })
 
     /** All or nothing: an id that is not a contact of the workspace adds none. */
     const addMembers = Effect.fn("ContactGroups.addMembers")(
-      function*(workspaceId: string, id: string, contactIds: ReadonlyArray<string>) {
+      function*(workspaceId: string, id: ContactGroup["id"], contactIds: ReadonlyArray<Contact["id"]>) {
         return yield* transactions.run(Effect.gen(function*() {
           yield* get(workspaceId, id)
           const known = yield* contacts.existingIds(workspaceId, contactIds)
@@ -82,7 +82,7 @@ export class ContactGroups extends Effect.Service<ContactGroups>()("@switchboard
     )
 
     const removeMember = Effect.fn("ContactGroups.removeMember")(
-      function*(workspaceId: string, id: string, contactId: string) {
+      function*(workspaceId: string, id: ContactGroup["id"], contactId: Contact["id"]) {
         yield* get(workspaceId, id)
         yield* repo.removeMember(id, contactId)
         return yield* get(workspaceId, id)

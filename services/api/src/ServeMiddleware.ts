@@ -1,0 +1,92 @@
+/**
+ * `serveMiddleware` (outermost, around everything): the request id (`X-Request-Id`, kept when the
+ * client's is safe, on every response and log line), the access log with query values masked,
+ * request metrics (`HttpMetrics`), the global prefix (`BASE_PATH`), targets the router must not
+ * see (`RequestPath`, `ClientErrors`), and the request's span when tracing is on (`HttpTracing`).
+ */
+import { HttpApp, HttpMiddleware, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { NodeHttpServerRequest } from "@effect/platform-node"
+import { NotFound } from "@switchboard/domain"
+import { Effect } from "effect"
+import { randomUUID } from "node:crypto"
+import * as ClientErrors from "./ClientErrors.js"
+import { envelopeResponse } from "./EnvelopeResponse.js"
+import * as HttpMetrics from "./HttpMetrics.js"
+import * as HttpTracing from "./HttpTracing.js"
+import * as RequestPath from "./RequestPath.js"
+
+const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/
+
+/**
+ * The URL as the request log shows it: query values masked (`?q=*&limit=*`), since a contact
+ * search or a filter can carry a phone number or an e-mail address.
+ */
+export const loggedUrl = (url: string): string => {
+  const query = url.indexOf("?")
+  if (query < 0) return url
+  const names = url.slice(query + 1).split("&").filter((pair) => pair !== "").map((pair) => pair.split("=")[0])
+  return `${url.slice(0, query)}?${names.map((name) => `${name}=*`).join("&")}`
+}
+
+/** Request id on every response and log line; strips the global prefix before routing. */
+export const serveMiddleware =
+  (options: { readonly basePath: string; readonly logRequests: boolean }) => (app: HttpApp.Default): HttpApp.Default =>
+    Effect.gen(function*() {
+      const request = yield* HttpServerRequest.HttpServerRequest
+      const incoming = request.headers["x-request-id"]
+      const requestId = incoming !== undefined && REQUEST_ID.test(incoming) ? incoming : randomUUID()
+      yield* HttpApp.appendPreResponseHandler((_req, response) =>
+        Effect.succeed(HttpServerResponse.setHeader(response, "x-request-id", requestId))
+      )
+      let routed = app
+      // the path the contract sees (metrics and spans name it by its route template)
+      let path = request.url
+      if (ClientErrors.lacksHost(NodeHttpServerRequest.toIncomingMessage(request))) {
+        path = "/unmatched"
+        routed = Effect.orDie(
+          HttpServerResponse.json(ClientErrors.WITHOUT_HOST.body, {
+            status: ClientErrors.WITHOUT_HOST.status,
+            headers: { connection: "close" }
+          })
+        )
+      } else if (!RequestPath.isRoutable(request.url)) {
+        // before the global prefix and the router: the router would cut the path at `;` or `#`
+        path = "/unmatched"
+        routed = envelopeResponse(
+          NotFound,
+          new NotFound({
+            message: "No route has this path: a path segment holds a character that must be percent-encoded",
+            details: { resource: "route", reason: "path_character" }
+          })
+        )
+      } else if (options.basePath !== "") {
+        const url = request.url
+        const prefixed = url === options.basePath || url.startsWith(`${options.basePath}/`) ||
+          url.startsWith(`${options.basePath}?`)
+        if (!prefixed) {
+          path = "/unmatched"
+          routed = envelopeResponse(
+            NotFound,
+            new NotFound({
+              message: "No route has this path: it is outside the base path",
+              details: { resource: "route" }
+            })
+          )
+        } else {
+          const rest = url.slice(options.basePath.length)
+          path = rest === "" || rest.startsWith("?") ? `/${rest}` : rest
+          routed = Effect.provideService(app, HttpServerRequest.HttpServerRequest, request.modify({ url: path }))
+        }
+      }
+      routed = HttpMetrics.measure(path)(routed)
+      // the logger reads the request it logs from the context: it sees the masked URL, the app the real one
+      const inner = routed
+      const logged = options.logRequests
+        ? Effect.provideService(
+          HttpMiddleware.logger(Effect.provideService(inner, HttpServerRequest.HttpServerRequest, request)),
+          HttpServerRequest.HttpServerRequest,
+          request.modify({ url: loggedUrl(request.url) })
+        )
+        : routed
+      return yield* Effect.annotateLogs(HttpTracing.traced(logged, requestId, path), "request_id", requestId)
+    })

@@ -1,0 +1,38 @@
+import { HttpApiBuilder } from "@effect/platform"
+import { Api, CurrentPrincipal } from "@switchboard/api"
+import { Effect } from "effect"
+import { Channels } from "../services/Channels.js"
+
+export const ChannelsHandlers = HttpApiBuilder.group(Api, "channels", (handlers) =>
+  Effect.gen(function*() {
+    const channels = yield* Channels
+    return handlers
+      .handle(
+        "list",
+        ({ urlParams }) => Effect.flatMap(CurrentPrincipal, (p) => channels.list(p.workspaceId, urlParams))
+      )
+      .handle(
+        "create",
+        ({ payload }) => Effect.flatMap(CurrentPrincipal, (p) => channels.create(p.workspaceId, payload))
+      )
+      .handle(
+        "get",
+        ({ path }) =>
+          Effect.flatMap(CurrentPrincipal, (p) =>
+            Effect.map(channels.get(p.workspaceId, path.channelId), (c) => c.channel))
+      )
+      .handle(
+        "update",
+        ({ path, payload }) =>
+          Effect.flatMap(CurrentPrincipal, (p) =>
+            channels.update(p.workspaceId, path.channelId, payload))
+      )
+      .handle(
+        "archive",
+        ({ path }) => Effect.flatMap(CurrentPrincipal, (p) => channels.archive(p.workspaceId, path.channelId))
+      )
+      .handle(
+        "capabilities",
+        ({ path }) => Effect.flatMap(CurrentPrincipal, (p) => channels.capabilities(p.workspaceId, path.channelId))
+      )
+  }))
