@@ -24,7 +24,7 @@ import { Effect } from "effect"
 import { randomBytes } from "node:crypto"
 import { loadavg, tmpdir } from "node:os"
 import { join } from "node:path"
-import { FakeWhatsApp } from "../test/fake-whatsapp/index.js"
+import { FakeWhatsApp, mediaMember } from "../test/fake-whatsapp/index.js"
 import { writeTrustBundle } from "../test/fake-whatsapp/MediaTls.js"
 import { call } from "../test/support/Processes.js"
 import { cpuSeconds, formatSummary, machine, numberFlag, record, summarize } from "./lib/Measure.js"
@@ -101,21 +101,6 @@ const inboundCount = (stack: Stack) =>
   count(stack, "SELECT count(*)::int AS n FROM messages WHERE direction = 'inbound'")
 const inboundMedia = (stack: Stack, status: string) =>
   count(stack, `SELECT count(*)::int AS n FROM media WHERE message_id IS NOT NULL AND status = '${status}'`)
-
-/** What a contact's phone puts in a media message pointing at a file already on the media host. */
-const mediaMember = (
-  media: Awaited<ReturnType<FakeWhatsApp["media"]["publish"]>>,
-  fields: Record<string, unknown>
-) => ({
-  url: media.url,
-  directPath: media.directPath,
-  mediaKey: media.mediaKey,
-  fileSha256: media.fileSha256,
-  fileEncSha256: media.fileEncSha256,
-  fileLength: media.fileLength,
-  mediaKeyTimestamp: Math.floor(Date.now() / 1000),
-  ...fields
-})
 
 const runnerCpu = (stack: Stack) => stack.runners.reduce((sum, r) => sum + cpuSeconds(r.child.pid!), 0)
 

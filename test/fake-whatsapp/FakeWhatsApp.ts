@@ -178,6 +178,18 @@ export interface SendOptions {
 }
 
 /** The media kinds a contact can send, with the message member and the media type of its keys. */
+/** What a contact's phone puts in a media message pointing at a file already on the media host. */
+export const mediaMember = (media: PublishedMedia, fields: Record<string, unknown>) => ({
+  url: media.url,
+  directPath: media.directPath,
+  mediaKey: media.mediaKey,
+  fileSha256: media.fileSha256,
+  fileEncSha256: media.fileEncSha256,
+  fileLength: media.fileLength,
+  mediaKeyTimestamp: Math.floor(Date.now() / 1000),
+  ...fields
+})
+
 export type MediaKindName = "image" | "video" | "audio" | "document" | "sticker"
 
 /** A remote WhatsApp user: decrypts what we send, answers with receipts, says things. */
@@ -263,16 +275,7 @@ export class FakeContact {
   ): Effect.Effect<{ readonly id: string; readonly media: PublishedMedia }> {
     return Effect.promise(async () => {
       const media = await this.server.media.publish(bytes, kind)
-      const member = {
-        url: media.url,
-        directPath: media.directPath,
-        mediaKey: media.mediaKey,
-        fileSha256: media.fileSha256,
-        fileEncSha256: media.fileEncSha256,
-        fileLength: media.fileLength,
-        mediaKeyTimestamp: Math.floor(Date.now() / 1000),
-        ...fields
-      }
+      const member = mediaMember(media, fields)
       const id = await this.server.pushMessage(this, { [`${kind}Message`]: member }, options)
       this.server.published.set(id, media)
       return { id, media }
