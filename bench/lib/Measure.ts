@@ -50,12 +50,31 @@ export const rssMiB = (pid: number): number => {
   return match ? Number(match[1]) / 1024 : Number.NaN
 }
 
+/** Settings of the Postgres server the run measures (`noteServerSettings`), recorded with every line. */
+let serverSettings: Record<string, string> | undefined
+
+/**
+ * Notes the server's settings that change what a run measures: with `autovacuum` off (some CI
+ * images) dead rows and stale planner statistics make costs grow over a run, which a production
+ * server does not do (docs/OPERATING.md "Postgres settings"); says so on stderr.
+ */
+export const noteServerSettings = (settings: Record<string, string>) => {
+  serverSettings = settings
+  if (settings["autovacuum"] === "off") {
+    console.error(
+      "WARNING: this Postgres has autovacuum off: costs grow over the run as dead rows pile up and the " +
+        "planner's statistics go stale; a production server keeps it on (docs/OPERATING.md \"Postgres settings\")"
+    )
+  }
+}
+
 export const machine = () => ({
   cpu: cpus()[0]?.model ?? "unknown",
   cores: cpus().length,
   memory_gib: Math.round(totalmem() / 2 ** 30),
   node: process.version,
-  load_1m: Number(loadavg()[0]!.toFixed(2))
+  load_1m: Number(loadavg()[0]!.toFixed(2)),
+  ...(serverSettings === undefined ? {} : { postgres: serverSettings })
 })
 
 /** bench/results, or BENCH_RESULTS_DIR (the CI smoke run keeps its numbers out of the record). */

@@ -8,6 +8,7 @@ import { e2eDatabase } from "@switchboard/db/testing"
 import pg from "pg"
 import { admin, call, freePort, startService, waitUntilUp } from "../../test/support/Processes.js"
 import type { ServiceProcess } from "../../test/support/Processes.js"
+import { noteServerSettings } from "./Measure.js"
 
 export const RECIPIENT = "+4915112345678"
 
@@ -113,6 +114,10 @@ export const startStack = async (options: StackOptions): Promise<Stack> => {
   }
   const db = new pg.Client({ connectionString: database.url })
   await db.connect()
+  const settings = await db.query<{ name: string; setting: string }>(
+    "SELECT name, setting FROM pg_settings WHERE name IN ('autovacuum', 'track_counts')"
+  )
+  noteServerSettings(Object.fromEntries(settings.rows.map((r) => [r.name, r.setting])))
   const adminEnv = {
     DATABASE_URL: database.url,
     JWT_SECRET: env["JWT_SECRET"]!,

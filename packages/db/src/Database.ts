@@ -14,6 +14,7 @@ import pg from "pg"
 import { DatabaseConfig } from "./DatabaseConfig.js"
 import * as PoolMetrics from "./PoolMetrics.js"
 import * as PreparedStatements from "./PreparedStatements.js"
+import * as ServerSettings from "./ServerSettings.js"
 
 const APPLICATION_NAME = "switchboard"
 
@@ -52,9 +53,11 @@ const layerPool = (options: pg.PoolConfig & { readonly max: number }, prepareThr
     applicationName: APPLICATION_NAME
   })
 
-/** Real Postgres from a connection string. */
+/** Real Postgres from a connection string; a setting we depend on that is off is named in a warning (`ServerSettings`). */
 export const layerPostgres = (url: Redacted.Redacted, maxConnections: number, prepareThreshold = 0) =>
-  layerPool({ connectionString: Redacted.value(url), max: maxConnections }, prepareThreshold)
+  layerPool({ connectionString: Redacted.value(url), max: maxConnections }, prepareThreshold).pipe(
+    Layer.tap((context) => Effect.provide(ServerSettings.check, context))
+  )
 
 /**
  * The embedded database: PGlite in `dataDir` (or in memory when `undefined`), served on a Unix
