@@ -265,6 +265,24 @@ const scenarios: Record<string, () => Promise<Record<string, unknown>>> = {
   overload
 }
 
+/** What each scenario ran with, recorded with its lines (a scenario's own flags, not another's defaults). */
+const parameters: Record<string, Record<string, unknown>> = {
+  postgres: { outage_s: OUTAGE_S, rate: RATE },
+  redis: { outage_s: OUTAGE_S, rate: RATE },
+  api: { outage_s: OUTAGE_S, rate: RATE },
+  singletons: { outage_s: OUTAGE_S, rate: RATE },
+  scale: { rate: SCALE_RATE, channels: SCALE_CHANNELS, phases_s: SCALE_PHASES },
+  "paused-runner": { rate: RATE, pause_s: PAUSE_S },
+  "paused-api": { rate: RATE, pause_s: PAUSE_S, client_timeout_ms: CLIENT_TIMEOUT_MS },
+  overload: {
+    rate: RATE,
+    pause_s: PAUSE_S,
+    scale_rate: SCALE_RATE,
+    scale_channels: SCALE_CHANNELS,
+    phases_s: SCALE_PHASES
+  }
+}
+
 const main = async () => {
   requireRealServers()
   const names = SCENARIO === "all" ? Object.keys(scenarios) : SCENARIO.split(",")
@@ -272,10 +290,10 @@ const main = async () => {
     const scenario = scenarios[name]
     if (scenario === undefined) throw new Error(`unknown scenario ${name}`)
     for (let run = 1; run <= RUNS; run++) {
-      log(`${name} run ${run}/${RUNS} (outage ${OUTAGE_S} s, ${RATE} sends/s)`)
+      log(`${name} run ${run}/${RUNS} ${JSON.stringify(parameters[name])}`)
       const load_1m_start = loadavg()[0]
       const result = await scenario()
-      console.log(record("chaos", { scenario: name, run, outage_s: OUTAGE_S, rate: RATE, load_1m_start, ...result }))
+      console.log(record("chaos", { scenario: name, run, ...parameters[name], load_1m_start, ...result }))
     }
   }
 }
