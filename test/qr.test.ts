@@ -11,7 +11,7 @@ import { Operator } from "@switchboard/service-api"
 import { Duration, Effect, Exit, Layer, Logger, Option, Scope } from "effect"
 import { FakeWhatsApp } from "./fake-whatsapp/index.js"
 import * as QrHarness from "./qr/QrHarness.js"
-import { createKey, eventually, request, signUp } from "./support/Fixtures.js"
+import { api, createKey, eventually, refused, request, signUp } from "./support/Fixtures.js"
 import {
   appWith,
   as,
@@ -43,7 +43,8 @@ describe("QR channels", () => {
         const wa = yield* Wa
         const user = yield* signUp()
         const channelId = yield* createQrChannel(user)
-        const before = yield* request("GET", `/v1/channels/${channelId}/capabilities`, as(user))
+        const client = yield* api(user.accessToken, user.workspaceId)
+        const before = yield* refused(client.channels.capabilities({ path: { channelId } }))
         assert.strictEqual(before.status, 409)
 
         const { stream, started, code } = yield* pairOverHttp(wa, user, channelId)
@@ -74,10 +75,9 @@ describe("QR channels", () => {
 
         const channel = yield* waitForStatus(user, channelId, "connected")
         assert.strictEqual(channel.phone_number, "+15550007777")
-        const caps = yield* request("GET", `/v1/channels/${channelId}/capabilities`, as(user))
-        assert.strictEqual(caps.status, 200)
-        assert.strictEqual(caps.body.max_throughput_mps, 0.5)
-        // the pairing status tells whether a code shows, never the code
+        const caps = yield* client.channels.capabilities({ path: { channelId } })
+        assert.strictEqual(caps.max_throughput_mps, 0.5)
+        // the pairing status tells whether a code shows, never the code (raw: the whole body is searched)
         const status = yield* request("GET", `/v1/channels/${channelId}/qr/status`, as(user))
         assert.strictEqual(status.status, 200)
         assert.deepStrictEqual(
@@ -153,24 +153,23 @@ describe("QR channels", () => {
           const r = yield* request(method, `/v1/channels/${channelId}/qr/${route}`, { token: key.secret })
           assert.strictEqual(r.status, 403, `${route}: ${r.text}`)
         }
-        const sandbox = yield* request("POST", "/v1/sandbox/sessions", {
-          token: (yield* createKey(user, { mode: "test" })).secret
-        })
-        assert.strictEqual(sandbox.status, 201, sandbox.text)
+        const sandbox = yield* (yield* api((yield* createKey(user, { mode: "test" })).secret)).sandbox.create()
+        // (raw: a matrix of methods and routes, the stream among them)
         for (const [method, route] of routes) {
-          const r = yield* request(method, `/v1/channels/${sandbox.body.channel_id}/qr/${route}`, as(user))
+          const r = yield* request(method, `/v1/channels/${sandbox.channel_id}/qr/${route}`, as(user))
           assert.strictEqual(r.status, 409, `${route}: ${r.text}`)
           assert.strictEqual(r.body.error.code, "CHANNEL_CAPABILITY_UNAVAILABLE")
           assert.strictEqual(r.body.error.details.reason, "not_a_qr_channel")
         }
-        const missing = yield* request("POST", `/v1/channels/ch_01JBZZZZZZZZZZZZZZZZZZZZZZ/qr/start`, as(user))
+        const client = yield* api(user.accessToken, user.workspaceId)
+        const missing = yield* refused(client.qrPairing.start({ path: { channelId: "ch_01JBZZZZZZZZZZZZZZZZZZZZZZ" } }))
         assert.strictEqual(missing.status, 404)
-        const archived = yield* request("DELETE", `/v1/channels/${channelId}`, as(user))
-        assert.strictEqual(archived.status, 200)
-        const start = yield* request("POST", `/v1/channels/${channelId}/qr/start`, as(user))
+        const archived = yield* client.channels.archive({ path: { channelId } })
+        assert.strictEqual(archived.status, "archived")
+        const start = yield* refused(client.qrPairing.start({ path: { channelId } }))
         assert.strictEqual(start.status, 409)
-        assert.strictEqual(start.body.error.code, "CONFLICT")
-        assert.strictEqual(start.body.error.details.reason, "channel_archived")
+        assert.strictEqual(start.code, "CONFLICT")
+        assert.strictEqual(start.details.reason, "channel_archived")
       }))
 
     it.scoped("qr/logout unlinks the device; archiving a linked channel unlinks it and keeps no credentials", () =>
@@ -188,9 +187,10 @@ describe("QR channels", () => {
         yield* pairOverHttp(wa, user, first)
         yield* waitForStatus(user, first, "connected")
         const linked = wa.linkedDevices
-        const out = yield* request("POST", `/v1/channels/${first}/qr/logout`, as(user))
-        assert.strictEqual(out.status, 200, out.text)
-        assert.strictEqual(out.body.status, "disconnected")
+        const out = yield* (yield* api(user.accessToken, user.workspaceId)).qrPairing.logout({
+          path: { channelId: first }
+        })
+        assert.strictEqual(out.status, "disconnected")
         assert.strictEqual((yield* channelOf(user, first)).status_reason, "logged_out")
         assert.strictEqual(yield* eventually(Effect.sync(() => wa.linkedDevices), (n) => n === linked - 1), linked - 1)
         assert.strictEqual(yield* storedKeys(first), 0)
@@ -203,8 +203,10 @@ describe("QR channels", () => {
         yield* waitForStatus(other, archivedId, "connected")
         assert.isAbove(yield* storedKeys(archivedId), 0)
         const before = wa.linkedDevices
-        const archived = yield* request("DELETE", `/v1/channels/${archivedId}`, as(other))
-        assert.strictEqual(archived.status, 200)
+        const archived = yield* (yield* api(other.accessToken, other.workspaceId)).channels.archive({
+          path: { channelId: archivedId }
+        })
+        assert.strictEqual(archived.status, "archived")
         assert.strictEqual(
           yield* eventually(Effect.sync(() => wa.linkedDevices), (n) => n === before - 1),
           before - 1,
@@ -224,15 +226,16 @@ describe("QR channels", () => {
         const suspended = yield* operator.setStatus(channelId, "suspended")
         assert.deepStrictEqual(suspended, { id: channelId, status: "suspended" })
         assert.strictEqual(yield* eventually(Effect.sync(() => wa.openConnections), (n) => n === open - 1), open - 1)
-        const send = yield* request("POST", "/v1/messages", {
-          ...as(user),
-          body: { channel_id: channelId, to: "+4915112340003", text: { body: "no" } }
-        })
+        const client = yield* api(user.accessToken, user.workspaceId)
+        const send = yield* refused(client.messages.send({
+          payload: { channel_id: channelId, to: "+4915112340003", text: { body: "no" } },
+          headers: {}
+        }))
         assert.strictEqual(send.status, 409)
-        assert.strictEqual(send.body.error.code, "CHANNEL_NOT_CONNECTED")
-        const start = yield* request("POST", `/v1/channels/${channelId}/qr/start`, as(user))
+        assert.strictEqual(send.code, "CHANNEL_NOT_CONNECTED")
+        const start = yield* refused(client.qrPairing.start({ path: { channelId } }))
         assert.strictEqual(start.status, 409)
-        assert.strictEqual(start.body.error.details.reason, "channel_suspended")
+        assert.strictEqual(start.details.reason, "channel_suspended")
         const disconnected = (yield* channelEvents(channelId)).filter((e) => e.type === "channel.disconnected")
         assert.deepStrictEqual(disconnected.map((e) => [e.data.to_status, e.data.reason]), [["suspended", "suspended"]])
 
@@ -240,8 +243,8 @@ describe("QR channels", () => {
           id: channelId,
           status: "disconnected"
         })
-        const restarted = yield* request("POST", `/v1/channels/${channelId}/qr/start`, as(user))
-        assert.strictEqual(restarted.status, 200, restarted.text)
+        // the typed client decodes the declared 200 only
+        yield* client.qrPairing.start({ path: { channelId } })
         yield* waitForStatus(user, channelId, "connected")
         assert.strictEqual(wa.stats.pairings, pairings, "the kept link logged in: no new QR")
         yield* sendText(user, channelId, wa.contact("+4915112340004"), "back again")
@@ -288,8 +291,7 @@ describe("QR pairing that nobody scans", () => {
         const snapshot = Option.getOrThrow(yield* stream.next())
         assert.strictEqual(snapshot.event, "snapshot")
         assert.strictEqual(snapshot.data.status, "pending")
-        const started = yield* request("POST", `/v1/channels/${channelId}/qr/start`, as(user))
-        assert.strictEqual(started.status, 200, started.text)
+        yield* (yield* api(user.accessToken, user.workspaceId)).qrPairing.start({ path: { channelId } })
         yield* stream.nextNamed("qr.expired", "30 seconds")
         yield* stream.ended
         const names = stream.frames.map((f) => f.event)

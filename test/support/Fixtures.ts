@@ -29,8 +29,8 @@ export interface RequestOptions {
 /** Prepended to every path `request` sends (set it when the app runs under BASE_PATH). */
 export class PathPrefix extends Context.Reference<PathPrefix>()("test/PathPrefix", { defaultValue: () => "" }) {}
 
-/** The typed client as `token` (and `workspace`), against the app under test. */
-export const api = (token: string, workspace?: string) =>
+/** The typed client as `token` (and `workspace`), against the app under test; with no token, anonymous. */
+export const api = (token?: string, workspace?: string) =>
   Effect.flatMap(
     PathPrefix,
     (prefix) =>

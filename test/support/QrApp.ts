@@ -4,7 +4,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import { assert } from "@effect/vitest"
-import { Channel } from "@switchboard/domain"
+import { Channel, IdRef } from "@switchboard/domain"
 import { useFakeWhatsAppRoot } from "@switchboard/providers"
 import { Context, Effect, Layer, Option, Schema } from "effect"
 import { type FakeContact, FakeWhatsApp, type FakeWhatsAppOptions } from "../fake-whatsapp/index.js"
@@ -30,7 +30,8 @@ export const createQrChannel = (user: SignedUp, name = "Support") =>
   Effect.gen(function*() {
     const created = yield* request("POST", "/v1/channels", { ...as(user), body: { provider: "qr", name } })
     assert.strictEqual(created.status, 201, created.text)
-    return bodyOf(Schema.Struct({ id: Schema.String }), created).id
+    // a channel id as the typed client takes it in paths and bodies
+    return bodyOf(Schema.Struct({ id: IdRef("ch") }), created).id
   })
 
 /** A channel as `GET /v1/channels/{id}` answers it. */

@@ -1,7 +1,7 @@
 /** Contact imports (`contact_imports`): the job rows the import worker pulls, with their progress. */
 import { SqlClient } from "@effect/sql"
 import type * as Statement from "@effect/sql/Statement"
-import { ContactImport, ImportError } from "@switchboard/domain"
+import { ContactImport, Id, ImportError } from "@switchboard/domain"
 import type { CursorPosition, ImportRowError } from "@switchboard/domain"
 import { Effect, Option, Schema } from "effect"
 import { dieOnDatabaseError, iso, isoOrNull, TimestampColumn } from "./Rows.js"
@@ -29,26 +29,32 @@ export type ImportColumns = typeof ImportColumns.Type
 const decodeRows = Schema.decodeUnknown(Schema.Array(ImportColumns))
 const FileRow = Schema.Struct({ file: Schema.String })
 
-const toImport = (r: ImportColumns): ContactImport =>
-  new ContactImport({
-    id: r.id as ContactImport["id"],
-    object: "contact_import",
-    status: r.status,
-    on_conflict: r.on_conflict,
-    default_country: r.default_country,
-    tags: r.tags,
-    group_id: r.group_id as ContactImport["group_id"],
-    total_rows: r.total_rows,
-    processed_rows: r.processed_rows,
-    created: r.created,
-    updated: r.updated,
-    skipped: r.skipped,
-    failed: r.failed,
-    errors: r.errors,
-    created_at: iso(r.created_at),
-    updated_at: iso(r.updated_at),
-    completed_at: isoOrNull(r.completed_at)
-  })
+/**
+ * A `contact_imports` row decoded to the domain's `ContactImport`: the one shape of the resource
+ * (docs/ARCHITECTURE.md "Adding a resource"). The ids are checked and typed (`imp_...`, `grp_...`)
+ * while decoding, the timestamps become the wire's ISO strings; no mapper, no cast. (The import
+ * worker reads the job's columns as they are, `ImportColumns`, for its workspace and settings.)
+ */
+const ImportRow = Schema.transform(
+  Schema.Struct({
+    ...ImportColumns.fields,
+    id: Id("imp"),
+    group_id: Schema.NullOr(Id("grp"))
+  }).pipe(Schema.omit("workspace_id")),
+  ContactImport,
+  {
+    strict: true,
+    decode: (row) => ({
+      ...row,
+      object: "contact_import" as const,
+      created_at: iso(row.created_at),
+      updated_at: iso(row.updated_at),
+      completed_at: isoOrNull(row.completed_at)
+    }),
+    encode: ({ object: _, ...contactImport }) => contactImport
+  }
+)
+const decodeImports = Schema.decodeUnknown(Schema.Array(ImportRow))
 
 /** What a batch adds to an import's counts. */
 export interface ImportProgress {
@@ -90,8 +96,8 @@ export class ContactImportsRepo extends Effect.Service<ContactImportsRepo>()("@s
     }, dieOnDatabaseError)
 
     const find = Effect.fn("ContactImportsRepo.find")(function*(workspaceId: string, id: string) {
-      const rows = yield* decodeRows(yield* select(sql`workspace_id = ${workspaceId} AND id = ${id}`))
-      return Option.map(Option.fromNullable(rows[0]), toImport)
+      const rows = yield* decodeImports(yield* select(sql`workspace_id = ${workspaceId} AND id = ${id}`))
+      return Option.fromNullable(rows[0])
     }, dieOnDatabaseError)
 
     const list = Effect.fn("ContactImportsRepo.list")(
@@ -99,7 +105,7 @@ export class ContactImportsRepo extends Effect.Service<ContactImportsRepo>()("@s
         const rows = yield* select(sql`workspace_id = ${workspaceId}
           ${after ? sql`AND (created_at, id) < (${after.created_at}::timestamptz, ${after.id})` : sql``}
           ORDER BY created_at DESC, id DESC LIMIT ${limit + 1}`)
-        return (yield* decodeRows(rows)).map(toImport)
+        return yield* decodeImports(rows)
       },
       dieOnDatabaseError
     )

@@ -1,29 +1,37 @@
 /** Internal notes on a conversation: never sent to the contact. */
 import { SqlClient, SqlSchema } from "@effect/sql"
-import { ConversationNote } from "@switchboard/domain"
+import { ConversationNote, Id } from "@switchboard/domain"
 import type { CursorPosition } from "@switchboard/domain"
 import { Effect, Schema } from "effect"
 import { dieOnDatabaseError, iso, TimestampColumn } from "./Rows.js"
 
-/** A row of `conversation_notes`. */
-export const NoteRow = Schema.Struct({
-  id: Schema.String,
-  conversation_id: Schema.String,
-  body: Schema.String,
-  author_type: Schema.Literal("user", "api_key"),
-  author_id: Schema.String,
-  created_at: TimestampColumn
-})
-
-const toNote = (r: typeof NoteRow.Type) =>
-  new ConversationNote({
-    id: r.id as ConversationNote["id"],
-    object: "conversation_note",
-    conversation_id: r.conversation_id as ConversationNote["conversation_id"],
-    body: r.body,
-    author: { type: r.author_type, id: r.author_id },
-    created_at: iso(r.created_at)
-  })
+/**
+ * A `conversation_notes` row decoded to the domain's `ConversationNote`: the one shape of the
+ * resource (docs/ARCHITECTURE.md "Adding a resource"). The ids are checked and typed (`nte_...`,
+ * `cnv_...`) while decoding, the author's columns become `author`, the timestamp the wire's ISO
+ * string; no mapper, no cast.
+ */
+export const NoteRow = Schema.transform(
+  Schema.Struct({
+    id: Id("nte"),
+    conversation_id: Id("cnv"),
+    body: Schema.String,
+    author_type: Schema.Literal("user", "api_key"),
+    author_id: Schema.String,
+    created_at: TimestampColumn
+  }),
+  ConversationNote,
+  {
+    strict: true,
+    decode: ({ author_id, author_type, ...row }) => ({
+      ...row,
+      object: "conversation_note" as const,
+      author: { type: author_type, id: author_id },
+      created_at: iso(row.created_at)
+    }),
+    encode: ({ author, object: _, ...note }) => ({ ...note, author_type: author.type, author_id: author.id })
+  }
+)
 
 export interface NoteInput {
   readonly id: string
@@ -60,7 +68,7 @@ export class ConversationNotesRepo extends Effect.Service<ConversationNotesRepo>
 
       const insert = Effect.fn("ConversationNotesRepo.insert")(function*(input: NoteInput) {
         // an INSERT ... RETURNING always has its row
-        return toNote(yield* insertOne(input).pipe(Effect.catchTag("NoSuchElementException", Effect.die)))
+        return yield* insertOne(input).pipe(Effect.catchTag("NoSuchElementException", Effect.die))
       }, dieOnDatabaseError)
 
       const list = Effect.fn("ConversationNotesRepo.list")(function*(
@@ -76,7 +84,7 @@ export class ConversationNotesRepo extends Effect.Service<ConversationNotesRepo>
             ${after ? sql`AND (created_at, id) < (${after.created_at}::timestamptz, ${after.id})` : sql``}
             ORDER BY created_at DESC, id DESC LIMIT ${limit + 1}`
         })(undefined)
-        return rows.map(toNote)
+        return rows
       }, dieOnDatabaseError)
 
       return { insert, list } as const

@@ -63,6 +63,26 @@ export const retryDelayMs = (attempt: number, random: number, scale: number) => 
   return Math.round((low + random * low) * scale)
 }
 
+/**
+ * What one attempt makes of its delivery (docs/WEBHOOKS.md "Webhooks", docs/RETRIES.md): `ok` ends
+ * it `succeeded`; a retryable reason with attempts left (attempt `attempt` of `MAX_ATTEMPTS`,
+ * 1-based) keeps it `pending` until `now` plus `retryDelayMs` (`random` in [0, 1) picks the
+ * jitter, `scale` shortens it in tests); a retryable reason on the last attempt ends it `dead`,
+ * any other reason `failed`. Times are epoch ms; the caller brings the clock.
+ */
+export const nextDeliveryState = (
+  reason: FailureReason,
+  attempt: number,
+  now: number,
+  random: number,
+  scale = 1
+): { readonly status: DeliveryStatus; readonly nextAttemptAt: number | null } =>
+  reason === "ok"
+    ? { status: "succeeded", nextAttemptAt: null }
+    : isRetryable(reason) && attempt < MAX_ATTEMPTS
+    ? { status: "pending", nextAttemptAt: now + retryDelayMs(attempt, random, scale) }
+    : { status: isRetryable(reason) ? "dead" : "failed", nextAttemptAt: null }
+
 export const EventTypeOrAll = Schema.Union(EventTypeName, Schema.Literal("*")).annotations({
   identifier: "EventTypeSubscription",
   message: () => "Expected a known event type (see GET /v1/webhook-event-types) or *"

@@ -1,5 +1,6 @@
 export * from "./ApiError.js"
 export * from "./ArrivalEvents.js"
+export * from "./ChannelIdle.js"
 export * from "./ChannelStateMachine.js"
 export * from "./Characters.js"
 export * from "./ContactCsv.js"

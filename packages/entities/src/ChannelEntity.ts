@@ -44,12 +44,15 @@ import type { QueuedMessage } from "@switchboard/db"
 import {
   dispatches,
   idlePacer,
+  nothingDue,
+  nothingDueWaitMs,
   pacerForConnection,
   pauseUntil,
   QR_PER_RECIPIENT_WINDOW_MS,
   recipientMustWait,
   sendSlotWaitMs,
   takeSendSlot,
+  UNDER_WAY_POLL_MS,
   waitingRecipients
 } from "@switchboard/domain"
 import type { ChannelPacer, ChannelStatus } from "@switchboard/domain"
@@ -66,16 +69,7 @@ import { makeChannelThrottle } from "./ChannelThrottle.js"
 export const DISPATCH_BATCH = 20
 
 /** How long a loop with something under way (or no connection) waits for a wake-up before it looks again. */
-const IDLE_POLL = Duration.seconds(1)
-
-/**
- * How long a connected channel with nothing due (no queued message, no receipt under way, no
- * recipient waiting) waits before it looks at its rows again. Everything that gives it work wakes
- * it (a send, a status change; the sweeper repeats lost wake-ups and wakes due retries), so this
- * is only a backstop, and thousands of idle channels on a runner must not poll the database
- * every second.
- */
-const NOTHING_DUE_POLL = Duration.seconds(10)
+const IDLE_POLL = Duration.millis(UNDER_WAY_POLL_MS)
 
 /**
  * How long a connection its provider lets go when idle (`dropWhenIdle`: the sandbox) stays open
@@ -101,8 +95,11 @@ export const ChannelEntityLive = ChannelEntity.toLayer(
     const queue = yield* DispatchQueueRepo
     const wake = yield* Queue.sliding<void>(1)
     const sharding = yield* Sharding.Sharding
-    /** Completes once this runner shuts down (it stops taking requests at once). */
-    const runnerStopping = sharding.isShutdown.pipe(
+    /**
+     * Completes once this runner shuts down (it stops taking requests at once). Read when run, not
+     * here: `Entity.makeTestClient`'s sharding (TestClock entity tests) has no `isShutdown`.
+     */
+    const runnerStopping = Effect.suspend(() => sharding.isShutdown).pipe(
       Effect.repeat({ until: (stopped) => stopped, schedule: Schedule.spaced("200 millis") })
     )
     /**
@@ -284,16 +281,22 @@ export const ChannelEntityLive = ChannelEntity.toLayer(
         const { readyAt, waiting } = waitingRecipients(pacer, readAt)
         const batch = yield* queue.nextQueued(channelId, DISPATCH_BATCH, waiting)
         if (batch.length === 0) {
+          // the decisions are the domain's (`ChannelIdle.ts`); this carries them out
           const underWay = waiting.length > 0 || (yield* connection.pendingReceipts) > 0
-          yield* keepAlive(linkHeld || underWay)
-          const droppable = connection.dropWhenIdle === true && !underWay
+          const { keepAlive: alive, mayClose } = nothingDue({
+            underWay,
+            linkHeld,
+            dropWhenIdle: connection.dropWhenIdle === true
+          })
+          yield* keepAlive(alive)
           // nothing to do for a while: no connection and no loop until the next work
-          if (droppable && (yield* link.closeIfIdle(idleMs)) && (yield* endUnlessWoken)) return
-          // a message waiting for the channel's pause (throttled) is due when the pause ends
-          const untilReady = Math.min(readyAt, pausedUntil > readAt ? pausedUntil : Infinity) -
-            (yield* Clock.currentTimeMillis)
-          const poll = underWay ? IDLE_POLL : droppable ? Duration.min(NOTHING_DUE_POLL, idleMs) : NOTHING_DUE_POLL
-          yield* awaitWake(Duration.min(poll, Duration.millis(Math.max(10, untilReady))))
+          if (mayClose && (yield* link.closeIfIdle(idleMs)) && (yield* endUnlessWoken)) return
+          // (a message waiting for the channel's pause, throttled, is due when the pause ends)
+          const waitMs = nothingDueWaitMs(
+            { underWay, mayClose, idleMs, readyAt, pausedUntil, readAt },
+            yield* Clock.currentTimeMillis
+          )
+          yield* awaitWake(Duration.millis(waitMs))
           continue
         }
         yield* keepAlive(true)

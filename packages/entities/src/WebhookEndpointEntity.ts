@@ -3,15 +3,15 @@
  * `maxInFlight` attempts running (a freed slot is refilled at once), re-checks the target
  * address at EVERY attempt and connects to the checked address (keeping its connections open while
  * the check gives the same address), signs with every active secret, and records each attempt
- * with the delivery's next state and the endpoint's failure counter atomically (the counter update
+ * with the delivery's next state (decided by the domain's `nextDeliveryState`) and the endpoint's failure counter atomically (the counter update
  * is serialised on the endpoint row). Rows are the queue; wake-ups are volatile.
  */
 import { Entity } from "@effect/cluster"
 import { Rpc } from "@effect/rpc"
 import { Transactions, WebhookDeliveriesRepo, WebhookEndpointsRepo } from "@switchboard/db"
 import type { ClaimedDelivery } from "@switchboard/db"
-import { DISABLE_AFTER_FAILURES, isRetryable, MAX_ATTEMPTS, retryDelayMs, toTimestamp } from "@switchboard/domain"
-import type { DeliveryStatus, FailureReason } from "@switchboard/domain"
+import { DISABLE_AFTER_FAILURES, nextDeliveryState, toTimestamp } from "@switchboard/domain"
+import type { FailureReason } from "@switchboard/domain"
 import { SafeEgress, UrlPolicy, WebhooksConfig, WebhookSigner } from "@switchboard/webhooks"
 import { Clock, Effect, Layer, Metric, Option, Queue, Random } from "effect"
 import * as ShardFencing from "./ShardFencing.js"
@@ -127,12 +127,12 @@ export const WebhookEndpointEntityLive = WebhookEndpointEntity.toLayer(
           yield* WebhookMetrics.recordAttempt("succeeded", reason)
           return
         }
-        let next: { status: DeliveryStatus; nextAttemptAt: string | null }
-        if (reason === "ok") next = { status: "succeeded", nextAttemptAt: null }
-        else if (isRetryable(reason) && attemptNo < MAX_ATTEMPTS) {
-          const delay = retryDelayMs(attemptNo, yield* Random.next, config.retryDelayScale)
-          next = { status: "pending", nextAttemptAt: toTimestamp(nowMs + delay) }
-        } else next = { status: isRetryable(reason) ? "dead" : "failed", nextAttemptAt: null }
+        // the decision is the domain's (`nextDeliveryState`); this records it
+        const decided = nextDeliveryState(reason, attemptNo, nowMs, yield* Random.next, config.retryDelayScale)
+        const next = {
+          status: decided.status,
+          nextAttemptAt: decided.nextAttemptAt === null ? null : toTimestamp(decided.nextAttemptAt)
+        }
         yield* transactions.run(Effect.gen(function*() {
           const recorded = yield* deliveries.record({
             id: deliveryId,
