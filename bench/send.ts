@@ -5,6 +5,9 @@
  *     distinct Idempotency-Key per request;
  * (b) `lib/BareSend.ts`: a bare `node:http` server doing the same durable work in one
  *     transaction on the same database, answering the same JSON.
+ * (c) the same bare server with the api node's group commit lever (`BARE_GROUP_COMMIT=1`: the
+ *     sends of a window share one transaction), so a/c compares like with like when the api node
+ *     shares its writes' statements (`SEND_GROUP_COMMIT`, on by default).
  *
  * Each run loads a then b at full speed (same connections, same duration), then a then b at a
  * fixed rate (`--rate`, 500/s). Reports accepted/s (2xx), p50/p99, CPU per accepted request
@@ -26,6 +29,7 @@ import autocannon from "autocannon"
 import type { Result } from "autocannon"
 import { type ChildProcess, spawn } from "node:child_process"
 import { mkdirSync, readdirSync, readFileSync } from "node:fs"
+import { loadavg } from "node:os"
 import { resolve } from "node:path"
 import { freePort } from "../test/support/Processes.js"
 import { cpuSeconds, flag, formatSummary, machine, numberFlag, record, summarize } from "./lib/Measure.js"
@@ -143,7 +147,7 @@ const measure = async (
 }
 
 /** Starts lib/BareSend.ts in its own process; resolves once it listens. */
-const startBare = async (databaseUrl: string, workspaceId: string) => {
+const startBare = async (databaseUrl: string, workspaceId: string, env: Record<string, string> = {}) => {
   const port = await freePort()
   const child: ChildProcess = spawn(process.execPath, ["--import", "tsx", "bench/lib/BareSend.ts"], {
     cwd: root,
@@ -152,7 +156,8 @@ const startBare = async (databaseUrl: string, workspaceId: string) => {
       DATABASE_URL: databaseUrl,
       WORKSPACE_ID: workspaceId,
       HTTP_PORT: String(port),
-      ...passThrough()
+      ...passThrough(),
+      ...env
     },
     stdio: ["ignore", "pipe", "inherit"]
   })
@@ -235,10 +240,12 @@ const main = async () => {
       return
     }
     const bare = await startBare(stack.dbUrl, stack.workspaceId)
+    const bareGroup = await startBare(stack.dbUrl, stack.workspaceId, { BARE_GROUP_COMMIT: "1" })
     try {
       // warm both up (JIT, pools, the contact and the conversations exist afterwards)
       await load(stack.baseUrl, stack.apiKey, channels, { duration: 3, connections })
       await load(bare.baseUrl, undefined, channels, { duration: 3, connections })
+      await load(bareGroup.baseUrl, undefined, channels, { duration: 3, connections })
       const lines: Array<Record<string, any>> = []
       for (let run = 1; run <= runs; run++) {
         const a = await measure(
@@ -264,6 +271,17 @@ const main = async () => {
           [bare.pid]
         )
         console.log(`run ${run} ${describe(`b @${rate}/s      `, bRate)}`)
+        const c = await measure(
+          () => load(bareGroup.baseUrl, undefined, channels, { duration, connections }),
+          [bareGroup.pid]
+        )
+        console.log(`run ${run} ${describe("c  bare+group ", c)}`)
+        const cRate = await measure(
+          () =>
+            load(bareGroup.baseUrl, undefined, channels, { duration, connections: rateConnections, overallRate: rate }),
+          [bareGroup.pid]
+        )
+        console.log(`run ${run} ${describe(`c @${rate}/s      `, cRate)}`)
         const { rows } = await stack.db.query<{ n: number }>(
           "SELECT count(*)::int AS n FROM messages WHERE status = 'queued'"
         )
@@ -278,7 +296,11 @@ const main = async () => {
           b,
           a_at_rate: aRate,
           b_at_rate: bRate,
+          c,
+          c_at_rate: cRate,
           ratio: a.accepted_per_s / b.accepted_per_s,
+          ratio_c: a.accepted_per_s / c.accepted_per_s,
+          load_1min: loadavg()[0],
           queued_after_run: rows[0]?.n
         }
         record("send", line)
@@ -288,7 +310,15 @@ const main = async () => {
       console.log(`\nsummary over ${runs} runs (median [min–max]), ${connections} connections, ${duration} s each:`)
       console.log(`  a accepted/s      ${s((l) => l.a.accepted_per_s)}`)
       console.log(`  b accepted/s      ${s((l) => l.b.accepted_per_s)}`)
+      console.log(`  c accepted/s      ${s((l) => l.c.accepted_per_s)}`)
       console.log(`  ratio a/b         ${s((l) => l.ratio, 3)}`)
+      console.log(`  ratio a/c         ${s((l) => l.ratio_c, 3)}`)
+      console.log(`  c p50 / p99 ms    ${s((l) => l.c.p50_ms)} / ${s((l) => l.c.p99_ms)}`)
+      console.log(
+        `  c CPU ms/accepted ${s((l) => l.c.cpu_ms_per_accepted, 2)}, postgres ${
+          s((l) => l.c.postgres_cpu_ms_per_accepted, 2)
+        }; at ${rate}/s ${s((l) => l.c_at_rate.accepted_per_s)} accepted/s p99 ${s((l) => l.c_at_rate.p99_ms)} ms`
+      )
       console.log(`  a p50 / p99 ms    ${s((l) => l.a.p50_ms)} / ${s((l) => l.a.p99_ms)}`)
       console.log(`  b p50 / p99 ms    ${s((l) => l.b.p50_ms)} / ${s((l) => l.b.p99_ms)}`)
       console.log(
@@ -312,6 +342,7 @@ const main = async () => {
       )
     } finally {
       await bare.stop()
+      await bareGroup.stop()
     }
   } finally {
     await stack.stop()

@@ -64,19 +64,41 @@ const send = async (body: any, key: string) => {
     channelNumbers.set(channelId, rows.rows[0].phone_number)
   }
   const from = channelNumbers.get(channelId) ?? null
-  const category: string = body.category ?? "utility"
+  if (groupCommit) return shared({ body, key, from, now, nowMs })
   const client = await pool.connect()
   try {
     await client.query("BEGIN")
+    const result = await work(client, { body, key, from, now, nowMs })
+    await client.query(result.status === 201 ? "COMMIT" : "ROLLBACK")
+    return result
+  } catch (error) {
+    await client.query("ROLLBACK").catch(() => undefined)
+    throw error
+  } finally {
+    client.release()
+  }
+}
+
+interface Send {
+  readonly body: any
+  readonly key: string
+  readonly from: string | null
+  readonly now: string
+  readonly nowMs: number
+}
+type Answer = { readonly status: number; readonly body: unknown }
+
+/** One send's statements, inside a transaction the caller opened and ends. */
+const work = async (client: pg.PoolClient, { body, from, key, now, nowMs }: Send): Promise<Answer> => {
+  const channelId: string = body.channel_id
+  const category: string = body.category ?? "utility"
+  {
     const claimed = await client.query(
       `INSERT INTO idempotency_keys (workspace_id, key, fingerprint, state, created_at, expires_at)
        VALUES ($1, $2, $3, 'running', $4, $5) ON CONFLICT (workspace_id, key) DO NOTHING RETURNING key`,
       [workspaceId, key, "bare", now, new Date(nowMs + IDEMPOTENCY_TTL_MS).toISOString()]
     )
-    if (claimed.rowCount === 0) {
-      await client.query("ROLLBACK")
-      return { status: 409, body: { error: { code: "IDEMPOTENCY_CONFLICT" } } }
-    }
+    if (claimed.rowCount === 0) return { status: 409, body: { error: { code: "IDEMPOTENCY_CONFLICT" } } }
     let contactId: string
     const contact = await client.query("SELECT id FROM contacts WHERE workspace_id = $1 AND phone_number = $2", [
       workspaceId,
@@ -188,8 +210,32 @@ const send = async (body: any, key: string) => {
       "UPDATE idempotency_keys SET state = 'done', response = $3::jsonb WHERE workspace_id = $1 AND key = $2",
       [workspaceId, key, JSON.stringify(message)]
     )
-    await client.query("COMMIT")
     return { status: 201, body: message }
+  }
+}
+
+/**
+ * `BARE_GROUP_COMMIT=1`: the same lever as the api node's group commit (`SEND_GROUP_COMMIT`),
+ * in the bare server's terms: a send that finds no batch running is written at once, alone; the
+ * sends that arrive meanwhile are written together next, in ONE transaction (one BEGIN, one
+ * COMMIT and its WAL flush for all of them; each send's statements stay its own, on that one
+ * connection). A conflicting key writes nothing of its send; a failed batch is rolled back and
+ * its sends written again one by one.
+ */
+const groupCommit = process.env["BARE_GROUP_COMMIT"] === "1"
+const MAX_BATCH = 32
+const waiting: Array<{ readonly send: Send; readonly done: (a: Answer) => void; readonly fail: (e: unknown) => void }> =
+  []
+let leading = false
+
+const inTransaction = async (sends: ReadonlyArray<Send>) => {
+  const client = await pool.connect()
+  try {
+    await client.query("BEGIN")
+    const answers: Array<Answer> = []
+    for (const one of sends) answers.push(await work(client, one))
+    await client.query("COMMIT")
+    return answers
   } catch (error) {
     await client.query("ROLLBACK").catch(() => undefined)
     throw error
@@ -197,6 +243,25 @@ const send = async (body: any, key: string) => {
     client.release()
   }
 }
+
+const shared = (send: Send) =>
+  new Promise<Answer>((done, fail) => {
+    waiting.push({ send, done, fail })
+    if (leading) return
+    leading = true
+    void (async () => {
+      while (waiting.length > 0) {
+        const batch = waiting.splice(0, MAX_BATCH)
+        try {
+          const answers = await inTransaction(batch.map((b) => b.send))
+          batch.forEach((b, i) => b.done(answers[i]!))
+        } catch {
+          for (const b of batch) await inTransaction([b.send]).then(([a]) => b.done(a!), b.fail)
+        }
+      }
+      leading = false
+    })()
+  })
 
 const server = createServer((req, res) => {
   if (req.method !== "POST" || req.url !== "/v1/messages") return answer(res, 404, { error: { code: "NOT_FOUND" } })

@@ -14,10 +14,11 @@ import { SqlClient } from "@effect/sql"
 import type * as Statement from "@effect/sql/Statement"
 import { addressedLid, arrivalEvent, contactCreatedEvent, newId, queuedEvent } from "@switchboard/domain"
 import type { DomainEvent, Message } from "@switchboard/domain"
-import { Effect } from "effect"
+import { Effect, Exit } from "effect"
 import { ContactCtes } from "./ContactsRepo.js"
 import { conversationArrivalCtes } from "./ConversationsRepo.js"
 import { envelopeTemplate, EventsRepo } from "./EventsRepo.js"
+import * as GroupCommitLeader from "./GroupCommitLeader.js"
 import type { ClaimRef } from "./IdempotencyRepo.js"
 import { dieOnDatabaseError } from "./Rows.js"
 
@@ -62,6 +63,9 @@ interface Row {
 /** A concurrent send that created the same contact or conversation first is seen by a next statement. */
 const ATTEMPTS = 3
 
+/** At most this many sends share a statement (a bound on its parameters, text and locks). */
+const MAX_BATCH = 32
+
 export class SendWritesRepo extends Effect.Service<SendWritesRepo>()("@switchboard/db/SendWritesRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -71,13 +75,14 @@ export class SendWritesRepo extends Effect.Service<SendWritesRepo>()("@switchboa
     /**
      * The events the send may write, as the repositories of the same writes make them
      * (`contactCreatedEvent`, `arrivalEvent`, `queuedEvent`), each with the condition on the
-     * statement's `outcome` (o) under which it is written; their ids are drawn in the order those
-     * writes draw them. A conversation's event names the contact and conversation as they turn
-     * out: those members of its envelope are filled in by the statement.
+     * statement's `outcome` (o, the CTE `${prefix}outcome`) under which it is written; their ids
+     * are drawn in the order those writes draw them. A conversation's event names the contact and
+     * conversation as they turn out: those members of its envelope are filled in by the statement.
      */
-    const sendEvents = Effect.fn("SendWritesRepo.events")(function*(message: Message) {
+    const sendEvents = Effect.fn("SendWritesRepo.events")(function*(message: Message, prefix: string) {
       const workspaceId = message.workspace_id
       const createdAt = message.created_at
+      const outcome = sql.literal(`${prefix}outcome`)
       const selects: Array<Statement.Fragment> = []
       const add = (
         id: string,
@@ -86,14 +91,14 @@ export class SendWritesRepo extends Effect.Service<SendWritesRepo>()("@switchboa
         open: Record<string, Statement.Fragment> = {}
       ) =>
         selects.push(
-          sql`SELECT ${id}::text AS id, ${event.type}::text AS type, ${
+          sql`SELECT ${id}::text AS id, ${workspaceId}::text AS workspace_id, ${event.type}::text AS type, ${
             open["object_id"] ?? sql`${event.data.object_id}::text`
           } AS object_id, ${
             events.envelopeSql(
               envelopeTemplate({ id, event, createdAt, workspaceId, open: Object.keys(open) }),
               open
             )
-          } AS envelope FROM outcome o WHERE ${when}`
+          } AS envelope, ${createdAt}::timestamptz AS created_at FROM ${outcome} o WHERE ${when}`
         )
       add(yield* newId("evt"), sql`o.contact_created`, contactCreatedEvent(message.contact_id))
       // one of these at most: the conversation had one status before the send
@@ -121,8 +126,14 @@ export class SendWritesRepo extends Effect.Service<SendWritesRepo>()("@switchboa
       return sql.join(" UNION ALL ", false)(selects)
     })
 
-    const statement = (input: SendWrite, emitted: Statement.Fragment) => {
+    /**
+     * One send's writes as CTEs (to follow `WITH` or a comma), named with `prefix`. `earlier`: the
+     * prefixes of sends before it in the same statement and workspace, whose new contacts count
+     * against the contacts limit as if they had been written first (one snapshot serves them all).
+     */
+    const sendCtes = (input: SendWrite, prefix: string, earlier: ReadonlyArray<string>) => {
       const { claim, message: m } = input
+      const n = (cte: string) => sql.literal(`${prefix}${cte}`)
       const workspaceId = m.workspace_id
       const now = m.created_at
       const limit = input.contactsLimit
@@ -133,38 +144,43 @@ export class SendWritesRepo extends Effect.Service<SendWritesRepo>()("@switchboa
       // a reply to a contact WhatsApp named by LID alone goes to its LID: that contact exists (a
       // LID contact is never made by a send)
       const lid = addressedLid(m.to)
+      const earlierNew = earlier.map((p) => sql` + (SELECT count(*)::int FROM ${sql.literal(`${p}contact_new`)})`)
       // every write below is guarded: by the claim (still this request's), by the contacts limit,
       // and by the rows before it (no conversation without a contact, no message without both)
-      return sql<Row>`WITH ${
+      return sql`${
         claim
-          ? sql`claim AS (
+          ? sql`${n("claim")} AS (
           SELECT key FROM idempotency_keys WHERE workspace_id = ${workspaceId} AND key = ${claim.ref.key}
             AND claim_id = ${claim.ref.claimId} AND state = 'running' FOR UPDATE
-        ), go AS (SELECT EXISTS (SELECT 1 FROM claim) AS ok),`
-          : sql`go AS (SELECT true AS ok),`
-      } ${ContactCtes.found(sql, workspaceId, m.to, lid)}, room AS (
-          SELECT CASE WHEN ${limit}::int IS NULL OR EXISTS (SELECT 1 FROM contact_found) THEN NULL
-            ELSE (SELECT count(*)::int FROM contacts WHERE workspace_id = ${workspaceId}) END AS used
+        ), ${n("go")} AS (SELECT EXISTS (SELECT 1 FROM ${n("claim")}) AS ok),`
+          : sql`${n("go")} AS (SELECT true AS ok),`
+      } ${ContactCtes.found(sql, workspaceId, m.to, lid, prefix)}, ${n("room")} AS (
+          SELECT CASE WHEN ${limit}::int IS NULL OR EXISTS (SELECT 1 FROM ${n("contact_found")}) THEN NULL
+            ELSE (SELECT count(*)::int FROM contacts WHERE workspace_id = ${workspaceId})${
+        sql.join("", false)(earlierNew)
+      } END AS used
         ), ${
         ContactCtes.ofNumber(sql, {
           id: newContact,
           workspaceId,
           phone: m.to,
           now,
-          create: sql`(SELECT ok FROM go) AND (SELECT used IS NULL OR used < ${limit}::int FROM room)
+          create: sql`(SELECT ok FROM ${n("go")}) AND (SELECT used IS NULL OR used < ${limit}::int FROM ${n("room")})
             AND ${lid === undefined}`,
-          use: sql`(SELECT ok FROM go)`
+          use: sql`(SELECT ok FROM ${n("go")})`,
+          prefix
         })
       }, ${
         conversationArrivalCtes(sql, {
           id: newConversation,
           workspaceId,
           channelId: m.channel_id,
-          contact: sql`contact k`,
+          contact: sql`${n("contact")} k`,
           now,
-          inbound: false
+          inbound: false,
+          prefix
         })
-      }, message AS (
+      }, ${n("message")} AS (
           INSERT INTO messages (id, workspace_id, channel_id, conversation_id, contact_id, direction,
             from_number, to_number, type, body, template, category, priority, status, metadata, created_at, updated_at,
             content, reply_to, media_id, media_status)
@@ -174,65 +190,145 @@ export class SendWritesRepo extends Effect.Service<SendWritesRepo>()("@switchboa
             'queued', ${JSON.stringify(m.metadata)}::jsonb, ${now}, ${now},
             ${member === undefined ? null : JSON.stringify(member)}::jsonb, ${m.context.reply_to},
             ${m.media?.id ?? null}, ${m.media?.status ?? null}
-          FROM contact, conversation
+          FROM ${n("contact")} contact, ${n("conversation")} conversation
           RETURNING id, contact_id, conversation_id
-        ), timeline AS (
+        ), ${n("timeline")} AS (
           INSERT INTO message_transitions (message_id, from_state, to_state, at)
-          SELECT id, NULL, 'queued', ${now} FROM message
-        ), outcome AS (
+          SELECT id, NULL, 'queued', ${now} FROM ${n("message")}
+        ), ${n("outcome")} AS (
           SELECT m.contact_id, m.conversation_id, c.created AS contact_created, v.prior
-          FROM message m, contact c, conversation v
-        ), emitted AS (
-          ${emitted}
-        ), ${
-        events.outboxCtes(
-          sql`SELECT id, ${workspaceId}::text AS workspace_id, type, object_id, envelope, ${now}::timestamptz AS created_at
-            FROM emitted`
-        )
-      }${
+          FROM ${n("message")} m, ${n("contact")} c, ${n("conversation")} v
+        )${
         claim
-          ? sql`, stored AS (
+          ? sql`, ${n("stored")} AS (
           UPDATE idempotency_keys k SET state = 'done', response = jsonb_set(jsonb_set(${
             JSON.stringify(claim.response)
           }::jsonb, '{contact_id}', to_jsonb(o.contact_id)), '{conversation_id}', to_jsonb(o.conversation_id))
-          FROM outcome o
+          FROM ${n("outcome")} o
           WHERE k.workspace_id = ${workspaceId} AND k.key = ${claim.ref.key} AND k.claim_id = ${claim.ref.claimId}
             AND k.state = 'running'
         )`
           : sql``
+      }`
+    }
+
+    /**
+     * The statement of one send (`prefixed` false: its CTEs named as they always were) or of
+     * several, each send's CTEs named `s<i>_`; one row per send, with its index `i`. Their events
+     * share the outbox write.
+     */
+    const statement = (sends: ReadonlyArray<{ readonly input: SendWrite; readonly emitted: Statement.Fragment }>) => {
+      const prefixOf = (i: number) => sends.length === 1 ? "" : `s${i}_`
+      const ctes = sends.map(({ input }, i) =>
+        sendCtes(
+          input,
+          prefixOf(i),
+          sends.slice(0, i).flatMap((s, j) =>
+            s.input.message.workspace_id === input.message.workspace_id ? [prefixOf(j)] : []
+          )
+        )
+      )
+      const rows = sends.map((_, i) => {
+        const n = (cte: string) => sql.literal(`${prefixOf(i)}${cte}`)
+        return sql`SELECT ${i}::int AS i, g.ok AS claimed, r.used AS contacts_used, o.contact_id, o.contact_created,
+          o.conversation_id FROM ${n("go")} g, ${n("room")} r LEFT JOIN ${n("outcome")} o ON true`
+      })
+      return sql<Row & { readonly i: number }>`WITH ${sql.join(", ", false)(ctes)}, emitted AS (
+          ${sql.join(" UNION ALL ", false)(sends.map((s) => s.emitted))}
+        ), ${events.outboxCtes(sql`SELECT id, workspace_id, type, object_id, envelope, created_at FROM emitted`)}
+        SELECT w.*, ${events.outboxWoken} AS woken FROM (${sql.join(" UNION ALL ", false)(rows)}) w`
+    }
+
+    /** What one send's row says: `undefined` when nothing was written and a next statement should try again. */
+    const outcomeOf = (input: SendWrite, row: Row): SendWritten | undefined => {
+      if (!row.claimed) return { _tag: "ClaimLost" }
+      if (row.contact_id !== null && row.conversation_id !== null) {
+        return {
+          _tag: "Written",
+          contactId: row.contact_id,
+          contactCreated: row.contact_created === true,
+          conversationId: row.conversation_id
+        }
       }
-        SELECT go.ok AS claimed, room.used AS contacts_used, o.contact_id, o.contact_created, o.conversation_id,
-          ${events.outboxWoken} AS woken
-        FROM go, room LEFT JOIN outcome o ON true`
+      if (row.contact_id === null && addressedLid(input.message.to) !== undefined) {
+        return { _tag: "LidContactGone" }
+      }
+      if (row.contacts_used !== null && input.contactsLimit !== null && row.contacts_used >= input.contactsLimit) {
+        return { _tag: "ContactsLimitReached", used: row.contacts_used }
+      }
+      // nothing was written: a concurrent send inserted the contact or the conversation after
+      // this statement's snapshot; the next statement sees it
+      return undefined
     }
 
     /** Writes the send (see the module's comment); call it alone or inside the send's transaction. */
     const write = Effect.fn("SendWritesRepo.write")(function*(input: SendWrite) {
-      const emitted = yield* sendEvents(input.message)
+      const emitted = yield* sendEvents(input.message, "")
       for (let attempt = 1;; attempt++) {
-        const row = (yield* statement(input, emitted))[0]!
-        if (!row.claimed) return { _tag: "ClaimLost" } as SendWritten
-        if (row.contact_id !== null && row.conversation_id !== null) {
-          return {
-            _tag: "Written",
-            contactId: row.contact_id,
-            contactCreated: row.contact_created === true,
-            conversationId: row.conversation_id
-          } as SendWritten
-        }
-        if (row.contact_id === null && addressedLid(input.message.to) !== undefined) {
-          return { _tag: "LidContactGone" } as SendWritten
-        }
-        if (row.contacts_used !== null && input.contactsLimit !== null && row.contacts_used >= input.contactsLimit) {
-          return { _tag: "ContactsLimitReached", used: row.contacts_used } as SendWritten
-        }
-        // nothing was written: a concurrent send inserted the contact or the conversation after
-        // this statement's snapshot; the next statement sees it
+        const row = (yield* statement([{ input, emitted }]))[0]!
+        const written = outcomeOf(input, row)
+        if (written !== undefined) return written
         if (attempt === ATTEMPTS) return yield* Effect.dieMessage("the send's contact or conversation kept racing")
       }
     }, dieOnDatabaseError)
 
-    return { write } as const
+    /**
+     * Several sends' writes in as few statements as they allow: one per round, a conversation (a
+     * channel and a recipient) at most once per round, since one statement cannot lock and
+     * update a row twice. Each send's CTEs and guards are those of `write`; the sends of a
+     * statement share its snapshot, its commit and its outbox write. A send the statement did not
+     * settle (a contact or conversation made meanwhile, or by an earlier send of the same
+     * statement) is written again on its own, and so is every send of a statement that failed
+     * (a deadlock with another writer, a lost connection): one send's failure is its own.
+     * Outside a transaction only.
+     */
+    const writeMany = Effect.fn("SendWritesRepo.writeMany")(function*(inputs: ReadonlyArray<SendWrite>) {
+      const results: Array<Exit.Exit<SendWritten>> = []
+      const alone = (i: number) => Effect.map(Effect.exit(write(inputs[i]!)), (exit) => void (results[i] = exit))
+      const rounds: Array<Array<number>> = []
+      const seen = new Map<string, number>()
+      inputs.forEach((input, i) => {
+        const key = `${input.message.channel_id} ${input.message.to}`
+        const round = seen.get(key) ?? 0
+        seen.set(key, round + 1)
+        ;(rounds[round] ??= []).push(i)
+      })
+      for (const round of rounds) {
+        if (round.length === 1) {
+          yield* alone(round[0]!)
+          continue
+        }
+        const sends = yield* Effect.forEach(
+          round,
+          (i, at) =>
+            Effect.map(sendEvents(inputs[i]!.message, `s${at}_`), (emitted) => ({ input: inputs[i]!, emitted }))
+        )
+        const rows = yield* Effect.either(statement(sends))
+        if (rows._tag === "Left") {
+          yield* Effect.forEach(round, alone, { concurrency: "unbounded", discard: true })
+          continue
+        }
+        const retry: Array<number> = []
+        for (const row of rows.right) {
+          const i = round[row.i]!
+          const written = outcomeOf(inputs[i]!, row)
+          if (written === undefined) retry.push(i)
+          else results[i] = Exit.succeed(written)
+        }
+        yield* Effect.forEach(retry, alone, { concurrency: "unbounded", discard: true })
+      }
+      return inputs.map((_, i) => results[i] ?? Exit.die(new Error("a send of the group was not written")))
+    })
+
+    /**
+     * `write`, sharing its statement with the api node's concurrent sends (`GroupCommitLeader`):
+     * alone, it is `write`; under load, one statement serves the sends that reached their writes
+     * while the one before ran. Outside a transaction only. `SEND_GROUP_COMMIT=false` turns it off
+     * (the send path then calls `write`).
+     */
+    const writeShared = GroupCommitLeader.make(writeMany, MAX_BATCH)
+
+    return { write, writeMany, writeShared } as const
   }),
   dependencies: [EventsRepo.Default]
 }) {}

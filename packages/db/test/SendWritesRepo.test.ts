@@ -1,5 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
+import * as Statement from "@effect/sql/Statement"
 import { assert, describe, layer } from "@effect/vitest"
 import {
   ContactsRepo,
@@ -11,7 +12,7 @@ import {
 } from "@switchboard/db"
 import * as TestDatabase from "@switchboard/db/testing"
 import { Message, newId, PRIORITY, toTimestamp } from "@switchboard/domain"
-import { Chunk, Effect, Fiber, Layer, Option, Schema, Stream } from "effect"
+import { Chunk, Effect, Exit, Fiber, Layer, Option, Schema, Stream } from "effect"
 
 const TestLayer = Layer.mergeAll(
   SendWritesRepo.Default,
@@ -292,6 +293,131 @@ describe("SendWritesRepo", () => {
           { n: number }
         >`SELECT count(*)::int AS n FROM messages WHERE workspace_id = ${workspaceId}`
         assert.strictEqual(messages[0]!.n, 3)
+      }))
+
+    it.effect("writes several sends in one statement, each with its own outcome, as if written one after another", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const writes = yield* SendWritesRepo
+        const { channelId, workspaceId } = yield* workspace
+        const claim = (key: string, claimId: string) =>
+          sql`INSERT INTO idempotency_keys (workspace_id, key, fingerprint, state, created_at, expires_at, claim_id, lease_until)
+            VALUES (${workspaceId}, ${key}, 'f', 'running', now(), now() + interval '1 day', ${claimId},
+              now() + interval '10 seconds')`
+        // one contact exists; the plan allows three
+        yield* writtenByRepos(yield* queued(workspaceId, channelId, "+4915100000040", nextInstant()))
+        yield* claim("held", "claim-held")
+        yield* claim("stalled", "the-retry")
+        const now = nextInstant()
+        const message = (to: string) => queued(workspaceId, channelId, to, now)
+        const held = yield* message("+4915100000040")
+        const inputs = [
+          { message: yield* message("+4915100000041"), claim: undefined },
+          { message: yield* message("+4915100000042"), claim: undefined },
+          // a third new contact: the two before it in the same statement filled the plan
+          { message: yield* message("+4915100000043"), claim: undefined },
+          {
+            message: held,
+            claim: {
+              ref: { workspaceId, key: "held", claimId: "claim-held" },
+              response: Schema.encodeSync(Message)(held)
+            }
+          },
+          {
+            message: yield* message("+4915100000044"),
+            claim: { ref: { workspaceId, key: "stalled", claimId: "claim-stalled" }, response: {} }
+          },
+          // the same conversation as the first: a statement of its own, after it
+          { message: yield* message("+4915100000041"), claim: undefined }
+        ].map((input) => ({ ...input, priority: PRIORITY.utility, contactsLimit: 3 }))
+        const statements: Array<string> = []
+        const exits = yield* writes.writeMany(inputs).pipe(
+          Statement.withTransformer((statement) =>
+            Effect.sync(() => {
+              statements.push(statement.compile()[0].replace(/\s+/g, " ").slice(0, 40))
+              return statement
+            })
+          )
+        )
+        const results = exits.map((exit) => Exit.isSuccess(exit) ? exit.value : undefined)
+        assert.deepStrictEqual(results.map((r) => r?._tag), [
+          "Written",
+          "Written",
+          "ContactsLimitReached",
+          "Written",
+          "ClaimLost",
+          "Written"
+        ])
+        assert.deepStrictEqual(results[2], { _tag: "ContactsLimitReached", used: 3 })
+        // six sends, two statements: five in the first, the second send to +...41 in its own
+        assert.strictEqual(statements.length, 2, statements.join("\n"))
+        assert.match(statements[0]!, /^WITH s0_go AS/)
+        const [first, , , again, , second] = results
+        if (first?._tag === "Written" && second?._tag === "Written" && again?._tag === "Written") {
+          assert.isTrue(first.contactCreated)
+          assert.isFalse(second.contactCreated)
+          assert.strictEqual(second.contactId, first.contactId)
+          assert.strictEqual(second.conversationId, first.conversationId)
+          assert.notStrictEqual(again.contactId, held.contact_id, "the existing contact, not the new id")
+          const stored = yield* sql<{ state: string; response: unknown }>`SELECT state, response FROM idempotency_keys
+            WHERE workspace_id = ${workspaceId} AND key = 'held'`
+          const body = (typeof stored[0]!.response === "string"
+            ? JSON.parse(stored[0]!.response)
+            : stored[0]!.response) as Record<string, unknown>
+          assert.strictEqual(stored[0]!.state, "done")
+          assert.strictEqual(body["id"], held.id)
+          assert.strictEqual(body["contact_id"], again.contactId)
+          assert.strictEqual(body["conversation_id"], again.conversationId)
+        } else assert.fail(JSON.stringify(results))
+        const contacts = yield* sql<{ phone_number: string }>`SELECT phone_number FROM contacts
+          WHERE workspace_id = ${workspaceId} ORDER BY phone_number`
+        assert.deepStrictEqual(contacts.map((c) => c.phone_number), [
+          "+4915100000040",
+          "+4915100000041",
+          "+4915100000042"
+        ])
+        const counts = yield* sql<{ type: string; n: number }>`SELECT type, count(*)::int AS n FROM events
+          WHERE workspace_id = ${workspaceId} AND created_at = ${now} GROUP BY type ORDER BY type`
+        assert.deepStrictEqual(counts.map((c) => [c.type, c.n]), [
+          ["contact.created", 2],
+          ["conversation.created", 2],
+          ["message.queued", 4]
+        ])
+        const written = yield* sql<{ id: string; to_number: string; contact_id: string }>`SELECT m.id, m.to_number,
+            m.contact_id FROM messages m JOIN message_transitions t ON t.message_id = m.id AND t.to_state = 'queued'
+          WHERE m.workspace_id = ${workspaceId} AND m.created_at = ${now} ORDER BY m.id`
+        assert.deepStrictEqual(
+          written.map((m) => m.id).sort(),
+          [0, 1, 3, 5].map((i) => inputs[i]!.message.id).sort()
+        )
+      }))
+
+    it.effect("answers a send alone at once with its own statement, and concurrent ones together", () =>
+      Effect.gen(function*() {
+        const writes = yield* SendWritesRepo
+        const { channelId, workspaceId } = yield* workspace
+        const statements: Array<string> = []
+        const count = Statement.withTransformer((statement) =>
+          Effect.sync(() => {
+            statements.push(statement.compile()[0].replace(/\s+/g, " ").slice(0, 40))
+            return statement
+          })
+        )
+        const send = (to: string) =>
+          Effect.flatMap(
+            queued(workspaceId, channelId, to, nextInstant()),
+            (message) =>
+              writes.writeShared({ message, priority: PRIORITY.utility, contactsLimit: null, claim: undefined })
+          )
+        const alone = yield* send("+4915100000051").pipe(count)
+        assert.strictEqual(alone._tag, "Written")
+        assert.deepStrictEqual(statements.map((s) => s.slice(0, 12)), ["WITH go AS ("])
+        statements.length = 0
+        const numbers = Array.from({ length: 12 }, (_, i) => `+49151000006${String(i).padStart(2, "0")}`)
+        const together = yield* Effect.forEach(numbers, send, { concurrency: "unbounded" }).pipe(count)
+        assert.isTrue(together.every((r) => r._tag === "Written"))
+        assert.strictEqual(new Set(together.map((r) => r._tag === "Written" ? r.contactId : "")).size, 12)
+        assert.isBelow(statements.length, 12, statements.join("\n"))
       }))
 
     it.effect("makes one contact and one conversation of concurrent first sends to a number", () =>

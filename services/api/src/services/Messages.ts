@@ -1,8 +1,9 @@
 /**
  * The send path: the Idempotency-Key's claim (its own commit), the checks (one statement), then
  * the writes in ONE statement (`SendWritesRepo`: contact, conversation, message `queued`,
- * timeline, events with their webhook deliveries, stored idempotent response), inside a
- * transaction only when a lock must come first (a QR channel, a monthly quota), then a volatile
+ * timeline, events with their webhook deliveries, stored idempotent response), shared with the
+ * node's concurrent sends (group commit, `SendWritesRepo.writeShared`), or inside a transaction
+ * of its own when a lock must come first (a QR channel, a monthly quota), then a volatile
  * wake-up of the channel's entity. Reads go straight to Postgres.
  */
 import type { Principal } from "@switchboard/api"
@@ -31,7 +32,7 @@ import {
 import type { Category, CursorPosition, MessageStatus, SendMessageRequest } from "@switchboard/domain"
 import { ChannelEntity } from "@switchboard/entities/protocol"
 import { isMagicNumber } from "@switchboard/providers/contract"
-import { Clock, Effect, Option } from "effect"
+import { Clock, Config, Effect, Option } from "effect"
 import * as SendMetrics from "../SendMetrics.js"
 import { enforcedLimit, refuseBeyond } from "./Entitlements.js"
 import { Idempotency } from "./Idempotency.js"
@@ -63,6 +64,8 @@ export class Messages extends Effect.Service<Messages>()("@switchboard/service-a
     const quota = yield* MessageQuota
     const contents = yield* SendContents
     const channelClient = yield* ChannelEntity.client
+    // concurrent sends share their writes' statement (docs/CONFIGURATION.md, `SEND_GROUP_COMMIT`)
+    const groupCommit = yield* Config.boolean("SEND_GROUP_COMMIT").pipe(Config.withDefault(true), Effect.orDie)
 
     /** Everything that can refuse a send, before anything is written. */
     const check = Effect.fn("Messages.check")(function*(principal: Principal, body: SendBody, options: SendOptions) {
@@ -195,23 +198,25 @@ export class Messages extends Effect.Service<Messages>()("@switchboard/service-a
                 sender: null,
                 media: content.media
               })
-              const write = sendWrites.write({
+              const input = {
                 message: queued,
                 priority: PRIORITY[category],
                 contactsLimit: enforcedLimit("contacts", entitlements.contacts) ?? null,
                 // the stored response commits (or nothing does) with the message
                 claim: held && { ref: held.ref, response: yield* held.encode(queued) }
-              })
+              }
               // one statement, unless the send must first take a lock that serialises it up to
-              // commit: a QR channel's row (its safety cap), the workspace's monthly quota
+              // commit: a QR channel's row (its safety cap), the workspace's monthly quota. That
+              // statement is shared with the node's concurrent sends (group commit) unless the
+              // send takes a lock first: those keep a transaction of their own
               const quotaApplies = quota.applies(channel, entitlements.monthly_message_quota)
               const written = channel.provider === "qr" || quotaApplies
                 ? yield* transactions.run(Effect.gen(function*() {
                   yield* qrSafety.admit(channel, body.to)
                   yield* quota.admit(channel, entitlements.monthly_message_quota)
-                  return yield* write
+                  return yield* sendWrites.write(input)
                 }))
-                : yield* write
+                : yield* (groupCommit ? sendWrites.writeShared(input) : sendWrites.write(input))
               switch (written._tag) {
                 case "ClaimLost":
                   return yield* Effect.fail(held!.takenOver())
