@@ -22,12 +22,15 @@
  * The channels are written by SQL (bench/lib/Seed.ts), not through the API.
  *
  *   flock /tmp/sb-bench.lock npm run bench:entities -- --entities 10000 --idle-entities 500
- *     [--runner-node-options "--max-semi-space-size=4"] [--label NAME]
+ *     [--runner-node-options "--max-semi-space-size=4"] [--label NAME] [--heap-snapshot DIR]
  */
 import { Database } from "@switchboard/db"
 import { ChannelEntity, Cluster } from "@switchboard/entities"
 import { Effect, Layer, ManagedRuntime, Redacted, Schedule } from "effect"
+import { mkdirSync, writeFileSync } from "node:fs"
+import { join } from "node:path"
 import { freePort } from "../test/support/Processes.js"
+import * as HeapSnapshot from "./lib/HeapSnapshot.js"
 import { connectInspector, liveHeapBySource } from "./lib/Inspector.js"
 import { cpuSeconds, flag, machine, numberFlag, record, rssMiB } from "./lib/Measure.js"
 import * as Seed from "./lib/Seed.js"
@@ -39,6 +42,11 @@ const CONCURRENCY = numberFlag("concurrency", 100)
 const IDLE_SECONDS = numberFlag("idle-seconds", 30)
 const SETTLE_SECONDS = numberFlag("settle", 10)
 const HEAP_PROFILE = flag("heap-profile") === true
+/**
+ * a directory: a heap snapshot of the runner with `--idle-entities` live and one with all of them
+ * (each after the idle window, every connection closed), and what grew per entity between them
+ */
+const HEAP_SNAPSHOT = typeof flag("heap-snapshot") === "string" ? String(flag("heap-snapshot")) : undefined
 /** more Node/V8 flags for the runner (e.g. "--max-semi-space-size=4"), recorded with the run */
 const RUNNER_NODE_OPTIONS = typeof flag("runner-node-options") === "string" ? String(flag("runner-node-options")) : ""
 
@@ -122,6 +130,17 @@ const main = async () => {
       }%, heap ${(small.heapUsed / MiB).toFixed(1)} MiB`
     )
 
+    const snapshot = async (entities: number) => {
+      if (HEAP_SNAPSHOT === undefined) return
+      mkdirSync(HEAP_SNAPSHOT, { recursive: true })
+      const file = join(HEAP_SNAPSHOT, `runner-${entities}.heapsnapshot`)
+      const scripts = await inspector.takeHeapSnapshot(file)
+      writeFileSync(`${file}.scripts.json`, JSON.stringify(Object.fromEntries(scripts)))
+      log(`heap snapshot with ${entities} live entities: ${file}`)
+      return { file, scripts }
+    }
+    const snapshotSmall = await snapshot(IDLE_ENTITIES)
+
     const rest = await activate(ids.slice(IDLE_ENTITIES))
     const activationSeconds = first.seconds + rest.seconds
     const rssAfterActivation = rssMiB(pid)
@@ -132,6 +151,13 @@ const main = async () => {
     const idle = await inspector.memoryAfterGc()
     const idleRss = rssMiB(pid)
     const liveAfterIdle = await liveEntities()
+    const snapshotFull = await snapshot(ENTITIES)
+    if (snapshotSmall !== undefined && snapshotFull !== undefined) {
+      const a = HeapSnapshot.summarize(HeapSnapshot.readSnapshot(snapshotSmall.file), snapshotSmall.scripts)
+      const b = HeapSnapshot.summarize(HeapSnapshot.readSnapshot(snapshotFull.file), snapshotFull.scripts)
+      log(`heap snapshots, growth per entity from ${IDLE_ENTITIES} to ${ENTITIES} live entities:`)
+      console.log(HeapSnapshot.report(HeapSnapshot.diff(a, b, IDLE_ENTITIES, ENTITIES)))
+    }
     if (HEAP_PROFILE) {
       const bySource = liveHeapBySource(await inspector.stopHeapSampling())
       const total = bySource.reduce((sum, s) => sum + s.bytes, 0)

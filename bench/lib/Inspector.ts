@@ -5,6 +5,7 @@
  * enabled that would slow the process down (no debugger, no profiler) unless asked: the sampling
  * heap profiler tells where the objects still alive were allocated (`liveHeapBySource`).
  */
+import { createWriteStream } from "node:fs"
 import WebSocket from "ws"
 import type { ServiceProcess } from "../../test/support/Processes.js"
 
@@ -23,7 +24,18 @@ export interface Inspector {
   readonly startHeapSampling: (intervalBytes: number) => Promise<void>
   /** stops it: the sampled allocations still alive (collected ones are dropped), as V8 reports them */
   readonly stopHeapSampling: () => Promise<SamplingHeapProfile>
+  /**
+   * full GC, then a heap snapshot written to `path` (V8's .heapsnapshot JSON, readable by Chrome's
+   * DevTools and by `HeapSnapshot.ts`), and the URL of every script id (its closures' locations)
+   */
+  readonly takeHeapSnapshot: (path: string) => Promise<Map<string, Script>>
   readonly close: () => void
+}
+
+/** A script of the process: its URL, and its code when it is the workspace's own. */
+export interface Script {
+  readonly url: string
+  readonly source?: string | undefined
 }
 
 export interface SamplingHeapProfileNode {
@@ -81,8 +93,13 @@ export const connectInspector = async (service: ServiceProcess): Promise<Inspect
   })
   let nextId = 1
   const waiting = new Map<number, { resolve: (v: any) => void; reject: (e: Error) => void }>()
+  /** what the snapshot being taken sends in chunks */
+  let snapshotChunks: Array<string> | undefined
+  const scripts = new Map<string, string>()
   socket.on("message", (data) => {
     const message = JSON.parse(String(data))
+    if (message.method === "HeapProfiler.addHeapSnapshotChunk") snapshotChunks?.push(message.params.chunk)
+    if (message.method === "Debugger.scriptParsed") scripts.set(message.params.scriptId, message.params.url)
     const entry = message.id === undefined ? undefined : waiting.get(message.id)
     if (!entry) return
     waiting.delete(message.id)
@@ -111,6 +128,28 @@ export const connectInspector = async (service: ServiceProcess): Promise<Inspect
       await send("HeapProfiler.startSampling", { samplingInterval: intervalBytes })
     },
     stopHeapSampling: async () => (await send("HeapProfiler.stopSampling")).profile as SamplingHeapProfile,
+    takeHeapSnapshot: async (path) => {
+      // the debugger only to learn the scripts' URLs (it reports every script parsed so far) and
+      // the code of the workspace's own (its anonymous closures are told apart by their text)
+      await send("Debugger.enable")
+      const sources = new Map<string, string>()
+      for (const [id, url] of scripts) {
+        if (/\/(packages|services)\/[^/]+\/src\//.test(url) && !url.includes("node_modules")) {
+          sources.set(id, (await send("Debugger.getScriptSource", { scriptId: id })).scriptSource)
+        }
+      }
+      await send("Debugger.disable")
+      await send("HeapProfiler.collectGarbage")
+      await send("HeapProfiler.collectGarbage")
+      const chunks: Array<string> = []
+      snapshotChunks = chunks
+      await send("HeapProfiler.takeHeapSnapshot", { reportProgress: false, captureNumericValue: false })
+      snapshotChunks = undefined
+      const out = createWriteStream(path)
+      for (const chunk of chunks) out.write(chunk)
+      await new Promise<void>((resolve, reject) => out.end((error?: Error | null) => error ? reject(error) : resolve()))
+      return new Map([...scripts].map(([id, url]) => [id, { url, source: sources.get(id) }]))
+    },
     close: () => socket.close()
   }
 }

@@ -30,6 +30,7 @@ import type {
 import { Chunk, Clock, Effect, ExecutionStrategy, Exit, Option, Queue, Schedule, Scope, Stream } from "effect"
 import { makeChannelMessageMoves } from "./ChannelMessageMoves.js"
 import { InboundMessages } from "./InboundMessages.js"
+import { perEntity } from "./PerEntity.js"
 
 /** Inbound messages recorded at once (one slow recording does not hold up the rest). */
 const EVENT_LANES = 8
@@ -89,13 +90,14 @@ export const makeChannelConnection = <E, R>(options: {
     const touch = Effect.map(Clock.currentTimeMillis, (now) => {
       lastActivity = now
     })
-    const handled = (events: number) =>
+    const handled = perEntity((events: number) =>
       Effect.zipRight(
         Effect.sync(() => {
           inFlight -= events
         }),
         touch
       )
+    )
 
     /**
      * The channel's own number, the `to` of what it hears: as last read, and as the link reported it
@@ -103,7 +105,7 @@ export const makeChannelConnection = <E, R>(options: {
      */
     let channelNumber: string | null = null
 
-    const onEvent = (channel: Channel) => (event: LaneEvent) =>
+    const onEvent = perEntity((channel: Channel) => (event: LaneEvent) =>
       inbound.record({
         workspaceId: channel.workspace_id,
         channelId: channel.id,
@@ -115,13 +117,15 @@ export const makeChannelConnection = <E, R>(options: {
         Effect.catchAllCause((cause) => Effect.logError("inbound message not recorded", cause)),
         Effect.asVoid
       )
+    )
 
     /** A LID's number became known: kept, contacts merged (in order with status changes). */
-    const onLidMapped = (event: LidMapped) =>
+    const onLidMapped = perEntity((event: LidMapped) =>
       inbound.learnLid(channelId, event.lid, event.phoneNumber).pipe(
         Effect.retry({ times: 3, schedule: Schedule.exponential("200 millis") }),
         Effect.catchAllCause((cause) => Effect.logError("WhatsApp LID mapping not recorded", cause))
       )
+    )
 
     const disconnect = Effect.suspend(() => {
       const open = current
@@ -133,7 +137,7 @@ export const makeChannelConnection = <E, R>(options: {
     })
 
     let retired = false
-    const retire = (channel: Channel) =>
+    const retire = perEntity((channel: Channel) =>
       Effect.gen(function*() {
         if (retired) return
         retired = true
@@ -142,9 +146,10 @@ export const makeChannelConnection = <E, R>(options: {
         const forget = Option.flatMap(providers.get(channel.provider), (p) => Option.fromNullable(p.forget))
         if (Option.isSome(forget)) yield* forget.value(channel)
       }).pipe(Effect.catchAllCause((cause) => Effect.logWarning("archived channel's link not forgotten", cause)))
+    )
 
     /** Records a status change the link reported (in order), then lets the loop look again. */
-    const onStatusChanged = (connection: ChannelConnection) => (event: StatusChanged) =>
+    const onStatusChanged = perEntity((connection: ChannelConnection) => (event: StatusChanged) =>
       Effect.gen(function*() {
         if (event.phoneNumber !== null) channelNumber = event.phoneNumber
         yield* channels.recordProviderStatus({
@@ -162,9 +167,10 @@ export const makeChannelConnection = <E, R>(options: {
         )
         yield* Queue.offer(wake, undefined)
       })
+    )
 
     /** Records a restriction WhatsApp reported (timelock, new-chat quota) on the channel. */
-    const onRestriction = (event: RestrictionReported) =>
+    const onRestriction = perEntity((event: RestrictionReported) =>
       Effect.gen(function*() {
         const q = event.newChatQuota
         yield* channels.recordRestriction({
@@ -184,9 +190,10 @@ export const makeChannelConnection = <E, R>(options: {
           Effect.catchAllCause((cause) => Effect.logError("channel restriction not recorded", cause))
         )
       })
+    )
 
     /** Keeps WhatsApp's answer to a recipient check, for the channel and on the contact. */
-    const onRecipientChecked = (event: RecipientChecked) =>
+    const onRecipientChecked = perEntity((event: RecipientChecked) =>
       recipientChecks.record({
         channelId,
         phone: event.phoneNumber,
@@ -196,9 +203,10 @@ export const makeChannelConnection = <E, R>(options: {
         Effect.retry({ times: 3, schedule: Schedule.exponential("200 millis") }),
         Effect.catchAllCause((cause) => Effect.logError("recipient check not recorded", cause))
       )
+    )
 
     /** Handles the connection's events in `scope`: status changes here, in order; the rest in lanes. */
-    const handleEvents = (channel: Channel, connection: ChannelConnection, scope: Scope.Scope) =>
+    const handleEvents = perEntity((channel: Channel, connection: ChannelConnection, scope: Scope.Scope) =>
       Effect.gen(function*() {
         // A lane (queue + fiber) is made on its first event: most channels on a runner sit idle,
         // and eight idle lanes each were most of an idle entity's memory.
@@ -265,6 +273,7 @@ export const makeChannelConnection = <E, R>(options: {
           Effect.forkIn(scope)
         )
       })
+    )
 
     /**
      * Reads the channel and opens (or closes) the provider connection to match its status.
@@ -301,7 +310,9 @@ export const makeChannelConnection = <E, R>(options: {
     }))
 
     /** `reconcile`, then `use`; the connection is not closed for idleness meanwhile. */
-    const withConnection = <A, E2, R2>(use: (connected: Option.Option<Connected>) => Effect.Effect<A, E2, R2>) =>
+    const withConnection = perEntity(<A, E2, R2>(
+      use: (connected: Option.Option<Connected>) => Effect.Effect<A, E2, R2>
+    ) =>
       Effect.acquireUseRelease(
         Effect.sync(() => {
           users++
@@ -315,6 +326,7 @@ export const makeChannelConnection = <E, R>(options: {
             touch
           )
       )
+    )
 
     /**
      * Closes a connection its provider lets go when idle (`dropWhenIdle`: the sandbox) once it has
@@ -322,7 +334,7 @@ export const makeChannelConnection = <E, R>(options: {
      * handled, nobody in `withConnection`. Answers whether it closed it. Anything that needs the
      * connection again connects again (`reconcile`); a reconnect replays what a provider had under way.
      */
-    const closeIfIdle = (quietMs: number) =>
+    const closeIfIdle = perEntity((quietMs: number) =>
       connecting.withPermits(1)(Effect.gen(function*() {
         if (Option.isNone(current)) return false
         const { connection } = current.value
@@ -332,13 +344,16 @@ export const makeChannelConnection = <E, R>(options: {
         yield* disconnect
         return true
       }))
+    )
 
     return {
       reconcile,
       withConnection,
       closeIfIdle,
       /** The open connection, if any (without reading the channel). */
-      current: () => current,
+      current() {
+        return current
+      },
       moves
     }
   })

@@ -39,7 +39,7 @@
  */
 import { Entity, Sharding } from "@effect/cluster"
 import { Rpc } from "@effect/rpc"
-import { DispatchQueueRepo } from "@switchboard/db"
+import { ChannelsRepo, DispatchQueueRepo } from "@switchboard/db"
 import type { QueuedMessage } from "@switchboard/db"
 import {
   dispatches,
@@ -64,6 +64,7 @@ import { makeChannelConnection, sendReadReceipts } from "./ChannelConnection.js"
 import { makePairingHandlers } from "./ChannelPairing.js"
 import { ChannelEntity, ChannelRuntime } from "./ChannelProtocol.js"
 import { makeChannelThrottle } from "./ChannelThrottle.js"
+import { perEntity } from "./PerEntity.js"
 
 /** Due messages read per batch. */
 export const DISPATCH_BATCH = 20
@@ -88,6 +89,23 @@ const MAX_WAKERS = 1000
 /** Statuses in which a linked-device channel holds (or is making) its link: the entity stays alive. */
 const LINK_HELD: ReadonlyArray<ChannelStatus> = ["connecting", "awaiting_scan", "connected", "degraded"]
 
+/** A dispatch loop that failed starts again after this. */
+const LOOP_RESTART = Schedule.spaced("1 second")
+
+/**
+ * Completes once this runner shuts down (it stops taking requests at once). Read when run, not
+ * when the entity is built: `Entity.makeTestClient`'s sharding (TestClock entity tests) has no `isShutdown`.
+ */
+const runnerStopping = (sharding: Sharding.Sharding["Type"]) =>
+  Effect.suspend(() => sharding.isShutdown).pipe(
+    Effect.repeat({ until: (stopped) => stopped, schedule: Schedule.spaced("200 millis") })
+  )
+
+// Every Channel entity of a runner stays in memory while the cluster keeps it live (10,000 and
+// more on one runner, most of them idle): what it makes up front is paid once per channel. So
+// schedules and helpers that need no channel live here, shared, and what only some channels use
+// (wake-up spans, the pairing handlers) is made on first use (bench/RESULTS.md 4e).
+
 export const ChannelEntityLive = ChannelEntity.toLayer(
   Effect.gen(function*() {
     const address = yield* Entity.CurrentAddress
@@ -95,13 +113,7 @@ export const ChannelEntityLive = ChannelEntity.toLayer(
     const queue = yield* DispatchQueueRepo
     const wake = yield* Queue.sliding<void>(1)
     const sharding = yield* Sharding.Sharding
-    /**
-     * Completes once this runner shuts down (it stops taking requests at once). Read when run, not
-     * here: `Entity.makeTestClient`'s sharding (TestClock entity tests) has no `isShutdown`.
-     */
-    const runnerStopping = Effect.suspend(() => sharding.isShutdown).pipe(
-      Effect.repeat({ until: (stopped) => stopped, schedule: Schedule.spaced("200 millis") })
-    )
+    const channels = yield* ChannelsRepo
     /**
      * Whether it keeps itself alive; `undefined` until its first decision. A new instance cannot
      * know whether a keep-alive of an earlier one is outstanding: the request is persisted and
@@ -113,46 +125,56 @@ export const ChannelEntityLive = ChannelEntity.toLayer(
     let keepingAlive: boolean | undefined = undefined
     let pacer: ChannelPacer = idlePacer
 
-    const keepAlive = (on: boolean) =>
+    const keepAlive = perEntity((on: boolean) =>
       on === keepingAlive ? Effect.void : Effect.suspend(() => {
         keepingAlive = on
         return Entity.keepAlive(on).pipe(Effect.provideService(Entity.CurrentAddress, address))
       })
+    )
 
     /** A new connection: QR channels rebuild their per-recipient spacing from the recorded dispatches. */
-    const onOpen = (connection: ChannelConnection) =>
+    const onOpen = perEntity((connection: ChannelConnection) =>
       Effect.gen(function*() {
         const perRecipient = connection.pairing !== undefined
         const since = (yield* Clock.currentTimeMillis) - QR_PER_RECIPIENT_WINDOW_MS
         const recent = perRecipient ? yield* queue.dispatchesSince(channelId, since) : []
         pacer = pacerForConnection(pacer, perRecipient, recent)
       })
+    )
 
     const link = yield* makeChannelConnection({ channelId, wake, onOpen })
     const { moves, reconcile } = link
     const idleMs = Duration.toMillis(yield* ConnectionIdleTime)
 
-    const awaitWake = (timeout: Duration.Duration) => Queue.take(wake).pipe(Effect.timeout(timeout), Effect.ignore)
+    const awaitWake = perEntity((timeout: Duration.Duration) =>
+      Queue.take(wake).pipe(Effect.timeout(timeout), Effect.ignore)
+    )
 
-    /** The recorded span of the wake-up each message's send sent, until its dispatch (tracing on). */
-    const wakers = new Map<string, Tracer.AnySpan>()
-    const rememberWaker = (messageId: string) =>
+    /**
+     * The recorded span of the wake-up each message's send sent, until its dispatch (tracing on);
+     * made on the first sampled wake-up.
+     */
+    let wakers: Map<string, Tracer.AnySpan> | undefined
+    const rememberWaker = perEntity((messageId: string) =>
       Effect.map(Effect.option(Effect.currentParentSpan), (span) => {
         if (Option.isNone(span) || !span.value.sampled) return
+        wakers ??= new Map()
         if (wakers.size >= MAX_WAKERS) wakers.delete(wakers.keys().next().value!)
         wakers.set(messageId, span.value)
       })
-    const takeWaker = (messageId: string) => {
+    )
+    const takeWaker = perEntity((messageId: string) => {
+      if (wakers === undefined) return undefined
       const span = wakers.get(messageId)
       wakers.delete(messageId)
       return span
-    }
+    })
 
     /** Throttled by the provider: no send of the channel goes out for a growing pause (`ChannelThrottle`). */
     const throttle = yield* makeChannelThrottle
     /** the pause's end: the loop looks again then, for the messages that wait for it */
     let pausedUntil = 0
-    const throttled = (id: string, refusal: { code: string; reason: string }) =>
+    const throttled = perEntity((id: string, refusal: { code: string; reason: string }) =>
       Effect.gen(function*() {
         const outcome = yield* throttle.throttled
         if (outcome._tag === "GiveUp") return yield* moves.dispatchFailed(id, outcome.failure)
@@ -161,13 +183,14 @@ export const ChannelEntityLive = ChannelEntity.toLayer(
         yield* Effect.logWarning("provider throttled the channel: its sends pause", { pause_ms: outcome.pauseMs })
         yield* moves.throttled(id, refusal, outcome.until)
       })
+    )
 
     /**
      * `startedAt`: the send slot it took (the timeline shows the pacing exactly); `waiting`: the
      * recipients that must wait for their spacing then. Answers false when the message was not
      * taken (nothing went to the provider).
      */
-    const dispatch = (
+    const dispatch = perEntity((
       connection: ChannelConnection,
       message: QueuedMessage,
       startedAt: number,
@@ -178,7 +201,7 @@ export const ChannelEntityLive = ChannelEntity.toLayer(
         return Effect.gen(function*() {
           if (!(yield* moves.dispatching(message.id, startedAt, waiting))) {
             // not taken now: its dispatch later still belongs to the send's trace
-            if (waker !== undefined) wakers.set(message.id, waker)
+            if (waker !== undefined) (wakers ??= new Map()).set(message.id, waker)
             return false
           }
           // the queued message is what the provider sends: text, file, location, reaction, quote
@@ -203,6 +226,7 @@ export const ChannelEntityLive = ChannelEntity.toLayer(
           })
         )
       })
+    )
 
     /**
      * Waits until the send slot opens, or until something new arrives (a `Wake`): true then, and
@@ -221,7 +245,7 @@ export const ChannelEntityLive = ChannelEntity.toLayer(
     })
 
     /** Sends a batch in order, one per send slot; something new arriving cuts it short. */
-    const dispatchBatch = (connection: ChannelConnection, batch: ReadonlyArray<QueuedMessage>) =>
+    const dispatchBatch = perEntity((connection: ChannelConnection, batch: ReadonlyArray<QueuedMessage>) =>
       Effect.gen(function*() {
         let fresh = true
         for (const message of batch) {
@@ -246,6 +270,7 @@ export const ChannelEntityLive = ChannelEntity.toLayer(
           fresh = false
         }
       })
+    )
 
     /**
      * Whether the loop runs. It ends once a droppable connection was closed for idleness; whatever
@@ -309,7 +334,7 @@ export const ChannelEntityLive = ChannelEntity.toLayer(
     const entityContext = yield* Effect.context<Sharding.Sharding>()
     const runLoop = loop.pipe(
       Effect.tapErrorCause((cause) => Effect.logError("channel dispatch loop failed; restarting", cause)),
-      Effect.retry(Schedule.spaced("1 second")),
+      Effect.retry(LOOP_RESTART),
       Effect.annotateLogs("channel_id", channelId),
       Effect.mapInputContext((_: Context.Context<never>) => entityContext)
     )
@@ -321,23 +346,41 @@ export const ChannelEntityLive = ChannelEntity.toLayer(
     /** The channel's connection for a request (connecting first if needed), with the loop running to close it when idle. */
     const connectAndLoop = Effect.tap(reconcile, () => ensureLoop)
 
-    const pairing = yield* makePairingHandlers({ channelId, reconcile: connectAndLoop, runnerStopping })
+    /** The pairing handlers, made on the channel's first pairing call. */
+    const makePairing = perEntity(() =>
+      makePairingHandlers({ channelId, channels, reconcile: connectAndLoop, runnerStopping: runnerStopping(sharding) })
+    )
+    let pairingHandlers: ReturnType<typeof makePairing> | undefined
+    const pairing = perEntity(() => pairingHandlers ??= makePairing())
 
     // connect at activation, so the first request already finds the connection
     yield* reconcile.pipe(Effect.catchAllCause((cause) => Effect.logError("channel connection failed", cause)))
     yield* ensureLoop
 
     return ChannelEntity.of({
-      ...pairing,
-      Wake: ({ payload }) =>
-        Rpc.fork(
+      // methods, not `Wake: () => ...`: see `perEntity`
+      StartPairing() {
+        return pairing().StartPairing()
+      },
+      LogoutPairing() {
+        return pairing().LogoutPairing()
+      },
+      PairingStatus() {
+        return pairing().PairingStatus()
+      },
+      WatchPairing() {
+        return pairing().WatchPairing()
+      },
+      Wake({ payload }) {
+        return Rpc.fork(
           (payload === undefined ? Effect.void : rememberWaker(payload.message_id)).pipe(
             Effect.zipRight(Queue.offer(wake, undefined)),
             Effect.zipRight(ensureLoop)
           )
-        ),
-      SimulateInbound: ({ payload }) =>
-        Rpc.fork(
+        )
+      },
+      SimulateInbound({ payload }) {
+        return Rpc.fork(
           link.withConnection((connected) =>
             Effect.gen(function*() {
               if (Option.isNone(connected) || connected.value.connection.simulateInbound === undefined) return false
@@ -349,14 +392,16 @@ export const ChannelEntityLive = ChannelEntity.toLayer(
               return true
             })
           ).pipe(Effect.orDie, Effect.tap(ensureLoop))
-        ),
-      MarkRead: ({ payload }) =>
-        Rpc.fork(Effect.orDie(Effect.zipRight(
+        )
+      },
+      MarkRead({ payload }) {
+        return Rpc.fork(Effect.orDie(Effect.zipRight(
           Effect.ignore(connectAndLoop),
           link.withConnection((connected) => sendReadReceipts(connected, payload.messages))
-        ))),
-      Status: () =>
-        Rpc.fork(Effect.gen(function*() {
+        )))
+      },
+      Status() {
+        return Rpc.fork(Effect.gen(function*() {
           const current = link.current()
           const pending = Option.isSome(current) ? yield* current.value.connection.pendingReceipts : 0
           return new ChannelRuntime({
@@ -365,6 +410,7 @@ export const ChannelEntityLive = ChannelEntity.toLayer(
             pending_receipts: pending
           })
         }))
+      }
     })
   })
   // idle time: the cluster's `entityMaxIdleTime` (ENTITY_MAX_IDLE_TIME, default 1 minute)

@@ -4,6 +4,7 @@
  * database that is briefly unreachable (a failover, a restart) fails a move as a defect, so a
  * move keeps trying for a while. Given up, the sweeper repairs what is left.
  */
+import type { ShardLease } from "@switchboard/db"
 import { toTimestamp } from "@switchboard/domain"
 import { Effect, Option, Schedule } from "effect"
 import { MessageMoves } from "./MessageMoves.js"
@@ -19,53 +20,84 @@ const MOVE_RETRY = Schedule.exponential("200 millis").pipe(
 /** Retries of a receipt's move: for as long as the connection lives. */
 const RECEIPT_RETRY = Schedule.exponential("200 millis").pipe(Schedule.either(Schedule.spaced("3 seconds")))
 
+/**
+ * A move retried on `retry`; given up, it logs and answers `fallback`. A dispatch is a decision:
+ * taken only while this runner holds the channel's shard (`lease`, `ShardLease`).
+ */
+const retried = <A>(
+  id: string,
+  move: Effect.Effect<A, unknown>,
+  fallback: A,
+  retry: Schedule.Schedule<unknown, unknown> = MOVE_RETRY
+) =>
+  move.pipe(
+    Effect.catchAllDefect(Effect.fail),
+    Effect.retry(retry),
+    Effect.catchAllCause((cause) =>
+      Effect.logWarning("message status not recorded").pipe(
+        Effect.annotateLogs({ message_id: id, cause: String(cause) }),
+        Effect.as(fallback)
+      )
+    )
+  )
+
+/**
+ * One per Channel entity, its methods shared by all (a runner holds thousands of idle entities:
+ * per-entity closures were a share of each one's memory, bench/RESULTS.md 4e). Call them as
+ * methods (`moves.dispatching(...)`), not detached.
+ */
+export class ChannelMessageMoves {
+  constructor(
+    private readonly moves: MessageMoves,
+    private readonly lease: ShardLease | undefined
+  ) {}
+
+  /**
+   * Takes the message for a dispatch in the send slot at `at` (answers whether it moved; false when
+   * refused or not recorded). Refused while a more urgent message of the channel is due, except
+   * those to `waiting` recipients (QR spacing).
+   */
+  dispatching(id: string, at: number, waiting: ReadonlyArray<string>) {
+    return retried(
+      id,
+      this.moves.move(id, "dispatching", {
+        occurredAt: toTimestamp(at),
+        waitingRecipients: waiting,
+        lease: this.lease
+      }),
+      false
+    )
+  }
+
+  /** The provider took the message (answers whether it moved; false when not recorded). */
+  providerAccepted(id: string) {
+    return retried(id, this.moves.move(id, "provider_accepted"), false)
+  }
+
+  /** The provider refused the dispatch: re-queued with backoff, or failed. */
+  dispatchFailed(id: string, refusal: { retryable: boolean; code: string; reason: string }) {
+    return Effect.asVoid(retried(id, this.moves.dispatchFailed(id, refusal), Option.none()))
+  }
+
+  /** The provider throttled the channel: the message waits until `retryAt`, its attempts untouched. */
+  throttled(id: string, refusal: { code: string; reason: string }, retryAt: number) {
+    return retried(id, this.moves.throttled(id, { ...refusal, retryable: true }, retryAt), undefined)
+  }
+
+  /**
+   * Receipts reported together, in one statement per round (`MessageMoves.receipts`). Not given
+   * up while the connection lives: a provider may not tell them again.
+   */
+  receipts(batch: ReadonlyArray<Receipt>) {
+    return Effect.asVoid(
+      retried(batch.map((r) => r.messageId).join(","), this.moves.receipts(batch), 0, RECEIPT_RETRY)
+    )
+  }
+}
+
 export const makeChannelMessageMoves = Effect.gen(function*() {
   const moves = yield* MessageMoves
   // a dispatch is a decision: taken only while this runner holds the channel's shard (`ShardLease`)
   const lease = Option.getOrUndefined(yield* ShardFencing.currentLease)
-
-  const retried = <A>(
-    id: string,
-    move: Effect.Effect<A, unknown>,
-    fallback: A,
-    retry: Schedule.Schedule<unknown, unknown> = MOVE_RETRY
-  ) =>
-    move.pipe(
-      Effect.catchAllDefect(Effect.fail),
-      Effect.retry(retry),
-      Effect.catchAllCause((cause) =>
-        Effect.logWarning("message status not recorded").pipe(
-          Effect.annotateLogs({ message_id: id, cause: String(cause) }),
-          Effect.as(fallback)
-        )
-      )
-    )
-
-  return {
-    /**
-     * Takes the message for a dispatch in the send slot at `at` (answers whether it moved; false when
-     * refused or not recorded). Refused while a more urgent message of the channel is due, except
-     * those to `waiting` recipients (QR spacing).
-     */
-    dispatching: (id: string, at: number, waiting: ReadonlyArray<string>) =>
-      retried(
-        id,
-        moves.move(id, "dispatching", { occurredAt: toTimestamp(at), waitingRecipients: waiting, lease }),
-        false
-      ),
-    /** The provider took the message (answers whether it moved; false when not recorded). */
-    providerAccepted: (id: string) => retried(id, moves.move(id, "provider_accepted"), false),
-    /** The provider refused the dispatch: re-queued with backoff, or failed. */
-    dispatchFailed: (id: string, refusal: { retryable: boolean; code: string; reason: string }) =>
-      Effect.asVoid(retried(id, moves.dispatchFailed(id, refusal), Option.none())),
-    /** The provider throttled the channel: the message waits until `retryAt`, its attempts untouched. */
-    throttled: (id: string, refusal: { code: string; reason: string }, retryAt: number) =>
-      retried(id, moves.throttled(id, { ...refusal, retryable: true }, retryAt), undefined),
-    /**
-     * Receipts reported together, in one statement per round (`MessageMoves.receipts`). Not given
-     * up while the connection lives: a provider may not tell them again.
-     */
-    receipts: (batch: ReadonlyArray<Receipt>) =>
-      Effect.asVoid(retried(batch.map((r) => r.messageId).join(","), moves.receipts(batch), 0, RECEIPT_RETRY))
-  }
+  return new ChannelMessageMoves(moves, lease)
 })

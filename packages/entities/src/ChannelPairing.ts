@@ -5,94 +5,98 @@
  * expiry and failed attempts to reach WhatsApp. The QR code travels only on that stream.
  */
 import { Rpc } from "@effect/rpc"
-import { ChannelsRepo } from "@switchboard/db"
+import type { ChannelsRepo } from "@switchboard/db"
 import { toTimestamp } from "@switchboard/domain"
 import type { Pairing, QrConnectionEvent, QrPairingFrame } from "@switchboard/providers"
 import { Clock, Effect, Option, Schedule, Stream } from "effect"
 import type { Connected } from "./ChannelConnection.js"
 import { PairingUnavailable, PairingView } from "./ChannelProtocol.js"
 
+/**
+ * Made on a channel's first pairing call (`ChannelEntity`), not for every channel: most channels
+ * on a runner never pair (sandbox, Cloud API), and these closures were a share of each idle
+ * entity's memory (bench/RESULTS.md 4e).
+ */
 export const makePairingHandlers = <E, R>(options: {
   readonly channelId: string
+  readonly channels: ChannelsRepo
   /** the channel's connection, connecting first if needed */
   readonly reconcile: Effect.Effect<Option.Option<Connected>, E, R>
   /** completes once this runner shuts down */
   readonly runnerStopping: Effect.Effect<unknown>
-}) =>
-  Effect.gen(function*() {
-    const { channelId, reconcile, runnerStopping } = options
-    const channels = yield* ChannelsRepo
+}) => {
+  const { channelId, channels, reconcile, runnerStopping } = options
 
-    /** The channel's pairing, connecting first if needed. */
-    const pairing = Effect.gen(function*() {
-      const connected = yield* reconcile
-      if (Option.isNone(connected) || connected.value.connection.pairing === undefined) {
-        const found = yield* channels.findById(channelId)
-        return yield* new PairingUnavailable({
-          status: Option.match(found, { onNone: () => "unknown", onSome: (row) => row.channel.status })
+  /** The channel's pairing, connecting first if needed. */
+  const pairing = Effect.gen(function*() {
+    const connected = yield* reconcile
+    if (Option.isNone(connected) || connected.value.connection.pairing === undefined) {
+      const found = yield* channels.findById(channelId)
+      return yield* new PairingUnavailable({
+        status: Option.match(found, { onNone: () => "unknown", onSome: (row) => row.channel.status })
+      })
+    }
+    return connected.value.connection.pairing
+  })
+
+  const viewOf = (p: Pairing) =>
+    Effect.map(p.snapshot, (snap) =>
+      new PairingView({
+        status: snap.status,
+        qr_available: snap.qr !== null,
+        qr_expires_at: snap.qr?.expiresAt ?? null,
+        phone_number: snap.phoneNumber,
+        connection_error: snap.connectionError
+      }))
+
+  /** Answers once the channel row shows the status the link reached (recorded by the events fiber). */
+  const recorded = (p: Pairing) =>
+    Effect.gen(function*() {
+      const view = yield* viewOf(p)
+      yield* channels.findById(channelId).pipe(
+        Effect.repeat({
+          until: (row) => Option.isNone(row) || row.value.channel.status === view.status,
+          schedule: Schedule.spaced("25 millis").pipe(Schedule.upTo("3 seconds"))
         })
-      }
-      return connected.value.connection.pairing
+      )
+      return view
     })
 
-    const viewOf = (p: Pairing) =>
-      Effect.map(p.snapshot, (snap) =>
-        new PairingView({
+  return {
+    StartPairing: () =>
+      Rpc.fork(Effect.gen(function*() {
+        const p = yield* pairing
+        yield* channels.markPairingStarted(channelId, toTimestamp(yield* Clock.currentTimeMillis))
+        yield* p.start
+        return yield* recorded(p)
+      })),
+    LogoutPairing: () =>
+      Rpc.fork(Effect.gen(function*() {
+        const p = yield* pairing
+        yield* p.logout
+        return yield* recorded(p)
+      })),
+    PairingStatus: () => Rpc.fork(Effect.flatMap(pairing, viewOf)),
+    WatchPairing: () =>
+      Rpc.fork(Stream.unwrapScoped(Effect.gen(function*() {
+        const p = yield* pairing
+        // subscribed before the snapshot: nothing falls in between
+        const events = yield* p.subscribe
+        const snap = yield* p.snapshot
+        const first: QrPairingFrame = {
+          _tag: "snapshot",
+          channelId,
           status: snap.status,
-          qr_available: snap.qr !== null,
-          qr_expires_at: snap.qr?.expiresAt ?? null,
-          phone_number: snap.phoneNumber,
-          connection_error: snap.connectionError
-        }))
-
-    /** Answers once the channel row shows the status the link reached (recorded by the events fiber). */
-    const recorded = (p: Pairing) =>
-      Effect.gen(function*() {
-        const view = yield* viewOf(p)
-        yield* channels.findById(channelId).pipe(
-          Effect.repeat({
-            until: (row) => Option.isNone(row) || row.value.channel.status === view.status,
-            schedule: Schedule.spaced("25 millis").pipe(Schedule.upTo("3 seconds"))
-          })
-        )
-        return view
-      })
-
-    return {
-      StartPairing: () =>
-        Rpc.fork(Effect.gen(function*() {
-          const p = yield* pairing
-          yield* channels.markPairingStarted(channelId, toTimestamp(yield* Clock.currentTimeMillis))
-          yield* p.start
-          return yield* recorded(p)
-        })),
-      LogoutPairing: () =>
-        Rpc.fork(Effect.gen(function*() {
-          const p = yield* pairing
-          yield* p.logout
-          return yield* recorded(p)
-        })),
-      PairingStatus: () => Rpc.fork(Effect.flatMap(pairing, viewOf)),
-      WatchPairing: () =>
-        Rpc.fork(Stream.unwrapScoped(Effect.gen(function*() {
-          const p = yield* pairing
-          // subscribed before the snapshot: nothing falls in between
-          const events = yield* p.subscribe
-          const snap = yield* p.snapshot
-          const first: QrPairingFrame = {
-            _tag: "snapshot",
-            channelId,
-            status: snap.status,
-            phoneNumber: snap.phoneNumber,
-            qr: snap.qr,
-            connectionError: snap.connectionError
-          }
-          const later: Stream.Stream<QrPairingFrame> = Stream.fromQueue(events).pipe(Stream.filter(
-            (e): e is Extract<QrConnectionEvent, { _tag: "qr" | "state" | "expired" | "connection_error" }> =>
-              e._tag === "qr" || e._tag === "state" || e._tag === "expired" || e._tag === "connection_error"
-          ))
-          // an open stream is an active request: it would hold the runner's shutdown (15 s)
-          return Stream.concat(Stream.succeed(first), later).pipe(Stream.interruptWhen(runnerStopping))
-        })))
-    }
-  })
+          phoneNumber: snap.phoneNumber,
+          qr: snap.qr,
+          connectionError: snap.connectionError
+        }
+        const later: Stream.Stream<QrPairingFrame> = Stream.fromQueue(events).pipe(Stream.filter(
+          (e): e is Extract<QrConnectionEvent, { _tag: "qr" | "state" | "expired" | "connection_error" }> =>
+            e._tag === "qr" || e._tag === "state" || e._tag === "expired" || e._tag === "connection_error"
+        ))
+        // an open stream is an active request: it would hold the runner's shutdown (15 s)
+        return Stream.concat(Stream.succeed(first), later).pipe(Stream.interruptWhen(runnerStopping))
+      })))
+  }
+}

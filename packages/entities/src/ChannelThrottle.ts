@@ -27,19 +27,21 @@ export type ThrottleOutcome =
   | { readonly _tag: "Wait"; readonly until: number; readonly pauseMs: number }
   | { readonly _tag: "GiveUp"; readonly failure: { retryable: false; code: string; reason: string } }
 
-export const makeChannelThrottle = Effect.gen(function*() {
-  const settings = yield* ThrottleSettings
-  let run: ThrottleRun | undefined
-  return {
-    /** The provider took a send: the run is over. */
-    accepted: () => {
-      run = undefined
-    },
-    /** The provider throttled a send now: the channel's pause, and the message's outcome. */
-    throttled: Effect.gen(function*() {
-      const now = yield* Clock.currentTimeMillis
-      const next = throttledAgain(run, now, settings)
-      run = next.run
+/** One per Channel entity, its methods shared by all (no per-entity closures). */
+export class ChannelThrottle {
+  private run: ThrottleRun | undefined = undefined
+  constructor(private readonly settings: ThrottleSettings["Type"]) {}
+
+  /** The provider took a send: the run is over. */
+  accepted() {
+    this.run = undefined
+  }
+
+  /** The provider throttled a send now: the channel's pause, and the message's outcome. */
+  get throttled(): Effect.Effect<ThrottleOutcome> {
+    return Effect.map(Clock.currentTimeMillis, (now) => {
+      const next = throttledAgain(this.run, now, this.settings)
+      this.run = next.run
       const outcome: ThrottleOutcome = next.givenUp
         ? {
           _tag: "GiveUp",
@@ -55,4 +57,6 @@ export const makeChannelThrottle = Effect.gen(function*() {
       return outcome
     })
   }
-})
+}
+
+export const makeChannelThrottle = Effect.map(ThrottleSettings, (settings) => new ChannelThrottle(settings))
