@@ -44,7 +44,11 @@ const SETTLE_SECONDS = numberFlag("settle", 10)
 const HEAP_PROFILE = flag("heap-profile") === true
 /**
  * a directory: a heap snapshot of the runner with `--idle-entities` live and one with all of them
- * (each after the idle window, every connection closed), and what grew per entity between them
+ * (each after the idle window, every connection closed), and what grew per entity between them.
+ * Taking a snapshot stops the runner for seconds: on a loaded machine it then misses its shard
+ * lock refresh and drops its entities, and the second snapshot is not of live entities (check
+ * `live_after_idle`). The first one is always taken with the entities live: compare first
+ * snapshots of two code versions (`HeapSnapshot.summarize`, bench/RESULTS.md 4e).
  */
 const HEAP_SNAPSHOT = typeof flag("heap-snapshot") === "string" ? String(flag("heap-snapshot")) : undefined
 /** more Node/V8 flags for the runner (e.g. "--max-semi-space-size=4"), recorded with the run */
