@@ -1,8 +1,8 @@
 /**
- * Test files share worker processes (vitest `isolate: false`, docs/TESTING.md "How long it takes"), so
- * what a file sets in `process.env` (e.g. `RATE_LIMITS=on` and a tight login limit) must not reach the
- * files that run after it in the same worker: each file starts from the environment the worker had
- * before it, and it is put back when the file ends.
+ * What a test file sets in `process.env` (e.g. `RATE_LIMITS=on` and a tight login limit) must not
+ * reach the files that run after it in the same worker (with shared workers, vitest `isolate: false`,
+ * docs/TESTING.md "How long it takes"; harmless with the default fresh worker per file): each file
+ * starts from the environment the worker had before it, and it is put back when the file ends.
  */
 import { afterAll } from "vitest"
 
