@@ -49,13 +49,19 @@ describe.skipIf(url === undefined)("kill -9 of an api node under load", () => {
     const errors = new Map<string, number>()
     for (const r of results) if (r.error) errors.set(r.error, (errors.get(r.error) ?? 0) + 1)
     console.log(`[chaos api] errors ${JSON.stringify([...errors])}`)
-    // a key whose first request died with the node is `in_progress` until its lease ends (10 s)
-    const waited = [...byKey.values()].filter((a) => a.length > 1).map((a) => {
+    // a key whose first request died with the node is `in_progress` until its lease ends (10 s):
+    // measured until the accepted attempt was sent (the key was free then); how long that request
+    // then took is the surviving node's latency under the whole suite's load, not the lease (CI on a
+    // 2-core machine saw 22-28 s to the answer with two thirds of the retried keys never `in_progress`)
+    const waited = [...byKey.values()].filter((a) => a.length > 1).map((a) => a[a.length - 1]!.at - a[0]!.at)
+    const answered = [...byKey.values()].filter((a) => a.length > 1).map((a) => {
       const last = a[a.length - 1]!
       return last.at + last.ms - a[0]!.at
     })
     console.log(
-      `[chaos api] ${waited.length} keys retried; longest until accepted ${Math.max(0, ...waited)} ms; ${
+      `[chaos api] ${waited.length} keys retried; longest until the accepted attempt ${
+        Math.max(0, ...waited)
+      } ms, until its answer ${Math.max(0, ...answered)} ms; ${
         results.filter((r) => r.reason === "in_progress").length
       } answers 409 in_progress`
     )
