@@ -128,6 +128,91 @@ export const channelRates = async (db: pg.Client, fromMs: number, toMs: number) 
   }
 }
 
+/**
+ * The shard of a channel's entity: @effect/cluster's `Sharding.getShardId` (a djb2-style string
+ * hash, `abs(hash % shards) + 1`, in its internal/hash.ts), as `cluster_locks` names it.
+ */
+export const shardOf = (entityId: string, shards = SHARDS) => {
+  let h = 5381
+  for (let i = entityId.length; i;) h = (h * 33) ^ entityId.charCodeAt(--i)
+  h = (h & 0xbfffffff) | ((h >>> 1) & 0x40000000)
+  return `default:${Math.abs(h % shards) + 1}`
+}
+
+/**
+ * Who held each shard over time: a fresh lock row's runner, or none (`null`), at each change; and
+ * under `runners`, the registered runners with their health flag (`address:healthy`), at each change.
+ */
+export type ShardOwners = Map<string, Array<{ readonly at: number; readonly owner: string | null }>>
+
+/** Notes each shard's owner (from the lock rows) when it changed since the last look. */
+export const noteShardOwners = async (db: pg.Client, owners: ShardOwners) => {
+  const now = Date.now()
+  const rows = (await db.query<{ shard_id: string; address: string }>(
+    `SELECT shard_id, address FROM cluster_locks WHERE acquired_at >= NOW() - make_interval(secs => $1)`,
+    [EXPIRY_S]
+  )).rows
+  const runners = (await db.query<{ address: string; healthy: boolean }>(
+    "SELECT address, healthy FROM cluster_runners ORDER BY address"
+  )).rows.map((r) => `${r.address}:${r.healthy}`).join(" ")
+  const registered = owners.get("runners") ?? []
+  if (registered.length === 0 || registered[registered.length - 1]!.owner !== runners) {
+    registered.push({ at: now, owner: runners })
+  }
+  owners.set("runners", registered)
+  const held = new Map(rows.map((r) => [r.shard_id, r.address]))
+  for (let id = 1; id <= SHARDS; id++) {
+    const shard = `default:${id}`
+    const owner = held.get(shard) ?? null
+    const changes = owners.get(shard) ?? []
+    if (changes.length === 0 || changes[changes.length - 1]!.owner !== owner) changes.push({ at: now, owner })
+    owners.set(shard, changes)
+  }
+}
+
+/**
+ * The `count` longest dispatch waits of messages created in [fromMs, toMs), each with what its
+ * channel's shard went through meanwhile (owner changes, seconds after `zeroMs`) and how many of
+ * the channel's messages were dispatched while it waited: what a long wait was made of.
+ */
+export const worstWaits = async (
+  db: pg.Client,
+  fromMs: number,
+  toMs: number,
+  zeroMs: number,
+  owners: ShardOwners,
+  count = 3
+) => {
+  const rows = (await db.query<{ channel_id: string; created: number; dispatched: number; others: number }>(
+    `WITH worst AS (
+       SELECT m.channel_id, m.created_at, t.at FROM message_transitions t JOIN messages m ON m.id = t.message_id
+       WHERE t.to_state = 'dispatching' AND m.created_at >= to_timestamp($1 / 1000.0)
+         AND m.created_at < to_timestamp($2 / 1000.0)
+       ORDER BY t.at - m.created_at DESC LIMIT $3)
+     SELECT w.channel_id, EXTRACT(EPOCH FROM w.created_at)::float8 * 1000 AS created,
+       EXTRACT(EPOCH FROM w.at)::float8 * 1000 AS dispatched,
+       (SELECT count(*)::int FROM message_transitions o JOIN messages om ON om.id = o.message_id
+        WHERE om.channel_id = w.channel_id AND o.to_state = 'dispatching' AND o.at > w.created_at AND o.at < w.at) AS others
+     FROM worst w ORDER BY w.at - w.created_at DESC`,
+    [fromMs, toMs, count]
+  )).rows
+  const rel = (ms: number) => seconds(ms - zeroMs)
+  return rows.map((r) => {
+    const shard = shardOf(r.channel_id)
+    return {
+      wait_s: seconds(r.dispatched - r.created),
+      created_s: rel(r.created),
+      dispatched_s: rel(r.dispatched),
+      // the channel's other messages dispatched meanwhile: 0 = the whole channel stood still
+      channel_dispatches_meanwhile: r.others,
+      shard,
+      owners: (owners.get(shard) ?? [])
+        .filter((c) => c.at >= r.created - 10_000 && c.at <= r.dispatched + 1_000)
+        .map((c) => ({ at_s: rel(c.at), owner: c.owner }))
+    }
+  })
+}
+
 /** The longest wait for a dispatch of a message created in [fromMs, toMs). */
 export const longestWait = async (db: pg.Client, fromMs: number, toMs: number) =>
   (await db.query<{ s: number | null }>(
@@ -196,7 +281,10 @@ export const scaleOutIn = async (stack: ChaosStack, options: ScaleOptions) =>
     let unownedMaxMs = 0
     let unownedMost = 0
     // the new runners' boot is not part of the phase: it starts when they hold shards (at most 180 s)
+    const owners: ShardOwners = new Map()
+    await noteShardOwners(db, owners)
     while (Number.isNaN(spreadAt) ? Date.now() - outAt < 180_000 : Date.now() - spreadAt < three) {
+      await noteShardOwners(db, owners)
       const rows = await lockRows(db)
       if (Number.isNaN(joinedAt) && rows.size > 1) joinedAt = Date.now()
       if (Number.isNaN(registeredAt) && (await registeredRunners(db)) > 1) registeredAt = Date.now()
@@ -218,6 +306,7 @@ export const scaleOutIn = async (stack: ChaosStack, options: ScaleOptions) =>
     const exits = Promise.all(added.map((runner) => runner.stop(20_000)))
     let handoverAt = Number.NaN
     while (Date.now() - inAt < after) {
+      await noteShardOwners(db, owners)
       if (Number.isNaN(handoverAt) && (await lockRows(db)).get(first) === SHARDS) handoverAt = Date.now()
       await sleep(250)
     }
@@ -249,6 +338,9 @@ export const scaleOutIn = async (stack: ChaosStack, options: ScaleOptions) =>
       lock_storage_unhealthy: stack.runners.map((r) => r.output().split("Shard lock storage is unhealthy").length - 1),
       longest_wait_scale_out_s: seconds(1000 * await longestWait(db, outAt - 1_000, inAt)),
       longest_wait_scale_in_s: seconds(1000 * await longestWait(db, inAt - 1_000, loadEnd + 1)),
+      // seconds after the scale-out began
+      worst_waits_scale_out: await worstWaits(db, outAt - 1_000, inAt, outAt, owners),
+      runners_seen: (owners.get("runners") ?? []).map((c) => ({ at_s: seconds(c.at - outAt), runners: c.owner })),
       ...await channelRates(db, loadStart + 2_000, loadEnd),
       ...await doubleWork(db),
       ...accounting

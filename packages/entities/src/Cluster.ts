@@ -22,7 +22,7 @@ import {
 import { NodeClusterSocket } from "@effect/platform-node"
 import { SqlClient } from "@effect/sql"
 import { DatabaseConfig } from "@switchboard/db"
-import { Context, Deferred, Effect, Layer, Metric, Option, Queue, Schedule } from "effect"
+import { Context, Deferred, Duration, Effect, Layer, Metric, Option, Queue, Schedule } from "effect"
 import { shardingSettings } from "./ClusterSettings.js"
 import * as ShardFencing from "./ShardFencing.js"
 
@@ -137,8 +137,53 @@ const batchedRelease = Effect.gen(function*() {
 })
 
 /**
+ * A lock refresh that answers every shard this runner holds, not only those it was asked about.
+ *
+ * The cluster refreshes the shards it holds every 2 s (`refresh(address, shards)`) and gives up
+ * each shard it holds that the answer leaves out. But it takes the list when the refresh starts
+ * and compares the answer with what it holds when the answer comes back: a shard acquired in
+ * between (the acquire and the refresh share one connection, so on a busy runner one waits for
+ * the other) is not in the answer, and the runner gives up the shard it has just taken, then takes
+ * it again a second later. Each time its channels' entities stopped and started again on the same
+ * runner: measured in `bench:chaos --scenario scale` (`worst_waits_scale_out`), a new runner held a
+ * shard for 1-3 s, released it with no other runner in view and took it back 1 s later, and its
+ * messages waited 5-22 s for their dispatch (bench/RESULTS.md "Operators' day two"). So the answer
+ * also names every shard whose lock row is this runner's and fresh (acquired within the expiry):
+ * one more read per refresh. A shard the answer names that is not assigned here is still given up
+ * (the cluster checks the assignment), and one released in the meantime has no row.
+ */
+export const refreshHeld = (
+  refresh: RunnerStorage.RunnerStorage["Type"]["refresh"]
+): Effect.Effect<
+  RunnerStorage.RunnerStorage["Type"]["refresh"],
+  never,
+  SqlClient.SqlClient | ShardingConfig.ShardingConfig
+> =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const config = yield* ShardingConfig.ShardingConfig
+    const expirySeconds = Math.ceil(Duration.toSeconds(config.shardLockExpiration))
+    return (address, shardIds) =>
+      Effect.flatMap(refresh(address, shardIds), (refreshed) =>
+        sql<
+          { shard_id: string }
+        >`SELECT shard_id FROM cluster_locks WHERE address = ${`${address.host}:${address.port}`}
+          AND acquired_at >= NOW() - make_interval(secs => ${expirySeconds})`.pipe(
+          // shard ids are interned (`ShardId.fromString` answers the same object for the same id)
+          Effect.map((rows) => [
+            ...new Set([
+              ...refreshed,
+              ...rows.map((r) => ShardId.ShardId.fromString(r.shard_id))
+            ])
+          ]),
+          ClusterError.PersistenceError.refail
+        ))
+  })
+
+/**
  * The cluster's SQL runner storage (row-based locks, `cluster_locks`), whose `register` waits for
- * `Registration` and whose shard releases are batched (`batchedRelease`).
+ * `Registration`, whose shard releases are batched (`batchedRelease`) and whose refresh answers
+ * every shard held (`refreshHeld`).
  */
 const runnerStorage: Layer.Layer<
   RunnerStorage.RunnerStorage,
@@ -152,7 +197,8 @@ const runnerStorage: Layer.Layer<
     return RunnerStorage.RunnerStorage.of({
       ...storage,
       register: (runner, healthy) => Effect.zipRight(ready.await, storage.register(runner, healthy)),
-      release: yield* batchedRelease
+      release: yield* batchedRelease,
+      refresh: yield* refreshHeld(storage.refresh)
     })
   })
 ).pipe(Layer.provide(Layer.orDie(SqlRunnerStorage.layer)))
