@@ -11,7 +11,11 @@
  * - no `any` in `packages/*\/src` and `services/*\/src` (a row, an event or an endpoint has a
  *   type; see docs/ARCHITECTURE.md "Architecture"), and
  * - no file in `packages/*\/src` over 350 lines unless its header comment says why, in a line
- *   starting `Over 350 lines` (e.g. packages/providers/src/qr/QrConnection.ts).
+ *   starting `Over 350 lines` (e.g. packages/providers/src/qr/QrConnection.ts), and
+ * - no id cast (`as X["id"]`) in `packages/*\/src` and `services/*\/src`: a repo decodes its rows
+ *   with the schema that brands their ids; a cast kept on a measured hot path says so with a
+ *   `// hot path:` comment on its line or the line above (docs/ARCHITECTURE.md, "Rows decode to
+ *   domain types").
  *
  * `npm run check:deps` prints every violation (file and line or import) and exits 1;
  * `test/architecture.test.ts` runs the same checks.
@@ -235,6 +239,28 @@ export const codeOf = (text: string): string => {
 /** `any` in code or types, not as a property name (`.any`) or part of a longer name. */
 const ANY = /(?<![.\w$])any(?![\w$])/
 
+/** An id typed by a cast, `as X["id"]`, instead of decoded with its schema (`Id("msg")`). */
+const ID_CAST = /\bas\s+[A-Za-z_$][\w$]*\[\s*(["'])id\1\s*\]/g
+
+/** Marks a cast kept on a measured hot path, on its line or the line above, with where it is measured. */
+export const HOT_PATH = "// hot path:"
+
+/**
+ * The lines (1-based) of `file` that cast an id (`as X["id"]`, in code: not in a comment or a
+ * string) without a `// hot path:` comment on the line or the line above.
+ */
+export const idCastsOf = (file: SourceFile): ReadonlyArray<number> => {
+  const lines = file.text.split("\n")
+  const code = codeOf(file.text).split("\n")
+  const found: Array<number> = []
+  lines.forEach((line, index) => {
+    const inCode = [...line.matchAll(ID_CAST)].some((match) => code[index]!.startsWith("as", match.index))
+    const marked = line.includes(HOT_PATH) || (index > 0 && lines[index - 1]!.includes(HOT_PATH))
+    if (inCode && !marked) found.push(index + 1)
+  })
+  return found
+}
+
 /**
  * The names of the groups a file declares (`HttpApiGroup.make` in a contract file) or handles
  * (`HttpApiBuilder.group(Api, ...)` in a handler file): found in the code only (not in comments or strings),
@@ -258,8 +284,8 @@ const handlerFileOf = (contractPath: string) =>
   contractPath.replace(/^packages\/api\/src\/(\w+)Api\.ts$/, "services/api/src/handlers/$1Handlers.ts")
 
 /**
- * Violations of the source rules: no `any` in `packages/*\/src` and `services/*\/src`, the line
- * limit in `packages/*\/src`, namespaces only in the barrels of `NAMESPACE_BARRELS`, one
+ * Violations of the source rules: no `any` and no id cast off a marked hot path in `packages/*\/src`
+ * and `services/*\/src`, the line limit in `packages/*\/src`, namespaces only in the barrels of `NAMESPACE_BARRELS`, one
  * `HttpApiGroup` per contract file of `packages/api/src`, and one
  * `HttpApiBuilder.group` per handler file of `services/api/src`, the file named after the contract
  * file of its group (`XApi.ts` -> `handlers/XHandlers.ts`).
@@ -284,6 +310,11 @@ export const checkSources = (workspace: ReadonlyArray<WorkspacePackage>): Readon
           )
         }
       })
+      for (const line of idCastsOf(file)) {
+        violations.push(
+          `${file.path}:${line}: casts an id (as X["id"]): decode the row in its repo (its schema brands the id), or mark a measured hot path with "${HOT_PATH} ..." on the line or the line above (docs/ARCHITECTURE.md "Rows decode to domain types")`
+        )
+      }
       const groups = pkg.dir === "packages/api" ? groupsOf(file, "contract").length : 0
       if (groups > 1) {
         violations.push(
@@ -377,6 +408,6 @@ if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(resolve(p
   }
   const files = workspace.reduce((n, pkg) => n + pkg.files.length, 0)
   console.log(
-    `check-deps: ${workspace.length} packages, ${files} files: imports declared and downward; no \`any\`, no file over ${MAX_LINES} lines unexplained, namespace barrels, one HttpApiGroup per contract file and one handler file per group`
+    `check-deps: ${workspace.length} packages, ${files} files: imports declared and downward; no \`any\`, no id cast off a marked hot path, no file over ${MAX_LINES} lines unexplained, namespace barrels, one HttpApiGroup per contract file and one handler file per group`
   )
 }

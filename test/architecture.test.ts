@@ -1,8 +1,8 @@
 /**
  * The package rules of the README's "Architecture" section, on this checkout's sources
  * (`scripts/check-deps.ts`), and proof on fixtures that the checker finds each kind of violation:
- * imports against the layers, `any`, files over 350 lines that do not say why, and contract or
- * handler files with more than one group.
+ * imports against the layers, `any`, id casts off a marked hot path, files over 350 lines that do
+ * not say why, and contract or handler files with more than one group.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { resolve } from "node:path"
@@ -104,6 +104,42 @@ describe("package sources", () => {
       `packages/domain/src/Loose.ts:4: uses \`any\` (give it a type; see docs/ARCHITECTURE.md "Architecture")`,
       // services are held to the same rule
       `services/api/src/Out.ts:1: uses \`any\` (give it a type; see docs/ARCHITECTURE.md "Architecture")`
+    ])
+  })
+
+  it("reports an id cast in code unless a hot path comment on its line or the line above marks it", () => {
+    const violations = checkSources([
+      pkg("@switchboard/db", "packages/db", {}, {
+        "Cast.ts": [
+          `export const a = (r: Row) => r.id as Message["id"]`,
+          `export const b = (r: Row) => ({ id: r.id as Channel['id'] })`,
+          `// hot path: too far above`,
+          ``,
+          `export const c = r.id as Contact["id"]`
+        ].join("\n"),
+        "Marked.ts": [
+          `// hot path: no decode per move (bench/RESULTS.md 1)`,
+          `const d = id as Message["id"]`,
+          `const e = id as Message["id"] // hot path: no decode per receipt (bench/RESULTS.md 1)`
+        ].join("\n"),
+        // named in a comment or a string, or another member, a cast does not count
+        "Said.ts": [
+          `/** never \`r.id as Message["id"]\` */`,
+          `// r.id as Message["id"]`,
+          `export const f = 'r.id as Message["id"]'`,
+          `export const g = r.channel_id as Message["channel_id"]`
+        ].join("\n")
+      }),
+      pkg("@switchboard/service-api", "services/api", {}, { "Out.ts": `export const h = row.id as ApiKey["id"]` })
+    ])
+    const cast = (at: string) =>
+      `${at}: casts an id (as X["id"]): decode the row in its repo (its schema brands the id), or mark a measured hot path with "// hot path: ..." on the line or the line above (docs/ARCHITECTURE.md "Rows decode to domain types")`
+    assert.deepStrictEqual(violations, [
+      cast("packages/db/src/Cast.ts:1"),
+      cast("packages/db/src/Cast.ts:2"),
+      cast("packages/db/src/Cast.ts:5"),
+      // services are held to the same rule
+      cast("services/api/src/Out.ts:1")
     ])
   })
 

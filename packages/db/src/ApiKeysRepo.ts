@@ -1,6 +1,6 @@
 /** API keys, looked up by the keyed hash of their secret. */
 import { SqlClient, SqlSchema } from "@effect/sql"
-import { KeyMode, Scope } from "@switchboard/domain"
+import { ApiKey, Id, KeyMode, Scope } from "@switchboard/domain"
 import type { CursorPosition } from "@switchboard/domain"
 import { Effect, Option, Schema } from "effect"
 import { CountRow, dieOnDatabaseError, iso, isoOrNull, TimestampColumn } from "./Rows.js"
@@ -25,7 +25,7 @@ export interface ApiKeyAuthRow extends ApiKeyRow {
 
 /** A row of `api_keys`. */
 const ApiKeyColumns = Schema.Struct({
-  id: Schema.String,
+  id: Id("key"),
   workspace_id: Schema.String,
   name: Schema.String,
   mode: KeyMode,
@@ -39,6 +39,28 @@ const ApiKeyColumns = Schema.Struct({
 })
 type ApiKeyColumns = typeof ApiKeyColumns.Type
 
+/**
+ * A row of `api_keys` decoded to the domain's `ApiKey`: the one shape of the resource
+ * (docs/ARCHITECTURE.md "Adding a resource"). The id is checked and typed (`key_...`) while
+ * decoding, the timestamps become the wire's ISO strings (the secret's hash and the workspace
+ * are not the resource's); no mapper, no cast.
+ */
+export const ApiKeyResource = Schema.transform(ApiKeyColumns.pipe(Schema.omit("secret_hash", "workspace_id")), ApiKey, {
+  strict: true,
+  decode: (row) => ({
+    ...row,
+    object: "api_key" as const,
+    prefix: row.mode === "test" ? "wa_test" as const : "wa_live" as const,
+    expires_at: isoOrNull(row.expires_at),
+    created_at: iso(row.created_at),
+    last_used_at: isoOrNull(row.last_used_at),
+    revoked_at: isoOrNull(row.revoked_at)
+  }),
+  encode: ({ object: _, prefix: __, ...key }) => key
+})
+const decodeKeys = Schema.decodeUnknown(Schema.Array(ApiKeyResource))
+
+/** The auth read's row (`findBySecretHash`), typed, not decoded (see there). */
 const toRow = (r: ApiKeyColumns): ApiKeyRow => ({
   id: r.id,
   workspace_id: r.workspace_id,
@@ -56,17 +78,22 @@ export class ApiKeysRepo extends Effect.Service<ApiKeysRepo>()("@switchboard/db/
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
+    /** Answers the key as stored. */
     const insert = Effect.fn("ApiKeysRepo.insert")(
       function*(row: ApiKeyRow & { readonly secret_hash: string; readonly created_by: string | null }) {
-        yield* sql`INSERT INTO api_keys (id, workspace_id, name, mode, secret_hash, last4, scopes, expires_at, created_by, created_at)
+        const rows =
+          yield* sql`INSERT INTO api_keys (id, workspace_id, name, mode, secret_hash, last4, scopes, expires_at, created_by, created_at)
         VALUES (${row.id}, ${row.workspace_id}, ${row.name}, ${row.mode}, ${row.secret_hash}, ${row.last4},
-                ${row.scopes as Array<string>}, ${row.expires_at}, ${row.created_by}, ${row.created_at})`
+                ${row.scopes as Array<string>}, ${row.expires_at}, ${row.created_by}, ${row.created_at})
+        RETURNING *`
+        return (yield* decodeKeys(rows))[0]!
       },
       dieOnDatabaseError
     )
 
     const findBySecretHash = Effect.fn("ApiKeysRepo.findBySecretHash")(function*(secretHash: string) {
-      // typed, not decoded: our own rows, read by every request with an API key
+      // typed, not decoded: our own rows, read by every request with an API key that misses the cache
+      // (bench/RESULTS.md 1, "The API key cache on the ladder")
       const rows = yield* sql<ApiKeyColumns & { readonly workspace_status: "active" | "suspended" }>`
         SELECT k.*, w.status AS workspace_status FROM api_keys k JOIN workspaces w ON w.id = k.workspace_id
         WHERE k.secret_hash = ${secretHash}`
@@ -83,7 +110,7 @@ export class ApiKeysRepo extends Effect.Service<ApiKeysRepo>()("@switchboard/db/
         limit: Schema.Number,
         after: Schema.UndefinedOr(Schema.Struct({ created_at: Schema.String, id: Schema.String }))
       }),
-      Result: ApiKeyColumns,
+      Result: ApiKeyResource,
       execute: ({ after, limit, workspaceId }) =>
         after
           ? sql`SELECT * FROM api_keys WHERE workspace_id = ${workspaceId}
@@ -94,7 +121,7 @@ export class ApiKeysRepo extends Effect.Service<ApiKeysRepo>()("@switchboard/db/
     })
     const revoked = SqlSchema.findOne({
       Request: Schema.Struct({ workspaceId: Schema.String, id: Schema.String, now: Schema.String }),
-      Result: ApiKeyColumns,
+      Result: ApiKeyResource,
       execute: ({ id, now, workspaceId }) =>
         sql`UPDATE api_keys SET revoked_at = COALESCE(revoked_at, ${now})
         WHERE workspace_id = ${workspaceId} AND id = ${id} RETURNING *`
@@ -110,29 +137,28 @@ export class ApiKeysRepo extends Effect.Service<ApiKeysRepo>()("@switchboard/db/
     /** Newest first; `limit + 1` rows so the caller can tell whether there is more. */
     const list = Effect.fn("ApiKeysRepo.list")(
       function*(workspaceId: string, limit: number, after: CursorPosition | undefined) {
-        const rows = yield* page({
+        return yield* page({
           workspaceId,
           limit,
           after: after === undefined ? undefined : { created_at: after.created_at, id: after.id }
         })
-        return rows.map(toRow)
       },
       dieOnDatabaseError
     )
 
     const findOne = SqlSchema.findOne({
       Request: Schema.Struct({ workspaceId: Schema.String, id: Schema.String }),
-      Result: ApiKeyColumns,
+      Result: ApiKeyResource,
       execute: ({ id, workspaceId }) => sql`SELECT * FROM api_keys WHERE workspace_id = ${workspaceId} AND id = ${id}`
     })
 
     const find = Effect.fn("ApiKeysRepo.find")(function*(workspaceId: string, id: string) {
-      return Option.map(yield* findOne({ workspaceId, id }), toRow)
+      return yield* findOne({ workspaceId, id })
     }, dieOnDatabaseError)
 
     /** Revokes once; a repeated revoke returns the original `revoked_at`. */
     const revoke = Effect.fn("ApiKeysRepo.revoke")(function*(workspaceId: string, id: string, now: string) {
-      return Option.map(yield* revoked({ workspaceId, id, now }), toRow)
+      return yield* revoked({ workspaceId, id, now })
     }, dieOnDatabaseError)
 
     /** Records use, to the minute. */

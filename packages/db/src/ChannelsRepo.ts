@@ -1,11 +1,13 @@
 /** Channels of a workspace. */
 import { SqlClient } from "@effect/sql"
+import type * as Statement from "@effect/sql/Statement"
 import {
   Capabilities,
   Channel,
   channelMoveDomainEvents,
   ChannelStatus,
   dispatches,
+  Id,
   PLATFORM_HELD_STATUSES,
   Provider,
   transitionChannel
@@ -15,17 +17,10 @@ import { Effect, Option, Schema } from "effect"
 import { EventsRepo } from "./EventsRepo.js"
 import { dieOnDatabaseError, failOnUniqueViolation, iso, isoOrNull, TimestampColumn } from "./Rows.js"
 
-export interface ChannelRow {
-  readonly channel: Channel
-  /** when the current QR pairing began */
-  readonly pairingStartedAt: string | null
-  readonly capabilities: Option.Option<Capabilities>
-}
-
-/** A row of `channels`. */
-export const ChannelColumns = Schema.Struct({
-  id: Schema.String,
-  workspace_id: Schema.String,
+/** The columns of a `channels` row that the resource and its capability snapshot read. */
+const ChannelColumns = Schema.Struct({
+  id: Id("ch"),
+  workspace_id: Id("ws"),
   name: Schema.String,
   provider: Provider,
   status: ChannelStatus,
@@ -41,42 +36,48 @@ export const ChannelColumns = Schema.Struct({
   updated_at: TimestampColumn,
   archived_at: Schema.NullOr(TimestampColumn)
 })
-export type ChannelColumns = typeof ChannelColumns.Type
 
 /**
- * Rows are typed (`sql<ChannelColumns>`) but not decoded: our own writes, read by every send and
- * every channel wake-up; the `Channel` constructor checks the result.
+ * A row of `channels` decoded to the domain's `Channel`, its `Capabilities` (none until reported)
+ * and when its QR pairing began: the one shape of the resource (docs/ARCHITECTURE.md "Adding a
+ * resource"). Ids checked and typed (`ch_...`, `ws_...`) while decoding, timestamps as ISO strings.
+ * Also on the send path (`SendChecksRepo`): the mapper it replaces built and checked the same classes.
  */
-export const toChannel = (r: ChannelColumns): Channel =>
-  new Channel({
-    id: r.id as Channel["id"],
-    object: "channel",
-    workspace_id: r.workspace_id as Channel["workspace_id"],
-    name: r.name,
-    provider: r.provider,
-    status: r.status,
-    status_reason: r.status_reason ?? null,
-    is_default: r.is_default,
-    phone_number: r.phone_number ?? null,
-    created_at: iso(r.created_at),
-    updated_at: iso(r.updated_at),
-    archived_at: isoOrNull(r.archived_at)
-  })
-
-export const toChannelRow = (r: ChannelColumns): ChannelRow => ({
-  channel: toChannel(r),
-  pairingStartedAt: isoOrNull(r.pairing_started_at),
-  capabilities: r.capabilities && r.capabilities_refreshed_at
-    ? Option.some(
-      new Capabilities({
-        channel_id: r.id as Capabilities["channel_id"],
-        provider: r.provider,
-        ...r.capabilities,
-        refreshed_at: iso(r.capabilities_refreshed_at)
-      })
-    )
-    : Option.none()
-})
+export const ChannelRow = Schema.transform(
+  ChannelColumns,
+  Schema.Struct({
+    channel: Channel,
+    pairingStartedAt: Schema.NullOr(Schema.String),
+    capabilities: Schema.OptionFromSelf(Capabilities)
+  }),
+  {
+    strict: true,
+    decode: ({ capabilities, capabilities_refreshed_at: refreshedAt, pairing_started_at, ...row }) => ({
+      channel: {
+        ...row,
+        object: "channel" as const,
+        created_at: iso(row.created_at),
+        updated_at: iso(row.updated_at),
+        archived_at: isoOrNull(row.archived_at)
+      },
+      pairingStartedAt: isoOrNull(pairing_started_at),
+      capabilities: capabilities && refreshedAt
+        ? Option.some({ channel_id: row.id, provider: row.provider, ...capabilities, refreshed_at: iso(refreshedAt) })
+        : Option.none()
+    }),
+    encode: ({ capabilities, channel: { object: _, ...channel }, pairingStartedAt }) => ({
+      ...channel,
+      capabilities: Option.match(capabilities, {
+        onNone: () => null,
+        onSome: ({ max_throughput_mps, message_types }) => ({ max_throughput_mps, message_types })
+      }),
+      capabilities_refreshed_at: Option.match(capabilities, { onNone: () => null, onSome: (c) => c.refreshed_at }),
+      pairing_started_at: pairingStartedAt
+    })
+  }
+)
+export type ChannelRow = typeof ChannelRow.Type
+const decodeRows = Schema.decodeUnknown(Schema.Array(ChannelRow))
 
 export class ChannelsRepo extends Effect.Service<ChannelsRepo>()("@switchboard/db/ChannelsRepo", {
   effect: Effect.gen(function*() {
@@ -103,22 +104,23 @@ export class ChannelsRepo extends Effect.Service<ChannelsRepo>()("@switchboard/d
           ${input.phoneNumber}, ${caps}::jsonb, ${caps === null ? null : input.now}, ${input.now}, ${input.now})`
     }, failOnUniqueViolation)
 
+    const one = (where: Statement.Fragment) =>
+      Effect.map(
+        Effect.flatMap(sql`SELECT * FROM channels WHERE ${where}`, decodeRows),
+        (r) => Option.fromNullable(r[0])
+      )
+
     const find = Effect.fn("ChannelsRepo.find")(function*(workspaceId: string, id: string) {
-      const rows = yield* sql<ChannelColumns>`SELECT * FROM channels WHERE workspace_id = ${workspaceId} AND id = ${id}`
-      return Option.map(Option.fromNullable(rows[0]), toChannelRow)
+      return yield* one(sql`workspace_id = ${workspaceId} AND id = ${id}`)
     }, dieOnDatabaseError)
 
     /** Any workspace: for entities that only know the id. */
     const findById = Effect.fn("ChannelsRepo.findById")(function*(id: string) {
-      const rows = yield* sql<ChannelColumns>`SELECT * FROM channels WHERE id = ${id}`
-      return Option.map(Option.fromNullable(rows[0]), toChannelRow)
+      return yield* one(sql`id = ${id}`)
     }, dieOnDatabaseError)
 
     const findDefault = Effect.fn("ChannelsRepo.findDefault")(function*(workspaceId: string) {
-      const rows = yield* sql<
-        ChannelColumns
-      >`SELECT * FROM channels WHERE workspace_id = ${workspaceId} AND is_default AND archived_at IS NULL`
-      return Option.map(Option.fromNullable(rows[0]), toChannelRow)
+      return yield* one(sql`workspace_id = ${workspaceId} AND is_default AND archived_at IS NULL`)
     }, dieOnDatabaseError)
 
     const list = Effect.fn("ChannelsRepo.list")(function*(
@@ -127,11 +129,11 @@ export class ChannelsRepo extends Effect.Service<ChannelsRepo>()("@switchboard/d
       limit: number,
       after: CursorPosition | undefined
     ) {
-      const rows = yield* sql<ChannelColumns>`SELECT * FROM channels WHERE workspace_id = ${workspaceId}
+      const rows = yield* sql`SELECT * FROM channels WHERE workspace_id = ${workspaceId}
         ${status ? sql`AND status = ${status}` : sql``}
         ${after ? sql`AND (created_at, id) < (${after.created_at}::timestamptz, ${after.id})` : sql``}
         ORDER BY created_at DESC, id DESC LIMIT ${limit + 1}`
-      return rows.map((r) => toChannel(r))
+      return (yield* decodeRows(rows)).map((r) => r.channel)
     }, dieOnDatabaseError)
 
     /** Renames and/or makes default (clearing the previous default) in one transaction. */
@@ -146,12 +148,14 @@ export class ChannelsRepo extends Effect.Service<ChannelsRepo>()("@switchboard/d
           yield* sql`UPDATE channels SET is_default = false, updated_at = ${now}
             WHERE workspace_id = ${workspaceId} AND is_default AND id <> ${id}`
         }
-        const rows = yield* sql<ChannelColumns>`UPDATE channels SET
+        const rows = yield* decodeRows(
+          yield* sql`UPDATE channels SET
             name = COALESCE(${changes.name ?? null}, name),
             is_default = is_default OR ${changes.isDefault === true},
             updated_at = ${now}
           WHERE workspace_id = ${workspaceId} AND id = ${id} AND archived_at IS NULL RETURNING *`
-        return Option.map(Option.fromNullable(rows[0]), toChannel)
+        )
+        return Option.map(Option.fromNullable(rows[0]), (r) => r.channel)
       }))
     }, failOnUniqueViolation)
 

@@ -4,7 +4,7 @@
  */
 import { SqlClient, SqlSchema } from "@effect/sql"
 import type * as Statement from "@effect/sql/Statement"
-import { Contact, contactCreatedEvent, newId } from "@switchboard/domain"
+import { Contact, contactCreatedEvent, ContactTag, Id, newId } from "@switchboard/domain"
 import type { CursorPosition } from "@switchboard/domain"
 import { Effect, Option, Schema } from "effect"
 import { EventsRepo } from "./EventsRepo.js"
@@ -12,38 +12,43 @@ import { CountRow, dieOnDatabaseError, failOnUniqueViolation, iso, isoOrNull, Ti
 
 const IdRow = Schema.Struct({ id: Schema.String })
 
-/** A row of `contacts` with its group ids. */
-export const ContactColumns = Schema.Struct({
-  id: Schema.String,
-  phone_number: Schema.NullOr(Schema.String),
-  whatsapp_lid: Schema.NullOr(Schema.String),
-  name: Schema.NullOr(Schema.String),
-  email: Schema.NullOr(Schema.String),
-  attributes: Schema.Record({ key: Schema.String, value: Schema.String }),
-  tags: Schema.Array(Schema.String),
-  group_ids: Schema.Array(Schema.String),
-  whatsapp_status: Schema.NullOr(Schema.Literal("on_whatsapp", "not_on_whatsapp")),
-  whatsapp_checked_at: Schema.NullOr(TimestampColumn),
-  created_at: TimestampColumn,
-  updated_at: TimestampColumn
-})
-const decodeRows = Schema.decodeUnknown(Schema.Array(ContactColumns))
-
-const toContact = (r: typeof ContactColumns.Type): Contact =>
-  new Contact({
-    id: r.id as Contact["id"],
-    object: "contact",
-    phone_number: r.phone_number,
-    whatsapp_lid: r.whatsapp_lid,
-    name: r.name,
-    email: r.email,
-    attributes: r.attributes,
-    tags: r.tags,
-    group_ids: r.group_ids as Contact["group_ids"],
-    whatsapp: { status: r.whatsapp_status ?? "unknown", checked_at: isoOrNull(r.whatsapp_checked_at) },
-    created_at: iso(r.created_at),
-    updated_at: iso(r.updated_at)
-  })
+/**
+ * A row of `contacts` with its group ids decoded to the domain's `Contact`: the one shape of the resource
+ * (docs/ARCHITECTURE.md "Adding a resource"). Ids checked and typed (`cnt_...`, `grp_...`) while decoding.
+ */
+export const ContactRow = Schema.transform(
+  Schema.Struct({
+    id: Id("cnt"),
+    phone_number: Schema.NullOr(Schema.String),
+    whatsapp_lid: Schema.NullOr(Schema.String),
+    name: Schema.NullOr(Schema.String),
+    email: Schema.NullOr(Schema.String),
+    attributes: Schema.Record({ key: Schema.String, value: Schema.String }),
+    tags: Schema.Array(Schema.String),
+    group_ids: Schema.Array(Id("grp")),
+    whatsapp_status: Schema.NullOr(Schema.Literal("on_whatsapp", "not_on_whatsapp")),
+    whatsapp_checked_at: Schema.NullOr(TimestampColumn),
+    created_at: TimestampColumn,
+    updated_at: TimestampColumn
+  }),
+  Contact,
+  {
+    strict: true,
+    decode: ({ whatsapp_checked_at, whatsapp_status, ...row }) => ({
+      ...row,
+      object: "contact" as const,
+      whatsapp: { status: whatsapp_status ?? "unknown" as const, checked_at: isoOrNull(whatsapp_checked_at) },
+      created_at: iso(row.created_at),
+      updated_at: iso(row.updated_at)
+    }),
+    encode: ({ object: _, whatsapp, ...contact }) => ({
+      ...contact,
+      whatsapp_status: whatsapp.status === "unknown" ? null : whatsapp.status,
+      whatsapp_checked_at: whatsapp.checked_at
+    })
+  }
+)
+const decodeRows = Schema.decodeUnknown(Schema.Array(ContactRow))
 
 /**
  * The contact of a phone number for a message, as the CTEs of one statement (the send composes
@@ -166,7 +171,7 @@ export class ContactsRepo extends Effect.Service<ContactsRepo>()("@switchboard/d
 
     const find = Effect.fn("ContactsRepo.find")(function*(workspaceId: string, id: string) {
       const rows = yield* decodeRows(yield* select(sql`c.workspace_id = ${workspaceId} AND c.id = ${id}`))
-      return Option.map(Option.fromNullable(rows[0]), toContact)
+      return Option.fromNullable(rows[0])
     }, dieOnDatabaseError)
 
     /** Newest first; `LIMIT limit + 1` (see `toPage`). */
@@ -191,7 +196,7 @@ export class ContactsRepo extends Effect.Service<ContactsRepo>()("@switchboard/d
       }
         ${after ? sql`AND (c.created_at, c.id) < (${after.created_at}::timestamptz, ${after.id})` : sql``}
         ORDER BY c.created_at DESC, c.id DESC LIMIT ${limit + 1}`)
-      return (yield* decodeRows(rows)).map(toContact)
+      return yield* decodeRows(rows)
     }, dieOnDatabaseError)
 
     /** Sets the given fields; `None` when no such contact. A number taken: `UniqueViolation`. */
@@ -225,9 +230,7 @@ export class ContactsRepo extends Effect.Service<ContactsRepo>()("@switchboard/d
 
     /** Deletes the contact (its memberships cascade); `false` when there was none. */
     const remove = Effect.fn("ContactsRepo.remove")(function*(workspaceId: string, id: string) {
-      const rows = yield* sql<
-        typeof IdRow.Type
-      >`DELETE FROM contacts WHERE workspace_id = ${workspaceId} AND id = ${id} RETURNING id`
+      const rows = yield* sql`DELETE FROM contacts WHERE workspace_id = ${workspaceId} AND id = ${id} RETURNING id`
       return rows.length > 0
     }, dieOnDatabaseError)
 
@@ -293,11 +296,13 @@ export class ContactsRepo extends Effect.Service<ContactsRepo>()("@switchboard/d
       return rows.map((r) => ({ id: r.id, inserted: r.inserted }))
     }, dieOnDatabaseError)
 
-    const TagRow = Schema.Struct({ tag: Schema.String, n: Schema.Number })
-    /**
-     * A page of the workspace's tags with how many contacts carry each, by name (byte order, so
-     * the keyset comparison and the order agree everywhere): `limit + 1` rows after `after`.
-     */
+    /** A tag with how many contacts carry it, decoded to the domain's `ContactTag`. */
+    const TagRow = Schema.transform(Schema.Struct({ tag: Schema.String, n: Schema.Number }), ContactTag, {
+      strict: true,
+      decode: ({ n, tag }) => ({ object: "contact_tag" as const, tag, contact_count: n }),
+      encode: ({ contact_count, tag }) => ({ tag, n: contact_count })
+    })
+    /** The workspace's tags by name (byte order: keyset and order agree everywhere), `limit + 1` after `after`. */
     const tagCounts = SqlSchema.findAll({
       Request: Schema.Struct({ workspaceId: Schema.String, limit: Schema.Number, after: Schema.NullOr(Schema.String) }),
       Result: TagRow,

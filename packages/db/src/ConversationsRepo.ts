@@ -6,24 +6,24 @@
  */
 import { SqlClient, SqlSchema } from "@effect/sql"
 import type * as Statement from "@effect/sql/Statement"
-import { arrivalEvent, Conversation, ConversationStatus, newId } from "@switchboard/domain"
+import { arrivalEvent, Conversation, ConversationStatus, Id, newId } from "@switchboard/domain"
 import type { CursorPosition } from "@switchboard/domain"
 import { Effect, Option, Schema } from "effect"
 import { EventsRepo } from "./EventsRepo.js"
 import { dieOnDatabaseError, iso, isoOrNull, TimestampColumn } from "./Rows.js"
 
-/** A row of `conversations` with its contact's number and its unread count. */
-export const ConversationRow = Schema.Struct({
-  id: Schema.String,
-  workspace_id: Schema.String,
-  channel_id: Schema.String,
-  contact_id: Schema.String,
+/** The columns of a `conversations` row with its contact's (`view` below) and its unread count. */
+const ConversationColumns = Schema.Struct({
+  id: Id("cnv"),
+  workspace_id: Id("ws"),
+  channel_id: Id("ch"),
+  contact_id: Id("cnt"),
   contact_found: Schema.Boolean,
   contact_phone_number: Schema.NullOr(Schema.String),
   contact_whatsapp_lid: Schema.NullOr(Schema.String),
   contact_name: Schema.NullOr(Schema.String),
   status: ConversationStatus,
-  assignee_id: Schema.NullOr(Schema.String),
+  assignee_id: Schema.NullOr(Id("usr")),
   last_message_at: Schema.NullOr(TimestampColumn),
   last_inbound_at: Schema.NullOr(TimestampColumn),
   last_read_at: Schema.NullOr(TimestampColumn),
@@ -31,40 +31,81 @@ export const ConversationRow = Schema.Struct({
   created_at: TimestampColumn,
   updated_at: TimestampColumn
 })
-export type ConversationRow = typeof ConversationRow.Type
 
-/** An updated row with what it was before. */
-const UpdatedRow = Schema.Struct({
-  ...ConversationRow.fields,
-  prior_status: ConversationStatus,
-  prior_assignee_id: Schema.NullOr(Schema.String),
-  prior_last_read_at: Schema.NullOr(TimestampColumn)
+/**
+ * A row of `conversations` with its contact's columns and its unread count, decoded to the
+ * domain's `Conversation`: the one shape of the resource (docs/ARCHITECTURE.md "Adding a
+ * resource"). The ids are checked and typed (`cnv_...`, `ws_...`, `ch_...`, `cnt_...`, `usr_...`)
+ * while decoding, the contact's columns become `contact` (null once the contact was deleted: the
+ * conversation keeps its `contact_id`, history stays), the timestamps the wire's ISO strings; no
+ * mapper, no cast.
+ */
+export const ConversationRow = Schema.transform(ConversationColumns, Conversation, {
+  strict: true,
+  decode: ({ contact_found, contact_name, contact_phone_number, contact_whatsapp_lid, ...row }) => ({
+    ...row,
+    object: "conversation" as const,
+    contact: !contact_found ? null : {
+      id: row.contact_id,
+      object: "contact" as const,
+      phone_number: contact_phone_number,
+      whatsapp_lid: contact_whatsapp_lid,
+      name: contact_name
+    },
+    last_message_at: isoOrNull(row.last_message_at),
+    last_inbound_at: isoOrNull(row.last_inbound_at),
+    last_read_at: isoOrNull(row.last_read_at),
+    created_at: iso(row.created_at),
+    updated_at: iso(row.updated_at)
+  }),
+  encode: ({ contact, object: _, ...conversation }) => ({
+    ...conversation,
+    contact_found: contact !== null,
+    contact_phone_number: contact?.phone_number ?? null,
+    contact_whatsapp_lid: contact?.whatsapp_lid ?? null,
+    contact_name: contact?.name ?? null
+  })
 })
 
-export const toConversation = (r: ConversationRow): Conversation =>
-  new Conversation({
-    id: r.id as Conversation["id"],
-    object: "conversation",
-    workspace_id: r.workspace_id as Conversation["workspace_id"],
-    channel_id: r.channel_id as Conversation["channel_id"],
-    contact_id: r.contact_id as Conversation["contact_id"],
-    // null once the contact was deleted (the conversation keeps its `contact_id`: history stays)
-    contact: !r.contact_found ? null : {
-      id: r.contact_id as Conversation["contact_id"],
-      object: "contact",
-      phone_number: r.contact_phone_number,
-      whatsapp_lid: r.contact_whatsapp_lid,
-      name: r.contact_name
-    },
-    status: r.status,
-    assignee_id: r.assignee_id as Conversation["assignee_id"],
-    last_message_at: isoOrNull(r.last_message_at),
-    last_inbound_at: isoOrNull(r.last_inbound_at),
-    last_read_at: isoOrNull(r.last_read_at),
-    unread_count: r.unread_count,
-    created_at: iso(r.created_at),
-    updated_at: iso(r.updated_at)
-  })
+/** An updated row: the conversation after (`ConversationRow`) and what it was before. */
+const UpdatedRow = Schema.transform(
+  Schema.Struct({
+    ...ConversationColumns.fields,
+    prior_status: ConversationStatus,
+    prior_assignee_id: Schema.NullOr(Schema.String),
+    prior_last_read_at: Schema.NullOr(TimestampColumn)
+  }),
+  Schema.Struct({
+    before: Schema.Struct({
+      status: ConversationStatus,
+      assigneeId: Schema.NullOr(Schema.String),
+      lastReadAt: Schema.NullOr(Schema.String)
+    }),
+    after: ConversationRow
+  }),
+  {
+    strict: true,
+    decode: ({ prior_assignee_id, prior_last_read_at, prior_status, ...row }) => ({
+      before: { status: prior_status, assigneeId: prior_assignee_id, lastReadAt: isoOrNull(prior_last_read_at) },
+      after: row
+    }),
+    encode: ({ after, before }) => ({
+      ...after,
+      prior_status: before.status,
+      prior_assignee_id: before.assigneeId,
+      prior_last_read_at: before.lastReadAt
+    })
+  }
+)
+
+/** What `upsertConversation` reads back, and the ids its event names (checked and typed). */
+const ArrivedRow = Schema.Struct({
+  id: Id("cnv"),
+  prior: Schema.NullOr(ConversationStatus),
+  channel_id: Id("ch"),
+  contact_id: Id("cnt")
+})
+const decodeArrived = Schema.decodeUnknown(ArrivedRow)
 
 /**
  * The conversation of (channel, contact) for a message, as the CTEs of one statement (the send
@@ -158,8 +199,7 @@ export class ConversationsRepo extends Effect.Service<ConversationsRepo>()("@swi
       ) {
         const id = yield* newId("cnv")
         const inbound = direction === "inbound"
-        // the row types are our own `RETURNING` (a typed read, no decoding: send path)
-        const upsert = sql<{ id: string; prior: ConversationStatus | null }>`WITH ${
+        const upsert = sql`WITH ${
           conversationArrivalCtes(sql, {
             id,
             workspaceId,
@@ -172,11 +212,11 @@ export class ConversationsRepo extends Effect.Service<ConversationsRepo>()("@swi
         // empty only when a concurrent first message inserted the row: the next statement sees it
         let rows = yield* upsert
         if (!rows[0]) rows = yield* upsert
-        const row = rows[0]!
+        const row = yield* decodeArrived({ ...rows[0], channel_id: channelId, contact_id: contactId })
         const event = arrivalEvent(row.id === id ? null : row.prior ?? "open", direction, {
           id: row.id,
-          channelId,
-          contactId
+          channelId: row.channel_id,
+          contactId: row.contact_id
         })
         if (event !== undefined) yield* events.append({ workspaceId, event, occurredAt: now })
         return row.id
@@ -192,7 +232,7 @@ export class ConversationsRepo extends Effect.Service<ConversationsRepo>()("@swi
           WHERE c.workspace_id = ${workspaceId} AND c.id = ${id}`
     })
     const find = Effect.fn("ConversationsRepo.find")(function*(workspaceId: string, id: string) {
-      return Option.map(yield* findOne({ workspaceId, id }), toConversation)
+      return yield* findOne({ workspaceId, id })
     }, dieOnDatabaseError)
 
     const list = Effect.fn("ConversationsRepo.list")(function*(
@@ -220,7 +260,7 @@ export class ConversationsRepo extends Effect.Service<ConversationsRepo>()("@swi
           ${after ? sql`AND (c.created_at, c.id) < (${after.created_at}::timestamptz, ${after.id})` : sql``}
           ORDER BY c.created_at DESC, c.id DESC LIMIT ${limit + 1}`
       })(undefined)
-      return rows.map(toConversation)
+      return rows
     }, dieOnDatabaseError)
 
     const updateOne = SqlSchema.findOne({
@@ -269,7 +309,7 @@ export class ConversationsRepo extends Effect.Service<ConversationsRepo>()("@swi
      */
     const update = Effect.fn("ConversationsRepo.update")(
       function*(workspaceId: string, id: string, update: ConversationUpdate, now: string) {
-        const row = yield* updateOne({
+        return yield* updateOne({
           workspaceId,
           id,
           status: update.status ?? null,
@@ -279,14 +319,6 @@ export class ConversationsRepo extends Effect.Service<ConversationsRepo>()("@swi
           readUpTo: update.readUpTo ?? null,
           now
         })
-        return Option.map(row, (r) => ({
-          before: {
-            status: r.prior_status,
-            assigneeId: r.prior_assignee_id,
-            lastReadAt: isoOrNull(r.prior_last_read_at)
-          },
-          after: toConversation(r)
-        }))
       },
       dieOnDatabaseError
     )

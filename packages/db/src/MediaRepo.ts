@@ -6,7 +6,7 @@
  * starts, no other instance holds a claim). The bytes are `MediaStore`'s.
  */
 import { SqlClient } from "@effect/sql"
-import { DEFAULT_MEDIA_RETENTION_DAYS, Media, MediaKind, MediaStatus } from "@switchboard/domain"
+import { DEFAULT_MEDIA_RETENTION_DAYS, Id, Media, MediaKind, MediaStatus } from "@switchboard/domain"
 import { Config, Effect, Option, Schema } from "effect"
 import { dieOnDatabaseError, iso, TimestampColumn } from "./Rows.js"
 
@@ -16,9 +16,10 @@ export const mediaRetentionDays = Config.integer("MEDIA_RETENTION_DAYS").pipe(
   Config.withDefault(DEFAULT_MEDIA_RETENTION_DAYS)
 )
 
-export const MediaRow = Schema.Struct({
-  id: Schema.String,
-  workspace_id: Schema.String,
+/** A row of `media` (`COLUMNS`): the resource's columns and its download job's. */
+export const MediaColumns = Schema.Struct({
+  id: Id("med"),
+  workspace_id: Id("ws"),
   kind: MediaKind,
   mime_type: Schema.String,
   filename: Schema.NullOr(Schema.String),
@@ -26,8 +27,8 @@ export const MediaRow = Schema.Struct({
   sha256: Schema.NullOr(Schema.String),
   status: MediaStatus,
   failure_reason: Schema.NullOr(Schema.String),
-  channel_id: Schema.NullOr(Schema.String),
-  message_id: Schema.NullOr(Schema.String),
+  channel_id: Schema.NullOr(Id("ch")),
+  message_id: Schema.NullOr(Id("msg")),
   source: Schema.NullOr(Schema.Unknown),
   expected_size: Schema.NullOr(Schema.Union(Schema.Number, Schema.NumberFromString)),
   expected_sha256: Schema.NullOr(Schema.String),
@@ -35,24 +36,43 @@ export const MediaRow = Schema.Struct({
   created_at: TimestampColumn,
   expires_at: TimestampColumn
 })
-export type MediaRow = typeof MediaRow.Type
-const decodeRows = Schema.decodeUnknown(Schema.Array(MediaRow))
+/** An inbound file's download as the media worker claims it (`claimDue`): the row's columns, decoded. */
+export type MediaDownload = typeof MediaColumns.Type
+const decodeDownloads = Schema.decodeUnknown(Schema.Array(MediaColumns))
 
-export const toMedia = (r: MediaRow): Media =>
-  new Media({
-    id: r.id as Media["id"],
-    object: "media",
-    kind: r.kind,
-    mime_type: r.mime_type,
-    size_bytes: r.size_bytes,
-    sha256: r.sha256,
-    filename: r.filename,
-    status: r.status,
-    failure_reason: r.failure_reason,
-    message_id: r.message_id as Media["message_id"],
-    created_at: iso(r.created_at),
-    expires_at: iso(r.expires_at)
-  })
+/**
+ * A row of `media` decoded to the domain's `Media`: the one shape of the resource
+ * (docs/ARCHITECTURE.md "Adding a resource"). The ids are checked and typed (`med_...`,
+ * `msg_...`) while decoding, the timestamps become the wire's ISO strings, the download job's
+ * columns are left out; no mapper, no cast.
+ */
+export const MediaRow = Schema.transform(
+  MediaColumns.pipe(Schema.pick(
+    "id",
+    "kind",
+    "mime_type",
+    "size_bytes",
+    "sha256",
+    "filename",
+    "status",
+    "failure_reason",
+    "message_id",
+    "created_at",
+    "expires_at"
+  )),
+  Media,
+  {
+    strict: true,
+    decode: (row) => ({
+      ...row,
+      object: "media" as const,
+      created_at: iso(row.created_at),
+      expires_at: iso(row.expires_at)
+    }),
+    encode: ({ object: _, ...media }) => media
+  }
+)
+const decodeRows = Schema.decodeUnknown(Schema.Array(MediaRow))
 
 const COLUMNS = `id, workspace_id, kind, mime_type, filename, size_bytes, sha256, status, failure_reason, channel_id,
   message_id, source, expected_size, expected_sha256, attempts, created_at, expires_at`
@@ -122,7 +142,7 @@ export class MediaRepo extends Effect.Service<MediaRepo>()("@switchboard/db/Medi
 
     /** Claims up to `limit` due downloads (one attempt counted each). */
     const claimDue = Effect.fn("MediaRepo.claimDue")(function*(now: string, limit: number) {
-      return yield* decodeRows(
+      return yield* decodeDownloads(
         yield* sql`UPDATE media SET claimed_at = ${now}, attempts = attempts + 1, updated_at = ${now}
           WHERE id IN (SELECT id FROM media WHERE status = 'pending' AND claimed_at IS NULL
             AND next_attempt_at <= ${now} ORDER BY next_attempt_at, id LIMIT ${limit} FOR UPDATE SKIP LOCKED)

@@ -13,6 +13,7 @@ import {
   Direction,
   DomainEvent,
   Failure,
+  Id,
   MediaStatus,
   Message,
   MessageStatus,
@@ -23,6 +24,7 @@ import {
   queuedEvent,
   RECEIPT_STATUSES,
   STATUS_EVENT,
+  TimelineEntry,
   toTimestamp
 } from "@switchboard/domain"
 import type { CursorPosition, MessageMemberValue, ReceiptStatus } from "@switchboard/domain"
@@ -51,13 +53,13 @@ for (const to of RECEIPT_STATUSES) {
 /** What a status event's envelope leaves open for the statement, in the order they appear. */
 const RECEIPT_SLOTS = ["workspace_id", "from_state", "category"]
 
-/** A row of `messages`. */
-export const MessageRow = Schema.Struct({
-  id: Schema.String,
-  workspace_id: Schema.String,
-  channel_id: Schema.String,
-  conversation_id: Schema.String,
-  contact_id: Schema.String,
+/** The columns of a `messages` row. */
+const MessageColumns = Schema.Struct({
+  id: Id("msg"),
+  workspace_id: Id("ws"),
+  channel_id: Id("ch"),
+  conversation_id: Id("cnv"),
+  contact_id: Id("cnt"),
   direction: Direction,
   from_number: Schema.NullOr(Schema.String),
   to_number: Schema.String,
@@ -65,87 +67,113 @@ export const MessageRow = Schema.Struct({
   body: Schema.String,
   template: Schema.NullOr(
     Schema.Struct({
-      id: Schema.String,
+      id: Id("tpl"),
       slug: Schema.String,
       variables: Schema.Record({ key: Schema.String, value: Schema.String })
     })
   ),
   category: Category,
-  priority: Schema.Number,
   status: MessageStatus,
   failure: Schema.NullOr(Failure),
   metadata: Schema.NullOr(Schema.Record({ key: Schema.String, value: Schema.String })),
-  attempts: Schema.Number,
-  next_attempt_at: Schema.NullOr(TimestampColumn),
   created_at: TimestampColumn,
   updated_at: TimestampColumn,
   sent_at: Schema.NullOr(TimestampColumn),
   delivered_at: Schema.NullOr(TimestampColumn),
   read_at: Schema.NullOr(TimestampColumn),
-  provider_message_id: Schema.NullOr(Schema.String),
-  /** the member of a non-text type, as the wire shows it */
+  /** the member of a non-text type, as the wire shows it (the `Message` class checks it) */
   content: Schema.NullOr(Schema.Unknown),
-  reply_to: Schema.NullOr(Schema.String),
+  reply_to: Schema.NullOr(Id("msg")),
   sender_lid: Schema.NullOr(Schema.String),
-  media_id: Schema.NullOr(Schema.String),
+  media_id: Schema.NullOr(Id("med")),
   media_status: Schema.NullOr(MediaStatus),
   media_failure: Schema.NullOr(Schema.String)
 })
-export type MessageRow = typeof MessageRow.Type
-
-/** A row of `message_transitions` as the timeline reads it. */
-export const TransitionRow = Schema.Struct({
-  from_state: Schema.NullOr(MessageStatus),
-  to_state: MessageStatus,
-  at: TimestampColumn,
-  reason: Schema.NullOr(Schema.String)
-})
 
 /**
- * A message row as the wire's `Message`. The rows are typed (`sql<MessageRow>`) but not decoded
- * with `MessageRow`: they are our own writes, and decoding them showed in the dispatch path's
- * profile; the `Message` constructor still checks the result.
+ * A row of `messages` decoded to the domain's `Message`: the one shape of the resource
+ * (docs/ARCHITECTURE.md "Adding a resource"). The ids are checked and typed (`msg_...`, `ws_...`,
+ * `ch_...`, `cnv_...`, `cnt_...`, `tpl_...`, `med_...`) while decoding, the timestamps become the
+ * wire's ISO strings; no mapper, no cast. Reads and inbound writes only: the send path writes
+ * through `SendWritesRepo` and the dispatch path reads back `Transitioned`, never a `Message`.
  */
-export const toMessage = (r: MessageRow): Message =>
-  new Message({
-    id: r.id as Message["id"],
-    object: "message",
-    workspace_id: r.workspace_id as Message["workspace_id"],
-    channel_id: r.channel_id as Message["channel_id"],
-    conversation_id: r.conversation_id as Message["conversation_id"],
-    contact_id: r.contact_id as Message["contact_id"],
+export const MessageRow = Schema.transform(MessageColumns, Message, {
+  strict: true,
+  decode: (r) => ({
+    id: r.id,
+    object: "message" as const,
+    workspace_id: r.workspace_id,
+    channel_id: r.channel_id,
+    conversation_id: r.conversation_id,
+    contact_id: r.contact_id,
     direction: r.direction,
-    from: r.from_number ?? null,
+    from: r.from_number,
     to: r.to_number,
     type: r.type,
     text: { body: r.body },
     ...(r.type !== "text" && r.type !== "template" && r.content !== null && r.content !== undefined
       ? { [r.type]: r.content }
       : {}),
-    context: { reply_to: (r.reply_to ?? null) as Message["context"]["reply_to"] },
-    sender: r.direction === "inbound"
-      ? { phone_number: r.from_number ?? null, whatsapp_lid: r.sender_lid ?? null }
-      : null,
+    context: { reply_to: r.reply_to },
+    sender: r.direction === "inbound" ? { phone_number: r.from_number, whatsapp_lid: r.sender_lid } : null,
     media: r.media_id
-      ? {
-        id: r.media_id as `med_${string}`,
-        status: r.media_status ?? "pending",
-        failure_reason: r.media_failure ?? null
-      }
+      ? { id: r.media_id, status: r.media_status ?? "pending" as const, failure_reason: r.media_failure }
       : null,
-    template: r.template
-      ? { id: r.template.id as `tpl_${string}`, slug: r.template.slug, variables: r.template.variables }
-      : null,
+    template: r.template,
     category: r.category,
     status: r.status,
-    failure: r.failure ?? null,
+    failure: r.failure,
     metadata: r.metadata ?? {},
     created_at: iso(r.created_at),
     updated_at: iso(r.updated_at),
     sent_at: isoOrNull(r.sent_at),
     delivered_at: isoOrNull(r.delivered_at),
     read_at: isoOrNull(r.read_at)
+  }),
+  encode: (m) => ({
+    id: m.id,
+    workspace_id: m.workspace_id,
+    channel_id: m.channel_id,
+    conversation_id: m.conversation_id,
+    contact_id: m.contact_id,
+    direction: m.direction,
+    from_number: m.from,
+    to_number: m.to,
+    type: m.type,
+    body: m.text.body,
+    template: m.template,
+    category: m.category,
+    status: m.status,
+    failure: m.failure,
+    metadata: m.metadata,
+    created_at: m.created_at,
+    updated_at: m.updated_at,
+    sent_at: m.sent_at,
+    delivered_at: m.delivered_at,
+    read_at: m.read_at,
+    content: m.type === "text" || m.type === "template" ? null : m[m.type] ?? null,
+    reply_to: m.context.reply_to,
+    sender_lid: m.sender?.whatsapp_lid ?? null,
+    media_id: m.media?.id ?? null,
+    media_status: m.media?.status ?? null,
+    media_failure: m.media?.failure_reason ?? null
   })
+})
+const decodeMessages = Schema.decodeUnknown(Schema.Array(MessageRow))
+
+/** A row of `message_transitions` decoded to the domain's `TimelineEntry` (its time as the wire's ISO string). */
+const TransitionRow = Schema.transform(
+  Schema.Struct({
+    from_state: Schema.NullOr(MessageStatus),
+    to_state: MessageStatus,
+    at: TimestampColumn,
+    reason: Schema.NullOr(Schema.String)
+  }),
+  TimelineEntry,
+  { strict: true, decode: (t) => ({ ...t, at: iso(t.at) }), encode: (t) => t }
+)
+
+const decodeMessageId = Schema.decodeUnknown(Id("msg"))
 
 /**
  * A transition that happened: what its callers use of the moved row (not a whole `Message`: the
@@ -241,7 +269,7 @@ export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/d
       const type = input.type ?? (input.template ? "template" : "text")
       const delivered = input.status === "delivered" ? input.now : null
       // the message and the first row of its timeline in one round trip
-      const rows = yield* sql<MessageRow>`WITH inserted AS (
+      const rows = yield* sql`WITH inserted AS (
           INSERT INTO messages (id, workspace_id, channel_id, conversation_id, contact_id, direction,
             from_number, to_number, type, body, template, category, priority, status, metadata, created_at, updated_at,
             delivered_at, provider_message_id, content, reply_to, sender_lid, media_id, media_status)
@@ -258,7 +286,7 @@ export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/d
           SELECT id, NULL, status, created_at FROM inserted
         )
         SELECT * FROM inserted`
-      return toMessage(rows[0]!)
+      return (yield* decodeMessages(rows))[0]!
     }, dieOnDatabaseError)
 
     /** `message.queued` for a message just inserted as queued (same transaction). */
@@ -287,6 +315,8 @@ export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/d
       const eventType = STATUS_EVENT[to]
       const inStatement = eventType !== undefined && (to !== "failed_permanent" || failure !== undefined)
       const eventId = inStatement ? yield* newId("evt") : undefined
+      // hot path: no decode per move (bench/RESULTS.md 1 "Before and after number protection and the structure step")
+      const messageId = id as Message["id"]
       const outbox = inStatement
         ? events.outboxCtes(sql`SELECT ${eventId!} AS id, moved.workspace_id, ${eventType!} AS type,
             moved.id AS object_id, ${
@@ -298,8 +328,8 @@ export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/d
               open: RECEIPT_SLOTS,
               event: messageStatusEvent(to, {
                 object: "message",
-                object_id: id as Message["id"],
-                message_id: id as Message["id"],
+                object_id: messageId,
+                message_id: messageId,
                 from_state: "queued",
                 category: "utility",
                 ...(to === "failed_permanent" && failure
@@ -358,10 +388,11 @@ export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/d
       const row = rows[0]
       if (row === undefined) return Option.none<Transitioned>()
       if (eventType !== undefined && !inStatement) {
+        const movedId = yield* decodeMessageId(row.id)
         const event = messageStatusEvent(to, {
           object: "message",
-          object_id: row.id as Message["id"],
-          message_id: row.id as Message["id"],
+          object_id: movedId,
+          message_id: movedId,
           from_state: row.from_state,
           category: row.category,
           ...(to === "failed_permanent" && row.failure
@@ -388,6 +419,8 @@ export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/d
       const parts: Array<Array<string>> = [[], [], [], []]
       for (const r of batch) {
         const eventId = yield* newId("evt")
+        // hot path: no decode per receipt (bench/RESULTS.md 1 "Before and after number protection and the structure step")
+        const messageId = r.id as Message["id"]
         eventIds.push(eventId)
         const template = envelopeTemplate({
           id: eventId,
@@ -396,8 +429,8 @@ export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/d
           open: RECEIPT_SLOTS,
           event: messageStatusEvent(r.to, {
             object: "message",
-            object_id: r.id as Message["id"],
-            message_id: r.id as Message["id"],
+            object_id: messageId,
+            message_id: messageId,
             from_state: "queued",
             category: "utility"
           })!
@@ -484,26 +517,17 @@ export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/d
     }, dieOnDatabaseError)
 
     const find = Effect.fn("MessagesRepo.find")(function*(workspaceId: string, id: string) {
-      const rows = yield* sql<MessageRow>`SELECT * FROM messages WHERE workspace_id = ${workspaceId} AND id = ${id}`
-      if (!rows[0]) return Option.none<MessageWithTimeline>()
-      const timeline = yield* timelineOf(id)
-      return Option.some(
-        new MessageWithTimeline({
-          ...toMessage(rows[0]),
-          timeline: timeline.map((t) => ({
-            from_state: t.from_state,
-            to_state: t.to_state,
-            at: iso(t.at),
-            reason: t.reason
-          }))
-        })
+      const rows = yield* decodeMessages(
+        yield* sql`SELECT * FROM messages WHERE workspace_id = ${workspaceId} AND id = ${id}`
       )
+      if (!rows[0]) return Option.none<MessageWithTimeline>()
+      return Option.some(new MessageWithTimeline({ ...rows[0], timeline: yield* timelineOf(id) }))
     }, dieOnDatabaseError)
 
     /** Any workspace, for entities. */
     const findById = Effect.fn("MessagesRepo.findById")(function*(id: string) {
-      const rows = yield* sql<MessageRow>`SELECT * FROM messages WHERE id = ${id}`
-      return Option.map(Option.fromNullable(rows[0]), toMessage)
+      const rows = yield* decodeMessages(yield* sql`SELECT * FROM messages WHERE id = ${id}`)
+      return Option.fromNullable(rows[0])
     }, dieOnDatabaseError)
 
     const list = Effect.fn("MessagesRepo.list")(function*(
@@ -512,7 +536,7 @@ export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/d
       limit: number,
       after: CursorPosition | undefined
     ) {
-      const rows = yield* sql<MessageRow>`SELECT * FROM messages WHERE workspace_id = ${workspaceId}
+      const rows = yield* sql`SELECT * FROM messages WHERE workspace_id = ${workspaceId}
         ${filters.status ? sql`AND status = ${filters.status}` : sql``}
         ${filters.direction ? sql`AND direction = ${filters.direction}` : sql``}
         ${filters.category ? sql`AND category = ${filters.category}` : sql``}
@@ -520,7 +544,7 @@ export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/d
         ${filters.conversationId ? sql`AND conversation_id = ${filters.conversationId}` : sql``}
         ${after ? sql`AND (created_at, id) < (${after.created_at}::timestamptz, ${after.id})` : sql``}
         ORDER BY created_at DESC, id DESC LIMIT ${limit + 1}`
-      return rows.map(toMessage)
+      return yield* decodeMessages(rows)
     }, dieOnDatabaseError)
 
     /** Whether the channel recorded this provider's message already (an inbound message heard twice). */
@@ -558,13 +582,13 @@ export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/d
       readonly sha256: string | null
       readonly now: string
     }) {
-      const rows = yield* sql<MessageRow>`UPDATE messages SET media_status = ${input.status},
+      const rows = yield* sql`UPDATE messages SET media_status = ${input.status},
           media_failure = ${input.failure}, updated_at = ${input.now},
           content = CASE WHEN ${input.sizeBytes !== null} THEN content
             || jsonb_build_object('size_bytes', ${input.sizeBytes}::bigint, 'sha256', ${input.sha256}::text)
             ELSE content END
         WHERE media_id = ${input.mediaId} RETURNING *`
-      return rows.map(toMessage)
+      return yield* decodeMessages(rows)
     }, dieOnDatabaseError)
 
     return {

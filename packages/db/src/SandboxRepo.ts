@@ -1,5 +1,6 @@
 /** Sandbox sessions on shared numbers, and their verified recipients. */
 import { SqlClient, SqlSchema } from "@effect/sql"
+import { Id } from "@switchboard/domain"
 import { Effect, Option, Schema } from "effect"
 import { CountRow, dieOnDatabaseError, iso, TimestampColumn } from "./Rows.js"
 
@@ -9,11 +10,11 @@ import { CountRow, dieOnDatabaseError, iso, TimestampColumn } from "./Rows.js"
  */
 export const SANDBOX_ALLOCATION_LOCK = 424242
 
-/** A row of `sandbox_sessions`. */
+/** A row of `sandbox_sessions` (its ids checked and typed while decoding). */
 const SessionRow = Schema.Struct({
-  id: Schema.String,
+  id: Id("sbx"),
   workspace_id: Schema.String,
-  channel_id: Schema.String,
+  channel_id: Id("ch"),
   phone_number: Schema.String,
   status: Schema.Literal("active", "revoked", "expired"),
   code_hash: Schema.String,
@@ -26,10 +27,15 @@ const PhoneRow = Schema.Struct({ phone_number: Schema.String })
 const SessionRef = Schema.Struct({ id: Schema.String, workspace_id: Schema.String })
 const ExpiredRow = Schema.Struct({ id: Schema.String, channel_id: Schema.String, workspace_id: Schema.String })
 
+/**
+ * A session as the Sandbox use-cases read it (its code's hash, its verified recipients). Not
+ * decoded to the wire's `SandboxSession` here: that class is the contract's (`@switchboard/api`,
+ * which this package may not import), and a session's status as read depends on the time of the read.
+ */
 export interface SandboxSessionRow {
-  readonly id: string
+  readonly id: `sbx_${string}`
   readonly workspace_id: string
-  readonly channel_id: string
+  readonly channel_id: `ch_${string}`
   readonly phone_number: string
   readonly status: "active" | "revoked" | "expired"
   readonly code_hash: string

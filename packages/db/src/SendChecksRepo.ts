@@ -1,9 +1,10 @@
 import { SqlClient } from "@effect/sql"
 import type { EntitlementValue, PlanName } from "@switchboard/domain"
-import { Effect, Option } from "effect"
-import type { ChannelColumns, ChannelRow } from "./ChannelsRepo.js"
-import { toChannelRow } from "./ChannelsRepo.js"
+import { Effect, Option, Schema } from "effect"
+import { ChannelRow } from "./ChannelsRepo.js"
 import { dieOnDatabaseError } from "./Rows.js"
+
+const decodeChannel = Schema.decodeUnknown(ChannelRow)
 
 /** What the send path checks about a channel before it writes anything. */
 export interface SendFacts {
@@ -37,8 +38,9 @@ export class SendChecksRepo extends Effect.Service<SendChecksRepo>()("@switchboa
       readonly to: string
       readonly now: string
     }) {
+      // the channel's columns are decoded (`ChannelRow`); the facts beside them are typed
       const rows = yield* sql<
-        ChannelColumns & {
+        {
           sandbox_usable: boolean
           recipient_verified: boolean
           queued: number
@@ -61,14 +63,16 @@ export class SendChecksRepo extends Effect.Service<SendChecksRepo>()("@switchboa
           AND ${
         input.channelId === undefined ? sql`c.is_default AND c.archived_at IS NULL` : sql`c.id = ${input.channelId}`
       }`
-      return Option.map(Option.fromNullable(rows[0]), (r): SendFacts => ({
-        row: toChannelRow(r),
+      const r = rows[0]
+      if (r === undefined) return Option.none<SendFacts>()
+      return Option.some<SendFacts>({
+        row: yield* decodeChannel(r),
         sandboxUsable: r.sandbox_usable,
         recipientVerified: r.recipient_verified,
         queued: Number(r.queued),
         plan: r.plan,
         overrides: new Map(Object.entries(r.overrides))
-      }))
+      })
     }, dieOnDatabaseError)
 
     return { facts } as const

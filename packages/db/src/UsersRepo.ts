@@ -1,43 +1,57 @@
 /** Users, their workspaces and memberships, e-mail verification tokens. */
 import { SqlClient, SqlSchema } from "@effect/sql"
-import { PlanName } from "@switchboard/domain"
+import { Id, PlanName, Role, User, WorkspaceMembership } from "@switchboard/domain"
 import { Effect, Option, Schema } from "effect"
 import { dieOnDatabaseError, failOnUniqueViolation, iso, isoOrNull, TimestampColumn } from "./Rows.js"
 
-export interface UserRow {
-  readonly id: string
-  readonly email: string
-  readonly name: string
-  readonly password_hash: string
-  readonly email_verified_at: string | null
-  readonly status: "active" | "suspended"
-  readonly created_at: string
-}
-
-/** A row of `users`. */
+/** A row of `users` (but its password's hash: `PasswordRow`). */
 const UserColumns = Schema.Struct({
-  id: Schema.String,
+  id: Id("usr"),
   email: Schema.String,
   name: Schema.String,
-  password_hash: Schema.String,
   email_verified_at: Schema.NullOr(TimestampColumn),
   status: Schema.Literal("active", "suspended"),
   created_at: TimestampColumn
 })
 
-/** A workspace as its member sees it (`workspace_members` joined with `workspaces`). */
-export const MembershipRow = Schema.Struct({
-  id: Schema.String,
-  name: Schema.String,
-  role: Schema.Literal("owner", "admin", "member"),
-  plan: PlanName,
-  status: Schema.Literal("active", "suspended")
+/**
+ * A row of `users` decoded to the domain's `User`: the one shape of the resource
+ * (docs/ARCHITECTURE.md "Adding a resource"). The id is checked and typed (`usr_...`) while
+ * decoding, the timestamps become the wire's ISO strings, the password's hash is left out (a
+ * login reads it with `findByEmail`); no mapper, no cast.
+ */
+export const UserRow = Schema.transform(UserColumns, User, {
+  strict: true,
+  decode: (row) => ({
+    ...row,
+    object: "user" as const,
+    email_verified_at: isoOrNull(row.email_verified_at),
+    created_at: iso(row.created_at)
+  }),
+  encode: ({ object: _, ...user }) => user
 })
-export type MembershipRow = typeof MembershipRow.Type
+const decodeUser = Schema.decodeUnknown(UserRow)
+const PasswordRow = Schema.Struct({ password_hash: Schema.String })
+
+/**
+ * A workspace as its member sees it (`workspace_members` joined with `workspaces`), decoded to
+ * the domain's `WorkspaceMembership` (the workspace's id checked and typed, `ws_...`).
+ */
+export const MembershipRow = Schema.transform(
+  Schema.Struct({
+    id: Id("ws"),
+    name: Schema.String,
+    role: Role,
+    plan: PlanName,
+    status: Schema.Literal("active", "suspended")
+  }),
+  WorkspaceMembership,
+  { strict: true, decode: (row) => row, encode: (membership) => membership }
+)
 
 /** A member of a workspace: the user and their role in it. */
 export const MemberRow = Schema.Struct({
-  id: Schema.String,
+  id: Id("usr"),
   name: Schema.String,
   email: Schema.String,
   role: Schema.Literal("owner", "admin", "member"),
@@ -46,16 +60,6 @@ export const MemberRow = Schema.Struct({
 export type MemberRow = typeof MemberRow.Type
 
 const UserIdRow = Schema.Struct({ user_id: Schema.String })
-
-const toUser = (r: typeof UserColumns.Type): UserRow => ({
-  id: r.id,
-  email: r.email,
-  name: r.name,
-  password_hash: r.password_hash,
-  email_verified_at: isoOrNull(r.email_verified_at),
-  status: r.status,
-  created_at: iso(r.created_at)
-})
 
 export class UsersRepo extends Effect.Service<UsersRepo>()("@switchboard/db/UsersRepo", {
   effect: Effect.gen(function*() {
@@ -83,14 +87,9 @@ export class UsersRepo extends Effect.Service<UsersRepo>()("@switchboard/db/User
       }))
     }, failOnUniqueViolation)
 
-    const userByEmail = SqlSchema.findOne({
-      Request: Schema.String,
-      Result: UserColumns,
-      execute: (email) => sql`SELECT * FROM users WHERE lower(email) = lower(${email})`
-    })
     const userById = SqlSchema.findOne({
       Request: Schema.String,
-      Result: UserColumns,
+      Result: UserRow,
       execute: (id) => sql`SELECT * FROM users WHERE id = ${id}`
     })
     const membershipsOf = SqlSchema.findAll({
@@ -128,12 +127,16 @@ export class UsersRepo extends Effect.Service<UsersRepo>()("@switchboard/db/User
       return yield* membersOf({ workspaceId, limit, after: after ?? null })
     }, dieOnDatabaseError)
 
+    /** The user of an e-mail address (case-insensitively), with their password's hash (a login checks it). */
     const findByEmail = Effect.fn("UsersRepo.findByEmail")(function*(email: string) {
-      return Option.map(yield* userByEmail(email), toUser)
+      const rows = yield* sql`SELECT * FROM users WHERE lower(email) = lower(${email})`
+      if (rows[0] === undefined) return Option.none<{ readonly user: User; readonly passwordHash: string }>()
+      const { password_hash } = yield* Schema.decodeUnknown(PasswordRow)(rows[0])
+      return Option.some({ user: yield* decodeUser(rows[0]), passwordHash: password_hash })
     }, dieOnDatabaseError)
 
     const findById = Effect.fn("UsersRepo.findById")(function*(id: string) {
-      return Option.map(yield* userById(id), toUser)
+      return yield* userById(id)
     }, dieOnDatabaseError)
 
     const memberships = Effect.fn("UsersRepo.memberships")(function*(userId: string) {

@@ -1,6 +1,6 @@
 /**
  * Webhook deliveries: the delivery queue (`pending` rows with `next_attempt_at`) and their attempts.
- * Their rows and how they map are in `WebhookDeliveryRows`.
+ * Their rows and what they decode to are in `WebhookDeliveryRows`.
  */
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { DeliveryStatus, newId } from "@switchboard/domain"
@@ -13,12 +13,15 @@ import {
   type ClaimedColumns,
   type ClaimedDelivery,
   DeliveryColumns,
+  DeliveryRow,
   type DueDelivery,
-  toClaimedDelivery,
-  toDelivery
+  toClaimedDelivery
 } from "./WebhookDeliveryRows.js"
 
 export type { ClaimedDelivery, DueDelivery } from "./WebhookDeliveryRows.js"
+
+const decodeDelivery = Schema.decodeUnknown(DeliveryRow)
+const decodeDeliveries = Schema.decodeUnknown(Schema.Array(DeliveryRow))
 
 /** What one endpoint's pull asks for: up to `limit` of its deliveries due at `now`. */
 export interface ClaimRequest {
@@ -93,7 +96,7 @@ export class WebhookDeliveriesRepo
         const row = yield* delivery({ workspaceId, id })
         if (Option.isNone(row)) return Option.none<WebhookDelivery>()
         const attempts = yield* attemptsOf([id])
-        return Option.some(toDelivery(row.value, attempts))
+        return Option.some(yield* decodeDelivery({ ...row.value, attempts }))
       }, dieOnDatabaseError)
 
       const list = Effect.fn("WebhookDeliveriesRepo.list")(function*(
@@ -111,7 +114,9 @@ export class WebhookDeliveriesRepo
         })
         const ids = rows.map((r) => r.id)
         const attempts = ids.length === 0 ? [] : yield* attemptsOf(ids)
-        return rows.map((r) => toDelivery(r, attempts.filter((a) => a.delivery_id === r.id)))
+        return yield* decodeDeliveries(
+          rows.map((r) => ({ ...r, attempts: attempts.filter((a) => a.delivery_id === r.id) }))
+        )
       }, dieOnDatabaseError)
 
       /** Due deliveries of an endpoint that may be sent (not paused), oldest first. */

@@ -1,13 +1,13 @@
-/** The rows of `webhook_deliveries` and `webhook_attempts`, and what `WebhookDeliveriesRepo` maps them to. */
-import { DeliveryStatus, FailureReason, WebhookDelivery } from "@switchboard/domain"
+/** The rows of `webhook_deliveries` and `webhook_attempts`, and what `WebhookDeliveriesRepo` decodes them to. */
+import { DeliveryStatus, FailureReason, Id, WebhookDelivery } from "@switchboard/domain"
 import { Schema } from "effect"
 import { iso, isoOrNull, TimestampColumn } from "./Rows.js"
 
 /** A row of `webhook_deliveries`. */
 export const DeliveryColumns = Schema.Struct({
-  id: Schema.String,
-  endpoint_id: Schema.String,
-  event_id: Schema.String,
+  id: Id("whd"),
+  endpoint_id: Id("wh"),
+  event_id: Id("evt"),
   event_type: Schema.String,
   status: DeliveryStatus,
   attempt_count: Schema.Number,
@@ -25,7 +25,7 @@ export const DeliveryColumns = Schema.Struct({
 
 /** A row of `webhook_attempts`. */
 export const AttemptColumns = Schema.Struct({
-  delivery_id: Schema.String,
+  delivery_id: Id("whd"),
   attempt: Schema.Number,
   at: TimestampColumn,
   response_status: Schema.NullOr(Schema.Number),
@@ -49,36 +49,31 @@ export const ClaimedColumns = Schema.Struct({
   previous_secret_expires_at: Schema.NullOr(TimestampColumn)
 })
 
-export const toDelivery = (
-  r: typeof DeliveryColumns.Type,
-  attempts: ReadonlyArray<typeof AttemptColumns.Type>
-): WebhookDelivery =>
-  new WebhookDelivery({
-    id: r.id as WebhookDelivery["id"],
-    object: "webhook_delivery",
-    endpoint_id: r.endpoint_id as WebhookDelivery["endpoint_id"],
-    event_id: r.event_id as WebhookDelivery["event_id"],
-    event_type: r.event_type,
-    status: r.status,
-    attempt_count: r.attempt_count,
-    max_attempts: r.max_attempts,
-    response_status: r.response_status ?? null,
-    failure_reason: r.failure_reason ?? null,
-    latency_ms: r.latency_ms ?? null,
-    replay_count: r.replay_count,
-    replay_of: r.replay_of ?? null,
-    is_test: r.is_test,
-    next_attempt_at: isoOrNull(r.next_attempt_at),
-    created_at: iso(r.created_at),
-    updated_at: iso(r.updated_at),
-    attempts: attempts.map((a) => ({
-      attempt: a.attempt,
-      at: iso(a.at),
-      response_status: a.response_status ?? null,
-      failure_reason: a.failure_reason,
-      latency_ms: a.latency_ms ?? null
-    }))
-  })
+/**
+ * A row of `webhook_deliveries` with its rows of `webhook_attempts` (read by a second query),
+ * decoded to the domain's `WebhookDelivery`: the one shape of the resource (docs/ARCHITECTURE.md
+ * "Adding a resource"). The ids are checked and typed (`whd_...`, `wh_...`, `evt_...`) while
+ * decoding, the timestamps become the wire's ISO strings; no mapper, no cast.
+ */
+export const DeliveryRow = Schema.transform(
+  Schema.Struct({ ...DeliveryColumns.fields, attempts: Schema.Array(AttemptColumns) }),
+  WebhookDelivery,
+  {
+    strict: true,
+    decode: ({ attempts, ...row }) => ({
+      ...row,
+      object: "webhook_delivery" as const,
+      next_attempt_at: isoOrNull(row.next_attempt_at),
+      created_at: iso(row.created_at),
+      updated_at: iso(row.updated_at),
+      attempts: attempts.map(({ delivery_id: _, ...attempt }) => ({ ...attempt, at: iso(attempt.at) }))
+    }),
+    encode: ({ attempts, object: _, ...delivery }) => ({
+      ...delivery,
+      attempts: attempts.map((attempt) => ({ ...attempt, delivery_id: delivery.id }))
+    })
+  }
+)
 
 export interface DueDelivery {
   readonly id: string

@@ -1,19 +1,9 @@
 /** Webhook endpoints; secrets are stored sealed (encrypted), never in clear. */
 import { SqlClient } from "@effect/sql"
-import { EndpointStatus, WebhookEndpoint } from "@switchboard/domain"
+import { EndpointStatus, Id, WebhookEndpoint } from "@switchboard/domain"
 import type { CursorPosition } from "@switchboard/domain"
 import { Effect, Option, Schema } from "effect"
 import { dieOnDatabaseError, iso, isoOrNull, TimestampColumn } from "./Rows.js"
-
-export interface EndpointRow {
-  readonly endpoint: WebhookEndpoint
-  readonly workspace_id: string
-  readonly secret_sealed: string
-  readonly previous_secret_sealed: string | null
-  readonly previous_secret_expires_at: string | null
-  readonly secret_rotated_at: string | null
-  readonly deleted: boolean
-}
 
 /** The sealed secrets of one endpoint, as stored (operations: re-sealing under another key). */
 export interface SealedSecrets {
@@ -22,10 +12,10 @@ export interface SealedSecrets {
   readonly previous_secret_sealed: string | null
 }
 
-/** A row of `webhook_endpoints`. */
-export const EndpointColumns = Schema.Struct({
-  id: Schema.String,
-  workspace_id: Schema.String,
+/** The columns of a `webhook_endpoints` row. */
+const EndpointColumns = Schema.Struct({
+  id: Id("wh"),
+  workspace_id: Id("ws"),
   url: Schema.String,
   event_types: Schema.Array(Schema.String),
   description: Schema.String,
@@ -40,32 +30,61 @@ export const EndpointColumns = Schema.Struct({
   updated_at: TimestampColumn,
   deleted_at: Schema.NullOr(TimestampColumn)
 })
-type EndpointColumns = typeof EndpointColumns.Type
 
 /**
- * Rows are typed (`sql<EndpointColumns>`) but not decoded: our own writes, read by the delivering
- * entity on every pull; the `WebhookEndpoint` constructor checks the result.
+ * A row of `webhook_endpoints` decoded to the domain's `WebhookEndpoint`, with what only the
+ * platform sees (its workspace, its sealed secrets, whether it was deleted): the one shape of the
+ * resource (docs/ARCHITECTURE.md "Adding a resource"). The ids are checked and typed (`wh_...`,
+ * `ws_...`) while decoding, the timestamps become the wire's ISO strings; no mapper, no cast.
  */
-const toRow = (r: EndpointColumns): EndpointRow => ({
-  endpoint: new WebhookEndpoint({
-    id: r.id as WebhookEndpoint["id"],
-    object: "webhook_endpoint",
-    url: r.url,
-    event_types: r.event_types,
-    description: r.description,
-    status: r.status,
-    secret_last4: r.secret_last4,
-    consecutive_failures: r.consecutive_failures,
-    created_at: iso(r.created_at),
-    updated_at: iso(r.updated_at)
+export const EndpointRow = Schema.transform(
+  EndpointColumns,
+  Schema.Struct({
+    endpoint: WebhookEndpoint,
+    workspace_id: Id("ws"),
+    secret_sealed: Schema.String,
+    previous_secret_sealed: Schema.NullOr(Schema.String),
+    previous_secret_expires_at: Schema.NullOr(Schema.String),
+    secret_rotated_at: Schema.NullOr(Schema.String),
+    deleted: Schema.Boolean
   }),
-  workspace_id: r.workspace_id,
-  secret_sealed: r.secret_sealed,
-  previous_secret_sealed: r.previous_secret_sealed ?? null,
-  previous_secret_expires_at: isoOrNull(r.previous_secret_expires_at),
-  secret_rotated_at: isoOrNull(r.secret_rotated_at),
-  deleted: r.deleted_at !== null
-})
+  {
+    strict: true,
+    decode: (
+      {
+        deleted_at,
+        previous_secret_expires_at,
+        previous_secret_sealed,
+        secret_rotated_at,
+        secret_sealed,
+        workspace_id,
+        ...row
+      }
+    ) => ({
+      endpoint: {
+        ...row,
+        object: "webhook_endpoint" as const,
+        created_at: iso(row.created_at),
+        updated_at: iso(row.updated_at)
+      },
+      workspace_id,
+      secret_sealed,
+      previous_secret_sealed,
+      previous_secret_expires_at: isoOrNull(previous_secret_expires_at),
+      secret_rotated_at: isoOrNull(secret_rotated_at),
+      // when it was deleted is not kept here: whether it was is what readers ask
+      deleted: deleted_at !== null
+    }),
+    encode: ({ deleted, endpoint: { object: _, ...endpoint }, ...row }) => ({
+      ...endpoint,
+      ...row,
+      // `softDelete` sets both: a deleted row's `updated_at` is when it was deleted
+      deleted_at: deleted ? endpoint.updated_at : null
+    })
+  }
+)
+export type EndpointRow = typeof EndpointRow.Type
+const decodeRows = Schema.decodeUnknown(Schema.Array(EndpointRow))
 
 export class WebhookEndpointsRepo
   extends Effect.Service<WebhookEndpointsRepo>()("@switchboard/db/WebhookEndpointsRepo", {
@@ -91,26 +110,26 @@ export class WebhookEndpointsRepo
       }, dieOnDatabaseError)
 
       const find = Effect.fn("WebhookEndpointsRepo.find")(function*(workspaceId: string, id: string) {
-        const rows = yield* sql<
-          EndpointColumns
-        >`SELECT * FROM webhook_endpoints WHERE workspace_id = ${workspaceId} AND id = ${id} AND deleted_at IS NULL`
-        return Option.map(Option.fromNullable(rows[0]), toRow)
+        const rows = yield* decodeRows(
+          yield* sql`SELECT * FROM webhook_endpoints WHERE workspace_id = ${workspaceId} AND id = ${id} AND deleted_at IS NULL`
+        )
+        return Option.fromNullable(rows[0])
       }, dieOnDatabaseError)
 
       /** Any workspace, deleted ones included (the delivering entity needs to know). */
       const findById = Effect.fn("WebhookEndpointsRepo.findById")(function*(id: string) {
-        const rows = yield* sql<EndpointColumns>`SELECT * FROM webhook_endpoints WHERE id = ${id}`
-        return Option.map(Option.fromNullable(rows[0]), toRow)
+        const rows = yield* decodeRows(yield* sql`SELECT * FROM webhook_endpoints WHERE id = ${id}`)
+        return Option.fromNullable(rows[0])
       }, dieOnDatabaseError)
 
       const list = Effect.fn("WebhookEndpointsRepo.list")(
         function*(workspaceId: string, limit: number, after: CursorPosition | undefined) {
-          const rows = yield* sql<
-            EndpointColumns
-          >`SELECT * FROM webhook_endpoints WHERE workspace_id = ${workspaceId} AND deleted_at IS NULL
+          const rows = yield* decodeRows(
+            yield* sql`SELECT * FROM webhook_endpoints WHERE workspace_id = ${workspaceId} AND deleted_at IS NULL
         ${after ? sql`AND (created_at, id) < (${after.created_at}::timestamptz, ${after.id})` : sql``}
         ORDER BY created_at DESC, id DESC LIMIT ${limit + 1}`
-          return rows.map((r) => toRow(r).endpoint)
+          )
+          return rows.map((r) => r.endpoint)
         },
         dieOnDatabaseError
       )
@@ -130,7 +149,7 @@ export class WebhookEndpointsRepo
         /** the update applies only to an endpoint in one of these statuses */
         readonly fromStatuses?: ReadonlyArray<string> | undefined
       }, now: string) {
-        const rows = yield* sql<EndpointColumns>`UPDATE webhook_endpoints SET
+        const rows = yield* sql`UPDATE webhook_endpoints SET
           url = COALESCE(${changes.url ?? null}, url),
           event_types = COALESCE(${(changes.eventTypes as Array<string> | undefined) ?? null}::text[], event_types),
           description = COALESCE(${changes.description ?? null}, description),
@@ -143,7 +162,7 @@ export class WebhookEndpointsRepo
             ? sql`AND status = ANY(${changes.fromStatuses as Array<string>}::text[])`
             : sql``
         } RETURNING *`
-        return Option.map(Option.fromNullable(rows[0]), toRow)
+        return Option.fromNullable((yield* decodeRows(rows))[0])
       }, dieOnDatabaseError)
 
       const softDelete = Effect.fn("WebhookEndpointsRepo.softDelete")(
@@ -163,7 +182,7 @@ export class WebhookEndpointsRepo
         readonly previousExpiresAt: string
         readonly now: string
       }) {
-        const rows = yield* sql<EndpointColumns>`UPDATE webhook_endpoints SET
+        const rows = yield* sql`UPDATE webhook_endpoints SET
           previous_secret_sealed = secret_sealed,
           previous_secret_expires_at = ${input.previousExpiresAt},
           secret_sealed = ${input.secretSealed},
@@ -171,7 +190,7 @@ export class WebhookEndpointsRepo
           secret_rotated_at = ${input.now},
           updated_at = ${input.now}
         WHERE workspace_id = ${input.workspaceId} AND id = ${input.id} AND deleted_at IS NULL RETURNING *`
-        return Option.map(Option.fromNullable(rows[0]), toRow)
+        return Option.fromNullable((yield* decodeRows(rows))[0])
       }, dieOnDatabaseError)
 
       /**

@@ -22,14 +22,18 @@ export const contactCreatedEvent = (id: Contact["id"]) =>
 export const arrivalEvent = (
   prior: ConversationStatus | null,
   direction: "outbound" | "inbound",
-  conversation: { readonly id: string; readonly channelId: string; readonly contactId: string }
+  conversation: {
+    readonly id: Conversation["id"]
+    readonly channelId: Conversation["channel_id"]
+    readonly contactId: Conversation["contact_id"]
+  }
 ): DomainEvent | undefined => {
   const arrival = messageArrival(prior, direction)
   if (arrival === undefined) return undefined
   const fields = conversationEventFields({
-    id: conversation.id as Conversation["id"],
-    channel_id: conversation.channelId as Conversation["channel_id"],
-    contact_id: conversation.contactId as Conversation["contact_id"],
+    id: conversation.id,
+    channel_id: conversation.channelId,
+    contact_id: conversation.contactId,
     status: "open"
   })
   return arrival.type === "conversation.created"

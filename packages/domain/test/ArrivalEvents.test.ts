@@ -4,7 +4,7 @@ import type { DomainEvent } from "@switchboard/domain"
 
 const data = (event: DomainEvent | undefined): Record<string, unknown> => ({ ...event?.data })
 
-const conversation = { id: "cnv_1", channelId: "ch_1", contactId: "cnt_1" }
+const conversation = { id: "cnv_1", channelId: "ch_1", contactId: "cnt_1" } as const
 
 describe("the events a message brings", () => {
   it("creates a conversation it is the first message of", () => {

@@ -13,7 +13,7 @@
  */
 import { Singleton } from "@effect/cluster"
 import { ChannelsRepo, EventsRepo, MediaRepo, MediaStore, MessagesRepo, Transactions } from "@switchboard/db"
-import type { MediaRow } from "@switchboard/db"
+import type { MediaDownload } from "@switchboard/db"
 import { MEDIA_LIMIT_BYTES, toTimestamp } from "@switchboard/domain"
 import { ChannelProviders, InboundMetrics, MediaDownloadFailed } from "@switchboard/providers"
 import { Cause, Clock, Duration, Effect, Layer, Option, Schedule } from "effect"
@@ -56,7 +56,7 @@ export const make = Effect.gen(function*() {
 
   /** The media's end: the row, the message and its one `message.received`, together. */
   const settle = (
-    row: MediaRow,
+    row: MediaDownload,
     outcome: { readonly _tag: "ready"; readonly sizeBytes: number; readonly sha256: string } | {
       readonly _tag: "failed"
       readonly reason: string
@@ -103,7 +103,7 @@ export const make = Effect.gen(function*() {
     })
 
   /** One attempt: the bytes streamed from the provider into the store, then checked. */
-  const attempt = (row: MediaRow) =>
+  const attempt = (row: MediaDownload) =>
     Effect.gen(function*() {
       const found = row.channel_id === null ? Option.none() : yield* channels.findById(row.channel_id)
       const download = Option.flatMap(
@@ -141,7 +141,7 @@ export const make = Effect.gen(function*() {
     })
 
   /** Runs one claimed download to its end or to its next attempt. */
-  const run = (row: MediaRow) =>
+  const run = (row: MediaDownload) =>
     attempt(row).pipe(
       Effect.catchAllDefect((defect) =>
         Effect.zipRight(

@@ -1,7 +1,6 @@
 /** Registration, e-mail verification, login, refresh rotation, logout. */
 import { HttpServer } from "@effect/platform"
 import { SessionsRepo, UsersRepo } from "@switchboard/db"
-import type { MembershipRow, UserRow } from "@switchboard/db"
 import {
   AccountSuspended,
   Conflict,
@@ -12,37 +11,15 @@ import {
   toKeyPage,
   toTimestamp,
   Unauthorized,
-  User,
   ValidationError,
-  Workspace,
-  WorkspaceMembership
+  Workspace
 } from "@switchboard/domain"
-import type { PlanName } from "@switchboard/domain"
+import type { PlanName, User } from "@switchboard/domain"
 import { Clock, Effect, Option } from "effect"
 import { HttpConfig } from "../HttpConfig.js"
 import * as PublicUrl from "../PublicUrl.js"
 import { Credentials, randomToken, tokenHash } from "./Credentials.js"
 import { Mailer } from "./Mailer.js"
-
-export const toUser = (row: UserRow) =>
-  new User({
-    id: row.id as User["id"],
-    object: "user",
-    email: row.email,
-    name: row.name,
-    email_verified_at: row.email_verified_at,
-    status: row.status,
-    created_at: row.created_at
-  })
-
-export const toMembership = (row: MembershipRow) =>
-  new WorkspaceMembership({
-    id: row.id as WorkspaceMembership["id"],
-    name: row.name,
-    role: row.role,
-    plan: row.plan,
-    status: row.status
-  })
 
 export class Accounts extends Effect.Service<Accounts>()("@switchboard/service-api/Accounts", {
   effect: Effect.gen(function*() {
@@ -92,9 +69,9 @@ export class Accounts extends Effect.Service<Accounts>()("@switchboard/service-a
             details: { reason: "email_taken" }
           }))
       )
-      const user = toUser(Option.getOrThrow(yield* users.findById(userId)))
+      const user = Option.getOrThrow(yield* users.findById(userId))
       const workspace = new Workspace({
-        id: workspaceId as Workspace["id"],
+        id: workspaceId,
         object: "workspace",
         name: input.workspaceName,
         plan: input.plan,
@@ -142,10 +119,10 @@ export class Accounts extends Effect.Service<Accounts>()("@switchboard/service-a
           details: { reason: "invalid_token", issues: [{ path: ["token"], message: "Invalid, used or expired token" }] }
         })
       }
-      return { user: toUser(Option.getOrThrow(yield* users.findById(userId.value))) }
+      return { user: Option.getOrThrow(yield* users.findById(userId.value)) }
     })
 
-    const issue = Effect.fn("Accounts.issue")(function*(user: UserRow, sessionId: string, refreshToken: string) {
+    const issue = Effect.fn("Accounts.issue")(function*(user: User, sessionId: string, refreshToken: string) {
       const accessToken = yield* credentials.signAccessToken(user.id, sessionId)
       const memberships = yield* users.memberships(user.id)
       return {
@@ -153,36 +130,37 @@ export class Accounts extends Effect.Service<Accounts>()("@switchboard/service-a
         token_type: "Bearer" as const,
         expires_in: credentials.accessTokenSeconds,
         refresh_token: refreshToken,
-        user: toUser(user),
-        workspaces: memberships.map(toMembership)
+        user,
+        workspaces: memberships
       }
     })
 
     const login = Effect.fn("Accounts.login")(function*(input: { readonly email: string; readonly password: string }) {
-      const user = yield* users.findByEmail(input.email)
+      const found = yield* users.findByEmail(input.email)
       const ok = yield* credentials.verifyPassword(
-        Option.isSome(user) ? user.value.password_hash : null,
+        Option.isSome(found) ? found.value.passwordHash : null,
         input.password
       )
-      if (Option.isNone(user) || !ok) {
+      if (Option.isNone(found) || !ok) {
         return yield* new InvalidCredentials({ message: "E-mail or password is wrong" })
       }
-      if (user.value.status === "suspended") {
+      const user = found.value.user
+      if (user.status === "suspended") {
         return yield* new AccountSuspended({ message: "This account is suspended" })
       }
-      if (user.value.email_verified_at === null) {
+      if (user.email_verified_at === null) {
         return yield* new EmailNotVerified({ message: "Verify your e-mail address before signing in" })
       }
       const sessionId = yield* newId("ses")
       const refreshToken = randomToken()
       yield* sessions.create({
         sessionId,
-        userId: user.value.id,
+        userId: user.id,
         refreshTokenHash: tokenHash(refreshToken),
         refreshExpiresAt: yield* later(credentials.refreshTokenSeconds),
         now: yield* now
       })
-      return yield* issue(user.value, sessionId, refreshToken)
+      return yield* issue(user, sessionId, refreshToken)
     })
 
     const refresh = Effect.fn("Accounts.refresh")(function*(refreshToken: string) {
@@ -212,7 +190,7 @@ export class Accounts extends Effect.Service<Accounts>()("@switchboard/service-a
     const me = Effect.fn("Accounts.me")(function*(userId: string) {
       const user = Option.getOrThrow(yield* users.findById(userId))
       const memberships = yield* users.memberships(userId)
-      return { user: toUser(user), workspaces: memberships.map(toMembership) }
+      return { user, workspaces: memberships }
     })
 
     const members = Effect.fn("Accounts.members")(function*(
@@ -222,7 +200,7 @@ export class Accounts extends Effect.Service<Accounts>()("@switchboard/service-a
       const limit = query.limit ?? DEFAULT_LIMIT
       const rows = yield* users.members(workspaceId, limit, query.after)
       return toKeyPage(
-        rows.map((m) => ({ ...m, id: m.id as `usr_${string}`, object: "workspace_member" as const })),
+        rows.map((m) => ({ ...m, object: "workspace_member" as const })),
         limit,
         (m) => m.id
       )

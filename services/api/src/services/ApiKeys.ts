@@ -3,7 +3,6 @@ import type { Principal } from "@switchboard/api"
 import { ApiKeysRepo } from "@switchboard/db"
 import type { ApiKeyRow } from "@switchboard/db"
 import {
-  ApiKey,
   ApiKeyNotFound,
   CreatedApiKey,
   DEFAULT_LIMIT,
@@ -19,21 +18,6 @@ import { Clock, Effect, Option } from "effect"
 import { ApiKeyCache } from "./ApiKeyCache.js"
 import { API_KEY, Credentials } from "./Credentials.js"
 import { Entitlements } from "./Entitlements.js"
-
-export const toApiKey = (row: ApiKeyRow) =>
-  new ApiKey({
-    id: row.id as ApiKey["id"],
-    object: "api_key",
-    name: row.name,
-    mode: row.mode,
-    prefix: row.mode === "test" ? "wa_test" : "wa_live",
-    last4: row.last4,
-    scopes: row.scopes,
-    expires_at: row.expires_at,
-    created_at: row.created_at,
-    last_used_at: row.last_used_at,
-    revoked_at: row.revoked_at
-  })
 
 export class ApiKeys extends Effect.Service<ApiKeys>()("@switchboard/service-api/ApiKeys", {
   effect: Effect.gen(function*() {
@@ -83,8 +67,12 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("@switchboard/service-api
         last_used_at: null,
         revoked_at: null
       }
-      yield* repo.insert({ ...row, secret_hash: credentials.apiKeyHash(secret), created_by: input.createdBy })
-      return new CreatedApiKey({ ...toApiKey(row), secret })
+      const key = yield* repo.insert({
+        ...row,
+        secret_hash: credentials.apiKeyHash(secret),
+        created_by: input.createdBy
+      })
+      return new CreatedApiKey({ ...key, secret })
     })
 
     const list = Effect.fn("ApiKeys.list")(
@@ -94,7 +82,7 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("@switchboard/service-api
       ) {
         const limit = query.limit ?? DEFAULT_LIMIT
         const rows = yield* repo.list(workspaceId, limit, query.after)
-        return toPage(rows, limit, toApiKey)
+        return toPage(rows, limit, (key) => key)
       }
     )
 
@@ -128,7 +116,7 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("@switchboard/service-api
       if (Option.isNone(row)) return yield* notFound
       // before answering: the next request with this key, on any node, is refused
       yield* cache.invalidateKey(row.value.id)
-      return { id: row.value.id as ApiKey["id"], revoked_at: row.value.revoked_at! }
+      return { id: row.value.id, revoked_at: row.value.revoked_at! }
     })
 
     /**

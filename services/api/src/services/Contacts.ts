@@ -3,7 +3,6 @@ import { ContactGroupsRepo, ContactsRepo, EventsRepo, Transactions } from "@swit
 import type { ContactFields } from "@switchboard/db"
 import {
   Conflict,
-  ContactTag,
   DEFAULT_LIMIT,
   DomainEvent,
   newId,
@@ -170,11 +169,7 @@ export class Contacts extends Effect.Service<Contacts>()("@switchboard/service-a
       ) {
         const limit = query.limit ?? DEFAULT_LIMIT
         const rows = yield* repo.tags(workspaceId, limit, query.after)
-        return toKeyPage(
-          rows.map((r) => new ContactTag({ object: "contact_tag", tag: r.tag, contact_count: r.n })),
-          limit,
-          (t) => t.tag
-        )
+        return toKeyPage(rows, limit, (t) => t.tag)
       }
     )
 

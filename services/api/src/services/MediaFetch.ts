@@ -13,9 +13,8 @@
  * is never held while bytes move (docs/API.md "Media").
  */
 import { MediaRepo } from "@switchboard/db"
-import type { MediaRow } from "@switchboard/db"
 import { essence, ValidationError } from "@switchboard/domain"
-import type { MediaKind } from "@switchboard/domain"
+import type { Media, MediaKind } from "@switchboard/domain"
 import { SafeEgress, UrlPolicy, WebhooksConfig } from "@switchboard/webhooks"
 import { Effect, Option, Stream } from "effect"
 import { request } from "undici"
@@ -104,7 +103,7 @@ export class MediaFetch extends Effect.Service<MediaFetch>()("@switchboard/servi
             const row = yield* repo.find(workspaceId, media.id)
             return yield* Option.match(row, {
               onNone: () => Effect.dieMessage("the fetched media is gone"),
-              onSome: (r): Effect.Effect<MediaRow> => Effect.succeed(r)
+              onSome: (r): Effect.Effect<Media> => Effect.succeed(r)
             })
           }),
         (response) =>

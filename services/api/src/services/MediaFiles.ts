@@ -4,7 +4,7 @@
  * media of another workspace is 404, like one that does not exist.
  */
 import { HttpServerResponse } from "@effect/platform"
-import { MediaRepo, mediaRetentionDays, MediaStore, toMedia, Transactions } from "@switchboard/db"
+import { MediaRepo, mediaRetentionDays, MediaStore, Transactions } from "@switchboard/db"
 import {
   acceptsBytes,
   Conflict,
@@ -128,7 +128,7 @@ export class MediaFiles extends Effect.Service<MediaFiles>()("@switchboard/servi
         }))
 
     const get = Effect.fn("MediaFiles.get")(function*(workspaceId: string, id: string) {
-      return toMedia(yield* load(workspaceId, id))
+      return yield* load(workspaceId, id)
     })
 
     const content = Effect.fn("MediaFiles.content")(function*(
@@ -230,7 +230,7 @@ export class MediaFiles extends Effect.Service<MediaFiles>()("@switchboard/servi
         }
         return yield* transactions.run(Effect.gen(function*() {
           yield* repo.settle({ id, status: "ready", ...stored, failure: null, now })
-          const media = toMedia(Option.getOrThrow(yield* repo.find(workspaceId, id)))
+          const media = Option.getOrThrow(yield* repo.find(workspaceId, id))
           yield* complete(media)
           return media
         })).pipe(Effect.onError(() => Effect.ignore(repo.remove(id))))

@@ -40,13 +40,13 @@ export class Operator extends Effect.Service<Operator>()("@switchboard/service-a
       if (input.ifMissing === true) {
         const existing = yield* users.findByEmail(input.email)
         if (Option.isSome(existing)) {
-          if (!(yield* credentials.verifyPassword(existing.value.password_hash, input.password))) {
+          if (!(yield* credentials.verifyPassword(existing.value.passwordHash, input.password))) {
             return yield* new OperatorError({
               message: "An account with this e-mail already exists with another password: nothing changed"
             })
           }
-          const [first] = yield* users.memberships(existing.value.id)
-          return { user_id: existing.value.id, workspace_id: first?.id ?? null, created: false }
+          const [first] = yield* users.memberships(existing.value.user.id)
+          return { user_id: existing.value.user.id, workspace_id: first?.id ?? null, created: false }
         }
       }
       const created = yield* accounts.createUser({ ...input, workspaceName: input.workspace }).pipe(

@@ -40,9 +40,9 @@ const codeHash = (code: string) => createHash("sha256").update(code).digest("hex
 
 const toSession = (row: SandboxSessionRow) =>
   new SandboxSession({
-    id: row.id as SandboxSession["id"],
+    id: row.id,
     object: "sandbox_session",
-    channel_id: row.channel_id as SandboxSession["channel_id"],
+    channel_id: row.channel_id,
     phone_number: row.phone_number,
     status: row.status,
     verified_recipients: row.verified_recipients,

@@ -6,7 +6,6 @@
  * written, so a refused send leaves nothing behind.
  */
 import { MediaRepo, MessagesRepo } from "@switchboard/db"
-import type { MediaRow } from "@switchboard/db"
 import {
   lidAddress,
   MEDIA_LIMIT_BYTES,
@@ -16,7 +15,7 @@ import {
   sendKind,
   ValidationError
 } from "@switchboard/domain"
-import type { MediaKind, Message, MessageMemberValue, sendFields, SendKind } from "@switchboard/domain"
+import type { Media, MediaKind, Message, MessageMemberValue, sendFields, SendKind } from "@switchboard/domain"
 import { Effect, Option, type Schema } from "effect"
 import { MediaFetch } from "./MediaFetch.js"
 
@@ -74,10 +73,9 @@ export class SendContents extends Effect.Service<SendContents>()("@switchboard/s
       })
 
     /** A stored media the kind can send: ready, of a type the kind takes, within its limit. */
-    const fileFor = (workspaceId: string, kind: MediaKind, row: MediaRow) =>
+    const fileFor = (kind: MediaKind, row: Media) =>
       Effect.gen(function*() {
         const path = [kind, "media_id"]
-        if (row.workspace_id !== workspaceId) return yield* mediaNotFound(path)
         if (row.status !== "ready" || row.size_bytes === null || row.sha256 === null) {
           return yield* invalid(path, `The media is ${row.status}`, "media_not_ready")
         }
@@ -134,10 +132,10 @@ export class SendContents extends Effect.Service<SendContents>()("@switchboard/s
                 onSome: Effect.succeed
               }))
             : yield* fetcher.fetch(workspaceId, kind, given.url!)
-          const file = yield* fileFor(workspaceId, kind, row)
+          const file = yield* fileFor(kind, row)
           const caption = "caption" in given && typeof given.caption === "string" ? given.caption : null
           const common = {
-            media_id: file.id as `med_${string}`,
+            media_id: file.id,
             mime_type: file.mime_type,
             size_bytes: file.size_bytes,
             sha256: file.sha256,
