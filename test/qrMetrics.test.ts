@@ -8,7 +8,7 @@ import { Duration, Effect, Layer } from "effect"
 import * as QrHarness from "./qr/QrHarness.js"
 import { api, eventually, signUp } from "./support/Fixtures.js"
 import { parse, samples, total } from "./support/PrometheusParser.js"
-import { appWith, as, createQrChannel, pairedChannel, Wa, waitForStatus } from "./support/QrApp.js"
+import { appWith, createQrChannel, pairedChannel, Wa, waitForStatus } from "./support/QrApp.js"
 
 /** What `/metrics` would answer, parsed strictly. */
 const scrape = Effect.map(MetricsServer.scrape, parse)
