@@ -29,8 +29,10 @@ describe("login and refresh rate limits", () => {
         const first = yield* request("POST", "/v1/auth/refresh", { body: { refresh_token: user.refreshToken } })
         assert.strictEqual(first.status, 200, first.text)
         assert.strictEqual(first.headers["ratelimit-limit"], "2")
+        // raw: a refresh with the token in the body
         const second = yield* request("POST", "/v1/auth/refresh", { body: { refresh_token: first.body.refresh_token } })
         assert.strictEqual(second.status, 200, second.text)
+        // raw: a refresh with the token in the body; the 429's envelope is read from the raw answer
         const third = yield* request("POST", "/v1/auth/refresh", { body: { refresh_token: second.body.refresh_token } })
         assert.strictEqual(third.status, 429)
         assert.strictEqual(envelopeOf(third).code, "RATE_LIMITED")

@@ -24,7 +24,9 @@ describe("BASE_PATH", () => {
         assert.strictEqual(page.status, 200)
         assert.include(page.text, `src="/api/console/app.js"`)
         assert.include(page.text, `content="/api"`)
+        // raw: a console file
         assert.strictEqual((yield* request("GET", "/api/console/qrcode.mjs")).status, 200)
+        // raw: the console outside the prefix
         assert.strictEqual((yield* request("GET", "/console")).status, 404)
       }))
 

@@ -98,9 +98,10 @@ describe("character limits count code points", () => {
           }
         ]
         for (const c of cases) {
-          // raw: one more than the limit is a body the typed client refuses before sending it
+          // raw: one table of routes and bodies for every limit (the same bodies go one over it below)
           const taken = yield* request("POST", c.path, { token: c.token, body: c.body(c.limit) })
           assert.strictEqual(taken.status, 201, `${c.what} of ${c.limit} characters: ${taken.text.slice(0, 300)}`)
+          // raw: one more than the limit, which the typed client refuses before sending
           const refused = yield* request("POST", c.path, { token: c.token, body: c.body(c.limit + 1) })
           assert.strictEqual(refused.status, 422, `${c.what} of ${c.limit + 1} characters`)
           assert.deepStrictEqual(refused.body.error.details.issues[0].path, c.member, c.what)

@@ -169,6 +169,7 @@ describe("malformed requests", () => {
         // raw: the test sends and reads X-Request-Id headers, on a known path and an unknown one
         const echoed = yield* request("GET", "/health", { headers: { "x-request-id": "req-123.abc_X" } })
         assert.strictEqual(echoed.headers["x-request-id"], "req-123.abc_X")
+        // raw: X-Request-Id on an unknown path
         const replaced = yield* request("GET", "/nope", { headers: { "x-request-id": "bad id with spaces" } })
         assert.match(replaced.headers["x-request-id"]!, /^[0-9a-f-]{36}$/)
       }))

@@ -188,6 +188,7 @@ describe("sends of every kind (sandbox)", () => {
           body: { to: TO, text: { body: "x" }, image: { media_id: image } }
         })
         assert.strictEqual(both.status, 422)
+        // raw: two sources of one file, a body the typed client would not send
         const twoSources = yield* request("POST", "/v1/messages", {
           token: key,
           body: { to: TO, image: { media_id: image, url: "https://example.com/a.png" } }

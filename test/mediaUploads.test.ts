@@ -249,6 +249,7 @@ describe("media uploads", () => {
           rawBody: "{}"
         })
         assert.strictEqual(reply.status, 422)
+        // raw: a body over 1 MiB that is not an object, sent on purpose
         const big = yield* request("POST", "/v1/contacts", { token, rawBody: `"${"x".repeat(1100 * 1024)}"` })
         assert.strictEqual(big.status, 413)
       }))

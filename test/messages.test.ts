@@ -376,6 +376,7 @@ describe("messages through the sandbox", () => {
         const bad = yield* request("GET", "/v1/messages?status=teleported", { token: key })
         assert.strictEqual(bad.status, 422)
         assert.deepStrictEqual(envelopeOf(bad).details.issues[0].path, ["status"])
+        // raw: an unknown state filter value
         const badState = yield* request("GET", "/v1/messages?state=nope", { token: key })
         assert.strictEqual(badState.status, 422)
         const unknownChannel = yield* refused(client.messages.list({ urlParams: { channel_id: UNKNOWN_CHANNEL } }))

@@ -17,10 +17,12 @@ describe("HTTP rate limits", () => {
         assert.strictEqual(last.headers["ratelimit-limit"], "20")
         assert.strictEqual(last.headers["ratelimit-remaining"], "18")
         for (let i = 3; i <= 20; i++) {
+          // raw: the RateLimit-Remaining header is read
           last = yield* request("POST", "/v1/auth/login", { body: { email: user.email, password: "not the password" } })
           assert.strictEqual(last.status, 401, `attempt ${i}`)
         }
         assert.strictEqual(last.headers["ratelimit-remaining"], "0")
+        // raw: the Retry-After and RateLimit-Remaining headers are read
         const limited = yield* request("POST", "/v1/auth/login", { body: { email: user.email, password: PASSWORD } })
         assert.strictEqual(limited.status, 429)
         assert.strictEqual(envelopeOf(limited).code, "RATE_LIMITED")

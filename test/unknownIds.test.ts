@@ -137,6 +137,7 @@ describe("an id that names nothing is 404", () => {
         assert.strictEqual(numeric.status, 422)
         assert.strictEqual(numeric.body.error.code, "VALIDATION_ERROR")
         // anything else wrong too: the 422 lists it
+        // raw: a body wrong in two ways (not E.164, malformed channel id)
         const both = yield* request("POST", "/v1/messages", {
           token: key,
           body: { to: "not a number", channel_id: "ch_unknown", text: { body: "x" } }
