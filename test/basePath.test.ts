@@ -1,3 +1,4 @@
+import { HttpClient, HttpClientRequest } from "@effect/platform"
 import { assert, describe, layer } from "@effect/vitest"
 import { Effect, Schema } from "effect"
 import { api, bodyOf, envelopeOf, PASSWORD, PathPrefix, request, signUp } from "./support/Fixtures.js"
@@ -7,7 +8,10 @@ describe("BASE_PATH", () => {
   layer(TestApp.layer({ basePath: "/api" }), { excludeTestServices: true, timeout: 60_000 })((it) => {
     it.effect("serves everything under the prefix and nothing outside it", () =>
       Effect.gen(function*() {
-        const client = yield* api().pipe(Effect.provideService(PathPrefix, "/api"))
+        // the typed client with its base URL under the prefix: prepended before the test client adds
+        // the server's origin (api() under PathPrefix would add it after the origin)
+        const underPrefix = HttpClient.mapRequestInput(yield* HttpClient.HttpClient, HttpClientRequest.prependUrl("/api"))
+        const client = yield* api().pipe(Effect.provideService(HttpClient.HttpClient, underPrefix))
         const [health, response] = yield* client.health.health({ withResponse: true })
         assert.strictEqual(response.status, 200)
         assert.strictEqual(health.status, "ok")
