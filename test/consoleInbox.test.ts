@@ -7,9 +7,9 @@
  */
 import { SqlClient } from "@effect/sql"
 import { assert, describe, layer } from "@effect/vitest"
+import type { SandboxInboundRequest } from "@switchboard/domain"
 import { Effect, Layer } from "effect"
 import * as Browser from "./support/Browser.js"
-import type { SandboxInboundRequest } from "@switchboard/domain"
 import { api, eventually, refused, sandboxSetup, signUp } from "./support/Fixtures.js"
 import * as TestApp from "./support/TestApp.js"
 

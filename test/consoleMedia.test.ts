@@ -8,11 +8,11 @@
  */
 import { SqlClient } from "@effect/sql"
 import { assert, describe, layer } from "@effect/vitest"
+import type { SandboxInboundRequest } from "@switchboard/domain"
 import { Effect, Layer } from "effect"
 import { readFileSync } from "node:fs"
 import { deflateSync } from "node:zlib"
 import * as Browser from "./support/Browser.js"
-import type { SandboxInboundRequest } from "@switchboard/domain"
 import { api, eventually, sandboxSetup } from "./support/Fixtures.js"
 import * as TestApp from "./support/TestApp.js"
 
