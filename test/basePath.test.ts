@@ -10,7 +10,10 @@ describe("BASE_PATH", () => {
       Effect.gen(function*() {
         // the typed client with its base URL under the prefix: prepended before the test client adds
         // the server's origin (api() under PathPrefix would add it after the origin)
-        const underPrefix = HttpClient.mapRequestInput(yield* HttpClient.HttpClient, HttpClientRequest.prependUrl("/api"))
+        const underPrefix = HttpClient.mapRequestInput(
+          yield* HttpClient.HttpClient,
+          HttpClientRequest.prependUrl("/api")
+        )
         const client = yield* api().pipe(Effect.provideService(HttpClient.HttpClient, underPrefix))
         const [health, response] = yield* client.health.health({ withResponse: true })
         assert.strictEqual(response.status, 200)

@@ -21,7 +21,10 @@ describe("character limits count code points", () => {
         const admin =
           (yield* createKey(user, { mode: "test", scopes: ["templates.manage", "contacts.manage", "webhooks.manage"] }))
             .secret
-        const sent = yield* (yield* api(key)).messages.send({ payload: { to: TO, text: { body: emoji(4096) } }, headers: {} })
+        const sent = yield* (yield* api(key)).messages.send({
+          payload: { to: TO, text: { body: emoji(4096) } },
+          headers: {}
+        })
         assert.strictEqual(sent.text.body, emoji(4096))
         const cases: ReadonlyArray<{
           readonly what: string
@@ -42,7 +45,7 @@ describe("character limits count code points", () => {
           {
             what: "note",
             token: key,
-            path: `/v1/conversations/${sent.body.conversation_id}/notes`,
+            path: `/v1/conversations/${sent.conversation_id}/notes`,
             body: (n) => ({ body: emoji(n) }),
             limit: 4096,
             member: ["body"]

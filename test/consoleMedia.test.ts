@@ -90,7 +90,11 @@ describe("console: media in the thread", () => {
           const client = yield* api(key)
           const inbound = (body: Omit<SandboxInboundRequest, "from">) =>
             Effect.tap(
-              client.sandbox.inbound({ path: { sessionId: session.id }, payload: { from: ME, ...body }, withResponse: true }),
+              client.sandbox.inbound({
+                path: { sessionId: session.id },
+                payload: { from: ME, ...body },
+                withResponse: true
+              }),
               ([, response]) => Effect.sync(() => assert.strictEqual(response.status, 202))
             )
           const newest = client.messages.list({ urlParams: { limit: 50 } })

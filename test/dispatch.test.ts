@@ -59,7 +59,10 @@ describe("dispatch recovery", () => {
     it.effect("delivers a message id once even when it is dispatched again; its events are not repeated", () =>
       Effect.gen(function*() {
         const { key, session } = yield* sandboxSetup()
-        const sent = yield* (yield* api(key)).messages.send({ payload: { to: TO, text: { body: "once" } }, headers: {} })
+        const sent = yield* (yield* api(key)).messages.send({
+          payload: { to: TO, text: { body: "once" } },
+          headers: {}
+        })
         yield* waitForMessage(key, sent.id, (m) => m.status === "read")
         // a second dispatch of the same id, as after a crash between the provider call and the commit
         const again = yield* Effect.scoped(Effect.gen(function*() {
@@ -71,12 +74,12 @@ describe("dispatch recovery", () => {
         const sql = yield* SqlClient.SqlClient
         const handset = yield* sql<
           { n: number }
-        >`SELECT count(*)::int AS n FROM sandbox_deliveries WHERE message_id = ${sent.body.id}`
+        >`SELECT count(*)::int AS n FROM sandbox_deliveries WHERE message_id = ${sent.id}`
         assert.strictEqual(handset[0]!.n, 1)
         yield* Effect.sleep("2 seconds")
         const events = yield* sql<
           { type: string }
-        >`SELECT type FROM events WHERE object_id = ${sent.body.id} ORDER BY created_at`
+        >`SELECT type FROM events WHERE object_id = ${sent.id} ORDER BY created_at`
         assert.deepStrictEqual(events.map((e) => e.type), [
           "message.queued",
           "message.sent",
@@ -142,7 +145,9 @@ describe.skipIf(testDatabaseUrl() === undefined)("an unreachable database", () =
           )
         )
         const client = yield* api(key)
-        const reply = yield* refused(client.messages.send({ payload: { to: TO, text: { body: "lost?" } }, headers: {} }))
+        const reply = yield* refused(
+          client.messages.send({ payload: { to: TO, text: { body: "lost?" } }, headers: {} })
+        )
         yield* Effect.promise(() => admin(`ALTER DATABASE "${database}" ALLOW_CONNECTIONS true`))
         assert.strictEqual(reply.status, 503)
         assert.strictEqual(reply.code, "SERVICE_UNAVAILABLE")

@@ -250,7 +250,10 @@ describe("inbound messages of every kind (sandbox)", () => {
         assert.strictEqual(two.status, 422)
         const wrongType = yield* refused(client.sandbox.inbound({
           path,
-          payload: { from: FROM, image: { data_base64: Buffer.from("x").toString("base64"), mime_type: "application/pdf" } }
+          payload: {
+            from: FROM,
+            image: { data_base64: Buffer.from("x").toString("base64"), mime_type: "application/pdf" }
+          }
         }))
         assert.strictEqual(wrongType.status, 422)
         assert.strictEqual(wrongType.details["reason"], "media_type_unsupported")

@@ -49,7 +49,10 @@ describe("the media_upload rate limit", () => {
         const usage = yield* client.plan.usage()
         assert.strictEqual(usage.current.media_bytes.used, 4_000)
         // sends are counted apart
-        const sent = yield* client.messages.send({ payload: { to: "+4915112345678", text: { body: "x" } }, headers: {} })
+        const sent = yield* client.messages.send({
+          payload: { to: "+4915112345678", text: { body: "x" } },
+          headers: {}
+        })
         assert.strictEqual(sent.status, "queued")
         // another workspace has its own count
         const other = yield* sandboxSetup()

@@ -66,7 +66,9 @@ describe("QR sends: documents, audio, voice notes, videos and stickers", () => {
                 HttpClientRequest.bodyUint8Array(bytes, contentType)
               )
             ).pipe(
-              Effect.flatMap((r) => Effect.map(r.json, (body) => ({ status: r.status, body: body as { id: `med_${string}` } }))),
+              Effect.flatMap((r) =>
+                Effect.map(r.json, (body) => ({ status: r.status, body: body as { id: `med_${string}` } }))
+              ),
               Effect.tap((r) => assert.strictEqual(r.status, 201, JSON.stringify(r.body))),
               Effect.map((r) => r.body.id),
               Effect.scoped,

@@ -61,7 +61,9 @@ describe("HTTP rate limits when Redis is unreachable", () => {
           assert.strictEqual(readiness.status, "not_ready")
           assert.strictEqual(readiness.checks.redis.status, "down")
           assert.strictEqual(readiness.checks.database.status, "up")
-          const login = yield* refused(client.auth.login({ payload: { email: "nobody@example.com", password: PASSWORD } }))
+          const login = yield* refused(
+            client.auth.login({ payload: { email: "nobody@example.com", password: PASSWORD } })
+          )
           assert.strictEqual(login.status, 401)
         }))
     }

@@ -147,7 +147,9 @@ describe("SECRETS_ENCRYPTION_KEY rotation", () => {
             const second = yield* testDelivery(setup.token, setup.two.id)
             assert.isTrue(signedBy(second, setup.two.secret))
             assert.isTrue(signedBy(second, setup.two.previous))
-            const rotated = yield* (yield* api(setup.token)).webhooks.rotateSecret({ path: { endpointId: setup.one.id } })
+            const rotated = yield* (yield* api(setup.token)).webhooks.rotateSecret({
+              path: { endpointId: setup.one.id }
+            })
             assert.strictEqual(rotated.id, setup.one.id)
             const third = yield* testDelivery(setup.token, setup.one.id)
             assert.isTrue(signedBy(third, rotated.secret))
