@@ -59,6 +59,7 @@ describe("users and sessions", () => {
         const wrong = yield* request("POST", "/v1/auth/login", {
           body: { email: user.email, password: "wrong password!!" }
         })
+        // raw: compared whole with the answer above
         const unknown = yield* request("POST", "/v1/auth/login", { body: { email: uniqueEmail(), password: PASSWORD } })
         assert.strictEqual(wrong.status, 401)
         assert.strictEqual(unknown.status, 401)
@@ -87,10 +88,12 @@ describe("users and sessions", () => {
         const rotated = yield* api(first.body.access_token)
         const me = yield* rotated.session.me()
         assert.strictEqual(me.user.email, user.email)
+        // raw: a refresh with the token in the body, which the contract does not declare
         const reuse = yield* request("POST", "/v1/auth/refresh", { body: { refresh_token: user.refreshToken } })
         assert.strictEqual(reuse.status, 401)
         assert.strictEqual(reuse.body.error.code, "UNAUTHORIZED")
         // the whole family is revoked: the newest refresh token and the access tokens stop working
+        // raw: a refresh with the token in the body, which the contract does not declare
         const newest = yield* request("POST", "/v1/auth/refresh", { body: { refresh_token: first.body.refresh_token } })
         assert.strictEqual(newest.status, 401)
         const after = yield* refused(rotated.session.me())
@@ -100,6 +103,7 @@ describe("users and sessions", () => {
     it.effect("refreshes from the cookie when the body has no token", () =>
       Effect.gen(function*() {
         const user = yield* signUp()
+        // raw: the refresh token sent as a Cookie header
         const reply = yield* request("POST", "/v1/auth/refresh", {
           headers: { cookie: `refresh_token=${user.refreshToken}` }
         })
@@ -121,6 +125,7 @@ describe("users and sessions", () => {
         assert.include(logout.headers["set-cookie"] ?? "", "refresh_token=;")
         const after = yield* refused(session.session.me())
         assert.strictEqual(after.status, 401)
+        // raw: a refresh with the token in the body, which the contract does not declare
         const refresh = yield* request("POST", "/v1/auth/refresh", { body: { refresh_token: user.refreshToken } })
         assert.strictEqual(refresh.status, 401)
       }))

@@ -65,7 +65,7 @@ describe("channels and sandbox sessions", () => {
         assert.strictEqual(dup.code, "CONFLICT")
         const sales = yield* client.channels.create({ payload: { provider: "qr", name: "Sales" } })
         assert.isFalse(sales.is_default)
-        // an empty patch is malformed input: a raw request (the typed client would not send it)
+        // raw: an empty patch is malformed input the typed client would not send
         const empty = yield* request("PATCH", `/v1/channels/${sales.id}`, { ...operator, body: {} })
         assert.strictEqual(empty.status, 422)
         const [renamed, renamedResponse] = yield* client.channels.update({
@@ -80,6 +80,7 @@ describe("channels and sandbox sessions", () => {
         assert.deepStrictEqual(list.data.map((c) => c.is_default), [true, false])
         const pending = yield* client.channels.list({ urlParams: { status: "pending" } })
         assert.strictEqual(pending.data.length, 2)
+        // raw: an unknown status filter is a value the typed client would not send
         const bad = yield* request("GET", "/v1/channels?status=sleeping", operator)
         assert.strictEqual(bad.status, 422)
         const missing = yield* refused(client.channels.get({ path: { channelId: "ch_01JD7X6F3Q9T2M5N8R4V0W1Y2Z" } }))

@@ -7,15 +7,15 @@
  */
 import { SqlClient } from "@effect/sql"
 import { assert, describe, layer } from "@effect/vitest"
+import type { SandboxInboundRequest } from "@switchboard/domain"
 import { Effect, Layer } from "effect"
 import * as Browser from "./support/Browser.js"
-import { eventually, request, sandboxSetup, type SignedUp, signUp } from "./support/Fixtures.js"
+import { api, eventually, refused, sandboxSetup, signUp } from "./support/Fixtures.js"
 import * as TestApp from "./support/TestApp.js"
 
 const ME = "+4915112345678"
 const OTHER = "+4915187654321"
 const { patientPage: newPage, signIn, tabTo, step } = Browser
-const as = (user: SignedUp) => ({ token: user.accessToken, workspace: user.workspaceId })
 /** A 1×1 PNG. */
 const PIXEL = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGMQarAGAAF1AM4Mur0zAAAAAElFTkSuQmCC"
 
@@ -32,18 +32,19 @@ describe("console: the inbox, live", () => {
           const colleague = yield* signUp()
           yield* sql`INSERT INTO workspace_members (workspace_id, user_id, role, created_at)
             VALUES (${user.workspaceId}, ${colleague.userId}, 'member', now())`
-          const members = yield* request("GET", "/v1/workspace/members", as(user))
-          assert.strictEqual(members.status, 200, members.text)
+          const owner = yield* api(user.accessToken, user.workspaceId)
+          const members = yield* owner.session.members({ urlParams: {} })
           assert.deepStrictEqual(
-            members.body.data.map((m: any) => [m.id, m.email, m.role]),
+            members.data.map((m) => [m.id, m.email, m.role]),
             [[user.userId, user.email, "owner"], [colleague.userId, colleague.email, "member"]]
           )
-          assert.strictEqual((yield* request("GET", "/v1/workspace/members", { token: key })).status, 403)
+          assert.strictEqual((yield* refused((yield* api(key)).session.members({ urlParams: {} }))).status, 403)
 
-          const inbound = (from: string, body: Record<string, unknown>) =>
+          const sandbox = (yield* api(key)).sandbox
+          const inbound = (from: string, body: Omit<SandboxInboundRequest, "from">) =>
             Effect.tap(
-              request("POST", `/v1/sandbox/sessions/${session.id}/inbound`, { token: key, body: { from, ...body } }),
-              (r) => Effect.sync(() => assert.strictEqual(r.status, 202, r.text))
+              sandbox.inbound({ path: { sessionId: session.id }, payload: { from, ...body }, withResponse: true }),
+              ([, response]) => Effect.sync(() => assert.strictEqual(response.status, 202))
             )
 
           const w = yield* newPage()
@@ -80,11 +81,9 @@ describe("console: the inbox, live", () => {
           yield* inbound(ME, { text: { body: "Hello again?" } })
           yield* step(() => thread.getByText("Hello again?").waitFor())
           const conversationId = yield* step(() => mine.getAttribute("data-conversation"))
-          const read = yield* eventually(
-            request("GET", `/v1/conversations/${conversationId}`, as(user)),
-            (r) => r.body.unread_count === 0 && r.body.last_read_at !== null
-          )
-          assert.strictEqual(read.body.unread_count, 0)
+          const conversation = owner.conversations.get({ path: { conversationId: conversationId as `cnv_${string}` } })
+          const read = yield* eventually(conversation, (c) => c.unread_count === 0 && c.last_read_at !== null)
+          assert.strictEqual(read.unread_count, 0)
 
           // assign it to the colleague: Tab to "Assigned to", arrow keys to choose
           yield* tabTo(w, /^Assigned to$/)
@@ -94,11 +93,8 @@ describe("console: the inbox, live", () => {
             await w.page.keyboard.press("ArrowDown")
             await w.page.keyboard.press("ArrowDown")
           })
-          const assigned = yield* eventually(
-            request("GET", `/v1/conversations/${conversationId}`, as(user)),
-            (r) => r.body.assignee_id === colleague.userId
-          )
-          assert.strictEqual(assigned.body.assignee_id, colleague.userId)
+          const assigned = yield* eventually(conversation, (c) => c.assignee_id === colleague.userId)
+          assert.strictEqual(assigned.assignee_id, colleague.userId)
           // after the next refreshes the page still shows the colleague
           yield* step(() => w.page.waitForTimeout(3500))
           assert.strictEqual(

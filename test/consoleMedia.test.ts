@@ -8,11 +8,12 @@
  */
 import { SqlClient } from "@effect/sql"
 import { assert, describe, layer } from "@effect/vitest"
+import type { SandboxInboundRequest } from "@switchboard/domain"
 import { Effect, Layer } from "effect"
 import { readFileSync } from "node:fs"
 import { deflateSync } from "node:zlib"
 import * as Browser from "./support/Browser.js"
-import { eventually, request, sandboxSetup } from "./support/Fixtures.js"
+import { api, eventually, sandboxSetup } from "./support/Fixtures.js"
 import * as TestApp from "./support/TestApp.js"
 
 const ME = "+4915112345678"
@@ -86,24 +87,27 @@ describe("console: media in the thread", () => {
           const base = yield* Browser.origin
           const sql = yield* SqlClient.SqlClient
           const { key, session, user } = yield* sandboxSetup([ME])
-          const inbound = (body: Record<string, unknown>) =>
+          const client = yield* api(key)
+          const inbound = (body: Omit<SandboxInboundRequest, "from">) =>
             Effect.tap(
-              request("POST", `/v1/sandbox/sessions/${session.id}/inbound`, {
-                token: key,
-                body: { from: ME, ...body }
+              client.sandbox.inbound({
+                path: { sessionId: session.id },
+                payload: { from: ME, ...body },
+                withResponse: true
               }),
-              (r) => Effect.sync(() => assert.strictEqual(r.status, 202, r.text))
+              ([, response]) => Effect.sync(() => assert.strictEqual(response.status, 202))
             )
+          const newest = client.messages.list({ urlParams: { limit: 50 } })
           /** The newest inbound message of `type` once `n` of that type were recorded (and their media stored). */
           const recorded = (type: string, n = 1) =>
             Effect.map(
               eventually(
-                request("GET", "/v1/messages?limit=50", { token: key }),
-                (r) =>
-                  r.body.data.filter((m: any) => m.type === type && (m.media === null || m.media.status === "ready"))
+                newest,
+                (page) =>
+                  page.data.filter((m) => m.type === type && (m.media === null || m.media.status === "ready"))
                     .length >= n
               ),
-              (r) => r.body.data.find((m: any) => m.type === type)
+              (page) => page.data.find((m) => m.type === type)!
             )
           const image = png(120, [0x12, 0x80, 0x3b])
           yield* inbound({ text: { body: "Hello, this is our menu" } })
@@ -232,15 +236,15 @@ describe("console: media in the thread", () => {
             await thread.locator("li.out[data-type=document]", { hasText: "terms.pdf" }).waitFor()
           })
           const sent = yield* eventually(
-            request("GET", "/v1/messages?limit=50", { token: key }),
-            (r) => r.body.data.filter((m: any) => m.direction === "outbound").length === 2
+            newest,
+            (page) => page.data.filter((m) => m.direction === "outbound").length === 2
           )
-          const [doc, img] = sent.body.data.filter((m: any) => m.direction === "outbound")
-          assert.strictEqual(img.type, "image")
-          assert.strictEqual(img.image.caption, "Today's offer")
-          assert.strictEqual(doc.type, "document")
-          assert.strictEqual(doc.document.filename, "terms.pdf")
-          assert.strictEqual(doc.document.caption, "Our terms")
+          const [doc, img] = sent.data.filter((m) => m.direction === "outbound")
+          assert.strictEqual(img?.type, "image")
+          assert.strictEqual(img?.image?.caption, "Today's offer")
+          assert.strictEqual(doc?.type, "document")
+          assert.strictEqual(doc?.document?.filename, "terms.pdf")
+          assert.strictEqual(doc?.document?.caption, "Our terms")
           yield* step(() =>
             w.page.waitForFunction(() =>
               (globalThis as unknown as { document: Doc }).document.querySelector("li.out[data-type=image] img.media")

@@ -5,8 +5,8 @@
 import { assert, describe, layer } from "@effect/vitest"
 import { Duration, Effect, Layer, Option } from "effect"
 import * as Browser from "./support/Browser.js"
-import { PASSWORD, request, signUp } from "./support/Fixtures.js"
-import { appWith, as, createQrChannel } from "./support/QrApp.js"
+import { api, PASSWORD, signUp } from "./support/Fixtures.js"
+import { appWith, createQrChannel } from "./support/QrApp.js"
 
 const { step } = Browser
 
@@ -48,8 +48,8 @@ describe("console: a QR code nobody scans", () => {
         assert.notStrictEqual(second, first)
         const starts = w.requests.filter((u) => u.endsWith(`/v1/channels/${channelId}/qr/start`))
         assert.strictEqual(starts.length, 2)
-        const status = yield* request("GET", `/v1/channels/${channelId}/qr/status`, as(user))
-        assert.include(["connecting", "awaiting_scan", "disconnected"], status.body.status)
+        const status = yield* (yield* api(user.accessToken, user.workspaceId)).qrPairing.status({ path: { channelId } })
+        assert.include(["connecting", "awaiting_scan", "disconnected"], status.status)
         for (const url of w.requests) assert.isTrue(url.startsWith(`${base}/`), url)
         assert.deepStrictEqual(w.violations, [])
       }))

@@ -109,6 +109,7 @@ describe("contacts", () => {
         assert.deepStrictEqual(ids(first), [c.id, b.id])
         assert.isTrue(first.page.has_more)
         // the cursor is opaque: sent back as the string it came as
+        // raw: the test sends next_cursor back as the exact string it came as (the typed client re-encodes it)
         const second = yield* request("GET", `/v1/contacts?limit=2&after=${first.page.next_cursor}`, { token: key })
         assert.deepStrictEqual(ids(second.body), [a.id])
         assert.isFalse(second.body.page.has_more)
@@ -122,9 +123,11 @@ describe("contacts", () => {
     it.effect("refuses bad input, unknown groups, a taken number on update and contacts beyond the plan", () =>
       Effect.gen(function*() {
         const { client, key, user } = yield* setup
+        // raw: the test searches the whole answer for the number it sent (never echoed)
         const bad = yield* request("POST", "/v1/contacts", { token: key, body: { phone_number: "0151 1234" } })
         assert.strictEqual(bad.status, 422)
         assert.notInclude(bad.text, "0151 1234")
+        // raw: an unknown member is a body the typed client would not send
         const extra = yield* request("POST", "/v1/contacts", {
           token: key,
           body: { phone_number: "+4915100000021", nickname: "x" }
@@ -143,6 +146,7 @@ describe("contacts", () => {
         }))
         assert.strictEqual(taken.status, 409)
         assert.strictEqual(taken.details["id"], first.id)
+        // raw: an empty patch is a body the typed client would not send
         const empty = yield* request("PATCH", `/v1/contacts/${second.id}`, { token: key, body: {} })
         assert.strictEqual(empty.status, 422)
         yield* Effect.flatMap(Operator.Operator, (o) => o.override(user.workspaceId, "contacts", 2)).pipe(
@@ -212,6 +216,7 @@ describe("contacts", () => {
         yield* client.contactGroups.delete({ path })
         assert.strictEqual((yield* refused(client.contactGroups.get({ path }))).status, 404)
         assert.deepStrictEqual((yield* client.contacts.get({ path: { contactId: b.id } })).group_ids, [])
+        // raw: an empty contact_ids is a body the typed client would not send
         const malformed = yield* request("POST", `/v1/contact-groups/${group.id}/members`, {
           token: key,
           body: { contact_ids: [] }

@@ -33,6 +33,7 @@ const pool: Pool = new Map()
 
 const send = (op: Operation, req: Prepared) => {
   const creds = credentials!
+  // raw: generated requests, bodies sent as text
   return request(req.method, req.url, {
     ...(op.auth === "key" ? { token: creds.key } : {}),
     ...(op.auth === "session" ? { token: creds.session, workspace: creds.workspace } : {}),
@@ -78,6 +79,7 @@ describe("the contract under generated requests", () => {
     // what the generated cases found, pinned
     it.effect("refuses a non-number limit without quoting it", () =>
       Effect.gen(function*() {
+        // raw: a limit that is not a number, the answer searched whole
         const reply = yield* request("GET", `/v1/channels?limit=${MARKER}`, { token: credentials!.key })
         assert.strictEqual(reply.status, 422)
         assert.deepStrictEqual(reply.body.error.details.issues[0].path, ["limit"])
@@ -86,10 +88,12 @@ describe("the contract under generated requests", () => {
 
     it.effect("answers a path member longer than the router takes with 422, not 405 for an allowed method", () =>
       Effect.gen(function*() {
+        // raw: a path member longer than the router takes
         const reply = yield* request("GET", `/v1/channels/ch_${"A".repeat(120)}`, { token: credentials!.key })
         assert.strictEqual(reply.status, 422, reply.text)
         assert.strictEqual(reply.body.error.code, "VALIDATION_ERROR")
         assert.deepStrictEqual(reply.body.error.details.issues[0].path, ["channelId"])
+        // raw: a method the route does not have (405)
         const other = yield* request("PUT", `/v1/channels/ch_${"A".repeat(120)}`, { token: credentials!.key })
         assert.strictEqual(other.status, 405)
       }))
@@ -98,6 +102,7 @@ describe("the contract under generated requests", () => {
       Effect.gen(function*() {
         for (const c of [",7\"", "2026-02-31T00:00:00.000Z", "Tuesday"]) {
           const after = Buffer.from(JSON.stringify({ c, i: "x" })).toString("base64url")
+          // raw: cursors the typed client would never build
           const reply = yield* request("GET", `/v1/api-keys?after=${after}`, {
             token: credentials!.session,
             workspace: credentials!.workspace

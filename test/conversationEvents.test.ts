@@ -5,7 +5,7 @@ import { verifyWebhook } from "@switchboard/sdk"
 import { Effect, Layer } from "effect"
 import { createHmac } from "node:crypto"
 import { eventsOf, inbound, thread, TO } from "./support/Conversations.js"
-import { createKey, request } from "./support/Fixtures.js"
+import { api, createKey } from "./support/Fixtures.js"
 import { eventually, receiver } from "./support/Receiver.js"
 import * as TestApp from "./support/TestApp.js"
 
@@ -79,9 +79,8 @@ describe("conversation events", () => {
         const sink = yield* receiver()
         const { client, conversationId, key, session, user } = yield* thread
         const admin = yield* createKey(user, { scopes: ["webhooks.manage"] })
-        const endpoint = yield* request("POST", "/v1/webhook-endpoints", {
-          token: admin.secret,
-          body: {
+        const endpoint = yield* (yield* api(admin.secret)).webhooks.create({
+          payload: {
             url: `${sink.url}/conversations`,
             event_types: [
               "conversation.closed",
@@ -91,8 +90,7 @@ describe("conversation events", () => {
             ]
           }
         })
-        assert.strictEqual(endpoint.status, 201)
-        const secret = endpoint.body.secret as string
+        const secret = endpoint.secret
         const path = { conversationId }
         yield* client.conversations.update({
           path,

@@ -48,6 +48,7 @@ describe("conversations", () => {
         assert.deepStrictEqual(page2.data.map((c) => c.id), [conversationId])
         assert.isFalse(page2.page.has_more)
         for (const query of ["status=archived", "assignee_id=someone", "contact_id=cnt_1", "limit=0"]) {
+          // raw: filter values the typed client would not send
           const bad = yield* request("GET", `/v1/conversations?${query}`, { token: key })
           assert.strictEqual(bad.status, 422, query)
           assert.strictEqual(bad.body.error.code, "VALIDATION_ERROR")
@@ -63,8 +64,9 @@ describe("conversations", () => {
         assert.strictEqual(missing.details["resource"], "conversation")
         // another workspace's conversation is unknown here
         const stranger = yield* createKey(yield* signUp())
-        const foreign = yield* request("GET", `/v1/conversations/${conversationId}`, { token: stranger.secret })
+        const foreign = yield* refused((yield* api(stranger.secret)).conversations.get({ path: { conversationId } }))
         assert.strictEqual(foreign.status, 404)
+        assert.strictEqual(foreign.details["resource"], "conversation")
       }))
 
     it.effect("closes and reopens by PATCH with exactly one event per change and none for no change", () =>
@@ -86,6 +88,7 @@ describe("conversations", () => {
         assert.strictEqual(events[2]!.data.reason, "request")
         assert.strictEqual(events[1]!.data.status, "closed")
         for (const body of [{}, { status: "snoozed" }, { status: "closed", colour: "red" }]) {
+          // raw: malformed patches the typed client would not send
           const bad = yield* request("PATCH", `/v1/conversations/${conversationId}`, { token: key, body })
           assert.strictEqual(bad.status, 422, JSON.stringify(body))
         }
@@ -176,6 +179,7 @@ describe("conversations", () => {
         assert.isTrue(page.page.has_more)
         const rest = yield* client.conversations.messages({ path, urlParams: { after: cursor(page.page.next_cursor) } })
         assert.deepStrictEqual(rest.data.map((m) => m.id), [sent.id])
+        // raw: a reply naming `to` is a body the typed client would not send
         const withTo = yield* request("POST", `/v1/conversations/${conversationId}/messages`, {
           token: key,
           body: { to: TO, text: { body: "x" } }
@@ -191,21 +195,22 @@ describe("conversations", () => {
 
     it.effect("keeps a conversation readable after its contact is deleted; a reply then is a 409", () =>
       Effect.gen(function*() {
-        const { client, conversationId, key, sent } = yield* thread
-        const deleted = yield* request("DELETE", `/v1/contacts/${sent.contact_id}`, { token: key })
+        const { client, conversationId, sent } = yield* thread
+        const [, deleted] = yield* client.contacts.delete({ path: { contactId: sent.contact_id }, withResponse: true })
         assert.isBelow(deleted.status, 300)
         const read = yield* client.conversations.get({ path: { conversationId } })
         assert.strictEqual(read.contact_id, sent.contact_id)
         assert.isNull(read.contact)
         const listed = yield* client.conversations.list({ urlParams: {} })
         assert.include(listed.data.map((c) => c.id), conversationId)
-        const replied = yield* request("POST", `/v1/conversations/${conversationId}/messages`, {
-          token: key,
-          body: { text: { body: "still there?" } }
-        })
+        const replied = yield* refused(client.conversations.reply({
+          path: { conversationId },
+          payload: { text: { body: "still there?" } },
+          headers: {}
+        }))
         assert.strictEqual(replied.status, 409)
-        assert.strictEqual(replied.body.error.code, "CONFLICT")
-        assert.strictEqual(replied.body.error.details.reason, "contact_deleted")
+        assert.strictEqual(replied.code, "CONFLICT")
+        assert.strictEqual(replied.details["reason"], "contact_deleted")
       }))
 
     it.effect("counts inbound messages after the read marker, which only POST /read moves", () =>
@@ -245,6 +250,7 @@ describe("conversations", () => {
         const listed = yield* client.conversations.notes({ path, urlParams: {} })
         assert.deepStrictEqual(listed.data.map((n) => n.body), ["called them", "VIP customer"])
         for (const body of ["", "x".repeat(4097)]) {
+          // raw: an empty note and one over 4096 characters are bodies the typed client would not send
           const bad = yield* request("POST", `/v1/conversations/${conversationId}/notes`, {
             token: key,
             body: { body }

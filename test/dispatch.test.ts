@@ -7,7 +7,7 @@ import { newId, toTimestamp } from "@switchboard/domain"
 import { SandboxProvider } from "@switchboard/providers"
 import { Effect, Layer, Option, Redacted } from "effect"
 import pg from "pg"
-import { request, sandboxSetup, waitForMessage } from "./support/Fixtures.js"
+import { api, refused, sandboxSetup, waitForMessage } from "./support/Fixtures.js"
 import * as TestApp from "./support/TestApp.js"
 
 const TO = "+4915112345678"
@@ -59,24 +59,27 @@ describe("dispatch recovery", () => {
     it.effect("delivers a message id once even when it is dispatched again; its events are not repeated", () =>
       Effect.gen(function*() {
         const { key, session } = yield* sandboxSetup()
-        const sent = yield* request("POST", "/v1/messages", { token: key, body: { to: TO, text: { body: "once" } } })
-        yield* waitForMessage(key, sent.body.id, (m) => m.status === "read")
+        const sent = yield* (yield* api(key)).messages.send({
+          payload: { to: TO, text: { body: "once" } },
+          headers: {}
+        })
+        yield* waitForMessage(key, sent.id, (m) => m.status === "read")
         // a second dispatch of the same id, as after a crash between the provider call and the commit
         const again = yield* Effect.scoped(Effect.gen(function*() {
           const provider = yield* SandboxProvider
           const connection = yield* provider.connect({ id: session.channel_id } as never)
-          return yield* connection.send({ id: sent.body.id, to: TO, body: "once" })
+          return yield* connection.send({ id: sent.id, to: TO, body: "once" })
         }))
         assert.strictEqual(again._tag, "Accepted")
         const sql = yield* SqlClient.SqlClient
         const handset = yield* sql<
           { n: number }
-        >`SELECT count(*)::int AS n FROM sandbox_deliveries WHERE message_id = ${sent.body.id}`
+        >`SELECT count(*)::int AS n FROM sandbox_deliveries WHERE message_id = ${sent.id}`
         assert.strictEqual(handset[0]!.n, 1)
         yield* Effect.sleep("2 seconds")
         const events = yield* sql<
           { type: string }
-        >`SELECT type FROM events WHERE object_id = ${sent.body.id} ORDER BY created_at`
+        >`SELECT type FROM events WHERE object_id = ${sent.id} ORDER BY created_at`
         assert.deepStrictEqual(events.map((e) => e.type), [
           "message.queued",
           "message.sent",
@@ -92,18 +95,19 @@ describe("dispatch recovery", () => {
         const { key, session } = yield* sandboxSetup()
         const sql = yield* SqlClient.SqlClient
         // 2 msg/s x 24 h = 172,800 waiting messages: fake the count with a bulk insert
-        const first = yield* request("POST", "/v1/messages", { token: key, body: { to: TO, text: { body: "seed" } } })
+        const client = yield* api(key)
+        const first = yield* client.messages.send({ payload: { to: TO, text: { body: "seed" } }, headers: {} })
         yield* sql`INSERT INTO messages (id, workspace_id, channel_id, conversation_id, contact_id, direction, to_number, type,
             body, category, priority, status, created_at, updated_at, next_attempt_at)
           SELECT 'msg_bulk' || g, m.workspace_id, m.channel_id, m.conversation_id, m.contact_id, 'outbound', m.to_number, 'text',
             'bulk', 'marketing', 2, 'queued', m.created_at, m.created_at, now() + interval '1 day'
-          FROM messages m, generate_series(1, 172800) g WHERE m.id = ${first.body.id}`
-        const refused = yield* request("POST", "/v1/messages", {
-          token: key,
-          body: { to: TO, text: { body: "one more" }, channel_id: session.channel_id }
-        })
-        assert.strictEqual(refused.status, 429)
-        assert.strictEqual(refused.body.error.code, "PROVIDER_RATE_LIMITED")
+          FROM messages m, generate_series(1, 172800) g WHERE m.id = ${first.id}`
+        const limited = yield* refused(client.messages.send({
+          payload: { to: TO, text: { body: "one more" }, channel_id: session.channel_id },
+          headers: {}
+        }))
+        assert.strictEqual(limited.status, 429)
+        assert.strictEqual(limited.code, "PROVIDER_RATE_LIMITED")
         yield* sql`DELETE FROM messages WHERE id LIKE 'msg_bulk%'`
       }), { timeout: 240_000 }) // 172,800 rows: slow on the embedded database
   })
@@ -140,15 +144,15 @@ describe.skipIf(testDatabaseUrl() === undefined)("an unreachable database", () =
             `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '${database}' AND pid <> pg_backend_pid()`
           )
         )
-        const reply = yield* request("POST", "/v1/messages", { token: key, body: { to: TO, text: { body: "lost?" } } })
+        const client = yield* api(key)
+        const reply = yield* refused(
+          client.messages.send({ payload: { to: TO, text: { body: "lost?" } }, headers: {} })
+        )
         yield* Effect.promise(() => admin(`ALTER DATABASE "${database}" ALLOW_CONNECTIONS true`))
         assert.strictEqual(reply.status, 503)
-        assert.strictEqual(reply.body.error.code, "SERVICE_UNAVAILABLE")
-        const list = yield* Effect.retry(
-          request("GET", "/v1/messages", { token: key }).pipe(Effect.filterOrFail((r) => r.status === 200)),
-          { times: 20 }
-        )
-        assert.strictEqual(list.body.data.length, 0)
+        assert.strictEqual(reply.code, "SERVICE_UNAVAILABLE")
+        const list = yield* Effect.retry(client.messages.list({ urlParams: {} }), { times: 20 })
+        assert.strictEqual(list.data.length, 0)
       }))
   })
 })

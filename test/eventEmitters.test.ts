@@ -12,7 +12,7 @@ import { Operator } from "@switchboard/service-api"
 import { Effect } from "effect"
 import { readFileSync } from "node:fs"
 import { join } from "node:path"
-import { request, sandboxSetup, waitForMessage } from "./support/Fixtures.js"
+import { api, sandboxSetup, waitForMessage } from "./support/Fixtures.js"
 import * as TestApp from "./support/TestApp.js"
 
 const PHONE = "+4915112345678"
@@ -40,27 +40,24 @@ describe("event emitters", () => {
         const sql = yield* SqlClient.SqlClient
         const operator = yield* Operator.Operator
         const { key, session, user } = yield* sandboxSetup([PHONE])
+        const client = yield* api(key)
         const send = (to: string) =>
-          request("POST", "/v1/messages", {
-            token: key,
-            body: { channel_id: session.channel_id, to, text: { body: "x" } }
-          })
+          client.messages.send({ payload: { channel_id: session.channel_id, to, text: { body: "x" } }, headers: {} })
         const ok = yield* send(PHONE)
-        assert.strictEqual(ok.status, 201)
-        yield* waitForMessage(key, ok.body.id, (m) => m.status === "read")
+        assert.strictEqual(ok.status, "queued")
+        yield* waitForMessage(key, ok.id, (m) => m.status === "read")
         const failing = yield* send("+15005550001")
-        yield* waitForMessage(key, failing.body.id, (m) => m.status === "failed_permanent")
-        const inbound = yield* request("POST", `/v1/sandbox/sessions/${session.id}/inbound`, {
-          token: key,
-          body: { from: PHONE, text: { body: "hello" } }
+        yield* waitForMessage(key, failing.id, (m) => m.status === "failed_permanent")
+        const [, inbound] = yield* client.sandbox.inbound({
+          path: { sessionId: session.id },
+          payload: { from: PHONE, text: { body: "hello" } },
+          withResponse: true
         })
         assert.strictEqual(inbound.status, 202)
         yield* operator.setStatus(session.channel_id, "suspended")
         yield* operator.setStatus(session.channel_id, "active")
-        assert.strictEqual(
-          (yield* request("DELETE", `/v1/sandbox/sessions/${session.id}`, { token: key })).status,
-          200
-        )
+        const revoked = yield* client.sandbox.revoke({ path: { sessionId: session.id } })
+        assert.strictEqual(revoked.status, "revoked")
 
         // message.received is recorded by the channel's entity after the 202
         let stored = new Set<string>()
@@ -82,19 +79,17 @@ describe("event emitters", () => {
         }
 
         // the endpoint reports the registry, in the list envelope
-        const catalogue = yield* request("GET", "/v1/webhook-event-types?limit=100", {
-          token: user.accessToken,
-          workspace: user.workspaceId
+        const catalogue = yield* (yield* api(user.accessToken, user.workspaceId)).webhooks.eventTypes({
+          urlParams: { limit: 100 }
         })
-        assert.strictEqual(catalogue.status, 200)
-        assert.deepStrictEqual(catalogue.body.page, { next_cursor: null, has_more: false })
+        assert.deepStrictEqual(catalogue.page, { next_cursor: null, has_more: false })
         assert.deepStrictEqual(
-          catalogue.body.data,
+          catalogue.data,
           EVENT_TYPES.map((e) => ({ type: e.type, emitted: EMITTED_EVENT_TYPES.has(e.type) }))
         )
         for (const type of ["template.created", "contact.updated", "campaign.started"]) {
-          const entry = catalogue.body.data.find((e: { type: string }) => e.type === type)
-          assert.strictEqual(entry.emitted, EMITTED_EVENT_TYPES.has(type as never), type)
+          const entry = catalogue.data.find((e) => e.type === type)
+          assert.strictEqual(entry?.emitted, EMITTED_EVENT_TYPES.has(type as never), type)
         }
       }).pipe(Effect.provide(TestApp.operatorLayer)))
 

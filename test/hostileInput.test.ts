@@ -108,6 +108,7 @@ describe("hostile input", () => {
           ["/v1/messages", `{"to":"+4915112345678","text":${nested(10_000, "{\"body\":\"x\"}")}}`, key.secret]
         ]
         for (const [path, rawBody, token] of cases) {
+          // raw: bodies nested past 64, sent as text
           const reply = yield* request("POST", path, { rawBody, ...(token ? { token } : {}) })
           assertEnvelope(reply, 422, "VALIDATION_ERROR", ["body"])
           assert.match(envelopeOf(reply).details.issues[0].message, /deeper than 64/)
@@ -116,6 +117,7 @@ describe("hostile input", () => {
 
     it.effect("decodes a body nested exactly 64 deep as usual (the member is refused by its schema)", () =>
       Effect.gen(function*() {
+        // raw: a body nested 64 deep, sent as text; the answer is searched whole
         const reply = yield* request("POST", "/v1/auth/login", {
           rawBody: `{"email":${nested(63)},"password":"${SECRET}"}`
         })
@@ -126,29 +128,35 @@ describe("hostile input", () => {
       Effect.gen(function*() {
         const user = yield* signUp()
         const key = yield* createKey(user, { scopes: ["channels.manage", "messages.send"] })
+        // raw: U+0000 in strings, each answer searched whole for the value
         const login = yield* request("POST", "/v1/auth/login", {
           body: { email: `a\u0000${SECRET}@b.co`, password: "x" }
         })
         assertEnvelope(login, 422, "VALIDATION_ERROR", ["email"])
         assert.match(envelopeOf(login).details.issues[0].message, /U\+0000/)
+        // raw: U+0000 in a string, the answer searched whole
         const register = yield* request("POST", "/v1/auth/register", {
           body: { email: "nul@example.com", password: "a long password", name: `x\u0000`, workspace_name: "w" }
         })
         assertEnvelope(register, 422, "VALIDATION_ERROR", ["name"])
+        // raw: U+0000 in a string, the answer searched whole
         const channel = yield* request("POST", "/v1/channels", {
           token: key.secret,
           body: { provider: "qr", name: `Support\u0000${SECRET}` }
         })
         assertEnvelope(channel, 422, "VALIDATION_ERROR", ["name"])
+        // raw: U+0000 in a string, the answer searched whole
         const message = yield* request("POST", "/v1/messages", {
           token: key.secret,
           body: { to: "+4915112345678", text: { body: `hi\u0000${SECRET}` } }
         })
         assertEnvelope(message, 422, "VALIDATION_ERROR", ["text", "body"])
+        // raw: U+0000 in a member name, sent as text
         const memberName = yield* request("POST", "/v1/auth/login", {
           rawBody: `{"email":"a@b.co","password":"x","${SECRET}\\u0000":1}`
         })
         assertEnvelope(memberName, 422, "VALIDATION_ERROR", [])
+        // raw: U+0000 in a query value
         const query = yield* request("GET", `/v1/messages?to=%2B49%00${SECRET}`, { token: key.secret })
         assertEnvelope(query, 422, "VALIDATION_ERROR", ["to"])
       }))
@@ -156,11 +164,13 @@ describe("hostile input", () => {
     it.effect("never accepts a sandbox inbound message it would then drop", () =>
       Effect.gen(function*() {
         const { key, session } = yield* sandboxSetup()
+        // raw: U+0000 in a string, the answer searched whole
         const reply = yield* request("POST", `/v1/sandbox/sessions/${session.id}/inbound`, {
           token: key,
           body: { from: "+4915112345678", text: { body: `hi\u0000there` } }
         })
         assertEnvelope(reply, 422, "VALIDATION_ERROR", ["text", "body"])
+        // raw: an escaped \u0000 written out, beside the hostile case above
         const accepted = yield* request("POST", `/v1/sandbox/sessions/${session.id}/inbound`, {
           token: key,
           body: { from: "+4915112345678", text: { body: "a \\u0000 written out is fine" } }
@@ -205,6 +215,7 @@ describe("hostile input", () => {
           assert.strictEqual(body.error.details.reason, "content_type")
           assert.include(body.error.message, "Content-Type: application/json")
         }
+        // raw: Content-Type with a charset, sent as text
         const json = yield* request("POST", "/v1/auth/login", {
           headers: { "content-type": "application/json; charset=utf-8" },
           rawBody: `{"email":"nobody@example.com","password":"${SECRET}"}`
@@ -219,12 +230,16 @@ describe("hostile input", () => {
           Effect.provide(TestApp.operatorLayer)
         )
         const key = (yield* createKey(user, { scopes: ["channels.manage"] })).secret
+        // raw: every answer of this test is searched whole for the channel name
         const first = yield* request("POST", "/v1/channels", { token: key, body: { provider: "qr", name: SECRET } })
         assert.strictEqual(first.status, 201)
+        // raw: the 409's answer is searched whole for the name
         const second = yield* request("POST", "/v1/channels", { token: key, body: { provider: "qr", name: SECRET } })
         assertEnvelope(second, 409, "CONFLICT")
+        // raw: as the calls around it (answers searched whole)
         const other = yield* request("POST", "/v1/channels", { token: key, body: { provider: "qr", name: "other" } })
         assert.strictEqual(other.status, 201)
+        // raw: the 409's answer is searched whole for the name
         const rename = yield* request(
           "PATCH",
           `/v1/channels/${bodyOf(Schema.Struct({ id: Schema.String }), other).id}`,
@@ -277,6 +292,7 @@ describe("hostile input", () => {
         // HTTP/1.0 needs no Host; 100-continue is met as usual
         const old = yield* rawExchange(p, "GET /health HTTP/1.0\r\n\r\n")
         assert.match(old, /^HTTP\/1\.1 200 /)
+        // raw: the server still answers after the hostile exchanges above (a file raw by design)
         const reply = yield* request("GET", "/health")
         assert.strictEqual(reply.status, 200)
       }))

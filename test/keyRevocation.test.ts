@@ -3,8 +3,8 @@
  * of its own mode whose scopes it holds all of (itself included).
  */
 import { assert, describe, layer } from "@effect/vitest"
-import { Effect, Schema } from "effect"
-import { bodyOf, createKey, envelopeOf, request, signUp } from "./support/Fixtures.js"
+import { Effect } from "effect"
+import { api, createKey, refused, signUp } from "./support/Fixtures.js"
 import * as TestApp from "./support/TestApp.js"
 
 const ALL = [
@@ -23,7 +23,8 @@ describe("API key revocation", () => {
         const user = yield* signUp()
         const make = (mode: "test" | "live", scopes: ReadonlyArray<string>) =>
           createKey(user, { mode, scopes }).pipe(Effect.map((k) => ({ id: k.id, secret: k.secret })))
-        const revoke = (token: string, id: string) => request("DELETE", `/v1/api-keys/${id}`, { token })
+        const revoke = (token: string, id: `key_${string}`) =>
+          Effect.flatMap(api(token), (client) => client.apiKeys.revoke({ path: { keyId: id } }))
 
         const narrowTest = yield* make("test", ["workspace.read"])
         const broadTest = yield* make("test", ["workspace.read", "messages.send"])
@@ -31,49 +32,45 @@ describe("API key revocation", () => {
         const liveRead = yield* make("live", ["workspace.read"])
 
         // the reported case: a test key with workspace.read against a live key with every scope
-        const upward = yield* revoke(narrowTest.secret, liveAll.id)
+        const upward = yield* refused(revoke(narrowTest.secret, liveAll.id))
         assert.strictEqual(upward.status, 403)
-        assert.strictEqual(envelopeOf(upward).code, "FORBIDDEN")
-        assert.strictEqual(envelopeOf(upward).details.reason, "key_mode_mismatch")
+        assert.strictEqual(upward.code, "FORBIDDEN")
+        assert.strictEqual(upward.details["reason"], "key_mode_mismatch")
 
-        const wider = yield* revoke(narrowTest.secret, broadTest.id)
+        const wider = yield* refused(revoke(narrowTest.secret, broadTest.id))
         assert.strictEqual(wider.status, 403)
-        assert.strictEqual(envelopeOf(wider).details.reason, "key_scopes_exceed_own")
-        assert.deepStrictEqual(envelopeOf(wider).details.missing_scopes, ["messages.send"])
+        assert.strictEqual(wider.details["reason"], "key_scopes_exceed_own")
+        assert.deepStrictEqual(wider.details["missing_scopes"], ["messages.send"])
 
-        const otherMode = yield* revoke(narrowTest.secret, liveRead.id)
+        const otherMode = yield* refused(revoke(narrowTest.secret, liveRead.id))
         assert.strictEqual(otherMode.status, 403)
-        assert.strictEqual(envelopeOf(otherMode).details.reason, "key_mode_mismatch")
-        const liveToTest = yield* revoke(liveAll.secret, narrowTest.id)
+        assert.strictEqual(otherMode.details["reason"], "key_mode_mismatch")
+        const liveToTest = yield* refused(revoke(liveAll.secret, narrowTest.id))
         assert.strictEqual(liveToTest.status, 403)
 
         // refused revocations changed nothing
-        const list = yield* request("GET", "/v1/api-keys", { token: liveAll.secret })
-        const keys = bodyOf(
-          Schema.Struct({ data: Schema.Array(Schema.Struct({ revoked_at: Schema.NullOr(Schema.String) })) }),
-          list
-        )
+        const keys = yield* (yield* api(liveAll.secret)).apiKeys.list({ urlParams: {} })
+        assert.strictEqual(keys.data.length, 4)
         assert.isTrue(keys.data.every((k) => k.revoked_at === null))
 
-        const missing = yield* revoke(narrowTest.secret, "key_01HZZZZZZZZZZZZZZZZZZZZZZZ")
+        const missing = yield* refused(revoke(narrowTest.secret, "key_01HZZZZZZZZZZZZZZZZZZZZZZZ"))
         assert.strictEqual(missing.status, 404)
 
         // a key whose scopes include the target's, same mode: allowed
         const down = yield* revoke(broadTest.secret, narrowTest.id)
-        assert.strictEqual(down.status, 200)
+        assert.strictEqual(down.id, narrowTest.id)
         const liveDown = yield* revoke(liveAll.secret, liveRead.id)
-        assert.strictEqual(liveDown.status, 200)
+        assert.strictEqual(liveDown.id, liveRead.id)
 
         // a key may revoke itself
         const self = yield* revoke(broadTest.secret, broadTest.id)
-        assert.strictEqual(self.status, 200)
+        assert.strictEqual(self.id, broadTest.id)
 
         // a user session revokes anything
-        const bySession = yield* request("DELETE", `/v1/api-keys/${liveAll.id}`, {
-          token: user.accessToken,
-          workspace: user.workspaceId
+        const bySession = yield* (yield* api(user.accessToken, user.workspaceId)).apiKeys.revoke({
+          path: { keyId: liveAll.id }
         })
-        assert.strictEqual(bySession.status, 200)
+        assert.strictEqual(bySession.id, liveAll.id)
       }))
   })
 })

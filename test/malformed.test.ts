@@ -146,6 +146,7 @@ describe("malformed requests", () => {
         const user = yield* signUp()
         const key = yield* createKey(user)
         for (const c of cases) {
+          // raw: malformed requests sent on purpose; the test reads X-Request-Id and searches the whole answer
           const reply = yield* request(c.method, c.path, c.options?.(key.secret) ?? {})
           assert.strictEqual(reply.status, c.status, c.name)
           assert.deepStrictEqual(Object.keys(Object(reply.body)), ["error"], c.name)
@@ -165,8 +166,10 @@ describe("malformed requests", () => {
 
     it.effect("echoes a valid X-Request-Id and replaces an invalid one", () =>
       Effect.gen(function*() {
+        // raw: the test sends and reads X-Request-Id headers, on a known path and an unknown one
         const echoed = yield* request("GET", "/health", { headers: { "x-request-id": "req-123.abc_X" } })
         assert.strictEqual(echoed.headers["x-request-id"], "req-123.abc_X")
+        // raw: X-Request-Id on an unknown path
         const replaced = yield* request("GET", "/nope", { headers: { "x-request-id": "bad id with spaces" } })
         assert.match(replaced.headers["x-request-id"]!, /^[0-9a-f-]{36}$/)
       }))
@@ -178,6 +181,7 @@ describe("malformed requests", () => {
         const sql = yield* SqlClient.SqlClient
         // break the schema under a running server: the plan read now fails unexpectedly
         yield* sql`ALTER TABLE entitlement_overrides RENAME TO entitlement_overrides_gone`
+        // raw: the test searches the whole answer for internals (table name, error class, stack frames)
         const reply = yield* request("GET", "/v1/plan", { token: key.secret })
         yield* sql`ALTER TABLE entitlement_overrides_gone RENAME TO entitlement_overrides`
         assert.strictEqual(reply.status, 500)

@@ -182,11 +182,13 @@ describe("sends of every kind (sandbox)", () => {
       Effect.gen(function*() {
         const { key } = yield* sandboxSetup([TO])
         const image = yield* upload(key, png(600), "image/png")
+        // raw: two kinds in one message and two sources of one file are bodies the typed client would not send
         const both = yield* request("POST", "/v1/messages", {
           token: key,
           body: { to: TO, text: { body: "x" }, image: { media_id: image } }
         })
         assert.strictEqual(both.status, 422)
+        // raw: two sources of one file, a body the typed client would not send
         const twoSources = yield* request("POST", "/v1/messages", {
           token: key,
           body: { to: TO, image: { media_id: image, url: "https://example.com/a.png" } }

@@ -7,7 +7,7 @@ import { HttpClient, HttpClientRequest } from "@effect/platform"
 import { assert, describe, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { randomBytes } from "node:crypto"
-import { request, sandboxSetup } from "./support/Fixtures.js"
+import { api, sandboxSetup } from "./support/Fixtures.js"
 import * as TestApp from "./support/TestApp.js"
 
 const png = (size: number) => {
@@ -29,10 +29,7 @@ const upload = (token: string, bytes: Uint8Array, contentType: string) =>
   }).pipe(Effect.scoped, Effect.orDie)
 
 const mediaBytes = (token: string) =>
-  Effect.map(request("GET", "/v1/usage", { token }), (r) => {
-    assert.strictEqual(r.status, 200, r.text)
-    return r.body.current.media_bytes
-  })
+  Effect.map(Effect.flatMap(api(token), (client) => client.plan.usage()), (usage) => usage.current.media_bytes)
 
 describe("stored media in usage", () => {
   layer(TestApp.layer(), { excludeTestServices: true, timeout: 120_000 })((it) => {

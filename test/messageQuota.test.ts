@@ -5,9 +5,9 @@
  */
 import { assert, describe, layer } from "@effect/vitest"
 import { Operator } from "@switchboard/service-api"
-import { Effect } from "effect"
-import { request, signUp } from "./support/Fixtures.js"
-import { appWith, as, createQrChannel, pairOverHttp, Wa, waitForStatus } from "./support/QrApp.js"
+import { Effect, Either } from "effect"
+import { api, refused, signUp } from "./support/Fixtures.js"
+import { appWith, createQrChannel, pairOverHttp, Wa, waitForStatus } from "./support/QrApp.js"
 import * as TestApp from "./support/TestApp.js"
 
 const RECIPIENTS = 5
@@ -27,7 +27,7 @@ describe("monthly message quota", () => {
         for (let i = 0; i < RECIPIENTS; i++) wa.contact(recipient(i))
         const user = yield* signUp()
         yield* override(user.workspaceId, "production_channels", 2)
-        const channels: Array<string> = []
+        const channels: Array<`ch_${string}`> = []
         for (const name of ["One", "Two"]) {
           const id = yield* createQrChannel(user, name)
           yield* pairOverHttp(wa, user, id)
@@ -35,37 +35,34 @@ describe("monthly message quota", () => {
           channels.push(id)
         }
         yield* override(user.workspaceId, "monthly_message_quota", 7)
-        const usage = yield* request("GET", "/v1/usage", as(user))
-        assert.strictEqual(usage.body.metered.messages_sent.limit, 7)
+        const client = yield* api(user.accessToken, user.workspaceId)
+        const usage = yield* client.plan.usage()
+        assert.strictEqual(usage.metered.messages_sent.limit, 7)
 
+        const send = (channelId: `ch_${string}`, to: string, body: string) =>
+          client.messages.send({ payload: { channel_id: channelId, to, text: { body } }, headers: {} })
         const replies = yield* Effect.forEach(
           Array.from({ length: 24 }, (_, i) => i),
-          (i) =>
-            request("POST", "/v1/messages", {
-              ...as(user),
-              body: { channel_id: channels[i % 2], to: recipient(i), text: { body: `hello ${i}` } }
-            }),
+          (i) => Effect.either(send(channels[i % 2]!, recipient(i), `hello ${i}`)),
           { concurrency: 12 }
         )
-        assert.deepStrictEqual(replies.map((r) => r.status).filter((s) => s !== 201 && s !== 409), [])
-        assert.strictEqual(replies.filter((r) => r.status === 201).length, 7)
-        for (const refused of replies.filter((r) => r.status === 409)) {
-          assert.strictEqual(refused.body.error.code, "ENTITLEMENT_LIMIT_REACHED")
-          assert.strictEqual(refused.body.error.details.entitlement, "monthly_message_quota")
-          assert.strictEqual(refused.body.error.details.limit, 7)
+        const refusals = yield* Effect.forEach(replies.filter(Either.isLeft), (r) => refused(Effect.fail(r.left)))
+        assert.deepStrictEqual(refusals.map((r) => r.status).filter((s) => s !== 409), [])
+        assert.strictEqual(replies.filter(Either.isRight).length, 7)
+        assert.strictEqual(refusals.length, 17)
+        for (const refusal of refusals) {
+          assert.strictEqual(refusal.code, "ENTITLEMENT_LIMIT_REACHED")
+          assert.strictEqual(refusal.details["entitlement"], "monthly_message_quota")
+          assert.strictEqual(refusal.details["limit"], 7)
         }
 
         // raising the quota lets sends in again; unlimited (cleared override on an unlimited plan) too
         yield* override(user.workspaceId, "monthly_message_quota", 8)
-        const one = (i: number) =>
-          request("POST", "/v1/messages", {
-            ...as(user),
-            body: { channel_id: channels[0], to: recipient(i), text: { body: `more ${i}` } }
-          })
-        assert.strictEqual((yield* one(100)).status, 201)
-        assert.strictEqual((yield* one(101)).status, 409)
+        const one = (i: number) => send(channels[0]!, recipient(i), `more ${i}`)
+        assert.strictEqual((yield* one(100)).status, "queued")
+        assert.strictEqual((yield* refused(one(101))).status, 409)
         yield* override(user.workspaceId, "monthly_message_quota", undefined)
-        assert.strictEqual((yield* one(102)).status, 201)
+        assert.strictEqual((yield* one(102)).status, "queued")
       }))
   })
 })

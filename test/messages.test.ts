@@ -167,7 +167,7 @@ describe("messages through the sandbox", () => {
         assert.strictEqual(other.code, "IDEMPOTENCY_CONFLICT")
         const list = yield* client.messages.list({ urlParams: {} })
         assert.strictEqual(list.data.filter((m) => m.text?.body === "once").length, 1)
-        // an over-long key is malformed input: the typed client would not send it
+        // raw: an over-long key is malformed input the typed client would not send
         const long = yield* request("POST", "/v1/messages", {
           token: key,
           body,
@@ -289,7 +289,7 @@ describe("messages through the sandbox", () => {
     it.effect("refuses bad sends with the right errors and writes nothing", () =>
       Effect.gen(function*() {
         const { key, user } = yield* sandboxSetup()
-        // malformed input: raw requests (the typed client would refuse to send them)
+        // raw: malformed input the typed client would refuse to send
         const post = (body: unknown) => request("POST", "/v1/messages", { token: key, body })
         const notE164 = yield* post({ to: "0151 1234", text: { body: "x" } })
         assert.strictEqual(notE164.status, 422)
@@ -372,10 +372,11 @@ describe("messages through the sandbox", () => {
           urlParams: { channel_id: session.channel_id, direction: "outbound" }
         })
         assert.strictEqual(byChannel.data.length, 2)
-        // unknown filter values are malformed input: raw requests
+        // raw: unknown filter values are malformed input the typed client would not send
         const bad = yield* request("GET", "/v1/messages?status=teleported", { token: key })
         assert.strictEqual(bad.status, 422)
         assert.deepStrictEqual(envelopeOf(bad).details.issues[0].path, ["status"])
+        // raw: an unknown state filter value
         const badState = yield* request("GET", "/v1/messages?state=nope", { token: key })
         assert.strictEqual(badState.status, 422)
         const unknownChannel = yield* refused(client.messages.list({ urlParams: { channel_id: UNKNOWN_CHANNEL } }))
@@ -391,9 +392,10 @@ describe("messages through the sandbox", () => {
       Effect.gen(function*() {
         const { key, session } = yield* sandboxSetup()
         const client = yield* api(key)
-        const reply = yield* request("POST", `/v1/sandbox/sessions/${session.id}/inbound`, {
-          token: key,
-          body: { from: TO, text: { body: "hi there" } }
+        const [, reply] = yield* client.sandbox.inbound({
+          path: { sessionId: session.id },
+          payload: { from: TO, text: { body: "hi there" } },
+          withResponse: true
         })
         assert.strictEqual(reply.status, 202)
         // the simulated network delivers it through the channel's entity, a moment later

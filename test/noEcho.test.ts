@@ -12,7 +12,7 @@ import { Operator } from "@switchboard/service-api"
 import { Arbitrary, Effect, FastCheck as fc, Schema } from "effect"
 import { MARKER, operations } from "./support/ContractFuzz.js"
 import type { Operation } from "./support/ContractFuzz.js"
-import { createKey, request, sandboxSetup } from "./support/Fixtures.js"
+import { api, createKey, request, sandboxSetup } from "./support/Fixtures.js"
 import type { Reply } from "./support/Fixtures.js"
 import * as TestApp from "./support/TestApp.js"
 
@@ -80,6 +80,7 @@ describe("no echo of client text in errors", () => {
           const hasBody = op.method !== "GET" && op.method !== "DELETE"
           const idem = op.idempotent ? { headers: { "idempotency-key": `${MARKER}-${op.name}` } } : {}
           const replies: Array<[string, Reply]> = []
+          // raw: the marker goes where the typed client would not put it, and each answer is searched whole
           const send = (label: string, url: string, options: Parameters<typeof request>[2]) =>
             Effect.map(request(op.method, url, { ...as, ...idem, ...options }), (r) => {
               replies.push([`${op.name} ${label}`, r])
@@ -106,6 +107,7 @@ describe("no echo of client text in errors", () => {
       Effect.gen(function*() {
         const c = credentials!
         const asKey = { token: c.key }
+        // raw: each answer below is searched whole for what the request carried
         const placeholder = yield* request("POST", "/v1/templates", {
           ...asKey,
           body: {
@@ -118,9 +120,8 @@ describe("no echo of client text in errors", () => {
         })
         assert.strictEqual(placeholder.status, 422, placeholder.text)
         assertNoEcho(placeholder, "placeholder")
-        const created = yield* request("POST", "/v1/templates", {
-          ...asKey,
-          body: {
+        const created = yield* (yield* api(c.key)).templates.create({
+          payload: {
             slug: "no_echo",
             name: "No echo",
             category: "utility",
@@ -128,7 +129,7 @@ describe("no echo of client text in errors", () => {
             variables: [{ name: "name", required: true }]
           }
         })
-        assert.strictEqual(created.status, 201, created.text)
+        assert.strictEqual(created.slug, "no_echo")
         const to = "+4915112345678"
         for (
           const template of [
@@ -137,11 +138,13 @@ describe("no echo of client text in errors", () => {
             { slug: `${lower}_slug`, variables: {} }
           ]
         ) {
+          // raw: unknown variables and slugs, each answer searched whole
           const reply = yield* request("POST", "/v1/messages", { ...asKey, body: { to, template } })
           assert.isAtLeast(reply.status, 400, reply.text)
           assertNoEcho(reply, JSON.stringify(template))
         }
-        const testSend = yield* request("POST", `/v1/templates/${created.body.id}/test-send`, {
+        // raw: an unknown variable, the answer searched whole
+        const testSend = yield* request("POST", `/v1/templates/${created.id}/test-send`, {
           ...asKey,
           body: { to, variables: { [MARKER]: "x" } }
         })

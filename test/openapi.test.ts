@@ -8,6 +8,7 @@ describe("OpenAPI and docs", () => {
   layer(TestApp.layer(), { excludeTestServices: true, timeout: 60_000 })((it) => {
     it.effect("describes the contract as OpenAPI 3.1, version 1.0.0, with bearer security and envelopes", () =>
       Effect.gen(function*() {
+        // raw: the OpenAPI document is not an endpoint of the typed client
         const reply = yield* request("GET", "/openapi.json")
         assert.strictEqual(reply.status, 200)
         const spec = reply.body
@@ -40,6 +41,7 @@ describe("OpenAPI and docs", () => {
 
     it.effect("shows every operation's access flags exactly as the route table that enforces them holds them", () =>
       Effect.gen(function*() {
+        // raw: the OpenAPI document is not an endpoint of the typed client
         const spec = (yield* request("GET", "/openapi.json")).body
         const seen = new Set<string>()
         for (const [path, item] of Object.entries(spec.paths) as Array<[string, Record<string, any>]>) {
@@ -74,6 +76,7 @@ describe("OpenAPI and docs", () => {
 
     it.effect("serves an offline docs page (no CDN, no external fonts)", () =>
       Effect.gen(function*() {
+        // raw: the docs page is not an endpoint of the typed client, and the test reads its HTML
         const reply = yield* request("GET", "/docs")
         assert.strictEqual(reply.status, 200)
         assert.include(reply.headers["content-type"]!, "text/html")

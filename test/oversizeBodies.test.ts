@@ -9,7 +9,7 @@ import { HttpServer } from "@effect/platform"
 import { assert, describe, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { connect } from "node:net"
-import { createKey, request, signUp } from "./support/Fixtures.js"
+import { api, createKey, signUp } from "./support/Fixtures.js"
 import * as TestApp from "./support/TestApp.js"
 
 const port = Effect.map(HttpServer.HttpServer, (server) => (server.address as HttpServer.TcpAddress).port)
@@ -117,8 +117,9 @@ describe("bodies over the limit", () => {
               assert.strictEqual(outcome.body.error.code, "PAYLOAD_TOO_LARGE", `try ${i + 1}`)
               assert.strictEqual(outcome.body.error.details.limit_bytes, MiB, `try ${i + 1}`)
             }
-            const health = yield* request("GET", "/health")
-            assert.strictEqual(health.status, 200)
+            const [health, response] = yield* (yield* api()).health.health({ withResponse: true })
+            assert.strictEqual(response.status, 200)
+            assert.strictEqual(health.status, "ok")
           })
       )
     }

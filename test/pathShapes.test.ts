@@ -45,12 +45,15 @@ describe("paths with characters a segment may not hold", () => {
       Effect.gen(function*() {
         const { user } = yield* sandboxSetup()
         const key = (yield* createKey(user, { scopes: [...SCOPES] })).secret
+        // raw: setup of a raw-HTTP-by-design file (path shapes), kept as it was
         const contact = yield* request("POST", "/v1/contacts", { token: key, body: { phone_number: "+4915112340001" } })
         assert.strictEqual(contact.status, 201, contact.text)
+        // raw: setup of a raw-HTTP-by-design file (path shapes), kept as it was
         const group = yield* request("POST", "/v1/contact-groups", { token: key, body: { name: "Shapes" } })
         assert.strictEqual(group.status, 201, group.text)
         const g = group.body.id as string
         const c = contact.body.id as string
+        // raw: setup of a raw-HTTP-by-design file (path shapes), kept as it was
         const added = yield* request("POST", `/v1/contact-groups/${g}/members`, {
           token: key,
           body: { contact_ids: [c] }
@@ -66,6 +69,7 @@ describe("paths with characters a segment may not hold", () => {
           assert.strictEqual(reply.body.error.details.reason, "path_character")
           assert.notInclude(reply.text, g)
         }
+        // raw: reads the group after hostile paths, as the rest of this raw-by-design file
         const kept = yield* request("GET", `/v1/contact-groups/${g}`, { token: key })
         assert.strictEqual(kept.status, 200, kept.text)
         assert.strictEqual(kept.body.member_count, 1)
@@ -116,6 +120,7 @@ describe("paths with characters a segment may not hold", () => {
             }
           }
           assert.isAbove(sent, 500)
+          // raw: the server still answers after hundreds of hostile paths (raw-by-design file)
           const health = yield* request("GET", "/health")
           assert.strictEqual(health.status, 200)
         }),

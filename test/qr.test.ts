@@ -77,7 +77,8 @@ describe("QR channels", () => {
         assert.strictEqual(channel.phone_number, "+15550007777")
         const caps = yield* client.channels.capabilities({ path: { channelId } })
         assert.strictEqual(caps.max_throughput_mps, 0.5)
-        // the pairing status tells whether a code shows, never the code (raw: the whole body is searched)
+        // the pairing status tells whether a code shows, never the code
+        // raw: the whole answer is searched for the code
         const status = yield* request("GET", `/v1/channels/${channelId}/qr/status`, as(user))
         assert.strictEqual(status.status, 200)
         assert.deepStrictEqual(
@@ -100,7 +101,7 @@ describe("QR channels", () => {
         // our message id is the WhatsApp id
         assert.strictEqual(received.id, sent.body.id)
         const read = yield* eventually(
-          Effect.map(request("GET", `/v1/messages/${sent.body.id}`, as(user)), (r) => r.body),
+          client.messages.get({ path: { messageId: sent.body.id } }),
           (m) => m.status === "read",
           30_000
         )
@@ -109,11 +110,11 @@ describe("QR channels", () => {
 
         yield* contact.says("Thanks, got it")
         const inbound = yield* eventually(
-          request("GET", `/v1/messages?direction=inbound&channel_id=${channelId}`, as(user)),
-          (r) => r.body?.data?.length > 0
+          client.messages.list({ urlParams: { direction: "inbound", channel_id: channelId } }),
+          (page) => page.data.length > 0
         )
-        assert.strictEqual(inbound.body.data[0].text.body, "Thanks, got it")
-        assert.strictEqual(inbound.body.data[0].from, contact.number)
+        assert.strictEqual(inbound.data[0]?.text.body, "Thanks, got it")
+        assert.strictEqual(inbound.data[0]?.from, contact.number)
         const sql = yield* SqlClient.SqlClient
         const receivedEvents = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM events
           WHERE workspace_id = ${user.workspaceId} AND type = 'message.received'`
@@ -150,12 +151,13 @@ describe("QR channels", () => {
           ["GET", "safety"]
         ] as const
         for (const [method, route] of routes) {
+          // raw: a matrix of methods and routes, the SSE stream among them
           const r = yield* request(method, `/v1/channels/${channelId}/qr/${route}`, { token: key.secret })
           assert.strictEqual(r.status, 403, `${route}: ${r.text}`)
         }
         const sandbox = yield* (yield* api((yield* createKey(user, { mode: "test" })).secret)).sandbox.create()
-        // (raw: a matrix of methods and routes, the stream among them)
         for (const [method, route] of routes) {
+          // raw: a matrix of methods and routes, the SSE stream among them
           const r = yield* request(method, `/v1/channels/${sandbox.channel_id}/qr/${route}`, as(user))
           assert.strictEqual(r.status, 409, `${route}: ${r.text}`)
           assert.strictEqual(r.body.error.code, "CHANNEL_CAPABILITY_UNAVAILABLE")

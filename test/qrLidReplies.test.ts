@@ -8,8 +8,8 @@ import { SqlClient } from "@effect/sql"
 import { assert, describe, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { thread } from "./support/Conversations.js"
-import { eventually, refused, request } from "./support/Fixtures.js"
-import { appWith, as, pairedChannel, Wa } from "./support/QrApp.js"
+import { api, eventually, refused } from "./support/Fixtures.js"
+import { appWith, pairedChannel, Wa } from "./support/QrApp.js"
 import * as TestApp from "./support/TestApp.js"
 
 describe("replies to a contact known only by its LID", () => {
@@ -20,38 +20,39 @@ describe("replies to a contact known only by its LID", () => {
         const { channelId, user } = yield* pairedChannel()
         const hidden = wa.contact("+4915112340393")
         const theirs = yield* hidden.says("who am I", { addressing: "lid" })
+        const client = yield* api(user.accessToken, user.workspaceId)
         const inbound = yield* eventually(
-          request("GET", `/v1/messages?direction=inbound&channel_id=${channelId}`, as(user)),
-          (r) => r.body?.data?.length === 1
+          client.messages.list({ urlParams: { direction: "inbound", channel_id: channelId } }),
+          (page) => page.data.length === 1
         )
-        const message = inbound.body.data[0]
+        const message = inbound.data[0]!
         assert.isNull(message.from)
-        const conversationId: string = message.conversation_id
-        const conversation = yield* request("GET", `/v1/conversations/${conversationId}`, as(user))
-        assert.isNull(conversation.body.contact.phone_number)
-        assert.strictEqual(conversation.body.contact.whatsapp_lid, hidden.lidUser)
+        const conversationId = message.conversation_id
+        const conversation = yield* client.conversations.get({ path: { conversationId } })
+        assert.isNotNull(conversation.contact)
+        assert.isNull(conversation.contact?.phone_number)
+        assert.strictEqual(conversation.contact?.whatsapp_lid, hidden.lidUser)
 
         const lidJid = `${hidden.lidUser}@lid`
-        const reply = (body: Record<string, unknown>) =>
+        const reply = (payload: Parameters<typeof client.conversations.reply>[0]["payload"]) =>
           Effect.gen(function*() {
             const before = hidden.received.length
-            const sent = yield* request("POST", `/v1/conversations/${conversationId}/messages`, { ...as(user), body })
-            assert.strictEqual(sent.status, 201, sent.text)
-            assert.strictEqual(sent.body.to, lidJid)
-            assert.strictEqual(sent.body.conversation_id, conversationId)
+            const sent = yield* client.conversations.reply({ path: { conversationId }, payload, headers: {} })
+            assert.strictEqual(sent.to, lidJid)
+            assert.strictEqual(sent.conversation_id, conversationId)
             const received = yield* hidden.nextReceived(before).pipe(
               Effect.timeout("60 seconds"),
               Effect.catchAll(() =>
                 Effect.flatMap(
-                  request("GET", `/v1/messages/${sent.body.id}`, as(user)),
-                  (r) => Effect.dieMessage(`the contact never received it: ${r.text}`)
+                  client.messages.get({ path: { messageId: sent.id } }),
+                  (m) => Effect.dieMessage(`the contact never received it: ${JSON.stringify(m)}`)
                 )
               )
             )
-            assert.strictEqual(received.id, sent.body.id)
+            assert.strictEqual(received.id, sent.id)
             // WhatsApp's address of the contact: its LID, not a number
             assert.strictEqual(received.to, lidJid)
-            return { id: sent.body.id as string, received }
+            return { id: sent.id, received }
           })
 
         const text = yield* reply({ text: { body: "You are our favourite customer" } })
@@ -68,7 +69,7 @@ describe("replies to a contact known only by its LID", () => {
 
         for (const m of [text, quoting, reaction]) {
           const done = yield* eventually(
-            Effect.map(request("GET", `/v1/messages/${m.id}`, as(user)), (r) => r.body),
+            client.messages.get({ path: { messageId: m.id } }),
             (b) => b.status === "read",
             30_000
           )
@@ -76,10 +77,10 @@ describe("replies to a contact known only by its LID", () => {
           assert.isNotNull(done.delivered_at)
         }
         // still one contact and one conversation: the replies did not make a contact of the LID address
-        const contacts = yield* request("GET", "/v1/contacts", as(user))
-        assert.strictEqual(contacts.body.data.length, 1, contacts.text)
-        const conversations = yield* request("GET", "/v1/conversations", as(user))
-        assert.strictEqual(conversations.body.data.length, 1, conversations.text)
+        const contacts = yield* client.contacts.list({ urlParams: {} })
+        assert.strictEqual(contacts.data.length, 1, JSON.stringify(contacts.data))
+        const conversations = yield* client.conversations.list({ urlParams: {} })
+        assert.strictEqual(conversations.data.length, 1, JSON.stringify(conversations.data))
       }), 150_000)
   })
 

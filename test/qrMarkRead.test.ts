@@ -6,15 +6,8 @@
 import { assert, describe, it as unit, layer } from "@effect/vitest"
 import { QrConnection } from "@switchboard/providers"
 import { Effect } from "effect"
-import { eventually, request } from "./support/Fixtures.js"
-import { appWith, as, pairedChannel, Wa } from "./support/QrApp.js"
-
-interface ApiMessage {
-  readonly id: string
-  readonly conversation_id: string
-  readonly read_at: string | null
-  readonly text: { readonly body: string }
-}
+import { api, eventually } from "./support/Fixtures.js"
+import { appWith, pairedChannel, Wa } from "./support/QrApp.js"
 
 describe("QR read receipts", () => {
   unit("go to the sender's LID when one is recorded, else to its number", () => {
@@ -37,33 +30,33 @@ describe("QR read receipts", () => {
           const { channelId, user } = yield* pairedChannel()
           const contact = wa.contact("+4915112340055")
           const ids = [yield* contact.says("first"), yield* contact.says("second")]
+          const client = yield* api(user.accessToken, user.workspaceId)
           const inbound = (n: number) =>
             eventually(
-              request("GET", `/v1/messages?direction=inbound&channel_id=${channelId}`, as(user)),
-              (r) => r.body?.data?.length === n
-            ).pipe(Effect.map((r) => r.body.data as ReadonlyArray<ApiMessage>))
+              client.messages.list({ urlParams: { direction: "inbound", channel_id: channelId } }),
+              (page) => page.data.length === n
+            ).pipe(Effect.map((page) => page.data))
           const [latest] = yield* inbound(2)
           assert.deepStrictEqual(contact.readReceipts, [], "nothing is read before the business reads it")
 
-          const read = yield* request("POST", `/v1/conversations/${latest!.conversation_id}/read`, as(user))
-          assert.strictEqual(read.status, 200, read.text)
-          assert.strictEqual(read.body.unread_count, 0)
+          const path = { conversationId: latest!.conversation_id }
+          const read = yield* client.conversations.markRead({ path })
+          assert.strictEqual(read.unread_count, 0)
           const jid = "4915112340055@s.whatsapp.net"
           yield* eventually(Effect.sync(() => contact.readReceipts.length), (n) => n >= 2, 30_000)
           assert.sameDeepMembers(contact.readReceipts, ids.map((id) => ({ id, to: jid })))
 
           // again: nothing is unread, so nothing is sent
-          const again = yield* request("POST", `/v1/conversations/${latest!.conversation_id}/read`, as(user))
-          assert.strictEqual(again.status, 200, again.text)
+          const again = yield* client.conversations.markRead({ path })
+          assert.strictEqual(again.unread_count, 0)
 
           // a sender known only by its LID gets its receipt at its LID (one message route); the
           // link carries stanzas in order, so once it arrives nothing more came for the first contact
           const hidden = wa.contact("+4915112340056")
           const hiddenId = yield* hidden.says("who am I", { addressing: "lid" })
           const lidMessage = (yield* inbound(3)).find((m) => m.text.body === "who am I")!
-          const one = yield* request("POST", `/v1/messages/${lidMessage.id}/read`, as(user))
-          assert.strictEqual(one.status, 200, one.text)
-          assert.isNotNull(one.body.read_at)
+          const one = yield* client.messages.markRead({ path: { messageId: lidMessage.id } })
+          assert.isNotNull(one.read_at)
           yield* eventually(Effect.sync(() => hidden.readReceipts.length), (n) => n >= 1, 30_000)
           assert.deepStrictEqual(hidden.readReceipts, [{ id: hiddenId, to: `${hidden.lidUser}@lid` }])
           assert.strictEqual(contact.readReceipts.length, 2, JSON.stringify(contact.readReceipts))

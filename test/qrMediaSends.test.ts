@@ -10,8 +10,8 @@ import { assert, describe, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { randomBytes } from "node:crypto"
 import type { FakeContact, MediaKindName, ReceivedMessage } from "./fake-whatsapp/index.js"
-import { eventually, request } from "./support/Fixtures.js"
-import { appWith, as, pairedChannel, Wa } from "./support/QrApp.js"
+import { api, eventually } from "./support/Fixtures.js"
+import { appWith, pairedChannel, Wa } from "./support/QrApp.js"
 
 /** Random bytes behind a file type's signature (what the upload route sniffs). */
 const withHead = (size: number, head: Buffer, at = 0) => {
@@ -37,8 +37,9 @@ describe("QR sends: documents, audio, voice notes, videos and stickers", () => {
         Effect.gen(function*() {
           const wa = yield* Wa
           const { channelId, user } = yield* pairedChannel()
-          const caps = yield* request("GET", `/v1/channels/${channelId}/capabilities`, as(user))
-          assert.deepStrictEqual(caps.body.message_types, [
+          const sdk = yield* api(user.accessToken, user.workspaceId)
+          const caps = yield* sdk.channels.capabilities({ path: { channelId } })
+          assert.deepStrictEqual(caps.message_types, [
             "text",
             "image",
             "document",
@@ -52,8 +53,8 @@ describe("QR sends: documents, audio, voice notes, videos and stickers", () => {
           const contact = wa.contact("+4915112340291")
           yield* contact.says("can you send me the invoice?")
           yield* eventually(
-            request("GET", `/v1/messages?direction=inbound&channel_id=${channelId}`, as(user)),
-            (r) => r.body?.data?.length === 1
+            sdk.messages.list({ urlParams: { direction: "inbound", channel_id: channelId } }),
+            (page) => page.data.length === 1
           )
 
           const client = yield* HttpClient.HttpClient
@@ -65,35 +66,37 @@ describe("QR sends: documents, audio, voice notes, videos and stickers", () => {
                 HttpClientRequest.bodyUint8Array(bytes, contentType)
               )
             ).pipe(
-              Effect.flatMap((r) => Effect.map(r.json, (body) => ({ status: r.status, body: body as { id: string } }))),
+              Effect.flatMap((r) =>
+                Effect.map(r.json, (body) => ({ status: r.status, body: body as { id: `med_${string}` } }))
+              ),
               Effect.tap((r) => assert.strictEqual(r.status, 201, JSON.stringify(r.body))),
               Effect.map((r) => r.body.id),
               Effect.scoped,
               Effect.orDie
             )
 
+          type SendPayload = Parameters<typeof sdk.messages.send>[0]["payload"]
           /** Sends through the API, waits until the contact's phone has it, and downloads its file. */
           const sendFile = (to: FakeContact, kind: MediaKindName, body: Record<string, unknown>) =>
             Effect.gen(function*() {
               const before = to.received.length
-              const sent = yield* request("POST", "/v1/messages", {
-                ...as(user),
-                body: { channel_id: channelId, to: to.number, [kind]: body }
-              })
-              assert.strictEqual(sent.status, 201, sent.text)
+              // the kind is a variable member: the payload is checked when the typed client encodes it
+              const payload = { channel_id: channelId, to: to.number, [kind]: body } as SendPayload
+              const sent = yield* sdk.messages.send({ payload, headers: {} })
+              assert.strictEqual(sent.type, kind)
               const received: ReceivedMessage = yield* to.nextReceived(before).pipe(
                 Effect.timeout("60 seconds"),
                 Effect.catchAll(() =>
                   Effect.flatMap(
-                    request("GET", `/v1/messages/${sent.body.id}`, as(user)),
-                    (r) => Effect.dieMessage(`the contact never received it: ${r.text}`)
+                    sdk.messages.get({ path: { messageId: sent.id } }),
+                    (m) => Effect.dieMessage(`the contact never received it: ${JSON.stringify(m)}`)
                   )
                 )
               )
               // our message id is the WhatsApp id
-              assert.strictEqual(received.id, sent.body.id)
+              assert.strictEqual(received.id, sent.id)
               const bytes = yield* to.downloads(received, kind)
-              return { id: sent.body.id as string, received, bytes }
+              return { id: sent.id, received, bytes }
             })
 
           // a document over several media-store chunks (256 KiB each), with its filename and a caption
@@ -149,7 +152,7 @@ describe("QR sends: documents, audio, voice notes, videos and stickers", () => {
 
           for (const m of [document, audio, voice, video, sticker]) {
             const read = yield* eventually(
-              Effect.map(request("GET", `/v1/messages/${m.id}`, as(user)), (r) => r.body),
+              sdk.messages.get({ path: { messageId: m.id } }),
               (b) => b.status === "read",
               30_000
             )

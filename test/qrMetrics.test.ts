@@ -6,9 +6,9 @@ import { assert, describe, layer } from "@effect/vitest"
 import { MetricsServer } from "@switchboard/infra"
 import { Duration, Effect, Layer } from "effect"
 import * as QrHarness from "./qr/QrHarness.js"
-import { eventually, request, signUp } from "./support/Fixtures.js"
+import { api, eventually, signUp } from "./support/Fixtures.js"
 import { parse, samples, total } from "./support/PrometheusParser.js"
-import { appWith, as, createQrChannel, pairedChannel, Wa, waitForStatus } from "./support/QrApp.js"
+import { appWith, createQrChannel, pairedChannel, Wa, waitForStatus } from "./support/QrApp.js"
 
 /** What `/metrics` would answer, parsed strictly. */
 const scrape = Effect.map(MetricsServer.scrape, parse)
@@ -63,8 +63,8 @@ describe("QR metrics when WhatsApp cannot be reached", () => {
       Effect.gen(function*() {
         const user = yield* signUp()
         const channelId = yield* createQrChannel(user, "Offline")
-        const started = yield* request("POST", `/v1/channels/${channelId}/qr/start`, as(user))
-        assert.strictEqual(started.status, 200, started.text)
+        const started = yield* (yield* api(user.accessToken, user.workspaceId)).qrPairing.start({ path: { channelId } })
+        assert.strictEqual(started.channel_id, channelId)
         yield* waitForStatus(user, channelId, "disconnected")
         const metrics = yield* scrape
         assert.isAtLeast(total(metrics, "switchboard_qr_connect_failures_total", { reason: "connection_refused" }), 3)

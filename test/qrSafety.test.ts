@@ -12,7 +12,7 @@ import { Effect, Layer, Option, Redacted } from "effect"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { envelopeOf, request, sandboxSetup } from "./support/Fixtures.js"
+import { api, envelopeOf, request, sandboxSetup } from "./support/Fixtures.js"
 import type { Reply, SignedUp } from "./support/Fixtures.js"
 import { adminRun } from "./support/Processes.js"
 import { appWith, pairedChannel, Wa } from "./support/QrApp.js"
@@ -68,6 +68,7 @@ const pastMessage = (
     Effect.orDie
   )
 
+// raw: the refusals' Retry-After header is read (assertRefused)
 const send = (user: SignedUp, channelId: string, i: number) =>
   request("POST", "/v1/messages", {
     token: user.accessToken,
@@ -188,15 +189,13 @@ describe("QR safety cap", () => {
           assert.isAtLeast(retryAfter, 3600 - 60)
           assert.isAtMost(retryAfter, 3600)
           // what the console shows: the same count, read through the API
-          const safety = yield* request("GET", `/v1/channels/${channelId}/qr/safety`, {
-            token: user.accessToken,
-            workspace: user.workspaceId
+          const safety = yield* (yield* api(user.accessToken, user.workspaceId)).qrPairing.safety({
+            path: { channelId }
           })
-          assert.strictEqual(safety.status, 200, safety.text)
-          assert.strictEqual(safety.body.limit, 5)
-          assert.strictEqual(safety.body.sent_24h + safety.body.queued, 5)
-          assert.isAtLeast(safety.body.sent_24h, 3)
-          assert.strictEqual(safety.body.remaining, 0)
+          assert.strictEqual(safety.limit, 5)
+          assert.strictEqual(safety.sent_24h + safety.queued, 5)
+          assert.isAtLeast(safety.sent_24h, 3)
+          assert.strictEqual(safety.remaining, 0)
         }),
       { timeout: 180_000 }
     )
@@ -267,12 +266,13 @@ describe("QR safety cap", () => {
         yield* Effect.flatMap(Operator.Operator, (o) => o.qrLimit(user.workspaceId, undefined, 0)).pipe(
           Effect.provide(TestApp.operatorLayer)
         )
+        const client = yield* api(key)
         for (let i = 0; i < 3; i++) {
-          const reply = yield* request("POST", "/v1/messages", {
-            token: key,
-            body: { to: "+4915112345678", text: { body: `sandbox ${i}` } }
+          const reply = yield* client.messages.send({
+            payload: { to: "+4915112345678", text: { body: `sandbox ${i}` } },
+            headers: {}
           })
-          assert.strictEqual(reply.status, 201, reply.text)
+          assert.strictEqual(reply.text.body, `sandbox ${i}`)
         }
       }))
 

@@ -6,8 +6,8 @@
  */
 import { assert, describe, layer } from "@effect/vitest"
 import { Effect } from "effect"
-import { eventually, request } from "./support/Fixtures.js"
-import { appWith, as, channelOf, pairedChannel, Wa } from "./support/QrApp.js"
+import { api, eventually } from "./support/Fixtures.js"
+import { appWith, channelOf, pairedChannel, Wa } from "./support/QrApp.js"
 
 describe("QR reach-out timelock", () => {
   layer(appWith({ phoneNumber: "+15550006666" }), { excludeTestServices: true, timeout: 180_000 })((it) => {
@@ -17,23 +17,18 @@ describe("QR reach-out timelock", () => {
         Effect.gen(function*() {
           const wa = yield* Wa
           const { user, channelId } = yield* pairedChannel("Held")
+          const client = yield* api(user.accessToken, user.workspaceId)
           const send = (to: string, text: string) =>
             Effect.map(
-              request("POST", "/v1/messages", {
-                ...as(user),
-                body: { channel_id: channelId, to, text: { body: text } }
-              }),
-              (r) => {
-                assert.strictEqual(r.status, 201, r.text)
-                return r.body.id as string
-              }
+              client.messages.send({ payload: { channel_id: channelId, to, text: { body: text } }, headers: {} }),
+              (sent) => sent.id
             )
-          const message = (id: string) => Effect.map(request("GET", `/v1/messages/${id}`, as(user)), (r) => r.body)
+          const message = (messageId: `msg_${string}`) => client.messages.get({ path: { messageId } })
           const regular = wa.contact("+4915188000001")
           yield* regular.says("Is my order ready?")
           yield* eventually(
-            request("GET", `/v1/messages?direction=inbound&channel_id=${channelId}`, as(user)),
-            (r) => r.body?.data?.length > 0
+            client.messages.list({ urlParams: { direction: "inbound", channel_id: channelId } }),
+            (page) => page.data.length > 0
           )
           const stranger = wa.contact("+4915188000002")
           // the channel sends one message per 2-3 s: the stranger's wait behind the replies
@@ -58,15 +53,14 @@ describe("QR reach-out timelock", () => {
           for (const id of held) {
             const m = yield* message(id)
             assert.strictEqual(m.status, "queued", JSON.stringify(m))
-            assert.notInclude(m.timeline.map((t: { to_state: string }) => t.to_state), "dispatching")
+            assert.notInclude(m.timeline.map((t) => t.to_state), "dispatching")
           }
           // the channel's health says so: two held, the signal and when, the day's sends by recipient
-          const safety = () =>
-            Effect.map(request("GET", `/v1/channels/${channelId}/qr/safety`, as(user)), (r) => r.body)
+          const safety = () => client.qrPairing.safety({ path: { channelId } })
           const locked = yield* safety()
           assert.strictEqual(locked.restrictions.held_by_timelock, 2)
-          assert.strictEqual(locked.restrictions.last_signal.signal, "reachout_timelocked")
-          assert.isAtMost(Math.abs(Date.parse(locked.restrictions.last_signal.at) - Date.now()), 60_000)
+          assert.strictEqual(locked.restrictions.last_signal?.signal, "reachout_timelocked")
+          assert.isAtMost(Math.abs(Date.parse(locked.restrictions.last_signal?.at ?? "") - Date.now()), 60_000)
           assert.deepStrictEqual(locked.sends_24h, { new_contacts: 2, existing_contacts: 4 })
           assert.strictEqual(locked.sent_24h, 4)
           assert.strictEqual(locked.queued, 2)
@@ -80,7 +74,7 @@ describe("QR reach-out timelock", () => {
           // (the check's answer is recorded as the link reports it, a moment after the send)
           const lifted = yield* eventually(safety(), (b) => b.recipient_checks_24h.on_whatsapp === 2)
           assert.strictEqual(lifted.restrictions.held_by_timelock, 0)
-          assert.strictEqual(lifted.restrictions.last_signal.signal, "restriction_lifted")
+          assert.strictEqual(lifted.restrictions.last_signal?.signal, "restriction_lifted")
           // WhatsApp confirmed the stranger before the first of them went out
           assert.deepStrictEqual(lifted.recipient_checks_24h, { on_whatsapp: 2, not_on_whatsapp: 0 })
           for (const id of held) {

@@ -7,8 +7,8 @@
 import { assert, describe, layer } from "@effect/vitest"
 import { QrTyping } from "@switchboard/providers"
 import { Effect } from "effect"
-import { eventually, request } from "./support/Fixtures.js"
-import { appWith, as, pairedChannel, Wa } from "./support/QrApp.js"
+import { api, eventually } from "./support/Fixtures.js"
+import { appWith, pairedChannel, Wa } from "./support/QrApp.js"
 
 describe("QR typing indicator", () => {
   layer(appWith({ phoneNumber: "+15550007777" }), { excludeTestServices: true, timeout: 120_000 })((it) => {
@@ -22,12 +22,13 @@ describe("QR typing indicator", () => {
           const bob = wa.contact("+4915177000002")
           const first = "Hello Alice, your table for two is booked for 8 pm."
           const sends = [[alice, first], [alice, "See you tonight"], [bob, "Hi Bob"]] as const
+          const client = yield* api(user.accessToken, user.workspaceId)
           for (const [contact, text] of sends) {
-            const sent = yield* request("POST", "/v1/messages", {
-              ...as(user),
-              body: { channel_id: channelId, to: contact.number, text: { body: text } }
+            const sent = yield* client.messages.send({
+              payload: { channel_id: channelId, to: contact.number, text: { body: text } },
+              headers: {}
             })
-            assert.strictEqual(sent.status, 201, sent.text)
+            assert.strictEqual(sent.text.body, text)
           }
           yield* eventually(
             Effect.sync(() => [alice.received.length, bob.received.length]),

@@ -8,7 +8,7 @@ import { assert, describe, layer } from "@effect/vitest"
 import { Duration, Effect, Layer, Option } from "effect"
 import * as QrHarness from "./qr/QrHarness.js"
 import * as Browser from "./support/Browser.js"
-import { eventually, PASSWORD, request, signUp } from "./support/Fixtures.js"
+import { api, eventually, PASSWORD, signUp } from "./support/Fixtures.js"
 import { appWith, as, channelEvents, createQrChannel, waitForStatus } from "./support/QrApp.js"
 import * as Sse from "./support/SseClient.js"
 
@@ -34,8 +34,9 @@ describe("a QR channel that cannot reach WhatsApp", () => {
         assert.strictEqual(snapshot.event, "snapshot")
         assert.isNull(snapshot.data.connection_error)
         const startedAt = Date.now()
-        const started = yield* request("POST", `/v1/channels/${channelId}/qr/start`, as(user))
-        assert.strictEqual(started.status, 200, started.text)
+        const client = yield* api(user.accessToken, user.workspaceId)
+        const started = yield* client.qrPairing.start({ path: { channelId } })
+        assert.strictEqual(started.channel_id, channelId)
 
         // while it retries: the stream and qr/status say why, and when the next attempt starts
         // a failed attempt is a qr.state that changes no status (reason null), carrying the connection error
@@ -49,11 +50,10 @@ describe("a QR channel that cannot reach WhatsApp", () => {
         assert.strictEqual(first.data.failures, 1)
         assert.match(first.data.message, /^127\.0\.0\.1:\d+ refused the connection \(ECONNREFUSED\)\. Check /)
         assert.isString(first.data.next_attempt_at)
-        const retrying = yield* request("GET", `/v1/channels/${channelId}/qr/status`, as(user))
-        assert.strictEqual(retrying.status, 200, retrying.text)
-        assert.strictEqual(retrying.body.status, "connecting")
-        assert.strictEqual(retrying.body.connection_error.reason, "connection_refused")
-        assert.strictEqual(retrying.body.connection_error.message, first.data.message)
+        const retrying = yield* client.qrPairing.status({ path: { channelId } })
+        assert.strictEqual(retrying.status, "connecting")
+        assert.strictEqual(retrying.connection_error?.reason, "connection_refused")
+        assert.strictEqual(retrying.connection_error?.message, first.data.message)
 
         // the third failure in a row ends it: disconnected with the reason, and the stream closes
         let down = yield* stream.nextNamed("qr.state", "15 seconds")
@@ -73,9 +73,10 @@ describe("a QR channel that cannot reach WhatsApp", () => {
           [[null, 1], [null, 2], [null, 3]]
         )
 
-        const status = yield* request("GET", `/v1/channels/${channelId}/qr/status`, as(user))
-        assert.strictEqual(status.body.status, "disconnected")
-        assert.deepStrictEqual(status.body.connection_error, down.data.connection_error)
+        const status = yield* client.qrPairing.status({ path: { channelId } })
+        assert.strictEqual(status.status, "disconnected")
+        assert.isObject(status.connection_error)
+        assert.deepStrictEqual({ ...status.connection_error }, down.data.connection_error)
         const channel = yield* waitForStatus(user, channelId, "disconnected")
         assert.strictEqual(channel.status_reason, "reconnect_budget_exhausted")
         const types = (yield* eventually(channelEvents(channelId), (e) => e.length >= 2)).map((e) => e.type)

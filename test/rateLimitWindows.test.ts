@@ -18,10 +18,12 @@ describe("a rate limit whose window is not a whole number of ms per request", ()
       Effect.gen(function*() {
         const user = yield* signUp() // its login is the first of the window
         for (let i = 2; i <= 7; i++) {
+          // raw: the test reads RateLimit-Limit and Retry-After headers
           const reply = yield* request("POST", "/v1/auth/login", { body: { email: user.email, password: "wrong" } })
           assert.strictEqual(reply.status, 401, `login ${i}`)
           assert.strictEqual(reply.headers["ratelimit-limit"], "7")
         }
+        // raw: the test reads the Retry-After header
         const refused = yield* request("POST", "/v1/auth/login", { body: { email: user.email, password: PASSWORD } })
         assert.strictEqual(refused.status, 429, refused.text)
         assert.strictEqual(envelopeOf(refused).code, "RATE_LIMITED")

@@ -6,7 +6,7 @@
  */
 import { assert, describe, layer } from "@effect/vitest"
 import { Effect, FastCheck as fc } from "effect"
-import { createKey, request, signUp } from "./support/Fixtures.js"
+import { api, createKey, request, signUp } from "./support/Fixtures.js"
 import { port, rawRequest } from "./support/RawHttp.js"
 import type { RawReply } from "./support/RawHttp.js"
 import * as TestApp from "./support/TestApp.js"
@@ -34,8 +34,9 @@ const assertRefused = (reply: RawReply, status: number, path0?: ReadonlyArray<st
 }
 
 const healthy = Effect.gen(function*() {
-  const health = yield* request("GET", "/health")
-  assert.strictEqual(health.status, 200)
+  const [health, response] = yield* (yield* api()).health.health({ withResponse: true })
+  assert.strictEqual(response.status, 200)
+  assert.strictEqual(health.status, "ok")
 })
 
 describe("raw bytes", () => {
@@ -91,6 +92,7 @@ describe("raw bytes", () => {
           token: key.secret
         })
         assert.strictEqual(contact.status, 201, contact.text)
+        // raw: bodies with lone surrogate escapes, as JSON text the typed client would not write
         const patch = (text: string) =>
           request("PATCH", `/v1/contacts/${contact.body.id}`, { token: key.secret, rawBody: text })
         // in a jsonb member Postgres refuses it: this was a 500 after the request was accepted

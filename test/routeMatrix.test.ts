@@ -48,6 +48,7 @@ describe("authentication of every route", () => {
     it.effect("answers 401 without a credential on every secured route", () =>
       Effect.gen(function*() {
         for (const route of routes) {
+          // raw: every route of the contract from one table, with an empty body where one goes
           const reply = yield* request(route.method, route.path, route.method === "GET" ? {} : { body: {} })
           assert.strictEqual(reply.status, 401, `${route.method} ${route.path}`)
           assert.strictEqual(envelopeOf(reply).code, "UNAUTHORIZED", `${route.method} ${route.path}`)
@@ -61,6 +62,7 @@ describe("authentication of every route", () => {
         assert.isAbove(scoped.length, 0)
         for (const route of scoped) {
           const key = yield* createKey(user, { scopes: SCOPES.filter((s) => !route.scopes.includes(s)) })
+          // raw: every scoped route from one table, with an empty body where one goes
           const reply = yield* request(route.method, route.path, {
             token: key.secret,
             ...(route.method === "GET" ? {} : { body: {} })
@@ -89,6 +91,7 @@ describe("authentication of every route", () => {
         for (const route of testKeyOnly) {
           const body = bodies[route.validPath.split("/").pop()!] ?? {}
           for (const as of [{ token: user.accessToken, workspace: user.workspaceId }, { token: live.secret }]) {
+            // raw: every test-key-only route from one table
             const reply = yield* request(route.method, route.validPath, {
               ...as,
               ...(route.method === "GET" ? {} : { body })
@@ -113,6 +116,7 @@ describe("authentication of every route", () => {
         )
         for (const route of qr) assert.include(sessionOnly, route)
         for (const route of sessionOnly) {
+          // raw: every session-only route from one table (the SSE stream among them), empty bodies
           const reply = yield* request(route.method, route.path, {
             token: key.secret,
             ...(route.method === "GET" ? {} : { body: {} })

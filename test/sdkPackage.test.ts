@@ -13,7 +13,7 @@ import { dirname, join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 import { promisify } from "node:util"
 import { build, pack } from "../scripts/build-sdk.js"
-import { createKey, request, sandboxSetup } from "./support/Fixtures.js"
+import { api, createKey, sandboxSetup } from "./support/Fixtures.js"
 import { eventually, receiver } from "./support/Receiver.js"
 import * as TestApp from "./support/TestApp.js"
 
@@ -109,19 +109,18 @@ describe("@switchboard/sdk as a published package", () => {
         const sink = yield* receiver()
         const { key, user } = yield* sandboxSetup([TO])
         const admin = yield* createKey(user, { scopes: ["webhooks.manage"] })
-        const endpoint = yield* request("POST", "/v1/webhook-endpoints", {
-          token: admin.secret,
-          body: { url: `${sink.url}/hooks`, event_types: ["message.queued"] }
+        const endpoint = yield* (yield* api(admin.secret)).webhooks.create({
+          payload: { url: `${sink.url}/hooks`, event_types: ["message.queued"] }
         })
-        assert.strictEqual(endpoint.status, 201)
         const server = yield* HttpServer.HttpServer
         const address = server.address
         if (address._tag !== "TcpAddress") return assert.fail("expected a TCP server")
 
         writeFileSync(join(project, "consumer.mjs"), consumerScript)
         const deliveryFile = join(project, "delivery.json")
-        const probe = yield* request("POST", "/v1/messages", { token: key, body: { to: TO, text: { body: "probe" } } })
-        assert.strictEqual(probe.status, 201)
+        const client = yield* api(key)
+        const probe = yield* client.messages.send({ payload: { to: TO, text: { body: "probe" } }, headers: {} })
+        assert.strictEqual(probe.text.body, "probe")
         yield* eventually(() => sink.received.length >= 1 || undefined)
         writeFileSync(deliveryFile, JSON.stringify(sink.received[0]))
 
@@ -134,7 +133,7 @@ describe("@switchboard/sdk as a published package", () => {
               API_KEY: key,
               TO,
               DELIVERY_FILE: deliveryFile,
-              WEBHOOK_SECRET: endpoint.body.secret
+              WEBHOOK_SECRET: endpoint.secret
             }
           })
         )
@@ -148,8 +147,8 @@ describe("@switchboard/sdk as a published package", () => {
         )
         assert.strictEqual(result.verified, "message.queued")
         assert.strictEqual(result.tampered, "no_matching_signature")
-        const stored = yield* request("GET", `/v1/messages/${result.id}`, { token: key })
-        assert.strictEqual(stored.body.text.body, "from the tarball")
+        const stored = yield* client.messages.get({ path: { messageId: result.id } })
+        assert.strictEqual(stored.text.body, "from the tarball")
 
         // a user's strict tsc accepts correct use and rejects a wrong body: the declarations are real types
         writeFileSync(join(project, "typed.ts"), typedConsumer)

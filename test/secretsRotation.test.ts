@@ -21,7 +21,7 @@ import { randomBytes } from "node:crypto"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { createKey, request, signUp } from "./support/Fixtures.js"
+import { api, createKey, signUp } from "./support/Fixtures.js"
 import { adminExit } from "./support/Processes.js"
 import { eventually, type Received, receiver } from "./support/Receiver.js"
 import * as TestApp from "./support/TestApp.js"
@@ -87,14 +87,12 @@ describe("SECRETS_ENCRYPTION_KEY rotation", () => {
 
         const sink = yield* receiver()
         /** Sends a test event to `endpoint` and returns the request it made. */
-        const testDelivery = (token: string, endpoint: string) =>
+        const testDelivery = (token: string, endpoint: `wh_${string}`) =>
           Effect.gen(function*() {
             const before = sink.received.length
-            const test = yield* request("POST", `/v1/webhook-endpoints/${endpoint}/test`, { token, body: {} })
-            assert.isString(test.body?.delivery_id, test.text)
+            const test = yield* (yield* api(token)).webhooks.test({ path: { endpointId: endpoint }, payload: {} })
             return yield* eventually(
-              () =>
-                sink.received.slice(before).find((r) => r.headers["x-webhook-delivery-id"] === test.body.delivery_id),
+              () => sink.received.slice(before).find((r) => r.headers["x-webhook-delivery-id"] === test.delivery_id),
               30_000
             )
           })
@@ -113,17 +111,12 @@ describe("SECRETS_ENCRYPTION_KEY rotation", () => {
             // two endpoints: more than the free plan allows
             const sql = yield* SqlClient.SqlClient
             yield* sql`UPDATE workspaces SET plan = 'starter' WHERE id = ${user.workspaceId}`
-            const create = () =>
-              request("POST", "/v1/webhook-endpoints", {
-                token: key.secret,
-                body: { url: sink.url, event_types: ["*"] }
-              })
-            const one = (yield* create()).body
-            const two = (yield* create()).body
-            const rotated = yield* request("POST", `/v1/webhook-endpoints/${two.id}/rotate-secret`, {
-              token: key.secret
-            })
-            assert.strictEqual(rotated.status, 200)
+            const client = yield* api(key.secret)
+            const create = () => client.webhooks.create({ payload: { url: sink.url, event_types: ["*"] } })
+            const one = yield* create()
+            const two = yield* create()
+            const rotated = yield* client.webhooks.rotateSecret({ path: { endpointId: two.id } })
+            assert.strictEqual(rotated.id, two.id)
             const channelId = yield* newId("ch")
             const repo = yield* QrAuthStateRepo
             const auth = yield* QrAuthState.load(channelId, underA)
@@ -135,8 +128,8 @@ describe("SECRETS_ENCRYPTION_KEY rotation", () => {
             yield* repo.writeKeys(channelId, [{ type: "session", id: "old", value: plain }])
             return {
               token: key.secret,
-              one: { id: one.id as string, secret: one.secret as string },
-              two: { id: two.id as string, secret: rotated.body.secret as string, previous: two.secret as string },
+              one: { id: one.id, secret: one.secret },
+              two: { id: two.id, secret: rotated.secret, previous: two.secret },
               channelId,
               advSecretKey: auth.state.creds.advSecretKey
             }
@@ -154,14 +147,14 @@ describe("SECRETS_ENCRYPTION_KEY rotation", () => {
             const second = yield* testDelivery(setup.token, setup.two.id)
             assert.isTrue(signedBy(second, setup.two.secret))
             assert.isTrue(signedBy(second, setup.two.previous))
-            const rotated = yield* request("POST", `/v1/webhook-endpoints/${setup.one.id}/rotate-secret`, {
-              token: setup.token
+            const rotated = yield* (yield* api(setup.token)).webhooks.rotateSecret({
+              path: { endpointId: setup.one.id }
             })
-            assert.strictEqual(rotated.status, 200)
+            assert.strictEqual(rotated.id, setup.one.id)
             const third = yield* testDelivery(setup.token, setup.one.id)
-            assert.isTrue(signedBy(third, rotated.body.secret))
+            assert.isTrue(signedBy(third, rotated.secret))
             assert.isTrue(signedBy(third, setup.one.secret))
-            return rotated.body.secret as string
+            return rotated.secret
           })
         )
 

@@ -6,7 +6,7 @@ import { HttpServer } from "@effect/platform"
 import { assert, describe, layer } from "@effect/vitest"
 import { Duration, Effect } from "effect"
 import { connect } from "node:net"
-import { request } from "./support/Fixtures.js"
+import { api, refused } from "./support/Fixtures.js"
 import * as TestApp from "./support/TestApp.js"
 
 const port = Effect.map(HttpServer.HttpServer, (server) => (server.address as HttpServer.TcpAddress).port)
@@ -43,8 +43,9 @@ describe("slow clients", () => {
       Effect.gen(function*() {
         const slow = yield* Effect.fork(stall(yield* port, "POST /v1/auth/login HTTP/1.1\r\nHost: x\r\nX-Slow: "))
         yield* Effect.sleep("300 millis")
-        const health = yield* request("GET", "/health")
-        assert.strictEqual(health.status, 200)
+        const [health, response] = yield* (yield* api()).health.health({ withResponse: true })
+        assert.strictEqual(response.status, 200)
+        assert.strictEqual(health.status, "ok")
         expect408(yield* slow, 5_000)
       }))
 
@@ -57,7 +58,7 @@ describe("slow clients", () => {
           )
         )
         yield* Effect.sleep("300 millis")
-        const login = yield* request("POST", "/v1/auth/login", { body: { email: "a@b.co", password: "wrong" } })
+        const login = yield* refused((yield* api()).auth.login({ payload: { email: "a@b.co", password: "wrong" } }))
         assert.strictEqual(login.status, 401)
         expect408(yield* slow, 6_000)
       }))

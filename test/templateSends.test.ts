@@ -1,6 +1,6 @@
 import { assert, describe, layer } from "@effect/vitest"
 import { Effect } from "effect"
-import { api, createKey, refused, request, sandboxSetup, waitForMessage } from "./support/Fixtures.js"
+import { api, createKey, refused, sandboxSetup, waitForMessage } from "./support/Fixtures.js"
 import { eventually, receiver } from "./support/Receiver.js"
 import * as TestApp from "./support/TestApp.js"
 
@@ -40,11 +40,9 @@ describe("template sends", () => {
         const sink = yield* receiver()
         const { client, key, session, user } = yield* setup
         const admin = yield* createKey(user, { scopes: ["webhooks.manage"] })
-        const endpoint = yield* request("POST", "/v1/webhook-endpoints", {
-          token: admin.secret,
-          body: { url: `${sink.url}/hooks`, event_types: ["message.queued", "message.read"] }
+        yield* (yield* api(admin.secret)).webhooks.create({
+          payload: { url: `${sink.url}/hooks`, event_types: ["message.queued", "message.read"] }
         })
-        assert.strictEqual(endpoint.status, 201)
         const template = yield* orderTemplate(client)
         const [sent, response] = yield* client.messages.send({
           payload: { to: TO, template: { slug: "order_shipped", variables: { name: "Zoë 🎉", order: "{{order}}" } } },
@@ -287,12 +285,13 @@ describe("template test-sends", () => {
         const { client, user } = yield* setup
         const t = yield* orderTemplate(client)
         const manager = yield* createKey(user, { scopes: ["templates.manage"] })
-        const reply = yield* request("POST", `/v1/templates/${t.id}/test-send`, {
-          token: manager.secret,
-          body: { to: TO }
-        })
+        const reply = yield* refused((yield* api(manager.secret)).templates.testSend({
+          path: { templateId: t.id },
+          payload: { to: TO },
+          headers: {}
+        }))
         assert.strictEqual(reply.status, 403)
-        assert.deepStrictEqual(reply.body.error.details.required_scopes, ["templates.manage", "messages.send"])
+        assert.deepStrictEqual(reply.details["required_scopes"], ["templates.manage", "messages.send"])
       }))
   })
 })

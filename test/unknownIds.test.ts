@@ -9,7 +9,7 @@ import { RESOURCE_OF_PREFIX, SCOPES } from "@switchboard/domain"
 import type { IdPrefix } from "@switchboard/domain"
 import { Effect, FastCheck as fc } from "effect"
 import { caseArbitrary, encodeComponent, operations } from "./support/ContractFuzz.js"
-import { createKey, request, sandboxSetup } from "./support/Fixtures.js"
+import { api, createKey, request, sandboxSetup } from "./support/Fixtures.js"
 import * as TestApp from "./support/TestApp.js"
 
 const NOT_FOUND_CODES = ["NOT_FOUND", "CHANNEL_NOT_FOUND", "API_KEY_NOT_FOUND", "TEMPLATE_NOT_FOUND"]
@@ -35,6 +35,7 @@ describe("an id that names nothing is 404", () => {
             let path = op.path
             for (const [k, v] of Object.entries(params)) path = path.replace(`:${k}`, encodeComponent(v))
             const query = Object.entries(c!.query ?? {}).map(([k, v]) => `${k}=${encodeComponent(String(v))}`)
+            // raw: ids of every shape in every operation's path, query and body, from the contract's table
             return request(op.method, query.length > 0 ? `${path}?${query.join("&")}` : path, {
               ...creds,
               ...(c!.body === undefined ? {} : { body: c!.body })
@@ -110,6 +111,7 @@ describe("an id that names nothing is 404", () => {
           ]
         ]
         for (const [what, method, path, body, code, resource, member] of cases) {
+          // raw: malformed ids (`ch_unknown`, ...) the typed client would refuse before sending
           const reply = yield* request(method, path, { token: what === "send channel_id" ? key : admin, body })
           assert.strictEqual(reply.status, 404, `${what}: ${reply.text.slice(0, 300)}`)
           assert.strictEqual(reply.body.error.code, code, what)
@@ -117,8 +119,9 @@ describe("an id that names nothing is 404", () => {
           assert.deepStrictEqual(reply.body.error.details.issues[0].path, member, what)
         }
         // members of a group: the position of the id naming nothing, as for a well-formed unknown one
-        const group = yield* request("POST", "/v1/contact-groups", { token: admin, body: { name: "G" } })
-        const members = yield* request("POST", `/v1/contact-groups/${group.body.id}/members`, {
+        const group = yield* (yield* api(admin)).contactGroups.create({ payload: { name: "G" } })
+        // raw: `cnt_1` is a malformed id the typed client would refuse before sending
+        const members = yield* request("POST", `/v1/contact-groups/${group.id}/members`, {
           token: admin,
           body: { contact_ids: ["cnt_1"] }
         })
@@ -126,6 +129,7 @@ describe("an id that names nothing is 404", () => {
         assert.strictEqual(members.body.error.details.resource, "contact")
         assert.deepStrictEqual(members.body.error.details.issues[0].path, ["contact_ids", 0])
         // a value that is not a string is not an id: 422
+        // raw: a number where an id goes, and a body wrong in two ways, are bodies the typed client would not send
         const numeric = yield* request("POST", "/v1/messages", {
           token: key,
           body: { to: "+4915112345678", channel_id: 123, text: { body: "x" } }
@@ -133,6 +137,7 @@ describe("an id that names nothing is 404", () => {
         assert.strictEqual(numeric.status, 422)
         assert.strictEqual(numeric.body.error.code, "VALIDATION_ERROR")
         // anything else wrong too: the 422 lists it
+        // raw: a body wrong in two ways (not E.164, malformed channel id)
         const both = yield* request("POST", "/v1/messages", {
           token: key,
           body: { to: "not a number", channel_id: "ch_unknown", text: { body: "x" } }
