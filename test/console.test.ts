@@ -5,10 +5,11 @@
  * keyboard-only path and a phone-sized screen. Every request stays on the origin; no CSP violation.
  */
 import { assert, describe, layer } from "@effect/vitest"
-import { Effect, Layer, Option } from "effect"
+import { IdRef } from "@switchboard/domain"
+import { Effect, Layer, Option, Schema } from "effect"
 import qrcode from "qrcode-generator"
 import * as Browser from "./support/Browser.js"
-import { eventually, PASSWORD, request, signUp } from "./support/Fixtures.js"
+import { api, eventually, PASSWORD, request, signUp } from "./support/Fixtures.js"
 import { appWith, as, createQrChannel, sendText, Wa, waitForStatus } from "./support/QrApp.js"
 import { receiver } from "./support/Receiver.js"
 import * as Sse from "./support/SseClient.js"
@@ -36,16 +37,20 @@ describe("console", () => {
     (it) => {
       it.effect("is one static page with a strict CSP and our own QR library", () =>
         Effect.gen(function*() {
+          // raw: the console's static files are no endpoint of the contract (their headers are read)
           const page = yield* request("GET", "/console")
           assert.strictEqual(page.status, 200)
           assert.include(page.headers["content-type"], "text/html")
           assert.include(page.headers["content-security-policy"], "default-src 'self'")
           assert.notInclude(page.headers["content-security-policy"], "unsafe-inline")
           assert.notMatch(page.text, /<script>|<script [^>]*>[^<]+<\/script>|style="|https?:\/\//)
+          // raw: a static file of the console, its Content-Type read
           const lib = yield* request("GET", "/console/qrcode.mjs")
           assert.strictEqual(lib.status, 200)
           assert.include(lib.headers["content-type"], "javascript")
+          // raw: a path out of the console's directory, sent as it is on purpose
           assert.strictEqual((yield* request("GET", "/console/../package.json")).status, 404)
+          // raw: a file beside the console's that it must not serve (no endpoint of the contract)
           assert.strictEqual((yield* request("GET", "/console/node_modules/qrcode-generator/package.json")).status, 404)
         }))
 
@@ -84,10 +89,12 @@ describe("console", () => {
             await w.page.unroute("**/qr/stream")
             await w.page.locator("#qr svg").waitFor({ timeout: 30_000 })
           })
-          const channelId = yield* step(() => w.page.locator("tr[data-channel]").first().getAttribute("data-channel"))
-          assert.isNotNull(channelId)
-          const named = yield* request("GET", `/v1/channels/${channelId}`, as(user))
-          assert.strictEqual(named.body.name, "Front desk")
+          const attribute = yield* step(() => w.page.locator("tr[data-channel]").first().getAttribute("data-channel"))
+          assert.isNotNull(attribute)
+          const channelId = Schema.decodeUnknownSync(IdRef("ch"))(attribute)
+          const client = yield* api(user.accessToken, user.workspaceId)
+          const named = yield* client.channels.get({ path: { channelId } })
+          assert.strictEqual(named.name, "Front desk")
           yield* Browser.screenshot(w.page, "pairing")
 
           // the code the page shows is the one showing now: read it as the phone would
@@ -117,12 +124,12 @@ describe("console", () => {
             })
           )
           yield* step(() => badgeIn(w, `tr[data-channel="${channelId}"]`, "connected").waitFor())
-          yield* waitForStatus(user, channelId!, "connected")
+          yield* waitForStatus(user, channelId, "connected")
           yield* Browser.screenshot(w.page, "connected")
 
           // a message moves to read on the page (polled), and its timeline lists each step
           const contact = wa.contact("+4915112340002")
-          const { message } = yield* sendText(user, channelId!, contact, "Hello from the console test")
+          const { message } = yield* sendText(user, channelId, contact, "Hello from the console test")
           yield* step(async () => {
             await w.page.getByRole("button", { name: "Messages" }).click()
             await badgeIn(w, `tr[data-message="${message.id}"]`, "read").waitFor({ timeout: 30_000 })
@@ -160,8 +167,8 @@ describe("console", () => {
             }
           })
           yield* eventually(
-            request("GET", `/v1/channels/${channelId}/qr/safety`, as(user)),
-            (r) => r.body.restrictions.timelock_until !== null
+            client.qrPairing.safety({ path: { channelId } }),
+            (safety) => safety.restrictions.timelock_until !== null
           )
           const until = yield* step(() => w.page.evaluate((t) => new Date(t).toLocaleString(), ends * 1000))
           yield* step(async () => {
@@ -180,7 +187,7 @@ describe("console", () => {
           // the phone removes the linked device; a reload signs in again through the httpOnly refresh
           // cookie and the channel says what happened and what to do
           wa.phone.unlink()
-          yield* waitForStatus(user, channelId!, "disconnected")
+          yield* waitForStatus(user, channelId, "disconnected")
           yield* step(async () => {
             await w.page.reload()
             await w.page.getByRole("heading", { name: "Channels" }).waitFor()
@@ -206,8 +213,8 @@ describe("console", () => {
             await w.page.getByRole("dialog").getByRole("button", { name: "Archive" }).click()
             await w.page.getByRole("button", { name: "Archive Front desk" }).waitFor({ state: "detached" })
           })
-          const archived = yield* request("GET", `/v1/channels/${channelId}`, as(user))
-          assert.strictEqual(archived.body.status, "archived")
+          const archived = yield* client.channels.get({ path: { channelId } })
+          assert.strictEqual(archived.status, "archived")
 
           // sign out: the session is revoked, a reload stays signed out
           yield* step(async () => {
@@ -225,23 +232,18 @@ describe("console", () => {
           const base = yield* Browser.origin
           const sink = yield* receiver((_r, i) => ({ status: i === 0 ? 400 : 200 }))
           const user = yield* signUp()
-          const endpoint = yield* request("POST", "/v1/webhook-endpoints", {
-            ...as(user),
-            body: { url: sink.url, event_types: ["*"] }
+          const client = yield* api(user.accessToken, user.workspaceId)
+          // the typed client decodes the declared 201 and 202 only
+          const endpoint = yield* client.webhooks.create({ payload: { url: sink.url, event_types: ["*"] } })
+          const test = yield* client.webhooks.test({
+            path: { endpointId: endpoint.id },
+            payload: { event_type: "channel.created" }
           })
-          assert.strictEqual(endpoint.status, 201, endpoint.text)
-          const test = yield* request("POST", `/v1/webhook-endpoints/${endpoint.body.id}/test`, {
-            ...as(user),
-            body: { event_type: "channel.created" }
-          })
-          assert.strictEqual(test.status, 202, test.text)
-          yield* eventually(
-            request("GET", `/v1/webhook-deliveries/${test.body.delivery_id}`, as(user)),
-            (r) => r.body.status === "failed"
-          )
+          const delivery = client.webhooks.delivery({ path: { deliveryId: test.delivery_id } })
+          yield* eventually(delivery, (d) => d.status === "failed")
           const w = yield* Browser.newPage()
           yield* signIn(w, base, user)
-          const row = `tr[data-delivery="${test.body.delivery_id}"]`
+          const row = `tr[data-delivery="${test.delivery_id}"]`
           yield* step(async () => {
             await w.page.getByRole("button", { name: "Webhooks" }).click()
             await badgeIn(w, row, "failed").waitFor()
@@ -249,11 +251,8 @@ describe("console", () => {
           assert.include(yield* step(() => w.page.locator(row).innerText()), "HTTP 400")
           yield* Browser.screenshot(w.page, "webhooks")
           yield* step(() => w.page.locator(row).getByRole("button", { name: "Replay channel.created" }).click())
-          const replayed = yield* eventually(
-            request("GET", `/v1/webhook-deliveries/${test.body.delivery_id}`, as(user)),
-            (r) => r.body.replay_count === 1
-          )
-          assert.strictEqual(replayed.body.replay_count, 1)
+          const replayed = yield* eventually(delivery, (d) => d.replay_count === 1)
+          assert.strictEqual(replayed.replay_count, 1)
           yield* eventually(Effect.sync(() => sink.received.length), (n) => n === 2)
           // the replay shows as its own delivery, succeeded with 200
           yield* step(async () => {
@@ -310,8 +309,8 @@ describe("console", () => {
             await w.page.keyboard.press("Escape")
             await w.page.getByRole("dialog").waitFor({ state: "hidden" })
           })
-          const list = yield* request("GET", "/v1/channels", as(user))
-          assert.strictEqual(list.body.data[0].status, "pending")
+          const list = yield* (yield* api(user.accessToken, user.workspaceId)).channels.list({ urlParams: {} })
+          assert.strictEqual(list.data[0]!.status, "pending")
           yield* assertClean(w, base)
         }))
 

@@ -7,9 +7,10 @@
  * path and a phone-sized screen. Screenshots land in `.tmp/console-screenshots/`.
  */
 import { assert, describe, layer } from "@effect/vitest"
-import { Effect, Layer } from "effect"
+import { IdRef } from "@switchboard/domain"
+import { Effect, Either, Layer, Schema } from "effect"
 import * as Browser from "./support/Browser.js"
-import { eventually, PASSWORD, request, sandboxSetup, type SignedUp, signUp } from "./support/Fixtures.js"
+import { api, eventually, PASSWORD, refused, sandboxSetup, type SignedUp, signUp } from "./support/Fixtures.js"
 import { receiver } from "./support/Receiver.js"
 import * as TestApp from "./support/TestApp.js"
 
@@ -17,7 +18,7 @@ const ME = "+4915112345678"
 /** A 1×1 PNG. */
 const PIXEL = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGMQarAGAAF1AM4Mur0zAAAAAElFTkSuQmCC"
 const { patientPage: newPage, signIn, tabTo, step } = Browser
-const as = (user: SignedUp) => ({ token: user.accessToken, workspace: user.workspaceId })
+const clientOf = (user: SignedUp) => api(user.accessToken, user.workspaceId)
 
 const tab = (w: Browser.Watched, name: string) =>
   step(async () => {
@@ -55,17 +56,17 @@ describe("console: the first hour without curl", () => {
           assert.isFalse(yield* step(() => w.page.getByLabel("Workspace").isVisible()))
           yield* Browser.screenshot(w.page, "signin")
 
-          const api = yield* request("POST", "/v1/auth/login", {
-            body: { email: user.email, password: "wrong password" }
-          })
-          assert.strictEqual(api.status, 401)
+          const wrong = yield* refused((yield* api()).auth.login({
+            payload: { email: user.email, password: "wrong password" }
+          }))
+          assert.strictEqual(wrong.status, 401)
           yield* step(async () => {
             await w.page.getByLabel("E-mail").fill(user.email)
             await w.page.getByLabel("Password").fill("wrong password")
             await w.page.getByRole("button", { name: "Sign in" }).click()
             await w.page.locator("#signin-error").waitFor()
           })
-          assert.strictEqual(yield* step(() => w.page.locator("#signin-error").innerText()), api.body.error.message)
+          assert.strictEqual(yield* step(() => w.page.locator("#signin-error").innerText()), wrong.message)
           yield* assertClean(w, base, /^401 .*\/v1\/auth\/login$/)
         }),
       180_000
@@ -92,7 +93,8 @@ describe("console: the first hour without curl", () => {
           assert.match(secret, /^wa_live_/)
           assert.isTrue(yield* step(() => w.page.getByRole("button", { name: "Copy API key CI" }).isVisible()))
           assert.include(yield* step(() => w.page.locator("#key-secret").innerText()), "shown only once")
-          assert.strictEqual((yield* request("GET", "/v1/plan", { token: secret })).status, 200)
+          const plan = Effect.flatMap(api(secret), (client) => client.plan.plan())
+          assert.strictEqual((yield* plan).workspace_id, user.workspaceId)
           assert.include(yield* step(() => w.page.locator("#view-developers").innerText()), "reserved for features")
           yield* Browser.screenshot(w.page, "keys")
           yield* tab(w, "Channels")
@@ -103,8 +105,11 @@ describe("console: the first hour without curl", () => {
             await w.page.getByRole("dialog").getByRole("button", { name: "Revoke" }).click()
             await w.page.getByRole("button", { name: "Revoke CI" }).waitFor({ state: "detached" })
           })
-          const refused = yield* eventually(request("GET", "/v1/plan", { token: secret }), (r) => r.status === 401)
-          assert.strictEqual(refused.status, 401)
+          const revoked = yield* eventually(
+            Effect.either(refused(plan)),
+            (r) => Either.isRight(r) && r.right.status === 401
+          )
+          assert.strictEqual(Either.getOrUndefined(revoked)?.status, 401)
 
           // a sandbox session: its code on the page, a recipient verified with it
           yield* step(async () => {
@@ -152,13 +157,18 @@ describe("console: the first hour without curl", () => {
             await w.page.locator("#notes").getByText("Asked about order 42").waitFor()
             await w.page.getByLabel("Assigned to").selectOption({ label: `Me (${user.email})` })
           })
-          const conversationId = yield* step(() => item.getAttribute("data-conversation"))
+          const client = yield* clientOf(user)
+          const conversation = {
+            conversationId: Schema.decodeUnknownSync(IdRef("cnv"))(
+              yield* step(() => item.getAttribute("data-conversation"))
+            )
+          }
           const assigned = yield* eventually(
-            request("GET", `/v1/conversations/${conversationId}`, as(user)),
-            (r) => r.body.assignee_id === user.userId
+            client.conversations.get({ path: conversation }),
+            (c) => c.assignee_id === user.userId
           )
-          assert.strictEqual(assigned.body.assignee_id, user.userId)
-          assert.strictEqual(assigned.body.unread_count, 0)
+          assert.strictEqual(assigned.assignee_id, user.userId)
+          assert.strictEqual(assigned.unread_count, 0)
           const thread = yield* step(() => w.page.locator("#thread-messages").innerText())
           assert.include(thread, "Hello from the console")
           yield* Browser.screenshot(w.page, "inbox")
@@ -166,20 +176,14 @@ describe("console: the first hour without curl", () => {
             await w.page.getByRole("button", { name: "Close conversation" }).click()
             await w.page.getByRole("button", { name: "Reopen conversation" }).waitFor()
           })
-          assert.strictEqual(
-            (yield* request("GET", `/v1/conversations/${conversationId}`, as(user))).body.status,
-            "closed"
-          )
+          assert.strictEqual((yield* client.conversations.get({ path: conversation })).status, "closed")
           yield* step(async () => {
             await w.page.getByRole("button", { name: "Reopen conversation" }).click()
             await w.page.getByRole("button", { name: "Close conversation" }).waitFor()
           })
-          assert.strictEqual(
-            (yield* request("GET", `/v1/conversations/${conversationId}`, as(user))).body.status,
-            "open"
-          )
-          const notes = yield* request("GET", `/v1/conversations/${conversationId}/notes`, as(user))
-          assert.deepStrictEqual(notes.body.data.map((n: { body: string }) => n.body), ["Asked about order 42"])
+          assert.strictEqual((yield* client.conversations.get({ path: conversation })).status, "open")
+          const notes = yield* client.conversations.notes({ path: conversation, urlParams: {} })
+          assert.deepStrictEqual(notes.data.map((n) => n.body), ["Asked about order 42"])
 
           // the recipient sends a picture (a file from the sandbox form, its text the caption): the
           // thread draws it
@@ -221,9 +225,9 @@ describe("console: the first hour without curl", () => {
             await w.page.locator("#endpoint-secret code.secret").waitFor()
           })
           assert.match(yield* step(() => w.page.locator("#endpoint-secret code.secret").innerText()), /^whsec_/)
-          const endpoints = yield* request("GET", "/v1/webhook-endpoints", as(user))
-          assert.deepStrictEqual(endpoints.body.data.map((e: { url: string }) => e.url), [`${sink.url}/hooks`])
-          assert.include(endpoints.body.data[0].event_types, "message.received")
+          const endpoints = yield* client.webhooks.list({ urlParams: {} })
+          assert.deepStrictEqual(endpoints.data.map((e) => e.url), [`${sink.url}/hooks`])
+          assert.include(endpoints.data[0]!.event_types, "message.received")
           yield* Browser.screenshot(w.page, "webhooks")
           yield* assertClean(w, base, /^401 .*\/v1\/plan$/)
         }),
@@ -299,11 +303,11 @@ describe("console: the first hour without curl", () => {
         Effect.gen(function*() {
           const base = yield* Browser.origin
           const { key, session, user } = yield* sandboxSetup([ME])
-          const inbound = yield* request("POST", `/v1/sandbox/sessions/${session.id}/inbound`, {
-            token: key,
-            body: { from: ME, text: { body: "Hello by keyboard" } }
+          // the typed client decodes the declared 202 only
+          yield* (yield* api(key)).sandbox.inbound({
+            path: { sessionId: session.id },
+            payload: { from: ME, text: { body: "Hello by keyboard" } }
           })
-          assert.strictEqual(inbound.status, 202)
           const w = yield* newPage()
           yield* step(async () => {
             await w.page.goto(`${base}/console`)
@@ -352,8 +356,8 @@ describe("console: the first hour without curl", () => {
             await w.page.locator("#thread-messages").getByText("Answered without a mouse").waitFor()
           })
           yield* Browser.screenshot(w.page, "keyboard-inbox")
-          const keys = yield* request("GET", "/v1/api-keys", as(user))
-          assert.include(keys.body.data.map((k: { name: string }) => k.name), "Keyboard key")
+          const keys = yield* (yield* clientOf(user)).apiKeys.list({ urlParams: {} })
+          assert.include(keys.data.map((k) => k.name), "Keyboard key")
           yield* assertClean(w, base)
         }),
       180_000
@@ -363,9 +367,9 @@ describe("console: the first hour without curl", () => {
       Effect.gen(function*() {
         const base = yield* Browser.origin
         const { key, session, user } = yield* sandboxSetup([ME])
-        yield* request("POST", `/v1/sandbox/sessions/${session.id}/inbound`, {
-          token: key,
-          body: { from: ME, text: { body: "Hello from a small screen" } }
+        yield* (yield* api(key)).sandbox.inbound({
+          path: { sessionId: session.id },
+          payload: { from: ME, text: { body: "Hello from a small screen" } }
         })
         const w = yield* newPage({ width: 390, height: 844 })
         yield* signIn(w, base, user)

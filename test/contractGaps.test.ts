@@ -6,25 +6,26 @@
 import { SqlClient } from "@effect/sql"
 import { assert, describe, layer } from "@effect/vitest"
 import { ContactsRepo, ConversationsRepo, MessagesRepo, WebhookDeliveriesRepo } from "@switchboard/db"
-import { newId, toTimestamp } from "@switchboard/domain"
+import { IdRef, newId, toTimestamp } from "@switchboard/domain"
 import { purgeDeliveries } from "@switchboard/entities"
 import { Operator } from "@switchboard/service-api"
-import { Effect, Layer } from "effect"
-import { eventually, request, sandboxSetup, signUp } from "./support/Fixtures.js"
+import { Effect, Layer, Schema } from "effect"
+import { api, bodyOf, eventually, refused, request, sandboxSetup, signUp } from "./support/Fixtures.js"
 import type { SignedUp } from "./support/Fixtures.js"
 import { receiver } from "./support/Receiver.js"
 import * as TestApp from "./support/TestApp.js"
 
 const PHONE = "+4915112345678"
-const as = (user: SignedUp) => ({ token: user.accessToken, workspace: user.workspaceId })
+const clientOf = (user: SignedUp) => api(user.accessToken, user.workspaceId)
 
-const delivery = (user: SignedUp, id: string) => request("GET", `/v1/webhook-deliveries/${id}`, as(user))
+const delivery = (user: SignedUp, deliveryId: `whd_${string}`) =>
+  Effect.flatMap(clientOf(user), (client) => client.webhooks.delivery({ path: { deliveryId } }))
 
 const endpointWithTestDelivery = (user: SignedUp, url: string) =>
   Effect.gen(function*() {
-    const endpoint = yield* request("POST", "/v1/webhook-endpoints", { ...as(user), body: { url, event_types: ["*"] } })
-    assert.strictEqual(endpoint.status, 201, endpoint.text)
-    return endpoint.body.id as string
+    // the typed client decodes the declared 201 only
+    const endpoint = yield* (yield* clientOf(user)).webhooks.create({ payload: { url, event_types: ["*"] } })
+    return endpoint.id
   })
 
 /** A queued outbound message written as the send path writes it (no HTTP: the workspace may be suspended). */
@@ -71,13 +72,15 @@ describe("contract gaps", () => {
       Effect.gen(function*() {
         const sink = yield* receiver()
         const user = yield* signUp()
+        const client = yield* clientOf(user)
         const first = yield* endpointWithTestDelivery(user, `${sink.url}/a`)
-        assert.strictEqual((yield* request("DELETE", `/v1/webhook-endpoints/${first}`, as(user))).status, 200)
+        const deleted = yield* client.webhooks.delete({ path: { endpointId: first } })
+        assert.isTrue(deleted.deleted)
         // the free plan allows one: the deleted one does not count for the check...
         yield* endpointWithTestDelivery(user, `${sink.url}/b`)
         // ...nor for the report
-        const usage = yield* request("GET", "/v1/usage", as(user))
-        assert.deepStrictEqual(usage.body.current.webhook_endpoints, {
+        const usage = yield* client.plan.usage()
+        assert.deepStrictEqual(usage.current.webhook_endpoints, {
           used: 1,
           limit: 1,
           unlimited: false,
@@ -89,18 +92,25 @@ describe("contract gaps", () => {
       Effect.gen(function*() {
         const sink = yield* receiver(() => ({ status: 400 }))
         const user = yield* signUp()
+        const client = yield* clientOf(user)
         const endpoint = yield* endpointWithTestDelivery(user, sink.url)
         // no body at all, like the other action routes (`{}` is the same)
-        const test = yield* request("POST", `/v1/webhook-endpoints/${endpoint}/test`, as(user))
+        // raw: a request without a body, which the typed client does not send (it sends `null`)
+        const test = yield* request("POST", `/v1/webhook-endpoints/${endpoint}/test`, {
+          token: user.accessToken,
+          workspace: user.workspaceId
+        })
         assert.strictEqual(test.status, 202)
-        const failed = yield* eventually(delivery(user, test.body.delivery_id), (r) => r.body.status === "failed")
-        assert.strictEqual(failed.body.status, "failed")
-        assert.strictEqual((yield* request("DELETE", `/v1/webhook-endpoints/${endpoint}`, as(user))).status, 200)
-        const replay = yield* request("POST", `/v1/webhook-deliveries/${test.body.delivery_id}/replay`, as(user))
+        const deliveryId = bodyOf(Schema.Struct({ delivery_id: IdRef("whd") }), test).delivery_id
+        const failed = yield* eventually(delivery(user, deliveryId), (d) => d.status === "failed")
+        assert.strictEqual(failed.status, "failed")
+        const deleted = yield* client.webhooks.delete({ path: { endpointId: endpoint } })
+        assert.isTrue(deleted.deleted)
+        const replay = yield* refused(client.webhooks.replay({ path: { deliveryId } }))
         assert.strictEqual(replay.status, 409)
-        assert.strictEqual(replay.body.error.code, "CONFLICT")
-        assert.strictEqual(replay.body.error.details.reason, "endpoint_deleted")
-        assert.strictEqual((yield* delivery(user, test.body.delivery_id)).body.replay_count, 0)
+        assert.strictEqual(replay.code, "CONFLICT")
+        assert.strictEqual(replay.details.reason, "endpoint_deleted")
+        assert.strictEqual((yield* delivery(user, deliveryId)).replay_count, 0)
       }))
 
     it.scoped("purges a paused endpoint's held deliveries once older than the 30-day retention", () =>
@@ -108,20 +118,19 @@ describe("contract gaps", () => {
         const sql = yield* SqlClient.SqlClient
         const sink = yield* receiver()
         const user = yield* signUp()
+        const client = yield* clientOf(user)
         const endpoint = yield* endpointWithTestDelivery(user, sink.url)
-        const paused = yield* request("PATCH", `/v1/webhook-endpoints/${endpoint}`, {
-          ...as(user),
-          body: { status: "paused" }
-        })
-        assert.strictEqual(paused.status, 200)
-        const old = yield* request("POST", `/v1/webhook-endpoints/${endpoint}/test`, { ...as(user), body: {} })
-        const recent = yield* request("POST", `/v1/webhook-endpoints/${endpoint}/test`, { ...as(user), body: {} })
-        yield* sql`UPDATE webhook_deliveries SET created_at = now() - interval '31 days' WHERE id = ${old.body.delivery_id}`
-        assert.strictEqual((yield* delivery(user, old.body.delivery_id)).body.status, "pending")
+        const path = { endpointId: endpoint }
+        const paused = yield* client.webhooks.update({ path, payload: { status: "paused" } })
+        assert.strictEqual(paused.status, "paused")
+        const old = yield* client.webhooks.test({ path, payload: {} })
+        const recent = yield* client.webhooks.test({ path, payload: {} })
+        yield* sql`UPDATE webhook_deliveries SET created_at = now() - interval '31 days' WHERE id = ${old.delivery_id}`
+        assert.strictEqual((yield* delivery(user, old.delivery_id)).status, "pending")
 
         yield* purgeDeliveries.pipe(Effect.provide(WebhookDeliveriesRepo.Default))
-        assert.strictEqual((yield* delivery(user, old.body.delivery_id)).status, 404)
-        assert.strictEqual((yield* delivery(user, recent.body.delivery_id)).body.status, "pending")
+        assert.strictEqual((yield* refused(delivery(user, old.delivery_id))).status, 404)
+        assert.strictEqual((yield* delivery(user, recent.delivery_id)).status, "pending")
         assert.strictEqual(sink.received.length, 0)
       }))
 

@@ -8,7 +8,7 @@ import { SqlClient } from "@effect/sql"
 import { assert, describe, layer } from "@effect/vitest"
 import { Operator } from "@switchboard/service-api"
 import { Effect, Schedule } from "effect"
-import { createKey, request, sandboxSetup, signUp } from "./support/Fixtures.js"
+import { api, createKey, request, sandboxSetup, signUp } from "./support/Fixtures.js"
 import * as TestApp from "./support/TestApp.js"
 
 const RECIPIENTS = ["+4915112345678", "+4915112345679"]
@@ -32,75 +32,59 @@ describe("every list route pages with limit and after", () => {
           scopes: ["contacts.manage", "templates.manage", "webhooks.manage", "messages.send"]
         })).secret
         const live = (yield* createKey(user, { mode: "live" })).secret
-        const created = (reply: { readonly status: number; readonly text: string }, what: string) =>
-          assert.oneOf(reply.status, [200, 201, 202], `${what}: ${reply.text.slice(0, 300)}`)
+        // the fixtures through the typed client, which decodes the declared success only
+        const byKey = yield* api(key)
+        const byAdmin = yield* api(admin)
+        const byUser = yield* api(user.accessToken, user.workspaceId)
 
-        created(yield* request("POST", "/v1/channels", { token: live, body: { provider: "qr", name: "Walk" } }), "qr")
-        let conversationId = ""
+        yield* (yield* api(live)).channels.create({ payload: { provider: "qr", name: "Walk" } })
+        let conversationId: `cnv_${string}` = "cnv_"
         for (const to of RECIPIENTS) {
           for (const body of ["one", "two"]) {
-            const sent = yield* request("POST", "/v1/messages", { token: key, body: { to, text: { body } } })
-            created(sent, "send")
-            conversationId = sent.body.conversation_id
+            const sent = yield* byKey.messages.send({ payload: { to, text: { body } }, headers: {} })
+            conversationId = sent.conversation_id
           }
         }
         for (const body of ["first", "second"]) {
-          created(
-            yield* request("POST", `/v1/conversations/${conversationId}/notes`, { token: key, body: { body } }),
-            "note"
-          )
+          yield* byKey.conversations.addNote({ path: { conversationId }, payload: { body } })
         }
         for (const [i, tags] of [["alpha", "beta"], ["beta", "gamma"]].entries()) {
-          created(
-            yield* request("POST", "/v1/contacts", { token: admin, body: { phone_number: `+4917000000${i}0`, tags } }),
-            "contact"
-          )
+          yield* byAdmin.contacts.create({ payload: { phone_number: `+4917000000${i}0`, tags } })
         }
         for (const name of ["Group A", "Group B"]) {
-          created(yield* request("POST", "/v1/contact-groups", { token: admin, body: { name } }), "group")
+          yield* byAdmin.contactGroups.create({ payload: { name } })
         }
-        const importIds: Array<string> = []
+        const importIds: Array<`imp_${string}`> = []
         for (const n of [1, 2]) {
           const file = Buffer.from(`phone_number\n+4917100000${n}0\n`).toString("base64")
-          const queued = yield* request("POST", "/v1/contacts/imports", { token: admin, body: { file } })
-          created(queued, "import")
-          importIds.push(queued.body.id)
-          created(
-            yield* request("POST", "/v1/templates", {
-              token: admin,
-              body: { slug: `walk_${n}`, name: `Walk ${n}`, category: "utility", body: "Hello {{name}}" }
-            }),
-            "template"
-          )
+          importIds.push((yield* byAdmin.contactImports.create({ payload: { file }, headers: {} })).id)
+          yield* byAdmin.templates.create({
+            payload: { slug: `walk_${n}`, name: `Walk ${n}`, category: "utility", body: "Hello {{name}}" }
+          })
         }
         // a second sandbox session (the first came with sandboxSetup)
-        created(yield* request("POST", "/v1/sandbox/sessions", { token: key }), "sandbox session")
-        let endpointId = ""
+        yield* byKey.sandbox.create()
+        let endpointId: `wh_${string}` = "wh_"
         for (const n of [1, 2]) {
-          const endpoint = yield* request("POST", "/v1/webhook-endpoints", {
-            token: admin,
-            body: { url: `http://127.0.0.1:9/hooks/${n}`, event_types: ["message.failed"] }
+          const endpoint = yield* byAdmin.webhooks.create({
+            payload: { url: `http://127.0.0.1:9/hooks/${n}`, event_types: ["message.failed"] }
           })
-          created(endpoint, "endpoint")
-          endpointId = endpoint.body.id
+          endpointId = endpoint.id
         }
         for (const _ of [1, 2]) {
-          created(yield* request("POST", `/v1/webhook-endpoints/${endpointId}/test`, { token: admin }), "test delivery")
+          yield* byAdmin.webhooks.test({ path: { endpointId }, payload: {} })
         }
         // an import adds its contact in the background: walk the lists once both have finished,
         // or a contact appears between the whole list and the walk
-        for (const id of importIds) {
-          const done = yield* request("GET", `/v1/contacts/imports/${id}`, {
-            token: user.accessToken,
-            workspace: user.workspaceId
-          }).pipe(
+        for (const importId of importIds) {
+          const done = yield* byUser.contactImports.get({ path: { importId } }).pipe(
             Effect.filterOrFail(
-              (reply) => reply.body.status === "completed" || reply.body.status === "failed",
-              (reply) => new Error(`import ${id}: ${reply.status} ${reply.text.slice(0, 300)}`)
+              (found) => found.status === "completed" || found.status === "failed",
+              (found) => new Error(`import ${importId}: ${found.status}`)
             ),
             Effect.retry({ schedule: Schedule.spaced("100 millis"), times: 300 })
           )
-          assert.strictEqual(done.body.status, "completed")
+          assert.strictEqual(done.status, "completed")
         }
         // a colleague in the workspace (no invitation flow yet: the membership row)
         const colleague = yield* signUp()
@@ -109,6 +93,7 @@ describe("every list route pages with limit and after", () => {
             VALUES (${user.workspaceId}, ${colleague.userId}, 'member', now())`)
         const pathIds: Record<string, string> = { conversationId, endpointId }
 
+        // raw: the OpenAPI document is not an endpoint of the contract
         const spec = (yield* request("GET", "/openapi.json")).body
         // a list: a GET answering a page, or any array of `data` (which must then be a page too)
         const lists = Object.entries<any>(spec.paths).flatMap(([path, item]) => {
@@ -126,6 +111,7 @@ describe("every list route pages with limit and after", () => {
             assert.isDefined(pathIds[name], `${template}: no fixture for {${name}}`)
             return pathIds[name]!
           })
+          // raw: every list route of the served document, by its path: which endpoint is not known here
           const whole = yield* request("GET", `${path}?limit=100`, session_)
           assert.strictEqual(whole.status, 200, `${path}: ${whole.text.slice(0, 300)}`)
           const expected = whole.body.data.map(keyOf)
@@ -134,6 +120,7 @@ describe("every list route pages with limit and after", () => {
           let after: string | null = null
           for (let pages = 0; pages <= expected.length; pages++) {
             const query: string = after === null ? "?limit=1" : `?limit=1&after=${encodeURIComponent(after)}`
+            // raw: a page of a route known only by its path in the served document, the cursor sent as it came
             const page = yield* request("GET", `${path}${query}`, session_)
             assert.strictEqual(page.status, 200, `${path}${query}: ${page.text.slice(0, 300)}`)
             assert.isAtMost(page.body.data.length, 1, path)
@@ -148,8 +135,10 @@ describe("every list route pages with limit and after", () => {
           assert.deepStrictEqual(walked, expected, path)
         }
         // a page of a keyed list refuses a malformed cursor like every list
+        // raw: a malformed cursor, which the typed client would not send
         const bad = yield* request("GET", "/v1/contact-tags?after=not-a-cursor", signedIn)
         assert.strictEqual(bad.status, 422)
+        // raw: a limit over 100, which the typed client would not send
         const tooMany = yield* request("GET", "/v1/webhook-event-types?limit=101", signedIn)
         assert.strictEqual(tooMany.status, 422)
       }))

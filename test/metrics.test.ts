@@ -11,7 +11,7 @@ import { ContactsRepo, ConversationsRepo, MessagesRepo } from "@switchboard/db"
 import { newId, toTimestamp } from "@switchboard/domain"
 import { MetricsConfig, MetricsServer } from "@switchboard/infra"
 import { Effect, Layer, Option } from "effect"
-import { createKey, eventually, request, sandboxSetup, waitForMessage } from "./support/Fixtures.js"
+import { api, createKey, eventually, refused, request, sandboxSetup, waitForMessage } from "./support/Fixtures.js"
 import { type Family, parse, samples, total } from "./support/PrometheusParser.js"
 import { eventually as eventuallyTrue, receiver } from "./support/Receiver.js"
 import * as TestApp from "./support/TestApp.js"
@@ -47,17 +47,16 @@ describe("GET /metrics", () => {
         const sink = yield* receiver()
         const { key, user } = yield* sandboxSetup([TO])
         const admin = yield* createKey(user, { scopes: ["webhooks.manage"] })
-        const endpoint = yield* request("POST", "/v1/webhook-endpoints", {
-          token: admin.secret,
-          body: { url: `${sink.url}/hooks`, event_types: ["message.queued", "message.delivered"] }
+        // the typed client decodes the declared 201 only
+        yield* (yield* api(admin.secret)).webhooks.create({
+          payload: { url: `${sink.url}/hooks`, event_types: ["message.queued", "message.delivered"] }
         })
-        assert.strictEqual(endpoint.status, 201, endpoint.text)
         const before = yield* scrape
 
-        const sent = yield* request("POST", "/v1/messages", { token: key, body: { to: TO, text: { body: "hi" } } })
-        assert.strictEqual(sent.status, 201, sent.text)
-        yield* request("GET", `/v1/messages/${sent.body.id}`, { token: key })
-        yield* waitForMessage(key, sent.body.id, (m) => m.status === "read", 30_000)
+        const client = yield* api(key)
+        const sent = yield* client.messages.send({ payload: { to: TO, text: { body: "hi" } }, headers: {} })
+        yield* client.messages.get({ path: { messageId: sent.id } })
+        yield* waitForMessage(key, sent.id, (m) => m.status === "read", 30_000)
         yield* eventuallyTrue(() => sink.received.length >= 2 || undefined)
         // the receiver answered; the entity records the outcome just after
         const after = yield* eventually(
@@ -78,7 +77,7 @@ describe("GET /metrics", () => {
           2
         )
         assert.deepStrictEqual(
-          samples(after, "switchboard_http_requests_total", { route: `/v1/messages/${sent.body.id}` }),
+          samples(after, "switchboard_http_requests_total", { route: `/v1/messages/${sent.id}` }),
           []
         )
         assert.strictEqual(after.get("switchboard_http_request_duration_seconds")?.type, "histogram")
@@ -116,16 +115,18 @@ describe("GET /metrics", () => {
       Effect.gen(function*() {
         const { key } = yield* sandboxSetup([TO])
         const before = yield* scrape
-        const refused = yield* request("POST", "/v1/messages", {
-          token: key,
-          body: { to: "+4915199999999", text: { body: "not verified" } }
-        })
-        assert.strictEqual(refused.status, 422)
-        const missing = yield* request("POST", "/v1/messages", {
-          token: key,
-          body: { channel_id: "ch_01JXXXXXXXXXXXXXXXXXXXXXXX", to: TO, text: { body: "x" } }
-        })
+        const client = yield* api(key)
+        const unverified = yield* refused(client.messages.send({
+          payload: { to: "+4915199999999", text: { body: "not verified" } },
+          headers: {}
+        }))
+        assert.strictEqual(unverified.status, 422)
+        const missing = yield* refused(client.messages.send({
+          payload: { channel_id: "ch_01JXXXXXXXXXXXXXXXXXXXXXXX", to: TO, text: { body: "x" } },
+          headers: {}
+        }))
         assert.strictEqual(missing.status, 404)
+        // raw: a path no endpoint of the contract has
         assert.strictEqual((yield* request("GET", "/no/such/path/42")).status, 404)
         const after = yield* scrape
         const moved = (name: string, match: Record<string, string>) =>
@@ -201,6 +202,7 @@ describe("GET /metrics", () => {
 
     it.effect("is not on the public API: GET /metrics there is 404; its own listener serves only /metrics", () =>
       Effect.gen(function*() {
+        // raw: /metrics is no endpoint of the contract
         const publicReply = yield* request("GET", "/metrics")
         assert.strictEqual(publicReply.status, 404)
         assert.strictEqual(publicReply.body.error.code, "NOT_FOUND")

@@ -6,13 +6,14 @@
  * back, each once.
  */
 import { assert, describe, layer } from "@effect/vitest"
+import type { Message } from "@switchboard/domain"
 import { InboundMetrics } from "@switchboard/providers"
 import { verifyWebhook } from "@switchboard/sdk"
 import { proto } from "baileys"
 import { Effect, Metric, MetricLabel } from "effect"
 import { createHash, randomBytes } from "node:crypto"
-import { api, createKey, eventually, request } from "./support/Fixtures.js"
-import { appWith, as, pairedChannel, sendText, Wa } from "./support/QrApp.js"
+import { api, createKey, eventually, type SignedUp } from "./support/Fixtures.js"
+import { appWith, pairedChannel, sendText, Wa } from "./support/QrApp.js"
 import { receiver } from "./support/Receiver.js"
 
 const PHONE = "+15550008888"
@@ -28,16 +29,22 @@ const ignoredCount = (reason: string) =>
   )
 const ignored = Effect.all({ group: ignoredCount("group"), status: ignoredCount("status_broadcast") })
 
-interface ApiMessage {
-  readonly id: string
-  readonly type: string
-  readonly from: string | null
-  readonly to: string
-  readonly text: { readonly body: string }
-  readonly context: { readonly reply_to: string | null }
-  readonly media: { readonly id: `med_${string}`; readonly status: string } | null
-  readonly [member: string]: unknown
-}
+/** The inbound messages of a channel as the typed client lists them, until `done` (or the time is up). */
+const inboundUntil = (
+  user: SignedUp,
+  channelId: `ch_${string}`,
+  done: (messages: ReadonlyArray<Message>) => boolean,
+  timeoutMs?: number
+) =>
+  Effect.flatMap(api(user.accessToken, user.workspaceId), (client) =>
+    Effect.map(
+      eventually(
+        client.messages.list({ urlParams: { direction: "inbound", channel_id: channelId, limit: 100 } }),
+        (page) => done(page.data),
+        timeoutMs
+      ),
+      (page) => page.data
+    ))
 
 describe("QR inbound messages of every kind", () => {
   layer(appWith({ phoneNumber: PHONE }), { excludeTestServices: true, timeout: 240_000 })((it) => {
@@ -49,18 +56,14 @@ describe("QR inbound messages of every kind", () => {
           const { channelId, user } = yield* pairedChannel()
           const sink = yield* receiver()
           const admin = yield* createKey(user, { scopes: ["webhooks.manage"] })
-          const endpoint = yield* request("POST", "/v1/webhook-endpoints", {
-            token: admin.secret,
-            body: { url: `${sink.url}/hooks`, event_types: ["message.received"] }
+          // the typed client decodes the declared 201 only
+          const endpoint = yield* (yield* api(admin.secret)).webhooks.create({
+            payload: { url: `${sink.url}/hooks`, event_types: ["message.received"] }
           })
-          assert.strictEqual(endpoint.status, 201, endpoint.text)
           const contact = wa.contact("+4915112340077")
           // the contact writes first, we answer, then it sends one of each kind
           const text = yield* contact.says("where is it?")
-          yield* eventually(
-            request("GET", `/v1/messages?direction=inbound&channel_id=${channelId}`, as(user)),
-            (r) => r.body?.data?.length === 1
-          )
+          yield* inboundUntil(user, channelId, (data) => data.length === 1)
           const { message: ours } = yield* sendText(user, channelId, contact, "Your order shipped")
           const Type = proto.Message.ProtocolMessage.Type
 
@@ -101,16 +104,14 @@ describe("QR inbound messages of every kind", () => {
           const kinds = Object.keys(sent)
 
           // every message recorded; files settled (stored) before their event
-          const list = request("GET", `/v1/messages?direction=inbound&channel_id=${channelId}&limit=100`, as(user))
-          const recorded = yield* eventually(
-            list,
-            (r) =>
-              r.body?.data?.length === kinds.length &&
-              r.body.data.every((m: ApiMessage) => m.media === null || m.media.status !== "pending"),
+          const messages = yield* inboundUntil(
+            user,
+            channelId,
+            (data) =>
+              data.length === kinds.length && data.every((m) => m.media === null || m.media.status !== "pending"),
             60_000
           )
-          const messages = recorded.body.data as ReadonlyArray<ApiMessage>
-          assert.strictEqual(messages.length, kinds.length, recorded.text)
+          assert.strictEqual(messages.length, kinds.length, JSON.stringify(messages))
           const byType = (type: string) => {
             const found = messages.filter((m) => m.type === type)
             assert.strictEqual(found.length, type === "text" ? 2 : 1, type)
@@ -124,34 +125,37 @@ describe("QR inbound messages of every kind", () => {
           const original = messages.find((m) => m.type === "text" && m.text.body === "where is it?")!
           const reply = messages.find((m) => m.type === "text" && m.text.body === "thanks!")!
           assert.deepStrictEqual(reply.context, { reply_to: ours.id })
-          assert.deepStrictEqual(byType("reaction")["reaction"], { message_id: ours.id, emoji: "👍" })
-          assert.deepStrictEqual(byType("edit")["edit"], { message_id: original.id, text: { body: "where?" } })
-          assert.deepStrictEqual(byType("revoke")["revoke"], { message_id: original.id })
-          assert.deepStrictEqual(byType("location")["location"], {
+          assert.deepStrictEqual(byType("reaction").reaction, { message_id: ours.id, emoji: "👍" })
+          assert.deepStrictEqual(byType("edit").edit, { message_id: original.id, text: { body: "where?" } })
+          assert.deepStrictEqual(byType("revoke").revoke, { message_id: original.id })
+          assert.deepStrictEqual(byType("location").location, {
             latitude: 52.52,
             longitude: 13.405,
             name: "Depot",
             address: "Str. 1"
           })
-          assert.deepStrictEqual(byType("contacts")["contacts"], [{ name: "Ann", phones: ["+4915112345678"] }])
-          assert.deepStrictEqual(byType("unsupported")["unsupported"], { kind: "pollCreationMessageV3" })
+          assert.deepStrictEqual(byType("contacts").contacts, [{ name: "Ann", phones: ["+4915112345678"] }])
+          assert.deepStrictEqual(byType("unsupported").unsupported, { kind: "pollCreationMessageV3" })
           // the original keeps its text: an edit and a revoke are messages of their own
-          const again = yield* request("GET", `/v1/messages/${original.id}`, as(user))
-          assert.strictEqual(again.body.text.body, "where is it?")
+          const again = yield* (yield* api(user.accessToken, user.workspaceId)).messages.get({
+            path: { messageId: original.id }
+          })
+          assert.strictEqual(again.text.body, "where is it?")
 
           const reader = yield* createKey(user, { mode: "live", scopes: ["messages.read"] })
           const client = yield* api(reader.secret)
-          const files: ReadonlyArray<readonly [string, Buffer, string]> = [
-            ["image", png, "image/png"],
-            ["audio", voice, "audio/ogg; codecs=opus"],
-            ["document", pdf, "application/pdf"],
-            ["video", mp4, "video/mp4"],
-            ["sticker", webp, "image/webp"]
-          ]
+          const files: ReadonlyArray<readonly ["image" | "audio" | "document" | "video" | "sticker", Buffer, string]> =
+            [
+              ["image", png, "image/png"],
+              ["audio", voice, "audio/ogg; codecs=opus"],
+              ["document", pdf, "application/pdf"],
+              ["video", mp4, "video/mp4"],
+              ["sticker", webp, "image/webp"]
+            ]
           for (const [type, bytes, mime] of files) {
             const m = byType(type)
             assert.strictEqual(m.media!.status, "ready", `${type}: ${JSON.stringify(m.media)}`)
-            const member = m[type] as { media_id: string; sha256: string; size_bytes: number; mime_type: string }
+            const member = m[type]!
             assert.strictEqual(member.media_id, m.media!.id)
             assert.strictEqual(member.size_bytes, bytes.length)
             assert.strictEqual(member.sha256, createHash("sha256").update(bytes).digest("hex"))
@@ -159,13 +163,13 @@ describe("QR inbound messages of every kind", () => {
             const content = yield* client.media.content({ path: { mediaId: m.media!.id }, headers: {} })
             assert.isTrue(Buffer.from(content).equals(bytes), `${type} bytes differ`)
           }
-          assert.strictEqual((byType("image")["image"] as { caption: string }).caption, "the box")
-          assert.strictEqual((byType("audio")["audio"] as { voice: boolean }).voice, true)
-          assert.strictEqual((byType("document")["document"] as { filename: string }).filename, "Invoice.pdf")
+          assert.strictEqual(byType("image").image!.caption, "the box")
+          assert.strictEqual(byType("audio").audio!.voice, true)
+          assert.strictEqual(byType("document").document!.filename, "Invoice.pdf")
 
           // one signed message.received per message, with its type
           yield* eventually(Effect.sync(() => sink.received.length), (n) => n >= kinds.length, 30_000)
-          const secret = endpoint.body.secret as string
+          const secret = endpoint.secret
           const events = sink.received.map((r) => {
             assert.isTrue(verifyWebhook(r.body, r.headers as Record<string, string>, secret).valid)
             return JSON.parse(r.body) as { type: string; data: { message_id: string; type: string } }
@@ -186,25 +190,24 @@ describe("QR inbound messages of every kind", () => {
         const { channelId, user } = yield* pairedChannel("Lid")
         const hidden = wa.contact("+4915112340066")
         yield* hidden.says("who am I", { addressing: "lid" })
-        const first = yield* eventually(
-          request("GET", `/v1/messages?direction=inbound&channel_id=${channelId}`, as(user)),
-          (r) => r.body?.data?.length === 1
-        )
-        const lidMessage = first.body.data[0] as ApiMessage
-        assert.isNull(lidMessage.from, first.text)
-        assert.deepStrictEqual(lidMessage["sender"], { phone_number: null, whatsapp_lid: hidden.lidUser })
+        const first = yield* inboundUntil(user, channelId, (data) => data.length === 1)
+        const lidMessage = first[0]!
+        assert.isNull(lidMessage.from, JSON.stringify(first))
+        assert.deepStrictEqual(lidMessage.sender, { phone_number: null, whatsapp_lid: hidden.lidUser })
 
         // WhatsApp names both forms: the mapping is kept and the LID's contact merged into the number's
         yield* hidden.says("it's me", { addressing: "lid+pn" })
-        const both = yield* eventually(
-          request("GET", `/v1/messages?direction=inbound&channel_id=${channelId}`, as(user)),
-          (r) => r.body?.data?.length === 2 && new Set(r.body.data.map((m: ApiMessage) => m["contact_id"])).size === 1
+        const messages = yield* inboundUntil(
+          user,
+          channelId,
+          (data) => data.length === 2 && new Set(data.map((m) => m.contact_id)).size === 1
         )
-        const messages = both.body.data as ReadonlyArray<ApiMessage>
-        assert.strictEqual(new Set(messages.map((m) => m["contact_id"])).size, 1, both.text)
-        const contact = yield* request("GET", `/v1/contacts/${messages[0]!["contact_id"]}`, as(user))
-        assert.strictEqual(contact.body.phone_number, hidden.number, contact.text)
-        assert.strictEqual(contact.body.whatsapp_lid, hidden.lidUser)
+        assert.strictEqual(new Set(messages.map((m) => m.contact_id)).size, 1, JSON.stringify(messages))
+        const contact = yield* (yield* api(user.accessToken, user.workspaceId)).contacts.get({
+          path: { contactId: messages[0]!.contact_id }
+        })
+        assert.strictEqual(contact.phone_number, hidden.number, JSON.stringify(contact))
+        assert.strictEqual(contact.whatsapp_lid, hidden.lidUser)
       }))
 
     it.scoped("does not record group messages or status posts (by phone number or by LID) as direct messages", () =>
@@ -224,11 +227,8 @@ describe("QR inbound messages of every kind", () => {
         )
         assert.deepStrictEqual(counted, { group: 1, status: 2 })
         yield* poster.says("direct")
-        const recorded = yield* eventually(
-          request("GET", `/v1/messages?direction=inbound&channel_id=${channelId}`, as(user)),
-          (r) => r.body?.data?.length > 0
-        )
-        assert.deepStrictEqual(recorded.body.data.map((m: ApiMessage) => m.text.body), ["direct"], recorded.text)
+        const recorded = yield* inboundUntil(user, channelId, (data) => data.length > 0)
+        assert.deepStrictEqual(recorded.map((m) => m.text.body), ["direct"], JSON.stringify(recorded))
       }))
 
     it.scoped("records texts sent while the link was down once it is back, each once", () =>
@@ -247,18 +247,10 @@ describe("QR inbound messages of every kind", () => {
         assert.strictEqual(wa.heldOffline, 3)
         wa.releaseLogins()
 
-        const recorded = yield* eventually(
-          request("GET", `/v1/messages?direction=inbound&channel_id=${channelId}`, as(user)),
-          (r) => r.body?.data?.length >= 2,
-          30_000
-        )
+        const recorded = yield* inboundUntil(user, channelId, (data) => data.length >= 2, 30_000)
         yield* contact.says("live again")
-        const all = yield* eventually(
-          request("GET", `/v1/messages?direction=inbound&channel_id=${channelId}`, as(user)),
-          (r) => r.body?.data?.length >= 3,
-          30_000
-        )
-        assert.sameMembers(all.body.data.map((m: ApiMessage) => m.text.body), [...bodies, "live again"], recorded.text)
+        const all = yield* inboundUntil(user, channelId, (data) => data.length >= 3, 30_000)
+        assert.sameMembers(all.map((m) => m.text.body), [...bodies, "live again"], JSON.stringify(recorded))
       }))
   })
 })

@@ -7,11 +7,12 @@
  */
 import { HttpClient, HttpClientRequest } from "@effect/platform"
 import { assert, describe, layer } from "@effect/vitest"
+import type { SendMessageRequest } from "@switchboard/domain"
 import { Effect } from "effect"
 import { randomBytes } from "node:crypto"
 import type { FakeContact, ReceivedMessage } from "./fake-whatsapp/index.js"
-import { eventually, request } from "./support/Fixtures.js"
-import { appWith, as, pairedChannel, sendText, Wa } from "./support/QrApp.js"
+import { api, eventually } from "./support/Fixtures.js"
+import { appWith, pairedChannel, sendText, Wa } from "./support/QrApp.js"
 
 describe("QR sends: locations, reactions, quoted replies and images", () => {
   layer(appWith({ phoneNumber: "+15550009191" }), { excludeTestServices: true, timeout: 180_000 })((it) => {
@@ -19,8 +20,14 @@ describe("QR sends: locations, reactions, quoted replies and images", () => {
       Effect.gen(function*() {
         const wa = yield* Wa
         const { channelId, user } = yield* pairedChannel()
-        const caps = yield* request("GET", `/v1/channels/${channelId}/capabilities`, as(user))
-        assert.deepStrictEqual(caps.body.message_types, [
+        const client = yield* api(user.accessToken, user.workspaceId)
+        const inboundOf = (n: number) =>
+          eventually(
+            client.messages.list({ urlParams: { direction: "inbound", channel_id: channelId } }),
+            (page) => page.data.length === n
+          )
+        const caps = yield* client.channels.capabilities({ path: { channelId } })
+        assert.deepStrictEqual(caps.message_types, [
           "text",
           "image",
           "document",
@@ -33,37 +40,34 @@ describe("QR sends: locations, reactions, quoted replies and images", () => {
 
         const contact = wa.contact("+4915112340191")
         const theirs = yield* contact.says("is my order on its way?")
-        const inbound = yield* eventually(
-          request("GET", `/v1/messages?direction=inbound&channel_id=${channelId}`, as(user)),
-          (r) => r.body?.data?.length === 1
-        )
-        const inboundId: string = inbound.body.data[0].id
+        const inbound = yield* inboundOf(1)
+        const inboundId = inbound.data[0]!.id
         const { message: ours } = yield* sendText(user, channelId, contact, "It shipped today")
 
         /** Sends through the API and waits until the contact's phone has it. */
-        const sendTo = (to: FakeContact, body: Record<string, unknown>) =>
+        const sendTo = (to: FakeContact, body: Omit<typeof SendMessageRequest.Type, "to" | "channel_id">) =>
           Effect.gen(function*() {
             const before = to.received.length
-            const sent = yield* request("POST", "/v1/messages", {
-              ...as(user),
-              body: { channel_id: channelId, to: to.number, ...body }
+            // the typed client decodes the declared 201 only
+            const sent = yield* client.messages.send({
+              payload: { channel_id: channelId, to: to.number, ...body },
+              headers: {}
             })
-            assert.strictEqual(sent.status, 201, sent.text)
             const received: ReceivedMessage = yield* to.nextReceived(before).pipe(
               Effect.timeout("30 seconds"),
               Effect.catchAll(() =>
                 Effect.flatMap(
-                  request("GET", `/v1/messages/${sent.body.id}`, as(user)),
-                  (r) => Effect.dieMessage(`the contact never received it: ${r.text}`)
+                  client.messages.get({ path: { messageId: sent.id } }),
+                  (m) => Effect.dieMessage(`the contact never received it: ${JSON.stringify(m)}`)
                 )
               )
             )
             // our message id is the WhatsApp id
-            assert.strictEqual(received.id, sent.body.id)
-            return { id: sent.body.id as string, received }
+            assert.strictEqual(received.id, sent.id)
+            return { id: sent.id, received }
           })
         // at most 6 sends a minute reach one recipient (docs/LIMITS.md): this contact gets 6
-        const send = (body: Record<string, unknown>) => sendTo(contact, body)
+        const send = (body: Omit<typeof SendMessageRequest.Type, "to" | "channel_id">) => sendTo(contact, body)
 
         const location = yield* send({
           location: { latitude: 52.52, longitude: 13.405, name: "Depot", address: "Hauptstr. 1" }
@@ -108,10 +112,7 @@ describe("QR sends: locations, reactions, quoted replies and images", () => {
         // a second contact: a location without name and address, a reply quoting our own message
         const other = wa.contact("+4915112340192")
         yield* other.says("hello")
-        yield* eventually(
-          request("GET", `/v1/messages?direction=inbound&channel_id=${channelId}`, as(user)),
-          (r) => r.body?.data?.length === 2
-        )
+        yield* inboundOf(2)
         const { message: greeting } = yield* sendText(user, channelId, other, "Welcome!")
         const bare = yield* sendTo(other, { location: { latitude: -33.8688, longitude: 151.2093 } })
         assert.deepStrictEqual(bare.received.kind, {
@@ -130,7 +131,7 @@ describe("QR sends: locations, reactions, quoted replies and images", () => {
 
         for (const m of [location, bare, onTheirs, onOurs, removed, reply, replyToOurs]) {
           const read = yield* eventually(
-            Effect.map(request("GET", `/v1/messages/${m.id}`, as(user)), (r) => r.body),
+            client.messages.get({ path: { messageId: m.id } }),
             (b) => b.status === "read",
             30_000
           )
@@ -138,16 +139,18 @@ describe("QR sends: locations, reactions, quoted replies and images", () => {
         }
 
         // an image: streamed from the media store to WhatsApp's media host, byte-identical on the phone
-        const client = yield* HttpClient.HttpClient
+        const http = yield* HttpClient.HttpClient
         const upload = (bytes: Uint8Array, contentType: string) =>
-          client.execute(
+          http.execute(
             HttpClientRequest.post("/v1/media").pipe(
               HttpClientRequest.setHeader("authorization", `Bearer ${user.accessToken}`),
               HttpClientRequest.setHeader("x-workspace-id", user.workspaceId),
               HttpClientRequest.bodyUint8Array(bytes, contentType)
             )
           ).pipe(
-            Effect.flatMap((r) => Effect.map(r.json, (body) => ({ status: r.status, body: body as { id: string } }))),
+            Effect.flatMap((r) =>
+              Effect.map(r.json, (body) => ({ status: r.status, body: body as { id: `med_${string}` } }))
+            ),
             Effect.tap((r) => assert.strictEqual(r.status, 201, JSON.stringify(r.body))),
             Effect.map((r) => r.body.id),
             Effect.scoped,
@@ -167,7 +170,7 @@ describe("QR sends: locations, reactions, quoted replies and images", () => {
         assert.strictEqual(wa.media.uploads[0]!.kind, "image")
 
         const imageRead = yield* eventually(
-          Effect.map(request("GET", `/v1/messages/${image.id}`, as(user)), (r) => r.body),
+          client.messages.get({ path: { messageId: image.id } }),
           (b) => b.status === "read",
           30_000
         )

@@ -8,8 +8,9 @@ import { SqlClient } from "@effect/sql"
 import { assert, describe, layer } from "@effect/vitest"
 import { ChannelsRepo, SandboxRepo } from "@switchboard/db"
 import { sweepSandboxSessions } from "@switchboard/entities"
+import type { Client } from "@switchboard/sdk"
 import { Clock, Duration, Effect } from "effect"
-import { createKey, request, signUp } from "./support/Fixtures.js"
+import { api, createKey, refused, signUp } from "./support/Fixtures.js"
 import * as TestApp from "./support/TestApp.js"
 
 /** The only number of the pool: every allocation competes for it. */
@@ -35,19 +36,18 @@ const sweepAt = (ms: number) =>
 
 /** A workspace with a test key and a session on the pool's number, `PHONE` verified. */
 const newSession = Effect.gen(function*() {
-  const key = (yield* createKey(yield* signUp(), { mode: "test" })).secret
-  const session = yield* request("POST", "/v1/sandbox/sessions", { token: key })
-  assert.strictEqual(session.status, 201, session.text)
-  const verified = yield* request("POST", `/v1/sandbox/sessions/${session.body.id}/verify`, {
-    token: key,
-    body: { phone_number: PHONE, code: session.body.verification.code }
+  const client = yield* api((yield* createKey(yield* signUp(), { mode: "test" })).secret)
+  // the typed client decodes the declared 201 and 200 only
+  const session = yield* client.sandbox.create()
+  yield* client.sandbox.verify({
+    path: { sessionId: session.id },
+    payload: { phone_number: PHONE, code: session.verification.code }
   })
-  assert.strictEqual(verified.status, 200)
-  return { key, session: session.body as { id: string; channel_id: string; expires_at: string } }
+  return { client, session }
 })
 
-const send = (key: string, channelId: string) =>
-  request("POST", "/v1/messages", { token: key, body: { channel_id: channelId, to: PHONE, text: { body: "hi" } } })
+const send = (client: Client, channelId: `ch_${string}`) =>
+  client.messages.send({ payload: { channel_id: channelId, to: PHONE, text: { body: "hi" } }, headers: {} })
 
 describe("sandbox session expiry", () => {
   layer(TestApp.layer({}, { providers: { sandboxNumbers: [NUMBER] } }), {
@@ -58,32 +58,30 @@ describe("sandbox session expiry", () => {
       it.effect("the sweeper expires a session at its expiry, archives its channel and frees the number", () =>
         Effect.gen(function*() {
           const sql = yield* SqlClient.SqlClient
-          const { key, session } = yield* newSession
-          assert.strictEqual((yield* send(key, session.channel_id)).status, 201)
+          const { client, session } = yield* newSession
+          const sessionPath = { sessionId: session.id }
+          yield* send(client, session.channel_id)
           const expiresAt = Date.parse(session.expires_at)
 
           // a second before the expiry nothing ends
           assert.deepStrictEqual(yield* sweepAt(expiresAt - 1000), { expired: 0, archived: 0 })
-          assert.strictEqual(
-            (yield* request("GET", `/v1/sandbox/sessions/${session.id}`, { token: key })).body.status,
-            "active"
-          )
+          assert.strictEqual((yield* client.sandbox.get({ path: sessionPath })).status, "active")
 
           const swept = yield* sweepAt(expiresAt + 1000)
           assert.deepStrictEqual(swept, { expired: 1, archived: 1 })
-          const after = yield* request("GET", `/v1/sandbox/sessions/${session.id}`, { token: key })
-          assert.strictEqual(after.body.status, "expired")
-          const channel = yield* request("GET", `/v1/channels/${session.channel_id}`, { token: key })
-          assert.strictEqual(channel.body.status, "archived")
+          const after = yield* client.sandbox.get({ path: sessionPath })
+          assert.strictEqual(after.status, "expired")
+          const channel = yield* client.channels.get({ path: { channelId: session.channel_id } })
+          assert.strictEqual(channel.status, "archived")
           const events = yield* sql<
             { from_status: string }
           >`SELECT envelope::jsonb->'data'->>'from_status' AS from_status
             FROM events WHERE type = 'channel.archived' AND object_id = ${session.channel_id}`
           assert.deepStrictEqual(events.map((e) => e.from_status), ["connected"])
 
-          const refused = yield* send(key, session.channel_id)
-          assert.strictEqual(refused.status, 409)
-          assert.strictEqual(refused.body.error.code, "CHANNEL_NOT_CONNECTED")
+          const ended = yield* refused(send(client, session.channel_id))
+          assert.strictEqual(ended.status, 409)
+          assert.strictEqual(ended.code, "CHANNEL_NOT_CONNECTED")
 
           // the number is free again: another workspace gets it
           const next = yield* newSession
@@ -93,36 +91,36 @@ describe("sandbox session expiry", () => {
           const again =
             yield* sql`SELECT 1 FROM events WHERE type = 'channel.archived' AND object_id = ${session.channel_id}`
           assert.strictEqual(again.length, 1)
-          yield* request("DELETE", `/v1/sandbox/sessions/${next.session.id}`, { token: next.key })
+          yield* next.client.sandbox.revoke({ path: { sessionId: next.session.id } })
         }))
 
       it.effect("a session past its expiry that no sweep reached refuses sends and verification; its number is allocated again", () =>
         Effect.gen(function*() {
           const sql = yield* SqlClient.SqlClient
-          const { key, session } = yield* newSession
+          const { client, session } = yield* newSession
           // the session's 72 h are up (its expiry moved into the past; no sweep has run)
           yield* sql`UPDATE sandbox_sessions SET expires_at = now() - interval '1 minute' WHERE id = ${session.id}`
 
-          const read = yield* request("GET", `/v1/sandbox/sessions/${session.id}`, { token: key })
-          assert.strictEqual(read.body.status, "expired")
-          const refused = yield* send(key, session.channel_id)
-          assert.strictEqual(refused.status, 409)
-          assert.strictEqual(refused.body.error.code, "CHANNEL_NOT_CONNECTED")
-          assert.strictEqual(refused.body.error.details.reason, "sandbox_session_ended")
-          const verify = yield* request("POST", `/v1/sandbox/sessions/${session.id}/verify`, {
-            token: key,
-            body: { phone_number: "+4915199999999", code: "123456" }
-          })
+          const read = yield* client.sandbox.get({ path: { sessionId: session.id } })
+          assert.strictEqual(read.status, "expired")
+          const ended = yield* refused(send(client, session.channel_id))
+          assert.strictEqual(ended.status, 409)
+          assert.strictEqual(ended.code, "CHANNEL_NOT_CONNECTED")
+          assert.strictEqual(ended.details.reason, "sandbox_session_ended")
+          const verify = yield* refused(client.sandbox.verify({
+            path: { sessionId: session.id },
+            payload: { phone_number: "+4915199999999", code: "123456" }
+          }))
           assert.strictEqual(verify.status, 422)
-          assert.strictEqual(verify.body.error.details.reason, "session_not_active")
+          assert.strictEqual(verify.details.reason, "session_not_active")
 
           // allocation takes the number back at once (was a 500 on the unique index)
           const other = yield* newSession
           assert.strictEqual(other.session.id.startsWith("sbx_"), true)
           // the sweep archives the ended session's channel
           yield* sweepAt(Date.now())
-          const channel = yield* request("GET", `/v1/channels/${session.channel_id}`, { token: key })
-          assert.strictEqual(channel.body.status, "archived")
+          const channel = yield* client.channels.get({ path: { channelId: session.channel_id } })
+          assert.strictEqual(channel.status, "archived")
         }))
     }
   )

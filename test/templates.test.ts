@@ -47,9 +47,9 @@ describe("templates", () => {
         assert.deepStrictEqual(events.map((e) => e.type), ["template.created"])
         // the catalogue says template events are emitted: they now are
         const hooks = yield* createKey(user, { scopes: ["webhooks.manage"] })
-        const types = (yield* request("GET", "/v1/webhook-event-types?limit=100", { token: hooks.secret })).body.data
+        const types = (yield* (yield* api(hooks.secret)).webhooks.eventTypes({ urlParams: { limit: 100 } })).data
         for (const type of ["template.created", "template.updated", "template.archived"]) {
-          assert.isTrue(types.find((t: { type: string }) => t.type === type).emitted, type)
+          assert.isTrue(types.find((t) => t.type === type)!.emitted, type)
         }
         assert.deepStrictEqual(JSON.parse(events[0]!.envelope).data, {
           object: "template",
@@ -110,6 +110,7 @@ describe("templates", () => {
           payload: { slug: "exact", name: "E", category: "utility", body: "😀".repeat(1024) }
         })
         assert.strictEqual(exact.status, "active")
+        // raw: a slug off the contract's pattern, which the typed client would not send
         const badSlug = yield* request("POST", "/v1/templates", {
           token: (yield* templateKey).key,
           body: { slug: "Bad-Slug", name: "x", category: "utility", body: "x" }
@@ -152,8 +153,10 @@ describe("templates", () => {
         assert.isTrue(paged.page.has_more)
         // the cursor is opaque: sent as it came
         const token = (yield* templateKey).key
+        // raw: the cursor goes into the query exactly as it came, not decoded and encoded again by a client
         const rest = yield* request("GET", `/v1/templates?limit=2&after=${paged.page.next_cursor}`, { token: key })
         assert.deepStrictEqual(rest.body.data.map((t: any) => t.id), [a.id])
+        // raw: a status the contract does not take, which the typed client would not send
         const bad = yield* request("GET", "/v1/templates?status=draft", { token })
         assert.strictEqual(bad.status, 422)
       }))
@@ -184,8 +187,10 @@ describe("templates", () => {
           payload: { body: "Code {{code}}", variables: [{ name: "code", required: true, example: "123456" }] }
         })
         assert.deepStrictEqual(rebodied.variables, [{ name: "code", required: true, example: "123456" }])
+        // raw: an empty update, which the contract refuses and the typed client would not send
         const empty = yield* request("PATCH", `/v1/templates/${t.id}`, { token: (yield* templateKey).key, body: {} })
         assert.strictEqual(empty.status, 422)
+        // raw: `slug` is no member of the update (it never changes), a body the typed client would not send
         const slug = yield* request("PATCH", `/v1/templates/${t.id}`, {
           token: (yield* templateKey).key,
           body: { slug: "other" }
@@ -243,6 +248,7 @@ describe("templates", () => {
 
     it.effect("documents the template schema, the placeholder grammar and every error in OpenAPI", () =>
       Effect.gen(function*() {
+        // raw: the OpenAPI document is not an endpoint of the contract
         const spec = (yield* request("GET", "/openapi.json")).body
         const schema = JSON.stringify(spec.components.schemas.Template)
         assert.include(schema, "{{name}}")
@@ -271,9 +277,9 @@ describe("templates", () => {
       Effect.gen(function*() {
         const user = yield* signUp()
         const sender = yield* createKey(user, { scopes: ["messages.send", "messages.read"] })
-        const list = yield* request("GET", "/v1/templates", { token: sender.secret })
+        const list = yield* refused((yield* api(sender.secret)).templates.list({ urlParams: {} }))
         assert.strictEqual(list.status, 403)
-        assert.deepStrictEqual(list.body.error.details.required_scopes, ["templates.manage"])
+        assert.deepStrictEqual(list.details.required_scopes, ["templates.manage"])
       }))
   })
 })
