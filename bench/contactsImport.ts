@@ -19,7 +19,7 @@ import { formatSummary, numberFlag, record, summarize } from "./lib/Measure.js"
 
 const oneRun = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
-  const imports = yield* ContactImportsRepo
+  const imports = yield* ContactImportsRepo.ContactImportsRepo
   const worker = yield* ContactImportWorker.make
   const workspaceId = yield* newId("ws")
   const now = new Date().toISOString()

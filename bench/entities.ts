@@ -25,7 +25,7 @@
  *     [--runner-node-options "--max-semi-space-size=4"] [--label NAME] [--heap-snapshot DIR]
  */
 import { Database } from "@switchboard/db"
-import { ChannelEntity, Cluster } from "@switchboard/entities"
+import { ChannelProtocol, Cluster } from "@switchboard/entities"
 import { Effect, Layer, ManagedRuntime, Redacted, Schedule } from "effect"
 import { mkdirSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
@@ -90,7 +90,7 @@ const main = async () => {
 
     const activate = (batch: ReadonlyArray<string>) =>
       client.runPromise(Effect.gen(function*() {
-        const channel = yield* ChannelEntity.client
+        const channel = yield* ChannelProtocol.ChannelEntity.client
         const t0 = Date.now()
         let connected = 0
         yield* Effect.forEach(batch, (id) =>

@@ -81,13 +81,13 @@ const apiPid = stack.api.child.pid!
 const runnerPid = stack.runners[0]!.child.pid!
 const owners = { api: apiPid, runner: runnerPid, bench: process.pid }
 const runtime = ManagedRuntime.make(
-  EventsRepo.Default.pipe(Layer.provideMerge(Database.layerPostgres(Redacted.make(stack.dbUrl), 8)))
+  EventsRepo.EventsRepo.Default.pipe(Layer.provideMerge(Database.layerPostgres(Redacted.make(stack.dbUrl), 8)))
 )
 
 const append = () =>
   runtime.runPromise(Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const events = yield* EventsRepo
+    const events = yield* EventsRepo.EventsRepo
     const conversationId = yield* newId("cnv")
     const event = yield* sql.withTransaction(events.append({
       workspaceId: stack.workspaceId,

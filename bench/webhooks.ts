@@ -83,14 +83,14 @@ const stack = await startStack({
 const runnerPid = stack.runners[0]!.child.pid!
 
 const runtime = ManagedRuntime.make(
-  EventsRepo.Default.pipe(Layer.provideMerge(Database.layerPostgres(Redacted.make(stack.dbUrl), 8)))
+  EventsRepo.EventsRepo.Default.pipe(Layer.provideMerge(Database.layerPostgres(Redacted.make(stack.dbUrl), 8)))
 )
 
 /** One outbox write, exactly as a writer makes it; its id and `created_at` (ms). */
 const append = (type: "message.sent" | "message.delivered") =>
   runtime.runPromise(Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const events = yield* EventsRepo
+    const events = yield* EventsRepo.EventsRepo
     const messageId = yield* newId("msg")
     const event = yield* sql.withTransaction(events.append({
       workspaceId: stack.workspaceId,

@@ -143,7 +143,10 @@ export const check = (workspace: ReadonlyArray<WorkspacePackage>): ReadonlyArray
  * still export flat names; the plan to move them is in docs/ARCHITECTURE.md ("Barrels").
  */
 export const NAMESPACE_BARRELS: ReadonlySet<string> = new Set([
+  "@switchboard/db",
+  "@switchboard/entities",
   "@switchboard/infra",
+  "@switchboard/providers",
   "@switchboard/webhooks",
   "@switchboard/service-api",
   "@switchboard/service-runner"

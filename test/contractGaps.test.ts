@@ -7,7 +7,7 @@ import { SqlClient } from "@effect/sql"
 import { assert, describe, layer } from "@effect/vitest"
 import { ContactsRepo, ConversationsRepo, MessagesRepo, WebhookDeliveriesRepo } from "@switchboard/db"
 import { IdRef, newId, toTimestamp } from "@switchboard/domain"
-import { purgeDeliveries } from "@switchboard/entities"
+import { WebhookSweeper } from "@switchboard/entities"
 import { Operator } from "@switchboard/service-api"
 import { Effect, Layer, Schema } from "effect"
 import { api, bodyOf, eventually, refused, request, sandboxSetup, signUp } from "./support/Fixtures.js"
@@ -32,9 +32,9 @@ const endpointWithTestDelivery = (user: SignedUp, url: string) =>
 const queuedMessage = (workspaceId: string, channelId: string) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const messages = yield* MessagesRepo
-    const contacts = yield* ContactsRepo
-    const conversations = yield* ConversationsRepo
+    const messages = yield* MessagesRepo.MessagesRepo
+    const contacts = yield* ContactsRepo.ContactsRepo
+    const conversations = yield* ConversationsRepo.ConversationsRepo
     const now = toTimestamp(Date.now())
     return yield* sql.withTransaction(Effect.gen(function*() {
       const contact = yield* contacts.upsertContact(workspaceId, PHONE, now)
@@ -58,7 +58,13 @@ const queuedMessage = (workspaceId: string, channelId: string) =>
       return message.id
     }))
   }).pipe(
-    Effect.provide(Layer.mergeAll(MessagesRepo.Default, ContactsRepo.Default, ConversationsRepo.Default)),
+    Effect.provide(
+      Layer.mergeAll(
+        MessagesRepo.MessagesRepo.Default,
+        ContactsRepo.ContactsRepo.Default,
+        ConversationsRepo.ConversationsRepo.Default
+      )
+    ),
     Effect.orDie
   )
 
@@ -128,7 +134,7 @@ describe("contract gaps", () => {
         yield* sql`UPDATE webhook_deliveries SET created_at = now() - interval '31 days' WHERE id = ${old.delivery_id}`
         assert.strictEqual((yield* delivery(user, old.delivery_id)).status, "pending")
 
-        yield* purgeDeliveries.pipe(Effect.provide(WebhookDeliveriesRepo.Default))
+        yield* WebhookSweeper.purgeDeliveries.pipe(Effect.provide(WebhookDeliveriesRepo.WebhookDeliveriesRepo.Default))
         assert.strictEqual((yield* refused(delivery(user, old.delivery_id))).status, 404)
         assert.strictEqual((yield* delivery(user, recent.delivery_id)).status, "pending")
         assert.strictEqual(sink.received.length, 0)

@@ -46,8 +46,8 @@ describe("conversation events", () => {
       Effect.gen(function*() {
         const { client, conversationId, sent, session } = yield* thread
         const path = { conversationId }
-        const repo = yield* ConversationsRepo
-        const transactions = yield* Transactions
+        const repo = yield* ConversationsRepo.ConversationsRepo
+        const transactions = yield* Transactions.Transactions
         const at = () => new Date().toISOString()
         const message = transactions.run(
           repo.upsertConversation(sent.workspace_id, session.channel_id, sent.contact_id, at(), "inbound")
@@ -72,7 +72,9 @@ describe("conversation events", () => {
         assert.strictEqual((yield* client.conversations.get({ path })).status, "closed")
         const moves = (yield* eventsOf(conversationId)).map((e) => e.type).filter((t) => t !== "conversation.created")
         assert.deepStrictEqual(moves, ["conversation.reopened", "conversation.closed"])
-      }).pipe(Effect.provide(Layer.merge(ConversationsRepo.Default, Transactions.Default))))
+      }).pipe(
+        Effect.provide(Layer.merge(ConversationsRepo.ConversationsRepo.Default, Transactions.Transactions.Default))
+      ))
 
     it.scoped("delivers conversation events to a webhook receiver, signed like every other event", () =>
       Effect.gen(function*() {

@@ -12,7 +12,12 @@ import * as TestApp from "./support/TestApp.js"
 
 const TO = "+4915112345678"
 
-const Repos = Layer.mergeAll(MessagesRepo.Default, ContactsRepo.Default, ConversationsRepo.Default, EventsRepo.Default)
+const Repos = Layer.mergeAll(
+  MessagesRepo.MessagesRepo.Default,
+  ContactsRepo.ContactsRepo.Default,
+  ConversationsRepo.ConversationsRepo.Default,
+  EventsRepo.EventsRepo.Default
+)
 
 describe("dispatch recovery", () => {
   layer(TestApp.layer(), { excludeTestServices: true, timeout: 120_000 })((it) => {
@@ -20,9 +25,9 @@ describe("dispatch recovery", () => {
       Effect.gen(function*() {
         const { key, session } = yield* sandboxSetup()
         const sql = yield* SqlClient.SqlClient
-        const messages = yield* MessagesRepo
-        const contacts = yield* ContactsRepo
-        const conversations = yield* ConversationsRepo
+        const messages = yield* MessagesRepo.MessagesRepo
+        const contacts = yield* ContactsRepo.ContactsRepo
+        const conversations = yield* ConversationsRepo.ConversationsRepo
         // a committed send whose process died before the wake-up: the row alone, no Wake
         const now = toTimestamp(Date.now())
         const id = yield* newId("msg")
@@ -66,7 +71,7 @@ describe("dispatch recovery", () => {
         yield* waitForMessage(key, sent.id, (m) => m.status === "read")
         // a second dispatch of the same id, as after a crash between the provider call and the commit
         const again = yield* Effect.scoped(Effect.gen(function*() {
-          const provider = yield* SandboxProvider
+          const provider = yield* SandboxProvider.SandboxProvider
           const connection = yield* provider.connect({ id: session.channel_id } as never)
           return yield* connection.send({ id: sent.id, to: TO, body: "once" })
         }))
@@ -87,7 +92,7 @@ describe("dispatch recovery", () => {
           "message.read"
         ])
       }).pipe(
-        Effect.provide(SandboxProvider.Default)
+        Effect.provide(SandboxProvider.SandboxProvider.Default)
       ))
 
     it.effect("refuses a send when the channel's backlog exceeds 24 h of its throughput", () =>

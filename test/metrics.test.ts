@@ -38,7 +38,11 @@ const scrapeText = Effect.gen(function*() {
 /** A scrape, parsed (a malformed exposition fails the test here). */
 const scrape = Effect.map(scrapeText, parse)
 
-const Repos = Layer.mergeAll(MessagesRepo.Default, ContactsRepo.Default, ConversationsRepo.Default)
+const Repos = Layer.mergeAll(
+  MessagesRepo.MessagesRepo.Default,
+  ContactsRepo.ContactsRepo.Default,
+  ConversationsRepo.ConversationsRepo.Default
+)
 
 describe("GET /metrics", () => {
   layer(Layer.merge(TestApp.layer(), metricsLayer), { excludeTestServices: true, timeout: 120_000 })((it) => {
@@ -145,9 +149,9 @@ describe("GET /metrics", () => {
       Effect.gen(function*() {
         const { session } = yield* sandboxSetup([TO])
         const sql = yield* SqlClient.SqlClient
-        const messages = yield* MessagesRepo
-        const contacts = yield* ContactsRepo
-        const conversations = yield* ConversationsRepo
+        const messages = yield* MessagesRepo.MessagesRepo
+        const contacts = yield* ContactsRepo.ContactsRepo
+        const conversations = yield* ConversationsRepo.ConversationsRepo
         // a message queued two minutes ago, waiting for a retry an hour away: it stays queued
         const now = Date.now()
         const [channel] = yield* sql<{ workspace_id: string }>`SELECT workspace_id FROM channels

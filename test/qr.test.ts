@@ -6,7 +6,7 @@
 import { SqlClient } from "@effect/sql"
 import { assert, describe, it, layer } from "@effect/vitest"
 import { QR_STREAM_EVENTS } from "@switchboard/api"
-import { useFakeWhatsAppRoot } from "@switchboard/providers"
+import { WhatsAppRoot } from "@switchboard/providers"
 import { Operator } from "@switchboard/service-api"
 import { Duration, Effect, Exit, Layer, Logger, Option, Scope } from "effect"
 import { FakeWhatsApp } from "./fake-whatsapp/index.js"
@@ -317,7 +317,7 @@ describe("QR channels across a runner restart", () => {
     () =>
       Effect.gen(function*() {
         const wa = yield* FakeWhatsApp.scoped({ phoneNumber: "+15550008888" })
-        useFakeWhatsAppRoot(wa.rootPublicKey)
+        WhatsAppRoot.useFakeWhatsAppRoot(wa.rootPublicKey)
         const infra = yield* Layer.build(TestApp.infrastructureLayer())
         const app = TestApp.appLayer({}, { qr: QrHarness.settings(wa, { reconnectMaxAttempts: 5 }) })
         const instance = Effect.gen(function*() {

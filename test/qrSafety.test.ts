@@ -36,9 +36,9 @@ const pastMessage = (
 ) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const messages = yield* MessagesRepo
-    const contacts = yield* ContactsRepo
-    const conversations = yield* ConversationsRepo
+    const messages = yield* MessagesRepo.MessagesRepo
+    const contacts = yield* ContactsRepo.ContactsRepo
+    const conversations = yield* ConversationsRepo.ConversationsRepo
     const now = toTimestamp(Date.now())
     yield* sql.withTransaction(Effect.gen(function*() {
       const contact = yield* contacts.upsertContact(workspaceId, recipient(0), now)
@@ -64,7 +64,13 @@ const pastMessage = (
         WHERE id = ${message.id}`
     }))
   }).pipe(
-    Effect.provide(Layer.mergeAll(MessagesRepo.Default, ContactsRepo.Default, ConversationsRepo.Default)),
+    Effect.provide(
+      Layer.mergeAll(
+        MessagesRepo.MessagesRepo.Default,
+        ContactsRepo.ContactsRepo.Default,
+        ConversationsRepo.ConversationsRepo.Default
+      )
+    ),
     Effect.orDie
   )
 

@@ -7,7 +7,7 @@
 import { SqlClient } from "@effect/sql"
 import { assert, describe, layer } from "@effect/vitest"
 import { ChannelsRepo, SandboxRepo } from "@switchboard/db"
-import { sweepSandboxSessions } from "@switchboard/entities"
+import { SandboxSweeper } from "@switchboard/entities"
 import type { Client } from "@switchboard/sdk"
 import { Clock, Duration, Effect } from "effect"
 import { api, createKey, refused, signUp } from "./support/Fixtures.js"
@@ -29,9 +29,9 @@ const clockAt = (ms: number): Clock.Clock => ({
 })
 
 const sweepAt = (ms: number) =>
-  sweepSandboxSessions.pipe(
+  SandboxSweeper.sweepSandboxSessions.pipe(
     Effect.withClock(clockAt(ms)),
-    Effect.provide([SandboxRepo.Default, ChannelsRepo.Default])
+    Effect.provide([SandboxRepo.SandboxRepo.Default, ChannelsRepo.ChannelsRepo.Default])
   )
 
 /** A workspace with a test key and a session on the pool's number, `PHONE` verified. */

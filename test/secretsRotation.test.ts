@@ -118,7 +118,7 @@ describe("SECRETS_ENCRYPTION_KEY rotation", () => {
             const rotated = yield* client.webhooks.rotateSecret({ path: { endpointId: two.id } })
             assert.strictEqual(rotated.id, two.id)
             const channelId = yield* newId("ch")
-            const repo = yield* QrAuthStateRepo
+            const repo = yield* QrAuthStateRepo.QrAuthStateRepo
             const auth = yield* QrAuthState.load(channelId, underA)
             auth.state.creds.me = { id: "15550005555:4@s.whatsapp.net" }
             yield* Effect.promise(() => auth.saveCreds())
@@ -133,7 +133,7 @@ describe("SECRETS_ENCRYPTION_KEY rotation", () => {
               channelId,
               advSecretKey: auth.state.creds.advSecretKey
             }
-          }).pipe(Effect.provide(QrAuthStateRepo.Default))
+          }).pipe(Effect.provide(QrAuthStateRepo.QrAuthStateRepo.Default))
         )
 
         // 2. current = B, previous = A: endpoints created under A still sign correctly; a new
@@ -199,9 +199,13 @@ describe("SECRETS_ENCRYPTION_KEY rotation", () => {
 
             // a value sealed under a key nobody has any more
             const lost = SecretsConfig.makeKeyring(Redacted.make(randomBytes(32))).seal("\"lost\"")
-            yield* (yield* QrAuthStateRepo).writeKeys(setup.channelId, [{ type: "session", id: "lost", value: lost }])
+            yield* (yield* QrAuthStateRepo.QrAuthStateRepo).writeKeys(setup.channelId, [{
+              type: "session",
+              id: "lost",
+              value: lost
+            }])
             return lost
-          }).pipe(Effect.provide(QrAuthStateRepo.Default))
+          }).pipe(Effect.provide(QrAuthStateRepo.QrAuthStateRepo.Default))
         ).pipe(
           Effect.flatMap((lost) =>
             Effect.gen(function*() {
@@ -229,8 +233,8 @@ describe("SECRETS_ENCRYPTION_KEY rotation", () => {
 describe("SecretsReseal (in process)", () => {
   const TestLayer = Layer.mergeAll(
     SecretsReseal.SecretsReseal.Default,
-    WebhookEndpointsRepo.Default,
-    QrAuthStateRepo.Default
+    WebhookEndpointsRepo.WebhookEndpointsRepo.Default,
+    QrAuthStateRepo.QrAuthStateRepo.Default
   ).pipe(
     Layer.provideMerge(TestDatabase.sqlLayer)
   )
@@ -238,8 +242,8 @@ describe("SecretsReseal (in process)", () => {
     it.effect("walks both tables in batches and writes a row only if it is unchanged since read", () =>
       Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
-        const endpoints = yield* WebhookEndpointsRepo
-        const qrAuth = yield* QrAuthStateRepo
+        const endpoints = yield* WebhookEndpointsRepo.WebhookEndpointsRepo
+        const qrAuth = yield* QrAuthStateRepo.QrAuthStateRepo
         const underA = SecretsConfig.makeKeyring(keyA)
         const now = toTimestamp(Date.now())
         const workspaceId = yield* newId("ws")

@@ -6,7 +6,7 @@
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { Database } from "@switchboard/db"
 import { e2eDatabase, testDatabaseUrl } from "@switchboard/db/testing"
-import { Cluster, Probe } from "@switchboard/entities"
+import { Cluster, ProbeEntity } from "@switchboard/entities"
 import { Effect, Layer, Redacted, Schedule } from "effect"
 import { call, freePort, startService, waitFor } from "./support/Processes.js"
 import type { ServiceProcess } from "./support/Processes.js"
@@ -46,7 +46,7 @@ describe.skipIf(url === undefined)("api node + two runners", () => {
     // A runner that starts later than the other owns no shards until the shard manager hands it
     // some, so batches of fresh entity ids are pinged until both runners have answered.
     const runners = await Effect.gen(function*() {
-      const probe = yield* Probe.client
+      const probe = yield* ProbeEntity.Probe.client
       const seen = new Set<string>()
       for (let batch = 0; batch < 30 && seen.size < 2; batch++) {
         const answers = yield* Effect.forEach(

@@ -13,7 +13,7 @@ import { randomBytes } from "node:crypto"
 import { FakeWhatsApp } from "../fake-whatsapp/index.js"
 import { closedPort, connect, is, newChannelId, pair, settings, transitions } from "./QrHarness.js"
 
-const TestLayer = QrAuthStateRepo.Default.pipe(
+const TestLayer = QrAuthStateRepo.QrAuthStateRepo.Default.pipe(
   Layer.provideMerge(TestDatabase.sqlLayer),
   Layer.provideMerge(Logger.replace(Logger.defaultLogger, Logger.none))
 )
@@ -23,7 +23,7 @@ describe("QrConnection", () => {
     it.scoped("pairs by QR, stores the link in Postgres, and a new connection logs in with it without a QR", () =>
       Effect.gen(function*() {
         const wa = yield* FakeWhatsApp.scoped()
-        const repo = yield* QrAuthStateRepo
+        const repo = yield* QrAuthStateRepo.QrAuthStateRepo
         const channelId = yield* newChannelId
         const first = yield* Scope.make()
         const a = yield* connect(wa, { channelId }).pipe(Scope.extend(first))
@@ -104,7 +104,7 @@ describe("QrConnection", () => {
           lines.push(`${logLevel.label} ${JSON.stringify(message)}`)
         })
         const wa = yield* FakeWhatsApp.scoped()
-        const repo = yield* QrAuthStateRepo
+        const repo = yield* QrAuthStateRepo.QrAuthStateRepo
         const channelId = yield* newChannelId
         const first = yield* Scope.make()
         const a = yield* connect(wa, { channelId }).pipe(Scope.extend(first))
@@ -235,7 +235,7 @@ describe("QrConnection", () => {
     it.scoped("logout from the phone (401) wipes the link and asks for repair, without reconnecting", () =>
       Effect.gen(function*() {
         const wa = yield* FakeWhatsApp.scoped()
-        const repo = yield* QrAuthStateRepo
+        const repo = yield* QrAuthStateRepo.QrAuthStateRepo
         const channelId = yield* newChannelId
         const a = yield* connect(wa, { channelId })
         yield* pair(wa, a)
@@ -255,7 +255,7 @@ describe("QrConnection", () => {
     it.scoped("our logout unlinks the device at WhatsApp and wipes the link", () =>
       Effect.gen(function*() {
         const wa = yield* FakeWhatsApp.scoped()
-        const repo = yield* QrAuthStateRepo
+        const repo = yield* QrAuthStateRepo.QrAuthStateRepo
         const channelId = yield* newChannelId
         const a = yield* connect(wa, { channelId })
         yield* pair(wa, a)

@@ -11,7 +11,7 @@ import {
   QrConnectionConfig,
   type QrConnectionEvent,
   QrProvider,
-  useFakeWhatsAppRoot
+  WhatsAppRoot
 } from "@switchboard/providers"
 import { Duration, Effect, Layer, Queue, Redacted, type Scope } from "effect"
 import type { FakeWhatsApp } from "../fake-whatsapp/index.js"
@@ -36,35 +36,40 @@ export const settings = (
 export interface Observed {
   readonly connection: QrConnection.QrConnection
   /** the provider service that made it (media downloads go through its live connections) */
-  readonly provider: QrProvider
+  readonly provider: QrProvider.QrProvider
   /** every event seen so far, in order */
-  readonly seen: Array<QrConnectionEvent>
+  readonly seen: Array<QrConnectionEvent.QrConnectionEvent>
   /** the next event matching `predicate` (events before it are recorded in `seen`) */
-  readonly next: <E extends QrConnectionEvent>(
-    predicate: (e: QrConnectionEvent) => e is E,
+  readonly next: <E extends QrConnectionEvent.QrConnectionEvent>(
+    predicate: (e: QrConnectionEvent.QrConnectionEvent) => e is E,
     what: string
   ) => Effect.Effect<E>
   /** moves every event reported so far into `seen` */
   readonly drain: Effect.Effect<void>
 }
 
-type Tagged<T extends QrConnectionEvent["_tag"]> = Extract<QrConnectionEvent, { _tag: T }>
+type Tagged<T extends QrConnectionEvent.QrConnectionEvent["_tag"]> = Extract<
+  QrConnectionEvent.QrConnectionEvent,
+  { _tag: T }
+>
 
 export const is =
-  <T extends QrConnectionEvent["_tag"]>(tag: T, where: (e: Tagged<T>) => boolean = () => true) =>
-  (e: QrConnectionEvent): e is Tagged<T> => e._tag === tag && where(e as Tagged<T>)
+  <T extends QrConnectionEvent.QrConnectionEvent["_tag"]>(tag: T, where: (e: Tagged<T>) => boolean = () => true) =>
+  (e: QrConnectionEvent.QrConnectionEvent): e is Tagged<T> => e._tag === tag && where(e as Tagged<T>)
 
 /** A connection for `channelId` on the fake server, subscribed before anything happens. */
 export const connect = (
   wa: FakeWhatsApp,
   options: { readonly channelId: string; readonly settings?: Settings; readonly initialStatus?: ChannelStatus }
-): Effect.Effect<Observed, never, Scope.Scope | QrAuthStateRepo | SqlClient.SqlClient> =>
+): Effect.Effect<Observed, never, Scope.Scope | QrAuthStateRepo.QrAuthStateRepo | SqlClient.SqlClient> =>
   Effect.gen(function*() {
-    useFakeWhatsAppRoot(wa.rootPublicKey)
+    WhatsAppRoot.useFakeWhatsAppRoot(wa.rootPublicKey)
     // the provider as a service would run in a runner, with this test's settings
-    const provider = yield* QrProvider.pipe(
+    const provider = yield* QrProvider.QrProvider.pipe(
       Effect.provide(
-        QrProvider.DefaultWithoutDependencies.pipe(Layer.provide(Layer.mergeAll(MediaRepo.Default, MediaStore.Default)))
+        QrProvider.QrProvider.DefaultWithoutDependencies.pipe(
+          Layer.provide(Layer.mergeAll(MediaRepo.MediaRepo.Default, MediaStore.MediaStore.Default))
+        )
       ),
       Effect.provideService(QrConnectionConfig.QrConnectionConfig, settings(wa, options.settings))
     )
@@ -73,9 +78,12 @@ export const connect = (
       ...(options.initialStatus ? { initialStatus: options.initialStatus } : {})
     })
     const queue = yield* connection.subscribe
-    const seen: Array<QrConnectionEvent> = []
+    const seen: Array<QrConnectionEvent.QrConnectionEvent> = []
     let cursor = 0
-    const next = <E extends QrConnectionEvent>(predicate: (e: QrConnectionEvent) => e is E, what: string) =>
+    const next = <E extends QrConnectionEvent.QrConnectionEvent>(
+      predicate: (e: QrConnectionEvent.QrConnectionEvent) => e is E,
+      what: string
+    ) =>
       Effect.gen(function*() {
         while (true) {
           while (cursor < seen.length) {
@@ -95,7 +103,7 @@ export const connect = (
   })
 
 /** Events as a short readable list (QR codes stay redacted). */
-export const describe = (events: ReadonlyArray<QrConnectionEvent>) =>
+export const describe = (events: ReadonlyArray<QrConnectionEvent.QrConnectionEvent>) =>
   events.map((e) =>
     e._tag === "state"
       ? `state ${e.from}->${e.to} (${e.reason}${e.closeCode ? ` ${e.closeCode}` : ""})`
@@ -124,5 +132,5 @@ export const newChannelId = newId("ch")
 export const closedPort: Effect.Effect<number> = Effect.succeed(1)
 
 /** The state events in `seen`, as `from->to`. */
-export const transitions = (seen: ReadonlyArray<QrConnectionEvent>) =>
+export const transitions = (seen: ReadonlyArray<QrConnectionEvent.QrConnectionEvent>) =>
   seen.flatMap((e) => (e._tag === "state" ? [`${e.from}->${e.to}`] : []))

@@ -6,14 +6,14 @@
 import { assert, describe, layer } from "@effect/vitest"
 import * as TestDatabase from "@switchboard/db/testing"
 import type { InboundContent } from "@switchboard/domain"
-import { InboundMetrics, QrAuthStateRepo, type QrInboundEvent } from "@switchboard/providers"
+import { InboundMetrics, QrAuthStateRepo, type QrConnectionEvent } from "@switchboard/providers"
 import { proto } from "baileys"
 import { Chunk, Effect, Exit, Layer, Logger, LogLevel, Metric, MetricLabel, Scope, Stream } from "effect"
 import { randomBytes } from "node:crypto"
 import { FakeWhatsApp } from "../fake-whatsapp/index.js"
 import { connect, is, newChannelId, type Observed, pair } from "./QrHarness.js"
 
-const TestLayer = QrAuthStateRepo.Default.pipe(
+const TestLayer = QrAuthStateRepo.QrAuthStateRepo.Default.pipe(
   Layer.provideMerge(TestDatabase.sqlLayer),
   Layer.provideMerge(Logger.replace(Logger.defaultLogger, Logger.none))
 )
@@ -21,7 +21,7 @@ const TestLayer = QrAuthStateRepo.Default.pipe(
 const inboundWithId = (a: Observed, id: string) =>
   Effect.map(
     a.next(is("inbound", (e) => e.content.providerMessageId === id), `inbound ${id}`),
-    (e: QrInboundEvent) => e.content
+    (e: QrConnectionEvent.QrInboundEvent) => e.content
   )
 
 const ignoredCount = (reason: string) =>

@@ -4,7 +4,7 @@
  * `TEST_FAKE_WHATSAPP_ROOT` (base64), through the provider's one exported helper. Never loaded by
  * the services themselves.
  */
-import { useFakeWhatsAppRoot } from "@switchboard/providers"
+import { WhatsAppRoot } from "@switchboard/providers"
 
 const root = process.env["TEST_FAKE_WHATSAPP_ROOT"]
-if (root) useFakeWhatsAppRoot(Buffer.from(root, "base64"))
+if (root) WhatsAppRoot.useFakeWhatsAppRoot(Buffer.from(root, "base64"))

@@ -5,7 +5,7 @@
 import { SqlClient } from "@effect/sql"
 import { assert } from "@effect/vitest"
 import { Channel, IdRef } from "@switchboard/domain"
-import { useFakeWhatsAppRoot } from "@switchboard/providers"
+import { WhatsAppRoot } from "@switchboard/providers"
 import { Context, Effect, Layer, Option, Schema } from "effect"
 import { type FakeContact, FakeWhatsApp, type FakeWhatsAppOptions } from "../fake-whatsapp/index.js"
 import * as QrHarness from "../qr/QrHarness.js"
@@ -20,7 +20,7 @@ export const waLayer = (options: FakeWhatsAppOptions = {}) => Layer.scoped(Wa, F
 /** The app with its QR provider pointed at the fake server (whose certificate root this process trusts). */
 export const appWith = (fakeOptions: FakeWhatsAppOptions = {}, qr: QrHarness.Settings = {}) =>
   Layer.unwrapEffect(Effect.map(Wa, (wa) => {
-    useFakeWhatsAppRoot(wa.rootPublicKey)
+    WhatsAppRoot.useFakeWhatsAppRoot(wa.rootPublicKey)
     return TestApp.layer({}, { qr: QrHarness.settings(wa, { reconnectMaxAttempts: 5, ...qr }) })
   })).pipe(Layer.provideMerge(waLayer(fakeOptions)))
 

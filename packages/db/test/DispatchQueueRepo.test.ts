@@ -7,11 +7,11 @@ import type { Category, MessageStatus } from "@switchboard/domain"
 import { Effect, Layer, Option } from "effect"
 
 const TestLayer = Layer.mergeAll(
-  MessagesRepo.Default,
-  ContactsRepo.Default,
-  ConversationsRepo.Default,
-  DispatchQueueRepo.Default,
-  SendChecksRepo.Default
+  MessagesRepo.MessagesRepo.Default,
+  ContactsRepo.ContactsRepo.Default,
+  ConversationsRepo.ConversationsRepo.Default,
+  DispatchQueueRepo.DispatchQueueRepo.Default,
+  SendChecksRepo.SendChecksRepo.Default
 ).pipe(Layer.provideMerge(TestDatabase.sqlLayer))
 
 const at = (offsetMs: number) => toTimestamp(Date.now() + offsetMs)
@@ -22,9 +22,9 @@ const channelsWith = (
 ) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const repo = yield* MessagesRepo
-    const contacts = yield* ContactsRepo
-    const conversations = yield* ConversationsRepo
+    const repo = yield* MessagesRepo.MessagesRepo
+    const contacts = yield* ContactsRepo.ContactsRepo
+    const conversations = yield* ConversationsRepo.ConversationsRepo
     const workspaceId = yield* newId("ws")
     yield* sql`INSERT INTO workspaces (id, name, created_at, updated_at) VALUES (${workspaceId}, 'w', ${at(0)}, ${
       at(0)
@@ -62,7 +62,7 @@ const channelsWith = (
 const oneChannel = Effect.gen(function*() {
   const [channelId] = yield* channelsWith([{ status: "sent", ageMs: 0 }])
   const sql = yield* SqlClient.SqlClient
-  const repo = yield* MessagesRepo
+  const repo = yield* MessagesRepo.MessagesRepo
   const row = (yield* sql<{ workspace_id: string; conversation_id: string; contact_id: string }>`
     SELECT workspace_id, conversation_id, contact_id FROM messages WHERE channel_id = ${channelId!}`)[0]!
   const insert = (status: MessageStatus, options: { category?: Category; to?: string } = {}) =>
@@ -89,7 +89,7 @@ const oneChannel = Effect.gen(function*() {
     (rows) => rows[0]!.n
   )
   /** what the send path's backlog check reads */
-  const queued = Effect.flatMap(SendChecksRepo, (checks) =>
+  const queued = Effect.flatMap(SendChecksRepo.SendChecksRepo, (checks) =>
     Effect.map(
       checks.facts({ workspaceId: row.workspace_id, channelId: channelId!, to: "+4915112345678", now: at(0) }),
       (facts) => Option.getOrThrow(facts).queued
@@ -101,7 +101,7 @@ describe("DispatchQueueRepo", () => {
   layer(TestLayer, { excludeTestServices: true, timeout: 120_000 })((it) => {
     it.effect("finds channels whose receipts are overdue at any stage before read, outbound only", () =>
       Effect.gen(function*() {
-        const repo = yield* DispatchQueueRepo
+        const repo = yield* DispatchQueueRepo.DispatchQueueRepo
         const [accepted, sent, delivered, read, recent, inbound, acceptedLongAgo, sentLongAgo] = yield* channelsWith([
           { status: "provider_accepted", ageMs: 60_000 },
           { status: "sent", ageMs: 60_000 },
@@ -132,7 +132,7 @@ describe("DispatchQueueRepo", () => {
 
     it.effect("pages through channels with due work, so channels past the first page are reached", () =>
       Effect.gen(function*() {
-        const repo = yield* DispatchQueueRepo
+        const repo = yield* DispatchQueueRepo.DispatchQueueRepo
         const withDue = yield* channelsWith(Array.from({ length: 5 }, () => ({ status: "queued" as const, ageMs: 0 })))
         const [idle] = yield* channelsWith([{ status: "sent", ageMs: 0 }])
         // the sweeper's walk: a page of 2 after the last id woken, back to the start after a short page
@@ -151,7 +151,7 @@ describe("DispatchQueueRepo", () => {
 
     it.effect("pages through channels awaiting receipts the same way", () =>
       Effect.gen(function*() {
-        const repo = yield* DispatchQueueRepo
+        const repo = yield* DispatchQueueRepo.DispatchQueueRepo
         const overdue = yield* channelsWith(
           Array.from({ length: 5 }, () => ({ status: "sent" as const, ageMs: 60_000 }))
         )
@@ -176,7 +176,7 @@ describe("DispatchQueueRepo", () => {
     it.effect("keeps a channel's queued count exact through every kind of write to its messages", () =>
       Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
-        const repo = yield* MessagesRepo
+        const repo = yield* MessagesRepo.MessagesRepo
         const { channelId, counted, insert, queued } = yield* oneChannel
         const expectCount = (n: number, step: string) =>
           Effect.gen(function*() {
@@ -213,7 +213,7 @@ describe("DispatchQueueRepo", () => {
     it.effect("keeps the count exact under concurrent sends and moves out of the queue on one channel", () =>
       Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
-        const repo = yield* MessagesRepo
+        const repo = yield* MessagesRepo.MessagesRepo
         const { channelId, counted, insert, queued } = yield* oneChannel
         // 120 sends, each followed at once by a cancellation of every other one, 16 at a time (not
         // dispatch claims: those out of the queue's order are refused)
@@ -235,7 +235,7 @@ describe("DispatchQueueRepo", () => {
 
     it.effect("refuses a dispatch while a more urgent message of its channel is due", () =>
       Effect.gen(function*() {
-        const repo = yield* MessagesRepo
+        const repo = yield* MessagesRepo.MessagesRepo
         const { insert } = yield* oneChannel
         const marketing = yield* insert("queued", { category: "marketing" })
         const urgent = yield* insert("queued", { category: "authentication", to: "+4915100000001" })
@@ -246,7 +246,7 @@ describe("DispatchQueueRepo", () => {
 
     it.effect("refuses a dispatch while an earlier message of the same priority is due", () =>
       Effect.gen(function*() {
-        const repo = yield* MessagesRepo
+        const repo = yield* MessagesRepo.MessagesRepo
         const { insert } = yield* oneChannel
         const first = yield* insert("queued")
         const second = yield* insert("queued", { to: "+4915100000001" })
@@ -258,7 +258,7 @@ describe("DispatchQueueRepo", () => {
     it.effect("lets a dispatch go while the more urgent message is not due or its recipient must wait", () =>
       Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
-        const repo = yield* MessagesRepo
+        const repo = yield* MessagesRepo.MessagesRepo
         const { insert } = yield* oneChannel
         // a retry waiting for its backoff
         const retry = yield* insert("queued", { category: "authentication", to: "+4915100000001" })

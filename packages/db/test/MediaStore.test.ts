@@ -1,17 +1,19 @@
 import { SqlClient } from "@effect/sql"
 import { assert, describe, layer } from "@effect/vitest"
-import { CHUNK_BYTES, MediaRepo, MediaStore } from "@switchboard/db"
+import { MediaRepo, MediaStore } from "@switchboard/db"
 import * as TestDatabase from "@switchboard/db/testing"
 import { newId, toTimestamp } from "@switchboard/domain"
 import { Chunk, Effect, Layer, Stream } from "effect"
 import { createHash, randomBytes } from "node:crypto"
 
-const TestLayer = Layer.mergeAll(MediaStore.Default, MediaRepo.Default).pipe(Layer.provideMerge(TestDatabase.sqlLayer))
+const TestLayer = Layer.mergeAll(MediaStore.MediaStore.Default, MediaRepo.MediaRepo.Default).pipe(
+  Layer.provideMerge(TestDatabase.sqlLayer)
+)
 
 /** A pending media row of a new workspace (chunks reference it). */
 const mediaRow = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
-  const repo = yield* MediaRepo
+  const repo = yield* MediaRepo.MediaRepo
   const now = toTimestamp(Date.now())
   const workspaceId = yield* newId("ws")
   yield* sql`INSERT INTO workspaces (id, name, created_at, updated_at) VALUES (${workspaceId}, 'w', ${now}, ${now})`
@@ -48,29 +50,34 @@ describe("MediaStore", () => {
   layer(TestLayer, { timeout: 60_000 })((it) => {
     it.effect("stores a stream in fixed-size chunks with its size and hash, and reads any range back", () =>
       Effect.gen(function*() {
-        const store = yield* MediaStore
+        const store = yield* MediaStore.MediaStore
         const sql = yield* SqlClient.SqlClient
         const id = yield* mediaRow
-        const bytes = randomBytes(2 * CHUNK_BYTES + 12_345)
+        const bytes = randomBytes(2 * MediaStore.CHUNK_BYTES + 12_345)
         const stored = yield* store.write(id, pieces(bytes), 10 * 1024 * 1024)
         assert.strictEqual(stored.sizeBytes, bytes.length)
         assert.strictEqual(stored.sha256, createHash("sha256").update(bytes).digest("hex"))
         const chunks = yield* sql<{ n: number }>`SELECT length(data) AS n FROM media_chunks WHERE media_id = ${id}
           ORDER BY seq`
-        assert.deepStrictEqual(chunks.map((c) => Number(c.n)), [CHUNK_BYTES, CHUNK_BYTES, 12_345])
+        assert.deepStrictEqual(chunks.map((c) => Number(c.n)), [MediaStore.CHUNK_BYTES, MediaStore.CHUNK_BYTES, 12_345])
         assert.isTrue((yield* collect(store.read(id, 0, bytes.length - 1))).equals(bytes))
-        for (const [start, end] of [[0, 0], [CHUNK_BYTES - 3, CHUNK_BYTES + 3], [10, 2 * CHUNK_BYTES + 100]]) {
+        for (
+          const [start, end] of [[0, 0], [MediaStore.CHUNK_BYTES - 3, MediaStore.CHUNK_BYTES + 3], [
+            10,
+            2 * MediaStore.CHUNK_BYTES + 100
+          ]]
+        ) {
           assert.isTrue((yield* collect(store.read(id, start!, end!))).equals(bytes.subarray(start!, end! + 1)))
         }
       }))
 
     it.effect("refuses a stream past the limit while streaming and keeps nothing of it", () =>
       Effect.gen(function*() {
-        const store = yield* MediaStore
+        const store = yield* MediaStore.MediaStore
         const sql = yield* SqlClient.SqlClient
         const id = yield* mediaRow
-        const bytes = randomBytes(CHUNK_BYTES * 2)
-        const error = yield* Effect.flip(store.write(id, pieces(bytes), CHUNK_BYTES + 10))
+        const bytes = randomBytes(MediaStore.CHUNK_BYTES * 2)
+        const error = yield* Effect.flip(store.write(id, pieces(bytes), MediaStore.CHUNK_BYTES + 10))
         assert.strictEqual(error._tag, "MediaTooLarge")
         const left = yield* sql`SELECT 1 FROM media_chunks WHERE media_id = ${id}`
         assert.strictEqual(left.length, 0)

@@ -2,24 +2,17 @@ import { SqlClient } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
 import * as Statement from "@effect/sql/Statement"
 import { assert, describe, layer } from "@effect/vitest"
-import {
-  ContactsRepo,
-  ConversationsRepo,
-  EventsRepo,
-  MessagesRepo,
-  SendWritesRepo,
-  WEBHOOK_WAKE_CHANNEL
-} from "@switchboard/db"
+import { ContactsRepo, ConversationsRepo, EventsRepo, MessagesRepo, SendWritesRepo } from "@switchboard/db"
 import * as TestDatabase from "@switchboard/db/testing"
 import { Message, newId, PRIORITY, toTimestamp } from "@switchboard/domain"
 import { Chunk, Effect, Exit, Fiber, Layer, Option, Schema, Stream } from "effect"
 
 const TestLayer = Layer.mergeAll(
-  SendWritesRepo.Default,
-  MessagesRepo.Default,
-  ContactsRepo.Default,
-  ConversationsRepo.Default,
-  EventsRepo.Default
+  SendWritesRepo.SendWritesRepo.Default,
+  MessagesRepo.MessagesRepo.Default,
+  ContactsRepo.ContactsRepo.Default,
+  ConversationsRepo.ConversationsRepo.Default,
+  EventsRepo.EventsRepo.Default
 ).pipe(Layer.provideMerge(TestDatabase.sqlLayer))
 
 /** A workspace with one channel and four webhook endpoints, one of each kind the fan-out tells apart. */
@@ -89,9 +82,9 @@ const queued = (workspaceId: string, channelId: string, to: string, now: string,
 const writtenByRepos = (message: Message) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const contacts = yield* ContactsRepo
-    const conversations = yield* ConversationsRepo
-    const messages = yield* MessagesRepo
+    const contacts = yield* ContactsRepo.ContactsRepo
+    const conversations = yield* ConversationsRepo.ConversationsRepo
+    const messages = yield* MessagesRepo.MessagesRepo
     return yield* sql.withTransaction(Effect.gen(function*() {
       const contact = yield* contacts.upsertContact(message.workspace_id, message.to, message.created_at)
       const conversationId = yield* conversations.upsertConversation(
@@ -149,7 +142,7 @@ describe("SendWritesRepo", () => {
     it.effect("writes the same events, byte for byte, and the same deliveries as the repositories did", () =>
       Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
-        const writes = yield* SendWritesRepo
+        const writes = yield* SendWritesRepo.SendWritesRepo
         const { channelId, endpoints, workspaceId } = yield* workspace
         const template = { id: yield* newId("tpl"), slug: "otp", variables: { code: "1234" } }
         // new contact and conversation; the same again (open); after a close (reopened); a template send
@@ -218,7 +211,7 @@ describe("SendWritesRepo", () => {
     it.effect("stores the response with the actual contact and conversation, or writes nothing when the claim was lost", () =>
       Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
-        const writes = yield* SendWritesRepo
+        const writes = yield* SendWritesRepo.SendWritesRepo
         const { channelId, workspaceId } = yield* workspace
         const claim = (key: string) =>
           sql`INSERT INTO idempotency_keys (workspace_id, key, fingerprint, state, created_at, expires_at, claim_id, lease_until)
@@ -273,7 +266,7 @@ describe("SendWritesRepo", () => {
     it.effect("refuses a new contact at the plan's limit and writes nothing; an existing contact still gets its message", () =>
       Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
-        const writes = yield* SendWritesRepo
+        const writes = yield* SendWritesRepo.SendWritesRepo
         const { channelId, workspaceId } = yield* workspace
         const send = (to: string, contactsLimit: number | null) =>
           Effect.flatMap(
@@ -298,7 +291,7 @@ describe("SendWritesRepo", () => {
     it.effect("writes several sends in one statement, each with its own outcome, as if written one after another", () =>
       Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
-        const writes = yield* SendWritesRepo
+        const writes = yield* SendWritesRepo.SendWritesRepo
         const { channelId, workspaceId } = yield* workspace
         const claim = (key: string, claimId: string) =>
           sql`INSERT INTO idempotency_keys (workspace_id, key, fingerprint, state, created_at, expires_at, claim_id, lease_until)
@@ -394,7 +387,7 @@ describe("SendWritesRepo", () => {
 
     it.effect("answers a send alone at once with its own statement, and concurrent ones together", () =>
       Effect.gen(function*() {
-        const writes = yield* SendWritesRepo
+        const writes = yield* SendWritesRepo.SendWritesRepo
         const { channelId, workspaceId } = yield* workspace
         const statements: Array<string> = []
         const count = Statement.withTransformer((statement) =>
@@ -423,7 +416,7 @@ describe("SendWritesRepo", () => {
     it.effect("makes one contact and one conversation of concurrent first sends to a number", () =>
       Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
-        const writes = yield* SendWritesRepo
+        const writes = yield* SendWritesRepo.SendWritesRepo
         const { channelId, workspaceId } = yield* workspace
         const now = nextInstant()
         const results = yield* Effect.forEach(
@@ -453,9 +446,9 @@ describe("SendWritesRepo", () => {
         // listening takes a connection of its own: only on a Postgres server
         const pg = yield* Effect.serviceOption(PgClient.PgClient)
         if (TestDatabase.mode() !== "real" || Option.isNone(pg)) return
-        const writes = yield* SendWritesRepo
+        const writes = yield* SendWritesRepo.SendWritesRepo
         const { channelId, endpoints, workspaceId } = yield* workspace
-        const heard = yield* pg.value.listen(WEBHOOK_WAKE_CHANNEL).pipe(
+        const heard = yield* pg.value.listen(EventsRepo.WEBHOOK_WAKE_CHANNEL).pipe(
           Stream.filter((id) => (Object.values(endpoints) as ReadonlyArray<string>).includes(id)),
           Stream.interruptAfter("1500 millis"),
           Stream.runCollect,

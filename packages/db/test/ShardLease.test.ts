@@ -20,17 +20,17 @@ import { DomainEvent, newId, toTimestamp } from "@switchboard/domain"
 import { Effect, Layer, Option } from "effect"
 
 const TestLayer = Layer.mergeAll(
-  MessagesRepo.Default,
-  ContactsRepo.Default,
-  ConversationsRepo.Default,
-  EventsRepo.Default,
-  WebhookEndpointsRepo.Default,
-  WebhookDeliveriesRepo.Default
+  MessagesRepo.MessagesRepo.Default,
+  ContactsRepo.ContactsRepo.Default,
+  ConversationsRepo.ConversationsRepo.Default,
+  EventsRepo.EventsRepo.Default,
+  WebhookEndpointsRepo.WebhookEndpointsRepo.Default,
+  WebhookDeliveriesRepo.WebhookDeliveriesRepo.Default
 ).pipe(Layer.provideMerge(TestDatabase.sqlLayer))
 
 const now = () => toTimestamp(Date.now())
 const SHARD = "default:17"
-const lease = (address: string): ShardLease => ({ shardId: SHARD, address, expirySeconds: 8 })
+const lease = (address: string): ShardLease.ShardLease => ({ shardId: SHARD, address, expirySeconds: 8 })
 
 /** The lock row of `SHARD`: held by `address`, refreshed `ageSeconds` ago. */
 const lockRow = (address: string, ageSeconds: number) =>
@@ -51,9 +51,14 @@ const setup = Effect.gen(function*() {
   const channelId = yield* newId("ch")
   yield* sql`INSERT INTO channels (id, workspace_id, name, provider, status, created_at, updated_at)
     VALUES (${channelId}, ${workspaceId}, 'c', 'sandbox', 'connected', ${now()}, ${now()})`
-  const contact = yield* (yield* ContactsRepo).upsertContact(workspaceId, "+4915112345678", now())
-  const conversationId = yield* (yield* ConversationsRepo).upsertConversation(workspaceId, channelId, contact.id, now())
-  const message = yield* (yield* MessagesRepo).insert({
+  const contact = yield* (yield* ContactsRepo.ContactsRepo).upsertContact(workspaceId, "+4915112345678", now())
+  const conversationId = yield* (yield* ConversationsRepo.ConversationsRepo).upsertConversation(
+    workspaceId,
+    channelId,
+    contact.id,
+    now()
+  )
+  const message = yield* (yield* MessagesRepo.MessagesRepo).insert({
     id: yield* newId("msg"),
     workspaceId,
     channelId,
@@ -76,7 +81,7 @@ describe("decisions fenced by the shard lease", () => {
   layer(TestLayer, { excludeTestServices: true, timeout: 120_000 })((it) => {
     it.effect("takes a message for a dispatch only while the caller's lease is held and fresh", () =>
       Effect.gen(function*() {
-        const messages = yield* MessagesRepo
+        const messages = yield* MessagesRepo.MessagesRepo
         const { messageId } = yield* setup
         // another runner took the shard
         yield* lockRow("127.0.0.1:34002", 0)
@@ -100,10 +105,10 @@ describe("decisions fenced by the shard lease", () => {
 
     it.effect("takes webhook deliveries for an attempt only while the caller's lease is held and fresh", () =>
       Effect.gen(function*() {
-        const deliveries = yield* WebhookDeliveriesRepo
+        const deliveries = yield* WebhookDeliveriesRepo.WebhookDeliveriesRepo
         const { workspaceId } = yield* setup
         const endpointId = yield* newId("wh")
-        yield* (yield* WebhookEndpointsRepo).insert({
+        yield* (yield* WebhookEndpointsRepo.WebhookEndpointsRepo).insert({
           id: endpointId,
           workspaceId,
           url: "https://hooks.example.com/in",
@@ -113,7 +118,7 @@ describe("decisions fenced by the shard lease", () => {
           secretLast4: "abcd",
           now: now()
         })
-        yield* (yield* EventsRepo).append({
+        yield* (yield* EventsRepo.EventsRepo).append({
           workspaceId,
           occurredAt: toTimestamp(Date.now() - 1000),
           event: DomainEvent.make("message.queued", {

@@ -6,17 +6,17 @@
 import { SqlClient } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
 import { assert, describe, layer } from "@effect/vitest"
-import { ContactsRepo, ConversationsRepo, EventsRepo, MessagesRepo, WEBHOOK_WAKE_CHANNEL } from "@switchboard/db"
+import { ContactsRepo, ConversationsRepo, EventsRepo, MessagesRepo } from "@switchboard/db"
 import * as TestDatabase from "@switchboard/db/testing"
 import { DomainEvent, newId, toTimestamp } from "@switchboard/domain"
 import type { Message, MessageStatus } from "@switchboard/domain"
 import { Effect, Layer, Option, Ref, Stream } from "effect"
 
 const TestLayer = Layer.mergeAll(
-  MessagesRepo.Default,
-  ContactsRepo.Default,
-  ConversationsRepo.Default,
-  EventsRepo.Default
+  MessagesRepo.MessagesRepo.Default,
+  ContactsRepo.ContactsRepo.Default,
+  ConversationsRepo.ConversationsRepo.Default,
+  EventsRepo.EventsRepo.Default
 )
   .pipe(Layer.provideMerge(TestDatabase.sqlLayer))
 
@@ -28,7 +28,7 @@ const pause = (ms: number) => Effect.promise(() => new Promise((resolve) => setT
 /** A workspace with a connected channel, one queued message, and webhook endpoints of every kind. */
 const setup = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
-  const messages = yield* MessagesRepo
+  const messages = yield* MessagesRepo.MessagesRepo
   const workspaceId = yield* newId("ws")
   yield* sql`INSERT INTO workspaces (id, name, created_at, updated_at) VALUES (${workspaceId}, 'w', ${now()}, ${now()})`
   const channelId = yield* newId("ch")
@@ -49,8 +49,13 @@ const setup = Effect.gen(function*() {
     readOnly: yield* endpoint("active", ["message.read"]),
     disabled: yield* endpoint("disabled", ["*"])
   }
-  const contact = yield* (yield* ContactsRepo).upsertContact(workspaceId, "+4915112345678", now())
-  const conversationId = yield* (yield* ConversationsRepo).upsertConversation(workspaceId, channelId, contact.id, now())
+  const contact = yield* (yield* ContactsRepo.ContactsRepo).upsertContact(workspaceId, "+4915112345678", now())
+  const conversationId = yield* (yield* ConversationsRepo.ConversationsRepo).upsertConversation(
+    workspaceId,
+    channelId,
+    contact.id,
+    now()
+  )
   const insert = Effect.flatMap(newId("msg"), (id) =>
     messages.insert({
       id,
@@ -90,7 +95,7 @@ const appendedTwin = (
 ) =>
   Effect.gen(function*() {
     const parsed = JSON.parse(written.envelope) as { id: string; created_at: string }
-    const appended = yield* (yield* EventsRepo).append({ workspaceId, event, occurredAt: parsed.created_at })
+    const appended = yield* (yield* EventsRepo.EventsRepo).append({ workspaceId, event, occurredAt: parsed.created_at })
     return appended.envelope.replace(appended.id, written.id)
   })
 
@@ -99,13 +104,13 @@ describe("status events written by the transition's statement", () => {
     it.scoped("writes the envelope append writes, byte for byte, and fans out as append does", () =>
       Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
-        const messages = yield* MessagesRepo
+        const messages = yield* MessagesRepo.MessagesRepo
         const { endpoints, insert, workspaceId } = yield* setup
         // Postgres server: the active endpoints' wake-ups, delivered at commit
         const pg = TestDatabase.mode() === "real" ? yield* Effect.serviceOption(PgClient.PgClient) : Option.none()
         const woken = yield* Ref.make<ReadonlyArray<string>>([])
         if (Option.isSome(pg)) {
-          yield* pg.value.listen(WEBHOOK_WAKE_CHANNEL).pipe(
+          yield* pg.value.listen(EventsRepo.WEBHOOK_WAKE_CHANNEL).pipe(
             Stream.runForEach((id) => Ref.update(woken, (ids) => [...ids, id])),
             Effect.forkScoped
           )
@@ -195,7 +200,7 @@ describe("status events written by the transition's statement", () => {
     it.scoped("applies a batch of receipts in one statement, each guarded, with the same events and timeline", () =>
       Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
-        const messages = yield* MessagesRepo
+        const messages = yield* MessagesRepo.MessagesRepo
         const { endpoints, insert, workspaceId } = yield* setup
         const moveTo = (id: string, path: ReadonlyArray<MessageStatus>) =>
           Effect.forEach(path, (to) => messages.transition(id, to), { discard: true })

@@ -5,7 +5,11 @@ import * as TestDatabase from "@switchboard/db/testing"
 import { DomainEvent, newId, toTimestamp } from "@switchboard/domain"
 import { Effect, Layer, Option } from "effect"
 
-const TestLayer = Layer.mergeAll(EventsRepo.Default, WebhookEndpointsRepo.Default, WebhookDeliveriesRepo.Default).pipe(
+const TestLayer = Layer.mergeAll(
+  EventsRepo.EventsRepo.Default,
+  WebhookEndpointsRepo.WebhookEndpointsRepo.Default,
+  WebhookDeliveriesRepo.WebhookDeliveriesRepo.Default
+).pipe(
   Layer.provideMerge(TestDatabase.sqlLayer)
 )
 
@@ -21,7 +25,7 @@ const workspace = Effect.gen(function*() {
 const endpoint = (workspaceId: string) =>
   Effect.gen(function*() {
     const id = yield* newId("wh")
-    yield* (yield* WebhookEndpointsRepo).insert({
+    yield* (yield* WebhookEndpointsRepo.WebhookEndpointsRepo).insert({
       id,
       workspaceId,
       url: "https://hooks.example.com/in",
@@ -35,7 +39,7 @@ const endpoint = (workspaceId: string) =>
   })
 
 const event = (workspaceId: string, occurredAt: string) =>
-  Effect.flatMap(EventsRepo, (events) =>
+  Effect.flatMap(EventsRepo.EventsRepo, (events) =>
     events.append({
       workspaceId,
       occurredAt,
@@ -53,8 +57,8 @@ describe("WebhookDeliveriesRepo", () => {
   layer(TestLayer, { excludeTestServices: true, timeout: 120_000 })((it) => {
     it.effect("gives the sweeper only endpoints that may be sent to, the longest waiting first", () =>
       Effect.gen(function*() {
-        const endpoints = yield* WebhookEndpointsRepo
-        const deliveries = yield* WebhookDeliveriesRepo
+        const endpoints = yield* WebhookEndpointsRepo.WebhookEndpointsRepo
+        const deliveries = yield* WebhookDeliveriesRepo.WebhookDeliveriesRepo
         const ws = yield* workspace
         const paused = yield* endpoint(ws)
         yield* endpoints.update(ws, paused, { status: "paused" }, at(0))
@@ -78,7 +82,7 @@ describe("WebhookDeliveriesRepo", () => {
 
     it.effect("records an attempt only while the delivery is still in that attempt (a requeued one is not overwritten)", () =>
       Effect.gen(function*() {
-        const deliveries = yield* WebhookDeliveriesRepo
+        const deliveries = yield* WebhookDeliveriesRepo.WebhookDeliveriesRepo
         const ws = yield* workspace
         const id = yield* endpoint(ws)
         yield* event(ws, at(-1_000))
@@ -125,8 +129,8 @@ describe("WebhookDeliveriesRepo", () => {
 
     it.effect("claims for several endpoints in one call: each its own oldest due deliveries up to its limit, none twice", () =>
       Effect.gen(function*() {
-        const deliveries = yield* WebhookDeliveriesRepo
-        const endpoints = yield* WebhookEndpointsRepo
+        const deliveries = yield* WebhookDeliveriesRepo.WebhookDeliveriesRepo
+        const endpoints = yield* WebhookEndpointsRepo.WebhookEndpointsRepo
         // one workspace per endpoint: an event goes to that endpoint only
         const [ws1, ws2, ws3] = [yield* workspace, yield* workspace, yield* workspace]
         const [e1, e2, e3] = [yield* endpoint(ws1), yield* endpoint(ws2), yield* endpoint(ws3)]
@@ -164,7 +168,7 @@ describe("WebhookDeliveriesRepo", () => {
     it.effect("records several successes in one call, each only while still in its attempt, with its own attempt row", () =>
       Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
-        const deliveries = yield* WebhookDeliveriesRepo
+        const deliveries = yield* WebhookDeliveriesRepo.WebhookDeliveriesRepo
         const [ws1, ws2] = [yield* workspace, yield* workspace]
         const [e1, e2] = [yield* endpoint(ws1), yield* endpoint(ws2)]
         yield* event(ws1, at(-2_000))

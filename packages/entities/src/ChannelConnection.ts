@@ -16,17 +16,7 @@
 import { ChannelsRepo, QrRecipientChecksRepo } from "@switchboard/db"
 import { dispatches, toTimestamp } from "@switchboard/domain"
 import type { Channel, ChannelStatus } from "@switchboard/domain"
-import { ChannelProviders, inboundContent } from "@switchboard/providers"
-import type {
-  ChannelConnection,
-  LidMapped,
-  ProviderEvent,
-  Receipt,
-  RecipientChecked,
-  RestrictionReported,
-  SendRejected,
-  StatusChanged
-} from "@switchboard/providers"
+import { ChannelProvider, ChannelProviders } from "@switchboard/providers"
 import { Chunk, Clock, Effect, ExecutionStrategy, Exit, Option, Queue, Schedule, Scope, Stream } from "effect"
 import { makeChannelMessageMoves } from "./ChannelMessageMoves.js"
 import { InboundMessages } from "./InboundMessages.js"
@@ -39,8 +29,13 @@ const EVENT_LANES = 8
 const RECEIPT_BATCH = 500
 
 type LaneEvent = Exclude<
-  ProviderEvent,
-  StatusChanged | Receipt | SendRejected | LidMapped | RestrictionReported | RecipientChecked
+  ChannelProvider.ProviderEvent,
+  | ChannelProvider.StatusChanged
+  | ChannelProvider.Receipt
+  | ChannelProvider.SendRejected
+  | ChannelProvider.LidMapped
+  | ChannelProvider.RestrictionReported
+  | ChannelProvider.RecipientChecked
 >
 
 const laneOf = (event: LaneEvent): number => {
@@ -54,7 +49,7 @@ const laneOf = (event: LaneEvent): number => {
 const holdsConnection = (status: ChannelStatus) => status !== "archived" && status !== "suspended"
 
 export interface Open {
-  readonly connection: ChannelConnection
+  readonly connection: ChannelProvider.ChannelConnection
   readonly scope: Scope.CloseableScope
 }
 
@@ -70,13 +65,13 @@ export interface Connected extends Open {
 export const makeChannelConnection = <E, R>(options: {
   readonly channelId: string
   readonly wake: Queue.Enqueue<void>
-  readonly onOpen: (connection: ChannelConnection) => Effect.Effect<void, E, R>
+  readonly onOpen: (connection: ChannelProvider.ChannelConnection) => Effect.Effect<void, E, R>
 }) =>
   Effect.gen(function*() {
     const { channelId, onOpen, wake } = options
     const entityScope = yield* Effect.scope
-    const channels = yield* ChannelsRepo
-    const recipientChecks = yield* QrRecipientChecksRepo
+    const channels = yield* ChannelsRepo.ChannelsRepo
+    const recipientChecks = yield* QrRecipientChecksRepo.QrRecipientChecksRepo
     const inbound = yield* InboundMessages
     const providers = yield* ChannelProviders.ChannelProviders
     const moves = yield* makeChannelMessageMoves
@@ -110,7 +105,7 @@ export const makeChannelConnection = <E, R>(options: {
         workspaceId: channel.workspace_id,
         channelId: channel.id,
         channelNumber: channelNumber ?? channel.phone_number,
-        content: inboundContent(event),
+        content: ChannelProvider.inboundContent(event),
         now: toTimestamp(event.at)
       }).pipe(
         Effect.retry({ times: 3, schedule: Schedule.exponential("200 millis") }),
@@ -120,7 +115,7 @@ export const makeChannelConnection = <E, R>(options: {
     )
 
     /** A LID's number became known: kept, contacts merged (in order with status changes). */
-    const onLidMapped = perEntity((event: LidMapped) =>
+    const onLidMapped = perEntity((event: ChannelProvider.LidMapped) =>
       inbound.learnLid(channelId, event.lid, event.phoneNumber).pipe(
         Effect.retry({ times: 3, schedule: Schedule.exponential("200 millis") }),
         Effect.catchAllCause((cause) => Effect.logError("WhatsApp LID mapping not recorded", cause))
@@ -149,28 +144,29 @@ export const makeChannelConnection = <E, R>(options: {
     )
 
     /** Records a status change the link reported (in order), then lets the loop look again. */
-    const onStatusChanged = perEntity((connection: ChannelConnection) => (event: StatusChanged) =>
-      Effect.gen(function*() {
-        if (event.phoneNumber !== null) channelNumber = event.phoneNumber
-        yield* channels.recordProviderStatus({
-          id: channelId,
-          from: event.from,
-          to: event.to,
-          reason: event.reason,
-          requiresRepair: event.requiresRepair,
-          phoneNumber: event.phoneNumber,
-          capabilities: connection.capabilities,
-          now: toTimestamp(yield* Clock.currentTimeMillis)
-        }).pipe(
-          Effect.retry({ times: 5, schedule: Schedule.exponential("200 millis") }),
-          Effect.catchAllCause((cause) => Effect.logError("channel status not recorded", cause))
-        )
-        yield* Queue.offer(wake, undefined)
-      })
+    const onStatusChanged = perEntity(
+      (connection: ChannelProvider.ChannelConnection) => (event: ChannelProvider.StatusChanged) =>
+        Effect.gen(function*() {
+          if (event.phoneNumber !== null) channelNumber = event.phoneNumber
+          yield* channels.recordProviderStatus({
+            id: channelId,
+            from: event.from,
+            to: event.to,
+            reason: event.reason,
+            requiresRepair: event.requiresRepair,
+            phoneNumber: event.phoneNumber,
+            capabilities: connection.capabilities,
+            now: toTimestamp(yield* Clock.currentTimeMillis)
+          }).pipe(
+            Effect.retry({ times: 5, schedule: Schedule.exponential("200 millis") }),
+            Effect.catchAllCause((cause) => Effect.logError("channel status not recorded", cause))
+          )
+          yield* Queue.offer(wake, undefined)
+        })
     )
 
     /** Records a restriction WhatsApp reported (timelock, new-chat quota) on the channel. */
-    const onRestriction = perEntity((event: RestrictionReported) =>
+    const onRestriction = perEntity((event: ChannelProvider.RestrictionReported) =>
       Effect.gen(function*() {
         const q = event.newChatQuota
         yield* channels.recordRestriction({
@@ -193,7 +189,7 @@ export const makeChannelConnection = <E, R>(options: {
     )
 
     /** Keeps WhatsApp's answer to a recipient check, for the channel and on the contact. */
-    const onRecipientChecked = perEntity((event: RecipientChecked) =>
+    const onRecipientChecked = perEntity((event: ChannelProvider.RecipientChecked) =>
       recipientChecks.record({
         channelId,
         phone: event.phoneNumber,
@@ -206,17 +202,21 @@ export const makeChannelConnection = <E, R>(options: {
     )
 
     /** Handles the connection's events in `scope`: status changes here, in order; the rest in lanes. */
-    const handleEvents = perEntity((channel: Channel, connection: ChannelConnection, scope: Scope.Scope) =>
+    const handleEvents = perEntity((
+      channel: Channel,
+      connection: ChannelProvider.ChannelConnection,
+      scope: Scope.Scope
+    ) =>
       Effect.gen(function*() {
         // A lane (queue + fiber) is made on its first event: most channels on a runner sit idle,
         // and eight idle lanes each were most of an idle entity's memory.
         const lanes = new Map<number, Queue.Queue<LaneEvent>>()
         // likewise the receipts' queue and its writer
-        let receipts: Queue.Queue<Receipt> | undefined
+        let receipts: Queue.Queue<ChannelProvider.Receipt> | undefined
         const receiptQueue = Effect.suspend(() => {
           if (receipts !== undefined) return Effect.succeed(receipts)
           return Effect.gen(function*() {
-            const queue = yield* Queue.unbounded<Receipt>()
+            const queue = yield* Queue.unbounded<ChannelProvider.Receipt>()
             receipts = queue
             yield* Queue.takeBetween(queue, 1, RECEIPT_BATCH).pipe(
               Effect.flatMap((batch) =>

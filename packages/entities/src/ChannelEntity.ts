@@ -40,7 +40,6 @@
 import { Entity, Sharding } from "@effect/cluster"
 import { Rpc } from "@effect/rpc"
 import { ChannelsRepo, DispatchQueueRepo } from "@switchboard/db"
-import type { QueuedMessage } from "@switchboard/db"
 import {
   dispatches,
   idlePacer,
@@ -56,8 +55,7 @@ import {
   waitingRecipients
 } from "@switchboard/domain"
 import type { ChannelPacer, ChannelStatus } from "@switchboard/domain"
-import { PROVIDER_RATE_LIMITED } from "@switchboard/providers"
-import type { ChannelConnection } from "@switchboard/providers"
+import { ChannelProvider } from "@switchboard/providers"
 import { Clock, Context, Duration, Effect, Option, Queue, Random, Schedule } from "effect"
 import type { Tracer } from "effect"
 import { makeChannelConnection, sendReadReceipts } from "./ChannelConnection.js"
@@ -110,10 +108,10 @@ export const ChannelEntityLive = ChannelEntity.toLayer(
   Effect.gen(function*() {
     const address = yield* Entity.CurrentAddress
     const channelId = address.entityId
-    const queue = yield* DispatchQueueRepo
+    const queue = yield* DispatchQueueRepo.DispatchQueueRepo
     const wake = yield* Queue.sliding<void>(1)
     const sharding = yield* Sharding.Sharding
-    const channels = yield* ChannelsRepo
+    const channels = yield* ChannelsRepo.ChannelsRepo
     /**
      * Whether it keeps itself alive; `undefined` until its first decision. A new instance cannot
      * know whether a keep-alive of an earlier one is outstanding: the request is persisted and
@@ -133,7 +131,7 @@ export const ChannelEntityLive = ChannelEntity.toLayer(
     )
 
     /** A new connection: QR channels rebuild their per-recipient spacing from the recorded dispatches. */
-    const onOpen = perEntity((connection: ChannelConnection) =>
+    const onOpen = perEntity((connection: ChannelProvider.ChannelConnection) =>
       Effect.gen(function*() {
         const perRecipient = connection.pairing !== undefined
         const since = (yield* Clock.currentTimeMillis) - QR_PER_RECIPIENT_WINDOW_MS
@@ -191,8 +189,8 @@ export const ChannelEntityLive = ChannelEntity.toLayer(
      * taken (nothing went to the provider).
      */
     const dispatch = perEntity((
-      connection: ChannelConnection,
-      message: QueuedMessage,
+      connection: ChannelProvider.ChannelConnection,
+      message: DispatchQueueRepo.QueuedMessage,
       startedAt: number,
       waiting: ReadonlyArray<string>
     ) =>
@@ -209,7 +207,7 @@ export const ChannelEntityLive = ChannelEntity.toLayer(
           if (result._tag === "Accepted") throttle.accepted()
           yield* result._tag === "Accepted"
             ? moves.providerAccepted(message.id)
-            : result.code === PROVIDER_RATE_LIMITED
+            : result.code === ChannelProvider.PROVIDER_RATE_LIMITED
             ? throttled(message.id, result)
             : moves.dispatchFailed(message.id, result)
           return true
@@ -245,7 +243,10 @@ export const ChannelEntityLive = ChannelEntity.toLayer(
     })
 
     /** Sends a batch in order, one per send slot; something new arriving cuts it short. */
-    const dispatchBatch = perEntity((connection: ChannelConnection, batch: ReadonlyArray<QueuedMessage>) =>
+    const dispatchBatch = perEntity((
+      connection: ChannelProvider.ChannelConnection,
+      batch: ReadonlyArray<DispatchQueueRepo.QueuedMessage>
+    ) =>
       Effect.gen(function*() {
         let fresh = true
         for (const message of batch) {

@@ -49,7 +49,7 @@ const retried = <A>(
 export class ChannelMessageMoves {
   constructor(
     private readonly moves: MessageMoves,
-    private readonly lease: ShardLease | undefined
+    private readonly lease: ShardLease.ShardLease | undefined
   ) {}
 
   /**

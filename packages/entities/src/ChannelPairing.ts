@@ -7,7 +7,7 @@
 import { Rpc } from "@effect/rpc"
 import type { ChannelsRepo } from "@switchboard/db"
 import { toTimestamp } from "@switchboard/domain"
-import type { Pairing, QrConnectionEvent, QrPairingFrame } from "@switchboard/providers"
+import type { ChannelProvider, QrConnectionEvent } from "@switchboard/providers"
 import { Clock, Effect, Option, Schedule, Stream } from "effect"
 import type { Connected } from "./ChannelConnection.js"
 import { PairingUnavailable, PairingView } from "./ChannelProtocol.js"
@@ -19,7 +19,7 @@ import { PairingUnavailable, PairingView } from "./ChannelProtocol.js"
  */
 export const makePairingHandlers = <E, R>(options: {
   readonly channelId: string
-  readonly channels: ChannelsRepo
+  readonly channels: ChannelsRepo.ChannelsRepo
   /** the channel's connection, connecting first if needed */
   readonly reconcile: Effect.Effect<Option.Option<Connected>, E, R>
   /** completes once this runner shuts down */
@@ -39,7 +39,7 @@ export const makePairingHandlers = <E, R>(options: {
     return connected.value.connection.pairing
   })
 
-  const viewOf = (p: Pairing) =>
+  const viewOf = (p: ChannelProvider.Pairing) =>
     Effect.map(p.snapshot, (snap) =>
       new PairingView({
         status: snap.status,
@@ -50,7 +50,7 @@ export const makePairingHandlers = <E, R>(options: {
       }))
 
   /** Answers once the channel row shows the status the link reached (recorded by the events fiber). */
-  const recorded = (p: Pairing) =>
+  const recorded = (p: ChannelProvider.Pairing) =>
     Effect.gen(function*() {
       const view = yield* viewOf(p)
       yield* channels.findById(channelId).pipe(
@@ -83,7 +83,7 @@ export const makePairingHandlers = <E, R>(options: {
         // subscribed before the snapshot: nothing falls in between
         const events = yield* p.subscribe
         const snap = yield* p.snapshot
-        const first: QrPairingFrame = {
+        const first: QrConnectionEvent.QrPairingFrame = {
           _tag: "snapshot",
           channelId,
           status: snap.status,
@@ -91,9 +91,13 @@ export const makePairingHandlers = <E, R>(options: {
           qr: snap.qr,
           connectionError: snap.connectionError
         }
-        const later: Stream.Stream<QrPairingFrame> = Stream.fromQueue(events).pipe(Stream.filter(
-          (e): e is Extract<QrConnectionEvent, { _tag: "qr" | "state" | "expired" | "connection_error" }> =>
-            e._tag === "qr" || e._tag === "state" || e._tag === "expired" || e._tag === "connection_error"
+        const later: Stream.Stream<QrConnectionEvent.QrPairingFrame> = Stream.fromQueue(events).pipe(Stream.filter(
+          (
+            e
+          ): e is Extract<
+            QrConnectionEvent.QrConnectionEvent,
+            { _tag: "qr" | "state" | "expired" | "connection_error" }
+          > => e._tag === "qr" || e._tag === "state" || e._tag === "expired" || e._tag === "connection_error"
         ))
         // an open stream is an active request: it would hold the runner's shutdown (15 s)
         return Stream.concat(Stream.succeed(first), later).pipe(Stream.interruptWhen(runnerStopping))

@@ -6,7 +6,7 @@
 import { Entity } from "@effect/cluster"
 import { Rpc } from "@effect/rpc"
 import { ChannelStatus, E164, InboundBody } from "@switchboard/domain"
-import { QrConnectionError, QrPairingFrame } from "@switchboard/providers/contract"
+import { QrConnectionEvent } from "@switchboard/providers/contract"
 import { Schema } from "effect"
 
 /**
@@ -66,7 +66,7 @@ export class PairingView extends Schema.Class<PairingView>("PairingView")({
   qr_expires_at: Schema.NullOr(Schema.Number),
   phone_number: Schema.NullOr(Schema.String),
   /** why the last attempt could not reach WhatsApp (`nextAttemptAt`: epoch ms) */
-  connection_error: Schema.NullOr(QrConnectionError)
+  connection_error: Schema.NullOr(QrConnectionEvent.QrConnectionError)
 }) {}
 
 /** `qr/start`: begins or restarts pairing; answers once the new status is recorded. */
@@ -80,7 +80,7 @@ export const PairingStatus = Rpc.make("PairingStatus", { success: PairingView, e
 
 /** `qr/stream`: a snapshot, then QR codes, status changes and expiry, while the caller listens. */
 export const WatchPairing = Rpc.make("WatchPairing", {
-  success: QrPairingFrame,
+  success: QrConnectionEvent.QrPairingFrame,
   error: PairingUnavailable,
   stream: true
 })

@@ -15,7 +15,6 @@ import {
   Transactions,
   WorkspacesRepo
 } from "@switchboard/db"
-import type { ImportColumns } from "@switchboard/db"
 import {
   DomainEvent,
   ENTITLEMENTS,
@@ -31,7 +30,11 @@ import { Clock, Effect, Layer, Option, Schedule } from "effect"
 export const BATCH_ROWS = 1000
 
 /** The one `contact.import_completed` of an import that ended, with its counts. */
-const importEnded = (job: ImportColumns, counts: ImportColumns, status: "completed" | "failed") =>
+const importEnded = (
+  job: ContactImportsRepo.ImportColumns,
+  counts: ContactImportsRepo.ImportColumns,
+  status: "completed" | "failed"
+) =>
   DomainEvent.make("contact.import_completed", {
     object: "contact_import",
     object_id: job.id as `imp_${string}`,
@@ -79,12 +82,12 @@ export const outcomes = (rows: ReadonlyArray<ImportRow>): Array<Outcome> => {
 }
 
 export const make = Effect.gen(function*() {
-  const transactions = yield* Transactions
-  const imports = yield* ContactImportsRepo
-  const contacts = yield* ContactsRepo
-  const groups = yield* ContactGroupsRepo
-  const workspaces = yield* WorkspacesRepo
-  const events = yield* EventsRepo
+  const transactions = yield* Transactions.Transactions
+  const imports = yield* ContactImportsRepo.ContactImportsRepo
+  const contacts = yield* ContactsRepo.ContactsRepo
+  const groups = yield* ContactGroupsRepo.ContactGroupsRepo
+  const workspaces = yield* WorkspacesRepo.WorkspacesRepo
+  const events = yield* EventsRepo.EventsRepo
   const now = Effect.map(Clock.currentTimeMillis, toTimestamp)
 
   /** How many more contacts the plan allows (`Infinity` when unlimited or not enforced). */
@@ -97,7 +100,7 @@ export const make = Effect.gen(function*() {
   })
 
   const batch = Effect.fn("ContactImportWorker.batch")(
-    function*(job: ImportColumns, slice: ReadonlyArray<Outcome>, done: boolean) {
+    function*(job: ContactImportsRepo.ImportColumns, slice: ReadonlyArray<Outcome>, done: boolean) {
       return yield* transactions.run(Effect.gen(function*() {
         const at = yield* now
         const errors: Array<ImportRowError> = []
@@ -168,7 +171,7 @@ export const make = Effect.gen(function*() {
   )
 
   /** Runs one import to its end from where it stopped. */
-  const run = Effect.fn("ContactImportWorker.run")(function*(job: ImportColumns) {
+  const run = Effect.fn("ContactImportWorker.run")(function*(job: ContactImportsRepo.ImportColumns) {
     const file = yield* imports.file(job.id)
     const country = job.default_country !== null && isCountryCode(job.default_country)
       ? job.default_country
@@ -186,7 +189,7 @@ export const make = Effect.gen(function*() {
   })
 
   /** Marks an import `failed` with its counts so far and tells receivers (`status: "failed"`). */
-  const giveUp = Effect.fn("ContactImportWorker.giveUp")(function*(job: ImportColumns) {
+  const giveUp = Effect.fn("ContactImportWorker.giveUp")(function*(job: ContactImportsRepo.ImportColumns) {
     const at = yield* now
     yield* transactions.run(Effect.gen(function*() {
       const failed = yield* imports.fail(job.id, at)
@@ -232,12 +235,12 @@ export const make = Effect.gen(function*() {
 
 /** What the worker reads and writes. */
 export const dependencies = Layer.mergeAll(
-  Transactions.Default,
-  ContactImportsRepo.Default,
-  ContactsRepo.Default,
-  ContactGroupsRepo.Default,
-  WorkspacesRepo.Default,
-  EventsRepo.Default
+  Transactions.Transactions.Default,
+  ContactImportsRepo.ContactImportsRepo.Default,
+  ContactsRepo.ContactsRepo.Default,
+  ContactGroupsRepo.ContactGroupsRepo.Default,
+  WorkspacesRepo.WorkspacesRepo.Default,
+  EventsRepo.EventsRepo.Default
 )
 
 export const ContactImportWorkerLive = Singleton.make(

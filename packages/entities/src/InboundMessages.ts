@@ -16,7 +16,6 @@ import {
   EventsRepo,
   LidRepo,
   MediaRepo,
-  mediaRetentionDays,
   MessagesRepo,
   Transactions
 } from "@switchboard/db"
@@ -61,14 +60,14 @@ export const receivedEvent = (message: Message) =>
 
 export class InboundMessages extends Effect.Service<InboundMessages>()("@switchboard/entities/InboundMessages", {
   effect: Effect.gen(function*() {
-    const contacts = yield* ContactsRepo
-    const conversations = yield* ConversationsRepo
-    const messages = yield* MessagesRepo
-    const media = yield* MediaRepo
-    const events = yield* EventsRepo
-    const transactions = yield* Transactions
-    const retentionDays = yield* mediaRetentionDays
-    const lids = yield* LidRepo
+    const contacts = yield* ContactsRepo.ContactsRepo
+    const conversations = yield* ConversationsRepo.ConversationsRepo
+    const messages = yield* MessagesRepo.MessagesRepo
+    const media = yield* MediaRepo.MediaRepo
+    const events = yield* EventsRepo.EventsRepo
+    const transactions = yield* Transactions.Transactions
+    const retentionDays = yield* MediaRepo.mediaRetentionDays
+    const lids = yield* LidRepo.LidRepo
     const mappings = yield* LidMappings
 
     /** The member of a non-text message, our ids resolved (`mediaId`: the new media row's). */
@@ -213,13 +212,13 @@ export class InboundMessages extends Effect.Service<InboundMessages>()("@switchb
     return { record, learnLid: mappings.learn } as const
   }),
   dependencies: [
-    ContactsRepo.Default,
-    ConversationsRepo.Default,
-    MessagesRepo.Default,
-    MediaRepo.Default,
-    EventsRepo.Default,
-    Transactions.Default,
-    LidRepo.Default,
+    ContactsRepo.ContactsRepo.Default,
+    ConversationsRepo.ConversationsRepo.Default,
+    MessagesRepo.MessagesRepo.Default,
+    MediaRepo.MediaRepo.Default,
+    EventsRepo.EventsRepo.Default,
+    Transactions.Transactions.Default,
+    LidRepo.LidRepo.Default,
     LidMappings.Default
   ]
 }) {}

@@ -26,10 +26,10 @@ const updated = (id: string, changes: { merged?: string; changed?: ReadonlyArray
 
 export class LidMappings extends Effect.Service<LidMappings>()("@switchboard/entities/LidMappings", {
   effect: Effect.gen(function*() {
-    const lids = yield* LidRepo
-    const channels = yield* ChannelsRepo
-    const events = yield* EventsRepo
-    const transactions = yield* Transactions
+    const lids = yield* LidRepo.LidRepo
+    const channels = yield* ChannelsRepo.ChannelsRepo
+    const events = yield* EventsRepo.EventsRepo
+    const transactions = yield* Transactions.Transactions
 
     /** Stores that `lid` is `phone` (E.164) on the channel, and merges or completes contacts. */
     const learn = Effect.fn("LidMappings.learn")(function*(channelId: string, lid: string, phone: string) {
@@ -65,5 +65,10 @@ export class LidMappings extends Effect.Service<LidMappings>()("@switchboard/ent
 
     return { learn } as const
   }),
-  dependencies: [LidRepo.Default, ChannelsRepo.Default, EventsRepo.Default, Transactions.Default]
+  dependencies: [
+    LidRepo.LidRepo.Default,
+    ChannelsRepo.ChannelsRepo.Default,
+    EventsRepo.EventsRepo.Default,
+    Transactions.Transactions.Default
+  ]
 }) {}

@@ -13,9 +13,8 @@
  */
 import { Singleton } from "@effect/cluster"
 import { ChannelsRepo, EventsRepo, MediaRepo, MediaStore, MessagesRepo, Transactions } from "@switchboard/db"
-import type { MediaDownload } from "@switchboard/db"
 import { MEDIA_LIMIT_BYTES, toTimestamp } from "@switchboard/domain"
-import { ChannelProviders, InboundMetrics, MediaDownloadFailed } from "@switchboard/providers"
+import { ChannelProvider, ChannelProviders, InboundMetrics } from "@switchboard/providers"
 import { Cause, Clock, Duration, Effect, Layer, Option, Schedule } from "effect"
 import { receivedEvent } from "./InboundMessages.js"
 
@@ -45,18 +44,18 @@ export const hexHash = (hash: string): string =>
   /^[0-9a-f]{64}$/i.test(hash) ? hash.toLowerCase() : Buffer.from(hash, "base64").toString("hex")
 
 export const make = Effect.gen(function*() {
-  const repo = yield* MediaRepo
-  const store = yield* MediaStore
-  const messages = yield* MessagesRepo
-  const events = yield* EventsRepo
-  const channels = yield* ChannelsRepo
-  const transactions = yield* Transactions
+  const repo = yield* MediaRepo.MediaRepo
+  const store = yield* MediaStore.MediaStore
+  const messages = yield* MessagesRepo.MessagesRepo
+  const events = yield* EventsRepo.EventsRepo
+  const channels = yield* ChannelsRepo.ChannelsRepo
+  const transactions = yield* Transactions.Transactions
   const providers = yield* ChannelProviders.ChannelProviders
   const now = Effect.map(Clock.currentTimeMillis, toTimestamp)
 
   /** The media's end: the row, the message and its one `message.received`, together. */
   const settle = (
-    row: MediaDownload,
+    row: MediaRepo.MediaDownload,
     outcome: { readonly _tag: "ready"; readonly sizeBytes: number; readonly sha256: string } | {
       readonly _tag: "failed"
       readonly reason: string
@@ -103,7 +102,7 @@ export const make = Effect.gen(function*() {
     })
 
   /** One attempt: the bytes streamed from the provider into the store, then checked. */
-  const attempt = (row: MediaDownload) =>
+  const attempt = (row: MediaRepo.MediaDownload) =>
     Effect.gen(function*() {
       const found = row.channel_id === null ? Option.none() : yield* channels.findById(row.channel_id)
       const download = Option.flatMap(
@@ -111,7 +110,7 @@ export const make = Effect.gen(function*() {
         ({ channel }) => Option.flatMap(providers.get(channel.provider), (p) => Option.fromNullable(p.downloadMedia))
       )
       if (Option.isNone(download)) {
-        return yield* new MediaDownloadFailed({
+        return yield* new ChannelProvider.MediaDownloadFailed({
           retryable: false,
           reason: "The channel's provider cannot fetch this media"
         })
@@ -119,34 +118,40 @@ export const make = Effect.gen(function*() {
       const limit = MEDIA_LIMIT_BYTES[row.kind]
       const stored = yield* store.write(row.id, download.value(row.channel_id!, row.source), limit).pipe(
         Effect.catchTag("MediaTooLarge", (e) =>
-          new MediaDownloadFailed({
+          new ChannelProvider.MediaDownloadFailed({
             retryable: false,
             reason: `The file is larger than the ${row.kind} limit of ${e.limitBytes} bytes`
           })),
         Effect.timeoutFail({
           duration: ATTEMPT_TIMEOUT,
-          onTimeout: () => new MediaDownloadFailed({ retryable: true, reason: "The download timed out" })
+          onTimeout: () =>
+            new ChannelProvider.MediaDownloadFailed({ retryable: true, reason: "The download timed out" })
         })
       )
       if (row.expected_size !== null && row.expected_size !== stored.sizeBytes) {
-        return yield* new MediaDownloadFailed({
+        return yield* new ChannelProvider.MediaDownloadFailed({
           retryable: true,
           reason: "The file's size is not the size announced"
         })
       }
       if (row.expected_sha256 !== null && hexHash(row.expected_sha256) !== stored.sha256) {
-        return yield* new MediaDownloadFailed({ retryable: true, reason: "The file's hash is not the hash announced" })
+        return yield* new ChannelProvider.MediaDownloadFailed({
+          retryable: true,
+          reason: "The file's hash is not the hash announced"
+        })
       }
       return stored
     })
 
   /** Runs one claimed download to its end or to its next attempt. */
-  const run = (row: MediaDownload) =>
+  const run = (row: MediaRepo.MediaDownload) =>
     attempt(row).pipe(
       Effect.catchAllDefect((defect) =>
         Effect.zipRight(
           Effect.logError("inbound media download failed unexpectedly", Cause.die(defect)),
-          Effect.fail(new MediaDownloadFailed({ retryable: true, reason: "The download failed unexpectedly" }))
+          Effect.fail(
+            new ChannelProvider.MediaDownloadFailed({ retryable: true, reason: "The download failed unexpectedly" })
+          )
         )
       ),
       Effect.matchEffect({
@@ -245,12 +250,12 @@ export const make = Effect.gen(function*() {
 
 /** What the worker reads and writes (the providers come from the messaging layer). */
 export const dependencies = Layer.mergeAll(
-  MediaRepo.Default,
-  MediaStore.Default,
-  MessagesRepo.Default,
-  EventsRepo.Default,
-  ChannelsRepo.Default,
-  Transactions.Default
+  MediaRepo.MediaRepo.Default,
+  MediaStore.MediaStore.Default,
+  MessagesRepo.MessagesRepo.Default,
+  EventsRepo.EventsRepo.Default,
+  ChannelsRepo.ChannelsRepo.Default,
+  Transactions.Transactions.Default
 )
 
 export const MediaWorkerLive = Singleton.make(

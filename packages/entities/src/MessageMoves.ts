@@ -7,7 +7,6 @@
  * the Channel entity in process (`ChannelMessageMoves`), everyone else through the Message entity.
  */
 import { MessagesRepo, Transactions } from "@switchboard/db"
-import type { Transitioned, TransitionOptions } from "@switchboard/db"
 import { dispatchRetryDelayMs, toTimestamp } from "@switchboard/domain"
 import type { MessageStatus, ReceiptStatus } from "@switchboard/domain"
 import { ProvidersConfig } from "@switchboard/providers"
@@ -15,7 +14,7 @@ import { Clock, Effect, Option } from "effect"
 import * as MessagingMetrics from "./MessagingMetrics.js"
 
 /** Counts the status changes a committed transaction made (a rolled-back one counts nothing). */
-const counted = (moves: ReadonlyArray<Option.Option<Transitioned>>) =>
+const counted = (moves: ReadonlyArray<Option.Option<MessagesRepo.Transitioned>>) =>
   Effect.forEach(
     moves,
     (move) =>
@@ -41,12 +40,12 @@ export interface DispatchRefusal {
 
 export class MessageMoves extends Effect.Service<MessageMoves>()("@switchboard/entities/MessageMoves", {
   effect: Effect.gen(function*() {
-    const transactions = yield* Transactions
-    const messages = yield* MessagesRepo
+    const transactions = yield* Transactions.Transactions
+    const messages = yield* MessagesRepo.MessagesRepo
     const { retryDelayScale } = yield* ProvidersConfig.ProvidersConfig
 
     /** Moves `id` to `to` when its state allows it; answers whether it moved. One statement. */
-    const move = (id: string, to: MessageStatus, options: TransitionOptions = {}) =>
+    const move = (id: string, to: MessageStatus, options: MessagesRepo.TransitionOptions = {}) =>
       messages.transition(id, to, options).pipe(Effect.tap((moved) => counted([moved])), Effect.map(Option.isSome))
 
     /**

@@ -62,8 +62,8 @@ const advance = (cursor: Ref.Ref<string>, page: ReadonlyArray<string>) =>
  */
 export const sweepMessages = (cursors: SweepCursors) =>
   Effect.gen(function*() {
-    const queue = yield* DispatchQueueRepo
-    const network = yield* SandboxNetworkRepo
+    const queue = yield* DispatchQueueRepo.DispatchQueueRepo
+    const network = yield* SandboxNetworkRepo.SandboxNetworkRepo
     const channel = yield* ChannelEntity.client
     const message = yield* MessageEntity.client
     const ignore = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.catchAllCause(effect, () => Effect.void)
@@ -147,7 +147,7 @@ export const sweepMessages = (cursors: SweepCursors) =>
 
 /** Samples the dispatch lag into the metrics (`MessagingMetrics`). */
 export const sampleLag = Effect.gen(function*() {
-  const queue = yield* DispatchQueueRepo
+  const queue = yield* DispatchQueueRepo.DispatchQueueRepo
   const backlog = yield* queue.backlog()
   const now = yield* Clock.currentTimeMillis
   yield* MessagingMetrics.recordLag(backlog.map((c) => ({ ageSeconds: (now - c.oldest) / 1000, queued: c.queued })))

@@ -34,16 +34,16 @@ export const MessagingEntitiesLive = Layer.mergeAll(
   Layer.provide(MessageMoves.Default),
   Layer.provide(
     Layer.mergeAll(
-      SandboxProvider.Default,
-      QrProvider.Default,
-      ChannelsRepo.Default,
-      QrRecipientChecksRepo.Default,
-      MessagesRepo.Default,
-      DispatchQueueRepo.Default,
+      SandboxProvider.SandboxProvider.Default,
+      QrProvider.QrProvider.Default,
+      ChannelsRepo.ChannelsRepo.Default,
+      QrRecipientChecksRepo.QrRecipientChecksRepo.Default,
+      MessagesRepo.MessagesRepo.Default,
+      DispatchQueueRepo.DispatchQueueRepo.Default,
       InboundMessages.Default,
-      Transactions.Default,
-      SandboxNetworkRepo.Default,
-      SandboxRepo.Default
+      Transactions.Transactions.Default,
+      SandboxNetworkRepo.SandboxNetworkRepo.Default,
+      SandboxRepo.SandboxRepo.Default
     )
   )
 )

@@ -17,8 +17,8 @@ const BATCH = 200
 
 /** One sweep: how many sessions it expired and how many channels it archived. */
 export const sweepSandboxSessions = Effect.gen(function*() {
-  const sessions = yield* SandboxRepo
-  const channels = yield* ChannelsRepo
+  const sessions = yield* SandboxRepo.SandboxRepo
+  const channels = yield* ChannelsRepo.ChannelsRepo
   const channel = yield* ChannelEntity.client
   const now = toTimestamp(yield* Clock.currentTimeMillis)
   const expired = yield* sessions.expire(now)

@@ -25,7 +25,7 @@ export const layer: Layer.Layer<ShardFencing, never, ShardingConfig.ShardingConf
  * The lease of the entity being built (read in its build effect): none when fencing is off or
  * outside an entity.
  */
-export const currentLease: Effect.Effect<Option.Option<ShardLease>> = Effect.gen(function*() {
+export const currentLease: Effect.Effect<Option.Option<ShardLease.ShardLease>> = Effect.gen(function*() {
   const fencing = yield* ShardFencing
   const address = yield* Effect.serviceOption(Entity.CurrentAddress)
   const runner = yield* Effect.serviceOption(Entity.CurrentRunnerAddress)

@@ -13,11 +13,10 @@
  * once), exactly as when each call had its own statement.
  */
 import { WebhookDeliveriesRepo } from "@switchboard/db"
-import type { ClaimedDelivery, ClaimRequest, DeliverySuccess } from "@switchboard/db"
 import { Effect } from "effect"
 import * as GroupCommit from "./GroupCommit.js"
 
-export type Success = DeliverySuccess
+export type Success = WebhookDeliveriesRepo.DeliverySuccess
 
 /** At most this many calls per statement (a bound on its parameters and locks). */
 const MAX_BATCH = 256
@@ -25,8 +24,10 @@ const MAX_BATCH = 256
 export class WebhookDeliveryBatches
   extends Effect.Service<WebhookDeliveryBatches>()("@switchboard/entities/WebhookDeliveryBatches", {
     scoped: Effect.gen(function*() {
-      const deliveries = yield* WebhookDeliveriesRepo
-      const claimDue: (request: ClaimRequest) => Effect.Effect<ReadonlyArray<ClaimedDelivery>> = yield* GroupCommit
+      const deliveries = yield* WebhookDeliveriesRepo.WebhookDeliveriesRepo
+      const claimDue: (
+        request: WebhookDeliveriesRepo.ClaimRequest
+      ) => Effect.Effect<ReadonlyArray<WebhookDeliveriesRepo.ClaimedDelivery>> = yield* GroupCommit
         .make(deliveries.claimDueMany, MAX_BATCH)
       const recordSuccess: (success: Success) => Effect.Effect<boolean> = yield* GroupCommit.make(
         (successes: ReadonlyArray<Success>) =>

@@ -9,7 +9,6 @@
 import { Entity } from "@effect/cluster"
 import { Rpc } from "@effect/rpc"
 import { Transactions, WebhookDeliveriesRepo, WebhookEndpointsRepo } from "@switchboard/db"
-import type { ClaimedDelivery } from "@switchboard/db"
 import { DISABLE_AFTER_FAILURES, nextDeliveryState, toTimestamp } from "@switchboard/domain"
 import type { FailureReason } from "@switchboard/domain"
 import { SafeEgress, UrlPolicy, WebhooksConfig, WebhookSigner } from "@switchboard/webhooks"
@@ -28,9 +27,9 @@ export const WebhookEndpointEntityLive = WebhookEndpointEntity.toLayer(
     const endpointId = address.entityId
     // an attempt is a decision: taken only while this runner holds the endpoint's shard (`ShardLease`)
     const lease = Option.getOrUndefined(yield* ShardFencing.currentLease)
-    const transactions = yield* Transactions
-    const endpoints = yield* WebhookEndpointsRepo
-    const deliveries = yield* WebhookDeliveriesRepo
+    const transactions = yield* Transactions.Transactions
+    const endpoints = yield* WebhookEndpointsRepo.WebhookEndpointsRepo
+    const deliveries = yield* WebhookDeliveriesRepo.WebhookDeliveriesRepo
     const batches = yield* WebhookDeliveryBatches
     const config = yield* WebhooksConfig.WebhooksConfig
     const keyring = config.keyring
@@ -42,7 +41,7 @@ export const WebhookEndpointEntityLive = WebhookEndpointEntity.toLayer(
       (a) => Effect.promise(() => a.close())
     )
 
-    const secretsOf = (row: ClaimedDelivery["endpoint"], nowMs: number) => {
+    const secretsOf = (row: WebhookDeliveriesRepo.ClaimedDelivery["endpoint"], nowMs: number) => {
       const secrets = [keyring.open(row.secret_sealed)]
       if (
         row.previous_secret_sealed && row.previous_secret_expires_at &&
@@ -54,7 +53,7 @@ export const WebhookEndpointEntityLive = WebhookEndpointEntity.toLayer(
     }
 
     /** One attempt of a delivery the pull took (`claimDue`: counted, with its endpoint as it was then). */
-    const attempt = (delivery: ClaimedDelivery) =>
+    const attempt = (delivery: WebhookDeliveriesRepo.ClaimedDelivery) =>
       Effect.gen(function*() {
         const attemptNo = delivery.attempt_count
         const body = delivery.envelope
@@ -214,4 +213,4 @@ export const WebhookEndpointEntityLive = WebhookEndpointEntity.toLayer(
     })
   }),
   { maxIdleTime: "30 seconds" }
-).pipe(Layer.provide(Layer.mergeAll(Transactions.Default, WebhookDeliveryBatches.Default)))
+).pipe(Layer.provide(Layer.mergeAll(Transactions.Transactions.Default, WebhookDeliveryBatches.Default)))

@@ -6,7 +6,7 @@
  */
 import { Singleton } from "@effect/cluster"
 import { PgClient } from "@effect/sql-pg"
-import { DatabaseConfig, WEBHOOK_WAKE_CHANNEL, WebhookDeliveriesRepo } from "@switchboard/db"
+import { DatabaseConfig, EventsRepo, WebhookDeliveriesRepo } from "@switchboard/db"
 import { DELIVERY_RETENTION_MS, toTimestamp } from "@switchboard/domain"
 import { Clock, Effect, Option, Schedule, Stream } from "effect"
 import * as SweeperMetrics from "./SweeperMetrics.js"
@@ -16,7 +16,7 @@ import { WebhookEndpointEntity } from "./WebhookEndpointProtocol.js"
 const STUCK_MS = 20_000
 
 export const sweepWebhooks = Effect.gen(function*() {
-  const deliveries = yield* WebhookDeliveriesRepo
+  const deliveries = yield* WebhookDeliveriesRepo.WebhookDeliveriesRepo
   const endpoint = yield* WebhookEndpointEntity.client
   const now = yield* Clock.currentTimeMillis
   const stuck = yield* deliveries.requeueStuck(toTimestamp(now - STUCK_MS), toTimestamp(now))
@@ -39,7 +39,7 @@ export const wakeOnNewDeliveries = Effect.gen(function*() {
   const pg = yield* Effect.serviceOption(PgClient.PgClient)
   if (Option.isNone(pg) || Option.isNone(config) || Option.isNone(config.value.url)) return yield* Effect.never
   const endpoint = yield* WebhookEndpointEntity.client
-  yield* pg.value.listen(WEBHOOK_WAKE_CHANNEL).pipe(
+  yield* pg.value.listen(EventsRepo.WEBHOOK_WAKE_CHANNEL).pipe(
     Stream.groupedWithin(1000, "10 millis"),
     Stream.runForEach((ids) =>
       Effect.forEach(new Set(ids), (id) => endpoint(id).Wake().pipe(Effect.catchAllCause(() => Effect.void)), {
@@ -51,7 +51,7 @@ export const wakeOnNewDeliveries = Effect.gen(function*() {
 })
 
 export const purgeDeliveries = Effect.gen(function*() {
-  const deliveries = yield* WebhookDeliveriesRepo
+  const deliveries = yield* WebhookDeliveriesRepo.WebhookDeliveriesRepo
   const now = yield* Clock.currentTimeMillis
   const purged = yield* deliveries.purge(toTimestamp(now - DELIVERY_RETENTION_MS))
   yield* SweeperMetrics.recordFound("webhooks", "purged_deliveries", purged)

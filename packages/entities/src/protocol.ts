@@ -3,8 +3,8 @@
  * api node imports this subpath (`@switchboard/entities/protocol`), which loads no live handler,
  * provider adapter or Baileys (test/apiModuleGraph.test.ts checks it).
  */
-export * from "./ChannelProtocol.js"
+export * as ChannelProtocol from "./ChannelProtocol.js"
 export * as Cluster from "./Cluster.js"
-export * from "./MessageProtocol.js"
-export * from "./ProbeEntity.js"
-export * from "./WebhookEndpointProtocol.js"
+export * as MessageProtocol from "./MessageProtocol.js"
+export * as ProbeEntity from "./ProbeEntity.js"
+export * as WebhookEndpointProtocol from "./WebhookEndpointProtocol.js"

@@ -10,9 +10,8 @@
 import { Entity, ShardingConfig } from "@effect/cluster"
 import { assert, describe, layer } from "@effect/vitest"
 import * as TestDatabase from "@switchboard/db/testing"
-import { ChannelEntity, ChannelEntityLive, MessageMoves } from "@switchboard/entities"
-import { accepted, ChannelProviders, ProvidersConfig } from "@switchboard/providers"
-import type { ChannelProvider } from "@switchboard/providers"
+import { ChannelEntity, ChannelProtocol, MessageMoves } from "@switchboard/entities"
+import { ChannelProvider, ChannelProviders, ProvidersConfig } from "@switchboard/providers"
 import { Clock, Effect, Layer, Random, TestClock, TestServices } from "effect"
 import { EntityRepos, queueMessage, setupChannel, stubProvider } from "./support.js"
 
@@ -21,8 +20,11 @@ const sentAt = new Map<string, Array<number>>()
 /** Connections closed, per channel. */
 const closed = new Map<string, number>()
 
-const recording = (dropWhenIdle: boolean): ChannelProvider => {
-  const inner = stubProvider({ max_throughput_mps: 1, message_types: ["text"] }, () => Effect.succeed(accepted))
+const recording = (dropWhenIdle: boolean): ChannelProvider.ChannelProvider => {
+  const inner = stubProvider(
+    { max_throughput_mps: 1, message_types: ["text"] },
+    () => Effect.succeed(ChannelProvider.accepted)
+  )
   return {
     connect: (channel) =>
       Effect.gen(function*() {
@@ -44,8 +46,8 @@ const recording = (dropWhenIdle: boolean): ChannelProvider => {
   }
 }
 
-const Channel = ChannelEntityLive.pipe(
-  Layer.provide(MessageMoves.Default),
+const Channel = ChannelEntity.ChannelEntityLive.pipe(
+  Layer.provide(MessageMoves.MessageMoves.Default),
   Layer.provide(Layer.succeed(
     ChannelProviders.ChannelProviders,
     ChannelProviders.make({ sandbox: recording(true), qr: recording(false) })
@@ -81,7 +83,7 @@ const threeQueued = (provider: "sandbox" | "qr") =>
     yield* TestClock.setTime(Date.now())
     const target = yield* setupChannel({ provider, status: "connected" })
     for (const to of ["+4915112340001", "+4915112340002", "+4915112340003"]) yield* queueMessage(target, { to })
-    const clients = yield* Entity.makeTestClient(ChannelEntity, Channel)
+    const clients = yield* Entity.makeTestClient(ChannelProtocol.ChannelEntity, Channel)
     const channel = yield* Effect.withRandom(clients(target.channelId), Random.fixed([0.5]))
     const start = yield* Clock.currentTimeMillis
     yield* channel.Wake()
@@ -122,7 +124,7 @@ describe("the Channel entity on the TestClock", () => {
       Effect.gen(function*() {
         yield* TestClock.setTime(Date.now())
         const target = yield* setupChannel()
-        const clients = yield* Entity.makeTestClient(ChannelEntity, Channel)
+        const clients = yield* Entity.makeTestClient(ChannelProtocol.ChannelEntity, Channel)
         const channel = yield* clients(target.channelId)
         assert.isTrue((yield* channel.Status()).connected, "activation connects")
         yield* settle

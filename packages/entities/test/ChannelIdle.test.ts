@@ -7,16 +7,8 @@
 import { SqlClient } from "@effect/sql"
 import { assert, describe, layer } from "@effect/vitest"
 import * as TestDatabase from "@switchboard/db/testing"
-import {
-  ChannelEntity,
-  ChannelEntityLive,
-  Cluster,
-  ConnectionIdleTime,
-  MessageEntityLive,
-  MessageMoves
-} from "@switchboard/entities"
-import { accepted, ChannelProviders, ProvidersConfig, SandboxProvider } from "@switchboard/providers"
-import type { ChannelProvider } from "@switchboard/providers"
+import { ChannelEntity, ChannelProtocol, Cluster, MessageEntity, MessageMoves } from "@switchboard/entities"
+import { ChannelProvider, ChannelProviders, ProvidersConfig, SandboxProvider } from "@switchboard/providers"
 import { Duration, Effect, Layer } from "effect"
 import { EntityRepos, queueMessage, setupChannel, stubProvider, waitFor } from "./support.js"
 
@@ -25,7 +17,7 @@ const opened = new Map<string, number>()
 const closed = new Map<string, number>()
 const bump = (counts: Map<string, number>, id: string) => counts.set(id, (counts.get(id) ?? 0) + 1)
 
-const counting = (inner: ChannelProvider): ChannelProvider => ({
+const counting = (inner: ChannelProvider.ChannelProvider): ChannelProvider.ChannelProvider => ({
   connect: (channel) =>
     Effect.gen(function*() {
       bump(opened, channel.id)
@@ -35,20 +27,23 @@ const counting = (inner: ChannelProvider): ChannelProvider => ({
 })
 
 /** A linked device that never sends anything: what an idle paired QR channel looks like to its entity. */
-const qr: ChannelProvider = stubProvider(
+const qr: ChannelProvider.ChannelProvider = stubProvider(
   { max_throughput_mps: 1, message_types: ["text"] },
-  () => Effect.succeed(accepted)
+  () => Effect.succeed(ChannelProvider.accepted)
 )
 
 const Providers = Layer.effect(
   ChannelProviders.ChannelProviders,
-  Effect.map(SandboxProvider, (sandbox) => ChannelProviders.make({ sandbox: counting(sandbox), qr: counting(qr) }))
-).pipe(Layer.provide(SandboxProvider.Default))
+  Effect.map(
+    SandboxProvider.SandboxProvider,
+    (sandbox) => ChannelProviders.make({ sandbox: counting(sandbox), qr: counting(qr) })
+  )
+).pipe(Layer.provide(SandboxProvider.SandboxProvider.Default))
 
-const TestLayer = Layer.mergeAll(ChannelEntityLive, MessageEntityLive).pipe(
-  Layer.provide(MessageMoves.Default),
+const TestLayer = Layer.mergeAll(ChannelEntity.ChannelEntityLive, MessageEntity.MessageEntityLive).pipe(
+  Layer.provide(MessageMoves.MessageMoves.Default),
   Layer.provide(Providers),
-  Layer.provide(Layer.succeed(ConnectionIdleTime, Duration.seconds(1))),
+  Layer.provide(Layer.succeed(ChannelEntity.ConnectionIdleTime, Duration.seconds(1))),
   Layer.provideMerge(EntityRepos),
   Layer.provideMerge(ProvidersConfig.layer({ retryDelayScale: 0.01, sandboxReceiptDelaysMs: [100, 200, 300] })),
   Layer.provideMerge(Cluster.single),
@@ -71,7 +66,7 @@ describe("Idle Channel entities", () => {
     it.effect("closes an idle sandbox channel's connection and ends its loop; a wake-up connects and dispatches", () =>
       Effect.gen(function*() {
         const target = yield* setupChannel()
-        const channel = (yield* ChannelEntity.client)(target.channelId)
+        const channel = (yield* ChannelProtocol.ChannelEntity.client)(target.channelId)
         assert.isTrue((yield* channel.Status()).connected, "activation connects")
         const dropped = yield* eventually(Effect.map(channel.Status(), (s) => !s.connected), 5_000)
         assert.isTrue(dropped, "the idle connection was closed")
@@ -96,7 +91,7 @@ describe("Idle Channel entities", () => {
       Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
         const target = yield* setupChannel()
-        const channel = (yield* ChannelEntity.client)(target.channelId)
+        const channel = (yield* ChannelProtocol.ChannelEntity.client)(target.channelId)
         yield* channel.Status()
         assert.isTrue(yield* eventually(Effect.map(channel.Status(), (s) => !s.connected), 5_000))
 
@@ -123,7 +118,7 @@ describe("Idle Channel entities", () => {
     it.effect("keeps an idle linked-device (QR) channel's link", () =>
       Effect.gen(function*() {
         const target = yield* setupChannel({ provider: "qr", status: "connected" })
-        const channel = (yield* ChannelEntity.client)(target.channelId)
+        const channel = (yield* ChannelProtocol.ChannelEntity.client)(target.channelId)
         assert.isTrue((yield* channel.Status()).connected)
         yield* Effect.sleep("3 seconds")
         const status = yield* channel.Status()

@@ -11,35 +11,34 @@
 import { Sharding, SingleRunner } from "@effect/cluster"
 import { assert, describe, layer } from "@effect/vitest"
 import * as TestDatabase from "@switchboard/db/testing"
-import { ChannelEntity, ChannelEntityLive, MessageMoves, shardingSettings } from "@switchboard/entities"
-import { accepted, ChannelProviders, ProvidersConfig, QrConnectionConfig } from "@switchboard/providers"
-import type { ChannelConnection, ChannelProvider } from "@switchboard/providers"
+import { ChannelEntity, ChannelProtocol, ClusterSettings, MessageMoves } from "@switchboard/entities"
+import { ChannelProvider, ChannelProviders, ProvidersConfig, QrConnectionConfig } from "@switchboard/providers"
 import { Effect, Layer, Stream } from "effect"
 import { EntityRepos, setupChannel } from "./support.js"
 
 /** Receipts the provider says are under way: what keeps a sandbox channel alive without a queue. */
 let pendingReceipts = 0
 
-const provider: ChannelProvider = {
+const provider: ChannelProvider.ChannelProvider = {
   connect: () =>
     Effect.succeed(
       {
         capabilities: { max_throughput_mps: 2, message_types: ["text"] },
-        send: () => Effect.succeed(accepted),
+        send: () => Effect.succeed(ChannelProvider.accepted),
         events: Stream.never,
         pendingReceipts: Effect.sync(() => pendingReceipts)
-      } satisfies ChannelConnection
+      } satisfies ChannelProvider.ChannelConnection
     )
 }
 
 /** One runner: the Channel entity on a single-node cluster, idle entities passivated after 1 s. */
-const Runner = ChannelEntityLive.pipe(
-  Layer.provide(MessageMoves.Default),
+const Runner = ChannelEntity.ChannelEntityLive.pipe(
+  Layer.provide(MessageMoves.MessageMoves.Default),
   Layer.provide(Layer.succeed(ChannelProviders.ChannelProviders, ChannelProviders.make({ sandbox: provider }))),
   Layer.provideMerge(
     SingleRunner.layer({
       runnerStorage: "memory",
-      shardingConfig: { ...shardingSettings, entityMaxIdleTime: "1 second" }
+      shardingConfig: { ...ClusterSettings.shardingSettings, entityMaxIdleTime: "1 second" }
     })
   )
 )
@@ -74,7 +73,7 @@ describe("Channel keep-alive across runners", () => {
         pendingReceipts = 1
         yield* Effect.scoped(
           Effect.gen(function*() {
-            const channel = (yield* ChannelEntity.client)(target.channelId)
+            const channel = (yield* ChannelProtocol.ChannelEntity.client)(target.channelId)
             const kept = yield* eventually(Effect.map(channel.Status(), (s) => s.keep_alive), 10_000)
             assert.isTrue(kept, "kept alive on the first runner")
           }).pipe(Effect.provide(Layer.fresh(Runner)))

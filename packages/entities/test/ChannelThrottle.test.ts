@@ -10,14 +10,13 @@ import * as TestDatabase from "@switchboard/db/testing"
 import { PROVIDER_THROTTLED } from "@switchboard/domain"
 import {
   ChannelEntity,
-  ChannelEntityLive,
+  ChannelProtocol,
+  ChannelThrottle,
   Cluster,
-  MessageEntityLive,
-  MessageMoves,
-  ThrottleSettings
+  MessageEntity,
+  MessageMoves
 } from "@switchboard/entities"
-import { accepted, ChannelProviders, PROVIDER_RATE_LIMITED, ProvidersConfig, refused } from "@switchboard/providers"
-import type { ChannelProvider } from "@switchboard/providers"
+import { ChannelProvider, ChannelProviders, ProvidersConfig } from "@switchboard/providers"
 import { Effect, Layer } from "effect"
 import { EntityRepos, queueMessage, setupChannel, stubProvider, timeline, waitFor } from "./support.js"
 
@@ -26,22 +25,26 @@ const throttleFirst = new Map<string, number>()
 /** Sends the provider was asked for, per recipient (each asked WhatsApp again). */
 const asked = new Map<string, number>()
 
-const throttling: ChannelProvider = stubProvider(
+const throttling: ChannelProvider.ChannelProvider = stubProvider(
   { max_throughput_mps: 50, message_types: ["text"] },
   (message) =>
     Effect.sync(() => {
       const n = (asked.get(message.to) ?? 0) + 1
       asked.set(message.to, n)
       return n <= (throttleFirst.get(message.to) ?? 0)
-        ? refused(true, PROVIDER_RATE_LIMITED, "WhatsApp throttled this channel's sends")
-        : accepted
+        ? ChannelProvider.refused(
+          true,
+          ChannelProvider.PROVIDER_RATE_LIMITED,
+          "WhatsApp throttled this channel's sends"
+        )
+        : ChannelProvider.accepted
     })
 )
 
 const testLayer = (settings: { readonly scale: number; readonly maxWaitMs: number }) =>
-  Layer.mergeAll(ChannelEntityLive, MessageEntityLive).pipe(
-    Layer.provide(MessageMoves.Default),
-    Layer.provide(Layer.succeed(ThrottleSettings, settings)),
+  Layer.mergeAll(ChannelEntity.ChannelEntityLive, MessageEntity.MessageEntityLive).pipe(
+    Layer.provide(MessageMoves.MessageMoves.Default),
+    Layer.provide(Layer.succeed(ChannelThrottle.ThrottleSettings, settings)),
     Layer.provide(Layer.succeed(ChannelProviders.ChannelProviders, ChannelProviders.make({ qr: throttling }))),
     Layer.provideMerge(EntityRepos),
     Layer.provideMerge(ProvidersConfig.layer({ retryDelayScale: 0.01 })),
@@ -66,7 +69,7 @@ describe("a throttled channel", () => {
         // more throttles than a message has attempts (4): spending them would fail it
         throttleFirst.set(to, 5)
         const message = yield* queueMessage(target, { to })
-        yield* (yield* ChannelEntity.client)(target.channelId).Wake()
+        yield* (yield* ChannelProtocol.ChannelEntity.client)(target.channelId).Wake()
         const sent = yield* waitFor(
           message.id,
           (m) => m.status === "provider_accepted" || m.status === "failed_permanent",
@@ -97,7 +100,7 @@ describe("a throttled channel", () => {
         const to = "+4915112349002"
         throttleFirst.set(to, Number.POSITIVE_INFINITY)
         const message = yield* queueMessage(target, { to })
-        yield* (yield* ChannelEntity.client)(target.channelId).Wake()
+        yield* (yield* ChannelProtocol.ChannelEntity.client)(target.channelId).Wake()
         const failed = yield* waitFor(message.id, (m) => m.status === "failed_permanent", 60_000)
         assert.strictEqual(failed.failure?.code, PROVIDER_THROTTLED)
         assert.strictEqual(failed.failure?.class, "permanent")

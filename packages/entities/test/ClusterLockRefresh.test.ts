@@ -9,7 +9,7 @@ import { RunnerAddress, RunnerStorage, ShardId, ShardingConfig, SqlRunnerStorage
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { Database } from "@switchboard/db"
 import { e2eDatabase, testDatabaseUrl } from "@switchboard/db/testing"
-import { Cluster, shardingSettings } from "@switchboard/entities"
+import { Cluster, ClusterSettings } from "@switchboard/entities"
 import { Effect, Layer, Redacted } from "effect"
 import pg from "pg"
 
@@ -48,7 +48,7 @@ describe.skipIf(url === undefined)("the runner's lock refresh", () => {
     }).pipe(
       Effect.provide(
         SqlRunnerStorage.layer.pipe(
-          Layer.provideMerge(ShardingConfig.layer(shardingSettings)),
+          Layer.provideMerge(ShardingConfig.layer(ClusterSettings.shardingSettings)),
           Layer.provideMerge(Cluster.storageTables),
           Layer.provideMerge(Database.layerPostgres(Redacted.make(database!.url), 4))
         )
@@ -78,7 +78,7 @@ describe.skipIf(url === undefined)("the runner's lock refresh", () => {
     }).pipe(
       Effect.provide(
         SqlRunnerStorage.layer.pipe(
-          Layer.provideMerge(ShardingConfig.layer(shardingSettings)),
+          Layer.provideMerge(ShardingConfig.layer(ClusterSettings.shardingSettings)),
           Layer.provideMerge(Database.layerPostgres(Redacted.make(database!.url), 2))
         )
       ),

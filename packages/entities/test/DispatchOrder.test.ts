@@ -6,30 +6,29 @@
 import { SqlClient } from "@effect/sql"
 import { assert, describe, layer } from "@effect/vitest"
 import * as TestDatabase from "@switchboard/db/testing"
-import { ChannelEntity, ChannelEntityLive, Cluster, MessageEntityLive, MessageMoves } from "@switchboard/entities"
-import { accepted, ChannelProviders, ProvidersConfig, QrConnectionConfig } from "@switchboard/providers"
-import type { ChannelConnection, ChannelProvider } from "@switchboard/providers"
+import { ChannelEntity, ChannelProtocol, Cluster, MessageEntity, MessageMoves } from "@switchboard/entities"
+import { ChannelProvider, ChannelProviders, ProvidersConfig, QrConnectionConfig } from "@switchboard/providers"
 import { Effect, Layer, Stream } from "effect"
 import { EntityRepos, queueMessage, setupChannel, waitFor } from "./support.js"
 
 /** Message ids in the order the provider took them. */
 const sends: Array<string> = []
 
-const recording: ChannelProvider = {
+const recording: ChannelProvider.ChannelProvider = {
   connect: () =>
     Effect.succeed(
       {
         capabilities: { max_throughput_mps: 2, message_types: ["text"] },
-        send: (message) => Effect.sync(() => sends.push(message.id)).pipe(Effect.as(accepted)),
+        send: (message) => Effect.sync(() => sends.push(message.id)).pipe(Effect.as(ChannelProvider.accepted)),
         events: Stream.never,
         pendingReceipts: Effect.succeed(0)
-      } satisfies ChannelConnection
+      } satisfies ChannelProvider.ChannelConnection
     )
 }
 
 // no sweeper: nothing repeats a wake-up
-const TestLayer = Layer.mergeAll(ChannelEntityLive, MessageEntityLive).pipe(
-  Layer.provide(MessageMoves.Default),
+const TestLayer = Layer.mergeAll(ChannelEntity.ChannelEntityLive, MessageEntity.MessageEntityLive).pipe(
+  Layer.provide(MessageMoves.MessageMoves.Default),
   Layer.provide(Layer.succeed(ChannelProviders.ChannelProviders, ChannelProviders.make({ sandbox: recording }))),
   Layer.provideMerge(EntityRepos),
   Layer.provideMerge(ProvidersConfig.layer({ retryDelayScale: 0.01 })),
@@ -48,7 +47,7 @@ describe("Channel dispatch order", () => {
         for (let i = 0; i < 5; i++) {
           marketing.push((yield* queueMessage(target, { category: "marketing", to: `+491511234000${i}` })).id)
         }
-        yield* (yield* ChannelEntity.client)(target.channelId).Wake()
+        yield* (yield* ChannelProtocol.ChannelEntity.client)(target.channelId).Wake()
         // the batch was read and is being sent (one per 500 ms)
         yield* waitFor(marketing[0]!, (m) => m.status !== "queued", 10_000)
         // committed after the batch was read, and its wake-up never comes

@@ -15,11 +15,11 @@ import { Clock, Effect, Layer, Option } from "effect"
 import { eventTypes, queueMessage, setupChannel } from "./support.js"
 
 const TestLayer = Layer.mergeAll(
-  InboundMessages.Default,
-  MessagesRepo.Default,
-  ContactsRepo.Default,
-  ConversationsRepo.Default,
-  ChannelsRepo.Default
+  InboundMessages.InboundMessages.Default,
+  MessagesRepo.MessagesRepo.Default,
+  ContactsRepo.ContactsRepo.Default,
+  ConversationsRepo.ConversationsRepo.Default,
+  ChannelsRepo.ChannelsRepo.Default
 ).pipe(Layer.provideMerge(TestDatabase.sqlLayer))
 
 const LID = "123456789012345"
@@ -52,8 +52,8 @@ describe("LID senders", () => {
   layer(TestLayer, { timeout: 60_000 })((it) => {
     it.effect("keeps a LID-only sender on a contact without a number, then merges it into the number's contact", () =>
       Effect.gen(function*() {
-        const inbound = yield* InboundMessages
-        const messages = yield* MessagesRepo
+        const inbound = yield* InboundMessages.InboundMessages
+        const messages = yield* MessagesRepo.MessagesRepo
         const target = yield* setupChannel()
         const record = (c: InboundContent) =>
           Effect.map(
@@ -112,7 +112,7 @@ describe("LID senders", () => {
 
     it.effect("gives a LID-only contact its number when no contact has it; a message naming both teaches it", () =>
       Effect.gen(function*() {
-        const inbound = yield* InboundMessages
+        const inbound = yield* InboundMessages.InboundMessages
         const target = yield* setupChannel()
         const record = (c: InboundContent) =>
           Effect.map(

@@ -17,15 +17,15 @@ import { setupChannel } from "./support.js"
 
 const TestLayer = Layer.mergeAll(
   MediaWorker.dependencies,
-  UsageRepo.Default,
+  UsageRepo.UsageRepo.Default,
   Layer.succeed(ChannelProviders.ChannelProviders, ChannelProviders.make({}))
 ).pipe(Layer.provideMerge(TestDatabase.sqlLayer))
 
 /** An upload whose bytes are (partly) in: `complete` settles it `ready`, else it stays `pending`. */
 const upload = (workspaceId: string, size: number, complete: boolean) =>
   Effect.gen(function*() {
-    const repo = yield* MediaRepo
-    const store = yield* MediaStore
+    const repo = yield* MediaRepo.MediaRepo
+    const store = yield* MediaStore.MediaStore
     const id = yield* newId("med")
     const now = toTimestamp(yield* Clock.currentTimeMillis)
     const expiresAt = toTimestamp((yield* Clock.currentTimeMillis) + 30 * 86_400_000)
@@ -54,7 +54,7 @@ const upload = (workspaceId: string, size: number, complete: boolean) =>
 
 const mediaBytes = (workspaceId: string) =>
   Effect.gen(function*() {
-    const usage = yield* UsageRepo
+    const usage = yield* UsageRepo.UsageRepo
     const at = toTimestamp(yield* Clock.currentTimeMillis)
     return (yield* usage.counts(workspaceId, at, at, at)).media_bytes
   })
@@ -110,7 +110,7 @@ describe("media sweeps", () => {
         // a pending inbound download (due at a time, of a message) is the download worker's
         const download = yield* newId("med")
         const now = toTimestamp(yield* Clock.currentTimeMillis)
-        yield* (yield* MediaRepo).createInbound({
+        yield* (yield* MediaRepo.MediaRepo).createInbound({
           id: download,
           workspaceId,
           channelId: (yield* sql<{ id: string }>`SELECT id FROM channels WHERE workspace_id = ${workspaceId}`)[0]!.id,

@@ -10,8 +10,7 @@ import { ChannelsRepo, ContactsRepo, ConversationsRepo, MediaStore, MessagesRepo
 import * as TestDatabase from "@switchboard/db/testing"
 import { toTimestamp } from "@switchboard/domain"
 import { InboundMessages, MediaWorker } from "@switchboard/entities"
-import { ChannelProviders, MediaDownloadFailed } from "@switchboard/providers"
-import type { ChannelProvider } from "@switchboard/providers"
+import { ChannelProvider, ChannelProviders } from "@switchboard/providers"
 import { Chunk, Clock, Effect, Layer, Option, Stream, TestClock } from "effect"
 import { createHash, randomBytes } from "node:crypto"
 import { eventTypes, setupChannel } from "./support.js"
@@ -19,14 +18,17 @@ import { eventTypes, setupChannel } from "./support.js"
 /** What the fake provider's media host answers for each source, attempt by attempt. */
 const answers = new Map<string, Array<"retryable" | "permanent" | Buffer>>()
 
-const provider: ChannelProvider = {
+const provider: ChannelProvider.ChannelProvider = {
   connect: () => Effect.die("not used"),
   downloadMedia: (_channelId, source) => {
     const key = (source as { key: string }).key
     const next = answers.get(key)?.shift()
     if (next === undefined || next === "retryable" || next === "permanent") {
       return Stream.fail(
-        new MediaDownloadFailed({ retryable: next !== "permanent", reason: `the media host said ${next ?? "nothing"}` })
+        new ChannelProvider.MediaDownloadFailed({
+          retryable: next !== "permanent",
+          reason: `the media host said ${next ?? "nothing"}`
+        })
       )
     }
     // in uneven pieces, as a network hands them over
@@ -35,12 +37,12 @@ const provider: ChannelProvider = {
 }
 
 const TestLayer = Layer.mergeAll(
-  InboundMessages.Default,
-  MessagesRepo.Default,
-  ContactsRepo.Default,
-  ConversationsRepo.Default,
-  ChannelsRepo.Default,
-  MediaStore.Default,
+  InboundMessages.InboundMessages.Default,
+  MessagesRepo.MessagesRepo.Default,
+  ContactsRepo.ContactsRepo.Default,
+  ConversationsRepo.ConversationsRepo.Default,
+  ChannelsRepo.ChannelsRepo.Default,
+  MediaStore.MediaStore.Default,
   MediaWorker.dependencies,
   Layer.succeed(ChannelProviders.ChannelProviders, ChannelProviders.make({ sandbox: provider }))
 ).pipe(Layer.provideMerge(TestDatabase.sqlLayer))
@@ -53,7 +55,7 @@ const inboundImage = (
   announced: { readonly size?: number; readonly sha256?: string } = {}
 ) =>
   Effect.gen(function*() {
-    const inbound = yield* InboundMessages
+    const inbound = yield* InboundMessages.InboundMessages
     const key = `file-${n++}`
     answers.set(key, given)
     return Option.getOrThrow(
@@ -88,7 +90,7 @@ const received = (id: string) =>
 
 const stored = (mediaId: string, size: number) =>
   Effect.flatMap(
-    MediaStore,
+    MediaStore.MediaStore,
     (store) =>
       Effect.map(Stream.runCollect(store.read(mediaId, 0, size - 1)), (c) => Buffer.concat(Chunk.toReadonlyArray(c)))
   )
@@ -97,7 +99,7 @@ describe("MediaWorker", () => {
   layer(TestLayer, { timeout: 60_000 })((it) => {
     it.effect("retries a retryable failure with backoff, then stores the bytes and emits message.received once", () =>
       Effect.gen(function*() {
-        const messages = yield* MessagesRepo
+        const messages = yield* MessagesRepo.MessagesRepo
         const worker = yield* MediaWorker.make
         const target = yield* setupChannel()
         const bytes = randomBytes(5000)
@@ -124,7 +126,7 @@ describe("MediaWorker", () => {
 
     it.effect("marks the media failed after a permanent failure or too many attempts; the event still goes out", () =>
       Effect.gen(function*() {
-        const messages = yield* MessagesRepo
+        const messages = yield* MessagesRepo.MessagesRepo
         const worker = yield* MediaWorker.make
         const target = yield* setupChannel()
         const gone = yield* inboundImage(target, ["permanent"])
@@ -153,7 +155,7 @@ describe("MediaWorker", () => {
 
     it.effect("takes up a download a dead runner left claimed, and purges media past retention", () =>
       Effect.gen(function*() {
-        const messages = yield* MessagesRepo
+        const messages = yield* MessagesRepo.MessagesRepo
         const sql = yield* SqlClient.SqlClient
         const target = yield* setupChannel()
         const bytes = randomBytes(3000)

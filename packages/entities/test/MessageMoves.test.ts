@@ -9,7 +9,7 @@ import { ProvidersConfig } from "@switchboard/providers"
 import { Effect, Layer } from "effect"
 import { EntityRepos, eventTypes, queueMessage, setupChannel, timeline } from "./support.js"
 
-const TestLayer = MessageMoves.Default.pipe(
+const TestLayer = MessageMoves.MessageMoves.Default.pipe(
   Layer.provideMerge(EntityRepos),
   Layer.provideMerge(ProvidersConfig.layer({})),
   Layer.provideMerge(TestDatabase.sqlLayer)
@@ -19,7 +19,7 @@ describe("MessageMoves.receipts", () => {
   layer(TestLayer, { excludeTestServices: true, timeout: 60_000 })((it) => {
     it.effect("applies a batch in the order reported, a message's receipts one round each", () =>
       Effect.gen(function*() {
-        const moves = yield* MessageMoves
+        const moves = yield* MessageMoves.MessageMoves
         const target = yield* setupChannel()
         const a = yield* queueMessage(target, { to: "+4915112340001" })
         const b = yield* queueMessage(target, { to: "+4915112340002" })

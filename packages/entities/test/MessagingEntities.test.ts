@@ -3,18 +3,18 @@ import { assert, describe, layer } from "@effect/vitest"
 import { ChannelsRepo, ContactsRepo, ConversationsRepo, MessagesRepo } from "@switchboard/db"
 import * as TestDatabase from "@switchboard/db/testing"
 import { toTimestamp } from "@switchboard/domain"
-import { ChannelEntity, Cluster, InboundMessages, MessageEntity, MessagingEntitiesLive } from "@switchboard/entities"
+import { ChannelProtocol, Cluster, InboundMessages, MessageProtocol, MessagingEntities } from "@switchboard/entities"
 import { ProvidersConfig, QrConnectionConfig } from "@switchboard/providers"
 import { Clock, Effect, Layer, Option } from "effect"
 import { eventTypes, queueMessage, setupChannel, timeline, waitFor } from "./support.js"
 
 const TestLayer = Layer.mergeAll(
-  MessagingEntitiesLive,
-  MessagesRepo.Default,
-  ContactsRepo.Default,
-  ConversationsRepo.Default,
-  ChannelsRepo.Default,
-  InboundMessages.Default
+  MessagingEntities.MessagingEntitiesLive,
+  MessagesRepo.MessagesRepo.Default,
+  ContactsRepo.ContactsRepo.Default,
+  ConversationsRepo.ConversationsRepo.Default,
+  ChannelsRepo.ChannelsRepo.Default,
+  InboundMessages.InboundMessages.Default
 ).pipe(
   Layer.provideMerge(ProvidersConfig.layer({ retryDelayScale: 0.01, sandboxReceiptDelaysMs: [100, 200, 300] })),
   Layer.provideMerge(QrConnectionConfig.layer({})),
@@ -53,7 +53,7 @@ describe("Channel and Message entities", () => {
       Effect.gen(function*() {
         const target = yield* setupChannel()
         const message = yield* queueMessage(target, { status: "provider_accepted" })
-        const client = (yield* MessageEntity.client)(message.id)
+        const client = (yield* MessageProtocol.MessageEntity.client)(message.id)
         assert.isTrue(yield* client.Transition({ to: "read" }))
         assert.isFalse(yield* client.Transition({ to: "delivered" }))
         assert.isFalse(yield* client.Transition({ to: "sent" }))
@@ -80,7 +80,7 @@ describe("Channel and Message entities", () => {
         const target = yield* setupChannel()
         const ids: Array<string> = []
         for (let i = 0; i < 7; i++) ids.push((yield* queueMessage(target)).id)
-        const channel = (yield* ChannelEntity.client)(target.channelId)
+        const channel = (yield* ChannelProtocol.ChannelEntity.client)(target.channelId)
         yield* channel.Wake()
         yield* waitFor(ids[2]!, (m) => m.status !== "queued")
         assert.isTrue((yield* channel.Status()).keep_alive, "alive while its queue is not empty")
@@ -202,10 +202,10 @@ describe("Channel and Message entities", () => {
 
     it.effect("stores the capability snapshot its provider reports when it connects", () =>
       Effect.gen(function*() {
-        const channels = yield* ChannelsRepo
+        const channels = yield* ChannelsRepo.ChannelsRepo
         const target = yield* setupChannel({ capabilities: false })
         assert.isTrue(Option.isNone(Option.getOrThrow(yield* channels.findById(target.channelId)).capabilities))
-        assert.isTrue((yield* (yield* ChannelEntity.client)(target.channelId).Status()).connected)
+        assert.isTrue((yield* (yield* ChannelProtocol.ChannelEntity.client)(target.channelId).Status()).connected)
         const caps = Option.getOrThrow(yield* channels.findById(target.channelId)).capabilities
         assert.isTrue(Option.isSome(caps))
         assert.strictEqual(Option.getOrThrow(caps).max_throughput_mps, 2)
@@ -225,9 +225,9 @@ describe("Channel and Message entities", () => {
     it.effect("records an inbound message through the channel, once per provider message", () =>
       Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
-        const inboundMessages = yield* InboundMessages
+        const inboundMessages = yield* InboundMessages.InboundMessages
         const target = yield* setupChannel()
-        const channel = (yield* ChannelEntity.client)(target.channelId)
+        const channel = (yield* ChannelProtocol.ChannelEntity.client)(target.channelId)
         assert.isTrue(
           yield* channel.SimulateInbound({
             from: "+4915112345678",

@@ -7,23 +7,23 @@ import { assert, describe, layer } from "@effect/vitest"
 import { MessagesRepo } from "@switchboard/db"
 import * as TestDatabase from "@switchboard/db/testing"
 import { QR_PER_RECIPIENT_CAP } from "@switchboard/domain"
-import { ChannelEntity, ChannelEntityLive, Cluster, MessageEntityLive, MessageMoves } from "@switchboard/entities"
-import { accepted, ChannelProviders, ProvidersConfig } from "@switchboard/providers"
-import type { ChannelProvider } from "@switchboard/providers"
+import { ChannelEntity, ChannelProtocol, Cluster, MessageEntity, MessageMoves } from "@switchboard/entities"
+import { ChannelProvider, ChannelProviders, ProvidersConfig } from "@switchboard/providers"
 import { Effect, Layer } from "effect"
 import { EntityRepos, queueMessage, setupChannel, stubProvider, waitFor } from "./support.js"
 
 /** Every send the provider took: recipient and message id, in order. */
 const sends: Array<{ readonly to: string; readonly id: string }> = []
 
-const recording: ChannelProvider = stubProvider(
+const recording: ChannelProvider.ChannelProvider = stubProvider(
   // fast, so only the spacing can hold a message back
   { max_throughput_mps: 50, message_types: ["text"] },
-  (message) => Effect.sync(() => sends.push({ to: message.to, id: message.id })).pipe(Effect.as(accepted))
+  (message) =>
+    Effect.sync(() => sends.push({ to: message.to, id: message.id })).pipe(Effect.as(ChannelProvider.accepted))
 )
 
-const TestLayer = Layer.mergeAll(ChannelEntityLive, MessageEntityLive).pipe(
-  Layer.provide(MessageMoves.Default),
+const TestLayer = Layer.mergeAll(ChannelEntity.ChannelEntityLive, MessageEntity.MessageEntityLive).pipe(
+  Layer.provide(MessageMoves.MessageMoves.Default),
   Layer.provide(Layer.succeed(ChannelProviders.ChannelProviders, ChannelProviders.make({ qr: recording }))),
   Layer.provideMerge(EntityRepos),
   Layer.provideMerge(ProvidersConfig.layer({ retryDelayScale: 0.01 })),
@@ -42,7 +42,7 @@ describe("QR channel dispatch", () => {
         for (let i = 0; i < QR_PER_RECIPIENT_CAP + 2; i++) toBusy.push(yield* queueMessage(target, { to: busy }))
         // queued after the whole burst: it must not wait behind the held ones
         const toOther = yield* queueMessage(target, { to: other })
-        yield* (yield* ChannelEntity.client)(target.channelId).Wake()
+        yield* (yield* ChannelProtocol.ChannelEntity.client)(target.channelId).Wake()
 
         const otherSent = yield* waitFor(toOther.id, (m) => m.status === "provider_accepted", 10_000)
         assert.strictEqual(otherSent.status, "provider_accepted")
@@ -51,7 +51,7 @@ describe("QR channel dispatch", () => {
         }
         // well past the pace of 50 a second: the 7th and 8th wait for the minute, still queued
         yield* Effect.sleep("2 seconds")
-        const messages = yield* MessagesRepo
+        const messages = yield* MessagesRepo.MessagesRepo
         for (const m of toBusy.slice(QR_PER_RECIPIENT_CAP)) {
           const row = yield* messages.findById(m.id)
           assert.strictEqual(row._tag === "Some" ? row.value.status : "missing", "queued")

@@ -3,7 +3,7 @@ import { assert, describe, layer } from "@effect/vitest"
 import { EventsRepo, WebhookDeliveriesRepo, WebhookEndpointsRepo } from "@switchboard/db"
 import * as TestDatabase from "@switchboard/db/testing"
 import { DomainEvent, newId, toTimestamp } from "@switchboard/domain"
-import { Cluster, purgeDeliveries, WebhookEndpointEntity, WebhookEndpointEntityLive } from "@switchboard/entities"
+import { Cluster, WebhookEndpointEntity, WebhookEndpointProtocol, WebhookSweeper } from "@switchboard/entities"
 import { WebhooksConfig, WebhookSigner } from "@switchboard/webhooks"
 import { Effect, Layer, Option } from "effect"
 import { eventually, receiver } from "../../../test/support/Receiver.js"
@@ -44,9 +44,9 @@ const resolver = async (_host: string): Promise<ReadonlyArray<{ address: string;
 }
 
 const FlakyDeliveries = Layer.effect(
-  WebhookDeliveriesRepo,
-  Effect.map(WebhookDeliveriesRepo, (real) =>
-    WebhookDeliveriesRepo.make({
+  WebhookDeliveriesRepo.WebhookDeliveriesRepo,
+  Effect.map(WebhookDeliveriesRepo.WebhookDeliveriesRepo, (real) =>
+    WebhookDeliveriesRepo.WebhookDeliveriesRepo.make({
       ...real,
       claimDueMany: (requests) =>
         faults.failDue > 0
@@ -57,13 +57,19 @@ const FlakyDeliveries = Layer.effect(
           })
           : real.claimDueMany(requests)
     }))
-).pipe(Layer.provide(WebhookDeliveriesRepo.Default))
+).pipe(Layer.provide(WebhookDeliveriesRepo.WebhookDeliveriesRepo.Default))
 
 // only the entity: no sweeper, so nothing but the entity's own loop can deliver
-const TestLayer = WebhookEndpointEntityLive.pipe(
-  Layer.provide(Layer.mergeAll(FlakyDeliveries, WebhookEndpointsRepo.Default)),
+const TestLayer = WebhookEndpointEntity.WebhookEndpointEntityLive.pipe(
+  Layer.provide(Layer.mergeAll(FlakyDeliveries, WebhookEndpointsRepo.WebhookEndpointsRepo.Default)),
   Layer.provideMerge(WebhooksConfig.layer({ allowPrivateTargets: true, retryDelayScale: 0.001, resolver })),
-  Layer.provideMerge(Layer.mergeAll(EventsRepo.Default, WebhookEndpointsRepo.Default, WebhookDeliveriesRepo.Default)),
+  Layer.provideMerge(
+    Layer.mergeAll(
+      EventsRepo.EventsRepo.Default,
+      WebhookEndpointsRepo.WebhookEndpointsRepo.Default,
+      WebhookDeliveriesRepo.WebhookDeliveriesRepo.Default
+    )
+  ),
   Layer.provideMerge(Cluster.single),
   Layer.provideMerge(TestDatabase.sqlLayer)
 )
@@ -72,7 +78,7 @@ const TestLayer = WebhookEndpointEntityLive.pipe(
 const seedEndpoint = (url: string) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const endpoints = yield* WebhookEndpointsRepo
+    const endpoints = yield* WebhookEndpointsRepo.WebhookEndpointsRepo
     const config = yield* WebhooksConfig.WebhooksConfig
     const now = toTimestamp(Date.now())
     const workspaceId = yield* newId("ws")
@@ -98,10 +104,10 @@ describe("WebhookEndpoint entity", () => {
       Effect.gen(function*() {
         const sink = yield* receiver()
         const { endpointId, workspaceId } = yield* seedEndpoint(`${sink.url}/hook`)
-        const events = yield* EventsRepo
+        const events = yield* EventsRepo.EventsRepo
         const sql = yield* SqlClient.SqlClient
         faults.failDue = 1
-        const endpoint = yield* WebhookEndpointEntity.client
+        const endpoint = yield* WebhookEndpointProtocol.WebhookEndpointEntity.client
         // the first pull of the activated entity dies ...
         yield* endpoint(endpointId).Wake()
         yield* eventually(() => faults.failedDue >= 1 || undefined, 10_000)
@@ -120,13 +126,13 @@ describe("WebhookEndpoint entity", () => {
         // the first request is answered after 4 s, every other one at once
         const sink = yield* receiver((_, index) => ({ status: 200, ...(index === 0 ? { delayMs: 4_000 } : {}) }))
         const { endpointId, workspaceId } = yield* seedEndpoint(`${sink.url}/hook`)
-        const events = yield* EventsRepo
+        const events = yield* EventsRepo.EventsRepo
         const sql = yield* SqlClient.SqlClient
         yield* sql.withTransaction(Effect.forEach(
           Array.from({ length: 8 }, (_, i) => i),
           (i) => events.append({ workspaceId, event: messageEvent("message.read", i) })
         ))
-        yield* (yield* WebhookEndpointEntity.client)(endpointId).Wake()
+        yield* (yield* WebhookEndpointProtocol.WebhookEndpointEntity.client)(endpointId).Wake()
         // with 4 slots and one held by the slow answer, the other 7 go through the 3 free ones
         yield* eventually(() => sink.received.length >= 8 || undefined, 3_000)
         const slow = sink.received[0]!.headers["x-webhook-delivery-id"] as string
@@ -145,13 +151,13 @@ describe("WebhookEndpoint entity", () => {
           return { status: 200, delayMs: 300 }
         })
         const { endpointId, workspaceId } = yield* seedEndpoint(`${sink.url}/hook`)
-        const events = yield* EventsRepo
+        const events = yield* EventsRepo.EventsRepo
         const sql = yield* SqlClient.SqlClient
         yield* sql.withTransaction(Effect.forEach(
           Array.from({ length: 12 }, (_, i) => i),
           (i) => events.append({ workspaceId, event: messageEvent("message.sent", i) })
         ))
-        yield* (yield* WebhookEndpointEntity.client)(endpointId).Wake()
+        yield* (yield* WebhookEndpointProtocol.WebhookEndpointEntity.client)(endpointId).Wake()
         yield* eventually(() => sink.received.length >= 12 || undefined, 10_000)
         assert.strictEqual(most, 4)
       }))
@@ -159,7 +165,7 @@ describe("WebhookEndpoint entity", () => {
     it.effect("purges finished deliveries older than 30 days, attempts included; held ones stay", () =>
       Effect.gen(function*() {
         const { workspaceId } = yield* seedEndpoint("https://hooks.example.com/never-woken")
-        const events = yield* EventsRepo
+        const events = yield* EventsRepo.EventsRepo
         const sql = yield* SqlClient.SqlClient
         const day = 24 * 3600 * 1000
         const append = (ageMs: number) =>
@@ -191,7 +197,7 @@ describe("WebhookEndpoint entity", () => {
         yield* sql`INSERT INTO webhook_attempts (delivery_id, attempt, at, response_status, failure_reason, latency_ms)
           VALUES (${succeeded!}, 1, ${toTimestamp(Date.now() - 31 * day)}, 200, 'ok', 12)`
 
-        yield* purgeDeliveries
+        yield* WebhookSweeper.purgeDeliveries
 
         const left = yield* sql<{ id: string }>`SELECT d.id FROM webhook_deliveries d
           JOIN events e ON e.id = d.event_id WHERE e.workspace_id = ${workspaceId} ORDER BY d.id`
@@ -221,13 +227,13 @@ const deliverThroughFlakyDns = Effect.gen(function*() {
   const sink = yield* receiver()
   const port = new URL(sink.url).port
   const { endpointId, workspaceId } = yield* seedEndpoint(`http://hooks.flaky-dns.test:${port}/hook`)
-  const events = yield* EventsRepo
-  const deliveries = yield* WebhookDeliveriesRepo
+  const events = yield* EventsRepo.EventsRepo
+  const deliveries = yield* WebhookDeliveriesRepo.WebhookDeliveriesRepo
   const sql = yield* SqlClient.SqlClient
   const event = yield* sql.withTransaction(
     events.append({ workspaceId, event: messageEvent("message.sent", 2) })
   )
-  yield* (yield* WebhookEndpointEntity.client)(endpointId).Wake()
+  yield* (yield* WebhookEndpointProtocol.WebhookEndpointEntity.client)(endpointId).Wake()
   yield* eventually(() => sink.received.length >= 1 || undefined, 15_000)
   assert.strictEqual(sink.received[0]!.headers["x-webhook-event-id"], event.id)
   assert.strictEqual(sink.received[0]!.headers["x-webhook-attempt"], "2")

@@ -12,15 +12,15 @@ import { assert, describe, layer } from "@effect/vitest"
 import { EventsRepo, WebhookDeliveriesRepo, WebhookEndpointsRepo } from "@switchboard/db"
 import * as TestDatabase from "@switchboard/db/testing"
 import { DomainEvent, newId, toTimestamp } from "@switchboard/domain"
-import { WebhookEndpointEntity, WebhookEndpointEntityLive } from "@switchboard/entities"
+import { WebhookEndpointEntity, WebhookEndpointProtocol } from "@switchboard/entities"
 import { WebhooksConfig, WebhookSigner } from "@switchboard/webhooks"
 import { Clock, Effect, Layer, Random, TestClock, TestServices } from "effect"
 import { receiver } from "../../../test/support/Receiver.js"
 
 const TestLayer = Layer.mergeAll(
-  EventsRepo.Default,
-  WebhookEndpointsRepo.Default,
-  WebhookDeliveriesRepo.Default,
+  EventsRepo.EventsRepo.Default,
+  WebhookEndpointsRepo.WebhookEndpointsRepo.Default,
+  WebhookDeliveriesRepo.WebhookDeliveriesRepo.Default,
   WebhooksConfig.layer({
     allowPrivateTargets: true,
     retryDelayScale: 1,
@@ -56,7 +56,7 @@ describe("a webhook delivery's retry, on the entity's clock", () => {
         yield* sql`INSERT INTO workspaces (id, name, created_at, updated_at) VALUES (${workspaceId}, 'w', ${now}, ${now})`
         const endpointId = yield* newId("wh")
         const secret = WebhookSigner.newSecret()
-        yield* (yield* WebhookEndpointsRepo).insert({
+        yield* (yield* WebhookEndpointsRepo.WebhookEndpointsRepo).insert({
           id: endpointId,
           workspaceId,
           url: `${sink.url}/hook`,
@@ -67,7 +67,7 @@ describe("a webhook delivery's retry, on the entity's clock", () => {
           now
         })
         const messageId = `msg_${"0".repeat(25)}1` as const
-        const event = yield* sql.withTransaction((yield* EventsRepo).append({
+        const event = yield* sql.withTransaction((yield* EventsRepo.EventsRepo).append({
           workspaceId,
           event: DomainEvent.make("message.sent", {
             object: "message",
@@ -86,7 +86,10 @@ describe("a webhook delivery's retry, on the entity's clock", () => {
           )
 
         // the entity's random share of the jitter is 0.5: its first retry is 7.5 s after the failure
-        const clients = yield* Entity.makeTestClient(WebhookEndpointEntity, WebhookEndpointEntityLive)
+        const clients = yield* Entity.makeTestClient(
+          WebhookEndpointProtocol.WebhookEndpointEntity,
+          WebhookEndpointEntity.WebhookEndpointEntityLive
+        )
         const endpoint = yield* Effect.withRandom(clients(endpointId), Random.fixed([0.5]))
         yield* endpoint.Wake()
         yield* liveEventually(Effect.map(delivery(), (d) => d.status === "pending" && d.attempt_count === 1))

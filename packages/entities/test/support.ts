@@ -12,19 +12,19 @@ import {
 import { newId, PRIORITY, THROUGHPUT_MPS, toTimestamp } from "@switchboard/domain"
 import type { Category, ChannelStatus, Message, MessageStatus, Provider } from "@switchboard/domain"
 import { InboundMessages } from "@switchboard/entities"
-import type { ChannelConnection, ChannelProvider } from "@switchboard/providers"
+import type { ChannelProvider } from "@switchboard/providers"
 import { Clock, Effect, Layer, Option, Stream } from "effect"
 
 /** The repositories the Channel and Message entities need (on `TestDatabase.sqlLayer`). */
 export const EntityRepos = Layer.mergeAll(
-  ChannelsRepo.Default,
-  MessagesRepo.Default,
-  ContactsRepo.Default,
-  ConversationsRepo.Default,
-  DispatchQueueRepo.Default,
-  InboundMessages.Default,
-  QrRecipientChecksRepo.Default,
-  Transactions.Default
+  ChannelsRepo.ChannelsRepo.Default,
+  MessagesRepo.MessagesRepo.Default,
+  ContactsRepo.ContactsRepo.Default,
+  ConversationsRepo.ConversationsRepo.Default,
+  DispatchQueueRepo.DispatchQueueRepo.Default,
+  InboundMessages.InboundMessages.Default,
+  QrRecipientChecksRepo.QrRecipientChecksRepo.Default,
+  Transactions.Transactions.Default
 )
 
 export const setupChannel = (
@@ -32,7 +32,7 @@ export const setupChannel = (
 ) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const channels = yield* ChannelsRepo
+    const channels = yield* ChannelsRepo.ChannelsRepo
     const now = toTimestamp(yield* Clock.currentTimeMillis)
     const workspaceId = yield* newId("ws")
     yield* sql`INSERT INTO workspaces (id, name, created_at, updated_at) VALUES (${workspaceId}, 'test', ${now}, ${now})`
@@ -66,9 +66,9 @@ export const queueMessage = (
 ) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const messages = yield* MessagesRepo
-    const contacts = yield* ContactsRepo
-    const conversations = yield* ConversationsRepo
+    const messages = yield* MessagesRepo.MessagesRepo
+    const contacts = yield* ContactsRepo.ContactsRepo
+    const conversations = yield* ConversationsRepo.ConversationsRepo
     const now = toTimestamp(options.createdAt ?? (yield* Clock.currentTimeMillis))
     const category = options.category ?? "utility"
     return yield* sql.withTransaction(Effect.gen(function*() {
@@ -103,7 +103,7 @@ export const queueMessage = (
 /** Polls the message until `done` holds (or fails after `timeoutMs`). */
 export const waitFor = (id: string, done: (message: Message) => boolean, timeoutMs = 20_000) =>
   Effect.gen(function*() {
-    const messages = yield* MessagesRepo
+    const messages = yield* MessagesRepo.MessagesRepo
     const deadline = Date.now() + timeoutMs
     while (true) {
       const found = yield* messages.findById(id)
@@ -137,9 +137,9 @@ export const eventTypes = (id: string) =>
  * receipts, no pairing (what a linked device looks like to its Channel entity).
  */
 export const stubProvider = (
-  capabilities: ChannelConnection["capabilities"],
-  send: ChannelConnection["send"]
-): ChannelProvider => ({
+  capabilities: ChannelProvider.ChannelConnection["capabilities"],
+  send: ChannelProvider.ChannelConnection["send"]
+): ChannelProvider.ChannelProvider => ({
   connect: (channel) =>
     Effect.succeed(
       {
@@ -159,6 +159,6 @@ export const stubProvider = (
           start: Effect.void,
           logout: Effect.void
         }
-      } satisfies ChannelConnection
+      } satisfies ChannelProvider.ChannelConnection
     )
 })

@@ -17,7 +17,6 @@
  *   provider's media host would.
  */
 import { MediaRepo, MediaStore, SandboxNetworkRepo } from "@switchboard/db"
-import type { NetworkDelivery, NetworkStage } from "@switchboard/db"
 import { MESSAGE_TYPES, THROUGHPUT_MPS, toTimestamp } from "@switchboard/domain"
 import { Clock, Effect, Option, Queue, Random, Ref, Schema, Stream } from "effect"
 import type {
@@ -44,16 +43,16 @@ export const SandboxMediaSource = Schema.Union(
   Schema.Struct({ media_id: Schema.String })
 )
 
-const STAGES: ReadonlyArray<NetworkStage> = ["sent", "delivered", "read"]
+const STAGES: ReadonlyArray<SandboxNetworkRepo.NetworkStage> = ["sent", "delivered", "read"]
 
-const stageTime = (delivery: NetworkDelivery, stage: NetworkStage) =>
+const stageTime = (delivery: SandboxNetworkRepo.NetworkDelivery, stage: SandboxNetworkRepo.NetworkStage) =>
   stage === "sent" ? delivery.sentAt : stage === "delivered" ? delivery.deliveredAt : delivery.readAt
 
 export class SandboxProvider extends Effect.Service<SandboxProvider>()("@switchboard/providers/SandboxProvider", {
   effect: Effect.gen(function*() {
-    const network = yield* SandboxNetworkRepo
-    const mediaRepo = yield* MediaRepo
-    const store = yield* MediaStore
+    const network = yield* SandboxNetworkRepo.SandboxNetworkRepo
+    const mediaRepo = yield* MediaRepo.MediaRepo
+    const store = yield* MediaStore.MediaStore
     const config = yield* ProvidersConfig
     const delays = config.sandboxReceiptDelaysMs
     const mps = THROUGHPUT_MPS.sandbox
@@ -81,7 +80,7 @@ export class SandboxProvider extends Effect.Service<SandboxProvider>()("@switchb
          * row accepted before those times were stored: acceptance + the delay): at once when it
          * has passed (a repeat, or one a connection that went away did not get to tell).
          */
-        const report = (delivery: NetworkDelivery) => {
+        const report = (delivery: SandboxNetworkRepo.NetworkDelivery) => {
           if (reporting.has(delivery.messageId)) return Effect.void
           reporting.add(delivery.messageId)
           const acceptedAt = Date.parse(delivery.acceptedAt)
@@ -194,5 +193,9 @@ export class SandboxProvider extends Effect.Service<SandboxProvider>()("@switchb
 
     return { connect, downloadMedia } satisfies ChannelProvider
   }),
-  dependencies: [SandboxNetworkRepo.Default, MediaRepo.Default, MediaStore.Default]
+  dependencies: [
+    SandboxNetworkRepo.SandboxNetworkRepo.Default,
+    MediaRepo.MediaRepo.Default,
+    MediaStore.MediaStore.Default
+  ]
 }) {}

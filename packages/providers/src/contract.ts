@@ -5,6 +5,6 @@
  * module graph check (test/apiModuleGraph.test.ts) holds it to that.
  */
 export * as ProvidersConfig from "./ProvidersConfig.js"
-export * from "./qr/QrAuthStateRepo.js"
-export * from "./qr/QrConnectionEvent.js"
-export * from "./SandboxNumbers.js"
+export * as QrAuthStateRepo from "./qr/QrAuthStateRepo.js"
+export * as QrConnectionEvent from "./qr/QrConnectionEvent.js"
+export * as SandboxNumbers from "./SandboxNumbers.js"

@@ -8,7 +8,7 @@ import { BufferJSON, Curve, initAuthCreds, proto } from "baileys"
 import { Effect, Exit, Layer, Redacted } from "effect"
 import { randomBytes } from "node:crypto"
 
-const TestLayer = QrAuthStateRepo.Default.pipe(Layer.provideMerge(TestDatabase.sqlLayer))
+const TestLayer = QrAuthStateRepo.QrAuthStateRepo.Default.pipe(Layer.provideMerge(TestDatabase.sqlLayer))
 
 const key = SecretsConfig.makeKeyring(Redacted.make(randomBytes(32)))
 
@@ -93,7 +93,7 @@ describe("QrAuthState (Postgres)", () => {
 
     it.effect("reads rows written in plaintext before encryption, and seals them on load", () =>
       Effect.gen(function*() {
-        const repo = yield* QrAuthStateRepo
+        const repo = yield* QrAuthStateRepo.QrAuthStateRepo
         const channelId = yield* newId("ch")
         const creds = initAuthCreds()
         creds.me = { id: "15550002222:3@s.whatsapp.net" }
@@ -120,7 +120,7 @@ describe("QrAuthState (Postgres)", () => {
 
     it.effect("under another key the stored link reads as missing, and is kept for the right key", () =>
       Effect.gen(function*() {
-        const repo = yield* QrAuthStateRepo
+        const repo = yield* QrAuthStateRepo.QrAuthStateRepo
         const channelId = yield* newId("ch")
         const auth = yield* QrAuthState.load(channelId, key)
         auth.state.creds.me = { id: "15550003333:1@s.whatsapp.net" }
@@ -140,7 +140,7 @@ describe("QrAuthState (Postgres)", () => {
 
     it.effect("during a key rotation, rows sealed under a previous key are sealed again under the current one on load", () =>
       Effect.gen(function*() {
-        const repo = yield* QrAuthStateRepo
+        const repo = yield* QrAuthStateRepo.QrAuthStateRepo
         const channelId = yield* newId("ch")
         const a = Redacted.make(randomBytes(32))
         const b = Redacted.make(randomBytes(32))
@@ -179,7 +179,7 @@ describe("QrAuthState (Postgres)", () => {
 
     it.effect("deletes a key set to null", () =>
       Effect.gen(function*() {
-        const repo = yield* QrAuthStateRepo
+        const repo = yield* QrAuthStateRepo.QrAuthStateRepo
         const channelId = yield* newId("ch")
         const auth = yield* QrAuthState.load(channelId, key)
         yield* Effect.promise(async () =>
@@ -191,7 +191,7 @@ describe("QrAuthState (Postgres)", () => {
 
     it.effect("writes one keys.set atomically: a failure part-way leaves nothing behind", () =>
       Effect.gen(function*() {
-        const repo = yield* QrAuthStateRepo
+        const repo = yield* QrAuthStateRepo.QrAuthStateRepo
         const channelId = yield* newId("ch")
         const changes = Array.from({ length: 700 }, (_, i) => ({ type: "pre-key", id: String(i), value: `"v${i}"` }))
         // a NUL byte is refused by Postgres text: the second chunk of the upsert fails
@@ -205,7 +205,7 @@ describe("QrAuthState (Postgres)", () => {
 
     it.effect("forget waits for a write in flight, then nothing of the channel is left", () =>
       Effect.gen(function*() {
-        const repo = yield* QrAuthStateRepo
+        const repo = yield* QrAuthStateRepo.QrAuthStateRepo
         const channelId = yield* newId("ch")
         const auth = yield* QrAuthState.load(channelId, key)
         const many = Object.fromEntries(Array.from({ length: 800 }, (_, i) => [String(i), Buffer.from([i % 256])]))
@@ -218,7 +218,7 @@ describe("QrAuthState (Postgres)", () => {
 
     it.effect("after seal, nothing more is written; wipe forgets one channel only", () =>
       Effect.gen(function*() {
-        const repo = yield* QrAuthStateRepo
+        const repo = yield* QrAuthStateRepo.QrAuthStateRepo
         const channelId = yield* newId("ch")
         const other = yield* newId("ch")
         const auth = yield* QrAuthState.load(channelId, key)

@@ -2,13 +2,12 @@ import { SqlClient } from "@effect/sql"
 import { assert, describe, layer } from "@effect/vitest"
 import * as TestDatabase from "@switchboard/db/testing"
 import { Channel, newId, toTimestamp } from "@switchboard/domain"
-import { MAGIC, ProvidersConfig, SandboxProvider } from "@switchboard/providers"
-import type { ChannelConnection, ProviderEvent } from "@switchboard/providers"
+import { type ChannelProvider, ProvidersConfig, SandboxNumbers, SandboxProvider } from "@switchboard/providers"
 import { Clock, Effect, Exit, Layer, Scope, Stream, TestClock, TestContext } from "effect"
 
 const DELAYS = [60, 120, 180] as const
 
-const TestLayer = SandboxProvider.Default.pipe(
+const TestLayer = SandboxProvider.SandboxProvider.Default.pipe(
   Layer.provideMerge(ProvidersConfig.layer({ sandboxReceiptDelaysMs: DELAYS })),
   Layer.provideMerge(TestDatabase.sqlLayer)
 )
@@ -34,10 +33,10 @@ const makeChannel = Effect.gen(function*() {
 /** Opens a connection in its own scope and collects everything it reports. */
 const open = (channel: Channel) =>
   Effect.gen(function*() {
-    const sandbox = yield* SandboxProvider
+    const sandbox = yield* SandboxProvider.SandboxProvider
     const scope = yield* Scope.make()
     const connection = yield* sandbox.connect(channel).pipe(Scope.extend(scope))
-    const collected: Array<ProviderEvent> = []
+    const collected: Array<ChannelProvider.ProviderEvent> = []
     yield* connection.events.pipe(
       Stream.runForEach((event) => Effect.sync(() => collected.push(event))),
       Effect.forkIn(scope)
@@ -46,18 +45,18 @@ const open = (channel: Channel) =>
       // let the collector take what is queued
       yield* Effect.repeatN(Effect.yieldNow(), 20)
       yield* Scope.close(scope, Exit.void)
-      return collected as ReadonlyArray<ProviderEvent>
+      return collected as ReadonlyArray<ChannelProvider.ProviderEvent>
     })
     return { connection, close }
   })
 
 const text = (id: string, to = "+4915112345678") => ({ id, to, body: "hello" })
 
-const receiptsOf = (events: ReadonlyArray<ProviderEvent>, id: string) =>
+const receiptsOf = (events: ReadonlyArray<ChannelProvider.ProviderEvent>, id: string) =>
   events.flatMap((e) => (e._tag === "Receipt" && e.messageId === id ? [e] : []))
 
 /** Waits until the connection has reported everything it scheduled. */
-const settled = (...connections: ReadonlyArray<ChannelConnection>) =>
+const settled = (...connections: ReadonlyArray<ChannelProvider.ChannelConnection>) =>
   Effect.gen(function*() {
     for (let i = 0; i < 200; i++) {
       const pending = yield* Effect.forEach(connections, (c) => c.pendingReceipts)
@@ -68,7 +67,7 @@ const settled = (...connections: ReadonlyArray<ChannelConnection>) =>
   })
 
 /** Sends, waiting out the network's 2 msg/s bucket when it refuses. */
-const sendPaced = (connection: ChannelConnection, message: ReturnType<typeof text>) =>
+const sendPaced = (connection: ChannelProvider.ChannelConnection, message: ReturnType<typeof text>) =>
   Effect.gen(function*() {
     while (true) {
       const result = yield* connection.send(message)
@@ -135,7 +134,7 @@ describe("sandbox network", () => {
         const permanent = yield* newId("msg")
         const flaky = yield* newId("msg")
         const staysSent = yield* newId("msg")
-        const p = yield* sendPaced(connection, text(permanent, MAGIC.failsPermanently))
+        const p = yield* sendPaced(connection, text(permanent, SandboxNumbers.MAGIC.failsPermanently))
         assert.deepStrictEqual(p, {
           _tag: "Refused",
           retryable: false,
@@ -143,16 +142,19 @@ describe("sandbox network", () => {
           reason: "The recipient cannot receive messages"
         })
         const tries = [
-          yield* sendPaced(connection, text(flaky, MAGIC.failsTwiceThenSucceeds)),
-          yield* sendPaced(connection, text(flaky, MAGIC.failsTwiceThenSucceeds)),
-          yield* sendPaced(connection, text(flaky, MAGIC.failsTwiceThenSucceeds))
+          yield* sendPaced(connection, text(flaky, SandboxNumbers.MAGIC.failsTwiceThenSucceeds)),
+          yield* sendPaced(connection, text(flaky, SandboxNumbers.MAGIC.failsTwiceThenSucceeds)),
+          yield* sendPaced(connection, text(flaky, SandboxNumbers.MAGIC.failsTwiceThenSucceeds))
         ]
         assert.deepStrictEqual(tries.map((r) => r._tag === "Refused" ? r.retryable : "accepted"), [
           true,
           true,
           "accepted"
         ])
-        assert.strictEqual((yield* sendPaced(connection, text(staysSent, MAGIC.staysAtSent)))._tag, "Accepted")
+        assert.strictEqual(
+          (yield* sendPaced(connection, text(staysSent, SandboxNumbers.MAGIC.staysAtSent)))._tag,
+          "Accepted"
+        )
         yield* settled(connection)
         // longer than the read delay: nothing more comes for the one that stays at sent
         yield* Effect.sleep("300 millis")

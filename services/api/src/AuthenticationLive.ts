@@ -33,8 +33,8 @@ export const AuthenticationLive = Layer.effect(
   Effect.gen(function*() {
     const apiKeys = yield* ApiKeys
     const credentials = yield* Credentials
-    const sessions = yield* SessionsRepo
-    const users = yield* UsersRepo
+    const sessions = yield* SessionsRepo.SessionsRepo
+    const users = yield* UsersRepo.UsersRepo
     const rateLimits = yield* RateLimits
 
     const authenticate = Effect.gen(function*() {

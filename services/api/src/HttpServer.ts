@@ -99,8 +99,8 @@ const ApiLive = Layer.unwrapEffect(
       Templates.Default,
       Webhooks.Default,
       Credentials.Default,
-      SessionsRepo.Default,
-      UsersRepo.Default
+      SessionsRepo.SessionsRepo.Default,
+      UsersRepo.UsersRepo.Default
     )
   )
 )

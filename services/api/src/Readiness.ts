@@ -1,7 +1,7 @@
 /** The checks behind `/ready`: database, Redis and the cluster, each timed. */
 import { SqlClient } from "@effect/sql"
 import type { DependencyCheck } from "@switchboard/api"
-import { Probe } from "@switchboard/entities/protocol"
+import { ProbeEntity } from "@switchboard/entities/protocol"
 import { Redis } from "@switchboard/infra"
 import { Clock, type Duration, Effect, Option } from "effect"
 
@@ -26,7 +26,7 @@ export class Readiness extends Effect.Service<Readiness>()("@switchboard/service
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const redis = yield* Redis.RedisClient
-    const probe = yield* Probe.client
+    const probe = yield* ProbeEntity.Probe.client
     return {
       check: Effect.all({
         // SQL in a service on purpose: a reachability probe of the database itself (no table), like the Redis ping

@@ -6,7 +6,6 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { ApiKeysRepo, DatabaseConfig } from "@switchboard/db"
-import type { ApiKeyAuthRow } from "@switchboard/db"
 import { ApiKey } from "@switchboard/domain"
 import { Invalidations, Redis } from "@switchboard/infra"
 import { Effect, Layer, Option, Redacted } from "effect"
@@ -21,10 +20,12 @@ const SECRET = `wa_live_${"a".repeat(40)}`
 const now = () => new Date().toISOString()
 
 /** One key, in memory; counts the reads authentication makes. */
-const fakeRepo = (state: { reads: number; row: ApiKeyAuthRow | undefined; beforeRead?: (() => void) | undefined }) =>
+const fakeRepo = (
+  state: { reads: number; row: ApiKeysRepo.ApiKeyAuthRow | undefined; beforeRead?: (() => void) | undefined }
+) =>
   Layer.succeed(
-    ApiKeysRepo,
-    ApiKeysRepo.make({
+    ApiKeysRepo.ApiKeysRepo,
+    ApiKeysRepo.ApiKeysRepo.make({
       insert: () => Effect.die("unused"),
       find: () => Effect.die("unused"),
       list: () => Effect.die("unused"),
@@ -74,7 +75,7 @@ const services = (state: Parameters<typeof fakeRepo>[0], cacheSeconds = 600, dat
     Layer.provide(DatabaseConfig.layer({ url: Option.map(Option.fromNullable(databaseUrl), Redacted.make) }))
   )
 
-const rowFor = (hash: string): ApiKeyAuthRow => ({
+const rowFor = (hash: string): ApiKeysRepo.ApiKeyAuthRow => ({
   id: "key_01",
   workspace_id: "ws_01",
   name: "k",
@@ -97,7 +98,7 @@ const withKey = (state: Parameters<typeof fakeRepo>[0]) =>
 
 describe("API key cache", () => {
   it.effect("serves a verified key again without reading its row", () => {
-    const state = { reads: 0, row: undefined as ApiKeyAuthRow | undefined }
+    const state = { reads: 0, row: undefined as ApiKeysRepo.ApiKeyAuthRow | undefined }
     return Effect.gen(function*() {
       yield* withKey(state)
       const keys = yield* ApiKeys
@@ -107,7 +108,7 @@ describe("API key cache", () => {
   })
 
   it.effect("reads the row on every request when the cache is off (TTL 0)", () => {
-    const state = { reads: 0, row: undefined as ApiKeyAuthRow | undefined }
+    const state = { reads: 0, row: undefined as ApiKeysRepo.ApiKeyAuthRow | undefined }
     return Effect.gen(function*() {
       yield* withKey(state)
       const keys = yield* ApiKeys
@@ -117,7 +118,7 @@ describe("API key cache", () => {
   })
 
   it.effect("stays off without Redis when api nodes share a Postgres (nothing would reach the others)", () => {
-    const state = { reads: 0, row: undefined as ApiKeyAuthRow | undefined }
+    const state = { reads: 0, row: undefined as ApiKeysRepo.ApiKeyAuthRow | undefined }
     return Effect.gen(function*() {
       yield* withKey(state)
       const keys = yield* ApiKeys
@@ -127,7 +128,7 @@ describe("API key cache", () => {
   })
 
   it.effect("refuses a cached key on the request right after its revocation", () => {
-    const state = { reads: 0, row: undefined as ApiKeyAuthRow | undefined }
+    const state = { reads: 0, row: undefined as ApiKeysRepo.ApiKeyAuthRow | undefined }
     return Effect.gen(function*() {
       yield* withKey(state)
       const keys = yield* ApiKeys

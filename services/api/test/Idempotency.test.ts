@@ -6,7 +6,7 @@ import { newId } from "@switchboard/domain"
 import { Duration, Effect, Either, Fiber, Layer, Ref, Schema, TestClock } from "effect"
 import { CLAIM_LEASE_MS, type Complete, fingerprint, Idempotency } from "../src/services/Idempotency.js"
 
-const TestLayer = Layer.merge(Idempotency.Default, IdempotencyRepo.Default).pipe(
+const TestLayer = Layer.merge(Idempotency.Default, IdempotencyRepo.IdempotencyRepo.Default).pipe(
   Layer.provideMerge(TestDatabase.sqlLayer)
 )
 
@@ -119,7 +119,7 @@ describe("Idempotency.run", () => {
     it.effect("a key whose request died is free again once its lease ends, not before", () =>
       Effect.gen(function*() {
         const idempotency = yield* Idempotency
-        const repo = yield* IdempotencyRepo
+        const repo = yield* IdempotencyRepo.IdempotencyRepo
         const workspaceId = yield* newId("ws")
         const body = { to: "+4915112345678" }
         // a process claims the key and dies: nobody renews or releases it

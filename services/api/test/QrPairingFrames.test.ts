@@ -1,13 +1,13 @@
 import { assert, describe, it } from "@effect/vitest"
 import { QR_STREAM_EVENTS } from "@switchboard/api"
-import type { QrPairingFrame } from "@switchboard/providers"
+import type { QrConnectionEvent } from "@switchboard/providers"
 import { Redacted } from "effect"
 import { statusAfter, toSseFrame } from "../src/services/QrPairing.js"
 
 const CH = "ch_01JD7X6F3Q9T2M5N8R4V0W1Y2Z"
 const error = { reason: "connection_refused", message: "refused", failures: 2, nextAttemptAt: 0 } as const
 
-const every: ReadonlyArray<QrPairingFrame> = [
+const every: ReadonlyArray<QrConnectionEvent.QrPairingFrame> = [
   { _tag: "snapshot", channelId: CH, status: "connecting", phoneNumber: null, qr: null, connectionError: null },
   { _tag: "qr", channelId: CH, code: Redacted.make("2@abc"), expiresAt: 0, sequence: 1 },
   {

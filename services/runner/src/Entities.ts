@@ -1,13 +1,13 @@
 /** Every entity a runner hosts; the runner and standalone processes compose this layer. */
 import { WebhookDeliveriesRepo, WebhookEndpointsRepo } from "@switchboard/db"
 import {
-  ContactImportWorkerLive,
-  MessagingEntitiesLive,
-  ProbeLive,
+  ContactImportWorker,
+  MessagingEntities,
+  ProbeEntity,
   SweeperMetrics,
-  WebhookEndpointEntityLive,
+  WebhookEndpointEntity,
   WebhookMetrics,
-  WebhookSweeperLive
+  WebhookSweeper
 } from "@switchboard/entities"
 import { QrMetrics } from "@switchboard/providers"
 import { Effect, Layer } from "effect"
@@ -16,10 +16,15 @@ import { Effect, Layer } from "effect"
 export const layer = Layer.mergeAll(
   // the series a runner records exist at 0 from its start (docs/OPERATING.md "Metrics")
   Layer.effectDiscard(Effect.all([SweeperMetrics.prime, WebhookMetrics.prime, QrMetrics.prime], { discard: true })),
-  ProbeLive,
-  MessagingEntitiesLive,
-  ContactImportWorkerLive,
-  Layer.mergeAll(WebhookEndpointEntityLive, WebhookSweeperLive).pipe(
-    Layer.provide(Layer.mergeAll(WebhookEndpointsRepo.Default, WebhookDeliveriesRepo.Default))
+  ProbeEntity.ProbeLive,
+  MessagingEntities.MessagingEntitiesLive,
+  ContactImportWorker.ContactImportWorkerLive,
+  Layer.mergeAll(WebhookEndpointEntity.WebhookEndpointEntityLive, WebhookSweeper.WebhookSweeperLive).pipe(
+    Layer.provide(
+      Layer.mergeAll(
+        WebhookEndpointsRepo.WebhookEndpointsRepo.Default,
+        WebhookDeliveriesRepo.WebhookDeliveriesRepo.Default
+      )
+    )
   )
 )

@@ -23,8 +23,8 @@ export class QrProvider extends Effect.Service<QrProvider>()("@switchboard/provi
     silenceSignalConsole()
     const repo = yield* QrAuthStateRepo
     const config = yield* QrConnectionConfig
-    const mediaRepo = yield* MediaRepo
-    const store = yield* MediaStore
+    const mediaRepo = yield* MediaRepo.MediaRepo
+    const store = yield* MediaStore.MediaStore
 
     /** The connections on this runner, by channel (a media download asks the live socket for a re-upload). */
     const live = new Map<string, QrConnection.QrConnection>()
@@ -85,5 +85,5 @@ export class QrProvider extends Effect.Service<QrProvider>()("@switchboard/provi
 
     return { connect, capabilities, forget, downloadMedia, readMedia } as const
   }),
-  dependencies: [QrAuthStateRepo.Default, MediaRepo.Default, MediaStore.Default]
+  dependencies: [QrAuthStateRepo.Default, MediaRepo.MediaRepo.Default, MediaStore.MediaStore.Default]
 }) {}

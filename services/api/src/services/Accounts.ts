@@ -23,8 +23,8 @@ import { Mailer } from "./Mailer.js"
 
 export class Accounts extends Effect.Service<Accounts>()("@switchboard/service-api/Accounts", {
   effect: Effect.gen(function*() {
-    const users = yield* UsersRepo
-    const sessions = yield* SessionsRepo
+    const users = yield* UsersRepo.UsersRepo
+    const sessions = yield* SessionsRepo.SessionsRepo
     const credentials = yield* Credentials
     const mailer = yield* Mailer
     // links point where people reach this server (the operator CLI has no listener: `PublicUrl`)
@@ -208,5 +208,5 @@ export class Accounts extends Effect.Service<Accounts>()("@switchboard/service-a
 
     return { createUser, register, verifyEmail, login, refresh, logout, me, members } as const
   }),
-  dependencies: [UsersRepo.Default, SessionsRepo.Default, Credentials.Default]
+  dependencies: [UsersRepo.UsersRepo.Default, SessionsRepo.SessionsRepo.Default, Credentials.Default]
 }) {}

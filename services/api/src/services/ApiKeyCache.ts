@@ -9,8 +9,7 @@
  * served from or stored in the cache (every request reads the row, as without a cache). Without
  * Redis the cache is on only with the embedded database, whose one process hears every change.
  */
-import { Database } from "@switchboard/db"
-import type { ApiKeyAuthRow } from "@switchboard/db"
+import { type ApiKeysRepo, Database } from "@switchboard/db"
 import { Invalidations } from "@switchboard/infra"
 import { Effect } from "effect"
 import { IdentityConfig } from "../IdentityConfig.js"
@@ -26,7 +25,7 @@ export class ApiKeyCache extends Effect.Service<ApiKeyCache>()("@switchboard/ser
   effect: Effect.gen(function*() {
     const config = yield* IdentityConfig
     const invalidations = yield* Invalidations.Invalidations
-    const cache = makeKeyCache<ApiKeyAuthRow>({
+    const cache = makeKeyCache<ApiKeysRepo.ApiKeyAuthRow>({
       ttlMs: config.apiKeyCacheSeconds * 1000,
       maxEntries: config.apiKeyCacheSize
     })
@@ -50,7 +49,7 @@ export class ApiKeyCache extends Effect.Service<ApiKeyCache>()("@switchboard/ser
       /** Take before reading the row */
       epoch: cache.epoch,
       /** Stores a row read after `epoch`; nothing when the cache may not serve now */
-      store: (hash: string, row: ApiKeyAuthRow, epoch: number, now: number) =>
+      store: (hash: string, row: ApiKeysRepo.ApiKeyAuthRow, epoch: number, now: number) =>
         usable() ? cache.store(hash, row, epoch, now) : false,
       invalidateKey: (id: string) => invalidations.publish(`${KEY}${id}`),
       /** Entries held now (tests) */

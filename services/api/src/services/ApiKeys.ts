@@ -1,7 +1,6 @@
 /** API keys: create (secret shown once), list, revoke, and authenticate a presented secret. */
 import type { Principal } from "@switchboard/api"
 import { ApiKeysRepo } from "@switchboard/db"
-import type { ApiKeyRow } from "@switchboard/db"
 import {
   ApiKeyNotFound,
   CreatedApiKey,
@@ -21,7 +20,7 @@ import { Entitlements } from "./Entitlements.js"
 
 export class ApiKeys extends Effect.Service<ApiKeys>()("@switchboard/service-api/ApiKeys", {
   effect: Effect.gen(function*() {
-    const repo = yield* ApiKeysRepo
+    const repo = yield* ApiKeysRepo.ApiKeysRepo
     const credentials = yield* Credentials
     const entitlements = yield* Entitlements
     const cache = yield* ApiKeyCache
@@ -55,7 +54,7 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("@switchboard/service-api
         ? DEFAULT_SCOPES
         : Array.from(new Set(input.scopes))
       const secret = credentials.newApiKeySecret(input.mode)
-      const row: ApiKeyRow = {
+      const row: ApiKeysRepo.ApiKeyRow = {
         id: yield* newId("key"),
         workspace_id: input.workspaceId,
         name: input.name,
@@ -126,15 +125,15 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("@switchboard/service-api
      * every request. Use is recorded once a minute per key and process (`last_used_at`).
      */
     const authenticate = Effect.fn("ApiKeys.authenticate")(function*(secret: string) {
-      if (!API_KEY.test(secret)) return Option.none<ApiKeyRow>()
+      if (!API_KEY.test(secret)) return Option.none<ApiKeysRepo.ApiKeyRow>()
       const hash = credentials.apiKeyHash(secret)
       const now = yield* Clock.currentTimeMillis
       let entry = cache.get(hash, now)
       if (entry === undefined) {
         const epoch = cache.epoch()
         const found = yield* repo.findBySecretHash(hash)
-        if (Option.isNone(found)) return Option.none<ApiKeyRow>()
-        if (!credentials.sameHash(found.value.secret_hash, hash)) return Option.none<ApiKeyRow>()
+        if (Option.isNone(found)) return Option.none<ApiKeysRepo.ApiKeyRow>()
+        if (!credentials.sameHash(found.value.secret_hash, hash)) return Option.none<ApiKeysRepo.ApiKeyRow>()
         cache.store(hash, found.value, epoch, now)
         entry = { row: found.value, expiresAt: now, usedMinute: null }
       }
@@ -143,7 +142,7 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("@switchboard/service-api
         key.revoked_at !== null ||
         (key.expires_at !== null && Date.parse(key.expires_at) <= now) ||
         key.workspace_status !== "active"
-      ) return Option.none<ApiKeyRow>()
+      ) return Option.none<ApiKeysRepo.ApiKeyRow>()
       const minute = toTimestamp(Math.floor(now / 60_000) * 60_000)
       if ((entry.usedMinute ?? key.last_used_at ?? "") < minute) {
         yield* repo.touch(key.id, minute)
@@ -151,10 +150,10 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("@switchboard/service-api
         const stored = cache.get(hash, now)
         if (stored?.row === key) stored.usedMinute = minute
       }
-      return Option.some<ApiKeyRow>(key)
+      return Option.some<ApiKeysRepo.ApiKeyRow>(key)
     })
 
     return { create, list, revoke, authenticate } as const
   }),
-  dependencies: [ApiKeysRepo.Default, Credentials.Default, Entitlements.Default, ApiKeyCache.Default]
+  dependencies: [ApiKeysRepo.ApiKeysRepo.Default, Credentials.Default, Entitlements.Default, ApiKeyCache.Default]
 }) {}

@@ -17,7 +17,7 @@ import {
   ValidationError
 } from "@switchboard/domain"
 import type { ChannelStatus, CursorPosition, Provider } from "@switchboard/domain"
-import { ChannelEntity, MessageEntity } from "@switchboard/entities/protocol"
+import { ChannelProtocol, MessageProtocol } from "@switchboard/entities/protocol"
 import { Clock, Effect, Option } from "effect"
 import { Entitlements } from "./Entitlements.js"
 
@@ -32,13 +32,13 @@ const notFound = (id: string) =>
 
 export class Channels extends Effect.Service<Channels>()("@switchboard/service-api/Channels", {
   effect: Effect.gen(function*() {
-    const transactions = yield* Transactions
-    const repo = yield* ChannelsRepo
-    const queue = yield* DispatchQueueRepo
-    const events = yield* EventsRepo
+    const transactions = yield* Transactions.Transactions
+    const repo = yield* ChannelsRepo.ChannelsRepo
+    const queue = yield* DispatchQueueRepo.DispatchQueueRepo
+    const events = yield* EventsRepo.EventsRepo
     const entitlements = yield* Entitlements
-    const messageClient = yield* MessageEntity.client
-    const channelClient = yield* ChannelEntity.client
+    const messageClient = yield* MessageProtocol.MessageEntity.client
+    const channelClient = yield* ChannelProtocol.ChannelEntity.client
     const now = Effect.map(Clock.currentTimeMillis, toTimestamp)
 
     /**
@@ -204,10 +204,10 @@ export class Channels extends Effect.Service<Channels>()("@switchboard/service-a
     return { insert, create, get, list, update, archive, capabilities } as const
   }),
   dependencies: [
-    ChannelsRepo.Default,
-    DispatchQueueRepo.Default,
-    EventsRepo.Default,
-    Transactions.Default,
+    ChannelsRepo.ChannelsRepo.Default,
+    DispatchQueueRepo.DispatchQueueRepo.Default,
+    EventsRepo.EventsRepo.Default,
+    Transactions.Transactions.Default,
     Entitlements.Default
   ]
 }) {}

@@ -13,9 +13,9 @@ const nameTaken = () =>
 
 export class ContactGroups extends Effect.Service<ContactGroups>()("@switchboard/service-api/ContactGroups", {
   effect: Effect.gen(function*() {
-    const transactions = yield* Transactions
-    const repo = yield* ContactGroupsRepo
-    const contacts = yield* ContactsRepo
+    const transactions = yield* Transactions.Transactions
+    const repo = yield* ContactGroupsRepo.ContactGroupsRepo
+    const contacts = yield* ContactsRepo.ContactsRepo
     const now = Effect.map(Clock.currentTimeMillis, toTimestamp)
 
     const get = Effect.fn("ContactGroups.get")(function*(workspaceId: string, id: ContactGroup["id"]) {
@@ -91,5 +91,9 @@ export class ContactGroups extends Effect.Service<ContactGroups>()("@switchboard
 
     return { create, get, list, update, remove, addMembers, removeMember } as const
   }),
-  dependencies: [Transactions.Default, ContactGroupsRepo.Default, ContactsRepo.Default]
+  dependencies: [
+    Transactions.Transactions.Default,
+    ContactGroupsRepo.ContactGroupsRepo.Default,
+    ContactsRepo.ContactsRepo.Default
+  ]
 }) {}

@@ -40,9 +40,9 @@ const invalid = (path: ReadonlyArray<string>, reason: string, message: string, e
 
 export class ContactImports extends Effect.Service<ContactImports>()("@switchboard/service-api/ContactImports", {
   effect: Effect.gen(function*() {
-    const transactions = yield* Transactions
-    const repo = yield* ContactImportsRepo
-    const groups = yield* ContactGroupsRepo
+    const transactions = yield* Transactions.Transactions
+    const repo = yield* ContactImportsRepo.ContactImportsRepo
+    const groups = yield* ContactGroupsRepo.ContactGroupsRepo
     const idempotency = yield* Idempotency
     const now = Effect.map(Clock.currentTimeMillis, toTimestamp)
 
@@ -134,5 +134,10 @@ export class ContactImports extends Effect.Service<ContactImports>()("@switchboa
 
     return { create, get, list } as const
   }),
-  dependencies: [Transactions.Default, ContactImportsRepo.Default, ContactGroupsRepo.Default, Idempotency.Default]
+  dependencies: [
+    Transactions.Transactions.Default,
+    ContactImportsRepo.ContactImportsRepo.Default,
+    ContactGroupsRepo.ContactGroupsRepo.Default,
+    Idempotency.Default
+  ]
 }) {}

@@ -1,6 +1,5 @@
 /** Contact use-cases (docs/API.md "Contacts"): CRUD, filters and tags. */
 import { ContactGroupsRepo, ContactsRepo, EventsRepo, Transactions } from "@switchboard/db"
-import type { ContactFields } from "@switchboard/db"
 import {
   Conflict,
   DEFAULT_LIMIT,
@@ -44,10 +43,10 @@ const phoneTaken = (existing: Option.Option<string>) =>
 
 export class Contacts extends Effect.Service<Contacts>()("@switchboard/service-api/Contacts", {
   effect: Effect.gen(function*() {
-    const transactions = yield* Transactions
-    const repo = yield* ContactsRepo
-    const groups = yield* ContactGroupsRepo
-    const events = yield* EventsRepo
+    const transactions = yield* Transactions.Transactions
+    const repo = yield* ContactsRepo.ContactsRepo
+    const groups = yield* ContactGroupsRepo.ContactGroupsRepo
+    const events = yield* EventsRepo.EventsRepo
     const entitlements = yield* Entitlements
     const now = Effect.map(Clock.currentTimeMillis, toTimestamp)
 
@@ -107,7 +106,7 @@ export class Contacts extends Effect.Service<Contacts>()("@switchboard/service-a
         const groupIds = input.group_ids === undefined ? undefined : [...new Set(input.group_ids)]
         if (groupIds) yield* requireGroups(workspaceId, groupIds)
         const at = yield* now
-        const changes: Partial<ContactFields> = {
+        const changes: Partial<ContactsRepo.ContactFields> = {
           ...(input.phone_number === undefined ? {} : { phoneNumber: input.phone_number }),
           ...(input.name === undefined ? {} : { name: input.name }),
           ...(input.email === undefined ? {} : { email: input.email }),
@@ -176,10 +175,10 @@ export class Contacts extends Effect.Service<Contacts>()("@switchboard/service-a
     return { create, get, update, remove, list, tags } as const
   }),
   dependencies: [
-    Transactions.Default,
-    ContactsRepo.Default,
-    ContactGroupsRepo.Default,
-    EventsRepo.Default,
+    Transactions.Transactions.Default,
+    ContactsRepo.ContactsRepo.Default,
+    ContactGroupsRepo.ContactGroupsRepo.Default,
+    EventsRepo.EventsRepo.Default,
     Entitlements.Default
   ]
 }) {}

@@ -33,7 +33,7 @@ import type {
   CursorPosition,
   ReplyRequest
 } from "@switchboard/domain"
-import { ChannelEntity } from "@switchboard/entities/protocol"
+import { ChannelProtocol } from "@switchboard/entities/protocol"
 import { Clock, Effect, Option } from "effect"
 import { Messages } from "./Messages.js"
 
@@ -65,15 +65,15 @@ const changeEvent = (conversation: Conversation, change: ConversationChange): Do
 
 export class Conversations extends Effect.Service<Conversations>()("@switchboard/service-api/Conversations", {
   effect: Effect.gen(function*() {
-    const transactions = yield* Transactions
-    const conversations = yield* ConversationsRepo
-    const notes = yield* ConversationNotesRepo
-    const messages = yield* MessagesRepo
-    const channels = yield* ChannelsRepo
-    const users = yield* UsersRepo
-    const events = yield* EventsRepo
+    const transactions = yield* Transactions.Transactions
+    const conversations = yield* ConversationsRepo.ConversationsRepo
+    const notes = yield* ConversationNotesRepo.ConversationNotesRepo
+    const messages = yield* MessagesRepo.MessagesRepo
+    const channels = yield* ChannelsRepo.ChannelsRepo
+    const users = yield* UsersRepo.UsersRepo
+    const events = yield* EventsRepo.EventsRepo
     const sends = yield* Messages
-    const channelClient = yield* ChannelEntity.client
+    const channelClient = yield* ChannelProtocol.ChannelEntity.client
     const now = Effect.map(Clock.currentTimeMillis, toTimestamp)
 
     const get = Effect.fn("Conversations.get")(function*(workspaceId: string, id: string) {
@@ -313,13 +313,13 @@ export class Conversations extends Effect.Service<Conversations>()("@switchboard
     return { list, get, update, markRead, markMessageRead, thread, reply, addNote, listNotes } as const
   }),
   dependencies: [
-    Transactions.Default,
-    ConversationsRepo.Default,
-    ConversationNotesRepo.Default,
-    MessagesRepo.Default,
-    ChannelsRepo.Default,
-    UsersRepo.Default,
-    EventsRepo.Default,
+    Transactions.Transactions.Default,
+    ConversationsRepo.ConversationsRepo.Default,
+    ConversationNotesRepo.ConversationNotesRepo.Default,
+    MessagesRepo.MessagesRepo.Default,
+    ChannelsRepo.ChannelsRepo.Default,
+    UsersRepo.UsersRepo.Default,
+    EventsRepo.EventsRepo.Default,
     Messages.Default
   ]
 }) {}

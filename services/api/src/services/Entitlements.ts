@@ -37,7 +37,7 @@ export const refuseBeyond = (
 
 export class Entitlements extends Effect.Service<Entitlements>()("@switchboard/service-api/Entitlements", {
   effect: Effect.gen(function*() {
-    const workspaces = yield* WorkspacesRepo
+    const workspaces = yield* WorkspacesRepo.WorkspacesRepo
 
     const forWorkspace = Effect.fn("Entitlements.forWorkspace")(function*(workspaceId: string) {
       const workspace = yield* Effect.flatMap(
@@ -70,5 +70,5 @@ export class Entitlements extends Effect.Service<Entitlements>()("@switchboard/s
 
     return { forWorkspace, get, check } as const
   }),
-  dependencies: [WorkspacesRepo.Default]
+  dependencies: [WorkspacesRepo.WorkspacesRepo.Default]
 }) {}

@@ -16,7 +16,6 @@
  * `in_progress`, so a key still leads to exactly one result.
  */
 import { IdempotencyRepo } from "@switchboard/db"
-import type { ClaimRef } from "@switchboard/db"
 import { IdempotencyConflict, toTimestamp } from "@switchboard/domain"
 import { Clock, Duration, Effect, Fiber, Schedule, Schema } from "effect"
 import { createHash, randomUUID } from "node:crypto"
@@ -64,7 +63,7 @@ export type Complete<A> = (response: A) => Effect.Effect<void, IdempotencyConfli
  * failure to end with when that statement found the claim taken over.
  */
 export interface HeldClaim<A> {
-  readonly ref: ClaimRef
+  readonly ref: IdempotencyRepo.ClaimRef
   readonly encode: (response: A) => Effect.Effect<unknown>
   readonly takenOver: () => IdempotencyConflict
 }
@@ -77,7 +76,7 @@ const takenOver = () =>
 
 export class Idempotency extends Effect.Service<Idempotency>()("@switchboard/service-api/Idempotency", {
   effect: Effect.gen(function*() {
-    const repo = yield* IdempotencyRepo
+    const repo = yield* IdempotencyRepo.IdempotencyRepo
 
     const run = <A, I, E, R>(
       request: IdempotentRequest<A, I>,
@@ -135,5 +134,5 @@ export class Idempotency extends Effect.Service<Idempotency>()("@switchboard/ser
 
     return { run } as const
   }),
-  dependencies: [IdempotencyRepo.Default]
+  dependencies: [IdempotencyRepo.IdempotencyRepo.Default]
 }) {}

@@ -44,7 +44,7 @@ export class MediaFetch extends Effect.Service<MediaFetch>()("@switchboard/servi
   effect: Effect.gen(function*() {
     const config = yield* WebhooksConfig.WebhooksConfig
     const files = yield* MediaFiles
-    const repo = yield* MediaRepo
+    const repo = yield* MediaRepo.MediaRepo
 
     const fetch = Effect.fn("MediaFetch.fetch")(function*(workspaceId: string, kind: MediaKind, raw: string) {
       const target = yield* Effect.promise(() =>
@@ -119,5 +119,5 @@ export class MediaFetch extends Effect.Service<MediaFetch>()("@switchboard/servi
 
     return { fetch } as const
   }),
-  dependencies: [MediaFiles.Default, MediaRepo.Default]
+  dependencies: [MediaFiles.Default, MediaRepo.MediaRepo.Default]
 }) {}

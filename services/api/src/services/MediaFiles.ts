@@ -4,7 +4,7 @@
  * media of another workspace is 404, like one that does not exist.
  */
 import { HttpServerResponse } from "@effect/platform"
-import { MediaRepo, mediaRetentionDays, MediaStore, Transactions } from "@switchboard/db"
+import { MediaRepo, MediaStore, Transactions } from "@switchboard/db"
 import {
   acceptsBytes,
   Conflict,
@@ -114,11 +114,11 @@ const disposition = (kind: string, mime: string, filename: string | null) => {
 
 export class MediaFiles extends Effect.Service<MediaFiles>()("@switchboard/service-api/MediaFiles", {
   effect: Effect.gen(function*() {
-    const repo = yield* MediaRepo
-    const store = yield* MediaStore
-    const transactions = yield* Transactions
+    const repo = yield* MediaRepo.MediaRepo
+    const store = yield* MediaStore.MediaStore
+    const transactions = yield* Transactions.Transactions
     const idempotency = yield* Idempotency
-    const retentionDays = yield* mediaRetentionDays
+    const retentionDays = yield* MediaRepo.mediaRetentionDays
 
     const load = (workspaceId: string, id: string) =>
       Effect.flatMap(repo.find(workspaceId, id), (found) =>
@@ -272,5 +272,10 @@ export class MediaFiles extends Effect.Service<MediaFiles>()("@switchboard/servi
 
     return { get, content, upload, ingest } as const
   }),
-  dependencies: [MediaRepo.Default, MediaStore.Default, Transactions.Default, Idempotency.Default]
+  dependencies: [
+    MediaRepo.MediaRepo.Default,
+    MediaStore.MediaStore.Default,
+    Transactions.Transactions.Default,
+    Idempotency.Default
+  ]
 }) {}

@@ -18,7 +18,7 @@ export const periodStart = (ms: number): number => {
 
 export class MessageQuota extends Effect.Service<MessageQuota>()("@switchboard/service-api/MessageQuota", {
   effect: Effect.gen(function*() {
-    const repo = yield* MessageQuotaRepo
+    const repo = yield* MessageQuotaRepo.MessageQuotaRepo
 
     /** Whether a send on `channel` counts against `quota` (the workspace's resolved entitlement). */
     const applies = (channel: Channel, quota: Entitlement) =>
@@ -39,5 +39,5 @@ export class MessageQuota extends Effect.Service<MessageQuota>()("@switchboard/s
 
     return { applies, admit } as const
   }),
-  dependencies: [MessageQuotaRepo.Default]
+  dependencies: [MessageQuotaRepo.MessageQuotaRepo.Default]
 }) {}

@@ -30,8 +30,8 @@ import {
   ValidationError
 } from "@switchboard/domain"
 import type { Category, CursorPosition, MessageStatus, SendMessageRequest } from "@switchboard/domain"
-import { ChannelEntity } from "@switchboard/entities/protocol"
-import { isMagicNumber } from "@switchboard/providers/contract"
+import { ChannelProtocol } from "@switchboard/entities/protocol"
+import { SandboxNumbers } from "@switchboard/providers/contract"
 import { Clock, Config, Effect, Option } from "effect"
 import * as SendMetrics from "../SendMetrics.js"
 import { enforcedLimit, refuseBeyond } from "./Entitlements.js"
@@ -53,17 +53,17 @@ export interface SendOptions {
 
 export class Messages extends Effect.Service<Messages>()("@switchboard/service-api/Messages", {
   effect: Effect.gen(function*() {
-    const transactions = yield* Transactions
-    const channels = yield* ChannelsRepo
-    const messages = yield* MessagesRepo
+    const transactions = yield* Transactions.Transactions
+    const channels = yield* ChannelsRepo.ChannelsRepo
+    const messages = yield* MessagesRepo.MessagesRepo
     const idempotency = yield* Idempotency
-    const sendChecks = yield* SendChecksRepo
-    const sendWrites = yield* SendWritesRepo
+    const sendChecks = yield* SendChecksRepo.SendChecksRepo
+    const sendWrites = yield* SendWritesRepo.SendWritesRepo
     const qrSafety = yield* QrSafety
     const templateSends = yield* TemplateSends
     const quota = yield* MessageQuota
     const contents = yield* SendContents
-    const channelClient = yield* ChannelEntity.client
+    const channelClient = yield* ChannelProtocol.ChannelEntity.client
     // concurrent sends share their writes' statement (docs/CONFIGURATION.md, `SEND_GROUP_COMMIT`);
     // off by default: one statement in flight per node held a kill -9 retry burst past its bound
     const groupCommit = yield* Config.boolean("SEND_GROUP_COMMIT").pipe(Config.withDefault(false), Effect.orDie)
@@ -122,7 +122,7 @@ export class Messages extends Effect.Service<Messages>()("@switchboard/service-a
         })
       }
       if (
-        channel.provider === "sandbox" && !isMagicNumber(body.to) && !facts.recipientVerified
+        channel.provider === "sandbox" && !SandboxNumbers.isMagicNumber(body.to) && !facts.recipientVerified
       ) {
         return yield* new ValidationError({
           message: "The recipient is not verified for this sandbox session",
@@ -296,12 +296,12 @@ export class Messages extends Effect.Service<Messages>()("@switchboard/service-a
     return { send, list, get } as const
   }),
   dependencies: [
-    ChannelsRepo.Default,
-    MessagesRepo.Default,
-    Transactions.Default,
+    ChannelsRepo.ChannelsRepo.Default,
+    MessagesRepo.MessagesRepo.Default,
+    Transactions.Transactions.Default,
     Idempotency.Default,
-    SendChecksRepo.Default,
-    SendWritesRepo.Default,
+    SendChecksRepo.SendChecksRepo.Default,
+    SendWritesRepo.SendWritesRepo.Default,
     QrSafety.Default,
     TemplateSends.Default,
     MessageQuota.Default,

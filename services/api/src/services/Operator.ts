@@ -19,11 +19,11 @@ export class Operator extends Effect.Service<Operator>()("@switchboard/service-a
   effect: Effect.gen(function*() {
     const accounts = yield* Accounts
     const credentials = yield* Credentials
-    const users = yield* UsersRepo
-    const workspaces = yield* WorkspacesRepo
-    const channels = yield* ChannelsRepo
-    const qrLimits = yield* QrSafetyRepo
-    const warmUps = yield* QrWarmUpRepo
+    const users = yield* UsersRepo.UsersRepo
+    const workspaces = yield* WorkspacesRepo.WorkspacesRepo
+    const channels = yield* ChannelsRepo.ChannelsRepo
+    const qrLimits = yield* QrSafetyRepo.QrSafetyRepo
+    const warmUps = yield* QrWarmUpRepo.QrWarmUpRepo
     const invalidations = yield* Invalidations.Invalidations
     const now = Effect.map(Clock.currentTimeMillis, toTimestamp)
 
@@ -183,10 +183,10 @@ export class Operator extends Effect.Service<Operator>()("@switchboard/service-a
   dependencies: [
     Accounts.Default,
     Credentials.Default,
-    UsersRepo.Default,
-    WorkspacesRepo.Default,
-    ChannelsRepo.Default,
-    QrSafetyRepo.Default,
-    QrWarmUpRepo.Default
+    UsersRepo.UsersRepo.Default,
+    WorkspacesRepo.WorkspacesRepo.Default,
+    ChannelsRepo.ChannelsRepo.Default,
+    QrSafetyRepo.QrSafetyRepo.Default,
+    QrWarmUpRepo.QrWarmUpRepo.Default
   ]
 }) {}

@@ -14,8 +14,8 @@ import {
   toTimestamp
 } from "@switchboard/domain"
 import type { Channel, ChannelStatus } from "@switchboard/domain"
-import { ChannelEntity, PairingUnavailable, type PairingView } from "@switchboard/entities/protocol"
-import type { QrConnectionError as ConnectionError, QrPairingFrame } from "@switchboard/providers/contract"
+import { ChannelProtocol } from "@switchboard/entities/protocol"
+import type { QrConnectionEvent } from "@switchboard/providers/contract"
 import { Effect, Option, Redacted, Stream } from "effect"
 import type { SseFrame } from "../Sse.js"
 import { QrSafety } from "./QrSafety.js"
@@ -40,7 +40,7 @@ const unreachable = () =>
 const iso = (ms: number | null) => (ms === null ? null : toTimestamp(ms))
 
 /** A connection error as the API shows it (`qr/status`, stream frames). */
-const connectionErrorBody = (error: ConnectionError | null) =>
+const connectionErrorBody = (error: QrConnectionEvent.QrConnectionError | null) =>
   error === null ? null : new QrConnectionError({
     reason: error.reason,
     message: error.message,
@@ -54,7 +54,11 @@ const connectionErrorBody = (error: ConnectionError | null) =>
  * status: it is a `qr.state` from the channel's status (`status`: the last the stream told) to the
  * same, with `reason: null` and the `connection_error`.
  */
-export const toSseFrame = (channelId: string, frame: QrPairingFrame, status: ChannelStatus): SseFrame => {
+export const toSseFrame = (
+  channelId: string,
+  frame: QrConnectionEvent.QrPairingFrame,
+  status: ChannelStatus
+): SseFrame => {
   switch (frame._tag) {
     case "snapshot":
       return {
@@ -109,7 +113,7 @@ export const toSseFrame = (channelId: string, frame: QrPairingFrame, status: Cha
 }
 
 /** The channel's status once `frame` is told (the snapshot's, then each change's). */
-export const statusAfter = (status: ChannelStatus, frame: QrPairingFrame): ChannelStatus =>
+export const statusAfter = (status: ChannelStatus, frame: QrConnectionEvent.QrPairingFrame): ChannelStatus =>
   frame._tag === "snapshot" ? frame.status : frame._tag === "state" ? frame.to : status
 
 /**
@@ -117,15 +121,15 @@ export const statusAfter = (status: ChannelStatus, frame: QrPairingFrame): Chann
  * it `disconnected` (gave up, logged out: only a new `qr/start` moves it again). A snapshot of a
  * `disconnected` channel does not end it: the watcher is about to call `qr/start`.
  */
-const isLast = (frame: QrPairingFrame) =>
+const isLast = (frame: QrConnectionEvent.QrPairingFrame) =>
   (frame._tag === "state" && (frame.to === "connected" || frame.to === "disconnected")) ||
   frame._tag === "expired" ||
   (frame._tag === "snapshot" && frame.status === "connected")
 
 export class QrPairing extends Effect.Service<QrPairing>()("@switchboard/service-api/QrPairing", {
   effect: Effect.gen(function*() {
-    const channels = yield* ChannelsRepo
-    const channelClient = yield* ChannelEntity.client
+    const channels = yield* ChannelsRepo.ChannelsRepo
+    const channelClient = yield* ChannelProtocol.ChannelEntity.client
     const qrSafety = yield* QrSafety
 
     /** The workspace's QR channel, or the documented error. */
@@ -151,7 +155,7 @@ export class QrPairing extends Effect.Service<QrPairing>()("@switchboard/service
         ? Effect.fail(refusedStatus(channel.id, channel.status))
         : Effect.void
 
-    const toStatus = (channelId: string, view: PairingView, pairingStartedAt: string | null) =>
+    const toStatus = (channelId: string, view: ChannelProtocol.PairingView, pairingStartedAt: string | null) =>
       new PairingStatus({
         channel_id: channelId,
         status: view.status,
@@ -184,7 +188,7 @@ export class QrPairing extends Effect.Service<QrPairing>()("@switchboard/service
         Effect.timeoutFail({ duration: ENTITY_TIMEOUT, onTimeout: unreachable }),
         Effect.catchAllDefect((defect) => Effect.fail(defect)),
         Effect.mapError((error): Conflict | ServiceUnavailable =>
-          error instanceof PairingUnavailable
+          error instanceof ChannelProtocol.PairingUnavailable
             ? refusedStatus(channelId, error.status)
             : error instanceof ServiceUnavailable
             ? error
@@ -202,7 +206,7 @@ export class QrPairing extends Effect.Service<QrPairing>()("@switchboard/service
     const command = (
       workspaceId: string,
       id: string,
-      call: (client: ReturnType<typeof channelClient>) => Effect.Effect<PairingView, unknown>
+      call: (client: ReturnType<typeof channelClient>) => Effect.Effect<ChannelProtocol.PairingView, unknown>
     ) =>
       Effect.gen(function*() {
         const row = yield* qrChannel(workspaceId, id)
@@ -255,5 +259,5 @@ export class QrPairing extends Effect.Service<QrPairing>()("@switchboard/service
 
     return { start, status, logout, frames, safety } as const
   }),
-  dependencies: [ChannelsRepo.Default, QrSafety.Default]
+  dependencies: [ChannelsRepo.ChannelsRepo.Default, QrSafety.Default]
 }) {}

@@ -21,8 +21,8 @@ import * as QrProtectionMetrics from "../QrProtectionMetrics.js"
 
 export class QrSafety extends Effect.Service<QrSafety>()("@switchboard/service-api/QrSafety", {
   effect: Effect.gen(function*() {
-    const repo = yield* QrSafetyRepo
-    const warmUp = yield* QrWarmUpRepo
+    const repo = yield* QrSafetyRepo.QrSafetyRepo
+    const warmUp = yield* QrWarmUpRepo.QrWarmUpRepo
 
     const retryAfter = (retryAt: number, now: number) => Math.max(1, Math.ceil((retryAt - now) / 1000))
 
@@ -185,5 +185,5 @@ export class QrSafety extends Effect.Service<QrSafety>()("@switchboard/service-a
 
     return { admit, usageOf } as const
   }),
-  dependencies: [QrSafetyRepo.Default, QrWarmUpRepo.Default]
+  dependencies: [QrSafetyRepo.QrSafetyRepo.Default, QrWarmUpRepo.QrWarmUpRepo.Default]
 }) {}

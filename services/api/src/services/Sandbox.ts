@@ -2,7 +2,6 @@
 import type { Principal } from "@switchboard/api"
 import { CreatedSandboxSession, SandboxSession } from "@switchboard/api"
 import { MediaRepo, MessagesRepo, SandboxRepo, Transactions } from "@switchboard/db"
-import type { SandboxSessionRow } from "@switchboard/db"
 import type { ListQuery } from "@switchboard/domain"
 import {
   DEFAULT_LIMIT,
@@ -21,8 +20,8 @@ import {
   ValidationError
 } from "@switchboard/domain"
 import type { InboundBody, MediaKind, SandboxInboundRequest } from "@switchboard/domain"
-import { ChannelEntity } from "@switchboard/entities/protocol"
-import { isMagicNumber, ProvidersConfig } from "@switchboard/providers/contract"
+import { ChannelProtocol } from "@switchboard/entities/protocol"
+import { ProvidersConfig, SandboxNumbers } from "@switchboard/providers/contract"
 import { Clock, Effect, Option, Schedule } from "effect"
 import { createHash, randomInt, timingSafeEqual } from "node:crypto"
 import { Channels } from "./Channels.js"
@@ -38,7 +37,7 @@ export const MAX_VERIFY_FAILURES = 5
 
 const codeHash = (code: string) => createHash("sha256").update(code).digest("hex")
 
-const toSession = (row: SandboxSessionRow) =>
+const toSession = (row: SandboxRepo.SandboxSessionRow) =>
   new SandboxSession({
     id: row.id,
     object: "sandbox_session",
@@ -54,7 +53,7 @@ const toSession = (row: SandboxSessionRow) =>
  * A session past its expiry reads `expired` even before the sweeper (runner) has recorded it, so
  * it never verifies, receives or sends once its time is up.
  */
-const asOf = (row: SandboxSessionRow, nowMs: number): SandboxSessionRow =>
+const asOf = (row: SandboxRepo.SandboxSessionRow, nowMs: number): SandboxRepo.SandboxSessionRow =>
   row.status === "active" && Date.parse(row.expires_at) <= nowMs ? { ...row, status: "expired" } : row
 
 const requireTestKey = (principal: Principal) =>
@@ -64,11 +63,11 @@ const requireTestKey = (principal: Principal) =>
 
 export class Sandbox extends Effect.Service<Sandbox>()("@switchboard/service-api/Sandbox", {
   effect: Effect.gen(function*() {
-    const transactions = yield* Transactions
-    const repo = yield* SandboxRepo
-    const channelClient = yield* ChannelEntity.client
-    const messages = yield* MessagesRepo
-    const mediaRepo = yield* MediaRepo
+    const transactions = yield* Transactions.Transactions
+    const repo = yield* SandboxRepo.SandboxRepo
+    const channelClient = yield* ChannelProtocol.ChannelEntity.client
+    const messages = yield* MessagesRepo.MessagesRepo
+    const mediaRepo = yield* MediaRepo.MediaRepo
     const channels = yield* Channels
     const entitlements = yield* Entitlements
     const config = yield* ProvidersConfig.ProvidersConfig
@@ -371,7 +370,7 @@ export class Sandbox extends Effect.Service<Sandbox>()("@switchboard/service-api
             details: { reason: "session_not_active" }
           })
         }
-        if (!isMagicNumber(input.from) && !session.verified_recipients.includes(input.from)) {
+        if (!SandboxNumbers.isMagicNumber(input.from) && !session.verified_recipients.includes(input.from)) {
           return yield* new ValidationError({
             message: "Only verified recipients can write to a sandbox number",
             details: {
@@ -409,11 +408,11 @@ export class Sandbox extends Effect.Service<Sandbox>()("@switchboard/service-api
     return { create, list, get, verify, revoke, inbound } as const
   }),
   dependencies: [
-    SandboxRepo.Default,
-    Transactions.Default,
+    SandboxRepo.SandboxRepo.Default,
+    Transactions.Transactions.Default,
     Channels.Default,
     Entitlements.Default,
-    MessagesRepo.Default,
-    MediaRepo.Default
+    MessagesRepo.MessagesRepo.Default,
+    MediaRepo.MediaRepo.Default
   ]
 }) {}

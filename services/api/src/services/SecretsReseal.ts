@@ -8,9 +8,9 @@
  * Baileys key update) is never overwritten: the row is read again and handled anew. A value that
  * no key opens is counted as `failed` and left exactly as it is (never deleted).
  */
-import { type SealedSecrets, WebhookEndpointsRepo } from "@switchboard/db"
+import { WebhookEndpointsRepo } from "@switchboard/db"
 import { SecretBox, type SecretsConfig } from "@switchboard/infra"
-import { type QrAuthRow, QrAuthStateRepo } from "@switchboard/providers/contract"
+import { QrAuthStateRepo } from "@switchboard/providers/contract"
 import { Effect, Option } from "effect"
 
 export interface ResealCounts {
@@ -54,8 +54,8 @@ const judge = (keyring: SecretsConfig.Keyring, value: string, plaintext: boolean
 
 export class SecretsReseal extends Effect.Service<SecretsReseal>()("@switchboard/service-api/SecretsReseal", {
   effect: Effect.gen(function*() {
-    const endpoints = yield* WebhookEndpointsRepo
-    const qrAuth = yield* QrAuthStateRepo
+    const endpoints = yield* WebhookEndpointsRepo.WebhookEndpointsRepo
+    const qrAuth = yield* QrAuthStateRepo.QrAuthStateRepo
 
     const run = Effect.fn("SecretsReseal.run")(function*(keyring: SecretsConfig.Keyring, batchSize: number = BATCH) {
       const counts = { webhook_secrets: 0, qr_auth_rows: 0, already_current: 0, failed: 0 }
@@ -67,7 +67,7 @@ export class SecretsReseal extends Effect.Service<SecretsReseal>()("@switchboard
         }
       }
 
-      const endpoint = (first: SealedSecrets) =>
+      const endpoint = (first: WebhookEndpointsRepo.SealedSecrets) =>
         Effect.gen(function*() {
           let row = first
           for (let attempt = 1;; attempt++) {
@@ -89,7 +89,7 @@ export class SecretsReseal extends Effect.Service<SecretsReseal>()("@switchboard
           }
         })
 
-      const qrRow = (first: QrAuthRow) =>
+      const qrRow = (first: QrAuthStateRepo.QrAuthRow) =>
         Effect.gen(function*() {
           let row = first
           for (let attempt = 1;; attempt++) {
@@ -112,7 +112,7 @@ export class SecretsReseal extends Effect.Service<SecretsReseal>()("@switchboard
         afterEndpoint = Option.some(rows[rows.length - 1]!.id)
       }
 
-      let afterQr = Option.none<QrAuthRow>()
+      let afterQr = Option.none<QrAuthStateRepo.QrAuthRow>()
       for (;;) {
         const rows = yield* qrAuth.scan(afterQr, batchSize)
         for (const row of rows) yield* qrRow(row)
@@ -126,5 +126,5 @@ export class SecretsReseal extends Effect.Service<SecretsReseal>()("@switchboard
 
     return { run } as const
   }),
-  dependencies: [WebhookEndpointsRepo.Default, QrAuthStateRepo.Default]
+  dependencies: [WebhookEndpointsRepo.WebhookEndpointsRepo.Default, QrAuthStateRepo.QrAuthStateRepo.Default]
 }) {}

@@ -52,8 +52,8 @@ const isCounterpart = (m: Message, to: string) =>
 
 export class SendContents extends Effect.Service<SendContents>()("@switchboard/service-api/SendContents", {
   effect: Effect.gen(function*() {
-    const mediaRepo = yield* MediaRepo
-    const messages = yield* MessagesRepo
+    const mediaRepo = yield* MediaRepo.MediaRepo
+    const messages = yield* MessagesRepo.MessagesRepo
     const fetcher = yield* MediaFetch
 
     /** A message of the conversation (`channelId`, `to`) the send goes to; 422 otherwise. */
@@ -160,5 +160,5 @@ export class SendContents extends Effect.Service<SendContents>()("@switchboard/s
 
     return { resolve } as const
   }),
-  dependencies: [MediaRepo.Default, MessagesRepo.Default, MediaFetch.Default]
+  dependencies: [MediaRepo.MediaRepo.Default, MessagesRepo.MessagesRepo.Default, MediaFetch.Default]
 }) {}

@@ -25,7 +25,7 @@ export interface PreparedTemplateSend {
 
 export class TemplateSends extends Effect.Service<TemplateSends>()("@switchboard/service-api/TemplateSends", {
   effect: Effect.gen(function*() {
-    const repo = yield* TemplatesRepo
+    const repo = yield* TemplatesRepo.TemplatesRepo
 
     /**
      * The template named `slug`, rendered with `variables` for a channel of `provider`. `path`
@@ -88,5 +88,5 @@ export class TemplateSends extends Effect.Service<TemplateSends>()("@switchboard
 
     return { prepare } as const
   }),
-  dependencies: [TemplatesRepo.Default]
+  dependencies: [TemplatesRepo.TemplatesRepo.Default]
 }) {}

@@ -64,9 +64,9 @@ const templateEvent = (type: "template.created" | "template.updated" | "template
 
 export class Templates extends Effect.Service<Templates>()("@switchboard/service-api/Templates", {
   effect: Effect.gen(function*() {
-    const transactions = yield* Transactions
-    const repo = yield* TemplatesRepo
-    const events = yield* EventsRepo
+    const transactions = yield* Transactions.Transactions
+    const repo = yield* TemplatesRepo.TemplatesRepo
+    const events = yield* EventsRepo.EventsRepo
     const messages = yield* Messages
     const now = Effect.map(Clock.currentTimeMillis, toTimestamp)
 
@@ -203,5 +203,10 @@ export class Templates extends Effect.Service<Templates>()("@switchboard/service
 
     return { create, get, list, update, archive, testSend } as const
   }),
-  dependencies: [TemplatesRepo.Default, EventsRepo.Default, Transactions.Default, Messages.Default]
+  dependencies: [
+    TemplatesRepo.TemplatesRepo.Default,
+    EventsRepo.EventsRepo.Default,
+    Transactions.Transactions.Default,
+    Messages.Default
+  ]
 }) {}

@@ -7,7 +7,7 @@ import { Entitlements } from "./Entitlements.js"
 
 export class UsageReport extends Effect.Service<UsageReport>()("@switchboard/service-api/UsageReport", {
   effect: Effect.gen(function*() {
-    const repo = yield* UsageRepo
+    const repo = yield* UsageRepo.UsageRepo
     const entitlements = yield* Entitlements
 
     const forWorkspace = Effect.fn("UsageReport.forWorkspace")(function*(workspaceId: string) {
@@ -41,5 +41,5 @@ export class UsageReport extends Effect.Service<UsageReport>()("@switchboard/ser
 
     return { forWorkspace } as const
   }),
-  dependencies: [UsageRepo.Default, Entitlements.Default]
+  dependencies: [UsageRepo.UsageRepo.Default, Entitlements.Default]
 }) {}

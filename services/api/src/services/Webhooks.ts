@@ -18,7 +18,7 @@ import {
   WebhookEndpointWithSecret
 } from "@switchboard/domain"
 import type { CursorPosition, DeliveryStatus, EventType } from "@switchboard/domain"
-import { WebhookEndpointEntity } from "@switchboard/entities/protocol"
+import { WebhookEndpointProtocol } from "@switchboard/entities/protocol"
 import { UrlPolicy, WebhooksConfig, WebhookSigner } from "@switchboard/webhooks"
 import { Clock, Effect, Option } from "effect"
 import { Entitlements } from "./Entitlements.js"
@@ -39,13 +39,13 @@ const endpointNotFound = (id: string) =>
 
 export class Webhooks extends Effect.Service<Webhooks>()("@switchboard/service-api/Webhooks", {
   effect: Effect.gen(function*() {
-    const transactions = yield* Transactions
-    const endpoints = yield* WebhookEndpointsRepo
-    const deliveries = yield* WebhookDeliveriesRepo
-    const events = yield* EventsRepo
+    const transactions = yield* Transactions.Transactions
+    const endpoints = yield* WebhookEndpointsRepo.WebhookEndpointsRepo
+    const deliveries = yield* WebhookDeliveriesRepo.WebhookDeliveriesRepo
+    const events = yield* EventsRepo.EventsRepo
     const entitlements = yield* Entitlements
     const config = yield* WebhooksConfig.WebhooksConfig
-    const endpointClient = yield* WebhookEndpointEntity.client
+    const endpointClient = yield* WebhookEndpointProtocol.WebhookEndpointEntity.client
     const keyring = config.keyring
     const now = Effect.map(Clock.currentTimeMillis, toTimestamp)
     const wake = (id: string) =>
@@ -299,10 +299,10 @@ export class Webhooks extends Effect.Service<Webhooks>()("@switchboard/service-a
     } as const
   }),
   dependencies: [
-    WebhookEndpointsRepo.Default,
-    WebhookDeliveriesRepo.Default,
-    EventsRepo.Default,
-    Transactions.Default,
+    WebhookEndpointsRepo.WebhookEndpointsRepo.Default,
+    WebhookDeliveriesRepo.WebhookDeliveriesRepo.Default,
+    EventsRepo.EventsRepo.Default,
+    Transactions.Transactions.Default,
     Entitlements.Default
   ]
 }) {}
