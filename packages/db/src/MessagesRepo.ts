@@ -367,13 +367,19 @@ export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/d
         // nothing leaves for the provider once its channel stopped dispatching (archived, ...)
         // and none leaves while one earlier in the dispatch order (`DispatchOrder`) is due: one
         // committed after the dispatcher read its batch (its wake-up raced this send slot) goes
-        // first. One probe of `messages_queue`, in the same statement.
+        // first. One probe of `messages_queue` in queue order, in the same statement: `OFFSET 0`
+        // keeps it a subplan run for this one row (without it the planner turns NOT EXISTS into an
+        // anti join, and with the timelock clause it chose a hash join over every queued message),
+        // and `ORDER BY ... LIMIT 1` makes the ordered index scan its plan (a sequential scan
+        // looked cheaper to it when most queued rows are one channel's). bench/RESULTS.md 1, "A
+        // dispatch take that read the whole queue".
         to === "dispatching"
           ? sql`AND EXISTS (SELECT 1 FROM channels c WHERE c.id = messages.channel_id AND c.status = 'connected')
             AND NOT EXISTS (SELECT 1 FROM messages o WHERE ${
             DispatchOrder.due(sql, "o", sql`messages.channel_id`, at, waiting)
           }
-              AND (${DispatchOrder.key(sql, "o")}) < (${DispatchOrder.key(sql, "messages")}))`
+              AND (${DispatchOrder.key(sql, "o")}) < (${DispatchOrder.key(sql, "messages")})
+              ORDER BY ${DispatchOrder.key(sql, "o")} LIMIT 1 OFFSET 0)`
           : sql``}
           RETURNING messages.id, messages.status, messages.attempts, messages.workspace_id, messages.category,
             messages.failure, messages.channel_id, current.status AS from_state

@@ -274,5 +274,36 @@ describe("DispatchQueueRepo", () => {
         assert.isTrue(Option.isSome(moved), "neither the retry nor the waiting recipient holds it back")
         yield* sql`UPDATE messages SET status = 'expired' WHERE id IN ${sql.in([retry.id, spaced.id])}`
       }))
+
+    it.effect("takes a message for dispatch without reading the rest of the queue, however long it is", () =>
+      Effect.gen(function*() {
+        // the outrank probe is one index probe at the head of the channel's queue. With the
+        // reach-out timelock in the dispatch order the planner turned it into a hash anti join over
+        // every queued message of every channel: the take cost grew with the backlog (32 ms per
+        // dispatch at 21,000 queued, bench/RESULTS.md 1 "A dispatch take that read the whole queue")
+        const sql = yield* SqlClient.SqlClient
+        const repo = yield* MessagesRepo.MessagesRepo
+        const { channelId, insert } = yield* oneChannel
+        const head = yield* insert("queued")
+        yield* sql`INSERT INTO messages (id, workspace_id, channel_id, conversation_id, contact_id, direction, to_number,
+            type, body, category, priority, status, created_at, updated_at)
+          SELECT 'msg_backlog' || g, m.workspace_id, m.channel_id, m.conversation_id, m.contact_id, 'outbound',
+            m.to_number, 'text', 'later', m.category, m.priority, 'queued', m.created_at + make_interval(secs => g),
+            m.updated_at
+          FROM messages m, generate_series(1, 1500) g WHERE m.id = ${head.id}`
+        yield* sql`ANALYZE messages`
+        const read = yield* sql.withTransaction(Effect.gen(function*() {
+          const moved = yield* repo.transition(head.id, "dispatching")
+          assert.isTrue(Option.isSome(moved), "the head of the queue goes")
+          // what this transaction has read of the table so far (its own pending statistics)
+          return (yield* sql<{ seq_scan: number; seq_tup_read: number; idx_tup_fetch: number }>`
+            SELECT seq_scan::int, seq_tup_read::int, idx_tup_fetch::int FROM pg_stat_xact_user_tables
+            WHERE relname = 'messages'`)[0]!
+        }))
+        assert.strictEqual(read.seq_scan, 0, "no sequential scan of messages")
+        assert.isBelow(read.idx_tup_fetch, 20, "a few index entries, not the queue")
+        assert.isTrue(Option.isNone(yield* repo.transition("msg_backlog2", "dispatching")), "the order still holds")
+        yield* sql`UPDATE messages SET status = 'expired' WHERE channel_id = ${channelId} AND status = 'queued'`
+      }))
   })
 })
