@@ -163,22 +163,43 @@ export const refreshHeld = (
     const sql = yield* SqlClient.SqlClient
     const config = yield* ShardingConfig.ShardingConfig
     const expirySeconds = Math.ceil(Duration.toSeconds(config.shardLockExpiration))
-    return (address, shardIds) =>
-      Effect.flatMap(refresh(address, shardIds), (refreshed) =>
-        sql<
-          { shard_id: string }
-        >`SELECT shard_id FROM cluster_locks WHERE address = ${`${address.host}:${address.port}`}
+    const readHeld = (address: RunnerAddress.RunnerAddress) =>
+      sql<{ shard_id: string }>`SELECT shard_id FROM cluster_locks WHERE address = ${`${address.host}:${address.port}`}
           AND acquired_at >= NOW() - make_interval(secs => ${expirySeconds})`.pipe(
-          // shard ids are interned (`ShardId.fromString` answers the same object for the same id)
-          Effect.map((rows) => [
-            ...new Set([
-              ...refreshed,
-              ...rows.map((r) => ShardId.ShardId.fromString(r.shard_id))
-            ])
-          ]),
-          ClusterError.PersistenceError.refail
-        ))
+        // shard ids are interned (`ShardId.fromString` answers the same object for the same id)
+        Effect.map((rows) => rows.map((r) => ShardId.ShardId.fromString(r.shard_id)))
+      )
+    return withHeldShards(refresh, readHeld, heldReadDeadline(config))
   })
+
+/**
+ * How long a refresh waits for the read of the shards held: a quarter of the refresh interval. The
+ * read goes through the pool, not the lock connection, and the cluster takes its lock storage for
+ * unhealthy (and stops every entity of the runner) when a refresh misses the interval: during a
+ * burst of activations the pool's queue is long (10,000 channel entities activated at ~200/s:
+ * 2 of 3 runs of bench:entities lost every entity that way, bench/RESULTS.md 4f).
+ */
+export const heldReadDeadline = (config: ShardingConfig.ShardingConfig["Type"]): Duration.Duration =>
+  Duration.divide(config.shardLockRefreshInterval, 4).pipe(Option.getOrElse(() => Duration.millis(500)))
+
+/**
+ * The library's refresh, answering also the shards `readHeld` finds held. The read is best effort:
+ * when it fails or takes longer than `deadline`, the refresh answers what the library answered
+ * (a shard acquired meanwhile is then given up and taken again, the library's own behaviour), so a
+ * slow read never makes a refresh late.
+ */
+export const withHeldShards = (
+  refresh: RunnerStorage.RunnerStorage["Type"]["refresh"],
+  readHeld: (address: RunnerAddress.RunnerAddress) => Effect.Effect<ReadonlyArray<ShardId.ShardId>, unknown>,
+  deadline: Duration.DurationInput
+): RunnerStorage.RunnerStorage["Type"]["refresh"] =>
+(address, shardIds) =>
+  Effect.flatMap(refresh(address, shardIds), (refreshed) =>
+    readHeld(address).pipe(
+      Effect.map((held) => [...new Set([...refreshed, ...held])]),
+      Effect.timeoutTo({ duration: deadline, onTimeout: () => refreshed, onSuccess: (answer) => answer }),
+      Effect.orElseSucceed(() => refreshed)
+    ))
 
 /**
  * The cluster's SQL runner storage (row-based locks, `cluster_locks`), whose `register` waits for

@@ -10,7 +10,7 @@ import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { Database } from "@switchboard/db"
 import { e2eDatabase, testDatabaseUrl } from "@switchboard/db/testing"
 import { Cluster, ClusterSettings } from "@switchboard/entities"
-import { Effect, Layer, Redacted } from "effect"
+import { Duration, Effect, Fiber, Layer, Redacted, TestClock } from "effect"
 import pg from "pg"
 
 const url = testDatabaseUrl()
@@ -87,4 +87,45 @@ describe.skipIf(url === undefined)("the runner's lock refresh", () => {
     )
     assert.deepStrictEqual(sorted(stale), [])
   }, 60_000)
+})
+
+describe("the read of the shards held, within a refresh", () => {
+  const me = RunnerAddress.make("127.0.0.1", 41001)
+  const shard = (id: number) => ShardId.make("default", id)
+  const library = () => Effect.succeed([shard(1)])
+
+  it.effect("answers the library's shards with those the read finds held", () =>
+    Effect.gen(function*() {
+      const refresh = Cluster.withHeldShards(library, () => Effect.succeed([shard(1), shard(2)]), "500 millis")
+      const answer = yield* refresh(me, [shard(1)])
+      assert.deepStrictEqual(answer.map((s) => s.id), [1, 2])
+    }))
+
+  it.effect("answers the library's shards when the read is slower than its deadline, on time", () =>
+    Effect.gen(function*() {
+      // a read stuck behind the pool's queue (a burst of activations): the refresh must not miss
+      // the cluster's interval, or the runner stops every entity it hosts
+      const refresh = Cluster.withHeldShards(library, () => Effect.never, "500 millis")
+      const fiber = yield* Effect.fork(refresh(me, [shard(1)]))
+      yield* TestClock.adjust("499 millis")
+      assert.isTrue((yield* Fiber.poll(fiber))._tag === "None")
+      yield* TestClock.adjust("1 millis")
+      const answer = yield* Fiber.join(fiber)
+      assert.deepStrictEqual(answer.map((s) => s.id), [1])
+    }))
+
+  it.effect("answers the library's shards when the read fails", () =>
+    Effect.gen(function*() {
+      const refresh = Cluster.withHeldShards(library, () => Effect.fail(new Error("connection lost")), "500 millis")
+      const answer = yield* refresh(me, [shard(1)])
+      assert.deepStrictEqual(answer.map((s) => s.id), [1])
+    }))
+
+  it("waits at most a quarter of the refresh interval", () => {
+    const deadline = Cluster.heldReadDeadline(ShardingConfig.ShardingConfig.of({
+      ...ShardingConfig.defaults,
+      shardLockRefreshInterval: Duration.decode(ClusterSettings.shardingSettings.shardLockRefreshInterval!)
+    }))
+    assert.strictEqual(Duration.toMillis(deadline), 500)
+  })
 })
