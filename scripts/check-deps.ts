@@ -143,6 +143,7 @@ export const check = (workspace: ReadonlyArray<WorkspacePackage>): ReadonlyArray
  * still export flat names; the plan to move them is in docs/ARCHITECTURE.md ("Barrels").
  */
 export const NAMESPACE_BARRELS: ReadonlySet<string> = new Set([
+  "@switchboard/api",
   "@switchboard/db",
   "@switchboard/entities",
   "@switchboard/infra",

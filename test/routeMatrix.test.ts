@@ -5,7 +5,7 @@
  */
 import { HttpApi } from "@effect/platform"
 import { assert, describe, layer } from "@effect/vitest"
-import { Api, Authentication, RequiredScopes, SessionOnly, TestKeyOnly } from "@switchboard/api"
+import { Api, Security } from "@switchboard/api"
 import { SCOPES } from "@switchboard/domain"
 import { Context, Effect } from "effect"
 import { createKey, envelopeOf, request, signUp } from "./support/Fixtures.js"
@@ -23,20 +23,20 @@ interface Route {
 
 const routes: Array<Route> = []
 const publicRoutes: Array<string> = []
-HttpApi.reflect(Api, {
+HttpApi.reflect(Api.Api, {
   onGroup() {},
   onEndpoint({ endpoint, mergedAnnotations, middleware }) {
     const path = endpoint.path.replace(/:[^/]+/g, "x_01JD7X6F3Q9T2M5N8R4V0W1Y2Z")
-    if (!middleware.has(Authentication as any)) {
+    if (!middleware.has(Security.Authentication as any)) {
       publicRoutes.push(`${endpoint.method} ${endpoint.path}`)
       return
     }
     routes.push({
       method: endpoint.method as Route["method"],
       path,
-      scopes: Context.get(mergedAnnotations, RequiredScopes),
-      sessionOnly: Context.get(mergedAnnotations, SessionOnly),
-      testKeyOnly: Context.get(mergedAnnotations, TestKeyOnly),
+      scopes: Context.get(mergedAnnotations, Security.RequiredScopes),
+      sessionOnly: Context.get(mergedAnnotations, Security.SessionOnly),
+      testKeyOnly: Context.get(mergedAnnotations, Security.TestKeyOnly),
       validPath: endpoint.path.replace(/:sessionId/g, "sbx_01JD7X6F3Q9T2M5N8R4V0W1Y2Z")
     })
   }

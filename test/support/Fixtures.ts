@@ -4,7 +4,7 @@
  * API keys.
  */
 import { HttpClient, HttpClientRequest } from "@effect/platform"
-import { CreatedSandboxSession } from "@switchboard/api"
+import { SandboxApi } from "@switchboard/api"
 import type { MessageWithTimeline } from "@switchboard/domain"
 import { SwitchboardClient, toSwitchboardError } from "@switchboard/sdk"
 import { Mailer } from "@switchboard/service-api"
@@ -174,7 +174,7 @@ export const sandboxSetup = (recipients: ReadonlyArray<string> = ["+491511234567
     const key = yield* createKey(user, { mode: "test" })
     const session = yield* request("POST", "/v1/sandbox/sessions", { token: key.secret })
     if (session.status !== 201) return yield* Effect.dieMessage(`sandbox session: ${session.status} ${session.text}`)
-    const created = bodyOf(Schema.Struct(CreatedSandboxSession.fields), session)
+    const created = bodyOf(Schema.Struct(SandboxApi.CreatedSandboxSession.fields), session)
     for (const phone of recipients) {
       const verified = yield* request("POST", `/v1/sandbox/sessions/${created.id}/verify`, {
         token: key.secret,

@@ -5,8 +5,7 @@
  * revocation, so a revoked key or a logged-out session stops working at once on every node.
  */
 import { HttpRouter, HttpServerRequest } from "@effect/platform"
-import { Authentication } from "@switchboard/api"
-import type { Principal } from "@switchboard/api"
+import { Security } from "@switchboard/api"
 import { SessionsRepo, UsersRepo } from "@switchboard/db"
 import {
   AccountSuspended,
@@ -29,7 +28,7 @@ const WORKSPACE_ID = /^ws_[0-9A-HJKMNP-TV-Z]{26}$/
 const unauthorized = (message: string) => new Unauthorized({ message })
 
 export const AuthenticationLive = Layer.effect(
-  Authentication,
+  Security.Authentication,
   Effect.gen(function*() {
     const apiKeys = yield* ApiKeys
     const credentials = yield* Credentials
@@ -55,7 +54,7 @@ export const AuthenticationLive = Layer.effect(
         })
       }
 
-      let principal: Principal
+      let principal: Security.Principal
       if (credential.startsWith("wa_test_") || credential.startsWith("wa_live_")) {
         const key = yield* apiKeys.authenticate(credential)
         if (Option.isNone(key)) return yield* unauthorized("Invalid, revoked or expired credential")

@@ -1,5 +1,5 @@
 /** API keys: create (secret shown once), list, revoke, and authenticate a presented secret. */
-import type { Principal } from "@switchboard/api"
+import type { Security } from "@switchboard/api"
 import { ApiKeysRepo } from "@switchboard/db"
 import {
   ApiKeyNotFound,
@@ -90,7 +90,7 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("@switchboard/service-api
      * of the workspace; an API key revokes only keys of its own mode whose scopes it holds all
      * of (itself included), so a narrow or test-mode key cannot switch off a broader or live one.
      */
-    const revoke = Effect.fn("ApiKeys.revoke")(function*(principal: Principal, id: string) {
+    const revoke = Effect.fn("ApiKeys.revoke")(function*(principal: Security.Principal, id: string) {
       const notFound = new ApiKeyNotFound({
         message: `No API key ${id} in this workspace`,
         details: { resource: "api_key", id }

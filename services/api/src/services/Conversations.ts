@@ -2,7 +2,7 @@
  * Conversations (docs/API.md "Conversations"): the inbox reads, updates with exactly one event per
  * change in the same transaction, the read marker, replies through the send path, and notes.
  */
-import type { Principal } from "@switchboard/api"
+import type { Security } from "@switchboard/api"
 import {
   ChannelsRepo,
   ConversationNotesRepo,
@@ -246,7 +246,7 @@ export class Conversations extends Effect.Service<Conversations>()("@switchboard
 
     /** A send to the conversation's contact on its channel: the send path, idempotency included. */
     const reply = Effect.fn("Conversations.reply")(function*(
-      principal: Principal,
+      principal: Security.Principal,
       id: string,
       body: typeof ReplyRequest.Type,
       idempotencyKey: string | undefined
@@ -270,7 +270,7 @@ export class Conversations extends Effect.Service<Conversations>()("@switchboard
     })
 
     const addNote = Effect.fn("Conversations.addNote")(
-      function*(principal: Principal, id: string, body: { readonly body: string }) {
+      function*(principal: Security.Principal, id: string, body: { readonly body: string }) {
         const workspaceId = principal.workspaceId
         const at = yield* now
         const author = principal.kind === "user"

@@ -6,7 +6,7 @@
  * of its own when a lock must come first (a QR channel, a monthly quota), then a volatile
  * wake-up of the channel's entity. Reads go straight to Postgres.
  */
-import type { Principal } from "@switchboard/api"
+import type { Security } from "@switchboard/api"
 import { ChannelsRepo, MessagesRepo, SendChecksRepo, SendWritesRepo, Transactions } from "@switchboard/db"
 import {
   acceptsSends,
@@ -69,95 +69,102 @@ export class Messages extends Effect.Service<Messages>()("@switchboard/service-a
     const groupCommit = yield* Config.boolean("SEND_GROUP_COMMIT").pipe(Config.withDefault(false), Effect.orDie)
 
     /** Everything that can refuse a send, before anything is written. */
-    const check = Effect.fn("Messages.check")(function*(principal: Principal, body: SendBody, options: SendOptions) {
-      // one statement: the channel, its sandbox session, the recipient's verification, its backlog
-      const found = yield* sendChecks.facts({
-        workspaceId: principal.workspaceId,
-        channelId: body.channel_id,
-        to: body.to,
-        now: toTimestamp(yield* Clock.currentTimeMillis)
-      })
-      if (Option.isNone(found)) {
-        if (body.channel_id !== undefined) {
-          return yield* new ChannelNotFound({
-            message: `No channel ${body.channel_id} in this workspace`,
-            details: { resource: "channel", id: body.channel_id }
+    const check = Effect.fn("Messages.check")(
+      function*(principal: Security.Principal, body: SendBody, options: SendOptions) {
+        // one statement: the channel, its sandbox session, the recipient's verification, its backlog
+        const found = yield* sendChecks.facts({
+          workspaceId: principal.workspaceId,
+          channelId: body.channel_id,
+          to: body.to,
+          now: toTimestamp(yield* Clock.currentTimeMillis)
+        })
+        if (Option.isNone(found)) {
+          if (body.channel_id !== undefined) {
+            return yield* new ChannelNotFound({
+              message: `No channel ${body.channel_id} in this workspace`,
+              details: { resource: "channel", id: body.channel_id }
+            })
+          }
+          return yield* new ValidationError({
+            message: "Name a channel_id: the workspace has no default channel",
+            details: {
+              reason: "channel_required",
+              issues: [{ path: ["channel_id"], message: "Required: the workspace has no default channel" }]
+            }
           })
         }
-        return yield* new ValidationError({
-          message: "Name a channel_id: the workspace has no default channel",
-          details: {
-            reason: "channel_required",
-            issues: [{ path: ["channel_id"], message: "Required: the workspace has no default channel" }]
-          }
+        const facts = found.value
+        const channel = facts.row.channel
+        if (channel.provider === "sandbox" && principal.mode !== "test") {
+          return yield* new SandboxTestKeyRequired({
+            message: "Sending through a sandbox channel needs a test-mode API key (wa_test_...)"
+          })
+        }
+        // one indexed read, before the transaction
+        const template = body.template === undefined ? undefined : yield* templateSends.prepare({
+          workspaceId: principal.workspaceId,
+          slug: body.template.slug,
+          variables: body.template.variables ?? {},
+          provider: channel.provider,
+          path: options.variablesPath ?? ["template", "variables"]
         })
+        if (!acceptsSends(channel.status)) {
+          return yield* new ChannelNotConnected({
+            message: `Channel ${channel.id} is ${channel.status}, not connected`,
+            details: { status: channel.status }
+          })
+        }
+        // a sandbox channel sends only while its session lasts: past its expiry (even before the
+        // sweeper archived the channel) or revoked, it is not connected any more
+        if (channel.provider === "sandbox" && !facts.sandboxUsable) {
+          return yield* new ChannelNotConnected({
+            message: `Channel ${channel.id} belongs to a sandbox session that has ended; create a new session`,
+            details: { status: channel.status, reason: "sandbox_session_ended" }
+          })
+        }
+        if (
+          channel.provider === "sandbox" && !SandboxNumbers.isMagicNumber(body.to) && !facts.recipientVerified
+        ) {
+          return yield* new ValidationError({
+            message: "The recipient is not verified for this sandbox session",
+            details: {
+              reason: "recipient_not_verified",
+              issues: [{ path: ["to"], message: "Verify this recipient first (POST /v1/sandbox/sessions/{id}/verify)" }]
+            }
+          })
+        }
+        // capabilities not reported yet (never refreshed): nothing to judge by; the provider decides
+        const type = sendKind(body)
+        const refusal = Option.flatMap(
+          facts.row.capabilities,
+          (c) => Option.fromNullable(sendCapabilityRefusal(c.message_types, type))
+        )
+        if (Option.isSome(refusal)) {
+          return yield* new ChannelCapabilityUnavailable({
+            message: `Channel ${channel.id} cannot send messages of type ${providerMessageType(type)}`,
+            details: { reason: refusal.value, type: providerMessageType(type) }
+          })
+        }
+        const mps = Option.match(facts.row.capabilities, { onNone: () => 0, onSome: (c) => c.max_throughput_mps })
+        if (mps > 0 && facts.queued >= mps * 24 * 3600) {
+          return yield* new ProviderRateLimited({
+            message: "The channel's backlog exceeds 24 hours of its throughput; retry later",
+            details: { max_throughput_mps: mps }
+          })
+        }
+        // last: a URL's file is fetched here, once every cheaper check has passed
+        const content = yield* contents.resolve(principal.workspaceId, channel.id, body.to, body)
+        return { channel, template, content, entitlements: resolveEntitlements(facts.plan, facts.overrides) }
       }
-      const facts = found.value
-      const channel = facts.row.channel
-      if (channel.provider === "sandbox" && principal.mode !== "test") {
-        return yield* new SandboxTestKeyRequired({
-          message: "Sending through a sandbox channel needs a test-mode API key (wa_test_...)"
-        })
-      }
-      // one indexed read, before the transaction
-      const template = body.template === undefined ? undefined : yield* templateSends.prepare({
-        workspaceId: principal.workspaceId,
-        slug: body.template.slug,
-        variables: body.template.variables ?? {},
-        provider: channel.provider,
-        path: options.variablesPath ?? ["template", "variables"]
-      })
-      if (!acceptsSends(channel.status)) {
-        return yield* new ChannelNotConnected({
-          message: `Channel ${channel.id} is ${channel.status}, not connected`,
-          details: { status: channel.status }
-        })
-      }
-      // a sandbox channel sends only while its session lasts: past its expiry (even before the
-      // sweeper archived the channel) or revoked, it is not connected any more
-      if (channel.provider === "sandbox" && !facts.sandboxUsable) {
-        return yield* new ChannelNotConnected({
-          message: `Channel ${channel.id} belongs to a sandbox session that has ended; create a new session`,
-          details: { status: channel.status, reason: "sandbox_session_ended" }
-        })
-      }
-      if (
-        channel.provider === "sandbox" && !SandboxNumbers.isMagicNumber(body.to) && !facts.recipientVerified
-      ) {
-        return yield* new ValidationError({
-          message: "The recipient is not verified for this sandbox session",
-          details: {
-            reason: "recipient_not_verified",
-            issues: [{ path: ["to"], message: "Verify this recipient first (POST /v1/sandbox/sessions/{id}/verify)" }]
-          }
-        })
-      }
-      // capabilities not reported yet (never refreshed): nothing to judge by; the provider decides
-      const type = sendKind(body)
-      const refusal = Option.flatMap(
-        facts.row.capabilities,
-        (c) => Option.fromNullable(sendCapabilityRefusal(c.message_types, type))
-      )
-      if (Option.isSome(refusal)) {
-        return yield* new ChannelCapabilityUnavailable({
-          message: `Channel ${channel.id} cannot send messages of type ${providerMessageType(type)}`,
-          details: { reason: refusal.value, type: providerMessageType(type) }
-        })
-      }
-      const mps = Option.match(facts.row.capabilities, { onNone: () => 0, onSome: (c) => c.max_throughput_mps })
-      if (mps > 0 && facts.queued >= mps * 24 * 3600) {
-        return yield* new ProviderRateLimited({
-          message: "The channel's backlog exceeds 24 hours of its throughput; retry later",
-          details: { max_throughput_mps: mps }
-        })
-      }
-      // last: a URL's file is fetched here, once every cheaper check has passed
-      const content = yield* contents.resolve(principal.workspaceId, channel.id, body.to, body)
-      return { channel, template, content, entitlements: resolveEntitlements(facts.plan, facts.overrides) }
-    })
+    )
 
     const send = Effect.fn("Messages.send")(
-      function*(principal: Principal, body: SendBody, idempotencyKey: string | undefined, options: SendOptions = {}) {
+      function*(
+        principal: Security.Principal,
+        body: SendBody,
+        idempotencyKey: string | undefined,
+        options: SendOptions = {}
+      ) {
         const workspaceId = principal.workspaceId
         return yield* idempotency.run(
           { workspaceId, key: idempotencyKey, body: options.fingerprint ?? body, response: Message },

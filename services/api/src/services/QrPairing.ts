@@ -4,7 +4,7 @@
  * stream into server-sent events. The code appears only in stream frames: never in a status
  * response, a log line or a webhook.
  */
-import { PairingStatus, QrConnectionError } from "@switchboard/api"
+import { QrPairingApi } from "@switchboard/api"
 import { ChannelsRepo } from "@switchboard/db"
 import {
   ChannelCapabilityUnavailable,
@@ -41,7 +41,7 @@ const iso = (ms: number | null) => (ms === null ? null : toTimestamp(ms))
 
 /** A connection error as the API shows it (`qr/status`, stream frames). */
 const connectionErrorBody = (error: QrConnectionEvent.QrConnectionError | null) =>
-  error === null ? null : new QrConnectionError({
+  error === null ? null : new QrPairingApi.QrConnectionError({
     reason: error.reason,
     message: error.message,
     failures: error.failures,
@@ -156,7 +156,7 @@ export class QrPairing extends Effect.Service<QrPairing>()("@switchboard/service
         : Effect.void
 
     const toStatus = (channelId: string, view: ChannelProtocol.PairingView, pairingStartedAt: string | null) =>
-      new PairingStatus({
+      new QrPairingApi.PairingStatus({
         channel_id: channelId,
         status: view.status,
         qr_available: view.qr_available,
@@ -168,7 +168,7 @@ export class QrPairing extends Effect.Service<QrPairing>()("@switchboard/service
 
     /** The recorded status, for a channel whose entity has no pairing (archived, suspended) or did not answer. */
     const fromRow = (channel: Channel, pairingStartedAt: string | null) =>
-      new PairingStatus({
+      new QrPairingApi.PairingStatus({
         channel_id: channel.id,
         status: channel.status,
         qr_available: false,

@@ -1,6 +1,5 @@
 /** Sandbox sessions on shared test numbers. Test-mode API keys only. */
-import type { Principal } from "@switchboard/api"
-import { CreatedSandboxSession, SandboxSession } from "@switchboard/api"
+import { SandboxApi, type Security } from "@switchboard/api"
 import { MediaRepo, MessagesRepo, SandboxRepo, Transactions } from "@switchboard/db"
 import type { ListQuery } from "@switchboard/domain"
 import {
@@ -38,7 +37,7 @@ export const MAX_VERIFY_FAILURES = 5
 const codeHash = (code: string) => createHash("sha256").update(code).digest("hex")
 
 const toSession = (row: SandboxRepo.SandboxSessionRow) =>
-  new SandboxSession({
+  new SandboxApi.SandboxSession({
     id: row.id,
     object: "sandbox_session",
     channel_id: row.channel_id,
@@ -56,7 +55,7 @@ const toSession = (row: SandboxRepo.SandboxSessionRow) =>
 const asOf = (row: SandboxRepo.SandboxSessionRow, nowMs: number): SandboxRepo.SandboxSessionRow =>
   row.status === "active" && Date.parse(row.expires_at) <= nowMs ? { ...row, status: "expired" } : row
 
-const requireTestKey = (principal: Principal) =>
+const requireTestKey = (principal: Security.Principal) =>
   principal.kind === "api_key" && principal.mode === "test"
     ? Effect.void
     : Effect.fail(new SandboxTestKeyRequired({ message: "Sandbox operations need a test-mode API key (wa_test_...)" }))
@@ -73,7 +72,7 @@ export class Sandbox extends Effect.Service<Sandbox>()("@switchboard/service-api
     const config = yield* ProvidersConfig.ProvidersConfig
     const now = Effect.map(Clock.currentTimeMillis, toTimestamp)
 
-    const load = Effect.fn("Sandbox.load")(function*(principal: Principal, id: string) {
+    const load = Effect.fn("Sandbox.load")(function*(principal: Security.Principal, id: string) {
       yield* requireTestKey(principal)
       const found = yield* repo.find(principal.workspaceId, id)
       if (Option.isNone(found)) {
@@ -92,7 +91,7 @@ export class Sandbox extends Effect.Service<Sandbox>()("@switchboard/service-api
         return toSession(asOf(row, yield* Clock.currentTimeMillis))
       })
 
-    const create = Effect.fn("Sandbox.create")(function*(principal: Principal) {
+    const create = Effect.fn("Sandbox.create")(function*(principal: Security.Principal) {
       yield* requireTestKey(principal)
       const nowMs = yield* Clock.currentTimeMillis
       const at = toTimestamp(nowMs)
@@ -135,7 +134,7 @@ export class Sandbox extends Effect.Service<Sandbox>()("@switchboard/service-api
         yield* repo.insert(row)
         return toSession({ ...row, updated_at: at, verified_recipients: [] })
       }))
-      return new CreatedSandboxSession({
+      return new SandboxApi.CreatedSandboxSession({
         ...session,
         verification: {
           code,
@@ -148,7 +147,7 @@ export class Sandbox extends Effect.Service<Sandbox>()("@switchboard/service-api
 
     /** The workspace's sessions, newest first, each with the status a reader sees now. */
     const list = Effect.fn("Sandbox.list")(function*(
-      principal: Principal,
+      principal: Security.Principal,
       query: ListQuery & { readonly status?: "active" | "revoked" | "expired" | undefined }
     ) {
       yield* requireTestKey(principal)
@@ -164,12 +163,16 @@ export class Sandbox extends Effect.Service<Sandbox>()("@switchboard/service-api
       return toPage(rows, limit, (row) => toSession(asOf(row, nowMs)))
     })
 
-    const get = Effect.fn("Sandbox.get")(function*(principal: Principal, id: string) {
+    const get = Effect.fn("Sandbox.get")(function*(principal: Security.Principal, id: string) {
       return toSession(yield* load(principal, id))
     })
 
     const verify = Effect.fn("Sandbox.verify")(
-      function*(principal: Principal, id: string, input: { readonly phone_number: string; readonly code: string }) {
+      function*(
+        principal: Security.Principal,
+        id: string,
+        input: { readonly phone_number: string; readonly code: string }
+      ) {
         const session = yield* load(principal, id)
         if (session.status !== "active") {
           return yield* new ValidationError({
@@ -215,7 +218,7 @@ export class Sandbox extends Effect.Service<Sandbox>()("@switchboard/service-api
       }
     )
 
-    const revoke = Effect.fn("Sandbox.revoke")(function*(principal: Principal, id: string) {
+    const revoke = Effect.fn("Sandbox.revoke")(function*(principal: Security.Principal, id: string) {
       const session = yield* load(principal, id)
       if (session.status === "active") {
         yield* repo.revoke(principal.workspaceId, id, yield* now)
@@ -225,7 +228,7 @@ export class Sandbox extends Effect.Service<Sandbox>()("@switchboard/service-api
     })
 
     /** A message of the session's channel, named by a reaction, edit, revoke or `reply_to`. */
-    const messageOfChannel = (principal: Principal, channelId: string, id: string, path: string) =>
+    const messageOfChannel = (principal: Security.Principal, channelId: string, id: string, path: string) =>
       Effect.gen(function*() {
         const found = yield* messages.findById(id)
         if (
@@ -247,7 +250,7 @@ export class Sandbox extends Effect.Service<Sandbox>()("@switchboard/service-api
 
     /** The file of a media kind, inline or stored, checked against the kind's limits and types. */
     const fileOf = (
-      principal: Principal,
+      principal: Security.Principal,
       kind: MediaKind,
       input: {
         readonly media_id?: string | undefined
@@ -313,7 +316,7 @@ export class Sandbox extends Effect.Service<Sandbox>()("@switchboard/service-api
     const as = (body: InboundBody) => body
 
     /** The request as the provider-neutral body the network delivers. */
-    const bodyOf = (principal: Principal, channelId: string, input: SandboxInboundRequest) =>
+    const bodyOf = (principal: Security.Principal, channelId: string, input: SandboxInboundRequest) =>
       Effect.gen(function*() {
         if (input.text) return as({ _tag: "text", body: input.text.body })
         for (const kind of MEDIA_KINDS) {
@@ -362,7 +365,7 @@ export class Sandbox extends Effect.Service<Sandbox>()("@switchboard/service-api
 
     /** The simulated network delivers a message of any kind from a verified recipient. */
     const inbound = Effect.fn("Sandbox.inbound")(
-      function*(principal: Principal, id: string, input: SandboxInboundRequest) {
+      function*(principal: Security.Principal, id: string, input: SandboxInboundRequest) {
         const session = yield* load(principal, id)
         if (session.status !== "active") {
           return yield* new ValidationError({

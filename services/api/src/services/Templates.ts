@@ -3,7 +3,7 @@
  * test-send, a real send through `Messages.send` (same checks, same events) whose variables
  * default to each declared `example`, there only.
  */
-import type { Principal } from "@switchboard/api"
+import type { Security } from "@switchboard/api"
 import { EventsRepo, TemplatesRepo, Transactions } from "@switchboard/db"
 import {
   checkTemplate,
@@ -170,7 +170,7 @@ export class Templates extends Effect.Service<Templates>()("@switchboard/service
 
     /** A real send of the template; missing variables take their `example` (here only). */
     const testSend = Effect.fn("Templates.testSend")(function*(
-      principal: Principal,
+      principal: Security.Principal,
       id: string,
       input: typeof TestSendRequest.Type,
       idempotencyKey: string | undefined
