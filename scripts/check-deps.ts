@@ -145,6 +145,7 @@ export const check = (workspace: ReadonlyArray<WorkspacePackage>): ReadonlyArray
 export const NAMESPACE_BARRELS: ReadonlySet<string> = new Set([
   "@switchboard/api",
   "@switchboard/db",
+  "@switchboard/domain",
   "@switchboard/entities",
   "@switchboard/infra",
   "@switchboard/providers",

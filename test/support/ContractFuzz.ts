@@ -8,7 +8,7 @@
  */
 import { HttpApi } from "@effect/platform"
 import { Api, Security } from "@switchboard/api"
-import { unknownIdPrefix } from "@switchboard/domain"
+import { Ids } from "@switchboard/domain"
 import { Arbitrary, Context, Either, FastCheck as fc, Option, ParseResult, Schema } from "effect"
 import * as AST from "effect/SchemaAST"
 
@@ -246,7 +246,7 @@ export const refusesOnlyUnknownIds = (schema: AnySchema, value: unknown) => {
   if (Either.isRight(result)) return false
   const issues = ParseResult.ArrayFormatter.formatErrorSync(result.left)
   const real = issues.filter((i) => !(i.message.startsWith("Expected undefined") && issues.length > 1))
-  return real.length > 0 && real.every((i) => unknownIdPrefix(i.message) !== undefined)
+  return real.length > 0 && real.every((i) => Ids.unknownIdPrefix(i.message) !== undefined)
 }
 
 /** Every id in a JSON body (`ch_...`, `cnt_...`), to aim later cases at resources that exist. */

@@ -5,7 +5,7 @@
  */
 import { HttpClient, HttpClientRequest } from "@effect/platform"
 import { SandboxApi } from "@switchboard/api"
-import type { MessageWithTimeline } from "@switchboard/domain"
+import type { Messaging } from "@switchboard/domain"
 import { SwitchboardClient, toSwitchboardError } from "@switchboard/sdk"
 import { Mailer } from "@switchboard/service-api"
 import { Context, Effect, Ref, Schema } from "effect"
@@ -189,13 +189,13 @@ export const sandboxSetup = (recipients: ReadonlyArray<string> = ["+491511234567
 export const waitForMessage = (
   token: string,
   id: string,
-  done: (message: MessageWithTimeline) => boolean,
+  done: (message: Messaging.MessageWithTimeline) => boolean,
   timeoutMs = 20_000
 ) =>
   Effect.gen(function*() {
     const client = yield* api(token)
     const deadline = Date.now() + timeoutMs
-    let last: MessageWithTimeline | undefined
+    let last: Messaging.MessageWithTimeline | undefined
     while (Date.now() < deadline) {
       last = yield* client.messages.get({ path: { messageId: id as `msg_${string}` } }).pipe(Effect.orDie)
       if (done(last)) return last

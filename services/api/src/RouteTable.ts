@@ -4,11 +4,11 @@
  */
 import { HttpApi } from "@effect/platform"
 import { Api, Security } from "@switchboard/api"
-import type { Scope } from "@switchboard/domain"
+import type { Scopes } from "@switchboard/domain"
 import { Context } from "effect"
 
 export interface RouteRequirement {
-  readonly scopes: ReadonlyArray<Scope>
+  readonly scopes: ReadonlyArray<Scopes.Scope>
   readonly sessionOnly: boolean
   /** a test-mode API key only (the sandbox's services refuse others: `SANDBOX_TEST_KEY_REQUIRED`) */
   readonly testKeyOnly: boolean

@@ -1,6 +1,6 @@
 import { HttpApiBuilder, HttpServerRequest } from "@effect/platform"
 import { Api, AuthApi } from "@switchboard/api"
-import { Unauthorized } from "@switchboard/domain"
+import { Errors } from "@switchboard/domain"
 import { Effect } from "effect"
 import { optionalJsonBody } from "../BodyGuard.js"
 import { HttpConfig } from "../HttpConfig.js"
@@ -23,7 +23,7 @@ export const AuthHandlers = HttpApiBuilder.group(Api.Api, "auth", (handlers) =>
           const body = yield* optionalJsonBody(AuthApi.RefreshRequest)
           const token = body?.refresh_token ?? request.cookies[COOKIE]
           if (!token) {
-            return yield* new Unauthorized({ message: "No refresh token in the body or the cookie" })
+            return yield* new Errors.Unauthorized({ message: "No refresh token in the body or the cookie" })
           }
           const session = yield* accounts.refresh(token)
           yield* setRefreshCookie(basePath, session.refresh_token)
