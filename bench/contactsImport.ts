@@ -11,7 +11,7 @@
 import { SqlClient } from "@effect/sql"
 import { ContactImportsRepo } from "@switchboard/db"
 import * as TestDatabase from "@switchboard/db/testing"
-import { newId, parseContactCsv } from "@switchboard/domain"
+import { ContactCsv, Ids } from "@switchboard/domain"
 import { ContactImportWorker } from "@switchboard/entities"
 import { Effect, Fiber, Layer, Schedule } from "effect"
 import { BAD, makeFile, REPEATS, ROWS } from "./lib/ContactsFile.js"
@@ -21,14 +21,14 @@ const oneRun = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const imports = yield* ContactImportsRepo.ContactImportsRepo
   const worker = yield* ContactImportWorker.make
-  const workspaceId = yield* newId("ws")
+  const workspaceId = yield* Ids.newId("ws")
   const now = new Date().toISOString()
   yield* sql`INSERT INTO workspaces (id, name, plan, created_at, updated_at)
     VALUES (${workspaceId}, 'bench', 'enterprise', ${now}, ${now})`
   const { text, unique } = makeFile()
-  const parsed = parseContactCsv(text, "DE")
+  const parsed = ContactCsv.parseContactCsv(text, "DE")
   const total = parsed._tag === "Parsed" ? parsed.rows.length : 0
-  const id = yield* newId("imp")
+  const id = yield* Ids.newId("imp")
   yield* imports.insert({
     id,
     workspaceId,

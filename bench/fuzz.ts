@@ -16,7 +16,7 @@
  *
  * Exit 1 on any violation, 5xx or dropped connection; one JSON line in bench/results/fuzz.jsonl.
  */
-import { SCOPES } from "@switchboard/domain"
+import { Scopes } from "@switchboard/domain"
 import { FastCheck as fc } from "effect"
 import { caseArbitrary, harvest, judge, operations, prepare, VIOLATIONS } from "../test/support/ContractFuzz.js"
 import type { Case, Operation, Pool, Prepared, Violation } from "../test/support/ContractFuzz.js"
@@ -69,7 +69,7 @@ const signIn = async (): Promise<{ credentials: Credentials; stack?: Stack }> =>
     const created = await call(base, "POST", "/v1/api-keys", {
       token: session,
       workspace,
-      body: { name: `fuzz ${mode}`, mode, scopes: SCOPES }
+      body: { name: `fuzz ${mode}`, mode, scopes: Scopes.SCOPES }
     })
     if (created.status !== 201) throw new Error(`api key: ${created.text}`)
     keys.push(created.body.secret)

@@ -37,7 +37,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Database, EventsRepo } from "@switchboard/db"
-import { DomainEvent, newId } from "@switchboard/domain"
+import { Events, Ids } from "@switchboard/domain"
 import autocannon from "autocannon"
 import { Effect, Layer, ManagedRuntime, Redacted } from "effect"
 import { createServer } from "node:http"
@@ -88,17 +88,17 @@ const append = () =>
   runtime.runPromise(Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const events = yield* EventsRepo.EventsRepo
-    const conversationId = yield* newId("cnv")
+    const conversationId = yield* Ids.newId("cnv")
     const event = yield* sql.withTransaction(events.append({
       workspaceId: stack.workspaceId,
-      event: DomainEvent.make("conversation.note_added", {
+      event: Events.DomainEvent.make("conversation.note_added", {
         object: "conversation",
         object_id: conversationId,
         conversation_id: conversationId,
-        channel_id: yield* newId("ch"),
-        contact_id: yield* newId("cnt"),
+        channel_id: yield* Ids.newId("ch"),
+        contact_id: yield* Ids.newId("cnt"),
         status: "open",
-        note_id: yield* newId("nte"),
+        note_id: yield* Ids.newId("nte"),
         author_type: "api_key",
         author_id: "bench"
       })

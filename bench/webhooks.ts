@@ -19,7 +19,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Database, EventsRepo } from "@switchboard/db"
-import { DomainEvent, newId } from "@switchboard/domain"
+import { Events, Ids } from "@switchboard/domain"
 import { Effect, Layer, ManagedRuntime, Redacted } from "effect"
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
@@ -91,10 +91,10 @@ const append = (type: "message.sent" | "message.delivered") =>
   runtime.runPromise(Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const events = yield* EventsRepo.EventsRepo
-    const messageId = yield* newId("msg")
+    const messageId = yield* Ids.newId("msg")
     const event = yield* sql.withTransaction(events.append({
       workspaceId: stack.workspaceId,
-      event: DomainEvent.make(type, {
+      event: Events.DomainEvent.make(type, {
         object: "message",
         object_id: messageId,
         message_id: messageId,

@@ -139,11 +139,14 @@ export const check = (workspace: ReadonlyArray<WorkspacePackage>): ReadonlyArray
 
 /**
  * Packages whose barrel (`src/index.ts`) exports namespaces only (`export * as X from "./X.js"`),
- * so an import names the module it comes from (`Redis.layer`, `Operator.Operator`). The others
- * still export flat names; the plan to move them is in docs/ARCHITECTURE.md ("Barrels").
+ * so an import names the module it comes from (`Redis.layer`, `Operator.Operator`): every
+ * workspace package but the sdk, whose flat names are what users install (docs/ARCHITECTURE.md
+ * "Barrels").
  */
 export const NAMESPACE_BARRELS: ReadonlySet<string> = new Set([
+  "@switchboard/api",
   "@switchboard/db",
+  "@switchboard/domain",
   "@switchboard/entities",
   "@switchboard/infra",
   "@switchboard/providers",

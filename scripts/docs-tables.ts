@@ -5,31 +5,18 @@
  * `test/docsTables.test.ts` fails when a committed block differs from what the code says.
  */
 import {
-  ALLOWED_FROM,
-  CHANNEL_STATUSES,
-  type ChannelInput,
-  DEFAULT_LIMIT,
-  ENTITLEMENTS,
-  EVENT_DATA,
-  EVENT_TYPES,
-  isEmitted,
-  MAX_DISPATCH_ATTEMPTS,
-  MAX_LIMIT,
-  MEDIA_KINDS,
-  MEDIA_LIMIT_BYTES,
-  MEDIA_TYPES,
-  MESSAGE_STATUSES,
-  PROVIDER_ACK_TIMEOUT_MS,
-  QR_CONNECTION_ERROR_HINTS,
-  QR_CONNECTION_ERROR_REASONS,
-  QUEUED_EXPIRY_MS,
-  RETRY_DELAYS_MS,
-  STATUS_EVENT,
-  TERMINAL_STATUSES,
-  transitionChannel,
-  WARM_UP_SCHEDULE
+  ChannelStateMachine,
+  EmittedEvents,
+  EventCatalogue,
+  Events,
+  MessageContent,
+  MessageStateMachine,
+  Pagination,
+  Plans,
+  QrConnectionError,
+  QrWarmUp,
+  Webhooks
 } from "@switchboard/domain"
-import * as Webhooks from "@switchboard/domain"
 import { BodyGuard, HttpConfig, RateLimits } from "@switchboard/service-api"
 import { Duration, Schema, SchemaAST } from "effect"
 import { readdirSync, readFileSync, writeFileSync } from "node:fs"
@@ -45,14 +32,16 @@ const seconds = (ms: number) => ms % 3_600_000 === 0 ? `${ms / 3_600_000} h` : `
 const messageTransitions = () =>
   table(
     ["to", "allowed from", "event"],
-    MESSAGE_STATUSES.map((to) => [
+    MessageStateMachine.MESSAGE_STATUSES.map((to) => [
       code(to),
-      ALLOWED_FROM[to].length ? ALLOWED_FROM[to].map(code).join(", ") : "(nothing moves here)",
-      STATUS_EVENT[to] ? code(STATUS_EVENT[to]) : "-"
+      MessageStateMachine.ALLOWED_FROM[to].length
+        ? MessageStateMachine.ALLOWED_FROM[to].map(code).join(", ")
+        : "(nothing moves here)",
+      MessageStateMachine.STATUS_EVENT[to] ? code(MessageStateMachine.STATUS_EVENT[to]) : "-"
     ])
-  ) + `\n\nTerminal (nothing leaves them): ${TERMINAL_STATUSES.map(code).join(", ")}.`
+  ) + `\n\nTerminal (nothing leaves them): ${MessageStateMachine.TERMINAL_STATUSES.map(code).join(", ")}.`
 
-const CHANNEL_INPUTS: ReadonlyArray<readonly [string, ChannelInput]> = [
+const CHANNEL_INPUTS: ReadonlyArray<readonly [string, ChannelStateMachine.ChannelInput]> = [
   ["`qr/start`", { _tag: "Start" }],
   ["a runner resumes a stored link", { _tag: "Resume" }],
   ["a QR code is issued", { _tag: "CodeIssued" }],
@@ -73,11 +62,11 @@ const CHANNEL_INPUTS: ReadonlyArray<readonly [string, ChannelInput]> = [
 
 const channelTransitions = () =>
   table(
-    ["what happened", ...CHANNEL_STATUSES.map(code)],
+    ["what happened", ...ChannelStateMachine.CHANNEL_STATUSES.map(code)],
     CHANNEL_INPUTS.map(([label, input]) => [
       label,
-      ...CHANNEL_STATUSES.map((status) => {
-        const t = transitionChannel(status, input)
+      ...ChannelStateMachine.CHANNEL_STATUSES.map((status) => {
+        const t = ChannelStateMachine.transitionChannel(status, input)
         return t._tag === "Unchanged"
           ? "·"
           : t._tag === "Refused"
@@ -96,19 +85,19 @@ const dataMembers = (schema: Schema.Schema.AnyNoContext) =>
 const eventCatalogue = () =>
   table(
     ["type", "emitted today", "data members"],
-    EVENT_TYPES.map((
+    EventCatalogue.EVENT_TYPES.map((
       { type }
-    ) => [code(type), isEmitted(type) ? "yes" : "no (reserved)", dataMembers(EVENT_DATA[type])])
+    ) => [code(type), EmittedEvents.isEmitted(type) ? "yes" : "no (reserved)", dataMembers(Events.EVENT_DATA[type])])
   )
 
 const dispatchRetries = () =>
   table(["what", "value"], [
-    ["dispatch attempts in all", String(MAX_DISPATCH_ATTEMPTS)],
-    ["delay before retry 1, 2, 3", RETRY_DELAYS_MS.map(seconds).join(", ")],
-    ["queued and never dispatched: `expired` after", seconds(QUEUED_EXPIRY_MS)],
+    ["dispatch attempts in all", String(MessageStateMachine.MAX_DISPATCH_ATTEMPTS)],
+    ["delay before retry 1, 2, 3", MessageStateMachine.RETRY_DELAYS_MS.map(seconds).join(", ")],
+    ["queued and never dispatched: `expired` after", seconds(MessageStateMachine.QUEUED_EXPIRY_MS)],
     [
       "`provider_accepted` and never acknowledged: `failed_permanent` (`provider_ack_timeout`) after",
-      `${PROVIDER_ACK_TIMEOUT_MS / 60_000} min`
+      `${MessageStateMachine.PROVIDER_ACK_TIMEOUT_MS / 60_000} min`
     ]
   ])
 
@@ -148,7 +137,7 @@ const plans = () => {
   const value = (v: unknown) => v === null ? "unlimited" : String(v)
   return table(
     ["entitlement", "free", "starter", "growth", "enterprise", "enforced"],
-    Object.entries(ENTITLEMENTS).map(([name, d]) => [
+    Object.entries(Plans.ENTITLEMENTS).map(([name, d]) => [
       code(name),
       value(d.values.free),
       value(d.values.starter),
@@ -174,30 +163,30 @@ const requestLimits = () =>
   table(["what", "limit"], [
     ["request body", `${HttpConfig.DEFAULT_MAX_BODY_BYTES / 1024 / 1024} MiB (${code("MAX_BODY_BYTES")}), 413 beyond`],
     ["contact import body", `${BodyGuard.IMPORT_BODY_BYTES / 1024 / 1024} MiB`],
-    ...MEDIA_KINDS.map((kind) => {
-      const bytes = MEDIA_LIMIT_BYTES[kind]
+    ...MessageContent.MEDIA_KINDS.map((kind) => {
+      const bytes = MessageContent.MEDIA_LIMIT_BYTES[kind]
       const size = bytes >= 1024 * 1024 ? `${bytes / 1024 / 1024} MiB` : `${bytes / 1024} KiB`
       return [
         `${kind} (upload \`POST /v1/media\`, URL send, inbound file)`,
-        `${size}, 413 beyond on upload; ${MEDIA_TYPES[kind]?.join(", ") ?? "any type"}`
+        `${size}, 413 beyond on upload; ${MessageContent.MEDIA_TYPES[kind]?.join(", ") ?? "any type"}`
       ]
     }),
-    ["page size (`limit`)", `1-${MAX_LIMIT}, default ${DEFAULT_LIMIT}`]
+    ["page size (`limit`)", `1-${Pagination.MAX_LIMIT}, default ${Pagination.DEFAULT_LIMIT}`]
   ])
 
 const qrConnectionErrors = () =>
   table(
     ["reason", "when", "message (for the default address; the code or HTTP status in brackets)"],
-    QR_CONNECTION_ERROR_REASONS.map((reason) => {
-      const hint = QR_CONNECTION_ERROR_HINTS[reason]
+    QrConnectionError.QR_CONNECTION_ERROR_REASONS.map((reason) => {
+      const hint = QrConnectionError.QR_CONNECTION_ERROR_HINTS[reason]
       return [code(reason), hint.when, `${hint.summary("web.whatsapp.com")} (...). ${hint.check}`]
     })
   )
 
 const warmUp = () =>
-  table(["day", ...WARM_UP_SCHEDULE.map((_, i) => String(i + 1))], [[
+  table(["day", ...QrWarmUp.WARM_UP_SCHEDULE.map((_, i) => String(i + 1))], [[
     "new contacts per 24 h",
-    ...WARM_UP_SCHEDULE.map(String)
+    ...QrWarmUp.WARM_UP_SCHEDULE.map(String)
   ]])
 
 export const TABLES: Record<string, () => string> = {

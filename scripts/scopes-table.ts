@@ -3,23 +3,23 @@
  * contract itself. `test/readme.test.ts` checks the README carries exactly this table.
  */
 import { HttpApi } from "@effect/platform"
-import { Api, Authentication, RateLimitRule, RequiredScopes, SessionOnly, TestKeyOnly } from "@switchboard/api"
+import { Api, Security } from "@switchboard/api"
 import { Context } from "effect"
 
 export const scopesTable = (): string => {
   const rows: Array<string> = []
-  HttpApi.reflect(Api, {
+  HttpApi.reflect(Api.Api, {
     onGroup() {},
     onEndpoint({ endpoint, mergedAnnotations, middleware }) {
-      const secured = middleware.has(Authentication as any)
-      const scopes = Context.get(mergedAnnotations, RequiredScopes)
-      const sessionOnly = Context.get(mergedAnnotations, SessionOnly)
-      const rule = Context.get(mergedAnnotations, RateLimitRule)
+      const secured = middleware.has(Security.Authentication as any)
+      const scopes = Context.get(mergedAnnotations, Security.RequiredScopes)
+      const sessionOnly = Context.get(mergedAnnotations, Security.SessionOnly)
+      const rule = Context.get(mergedAnnotations, Security.RateLimitRule)
       const credential = !secured
         ? "none"
         : sessionOnly
         ? "user session only"
-        : Context.get(mergedAnnotations, TestKeyOnly)
+        : Context.get(mergedAnnotations, Security.TestKeyOnly)
         ? "test-mode API key only"
         : "API key or user session"
       rows.push(
@@ -35,10 +35,10 @@ export const scopesTable = (): string => {
 /** Every scope some route requires. */
 export const requiredScopes = (): ReadonlySet<string> => {
   const used = new Set<string>()
-  HttpApi.reflect(Api, {
+  HttpApi.reflect(Api.Api, {
     onGroup() {},
     onEndpoint({ mergedAnnotations }) {
-      for (const scope of Context.get(mergedAnnotations, RequiredScopes)) used.add(scope)
+      for (const scope of Context.get(mergedAnnotations, Security.RequiredScopes)) used.add(scope)
     }
   })
   return used

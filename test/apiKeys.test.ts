@@ -1,5 +1,5 @@
 import { assert, describe, layer } from "@effect/vitest"
-import { Cursor } from "@switchboard/domain"
+import { Pagination } from "@switchboard/domain"
 import { Operator } from "@switchboard/service-api"
 import { Effect, Schema } from "effect"
 import { api, createKey, PASSWORD, refused, request, signUp } from "./support/Fixtures.js"
@@ -147,7 +147,7 @@ describe("API keys", () => {
         assert.deepStrictEqual(first.data.map((k) => k.id), [ids[2], ids[1]])
         assert.isTrue(first.page.has_more)
         const second = yield* client.apiKeys.list({
-          urlParams: { limit: 2, after: Schema.decodeSync(Cursor)(first.page.next_cursor!) }
+          urlParams: { limit: 2, after: Schema.decodeSync(Pagination.Cursor)(first.page.next_cursor!) }
         })
         assert.deepStrictEqual(second.data.map((k) => k.id), [ids[0]])
         assert.deepStrictEqual(second.page, { next_cursor: null, has_more: false })

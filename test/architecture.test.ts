@@ -209,7 +209,7 @@ describe("package sources", () => {
         "index.ts": `export * as Redis from "./Redis.js"\nexport * from "./Logging.js"\nexport { a } from "./A.js"\n`,
         "Redis.ts": `export * from "./Other.js"\n`
       }),
-      pkg("@switchboard/domain", "packages/domain", {}, { "index.ts": `export * from "./Ids.js"\n` })
+      pkg("@switchboard/sdk", "packages/sdk", {}, { "index.ts": `export * from "./Client.js"\n` })
     ])
     assert.deepStrictEqual(violations, [
       "packages/infra/src/index.ts:2: a flat export; this barrel exports namespaces only (export * as X from \"./X.js\")",

@@ -8,7 +8,7 @@
  */
 import { afterAll, assert, describe, it } from "@effect/vitest"
 import { e2eDatabase, testDatabaseUrl } from "@switchboard/db/testing"
-import { DISABLE_AFTER_FAILURES, MAX_ATTEMPTS } from "@switchboard/domain"
+import { Webhooks } from "@switchboard/domain"
 import { createServer } from "node:http"
 import type { Server } from "node:http"
 import type { AddressInfo } from "node:net"
@@ -101,8 +101,8 @@ describe.skipIf(url === undefined)("a misbehaving webhook receiver", () => {
       const byStatus = Object.fromEntries(rows.map((r) => [r.status, r.n]))
       console.log(`[chaos receiver] misbehaving endpoint deliveries ${JSON.stringify(byStatus)}`)
       assert.deepStrictEqual(rows.filter((r) => r.status === "pending" || r.status === "delivering"), [])
-      assert.deepStrictEqual(rows.filter((r) => r.status === "dead" && r.attempts !== MAX_ATTEMPTS), [])
-      assert.deepStrictEqual(rows.filter((r) => r.status === "succeeded" && r.attempts > MAX_ATTEMPTS), [])
+      assert.deepStrictEqual(rows.filter((r) => r.status === "dead" && r.attempts !== Webhooks.MAX_ATTEMPTS), [])
+      assert.deepStrictEqual(rows.filter((r) => r.status === "succeeded" && r.attempts > Webhooks.MAX_ATTEMPTS), [])
       assert.isAbove(byStatus["succeeded"] ?? 0, 0)
 
       // then it fails every time: disabled after DISABLE_AFTER_FAILURES consecutive failures
@@ -122,7 +122,7 @@ describe.skipIf(url === undefined)("a misbehaving webhook receiver", () => {
       )).rows[0]!.consecutive_failures
       console.log(`[chaos receiver] disabled: ${status}, consecutive failures ${counter}`)
       assert.strictEqual(status, "disabled")
-      assert.isAtLeast(counter, DISABLE_AFTER_FAILURES)
+      assert.isAtLeast(counter, Webhooks.DISABLE_AFTER_FAILURES)
     } finally {
       await db.end()
     }

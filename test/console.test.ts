@@ -5,7 +5,7 @@
  * keyboard-only path and a phone-sized screen. Every request stays on the origin; no CSP violation.
  */
 import { assert, describe, layer } from "@effect/vitest"
-import { IdRef } from "@switchboard/domain"
+import { Ids } from "@switchboard/domain"
 import { Effect, Layer, Option, Schema } from "effect"
 import qrcode from "qrcode-generator"
 import * as Browser from "./support/Browser.js"
@@ -91,7 +91,7 @@ describe("console", () => {
           })
           const attribute = yield* step(() => w.page.locator("tr[data-channel]").first().getAttribute("data-channel"))
           assert.isNotNull(attribute)
-          const channelId = Schema.decodeUnknownSync(IdRef("ch"))(attribute)
+          const channelId = Schema.decodeUnknownSync(Ids.IdRef("ch"))(attribute)
           const client = yield* api(user.accessToken, user.workspaceId)
           const named = yield* client.channels.get({ path: { channelId } })
           assert.strictEqual(named.name, "Front desk")

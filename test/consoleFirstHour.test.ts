@@ -7,7 +7,7 @@
  * path and a phone-sized screen. Screenshots land in `.tmp/console-screenshots/`.
  */
 import { assert, describe, layer } from "@effect/vitest"
-import { IdRef } from "@switchboard/domain"
+import { Ids } from "@switchboard/domain"
 import { Effect, Either, Layer, Schema } from "effect"
 import * as Browser from "./support/Browser.js"
 import { api, eventually, PASSWORD, refused, sandboxSetup, type SignedUp, signUp } from "./support/Fixtures.js"
@@ -159,7 +159,7 @@ describe("console: the first hour without curl", () => {
           })
           const client = yield* clientOf(user)
           const conversation = {
-            conversationId: Schema.decodeUnknownSync(IdRef("cnv"))(
+            conversationId: Schema.decodeUnknownSync(Ids.IdRef("cnv"))(
               yield* step(() => item.getAttribute("data-conversation"))
             )
           }

@@ -7,7 +7,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import { assert, describe, layer } from "@effect/vitest"
-import type { SandboxInboundRequest } from "@switchboard/domain"
+import type { SandboxInbound } from "@switchboard/domain"
 import { Effect, Layer } from "effect"
 import * as Browser from "./support/Browser.js"
 import { api, eventually, refused, sandboxSetup, signUp } from "./support/Fixtures.js"
@@ -41,7 +41,7 @@ describe("console: the inbox, live", () => {
           assert.strictEqual((yield* refused((yield* api(key)).session.members({ urlParams: {} }))).status, 403)
 
           const sandbox = (yield* api(key)).sandbox
-          const inbound = (from: string, body: Omit<SandboxInboundRequest, "from">) =>
+          const inbound = (from: string, body: Omit<SandboxInbound.SandboxInboundRequest, "from">) =>
             Effect.tap(
               sandbox.inbound({ path: { sessionId: session.id }, payload: { from, ...body }, withResponse: true }),
               ([, response]) => Effect.sync(() => assert.strictEqual(response.status, 202))

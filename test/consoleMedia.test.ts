@@ -8,7 +8,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import { assert, describe, layer } from "@effect/vitest"
-import type { SandboxInboundRequest } from "@switchboard/domain"
+import type { SandboxInbound } from "@switchboard/domain"
 import { Effect, Layer } from "effect"
 import { readFileSync } from "node:fs"
 import { deflateSync } from "node:zlib"
@@ -88,7 +88,7 @@ describe("console: media in the thread", () => {
           const sql = yield* SqlClient.SqlClient
           const { key, session, user } = yield* sandboxSetup([ME])
           const client = yield* api(key)
-          const inbound = (body: Omit<SandboxInboundRequest, "from">) =>
+          const inbound = (body: Omit<SandboxInbound.SandboxInboundRequest, "from">) =>
             Effect.tap(
               client.sandbox.inbound({
                 path: { sessionId: session.id },

@@ -1,6 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { assert, describe, layer } from "@effect/vitest"
-import type { ContactImport } from "@switchboard/domain"
+import type { Contacts } from "@switchboard/domain"
 import { Operator } from "@switchboard/service-api"
 import { Effect } from "effect"
 import { api, createKey, eventually, refused, signUp } from "./support/Fixtures.js"
@@ -16,7 +16,7 @@ const b64 = (text: string) => Buffer.from(text, "utf8").toString("base64")
 
 type Client = Effect.Effect.Success<ReturnType<typeof api>>
 
-const finished = (client: Client, id: ContactImport["id"]) =>
+const finished = (client: Client, id: Contacts.ContactImport["id"]) =>
   eventually(
     client.contactImports.get({ path: { importId: id } }).pipe(Effect.orDie),
     (i) => i.status === "completed" || i.status === "failed",

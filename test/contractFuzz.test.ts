@@ -8,7 +8,7 @@
  * Seeded and bounded (FUZZ_SEED, FUZZ_RUNS change them); bench/fuzz.ts runs longer.
  */
 import { assert, describe, layer } from "@effect/vitest"
-import { SCOPES } from "@switchboard/domain"
+import { Scopes } from "@switchboard/domain"
 import { Operator } from "@switchboard/service-api"
 import { Effect } from "effect"
 import { caseArbitrary, harvest, judge, MARKER, operations, prepare } from "./support/ContractFuzz.js"
@@ -63,7 +63,7 @@ describe("the contract under generated requests", () => {
         yield* Effect.flatMap(Operator.Operator, (o) => o.setPlan(user.workspaceId, "growth")).pipe(
           Effect.provide(TestApp.operatorLayer)
         )
-        const all = yield* createKey(user, { mode: "test", scopes: [...SCOPES] })
+        const all = yield* createKey(user, { mode: "test", scopes: [...Scopes.SCOPES] })
         credentials = {
           key: all.secret,
           session: user.accessToken,

@@ -6,7 +6,7 @@
 import { SqlClient } from "@effect/sql"
 import { assert, describe, layer } from "@effect/vitest"
 import { ContactsRepo, ConversationsRepo, MessagesRepo, WebhookDeliveriesRepo } from "@switchboard/db"
-import { IdRef, newId, toTimestamp } from "@switchboard/domain"
+import { Ids, Schemas } from "@switchboard/domain"
 import { WebhookSweeper } from "@switchboard/entities"
 import { Operator } from "@switchboard/service-api"
 import { Effect, Layer, Schema } from "effect"
@@ -35,12 +35,12 @@ const queuedMessage = (workspaceId: string, channelId: string) =>
     const messages = yield* MessagesRepo.MessagesRepo
     const contacts = yield* ContactsRepo.ContactsRepo
     const conversations = yield* ConversationsRepo.ConversationsRepo
-    const now = toTimestamp(Date.now())
+    const now = Schemas.toTimestamp(Date.now())
     return yield* sql.withTransaction(Effect.gen(function*() {
       const contact = yield* contacts.upsertContact(workspaceId, PHONE, now)
       const conversationId = yield* conversations.upsertConversation(workspaceId, channelId, contact.id, now)
       const message = yield* messages.insert({
-        id: yield* newId("msg"),
+        id: yield* Ids.newId("msg"),
         workspaceId,
         channelId,
         conversationId,
@@ -107,7 +107,7 @@ describe("contract gaps", () => {
           workspace: user.workspaceId
         })
         assert.strictEqual(test.status, 202)
-        const deliveryId = bodyOf(Schema.Struct({ delivery_id: IdRef("whd") }), test).delivery_id
+        const deliveryId = bodyOf(Schema.Struct({ delivery_id: Ids.IdRef("whd") }), test).delivery_id
         const failed = yield* eventually(delivery(user, deliveryId), (d) => d.status === "failed")
         assert.strictEqual(failed.status, "failed")
         const deleted = yield* client.webhooks.delete({ path: { endpointId: endpoint } })

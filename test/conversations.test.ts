@@ -1,5 +1,5 @@
 import { assert, describe, layer } from "@effect/vitest"
-import { Cursor } from "@switchboard/domain"
+import { Pagination } from "@switchboard/domain"
 import { Effect, Schema } from "effect"
 import { eventsOf, inbound, OTHER, thread, TO } from "./support/Conversations.js"
 import { api, createKey, refused, request, signUp } from "./support/Fixtures.js"
@@ -7,7 +7,7 @@ import * as TestApp from "./support/TestApp.js"
 
 const UNKNOWN_CONVERSATION = "cnv_01JD7X6F3Q9T2M5N8R4V0W1Y2Z"
 /** The typed client takes the position a `next_cursor` stands for. */
-const cursor = (next: string | null) => Schema.decodeSync(Cursor)(next!)
+const cursor = (next: string | null) => Schema.decodeSync(Pagination.Cursor)(next!)
 const UNKNOWN_CHANNEL = "ch_01JD7X6F3Q9T2M5N8R4V0W1Y2Z"
 
 describe("conversations", () => {

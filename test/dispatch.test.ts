@@ -3,7 +3,7 @@ import { SqlClient } from "@effect/sql"
 import { assert, describe, layer } from "@effect/vitest"
 import { ContactsRepo, ConversationsRepo, DatabaseConfig, EventsRepo, MessagesRepo } from "@switchboard/db"
 import { testDatabaseUrl } from "@switchboard/db/testing"
-import { newId, toTimestamp } from "@switchboard/domain"
+import { Ids, Schemas } from "@switchboard/domain"
 import { SandboxProvider } from "@switchboard/providers"
 import { Effect, Layer, Option, Redacted } from "effect"
 import pg from "pg"
@@ -29,8 +29,8 @@ describe("dispatch recovery", () => {
         const contacts = yield* ContactsRepo.ContactsRepo
         const conversations = yield* ConversationsRepo.ConversationsRepo
         // a committed send whose process died before the wake-up: the row alone, no Wake
-        const now = toTimestamp(Date.now())
-        const id = yield* newId("msg")
+        const now = Schemas.toTimestamp(Date.now())
+        const id = yield* Ids.newId("msg")
         yield* sql.withTransaction(Effect.gen(function*() {
           const workspaceId = yield* workspaceOf(session.channel_id)
           const contact = yield* contacts.upsertContact(workspaceId, TO, now)

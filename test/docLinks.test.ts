@@ -60,7 +60,7 @@ describe("documentation links", () => {
   it("says in the status paragraph what the API serves", () => {
     const status = /<!-- status:start -->([\s\S]*?)<!-- status:end -->/.exec(read("README.md"))?.[1] ?? ""
     const groups: Array<string> = []
-    HttpApi.reflect(Api, {
+    HttpApi.reflect(Api.Api, {
       onGroup({ group }) {
         const title = Context.getOption(group.annotations, OpenApi.Title)
         if (title._tag === "Some") groups.push(title.value)

@@ -7,7 +7,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import { assert, describe, layer } from "@effect/vitest"
-import { EMITTED_EVENT_TYPES, EVENT_TYPES } from "@switchboard/domain"
+import { EmittedEvents, EventCatalogue } from "@switchboard/domain"
 import { Operator } from "@switchboard/service-api"
 import { Effect } from "effect"
 import { readFileSync } from "node:fs"
@@ -68,14 +68,14 @@ describe("event emitters", () => {
           if (!stored.has("message.received")) yield* Effect.sleep("100 millis")
         }
 
-        for (const type of EMITTED_EVENT_TYPES) {
+        for (const type of EmittedEvents.EMITTED_EVENT_TYPES) {
           if (stored.has(type)) continue
           const file = PROVEN_ELSEWHERE[type]
           assert.isDefined(file, `${type} is marked emitted but no tested path emitted it`)
           assert.include(readFileSync(join(__dirname, "..", file!), "utf8"), `"${type}"`, `${file} asserts ${type}`)
         }
         for (const type of stored) {
-          assert.isTrue(EMITTED_EVENT_TYPES.has(type as never), `${type} is emitted but not marked`)
+          assert.isTrue(EmittedEvents.EMITTED_EVENT_TYPES.has(type as never), `${type} is emitted but not marked`)
         }
 
         // the endpoint reports the registry, in the list envelope
@@ -85,11 +85,14 @@ describe("event emitters", () => {
         assert.deepStrictEqual(catalogue.page, { next_cursor: null, has_more: false })
         assert.deepStrictEqual(
           catalogue.data,
-          EVENT_TYPES.map((e) => ({ type: e.type, emitted: EMITTED_EVENT_TYPES.has(e.type) }))
+          EventCatalogue.EVENT_TYPES.map((e) => ({
+            type: e.type,
+            emitted: EmittedEvents.EMITTED_EVENT_TYPES.has(e.type)
+          }))
         )
         for (const type of ["template.created", "contact.updated", "campaign.started"]) {
           const entry = catalogue.data.find((e) => e.type === type)
-          assert.strictEqual(entry?.emitted, EMITTED_EVENT_TYPES.has(type as never), type)
+          assert.strictEqual(entry?.emitted, EmittedEvents.EMITTED_EVENT_TYPES.has(type as never), type)
         }
       }).pipe(Effect.provide(TestApp.operatorLayer)))
 

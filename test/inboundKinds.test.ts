@@ -5,7 +5,7 @@
  * `message.received` and served byte-identical (Range, ETag); another workspace gets 404.
  */
 import { assert, describe, layer } from "@effect/vitest"
-import type { Message } from "@switchboard/domain"
+import type { Messaging } from "@switchboard/domain"
 import { verifyWebhook } from "@switchboard/sdk"
 import { Effect, Metric } from "effect"
 import { createHash, randomBytes } from "node:crypto"
@@ -114,7 +114,7 @@ describe("inbound messages of every kind (sandbox)", () => {
           from: FROM,
           audio: { data_base64: voice.toString("base64"), mime_type: "audio/ogg", voice: true }
         })
-        const settled = (m: Message) =>
+        const settled = (m: Messaging.Message) =>
           Effect.map(
             eventually(
               client.messages.get({ path: { messageId: m.id } }),

@@ -98,7 +98,7 @@ describe("media uploads", () => {
         const bytes = png(700 * 1024)
         const reply = yield* upload(token, bytes, { contentType: "image/png", query: "?filename=photo.png" })
         assert.strictEqual(reply.status, 201, reply.text)
-        const media = bodyOf(Media, reply)
+        const media = bodyOf(Media.Media, reply)
         assert.match(media.id, /^med_/)
         assert.strictEqual(media.kind, "image")
         assert.strictEqual(media.mime_type, "image/png")

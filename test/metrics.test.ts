@@ -8,7 +8,7 @@
 import { SqlClient } from "@effect/sql"
 import { assert, describe, it, layer } from "@effect/vitest"
 import { ContactsRepo, ConversationsRepo, MessagesRepo } from "@switchboard/db"
-import { newId, toTimestamp } from "@switchboard/domain"
+import { Ids, Schemas } from "@switchboard/domain"
 import { MetricsConfig, MetricsServer } from "@switchboard/infra"
 import { Effect, Layer, Option } from "effect"
 import { api, createKey, eventually, refused, request, sandboxSetup, waitForMessage } from "./support/Fixtures.js"
@@ -157,14 +157,14 @@ describe("GET /metrics", () => {
         const [channel] = yield* sql<{ workspace_id: string }>`SELECT workspace_id FROM channels
           WHERE id = ${session.channel_id}`
         const workspaceId = channel!.workspace_id
-        const id = yield* newId("msg")
+        const id = yield* Ids.newId("msg")
         yield* sql.withTransaction(Effect.gen(function*() {
-          const contact = yield* contacts.upsertContact(workspaceId, TO, toTimestamp(now))
+          const contact = yield* contacts.upsertContact(workspaceId, TO, Schemas.toTimestamp(now))
           const conversationId = yield* conversations.upsertConversation(
             workspaceId,
             session.channel_id,
             contact.id,
-            toTimestamp(now)
+            Schemas.toTimestamp(now)
           )
           yield* messages.insert({
             id,
@@ -180,9 +180,9 @@ describe("GET /metrics", () => {
             priority: 1,
             status: "queued",
             metadata: {},
-            now: toTimestamp(now - 120_000)
+            now: Schemas.toTimestamp(now - 120_000)
           })
-          yield* sql`UPDATE messages SET next_attempt_at = ${toTimestamp(now + 3600_000)} WHERE id = ${id}`
+          yield* sql`UPDATE messages SET next_attempt_at = ${Schemas.toTimestamp(now + 3600_000)} WHERE id = ${id}`
         }))
         // the sweeper samples every 5 s
         const after = yield* eventually(

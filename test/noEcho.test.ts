@@ -7,7 +7,7 @@
  * can be neither.
  */
 import { assert, describe, layer } from "@effect/vitest"
-import { SCOPES } from "@switchboard/domain"
+import { Scopes } from "@switchboard/domain"
 import { Operator } from "@switchboard/service-api"
 import { Arbitrary, Effect, FastCheck as fc, Schema } from "effect"
 import { MARKER, operations } from "./support/ContractFuzz.js"
@@ -63,7 +63,7 @@ describe("no echo of client text in errors", () => {
         yield* Effect.flatMap(Operator.Operator, (o) => o.setPlan(user.workspaceId, "growth")).pipe(
           Effect.provide(TestApp.operatorLayer)
         )
-        const key = yield* createKey(user, { mode: "test", scopes: [...SCOPES] })
+        const key = yield* createKey(user, { mode: "test", scopes: [...Scopes.SCOPES] })
         credentials = { key: key.secret, session: user.accessToken, workspace: user.workspaceId }
       }))
 

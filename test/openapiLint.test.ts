@@ -7,7 +7,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { createConfig, lintFromString } from "@redocly/openapi-core"
 import { Api } from "@switchboard/api"
 
-const spec = OpenApi.fromApi(Api) as unknown as {
+const spec = OpenApi.fromApi(Api.Api) as unknown as {
   paths: Record<string, Record<string, { operationId: string; summary?: string; description?: string }>>
   tags: Array<{ name: string; description?: string }>
 }

@@ -5,7 +5,7 @@
  * `#`, so `DELETE /v1/contact-groups/{g};x=1/members/{c}` used to delete the whole group.
  */
 import { assert, describe, layer } from "@effect/vitest"
-import { SCOPES } from "@switchboard/domain"
+import { Scopes } from "@switchboard/domain"
 import { Effect, Layer, Logger } from "effect"
 import { operations, shapedPaths } from "./support/ContractFuzz.js"
 import { createKey, request, sandboxSetup } from "./support/Fixtures.js"
@@ -44,7 +44,7 @@ describe("paths with characters a segment may not hold", () => {
     it.effect("keeps the group when a member's removal carries ;x=1 after the group id", () =>
       Effect.gen(function*() {
         const { user } = yield* sandboxSetup()
-        const key = (yield* createKey(user, { scopes: [...SCOPES] })).secret
+        const key = (yield* createKey(user, { scopes: [...Scopes.SCOPES] })).secret
         // raw: setup of a raw-HTTP-by-design file (path shapes), kept as it was
         const contact = yield* request("POST", "/v1/contacts", { token: key, body: { phone_number: "+4915112340001" } })
         assert.strictEqual(contact.status, 201, contact.text)
@@ -102,7 +102,7 @@ describe("paths with characters a segment may not hold", () => {
       () =>
         Effect.gen(function*() {
           const { user } = yield* sandboxSetup()
-          const key = (yield* createKey(user, { mode: "test", scopes: [...SCOPES] })).secret
+          const key = (yield* createKey(user, { mode: "test", scopes: [...Scopes.SCOPES] })).secret
           let sent = 0
           for (const [n, op] of operations.entries()) {
             const path = op.path.replace(/:[^/]+/g, "x_01JD7X6F3Q9T2M5N8R4V0W1Y2Z")

@@ -1,5 +1,5 @@
 import { assert, describe, layer } from "@effect/vitest"
-import { ENTITLEMENTS, PLANS } from "@switchboard/domain"
+import { Plans } from "@switchboard/domain"
 import { Operator } from "@switchboard/service-api"
 import { Effect } from "effect"
 import { api, createKey, request, signUp } from "./support/Fixtures.js"
@@ -13,13 +13,13 @@ describe("plan and usage", () => {
         const user = yield* signUp()
         const key = yield* createKey(user, { scopes: ["workspace.read"] })
         const client = yield* api(key.secret)
-        for (const plan of PLANS) {
+        for (const plan of Plans.PLANS) {
           yield* operator.setPlan(user.workspaceId, plan)
           const body = yield* client.plan.plan()
           assert.strictEqual(body.plan, plan)
           assert.strictEqual(body.workspace_id, user.workspaceId)
           const entitlements: Readonly<Record<string, unknown>> = body.entitlements
-          for (const [name, definition] of Object.entries(ENTITLEMENTS)) {
+          for (const [name, definition] of Object.entries(Plans.ENTITLEMENTS)) {
             const e = entitlements[name]
             assert.deepStrictEqual(e, {
               value: definition.values[plan],

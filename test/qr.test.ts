@@ -5,7 +5,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import { assert, describe, it, layer } from "@effect/vitest"
-import { QR_STREAM_EVENTS } from "@switchboard/api"
+import { QrPairingApi } from "@switchboard/api"
 import { WhatsAppRoot } from "@switchboard/providers"
 import { Operator } from "@switchboard/service-api"
 import { Duration, Effect, Exit, Layer, Logger, Option, Scope } from "effect"
@@ -54,7 +54,7 @@ describe("QR channels", () => {
         // snapshot first, then codes and states; the stream closed after `connected`
         const names = stream.frames.map((f) => f.event)
         assert.strictEqual(names[0], "snapshot")
-        for (const name of names) assert.include(QR_STREAM_EVENTS, name)
+        for (const name of names) assert.include(QrPairingApi.QR_STREAM_EVENTS, name)
         assert.deepStrictEqual(Object.keys(stream.frames[0]!.data).sort(), [
           "channel_id",
           "connection_error",

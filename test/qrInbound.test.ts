@@ -6,7 +6,7 @@
  * back, each once.
  */
 import { assert, describe, layer } from "@effect/vitest"
-import type { Message } from "@switchboard/domain"
+import type { Messaging } from "@switchboard/domain"
 import { InboundMetrics } from "@switchboard/providers"
 import { verifyWebhook } from "@switchboard/sdk"
 import { proto } from "baileys"
@@ -33,7 +33,7 @@ const ignored = Effect.all({ group: ignoredCount("group"), status: ignoredCount(
 const inboundUntil = (
   user: SignedUp,
   channelId: `ch_${string}`,
-  done: (messages: ReadonlyArray<Message>) => boolean,
+  done: (messages: ReadonlyArray<Messaging.Message>) => boolean,
   timeoutMs?: number
 ) =>
   Effect.flatMap(api(user.accessToken, user.workspaceId), (client) =>

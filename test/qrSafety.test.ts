@@ -6,7 +6,7 @@
 import { SqlClient } from "@effect/sql"
 import { assert, describe, layer } from "@effect/vitest"
 import { ContactsRepo, ConversationsRepo, DatabaseConfig, MessagesRepo } from "@switchboard/db"
-import { newId, toTimestamp } from "@switchboard/domain"
+import { Ids, Schemas } from "@switchboard/domain"
 import { Operator } from "@switchboard/service-api"
 import { Effect, Layer, Option, Redacted } from "effect"
 import { mkdtempSync, rmSync } from "node:fs"
@@ -39,12 +39,12 @@ const pastMessage = (
     const messages = yield* MessagesRepo.MessagesRepo
     const contacts = yield* ContactsRepo.ContactsRepo
     const conversations = yield* ConversationsRepo.ConversationsRepo
-    const now = toTimestamp(Date.now())
+    const now = Schemas.toTimestamp(Date.now())
     yield* sql.withTransaction(Effect.gen(function*() {
       const contact = yield* contacts.upsertContact(workspaceId, recipient(0), now)
       const conversationId = yield* conversations.upsertConversation(workspaceId, channelId, contact.id, now)
       const message = yield* messages.insert({
-        id: yield* newId("msg"),
+        id: yield* Ids.newId("msg"),
         workspaceId,
         channelId,
         conversationId,

@@ -7,7 +7,7 @@
  */
 import { HttpClient, HttpClientRequest } from "@effect/platform"
 import { assert, describe, layer } from "@effect/vitest"
-import type { SendMessageRequest } from "@switchboard/domain"
+import type { Messaging } from "@switchboard/domain"
 import { Effect } from "effect"
 import { randomBytes } from "node:crypto"
 import type { FakeContact, ReceivedMessage } from "./fake-whatsapp/index.js"
@@ -45,7 +45,7 @@ describe("QR sends: locations, reactions, quoted replies and images", () => {
         const { message: ours } = yield* sendText(user, channelId, contact, "It shipped today")
 
         /** Sends through the API and waits until the contact's phone has it. */
-        const sendTo = (to: FakeContact, body: Omit<typeof SendMessageRequest.Type, "to" | "channel_id">) =>
+        const sendTo = (to: FakeContact, body: Omit<typeof Messaging.SendMessageRequest.Type, "to" | "channel_id">) =>
           Effect.gen(function*() {
             const before = to.received.length
             // the typed client decodes the declared 201 only
@@ -67,7 +67,8 @@ describe("QR sends: locations, reactions, quoted replies and images", () => {
             return { id: sent.id, received }
           })
         // at most 6 sends a minute reach one recipient (docs/LIMITS.md): this contact gets 6
-        const send = (body: Omit<typeof SendMessageRequest.Type, "to" | "channel_id">) => sendTo(contact, body)
+        const send = (body: Omit<typeof Messaging.SendMessageRequest.Type, "to" | "channel_id">) =>
+          sendTo(contact, body)
 
         const location = yield* send({
           location: { latitude: 52.52, longitude: 13.405, name: "Depot", address: "Hauptstr. 1" }

@@ -1,5 +1,5 @@
 import { assert, describe, layer } from "@effect/vitest"
-import { NotReady } from "@switchboard/api"
+import { HealthApi } from "@switchboard/api"
 import { Effect } from "effect"
 import { api, createKey, envelopeOf, PASSWORD, refused, request, signUp } from "./support/Fixtures.js"
 import * as TestApp from "./support/TestApp.js"
@@ -56,7 +56,9 @@ describe("HTTP rate limits when Redis is unreachable", () => {
           const client = yield* api()
           // the 503 answer decodes as NotReady, the endpoint's declared error
           const failure = yield* Effect.flip(client.health.ready())
-          if (!(failure instanceof NotReady)) return assert.fail(`/ready did not answer NotReady: ${String(failure)}`)
+          if (!(failure instanceof HealthApi.NotReady)) {
+            return assert.fail(`/ready did not answer NotReady: ${String(failure)}`)
+          }
           const readiness = failure
           assert.strictEqual(readiness.status, "not_ready")
           assert.strictEqual(readiness.checks.redis.status, "down")

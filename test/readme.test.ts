@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { RESERVED_SCOPES, SCOPES } from "@switchboard/domain"
+import { Scopes } from "@switchboard/domain"
 import { readFileSync } from "node:fs"
 import { resolve } from "node:path"
 import { requiredScopes, scopesTable } from "../scripts/scopes-table.js"
@@ -17,8 +17,8 @@ describe("README and docs/API.md", () => {
     const [inUse, reserved] = section.split("and the reserved")
     const named = (text = "") => [...text.matchAll(/`([a-z.]+)`/g)].map((m) => m[1]!).sort()
     const used = requiredScopes()
-    assert.deepStrictEqual(named(inUse), SCOPES.filter((s) => used.has(s)).sort())
-    assert.deepStrictEqual(named(reserved), SCOPES.filter((s) => !used.has(s)).sort())
-    assert.deepStrictEqual([...RESERVED_SCOPES].sort(), named(reserved))
+    assert.deepStrictEqual(named(inUse), Scopes.SCOPES.filter((s) => used.has(s)).sort())
+    assert.deepStrictEqual(named(reserved), Scopes.SCOPES.filter((s) => !used.has(s)).sort())
+    assert.deepStrictEqual([...Scopes.RESERVED_SCOPES].sort(), named(reserved))
   })
 })

@@ -5,8 +5,8 @@
  */
 import { HttpApi } from "@effect/platform"
 import { assert, describe, layer } from "@effect/vitest"
-import { Api, Authentication, RequiredScopes, SessionOnly, TestKeyOnly } from "@switchboard/api"
-import { SCOPES } from "@switchboard/domain"
+import { Api, Security } from "@switchboard/api"
+import { Scopes } from "@switchboard/domain"
 import { Context, Effect } from "effect"
 import { createKey, envelopeOf, request, signUp } from "./support/Fixtures.js"
 import * as TestApp from "./support/TestApp.js"
@@ -23,20 +23,20 @@ interface Route {
 
 const routes: Array<Route> = []
 const publicRoutes: Array<string> = []
-HttpApi.reflect(Api, {
+HttpApi.reflect(Api.Api, {
   onGroup() {},
   onEndpoint({ endpoint, mergedAnnotations, middleware }) {
     const path = endpoint.path.replace(/:[^/]+/g, "x_01JD7X6F3Q9T2M5N8R4V0W1Y2Z")
-    if (!middleware.has(Authentication as any)) {
+    if (!middleware.has(Security.Authentication as any)) {
       publicRoutes.push(`${endpoint.method} ${endpoint.path}`)
       return
     }
     routes.push({
       method: endpoint.method as Route["method"],
       path,
-      scopes: Context.get(mergedAnnotations, RequiredScopes),
-      sessionOnly: Context.get(mergedAnnotations, SessionOnly),
-      testKeyOnly: Context.get(mergedAnnotations, TestKeyOnly),
+      scopes: Context.get(mergedAnnotations, Security.RequiredScopes),
+      sessionOnly: Context.get(mergedAnnotations, Security.SessionOnly),
+      testKeyOnly: Context.get(mergedAnnotations, Security.TestKeyOnly),
       validPath: endpoint.path.replace(/:sessionId/g, "sbx_01JD7X6F3Q9T2M5N8R4V0W1Y2Z")
     })
   }
@@ -61,7 +61,7 @@ describe("authentication of every route", () => {
         const scoped = routes.filter((r) => r.scopes.length > 0 && !r.sessionOnly)
         assert.isAbove(scoped.length, 0)
         for (const route of scoped) {
-          const key = yield* createKey(user, { scopes: SCOPES.filter((s) => !route.scopes.includes(s)) })
+          const key = yield* createKey(user, { scopes: Scopes.SCOPES.filter((s) => !route.scopes.includes(s)) })
           // raw: every scoped route from one table, with an empty body where one goes
           const reply = yield* request(route.method, route.path, {
             token: key.secret,
@@ -80,7 +80,7 @@ describe("authentication of every route", () => {
     it.effect("refuses a user session and a live key on test-key-only routes, as the README table says", () =>
       Effect.gen(function*() {
         const user = yield* signUp()
-        const live = yield* createKey(user, { mode: "live", scopes: [...SCOPES] })
+        const live = yield* createKey(user, { mode: "live", scopes: [...Scopes.SCOPES] })
         const testKeyOnly = routes.filter((r) => r.testKeyOnly)
         assert.deepStrictEqual(testKeyOnly.map((r) => r.validPath.split("/")[2]), Array(6).fill("sandbox"))
         // bodies that decode, so the refusal is the credential's
@@ -105,7 +105,7 @@ describe("authentication of every route", () => {
     it.effect("refuses API keys on session-only routes, every route under qr/ among them", () =>
       Effect.gen(function*() {
         const user = yield* signUp()
-        const key = yield* createKey(user, { scopes: [...SCOPES] })
+        const key = yield* createKey(user, { scopes: [...Scopes.SCOPES] })
         const sessionOnly = routes.filter((r) => r.sessionOnly)
         assert.isAbove(sessionOnly.length, 0)
         // QR pairing is for a signed-in user (docs/QR-CHANNELS.md "QR channels"): no route under qr/ takes a key

@@ -9,7 +9,7 @@ import { SqlClient } from "@effect/sql"
 import { assert, describe, it, layer } from "@effect/vitest"
 import { DatabaseConfig, MigratedDatabase, WebhookEndpointsRepo } from "@switchboard/db"
 import * as TestDatabase from "@switchboard/db/testing"
-import { newId, toTimestamp } from "@switchboard/domain"
+import { Ids, Schemas } from "@switchboard/domain"
 import { Redis, SecretBox, SecretsConfig } from "@switchboard/infra"
 import * as TestRedis from "@switchboard/infra/testing"
 import { QrAuthState, QrAuthStateRepo } from "@switchboard/providers"
@@ -117,7 +117,7 @@ describe("SECRETS_ENCRYPTION_KEY rotation", () => {
             const two = yield* create()
             const rotated = yield* client.webhooks.rotateSecret({ path: { endpointId: two.id } })
             assert.strictEqual(rotated.id, two.id)
-            const channelId = yield* newId("ch")
+            const channelId = yield* Ids.newId("ch")
             const repo = yield* QrAuthStateRepo.QrAuthStateRepo
             const auth = yield* QrAuthState.load(channelId, underA)
             auth.state.creds.me = { id: "15550005555:4@s.whatsapp.net" }
@@ -245,12 +245,12 @@ describe("SecretsReseal (in process)", () => {
         const endpoints = yield* WebhookEndpointsRepo.WebhookEndpointsRepo
         const qrAuth = yield* QrAuthStateRepo.QrAuthStateRepo
         const underA = SecretsConfig.makeKeyring(keyA)
-        const now = toTimestamp(Date.now())
-        const workspaceId = yield* newId("ws")
+        const now = Schemas.toTimestamp(Date.now())
+        const workspaceId = yield* Ids.newId("ws")
         yield* sql`INSERT INTO workspaces (id, name, created_at, updated_at) VALUES (${workspaceId}, 'w', ${now}, ${now})`
         for (let i = 0; i < 5; i++) {
           yield* endpoints.insert({
-            id: yield* newId("wh"),
+            id: yield* Ids.newId("wh"),
             workspaceId,
             url: "https://example.com/hook",
             eventTypes: ["*"],
@@ -260,7 +260,7 @@ describe("SecretsReseal (in process)", () => {
             now
           })
         }
-        const channelId = yield* newId("ch")
+        const channelId = yield* Ids.newId("ch")
         yield* qrAuth.writeKeys(
           channelId,
           Array.from({ length: 5 }, (_, i) => ({ type: "pre-key", id: String(i), value: underA.seal(`"k${i}"`) }))

@@ -5,8 +5,7 @@
  * string where an id is expected stays 422.
  */
 import { assert, describe, layer } from "@effect/vitest"
-import { RESOURCE_OF_PREFIX, SCOPES } from "@switchboard/domain"
-import type { IdPrefix } from "@switchboard/domain"
+import { type Ids, Scopes, UnknownIds } from "@switchboard/domain"
 import { Effect, FastCheck as fc } from "effect"
 import { caseArbitrary, encodeComponent, operations } from "./support/ContractFuzz.js"
 import { api, createKey, request, sandboxSetup } from "./support/Fixtures.js"
@@ -22,7 +21,7 @@ describe("an id that names nothing is 404", () => {
     it.effect("answers a malformed path id like a well-formed unknown one, on every route with an id", () =>
       Effect.gen(function*() {
         const { user } = yield* sandboxSetup()
-        const key = (yield* createKey(user, { mode: "test", scopes: [...SCOPES] })).secret
+        const key = (yield* createKey(user, { mode: "test", scopes: [...Scopes.SCOPES] })).secret
         const session = { token: user.accessToken, workspace: user.workspaceId }
         const withIds = operations.filter((op) => op.pathParams !== undefined && !op.path.endsWith("/stream"))
         assert.isAtLeast(withIds.length, 25)
@@ -43,14 +42,14 @@ describe("an id that names nothing is 404", () => {
           }
           const wellFormed = c!.pathParams!
           const [firstName, firstId] = Object.entries(wellFormed)[0]!
-          const prefix = firstId.slice(0, firstId.indexOf("_")) as IdPrefix
+          const prefix = firstId.slice(0, firstId.indexOf("_")) as Ids.IdPrefix
           const known = yield* send(wellFormed)
           for (const bad of malformed(prefix)) {
             const reply = yield* send({ ...wellFormed, [firstName]: bad })
             const label = `${op.name} with ${firstName} = ${JSON.stringify(bad)}`
             assert.strictEqual(reply.status, 404, `${label}: ${reply.text.slice(0, 300)}`)
             assert.include(NOT_FOUND_CODES, reply.body.error.code, label)
-            assert.strictEqual(reply.body.error.details.resource, RESOURCE_OF_PREFIX[prefix], label)
+            assert.strictEqual(reply.body.error.details.resource, UnknownIds.RESOURCE_OF_PREFIX[prefix], label)
             assert.notInclude(reply.text, bad, `${label}: never echoed`)
             if (known.status === 404) {
               assert.strictEqual(
@@ -69,7 +68,7 @@ describe("an id that names nothing is 404", () => {
     it.effect("answers a body or filter reference that cannot exist with the resource's 404", () =>
       Effect.gen(function*() {
         const { key, user } = yield* sandboxSetup()
-        const admin = (yield* createKey(user, { mode: "test", scopes: [...SCOPES] })).secret
+        const admin = (yield* createKey(user, { mode: "test", scopes: [...Scopes.SCOPES] })).secret
         const cases: ReadonlyArray<
           readonly [string, "GET" | "POST", string, unknown, string, string, ReadonlyArray<string | number>]
         > = [

@@ -4,7 +4,7 @@
  */
 import type { SqlClient } from "@effect/sql"
 import { MediaRepo, MediaStore } from "@switchboard/db"
-import { type ChannelStatus, newId } from "@switchboard/domain"
+import { type ChannelStateMachine, Ids } from "@switchboard/domain"
 import {
   type QrAuthStateRepo,
   type QrConnection,
@@ -60,7 +60,11 @@ export const is =
 /** A connection for `channelId` on the fake server, subscribed before anything happens. */
 export const connect = (
   wa: FakeWhatsApp,
-  options: { readonly channelId: string; readonly settings?: Settings; readonly initialStatus?: ChannelStatus }
+  options: {
+    readonly channelId: string
+    readonly settings?: Settings
+    readonly initialStatus?: ChannelStateMachine.ChannelStatus
+  }
 ): Effect.Effect<Observed, never, Scope.Scope | QrAuthStateRepo.QrAuthStateRepo | SqlClient.SqlClient> =>
   Effect.gen(function*() {
     WhatsAppRoot.useFakeWhatsAppRoot(wa.rootPublicKey)
@@ -121,7 +125,7 @@ export const pair = (wa: FakeWhatsApp, observed: Observed) =>
     return yield* observed.next(is("state", (e) => e.to === "connected"), "connected")
   })
 
-export const newChannelId = newId("ch")
+export const newChannelId = Ids.newId("ch")
 
 /**
  * A local port nothing listens on: connecting to it is refused. Port 1 (tcpmux): nothing here binds

@@ -5,7 +5,7 @@
  */
 import { assert, describe, layer } from "@effect/vitest"
 import * as TestDatabase from "@switchboard/db/testing"
-import type { InboundContent } from "@switchboard/domain"
+import type { MessageContent } from "@switchboard/domain"
 import { InboundMetrics, QrAuthStateRepo, type QrConnectionEvent } from "@switchboard/providers"
 import { proto } from "baileys"
 import { Chunk, Effect, Exit, Layer, Logger, LogLevel, Metric, MetricLabel, Scope, Stream } from "effect"
@@ -84,7 +84,7 @@ describe("QR inbound", () => {
         })
         const poll = yield* bob.sends({ pollCreationMessageV3: { name: "Lunch?", options: [{ optionName: "yes" }] } })
 
-        const body = (id: string) => Effect.map(inboundWithId(a, id), (c: InboundContent) => c)
+        const body = (id: string) => Effect.map(inboundWithId(a, id), (c: MessageContent.InboundContent) => c)
         const replied = yield* body(reply)
         assert.strictEqual(replied.quotedProviderMessageId, first)
         assert.deepStrictEqual(replied.body, { _tag: "text", body: "about that" })

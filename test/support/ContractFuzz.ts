@@ -7,8 +7,8 @@
  * schema refuses must be answered 422 `VALIDATION_ERROR`.
  */
 import { HttpApi } from "@effect/platform"
-import { Api, Authentication, SessionOnly } from "@switchboard/api"
-import { unknownIdPrefix } from "@switchboard/domain"
+import { Api, Security } from "@switchboard/api"
+import { Ids } from "@switchboard/domain"
 import { Arbitrary, Context, Either, FastCheck as fc, Option, ParseResult, Schema } from "effect"
 import * as AST from "effect/SchemaAST"
 
@@ -37,7 +37,7 @@ const toMap = (m: ReadonlyMap<number, { readonly ast: Option.Option<AST.AST> }>)
 /** Every operation of the contract, creations first and deletions last. */
 export const operations: ReadonlyArray<Operation> = (() => {
   const all: Array<Operation> = []
-  HttpApi.reflect(Api, {
+  HttpApi.reflect(Api.Api, {
     onGroup() {},
     onEndpoint({ endpoint, errors, mergedAnnotations, middleware, successes }) {
       const headers = Option.getOrUndefined(endpoint.headersSchema) as AnySchema | undefined
@@ -50,9 +50,9 @@ export const operations: ReadonlyArray<Operation> = (() => {
         query: Option.getOrUndefined(endpoint.urlParamsSchema) as AnySchema | undefined,
         idempotent: headers !== undefined &&
           AST.getPropertySignatures(headers.ast).some((p) => p.name === "idempotency-key"),
-        auth: !middleware.has(Authentication as never)
+        auth: !middleware.has(Security.Authentication as never)
           ? "none"
-          : Context.get(mergedAnnotations, SessionOnly)
+          : Context.get(mergedAnnotations, Security.SessionOnly)
           ? "session"
           : "key",
         successes: toMap(successes),
@@ -246,7 +246,7 @@ export const refusesOnlyUnknownIds = (schema: AnySchema, value: unknown) => {
   if (Either.isRight(result)) return false
   const issues = ParseResult.ArrayFormatter.formatErrorSync(result.left)
   const real = issues.filter((i) => !(i.message.startsWith("Expected undefined") && issues.length > 1))
-  return real.length > 0 && real.every((i) => unknownIdPrefix(i.message) !== undefined)
+  return real.length > 0 && real.every((i) => Ids.unknownIdPrefix(i.message) !== undefined)
 }
 
 /** Every id in a JSON body (`ch_...`, `cnt_...`), to aim later cases at resources that exist. */

@@ -4,8 +4,8 @@
  * API keys.
  */
 import { HttpClient, HttpClientRequest } from "@effect/platform"
-import { CreatedSandboxSession } from "@switchboard/api"
-import type { MessageWithTimeline } from "@switchboard/domain"
+import { SandboxApi } from "@switchboard/api"
+import type { Messaging } from "@switchboard/domain"
 import { SwitchboardClient, toSwitchboardError } from "@switchboard/sdk"
 import { Mailer } from "@switchboard/service-api"
 import { Context, Effect, Ref, Schema } from "effect"
@@ -174,7 +174,7 @@ export const sandboxSetup = (recipients: ReadonlyArray<string> = ["+491511234567
     const key = yield* createKey(user, { mode: "test" })
     const session = yield* request("POST", "/v1/sandbox/sessions", { token: key.secret })
     if (session.status !== 201) return yield* Effect.dieMessage(`sandbox session: ${session.status} ${session.text}`)
-    const created = bodyOf(Schema.Struct(CreatedSandboxSession.fields), session)
+    const created = bodyOf(Schema.Struct(SandboxApi.CreatedSandboxSession.fields), session)
     for (const phone of recipients) {
       const verified = yield* request("POST", `/v1/sandbox/sessions/${created.id}/verify`, {
         token: key.secret,
@@ -189,13 +189,13 @@ export const sandboxSetup = (recipients: ReadonlyArray<string> = ["+491511234567
 export const waitForMessage = (
   token: string,
   id: string,
-  done: (message: MessageWithTimeline) => boolean,
+  done: (message: Messaging.MessageWithTimeline) => boolean,
   timeoutMs = 20_000
 ) =>
   Effect.gen(function*() {
     const client = yield* api(token)
     const deadline = Date.now() + timeoutMs
-    let last: MessageWithTimeline | undefined
+    let last: Messaging.MessageWithTimeline | undefined
     while (Date.now() < deadline) {
       last = yield* client.messages.get({ path: { messageId: id as `msg_${string}` } }).pipe(Effect.orDie)
       if (done(last)) return last

@@ -4,7 +4,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import { assert } from "@effect/vitest"
-import { Channel, IdRef } from "@switchboard/domain"
+import { Ids, Messaging } from "@switchboard/domain"
 import { WhatsAppRoot } from "@switchboard/providers"
 import { Context, Effect, Layer, Option, Schema } from "effect"
 import { type FakeContact, FakeWhatsApp, type FakeWhatsAppOptions } from "../fake-whatsapp/index.js"
@@ -31,11 +31,11 @@ export const createQrChannel = (user: SignedUp, name = "Support") =>
     const created = yield* request("POST", "/v1/channels", { ...as(user), body: { provider: "qr", name } })
     assert.strictEqual(created.status, 201, created.text)
     // a channel id as the typed client takes it in paths and bodies
-    return bodyOf(Schema.Struct({ id: IdRef("ch") }), created).id
+    return bodyOf(Schema.Struct({ id: Ids.IdRef("ch") }), created).id
   })
 
 /** A channel as `GET /v1/channels/{id}` answers it. */
-const ChannelBody = Schema.Struct(Channel.fields)
+const ChannelBody = Schema.Struct(Messaging.Channel.fields)
 
 export const channelOf = (user: SignedUp, id: string) =>
   Effect.map(request("GET", `/v1/channels/${id}`, as(user)), (r) => bodyOf(ChannelBody, r))

@@ -3,7 +3,7 @@
  * typed client and the OpenAPI document are derived from it.
  */
 import { HttpApi, OpenApi } from "@effect/platform"
-import { InternalError, MethodNotAllowed, NotFound, PayloadTooLarge, ValidationError } from "@switchboard/domain"
+import { Errors } from "@switchboard/domain"
 import { ApiKeysApi } from "./ApiKeysApi.js"
 import { AuthApi } from "./AuthApi.js"
 import { ChannelsApi } from "./ChannelsApi.js"
@@ -146,12 +146,12 @@ export class Api extends HttpApi.make("switchboard")
   .add(ContactGroupsApi)
   .add(TemplatesApi)
   .add(WebhooksApi)
-  .addError(ValidationError)
-  .addError(PayloadTooLarge)
-  .addError(InternalError)
+  .addError(Errors.ValidationError)
+  .addError(Errors.PayloadTooLarge)
+  .addError(Errors.InternalError)
   .annotate(OpenApi.Title, "Switchboard API")
   .annotate(OpenApi.Version, "1.0.0")
   .annotate(OpenApi.Description, DESCRIPTION)
-  .annotate(HttpApi.AdditionalSchemas, [NotFound, MethodNotAllowed])
+  .annotate(HttpApi.AdditionalSchemas, [Errors.NotFound, Errors.MethodNotAllowed])
   .annotate(OpenApi.Transform, transform)
 {}

@@ -1,31 +1,16 @@
 /** API keys. */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
-import {
-  ApiKey,
-  ApiKeyNotFound,
-  CreatedApiKey,
-  EntitlementLimitReached,
-  Id,
-  IdRef,
-  KeyMode,
-  ListParams,
-  maxCharacters,
-  minCharacters,
-  Page,
-  Scope,
-  StrictStruct,
-  Timestamp
-} from "@switchboard/domain"
+import { Characters, Errors, Identity, Ids, Pagination, Schemas, Scopes } from "@switchboard/domain"
 import { Schema } from "effect"
 import { Authentication, requireScopes, sessionOnly } from "./Security.js"
 
-export const CreateApiKeyRequest = StrictStruct({
-  name: Schema.String.pipe(minCharacters(1), maxCharacters(100)),
-  mode: KeyMode,
-  scopes: Schema.optional(Schema.Array(Scope)).annotations({
+export const CreateApiKeyRequest = Schemas.StrictStruct({
+  name: Schema.String.pipe(Characters.minCharacters(1), Characters.maxCharacters(100)),
+  mode: Identity.KeyMode,
+  scopes: Schema.optional(Schema.Array(Scopes.Scope)).annotations({
     description: "Omitted or empty: every scope except `webhooks.manage`, which must be requested explicitly."
   }),
-  expires_at: Schema.optional(Schema.NullOr(Timestamp.pipe(
+  expires_at: Schema.optional(Schema.NullOr(Schemas.Timestamp.pipe(
     Schema.filter((s) => !Number.isNaN(Date.parse(s)) || "Expected an ISO 8601 timestamp")
   )))
 }).annotations({ identifier: "CreateApiKeyRequest" })
@@ -33,8 +18,8 @@ export const CreateApiKeyRequest = StrictStruct({
 export class ApiKeysApi extends HttpApiGroup.make("apiKeys")
   .add(
     HttpApiEndpoint.get("list", "/v1/api-keys")
-      .setUrlParams(Schema.Struct(ListParams))
-      .addSuccess(Page(ApiKey))
+      .setUrlParams(Schema.Struct(Pagination.ListParams))
+      .addSuccess(Pagination.Page(Identity.ApiKey))
       .annotate(
         OpenApi.Description,
         "Keys of the workspace, revoked ones included, newest first. Secrets are never shown."
@@ -44,8 +29,8 @@ export class ApiKeysApi extends HttpApiGroup.make("apiKeys")
   .add(
     HttpApiEndpoint.post("create", "/v1/api-keys")
       .setPayload(CreateApiKeyRequest)
-      .addSuccess(CreatedApiKey, { status: 201 })
-      .addError(EntitlementLimitReached)
+      .addSuccess(Identity.CreatedApiKey, { status: 201 })
+      .addError(Errors.EntitlementLimitReached)
       .annotate(
         OpenApi.Description,
         "Creates a key. The `secret` is in this response only. User session only. The `api_keys` entitlement is " +
@@ -57,9 +42,9 @@ export class ApiKeysApi extends HttpApiGroup.make("apiKeys")
   )
   .add(
     HttpApiEndpoint.del("revoke", "/v1/api-keys/:keyId")
-      .setPath(Schema.Struct({ keyId: IdRef("key") }))
-      .addSuccess(Schema.Struct({ id: Id("key"), revoked_at: Timestamp }))
-      .addError(ApiKeyNotFound)
+      .setPath(Schema.Struct({ keyId: Ids.IdRef("key") }))
+      .addSuccess(Schema.Struct({ id: Ids.Id("key"), revoked_at: Schemas.Timestamp }))
+      .addError(Errors.ApiKeyNotFound)
       .annotate(
         OpenApi.Description,
         "Revokes at once on every node. Repeating it returns the original `revoked_at`. Least privilege: a signed-in user may revoke any key of the workspace; an API key only keys of its own mode whose scopes it holds all of (itself included), else 403 `FORBIDDEN` with `details.reason` `key_mode_mismatch` or `key_scopes_exceed_own` and `details.missing_scopes`."

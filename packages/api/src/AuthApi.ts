@@ -1,55 +1,40 @@
 /** Registration, e-mail verification and sessions. */
 import { HttpApiEndpoint, HttpApiGroup, HttpApiMiddleware, OpenApi } from "@effect/platform"
-import {
-  AccountSuspended,
-  Conflict,
-  EmailNotVerified,
-  InvalidCredentials,
-  maxCharacters,
-  minCharacters,
-  RateLimited,
-  ServiceUnavailable,
-  StrictStruct,
-  Unauthorized,
-  User,
-  ValidationError,
-  Workspace,
-  WorkspaceMembership
-} from "@switchboard/domain"
+import { Characters, Errors, Identity, Schemas } from "@switchboard/domain"
 import { Schema } from "effect"
 import { rateLimited } from "./Security.js"
 
 /** Per-IP rate limiting of the public routes (login, register, ...). */
 export class IpRateLimit extends HttpApiMiddleware.Tag<IpRateLimit>()("@switchboard/api/IpRateLimit", {
-  failure: RateLimited
+  failure: Errors.RateLimited
 }) {}
 
 const Email = Schema.String.pipe(
   Schema.trimmed({ message: () => "Expected an e-mail address without surrounding spaces" }),
   Schema.pattern(/^[^\s@]+@[^\s@]+\.[^\s@]+$/, { message: () => "Expected an e-mail address" }),
-  maxCharacters(254, "Expected at most 254 characters")
+  Characters.maxCharacters(254, "Expected at most 254 characters")
 )
 
 const Password = Schema.String.pipe(
-  minCharacters(12, "Expected a password of at least 12 characters"),
-  maxCharacters(128, "Expected a password of at most 128 characters")
+  Characters.minCharacters(12, "Expected a password of at least 12 characters"),
+  Characters.maxCharacters(128, "Expected a password of at most 128 characters")
 )
 
-export const RegisterRequest = StrictStruct({
+export const RegisterRequest = Schemas.StrictStruct({
   email: Email,
   password: Password,
-  name: Schema.String.pipe(minCharacters(1), maxCharacters(100)),
-  workspace_name: Schema.String.pipe(minCharacters(1), maxCharacters(100))
+  name: Schema.String.pipe(Characters.minCharacters(1), Characters.maxCharacters(100)),
+  workspace_name: Schema.String.pipe(Characters.minCharacters(1), Characters.maxCharacters(100))
 }).annotations({ identifier: "RegisterRequest" })
 
 /** Body of `POST /v1/auth/refresh`; optional (the cookie is the alternative). */
-export const RefreshRequest = StrictStruct({
-  refresh_token: Schema.optional(Schema.String.pipe(maxCharacters(200)))
+export const RefreshRequest = Schemas.StrictStruct({
+  refresh_token: Schema.optional(Schema.String.pipe(Characters.maxCharacters(200)))
 }).annotations({ identifier: "RefreshRequest" })
 
-export const LoginRequest = StrictStruct({
-  email: Schema.String.pipe(maxCharacters(254)),
-  password: Schema.String.pipe(maxCharacters(128))
+export const LoginRequest = Schemas.StrictStruct({
+  email: Schema.String.pipe(Characters.maxCharacters(254)),
+  password: Schema.String.pipe(Characters.maxCharacters(128))
 }).annotations({ identifier: "LoginRequest" })
 
 export class Session extends Schema.Class<Session>("Session")({
@@ -57,22 +42,22 @@ export class Session extends Schema.Class<Session>("Session")({
   token_type: Schema.Literal("Bearer"),
   expires_in: Schema.Number.annotations({ description: "Seconds until the access token expires" }),
   refresh_token: Schema.String,
-  user: User,
-  workspaces: Schema.Array(WorkspaceMembership)
+  user: Identity.User,
+  workspaces: Schema.Array(Identity.WorkspaceMembership)
 }) {}
 
 export class Me extends Schema.Class<Me>("Me")({
-  user: User,
-  workspaces: Schema.Array(WorkspaceMembership)
+  user: Identity.User,
+  workspaces: Schema.Array(Identity.WorkspaceMembership)
 }) {}
 
 export class AuthApi extends HttpApiGroup.make("auth")
   .add(
     HttpApiEndpoint.post("register", "/v1/auth/register")
       .setPayload(RegisterRequest)
-      .addSuccess(Schema.Struct({ user: User, workspace: Workspace }), { status: 201 })
-      .addError(Conflict)
-      .addError(ServiceUnavailable)
+      .addSuccess(Schema.Struct({ user: Identity.User, workspace: Identity.Workspace }), { status: 201 })
+      .addError(Errors.Conflict)
+      .addError(Errors.ServiceUnavailable)
       .annotate(
         OpenApi.Description,
         "Creates an unverified user and a workspace on plan `free` owned by them, and e-mails a verification link. Duplicate e-mail: 409 CONFLICT. Limited like login."
@@ -81,8 +66,8 @@ export class AuthApi extends HttpApiGroup.make("auth")
   )
   .add(
     HttpApiEndpoint.post("verifyEmail", "/v1/auth/verify-email")
-      .setPayload(StrictStruct({ token: Schema.String.pipe(maxCharacters(200)) }))
-      .addSuccess(Schema.Struct({ user: User }))
+      .setPayload(Schemas.StrictStruct({ token: Schema.String.pipe(Characters.maxCharacters(200)) }))
+      .addSuccess(Schema.Struct({ user: Identity.User }))
       .annotate(
         OpenApi.Description,
         "Verifies an e-mail address. A bad, used or expired token: 422 with `details.reason = invalid_token`."
@@ -93,10 +78,10 @@ export class AuthApi extends HttpApiGroup.make("auth")
     HttpApiEndpoint.post("login", "/v1/auth/login")
       .setPayload(LoginRequest)
       .addSuccess(Session)
-      .addError(InvalidCredentials)
-      .addError(EmailNotVerified)
-      .addError(AccountSuspended)
-      .addError(ServiceUnavailable)
+      .addError(Errors.InvalidCredentials)
+      .addError(Errors.EmailNotVerified)
+      .addError(Errors.AccountSuspended)
+      .addError(Errors.ServiceUnavailable)
       .annotate(
         OpenApi.Description,
         "Returns an access token (JWT, 15 minutes) and a refresh token, and sets the same refresh token as an httpOnly cookie (`Path=<prefix>/v1/auth`). 20 attempts per 15 minutes per IP."
@@ -106,9 +91,9 @@ export class AuthApi extends HttpApiGroup.make("auth")
   .add(
     HttpApiEndpoint.post("refresh", "/v1/auth/refresh")
       .addSuccess(Session)
-      .addError(Unauthorized)
-      .addError(AccountSuspended)
-      .addError(ValidationError)
+      .addError(Errors.Unauthorized)
+      .addError(Errors.AccountSuspended)
+      .addError(Errors.ValidationError)
       .annotate(OpenApi.Override, {
         requestBody: {
           required: false,

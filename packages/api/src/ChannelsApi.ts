@@ -1,50 +1,38 @@
 /** Channels: create, list, update, archive, capabilities. */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
-import {
-  Capabilities,
-  Channel,
-  ChannelCapabilityUnavailable,
-  ChannelNotFound,
-  ChannelStatus,
-  Conflict,
-  EntitlementLimitReached,
-  IdRef,
-  ListParams,
-  maxCharacters,
-  minCharacters,
-  Page,
-  StrictStruct
-} from "@switchboard/domain"
+import { ChannelStateMachine, Characters, Errors, Ids, Messaging, Pagination, Schemas } from "@switchboard/domain"
 import { Schema } from "effect"
 import { Authentication, rateLimited, requireScopes } from "./Security.js"
 
-export const CreateChannelRequest = StrictStruct({
+export const CreateChannelRequest = Schemas.StrictStruct({
   provider: Schema.String.annotations({ description: "Only `qr` can be created directly" }),
-  name: Schema.String.pipe(minCharacters(1), maxCharacters(64))
+  name: Schema.String.pipe(Characters.minCharacters(1), Characters.maxCharacters(64))
 }).annotations({ identifier: "CreateChannelRequest" })
 
-export const UpdateChannelRequest = StrictStruct({
-  name: Schema.optional(Schema.String.pipe(minCharacters(1), maxCharacters(64))),
+export const UpdateChannelRequest = Schemas.StrictStruct({
+  name: Schema.optional(Schema.String.pipe(Characters.minCharacters(1), Characters.maxCharacters(64))),
   is_default: Schema.optional(Schema.Literal(true))
 }).pipe(
   Schema.filter((b) => b.name !== undefined || b.is_default !== undefined || "Send at least one of name and is_default")
 ).annotations({ identifier: "UpdateChannelRequest" })
 
-const ChannelPath = Schema.Struct({ channelId: IdRef("ch") })
+const ChannelPath = Schema.Struct({ channelId: Ids.IdRef("ch") })
 
 export class ChannelsApi extends HttpApiGroup.make("channels")
   .add(
     HttpApiEndpoint.get("list", "/v1/channels")
-      .setUrlParams(Schema.Struct({ ...ListParams, status: Schema.optional(ChannelStatus) }))
-      .addSuccess(Page(Channel))
+      .setUrlParams(
+        Schema.Struct({ ...Pagination.ListParams, status: Schema.optional(ChannelStateMachine.ChannelStatus) })
+      )
+      .addSuccess(Pagination.Page(Messaging.Channel))
       .pipe(requireScopes("channels.read"))
   )
   .add(
     HttpApiEndpoint.post("create", "/v1/channels")
       .setPayload(CreateChannelRequest)
-      .addSuccess(Channel, { status: 201 })
-      .addError(Conflict)
-      .addError(EntitlementLimitReached)
+      .addSuccess(Messaging.Channel, { status: 201 })
+      .addError(Errors.Conflict)
+      .addError(Errors.EntitlementLimitReached)
       .annotate(
         OpenApi.Description,
         "Creates a `qr` channel in status `pending` (pair it through the QR routes). `sandbox` channels come with a sandbox session; `cloud` has no adapter here: both 422. Name taken (case-insensitively, among channels not archived): 409 `CONFLICT` with `details.reason = name_taken`, answered before the plan's `production_channels` limit (409 `ENTITLEMENT_LIMIT_REACHED`). The first channel of a workspace becomes its default."
@@ -54,17 +42,17 @@ export class ChannelsApi extends HttpApiGroup.make("channels")
   .add(
     HttpApiEndpoint.get("get", "/v1/channels/:channelId")
       .setPath(ChannelPath)
-      .addSuccess(Channel)
-      .addError(ChannelNotFound)
+      .addSuccess(Messaging.Channel)
+      .addError(Errors.ChannelNotFound)
       .pipe(requireScopes("channels.read"))
   )
   .add(
     HttpApiEndpoint.patch("update", "/v1/channels/:channelId")
       .setPath(ChannelPath)
       .setPayload(UpdateChannelRequest)
-      .addSuccess(Channel)
-      .addError(ChannelNotFound)
-      .addError(Conflict)
+      .addSuccess(Messaging.Channel)
+      .addError(Errors.ChannelNotFound)
+      .addError(Errors.Conflict)
       .annotate(
         OpenApi.Description,
         "Rename and/or make the workspace default (`is_default: true`). At least one field."
@@ -74,8 +62,8 @@ export class ChannelsApi extends HttpApiGroup.make("channels")
   .add(
     HttpApiEndpoint.del("archive", "/v1/channels/:channelId")
       .setPath(ChannelPath)
-      .addSuccess(Channel)
-      .addError(ChannelNotFound)
+      .addSuccess(Messaging.Channel)
+      .addError(Errors.ChannelNotFound)
       .annotate(
         OpenApi.Description,
         "Archives (not deletes); repeatable. Its undispatched messages are cancelled. `channel.archived` is emitted once."
@@ -85,9 +73,9 @@ export class ChannelsApi extends HttpApiGroup.make("channels")
   .add(
     HttpApiEndpoint.get("capabilities", "/v1/channels/:channelId/capabilities")
       .setPath(ChannelPath)
-      .addSuccess(Capabilities)
-      .addError(ChannelNotFound)
-      .addError(ChannelCapabilityUnavailable)
+      .addSuccess(Messaging.Capabilities)
+      .addError(Errors.ChannelNotFound)
+      .addError(Errors.ChannelCapabilityUnavailable)
       .annotate(
         OpenApi.Description,
         "The provider's capability snapshot; 409 with `details.reason = capabilities_not_refreshed` until the provider reported one."

@@ -1,24 +1,13 @@
 /** Contact imports (docs/API.md "Contact imports"). */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
-import {
-  ContactImport,
-  Id,
-  IdempotencyConflict,
-  IdRef,
-  ListParams,
-  maxCharacters,
-  minCharacters,
-  NotFound,
-  Page,
-  StrictStruct
-} from "@switchboard/domain"
+import { Characters, Contacts, Errors, Ids, Pagination, Schemas } from "@switchboard/domain"
 import { Schema } from "effect"
 import { TagInput } from "./ContactsApi.js"
 import { Authentication, rateLimited, requireScopes } from "./Security.js"
 
-export const CreateContactImportRequest = StrictStruct({
+export const CreateContactImportRequest = Schemas.StrictStruct({
   file: Schema.String.pipe(
-    minCharacters(1),
+    Characters.minCharacters(1),
     Schema.pattern(/^[A-Za-z0-9+/\r\n]*={0,2}[\r\n]*$/, { message: () => "Expected base64" })
   ).annotations({
     description:
@@ -34,7 +23,7 @@ export const CreateContactImportRequest = StrictStruct({
   tags: Schema.optional(Schema.Array(TagInput).pipe(Schema.maxItems(50))).annotations({
     description: "Added to every imported (created or updated) contact"
   }),
-  group_id: Schema.optional(IdRef("grp")).annotations({ description: "Every imported contact joins this group" })
+  group_id: Schema.optional(Ids.IdRef("grp")).annotations({ description: "Every imported contact joins this group" })
 }).annotations({ identifier: "CreateContactImportRequest" })
 
 const DESCRIPTION =
@@ -46,28 +35,28 @@ export class ContactImportsApi extends HttpApiGroup.make("contactImports")
       .setPayload(CreateContactImportRequest)
       .setHeaders(Schema.Struct({
         "idempotency-key": Schema.optional(Schema.String.pipe(
-          minCharacters(1),
-          maxCharacters(255, "Expected at most 255 characters")
+          Characters.minCharacters(1),
+          Characters.maxCharacters(255, "Expected at most 255 characters")
         ))
       }))
-      .addSuccess(ContactImport, { status: 202 })
-      .addError(NotFound)
-      .addError(IdempotencyConflict)
+      .addSuccess(Contacts.ContactImport, { status: 202 })
+      .addError(Errors.NotFound)
+      .addError(Errors.IdempotencyConflict)
       .annotate(OpenApi.Description, DESCRIPTION)
       .pipe(requireScopes("contacts.manage"), rateLimited("contact_import"))
   )
   .add(
     HttpApiEndpoint.get("list", "/v1/contacts/imports")
-      .setUrlParams(Schema.Struct(ListParams))
-      .addSuccess(Page(ContactImport))
+      .setUrlParams(Schema.Struct(Pagination.ListParams))
+      .addSuccess(Pagination.Page(Contacts.ContactImport))
       .annotate(OpenApi.Description, "The workspace's imports, newest first.")
       .pipe(requireScopes("contacts.read"))
   )
   .add(
     HttpApiEndpoint.get("get", "/v1/contacts/imports/:importId")
-      .setPath(Schema.Struct({ importId: IdRef("imp") }))
-      .addSuccess(ContactImport)
-      .addError(NotFound)
+      .setPath(Schema.Struct({ importId: Ids.IdRef("imp") }))
+      .addSuccess(Contacts.ContactImport)
+      .addError(Errors.NotFound)
       .annotate(
         OpenApi.Description,
         "Status and counts; `processed_rows` grows while `running`. `errors` holds the first 100 failed or repeated rows."

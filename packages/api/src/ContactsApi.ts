@@ -1,58 +1,41 @@
 /** Contacts, tags and groups (docs/API.md "Contacts"). */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
-import {
-  characterCount,
-  Conflict,
-  Contact,
-  ContactAttributes,
-  ContactEmail,
-  ContactName,
-  ContactTag,
-  E164,
-  EntitlementLimitReached,
-  Id,
-  IdRef,
-  KeyListParams,
-  ListParams,
-  maxCharacters,
-  minCharacters,
-  NotFound,
-  Page,
-  StrictStruct
-} from "@switchboard/domain"
+import { Characters, ContactFields, Contacts, Errors, Ids, Pagination, Schemas } from "@switchboard/domain"
 import { Schema } from "effect"
 import { Authentication, rateLimited, requireScopes } from "./Security.js"
 
 // the rules every door shares (an import checks its rows with the same): domain `ContactFields.ts`
-const Name = Schema.NullOr(ContactName)
-const EmailAddress = Schema.NullOr(ContactEmail)
+const Name = Schema.NullOr(ContactFields.ContactName)
+const EmailAddress = Schema.NullOr(ContactFields.ContactEmail)
 
 /** A tag as sent: stored trimmed and lower-case. */
 export const TagInput = Schema.String.pipe(
   Schema.filter((s) => {
-    const n = characterCount(s.trim())
+    const n = Characters.characterCount(s.trim())
     return (n >= 1 && n <= 64) || "Expected a tag of 1 to 64 characters (after trimming)"
   })
 ).annotations({ description: "1..64 characters; stored trimmed and lower-case" })
 
-export const AttributesInput = ContactAttributes
+export const AttributesInput = ContactFields.ContactAttributes
 
 const contactFields = {
-  phone_number: E164.annotations({ description: "E.164; unique per workspace (409 CONFLICT otherwise)" }),
+  phone_number: Schemas.E164.annotations({ description: "E.164; unique per workspace (409 CONFLICT otherwise)" }),
   name: Schema.optional(Name),
   email: Schema.optional(EmailAddress),
   attributes: Schema.optional(AttributesInput),
   tags: Schema.optional(Schema.Array(TagInput).pipe(Schema.maxItems(50))),
   group_ids: Schema.optional(
-    Schema.Array(IdRef("grp")).pipe(Schema.maxItems(50)).annotations({
+    Schema.Array(Ids.IdRef("grp")).pipe(Schema.maxItems(50)).annotations({
       description: "Groups of the workspace (404 NOT_FOUND with `details.resource = contact_group` otherwise)"
     })
   )
 }
 
-export const CreateContactRequest = StrictStruct(contactFields).annotations({ identifier: "CreateContactRequest" })
+export const CreateContactRequest = Schemas.StrictStruct(contactFields).annotations({
+  identifier: "CreateContactRequest"
+})
 
-export const UpdateContactRequest = StrictStruct({
+export const UpdateContactRequest = Schemas.StrictStruct({
   ...contactFields,
   phone_number: Schema.optional(contactFields.phone_number)
 }).pipe(
@@ -63,12 +46,12 @@ export const UpdateContactRequest = StrictStruct({
 })
 
 export const DeletedContact = Schema.Struct({
-  id: Id("cnt"),
+  id: Ids.Id("cnt"),
   object: Schema.Literal("contact"),
   deleted: Schema.Literal(true)
 }).annotations({ identifier: "DeletedContact" })
 
-const ContactPath = Schema.Struct({ contactId: IdRef("cnt") })
+const ContactPath = Schema.Struct({ contactId: Ids.IdRef("cnt") })
 
 const DELETE_POLICY =
   "Deletes the contact and its group memberships. Its messages and conversations stay readable and keep their `contact_id`, which no longer resolves (GET is 404); a later message to or from the number creates a new contact with a new id. `contact.deleted` is emitted."
@@ -77,10 +60,10 @@ export class ContactsApi extends HttpApiGroup.make("contacts")
   .add(
     HttpApiEndpoint.post("create", "/v1/contacts")
       .setPayload(CreateContactRequest)
-      .addSuccess(Contact, { status: 201 })
-      .addError(Conflict)
-      .addError(EntitlementLimitReached)
-      .addError(NotFound)
+      .addSuccess(Contacts.Contact, { status: 201 })
+      .addError(Errors.Conflict)
+      .addError(Errors.EntitlementLimitReached)
+      .addError(Errors.NotFound)
       .annotate(
         OpenApi.Description,
         "Creates a contact; `contact.created` is emitted. The number already belongs to a contact: 409 `CONFLICT` with `details.reason = phone_number_taken` and `details.id` (the existing contact). Beyond the plan's `contacts` entitlement (counted like contacts that sends create): 409 `ENTITLEMENT_LIMIT_REACHED`. Tags are stored trimmed and lower-case."
@@ -90,17 +73,17 @@ export class ContactsApi extends HttpApiGroup.make("contacts")
   .add(
     HttpApiEndpoint.get("list", "/v1/contacts")
       .setUrlParams(Schema.Struct({
-        ...ListParams,
+        ...Pagination.ListParams,
         tag: Schema.optional(TagInput.annotations({ description: "Contacts carrying this tag (normalised)" })),
-        group_id: Schema.optional(IdRef("grp").annotations({ description: "Members of this group" })),
+        group_id: Schema.optional(Ids.IdRef("grp").annotations({ description: "Members of this group" })),
         q: Schema.optional(
-          Schema.String.pipe(minCharacters(1), maxCharacters(256)).annotations({
+          Schema.String.pipe(Characters.minCharacters(1), Characters.maxCharacters(256)).annotations({
             description: "Case-insensitive substring of the name, phone number or e-mail (indexed)"
           })
         )
       }))
-      .addSuccess(Page(Contact))
-      .addError(NotFound)
+      .addSuccess(Pagination.Page(Contacts.Contact))
+      .addError(Errors.NotFound)
       .annotate(
         OpenApi.Description,
         "Newest first. Filters combine (AND). An unknown `group_id` is 404 with `details.resource = contact_group`."
@@ -109,8 +92,8 @@ export class ContactsApi extends HttpApiGroup.make("contacts")
   )
   .add(
     HttpApiEndpoint.get("tags", "/v1/contact-tags")
-      .setUrlParams(Schema.Struct(KeyListParams))
-      .addSuccess(Page(ContactTag))
+      .setUrlParams(Schema.Struct(Pagination.KeyListParams))
+      .addSuccess(Pagination.Page(Contacts.ContactTag))
       .annotate(
         OpenApi.Description,
         "The workspace's tags with their number of contacts, in the list envelope, ordered by tag (byte order of the lower-case name): a stable order, so a walk with `after` neither repeats nor skips a tag."
@@ -120,8 +103,8 @@ export class ContactsApi extends HttpApiGroup.make("contacts")
   .add(
     HttpApiEndpoint.get("get", "/v1/contacts/:contactId")
       .setPath(ContactPath)
-      .addSuccess(Contact)
-      .addError(NotFound)
+      .addSuccess(Contacts.Contact)
+      .addError(Errors.NotFound)
       .annotate(OpenApi.Description, "404 `NOT_FOUND` with `details.resource = contact` when unknown or deleted.")
       .pipe(requireScopes("contacts.read"))
   )
@@ -129,9 +112,9 @@ export class ContactsApi extends HttpApiGroup.make("contacts")
     HttpApiEndpoint.patch("update", "/v1/contacts/:contactId")
       .setPath(ContactPath)
       .setPayload(UpdateContactRequest)
-      .addSuccess(Contact)
-      .addError(NotFound)
-      .addError(Conflict)
+      .addSuccess(Contacts.Contact)
+      .addError(Errors.NotFound)
+      .addError(Errors.Conflict)
       .annotate(
         OpenApi.Description,
         "Changes the fields sent (at least one); `contact.updated` is emitted. A number used by another contact: 409 `CONFLICT` naming it in `details.id`."
@@ -142,7 +125,7 @@ export class ContactsApi extends HttpApiGroup.make("contacts")
     HttpApiEndpoint.del("delete", "/v1/contacts/:contactId")
       .setPath(ContactPath)
       .addSuccess(DeletedContact)
-      .addError(NotFound)
+      .addError(Errors.NotFound)
       .annotate(OpenApi.Description, DELETE_POLICY)
       .pipe(requireScopes("contacts.manage"))
   )

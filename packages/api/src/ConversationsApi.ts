@@ -6,38 +6,18 @@
  */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import {
-  ChannelCapabilityUnavailable,
-  ChannelNotConnected,
-  ChannelNotFound,
-  Conflict,
-  Conversation,
-  ConversationNote,
-  ConversationStatus,
-  CreateNoteRequest,
-  EntitlementLimitReached,
-  Id,
-  IdempotencyConflict,
-  IdRef,
-  ListParams,
-  maxCharacters,
-  Message,
-  minCharacters,
-  NotFound,
-  Page,
-  ProviderRateLimited,
-  QrSafetyLimitReached,
-  ReplyRequest,
-  SandboxTestKeyRequired,
-  ServiceUnavailable,
-  TemplateNotFound,
-  TemplateNotSendable,
-  TemplateVariableMissing,
-  UpdateConversationRequest
+  Characters,
+  Conversations,
+  ConversationStateMachine,
+  Errors,
+  Ids,
+  Messaging,
+  Pagination
 } from "@switchboard/domain"
 import { Schema } from "effect"
 import { Authentication, rateLimited, requireScopes } from "./Security.js"
 
-const ConversationPath = Schema.Struct({ conversationId: IdRef("cnv") })
+const ConversationPath = Schema.Struct({ conversationId: Ids.IdRef("cnv") })
 
 const NOT_FOUND =
   "An unknown conversation (or one of another workspace) is 404 `NOT_FOUND` with `details.resource = conversation`."
@@ -46,16 +26,16 @@ export class ConversationsApi extends HttpApiGroup.make("conversations")
   .add(
     HttpApiEndpoint.get("list", "/v1/conversations")
       .setUrlParams(Schema.Struct({
-        ...ListParams,
-        status: Schema.optional(ConversationStatus),
-        channel_id: Schema.optional(IdRef("ch")),
-        contact_id: Schema.optional(Id("cnt")),
-        assignee_id: Schema.optional(Schema.Union(Id("usr"), Schema.Literal("none"))).annotations({
+        ...Pagination.ListParams,
+        status: Schema.optional(ConversationStateMachine.ConversationStatus),
+        channel_id: Schema.optional(Ids.IdRef("ch")),
+        contact_id: Schema.optional(Ids.Id("cnt")),
+        assignee_id: Schema.optional(Schema.Union(Ids.Id("usr"), Schema.Literal("none"))).annotations({
           description: "A user id, or `none` for unassigned conversations"
         })
       }))
-      .addSuccess(Page(Conversation))
-      .addError(ChannelNotFound)
+      .addSuccess(Pagination.Page(Conversations.Conversation))
+      .addError(Errors.ChannelNotFound)
       .annotate(
         OpenApi.Description,
         "Newest first (by creation). Each conversation carries its contact inline, `last_message_at`, `last_inbound_at` and `unread_count` (inbound messages after the read marker). An unknown filter value is 422; an unknown `channel_id` is 404 `CHANNEL_NOT_FOUND`."
@@ -65,17 +45,17 @@ export class ConversationsApi extends HttpApiGroup.make("conversations")
   .add(
     HttpApiEndpoint.get("get", "/v1/conversations/:conversationId")
       .setPath(ConversationPath)
-      .addSuccess(Conversation)
-      .addError(NotFound)
+      .addSuccess(Conversations.Conversation)
+      .addError(Errors.NotFound)
       .annotate(OpenApi.Description, NOT_FOUND)
       .pipe(requireScopes("messages.read"))
   )
   .add(
     HttpApiEndpoint.patch("update", "/v1/conversations/:conversationId")
       .setPath(ConversationPath)
-      .setPayload(UpdateConversationRequest)
-      .addSuccess(Conversation)
-      .addError(NotFound)
+      .setPayload(Conversations.UpdateConversationRequest)
+      .addSuccess(Conversations.Conversation)
+      .addError(Errors.NotFound)
       .annotate(
         OpenApi.Description,
         `Close or reopen (\`status\`) and assign (\`assignee_id\`: a user who is a member of the workspace, else 422 with \`details.reason = assignee_not_member\`; \`null\` unassigns). Each change emits exactly one event in the same transaction: \`conversation.closed\`, \`conversation.reopened\` (\`reason: request\`), \`conversation.assigned\` (\`from_assignee_id\`, \`to_assignee_id\`); a request that changes nothing emits none. ${NOT_FOUND}`
@@ -85,8 +65,8 @@ export class ConversationsApi extends HttpApiGroup.make("conversations")
   .add(
     HttpApiEndpoint.post("markRead", "/v1/conversations/:conversationId/read")
       .setPath(ConversationPath)
-      .addSuccess(Conversation)
-      .addError(NotFound)
+      .addSuccess(Conversations.Conversation)
+      .addError(Errors.NotFound)
       .annotate(
         OpenApi.Description,
         `Moves the read marker (\`last_read_at\`) forward to the contact's newest message (\`last_inbound_at\`), so \`unread_count\` is 0 until the contact writes again; never backwards. Emits \`conversation.updated\` (\`changed: ["last_read_at"]\`) when it moved; a repeated call with nothing new changes nothing and emits nothing. ${NOT_FOUND}`
@@ -96,37 +76,37 @@ export class ConversationsApi extends HttpApiGroup.make("conversations")
   .add(
     HttpApiEndpoint.get("messages", "/v1/conversations/:conversationId/messages")
       .setPath(ConversationPath)
-      .setUrlParams(Schema.Struct(ListParams))
-      .addSuccess(Page(Message))
-      .addError(NotFound)
+      .setUrlParams(Schema.Struct(Pagination.ListParams))
+      .addSuccess(Pagination.Page(Messaging.Message))
+      .addError(Errors.NotFound)
       .annotate(OpenApi.Description, `The thread: messages of both directions, newest first. ${NOT_FOUND}`)
       .pipe(requireScopes("messages.read"))
   )
   .add(
     HttpApiEndpoint.post("reply", "/v1/conversations/:conversationId/messages")
       .setPath(ConversationPath)
-      .setPayload(ReplyRequest)
+      .setPayload(Conversations.ReplyRequest)
       .setHeaders(Schema.Struct({
         "idempotency-key": Schema.optional(Schema.String.pipe(
-          minCharacters(1),
-          maxCharacters(255, "Expected at most 255 characters")
+          Characters.minCharacters(1),
+          Characters.maxCharacters(255, "Expected at most 255 characters")
         ))
       }))
-      .addSuccess(Message, { status: 201 })
-      .addError(NotFound)
-      .addError(ChannelNotFound)
-      .addError(TemplateNotFound)
-      .addError(ChannelNotConnected)
-      .addError(ChannelCapabilityUnavailable)
-      .addError(TemplateNotSendable)
-      .addError(EntitlementLimitReached)
-      .addError(IdempotencyConflict)
-      .addError(Conflict)
-      .addError(TemplateVariableMissing)
-      .addError(SandboxTestKeyRequired)
-      .addError(ProviderRateLimited)
-      .addError(QrSafetyLimitReached)
-      .addError(ServiceUnavailable)
+      .addSuccess(Messaging.Message, { status: 201 })
+      .addError(Errors.NotFound)
+      .addError(Errors.ChannelNotFound)
+      .addError(Errors.TemplateNotFound)
+      .addError(Errors.ChannelNotConnected)
+      .addError(Errors.ChannelCapabilityUnavailable)
+      .addError(Errors.TemplateNotSendable)
+      .addError(Errors.EntitlementLimitReached)
+      .addError(Errors.IdempotencyConflict)
+      .addError(Errors.Conflict)
+      .addError(Errors.TemplateVariableMissing)
+      .addError(Errors.SandboxTestKeyRequired)
+      .addError(Errors.ProviderRateLimited)
+      .addError(Errors.QrSafetyLimitReached)
+      .addError(Errors.ServiceUnavailable)
       .annotate(
         OpenApi.Description,
         `Replies to the conversation's contact on its channel: the body of \`POST /v1/messages\` without \`to\` and \`channel_id\`, through the same send path (checks, \`Idempotency-Key\`, 201 with status \`queued\`). Replying to a closed conversation reopens it (\`conversation.reopened\` with \`reason: outbound_message\`). ${NOT_FOUND}`
@@ -136,9 +116,9 @@ export class ConversationsApi extends HttpApiGroup.make("conversations")
   .add(
     HttpApiEndpoint.post("addNote", "/v1/conversations/:conversationId/notes")
       .setPath(ConversationPath)
-      .setPayload(CreateNoteRequest)
-      .addSuccess(ConversationNote, { status: 201 })
-      .addError(NotFound)
+      .setPayload(Conversations.CreateNoteRequest)
+      .addSuccess(Conversations.ConversationNote, { status: 201 })
+      .addError(Errors.NotFound)
       .annotate(
         OpenApi.Description,
         `An internal note (1..4096 characters), never sent to the contact; its author is the signed-in user or the API key. Emits \`conversation.note_added\`. ${NOT_FOUND}`
@@ -148,9 +128,9 @@ export class ConversationsApi extends HttpApiGroup.make("conversations")
   .add(
     HttpApiEndpoint.get("notes", "/v1/conversations/:conversationId/notes")
       .setPath(ConversationPath)
-      .setUrlParams(Schema.Struct(ListParams))
-      .addSuccess(Page(ConversationNote))
-      .addError(NotFound)
+      .setUrlParams(Schema.Struct(Pagination.ListParams))
+      .addSuccess(Pagination.Page(Conversations.ConversationNote))
+      .addError(Errors.NotFound)
       .annotate(OpenApi.Description, `The conversation's notes, newest first. ${NOT_FOUND}`)
       .pipe(requireScopes("messages.read"))
   )

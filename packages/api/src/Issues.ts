@@ -3,7 +3,7 @@
  * value (it may be huge or a secret), and never a member name the client chose (an unknown
  * member, a key of `metadata`): the path stops at the object that holds it (`ContractNames`).
  */
-import { IdPrefixes, unknownIdError, unknownIdPrefix } from "@switchboard/domain"
+import { Ids, UnknownIds } from "@switchboard/domain"
 import { ParseResult } from "effect"
 import { declaredPrefix } from "./ContractNames.js"
 
@@ -18,7 +18,7 @@ const MAX_MESSAGE = 300
 const CODE_SYNTAX = /`|\$\{|\breadonly\b|\s\|\s|[{}<>]|=>/
 
 const ID_NAMES: Record<string, string> = Object.fromEntries(
-  Object.entries(IdPrefixes).map(([name, prefix]) => [prefix, name.replace(/[A-Z]/g, (c) => ` ${c.toLowerCase()}`)])
+  Object.entries(Ids.IdPrefixes).map(([name, prefix]) => [prefix, name.replace(/[A-Z]/g, (c) => ` ${c.toLowerCase()}`)])
 )
 
 const TYPE_WORDS: Record<string, string> = {
@@ -123,10 +123,10 @@ export const unknownIdRefusal = (
   issues: ReadonlyArray<{ readonly path: ReadonlyArray<PropertyKey>; readonly message: string }>
 ) => {
   const relevant = relevantIssues(issues)
-  const prefixes = relevant.map((issue) => unknownIdPrefix(issue.message))
+  const prefixes = relevant.map((issue) => Ids.unknownIdPrefix(issue.message))
   const first = prefixes[0]
   if (first === undefined || prefixes.some((p) => p === undefined)) return undefined
-  return unknownIdError(
+  return UnknownIds.unknownIdError(
     first,
     relevant.flatMap((issue, i) =>
       prefixes[i] === first ? [{ path: issue.path.map(toPathSegment), message: "Names nothing here" }] : []

@@ -1,24 +1,10 @@
 /** Stored media (docs/API.md "Media"): metadata and bytes, workspace-scoped. */
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
-import {
-  Conflict,
-  IdempotencyConflict,
-  IdRef,
-  maxCharacters,
-  Media,
-  MEDIA_LIMIT_BYTES,
-  MEDIA_TYPES,
-  MediaKind,
-  minCharacters,
-  NotFound,
-  PayloadTooLarge,
-  RangeNotSatisfiable,
-  ValidationError
-} from "@switchboard/domain"
+import { Characters, Errors, Ids, Media, MessageContent } from "@switchboard/domain"
 import { Schema } from "effect"
 import { Authentication, rateLimited, requireScopes } from "./Security.js"
 
-const MediaPath = Schema.Struct({ mediaId: IdRef("med") })
+const MediaPath = Schema.Struct({ mediaId: Ids.IdRef("med") })
 
 /** The file's bytes, as stored (its own `Content-Type`). */
 export const MediaBytes = Schema.Uint8ArrayFromSelf.pipe(
@@ -29,13 +15,19 @@ const mib = (bytes: number) => bytes >= 1024 * 1024 ? `${bytes / (1024 * 1024)} 
 
 /** The upload's body as OpenAPI shows it: raw bytes under each media type the kinds take. */
 const uploadContent = Object.fromEntries(
-  [...new Set(Object.values(MEDIA_TYPES).flatMap((types) => types ?? [])), "application/octet-stream", "*/*"].map(
+  [
+    ...new Set(Object.values(MessageContent.MEDIA_TYPES).flatMap((types) => types ?? [])),
+    "application/octet-stream",
+    "*/*"
+  ].map(
     (type) => [type, { schema: { type: "string", format: "binary" } }]
   )
 )
 
-const limits = MediaKind.literals.map((kind) =>
-  `${kind} ${mib(MEDIA_LIMIT_BYTES[kind])} (${MEDIA_TYPES[kind]?.join(", ") ?? "any type"})`
+const limits = MessageContent.MediaKind.literals.map((kind) =>
+  `${kind} ${mib(MessageContent.MEDIA_LIMIT_BYTES[kind])} (${
+    MessageContent.MEDIA_TYPES[kind]?.join(", ") ?? "any type"
+  })`
 ).join("; ")
 
 export class MediaApi extends HttpApiGroup.make("media")
@@ -44,11 +36,11 @@ export class MediaApi extends HttpApiGroup.make("media")
       .setUrlParams(Schema.Struct({
         filename: Schema.optional(
           Schema.String.pipe(
-            minCharacters(1),
-            maxCharacters(255)
+            Characters.minCharacters(1),
+            Characters.maxCharacters(255)
           )
         ).annotations({ description: "The file's name (shown to the recipient of a document)" }),
-        kind: Schema.optional(MediaKind).annotations({
+        kind: Schema.optional(MessageContent.MediaKind).annotations({
           description:
             "What the file will be sent as (its size limit and the types it takes); by default the kind that takes the `Content-Type` (`image`, `video`, `audio`), otherwise `document`. Use `sticker` for a WebP sticker."
         })
@@ -57,14 +49,14 @@ export class MediaApi extends HttpApiGroup.make("media")
         "content-type": Schema.optional(Schema.String),
         "content-length": Schema.optional(Schema.String),
         "idempotency-key": Schema.optional(Schema.String.pipe(
-          minCharacters(1),
-          maxCharacters(255)
+          Characters.minCharacters(1),
+          Characters.maxCharacters(255)
         ))
       }))
-      .addSuccess(Media, { status: 201 })
-      .addError(ValidationError)
-      .addError(PayloadTooLarge)
-      .addError(IdempotencyConflict)
+      .addSuccess(Media.Media, { status: 201 })
+      .addError(Errors.ValidationError)
+      .addError(Errors.PayloadTooLarge)
+      .addError(Errors.IdempotencyConflict)
       .annotate(OpenApi.Override, {
         requestBody: {
           required: true,
@@ -81,8 +73,8 @@ export class MediaApi extends HttpApiGroup.make("media")
   .add(
     HttpApiEndpoint.get("get", "/v1/media/:mediaId")
       .setPath(MediaPath)
-      .addSuccess(Media)
-      .addError(NotFound)
+      .addSuccess(Media.Media)
+      .addError(Errors.NotFound)
       .annotate(
         OpenApi.Description,
         "A stored file's metadata: `status` `pending` while its bytes are fetched from the provider, `ready` once stored (`size_bytes`, `sha256`), `failed` with `failure_reason`, `expired` after `expires_at` (`MEDIA_RETENTION_DAYS`, default 30: the bytes are purged). Another workspace's media is 404."
@@ -98,9 +90,9 @@ export class MediaApi extends HttpApiGroup.make("media")
       }))
       .addSuccess(MediaBytes)
       .addSuccess(MediaBytes.pipe(HttpApiSchema.withEncoding({ kind: "Uint8Array" })), { status: 206 })
-      .addError(NotFound)
-      .addError(Conflict)
-      .addError(RangeNotSatisfiable)
+      .addError(Errors.NotFound)
+      .addError(Errors.Conflict)
+      .addError(Errors.RangeNotSatisfiable)
       .annotate(
         OpenApi.Description,
         "The file's bytes, streamed, with its `Content-Type`, `Content-Length`, `ETag` (the SHA-256, quoted; `If-None-Match` with it answers 304), `Accept-Ranges: bytes` and `Content-Disposition` (`attachment` with the file name for documents, `inline` otherwise). `Range: bytes=start-end` (one range; `start-` and `-suffix` too) answers 206 with `Content-Range`; a range starting past the end is 416 `RANGE_NOT_SATISFIABLE`; several ranges get the whole file. A media that is not `ready` is 409 `CONFLICT` with `details.reason` `media_pending`, `media_failed` or `media_expired`. Another workspace's media is 404."

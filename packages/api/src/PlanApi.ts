@@ -1,13 +1,13 @@
 /** Plan, entitlements and usage. */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
-import { Entitlement, EntitlementNameSchema, Id, PlanName, Timestamp } from "@switchboard/domain"
+import { Ids, Plans, Schemas } from "@switchboard/domain"
 import { Schema } from "effect"
 import { Authentication, requireScopes } from "./Security.js"
 
 export class Plan extends Schema.Class<Plan>("Plan")({
-  workspace_id: Id("ws"),
-  plan: PlanName,
-  entitlements: Schema.Record({ key: EntitlementNameSchema, value: Entitlement })
+  workspace_id: Ids.Id("ws"),
+  plan: Plans.PlanName,
+  entitlements: Schema.Record({ key: Plans.EntitlementNameSchema, value: Plans.Entitlement })
 }) {}
 
 export const UsageGauge = Schema.Struct({
@@ -18,7 +18,7 @@ export const UsageGauge = Schema.Struct({
 }).annotations({ identifier: "UsageGauge" })
 
 export class Usage extends Schema.Class<Usage>("Usage")({
-  period: Schema.Struct({ start: Timestamp, end: Timestamp }).annotations({
+  period: Schema.Struct({ start: Schemas.Timestamp, end: Schemas.Timestamp }).annotations({
     description: "The current UTC calendar month; `end` is exclusive"
   }),
   metered: Schema.Struct({ messages_sent: UsageGauge, sandbox_messages: UsageGauge }),

@@ -1,28 +1,23 @@
 /** QR pairing of a channel: a signed-in user only, never an API key. */
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import {
-  ChannelCapabilityUnavailable,
-  ChannelNotFound,
-  ChannelStatus,
-  Conflict,
-  Id,
-  IdRef,
-  QrConnectionErrorReason,
-  QrRestrictionReason,
-  ServiceUnavailable,
-  Timestamp
+  ChannelStateMachine,
+  Errors,
+  Ids,
+  QrConnectionError as DomainQrConnectionError,
+  Schemas
 } from "@switchboard/domain"
 import { Schema } from "effect"
 import { Authentication, rateLimited, requireScopes, sessionOnly } from "./Security.js"
 
 /** Why the channel's last attempt could not reach WhatsApp. */
 export class QrConnectionError extends Schema.Class<QrConnectionError>("QrConnectionError")({
-  reason: QrConnectionErrorReason,
+  reason: DomainQrConnectionError.QrConnectionErrorReason,
   message: Schema.String.annotations({
     description: "What happened and what to check, for a person (names only the configured WhatsApp host)"
   }),
   failures: Schema.Int.annotations({ description: "Attempts in a row that could not reach WhatsApp" }),
-  next_attempt_at: Schema.NullOr(Timestamp).annotations({
+  next_attempt_at: Schema.NullOr(Schemas.Timestamp).annotations({
     description: "When the next attempt starts; `null` once the channel gave up (it is then `disconnected`)"
   })
 }, {
@@ -33,12 +28,12 @@ export class QrConnectionError extends Schema.Class<QrConnectionError>("QrConnec
 /** Where pairing stands; the QR code itself only travels on the stream. */
 export class PairingStatus extends Schema.Class<PairingStatus>("PairingStatus")({
   channel_id: Schema.String,
-  status: ChannelStatus,
+  status: ChannelStateMachine.ChannelStatus,
   /** a QR code is showing now (read it from `qr/stream`) */
   qr_available: Schema.Boolean,
-  qr_expires_at: Schema.NullOr(Timestamp),
+  qr_expires_at: Schema.NullOr(Schemas.Timestamp),
   phone_number: Schema.NullOr(Schema.String),
-  pairing_started_at: Schema.NullOr(Timestamp),
+  pairing_started_at: Schema.NullOr(Schemas.Timestamp),
   /** added later: optional, so clients built before it still decode older answers */
   connection_error: Schema.optional(
     Schema.NullOr(QrConnectionError).annotations({
@@ -53,7 +48,7 @@ export const EventStream = Schema.String.pipe(
   HttpApiSchema.withEncoding({ kind: "Text", contentType: "text/event-stream" })
 )
 
-const ChannelPath = Schema.Struct({ channelId: IdRef("ch") })
+const ChannelPath = Schema.Struct({ channelId: Ids.IdRef("ch") })
 
 /** The frames of `qr/stream`, every one of them (docs/QR-CHANNELS.md "QR channels"): no other `event:` name is sent. */
 export const QR_STREAM_EVENTS = ["snapshot", "qr.updated", "qr.state", "qr.expired"] as const
@@ -105,8 +100,8 @@ export class QrSafetyUsage extends Schema.Class<QrSafetyUsage>("QrSafetyUsage")(
         "WhatsApp's new-chat quota as last reported (429 `details.reason = new_chat_cap` once used up, until the cycle ends)"
     }),
     last_signal: Schema.NullOr(Schema.Struct({
-      signal: QrRestrictionReason,
-      at: Timestamp
+      signal: ChannelStateMachine.QrRestrictionReason,
+      at: Schemas.Timestamp
     })).annotations({
       description:
         "WhatsApp's last restriction signal on the number and when it came (`account_restricted`: a 463 refusal, `reachout_timelocked`, `new_chats_capped`, `rate_limited`: a 429, `restriction_lifted`); null: none since the channel was created"
@@ -151,10 +146,10 @@ const pairingCommand = <Name extends string>(name: Name, action: "start" | "logo
   HttpApiEndpoint.post(name, `/v1/channels/:channelId/qr/${action}`)
     .setPath(ChannelPath)
     .addSuccess(PairingStatus)
-    .addError(ChannelNotFound)
-    .addError(ChannelCapabilityUnavailable)
-    .addError(Conflict)
-    .addError(ServiceUnavailable)
+    .addError(Errors.ChannelNotFound)
+    .addError(Errors.ChannelCapabilityUnavailable)
+    .addError(Errors.Conflict)
+    .addError(Errors.ServiceUnavailable)
 
 export class QrPairingApi extends HttpApiGroup.make("qrPairing")
   .add(
@@ -169,8 +164,8 @@ export class QrPairingApi extends HttpApiGroup.make("qrPairing")
     HttpApiEndpoint.get("safety", "/v1/channels/:channelId/qr/safety")
       .setPath(ChannelPath)
       .addSuccess(QrSafetyUsage)
-      .addError(ChannelNotFound)
-      .addError(ChannelCapabilityUnavailable)
+      .addError(Errors.ChannelNotFound)
+      .addError(Errors.ChannelCapabilityUnavailable)
       .annotate(
         OpenApi.Description,
         `Sent in the rolling 24 h plus queued, against the channel's safety cap: a send is refused (429 \`QR_SAFETY_LIMIT_REACHED\`, \`details.reason = daily_cap\`) once \`remaining\` is 0. \`warm_up\`: during the first 14 days after the number was linked, sends to new contacts (recipients who never wrote to the channel) are capped per rolling 24 h by a ramp (20 on day 1 up to 200 on day 14; docs/LIMITS.md "Number protection"), refused with 429 \`QR_SAFETY_LIMIT_REACHED\` and \`details.reason = warm_up\` once \`warm_up.remaining\` is 0. The number's health in the same rolling 24 h (docs/LIMITS.md "Number protection", its health table): \`sends_24h\` (new vs existing contacts), \`recipient_checks_24h\` (WhatsApp's answers on whether numbers are on it; the contact shows its own in \`whatsapp\`), \`restrictions.last_signal\` (WhatsApp's last restriction signal and when) and \`restrictions.held_by_timelock\`. A signed-in user only, like every route under \`qr/\` (an API key is 403 \`FORBIDDEN\`). ${NOT_QR}`
@@ -181,8 +176,8 @@ export class QrPairingApi extends HttpApiGroup.make("qrPairing")
     HttpApiEndpoint.get("status", "/v1/channels/:channelId/qr/status")
       .setPath(ChannelPath)
       .addSuccess(PairingStatus)
-      .addError(ChannelNotFound)
-      .addError(ChannelCapabilityUnavailable)
+      .addError(Errors.ChannelNotFound)
+      .addError(Errors.ChannelCapabilityUnavailable)
       .annotate(
         OpenApi.Description,
         `Pairing status: \`qr_available\` says whether a code is showing; the code itself is never here. \`connection_error\` says why the last attempt could not reach WhatsApp (a \`reason\` and a \`message\` that says what to check), \`null\` when nothing failed. ${NOT_QR}`
@@ -193,10 +188,10 @@ export class QrPairingApi extends HttpApiGroup.make("qrPairing")
     HttpApiEndpoint.get("stream", "/v1/channels/:channelId/qr/stream")
       .setPath(ChannelPath)
       .addSuccess(EventStream)
-      .addError(ChannelNotFound)
-      .addError(ChannelCapabilityUnavailable)
-      .addError(Conflict)
-      .addError(ServiceUnavailable)
+      .addError(Errors.ChannelNotFound)
+      .addError(Errors.ChannelCapabilityUnavailable)
+      .addError(Errors.Conflict)
+      .addError(Errors.ServiceUnavailable)
       .annotate(
         OpenApi.Description,
         [

@@ -1,22 +1,6 @@
 /** The sandbox: sessions on the shared number and simulated inbound messages. */
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
-import {
-  E164,
-  EntitlementLimitReached,
-  Id,
-  IdRef,
-  ListParams,
-  maxCharacters,
-  NotFound,
-  Page,
-  PayloadTooLarge,
-  SandboxInboundRequest,
-  SandboxNoNumberAvailable,
-  SandboxTestKeyRequired,
-  ServiceUnavailable,
-  StrictStruct,
-  Timestamp
-} from "@switchboard/domain"
+import { Characters, Errors, Ids, Pagination, SandboxInbound, Schemas } from "@switchboard/domain"
 import { Schema } from "effect"
 import { Authentication, rateLimited, requireScopes, testKeyOnly } from "./Security.js"
 
@@ -25,14 +9,14 @@ export const SandboxSessionStatus = Schema.Literal("active", "revoked", "expired
 })
 
 export class SandboxSession extends Schema.Class<SandboxSession>("SandboxSession")({
-  id: Id("sbx"),
+  id: Ids.Id("sbx"),
   object: Schema.Literal("sandbox_session"),
-  channel_id: Id("ch"),
+  channel_id: Ids.Id("ch"),
   phone_number: Schema.String,
   status: SandboxSessionStatus,
   verified_recipients: Schema.Array(Schema.String),
-  expires_at: Timestamp,
-  created_at: Timestamp
+  expires_at: Schemas.Timestamp,
+  created_at: Schemas.Timestamp
 }) {}
 
 export class CreatedSandboxSession extends Schema.Class<CreatedSandboxSession>("CreatedSandboxSession")({
@@ -43,16 +27,16 @@ export class CreatedSandboxSession extends Schema.Class<CreatedSandboxSession>("
   })
 }) {}
 
-const SessionPath = Schema.Struct({ sessionId: IdRef("sbx") })
+const SessionPath = Schema.Struct({ sessionId: Ids.IdRef("sbx") })
 
 export class SandboxApi extends HttpApiGroup.make("sandbox")
   .add(
     HttpApiEndpoint.post("create", "/v1/sandbox/sessions")
       .addSuccess(CreatedSandboxSession, { status: 201 })
-      .addError(SandboxTestKeyRequired)
+      .addError(Errors.SandboxTestKeyRequired)
       .pipe(testKeyOnly)
-      .addError(EntitlementLimitReached)
-      .addError(SandboxNoNumberAvailable)
+      .addError(Errors.EntitlementLimitReached)
+      .addError(Errors.SandboxNoNumberAvailable)
       .annotate(
         OpenApi.Description,
         "Reserves a shared test number for 72 h and creates its `sandbox` channel (connected). The verification code is in this response only. Test-mode API keys only. At `expires_at` the session reads `expired` and stops verifying, receiving and sending; within seconds its channel is archived (`channel.archived`) and the number returns to the pool (an allocation takes the number of an expired session at once)."
@@ -61,9 +45,9 @@ export class SandboxApi extends HttpApiGroup.make("sandbox")
   )
   .add(
     HttpApiEndpoint.get("list", "/v1/sandbox/sessions")
-      .setUrlParams(Schema.Struct({ ...ListParams, status: Schema.optional(SandboxSessionStatus) }))
-      .addSuccess(Page(SandboxSession))
-      .addError(SandboxTestKeyRequired)
+      .setUrlParams(Schema.Struct({ ...Pagination.ListParams, status: Schema.optional(SandboxSessionStatus) }))
+      .addSuccess(Pagination.Page(SandboxSession))
+      .addError(Errors.SandboxTestKeyRequired)
       .pipe(testKeyOnly)
       .annotate(
         OpenApi.Description,
@@ -75,19 +59,21 @@ export class SandboxApi extends HttpApiGroup.make("sandbox")
     HttpApiEndpoint.get("get", "/v1/sandbox/sessions/:sessionId")
       .setPath(SessionPath)
       .addSuccess(SandboxSession)
-      .addError(SandboxTestKeyRequired)
+      .addError(Errors.SandboxTestKeyRequired)
       .pipe(testKeyOnly)
-      .addError(NotFound)
+      .addError(Errors.NotFound)
       .pipe(requireScopes("channels.read"))
   )
   .add(
     HttpApiEndpoint.post("verify", "/v1/sandbox/sessions/:sessionId/verify")
       .setPath(SessionPath)
-      .setPayload(StrictStruct({ phone_number: E164, code: Schema.String.pipe(maxCharacters(16)) }))
+      .setPayload(
+        Schemas.StrictStruct({ phone_number: Schemas.E164, code: Schema.String.pipe(Characters.maxCharacters(16)) })
+      )
       .addSuccess(SandboxSession)
-      .addError(SandboxTestKeyRequired)
+      .addError(Errors.SandboxTestKeyRequired)
       .pipe(testKeyOnly)
-      .addError(NotFound)
+      .addError(Errors.NotFound)
       .annotate(
         OpenApi.Description,
         "Verifies a recipient with the session's code; wrong code: 422 with `details.reason = invalid_code` and `details.attempts_remaining`. After 5 wrong codes the session's verification is locked for good, whatever the rate limits: every later attempt, the right code included, is 422 with `details.reason = verification_locked` (create a new session)."
@@ -98,22 +84,22 @@ export class SandboxApi extends HttpApiGroup.make("sandbox")
     HttpApiEndpoint.del("revoke", "/v1/sandbox/sessions/:sessionId")
       .setPath(SessionPath)
       .addSuccess(SandboxSession)
-      .addError(SandboxTestKeyRequired)
+      .addError(Errors.SandboxTestKeyRequired)
       .pipe(testKeyOnly)
-      .addError(NotFound)
+      .addError(Errors.NotFound)
       .annotate(OpenApi.Description, "Ends the session: the number returns to the pool and the channel is archived.")
       .pipe(requireScopes("channels.manage"))
   )
   .add(
     HttpApiEndpoint.post("inbound", "/v1/sandbox/sessions/:sessionId/inbound")
       .setPath(SessionPath)
-      .setPayload(SandboxInboundRequest)
+      .setPayload(SandboxInbound.SandboxInboundRequest)
       .addSuccess(HttpApiSchema.Accepted)
-      .addError(SandboxTestKeyRequired)
+      .addError(Errors.SandboxTestKeyRequired)
       .pipe(testKeyOnly)
-      .addError(NotFound)
-      .addError(PayloadTooLarge)
-      .addError(ServiceUnavailable)
+      .addError(Errors.NotFound)
+      .addError(Errors.PayloadTooLarge)
+      .addError(Errors.ServiceUnavailable)
       .annotate(
         OpenApi.Description,
         "The simulated network delivers an inbound message from a verified recipient, of any kind (README \"Messages\"): exactly one of `text`, `image`, `document`, `audio`, `video`, `sticker`, `location`, `contacts`, `reaction`, `edit`, `revoke`, `unsupported`, optionally quoting a message of the session's channel (`reply_to`). A file is given inline (`{data_base64, mime_type, filename?}`, at most 1 MiB decoded; over it, or over the kind's limit, 413 `PAYLOAD_TOO_LARGE` with `details.limit_bytes`) or as a stored media of the workspace (`{media_id}`; unknown: 404); a media type the kind does not take is 422. `reaction`, `edit` and `revoke` name a message of the session's channel (another is 422 with `details.reason = message_not_in_session`). The message is recorded at once; `message.received` follows (for a file, once its bytes are stored)."

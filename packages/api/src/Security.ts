@@ -7,24 +7,14 @@
 import { HttpApiMiddleware, HttpApiSecurity, OpenApi } from "@effect/platform"
 import type { HttpApiEndpoint } from "@effect/platform"
 import type { HttpMethod } from "@effect/platform/HttpMethod"
-import {
-  AccountSuspended,
-  Forbidden,
-  RateLimited,
-  ServiceUnavailable,
-  Unauthorized,
-  ValidationError,
-  WorkspaceContextRequired,
-  WorkspaceSuspended
-} from "@switchboard/domain"
-import type { Scope } from "@switchboard/domain"
+import { Errors, type Scopes } from "@switchboard/domain"
 import { Context, Schema } from "effect"
 
 /** Who is calling, in which workspace. */
 export interface Principal {
   readonly kind: "api_key" | "user"
   readonly workspaceId: string
-  readonly scopes: ReadonlyArray<Scope>
+  readonly scopes: ReadonlyArray<Scopes.Scope>
   /** API key id when `kind = "api_key"` */
   readonly apiKeyId: string | null
   /** `test` or `live` for keys; `null` for users */
@@ -39,7 +29,7 @@ export class CurrentPrincipal extends Context.Tag("@switchboard/api/CurrentPrinc
 
 /** Scopes an endpoint needs (all of them). */
 export class RequiredScopes extends Context.Reference<RequiredScopes>()("@switchboard/api/RequiredScopes", {
-  defaultValue: (): ReadonlyArray<Scope> => []
+  defaultValue: (): ReadonlyArray<Scopes.Scope> => []
 }) {}
 
 /** Endpoints only a signed-in user may call (an API key gets 403). */
@@ -65,7 +55,7 @@ type Endpoint<
 > = HttpApiEndpoint.HttpApiEndpoint<Name, Method, Path, UrlParams, Payload, Headers, Success, Error, R, RE>
 
 export const requireScopes =
-  (...scopes: ReadonlyArray<Scope>) =>
+  (...scopes: ReadonlyArray<Scopes.Scope>) =>
   <Name extends string, Method extends HttpMethod, Path, UrlParams, Payload, Headers, Success, Error, R, RE>(
     endpoint: Endpoint<Name, Method, Path, UrlParams, Payload, Headers, Success, Error, R, RE>
   ) => endpoint.annotate(RequiredScopes, scopes)
@@ -142,14 +132,14 @@ export const bearer = HttpApiSecurity.bearer.pipe(
 
 export class Authentication extends HttpApiMiddleware.Tag<Authentication>()("@switchboard/api/Authentication", {
   failure: Schema.Union(
-    Unauthorized,
-    Forbidden,
-    AccountSuspended,
-    WorkspaceContextRequired,
-    WorkspaceSuspended,
-    ValidationError,
-    RateLimited,
-    ServiceUnavailable
+    Errors.Unauthorized,
+    Errors.Forbidden,
+    Errors.AccountSuspended,
+    Errors.WorkspaceContextRequired,
+    Errors.WorkspaceSuspended,
+    Errors.ValidationError,
+    Errors.RateLimited,
+    Errors.ServiceUnavailable
   ),
   provides: CurrentPrincipal,
   security: { bearer }

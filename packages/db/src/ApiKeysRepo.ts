@@ -1,7 +1,6 @@
 /** API keys, looked up by the keyed hash of their secret. */
 import { SqlClient, SqlSchema } from "@effect/sql"
-import { ApiKey, Id, KeyMode, Scope } from "@switchboard/domain"
-import type { CursorPosition } from "@switchboard/domain"
+import { Identity, Ids, type Pagination, Scopes } from "@switchboard/domain"
 import { Effect, Option, Schema } from "effect"
 import { CountRow, dieOnDatabaseError, iso, isoOrNull, TimestampColumn } from "./Rows.js"
 
@@ -9,9 +8,9 @@ export interface ApiKeyRow {
   readonly id: string
   readonly workspace_id: string
   readonly name: string
-  readonly mode: KeyMode
+  readonly mode: Identity.KeyMode
   readonly last4: string
-  readonly scopes: ReadonlyArray<Scope>
+  readonly scopes: ReadonlyArray<Scopes.Scope>
   readonly expires_at: string | null
   readonly created_at: string
   readonly last_used_at: string | null
@@ -25,13 +24,13 @@ export interface ApiKeyAuthRow extends ApiKeyRow {
 
 /** A row of `api_keys`. */
 const ApiKeyColumns = Schema.Struct({
-  id: Id("key"),
+  id: Ids.Id("key"),
   workspace_id: Schema.String,
   name: Schema.String,
-  mode: KeyMode,
+  mode: Identity.KeyMode,
   secret_hash: Schema.String,
   last4: Schema.String,
-  scopes: Schema.Array(Scope),
+  scopes: Schema.Array(Scopes.Scope),
   expires_at: Schema.NullOr(TimestampColumn),
   created_at: TimestampColumn,
   last_used_at: Schema.NullOr(TimestampColumn),
@@ -45,19 +44,23 @@ type ApiKeyColumns = typeof ApiKeyColumns.Type
  * decoding, the timestamps become the wire's ISO strings (the secret's hash and the workspace
  * are not the resource's); no mapper, no cast.
  */
-export const ApiKeyResource = Schema.transform(ApiKeyColumns.pipe(Schema.omit("secret_hash", "workspace_id")), ApiKey, {
-  strict: true,
-  decode: (row) => ({
-    ...row,
-    object: "api_key" as const,
-    prefix: row.mode === "test" ? "wa_test" as const : "wa_live" as const,
-    expires_at: isoOrNull(row.expires_at),
-    created_at: iso(row.created_at),
-    last_used_at: isoOrNull(row.last_used_at),
-    revoked_at: isoOrNull(row.revoked_at)
-  }),
-  encode: ({ object: _, prefix: __, ...key }) => key
-})
+export const ApiKeyResource = Schema.transform(
+  ApiKeyColumns.pipe(Schema.omit("secret_hash", "workspace_id")),
+  Identity.ApiKey,
+  {
+    strict: true,
+    decode: (row) => ({
+      ...row,
+      object: "api_key" as const,
+      prefix: row.mode === "test" ? "wa_test" as const : "wa_live" as const,
+      expires_at: isoOrNull(row.expires_at),
+      created_at: iso(row.created_at),
+      last_used_at: isoOrNull(row.last_used_at),
+      revoked_at: isoOrNull(row.revoked_at)
+    }),
+    encode: ({ object: _, prefix: __, ...key }) => key
+  }
+)
 const decodeKeys = Schema.decodeUnknown(Schema.Array(ApiKeyResource))
 
 /** The auth read's row (`findBySecretHash`), typed, not decoded (see there). */
@@ -136,7 +139,7 @@ export class ApiKeysRepo extends Effect.Service<ApiKeysRepo>()("@switchboard/db/
 
     /** Newest first; `limit + 1` rows so the caller can tell whether there is more. */
     const list = Effect.fn("ApiKeysRepo.list")(
-      function*(workspaceId: string, limit: number, after: CursorPosition | undefined) {
+      function*(workspaceId: string, limit: number, after: Pagination.CursorPosition | undefined) {
         return yield* page({
           workspaceId,
           limit,

@@ -1,29 +1,18 @@
 /** Channels of a workspace. */
 import { SqlClient } from "@effect/sql"
 import type * as Statement from "@effect/sql/Statement"
-import {
-  Capabilities,
-  Channel,
-  channelMoveDomainEvents,
-  ChannelStatus,
-  dispatches,
-  Id,
-  PLATFORM_HELD_STATUSES,
-  Provider,
-  transitionChannel
-} from "@switchboard/domain"
-import type { ChannelMove, ChannelStatusReason, CursorPosition, QrRestrictionReason } from "@switchboard/domain"
+import { ChannelStateMachine, Events, Ids, Messaging, type Pagination } from "@switchboard/domain"
 import { Effect, Option, Schema } from "effect"
 import { EventsRepo } from "./EventsRepo.js"
 import { dieOnDatabaseError, failOnUniqueViolation, iso, isoOrNull, TimestampColumn } from "./Rows.js"
 
 /** The columns of a `channels` row that the resource and its capability snapshot read. */
 const ChannelColumns = Schema.Struct({
-  id: Id("ch"),
-  workspace_id: Id("ws"),
+  id: Ids.Id("ch"),
+  workspace_id: Ids.Id("ws"),
   name: Schema.String,
-  provider: Provider,
-  status: ChannelStatus,
+  provider: Messaging.Provider,
+  status: ChannelStateMachine.ChannelStatus,
   status_reason: Schema.NullOr(Schema.String),
   is_default: Schema.Boolean,
   phone_number: Schema.NullOr(Schema.String),
@@ -46,9 +35,9 @@ const ChannelColumns = Schema.Struct({
 export const ChannelRow = Schema.transform(
   ChannelColumns,
   Schema.Struct({
-    channel: Channel,
+    channel: Messaging.Channel,
     pairingStartedAt: Schema.NullOr(Schema.String),
-    capabilities: Schema.OptionFromSelf(Capabilities)
+    capabilities: Schema.OptionFromSelf(Messaging.Capabilities)
   }),
   {
     strict: true,
@@ -88,8 +77,8 @@ export class ChannelsRepo extends Effect.Service<ChannelsRepo>()("@switchboard/d
       readonly id: string
       readonly workspaceId: string
       readonly name: string
-      readonly provider: Provider
-      readonly status: ChannelStatus
+      readonly provider: Messaging.Provider
+      readonly status: ChannelStateMachine.ChannelStatus
       readonly isDefault: boolean
       readonly phoneNumber: string | null
       readonly capabilities:
@@ -125,9 +114,9 @@ export class ChannelsRepo extends Effect.Service<ChannelsRepo>()("@switchboard/d
 
     const list = Effect.fn("ChannelsRepo.list")(function*(
       workspaceId: string,
-      status: ChannelStatus | undefined,
+      status: ChannelStateMachine.ChannelStatus | undefined,
       limit: number,
-      after: CursorPosition | undefined
+      after: Pagination.CursorPosition | undefined
     ) {
       const rows = yield* sql`SELECT * FROM channels WHERE workspace_id = ${workspaceId}
         ${status ? sql`AND status = ${status}` : sql``}
@@ -194,9 +183,9 @@ export class ChannelsRepo extends Effect.Service<ChannelsRepo>()("@switchboard/d
      */
     const recordProviderStatus = Effect.fn("ChannelsRepo.recordProviderStatus")(function*(input: {
       readonly id: string
-      readonly from: ChannelStatus
-      readonly to: ChannelStatus
-      readonly reason: ChannelStatusReason
+      readonly from: ChannelStateMachine.ChannelStatus
+      readonly to: ChannelStateMachine.ChannelStatus
+      readonly reason: ChannelStateMachine.ChannelStatusReason
       readonly requiresRepair: boolean
       readonly phoneNumber: string | null
       readonly capabilities: { readonly max_throughput_mps: number; readonly message_types: ReadonlyArray<string> }
@@ -213,20 +202,22 @@ export class ChannelsRepo extends Effect.Service<ChannelsRepo>()("@switchboard/d
                   OR phone_number IS DISTINCT FROM COALESCE(${input.phoneNumber}, phone_number)
                 THEN ${input.now}::timestamptz ELSE qr_linked_at END`
             : sql``}
-          WHERE id = ${input.id} AND status NOT IN ${sql.in(PLATFORM_HELD_STATUSES)}
+          WHERE id = ${input.id} AND status NOT IN ${sql.in(ChannelStateMachine.PLATFORM_HELD_STATUSES)}
             AND (status <> ${input.to} OR status_reason IS DISTINCT FROM ${input.reason})
           RETURNING workspace_id, phone_number`
         const row = rows[0]
         if (row === undefined) return false
-        if (dispatches(input.to)) yield* refreshCapabilities(input.id, input.capabilities, input.now)
-        const move: ChannelMove = {
+        if (ChannelStateMachine.dispatches(input.to)) {
+          yield* refreshCapabilities(input.id, input.capabilities, input.now)
+        }
+        const move: ChannelStateMachine.ChannelMove = {
           _tag: "Moved",
           from: input.from,
           to: input.to,
           reason: input.reason,
           requiresRepair: input.requiresRepair
         }
-        for (const event of channelMoveDomainEvents(input.id as `ch_${string}`, move, row.phone_number)) {
+        for (const event of Events.channelMoveDomainEvents(input.id as `ch_${string}`, move, row.phone_number)) {
           yield* events.append({ workspaceId: row.workspace_id, event, occurredAt: input.now })
         }
         return true
@@ -246,7 +237,7 @@ export class ChannelsRepo extends Effect.Service<ChannelsRepo>()("@switchboard/d
         | { readonly total: number; readonly used: number; readonly cycleEndsAt: string | null }
         | undefined
       /** the status reason the report set: the channel's last restriction signal (`qr/safety`) */
-      readonly signal?: { readonly reason: QrRestrictionReason; readonly at: string } | undefined
+      readonly signal?: { readonly reason: ChannelStateMachine.QrRestrictionReason; readonly at: string } | undefined
       readonly now: string
     }) {
       const q = input.newChatQuota
@@ -281,18 +272,23 @@ export class ChannelsRepo extends Effect.Service<ChannelsRepo>()("@switchboard/d
     const setSuspended = Effect.fn("ChannelsRepo.setSuspended")(function*(id: string, suspend: boolean, now: string) {
       return yield* sql.withTransaction(Effect.gen(function*() {
         const rows = yield* sql<
-          { workspace_id: string; provider: Provider; status: ChannelStatus; phone_number: string | null }
+          {
+            workspace_id: string
+            provider: Messaging.Provider
+            status: ChannelStateMachine.ChannelStatus
+            phone_number: string | null
+          }
         >`SELECT workspace_id, provider, status, phone_number FROM channels WHERE id = ${id} FOR UPDATE`
         const row = rows[0]
-        if (row === undefined) return Option.none<ChannelStatus>()
-        const move = transitionChannel(
+        if (row === undefined) return Option.none<ChannelStateMachine.ChannelStatus>()
+        const move = ChannelStateMachine.transitionChannel(
           row.status,
           suspend ? { _tag: "Suspend" } : { _tag: "Reactivate", provider: row.provider }
         )
-        if (move._tag !== "Moved") return Option.none<ChannelStatus>()
+        if (move._tag !== "Moved") return Option.none<ChannelStateMachine.ChannelStatus>()
         yield* sql`UPDATE channels SET status = ${move.to}, status_reason = ${move.reason}, updated_at = ${now}
           WHERE id = ${id}`
-        for (const event of channelMoveDomainEvents(id as `ch_${string}`, move, row.phone_number)) {
+        for (const event of Events.channelMoveDomainEvents(id as `ch_${string}`, move, row.phone_number)) {
           yield* events.append({ workspaceId: row.workspace_id, event, occurredAt: now })
         }
         return Option.some(move.to)
@@ -307,16 +303,16 @@ export class ChannelsRepo extends Effect.Service<ChannelsRepo>()("@switchboard/d
     const archiveWithEvents = Effect.fn("ChannelsRepo.archiveWithEvents")(function*(id: string, now: string) {
       return yield* sql.withTransaction(Effect.gen(function*() {
         const rows = yield* sql<
-          { workspace_id: string; status: ChannelStatus; phone_number: string | null }
+          { workspace_id: string; status: ChannelStateMachine.ChannelStatus; phone_number: string | null }
         >`SELECT workspace_id, status, phone_number FROM channels WHERE id = ${id} FOR UPDATE`
         const row = rows[0]
         if (row === undefined) return false
-        const move = transitionChannel(row.status, { _tag: "Archive" })
+        const move = ChannelStateMachine.transitionChannel(row.status, { _tag: "Archive" })
         if (move._tag !== "Moved") return false
         yield* sql`UPDATE channels SET status = 'archived', status_reason = ${move.reason}, is_default = false,
             archived_at = ${now}, updated_at = ${now}
           WHERE id = ${id}`
-        for (const event of channelMoveDomainEvents(id as `ch_${string}`, move, row.phone_number)) {
+        for (const event of Events.channelMoveDomainEvents(id as `ch_${string}`, move, row.phone_number)) {
           yield* events.append({ workspaceId: row.workspace_id, event, occurredAt: now })
         }
         return true

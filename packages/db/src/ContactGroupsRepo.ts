@@ -1,8 +1,7 @@
 /** Contact groups of a workspace and their members (`contact_groups`, `contact_group_members`). */
 import { SqlClient } from "@effect/sql"
 import type * as Statement from "@effect/sql/Statement"
-import { ContactGroup, Id } from "@switchboard/domain"
-import type { CursorPosition } from "@switchboard/domain"
+import { Contacts, Ids, type Pagination } from "@switchboard/domain"
 import { Effect, Option, Schema } from "effect"
 import { dieOnDatabaseError, failOnUniqueViolation, iso, TimestampColumn } from "./Rows.js"
 
@@ -13,14 +12,14 @@ import { dieOnDatabaseError, failOnUniqueViolation, iso, TimestampColumn } from 
  */
 const GroupRow = Schema.transform(
   Schema.Struct({
-    id: Id("grp"),
+    id: Ids.Id("grp"),
     name: Schema.String,
     description: Schema.NullOr(Schema.String),
     member_count: Schema.Number,
     created_at: TimestampColumn,
     updated_at: TimestampColumn
   }),
-  ContactGroup,
+  Contacts.ContactGroup,
   {
     strict: true,
     decode: (row) => ({
@@ -61,7 +60,7 @@ export class ContactGroupsRepo extends Effect.Service<ContactGroupsRepo>()("@swi
     }, dieOnDatabaseError)
 
     const list = Effect.fn("ContactGroupsRepo.list")(
-      function*(workspaceId: string, limit: number, after: CursorPosition | undefined) {
+      function*(workspaceId: string, limit: number, after: Pagination.CursorPosition | undefined) {
         const rows = yield* select(sql`g.workspace_id = ${workspaceId}
           ${after ? sql`AND (g.created_at, g.id) < (${after.created_at}::timestamptz, ${after.id})` : sql``}
           ORDER BY g.created_at DESC, g.id DESC LIMIT ${limit + 1}`)

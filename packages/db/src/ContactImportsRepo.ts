@@ -1,8 +1,7 @@
 /** Contact imports (`contact_imports`): the job rows the import worker pulls, with their progress. */
 import { SqlClient } from "@effect/sql"
 import type * as Statement from "@effect/sql/Statement"
-import { ContactImport, Id, ImportError } from "@switchboard/domain"
-import type { CursorPosition, ImportRowError } from "@switchboard/domain"
+import { type ContactCsv, Contacts, Ids, type Pagination } from "@switchboard/domain"
 import { Effect, Option, Schema } from "effect"
 import { dieOnDatabaseError, iso, isoOrNull, TimestampColumn } from "./Rows.js"
 
@@ -20,7 +19,7 @@ const ImportColumns = Schema.Struct({
   updated: Schema.Number,
   skipped: Schema.Number,
   failed: Schema.Number,
-  errors: Schema.Array(ImportError),
+  errors: Schema.Array(Contacts.ImportError),
   created_at: TimestampColumn,
   updated_at: TimestampColumn,
   completed_at: Schema.NullOr(TimestampColumn)
@@ -38,10 +37,10 @@ const FileRow = Schema.Struct({ file: Schema.String })
 const ImportRow = Schema.transform(
   Schema.Struct({
     ...ImportColumns.fields,
-    id: Id("imp"),
-    group_id: Schema.NullOr(Id("grp"))
+    id: Ids.Id("imp"),
+    group_id: Schema.NullOr(Ids.Id("grp"))
   }).pipe(Schema.omit("workspace_id")),
-  ContactImport,
+  Contacts.ContactImport,
   {
     strict: true,
     decode: (row) => ({
@@ -63,7 +62,7 @@ export interface ImportProgress {
   readonly updated: number
   readonly skipped: number
   readonly failed: number
-  readonly errors: ReadonlyArray<ImportRowError>
+  readonly errors: ReadonlyArray<ContactCsv.ImportRowError>
 }
 
 export const MAX_IMPORT_ERRORS = 100
@@ -101,7 +100,7 @@ export class ContactImportsRepo extends Effect.Service<ContactImportsRepo>()("@s
     }, dieOnDatabaseError)
 
     const list = Effect.fn("ContactImportsRepo.list")(
-      function*(workspaceId: string, limit: number, after: CursorPosition | undefined) {
+      function*(workspaceId: string, limit: number, after: Pagination.CursorPosition | undefined) {
         const rows = yield* select(sql`workspace_id = ${workspaceId}
           ${after ? sql`AND (created_at, id) < (${after.created_at}::timestamptz, ${after.id})` : sql``}
           ORDER BY created_at DESC, id DESC LIMIT ${limit + 1}`)

@@ -4,8 +4,7 @@
  */
 import { SqlClient, SqlSchema } from "@effect/sql"
 import type * as Statement from "@effect/sql/Statement"
-import { Contact, contactCreatedEvent, ContactTag, Id, newId } from "@switchboard/domain"
-import type { CursorPosition } from "@switchboard/domain"
+import { ArrivalEvents, Contacts, Ids, type Pagination } from "@switchboard/domain"
 import { Effect, Option, Schema } from "effect"
 import { EventsRepo } from "./EventsRepo.js"
 import { CountRow, dieOnDatabaseError, failOnUniqueViolation, iso, isoOrNull, TimestampColumn } from "./Rows.js"
@@ -18,20 +17,20 @@ const IdRow = Schema.Struct({ id: Schema.String })
  */
 export const ContactRow = Schema.transform(
   Schema.Struct({
-    id: Id("cnt"),
+    id: Ids.Id("cnt"),
     phone_number: Schema.NullOr(Schema.String),
     whatsapp_lid: Schema.NullOr(Schema.String),
     name: Schema.NullOr(Schema.String),
     email: Schema.NullOr(Schema.String),
     attributes: Schema.Record({ key: Schema.String, value: Schema.String }),
     tags: Schema.Array(Schema.String),
-    group_ids: Schema.Array(Id("grp")),
+    group_ids: Schema.Array(Ids.Id("grp")),
     whatsapp_status: Schema.NullOr(Schema.Literal("on_whatsapp", "not_on_whatsapp")),
     whatsapp_checked_at: Schema.NullOr(TimestampColumn),
     created_at: TimestampColumn,
     updated_at: TimestampColumn
   }),
-  Contact,
+  Contacts.Contact,
   {
     strict: true,
     decode: ({ whatsapp_checked_at, whatsapp_status, ...row }) => ({
@@ -130,7 +129,7 @@ export class ContactsRepo extends Effect.Service<ContactsRepo>()("@switchboard/d
     /** The contact for a number, created when missing; `created` tells which. */
     const upsertContact = Effect.fn("ContactsRepo.upsertContact")(
       function*(workspaceId: string, phone: string, now: string) {
-        const id = yield* newId("cnt")
+        const id = yield* Ids.newId("cnt")
         // the row types are our own `RETURNING` (a typed read, no decoding: inbound path)
         const upsert = sql<{ id: string; created: boolean }>`WITH ${ContactCtes.found(sql, workspaceId, phone)}, ${
           ContactCtes.ofNumber(sql, { id, workspaceId, phone, now, create: sql`true`, use: sql`true` })
@@ -139,7 +138,9 @@ export class ContactsRepo extends Effect.Service<ContactsRepo>()("@switchboard/d
         let rows = yield* upsert
         if (!rows[0]) rows = yield* upsert
         const row = rows[0]!
-        if (row.created) yield* events.append({ workspaceId, event: contactCreatedEvent(id), occurredAt: now })
+        if (row.created) {
+          yield* events.append({ workspaceId, event: ArrivalEvents.contactCreatedEvent(id), occurredAt: now })
+        }
         return { id: row.id, created: row.created }
       },
       dieOnDatabaseError
@@ -179,7 +180,7 @@ export class ContactsRepo extends Effect.Service<ContactsRepo>()("@switchboard/d
       workspaceId: string,
       filter: ContactFilter,
       limit: number,
-      after: CursorPosition | undefined
+      after: Pagination.CursorPosition | undefined
     ) {
       const q = filter.q === undefined ? undefined : `%${likeEscape(filter.q.toLowerCase())}%`
       const rows = yield* select(sql`c.workspace_id = ${workspaceId}
@@ -297,7 +298,7 @@ export class ContactsRepo extends Effect.Service<ContactsRepo>()("@switchboard/d
     }, dieOnDatabaseError)
 
     /** A tag with how many contacts carry it, decoded to the domain's `ContactTag`. */
-    const TagRow = Schema.transform(Schema.Struct({ tag: Schema.String, n: Schema.Number }), ContactTag, {
+    const TagRow = Schema.transform(Schema.Struct({ tag: Schema.String, n: Schema.Number }), Contacts.ContactTag, {
       strict: true,
       decode: ({ n, tag }) => ({ object: "contact_tag" as const, tag, contact_count: n }),
       encode: ({ contact_count, tag }) => ({ tag, n: contact_count })

@@ -1,7 +1,6 @@
 /** Internal notes on a conversation: never sent to the contact. */
 import { SqlClient, SqlSchema } from "@effect/sql"
-import { ConversationNote, Id } from "@switchboard/domain"
-import type { CursorPosition } from "@switchboard/domain"
+import { Conversations, Ids, type Pagination } from "@switchboard/domain"
 import { Effect, Schema } from "effect"
 import { dieOnDatabaseError, iso, TimestampColumn } from "./Rows.js"
 
@@ -13,14 +12,14 @@ import { dieOnDatabaseError, iso, TimestampColumn } from "./Rows.js"
  */
 export const NoteRow = Schema.transform(
   Schema.Struct({
-    id: Id("nte"),
-    conversation_id: Id("cnv"),
+    id: Ids.Id("nte"),
+    conversation_id: Ids.Id("cnv"),
     body: Schema.String,
     author_type: Schema.Literal("user", "api_key"),
     author_id: Schema.String,
     created_at: TimestampColumn
   }),
-  ConversationNote,
+  Conversations.ConversationNote,
   {
     strict: true,
     decode: ({ author_id, author_type, ...row }) => ({
@@ -74,7 +73,7 @@ export class ConversationNotesRepo extends Effect.Service<ConversationNotesRepo>
       const list = Effect.fn("ConversationNotesRepo.list")(function*(
         conversationId: string,
         limit: number,
-        after: CursorPosition | undefined
+        after: Pagination.CursorPosition | undefined
       ) {
         const rows = yield* SqlSchema.findAll({
           Request: Schema.Void,

@@ -6,24 +6,23 @@
  */
 import { SqlClient, SqlSchema } from "@effect/sql"
 import type * as Statement from "@effect/sql/Statement"
-import { arrivalEvent, Conversation, ConversationStatus, Id, newId } from "@switchboard/domain"
-import type { CursorPosition } from "@switchboard/domain"
+import { ArrivalEvents, Conversations, ConversationStateMachine, Ids, type Pagination } from "@switchboard/domain"
 import { Effect, Option, Schema } from "effect"
 import { EventsRepo } from "./EventsRepo.js"
 import { dieOnDatabaseError, iso, isoOrNull, TimestampColumn } from "./Rows.js"
 
 /** The columns of a `conversations` row with its contact's (`view` below) and its unread count. */
 const ConversationColumns = Schema.Struct({
-  id: Id("cnv"),
-  workspace_id: Id("ws"),
-  channel_id: Id("ch"),
-  contact_id: Id("cnt"),
+  id: Ids.Id("cnv"),
+  workspace_id: Ids.Id("ws"),
+  channel_id: Ids.Id("ch"),
+  contact_id: Ids.Id("cnt"),
   contact_found: Schema.Boolean,
   contact_phone_number: Schema.NullOr(Schema.String),
   contact_whatsapp_lid: Schema.NullOr(Schema.String),
   contact_name: Schema.NullOr(Schema.String),
-  status: ConversationStatus,
-  assignee_id: Schema.NullOr(Id("usr")),
+  status: ConversationStateMachine.ConversationStatus,
+  assignee_id: Schema.NullOr(Ids.Id("usr")),
   last_message_at: Schema.NullOr(TimestampColumn),
   last_inbound_at: Schema.NullOr(TimestampColumn),
   last_read_at: Schema.NullOr(TimestampColumn),
@@ -40,7 +39,7 @@ const ConversationColumns = Schema.Struct({
  * conversation keeps its `contact_id`, history stays), the timestamps the wire's ISO strings; no
  * mapper, no cast.
  */
-export const ConversationRow = Schema.transform(ConversationColumns, Conversation, {
+export const ConversationRow = Schema.transform(ConversationColumns, Conversations.Conversation, {
   strict: true,
   decode: ({ contact_found, contact_name, contact_phone_number, contact_whatsapp_lid, ...row }) => ({
     ...row,
@@ -71,13 +70,13 @@ export const ConversationRow = Schema.transform(ConversationColumns, Conversatio
 const UpdatedRow = Schema.transform(
   Schema.Struct({
     ...ConversationColumns.fields,
-    prior_status: ConversationStatus,
+    prior_status: ConversationStateMachine.ConversationStatus,
     prior_assignee_id: Schema.NullOr(Schema.String),
     prior_last_read_at: Schema.NullOr(TimestampColumn)
   }),
   Schema.Struct({
     before: Schema.Struct({
-      status: ConversationStatus,
+      status: ConversationStateMachine.ConversationStatus,
       assigneeId: Schema.NullOr(Schema.String),
       lastReadAt: Schema.NullOr(Schema.String)
     }),
@@ -100,10 +99,10 @@ const UpdatedRow = Schema.transform(
 
 /** What `upsertConversation` reads back, and the ids its event names (checked and typed). */
 const ArrivedRow = Schema.Struct({
-  id: Id("cnv"),
-  prior: Schema.NullOr(ConversationStatus),
-  channel_id: Id("ch"),
-  contact_id: Id("cnt")
+  id: Ids.Id("cnv"),
+  prior: Schema.NullOr(ConversationStateMachine.ConversationStatus),
+  channel_id: Ids.Id("ch"),
+  contact_id: Ids.Id("cnt")
 })
 const decodeArrived = Schema.decodeUnknown(ArrivedRow)
 
@@ -155,7 +154,7 @@ export const conversationArrivalCtes = (
 }
 
 export interface ConversationFilters {
-  readonly status?: ConversationStatus | undefined
+  readonly status?: ConversationStateMachine.ConversationStatus | undefined
   readonly channelId?: string | undefined
   readonly contactId?: string | undefined
   /** a user id, or `null` for unassigned ones */
@@ -163,7 +162,7 @@ export interface ConversationFilters {
 }
 
 export interface ConversationUpdate {
-  readonly status?: ConversationStatus | undefined
+  readonly status?: ConversationStateMachine.ConversationStatus | undefined
   /** `undefined` keeps the assignee, `null` removes it */
   readonly assigneeId?: string | null | undefined
   /** moves the read marker forward to the newest inbound message (`last_inbound_at`) */
@@ -197,7 +196,7 @@ export class ConversationsRepo extends Effect.Service<ConversationsRepo>()("@swi
         now: string,
         direction: "outbound" | "inbound" = "outbound"
       ) {
-        const id = yield* newId("cnv")
+        const id = yield* Ids.newId("cnv")
         const inbound = direction === "inbound"
         const upsert = sql`WITH ${
           conversationArrivalCtes(sql, {
@@ -213,7 +212,7 @@ export class ConversationsRepo extends Effect.Service<ConversationsRepo>()("@swi
         let rows = yield* upsert
         if (!rows[0]) rows = yield* upsert
         const row = yield* decodeArrived({ ...rows[0], channel_id: channelId, contact_id: contactId })
-        const event = arrivalEvent(row.id === id ? null : row.prior ?? "open", direction, {
+        const event = ArrivalEvents.arrivalEvent(row.id === id ? null : row.prior ?? "open", direction, {
           id: row.id,
           channelId: row.channel_id,
           contactId: row.contact_id
@@ -239,7 +238,7 @@ export class ConversationsRepo extends Effect.Service<ConversationsRepo>()("@swi
       workspaceId: string,
       filters: ConversationFilters,
       limit: number,
-      after: CursorPosition | undefined
+      after: Pagination.CursorPosition | undefined
     ) {
       const rows = yield* SqlSchema.findAll({
         Request: Schema.Void,
@@ -267,7 +266,7 @@ export class ConversationsRepo extends Effect.Service<ConversationsRepo>()("@swi
       Request: Schema.Struct({
         workspaceId: Schema.String,
         id: Schema.String,
-        status: Schema.NullOr(ConversationStatus),
+        status: Schema.NullOr(ConversationStateMachine.ConversationStatus),
         setAssignee: Schema.Boolean,
         assigneeId: Schema.NullOr(Schema.String),
         markRead: Schema.Boolean,

@@ -6,15 +6,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import type * as Statement from "@effect/sql/Statement"
-import { PRIORITY, toTimestamp } from "@switchboard/domain"
-import type {
-  Category,
-  LocationContent,
-  MediaKind,
-  MessageType,
-  OutgoingBody,
-  ProviderMessageRef
-} from "@switchboard/domain"
+import { MessageCategory, type MessageContent, Schemas } from "@switchboard/domain"
 import { Clock, Effect } from "effect"
 import { dieOnDatabaseError } from "./Rows.js"
 
@@ -23,11 +15,11 @@ export interface QueuedMessage {
   readonly to: string
   readonly body: string
   readonly attempts: number
-  readonly category: Category
+  readonly category: MessageCategory.Category
   /** what the provider sends: the text (`body`), a stored file, a location, a reaction */
-  readonly content: OutgoingBody
+  readonly content: MessageContent.OutgoingBody
   /** the message this one quotes (`reply_to`), by the provider's id */
-  readonly quoted: ProviderMessageRef | null
+  readonly quoted: MessageContent.ProviderMessageRef | null
 }
 
 interface QueuedRow {
@@ -35,11 +27,11 @@ interface QueuedRow {
   readonly to_number: string
   readonly body: string
   readonly attempts: number
-  readonly category: Category
-  readonly type: MessageType
+  readonly category: MessageCategory.Category
+  readonly type: MessageContent.MessageType
   readonly content: Record<string, unknown> | null
   readonly media_id: string | null
-  readonly media_kind: MediaKind | null
+  readonly media_kind: MessageContent.MediaKind | null
   readonly mime_type: string | null
   readonly size_bytes: number | string | null
   readonly filename: string | null
@@ -59,9 +51,9 @@ const ref = (id: string | null, pid: string | null, direction: string | null, bo
     providerMessageId: pid ?? id,
     fromMe: direction === "outbound",
     body: body ?? ""
-  } satisfies ProviderMessageRef
+  } satisfies MessageContent.ProviderMessageRef
 
-const outgoingBody = (r: QueuedRow): OutgoingBody => {
+const outgoingBody = (r: QueuedRow): MessageContent.OutgoingBody => {
   const c = r.content ?? {}
   switch (r.type) {
     case "image":
@@ -80,7 +72,7 @@ const outgoingBody = (r: QueuedRow): OutgoingBody => {
         voice: c["voice"] === true
       }
     case "location":
-      return { _tag: "location", ...(c as unknown as LocationContent) }
+      return { _tag: "location", ...(c as unknown as MessageContent.LocationContent) }
     case "reaction": {
       const target = ref(r.r_id, r.r_pid, r.r_direction, r.r_body)
       return target === null
@@ -137,7 +129,7 @@ export class DispatchQueueRepo extends Effect.Service<DispatchQueueRepo>()("@swi
       limit: number,
       skipRecipients: ReadonlyArray<string> = []
     ) {
-      const now = toTimestamp(yield* Clock.currentTimeMillis)
+      const now = Schemas.toTimestamp(yield* Clock.currentTimeMillis)
       // typed, not decoded: our own rows, read on every dispatch; a suspended workspace's
       // channels hold their queue (the workspace check is evaluated once per call)
       const rows = yield* sql<QueuedRow>`SELECT m.id, m.to_number, m.body, m.attempts, m.category, m.type,
@@ -168,7 +160,7 @@ export class DispatchQueueRepo extends Effect.Service<DispatchQueueRepo>()("@swi
       const rows = yield* sql<{ to_number: string; at: Date | string }>`SELECT m.to_number, t.at
         FROM message_transitions t JOIN messages m ON m.id = t.message_id
         WHERE m.channel_id = ${channelId} AND m.direction = 'outbound' AND t.to_state = 'dispatching'
-          AND t.at > ${toTimestamp(since)}`
+          AND t.at > ${Schemas.toTimestamp(since)}`
       return rows.map((r) => ({ to: r.to_number, at: new Date(r.at).getTime() }))
     }, dieOnDatabaseError)
 
@@ -179,7 +171,7 @@ export class DispatchQueueRepo extends Effect.Service<DispatchQueueRepo>()("@swi
      */
     const channelsWithDueWork = Effect.fn("DispatchQueueRepo.channelsWithDueWork")(
       function*(limit: number, after = "") {
-        const now = toTimestamp(yield* Clock.currentTimeMillis)
+        const now = Schemas.toTimestamp(yield* Clock.currentTimeMillis)
         // only channels that can dispatch (a disconnected channel's, or a suspended workspace's,
         // backlog waits or expires quietly); one index probe per connected channel (`messages_due`)
         const rows = yield* sql<{ id: string }>`SELECT c.id FROM channels c WHERE c.status = 'connected'
@@ -271,7 +263,7 @@ export class DispatchQueueRepo extends Effect.Service<DispatchQueueRepo>()("@swi
      * index probe per priority on `messages_queue`, so a deep backlog costs no more than a short one.
      */
     const backlog = Effect.fn("DispatchQueueRepo.backlog")(function*() {
-      const priorities = [...new Set(Object.values(PRIORITY))]
+      const priorities = [...new Set(Object.values(MessageCategory.PRIORITY))]
       const rows = yield* sql<{ channel_id: string; queued: string | number; oldest: Date | string | null }>`
         SELECT q.channel_id, q.queued, o.oldest FROM (
           SELECT channel_id, sum(queued) AS queued FROM channel_queue_counts GROUP BY channel_id HAVING sum(queued) > 0

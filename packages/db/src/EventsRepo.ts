@@ -7,8 +7,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import type { Statement } from "@effect/sql"
-import { newId, toTimestamp } from "@switchboard/domain"
-import type { DomainEvent, EventType } from "@switchboard/domain"
+import { type EventCatalogue, type Events, Ids, Schemas } from "@switchboard/domain"
 import { Clock, Effect } from "effect"
 import { dieOnDatabaseError } from "./Rows.js"
 
@@ -21,7 +20,7 @@ export const WEBHOOK_WAKE_CHANNEL = "webhook_deliveries_due"
 /** The envelope every event is stored and delivered as (`append` and `envelopeTemplate` share it). */
 const envelopeOf = (input: {
   readonly id: string
-  readonly type: EventType
+  readonly type: EventCatalogue.EventType
   readonly createdAt: string
   readonly workspaceId: string
   readonly isTest: boolean
@@ -52,7 +51,7 @@ const SLOT_MARK = `\u0000${Math.random().toString(36).slice(2)}:`
 
 export const envelopeTemplate = (input: {
   readonly id: string
-  readonly event: DomainEvent
+  readonly event: Events.DomainEvent
   readonly createdAt: string
   /** a placeholder when `workspace_id` is open */
   readonly workspaceId: string
@@ -82,7 +81,7 @@ export const envelopeTemplate = (input: {
 
 export interface AppendedEvent {
   readonly id: string
-  readonly type: EventType
+  readonly type: EventCatalogue.EventType
   readonly workspace_id: string
   readonly created_at: string
   readonly envelope: string
@@ -95,12 +94,12 @@ export class EventsRepo extends Effect.Service<EventsRepo>()("@switchboard/db/Ev
     const append = Effect.fn("EventsRepo.append")(function*(input: {
       readonly workspaceId: string
       /** built with `DomainEvent.make` (its data typed by its type) */
-      readonly event: DomainEvent
+      readonly event: Events.DomainEvent
       /** when the event occurred; defaults to now */
       readonly occurredAt?: string
     }) {
-      const id = yield* newId("evt")
-      const createdAt = input.occurredAt ?? toTimestamp(yield* Clock.currentTimeMillis)
+      const id = yield* Ids.newId("evt")
+      const createdAt = input.occurredAt ?? Schemas.toTimestamp(yield* Clock.currentTimeMillis)
       const { isTest, type } = input.event
       const data = input.event.encodeData()
       const envelope = JSON.stringify(
@@ -124,7 +123,7 @@ export class EventsRepo extends Effect.Service<EventsRepo>()("@switchboard/db/Ev
           const rows = []
           for (const endpoint of endpoints) {
             rows.push({
-              id: yield* newId("whd"),
+              id: yield* Ids.newId("whd"),
               endpoint_id: endpoint.id,
               workspace_id: input.workspaceId,
               event_id: id,

@@ -6,7 +6,7 @@
  * Callers run these in one transaction (`LidMappings.learn`).
  */
 import { SqlClient } from "@effect/sql"
-import { contactCreatedEvent } from "@switchboard/domain"
+import { ArrivalEvents } from "@switchboard/domain"
 import { Effect, Option } from "effect"
 import { EventsRepo } from "./EventsRepo.js"
 import { dieOnDatabaseError } from "./Rows.js"
@@ -62,7 +62,11 @@ export class LidRepo extends Effect.Service<LidRepo>()("@switchboard/db/LidRepo"
             updated_at) VALUES (${id}, ${workspaceId}, ${lid}, ${now}, ${now})
           ON CONFLICT (workspace_id, whatsapp_lid) WHERE whatsapp_lid IS NOT NULL DO NOTHING RETURNING id`
         if (inserted[0]) {
-          yield* events.append({ workspaceId, event: contactCreatedEvent(id as `cnt_${string}`), occurredAt: now })
+          yield* events.append({
+            workspaceId,
+            event: ArrivalEvents.contactCreatedEvent(id as `cnt_${string}`),
+            occurredAt: now
+          })
           return id
         }
         const existing = yield* contactWhere(workspaceId, "whatsapp_lid", lid)

@@ -6,29 +6,29 @@
  * starts, no other instance holds a claim). The bytes are `MediaStore`'s.
  */
 import { SqlClient } from "@effect/sql"
-import { DEFAULT_MEDIA_RETENTION_DAYS, Id, Media, MediaKind, MediaStatus } from "@switchboard/domain"
+import { Ids, Media, MessageContent } from "@switchboard/domain"
 import { Config, Effect, Option, Schema } from "effect"
 import { dieOnDatabaseError, iso, TimestampColumn } from "./Rows.js"
 
 /** `MEDIA_RETENTION_DAYS`: how long stored media are kept (default 30). */
 export const mediaRetentionDays = Config.integer("MEDIA_RETENTION_DAYS").pipe(
   Config.validate({ message: "Expected a whole number of days >= 1", validation: (n) => n >= 1 }),
-  Config.withDefault(DEFAULT_MEDIA_RETENTION_DAYS)
+  Config.withDefault(Media.DEFAULT_MEDIA_RETENTION_DAYS)
 )
 
 /** A row of `media` (`COLUMNS`): the resource's columns and its download job's. */
 export const MediaColumns = Schema.Struct({
-  id: Id("med"),
-  workspace_id: Id("ws"),
-  kind: MediaKind,
+  id: Ids.Id("med"),
+  workspace_id: Ids.Id("ws"),
+  kind: MessageContent.MediaKind,
   mime_type: Schema.String,
   filename: Schema.NullOr(Schema.String),
   size_bytes: Schema.NullOr(Schema.Union(Schema.Number, Schema.NumberFromString)),
   sha256: Schema.NullOr(Schema.String),
-  status: MediaStatus,
+  status: Media.MediaStatus,
   failure_reason: Schema.NullOr(Schema.String),
-  channel_id: Schema.NullOr(Id("ch")),
-  message_id: Schema.NullOr(Id("msg")),
+  channel_id: Schema.NullOr(Ids.Id("ch")),
+  message_id: Schema.NullOr(Ids.Id("msg")),
   source: Schema.NullOr(Schema.Unknown),
   expected_size: Schema.NullOr(Schema.Union(Schema.Number, Schema.NumberFromString)),
   expected_sha256: Schema.NullOr(Schema.String),
@@ -60,7 +60,7 @@ export const MediaRow = Schema.transform(
     "created_at",
     "expires_at"
   )),
-  Media,
+  Media.Media,
   {
     strict: true,
     decode: (row) => ({
@@ -88,7 +88,7 @@ export class MediaRepo extends Effect.Service<MediaRepo>()("@switchboard/db/Medi
       readonly workspaceId: string
       readonly channelId: string
       readonly messageId: string
-      readonly kind: MediaKind
+      readonly kind: MessageContent.MediaKind
       readonly mimeType: string
       readonly filename: string | null
       readonly expectedSize: number | null
@@ -111,7 +111,7 @@ export class MediaRepo extends Effect.Service<MediaRepo>()("@switchboard/db/Medi
     const createUpload = Effect.fn("MediaRepo.createUpload")(function*(input: {
       readonly id: string
       readonly workspaceId: string
-      readonly kind: MediaKind
+      readonly kind: MessageContent.MediaKind
       readonly mimeType: string
       readonly filename: string | null
       readonly now: string

@@ -8,26 +8,16 @@
  */
 import { SqlClient, SqlSchema } from "@effect/sql"
 import {
-  ALLOWED_FROM,
-  Category,
-  Direction,
-  DomainEvent,
-  Failure,
-  Id,
-  MediaStatus,
-  Message,
-  MessageStatus,
-  messageStatusEvent,
-  MessageType,
-  MessageWithTimeline,
-  newId,
-  queuedEvent,
-  RECEIPT_STATUSES,
-  STATUS_EVENT,
-  TimelineEntry,
-  toTimestamp
+  Events,
+  Ids,
+  Media,
+  MessageCategory,
+  MessageContent,
+  MessageStateMachine,
+  Messaging,
+  type Pagination,
+  Schemas
 } from "@switchboard/domain"
-import type { CursorPosition, MessageMemberValue, ReceiptStatus } from "@switchboard/domain"
 import { Clock, Effect, Option, Schema } from "effect"
 import { DispatchOrder } from "./DispatchQueueRepo.js"
 import { envelopeTemplate, EventsRepo } from "./EventsRepo.js"
@@ -43,9 +33,9 @@ const PLACEHOLDER_WORKSPACE = "ws_00000000000000000000000000"
  * comparison, far cheaper for the planner than a list of allowed pairs, stays the same rule).
  */
 const RECEIPT_TRACK = ["dispatching", "provider_accepted", "sent", "delivered", "read"] as const
-for (const to of RECEIPT_STATUSES) {
+for (const to of MessageStateMachine.RECEIPT_STATUSES) {
   const before = RECEIPT_TRACK.slice(0, RECEIPT_TRACK.indexOf(to))
-  if ([...ALLOWED_FROM[to]].sort().join() !== [...before].sort().join()) {
+  if ([...MessageStateMachine.ALLOWED_FROM[to]].sort().join() !== [...before].sort().join()) {
     throw new Error(`receipts: ALLOWED_FROM[${to}] is not the states before it`)
   }
 }
@@ -55,26 +45,26 @@ const RECEIPT_SLOTS = ["workspace_id", "from_state", "category"]
 
 /** The columns of a `messages` row. */
 const MessageColumns = Schema.Struct({
-  id: Id("msg"),
-  workspace_id: Id("ws"),
-  channel_id: Id("ch"),
-  conversation_id: Id("cnv"),
-  contact_id: Id("cnt"),
-  direction: Direction,
+  id: Ids.Id("msg"),
+  workspace_id: Ids.Id("ws"),
+  channel_id: Ids.Id("ch"),
+  conversation_id: Ids.Id("cnv"),
+  contact_id: Ids.Id("cnt"),
+  direction: Messaging.Direction,
   from_number: Schema.NullOr(Schema.String),
   to_number: Schema.String,
-  type: MessageType,
+  type: MessageContent.MessageType,
   body: Schema.String,
   template: Schema.NullOr(
     Schema.Struct({
-      id: Id("tpl"),
+      id: Ids.Id("tpl"),
       slug: Schema.String,
       variables: Schema.Record({ key: Schema.String, value: Schema.String })
     })
   ),
-  category: Category,
-  status: MessageStatus,
-  failure: Schema.NullOr(Failure),
+  category: MessageCategory.Category,
+  status: MessageStateMachine.MessageStatus,
+  failure: Schema.NullOr(Messaging.Failure),
   metadata: Schema.NullOr(Schema.Record({ key: Schema.String, value: Schema.String })),
   created_at: TimestampColumn,
   updated_at: TimestampColumn,
@@ -83,10 +73,10 @@ const MessageColumns = Schema.Struct({
   read_at: Schema.NullOr(TimestampColumn),
   /** the member of a non-text type, as the wire shows it (the `Message` class checks it) */
   content: Schema.NullOr(Schema.Unknown),
-  reply_to: Schema.NullOr(Id("msg")),
+  reply_to: Schema.NullOr(Ids.Id("msg")),
   sender_lid: Schema.NullOr(Schema.String),
-  media_id: Schema.NullOr(Id("med")),
-  media_status: Schema.NullOr(MediaStatus),
+  media_id: Schema.NullOr(Ids.Id("med")),
+  media_status: Schema.NullOr(Media.MediaStatus),
   media_failure: Schema.NullOr(Schema.String)
 })
 
@@ -97,7 +87,7 @@ const MessageColumns = Schema.Struct({
  * wire's ISO strings; no mapper, no cast. Reads and inbound writes only: the send path writes
  * through `SendWritesRepo` and the dispatch path reads back `Transitioned`, never a `Message`.
  */
-export const MessageRow = Schema.transform(MessageColumns, Message, {
+export const MessageRow = Schema.transform(MessageColumns, Messaging.Message, {
   strict: true,
   decode: (r) => ({
     id: r.id,
@@ -164,16 +154,16 @@ const decodeMessages = Schema.decodeUnknown(Schema.Array(MessageRow))
 /** A row of `message_transitions` decoded to the domain's `TimelineEntry` (its time as the wire's ISO string). */
 const TransitionRow = Schema.transform(
   Schema.Struct({
-    from_state: Schema.NullOr(MessageStatus),
-    to_state: MessageStatus,
+    from_state: Schema.NullOr(MessageStateMachine.MessageStatus),
+    to_state: MessageStateMachine.MessageStatus,
     at: TimestampColumn,
     reason: Schema.NullOr(Schema.String)
   }),
-  TimelineEntry,
+  Messaging.TimelineEntry,
   { strict: true, decode: (t) => ({ ...t, at: iso(t.at) }), encode: (t) => t }
 )
 
-const decodeMessageId = Schema.decodeUnknown(Id("msg"))
+const decodeMessageId = Schema.decodeUnknown(Ids.Id("msg"))
 
 /**
  * A transition that happened: what its callers use of the moved row (not a whole `Message`: the
@@ -183,8 +173,8 @@ const decodeMessageId = Schema.decodeUnknown(Id("msg"))
 export interface Transitioned {
   readonly id: string
   /** the status it moved to */
-  readonly status: MessageStatus
-  readonly from: MessageStatus
+  readonly status: MessageStateMachine.MessageStatus
+  readonly from: MessageStateMachine.MessageStatus
   /** failed dispatch attempts so far */
   readonly attempts: number
   /** the provider of the message's channel (metrics label transitions with it) */
@@ -194,12 +184,12 @@ export interface Transitioned {
 /** The columns of a moved row that `transition` reads back. */
 interface MovedRow {
   readonly id: string
-  readonly status: MessageStatus
-  readonly from_state: MessageStatus
+  readonly status: MessageStateMachine.MessageStatus
+  readonly from_state: MessageStateMachine.MessageStatus
   readonly attempts: number | string
   readonly workspace_id: string
-  readonly category: Category
-  readonly failure: Failure | null
+  readonly category: MessageCategory.Category
+  readonly failure: Messaging.Failure | null
   readonly provider: string | null
 }
 
@@ -213,7 +203,7 @@ const toTransitioned = (row: MovedRow): Transitioned => ({
 
 export interface TransitionOptions {
   readonly reason?: string | undefined
-  readonly failure?: Failure | undefined
+  readonly failure?: Messaging.Failure | undefined
   readonly nextAttemptAt?: string | undefined
   readonly countAttempt?: boolean | undefined
   /** when it happened, if earlier than now (a provider receipt carries its own time) */
@@ -228,9 +218,9 @@ export interface TransitionOptions {
 }
 
 export interface MessageFilters {
-  readonly status?: MessageStatus | undefined
+  readonly status?: MessageStateMachine.MessageStatus | undefined
   readonly direction?: "outbound" | "inbound" | undefined
-  readonly category?: Category | undefined
+  readonly category?: MessageCategory.Category | undefined
   readonly channelId?: string | undefined
   readonly conversationId?: string | undefined
 }
@@ -250,9 +240,9 @@ export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/d
       readonly from: string | null
       readonly to: string
       readonly body: string
-      readonly category: Category
+      readonly category: MessageCategory.Category
       readonly priority: number
-      readonly status: MessageStatus
+      readonly status: MessageStateMachine.MessageStatus
       readonly metadata: Record<string, string>
       readonly now: string
       /** inbound only: the provider's id of the message */
@@ -260,8 +250,8 @@ export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/d
       /** a template send: the template and the values `body` was rendered with */
       readonly template?: { readonly id: string; readonly slug: string; readonly variables: Record<string, string> }
       /** inbound of another kind than text: its type and member (docs/API.md "Messages") */
-      readonly type?: MessageType | undefined
-      readonly content?: MessageMemberValue | undefined
+      readonly type?: MessageContent.MessageType | undefined
+      readonly content?: Messaging.MessageMemberValue | undefined
       readonly replyTo?: string | null | undefined
       readonly senderLid?: string | null | undefined
       readonly mediaId?: string | null | undefined
@@ -290,10 +280,10 @@ export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/d
     }, dieOnDatabaseError)
 
     /** `message.queued` for a message just inserted as queued (same transaction). */
-    const appendQueuedEvent = Effect.fn("MessagesRepo.appendQueuedEvent")(function*(message: Message) {
+    const appendQueuedEvent = Effect.fn("MessagesRepo.appendQueuedEvent")(function*(message: Messaging.Message) {
       yield* events.append({
         workspaceId: message.workspace_id,
-        event: queuedEvent(message),
+        event: Events.queuedEvent(message),
         occurredAt: message.created_at
       })
     }, dieOnDatabaseError)
@@ -301,10 +291,10 @@ export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/d
     /** `transition`'s statement (and, a failure read from the row, its event). */
     const moveOnce = Effect.fn("MessagesRepo.transition")(function*(
       id: string,
-      to: MessageStatus,
+      to: MessageStateMachine.MessageStatus,
       options: TransitionOptions = {}
     ) {
-      const now = toTimestamp(yield* Clock.currentTimeMillis)
+      const now = Schemas.toTimestamp(yield* Clock.currentTimeMillis)
       const at = options.occurredAt ?? now
       const waiting = options.waitingRecipients ?? []
       const failure = options.failure
@@ -312,11 +302,11 @@ export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/d
       // completed there with what only the locked row knows (the state it came from, the
       // message's workspace and category). A failure read from the row (none given) takes the
       // two-statement way below.
-      const eventType = STATUS_EVENT[to]
+      const eventType = MessageStateMachine.STATUS_EVENT[to]
       const inStatement = eventType !== undefined && (to !== "failed_permanent" || failure !== undefined)
-      const eventId = inStatement ? yield* newId("evt") : undefined
+      const eventId = inStatement ? yield* Ids.newId("evt") : undefined
       // hot path: no decode per move (bench/RESULTS.md 1 "Before and after number protection and the structure step")
-      const messageId = id as Message["id"]
+      const messageId = id as Messaging.Message["id"]
       const outbox = inStatement
         ? events.outboxCtes(sql`SELECT ${eventId!} AS id, moved.workspace_id, ${eventType!} AS type,
             moved.id AS object_id, ${
@@ -326,7 +316,7 @@ export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/d
               createdAt: at,
               workspaceId: PLACEHOLDER_WORKSPACE,
               open: RECEIPT_SLOTS,
-              event: messageStatusEvent(to, {
+              event: Events.messageStatusEvent(to, {
                 object: "message",
                 object_id: messageId,
                 message_id: messageId,
@@ -361,8 +351,10 @@ export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/d
             delivered_at = CASE WHEN ${to} IN ('delivered', 'read') THEN COALESCE(delivered_at, ${at}) ELSE delivered_at END,
             read_at = CASE WHEN ${to} = 'read' THEN COALESCE(read_at, ${at}) ELSE read_at END
           FROM current
-          WHERE messages.id = current.id AND current.status IN ${sql.in(ALLOWED_FROM[to] as Array<string>)}
-            AND messages.status IN ${sql.in(ALLOWED_FROM[to] as Array<string>)}
+          WHERE messages.id = current.id AND current.status IN ${
+        sql.in(MessageStateMachine.ALLOWED_FROM[to] as Array<string>)
+      }
+            AND messages.status IN ${sql.in(MessageStateMachine.ALLOWED_FROM[to] as Array<string>)}
           ${
         // nothing leaves for the provider once its channel stopped dispatching (archived, ...)
         // and none leaves while one earlier in the dispatch order (`DispatchOrder`) is due: one
@@ -395,7 +387,7 @@ export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/d
       if (row === undefined) return Option.none<Transitioned>()
       if (eventType !== undefined && !inStatement) {
         const movedId = yield* decodeMessageId(row.id)
-        const event = messageStatusEvent(to, {
+        const event = Events.messageStatusEvent(to, {
           object: "message",
           object_id: movedId,
           message_id: movedId,
@@ -417,23 +409,23 @@ export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/d
      * splits a batch into rounds). Answers the moves that happened.
      */
     const receipts = Effect.fn("MessagesRepo.receipts")(function*(
-      batch: ReadonlyArray<{ readonly id: string; readonly to: ReceiptStatus; readonly at: string }>
+      batch: ReadonlyArray<{ readonly id: string; readonly to: MessageStateMachine.ReceiptStatus; readonly at: string }>
     ) {
       if (batch.length === 0) return []
-      const now = toTimestamp(yield* Clock.currentTimeMillis)
+      const now = Schemas.toTimestamp(yield* Clock.currentTimeMillis)
       const eventIds: Array<string> = []
       const parts: Array<Array<string>> = [[], [], [], []]
       for (const r of batch) {
-        const eventId = yield* newId("evt")
+        const eventId = yield* Ids.newId("evt")
         // hot path: no decode per receipt (bench/RESULTS.md 1 "Before and after number protection and the structure step")
-        const messageId = r.id as Message["id"]
+        const messageId = r.id as Messaging.Message["id"]
         eventIds.push(eventId)
         const template = envelopeTemplate({
           id: eventId,
           createdAt: r.at,
           workspaceId: PLACEHOLDER_WORKSPACE,
           open: RECEIPT_SLOTS,
-          event: messageStatusEvent(r.to, {
+          event: Events.messageStatusEvent(r.to, {
             object: "message",
             object_id: messageId,
             message_id: messageId,
@@ -489,7 +481,7 @@ export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/d
      * whose event reads the row's: that one runs in a transaction of its own (a savepoint inside
      * the caller's).
      */
-    const transition = (id: string, to: MessageStatus, options: TransitionOptions = {}) =>
+    const transition = (id: string, to: MessageStateMachine.MessageStatus, options: TransitionOptions = {}) =>
       to === "failed_permanent" && options.failure === undefined
         ? dieOnDatabaseError(sql.withTransaction(moveOnce(id, to, options)))
         : moveOnce(id, to, options)
@@ -526,8 +518,8 @@ export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/d
       const rows = yield* decodeMessages(
         yield* sql`SELECT * FROM messages WHERE workspace_id = ${workspaceId} AND id = ${id}`
       )
-      if (!rows[0]) return Option.none<MessageWithTimeline>()
-      return Option.some(new MessageWithTimeline({ ...rows[0], timeline: yield* timelineOf(id) }))
+      if (!rows[0]) return Option.none<Messaging.MessageWithTimeline>()
+      return Option.some(new Messaging.MessageWithTimeline({ ...rows[0], timeline: yield* timelineOf(id) }))
     }, dieOnDatabaseError)
 
     /** Any workspace, for entities. */
@@ -540,7 +532,7 @@ export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/d
       workspaceId: string,
       filters: MessageFilters,
       limit: number,
-      after: CursorPosition | undefined
+      after: Pagination.CursorPosition | undefined
     ) {
       const rows = yield* sql`SELECT * FROM messages WHERE workspace_id = ${workspaceId}
         ${filters.status ? sql`AND status = ${filters.status}` : sql``}

@@ -4,7 +4,7 @@
  * transaction: concurrent sends on one QR channel count one after the other.
  */
 import { SqlClient } from "@effect/sql"
-import type { QrRestrictionReason } from "@switchboard/domain"
+import type { ChannelStateMachine } from "@switchboard/domain"
 import { Effect, Option } from "effect"
 import type { WarmUpFacts, WarmUpFactsColumns } from "./QrWarmUpRepo.js"
 import { toWarmUpFacts } from "./QrWarmUpRepo.js"
@@ -27,7 +27,7 @@ interface QrHealthRow extends WarmUpFactsColumns {
   readonly not_on_whatsapp: number
   /** queued messages a reach-out timelock holds now */
   readonly held: number
-  readonly last_signal: QrRestrictionReason | null
+  readonly last_signal: ChannelStateMachine.QrRestrictionReason | null
   readonly last_signal_at: Date | string | null
 }
 
@@ -48,7 +48,7 @@ export interface QrHealth {
   readonly heldByTimelock: number
   /** the warm-up's facts and WhatsApp's reports (`recipientKnown` is false: no recipient) */
   readonly facts: WarmUpFacts
-  readonly lastSignal: { readonly reason: QrRestrictionReason; readonly at: number } | null
+  readonly lastSignal: { readonly reason: ChannelStateMachine.QrRestrictionReason; readonly at: number } | null
 }
 
 /** The caps operators set: `null` where none is set. */

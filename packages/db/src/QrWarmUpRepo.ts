@@ -9,14 +9,14 @@
  * another provider's sends.
  */
 import { SqlClient } from "@effect/sql"
-import { addressedLid, type WarmUpOverride } from "@switchboard/domain"
+import { LidAddress, type QrWarmUp } from "@switchboard/domain"
 import { Effect } from "effect"
 import { dieOnDatabaseError } from "./Rows.js"
 
 export interface WarmUpFacts {
   /** epoch ms of the number's link; `null` when not linked yet */
   readonly linkedAt: number | null
-  readonly override: WarmUpOverride
+  readonly override: QrWarmUp.WarmUpOverride
   /** the recipient wrote to this channel at least once (a reply, not a new chat) */
   readonly recipientKnown: boolean
   /** epoch ms WhatsApp's reach-out timelock ends; `null`: none reported */
@@ -36,7 +36,7 @@ export interface NewChatQuota {
 
 const ms = (value: Date | string | null) => value === null ? null : new Date(value).getTime()
 
-const toOverride = (mode: string | null, max: number | null): WarmUpOverride =>
+const toOverride = (mode: string | null, max: number | null): QrWarmUp.WarmUpOverride =>
   mode === "off" ? { _tag: "Off" } : mode === "capped" && max !== null ? { _tag: "Capped", max } : { _tag: "Default" }
 
 /** The columns of `channels` and `qr_warm_up_overrides` the facts are read from. */
@@ -74,7 +74,7 @@ export class QrWarmUpRepo extends Effect.Service<QrWarmUpRepo>()("@switchboard/d
     /** One statement: the link time, the override and (with `to`) whether the recipient is known. */
     const facts = Effect.fn("QrWarmUpRepo.facts")(function*(channelId: string, to: string | null) {
       // a reply to a contact WhatsApp named by LID alone addresses its LID
-      const lid = to === null ? undefined : addressedLid(to)
+      const lid = to === null ? undefined : LidAddress.addressedLid(to)
       const rows = yield* sql<
         WarmUpFactsColumns & { known: boolean }
       >`SELECT c.qr_linked_at AS linked_at, o.mode, o.max_per_day, c.qr_timelock_until AS timelock_until,
@@ -113,7 +113,7 @@ export class QrWarmUpRepo extends Effect.Service<QrWarmUpRepo>()("@switchboard/d
 
     /** Sets the channel's override (`Default` removes it). */
     const setOverride = Effect.fn("QrWarmUpRepo.setOverride")(
-      function*(workspaceId: string, channelId: string, override: WarmUpOverride, now: string) {
+      function*(workspaceId: string, channelId: string, override: QrWarmUp.WarmUpOverride, now: string) {
         if (override._tag === "Default") {
           yield* sql`DELETE FROM qr_warm_up_overrides WHERE channel_id = ${channelId}`
           return

@@ -1,6 +1,6 @@
 /** Sandbox sessions on shared numbers, and their verified recipients. */
 import { SqlClient, SqlSchema } from "@effect/sql"
-import { Id } from "@switchboard/domain"
+import { Ids } from "@switchboard/domain"
 import { Effect, Option, Schema } from "effect"
 import { CountRow, dieOnDatabaseError, iso, TimestampColumn } from "./Rows.js"
 
@@ -12,9 +12,9 @@ export const SANDBOX_ALLOCATION_LOCK = 424242
 
 /** A row of `sandbox_sessions` (its ids checked and typed while decoding). */
 const SessionRow = Schema.Struct({
-  id: Id("sbx"),
+  id: Ids.Id("sbx"),
   workspace_id: Schema.String,
-  channel_id: Id("ch"),
+  channel_id: Ids.Id("ch"),
   phone_number: Schema.String,
   status: Schema.Literal("active", "revoked", "expired"),
   code_hash: Schema.String,

@@ -1,5 +1,5 @@
 import { SqlClient } from "@effect/sql"
-import type { EntitlementValue, PlanName } from "@switchboard/domain"
+import type { Plans } from "@switchboard/domain"
 import { Effect, Option, Schema } from "effect"
 import { ChannelRow } from "./ChannelsRepo.js"
 import { dieOnDatabaseError } from "./Rows.js"
@@ -16,8 +16,8 @@ export interface SendFacts {
   /** messages waiting on the channel (the striped counter of migration 0044) */
   readonly queued: number
   /** the workspace's plan and its entitlement overrides: what the send's quota and contacts limit resolve from */
-  readonly plan: PlanName
-  readonly overrides: ReadonlyMap<string, EntitlementValue>
+  readonly plan: Plans.PlanName
+  readonly overrides: ReadonlyMap<string, Plans.EntitlementValue>
 }
 
 /**
@@ -44,8 +44,8 @@ export class SendChecksRepo extends Effect.Service<SendChecksRepo>()("@switchboa
           sandbox_usable: boolean
           recipient_verified: boolean
           queued: number
-          plan: PlanName
-          overrides: Record<string, EntitlementValue>
+          plan: Plans.PlanName
+          overrides: Record<string, Plans.EntitlementValue>
         }
       >`
         SELECT c.*,

@@ -12,8 +12,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import type * as Statement from "@effect/sql/Statement"
-import { addressedLid, arrivalEvent, contactCreatedEvent, newId, queuedEvent } from "@switchboard/domain"
-import type { DomainEvent, Message } from "@switchboard/domain"
+import { ArrivalEvents, Events, Ids, LidAddress, type Messaging } from "@switchboard/domain"
 import { Effect, Exit } from "effect"
 import { ContactCtes } from "./ContactsRepo.js"
 import { conversationArrivalCtes } from "./ConversationsRepo.js"
@@ -27,7 +26,7 @@ export interface SendWrite {
    * The message as it is written (`queued`, outbound), with the ids of a NEW contact and
    * conversation: where the recipient's contact or conversation exists, its id replaces them
    */
-  readonly message: Message
+  readonly message: Messaging.Message
   readonly priority: number
   /** the plan's contacts limit: a new contact is refused when the workspace has this many; `null`: none */
   readonly contactsLimit: number | null
@@ -79,7 +78,7 @@ export class SendWritesRepo extends Effect.Service<SendWritesRepo>()("@switchboa
      * are drawn in the order those writes draw them. A conversation's event names the contact and
      * conversation as they turn out: those members of its envelope are filled in by the statement.
      */
-    const sendEvents = Effect.fn("SendWritesRepo.events")(function*(message: Message, prefix: string) {
+    const sendEvents = Effect.fn("SendWritesRepo.events")(function*(message: Messaging.Message, prefix: string) {
       const workspaceId = message.workspace_id
       const createdAt = message.created_at
       const outcome = sql.literal(`${prefix}outcome`)
@@ -87,7 +86,7 @@ export class SendWritesRepo extends Effect.Service<SendWritesRepo>()("@switchboa
       const add = (
         id: string,
         when: Statement.Fragment,
-        event: DomainEvent,
+        event: Events.DomainEvent,
         open: Record<string, Statement.Fragment> = {}
       ) =>
         selects.push(
@@ -100,11 +99,11 @@ export class SendWritesRepo extends Effect.Service<SendWritesRepo>()("@switchboa
             )
           } AS envelope, ${createdAt}::timestamptz AS created_at FROM ${outcome} o WHERE ${when}`
         )
-      add(yield* newId("evt"), sql`o.contact_created`, contactCreatedEvent(message.contact_id))
+      add(yield* Ids.newId("evt"), sql`o.contact_created`, ArrivalEvents.contactCreatedEvent(message.contact_id))
       // one of these at most: the conversation had one status before the send
-      const conversationEvent = yield* newId("evt")
+      const conversationEvent = yield* Ids.newId("evt")
       for (const prior of [null, "open", "closed"] as const) {
-        const event = arrivalEvent(prior, "outbound", {
+        const event = ArrivalEvents.arrivalEvent(prior, "outbound", {
           id: message.conversation_id,
           channelId: message.channel_id,
           contactId: message.contact_id
@@ -122,7 +121,7 @@ export class SendWritesRepo extends Effect.Service<SendWritesRepo>()("@switchboa
           )
         }
       }
-      add(yield* newId("evt"), sql`true`, queuedEvent(message))
+      add(yield* Ids.newId("evt"), sql`true`, Events.queuedEvent(message))
       return sql.join(" UNION ALL ", false)(selects)
     })
 
@@ -143,7 +142,7 @@ export class SendWritesRepo extends Effect.Service<SendWritesRepo>()("@switchboa
       const member = m.type === "text" || m.type === "template" ? undefined : m[m.type]
       // a reply to a contact WhatsApp named by LID alone goes to its LID: that contact exists (a
       // LID contact is never made by a send)
-      const lid = addressedLid(m.to)
+      const lid = LidAddress.addressedLid(m.to)
       const earlierNew = earlier.map((p) => sql` + (SELECT count(*)::int FROM ${sql.literal(`${p}contact_new`)})`)
       // every write below is guarded: by the claim (still this request's), by the contacts limit,
       // and by the rows before it (no conversation without a contact, no message without both)
@@ -250,7 +249,7 @@ export class SendWritesRepo extends Effect.Service<SendWritesRepo>()("@switchboa
           conversationId: row.conversation_id
         }
       }
-      if (row.contact_id === null && addressedLid(input.message.to) !== undefined) {
+      if (row.contact_id === null && LidAddress.addressedLid(input.message.to) !== undefined) {
         return { _tag: "LidContactGone" }
       }
       if (row.contacts_used !== null && input.contactsLimit !== null && row.contacts_used >= input.contactsLimit) {

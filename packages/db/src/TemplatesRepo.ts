@@ -1,7 +1,6 @@
 /** Templates of a workspace (docs/API.md "Templates"). SQL only: the rules are the Templates use-cases'. */
 import { SqlClient, SqlSchema } from "@effect/sql"
-import { Category, Id, Template, TemplateStatus } from "@switchboard/domain"
-import type { CursorPosition, VariableDeclaration } from "@switchboard/domain"
+import { Ids, MessageCategory, type Pagination, type TemplateBody, Templates } from "@switchboard/domain"
 import { Effect, Option, Schema } from "effect"
 import { dieOnDatabaseError, failOnUniqueViolation, iso, isoOrNull, TimestampColumn } from "./Rows.js"
 
@@ -13,11 +12,11 @@ import { dieOnDatabaseError, failOnUniqueViolation, iso, isoOrNull, TimestampCol
  */
 export const TemplateRow = Schema.transform(
   Schema.Struct({
-    id: Id("tpl"),
-    workspace_id: Id("ws"),
+    id: Ids.Id("tpl"),
+    workspace_id: Ids.Id("ws"),
     slug: Schema.String,
     name: Schema.String,
-    category: Category,
+    category: MessageCategory.Category,
     language: Schema.String,
     body: Schema.String,
     variables: Schema.Array(Schema.Struct({
@@ -25,12 +24,12 @@ export const TemplateRow = Schema.transform(
       required: Schema.Boolean,
       example: Schema.NullOr(Schema.String)
     })),
-    status: TemplateStatus,
+    status: Templates.TemplateStatus,
     created_at: TimestampColumn,
     updated_at: TimestampColumn,
     archived_at: Schema.NullOr(TimestampColumn)
   }),
-  Template,
+  Templates.Template,
   {
     strict: true,
     decode: (row) => ({
@@ -45,18 +44,18 @@ export const TemplateRow = Schema.transform(
 )
 
 export interface TemplateFilters {
-  readonly status?: TemplateStatus | undefined
-  readonly category?: Category | undefined
+  readonly status?: Templates.TemplateStatus | undefined
+  readonly category?: MessageCategory.Category | undefined
   /** case-insensitive substring of the slug or the name */
   readonly q?: string | undefined
 }
 
 export interface TemplateChanges {
   readonly name?: string | undefined
-  readonly category?: Category | undefined
+  readonly category?: MessageCategory.Category | undefined
   readonly language?: string | undefined
   readonly body?: string | undefined
-  readonly variables?: ReadonlyArray<VariableDeclaration> | undefined
+  readonly variables?: ReadonlyArray<TemplateBody.VariableDeclaration> | undefined
 }
 
 const decodeRows = Schema.decodeUnknown(Schema.Array(TemplateRow))
@@ -75,10 +74,10 @@ export class TemplatesRepo extends Effect.Service<TemplatesRepo>()("@switchboard
       readonly workspaceId: string
       readonly slug: string
       readonly name: string
-      readonly category: Category
+      readonly category: MessageCategory.Category
       readonly language: string
       readonly body: string
-      readonly variables: ReadonlyArray<VariableDeclaration>
+      readonly variables: ReadonlyArray<TemplateBody.VariableDeclaration>
       readonly now: string
     }) {
       const rows = yield* sql`INSERT INTO templates (id, workspace_id, slug, name, category, language,
@@ -114,7 +113,7 @@ export class TemplatesRepo extends Effect.Service<TemplatesRepo>()("@switchboard
       workspaceId: string,
       filters: TemplateFilters,
       limit: number,
-      after: CursorPosition | undefined
+      after: Pagination.CursorPosition | undefined
     ) {
       const pattern = filters.q === undefined ? undefined : `%${likeLiteral(filters.q.toLowerCase())}%`
       const rows = yield* sql`SELECT * FROM templates WHERE workspace_id = ${workspaceId}

@@ -1,12 +1,12 @@
 /** Users, their workspaces and memberships, e-mail verification tokens. */
 import { SqlClient, SqlSchema } from "@effect/sql"
-import { Id, PlanName, Role, User, WorkspaceMembership } from "@switchboard/domain"
+import { Identity, Ids, Plans } from "@switchboard/domain"
 import { Effect, Option, Schema } from "effect"
 import { dieOnDatabaseError, failOnUniqueViolation, iso, isoOrNull, TimestampColumn } from "./Rows.js"
 
 /** A row of `users` (but its password's hash: `PasswordRow`). */
 const UserColumns = Schema.Struct({
-  id: Id("usr"),
+  id: Ids.Id("usr"),
   email: Schema.String,
   name: Schema.String,
   email_verified_at: Schema.NullOr(TimestampColumn),
@@ -20,7 +20,7 @@ const UserColumns = Schema.Struct({
  * decoding, the timestamps become the wire's ISO strings, the password's hash is left out (a
  * login reads it with `findByEmail`); no mapper, no cast.
  */
-export const UserRow = Schema.transform(UserColumns, User, {
+export const UserRow = Schema.transform(UserColumns, Identity.User, {
   strict: true,
   decode: (row) => ({
     ...row,
@@ -39,19 +39,19 @@ const PasswordRow = Schema.Struct({ password_hash: Schema.String })
  */
 export const MembershipRow = Schema.transform(
   Schema.Struct({
-    id: Id("ws"),
+    id: Ids.Id("ws"),
     name: Schema.String,
-    role: Role,
-    plan: PlanName,
+    role: Identity.Role,
+    plan: Plans.PlanName,
     status: Schema.Literal("active", "suspended")
   }),
-  WorkspaceMembership,
+  Identity.WorkspaceMembership,
   { strict: true, decode: (row) => row, encode: (membership) => membership }
 )
 
 /** A member of a workspace: the user and their role in it. */
 export const MemberRow = Schema.Struct({
-  id: Id("usr"),
+  id: Ids.Id("usr"),
   name: Schema.String,
   email: Schema.String,
   role: Schema.Literal("owner", "admin", "member"),
@@ -73,7 +73,7 @@ export class UsersRepo extends Effect.Service<UsersRepo>()("@switchboard/db/User
       readonly name: string
       readonly passwordHash: string
       readonly workspaceName: string
-      readonly plan: PlanName
+      readonly plan: Plans.PlanName
       readonly verifiedAt: string | null
       readonly now: string
     }) {
@@ -130,7 +130,7 @@ export class UsersRepo extends Effect.Service<UsersRepo>()("@switchboard/db/User
     /** The user of an e-mail address (case-insensitively), with their password's hash (a login checks it). */
     const findByEmail = Effect.fn("UsersRepo.findByEmail")(function*(email: string) {
       const rows = yield* sql`SELECT * FROM users WHERE lower(email) = lower(${email})`
-      if (rows[0] === undefined) return Option.none<{ readonly user: User; readonly passwordHash: string }>()
+      if (rows[0] === undefined) return Option.none<{ readonly user: Identity.User; readonly passwordHash: string }>()
       const { password_hash } = yield* Schema.decodeUnknown(PasswordRow)(rows[0])
       return Option.some({ user: yield* decodeUser(rows[0]), passwordHash: password_hash })
     }, dieOnDatabaseError)

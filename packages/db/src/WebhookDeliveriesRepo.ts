@@ -3,8 +3,7 @@
  * Their rows and what they decode to are in `WebhookDeliveryRows`.
  */
 import { SqlClient, SqlSchema } from "@effect/sql"
-import { DeliveryStatus, newId } from "@switchboard/domain"
-import type { CursorPosition, FailureReason, WebhookDelivery } from "@switchboard/domain"
+import { Ids, type Pagination, Webhooks } from "@switchboard/domain"
 import { Effect, Option, Schema } from "effect"
 import { dieOnDatabaseError } from "./Rows.js"
 import type { ShardLease } from "./ShardLease.js"
@@ -56,7 +55,7 @@ export class WebhookDeliveriesRepo
         readonly replayOf: string | null
         readonly now: string
       }) {
-        const id = yield* newId("whd")
+        const id = yield* Ids.newId("whd")
         yield* sql`INSERT INTO webhook_deliveries (id, endpoint_id, workspace_id, event_id, event_type, status, next_attempt_at,
           replay_of, is_test, created_at, updated_at)
         VALUES (${id}, ${input.endpointId}, ${input.workspaceId}, ${input.eventId}, ${input.eventType}, 'pending', ${input.now},
@@ -79,7 +78,7 @@ export class WebhookDeliveriesRepo
         Request: Schema.Struct({
           workspaceId: Schema.String,
           endpointId: Schema.UndefinedOr(Schema.String),
-          status: Schema.UndefinedOr(DeliveryStatus),
+          status: Schema.UndefinedOr(Webhooks.DeliveryStatus),
           limit: Schema.Number,
           after: Schema.UndefinedOr(Schema.Struct({ created_at: Schema.String, id: Schema.String }))
         }),
@@ -94,16 +93,16 @@ export class WebhookDeliveriesRepo
 
       const find = Effect.fn("WebhookDeliveriesRepo.find")(function*(workspaceId: string, id: string) {
         const row = yield* delivery({ workspaceId, id })
-        if (Option.isNone(row)) return Option.none<WebhookDelivery>()
+        if (Option.isNone(row)) return Option.none<Webhooks.WebhookDelivery>()
         const attempts = yield* attemptsOf([id])
         return Option.some(yield* decodeDelivery({ ...row.value, attempts }))
       }, dieOnDatabaseError)
 
       const list = Effect.fn("WebhookDeliveriesRepo.list")(function*(
         workspaceId: string,
-        filters: { readonly endpointId?: string | undefined; readonly status?: DeliveryStatus | undefined },
+        filters: { readonly endpointId?: string | undefined; readonly status?: Webhooks.DeliveryStatus | undefined },
         limit: number,
-        after: CursorPosition | undefined
+        after: Pagination.CursorPosition | undefined
       ) {
         const rows = yield* deliveries({
           workspaceId,
@@ -219,9 +218,9 @@ export class WebhookDeliveriesRepo
         readonly attempt: number
         readonly at: string
         readonly responseStatus: number | null
-        readonly reason: FailureReason
+        readonly reason: Webhooks.FailureReason
         readonly latencyMs: number | null
-        readonly next: { readonly status: DeliveryStatus; readonly nextAttemptAt: string | null }
+        readonly next: { readonly status: Webhooks.DeliveryStatus; readonly nextAttemptAt: string | null }
       }) {
         const updated = yield* sql`UPDATE webhook_deliveries SET status = ${input.next.status},
           next_attempt_at = ${input.next.nextAttemptAt}, response_status = ${input.responseStatus},

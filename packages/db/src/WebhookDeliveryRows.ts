@@ -1,19 +1,19 @@
 /** The rows of `webhook_deliveries` and `webhook_attempts`, and what `WebhookDeliveriesRepo` decodes them to. */
-import { DeliveryStatus, FailureReason, Id, WebhookDelivery } from "@switchboard/domain"
+import { Ids, Webhooks } from "@switchboard/domain"
 import { Schema } from "effect"
 import { iso, isoOrNull, TimestampColumn } from "./Rows.js"
 
 /** A row of `webhook_deliveries`. */
 export const DeliveryColumns = Schema.Struct({
-  id: Id("whd"),
-  endpoint_id: Id("wh"),
-  event_id: Id("evt"),
+  id: Ids.Id("whd"),
+  endpoint_id: Ids.Id("wh"),
+  event_id: Ids.Id("evt"),
   event_type: Schema.String,
-  status: DeliveryStatus,
+  status: Webhooks.DeliveryStatus,
   attempt_count: Schema.Number,
   max_attempts: Schema.Number,
   response_status: Schema.NullOr(Schema.Number),
-  failure_reason: Schema.NullOr(FailureReason),
+  failure_reason: Schema.NullOr(Webhooks.FailureReason),
   latency_ms: Schema.NullOr(Schema.Number),
   replay_count: Schema.Number,
   replay_of: Schema.NullOr(Schema.String),
@@ -25,11 +25,11 @@ export const DeliveryColumns = Schema.Struct({
 
 /** A row of `webhook_attempts`. */
 export const AttemptColumns = Schema.Struct({
-  delivery_id: Id("whd"),
+  delivery_id: Ids.Id("whd"),
   attempt: Schema.Number,
   at: TimestampColumn,
   response_status: Schema.NullOr(Schema.Number),
-  failure_reason: FailureReason,
+  failure_reason: Webhooks.FailureReason,
   latency_ms: Schema.NullOr(Schema.Number)
 })
 
@@ -57,7 +57,7 @@ export const ClaimedColumns = Schema.Struct({
  */
 export const DeliveryRow = Schema.transform(
   Schema.Struct({ ...DeliveryColumns.fields, attempts: Schema.Array(AttemptColumns) }),
-  WebhookDelivery,
+  Webhooks.WebhookDelivery,
   {
     strict: true,
     decode: ({ attempts, ...row }) => ({

@@ -1,7 +1,6 @@
 /** Webhook endpoints; secrets are stored sealed (encrypted), never in clear. */
 import { SqlClient } from "@effect/sql"
-import { EndpointStatus, Id, WebhookEndpoint } from "@switchboard/domain"
-import type { CursorPosition } from "@switchboard/domain"
+import { Ids, type Pagination, Webhooks } from "@switchboard/domain"
 import { Effect, Option, Schema } from "effect"
 import { dieOnDatabaseError, iso, isoOrNull, TimestampColumn } from "./Rows.js"
 
@@ -14,12 +13,12 @@ export interface SealedSecrets {
 
 /** The columns of a `webhook_endpoints` row. */
 const EndpointColumns = Schema.Struct({
-  id: Id("wh"),
-  workspace_id: Id("ws"),
+  id: Ids.Id("wh"),
+  workspace_id: Ids.Id("ws"),
   url: Schema.String,
   event_types: Schema.Array(Schema.String),
   description: Schema.String,
-  status: EndpointStatus,
+  status: Webhooks.EndpointStatus,
   secret_sealed: Schema.String,
   secret_last4: Schema.String,
   previous_secret_sealed: Schema.NullOr(Schema.String),
@@ -40,8 +39,8 @@ const EndpointColumns = Schema.Struct({
 export const EndpointRow = Schema.transform(
   EndpointColumns,
   Schema.Struct({
-    endpoint: WebhookEndpoint,
-    workspace_id: Id("ws"),
+    endpoint: Webhooks.WebhookEndpoint,
+    workspace_id: Ids.Id("ws"),
     secret_sealed: Schema.String,
     previous_secret_sealed: Schema.NullOr(Schema.String),
     previous_secret_expires_at: Schema.NullOr(Schema.String),
@@ -123,7 +122,7 @@ export class WebhookEndpointsRepo
       }, dieOnDatabaseError)
 
       const list = Effect.fn("WebhookEndpointsRepo.list")(
-        function*(workspaceId: string, limit: number, after: CursorPosition | undefined) {
+        function*(workspaceId: string, limit: number, after: Pagination.CursorPosition | undefined) {
           const rows = yield* decodeRows(
             yield* sql`SELECT * FROM webhook_endpoints WHERE workspace_id = ${workspaceId} AND deleted_at IS NULL
         ${after ? sql`AND (created_at, id) < (${after.created_at}::timestamptz, ${after.id})` : sql``}

@@ -1,14 +1,13 @@
 /** Workspaces: plan, status and entitlement overrides. */
 import { SqlClient, SqlSchema } from "@effect/sql"
-import { PlanName } from "@switchboard/domain"
-import type { EntitlementValue } from "@switchboard/domain"
+import { Plans } from "@switchboard/domain"
 import { Effect, Option, Schema } from "effect"
 import { dieOnDatabaseError, iso, TimestampColumn } from "./Rows.js"
 
 export interface WorkspaceRow {
   readonly id: string
   readonly name: string
-  readonly plan: PlanName
+  readonly plan: Plans.PlanName
   readonly status: "active" | "suspended"
   readonly created_at: string
   readonly updated_at: string
@@ -18,7 +17,7 @@ export interface WorkspaceRow {
 const WorkspaceColumns = Schema.Struct({
   id: Schema.String,
   name: Schema.String,
-  plan: PlanName,
+  plan: Plans.PlanName,
   status: Schema.Literal("active", "suspended"),
   created_at: TimestampColumn,
   updated_at: TimestampColumn
@@ -63,7 +62,7 @@ export class WorkspacesRepo extends Effect.Service<WorkspacesRepo>()("@switchboa
       return rows.map((r) => ({ ...r, members: Number(r.members), created_at: new Date(r.created_at).toISOString() }))
     }, dieOnDatabaseError)
 
-    const setPlan = Effect.fn("WorkspacesRepo.setPlan")(function*(id: string, plan: PlanName, now: string) {
+    const setPlan = Effect.fn("WorkspacesRepo.setPlan")(function*(id: string, plan: Plans.PlanName, now: string) {
       const rows = yield* sql`UPDATE workspaces SET plan = ${plan}, updated_at = ${now} WHERE id = ${id} RETURNING id`
       return rows.length > 0
     }, dieOnDatabaseError)
@@ -78,13 +77,13 @@ export class WorkspacesRepo extends Effect.Service<WorkspacesRepo>()("@switchboa
     )
 
     const overrides = Effect.fn("WorkspacesRepo.overrides")(function*(id: string) {
-      const rows = yield* sql<{ entitlement: string; value: EntitlementValue }>`
+      const rows = yield* sql<{ entitlement: string; value: Plans.EntitlementValue }>`
         SELECT entitlement, value FROM entitlement_overrides WHERE workspace_id = ${id}`
       return new Map(rows.map((r) => [r.entitlement, r.value] as const))
     }, dieOnDatabaseError)
 
     const setOverride = Effect.fn("WorkspacesRepo.setOverride")(
-      function*(id: string, entitlement: string, value: EntitlementValue, now: string) {
+      function*(id: string, entitlement: string, value: Plans.EntitlementValue, now: string) {
         const json = JSON.stringify(value)
         yield* sql`INSERT INTO entitlement_overrides (workspace_id, entitlement, value, created_at)
           VALUES (${id}, ${entitlement}, ${json}::jsonb, ${now})

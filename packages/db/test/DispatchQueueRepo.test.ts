@@ -2,8 +2,7 @@ import { SqlClient } from "@effect/sql"
 import { assert, describe, layer } from "@effect/vitest"
 import { ContactsRepo, ConversationsRepo, DispatchQueueRepo, MessagesRepo, SendChecksRepo } from "@switchboard/db"
 import * as TestDatabase from "@switchboard/db/testing"
-import { newId, PRIORITY, toTimestamp } from "@switchboard/domain"
-import type { Category, MessageStatus } from "@switchboard/domain"
+import { Ids, MessageCategory, type MessageStateMachine, Schemas } from "@switchboard/domain"
 import { Effect, Layer, Option } from "effect"
 
 const TestLayer = Layer.mergeAll(
@@ -14,30 +13,32 @@ const TestLayer = Layer.mergeAll(
   SendChecksRepo.SendChecksRepo.Default
 ).pipe(Layer.provideMerge(TestDatabase.sqlLayer))
 
-const at = (offsetMs: number) => toTimestamp(Date.now() + offsetMs)
+const at = (offsetMs: number) => Schemas.toTimestamp(Date.now() + offsetMs)
 
 /** A workspace with one channel per entry of `messages`, each holding that one message. */
 const channelsWith = (
-  messages: ReadonlyArray<{ status: MessageStatus; direction?: "inbound" | "outbound"; ageMs: number }>
+  messages: ReadonlyArray<
+    { status: MessageStateMachine.MessageStatus; direction?: "inbound" | "outbound"; ageMs: number }
+  >
 ) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const repo = yield* MessagesRepo.MessagesRepo
     const contacts = yield* ContactsRepo.ContactsRepo
     const conversations = yield* ConversationsRepo.ConversationsRepo
-    const workspaceId = yield* newId("ws")
+    const workspaceId = yield* Ids.newId("ws")
     yield* sql`INSERT INTO workspaces (id, name, created_at, updated_at) VALUES (${workspaceId}, 'w', ${at(0)}, ${
       at(0)
     })`
     const channelIds: Array<string> = []
     for (const [i, m] of messages.entries()) {
-      const channelId = yield* newId("ch")
+      const channelId = yield* Ids.newId("ch")
       yield* sql`INSERT INTO channels (id, workspace_id, name, provider, status, created_at, updated_at)
         VALUES (${channelId}, ${workspaceId}, ${`c${i}`}, 'sandbox', 'connected', ${at(0)}, ${at(0)})`
       const contact = yield* contacts.upsertContact(workspaceId, "+4915112345678", at(0))
       const conversationId = yield* conversations.upsertConversation(workspaceId, channelId, contact.id, at(0))
       const message = yield* repo.insert({
-        id: yield* newId("msg"),
+        id: yield* Ids.newId("msg"),
         workspaceId,
         channelId,
         conversationId,
@@ -65,8 +66,11 @@ const oneChannel = Effect.gen(function*() {
   const repo = yield* MessagesRepo.MessagesRepo
   const row = (yield* sql<{ workspace_id: string; conversation_id: string; contact_id: string }>`
     SELECT workspace_id, conversation_id, contact_id FROM messages WHERE channel_id = ${channelId!}`)[0]!
-  const insert = (status: MessageStatus, options: { category?: Category; to?: string } = {}) =>
-    Effect.flatMap(newId("msg"), (id) =>
+  const insert = (
+    status: MessageStateMachine.MessageStatus,
+    options: { category?: MessageCategory.Category; to?: string } = {}
+  ) =>
+    Effect.flatMap(Ids.newId("msg"), (id) =>
       repo.insert({
         id,
         workspaceId: row.workspace_id,
@@ -78,7 +82,7 @@ const oneChannel = Effect.gen(function*() {
         to: options.to ?? "+4915112345678",
         body: "hi",
         category: options.category ?? "utility",
-        priority: PRIORITY[options.category ?? "utility"],
+        priority: MessageCategory.PRIORITY[options.category ?? "utility"],
         status,
         metadata: {},
         now: at(0)

@@ -2,7 +2,7 @@ import { SqlClient } from "@effect/sql"
 import { assert, describe, layer } from "@effect/vitest"
 import { MediaRepo, MediaStore } from "@switchboard/db"
 import * as TestDatabase from "@switchboard/db/testing"
-import { newId, toTimestamp } from "@switchboard/domain"
+import { Ids, Schemas } from "@switchboard/domain"
 import { Chunk, Effect, Layer, Stream } from "effect"
 import { createHash, randomBytes } from "node:crypto"
 
@@ -14,10 +14,10 @@ const TestLayer = Layer.mergeAll(MediaStore.MediaStore.Default, MediaRepo.MediaR
 const mediaRow = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const repo = yield* MediaRepo.MediaRepo
-  const now = toTimestamp(Date.now())
-  const workspaceId = yield* newId("ws")
+  const now = Schemas.toTimestamp(Date.now())
+  const workspaceId = yield* Ids.newId("ws")
   yield* sql`INSERT INTO workspaces (id, name, created_at, updated_at) VALUES (${workspaceId}, 'w', ${now}, ${now})`
-  const id = yield* newId("med")
+  const id = yield* Ids.newId("med")
   yield* repo.createInbound({
     id,
     workspaceId,

@@ -4,7 +4,7 @@ import * as Statement from "@effect/sql/Statement"
 import { assert, describe, layer } from "@effect/vitest"
 import { ContactsRepo, ConversationsRepo, EventsRepo, MessagesRepo, SendWritesRepo } from "@switchboard/db"
 import * as TestDatabase from "@switchboard/db/testing"
-import { Message, newId, PRIORITY, toTimestamp } from "@switchboard/domain"
+import { Ids, MessageCategory, Messaging, Schemas } from "@switchboard/domain"
 import { Chunk, Effect, Exit, Fiber, Layer, Option, Schema, Stream } from "effect"
 
 const TestLayer = Layer.mergeAll(
@@ -18,15 +18,15 @@ const TestLayer = Layer.mergeAll(
 /** A workspace with one channel and four webhook endpoints, one of each kind the fan-out tells apart. */
 const workspace = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
-  const now = toTimestamp(Date.now())
-  const workspaceId = yield* newId("ws")
-  const channelId = yield* newId("ch")
+  const now = Schemas.toTimestamp(Date.now())
+  const workspaceId = yield* Ids.newId("ws")
+  const channelId = yield* Ids.newId("ch")
   yield* sql`INSERT INTO workspaces (id, name, created_at, updated_at) VALUES (${workspaceId}, 'w', ${now}, ${now})`
   yield* sql`INSERT INTO channels (id, workspace_id, name, provider, status, phone_number, created_at, updated_at)
     VALUES (${channelId}, ${workspaceId}, 'c', 'cloud', 'connected', '+4930123456', ${now}, ${now})`
   const endpoint = (name: string, status: string, types: ReadonlyArray<string>, deleted = false) =>
     Effect.gen(function*() {
-      const id = yield* newId("wh")
+      const id = yield* Ids.newId("wh")
       yield* sql`INSERT INTO webhook_endpoints (id, workspace_id, url, event_types, status, secret_sealed,
           secret_last4, created_at, updated_at, deleted_at)
         VALUES (${id}, ${workspaceId}, ${`https://example.com/${name}`}, ${types}::text[], ${status}, 's', 'abcd',
@@ -48,13 +48,13 @@ const queued = (workspaceId: string, channelId: string, to: string, now: string,
   readonly template?: { id: string; slug: string; variables: Record<string, string> }
 } = {}) =>
   Effect.gen(function*() {
-    return new Message({
-      id: yield* newId("msg"),
+    return new Messaging.Message({
+      id: yield* Ids.newId("msg"),
       object: "message",
-      workspace_id: workspaceId as Message["workspace_id"],
-      channel_id: channelId as Message["channel_id"],
-      conversation_id: yield* newId("cnv"),
-      contact_id: yield* newId("cnt"),
+      workspace_id: workspaceId as Messaging.Message["workspace_id"],
+      channel_id: channelId as Messaging.Message["channel_id"],
+      conversation_id: yield* Ids.newId("cnv"),
+      contact_id: yield* Ids.newId("cnt"),
       direction: "outbound",
       from: "+4930123456",
       to,
@@ -79,7 +79,7 @@ const queued = (workspaceId: string, channelId: string, to: string, now: string,
   })
 
 /** The same writes through the repositories one statement at a time, as the send made them before. */
-const writtenByRepos = (message: Message) =>
+const writtenByRepos = (message: Messaging.Message) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const contacts = yield* ContactsRepo.ContactsRepo
@@ -105,7 +105,7 @@ const writtenByRepos = (message: Message) =>
         body: message.text.body,
         ...(message.template ? { template: message.template } : {}),
         category: message.category,
-        priority: PRIORITY[message.category],
+        priority: MessageCategory.PRIORITY[message.category],
         status: "queued",
         metadata: message.metadata,
         now: message.created_at
@@ -135,7 +135,7 @@ const outbox = (workspaceId: string, since: string) =>
 
 /** One instant per write, so each write's events can be told apart by their time. */
 let tick = Date.now()
-const nextInstant = () => toTimestamp(tick += 1000)
+const nextInstant = () => Schemas.toTimestamp(tick += 1000)
 
 describe("SendWritesRepo", () => {
   layer(TestLayer, { excludeTestServices: true, timeout: 120_000 })((it) => {
@@ -144,7 +144,7 @@ describe("SendWritesRepo", () => {
         const sql = yield* SqlClient.SqlClient
         const writes = yield* SendWritesRepo.SendWritesRepo
         const { channelId, endpoints, workspaceId } = yield* workspace
-        const template = { id: yield* newId("tpl"), slug: "otp", variables: { code: "1234" } }
+        const template = { id: yield* Ids.newId("tpl"), slug: "otp", variables: { code: "1234" } }
         // new contact and conversation; the same again (open); after a close (reopened); a template send
         const steps: ReadonlyArray<{ close?: boolean; template?: typeof template; expected: Array<string> }> = [
           { expected: ["contact.created", "conversation.created", "message.queued"] },
@@ -162,7 +162,7 @@ describe("SendWritesRepo", () => {
           const message = yield* queued(workspaceId, channelId, "+4915100000002", now, { ...step })
           const written = yield* writes.write({
             message,
-            priority: PRIORITY.utility,
+            priority: MessageCategory.PRIORITY.utility,
             contactsLimit: null,
             claim: undefined
           })
@@ -221,10 +221,10 @@ describe("SendWritesRepo", () => {
         yield* writtenByRepos(yield* queued(workspaceId, channelId, "+4915100000003", nextInstant()))
         yield* claim("held")
         const message = yield* queued(workspaceId, channelId, "+4915100000003", nextInstant())
-        const response = Schema.encodeSync(Message)(message)
+        const response = Schema.encodeSync(Messaging.Message)(message)
         const written = yield* writes.write({
           message,
-          priority: PRIORITY.utility,
+          priority: MessageCategory.PRIORITY.utility,
           contactsLimit: null,
           claim: { ref: { workspaceId, key: "held", claimId: "claim-held" }, response }
         })
@@ -248,7 +248,7 @@ describe("SendWritesRepo", () => {
         const lost = yield* queued(workspaceId, channelId, "+4915100000004", nextInstant())
         const refused = yield* writes.write({
           message: lost,
-          priority: PRIORITY.utility,
+          priority: MessageCategory.PRIORITY.utility,
           contactsLimit: null,
           claim: { ref: { workspaceId, key: "stalled", claimId: "claim-stalled" }, response: {} }
         })
@@ -271,7 +271,8 @@ describe("SendWritesRepo", () => {
         const send = (to: string, contactsLimit: number | null) =>
           Effect.flatMap(
             queued(workspaceId, channelId, to, nextInstant()),
-            (message) => writes.write({ message, priority: PRIORITY.utility, contactsLimit, claim: undefined })
+            (message) =>
+              writes.write({ message, priority: MessageCategory.PRIORITY.utility, contactsLimit, claim: undefined })
           )
         assert.strictEqual((yield* send("+4915100000011", 2))._tag, "Written")
         assert.strictEqual((yield* send("+4915100000012", 2))._tag, "Written")
@@ -313,7 +314,7 @@ describe("SendWritesRepo", () => {
             message: held,
             claim: {
               ref: { workspaceId, key: "held", claimId: "claim-held" },
-              response: Schema.encodeSync(Message)(held)
+              response: Schema.encodeSync(Messaging.Message)(held)
             }
           },
           {
@@ -322,7 +323,7 @@ describe("SendWritesRepo", () => {
           },
           // the same conversation as the first: a statement of its own, after it
           { message: yield* message("+4915100000041"), claim: undefined }
-        ].map((input) => ({ ...input, priority: PRIORITY.utility, contactsLimit: 3 }))
+        ].map((input) => ({ ...input, priority: MessageCategory.PRIORITY.utility, contactsLimit: 3 }))
         const statements: Array<string> = []
         const exits = yield* writes.writeMany(inputs).pipe(
           Statement.withTransformer((statement) =>
@@ -400,7 +401,12 @@ describe("SendWritesRepo", () => {
           Effect.flatMap(
             queued(workspaceId, channelId, to, nextInstant()),
             (message) =>
-              writes.writeShared({ message, priority: PRIORITY.utility, contactsLimit: null, claim: undefined })
+              writes.writeShared({
+                message,
+                priority: MessageCategory.PRIORITY.utility,
+                contactsLimit: null,
+                claim: undefined
+              })
           )
         const alone = yield* send("+4915100000051").pipe(count)
         assert.strictEqual(alone._tag, "Written")
@@ -424,7 +430,13 @@ describe("SendWritesRepo", () => {
           () =>
             Effect.flatMap(
               queued(workspaceId, channelId, "+4915100000021", now),
-              (message) => writes.write({ message, priority: PRIORITY.utility, contactsLimit: 5, claim: undefined })
+              (message) =>
+                writes.write({
+                  message,
+                  priority: MessageCategory.PRIORITY.utility,
+                  contactsLimit: 5,
+                  claim: undefined
+                })
             ),
           { concurrency: "unbounded" }
         )
@@ -457,7 +469,7 @@ describe("SendWritesRepo", () => {
         yield* Effect.sleep("200 millis")
         yield* writes.write({
           message: yield* queued(workspaceId, channelId, "+4915100000031", nextInstant()),
-          priority: PRIORITY.utility,
+          priority: MessageCategory.PRIORITY.utility,
           contactsLimit: null,
           claim: undefined
         })

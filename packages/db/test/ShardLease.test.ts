@@ -16,7 +16,7 @@ import {
   WebhookEndpointsRepo
 } from "@switchboard/db"
 import * as TestDatabase from "@switchboard/db/testing"
-import { DomainEvent, newId, toTimestamp } from "@switchboard/domain"
+import { Events, Ids, Schemas } from "@switchboard/domain"
 import { Effect, Layer, Option } from "effect"
 
 const TestLayer = Layer.mergeAll(
@@ -28,7 +28,7 @@ const TestLayer = Layer.mergeAll(
   WebhookDeliveriesRepo.WebhookDeliveriesRepo.Default
 ).pipe(Layer.provideMerge(TestDatabase.sqlLayer))
 
-const now = () => toTimestamp(Date.now())
+const now = () => Schemas.toTimestamp(Date.now())
 const SHARD = "default:17"
 const lease = (address: string): ShardLease.ShardLease => ({ shardId: SHARD, address, expirySeconds: 8 })
 
@@ -46,9 +46,9 @@ const lockRow = (address: string, ageSeconds: number) =>
 
 const setup = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
-  const workspaceId = yield* newId("ws")
+  const workspaceId = yield* Ids.newId("ws")
   yield* sql`INSERT INTO workspaces (id, name, created_at, updated_at) VALUES (${workspaceId}, 'w', ${now()}, ${now()})`
-  const channelId = yield* newId("ch")
+  const channelId = yield* Ids.newId("ch")
   yield* sql`INSERT INTO channels (id, workspace_id, name, provider, status, created_at, updated_at)
     VALUES (${channelId}, ${workspaceId}, 'c', 'sandbox', 'connected', ${now()}, ${now()})`
   const contact = yield* (yield* ContactsRepo.ContactsRepo).upsertContact(workspaceId, "+4915112345678", now())
@@ -59,7 +59,7 @@ const setup = Effect.gen(function*() {
     now()
   )
   const message = yield* (yield* MessagesRepo.MessagesRepo).insert({
-    id: yield* newId("msg"),
+    id: yield* Ids.newId("msg"),
     workspaceId,
     channelId,
     conversationId,
@@ -107,7 +107,7 @@ describe("decisions fenced by the shard lease", () => {
       Effect.gen(function*() {
         const deliveries = yield* WebhookDeliveriesRepo.WebhookDeliveriesRepo
         const { workspaceId } = yield* setup
-        const endpointId = yield* newId("wh")
+        const endpointId = yield* Ids.newId("wh")
         yield* (yield* WebhookEndpointsRepo.WebhookEndpointsRepo).insert({
           id: endpointId,
           workspaceId,
@@ -120,8 +120,8 @@ describe("decisions fenced by the shard lease", () => {
         })
         yield* (yield* EventsRepo.EventsRepo).append({
           workspaceId,
-          occurredAt: toTimestamp(Date.now() - 1000),
-          event: DomainEvent.make("message.queued", {
+          occurredAt: Schemas.toTimestamp(Date.now() - 1000),
+          event: Events.DomainEvent.make("message.queued", {
             object: "message",
             object_id: "msg_00000000000000000000000001",
             message_id: "msg_00000000000000000000000001",

@@ -8,8 +8,7 @@ import { PgClient } from "@effect/sql-pg"
 import { assert, describe, layer } from "@effect/vitest"
 import { ContactsRepo, ConversationsRepo, EventsRepo, MessagesRepo } from "@switchboard/db"
 import * as TestDatabase from "@switchboard/db/testing"
-import { DomainEvent, newId, toTimestamp } from "@switchboard/domain"
-import type { Message, MessageStatus } from "@switchboard/domain"
+import { Events, Ids, type MessageStateMachine, type Messaging, Schemas } from "@switchboard/domain"
 import { Effect, Layer, Option, Ref, Stream } from "effect"
 
 const TestLayer = Layer.mergeAll(
@@ -20,7 +19,7 @@ const TestLayer = Layer.mergeAll(
 )
   .pipe(Layer.provideMerge(TestDatabase.sqlLayer))
 
-const now = () => toTimestamp(Date.now())
+const now = () => Schemas.toTimestamp(Date.now())
 
 /** Real time (the test's clock is a TestClock): notifications travel through a real connection. */
 const pause = (ms: number) => Effect.promise(() => new Promise((resolve) => setTimeout(resolve, ms)))
@@ -29,14 +28,14 @@ const pause = (ms: number) => Effect.promise(() => new Promise((resolve) => setT
 const setup = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const messages = yield* MessagesRepo.MessagesRepo
-  const workspaceId = yield* newId("ws")
+  const workspaceId = yield* Ids.newId("ws")
   yield* sql`INSERT INTO workspaces (id, name, created_at, updated_at) VALUES (${workspaceId}, 'w', ${now()}, ${now()})`
-  const channelId = yield* newId("ch")
+  const channelId = yield* Ids.newId("ch")
   yield* sql`INSERT INTO channels (id, workspace_id, name, provider, status, created_at, updated_at)
     VALUES (${channelId}, ${workspaceId}, 'c', 'sandbox', 'connected', ${now()}, ${now()})`
   const endpoint = (status: string, types: ReadonlyArray<string>) =>
     Effect.gen(function*() {
-      const id = yield* newId("wh")
+      const id = yield* Ids.newId("wh")
       yield* sql`INSERT INTO webhook_endpoints (id, workspace_id, url, event_types, status, secret_sealed, secret_last4,
           created_at, updated_at)
         VALUES (${id}, ${workspaceId}, 'https://example.com/hook', ${types}, ${status}, 'sealed', 'abcd', ${now()}, ${now()})`
@@ -56,7 +55,7 @@ const setup = Effect.gen(function*() {
     contact.id,
     now()
   )
-  const insert = Effect.flatMap(newId("msg"), (id) =>
+  const insert = Effect.flatMap(Ids.newId("msg"), (id) =>
     messages.insert({
       id,
       workspaceId,
@@ -91,7 +90,7 @@ const eventOf = (messageId: string, type: string) =>
 const appendedTwin = (
   written: { id: string; envelope: string },
   workspaceId: string,
-  event: DomainEvent
+  event: Events.DomainEvent
 ) =>
   Effect.gen(function*() {
     const parsed = JSON.parse(written.envelope) as { id: string; created_at: string }
@@ -130,7 +129,7 @@ describe("status events written by the transition's statement", () => {
         const expected = yield* appendedTwin(
           sent,
           workspaceId,
-          DomainEvent.make("message.sent", {
+          Events.DomainEvent.make("message.sent", {
             object: "message",
             object_id: message.id,
             message_id: message.id,
@@ -152,10 +151,10 @@ describe("status events written by the transition's statement", () => {
           yield* appendedTwin(
             failed,
             workspaceId,
-            DomainEvent.make("message.failed", {
+            Events.DomainEvent.make("message.failed", {
               object: "message",
-              object_id: other.id as Message["id"],
-              message_id: other.id as Message["id"],
+              object_id: other.id as Messaging.Message["id"],
+              message_id: other.id as Messaging.Message["id"],
               from_state: "dispatching",
               to_state: "failed_permanent",
               category: "marketing",
@@ -202,7 +201,7 @@ describe("status events written by the transition's statement", () => {
         const sql = yield* SqlClient.SqlClient
         const messages = yield* MessagesRepo.MessagesRepo
         const { endpoints, insert, workspaceId } = yield* setup
-        const moveTo = (id: string, path: ReadonlyArray<MessageStatus>) =>
+        const moveTo = (id: string, path: ReadonlyArray<MessageStateMachine.MessageStatus>) =>
           Effect.forEach(path, (to) => messages.transition(id, to), { discard: true })
         const accepted = yield* insert
         yield* moveTo(accepted.id, ["dispatching", "provider_accepted"])
@@ -211,7 +210,7 @@ describe("status events written by the transition's statement", () => {
         const read = yield* insert
         yield* moveTo(read.id, ["dispatching", "provider_accepted", "sent", "read"])
         const queued = yield* insert
-        const at = toTimestamp(Date.now() - 5_000)
+        const at = Schemas.toTimestamp(Date.now() - 5_000)
         const moves = yield* messages.receipts([
           { id: accepted.id, to: "sent", at },
           { id: sent.id, to: "read", at },
@@ -265,7 +264,7 @@ describe("status events written by the transition's statement", () => {
             yield* appendedTwin(
               written,
               workspaceId,
-              DomainEvent.make(type, {
+              Events.DomainEvent.make(type, {
                 object: "message",
                 object_id: id,
                 message_id: id,

@@ -2,7 +2,7 @@ import { SqlClient } from "@effect/sql"
 import { assert, describe, layer } from "@effect/vitest"
 import { EventsRepo, WebhookDeliveriesRepo, WebhookEndpointsRepo } from "@switchboard/db"
 import * as TestDatabase from "@switchboard/db/testing"
-import { DomainEvent, newId, toTimestamp } from "@switchboard/domain"
+import { Events, Ids, Schemas } from "@switchboard/domain"
 import { Effect, Layer, Option } from "effect"
 
 const TestLayer = Layer.mergeAll(
@@ -13,18 +13,18 @@ const TestLayer = Layer.mergeAll(
   Layer.provideMerge(TestDatabase.sqlLayer)
 )
 
-const at = (offsetMs: number) => toTimestamp(Date.now() + offsetMs)
+const at = (offsetMs: number) => Schemas.toTimestamp(Date.now() + offsetMs)
 
 const workspace = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
-  const id = yield* newId("ws")
+  const id = yield* Ids.newId("ws")
   yield* sql`INSERT INTO workspaces (id, name, created_at, updated_at) VALUES (${id}, 'w', ${at(0)}, ${at(0)})`
   return id
 })
 
 const endpoint = (workspaceId: string) =>
   Effect.gen(function*() {
-    const id = yield* newId("wh")
+    const id = yield* Ids.newId("wh")
     yield* (yield* WebhookEndpointsRepo.WebhookEndpointsRepo).insert({
       id,
       workspaceId,
@@ -43,7 +43,7 @@ const event = (workspaceId: string, occurredAt: string) =>
     events.append({
       workspaceId,
       occurredAt,
-      event: DomainEvent.make("message.queued", {
+      event: Events.DomainEvent.make("message.queued", {
         object: "message",
         object_id: "msg_00000000000000000000000001",
         message_id: "msg_00000000000000000000000001",

@@ -1,48 +1,44 @@
 import { assert, describe, it } from "@effect/vitest"
-import {
-  acceptsSends,
-  CHANNEL_STATUSES,
-  type ChannelInput,
-  type ChannelMove,
-  channelMoveDomainEvents,
-  channelMoveEvents,
-  type ChannelStatus,
-  dispatches,
-  PLATFORM_HELD_STATUSES,
-  transitionChannel
-} from "@switchboard/domain"
+import { ChannelStateMachine, Events } from "@switchboard/domain"
 
 describe("channel statuses", () => {
   it("accepts and dispatches sends only while connected", () => {
-    assert.deepStrictEqual(CHANNEL_STATUSES.filter(acceptsSends), ["connected"])
-    assert.deepStrictEqual(CHANNEL_STATUSES.filter(dispatches), ["connected"])
+    assert.deepStrictEqual(ChannelStateMachine.CHANNEL_STATUSES.filter(ChannelStateMachine.acceptsSends), ["connected"])
+    assert.deepStrictEqual(ChannelStateMachine.CHANNEL_STATUSES.filter(ChannelStateMachine.dispatches), ["connected"])
   })
 
   it("archives from every status except archived, and never leaves archived", () => {
-    for (const from of CHANNEL_STATUSES) {
-      const t = transitionChannel(from, { _tag: "Archive" })
+    for (const from of ChannelStateMachine.CHANNEL_STATUSES) {
+      const t = ChannelStateMachine.transitionChannel(from, { _tag: "Archive" })
       assert.strictEqual(t._tag === "Moved" && t.to === "archived", from !== "archived", from)
       for (const event of [{ _tag: "Start" }, { _tag: "Opened" }, { _tag: "Resume" }] as const) {
-        assert.notStrictEqual(transitionChannel("archived", event)._tag, "Moved", `archived ${event._tag}`)
+        assert.notStrictEqual(
+          ChannelStateMachine.transitionChannel("archived", event)._tag,
+          "Moved",
+          `archived ${event._tag}`
+        )
       }
     }
   })
 })
 
 /** The move `input` makes from `status` (fails the test when it does not move). */
-const move = (status: ChannelStatus, input: ChannelInput): ChannelMove => {
-  const t = transitionChannel(status, input)
+const move = (
+  status: ChannelStateMachine.ChannelStatus,
+  input: ChannelStateMachine.ChannelInput
+): ChannelStateMachine.ChannelMove => {
+  const t = ChannelStateMachine.transitionChannel(status, input)
   assert.strictEqual(t._tag, "Moved", `${status} ${input._tag}`)
-  return t as ChannelMove
+  return t as ChannelStateMachine.ChannelMove
 }
 
 describe("operator suspension", () => {
   it("suspends any channel but an archived or suspended one", () => {
-    for (const from of CHANNEL_STATUSES) {
-      const t = transitionChannel(from, { _tag: "Suspend" })
+    for (const from of ChannelStateMachine.CHANNEL_STATUSES) {
+      const t = ChannelStateMachine.transitionChannel(from, { _tag: "Suspend" })
       assert.strictEqual(
         t._tag === "Moved" && t.to === "suspended" && t.reason === "suspended",
-        !PLATFORM_HELD_STATUSES.includes(from),
+        !ChannelStateMachine.PLATFORM_HELD_STATUSES.includes(from),
         from
       )
     }
@@ -57,61 +53,81 @@ describe("operator suspension", () => {
       requiresRepair: false
     })
     assert.strictEqual(move("suspended", { _tag: "Reactivate", provider: "qr" }).to, "disconnected")
-    for (const from of CHANNEL_STATUSES.filter((s) => s !== "suspended")) {
-      assert.strictEqual(transitionChannel(from, { _tag: "Reactivate", provider: "sandbox" })._tag, "Unchanged", from)
+    for (const from of ChannelStateMachine.CHANNEL_STATUSES.filter((s) => s !== "suspended")) {
+      assert.strictEqual(
+        ChannelStateMachine.transitionChannel(from, { _tag: "Reactivate", provider: "sandbox" })._tag,
+        "Unchanged",
+        from
+      )
     }
   })
 
   it("refuses qr/start on a suspended channel and ignores the link's reports", () => {
-    assert.deepStrictEqual(transitionChannel("suspended", { _tag: "Start" }), {
+    assert.deepStrictEqual(ChannelStateMachine.transitionChannel("suspended", { _tag: "Start" }), {
       _tag: "Refused",
       status: "suspended",
       reason: "channel_suspended"
     })
-    assert.strictEqual(transitionChannel("suspended", { _tag: "Opened" })._tag, "Unchanged")
+    assert.strictEqual(ChannelStateMachine.transitionChannel("suspended", { _tag: "Opened" })._tag, "Unchanged")
     assert.strictEqual(move("suspended", { _tag: "Archive" }).to, "archived")
   })
 })
 
 describe("events of a channel move", () => {
   it("reports connected on reaching connected, disconnected on reaching disconnected", () => {
-    assert.deepStrictEqual(channelMoveEvents(move("awaiting_scan", { _tag: "Opened" })), ["channel.connected"])
-    assert.deepStrictEqual(channelMoveEvents(move("degraded", { _tag: "Opened" })), ["channel.connected"])
-    assert.deepStrictEqual(channelMoveEvents(move("degraded", { _tag: "GaveUp" })), ["channel.disconnected"])
-    assert.deepStrictEqual(channelMoveEvents(move("awaiting_scan", { _tag: "CodesExhausted" })), [
+    assert.deepStrictEqual(ChannelStateMachine.channelMoveEvents(move("awaiting_scan", { _tag: "Opened" })), [
+      "channel.connected"
+    ])
+    assert.deepStrictEqual(ChannelStateMachine.channelMoveEvents(move("degraded", { _tag: "Opened" })), [
+      "channel.connected"
+    ])
+    assert.deepStrictEqual(ChannelStateMachine.channelMoveEvents(move("degraded", { _tag: "GaveUp" })), [
       "channel.disconnected"
     ])
-    assert.deepStrictEqual(channelMoveEvents(move("connected", { _tag: "LinkLost" })), [])
-    assert.deepStrictEqual(channelMoveEvents(move("pending", { _tag: "Start" })), [])
+    assert.deepStrictEqual(ChannelStateMachine.channelMoveEvents(move("awaiting_scan", { _tag: "CodesExhausted" })), [
+      "channel.disconnected"
+    ])
+    assert.deepStrictEqual(ChannelStateMachine.channelMoveEvents(move("connected", { _tag: "LinkLost" })), [])
+    assert.deepStrictEqual(ChannelStateMachine.channelMoveEvents(move("pending", { _tag: "Start" })), [])
   })
 
   it("adds requires_repair when the link is gone for good, even when already disconnected", () => {
-    assert.deepStrictEqual(channelMoveEvents(move("connected", { _tag: "LoggedOutFromPhone" })), [
+    assert.deepStrictEqual(ChannelStateMachine.channelMoveEvents(move("connected", { _tag: "LoggedOutFromPhone" })), [
       "channel.disconnected",
       "channel.requires_repair"
     ])
-    assert.deepStrictEqual(channelMoveEvents(move("disconnected", { _tag: "LoggedOutFromPhone" })), [
-      "channel.requires_repair"
-    ])
+    assert.deepStrictEqual(
+      ChannelStateMachine.channelMoveEvents(move("disconnected", { _tag: "LoggedOutFromPhone" })),
+      [
+        "channel.requires_repair"
+      ]
+    )
   })
 
   it("reports disconnected when a channel that could send is suspended, and nothing for the others", () => {
-    assert.deepStrictEqual(channelMoveEvents(move("connected", { _tag: "Suspend" })), ["channel.disconnected"])
-    assert.deepStrictEqual(channelMoveEvents(move("degraded", { _tag: "Suspend" })), ["channel.disconnected"])
-    assert.deepStrictEqual(channelMoveEvents(move("pending", { _tag: "Suspend" })), [])
-    assert.deepStrictEqual(channelMoveEvents(move("disconnected", { _tag: "Suspend" })), [])
+    assert.deepStrictEqual(ChannelStateMachine.channelMoveEvents(move("connected", { _tag: "Suspend" })), [
+      "channel.disconnected"
+    ])
+    assert.deepStrictEqual(ChannelStateMachine.channelMoveEvents(move("degraded", { _tag: "Suspend" })), [
+      "channel.disconnected"
+    ])
+    assert.deepStrictEqual(ChannelStateMachine.channelMoveEvents(move("pending", { _tag: "Suspend" })), [])
+    assert.deepStrictEqual(ChannelStateMachine.channelMoveEvents(move("disconnected", { _tag: "Suspend" })), [])
   })
 
   it("reports connected when a sandbox channel is reactivated, nothing when a QR channel waits for qr/start", () => {
     const sandbox = move("suspended", { _tag: "Reactivate", provider: "sandbox" })
-    assert.deepStrictEqual(channelMoveEvents(sandbox), ["channel.connected"])
-    assert.deepStrictEqual(channelMoveEvents(move("suspended", { _tag: "Reactivate", provider: "qr" })), [])
+    assert.deepStrictEqual(ChannelStateMachine.channelMoveEvents(sandbox), ["channel.connected"])
+    assert.deepStrictEqual(
+      ChannelStateMachine.channelMoveEvents(move("suspended", { _tag: "Reactivate", provider: "qr" })),
+      []
+    )
   })
 
   it("reports archived (and nothing else) on archiving, without the phone number", () => {
     const archived = move("connected", { _tag: "Archive" })
-    assert.deepStrictEqual(channelMoveEvents(archived), ["channel.archived"])
-    const [event] = channelMoveDomainEvents("ch_01JD7X6F3Q9T2M5N8R4V0W1Y2Z", archived, "+15550001111")
+    assert.deepStrictEqual(ChannelStateMachine.channelMoveEvents(archived), ["channel.archived"])
+    const [event] = Events.channelMoveDomainEvents("ch_01JD7X6F3Q9T2M5N8R4V0W1Y2Z", archived, "+15550001111")
     assert.deepStrictEqual(event!.encodeData(), {
       object: "channel",
       object_id: "ch_01JD7X6F3Q9T2M5N8R4V0W1Y2Z",
@@ -124,17 +140,17 @@ describe("events of a channel move", () => {
   })
 })
 
-const to = (status: ChannelStatus, event: ChannelInput) => {
-  const t = transitionChannel(status, event)
+const to = (status: ChannelStateMachine.ChannelStatus, event: ChannelStateMachine.ChannelInput) => {
+  const t = ChannelStateMachine.transitionChannel(status, event)
   return t._tag === "Moved" ? t.to : t._tag === "Unchanged" ? `=${t.status}` : `refused:${t.reason}`
 }
 
 /** Plays events from `pending` and returns the statuses passed through. */
-const walk = (...events: ReadonlyArray<ChannelInput>) => {
-  let status: ChannelStatus = "pending"
+const walk = (...events: ReadonlyArray<ChannelStateMachine.ChannelInput>) => {
+  let status: ChannelStateMachine.ChannelStatus = "pending"
   const path: Array<string> = [status]
   for (const e of events) {
-    const t = transitionChannel(status, e)
+    const t = ChannelStateMachine.transitionChannel(status, e)
     if (t._tag === "Moved") {
       status = t.to
       path.push(`${t.to}(${t.reason})`)
@@ -180,13 +196,13 @@ describe("QR pairing state machine", () => {
 
   it("disconnects when reconnecting gave up", () => {
     assert.strictEqual(to("degraded", { _tag: "GaveUp" }), "disconnected")
-    const t = transitionChannel("degraded", { _tag: "GaveUp" })
+    const t = ChannelStateMachine.transitionChannel("degraded", { _tag: "GaveUp" })
     assert.deepInclude(t, { reason: "reconnect_budget_exhausted", requiresRepair: false })
   })
 
   it("asks for repair when the phone logged the device out, from any live status", () => {
     for (const status of ["connected", "degraded", "connecting", "awaiting_scan"] as const) {
-      const t = transitionChannel(status, { _tag: "LoggedOutFromPhone" })
+      const t = ChannelStateMachine.transitionChannel(status, { _tag: "LoggedOutFromPhone" })
       assert.deepStrictEqual(t, {
         _tag: "Moved",
         from: status,
@@ -198,7 +214,7 @@ describe("QR pairing state machine", () => {
   })
 
   it("disconnects on our logout without asking for repair", () => {
-    assert.deepStrictEqual(transitionChannel("connected", { _tag: "Logout" }), {
+    assert.deepStrictEqual(ChannelStateMachine.transitionChannel("connected", { _tag: "Logout" }), {
       _tag: "Moved",
       from: "connected",
       to: "disconnected",
@@ -208,12 +224,12 @@ describe("QR pairing state machine", () => {
   })
 
   it("disconnects on a replaced connection and keeps the reason", () => {
-    const t = transitionChannel("connected", { _tag: "Terminated", reason: "connection_replaced" })
+    const t = ChannelStateMachine.transitionChannel("connected", { _tag: "Terminated", reason: "connection_replaced" })
     assert.deepInclude(t, { to: "disconnected", reason: "connection_replaced" })
   })
 
   it("keeps a restricted channel's status and says why in its reason, with no event", () => {
-    const t = transitionChannel("connected", { _tag: "Restriction", reason: "account_restricted" })
+    const t = ChannelStateMachine.transitionChannel("connected", { _tag: "Restriction", reason: "account_restricted" })
     assert.deepStrictEqual(t, {
       _tag: "Moved",
       from: "connected",
@@ -221,10 +237,10 @@ describe("QR pairing state machine", () => {
       reason: "account_restricted",
       requiresRepair: false
     })
-    assert.deepStrictEqual(channelMoveEvents(t as ChannelMove), [])
+    assert.deepStrictEqual(ChannelStateMachine.channelMoveEvents(t as ChannelStateMachine.ChannelMove), [])
     for (const status of ["pending", "disconnected", "suspended", "archived"] as const) {
       assert.strictEqual(
-        transitionChannel(status, { _tag: "Restriction", reason: "reachout_timelocked" })._tag,
+        ChannelStateMachine.transitionChannel(status, { _tag: "Restriction", reason: "reachout_timelocked" })._tag,
         "Unchanged"
       )
     }
@@ -249,7 +265,7 @@ describe("QR pairing state machine", () => {
   })
 
   it("disconnects a channel whose pairing or link a new owner could not resume", () => {
-    const t = transitionChannel("awaiting_scan", { _tag: "Interrupted" })
+    const t = ChannelStateMachine.transitionChannel("awaiting_scan", { _tag: "Interrupted" })
     assert.deepStrictEqual(t, {
       _tag: "Moved",
       from: "awaiting_scan",
@@ -257,7 +273,7 @@ describe("QR pairing state machine", () => {
       reason: "pairing_interrupted",
       requiresRepair: false
     })
-    const lost = transitionChannel("connected", { _tag: "Interrupted" })
+    const lost = ChannelStateMachine.transitionChannel("connected", { _tag: "Interrupted" })
     assert.isTrue(lost._tag === "Moved" && lost.requiresRepair && lost.to === "disconnected")
     assert.strictEqual(to("pending", { _tag: "Interrupted" }), "=pending")
     assert.strictEqual(to("disconnected", { _tag: "Interrupted" }), "=disconnected")

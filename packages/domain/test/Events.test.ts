@@ -1,15 +1,15 @@
 import { assert, describe, it } from "@effect/vitest"
-import { DomainEvent, EVENT_DATA, EVENT_TYPES, messageStatusEvent } from "@switchboard/domain"
+import { EventCatalogue, Events } from "@switchboard/domain"
 
 const msg = "msg_01JD7X6F3Q9T2M5N8R4V0W1Y2Z" as const
 
 describe("DomainEvent", () => {
   it("declares a data schema for every event type of the catalogue", () => {
-    assert.deepStrictEqual(Object.keys(EVENT_DATA).sort(), EVENT_TYPES.map((e) => e.type).sort())
+    assert.deepStrictEqual(Object.keys(Events.EVENT_DATA).sort(), EventCatalogue.EVENT_TYPES.map((e) => e.type).sort())
   })
 
   it("stores data members in the declared order, whatever order they were given in", () => {
-    const event = DomainEvent.make("message.failed", {
+    const event = Events.DomainEvent.make("message.failed", {
       reason: "blocked",
       error_code: "recipient_blocked",
       failure_class: "permanent",
@@ -29,7 +29,7 @@ describe("DomainEvent", () => {
   })
 
   it("refuses to encode data that does not match its type's schema", () => {
-    const bad = DomainEvent.make("contact.created", {
+    const bad = Events.DomainEvent.make("contact.created", {
       object: "contact",
       object_id: "cnt_1" as `cnt_${string}`,
       contact_id: "cnt_1" as `cnt_${string}`
@@ -38,7 +38,7 @@ describe("DomainEvent", () => {
   })
 
   it("builds a test event of any type with placeholder data", () => {
-    const event = DomainEvent.test("message.received", { object: "message", object_id: "test_1" })
+    const event = Events.DomainEvent.test("message.received", { object: "message", object_id: "test_1" })
     assert.isTrue(event.isTest)
     assert.deepStrictEqual(event.encodeData(), { object: "message", object_id: "test_1" })
   })
@@ -51,8 +51,8 @@ describe("DomainEvent", () => {
       from_state: "provider_accepted",
       category: "utility"
     } as const
-    assert.strictEqual(messageStatusEvent("sent", data)?.type, "message.sent")
-    assert.strictEqual(messageStatusEvent("failed_permanent", data)?.type, "message.failed")
-    assert.isUndefined(messageStatusEvent("dispatching", data))
+    assert.strictEqual(Events.messageStatusEvent("sent", data)?.type, "message.sent")
+    assert.strictEqual(Events.messageStatusEvent("failed_permanent", data)?.type, "message.failed")
+    assert.isUndefined(Events.messageStatusEvent("dispatching", data))
   })
 })

@@ -1,13 +1,12 @@
 import { assert, describe, it } from "@effect/vitest"
-import { compareQueued, PRIORITY } from "@switchboard/domain"
-import type { Category } from "@switchboard/domain"
+import { MessageCategory } from "@switchboard/domain"
 
-const msg = (id: string, category: Category, created_at: string) => ({ id, category, created_at })
+const msg = (id: string, category: MessageCategory.Category, created_at: string) => ({ id, category, created_at })
 
 describe("category priority", () => {
   it("ranks authentication over utility over marketing", () => {
-    assert.isBelow(PRIORITY.authentication, PRIORITY.utility)
-    assert.isBelow(PRIORITY.utility, PRIORITY.marketing)
+    assert.isBelow(MessageCategory.PRIORITY.authentication, MessageCategory.PRIORITY.utility)
+    assert.isBelow(MessageCategory.PRIORITY.utility, MessageCategory.PRIORITY.marketing)
   })
 
   it("orders a queue by priority, then first in first out", () => {
@@ -18,6 +17,12 @@ describe("category priority", () => {
       msg("a1", "authentication", "2026-11-22T10:00:03.000Z"),
       msg("a0", "authentication", "2026-11-22T10:00:03.000Z")
     ]
-    assert.deepStrictEqual([...queue].sort(compareQueued).map((m) => m.id), ["a0", "a1", "u1", "m1", "m2"])
+    assert.deepStrictEqual([...queue].sort(MessageCategory.compareQueued).map((m) => m.id), [
+      "a0",
+      "a1",
+      "u1",
+      "m1",
+      "m2"
+    ])
   })
 })

@@ -14,8 +14,7 @@
  * and its stored credentials are wiped, once per activation, best effort.
  */
 import { ChannelsRepo, QrRecipientChecksRepo } from "@switchboard/db"
-import { dispatches, toTimestamp } from "@switchboard/domain"
-import type { Channel, ChannelStatus } from "@switchboard/domain"
+import { ChannelStateMachine, type Messaging, Schemas } from "@switchboard/domain"
 import { ChannelProvider, ChannelProviders } from "@switchboard/providers"
 import { Chunk, Clock, Effect, ExecutionStrategy, Exit, Option, Queue, Schedule, Scope, Stream } from "effect"
 import { makeChannelMessageMoves } from "./ChannelMessageMoves.js"
@@ -46,7 +45,7 @@ const laneOf = (event: LaneEvent): number => {
 }
 
 /** A provider connection exists for a channel in any status but these. */
-const holdsConnection = (status: ChannelStatus) => status !== "archived" && status !== "suspended"
+const holdsConnection = (status: ChannelStateMachine.ChannelStatus) => status !== "archived" && status !== "suspended"
 
 export interface Open {
   readonly connection: ChannelProvider.ChannelConnection
@@ -55,7 +54,7 @@ export interface Open {
 
 export interface Connected extends Open {
   /** the channel as read just now */
-  readonly channel: Channel
+  readonly channel: Messaging.Channel
 }
 
 /**
@@ -100,13 +99,13 @@ export const makeChannelConnection = <E, R>(options: {
      */
     let channelNumber: string | null = null
 
-    const onEvent = perEntity((channel: Channel) => (event: LaneEvent) =>
+    const onEvent = perEntity((channel: Messaging.Channel) => (event: LaneEvent) =>
       inbound.record({
         workspaceId: channel.workspace_id,
         channelId: channel.id,
         channelNumber: channelNumber ?? channel.phone_number,
         content: ChannelProvider.inboundContent(event),
-        now: toTimestamp(event.at)
+        now: Schemas.toTimestamp(event.at)
       }).pipe(
         Effect.retry({ times: 3, schedule: Schedule.exponential("200 millis") }),
         Effect.catchAllCause((cause) => Effect.logError("inbound message not recorded", cause)),
@@ -132,7 +131,7 @@ export const makeChannelConnection = <E, R>(options: {
     })
 
     let retired = false
-    const retire = perEntity((channel: Channel) =>
+    const retire = perEntity((channel: Messaging.Channel) =>
       Effect.gen(function*() {
         if (retired) return
         retired = true
@@ -156,7 +155,7 @@ export const makeChannelConnection = <E, R>(options: {
             requiresRepair: event.requiresRepair,
             phoneNumber: event.phoneNumber,
             capabilities: connection.capabilities,
-            now: toTimestamp(yield* Clock.currentTimeMillis)
+            now: Schemas.toTimestamp(yield* Clock.currentTimeMillis)
           }).pipe(
             Effect.retry({ times: 5, schedule: Schedule.exponential("200 millis") }),
             Effect.catchAllCause((cause) => Effect.logError("channel status not recorded", cause))
@@ -173,14 +172,18 @@ export const makeChannelConnection = <E, R>(options: {
           channelId,
           timelockUntil: event.timelockUntil === undefined || event.timelockUntil === null
             ? event.timelockUntil
-            : toTimestamp(event.timelockUntil),
+            : Schemas.toTimestamp(event.timelockUntil),
           newChatQuota: q === undefined
             ? undefined
-            : { total: q.total, used: q.used, cycleEndsAt: q.cycleEndsAt === null ? null : toTimestamp(q.cycleEndsAt) },
+            : {
+              total: q.total,
+              used: q.used,
+              cycleEndsAt: q.cycleEndsAt === null ? null : Schemas.toTimestamp(q.cycleEndsAt)
+            },
           signal: event.signal === undefined
             ? undefined
-            : { reason: event.signal, at: toTimestamp(event.at ?? (yield* Clock.currentTimeMillis)) },
-          now: toTimestamp(yield* Clock.currentTimeMillis)
+            : { reason: event.signal, at: Schemas.toTimestamp(event.at ?? (yield* Clock.currentTimeMillis)) },
+          now: Schemas.toTimestamp(yield* Clock.currentTimeMillis)
         }).pipe(
           Effect.retry({ times: 5, schedule: Schedule.exponential("200 millis") }),
           Effect.catchAllCause((cause) => Effect.logError("channel restriction not recorded", cause))
@@ -194,7 +197,7 @@ export const makeChannelConnection = <E, R>(options: {
         channelId,
         phone: event.phoneNumber,
         onWhatsApp: event.onWhatsApp,
-        at: toTimestamp(event.at)
+        at: Schemas.toTimestamp(event.at)
       }).pipe(
         Effect.retry({ times: 3, schedule: Schedule.exponential("200 millis") }),
         Effect.catchAllCause((cause) => Effect.logError("recipient check not recorded", cause))
@@ -203,7 +206,7 @@ export const makeChannelConnection = <E, R>(options: {
 
     /** Handles the connection's events in `scope`: status changes here, in order; the rest in lanes. */
     const handleEvents = perEntity((
-      channel: Channel,
+      channel: Messaging.Channel,
       connection: ChannelProvider.ChannelConnection,
       scope: Scope.Scope
     ) =>
@@ -294,11 +297,11 @@ export const makeChannelConnection = <E, R>(options: {
       const scope = yield* Scope.fork(entityScope, ExecutionStrategy.sequential)
       const connection = yield* provider.value.connect(channel).pipe(Scope.extend(scope))
       // the capability snapshot comes from the provider once it can send (GET .../capabilities)
-      if (dispatches(channel.status)) {
+      if (ChannelStateMachine.dispatches(channel.status)) {
         yield* channels.refreshCapabilities(
           channel.id,
           connection.capabilities,
-          toTimestamp(yield* Clock.currentTimeMillis)
+          Schemas.toTimestamp(yield* Clock.currentTimeMillis)
         )
       }
       yield* onOpen(connection)

@@ -40,21 +40,7 @@
 import { Entity, Sharding } from "@effect/cluster"
 import { Rpc } from "@effect/rpc"
 import { ChannelsRepo, DispatchQueueRepo } from "@switchboard/db"
-import {
-  dispatches,
-  idlePacer,
-  nothingDue,
-  nothingDueWaitMs,
-  pacerForConnection,
-  pauseUntil,
-  QR_PER_RECIPIENT_WINDOW_MS,
-  recipientMustWait,
-  sendSlotWaitMs,
-  takeSendSlot,
-  UNDER_WAY_POLL_MS,
-  waitingRecipients
-} from "@switchboard/domain"
-import type { ChannelPacer, ChannelStatus } from "@switchboard/domain"
+import { ChannelIdle, ChannelStateMachine, Pacer, QrSafetyWindow } from "@switchboard/domain"
 import { ChannelProvider } from "@switchboard/providers"
 import { Clock, Context, Duration, Effect, Option, Queue, Random, Schedule } from "effect"
 import type { Tracer } from "effect"
@@ -68,7 +54,7 @@ import { perEntity } from "./PerEntity.js"
 export const DISPATCH_BATCH = 20
 
 /** How long a loop with something under way (or no connection) waits for a wake-up before it looks again. */
-const IDLE_POLL = Duration.millis(UNDER_WAY_POLL_MS)
+const IDLE_POLL = Duration.millis(ChannelIdle.UNDER_WAY_POLL_MS)
 
 /**
  * How long a connection its provider lets go when idle (`dropWhenIdle`: the sandbox) stays open
@@ -85,7 +71,12 @@ export class ConnectionIdleTime extends Context.Reference<ConnectionIdleTime>()(
 const MAX_WAKERS = 1000
 
 /** Statuses in which a linked-device channel holds (or is making) its link: the entity stays alive. */
-const LINK_HELD: ReadonlyArray<ChannelStatus> = ["connecting", "awaiting_scan", "connected", "degraded"]
+const LINK_HELD: ReadonlyArray<ChannelStateMachine.ChannelStatus> = [
+  "connecting",
+  "awaiting_scan",
+  "connected",
+  "degraded"
+]
 
 /** A dispatch loop that failed starts again after this. */
 const LOOP_RESTART = Schedule.spaced("1 second")
@@ -121,7 +112,7 @@ export const ChannelEntityLive = ChannelEntity.toLayer(
      * channel that came over with a keep-alive is never passivated.
      */
     let keepingAlive: boolean | undefined = undefined
-    let pacer: ChannelPacer = idlePacer
+    let pacer: Pacer.ChannelPacer = Pacer.idlePacer
 
     const keepAlive = perEntity((on: boolean) =>
       on === keepingAlive ? Effect.void : Effect.suspend(() => {
@@ -134,9 +125,9 @@ export const ChannelEntityLive = ChannelEntity.toLayer(
     const onOpen = perEntity((connection: ChannelProvider.ChannelConnection) =>
       Effect.gen(function*() {
         const perRecipient = connection.pairing !== undefined
-        const since = (yield* Clock.currentTimeMillis) - QR_PER_RECIPIENT_WINDOW_MS
+        const since = (yield* Clock.currentTimeMillis) - QrSafetyWindow.QR_PER_RECIPIENT_WINDOW_MS
         const recent = perRecipient ? yield* queue.dispatchesSince(channelId, since) : []
-        pacer = pacerForConnection(pacer, perRecipient, recent)
+        pacer = Pacer.pacerForConnection(pacer, perRecipient, recent)
       })
     )
 
@@ -176,7 +167,7 @@ export const ChannelEntityLive = ChannelEntity.toLayer(
       Effect.gen(function*() {
         const outcome = yield* throttle.throttled
         if (outcome._tag === "GiveUp") return yield* moves.dispatchFailed(id, outcome.failure)
-        pacer = pauseUntil(pacer, outcome.until)
+        pacer = Pacer.pauseUntil(pacer, outcome.until)
         pausedUntil = outcome.until
         yield* Effect.logWarning("provider throttled the channel: its sends pause", { pause_ms: outcome.pauseMs })
         yield* moves.throttled(id, refusal, outcome.until)
@@ -234,10 +225,10 @@ export const ChannelEntityLive = ChannelEntity.toLayer(
      * provider's pace is never exceeded (not even by 1 ms).
      */
     const awaitSendSlotOrWake = Effect.gen(function*() {
-      let wait = sendSlotWaitMs(pacer, yield* Clock.currentTimeMillis)
+      let wait = Pacer.sendSlotWaitMs(pacer, yield* Clock.currentTimeMillis)
       while (wait > 0) {
         if (Option.isSome(yield* Effect.option(Effect.timeout(Queue.take(wake), Duration.millis(wait))))) return true
-        wait = sendSlotWaitMs(pacer, yield* Clock.currentTimeMillis)
+        wait = Pacer.sendSlotWaitMs(pacer, yield* Clock.currentTimeMillis)
       }
       return Option.isSome(yield* Queue.poll(wake))
     })
@@ -251,14 +242,14 @@ export const ChannelEntityLive = ChannelEntity.toLayer(
         let fresh = true
         for (const message of batch) {
           // a recipient that reached its spacing cap in this batch waits; the others go
-          if (recipientMustWait(pacer, message.to, yield* Clock.currentTimeMillis)) continue
+          if (Pacer.recipientMustWait(pacer, message.to, yield* Clock.currentTimeMillis)) continue
           // something new arrived: it may outrank the rest of this batch
           if (yield* awaitSendSlotOrWake) return
           const startedAt = yield* Clock.currentTimeMillis
           const before = pacer
-          const { waiting } = waitingRecipients(pacer, startedAt)
+          const { waiting } = Pacer.waitingRecipients(pacer, startedAt)
           const mps = connection.capabilities.max_throughput_mps
-          pacer = takeSendSlot(pacer, message.to, startedAt, mps, yield* Random.next)
+          pacer = Pacer.takeSendSlot(pacer, message.to, startedAt, mps, yield* Random.next)
           if (!(yield* dispatch(connection, message, startedAt, waiting))) {
             // refused: cancelled meanwhile, the channel stopped dispatching, or a more urgent
             // message is due (committed after this batch was read, its wake-up too late for the
@@ -298,18 +289,18 @@ export const ChannelEntityLive = ChannelEntity.toLayer(
         }
         const { channel, connection } = connected.value
         const linkHeld = connection.pairing !== undefined && LINK_HELD.includes(channel.status)
-        if (!dispatches(channel.status)) {
+        if (!ChannelStateMachine.dispatches(channel.status)) {
           yield* keepAlive(linkHeld)
           yield* awaitWake(IDLE_POLL)
           continue
         }
         const readAt = yield* Clock.currentTimeMillis
-        const { readyAt, waiting } = waitingRecipients(pacer, readAt)
+        const { readyAt, waiting } = Pacer.waitingRecipients(pacer, readAt)
         const batch = yield* queue.nextQueued(channelId, DISPATCH_BATCH, waiting)
         if (batch.length === 0) {
           // the decisions are the domain's (`ChannelIdle.ts`); this carries them out
           const underWay = waiting.length > 0 || (yield* connection.pendingReceipts) > 0
-          const { keepAlive: alive, mayClose } = nothingDue({
+          const { keepAlive: alive, mayClose } = ChannelIdle.nothingDue({
             underWay,
             linkHeld,
             dropWhenIdle: connection.dropWhenIdle === true
@@ -318,7 +309,7 @@ export const ChannelEntityLive = ChannelEntity.toLayer(
           // nothing to do for a while: no connection and no loop until the next work
           if (mayClose && (yield* link.closeIfIdle(idleMs)) && (yield* endUnlessWoken)) return
           // (a message waiting for the channel's pause, throttled, is due when the pause ends)
-          const waitMs = nothingDueWaitMs(
+          const waitMs = ChannelIdle.nothingDueWaitMs(
             { underWay, mayClose, idleMs, readyAt, pausedUntil, readAt },
             yield* Clock.currentTimeMillis
           )

@@ -5,7 +5,7 @@
  * move keeps trying for a while. Given up, the sweeper repairs what is left.
  */
 import type { ShardLease } from "@switchboard/db"
-import { toTimestamp } from "@switchboard/domain"
+import { Schemas } from "@switchboard/domain"
 import { Effect, Option, Schedule } from "effect"
 import { MessageMoves } from "./MessageMoves.js"
 import type { Receipt } from "./MessageMoves.js"
@@ -61,7 +61,7 @@ export class ChannelMessageMoves {
     return retried(
       id,
       this.moves.move(id, "dispatching", {
-        occurredAt: toTimestamp(at),
+        occurredAt: Schemas.toTimestamp(at),
         waitingRecipients: waiting,
         lease: this.lease
       }),

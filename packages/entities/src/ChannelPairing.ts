@@ -6,7 +6,7 @@
  */
 import { Rpc } from "@effect/rpc"
 import type { ChannelsRepo } from "@switchboard/db"
-import { toTimestamp } from "@switchboard/domain"
+import { Schemas } from "@switchboard/domain"
 import type { ChannelProvider, QrConnectionEvent } from "@switchboard/providers"
 import { Clock, Effect, Option, Schedule, Stream } from "effect"
 import type { Connected } from "./ChannelConnection.js"
@@ -66,7 +66,7 @@ export const makePairingHandlers = <E, R>(options: {
     StartPairing: () =>
       Rpc.fork(Effect.gen(function*() {
         const p = yield* pairing
-        yield* channels.markPairingStarted(channelId, toTimestamp(yield* Clock.currentTimeMillis))
+        yield* channels.markPairingStarted(channelId, Schemas.toTimestamp(yield* Clock.currentTimeMillis))
         yield* p.start
         return yield* recorded(p)
       })),

@@ -5,7 +5,7 @@
  */
 import { Entity } from "@effect/cluster"
 import { Rpc } from "@effect/rpc"
-import { ChannelStatus, E164, InboundBody } from "@switchboard/domain"
+import { ChannelStateMachine, MessageContent, Schemas } from "@switchboard/domain"
 import { QrConnectionEvent } from "@switchboard/providers/contract"
 import { Schema } from "effect"
 
@@ -22,7 +22,11 @@ export const Wake = Rpc.make("Wake", {
  * `quoted_provider_message_id`: the message it quotes). Answers false when the channel cannot simulate it.
  */
 export const SimulateInbound = Rpc.make("SimulateInbound", {
-  payload: { from: E164, body: InboundBody, quoted_provider_message_id: Schema.NullOr(Schema.String) },
+  payload: {
+    from: Schemas.E164,
+    body: MessageContent.InboundBody,
+    quoted_provider_message_id: Schema.NullOr(Schema.String)
+  },
   success: Schema.Boolean
 })
 
@@ -61,7 +65,7 @@ export class PairingUnavailable extends Schema.TaggedError<PairingUnavailable>()
 
 /** Pairing as the entity sees it now (never the code). `qr_expires_at`: epoch ms. */
 export class PairingView extends Schema.Class<PairingView>("PairingView")({
-  status: ChannelStatus,
+  status: ChannelStateMachine.ChannelStatus,
   qr_available: Schema.Boolean,
   qr_expires_at: Schema.NullOr(Schema.Number),
   phone_number: Schema.NullOr(Schema.String),

@@ -7,8 +7,7 @@
  * themselves. A run of throttles with no send taken for `THROTTLE_MAX_WAIT_MS` (an hour) fails
  * the message it throttles (`provider_throttled`). A send the provider takes ends the run.
  */
-import { PROVIDER_THROTTLED, THROTTLE_MAX_WAIT_MS, throttledAgain } from "@switchboard/domain"
-import type { ThrottleRun } from "@switchboard/domain"
+import { Pacer } from "@switchboard/domain"
 import { Clock, Context, Effect } from "effect"
 
 /** The pauses' scale and the run's bound; tests shorten them. */
@@ -17,7 +16,7 @@ export class ThrottleSettings extends Context.Reference<ThrottleSettings>()(
   {
     defaultValue: (): { readonly scale: number; readonly maxWaitMs: number } => ({
       scale: 1,
-      maxWaitMs: THROTTLE_MAX_WAIT_MS
+      maxWaitMs: Pacer.THROTTLE_MAX_WAIT_MS
     })
   }
 ) {}
@@ -29,7 +28,7 @@ export type ThrottleOutcome =
 
 /** One per Channel entity, its methods shared by all (no per-entity closures). */
 export class ChannelThrottle {
-  private run: ThrottleRun | undefined = undefined
+  private run: Pacer.ThrottleRun | undefined = undefined
   constructor(private readonly settings: ThrottleSettings["Type"]) {}
 
   /** The provider took a send: the run is over. */
@@ -40,14 +39,14 @@ export class ChannelThrottle {
   /** The provider throttled a send now: the channel's pause, and the message's outcome. */
   get throttled(): Effect.Effect<ThrottleOutcome> {
     return Effect.map(Clock.currentTimeMillis, (now) => {
-      const next = throttledAgain(this.run, now, this.settings)
+      const next = Pacer.throttledAgain(this.run, now, this.settings)
       this.run = next.run
       const outcome: ThrottleOutcome = next.givenUp
         ? {
           _tag: "GiveUp",
           failure: {
             retryable: false,
-            code: PROVIDER_THROTTLED,
+            code: Pacer.PROVIDER_THROTTLED,
             reason: `the provider kept throttling this channel for ${
               Math.round((now - next.run.since) / 60_000)
             } minutes without taking a send (rate-overlimit): not sent`

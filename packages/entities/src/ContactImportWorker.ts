@@ -15,16 +15,7 @@ import {
   Transactions,
   WorkspacesRepo
 } from "@switchboard/db"
-import {
-  DomainEvent,
-  ENTITLEMENTS,
-  isCountryCode,
-  newId,
-  parseContactCsv,
-  resolveEntitlements,
-  toTimestamp
-} from "@switchboard/domain"
-import type { ImportRow, ImportRowError } from "@switchboard/domain"
+import { ContactCsv, Events, Ids, Plans, Schemas } from "@switchboard/domain"
 import { Clock, Effect, Layer, Option, Schedule } from "effect"
 
 export const BATCH_ROWS = 1000
@@ -35,7 +26,7 @@ const importEnded = (
   counts: ContactImportsRepo.ImportColumns,
   status: "completed" | "failed"
 ) =>
-  DomainEvent.make("contact.import_completed", {
+  Events.DomainEvent.make("contact.import_completed", {
     object: "contact_import",
     object_id: job.id as `imp_${string}`,
     import_id: job.id as `imp_${string}`,
@@ -54,12 +45,12 @@ const importEnded = (
 export const MAX_RUN_FAILURES = 5
 
 type Outcome =
-  | { readonly _tag: "Write"; readonly row: Extract<ImportRow, { _tag: "Valid" }> }
-  | { readonly _tag: "Failed"; readonly error: ImportRowError }
-  | { readonly _tag: "Repeat"; readonly error: ImportRowError }
+  | { readonly _tag: "Write"; readonly row: Extract<ContactCsv.ImportRow, { _tag: "Valid" }> }
+  | { readonly _tag: "Failed"; readonly error: ContactCsv.ImportRowError }
+  | { readonly _tag: "Repeat"; readonly error: ContactCsv.ImportRowError }
 
 /** What each row comes to, before the database: repeats of a number inside the file count once. */
-export const outcomes = (rows: ReadonlyArray<ImportRow>): Array<Outcome> => {
+export const outcomes = (rows: ReadonlyArray<ContactCsv.ImportRow>): Array<Outcome> => {
   const firstRow = new Map<string, number>()
   return rows.map((r): Outcome => {
     if (r._tag === "Invalid") return { _tag: "Failed", error: r.error }
@@ -88,13 +79,14 @@ export const make = Effect.gen(function*() {
   const groups = yield* ContactGroupsRepo.ContactGroupsRepo
   const workspaces = yield* WorkspacesRepo.WorkspacesRepo
   const events = yield* EventsRepo.EventsRepo
-  const now = Effect.map(Clock.currentTimeMillis, toTimestamp)
+  const now = Effect.map(Clock.currentTimeMillis, Schemas.toTimestamp)
 
   /** How many more contacts the plan allows (`Infinity` when unlimited or not enforced). */
   const room = Effect.fn("ContactImportWorker.room")(function*(workspaceId: string) {
     const workspace = yield* workspaces.findById(workspaceId)
-    if (Option.isNone(workspace) || !ENTITLEMENTS.contacts.enforced) return Infinity
-    const limit = resolveEntitlements(workspace.value.plan, yield* workspaces.overrides(workspaceId)).contacts.value
+    if (Option.isNone(workspace) || !Plans.ENTITLEMENTS.contacts.enforced) return Infinity
+    const limit =
+      Plans.resolveEntitlements(workspace.value.plan, yield* workspaces.overrides(workspaceId)).contacts.value
     if (typeof limit !== "number") return Infinity
     return Math.max(0, limit - (yield* contacts.countForWorkspace(workspaceId)))
   })
@@ -103,7 +95,7 @@ export const make = Effect.gen(function*() {
     function*(job: ContactImportsRepo.ImportColumns, slice: ReadonlyArray<Outcome>, done: boolean) {
       return yield* transactions.run(Effect.gen(function*() {
         const at = yield* now
-        const errors: Array<ImportRowError> = []
+        const errors: Array<ContactCsv.ImportRowError> = []
         let failed = 0
         let skipped = 0
         for (const o of slice) {
@@ -131,7 +123,7 @@ export const make = Effect.gen(function*() {
           return false
         })
         const rows = yield* Effect.forEach(admitted, (r) =>
-          Effect.map(newId("cnt"), (id) => ({
+          Effect.map(Ids.newId("cnt"), (id) => ({
             id,
             phone: r.phone,
             name: r.name,
@@ -173,10 +165,10 @@ export const make = Effect.gen(function*() {
   /** Runs one import to its end from where it stopped. */
   const run = Effect.fn("ContactImportWorker.run")(function*(job: ContactImportsRepo.ImportColumns) {
     const file = yield* imports.file(job.id)
-    const country = job.default_country !== null && isCountryCode(job.default_country)
+    const country = job.default_country !== null && ContactCsv.isCountryCode(job.default_country)
       ? job.default_country
       : undefined
-    const parsed = parseContactCsv(file, country)
+    const parsed = ContactCsv.parseContactCsv(file, country)
     // refused files never get a job row (checked before the 202); an emptied one has no rows left
     const all = outcomes(parsed._tag === "Parsed" ? parsed.rows : [])
     let start = job.processed_rows

@@ -19,8 +19,7 @@ import {
   MessagesRepo,
   Transactions
 } from "@switchboard/db"
-import { DEFAULT_CATEGORY, DomainEvent, inboundType, newId, PRIORITY, toTimestamp } from "@switchboard/domain"
-import type { InboundBody, InboundContent, Message, MessageMemberValue } from "@switchboard/domain"
+import { Events, Ids, MessageCategory, MessageContent, type Messaging, Schemas } from "@switchboard/domain"
 import { InboundMetrics } from "@switchboard/providers"
 import { Effect, Option } from "effect"
 import { LidMappings } from "./LidMappings.js"
@@ -29,7 +28,7 @@ import { LidMappings } from "./LidMappings.js"
  * What a text-only client reads in `text.body` for each kind (docs/API.md "Messages"): the text, a
  * caption, an edit's new text; "" for the rest.
  */
-export const textOf = (body: InboundBody): string => {
+export const textOf = (body: MessageContent.InboundBody): string => {
   switch (body._tag) {
     case "text":
       return body.body
@@ -43,8 +42,8 @@ export const textOf = (body: InboundBody): string => {
 }
 
 /** `message.received` of an inbound message. */
-export const receivedEvent = (message: Message) =>
-  DomainEvent.make("message.received", {
+export const receivedEvent = (message: Messaging.Message) =>
+  Events.DomainEvent.make("message.received", {
     object: "message",
     object_id: message.id,
     message_id: message.id,
@@ -71,7 +70,7 @@ export class InboundMessages extends Effect.Service<InboundMessages>()("@switchb
     const mappings = yield* LidMappings
 
     /** The member of a non-text message, our ids resolved (`mediaId`: the new media row's). */
-    const memberOf = (channelId: string, body: InboundBody, mediaId: string | null) =>
+    const memberOf = (channelId: string, body: MessageContent.InboundBody, mediaId: string | null) =>
       Effect.gen(function*() {
         const target = (providerId: string) =>
           Effect.map(
@@ -108,7 +107,7 @@ export class InboundMessages extends Effect.Service<InboundMessages>()("@switchb
           case "unsupported":
             return { kind: body.kind }
         }
-      }) as Effect.Effect<MessageMemberValue | undefined>
+      }) as Effect.Effect<Messaging.MessageMemberValue | undefined>
 
     /** Records it; `None` when this provider message was recorded before (a repeated report). */
     const record = Effect.fn("InboundMessages.record")(function*(input: {
@@ -116,11 +115,11 @@ export class InboundMessages extends Effect.Service<InboundMessages>()("@switchb
       readonly channelId: string
       /** the channel's own number, if known */
       readonly channelNumber: string | null
-      readonly content: InboundContent
+      readonly content: MessageContent.InboundContent
       readonly now: string
     }) {
       const { content } = input
-      const type = inboundType(content.body)
+      const type = MessageContent.inboundType(content.body)
       const lid = content.sender.whatsappLid
       // a sender named by LID alone: the number WhatsApp revealed for it on this channel, if any
       const from = content.sender.phoneNumber ??
@@ -130,15 +129,15 @@ export class InboundMessages extends Effect.Service<InboundMessages>()("@switchb
           Effect.annotateLogs({ provider_message_id: content.providerMessageId, type })
         )
         yield* InboundMetrics.countInbound(type, "ignored", "no_sender")
-        return Option.none<Message>()
+        return Option.none<Messaging.Message>()
       }
       const recorded = yield* transactions.run(Effect.gen(function*() {
         if (yield* messages.hasProviderMessage(input.channelId, content.providerMessageId)) {
-          return Option.none<Message>()
+          return Option.none<Messaging.Message>()
         }
         const contact = from !== null
           ? yield* contacts.upsertContact(input.workspaceId, from, input.now)
-          : { id: yield* lids.upsertLidContact(input.workspaceId, lid!, yield* newId("cnt"), input.now) }
+          : { id: yield* lids.upsertLidContact(input.workspaceId, lid!, yield* Ids.newId("cnt"), input.now) }
         const conversationId = yield* conversations.upsertConversation(
           input.workspaceId,
           input.channelId,
@@ -146,9 +145,9 @@ export class InboundMessages extends Effect.Service<InboundMessages>()("@switchb
           input.now,
           "inbound"
         )
-        const messageId = yield* newId("msg")
+        const messageId = yield* Ids.newId("msg")
         const body = content.body
-        const mediaId = body._tag === "media" ? yield* newId("med") : null
+        const mediaId = body._tag === "media" ? yield* Ids.newId("med") : null
         const replyTo = content.quotedProviderMessageId === null
           ? null
           : yield* messages.idForProviderMessage(input.channelId, content.quotedProviderMessageId)
@@ -162,8 +161,8 @@ export class InboundMessages extends Effect.Service<InboundMessages>()("@switchb
           from,
           to: input.channelNumber ?? "",
           body: textOf(body),
-          category: DEFAULT_CATEGORY,
-          priority: PRIORITY[DEFAULT_CATEGORY],
+          category: MessageCategory.DEFAULT_CATEGORY,
+          priority: MessageCategory.PRIORITY[MessageCategory.DEFAULT_CATEGORY],
           status: "delivered",
           metadata: {},
           now: input.now,
@@ -188,7 +187,7 @@ export class InboundMessages extends Effect.Service<InboundMessages>()("@switchb
             expectedSha256: body.sha256,
             source: body.source,
             now: input.now,
-            expiresAt: toTimestamp(Date.parse(input.now) + retentionDays * 86_400_000)
+            expiresAt: Schemas.toTimestamp(Date.parse(input.now) + retentionDays * 86_400_000)
           })
         } else {
           yield* events.append({

@@ -11,12 +11,11 @@
  * `lid-mapping.update`); an inbound message that names both does too.
  */
 import { ChannelsRepo, EventsRepo, LidRepo, Transactions } from "@switchboard/db"
-import { DomainEvent } from "@switchboard/domain"
-import { toTimestamp } from "@switchboard/domain"
+import { Events, Schemas } from "@switchboard/domain"
 import { Clock, Effect, Option } from "effect"
 
 const updated = (id: string, changes: { merged?: string; changed?: ReadonlyArray<"phone_number" | "whatsapp_lid"> }) =>
-  DomainEvent.make("contact.updated", {
+  Events.DomainEvent.make("contact.updated", {
     object: "contact",
     object_id: id as `cnt_${string}`,
     contact_id: id as `cnt_${string}`,
@@ -36,7 +35,7 @@ export class LidMappings extends Effect.Service<LidMappings>()("@switchboard/ent
       const found = yield* channels.findById(channelId)
       if (Option.isNone(found)) return
       const workspaceId = found.value.channel.workspace_id
-      const now = toTimestamp(yield* Clock.currentTimeMillis)
+      const now = Schemas.toTimestamp(yield* Clock.currentTimeMillis)
       yield* transactions.run(Effect.gen(function*() {
         yield* lids.remember(channelId, lid, phone, now)
         const byLid = yield* lids.byLid(workspaceId, lid)

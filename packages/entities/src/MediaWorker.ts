@@ -13,7 +13,7 @@
  */
 import { Singleton } from "@effect/cluster"
 import { ChannelsRepo, EventsRepo, MediaRepo, MediaStore, MessagesRepo, Transactions } from "@switchboard/db"
-import { MEDIA_LIMIT_BYTES, toTimestamp } from "@switchboard/domain"
+import { MessageContent, Schemas } from "@switchboard/domain"
 import { ChannelProvider, ChannelProviders, InboundMetrics } from "@switchboard/providers"
 import { Cause, Clock, Duration, Effect, Layer, Option, Schedule } from "effect"
 import { receivedEvent } from "./InboundMessages.js"
@@ -51,7 +51,7 @@ export const make = Effect.gen(function*() {
   const channels = yield* ChannelsRepo.ChannelsRepo
   const transactions = yield* Transactions.Transactions
   const providers = yield* ChannelProviders.ChannelProviders
-  const now = Effect.map(Clock.currentTimeMillis, toTimestamp)
+  const now = Effect.map(Clock.currentTimeMillis, Schemas.toTimestamp)
 
   /** The media's end: the row, the message and its one `message.received`, together. */
   const settle = (
@@ -115,7 +115,7 @@ export const make = Effect.gen(function*() {
           reason: "The channel's provider cannot fetch this media"
         })
       }
-      const limit = MEDIA_LIMIT_BYTES[row.kind]
+      const limit = MessageContent.MEDIA_LIMIT_BYTES[row.kind]
       const stored = yield* store.write(row.id, download.value(row.channel_id!, row.source), limit).pipe(
         Effect.catchTag("MediaTooLarge", (e) =>
           new ChannelProvider.MediaDownloadFailed({
@@ -164,7 +164,11 @@ export const make = Effect.gen(function*() {
               yield* Effect.logInfo("inbound media download will be retried").pipe(
                 Effect.annotateLogs({ media_id: row.id, attempt: row.attempts, reason: error.reason })
               )
-              return yield* repo.retryLater(row.id, toTimestamp(at + backoffMs(row.attempts)), toTimestamp(at))
+              return yield* repo.retryLater(
+                row.id,
+                Schemas.toTimestamp(at + backoffMs(row.attempts)),
+                Schemas.toTimestamp(at)
+              )
             }
             yield* settle(row, { _tag: "failed", reason: error.reason })
           })
@@ -206,7 +210,7 @@ export const make = Effect.gen(function*() {
   /** Removes uploads a crash left pending (`STALE_UPLOAD_MS`); how many. */
   const sweepUploads = Effect.gen(function*() {
     const at = yield* Clock.currentTimeMillis
-    const removed = yield* repo.removeStaleUploads(toTimestamp(staleUploadCutoff(at)), EXPIRY_BATCH)
+    const removed = yield* repo.removeStaleUploads(Schemas.toTimestamp(staleUploadCutoff(at)), EXPIRY_BATCH)
     if (removed.length > 0) {
       yield* Effect.logInfo("uploads a crash left pending removed").pipe(
         Effect.annotateLogs({ media_ids: removed.join(","), count: removed.length })
@@ -232,7 +236,7 @@ export const make = Effect.gen(function*() {
             Effect.logWarning("inbound media download failed; retrying later", cause),
             // its claim given back, so it does not wait for the next singleton start
             Effect.flatMap(Clock.currentTimeMillis, (at) =>
-              repo.retryLater(row.id, toTimestamp(at + backoffMs(row.attempts)), toTimestamp(at))).pipe(
+              repo.retryLater(row.id, Schemas.toTimestamp(at + backoffMs(row.attempts)), Schemas.toTimestamp(at))).pipe(
                 Effect.catchAllCause(() =>
                   Effect.void
                 )

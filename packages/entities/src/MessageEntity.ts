@@ -9,7 +9,7 @@
  * Short-lived: a message needs its entity for the API's cancellations and the sweeper's repairs.
  */
 import { Entity } from "@effect/cluster"
-import { toTimestamp } from "@switchboard/domain"
+import { Schemas } from "@switchboard/domain"
 import { Effect } from "effect"
 import { MessageMoves } from "./MessageMoves.js"
 import { MessageEntity } from "./MessageProtocol.js"
@@ -25,7 +25,7 @@ export const MessageEntityLive = MessageEntity.toLayer(
         moves.move(id, payload.to, {
           reason: payload.reason,
           failure: payload.failure,
-          occurredAt: payload.at === undefined ? undefined : toTimestamp(payload.at),
+          occurredAt: payload.at === undefined ? undefined : Schemas.toTimestamp(payload.at),
           waitingRecipients: payload.waiting
         }),
       DispatchFailed: ({ payload }) => moves.dispatchFailed(id, payload)

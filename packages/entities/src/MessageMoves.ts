@@ -7,8 +7,7 @@
  * the Channel entity in process (`ChannelMessageMoves`), everyone else through the Message entity.
  */
 import { MessagesRepo, Transactions } from "@switchboard/db"
-import { dispatchRetryDelayMs, toTimestamp } from "@switchboard/domain"
-import type { MessageStatus, ReceiptStatus } from "@switchboard/domain"
+import { MessageStateMachine, Schemas } from "@switchboard/domain"
 import { ProvidersConfig } from "@switchboard/providers"
 import { Clock, Effect, Option } from "effect"
 import * as MessagingMetrics from "./MessagingMetrics.js"
@@ -27,7 +26,7 @@ const counted = (moves: ReadonlyArray<Option.Option<MessagesRepo.Transitioned>>)
 /** A receipt a provider reported: the message reached `status` at `at` (epoch ms). */
 export interface Receipt {
   readonly messageId: string
-  readonly status: ReceiptStatus
+  readonly status: MessageStateMachine.ReceiptStatus
   readonly at: number
 }
 
@@ -45,7 +44,7 @@ export class MessageMoves extends Effect.Service<MessageMoves>()("@switchboard/e
     const { retryDelayScale } = yield* ProvidersConfig.ProvidersConfig
 
     /** Moves `id` to `to` when its state allows it; answers whether it moved. One statement. */
-    const move = (id: string, to: MessageStatus, options: MessagesRepo.TransitionOptions = {}) =>
+    const move = (id: string, to: MessageStateMachine.MessageStatus, options: MessagesRepo.TransitionOptions = {}) =>
       messages.transition(id, to, options).pipe(Effect.tap((moved) => counted([moved])), Effect.map(Option.isSome))
 
     /**
@@ -71,17 +70,20 @@ export class MessageMoves extends Effect.Service<MessageMoves>()("@switchboard/e
         })
         if (Option.isNone(failed)) return [failed]
         const now = yield* Clock.currentTimeMillis
-        const next = yield* Option.match(dispatchRetryDelayMs(failed.value.attempts, retryDelayScale), {
-          onNone: () =>
-            messages.transition(id, "failed_permanent", {
-              failure: { ...failure, class: "permanent" },
-              reason: `gave up after ${failed.value.attempts} attempts`
-            }),
-          onSome: (delay) => {
-            const at = toTimestamp(now + delay)
-            return messages.transition(id, "queued", { nextAttemptAt: at, reason: `retry at ${at}` })
+        const next = yield* Option.match(
+          MessageStateMachine.dispatchRetryDelayMs(failed.value.attempts, retryDelayScale),
+          {
+            onNone: () =>
+              messages.transition(id, "failed_permanent", {
+                failure: { ...failure, class: "permanent" },
+                reason: `gave up after ${failed.value.attempts} attempts`
+              }),
+            onSome: (delay) => {
+              const at = Schemas.toTimestamp(now + delay)
+              return messages.transition(id, "queued", { nextAttemptAt: at, reason: `retry at ${at}` })
+            }
           }
-        })
+        )
         return [failed, next]
       })).pipe(
         Effect.tap(counted),
@@ -98,7 +100,7 @@ export class MessageMoves extends Effect.Service<MessageMoves>()("@switchboard/e
         const failure = { class: "retryable", code: refusal.code, reason: refusal.reason } as const
         const failed = yield* messages.transition(id, "failed_retryable", { failure, reason: refusal.reason })
         if (Option.isNone(failed)) return [failed]
-        const at = toTimestamp(retryAt)
+        const at = Schemas.toTimestamp(retryAt)
         const next = yield* messages.transition(id, "queued", {
           nextAttemptAt: at,
           reason: `the channel is throttled: waits until ${at}, no attempt spent`
@@ -117,13 +119,13 @@ export class MessageMoves extends Effect.Service<MessageMoves>()("@switchboard/e
         let rest = batch
         while (rest.length > 0) {
           const taken = new Set<string>()
-          const round: Array<{ id: string; to: ReceiptStatus; at: string }> = []
+          const round: Array<{ id: string; to: MessageStateMachine.ReceiptStatus; at: string }> = []
           const later: Array<Receipt> = []
           for (const r of rest) {
             if (taken.has(r.messageId)) later.push(r)
             else {
               taken.add(r.messageId)
-              round.push({ id: r.messageId, to: r.status, at: toTimestamp(r.at) })
+              round.push({ id: r.messageId, to: r.status, at: Schemas.toTimestamp(r.at) })
             }
           }
           // one receipt alone: the single move's statement (Postgres plans it faster)

@@ -3,15 +3,15 @@
  */
 import { Entity } from "@effect/cluster"
 import { Rpc } from "@effect/rpc"
-import { Failure, MessageStatus } from "@switchboard/domain"
+import { MessageStateMachine, Messaging } from "@switchboard/domain"
 import { Schema } from "effect"
 
 /** Moves the message to `to` when its state allows it; answers whether it moved. */
 export const Transition = Rpc.make("Transition", {
   payload: {
-    to: MessageStatus,
+    to: MessageStateMachine.MessageStatus,
     reason: Schema.optional(Schema.String),
-    failure: Schema.optional(Failure),
+    failure: Schema.optional(Messaging.Failure),
     /** epoch ms when it happened, if earlier than now (a provider receipt's own time) */
     at: Schema.optional(Schema.Number),
     /**
@@ -34,7 +34,7 @@ export const DispatchFailed = Rpc.make("DispatchFailed", {
     code: Schema.String,
     reason: Schema.String
   },
-  success: Schema.OptionFromNullOr(MessageStatus)
+  success: Schema.OptionFromNullOr(MessageStateMachine.MessageStatus)
 })
 
 export const MessageEntity = Entity.make("Message", [Transition, DispatchFailed])

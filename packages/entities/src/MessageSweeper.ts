@@ -19,7 +19,7 @@
  */
 import { Singleton } from "@effect/cluster"
 import { DispatchQueueRepo, SandboxNetworkRepo } from "@switchboard/db"
-import { PROVIDER_ACK_TIMEOUT, PROVIDER_ACK_TIMEOUT_MS, QUEUED_EXPIRY_MS, toTimestamp } from "@switchboard/domain"
+import { MessageStateMachine, Schemas } from "@switchboard/domain"
 import { Clock, Duration, Effect, Ref, Schedule } from "effect"
 import { ChannelEntity } from "./ChannelProtocol.js"
 import { MessageEntity } from "./MessageProtocol.js"
@@ -72,9 +72,9 @@ export const sweepMessages = (cursors: SweepCursors) =>
     const due = yield* queue.channelsWithDueWork(BATCH, yield* Ref.get(cursors.due))
     yield* advance(cursors.due, due)
     const awaiting = yield* queue.channelsAwaitingReceipts({
-      overdueBefore: toTimestamp(now - RECEIPT_OVERDUE_MS),
-      acceptedAfter: toTimestamp(now - RECEIPT_GIVE_UP_MS),
-      laterStagesAfter: toTimestamp(now - LATER_RECEIPTS_REPAIR_MS),
+      overdueBefore: Schemas.toTimestamp(now - RECEIPT_OVERDUE_MS),
+      acceptedAfter: Schemas.toTimestamp(now - RECEIPT_GIVE_UP_MS),
+      laterStagesAfter: Schemas.toTimestamp(now - LATER_RECEIPTS_REPAIR_MS),
       limit: BATCH,
       after: yield* Ref.get(cursors.awaiting)
     })
@@ -88,8 +88,8 @@ export const sweepMessages = (cursors: SweepCursors) =>
 
     // receipts the durable network reported but the message never recorded (lost with a runner)
     const missed = yield* network.missedReceipts(
-      toTimestamp(now - RECEIPT_OVERDUE_MS / 3),
-      toTimestamp(now - RECEIPT_GIVE_UP_MS),
+      Schemas.toTimestamp(now - RECEIPT_OVERDUE_MS / 3),
+      Schemas.toTimestamp(now - RECEIPT_GIVE_UP_MS),
       BATCH
     )
     yield* found("missed_receipts", missed)
@@ -98,7 +98,7 @@ export const sweepMessages = (cursors: SweepCursors) =>
       discard: true
     })
 
-    const stuck = yield* queue.stuckDispatching(toTimestamp(now - STUCK_DISPATCH_MS), BATCH)
+    const stuck = yield* queue.stuckDispatching(Schemas.toTimestamp(now - STUCK_DISPATCH_MS), BATCH)
     yield* found("stuck_dispatching", stuck)
     yield* Effect.forEach(
       stuck,
@@ -113,7 +113,10 @@ export const sweepMessages = (cursors: SweepCursors) =>
       { concurrency: 10, discard: true }
     )
 
-    const unacknowledged = yield* queue.unacknowledged(toTimestamp(now - PROVIDER_ACK_TIMEOUT_MS), BATCH)
+    const unacknowledged = yield* queue.unacknowledged(
+      Schemas.toTimestamp(now - MessageStateMachine.PROVIDER_ACK_TIMEOUT_MS),
+      BATCH
+    )
     yield* found("unacknowledged", unacknowledged)
     yield* Effect.forEach(
       unacknowledged,
@@ -121,8 +124,10 @@ export const sweepMessages = (cursors: SweepCursors) =>
         ignore(
           message(id).DispatchFailed({
             retryable: false,
-            code: PROVIDER_ACK_TIMEOUT,
-            reason: `The provider never acknowledged it within ${PROVIDER_ACK_TIMEOUT_MS / 60_000} minutes; not re-sent`
+            code: MessageStateMachine.PROVIDER_ACK_TIMEOUT,
+            reason: `The provider never acknowledged it within ${
+              MessageStateMachine.PROVIDER_ACK_TIMEOUT_MS / 60_000
+            } minutes; not re-sent`
           })
         ),
       { concurrency: 10, discard: true }
@@ -136,7 +141,7 @@ export const sweepMessages = (cursors: SweepCursors) =>
       { concurrency: 10, discard: true }
     )
 
-    const stale = yield* queue.staleQueued(toTimestamp(now - QUEUED_EXPIRY_MS), BATCH)
+    const stale = yield* queue.staleQueued(Schemas.toTimestamp(now - MessageStateMachine.QUEUED_EXPIRY_MS), BATCH)
     yield* found("expired", stale)
     yield* Effect.forEach(
       stale,

@@ -8,7 +8,7 @@
  */
 import { Singleton } from "@effect/cluster"
 import { ChannelsRepo, SandboxRepo } from "@switchboard/db"
-import { toTimestamp } from "@switchboard/domain"
+import { Schemas } from "@switchboard/domain"
 import { Clock, Effect, Schedule } from "effect"
 import { ChannelEntity } from "./ChannelProtocol.js"
 import * as SweeperMetrics from "./SweeperMetrics.js"
@@ -20,7 +20,7 @@ export const sweepSandboxSessions = Effect.gen(function*() {
   const sessions = yield* SandboxRepo.SandboxRepo
   const channels = yield* ChannelsRepo.ChannelsRepo
   const channel = yield* ChannelEntity.client
-  const now = toTimestamp(yield* Clock.currentTimeMillis)
+  const now = Schemas.toTimestamp(yield* Clock.currentTimeMillis)
   const expired = yield* sessions.expire(now)
   const ended = yield* sessions.endedWithLiveChannel(BATCH)
   let archived = 0

@@ -9,8 +9,7 @@
 import { Entity } from "@effect/cluster"
 import { Rpc } from "@effect/rpc"
 import { Transactions, WebhookDeliveriesRepo, WebhookEndpointsRepo } from "@switchboard/db"
-import { DISABLE_AFTER_FAILURES, nextDeliveryState, toTimestamp } from "@switchboard/domain"
-import type { FailureReason } from "@switchboard/domain"
+import { Schemas, Webhooks } from "@switchboard/domain"
 import { SafeEgress, UrlPolicy, WebhooksConfig, WebhookSigner } from "@switchboard/webhooks"
 import { Clock, Effect, Layer, Metric, Option, Queue, Random } from "effect"
 import * as ShardFencing from "./ShardFencing.js"
@@ -34,7 +33,7 @@ export const WebhookEndpointEntityLive = WebhookEndpointEntity.toLayer(
     const config = yield* WebhooksConfig.WebhooksConfig
     const keyring = config.keyring
     const wake = yield* Queue.sliding<void>(1)
-    const now = Effect.map(Clock.currentTimeMillis, toTimestamp)
+    const now = Effect.map(Clock.currentTimeMillis, Schemas.toTimestamp)
     // connections to the endpoint's checked address, reused across attempts, closed with the entity
     const agents = yield* Effect.acquireRelease(
       Effect.sync(() => new SafeEgress.PinnedAgents()),
@@ -111,7 +110,7 @@ export const WebhookEndpointEntityLive = WebhookEndpointEntity.toLayer(
     const record = (deliveryId: string, attemptNo: number, outcome: SafeEgress.AttemptOutcome) =>
       Effect.gen(function*() {
         const nowMs = yield* Clock.currentTimeMillis
-        const reason: FailureReason = outcome.reason
+        const reason: Webhooks.FailureReason = outcome.reason
         if (reason === "ok" && outcome.status !== null) {
           // the common case in one statement: delivery, attempt and the counter's reset
           // with the other successes of the runner that are ready now: one statement for all
@@ -119,7 +118,7 @@ export const WebhookEndpointEntityLive = WebhookEndpointEntity.toLayer(
             id: deliveryId,
             endpointId,
             attempt: attemptNo,
-            at: toTimestamp(nowMs),
+            at: Schemas.toTimestamp(nowMs),
             responseStatus: outcome.status,
             latencyMs: outcome.latencyMs
           })
@@ -127,16 +126,16 @@ export const WebhookEndpointEntityLive = WebhookEndpointEntity.toLayer(
           return
         }
         // the decision is the domain's (`nextDeliveryState`); this records it
-        const decided = nextDeliveryState(reason, attemptNo, nowMs, yield* Random.next, config.retryDelayScale)
+        const decided = Webhooks.nextDeliveryState(reason, attemptNo, nowMs, yield* Random.next, config.retryDelayScale)
         const next = {
           status: decided.status,
-          nextAttemptAt: decided.nextAttemptAt === null ? null : toTimestamp(decided.nextAttemptAt)
+          nextAttemptAt: decided.nextAttemptAt === null ? null : Schemas.toTimestamp(decided.nextAttemptAt)
         }
         yield* transactions.run(Effect.gen(function*() {
           const recorded = yield* deliveries.record({
             id: deliveryId,
             attempt: attemptNo,
-            at: toTimestamp(nowMs),
+            at: Schemas.toTimestamp(nowMs),
             responseStatus: outcome.status,
             reason,
             latencyMs: outcome.latencyMs,
@@ -147,8 +146,8 @@ export const WebhookEndpointEntityLive = WebhookEndpointEntity.toLayer(
             const disabled = yield* endpoints.recordOutcome(
               endpointId,
               reason === "ok",
-              DISABLE_AFTER_FAILURES,
-              toTimestamp(nowMs)
+              Webhooks.DISABLE_AFTER_FAILURES,
+              Schemas.toTimestamp(nowMs)
             )
             if (disabled) {
               yield* Metric.increment(WebhookMetrics.endpointsDisabled)

@@ -7,7 +7,7 @@
 import { Singleton } from "@effect/cluster"
 import { PgClient } from "@effect/sql-pg"
 import { DatabaseConfig, EventsRepo, WebhookDeliveriesRepo } from "@switchboard/db"
-import { DELIVERY_RETENTION_MS, toTimestamp } from "@switchboard/domain"
+import { Schemas, Webhooks } from "@switchboard/domain"
 import { Clock, Effect, Option, Schedule, Stream } from "effect"
 import * as SweeperMetrics from "./SweeperMetrics.js"
 import { WebhookEndpointEntity } from "./WebhookEndpointProtocol.js"
@@ -19,8 +19,8 @@ export const sweepWebhooks = Effect.gen(function*() {
   const deliveries = yield* WebhookDeliveriesRepo.WebhookDeliveriesRepo
   const endpoint = yield* WebhookEndpointEntity.client
   const now = yield* Clock.currentTimeMillis
-  const stuck = yield* deliveries.requeueStuck(toTimestamp(now - STUCK_MS), toTimestamp(now))
-  const due = yield* deliveries.endpointsWithDueWork(toTimestamp(now), 1000)
+  const stuck = yield* deliveries.requeueStuck(Schemas.toTimestamp(now - STUCK_MS), Schemas.toTimestamp(now))
+  const due = yield* deliveries.endpointsWithDueWork(Schemas.toTimestamp(now), 1000)
   yield* SweeperMetrics.recordFound("webhooks", "stuck_deliveries", stuck)
   yield* SweeperMetrics.recordFound("webhooks", "due_endpoints", due.length)
   yield* Effect.forEach(due, (id) => endpoint(id).Wake().pipe(Effect.catchAllCause(() => Effect.void)), {
@@ -53,7 +53,7 @@ export const wakeOnNewDeliveries = Effect.gen(function*() {
 export const purgeDeliveries = Effect.gen(function*() {
   const deliveries = yield* WebhookDeliveriesRepo.WebhookDeliveriesRepo
   const now = yield* Clock.currentTimeMillis
-  const purged = yield* deliveries.purge(toTimestamp(now - DELIVERY_RETENTION_MS))
+  const purged = yield* deliveries.purge(Schemas.toTimestamp(now - Webhooks.DELIVERY_RETENTION_MS))
   yield* SweeperMetrics.recordFound("webhooks", "purged_deliveries", purged)
   if (purged > 0) yield* Effect.logInfo("purged old webhook deliveries").pipe(Effect.annotateLogs("count", purged))
 })

@@ -7,7 +7,7 @@
 import { SqlClient } from "@effect/sql"
 import { assert, describe, layer } from "@effect/vitest"
 import * as TestDatabase from "@switchboard/db/testing"
-import { PROVIDER_THROTTLED } from "@switchboard/domain"
+import { Pacer } from "@switchboard/domain"
 import {
   ChannelEntity,
   ChannelProtocol,
@@ -102,7 +102,7 @@ describe("a throttled channel", () => {
         const message = yield* queueMessage(target, { to })
         yield* (yield* ChannelProtocol.ChannelEntity.client)(target.channelId).Wake()
         const failed = yield* waitFor(message.id, (m) => m.status === "failed_permanent", 60_000)
-        assert.strictEqual(failed.failure?.code, PROVIDER_THROTTLED)
+        assert.strictEqual(failed.failure?.code, Pacer.PROVIDER_THROTTLED)
         assert.strictEqual(failed.failure?.class, "permanent")
         assert.include(failed.failure?.reason ?? "", "throttling")
         assert.strictEqual(yield* attemptsOf(message.id), 0)

@@ -8,8 +8,7 @@ import { SqlClient } from "@effect/sql"
 import { assert, describe, layer } from "@effect/vitest"
 import { ChannelsRepo, ContactsRepo, ConversationsRepo, MessagesRepo } from "@switchboard/db"
 import * as TestDatabase from "@switchboard/db/testing"
-import { toTimestamp } from "@switchboard/domain"
-import type { InboundContent } from "@switchboard/domain"
+import { type MessageContent, Schemas } from "@switchboard/domain"
 import { InboundMessages } from "@switchboard/entities"
 import { Clock, Effect, Layer, Option } from "effect"
 import { eventTypes, queueMessage, setupChannel } from "./support.js"
@@ -26,7 +25,7 @@ const LID = "123456789012345"
 const PHONE = "+4915112345678"
 
 let n = 0
-const content = (sender: InboundContent["sender"], body: string): InboundContent => ({
+const content = (sender: MessageContent.InboundContent["sender"], body: string): MessageContent.InboundContent => ({
   providerMessageId: `lid-test-${n++}`,
   sender,
   body: { _tag: "text", body },
@@ -55,14 +54,14 @@ describe("LID senders", () => {
         const inbound = yield* InboundMessages.InboundMessages
         const messages = yield* MessagesRepo.MessagesRepo
         const target = yield* setupChannel()
-        const record = (c: InboundContent) =>
+        const record = (c: MessageContent.InboundContent) =>
           Effect.map(
             inbound.record({
               workspaceId: target.workspaceId,
               channelId: target.channelId,
               channelNumber: "+15550100001",
               content: c,
-              now: toTimestamp(Date.now())
+              now: Schemas.toTimestamp(Date.now())
             }),
             Option.getOrThrow
           )
@@ -114,7 +113,7 @@ describe("LID senders", () => {
       Effect.gen(function*() {
         const inbound = yield* InboundMessages.InboundMessages
         const target = yield* setupChannel()
-        const record = (c: InboundContent) =>
+        const record = (c: MessageContent.InboundContent) =>
           Effect.map(
             Effect.flatMap(Clock.currentTimeMillis, (now) =>
               inbound.record({
@@ -122,7 +121,7 @@ describe("LID senders", () => {
                 channelId: target.channelId,
                 channelNumber: null,
                 content: c,
-                now: toTimestamp(now)
+                now: Schemas.toTimestamp(now)
               })),
             Option.getOrThrow
           )

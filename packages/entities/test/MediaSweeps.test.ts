@@ -8,7 +8,7 @@ import { SqlClient } from "@effect/sql"
 import { assert, describe, it as unit, layer } from "@effect/vitest"
 import { MediaRepo, MediaStore, UsageRepo } from "@switchboard/db"
 import * as TestDatabase from "@switchboard/db/testing"
-import { newId, toTimestamp } from "@switchboard/domain"
+import { Ids, Schemas } from "@switchboard/domain"
 import { MediaWorker } from "@switchboard/entities"
 import { ChannelProviders } from "@switchboard/providers"
 import { Clock, Effect, Layer, Stream, TestClock } from "effect"
@@ -26,9 +26,9 @@ const upload = (workspaceId: string, size: number, complete: boolean) =>
   Effect.gen(function*() {
     const repo = yield* MediaRepo.MediaRepo
     const store = yield* MediaStore.MediaStore
-    const id = yield* newId("med")
-    const now = toTimestamp(yield* Clock.currentTimeMillis)
-    const expiresAt = toTimestamp((yield* Clock.currentTimeMillis) + 30 * 86_400_000)
+    const id = yield* Ids.newId("med")
+    const now = Schemas.toTimestamp(yield* Clock.currentTimeMillis)
+    const expiresAt = Schemas.toTimestamp((yield* Clock.currentTimeMillis) + 30 * 86_400_000)
     yield* repo.createUpload({
       id,
       workspaceId,
@@ -55,7 +55,7 @@ const upload = (workspaceId: string, size: number, complete: boolean) =>
 const mediaBytes = (workspaceId: string) =>
   Effect.gen(function*() {
     const usage = yield* UsageRepo.UsageRepo
-    const at = toTimestamp(yield* Clock.currentTimeMillis)
+    const at = Schemas.toTimestamp(yield* Clock.currentTimeMillis)
     return (yield* usage.counts(workspaceId, at, at, at)).media_bytes
   })
 
@@ -108,13 +108,13 @@ describe("media sweeps", () => {
         const ready = yield* upload(workspaceId, 2_000, true)
         assert.strictEqual(yield* chunks(crashed), 3)
         // a pending inbound download (due at a time, of a message) is the download worker's
-        const download = yield* newId("med")
-        const now = toTimestamp(yield* Clock.currentTimeMillis)
+        const download = yield* Ids.newId("med")
+        const now = Schemas.toTimestamp(yield* Clock.currentTimeMillis)
         yield* (yield* MediaRepo.MediaRepo).createInbound({
           id: download,
           workspaceId,
           channelId: (yield* sql<{ id: string }>`SELECT id FROM channels WHERE workspace_id = ${workspaceId}`)[0]!.id,
-          messageId: yield* newId("msg"),
+          messageId: yield* Ids.newId("msg"),
           kind: "image",
           mimeType: "image/png",
           filename: null,
@@ -122,9 +122,11 @@ describe("media sweeps", () => {
           expectedSha256: null,
           source: { key: "x" },
           now,
-          expiresAt: toTimestamp((yield* Clock.currentTimeMillis) + 86_400_000)
+          expiresAt: Schemas.toTimestamp((yield* Clock.currentTimeMillis) + 86_400_000)
         })
-        yield* sql`UPDATE media SET next_attempt_at = ${toTimestamp((yield* Clock.currentTimeMillis) + 7_200_000)}
+        yield* sql`UPDATE media SET next_attempt_at = ${
+          Schemas.toTimestamp((yield* Clock.currentTimeMillis) + 7_200_000)
+        }
           WHERE id = ${download}`
 
         // just before the bound: a slow upload could still be streaming

@@ -8,7 +8,7 @@ import { SqlClient } from "@effect/sql"
 import { assert, describe, layer } from "@effect/vitest"
 import { ChannelsRepo, ContactsRepo, ConversationsRepo, MediaStore, MessagesRepo } from "@switchboard/db"
 import * as TestDatabase from "@switchboard/db/testing"
-import { toTimestamp } from "@switchboard/domain"
+import { Schemas } from "@switchboard/domain"
 import { InboundMessages, MediaWorker } from "@switchboard/entities"
 import { ChannelProvider, ChannelProviders } from "@switchboard/providers"
 import { Chunk, Clock, Effect, Layer, Option, Stream, TestClock } from "effect"
@@ -80,7 +80,7 @@ const inboundImage = (
           quotedProviderMessageId: null,
           at: 0
         },
-        now: toTimestamp(yield* Clock.currentTimeMillis)
+        now: Schemas.toTimestamp(yield* Clock.currentTimeMillis)
       })
     )
   })

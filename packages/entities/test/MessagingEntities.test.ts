@@ -2,7 +2,7 @@ import { SqlClient } from "@effect/sql"
 import { assert, describe, layer } from "@effect/vitest"
 import { ChannelsRepo, ContactsRepo, ConversationsRepo, MessagesRepo } from "@switchboard/db"
 import * as TestDatabase from "@switchboard/db/testing"
-import { toTimestamp } from "@switchboard/domain"
+import { Schemas } from "@switchboard/domain"
 import { ChannelProtocol, Cluster, InboundMessages, MessageProtocol, MessagingEntities } from "@switchboard/entities"
 import { ProvidersConfig, QrConnectionConfig } from "@switchboard/providers"
 import { Clock, Effect, Layer, Option } from "effect"
@@ -117,8 +117,8 @@ describe("Channel and Message entities", () => {
         // what a runner killed mid-dispatch leaves: the network took and delivered the message,
         // but the message never heard back and is still `dispatching`
         const message = yield* queueMessage(target, { status: "dispatching" })
-        const longAgo = toTimestamp((yield* Clock.currentTimeMillis) - 120_000)
-        const deliveredAt = toTimestamp((yield* Clock.currentTimeMillis) - 119_000)
+        const longAgo = Schemas.toTimestamp((yield* Clock.currentTimeMillis) - 120_000)
+        const deliveredAt = Schemas.toTimestamp((yield* Clock.currentTimeMillis) - 119_000)
         yield* sql`UPDATE messages SET updated_at = ${longAgo} WHERE id = ${message.id}`
         yield* sql`INSERT INTO sandbox_deliveries (message_id, channel_id, to_number, offers, accepted_at, sent_at,
           delivered_at, read_at) VALUES (${message.id}, ${target.channelId}, ${message.to}, 1, ${longAgo}, ${longAgo},
@@ -146,7 +146,7 @@ describe("Channel and Message entities", () => {
         // message `delivered`), the messages recorded it, and the timers of the later receipts died
         // with the runner; nothing has activated the channel since
         const now = yield* Clock.currentTimeMillis
-        const longAgo = toTimestamp(now - 60_000)
+        const longAgo = Schemas.toTimestamp(now - 60_000)
         const stopped = [
           yield* queueMessage(target, { status: "sent" }),
           yield* queueMessage(target, { status: "delivered", to: "+4915100000002" })
@@ -264,7 +264,7 @@ describe("Channel and Message entities", () => {
             quotedProviderMessageId: null,
             at: yield* Clock.currentTimeMillis
           },
-          now: toTimestamp(yield* Clock.currentTimeMillis)
+          now: Schemas.toTimestamp(yield* Clock.currentTimeMillis)
         })
         assert.isTrue(Option.isNone(again))
         const count = yield* sql`SELECT 1 FROM messages WHERE channel_id = ${target.channelId}`

@@ -6,7 +6,7 @@
 import { assert, describe, layer } from "@effect/vitest"
 import { MessagesRepo } from "@switchboard/db"
 import * as TestDatabase from "@switchboard/db/testing"
-import { QR_PER_RECIPIENT_CAP } from "@switchboard/domain"
+import { QrSafetyWindow } from "@switchboard/domain"
 import { ChannelEntity, ChannelProtocol, Cluster, MessageEntity, MessageMoves } from "@switchboard/entities"
 import { ChannelProvider, ChannelProviders, ProvidersConfig } from "@switchboard/providers"
 import { Effect, Layer } from "effect"
@@ -39,25 +39,27 @@ describe("QR channel dispatch", () => {
         const busy = "+4915112340010"
         const other = "+4915112340011"
         const toBusy = []
-        for (let i = 0; i < QR_PER_RECIPIENT_CAP + 2; i++) toBusy.push(yield* queueMessage(target, { to: busy }))
+        for (let i = 0; i < QrSafetyWindow.QR_PER_RECIPIENT_CAP + 2; i++) {
+          toBusy.push(yield* queueMessage(target, { to: busy }))
+        }
         // queued after the whole burst: it must not wait behind the held ones
         const toOther = yield* queueMessage(target, { to: other })
         yield* (yield* ChannelProtocol.ChannelEntity.client)(target.channelId).Wake()
 
         const otherSent = yield* waitFor(toOther.id, (m) => m.status === "provider_accepted", 10_000)
         assert.strictEqual(otherSent.status, "provider_accepted")
-        for (const m of toBusy.slice(0, QR_PER_RECIPIENT_CAP)) {
+        for (const m of toBusy.slice(0, QrSafetyWindow.QR_PER_RECIPIENT_CAP)) {
           yield* waitFor(m.id, (x) => x.status === "provider_accepted", 10_000)
         }
         // well past the pace of 50 a second: the 7th and 8th wait for the minute, still queued
         yield* Effect.sleep("2 seconds")
         const messages = yield* MessagesRepo.MessagesRepo
-        for (const m of toBusy.slice(QR_PER_RECIPIENT_CAP)) {
+        for (const m of toBusy.slice(QrSafetyWindow.QR_PER_RECIPIENT_CAP)) {
           const row = yield* messages.findById(m.id)
           assert.strictEqual(row._tag === "Some" ? row.value.status : "missing", "queued")
         }
         const mine = sends.filter((s) => s.to === busy || s.to === other)
-        assert.strictEqual(mine.filter((s) => s.to === busy).length, QR_PER_RECIPIENT_CAP)
+        assert.strictEqual(mine.filter((s) => s.to === busy).length, QrSafetyWindow.QR_PER_RECIPIENT_CAP)
         assert.strictEqual(mine.filter((s) => s.to === other).length, 1)
       }))
   })

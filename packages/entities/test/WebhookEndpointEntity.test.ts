@@ -2,7 +2,7 @@ import { SqlClient } from "@effect/sql"
 import { assert, describe, layer } from "@effect/vitest"
 import { EventsRepo, WebhookDeliveriesRepo, WebhookEndpointsRepo } from "@switchboard/db"
 import * as TestDatabase from "@switchboard/db/testing"
-import { DomainEvent, newId, toTimestamp } from "@switchboard/domain"
+import { Events, Ids, Schemas } from "@switchboard/domain"
 import { Cluster, WebhookEndpointEntity, WebhookEndpointProtocol, WebhookSweeper } from "@switchboard/entities"
 import { WebhooksConfig, WebhookSigner } from "@switchboard/webhooks"
 import { Effect, Layer, Option } from "effect"
@@ -11,7 +11,7 @@ import { eventually, receiver } from "../../../test/support/Receiver.js"
 /** A message status event for message number `n` (a well-formed id). */
 const messageEvent = (type: "message.queued" | "message.sent" | "message.read", n: number) => {
   const id = `msg_${String(n).padStart(26, "0")}` as const
-  return DomainEvent.make(type, {
+  return Events.DomainEvent.make(type, {
     object: "message",
     object_id: id,
     message_id: id,
@@ -80,10 +80,10 @@ const seedEndpoint = (url: string) =>
     const sql = yield* SqlClient.SqlClient
     const endpoints = yield* WebhookEndpointsRepo.WebhookEndpointsRepo
     const config = yield* WebhooksConfig.WebhooksConfig
-    const now = toTimestamp(Date.now())
-    const workspaceId = yield* newId("ws")
+    const now = Schemas.toTimestamp(Date.now())
+    const workspaceId = yield* Ids.newId("ws")
     yield* sql`INSERT INTO workspaces (id, name, created_at, updated_at) VALUES (${workspaceId}, 'w', ${now}, ${now})`
-    const endpointId = yield* newId("wh")
+    const endpointId = yield* Ids.newId("wh")
     const secret = WebhookSigner.newSecret()
     yield* endpoints.insert({
       id: endpointId,
@@ -173,7 +173,7 @@ describe("WebhookEndpoint entity", () => {
             events.append({
               workspaceId,
               event: messageEvent("message.read", 999),
-              occurredAt: toTimestamp(Date.now() - ageMs)
+              occurredAt: Schemas.toTimestamp(Date.now() - ageMs)
             }),
             (e) =>
               Effect.map(
@@ -195,7 +195,7 @@ describe("WebhookEndpoint entity", () => {
         yield* setStatus(dead!, "dead")
         yield* setStatus(recent!, "succeeded")
         yield* sql`INSERT INTO webhook_attempts (delivery_id, attempt, at, response_status, failure_reason, latency_ms)
-          VALUES (${succeeded!}, 1, ${toTimestamp(Date.now() - 31 * day)}, 200, 'ok', 12)`
+          VALUES (${succeeded!}, 1, ${Schemas.toTimestamp(Date.now() - 31 * day)}, 200, 'ok', 12)`
 
         yield* WebhookSweeper.purgeDeliveries
 

@@ -11,7 +11,7 @@ import { SqlClient } from "@effect/sql"
 import { assert, describe, layer } from "@effect/vitest"
 import { EventsRepo, WebhookDeliveriesRepo, WebhookEndpointsRepo } from "@switchboard/db"
 import * as TestDatabase from "@switchboard/db/testing"
-import { DomainEvent, newId, toTimestamp } from "@switchboard/domain"
+import { Events, Ids, Schemas } from "@switchboard/domain"
 import { WebhookEndpointEntity, WebhookEndpointProtocol } from "@switchboard/entities"
 import { WebhooksConfig, WebhookSigner } from "@switchboard/webhooks"
 import { Clock, Effect, Layer, Random, TestClock, TestServices } from "effect"
@@ -51,10 +51,10 @@ describe("a webhook delivery's retry, on the entity's clock", () => {
         const sink = yield* receiver((_, index) => ({ status: index === 0 ? 500 : 200 }))
         const sql = yield* SqlClient.SqlClient
         const config = yield* WebhooksConfig.WebhooksConfig
-        const now = toTimestamp(yield* Clock.currentTimeMillis)
-        const workspaceId = yield* newId("ws")
+        const now = Schemas.toTimestamp(yield* Clock.currentTimeMillis)
+        const workspaceId = yield* Ids.newId("ws")
         yield* sql`INSERT INTO workspaces (id, name, created_at, updated_at) VALUES (${workspaceId}, 'w', ${now}, ${now})`
-        const endpointId = yield* newId("wh")
+        const endpointId = yield* Ids.newId("wh")
         const secret = WebhookSigner.newSecret()
         yield* (yield* WebhookEndpointsRepo.WebhookEndpointsRepo).insert({
           id: endpointId,
@@ -69,7 +69,7 @@ describe("a webhook delivery's retry, on the entity's clock", () => {
         const messageId = `msg_${"0".repeat(25)}1` as const
         const event = yield* sql.withTransaction((yield* EventsRepo.EventsRepo).append({
           workspaceId,
-          event: DomainEvent.make("message.sent", {
+          event: Events.DomainEvent.make("message.sent", {
             object: "message",
             object_id: messageId,
             message_id: messageId,

@@ -9,8 +9,14 @@ import {
   QrRecipientChecksRepo,
   Transactions
 } from "@switchboard/db"
-import { newId, PRIORITY, THROUGHPUT_MPS, toTimestamp } from "@switchboard/domain"
-import type { Category, ChannelStatus, Message, MessageStatus, Provider } from "@switchboard/domain"
+import {
+  type ChannelStateMachine,
+  Ids,
+  MessageCategory,
+  type MessageStateMachine,
+  Messaging,
+  Schemas
+} from "@switchboard/domain"
 import { InboundMessages } from "@switchboard/entities"
 import type { ChannelProvider } from "@switchboard/providers"
 import { Clock, Effect, Layer, Option, Stream } from "effect"
@@ -28,15 +34,19 @@ export const EntityRepos = Layer.mergeAll(
 )
 
 export const setupChannel = (
-  options: { readonly provider?: Provider; readonly status?: ChannelStatus; readonly capabilities?: boolean } = {}
+  options: {
+    readonly provider?: Messaging.Provider
+    readonly status?: ChannelStateMachine.ChannelStatus
+    readonly capabilities?: boolean
+  } = {}
 ) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const channels = yield* ChannelsRepo.ChannelsRepo
-    const now = toTimestamp(yield* Clock.currentTimeMillis)
-    const workspaceId = yield* newId("ws")
+    const now = Schemas.toTimestamp(yield* Clock.currentTimeMillis)
+    const workspaceId = yield* Ids.newId("ws")
     yield* sql`INSERT INTO workspaces (id, name, created_at, updated_at) VALUES (${workspaceId}, 'test', ${now}, ${now})`
-    const channelId = yield* newId("ch")
+    const channelId = yield* Ids.newId("ch")
     const provider = options.provider ?? "sandbox"
     yield* channels.insert({
       id: channelId,
@@ -47,7 +57,7 @@ export const setupChannel = (
       isDefault: false,
       phoneNumber: provider === "sandbox" ? "+15550100001" : null,
       capabilities: provider === "sandbox" && options.capabilities !== false
-        ? { max_throughput_mps: THROUGHPUT_MPS.sandbox, message_types: ["text"] }
+        ? { max_throughput_mps: Messaging.THROUGHPUT_MPS.sandbox, message_types: ["text"] }
         : null,
       now
     })
@@ -59,8 +69,8 @@ export const queueMessage = (
   target: { readonly workspaceId: string; readonly channelId: string },
   options: {
     readonly to?: string
-    readonly category?: Category
-    readonly status?: MessageStatus
+    readonly category?: MessageCategory.Category
+    readonly status?: MessageStateMachine.MessageStatus
     readonly createdAt?: number
   } = {}
 ) =>
@@ -69,7 +79,7 @@ export const queueMessage = (
     const messages = yield* MessagesRepo.MessagesRepo
     const contacts = yield* ContactsRepo.ContactsRepo
     const conversations = yield* ConversationsRepo.ConversationsRepo
-    const now = toTimestamp(options.createdAt ?? (yield* Clock.currentTimeMillis))
+    const now = Schemas.toTimestamp(options.createdAt ?? (yield* Clock.currentTimeMillis))
     const category = options.category ?? "utility"
     return yield* sql.withTransaction(Effect.gen(function*() {
       const contact = yield* contacts.upsertContact(target.workspaceId, options.to ?? "+4915112345678", now)
@@ -80,7 +90,7 @@ export const queueMessage = (
         now
       )
       const message = yield* messages.insert({
-        id: yield* newId("msg"),
+        id: yield* Ids.newId("msg"),
         workspaceId: target.workspaceId,
         channelId: target.channelId,
         conversationId,
@@ -90,7 +100,7 @@ export const queueMessage = (
         to: options.to ?? "+4915112345678",
         body: "hello",
         category,
-        priority: PRIORITY[category],
+        priority: MessageCategory.PRIORITY[category],
         status: options.status ?? "queued",
         metadata: {},
         now
@@ -101,7 +111,7 @@ export const queueMessage = (
   }).pipe(Effect.orDie)
 
 /** Polls the message until `done` holds (or fails after `timeoutMs`). */
-export const waitFor = (id: string, done: (message: Message) => boolean, timeoutMs = 20_000) =>
+export const waitFor = (id: string, done: (message: Messaging.Message) => boolean, timeoutMs = 20_000) =>
   Effect.gen(function*() {
     const messages = yield* MessagesRepo.MessagesRepo
     const deadline = Date.now() + timeoutMs

@@ -8,15 +8,7 @@
  *   never moves a message back (docs/ARCHITECTURE.md "One writer per message, by statement"). An inbound message carries the provider's id for deduplication.
  * - `capabilities.max_throughput_mps` paces the Channel entity's token bucket.
  */
-import type {
-  Channel,
-  ChannelStatus,
-  ChannelStatusReason,
-  QrRestrictionReason,
-  ReceiptStatus
-} from "@switchboard/domain"
-import { InboundContent, RECEIPT_STATUSES } from "@switchboard/domain"
-import type { InboundBody, OutgoingBody, ProviderMessageRef } from "@switchboard/domain"
+import { type ChannelStateMachine, MessageContent, MessageStateMachine, type Messaging } from "@switchboard/domain"
 import type { Effect, Queue, Scope, Stream } from "effect"
 import { Schema } from "effect"
 import type { QrSnapshot } from "./qr/QrConnection.js"
@@ -29,9 +21,9 @@ export interface OutgoingMessage {
   /** the text, or a file's caption ("" when none) */
   readonly body: string
   /** what to send (a file's bytes are read from the media store by `content.mediaId`); text when absent */
-  readonly content?: OutgoingBody
+  readonly content?: MessageContent.OutgoingBody
   /** the message this one quotes, by the provider's id */
-  readonly quoted?: ProviderMessageRef | null
+  readonly quoted?: MessageContent.ProviderMessageRef | null
 }
 
 /** The provider took the message; receipts follow on `events`. */
@@ -63,7 +55,7 @@ export const refused = (retryable: boolean, code: string, reason: string): SendR
 /** Progress of one of our messages. */
 export const Receipt = Schema.TaggedStruct("Receipt", {
   messageId: Schema.String,
-  status: Schema.Literal(...RECEIPT_STATUSES),
+  status: Schema.Literal(...MessageStateMachine.RECEIPT_STATUSES),
   /** epoch ms */
   at: Schema.Number
 })
@@ -73,11 +65,11 @@ export interface Receipt extends Schema.Schema.Type<typeof Receipt> {}
  * A message someone sent to the channel's number, of any kind, in the provider-neutral form
  * (`InboundContent`: sender, body, quoted message, time).
  */
-export const Inbound = Schema.TaggedStruct("Inbound", InboundContent.fields)
+export const Inbound = Schema.TaggedStruct("Inbound", MessageContent.InboundContent.fields)
 export interface Inbound extends Schema.Schema.Type<typeof Inbound> {}
 
 /** The `InboundContent` of an inbound event. */
-export const inboundContent = (event: Inbound): InboundContent => ({
+export const inboundContent = (event: Inbound): MessageContent.InboundContent => ({
   providerMessageId: event.providerMessageId,
   sender: event.sender,
   body: event.body,
@@ -112,9 +104,9 @@ export class MediaDownloadFailed extends Schema.TaggedError<MediaDownloadFailed>
  */
 export interface StatusChanged {
   readonly _tag: "StatusChanged"
-  readonly from: ChannelStatus
-  readonly to: ChannelStatus
-  readonly reason: ChannelStatusReason
+  readonly from: ChannelStateMachine.ChannelStatus
+  readonly to: ChannelStateMachine.ChannelStatus
+  readonly reason: ChannelStateMachine.ChannelStatusReason
   /** the link is gone: only a new pairing brings it back (`channel.requires_repair`) */
   readonly requiresRepair: boolean
   /** the linked number, E.164, once known */
@@ -154,7 +146,7 @@ export interface LidMapped {
 export interface RestrictionReported {
   readonly _tag: "RestrictionReported"
   /** the status reason the report set, shown as the channel's last restriction signal; absent: none */
-  readonly signal?: QrRestrictionReason | undefined
+  readonly signal?: ChannelStateMachine.QrRestrictionReason | undefined
   /** epoch ms of the signal */
   readonly at?: number | undefined
   /** epoch ms the timelock ends; `null` once lifted; absent when not reported */
@@ -186,7 +178,7 @@ export type ProviderEvent =
   | RestrictionReported
   | RecipientChecked
 
-export const receipt = (messageId: string, status: ReceiptStatus, at: number): ProviderEvent => ({
+export const receipt = (messageId: string, status: MessageStateMachine.ReceiptStatus, at: number): ProviderEvent => ({
   _tag: "Receipt",
   messageId,
   status,
@@ -221,7 +213,7 @@ export interface InboundRef {
 /** What a simulated network delivers (`simulateInbound`). */
 export interface SimulatedInbound {
   readonly from: string
-  readonly body: InboundBody
+  readonly body: MessageContent.InboundBody
   readonly quotedProviderMessageId: string | null
 }
 
@@ -253,9 +245,9 @@ export interface ChannelProvider {
    * Opens the channel's connection; it lives as long as the scope. Called for a channel in any
    * status but archived and suspended; a linked-device provider resumes a stored link here.
    */
-  readonly connect: (channel: Channel) => Effect.Effect<ChannelConnection, never, Scope.Scope>
+  readonly connect: (channel: Messaging.Channel) => Effect.Effect<ChannelConnection, never, Scope.Scope>
   /** The channel is archived: drop whatever the provider stores for it (linked-device credentials). */
-  readonly forget?: (channel: Channel) => Effect.Effect<void>
+  readonly forget?: (channel: Messaging.Channel) => Effect.Effect<void>
   /**
    * Streams the bytes of an inbound media the provider reported (`InboundMedia.source`, as stored
    * with the durable download job; it may run on another runner than the one that heard the

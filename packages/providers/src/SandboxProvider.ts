@@ -17,7 +17,7 @@
  *   provider's media host would.
  */
 import { MediaRepo, MediaStore, SandboxNetworkRepo } from "@switchboard/db"
-import { MESSAGE_TYPES, THROUGHPUT_MPS, toTimestamp } from "@switchboard/domain"
+import { Messaging, Schemas } from "@switchboard/domain"
 import { Clock, Effect, Option, Queue, Random, Ref, Schema, Stream } from "effect"
 import type {
   ChannelConnection,
@@ -55,7 +55,7 @@ export class SandboxProvider extends Effect.Service<SandboxProvider>()("@switchb
     const store = yield* MediaStore.MediaStore
     const config = yield* ProvidersConfig
     const delays = config.sandboxReceiptDelaysMs
-    const mps = THROUGHPUT_MPS.sandbox
+    const mps = Messaging.THROUGHPUT_MPS.sandbox
 
     const connect: ChannelProvider["connect"] = (channel) =>
       Effect.gen(function*() {
@@ -123,7 +123,7 @@ export class SandboxProvider extends Effect.Service<SandboxProvider>()("@switchb
               messageId: message.id,
               channelId: channel.id,
               to: message.to,
-              at: toTimestamp(yield* Clock.currentTimeMillis),
+              at: Schemas.toTimestamp(yield* Clock.currentTimeMillis),
               acceptFromOffer: message.to === MAGIC.failsPermanently
                 ? undefined
                 : message.to === MAGIC.failsTwiceThenSucceeds
@@ -156,11 +156,11 @@ export class SandboxProvider extends Effect.Service<SandboxProvider>()("@switchb
           })
 
         // a reconnect hears what is still under way
-        const since = toTimestamp((yield* Clock.currentTimeMillis) - REPLAY_WINDOW_MS)
+        const since = Schemas.toTimestamp((yield* Clock.currentTimeMillis) - REPLAY_WINDOW_MS)
         yield* Effect.forEach(yield* network.unfinished(channel.id, since), report, { discard: true })
 
         return {
-          capabilities: { max_throughput_mps: mps, message_types: MESSAGE_TYPES.sandbox },
+          capabilities: { max_throughput_mps: mps, message_types: Messaging.MESSAGE_TYPES.sandbox },
           send,
           events: Stream.fromQueue(events),
           pendingReceipts: Ref.get(pending),

@@ -1,7 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { assert, describe, layer } from "@effect/vitest"
 import * as TestDatabase from "@switchboard/db/testing"
-import { newId } from "@switchboard/domain"
+import { Ids } from "@switchboard/domain"
 import { SecretBox, SecretsConfig } from "@switchboard/infra"
 import { QrAuthState, QrAuthStateRepo } from "@switchboard/providers"
 import { BufferJSON, Curve, initAuthCreds, proto } from "baileys"
@@ -34,7 +34,7 @@ describe("QrAuthState (Postgres)", () => {
   layer(TestLayer, { timeout: 120_000 })((it) => {
     it.effect("keeps creds and keys as BufferJSON, so Buffers and protobuf keys come back as such", () =>
       Effect.gen(function*() {
-        const channelId = yield* newId("ch")
+        const channelId = yield* Ids.newId("ch")
         const first = yield* QrAuthState.load(channelId, key)
         assert.isFalse(first.isPaired())
         first.state.creds.me = { id: "15550001111:7@s.whatsapp.net" }
@@ -68,7 +68,7 @@ describe("QrAuthState (Postgres)", () => {
 
     it.effect("stores every value sealed: no secret of the creds or keys is readable at rest", () =>
       Effect.gen(function*() {
-        const channelId = yield* newId("ch")
+        const channelId = yield* Ids.newId("ch")
         const auth = yield* QrAuthState.load(channelId, key)
         auth.state.creds.me = { id: "15550001111:7@s.whatsapp.net" }
         yield* Effect.promise(() => auth.saveCreds())
@@ -94,7 +94,7 @@ describe("QrAuthState (Postgres)", () => {
     it.effect("reads rows written in plaintext before encryption, and seals them on load", () =>
       Effect.gen(function*() {
         const repo = yield* QrAuthStateRepo.QrAuthStateRepo
-        const channelId = yield* newId("ch")
+        const channelId = yield* Ids.newId("ch")
         const creds = initAuthCreds()
         creds.me = { id: "15550002222:3@s.whatsapp.net" }
         const preKey = Curve.generateKeyPair()
@@ -121,7 +121,7 @@ describe("QrAuthState (Postgres)", () => {
     it.effect("under another key the stored link reads as missing, and is kept for the right key", () =>
       Effect.gen(function*() {
         const repo = yield* QrAuthStateRepo.QrAuthStateRepo
-        const channelId = yield* newId("ch")
+        const channelId = yield* Ids.newId("ch")
         const auth = yield* QrAuthState.load(channelId, key)
         auth.state.creds.me = { id: "15550003333:1@s.whatsapp.net" }
         yield* Effect.promise(() => auth.saveCreds())
@@ -141,7 +141,7 @@ describe("QrAuthState (Postgres)", () => {
     it.effect("during a key rotation, rows sealed under a previous key are sealed again under the current one on load", () =>
       Effect.gen(function*() {
         const repo = yield* QrAuthStateRepo.QrAuthStateRepo
-        const channelId = yield* newId("ch")
+        const channelId = yield* Ids.newId("ch")
         const a = Redacted.make(randomBytes(32))
         const b = Redacted.make(randomBytes(32))
         const underA = SecretsConfig.makeKeyring(a)
@@ -180,7 +180,7 @@ describe("QrAuthState (Postgres)", () => {
     it.effect("deletes a key set to null", () =>
       Effect.gen(function*() {
         const repo = yield* QrAuthStateRepo.QrAuthStateRepo
-        const channelId = yield* newId("ch")
+        const channelId = yield* Ids.newId("ch")
         const auth = yield* QrAuthState.load(channelId, key)
         yield* Effect.promise(async () =>
           auth.state.keys.set({ "session": { "a": Buffer.from("x"), "b": Buffer.from("y") } })
@@ -192,7 +192,7 @@ describe("QrAuthState (Postgres)", () => {
     it.effect("writes one keys.set atomically: a failure part-way leaves nothing behind", () =>
       Effect.gen(function*() {
         const repo = yield* QrAuthStateRepo.QrAuthStateRepo
-        const channelId = yield* newId("ch")
+        const channelId = yield* Ids.newId("ch")
         const changes = Array.from({ length: 700 }, (_, i) => ({ type: "pre-key", id: String(i), value: `"v${i}"` }))
         // a NUL byte is refused by Postgres text: the second chunk of the upsert fails
         changes.push({ type: "pre-key", id: "bad\u0000id", value: "\"x\"" })
@@ -206,7 +206,7 @@ describe("QrAuthState (Postgres)", () => {
     it.effect("forget waits for a write in flight, then nothing of the channel is left", () =>
       Effect.gen(function*() {
         const repo = yield* QrAuthStateRepo.QrAuthStateRepo
-        const channelId = yield* newId("ch")
+        const channelId = yield* Ids.newId("ch")
         const auth = yield* QrAuthState.load(channelId, key)
         const many = Object.fromEntries(Array.from({ length: 800 }, (_, i) => [String(i), Buffer.from([i % 256])]))
         const inFlight = auth.state.keys.set({ "pre-key": many as never })
@@ -219,8 +219,8 @@ describe("QrAuthState (Postgres)", () => {
     it.effect("after seal, nothing more is written; wipe forgets one channel only", () =>
       Effect.gen(function*() {
         const repo = yield* QrAuthStateRepo.QrAuthStateRepo
-        const channelId = yield* newId("ch")
-        const other = yield* newId("ch")
+        const channelId = yield* Ids.newId("ch")
+        const other = yield* Ids.newId("ch")
         const auth = yield* QrAuthState.load(channelId, key)
         const otherAuth = yield* QrAuthState.load(other, key)
         yield* Effect.promise(() => auth.saveCreds())

@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { QR_CONNECTION_ERROR_REASONS } from "@switchboard/domain"
+import { QrConnectionError } from "@switchboard/domain"
 import { classifyConnectFailure, hostOf } from "../src/qr/QrConnectFailure.js"
 
 const URL = "wss://web.whatsapp.com/ws/chat"
@@ -105,7 +105,7 @@ describe("QrConnectFailure", () => {
       systemError("EMFILE", "")
     ]
     const reasons = errors.map((e) => classify(boom(e)).reason)
-    assert.deepStrictEqual(reasons, [...QR_CONNECTION_ERROR_REASONS])
+    assert.deepStrictEqual(reasons, [...QrConnectionError.QR_CONNECTION_ERROR_REASONS])
     for (const e of errors) assert.match(classify(boom(e)).message, /\. Check .+\.$/)
   })
 

@@ -1,7 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { assert, describe, layer } from "@effect/vitest"
 import * as TestDatabase from "@switchboard/db/testing"
-import { Channel, newId, toTimestamp } from "@switchboard/domain"
+import { Ids, Messaging, Schemas } from "@switchboard/domain"
 import { type ChannelProvider, ProvidersConfig, SandboxNumbers, SandboxProvider } from "@switchboard/providers"
 import { Clock, Effect, Exit, Layer, Scope, Stream, TestClock, TestContext } from "effect"
 
@@ -13,11 +13,11 @@ const TestLayer = SandboxProvider.SandboxProvider.Default.pipe(
 )
 
 const makeChannel = Effect.gen(function*() {
-  const now = toTimestamp(yield* Clock.currentTimeMillis)
-  return new Channel({
-    id: yield* newId("ch"),
+  const now = Schemas.toTimestamp(yield* Clock.currentTimeMillis)
+  return new Messaging.Channel({
+    id: yield* Ids.newId("ch"),
     object: "channel",
-    workspace_id: yield* newId("ws"),
+    workspace_id: yield* Ids.newId("ws"),
     name: "sandbox",
     provider: "sandbox",
     status: "connected",
@@ -31,7 +31,7 @@ const makeChannel = Effect.gen(function*() {
 })
 
 /** Opens a connection in its own scope and collects everything it reports. */
-const open = (channel: Channel) =>
+const open = (channel: Messaging.Channel) =>
   Effect.gen(function*() {
     const sandbox = yield* SandboxProvider.SandboxProvider
     const scope = yield* Scope.make()
@@ -84,7 +84,7 @@ describe("sandbox network", () => {
     it.effect("accepts a message and reports sent, delivered and read in order", () =>
       Effect.gen(function*() {
         const { close, connection } = yield* open(yield* makeChannel)
-        const id = yield* newId("msg")
+        const id = yield* Ids.newId("msg")
         assert.deepStrictEqual(yield* connection.send(text(id)), { _tag: "Accepted" })
         assert.strictEqual(yield* connection.pendingReceipts, 1)
         // acceptance fixed the receipts' times (nothing is written per receipt)
@@ -107,7 +107,7 @@ describe("sandbox network", () => {
         const channel = yield* makeChannel
         const a = yield* open(channel)
         const b = yield* open(channel)
-        const id = yield* newId("msg")
+        const id = yield* Ids.newId("msg")
         assert.strictEqual((yield* a.connection.send(text(id)))._tag, "Accepted")
         assert.strictEqual((yield* b.connection.send(text(id)))._tag, "Accepted")
         assert.strictEqual((yield* sendPaced(a.connection, text(id)))._tag, "Accepted")
@@ -131,9 +131,9 @@ describe("sandbox network", () => {
     it.effect("honours the magic recipients", () =>
       Effect.gen(function*() {
         const { close, connection } = yield* open(yield* makeChannel)
-        const permanent = yield* newId("msg")
-        const flaky = yield* newId("msg")
-        const staysSent = yield* newId("msg")
+        const permanent = yield* Ids.newId("msg")
+        const flaky = yield* Ids.newId("msg")
+        const staysSent = yield* Ids.newId("msg")
         const p = yield* sendPaced(connection, text(permanent, SandboxNumbers.MAGIC.failsPermanently))
         assert.deepStrictEqual(p, {
           _tag: "Refused",
@@ -173,7 +173,7 @@ describe("sandbox network", () => {
       Effect.gen(function*() {
         const { close, connection } = yield* open(yield* makeChannel)
         const results = []
-        for (let i = 0; i < 4; i++) results.push(yield* connection.send(text(yield* newId("msg"))))
+        for (let i = 0; i < 4; i++) results.push(yield* connection.send(text(yield* Ids.newId("msg"))))
         assert.deepStrictEqual(results.map((r) => r._tag === "Refused" ? r.code : r._tag), [
           "Accepted",
           "Accepted",
@@ -182,9 +182,9 @@ describe("sandbox network", () => {
         ])
         assert.isTrue(results.every((r) => r._tag === "Accepted" || r.retryable))
         yield* TestClock.adjust("499 millis")
-        assert.strictEqual((yield* connection.send(text(yield* newId("msg"))))._tag, "Refused")
+        assert.strictEqual((yield* connection.send(text(yield* Ids.newId("msg"))))._tag, "Refused")
         yield* TestClock.adjust("1 millis")
-        assert.strictEqual((yield* connection.send(text(yield* newId("msg"))))._tag, "Accepted")
+        assert.strictEqual((yield* connection.send(text(yield* Ids.newId("msg"))))._tag, "Accepted")
         yield* close
       }).pipe(Effect.provide(TestContext.TestContext)))
 
@@ -192,7 +192,7 @@ describe("sandbox network", () => {
       Effect.gen(function*() {
         const channel = yield* makeChannel
         const first = yield* open(channel)
-        const id = yield* newId("msg")
+        const id = yield* Ids.newId("msg")
         assert.strictEqual((yield* first.connection.send(text(id)))._tag, "Accepted")
         // the connection goes away before the network reported anything
         assert.deepStrictEqual(receiptsOf(yield* first.close, id), [])

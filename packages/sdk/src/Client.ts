@@ -32,7 +32,7 @@ const authenticate = (options: ClientOptions) => (request: HttpClientRequest.Htt
  * `ApiError` with `_tag`, `message`, `details`), an `HttpClientError` or a `ParseError`.
  */
 export const make = (options: ClientOptions = {}) =>
-  HttpApiClient.make(Api, {
+  HttpApiClient.make(Api.Api, {
     baseUrl: options.baseUrl,
     transformClient: HttpClient.mapRequest(authenticate(options))
   })

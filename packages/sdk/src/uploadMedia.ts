@@ -14,7 +14,7 @@
  * )
  * ```
  */
-import { Media, type MediaKind } from "@switchboard/domain"
+import { Media, type MessageContent } from "@switchboard/domain"
 import { Schema } from "effect"
 import type { CreateClientOptions } from "./PromiseClient.js"
 import { SwitchboardError } from "./PromiseClient.js"
@@ -27,12 +27,12 @@ export interface UploadMediaInput {
   /** shown to the recipient of a document */
   readonly filename?: string | undefined
   /** what the file will be sent as (its limit and types), e.g. `sticker`; default from the type */
-  readonly kind?: MediaKind | undefined
+  readonly kind?: MessageContent.MediaKind | undefined
   /** a retry with the same key (and the same type, length, name and kind) answers the first upload */
   readonly idempotencyKey?: string | undefined
 }
 
-const decodeMedia = Schema.decodeUnknownSync(Media)
+const decodeMedia = Schema.decodeUnknownSync(Media.Media)
 const Envelope = Schema.Struct({
   error: Schema.Struct({
     code: Schema.String,
@@ -42,7 +42,7 @@ const Envelope = Schema.Struct({
 })
 const decodeEnvelope = Schema.decodeUnknownOption(Envelope)
 
-export const uploadMedia = async (options: CreateClientOptions, input: UploadMediaInput): Promise<Media> => {
+export const uploadMedia = async (options: CreateClientOptions, input: UploadMediaInput): Promise<Media.Media> => {
   const base = options.baseUrl === undefined ? "" : String(options.baseUrl).replace(/\/$/, "")
   const query = new URLSearchParams()
   if (input.filename !== undefined) query.set("filename", input.filename)

@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { DomainEvent } from "@switchboard/domain"
+import { Events } from "@switchboard/domain"
 import { isWebhookEvent, WebhookEvent } from "@switchboard/sdk"
 import { Schema } from "effect"
 
@@ -10,7 +10,7 @@ const ch = "ch_01JD7X6F3Q9T2M5N8R4V0W1Y2Z" as const
 
 describe("WebhookEvent", () => {
   it("types a catalogued event with the data the service builds for it", () => {
-    const built = DomainEvent.make("channel.connected", {
+    const built = Events.DomainEvent.make("channel.connected", {
       object: "channel",
       object_id: ch,
       channel_id: ch,

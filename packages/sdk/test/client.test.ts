@@ -1,6 +1,6 @@
 import { FetchHttpClient, HttpServer } from "@effect/platform"
 import { assert, describe, layer } from "@effect/vitest"
-import { ChannelNotFound } from "@switchboard/domain"
+import { Errors } from "@switchboard/domain"
 import { createClient, SwitchboardClient, SwitchboardError } from "@switchboard/sdk"
 import { Effect } from "effect"
 import { request, sandboxSetup } from "../../../test/support/Fixtures.js"
@@ -119,7 +119,7 @@ describe("@switchboard/sdk against the server", () => {
           payload: { to: TO, text: { body: "x" }, channel_id: "ch_01JD7X6F3Q9T2M5N8R4V0W1Y2Z" },
           headers: {}
         }).pipe(Effect.flip)
-        assert.instanceOf(error, ChannelNotFound)
+        assert.instanceOf(error, Errors.ChannelNotFound)
         assert.strictEqual(error._tag, "ChannelNotFound")
         if (error._tag === "ChannelNotFound") {
           assert.deepStrictEqual(error.details, { resource: "channel", id: "ch_01JD7X6F3Q9T2M5N8R4V0W1Y2Z" })

@@ -6,13 +6,12 @@
  * An agent is pinned to one checked address; `PinnedAgents` keeps the current one of an endpoint
  * so its connections are reused (keep-alive) for as long as the check gives the same address.
  */
-import { ATTEMPT_TIMEOUT_MS, outcomeOfStatus } from "@switchboard/domain"
-import type { FailureReason } from "@switchboard/domain"
+import { Webhooks } from "@switchboard/domain"
 import { Agent, type Dispatcher, request } from "undici"
 import type { Target } from "./UrlPolicy.js"
 
 export interface AttemptOutcome {
-  readonly reason: FailureReason
+  readonly reason: Webhooks.FailureReason
   readonly retryable: boolean
   readonly status: number | null
   readonly latencyMs: number | null
@@ -60,9 +59,9 @@ export const pinnedAgent = (target: Target): Agent =>
             target.family
           )
     },
-    headersTimeout: ATTEMPT_TIMEOUT_MS,
-    bodyTimeout: ATTEMPT_TIMEOUT_MS,
-    connectTimeout: ATTEMPT_TIMEOUT_MS
+    headersTimeout: Webhooks.ATTEMPT_TIMEOUT_MS,
+    bodyTimeout: Webhooks.ATTEMPT_TIMEOUT_MS,
+    connectTimeout: Webhooks.ATTEMPT_TIMEOUT_MS
   })
 
 /**
@@ -103,12 +102,12 @@ export const post = async (
       dispatcher,
       headers: { "content-type": "application/json", "user-agent": "Switchboard-Webhooks/1.0", ...headers },
       body,
-      signal: AbortSignal.timeout(ATTEMPT_TIMEOUT_MS)
+      signal: AbortSignal.timeout(Webhooks.ATTEMPT_TIMEOUT_MS)
     })
     // the status decides the outcome: the receiver has answered (latency ends here), and a body
     // that is slow, endless or broken must not turn a 2xx into a retried timeout (a duplicate)
     const latencyMs = Math.round(performance.now() - started)
-    const outcome = outcomeOfStatus(response.statusCode)
+    const outcome = Webhooks.outcomeOfStatus(response.statusCode)
     await drain(response.body)
     return { ...outcome, status: response.statusCode, latencyMs }
   } catch (error) {

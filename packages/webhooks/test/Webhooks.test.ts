@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { outcomeOfStatus, retryDelayMs } from "@switchboard/domain"
+import { Webhooks } from "@switchboard/domain"
 import { SecretBox } from "@switchboard/infra"
 import { verifyWebhook } from "@switchboard/sdk"
 import { UrlPolicy, WebhookSigner } from "@switchboard/webhooks"
@@ -81,17 +81,17 @@ describe("retry schedule and outcomes", () => {
   it("draws full jitter in [5*2^(n-1), 10*2^(n-1)] seconds, scaled", () => {
     const bounds = [[5, 10], [10, 20], [20, 40], [40, 80], [80, 160]]
     bounds.forEach(([low, high], i) => {
-      assert.strictEqual(retryDelayMs(i + 1, 0, 1), low! * 1000)
-      assert.strictEqual(retryDelayMs(i + 1, 0.999999, 1), Math.round(high! * 1000 - 0.001 * low!))
-      assert.strictEqual(retryDelayMs(i + 1, 0, 0.01), low! * 10)
+      assert.strictEqual(Webhooks.retryDelayMs(i + 1, 0, 1), low! * 1000)
+      assert.strictEqual(Webhooks.retryDelayMs(i + 1, 0.999999, 1), Math.round(high! * 1000 - 0.001 * low!))
+      assert.strictEqual(Webhooks.retryDelayMs(i + 1, 0, 0.01), low! * 10)
     })
   })
   it("maps statuses to the documented delivery outcomes", () => {
-    assert.deepStrictEqual(outcomeOfStatus(204), { reason: "ok", retryable: false })
-    assert.deepStrictEqual(outcomeOfStatus(302), { reason: "redirect", retryable: false })
-    assert.deepStrictEqual(outcomeOfStatus(429), { reason: "rate_limited", retryable: true })
-    assert.deepStrictEqual(outcomeOfStatus(404), { reason: "client_error", retryable: false })
-    assert.deepStrictEqual(outcomeOfStatus(503), { reason: "server_error", retryable: true })
+    assert.deepStrictEqual(Webhooks.outcomeOfStatus(204), { reason: "ok", retryable: false })
+    assert.deepStrictEqual(Webhooks.outcomeOfStatus(302), { reason: "redirect", retryable: false })
+    assert.deepStrictEqual(Webhooks.outcomeOfStatus(429), { reason: "rate_limited", retryable: true })
+    assert.deepStrictEqual(Webhooks.outcomeOfStatus(404), { reason: "client_error", retryable: false })
+    assert.deepStrictEqual(Webhooks.outcomeOfStatus(503), { reason: "server_error", retryable: true })
   })
 })
 

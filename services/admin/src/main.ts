@@ -6,8 +6,7 @@
  */
 import { NodeRuntime } from "@effect/platform-node"
 import { Database, DatabaseConfig, Migrations } from "@switchboard/db"
-import { PLANS } from "@switchboard/domain"
-import type { EntitlementValue, PlanName } from "@switchboard/domain"
+import { Plans } from "@switchboard/domain"
 import { Invalidations, Redis, SecretsConfig, StartupSafety } from "@switchboard/infra"
 import { IdentityConfig, Mailer, Operator, SecretsReseal } from "@switchboard/service-api"
 import { Cause, Console, Effect, Layer, Logger, LogLevel } from "effect"
@@ -28,12 +27,12 @@ const USAGE = `Usage: npm run admin -- <command> [options]
 
 const fail = (message: string) => Effect.fail(new Error(message))
 
-const parsePlan = (value: string | undefined): Effect.Effect<PlanName, Error> =>
-  (PLANS as ReadonlyArray<string>).includes(value ?? "")
-    ? Effect.succeed(value as PlanName)
-    : fail(`--plan must be one of ${PLANS.join(", ")}`)
+const parsePlan = (value: string | undefined): Effect.Effect<Plans.PlanName, Error> =>
+  (Plans.PLANS as ReadonlyArray<string>).includes(value ?? "")
+    ? Effect.succeed(value as Plans.PlanName)
+    : fail(`--plan must be one of ${Plans.PLANS.join(", ")}`)
 
-const parseValue = (raw: string): EntitlementValue => {
+const parseValue = (raw: string): Plans.EntitlementValue => {
   if (raw === "true") return true
   if (raw === "false") return false
   const n = Number(raw)

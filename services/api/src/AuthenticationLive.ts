@@ -5,18 +5,9 @@
  * revocation, so a revoked key or a logged-out session stops working at once on every node.
  */
 import { HttpRouter, HttpServerRequest } from "@effect/platform"
-import { Authentication } from "@switchboard/api"
-import type { Principal } from "@switchboard/api"
+import { Security } from "@switchboard/api"
 import { SessionsRepo, UsersRepo } from "@switchboard/db"
-import {
-  AccountSuspended,
-  Forbidden,
-  SCOPES,
-  Unauthorized,
-  ValidationError,
-  WorkspaceContextRequired,
-  WorkspaceSuspended
-} from "@switchboard/domain"
+import { Errors, Scopes } from "@switchboard/domain"
 import { Effect, Layer, Option } from "effect"
 import { routeTable } from "./RouteTable.js"
 import { ApiKeys } from "./services/ApiKeys.js"
@@ -26,10 +17,10 @@ import { RateLimits } from "./services/RateLimits.js"
 const BEARER = /^bearer[ \t]+(\S+)[ \t]*$/i
 const WORKSPACE_ID = /^ws_[0-9A-HJKMNP-TV-Z]{26}$/
 
-const unauthorized = (message: string) => new Unauthorized({ message })
+const unauthorized = (message: string) => new Errors.Unauthorized({ message })
 
 export const AuthenticationLive = Layer.effect(
-  Authentication,
+  Security.Authentication,
   Effect.gen(function*() {
     const apiKeys = yield* ApiKeys
     const credentials = yield* Credentials
@@ -49,21 +40,21 @@ export const AuthenticationLive = Layer.effect(
 
       const workspaceHeader = request.headers["x-workspace-id"]
       if (workspaceHeader !== undefined && !WORKSPACE_ID.test(workspaceHeader)) {
-        return yield* new ValidationError({
+        return yield* new Errors.ValidationError({
           message: "Request validation failed",
           details: { issues: [{ path: ["x-workspace-id"], message: "Expected a workspace id (ws_...)" }] }
         })
       }
 
-      let principal: Principal
+      let principal: Security.Principal
       if (credential.startsWith("wa_test_") || credential.startsWith("wa_live_")) {
         const key = yield* apiKeys.authenticate(credential)
         if (Option.isNone(key)) return yield* unauthorized("Invalid, revoked or expired credential")
         if (workspaceHeader !== undefined && workspaceHeader !== key.value.workspace_id) {
-          return yield* new Forbidden({ message: "X-Workspace-Id does not match the API key's workspace" })
+          return yield* new Errors.Forbidden({ message: "X-Workspace-Id does not match the API key's workspace" })
         }
         if (requirement?.sessionOnly) {
-          return yield* new Forbidden({
+          return yield* new Errors.Forbidden({
             message: "This route needs a signed-in user; API keys are refused",
             details: { reason: "session_required" }
           })
@@ -86,12 +77,12 @@ export const AuthenticationLive = Layer.effect(
         const user = yield* users.findById(claims.value.userId)
         if (Option.isNone(user)) return yield* unauthorized("Invalid, revoked or expired credential")
         if (user.value.status === "suspended") {
-          return yield* new AccountSuspended({ message: "This account is suspended" })
+          return yield* new Errors.AccountSuspended({ message: "This account is suspended" })
         }
         let workspaceId = ""
         if (workspaceHeader === undefined) {
           if (!requirement?.workspaceOptional) {
-            return yield* new WorkspaceContextRequired({
+            return yield* new Errors.WorkspaceContextRequired({
               message: "Send X-Workspace-Id with a user access token",
               details: { header: "X-Workspace-Id" }
             })
@@ -99,17 +90,17 @@ export const AuthenticationLive = Layer.effect(
         } else {
           const membership = yield* users.membership(user.value.id, workspaceHeader)
           if (Option.isNone(membership)) {
-            return yield* new Forbidden({ message: "You are not a member of this workspace" })
+            return yield* new Errors.Forbidden({ message: "You are not a member of this workspace" })
           }
           if (membership.value.status !== "active") {
-            return yield* new WorkspaceSuspended({ message: "This workspace is suspended" })
+            return yield* new Errors.WorkspaceSuspended({ message: "This workspace is suspended" })
           }
           workspaceId = workspaceHeader
         }
         principal = {
           kind: "user",
           workspaceId,
-          scopes: SCOPES,
+          scopes: Scopes.SCOPES,
           apiKeyId: null,
           mode: null,
           userId: user.value.id,
@@ -119,7 +110,7 @@ export const AuthenticationLive = Layer.effect(
 
       const missing = (requirement?.scopes ?? []).filter((s) => !principal.scopes.includes(s))
       if (missing.length > 0) {
-        return yield* new Forbidden({
+        return yield* new Errors.Forbidden({
           message: `Missing scope: ${missing.join(", ")}`,
           details: { required_scopes: requirement!.scopes, missing_scopes: missing }
         })

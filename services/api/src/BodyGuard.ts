@@ -7,7 +7,7 @@
 import { HttpApp, HttpServerError, HttpServerRequest } from "@effect/platform"
 import { NodeHttpServerRequest } from "@effect/platform-node"
 import { Issues } from "@switchboard/api"
-import { PayloadTooLarge, ValidationError } from "@switchboard/domain"
+import { Errors } from "@switchboard/domain"
 import { Effect, Schema } from "effect"
 import type { IncomingMessage } from "node:http"
 import { envelopeResponse } from "./EnvelopeResponse.js"
@@ -29,14 +29,14 @@ export const payloadTooLarge = (limit: number, transfer: "content-length" | "chu
         )
       )),
     envelopeResponse(
-      PayloadTooLarge,
-      new PayloadTooLarge({ message: `Request body exceeds ${limit} bytes`, details: { limit_bytes: limit } }),
+      Errors.PayloadTooLarge,
+      new Errors.PayloadTooLarge({ message: `Request body exceeds ${limit} bytes`, details: { limit_bytes: limit } }),
       { connection: "close" }
     )
   )
 
 const validationError = (issues: ReadonlyArray<Issues.Issue>) =>
-  Effect.fail(new ValidationError({ message: "Request validation failed", details: { issues } }))
+  Effect.fail(new Errors.ValidationError({ message: "Request validation failed", details: { issues } }))
 
 /**
  * What the platform decodes as JSON: `application/json`, with or without parameters. A body
@@ -159,7 +159,7 @@ export const guardRequest = (app: HttpApp.Default, defaultMaxBodyBytes: number) 
       if (!isJsonContentType(request.headers["content-type"])) {
         // said in the user's words, with the header to send (curl's `-d` sends form encoding)
         return Effect.fail(
-          new ValidationError({
+          new Errors.ValidationError({
             message: "Send the request body as JSON with the header Content-Type: application/json",
             details: {
               reason: "content_type",
@@ -187,14 +187,17 @@ export const optionalJsonBody = <A, I>(schema: Schema.Schema<A, I, never>) =>
     try {
       json = JSON.parse(text)
     } catch {
-      return yield* new ValidationError({
+      return yield* new Errors.ValidationError({
         message: "Malformed request body",
         details: { issues: [{ path: ["body"], message: "Body is not valid JSON" }] }
       })
     }
     return yield* Schema.decodeUnknown(schema)(json).pipe(
       Effect.mapError((error) =>
-        new ValidationError({ message: "Request validation failed", details: { issues: Issues.fromParseError(error) } })
+        new Errors.ValidationError({
+          message: "Request validation failed",
+          details: { issues: Issues.fromParseError(error) }
+        })
       )
     )
   })

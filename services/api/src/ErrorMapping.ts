@@ -8,14 +8,7 @@
 import { HttpApiBuilder, HttpApp, HttpServerError, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import type { HttpApiDecodeError } from "@effect/platform/HttpApiError"
 import { Api, Issues } from "@switchboard/api"
-import {
-  InternalError,
-  MethodNotAllowed,
-  NotFound,
-  PayloadTooLarge,
-  ServiceUnavailable,
-  ValidationError
-} from "@switchboard/domain"
+import { Errors } from "@switchboard/domain"
 import { Cause, Chunk, Effect, Layer, Option, Predicate } from "effect"
 import { guardRequest, payloadTooLarge } from "./BodyGuard.js"
 import { isConnectivityFailure, isTransientDatabaseFailure } from "./DatabaseFailures.js"
@@ -29,8 +22,8 @@ const routeNotFound = Effect.flatMap(HttpServerRequest.HttpServerRequest, (reque
   const overlong = routeTable.overlongParams(request.method, pathname)
   if (overlong.length > 0) {
     return envelopeResponse(
-      ValidationError,
-      new ValidationError({
+      Errors.ValidationError,
+      new Errors.ValidationError({
         message: "Request validation failed",
         details: { issues: overlong.map((name) => ({ path: [name], message: "Expected a shorter value" })) }
       })
@@ -39,14 +32,14 @@ const routeNotFound = Effect.flatMap(HttpServerRequest.HttpServerRequest, (reque
   const allowed = routeTable.allowedMethods(pathname)
   if (allowed.length > 0) {
     return envelopeResponse(
-      MethodNotAllowed,
-      new MethodNotAllowed({ message: "This method is not allowed on this path", details: { allowed } }),
+      Errors.MethodNotAllowed,
+      new Errors.MethodNotAllowed({ message: "This method is not allowed on this path", details: { allowed } }),
       { allow: allowed.join(", ") }
     )
   }
   return envelopeResponse(
-    NotFound,
-    new NotFound({ message: "No route has this method and path", details: { resource: "route" } })
+    Errors.NotFound,
+    new Errors.NotFound({ message: "No route has this method and path", details: { resource: "route" } })
   )
 })
 
@@ -63,71 +56,78 @@ const retryAfterSeconds = (error: unknown): string | undefined => {
  * too, and the builder's encoder answers each with the status its class declares; the type cannot
  * say so, hence the one assertion below.
  */
-type Mapped = HttpApp.Default<ValidationError | InternalError | PayloadTooLarge>
+type Mapped = HttpApp.Default<Errors.ValidationError | Errors.InternalError | Errors.PayloadTooLarge>
 
 const mapErrors = (maxBodyBytes: number) =>
-  HttpApiBuilder.middleware(Api, (app) =>
-    Effect.catchAllCause(guardRequest(app, maxBodyBytes), (cause): Effect.Effect<
-      HttpServerResponse.HttpServerResponse,
-      unknown,
-      HttpServerRequest.HttpServerRequest
-    > => {
-      const failure = Cause.failureOption(cause)
-      if (Option.isSome(failure)) {
-        const error = failure.value as unknown
-        if (Predicate.isTagged(error, "HttpApiDecodeError")) {
-          // only ids that name nothing: the resource's 404, as for a well-formed unknown id
-          const unknownId = Issues.unknownIdRefusal((error as HttpApiDecodeError).issues)
-          if (unknownId !== undefined) return Effect.fail(unknownId)
-          const issues = Issues.fromFormatted((error as HttpApiDecodeError).issues)
-          return Effect.fail(new ValidationError({ message: "Request validation failed", details: { issues } }))
+  HttpApiBuilder.middleware(
+    Api.Api,
+    (app) =>
+      Effect.catchAllCause(guardRequest(app, maxBodyBytes), (cause): Effect.Effect<
+        HttpServerResponse.HttpServerResponse,
+        unknown,
+        HttpServerRequest.HttpServerRequest
+      > => {
+        const failure = Cause.failureOption(cause)
+        if (Option.isSome(failure)) {
+          const error = failure.value as unknown
+          if (Predicate.isTagged(error, "HttpApiDecodeError")) {
+            // only ids that name nothing: the resource's 404, as for a well-formed unknown id
+            const unknownId = Issues.unknownIdRefusal((error as HttpApiDecodeError).issues)
+            if (unknownId !== undefined) return Effect.fail(unknownId)
+            const issues = Issues.fromFormatted((error as HttpApiDecodeError).issues)
+            return Effect.fail(
+              new Errors.ValidationError({ message: "Request validation failed", details: { issues } })
+            )
+          }
+          if (Predicate.isTagged(error, "RouteNotFound")) return routeNotFound
+          const retryAfter = retryAfterSeconds(error)
+          if (retryAfter !== undefined) {
+            return Effect.zipRight(setHeader("retry-after", retryAfter), Effect.failCause(cause))
+          }
+          return Effect.failCause(cause)
         }
-        if (Predicate.isTagged(error, "RouteNotFound")) return routeNotFound
-        const retryAfter = retryAfterSeconds(error)
-        if (retryAfter !== undefined) {
-          return Effect.zipRight(setHeader("retry-after", retryAfter), Effect.failCause(cause))
+        const defects = Chunk.toReadonlyArray(Cause.defects(cause))
+        const requestError = defects.find((d) => HttpServerError.isServerError(d) && d._tag === "RequestError") as
+          | HttpServerError.RequestError
+          | undefined
+        if (requestError) {
+          if (String((requestError.cause as { message?: unknown } | undefined)?.message ?? "").includes("maxBytes")) {
+            return payloadTooLarge(maxBodyBytes, "chunked")
+          }
+          return Effect.fail(
+            new Errors.ValidationError({
+              message: "Malformed request body",
+              details: { issues: [{ path: ["body"], message: "Body is not valid JSON" }] }
+            })
+          )
         }
-        return Effect.failCause(cause)
-      }
-      const defects = Chunk.toReadonlyArray(Cause.defects(cause))
-      const requestError = defects.find((d) => HttpServerError.isServerError(d) && d._tag === "RequestError") as
-        | HttpServerError.RequestError
-        | undefined
-      if (requestError) {
-        if (String((requestError.cause as { message?: unknown } | undefined)?.message ?? "").includes("maxBytes")) {
-          return payloadTooLarge(maxBodyBytes, "chunked")
-        }
-        return Effect.fail(
-          new ValidationError({
-            message: "Malformed request body",
-            details: { issues: [{ path: ["body"], message: "Body is not valid JSON" }] }
-          })
-        )
-      }
-      if (Cause.isInterruptedOnly(cause)) return Effect.failCause(cause)
-      if (defects.some(isTransientDatabaseFailure)) {
-        return Effect.logError("database refused the statement for now (deadlock, conflict or cancel)", cause).pipe(
-          Effect.zipRight(
-            Effect.fail(
-              new ServiceUnavailable({
-                message: "The database could not complete this request now; nothing was changed. Retry."
-              })
+        if (Cause.isInterruptedOnly(cause)) return Effect.failCause(cause)
+        if (defects.some(isTransientDatabaseFailure)) {
+          return Effect.logError("database refused the statement for now (deadlock, conflict or cancel)", cause).pipe(
+            Effect.zipRight(
+              Effect.fail(
+                new Errors.ServiceUnavailable({
+                  message: "The database could not complete this request now; nothing was changed. Retry."
+                })
+              )
             )
           )
-        )
-      }
-      if (defects.some(isConnectivityFailure)) {
-        return Effect.logError("dependency unreachable", cause).pipe(
-          Effect.zipRight(
-            Effect.fail(
-              new ServiceUnavailable({ message: "A dependency is unreachable; nothing was changed. Retry later." })
+        }
+        if (defects.some(isConnectivityFailure)) {
+          return Effect.logError("dependency unreachable", cause).pipe(
+            Effect.zipRight(
+              Effect.fail(
+                new Errors.ServiceUnavailable({
+                  message: "A dependency is unreachable; nothing was changed. Retry later."
+                })
+              )
             )
           )
+        }
+        return Effect.logError("unhandled defect", cause).pipe(
+          Effect.zipRight(Effect.fail(new Errors.InternalError({ message: "Internal server error" })))
         )
-      }
-      return Effect.logError("unhandled defect", cause).pipe(
-        Effect.zipRight(Effect.fail(new InternalError({ message: "Internal server error" })))
-      )
-    }) as Mapped)
+      }) as Mapped
+  )
 
 export const errorMapping = Layer.unwrapEffect(Effect.map(HttpConfig, ({ maxBodyBytes }) => mapErrors(maxBodyBytes)))

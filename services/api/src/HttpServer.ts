@@ -57,7 +57,8 @@ import { ShutdownSignal } from "./ShutdownSignal.js"
 const ApiLive = Layer.unwrapEffect(
   Effect.map(
     HttpConfig,
-    ({ basePath }) => HttpApiBuilder.api(basePath === "" ? Api : Api.annotate(OpenApi.Servers, [{ url: basePath }]))
+    ({ basePath }) =>
+      HttpApiBuilder.api(basePath === "" ? Api.Api : Api.Api.annotate(OpenApi.Servers, [{ url: basePath }]))
   )
 ).pipe(
   Layer.provide([

@@ -1,12 +1,12 @@
 /** Per-IP limits of the public auth routes (login 20 per 15 minutes per IP). */
 import { HttpRouter, HttpServerRequest } from "@effect/platform"
-import { IpRateLimit } from "@switchboard/api"
+import { AuthApi } from "@switchboard/api"
 import { Effect, Layer, Option } from "effect"
 import { routeTable } from "./RouteTable.js"
 import { RateLimits } from "./services/RateLimits.js"
 
 export const IpRateLimitLive = Layer.effect(
-  IpRateLimit,
+  AuthApi.IpRateLimit,
   Effect.gen(function*() {
     const rateLimits = yield* RateLimits
     return Effect.gen(function*() {

@@ -6,7 +6,7 @@
  * - a lone surrogate escape (`"\ud800"` without its pair): not a character, and Postgres refuses
  *   it in `jsonb` (a 500 once the request was accepted) and replaces it with U+FFFD in `text`.
  */
-import { declaredPrefix, type Issues } from "@switchboard/api"
+import { ContractNames, type Issues } from "@switchboard/api"
 
 interface Level {
   readonly keys: Set<string> | undefined
@@ -46,15 +46,17 @@ export const check = (text: string): ReadonlyArray<Issues.Issue> | undefined => 
         return undefined
       }
       if (keys === undefined) {
-        if (LONE_SURROGATE.test(value)) return [{ path: declaredPrefix(pathHere()), message: LONE }]
+        if (LONE_SURROGATE.test(value)) return [{ path: ContractNames.declaredPrefix(pathHere()), message: LONE }]
         continue
       }
       // a member name is reported at its parent: the name itself is submitted data
-      if (LONE_SURROGATE.test(value)) return [{ path: declaredPrefix(pathHere().slice(0, -1)), message: LONE }]
+      if (LONE_SURROGATE.test(value)) {
+        return [{ path: ContractNames.declaredPrefix(pathHere().slice(0, -1)), message: LONE }]
+      }
       level!.at = value
       if (keys.has(value)) {
         // named only when the contract declares the name; the client's own names are not repeated
-        const path = declaredPrefix(pathHere())
+        const path = ContractNames.declaredPrefix(pathHere())
         return [{
           path,
           message: path.length < stack.length ? "A member is given more than once" : "Member given more than once"

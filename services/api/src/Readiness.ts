@@ -1,11 +1,11 @@
 /** The checks behind `/ready`: database, Redis and the cluster, each timed. */
 import { SqlClient } from "@effect/sql"
-import type { DependencyCheck } from "@switchboard/api"
+import type { HealthApi } from "@switchboard/api"
 import { ProbeEntity } from "@switchboard/entities/protocol"
 import { Redis } from "@switchboard/infra"
 import { Clock, type Duration, Effect, Option } from "effect"
 
-type Check = typeof DependencyCheck.Type
+type Check = typeof HealthApi.DependencyCheck.Type
 
 const timed = <E, R>(
   probe: Effect.Effect<unknown, E, R>,

@@ -3,12 +3,12 @@
  * middleware and the methods of each path template for 405 answers.
  */
 import { HttpApi } from "@effect/platform"
-import { Api, RateLimitRule, RequiredScopes, SessionOnly, TestKeyOnly, WorkspaceOptional } from "@switchboard/api"
-import type { Scope } from "@switchboard/domain"
+import { Api, Security } from "@switchboard/api"
+import type { Scopes } from "@switchboard/domain"
 import { Context } from "effect"
 
 export interface RouteRequirement {
-  readonly scopes: ReadonlyArray<Scope>
+  readonly scopes: ReadonlyArray<Scopes.Scope>
   readonly sessionOnly: boolean
   /** a test-mode API key only (the sandbox's services refuse others: `SANDBOX_TEST_KEY_REQUIRED`) */
   readonly testKeyOnly: boolean
@@ -36,15 +36,15 @@ const decoded = (segment: string) => {
 export const build = () => {
   const requirements = new Map<string, RouteRequirement>()
   const methodsByTemplate = new Map<string, Set<string>>()
-  HttpApi.reflect(Api, {
+  HttpApi.reflect(Api.Api, {
     onGroup() {},
     onEndpoint({ endpoint, mergedAnnotations }) {
       requirements.set(`${endpoint.method} ${endpoint.path}`, {
-        scopes: Context.get(mergedAnnotations, RequiredScopes),
-        sessionOnly: Context.get(mergedAnnotations, SessionOnly),
-        testKeyOnly: Context.get(mergedAnnotations, TestKeyOnly),
-        workspaceOptional: Context.get(mergedAnnotations, WorkspaceOptional),
-        rateLimit: Context.get(mergedAnnotations, RateLimitRule)
+        scopes: Context.get(mergedAnnotations, Security.RequiredScopes),
+        sessionOnly: Context.get(mergedAnnotations, Security.SessionOnly),
+        testKeyOnly: Context.get(mergedAnnotations, Security.TestKeyOnly),
+        workspaceOptional: Context.get(mergedAnnotations, Security.WorkspaceOptional),
+        rateLimit: Context.get(mergedAnnotations, Security.RateLimitRule)
       })
       const methods = methodsByTemplate.get(endpoint.path) ?? new Set()
       methods.add(endpoint.method)

@@ -6,7 +6,7 @@
  */
 import { HttpApp, HttpMiddleware, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { NodeHttpServerRequest } from "@effect/platform-node"
-import { NotFound } from "@switchboard/domain"
+import { Errors } from "@switchboard/domain"
 import { Effect } from "effect"
 import { randomUUID } from "node:crypto"
 import * as ClientErrors from "./ClientErrors.js"
@@ -53,8 +53,8 @@ export const serveMiddleware =
         // before the global prefix and the router: the router would cut the path at `;` or `#`
         path = "/unmatched"
         routed = envelopeResponse(
-          NotFound,
-          new NotFound({
+          Errors.NotFound,
+          new Errors.NotFound({
             message: "No route has this path: a path segment holds a character that must be percent-encoded",
             details: { resource: "route", reason: "path_character" }
           })
@@ -66,8 +66,8 @@ export const serveMiddleware =
         if (!prefixed) {
           path = "/unmatched"
           routed = envelopeResponse(
-            NotFound,
-            new NotFound({
+            Errors.NotFound,
+            new Errors.NotFound({
               message: "No route has this path: it is outside the base path",
               details: { resource: "route" }
             })

@@ -6,7 +6,7 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { ApiKeysRepo, DatabaseConfig } from "@switchboard/db"
-import { ApiKey } from "@switchboard/domain"
+import { Identity } from "@switchboard/domain"
 import { Invalidations, Redis } from "@switchboard/infra"
 import { Effect, Layer, Option, Redacted } from "effect"
 import * as IdentityConfig from "../src/IdentityConfig.js"
@@ -44,7 +44,7 @@ const fakeRepo = (
           const { secret_hash: _, workspace_id: __, workspace_status: ___, ...key } = state.row
           // the repo answers the domain's key; this stand-in's ids are not real ones (no validation)
           return Option.some(
-            new ApiKey({ ...key, id: id as ApiKey["id"], object: "api_key", prefix: "wa_live" }, true)
+            new Identity.ApiKey({ ...key, id: id as Identity.ApiKey["id"], object: "api_key", prefix: "wa_live" }, true)
           )
         })
     })

@@ -2,7 +2,7 @@ import { SqlClient } from "@effect/sql"
 import { assert, describe, layer } from "@effect/vitest"
 import { IdempotencyRepo } from "@switchboard/db"
 import * as TestDatabase from "@switchboard/db/testing"
-import { newId } from "@switchboard/domain"
+import { Ids } from "@switchboard/domain"
 import { Duration, Effect, Either, Fiber, Layer, Ref, Schema, TestClock } from "effect"
 import { CLAIM_LEASE_MS, type Complete, fingerprint, Idempotency } from "../src/services/Idempotency.js"
 
@@ -32,7 +32,7 @@ describe("Idempotency.run", () => {
     it.effect("replays a generic response decoded from its stored wire form, without running again", () =>
       Effect.gen(function*() {
         const idempotency = yield* Idempotency
-        const workspaceId = yield* newId("ws")
+        const workspaceId = yield* Ids.newId("ws")
         const runs = yield* Ref.make(0)
         const request = { workspaceId, key: "k1", body: { a: 1, b: [1, 2] }, response: Receipt }
         const first = yield* idempotency.run(request, counted(runs, "r1"))
@@ -51,7 +51,7 @@ describe("Idempotency.run", () => {
     it.effect("frees the key when the use-case fails or dies, so a retry with another body runs", () =>
       Effect.gen(function*() {
         const idempotency = yield* Idempotency
-        const workspaceId = yield* newId("ws")
+        const workspaceId = yield* Ids.newId("ws")
         const runs = yield* Ref.make(0)
         const failed = yield* idempotency.run(
           { workspaceId, key: "k2", body: { try: 1 }, response: Receipt },
@@ -75,7 +75,7 @@ describe("Idempotency.run", () => {
       Effect.gen(function*() {
         const idempotency = yield* Idempotency
         const sql = yield* SqlClient.SqlClient
-        const workspaceId = yield* newId("ws")
+        const workspaceId = yield* Ids.newId("ws")
         const request = { workspaceId, key: "k3", body: { x: 1 }, response: Receipt }
         const rolledBack = yield* idempotency.run(request, (complete) =>
           sql.withTransaction(Effect.gen(function*() {
@@ -92,7 +92,7 @@ describe("Idempotency.run", () => {
     it.effect("answers 409 for another body, and runs every time without a key", () =>
       Effect.gen(function*() {
         const idempotency = yield* Idempotency
-        const workspaceId = yield* newId("ws")
+        const workspaceId = yield* Ids.newId("ws")
         const runs = yield* Ref.make(0)
         yield* idempotency.run({ workspaceId, key: "k4", body: { n: 1 }, response: Receipt }, counted(runs, "a"))
         const conflict = yield* idempotency.run(
@@ -103,7 +103,7 @@ describe("Idempotency.run", () => {
         assert.deepStrictEqual(conflict.details, { reason: "fingerprint_mismatch" })
         // the same key in another workspace is another key
         const other = yield* idempotency.run(
-          { workspaceId: yield* newId("ws"), key: "k4", body: { n: 2 }, response: Receipt },
+          { workspaceId: yield* Ids.newId("ws"), key: "k4", body: { n: 2 }, response: Receipt },
           counted(runs, "c")
         )
         assert.strictEqual(other.id, "c")
@@ -120,7 +120,7 @@ describe("Idempotency.run", () => {
       Effect.gen(function*() {
         const idempotency = yield* Idempotency
         const repo = yield* IdempotencyRepo.IdempotencyRepo
-        const workspaceId = yield* newId("ws")
+        const workspaceId = yield* Ids.newId("ws")
         const body = { to: "+4915112345678" }
         // a process claims the key and dies: nobody renews or releases it
         const claimedAt = Date.parse("2026-03-01T10:00:00.000Z")
@@ -148,7 +148,7 @@ describe("Idempotency.run", () => {
     it.effect("a request that runs longer than a lease keeps its key by renewing it", () =>
       Effect.gen(function*() {
         const idempotency = yield* Idempotency
-        const workspaceId = yield* newId("ws")
+        const workspaceId = yield* Ids.newId("ws")
         yield* TestClock.setTime(Date.parse("2026-03-02T10:00:00.000Z"))
         const runs = yield* Ref.make(0)
         const request = { workspaceId, key: "slow", body: { n: 1 }, response: Receipt }
@@ -177,7 +177,7 @@ describe("Idempotency.run", () => {
       Effect.gen(function*() {
         const idempotency = yield* Idempotency
         const sql = yield* SqlClient.SqlClient
-        const workspaceId = yield* newId("ws")
+        const workspaceId = yield* Ids.newId("ws")
         yield* sql`CREATE TABLE IF NOT EXISTS idempotency_test_effects (workspace_id text, note text)`
         const request = { workspaceId, key: "stalled", body: { n: 1 }, response: Receipt }
         const lost = yield* idempotency.run(request, (complete) =>

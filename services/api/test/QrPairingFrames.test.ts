@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { QR_STREAM_EVENTS } from "@switchboard/api"
+import { QrPairingApi } from "@switchboard/api"
 import type { QrConnectionEvent } from "@switchboard/providers"
 import { Redacted } from "effect"
 import { statusAfter, toSseFrame } from "../src/services/QrPairing.js"
@@ -28,8 +28,8 @@ const every: ReadonlyArray<QrConnectionEvent.QrPairingFrame> = [
 describe("QR stream frames", () => {
   it("are only the four the contract lists, whatever the pairing reports", () => {
     const names = every.map((frame) => toSseFrame(CH, frame, "connecting").event)
-    for (const name of names) assert.include(QR_STREAM_EVENTS, name)
-    assert.deepStrictEqual([...new Set(names)].sort(), [...QR_STREAM_EVENTS].sort())
+    for (const name of names) assert.include(QrPairingApi.QR_STREAM_EVENTS, name)
+    assert.deepStrictEqual([...new Set(names)].sort(), [...QrPairingApi.QR_STREAM_EVENTS].sort())
   })
 
   it("carry a failed attempt as a qr.state that changes no status, with the connection error", () => {

@@ -18,15 +18,7 @@
  *   history-sync notices), which nobody wrote; revokes and edits are messages and are kept.
  * - `no_sender`: a chat address that names neither a phone number nor a LID.
  */
-import type {
-  InboundBody,
-  InboundContent,
-  InboundSender,
-  MediaKind,
-  MessageType,
-  SharedContact
-} from "@switchboard/domain"
-import { inboundType } from "@switchboard/domain"
+import { MessageContent } from "@switchboard/domain"
 import { getContentType, jidDecode, normalizeMessageContent, proto, toNumber, type WAMessage } from "baileys"
 
 export type IgnoredReason =
@@ -42,7 +34,7 @@ export type IgnoredReason =
 /** A message recorded as `content`. */
 export interface Translated {
   readonly _tag: "content"
-  readonly content: InboundContent
+  readonly content: MessageContent.InboundContent
   /** WhatsApp's name of the kind (`imageMessage`, ...), for logs and metrics */
   readonly kind: string
 }
@@ -52,7 +44,7 @@ export interface Ignored {
   readonly _tag: "ignored"
   readonly reason: IgnoredReason
   /** the type it would have been recorded as (`none`: no content, or signalling), for the metric */
-  readonly type: MessageType | "none"
+  readonly type: MessageContent.MessageType | "none"
   readonly providerMessageId: string
   readonly kind: string | null
   readonly sender: string | null
@@ -77,7 +69,7 @@ export interface BaileysMediaSource {
   readonly message: Record<string, unknown>
 }
 
-const MEDIA: Record<string, MediaKind> = {
+const MEDIA: Record<string, MessageContent.MediaKind> = {
   imageMessage: "image",
   videoMessage: "video",
   audioMessage: "audio",
@@ -87,7 +79,7 @@ const MEDIA: Record<string, MediaKind> = {
   ptvMessage: "video"
 }
 
-const DEFAULT_MIME: Record<MediaKind, string> = {
+const DEFAULT_MIME: Record<MessageContent.MediaKind, string> = {
   image: "image/jpeg",
   video: "video/mp4",
   audio: "audio/ogg",
@@ -115,7 +107,7 @@ const lidOf = (jid: string | null | undefined): string | null => {
 }
 
 /** The sender of a direct chat: the chat's jid and its alternative form (phone number or LID). */
-export const senderOf = (key: WAMessage["key"]): InboundSender | null => {
+export const senderOf = (key: WAMessage["key"]): MessageContent.InboundSender | null => {
   const phoneNumber = phoneOf(key.remoteJid) ?? phoneOf(key.remoteJidAlt)
   const whatsappLid = lidOf(key.remoteJid) ?? lidOf(key.remoteJidAlt)
   return phoneNumber === null && whatsappLid === null ? null : { phoneNumber, whatsappLid }
@@ -150,7 +142,7 @@ const phonesOfVcard = (vcard: string | null | undefined): Array<string> => {
   return phones
 }
 
-const contactOf = (card: proto.Message.IContactMessage): SharedContact => ({
+const contactOf = (card: proto.Message.IContactMessage): MessageContent.SharedContact => ({
   name: text(card.displayName),
   phones: phonesOfVcard(card.vcard)
 })
@@ -178,7 +170,7 @@ const quotedId = (member: unknown): string | null => {
   return nullable(context?.stanzaId)
 }
 
-type Body = { readonly body: InboundBody } | { readonly ignored: "protocol" }
+type Body = { readonly body: MessageContent.InboundBody } | { readonly ignored: "protocol" }
 
 const bodyOf = (message: WAMessage, content: proto.IMessage, type: string): Body => {
   const media = MEDIA[type]
@@ -287,10 +279,10 @@ export const fromBaileys = (message: WAMessage, now: number): Translation => {
   const server = decode(chat)?.server ?? chat.slice(chat.indexOf("@") + 1)
   const content = normalizeMessageContent(message.message)
   const type = content ? getContentType(content) ?? null : null
-  const typeOf = (): MessageType | "none" => {
+  const typeOf = (): MessageContent.MessageType | "none" => {
     if (!content || type === null) return "none"
     const body = bodyOf(message, content, type)
-    return "ignored" in body ? "none" : inboundType(body.body)
+    return "ignored" in body ? "none" : MessageContent.inboundType(body.body)
   }
   const ignored = (reason: IgnoredReason, sender: string | null = chat): Translation => ({
     _tag: "ignored",

@@ -5,10 +5,10 @@
  * a system error code or an HTTP status reach the message; Node's own text (which can name the
  * addresses a host resolved to) never does.
  */
-import { qrConnectionErrorMessage, type QrConnectionErrorReason } from "@switchboard/domain"
+import { QrConnectionError } from "@switchboard/domain"
 
 export interface QrConnectFailure {
-  readonly reason: QrConnectionErrorReason
+  readonly reason: QrConnectionError.QrConnectionErrorReason
   readonly message: string
 }
 
@@ -61,9 +61,9 @@ export const classifyConnectFailure = (
   const { code, message } = describe(cause)
   const safeCode = code !== undefined && /^[A-Z0-9_]{2,40}$/.test(code) ? code : undefined
   const host = hostOf(options.websocketUrl)
-  const make = (reason: QrConnectionErrorReason, detail?: string): QrConnectFailure => ({
+  const make = (reason: QrConnectionError.QrConnectionErrorReason, detail?: string): QrConnectFailure => ({
     reason,
-    message: qrConnectionErrorMessage(reason, host, detail)
+    message: QrConnectionError.qrConnectionErrorMessage(reason, host, detail)
   })
   const httpStatus = /Unexpected server response: (\d{3})/.exec(message)?.[1]
   if (code !== undefined && DNS.has(code)) return make("dns_failed", safeCode)

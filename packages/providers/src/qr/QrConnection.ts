@@ -26,16 +26,7 @@
  * socket and its generation, the reconnect budget, the receipts and sends under way); split across
  * modules, that state would have to be passed around or exposed.
  */
-import {
-  addressedLid,
-  type ChannelInput,
-  type ChannelStatus,
-  MESSAGE_TYPES,
-  type OutgoingBody,
-  type ProviderMessageRef,
-  type QrRestrictionReason,
-  transitionChannel
-} from "@switchboard/domain"
+import { ChannelStateMachine, LidAddress, type MessageContent, Messaging } from "@switchboard/domain"
 import makeWASocket, {
   type AnyMessageContent,
   type BinaryNode,
@@ -83,7 +74,7 @@ import { makeTyping } from "./QrTyping.js"
 export const qrCapabilities = {
   provider: "qr",
   max_throughput_mps: 0.5,
-  message_types: MESSAGE_TYPES.qr
+  message_types: Messaging.MESSAGE_TYPES.qr
 } as const
 
 /** The current QR code, if one is showing. */
@@ -96,7 +87,7 @@ export interface QrCodeSnapshot {
 /** Everything a `snapshot` frame needs. */
 export interface QrSnapshot {
   readonly channelId: string
-  readonly status: ChannelStatus
+  readonly status: ChannelStateMachine.ChannelStatus
   readonly phoneNumber: string | null
   readonly qr: QrCodeSnapshot | null
   /** why the last attempt could not reach WhatsApp, until it is reached again or pairing restarts */
@@ -111,9 +102,9 @@ export interface QrOutboundText {
   /** the text (a text send, a template's rendering) */
   readonly text: string
   /** a location, a reaction or a file; a text when absent */
-  readonly content?: OutgoingBody | undefined
+  readonly content?: MessageContent.OutgoingBody | undefined
   /** the message this one quotes, by WhatsApp's id */
-  readonly quoted?: ProviderMessageRef | null | undefined
+  readonly quoted?: MessageContent.ProviderMessageRef | null | undefined
   /**
    * Opens a file's bytes (`content` is its media), read as Baileys encrypts and uploads them;
    * opened only when the send goes ahead, closed when it ends
@@ -122,7 +113,7 @@ export interface QrOutboundText {
 }
 
 /** The WhatsApp key of a message of the 1:1 chat with `jid`, known by its WhatsApp id. */
-const chatKey = (jid: string, ref: ProviderMessageRef) => ({
+const chatKey = (jid: string, ref: MessageContent.ProviderMessageRef) => ({
   remoteJid: jid,
   id: ref.providerMessageId,
   fromMe: ref.fromMe
@@ -183,7 +174,7 @@ export const baileysContent = (
 }
 
 /** Baileys' `quoted` option: the quoted message's key and its text (the quote's preview). */
-export const baileysQuoted = (jid: string, quoted: ProviderMessageRef): WAMessage => ({
+export const baileysQuoted = (jid: string, quoted: MessageContent.ProviderMessageRef): WAMessage => ({
   key: chatKey(jid, quoted),
   message: { conversation: quoted.body }
 })
@@ -318,7 +309,7 @@ const ROUTINE_IGNORED: ReadonlySet<IgnoredReason> = new Set(["group", "status_br
 export const make = Effect.fn("QrConnection.make")(function*(options: {
   readonly channelId: string
   /** the channel's stored status; `state` events report transitions from it (default `pending`) */
-  readonly initialStatus?: ChannelStatus
+  readonly initialStatus?: ChannelStateMachine.ChannelStatus
 }) {
   const config = yield* QrConnectionConfig
   const repo = yield* QrAuthStateRepo
@@ -331,7 +322,7 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
   const commands = yield* Effect.acquireRelease(Queue.unbounded<Command>(), Queue.shutdown)
 
   // actor state: only the actor fiber writes it
-  let status: ChannelStatus = options.initialStatus ?? "pending"
+  let status: ChannelStateMachine.ChannelStatus = options.initialStatus ?? "pending"
   let generation = 0
   let socket: WASocket | undefined
   let open = false
@@ -356,12 +347,12 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
   const publish = (event: QrConnectionEvent) => PubSub.publish(events, event)
 
   const move = (
-    event: ChannelInput,
+    event: ChannelStateMachine.ChannelInput,
     closeCode: number | null = null,
     causedBy: QrConnectionError | null = null
   ) =>
     Effect.gen(function*() {
-      const t = transitionChannel(status, event)
+      const t = ChannelStateMachine.transitionChannel(status, event)
       if (t._tag !== "Moved") return
       status = t.to
       if (counted) yield* QrMetrics.moved(t.from, t.to)
@@ -516,11 +507,11 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
     }, { discard: true })
 
   /** A restriction signal: counted, and shown in the channel's status reason. */
-  const signalled = (reason: QrRestrictionReason) =>
+  const signalled = (reason: ChannelStateMachine.QrRestrictionReason) =>
     Effect.zipRight(QrProtectionMetrics.signal(reason), move({ _tag: "Restriction", reason }))
 
   /** The same, reported as the channel's last restriction signal (`GET .../qr/safety`). */
-  const restricted = (reason: QrRestrictionReason) =>
+  const restricted = (reason: ChannelStateMachine.QrRestrictionReason) =>
     Clock.currentTimeMillis.pipe(
       Effect.flatMap((at) => publish({ _tag: "restriction", channelId, signal: reason, at })),
       Effect.zipRight(signalled(reason))
@@ -748,7 +739,7 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
       case "Start":
         return Effect.gen(function*() {
           // archived and suspended channels do not pair (the owner refuses qr/start before this)
-          if (transitionChannel(status, { _tag: "Start" })._tag === "Refused") return
+          if (ChannelStateMachine.transitionChannel(status, { _tag: "Start" })._tag === "Refused") return
           yield* reset
           interactive = true
           yield* move({ _tag: "Start" })
@@ -883,7 +874,7 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
           reason: error instanceof Error ? error.message : String(error)
         })
       // a LID is WhatsApp's own address of someone who wrote to us: on WhatsApp, nothing to check
-      const lid = addressedLid(message.to)
+      const lid = LidAddress.addressedLid(message.to)
       const jid = lid === undefined ? e164ToJid(message.to) : message.to
       const chatState = (state: "composing" | "paused", to: string) => s.sendPresenceUpdate(state, to)
       const check = lid === undefined

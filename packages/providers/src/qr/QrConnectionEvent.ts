@@ -5,12 +5,10 @@
  * `<redacted>` in any log line and is read with `Redacted.value` only where it is shown to the user.
  */
 import {
-  ChannelStatus,
-  ChannelStatusReason,
-  E164,
-  InboundContent,
-  QrConnectionErrorReason,
-  QrRestrictionReason
+  ChannelStateMachine,
+  MessageContent,
+  QrConnectionError as DomainQrConnectionError,
+  Schemas
 } from "@switchboard/domain"
 import { Schema } from "effect"
 
@@ -30,7 +28,7 @@ export type QrCodeEvent = typeof QrCodeEvent.Type
  * errors"). Cleared once WhatsApp answers again or pairing restarts.
  */
 export const QrConnectionError = Schema.Struct({
-  reason: QrConnectionErrorReason,
+  reason: DomainQrConnectionError.QrConnectionErrorReason,
   /** what happened and what to check, for a person */
   message: Schema.String,
   /** failed attempts in a row */
@@ -50,15 +48,15 @@ export type QrConnectionErrorEvent = typeof QrConnectionErrorEvent.Type
 /** The channel status changed. */
 export const QrStateEvent = Schema.TaggedStruct("state", {
   channelId: Schema.String,
-  from: ChannelStatus,
-  to: ChannelStatus,
-  reason: ChannelStatusReason,
+  from: ChannelStateMachine.ChannelStatus,
+  to: ChannelStateMachine.ChannelStatus,
+  reason: ChannelStateMachine.ChannelStatusReason,
   /** Baileys' close code when a close caused the change (401, 408, 428, 440, 503, ...) */
   closeCode: Schema.NullOr(Schema.Number),
   /** emit `channel.requires_repair`: the link is gone, only a new QR brings it back */
   requiresRepair: Schema.Boolean,
   /** the linked phone number once known, E.164 */
-  phoneNumber: Schema.NullOr(E164),
+  phoneNumber: Schema.NullOr(Schemas.E164),
   /** why WhatsApp could not be reached, when that caused the change (the give-up after failed attempts) */
   connectionError: Schema.NullOr(QrConnectionError)
 })
@@ -108,7 +106,7 @@ export type QrRejectedEvent = typeof QrRejectedEvent.Type
  */
 export const QrRestrictionEvent = Schema.TaggedStruct("restriction", {
   channelId: Schema.String,
-  signal: Schema.optional(QrRestrictionReason),
+  signal: Schema.optional(ChannelStateMachine.QrRestrictionReason),
   /** epoch ms */
   at: Schema.optional(Schema.Number),
   timelockUntil: Schema.optional(Schema.NullOr(Schema.Number)),
@@ -127,7 +125,7 @@ export type QrRestrictionEvent = typeof QrRestrictionEvent.Type
  */
 export const QrRecipientCheckedEvent = Schema.TaggedStruct("recipient_checked", {
   channelId: Schema.String,
-  phoneNumber: E164,
+  phoneNumber: Schemas.E164,
   onWhatsApp: Schema.Boolean,
   /** epoch ms */
   at: Schema.Number
@@ -140,7 +138,7 @@ export type QrRecipientCheckedEvent = typeof QrRecipientCheckedEvent.Type
  */
 export const QrInboundEvent = Schema.TaggedStruct("inbound", {
   channelId: Schema.String,
-  content: InboundContent
+  content: MessageContent.InboundContent
 })
 export type QrInboundEvent = typeof QrInboundEvent.Type
 
@@ -152,14 +150,14 @@ export const QrLidMappingEvent = Schema.TaggedStruct("lid_mapping", {
   channelId: Schema.String,
   /** the LID without the server part */
   whatsappLid: Schema.String,
-  phoneNumber: E164
+  phoneNumber: Schemas.E164
 })
 export type QrLidMappingEvent = typeof QrLidMappingEvent.Type
 
 /** What a pairing watcher sees first: the status now and the code showing, if any. */
 export const QrSnapshotEvent = Schema.TaggedStruct("snapshot", {
   channelId: Schema.String,
-  status: ChannelStatus,
+  status: ChannelStateMachine.ChannelStatus,
   phoneNumber: Schema.NullOr(Schema.String),
   qr: Schema.NullOr(Schema.Struct({
     code: Schema.Redacted(Schema.String),

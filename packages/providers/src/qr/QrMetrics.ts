@@ -4,7 +4,7 @@
  * required, 408 timed out, 428 closed, 401 logged out, 440 replaced, ...). A burst of reconnects
  * with one code is the first sign of WhatsApp pushing back.
  */
-import { CHANNEL_STATUSES } from "@switchboard/domain"
+import { ChannelStateMachine } from "@switchboard/domain"
 import { DisconnectReason } from "baileys"
 import { Effect, Metric } from "effect"
 
@@ -54,7 +54,9 @@ export const unreachable = (reason: string) => Metric.increment(Metric.tagged(co
  * missed by `rate()`/`increase()`, and a dashboard panel of a quiet runner shows 0, not "No data".
  */
 export const prime: Effect.Effect<void> = Effect.all([
-  ...CHANNEL_STATUSES.map((status) => Metric.incrementBy(Metric.tagged(channels, "status", status), 0)),
+  ...ChannelStateMachine.CHANNEL_STATUSES.map((status) =>
+    Metric.incrementBy(Metric.tagged(channels, "status", status), 0)
+  ),
   ...[...new Set([...Object.values(DisconnectReason).filter((v) => typeof v === "number"), null])].map((c) =>
     Metric.incrementBy(Metric.tagged(reconnects, "close_code", code(c)), 0)
   )

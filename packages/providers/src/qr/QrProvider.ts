@@ -8,7 +8,7 @@
  * which also carries `SECRETS_ENCRYPTION_KEY`, the key that seals the stored link.
  */
 import { MediaRepo, MediaStore } from "@switchboard/db"
-import type { ChannelStatus } from "@switchboard/domain"
+import type { ChannelStateMachine } from "@switchboard/domain"
 import { Effect, Option, type Scope, Stream } from "effect"
 import { Readable } from "node:stream"
 import { QrAuthStateRepo } from "./QrAuthStateRepo.js"
@@ -32,7 +32,7 @@ export class QrProvider extends Effect.Service<QrProvider>()("@switchboard/provi
     /** One channel's connection; nothing connects until its `start` or `resume`. */
     const connect = (options: {
       readonly channelId: string
-      readonly initialStatus?: ChannelStatus
+      readonly initialStatus?: ChannelStateMachine.ChannelStatus
     }): Effect.Effect<QrConnection.QrConnection, never, Scope.Scope> =>
       QrConnection.make(options).pipe(
         Effect.provideService(QrAuthStateRepo, repo),

@@ -18,7 +18,7 @@
  * (`message-capping.update`) are recorded on the channel: sends to new contacts are refused while
  * either holds (`timelockSignal`, `cappingSignal`).
  */
-import type { QrRestrictionReason } from "@switchboard/domain"
+import type { ChannelStateMachine } from "@switchboard/domain"
 import { Option, Schema } from "effect"
 
 /** WhatsApp's answer to a message that it did not take. */
@@ -30,7 +30,7 @@ export interface AckRejection {
   /** re-queued with backoff (a retry can succeed) rather than failed */
   readonly retryable: boolean
   /** the channel's new status reason, when the refusal says something about the number */
-  readonly channelReason: QrRestrictionReason | null
+  readonly channelReason: ChannelStateMachine.QrRestrictionReason | null
 }
 
 /** The message's `failure.code` when WhatsApp refused it as a restricted account's reach-out (463). */
@@ -79,7 +79,7 @@ export const classifyAckError = (error: string): AckRejection => {
 export interface TimelockSignal {
   /** epoch ms; `null` when lifted */
   readonly until: number | null
-  readonly channelReason: QrRestrictionReason
+  readonly channelReason: ChannelStateMachine.QrRestrictionReason
 }
 
 /**
@@ -112,7 +112,7 @@ export interface CappingSignal {
   /** epoch ms when the quota's cycle ends */
   readonly cycleEndsAt: number | null
   /** `new_chats_capped` once the quota is used up (or WhatsApp says CAPPED), else none */
-  readonly channelReason: QrRestrictionReason | null
+  readonly channelReason: ChannelStateMachine.QrRestrictionReason | null
 }
 
 const Capping = Schema.Struct({

@@ -10,7 +10,7 @@
  * channel's other conversations by more than `TYPING_MAX_MS` minus the slot's interval (0.5 mps:
  * at most 1 s more than the 2 to 3 s the slot already waits).
  */
-import type { OutgoingBody } from "@switchboard/domain"
+import type { MessageContent } from "@switchboard/domain"
 import { Clock, Effect } from "effect"
 
 /** The shortest typing shown (a one-word message). */
@@ -34,7 +34,7 @@ export const typingDurationMs = (length: number): number =>
  * or caption's length; a location or a file without caption types the shortest; a reaction does
  * not type (`undefined`).
  */
-export const typedLength = (text: string, content: OutgoingBody | undefined): number | undefined => {
+export const typedLength = (text: string, content: MessageContent.OutgoingBody | undefined): number | undefined => {
   switch (content?._tag) {
     case undefined:
     case "text":
@@ -62,7 +62,7 @@ export const firstAfterPause = (lastSentAt: number | undefined, now: number): bo
 export const typingBefore = (options: {
   readonly enabled: boolean
   readonly text: string
-  readonly content: OutgoingBody | undefined
+  readonly content: MessageContent.OutgoingBody | undefined
   readonly lastSentAt: number | undefined
   readonly now: number
 }): number | undefined => {
@@ -90,7 +90,7 @@ export const makeTyping = (enabled: boolean) => {
     Effect.ignore(Effect.tryPromise(() => chatState(s, jid)))
   const before = (
     jid: string,
-    message: { readonly text: string; readonly content?: OutgoingBody | undefined },
+    message: { readonly text: string; readonly content?: MessageContent.OutgoingBody | undefined },
     chatState: ChatState
   ) =>
     Effect.gen(function*() {

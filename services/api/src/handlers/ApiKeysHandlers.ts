@@ -1,18 +1,19 @@
 import { HttpApiBuilder } from "@effect/platform"
-import { Api, CurrentPrincipal } from "@switchboard/api"
+import { Api, Security } from "@switchboard/api"
 import { Effect } from "effect"
 import { ApiKeys } from "../services/ApiKeys.js"
 
-export const ApiKeysHandlers = HttpApiBuilder.group(Api, "apiKeys", (handlers) =>
+export const ApiKeysHandlers = HttpApiBuilder.group(Api.Api, "apiKeys", (handlers) =>
   Effect.gen(function*() {
     const apiKeys = yield* ApiKeys
     return handlers
       .handle("list", ({ urlParams }) =>
-        Effect.flatMap(CurrentPrincipal, (principal) => apiKeys.list(principal.workspaceId, urlParams)))
+        Effect.flatMap(Security.CurrentPrincipal, (principal) =>
+          apiKeys.list(principal.workspaceId, urlParams)))
       .handle("create", ({ payload }) =>
-        Effect.flatMap(CurrentPrincipal, (principal) =>
+        Effect.flatMap(Security.CurrentPrincipal, (principal) =>
           apiKeys.create({ ...payload, workspaceId: principal.workspaceId, createdBy: principal.userId })))
       .handle("revoke", ({ path }) =>
-        Effect.flatMap(CurrentPrincipal, (principal) =>
+        Effect.flatMap(Security.CurrentPrincipal, (principal) =>
           apiKeys.revoke(principal, path.keyId)))
   }))

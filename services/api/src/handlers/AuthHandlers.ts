@@ -1,13 +1,13 @@
 import { HttpApiBuilder, HttpServerRequest } from "@effect/platform"
-import { Api, RefreshRequest } from "@switchboard/api"
-import { Unauthorized } from "@switchboard/domain"
+import { Api, AuthApi } from "@switchboard/api"
+import { Errors } from "@switchboard/domain"
 import { Effect } from "effect"
 import { optionalJsonBody } from "../BodyGuard.js"
 import { HttpConfig } from "../HttpConfig.js"
 import { COOKIE, setRefreshCookie } from "../RefreshCookie.js"
 import { Accounts } from "../services/Accounts.js"
 
-export const AuthHandlers = HttpApiBuilder.group(Api, "auth", (handlers) =>
+export const AuthHandlers = HttpApiBuilder.group(Api.Api, "auth", (handlers) =>
   Effect.gen(function*() {
     const accounts = yield* Accounts
     const { basePath } = yield* HttpConfig
@@ -20,10 +20,10 @@ export const AuthHandlers = HttpApiBuilder.group(Api, "auth", (handlers) =>
       .handle("refresh", () =>
         Effect.gen(function*() {
           const request = yield* HttpServerRequest.HttpServerRequest
-          const body = yield* optionalJsonBody(RefreshRequest)
+          const body = yield* optionalJsonBody(AuthApi.RefreshRequest)
           const token = body?.refresh_token ?? request.cookies[COOKIE]
           if (!token) {
-            return yield* new Unauthorized({ message: "No refresh token in the body or the cookie" })
+            return yield* new Errors.Unauthorized({ message: "No refresh token in the body or the cookie" })
           }
           const session = yield* accounts.refresh(token)
           yield* setRefreshCookie(basePath, session.refresh_token)

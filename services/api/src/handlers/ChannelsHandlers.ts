@@ -1,38 +1,39 @@
 import { HttpApiBuilder } from "@effect/platform"
-import { Api, CurrentPrincipal } from "@switchboard/api"
+import { Api, Security } from "@switchboard/api"
 import { Effect } from "effect"
 import { Channels } from "../services/Channels.js"
 
-export const ChannelsHandlers = HttpApiBuilder.group(Api, "channels", (handlers) =>
+export const ChannelsHandlers = HttpApiBuilder.group(Api.Api, "channels", (handlers) =>
   Effect.gen(function*() {
     const channels = yield* Channels
     return handlers
       .handle(
         "list",
-        ({ urlParams }) => Effect.flatMap(CurrentPrincipal, (p) => channels.list(p.workspaceId, urlParams))
+        ({ urlParams }) => Effect.flatMap(Security.CurrentPrincipal, (p) => channels.list(p.workspaceId, urlParams))
       )
       .handle(
         "create",
-        ({ payload }) => Effect.flatMap(CurrentPrincipal, (p) => channels.create(p.workspaceId, payload))
+        ({ payload }) => Effect.flatMap(Security.CurrentPrincipal, (p) => channels.create(p.workspaceId, payload))
       )
       .handle(
         "get",
         ({ path }) =>
-          Effect.flatMap(CurrentPrincipal, (p) =>
+          Effect.flatMap(Security.CurrentPrincipal, (p) =>
             Effect.map(channels.get(p.workspaceId, path.channelId), (c) => c.channel))
       )
       .handle(
         "update",
         ({ path, payload }) =>
-          Effect.flatMap(CurrentPrincipal, (p) =>
+          Effect.flatMap(Security.CurrentPrincipal, (p) =>
             channels.update(p.workspaceId, path.channelId, payload))
       )
       .handle(
         "archive",
-        ({ path }) => Effect.flatMap(CurrentPrincipal, (p) => channels.archive(p.workspaceId, path.channelId))
+        ({ path }) => Effect.flatMap(Security.CurrentPrincipal, (p) => channels.archive(p.workspaceId, path.channelId))
       )
       .handle(
         "capabilities",
-        ({ path }) => Effect.flatMap(CurrentPrincipal, (p) => channels.capabilities(p.workspaceId, path.channelId))
+        ({ path }) =>
+          Effect.flatMap(Security.CurrentPrincipal, (p) => channels.capabilities(p.workspaceId, path.channelId))
       )
   }))

@@ -1,24 +1,47 @@
 import { HttpApiBuilder } from "@effect/platform"
-import { Api, CurrentPrincipal } from "@switchboard/api"
+import { Api, Security } from "@switchboard/api"
 import { Effect } from "effect"
 import { ContactGroups } from "../services/ContactGroups.js"
 
-export const ContactGroupsHandlers = HttpApiBuilder.group(Api, "contactGroups", (handlers) =>
-  Effect.gen(function*() {
-    const groups = yield* ContactGroups
-    return handlers
-      .handle("create", ({ payload }) => Effect.flatMap(CurrentPrincipal, (p) => groups.create(p.workspaceId, payload)))
-      .handle("list", ({ urlParams }) => Effect.flatMap(CurrentPrincipal, (p) => groups.list(p.workspaceId, urlParams)))
-      .handle("get", ({ path }) => Effect.flatMap(CurrentPrincipal, (p) => groups.get(p.workspaceId, path.groupId)))
-      .handle("update", ({ path, payload }) =>
-        Effect.flatMap(CurrentPrincipal, (p) =>
-          groups.update(p.workspaceId, path.groupId, payload)))
-      .handle("delete", ({ path }) =>
-        Effect.flatMap(CurrentPrincipal, (p) => groups.remove(p.workspaceId, path.groupId)))
-      .handle("addMembers", ({ path, payload }) =>
-        Effect.flatMap(CurrentPrincipal, (p) =>
-          groups.addMembers(p.workspaceId, path.groupId, payload.contact_ids)))
-      .handle("removeMember", ({ path }) =>
-        Effect.flatMap(CurrentPrincipal, (p) =>
-          groups.removeMember(p.workspaceId, path.groupId, path.contactId)))
-  }))
+export const ContactGroupsHandlers = HttpApiBuilder.group(
+  Api.Api,
+  "contactGroups",
+  (handlers) =>
+    Effect.gen(function*() {
+      const groups = yield* ContactGroups
+      return handlers
+        .handle(
+          "create",
+          ({ payload }) => Effect.flatMap(Security.CurrentPrincipal, (p) => groups.create(p.workspaceId, payload))
+        )
+        .handle(
+          "list",
+          ({ urlParams }) => Effect.flatMap(Security.CurrentPrincipal, (p) => groups.list(p.workspaceId, urlParams))
+        )
+        .handle(
+          "get",
+          ({ path }) => Effect.flatMap(Security.CurrentPrincipal, (p) => groups.get(p.workspaceId, path.groupId))
+        )
+        .handle(
+          "update",
+          ({ path, payload }) =>
+            Effect.flatMap(Security.CurrentPrincipal, (p) => groups.update(p.workspaceId, path.groupId, payload))
+        )
+        .handle(
+          "delete",
+          ({ path }) => Effect.flatMap(Security.CurrentPrincipal, (p) => groups.remove(p.workspaceId, path.groupId))
+        )
+        .handle(
+          "addMembers",
+          ({ path, payload }) =>
+            Effect.flatMap(Security.CurrentPrincipal, (p) =>
+              groups.addMembers(p.workspaceId, path.groupId, payload.contact_ids))
+        )
+        .handle(
+          "removeMember",
+          ({ path }) =>
+            Effect.flatMap(Security.CurrentPrincipal, (p) =>
+              groups.removeMember(p.workspaceId, path.groupId, path.contactId))
+        )
+    })
+)

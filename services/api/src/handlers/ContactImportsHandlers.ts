@@ -1,16 +1,29 @@
 import { HttpApiBuilder } from "@effect/platform"
-import { Api, CurrentPrincipal } from "@switchboard/api"
+import { Api, Security } from "@switchboard/api"
 import { Effect } from "effect"
 import { ContactImports } from "../services/ContactImports.js"
 
-export const ContactImportsHandlers = HttpApiBuilder.group(Api, "contactImports", (handlers) =>
-  Effect.gen(function*() {
-    const imports = yield* ContactImports
-    return handlers
-      .handle("create", ({ headers, payload }) =>
-        Effect.flatMap(CurrentPrincipal, (p) =>
-          imports.create(p.workspaceId, payload, headers["idempotency-key"])))
-      .handle("list", ({ urlParams }) =>
-        Effect.flatMap(CurrentPrincipal, (p) => imports.list(p.workspaceId, urlParams)))
-      .handle("get", ({ path }) => Effect.flatMap(CurrentPrincipal, (p) => imports.get(p.workspaceId, path.importId)))
-  }))
+export const ContactImportsHandlers = HttpApiBuilder.group(
+  Api.Api,
+  "contactImports",
+  (handlers) =>
+    Effect.gen(function*() {
+      const imports = yield* ContactImports
+      return handlers
+        .handle(
+          "create",
+          ({ headers, payload }) =>
+            Effect.flatMap(Security.CurrentPrincipal, (p) =>
+              imports.create(p.workspaceId, payload, headers["idempotency-key"]))
+        )
+        .handle(
+          "list",
+          ({ urlParams }) =>
+            Effect.flatMap(Security.CurrentPrincipal, (p) => imports.list(p.workspaceId, urlParams))
+        )
+        .handle(
+          "get",
+          ({ path }) => Effect.flatMap(Security.CurrentPrincipal, (p) => imports.get(p.workspaceId, path.importId))
+        )
+    })
+)

@@ -1,9 +1,9 @@
 import { HttpApiBuilder } from "@effect/platform"
-import { Api, NotReady, Ready } from "@switchboard/api"
+import { Api, HealthApi } from "@switchboard/api"
 import { Effect } from "effect"
 import { Readiness } from "../Readiness.js"
 
-export const HealthHandlers = HttpApiBuilder.group(Api, "health", (handlers) =>
+export const HealthHandlers = HttpApiBuilder.group(Api.Api, "health", (handlers) =>
   Effect.gen(function*() {
     const readiness = yield* Readiness
     return handlers
@@ -13,6 +13,6 @@ export const HealthHandlers = HttpApiBuilder.group(Api, "health", (handlers) =>
           Object.values(checks).some((c) =>
               c.status === "down"
             )
-            ? Effect.fail(new NotReady({ status: "not_ready", checks }))
-            : Effect.succeed(new Ready({ status: "ready", checks }))))
+            ? Effect.fail(new HealthApi.NotReady({ status: "not_ready", checks }))
+            : Effect.succeed(new HealthApi.Ready({ status: "ready", checks }))))
   }))

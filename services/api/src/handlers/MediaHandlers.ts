@@ -1,16 +1,16 @@
 import { HttpApiBuilder, HttpServerRequest } from "@effect/platform"
 import { NodeHttpServerRequest, NodeStream } from "@effect/platform-node"
-import { Api, CurrentPrincipal } from "@switchboard/api"
+import { Api, Security } from "@switchboard/api"
 import { Effect } from "effect"
 import { MediaFiles } from "../services/MediaFiles.js"
 
-export const MediaHandlers = HttpApiBuilder.group(Api, "media", (handlers) =>
+export const MediaHandlers = HttpApiBuilder.group(Api.Api, "media", (handlers) =>
   Effect.gen(function*() {
     const media = yield* MediaFiles
     return handlers
       .handle("upload", ({ headers, urlParams }) =>
         Effect.gen(function*() {
-          const principal = yield* CurrentPrincipal
+          const principal = yield* Security.CurrentPrincipal
           const incoming = NodeHttpServerRequest.toIncomingMessage(yield* HttpServerRequest.HttpServerRequest)
           // the platform's own stream destroys the socket when it is left early (a refusal), and
           // the client would never read the answer: the rest of a refused body is read and dropped
@@ -28,8 +28,9 @@ export const MediaHandlers = HttpApiBuilder.group(Api, "media", (handlers) =>
             }))
           )
         }))
-      .handle("get", ({ path }) => Effect.flatMap(CurrentPrincipal, (p) => media.get(p.workspaceId, path.mediaId)))
+      .handle("get", ({ path }) =>
+        Effect.flatMap(Security.CurrentPrincipal, (p) => media.get(p.workspaceId, path.mediaId)))
       .handle("content", ({ headers, path }) =>
-        Effect.flatMap(CurrentPrincipal, (p) =>
+        Effect.flatMap(Security.CurrentPrincipal, (p) =>
           media.content(p.workspaceId, path.mediaId, headers)))
   }))

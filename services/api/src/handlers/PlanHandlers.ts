@@ -1,19 +1,20 @@
 import { HttpApiBuilder } from "@effect/platform"
-import { Api, CurrentPrincipal } from "@switchboard/api"
+import { Api, Security } from "@switchboard/api"
 import { Effect } from "effect"
 import { Entitlements } from "../services/Entitlements.js"
 import { UsageReport } from "../services/UsageReport.js"
 
-export const PlanHandlers = HttpApiBuilder.group(Api, "plan", (handlers) =>
+export const PlanHandlers = HttpApiBuilder.group(Api.Api, "plan", (handlers) =>
   Effect.gen(function*() {
     const entitlements = yield* Entitlements
     const usage = yield* UsageReport
     return handlers
       .handle("plan", () =>
         Effect.gen(function*() {
-          const principal = yield* CurrentPrincipal
+          const principal = yield* Security.CurrentPrincipal
           const { entitlements: values, plan } = yield* entitlements.forWorkspace(principal.workspaceId)
           return { workspace_id: principal.workspaceId as `ws_${string}`, plan, entitlements: values }
         }))
-      .handle("usage", () => Effect.flatMap(CurrentPrincipal, (principal) => usage.forWorkspace(principal.workspaceId)))
+      .handle("usage", () =>
+        Effect.flatMap(Security.CurrentPrincipal, (principal) => usage.forWorkspace(principal.workspaceId)))
   }))

@@ -1,23 +1,23 @@
 import { HttpApiBuilder } from "@effect/platform"
-import { Api, CurrentPrincipal } from "@switchboard/api"
+import { Api, Security } from "@switchboard/api"
 import { Effect } from "effect"
 import { HttpConfig } from "../HttpConfig.js"
 import { expireRefreshCookie } from "../RefreshCookie.js"
 import { Accounts } from "../services/Accounts.js"
 
-export const SessionHandlers = HttpApiBuilder.group(Api, "session", (handlers) =>
+export const SessionHandlers = HttpApiBuilder.group(Api.Api, "session", (handlers) =>
   Effect.gen(function*() {
     const accounts = yield* Accounts
     const { basePath } = yield* HttpConfig
     return handlers
       .handle("logout", () =>
         Effect.gen(function*() {
-          const principal = yield* CurrentPrincipal
+          const principal = yield* Security.CurrentPrincipal
           yield* accounts.logout(principal.sessionId!)
           yield* expireRefreshCookie(basePath)
         }))
-      .handle("me", () => Effect.flatMap(CurrentPrincipal, (principal) => accounts.me(principal.userId!)))
+      .handle("me", () => Effect.flatMap(Security.CurrentPrincipal, (principal) => accounts.me(principal.userId!)))
       .handle("members", ({ urlParams }) =>
-        Effect.flatMap(CurrentPrincipal, (principal) =>
+        Effect.flatMap(Security.CurrentPrincipal, (principal) =>
           accounts.members(principal.workspaceId, urlParams)))
   }))

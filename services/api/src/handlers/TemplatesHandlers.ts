@@ -1,12 +1,12 @@
 import { HttpApiBuilder } from "@effect/platform"
-import { Api, CurrentPrincipal } from "@switchboard/api"
+import { Api, Security } from "@switchboard/api"
 import { Effect } from "effect"
 import { Templates } from "../services/Templates.js"
 
-export const TemplatesHandlers = HttpApiBuilder.group(Api, "templates", (handlers) =>
+export const TemplatesHandlers = HttpApiBuilder.group(Api.Api, "templates", (handlers) =>
   Effect.gen(function*() {
     const templates = yield* Templates
-    const ws = Effect.map(CurrentPrincipal, (p) => p.workspaceId)
+    const ws = Effect.map(Security.CurrentPrincipal, (p) => p.workspaceId)
     return handlers
       .handle("create", ({ payload }) => Effect.flatMap(ws, (w) => templates.create(w, payload)))
       .handle("list", ({ urlParams }) => Effect.flatMap(ws, (w) => templates.list(w, urlParams)))
@@ -15,6 +15,8 @@ export const TemplatesHandlers = HttpApiBuilder.group(Api, "templates", (handler
       .handle("archive", ({ path }) => Effect.flatMap(ws, (w) => templates.archive(w, path.templateId)))
       .handle("testSend", ({ headers, path, payload }) =>
         // a replay sets `Idempotent-Replay: true` itself (services/Idempotency.ts)
-        Effect.flatMap(CurrentPrincipal, (p) =>
-          templates.testSend(p, path.templateId, payload, headers["idempotency-key"])))
+        Effect.flatMap(
+          Security.CurrentPrincipal,
+          (p) => templates.testSend(p, path.templateId, payload, headers["idempotency-key"])
+        ))
   }))

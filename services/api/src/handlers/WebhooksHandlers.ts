@@ -1,12 +1,12 @@
 import { HttpApiBuilder } from "@effect/platform"
-import { Api, CurrentPrincipal } from "@switchboard/api"
+import { Api, Security } from "@switchboard/api"
 import { Effect } from "effect"
 import { Webhooks } from "../services/Webhooks.js"
 
-export const WebhooksHandlers = HttpApiBuilder.group(Api, "webhooks", (handlers) =>
+export const WebhooksHandlers = HttpApiBuilder.group(Api.Api, "webhooks", (handlers) =>
   Effect.gen(function*() {
     const webhooks = yield* Webhooks
-    const ws = Effect.map(CurrentPrincipal, (p) => p.workspaceId)
+    const ws = Effect.map(Security.CurrentPrincipal, (p) => p.workspaceId)
     return handlers
       .handle("eventTypes", ({ urlParams }) => webhooks.eventTypes(urlParams))
       .handle("create", ({ payload }) => Effect.flatMap(ws, (w) => webhooks.create(w, payload)))

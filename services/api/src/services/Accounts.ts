@@ -1,20 +1,7 @@
 /** Registration, e-mail verification, login, refresh rotation, logout. */
 import { HttpServer } from "@effect/platform"
 import { SessionsRepo, UsersRepo } from "@switchboard/db"
-import {
-  AccountSuspended,
-  Conflict,
-  DEFAULT_LIMIT,
-  EmailNotVerified,
-  InvalidCredentials,
-  newId,
-  toKeyPage,
-  toTimestamp,
-  Unauthorized,
-  ValidationError,
-  Workspace
-} from "@switchboard/domain"
-import type { PlanName, User } from "@switchboard/domain"
+import { Errors, Identity, Ids, Pagination, type Plans, Schemas } from "@switchboard/domain"
 import { Clock, Effect, Option } from "effect"
 import { HttpConfig } from "../HttpConfig.js"
 import * as PublicUrl from "../PublicUrl.js"
@@ -36,8 +23,9 @@ export class Accounts extends Effect.Service<Accounts>()("@switchboard/service-a
       basePath: Option.match(http, { onNone: () => "", onSome: (c) => c.basePath })
     })
 
-    const now = Effect.map(Clock.currentTimeMillis, toTimestamp)
-    const later = (seconds: number) => Effect.map(Clock.currentTimeMillis, (t) => toTimestamp(t + seconds * 1000))
+    const now = Effect.map(Clock.currentTimeMillis, Schemas.toTimestamp)
+    const later = (seconds: number) =>
+      Effect.map(Clock.currentTimeMillis, (t) => Schemas.toTimestamp(t + seconds * 1000))
 
     /** Creates a user with a workspace; used by registration and the operator CLI. */
     const createUser = Effect.fn("Accounts.createUser")(function*(input: {
@@ -45,11 +33,11 @@ export class Accounts extends Effect.Service<Accounts>()("@switchboard/service-a
       readonly password: string
       readonly name: string
       readonly workspaceName: string
-      readonly plan: PlanName
+      readonly plan: Plans.PlanName
       readonly verified: boolean
     }) {
-      const userId = yield* newId("usr")
-      const workspaceId = yield* newId("ws")
+      const userId = yield* Ids.newId("usr")
+      const workspaceId = yield* Ids.newId("ws")
       const at = yield* now
       const passwordHash = yield* credentials.hashPassword(input.password)
       yield* users.createWithWorkspace({
@@ -64,13 +52,13 @@ export class Accounts extends Effect.Service<Accounts>()("@switchboard/service-a
         now: at
       }).pipe(
         Effect.catchTag("UniqueViolation", () =>
-          new Conflict({
+          new Errors.Conflict({
             message: "An account with this e-mail already exists",
             details: { reason: "email_taken" }
           }))
       )
       const user = Option.getOrThrow(yield* users.findById(userId))
-      const workspace = new Workspace({
+      const workspace = new Identity.Workspace({
         id: workspaceId,
         object: "workspace",
         name: input.workspaceName,
@@ -114,7 +102,7 @@ export class Accounts extends Effect.Service<Accounts>()("@switchboard/service-a
     const verifyEmail = Effect.fn("Accounts.verifyEmail")(function*(token: string) {
       const userId = yield* users.consumeVerificationToken(tokenHash(token), yield* now)
       if (Option.isNone(userId)) {
-        return yield* new ValidationError({
+        return yield* new Errors.ValidationError({
           message: "The verification token is invalid, used or expired",
           details: { reason: "invalid_token", issues: [{ path: ["token"], message: "Invalid, used or expired token" }] }
         })
@@ -122,7 +110,7 @@ export class Accounts extends Effect.Service<Accounts>()("@switchboard/service-a
       return { user: Option.getOrThrow(yield* users.findById(userId.value)) }
     })
 
-    const issue = Effect.fn("Accounts.issue")(function*(user: User, sessionId: string, refreshToken: string) {
+    const issue = Effect.fn("Accounts.issue")(function*(user: Identity.User, sessionId: string, refreshToken: string) {
       const accessToken = yield* credentials.signAccessToken(user.id, sessionId)
       const memberships = yield* users.memberships(user.id)
       return {
@@ -142,16 +130,16 @@ export class Accounts extends Effect.Service<Accounts>()("@switchboard/service-a
         input.password
       )
       if (Option.isNone(found) || !ok) {
-        return yield* new InvalidCredentials({ message: "E-mail or password is wrong" })
+        return yield* new Errors.InvalidCredentials({ message: "E-mail or password is wrong" })
       }
       const user = found.value.user
       if (user.status === "suspended") {
-        return yield* new AccountSuspended({ message: "This account is suspended" })
+        return yield* new Errors.AccountSuspended({ message: "This account is suspended" })
       }
       if (user.email_verified_at === null) {
-        return yield* new EmailNotVerified({ message: "Verify your e-mail address before signing in" })
+        return yield* new Errors.EmailNotVerified({ message: "Verify your e-mail address before signing in" })
       }
-      const sessionId = yield* newId("ses")
+      const sessionId = yield* Ids.newId("ses")
       const refreshToken = randomToken()
       yield* sessions.create({
         sessionId,
@@ -175,11 +163,15 @@ export class Accounts extends Effect.Service<Accounts>()("@switchboard/service-a
         yield* Effect.logWarning("refresh token reused: session revoked").pipe(
           Effect.annotateLogs("session_id", result.sessionId)
         )
-        return yield* new Unauthorized({ message: "Refresh token already used; the session is revoked" })
+        return yield* new Errors.Unauthorized({ message: "Refresh token already used; the session is revoked" })
       }
-      if (result._tag === "Invalid") return yield* new Unauthorized({ message: "Invalid or expired refresh token" })
+      if (result._tag === "Invalid") {
+        return yield* new Errors.Unauthorized({ message: "Invalid or expired refresh token" })
+      }
       const user = Option.getOrThrow(yield* users.findById(result.userId))
-      if (user.status === "suspended") return yield* new AccountSuspended({ message: "This account is suspended" })
+      if (user.status === "suspended") {
+        return yield* new Errors.AccountSuspended({ message: "This account is suspended" })
+      }
       return yield* issue(user, result.sessionId, next)
     })
 
@@ -197,9 +189,9 @@ export class Accounts extends Effect.Service<Accounts>()("@switchboard/service-a
       workspaceId: string,
       query: { readonly limit?: number | undefined; readonly after?: string | undefined }
     ) {
-      const limit = query.limit ?? DEFAULT_LIMIT
+      const limit = query.limit ?? Pagination.DEFAULT_LIMIT
       const rows = yield* users.members(workspaceId, limit, query.after)
-      return toKeyPage(
+      return Pagination.toKeyPage(
         rows.map((m) => ({ ...m, object: "workspace_member" as const })),
         limit,
         (m) => m.id

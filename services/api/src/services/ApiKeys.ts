@@ -1,18 +1,7 @@
 /** API keys: create (secret shown once), list, revoke, and authenticate a presented secret. */
-import type { Principal } from "@switchboard/api"
+import type { Security } from "@switchboard/api"
 import { ApiKeysRepo } from "@switchboard/db"
-import {
-  ApiKeyNotFound,
-  CreatedApiKey,
-  DEFAULT_LIMIT,
-  DEFAULT_SCOPES,
-  Forbidden,
-  newId,
-  toPage,
-  toTimestamp,
-  ValidationError
-} from "@switchboard/domain"
-import type { CursorPosition, KeyMode, Scope } from "@switchboard/domain"
+import { Errors, Identity, Ids, Pagination, Schemas, Scopes } from "@switchboard/domain"
 import { Clock, Effect, Option } from "effect"
 import { ApiKeyCache } from "./ApiKeyCache.js"
 import { API_KEY, Credentials } from "./Credentials.js"
@@ -29,8 +18,8 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("@switchboard/service-api
       readonly workspaceId: string
       readonly createdBy: string | null
       readonly name: string
-      readonly mode: KeyMode
-      readonly scopes?: ReadonlyArray<Scope> | undefined
+      readonly mode: Identity.KeyMode
+      readonly scopes?: ReadonlyArray<Scopes.Scope> | undefined
       readonly expires_at?: string | null | undefined
     }) {
       const now = yield* Clock.currentTimeMillis
@@ -38,31 +27,31 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("@switchboard/service-api
       if (input.expires_at !== undefined && input.expires_at !== null) {
         const at = Date.parse(input.expires_at)
         if (at <= now) {
-          return yield* new ValidationError({
+          return yield* new Errors.ValidationError({
             message: "Request validation failed",
             details: { issues: [{ path: ["expires_at"], message: "Expected a time in the future" }] }
           })
         }
-        expiresAt = toTimestamp(at)
+        expiresAt = Schemas.toTimestamp(at)
       }
       yield* entitlements.check(
         input.workspaceId,
         "api_keys",
-        yield* repo.countActive(input.workspaceId, toTimestamp(now))
+        yield* repo.countActive(input.workspaceId, Schemas.toTimestamp(now))
       )
       const scopes = input.scopes === undefined || input.scopes.length === 0
-        ? DEFAULT_SCOPES
+        ? Scopes.DEFAULT_SCOPES
         : Array.from(new Set(input.scopes))
       const secret = credentials.newApiKeySecret(input.mode)
       const row: ApiKeysRepo.ApiKeyRow = {
-        id: yield* newId("key"),
+        id: yield* Ids.newId("key"),
         workspace_id: input.workspaceId,
         name: input.name,
         mode: input.mode,
         last4: secret.slice(-4),
         scopes,
         expires_at: expiresAt,
-        created_at: toTimestamp(now),
+        created_at: Schemas.toTimestamp(now),
         last_used_at: null,
         revoked_at: null
       }
@@ -71,17 +60,17 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("@switchboard/service-api
         secret_hash: credentials.apiKeyHash(secret),
         created_by: input.createdBy
       })
-      return new CreatedApiKey({ ...key, secret })
+      return new Identity.CreatedApiKey({ ...key, secret })
     })
 
     const list = Effect.fn("ApiKeys.list")(
       function*(
         workspaceId: string,
-        query: { readonly limit?: number | undefined; readonly after?: CursorPosition | undefined }
+        query: { readonly limit?: number | undefined; readonly after?: Pagination.CursorPosition | undefined }
       ) {
-        const limit = query.limit ?? DEFAULT_LIMIT
+        const limit = query.limit ?? Pagination.DEFAULT_LIMIT
         const rows = yield* repo.list(workspaceId, limit, query.after)
-        return toPage(rows, limit, (key) => key)
+        return Pagination.toPage(rows, limit, (key) => key)
       }
     )
 
@@ -90,8 +79,8 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("@switchboard/service-api
      * of the workspace; an API key revokes only keys of its own mode whose scopes it holds all
      * of (itself included), so a narrow or test-mode key cannot switch off a broader or live one.
      */
-    const revoke = Effect.fn("ApiKeys.revoke")(function*(principal: Principal, id: string) {
-      const notFound = new ApiKeyNotFound({
+    const revoke = Effect.fn("ApiKeys.revoke")(function*(principal: Security.Principal, id: string) {
+      const notFound = new Errors.ApiKeyNotFound({
         message: `No API key ${id} in this workspace`,
         details: { resource: "api_key", id }
       })
@@ -100,7 +89,7 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("@switchboard/service-api
         if (Option.isNone(target)) return yield* notFound
         const missing = target.value.scopes.filter((scope) => !principal.scopes.includes(scope))
         if (target.value.mode !== principal.mode || missing.length > 0) {
-          return yield* new Forbidden({
+          return yield* new Errors.Forbidden({
             message: target.value.mode !== principal.mode
               ? "An API key can only revoke keys of its own mode"
               : "An API key can only revoke keys whose scopes it holds",
@@ -111,7 +100,7 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("@switchboard/service-api
           })
         }
       }
-      const row = yield* repo.revoke(principal.workspaceId, id, toTimestamp(yield* Clock.currentTimeMillis))
+      const row = yield* repo.revoke(principal.workspaceId, id, Schemas.toTimestamp(yield* Clock.currentTimeMillis))
       if (Option.isNone(row)) return yield* notFound
       // before answering: the next request with this key, on any node, is refused
       yield* cache.invalidateKey(row.value.id)
@@ -143,7 +132,7 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("@switchboard/service-api
         (key.expires_at !== null && Date.parse(key.expires_at) <= now) ||
         key.workspace_status !== "active"
       ) return Option.none<ApiKeysRepo.ApiKeyRow>()
-      const minute = toTimestamp(Math.floor(now / 60_000) * 60_000)
+      const minute = Schemas.toTimestamp(Math.floor(now / 60_000) * 60_000)
       if ((entry.usedMinute ?? key.last_used_at ?? "") < minute) {
         yield* repo.touch(key.id, minute)
         // the stored entry, when this one is it (a copy otherwise: nothing else sees it)

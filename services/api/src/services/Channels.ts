@@ -1,34 +1,19 @@
 /** Channel use-cases. */
 
 import { ChannelsRepo, DispatchQueueRepo, EventsRepo, Transactions } from "@switchboard/db"
-import {
-  ChannelCapabilityUnavailable,
-  channelMoveDomainEvents,
-  ChannelNotFound,
-  Conflict,
-  DEFAULT_LIMIT,
-  DomainEvent,
-  MESSAGE_TYPES,
-  newId,
-  THROUGHPUT_MPS,
-  toPage,
-  toTimestamp,
-  transitionChannel,
-  ValidationError
-} from "@switchboard/domain"
-import type { ChannelStatus, CursorPosition, Provider } from "@switchboard/domain"
+import { ChannelStateMachine, Errors, Events, Ids, Messaging, Pagination, Schemas } from "@switchboard/domain"
 import { ChannelProtocol, MessageProtocol } from "@switchboard/entities/protocol"
 import { Clock, Effect, Option } from "effect"
 import { Entitlements } from "./Entitlements.js"
 
 const nameTaken = () =>
-  new Conflict({
+  new Errors.Conflict({
     message: "A channel with that name already exists in this workspace",
     details: { reason: "name_taken", field: "name" }
   })
 
 const notFound = (id: string) =>
-  new ChannelNotFound({ message: `No channel ${id} in this workspace`, details: { resource: "channel", id } })
+  new Errors.ChannelNotFound({ message: `No channel ${id} in this workspace`, details: { resource: "channel", id } })
 
 export class Channels extends Effect.Service<Channels>()("@switchboard/service-api/Channels", {
   effect: Effect.gen(function*() {
@@ -39,7 +24,7 @@ export class Channels extends Effect.Service<Channels>()("@switchboard/service-a
     const entitlements = yield* Entitlements
     const messageClient = yield* MessageProtocol.MessageEntity.client
     const channelClient = yield* ChannelProtocol.ChannelEntity.client
-    const now = Effect.map(Clock.currentTimeMillis, toTimestamp)
+    const now = Effect.map(Clock.currentTimeMillis, Schemas.toTimestamp)
 
     /**
      * Inserts a channel (inside the caller's transaction) and its `channel.created` event; it is
@@ -48,12 +33,12 @@ export class Channels extends Effect.Service<Channels>()("@switchboard/service-a
     const insert = Effect.fn("Channels.insert")(function*(input: {
       readonly workspaceId: string
       readonly name: string
-      readonly provider: Provider
-      readonly status: ChannelStatus
+      readonly provider: Messaging.Provider
+      readonly status: ChannelStateMachine.ChannelStatus
       readonly phoneNumber: string | null
       readonly withCapabilities: boolean
     }) {
-      const id = yield* newId("ch")
+      const id = yield* Ids.newId("ch")
       const at = yield* now
       const hasDefault = Option.isSome(yield* repo.findDefault(input.workspaceId))
       yield* repo.insert({
@@ -65,13 +50,16 @@ export class Channels extends Effect.Service<Channels>()("@switchboard/service-a
         isDefault: !hasDefault,
         phoneNumber: input.phoneNumber,
         capabilities: input.withCapabilities
-          ? { max_throughput_mps: THROUGHPUT_MPS[input.provider], message_types: MESSAGE_TYPES[input.provider] }
+          ? {
+            max_throughput_mps: Messaging.THROUGHPUT_MPS[input.provider],
+            message_types: Messaging.MESSAGE_TYPES[input.provider]
+          }
           : null,
         now: at
       }).pipe(Effect.catchTag("UniqueViolation", nameTaken))
       yield* events.append({
         workspaceId: input.workspaceId,
-        event: DomainEvent.make("channel.created", {
+        event: Events.DomainEvent.make("channel.created", {
           object: "channel",
           object_id: id,
           channel_id: id,
@@ -93,7 +81,7 @@ export class Channels extends Effect.Service<Channels>()("@switchboard/service-a
             : input.provider === "cloud"
             ? "The cloud provider has no adapter in this deployment and cannot be created"
             : "Expected provider \"qr\""
-          return yield* new ValidationError({
+          return yield* new Errors.ValidationError({
             message: "Request validation failed",
             details: { reason: "provider_not_creatable", issues: [{ path: ["provider"], message }] }
           })
@@ -125,12 +113,12 @@ export class Channels extends Effect.Service<Channels>()("@switchboard/service-a
       workspaceId: string,
       query: {
         readonly limit?: number | undefined
-        readonly after?: CursorPosition | undefined
-        readonly status?: ChannelStatus | undefined
+        readonly after?: Pagination.CursorPosition | undefined
+        readonly status?: ChannelStateMachine.ChannelStatus | undefined
       }
     ) {
-      const limit = query.limit ?? DEFAULT_LIMIT
-      return toPage(yield* repo.list(workspaceId, query.status, limit, query.after), limit, (c) => c)
+      const limit = query.limit ?? Pagination.DEFAULT_LIMIT
+      return Pagination.toPage(yield* repo.list(workspaceId, query.status, limit, query.after), limit, (c) => c)
     })
 
     const update = Effect.fn("Channels.update")(function*(
@@ -140,7 +128,7 @@ export class Channels extends Effect.Service<Channels>()("@switchboard/service-a
     ) {
       const current = yield* get(workspaceId, id)
       if (current.channel.status === "archived") {
-        return yield* new Conflict({
+        return yield* new Errors.Conflict({
           message: "An archived channel cannot be changed",
           details: { reason: "channel_archived" }
         })
@@ -152,7 +140,7 @@ export class Channels extends Effect.Service<Channels>()("@switchboard/service-a
         yield* now
       ).pipe(
         Effect.catchTag("UniqueViolation", () =>
-          new Conflict({
+          new Errors.Conflict({
             message: "A channel with that name already exists in this workspace",
             details: { reason: "name_taken", field: "name" }
           }))
@@ -164,12 +152,14 @@ export class Channels extends Effect.Service<Channels>()("@switchboard/service-a
     /** Archives (repeatable); cancels what was not dispatched yet, through each message's entity. */
     const archive = Effect.fn("Channels.archive")(function*(workspaceId: string, id: string) {
       const current = yield* get(workspaceId, id)
-      const move = transitionChannel(current.channel.status, { _tag: "Archive" })
+      const move = ChannelStateMachine.transitionChannel(current.channel.status, { _tag: "Archive" })
       if (move._tag === "Moved") {
         const at = yield* now
         yield* transactions.run(Effect.gen(function*() {
           if (yield* repo.archive(id, at)) {
-            for (const event of channelMoveDomainEvents(current.channel.id, move, current.channel.phone_number)) {
+            for (
+              const event of Events.channelMoveDomainEvents(current.channel.id, move, current.channel.phone_number)
+            ) {
               yield* events.append({ workspaceId, event, occurredAt: at })
             }
           }
@@ -193,7 +183,7 @@ export class Channels extends Effect.Service<Channels>()("@switchboard/service-a
     const capabilities = Effect.fn("Channels.capabilities")(function*(workspaceId: string, id: string) {
       const found = yield* get(workspaceId, id)
       if (Option.isNone(found.capabilities)) {
-        return yield* new ChannelCapabilityUnavailable({
+        return yield* new Errors.ChannelCapabilityUnavailable({
           message: "The provider has not reported this channel's capabilities yet",
           details: { reason: "capabilities_not_refreshed" }
         })

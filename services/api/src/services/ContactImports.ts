@@ -3,23 +3,7 @@
  * job row before the 202; the runner's import worker does the rest.
  */
 import { ContactGroupsRepo, ContactImportsRepo, Transactions } from "@switchboard/db"
-import {
-  ContactImport,
-  DEFAULT_LIMIT,
-  isCountryCode,
-  MAX_IMPORT_BYTES,
-  MAX_IMPORT_ROWS,
-  newId,
-  normalizeTags,
-  NotFound,
-  parseContactCsv,
-  PayloadTooLarge,
-  REPLACEMENT_CHARACTER,
-  toPage,
-  toTimestamp,
-  ValidationError
-} from "@switchboard/domain"
-import type { CursorPosition } from "@switchboard/domain"
+import { ContactCsv, ContactFields, Contacts, Errors, Ids, Pagination, Schemas } from "@switchboard/domain"
 import { Clock, Effect, Option } from "effect"
 import { groupNotFound } from "./Contacts.js"
 import { Idempotency } from "./Idempotency.js"
@@ -33,7 +17,7 @@ export interface ImportInput {
 }
 
 const invalid = (path: ReadonlyArray<string>, reason: string, message: string, extra: Record<string, unknown> = {}) =>
-  new ValidationError({
+  new Errors.ValidationError({
     message: "Request validation failed",
     details: { reason, ...extra, issues: [{ path, message }] }
   })
@@ -44,23 +28,23 @@ export class ContactImports extends Effect.Service<ContactImports>()("@switchboa
     const repo = yield* ContactImportsRepo.ContactImportsRepo
     const groups = yield* ContactGroupsRepo.ContactGroupsRepo
     const idempotency = yield* Idempotency
-    const now = Effect.map(Clock.currentTimeMillis, toTimestamp)
+    const now = Effect.map(Clock.currentTimeMillis, Schemas.toTimestamp)
 
     const create = Effect.fn("ContactImports.create")(
       function*(workspaceId: string, input: ImportInput, idempotencyKey: string | undefined) {
         return yield* idempotency.run(
-          { workspaceId, key: idempotencyKey, body: input, response: ContactImport },
+          { workspaceId, key: idempotencyKey, body: input, response: Contacts.ContactImport },
           (complete) =>
             Effect.gen(function*() {
               const bytes = Buffer.from(input.file, "base64")
-              if (bytes.length > MAX_IMPORT_BYTES) {
-                return yield* new PayloadTooLarge({
-                  message: `The decoded file exceeds ${MAX_IMPORT_BYTES} bytes`,
-                  details: { limit_bytes: MAX_IMPORT_BYTES }
+              if (bytes.length > ContactCsv.MAX_IMPORT_BYTES) {
+                return yield* new Errors.PayloadTooLarge({
+                  message: `The decoded file exceeds ${ContactCsv.MAX_IMPORT_BYTES} bytes`,
+                  details: { limit_bytes: ContactCsv.MAX_IMPORT_BYTES }
                 })
               }
               const country = input.default_country
-              if (country !== undefined && !isCountryCode(country)) {
+              if (country !== undefined && !ContactCsv.isCountryCode(country)) {
                 return yield* invalid(["default_country"], "unknown_country", "Not a supported country code")
               }
               if (input.group_id !== undefined) {
@@ -69,11 +53,11 @@ export class ContactImports extends Effect.Service<ContactImports>()("@switchboa
               }
               // bytes that are not UTF-8 become U+FFFD, and so does U+0000 (Postgres text cannot hold
               // it): the rows holding them fail with `invalid_text`, the rest import
-              const text = bytes.toString("utf8").replaceAll("\u0000", REPLACEMENT_CHARACTER)
+              const text = bytes.toString("utf8").replaceAll("\u0000", ContactFields.REPLACEMENT_CHARACTER)
               // parsed here only to count rows and refuse a file that cannot be a contact list
-              const parsed = parseContactCsv(
+              const parsed = ContactCsv.parseContactCsv(
                 text,
-                country !== undefined && isCountryCode(country) ? country : undefined
+                country !== undefined && ContactCsv.isCountryCode(country) ? country : undefined
               )
               if (parsed._tag === "Refused") {
                 return yield* invalid(
@@ -86,19 +70,24 @@ export class ContactImports extends Effect.Service<ContactImports>()("@switchboa
                     : "The file cannot be read as CSV"
                 )
               }
-              if (parsed.rows.length > MAX_IMPORT_ROWS) {
-                return yield* invalid(["file"], "too_many_rows", `Expected at most ${MAX_IMPORT_ROWS} data rows`, {
-                  limit: MAX_IMPORT_ROWS
-                })
+              if (parsed.rows.length > ContactCsv.MAX_IMPORT_ROWS) {
+                return yield* invalid(
+                  ["file"],
+                  "too_many_rows",
+                  `Expected at most ${ContactCsv.MAX_IMPORT_ROWS} data rows`,
+                  {
+                    limit: ContactCsv.MAX_IMPORT_ROWS
+                  }
+                )
               }
-              const id = yield* newId("imp")
+              const id = yield* Ids.newId("imp")
               return yield* transactions.run(Effect.gen(function*() {
                 yield* repo.insert({
                   id,
                   workspaceId,
                   onConflict: input.on_conflict ?? "skip",
                   defaultCountry: country ?? null,
-                  tags: normalizeTags(input.tags ?? []),
+                  tags: Contacts.normalizeTags(input.tags ?? []),
                   groupId: input.group_id ?? null,
                   file: text,
                   totalRows: parsed.rows.length,
@@ -116,7 +105,7 @@ export class ContactImports extends Effect.Service<ContactImports>()("@switchboa
     const get = Effect.fn("ContactImports.get")(function*(workspaceId: string, id: string) {
       const found = yield* repo.find(workspaceId, id)
       if (Option.isNone(found)) {
-        return yield* new NotFound({
+        return yield* new Errors.NotFound({
           message: `No contact import ${id} in this workspace`,
           details: { resource: "contact_import", id }
         })
@@ -126,10 +115,10 @@ export class ContactImports extends Effect.Service<ContactImports>()("@switchboa
 
     const list = Effect.fn("ContactImports.list")(function*(
       workspaceId: string,
-      query: { readonly limit?: number | undefined; readonly after?: CursorPosition | undefined }
+      query: { readonly limit?: number | undefined; readonly after?: Pagination.CursorPosition | undefined }
     ) {
-      const limit = query.limit ?? DEFAULT_LIMIT
-      return toPage(yield* repo.list(workspaceId, limit, query.after), limit, (i) => i)
+      const limit = query.limit ?? Pagination.DEFAULT_LIMIT
+      return Pagination.toPage(yield* repo.list(workspaceId, limit, query.after), limit, (i) => i)
     })
 
     return { create, get, list } as const

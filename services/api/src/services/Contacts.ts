@@ -1,18 +1,6 @@
 /** Contact use-cases (docs/API.md "Contacts"): CRUD, filters and tags. */
 import { ContactGroupsRepo, ContactsRepo, EventsRepo, Transactions } from "@switchboard/db"
-import {
-  Conflict,
-  DEFAULT_LIMIT,
-  DomainEvent,
-  newId,
-  normalizeTag,
-  normalizeTags,
-  NotFound,
-  toKeyPage,
-  toPage,
-  toTimestamp
-} from "@switchboard/domain"
-import type { CursorPosition } from "@switchboard/domain"
+import { Contacts as DomainContacts, Errors, Events, Ids, Pagination, Schemas } from "@switchboard/domain"
 import { Clock, Effect, Option } from "effect"
 import { Entitlements } from "./Entitlements.js"
 
@@ -26,13 +14,16 @@ export interface ContactInput {
 }
 
 export const contactNotFound = (id: string) =>
-  new NotFound({ message: `No contact ${id} in this workspace`, details: { resource: "contact", id } })
+  new Errors.NotFound({ message: `No contact ${id} in this workspace`, details: { resource: "contact", id } })
 
 export const groupNotFound = (id: string) =>
-  new NotFound({ message: `No contact group ${id} in this workspace`, details: { resource: "contact_group", id } })
+  new Errors.NotFound({
+    message: `No contact group ${id} in this workspace`,
+    details: { resource: "contact_group", id }
+  })
 
 const phoneTaken = (existing: Option.Option<string>) =>
-  new Conflict({
+  new Errors.Conflict({
     message: "Another contact of this workspace has this phone number",
     details: {
       reason: "phone_number_taken",
@@ -48,7 +39,7 @@ export class Contacts extends Effect.Service<Contacts>()("@switchboard/service-a
     const groups = yield* ContactGroupsRepo.ContactGroupsRepo
     const events = yield* EventsRepo.EventsRepo
     const entitlements = yield* Entitlements
-    const now = Effect.map(Clock.currentTimeMillis, toTimestamp)
+    const now = Effect.map(Clock.currentTimeMillis, Schemas.toTimestamp)
 
     /** Every id must be a group of the workspace; the first unknown one is a 404. */
     const requireGroups = Effect.fn("Contacts.requireGroups")(
@@ -63,7 +54,7 @@ export class Contacts extends Effect.Service<Contacts>()("@switchboard/service-a
       Effect.flatMap(now, (at) =>
         events.append({
           workspaceId,
-          event: DomainEvent.make(type, { object: "contact", object_id: id as never, contact_id: id as never }),
+          event: Events.DomainEvent.make(type, { object: "contact", object_id: id as never, contact_id: id as never }),
           occurredAt: at
         }))
 
@@ -78,7 +69,7 @@ export class Contacts extends Effect.Service<Contacts>()("@switchboard/service-a
         const groupIds = [...new Set(input.group_ids ?? [])]
         return yield* transactions.run(Effect.gen(function*() {
           yield* requireGroups(workspaceId, groupIds)
-          const id = yield* newId("cnt")
+          const id = yield* Ids.newId("cnt")
           const at = yield* now
           const inserted = yield* repo.insert({
             id,
@@ -87,7 +78,7 @@ export class Contacts extends Effect.Service<Contacts>()("@switchboard/service-a
             name: input.name ?? null,
             email: input.email ?? null,
             attributes: input.attributes ?? {},
-            tags: normalizeTags(input.tags ?? []),
+            tags: DomainContacts.normalizeTags(input.tags ?? []),
             now: at
           })
           // one statement decided: a concurrent create of the same number sees the winner here
@@ -111,7 +102,7 @@ export class Contacts extends Effect.Service<Contacts>()("@switchboard/service-a
           ...(input.name === undefined ? {} : { name: input.name }),
           ...(input.email === undefined ? {} : { email: input.email }),
           ...(input.attributes === undefined ? {} : { attributes: input.attributes }),
-          ...(input.tags === undefined ? {} : { tags: normalizeTags(input.tags) })
+          ...(input.tags === undefined ? {} : { tags: DomainContacts.normalizeTags(input.tags) })
         }
         if (input.phone_number !== undefined) {
           const owner = yield* repo.findIdByPhone(workspaceId, input.phone_number)
@@ -140,25 +131,25 @@ export class Contacts extends Effect.Service<Contacts>()("@switchboard/service-a
       workspaceId: string,
       query: {
         readonly limit?: number | undefined
-        readonly after?: CursorPosition | undefined
+        readonly after?: Pagination.CursorPosition | undefined
         readonly tag?: string | undefined
         readonly group_id?: string | undefined
         readonly q?: string | undefined
       }
     ) {
       if (query.group_id !== undefined) yield* requireGroups(workspaceId, [query.group_id])
-      const limit = query.limit ?? DEFAULT_LIMIT
+      const limit = query.limit ?? Pagination.DEFAULT_LIMIT
       const rows = yield* repo.list(
         workspaceId,
         {
-          tag: query.tag === undefined ? undefined : normalizeTag(query.tag),
+          tag: query.tag === undefined ? undefined : DomainContacts.normalizeTag(query.tag),
           groupId: query.group_id,
           q: query.q
         },
         limit,
         query.after
       )
-      return toPage(rows, limit, (c) => c)
+      return Pagination.toPage(rows, limit, (c) => c)
     })
 
     const tags = Effect.fn("Contacts.tags")(
@@ -166,9 +157,9 @@ export class Contacts extends Effect.Service<Contacts>()("@switchboard/service-a
         workspaceId: string,
         query: { readonly limit?: number | undefined; readonly after?: string | undefined }
       ) {
-        const limit = query.limit ?? DEFAULT_LIMIT
+        const limit = query.limit ?? Pagination.DEFAULT_LIMIT
         const rows = yield* repo.tags(workspaceId, limit, query.after)
-        return toKeyPage(rows, limit, (t) => t.tag)
+        return Pagination.toKeyPage(rows, limit, (t) => t.tag)
       }
     )
 

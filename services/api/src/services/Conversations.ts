@@ -2,7 +2,7 @@
  * Conversations (docs/API.md "Conversations"): the inbox reads, updates with exactly one event per
  * change in the same transaction, the read marker, replies through the send path, and notes.
  */
-import type { Principal } from "@switchboard/api"
+import type { Security } from "@switchboard/api"
 import {
   ChannelsRepo,
   ConversationNotesRepo,
@@ -13,25 +13,14 @@ import {
   UsersRepo
 } from "@switchboard/db"
 import {
-  ChannelNotFound,
-  Conflict,
-  conversationEventFields,
-  DEFAULT_LIMIT,
-  DomainEvent,
-  lidAddress,
-  newId,
-  NotFound,
-  toPage,
-  toTimestamp,
-  updateChanges,
-  ValidationError
-} from "@switchboard/domain"
-import type {
-  Conversation,
-  ConversationChange,
-  ConversationStatus,
-  CursorPosition,
-  ReplyRequest
+  Conversations as DomainConversations,
+  ConversationStateMachine,
+  Errors,
+  Events,
+  Ids,
+  LidAddress,
+  Pagination,
+  Schemas
 } from "@switchboard/domain"
 import { ChannelProtocol } from "@switchboard/entities/protocol"
 import { Clock, Effect, Option } from "effect"
@@ -39,26 +28,29 @@ import { Messages } from "./Messages.js"
 
 interface ListQuery {
   readonly limit?: number | undefined
-  readonly after?: CursorPosition | undefined
+  readonly after?: Pagination.CursorPosition | undefined
 }
 
 const notFound = (id: string) =>
-  new NotFound({ message: `No conversation ${id}`, details: { resource: "conversation", id } })
+  new Errors.NotFound({ message: `No conversation ${id}`, details: { resource: "conversation", id } })
 
 /** The event reporting one change of `conversation` (the state after the change). */
-const changeEvent = (conversation: Conversation, change: ConversationChange): DomainEvent => {
-  const fields = conversationEventFields(conversation)
+const changeEvent = (
+  conversation: DomainConversations.Conversation,
+  change: ConversationStateMachine.ConversationChange
+): Events.DomainEvent => {
+  const fields = DomainConversations.conversationEventFields(conversation)
   switch (change.type) {
     case "conversation.closed":
-      return DomainEvent.make("conversation.closed", fields)
+      return Events.DomainEvent.make("conversation.closed", fields)
     case "conversation.reopened":
-      return DomainEvent.make("conversation.reopened", { ...fields, reason: change.reason })
+      return Events.DomainEvent.make("conversation.reopened", { ...fields, reason: change.reason })
     case "conversation.assigned":
-      return DomainEvent.make("conversation.assigned", {
+      return Events.DomainEvent.make("conversation.assigned", {
         ...fields,
-        assignee_id: change.to as Conversation["assignee_id"],
-        from_assignee_id: change.from as Conversation["assignee_id"],
-        to_assignee_id: change.to as Conversation["assignee_id"]
+        assignee_id: change.to as DomainConversations.Conversation["assignee_id"],
+        from_assignee_id: change.from as DomainConversations.Conversation["assignee_id"],
+        to_assignee_id: change.to as DomainConversations.Conversation["assignee_id"]
       })
   }
 }
@@ -74,7 +66,7 @@ export class Conversations extends Effect.Service<Conversations>()("@switchboard
     const events = yield* EventsRepo.EventsRepo
     const sends = yield* Messages
     const channelClient = yield* ChannelProtocol.ChannelEntity.client
-    const now = Effect.map(Clock.currentTimeMillis, toTimestamp)
+    const now = Effect.map(Clock.currentTimeMillis, Schemas.toTimestamp)
 
     const get = Effect.fn("Conversations.get")(function*(workspaceId: string, id: string) {
       const found = yield* conversations.find(workspaceId, id)
@@ -85,19 +77,19 @@ export class Conversations extends Effect.Service<Conversations>()("@switchboard
     const list = Effect.fn("Conversations.list")(function*(
       workspaceId: string,
       query: ListQuery & {
-        readonly status?: ConversationStatus | undefined
+        readonly status?: ConversationStateMachine.ConversationStatus | undefined
         readonly channel_id?: string | undefined
         readonly contact_id?: string | undefined
         readonly assignee_id?: string | undefined
       }
     ) {
       if (query.channel_id !== undefined && Option.isNone(yield* channels.find(workspaceId, query.channel_id))) {
-        return yield* new ChannelNotFound({
+        return yield* new Errors.ChannelNotFound({
           message: `No channel ${query.channel_id} in this workspace`,
           details: { resource: "channel", id: query.channel_id }
         })
       }
-      const limit = query.limit ?? DEFAULT_LIMIT
+      const limit = query.limit ?? Pagination.DEFAULT_LIMIT
       const rows = yield* conversations.list(
         workspaceId,
         {
@@ -109,19 +101,22 @@ export class Conversations extends Effect.Service<Conversations>()("@switchboard
         limit,
         query.after
       )
-      return toPage(rows, limit, (c) => c)
+      return Pagination.toPage(rows, limit, (c) => c)
     })
 
     const update = Effect.fn("Conversations.update")(function*(
       workspaceId: string,
       id: string,
-      body: { readonly status?: ConversationStatus | undefined; readonly assignee_id?: string | null | undefined }
+      body: {
+        readonly status?: ConversationStateMachine.ConversationStatus | undefined
+        readonly assignee_id?: string | null | undefined
+      }
     ) {
       if (
         body.assignee_id !== undefined && body.assignee_id !== null &&
         Option.isNone(yield* users.membership(body.assignee_id, workspaceId))
       ) {
-        return yield* new ValidationError({
+        return yield* new Errors.ValidationError({
           message: "The assignee is not a member of this workspace",
           details: {
             reason: "assignee_not_member",
@@ -139,7 +134,12 @@ export class Conversations extends Effect.Service<Conversations>()("@switchboard
         )
         if (Option.isNone(updated)) return yield* notFound(id)
         const { after, before } = updated.value
-        for (const change of updateChanges(before, { status: after.status, assigneeId: after.assignee_id })) {
+        for (
+          const change of ConversationStateMachine.updateChanges(before, {
+            status: after.status,
+            assigneeId: after.assignee_id
+          })
+        ) {
           yield* events.append({ workspaceId, event: changeEvent(after, change), occurredAt: at })
         }
         return after
@@ -161,8 +161,8 @@ export class Conversations extends Effect.Service<Conversations>()("@switchboard
           if (after.last_read_at !== before.lastReadAt) {
             yield* events.append({
               workspaceId,
-              event: DomainEvent.make("conversation.updated", {
-                ...conversationEventFields(after),
+              event: Events.DomainEvent.make("conversation.updated", {
+                ...DomainConversations.conversationEventFields(after),
                 changed: ["last_read_at"]
               }),
               occurredAt: at
@@ -198,13 +198,13 @@ export class Conversations extends Effect.Service<Conversations>()("@switchboard
       function*(workspaceId: string, messageId: string) {
         const found = yield* messages.find(workspaceId, messageId)
         if (Option.isNone(found)) {
-          return yield* new NotFound({
+          return yield* new Errors.NotFound({
             message: `No message ${messageId}`,
             details: { resource: "message", id: messageId }
           })
         }
         if (found.value.direction === "outbound") {
-          return yield* new Conflict({
+          return yield* new Errors.Conflict({
             message: "Only inbound messages can be marked read",
             details: { reason: "outbound_message" }
           })
@@ -216,9 +216,9 @@ export class Conversations extends Effect.Service<Conversations>()("@switchboard
 
     const thread = Effect.fn("Conversations.thread")(function*(workspaceId: string, id: string, query: ListQuery) {
       yield* get(workspaceId, id)
-      const limit = query.limit ?? DEFAULT_LIMIT
+      const limit = query.limit ?? Pagination.DEFAULT_LIMIT
       const rows = yield* messages.list(workspaceId, { conversationId: id }, limit, query.after)
-      return toPage(rows, limit, (m) => m)
+      return Pagination.toPage(rows, limit, (m) => m)
     })
 
     /**
@@ -228,16 +228,16 @@ export class Conversations extends Effect.Service<Conversations>()("@switchboard
      */
     const recipientOf = (
       workspaceId: string,
-      conversation: Conversation,
-      contact: NonNullable<Conversation["contact"]>
+      conversation: DomainConversations.Conversation,
+      contact: NonNullable<DomainConversations.Conversation["contact"]>
     ) =>
       Effect.gen(function*() {
         if (contact.phone_number !== null) return contact.phone_number
         const channel = yield* channels.find(workspaceId, conversation.channel_id)
         if (contact.whatsapp_lid !== null && Option.exists(channel, (c) => c.channel.provider === "qr")) {
-          return lidAddress(contact.whatsapp_lid)
+          return LidAddress.lidAddress(contact.whatsapp_lid)
         }
-        return yield* new Conflict({
+        return yield* new Errors.Conflict({
           message:
             "This conversation's contact has no phone number yet, and only a QR channel can reply to its WhatsApp LID; a reply can go out once WhatsApp reveals the number",
           details: { reason: "contact_without_phone_number" }
@@ -246,15 +246,15 @@ export class Conversations extends Effect.Service<Conversations>()("@switchboard
 
     /** A send to the conversation's contact on its channel: the send path, idempotency included. */
     const reply = Effect.fn("Conversations.reply")(function*(
-      principal: Principal,
+      principal: Security.Principal,
       id: string,
-      body: typeof ReplyRequest.Type,
+      body: typeof DomainConversations.ReplyRequest.Type,
       idempotencyKey: string | undefined
     ) {
       const conversation = yield* get(principal.workspaceId, id)
       if (conversation.contact === null) {
         // a send to the number would make a new contact, and so a new conversation: say so instead
-        return yield* new Conflict({
+        return yield* new Errors.Conflict({
           message: "This conversation's contact was deleted; send to the number with POST /v1/messages",
           details: { reason: "contact_deleted" }
         })
@@ -270,7 +270,7 @@ export class Conversations extends Effect.Service<Conversations>()("@switchboard
     })
 
     const addNote = Effect.fn("Conversations.addNote")(
-      function*(principal: Principal, id: string, body: { readonly body: string }) {
+      function*(principal: Security.Principal, id: string, body: { readonly body: string }) {
         const workspaceId = principal.workspaceId
         const at = yield* now
         const author = principal.kind === "user"
@@ -279,7 +279,7 @@ export class Conversations extends Effect.Service<Conversations>()("@switchboard
         return yield* transactions.run(Effect.gen(function*() {
           const conversation = yield* get(workspaceId, id)
           const note = yield* notes.insert({
-            id: yield* newId("nte"),
+            id: yield* Ids.newId("nte"),
             workspaceId,
             conversationId: id,
             body: body.body,
@@ -289,8 +289,8 @@ export class Conversations extends Effect.Service<Conversations>()("@switchboard
           })
           yield* events.append({
             workspaceId,
-            event: DomainEvent.make("conversation.note_added", {
-              ...conversationEventFields(conversation),
+            event: Events.DomainEvent.make("conversation.note_added", {
+              ...DomainConversations.conversationEventFields(conversation),
               note_id: note.id,
               author_type: author.type,
               author_id: author.id
@@ -305,8 +305,8 @@ export class Conversations extends Effect.Service<Conversations>()("@switchboard
     const listNotes = Effect.fn("Conversations.listNotes")(
       function*(workspaceId: string, id: string, query: ListQuery) {
         yield* get(workspaceId, id)
-        const limit = query.limit ?? DEFAULT_LIMIT
-        return toPage(yield* notes.list(id, limit, query.after), limit, (n) => n)
+        const limit = query.limit ?? Pagination.DEFAULT_LIMIT
+        return Pagination.toPage(yield* notes.list(id, limit, query.after), limit, (n) => n)
       }
     )
 

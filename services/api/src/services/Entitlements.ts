@@ -3,32 +3,31 @@
  * creates a limited resource calls `check` with its current count.
  */
 import { WorkspacesRepo } from "@switchboard/db"
-import { EntitlementLimitReached, ENTITLEMENTS, resolveEntitlements } from "@switchboard/domain"
-import type { Entitlement, EntitlementName } from "@switchboard/domain"
+import { Errors, Plans } from "@switchboard/domain"
 import { Effect, Option } from "effect"
 
 /**
  * The limit of an entitlement a use-case counts against, when there is one to enforce: `undefined`
  * for entitlements not enforced yet and for unlimited (or non-numeric) values.
  */
-export const enforcedLimit = (name: EntitlementName, entitlement: Entitlement): number | undefined =>
-  ENTITLEMENTS[name].enforced && typeof entitlement.value === "number" ? entitlement.value : undefined
+export const enforcedLimit = (name: Plans.EntitlementName, entitlement: Plans.Entitlement): number | undefined =>
+  Plans.ENTITLEMENTS[name].enforced && typeof entitlement.value === "number" ? entitlement.value : undefined
 
 /**
  * `Entitlements.check` on an entitlement already resolved (the send path reads the plan and its
  * overrides with its checks): refuses when `used + adding` exceeds the enforced limit.
  */
 export const refuseBeyond = (
-  name: EntitlementName,
-  entitlement: Entitlement,
+  name: Plans.EntitlementName,
+  entitlement: Plans.Entitlement,
   used: number,
   adding = 1
-): Effect.Effect<void, EntitlementLimitReached> => {
+): Effect.Effect<void, Errors.EntitlementLimitReached> => {
   const limit = enforcedLimit(name, entitlement)
   return limit === undefined || used + adding <= limit
     ? Effect.void
     : Effect.fail(
-      new EntitlementLimitReached({
+      new Errors.EntitlementLimitReached({
         message: `The plan allows ${limit} ${name.replace(/_/g, " ")}`,
         details: { entitlement: name, limit, used }
       })
@@ -48,13 +47,13 @@ export class Entitlements extends Effect.Service<Entitlements>()("@switchboard/s
         })
       )
       const overrides = yield* workspaces.overrides(workspaceId)
-      return { plan: workspace.plan, entitlements: resolveEntitlements(workspace.plan, overrides) }
+      return { plan: workspace.plan, entitlements: Plans.resolveEntitlements(workspace.plan, overrides) }
     })
 
     /** The effective value of one entitlement. */
-    const get = Effect.fn("Entitlements.get")(function*(workspaceId: string, name: EntitlementName) {
+    const get = Effect.fn("Entitlements.get")(function*(workspaceId: string, name: Plans.EntitlementName) {
       const { entitlements } = yield* forWorkspace(workspaceId)
-      return entitlements[name] as Entitlement
+      return entitlements[name] as Plans.Entitlement
     })
 
     /**
@@ -62,8 +61,8 @@ export class Entitlements extends Effect.Service<Entitlements>()("@switchboard/s
      * `adding` more) would exceed the limit. Entitlements not enforced yet never refuse.
      */
     const check = Effect.fn("Entitlements.check")(
-      function*(workspaceId: string, name: EntitlementName, used: number, adding = 1) {
-        if (!ENTITLEMENTS[name].enforced) return
+      function*(workspaceId: string, name: Plans.EntitlementName, used: number, adding = 1) {
+        if (!Plans.ENTITLEMENTS[name].enforced) return
         yield* refuseBeyond(name, yield* get(workspaceId, name), used, adding)
       }
     )

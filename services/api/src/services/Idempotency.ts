@@ -16,7 +16,7 @@
  * `in_progress`, so a key still leads to exactly one result.
  */
 import { IdempotencyRepo } from "@switchboard/db"
-import { IdempotencyConflict, toTimestamp } from "@switchboard/domain"
+import { Errors, Schemas } from "@switchboard/domain"
 import { Clock, Duration, Effect, Fiber, Schedule, Schema } from "effect"
 import { createHash, randomUUID } from "node:crypto"
 import { setHeader } from "../ResponseHeaders.js"
@@ -55,7 +55,7 @@ export interface IdempotentRequest<A, I> {
  * Stores the response under the key: call it inside the transaction that does the work. It fails
  * (and the transaction must roll back) when this request lost its claim to a retry.
  */
-export type Complete<A> = (response: A) => Effect.Effect<void, IdempotencyConflict>
+export type Complete<A> = (response: A) => Effect.Effect<void, Errors.IdempotencyConflict>
 
 /**
  * The claim a use-case holds, for a use-case that stores its response in its own statement
@@ -65,11 +65,11 @@ export type Complete<A> = (response: A) => Effect.Effect<void, IdempotencyConfli
 export interface HeldClaim<A> {
   readonly ref: IdempotencyRepo.ClaimRef
   readonly encode: (response: A) => Effect.Effect<unknown>
-  readonly takenOver: () => IdempotencyConflict
+  readonly takenOver: () => Errors.IdempotencyConflict
 }
 
 const takenOver = () =>
-  new IdempotencyConflict({
+  new Errors.IdempotencyConflict({
     message: "A retry with this Idempotency-Key took it over while this request was stalled; retry to get its result",
     details: { reason: "in_progress" }
   })
@@ -81,7 +81,7 @@ export class Idempotency extends Effect.Service<Idempotency>()("@switchboard/ser
     const run = <A, I, E, R>(
       request: IdempotentRequest<A, I>,
       useCase: (complete: Complete<A>, held: HeldClaim<A> | undefined) => Effect.Effect<A, E, R>
-    ): Effect.Effect<A, E | IdempotencyConflict, R> =>
+    ): Effect.Effect<A, E | Errors.IdempotencyConflict, R> =>
       Effect.gen(function*() {
         const { key, workspaceId } = request
         if (key === undefined) return yield* useCase(() => Effect.void, undefined)
@@ -90,9 +90,9 @@ export class Idempotency extends Effect.Service<Idempotency>()("@switchboard/ser
         const claim = yield* repo.begin({
           ...ref,
           fingerprint: fingerprint(request.body),
-          now: toTimestamp(nowMs),
-          expiresAt: toTimestamp(nowMs + IDEMPOTENCY_TTL_MS),
-          leaseUntil: toTimestamp(nowMs + CLAIM_LEASE_MS)
+          now: Schemas.toTimestamp(nowMs),
+          expiresAt: Schemas.toTimestamp(nowMs + IDEMPOTENCY_TTL_MS),
+          leaseUntil: Schemas.toTimestamp(nowMs + CLAIM_LEASE_MS)
         }).pipe(Effect.orDie)
         switch (claim._tag) {
           case "Replay": {
@@ -101,12 +101,12 @@ export class Idempotency extends Effect.Service<Idempotency>()("@switchboard/ser
             return response
           }
           case "Mismatch":
-            return yield* new IdempotencyConflict({
+            return yield* new Errors.IdempotencyConflict({
               message: "This Idempotency-Key was used with a different body",
               details: { reason: "fingerprint_mismatch" }
             })
           case "InProgress":
-            return yield* new IdempotencyConflict({
+            return yield* new Errors.IdempotencyConflict({
               message: "A request with this Idempotency-Key is still running",
               details: { reason: "in_progress" }
             })
@@ -120,7 +120,7 @@ export class Idempotency extends Effect.Service<Idempotency>()("@switchboard/ser
           )
         // renews the lease until the use-case ends; a renewal that fails is retried at the next tick
         const renewals = yield* Clock.currentTimeMillis.pipe(
-          Effect.flatMap((at) => repo.renew(ref, toTimestamp(at + CLAIM_LEASE_MS))),
+          Effect.flatMap((at) => repo.renew(ref, Schemas.toTimestamp(at + CLAIM_LEASE_MS))),
           Effect.ignore,
           Effect.repeat(Schedule.spaced(Duration.millis(CLAIM_RENEW_MS))),
           Effect.delay(Duration.millis(CLAIM_RENEW_MS)),

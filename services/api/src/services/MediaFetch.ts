@@ -13,8 +13,7 @@
  * is never held while bytes move (docs/API.md "Media").
  */
 import { MediaRepo } from "@switchboard/db"
-import { essence, ValidationError } from "@switchboard/domain"
-import type { Media, MediaKind } from "@switchboard/domain"
+import { Errors, type Media, MediaSniff, type MessageContent } from "@switchboard/domain"
 import { SafeEgress, UrlPolicy, WebhooksConfig } from "@switchboard/webhooks"
 import { Effect, Option, Stream } from "effect"
 import { request } from "undici"
@@ -23,8 +22,13 @@ import { MediaFiles } from "./MediaFiles.js"
 /** The whole fetch (connect, headers, body) ends within this. */
 export const URL_FETCH_TIMEOUT_MS = 30_000
 
-const refusedUrl = (kind: MediaKind, reason: string, message: string, extra: Record<string, unknown> = {}) =>
-  new ValidationError({
+const refusedUrl = (
+  kind: MessageContent.MediaKind,
+  reason: string,
+  message: string,
+  extra: Record<string, unknown> = {}
+) =>
+  new Errors.ValidationError({
     message,
     details: { reason, ...extra, issues: [{ path: [kind, "url"], message }] }
   })
@@ -46,76 +50,80 @@ export class MediaFetch extends Effect.Service<MediaFetch>()("@switchboard/servi
     const files = yield* MediaFiles
     const repo = yield* MediaRepo.MediaRepo
 
-    const fetch = Effect.fn("MediaFetch.fetch")(function*(workspaceId: string, kind: MediaKind, raw: string) {
-      const target = yield* Effect.promise(() =>
-        UrlPolicy.resolveTarget(raw, config.allowPrivateTargets, config.resolver, 5_000)
-      )
-      if (typeof target === "string") {
-        return yield* refusedUrl(kind, "url_refused", "The URL is not allowed (README \"Media\")", { refusal: target })
-      }
-      const agent = SafeEgress.pinnedAgent(target)
-      // cleared once the fetch ends: a timer firing later would abort a finished request
-      const controller = new AbortController()
-      const timer = setTimeout(() => controller.abort(), URL_FETCH_TIMEOUT_MS)
-      const signal = controller.signal
-      return yield* Effect.acquireUseRelease(
-        Effect.tryPromise({
-          try: () =>
-            request(target.url, {
-              method: "GET",
-              dispatcher: agent,
-              headers: { "user-agent": "Switchboard-Media/1.0", accept: "*/*" },
-              signal
-            }),
-          catch: () => refusedUrl(kind, "url_unreachable", "The URL could not be fetched")
-        }),
-        (response) =>
-          Effect.gen(function*() {
-            if (response.statusCode !== 200) {
-              return yield* refusedUrl(kind, "url_unreachable", `The URL answered ${response.statusCode}, not 200`, {
-                status: response.statusCode
-              })
-            }
-            const header = response.headers["content-type"]
-            const media = yield* files.ingest(
-              workspaceId,
-              {
-                declared: essence(typeof header === "string" ? header : ""),
-                kind,
-                filename: kind === "document" ? nameOf(target.url) : undefined,
-                announced: undefined
-              },
-              Stream.fromAsyncIterable(response.body as AsyncIterable<Uint8Array>, () => "cut off" as const)
-            ).pipe(
-              Effect.catchTags({
-                PayloadTooLarge: (error) =>
-                  Effect.fail(
-                    refusedUrl(kind, "media_too_large", error.message, { limit_bytes: error.details?.limit_bytes })
-                  ),
-                ValidationError: (error) =>
-                  Effect.fail(
-                    error.details?.["reason"] === "body_incomplete"
-                      ? refusedUrl(kind, "url_unreachable", "The URL's answer ended early or took too long")
-                      : refusedUrl(kind, String(error.details?.["reason"] ?? "media_type_unsupported"), error.message)
-                  )
-              })
-            )
-            const row = yield* repo.find(workspaceId, media.id)
-            return yield* Option.match(row, {
-              onNone: () => Effect.dieMessage("the fetched media is gone"),
-              onSome: (r): Effect.Effect<Media> => Effect.succeed(r)
-            })
-          }),
-        (response) =>
-          Effect.sync(() => {
-            response.body.on("error", () => {})
-            response.body.destroy()
+    const fetch = Effect.fn("MediaFetch.fetch")(
+      function*(workspaceId: string, kind: MessageContent.MediaKind, raw: string) {
+        const target = yield* Effect.promise(() =>
+          UrlPolicy.resolveTarget(raw, config.allowPrivateTargets, config.resolver, 5_000)
+        )
+        if (typeof target === "string") {
+          return yield* refusedUrl(kind, "url_refused", "The URL is not allowed (README \"Media\")", {
+            refusal: target
           })
-      ).pipe(
-        Effect.ensuring(Effect.sync(() => clearTimeout(timer))),
-        Effect.ensuring(Effect.promise(() => agent.close().catch(() => {})))
-      )
-    })
+        }
+        const agent = SafeEgress.pinnedAgent(target)
+        // cleared once the fetch ends: a timer firing later would abort a finished request
+        const controller = new AbortController()
+        const timer = setTimeout(() => controller.abort(), URL_FETCH_TIMEOUT_MS)
+        const signal = controller.signal
+        return yield* Effect.acquireUseRelease(
+          Effect.tryPromise({
+            try: () =>
+              request(target.url, {
+                method: "GET",
+                dispatcher: agent,
+                headers: { "user-agent": "Switchboard-Media/1.0", accept: "*/*" },
+                signal
+              }),
+            catch: () => refusedUrl(kind, "url_unreachable", "The URL could not be fetched")
+          }),
+          (response) =>
+            Effect.gen(function*() {
+              if (response.statusCode !== 200) {
+                return yield* refusedUrl(kind, "url_unreachable", `The URL answered ${response.statusCode}, not 200`, {
+                  status: response.statusCode
+                })
+              }
+              const header = response.headers["content-type"]
+              const media = yield* files.ingest(
+                workspaceId,
+                {
+                  declared: MediaSniff.essence(typeof header === "string" ? header : ""),
+                  kind,
+                  filename: kind === "document" ? nameOf(target.url) : undefined,
+                  announced: undefined
+                },
+                Stream.fromAsyncIterable(response.body as AsyncIterable<Uint8Array>, () => "cut off" as const)
+              ).pipe(
+                Effect.catchTags({
+                  PayloadTooLarge: (error) =>
+                    Effect.fail(
+                      refusedUrl(kind, "media_too_large", error.message, { limit_bytes: error.details?.limit_bytes })
+                    ),
+                  ValidationError: (error) =>
+                    Effect.fail(
+                      error.details?.["reason"] === "body_incomplete"
+                        ? refusedUrl(kind, "url_unreachable", "The URL's answer ended early or took too long")
+                        : refusedUrl(kind, String(error.details?.["reason"] ?? "media_type_unsupported"), error.message)
+                    )
+                })
+              )
+              const row = yield* repo.find(workspaceId, media.id)
+              return yield* Option.match(row, {
+                onNone: () => Effect.dieMessage("the fetched media is gone"),
+                onSome: (r): Effect.Effect<Media.Media> => Effect.succeed(r)
+              })
+            }),
+          (response) =>
+            Effect.sync(() => {
+              response.body.on("error", () => {})
+              response.body.destroy()
+            })
+        ).pipe(
+          Effect.ensuring(Effect.sync(() => clearTimeout(timer))),
+          Effect.ensuring(Effect.promise(() => agent.close().catch(() => {})))
+        )
+      }
+    )
 
     return { fetch } as const
   }),

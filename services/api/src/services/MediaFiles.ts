@@ -5,25 +5,7 @@
  */
 import { HttpServerResponse } from "@effect/platform"
 import { MediaRepo, MediaStore, Transactions } from "@switchboard/db"
-import {
-  acceptsBytes,
-  Conflict,
-  essence,
-  IdempotencyConflict,
-  kindOfType,
-  Media,
-  MEDIA_LIMIT_BYTES,
-  MEDIA_TYPES,
-  type MediaKind,
-  newId,
-  NotFound,
-  PayloadTooLarge,
-  RangeNotSatisfiable,
-  sniff,
-  SNIFF_BYTES,
-  toTimestamp,
-  ValidationError
-} from "@switchboard/domain"
+import { Errors, Ids, Media, MediaSniff, MessageContent, Schemas } from "@switchboard/domain"
 import { Clock, Effect, Option, Sink, Stream } from "effect"
 import { setHeader } from "../ResponseHeaders.js"
 import { Idempotency } from "./Idempotency.js"
@@ -33,7 +15,7 @@ export interface UploadRequest {
   readonly contentType: string | undefined
   readonly contentLength: string | undefined
   readonly filename: string | undefined
-  readonly kind: MediaKind | undefined
+  readonly kind: MessageContent.MediaKind | undefined
   readonly idempotencyKey: string | undefined
 }
 
@@ -43,31 +25,31 @@ const undeclared = (type: string) => type === "" || type === "application/octet-
 /** The leading bytes of a stream (at least `SNIFF_BYTES` unless it is shorter) and the rest of it. */
 const headSink = Sink.fold<Uint8Array, Uint8Array>(
   new Uint8Array(0),
-  (head) => head.byteLength < SNIFF_BYTES,
+  (head) => head.byteLength < MediaSniff.SNIFF_BYTES,
   (head, piece) => head.byteLength === 0 ? piece : new Uint8Array(Buffer.concat([head, piece]))
 )
 
 const tooLarge = (limit: number) =>
-  new PayloadTooLarge({ message: `The file is larger than ${limit} bytes`, details: { limit_bytes: limit } })
+  new Errors.PayloadTooLarge({ message: `The file is larger than ${limit} bytes`, details: { limit_bytes: limit } })
 
 const emptyFile = () =>
-  new ValidationError({
+  new Errors.ValidationError({
     message: "The file is empty",
     details: { issues: [{ path: ["body"], message: "Expected the file's bytes" }] }
   })
 
 const incomplete = () =>
-  new ValidationError({
+  new Errors.ValidationError({
     message: "The upload ended before the whole body arrived",
     details: { reason: "body_incomplete", issues: [{ path: ["body"], message: "Incomplete" }] }
   })
 
-const typeRefused = (kind: MediaKind, type: string) =>
-  new ValidationError({
-    message: MEDIA_TYPES[kind] === null
+const typeRefused = (kind: MessageContent.MediaKind, type: string) =>
+  new Errors.ValidationError({
+    message: MessageContent.MEDIA_TYPES[kind] === null
       ? "The file's bytes are not of a type any media kind takes"
       : `${/^[aeiou]/.test(kind) ? "An" : "A"} ${kind} takes ${
-        MEDIA_TYPES[kind]!.join(", ")
+        MessageContent.MEDIA_TYPES[kind]!.join(", ")
       }, and the bytes must be of the declared type`,
     details: {
       reason: "media_type_unsupported",
@@ -105,7 +87,7 @@ const contentType = (mime: string) =>
 
 /** `attachment` with the file name (ASCII fallback and UTF-8) for documents; `inline` for the rest. */
 const disposition = (kind: string, mime: string, filename: string | null) => {
-  const inlineTypes = MEDIA_TYPES[kind as keyof typeof MEDIA_TYPES]
+  const inlineTypes = MessageContent.MEDIA_TYPES[kind as keyof typeof MessageContent.MEDIA_TYPES]
   if (kind !== "document" && inlineTypes !== null && inlineTypes?.includes(mime.toLowerCase())) return "inline"
   if (filename === null) return "attachment"
   const ascii = filename.replace(/[^\x20-\x7e]|["\\]/g, "_")
@@ -123,7 +105,8 @@ export class MediaFiles extends Effect.Service<MediaFiles>()("@switchboard/servi
     const load = (workspaceId: string, id: string) =>
       Effect.flatMap(repo.find(workspaceId, id), (found) =>
         Option.match(found, {
-          onNone: () => Effect.fail(new NotFound({ message: `No media ${id}`, details: { resource: "media", id } })),
+          onNone: () =>
+            Effect.fail(new Errors.NotFound({ message: `No media ${id}`, details: { resource: "media", id } })),
           onSome: Effect.succeed
         }))
 
@@ -138,7 +121,7 @@ export class MediaFiles extends Effect.Service<MediaFiles>()("@switchboard/servi
     ) {
       const row = yield* load(workspaceId, id)
       if (row.status !== "ready" || row.size_bytes === null || row.sha256 === null) {
-        return yield* new Conflict({
+        return yield* new Errors.Conflict({
           message: `The media is ${row.status}`,
           details: { reason: `media_${row.status}` }
         })
@@ -158,7 +141,7 @@ export class MediaFiles extends Effect.Service<MediaFiles>()("@switchboard/servi
       }
       const range = size === 0 ? Option.none() : parseRange(headers.range, size)
       if (range === "unsatisfiable") {
-        return yield* new RangeNotSatisfiable({
+        return yield* new Errors.RangeNotSatisfiable({
           message: "The range starts past the end of the file",
           details: { size_bytes: size }
         })
@@ -187,12 +170,12 @@ export class MediaFiles extends Effect.Service<MediaFiles>()("@switchboard/servi
       workspaceId: string,
       input: {
         readonly declared: string
-        readonly kind: MediaKind | undefined
+        readonly kind: MessageContent.MediaKind | undefined
         readonly filename: string | undefined
         readonly announced: number | undefined
       },
       body: Stream.Stream<Uint8Array, E>,
-      complete: (media: Media) => Effect.Effect<void, IdempotencyConflict> = () => Effect.void
+      complete: (media: Media.Media) => Effect.Effect<void, Errors.IdempotencyConflict> = () => Effect.void
     ) =>
       Effect.scoped(Effect.gen(function*() {
         const { announced, declared } = input
@@ -200,14 +183,14 @@ export class MediaFiles extends Effect.Service<MediaFiles>()("@switchboard/servi
         const bytes = Stream.mapError(body, () => incomplete())
         const [head, rest] = yield* Stream.peel(bytes, headSink)
         if (head.byteLength === 0) return yield* emptyFile()
-        const type = undeclared(declared) ? (sniff(head)[0] ?? declared) : declared
-        const kind = input.kind ?? kindOfType(type)
+        const type = undeclared(declared) ? (MediaSniff.sniff(head)[0] ?? declared) : declared
+        const kind = input.kind ?? MediaSniff.kindOfType(type)
         if (undeclared(type) && kind !== "document") return yield* typeRefused(kind, type)
-        if (!acceptsBytes(kind, type, head)) return yield* typeRefused(kind, type)
-        const limit = MEDIA_LIMIT_BYTES[kind]
-        const id = yield* newId("med")
+        if (!MediaSniff.acceptsBytes(kind, type, head)) return yield* typeRefused(kind, type)
+        const limit = MessageContent.MEDIA_LIMIT_BYTES[kind]
+        const id = yield* Ids.newId("med")
         const nowMs = yield* Clock.currentTimeMillis
-        const now = toTimestamp(nowMs)
+        const now = Schemas.toTimestamp(nowMs)
         yield* repo.createUpload({
           id,
           workspaceId,
@@ -215,7 +198,7 @@ export class MediaFiles extends Effect.Service<MediaFiles>()("@switchboard/servi
           mimeType: undeclared(type) ? "application/octet-stream" : type,
           filename: input.filename ?? null,
           now,
-          expiresAt: toTimestamp(nowMs + retentionDays * 24 * 3600 * 1000)
+          expiresAt: Schemas.toTimestamp(nowMs + retentionDays * 24 * 3600 * 1000)
         })
         const stored = yield* store.write(id, Stream.concat(Stream.make(head), rest), limit).pipe(
           Effect.catchTag("MediaTooLarge", (error) => Effect.fail(tooLarge(error.limitBytes))),
@@ -223,7 +206,7 @@ export class MediaFiles extends Effect.Service<MediaFiles>()("@switchboard/servi
         )
         if (announced !== undefined && stored.sizeBytes !== announced) {
           yield* Effect.ignore(repo.remove(id))
-          return yield* new ValidationError({
+          return yield* new Errors.ValidationError({
             message: "The body's length is not its Content-Length",
             details: { reason: "body_incomplete", issues: [{ path: ["content-length"], message: "Mismatch" }] }
           })
@@ -246,10 +229,11 @@ export class MediaFiles extends Effect.Service<MediaFiles>()("@switchboard/servi
       input: UploadRequest,
       body: Stream.Stream<Uint8Array, E>
     ) {
-      const declared = essence(input.contentType ?? "")
+      const declared = MediaSniff.essence(input.contentType ?? "")
       const announced = input.contentLength === undefined ? undefined : Number(input.contentLength)
       // the limit known before a byte is read: the kind named, or the one the declared type implies
-      const limitBefore = MEDIA_LIMIT_BYTES[input.kind ?? (undeclared(declared) ? "document" : kindOfType(declared))]
+      const limitBefore = MessageContent
+        .MEDIA_LIMIT_BYTES[input.kind ?? (undeclared(declared) ? "document" : MediaSniff.kindOfType(declared))]
       if (announced !== undefined && announced > limitBefore) return yield* tooLarge(limitBefore)
       if (announced === 0) return yield* emptyFile()
       return yield* idempotency.run(
@@ -263,7 +247,7 @@ export class MediaFiles extends Effect.Service<MediaFiles>()("@switchboard/servi
             filename: input.filename ?? null,
             kind: input.kind ?? null
           },
-          response: Media
+          response: Media.Media
         },
         (complete) =>
           ingest(workspaceId, { declared, kind: input.kind, filename: input.filename, announced }, body, complete)

@@ -5,8 +5,7 @@
  * refused with 409 `ENTITLEMENT_LIMIT_REACHED`. Unlimited workspaces pay nothing for it.
  */
 import { MessageQuotaRepo } from "@switchboard/db"
-import type { Channel, Entitlement } from "@switchboard/domain"
-import { toTimestamp } from "@switchboard/domain"
+import { type Messaging, type Plans, Schemas } from "@switchboard/domain"
 import { Clock, Effect } from "effect"
 import { enforcedLimit, refuseBeyond } from "./Entitlements.js"
 
@@ -21,7 +20,7 @@ export class MessageQuota extends Effect.Service<MessageQuota>()("@switchboard/s
     const repo = yield* MessageQuotaRepo.MessageQuotaRepo
 
     /** Whether a send on `channel` counts against `quota` (the workspace's resolved entitlement). */
-    const applies = (channel: Channel, quota: Entitlement) =>
+    const applies = (channel: Messaging.Channel, quota: Plans.Entitlement) =>
       channel.provider !== "sandbox" && enforcedLimit("monthly_message_quota", quota) !== undefined
 
     /**
@@ -29,11 +28,11 @@ export class MessageQuota extends Effect.Service<MessageQuota>()("@switchboard/s
      * the send transaction, before the message is inserted: the workspace's quota lock (held to
      * commit) makes concurrent sends count one after the other, so exactly `limit` get in.
      */
-    const admit = Effect.fn("MessageQuota.admit")(function*(channel: Channel, quota: Entitlement) {
+    const admit = Effect.fn("MessageQuota.admit")(function*(channel: Messaging.Channel, quota: Plans.Entitlement) {
       if (!applies(channel, quota)) return
       yield* repo.lockWorkspace(channel.workspace_id)
       const since = periodStart(yield* Clock.currentTimeMillis)
-      const used = yield* repo.acceptedSince(channel.workspace_id, toTimestamp(since))
+      const used = yield* repo.acceptedSince(channel.workspace_id, Schemas.toTimestamp(since))
       yield* refuseBeyond("monthly_message_quota", quota, used)
     })
 

@@ -6,30 +6,20 @@
  * of its own when a lock must come first (a QR channel, a monthly quota), then a volatile
  * wake-up of the channel's entity. Reads go straight to Postgres.
  */
-import type { Principal } from "@switchboard/api"
+import type { Security } from "@switchboard/api"
 import { ChannelsRepo, MessagesRepo, SendChecksRepo, SendWritesRepo, Transactions } from "@switchboard/db"
 import {
-  acceptsSends,
-  ChannelCapabilityUnavailable,
-  ChannelNotConnected,
-  ChannelNotFound,
-  DEFAULT_CATEGORY,
-  DEFAULT_LIMIT,
-  Message,
-  newId,
-  NotFound,
-  PRIORITY,
-  providerMessageType,
-  ProviderRateLimited,
-  resolveEntitlements,
-  SandboxTestKeyRequired,
-  sendCapabilityRefusal,
-  sendKind,
-  toPage,
-  toTimestamp,
-  ValidationError
+  ChannelStateMachine,
+  Errors,
+  Ids,
+  MessageCategory,
+  type MessageStateMachine,
+  Messaging,
+  Pagination,
+  Plans,
+  Schemas,
+  SendCapability
 } from "@switchboard/domain"
-import type { Category, CursorPosition, MessageStatus, SendMessageRequest } from "@switchboard/domain"
 import { ChannelProtocol } from "@switchboard/entities/protocol"
 import { SandboxNumbers } from "@switchboard/providers/contract"
 import { Clock, Config, Effect, Option } from "effect"
@@ -41,7 +31,7 @@ import { QrSafety } from "./QrSafety.js"
 import { SendContents } from "./SendContents.js"
 import { TemplateSends } from "./TemplateSends.js"
 
-type SendBody = typeof SendMessageRequest.Type
+type SendBody = typeof Messaging.SendMessageRequest.Type
 
 /** How a use-case other than `POST /v1/messages` sends (a conversation's reply, a template's test-send). */
 export interface SendOptions {
@@ -69,112 +59,120 @@ export class Messages extends Effect.Service<Messages>()("@switchboard/service-a
     const groupCommit = yield* Config.boolean("SEND_GROUP_COMMIT").pipe(Config.withDefault(false), Effect.orDie)
 
     /** Everything that can refuse a send, before anything is written. */
-    const check = Effect.fn("Messages.check")(function*(principal: Principal, body: SendBody, options: SendOptions) {
-      // one statement: the channel, its sandbox session, the recipient's verification, its backlog
-      const found = yield* sendChecks.facts({
-        workspaceId: principal.workspaceId,
-        channelId: body.channel_id,
-        to: body.to,
-        now: toTimestamp(yield* Clock.currentTimeMillis)
-      })
-      if (Option.isNone(found)) {
-        if (body.channel_id !== undefined) {
-          return yield* new ChannelNotFound({
-            message: `No channel ${body.channel_id} in this workspace`,
-            details: { resource: "channel", id: body.channel_id }
+    const check = Effect.fn("Messages.check")(
+      function*(principal: Security.Principal, body: SendBody, options: SendOptions) {
+        // one statement: the channel, its sandbox session, the recipient's verification, its backlog
+        const found = yield* sendChecks.facts({
+          workspaceId: principal.workspaceId,
+          channelId: body.channel_id,
+          to: body.to,
+          now: Schemas.toTimestamp(yield* Clock.currentTimeMillis)
+        })
+        if (Option.isNone(found)) {
+          if (body.channel_id !== undefined) {
+            return yield* new Errors.ChannelNotFound({
+              message: `No channel ${body.channel_id} in this workspace`,
+              details: { resource: "channel", id: body.channel_id }
+            })
+          }
+          return yield* new Errors.ValidationError({
+            message: "Name a channel_id: the workspace has no default channel",
+            details: {
+              reason: "channel_required",
+              issues: [{ path: ["channel_id"], message: "Required: the workspace has no default channel" }]
+            }
           })
         }
-        return yield* new ValidationError({
-          message: "Name a channel_id: the workspace has no default channel",
-          details: {
-            reason: "channel_required",
-            issues: [{ path: ["channel_id"], message: "Required: the workspace has no default channel" }]
-          }
+        const facts = found.value
+        const channel = facts.row.channel
+        if (channel.provider === "sandbox" && principal.mode !== "test") {
+          return yield* new Errors.SandboxTestKeyRequired({
+            message: "Sending through a sandbox channel needs a test-mode API key (wa_test_...)"
+          })
+        }
+        // one indexed read, before the transaction
+        const template = body.template === undefined ? undefined : yield* templateSends.prepare({
+          workspaceId: principal.workspaceId,
+          slug: body.template.slug,
+          variables: body.template.variables ?? {},
+          provider: channel.provider,
+          path: options.variablesPath ?? ["template", "variables"]
         })
+        if (!ChannelStateMachine.acceptsSends(channel.status)) {
+          return yield* new Errors.ChannelNotConnected({
+            message: `Channel ${channel.id} is ${channel.status}, not connected`,
+            details: { status: channel.status }
+          })
+        }
+        // a sandbox channel sends only while its session lasts: past its expiry (even before the
+        // sweeper archived the channel) or revoked, it is not connected any more
+        if (channel.provider === "sandbox" && !facts.sandboxUsable) {
+          return yield* new Errors.ChannelNotConnected({
+            message: `Channel ${channel.id} belongs to a sandbox session that has ended; create a new session`,
+            details: { status: channel.status, reason: "sandbox_session_ended" }
+          })
+        }
+        if (
+          channel.provider === "sandbox" && !SandboxNumbers.isMagicNumber(body.to) && !facts.recipientVerified
+        ) {
+          return yield* new Errors.ValidationError({
+            message: "The recipient is not verified for this sandbox session",
+            details: {
+              reason: "recipient_not_verified",
+              issues: [{ path: ["to"], message: "Verify this recipient first (POST /v1/sandbox/sessions/{id}/verify)" }]
+            }
+          })
+        }
+        // capabilities not reported yet (never refreshed): nothing to judge by; the provider decides
+        const type = Messaging.sendKind(body)
+        const refusal = Option.flatMap(
+          facts.row.capabilities,
+          (c) => Option.fromNullable(SendCapability.sendCapabilityRefusal(c.message_types, type))
+        )
+        if (Option.isSome(refusal)) {
+          return yield* new Errors.ChannelCapabilityUnavailable({
+            message: `Channel ${channel.id} cannot send messages of type ${SendCapability.providerMessageType(type)}`,
+            details: { reason: refusal.value, type: SendCapability.providerMessageType(type) }
+          })
+        }
+        const mps = Option.match(facts.row.capabilities, { onNone: () => 0, onSome: (c) => c.max_throughput_mps })
+        if (mps > 0 && facts.queued >= mps * 24 * 3600) {
+          return yield* new Errors.ProviderRateLimited({
+            message: "The channel's backlog exceeds 24 hours of its throughput; retry later",
+            details: { max_throughput_mps: mps }
+          })
+        }
+        // last: a URL's file is fetched here, once every cheaper check has passed
+        const content = yield* contents.resolve(principal.workspaceId, channel.id, body.to, body)
+        return { channel, template, content, entitlements: Plans.resolveEntitlements(facts.plan, facts.overrides) }
       }
-      const facts = found.value
-      const channel = facts.row.channel
-      if (channel.provider === "sandbox" && principal.mode !== "test") {
-        return yield* new SandboxTestKeyRequired({
-          message: "Sending through a sandbox channel needs a test-mode API key (wa_test_...)"
-        })
-      }
-      // one indexed read, before the transaction
-      const template = body.template === undefined ? undefined : yield* templateSends.prepare({
-        workspaceId: principal.workspaceId,
-        slug: body.template.slug,
-        variables: body.template.variables ?? {},
-        provider: channel.provider,
-        path: options.variablesPath ?? ["template", "variables"]
-      })
-      if (!acceptsSends(channel.status)) {
-        return yield* new ChannelNotConnected({
-          message: `Channel ${channel.id} is ${channel.status}, not connected`,
-          details: { status: channel.status }
-        })
-      }
-      // a sandbox channel sends only while its session lasts: past its expiry (even before the
-      // sweeper archived the channel) or revoked, it is not connected any more
-      if (channel.provider === "sandbox" && !facts.sandboxUsable) {
-        return yield* new ChannelNotConnected({
-          message: `Channel ${channel.id} belongs to a sandbox session that has ended; create a new session`,
-          details: { status: channel.status, reason: "sandbox_session_ended" }
-        })
-      }
-      if (
-        channel.provider === "sandbox" && !SandboxNumbers.isMagicNumber(body.to) && !facts.recipientVerified
-      ) {
-        return yield* new ValidationError({
-          message: "The recipient is not verified for this sandbox session",
-          details: {
-            reason: "recipient_not_verified",
-            issues: [{ path: ["to"], message: "Verify this recipient first (POST /v1/sandbox/sessions/{id}/verify)" }]
-          }
-        })
-      }
-      // capabilities not reported yet (never refreshed): nothing to judge by; the provider decides
-      const type = sendKind(body)
-      const refusal = Option.flatMap(
-        facts.row.capabilities,
-        (c) => Option.fromNullable(sendCapabilityRefusal(c.message_types, type))
-      )
-      if (Option.isSome(refusal)) {
-        return yield* new ChannelCapabilityUnavailable({
-          message: `Channel ${channel.id} cannot send messages of type ${providerMessageType(type)}`,
-          details: { reason: refusal.value, type: providerMessageType(type) }
-        })
-      }
-      const mps = Option.match(facts.row.capabilities, { onNone: () => 0, onSome: (c) => c.max_throughput_mps })
-      if (mps > 0 && facts.queued >= mps * 24 * 3600) {
-        return yield* new ProviderRateLimited({
-          message: "The channel's backlog exceeds 24 hours of its throughput; retry later",
-          details: { max_throughput_mps: mps }
-        })
-      }
-      // last: a URL's file is fetched here, once every cheaper check has passed
-      const content = yield* contents.resolve(principal.workspaceId, channel.id, body.to, body)
-      return { channel, template, content, entitlements: resolveEntitlements(facts.plan, facts.overrides) }
-    })
+    )
 
     const send = Effect.fn("Messages.send")(
-      function*(principal: Principal, body: SendBody, idempotencyKey: string | undefined, options: SendOptions = {}) {
+      function*(
+        principal: Security.Principal,
+        body: SendBody,
+        idempotencyKey: string | undefined,
+        options: SendOptions = {}
+      ) {
         const workspaceId = principal.workspaceId
         return yield* idempotency.run(
-          { workspaceId, key: idempotencyKey, body: options.fingerprint ?? body, response: Message },
+          { workspaceId, key: idempotencyKey, body: options.fingerprint ?? body, response: Messaging.Message },
           (_complete, held) =>
             Effect.gen(function*() {
-              const now = toTimestamp(yield* Clock.currentTimeMillis)
+              const now = Schemas.toTimestamp(yield* Clock.currentTimeMillis)
               const { channel, content, entitlements, template } = yield* check(principal, body, options)
-              const category: Category = body.category ?? template?.template.category ?? DEFAULT_CATEGORY
+              const category: MessageCategory.Category = body.category ?? template?.template.category ??
+                MessageCategory.DEFAULT_CATEGORY
               // the message as written, with the ids of a new contact and conversation: the write
               // puts the existing ones in their place
-              const queued = new Message({
-                id: yield* newId("msg"),
+              const queued = new Messaging.Message({
+                id: yield* Ids.newId("msg"),
                 object: "message",
-                workspace_id: workspaceId as Message["workspace_id"],
+                workspace_id: workspaceId as Messaging.Message["workspace_id"],
                 channel_id: channel.id,
-                conversation_id: yield* newId("cnv"),
-                contact_id: yield* newId("cnt"),
+                conversation_id: yield* Ids.newId("cnv"),
+                contact_id: yield* Ids.newId("cnt"),
                 direction: "outbound",
                 from: channel.phone_number ?? null,
                 to: body.to,
@@ -201,7 +199,7 @@ export class Messages extends Effect.Service<Messages>()("@switchboard/service-a
               })
               const input = {
                 message: queued,
-                priority: PRIORITY[category],
+                priority: MessageCategory.PRIORITY[category],
                 contactsLimit: enforcedLimit("contacts", entitlements.contacts) ?? null,
                 // the stored response commits (or nothing does) with the message
                 claim: held && { ref: held.ref, response: yield* held.encode(queued) }
@@ -223,7 +221,7 @@ export class Messages extends Effect.Service<Messages>()("@switchboard/service-a
                   return yield* Effect.fail(held!.takenOver())
                 case "LidContactGone":
                   // deleted while the reply was checked: nothing was written
-                  return yield* new NotFound({
+                  return yield* new Errors.NotFound({
                     message: "The conversation's contact was deleted; nothing was sent",
                     details: { resource: "contact" }
                   })
@@ -232,10 +230,10 @@ export class Messages extends Effect.Service<Messages>()("@switchboard/service-a
                     Effect.zipRight(Effect.dieMessage("a new contact was refused within the plan's limit"))
                   )
               }
-              const message = new Message({
+              const message = new Messaging.Message({
                 ...queued,
-                contact_id: written.contactId as Message["contact_id"],
-                conversation_id: written.conversationId as Message["conversation_id"]
+                contact_id: written.contactId as Messaging.Message["contact_id"],
+                conversation_id: written.conversationId as Messaging.Message["conversation_id"]
               })
               // after commit: a lost wake-up only delays dispatch (the sweeper repeats it)
               yield* channelClient(channel.id).Wake({ message_id: message.id }).pipe(
@@ -251,26 +249,26 @@ export class Messages extends Effect.Service<Messages>()("@switchboard/service-a
 
     const list = Effect.fn("Messages.list")(function*(workspaceId: string, query: {
       readonly limit?: number | undefined
-      readonly after?: CursorPosition | undefined
-      readonly status?: MessageStatus | undefined
-      readonly state?: MessageStatus | undefined
+      readonly after?: Pagination.CursorPosition | undefined
+      readonly status?: MessageStateMachine.MessageStatus | undefined
+      readonly state?: MessageStateMachine.MessageStatus | undefined
       readonly direction?: "outbound" | "inbound" | undefined
-      readonly category?: Category | undefined
+      readonly category?: MessageCategory.Category | undefined
       readonly channel_id?: string | undefined
     }) {
       if (query.channel_id !== undefined && Option.isNone(yield* channels.find(workspaceId, query.channel_id))) {
-        return yield* new ChannelNotFound({
+        return yield* new Errors.ChannelNotFound({
           message: `No channel ${query.channel_id} in this workspace`,
           details: { resource: "channel", id: query.channel_id }
         })
       }
       if (query.status !== undefined && query.state !== undefined && query.status !== query.state) {
-        return yield* new ValidationError({
+        return yield* new Errors.ValidationError({
           message: "status and state disagree",
           details: { issues: [{ path: ["state"], message: "state is an alias of status; send one or the same value" }] }
         })
       }
-      const limit = query.limit ?? DEFAULT_LIMIT
+      const limit = query.limit ?? Pagination.DEFAULT_LIMIT
       const rows = yield* messages.list(
         workspaceId,
         {
@@ -282,13 +280,13 @@ export class Messages extends Effect.Service<Messages>()("@switchboard/service-a
         limit,
         query.after
       )
-      return toPage(rows, limit, (m) => m)
+      return Pagination.toPage(rows, limit, (m) => m)
     })
 
     const get = Effect.fn("Messages.get")(function*(workspaceId: string, id: string) {
       const found = yield* messages.find(workspaceId, id)
       if (Option.isNone(found)) {
-        return yield* new NotFound({ message: `No message ${id}`, details: { resource: "message", id } })
+        return yield* new Errors.NotFound({ message: `No message ${id}`, details: { resource: "message", id } })
       }
       return found.value
     })

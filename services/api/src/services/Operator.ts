@@ -3,8 +3,7 @@
  * suspension, lowering the QR safety cap, a QR channel's warm-up.
  */
 import { ChannelsRepo, QrSafetyRepo, QrWarmUpRepo, UsersRepo, WorkspacesRepo } from "@switchboard/db"
-import { effectiveDailyCap, ENTITLEMENTS, QR_DAILY_CAP, toTimestamp } from "@switchboard/domain"
-import type { EntitlementName, EntitlementValue, PlanName, WarmUpOverride } from "@switchboard/domain"
+import { Plans, QrSafetyWindow, type QrWarmUp, Schemas } from "@switchboard/domain"
 import { Invalidations } from "@switchboard/infra"
 import { Clock, Data, Effect, Option } from "effect"
 import { Accounts } from "./Accounts.js"
@@ -25,14 +24,14 @@ export class Operator extends Effect.Service<Operator>()("@switchboard/service-a
     const qrLimits = yield* QrSafetyRepo.QrSafetyRepo
     const warmUps = yield* QrWarmUpRepo.QrWarmUpRepo
     const invalidations = yield* Invalidations.Invalidations
-    const now = Effect.map(Clock.currentTimeMillis, toTimestamp)
+    const now = Effect.map(Clock.currentTimeMillis, Schemas.toTimestamp)
 
     const createUser = Effect.fn("Operator.createUser")(function*(input: {
       readonly email: string
       readonly password: string
       readonly name: string
       readonly workspace: string
-      readonly plan: PlanName
+      readonly plan: Plans.PlanName
       readonly verified: boolean
       /** An account with this e-mail and this password already there is not an error (scripts re-run). */
       readonly ifMissing?: boolean
@@ -55,7 +54,7 @@ export class Operator extends Effect.Service<Operator>()("@switchboard/service-a
       return { user_id: created.user.id, workspace_id: created.workspace.id, created: true }
     })
 
-    const setPlan = Effect.fn("Operator.setPlan")(function*(workspaceId: string, plan: PlanName) {
+    const setPlan = Effect.fn("Operator.setPlan")(function*(workspaceId: string, plan: Plans.PlanName) {
       if (!(yield* workspaces.setPlan(workspaceId, plan, yield* now))) {
         return yield* new OperatorError({ message: `No workspace ${workspaceId}` })
       }
@@ -64,14 +63,14 @@ export class Operator extends Effect.Service<Operator>()("@switchboard/service-a
 
     /** Sets (or with `value = undefined`, clears) an override; `unlimited` sets null. */
     const override = Effect.fn("Operator.override")(
-      function*(workspaceId: string, entitlement: string, value: EntitlementValue | undefined) {
-        if (!(entitlement in ENTITLEMENTS)) {
+      function*(workspaceId: string, entitlement: string, value: Plans.EntitlementValue | undefined) {
+        if (!(entitlement in Plans.ENTITLEMENTS)) {
           return yield* new OperatorError({ message: `Unknown entitlement ${entitlement}` })
         }
         if ((yield* workspaces.findById(workspaceId))._tag === "None") {
           return yield* new OperatorError({ message: `No workspace ${workspaceId}` })
         }
-        if (value === undefined) yield* workspaces.clearOverride(workspaceId, entitlement as EntitlementName)
+        if (value === undefined) yield* workspaces.clearOverride(workspaceId, entitlement as Plans.EntitlementName)
         else yield* workspaces.setOverride(workspaceId, entitlement, value, yield* now)
         return { workspace_id: workspaceId, entitlement, value: value === undefined ? "cleared" : value }
       }
@@ -106,11 +105,11 @@ export class Operator extends Effect.Service<Operator>()("@switchboard/service-a
      */
     const qrLimit = Effect.fn("Operator.qrLimit")(
       function*(workspaceId: string, channelId: string | undefined, limit: number | undefined) {
-        if (limit !== undefined && !(Number.isInteger(limit) && limit >= 0 && limit <= QR_DAILY_CAP)) {
+        if (limit !== undefined && !(Number.isInteger(limit) && limit >= 0 && limit <= QrSafetyWindow.QR_DAILY_CAP)) {
           return yield* new OperatorError({
             message:
-              `--limit must be a whole number from 0 to ${QR_DAILY_CAP}: the QR safety cap can only be lowered, ` +
-              `never raised above the platform's ${QR_DAILY_CAP} per 24 hours`
+              `--limit must be a whole number from 0 to ${QrSafetyWindow.QR_DAILY_CAP}: the QR safety cap can only be lowered, ` +
+              `never raised above the platform's ${QrSafetyWindow.QR_DAILY_CAP} per 24 hours`
           })
         }
         if ((yield* workspaces.findById(workspaceId))._tag === "None") {
@@ -133,7 +132,7 @@ export class Operator extends Effect.Service<Operator>()("@switchboard/service-a
           workspace_id: workspaceId,
           ...(channelId === undefined ? {} : { channel_id: channelId }),
           limit: limit === undefined ? "cleared" : limit,
-          effective_limit: effectiveDailyCap(overrides)
+          effective_limit: QrSafetyWindow.effectiveDailyCap(overrides)
         }
       }
     )
@@ -146,11 +145,11 @@ export class Operator extends Effect.Service<Operator>()("@switchboard/service-a
       function*(workspaceId: string, channelId: string, setting: "off" | "default" | { readonly max: number }) {
         if (
           typeof setting === "object" &&
-          !(Number.isInteger(setting.max) && setting.max >= 0 && setting.max <= QR_DAILY_CAP)
+          !(Number.isInteger(setting.max) && setting.max >= 0 && setting.max <= QrSafetyWindow.QR_DAILY_CAP)
         ) {
           return yield* new OperatorError({
             message:
-              `--max must be a whole number from 0 to ${QR_DAILY_CAP}: it can only lower the warm-up's daily caps`
+              `--max must be a whole number from 0 to ${QrSafetyWindow.QR_DAILY_CAP}: it can only lower the warm-up's daily caps`
           })
         }
         const found = yield* channels.find(workspaceId, channelId)
@@ -160,7 +159,7 @@ export class Operator extends Effect.Service<Operator>()("@switchboard/service-a
         if (found.value.channel.provider !== "qr") {
           return yield* new OperatorError({ message: `Channel ${channelId} is not a QR channel` })
         }
-        const override: WarmUpOverride = setting === "off"
+        const override: QrWarmUp.WarmUpOverride = setting === "off"
           ? { _tag: "Off" }
           : setting === "default"
           ? { _tag: "Default" }

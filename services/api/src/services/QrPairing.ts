@@ -4,16 +4,9 @@
  * stream into server-sent events. The code appears only in stream frames: never in a status
  * response, a log line or a webhook.
  */
-import { PairingStatus, QrConnectionError } from "@switchboard/api"
+import { QrPairingApi } from "@switchboard/api"
 import { ChannelsRepo } from "@switchboard/db"
-import {
-  ChannelCapabilityUnavailable,
-  ChannelNotFound,
-  Conflict,
-  ServiceUnavailable,
-  toTimestamp
-} from "@switchboard/domain"
-import type { Channel, ChannelStatus } from "@switchboard/domain"
+import { type ChannelStateMachine, Errors, type Messaging, Schemas } from "@switchboard/domain"
 import { ChannelProtocol } from "@switchboard/entities/protocol"
 import type { QrConnectionEvent } from "@switchboard/providers/contract"
 import { Effect, Option, Redacted, Stream } from "effect"
@@ -24,7 +17,7 @@ import { QrSafety } from "./QrSafety.js"
 const ENTITY_TIMEOUT = "15 seconds"
 
 const refusedStatus = (channelId: string, status: string) =>
-  new Conflict({
+  new Errors.Conflict({
     message: status === "archived"
       ? `Channel ${channelId} is archived and cannot pair`
       : `Channel ${channelId} is ${status} and cannot pair`,
@@ -32,16 +25,16 @@ const refusedStatus = (channelId: string, status: string) =>
   })
 
 const unreachable = () =>
-  new ServiceUnavailable({
+  new Errors.ServiceUnavailable({
     message: "The channel's runner did not answer; retry shortly",
     details: { reason: "runner_unavailable" }
   })
 
-const iso = (ms: number | null) => (ms === null ? null : toTimestamp(ms))
+const iso = (ms: number | null) => (ms === null ? null : Schemas.toTimestamp(ms))
 
 /** A connection error as the API shows it (`qr/status`, stream frames). */
 const connectionErrorBody = (error: QrConnectionEvent.QrConnectionError | null) =>
-  error === null ? null : new QrConnectionError({
+  error === null ? null : new QrPairingApi.QrConnectionError({
     reason: error.reason,
     message: error.message,
     failures: error.failures,
@@ -57,7 +50,7 @@ const connectionErrorBody = (error: QrConnectionEvent.QrConnectionError | null) 
 export const toSseFrame = (
   channelId: string,
   frame: QrConnectionEvent.QrPairingFrame,
-  status: ChannelStatus
+  status: ChannelStateMachine.ChannelStatus
 ): SseFrame => {
   switch (frame._tag) {
     case "snapshot":
@@ -68,7 +61,7 @@ export const toSseFrame = (
           status: frame.status,
           qr_available: frame.qr !== null,
           qr: frame.qr === null ? null : Redacted.value(frame.qr.code),
-          qr_expires_at: frame.qr === null ? null : toTimestamp(frame.qr.expiresAt),
+          qr_expires_at: frame.qr === null ? null : Schemas.toTimestamp(frame.qr.expiresAt),
           phone_number: frame.phoneNumber,
           connection_error: connectionErrorBody(frame.connectionError)
         },
@@ -81,7 +74,7 @@ export const toSseFrame = (
         data: {
           channel_id: channelId,
           qr: Redacted.value(frame.code),
-          qr_expires_at: toTimestamp(frame.expiresAt),
+          qr_expires_at: Schemas.toTimestamp(frame.expiresAt),
           sequence: frame.sequence
         }
       }
@@ -113,7 +106,10 @@ export const toSseFrame = (
 }
 
 /** The channel's status once `frame` is told (the snapshot's, then each change's). */
-export const statusAfter = (status: ChannelStatus, frame: QrConnectionEvent.QrPairingFrame): ChannelStatus =>
+export const statusAfter = (
+  status: ChannelStateMachine.ChannelStatus,
+  frame: QrConnectionEvent.QrPairingFrame
+): ChannelStateMachine.ChannelStatus =>
   frame._tag === "snapshot" ? frame.status : frame._tag === "state" ? frame.to : status
 
 /**
@@ -136,13 +132,13 @@ export class QrPairing extends Effect.Service<QrPairing>()("@switchboard/service
     const qrChannel = Effect.fn("QrPairing.qrChannel")(function*(workspaceId: string, id: string) {
       const found = yield* channels.find(workspaceId, id)
       if (Option.isNone(found)) {
-        return yield* new ChannelNotFound({
+        return yield* new Errors.ChannelNotFound({
           message: `No channel ${id} in this workspace`,
           details: { resource: "channel", id }
         })
       }
       if (found.value.channel.provider !== "qr") {
-        return yield* new ChannelCapabilityUnavailable({
+        return yield* new Errors.ChannelCapabilityUnavailable({
           message: `Channel ${id} is a ${found.value.channel.provider} channel; QR pairing is for qr channels`,
           details: { reason: "not_a_qr_channel", provider: found.value.channel.provider }
         })
@@ -150,13 +146,13 @@ export class QrPairing extends Effect.Service<QrPairing>()("@switchboard/service
       return found.value
     })
 
-    const pairable = (channel: Channel) =>
+    const pairable = (channel: Messaging.Channel) =>
       channel.status === "archived" || channel.status === "suspended"
         ? Effect.fail(refusedStatus(channel.id, channel.status))
         : Effect.void
 
     const toStatus = (channelId: string, view: ChannelProtocol.PairingView, pairingStartedAt: string | null) =>
-      new PairingStatus({
+      new QrPairingApi.PairingStatus({
         channel_id: channelId,
         status: view.status,
         qr_available: view.qr_available,
@@ -167,8 +163,8 @@ export class QrPairing extends Effect.Service<QrPairing>()("@switchboard/service
       })
 
     /** The recorded status, for a channel whose entity has no pairing (archived, suspended) or did not answer. */
-    const fromRow = (channel: Channel, pairingStartedAt: string | null) =>
-      new PairingStatus({
+    const fromRow = (channel: Messaging.Channel, pairingStartedAt: string | null) =>
+      new QrPairingApi.PairingStatus({
         channel_id: channel.id,
         status: channel.status,
         qr_available: false,
@@ -181,16 +177,16 @@ export class QrPairing extends Effect.Service<QrPairing>()("@switchboard/service
     /** Asks the entity; its own refusal (archived or suspended meanwhile) is a 409, silence a 503. */
     const ask = <A, R>(channelId: string, call: Effect.Effect<A, unknown, R>): Effect.Effect<
       A,
-      Conflict | ServiceUnavailable,
+      Errors.Conflict | Errors.ServiceUnavailable,
       R
     > =>
       call.pipe(
         Effect.timeoutFail({ duration: ENTITY_TIMEOUT, onTimeout: unreachable }),
         Effect.catchAllDefect((defect) => Effect.fail(defect)),
-        Effect.mapError((error): Conflict | ServiceUnavailable =>
+        Effect.mapError((error): Errors.Conflict | Errors.ServiceUnavailable =>
           error instanceof ChannelProtocol.PairingUnavailable
             ? refusedStatus(channelId, error.status)
-            : error instanceof ServiceUnavailable
+            : error instanceof Errors.ServiceUnavailable
             ? error
             : unreachable()
         )

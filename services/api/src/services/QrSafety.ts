@@ -5,17 +5,7 @@
  * `warm_up` for the warm-up). Other providers pass without a statement.
  */
 import { QrSafetyRepo, QrWarmUpRepo } from "@switchboard/db"
-import {
-  decideDaily,
-  decideWarmUp,
-  effectiveDailyCap,
-  QR_DAILY_WINDOW_MS,
-  QrSafetyLimitReached,
-  toTimestamp,
-  WARM_UP_DAYS,
-  warmUpStage
-} from "@switchboard/domain"
-import type { Channel } from "@switchboard/domain"
+import { Errors, type Messaging, QrSafetyWindow, QrWarmUp, Schemas } from "@switchboard/domain"
 import { Clock, Effect, Option } from "effect"
 import * as QrProtectionMetrics from "../QrProtectionMetrics.js"
 
@@ -31,62 +21,67 @@ export class QrSafety extends Effect.Service<QrSafety>()("@switchboard/service-a
      * holds a reach-out timelock or reported the new-chat quota used up, or beyond the warm-up's cap
      * of the day (docs/LIMITS.md, "Number protection").
      */
-    const admitNewContact = Effect.fn("QrSafety.admitNewContact")(function*(channel: Channel, to: string, now: number) {
-      const facts = yield* warmUp.facts(channel.id, to)
-      if (facts.recipientKnown) return yield* QrProtectionMetrics.judged("known", "accepted")
-      if (facts.timelockUntil !== null && facts.timelockUntil > now) {
-        yield* QrProtectionMetrics.judged("new", "timelock")
-        return yield* new QrSafetyLimitReached({
-          message:
-            "WhatsApp has paused this number's new chats (a reach-out timelock): messages to contacts who never wrote to it are refused until it ends; replies still go",
-          details: {
-            reason: "timelock",
-            retry_at: toTimestamp(facts.timelockUntil),
-            retry_after_seconds: retryAfter(facts.timelockUntil, now)
-          }
-        })
-      }
-      const quota = facts.newChatQuota
-      if (quota !== null && quota.used >= quota.total && (quota.cycleEndsAt === null || quota.cycleEndsAt > now)) {
-        // without a cycle end, WhatsApp's next report lifts it; a day is the longest we wait unasked
-        const until = quota.cycleEndsAt ?? quota.reportedAt + QR_DAILY_WINDOW_MS
-        if (until > now) {
-          yield* QrProtectionMetrics.judged("new", "new_chat_cap")
-          return yield* new QrSafetyLimitReached({
+    const admitNewContact = Effect.fn("QrSafety.admitNewContact")(
+      function*(channel: Messaging.Channel, to: string, now: number) {
+        const facts = yield* warmUp.facts(channel.id, to)
+        if (facts.recipientKnown) return yield* QrProtectionMetrics.judged("known", "accepted")
+        if (facts.timelockUntil !== null && facts.timelockUntil > now) {
+          yield* QrProtectionMetrics.judged("new", "timelock")
+          return yield* new Errors.QrSafetyLimitReached({
             message:
-              `WhatsApp's quota of new chats for this number is used up (${quota.used} of ${quota.total}): messages to contacts who never wrote to it are refused until the quota renews`,
+              "WhatsApp has paused this number's new chats (a reach-out timelock): messages to contacts who never wrote to it are refused until it ends; replies still go",
             details: {
-              reason: "new_chat_cap",
-              limit: quota.total,
-              retry_at: toTimestamp(until),
-              retry_after_seconds: retryAfter(until, now)
+              reason: "timelock",
+              retry_at: Schemas.toTimestamp(facts.timelockUntil),
+              retry_after_seconds: retryAfter(facts.timelockUntil, now)
             }
           })
         }
-      }
-      const stage = warmUpStage({ now, linkedAt: facts.linkedAt, override: facts.override })
-      if (stage._tag !== "WarmingUp") return yield* QrProtectionMetrics.judged("new", "accepted")
-      const sent = yield* warmUp.newContactSends(channel.id, toTimestamp(now - QR_DAILY_WINDOW_MS))
-      const decision = decideWarmUp({
-        now,
-        linkedAt: facts.linkedAt,
-        override: facts.override,
-        newContactSentAt: sent
-      })
-      yield* QrProtectionMetrics.judged("new", decision._tag === "Allowed" ? "accepted" : "warm_up")
-      if (decision._tag === "Allowed") return
-      return yield* new QrSafetyLimitReached({
-        message:
-          `The QR channel is warming up (day ${decision.day} of ${WARM_UP_DAYS} since its number was linked): at most ${decision.limit} messages to new contacts per 24 hours; replies to contacts who wrote first are not limited by the warm-up. Retry later`,
-        details: {
-          reason: "warm_up",
-          limit: decision.limit,
-          warm_up_day: decision.day,
-          retry_at: toTimestamp(decision.retryAt),
-          retry_after_seconds: retryAfter(decision.retryAt, now)
+        const quota = facts.newChatQuota
+        if (quota !== null && quota.used >= quota.total && (quota.cycleEndsAt === null || quota.cycleEndsAt > now)) {
+          // without a cycle end, WhatsApp's next report lifts it; a day is the longest we wait unasked
+          const until = quota.cycleEndsAt ?? quota.reportedAt + QrSafetyWindow.QR_DAILY_WINDOW_MS
+          if (until > now) {
+            yield* QrProtectionMetrics.judged("new", "new_chat_cap")
+            return yield* new Errors.QrSafetyLimitReached({
+              message:
+                `WhatsApp's quota of new chats for this number is used up (${quota.used} of ${quota.total}): messages to contacts who never wrote to it are refused until the quota renews`,
+              details: {
+                reason: "new_chat_cap",
+                limit: quota.total,
+                retry_at: Schemas.toTimestamp(until),
+                retry_after_seconds: retryAfter(until, now)
+              }
+            })
+          }
         }
-      })
-    })
+        const stage = QrWarmUp.warmUpStage({ now, linkedAt: facts.linkedAt, override: facts.override })
+        if (stage._tag !== "WarmingUp") return yield* QrProtectionMetrics.judged("new", "accepted")
+        const sent = yield* warmUp.newContactSends(
+          channel.id,
+          Schemas.toTimestamp(now - QrSafetyWindow.QR_DAILY_WINDOW_MS)
+        )
+        const decision = QrWarmUp.decideWarmUp({
+          now,
+          linkedAt: facts.linkedAt,
+          override: facts.override,
+          newContactSentAt: sent
+        })
+        yield* QrProtectionMetrics.judged("new", decision._tag === "Allowed" ? "accepted" : "warm_up")
+        if (decision._tag === "Allowed") return
+        return yield* new Errors.QrSafetyLimitReached({
+          message:
+            `The QR channel is warming up (day ${decision.day} of ${QrWarmUp.WARM_UP_DAYS} since its number was linked): at most ${decision.limit} messages to new contacts per 24 hours; replies to contacts who wrote first are not limited by the warm-up. Retry later`,
+          details: {
+            reason: "warm_up",
+            limit: decision.limit,
+            warm_up_day: decision.day,
+            retry_at: Schemas.toTimestamp(decision.retryAt),
+            retry_after_seconds: retryAfter(decision.retryAt, now)
+          }
+        })
+      }
+    )
 
     /**
      * Refuses one more message on a QR channel whose sent-in-window plus queued reached its cap,
@@ -94,23 +89,23 @@ export class QrSafety extends Effect.Service<QrSafety>()("@switchboard/service-a
      * transaction, before the message is inserted: the channel row lock (held to commit) makes
      * concurrent sends count one after the other.
      */
-    const admit = Effect.fn("QrSafety.admit")(function*(channel: Channel, to: string) {
+    const admit = Effect.fn("QrSafety.admit")(function*(channel: Messaging.Channel, to: string) {
       if (channel.provider !== "qr") return
       yield* repo.lockChannel(channel.id)
       // read after the lock: the clock and the count see every send committed before us
       const now = yield* Clock.currentTimeMillis
-      const limit = effectiveDailyCap(yield* repo.overrides(channel.workspace_id, channel.id))
-      const usage = yield* repo.usage(channel.id, toTimestamp(now - QR_DAILY_WINDOW_MS))
-      const decision = decideDaily({ now, limit, sentAt: usage.sentAt, queued: usage.queued })
+      const limit = QrSafetyWindow.effectiveDailyCap(yield* repo.overrides(channel.workspace_id, channel.id))
+      const usage = yield* repo.usage(channel.id, Schemas.toTimestamp(now - QrSafetyWindow.QR_DAILY_WINDOW_MS))
+      const decision = QrSafetyWindow.decideDaily({ now, limit, sentAt: usage.sentAt, queued: usage.queued })
       if (decision._tag === "Allowed") return yield* admitNewContact(channel, to, now)
       yield* QrProtectionMetrics.judged("any", "daily_cap")
-      return yield* new QrSafetyLimitReached({
+      return yield* new Errors.QrSafetyLimitReached({
         message:
           `The QR channel's safety cap of ${decision.limit} messages per 24 hours is reached (sent plus queued); retry later`,
         details: {
           reason: "daily_cap",
           limit: decision.limit,
-          retry_at: toTimestamp(decision.retryAt),
+          retry_at: Schemas.toTimestamp(decision.retryAt),
           retry_after_seconds: retryAfter(decision.retryAt, now)
         }
       })
@@ -121,17 +116,21 @@ export class QrSafety extends Effect.Service<QrSafety>()("@switchboard/service-a
      * WhatsApp's restrictions and what its protection did in the rolling 24 h, read in one statement
      * (`QrSafetyRepo.health`).
      */
-    const usageOf = Effect.fn("QrSafety.usageOf")(function*(channel: Channel) {
+    const usageOf = Effect.fn("QrSafety.usageOf")(function*(channel: Messaging.Channel) {
       const now = yield* Clock.currentTimeMillis
-      const health = yield* repo.health(channel.id, toTimestamp(now - QR_DAILY_WINDOW_MS), toTimestamp(now)).pipe(
+      const health = yield* repo.health(
+        channel.id,
+        Schemas.toTimestamp(now - QrSafetyWindow.QR_DAILY_WINDOW_MS),
+        Schemas.toTimestamp(now)
+      ).pipe(
         Effect.flatMap(Option.match({
           onNone: () => Effect.dieMessage("the QR channel's row went missing while it was read"),
           onSome: Effect.succeed
         }))
       )
-      const limit = effectiveDailyCap(health.overrides)
+      const limit = QrSafetyWindow.effectiveDailyCap(health.overrides)
       const facts = health.facts
-      const stage = warmUpStage({ now, linkedAt: facts.linkedAt, override: facts.override })
+      const stage = QrWarmUp.warmUpStage({ now, linkedAt: facts.linkedAt, override: facts.override })
       const newContacts = stage._tag === "WarmingUp" ? health.newContactSends : null
       return {
         channel_id: channel.id,
@@ -143,17 +142,19 @@ export class QrSafety extends Effect.Service<QrSafety>()("@switchboard/service-a
         recipient_checks_24h: { on_whatsapp: health.onWhatsApp, not_on_whatsapp: health.notOnWhatsApp },
         restrictions: {
           timelock_until: facts.timelockUntil !== null && facts.timelockUntil > now
-            ? toTimestamp(facts.timelockUntil)
+            ? Schemas.toTimestamp(facts.timelockUntil)
             : null,
           new_chat_quota: facts.newChatQuota === null ? null : {
             total: facts.newChatQuota.total,
             used: facts.newChatQuota.used,
-            cycle_ends_at: facts.newChatQuota.cycleEndsAt === null ? null : toTimestamp(facts.newChatQuota.cycleEndsAt),
-            reported_at: toTimestamp(facts.newChatQuota.reportedAt)
+            cycle_ends_at: facts.newChatQuota.cycleEndsAt === null
+              ? null
+              : Schemas.toTimestamp(facts.newChatQuota.cycleEndsAt),
+            reported_at: Schemas.toTimestamp(facts.newChatQuota.reportedAt)
           },
           last_signal: health.lastSignal === null
             ? null
-            : { signal: health.lastSignal.reason, at: toTimestamp(health.lastSignal.at) },
+            : { signal: health.lastSignal.reason, at: Schemas.toTimestamp(health.lastSignal.at) },
           held_by_timelock: health.heldByTimelock
         },
         warm_up: {
@@ -167,17 +168,17 @@ export class QrSafety extends Effect.Service<QrSafety>()("@switchboard/service-a
             : facts.override._tag === "Off"
             ? "off" as const
             : "capped" as const,
-          linked_at: facts.linkedAt === null ? null : toTimestamp(facts.linkedAt),
+          linked_at: facts.linkedAt === null ? null : Schemas.toTimestamp(facts.linkedAt),
           day: stage._tag === "WarmingUp" ? stage.day : null,
-          days: WARM_UP_DAYS,
+          days: QrWarmUp.WARM_UP_DAYS,
           limit: stage._tag === "WarmingUp" ? stage.limit : null,
           new_contacts_24h: newContacts,
           remaining: stage._tag === "WarmingUp" ? Math.max(0, stage.limit - newContacts!) : null,
-          next_day_at: stage._tag === "WarmingUp" ? toTimestamp(stage.dayEndsAt) : null,
+          next_day_at: stage._tag === "WarmingUp" ? Schemas.toTimestamp(stage.dayEndsAt) : null,
           ends_at: stage._tag === "WarmingUp"
-            ? toTimestamp(stage.endsAt)
+            ? Schemas.toTimestamp(stage.endsAt)
             : stage._tag === "Complete"
-            ? toTimestamp(stage.endedAt)
+            ? Schemas.toTimestamp(stage.endedAt)
             : null
         }
       }

@@ -9,7 +9,7 @@
  */
 import { RateLimiter } from "@effect/experimental"
 import { HttpApp, HttpServerResponse } from "@effect/platform"
-import { RateLimited } from "@switchboard/domain"
+import { Errors } from "@switchboard/domain"
 import { Clock, Config, Duration, Effect, Metric, Option, Ref } from "effect"
 import * as SendMetrics from "../SendMetrics.js"
 
@@ -187,7 +187,9 @@ export class RateLimits extends Effect.Service<RateLimits>()("@switchboard/servi
         return yield* outage.failed(ruleName)
       }
       yield* Metric.increment(Metric.tagged(limited, "rule", ruleName))
-      if (SendMetrics.SEND_RULES.has(ruleName)) yield* SendMetrics.recordRefusedReason(RateLimited.code.toLowerCase())
+      if (SendMetrics.SEND_RULES.has(ruleName)) {
+        yield* SendMetrics.recordRefusedReason(Errors.RateLimited.code.toLowerCase())
+      }
       yield* outage.answered
       const retryAfter = seconds(error.retryAfter)
       yield* setHeaders({
@@ -196,7 +198,7 @@ export class RateLimits extends Effect.Service<RateLimits>()("@switchboard/servi
         "ratelimit-reset": retryAfter,
         "retry-after": retryAfter
       })
-      return yield* new RateLimited({
+      return yield* new Errors.RateLimited({
         message: `Rate limit of ${spec.limit} per ${Duration.format(spec.window)} reached; retry in ${retryAfter} s`,
         details: { rule: ruleName, limit: spec.limit, retry_after_seconds: Number(retryAfter) }
       })

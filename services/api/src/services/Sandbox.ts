@@ -1,25 +1,7 @@
 /** Sandbox sessions on shared test numbers. Test-mode API keys only. */
-import type { Principal } from "@switchboard/api"
-import { CreatedSandboxSession, SandboxSession } from "@switchboard/api"
+import { SandboxApi, type Security } from "@switchboard/api"
 import { MediaRepo, MessagesRepo, SandboxRepo, Transactions } from "@switchboard/db"
-import type { ListQuery } from "@switchboard/domain"
-import {
-  DEFAULT_LIMIT,
-  MEDIA_KINDS,
-  MEDIA_LIMIT_BYTES,
-  MEDIA_TYPES,
-  newId,
-  NotFound,
-  PayloadTooLarge,
-  SANDBOX_INLINE_MEDIA_BYTES,
-  SandboxNoNumberAvailable,
-  SandboxTestKeyRequired,
-  ServiceUnavailable,
-  toPage,
-  toTimestamp,
-  ValidationError
-} from "@switchboard/domain"
-import type { InboundBody, MediaKind, SandboxInboundRequest } from "@switchboard/domain"
+import { Errors, Ids, MessageContent, Pagination, SandboxInbound, Schemas } from "@switchboard/domain"
 import { ChannelProtocol } from "@switchboard/entities/protocol"
 import { ProvidersConfig, SandboxNumbers } from "@switchboard/providers/contract"
 import { Clock, Effect, Option, Schedule } from "effect"
@@ -38,7 +20,7 @@ export const MAX_VERIFY_FAILURES = 5
 const codeHash = (code: string) => createHash("sha256").update(code).digest("hex")
 
 const toSession = (row: SandboxRepo.SandboxSessionRow) =>
-  new SandboxSession({
+  new SandboxApi.SandboxSession({
     id: row.id,
     object: "sandbox_session",
     channel_id: row.channel_id,
@@ -56,10 +38,12 @@ const toSession = (row: SandboxRepo.SandboxSessionRow) =>
 const asOf = (row: SandboxRepo.SandboxSessionRow, nowMs: number): SandboxRepo.SandboxSessionRow =>
   row.status === "active" && Date.parse(row.expires_at) <= nowMs ? { ...row, status: "expired" } : row
 
-const requireTestKey = (principal: Principal) =>
+const requireTestKey = (principal: Security.Principal) =>
   principal.kind === "api_key" && principal.mode === "test"
     ? Effect.void
-    : Effect.fail(new SandboxTestKeyRequired({ message: "Sandbox operations need a test-mode API key (wa_test_...)" }))
+    : Effect.fail(
+      new Errors.SandboxTestKeyRequired({ message: "Sandbox operations need a test-mode API key (wa_test_...)" })
+    )
 
 export class Sandbox extends Effect.Service<Sandbox>()("@switchboard/service-api/Sandbox", {
   effect: Effect.gen(function*() {
@@ -71,13 +55,13 @@ export class Sandbox extends Effect.Service<Sandbox>()("@switchboard/service-api
     const channels = yield* Channels
     const entitlements = yield* Entitlements
     const config = yield* ProvidersConfig.ProvidersConfig
-    const now = Effect.map(Clock.currentTimeMillis, toTimestamp)
+    const now = Effect.map(Clock.currentTimeMillis, Schemas.toTimestamp)
 
-    const load = Effect.fn("Sandbox.load")(function*(principal: Principal, id: string) {
+    const load = Effect.fn("Sandbox.load")(function*(principal: Security.Principal, id: string) {
       yield* requireTestKey(principal)
       const found = yield* repo.find(principal.workspaceId, id)
       if (Option.isNone(found)) {
-        return yield* new NotFound({
+        return yield* new Errors.NotFound({
           message: `No sandbox session ${id}`,
           details: { resource: "sandbox_session", id }
         })
@@ -92,10 +76,10 @@ export class Sandbox extends Effect.Service<Sandbox>()("@switchboard/service-api
         return toSession(asOf(row, yield* Clock.currentTimeMillis))
       })
 
-    const create = Effect.fn("Sandbox.create")(function*(principal: Principal) {
+    const create = Effect.fn("Sandbox.create")(function*(principal: Security.Principal) {
       yield* requireTestKey(principal)
       const nowMs = yield* Clock.currentTimeMillis
-      const at = toTimestamp(nowMs)
+      const at = Schemas.toTimestamp(nowMs)
       const code = String(randomInt(0, 1_000_000)).padStart(6, "0")
       const session = yield* transactions.run(Effect.gen(function*() {
         // serialise allocations so two sessions never take the same number
@@ -111,9 +95,11 @@ export class Sandbox extends Effect.Service<Sandbox>()("@switchboard/service-api
         const inUse = yield* repo.numbersInUse()
         const phone = config.sandboxNumbers.find((n) => !inUse.has(n))
         if (phone === undefined) {
-          return yield* new SandboxNoNumberAvailable({ message: "Every shared sandbox number is in use; retry later" })
+          return yield* new Errors.SandboxNoNumberAvailable({
+            message: "Every shared sandbox number is in use; retry later"
+          })
         }
-        const id = yield* newId("sbx")
+        const id = yield* Ids.newId("sbx")
         const channelId = yield* channels.insert({
           workspaceId: principal.workspaceId,
           name: `Sandbox ${phone} (${id.slice(-6)})`,
@@ -129,13 +115,13 @@ export class Sandbox extends Effect.Service<Sandbox>()("@switchboard/service-api
           phone_number: phone,
           status: "active" as const,
           code_hash: codeHash(code),
-          expires_at: toTimestamp(nowMs + SESSION_TTL_MS),
+          expires_at: Schemas.toTimestamp(nowMs + SESSION_TTL_MS),
           created_at: at
         }
         yield* repo.insert(row)
         return toSession({ ...row, updated_at: at, verified_recipients: [] })
       }))
-      return new CreatedSandboxSession({
+      return new SandboxApi.CreatedSandboxSession({
         ...session,
         verification: {
           code,
@@ -148,31 +134,35 @@ export class Sandbox extends Effect.Service<Sandbox>()("@switchboard/service-api
 
     /** The workspace's sessions, newest first, each with the status a reader sees now. */
     const list = Effect.fn("Sandbox.list")(function*(
-      principal: Principal,
-      query: ListQuery & { readonly status?: "active" | "revoked" | "expired" | undefined }
+      principal: Security.Principal,
+      query: Pagination.ListQuery & { readonly status?: "active" | "revoked" | "expired" | undefined }
     ) {
       yield* requireTestKey(principal)
       const nowMs = yield* Clock.currentTimeMillis
-      const limit = query.limit ?? DEFAULT_LIMIT
+      const limit = query.limit ?? Pagination.DEFAULT_LIMIT
       const rows = yield* repo.list({
         workspaceId: principal.workspaceId,
         limit,
-        now: toTimestamp(nowMs),
+        now: Schemas.toTimestamp(nowMs),
         status: query.status,
         after: query.after
       })
-      return toPage(rows, limit, (row) => toSession(asOf(row, nowMs)))
+      return Pagination.toPage(rows, limit, (row) => toSession(asOf(row, nowMs)))
     })
 
-    const get = Effect.fn("Sandbox.get")(function*(principal: Principal, id: string) {
+    const get = Effect.fn("Sandbox.get")(function*(principal: Security.Principal, id: string) {
       return toSession(yield* load(principal, id))
     })
 
     const verify = Effect.fn("Sandbox.verify")(
-      function*(principal: Principal, id: string, input: { readonly phone_number: string; readonly code: string }) {
+      function*(
+        principal: Security.Principal,
+        id: string,
+        input: { readonly phone_number: string; readonly code: string }
+      ) {
         const session = yield* load(principal, id)
         if (session.status !== "active") {
-          return yield* new ValidationError({
+          return yield* new Errors.ValidationError({
             message: `The session is ${session.status}`,
             details: { reason: "session_not_active", issues: [{ path: ["code"], message: "Invalid code" }] }
           })
@@ -193,14 +183,14 @@ export class Sandbox extends Effect.Service<Sandbox>()("@switchboard/service-api
           return { _tag: "Verified" as const }
         }))
         if (outcome._tag === "Locked") {
-          return yield* new ValidationError({
+          return yield* new Errors.ValidationError({
             message:
               `Verification of this session is locked after ${MAX_VERIFY_FAILURES} wrong codes; create a new sandbox session`,
             details: { reason: "verification_locked", issues: [{ path: ["code"], message: "Verification is locked" }] }
           })
         }
         if (outcome._tag === "Wrong") {
-          return yield* new ValidationError({
+          return yield* new Errors.ValidationError({
             message: outcome.remaining === 0
               ? `The verification code is wrong; this session's verification is now locked`
               : "The verification code is wrong",
@@ -215,7 +205,7 @@ export class Sandbox extends Effect.Service<Sandbox>()("@switchboard/service-api
       }
     )
 
-    const revoke = Effect.fn("Sandbox.revoke")(function*(principal: Principal, id: string) {
+    const revoke = Effect.fn("Sandbox.revoke")(function*(principal: Security.Principal, id: string) {
       const session = yield* load(principal, id)
       if (session.status === "active") {
         yield* repo.revoke(principal.workspaceId, id, yield* now)
@@ -225,14 +215,14 @@ export class Sandbox extends Effect.Service<Sandbox>()("@switchboard/service-api
     })
 
     /** A message of the session's channel, named by a reaction, edit, revoke or `reply_to`. */
-    const messageOfChannel = (principal: Principal, channelId: string, id: string, path: string) =>
+    const messageOfChannel = (principal: Security.Principal, channelId: string, id: string, path: string) =>
       Effect.gen(function*() {
         const found = yield* messages.findById(id)
         if (
           Option.isNone(found) || found.value.workspace_id !== principal.workspaceId ||
           found.value.channel_id !== channelId
         ) {
-          return yield* new ValidationError({
+          return yield* new Errors.ValidationError({
             message: "Name a message of the session's channel",
             details: {
               reason: "message_not_in_session",
@@ -247,8 +237,8 @@ export class Sandbox extends Effect.Service<Sandbox>()("@switchboard/service-api
 
     /** The file of a media kind, inline or stored, checked against the kind's limits and types. */
     const fileOf = (
-      principal: Principal,
-      kind: MediaKind,
+      principal: Security.Principal,
+      kind: MessageContent.MediaKind,
       input: {
         readonly media_id?: string | undefined
         readonly data_base64?: string | undefined
@@ -258,10 +248,10 @@ export class Sandbox extends Effect.Service<Sandbox>()("@switchboard/service-api
       Effect.gen(function*() {
         if (input.media_id !== undefined) {
           const found = yield* mediaRepo.find(principal.workspaceId, input.media_id)
-          if (Option.isNone(found)) return yield* new NotFound({ message: "No such media" })
+          if (Option.isNone(found)) return yield* new Errors.NotFound({ message: "No such media" })
           const media = found.value
           if (media.status !== "ready") {
-            return yield* new ValidationError({
+            return yield* new Errors.ValidationError({
               message: `The media is ${media.status}`,
               details: { reason: "media_not_ready", issues: [{ path: [kind, "media_id"], message: "Not stored" }] }
             })
@@ -276,15 +266,15 @@ export class Sandbox extends Effect.Service<Sandbox>()("@switchboard/service-api
         }
         const data = input.data_base64 ?? ""
         if (!/^[A-Za-z0-9+/]*={0,2}$/.test(data) || data.length % 4 !== 0) {
-          return yield* new ValidationError({
+          return yield* new Errors.ValidationError({
             message: "data_base64 is not base64",
             details: { issues: [{ path: [kind, "data_base64"], message: "Expected base64" }] }
           })
         }
         const bytes = Buffer.from(data, "base64")
-        const limit = Math.min(SANDBOX_INLINE_MEDIA_BYTES, MEDIA_LIMIT_BYTES[kind])
+        const limit = Math.min(SandboxInbound.SANDBOX_INLINE_MEDIA_BYTES, MessageContent.MEDIA_LIMIT_BYTES[kind])
         if (bytes.byteLength > limit) {
-          return yield* new PayloadTooLarge({
+          return yield* new Errors.PayloadTooLarge({
             message: `The ${kind} is larger than ${limit} bytes`,
             details: { limit_bytes: limit }
           })
@@ -298,9 +288,9 @@ export class Sandbox extends Effect.Service<Sandbox>()("@switchboard/service-api
         }
       }).pipe(
         Effect.tap((file) => {
-          const types = MEDIA_TYPES[kind]
+          const types = MessageContent.MEDIA_TYPES[kind]
           const type = file.mimeType.split(";")[0]!.trim().toLowerCase()
-          return types === null || types.includes(type) ? Effect.void : new ValidationError({
+          return types === null || types.includes(type) ? Effect.void : new Errors.ValidationError({
             message: `${/^[aeiou]/.test(kind) ? "An" : "A"} ${kind} takes ${types.join(", ")}`,
             details: {
               reason: "media_type_unsupported",
@@ -310,13 +300,13 @@ export class Sandbox extends Effect.Service<Sandbox>()("@switchboard/service-api
         })
       )
 
-    const as = (body: InboundBody) => body
+    const as = (body: MessageContent.InboundBody) => body
 
     /** The request as the provider-neutral body the network delivers. */
-    const bodyOf = (principal: Principal, channelId: string, input: SandboxInboundRequest) =>
+    const bodyOf = (principal: Security.Principal, channelId: string, input: SandboxInbound.SandboxInboundRequest) =>
       Effect.gen(function*() {
         if (input.text) return as({ _tag: "text", body: input.text.body })
-        for (const kind of MEDIA_KINDS) {
+        for (const kind of MessageContent.MEDIA_KINDS) {
           const given = input[kind]
           if (given === undefined) continue
           const file = yield* fileOf(principal, kind, given)
@@ -362,16 +352,16 @@ export class Sandbox extends Effect.Service<Sandbox>()("@switchboard/service-api
 
     /** The simulated network delivers a message of any kind from a verified recipient. */
     const inbound = Effect.fn("Sandbox.inbound")(
-      function*(principal: Principal, id: string, input: SandboxInboundRequest) {
+      function*(principal: Security.Principal, id: string, input: SandboxInbound.SandboxInboundRequest) {
         const session = yield* load(principal, id)
         if (session.status !== "active") {
-          return yield* new ValidationError({
+          return yield* new Errors.ValidationError({
             message: `The session is ${session.status}`,
             details: { reason: "session_not_active" }
           })
         }
         if (!SandboxNumbers.isMagicNumber(input.from) && !session.verified_recipients.includes(input.from)) {
-          return yield* new ValidationError({
+          return yield* new Errors.ValidationError({
             message: "Only verified recipients can write to a sandbox number",
             details: {
               reason: "recipient_not_verified",
@@ -393,11 +383,11 @@ export class Sandbox extends Effect.Service<Sandbox>()("@switchboard/service-api
           Effect.catchAllDefect(Effect.fail),
           Effect.retry({ times: 2, schedule: Schedule.spaced("200 millis") }),
           Effect.catchAllCause(() =>
-            new ServiceUnavailable({ message: "The sandbox network is unreachable; retry later" })
+            new Errors.ServiceUnavailable({ message: "The sandbox network is unreachable; retry later" })
           )
         )
         if (!delivered) {
-          return yield* new ValidationError({
+          return yield* new Errors.ValidationError({
             message: "The session's channel is not connected",
             details: { reason: "session_not_active" }
           })

@@ -6,49 +6,43 @@
  * written, so a refused send leaves nothing behind.
  */
 import { MediaRepo, MessagesRepo } from "@switchboard/db"
-import {
-  lidAddress,
-  MEDIA_LIMIT_BYTES,
-  MEDIA_TYPES,
-  NotFound,
-  RESOURCE_OF_PREFIX,
-  sendKind,
-  ValidationError
-} from "@switchboard/domain"
-import type { Media, MediaKind, Message, MessageMemberValue, sendFields, SendKind } from "@switchboard/domain"
+import { Errors, LidAddress, type Media, MessageContent, Messaging, UnknownIds } from "@switchboard/domain"
 import { Effect, Option, type Schema } from "effect"
 import { MediaFetch } from "./MediaFetch.js"
 
-type SendFields = Schema.Struct.Type<typeof sendFields>
+type SendFields = Schema.Struct.Type<typeof Messaging.sendFields>
 
 /** The resolved content: the message's type, `text.body`, its member, its media and its quote. */
 export interface SendContent {
-  readonly type: SendKind
+  readonly type: Messaging.SendKind
   /** a file's caption ("" when none); text and templates keep their own */
   readonly body: string | undefined
-  readonly member: MessageMemberValue | undefined
-  readonly media: Message["media"]
-  readonly replyTo: Message["context"]["reply_to"]
+  readonly member: Messaging.MessageMemberValue | undefined
+  readonly media: Messaging.Message["media"]
+  readonly replyTo: Messaging.Message["context"]["reply_to"]
 }
 
 const invalid = (path: ReadonlyArray<string>, message: string, reason: string, extra: Record<string, unknown> = {}) =>
-  new ValidationError({ message, details: { reason, ...extra, issues: [{ path: [...path], message }] } })
+  new Errors.ValidationError({ message, details: { reason, ...extra, issues: [{ path: [...path], message }] } })
 
 /** A media id that names nothing in this workspace: its 404, like any unknown id (docs/API.md "Errors"). */
 const mediaNotFound = (path: ReadonlyArray<string>) =>
-  new NotFound({
+  new Errors.NotFound({
     message: "No media with this id in this workspace",
-    details: { resource: RESOURCE_OF_PREFIX.med, issues: [{ path: [...path], message: "Names nothing here" }] }
+    details: {
+      resource: UnknownIds.RESOURCE_OF_PREFIX.med,
+      issues: [{ path: [...path], message: "Names nothing here" }]
+    }
   })
 
 /**
  * Whether `to` is the other side of a message (the conversation it belongs to, with its channel):
  * its number, or for a sender WhatsApp named by LID alone, that LID's address.
  */
-const isCounterpart = (m: Message, to: string) =>
+const isCounterpart = (m: Messaging.Message, to: string) =>
   m.direction === "outbound"
     ? m.to === to
-    : m.from === to || (m.sender?.whatsapp_lid != null && lidAddress(m.sender.whatsapp_lid) === to)
+    : m.from === to || (m.sender?.whatsapp_lid != null && LidAddress.lidAddress(m.sender.whatsapp_lid) === to)
 
 export class SendContents extends Effect.Service<SendContents>()("@switchboard/service-api/SendContents", {
   effect: Effect.gen(function*() {
@@ -73,20 +67,25 @@ export class SendContents extends Effect.Service<SendContents>()("@switchboard/s
       })
 
     /** A stored media the kind can send: ready, of a type the kind takes, within its limit. */
-    const fileFor = (kind: MediaKind, row: Media) =>
+    const fileFor = (kind: MessageContent.MediaKind, row: Media.Media) =>
       Effect.gen(function*() {
         const path = [kind, "media_id"]
         if (row.status !== "ready" || row.size_bytes === null || row.sha256 === null) {
           return yield* invalid(path, `The media is ${row.status}`, "media_not_ready")
         }
-        const types = MEDIA_TYPES[kind]
+        const types = MessageContent.MEDIA_TYPES[kind]
         if (types !== null && !types.includes(row.mime_type)) {
           return yield* invalid(path, `A ${kind} takes ${types.join(", ")}`, "media_type_unsupported")
         }
-        if (row.size_bytes > MEDIA_LIMIT_BYTES[kind]) {
-          return yield* invalid(path, `A ${kind} is at most ${MEDIA_LIMIT_BYTES[kind]} bytes`, "media_too_large", {
-            limit_bytes: MEDIA_LIMIT_BYTES[kind]
-          })
+        if (row.size_bytes > MessageContent.MEDIA_LIMIT_BYTES[kind]) {
+          return yield* invalid(
+            path,
+            `A ${kind} is at most ${MessageContent.MEDIA_LIMIT_BYTES[kind]} bytes`,
+            "media_too_large",
+            {
+              limit_bytes: MessageContent.MEDIA_LIMIT_BYTES[kind]
+            }
+          )
         }
         return row
       })
@@ -97,7 +96,7 @@ export class SendContents extends Effect.Service<SendContents>()("@switchboard/s
       to: string,
       body: SendFields
     ) {
-      const type = sendKind(body)
+      const type = Messaging.sendKind(body)
       const replyTo = body.reply_to === undefined
         ? null
         : (yield* messageOfConversation(workspaceId, body.reply_to, channelId, to, ["reply_to"])).id
@@ -141,7 +140,7 @@ export class SendContents extends Effect.Service<SendContents>()("@switchboard/s
             sha256: file.sha256,
             caption
           }
-          const member: MessageMemberValue = kind === "document"
+          const member: Messaging.MessageMemberValue = kind === "document"
             ? { ...common, filename: body.document?.filename ?? file.filename }
             : kind === "audio"
             ? { ...common, caption: null, voice: body.audio?.voice ?? false }

@@ -4,20 +4,11 @@
  * value rules (`TEMPLATE_VALUE_RULES`, a provider capability). Nothing is substituted silently.
  */
 import { TemplatesRepo } from "@switchboard/db"
-import {
-  renderTemplate,
-  TEMPLATE_VALUE_RULES,
-  TemplateNotFound,
-  TemplateNotSendable,
-  TemplateVariableMissing,
-  ValidationError,
-  valueBreaksProviderRules
-} from "@switchboard/domain"
-import type { Provider, Template } from "@switchboard/domain"
+import { Errors, type Messaging, TemplateBody, Templates } from "@switchboard/domain"
 import { Effect, Option } from "effect"
 
 export interface PreparedTemplateSend {
-  readonly template: Template
+  readonly template: Templates.Template
   /** the rendered text */
   readonly body: string
   readonly variables: Record<string, string>
@@ -35,26 +26,26 @@ export class TemplateSends extends Effect.Service<TemplateSends>()("@switchboard
       readonly workspaceId: string
       readonly slug: string
       readonly variables: Readonly<Record<string, string>>
-      readonly provider: Provider
+      readonly provider: Messaging.Provider
       readonly path: ReadonlyArray<string>
     }) {
       const found = yield* repo.findBySlug(input.workspaceId, input.slug)
       if (Option.isNone(found)) {
-        return yield* new TemplateNotFound({
+        return yield* new Errors.TemplateNotFound({
           message: "No template with this slug in this workspace",
           details: { resource: "template" }
         })
       }
       const template = found.value
       if (template.status !== "active") {
-        return yield* new TemplateNotSendable({
+        return yield* new Errors.TemplateNotSendable({
           message: "This template is archived and cannot be sent",
           details: { reason: "template_archived", id: template.id }
         })
       }
-      const rendered = renderTemplate(template, input.variables, input.path)
+      const rendered = TemplateBody.renderTemplate(template, input.variables, input.path)
       if (rendered._tag === "Missing") {
-        return yield* new TemplateVariableMissing({
+        return yield* new Errors.TemplateVariableMissing({
           message: `Required template variables not supplied: ${rendered.missing.join(", ")}`,
           details: { missing: rendered.missing }
         })
@@ -62,7 +53,7 @@ export class TemplateSends extends Effect.Service<TemplateSends>()("@switchboard
       if (rendered._tag === "Invalid") {
         // unknown names are the request's own text: counted, never repeated (docs/API.md "Errors")
         const unknown = rendered.issues.filter((i) => i.message.startsWith("Unknown")).length
-        return yield* new ValidationError({
+        return yield* new Errors.ValidationError({
           message: unknown > 0
             ? `${unknown} variable${unknown === 1 ? " is" : "s are"} not declared by this template`
             : "Template variables failed validation",
@@ -72,13 +63,13 @@ export class TemplateSends extends Effect.Service<TemplateSends>()("@switchboard
           }
         })
       }
-      const rules = TEMPLATE_VALUE_RULES[input.provider]
+      const rules = Templates.TEMPLATE_VALUE_RULES[input.provider]
       const refused = Object.entries(input.variables).flatMap(([name, value]) => {
-        const reason = valueBreaksProviderRules(rules, value)
+        const reason = Templates.valueBreaksProviderRules(rules, value)
         return reason === undefined ? [] : [{ path: [...input.path, name], message: reason }]
       })
       if (refused.length > 0) {
-        return yield* new ValidationError({
+        return yield* new Errors.ValidationError({
           message: "Template values this channel's provider would refuse",
           details: { reason: "provider_value_rules", issues: refused }
         })

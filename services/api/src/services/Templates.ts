@@ -3,28 +3,17 @@
  * test-send, a real send through `Messages.send` (same checks, same events) whose variables
  * default to each declared `example`, there only.
  */
-import type { Principal } from "@switchboard/api"
+import type { Security } from "@switchboard/api"
 import { EventsRepo, TemplatesRepo, Transactions } from "@switchboard/db"
 import {
-  checkTemplate,
-  Conflict,
-  DEFAULT_LIMIT,
-  DomainEvent,
-  newId,
-  TemplateNotFound,
-  toPage,
-  toTimestamp,
-  ValidationError
-} from "@switchboard/domain"
-import type {
-  Category,
-  CreateTemplateRequest,
-  CursorPosition,
-  Template,
-  TemplateStatus,
-  TestSendRequest,
-  UpdateTemplateRequest,
-  VariableDeclaration
+  Errors,
+  Events,
+  Ids,
+  type MessageCategory,
+  Pagination,
+  Schemas,
+  TemplateBody,
+  type Templates as DomainTemplates
 } from "@switchboard/domain"
 import { Clock, Effect, Option } from "effect"
 import { Messages } from "./Messages.js"
@@ -33,15 +22,15 @@ type VariablesInput = ReadonlyArray<
   { readonly name: string; readonly required?: boolean | undefined; readonly example?: string | null | undefined }
 >
 
-const declarations = (input: VariablesInput | undefined): ReadonlyArray<VariableDeclaration> | undefined =>
+const declarations = (input: VariablesInput | undefined): ReadonlyArray<TemplateBody.VariableDeclaration> | undefined =>
   input?.map((v) => ({ name: v.name, required: v.required ?? true, example: v.example ?? null }))
 
 /** The body and declarations checked together: 422 with every issue (positions for the body's). */
-const checked = (body: string, declared: ReadonlyArray<VariableDeclaration> | undefined) =>
+const checked = (body: string, declared: ReadonlyArray<TemplateBody.VariableDeclaration> | undefined) =>
   Effect.gen(function*() {
-    const { issues, variables } = checkTemplate(body, declared)
+    const { issues, variables } = TemplateBody.checkTemplate(body, declared)
     if (issues.length > 0) {
-      return yield* new ValidationError({
+      return yield* new Errors.ValidationError({
         message: "The template's body or variables are invalid",
         details: {
           reason: "invalid_template",
@@ -57,10 +46,12 @@ const checked = (body: string, declared: ReadonlyArray<VariableDeclaration> | un
   })
 
 const notFound = (id: string) =>
-  new TemplateNotFound({ message: `No template ${id} in this workspace`, details: { resource: "template", id } })
+  new Errors.TemplateNotFound({ message: `No template ${id} in this workspace`, details: { resource: "template", id } })
 
-const templateEvent = (type: "template.created" | "template.updated" | "template.archived", t: Template) =>
-  DomainEvent.make(type, { object: "template", object_id: t.id, template_id: t.id, status: t.status })
+const templateEvent = (
+  type: "template.created" | "template.updated" | "template.archived",
+  t: DomainTemplates.Template
+) => Events.DomainEvent.make(type, { object: "template", object_id: t.id, template_id: t.id, status: t.status })
 
 export class Templates extends Effect.Service<Templates>()("@switchboard/service-api/Templates", {
   effect: Effect.gen(function*() {
@@ -68,13 +59,13 @@ export class Templates extends Effect.Service<Templates>()("@switchboard/service
     const repo = yield* TemplatesRepo.TemplatesRepo
     const events = yield* EventsRepo.EventsRepo
     const messages = yield* Messages
-    const now = Effect.map(Clock.currentTimeMillis, toTimestamp)
+    const now = Effect.map(Clock.currentTimeMillis, Schemas.toTimestamp)
 
     const create = Effect.fn("Templates.create")(
-      function*(workspaceId: string, input: typeof CreateTemplateRequest.Type) {
+      function*(workspaceId: string, input: typeof DomainTemplates.CreateTemplateRequest.Type) {
         const variables = yield* checked(input.body, declarations(input.variables))
         const at = yield* now
-        const id = yield* newId("tpl")
+        const id = yield* Ids.newId("tpl")
         return yield* transactions.run(Effect.gen(function*() {
           const template = yield* repo.insert({
             id,
@@ -87,7 +78,7 @@ export class Templates extends Effect.Service<Templates>()("@switchboard/service
             variables,
             now: at
           }).pipe(Effect.catchTag("UniqueViolation", () =>
-            new Conflict({
+            new Errors.Conflict({
               message: "A template with that slug already exists in this workspace (archived ones included)",
               details: { reason: "slug_taken", field: "slug" }
             })))
@@ -105,14 +96,14 @@ export class Templates extends Effect.Service<Templates>()("@switchboard/service
 
     const list = Effect.fn("Templates.list")(function*(workspaceId: string, query: {
       readonly limit?: number | undefined
-      readonly after?: CursorPosition | undefined
-      readonly status?: TemplateStatus | undefined
-      readonly category?: Category | undefined
+      readonly after?: Pagination.CursorPosition | undefined
+      readonly status?: DomainTemplates.TemplateStatus | undefined
+      readonly category?: MessageCategory.Category | undefined
       readonly q?: string | undefined
     }) {
-      const limit = query.limit ?? DEFAULT_LIMIT
+      const limit = query.limit ?? Pagination.DEFAULT_LIMIT
       const rows = yield* repo.list(workspaceId, query, limit, query.after)
-      return toPage(rows, limit, (t) => t)
+      return Pagination.toPage(rows, limit, (t) => t)
     })
 
     /**
@@ -121,10 +112,10 @@ export class Templates extends Effect.Service<Templates>()("@switchboard/service
      * rendered with.
      */
     const update = Effect.fn("Templates.update")(
-      function*(workspaceId: string, id: string, changes: typeof UpdateTemplateRequest.Type) {
+      function*(workspaceId: string, id: string, changes: typeof DomainTemplates.UpdateTemplateRequest.Type) {
         const current = yield* get(workspaceId, id)
         if (current.status === "archived") {
-          return yield* new Conflict({
+          return yield* new Errors.Conflict({
             message: "An archived template cannot be changed",
             details: { reason: "template_archived" }
           })
@@ -144,7 +135,7 @@ export class Templates extends Effect.Service<Templates>()("@switchboard/service
           }, at)
           if (Option.isNone(updated)) {
             // archived in the meantime
-            return yield* new Conflict({
+            return yield* new Errors.Conflict({
               message: "An archived template cannot be changed",
               details: { reason: "template_archived" }
             })
@@ -170,14 +161,14 @@ export class Templates extends Effect.Service<Templates>()("@switchboard/service
 
     /** A real send of the template; missing variables take their `example` (here only). */
     const testSend = Effect.fn("Templates.testSend")(function*(
-      principal: Principal,
+      principal: Security.Principal,
       id: string,
-      input: typeof TestSendRequest.Type,
+      input: typeof DomainTemplates.TestSendRequest.Type,
       idempotencyKey: string | undefined
     ) {
       const found = yield* repo.find(principal.workspaceId, id)
       if (Option.isNone(found)) {
-        return yield* new TemplateNotFound({
+        return yield* new Errors.TemplateNotFound({
           message: `No template ${id} in this workspace`,
           details: { resource: "template", id }
         })

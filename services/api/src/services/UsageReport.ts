@@ -1,7 +1,6 @@
 /** `GET /v1/usage`: the current UTC calendar month (exclusive end) and live gauges. */
 import { UsageRepo } from "@switchboard/db"
-import { toTimestamp } from "@switchboard/domain"
-import type { EntitlementName } from "@switchboard/domain"
+import { type Plans, Schemas } from "@switchboard/domain"
 import { Clock, Effect } from "effect"
 import { Entitlements } from "./Entitlements.js"
 
@@ -14,15 +13,20 @@ export class UsageReport extends Effect.Service<UsageReport>()("@switchboard/ser
       const now = new Date(yield* Clock.currentTimeMillis)
       const start = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1)
       const end = Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1)
-      const counts = yield* repo.counts(workspaceId, toTimestamp(start), toTimestamp(end), toTimestamp(now))
+      const counts = yield* repo.counts(
+        workspaceId,
+        Schemas.toTimestamp(start),
+        Schemas.toTimestamp(end),
+        Schemas.toTimestamp(now)
+      )
       const { entitlements: values } = yield* entitlements.forWorkspace(workspaceId)
-      const gauge = (used: number, name: EntitlementName) => {
+      const gauge = (used: number, name: Plans.EntitlementName) => {
         const value = values[name].value
         const limit = typeof value === "number" ? value : null
         return { used, limit, unlimited: limit === null, remaining: limit === null ? null : Math.max(0, limit - used) }
       }
       return {
-        period: { start: toTimestamp(start), end: toTimestamp(end) },
+        period: { start: Schemas.toTimestamp(start), end: Schemas.toTimestamp(end) },
         metered: {
           messages_sent: gauge(counts.messages_sent, "monthly_message_quota"),
           sandbox_messages: gauge(counts.sandbox_messages, "sandbox_message_quota")

@@ -1,23 +1,15 @@
 /** Webhook endpoint and delivery use-cases. */
 import { EventsRepo, Transactions, WebhookDeliveriesRepo, WebhookEndpointsRepo } from "@switchboard/db"
 import {
-  clientStatusSources,
-  Conflict,
-  DEFAULT_LIMIT,
-  DomainEvent,
-  EVENT_TYPES,
-  isEmitted,
-  isEventTypeOrAll,
-  newId,
-  NotFound,
-  SECRET_OVERLAP_MS,
-  toKeyPage,
-  toPage,
-  toTimestamp,
-  ValidationError,
-  WebhookEndpointWithSecret
+  EmittedEvents,
+  Errors,
+  EventCatalogue,
+  Events,
+  Ids,
+  Pagination,
+  Schemas,
+  Webhooks as DomainWebhooks
 } from "@switchboard/domain"
-import type { CursorPosition, DeliveryStatus, EventType } from "@switchboard/domain"
 import { WebhookEndpointProtocol } from "@switchboard/entities/protocol"
 import { UrlPolicy, WebhooksConfig, WebhookSigner } from "@switchboard/webhooks"
 import { Clock, Effect, Option } from "effect"
@@ -35,7 +27,7 @@ const REASONS: Record<UrlPolicy.Refusal, string> = {
 }
 
 const endpointNotFound = (id: string) =>
-  new NotFound({ message: `No webhook endpoint ${id}`, details: { resource: "webhook_endpoint", id } })
+  new Errors.NotFound({ message: `No webhook endpoint ${id}`, details: { resource: "webhook_endpoint", id } })
 
 export class Webhooks extends Effect.Service<Webhooks>()("@switchboard/service-api/Webhooks", {
   effect: Effect.gen(function*() {
@@ -47,7 +39,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("@switchboard/service-a
     const config = yield* WebhooksConfig.WebhooksConfig
     const endpointClient = yield* WebhookEndpointProtocol.WebhookEndpointEntity.client
     const keyring = config.keyring
-    const now = Effect.map(Clock.currentTimeMillis, toTimestamp)
+    const now = Effect.map(Clock.currentTimeMillis, Schemas.toTimestamp)
     const wake = (id: string) =>
       endpointClient(id).Wake().pipe(Effect.catchAllCause(() => Effect.void), Effect.forkDaemon)
 
@@ -56,7 +48,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("@switchboard/service-a
         UrlPolicy.resolveTarget(url, config.allowPrivateTargets, config.resolver)
       )
       if (typeof result === "string") {
-        return yield* new ValidationError({
+        return yield* new Errors.ValidationError({
           message: REASONS[result],
           details: { reason: result, issues: [{ path: ["url"], message: REASONS[result] }] }
         })
@@ -65,10 +57,10 @@ export class Webhooks extends Effect.Service<Webhooks>()("@switchboard/service-a
 
     /** An unknown type is a 422 with `details.reason` (the names are never echoed). */
     const checkEventTypes = Effect.fn("Webhooks.checkEventTypes")(function*(types: ReadonlyArray<string>) {
-      const unknown = types.flatMap((type, index) => isEventTypeOrAll(type) ? [] : [index])
+      const unknown = types.flatMap((type, index) => DomainWebhooks.isEventTypeOrAll(type) ? [] : [index])
       if (unknown.length > 0) {
         const message = "Unknown event type; see GET /v1/webhook-event-types, or use * for all"
-        return yield* new ValidationError({
+        return yield* new Errors.ValidationError({
           message,
           details: { reason: "unknown_event_type", issues: unknown.map((i) => ({ path: ["event_types", i], message })) }
         })
@@ -83,7 +75,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("@switchboard/service-a
       yield* checkEventTypes(input.event_types)
       yield* checkUrl(input.url)
       const secret = WebhookSigner.newSecret()
-      const id = yield* newId("wh")
+      const id = yield* Ids.newId("wh")
       const at = yield* now
       yield* transactions.run(Effect.gen(function*() {
         yield* entitlements.check(workspaceId, "webhook_endpoints", yield* endpoints.count(workspaceId))
@@ -99,7 +91,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("@switchboard/service-a
         })
       }))
       const row = Option.getOrThrow(yield* endpoints.find(workspaceId, id))
-      return new WebhookEndpointWithSecret({ ...row.endpoint, secret })
+      return new DomainWebhooks.WebhookEndpointWithSecret({ ...row.endpoint, secret })
     })
 
     const get = Effect.fn("Webhooks.get")(function*(workspaceId: string, id: string) {
@@ -111,10 +103,10 @@ export class Webhooks extends Effect.Service<Webhooks>()("@switchboard/service-a
     const list = Effect.fn("Webhooks.list")(
       function*(
         workspaceId: string,
-        query: { readonly limit?: number | undefined; readonly after?: CursorPosition | undefined }
+        query: { readonly limit?: number | undefined; readonly after?: Pagination.CursorPosition | undefined }
       ) {
-        const limit = query.limit ?? DEFAULT_LIMIT
-        return toPage(yield* endpoints.list(workspaceId, limit, query.after), limit, (e) => e)
+        const limit = query.limit ?? Pagination.DEFAULT_LIMIT
+        return Pagination.toPage(yield* endpoints.list(workspaceId, limit, query.after), limit, (e) => e)
       }
     )
 
@@ -131,12 +123,12 @@ export class Webhooks extends Effect.Service<Webhooks>()("@switchboard/service-a
         eventTypes: changes.event_types,
         description: changes.description,
         status: changes.status,
-        fromStatuses: changes.status === undefined ? undefined : clientStatusSources(changes.status)
+        fromStatuses: changes.status === undefined ? undefined : DomainWebhooks.clientStatusSources(changes.status)
       }, yield* now)
       if (Option.isNone(row)) {
         const current = yield* endpoints.find(workspaceId, id)
         if (Option.isNone(current)) return yield* endpointNotFound(id)
-        return yield* new Conflict({
+        return yield* new Errors.Conflict({
           message: `A ${current.value.endpoint.status} endpoint can only be set to active; nothing was changed`,
           details: { reason: "invalid_status_transition", status: current.value.endpoint.status }
         })
@@ -159,8 +151,8 @@ export class Webhooks extends Effect.Service<Webhooks>()("@switchboard/service-a
         id,
         secretSealed: keyring.seal(secret),
         secretLast4: secret.slice(-4),
-        previousExpiresAt: toTimestamp(nowMs + SECRET_OVERLAP_MS),
-        now: toTimestamp(nowMs)
+        previousExpiresAt: Schemas.toTimestamp(nowMs + DomainWebhooks.SECRET_OVERLAP_MS),
+        now: Schemas.toTimestamp(nowMs)
       })
       if (Option.isNone(row)) return yield* endpointNotFound(id)
       return {
@@ -173,14 +165,14 @@ export class Webhooks extends Effect.Service<Webhooks>()("@switchboard/service-a
     })
 
     const test = Effect.fn("Webhooks.test")(
-      function*(workspaceId: string, id: string, eventType: EventType | undefined) {
+      function*(workspaceId: string, id: string, eventType: EventCatalogue.EventType | undefined) {
         yield* get(workspaceId, id)
         const type = eventType ?? "message.received"
         const result = yield* transactions.run(Effect.gen(function*() {
-          const objectId = yield* newId("evt")
+          const objectId = yield* Ids.newId("evt")
           const event = yield* events.append({
             workspaceId,
-            event: DomainEvent.test(type, {
+            event: Events.DomainEvent.test(type, {
               object: type.split(".")[0]!,
               object_id: objectId.replace(/^evt_/, "test_")
             })
@@ -203,12 +195,12 @@ export class Webhooks extends Effect.Service<Webhooks>()("@switchboard/service-a
 
     const listDeliveries = Effect.fn("Webhooks.listDeliveries")(function*(workspaceId: string, query: {
       readonly limit?: number | undefined
-      readonly after?: CursorPosition | undefined
-      readonly status?: DeliveryStatus | undefined
+      readonly after?: Pagination.CursorPosition | undefined
+      readonly status?: DomainWebhooks.DeliveryStatus | undefined
     }, endpointId?: string) {
       if (endpointId !== undefined) yield* get(workspaceId, endpointId)
-      const limit = query.limit ?? DEFAULT_LIMIT
-      return toPage(
+      const limit = query.limit ?? Pagination.DEFAULT_LIMIT
+      return Pagination.toPage(
         yield* deliveries.list(workspaceId, { endpointId, status: query.status }, limit, query.after),
         limit,
         (d) => d
@@ -218,7 +210,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("@switchboard/service-a
     const getDelivery = Effect.fn("Webhooks.getDelivery")(function*(workspaceId: string, id: string) {
       const found = yield* deliveries.find(workspaceId, id)
       if (Option.isNone(found)) {
-        return yield* new NotFound({
+        return yield* new Errors.NotFound({
           message: `No webhook delivery ${id}`,
           details: { resource: "webhook_delivery", id }
         })
@@ -230,7 +222,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("@switchboard/service-a
       const original = yield* getDelivery(workspaceId, id)
       // a deleted endpoint is gone for good: a replay could only end `not_deliverable`
       if (Option.isNone(yield* endpoints.find(workspaceId, original.endpoint_id))) {
-        return yield* new Conflict({
+        return yield* new Errors.Conflict({
           message: "The delivery's webhook endpoint was deleted; it cannot be replayed",
           details: { reason: "endpoint_deleted", endpoint_id: original.endpoint_id }
         })
@@ -253,7 +245,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("@switchboard/service-a
         })
       }))
       if (Option.isNone(result)) {
-        return yield* new Conflict({
+        return yield* new Errors.Conflict({
           message: `Only failed or dead deliveries can be replayed; this one is ${original.status}`,
           details: { reason: "not_replayable", status: original.status }
         })
@@ -268,19 +260,21 @@ export class Webhooks extends Effect.Service<Webhooks>()("@switchboard/service-a
      */
     const eventTypes = Effect.fn("Webhooks.eventTypes")(
       function*(query: { readonly limit?: number | undefined; readonly after?: string | undefined }) {
-        const limit = query.limit ?? DEFAULT_LIMIT
-        const start = query.after === undefined ? 0 : EVENT_TYPES.findIndex((e) => e.type === query.after) + 1
+        const limit = query.limit ?? Pagination.DEFAULT_LIMIT
+        const start = query.after === undefined
+          ? 0
+          : EventCatalogue.EVENT_TYPES.findIndex((e) => e.type === query.after) + 1
         if (start === 0 && query.after !== undefined) {
-          return yield* new ValidationError({
+          return yield* new Errors.ValidationError({
             message: "Request validation failed",
             details: { issues: [{ path: ["after"], message: "Expected a cursor returned as page.next_cursor" }] }
           })
         }
-        const items = EVENT_TYPES.slice(start, start + limit + 1).map((e) => ({
+        const items = EventCatalogue.EVENT_TYPES.slice(start, start + limit + 1).map((e) => ({
           type: e.type,
-          emitted: isEmitted(e.type)
+          emitted: EmittedEvents.isEmitted(e.type)
         }))
-        return toKeyPage(items, limit, (e) => e.type)
+        return Pagination.toKeyPage(items, limit, (e) => e.type)
       }
     )
 
