@@ -14,7 +14,7 @@
  * (api node + runner vs the bare server; Postgres apart), and the ratio a/b.
  *
  *   npm run bench:send -- [--runs 3] [--duration 20] [--connections 20] [--channels 10]
- *                         [--rate 500] [--rate-connections 50] [--profile DIR]
+ *                         [--rate 500] [--rate-connections 50] [--profile DIR] [--label NAME]
  *
  * `--profile DIR`: instead of the comparison, loads (a) for `--duration` seconds with the api
  * node and runner under a CPU profiler (lib/CpuProfileHook.mjs, like `--cpu-prof`; profiles written to DIR when they stop) and prints the
@@ -301,7 +301,11 @@ const main = async () => {
           ratio: a.accepted_per_s / b.accepted_per_s,
           ratio_c: a.accepted_per_s / c.accepted_per_s,
           load_1min: loadavg()[0],
-          queued_after_run: rows[0]?.n
+          queued_after_run: rows[0]?.n,
+          // what was measured (e.g. the env it ran with), so the record tells the runs apart
+          label: flag("label") ?? null,
+          group_commit: process.env["SEND_GROUP_COMMIT"] ?? null,
+          group_commit_statements: process.env["SEND_GROUP_COMMIT_STATEMENTS"] ?? null
         }
         record("send", line)
         lines.push(line)
