@@ -7,7 +7,7 @@
  *     transaction on the same database, answering the same JSON.
  * (c) the same bare server with the api node's group commit lever (`BARE_GROUP_COMMIT=1`: the
  *     sends of a window share one transaction), so a/c compares like with like when the api node
- *     shares its writes' statements (`SEND_GROUP_COMMIT`, off by default: set it to `true` to measure it).
+ *     shares its writes' statements (`SEND_GROUP_COMMIT`, on by default: `false` measures one statement per send).
  *
  * Each run loads a then b at full speed (same connections, same duration), then a then b at a
  * fixed rate (`--rate`, 500/s). Reports accepted/s (2xx), p50/p99, CPU per accepted request
@@ -311,7 +311,10 @@ const main = async () => {
           ratio_c: c ? a.accepted_per_s / c.accepted_per_s : undefined,
           load_1min: loadavg()[0],
           queued_after_run: rows[0]?.n,
-          label: typeof label === "string" ? label : null
+          // what was measured (e.g. the env it ran with), so the record tells the runs apart
+          label: typeof label === "string" ? label : null,
+          group_commit: process.env["SEND_GROUP_COMMIT"] ?? null,
+          group_commit_statements: process.env["SEND_GROUP_COMMIT_STATEMENTS"] ?? null
         }
         record("send", line)
         lines.push(line)

@@ -54,9 +54,9 @@ export class Messages extends Effect.Service<Messages>()("@switchboard/service-a
     const quota = yield* MessageQuota
     const contents = yield* SendContents
     const channelClient = yield* ChannelProtocol.ChannelEntity.client
-    // concurrent sends share their writes' statement (docs/CONFIGURATION.md, `SEND_GROUP_COMMIT`);
-    // off by default: one statement in flight per node held a kill -9 retry burst past its bound
-    const groupCommit = yield* Config.boolean("SEND_GROUP_COMMIT").pipe(Config.withDefault(false), Effect.orDie)
+    // concurrent sends share their writes' statement (docs/CONFIGURATION.md, `SEND_GROUP_COMMIT`,
+    // `SEND_GROUP_COMMIT_STATEMENTS` of them in flight); `false`: one statement per send
+    const groupCommit = yield* Config.boolean("SEND_GROUP_COMMIT").pipe(Config.withDefault(true), Effect.orDie)
 
     /** Everything that can refuse a send, before anything is written. */
     const check = Effect.fn("Messages.check")(
