@@ -7,7 +7,7 @@
  *     transaction on the same database, answering the same JSON.
  * (c) the same bare server with the api node's group commit lever (`BARE_GROUP_COMMIT=1`: the
  *     sends of a window share one transaction), so a/c compares like with like when the api node
- *     shares its writes' statements (`SEND_GROUP_COMMIT`, on by default: `false` measures one statement per send).
+ *     shares its writes' statements (`SEND_GROUP_COMMIT`, off by default: set it to `true` to measure it).
  *
  * Each run loads a then b at full speed (same connections, same duration), then a then b at a
  * fixed rate (`--rate`, 500/s). Reports accepted/s (2xx), p50/p99, CPU per accepted request

@@ -55,8 +55,9 @@ export class Messages extends Effect.Service<Messages>()("@switchboard/service-a
     const contents = yield* SendContents
     const channelClient = yield* ChannelProtocol.ChannelEntity.client
     // concurrent sends share their writes' statement (docs/CONFIGURATION.md, `SEND_GROUP_COMMIT`,
-    // `SEND_GROUP_COMMIT_STATEMENTS` of them in flight); `false`: one statement per send
-    const groupCommit = yield* Config.boolean("SEND_GROUP_COMMIT").pipe(Config.withDefault(true), Effect.orDie)
+    // `SEND_GROUP_COMMIT_STATEMENTS` of them in flight); off by default: no gain measured on a quiet
+    // machine (bench/RESULTS.md "Group commit, several statements in flight")
+    const groupCommit = yield* Config.boolean("SEND_GROUP_COMMIT").pipe(Config.withDefault(false), Effect.orDie)
 
     /** Everything that can refuse a send, before anything is written. */
     const check = Effect.fn("Messages.check")(
