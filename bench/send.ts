@@ -311,7 +311,10 @@ const main = async () => {
           ratio_c: c ? a.accepted_per_s / c.accepted_per_s : undefined,
           load_1min: loadavg()[0],
           queued_after_run: rows[0]?.n,
-          label: typeof label === "string" ? label : null
+          // what was measured (e.g. the env it ran with), so the record tells the runs apart
+          label: typeof label === "string" ? label : null,
+          group_commit: process.env["SEND_GROUP_COMMIT"] ?? null,
+          group_commit_statements: process.env["SEND_GROUP_COMMIT_STATEMENTS"] ?? null
         }
         record("send", line)
         lines.push(line)

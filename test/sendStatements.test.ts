@@ -11,7 +11,7 @@ import { Context, Effect, FiberRef, FiberRefs, Layer, Option } from "effect"
 import { api, refused, sandboxSetup } from "./support/Fixtures.js"
 import * as TestApp from "./support/TestApp.js"
 
-// group commit is off by default (docs/CONFIGURATION.md `SEND_GROUP_COMMIT`); this file measures it on
+// group commit is off by default (docs/CONFIGURATION.md `SEND_GROUP_COMMIT`); this file measures it on, whatever the env says
 process.env["SEND_GROUP_COMMIT"] = "true"
 
 /** The statements each `POST /v1/messages` ran (on its own fiber or those it forked), in order. */

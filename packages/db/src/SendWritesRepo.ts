@@ -20,6 +20,7 @@ import { envelopeTemplate, EventsRepo } from "./EventsRepo.js"
 import * as GroupCommitLeader from "./GroupCommitLeader.js"
 import type { ClaimRef } from "./IdempotencyRepo.js"
 import { dieOnDatabaseError } from "./Rows.js"
+import { conversationKey, lockOrder, statementsInFlight } from "./SendGroupCommit.js"
 
 export interface SendWrite {
   /**
@@ -287,12 +288,13 @@ export class SendWritesRepo extends Effect.Service<SendWritesRepo>()("@switchboa
       const rounds: Array<Array<number>> = []
       const seen = new Map<string, number>()
       inputs.forEach((input, i) => {
-        const key = `${input.message.channel_id} ${input.message.to}`
+        const key = conversationKey(input)
         const round = seen.get(key) ?? 0
         seen.set(key, round + 1)
         ;(rounds[round] ??= []).push(i)
       })
       for (const round of rounds) {
+        round.sort((i, j) => lockOrder(inputs[i]!, inputs[j]!))
         if (round.length === 1) {
           yield* alone(round[0]!)
           continue
@@ -322,10 +324,17 @@ export class SendWritesRepo extends Effect.Service<SendWritesRepo>()("@switchboa
     /**
      * `write`, sharing its statement with the api node's concurrent sends (`GroupCommitLeader`):
      * alone, it is `write`; under load, one statement serves the sends that reached their writes
-     * while the one before ran. Outside a transaction only. `SEND_GROUP_COMMIT=false` turns it off
-     * (the send path then calls `write`).
+     * while the statements before ran (`SEND_GROUP_COMMIT_STATEMENTS` of them at once). A
+     * conversation is in one running statement at most: a send to it waits for the one before to
+     * commit, so one conversation's sends are written in the order they came. Outside a
+     * transaction only. `SEND_GROUP_COMMIT=false` turns it off (the send path then calls `write`).
      */
-    const writeShared = GroupCommitLeader.make(writeMany, MAX_BATCH)
+    const writeShared = GroupCommitLeader.make({
+      write: writeMany,
+      key: conversationKey,
+      maxBatch: MAX_BATCH,
+      maxInFlight: yield* statementsInFlight
+    })
 
     return { write, writeMany, writeShared } as const
   }),

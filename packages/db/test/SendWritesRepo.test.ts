@@ -5,7 +5,7 @@ import { assert, describe, layer } from "@effect/vitest"
 import { ContactsRepo, ConversationsRepo, EventsRepo, MessagesRepo, SendWritesRepo } from "@switchboard/db"
 import * as TestDatabase from "@switchboard/db/testing"
 import { Ids, MessageCategory, Messaging, Schemas } from "@switchboard/domain"
-import { Chunk, Effect, Exit, Fiber, Layer, Option, Schema, Stream } from "effect"
+import { Chunk, Deferred, Effect, Exit, Fiber, Layer, Option, Schedule, Schema, Stream } from "effect"
 
 const TestLayer = Layer.mergeAll(
   SendWritesRepo.SendWritesRepo.Default,
@@ -345,7 +345,8 @@ describe("SendWritesRepo", () => {
         assert.deepStrictEqual(results[2], { _tag: "ContactsLimitReached", used: 3 })
         // six sends, two statements: five in the first, the second send to +...41 in its own
         assert.strictEqual(statements.length, 2, statements.join("\n"))
-        assert.match(statements[0]!, /^WITH s0_go AS/)
+        // the sends in lock order (by recipient): the held claim's send (+...40) first
+        assert.match(statements[0]!, /^WITH s0_claim AS/)
         const [first, , , again, , second] = results
         if (first?._tag === "Written" && second?._tag === "Written" && again?._tag === "Written") {
           assert.isTrue(first.contactCreated)
@@ -417,6 +418,65 @@ describe("SendWritesRepo", () => {
         assert.isTrue(together.every((r) => r._tag === "Written"))
         assert.strictEqual(new Set(together.map((r) => r._tag === "Written" ? r.contactId : "")).size, 12)
         assert.isBelow(statements.length, 12, statements.join("\n"))
+      }))
+
+    it.effect("locks a statement's conversations in one order, so two statements sharing them wait for each other", () =>
+      Effect.gen(function*() {
+        // a second connection holds a lock meanwhile: only on a Postgres server (embedded has one)
+        if (TestDatabase.mode() !== "real") return
+        const sql = yield* SqlClient.SqlClient
+        const writes = yield* SendWritesRepo.SendWritesRepo
+        const { channelId, workspaceId } = yield* workspace
+        const send = (to: string) =>
+          Effect.map(queued(workspaceId, channelId, to, nextInstant()), (message) => ({
+            message,
+            priority: MessageCategory.PRIORITY.utility,
+            contactsLimit: null,
+            claim: undefined
+          }))
+        const [p, q] = ["+4915100000071", "+4915100000072"]
+        // both conversations exist: a send's first lock is then its conversation's row
+        for (const to of [p, q]) assert.strictEqual((yield* writes.write(yield* send(to)))._tag, "Written")
+        const [qConversation] = yield* sql<{ id: string }>`SELECT c.id FROM conversations c
+          JOIN contacts k ON k.id = c.contact_id WHERE c.channel_id = ${channelId} AND k.phone_number = ${q}`
+        const statements: Array<string> = []
+        const counted = Statement.withTransformer((statement) =>
+          Effect.sync(() => {
+            statements.push(statement.compile()[0].replace(/\s+/g, " ").slice(0, 40))
+            return statement
+          })
+        )
+        const waitingForLocks = (n: number) =>
+          sql<{ n: number }>`SELECT count(*)::int AS n FROM pg_stat_activity
+            WHERE datname = current_database() AND wait_event_type = 'Lock'`.pipe(
+            Effect.repeat({ until: (rows) => rows[0]!.n >= n, schedule: Schedule.spaced("20 millis") })
+          )
+        // another writer (an api node's statement) holds q's conversation
+        const held = yield* Deferred.make<void>()
+        const release = yield* Deferred.make<void>()
+        const blocker = yield* Effect.fork(sql.withTransaction(Effect.gen(function*() {
+          yield* sql`SELECT id FROM conversations WHERE id = ${qConversation!.id} FOR UPDATE`
+          yield* Deferred.succeed(held, undefined)
+          yield* Deferred.await(release)
+        })))
+        yield* Deferred.await(held)
+        // two statements with sends to both conversations, listed in opposite orders; were they
+        // written in these orders, the first would take q (released first) and wait for p, which
+        // the second took meanwhile: a deadlock, one statement refused, its sends written again alone
+        const qFirst = yield* Effect.fork(writes.writeMany([yield* send(q), yield* send(p)]).pipe(counted))
+        yield* waitingForLocks(1)
+        const pFirst = yield* Effect.fork(writes.writeMany([yield* send(p), yield* send(q)]).pipe(counted))
+        yield* waitingForLocks(2)
+        yield* Deferred.succeed(release, undefined)
+        yield* Fiber.join(blocker)
+        const exits = [...(yield* Fiber.join(qFirst)), ...(yield* Fiber.join(pFirst))]
+        assert.deepStrictEqual(exits.map((e) => Exit.isSuccess(e) ? e.value._tag : "failed"), [
+          "Written",
+          "Written",
+          "Written",
+          "Written"
+        ])
+        assert.deepStrictEqual(statements.map((s) => s.slice(0, 9)), ["WITH s0_g", "WITH s0_g"], statements.join("\n"))
       }))
 
     it.effect("makes one contact and one conversation of concurrent first sends to a number", () =>

@@ -54,8 +54,9 @@ export class Messages extends Effect.Service<Messages>()("@switchboard/service-a
     const quota = yield* MessageQuota
     const contents = yield* SendContents
     const channelClient = yield* ChannelProtocol.ChannelEntity.client
-    // concurrent sends share their writes' statement (docs/CONFIGURATION.md, `SEND_GROUP_COMMIT`);
-    // off by default: one statement in flight per node held a kill -9 retry burst past its bound
+    // concurrent sends share their writes' statement (docs/CONFIGURATION.md, `SEND_GROUP_COMMIT`,
+    // `SEND_GROUP_COMMIT_STATEMENTS` of them in flight); off by default: no gain measured on a quiet
+    // machine (bench/RESULTS.md "Group commit, several statements in flight")
     const groupCommit = yield* Config.boolean("SEND_GROUP_COMMIT").pipe(Config.withDefault(false), Effect.orDie)
 
     /** Everything that can refuse a send, before anything is written. */
