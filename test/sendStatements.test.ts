@@ -13,6 +13,10 @@ import * as TestApp from "./support/TestApp.js"
 
 // group commit is off by default (docs/CONFIGURATION.md `SEND_GROUP_COMMIT`); this file measures it on, whatever the env says
 process.env["SEND_GROUP_COMMIT"] = "true"
+// one shared statement in flight: the sends that reach their writes while it runs must share the
+// next one. With several in flight, 12 concurrent sends can each find a slot free when they come a
+// few ms apart (CI, 2026-11-27: 12 statements); the leader's own tests cover several in flight.
+process.env["SEND_GROUP_COMMIT_STATEMENTS"] = "1"
 
 /** The statements each `POST /v1/messages` ran (on its own fiber or those it forked), in order. */
 const recorded: Array<string> = []
