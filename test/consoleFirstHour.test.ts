@@ -186,8 +186,24 @@ describe("console: the first hour without curl", () => {
           assert.deepStrictEqual(notes.data.map((n) => n.body), ["Asked about order 42"])
 
           // the recipient sends a picture (a file from the sandbox form, its text the caption): the
-          // thread draws it
-          yield* tab(w, "API keys & sandbox")
+          // thread draws it. The sessions reload on every visit; while they do, the last visit's
+          // forms are gone (text typed into one was lost to the empty form that replaced it)
+          yield* step(async () => {
+            let release = () => {}
+            const held = new Promise<void>((resolve) => (release = resolve))
+            const sessions = (url: URL) =>
+              url.pathname.endsWith("/v1/sandbox/sessions") && url.search.includes("status")
+            await w.page.route(sessions, async (route) => {
+              await held
+              await route.continue()
+            })
+            await w.page.locator("nav").getByRole("button", { name: "API keys & sandbox" }).click()
+            await w.page.getByText("Loading sandbox sessions…").waitFor()
+            assert.strictEqual(await w.page.getByLabel("Their text").count(), 0, "no stale form while loading")
+            release()
+            await w.page.getByLabel("Their text").waitFor()
+            await w.page.unroute(sessions)
+          })
           yield* step(async () => {
             await w.page.getByLabel("Their text").fill("This parcel?")
             await w.page.getByLabel("Or a file they send").setInputFiles({

@@ -24,6 +24,9 @@ views.set("developers", async () => {
   // a secret shown once is gone once the page moves on
   $("key-secret").hidden = true
   $("key-secret").replaceChildren()
+  // the sessions drawn on the last visit go at once: a form typed into while the list reloads
+  // would be replaced by an empty one, and its submit would send nothing
+  $("sandbox-sessions").replaceChildren(el("p", { class: "muted", text: "Loading sandbox sessions…" }))
   await loadKeys()
   await loadSessions()
 })
