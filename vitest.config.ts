@@ -6,7 +6,7 @@ export default defineConfig({
     globalSetup: ["./test/support/globalSetup.ts"],
     // what the code under test prints goes to .tmp/test-logs/ unless TEST_LOGS=1 (README "Tests");
     // each file gets back the environment it started with (docs/TESTING.md "How long it takes")
-    setupFiles: ["./test/support/testLogs.ts", "./test/support/fileEnv.ts"],
+    setupFiles: ["./test/support/testLogs.ts", "./test/support/fileEnv.ts", "./test/support/effectVitest.ts"],
     testTimeout: 60_000,
     hookTimeout: 120_000,
     pool: "forks",
