@@ -129,3 +129,118 @@ describe("the read of the shards held, within a refresh", () => {
     assert.strictEqual(Duration.toMillis(deadline), 500)
   })
 })
+
+describe("a lock refresh whose database answer is late (Cluster.withRefreshGrace)", () => {
+  const me = RunnerAddress.make("127.0.0.1", 41001)
+  const shard = (id: number) => ShardId.make("default", id)
+  const ids = (shards: ReadonlyArray<ShardId.ShardId>) => shards.map((s) => s.id).sort((a, b) => a - b)
+  // the settings every node runs with: refresh every 2 s, rows expire after 8 s
+  const grace = Cluster.refreshGrace(ShardingConfig.ShardingConfig.of({
+    ...ShardingConfig.defaults,
+    shardLockRefreshInterval: Duration.decode(ClusterSettings.shardingSettings.shardLockRefreshInterval!),
+    shardLockExpiration: Duration.decode(ClusterSettings.shardingSettings.shardLockExpiration!)
+  }))
+
+  /** A storage whose refreshes answer after `delay` (what each call gets), with the shards asked about. */
+  const storage = (delays: Array<Duration.DurationInput>) => {
+    let refreshes = 0
+    return {
+      calls: () => refreshes,
+      storage: {
+        acquire: (_: RunnerAddress.RunnerAddress, shardIds: Iterable<ShardId.ShardId>) => Effect.succeed([...shardIds]),
+        refresh: (_: RunnerAddress.RunnerAddress, shardIds: Iterable<ShardId.ShardId>) =>
+          Effect.suspend(() => {
+            const delay = delays[refreshes++] ?? 0
+            return Effect.as(Effect.sleep(delay), [...shardIds])
+          }),
+        release: () => Effect.void,
+        releaseAll: () => Effect.void
+      }
+    }
+  }
+
+  it("leans on confirmations for half the interval and up to expiry less two intervals", () => {
+    assert.strictEqual(Duration.toMillis(grace.answerAfter), 1_000)
+    assert.strictEqual(Duration.toMillis(grace.maxAge), 4_000)
+  })
+
+  it.scoped("answers a late refresh from the last confirmations, on time, and takes the database's answer when it comes", () =>
+    Effect.gen(function*() {
+      const db = storage(["2500 millis", "2500 millis"])
+      const locks = yield* Cluster.withRefreshGrace(db.storage, grace)
+      yield* locks.acquire(me, [shard(1), shard(2)])
+      // confirmed at 0 by the acquire; at 1 s the database takes 2.5 s to answer (a stalled runner or server)
+      yield* TestClock.adjust("1 seconds")
+      const late = yield* Effect.fork(locks.refresh(me, [shard(1), shard(2)]))
+      yield* TestClock.adjust("999 millis")
+      assert.isTrue((yield* Fiber.poll(late))._tag === "None")
+      yield* TestClock.adjust("1 millis")
+      // answered at 2 s, within the cluster's 2 s deadline, from what was confirmed 2 s ago
+      assert.deepStrictEqual(ids(yield* Fiber.join(late)), [1, 2])
+      // a refresh that starts while that one is in flight waits for it rather than asking again
+      yield* TestClock.adjust("1 seconds")
+      const joined = yield* Effect.fork(locks.refresh(me, [shard(1), shard(2)]))
+      yield* TestClock.adjust("499 millis")
+      assert.isTrue((yield* Fiber.poll(joined))._tag === "None")
+      yield* TestClock.adjust("1 millis")
+      assert.deepStrictEqual(ids(yield* Fiber.join(joined)), [1, 2])
+      assert.strictEqual(db.calls(), 1)
+      // the database's answer confirmed both shards as of 1 s (when it was asked): at 4.5 s a late
+      // refresh leans on that (3.5 s old), where the acquire's confirmation (4.5 s old) is too old
+      const leaning = yield* Effect.fork(locks.refresh(me, [shard(1), shard(2)]))
+      yield* TestClock.adjust("1 seconds")
+      assert.deepStrictEqual(ids(yield* Fiber.join(leaning)), [1, 2])
+      assert.strictEqual(db.calls(), 2)
+    }))
+
+  it.scoped("waits for the database when the last confirmation is older than expiry less two intervals", () =>
+    Effect.gen(function*() {
+      const db = storage(["10 seconds"])
+      const locks = yield* Cluster.withRefreshGrace(db.storage, grace)
+      yield* locks.acquire(me, [shard(1)])
+      yield* TestClock.adjust("3001 millis")
+      // asked at 3.001 s: by 4.001 s (when it would lean) the confirmation is 4.001 s old, too old
+      const fiber = yield* Effect.fork(locks.refresh(me, [shard(1)]))
+      yield* TestClock.adjust("5 seconds")
+      assert.isTrue((yield* Fiber.poll(fiber))._tag === "None")
+      yield* TestClock.adjust("5 seconds")
+      assert.deepStrictEqual(ids(yield* Fiber.join(fiber)), [1])
+    }))
+
+  it.scoped("does not answer from memory a shard never confirmed, nor a probe that asks about none", () =>
+    Effect.gen(function*() {
+      const db = storage(["3 seconds", "3 seconds"])
+      const locks = yield* Cluster.withRefreshGrace(db.storage, grace)
+      yield* locks.acquire(me, [shard(1)])
+      const unknown = yield* Effect.fork(locks.refresh(me, [shard(1), shard(2)]))
+      yield* TestClock.adjust("2 seconds")
+      assert.isTrue((yield* Fiber.poll(unknown))._tag === "None")
+      yield* TestClock.adjust("1 seconds")
+      assert.deepStrictEqual(ids(yield* Fiber.join(unknown)), [1, 2])
+      const probe = yield* Effect.fork(locks.refresh(me, []))
+      yield* TestClock.adjust("2 seconds")
+      assert.isTrue((yield* Fiber.poll(probe))._tag === "None")
+      yield* TestClock.adjust("1 seconds")
+      assert.deepStrictEqual(ids(yield* Fiber.join(probe)), [])
+    }))
+
+  it.scoped("forgets a shard the database no longer names, and one released", () =>
+    Effect.gen(function*() {
+      let held = [shard(1), shard(2), shard(3)]
+      const locks = yield* Cluster.withRefreshGrace({
+        acquire: (_, shardIds) => Effect.succeed([...shardIds]),
+        // the first refresh answers at once; the next ones never (a database gone quiet)
+        refresh: () => held.length === 0 ? Effect.never : Effect.succeed(held.splice(0).slice(0, 2)),
+        release: () => Effect.void,
+        releaseAll: () => Effect.void
+      }, grace)
+      yield* locks.acquire(me, [shard(1), shard(2), shard(3)])
+      yield* TestClock.adjust("10 millis")
+      // shard 3 was taken by another runner after its row expired: the database leaves it out
+      assert.deepStrictEqual(ids(yield* locks.refresh(me, [shard(1), shard(2), shard(3)])), [1, 2])
+      yield* locks.release(me, shard(2))
+      const late = yield* Effect.fork(locks.refresh(me, [shard(1)]))
+      yield* TestClock.adjust("1 seconds")
+      assert.deepStrictEqual(ids(yield* Fiber.join(late)), [1])
+    }))
+})
