@@ -106,15 +106,27 @@ export class SandboxNetworkRepo extends Effect.Service<SandboxNetworkRepo>()("@s
      */
     const missedReceipts = Effect.fn("SandboxNetworkRepo.missedReceipts")(function*(
       cutoff: string,
-      /** older reports are not looked at any more (the sweep stays an index range, not a scan of history) */
+      /**
+       * reports, and messages last moved, before this are not looked at any more (the sweep stays an
+       * index range, not a scan of history)
+       */
       notBefore: string,
       limit: number
     ) {
+      // Driven by the messages still short of `read` (the partial indexes `messages_in_flight` and
+      // `messages_awaiting_read`), each looked up in the network's deliveries: one row per message
+      // awaiting a receipt. Driven by the deliveries, it read every delivery of the last hour each
+      // second, settled or not (bench/RESULTS.md 11 "What grew"): a cost that grew with the traffic.
       const rows = yield* sql<
         { message_id: string; status: string; sent_at: Date | null; delivered_at: Date | null; read_at: Date | null }
       >`
         SELECT d.message_id, m.status, d.sent_at, d.delivered_at, d.read_at
-        FROM sandbox_deliveries d JOIN messages m ON m.id = d.message_id
+        FROM (
+          SELECT id, status FROM messages WHERE status = 'provider_accepted' AND updated_at > ${notBefore}
+          UNION ALL
+          SELECT id, status FROM messages
+            WHERE direction = 'outbound' AND status IN ('sent', 'delivered') AND updated_at > ${notBefore}
+        ) m JOIN sandbox_deliveries d ON d.message_id = m.id
         WHERE d.sent_at < ${cutoff} AND d.sent_at > ${notBefore}
           AND ((d.read_at IS NOT NULL AND d.read_at < ${cutoff} AND m.status IN ('provider_accepted', 'sent', 'delivered'))
             OR (d.delivered_at IS NOT NULL AND d.delivered_at < ${cutoff} AND m.status IN ('provider_accepted', 'sent'))

@@ -1,6 +1,13 @@
 import { SqlClient } from "@effect/sql"
 import { assert, describe, layer } from "@effect/vitest"
-import { ContactsRepo, ConversationsRepo, DispatchQueueRepo, MessagesRepo, SendChecksRepo } from "@switchboard/db"
+import {
+  ContactsRepo,
+  ConversationsRepo,
+  DispatchQueueRepo,
+  MessagesRepo,
+  SandboxNetworkRepo,
+  SendChecksRepo
+} from "@switchboard/db"
 import * as TestDatabase from "@switchboard/db/testing"
 import { Ids, MessageCategory, type MessageStateMachine, Schemas } from "@switchboard/domain"
 import { Effect, Layer, Option } from "effect"
@@ -10,6 +17,7 @@ const TestLayer = Layer.mergeAll(
   ContactsRepo.ContactsRepo.Default,
   ConversationsRepo.ConversationsRepo.Default,
   DispatchQueueRepo.DispatchQueueRepo.Default,
+  SandboxNetworkRepo.SandboxNetworkRepo.Default,
   SendChecksRepo.SendChecksRepo.Default
 ).pipe(Layer.provideMerge(TestDatabase.sqlLayer))
 
@@ -317,6 +325,54 @@ describe("DispatchQueueRepo", () => {
         assert.isBelow(read.idx_tup_fetch, 20, "a few index entries, not the queue")
         assert.isTrue(Option.isNone(yield* repo.transition("msg_backlog2", "dispatching")), "the order still holds")
         yield* sql`UPDATE messages SET status = 'expired' WHERE channel_id = ${channelId} AND status = 'queued'`
+      }))
+
+    it.effect("finds a receipt the sandbox reported and the message missed, without reading the settled deliveries", () =>
+      Effect.gen(function*() {
+        // the sweep runs every second; driven by the deliveries it read every delivery of the last
+        // hour, settled or not (bench/RESULTS.md 11 "What grew")
+        const sql = yield* SqlClient.SqlClient
+        const network = yield* SandboxNetworkRepo.SandboxNetworkRepo
+        const { channelId, insert } = yield* oneChannel
+        const stuck = yield* insert("provider_accepted")
+        yield* sql`INSERT INTO messages (id, workspace_id, channel_id, conversation_id, contact_id, direction, to_number,
+            type, body, category, priority, status, created_at, updated_at)
+          SELECT 'msg_settled' || g, m.workspace_id, m.channel_id, m.conversation_id, m.contact_id, 'outbound',
+            m.to_number, 'text', 'read long ago', m.category, m.priority, 'read', m.created_at, m.updated_at
+          FROM messages m, generate_series(1, 1500) g WHERE m.id = ${stuck.id}`
+        yield* sql`INSERT INTO sandbox_deliveries (message_id, channel_id, to_number, offers, accepted_at, sent_at,
+            delivered_at, read_at)
+          SELECT id, channel_id, to_number, 1, ${at(-61_000)}, ${at(-60_000)}, ${at(-59_000)}, ${at(-58_000)}
+          FROM messages WHERE channel_id = ${channelId} AND (id = ${stuck.id} OR id LIKE 'msg_settled%')`
+        yield* sql`ANALYZE messages`
+        yield* sql`ANALYZE sandbox_deliveries`
+        const counts = Effect.map(
+          sql<{ seq_scan: number; idx_tup_fetch: number }>`
+            SELECT sum(seq_scan)::int AS seq_scan, sum(idx_tup_fetch)::int AS idx_tup_fetch
+            FROM pg_stat_xact_user_tables WHERE relname IN ('messages', 'sandbox_deliveries')`,
+          (rows) => rows[0]!
+        )
+        const { missed, read } = yield* sql.withTransaction(Effect.gen(function*() {
+          const before = yield* counts
+          const missed = yield* network.missedReceipts(at(-10_000), at(-3_600_000), 100)
+          const after = yield* counts
+          return {
+            missed,
+            read: {
+              seq_scan: after.seq_scan - before.seq_scan,
+              idx_tup_fetch: after.idx_tup_fetch - before.idx_tup_fetch
+            }
+          }
+        }))
+        assert.deepStrictEqual(missed.map((r) => [r.messageId, r.stage]), [
+          [stuck.id, "sent"],
+          [stuck.id, "delivered"],
+          [stuck.id, "read"]
+        ])
+        assert.strictEqual(read.seq_scan, 0, "no sequential scan")
+        // what earlier tests of this file left awaiting a receipt, and their deliveries: a few dozen
+        assert.isBelow(read.idx_tup_fetch, 150, "the messages awaiting a receipt, not the 1,500 settled deliveries")
+        yield* sql`DELETE FROM sandbox_deliveries WHERE channel_id = ${channelId}`
       }))
   })
 })
