@@ -307,6 +307,10 @@ export const withRefreshGrace = (
         const shards = of(address)
         const fresh = (shardId: ShardId.ShardId) => now - (shards.get(shardId) ?? -Infinity) < maxAgeMillis
         if (!asked.every(fresh)) return yield* database
+        const oldest = Math.max(...asked.map((shardId) => now - shards.get(shardId)!))
+        yield* Effect.logWarning(
+          `shard lock refresh late: answered from confirmations up to ${oldest} ms old (the runner or Postgres is slow)`
+        )
         return [...shards.keys()].filter(fresh)
       })
 
