@@ -1,5 +1,5 @@
 /**
- * A runner's lock refresh answers every shard the runner holds (`Cluster.refreshHeld`), not only
+ * A runner's lock refresh answers every shard the runner holds (`LockRefresh.refreshHeld`), not only
  * those it was asked about: the cluster asks with the list it held when the refresh started and
  * gives up whatever the answer leaves out, so a shard acquired while the refresh waited was given
  * up at once and taken again a second later (bench/RESULTS.md "Operators' day two"). Real Postgres
@@ -9,7 +9,7 @@ import { RunnerAddress, RunnerStorage, ShardId, ShardingConfig, SqlRunnerStorage
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { Database } from "@switchboard/db"
 import { e2eDatabase, testDatabaseUrl } from "@switchboard/db/testing"
-import { Cluster, ClusterSettings } from "@switchboard/entities"
+import { Cluster, ClusterSettings, LockRefresh } from "@switchboard/entities"
 import { Duration, Effect, Fiber, Layer, Redacted, TestClock } from "effect"
 import pg from "pg"
 
@@ -34,7 +34,7 @@ describe.skipIf(url === undefined)("the runner's lock refresh", () => {
 
     const answers = await Effect.gen(function*() {
       const storage = yield* RunnerStorage.RunnerStorage
-      const refresh = yield* Cluster.refreshHeld(storage.refresh)
+      const refresh = yield* LockRefresh.refreshHeld(storage.refresh)
       // the refresh started while this runner held shard 1 only; shard 2 was acquired meanwhile
       yield* storage.acquire(me, [shard(1), shard(2)])
       yield* storage.acquire(other, [shard(3)])
@@ -73,7 +73,7 @@ describe.skipIf(url === undefined)("the runner's lock refresh", () => {
     await client.end()
     const stale = await Effect.gen(function*() {
       const storage = yield* RunnerStorage.RunnerStorage
-      const refresh = yield* Cluster.refreshHeld(storage.refresh)
+      const refresh = yield* LockRefresh.refreshHeld(storage.refresh)
       return yield* refresh(me, [])
     }).pipe(
       Effect.provide(
@@ -96,7 +96,7 @@ describe("the read of the shards held, within a refresh", () => {
 
   it.effect("answers the library's shards with those the read finds held", () =>
     Effect.gen(function*() {
-      const refresh = Cluster.withHeldShards(library, () => Effect.succeed([shard(1), shard(2)]), "500 millis")
+      const refresh = LockRefresh.withHeldShards(library, () => Effect.succeed([shard(1), shard(2)]), "500 millis")
       const answer = yield* refresh(me, [shard(1)])
       assert.deepStrictEqual(answer.map((s) => s.id), [1, 2])
     }))
@@ -105,7 +105,7 @@ describe("the read of the shards held, within a refresh", () => {
     Effect.gen(function*() {
       // a read stuck behind the pool's queue (a burst of activations): the refresh must not miss
       // the cluster's interval, or the runner stops every entity it hosts
-      const refresh = Cluster.withHeldShards(library, () => Effect.never, "500 millis")
+      const refresh = LockRefresh.withHeldShards(library, () => Effect.never, "500 millis")
       const fiber = yield* Effect.fork(refresh(me, [shard(1)]))
       yield* TestClock.adjust("499 millis")
       assert.isTrue((yield* Fiber.poll(fiber))._tag === "None")
@@ -116,13 +116,13 @@ describe("the read of the shards held, within a refresh", () => {
 
   it.effect("answers the library's shards when the read fails", () =>
     Effect.gen(function*() {
-      const refresh = Cluster.withHeldShards(library, () => Effect.fail(new Error("connection lost")), "500 millis")
+      const refresh = LockRefresh.withHeldShards(library, () => Effect.fail(new Error("connection lost")), "500 millis")
       const answer = yield* refresh(me, [shard(1)])
       assert.deepStrictEqual(answer.map((s) => s.id), [1])
     }))
 
   it("waits at most a quarter of the refresh interval", () => {
-    const deadline = Cluster.heldReadDeadline(ShardingConfig.ShardingConfig.of({
+    const deadline = LockRefresh.heldReadDeadline(ShardingConfig.ShardingConfig.of({
       ...ShardingConfig.defaults,
       shardLockRefreshInterval: Duration.decode(ClusterSettings.shardingSettings.shardLockRefreshInterval!)
     }))
@@ -130,12 +130,12 @@ describe("the read of the shards held, within a refresh", () => {
   })
 })
 
-describe("a lock refresh whose database answer is late (Cluster.withRefreshGrace)", () => {
+describe("a lock refresh whose database answer is late (LockRefresh.withRefreshGrace)", () => {
   const me = RunnerAddress.make("127.0.0.1", 41001)
   const shard = (id: number) => ShardId.make("default", id)
   const ids = (shards: ReadonlyArray<ShardId.ShardId>) => shards.map((s) => s.id).sort((a, b) => a - b)
   // the settings every node runs with: refresh every 2 s, rows expire after 8 s
-  const grace = Cluster.refreshGrace(ShardingConfig.ShardingConfig.of({
+  const grace = LockRefresh.refreshGrace(ShardingConfig.ShardingConfig.of({
     ...ShardingConfig.defaults,
     shardLockRefreshInterval: Duration.decode(ClusterSettings.shardingSettings.shardLockRefreshInterval!),
     shardLockExpiration: Duration.decode(ClusterSettings.shardingSettings.shardLockExpiration!)
@@ -167,7 +167,7 @@ describe("a lock refresh whose database answer is late (Cluster.withRefreshGrace
   it.scoped("answers a late refresh from the last confirmations, on time, and takes the database's answer when it comes", () =>
     Effect.gen(function*() {
       const db = storage(["2500 millis", "2500 millis"])
-      const locks = yield* Cluster.withRefreshGrace(db.storage, grace)
+      const locks = yield* LockRefresh.withRefreshGrace(db.storage, grace)
       yield* locks.acquire(me, [shard(1), shard(2)])
       // confirmed at 0 by the acquire; at 1 s the database takes 2.5 s to answer (a stalled runner or server)
       yield* TestClock.adjust("1 seconds")
@@ -196,7 +196,7 @@ describe("a lock refresh whose database answer is late (Cluster.withRefreshGrace
   it.scoped("waits for the database when the last confirmation is older than expiry less two intervals", () =>
     Effect.gen(function*() {
       const db = storage(["10 seconds"])
-      const locks = yield* Cluster.withRefreshGrace(db.storage, grace)
+      const locks = yield* LockRefresh.withRefreshGrace(db.storage, grace)
       yield* locks.acquire(me, [shard(1)])
       yield* TestClock.adjust("3001 millis")
       // asked at 3.001 s: by 4.001 s (when it would lean) the confirmation is 4.001 s old, too old
@@ -210,7 +210,7 @@ describe("a lock refresh whose database answer is late (Cluster.withRefreshGrace
   it.scoped("does not answer from memory a shard never confirmed, nor a probe that asks about none", () =>
     Effect.gen(function*() {
       const db = storage(["3 seconds", "3 seconds"])
-      const locks = yield* Cluster.withRefreshGrace(db.storage, grace)
+      const locks = yield* LockRefresh.withRefreshGrace(db.storage, grace)
       yield* locks.acquire(me, [shard(1)])
       const unknown = yield* Effect.fork(locks.refresh(me, [shard(1), shard(2)]))
       yield* TestClock.adjust("2 seconds")
@@ -227,7 +227,7 @@ describe("a lock refresh whose database answer is late (Cluster.withRefreshGrace
   it.scoped("forgets a shard the database no longer names, and one released", () =>
     Effect.gen(function*() {
       let held = [shard(1), shard(2), shard(3)]
-      const locks = yield* Cluster.withRefreshGrace({
+      const locks = yield* LockRefresh.withRefreshGrace({
         acquire: (_, shardIds) => Effect.succeed([...shardIds]),
         // the first refresh answers at once; the next ones never (a database gone quiet)
         refresh: () => held.length === 0 ? Effect.never : Effect.succeed(held.splice(0).slice(0, 2)),
