@@ -27,6 +27,8 @@ const ENTITIES_ALLOWED = new Set([
   "packages/entities/src/WebhookEndpointProtocol.ts",
   "packages/entities/src/ProbeEntity.ts",
   "packages/entities/src/Cluster.ts",
+  // the runner storage's lock refresh, which Cluster composes (no entity code)
+  "packages/entities/src/LockRefresh.ts",
   "packages/entities/src/ClusterSettings.ts",
   // the fencing setting the runner's cluster layer provides (a reference and its layer, no entity code)
   "packages/entities/src/ShardFencing.ts"
