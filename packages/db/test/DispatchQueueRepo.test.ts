@@ -109,6 +109,29 @@ const oneChannel = Effect.gen(function*() {
   return { channelId: channelId!, insert, counted, queued }
 }).pipe(Effect.orDie)
 
+/**
+ * What `effect` read of `tables`: the difference of this backend's own counts around it (pending
+ * statistics, not flushed inside a transaction, so both reads and the effect share one).
+ */
+const readsDuring = <A, E, R>(tables: ReadonlyArray<string>, effect: Effect.Effect<A, E, R>) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) => {
+    const counts = Effect.map(
+      sql<{ seq_scan: number; idx_tup_fetch: number }>`
+        SELECT sum(seq_scan)::int AS seq_scan, sum(idx_tup_fetch)::int AS idx_tup_fetch
+        FROM pg_stat_xact_user_tables WHERE relname IN ${sql.in(tables)}`,
+      (rows) => rows[0]!
+    )
+    return sql.withTransaction(Effect.gen(function*() {
+      const before = yield* counts
+      const result = yield* effect
+      const after = yield* counts
+      return {
+        result,
+        read: { seq_scan: after.seq_scan - before.seq_scan, idx_tup_fetch: after.idx_tup_fetch - before.idx_tup_fetch }
+      }
+    }))
+  })
+
 describe("DispatchQueueRepo", () => {
   layer(TestLayer, { excludeTestServices: true, timeout: 120_000 })((it) => {
     it.effect("finds channels whose receipts are overdue at any stage before read, outbound only", () =>
@@ -304,23 +327,8 @@ describe("DispatchQueueRepo", () => {
             m.updated_at
           FROM messages m, generate_series(1, 1500) g WHERE m.id = ${head.id}`
         yield* sql`ANALYZE messages`
-        // what the take read of the table: the difference of this backend's own counts (pending
-        // statistics, not flushed inside a transaction) around it
-        const counts = Effect.map(
-          sql<{ seq_scan: number; idx_tup_fetch: number }>`
-            SELECT seq_scan::int, idx_tup_fetch::int FROM pg_stat_xact_user_tables WHERE relname = 'messages'`,
-          (rows) => rows[0]!
-        )
-        const read = yield* sql.withTransaction(Effect.gen(function*() {
-          const before = yield* counts
-          const moved = yield* repo.transition(head.id, "dispatching")
-          assert.isTrue(Option.isSome(moved), "the head of the queue goes")
-          const after = yield* counts
-          return {
-            seq_scan: after.seq_scan - before.seq_scan,
-            idx_tup_fetch: after.idx_tup_fetch - before.idx_tup_fetch
-          }
-        }))
+        const { read, result: moved } = yield* readsDuring(["messages"], repo.transition(head.id, "dispatching"))
+        assert.isTrue(Option.isSome(moved), "the head of the queue goes")
         assert.strictEqual(read.seq_scan, 0, "no sequential scan of messages")
         assert.isBelow(read.idx_tup_fetch, 20, "a few index entries, not the queue")
         assert.isTrue(Option.isNone(yield* repo.transition("msg_backlog2", "dispatching")), "the order still holds")
@@ -346,24 +354,10 @@ describe("DispatchQueueRepo", () => {
           FROM messages WHERE channel_id = ${channelId} AND (id = ${stuck.id} OR id LIKE 'msg_settled%')`
         yield* sql`ANALYZE messages`
         yield* sql`ANALYZE sandbox_deliveries`
-        const counts = Effect.map(
-          sql<{ seq_scan: number; idx_tup_fetch: number }>`
-            SELECT sum(seq_scan)::int AS seq_scan, sum(idx_tup_fetch)::int AS idx_tup_fetch
-            FROM pg_stat_xact_user_tables WHERE relname IN ('messages', 'sandbox_deliveries')`,
-          (rows) => rows[0]!
+        const { read, result: missed } = yield* readsDuring(
+          ["messages", "sandbox_deliveries"],
+          network.missedReceipts(at(-10_000), at(-3_600_000), 100)
         )
-        const { missed, read } = yield* sql.withTransaction(Effect.gen(function*() {
-          const before = yield* counts
-          const missed = yield* network.missedReceipts(at(-10_000), at(-3_600_000), 100)
-          const after = yield* counts
-          return {
-            missed,
-            read: {
-              seq_scan: after.seq_scan - before.seq_scan,
-              idx_tup_fetch: after.idx_tup_fetch - before.idx_tup_fetch
-            }
-          }
-        }))
         assert.deepStrictEqual(missed.map((r) => [r.messageId, r.stage]), [
           [stuck.id, "sent"],
           [stuck.id, "delivered"],

@@ -131,6 +131,12 @@ export const withRefreshGrace = (
       if (shards === undefined) confirmed.set(key, shards = new Map())
       return shards
     }
+    /** Records `shardIds` of `address` as confirmed held at `at` (never moving a confirmation back). */
+    const confirm = (address: RunnerAddress.RunnerAddress, shardIds: Iterable<ShardId.ShardId>, at: number) => {
+      const shards = of(address)
+      for (const shardId of shardIds) shards.set(shardId, Math.max(shards.get(shardId) ?? 0, at))
+      return shards
+    }
     let inFlight: Fiber.Fiber<Array<ShardId.ShardId>, ClusterError.PersistenceError> | undefined
     const maxAgeMillis = Duration.toMillis(grace.maxAge)
 
@@ -138,9 +144,8 @@ export const withRefreshGrace = (
       Effect.gen(function*() {
         const startedAt = yield* Clock.currentTimeMillis
         const answer = yield* storage.refresh(address, shardIds)
-        const shards = of(address)
+        const shards = confirm(address, answer, startedAt)
         const named = new Set(answer)
-        for (const shardId of answer) shards.set(shardId, Math.max(shards.get(shardId) ?? 0, startedAt))
         // a shard the answer leaves out is not held, unless it was acquired after this refresh started
         for (const [shardId, at] of shards) if (!named.has(shardId) && at <= startedAt) shards.delete(shardId)
         return answer
@@ -179,8 +184,7 @@ export const withRefreshGrace = (
         Effect.gen(function*() {
           const startedAt = yield* Clock.currentTimeMillis
           const acquired = yield* storage.acquire(address, shardIds)
-          const shards = of(address)
-          for (const shardId of acquired) shards.set(shardId, Math.max(shards.get(shardId) ?? 0, startedAt))
+          confirm(address, acquired, startedAt)
           return acquired
         }),
       refresh,
