@@ -45,7 +45,10 @@ describe("replies to a contact known only by its LID", () => {
               Effect.catchAll(() =>
                 Effect.flatMap(
                   client.messages.get({ path: { messageId: sent.id } }),
-                  (m) => Effect.dieMessage(`the contact never received it: ${JSON.stringify(m)}`)
+                  (m) =>
+                    Effect.dieMessage(
+                      `the contact never received it (${hidden.deliveryReport(sent.id)}): ${JSON.stringify(m)}`
+                    )
                 )
               )
             )

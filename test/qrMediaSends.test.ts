@@ -89,7 +89,10 @@ describe("QR sends: documents, audio, voice notes, videos and stickers", () => {
                 Effect.catchAll(() =>
                   Effect.flatMap(
                     sdk.messages.get({ path: { messageId: sent.id } }),
-                    (m) => Effect.dieMessage(`the contact never received it: ${JSON.stringify(m)}`)
+                    (m) =>
+                      Effect.dieMessage(
+                        `the contact never received it (${to.deliveryReport(sent.id)}): ${JSON.stringify(m)}`
+                      )
                   )
                 )
               )

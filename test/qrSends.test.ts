@@ -58,7 +58,10 @@ describe("QR sends: locations, reactions, quoted replies and images", () => {
               Effect.catchAll(() =>
                 Effect.flatMap(
                   client.messages.get({ path: { messageId: sent.id } }),
-                  (m) => Effect.dieMessage(`the contact never received it: ${JSON.stringify(m)}`)
+                  (m) =>
+                    Effect.dieMessage(
+                      `the contact never received it (${to.deliveryReport(sent.id)}): ${JSON.stringify(m)}`
+                    )
                 )
               )
             )

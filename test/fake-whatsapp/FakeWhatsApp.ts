@@ -210,6 +210,11 @@ export class FakeContact {
   readonly chat: Array<
     { readonly stanza: "composing" | "paused" | "message"; readonly id?: string; readonly at: number }
   > = []
+  /**
+   * Message stanzas the server acknowledged (`sent` on our side) that never reached this contact's
+   * phone, with the reason: what a test names when a message it waits for does not come
+   */
+  readonly undelivered: Array<{ readonly id: string; readonly reason: string }> = []
   /** receipts this contact sent for our messages */
   readonly receiptsSent: Array<{ readonly id: string; readonly type: "delivered" | "read" }> = []
   /** answer our messages with a delivered receipt, then a read receipt */
@@ -296,6 +301,18 @@ export class FakeContact {
     })
   }
 
+  /** What became of message `id` on its way to this phone, for a test's failure message. */
+  deliveryReport(id: string): string {
+    const stanzas = this.chat.filter((c) => c.stanza === "message" && c.id === id).length
+    const why = this.undelivered.filter((u) => u.id === id).map((u) => u.reason)
+    return [
+      `${stanzas} message stanza(s) with this id reached the server for this contact`,
+      `received: ${this.received.some((m) => m.id === id)}`,
+      ...why.map((w) => `not delivered: ${w}`),
+      ...this.server.serverErrors.map((e) => `server error: ${e}`)
+    ].join("; ")
+  }
+
   lastReceived(): ReceivedMessage | undefined {
     return this.received[this.received.length - 1]
   }
@@ -370,6 +387,8 @@ export class FakeWhatsApp {
   >()
   /** message ids the companion asked to be sent again */
   readonly retryRequests: Array<string> = []
+  /** errors that ended a connection while the server handled its frames */
+  readonly serverErrors: Array<string> = []
   /** message stanzas for the companion while none is connected: delivered as offline messages at its next login */
   private readonly offlineQueue: Array<BinaryNode> = []
   /** media a contact sent, by message id (answers the companion's re-upload requests) */
@@ -551,6 +570,7 @@ export class FakeWhatsApp {
     })
     ws.on("message", (data: Buffer) => {
       this.onBytes(conn, data).catch((error) => {
+        this.serverErrors.push(String(error))
         this.events.emit("server-error", error)
         ws.terminate()
       })
@@ -971,6 +991,7 @@ export class FakeWhatsApp {
     }
     this.send(conn, { tag: "ack", attrs: { class: "message", id, from: to, t: unixNow() } })
     const device = conn.device
+    if (contact && !device) contact.undelivered.push({ id, reason: "it came on a connection with no logged-in device" })
     if (!contact || !device) return
     const encs: Array<[string, BinaryNode]> = []
     for (const toNode of getBinaryNodeChildren(getBinaryNodeChild(node, "participants"), "to")) {
@@ -978,10 +999,19 @@ export class FakeWhatsApp {
       if (enc) encs.push([toNode.attrs["jid"] ?? "", enc])
     }
     for (const enc of getBinaryNodeChildren(node, "enc")) encs.push([to, enc])
-    for (const [jid, enc] of encs) {
-      // the fan-out to the account's own other devices is not for this contact
-      if (this.findPeer(jid)?.contact !== contact) continue
-      const message = await contact.peer.decrypt(device, enc)
+    const mine = encs.filter(([jid]) => this.findPeer(jid)?.contact === contact)
+    if (mine.length === 0) {
+      const addressed = encs.map(([jid]) => jid).join(", ")
+      contact.undelivered.push({ id, reason: `no <enc> for the contact (addressed to: ${addressed || "nobody"})` })
+      this.changed()
+    }
+    // the fan-out to the account's own other devices is not for this contact
+    for (const [, enc] of mine) {
+      const message = await contact.peer.decrypt(device, enc).catch((error: unknown) => {
+        contact.undelivered.push({ id, reason: `the contact could not decrypt it (${enc.attrs["type"]}): ${error}` })
+        this.changed()
+        throw error
+      })
       contact.stanzaIds.push(id)
       if (!contact.received.some((m) => m.id === id)) {
         contact.received.push({
