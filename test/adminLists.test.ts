@@ -1,9 +1,9 @@
 /**
  * The operator CLI lists users and workspaces (README "Run it"): real processes, against real
- * Postgres when the suite has it, else the embedded database in a fresh `DATA_DIR`.
+ * Postgres when the suite has it, else the embedded database in a fresh, already migrated `DATA_DIR`.
  */
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
-import { e2eDatabase, testDatabaseUrl } from "@switchboard/db/testing"
+import { e2eDatabase, seededDataDir, testDatabaseUrl } from "@switchboard/db/testing"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -22,7 +22,7 @@ describe("admin list-users and list-workspaces", () => {
       cleanup = () => database.drop()
     } else {
       const dir = mkdtempSync(join(tmpdir(), "sbt-admin-"))
-      env = { DATA_DIR: join(dir, "data") }
+      env = { DATA_DIR: await seededDataDir(join(dir, "data")) }
       cleanup = async () => rmSync(dir, { recursive: true, force: true })
     }
   }, 60_000)

@@ -5,6 +5,7 @@
  */
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { e2eDatabase, testDatabaseUrl } from "@switchboard/db/testing"
+import { seededDataDir } from "@switchboard/db/testing"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -24,7 +25,8 @@ describe("the standalone process", () => {
   let dataDir: string
 
   beforeAll(async () => {
-    dataDir = mkdtempSync(join(tmpdir(), "sb-metrics-"))
+    // already migrated: the first start from nothing is test/quickstart.test.ts's
+    dataDir = await seededDataDir(mkdtempSync(join(tmpdir(), "sb-metrics-")))
     metricsPort = await freePort()
     service = startService("standalone", { DATA_DIR: dataDir, METRICS_PORT: String(metricsPort) }, await freePort())
     await waitUntilUp(service, "/ready", 120_000)

@@ -9,7 +9,7 @@ import { ContactsRepo, ConversationsRepo, DatabaseConfig, MessagesRepo } from "@
 import { Ids, Schemas } from "@switchboard/domain"
 import { Operator } from "@switchboard/service-api"
 import { Effect, Layer, Option, Redacted } from "effect"
-import { mkdtempSync, rmSync } from "node:fs"
+import { existsSync, mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { api, envelopeOf, request, sandboxSetup } from "./support/Fixtures.js"
@@ -240,20 +240,22 @@ describe("QR safety cap", () => {
       Effect.gen(function*() {
         const { channelId, user } = yield* connectedQrChannel
         const env = yield* cliEnv
-        // embedded mode: the CLI opens a scratch embedded database (the refusal needs no data)
-        const dataDir = Option.isNone(env) ? mkdtempSync(join(tmpdir(), "sb-qr-limit-")) : undefined
+        // the refusal is the command line's: it opens no database, and creates none in DATA_DIR
+        const scratch = mkdtempSync(join(tmpdir(), "sb-qr-limit-"))
+        const dataDir = join(scratch, "data")
         try {
           const run = yield* Effect.promise(() =>
             adminRun(
               ["qr-limit", "--workspace", user.workspaceId, "--channel", channelId, "--limit", "500"],
-              Option.getOrElse(env, () => ({ DATA_DIR: dataDir! }))
+              Option.getOrElse(env, () => ({ DATA_DIR: dataDir }))
             )
           )
           assert.strictEqual(run.code, 1, run.out)
           assert.strictEqual(run.out, "")
           assert.include(run.err, "never raised above the platform's 200")
+          assert.isFalse(existsSync(dataDir), "the refused command created an embedded database")
         } finally {
-          if (dataDir !== undefined) rmSync(dataDir, { recursive: true, force: true })
+          rmSync(scratch, { recursive: true, force: true })
         }
         const operator = yield* Effect.flip(
           Effect.flatMap(Operator.Operator, (o) => o.qrLimit(user.workspaceId, undefined, 201)).pipe(

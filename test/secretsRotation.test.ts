@@ -44,7 +44,8 @@ const database = Effect.acquireRelease(
         drop: db.drop
       }
     }
-    const dir = mkdtempSync(join(tmpdir(), "sbt-reseal-"))
+    // already migrated (`seededDataDir`): the app's layers and the CLI find the migrations run
+    const dir = await TestDatabase.seededDataDir(mkdtempSync(join(tmpdir(), "sbt-reseal-")))
     return {
       config: DatabaseConfig.layer({ url: Option.none(), dataDir: dir }),
       env: { DATA_DIR: dir } as Record<string, string>,

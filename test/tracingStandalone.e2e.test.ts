@@ -4,6 +4,7 @@
  * `Wake` to the dispatch, all in one process, and writes its id into the request's log lines.
  */
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
+import { seededDataDir } from "@switchboard/db/testing"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -20,7 +21,8 @@ describe("tracing in the standalone process", () => {
   let dataDir: string
 
   beforeAll(async () => {
-    dataDir = mkdtempSync(join(tmpdir(), "sb-tracing-"))
+    // already migrated: the first start from nothing is test/quickstart.test.ts's
+    dataDir = await seededDataDir(mkdtempSync(join(tmpdir(), "sb-tracing-")))
     collector = await startCollector()
     service = startService("standalone", {
       DATA_DIR: dataDir,

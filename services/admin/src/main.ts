@@ -6,38 +6,10 @@
  */
 import { NodeRuntime } from "@effect/platform-node"
 import { Database, DatabaseConfig, Migrations } from "@switchboard/db"
-import { Plans } from "@switchboard/domain"
 import { Invalidations, Redis, SecretsConfig, StartupSafety } from "@switchboard/infra"
 import { IdentityConfig, Mailer, Operator, SecretsReseal } from "@switchboard/service-api"
-import { Cause, Console, Effect, Layer, Logger, LogLevel } from "effect"
-import { parseArgs } from "node:util"
-
-const USAGE = `Usage: npm run admin -- <command> [options]
-  create-user --email E --password P --name N --workspace W [--plan free|starter|growth|enterprise] [--verified] [--if-missing]
-      --if-missing: an account with this e-mail and password already there is kept ("created": false, exit 0)
-  set-plan --workspace ws_... --plan free|starter|growth|enterprise
-  override --workspace ws_... --entitlement NAME (--value V | --unlimited | --clear)
-  suspend --id usr_...|ws_...|ch_...
-  reactivate --id usr_...|ws_...|ch_...
-  qr-limit --workspace ws_... [--channel ch_...] (--limit N | --clear)   lowers the QR safety cap (0-200 per 24 h)
-  qr-warm-up --workspace ws_... --channel ch_... (--off | --max N | --default)   a QR channel's warm-up for new contacts: off, a lower daily ceiling (0-200), or the default ramp
-  list-users       (id, e-mail, name, status, verified, workspaces with roles; at most 1000)
-  list-workspaces  (id, name, plan, status, owner's e-mail, members; at most 1000)
-  reseal-secrets   (re-seals every secret at rest under SECRETS_ENCRYPTION_KEY; exits 1 if no key opens some value)`
-
-const fail = (message: string) => Effect.fail(new Error(message))
-
-const parsePlan = (value: string | undefined): Effect.Effect<Plans.PlanName, Error> =>
-  (Plans.PLANS as ReadonlyArray<string>).includes(value ?? "")
-    ? Effect.succeed(value as Plans.PlanName)
-    : fail(`--plan must be one of ${Plans.PLANS.join(", ")}`)
-
-const parseValue = (raw: string): Plans.EntitlementValue => {
-  if (raw === "true") return true
-  if (raw === "false") return false
-  const n = Number(raw)
-  return raw.trim() !== "" && Number.isFinite(n) ? n : raw
-}
+import { Cause, Console, Effect, Either, Layer, Logger, LogLevel } from "effect"
+import * as Command from "./Command.js"
 
 /**
  * The end of a key rotation: every secret at rest sealed under the current key. Prints the counts;
@@ -53,88 +25,34 @@ const resealSecrets = Effect.gen(function*() {
   return counts
 })
 
-const program = Effect.gen(function*() {
-  const [command, ...rest] = process.argv.slice(2)
-  yield* StartupSafety.warnings("admin")
-  const { values } = yield* Effect.try({
-    try: () =>
-      parseArgs({
-        args: rest,
-        options: {
-          email: { type: "string" },
-          password: { type: "string" },
-          name: { type: "string" },
-          workspace: { type: "string" },
-          plan: { type: "string" },
-          verified: { type: "boolean" },
-          "if-missing": { type: "boolean" },
-          entitlement: { type: "string" },
-          value: { type: "string" },
-          unlimited: { type: "boolean" },
-          clear: { type: "boolean" },
-          id: { type: "string" },
-          channel: { type: "string" },
-          limit: { type: "string" },
-          off: { type: "boolean" },
-          max: { type: "string" },
-          default: { type: "boolean" }
-        }
-      }),
-    catch: (e) => new Error(String((e as Error).message))
-  })
-  const operator = yield* Operator.Operator
-  const need = (name: keyof typeof values) =>
-    typeof values[name] === "string" && values[name] !== ""
-      ? Effect.succeed(values[name] as string)
-      : fail(`--${name} is required`)
-  switch (command) {
-    case "create-user":
-      return yield* operator.createUser({
-        email: yield* need("email"),
-        password: yield* need("password"),
-        name: yield* need("name"),
-        workspace: yield* need("workspace"),
-        plan: yield* parsePlan(values.plan ?? "free"),
-        verified: values.verified === true,
-        ifMissing: values["if-missing"] === true
-      })
-    case "set-plan":
-      return yield* operator.setPlan(yield* need("workspace"), yield* parsePlan(values.plan))
-    case "override": {
-      const value = values.clear ? undefined : values.unlimited ? null : parseValue(yield* need("value"))
-      return yield* operator.override(yield* need("workspace"), yield* need("entitlement"), value)
-    }
-    case "suspend":
-      return yield* operator.setStatus(yield* need("id"), "suspended")
-    case "reactivate":
-      return yield* operator.setStatus(yield* need("id"), "active")
-    case "qr-limit": {
-      if ((values.limit === undefined) === (values.clear !== true)) {
-        return yield* fail("Give one of --limit N or --clear")
+const run = (command: Command.Command) =>
+  Effect.gen(function*() {
+    const operator = yield* Operator.Operator
+    switch (command._tag) {
+      case "create-user": {
+        const { _tag, ...user } = command
+        return yield* operator.createUser(user)
       }
-      const limit = values.clear ? undefined : /^\d+$/.test(values.limit!.trim()) ? Number(values.limit) : Number.NaN
-      return yield* operator.qrLimit(yield* need("workspace"), values.channel || undefined, limit)
+      case "set-plan":
+        return yield* operator.setPlan(command.workspace, command.plan)
+      case "override":
+        return yield* operator.override(command.workspace, command.entitlement, command.value)
+      case "suspend":
+        return yield* operator.setStatus(command.id, "suspended")
+      case "reactivate":
+        return yield* operator.setStatus(command.id, "active")
+      case "qr-limit":
+        return yield* operator.qrLimit(command.workspace, command.channel, command.limit)
+      case "qr-warm-up":
+        return yield* operator.qrWarmUp(command.workspace, command.channel, command.setting)
+      case "reseal-secrets":
+        return yield* resealSecrets
+      case "list-users":
+        return yield* operator.listUsers
+      case "list-workspaces":
+        return yield* operator.listWorkspaces
     }
-    case "qr-warm-up": {
-      const given = [values.off === true, values.max !== undefined, values.default === true].filter(Boolean).length
-      if (given !== 1) return yield* fail("Give one of --off, --max N or --default")
-      const setting = values.off
-        ? "off" as const
-        : values.default
-        ? "default" as const
-        : { max: /^\d+$/.test(values.max!.trim()) ? Number(values.max) : Number.NaN }
-      return yield* operator.qrWarmUp(yield* need("workspace"), yield* need("channel"), setting)
-    }
-    case "reseal-secrets":
-      return yield* resealSecrets
-    case "list-users":
-      return yield* operator.listUsers
-    case "list-workspaces":
-      return yield* operator.listWorkspaces
-    default:
-      return yield* fail(USAGE)
-  }
-})
+  })
 
 const Live = Layer.mergeAll(Operator.Operator.Default, SecretsReseal.SecretsReseal.Default).pipe(
   Layer.provide([IdentityConfig.layerFromEnv, Mailer.layerFromEnv]),
@@ -154,13 +72,19 @@ const messageOf = (cause: Cause.Cause<unknown>) => {
 const [first] = process.argv.slice(2)
 if (first === undefined || first === "--help" || first === "-h" || first === "help") {
   // before any layer: help needs no database and prints no configuration warning
-  process.stdout.write(USAGE + "\n")
+  process.stdout.write(Command.USAGE + "\n")
   process.exit(first === undefined ? 1 : 0)
 }
+// a mistake on the command line is answered before any database is opened (or created)
+const command = Either.getOrElse(Command.parse(process.argv.slice(2)), (refusal) => {
+  process.stderr.write(refusal + "\n")
+  return process.exit(1)
+})
 // a production operator with unsafe settings is stopped before touching the database
 StartupSafety.refuseUnsafeProduction("admin")
 
-program.pipe(
+StartupSafety.warnings("admin").pipe(
+  Effect.zipRight(run(command)),
   Effect.flatMap((result) => Console.log(JSON.stringify(result))),
   Effect.provide(Live),
   Effect.catchAllCause((cause) =>

@@ -8,7 +8,7 @@
  */
 import { Effect, Layer, Option, Redacted } from "effect"
 import { createHash, randomBytes } from "node:crypto"
-import { existsSync, mkdtempSync, renameSync, rmSync, writeFileSync } from "node:fs"
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import pg from "pg"
@@ -125,6 +125,25 @@ export const prepareSeed = async (): Promise<void> => {
   } finally {
     rmSync(dataDir, { recursive: true, force: true })
   }
+}
+
+/**
+ * A `DATA_DIR` for a service or CLI process the test starts, already migrated: the seed (made by
+ * `prepareSeed`, here if no run made it yet) unpacked into `<dataDir>/pglite`, where the embedded
+ * database looks. About 1.5 s against 7-14 s for the process to create and migrate it itself;
+ * `test/quickstart.test.ts` keeps the first start from nothing.
+ */
+export const seededDataDir = async (dataDir: string): Promise<string> => {
+  await prepareSeed()
+  mkdirSync(dataDir, { recursive: true })
+  const { PGlite } = await import("@electric-sql/pglite")
+  const { pg_trgm } = await import("@electric-sql/pglite/contrib/pg_trgm")
+  const db = await PGlite.create(join(dataDir, "pglite"), {
+    extensions: { pg_trgm },
+    loadDataDir: new Blob([readFileSync(seedFile())])
+  })
+  await db.close()
+  return dataDir
 }
 
 /**

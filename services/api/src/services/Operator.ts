@@ -14,6 +14,19 @@ const OPERATOR_LIST_LIMIT = 1000
 
 export class OperatorError extends Data.TaggedError("OperatorError")<{ readonly message: string }> {}
 
+/** Why a QR safety cap is refused (a whole number from 0 to the platform's cap), or `undefined`. */
+export const qrLimitRefusal = (limit: number): string | undefined =>
+  Number.isInteger(limit) && limit >= 0 && limit <= QrSafetyWindow.QR_DAILY_CAP
+    ? undefined
+    : `--limit must be a whole number from 0 to ${QrSafetyWindow.QR_DAILY_CAP}: the QR safety cap can only be lowered, ` +
+      `never raised above the platform's ${QrSafetyWindow.QR_DAILY_CAP} per 24 hours`
+
+/** Why a warm-up ceiling is refused (a whole number from 0 to the platform's cap), or `undefined`. */
+export const warmUpMaxRefusal = (max: number): string | undefined =>
+  Number.isInteger(max) && max >= 0 && max <= QrSafetyWindow.QR_DAILY_CAP
+    ? undefined
+    : `--max must be a whole number from 0 to ${QrSafetyWindow.QR_DAILY_CAP}: it can only lower the warm-up's daily caps`
+
 export class Operator extends Effect.Service<Operator>()("@switchboard/service-api/Operator", {
   effect: Effect.gen(function*() {
     const accounts = yield* Accounts
@@ -105,13 +118,8 @@ export class Operator extends Effect.Service<Operator>()("@switchboard/service-a
      */
     const qrLimit = Effect.fn("Operator.qrLimit")(
       function*(workspaceId: string, channelId: string | undefined, limit: number | undefined) {
-        if (limit !== undefined && !(Number.isInteger(limit) && limit >= 0 && limit <= QrSafetyWindow.QR_DAILY_CAP)) {
-          return yield* new OperatorError({
-            message:
-              `--limit must be a whole number from 0 to ${QrSafetyWindow.QR_DAILY_CAP}: the QR safety cap can only be lowered, ` +
-              `never raised above the platform's ${QrSafetyWindow.QR_DAILY_CAP} per 24 hours`
-          })
-        }
+        const refused = limit === undefined ? undefined : qrLimitRefusal(limit)
+        if (refused !== undefined) return yield* new OperatorError({ message: refused })
         if ((yield* workspaces.findById(workspaceId))._tag === "None") {
           return yield* new OperatorError({ message: `No workspace ${workspaceId}` })
         }
@@ -143,15 +151,8 @@ export class Operator extends Effect.Service<Operator>()("@switchboard/service-a
      */
     const qrWarmUp = Effect.fn("Operator.qrWarmUp")(
       function*(workspaceId: string, channelId: string, setting: "off" | "default" | { readonly max: number }) {
-        if (
-          typeof setting === "object" &&
-          !(Number.isInteger(setting.max) && setting.max >= 0 && setting.max <= QrSafetyWindow.QR_DAILY_CAP)
-        ) {
-          return yield* new OperatorError({
-            message:
-              `--max must be a whole number from 0 to ${QrSafetyWindow.QR_DAILY_CAP}: it can only lower the warm-up's daily caps`
-          })
-        }
+        const refused = typeof setting === "object" ? warmUpMaxRefusal(setting.max) : undefined
+        if (refused !== undefined) return yield* new OperatorError({ message: refused })
         const found = yield* channels.find(workspaceId, channelId)
         if (found._tag === "None") {
           return yield* new OperatorError({ message: `No channel ${channelId} in workspace ${workspaceId}` })
