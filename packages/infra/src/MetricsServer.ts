@@ -7,6 +7,7 @@
 import { Context, Effect, Layer, Metric, Option, Runtime } from "effect"
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
+import * as ListenFailure from "./ListenFailure.js"
 import * as MetricsConfig from "./MetricsConfig.js"
 import * as PrometheusText from "./PrometheusText.js"
 
@@ -80,12 +81,18 @@ export const layer: Layer.Layer<MetricsServer, never, MetricsConfig.MetricsConfi
     })
     const address = yield* Effect.acquireRelease(
       Effect.async<AddressInfo, never>((resume) => {
-        server.once("error", (error) =>
-          resume(
-            Effect.dieMessage(
-              `The metrics listener cannot listen on ${config.host}:${port} (METRICS_HOST, METRICS_PORT): ${error.message}`
-            )
-          ))
+        server.once(
+          "error",
+          (error) =>
+            resume(Option.match(ListenFailure.fromError(error, { name: "metrics", portSetting: "METRICS_PORT" }), {
+              // a busy or forbidden port: the one line the process stops with
+              onSome: Effect.die,
+              onNone: () =>
+                Effect.dieMessage(
+                  `The metrics listener cannot listen on ${config.host}:${port} (METRICS_HOST, METRICS_PORT): ${error.message}`
+                )
+            }))
+        )
         server.listen(port, config.host, () => resume(Effect.succeed(server.address() as AddressInfo)))
       }),
       () =>

@@ -1,4 +1,5 @@
 export * as Invalidations from "./Invalidations.js"
+export * as ListenFailure from "./ListenFailure.js"
 export * as Logging from "./Logging.js"
 export * as MetricsConfig from "./MetricsConfig.js"
 export * as MetricsServer from "./MetricsServer.js"

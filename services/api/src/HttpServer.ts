@@ -8,6 +8,7 @@ import { HttpApiBuilder, HttpApiSwagger, HttpMiddleware, HttpServer, OpenApi } f
 import { NodeHttpClient, NodeHttpServer } from "@effect/platform-node"
 import { Api } from "@switchboard/api"
 import { SessionsRepo, UsersRepo } from "@switchboard/db"
+import { ListenFailure } from "@switchboard/infra"
 import { Duration, Effect, Layer } from "effect"
 import { createServer } from "node:http"
 import { AuthenticationLive } from "./AuthenticationLive.js"
@@ -154,11 +155,17 @@ export const makeNodeServer =
     return server
   }
 
-/** The Node listener on `HTTP_HOST:HTTP_PORT`. */
+/**
+ * The Node listener on `HTTP_HOST:HTTP_PORT`. A busy or forbidden port fails as a `ListenFailure`,
+ * the one line the process stops with.
+ */
 export const listenerLayer = Layer.unwrapEffect(
   Effect.map(
     HttpConfig,
-    (config) => NodeHttpServer.layer(makeNodeServer(config), { port: config.port, host: config.host })
+    (config) =>
+      NodeHttpServer.layer(makeNodeServer(config), { port: config.port, host: config.host }).pipe(
+        Layer.mapError(ListenFailure.refine({ name: "HTTP API", portSetting: "HTTP_PORT" }))
+      )
   )
 )
 

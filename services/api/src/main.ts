@@ -2,7 +2,7 @@
 import { NodeRuntime } from "@effect/platform-node"
 import { MigratedDatabase } from "@switchboard/db"
 import { Cluster } from "@switchboard/entities/protocol"
-import { Logging, MetricsServer, Redis, StartupSafety, Tracing } from "@switchboard/infra"
+import { ListenFailure, Logging, MetricsServer, Redis, StartupSafety, Tracing } from "@switchboard/infra"
 import { ProvidersConfig } from "@switchboard/providers/contract"
 import { WebhooksConfig } from "@switchboard/webhooks"
 import { Effect, Layer } from "effect"
@@ -29,5 +29,7 @@ HttpServer.serverLayer.pipe(
   Layer.merge(MetricsServer.layerFromEnv),
   Layer.launch,
   Effect.provide(Tracing.layerFromEnv("switchboard-api").pipe(Layer.provideMerge(Logging.layer))),
-  NodeRuntime.runMain({ disablePrettyLogger: true })
+  // a busy or forbidden port stops the process with one line, not a stack trace (`ListenFailure`)
+  Effect.tapErrorCause(ListenFailure.logStop),
+  NodeRuntime.runMain({ disablePrettyLogger: true, disableErrorReporting: true })
 )

@@ -2,7 +2,7 @@
 import { NodeRuntime } from "@effect/platform-node"
 import { MigratedDatabase } from "@switchboard/db"
 import { Cluster } from "@switchboard/entities"
-import { Logging, MetricsServer, Redis, StartupSafety, Tracing } from "@switchboard/infra"
+import { ListenFailure, Logging, MetricsServer, Redis, StartupSafety, Tracing } from "@switchboard/infra"
 import { ProvidersConfig, QrConnectionConfig } from "@switchboard/providers"
 import { WebhooksConfig } from "@switchboard/webhooks"
 import { Effect, Layer } from "effect"
@@ -16,11 +16,15 @@ Cluster.hosting(
     Layer.provide([ProvidersConfig.layerFromEnv, QrConnectionConfig.layerFromEnv, WebhooksConfig.layerFromEnv])
   )
 ).pipe(
+  // its listener for other nodes on `HOST:PORT`: a busy or forbidden port is one line (`ListenFailure`)
+  Layer.mapError(ListenFailure.refine({ name: "cluster", portSetting: "PORT" })),
   Layer.provide([MigratedDatabase.layer, Redis.layerFromEnv]),
   Layer.merge(StartupSafety.warningsLayer("runner")),
   // GET /metrics on its own listener when METRICS_PORT is set (docs/CONFIGURATION.md "Metrics")
   Layer.merge(MetricsServer.layerFromEnv),
   Layer.launch,
   Effect.provide(Tracing.layerFromEnv("switchboard-runner").pipe(Layer.provideMerge(Logging.layer))),
-  NodeRuntime.runMain({ disablePrettyLogger: true })
+  // a busy or forbidden port stops the process with one line, not a stack trace (`ListenFailure`)
+  Effect.tapErrorCause(ListenFailure.logStop),
+  NodeRuntime.runMain({ disablePrettyLogger: true, disableErrorReporting: true })
 )

@@ -5,7 +5,7 @@
 import { NodeRuntime } from "@effect/platform-node"
 import { MigratedDatabase } from "@switchboard/db"
 import { Cluster } from "@switchboard/entities"
-import { Logging, MetricsServer, Redis, StartupSafety, Tracing } from "@switchboard/infra"
+import { ListenFailure, Logging, MetricsServer, Redis, StartupSafety, Tracing } from "@switchboard/infra"
 import { ProvidersConfig, QrConnectionConfig } from "@switchboard/providers"
 import { HttpConfig, HttpServer, IdentityConfig, Mailer } from "@switchboard/service-api"
 import { Entities } from "@switchboard/service-runner"
@@ -31,5 +31,7 @@ Layer.mergeAll(HttpServer.serverLayer, Entities.layer).pipe(
   Layer.merge(MetricsServer.layerFromEnv),
   Layer.launch,
   Effect.provide(Tracing.layerFromEnv("switchboard").pipe(Layer.provideMerge(Logging.layer))),
-  NodeRuntime.runMain({ disablePrettyLogger: true })
+  // a busy or forbidden port stops the process with one line, not a stack trace (`ListenFailure`)
+  Effect.tapErrorCause(ListenFailure.logStop),
+  NodeRuntime.runMain({ disablePrettyLogger: true, disableErrorReporting: true })
 )

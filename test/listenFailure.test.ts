@@ -1,0 +1,59 @@
+/**
+ * A process whose port another process holds stops with ONE line that names the port and what to
+ * do, without a stack trace, and a non-zero exit code (`ListenFailure`): the real `npm start`
+ * process, started as an operator starts it, on the embedded database.
+ */
+import { afterAll, assert, describe, it } from "@effect/vitest"
+import { mkdtempSync, rmSync } from "node:fs"
+import { createServer, type Server } from "node:net"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { freePort, startService } from "./support/Processes.js"
+
+const dir = mkdtempSync(join(tmpdir(), "sbt-listen-"))
+const held: Array<Server> = []
+
+/** Listens on `port` the way another program would, until the file ends. */
+const hold = (port: number) =>
+  new Promise<void>((resolve, reject) => {
+    const server = createServer()
+    held.push(server)
+    server.once("error", reject)
+    server.listen(port, "127.0.0.1", () => resolve())
+  })
+
+afterAll(async () => {
+  await Promise.all(held.map((server) => new Promise((done) => server.close(done))))
+  rmSync(dir, { recursive: true, force: true })
+})
+
+describe("a port held by another process", () => {
+  it("stops npm start with one line naming the port and HTTP_PORT, no stack trace, exit code 1", async () => {
+    const port = await freePort()
+    await hold(port)
+    const service = startService("standalone", { DATA_DIR: join(dir, "data"), LOG_FORMAT: "json" }, port)
+    const code = await new Promise<number | null>((done) => {
+      const timer = setTimeout(() => {
+        service.child.kill("SIGKILL")
+        done(null)
+      }, 60_000)
+      service.child.once("exit", (exitCode) => {
+        clearTimeout(timer)
+        done(exitCode)
+      })
+    })
+    const output = service.output()
+    assert.strictEqual(code, 1, output)
+    const errors = output.split("\n").filter((line) => line.includes("\"logLevel\":\"ERROR\""))
+    assert.strictEqual(errors.length, 1, output)
+    const message = JSON.parse(errors[0]!).message
+    assert.strictEqual(
+      message,
+      `cannot listen on 127.0.0.1:${port} (HTTP API): the port is in use by another process ` +
+        "(set HTTP_PORT to another port, or stop the other process)"
+    )
+    assert.notMatch(output, /^\s+at /m, "no stack trace")
+    assert.notMatch(output, /\\n\s+at /, "no stack trace inside a JSON line")
+    assert.notInclude(output, "ServeError")
+  }, 90_000)
+})
