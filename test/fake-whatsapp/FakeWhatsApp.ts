@@ -215,6 +215,10 @@ export class FakeContact {
    * phone, with the reason: what a test names when a message it waits for does not come
    */
   readonly undelivered: Array<{ readonly id: string; readonly reason: string }> = []
+  /** message ids this phone asked to be sent again (a `retry` receipt), one entry per request */
+  readonly retryReceipts: Array<string> = []
+  /** how many of the next message stanzas this phone fails to decrypt (a lost session): `failDecrypts` */
+  decryptFailures = 0
   /** receipts this contact sent for our messages */
   readonly receiptsSent: Array<{ readonly id: string; readonly type: "delivered" | "read" }> = []
   /** answer our messages with a delivered receipt, then a read receipt */
@@ -299,6 +303,14 @@ export class FakeContact {
       for await (const chunk of await downloadContentFromMessage(member, kind)) chunks.push(chunk as Buffer)
       return Buffer.concat(chunks)
     })
+  }
+
+  /**
+   * The next `count` messages for this contact do not decrypt on its phone, as after a lost
+   * session: the phone answers each with a `retry` receipt, as WhatsApp does.
+   */
+  failDecrypts(count = 1): void {
+    this.decryptFailures = count
   }
 
   /** What became of message `id` on its way to this phone, for a test's failure message. */
@@ -1007,11 +1019,32 @@ export class FakeWhatsApp {
     }
     // the fan-out to the account's own other devices is not for this contact
     for (const [, enc] of mine) {
-      const message = await contact.peer.decrypt(device, enc).catch((error: unknown) => {
-        contact.undelivered.push({ id, reason: `the contact could not decrypt it (${enc.attrs["type"]}): ${error}` })
-        this.changed()
-        throw error
-      })
+      const message = await (contact.decryptFailures > 0
+        ? Promise.reject(new Error(`a lost session (failDecrypts, ${contact.decryptFailures--} left)`))
+        : contact.peer.decrypt(device, enc)).catch((error: unknown) => {
+          contact.undelivered.push({ id, reason: `the contact could not decrypt it (${enc.attrs["type"]}): ${error}` })
+          this.changed()
+          return undefined
+        })
+      if (message === undefined) {
+        // as the phone does: a retry receipt with fresh keys, at most twice per message
+        if (contact.retryReceipts.filter((r) => r === id).length < 2) {
+          contact.retryReceipts.push(id)
+          const count = contact.retryReceipts.filter((r) => r === id).length
+          this.send(conn, {
+            tag: "receipt",
+            attrs: { id, type: "retry", from: to, t: unixNow() },
+            content: [
+              {
+                tag: "retry",
+                attrs: { count: String(count), id, t: node.attrs["t"] ?? unixNow(), v: "1", error: "0" }
+              },
+              ...contact.peer.retryReceiptContent()
+            ]
+          })
+        }
+        return
+      }
       contact.stanzaIds.push(id)
       if (!contact.received.some((m) => m.id === id)) {
         contact.received.push({

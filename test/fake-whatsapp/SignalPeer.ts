@@ -106,6 +106,16 @@ export class SignalPeer {
     ]
   }
 
+  /**
+   * The children of a `retry` receipt the phone sends when it cannot decrypt a message, as the real
+   * app does: its registration id and a fresh key bundle (Baileys builds a new session from it and
+   * sends the message again, `sendMessagesAgain`).
+   */
+  retryReceiptContent(): Array<BinaryNode> {
+    const [registration, ...keys] = this.bundle()
+    return [registration!, { tag: "keys", attrs: {}, content: keys }]
+  }
+
   private addressOf(companion: CompanionKeys) {
     const lidUser = companion.lid.split(":")[0]!.split("@")[0]!
     // Baileys addresses LID identities as `<user>_1` (the LID domain type)
