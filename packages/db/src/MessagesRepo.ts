@@ -351,7 +351,9 @@ export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/d
             delivered_at = CASE WHEN ${to} IN ('delivered', 'read') THEN COALESCE(delivered_at, ${at}) ELSE delivered_at END,
             read_at = CASE WHEN ${to} = 'read' THEN COALESCE(read_at, ${at}) ELSE read_at END
           FROM current
-          WHERE messages.id = current.id AND current.status IN ${
+          -- the row by its id, not through the join: with statistics that saw few queued messages
+          -- the planner found it by walking every queued message (bench/RESULTS.md 11d)
+          WHERE messages.id = ${id} AND messages.id = current.id AND current.status IN ${
         sql.in(MessageStateMachine.ALLOWED_FROM[to] as Array<string>)
       }
             AND messages.status IN ${sql.in(MessageStateMachine.ALLOWED_FROM[to] as Array<string>)}
@@ -364,7 +366,9 @@ export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/d
         // anti join, and with the timelock clause it chose a hash join over every queued message),
         // and `ORDER BY ... LIMIT 1` makes the ordered index scan its plan (a sequential scan
         // looked cheaper to it when most queued rows are one channel's). bench/RESULTS.md 1, "A
-        // dispatch take that read the whole queue".
+        // dispatch take that read the whole queue". Open: when the statistics saw the queue nearly
+        // empty the planner may still walk the channel's (or every channel's) queued messages for
+        // this probe (11d).
         to === "dispatching"
           ? sql`AND EXISTS (SELECT 1 FROM channels c WHERE c.id = messages.channel_id AND c.status = 'connected')
             AND NOT EXISTS (SELECT 1 FROM messages o WHERE ${
