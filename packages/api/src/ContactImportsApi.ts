@@ -3,6 +3,7 @@ import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Characters, Contacts, Errors, Ids, Pagination, Schemas } from "@switchboard/domain"
 import { Schema } from "effect"
 import { TagInput } from "./ContactsApi.js"
+import * as IdempotencyKey from "./IdempotencyKey.js"
 import { Authentication, rateLimited, requireScopes } from "./Security.js"
 
 export const CreateContactImportRequest = Schemas.StrictStruct({
@@ -34,10 +35,7 @@ export class ContactImportsApi extends HttpApiGroup.make("contactImports")
     HttpApiEndpoint.post("create", "/v1/contacts/imports")
       .setPayload(CreateContactImportRequest)
       .setHeaders(Schema.Struct({
-        "idempotency-key": Schema.optional(Schema.String.pipe(
-          Characters.minCharacters(1),
-          Characters.maxCharacters(255, "Expected at most 255 characters")
-        ))
+        "idempotency-key": IdempotencyKey.header
       }))
       .addSuccess(Contacts.ContactImport, { status: 202 })
       .addError(Errors.NotFound)

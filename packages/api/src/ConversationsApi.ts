@@ -5,16 +5,9 @@
  * `messages.send` (the key scopes have no `conversations.*`).
  */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
-import {
-  Characters,
-  Conversations,
-  ConversationStateMachine,
-  Errors,
-  Ids,
-  Messaging,
-  Pagination
-} from "@switchboard/domain"
+import { Conversations, ConversationStateMachine, Errors, Ids, Messaging, Pagination } from "@switchboard/domain"
 import { Schema } from "effect"
+import * as IdempotencyKey from "./IdempotencyKey.js"
 import { Authentication, rateLimited, requireScopes } from "./Security.js"
 
 const ConversationPath = Schema.Struct({ conversationId: Ids.IdRef("cnv") })
@@ -87,10 +80,7 @@ export class ConversationsApi extends HttpApiGroup.make("conversations")
       .setPath(ConversationPath)
       .setPayload(Conversations.ReplyRequest)
       .setHeaders(Schema.Struct({
-        "idempotency-key": Schema.optional(Schema.String.pipe(
-          Characters.minCharacters(1),
-          Characters.maxCharacters(255, "Expected at most 255 characters")
-        ))
+        "idempotency-key": IdempotencyKey.header
       }))
       .addSuccess(Messaging.Message, { status: 201 })
       .addError(Errors.NotFound)

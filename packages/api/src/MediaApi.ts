@@ -2,6 +2,7 @@
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Characters, Errors, Ids, Media, MessageContent } from "@switchboard/domain"
 import { Schema } from "effect"
+import * as IdempotencyKey from "./IdempotencyKey.js"
 import { Authentication, rateLimited, requireScopes } from "./Security.js"
 
 const MediaPath = Schema.Struct({ mediaId: Ids.IdRef("med") })
@@ -48,10 +49,7 @@ export class MediaApi extends HttpApiGroup.make("media")
       .setHeaders(Schema.Struct({
         "content-type": Schema.optional(Schema.String),
         "content-length": Schema.optional(Schema.String),
-        "idempotency-key": Schema.optional(Schema.String.pipe(
-          Characters.minCharacters(1),
-          Characters.maxCharacters(255)
-        ))
+        "idempotency-key": IdempotencyKey.header
       }))
       .addSuccess(Media.Media, { status: 201 })
       .addError(Errors.ValidationError)

@@ -1,15 +1,8 @@
 /** Messages: send, read, cancel, mark read (one group; channels and the sandbox have files of their own). */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
-import {
-  Characters,
-  Errors,
-  Ids,
-  MessageCategory,
-  MessageStateMachine,
-  Messaging,
-  Pagination
-} from "@switchboard/domain"
+import { Errors, Ids, MessageCategory, MessageStateMachine, Messaging, Pagination } from "@switchboard/domain"
 import { Schema } from "effect"
+import * as IdempotencyKey from "./IdempotencyKey.js"
 import { Authentication, rateLimited, requireScopes } from "./Security.js"
 
 export class MessagesApi extends HttpApiGroup.make("messages")
@@ -17,10 +10,7 @@ export class MessagesApi extends HttpApiGroup.make("messages")
     HttpApiEndpoint.post("send", "/v1/messages")
       .setPayload(Messaging.SendMessageRequest)
       .setHeaders(Schema.Struct({
-        "idempotency-key": Schema.optional(Schema.String.pipe(
-          Characters.minCharacters(1),
-          Characters.maxCharacters(255, "Expected at most 255 characters")
-        ))
+        "idempotency-key": IdempotencyKey.header
       }))
       .addSuccess(Messaging.Message, { status: 201 })
       .addError(Errors.ChannelNotFound)

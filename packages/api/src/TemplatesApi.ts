@@ -6,6 +6,7 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Characters, Errors, Ids, MessageCategory, Messaging, Pagination, Templates } from "@switchboard/domain"
 import { Schema } from "effect"
+import * as IdempotencyKey from "./IdempotencyKey.js"
 import { Authentication, rateLimited, requireScopes } from "./Security.js"
 
 const TemplatePath = Schema.Struct({ templateId: Ids.IdRef("tpl") })
@@ -79,10 +80,7 @@ export class TemplatesApi extends HttpApiGroup.make("templates")
       .setPath(TemplatePath)
       .setPayload(Templates.TestSendRequest)
       .setHeaders(Schema.Struct({
-        "idempotency-key": Schema.optional(Schema.String.pipe(
-          Characters.minCharacters(1),
-          Characters.maxCharacters(255, "Expected at most 255 characters")
-        ))
+        "idempotency-key": IdempotencyKey.header
       }))
       .addSuccess(Messaging.Message, { status: 201 })
       .addError(Errors.TemplateNotFound)
