@@ -132,6 +132,22 @@ const readsDuring = <A, E, R>(tables: ReadonlyArray<string>, effect: Effect.Effe
     }))
   })
 
+/**
+ * 1,500 copies of message `of` (same channel, conversation and recipient), ids `<prefix><g>`, in
+ * `status`, each `g` seconds younger: a long queue behind it, or a long settled history.
+ */
+const copiesOf = (of: string, prefix: string, status: string, body: string) =>
+  Effect.flatMap(
+    SqlClient.SqlClient,
+    (sql) =>
+      sql`INSERT INTO messages (id, workspace_id, channel_id, conversation_id, contact_id, direction, to_number,
+        type, body, category, priority, status, created_at, updated_at)
+      SELECT ${prefix} || g, m.workspace_id, m.channel_id, m.conversation_id, m.contact_id, 'outbound',
+        m.to_number, 'text', ${body}, m.category, m.priority, ${status}, m.created_at + make_interval(secs => g),
+        m.updated_at
+      FROM messages m, generate_series(1, 1500) g WHERE m.id = ${of}`
+  )
+
 describe("DispatchQueueRepo", () => {
   layer(TestLayer, { excludeTestServices: true, timeout: 120_000 })((it) => {
     it.effect("finds channels whose receipts are overdue at any stage before read, outbound only", () =>
@@ -320,12 +336,7 @@ describe("DispatchQueueRepo", () => {
         const repo = yield* MessagesRepo.MessagesRepo
         const { channelId, insert } = yield* oneChannel
         const head = yield* insert("queued")
-        yield* sql`INSERT INTO messages (id, workspace_id, channel_id, conversation_id, contact_id, direction, to_number,
-            type, body, category, priority, status, created_at, updated_at)
-          SELECT 'msg_backlog' || g, m.workspace_id, m.channel_id, m.conversation_id, m.contact_id, 'outbound',
-            m.to_number, 'text', 'later', m.category, m.priority, 'queued', m.created_at + make_interval(secs => g),
-            m.updated_at
-          FROM messages m, generate_series(1, 1500) g WHERE m.id = ${head.id}`
+        yield* copiesOf(head.id, "msg_backlog", "queued", "later")
         yield* sql`ANALYZE messages`
         const { read, result: moved } = yield* readsDuring(["messages"], repo.transition(head.id, "dispatching"))
         assert.isTrue(Option.isSome(moved), "the head of the queue goes")
@@ -347,12 +358,7 @@ describe("DispatchQueueRepo", () => {
         const { channelId, insert } = yield* oneChannel
         const head = yield* insert("queued")
         yield* sql`ANALYZE messages`
-        yield* sql`INSERT INTO messages (id, workspace_id, channel_id, conversation_id, contact_id, direction, to_number,
-            type, body, category, priority, status, created_at, updated_at)
-          SELECT 'msg_unseen' || g, m.workspace_id, m.channel_id, m.conversation_id, m.contact_id, 'outbound',
-            m.to_number, 'text', 'later', m.category, m.priority, 'queued', m.created_at + make_interval(secs => g),
-            m.updated_at
-          FROM messages m, generate_series(1, 1500) g WHERE m.id = ${head.id}`
+        yield* copiesOf(head.id, "msg_unseen", "queued", "later")
         const { read, result: moved } = yield* readsDuring(["messages"], repo.transition(head.id, "dispatching"))
         assert.isTrue(Option.isSome(moved), "the head of the queue goes")
         assert.strictEqual(read.seq_scan, 0, "no sequential scan of messages")
@@ -369,11 +375,7 @@ describe("DispatchQueueRepo", () => {
         const network = yield* SandboxNetworkRepo.SandboxNetworkRepo
         const { channelId, insert } = yield* oneChannel
         const stuck = yield* insert("provider_accepted")
-        yield* sql`INSERT INTO messages (id, workspace_id, channel_id, conversation_id, contact_id, direction, to_number,
-            type, body, category, priority, status, created_at, updated_at)
-          SELECT 'msg_settled' || g, m.workspace_id, m.channel_id, m.conversation_id, m.contact_id, 'outbound',
-            m.to_number, 'text', 'read long ago', m.category, m.priority, 'read', m.created_at, m.updated_at
-          FROM messages m, generate_series(1, 1500) g WHERE m.id = ${stuck.id}`
+        yield* copiesOf(stuck.id, "msg_settled", "read", "read long ago")
         yield* sql`INSERT INTO sandbox_deliveries (message_id, channel_id, to_number, offers, accepted_at, sent_at,
             delivered_at, read_at)
           SELECT id, channel_id, to_number, 1, ${at(-61_000)}, ${at(-60_000)}, ${at(-59_000)}, ${at(-58_000)}

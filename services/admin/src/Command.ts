@@ -23,16 +23,7 @@ export const USAGE = `Usage: npm run admin -- <command> [options]
   reseal-secrets   (re-seals every secret at rest under SECRETS_ENCRYPTION_KEY; exits 1 if no key opens some value)`
 
 export type Command =
-  | {
-    readonly _tag: "create-user"
-    readonly email: string
-    readonly password: string
-    readonly name: string
-    readonly workspace: string
-    readonly plan: Plans.PlanName
-    readonly verified: boolean
-    readonly ifMissing: boolean
-  }
+  | { readonly _tag: "create-user" } & Operator.NewUser
   | { readonly _tag: "set-plan"; readonly workspace: string; readonly plan: Plans.PlanName }
   | {
     readonly _tag: "override"
@@ -53,7 +44,7 @@ export type Command =
     readonly _tag: "qr-warm-up"
     readonly workspace: string
     readonly channel: string
-    readonly setting: "off" | "default" | { readonly max: number }
+    readonly setting: Operator.WarmUpSetting
   }
   | { readonly _tag: "reseal-secrets" | "list-users" | "list-workspaces" }
 

@@ -14,6 +14,21 @@ const OPERATOR_LIST_LIMIT = 1000
 
 export class OperatorError extends Data.TaggedError("OperatorError")<{ readonly message: string }> {}
 
+/** A user to create, with a workspace of their own (`npm run admin -- create-user`). */
+export interface NewUser {
+  readonly email: string
+  readonly password: string
+  readonly name: string
+  readonly workspace: string
+  readonly plan: Plans.PlanName
+  readonly verified: boolean
+  /** An account with this e-mail and this password already there is not an error (scripts re-run). */
+  readonly ifMissing?: boolean
+}
+
+/** A QR channel's warm-up: off, a lower daily ceiling, or the default ramp. */
+export type WarmUpSetting = "off" | "default" | { readonly max: number }
+
 /** Why a QR safety cap is refused (a whole number from 0 to the platform's cap), or `undefined`. */
 export const qrLimitRefusal = (limit: number): string | undefined =>
   Number.isInteger(limit) && limit >= 0 && limit <= QrSafetyWindow.QR_DAILY_CAP
@@ -39,16 +54,7 @@ export class Operator extends Effect.Service<Operator>()("@switchboard/service-a
     const invalidations = yield* Invalidations.Invalidations
     const now = Effect.map(Clock.currentTimeMillis, Schemas.toTimestamp)
 
-    const createUser = Effect.fn("Operator.createUser")(function*(input: {
-      readonly email: string
-      readonly password: string
-      readonly name: string
-      readonly workspace: string
-      readonly plan: Plans.PlanName
-      readonly verified: boolean
-      /** An account with this e-mail and this password already there is not an error (scripts re-run). */
-      readonly ifMissing?: boolean
-    }) {
+    const createUser = Effect.fn("Operator.createUser")(function*(input: NewUser) {
       if (input.ifMissing === true) {
         const existing = yield* users.findByEmail(input.email)
         if (Option.isSome(existing)) {
@@ -150,7 +156,7 @@ export class Operator extends Effect.Service<Operator>()("@switchboard/service-a
      * for new contacts (`max`, 0-200: never above the ramp), or back to the default ramp.
      */
     const qrWarmUp = Effect.fn("Operator.qrWarmUp")(
-      function*(workspaceId: string, channelId: string, setting: "off" | "default" | { readonly max: number }) {
+      function*(workspaceId: string, channelId: string, setting: WarmUpSetting) {
         const refused = typeof setting === "object" ? warmUpMaxRefusal(setting.max) : undefined
         if (refused !== undefined) return yield* new OperatorError({ message: refused })
         const found = yield* channels.find(workspaceId, channelId)
