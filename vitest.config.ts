@@ -1,9 +1,5 @@
 import { defineConfig } from "vitest/config"
-
-// real Postgres and Redis (packages/db/src/testing `testDatabaseUrl`), else the embedded database
-const realMode = [process.env["TEST_DATABASE_URL"], process.env["DATABASE_URL"]].some((url) =>
-  url !== undefined && url.trim() !== ""
-)
+import EndToEndFirst from "./test/support/Sequencer.js"
 
 export default defineConfig({
   test: {
@@ -15,16 +11,16 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 120_000,
     pool: "forks",
-    // Embedded mode: three workers that each run many files, so `effect`, the cluster and the app's
+    // Three workers that each run many files, in both modes, so `effect`, the cluster and the app's
     // packages are imported three times, not once per file: 5 min 37 s and 585 s of CPU for the
     // embedded suite against 9 min 45 s and 1,091 s with a fresh worker per file (docs/TESTING.md
     // "How long it takes"). Each file still gets back its environment (`fileEnv.ts`) and
     // @effect/vitest's methods (`effectVitest.ts`). As many workers are kept as started: with fewer,
     // vitest stopped an idle one at the end and failed the run ("Terminating worker thread").
-    // Real mode keeps a fresh worker per file: its wall clock is the multi-process end-to-end
-    // files' own, and shared workers were measured to give it no shorter run.
-    isolate: realMode,
+    isolate: false,
     // 2-core machines: a few files at a time keeps Postgres and the event loops responsive.
-    poolOptions: { forks: { maxForks: 3, minForks: realMode ? 1 : 3, isolate: realMode } }
+    poolOptions: { forks: { maxForks: 3, minForks: 3, isolate: false } },
+    // the end-to-end files first when no earlier run recorded how long each file takes (CI's clone)
+    sequence: { sequencer: EndToEndFirst }
   }
 })

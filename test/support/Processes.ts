@@ -3,6 +3,7 @@ import { type ChildProcess, spawn } from "node:child_process"
 import { createServer as createNetServer } from "node:net"
 import type { AddressInfo } from "node:net"
 import { resolve } from "node:path"
+import { serviceEntry } from "./ServiceBundles.js"
 
 export interface ServiceProcess {
   readonly child: ChildProcess
@@ -15,16 +16,19 @@ export interface ServiceProcess {
 
 const root = resolve(import.meta.dirname, "..", "..")
 
-/** Starts `services/<name>/src/main.ts` with `env` on top of a clean environment. */
+/**
+ * Starts `services/<name>/src/main.ts` with `env` on top of a clean environment: from the bundle
+ * this test run built of it (`ServiceBundles.ts`), else through tsx.
+ */
 export const startService = (
   name: "api" | "runner" | "standalone",
   env: Record<string, string>,
   port: number,
-  /** more `--import` modules (test seams loaded before the service, e.g. trusting a fake WhatsApp) */
+  /** more `--import` modules (test seams loaded before the service, e.g. a slow boot), through tsx */
   preload: ReadonlyArray<string> = []
 ): ServiceProcess => {
-  const imports = ["tsx", ...preload].flatMap((module) => ["--import", module])
-  return startCommand([process.execPath, ...imports, `services/${name}/src/main.ts`], env, port)
+  const seams = preload.length === 0 ? [] : ["tsx", ...preload].flatMap((module) => ["--import", module])
+  return startCommand([process.execPath, ...seams, ...serviceEntry(name)], env, port)
 }
 
 /** Runs `command` (program and arguments) from the repository's root, like `startService`. */
@@ -114,7 +118,7 @@ export const call = async (
 
 /** Runs the operator CLI; its exit code, stdout and stderr, whatever they are. */
 export const adminRun = async (args: ReadonlyArray<string>, env: Record<string, string>) => {
-  const child = spawn(process.execPath, ["--import", "tsx", "services/admin/src/main.ts", ...args], {
+  const child = spawn(process.execPath, [...serviceEntry("admin"), ...args], {
     cwd: root,
     env: { PATH: process.env["PATH"] ?? "", ...env },
     stdio: ["ignore", "pipe", "pipe"]

@@ -1,5 +1,5 @@
 /**
- * Once per test run: the CA bundle that trusts the fake WhatsApp media host; in real mode, (re)create the migrated template database; in embedded mode,
+ * Once per test run: the CA bundle that trusts the fake WhatsApp media host; the service bundles; in real mode, (re)create the migrated template database; in embedded mode,
  * dump a migrated embedded database for the files to start from, and say once why the real-mode
  * suites are skipped.
  */
@@ -7,11 +7,14 @@ import { prepareSeed, prepareTemplate, testDatabaseUrl } from "@switchboard/db/t
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { writeTrustBundle } from "../fake-whatsapp/MediaTls.js"
+import { buildServiceBundles } from "./ServiceBundles.js"
 
 export default async function setup() {
   // the fake WhatsApp's media host speaks HTTPS: test workers (forked after this, inheriting the
   // environment) and the service processes they spawn trust its throwaway CA besides the system's
   process.env["NODE_EXTRA_CA_CERTS"] = writeTrustBundle(join(tmpdir(), "switchboard-test"))
+  // the services the tests start, each bundled into one file (ServiceBundles.ts)
+  await buildServiceBundles()
   const url = testDatabaseUrl()
   if (url) await prepareTemplate(url)
   else {

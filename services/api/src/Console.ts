@@ -10,11 +10,14 @@ import { Effect } from "effect"
 import { readFileSync } from "node:fs"
 import { createRequire } from "node:module"
 import { dirname, join } from "node:path"
-import { fileURLToPath } from "node:url"
 import { HttpConfig } from "./HttpConfig.js"
 
-const consoleDir = join(dirname(fileURLToPath(import.meta.url)), "..", "console")
-const qrLibrary = join(dirname(createRequire(import.meta.url).resolve("qrcode-generator")), "qrcode.mjs")
+const require = createRequire(import.meta.url)
+// found through this package's entry, not this file's own location: the same directory when the
+// code runs from its sources and when it runs bundled into one file (the end-to-end tests'
+// processes, docs/TESTING.md "Service processes")
+const consoleDir = join(dirname(require.resolve("@switchboard/service-api")), "..", "console")
+const qrLibrary = join(dirname(require.resolve("qrcode-generator")), "qrcode.mjs")
 
 export const CONTENT_SECURITY_POLICY =
   "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; media-src 'self' blob:; " +
