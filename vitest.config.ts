@@ -1,5 +1,5 @@
 import { defineConfig } from "vitest/config"
-import EndToEndFirst from "./test/support/Sequencer.js"
+import EndToEndSpreadOut from "./test/support/Sequencer.js"
 
 export default defineConfig({
   test: {
@@ -7,7 +7,12 @@ export default defineConfig({
     globalSetup: ["./test/support/globalSetup.ts"],
     // what the code under test prints goes to .tmp/test-logs/ unless TEST_LOGS=1 (README "Tests");
     // each file gets back the environment it started with (docs/TESTING.md "How long it takes")
-    setupFiles: ["./test/support/testLogs.ts", "./test/support/fileEnv.ts", "./test/support/effectVitest.ts"],
+    setupFiles: [
+      "./test/support/testLogs.ts",
+      "./test/support/fileEnv.ts",
+      "./test/support/effectVitest.ts",
+      "./test/support/endToEndSlots.ts"
+    ],
     testTimeout: 60_000,
     hookTimeout: 120_000,
     pool: "forks",
@@ -20,7 +25,7 @@ export default defineConfig({
     isolate: false,
     // 2-core machines: a few files at a time keeps Postgres and the event loops responsive.
     poolOptions: { forks: { maxForks: 3, minForks: 3, isolate: false } },
-    // the end-to-end files first when no earlier run recorded how long each file takes (CI's clone)
-    sequence: { sequencer: EndToEndFirst }
+    // the end-to-end files spread out among the others, two at most at a time (test/support/endToEndSlots.ts)
+    sequence: { sequencer: EndToEndSpreadOut }
   }
 })

@@ -7,8 +7,10 @@
  * 1.9 s of CPU, against 4.7 s and 5.9 s through tsx (docs/TESTING.md "Service processes"); the
  * end-to-end files start 2 to 6 such processes each.
  *
- * Left outside the bundle and loaded from node_modules as they are: native modules, and packages
- * that read their own files at run time (the embedded database's WebAssembly, Baileys).
+ * Left outside the bundle and loaded from node_modules as they are: native modules, packages that
+ * read their own files at run time (the embedded database's WebAssembly), and Baileys, whose one
+ * module instance the QR end-to-end seam (`test/qr/trustFakeWhatsApp.ts`, preloaded through tsx)
+ * must share with the service to make it trust the fake WhatsApp server.
  */
 import { build } from "esbuild"
 import { existsSync } from "node:fs"
