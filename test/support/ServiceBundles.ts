@@ -4,7 +4,7 @@
  * with the workspace packages and the npm dependencies it imports. The same sources as
  * `npm start`: what a bundle saves is resolving and loading a few thousand modules one by one
  * through tsx's hooks. On the 2-core machine an api node answered /health 1.5 s after its start on
- * 1.9 s of CPU, against 4.7 s and 5.9 s through tsx (docs/TESTING.md "Service processes"); the
+ * 1.9 s of CPU, against 4.7 s and 5.9 s through tsx (docs/TESTING.md, "Service processes start from a bundle"); the
  * end-to-end files start 2 to 6 such processes each.
  *
  * Left outside the bundle and loaded from node_modules as they are: native modules, packages that

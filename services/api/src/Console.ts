@@ -15,7 +15,7 @@ import { HttpConfig } from "./HttpConfig.js"
 const require = createRequire(import.meta.url)
 // found through this package's entry, not this file's own location: the same directory when the
 // code runs from its sources and when it runs bundled into one file (the end-to-end tests'
-// processes, docs/TESTING.md "Service processes")
+// processes, docs/TESTING.md, "Service processes start from a bundle")
 const consoleDir = join(dirname(require.resolve("@switchboard/service-api")), "..", "console")
 const qrLibrary = join(dirname(require.resolve("qrcode-generator")), "qrcode.mjs")
 
