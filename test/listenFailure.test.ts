@@ -1,14 +1,15 @@
 /**
  * A process whose port another process holds stops with ONE line that names the port and what to
- * do, without a stack trace, and a non-zero exit code (`ListenFailure`): the real `npm start`
+ * do, without a stack trace, and a non-zero exit code (`ListenFailure`); so does one given a
+ * setting it cannot read, before it creates a database (`ConfigFailure`): the real `npm start`
  * process, started as an operator starts it, on the embedded database.
  */
 import { afterAll, assert, describe, it } from "@effect/vitest"
-import { mkdtempSync, rmSync } from "node:fs"
+import { existsSync, mkdtempSync, rmSync } from "node:fs"
 import { createServer, type Server } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { freePort, startService } from "./support/Processes.js"
+import { freePort, type ServiceProcess, startService } from "./support/Processes.js"
 
 const dir = mkdtempSync(join(tmpdir(), "sbt-listen-"))
 const held: Array<Server> = []
@@ -27,24 +28,45 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true })
 })
 
+/** The exit code of `service` (null if it ran on for 60 s) and its lines logged at ERROR. */
+const stopped = async (service: ServiceProcess) => {
+  const code = await new Promise<number | null>((done) => {
+    const timer = setTimeout(() => {
+      service.child.kill("SIGKILL")
+      done(null)
+    }, 60_000)
+    service.child.once("exit", (exitCode) => {
+      clearTimeout(timer)
+      done(exitCode)
+    })
+  })
+  const output = service.output()
+  const errors = output.split("\n").filter((line) => line.includes("\"logLevel\":\"ERROR\""))
+  return { code, output, errors }
+}
+
+describe("a setting the process cannot read", () => {
+  it("stops npm start with one line naming the setting, without its value, before it creates a database", async () => {
+    const data = join(dir, "typo")
+    const service = startService("standalone", { DATA_DIR: data, LOG_FORMAT: "json", HTTP_PORT: "80a0" }, 0)
+    const { code, errors, output } = await stopped(service)
+    assert.strictEqual(code, 1, output)
+    assert.deepStrictEqual(errors.map((line) => JSON.parse(line).message), [
+      "cannot start: HTTP_PORT: Expected a network port value"
+    ], output)
+    assert.notInclude(output, "80a0", "the value given is not repeated")
+    assert.isFalse(existsSync(data), "no database was created")
+    assert.notMatch(output, /\n\s+at /, "no stack trace inside a JSON line")
+  }, 90_000)
+})
+
 describe("a port held by another process", () => {
   it("stops npm start with one line naming the port and HTTP_PORT, no stack trace, exit code 1", async () => {
     const port = await freePort()
     await hold(port)
     const service = startService("standalone", { DATA_DIR: join(dir, "data"), LOG_FORMAT: "json" }, port)
-    const code = await new Promise<number | null>((done) => {
-      const timer = setTimeout(() => {
-        service.child.kill("SIGKILL")
-        done(null)
-      }, 60_000)
-      service.child.once("exit", (exitCode) => {
-        clearTimeout(timer)
-        done(exitCode)
-      })
-    })
-    const output = service.output()
+    const { code, errors, output } = await stopped(service)
     assert.strictEqual(code, 1, output)
-    const errors = output.split("\n").filter((line) => line.includes("\"logLevel\":\"ERROR\""))
     assert.strictEqual(errors.length, 1, output)
     const message = JSON.parse(errors[0]!).message
     assert.strictEqual(

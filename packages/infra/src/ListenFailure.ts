@@ -6,6 +6,7 @@
  * setting; every main stops through `logStop`. Any other failure to listen stays as it was.
  */
 import { Cause, Data, Effect, Option, Predicate } from "effect"
+import * as ConfigFailure from "./ConfigFailure.js"
 
 /** Who listens, for the sentence. */
 export interface Listener {
@@ -68,12 +69,13 @@ export const inCause = (cause: Cause.Cause<unknown>): ReadonlyArray<ListenFailur
 
 /**
  * What a main logs when it stops on `cause` (with `runMain`'s own reporting off): a listener's
- * failure as its one line, anything else as `runMain` would log it, an interruption not at all.
+ * failure, or a setting it cannot read (`ConfigFailure`), as its one line; anything else as
+ * `runMain` would log it; an interruption not at all.
  */
 export const logStop = (cause: Cause.Cause<unknown>): Effect.Effect<void> => {
   if (Cause.isInterruptedOnly(cause)) return Effect.void
-  const failures = inCause(cause)
-  return failures.length === 0
+  const lines = [...inCause(cause).map((failure) => failure.message), ...ConfigFailure.linesOf(cause)]
+  return lines.length === 0
     ? Effect.logError(cause)
-    : Effect.forEach(failures, (failure) => Effect.logError(failure.message), { discard: true })
+    : Effect.forEach(lines, (line) => Effect.logError(line), { discard: true })
 }

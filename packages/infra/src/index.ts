@@ -1,3 +1,4 @@
+export * as ConfigFailure from "./ConfigFailure.js"
 export * as Invalidations from "./Invalidations.js"
 export * as ListenFailure from "./ListenFailure.js"
 export * as Logging from "./Logging.js"

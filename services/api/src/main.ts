@@ -15,6 +15,10 @@ import * as Mailer from "./services/Mailer.js"
 StartupSafety.refuseUnsafeProduction("api")
 
 HttpServer.serverLayer.pipe(
+  Layer.provide(Cluster.client),
+  Layer.provide([MigratedDatabase.layer, Redis.layerFromEnv]),
+  // the settings are read first: one that does not parse stops the process before it opens a
+  // database, with one line (`ConfigFailure`)
   Layer.provide([
     HttpConfig.layerFromEnv,
     IdentityConfig.layerFromEnv,
@@ -22,14 +26,13 @@ HttpServer.serverLayer.pipe(
     ProvidersConfig.layerFromEnv,
     WebhooksConfig.layerFromEnv
   ]),
-  Layer.provide(Cluster.client),
-  Layer.provide([MigratedDatabase.layer, Redis.layerFromEnv]),
   Layer.merge(StartupSafety.warningsLayer("api")),
   // GET /metrics on its own listener when METRICS_PORT is set (docs/CONFIGURATION.md "Metrics")
   Layer.merge(MetricsServer.layerFromEnv),
   Layer.launch,
   Effect.provide(Tracing.layerFromEnv("switchboard-api").pipe(Layer.provideMerge(Logging.layer))),
-  // a busy or forbidden port stops the process with one line, not a stack trace (`ListenFailure`)
+  // a busy or forbidden port, or a setting that does not parse, stops the process with one line,
+  // not a stack trace (`ListenFailure`, `ConfigFailure`)
   Effect.tapErrorCause(ListenFailure.logStop),
   NodeRuntime.runMain({ disablePrettyLogger: true, disableErrorReporting: true })
 )

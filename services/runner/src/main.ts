@@ -11,20 +11,20 @@ import * as Entities from "./Entities.js"
 // first: a production process with unsafe settings stops here, with one message
 StartupSafety.refuseUnsafeProduction("runner")
 
-Cluster.hosting(
-  Entities.layer.pipe(
-    Layer.provide([ProvidersConfig.layerFromEnv, QrConnectionConfig.layerFromEnv, WebhooksConfig.layerFromEnv])
-  )
-).pipe(
+Cluster.hosting(Entities.layer).pipe(
   // its listener for other nodes on `HOST:PORT`: a busy or forbidden port is one line (`ListenFailure`)
   Layer.mapError(ListenFailure.refine({ name: "cluster", portSetting: "PORT" })),
   Layer.provide([MigratedDatabase.layer, Redis.layerFromEnv]),
+  // the settings are read first: one that does not parse stops the process before it opens a
+  // database, with one line (`ConfigFailure`)
+  Layer.provide([ProvidersConfig.layerFromEnv, QrConnectionConfig.layerFromEnv, WebhooksConfig.layerFromEnv]),
   Layer.merge(StartupSafety.warningsLayer("runner")),
   // GET /metrics on its own listener when METRICS_PORT is set (docs/CONFIGURATION.md "Metrics")
   Layer.merge(MetricsServer.layerFromEnv),
   Layer.launch,
   Effect.provide(Tracing.layerFromEnv("switchboard-runner").pipe(Layer.provideMerge(Logging.layer))),
-  // a busy or forbidden port stops the process with one line, not a stack trace (`ListenFailure`)
+  // a busy or forbidden port, or a setting that does not parse, stops the process with one line,
+  // not a stack trace (`ListenFailure`, `ConfigFailure`)
   Effect.tapErrorCause(ListenFailure.logStop),
   NodeRuntime.runMain({ disablePrettyLogger: true, disableErrorReporting: true })
 )

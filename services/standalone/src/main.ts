@@ -16,6 +16,10 @@ import { Effect, Layer } from "effect"
 StartupSafety.refuseUnsafeProduction("standalone")
 
 Layer.mergeAll(HttpServer.serverLayer, Entities.layer).pipe(
+  Layer.provide(Cluster.single),
+  Layer.provide([MigratedDatabase.layer, Redis.layerFromEnv]),
+  // the settings are read first: one that does not parse stops the process before it creates or
+  // opens a database, with one line (`ConfigFailure`)
   Layer.provide([
     HttpConfig.layerFromEnv,
     IdentityConfig.layerFromEnv,
@@ -24,14 +28,13 @@ Layer.mergeAll(HttpServer.serverLayer, Entities.layer).pipe(
     QrConnectionConfig.layerFromEnv,
     WebhooksConfig.layerFromEnv
   ]),
-  Layer.provide(Cluster.single),
-  Layer.provide([MigratedDatabase.layer, Redis.layerFromEnv]),
   Layer.merge(StartupSafety.warningsLayer("standalone")),
   // GET /metrics on its own listener when METRICS_PORT is set (docs/CONFIGURATION.md "Metrics")
   Layer.merge(MetricsServer.layerFromEnv),
   Layer.launch,
   Effect.provide(Tracing.layerFromEnv("switchboard").pipe(Layer.provideMerge(Logging.layer))),
-  // a busy or forbidden port stops the process with one line, not a stack trace (`ListenFailure`)
+  // a busy or forbidden port, or a setting that does not parse, stops the process with one line,
+  // not a stack trace (`ListenFailure`, `ConfigFailure`)
   Effect.tapErrorCause(ListenFailure.logStop),
   NodeRuntime.runMain({ disablePrettyLogger: true, disableErrorReporting: true })
 )
