@@ -1,6 +1,6 @@
 /**
  * The service processes the tests start (`Processes.ts` `startService`, `adminRun`), each built
- * once per test run (`globalSetup.ts`) by esbuild from `services/<name>/src/main.ts` into one file
+ * once per test run (`globalSetup.ts`, into `.tmp/services-*`, removed at its end) by esbuild from `services/<name>/src/main.ts` into one file
  * with the workspace packages and the npm dependencies it imports. The same sources as
  * `npm start`: what a bundle saves is resolving and loading a few thousand modules one by one
  * through tsx's hooks. On the 2-core machine an api node answered /health 1.5 s after its start on
@@ -13,7 +13,7 @@
  * must share with the service to make it trust the fake WhatsApp server.
  */
 import { build } from "esbuild"
-import { existsSync } from "node:fs"
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs"
 import { join, resolve } from "node:path"
 
 const root = resolve(import.meta.dirname, "..", "..")
@@ -36,8 +36,14 @@ export const external: ReadonlyArray<string> = [
 /** Set by `buildServiceBundles` for the test workers, which inherit the environment. */
 const envKey = "SWITCHBOARD_SERVICE_BUNDLES"
 
-/** Builds every service's bundle into `dir` and tells the test workers where they are. */
-export const buildServiceBundles = async (dir = join(root, ".tmp", "services")): Promise<string> => {
+/**
+ * Builds every service's bundle into a directory of this run's own (two runs in one checkout do not
+ * overwrite each other's files) and tells the test workers where they are; the returned function
+ * removes them.
+ */
+export const buildServiceBundles = async (): Promise<() => void> => {
+  mkdirSync(join(root, ".tmp"), { recursive: true })
+  const dir = mkdtempSync(join(root, ".tmp", "services-"))
   await Promise.all(services.map((name) =>
     build({
       entryPoints: [join(root, "services", name, "src", "main.ts")],
@@ -56,7 +62,7 @@ export const buildServiceBundles = async (dir = join(root, ".tmp", "services")):
     })
   ))
   process.env[envKey] = dir
-  return dir
+  return () => rmSync(dir, { recursive: true, force: true })
 }
 
 /** The node arguments that run `name`: its bundle when this run built one, else its sources through tsx. */

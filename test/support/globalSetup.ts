@@ -14,7 +14,7 @@ export default async function setup() {
   // environment) and the service processes they spawn trust its throwaway CA besides the system's
   process.env["NODE_EXTRA_CA_CERTS"] = writeTrustBundle(join(tmpdir(), "switchboard-test"))
   // the services the tests start, each bundled into one file (ServiceBundles.ts)
-  await buildServiceBundles()
+  const removeBundles = await buildServiceBundles()
   const url = testDatabaseUrl()
   if (url) await prepareTemplate(url)
   else {
@@ -25,4 +25,6 @@ export default async function setup() {
         "DATABASE_URL=postgres://... REDIS_URL=redis://... npm test"
     )
   }
+  // vitest calls it when the run ends
+  return removeBundles
 }
