@@ -104,16 +104,29 @@ export const DispatchOrder = {
     sql: SqlClient.SqlClient,
     m: string,
     channel: Statement.Fragment,
-    at: string,
-    waiting: ReadonlyArray<string>
+    at: string | Statement.Fragment,
+    waiting: ReadonlyArray<string> | Statement.Fragment
   ) =>
     sql`${sql.literal(m)}.channel_id = ${channel} AND ${sql.literal(m)}.status = 'queued'
       AND (${sql.literal(m)}.next_attempt_at IS NULL OR ${sql.literal(m)}.next_attempt_at <= ${at})
       AND NOT (COALESCE((SELECT tl.qr_timelock_until > ${at} FROM channels tl WHERE tl.id = ${channel}), false)
         AND NOT EXISTS (SELECT 1 FROM conversations cv WHERE cv.id = ${sql.literal(m)}.conversation_id
           AND cv.last_inbound_at IS NOT NULL))${
-      waiting.length > 0 ? sql` AND ${sql.literal(m)}.to_number NOT IN ${sql.in(waiting)}` : sql``
-    }`
+      !Array.isArray(waiting)
+        ? sql` AND ${waiting as Statement.Fragment}`
+        : waiting.length > 0
+        ? sql` AND ${sql.literal(m)}.to_number NOT IN ${sql.in(waiting as ReadonlyArray<string>)}`
+        : sql``
+    }`,
+  /**
+   * `waiting` for a statement that takes many rows at once (`MessagesRepo.takeForDispatch`): the
+   * recipients are a column, `separator`-joined (NULL for none).
+   */
+  notWaitingColumn: (sql: SqlClient.SqlClient, m: string, column: string) =>
+    sql`(${sql.literal(column)} IS NULL
+      OR ${sql.literal(m)}.to_number <> ALL (string_to_array(${sql.literal(column)}, chr(31))))`,
+  /** joins a row's waiting recipients for `notWaitingColumn` (numbers hold no unit separator) */
+  joinWaiting: (waiting: ReadonlyArray<string>): string | null => waiting.length === 0 ? null : waiting.join("\x1f")
 }
 
 export class DispatchQueueRepo extends Effect.Service<DispatchQueueRepo>()("@switchboard/db/DispatchQueueRepo", {

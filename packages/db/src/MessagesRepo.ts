@@ -33,12 +33,15 @@ const PLACEHOLDER_WORKSPACE = "ws_00000000000000000000000000"
  * comparison, far cheaper for the planner than a list of allowed pairs, stays the same rule).
  */
 const RECEIPT_TRACK = ["dispatching", "provider_accepted", "sent", "delivered", "read"] as const
-for (const to of MessageStateMachine.RECEIPT_STATUSES) {
+for (const to of ["provider_accepted", ...MessageStateMachine.RECEIPT_STATUSES] as const) {
   const before = RECEIPT_TRACK.slice(0, RECEIPT_TRACK.indexOf(to))
   if ([...MessageStateMachine.ALLOWED_FROM[to]].sort().join() !== [...before].sort().join()) {
     throw new Error(`receipts: ALLOWED_FROM[${to}] is not the states before it`)
   }
 }
+
+/** What `receipts` moves a message to: the provider took it, or a receipt. */
+export type ReceiptTrackStatus = "provider_accepted" | MessageStateMachine.ReceiptStatus
 
 /** What a status event's envelope leaves open for the statement, in the order they appear. */
 const RECEIPT_SLOTS = ["workspace_id", "from_state", "category"]
@@ -407,19 +410,26 @@ export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/d
     }, dieOnDatabaseError)
 
     /**
-     * Receipts of several messages in ONE statement (a provider reports them in batches): each
+     * Receipts of several messages in ONE statement (a provider reports them in batches), and the
+     * provider's acceptances (`provider_accepted`, the step before them on the same track): each
      * row guarded like `transition` (row lock, allowed from-state, never back), with its timeline
-     * row, status event and webhook fan-out. A message appears at most once (`MessageMoves`
-     * splits a batch into rounds). Answers the moves that happened.
+     * row and (receipts) status event and webhook fan-out. A message appears at most once
+     * (`MessageMoves` splits a batch into rounds). Answers the moves that happened.
      */
     const receipts = Effect.fn("MessagesRepo.receipts")(function*(
-      batch: ReadonlyArray<{ readonly id: string; readonly to: MessageStateMachine.ReceiptStatus; readonly at: string }>
+      batch: ReadonlyArray<{ readonly id: string; readonly to: ReceiptTrackStatus; readonly at: string }>
     ) {
       if (batch.length === 0) return []
       const now = Schemas.toTimestamp(yield* Clock.currentTimeMillis)
       const eventIds: Array<string> = []
       const parts: Array<Array<string>> = [[], [], [], []]
       for (const r of batch) {
+        // an acceptance reports no event of its own (`STATUS_EVENT`)
+        if (r.to === "provider_accepted") {
+          eventIds.push("")
+          parts.forEach((part) => part.push(""))
+          continue
+        }
         const eventId = yield* Ids.newId("evt")
         // hot path: no decode per receipt (bench/RESULTS.md 1 "Before and after number protection and the structure step")
         const messageId = r.id as Messaging.Message["id"]
@@ -452,7 +462,8 @@ export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/d
             status = i.to_state,
             updated_at = ${now},
             next_attempt_at = NULL,
-            sent_at = COALESCE(messages.sent_at, i.at),
+            sent_at = CASE WHEN i.to_state IN ('sent', 'delivered', 'read') THEN COALESCE(messages.sent_at, i.at)
+              ELSE messages.sent_at END,
             delivered_at = CASE WHEN i.to_state IN ('delivered', 'read') THEN COALESCE(messages.delivered_at, i.at)
               ELSE messages.delivered_at END,
             read_at = CASE WHEN i.to_state = 'read' THEN COALESCE(messages.read_at, i.at) ELSE messages.read_at END
@@ -469,11 +480,77 @@ export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/d
         events.outboxCtes(sql`SELECT event_id AS id, workspace_id, 'message.' || status AS type, id AS object_id,
             p0 || to_json(workspace_id)::text || p1 || to_json(from_state)::text || p2 || to_json(category)::text || p3
               AS envelope, at AS created_at
-            FROM moved`)
+            FROM moved WHERE status <> 'provider_accepted'`)
       }
         SELECT moved.id, moved.status, moved.from_state, moved.attempts, moved.workspace_id, moved.category,
           NULL AS failure, (SELECT c.provider FROM channels c WHERE c.id = moved.channel_id) AS provider,
           ${events.outboxWoken} AS woken
+        FROM moved`
+      return rows.map(toTransitioned)
+    }, dieOnDatabaseError)
+
+    /**
+     * Takes several channels' messages for dispatch in ONE statement (`-> dispatching`, each in the
+     * send slot at its `at`): each row guarded exactly like `transition`'s move to `dispatching`
+     * (its shard lease still held, row lock, still `queued`, its channel connected, no message
+     * earlier in the dispatch order due on its channel, recipients in `waiting` passed over), with
+     * its timeline row. At most one message per channel (a channel dispatches one at a time).
+     * Answers the moves that happened.
+     */
+    const takeForDispatch = Effect.fn("MessagesRepo.takeForDispatch")(function*(
+      batch: ReadonlyArray<{
+        readonly id: string
+        readonly at: string
+        readonly waiting: ReadonlyArray<string>
+        readonly lease: ShardLease | undefined
+      }>
+    ) {
+      if (batch.length === 0) return []
+      const now = Schemas.toTimestamp(yield* Clock.currentTimeMillis)
+      const ids = batch.map((r) => r.id)
+      const rows = yield* sql<MovedRow>`WITH input AS (
+          SELECT * FROM unnest(${ids}::text[], ${batch.map((r) => r.at)}::timestamptz[],
+            ${batch.map((r) => DispatchOrder.joinWaiting(r.waiting))}::text[],
+            ${batch.map((r) => r.lease?.shardId ?? null)}::text[], ${
+        batch.map((r) => r.lease?.address ?? null)
+      }::text[],
+            ${batch.map((r) => r.lease?.expirySeconds ?? null)}::int[])
+            AS i(id, at, waiting, shard_id, address, expiry)
+        ), current AS (
+          SELECT m.id, m.status FROM messages m JOIN input i ON i.id = m.id
+          WHERE m.id = ANY(${ids}::text[])${
+        batch.some((r) => r.lease !== undefined)
+          ? sql` AND (i.shard_id IS NULL OR EXISTS (SELECT 1 FROM cluster_locks lease
+            WHERE lease.shard_id = i.shard_id AND lease.address = i.address
+              AND lease.acquired_at >= NOW() - make_interval(secs => i.expiry) FOR SHARE))`
+          : sql``
+      }
+          ORDER BY m.id FOR UPDATE OF m
+        ), moved AS (
+          UPDATE messages SET status = 'dispatching', updated_at = ${now}, next_attempt_at = NULL
+          FROM current c JOIN input i ON i.id = c.id
+          WHERE messages.id = c.id AND messages.id = ANY(${ids}::text[]) AND c.status = 'queued'
+            AND messages.status = 'queued'
+            AND EXISTS (SELECT 1 FROM channels ch WHERE ch.id = messages.channel_id AND ch.status = 'connected')
+            AND NOT EXISTS (SELECT 1 FROM messages o WHERE ${
+        DispatchOrder.due(
+          sql,
+          "o",
+          sql`messages.channel_id`,
+          sql`i.at`,
+          DispatchOrder.notWaitingColumn(sql, "o", "i.waiting")
+        )
+      }
+              AND (${DispatchOrder.key(sql, "o")}) < (${DispatchOrder.key(sql, "messages")})
+              ORDER BY ${DispatchOrder.key(sql, "o")} LIMIT 1 OFFSET 0)
+          RETURNING messages.id, messages.status, messages.attempts, messages.workspace_id, messages.category,
+            messages.failure, messages.channel_id, c.status AS from_state, i.at
+        ), timeline AS (
+          INSERT INTO message_transitions (message_id, from_state, to_state, reason, at)
+          SELECT id, from_state, 'dispatching', NULL, at FROM moved
+        )
+        SELECT moved.id, moved.status, moved.from_state, moved.attempts, moved.workspace_id, moved.category,
+          moved.failure, (SELECT c.provider FROM channels c WHERE c.id = moved.channel_id) AS provider
         FROM moved`
       return rows.map(toTransitioned)
     }, dieOnDatabaseError)
@@ -599,6 +676,7 @@ export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/d
       mediaSettled,
       appendQueuedEvent,
       transition,
+      takeForDispatch,
       receipts,
       find,
       markInboundRead,

@@ -23,6 +23,35 @@ const TestLayer = Layer.mergeAll(
 
 const at = (offsetMs: number) => Schemas.toTimestamp(Date.now() + offsetMs)
 
+/** The two statements that take a message for dispatch; each answers whether it moved. */
+const TAKES: ReadonlyArray<
+  readonly [
+    string,
+    (id: string, waiting?: ReadonlyArray<string>) => Effect.Effect<boolean, never, MessagesRepo.MessagesRepo>
+  ]
+> = [
+  [
+    "transition",
+    (id, waiting = []) =>
+      Effect.flatMap(
+        MessagesRepo.MessagesRepo,
+        (repo) => Effect.map(repo.transition(id, "dispatching", { waitingRecipients: waiting }), Option.isSome)
+      )
+  ],
+  [
+    "takeForDispatch",
+    (id, waiting = []) =>
+      Effect.flatMap(
+        MessagesRepo.MessagesRepo,
+        (repo) =>
+          Effect.map(
+            repo.takeForDispatch([{ id, at: at(0), waiting, lease: undefined }]),
+            (moved) => moved.length === 1
+          )
+      )
+  ]
+]
+
 /** A workspace with one channel per entry of `messages`, each holding that one message. */
 const channelsWith = (
   messages: ReadonlyArray<
@@ -284,46 +313,95 @@ describe("DispatchQueueRepo", () => {
         assert.strictEqual(yield* queued, 0)
       }))
 
-    it.effect("refuses a dispatch while a more urgent message of its channel is due", () =>
-      Effect.gen(function*() {
-        const repo = yield* MessagesRepo.MessagesRepo
-        const { insert } = yield* oneChannel
-        const marketing = yield* insert("queued", { category: "marketing" })
-        const urgent = yield* insert("queued", { category: "authentication", to: "+4915100000001" })
-        assert.isTrue(Option.isNone(yield* repo.transition(marketing.id, "dispatching")), "outranked")
-        assert.isTrue(Option.isSome(yield* repo.transition(urgent.id, "dispatching")), "the urgent one goes")
-        assert.isTrue(Option.isSome(yield* repo.transition(marketing.id, "dispatching")), "then the next")
-      }))
+    // the dispatch-order guard, in both statements that take a message for dispatch: the move of
+    // one message, and the take of several channels' messages at once (`takeForDispatch`)
+    for (const [how, take] of TAKES) {
+      it.effect(`refuses a dispatch while a more urgent message of its channel is due (${how})`, () =>
+        Effect.gen(function*() {
+          const { insert } = yield* oneChannel
+          const marketing = yield* insert("queued", { category: "marketing" })
+          const urgent = yield* insert("queued", { category: "authentication", to: "+4915100000001" })
+          assert.isFalse(yield* take(marketing.id), "outranked")
+          assert.isTrue(yield* take(urgent.id), "the urgent one goes")
+          assert.isTrue(yield* take(marketing.id), "then the next")
+        }))
 
-    it.effect("refuses a dispatch while an earlier message of the same priority is due", () =>
-      Effect.gen(function*() {
-        const repo = yield* MessagesRepo.MessagesRepo
-        const { insert } = yield* oneChannel
-        const first = yield* insert("queued")
-        const second = yield* insert("queued", { to: "+4915100000001" })
-        assert.isTrue(Option.isNone(yield* repo.transition(second.id, "dispatching")), "FIFO within a priority")
-        assert.isTrue(Option.isSome(yield* repo.transition(first.id, "dispatching")))
-        assert.isTrue(Option.isSome(yield* repo.transition(second.id, "dispatching")))
-      }))
+      it.effect(`refuses a dispatch while an earlier message of the same priority is due (${how})`, () =>
+        Effect.gen(function*() {
+          const { insert } = yield* oneChannel
+          const first = yield* insert("queued")
+          const second = yield* insert("queued", { to: "+4915100000001" })
+          assert.isFalse(yield* take(second.id), "FIFO within a priority")
+          assert.isTrue(yield* take(first.id))
+          assert.isTrue(yield* take(second.id))
+        }))
 
-    it.effect("lets a dispatch go while the more urgent message is not due or its recipient must wait", () =>
+      it.effect(`lets a dispatch go while the more urgent message is not due or its recipient must wait (${how})`, () =>
+        Effect.gen(function*() {
+          const sql = yield* SqlClient.SqlClient
+          const { insert } = yield* oneChannel
+          // a retry waiting for its backoff
+          const retry = yield* insert("queued", { category: "authentication", to: "+4915100000001" })
+          yield* sql`UPDATE messages SET next_attempt_at = ${at(60_000)} WHERE id = ${retry.id}`
+          // recipients at their spacing cap (QR)
+          const spaced = yield* insert("queued", { category: "authentication", to: "+4915100000002" })
+          const spaced2 = yield* insert("queued", { category: "authentication", to: "+4915100000004" })
+          const marketing = yield* insert("queued", { category: "marketing", to: "+4915100000003" })
+          assert.isFalse(yield* take(marketing.id), "the spaced recipients outrank it unless they wait")
+          assert.isFalse(yield* take(marketing.id, ["+4915100000002"]), "one of them does not wait")
+          assert.isTrue(
+            yield* take(marketing.id, ["+4915100000002", "+4915100000004"]),
+            "neither the retry nor the waiting recipients hold it back"
+          )
+          yield* sql`UPDATE messages SET status = 'expired' WHERE id IN ${sql.in([retry.id, spaced.id, spaced2.id])}`
+        }))
+    }
+
+    it.effect("takes several channels' messages in one statement, each guarded on its own", () =>
       Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
         const repo = yield* MessagesRepo.MessagesRepo
-        const { insert } = yield* oneChannel
-        // a retry waiting for its backoff
-        const retry = yield* insert("queued", { category: "authentication", to: "+4915100000001" })
-        yield* sql`UPDATE messages SET next_attempt_at = ${at(60_000)} WHERE id = ${retry.id}`
-        // a recipient at its spacing cap (QR)
-        const spaced = yield* insert("queued", { category: "authentication", to: "+4915100000002" })
-        const marketing = yield* insert("queued", { category: "marketing", to: "+4915100000003" })
-        assert.isTrue(
-          Option.isNone(yield* repo.transition(marketing.id, "dispatching")),
-          "the spaced recipient outranks it unless it waits"
+        const a = yield* oneChannel
+        const b = yield* oneChannel
+        const c = yield* oneChannel
+        const d = yield* oneChannel
+        const fromA = yield* a.insert("queued")
+        const outranked = yield* b.insert("queued", { category: "marketing" })
+        const urgent = yield* b.insert("queued", { category: "authentication", to: "+4915100000001" })
+        const disconnected = yield* c.insert("queued")
+        yield* sql`UPDATE channels SET status = 'disconnected' WHERE id = ${c.channelId}`
+        const cancelled = yield* d.insert("queued")
+        yield* sql`UPDATE messages SET status = 'cancelled' WHERE id = ${cancelled.id}`
+        const slot = at(-5)
+        const moved = yield* repo.takeForDispatch(
+          [fromA, outranked, disconnected, cancelled].map((m) => ({
+            id: m.id,
+            at: slot,
+            waiting: [],
+            lease: undefined
+          }))
         )
-        const moved = yield* repo.transition(marketing.id, "dispatching", { waitingRecipients: ["+4915100000002"] })
-        assert.isTrue(Option.isSome(moved), "neither the retry nor the waiting recipient holds it back")
-        yield* sql`UPDATE messages SET status = 'expired' WHERE id IN ${sql.in([retry.id, spaced.id])}`
+        assert.deepStrictEqual(moved.map((m) => [m.id, m.from, m.status]), [[fromA.id, "queued", "dispatching"]])
+        const statuses = yield* sql<{ id: string; status: string }>`SELECT id, status FROM messages
+          WHERE id IN ${sql.in([fromA.id, outranked.id, urgent.id, disconnected.id, cancelled.id])}`
+        assert.deepStrictEqual(
+          Object.fromEntries(statuses.map((r) => [r.id, r.status])),
+          {
+            [fromA.id]: "dispatching",
+            [outranked.id]: "queued",
+            [urgent.id]: "queued",
+            [disconnected.id]: "queued",
+            [cancelled.id]: "cancelled"
+          }
+        )
+        // its timeline row has the send slot's time
+        const timeline = yield* sql<{ from_state: string; to_state: string; at: Date }>`
+          SELECT from_state, to_state, at FROM message_transitions WHERE message_id = ${fromA.id} ORDER BY id`
+        assert.deepStrictEqual(timeline.slice(-1).map((t) => [t.from_state, t.to_state]), [["queued", "dispatching"]])
+        assert.strictEqual(new Date(timeline.at(-1)!.at).toISOString(), slot)
+        yield* sql`UPDATE messages SET status = 'expired' WHERE id IN ${
+          sql.in([outranked.id, urgent.id, disconnected.id])
+        }`
       }))
 
     it.effect("takes a message for dispatch without reading the rest of the queue, however long it is", () =>

@@ -103,6 +103,31 @@ describe("decisions fenced by the shard lease", () => {
         assert.isTrue(Option.isSome(yield* messages.transition(messageId, "provider_accepted")))
       }))
 
+    it.effect("takes several channels' messages in one statement only for the claims whose lease is held and fresh", () =>
+      Effect.gen(function*() {
+        const messages = yield* MessagesRepo.MessagesRepo
+        const ours = yield* setup
+        const theirs = yield* setup
+        const unfenced = yield* setup
+        const take = (address: string) =>
+          Effect.map(
+            messages.takeForDispatch([
+              { id: ours.messageId, at: now(), waiting: [], lease: lease(address) },
+              { id: theirs.messageId, at: now(), waiting: [], lease: { ...lease(address), shardId: "default:18" } },
+              { id: unfenced.messageId, at: now(), waiting: [], lease: undefined }
+            ]),
+            (moved) => moved.map((m) => m.id).sort()
+          )
+        // ours, but not refreshed within the expiry (this runner was paused); shard 18 has no row
+        yield* lockRow("127.0.0.1:34001", 20)
+        assert.deepStrictEqual(yield* take("127.0.0.1:34001"), [unfenced.messageId], "only the claim with no lease")
+        assert.strictEqual(yield* statusOf(ours.messageId), "queued", "refused: nothing moved")
+        // ours and fresh
+        yield* lockRow("127.0.0.1:34001", 1)
+        assert.deepStrictEqual(yield* take("127.0.0.1:34001"), [ours.messageId])
+        assert.strictEqual(yield* statusOf(theirs.messageId), "queued", "no lease row for its shard")
+      }))
+
     it.effect("takes webhook deliveries for an attempt only while the caller's lease is held and fresh", () =>
       Effect.gen(function*() {
         const deliveries = yield* WebhookDeliveriesRepo.WebhookDeliveriesRepo

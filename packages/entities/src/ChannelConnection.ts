@@ -2,10 +2,10 @@
  * A Channel entity's provider connection: opened and closed to match the channel's status (a
  * connection exists in any status but archived and suspended), with the link's reports handled in
  * order: status changes recorded on the channel one after the other, and so are the provider's
- * refusals of messages it had taken (failed, or re-queued when retryable); receipts recorded in batches,
- * in the order reported (what arrives while one batch is written is the next batch: one statement
- * per batch, `MessageMoves.receipts`); inbound messages recorded in lanes (the events of one
- * message stay in order; different messages go in parallel).
+ * refusals of messages it had taken (failed, or re-queued when retryable); receipts recorded in the
+ * order reported, together with the runner's other channels' (one statement per batch,
+ * `ReceiptBatches`); inbound messages recorded in lanes (the events of one message stay in order;
+ * different messages go in parallel).
  *
  * Over 350 lines on purpose: every kind of report the link makes is routed here, in one place,
  * so the order guarantees above can be read side by side.
@@ -16,16 +16,13 @@
 import { ChannelsRepo, QrRecipientChecksRepo } from "@switchboard/db"
 import { ChannelStateMachine, type Messaging, Schemas } from "@switchboard/domain"
 import { ChannelProvider, ChannelProviders } from "@switchboard/providers"
-import { Chunk, Clock, Effect, ExecutionStrategy, Exit, Option, Queue, Schedule, Scope, Stream } from "effect"
+import { Clock, Effect, ExecutionStrategy, Exit, Option, Queue, Schedule, Scope, Stream } from "effect"
 import { makeChannelMessageMoves } from "./ChannelMessageMoves.js"
 import { InboundMessages } from "./InboundMessages.js"
 import { perEntity } from "./PerEntity.js"
 
 /** Inbound messages recorded at once (one slow recording does not hold up the rest). */
 const EVENT_LANES = 8
-
-/** Receipts written in one batch at most. */
-const RECEIPT_BATCH = 500
 
 type LaneEvent = Exclude<
   ChannelProvider.ProviderEvent,
@@ -214,23 +211,6 @@ export const makeChannelConnection = <E, R>(options: {
         // A lane (queue + fiber) is made on its first event: most channels on a runner sit idle,
         // and eight idle lanes each were most of an idle entity's memory.
         const lanes = new Map<number, Queue.Queue<LaneEvent>>()
-        // likewise the receipts' queue and its writer
-        let receipts: Queue.Queue<ChannelProvider.Receipt> | undefined
-        const receiptQueue = Effect.suspend(() => {
-          if (receipts !== undefined) return Effect.succeed(receipts)
-          return Effect.gen(function*() {
-            const queue = yield* Queue.unbounded<ChannelProvider.Receipt>()
-            receipts = queue
-            yield* Queue.takeBetween(queue, 1, RECEIPT_BATCH).pipe(
-              Effect.flatMap((batch) =>
-                Effect.ensuring(moves.receipts(Chunk.toReadonlyArray(batch)), handled(Chunk.size(batch)))
-              ),
-              Effect.forever,
-              Effect.forkIn(scope)
-            )
-            return queue
-          })
-        })
         const laneFor = (i: number) =>
           Effect.suspend(() => {
             const existing = lanes.get(i)
@@ -269,7 +249,8 @@ export const makeChannelConnection = <E, R>(options: {
                 : event._tag === "RecipientChecked"
                 ? Effect.ensuring(onRecipientChecked(event), handled(1))
                 : event._tag === "Receipt"
-                ? Effect.flatMap(receiptQueue, (queue) => Queue.offer(queue, event))
+                // written with the runner's other receipts (`ReceiptBatches`)
+                ? moves.receipt(event, handled(1))
                 : Effect.flatMap(laneFor(laneOf(event)), (lane) => Queue.offer(lane, event))
             })
           ),

@@ -15,11 +15,13 @@
  *   too late for that (it races the slot being taken), so the move to `dispatching` itself is
  *   refused while a more urgent message of the channel is due (recipients waiting for their
  *   spacing excepted); a refused dispatch gives its slot back and the queue is read again.
- * - Each dispatch: this entity moves the message to `dispatching` itself, in process
- *   (`ChannelMessageMoves`; the writer rule: docs/ARCHITECTURE.md "One writer per message, by statement"), refused when it was
+ * - Each dispatch: this entity moves the message to `dispatching` itself, in process and in one
+ *   statement with the runner's other channels' takes (`ChannelMessageMoves`,
+ *   `MessageMoves.takeForDispatch`; the writer rule: docs/ARCHITECTURE.md "One writer per message, by statement"), refused when it was
  *   cancelled meanwhile, the channel stopped dispatching, or it is outranked; the provider is called with OUR
- *   message id, and the outcome is recorded the same way (`provider_accepted`, or a dispatch
- *   failure which re-queues with backoff or fails permanently).
+ *   message id, and the outcome is recorded the same way (`provider_accepted`, with the runner's
+ *   receipts in one statement for many channels, `ReceiptBatches`; or a dispatch failure which
+ *   re-queues with backoff or fails permanently).
  * - It keeps itself alive (`Entity.keepAlive`) while it has queued messages or receipts under
  *   way, or (QR) while the link is held or being made; the keep-alive is persisted, so a crashed
  *   runner's channel comes back on another one and carries on from its rows.

@@ -6,7 +6,7 @@
  */
 import type { ShardLease } from "@switchboard/db"
 import { Schemas } from "@switchboard/domain"
-import { Effect, Option, Schedule } from "effect"
+import { Clock, Deferred, Duration, Effect, FiberId, Option, Schedule } from "effect"
 import { MessageMoves } from "./MessageMoves.js"
 import type { Receipt } from "./MessageMoves.js"
 import * as ShardFencing from "./ShardFencing.js"
@@ -17,8 +17,8 @@ const MOVE_RETRY = Schedule.exponential("200 millis").pipe(
   Schedule.upTo("30 seconds")
 )
 
-/** Retries of a receipt's move: for as long as the connection lives. */
-const RECEIPT_RETRY = Schedule.exponential("200 millis").pipe(Schedule.either(Schedule.spaced("3 seconds")))
+/** How long a dispatch waits for its acceptance to be recorded (`providerAccepted`). */
+const ACCEPTANCE_WAIT = Duration.seconds(30)
 
 /**
  * A move retried on `retry`; given up, it logs and answers `fallback`. A dispatch is a decision:
@@ -60,18 +60,25 @@ export class ChannelMessageMoves {
   dispatching(id: string, at: number, waiting: ReadonlyArray<string>) {
     return retried(
       id,
-      this.moves.move(id, "dispatching", {
-        occurredAt: Schemas.toTimestamp(at),
-        waitingRecipients: waiting,
-        lease: this.lease
-      }),
+      // in one statement with the runner's other channels' claims (`MessageMoves.takeForDispatch`)
+      Effect.suspend(() => this.moves.takeForDispatch({ id, at: Schemas.toTimestamp(at), waiting, lease: this.lease })),
       false
     )
   }
 
-  /** The provider took the message (answers whether it moved; false when not recorded). */
+  /**
+   * The provider took the message: recorded with the runner's receipts (`ReceiptBatches`, one
+   * statement for many channels). Waits until it is recorded, for 30 s at most (a database that
+   * stays away); the move stays queued for the writer then, and the dispatch ends.
+   */
   providerAccepted(id: string) {
-    return retried(id, this.moves.move(id, "provider_accepted"), false)
+    return Effect.flatMap(Clock.currentTimeMillis, (at) => {
+      const recorded = Deferred.unsafeMake<void>(FiberId.none)
+      return this.moves.submitReceipt(
+        { messageId: id, status: "provider_accepted", at },
+        Effect.asVoid(Deferred.succeed(recorded, undefined))
+      ).pipe(Effect.zipRight(Effect.timeout(Deferred.await(recorded), ACCEPTANCE_WAIT)), Effect.ignore)
+    })
   }
 
   /** The provider refused the dispatch: re-queued with backoff, or failed. */
@@ -85,13 +92,12 @@ export class ChannelMessageMoves {
   }
 
   /**
-   * Receipts reported together, in one statement per round (`MessageMoves.receipts`). Not given
-   * up while the connection lives: a provider may not tell them again.
+   * A receipt the provider reported, written with the runner's other receipts
+   * (`ReceiptBatches`: not given up while the runner lives; a provider may not tell it again);
+   * `done` runs once it is recorded.
    */
-  receipts(batch: ReadonlyArray<Receipt>) {
-    return Effect.asVoid(
-      retried(batch.map((r) => r.messageId).join(","), this.moves.receipts(batch), 0, RECEIPT_RETRY)
-    )
+  receipt(receipt: Receipt, done: Effect.Effect<void>) {
+    return this.moves.submitReceipt(receipt, done)
   }
 }
 

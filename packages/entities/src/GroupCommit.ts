@@ -1,11 +1,13 @@
 /**
  * Group commit: callers' items wait in a queue; one fiber writes everything queued as ONE
  * statement (`write`), and whatever arrives while that statement runs goes into the next one. An
- * item alone is written at once (no timer, no added wait); under load one round trip serves many
+ * item alone is written at once (no timer, no added wait) unless a `window` is given: then the
+ * first item of a statement waits that long for others (callers that come one at a time, spread
+ * out, would otherwise each get a statement of their own); under load one round trip serves many
  * callers. Each caller gets its own item's result, and only once its statement has finished; a
  * failed statement fails every caller in it.
  */
-import { Deferred, Effect, FiberId, Queue } from "effect"
+import { Deferred, Duration, Effect, FiberId, Queue } from "effect"
 import type { Scope } from "effect"
 
 /**
@@ -14,16 +16,21 @@ import type { Scope } from "effect"
  */
 export const make = <A, B>(
   write: (items: ReadonlyArray<A>) => Effect.Effect<ReadonlyArray<B>>,
-  maxBatch: number
+  maxBatch: number,
+  window: Duration.Duration = Duration.zero
 ): Effect.Effect<(item: A) => Effect.Effect<B>, never, Scope.Scope> =>
   Effect.gen(function*() {
+    const windowMs = Duration.toMillis(window)
     const queue = yield* Effect.acquireRelease(
       Queue.unbounded<{ readonly item: A; readonly done: Deferred.Deferred<B> }>(),
       Queue.shutdown
     )
     const writeBatch = Effect.gen(function*() {
-      const batch = yield* Queue.takeBetween(queue, 1, maxBatch)
-      const entries = Array.from(batch)
+      const entries = Array.from(yield* Queue.takeBetween(queue, 1, maxBatch))
+      if (windowMs > 0 && entries.length < maxBatch) {
+        yield* Effect.sleep(windowMs)
+        entries.push(...(yield* Queue.takeUpTo(queue, maxBatch - entries.length)))
+      }
       const exit = yield* Effect.exit(write(entries.map((e) => e.item)))
       entries.forEach(({ done }, i) =>
         Deferred.unsafeDone(

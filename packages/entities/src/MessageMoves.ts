@@ -6,11 +6,13 @@
  * Who may call it: the writer rule (docs/ARCHITECTURE.md "One writer per message, by statement"):
  * the Channel entity in process (`ChannelMessageMoves`), everyone else through the Message entity.
  */
-import { MessagesRepo, Transactions } from "@switchboard/db"
+import { MessagesRepo, type ShardLease, Transactions } from "@switchboard/db"
 import { MessageStateMachine, Schemas } from "@switchboard/domain"
 import { ProvidersConfig } from "@switchboard/providers"
-import { Clock, Effect, Option } from "effect"
+import { Clock, Context, Duration, Effect, Option } from "effect"
+import * as GroupCommit from "./GroupCommit.js"
 import * as MessagingMetrics from "./MessagingMetrics.js"
+import * as ReceiptBatches from "./ReceiptBatches.js"
 
 /** Counts the status changes a committed transaction made (a rolled-back one counts nothing). */
 const counted = (moves: ReadonlyArray<Option.Option<MessagesRepo.Transitioned>>) =>
@@ -23,10 +25,13 @@ const counted = (moves: ReadonlyArray<Option.Option<MessagesRepo.Transitioned>>)
     { discard: true }
   )
 
-/** A receipt a provider reported: the message reached `status` at `at` (epoch ms). */
+/**
+ * A receipt a provider reported (or its acceptance of the message, `provider_accepted`): the
+ * message reached `status` at `at` (epoch ms).
+ */
 export interface Receipt {
   readonly messageId: string
-  readonly status: MessageStateMachine.ReceiptStatus
+  readonly status: MessagesRepo.ReceiptTrackStatus
   readonly at: number
 }
 
@@ -37,8 +42,28 @@ export interface DispatchRefusal {
   readonly reason: string
 }
 
+/**
+ * How long the first dispatch claim of a statement waits for other channels' (`takeForDispatch`).
+ * Tests on the TestClock set it to zero: their clock moves only when they move it.
+ */
+export class DispatchWindow extends Context.Reference<DispatchWindow>()("@switchboard/entities/DispatchWindow", {
+  defaultValue: (): Duration.Duration => Duration.millis(10)
+}) {}
+
+/** Dispatch claims in one statement at most. */
+const MAX_DISPATCH_BATCH = 500
+
+export interface DispatchClaim {
+  readonly id: string
+  /** the send slot it takes, as a timestamp */
+  readonly at: string
+  /** recipients that must wait for their spacing (QR) */
+  readonly waiting: ReadonlyArray<string>
+  readonly lease: ShardLease.ShardLease | undefined
+}
+
 export class MessageMoves extends Effect.Service<MessageMoves>()("@switchboard/entities/MessageMoves", {
-  effect: Effect.gen(function*() {
+  scoped: Effect.gen(function*() {
     const transactions = yield* Transactions.Transactions
     const messages = yield* MessagesRepo.MessagesRepo
     const { retryDelayScale } = yield* ProvidersConfig.ProvidersConfig
@@ -119,7 +144,7 @@ export class MessageMoves extends Effect.Service<MessageMoves>()("@switchboard/e
         let rest = batch
         while (rest.length > 0) {
           const taken = new Set<string>()
-          const round: Array<{ id: string; to: MessageStateMachine.ReceiptStatus; at: string }> = []
+          const round: Array<{ id: string; to: MessagesRepo.ReceiptTrackStatus; at: string }> = []
           const later: Array<Receipt> = []
           for (const r of rest) {
             if (taken.has(r.messageId)) later.push(r)
@@ -139,6 +164,29 @@ export class MessageMoves extends Effect.Service<MessageMoves>()("@switchboard/e
         return moved
       })
 
-    return { move, dispatchFailed, throttled, receipts } as const
+    /**
+     * Takes a message for a dispatch (`-> dispatching`), in one statement with the runner's other
+     * channels' claims made within `DispatchWindow` (`MessagesRepo.takeForDispatch`: each guarded
+     * as `transition` guards it). Answers whether it moved.
+     */
+    const takeForDispatch: (claim: DispatchClaim) => Effect.Effect<boolean> = yield* GroupCommit.make(
+      (claims: ReadonlyArray<DispatchClaim>) =>
+        Effect.gen(function*() {
+          const moved = yield* messages.takeForDispatch(claims)
+          yield* counted(moved.map(Option.some))
+          const ids = new Set(moved.map((m) => m.id))
+          return claims.map((c) => ids.has(c.id))
+        }),
+      MAX_DISPATCH_BATCH,
+      yield* DispatchWindow
+    )
+
+    /**
+     * A receipt a connection heard, written with the receipts of the runner's other channels
+     * (`ReceiptBatches`); `done` runs once it is recorded.
+     */
+    const submitReceipt = yield* ReceiptBatches.make(receipts)
+
+    return { move, takeForDispatch, dispatchFailed, throttled, receipts, submitReceipt } as const
   })
 }) {}

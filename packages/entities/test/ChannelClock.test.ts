@@ -10,9 +10,9 @@
 import { Entity, ShardingConfig } from "@effect/cluster"
 import { assert, describe, layer } from "@effect/vitest"
 import * as TestDatabase from "@switchboard/db/testing"
-import { ChannelEntity, ChannelProtocol, MessageMoves } from "@switchboard/entities"
+import { ChannelEntity, ChannelProtocol, MessageMoves, ReceiptBatches } from "@switchboard/entities"
 import { ChannelProvider, ChannelProviders, ProvidersConfig } from "@switchboard/providers"
-import { Clock, Effect, Layer, Random, TestClock, TestServices } from "effect"
+import { Clock, Duration, Effect, Layer, Random, TestClock, TestServices } from "effect"
 import { EntityRepos, queueMessage, setupChannel, stubProvider } from "./support.js"
 
 /** When (TestClock, epoch ms) the provider was given each send, per channel. */
@@ -47,7 +47,15 @@ const recording = (dropWhenIdle: boolean): ChannelProvider.ChannelProvider => {
 }
 
 const Channel = ChannelEntity.ChannelEntityLive.pipe(
-  Layer.provide(MessageMoves.MessageMoves.Default),
+  // a dispatch claim and an acceptance wait for other channels' on the clock (`DispatchWindow`,
+  // `ReceiptWindow`): this test's clock moves only when it moves it, and it checks each send to
+  // the millisecond of its slot
+  Layer.provide(MessageMoves.MessageMoves.Default.pipe(
+    Layer.provide(Layer.mergeAll(
+      Layer.succeed(MessageMoves.DispatchWindow, Duration.zero),
+      Layer.succeed(ReceiptBatches.ReceiptWindow, Duration.zero)
+    ))
+  )),
   Layer.provide(Layer.succeed(
     ChannelProviders.ChannelProviders,
     ChannelProviders.make({ sandbox: recording(true), qr: recording(false) })

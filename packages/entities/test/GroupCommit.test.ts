@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { GroupCommit } from "@switchboard/entities"
-import { Deferred, Effect, Fiber } from "effect"
+import { Deferred, Duration, Effect, Fiber, TestClock } from "effect"
 
 describe("GroupCommit", () => {
   it.scoped("writes a call alone at once, and the calls made meanwhile together in the next write", () =>
@@ -45,5 +45,30 @@ describe("GroupCommit", () => {
       const failed = yield* Effect.exit(call(1))
       assert.strictEqual(failed._tag, "Failure")
       assert.strictEqual(yield* call(2), 2)
+    }))
+
+  it.scoped("with a window, the first call waits that long for others, and calls made later go in the next write", () =>
+    Effect.gen(function*() {
+      const writes: Array<ReadonlyArray<number>> = []
+      const call = yield* GroupCommit.make(
+        (items: ReadonlyArray<number>) => Effect.sync(() => (writes.push(items), items)),
+        100,
+        Duration.millis(10)
+      )
+      const settle = Effect.repeatN(Effect.yieldNow(), 50)
+      const first = yield* Effect.fork(call(1))
+      yield* settle
+      yield* TestClock.adjust("9 millis")
+      const second = yield* Effect.fork(call(2))
+      yield* settle
+      assert.deepStrictEqual(writes, [], "nothing written before the window closes")
+      yield* TestClock.adjust("1 millis")
+      assert.deepStrictEqual([yield* Fiber.join(first), yield* Fiber.join(second)], [1, 2])
+      assert.deepStrictEqual(writes, [[1, 2]])
+      const third = yield* Effect.fork(call(3))
+      yield* settle
+      yield* TestClock.adjust("10 millis")
+      assert.strictEqual(yield* Fiber.join(third), 3)
+      assert.deepStrictEqual(writes, [[1, 2], [3]])
     }))
 })
