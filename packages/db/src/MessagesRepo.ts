@@ -520,9 +520,9 @@ export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/d
           SELECT m.id, m.status FROM messages m JOIN input i ON i.id = m.id
           WHERE m.id = ANY(${ids}::text[])${
         batch.some((r) => r.lease !== undefined)
-          ? sql` AND (i.shard_id IS NULL OR EXISTS (SELECT 1 FROM cluster_locks lease
-            WHERE lease.shard_id = i.shard_id AND lease.address = i.address
-              AND lease.acquired_at >= NOW() - make_interval(secs => i.expiry) FOR SHARE))`
+          ? sql` AND (i.shard_id IS NULL OR ${
+            leaseHeld(sql, { shardId: sql`i.shard_id`, address: sql`i.address`, expirySeconds: sql`i.expiry` })
+          })`
           : sql``
       }
           ORDER BY m.id FOR UPDATE OF m

@@ -14,6 +14,7 @@
  * shard now, otherwise the new owner would repeat the work.
  */
 import type { SqlClient } from "@effect/sql"
+import type * as Statement from "@effect/sql/Statement"
 
 export interface ShardLease {
   /** `group:id`, as @effect/cluster stores it (`default:17`) */
@@ -24,8 +25,14 @@ export interface ShardLease {
   readonly expirySeconds: number
 }
 
-/** True while `lease` is held; locks the lease row for the statement's transaction. */
-export const leaseHeld = (sql: SqlClient.SqlClient, lease: ShardLease) =>
+/**
+ * True while `lease` is held; locks the lease row for the statement's transaction. The lease is
+ * values, or (a statement that takes rows of many shards) the columns that hold them.
+ */
+export const leaseHeld = (
+  sql: SqlClient.SqlClient,
+  lease: ShardLease | { readonly [K in keyof ShardLease]: Statement.Fragment }
+) =>
   sql`EXISTS (SELECT 1 FROM cluster_locks lease WHERE lease.shard_id = ${lease.shardId}
     AND lease.address = ${lease.address}
     AND lease.acquired_at >= NOW() - make_interval(secs => ${lease.expirySeconds}) FOR SHARE)`

@@ -21,18 +21,13 @@ const MOVE_RETRY = Schedule.exponential("200 millis").pipe(
 const ACCEPTANCE_WAIT = Duration.seconds(30)
 
 /**
- * A move retried on `retry`; given up, it logs and answers `fallback`. A dispatch is a decision:
+ * A move retried on `MOVE_RETRY`; given up, it logs and answers `fallback`. A dispatch is a decision:
  * taken only while this runner holds the channel's shard (`lease`, `ShardLease`).
  */
-const retried = <A>(
-  id: string,
-  move: Effect.Effect<A, unknown>,
-  fallback: A,
-  retry: Schedule.Schedule<unknown, unknown> = MOVE_RETRY
-) =>
+const retried = <A>(id: string, move: Effect.Effect<A, unknown>, fallback: A) =>
   move.pipe(
     Effect.catchAllDefect(Effect.fail),
-    Effect.retry(retry),
+    Effect.retry(MOVE_RETRY),
     Effect.catchAllCause((cause) =>
       Effect.logWarning("message status not recorded").pipe(
         Effect.annotateLogs({ message_id: id, cause: String(cause) }),

@@ -11,6 +11,20 @@ import { Deferred, Duration, Effect, FiberId, Queue } from "effect"
 import type { Scope } from "effect"
 
 /**
+ * The next batch of `queue`: waits for one item, then (with a `window`) that long for others; at
+ * most `maxBatch`. The writers of `make` and `ReceiptBatches` take their statements' items so.
+ */
+export const takeBatch = <A>(queue: Queue.Dequeue<A>, maxBatch: number, window: Duration.Duration) =>
+  Effect.gen(function*() {
+    const items = Array.from(yield* Queue.takeBetween(queue, 1, maxBatch))
+    if (Duration.toMillis(window) > 0 && items.length < maxBatch) {
+      yield* Effect.sleep(window)
+      items.push(...(yield* Queue.takeUpTo(queue, maxBatch - items.length)))
+    }
+    return items
+  })
+
+/**
  * `write` gets at most `maxBatch` items and answers with one result per item, in their order.
  * Returns the function callers use; the writing fiber lives in the current scope.
  */
@@ -20,17 +34,12 @@ export const make = <A, B>(
   window: Duration.Duration = Duration.zero
 ): Effect.Effect<(item: A) => Effect.Effect<B>, never, Scope.Scope> =>
   Effect.gen(function*() {
-    const windowMs = Duration.toMillis(window)
     const queue = yield* Effect.acquireRelease(
       Queue.unbounded<{ readonly item: A; readonly done: Deferred.Deferred<B> }>(),
       Queue.shutdown
     )
     const writeBatch = Effect.gen(function*() {
-      const entries = Array.from(yield* Queue.takeBetween(queue, 1, maxBatch))
-      if (windowMs > 0 && entries.length < maxBatch) {
-        yield* Effect.sleep(windowMs)
-        entries.push(...(yield* Queue.takeUpTo(queue, maxBatch - entries.length)))
-      }
+      const entries = yield* takeBatch(queue, maxBatch, window)
       const exit = yield* Effect.exit(write(entries.map((e) => e.item)))
       entries.forEach(({ done }, i) =>
         Deferred.unsafeDone(

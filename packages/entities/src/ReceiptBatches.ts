@@ -13,8 +13,9 @@
  * meanwhile, in order. Each receipt's `done` runs once it is recorded (the connection counts what it
  * still has under way: `ChannelConnection`).
  */
-import { Chunk, Context, Duration, Effect, Queue, Schedule } from "effect"
+import { Context, Duration, Effect, Queue, Schedule } from "effect"
 import type { Scope } from "effect"
+import * as GroupCommit from "./GroupCommit.js"
 import type { Receipt } from "./MessageMoves.js"
 
 /** How long the first receipt of a batch waits for others; tests set it to zero. */
@@ -41,15 +42,11 @@ export const make = (
   write: (batch: ReadonlyArray<Receipt>) => Effect.Effect<unknown>
 ): Effect.Effect<SubmitReceipt, never, Scope.Scope> =>
   Effect.gen(function*() {
-    const windowMs = Duration.toMillis(yield* ReceiptWindow)
+    const window = yield* ReceiptWindow
     const queue = yield* Effect.acquireRelease(Queue.unbounded<Pending>(), Queue.shutdown)
 
     const writeBatch = Effect.gen(function*() {
-      let batch = Chunk.toReadonlyArray(yield* Queue.takeBetween(queue, 1, MAX_BATCH))
-      if (windowMs > 0 && batch.length < MAX_BATCH) {
-        yield* Effect.sleep(windowMs)
-        batch = batch.concat(Chunk.toReadonlyArray(yield* Queue.takeUpTo(queue, MAX_BATCH - batch.length)))
-      }
+      const batch = yield* GroupCommit.takeBatch(queue, MAX_BATCH, window)
       yield* write(batch.map((p) => p.receipt)).pipe(
         Effect.catchAllDefect(Effect.fail),
         Effect.tapErrorCause((cause) =>
