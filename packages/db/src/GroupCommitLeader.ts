@@ -16,7 +16,7 @@
  * burst to one key waits only for the statements of that key, not behind unrelated ones: when its
  * statement finishes, the next call of that key leads a statement of its own if a slot is free.
  *
- * Unlike `GroupCommit` of `@switchboard/entities` (a writing fiber of the runner's own), the
+ * Unlike `GroupCommit` (a writing fiber of its own, in the runner), the
  * statement runs on a caller's fiber, so it is traced and attributed to a request like a
  * statement of its own. A caller interrupted while it waits (before its statement started) is
  * taken out of it (nothing of it is written); one interrupted once its statement started is

@@ -1,6 +1,6 @@
 /**
  * The simulated network's durable memory: one row per message id ever offered to it, written
- * once per offer by one guarded statement, so two connections offering the same message (a
+ * at each offer by one guarded statement (shared by the offers of a runner's channels), so two connections offering the same message (a
  * duplicate dispatch, a failover) still accept and deliver it once. Accepting a message fixes the
  * times of its receipts (`sent_at`, `delivered_at`, `read_at`: acceptance plus the network's
  * delays), so reporting them writes nothing, and every report of a stage, from any connection,
@@ -20,6 +20,34 @@ export interface NetworkDelivery {
   readonly sentAt: string | null
   readonly deliveredAt: string | null
   readonly readAt: string | null
+}
+
+/** One offer of a message to the network. */
+export interface Offer {
+  readonly messageId: string
+  readonly channelId: string
+  readonly to: string
+  /** when it is offered (a timestamp) */
+  readonly at: string
+  /** accepted from this offer on (counting this one); never when undefined */
+  readonly acceptFromOffer: number | undefined
+  /** sent, delivered, read after acceptance (fewer: the message stops early) */
+  readonly receiptDelaysMs: ReadonlyArray<number>
+}
+
+/**
+ * The batch's offers in statements where no message appears twice (one statement cannot insert and
+ * update one row): indices of `batch`, each message's offers in their order.
+ */
+export const rounds = (batch: ReadonlyArray<{ readonly messageId: string }>): ReadonlyArray<ReadonlyArray<number>> => {
+  const out: Array<Array<number>> = []
+  const seen = new Map<string, number>()
+  batch.forEach(({ messageId }, i) => {
+    const n = seen.get(messageId) ?? 0
+    seen.set(messageId, n + 1)
+    ;(out[n] ??= []).push(i)
+  })
+  return out
 }
 
 /** A row of `sandbox_deliveries` (one a network step reads back, `accepted_at` set). */
@@ -49,43 +77,53 @@ export class SandboxNetworkRepo extends Effect.Service<SandboxNetworkRepo>()("@s
     const sql = yield* SqlClient.SqlClient
 
     /**
-     * Counts one more offer of the message and accepts it from its `acceptFromOffer`-th offer on
-     * (never, when undefined), in one statement; acceptance fixes the receipts' times at
-     * acceptance + `receiptDelaysMs` (sent, delivered, read: fewer for a recipient whose message
-     * stops early). Answers the delivery once accepted, now or before (it is never accepted
-     * twice, its times never change), or none while it is refused.
+     * Counts one more offer of each message and accepts it from its `acceptFromOffer`-th offer on
+     * (never, when undefined), in one statement for the whole batch (a runner's channels share it,
+     * `SandboxProvider`); acceptance fixes the receipts' times at acceptance + `receiptDelaysMs`
+     * (sent, delivered, read: fewer for a recipient whose message stops early). Answers, per
+     * offer and in their order, the delivery once accepted, now or before (it is never accepted
+     * twice, its times never change), or none while it is refused. A message offered twice in one
+     * batch is counted twice: its second offer goes in a statement after the first.
      */
-    const offer = Effect.fn("SandboxNetworkRepo.offer")(function*(input: {
-      readonly messageId: string
-      readonly channelId: string
-      readonly to: string
-      readonly at: string
-      readonly acceptFromOffer: number | undefined
-      readonly receiptDelaysMs: ReadonlyArray<number>
-    }) {
-      const from = input.acceptFromOffer ?? null
-      const [sent, delivered, read] = [0, 1, 2].map((i) => input.receiptDelaysMs[i] ?? null)
-      const at = sql`${input.at}::timestamptz`
-      const after = (ms: number | null) => sql`${input.at}::timestamptz + ${ms}::int * interval '1 millisecond'`
-      const rows = yield* sql<typeof DeliveryColumns.Type>`
-        INSERT INTO sandbox_deliveries AS d (message_id, channel_id, to_number, offers, accepted_at, sent_at, delivered_at,
-          read_at)
-        VALUES (${input.messageId}, ${input.channelId}, ${input.to}, 1,
-          CASE WHEN 1 >= ${from}::int THEN ${at} END, CASE WHEN 1 >= ${from}::int THEN ${after(sent)} END,
-          CASE WHEN 1 >= ${from}::int THEN ${after(delivered)} END, CASE WHEN 1 >= ${from}::int THEN ${after(read)} END)
-        ON CONFLICT (message_id) DO UPDATE SET offers = d.offers + 1,
-          accepted_at = COALESCE(d.accepted_at, CASE WHEN d.offers + 1 >= ${from}::int THEN ${at} END),
-          sent_at = CASE WHEN d.accepted_at IS NULL AND d.offers + 1 >= ${from}::int THEN ${
-        after(sent)
-      } ELSE d.sent_at END,
-          delivered_at = CASE WHEN d.accepted_at IS NULL AND d.offers + 1 >= ${from}::int THEN ${after(delivered)}
-            ELSE d.delivered_at END,
-          read_at = CASE WHEN d.accepted_at IS NULL AND d.offers + 1 >= ${from}::int THEN ${
-        after(read)
-      } ELSE d.read_at END
-        RETURNING d.*`
-      const row = rows[0]!
-      return row.accepted_at === null ? Option.none<NetworkDelivery>() : Option.some(toDelivery(row))
+    const offers = Effect.fn("SandboxNetworkRepo.offers")(function*(batch: ReadonlyArray<Offer>) {
+      const answers = new Array<Option.Option<NetworkDelivery>>(batch.length)
+      for (const round of rounds(batch)) {
+        const input = round.map((i) => batch[i]!)
+        const delay = (n: 0 | 1 | 2) => input.map((o) => o.receiptDelaysMs[n] ?? null)
+        // a conflict (an offer again: a duplicate dispatch, a failover, a magic number's retry)
+        // takes its own inputs from `input`: EXCLUDED carries only the columns of the insert
+        const rows = yield* sql<typeof DeliveryColumns.Type>`WITH input AS (
+            SELECT * FROM unnest(${input.map((o) => o.messageId)}::text[], ${input.map((o) => o.channelId)}::text[],
+              ${input.map((o) => o.to)}::text[], ${input.map((o) => o.at)}::timestamptz[],
+              ${input.map((o) => o.acceptFromOffer ?? null)}::int[], ${delay(0)}::int[], ${delay(1)}::int[],
+              ${delay(2)}::int[])
+              AS i(message_id, channel_id, to_number, at, from_offer, sent_ms, delivered_ms, read_ms)
+          )
+          INSERT INTO sandbox_deliveries AS d (message_id, channel_id, to_number, offers, accepted_at, sent_at,
+            delivered_at, read_at)
+          SELECT message_id, channel_id, to_number, 1, CASE WHEN 1 >= from_offer THEN at END,
+            CASE WHEN 1 >= from_offer THEN at + sent_ms * interval '1 millisecond' END,
+            CASE WHEN 1 >= from_offer THEN at + delivered_ms * interval '1 millisecond' END,
+            CASE WHEN 1 >= from_offer THEN at + read_ms * interval '1 millisecond' END
+          FROM input ORDER BY message_id
+          ON CONFLICT (message_id) DO UPDATE SET offers = d.offers + 1,
+            (accepted_at, sent_at, delivered_at, read_at) = (
+              SELECT CASE WHEN d.accepted_at IS NOT NULL THEN d.accepted_at WHEN d.offers + 1 >= i.from_offer THEN i.at END,
+                CASE WHEN d.accepted_at IS NOT NULL THEN d.sent_at
+                  WHEN d.offers + 1 >= i.from_offer THEN i.at + i.sent_ms * interval '1 millisecond' END,
+                CASE WHEN d.accepted_at IS NOT NULL THEN d.delivered_at
+                  WHEN d.offers + 1 >= i.from_offer THEN i.at + i.delivered_ms * interval '1 millisecond' END,
+                CASE WHEN d.accepted_at IS NOT NULL THEN d.read_at
+                  WHEN d.offers + 1 >= i.from_offer THEN i.at + i.read_ms * interval '1 millisecond' END
+              FROM input i WHERE i.message_id = d.message_id)
+          RETURNING d.*`
+        const byId = new Map(rows.map((r) => [r.message_id, r]))
+        for (const i of round) {
+          const row = byId.get(batch[i]!.messageId)!
+          answers[i] = row.accepted_at === null ? Option.none() : Option.some(toDelivery(row))
+        }
+      }
+      return answers
     }, dieOnDatabaseError)
 
     /**
@@ -142,6 +180,6 @@ export class SandboxNetworkRepo extends Effect.Service<SandboxNetworkRepo>()("@s
       )
     }, dieOnDatabaseError)
 
-    return { offer, unfinished, missedReceipts } as const
+    return { offers, unfinished, missedReceipts } as const
   })
 }) {}

@@ -6,11 +6,10 @@
  * Who may call it: the writer rule (docs/ARCHITECTURE.md "One writer per message, by statement"):
  * the Channel entity in process (`ChannelMessageMoves`), everyone else through the Message entity.
  */
-import { MessagesRepo, type ShardLease, Transactions } from "@switchboard/db"
+import { GroupCommit, MessagesRepo, type ShardLease, Transactions } from "@switchboard/db"
 import { MessageStateMachine, Schemas } from "@switchboard/domain"
 import { ProvidersConfig } from "@switchboard/providers"
-import { Clock, Context, Duration, Effect, Option } from "effect"
-import * as GroupCommit from "./GroupCommit.js"
+import { Clock, Effect, Option } from "effect"
 import * as MessagingMetrics from "./MessagingMetrics.js"
 import * as ReceiptBatches from "./ReceiptBatches.js"
 
@@ -41,14 +40,6 @@ export interface DispatchRefusal {
   readonly code: string
   readonly reason: string
 }
-
-/**
- * How long the first dispatch claim of a statement waits for other channels' (`takeForDispatch`).
- * Tests on the TestClock set it to zero: their clock moves only when they move it.
- */
-export class DispatchWindow extends Context.Reference<DispatchWindow>()("@switchboard/entities/DispatchWindow", {
-  defaultValue: (): Duration.Duration => Duration.millis(10)
-}) {}
 
 /** Dispatch claims in one statement at most. */
 const MAX_DISPATCH_BATCH = 500
@@ -166,7 +157,7 @@ export class MessageMoves extends Effect.Service<MessageMoves>()("@switchboard/e
 
     /**
      * Takes a message for a dispatch (`-> dispatching`), in one statement with the runner's other
-     * channels' claims made within `DispatchWindow` (`MessagesRepo.takeForDispatch`: each guarded
+     * channels' claims made within `GroupCommit.DispatchWindow` (`MessagesRepo.takeForDispatch`: each guarded
      * as `transition` guards it). Answers whether it moved.
      */
     const takeForDispatch: (claim: DispatchClaim) => Effect.Effect<boolean> = yield* GroupCommit.make(
@@ -178,7 +169,7 @@ export class MessageMoves extends Effect.Service<MessageMoves>()("@switchboard/e
           return claims.map((c) => ids.has(c.id))
         }),
       MAX_DISPATCH_BATCH,
-      yield* DispatchWindow
+      yield* GroupCommit.DispatchWindow
     )
 
     /**

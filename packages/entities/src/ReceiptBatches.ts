@@ -13,9 +13,9 @@
  * meanwhile, in order. Each receipt's `done` runs once it is recorded (the connection counts what it
  * still has under way: `ChannelConnection`).
  */
+import { GroupCommit } from "@switchboard/db"
 import { Context, Duration, Effect, Queue, Schedule } from "effect"
 import type { Scope } from "effect"
-import * as GroupCommit from "./GroupCommit.js"
 import type { Receipt } from "./MessageMoves.js"
 
 /** How long the first receipt of a batch waits for others; tests set it to zero. */

@@ -12,9 +12,8 @@
  * endpoint's loop, an unrecorded success stays `delivering` and is handed out again (at least
  * once), exactly as when each call had its own statement.
  */
-import { WebhookDeliveriesRepo } from "@switchboard/db"
+import { GroupCommit, WebhookDeliveriesRepo } from "@switchboard/db"
 import { Effect } from "effect"
-import * as GroupCommit from "./GroupCommit.js"
 
 export type Success = WebhookDeliveriesRepo.DeliverySuccess
 

@@ -9,6 +9,7 @@
  */
 import { Entity, ShardingConfig } from "@effect/cluster"
 import { assert, describe, layer } from "@effect/vitest"
+import { GroupCommit } from "@switchboard/db"
 import * as TestDatabase from "@switchboard/db/testing"
 import { ChannelEntity, ChannelProtocol, MessageMoves, ReceiptBatches } from "@switchboard/entities"
 import { ChannelProvider, ChannelProviders, ProvidersConfig } from "@switchboard/providers"
@@ -52,7 +53,7 @@ const Channel = ChannelEntity.ChannelEntityLive.pipe(
   // the millisecond of its slot
   Layer.provide(MessageMoves.MessageMoves.Default.pipe(
     Layer.provide(Layer.mergeAll(
-      Layer.succeed(MessageMoves.DispatchWindow, Duration.zero),
+      Layer.succeed(GroupCommit.DispatchWindow, Duration.zero),
       Layer.succeed(ReceiptBatches.ReceiptWindow, Duration.zero)
     ))
   )),

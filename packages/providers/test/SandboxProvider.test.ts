@@ -1,5 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { assert, describe, layer } from "@effect/vitest"
+import { MediaRepo, MediaStore, SandboxNetworkRepo } from "@switchboard/db"
 import * as TestDatabase from "@switchboard/db/testing"
 import { Ids, Messaging, Schemas } from "@switchboard/domain"
 import { type ChannelProvider, ProvidersConfig, SandboxNumbers, SandboxProvider } from "@switchboard/providers"
@@ -194,8 +195,9 @@ describe("sandbox network", () => {
         const first = yield* open(channel)
         const id = yield* Ids.newId("msg")
         assert.strictEqual((yield* first.connection.send(text(id)))._tag, "Accepted")
-        // the connection goes away before the network reported anything
-        assert.deepStrictEqual(receiptsOf(yield* first.close, id), [])
+        // the connection goes away (whether it got to report a stage depends on the machine's pace:
+        // the new one reports every stage again, as a real network may)
+        yield* first.close
         const second = yield* open(channel)
         yield* settled(second.connection)
         assert.deepStrictEqual(receiptsOf(yield* second.close, id).map((e) => e.status), ["sent", "delivered", "read"])
@@ -216,6 +218,46 @@ describe("sandbox network", () => {
           ]]
         )
         assert.notStrictEqual(inbound[0]!.providerMessageId, inbound[1]!.providerMessageId)
+      }))
+  })
+})
+
+describe("sandbox network, a runner's channels", () => {
+  // the network's statements, as the provider makes them: offers per statement
+  const statements: Array<number> = []
+  const CountingNetwork = Layer.effect(
+    SandboxNetworkRepo.SandboxNetworkRepo,
+    Effect.map(SandboxNetworkRepo.SandboxNetworkRepo, (network) =>
+      SandboxNetworkRepo.SandboxNetworkRepo.make({
+        ...network,
+        offers: (batch) => Effect.zipRight(Effect.sync(() => statements.push(batch.length)), network.offers(batch))
+      }))
+  ).pipe(Layer.provide(SandboxNetworkRepo.SandboxNetworkRepo.Default))
+  const Counting = SandboxProvider.SandboxProvider.DefaultWithoutDependencies.pipe(
+    Layer.provide(Layer.mergeAll(CountingNetwork, MediaRepo.MediaRepo.Default, MediaStore.MediaStore.Default)),
+    Layer.provideMerge(ProvidersConfig.layer({ sandboxReceiptDelaysMs: DELAYS })),
+    Layer.provideMerge(TestDatabase.sqlLayer)
+  )
+
+  layer(Counting, { excludeTestServices: true, timeout: 60_000 })((it) => {
+    it.effect("offers the messages of channels dispatching at once in one statement", () =>
+      Effect.gen(function*() {
+        const opened = yield* Effect.forEach([1, 2, 3], () => Effect.flatMap(makeChannel, open))
+        const ids = yield* Effect.forEach(opened, () => Ids.newId("msg"))
+        const results = yield* Effect.forEach(opened, ({ connection }, i) => connection.send(text(ids[i]!)), {
+          concurrency: "unbounded"
+        })
+        assert.deepStrictEqual(results.map((r) => r._tag), ["Accepted", "Accepted", "Accepted"])
+        assert.deepStrictEqual(statements, [3], "one statement for the three channels' offers")
+        // each connection hears its own message's receipts, at the times the shared statement fixed
+        yield* settled(...opened.map((o) => o.connection))
+        for (const [i, o] of opened.entries()) {
+          assert.deepStrictEqual(receiptsOf(yield* o.close, ids[i]!).map((e) => e.status), [
+            "sent",
+            "delivered",
+            "read"
+          ])
+        }
       }))
   })
 })

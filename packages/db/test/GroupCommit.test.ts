@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { GroupCommit } from "@switchboard/entities"
+import { GroupCommit } from "@switchboard/db"
 import { Deferred, Duration, Effect, Fiber, TestClock } from "effect"
 
 describe("GroupCommit", () => {

@@ -7,8 +7,18 @@
  * callers. Each caller gets its own item's result, and only once its statement has finished; a
  * failed statement fails every caller in it.
  */
-import { Deferred, Duration, Effect, FiberId, Queue } from "effect"
+import { Context, Deferred, Duration, Effect, FiberId, Queue } from "effect"
 import type { Scope } from "effect"
+
+/**
+ * How long the first statement item of the dispatch path waits for other channels' (a runner's
+ * dispatch claims, `MessageMoves.takeForDispatch`, and the sandbox network's offers,
+ * `SandboxProvider`). Tests on the TestClock set it to zero: their clock moves only when they
+ * move it.
+ */
+export class DispatchWindow extends Context.Reference<DispatchWindow>()("@switchboard/db/DispatchWindow", {
+  defaultValue: (): Duration.Duration => Duration.millis(10)
+}) {}
 
 /**
  * The next batch of `queue`: waits for one item, then (with a `window`) that long for others; at
