@@ -196,7 +196,11 @@ export const ChannelEntityLive = ChannelEntity.toLayer(
             return false
           }
           // the queued message is what the provider sends: text, file, location, reaction, quote
-          const result = yield* connection.send(message)
+          // (its span is the provider's call in the dispatch's trace: the take, the acceptance and
+          // the sandbox network's record of the offer are statements the runner's channels share)
+          const result = yield* connection.send(message).pipe(
+            Effect.withSpan("ChannelProvider.send", { captureStackTrace: false })
+          )
           if (result._tag === "Accepted") throttle.accepted()
           yield* result._tag === "Accepted"
             ? moves.providerAccepted(message.id)
