@@ -21,6 +21,23 @@ export class DispatchWindow extends Context.Reference<DispatchWindow>()("@switch
 }) {}
 
 /**
+ * A batch's items in rounds where no key appears twice (one statement cannot move or insert and
+ * update one row twice): indices of `items`, the k-th item of a key in the k-th round, so each
+ * key's items keep their order from round to round.
+ */
+export const rounds = <A>(items: ReadonlyArray<A>, key: (item: A) => string): ReadonlyArray<ReadonlyArray<number>> => {
+  const out: Array<Array<number>> = []
+  const seen = new Map<string, number>()
+  items.forEach((item, i) => {
+    const k = key(item)
+    const n = seen.get(k) ?? 0
+    seen.set(k, n + 1)
+    ;(out[n] ??= []).push(i)
+  })
+  return out
+}
+
+/**
  * The next batch of `queue`: waits for one item, then (with a `window`) that long for others; at
  * most `maxBatch`. The writers of `make` and `ReceiptBatches` take their statements' items so.
  */

@@ -1,13 +1,15 @@
 /**
- * The simulated network's durable memory: one row per message id ever offered to it, written
- * at each offer by one guarded statement (shared by the offers of a runner's channels), so two connections offering the same message (a
- * duplicate dispatch, a failover) still accept and deliver it once. Accepting a message fixes the
+ * The simulated network's durable memory: one row per message id ever offered to it, written at
+ * each offer by one guarded statement (shared by the offers of a runner's channels), so two
+ * connections offering the same message (a duplicate dispatch, a failover) still accept and
+ * deliver it once. Accepting a message fixes the
  * times of its receipts (`sent_at`, `delivered_at`, `read_at`: acceptance plus the network's
  * delays), so reporting them writes nothing, and every report of a stage, from any connection,
  * carries the same time.
  */
 import { SqlClient } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
+import * as GroupCommit from "./GroupCommit.js"
 import { dieOnDatabaseError, iso, isoOrNull, TimestampColumn } from "./Rows.js"
 
 export type NetworkStage = "sent" | "delivered" | "read"
@@ -33,21 +35,6 @@ export interface Offer {
   readonly acceptFromOffer: number | undefined
   /** sent, delivered, read after acceptance (fewer: the message stops early) */
   readonly receiptDelaysMs: ReadonlyArray<number>
-}
-
-/**
- * The batch's offers in statements where no message appears twice (one statement cannot insert and
- * update one row): indices of `batch`, each message's offers in their order.
- */
-export const rounds = (batch: ReadonlyArray<{ readonly messageId: string }>): ReadonlyArray<ReadonlyArray<number>> => {
-  const out: Array<Array<number>> = []
-  const seen = new Map<string, number>()
-  batch.forEach(({ messageId }, i) => {
-    const n = seen.get(messageId) ?? 0
-    seen.set(messageId, n + 1)
-    ;(out[n] ??= []).push(i)
-  })
-  return out
 }
 
 /** A row of `sandbox_deliveries` (one a network step reads back, `accepted_at` set). */
@@ -87,7 +74,7 @@ export class SandboxNetworkRepo extends Effect.Service<SandboxNetworkRepo>()("@s
      */
     const offers = Effect.fn("SandboxNetworkRepo.offers")(function*(batch: ReadonlyArray<Offer>) {
       const answers = new Array<Option.Option<NetworkDelivery>>(batch.length)
-      for (const round of rounds(batch)) {
+      for (const round of GroupCommit.rounds(batch, (o) => o.messageId)) {
         const input = round.map((i) => batch[i]!)
         const delay = (n: 0 | 1 | 2) => input.map((o) => o.receiptDelaysMs[n] ?? null)
         // a conflict (an offer again: a duplicate dispatch, a failover, a magic number's retry)

@@ -72,3 +72,14 @@ describe("GroupCommit", () => {
       assert.deepStrictEqual(writes, [[1, 2], [3]])
     }))
 })
+
+describe("GroupCommit.rounds", () => {
+  it("puts a message's second item in a later round, keeping each message's order", () => {
+    const id = (o: { readonly messageId: string }) => o.messageId
+    assert.deepStrictEqual(
+      GroupCommit.rounds([{ messageId: "a" }, { messageId: "b" }, { messageId: "a" }, { messageId: "a" }], id),
+      [[0, 1], [2], [3]]
+    )
+    assert.deepStrictEqual(GroupCommit.rounds([], id), [])
+  })
+})

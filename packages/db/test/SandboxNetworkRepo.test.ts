@@ -1,5 +1,5 @@
 import { SqlClient } from "@effect/sql"
-import { assert, describe, it, layer } from "@effect/vitest"
+import { assert, describe, layer } from "@effect/vitest"
 import { SandboxNetworkRepo } from "@switchboard/db"
 import * as TestDatabase from "@switchboard/db/testing"
 import { Ids, Schemas } from "@switchboard/domain"
@@ -16,16 +16,6 @@ const offer = (messageId: string, acceptFromOffer: number | undefined, at = Date
   at: Schemas.toTimestamp(at),
   acceptFromOffer,
   receiptDelaysMs: DELAYS
-})
-
-describe("SandboxNetworkRepo.rounds", () => {
-  it("puts a message's second offer in a later statement, keeping each message's order", () => {
-    assert.deepStrictEqual(
-      SandboxNetworkRepo.rounds([{ messageId: "a" }, { messageId: "b" }, { messageId: "a" }, { messageId: "a" }]),
-      [[0, 1], [2], [3]]
-    )
-    assert.deepStrictEqual(SandboxNetworkRepo.rounds([]), [])
-  })
 })
 
 describe("SandboxNetworkRepo.offers", () => {

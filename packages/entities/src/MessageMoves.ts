@@ -132,25 +132,17 @@ export class MessageMoves extends Effect.Service<MessageMoves>()("@switchboard/e
     const receipts = (batch: ReadonlyArray<Receipt>) =>
       Effect.gen(function*() {
         let moved = 0
-        let rest = batch
-        while (rest.length > 0) {
-          const taken = new Set<string>()
-          const round: Array<{ id: string; to: MessagesRepo.ReceiptTrackStatus; at: string }> = []
-          const later: Array<Receipt> = []
-          for (const r of rest) {
-            if (taken.has(r.messageId)) later.push(r)
-            else {
-              taken.add(r.messageId)
-              round.push({ id: r.messageId, to: r.status, at: Schemas.toTimestamp(r.at) })
-            }
-          }
+        for (const indices of GroupCommit.rounds(batch, (r) => r.messageId)) {
+          const round = indices.map((i) => {
+            const r = batch[i]!
+            return { id: r.messageId, to: r.status, at: Schemas.toTimestamp(r.at) }
+          })
           // one receipt alone: the single move's statement (Postgres plans it faster)
           const moves = round.length === 1
             ? Option.toArray(yield* messages.transition(round[0]!.id, round[0]!.to, { occurredAt: round[0]!.at }))
             : yield* messages.receipts(round)
           yield* counted(moves.map(Option.some))
           moved += moves.length
-          rest = later
         }
         return moved
       })
