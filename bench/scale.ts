@@ -28,8 +28,10 @@
  * rows read by sequential scans per op and table (`pg_stat_user_tables`), and buffers touched per op
  * (`blocks_per_op`: the whole database, `pg_stat_database`; `blocks_per_op_by_table`: heap and
  * indexes of each table, `pg_statio_user_tables`), which count work and do not move with the
- * machine's load. One JSON line per op,
- * size and rep in bench/results/scale.jsonl.
+ * machine's load; `blocks_read_per_op`: those of them not found in shared buffers. With
+ * `pg_stat_statements` preloaded on the server, `statements`: the twelve statements that took the
+ * most time in the phase, each with its calls per op, time and buffers (hit, read) per call. One
+ * JSON line per op, size and rep in bench/results/scale.jsonl.
  *
  *   npm run bench:scale -- [--sizes 10000,100000,1000000] [--reps 3] [--seconds 15] [--keep]
  *
@@ -119,23 +121,93 @@ const tableStats = async () => {
     [TABLES]
   )
   const database = await stack.db.query(
-    "SELECT (blks_hit + blks_read)::bigint AS blocks FROM pg_stat_database WHERE datname = current_database()"
+    `SELECT (blks_hit + blks_read)::bigint AS blocks, blks_read::bigint AS read
+     FROM pg_stat_database WHERE datname = current_database()`
   )
   return {
     seq: Object.fromEntries(rows.rows.map((r) => [r.relname, Number(r.seq)])) as Record<string, number>,
     blocks: Object.fromEntries(rows.rows.map((r) => [r.relname, Number(r.blocks)])) as Record<string, number>,
-    database: Number(database.rows[0].blocks)
+    database: Number(database.rows[0].blocks),
+    /** of those, the ones not found in shared buffers (read from the OS: its page cache or the disk) */
+    databaseRead: Number(database.rows[0].read)
   }
+}
+
+/**
+ * Per statement of this database (`pg_stat_statements`, when the server preloads it): calls,
+ * execution time and buffers found in shared buffers (hit) or read from the OS. Undefined when the
+ * extension is not there; the bench measures without it.
+ */
+const statementsAvailable = await (async () => {
+  try {
+    await stack.db.query("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
+    await stack.db.query("SELECT 1 FROM pg_stat_statements LIMIT 1")
+    return true
+  } catch {
+    return false
+  }
+})()
+console.log(`pg_stat_statements: ${statementsAvailable ? "per statement" : "not preloaded, no per-statement figures"}`)
+
+interface StatementCounts {
+  readonly query: string
+  readonly calls: number
+  readonly ms: number
+  readonly hit: number
+  readonly read: number
+}
+
+const statementStats = async (): Promise<Map<string, StatementCounts> | undefined> => {
+  if (!statementsAvailable) return undefined
+  const rows = await stack.db.query(
+    `SELECT queryid::text AS id, left(regexp_replace(query, '\\s+', ' ', 'g'), 160) AS query, calls::bigint AS calls,
+       total_exec_time AS ms, shared_blks_hit::bigint AS hit, shared_blks_read::bigint AS read
+     FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())`
+  )
+  return new Map(
+    rows.rows.map((r) => [r.id, {
+      query: r.query,
+      calls: Number(r.calls),
+      ms: Number(r.ms),
+      hit: Number(r.hit),
+      read: Number(r.read)
+    }])
+  )
+}
+
+/** The statements that took the most time between two snapshots, per op: the first place to look for what grew. */
+const topStatements = (
+  before: Map<string, StatementCounts> | undefined,
+  after: Map<string, StatementCounts> | undefined,
+  ops: number
+) => {
+  if (before === undefined || after === undefined) return undefined
+  const changed = [...after].flatMap(([id, a]) => {
+    const b = before.get(id) ?? { calls: 0, ms: 0, hit: 0, read: 0 }
+    const calls = a.calls - b.calls
+    return calls > 0
+      ? [{ query: a.query, calls, ms: a.ms - b.ms, hit: a.hit - b.hit, read: a.read - b.read }]
+      : []
+  })
+  return changed.sort((x, y) => y.ms - x.ms).slice(0, 12).map((s) => ({
+    query: s.query,
+    calls_per_op: Number((s.calls / Math.max(1, ops)).toFixed(3)),
+    ms_per_call: Number((s.ms / s.calls).toFixed(4)),
+    ms_per_op: Number((s.ms / Math.max(1, ops)).toFixed(4)),
+    hit_per_call: Number((s.hit / s.calls).toFixed(1)),
+    read_per_call: Number((s.read / s.calls).toFixed(2))
+  }))
 }
 
 /** CPU of the processes and of this database's backends, and sequential reads, over `run`. */
 const measured = async <A>(run: () => Promise<A>) => {
   await stack.db.query("SELECT pg_stat_clear_snapshot()")
-  const [api0, runner0, pg0, seq0] = [
+  const [api0, runner0, pg0, seq0, statements0] = [
     cpuSeconds(apiPid),
     cpuSeconds(runnerPid),
     await backendCpu(stack.db, owners),
-    await tableStats()
+    await tableStats(),
+    await statementStats()
   ]
   const started = Date.now()
   const result = await run()
@@ -143,11 +215,12 @@ const measured = async <A>(run: () => Promise<A>) => {
   await sleep(1200) // backends flush their table statistics at most once a second
   await stack.db.query("SELECT pg_stat_clear_snapshot()")
   const sampled = Date.now()
-  const [api1, runner1, pg1, seq1] = [
+  const [api1, runner1, pg1, seq1, statements1] = [
     cpuSeconds(apiPid),
     cpuSeconds(runnerPid),
     await backendCpu(stack.db, owners),
-    await tableStats()
+    await tableStats(),
+    await statementStats()
   ]
   return {
     result,
@@ -159,7 +232,9 @@ const measured = async <A>(run: () => Promise<A>) => {
     pg: difference(pg0, pg1),
     seq: Object.fromEntries(TABLES.map((t) => [t, (seq1.seq[t] ?? 0) - (seq0.seq[t] ?? 0)])),
     blocks: Object.fromEntries(TABLES.map((t) => [t, (seq1.blocks[t] ?? 0) - (seq0.blocks[t] ?? 0)])),
-    databaseBlocks: seq1.database - seq0.database
+    databaseBlocks: seq1.database - seq0.database,
+    databaseRead: seq1.databaseRead - seq0.databaseRead,
+    statements: (ops: number) => topStatements(statements0, statements1, ops)
   }
 }
 
@@ -397,11 +472,13 @@ try {
             Object.entries(m.seq).filter(([, v]) => v > 0).map(([k, v]) => [k, Math.round(v / Math.max(1, count))])
           ),
           blocks_per_op: per(m.databaseBlocks) / 1000,
+          blocks_read_per_op: per(m.databaseRead) / 1000,
           ...marginal,
           blocks_per_op_by_table: Object.fromEntries(
             Object.entries(m.blocks).map(([k, v]) => [k, Number((v / Math.max(1, count)).toFixed(1))])
           ),
-          ...extra
+          ...extra,
+          ...(statementsAvailable ? { statements: m.statements(count) } : {})
         }
         lines.push({
           op,
