@@ -186,7 +186,8 @@ export class DispatchQueueRepo extends Effect.Service<DispatchQueueRepo>()("@swi
       function*(limit: number, after = "") {
         const now = Schemas.toTimestamp(yield* Clock.currentTimeMillis)
         // only channels that can dispatch (a disconnected channel's, or a suspended workspace's,
-        // backlog waits or expires quietly); one index probe per connected channel (`messages_due`)
+        // backlog waits or expires quietly); per connected channel, a walk of the head of `messages_queue` to
+        // its first due message (only retries waiting for their backoff stand before it)
         const rows = yield* sql<{ id: string }>`SELECT c.id FROM channels c WHERE c.status = 'connected'
         AND c.id > ${after}
         AND EXISTS (SELECT 1 FROM workspaces w WHERE w.id = c.workspace_id AND w.status = 'active')

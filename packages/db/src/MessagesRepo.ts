@@ -354,12 +354,13 @@ export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/d
             delivered_at = CASE WHEN ${to} IN ('delivered', 'read') THEN COALESCE(delivered_at, ${at}) ELSE delivered_at END,
             read_at = CASE WHEN ${to} = 'read' THEN COALESCE(read_at, ${at}) ELSE read_at END
           FROM current
-          -- the row by its id, not through the join: with statistics that saw few queued messages
-          -- the planner found it by walking every queued message (bench/RESULTS.md 11d)
+          -- the row by its id, and its state from current (the latest, locked): a condition on
+          -- messages.status here would let the planner find the row through a partial index of
+          -- that state, and with statistics that saw few queued messages it walked all of them
+          -- (bench/RESULTS.md 11d, 11f)
           WHERE messages.id = ${id} AND messages.id = current.id AND current.status IN ${
         sql.in(MessageStateMachine.ALLOWED_FROM[to] as Array<string>)
       }
-            AND messages.status IN ${sql.in(MessageStateMachine.ALLOWED_FROM[to] as Array<string>)}
           ${
         // nothing leaves for the provider once its channel stopped dispatching (archived, ...)
         // and none leaves while one earlier in the dispatch order (`DispatchOrder`) is due: one
@@ -369,9 +370,9 @@ export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/d
         // anti join, and with the timelock clause it chose a hash join over every queued message),
         // and `ORDER BY ... LIMIT 1` makes the ordered index scan its plan (a sequential scan
         // looked cheaper to it when most queued rows are one channel's). bench/RESULTS.md 1, "A
-        // dispatch take that read the whole queue". Open: when the statistics saw the queue nearly
-        // empty the planner may still walk the channel's (or every channel's) queued messages for
-        // this probe (11d).
+        // dispatch take that read the whole queue". `messages_queue` is the only index such a probe
+        // can use (migration 0120), so statistics that saw the queue nearly empty no longer send it
+        // through every queued message of the channel, or of every channel (11d, 11f).
         to === "dispatching"
           ? sql`AND EXISTS (SELECT 1 FROM channels c WHERE c.id = messages.channel_id AND c.status = 'connected')
             AND NOT EXISTS (SELECT 1 FROM messages o WHERE ${
@@ -529,8 +530,9 @@ export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/d
         ), moved AS (
           UPDATE messages SET status = 'dispatching', updated_at = ${now}, next_attempt_at = NULL
           FROM current c JOIN input i ON i.id = c.id
+          -- by id, the state from current (locked): as in transition, no condition on
+          -- messages.status that a partial index of queued messages could be walked for
           WHERE messages.id = c.id AND messages.id = ANY(${ids}::text[]) AND c.status = 'queued'
-            AND messages.status = 'queued'
             AND EXISTS (SELECT 1 FROM channels ch WHERE ch.id = messages.channel_id AND ch.status = 'connected')
             AND NOT EXISTS (SELECT 1 FROM messages o WHERE ${
         DispatchOrder.due(

@@ -34,6 +34,7 @@ import m0090 from "./migrations/0090_qr_warm_up.js"
 import m0091 from "./migrations/0091_qr_restrictions.js"
 import m0100 from "./migrations/0100_media_usage_index.js"
 import m0110 from "./migrations/0110_qr_recipient_checks.js"
+import m0120 from "./migrations/0120_one_index_per_channel_queue.js"
 
 export const migrations = {
   "0001_create_workspaces": m0001,
@@ -64,7 +65,8 @@ export const migrations = {
   "0090_qr_warm_up": m0090,
   "0091_qr_restrictions": m0091,
   "0100_media_usage_index": m0100,
-  "0110_qr_recipient_checks": m0110
+  "0110_qr_recipient_checks": m0110,
+  "0120_one_index_per_channel_queue": m0120
 }
 
 export const TABLE = "switchboard_migrations"

@@ -83,8 +83,8 @@ export class QrSafetyRepo extends Effect.Service<QrSafetyRepo>()("@switchboard/d
           WHERE channel_id = ${channelId} AND status = 'provider_accepted' AND sent_at IS NULL
             AND updated_at > ${since}
         UNION ALL
-        SELECT NULL, count(*)::int FROM messages
-          WHERE channel_id = ${channelId} AND status IN ('queued', 'dispatching')`
+        SELECT NULL, ((SELECT count(*) FROM messages WHERE channel_id = ${channelId} AND status = 'queued')
+          + (SELECT count(*) FROM messages WHERE channel_id = ${channelId} AND status = 'dispatching'))::int`
       return {
         sentAt: rows.filter((r) => r.queued === null).map((r) => new Date(r.at!).getTime()),
         queued: rows.find((r) => r.queued !== null)?.queued ?? 0
@@ -108,8 +108,8 @@ export class QrSafetyRepo extends Effect.Service<QrSafetyRepo>()("@switchboard/d
           (SELECT count(*) FROM messages m WHERE m.channel_id = c.id AND (
             (m.direction = 'outbound' AND m.sent_at > ${since})
             OR (m.status = 'provider_accepted' AND m.sent_at IS NULL AND m.updated_at > ${since})))::int AS sent,
-          (SELECT count(*) FROM messages m
-            WHERE m.channel_id = c.id AND m.status IN ('queued', 'dispatching'))::int AS queued,
+          ((SELECT count(*) FROM messages m WHERE m.channel_id = c.id AND m.status = 'queued')
+            + (SELECT count(*) FROM messages m WHERE m.channel_id = c.id AND m.status = 'dispatching'))::int AS queued,
           s.new_contacts, s.existing_contacts,
           r.on_whatsapp, r.not_on_whatsapp,
           CASE WHEN c.qr_timelock_until > ${now} THEN (SELECT count(*) FROM messages m

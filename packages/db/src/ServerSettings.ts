@@ -2,7 +2,7 @@
  * Postgres settings the service depends on, read once at start on a real server and named in a
  * warning when one is off (docs/OPERATING.md "Postgres settings"). The message queue is a table:
  * every dispatch turns a `queued` row into a dead one, and the send path's probes of the queue
- * (`messages_queue`, `messages_due`) and the shard lease rows (`cluster_locks`, refreshed every
+ * (`messages_queue`) and the shard lease rows (`cluster_locks`, refreshed every
  * 2 s) stay cheap only while autovacuum removes dead rows and refreshes the planner's statistics.
  * Without it the cost of a send grows with every message sent since the server started (measured:
  * bench/RESULTS.md "Costs as the data grows").
