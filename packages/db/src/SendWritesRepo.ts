@@ -17,6 +17,7 @@ import { Effect, Exit } from "effect"
 import { ContactCtes } from "./ContactsRepo.js"
 import { conversationArrivalCtes } from "./ConversationsRepo.js"
 import { envelopeTemplate, EventsRepo } from "./EventsRepo.js"
+import * as GroupCommit from "./GroupCommit.js"
 import * as GroupCommitLeader from "./GroupCommitLeader.js"
 import type { ClaimRef } from "./IdempotencyRepo.js"
 import { dieOnDatabaseError } from "./Rows.js"
@@ -285,16 +286,8 @@ export class SendWritesRepo extends Effect.Service<SendWritesRepo>()("@switchboa
     const writeMany = Effect.fn("SendWritesRepo.writeMany")(function*(inputs: ReadonlyArray<SendWrite>) {
       const results: Array<Exit.Exit<SendWritten>> = []
       const alone = (i: number) => Effect.map(Effect.exit(write(inputs[i]!)), (exit) => void (results[i] = exit))
-      const rounds: Array<Array<number>> = []
-      const seen = new Map<string, number>()
-      inputs.forEach((input, i) => {
-        const key = conversationKey(input)
-        const round = seen.get(key) ?? 0
-        seen.set(key, round + 1)
-        ;(rounds[round] ??= []).push(i)
-      })
-      for (const round of rounds) {
-        round.sort((i, j) => lockOrder(inputs[i]!, inputs[j]!))
+      for (const inRound of GroupCommit.rounds(inputs, conversationKey)) {
+        const round = [...inRound].sort((i, j) => lockOrder(inputs[i]!, inputs[j]!))
         if (round.length === 1) {
           yield* alone(round[0]!)
           continue
