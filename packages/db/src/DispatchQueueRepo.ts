@@ -178,25 +178,29 @@ export class DispatchQueueRepo extends Effect.Service<DispatchQueueRepo>()("@swi
     }, dieOnDatabaseError)
 
     /**
-     * Connected channels with due queued messages (the sweeper wakes them), in id order after
-     * `after`: the sweeper pages through them (starting again from the first once a page comes
-     * back short), so with more than `limit` such channels every one is still reached.
+     * Connected channels with due queued messages, each with its `head`: the id of its first due
+     * message in dispatch order (the sweeper wakes a channel whose head has not moved since its
+     * last look: `MessageSweeper`). In id order after `after`: the sweeper pages through them
+     * (starting again from the first once a page comes back short), so with more than `limit` such
+     * channels every one is still reached.
      */
     const channelsWithDueWork = Effect.fn("DispatchQueueRepo.channelsWithDueWork")(
       function*(limit: number, after = "") {
         const now = Schemas.toTimestamp(yield* Clock.currentTimeMillis)
         // only channels that can dispatch (a disconnected channel's, or a suspended workspace's,
-        // backlog waits or expires quietly); per connected channel, a walk of the head of `messages_queue` to
-        // its first due message (only retries waiting for their backoff stand before it). `OFFSET 0`
-        // keeps the EXISTS a probe per channel: as a semi-join the planner read every queued message
-        // of every channel each second (784 pages a call at 1M rows, bench/RESULTS.md 11g)
-        const rows = yield* sql<{ id: string }>`SELECT c.id FROM channels c WHERE c.status = 'connected'
-        AND c.id > ${after}
+        // backlog waits or expires quietly); per connected channel, a walk of the head of
+        // `messages_queue` to its first due message (only retries waiting for their backoff stand
+        // before it). The `LIMIT` keeps it a probe per channel: as a semi-join the planner read
+        // every queued message of every channel each second (784 pages a call at 1M rows,
+        // bench/RESULTS.md 11g)
+        const rows = yield* sql<{ id: string; head: string }>`SELECT c.id, h.id AS head FROM channels c
+        CROSS JOIN LATERAL (SELECT m.id FROM messages m WHERE m.channel_id = c.id AND m.status = 'queued'
+          AND COALESCE(m.next_attempt_at, '-infinity'::timestamptz) <= ${now}
+          ORDER BY ${DispatchOrder.key(sql, "m")} LIMIT 1) h
+        WHERE c.status = 'connected' AND c.id > ${after}
         AND EXISTS (SELECT 1 FROM workspaces w WHERE w.id = c.workspace_id AND w.status = 'active')
-        AND EXISTS (SELECT 1 FROM messages m WHERE m.channel_id = c.id AND m.status = 'queued'
-          AND COALESCE(m.next_attempt_at, '-infinity'::timestamptz) <= ${now} OFFSET 0)
         ORDER BY c.id LIMIT ${limit}`
-        return rows.map((r) => r.id)
+        return rows.map((r) => ({ channelId: r.id, head: r.head }))
       },
       dieOnDatabaseError
     )

@@ -1,8 +1,8 @@
 /**
  * A cluster singleton (one in the whole cluster) that repairs what volatile wake-ups and dead
  * runners can lose, every second:
- * - wakes channels with due queued messages (a lost wake-up, a retry coming due, a passivated or
- *   moved entity);
+ * - wakes channels with due queued messages that did not move on since the last sweep (a lost
+ *   wake-up, a retry coming due, a passivated or moved entity; `stalledChannels`);
  * - wakes channels whose messages have had no further receipt for a while: accepted but not
  *   `sent`, or `sent` / `delivered` but not `read` (the connection that would report them went
  *   away with a runner, receipt timers and all; the woken channel reconnects and hears them);
@@ -50,6 +50,33 @@ const found = (kind: string, items: ReadonlyArray<unknown>) =>
 export interface SweepCursors {
   readonly due: Ref.Ref<string>
   readonly awaiting: Ref.Ref<string>
+  /** per channel with due work, its head when the sweep last looked (`stalledChannels`) */
+  readonly dueHeads: Map<string, string>
+}
+
+/**
+ * The channels of a page of due work (`channelsWithDueWork`, after `after`; `short`: the last
+ * page) to wake: those whose head, the first message they would dispatch, is where the sweep's
+ * last look found it, a second ago. A channel that dispatched since has a new head: its loop is
+ * working, and a wake-up would only make it read its queue again. Waking every channel with due
+ * work was a Wake request, a channel read and a queue read per busy channel a second, half of a
+ * runner's statements at 100 channels dispatching flat out (bench/RESULTS.md 3, "The sweeper wakes
+ * only stalled channels"); a lost wake-up now waits one sweep more. `seen` is updated: the page's
+ * heads replace what it held for the page's range of ids.
+ */
+export const stalledChannels = (
+  seen: Map<string, string>,
+  page: ReadonlyArray<{ readonly channelId: string; readonly head: string }>,
+  after: string,
+  short: boolean
+): ReadonlyArray<string> => {
+  const stalled = page.filter((c) => seen.get(c.channelId) === c.head).map((c) => c.channelId)
+  const last = page.length > 0 ? page[page.length - 1]!.channelId : after
+  for (const id of seen.keys()) {
+    if (id > after && (short || id <= last)) seen.delete(id)
+  }
+  for (const c of page) seen.set(c.channelId, c.head)
+  return stalled
 }
 
 /** The cursor after a page: its last id, or back to the first channel after a short page. */
@@ -69,8 +96,10 @@ export const sweepMessages = (cursors: SweepCursors) =>
     const ignore = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.catchAllCause(effect, () => Effect.void)
     const now = yield* Clock.currentTimeMillis
 
-    const due = yield* queue.channelsWithDueWork(BATCH, yield* Ref.get(cursors.due))
-    yield* advance(cursors.due, due)
+    const dueAfter = yield* Ref.get(cursors.due)
+    const duePage = yield* queue.channelsWithDueWork(BATCH, dueAfter)
+    yield* advance(cursors.due, duePage.map((c) => c.channelId))
+    const due = stalledChannels(cursors.dueHeads, duePage, dueAfter, duePage.length < BATCH)
     const awaiting = yield* queue.channelsAwaitingReceipts({
       overdueBefore: Schemas.toTimestamp(now - RECEIPT_OVERDUE_MS),
       acceptedAfter: Schemas.toTimestamp(now - RECEIPT_GIVE_UP_MS),
@@ -161,7 +190,7 @@ export const sampleLag = Effect.gen(function*() {
 export const MessageSweeperLive = Singleton.make(
   "MessageSweeper",
   Effect.gen(function*() {
-    const cursors = { due: yield* Ref.make(""), awaiting: yield* Ref.make("") }
+    const cursors = { due: yield* Ref.make(""), awaiting: yield* Ref.make(""), dueHeads: new Map<string, string>() }
     const lagSampledAt = yield* Ref.make(0)
     // the runner that takes this singleton over reports the lag from then on
     yield* Effect.addFinalizer(() => MessagingMetrics.clearLag)
