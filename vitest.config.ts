@@ -1,31 +1,60 @@
 import { defineConfig } from "vitest/config"
-import EndToEndSpreadOut from "./test/support/Sequencer.js"
+import type { TestProjectInlineConfiguration } from "vitest/config"
+import { endToEndFiles } from "./test/support/EndToEnd.js"
+
+/** What both projects share (they do not inherit the root's `globalSetup`, which runs once, for the run). */
+const common = {
+  // what the code under test prints goes to .tmp/test-logs/ unless TEST_LOGS=1 (README "Tests");
+  // each file gets back the environment it started with (docs/TESTING.md "How long it takes")
+  setupFiles: [
+    "./test/support/testLogs.ts",
+    "./test/support/fileEnv.ts",
+    "./test/support/effectVitest.ts",
+    "./test/support/endToEndSlots.ts"
+  ],
+  testTimeout: 60_000,
+  hookTimeout: 120_000,
+  isolate: false
+} satisfies TestProjectInlineConfiguration["test"]
 
 export default defineConfig({
   test: {
-    include: ["packages/*/test/**/*.test.ts", "services/*/test/**/*.test.ts", "test/**/*.test.ts"],
     globalSetup: ["./test/support/globalSetup.ts"],
-    // what the code under test prints goes to .tmp/test-logs/ unless TEST_LOGS=1 (README "Tests");
-    // each file gets back the environment it started with (docs/TESTING.md "How long it takes")
-    setupFiles: [
-      "./test/support/testLogs.ts",
-      "./test/support/fileEnv.ts",
-      "./test/support/effectVitest.ts",
-      "./test/support/endToEndSlots.ts"
-    ],
-    testTimeout: 60_000,
-    hookTimeout: 120_000,
-    pool: "forks",
-    // Three workers that each run many files, in both modes, so `effect`, the cluster and the app's
-    // packages are imported three times, not once per file: 5 min 37 s and 585 s of CPU for the
-    // embedded suite against 9 min 45 s and 1,091 s with a fresh worker per file (docs/TESTING.md
-    // "How long it takes"). Each file still gets back its environment (`fileEnv.ts`) and
-    // @effect/vitest's methods (`effectVitest.ts`). As many workers are kept as started: with fewer,
-    // vitest stopped an idle one at the end and failed the run ("Terminating worker thread").
-    isolate: false,
-    // 2-core machines: a few files at a time keeps Postgres and the event loops responsive.
-    poolOptions: { forks: { maxForks: 3, minForks: 3, isolate: false } },
-    // the end-to-end files spread out among the others, two at most at a time (test/support/endToEndSlots.ts)
-    sequence: { sequencer: EndToEndSpreadOut }
+    // The pools' sizes are the run's, not a project's. As many workers are kept as started: with
+    // fewer, vitest stopped an idle one at the end and failed the run ("Terminating worker thread").
+    poolOptions: {
+      forks: { maxForks: 3, minForks: 3, isolate: false },
+      threads: { maxThreads: 2, minThreads: 2, isolate: false }
+    },
+    // Two pools that run side by side, each with workers that run many files one after another
+    // (docs/TESTING.md "How long it takes"), so `effect`, the cluster and the app's packages are
+    // imported once per worker, not once per file. Each file still gets back its environment
+    // (`fileEnv.ts`) and @effect/vitest's methods (`effectVitest.ts`).
+    projects: [
+      {
+        test: {
+          ...common,
+          name: "in-process",
+          include: ["packages/*/test/**/*.test.ts", "services/*/test/**/*.test.ts", "test/**/*.test.ts"],
+          exclude: [...endToEndFiles, "**/node_modules/**"],
+          pool: "forks",
+          poolOptions: { forks: { isolate: false } }
+        }
+      },
+      {
+        // The end-to-end files (15-80 s each, two to six service processes apiece, mostly waiting on
+        // leases, retries and timeouts) in a pool of their own with two workers: never more than two
+        // at once, and a file waiting for its turn never holds up a worker of the other files
+        // (measured in docs/TESTING.md). Worker threads: a second `forks` pool is not possible, one
+        // pool per kind. `endToEndSlots.ts` keeps the most timing-bound one alone.
+        test: {
+          ...common,
+          name: "end-to-end",
+          include: [...endToEndFiles],
+          pool: "threads",
+          poolOptions: { threads: { isolate: false } }
+        }
+      }
+    ]
   }
 })

@@ -96,104 +96,115 @@ const tsc = (project: string, file: string) =>
 
 describe("@switchboard/sdk as a published package", () => {
   layer(TestApp.layer(), { excludeTestServices: true, timeout: 180_000 })((it) => {
-    it.scoped("installs from its tarball and runs on plain Node: sends, refuses with typed codes, verifies webhooks", () =>
-      Effect.gen(function*() {
-        const { work, project, manifest } = yield* installPacked()
-        yield* Effect.addFinalizer(() => Effect.sync(() => rmSync(work, { recursive: true, force: true })))
-        // depends only on public packages, pinned: the private contract packages travel inside it
-        for (const [name, version] of Object.entries(manifest.dependencies as Record<string, string>)) {
-          assert.notMatch(name, /^@switchboard\//)
-          assert.match(version, /^\d+\.\d+\.\d+/)
-        }
+    it.scoped(
+      "installs from its tarball and runs on plain Node: sends, refuses with typed codes, verifies webhooks",
+      () =>
+        Effect.gen(function*() {
+          const { work, project, manifest } = yield* installPacked()
+          yield* Effect.addFinalizer(() => Effect.sync(() => rmSync(work, { recursive: true, force: true })))
+          // depends only on public packages, pinned: the private contract packages travel inside it
+          for (const [name, version] of Object.entries(manifest.dependencies as Record<string, string>)) {
+            assert.notMatch(name, /^@switchboard\//)
+            assert.match(version, /^\d+\.\d+\.\d+/)
+          }
 
-        const sink = yield* receiver()
-        const { key, user } = yield* sandboxSetup([TO])
-        const admin = yield* createKey(user, { scopes: ["webhooks.manage"] })
-        const endpoint = yield* (yield* api(admin.secret)).webhooks.create({
-          payload: { url: `${sink.url}/hooks`, event_types: ["message.queued"] }
-        })
-        const server = yield* HttpServer.HttpServer
-        const address = server.address
-        if (address._tag !== "TcpAddress") return assert.fail("expected a TCP server")
-
-        writeFileSync(join(project, "consumer.mjs"), consumerScript)
-        const deliveryFile = join(project, "delivery.json")
-        const client = yield* api(key)
-        const probe = yield* client.messages.send({ payload: { to: TO, text: { body: "probe" } }, headers: {} })
-        assert.strictEqual(probe.text.body, "probe")
-        yield* eventually(() => sink.received.length >= 1 || undefined)
-        writeFileSync(deliveryFile, JSON.stringify(sink.received[0]))
-
-        const { stdout } = yield* Effect.promise(() =>
-          run(process.execPath, ["consumer.mjs"], {
-            cwd: project,
-            env: {
-              PATH: process.env["PATH"] ?? "",
-              BASE_URL: `http://127.0.0.1:${address.port}`,
-              API_KEY: key,
-              TO,
-              DELIVERY_FILE: deliveryFile,
-              WEBHOOK_SECRET: endpoint.secret
-            }
+          const sink = yield* receiver()
+          const { key, user } = yield* sandboxSetup([TO])
+          const admin = yield* createKey(user, { scopes: ["webhooks.manage"] })
+          const endpoint = yield* (yield* api(admin.secret)).webhooks.create({
+            payload: { url: `${sink.url}/hooks`, event_types: ["message.queued"] }
           })
-        )
-        const result = JSON.parse(stdout)
-        assert.match(result.id, /^msg_/)
-        assert.strictEqual(result.status, "queued")
-        assert.strictEqual(result.refusal, "422 VALIDATION_ERROR recipient_not_verified")
-        assert.strictEqual(
-          result.invalid,
-          "422 VALIDATION_ERROR Request validation failed: text.body: Expected a non-empty text body"
-        )
-        assert.strictEqual(result.verified, "message.queued")
-        assert.strictEqual(result.tampered, "no_matching_signature")
-        const stored = yield* client.messages.get({ path: { messageId: result.id } })
-        assert.strictEqual(stored.text.body, "from the tarball")
+          const server = yield* HttpServer.HttpServer
+          const address = server.address
+          if (address._tag !== "TcpAddress") return assert.fail("expected a TCP server")
 
-        // a user's strict tsc accepts correct use and rejects a wrong body: the declarations are real types
-        writeFileSync(join(project, "typed.ts"), typedConsumer)
-        assert.strictEqual(yield* tsc(project, "typed.ts"), "")
-        writeFileSync(join(project, "wrong.ts"), typedConsumer.replace(`to: "+4915112345678"`, "to: 4915112345678"))
-        assert.match(yield* tsc(project, "wrong.ts"), /wrong\.ts\(\d+,\d+\): error TS2322/)
-      }))
+          writeFileSync(join(project, "consumer.mjs"), consumerScript)
+          const deliveryFile = join(project, "delivery.json")
+          const client = yield* api(key)
+          const probe = yield* client.messages.send({ payload: { to: TO, text: { body: "probe" } }, headers: {} })
+          assert.strictEqual(probe.text.body, "probe")
+          yield* eventually(() => sink.received.length >= 1 || undefined)
+          writeFileSync(deliveryFile, JSON.stringify(sink.received[0]))
 
-    it.scoped("installs and releases as its README says: the tarball it names, a public publish of the build", () =>
-      Effect.gen(function*() {
-        const readme = readFileSync(join(root, "packages/sdk/README.md"), "utf8")
-        const block = (name: string) =>
-          new RegExp(`<!-- ${name}:start -->\\n\`\`\`sh\\n([\\s\\S]*?)\`\`\`\\n<!-- ${name}:end -->`).exec(readme)
-            ?.[1] ?? ""
-        const work = mkdtempSync(join(tmpdir(), "sdk-release-"))
-        yield* Effect.addFinalizer(() => Effect.sync(() => rmSync(work, { recursive: true, force: true })))
-        const dist = build(join(work, "dist"))
-        const tarball = pack(dist, work)
+          const { stdout } = yield* Effect.promise(() =>
+            run(process.execPath, ["consumer.mjs"], {
+              cwd: project,
+              env: {
+                PATH: process.env["PATH"] ?? "",
+                BASE_URL: `http://127.0.0.1:${address.port}`,
+                API_KEY: key,
+                TO,
+                DELIVERY_FILE: deliveryFile,
+                WEBHOOK_SECRET: endpoint.secret
+              }
+            })
+          )
+          const result = JSON.parse(stdout)
+          assert.match(result.id, /^msg_/)
+          assert.strictEqual(result.status, "queued")
+          assert.strictEqual(result.refusal, "422 VALIDATION_ERROR recipient_not_verified")
+          assert.strictEqual(
+            result.invalid,
+            "422 VALIDATION_ERROR Request validation failed: text.body: Expected a non-empty text body"
+          )
+          assert.strictEqual(result.verified, "message.queued")
+          assert.strictEqual(result.tampered, "no_matching_signature")
+          const stored = yield* client.messages.get({ path: { messageId: result.id } })
+          assert.strictEqual(stored.text.body, "from the tarball")
 
-        // the install steps name the tarball `npm run build:sdk -- --pack` makes, and never the registry
-        const install = block("sdk-install")
-        assert.include(install, "npm run build:sdk -- --pack\n")
-        assert.include(install, `npm install ./vendor/${tarball.split("/").pop()}\n`)
-        assert.notMatch(readme.slice(0, readme.indexOf("<!-- sdk-install:end -->")), /^npm install @switchboard\/sdk/m)
+          // a user's strict tsc accepts correct use and rejects a wrong body: the declarations are real types
+          writeFileSync(join(project, "typed.ts"), typedConsumer)
+          assert.strictEqual(yield* tsc(project, "typed.ts"), "")
+          writeFileSync(join(project, "wrong.ts"), typedConsumer.replace(`to: "+4915112345678"`, "to: 4915112345678"))
+          assert.match(yield* tsc(project, "wrong.ts"), /wrong\.ts\(\d+,\d+\): error TS2322/)
+        }),
+      180_000
+    ) // builds, packs and runs tsc three times: 49-60 s with the machine's 2 cores busy
 
-        // the release steps: build, a dry run that would publish this package publicly, publish
-        const release = block("sdk-release").split("\n").filter((l) => l !== "" && !l.startsWith("#"))
-        assert.deepStrictEqual(release.map((l) => l.replace(/\s+#.*$/, "")), [
-          "npm run build:sdk",
-          "npm publish packages/sdk/dist --dry-run",
-          "npm publish packages/sdk/dist"
-        ])
-        const dryRun = yield* Effect.promise(() =>
-          run("npm", ["publish", "--dry-run", "--json"], {
-            cwd: dist,
-            env: { ...process.env, npm_config_loglevel: "notice" }
-          })
-        )
-        const published = JSON.parse(dryRun.stdout)["@switchboard/sdk"]
-        assert.strictEqual(
-          published.id,
-          `@switchboard/sdk@${JSON.parse(readFileSync(join(root, "packages/sdk/package.json"), "utf8")).version}`
-        )
-        assert.include(published.files.map((f: { path: string }) => f.path), "lib/sdk/src/index.js")
-        assert.match(dryRun.stderr, /public access/)
-      }))
+    it.scoped(
+      "installs and releases as its README says: the tarball it names, a public publish of the build",
+      () =>
+        Effect.gen(function*() {
+          const readme = readFileSync(join(root, "packages/sdk/README.md"), "utf8")
+          const block = (name: string) =>
+            new RegExp(`<!-- ${name}:start -->\\n\`\`\`sh\\n([\\s\\S]*?)\`\`\`\\n<!-- ${name}:end -->`).exec(readme)
+              ?.[1] ?? ""
+          const work = mkdtempSync(join(tmpdir(), "sdk-release-"))
+          yield* Effect.addFinalizer(() => Effect.sync(() => rmSync(work, { recursive: true, force: true })))
+          const dist = build(join(work, "dist"))
+          const tarball = pack(dist, work)
+
+          // the install steps name the tarball `npm run build:sdk -- --pack` makes, and never the registry
+          const install = block("sdk-install")
+          assert.include(install, "npm run build:sdk -- --pack\n")
+          assert.include(install, `npm install ./vendor/${tarball.split("/").pop()}\n`)
+          assert.notMatch(
+            readme.slice(0, readme.indexOf("<!-- sdk-install:end -->")),
+            /^npm install @switchboard\/sdk/m
+          )
+
+          // the release steps: build, a dry run that would publish this package publicly, publish
+          const release = block("sdk-release").split("\n").filter((l) => l !== "" && !l.startsWith("#"))
+          assert.deepStrictEqual(release.map((l) => l.replace(/\s+#.*$/, "")), [
+            "npm run build:sdk",
+            "npm publish packages/sdk/dist --dry-run",
+            "npm publish packages/sdk/dist"
+          ])
+          const dryRun = yield* Effect.promise(() =>
+            run("npm", ["publish", "--dry-run", "--json"], {
+              cwd: dist,
+              env: { ...process.env, npm_config_loglevel: "notice" }
+            })
+          )
+          const published = JSON.parse(dryRun.stdout)["@switchboard/sdk"]
+          assert.strictEqual(
+            published.id,
+            `@switchboard/sdk@${JSON.parse(readFileSync(join(root, "packages/sdk/package.json"), "utf8")).version}`
+          )
+          assert.include(published.files.map((f: { path: string }) => f.path), "lib/sdk/src/index.js")
+          assert.match(dryRun.stderr, /public access/)
+        }),
+      180_000
+    )
   })
 })

@@ -1,8 +1,9 @@
 /**
  * At most two end-to-end files (`*.e2e.test.ts`) run at once, and the most timing-bound one alone
- * (`ALONE`), whatever the order the workers took them in (`Sequencer.ts` spreads them out, so a file seldom waits here). Each starts two to six
- * service processes and times what they do: with three of them at once on a 2-core machine, a
- * runner scaled out under load took 11.2 s to dispatch a message that must go out within 8 s
+ * (`ALONE`). Their pool has two workers (`vitest.config.ts`), so only `ALONE` and the file it waits
+ * for ever wait here; the slots keep the bound if the pools change. Each starts two to six service
+ * processes and times what they do: with three of them at once on a 2-core machine, a runner
+ * scaled out under load took 11.2 s to dispatch a message that must go out within 8 s
  * (`test/scaleRunners.e2e.test.ts`, a CI run of 2026-11-27). A slot is a Postgres advisory lock held
  * on a connection of the file's own for as long as the file runs; a worker that dies frees it with
  * its connection. Real mode only: the end-to-end files are skipped without a Postgres.
@@ -10,7 +11,7 @@
 import { testDatabaseUrl } from "@switchboard/db/testing"
 import pg from "pg"
 import { afterAll, beforeAll, expect } from "vitest"
-import { isEndToEnd } from "./Sequencer.js"
+import { isEndToEnd } from "./EndToEnd.js"
 
 const SLOTS = 2
 /** Names the advisory locks (their first key); the slot is the second. */
