@@ -49,6 +49,21 @@ export const makePairingHandlers = <E, R>(options: {
         connection_error: snap.connectionError
       }))
 
+  /**
+   * Waits (up to 3 s) until the channel row shows `status`, recorded by the events fiber, which
+   * reads the same status change as the stream: a client that sends as soon as its stream says
+   * `connected` was refused with 409 CHANNEL_NOT_CONNECTED when the stream got there first
+   * (`test/qrFailover.e2e.test.ts`, a CI run of 2026-11-28 with both cores busy).
+   */
+  const rowShows = (status: string) =>
+    channels.findById(channelId).pipe(
+      Effect.repeat({
+        until: (row) => Option.isNone(row) || row.value.channel.status === status,
+        schedule: Schedule.spaced("25 millis").pipe(Schedule.upTo("3 seconds"))
+      }),
+      Effect.ignore
+    )
+
   /** Answers once the channel row shows the status the link reached (recorded by the events fiber). */
   const recorded = (p: ChannelProvider.Pairing) =>
     Effect.gen(function*() {
@@ -91,14 +106,19 @@ export const makePairingHandlers = <E, R>(options: {
           qr: snap.qr,
           connectionError: snap.connectionError
         }
-        const later: Stream.Stream<QrConnectionEvent.QrPairingFrame> = Stream.fromQueue(events).pipe(Stream.filter(
-          (
-            e
-          ): e is Extract<
-            QrConnectionEvent.QrConnectionEvent,
-            { _tag: "qr" | "state" | "expired" | "connection_error" }
-          > => e._tag === "qr" || e._tag === "state" || e._tag === "expired" || e._tag === "connection_error"
-        ))
+        const later: Stream.Stream<QrConnectionEvent.QrPairingFrame> = Stream.fromQueue(events).pipe(
+          Stream.filter(
+            (
+              e
+            ): e is Extract<
+              QrConnectionEvent.QrConnectionEvent,
+              { _tag: "qr" | "state" | "expired" | "connection_error" }
+            > => e._tag === "qr" || e._tag === "state" || e._tag === "expired" || e._tag === "connection_error"
+          ),
+          Stream.mapEffect((e): Effect.Effect<QrConnectionEvent.QrPairingFrame> =>
+            e._tag === "state" ? Effect.as(rowShows(e.to), e) : Effect.succeed(e)
+          )
+        )
         // an open stream is an active request: it would hold the runner's shutdown (15 s)
         return Stream.concat(Stream.succeed(first), later).pipe(Stream.interruptWhen(runnerStopping))
       })))
