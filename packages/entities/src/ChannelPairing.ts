@@ -60,20 +60,14 @@ export const makePairingHandlers = <E, R>(options: {
       Effect.repeat({
         until: (row) => Option.isNone(row) || row.value.channel.status === status,
         schedule: Schedule.spaced("25 millis").pipe(Schedule.upTo("3 seconds"))
-      }),
-      Effect.ignore
+      })
     )
 
   /** Answers once the channel row shows the status the link reached (recorded by the events fiber). */
   const recorded = (p: ChannelProvider.Pairing) =>
     Effect.gen(function*() {
       const view = yield* viewOf(p)
-      yield* channels.findById(channelId).pipe(
-        Effect.repeat({
-          until: (row) => Option.isNone(row) || row.value.channel.status === view.status,
-          schedule: Schedule.spaced("25 millis").pipe(Schedule.upTo("3 seconds"))
-        })
-      )
+      yield* rowShows(view.status)
       return view
     })
 
@@ -116,7 +110,7 @@ export const makePairingHandlers = <E, R>(options: {
             > => e._tag === "qr" || e._tag === "state" || e._tag === "expired" || e._tag === "connection_error"
           ),
           Stream.mapEffect((e): Effect.Effect<QrConnectionEvent.QrPairingFrame> =>
-            e._tag === "state" ? Effect.as(rowShows(e.to), e) : Effect.succeed(e)
+            e._tag === "state" ? Effect.as(Effect.ignore(rowShows(e.to)), e) : Effect.succeed(e)
           )
         )
         // an open stream is an active request: it would hold the runner's shutdown (15 s)
