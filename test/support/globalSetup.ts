@@ -24,7 +24,7 @@ export default async function setup() {
     console.log(
       "embedded mode: the suites that need real Postgres and Redis (several processes on one database: " +
         "topology, failover, chaos, production settings) are skipped; run them with " +
-        "DATABASE_URL=postgres://... REDIS_URL=redis://... npm test"
+        "DATABASE_URL=postgres://... REDIS_URL=redis://... npm test (the fault files: npm run test:faults)"
     )
   }
 }

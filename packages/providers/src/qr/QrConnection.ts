@@ -38,7 +38,7 @@ import type { QrConnectFailure } from "./QrConnectFailure.js"
 import { QrConnectionConfig } from "./QrConnectionConfig.js"
 import type { QrConnectionError, QrConnectionEvent, QrStateEvent } from "./QrConnectionEvent.js"
 import * as QrInbound from "./QrInbound.js"
-import { jidToE164 } from "./QrJid.js"
+import { jidToE164, phoneOfLid } from "./QrJid.js"
 import * as QrMetrics from "./QrMetrics.js"
 import * as QrOutbound from "./QrOutbound.js"
 import type { QrOutboundText } from "./QrOutbound.js"
@@ -202,7 +202,13 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
     restrict: (reason) => move({ _tag: "Restriction", reason })
   })
   const receipts = QrReceipts.make({ channelId, annotations, publish, restricted: signals.restricted })
-  const inbound = QrInbound.make({ channelId, annotations, publish, receipts: receipts.report })
+  const inbound = QrInbound.make({
+    channelId,
+    annotations,
+    publish,
+    receipts: receipts.report,
+    lidPhone: (whatsappLid) => phoneOfLid(socket, whatsappLid)
+  })
   const unreachable = QrUnreachable.make({ channelId, annotations, publish })
 
   const cancelReconnect = Effect.suspend(() => {
