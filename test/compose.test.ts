@@ -51,7 +51,8 @@ describe("deployment files", () => {
     // placeholders only: an operator who forgets one is refused at start, never run on a known value
     for (
       const line of read(".env.example").split("\n").filter((l) =>
-        /^(JWT_SECRET|API_KEY_PEPPER|SECRETS_ENCRYPTION_KEY|POSTGRES_PASSWORD|GRAFANA_ADMIN_PASSWORD)=/.test(l)
+        /^(JWT_SECRET|API_KEY_PEPPER|SECRETS_ENCRYPTION_KEY|CLUSTER_SECRET|POSTGRES_PASSWORD|GRAFANA_ADMIN_PASSWORD)=/
+          .test(l)
       )
     ) {
       assert.match(line, /=$/, line)
@@ -195,7 +196,8 @@ describe.skipIf(url === undefined)("docker-compose.yml's services, outside Docke
       POSTGRES_PASSWORD: randomBytes(12).toString("hex"),
       JWT_SECRET: randomBytes(36).toString("base64"),
       API_KEY_PEPPER: randomBytes(36).toString("base64"),
-      SECRETS_ENCRYPTION_KEY: randomBytes(32).toString("base64")
+      SECRETS_ENCRYPTION_KEY: randomBytes(32).toString("base64"),
+      CLUSTER_SECRET: randomBytes(36).toString("base64")
     }
     for (const [name, service] of Object.entries(compose.services)) {
       if (service.build === undefined) continue // postgres and redis: this machine's own
