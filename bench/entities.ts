@@ -25,11 +25,11 @@
  *     [--runner-node-options "--max-semi-space-size=4"] [--label NAME] [--heap-snapshot DIR]
  */
 import { Database } from "@switchboard/db"
-import { ChannelProtocol, Cluster } from "@switchboard/entities"
+import { ChannelProtocol, Cluster, ClusterAuthConfig } from "@switchboard/entities"
 import { Effect, Layer, ManagedRuntime, Redacted, Schedule } from "effect"
 import { mkdirSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
-import { freePort } from "../test/support/Processes.js"
+import { clusterSecret, freePort } from "../test/support/Processes.js"
 import * as HeapSnapshot from "./lib/HeapSnapshot.js"
 import { connectInspector, liveHeapBySource } from "./lib/Inspector.js"
 import { cpuSeconds, flag, machine, numberFlag, record, rssMiB } from "./lib/Measure.js"
@@ -81,7 +81,10 @@ const main = async () => {
   const pid = runner.child.pid!
   const inspector = await connectInspector(runner)
   const client = ManagedRuntime.make(
-    Cluster.client.pipe(Layer.provide(Database.layerPostgres(Redacted.make(stack.dbUrl), 4)))
+    Cluster.client.pipe(
+      Layer.provide(Database.layerPostgres(Redacted.make(stack.dbUrl), 4)),
+      Layer.provide(ClusterAuthConfig.layer({ secrets: ClusterAuthConfig.secretsOf(clusterSecret) }))
+    )
   )
   try {
     const seedStart = Date.now()

@@ -72,7 +72,9 @@ describe.skipIf(url === undefined)("failover of a runner under load", () => {
       created.workspace_id,
       "--entitlement",
       "shared_test_sessions",
-      "--unlimited"
+      // the whole pool: an operator's number is honoured as given (unlimited is half the pool)
+      "--value",
+      String(CHANNELS)
     ], env)
     const login = await call(api, "POST", "/v1/auth/login", {
       body: { email: "load@example.com", password: "correct horse battery staple" }

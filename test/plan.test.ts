@@ -89,9 +89,10 @@ describe("plan and usage", () => {
           unlimited: true,
           remaining: null
         })
-        // raw: a query parameter the contract does not declare (ignored)
+        // raw: a query parameter the contract does not declare (refused like an unknown body member)
         const withParams = yield* request("GET", "/v1/usage?month=2026-01", { token: key.secret })
-        assert.strictEqual(withParams.status, 200)
+        assert.strictEqual(withParams.status, 422)
+        assert.deepStrictEqual(withParams.body.error.details.issues[0].path, ["query", 0])
       }))
   })
 })

@@ -6,9 +6,9 @@
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { Database } from "@switchboard/db"
 import { e2eDatabase, testDatabaseUrl } from "@switchboard/db/testing"
-import { Cluster, ProbeEntity } from "@switchboard/entities"
+import { Cluster, ClusterAuthConfig, ProbeEntity } from "@switchboard/entities"
 import { Effect, Layer, Redacted, Schedule } from "effect"
-import { call, freePort, startService, waitFor } from "./support/Processes.js"
+import { call, clusterSecret, freePort, startService, waitFor } from "./support/Processes.js"
 import type { ServiceProcess } from "./support/Processes.js"
 
 const url = testDatabaseUrl()
@@ -63,7 +63,10 @@ describe.skipIf(url === undefined)("api node + two runners", () => {
       }
       return seen
     }).pipe(
-      Effect.provide(Cluster.client.pipe(Layer.provide(Database.layerPostgres(Redacted.make(dbUrl), 2)))),
+      Effect.provide(Cluster.client.pipe(
+        Layer.provide(Database.layerPostgres(Redacted.make(dbUrl), 2)),
+        Layer.provide(ClusterAuthConfig.layer({ secrets: ClusterAuthConfig.secretsOf(clusterSecret) }))
+      )),
       Effect.scoped,
       Effect.runPromise
     )

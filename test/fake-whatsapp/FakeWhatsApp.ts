@@ -154,6 +154,13 @@ const quotedIdOf = (message: proto.IMessage): string | undefined => {
   return undefined
 }
 
+/** A ciphertext damaged on the way: its last bytes (the MAC of a Signal message) flipped. */
+const garble = (ciphertext: Uint8Array): Uint8Array => {
+  const out = Uint8Array.from(ciphertext)
+  for (let i = Math.max(0, out.length - 8); i < out.length; i++) out[i] = out[i]! ^ 0xff
+  return out
+}
+
 export interface FakeWhatsAppOptions {
   /** how many QR refs the server hands out (the real server sends 6) */
   readonly refs?: number
@@ -175,6 +182,11 @@ export interface SendOptions {
   readonly chat?: "direct" | "group" | "status"
   /** the WhatsApp id to use (default: a new one) */
   readonly id?: string
+  /**
+   * the ciphertext arrives damaged, so the companion cannot decrypt it and asks for it again (a
+   * `retry` receipt); the contact then sends it again, intact, under the same id
+   */
+  readonly garbled?: boolean
 }
 
 /** The media kinds a contact can send, with the message member and the media type of its keys. */
@@ -262,6 +274,11 @@ export class FakeContact {
    */
   sends(message: proto.IMessage, options: SendOptions = {}): Effect.Effect<string> {
     return Effect.promise(() => this.server.pushMessage(this, message, options))
+  }
+
+  /** This contact's phone reports our message `id` delivered or read (with `autoReceipts` off). */
+  acknowledges(id: string, type: "delivered" | "read"): Effect.Effect<void> {
+    return Effect.sync(() => this.server.sendReceipt(this, id, type))
   }
 
   /**
@@ -1072,7 +1089,9 @@ export class FakeWhatsApp {
   async pushMessage(contact: FakeContact, message: proto.IMessage, options: SendOptions): Promise<string> {
     const device = this.session?.device ?? [...this.devices.values()][0]
     if (!device) throw new Error("no companion is linked")
-    const { type, ciphertext } = await contact.peer.encrypt(device, message)
+    const encrypted = await contact.peer.encrypt(device, message)
+    const { type } = encrypted
+    const ciphertext = options.garbled === true ? garble(encrypted.ciphertext) : encrypted.ciphertext
     const id = options.id ?? `3EB0${randomBytes(8).toString("hex").toUpperCase()}`
     this.sentByContacts.set(id, { contact, message, options })
     const pn = `${contact.user}@${S_WA}`
@@ -1126,7 +1145,17 @@ export class FakeWhatsApp {
     const device = this.session?.device
     if (!sent || !device || this.retryRequests.filter((r) => r === id).length > 2) return
     sent.contact.peer.forget(device)
-    await this.pushMessage(sent.contact, sent.message, { ...sent.options, id })
+    await this.pushMessage(sent.contact, sent.message, { ...sent.options, id, garbled: false })
+  }
+
+  /** @internal — `FakeContact.acknowledges` */
+  sendReceipt(contact: FakeContact, id: string, type: "delivered" | "read"): void {
+    const conn = this.session
+    if (!conn || !this.companionOnline) throw new Error("no companion is logged in")
+    const from = `${contact.user}@${S_WA}`
+    this.send(conn, { tag: "receipt", attrs: { id, from, t: unixNow(), ...(type === "read" ? { type } : {}) } })
+    contact.receiptsSent.push({ id, type })
+    this.changed()
   }
 
   /** @internal — `FakeContact.revealsNumber` */

@@ -114,11 +114,10 @@ export const startChaosStack = async (options: ChaosOptions): Promise<ChaosStack
       "C",
       "--verified"
     ], dbEnv)
-    for (const entitlement of ["shared_test_sessions", "webhook_endpoints"]) {
-      await admin(
-        ["override", "--workspace", created.workspace_id, "--entitlement", entitlement, "--unlimited"],
-        dbEnv
-      )
+    // the whole pool: an operator's number is honoured as given (unlimited is half the pool)
+    const overrides = [["shared_test_sessions", "--value", String(channelCount)], ["webhook_endpoints", "--unlimited"]]
+    for (const [entitlement, ...value] of overrides) {
+      await admin(["override", "--workspace", created.workspace_id, "--entitlement", entitlement!, ...value], dbEnv)
     }
     const login = await call(api, "POST", "/v1/auth/login", {
       body: { email: "chaos@example.com", password: "correct horse battery staple" }

@@ -1,5 +1,6 @@
 /** Real service processes for end-to-end tests: spawn, wait until they answer, collect logs, stop. */
 import { type ChildProcess, spawn } from "node:child_process"
+import { randomBytes } from "node:crypto"
 import { createServer as createNetServer } from "node:net"
 import type { AddressInfo } from "node:net"
 import { resolve } from "node:path"
@@ -17,8 +18,16 @@ export interface ServiceProcess {
 const root = resolve(import.meta.dirname, "..", "..")
 
 /**
- * Starts `services/<name>/src/main.ts` with `env` on top of a clean environment: from the bundle
- * this test run built of it (`ServiceBundles.ts`), else through tsx.
+ * The `CLUSTER_SECRET` every api node and runner started by `startService` proves to the others
+ * (unless `env` names its own): random for each test worker, so the nodes of a test meet on a
+ * secret nobody else holds, not on the development default. A cluster client in the test's own
+ * process proves it with `ClusterAuthConfig.layer({ secrets: ClusterAuthConfig.secretsOf(clusterSecret) })`.
+ */
+export const clusterSecret: string = randomBytes(36).toString("base64")
+
+/**
+ * Starts `services/<name>/src/main.ts` with `env` on top of a clean environment (and the test's
+ * `clusterSecret`): from the bundle this test run built of it (`ServiceBundles.ts`), else through tsx.
  */
 export const startService = (
   name: "api" | "runner" | "standalone",
@@ -28,7 +37,11 @@ export const startService = (
   preload: ReadonlyArray<string> = []
 ): ServiceProcess => {
   const seams = preload.length === 0 ? [] : ["tsx", ...preload].flatMap((module) => ["--import", module])
-  return startCommand([process.execPath, ...seams, ...serviceEntry(name)], env, port)
+  return startCommand(
+    [process.execPath, ...seams, ...serviceEntry(name)],
+    { CLUSTER_SECRET: clusterSecret, ...env },
+    port
+  )
 }
 
 /** Runs `command` (program and arguments) from the repository's root, like `startService`. */

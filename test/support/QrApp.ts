@@ -18,10 +18,14 @@ export class Wa extends Context.Tag("test/Wa")<Wa, FakeWhatsApp>() {}
 export const waLayer = (options: FakeWhatsAppOptions = {}) => Layer.scoped(Wa, FakeWhatsApp.scoped(options))
 
 /** The app with its QR provider pointed at the fake server (whose certificate root this process trusts). */
-export const appWith = (fakeOptions: FakeWhatsAppOptions = {}, qr: QrHarness.Settings = {}) =>
+export const appWith = (
+  fakeOptions: FakeWhatsAppOptions = {},
+  qr: QrHarness.Settings = {},
+  infrastructure: Omit<TestApp.Infrastructure, "qr"> = {}
+) =>
   Layer.unwrapEffect(Effect.map(Wa, (wa) => {
     WhatsAppRoot.useFakeWhatsAppRoot(wa.rootPublicKey)
-    return TestApp.layer({}, { qr: QrHarness.settings(wa, { reconnectMaxAttempts: 5, ...qr }) })
+    return TestApp.layer({}, { ...infrastructure, qr: QrHarness.settings(wa, { reconnectMaxAttempts: 5, ...qr }) })
   })).pipe(Layer.provideMerge(waLayer(fakeOptions)))
 
 export const as = (user: SignedUp) => ({ token: user.accessToken, workspace: user.workspaceId })

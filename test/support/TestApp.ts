@@ -3,7 +3,7 @@
  * (real Postgres or embedded), Redis or its stand-ins, a single runner hosting every entity, and
  * the HTTP layer on a random port. `HttpClient` requests go to that server.
  */
-import { MigratedDatabase } from "@switchboard/db"
+import { type DatabaseConfig, MigratedDatabase } from "@switchboard/db"
 import * as TestDatabase from "@switchboard/db/testing"
 import { Cluster } from "@switchboard/entities"
 import { Redis } from "@switchboard/infra"
@@ -37,12 +37,16 @@ export interface Infrastructure {
   readonly providers?: Partial<ProvidersConfig.ProvidersConfig["Type"]>
   readonly webhooks?: Partial<WebhooksConfig.WebhooksConfig["Type"]>
   readonly qr?: Partial<QrConnectionConfig.QrConnectionConfig["Type"]>
+  /** where the database is (default: a fresh one for the file, `TestDatabase.layer`); e.g. behind `PgProxy.layer` */
+  readonly database?: Layer.Layer<DatabaseConfig.DatabaseConfig>
 }
 
 /** The database (fresh for the caller) and Redis: outlives app instances built on it (a runner restart). */
 export const infrastructureLayer = (infrastructure: Infrastructure = {}) =>
   Layer.merge(MigratedDatabase.layerWithConfig, Redis.layer).pipe(
-    Layer.provideMerge(Layer.merge(TestDatabase.layer, TestRedis.configLayerWith(infrastructure)))
+    Layer.provideMerge(
+      Layer.merge(infrastructure.database ?? TestDatabase.layer, TestRedis.configLayerWith(infrastructure))
+    )
   )
 
 /** Everything above the database: HTTP, the single runner and its entities. */

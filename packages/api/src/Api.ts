@@ -47,7 +47,9 @@ reads the answer. Every response carries
 Hostile input, the same on every route: a request body must be \`application/json\` (form-encoded,
 text or multipart bodies, or a body without \`Content-Type\`, are 422 \`VALIDATION_ERROR\` at path \`["content-type"]\`); JSON nested deeper
 than 64 arrays/objects is 422 at path \`["body"]\`; U+0000 in any string of the body or query (value or
-member name) is 422 naming the member, never the value; a body that is not valid UTF-8 is 422 at path
+member name) is 422 naming the member, never the value; a query parameter the operation does not declare is
+422 at its position in the query (\`["query", 0]\`: the first parameter), never naming it, and a declared one given
+twice 422 at its name; a body that is not valid UTF-8 is 422 at path
 \`["body"]\`, and a member given twice in one object or a lone surrogate escape (\`"\\ud800"\` without its
 pair) is 422 at its path. Requests the HTTP parser refuses, an HTTP/1.1 request without \`Host\` and
 \`CONNECT\` are 400 \`BAD_REQUEST\`, an \`Expect\` other than \`100-continue\` 417 \`EXPECTATION_FAILED\`, oversized headers 431 \`REQUEST_HEADER_FIELDS_TOO_LARGE\`, and a client too slow to

@@ -108,7 +108,36 @@ export const fromFormatted = (
     const message = path.length < full.length ? `A member: ${plain}` : plain
     return { path, message: message.length > MAX_MESSAGE ? `${message.slice(0, MAX_MESSAGE)}...` : message }
   })
-  return out.length > 0 ? out : [{ path: [], message: "Invalid request" }]
+  return out.length > 0 ? oneOf(relevant, out) : [{ path: [], message: "Invalid request" }]
+}
+
+const LITERAL = /^(A member: )?Expected ("[^"]*")$/
+
+/**
+ * A value none of a union's literals matched is reported once per literal by the schema library
+ * (`?state=failed`: eleven "Expected ..."): one issue per member instead, naming every allowed value.
+ */
+const oneOf = (
+  raw: ReadonlyArray<{ readonly path: ReadonlyArray<PropertyKey> }>,
+  issues: ReadonlyArray<Issue>
+): Array<Issue> => {
+  const merged: Array<Issue> = []
+  const at = new Map<string, { index: number; prefix: string; values: Array<string> }>()
+  issues.forEach((issue, i) => {
+    const literal = LITERAL.exec(issue.message)
+    if (literal === null) return void merged.push(issue)
+    const key = JSON.stringify(raw[i]!.path.map(toPathSegment))
+    const group = at.get(key)
+    if (group === undefined) {
+      at.set(key, { index: merged.length, prefix: literal[1] ?? "", values: [literal[2]!] })
+      merged.push(issue)
+    } else {
+      group.values.push(literal[2]!)
+      const values = group.values.join(", ")
+      merged[group.index] = { path: issue.path, message: `${group.prefix}Expected one of ${values}` }
+    }
+  })
+  return merged
 }
 
 export const fromParseError = (error: ParseResult.ParseError): Array<Issue> =>

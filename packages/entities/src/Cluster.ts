@@ -1,6 +1,7 @@
 /**
  * The three topologies differ only in the layer chosen here:
- * - `runner`: hosts shards, talks to other nodes over TCP (`NodeClusterSocket`), Postgres storage;
+ * - `runner`: hosts shards, talks to other nodes over TCP (`ClusterTransport`: every connection
+ *   proves `CLUSTER_SECRET`, `ClusterAuthConfig`), Postgres storage;
  * - `client`: an api node that hosts nothing but reaches every entity;
  * - `single`: everything in one process (`SingleRunner`), what `npm start` runs. On the embedded
  *   database the runner registry is in memory (SqlRunnerStorage deadlocks on the
@@ -19,11 +20,11 @@ import {
   SqlMessageStorage,
   SqlRunnerStorage
 } from "@effect/cluster"
-import { NodeClusterSocket } from "@effect/platform-node"
 import { SqlClient } from "@effect/sql"
 import { DatabaseConfig, TransientRetry } from "@switchboard/db"
 import { Context, Deferred, Effect, Layer, Metric, Option, Queue, Schedule } from "effect"
 import { shardingSettings } from "./ClusterSettings.js"
+import * as ClusterTransport from "./ClusterTransport.js"
 import * as LockRefresh from "./LockRefresh.js"
 import * as ShardFencing from "./ShardFencing.js"
 
@@ -168,7 +169,7 @@ const runnerStorage: Layer.Layer<
 
 const runner = Layer.provideMerge(
   Layer.merge(shardGauge, ShardFencing.layer).pipe(Layer.provide(ShardingConfig.layerFromEnv(shardingSettings))),
-  NodeClusterSocket.layer({ storage: "byo", shardingConfig: shardingSettings }).pipe(
+  ClusterTransport.runner(shardingSettings).pipe(
     Layer.provideMerge(Layer.orDie(SqlMessageStorage.layer)),
     Layer.provide(runnerStorage),
     Layer.provide(ShardingConfig.layerFromEnv(shardingSettings)),
@@ -186,8 +187,8 @@ export const hosting = <E, R>(entities: Layer.Layer<never, E, R>) =>
     Layer.provide(runner)
   )
 
-export const client = NodeClusterSocket.layer({ clientOnly: true, storage: "sql", shardingConfig: shardingSettings })
-  .pipe(Layer.provide(storageTables))
+/** An api node's cluster: a client of every runner, proving `CLUSTER_SECRET` on each connection. */
+export const client = ClusterTransport.client(shardingSettings).pipe(Layer.provide(storageTables))
 
 export const single = Layer.unwrapEffect(Effect.map(DatabaseConfig.DatabaseConfig, (config) =>
   SingleRunner.layer({

@@ -5,6 +5,7 @@
  */
 export * as ChannelProtocol from "./ChannelProtocol.js"
 export * as Cluster from "./Cluster.js"
+export * as ClusterAuthConfig from "./ClusterAuthConfig.js"
 export * as MessageProtocol from "./MessageProtocol.js"
 export * as ProbeEntity from "./ProbeEntity.js"
 export * as WebhookEndpointProtocol from "./WebhookEndpointProtocol.js"

@@ -6,19 +6,24 @@
  *   with ONE message listing each problem and how to fix it (exit code 1). Unsafe: a missing or
  *   development-default `JWT_SECRET`, `API_KEY_PEPPER` or `SECRETS_ENCRYPTION_KEY` (anyone who
  *   reads this repository knows the defaults, so could forge a user token or open stored secrets),
- *   a secret shorter than 32 characters, `WEBHOOK_ALLOW_PRIVATE_TARGETS=true` (webhooks could reach
+ *   a secret shorter than 32 characters, a missing or development-default `CLUSTER_SECRET` on an
+ *   api node or runner (anyone could then call every entity through a runner's cluster port),
+ *   `WEBHOOK_ALLOW_PRIVATE_TARGETS=true` (webhooks could reach
  *   the private network), and the embedded database (no `DATABASE_URL`: one process, no shared
  *   state, not backed up with Postgres' tools).
  * - Any other `NODE_ENV`: the development defaults apply and each unsafe setting is logged as a
  *   warning, once per process.
  *
- * Each role checks what it uses: a runner signs no token and hashes no API key.
+ * Each role checks what it uses: a runner signs no token and hashes no API key; the standalone
+ * process and the CLI open no cluster port.
  */
 import { Effect, Layer } from "effect"
 
 /** Development defaults, known to everyone: never in production. */
 export const DEVELOPMENT_JWT_SECRET = "switchboard-development-jwt-secret-change-me"
 export const DEVELOPMENT_API_KEY_PEPPER = "switchboard-development-api-key-pepper-change-me"
+/** `ClusterAuthConfig`'s development secret: proves api nodes and runners to each other outside production. */
+export const DEVELOPMENT_CLUSTER_SECRET = "switchboard-development-cluster-secret-change-me"
 /** base64 of 32 bytes of 7 (`SecretsConfig`'s development key) */
 export const DEVELOPMENT_ENCRYPTION_KEY = Buffer.alloc(32, 7).toString("base64")
 
@@ -76,16 +81,53 @@ const encryptionKey = (env: Env): Problem | undefined => {
   return undefined
 }
 
+const CLUSTER_FIX =
+  `set it to the same random value of at least ${MIN_SECRET_LENGTH} characters on every api node and ` +
+  "runner (`openssl rand -base64 48`); to replace one in use, see docs/CONFIGURATION.md \"Rotating the cluster secret\""
+
+/**
+ * `CLUSTER_SECRET`: comma-separated, the first proves this node, every one is accepted from a peer
+ * (`ClusterAuthConfig`); each must be long and none the development default.
+ */
+const clusterSecret = (env: Env): Problem | undefined => {
+  const value = env["CLUSTER_SECRET"]
+  const secrets = (value ?? "").split(",").map((part) => part.trim()).filter((part) => part !== "")
+  if (secrets.length === 0) {
+    return {
+      setting: "CLUSTER_SECRET",
+      problem: "is not set (the development default would be used)",
+      fix: CLUSTER_FIX
+    }
+  }
+  if (secrets.includes(DEVELOPMENT_CLUSTER_SECRET)) {
+    return {
+      setting: "CLUSTER_SECRET",
+      problem: "holds the development default, which anyone can read",
+      fix: CLUSTER_FIX
+    }
+  }
+  if (secrets.some((secret) => secret.length < MIN_SECRET_LENGTH)) {
+    return {
+      setting: "CLUSTER_SECRET",
+      problem: `holds a secret shorter than ${MIN_SECRET_LENGTH} characters`,
+      fix: CLUSTER_FIX
+    }
+  }
+  return undefined
+}
+
 /** Effect's `Config.boolean` reading: true, yes, on, 1 (any case). */
 const isTrue = (value: string | undefined) => ["true", "yes", "on", "1"].includes((value ?? "").trim().toLowerCase())
 
 /** Every unsafe setting for `role`, whatever `NODE_ENV` says. */
 export const unsafeSettings = (role: Role, env: Env): ReadonlyArray<Problem> => {
   const signsTokens = role !== "runner"
+  const joinsCluster = role === "api" || role === "runner"
   const found: Array<Problem | undefined> = [
     signsTokens ? secret(env, "JWT_SECRET", DEVELOPMENT_JWT_SECRET) : undefined,
     signsTokens ? secret(env, "API_KEY_PEPPER", DEVELOPMENT_API_KEY_PEPPER) : undefined,
     encryptionKey(env),
+    joinsCluster ? clusterSecret(env) : undefined,
     isTrue(env["WEBHOOK_ALLOW_PRIVATE_TARGETS"])
       ? {
         setting: "WEBHOOK_ALLOW_PRIVATE_TARGETS",

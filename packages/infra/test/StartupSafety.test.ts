@@ -7,6 +7,7 @@ const SAFE = {
   JWT_SECRET: "a".repeat(40),
   API_KEY_PEPPER: "b".repeat(40),
   SECRETS_ENCRYPTION_KEY: KEY,
+  CLUSTER_SECRET: "c".repeat(40),
   DATABASE_URL: "postgres://db.internal/switchboard"
 }
 const settings = (role: StartupSafety.Role, env: Record<string, string | undefined>) =>
@@ -35,6 +36,27 @@ describe("StartupSafety", () => {
     }
   })
 
+  it("refuses a cluster secret list that is missing, holds the development secret or a short one", () => {
+    for (
+      const value of [
+        undefined,
+        "",
+        " , ",
+        StartupSafety.DEVELOPMENT_CLUSTER_SECRET,
+        `${"c".repeat(40)},${StartupSafety.DEVELOPMENT_CLUSTER_SECRET}`,
+        `${"c".repeat(40)},short`
+      ]
+    ) {
+      assert.deepStrictEqual(settings("runner", { ...SAFE, CLUSTER_SECRET: value }), ["CLUSTER_SECRET"], `${value}`)
+      assert.deepStrictEqual(settings("api", { ...SAFE, CLUSTER_SECRET: value }), ["CLUSTER_SECRET"], `${value}`)
+    }
+    // a rotation in progress: two long secrets
+    assert.deepStrictEqual(settings("runner", { ...SAFE, CLUSTER_SECRET: `${"c".repeat(40)}, ${"d".repeat(32)}` }), [])
+    // the standalone process and the CLI open no cluster port
+    assert.deepStrictEqual(settings("standalone", { ...SAFE, CLUSTER_SECRET: undefined }), [])
+    assert.deepStrictEqual(settings("admin", { ...SAFE, CLUSTER_SECRET: undefined }), [])
+  })
+
   it("refuses private webhook targets and the embedded database", () => {
     for (const value of ["true", "TRUE", "1", "yes", "on"]) {
       assert.deepStrictEqual(settings("runner", { ...SAFE, WEBHOOK_ALLOW_PRIVATE_TARGETS: value }), [
@@ -53,12 +75,13 @@ describe("StartupSafety", () => {
   it("lists every problem in one message, with the fix and without the values", () => {
     const env = { NODE_ENV: "production", JWT_SECRET: "tooshort-secret-value", WEBHOOK_ALLOW_PRIVATE_TARGETS: "true" }
     const message = StartupSafety.refusal("api", StartupSafety.unsafeSettings("api", env))
-    assert.match(message, /^Switchboard api refuses to start: NODE_ENV=production and 5 unsafe settings:/)
+    assert.match(message, /^Switchboard api refuses to start: NODE_ENV=production and 6 unsafe settings:/)
     for (
       const name of [
         "JWT_SECRET",
         "API_KEY_PEPPER",
         "SECRETS_ENCRYPTION_KEY",
+        "CLUSTER_SECRET",
         "WEBHOOK_ALLOW_PRIVATE_TARGETS",
         "DATABASE_URL"
       ]

@@ -2,7 +2,7 @@
  * The guards every request passes before routing, and the optional JSON body of a route that
  * takes one (docs/API.md, hostile input): body size (413, announced or chunked), content type,
  * UTF-8, JSON depth, U+0000 and lone surrogates (`JsonGuard`), duplicate members (`JsonMembers`),
- * U+0000 in the query. What the guard read is handed on, so routes never read the socket twice.
+ * U+0000 in the query, unknown and repeated query parameters (`QueryGuard`). What the guard read is handed on, so routes never read the socket twice.
  */
 import { HttpApp, HttpServerError, HttpServerRequest } from "@effect/platform"
 import { NodeHttpServerRequest } from "@effect/platform-node"
@@ -14,6 +14,8 @@ import { envelopeResponse } from "./EnvelopeResponse.js"
 import * as JsonGuard from "./JsonGuard.js"
 import * as JsonMembers from "./JsonMembers.js"
 import * as LingeringClose from "./LingeringClose.js"
+import * as QueryGuard from "./QueryGuard.js"
+import { routeTable } from "./RouteTable.js"
 
 /**
  * 413 with `Connection: close`; the close lingers (`LingeringClose`) so that a client still
@@ -143,6 +145,9 @@ export const guardRequest = (app: HttpApp.Default, defaultMaxBodyBytes: number) 
     const maxBodyBytes = bodyLimit(request, defaultMaxBodyBytes)
     const inQuery = queryIssues(request.url)
     if (inQuery) return validationError(inQuery)
+    const declared = routeTable.queryNames(request.method, new URL(request.url, "http://localhost").pathname)
+    const queryRefused = declared === undefined ? [] : QueryGuard.check(request.url, declared)
+    if (queryRefused.length > 0) return validationError(queryRefused)
     if (isUpload(request)) return app
     const contentLength = request.headers["content-length"]
     const chunked = request.headers["transfer-encoding"] !== undefined

@@ -5,7 +5,8 @@
 import { HttpApi } from "@effect/platform"
 import { Api, Security } from "@switchboard/api"
 import type { Scopes } from "@switchboard/domain"
-import { Context } from "effect"
+import { Context, Option } from "effect"
+import * as AST from "effect/SchemaAST"
 
 export interface RouteRequirement {
   readonly scopes: ReadonlyArray<Scopes.Scope>
@@ -33,9 +34,17 @@ const decoded = (segment: string) => {
   }
 }
 
+/** The query parameter names a schema declares (none when the route takes no query). */
+const queryNames = (schema: Option.Option<{ readonly ast: AST.AST }>): ReadonlyArray<string> =>
+  Option.match(schema, {
+    onNone: () => [],
+    onSome: ({ ast }) => AST.getPropertySignatures(ast).flatMap((p) => typeof p.name === "string" ? [p.name] : [])
+  })
+
 export const build = () => {
   const requirements = new Map<string, RouteRequirement>()
   const methodsByTemplate = new Map<string, Set<string>>()
+  const queryByRoute = new Map<string, ReadonlyArray<string>>()
   HttpApi.reflect(Api.Api, {
     onGroup() {},
     onEndpoint({ endpoint, mergedAnnotations }) {
@@ -46,6 +55,7 @@ export const build = () => {
         workspaceOptional: Context.get(mergedAnnotations, Security.WorkspaceOptional),
         rateLimit: Context.get(mergedAnnotations, Security.RateLimitRule)
       })
+      queryByRoute.set(`${endpoint.method} ${endpoint.path}`, queryNames(endpoint.urlParamsSchema))
       const methods = methodsByTemplate.get(endpoint.path) ?? new Set()
       methods.add(endpoint.method)
       methodsByTemplate.set(endpoint.path, methods)
@@ -71,6 +81,14 @@ export const build = () => {
       bySpecificity.find((m) => m.regex.test(pathname))?.template ?? (CONSOLE.test(pathname) ? "/console" : undefined),
     allowedMethods: (pathname: string): ReadonlyArray<string> =>
       matchers.filter((m) => m.regex.test(pathname)).flatMap((m) => m.methods),
+    /**
+     * The query parameter names the operation a request matches declares (`QueryGuard`);
+     * `undefined` when no operation of the contract has this method and path.
+     */
+    queryNames: (method: string, pathname: string): ReadonlyArray<string> | undefined => {
+      const match = bySpecificity.find((m) => m.methods.includes(method) && m.regex.test(pathname))
+      return match === undefined ? undefined : queryByRoute.get(`${method} ${match.template}`)
+    },
     /** The route template a request matches (`/v1/messages/:messageId`), for span names. */
     template: (method: string, pathname: string): string | undefined =>
       matchers.find((m) => m.methods.includes(method) && m.regex.test(pathname))?.template,

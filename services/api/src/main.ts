@@ -1,7 +1,7 @@
 /** An api node: serves HTTP; a cluster client only (hosts no entity). */
 import { NodeRuntime } from "@effect/platform-node"
 import { MigratedDatabase } from "@switchboard/db"
-import { Cluster } from "@switchboard/entities/protocol"
+import { Cluster, ClusterAuthConfig } from "@switchboard/entities/protocol"
 import { ListenFailure, Logging, MetricsServer, Redis, StartupSafety, Tracing } from "@switchboard/infra"
 import { ProvidersConfig } from "@switchboard/providers/contract"
 import { WebhooksConfig } from "@switchboard/webhooks"
@@ -20,6 +20,7 @@ HttpServer.serverLayer.pipe(
   // the settings are read first: one that does not parse stops the process before it opens a
   // database, with one line (`ConfigFailure`)
   Layer.provide([
+    ClusterAuthConfig.layerFromEnv,
     HttpConfig.layerFromEnv,
     IdentityConfig.layerFromEnv,
     Mailer.layerFromEnv,

@@ -1,7 +1,7 @@
 /** A shard runner: hosts entities; listens for other nodes on `HOST:PORT` (cluster names). */
 import { NodeRuntime } from "@effect/platform-node"
 import { MigratedDatabase } from "@switchboard/db"
-import { Cluster } from "@switchboard/entities"
+import { Cluster, ClusterAuthConfig } from "@switchboard/entities"
 import { ListenFailure, Logging, MetricsServer, Redis, StartupSafety, Tracing } from "@switchboard/infra"
 import { ProvidersConfig, QrConnectionConfig } from "@switchboard/providers"
 import { WebhooksConfig } from "@switchboard/webhooks"
@@ -17,7 +17,12 @@ Cluster.hosting(Entities.layer).pipe(
   Layer.provide([MigratedDatabase.layer, Redis.layerFromEnv]),
   // the settings are read first: one that does not parse stops the process before it opens a
   // database, with one line (`ConfigFailure`)
-  Layer.provide([ProvidersConfig.layerFromEnv, QrConnectionConfig.layerFromEnv, WebhooksConfig.layerFromEnv]),
+  Layer.provide([
+    ClusterAuthConfig.layerFromEnv,
+    ProvidersConfig.layerFromEnv,
+    QrConnectionConfig.layerFromEnv,
+    WebhooksConfig.layerFromEnv
+  ]),
   Layer.merge(StartupSafety.warningsLayer("runner")),
   // GET /metrics on its own listener when METRICS_PORT is set (docs/CONFIGURATION.md "Metrics")
   Layer.merge(MetricsServer.layerFromEnv),

@@ -1,74 +1,56 @@
 /**
- * One Baileys socket per QR channel, as a scoped resource.
+ * The QR connection's lifecycle: one actor per QR channel that owns its Baileys socket, as a
+ * scoped resource, and handles one at a time the owner's commands (`start`, `resume`, `logout`)
+ * and everything the socket reports.
  *
- * A single actor fiber owns the socket and handles, one at a time, the owner's commands (`start`,
- * `resume`, `logout`) and everything the socket reports. Each socket gets a generation number;
- * anything a replaced socket still reports is ignored, so at most one socket is live and no stale
- * close can trigger a reconnect. Close codes:
- *
- * | close | what happens |
- * |---|---|
- * | 515 restart required | reconnect at once with the same creds (after pairing) |
- * | 401 logged out | terminal: auth state sealed and wiped; from the phone -> `requiresRepair` |
- * | 440 replaced | terminal (another socket owns the link); no reconnect, creds kept |
- * | 403, 411 forbidden; 405 outdated client | terminal |
- * | 408 before pairing, codes shown | every QR code expired: `expired`, then `disconnected`; wait for `start` |
- * | 408 after pairing (or before any code), 428, 500, 503, others | reconnect with exponential backoff and jitter; after the budget, `disconnected` |
- * | closed before the WebSocket opened (DNS, refused, timeout, TLS, HTTP error) | a connection error: reported (`connection_error`), then as the row above, but after `qr/start` and until a link first opens only `connectMaxFailures` attempts in a row |
- *
- * The budget counts reconnects (515 included) since the last `open`, so nothing loops. A close
- * before the WebSocket opened never reached WhatsApp, so its Baileys code (408 for a DNS failure,
- * an HTTP status from a proxy) says nothing about the link: it is classified (`QrConnectFailure`)
- * instead, and someone waiting on `qr/start` learns in seconds why, not after the whole budget.
- * Status changes follow the domain's `transitionChannel` (ChannelStateMachine).
+ * Each socket gets a generation number; anything a replaced socket still reports is ignored, so at
+ * most one socket is live and no stale close can trigger a reconnect. What a close leads to is
+ * `QrClosePolicy`; status changes follow the domain's `transitionChannel` (ChannelStateMachine).
+ * The socket itself is `QrSocket`; sends `QrOutbound`; receipts and acks `QrReceipts`; what others
+ * send `QrInbound`; restriction signals `QrSignals`; unreachable attempts `QrUnreachable`; JIDs
+ * `QrJid`.
  *
  * Over 350 lines on purpose: it is one actor, and its handlers share the actor's state (the live
- * socket and its generation, the reconnect budget, the receipts and sends under way); split across
- * modules, that state would have to be passed around or exposed.
+ * socket and its generation, the reconnect budget, the code showing); the rest is in those modules.
  */
-import { ChannelStateMachine, LidAddress, type MessageContent, Messaging } from "@switchboard/domain"
-import makeWASocket, {
-  type AnyMessageContent,
-  type BinaryNode,
-  DisconnectReason,
-  jidDecode,
-  proto,
-  type WAMessage,
-  type WASocket
-} from "baileys"
+import { ChannelStateMachine, Messaging } from "@switchboard/domain"
+import type { WAMessage, WASocket } from "baileys"
 import {
   Clock,
   Deferred,
   Duration,
   Effect,
-  Exit,
   Fiber,
   Option,
   PubSub,
   Queue,
   Random,
   Redacted,
-  Runtime,
-  Schema,
   type Scope,
   Stream
 } from "effect"
-import type { Readable } from "node:stream"
-import { type InboundRef, isThrottled, MediaDownloadFailed } from "../ChannelProvider.js"
-import * as InboundMetrics from "../InboundMetrics.js"
-import { fromBaileys, type IgnoredReason, senderOf } from "./BaileysInbound.js"
-import { makeBaileysLogger } from "./BaileysLogger.js"
+import type { InboundRef, MediaDownloadFailed } from "../ChannelProvider.js"
+import { senderOf } from "./BaileysInbound.js"
 import * as QrAuthState from "./QrAuthState.js"
 import { QrAuthStateRepo } from "./QrAuthStateRepo.js"
-import { classifyConnectFailure, type QrConnectFailure } from "./QrConnectFailure.js"
+import * as QrClosePolicy from "./QrClosePolicy.js"
+import type { QrConnectFailure } from "./QrConnectFailure.js"
 import { QrConnectionConfig } from "./QrConnectionConfig.js"
-import type { QrConnectionError, QrConnectionEvent, QrReceiptEvent, QrStateEvent } from "./QrConnectionEvent.js"
+import type { QrConnectionError, QrConnectionEvent, QrStateEvent } from "./QrConnectionEvent.js"
+import * as QrInbound from "./QrInbound.js"
+import { jidToE164, phoneOfLid } from "./QrJid.js"
 import * as QrMetrics from "./QrMetrics.js"
-import * as QrProtectionMetrics from "./QrProtectionMetrics.js"
-import { makeRecipientCheck } from "./QrRecipientCheck.js"
-import { cappingSignal, classifyAckError, timelockSignal } from "./QrRestrictions.js"
-import { QrNotConnected, QrRecipientNotOnWhatsApp, QrSendFailed } from "./QrSendError.js"
-import { makeTyping } from "./QrTyping.js"
+import * as QrOutbound from "./QrOutbound.js"
+import type { QrOutboundText } from "./QrOutbound.js"
+import * as QrReceipts from "./QrReceipts.js"
+import type { QrNotConnected, QrRecipientNotOnWhatsApp, QrSendFailed } from "./QrSendError.js"
+import * as QrSignals from "./QrSignals.js"
+import * as QrSocket from "./QrSocket.js"
+import * as QrUnreachable from "./QrUnreachable.js"
+
+// what this module's namespace has always offered (`QrConnection.readerJid`, ...)
+export { e164ToJid, jidToE164, readerJid } from "./QrJid.js"
+export { baileysContent, baileysQuoted, type QrOutboundText } from "./QrOutbound.js"
 
 /** What a QR channel can do (0.5 messages per second). */
 export const qrCapabilities = {
@@ -93,91 +75,6 @@ export interface QrSnapshot {
   /** why the last attempt could not reach WhatsApp, until it is reached again or pairing restarts */
   readonly connectionError: QrConnectionError | null
 }
-
-/** A text to send. `messageId` (ours) becomes the WhatsApp message id. */
-export interface QrOutboundText {
-  readonly messageId: string
-  /** E.164, or a LID's address (`<lid>@lid`: a contact WhatsApp named by LID alone) */
-  readonly to: string
-  /** the text (a text send, a template's rendering) */
-  readonly text: string
-  /** a location, a reaction or a file; a text when absent */
-  readonly content?: MessageContent.OutgoingBody | undefined
-  /** the message this one quotes, by WhatsApp's id */
-  readonly quoted?: MessageContent.ProviderMessageRef | null | undefined
-  /**
-   * Opens a file's bytes (`content` is its media), read as Baileys encrypts and uploads them;
-   * opened only when the send goes ahead, closed when it ends
-   */
-  readonly file?: (() => Readable) | undefined
-}
-
-/** The WhatsApp key of a message of the 1:1 chat with `jid`, known by its WhatsApp id. */
-const chatKey = (jid: string, ref: MessageContent.ProviderMessageRef) => ({
-  remoteJid: jid,
-  id: ref.providerMessageId,
-  fromMe: ref.fromMe
-})
-
-/**
- * What Baileys sends for an outbound message: a text, a location, a reaction keyed to the reacted
- * message (an empty emoji removes it), or a file streamed from `file` (Baileys encrypts it and
- * uploads it to WhatsApp's media host): an image or a video with its caption, a document with its
- * filename and caption, an audio file or a voice note (`ptt`), a sticker. A file without its
- * bytes is an `Error` (the provider opens them before it sends).
- */
-export const baileysContent = (
-  jid: string,
-  message: QrOutboundText,
-  file: Readable | undefined
-): AnyMessageContent | Error => {
-  const content = message.content
-  switch (content?._tag) {
-    case undefined:
-    case "text":
-      return { text: message.text }
-    case "location":
-      return {
-        location: {
-          degreesLatitude: content.latitude,
-          degreesLongitude: content.longitude,
-          ...(content.name === null ? {} : { name: content.name }),
-          ...(content.address === null ? {} : { address: content.address })
-        }
-      }
-    case "reaction":
-      return { react: { text: content.emoji, key: chatKey(jid, content.target) } }
-    case "media": {
-      if (file === undefined) return new Error(`a ${content.kind} send carries no file`)
-      const media = { stream: file }
-      const mimetype = content.mimeType
-      const caption = content.caption === null ? {} : { caption: content.caption }
-      switch (content.kind) {
-        case "image":
-          return { image: media, mimetype, ...caption }
-        case "video":
-          return { video: media, mimetype, ...caption }
-        case "document":
-          return {
-            document: media,
-            mimetype,
-            ...(content.filename === null ? {} : { fileName: content.filename }),
-            ...caption
-          }
-        case "audio":
-          return { audio: media, mimetype, ptt: content.voice }
-        case "sticker":
-          return { sticker: media, mimetype }
-      }
-    }
-  }
-}
-
-/** Baileys' `quoted` option: the quoted message's key and its text (the quote's preview). */
-export const baileysQuoted = (jid: string, quoted: MessageContent.ProviderMessageRef): WAMessage => ({
-  key: chatKey(jid, quoted),
-  message: { conversation: quoted.body }
-})
 
 export interface QrConnection {
   readonly channelId: string
@@ -219,91 +116,14 @@ export interface QrConnection {
   readonly reupload: (message: WAMessage) => Effect.Effect<WAMessage, MediaDownloadFailed>
 }
 
+/** The owner's commands, what the socket reports, and the actor's own timers. */
 type Command =
   | { readonly _tag: "Start"; readonly done: Effect.Effect<void> }
   | { readonly _tag: "Resume"; readonly done: (found: boolean) => Effect.Effect<void> }
   | { readonly _tag: "Logout"; readonly done: Effect.Effect<void> }
-  | { readonly _tag: "SocketQr"; readonly generation: number; readonly code: string }
-  | { readonly _tag: "SocketOpen"; readonly generation: number }
-  | {
-    readonly _tag: "SocketClosed"
-    readonly generation: number
-    readonly code: number | undefined
-    /** set when the socket closed before its WebSocket opened (WhatsApp was never reached) */
-    readonly failure: QrConnectFailure | undefined
-  }
-  | { readonly _tag: "SocketReceipts"; readonly generation: number; readonly items: ReadonlyArray<RawReceipt> }
-  | { readonly _tag: "SocketRejected"; readonly generation: number; readonly id: string; readonly error: string }
+  | QrSocket.QrSocketEvent
   | { readonly _tag: "SendThrottled" }
-  | {
-    readonly _tag: "SocketRestriction"
-    readonly generation: number
-    readonly timelock?: unknown
-    readonly capping?: unknown
-  }
-  | {
-    readonly _tag: "SocketUpsert"
-    readonly generation: number
-    readonly messages: ReadonlyArray<WAMessage>
-  }
-  | { readonly _tag: "SocketLidMapping"; readonly generation: number; readonly lid: string; readonly pn: string }
   | { readonly _tag: "ReconnectDue"; readonly generation: number }
-
-interface RawReceipt {
-  readonly id: string
-  readonly status: number
-}
-
-const MessageUpdate = Schema.Struct({
-  key: Schema.Struct({ id: Schema.String, fromMe: Schema.optional(Schema.NullOr(Schema.Boolean)) }),
-  update: Schema.Struct({ status: Schema.optional(Schema.NullOr(Schema.Number)) })
-})
-const decodeUpdate = Schema.decodeUnknownOption(MessageUpdate)
-
-const Status = proto.WebMessageInfo.Status
-const receiptStatus = (status: number): QrReceiptEvent["status"] | undefined =>
-  status === Status.SERVER_ACK
-    ? "sent"
-    : status === Status.DELIVERY_ACK
-    ? "delivered"
-    : status === Status.READ || status === Status.PLAYED
-    ? "read"
-    : undefined
-
-/** `15551234567@s.whatsapp.net` (or `...:7@...`) -> `+15551234567`; a LID or group jid -> `undefined`. */
-export const jidToE164 = (jid: string | null | undefined): string | undefined => {
-  const decoded = jid ? jidDecode(jid) : undefined
-  return decoded?.server === "s.whatsapp.net" && /^\d{6,15}$/.test(decoded.user) ? `+${decoded.user}` : undefined
-}
-
-/** `+15551234567` -> `15551234567@s.whatsapp.net` */
-export const e164ToJid = (e164: string): string => `${e164.replace(/^\+/, "")}@s.whatsapp.net`
-
-/**
- * The chat a read receipt goes to: the sender's LID when we know it (WhatsApp addresses direct
- * chats by LID), else its number; `undefined` when neither is recorded.
- */
-export const readerJid = (sender: Pick<InboundRef, "phoneNumber" | "whatsappLid">): string | undefined =>
-  sender.whatsappLid !== null ? `${sender.whatsappLid}@lid` : sender.phoneNumber !== null
-    ? e164ToJid(sender.phoneNumber)
-    : undefined
-
-const closeCodeOf = (error: unknown): number | undefined => {
-  const code = (error as { output?: { statusCode?: unknown } } | undefined)?.output?.statusCode
-  return typeof code === "number" ? code : undefined
-}
-
-const TERMINAL: ReadonlyMap<number, "connection_replaced" | "forbidden" | "client_outdated"> = new Map([
-  [DisconnectReason.connectionReplaced, "connection_replaced"],
-  [DisconnectReason.forbidden, "forbidden"],
-  [DisconnectReason.multideviceMismatch, "forbidden"],
-  [405, "client_outdated"]
-])
-
-const { FULL, RECENT } = proto.HistorySync.HistorySyncType
-
-/** What is ignored on purpose every day (logged at debug level; counted like the rest). */
-const ROUTINE_IGNORED: ReadonlySet<IgnoredReason> = new Set(["group", "status_broadcast", "broadcast", "newsletter"])
 
 /** Builds the connection; nothing connects until `start` or `resume`. The socket ends with the scope (the link is kept). */
 export const make = Effect.fn("QrConnection.make")(function*(options: {
@@ -332,19 +152,16 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
   let qrSequence = 0
   let phoneNumber: string | null = null
   let reconnect: Fiber.RuntimeFiber<void> | undefined
-  /** attempts in a row that could not reach WhatsApp, and why the last one failed */
-  let connectFailures = 0
-  let connectionError: QrConnectionError | null = null
   /** someone asked (`qr/start`) and no link opened since: connection failures give up early */
   let interactive = false
   /** whether this connection counts in the status gauge (`QrMetrics`): from set-up to its end */
   let counted = false
   /** QR strings issued by this connection: scrubbed from Baileys' log lines */
   const issuedCodes: Array<string> = []
-  /** receipts already reported (both Baileys events can carry the same one) */
-  const reported = new Set<string>()
 
   const publish = (event: QrConnectionEvent) => PubSub.publish(events, event)
+  /** the socket while its link is open, for sends and receipts */
+  const link = (): QrSocket.QrLink => ({ socket: open ? socket : undefined, status })
 
   const move = (
     event: ChannelStateMachine.ChannelInput,
@@ -378,15 +195,27 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
       )
     })
 
+  const signals = QrSignals.make({
+    channelId,
+    annotations,
+    publish,
+    restrict: (reason) => move({ _tag: "Restriction", reason })
+  })
+  const receipts = QrReceipts.make({ channelId, annotations, publish, restricted: signals.restricted })
+  const inbound = QrInbound.make({
+    channelId,
+    annotations,
+    publish,
+    receipts: receipts.report,
+    lidPhone: (whatsappLid) => phoneOfLid(socket, whatsappLid)
+  })
+  const unreachable = QrUnreachable.make({ channelId, annotations, publish })
+
   const cancelReconnect = Effect.suspend(() => {
     const fiber = reconnect
     reconnect = undefined
     return fiber ? Fiber.interrupt(fiber) : Effect.void
   })
-
-  /** `end(undefined)`: closes and keeps the link (never waits long on a broken socket). */
-  const endSocket = (s: WASocket) =>
-    Effect.promise(() => s.end(undefined).catch(() => undefined)).pipe(Effect.timeout("5 seconds"), Effect.ignore)
 
   /** Ends the socket, if any; whatever it still reports is stale from here on. */
   const closeSocket = Effect.gen(function*() {
@@ -395,7 +224,7 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
     const s = socket
     socket = undefined
     open = false
-    if (s) yield* endSocket(s)
+    if (s) yield* QrSocket.end(s)
   })
 
   const openSocket = Effect.gen(function*() {
@@ -403,269 +232,37 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
     const a = auth
     if (!a) return yield* Effect.dieMessage("QrConnection: no auth state loaded")
     const gen = ++generation
-    const offer = (command: Command) => {
-      Queue.unsafeOffer(commands, command)
-    }
-    const logger = makeBaileysLogger({
-      level: config.baileysLogLevel,
+    socket = yield* QrSocket.open({
+      generation: gen,
+      live: () => gen === generation,
+      auth: a,
+      config,
       runtime,
       annotations,
-      secrets: () => [...issuedCodes, a.state.creds.advSecretKey]
-    })
-    const qrTimeout = Option.getOrUndefined(Option.map(config.qrTimeout, Duration.toMillis))
-    // a replaced socket may still be busy; its writes must not land after ours (or after a wipe)
-    const live = () => gen === generation
-    const keys: typeof a.state.keys = {
-      get: (type, ids) => a.state.keys.get(type, ids),
-      set: (data) => (live() ? a.state.keys.set(data) : Promise.resolve())
-    }
-    const s = yield* Effect.try(() =>
-      makeWASocket({
-        auth: { creds: a.state.creds, keys },
-        waWebSocketUrl: config.websocketUrl,
-        logger,
-        // the bundled WhatsApp Web version: never fetched at run time
-        connectTimeoutMs: Duration.toMillis(config.connectTimeout),
-        defaultQueryTimeoutMs: Duration.toMillis(config.queryTimeout),
-        keepAliveIntervalMs: Duration.toMillis(config.keepAliveInterval),
-        ...(qrTimeout === undefined ? {} : { qrTimeout }),
-        markOnlineOnConnect: false,
-        syncFullHistory: false,
-        // no chat history import; still process the other sync types (they carry LID mappings)
-        shouldSyncHistoryMessage: ({ syncType }) => syncType !== RECENT && syncType !== FULL,
-        generateHighQualityLinkPreview: false,
-        getMessage: async () => undefined
-      })
-    ).pipe(Effect.orDie)
-    socket = s
-    s.ev.on("creds.update", () => {
-      if (!live()) return
-      a.saveCreds().catch((error) =>
-        Runtime.runFork(runtime)(Effect.logError("qr creds not saved", error).pipe(Effect.annotateLogs(annotations)))
-      )
-    })
-    // a socket whose WebSocket never opened did not reach WhatsApp: its close is a connection error
-    let reached = false
-    s.ws.on("open", () => {
-      reached = true
-    })
-    s.ev.on("connection.update", (update) => {
-      if (update.qr) offer({ _tag: "SocketQr", generation: gen, code: update.qr })
-      if (update.connection === "open") offer({ _tag: "SocketOpen", generation: gen })
-      if (update.reachoutTimeLock) {
-        offer({ _tag: "SocketRestriction", generation: gen, timelock: update.reachoutTimeLock })
+      secrets: () => issuedCodes,
+      offer: (event) => {
+        Queue.unsafeOffer(commands, event)
       }
-      if (update.connection === "close") {
-        const error = update.lastDisconnect?.error
-        offer({
-          _tag: "SocketClosed",
-          generation: gen,
-          code: closeCodeOf(error),
-          failure: reached ? undefined : classifyConnectFailure(error, {
-            websocketUrl: config.websocketUrl,
-            connectTimeoutMs: Duration.toMillis(config.connectTimeout)
-          })
-        })
-      }
-    })
-    s.ev.on("message-capping.update", (capping) => offer({ _tag: "SocketRestriction", generation: gen, capping }))
-    // `notify`: heard live; `append`: delivered after a reconnect (what came while the link was
-    // down). Both are inbound; Baileys acknowledges both to WhatsApp, so neither may be skipped.
-    // Chat history (`messaging-history.set`) is not inbound and is not listened to.
-    s.ev.on("messages.upsert", ({ messages }) => offer({ _tag: "SocketUpsert", generation: gen, messages }))
-    s.ev.on("lid-mapping.update", ({ lid, pn }) => offer({ _tag: "SocketLidMapping", generation: gen, lid, pn }))
-    s.ev.on("messages.update", (updates) => {
-      const items: Array<RawReceipt> = []
-      for (const u of updates) {
-        const decoded = decodeUpdate(u)
-        if (Option.isSome(decoded) && decoded.value.key.fromMe && typeof decoded.value.update.status === "number") {
-          items.push({ id: decoded.value.key.id, status: decoded.value.update.status })
-        }
-      }
-      if (items.length > 0) offer({ _tag: "SocketReceipts", generation: gen, items })
-    })
-    // WhatsApp's ack of our message = `sent`; an ack with an error is WhatsApp refusing it
-    // (Baileys only logs that and marks it ERROR): the message fails (`QrRestrictions`)
-    s.ws.on("CB:ack,class:message", (node: BinaryNode) => {
-      const id = node.attrs["id"]
-      const error = node.attrs["error"]
-      if (!id) return
-      if (error === undefined) {
-        offer({ _tag: "SocketReceipts", generation: gen, items: [{ id, status: Status.SERVER_ACK }] })
-      } else offer({ _tag: "SocketRejected", generation: gen, id, error })
     })
   })
-
-  const reportReceipts = (items: ReadonlyArray<RawReceipt>, at: number) =>
-    Effect.forEach(items, (item) => {
-      const status = receiptStatus(item.status)
-      const key = `${item.id}:${status}`
-      if (status === undefined || reported.has(key)) return Effect.void
-      if (reported.size > 10_000) reported.clear()
-      reported.add(key)
-      return publish({ _tag: "receipt", channelId, messageId: item.id, status, at })
-    }, { discard: true })
-
-  /** A restriction signal: counted, and shown in the channel's status reason. */
-  const signalled = (reason: ChannelStateMachine.QrRestrictionReason) =>
-    Effect.zipRight(QrProtectionMetrics.signal(reason), move({ _tag: "Restriction", reason }))
-
-  /** The same, reported as the channel's last restriction signal (`GET .../qr/safety`). */
-  const restricted = (reason: ChannelStateMachine.QrRestrictionReason) =>
-    Clock.currentTimeMillis.pipe(
-      Effect.flatMap((at) => publish({ _tag: "restriction", channelId, signal: reason, at })),
-      Effect.zipRight(signalled(reason))
-    )
-
-  /** WhatsApp refused one of our messages: it fails, and a restriction shows on the channel. */
-  const onRejected = (id: string, error: string) =>
-    Effect.gen(function*() {
-      const rejection = classifyAckError(error)
-      const key = `${id}:rejected`
-      if (reported.has(key)) return
-      reported.add(key)
-      yield* Effect.logWarning("qr message refused by WhatsApp").pipe(
-        Effect.annotateLogs({ ...annotations, message_id: id, error_code: error, failure_code: rejection.code })
-      )
-      yield* publish({
-        _tag: "rejected",
-        channelId,
-        messageId: id,
-        code: rejection.code,
-        reason: rejection.reason,
-        retryable: rejection.retryable,
-        at: yield* Clock.currentTimeMillis
-      })
-      yield* QrProtectionMetrics.refused(rejection.code)
-      if (rejection.channelReason !== null) yield* restricted(rejection.channelReason)
-    })
-
-  /** WhatsApp's reach-out timelock or new-chat quota: recorded on the channel, and its reason. */
-  const onRestriction = (timelock: unknown, capping: unknown) =>
-    Effect.gen(function*() {
-      const now = yield* Clock.currentTimeMillis
-      const lock = timelock === undefined ? undefined : timelockSignal(timelock, now)
-      const quota = capping === undefined ? undefined : cappingSignal(capping)
-      if (lock === undefined && quota === undefined) return
-      yield* Effect.logWarning("qr number restriction reported by WhatsApp").pipe(Effect.annotateLogs({
-        ...annotations,
-        ...(lock === undefined
-          ? {}
-          : { timelock_until: lock.until === null ? "lifted" : new Date(lock.until).toISOString() }),
-        ...(quota === undefined ? {} : { new_chat_quota: `${quota.used}/${quota.total}` })
-      }))
-      const reason = lock?.channelReason ?? quota?.channelReason
-      yield* publish({
-        _tag: "restriction",
-        channelId,
-        ...(lock === undefined ? {} : { timelockUntil: lock.until }),
-        ...(quota === undefined ? {} : {
-          newChatQuota: { total: quota.total, used: quota.used, cycleEndsAt: quota.cycleEndsAt }
-        }),
-        ...(reason ? { signal: reason, at: now } : {})
-      })
-      if (reason) yield* signalled(reason)
-    })
-
-  /** LID mappings reported on this connection (each is reported once per connection) */
-  const mapped = new Set<string>()
-
-  const reportMapping = (whatsappLid: string | null, phoneNumber: string | null) =>
-    Effect.suspend(() => {
-      if (whatsappLid === null || phoneNumber === null) return Effect.void
-      const key = `${whatsappLid}:${phoneNumber}`
-      if (mapped.has(key)) return Effect.void
-      if (mapped.size > 10_000) mapped.clear()
-      mapped.add(key)
-      return publish({ _tag: "lid_mapping", channelId, whatsappLid, phoneNumber })
-    })
-
-  const onUpsert = (messages: ReadonlyArray<WAMessage>) =>
-    Effect.gen(function*() {
-      const now = yield* Clock.currentTimeMillis
-      for (const m of messages) {
-        if (typeof m?.key?.id !== "string") {
-          // without WhatsApp's id it can be neither recorded once nor told apart: counted and logged
-          yield* InboundMetrics.countInbound("unsupported", "ignored", "no_id")
-          yield* Effect.logWarning("qr inbound message without an id ignored").pipe(Effect.annotateLogs(annotations))
-          continue
-        }
-        if (m.key.fromMe === true) {
-          // ours (or sent from the phone): not inbound. A receipt that came while our own upsert
-          // was buffered is folded into it.
-          if (typeof m.status === "number") yield* reportReceipts([{ id: m.key.id, status: m.status }], now)
-          continue
-        }
-        const translated = fromBaileys(m, now)
-        if (translated._tag === "ignored") {
-          yield* InboundMetrics.countInbound(translated.type, "ignored", translated.reason)
-          // group chats and status posts are routine on any busy number: their lines are debug
-          const log = ROUTINE_IGNORED.has(translated.reason) ? Effect.logDebug : Effect.logInfo
-          yield* log("qr inbound message ignored").pipe(Effect.annotateLogs({
-            ...annotations,
-            reason: translated.reason,
-            provider_message_id: translated.providerMessageId,
-            kind: translated.kind ?? "none",
-            sender: translated.sender ?? "none"
-          }))
-          continue
-        }
-        const { content } = translated
-        // a message that names both forms of its sender reveals the mapping
-        yield* reportMapping(content.sender.whatsappLid, content.sender.phoneNumber)
-        yield* publish({ _tag: "inbound", channelId, content })
-      }
-    })
 
   const giveUp = (closeCode: number | null) =>
     Effect.gen(function*() {
       qr = null
-      yield* move({ _tag: "GaveUp" }, closeCode, connectionError)
+      yield* move({ _tag: "GaveUp" }, closeCode, unreachable.error())
     })
 
-  /** WhatsApp answered: connection errors so far are over. */
-  const clearConnectionError = () => {
-    connectFailures = 0
-    connectionError = null
-  }
-
-  /** Records and reports why an attempt could not reach WhatsApp (`nextAttemptAt` null: giving up). */
-  const reportFailure = (failure: QrConnectFailure, nextAttemptAt: number | null) =>
+  /** Backs off with jitter (`QrClosePolicy.reconnectDelay`), then opens a new socket. */
+  const scheduleReconnect = (closeCode: number | null, failure: QrConnectFailure | undefined) =>
     Effect.gen(function*() {
-      connectionError = { reason: failure.reason, message: failure.message, failures: connectFailures, nextAttemptAt }
-      yield* QrMetrics.unreachable(failure.reason)
-      yield* Effect.logWarning("qr connection attempt could not reach WhatsApp").pipe(Effect.annotateLogs({
-        ...annotations,
-        reason: failure.reason,
-        failures: connectFailures,
-        detail: failure.message
-      }))
-      yield* publish({ _tag: "connection_error", channelId, ...connectionError })
-    })
-
-  /**
-   * A transient close, or an attempt that could not reach WhatsApp (`failure`): back off with
-   * jitter inside the budget, else give up. After `qr/start`, until a link opens, connection
-   * failures have a budget of their own (`connectMaxFailures`).
-   */
-  const scheduleReconnect = (closeCode: number | null, failure?: QrConnectFailure) =>
-    Effect.gen(function*() {
-      if (failure) connectFailures++
-      else clearConnectionError()
-      const spent = attempts >= config.reconnectMaxAttempts ||
-        (failure !== undefined && interactive && connectFailures >= config.connectMaxFailures)
-      if (spent) {
-        if (failure) yield* reportFailure(failure, null)
-        return yield* giveUp(closeCode)
-      }
-      const base = Duration.toMillis(config.reconnectBaseDelay) * 2 ** attempts
-      const ceiling = Math.min(Duration.toMillis(config.reconnectMaxDelay), base)
-      // "equal jitter": between half and all of the exponential delay
-      const delay = Math.round(ceiling / 2 + (yield* Random.next) * (ceiling / 2))
+      const delay = QrClosePolicy.reconnectDelay(attempts, {
+        baseMs: Duration.toMillis(config.reconnectBaseDelay),
+        maxMs: Duration.toMillis(config.reconnectMaxDelay)
+      }, yield* Random.next)
       attempts++
       yield* QrMetrics.reconnecting(closeCode)
       yield* move({ _tag: "LinkLost" }, closeCode)
-      if (failure) yield* reportFailure(failure, (yield* Clock.currentTimeMillis) + delay)
+      if (failure) yield* unreachable.report(failure, (yield* Clock.currentTimeMillis) + delay)
       yield* Effect.logInfo("qr reconnect scheduled").pipe(Effect.annotateLogs({
         ...annotations,
         attempt: attempts,
@@ -688,6 +285,7 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
     phoneNumber = null
   })
 
+  /** A close: what `QrClosePolicy` says, performed. */
   const onClosed = (code: number | undefined, failure: QrConnectFailure | undefined) =>
     Effect.gen(function*() {
       socket = undefined
@@ -695,38 +293,45 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
       const closeCode = code ?? null
       yield* Effect.logInfo("qr socket closed").pipe(Effect.annotateLogs({ ...annotations, close_code: String(code) }))
       yield* QrMetrics.closed(closeCode)
-      // never reached WhatsApp: the code is Baileys' guess (408 for DNS, a proxy's HTTP status), not WhatsApp's word
-      if (failure) return yield* scheduleReconnect(closeCode, failure)
-      clearConnectionError()
-      if (code === DisconnectReason.restartRequired) {
-        if (attempts >= config.reconnectMaxAttempts) return yield* giveUp(closeCode)
-        attempts++
-        yield* QrMetrics.reconnecting(closeCode)
-        return yield* openSocket
+      if (failure) unreachable.count()
+      else unreachable.clear()
+      const action = QrClosePolicy.onClose({
+        code,
+        unreached: failure !== undefined,
+        paired: auth?.isPaired() ?? false,
+        codesShown: qrSequence > 0,
+        attempts,
+        connectFailures: unreachable.failures(),
+        interactive
+      }, config)
+      switch (action._tag) {
+        case "Restart":
+          attempts++
+          yield* QrMetrics.reconnecting(closeCode)
+          return yield* openSocket
+        case "LoggedOut":
+          yield* forgetLink
+          return yield* move({ _tag: "LoggedOutFromPhone" }, closeCode)
+        case "Terminated":
+          qr = null
+          return yield* move({ _tag: "Terminated", reason: action.reason }, closeCode)
+        case "CodesExpired":
+          qr = null
+          yield* publish({ _tag: "expired", channelId })
+          return yield* move({ _tag: "CodesExhausted" }, closeCode)
+        case "Reconnect":
+          return yield* scheduleReconnect(closeCode, failure)
+        case "GiveUp":
+          if (failure) yield* unreachable.report(failure, null)
+          return yield* giveUp(closeCode)
       }
-      if (code === DisconnectReason.loggedOut) {
-        yield* forgetLink
-        return yield* move({ _tag: "LoggedOutFromPhone" }, closeCode)
-      }
-      const terminal = code === undefined ? undefined : TERMINAL.get(code)
-      if (terminal) {
-        qr = null
-        return yield* move({ _tag: "Terminated", reason: terminal }, closeCode)
-      }
-      if (code === DisconnectReason.timedOut && !auth?.isPaired() && qrSequence > 0) {
-        // every QR code expired: the user asks again (qr/start); never loop new pairing sessions
-        qr = null
-        yield* publish({ _tag: "expired", channelId })
-        return yield* move({ _tag: "CodesExhausted" }, closeCode)
-      }
-      return yield* scheduleReconnect(closeCode)
     })
 
   /** Loads the stored auth state; the socket and budgets start afresh. */
   const reset = Effect.gen(function*() {
     yield* closeSocket
     attempts = 0
-    clearConnectionError()
+    unreachable.clear()
     interactive = false
     qr = null
     qrSequence = 0
@@ -767,7 +372,7 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
           socket = undefined
           open = false
           yield* cancelReconnect
-          clearConnectionError()
+          unreachable.clear()
           interactive = false
           if (s && wasOpen) {
             yield* Effect.promise(() => s.logout().catch(() => undefined)).pipe(
@@ -775,14 +380,14 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
               Effect.ignore
             )
           }
-          if (s) yield* endSocket(s)
+          if (s) yield* QrSocket.end(s)
           yield* forgetLink
           yield* move({ _tag: "Logout" })
         }).pipe(Effect.ensuring(command.done))
       case "SocketQr":
         return command.generation !== generation ? Effect.void : Effect.gen(function*() {
           const now = yield* Clock.currentTimeMillis
-          clearConnectionError()
+          unreachable.clear()
           qrSequence++
           issuedCodes.push(command.code)
           if (issuedCodes.length > 50) issuedCodes.shift()
@@ -798,7 +403,7 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
         return command.generation !== generation ? Effect.void : Effect.gen(function*() {
           open = true
           attempts = 0
-          clearConnectionError()
+          unreachable.clear()
           interactive = false
           qr = null
           phoneNumber = jidToE164(auth?.state.creds.me?.id) ?? null
@@ -809,20 +414,20 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
       case "SocketReceipts":
         return command.generation !== generation
           ? Effect.void
-          : Effect.flatMap(Clock.currentTimeMillis, (now) => reportReceipts(command.items, now))
+          : Effect.flatMap(Clock.currentTimeMillis, (now) => receipts.report(command.items, now))
       case "SocketRejected":
-        return command.generation !== generation ? Effect.void : onRejected(command.id, command.error)
+        return command.generation !== generation ? Effect.void : receipts.rejected(command.id, command.error)
       case "SendThrottled":
         // rate-overlimit on a send: the channel's sends pause (the Channel entity's back-off)
-        return restricted("rate_limited")
+        return signals.restricted("rate_limited")
       case "SocketRestriction":
-        return command.generation !== generation ? Effect.void : onRestriction(command.timelock, command.capping)
+        return command.generation !== generation ? Effect.void : signals.reported(command.timelock, command.capping)
       case "SocketUpsert":
-        return command.generation !== generation ? Effect.void : onUpsert(command.messages)
+        return command.generation !== generation ? Effect.void : inbound.upsert(command.messages)
       case "SocketLidMapping":
         return command.generation !== generation ? Effect.void : Effect.suspend(() => {
           const sender = senderOf({ remoteJid: command.lid, remoteJidAlt: command.pn })
-          return reportMapping(sender?.whatsappLid ?? null, sender?.phoneNumber ?? null)
+          return inbound.mapping(sender?.whatsappLid ?? null, sender?.phoneNumber ?? null)
         })
       case "ReconnectDue":
         return command.generation !== generation ? Effect.void : Effect.suspend(() => {
@@ -860,138 +465,26 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
       return yield* Deferred.await(answer)
     })
 
-  const recipients = makeRecipientCheck()
-  const typing = makeTyping(config.typingIndicator)
-
-  const send = (message: QrOutboundText) =>
-    Effect.suspend((): Effect.Effect<void, QrNotConnected | QrSendFailed | QrRecipientNotOnWhatsApp> => {
-      const s = socket
-      if (!s || !open) return Effect.fail(new QrNotConnected({ channelId, status }))
-      const failed = (error: unknown) =>
-        new QrSendFailed({
-          channelId,
-          messageId: message.messageId,
-          reason: error instanceof Error ? error.message : String(error)
-        })
-      // a LID is WhatsApp's own address of someone who wrote to us: on WhatsApp, nothing to check
-      const lid = LidAddress.addressedLid(message.to)
-      const jid = lid === undefined ? e164ToJid(message.to) : message.to
-      const chatState = (state: "composing" | "paused", to: string) => s.sendPresenceUpdate(state, to)
-      const check = lid === undefined
-        ? QrProtectionMetrics.countCheck(recipients.check(jid, (j) => s.onWhatsApp(j))).pipe(
-          // WhatsApp's answer is kept (on the contact, and counted in `qr/safety`)
-          Effect.tap(({ asked, exists }) =>
-            asked
-              ? Effect.flatMap(Clock.currentTimeMillis, (at) =>
-                publish({ _tag: "recipient_checked", channelId, phoneNumber: message.to, onWhatsApp: exists, at }))
-              : Effect.void
-          )
-        )
-        : Effect.succeed({ exists: true })
-      return check.pipe(
-        Effect.mapError(failed),
-        Effect.filterOrFail(
-          ({ exists }) => exists,
-          () => new QrRecipientNotOnWhatsApp({ channelId, messageId: message.messageId })
-        ),
-        // a conversation's first message after a pause: "typing..." first (`QrTyping`)
-        Effect.tap(() => typing.before(jid, message, chatState)),
-        Effect.zipRight(Effect.tryPromise({
-          try: async () => {
-            const file = message.file?.()
-            try {
-              const content = baileysContent(jid, message, file)
-              if (content instanceof Error) throw content
-              const quoted = message.quoted ? baileysQuoted(jid, message.quoted) : undefined
-              return await s.sendMessage(jid, content, { messageId: message.messageId, ...(quoted ? { quoted } : {}) })
-            } finally {
-              // read to the end on success; on a failure this ends the media-store read
-              file?.destroy()
-            }
-          },
-          catch: failed
-        })),
-        Effect.onExit((exit) => typing.after(jid, Exit.isSuccess(exit), chatState))
-      ).pipe(
-        Effect.timeoutFail({
-          duration: Duration.times(config.queryTimeout, 2),
-          onTimeout: () => new QrSendFailed({ channelId, messageId: message.messageId, reason: "timed out" })
-        }),
-        Effect.tapError((e) =>
-          e._tag === "QrSendFailed" && isThrottled(e.reason)
-            ? Queue.offer(commands, { _tag: "SendThrottled" })
-            : Effect.void
-        ),
-        Effect.asVoid
-      )
-    }).pipe(
-      Effect.withSpan("QrConnection.send", { attributes: { channel_id: channelId, message_id: message.messageId } })
-    )
-
-  const markRead = (messages: ReadonlyArray<InboundRef>) =>
-    Effect.suspend((): Effect.Effect<void, QrNotConnected | QrSendFailed> => {
-      const keys = messages.flatMap((m) => {
-        const remoteJid = readerJid(m)
-        return remoteJid === undefined ? [] : [{ remoteJid, id: m.providerMessageId, fromMe: false }]
-      })
-      if (keys.length === 0) return Effect.void
-      const s = socket
-      if (!s || !open) return Effect.fail(new QrNotConnected({ channelId, status }))
-      const failed = (reason: string) => new QrSendFailed({ channelId, messageId: keys[0]!.id, reason })
-      // one receipt per chat, its ids listed (Baileys groups the keys)
-      return Effect.tryPromise({
-        try: () => s.readMessages(keys),
-        catch: (error) => failed(error instanceof Error ? error.message : String(error))
-      }).pipe(
-        Effect.timeoutFail({ duration: Duration.times(config.queryTimeout, 2), onTimeout: () => failed("timed out") })
-      )
-    }).pipe(
-      Effect.withSpan("QrConnection.markRead", { attributes: { channel_id: channelId, messages: messages.length } })
-    )
-
-  const reupload = (message: WAMessage) =>
-    Effect.suspend((): Effect.Effect<WAMessage, MediaDownloadFailed> => {
-      const s = socket
-      if (!s || !open) {
-        return Effect.fail(
-          new MediaDownloadFailed({
-            retryable: true,
-            reason:
-              `WhatsApp's media host no longer has this file; the channel is ${status}, so the sender's phone cannot be asked for it now`
-          })
-        )
-      }
-      return Effect.tryPromise({
-        // the new location is on the host media_conn names, which this socket may not have asked yet
-        try: () => s.refreshMediaConn(false).then(() => s.updateMediaMessage(message)),
-        catch: () =>
-          new MediaDownloadFailed({
-            retryable: false,
-            reason: "WhatsApp's media host no longer has this file and the sender's phone did not upload it again"
-          })
-      }).pipe(
-        Effect.timeoutFail({
-          duration: Duration.times(config.queryTimeout, 2),
-          onTimeout: () =>
-            new MediaDownloadFailed({
-              retryable: true,
-              reason: "The sender's phone did not answer the request to upload the file again"
-            })
-        })
-      )
-    }).pipe(Effect.withSpan("QrConnection.reupload", { attributes: { channel_id: channelId } }))
+  const outbound = QrOutbound.make({
+    channelId,
+    link,
+    publish,
+    throttled: Queue.offer(commands, { _tag: "SendThrottled" }).pipe(Effect.asVoid),
+    queryTimeout: config.queryTimeout,
+    typingIndicator: config.typingIndicator
+  })
 
   return {
     channelId,
     capabilities: qrCapabilities,
-    snapshot: Effect.sync(() => ({ channelId, status, phoneNumber, qr, connectionError })),
+    snapshot: Effect.sync(() => ({ channelId, status, phoneNumber, qr, connectionError: unreachable.error() })),
     subscribe: PubSub.subscribe(events),
     events: Stream.fromPubSub(events),
     start: ask<void>((done) => ({ _tag: "Start", done: done(undefined) })),
     resume: ask<boolean>((done) => ({ _tag: "Resume", done })),
-    send,
+    send: outbound.send,
     logout: ask<void>((done) => ({ _tag: "Logout", done: done(undefined) })),
-    markRead,
-    reupload
+    markRead: QrReceipts.markRead({ channelId, link, queryTimeout: config.queryTimeout }),
+    reupload: outbound.reupload
   } satisfies QrConnection
 })

@@ -1,0 +1,153 @@
+/**
+ * The Baileys socket of a QR connection: how one is opened (our options, the auth state, the log
+ * scrubber) and how what it reports becomes `QrSocketEvent`s for the connection's actor, each
+ * tagged with the socket's generation so a replaced socket's reports can be told apart.
+ */
+import type { ChannelStateMachine } from "@switchboard/domain"
+import makeWASocket, { type BinaryNode, proto, type WAMessage, type WASocket } from "baileys"
+import { type Context, Duration, Effect, Option, Runtime } from "effect"
+import { makeBaileysLogger } from "./BaileysLogger.js"
+import type * as QrAuthState from "./QrAuthState.js"
+import { classifyConnectFailure, type QrConnectFailure } from "./QrConnectFailure.js"
+import type { QrConnectionConfig } from "./QrConnectionConfig.js"
+import { ackOf, type RawReceipt, receiptsOf } from "./QrReceipts.js"
+
+/** The socket as sends see it: set only while its link is open; and the channel's status. */
+export interface QrLink {
+  readonly socket: WASocket | undefined
+  readonly status: ChannelStateMachine.ChannelStatus
+}
+
+/** What a socket reports, for the actor to handle one at a time. */
+export type QrSocketEvent =
+  | { readonly _tag: "SocketQr"; readonly generation: number; readonly code: string }
+  | { readonly _tag: "SocketOpen"; readonly generation: number }
+  | {
+    readonly _tag: "SocketClosed"
+    readonly generation: number
+    readonly code: number | undefined
+    /** set when the socket closed before its WebSocket opened (WhatsApp was never reached) */
+    readonly failure: QrConnectFailure | undefined
+  }
+  | { readonly _tag: "SocketReceipts"; readonly generation: number; readonly items: ReadonlyArray<RawReceipt> }
+  | { readonly _tag: "SocketRejected"; readonly generation: number; readonly id: string; readonly error: string }
+  | {
+    readonly _tag: "SocketRestriction"
+    readonly generation: number
+    readonly timelock?: unknown
+    readonly capping?: unknown
+  }
+  | {
+    readonly _tag: "SocketUpsert"
+    readonly generation: number
+    readonly messages: ReadonlyArray<WAMessage>
+  }
+  | { readonly _tag: "SocketLidMapping"; readonly generation: number; readonly lid: string; readonly pn: string }
+
+const closeCodeOf = (error: unknown): number | undefined => {
+  const code = (error as { output?: { statusCode?: unknown } } | undefined)?.output?.statusCode
+  return typeof code === "number" ? code : undefined
+}
+
+const { FULL, RECENT } = proto.HistorySync.HistorySyncType
+
+/** `end(undefined)`: closes and keeps the link (never waits long on a broken socket). */
+export const end = (s: WASocket) =>
+  Effect.promise(() => s.end(undefined).catch(() => undefined)).pipe(Effect.timeout("5 seconds"), Effect.ignore)
+
+/**
+ * Opens socket number `generation` with the stored auth state. Its reports go to `offer`; once
+ * `live()` turns false (a newer socket, a wipe), its key and creds writes are dropped.
+ */
+export const open = (options: {
+  readonly generation: number
+  readonly live: () => boolean
+  readonly auth: QrAuthState.QrAuthState
+  readonly config: Context.Tag.Service<QrConnectionConfig>
+  readonly runtime: Runtime.Runtime<never>
+  readonly annotations: Record<string, string>
+  /** what Baileys' log lines must never show (the QR codes issued so far) */
+  readonly secrets: () => Iterable<string>
+  readonly offer: (event: QrSocketEvent) => void
+}): Effect.Effect<WASocket> =>
+  Effect.gen(function*() {
+    const { annotations, auth: a, config, live, offer, runtime } = options
+    const gen = options.generation
+    const logger = makeBaileysLogger({
+      level: config.baileysLogLevel,
+      runtime,
+      annotations,
+      secrets: () => [...options.secrets(), a.state.creds.advSecretKey]
+    })
+    const qrTimeout = Option.getOrUndefined(Option.map(config.qrTimeout, Duration.toMillis))
+    // a replaced socket may still be busy; its writes must not land after ours (or after a wipe)
+    const keys: typeof a.state.keys = {
+      get: (type, ids) => a.state.keys.get(type, ids),
+      set: (data) => (live() ? a.state.keys.set(data) : Promise.resolve())
+    }
+    const s = yield* Effect.try(() =>
+      makeWASocket({
+        auth: { creds: a.state.creds, keys },
+        waWebSocketUrl: config.websocketUrl,
+        logger,
+        // the bundled WhatsApp Web version: never fetched at run time
+        connectTimeoutMs: Duration.toMillis(config.connectTimeout),
+        defaultQueryTimeoutMs: Duration.toMillis(config.queryTimeout),
+        keepAliveIntervalMs: Duration.toMillis(config.keepAliveInterval),
+        ...(qrTimeout === undefined ? {} : { qrTimeout }),
+        markOnlineOnConnect: false,
+        syncFullHistory: false,
+        // no chat history import; still process the other sync types (they carry LID mappings)
+        shouldSyncHistoryMessage: ({ syncType }) => syncType !== RECENT && syncType !== FULL,
+        generateHighQualityLinkPreview: false,
+        getMessage: async () => undefined
+      })
+    ).pipe(Effect.orDie)
+    s.ev.on("creds.update", () => {
+      if (!live()) return
+      a.saveCreds().catch((error) =>
+        Runtime.runFork(runtime)(Effect.logError("qr creds not saved", error).pipe(Effect.annotateLogs(annotations)))
+      )
+    })
+    // a socket whose WebSocket never opened did not reach WhatsApp: its close is a connection error
+    let reached = false
+    s.ws.on("open", () => {
+      reached = true
+    })
+    s.ev.on("connection.update", (update) => {
+      if (update.qr) offer({ _tag: "SocketQr", generation: gen, code: update.qr })
+      if (update.connection === "open") offer({ _tag: "SocketOpen", generation: gen })
+      if (update.reachoutTimeLock) {
+        offer({ _tag: "SocketRestriction", generation: gen, timelock: update.reachoutTimeLock })
+      }
+      if (update.connection === "close") {
+        const error = update.lastDisconnect?.error
+        offer({
+          _tag: "SocketClosed",
+          generation: gen,
+          code: closeCodeOf(error),
+          failure: reached ? undefined : classifyConnectFailure(error, {
+            websocketUrl: config.websocketUrl,
+            connectTimeoutMs: Duration.toMillis(config.connectTimeout)
+          })
+        })
+      }
+    })
+    s.ev.on("message-capping.update", (capping) => offer({ _tag: "SocketRestriction", generation: gen, capping }))
+    // `notify`: heard live; `append`: delivered after a reconnect (what came while the link was
+    // down). Both are inbound; Baileys acknowledges both to WhatsApp, so neither may be skipped.
+    // Chat history (`messaging-history.set`) is not inbound and is not listened to.
+    s.ev.on("messages.upsert", ({ messages }) => offer({ _tag: "SocketUpsert", generation: gen, messages }))
+    s.ev.on("lid-mapping.update", ({ lid, pn }) => offer({ _tag: "SocketLidMapping", generation: gen, lid, pn }))
+    s.ev.on("messages.update", (updates) => {
+      const items = receiptsOf(updates)
+      if (items.length > 0) offer({ _tag: "SocketReceipts", generation: gen, items })
+    })
+    // WhatsApp's ack of our message, or its refusal (`QrReceipts.ackOf`)
+    s.ws.on("CB:ack,class:message", (node: BinaryNode) => {
+      const ack = ackOf(node)
+      if (ack?._tag === "Accepted") offer({ _tag: "SocketReceipts", generation: gen, items: [ack.receipt] })
+      else if (ack?._tag === "Refused") offer({ _tag: "SocketRejected", generation: gen, id: ack.id, error: ack.error })
+    })
+    return s
+  })
