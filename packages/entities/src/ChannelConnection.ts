@@ -13,10 +13,10 @@
  * An archived channel keeps no link: a linked device is unlinked at WhatsApp (when the link is up)
  * and its stored credentials are wiped, once per activation, best effort.
  */
-import { ChannelsRepo, QrRecipientChecksRepo } from "@switchboard/db"
+import { ChannelsRepo, QrRecipientChecksRepo, TransientRetry } from "@switchboard/db"
 import { ChannelStateMachine, type Messaging, Schemas } from "@switchboard/domain"
 import { ChannelProvider, ChannelProviders } from "@switchboard/providers"
-import { Clock, Effect, ExecutionStrategy, Exit, Option, Queue, Schedule, Scope, Stream } from "effect"
+import { Clock, Effect, ExecutionStrategy, Exit, Option, Queue, Scope, Stream } from "effect"
 import { makeChannelMessageMoves } from "./ChannelMessageMoves.js"
 import { InboundMessages } from "./InboundMessages.js"
 import { perEntity } from "./PerEntity.js"
@@ -104,7 +104,7 @@ export const makeChannelConnection = <E, R>(options: {
         content: ChannelProvider.inboundContent(event),
         now: Schemas.toTimestamp(event.at)
       }).pipe(
-        Effect.retry({ times: 3, schedule: Schedule.exponential("200 millis") }),
+        TransientRetry.retryTransient({ retries: 3 }),
         Effect.catchAllCause((cause) => Effect.logError("inbound message not recorded", cause)),
         Effect.asVoid
       )
@@ -113,7 +113,7 @@ export const makeChannelConnection = <E, R>(options: {
     /** A LID's number became known: kept, contacts merged (in order with status changes). */
     const onLidMapped = perEntity((event: ChannelProvider.LidMapped) =>
       inbound.learnLid(channelId, event.lid, event.phoneNumber).pipe(
-        Effect.retry({ times: 3, schedule: Schedule.exponential("200 millis") }),
+        TransientRetry.retryTransient({ retries: 3 }),
         Effect.catchAllCause((cause) => Effect.logError("WhatsApp LID mapping not recorded", cause))
       )
     )
@@ -154,7 +154,7 @@ export const makeChannelConnection = <E, R>(options: {
             capabilities: connection.capabilities,
             now: Schemas.toTimestamp(yield* Clock.currentTimeMillis)
           }).pipe(
-            Effect.retry({ times: 5, schedule: Schedule.exponential("200 millis") }),
+            TransientRetry.retryTransient({ retries: 5 }),
             Effect.catchAllCause((cause) => Effect.logError("channel status not recorded", cause))
           )
           yield* Queue.offer(wake, undefined)
@@ -182,7 +182,7 @@ export const makeChannelConnection = <E, R>(options: {
             : { reason: event.signal, at: Schemas.toTimestamp(event.at ?? (yield* Clock.currentTimeMillis)) },
           now: Schemas.toTimestamp(yield* Clock.currentTimeMillis)
         }).pipe(
-          Effect.retry({ times: 5, schedule: Schedule.exponential("200 millis") }),
+          TransientRetry.retryTransient({ retries: 5 }),
           Effect.catchAllCause((cause) => Effect.logError("channel restriction not recorded", cause))
         )
       })
@@ -196,7 +196,7 @@ export const makeChannelConnection = <E, R>(options: {
         onWhatsApp: event.onWhatsApp,
         at: Schemas.toTimestamp(event.at)
       }).pipe(
-        Effect.retry({ times: 3, schedule: Schedule.exponential("200 millis") }),
+        TransientRetry.retryTransient({ retries: 3 }),
         Effect.catchAllCause((cause) => Effect.logError("recipient check not recorded", cause))
       )
     )

@@ -2,11 +2,12 @@ import { HttpApiBuilder, HttpServerRequest } from "@effect/platform"
 import { NodeHttpServerRequest, NodeStream } from "@effect/platform-node"
 import { Api, Security } from "@switchboard/api"
 import { Effect } from "effect"
+import { unavailableAsDefect } from "../DatabaseFailures.js"
 import { MediaFiles } from "../services/MediaFiles.js"
 
 export const MediaHandlers = HttpApiBuilder.group(Api.Api, "media", (handlers) =>
   Effect.gen(function*() {
-    const media = yield* MediaFiles
+    const media = unavailableAsDefect(yield* MediaFiles)
     return handlers
       .handle("upload", ({ headers, urlParams }) =>
         Effect.gen(function*() {
