@@ -11,6 +11,7 @@ import { SqlClient } from "@effect/sql"
 import { Config, Data, Effect, Option, Stream } from "effect"
 import { createHash } from "node:crypto"
 import { join, resolve } from "node:path"
+import type { DatabaseUnavailable } from "./DatabaseUnavailable.js"
 import * as MediaFileStore from "./MediaFileStore.js"
 import { dieOnDatabaseError } from "./Rows.js"
 
@@ -24,6 +25,23 @@ export interface Stored {
   readonly sizeBytes: number
   /** hex SHA-256 */
   readonly sha256: string
+}
+
+/** What either store offers (`MediaFileStore` is the filesystem's). */
+export interface Store {
+  /**
+   * Stores the stream as the media's bytes (replacing any earlier write); fails with `MediaTooLarge`
+   * as soon as it passes `limitBytes`, and with the stream's own error, having dropped what it wrote.
+   */
+  readonly write: <E, R>(
+    mediaId: string,
+    bytes: Stream.Stream<Uint8Array, E, R>,
+    limitBytes: number
+  ) => Effect.Effect<Stored, E | MediaTooLarge | DatabaseUnavailable, R>
+  /** The bytes from `start` to `end` (inclusive), streamed; none when the media has none. */
+  readonly read: (mediaId: string, start: number, end: number) => Stream.Stream<Uint8Array, DatabaseUnavailable>
+  /** Drops the bytes of a media (a failed write, retention). */
+  readonly purge: (mediaId: string) => Effect.Effect<void, DatabaseUnavailable>
 }
 
 /**
@@ -45,7 +63,10 @@ export class MediaStore extends Effect.Service<MediaStore>()("@switchboard/db/Me
     const sql = yield* SqlClient.SqlClient
     // a value that does not parse stops the process at start
     const chosen = yield* Effect.orDie(config)
-    if (chosen.kind === "filesystem") return MediaFileStore.make(resolve(chosen.dir))
+    if (chosen.kind === "filesystem") {
+      const files: Store = MediaFileStore.make(resolve(chosen.dir))
+      return files
+    }
 
     const insertChunk = (mediaId: string, seq: number, data: Uint8Array) =>
       dieOnDatabaseError(
@@ -99,7 +120,7 @@ export class MediaStore extends Effect.Service<MediaStore>()("@switchboard/db/Me
       }).pipe(Effect.onError(() => purge(mediaId).pipe(Effect.catchAllCause(() => Effect.void))))
 
     /** The bytes from `start` to `end` (inclusive), streamed chunk by chunk. */
-    const read = (mediaId: string, start: number, end: number): Stream.Stream<Uint8Array> =>
+    const read = (mediaId: string, start: number, end: number): Stream.Stream<Uint8Array, DatabaseUnavailable> =>
       Stream.unfoldEffect(Math.floor(start / CHUNK_BYTES), (seq) =>
         seq * CHUNK_BYTES > end
           ? Effect.succeed(Option.none())
@@ -117,6 +138,7 @@ export class MediaStore extends Effect.Service<MediaStore>()("@switchboard/db/Me
             }
           ))
 
-    return { write, read, purge } as const
+    const database: Store = { write, read, purge: (mediaId) => Effect.asVoid(purge(mediaId)) }
+    return database
   })
 }) {}

@@ -31,7 +31,7 @@ const pieces = (bytes: Buffer) =>
       i === 0 ? [] : [new Uint8Array(bytes.subarray(all[i - 1]!, at))]
     )
   )
-const collect = (stream: Stream.Stream<Uint8Array>) =>
+const collect = <E>(stream: Stream.Stream<Uint8Array, E>) =>
   Effect.map(Stream.runCollect(stream), (c) => Buffer.concat(Chunk.toReadonlyArray(c)))
 /** Every file under the store's directory (temporary ones included). */
 const files = () =>
