@@ -8,7 +8,17 @@ import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { e2eDatabase, testDatabaseUrl } from "@switchboard/db/testing"
 import { spawn, spawnSync } from "node:child_process"
 import { randomBytes } from "node:crypto"
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync
+} from "node:fs"
 import { type AddressInfo, createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
@@ -140,6 +150,39 @@ const definedMetrics = () => {
   collect(join(root, "node_modules/@effect/cluster/src/ClusterMetrics.ts"))
   return names
 }
+
+describe("the image's layout: the build and the production dependencies, no sources", () => {
+  const app = mkdtempSync(join(tmpdir(), "sbt-image-"))
+  let service: ServiceProcess | undefined
+
+  afterAll(async () => {
+    await service?.stop()
+    rmSync(app, { recursive: true, force: true })
+  }, 30_000)
+
+  it("a standalone process answers /ready and serves the console from /app/dist with no source beside it", async () => {
+    // what the Dockerfile's last stage holds: dist/, deploy/, node_modules without the workspace
+    // links (their sources) and without the build tools
+    cpSync(join(root, "dist"), join(app, "dist"), { recursive: true })
+    cpSync(join(root, "deploy"), join(app, "deploy"), { recursive: true })
+    mkdirSync(join(app, "node_modules"))
+    const left = new Set(["@switchboard", ".bin", "tsx", "esbuild", "@esbuild", "typescript", "vitest"])
+    for (const entry of readdirSync(join(root, "node_modules")).filter((e) => !left.has(e))) {
+      symlinkSync(join(root, "node_modules", entry), join(app, "node_modules", entry))
+    }
+    const port = await freePort()
+    service = startCommand(["sh", join(app, "deploy/entrypoint.sh"), "standalone"], {
+      DATA_DIR: join(app, "data"),
+      TMPDIR: app,
+      LOG_LEVEL: "warning"
+    }, port)
+    await waitFor(`${service.baseUrl}/ready`, 150_000, 200, service)
+    const page = await fetch(`${service.baseUrl}/console`)
+    assert.strictEqual(page.status, 200)
+    assert.include(await page.text(), "<title>Switchboard")
+    assert.strictEqual((await fetch(`${service.baseUrl}/console/qrcode.mjs`)).status, 200)
+  }, 180_000)
+})
 
 describe("the image's health check of a runner", () => {
   it("probes the cluster port where the runner listens, its HOST, not the loopback address", async () => {

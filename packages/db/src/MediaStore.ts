@@ -27,6 +27,23 @@ export interface Stored {
   readonly sha256: string
 }
 
+/** What either store offers (`MediaFileStore` is the filesystem's). */
+export interface Store {
+  /**
+   * Stores the stream as the media's bytes (replacing any earlier write); fails with `MediaTooLarge`
+   * as soon as it passes `limitBytes`, and with the stream's own error, having dropped what it wrote.
+   */
+  readonly write: <E, R>(
+    mediaId: string,
+    bytes: Stream.Stream<Uint8Array, E, R>,
+    limitBytes: number
+  ) => Effect.Effect<Stored, E | MediaTooLarge | DatabaseUnavailable, R>
+  /** The bytes from `start` to `end` (inclusive), streamed; none when the media has none. */
+  readonly read: (mediaId: string, start: number, end: number) => Stream.Stream<Uint8Array, DatabaseUnavailable>
+  /** Drops the bytes of a media (a failed write, retention). */
+  readonly purge: (mediaId: string) => Effect.Effect<void, DatabaseUnavailable>
+}
+
 /**
  * Where the bytes go: `MEDIA_STORE=database` (the default: `media_chunks` rows) or `filesystem`
  * (`MediaFileStore`: files under `MEDIA_DIR`, default `<DATA_DIR>/media`). Every api node and runner
@@ -40,17 +57,6 @@ export const config = Config.all({
     )
   )
 })
-
-/** What either store offers: the database's may fail with `DatabaseUnavailable`, the filesystem's does not. */
-export interface Store {
-  readonly write: <E, R>(
-    mediaId: string,
-    bytes: Stream.Stream<Uint8Array, E, R>,
-    limitBytes: number
-  ) => Effect.Effect<Stored, E | MediaTooLarge | DatabaseUnavailable, R>
-  readonly read: (mediaId: string, start: number, end: number) => Stream.Stream<Uint8Array, DatabaseUnavailable>
-  readonly purge: (mediaId: string) => Effect.Effect<unknown, DatabaseUnavailable>
-}
 
 export class MediaStore extends Effect.Service<MediaStore>()("@switchboard/db/MediaStore", {
   effect: Effect.gen(function*() {
@@ -132,7 +138,7 @@ export class MediaStore extends Effect.Service<MediaStore>()("@switchboard/db/Me
             }
           ))
 
-    const rows: Store = { write, read, purge }
-    return rows
+    const database: Store = { write, read, purge: (mediaId) => Effect.asVoid(purge(mediaId)) }
+    return database
   })
 }) {}
