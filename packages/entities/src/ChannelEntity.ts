@@ -44,7 +44,7 @@ import { Rpc } from "@effect/rpc"
 import { ChannelsRepo, DispatchQueueRepo } from "@switchboard/db"
 import { ChannelIdle, ChannelStateMachine, Pacer, QrSafetyWindow } from "@switchboard/domain"
 import { ChannelProvider } from "@switchboard/providers"
-import { Clock, Context, Duration, Effect, Option, Queue, Random, Schedule } from "effect"
+import { Clock, Context, Duration, Effect, Layer, Option, Queue, Random, Schedule } from "effect"
 import type { Tracer } from "effect"
 import { makeChannelConnection, sendReadReceipts } from "./ChannelConnection.js"
 import { makePairingHandlers } from "./ChannelPairing.js"
@@ -52,6 +52,7 @@ import { ChannelEntity, ChannelRuntime } from "./ChannelProtocol.js"
 import { makeChannelThrottle } from "./ChannelThrottle.js"
 import * as Loops from "./Loops.js"
 import { perEntity } from "./PerEntity.js"
+import * as ProviderInputBacklog from "./ProviderInputBacklog.js"
 
 /** Due messages read per batch. */
 export const DISPATCH_BATCH = 20
@@ -423,4 +424,7 @@ export const ChannelEntityLive = ChannelEntity.toLayer(
     })
   })
   // idle time: the cluster's `entityMaxIdleTime` (ENTITY_MAX_IDLE_TIME, default 1 minute)
+).pipe(
+  // one per runner: the same layer value, built once where the runner also reads it (`/ready`)
+  Layer.provide(ProviderInputBacklog.layer)
 )
