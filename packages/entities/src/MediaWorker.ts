@@ -17,6 +17,7 @@ import { MessageContent, Schemas } from "@switchboard/domain"
 import { ChannelProvider, ChannelProviders, InboundMetrics } from "@switchboard/providers"
 import { Cause, Clock, Duration, Effect, Layer, Option, Schedule } from "effect"
 import { receivedEvent } from "./InboundMessages.js"
+import * as Loops from "./Loops.js"
 
 /** Attempts of one download before the media is `failed`. */
 export const MAX_ATTEMPTS = 5
@@ -270,26 +271,29 @@ export const dependencies = Layer.mergeAll(
 
 export const MediaWorkerLive = Singleton.make(
   "MediaWorker",
-  Effect.gen(function*() {
-    const worker = yield* make
-    // a previous instance's claims (its runner died mid-download) are free again
-    yield* worker.releaseClaims.pipe(
-      Effect.catchAllCause((cause) => Effect.logWarning("media claims not released", cause))
-    )
-    let lastExpiry = 0
-    // downloads run in this scope: when the singleton moves, they stop with it
-    yield* Effect.gen(function*() {
-      yield* worker.pump
-      const at = yield* Clock.currentTimeMillis
-      if (at - lastExpiry >= 60_000) {
-        lastExpiry = at
-        yield* worker.expire
-        yield* worker.sweepUploads
-      }
-    }).pipe(
-      Effect.catchAllCause((cause) => Effect.logWarning("media worker failed; retrying", cause)),
-      Effect.repeat(Schedule.spaced("500 millis")),
-      Effect.scoped
-    )
-  })
+  Loops.supervised(
+    "media worker",
+    Effect.gen(function*() {
+      const worker = yield* make
+      // a previous instance's claims (its runner died mid-download) are free again
+      yield* worker.releaseClaims.pipe(
+        Effect.catchAllCause((cause) => Effect.logWarning("media claims not released", cause))
+      )
+      let lastExpiry = 0
+      // downloads run in this scope: when the singleton moves, they stop with it
+      yield* Effect.gen(function*() {
+        yield* worker.pump
+        const at = yield* Clock.currentTimeMillis
+        if (at - lastExpiry >= 60_000) {
+          lastExpiry = at
+          yield* worker.expire
+          yield* worker.sweepUploads
+        }
+      }).pipe(
+        Effect.catchAllCause((cause) => Effect.logWarning("media worker failed; retrying", cause)),
+        Effect.repeat(Schedule.spaced("500 millis")),
+        Effect.scoped
+      )
+    })
+  )
 ).pipe(Layer.provide(dependencies))
