@@ -18,6 +18,7 @@ import { ChannelStateMachine, type Messaging, Schemas } from "@switchboard/domai
 import { ChannelProvider, ChannelProviders } from "@switchboard/providers"
 import { Clock, Effect, ExecutionStrategy, Exit, Option, Queue, Schedule, Scope, Stream } from "effect"
 import { makeChannelMessageMoves } from "./ChannelMessageMoves.js"
+import { InboundCalls } from "./InboundCalls.js"
 import { InboundMessages } from "./InboundMessages.js"
 import { perEntity } from "./PerEntity.js"
 
@@ -69,6 +70,7 @@ export const makeChannelConnection = <E, R>(options: {
     const channels = yield* ChannelsRepo.ChannelsRepo
     const recipientChecks = yield* QrRecipientChecksRepo.QrRecipientChecksRepo
     const inbound = yield* InboundMessages
+    const calls = yield* InboundCalls
     const providers = yield* ChannelProviders.ChannelProviders
     const moves = yield* makeChannelMessageMoves
     const connecting = yield* Effect.makeSemaphore(1)
@@ -96,18 +98,28 @@ export const makeChannelConnection = <E, R>(options: {
      */
     let channelNumber: string | null = null
 
-    const onEvent = perEntity((channel: Messaging.Channel) => (event: LaneEvent) =>
-      inbound.record({
-        workspaceId: channel.workspace_id,
-        channelId: channel.id,
-        channelNumber: channelNumber ?? channel.phone_number,
-        content: ChannelProvider.inboundContent(event),
-        now: Schemas.toTimestamp(event.at)
-      }).pipe(
-        Effect.retry({ times: 3, schedule: Schedule.exponential("200 millis") }),
-        Effect.catchAllCause((cause) => Effect.logError("inbound message not recorded", cause)),
-        Effect.asVoid
-      )
+    const onEvent = perEntity(
+      (channel: Messaging.Channel, connection: ChannelProvider.ChannelConnection) => (event: LaneEvent) =>
+        (event._tag === "CallOffered"
+          // the call policy (`InboundCalls`); in the call's lane, before its outcome
+          ? calls.offered({
+            channelId: channel.id,
+            connection,
+            channelNumber,
+            call: event,
+            wake: Effect.asVoid(Queue.offer(wake, undefined))
+          })
+          : inbound.record({
+            workspaceId: channel.workspace_id,
+            channelId: channel.id,
+            channelNumber: channelNumber ?? channel.phone_number,
+            content: ChannelProvider.inboundContent(event),
+            now: Schemas.toTimestamp(event.at)
+          })).pipe(
+            Effect.retry({ times: 3, schedule: Schedule.exponential("200 millis") }),
+            Effect.catchAllCause((cause) => Effect.logError("inbound message not recorded", cause)),
+            Effect.asVoid
+          )
     )
 
     /** A LID's number became known: kept, contacts merged (in order with status changes). */
@@ -219,7 +231,7 @@ export const makeChannelConnection = <E, R>(options: {
               const lane = yield* Queue.unbounded<LaneEvent>()
               lanes.set(i, lane)
               yield* Stream.fromQueue(lane).pipe(
-                Stream.runForEach((event) => Effect.ensuring(onEvent(channel)(event), handled(1))),
+                Stream.runForEach((event) => Effect.ensuring(onEvent(channel, connection)(event), handled(1))),
                 Effect.forkIn(scope)
               )
               return lane
