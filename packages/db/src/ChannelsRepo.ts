@@ -1,4 +1,8 @@
-/** Channels of a workspace. */
+/**
+ * Channels of a workspace.
+ *
+ * Over 350 lines on purpose: every statement of the `channels` table, in one place (one repo per table).
+ */
 import { SqlClient } from "@effect/sql"
 import type * as Statement from "@effect/sql/Statement"
 import { ChannelStateMachine, Events, Ids, Messaging, type Pagination } from "@switchboard/domain"
@@ -16,7 +20,6 @@ const ChannelColumns = Schema.Struct({
   status_reason: Schema.NullOr(Schema.String),
   is_default: Schema.Boolean,
   phone_number: Schema.NullOr(Schema.String),
-  /** null until a policy is set (`DEFAULT_CALL_POLICY`) */
   call_policy: Schema.optionalWith(Schema.NullOr(Messaging.CallPolicy), { default: () => null }),
   capabilities: Schema.NullOr(
     Schema.Struct({ max_throughput_mps: Schema.Number, message_types: Schema.Array(Schema.String) })
@@ -134,8 +137,8 @@ export class ChannelsRepo extends Effect.Service<ChannelsRepo>()("@switchboard/d
       id: string,
       changes: {
         readonly name?: string | undefined
-        readonly isDefault?: boolean | undefined
-        readonly callPolicy?: Messaging.CallPolicy | undefined
+        isDefault?: boolean | undefined
+        callPolicy?: Messaging.CallPolicy | undefined
       },
       now: string
     ) {
