@@ -3,6 +3,7 @@ import { NodeHttpServerRequest, NodeStream } from "@effect/platform-node"
 import { Api, Security } from "@switchboard/api"
 import { Errors } from "@switchboard/domain"
 import { Effect } from "effect"
+import { unavailableAsDefect } from "../DatabaseFailures.js"
 import * as LingeringClose from "../LingeringClose.js"
 import * as MultipartUpload from "../MultipartUpload.js"
 import { setHeader } from "../ResponseHeaders.js"
@@ -14,7 +15,7 @@ const encoded = (contentEncoding: string | undefined) =>
 
 export const MediaHandlers = HttpApiBuilder.group(Api.Api, "media", (handlers) =>
   Effect.gen(function*() {
-    const media = yield* MediaFiles
+    const media = unavailableAsDefect(yield* MediaFiles)
     return handlers
       .handle("upload", ({ headers, urlParams }) =>
         Effect.gen(function*() {
