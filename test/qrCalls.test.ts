@@ -73,6 +73,20 @@ describe("QR calls", () => {
         assert.strictEqual((yield* calls("missed", "video")) - before, 1)
       }))
 
+    it.scoped("records a call that names its caller by LID on the number's contact", () =>
+      Effect.gen(function*() {
+        const wa = yield* Wa
+        const { channelId, user } = yield* pairedChannel("LID calls")
+        const caller = wa.contact("+4915112340004")
+        const call = caller.calls({ byLid: true })
+        yield* call.offer
+        yield* call.timesOut
+        const [message] = yield* messagesUntil(user, channelId, "inbound", (data) => data.length === 1)
+        assert.deepStrictEqual(message!.call, { video: false, status: "missed", duration_s: null })
+        assert.strictEqual(message!.from, caller.number)
+        assert.deepStrictEqual(message!.sender, { phone_number: caller.number, whatsapp_lid: caller.lidUser })
+      }))
+
     it.scoped("records a call answered on the phone as answered_elsewhere, with its duration", () =>
       Effect.gen(function*() {
         const wa = yield* Wa

@@ -34,9 +34,11 @@ export class FakeCall {
 
   constructor(
     private readonly line: CallLine,
-    /** the caller's JID (`<number>@s.whatsapp.net`) */
+    /** the caller's JID (`<number>@s.whatsapp.net`, or its LID `<lid>@lid`) */
     readonly callerJid: string,
-    readonly video: boolean
+    readonly video: boolean,
+    /** the caller's phone-number JID when `callerJid` is a LID (WhatsApp's `caller_pn`) */
+    readonly callerPn?: string
   ) {}
 
   private step(child: BinaryNode, at = Date.now()) {
@@ -53,7 +55,7 @@ export class FakeCall {
   get offer(): Effect.Effect<void> {
     return this.step({
       tag: "offer",
-      attrs: {},
+      attrs: this.callerPn === undefined ? {} : { caller_pn: this.callerPn },
       content: [
         { tag: "audio", attrs: { enc: "opus", rate: "16000" } },
         ...(this.video ? [{ tag: "video", attrs: { enc: "vp8", dec: "vp8" } }] : [])

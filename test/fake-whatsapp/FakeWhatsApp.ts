@@ -344,9 +344,15 @@ export class FakeContact {
     ].join("; ")
   }
 
-  /** This contact calls the linked number (`FakeCalls`); nothing rings until `offer`. */
-  calls(options: { readonly video?: boolean } = {}): FakeCall {
-    return new FakeCall(this.server.callLine, `${this.user}@${S_WA}`, options.video === true)
+  /**
+   * This contact calls the linked number (`FakeCalls`); nothing rings until `offer`. `byLid`: as
+   * WhatsApp often does, the call names the caller by LID, with the number beside it (`caller_pn`).
+   */
+  calls(options: { readonly video?: boolean; readonly byLid?: boolean } = {}): FakeCall {
+    const pn = `${this.user}@${S_WA}`
+    return options.byLid === true
+      ? new FakeCall(this.server.callLine, `${this.lidUser}@lid`, options.video === true, pn)
+      : new FakeCall(this.server.callLine, pn, options.video === true)
   }
 
   lastReceived(): ReceivedMessage | undefined {
