@@ -7,7 +7,8 @@
  * prekey upload, usync, prekey fetch, contacts that decrypt what Baileys sends and answer with the
  * ack, delivered and read receipts, inbound texts, and the failure cases: logout from the phone
  * (401), a second login with the same device (440), a network drop (428), stream errors (503),
- * QR expiry (408, Baileys' own timer once the refs run out).
+ * QR expiry (408, Baileys' own timer once the refs run out), calls (offers, terminates, rejects:
+ * `FakeCalls`).
  *
  * ```ts
  * const wa = yield* FakeWhatsApp.scoped()
@@ -35,6 +36,7 @@ import { createHmac, randomBytes } from "node:crypto"
 import { EventEmitter, once } from "node:events"
 import type { AddressInfo } from "node:net"
 import { type WebSocket, WebSocketServer } from "ws"
+import { type CallLine, FakeCall } from "./FakeCalls.js"
 import { MediaHost, type PublishedMedia } from "./MediaHost.js"
 import { FakeCertificateAuthority, NoiseResponder } from "./NoiseResponder.js"
 import { type CompanionKeys, SignalPeer } from "./SignalPeer.js"
@@ -342,6 +344,17 @@ export class FakeContact {
     ].join("; ")
   }
 
+  /**
+   * This contact calls the linked number (`FakeCalls`); nothing rings until `offer`. `byLid`: as
+   * WhatsApp often does, the call names the caller by LID, with the number beside it (`caller_pn`).
+   */
+  calls(options: { readonly video?: boolean; readonly byLid?: boolean } = {}): FakeCall {
+    const pn = `${this.user}@${S_WA}`
+    return options.byLid === true
+      ? new FakeCall(this.server.callLine, `${this.lidUser}@lid`, options.video === true, pn)
+      : new FakeCall(this.server.callLine, pn, options.video === true)
+  }
+
   lastReceived(): ReceivedMessage | undefined {
     return this.received[this.received.length - 1]
   }
@@ -416,6 +429,18 @@ export class FakeWhatsApp {
   >()
   /** message ids the companion asked to be sent again */
   readonly retryRequests: Array<string> = []
+  /** calls the companion rejected (`<call><reject>`), in order */
+  readonly callRejects: Array<{ readonly callId: string; readonly to: string }> = []
+  /** @internal — what `FakeCall` needs of the server */
+  readonly callLine: CallLine = {
+    toCompanion: (node) => {
+      if (!this.session) throw new Error("no companion is logged in")
+      this.send(this.session, node)
+    },
+    phoneJid: () => `${this.phone.user}@${S_WA}`,
+    rejects: this.callRejects,
+    until: (predicate) => this.until(predicate)
+  }
   /** errors that ended a connection while the server handled its frames */
   readonly serverErrors: Array<string> = []
   /** message stanzas for the companion while none is connected: delivered as offline messages at its next login */
@@ -817,6 +842,7 @@ export class FakeWhatsApp {
     if (tag === "receipt" && attrs["type"] === "read") this.onReadReceipt(node)
     if (tag === "message") return this.onMessage(conn, node)
     if (tag === "chatstate") return this.onChatState(node)
+    if (tag === "call") return this.onCall(conn, node)
     if (tag === "receipt" || tag === "notification") {
       this.send(conn, {
         tag: "ack",
@@ -830,6 +856,22 @@ export class FakeWhatsApp {
       this.events.emit(`${tag}-from-client`, node)
     }
     // presence, ib and acks need no answer
+  }
+
+  /** The companion's `<call><reject>`: kept, and acked (Baileys' `rejectCall` waits for the ack). */
+  private onCall(conn: Connection, node: BinaryNode) {
+    const reject = getBinaryNodeChild(node, "reject")
+    if (reject) this.callRejects.push({ callId: reject.attrs["call-id"] ?? "", to: node.attrs["to"] ?? "" })
+    this.send(conn, {
+      tag: "ack",
+      attrs: {
+        id: node.attrs["id"] ?? "",
+        class: "call",
+        from: node.attrs["to"] ?? S_WA,
+        ...(reject ? { type: "reject" } : {})
+      }
+    })
+    this.changed()
   }
 
   private result(conn: Connection, node: BinaryNode, content?: Array<BinaryNode>) {

@@ -22,6 +22,7 @@ export const MessageType = Schema.Literal(
   "reaction",
   "edit",
   "revoke",
+  "call",
   "unsupported"
 ).annotations({ identifier: "MessageType" })
 export type MessageType = typeof MessageType.Type
@@ -98,6 +99,16 @@ export const InboundMedia = Schema.TaggedStruct("media", {
   source: Schema.Unknown
 })
 
+/**
+ * How an incoming call ended for the business (docs/QR-CHANNELS.md "Calls"): nobody answered
+ * (`missed`), rejected (by the call policy or on the phone), or answered on another of the
+ * number's devices (`answered_elsewhere`).
+ */
+export const CallStatus = Schema.Literal("missed", "rejected", "answered_elsewhere").annotations({
+  identifier: "CallStatus"
+})
+export type CallStatus = typeof CallStatus.Type
+
 /** What a provider reports of an inbound message's content. */
 export const InboundBody = Schema.Union(
   Schema.TaggedStruct("text", { body: Schema.String }),
@@ -108,6 +119,8 @@ export const InboundBody = Schema.Union(
   Schema.TaggedStruct("reaction", { targetProviderMessageId: Schema.String, emoji: Schema.String }),
   Schema.TaggedStruct("edit", { targetProviderMessageId: Schema.String, body: Schema.String }),
   Schema.TaggedStruct("revoke", { targetProviderMessageId: Schema.String }),
+  /** an incoming voice or video call, once its outcome is known; `durationS` when it was answered */
+  Schema.TaggedStruct("call", { video: Schema.Boolean, status: CallStatus, durationS: Schema.NullOr(Schema.Number) }),
   /** what no kind models, with the provider's own name of it (e.g. `pollCreationMessageV3`) */
   Schema.TaggedStruct("unsupported", { kind: Schema.String })
 )

@@ -20,7 +20,7 @@ import {
   Transactions
 } from "@switchboard/db"
 import { Events, Ids, MessageCategory, MessageContent, type Messaging, Schemas } from "@switchboard/domain"
-import { InboundMetrics } from "@switchboard/providers"
+import { CallMetrics, InboundMetrics } from "@switchboard/providers"
 import { Effect, Option } from "effect"
 import { LidMappings } from "./LidMappings.js"
 
@@ -104,6 +104,8 @@ export class InboundMessages extends Effect.Service<InboundMessages>()("@switchb
             return { message_id: yield* target(body.targetProviderMessageId), text: { body: body.body } }
           case "revoke":
             return { message_id: yield* target(body.targetProviderMessageId) }
+          case "call":
+            return { video: body.video, status: body.status, duration_s: body.durationS }
           case "unsupported":
             return { kind: body.kind }
         }
@@ -201,6 +203,9 @@ export class InboundMessages extends Effect.Service<InboundMessages>()("@switchb
       yield* Option.isSome(recorded)
         ? InboundMetrics.countInbound(type, "recorded")
         : InboundMetrics.countInbound(type, "ignored", "duplicate")
+      if (Option.isSome(recorded) && content.body._tag === "call") {
+        yield* CallMetrics.countCall(content.body.status, content.body.video)
+      }
       // both known: the mapping is kept and a contact known by the LID alone merged into this one
       if (content.sender.phoneNumber !== null && lid !== null) {
         yield* mappings.learn(input.channelId, lid, content.sender.phoneNumber)

@@ -4,7 +4,7 @@
  * tagged with the socket's generation so a replaced socket's reports can be told apart.
  */
 import type { ChannelStateMachine } from "@switchboard/domain"
-import makeWASocket, { type BinaryNode, proto, type WAMessage, type WASocket } from "baileys"
+import makeWASocket, { type BinaryNode, proto, type WACallEvent, type WAMessage, type WASocket } from "baileys"
 import { type Context, Duration, Effect, Option, Runtime } from "effect"
 import { makeBaileysLogger } from "./BaileysLogger.js"
 import type * as QrAuthState from "./QrAuthState.js"
@@ -43,6 +43,7 @@ export type QrSocketEvent =
     readonly messages: ReadonlyArray<WAMessage>
   }
   | { readonly _tag: "SocketLidMapping"; readonly generation: number; readonly lid: string; readonly pn: string }
+  | { readonly _tag: "SocketCalls"; readonly generation: number; readonly calls: ReadonlyArray<WACallEvent> }
 
 const closeCodeOf = (error: unknown): number | undefined => {
   const code = (error as { output?: { statusCode?: unknown } } | undefined)?.output?.statusCode
@@ -138,6 +139,8 @@ export const open = (options: {
     // down). Both are inbound; Baileys acknowledges both to WhatsApp, so neither may be skipped.
     // Chat history (`messaging-history.set`) is not inbound and is not listened to.
     s.ev.on("messages.upsert", ({ messages }) => offer({ _tag: "SocketUpsert", generation: gen, messages }))
+    // incoming calls, step by step (`QrCalls`)
+    s.ev.on("call", (calls) => offer({ _tag: "SocketCalls", generation: gen, calls }))
     s.ev.on("lid-mapping.update", ({ lid, pn }) => offer({ _tag: "SocketLidMapping", generation: gen, lid, pn }))
     s.ev.on("messages.update", (updates) => {
       const items = receiptsOf(updates)
