@@ -13,9 +13,9 @@
  */
 import { Singleton } from "@effect/cluster"
 import { ChannelsRepo, EventsRepo, MediaRepo, MediaStore, MessagesRepo, Transactions } from "@switchboard/db"
-import { MessageContent, Schemas } from "@switchboard/domain"
+import { MediaSniff, MessageContent, Schemas } from "@switchboard/domain"
 import { ChannelProvider, ChannelProviders, InboundMetrics } from "@switchboard/providers"
-import { Cause, Clock, Duration, Effect, Layer, Option, Schedule } from "effect"
+import { Cause, Chunk, Clock, Duration, Effect, Layer, Option, Schedule, Stream } from "effect"
 import { receivedEvent } from "./InboundMessages.js"
 import * as Loops from "./Loops.js"
 
@@ -139,6 +139,21 @@ export const make = Effect.gen(function*() {
         return yield* new ChannelProvider.MediaDownloadFailed({
           retryable: true,
           reason: "The file's hash is not the hash announced"
+        })
+      }
+      // the check every door runs (docs/API.md "Media"): bytes of the kind and of the type announced
+      const head = yield* Stream.runCollect(store.read(row.id, 0, MediaSniff.SNIFF_BYTES - 1))
+      const verdict = MediaSniff.checkFile({
+        kind: row.kind,
+        declared: row.mime_type,
+        head: new Uint8Array(Buffer.concat(Chunk.toReadonlyArray(head)))
+      })
+      if (verdict._tag === "refused") {
+        return yield* new ChannelProvider.MediaDownloadFailed({
+          retryable: false,
+          reason: verdict.refusal._tag === "empty"
+            ? "The file is empty"
+            : `The file's bytes are not ${/^[aeiou]/.test(row.kind) ? "an" : "a"} ${row.kind} of the type announced`
         })
       }
       return stored

@@ -18,8 +18,9 @@
  *   history-sync notices), which nobody wrote; revokes and edits are messages and are kept.
  * - `no_sender`: a chat address that names neither a phone number nor a LID.
  */
-import { MessageContent } from "@switchboard/domain"
+import { MediaType, MessageContent } from "@switchboard/domain"
 import { getContentType, jidDecode, normalizeMessageContent, proto, toNumber, type WAMessage } from "baileys"
+import { Option } from "effect"
 
 export type IgnoredReason =
   | "group"
@@ -185,7 +186,8 @@ const bodyOf = (message: WAMessage, content: proto.IMessage, type: string): Body
       body: {
         _tag: "media",
         kind: media,
-        mimeType: nullable(m.mimetype) ?? DEFAULT_MIME[media],
+        // the one reader of media types: canonical, parameters kept (`audio/ogg; codecs=opus`)
+        mimeType: Option.getOrElse(MediaType.normalize(nullable(m.mimetype) ?? ""), () => DEFAULT_MIME[media]),
         caption: media === "audio" || media === "sticker" ? null : nullable(m.caption),
         filename: media === "document" ? nullable(m.fileName) : null,
         voice: media === "audio" && m.ptt === true,
