@@ -20,6 +20,10 @@ import { amount, Entitlements, limitMessage } from "./Entitlements.js"
 
 const SESSION_TTL_MS = 72 * 3600 * 1000
 
+/** What the sandbox is, said in the allocation answer (docs/API.md "API", limits and lifetimes). */
+const SIMULATED =
+  "The sandbox is a simulated network: no phone ever receives its messages, and this code is shown to you (no SMS is sent) so that you verify a recipient yourself. To reach real phones, link your own WhatsApp number as a QR channel (docs/QR-CHANNELS.md)."
+
 /**
  * Wrong verification codes a session takes before its verification locks for good (README
  * "Sandbox", OpenAPI): a 6-digit code must not be guessable, whatever the rate limiter allows.
@@ -178,7 +182,7 @@ export class Sandbox extends Effect.Service<Sandbox>()("@switchboard/service-api
           code,
           instructions:
             `Verify each recipient with POST /v1/sandbox/sessions/${session.id}/verify {"phone_number": "+...", "code": "${code}"}. ` +
-            `Messages then go from ${session.phone_number}. This code is shown once.`
+            `Messages then go from ${session.phone_number}. This code is shown once. ${SIMULATED}`
         }
       })
     })
