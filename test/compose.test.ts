@@ -20,6 +20,7 @@ const root = resolve(import.meta.dirname, "..")
 const read = (file: string) => readFileSync(join(root, file), "utf8")
 
 interface ComposeService {
+  readonly networks?: ReadonlyArray<string> | Record<string, { readonly aliases?: ReadonlyArray<string> } | null>
   readonly command?: ReadonlyArray<string>
   readonly environment?: Record<string, string>
   readonly build?: unknown
@@ -27,7 +28,10 @@ interface ComposeService {
   readonly ports?: ReadonlyArray<string>
   readonly volumes?: ReadonlyArray<string>
 }
-const compose = parse(read("docker-compose.yml"), { merge: true }) as { services: Record<string, ComposeService> }
+const compose = parse(read("docker-compose.yml"), { merge: true }) as {
+  services: Record<string, ComposeService>
+  networks?: Record<string, { readonly internal?: boolean } | null>
+}
 
 /** The names `.env.example` lists. */
 const exampleNames = read(".env.example").split("\n").map((l) => /^([A-Z_]+)=/.exec(l)?.[1]).filter(
@@ -135,6 +139,23 @@ const definedMetrics = () => {
   collect(join(root, "node_modules/@effect/cluster/src/ClusterMetrics.ts"))
   return names
 }
+
+describe("the cluster port in docker-compose.yml", () => {
+  it("is on a network of its own that only the api node and the runners join, each runner listening at its address there", () => {
+    assert.strictEqual(compose.networks?.["cluster"]?.internal, true, "no route out of the cluster network")
+    const networksOf = (s: ComposeService) =>
+      Array.isArray(s.networks) ? s.networks : Object.keys(s.networks ?? { default: null })
+    const members = Object.entries(compose.services).filter(([, s]) => networksOf(s).includes("cluster"))
+    assert.deepStrictEqual(members.map(([, s]) => s.command?.[0]).sort(), ["api", "runner", "runner"])
+    for (const [name, service] of members.filter(([, s]) => s.command?.[0] === "runner")) {
+      const host = service.environment?.["HOST"]
+      const aliases = (service.networks as Record<string, { aliases?: ReadonlyArray<string> }>)["cluster"]?.aliases
+      assert.include(aliases ?? [], host, `${name}'s HOST names it on the cluster network only`)
+      assert.notInclude(Object.keys(compose.services), host, `${name}'s HOST is not a name every network resolves`)
+      assert.isUndefined(service.environment?.["LISTEN_HOST"])
+    }
+  })
+})
 
 describe("metrics deployment (Prometheus and Grafana in docker-compose.yml)", () => {
   const apps = Object.entries(compose.services).filter(([, s]) => s.build !== undefined)

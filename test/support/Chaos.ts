@@ -10,7 +10,7 @@ import { createServer } from "node:http"
 import type { AddressInfo, Server } from "node:net"
 import { resolve } from "node:path"
 import pg from "pg"
-import { admin, call, freePort, startService, waitFor } from "./Processes.js"
+import { admin, call, freePort, READY_DEADLINE_MS, startService, waitFor } from "./Processes.js"
 import type { ServiceProcess } from "./Processes.js"
 
 export const TO = "+4915112345678"
@@ -89,7 +89,7 @@ export const startChaosStack = async (options: ChaosOptions): Promise<ChaosStack
     const api = startService("api", env, await freePort())
     apis.push(api)
     // a process boots in seconds; on a 2-core machine shared with other work it took 90 s
-    await waitFor(`${api.baseUrl}/ready`, 180_000, 200, api)
+    await waitFor(`${api.baseUrl}/ready`, READY_DEADLINE_MS, 200, api)
     return api
   }
   let sink: Server | undefined
