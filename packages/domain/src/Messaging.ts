@@ -120,7 +120,7 @@ export const MessageFields = {
   type: MessageType,
   text: Schema.Struct({ body: Schema.String }).annotations({
     description:
-      "`text` and `template`: the text. Other types keep it for text-only clients: an image, video or document's caption and an edit's new text, otherwise \"\" (README \"Messages\")"
+      "`text` and `template`: the text. Other types keep it for text-only clients: an image, video or document's caption and an edit's new text, otherwise \"\" (docs/API.md \"Messages\")"
   }),
   ...MessageMembers,
   context: MessageContext,
@@ -167,7 +167,7 @@ const mediaSource = {
     Schema.String.pipe(maxCharacters(2048))
   ).annotations({
     description:
-      "https URL of the file, fetched once when the send is accepted, through the same egress policy as webhooks (README \"Media\")"
+      "https URL of the file, fetched once when the send is accepted, through the same egress policy as webhooks (docs/API.md \"Media\")"
   })
 }
 
