@@ -252,8 +252,32 @@ describe("fromBaileys: ignored on purpose", () => {
     assert.strictEqual(ignoredReason(msg({ conversation: "mine" }, { fromMe: true })), "own_message")
   })
 
-  it("ignores stubs without content (an undecryptable message comes again under the same id)", () => {
-    assert.strictEqual(ignoredReason({ key: { id: "S", remoteJid: PHONE }, messageStubType: 2 }), "no_content")
+  it("records a message whose content has not reached the device as unsupported of its kind", () => {
+    const { CIPHERTEXT } = proto.WebMessageInfo.StubType
+    const bodyOf = (message: WAMessage) => translate(message).content.body
+    assert.deepStrictEqual(bodyOf({ key: { id: "V", remoteJid: PHONE, isViewOnce: true } }), {
+      _tag: "unsupported",
+      kind: "view_once"
+    })
+    assert.deepStrictEqual(
+      bodyOf({
+        key: { id: "P", remoteJid: PHONE },
+        messageStubType: CIPHERTEXT,
+        messageStubParameters: ["Message absent from node"]
+      }),
+      { _tag: "unsupported", kind: "placeholder" }
+    )
+    assert.deepStrictEqual(
+      bodyOf({ key: { id: "C", remoteJid: PHONE }, messageStubType: CIPHERTEXT, messageStubParameters: ["Bad MAC"] }),
+      { _tag: "unsupported", kind: "ciphertext" }
+    )
+  })
+
+  it("ignores other stubs without content", () => {
+    assert.strictEqual(
+      ignoredReason({ key: { id: "S", remoteJid: PHONE }, messageStubType: proto.WebMessageInfo.StubType.REVOKE }),
+      "no_content"
+    )
   })
 
   it("ignores device signalling, naming its protocol type", () => {

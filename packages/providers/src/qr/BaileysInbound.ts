@@ -11,15 +11,27 @@
  *   channels. A status post names its poster in `participant`/`remoteJidAlt`, so the chat is
  *   checked before any sender: a status by a LID-addressed contact never becomes a direct message.
  * - `own_message`: sent by the linked number itself (our sends, or from the phone).
- * - `no_content`: a stub without a message (e.g. one Baileys could not decrypt yet; Baileys asks
- *   the sender's device again and reports the real message under the same id, which must not be
- *   taken by a placeholder first).
+ * - `no_content`: a stub without a message that none of the cases below explains.
+ *
+ * A message whose content has not reached the linked device is recorded at once as `unsupported`
+ * with one of `MessageContent.AWAITING_CONTENT_KINDS`: `view_once` (WhatsApp's
+ * `<unavailable type="view_once"/>`: Baileys sets `key.isViewOnce`), `placeholder` (delivered
+ * without content; Baileys asks the phone for it) and `ciphertext` (Baileys could not decrypt it
+ * and asks the sender again). When the content comes under the same id, it completes that message.
  * - `protocol`: WhatsApp's signalling between devices (disappearing-mode settings, key shares,
  *   history-sync notices), which nobody wrote; revokes and edits are messages and are kept.
  * - `no_sender`: a chat address that names neither a phone number nor a LID.
  */
 import { MessageContent } from "@switchboard/domain"
-import { getContentType, jidDecode, normalizeMessageContent, proto, toNumber, type WAMessage } from "baileys"
+import {
+  getContentType,
+  jidDecode,
+  NO_MESSAGE_FOUND_ERROR_TEXT,
+  normalizeMessageContent,
+  proto,
+  toNumber,
+  type WAMessage
+} from "baileys"
 
 export type IgnoredReason =
   | "group"
@@ -268,6 +280,13 @@ const protocolKind = (content: proto.IMessage): string => {
   return name === undefined ? "protocolMessage" : `protocolMessage.${name}`
 }
 
+/** What a message without content stands for, if it is one of the known cases. */
+const awaitingKind = (message: WAMessage): MessageContent.AwaitingContentKind | undefined => {
+  if (message.key.isViewOnce === true) return "view_once"
+  if (message.messageStubType !== proto.WebMessageInfo.StubType.CIPHERTEXT) return undefined
+  return message.messageStubParameters?.[0] === NO_MESSAGE_FOUND_ERROR_TEXT ? "placeholder" : "ciphertext"
+}
+
 /**
  * One message of a `messages.upsert` batch (`notify` or `append`), translated. `now` (epoch ms)
  * stands in for a missing timestamp.
@@ -298,12 +317,24 @@ export const fromBaileys = (message: WAMessage, now: number): Translation => {
   if (server === "broadcast") return ignored("broadcast", key.participant ?? null)
   if (server === "newsletter") return ignored("newsletter")
   if (key.fromMe === true) return ignored("own_message")
-  if (!content || type === null || providerMessageId === "") return ignored("no_content")
+  if (providerMessageId === "") return ignored("no_content")
   const sender = senderOf(key)
+  const seconds = count(message.messageTimestamp) ?? 0
+  const at = seconds > 0 ? seconds * 1000 : now
+  if (!content || type === null) {
+    const awaiting = awaitingKind(message)
+    if (awaiting === undefined) return ignored("no_content")
+    if (sender === null) return ignored("no_sender")
+    const body = { _tag: "unsupported", kind: awaiting } as const
+    return {
+      _tag: "content",
+      kind: awaiting,
+      content: { providerMessageId, sender, body, quotedProviderMessageId: null, at }
+    }
+  }
   if (sender === null) return ignored("no_sender")
   const body = bodyOf(message, content, type)
   if ("ignored" in body) return ignored(body.ignored)
-  const seconds = count(message.messageTimestamp) ?? 0
   return {
     _tag: "content",
     kind: type === "protocolMessage" ? protocolKind(content) : type,
@@ -312,7 +343,7 @@ export const fromBaileys = (message: WAMessage, now: number): Translation => {
       sender,
       body: body.body,
       quotedProviderMessageId: quotedId((content as Record<string, unknown>)[type]),
-      at: seconds > 0 ? seconds * 1000 : now
+      at
     }
   }
 }
