@@ -23,15 +23,8 @@
  * - `no_sender`: a chat address that names neither a phone number nor a LID.
  */
 import { MessageContent } from "@switchboard/domain"
-import {
-  getContentType,
-  jidDecode,
-  NO_MESSAGE_FOUND_ERROR_TEXT,
-  normalizeMessageContent,
-  proto,
-  toNumber,
-  type WAMessage
-} from "baileys"
+import { getContentType, jidDecode, NO_MESSAGE_FOUND_ERROR_TEXT, proto, toNumber, type WAMessage } from "baileys"
+import * as BaileysWrappers from "./BaileysWrappers.js"
 
 export type IgnoredReason =
   | "group"
@@ -161,7 +154,7 @@ const contactOf = (card: proto.Message.IContactMessage): MessageContent.SharedCo
 
 /** The text of an edited message's new version (a text, or a media caption). */
 const editedText = (message: proto.IMessage | null | undefined): string | undefined => {
-  const inner = normalizeMessageContent(message)
+  const inner = BaileysWrappers.open(message).content
   if (!inner) return undefined
   const caption = inner.imageMessage?.caption ?? inner.videoMessage?.caption ?? inner.documentMessage?.caption
   const value = inner.conversation ?? inner.extendedTextMessage?.text ?? caption
@@ -175,12 +168,6 @@ const messageJson = (type: string, member: unknown): Record<string, unknown> =>
     enums: String,
     bytes: String
   })
-
-/** The contextInfo of whatever member carries one: who is quoted. */
-const quotedId = (member: unknown): string | null => {
-  const context = (member as { contextInfo?: proto.IContextInfo | null } | null | undefined)?.contextInfo
-  return nullable(context?.stanzaId)
-}
 
 type Body = { readonly body: MessageContent.InboundBody } | { readonly ignored: "protocol" }
 
@@ -296,7 +283,8 @@ export const fromBaileys = (message: WAMessage, now: number): Translation => {
   const providerMessageId = key.id ?? ""
   const chat = key.remoteJid ?? ""
   const server = decode(chat)?.server ?? chat.slice(chat.indexOf("@") + 1)
-  const content = normalizeMessageContent(message.message)
+  // every wrapper opened (BaileysWrappers): what is left is what the contact sent
+  const content = BaileysWrappers.open(message.message).content
   const type = content ? getContentType(content) ?? null : null
   const typeOf = (): MessageContent.MessageType | "none" => {
     if (!content || type === null) return "none"
@@ -342,7 +330,7 @@ export const fromBaileys = (message: WAMessage, now: number): Translation => {
       providerMessageId,
       sender,
       body: body.body,
-      quotedProviderMessageId: quotedId((content as Record<string, unknown>)[type]),
+      quotedProviderMessageId: BaileysWrappers.referredId(content, type, message.message),
       at
     }
   }
