@@ -154,6 +154,12 @@ const quotedIdOf = (message: proto.IMessage): string | undefined => {
   return undefined
 }
 
+/** Whether version `a` is older than `b` (WhatsApp Web versions, compared part by part). */
+const isOlder = (a: readonly [number, number, number], b: readonly [number, number, number]): boolean => {
+  for (let i = 0; i < 3; i++) if (a[i] !== b[i]) return a[i]! < b[i]!
+  return false
+}
+
 /** A ciphertext damaged on the way: its last bytes (the MAC of a Signal message) flipped. */
 const garble = (ciphertext: Uint8Array): Uint8Array => {
   const out = Uint8Array.from(ciphertext)
@@ -448,6 +454,7 @@ export class FakeWhatsApp {
   private heldLogins: Array<() => void> | undefined
   private holdOffline = false
   private heldResends: Array<() => Promise<void>> | undefined
+  private minimumVersion: readonly [number, number, number] | undefined
   /** messages delivered without content (`sendsWithoutContent`), which the phone sends on request */
   private readonly withoutContent = new Map<
     string,
@@ -560,6 +567,14 @@ export class FakeWhatsApp {
     })
   }
 
+  /**
+   * From now on, a client announcing a WhatsApp Web version older than `minimum` is refused as
+   * WhatsApp refuses an outdated client (`<failure reason="405"/>`); `undefined` takes any.
+   */
+  refuseVersionsBelow(minimum: readonly [number, number, number] | undefined): void {
+    this.minimumVersion = minimum
+  }
+
   /** The next `times` logins are answered with `<stream:error code=.../>` instead of `<success>`. */
   failNextLogins(code: number, times = Number.POSITIVE_INFINITY): void {
     this.failLogins = { code, remaining: times }
@@ -641,6 +656,14 @@ export class FakeWhatsApp {
         conn.stage = "open"
         const v = payload.userAgent?.appVersion
         this.clientVersions.push(`${v?.primary}.${v?.secondary}.${v?.tertiary}`)
+        if (
+          this.minimumVersion && isOlder([v?.primary ?? 0, v?.secondary ?? 0, v?.tertiary ?? 0], this.minimumVersion)
+        ) {
+          // as WhatsApp answers an outdated web client
+          this.send(conn, { tag: "failure", attrs: { reason: "405", location: "fake" } })
+          this.changed()
+          continue
+        }
         if (payload.devicePairingData) this.startPairing(conn, payload.devicePairingData)
         else this.login(conn, payload)
       } else {
