@@ -1,6 +1,6 @@
 import { defineConfig } from "vitest/config"
 import type { TestProjectInlineConfiguration } from "vitest/config"
-import { endToEndFiles } from "./test/support/EndToEnd.js"
+import { endToEndFiles, faultFiles } from "./test/support/EndToEnd.js"
 
 /** What both projects share (they do not inherit the root's `globalSetup`, which runs once, for the run). */
 const common = {
@@ -51,6 +51,20 @@ export default defineConfig({
           ...common,
           name: "end-to-end",
           include: [...endToEndFiles],
+          exclude: [...faultFiles, "**/node_modules/**"],
+          pool: "threads",
+          poolOptions: { threads: { isolate: false } }
+        }
+      },
+      {
+        // The fault end-to-end files (a process killed or paused, Postgres or Redis down, runners
+        // scaled out and in): `npm run test:faults` runs this project alone, `npm test` the two
+        // above (package.json), so that `npm test` answers in minutes; `.ci/run` runs both. Same
+        // pool as the end-to-end files: two at a time, `endToEndSlots.ts` keeps the bound.
+        test: {
+          ...common,
+          name: "faults",
+          include: [...faultFiles],
           pool: "threads",
           poolOptions: { threads: { isolate: false } }
         }

@@ -31,7 +31,11 @@ const ENTITIES_ALLOWED = new Set([
   "packages/entities/src/LockRefresh.ts",
   "packages/entities/src/ClusterSettings.ts",
   // the fencing setting the runner's cluster layer provides (a reference and its layer, no entity code)
-  "packages/entities/src/ShardFencing.ts"
+  "packages/entities/src/ShardFencing.ts",
+  // the authenticated transport the cluster client connects with, its handshake and its secret
+  "packages/entities/src/ClusterTransport.ts",
+  "packages/entities/src/ClusterHandshake.ts",
+  "packages/entities/src/ClusterAuthConfig.ts"
 ])
 
 const packageOf = (specifier: string) =>

@@ -82,7 +82,9 @@ describe.skipIf(url === undefined)("a misbehaving webhook receiver", () => {
           latencies[latencies.length >> 1]
         } ms, p99 ${p99} ms`
       )
-      assert.isBelow(p99, 3_000, "the healthy endpoint is not held up by the misbehaving one")
+      // held up, a delivery would wait out a hanging attempt of the other endpoint (the attempt
+      // timeout); the latency itself is a figure (printed above; bench:webhooks measures it quietly)
+      assert.isBelow(p99, Webhooks.ATTEMPT_TIMEOUT_MS, "the healthy endpoint is not held up by the misbehaving one")
 
       // the misbehaving endpoint: every delivery ends (none left pending), a dead one after exactly MAX_ATTEMPTS
       const finals = async () =>

@@ -7,7 +7,7 @@ import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { e2eDatabase, testDatabaseUrl } from "@switchboard/db/testing"
 import pg from "pg"
 import { BAD, makeFile, REPEATS, ROWS } from "../bench/lib/ContactsFile.js"
-import { admin, call, freePort, startService, waitFor } from "./support/Processes.js"
+import { admin, call, freePort, READY_DEADLINE_MS, startService, waitFor } from "./support/Processes.js"
 import type { ServiceProcess } from "./support/Processes.js"
 
 const url = testDatabaseUrl()
@@ -35,10 +35,10 @@ describe.skipIf(url === undefined)("contact import across a runner failure", () 
     const apiPort = await freePort()
     processes.push(startService("api", env, apiPort))
     api = `http://127.0.0.1:${apiPort}`
-    await waitFor(`${api}/ready`, 60_000).catch((error) => {
+    await waitFor(`${api}/ready`, READY_DEADLINE_MS).catch((error) => {
       throw new Error(`${error}\n${processes.map((p) => p.output()).join("\n---\n").slice(-3000)}`)
     })
-  }, 90_000)
+  }, 240_000)
 
   afterAll(async () => {
     await Promise.all(processes.map((p) => p.stop()))

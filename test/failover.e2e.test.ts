@@ -7,7 +7,7 @@ import { e2eDatabase, testDatabaseUrl } from "@switchboard/db/testing"
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
 import pg from "pg"
-import { admin, call, freePort, startService, waitFor } from "./support/Processes.js"
+import { admin, call, freePort, READY_DEADLINE_MS, startService, waitFor } from "./support/Processes.js"
 import type { ServiceProcess } from "./support/Processes.js"
 
 const url = testDatabaseUrl()
@@ -40,10 +40,10 @@ describe.skipIf(url === undefined)("failover of a runner under load", () => {
     processes.push(startService("runner", { ...env, HOST: "127.0.0.1", PORT: String(c2) }, h2!))
     processes.push(startService("api", env, apiPort!))
     api = `http://127.0.0.1:${apiPort}`
-    await waitFor(`${api}/ready`, 60_000).catch((error) => {
+    await waitFor(`${api}/ready`, READY_DEADLINE_MS).catch((error) => {
       throw new Error(`${error}\n${processes.map((p) => p.output()).join("\n---\n").slice(-3000)}`)
     })
-  }, 90_000)
+  }, 240_000)
 
   afterAll(async () => {
     await closeSink()
@@ -72,7 +72,9 @@ describe.skipIf(url === undefined)("failover of a runner under load", () => {
       created.workspace_id,
       "--entitlement",
       "shared_test_sessions",
-      "--unlimited"
+      // the whole pool: an operator's number is honoured as given (unlimited is half the pool)
+      "--value",
+      String(CHANNELS)
     ], env)
     const login = await call(api, "POST", "/v1/auth/login", {
       body: { email: "load@example.com", password: "correct horse battery staple" }

@@ -289,7 +289,7 @@ describe("inbound messages of every kind (sandbox)", () => {
         // raw: the test searches the whole answer for the message id it sent (never echoed)
         const elsewhere = yield* request("POST", `/v1/sandbox/sessions/${session.id}/inbound`, {
           token: key,
-          body: { from: FROM, reaction: { message_id: "msg_01JD7X6F3Q9T2M5N8R4V0W1Y2Z", emoji: "x" } }
+          body: { from: FROM, reaction: { message_id: "msg_01JD7X6F3Q9T2M5N8R4V0W1Y2Z", emoji: "👍" } }
         })
         assert.strictEqual(elsewhere.status, 422)
         assert.strictEqual(elsewhere.body.error.details.reason, "message_not_in_session")

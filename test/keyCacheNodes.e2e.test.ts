@@ -89,19 +89,21 @@ describe.skipIf(url === undefined || redisUrl === undefined)("API key cache acro
     const session = await signIn("keys@example.com")
     const key = await newKey(session)
     assert.strictEqual((await call(a.baseUrl, "DELETE", `/v1/api-keys/${key.id}`, session)).status, 200)
-    // the pub/sub hop only: the TTL (600 s) cannot explain a refusal within 2 s
-    const tookB = await refusedWithin(() => key.use(b), 401, 2_000)
+    // the pub/sub hop only: the TTL (600 s) cannot explain a refusal within 30 s (a bound that a
+    // loaded machine cannot break; the hop itself takes milliseconds)
+    const tookB = await refusedWithin(() => key.use(b), 401, 30_000)
     assert.strictEqual(await key.use(a), 401)
-    assert.isBelow(tookB, 2_000)
+    assert.isBelow(tookB, 30_000)
   }, 60_000)
 
   it("refuses a suspended workspace's cached key on both nodes at once (operator CLI)", async () => {
     const session = await signIn("suspend@example.com")
     const key = await newKey(session)
     await admin(["suspend", "--id", session.workspace], env)
-    await refusedWithin(() => key.use(a), 401, 2_000)
-    await refusedWithin(() => key.use(b), 401, 2_000)
+    // as above: far inside the 600 s TTL, so only the pub/sub hop can explain it
+    await refusedWithin(() => key.use(a), 401, 30_000)
+    await refusedWithin(() => key.use(b), 401, 30_000)
     await admin(["reactivate", "--id", session.workspace], env)
-    await refusedWithin(() => key.use(b), 200, 2_000)
+    await refusedWithin(() => key.use(b), 200, 30_000)
   }, 60_000)
 })

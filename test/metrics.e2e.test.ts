@@ -9,7 +9,7 @@ import { seededDataDir } from "@switchboard/db/testing"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { freePort, startService, waitFor, waitUntilUp } from "./support/Processes.js"
+import { freePort, READY_DEADLINE_MS, startService, waitFor, waitUntilUp } from "./support/Processes.js"
 import type { ServiceProcess } from "./support/Processes.js"
 import { parse, total } from "./support/PrometheusParser.js"
 
@@ -86,7 +86,7 @@ describe.skipIf(url === undefined)("an api node and a runner", () => {
   it(
     "each serves its own /metrics: the runner its shards, entities and sweeps; the api node its requests",
     async () => {
-      await waitFor(`http://127.0.0.1:${ports[2]}/ready`, 90_000, 200, processes[1])
+      await waitFor(`http://127.0.0.1:${ports[2]}/ready`, READY_DEADLINE_MS, 200, processes[1])
       const runner = await scrape(ports[3]!)
       assert.strictEqual(total(runner, "effect_cluster_shards"), 300, "the only runner holds every shard")
       assert.isAtLeast(total(runner, "effect_cluster_singletons"), 1)
@@ -104,6 +104,6 @@ describe.skipIf(url === undefined)("an api node and a runner", () => {
       assert.strictEqual(total(api, "switchboard_sweeper_runs_total"), 0)
       assert.strictEqual((await fetch(`http://127.0.0.1:${ports[2]}/metrics`)).status, 404)
     },
-    120_000
+    240_000
   )
 })

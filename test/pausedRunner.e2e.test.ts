@@ -11,7 +11,7 @@ import { e2eDatabase, testDatabaseUrl } from "@switchboard/db/testing"
 import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
 import pg from "pg"
-import { freePort, startService, waitFor } from "./support/Processes.js"
+import { freePort, READY_DEADLINE_MS, startService, waitFor } from "./support/Processes.js"
 import type { ServiceProcess } from "./support/Processes.js"
 import { loadWorkspace, sandboxNumbers, send } from "./support/SandboxLoad.js"
 
@@ -51,10 +51,10 @@ describe.skipIf(url === undefined)("a runner paused longer than the shard lock e
     const apiPort = await freePort()
     processes.push(startService("api", env, apiPort))
     api = `http://127.0.0.1:${apiPort}`
-    await waitFor(`${api}/ready`, 90_000, 200, processes[2]).catch((error) => {
+    await waitFor(`${api}/ready`, READY_DEADLINE_MS, 200, processes[2]).catch((error) => {
       throw new Error(`${error}\n${processes.map((p) => p.output()).join("\n---\n").slice(-3000)}`)
     })
-  }, 120_000)
+  }, 240_000)
 
   afterAll(async () => {
     processes[0]?.child.kill("SIGCONT")

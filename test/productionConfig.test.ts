@@ -6,19 +6,21 @@ import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { e2eDatabase, testDatabaseUrl } from "@switchboard/db/testing"
 import { StartupSafety } from "@switchboard/infra"
 import { SignJWT } from "jose"
-import { adminRun, call, freePort, startService, waitUntilUp } from "./support/Processes.js"
+import { adminRun, call, freePort, startCommand, startService, waitUntilUp } from "./support/Processes.js"
 import type { ServiceProcess } from "./support/Processes.js"
+import { serviceEntry } from "./support/ServiceBundles.js"
 
 const SAFE = {
   NODE_ENV: "production",
   JWT_SECRET: "production-jwt-secret-0123456789abcdefghij",
   API_KEY_PEPPER: "production-pepper-0123456789abcdefghijklm",
-  SECRETS_ENCRYPTION_KEY: Buffer.alloc(32, 42).toString("base64")
+  SECRETS_ENCRYPTION_KEY: Buffer.alloc(32, 42).toString("base64"),
+  CLUSTER_SECRET: "production-cluster-secret-0123456789abcdefghij"
 }
 
-/** Starts a service and waits for it to exit; its exit code and output. */
+/** Starts a service with `env` alone (not even the tests' cluster secret) and waits for it to exit; its exit code and output. */
 const exitOf = async (name: "api" | "runner" | "standalone", env: Record<string, string>) => {
-  const service = startService(name, env, await freePort())
+  const service = startCommand([process.execPath, ...serviceEntry(name)], env, await freePort())
   const code = await new Promise<number | null>((done) => {
     if (service.child.exitCode !== null) done(service.child.exitCode)
     else service.child.once("exit", done)
@@ -30,8 +32,8 @@ describe("production refuses unsafe settings", () => {
   it("stops an api node with nothing set, listing every problem once and how to fix it", async () => {
     const { code, output } = await exitOf("api", { NODE_ENV: "production" })
     assert.strictEqual(code, 1)
-    assert.match(output, /^Switchboard api refuses to start: NODE_ENV=production and 4 unsafe settings:/)
-    for (const name of ["JWT_SECRET", "API_KEY_PEPPER", "SECRETS_ENCRYPTION_KEY", "DATABASE_URL"]) {
+    assert.match(output, /^Switchboard api refuses to start: NODE_ENV=production and 5 unsafe settings:/)
+    for (const name of ["JWT_SECRET", "API_KEY_PEPPER", "SECRETS_ENCRYPTION_KEY", "CLUSTER_SECRET", "DATABASE_URL"]) {
       assert.strictEqual(output.split(`. ${name} `).length - 1, 1, name)
     }
     assert.notMatch(output, /\n\s+at /, "no stack trace")
@@ -49,6 +51,24 @@ describe("production refuses unsafe settings", () => {
     assert.include(output, "WEBHOOK_ALLOW_PRIVATE_TARGETS is true")
     assert.include(output, "SECRETS_ENCRYPTION_KEY is the development key")
     assert.notInclude(output, StartupSafety.DEVELOPMENT_ENCRYPTION_KEY)
+  }, 60_000)
+
+  it("stops a runner without a cluster secret of its own, in one line that names it", async () => {
+    const { CLUSTER_SECRET: _, ...withoutSecret } = SAFE
+    const { code, output } = await exitOf("runner", { ...withoutSecret, DATABASE_URL: "postgres://127.0.0.1:1/none" })
+    assert.strictEqual(code, 1)
+    assert.include(output, "NODE_ENV=production and 1 unsafe setting:")
+    assert.include(output, "1. CLUSTER_SECRET is not set (the development default would be used)")
+    // the development secret, even listed as a previous one, is refused without being echoed
+    const listed = await exitOf("runner", {
+      ...SAFE,
+      DATABASE_URL: "postgres://127.0.0.1:1/none",
+      CLUSTER_SECRET: `${SAFE.CLUSTER_SECRET},${StartupSafety.DEVELOPMENT_CLUSTER_SECRET}`
+    })
+    assert.strictEqual(listed.code, 1)
+    assert.include(listed.output, "1. CLUSTER_SECRET holds the development default")
+    assert.notInclude(listed.output, StartupSafety.DEVELOPMENT_CLUSTER_SECRET)
+    assert.notInclude(listed.output, SAFE.CLUSTER_SECRET)
   }, 60_000)
 
   it("stops the operator CLI in production too, but its help needs nothing and warns of nothing", async () => {

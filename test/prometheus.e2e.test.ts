@@ -19,7 +19,7 @@ import { join, resolve } from "node:path"
 import { chromium } from "playwright-core"
 import { parse, stringify } from "yaml"
 import { dashboardPage, type PanelData } from "./support/DashboardPicture.js"
-import { freePort, startService, waitFor } from "./support/Processes.js"
+import { freePort, READY_DEADLINE_MS, startService, waitFor } from "./support/Processes.js"
 import type { ServiceProcess } from "./support/Processes.js"
 import { loadWorkspace, sandboxNumbers, send } from "./support/SandboxLoad.js"
 
@@ -118,13 +118,13 @@ describe.skipIf(url === undefined)(
       ], { stdio: ["ignore", "pipe", "pipe"] })
       prometheus.stdout!.on("data", (d) => (prometheusOutput += d))
       prometheus.stderr!.on("data", (d) => (prometheusOutput += d))
-      await waitFor(`${api}/ready`, 90_000, 200, processes[2]).catch((error) => {
+      await waitFor(`${api}/ready`, READY_DEADLINE_MS, 200, processes[2]).catch((error) => {
         throw new Error(`${error}\n${processes.map((p) => p.output()).join("\n---\n").slice(-3000)}`)
       })
       await waitFor(`${prometheusUrl}/-/ready`, 30_000).catch((error) => {
         throw new Error(`${error}\n${prometheusOutput.slice(-2000)}`)
       })
-    }, 120_000)
+    }, 240_000)
 
     afterAll(async () => {
       prometheus?.kill("SIGTERM")

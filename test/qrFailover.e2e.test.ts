@@ -10,7 +10,7 @@ import { e2eDatabase, testDatabaseUrl } from "@switchboard/db/testing"
 import { Effect } from "effect"
 import { resolve } from "node:path"
 import { FakeWhatsApp } from "./fake-whatsapp/index.js"
-import { admin, call, freePort, startService, waitFor } from "./support/Processes.js"
+import { admin, call, freePort, READY_DEADLINE_MS, startService, waitFor } from "./support/Processes.js"
 import type { ServiceProcess } from "./support/Processes.js"
 
 const url = testDatabaseUrl()
@@ -78,10 +78,10 @@ describe.skipIf(url === undefined)("QR channel across a runner failover", () => 
     runners.push(startService("runner", { ...env, HOST: "127.0.0.1", PORT: String(c1) }, h1!, [trustFakeWhatsApp]))
     runners.push(startService("runner", { ...env, HOST: "127.0.0.1", PORT: String(c2) }, h2!, [trustFakeWhatsApp]))
     api = startService("api", { ...env, LOG_LEVEL: "error" }, apiPort!)
-    await waitFor(`${api.baseUrl}/ready`, 60_000).catch((error) => {
+    await waitFor(`${api.baseUrl}/ready`, READY_DEADLINE_MS).catch((error) => {
       throw new Error(`${error}\n${[...runners, api!].map((p) => p.output()).join("\n---\n").slice(-3000)}`)
     })
-  }, 90_000)
+  }, 240_000)
 
   afterAll(async () => {
     await Promise.all([...runners, ...(api ? [api] : [])].map((p) => p.stop()))

@@ -12,7 +12,7 @@ import { randomBytes } from "node:crypto"
 import { resolve } from "node:path"
 import pg from "pg"
 import { FakeWhatsApp } from "./fake-whatsapp/index.js"
-import { admin, call, freePort, startService, waitFor } from "./support/Processes.js"
+import { admin, call, freePort, READY_DEADLINE_MS, startService, waitFor } from "./support/Processes.js"
 import type { ServiceProcess } from "./support/Processes.js"
 
 const url = testDatabaseUrl()
@@ -61,10 +61,10 @@ describe.skipIf(url === undefined)("QR inbound across a crash of every runner", 
     const apiPort = await freePort()
     api = startService("api", { ...env, LOG_LEVEL: "error" }, apiPort!)
     processes.push(api)
-    await waitFor(`${api.baseUrl}/ready`, 60_000).catch((error) => {
+    await waitFor(`${api.baseUrl}/ready`, READY_DEADLINE_MS).catch((error) => {
       throw new Error(`${error}\n${processes.map((p) => p.output()).join("\n---\n").slice(-3000)}`)
     })
-  }, 90_000)
+  }, 240_000)
 
   afterAll(async () => {
     await Promise.all(processes.map((p) => p.stop()))

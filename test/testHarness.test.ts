@@ -1,53 +1,153 @@
 /**
  * How the suite runs (docs/TESTING.md "Tests"): the two pools of `vitest.config.ts` (the end-to-end
  * files in one of their own, so that one waiting for its turn never holds up a worker of the
- * others), and the service processes started from the bundles this run built
- * (test/support/ServiceBundles.ts).
+ * others), the two commands (`npm test`, and `npm run test:faults` for the fault files), and the
+ * service processes started from the production build (scripts/build.ts).
  */
 import { assert, describe, it } from "@effect/vitest"
-import { existsSync } from "node:fs"
-import { dirname, relative, resolve } from "node:path"
+import {
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  utimesSync,
+  writeFileSync
+} from "node:fs"
+import { dirname, join, relative, resolve, sep } from "node:path"
 import { fileURLToPath } from "node:url"
 import { createVitest } from "vitest/node"
-import { isEndToEnd } from "./support/EndToEnd.js"
+import { isFresh } from "../scripts/build.js"
+import { isEndToEnd, isFault } from "./support/EndToEnd.js"
 import { serviceEntry } from "./support/ServiceBundles.js"
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..")
 
+/** The vitest projects a package.json script runs (`vitest run --project a --project b`). */
+const projectsOf = (script: string): ReadonlyArray<string> => {
+  const command: string = JSON.parse(readFileSync(resolve(root, "package.json"), "utf8")).scripts[script]
+  assert.match(command, /^vitest run( --project [\w-]+)+$/, `${script}: ${command}`)
+  return [...command.matchAll(/--project ([\w-]+)/g)].map((m) => m[1]!)
+}
+
+/** The test files a vitest run over `projects` (all of them when absent) takes, with their project and pool. */
+const filesOf = async (projects?: ReadonlyArray<string>) => {
+  const vitest = await createVitest("test", {
+    root,
+    config: resolve(root, "vitest.config.ts"),
+    watch: false,
+    ...(projects === undefined ? {} : { project: [...projects] })
+  })
+  try {
+    return (await vitest.globTestSpecifications()).map((s) => ({
+      file: relative(root, s.moduleId),
+      project: s.project.name,
+      pool: s.pool
+    }))
+  } finally {
+    await vitest.close()
+  }
+}
+
+/** Every `*.test.ts` in the repository, outside node_modules. */
+const testFilesOnDisk = () =>
+  readdirSync(root, { recursive: true, encoding: "utf8" })
+    .filter((path) => path.endsWith(".test.ts") && !path.split(sep).includes("node_modules"))
+    .filter((path) => !path.startsWith(`.tmp${sep}`) && !path.startsWith(`.node24${sep}`))
+    .map((path) => path.split(sep).join("/"))
+    .sort()
+
 describe("the test files' pools", () => {
   it("runs every file once: the end-to-end ones in worker threads of their own, the others in forks", async () => {
-    const vitest = await createVitest("test", { root, config: resolve(root, "vitest.config.ts"), watch: false })
-    try {
-      const specifications = await vitest.globTestSpecifications()
-      const files = specifications.map((s) => relative(root, s.moduleId))
-      assert.strictEqual(new Set(files).size, files.length, "a file in two projects would run twice")
-      const endToEnd = specifications.filter((s) => isEndToEnd(s.moduleId))
-      assert.isAbove(endToEnd.length, 10)
-      for (const s of specifications) {
-        const expected = isEndToEnd(s.moduleId) ? ["end-to-end", "threads"] : ["in-process", "forks"]
-        assert.deepStrictEqual([s.project.name, s.pool], expected, relative(root, s.moduleId))
-      }
-      assert.include(files, "test/testHarness.test.ts")
-      assert.include(files, "packages/db/test/DispatchQueueRepo.test.ts")
-    } finally {
-      await vitest.close()
+    const files = await filesOf()
+    assert.strictEqual(new Set(files.map((f) => f.file)).size, files.length, "a file in two projects would run twice")
+    assert.isAbove(files.filter((f) => isEndToEnd(f.file)).length, 10)
+    for (const f of files) {
+      const expected = isFault(f.file)
+        ? ["faults", "threads"]
+        : isEndToEnd(f.file)
+        ? ["end-to-end", "threads"]
+        : ["in-process", "forks"]
+      assert.deepStrictEqual([f.project, f.pool], expected, f.file)
     }
+    assert.include(files.map((f) => f.file), "test/testHarness.test.ts")
+    assert.include(files.map((f) => f.file), "packages/db/test/DispatchQueueRepo.test.ts")
   })
 
-  it("knows an end-to-end file by its name", () => {
+  it("runs every test file in exactly one of `npm test` and `npm run test:faults`, the fault files in the second", async () => {
+    const test = (await filesOf(projectsOf("test"))).map((f) => f.file).sort()
+    const faults = (await filesOf(projectsOf("test:faults"))).map((f) => f.file).sort()
+    assert.deepStrictEqual(test.filter((f) => faults.includes(f)), [], "in both commands")
+    assert.deepStrictEqual([...test, ...faults].sort(), testFilesOnDisk(), "every test file, in one of them")
+    assert.deepStrictEqual(faults.filter((f) => !isFault(f)), [], "only fault files in test:faults")
+    for (
+      const name of [
+        "chaosApiKill",
+        "chaosPostgres",
+        "chaosReceiver",
+        "chaosRedis",
+        "chaosSingletons",
+        "contactImportFailover",
+        "failover",
+        "pausedApi",
+        "pausedRunner",
+        "qrFailover",
+        "qrInboundFailover",
+        "scaleRunners"
+      ]
+    ) {
+      assert.include(faults, `test/${name}.e2e.test.ts`)
+    }
+    assert.include(test, "test/topology.e2e.test.ts")
+  })
+
+  it("knows an end-to-end file and a fault file by its name", () => {
     assert.isTrue(isEndToEnd("/repo/test/chaosApiKill.e2e.test.ts"))
     assert.isFalse(isEndToEnd("/repo/test/messages.test.ts"))
     assert.isFalse(isEndToEnd("/repo/test/e2e.test.ts.orig"))
+    assert.isTrue(isFault("/repo/test/chaosApiKill.e2e.test.ts"))
+    assert.isTrue(isFault("/repo/test/qrInboundFailover.e2e.test.ts"))
+    assert.isTrue(isFault("/repo/test/failover.e2e.test.ts"))
+    assert.isTrue(isFault("/repo/test/pausedRunner.e2e.test.ts"))
+    assert.isTrue(isFault("/repo/test/scaleRunners.e2e.test.ts"))
+    assert.isFalse(isFault("/repo/test/topology.e2e.test.ts"))
+    assert.isFalse(isFault("/repo/test/chaos.test.ts"))
   })
 })
 
 describe("the service processes", () => {
-  it("start from the bundle this run built of each service, not through tsx", () => {
+  it("start from the production build (npm run build's dist/), as npm start and the image do, not through tsx", () => {
+    const scripts = (JSON.parse(readFileSync(resolve(root, "package.json"), "utf8")) as {
+      scripts: Record<string, string>
+    }).scripts
     for (const name of ["api", "runner", "standalone", "admin"] as const) {
       const entry = serviceEntry(name)
-      assert.lengthOf(entry, 1, `${name}: ${entry.join(" ")}`)
-      assert.match(entry[0]!, new RegExp(`/\\.tmp/services-[^/]+/${name}\\.mjs$`))
-      assert.isTrue(existsSync(entry[0]!))
+      assert.deepStrictEqual(entry, ["--enable-source-maps", resolve(root, "dist", `${name}.mjs`)])
+      assert.isTrue(existsSync(entry[1]!))
+      assert.isTrue(existsSync(`${entry[1]!}.map`), `${name}: its source map`)
+      const script = scripts[name === "standalone" ? "start" : name === "admin" ? "admin" : `start:${name}`]
+      assert.strictEqual(script, `node ${entry[0]} dist/${name}.mjs`)
+      assert.isTrue(isFresh(name), `${name}: the global setup left it built from the sources as they are`)
+    }
+  })
+
+  it("are rebuilt when a file their bundle was made of changed since the build, and only then", () => {
+    const dir = mkdtempSync(join(root, ".tmp", "build-"))
+    try {
+      const input = join(dir, "input.ts")
+      writeFileSync(input, "export {}")
+      writeFileSync(join(dir, "runner.mjs"), "")
+      const manifest = { inputs: { [relative(root, input)]: statSync(input).mtimeMs } }
+      writeFileSync(join(dir, "runner.build.json"), JSON.stringify(manifest))
+      assert.isTrue(isFresh("runner", dir))
+      assert.isFalse(isFresh("api", dir), "no bundle, no manifest")
+      utimesSync(input, new Date(), new Date(Date.now() + 5000))
+      assert.isFalse(isFresh("runner", dir), "an input changed")
+      rmSync(input)
+      assert.isFalse(isFresh("runner", dir), "an input is gone")
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
     }
   })
 })

@@ -8,7 +8,7 @@ import { Database } from "@switchboard/db"
 import { e2eDatabase, testDatabaseUrl } from "@switchboard/db/testing"
 import { Cluster, ClusterAuthConfig, ProbeEntity } from "@switchboard/entities"
 import { Effect, Layer, Redacted, Schedule } from "effect"
-import { call, clusterSecret, freePort, startService, waitFor } from "./support/Processes.js"
+import { call, clusterSecret, freePort, READY_DEADLINE_MS, startService, waitFor } from "./support/Processes.js"
 import type { ServiceProcess } from "./support/Processes.js"
 
 const url = testDatabaseUrl()
@@ -36,11 +36,11 @@ describe.skipIf(url === undefined)("api node + two runners", () => {
   }, 90_000)
 
   it("reports the cluster up through the api node", async () => {
-    await waitFor(`http://127.0.0.1:${ports[4]}/ready`, 60_000)
+    await waitFor(`http://127.0.0.1:${ports[4]}/ready`, READY_DEADLINE_MS)
     const ready = await call(`http://127.0.0.1:${ports[4]}`, "GET", "/ready")
     assert.strictEqual(ready.body.checks.cluster.status, "up")
     assert.strictEqual(ready.body.checks.database.status, "up")
-  }, 90_000)
+  }, 240_000)
 
   it("answers from entities on both runners", async () => {
     // A runner that starts later than the other owns no shards until the shard manager hands it

@@ -9,7 +9,7 @@ import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { e2eDatabase, testDatabaseUrl } from "@switchboard/db/testing"
 import { eventually, startCollector } from "./support/OtlpCollector.js"
 import type { CollectedSpan, Collector } from "./support/OtlpCollector.js"
-import { admin, call, freePort, startService, waitFor } from "./support/Processes.js"
+import { admin, call, freePort, READY_DEADLINE_MS, startService, waitFor } from "./support/Processes.js"
 import type { ServiceProcess } from "./support/Processes.js"
 
 const url = testDatabaseUrl()
@@ -45,7 +45,7 @@ describe.skipIf(url === undefined)("traces across the api node and a runner", ()
     processes.push(startService("runner", { ...env, HOST: "127.0.0.1", PORT: String(cluster) }, runnerHttp))
     api = startService("api", env, apiHttp)
     processes.push(api)
-    await waitFor(`${api.baseUrl}/ready`, 90_000, 200, api)
+    await waitFor(`${api.baseUrl}/ready`, READY_DEADLINE_MS, 200, api)
     await call(api.baseUrl, "GET", "/health")
 
     const adminEnv = { DATABASE_URL: database.url, JWT_SECRET, API_KEY_PEPPER: PEPPER }
@@ -90,7 +90,7 @@ describe.skipIf(url === undefined)("traces across the api node and a runner", ()
     assert.strictEqual(sent.status, 201)
     messageId = ((await sent.json()) as { id: string }).id
     await call(api.baseUrl, "GET", "/ready")
-  }, 180_000)
+  }, 240_000)
 
   afterAll(async () => {
     await Promise.all(processes.map((p) => p.stop()))

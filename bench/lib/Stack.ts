@@ -136,11 +136,13 @@ export const startStack = async (options: StackOptions): Promise<Stack> => {
     "--verified"
   ], adminEnv)
   // benches pair several QR channels (bench:media, bench:soak): no plan limit on production channels
-  for (const entitlement of ["shared_test_sessions", "production_channels"]) {
-    await admin(
-      ["override", "--workspace", created.workspace_id, "--entitlement", entitlement, "--unlimited"],
-      adminEnv
-    )
+  // and the whole sandbox pool: an operator's number is honoured as given (unlimited is half the pool)
+  const overrides = [
+    ["shared_test_sessions", "--value", String(options.sandboxNumbers ?? 10)],
+    ["production_channels", "--unlimited"]
+  ]
+  for (const [entitlement, ...value] of overrides) {
+    await admin(["override", "--workspace", created.workspace_id, "--entitlement", entitlement!, ...value], adminEnv)
   }
   const login = async () => {
     const reply = await call(api.baseUrl, "POST", "/v1/auth/login", {

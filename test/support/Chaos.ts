@@ -10,7 +10,7 @@ import { createServer } from "node:http"
 import type { AddressInfo, Server } from "node:net"
 import { resolve } from "node:path"
 import pg from "pg"
-import { admin, call, freePort, startService, waitFor } from "./Processes.js"
+import { admin, call, freePort, READY_DEADLINE_MS, startService, waitFor } from "./Processes.js"
 import type { ServiceProcess } from "./Processes.js"
 
 export const TO = "+4915112345678"
@@ -89,7 +89,7 @@ export const startChaosStack = async (options: ChaosOptions): Promise<ChaosStack
     const api = startService("api", env, await freePort())
     apis.push(api)
     // a process boots in seconds; on a 2-core machine shared with other work it took 90 s
-    await waitFor(`${api.baseUrl}/ready`, 180_000, 200, api)
+    await waitFor(`${api.baseUrl}/ready`, READY_DEADLINE_MS, 200, api)
     return api
   }
   let sink: Server | undefined
@@ -114,11 +114,10 @@ export const startChaosStack = async (options: ChaosOptions): Promise<ChaosStack
       "C",
       "--verified"
     ], dbEnv)
-    for (const entitlement of ["shared_test_sessions", "webhook_endpoints"]) {
-      await admin(
-        ["override", "--workspace", created.workspace_id, "--entitlement", entitlement, "--unlimited"],
-        dbEnv
-      )
+    // the whole pool: an operator's number is honoured as given (unlimited is half the pool)
+    const overrides = [["shared_test_sessions", "--value", String(channelCount)], ["webhook_endpoints", "--unlimited"]]
+    for (const [entitlement, ...value] of overrides) {
+      await admin(["override", "--workspace", created.workspace_id, "--entitlement", entitlement!, ...value], dbEnv)
     }
     const login = await call(api, "POST", "/v1/auth/login", {
       body: { email: "chaos@example.com", password: "correct horse battery staple" }

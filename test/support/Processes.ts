@@ -79,6 +79,13 @@ export const startCommand = (
 }
 
 /**
+ * How long a test waits for a stack of service processes to answer `/ready`: a deadline, not a
+ * bound (how fast a stack starts is not what these tests assert). Three minutes: a runner on a
+ * 2-core machine at load 24 was not ready in 60 s.
+ */
+export const READY_DEADLINE_MS = 180_000
+
+/**
  * Polls `url` until it answers `status` (default 200) or `timeoutMs` passes. Given the service
  * behind it, gives up as soon as that process exits and puts the end of its output in the error.
  */

@@ -33,7 +33,16 @@ export const loadWorkspace = async (
     env
   )
   await admin(
-    ["override", "--workspace", created.workspace_id, "--entitlement", "shared_test_sessions", "--unlimited"],
+    // the whole pool: an operator's number is honoured as given (unlimited is half the pool)
+    [
+      "override",
+      "--workspace",
+      created.workspace_id,
+      "--entitlement",
+      "shared_test_sessions",
+      "--value",
+      String(channels)
+    ],
     env
   )
   const login = await call(api, "POST", "/v1/auth/login", { body: { email, password } })

@@ -39,7 +39,7 @@ export class SandboxApi extends HttpApiGroup.make("sandbox")
       .addError(Errors.SandboxNoNumberAvailable)
       .annotate(
         OpenApi.Description,
-        "Reserves a shared test number for 72 h and creates its `sandbox` channel (connected). The verification code is in this response only. Test-mode API keys only. At `expires_at` the session reads `expired` and stops verifying, receiving and sending; within seconds its channel is archived (`channel.archived`) and the number returns to the pool (an allocation takes the number of an expired session at once)."
+        "Reserves a shared test number for 72 h and creates its `sandbox` channel (connected). The verification code is in this response only. Test-mode API keys only. At `expires_at` the session reads `expired` and stops verifying, receiving and sending; within seconds its channel is archived (`channel.archived`) and the number returns to the pool (an allocation takes the number of an expired session at once). A workspace holds at most `shared_test_sessions` sessions and never more than half of the shared pool (`unlimited` means half of the pool; an operator's numeric override is honoured as given): beyond, 409 `ENTITLEMENT_LIMIT_REACHED` (`details.reason = pool_share` when the pool's share refused it). Every number held: 503 `SANDBOX_NO_NUMBER_AVAILABLE` with `details.retry_at` (when the first number frees up), `details.retry_after_seconds` and `Retry-After` (docs/LIMITS.md \"Sandbox numbers\")."
       )
       .pipe(requireScopes("channels.manage"), rateLimited("sandbox_session_create"))
   )

@@ -24,6 +24,7 @@ const SessionRow = Schema.Struct({
 })
 
 const PhoneRow = Schema.Struct({ phone_number: Schema.String })
+const HeldRow = Schema.Struct({ phone_number: Schema.String, expires_at: TimestampColumn })
 const SessionRef = Schema.Struct({ id: Schema.String, workspace_id: Schema.String })
 const ExpiredRow = Schema.Struct({ id: Schema.String, channel_id: Schema.String, workspace_id: Schema.String })
 
@@ -78,18 +79,18 @@ export class SandboxRepo extends Effect.Service<SandboxRepo>()("@switchboard/db/
 
     const inUse = SqlSchema.findAll({
       Request: Schema.Void,
-      Result: PhoneRow,
-      execute: () => sql`SELECT phone_number FROM sandbox_sessions WHERE status = 'active'`
+      Result: HeldRow,
+      execute: () => sql`SELECT phone_number, expires_at FROM sandbox_sessions WHERE status = 'active'`
     })
 
     /**
-     * Numbers of the pool held by an `active` session, expired or not: exactly what the unique
-     * index `sandbox_sessions_number` holds (call `expire` first, under the allocation lock, to
-     * free the numbers of sessions past their expiry).
+     * Numbers of the pool held by an `active` session, expired or not, each with when its session
+     * expires: exactly what the unique index `sandbox_sessions_number` holds (call `expire` first,
+     * under the allocation lock, to free the numbers of sessions past their expiry).
      */
     const numbersInUse = Effect.fn("SandboxRepo.numbersInUse")(function*() {
       const rows = yield* inUse(undefined)
-      return new Set(rows.map((r) => r.phone_number))
+      return new Map(rows.map((r) => [r.phone_number, iso(r.expires_at)] as const))
     }, dieOnDatabaseError)
 
     const expired = SqlSchema.findAll({

@@ -5,6 +5,7 @@
 import { Schema } from "effect"
 import { ChannelStatus } from "./ChannelStateMachine.js"
 import { maxCharacters, minCharacters } from "./Characters.js"
+import { ReactionEmoji } from "./Emoji.js"
 import { Id, IdRef } from "./Ids.js"
 import { MessageMedia } from "./Media.js"
 import { Category } from "./MessageCategory.js"
@@ -190,7 +191,7 @@ const SendReaction = StrictStruct({
   /** a message of the same conversation (ours or theirs) */
   message_id: Id("msg"),
   /** one emoji; "" removes the reaction */
-  emoji: Schema.String.pipe(maxCharacters(32, "Expected one emoji"))
+  emoji: ReactionEmoji
 }).annotations({ identifier: "SendReaction" })
 
 /** The kinds a send can carry: exactly one per request (docs/API.md "Messages"). */

@@ -5,6 +5,7 @@
  */
 import { Schema } from "effect"
 import { maxCharacters, minCharacters } from "./Characters.js"
+import { ReactionEmoji } from "./Emoji.js"
 import { Id } from "./Ids.js"
 import { MessageType } from "./MessageContent.js"
 import { E164, StrictStruct } from "./Schemas.js"
@@ -74,7 +75,7 @@ export const SandboxInboundRequest = StrictStruct({
   ),
   reaction: Schema.optional(StrictStruct({
     message_id: Id("msg"),
-    emoji: Schema.String.pipe(maxCharacters(32)).annotations({ description: "\"\" removes the reaction" })
+    emoji: ReactionEmoji
   })),
   edit: Schema.optional(StrictStruct({ message_id: Id("msg"), text: StrictStruct({ body: Body }) })),
   revoke: Schema.optional(StrictStruct({ message_id: Id("msg") })),

@@ -1,13 +1,24 @@
 /** Sandbox sessions on shared test numbers. Test-mode API keys only. */
 import { SandboxApi, type Security } from "@switchboard/api"
 import { MediaRepo, MessagesRepo, SandboxRepo, Transactions } from "@switchboard/db"
-import { Errors, Ids, MessageContent, Pagination, SandboxInbound, Schemas } from "@switchboard/domain"
+import {
+  Errors,
+  Ids,
+  MediaSniff,
+  MessageContent,
+  Pagination,
+  type Plans,
+  SandboxInbound,
+  SandboxShare,
+  Schemas
+} from "@switchboard/domain"
 import { ChannelProtocol } from "@switchboard/entities/protocol"
 import { ProvidersConfig, SandboxNumbers } from "@switchboard/providers/contract"
 import { Clock, Effect, Option, Schedule } from "effect"
 import { createHash, randomInt, timingSafeEqual } from "node:crypto"
 import { Channels } from "./Channels.js"
 import { Entitlements } from "./Entitlements.js"
+import { fileRefused, MediaFiles } from "./MediaFiles.js"
 
 const SESSION_TTL_MS = 72 * 3600 * 1000
 
@@ -45,6 +56,53 @@ const requireTestKey = (principal: Security.Principal) =>
       new Errors.SandboxTestKeyRequired({ message: "Sandbox operations need a test-mode API key (wa_test_...)" })
     )
 
+/**
+ * The plan's `shared_test_sessions`, capped at the workspace's share of the pool
+ * (`SandboxShare`): 409 `ENTITLEMENT_LIMIT_REACHED` once the workspace holds that many sessions.
+ */
+const refuseBeyondShare = (entitlement: Plans.Entitlement, used: number, poolSize: number) => {
+  const { by, limit } = SandboxShare.sessionLimit(entitlement, poolSize)
+  if (used < limit) return Effect.void
+  const sessions = `${limit} shared test session${limit === 1 ? "" : "s"}`
+  return Effect.fail(
+    new Errors.EntitlementLimitReached({
+      message: by !== "pool_share"
+        ? `The ${
+          by === "plan" ? "plan" : "workspace's override"
+        } allows ${sessions} at a time; end one with DELETE /v1/sandbox/sessions/{id} (or reuse it: GET /v1/sandbox/sessions?status=active) before creating another`
+        : `One workspace holds at most ${sessions} at a time, half of the ${poolSize} shared sandbox numbers (docs/LIMITS.md "Sandbox"); end one with DELETE /v1/sandbox/sessions/{id} before creating another`,
+      details: {
+        entitlement: "shared_test_sessions",
+        limit,
+        used,
+        ...(by === "pool_share" ? { reason: "pool_share", pool_size: poolSize } : {})
+      }
+    })
+  )
+}
+
+/**
+ * 503 when every number of the pool is held: when the first of them frees up (its session's
+ * `expires_at`; sooner if a session is ended), as `details.retry_at` and `Retry-After`.
+ */
+const noNumberAvailable = (held: ReadonlyMap<string, string>, pool: ReadonlyArray<string>, nowMs: number) => {
+  const ends = pool.flatMap((n) => {
+    const at = held.get(n)
+    return at === undefined ? [] : [Date.parse(at)]
+  })
+  const first = Math.max(nowMs, Math.min(...ends))
+  const retryAt = Schemas.toTimestamp(first)
+  return new Errors.SandboxNoNumberAvailable({
+    message:
+      `Every shared sandbox number is in use; the first frees up at ${retryAt} (sooner if a session is ended). Retry then, or end one of your sessions with DELETE /v1/sandbox/sessions/{id}`,
+    details: {
+      retry_at: retryAt,
+      retry_after_seconds: Math.max(1, Math.ceil((first - nowMs) / 1000)),
+      pool_size: pool.length
+    }
+  })
+}
+
 export class Sandbox extends Effect.Service<Sandbox>()("@switchboard/service-api/Sandbox", {
   effect: Effect.gen(function*() {
     const transactions = yield* Transactions.Transactions
@@ -52,6 +110,7 @@ export class Sandbox extends Effect.Service<Sandbox>()("@switchboard/service-api
     const channelClient = yield* ChannelProtocol.ChannelEntity.client
     const messages = yield* MessagesRepo.MessagesRepo
     const mediaRepo = yield* MediaRepo.MediaRepo
+    const files = yield* MediaFiles
     const channels = yield* Channels
     const entitlements = yield* Entitlements
     const config = yield* ProvidersConfig.ProvidersConfig
@@ -87,18 +146,14 @@ export class Sandbox extends Effect.Service<Sandbox>()("@switchboard/service-api
         // sessions past their expiry end here too (not only in the sweeper): their numbers are
         // free for this allocation, and the unique index never sees a number twice
         yield* repo.expire(at)
-        yield* entitlements.check(
-          principal.workspaceId,
-          "shared_test_sessions",
-          yield* repo.countActive(principal.workspaceId, at)
+        yield* refuseBeyondShare(
+          yield* entitlements.get(principal.workspaceId, "shared_test_sessions"),
+          yield* repo.countActive(principal.workspaceId, at),
+          config.sandboxNumbers.length
         )
         const inUse = yield* repo.numbersInUse()
         const phone = config.sandboxNumbers.find((n) => !inUse.has(n))
-        if (phone === undefined) {
-          return yield* new Errors.SandboxNoNumberAvailable({
-            message: "Every shared sandbox number is in use; retry later"
-          })
-        }
+        if (phone === undefined) return yield* noNumberAvailable(inUse, config.sandboxNumbers, nowMs)
         const id = yield* Ids.newId("sbx")
         const channelId = yield* channels.insert({
           workspaceId: principal.workspaceId,
@@ -235,7 +290,11 @@ export class Sandbox extends Effect.Service<Sandbox>()("@switchboard/service-api
         return found.value.id as string
       })
 
-    /** The file of a media kind, inline or stored, checked against the kind's limits and types. */
+    /**
+     * The file of a media kind, inline or stored, through the same check as an upload
+     * (`MediaSniff.checkFile`: empty refused, the declared type against the bytes, the type stored
+     * in its canonical form) and the kind's limits.
+     */
     const fileOf = (
       principal: Security.Principal,
       kind: MessageContent.MediaKind,
@@ -256,8 +315,10 @@ export class Sandbox extends Effect.Service<Sandbox>()("@switchboard/service-api
               details: { reason: "media_not_ready", issues: [{ path: [kind, "media_id"], message: "Not stored" }] }
             })
           }
+          const path = [kind, "media_id"]
+          const mimeType = yield* files.checkStored(media, kind, { type: path, bytes: path })
           return {
-            mimeType: media.mime_type,
+            mimeType,
             sizeBytes: media.size_bytes,
             sha256: media.sha256,
             filename: media.filename,
@@ -279,26 +340,22 @@ export class Sandbox extends Effect.Service<Sandbox>()("@switchboard/service-api
             details: { limit_bytes: limit }
           })
         }
+        const verdict = MediaSniff.checkFile({
+          kind,
+          declared: input.mime_type,
+          head: bytes.subarray(0, MediaSniff.SNIFF_BYTES)
+        })
+        if (verdict._tag === "refused") {
+          return yield* fileRefused(verdict.refusal, { type: [kind, "mime_type"], bytes: [kind, "data_base64"] })
+        }
         return {
-          mimeType: input.mime_type!,
+          mimeType: verdict.file.mimeType,
           sizeBytes: bytes.byteLength,
           sha256: createHash("sha256").update(bytes).digest("hex"),
           filename: null,
           source: { data_base64: data }
         }
-      }).pipe(
-        Effect.tap((file) => {
-          const types = MessageContent.MEDIA_TYPES[kind]
-          const type = file.mimeType.split(";")[0]!.trim().toLowerCase()
-          return types === null || types.includes(type) ? Effect.void : new Errors.ValidationError({
-            message: `${/^[aeiou]/.test(kind) ? "An" : "A"} ${kind} takes ${types.join(", ")}`,
-            details: {
-              reason: "media_type_unsupported",
-              issues: [{ path: [kind, "mime_type"], message: "Unsupported" }]
-            }
-          })
-        })
-      )
+      })
 
     const as = (body: MessageContent.InboundBody) => body
 
@@ -403,6 +460,7 @@ export class Sandbox extends Effect.Service<Sandbox>()("@switchboard/service-api
     Channels.Default,
     Entitlements.Default,
     MessagesRepo.MessagesRepo.Default,
-    MediaRepo.MediaRepo.Default
+    MediaRepo.MediaRepo.Default,
+    MediaFiles.Default
   ]
 }) {}
