@@ -139,6 +139,20 @@ export const InboundContent = Schema.Struct({
 })
 export type InboundContent = typeof InboundContent.Type
 
+/**
+ * `unsupported` kinds of a message whose content has not reached the linked device (docs/QR-CHANNELS.md
+ * "Messages without content"): a view-once marker (`view_once`: the content stays on the phone), a
+ * message WhatsApp delivered without content, the phone asked to send it (`placeholder`), one the
+ * device could not decrypt, the sender asked to send it again (`ciphertext`). Each is recorded at
+ * once; when the content arrives under the same provider id, the message is completed in place.
+ */
+export const AWAITING_CONTENT_KINDS = ["view_once", "placeholder", "ciphertext"] as const
+export type AwaitingContentKind = typeof AWAITING_CONTENT_KINDS[number]
+
+/** Whether a body stands for content not here (yet): one of `AWAITING_CONTENT_KINDS`. */
+export const awaitsContent = (body: InboundBody): boolean =>
+  body._tag === "unsupported" && (AWAITING_CONTENT_KINDS as ReadonlyArray<string>).includes(body.kind)
+
 /** The message `type` an inbound body is recorded as. */
 export const inboundType = (body: InboundBody): MessageType => body._tag === "media" ? body.kind : body._tag
 

@@ -91,7 +91,11 @@ export const open = (options: {
         auth: { creds: a.state.creds, keys },
         waWebSocketUrl: config.websocketUrl,
         logger,
-        // the bundled WhatsApp Web version: never fetched at run time
+        // the configured WhatsApp Web version, else the bundled one: never fetched at run time
+        ...Option.match(config.whatsappWebVersion, {
+          onNone: () => ({}),
+          onSome: (version) => ({ version: [...version] as [number, number, number] })
+        }),
         connectTimeoutMs: Duration.toMillis(config.connectTimeout),
         defaultQueryTimeoutMs: Duration.toMillis(config.queryTimeout),
         keepAliveIntervalMs: Duration.toMillis(config.keepAliveInterval),
