@@ -16,6 +16,9 @@
  * - paused-api: one of two api nodes stopped for `--pause` s; the client times out after
  *   `--client-timeout` ms (5000) and
  *   retries with its Idempotency-Key on the other node;
+ * - qr-inbound-outage: a paired QR channel's runner cannot reach Postgres for `--outage` s (a
+ *   proxy, bench/lib/QrInboundOutage.ts) while contacts send `--rate` texts a second: texts lost,
+ *   doubled, and the time to record them all after Postgres returns;
  * - overload: paused-runner, then scale, each beside a CPU hog (one busy process per core, ended
  *   with the scenario), with the lock refreshes' lateness (the oldest lock row of a live runner);
  * then, every time: accepted messages not `read`, messages without a 201, events never delivered,
@@ -33,6 +36,7 @@ import { cpuHog, pausedApi, pausedRunner, scaleOutIn, watchLockAges } from "../t
 import { startPostgres, startRedis } from "../test/support/PrivateServers.js"
 import { call } from "../test/support/Processes.js"
 import { flag, numberFlag, record } from "./lib/Measure.js"
+import { qrInboundOutage } from "./lib/QrInboundOutage.js"
 import { requireRealServers } from "./lib/Stack.js"
 
 const RUNS = numberFlag("runs", 3)
@@ -46,6 +50,8 @@ const SCALE_PHASES = [15, 30, 25] as const
 const PAUSE_S = numberFlag("pause", 16)
 /** how long the paused-api scenario's client waits for an answer before it retries elsewhere */
 const CLIENT_TIMEOUT_MS = numberFlag("client-timeout", 5_000)
+/** contacts writing to the QR channel in the qr-inbound-outage scenario */
+const QR_CONTACTS = numberFlag("contacts", 5)
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 const log = (line: string) => console.log(`[chaos] ${line}`)
@@ -262,7 +268,8 @@ const scenarios: Record<string, () => Promise<Record<string, unknown>>> = {
   scale,
   "paused-runner": pausedRunnerScenario,
   "paused-api": pausedApiScenario,
-  overload
+  overload,
+  "qr-inbound-outage": () => qrInboundOutage({ outageS: OUTAGE_S, rate: RATE, contacts: QR_CONTACTS })
 }
 
 /** What each scenario ran with, recorded with its lines (a scenario's own flags, not another's defaults). */
@@ -274,6 +281,7 @@ const parameters: Record<string, Record<string, unknown>> = {
   scale: { rate: SCALE_RATE, channels: SCALE_CHANNELS, phases_s: SCALE_PHASES },
   "paused-runner": { rate: RATE, pause_s: PAUSE_S },
   "paused-api": { rate: RATE, pause_s: PAUSE_S, client_timeout_ms: CLIENT_TIMEOUT_MS },
+  "qr-inbound-outage": { outage_s: OUTAGE_S, rate: RATE, contacts: QR_CONTACTS },
   overload: {
     rate: RATE,
     pause_s: PAUSE_S,

@@ -1,6 +1,8 @@
 // The image's HEALTHCHECK (Dockerfile): an api node or a standalone process is healthy when
 // `GET /ready` answers 200 (database, Redis and cluster up); a runner serves no HTTP, so it is
-// healthy while its cluster port (`PORT`, default 34431) accepts connections.
+// healthy while its cluster port (`PORT`, default 34431) accepts connections. The probe closes
+// without the cluster handshake (docs/CONFIGURATION.md "The cluster port"): the runner counts
+// that as a port probe and logs it at debug level only.
 import { readFileSync } from "node:fs"
 import { connect } from "node:net"
 

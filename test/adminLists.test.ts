@@ -1,8 +1,9 @@
 /**
- * The operator CLI lists users and workspaces (README "Run it"): real processes, against real
+ * The operator CLI lists users and workspaces, and migrates (README "Run it"): real processes, against real
  * Postgres when the suite has it, else the embedded database in a fresh, already migrated `DATA_DIR`.
  */
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
+import { Migrations } from "@switchboard/db"
 import { e2eDatabase, seededDataDir, testDatabaseUrl } from "@switchboard/db/testing"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -88,4 +89,14 @@ describe("admin list-users and list-workspaces", () => {
     assert.notInclude(raw.out, "argon2")
     assert.notInclude(raw.out, "password")
   }, 120_000)
+
+  it(
+    "migrate applies what is missing and says how many migrations the database has (the Kubernetes migration Job)",
+    async () => {
+      const first = await admin(["migrate"], env)
+      assert.deepStrictEqual(first, { migrations: Object.keys(Migrations.migrations).length })
+      assert.deepStrictEqual(await admin(["migrate"], env), first, "a second run finds nothing to do")
+    },
+    120_000
+  )
 })

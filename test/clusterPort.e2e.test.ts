@@ -58,12 +58,17 @@ const connectStranger = async (port: number) => {
   return { socket, settled, received }
 }
 
-/** Whether `service` logs `text` within 10 s (its log line may follow the close the peer saw). */
-const logs = async (service: ServiceProcess, text: string) => {
-  for (let waited = 0; waited < 10_000 && !service.output().includes(text); waited += 100) {
+const count = (service: ServiceProcess, text: string) => service.output().split(text).length - 1
+
+/**
+ * Whether `service` logs `text` (more than `seen` times so far) within 10 s: its log line may
+ * follow the close the peer saw.
+ */
+const logs = async (service: ServiceProcess, text: string, seen = 0) => {
+  for (let waited = 0; waited < 10_000 && count(service, text) <= seen; waited += 100) {
     await new Promise((r) => setTimeout(r, 100))
   }
-  return service.output().includes(text)
+  return count(service, text) > seen
 }
 
 describe.skipIf(url === undefined)("a runner's cluster port", () => {
@@ -133,6 +138,24 @@ describe.skipIf(url === undefined)("a runner's cluster port", () => {
     assert.strictEqual(Either.match(result, { onLeft: (error) => error.reason, onRight: () => "let in" }), "Closed")
     assert.isTrue(await logs(runner, "refused: WrongProof"), runner.output().slice(-2000))
   }, 60_000)
+
+  it("leaves an api node with another secret without a cluster: /ready says so, and both sides log why", async () => {
+    const refusedBefore = count(runner, "refused: WrongProof")
+    const stray = startService("api", {
+      DATABASE_URL: dbUrl,
+      CLUSTER_SECRET: "another-cluster-secret-0123456789abcdef"
+    }, await freePort())
+    try {
+      await waitFor(`${stray.baseUrl}/health`, 120_000, 200, stray)
+      const ready = await call(stray.baseUrl, "GET", "/ready")
+      assert.strictEqual(ready.status, 503)
+      assert.strictEqual(ready.body.checks.cluster.status, "down")
+      assert.isTrue(await logs(stray, `cluster connection to 127.0.0.1:${clusterPort} refused: Closed`), stray.output())
+      assert.isTrue(await logs(runner, "refused: WrongProof", refusedBefore), runner.output().slice(-2000))
+    } finally {
+      await stray.stop()
+    }
+  }, 150_000)
 
   it("answers an entity call from a cluster client that proves the secret", async () => {
     const answer = await Effect.gen(function*() {

@@ -20,6 +20,7 @@ const root = resolve(import.meta.dirname, "..")
 const read = (file: string) => readFileSync(join(root, file), "utf8")
 
 interface ComposeService {
+  readonly networks?: ReadonlyArray<string> | Record<string, { readonly aliases?: ReadonlyArray<string> } | null>
   readonly command?: ReadonlyArray<string>
   readonly environment?: Record<string, string>
   readonly build?: unknown
@@ -27,7 +28,10 @@ interface ComposeService {
   readonly ports?: ReadonlyArray<string>
   readonly volumes?: ReadonlyArray<string>
 }
-const compose = parse(read("docker-compose.yml"), { merge: true }) as { services: Record<string, ComposeService> }
+const compose = parse(read("docker-compose.yml"), { merge: true }) as {
+  services: Record<string, ComposeService>
+  networks?: Record<string, { readonly internal?: boolean } | null>
+}
 
 /** The names `.env.example` lists. */
 const exampleNames = read(".env.example").split("\n").map((l) => /^([A-Z_]+)=/.exec(l)?.[1]).filter(
@@ -62,6 +66,29 @@ describe("deployment files", () => {
   it("builds one image that runs every role as an unprivileged user and stops on SIGTERM", () => {
     const dockerfile = read("Dockerfile")
     assert.match(dockerfile, /npm install --omit=dev/)
+    // the compiled build (scripts/build.ts): made in a stage of its own; the image keeps the bundles
+    // and the production dependencies, never the sources, tsx or esbuild
+    const stages = dockerfile.split(/^(?=FROM )/m).filter((s) => s.startsWith("FROM "))
+    assert.isAtLeast(stages.length, 2)
+    assert.match(stages[0]!, /npm run build/)
+    const runtime = stages[stages.length - 1]!
+    assert.deepStrictEqual(
+      [...runtime.matchAll(/^COPY (.+) (\S+)$/gm)].map((m) => m[2]),
+      ["/app/node_modules", "/app/dist", "/app/deploy/"],
+      "the runtime copies the dependencies, the build and the entrypoint, nothing else"
+    )
+    assert.match(runtime, /^COPY --from=\w+ \/app\/dist \/app\/dist$/m)
+    const manifest = JSON.parse(read("package.json")) as {
+      dependencies: Record<string, string>
+      devDependencies: Record<string, string>
+    }
+    for (const tool of ["tsx", "esbuild"]) {
+      assert.notProperty(manifest.dependencies, tool, `${tool} is not installed by --omit=dev`)
+      assert.property(manifest.devDependencies, tool)
+    }
+    const entrypoint = read("deploy/entrypoint.sh")
+    assert.notInclude(entrypoint, "tsx")
+    assert.match(entrypoint, /exec node --enable-source-maps "\$app\/dist\/\$role\.mjs"/)
     assert.match(dockerfile, /^USER node$/m)
     assert.match(dockerfile, /^STOPSIGNAL SIGTERM$/m)
     // a supported LTS (Node 20 reached end of life on 2026-04-30), the major CI runs the real-mode suite on
@@ -72,7 +99,10 @@ describe("deployment files", () => {
     assert.match(dockerfile, /^HEALTHCHECK .*deploy\/healthcheck\.mjs/m)
     assert.match(dockerfile, /^ENTRYPOINT \["\/app\/deploy\/entrypoint\.sh"\]$/m)
     for (const [, from] of dockerfile.matchAll(/^COPY (?!--from)(.+) \S+$/gm)) {
-      for (const path of from!.split(" ")) assert.isTrue(existsSync(join(root, path)), `${path} exists`)
+      for (const path of from!.split(" ")) {
+        assert.isTrue(existsSync(join(root, path)), `${path} exists`)
+        assert.notInclude(read(".dockerignore").split("\n"), path, `${path} is sent to the build`)
+      }
     }
     const roles = Object.values(compose.services).filter((s) => s.build !== undefined).map((s) => s.command?.[0])
     assert.deepStrictEqual([...new Set(roles)].sort(), ["api", "runner"])
@@ -109,6 +139,23 @@ const definedMetrics = () => {
   collect(join(root, "node_modules/@effect/cluster/src/ClusterMetrics.ts"))
   return names
 }
+
+describe("the cluster port in docker-compose.yml", () => {
+  it("is on a network of its own that only the api node and the runners join, each runner listening at its address there", () => {
+    assert.strictEqual(compose.networks?.["cluster"]?.internal, true, "no route out of the cluster network")
+    const networksOf = (s: ComposeService) =>
+      Array.isArray(s.networks) ? s.networks : Object.keys(s.networks ?? { default: null })
+    const members = Object.entries(compose.services).filter(([, s]) => networksOf(s).includes("cluster"))
+    assert.deepStrictEqual(members.map(([, s]) => s.command?.[0]).sort(), ["api", "runner", "runner"])
+    for (const [name, service] of members.filter(([, s]) => s.command?.[0] === "runner")) {
+      const host = service.environment?.["HOST"]
+      const aliases = (service.networks as Record<string, { aliases?: ReadonlyArray<string> }>)["cluster"]?.aliases
+      assert.include(aliases ?? [], host, `${name}'s HOST names it on the cluster network only`)
+      assert.notInclude(Object.keys(compose.services), host, `${name}'s HOST is not a name every network resolves`)
+      assert.isUndefined(service.environment?.["LISTEN_HOST"])
+    }
+  })
+})
 
 describe("metrics deployment (Prometheus and Grafana in docker-compose.yml)", () => {
   const apps = Object.entries(compose.services).filter(([, s]) => s.build !== undefined)

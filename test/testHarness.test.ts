@@ -2,14 +2,23 @@
  * How the suite runs (docs/TESTING.md "Tests"): the two pools of `vitest.config.ts` (the end-to-end
  * files in one of their own, so that one waiting for its turn never holds up a worker of the
  * others), the two commands (`npm test`, and `npm run test:faults` for the fault files), and the
- * service processes started from the bundles this run built
- * (test/support/ServiceBundles.ts).
+ * service processes started from the production build (scripts/build.ts).
  */
 import { assert, describe, it } from "@effect/vitest"
-import { existsSync, readdirSync, readFileSync } from "node:fs"
-import { dirname, relative, resolve, sep } from "node:path"
+import {
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  utimesSync,
+  writeFileSync
+} from "node:fs"
+import { dirname, join, relative, resolve, sep } from "node:path"
 import { fileURLToPath } from "node:url"
 import { createVitest } from "vitest/node"
+import { isFresh } from "../scripts/build.js"
 import { isEndToEnd, isFault } from "./support/EndToEnd.js"
 import { serviceEntry } from "./support/ServiceBundles.js"
 
@@ -108,12 +117,37 @@ describe("the test files' pools", () => {
 })
 
 describe("the service processes", () => {
-  it("start from the bundle this run built of each service, not through tsx", () => {
+  it("start from the production build (npm run build's dist/), as npm start and the image do, not through tsx", () => {
+    const scripts = (JSON.parse(readFileSync(resolve(root, "package.json"), "utf8")) as {
+      scripts: Record<string, string>
+    }).scripts
     for (const name of ["api", "runner", "standalone", "admin"] as const) {
       const entry = serviceEntry(name)
-      assert.lengthOf(entry, 1, `${name}: ${entry.join(" ")}`)
-      assert.match(entry[0]!, new RegExp(`/\\.tmp/services-[^/]+/${name}\\.mjs$`))
-      assert.isTrue(existsSync(entry[0]!))
+      assert.deepStrictEqual(entry, ["--enable-source-maps", resolve(root, "dist", `${name}.mjs`)])
+      assert.isTrue(existsSync(entry[1]!))
+      assert.isTrue(existsSync(`${entry[1]!}.map`), `${name}: its source map`)
+      const script = scripts[name === "standalone" ? "start" : name === "admin" ? "admin" : `start:${name}`]
+      assert.strictEqual(script, `node ${entry[0]} dist/${name}.mjs`)
+      assert.isTrue(isFresh(name), `${name}: the global setup left it built from the sources as they are`)
+    }
+  })
+
+  it("are rebuilt when a file their bundle was made of changed since the build, and only then", () => {
+    const dir = mkdtempSync(join(root, ".tmp", "build-"))
+    try {
+      const input = join(dir, "input.ts")
+      writeFileSync(input, "export {}")
+      writeFileSync(join(dir, "runner.mjs"), "")
+      const manifest = { inputs: { [relative(root, input)]: statSync(input).mtimeMs } }
+      writeFileSync(join(dir, "runner.build.json"), JSON.stringify(manifest))
+      assert.isTrue(isFresh("runner", dir))
+      assert.isFalse(isFresh("api", dir), "no bundle, no manifest")
+      utimesSync(input, new Date(), new Date(Date.now() + 5000))
+      assert.isFalse(isFresh("runner", dir), "an input changed")
+      rmSync(input)
+      assert.isFalse(isFresh("runner", dir), "an input is gone")
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
     }
   })
 })

@@ -1,5 +1,5 @@
 /**
- * Once per test run: the CA bundle that trusts the fake WhatsApp media host; the service bundles; in real mode, (re)create the migrated template database; in embedded mode,
+ * Once per test run: the CA bundle that trusts the fake WhatsApp media host; the services' build (dist/); in real mode, (re)create the migrated template database; in embedded mode,
  * dump a migrated embedded database for the files to start from, and say once why the real-mode
  * suites are skipped.
  */
@@ -13,8 +13,10 @@ export default async function setup() {
   // the fake WhatsApp's media host speaks HTTPS: test workers (forked after this, inheriting the
   // environment) and the service processes they spawn trust its throwaway CA besides the system's
   process.env["NODE_EXTRA_CA_CERTS"] = writeTrustBundle(join(tmpdir(), "switchboard-test"))
-  // the services the tests start, each bundled into one file (ServiceBundles.ts)
-  const removeBundles = await buildServiceBundles()
+  // the services the tests start run the production build (`npm run build`, ServiceBundles.ts):
+  // made here unless dist/ already holds it for the sources as they are
+  const built = await buildServiceBundles()
+  if (built.length > 0) console.log(`built ${built.join(", ")} into dist/ (npm run build)`)
   const url = testDatabaseUrl()
   if (url) await prepareTemplate(url)
   else {
@@ -25,6 +27,4 @@ export default async function setup() {
         "DATABASE_URL=postgres://... REDIS_URL=redis://... npm test (the fault files: npm run test:faults)"
     )
   }
-  // vitest calls it when the run ends
-  return removeBundles
 }

@@ -49,11 +49,13 @@ export class MediaApi extends HttpApiGroup.make("media")
       .setHeaders(Schema.Struct({
         "content-type": Schema.optional(Schema.String),
         "content-length": Schema.optional(Schema.String),
+        "content-encoding": Schema.optional(Schema.String),
         "idempotency-key": IdempotencyKey.header
       }))
       .addSuccess(Media.Media, { status: 201 })
       .addError(Errors.ValidationError)
       .addError(Errors.PayloadTooLarge)
+      .addError(Errors.UnsupportedMediaType)
       .addError(Errors.IdempotencyConflict)
       .annotate(OpenApi.Override, {
         requestBody: {

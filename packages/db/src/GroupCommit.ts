@@ -55,14 +55,14 @@ export const takeBatch = <A>(queue: Queue.Dequeue<A>, maxBatch: number, window: 
  * `write` gets at most `maxBatch` items and answers with one result per item, in their order.
  * Returns the function callers use; the writing fiber lives in the current scope.
  */
-export const make = <A, B>(
-  write: (items: ReadonlyArray<A>) => Effect.Effect<ReadonlyArray<B>>,
+export const make = <A, B, E = never>(
+  write: (items: ReadonlyArray<A>) => Effect.Effect<ReadonlyArray<B>, E>,
   maxBatch: number,
   window: Duration.Duration = Duration.zero
-): Effect.Effect<(item: A) => Effect.Effect<B>, never, Scope.Scope> =>
+): Effect.Effect<(item: A) => Effect.Effect<B, E>, never, Scope.Scope> =>
   Effect.gen(function*() {
     const queue = yield* Effect.acquireRelease(
-      Queue.unbounded<{ readonly item: A; readonly done: Deferred.Deferred<B> }>(),
+      Queue.unbounded<{ readonly item: A; readonly done: Deferred.Deferred<B, E> }>(),
       Queue.shutdown
     )
     const writeBatch = Effect.gen(function*() {
@@ -79,7 +79,7 @@ export const make = <A, B>(
 
     return (item: A) =>
       Effect.suspend(() => {
-        const done = Deferred.unsafeMake<B>(FiberId.none)
+        const done = Deferred.unsafeMake<B, E>(FiberId.none)
         return Queue.offer(queue, { item, done }).pipe(Effect.zipRight(Deferred.await(done)))
       })
   })

@@ -24,9 +24,9 @@
  */
 import { Deferred, Effect, Exit, FiberId } from "effect"
 
-export interface Options<A, B> {
+export interface Options<A, B, E = never> {
   /** writes the items in one statement; one `Exit` per item, in their order */
-  readonly write: (items: ReadonlyArray<A>) => Effect.Effect<ReadonlyArray<Exit.Exit<B>>>
+  readonly write: (items: ReadonlyArray<A>) => Effect.Effect<ReadonlyArray<Exit.Exit<B, E>>>
   /** at most one item per key in a statement, and none whose key is in a running one */
   readonly key: (item: A) => string
   /** items per statement */
@@ -35,11 +35,11 @@ export interface Options<A, B> {
   readonly maxInFlight: number
 }
 
-type Signal<B> = { readonly _tag: "Lead" } | { readonly _tag: "Done"; readonly exit: Exit.Exit<B> }
+type Signal<B, E> = { readonly _tag: "Lead" } | { readonly _tag: "Done"; readonly exit: Exit.Exit<B, E> }
 
 const LEAD = { _tag: "Lead" } as const
 
-export const make = <A, B>(options: Options<A, B>): (item: A) => Effect.Effect<B> => {
+export const make = <A, B, E = never>(options: Options<A, B, E>): (item: A) => Effect.Effect<B, E> => {
   const { maxBatch, write } = options
   const maxInFlight = Math.max(1, options.maxInFlight)
   interface Batch {
@@ -50,7 +50,7 @@ export const make = <A, B>(options: Options<A, B>): (item: A) => Effect.Effect<B
   interface Entry {
     readonly item: A
     readonly key: string
-    readonly signal: Deferred.Deferred<Signal<B>>
+    readonly signal: Deferred.Deferred<Signal<B, E>>
     /** the statement this call was given to (`undefined`: waiting in the queue) */
     batch: Batch | undefined
   }
@@ -87,16 +87,16 @@ export const make = <A, B>(options: Options<A, B>): (item: A) => Effect.Effect<B
     }
   }
 
-  const lead = (own: Entry, batch: Batch): Effect.Effect<B> =>
+  const lead = (own: Entry, batch: Batch): Effect.Effect<B, E> =>
     Effect.suspend(() => {
       batch.started = true
       const entries = batch.entries
       return write(entries.map((e) => e.item)).pipe(
         Effect.exit,
         Effect.flatMap((exit) => {
-          let mine: Exit.Exit<B> = Exit.die(new Error("a group commit lost its leader's item"))
+          let mine: Exit.Exit<B, E> = Exit.die(new Error("a group commit lost its leader's item"))
           entries.forEach((entry, i) => {
-            const outcome: Exit.Exit<B> = exit._tag === "Success"
+            const outcome: Exit.Exit<B, E> = exit._tag === "Success"
               ? exit.value[i] ?? Exit.die(new Error("a group commit's write answered too few items"))
               : Exit.failCause(exit.cause)
             busy.delete(entry.key)
@@ -138,7 +138,7 @@ export const make = <A, B>(options: Options<A, B>): (item: A) => Effect.Effect<B
         const entry: Entry = {
           item,
           key: options.key(item),
-          signal: Deferred.unsafeMake<Signal<B>>(FiberId.none),
+          signal: Deferred.unsafeMake<Signal<B, E>>(FiberId.none),
           batch: undefined
         }
         waiting.push(entry)
@@ -146,7 +146,9 @@ export const make = <A, B>(options: Options<A, B>): (item: A) => Effect.Effect<B
         if (entry.batch !== undefined && entry.batch.entries[0] === entry) return lead(entry, entry.batch)
         return restore(Deferred.await(entry.signal)).pipe(
           Effect.onInterrupt(() => Effect.sync(() => leave(entry))),
-          Effect.flatMap((signal): Effect.Effect<B> => signal._tag === "Lead" ? lead(entry, entry.batch!) : signal.exit)
+          Effect.flatMap((signal): Effect.Effect<B, E> =>
+            signal._tag === "Lead" ? lead(entry, entry.batch!) : signal.exit
+          )
         )
       })
     )

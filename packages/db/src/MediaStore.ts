@@ -9,6 +9,7 @@
 import { SqlClient } from "@effect/sql"
 import { Data, Effect, Option, Stream } from "effect"
 import { createHash } from "node:crypto"
+import type { DatabaseUnavailable } from "./DatabaseUnavailable.js"
 import { dieOnDatabaseError } from "./Rows.js"
 
 /** Bytes per stored chunk: every chunk but a file's last has exactly this size. */
@@ -79,7 +80,7 @@ export class MediaStore extends Effect.Service<MediaStore>()("@switchboard/db/Me
       }).pipe(Effect.onError(() => purge(mediaId).pipe(Effect.catchAllCause(() => Effect.void))))
 
     /** The bytes from `start` to `end` (inclusive), streamed chunk by chunk. */
-    const read = (mediaId: string, start: number, end: number): Stream.Stream<Uint8Array> =>
+    const read = (mediaId: string, start: number, end: number): Stream.Stream<Uint8Array, DatabaseUnavailable> =>
       Stream.unfoldEffect(Math.floor(start / CHUNK_BYTES), (seq) =>
         seq * CHUNK_BYTES > end
           ? Effect.succeed(Option.none())

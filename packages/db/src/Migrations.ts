@@ -117,6 +117,15 @@ export const run: Effect.Effect<ReadonlyArray<readonly [id: number, name: string
     Effect.retry({ times: 3, schedule: Schedule.spaced("200 millis"), while: (e) => e._tag === "SqlError" })
   )
 
+/** The migrations this database has recorded as applied (id and name), in id order. */
+export const applied: Effect.Effect<ReadonlyArray<readonly [id: number, name: string]>, SqlError, SqlClient.SqlClient> =
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const rows = yield* sql<{ migration_id: number; name: string }>`
+      SELECT migration_id, name FROM ${sql(TABLE)} ORDER BY migration_id`
+    return rows.map((r) => [Number(r.migration_id), r.name] as const)
+  })
+
 export const layer = Layer.effectDiscard(
   run.pipe(
     Effect.tap((applied) =>

@@ -1,17 +1,20 @@
 /**
  * Helpers shared by repositories, and the one policy for database failures.
  *
- * Every repository method ends with `dieOnDatabaseError`: a `SqlError` (the database refused or
- * could not be reached) or a `ParseError` (a row that does not match its schema) is a defect at
- * the repo's boundary, so no service handles either. The HTTP edge decides the answer in one
- * place (services/api `ErrorMapping.ts`, with `DatabaseFailures.ts`): 503 SERVICE_UNAVAILABLE
- * when the database is unreachable or refused a statement for a passing reason, 500 for anything
- * else. The one failure a caller can act on, a duplicate key, is
- * the typed `UniqueViolation` (`failOnUniqueViolation`).
+ * Every repository method ends with `dieOnDatabaseError`: a passing `SqlError` (the database could
+ * not be reached, dropped the connection, is shutting down or overloaded, or refused the statement
+ * for now: a deadlock, a serialization failure, a lock or statement timeout) fails with the typed
+ * `DatabaseUnavailable` (`DatabaseUnavailable.ts` decides which), so a caller that means to survive
+ * it retries it (`TransientRetry`, the runner's one policy); any other `SqlError` and a
+ * `ParseError` (a row that does not match its schema) are bugs, defects at the repo's boundary.
+ * The HTTP edge answers `DatabaseUnavailable` 503 SERVICE_UNAVAILABLE in one place (services/api
+ * `ErrorMapping.ts`, with `DatabaseFailures.ts`), 500 for a defect. The other failure a caller can
+ * act on, a duplicate key, is the typed `UniqueViolation` (`failOnUniqueViolation`).
  */
 import type { SqlError } from "@effect/sql/SqlError"
 import type { ParseResult } from "effect"
 import { Data, Effect, Predicate, Schema } from "effect"
+import { classify, type DatabaseUnavailable } from "./DatabaseUnavailable.js"
 
 /** A timestamptz column (a `Date` from the driver) as the wire's ISO string. */
 export const iso = (value: Date | string): string => (value instanceof Date ? value : new Date(value)).toISOString()
@@ -39,22 +42,29 @@ type DatabaseError = SqlError | ParseResult.ParseError
 const isDatabaseError = (error: unknown): error is DatabaseError =>
   Predicate.isTagged(error, "SqlError") || Predicate.isTagged(error, "ParseError")
 
-/** The repo boundary: database failures become defects (see the module comment). */
+/** A database failure as the repo's caller sees it: a passing one typed, anything else a defect. */
+const transientOrDie = (error: DatabaseError): Effect.Effect<never, DatabaseUnavailable> => {
+  const unavailable = classify(error)
+  return unavailable === undefined ? Effect.die(error) : Effect.fail(unavailable)
+}
+
+/** The repo boundary: a passing failure is `DatabaseUnavailable`, any other a defect (see the module comment). */
 export const dieOnDatabaseError = <A, E, R>(
   self: Effect.Effect<A, E, R>
-): Effect.Effect<A, Exclude<E, DatabaseError>, R> =>
+): Effect.Effect<A, Exclude<E, DatabaseError> | DatabaseUnavailable, R> =>
   Effect.catchIf(
     self,
     (error): error is Extract<E, DatabaseError> => isDatabaseError(error),
-    (error) => Effect.die(error)
-  ) as Effect.Effect<A, Exclude<E, DatabaseError>, R>
+    (error) => transientOrDie(error)
+  ) as Effect.Effect<A, Exclude<E, DatabaseError> | DatabaseUnavailable, R>
 
 /** Like `dieOnDatabaseError`, but a duplicate key fails with `UniqueViolation`. */
 export const failOnUniqueViolation = <A, E, R>(
   self: Effect.Effect<A, E, R>
-): Effect.Effect<A, Exclude<E, DatabaseError> | UniqueViolation, R> =>
+): Effect.Effect<A, Exclude<E, DatabaseError> | UniqueViolation | DatabaseUnavailable, R> =>
   Effect.catchIf(
     self,
     (error): error is Extract<E, DatabaseError> => isDatabaseError(error),
-    (error) => isUniqueViolation(error) ? Effect.fail(new UniqueViolation()) : Effect.die(error)
-  ) as Effect.Effect<A, Exclude<E, DatabaseError> | UniqueViolation, R>
+    (error): Effect.Effect<never, UniqueViolation | DatabaseUnavailable> =>
+      isUniqueViolation(error) ? Effect.fail(new UniqueViolation()) : transientOrDie(error)
+  ) as Effect.Effect<A, Exclude<E, DatabaseError> | UniqueViolation | DatabaseUnavailable, R>

@@ -16,6 +16,7 @@ import { ArrivalEvents, Events, Ids, LidAddress, type Messaging } from "@switchb
 import { Effect, Exit } from "effect"
 import { ContactCtes } from "./ContactsRepo.js"
 import { conversationArrivalCtes } from "./ConversationsRepo.js"
+import type { DatabaseUnavailable } from "./DatabaseUnavailable.js"
 import { envelopeTemplate, EventsRepo } from "./EventsRepo.js"
 import * as GroupCommit from "./GroupCommit.js"
 import * as GroupCommitLeader from "./GroupCommitLeader.js"
@@ -284,7 +285,7 @@ export class SendWritesRepo extends Effect.Service<SendWritesRepo>()("@switchboa
      * Outside a transaction only.
      */
     const writeMany = Effect.fn("SendWritesRepo.writeMany")(function*(inputs: ReadonlyArray<SendWrite>) {
-      const results: Array<Exit.Exit<SendWritten>> = []
+      const results: Array<Exit.Exit<SendWritten, DatabaseUnavailable>> = []
       const alone = (i: number) => Effect.map(Effect.exit(write(inputs[i]!)), (exit) => void (results[i] = exit))
       for (const inRound of GroupCommit.rounds(inputs, conversationKey)) {
         const round = [...inRound].sort((i, j) => lockOrder(inputs[i]!, inputs[j]!))

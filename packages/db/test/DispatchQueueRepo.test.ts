@@ -27,7 +27,7 @@ const at = (offsetMs: number) => Schemas.toTimestamp(Date.now() + offsetMs)
 const TAKES: ReadonlyArray<
   readonly [
     string,
-    (id: string, waiting?: ReadonlyArray<string>) => Effect.Effect<boolean, never, MessagesRepo.MessagesRepo>
+    (id: string, waiting?: ReadonlyArray<string>) => Effect.Effect<boolean, unknown, MessagesRepo.MessagesRepo>
   ]
 > = [
   [

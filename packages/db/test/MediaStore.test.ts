@@ -43,7 +43,7 @@ const pieces = (bytes: Buffer) =>
     )
   )
 
-const collect = (stream: Stream.Stream<Uint8Array>) =>
+const collect = <E>(stream: Stream.Stream<Uint8Array, E>) =>
   Effect.map(Stream.runCollect(stream), (c) => Buffer.concat(Chunk.toReadonlyArray(c)))
 
 describe("MediaStore", () => {

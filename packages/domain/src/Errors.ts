@@ -156,6 +156,13 @@ export class PayloadTooLarge extends ApiError<PayloadTooLarge>()("PayloadTooLarg
   description: "The request body is over the size limit (`details.limit_bytes`)."
 }) {}
 
+export class UnsupportedMediaType extends ApiError<UnsupportedMediaType>()("UnsupportedMediaType", {
+  code: "UNSUPPORTED_MEDIA_TYPE",
+  status: 415,
+  description:
+    "The request body is encoded in a way this route does not take (`details.reason = content_encoding`: send the file's bytes as they are, without `Content-Encoding`)."
+}) {}
+
 export class RangeNotSatisfiable extends ApiError<RangeNotSatisfiable>()("RangeNotSatisfiable", {
   code: "RANGE_NOT_SATISFIABLE",
   status: 416,
@@ -224,6 +231,7 @@ export const AllErrors = [
   TemplateNotSendable,
   IdempotencyConflict,
   PayloadTooLarge,
+  UnsupportedMediaType,
   RateLimited,
   ProviderRateLimited,
   QrSafetyLimitReached,

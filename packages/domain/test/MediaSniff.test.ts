@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { acceptsBytes, essence, kindOfType, sniff } from "../src/MediaSniff.js"
+import { acceptsBytes, checkFile, essence, kindOfType, sniff } from "../src/MediaSniff.js"
 
 const bytes = (...parts: Array<string | ReadonlyArray<number>>) =>
   Uint8Array.from(parts.flatMap((p) => typeof p === "string" ? [...p].map((c) => c.charCodeAt(0)) : [...p]))
@@ -68,5 +68,78 @@ describe("kindOfType", () => {
     expect(kindOfType("video/3gpp")).toBe("video")
     expect(kindOfType("audio/ogg")).toBe("audio")
     expect(kindOfType("application/pdf")).toBe("document")
+  })
+})
+
+describe("checkFile", () => {
+  const HEIC = bytes([0, 0, 0, 0x18], "ftypheic", [0, 0, 0, 0])
+  const MULTIPART = bytes("--X-BOUNDARY\r\nContent-Disposition: form-data; name=\"file\"\r\n\r\n")
+  const UTF16 = bytes([0xff, 0xfe], "h\0i\0")
+
+  it("keeps a declared type's parameters and normalises its case and spaces", () => {
+    expect(checkFile({ kind: undefined, declared: " AUDIO/OGG ;codecs=opus ", head: OGG })).toEqual({
+      _tag: "accepted",
+      file: { kind: "audio", mimeType: "audio/ogg; codecs=opus" }
+    })
+  })
+
+  it("refuses an empty file and a declared text that is not type/subtype", () => {
+    expect(checkFile({ kind: undefined, declared: "image/png", head: new Uint8Array(0) }))
+      .toEqual({ _tag: "refused", refusal: { _tag: "empty" } })
+    for (const declared of ["*/*", "image/", "imÃ¤ge/png", "image/png\r\nX: 1"]) {
+      expect(checkFile({ kind: "document", declared, head: EXE })).toMatchObject({ refusal: { _tag: "type_invalid" } })
+    }
+  })
+
+  it("refuses PNG bytes declared as JPEG, naming what the bytes are", () => {
+    expect(checkFile({ kind: undefined, declared: "image/jpeg", head: PNG })).toEqual({
+      _tag: "refused",
+      refusal: {
+        _tag: "type_unsupported",
+        kind: "image",
+        expected: ["image/jpeg", "image/png", "image/webp"],
+        sniffed: "image/png"
+      }
+    })
+  })
+
+  it("refuses a document whose bytes have a signature of another family, or multipart framing", () => {
+    expect(checkFile({ kind: undefined, declared: "application/json", head: PNG })).toMatchObject({
+      refusal: { _tag: "type_unsupported", kind: "document", expected: null, sniffed: "image/png" }
+    })
+    expect(checkFile({ kind: undefined, declared: "text/plain", head: MULTIPART })).toMatchObject({
+      refusal: { _tag: "type_unsupported", sniffed: "multipart/form-data" }
+    })
+    expect(checkFile({ kind: undefined, declared: undefined, head: MULTIPART })._tag).toBe("refused")
+  })
+
+  it("takes documents whose bytes agree with their family or have no signature we know", () => {
+    for (
+      const [declared, head] of [
+        ["video/quicktime", MP4],
+        ["application/ogg", OGG],
+        ["image/heic", HEIC],
+        ["text/plain; charset=utf-16", UTF16],
+        ["application/pdf", bytes("%PDF-1.7")],
+        ["image/png", PNG]
+      ] as const
+    ) {
+      expect(checkFile({ kind: "document", declared, head })._tag, declared).toBe("accepted")
+    }
+  })
+
+  it("reads the type from the bytes when none is declared", () => {
+    expect(checkFile({ kind: undefined, declared: "application/octet-stream", head: PNG })).toEqual({
+      _tag: "accepted",
+      file: { kind: "image", mimeType: "image/png" }
+    })
+    expect(checkFile({ kind: "audio", declared: undefined, head: MP4 })).toEqual({
+      _tag: "accepted",
+      file: { kind: "audio", mimeType: "audio/mp4" }
+    })
+    expect(checkFile({ kind: undefined, declared: undefined, head: EXE })).toEqual({
+      _tag: "accepted",
+      file: { kind: "document", mimeType: "application/octet-stream" }
+    })
   })
 })

@@ -2,10 +2,18 @@
  * A Channel entity's provider connection: opened and closed to match the channel's status (a
  * connection exists in any status but archived and suspended), with the link's reports handled in
  * order: status changes recorded on the channel one after the other, and so are the provider's
- * refusals of messages it had taken (failed, or re-queued when retryable); receipts recorded in the
- * order reported, together with the runner's other channels' (one statement per batch,
- * `ReceiptBatches`); inbound messages recorded in lanes (the events of one message stay in order;
- * different messages go in parallel).
+ * refusals of messages it had taken (failed, or re-queued when retryable), restrictions, LID
+ * mappings and recipient-check answers; receipts recorded in the order reported, together with the
+ * runner's other channels' (one statement per batch, `ReceiptBatches`); inbound messages recorded
+ * in lanes (the events of one message stay in order; different messages go in parallel).
+ *
+ * Nothing the provider hands over is dropped for a database failure (docs/OPERATING.md "Provider
+ * input during a database outage"): every report is taken at once into the channel's in-process
+ * queues and recorded with `TransientRetry`'s backoff until Postgres takes it, for as long as the
+ * process lives. The runner's `ProviderInputBacklog` counts what waits (gauges, a log line a
+ * minute, `/ready`); at `maxWaiting` the channel stops reading from its provider (`holdInput`)
+ * until half of it is recorded; when the connection closes (a shutdown), what waits is recorded
+ * first, for at most `drainTimeout`.
  *
  * Over 350 lines on purpose: every kind of report the link makes is routed here, in one place,
  * so the order guarantees above can be read side by side.
@@ -13,13 +21,14 @@
  * An archived channel keeps no link: a linked device is unlinked at WhatsApp (when the link is up)
  * and its stored credentials are wiped, once per activation, best effort.
  */
-import { ChannelsRepo, QrRecipientChecksRepo } from "@switchboard/db"
+import { ChannelsRepo, DatabaseUnavailable, QrRecipientChecksRepo, TransientRetry } from "@switchboard/db"
 import { ChannelStateMachine, type Messaging, Schemas } from "@switchboard/domain"
 import { ChannelProvider, ChannelProviders } from "@switchboard/providers"
-import { Clock, Effect, ExecutionStrategy, Exit, Option, Queue, Schedule, Scope, Stream } from "effect"
+import { Clock, Duration, Effect, ExecutionStrategy, Exit, Option, Queue, Schedule, Scope, Stream } from "effect"
 import { makeChannelMessageMoves } from "./ChannelMessageMoves.js"
 import { InboundMessages } from "./InboundMessages.js"
 import { perEntity } from "./PerEntity.js"
+import { ProviderInputBacklog } from "./ProviderInputBacklog.js"
 
 /** Inbound messages recorded at once (one slow recording does not hold up the rest). */
 const EVENT_LANES = 8
@@ -39,6 +48,12 @@ const laneOf = (event: LaneEvent): number => {
   let hash = 0
   for (let i = 0; i < key.length; i++) hash = (hash * 31 + key.charCodeAt(i)) | 0
   return Math.abs(hash) % EVENT_LANES
+}
+
+/** A defect that is a passing database failure (`DatabaseUnavailable.classify`) as that failure; others stay defects. */
+const transientDefect = (defect: unknown): Effect.Effect<never, TransientRetry.DatabaseUnavailable> => {
+  const unavailable = DatabaseUnavailable.classify(defect)
+  return unavailable === undefined ? Effect.die(defect) : Effect.fail(unavailable)
 }
 
 /** A provider connection exists for a channel in any status but these. */
@@ -71,23 +86,33 @@ export const makeChannelConnection = <E, R>(options: {
     const inbound = yield* InboundMessages
     const providers = yield* ChannelProviders.ChannelProviders
     const moves = yield* makeChannelMessageMoves
+    const backlog = yield* ProviderInputBacklog
+    /** Events taken from the connection and not recorded yet (kept until Postgres takes them). */
+    const input = yield* backlog.track
     const connecting = yield* Effect.makeSemaphore(1)
     let current: Option.Option<Open> = Option.none()
-    /** Events taken from the connection and not handled yet; callers of `withConnection` using it now. */
-    let inFlight = 0
+    /** Callers of `withConnection` using it now. */
     let users = 0
     /** When the connection last did something (opened, an event handled, a caller done with it), epoch ms. */
     let lastActivity = 0
     const touch = Effect.map(Clock.currentTimeMillis, (now) => {
       lastActivity = now
     })
-    const handled = perEntity((events: number) =>
-      Effect.zipRight(
-        Effect.sync(() => {
-          inFlight -= events
-        }),
-        touch
-      )
+
+    /**
+     * Records with the runner's retry policy until Postgres takes it (a transaction whose COMMIT
+     * or ROLLBACK lost its connection dies in `@effect/sql`: that is passing too): a `DatabaseUnavailable` is
+     * never the end (the first one of an item is logged); anything else is a bug, logged as
+     * `what` not recorded.
+     */
+    const kept = perEntity((what: string) => <E>(record: Effect.Effect<void, E | TransientRetry.DatabaseUnavailable>) =>
+      TransientRetry.retryTransient(Effect.catchAllDefect(record, transientDefect), {
+        retries: "forever",
+        onUnavailable: (error, attempt) =>
+          attempt === 1
+            ? Effect.logWarning(`${what} waits for the database`).pipe(Effect.annotateLogs({ reason: error.reason }))
+            : Effect.void
+      }).pipe(Effect.catchAllCause((cause) => Effect.logError(`${what} not recorded`, cause)))
     )
 
     /**
@@ -97,25 +122,18 @@ export const makeChannelConnection = <E, R>(options: {
     let channelNumber: string | null = null
 
     const onEvent = perEntity((channel: Messaging.Channel) => (event: LaneEvent) =>
-      inbound.record({
+      kept("inbound message")(Effect.asVoid(inbound.record({
         workspaceId: channel.workspace_id,
         channelId: channel.id,
         channelNumber: channelNumber ?? channel.phone_number,
         content: ChannelProvider.inboundContent(event),
         now: Schemas.toTimestamp(event.at)
-      }).pipe(
-        Effect.retry({ times: 3, schedule: Schedule.exponential("200 millis") }),
-        Effect.catchAllCause((cause) => Effect.logError("inbound message not recorded", cause)),
-        Effect.asVoid
-      )
+      })))
     )
 
     /** A LID's number became known: kept, contacts merged (in order with status changes). */
     const onLidMapped = perEntity((event: ChannelProvider.LidMapped) =>
-      inbound.learnLid(channelId, event.lid, event.phoneNumber).pipe(
-        Effect.retry({ times: 3, schedule: Schedule.exponential("200 millis") }),
-        Effect.catchAllCause((cause) => Effect.logError("WhatsApp LID mapping not recorded", cause))
-      )
+      kept("WhatsApp LID mapping")(inbound.learnLid(channelId, event.lid, event.phoneNumber))
     )
 
     const disconnect = Effect.suspend(() => {
@@ -143,27 +161,24 @@ export const makeChannelConnection = <E, R>(options: {
     const onStatusChanged = perEntity(
       (connection: ChannelProvider.ChannelConnection) => (event: ChannelProvider.StatusChanged) =>
         Effect.gen(function*() {
-          if (event.phoneNumber !== null) channelNumber = event.phoneNumber
-          yield* channels.recordProviderStatus({
-            id: channelId,
-            from: event.from,
-            to: event.to,
-            reason: event.reason,
-            requiresRepair: event.requiresRepair,
-            phoneNumber: event.phoneNumber,
-            capabilities: connection.capabilities,
-            now: Schemas.toTimestamp(yield* Clock.currentTimeMillis)
-          }).pipe(
-            Effect.retry({ times: 5, schedule: Schedule.exponential("200 millis") }),
-            Effect.catchAllCause((cause) => Effect.logError("channel status not recorded", cause))
-          )
+          yield* kept("channel status")(Effect.flatMap(Clock.currentTimeMillis, (now) =>
+            channels.recordProviderStatus({
+              id: channelId,
+              from: event.from,
+              to: event.to,
+              reason: event.reason,
+              requiresRepair: event.requiresRepair,
+              phoneNumber: event.phoneNumber,
+              capabilities: connection.capabilities,
+              now: Schemas.toTimestamp(now)
+            })))
           yield* Queue.offer(wake, undefined)
         })
     )
 
     /** Records a restriction WhatsApp reported (timelock, new-chat quota) on the channel. */
     const onRestriction = perEntity((event: ChannelProvider.RestrictionReported) =>
-      Effect.gen(function*() {
+      kept("channel restriction")(Effect.gen(function*() {
         const q = event.newChatQuota
         yield* channels.recordRestriction({
           channelId,
@@ -181,83 +196,141 @@ export const makeChannelConnection = <E, R>(options: {
             ? undefined
             : { reason: event.signal, at: Schemas.toTimestamp(event.at ?? (yield* Clock.currentTimeMillis)) },
           now: Schemas.toTimestamp(yield* Clock.currentTimeMillis)
-        }).pipe(
-          Effect.retry({ times: 5, schedule: Schedule.exponential("200 millis") }),
-          Effect.catchAllCause((cause) => Effect.logError("channel restriction not recorded", cause))
-        )
-      })
+        })
+      }))
     )
 
     /** Keeps WhatsApp's answer to a recipient check, for the channel and on the contact. */
     const onRecipientChecked = perEntity((event: ChannelProvider.RecipientChecked) =>
-      recipientChecks.record({
+      kept("recipient check")(recipientChecks.record({
         channelId,
         phone: event.phoneNumber,
         onWhatsApp: event.onWhatsApp,
         at: Schemas.toTimestamp(event.at)
-      }).pipe(
-        Effect.retry({ times: 3, schedule: Schedule.exponential("200 millis") }),
-        Effect.catchAllCause((cause) => Effect.logError("recipient check not recorded", cause))
-      )
+      }))
     )
 
-    /** Handles the connection's events in `scope`: status changes here, in order; the rest in lanes. */
+    /**
+     * Takes the connection's events as they come (never waiting on the database) into queues in
+     * `scope`: status changes, refusals, restrictions, LID mappings and recipient checks in one
+     * ordered queue; receipts to `ReceiptBatches`; messages in lanes. Each is counted in `input`
+     * until recorded; at `maxWaiting` the provider is held (`holdInput`), at half of it resumed.
+     */
     const handleEvents = perEntity((
       channel: Messaging.Channel,
       connection: ChannelProvider.ChannelConnection,
       scope: Scope.Scope
     ) =>
       Effect.gen(function*() {
+        const { maxWaiting } = backlog.config
+        let held = false
+        const bound = Effect.suspend(() => {
+          const waiting = input.waiting()
+          // held again at every item over the bound: a provider may have dropped and reopened
+          // its link meanwhile (which reads again)
+          if (waiting >= maxWaiting && connection.holdInput !== undefined) {
+            const first = !held
+            held = true
+            return Effect.zipRight(
+              first
+                ? Effect.logWarning("channel stops reading from its provider until the database takes what waits")
+                  .pipe(Effect.annotateLogs({ waiting }))
+                : Effect.void,
+              connection.holdInput(`${waiting} items wait for the database`)
+            )
+          }
+          if (held && waiting <= maxWaiting / 2 && connection.resumeInput !== undefined) {
+            held = false
+            return Effect.zipRight(
+              Effect.logInfo("channel reads from its provider again").pipe(Effect.annotateLogs({ waiting })),
+              connection.resumeInput
+            )
+          }
+          return Effect.void
+        })
+        const handled = (ticket: number) =>
+          Effect.zipRight(Effect.sync(() => input.done(ticket)), Effect.zipRight(bound, touch))
+
+        const ordered = yield* Queue.unbounded<Effect.Effect<void>>()
+        yield* Stream.fromQueue(ordered).pipe(Stream.runForEach((record) => record), Effect.forkIn(scope))
         // A lane (queue + fiber) is made on its first event: most channels on a runner sit idle,
         // and eight idle lanes each were most of an idle entity's memory.
-        const lanes = new Map<number, Queue.Queue<LaneEvent>>()
+        const lanes = new Map<number, Queue.Queue<readonly [LaneEvent, number]>>()
         const laneFor = (i: number) =>
           Effect.suspend(() => {
             const existing = lanes.get(i)
             if (existing !== undefined) return Effect.succeed(existing)
             return Effect.gen(function*() {
-              const lane = yield* Queue.unbounded<LaneEvent>()
+              const lane = yield* Queue.unbounded<readonly [LaneEvent, number]>()
               lanes.set(i, lane)
               yield* Stream.fromQueue(lane).pipe(
-                Stream.runForEach((event) => Effect.ensuring(onEvent(channel)(event), handled(1))),
+                Stream.runForEach(([event, ticket]) => Effect.ensuring(onEvent(channel)(event), handled(ticket))),
                 Effect.forkIn(scope)
               )
               return lane
             })
           })
+        const inOrder = (ticket: number, record: Effect.Effect<void>) =>
+          Queue.offer(ordered, Effect.ensuring(record, handled(ticket)))
         yield* connection.events.pipe(
           Stream.runForEach((event) =>
-            Effect.suspend(() => {
-              inFlight++
-              return event._tag === "StatusChanged"
-                ? Effect.ensuring(onStatusChanged(connection)(event), handled(1))
+            Effect.gen(function*() {
+              const ticket = input.add(yield* Clock.currentTimeMillis)
+              // what the link says of its own number counts from now on (an inbound message
+              // behind it in a lane is recorded with it), whenever its status is recorded
+              if (event._tag === "StatusChanged" && event.phoneNumber !== null) channelNumber = event.phoneNumber
+              yield* event._tag === "StatusChanged"
+                ? inOrder(ticket, onStatusChanged(connection)(event))
                 : event._tag === "RestrictionReported"
-                ? Effect.ensuring(onRestriction(event), handled(1))
+                ? inOrder(ticket, onRestriction(event))
                 : event._tag === "SendRejected"
                 // in order, like status changes: the refusal that restricted the channel is
                 // recorded on its message before the next report is handled
-                ? Effect.ensuring(
-                  moves.dispatchFailed(event.messageId, {
+                ? inOrder(
+                  ticket,
+                  kept("provider refusal")(moves.dispatchFailed(event.messageId, {
                     retryable: event.retryable,
                     code: event.code,
                     reason: event.reason
-                  }),
-                  handled(1)
+                  }))
                 )
                 : event._tag === "LidMapped"
-                ? Effect.ensuring(onLidMapped(event), handled(1))
+                ? inOrder(ticket, onLidMapped(event))
                 : event._tag === "RecipientChecked"
-                ? Effect.ensuring(onRecipientChecked(event), handled(1))
+                ? inOrder(ticket, onRecipientChecked(event))
                 : event._tag === "Receipt"
-                // written with the runner's other receipts (`ReceiptBatches`)
-                ? moves.receipt(event, handled(1))
-                : Effect.flatMap(laneFor(laneOf(event)), (lane) => Queue.offer(lane, event))
+                // written with the runner's other receipts (`ReceiptBatches`, which keeps them too)
+                ? moves.receipt(event, handled(ticket))
+                : Effect.flatMap(laneFor(laneOf(event)), (lane) => Queue.offer(lane, [event, ticket] as const))
+              yield* bound
             })
           ),
           Effect.forkIn(scope)
         )
       })
     )
+
+    /**
+     * Until what the channel took is recorded, or `drainTimeout`: run as a connection closes
+     * (before its queues stop and its link closes), so a shutdown does not drop what waits.
+     */
+    const drain = Effect.gen(function*() {
+      if (input.waiting() === 0) return
+      const waiting = input.waiting()
+      yield* Effect.logInfo("recording provider input before the link closes").pipe(Effect.annotateLogs({ waiting }))
+      const done = yield* Effect.repeat(Effect.sync(() => input.waiting() === 0), {
+        until: (empty) => empty,
+        schedule: Schedule.spaced("100 millis")
+      }).pipe(Effect.timeoutOption(backlog.config.drainTimeout))
+      if (Option.isNone(done)) {
+        yield* Effect.logError("provider input not recorded before the link closed").pipe(
+          Effect.annotateLogs({
+            lost: input.waiting(),
+            drain_timeout_s: Duration.toSeconds(backlog.config.drainTimeout)
+          })
+        )
+      }
+    })
 
     /**
      * Reads the channel and opens (or closes) the provider connection to match its status.
@@ -286,9 +359,11 @@ export const makeChannelConnection = <E, R>(options: {
         )
       }
       yield* onOpen(connection)
-      inFlight = 0
       yield* touch
-      yield* handleEvents(channel, connection, scope)
+      // the queues live in a scope of their own, closed after `drain` (finalizers run last first)
+      const work = yield* Scope.fork(scope, ExecutionStrategy.sequential)
+      yield* handleEvents(channel, connection, work)
+      yield* Scope.addFinalizer(scope, drain)
       current = Option.some({ connection, scope })
       return Option.some<Connected>({ connection, scope, channel })
     }))
@@ -315,14 +390,14 @@ export const makeChannelConnection = <E, R>(options: {
     /**
      * Closes a connection its provider lets go when idle (`dropWhenIdle`: the sandbox) once it has
      * done nothing for `quietMs`: no receipt under way at the provider, no event taken and not yet
-     * handled, nobody in `withConnection`. Answers whether it closed it. Anything that needs the
+     * recorded, nobody in `withConnection`. Answers whether it closed it. Anything that needs the
      * connection again connects again (`reconcile`); a reconnect replays what a provider had under way.
      */
     const closeIfIdle = perEntity((quietMs: number) =>
       connecting.withPermits(1)(Effect.gen(function*() {
         if (Option.isNone(current)) return false
         const { connection } = current.value
-        if (connection.dropWhenIdle !== true || inFlight > 0 || users > 0) return false
+        if (connection.dropWhenIdle !== true || input.waiting() > 0 || users > 0) return false
         if ((yield* Clock.currentTimeMillis) - lastActivity < quietMs) return false
         if ((yield* connection.pendingReceipts) > 0) return false
         yield* disconnect

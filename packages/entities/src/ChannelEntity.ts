@@ -44,13 +44,14 @@ import { Rpc } from "@effect/rpc"
 import { ChannelsRepo, DispatchQueueRepo } from "@switchboard/db"
 import { ChannelIdle, ChannelStateMachine, Pacer, QrSafetyWindow } from "@switchboard/domain"
 import { ChannelProvider } from "@switchboard/providers"
-import { Clock, Context, Duration, Effect, Option, Queue, Random, Schedule } from "effect"
+import { Clock, Context, Duration, Effect, Layer, Option, Queue, Random, Schedule } from "effect"
 import type { Tracer } from "effect"
 import { makeChannelConnection, sendReadReceipts } from "./ChannelConnection.js"
 import { makePairingHandlers } from "./ChannelPairing.js"
 import { ChannelEntity, ChannelRuntime } from "./ChannelProtocol.js"
 import { makeChannelThrottle } from "./ChannelThrottle.js"
 import { perEntity } from "./PerEntity.js"
+import * as ProviderInputBacklog from "./ProviderInputBacklog.js"
 
 /** Due messages read per batch. */
 export const DISPATCH_BATCH = 20
@@ -412,4 +413,7 @@ export const ChannelEntityLive = ChannelEntity.toLayer(
     })
   })
   // idle time: the cluster's `entityMaxIdleTime` (ENTITY_MAX_IDLE_TIME, default 1 minute)
+).pipe(
+  // one per runner: the same layer value, built once where the runner also reads it (`/ready`)
+  Layer.provide(ProviderInputBacklog.layer)
 )

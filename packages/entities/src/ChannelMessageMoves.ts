@@ -1,33 +1,31 @@
 /**
  * The Channel entity's moves of its messages (dispatch outcomes, receipts), made in process
- * (`MessageMoves` says why no Message entity request is needed), and their retry schedules: a
- * database that is briefly unreachable (a failover, a restart) fails a move as a defect, so a
- * move keeps trying for a while. Given up, the sweeper repairs what is left.
+ * (`MessageMoves` says why no Message entity request is needed), and their retries: a database
+ * that is briefly unreachable (a failover, a restart) fails a move with `DatabaseUnavailable`, so
+ * a move keeps trying for a while (`TransientRetry`). Given up, the sweeper repairs what is left.
  */
-import type { ShardLease } from "@switchboard/db"
+import type { DatabaseUnavailable, ShardLease } from "@switchboard/db"
+import { TransientRetry } from "@switchboard/db"
 import { Schemas } from "@switchboard/domain"
-import { Clock, Deferred, Duration, Effect, FiberId, Option, Schedule } from "effect"
+import { Clock, Deferred, Duration, Effect, FiberId, Option } from "effect"
 import { MessageMoves } from "./MessageMoves.js"
 import type { Receipt } from "./MessageMoves.js"
 import * as ShardFencing from "./ShardFencing.js"
 
-/** Retries of a move: about 30 s, enough to outlast a database failover. */
-const MOVE_RETRY = Schedule.exponential("200 millis").pipe(
-  Schedule.either(Schedule.spaced("3 seconds")),
-  Schedule.upTo("30 seconds")
-)
+/** Retries of a move: 10, about 26 s of waits, enough to outlast a database failover. */
+const MOVE_RETRIES = 10
 
 /** How long a dispatch waits for its acceptance to be recorded (`providerAccepted`). */
 const ACCEPTANCE_WAIT = Duration.seconds(30)
 
 /**
- * A move retried on `MOVE_RETRY`; given up, it logs and answers `fallback`. A dispatch is a decision:
- * taken only while this runner holds the channel's shard (`lease`, `ShardLease`).
+ * A move retried while the database is unavailable (`MOVE_RETRIES`); given up, or failed any other
+ * way, it logs and answers `fallback`. A dispatch is a decision: taken only while this runner
+ * holds the channel's shard (`lease`, `ShardLease`).
  */
-const retried = <A>(id: string, move: Effect.Effect<A, unknown>, fallback: A) =>
+const retried = <A, E>(id: string, move: Effect.Effect<A, E | DatabaseUnavailable.DatabaseUnavailable>, fallback: A) =>
   move.pipe(
-    Effect.catchAllDefect(Effect.fail),
-    Effect.retry(MOVE_RETRY),
+    TransientRetry.retryTransient({ retries: MOVE_RETRIES }),
     Effect.catchAllCause((cause) =>
       Effect.logWarning("message status not recorded").pipe(
         Effect.annotateLogs({ message_id: id, cause: String(cause) }),

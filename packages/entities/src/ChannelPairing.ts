@@ -6,6 +6,7 @@
  */
 import { Rpc } from "@effect/rpc"
 import type { ChannelsRepo } from "@switchboard/db"
+import { DatabaseUnavailable } from "@switchboard/db"
 import { Schemas } from "@switchboard/domain"
 import type { ChannelProvider, QrConnectionEvent } from "@switchboard/providers"
 import { Clock, Effect, Option, Schedule, Stream } from "effect"
@@ -71,23 +72,24 @@ export const makePairingHandlers = <E, R>(options: {
       return view
     })
 
+  // the protocol declares no database failure: a passing one is a defect for the api node (503)
   return {
     StartPairing: () =>
-      Rpc.fork(Effect.gen(function*() {
+      Rpc.fork(DatabaseUnavailable.dieWhenUnavailable(Effect.gen(function*() {
         const p = yield* pairing
         yield* channels.markPairingStarted(channelId, Schemas.toTimestamp(yield* Clock.currentTimeMillis))
         yield* p.start
         return yield* recorded(p)
-      })),
+      }))),
     LogoutPairing: () =>
-      Rpc.fork(Effect.gen(function*() {
+      Rpc.fork(DatabaseUnavailable.dieWhenUnavailable(Effect.gen(function*() {
         const p = yield* pairing
         yield* p.logout
         return yield* recorded(p)
-      })),
-    PairingStatus: () => Rpc.fork(Effect.flatMap(pairing, viewOf)),
+      }))),
+    PairingStatus: () => Rpc.fork(DatabaseUnavailable.dieWhenUnavailable(Effect.flatMap(pairing, viewOf))),
     WatchPairing: () =>
-      Rpc.fork(Stream.unwrapScoped(Effect.gen(function*() {
+      Rpc.fork(Stream.unwrapScoped(DatabaseUnavailable.dieWhenUnavailable(Effect.gen(function*() {
         const p = yield* pairing
         // subscribed before the snapshot: nothing falls in between
         const events = yield* p.subscribe
@@ -115,6 +117,6 @@ export const makePairingHandlers = <E, R>(options: {
         )
         // an open stream is an active request: it would hold the runner's shutdown (15 s)
         return Stream.concat(Stream.succeed(first), later).pipe(Stream.interruptWhen(runnerStopping))
-      })))
+      }))))
   }
 }

@@ -21,7 +21,7 @@ import {
   SqlRunnerStorage
 } from "@effect/cluster"
 import { SqlClient } from "@effect/sql"
-import { DatabaseConfig } from "@switchboard/db"
+import { DatabaseConfig, TransientRetry } from "@switchboard/db"
 import { Context, Deferred, Effect, Layer, Metric, Option, Queue, Schedule } from "effect"
 import { shardingSettings } from "./ClusterSettings.js"
 import * as ClusterTransport from "./ClusterTransport.js"
@@ -44,7 +44,8 @@ export const storageTables: Layer.Layer<never, never, SqlClient.SqlClient> = Lay
     if (sql.onDialectOrElse({ pg: () => false, orElse: () => true })) return
     yield* Effect.scoped(Effect.all([SqlMessageStorage.make(), SqlRunnerStorage.make({})])).pipe(
       Effect.catchAllDefect(Effect.fail),
-      Effect.retry({ times: 5, schedule: Schedule.exponential("100 millis").pipe(Schedule.jittered) })
+      // the library's statements fail with its own errors: the loser of the race is retried whatever it got
+      TransientRetry.retryTransient({ retries: 5, while: () => true })
     )
   }).pipe(
     Effect.provide([ShardingConfig.layer(shardingSettings), Snowflake.layerGenerator]),

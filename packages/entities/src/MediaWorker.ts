@@ -141,7 +141,13 @@ export const make = Effect.gen(function*() {
         })
       }
       return stored
-    })
+    }).pipe(
+      // the database went away under the download: an attempt like a network failure's
+      Effect.catchTag(
+        "DatabaseUnavailable",
+        () => new ChannelProvider.MediaDownloadFailed({ retryable: true, reason: "The database was unavailable" })
+      )
+    )
 
   /** Runs one claimed download to its end or to its next attempt. */
   const run = (row: MediaRepo.MediaDownload) =>

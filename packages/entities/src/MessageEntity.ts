@@ -9,6 +9,7 @@
  * Short-lived: a message needs its entity for the API's cancellations and the sweeper's repairs.
  */
 import { Entity } from "@effect/cluster"
+import { DatabaseUnavailable } from "@switchboard/db"
 import { Schemas } from "@switchboard/domain"
 import { Effect } from "effect"
 import { MessageMoves } from "./MessageMoves.js"
@@ -21,14 +22,15 @@ export const MessageEntityLive = MessageEntity.toLayer(
     const moves = yield* MessageMoves
 
     return MessageEntity.of({
+      // the protocol declares no database failure: a passing one is a defect for the caller
       Transition: ({ payload }) =>
-        moves.move(id, payload.to, {
+        DatabaseUnavailable.dieWhenUnavailable(moves.move(id, payload.to, {
           reason: payload.reason,
           failure: payload.failure,
           occurredAt: payload.at === undefined ? undefined : Schemas.toTimestamp(payload.at),
           waitingRecipients: payload.waiting
-        }),
-      DispatchFailed: ({ payload }) => moves.dispatchFailed(id, payload)
+        })),
+      DispatchFailed: ({ payload }) => DatabaseUnavailable.dieWhenUnavailable(moves.dispatchFailed(id, payload))
     })
   }),
   { maxIdleTime: "10 seconds" }

@@ -6,7 +6,7 @@
  * Who may call it: the writer rule (docs/ARCHITECTURE.md "One writer per message, by statement"):
  * the Channel entity in process (`ChannelMessageMoves`), everyone else through the Message entity.
  */
-import { GroupCommit, MessagesRepo, type ShardLease, Transactions } from "@switchboard/db"
+import { type DatabaseUnavailable, GroupCommit, MessagesRepo, type ShardLease, Transactions } from "@switchboard/db"
 import { MessageStateMachine, Schemas } from "@switchboard/domain"
 import { ProvidersConfig } from "@switchboard/providers"
 import { Clock, Effect, Option } from "effect"
@@ -152,17 +152,18 @@ export class MessageMoves extends Effect.Service<MessageMoves>()("@switchboard/e
      * channels' claims made within `GroupCommit.DispatchWindow` (`MessagesRepo.takeForDispatch`: each guarded
      * as `transition` guards it). Answers whether it moved.
      */
-    const takeForDispatch: (claim: DispatchClaim) => Effect.Effect<boolean> = yield* GroupCommit.make(
-      (claims: ReadonlyArray<DispatchClaim>) =>
-        Effect.gen(function*() {
-          const moved = yield* messages.takeForDispatch(claims)
-          yield* counted(moved.map(Option.some))
-          const ids = new Set(moved.map((m) => m.id))
-          return claims.map((c) => ids.has(c.id))
-        }),
-      MAX_DISPATCH_BATCH,
-      yield* GroupCommit.DispatchWindow
-    )
+    const takeForDispatch: (claim: DispatchClaim) => Effect.Effect<boolean, DatabaseUnavailable.DatabaseUnavailable> =
+      yield* GroupCommit.make(
+        (claims: ReadonlyArray<DispatchClaim>) =>
+          Effect.gen(function*() {
+            const moved = yield* messages.takeForDispatch(claims)
+            yield* counted(moved.map(Option.some))
+            const ids = new Set(moved.map((m) => m.id))
+            return claims.map((c) => ids.has(c.id))
+          }),
+        MAX_DISPATCH_BATCH,
+        yield* GroupCommit.DispatchWindow
+      )
 
     /**
      * A receipt a connection heard, written with the receipts of the runner's other channels

@@ -9,12 +9,13 @@
  *
  * A receipt's time is the provider's (`at`), so the window delays only when it is recorded (and
  * its webhook), never what it records. Receipts are not given up while the runner lives: a
- * statement that fails is retried (a database failover outlasted), and the queue keeps what arrives
+ * statement that fails is retried (a database failover outlasted; `TransientRetry`'s backoff), and the queue keeps what arrives
  * meanwhile, in order. Each receipt's `done` runs once it is recorded (the connection counts what it
  * still has under way: `ChannelConnection`).
  */
-import { GroupCommit } from "@switchboard/db"
-import { Context, Duration, Effect, Queue, Schedule } from "effect"
+import type { DatabaseUnavailable } from "@switchboard/db"
+import { GroupCommit, TransientRetry } from "@switchboard/db"
+import { Context, Duration, Effect, Queue } from "effect"
 import type { Scope } from "effect"
 import type { Receipt } from "./MessageMoves.js"
 
@@ -26,9 +27,6 @@ export class ReceiptWindow extends Context.Reference<ReceiptWindow>()("@switchbo
 /** Receipts written in one statement at most (a bound on its parameters and row locks). */
 export const MAX_BATCH = 500
 
-/** A failed statement is tried again after 200 ms, doubling, at most every 3 s. */
-const RETRY = Schedule.exponential("200 millis").pipe(Schedule.either(Schedule.spaced("3 seconds")))
-
 interface Pending {
   readonly receipt: Receipt
   readonly done: Effect.Effect<void>
@@ -39,7 +37,7 @@ export type SubmitReceipt = (receipt: Receipt, done: Effect.Effect<void>) => Eff
 
 /** The writer; its fiber lives in the current scope. */
 export const make = (
-  write: (batch: ReadonlyArray<Receipt>) => Effect.Effect<unknown>
+  write: (batch: ReadonlyArray<Receipt>) => Effect.Effect<unknown, DatabaseUnavailable.DatabaseUnavailable>
 ): Effect.Effect<SubmitReceipt, never, Scope.Scope> =>
   Effect.gen(function*() {
     const window = yield* ReceiptWindow
@@ -47,14 +45,17 @@ export const make = (
 
     const writeBatch = Effect.gen(function*() {
       const batch = yield* GroupCommit.takeBatch(queue, MAX_BATCH, window)
-      yield* write(batch.map((p) => p.receipt)).pipe(
-        Effect.catchAllDefect(Effect.fail),
-        Effect.tapErrorCause((cause) =>
-          Effect.logWarning("receipts not recorded yet; trying again").pipe(
-            Effect.annotateLogs({ receipts: batch.length, cause: String(cause) })
+      // kept whatever failed (a defect too), with the runner's backoff (`TransientRetry`)
+      yield* TransientRetry.retryTransient(
+        write(batch.map((p) => p.receipt)).pipe(
+          Effect.catchAllDefect(Effect.fail),
+          Effect.tapErrorCause((cause) =>
+            Effect.logWarning("receipts not recorded yet; trying again").pipe(
+              Effect.annotateLogs({ receipts: batch.length, cause: String(cause) })
+            )
           )
         ),
-        Effect.retry(RETRY)
+        { retries: "forever", while: () => true }
       )
       for (const pending of batch) yield* pending.done
     })

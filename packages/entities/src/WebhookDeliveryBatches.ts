@@ -12,6 +12,7 @@
  * endpoint's loop, an unrecorded success stays `delivering` and is handed out again (at least
  * once), exactly as when each call had its own statement.
  */
+import type { DatabaseUnavailable } from "@switchboard/db"
 import { GroupCommit, WebhookDeliveriesRepo } from "@switchboard/db"
 import { Effect } from "effect"
 
@@ -26,13 +27,17 @@ export class WebhookDeliveryBatches
       const deliveries = yield* WebhookDeliveriesRepo.WebhookDeliveriesRepo
       const claimDue: (
         request: WebhookDeliveriesRepo.ClaimRequest
-      ) => Effect.Effect<ReadonlyArray<WebhookDeliveriesRepo.ClaimedDelivery>> = yield* GroupCommit
+      ) => Effect.Effect<
+        ReadonlyArray<WebhookDeliveriesRepo.ClaimedDelivery>,
+        DatabaseUnavailable.DatabaseUnavailable
+      > = yield* GroupCommit
         .make(deliveries.claimDueMany, MAX_BATCH)
-      const recordSuccess: (success: Success) => Effect.Effect<boolean> = yield* GroupCommit.make(
-        (successes: ReadonlyArray<Success>) =>
-          Effect.map(deliveries.recordSuccesses(successes), (recorded) => successes.map((s) => recorded.has(s.id))),
-        MAX_BATCH
-      )
+      const recordSuccess: (success: Success) => Effect.Effect<boolean, DatabaseUnavailable.DatabaseUnavailable> =
+        yield* GroupCommit.make(
+          (successes: ReadonlyArray<Success>) =>
+            Effect.map(deliveries.recordSuccesses(successes), (recorded) => successes.map((s) => recorded.has(s.id))),
+          MAX_BATCH
+        )
       return { claimDue, recordSuccess } as const
     })
   })

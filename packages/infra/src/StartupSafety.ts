@@ -116,6 +116,28 @@ const clusterSecret = (env: Env): Problem | undefined => {
   return undefined
 }
 
+const WILDCARDS = ["0.0.0.0", "::", "[::]", "0:0:0:0:0:0:0:0", "*"]
+
+/**
+ * A runner's cluster listener: `LISTEN_HOST` when set, else `HOST` (@effect/cluster's
+ * `ShardingConfig`), default `localhost`. On every interface (a wildcard address) the port is
+ * offered to every network the machine is on; a runner listens on its own address, the one the
+ * others reach it at (docs/OPERATING.md "The cluster port").
+ */
+const clusterListener = (env: Env): Problem | undefined => {
+  const listen = (env["LISTEN_HOST"] ?? "").trim()
+  const setting = listen !== "" ? "LISTEN_HOST" : "HOST"
+  const value = (listen !== "" ? listen : env["HOST"] ?? "").trim()
+  return WILDCARDS.includes(value)
+    ? {
+      setting,
+      problem: "is a wildcard address: the cluster port would listen on every interface",
+      fix: "set HOST to this runner's own address, the one api nodes and other runners reach it at " +
+        "(on Kubernetes the pod IP, `status.podIP`), and leave LISTEN_HOST unset"
+    }
+    : undefined
+}
+
 /** Effect's `Config.boolean` reading: true, yes, on, 1 (any case). */
 const isTrue = (value: string | undefined) => ["true", "yes", "on", "1"].includes((value ?? "").trim().toLowerCase())
 
@@ -128,6 +150,7 @@ export const unsafeSettings = (role: Role, env: Env): ReadonlyArray<Problem> => 
     signsTokens ? secret(env, "API_KEY_PEPPER", DEVELOPMENT_API_KEY_PEPPER) : undefined,
     encryptionKey(env),
     joinsCluster ? clusterSecret(env) : undefined,
+    role === "runner" ? clusterListener(env) : undefined,
     isTrue(env["WEBHOOK_ALLOW_PRIVATE_TARGETS"])
       ? {
         setting: "WEBHOOK_ALLOW_PRIVATE_TARGETS",

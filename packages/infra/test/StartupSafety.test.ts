@@ -67,6 +67,21 @@ describe("StartupSafety", () => {
     assert.deepStrictEqual(settings("standalone", { ...SAFE, DATABASE_URL: undefined }), ["DATABASE_URL"])
   })
 
+  it("refuses a runner whose cluster port would listen on every interface", () => {
+    const runner = { ...SAFE, CLUSTER_SECRET: "c".repeat(40) }
+    for (const host of ["0.0.0.0", "::", "[::]"]) {
+      assert.include(settings("runner", { ...runner, HOST: host }), "HOST", host)
+      assert.include(settings("runner", { ...runner, HOST: "10.0.0.7", LISTEN_HOST: host }), "LISTEN_HOST", host)
+    }
+    for (const host of [undefined, "10.0.0.7", "runner-1", "localhost"]) {
+      const found = settings("runner", { ...runner, HOST: host })
+      assert.notInclude(found, "HOST", String(host))
+      assert.notInclude(found, "LISTEN_HOST", String(host))
+    }
+    // an api node listens on no cluster port
+    assert.notInclude(settings("api", { ...runner, HOST: "0.0.0.0" }), "HOST")
+  })
+
   it("checks what each role uses: a runner signs no token and hashes no API key", () => {
     assert.deepStrictEqual(settings("runner", { ...SAFE, JWT_SECRET: undefined, API_KEY_PEPPER: undefined }), [])
     assert.deepStrictEqual(settings("admin", { ...SAFE, JWT_SECRET: undefined }), ["JWT_SECRET"])

@@ -238,6 +238,14 @@ export interface ChannelConnection {
   readonly dropWhenIdle?: boolean
   /** linked-device providers only (QR) */
   readonly pairing?: Pairing
+  /**
+   * Stops reading from the provider until `resumeInput`, saying why: the runner holds as much
+   * unrecorded input as it may (`ProviderInputBacklog`). What the provider has not handed over
+   * stays with it (WhatsApp keeps what a companion did not acknowledge and delivers it at its next
+   * login). Absent: the provider cannot be held, and only the runner's readiness says so.
+   */
+  readonly holdInput?: (reason: string) => Effect.Effect<void>
+  readonly resumeInput?: Effect.Effect<void>
 }
 
 export interface ChannelProvider {

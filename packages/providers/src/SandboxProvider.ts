@@ -17,7 +17,7 @@
  *   with it (`SandboxMediaSource`) and `downloadMedia` hands them to the media worker like a real
  *   provider's media host would.
  */
-import { GroupCommit, MediaRepo, MediaStore, SandboxNetworkRepo } from "@switchboard/db"
+import { DatabaseUnavailable, GroupCommit, MediaRepo, MediaStore, SandboxNetworkRepo } from "@switchboard/db"
 import { Messaging, Schemas } from "@switchboard/domain"
 import { Clock, Effect, Option, Queue, Random, Ref, Schema, Stream } from "effect"
 import type {
@@ -58,7 +58,9 @@ export class SandboxProvider extends Effect.Service<SandboxProvider>()("@switchb
     // the offers of all the runner's sandbox channels made within the dispatch window go as one
     // statement (one statement per dispatched message was the runner's largest cost left:
     // bench/RESULTS.md 3, "The network's offers shared")
-    const offer: (offer: SandboxNetworkRepo.Offer) => Effect.Effect<Option.Option<SandboxNetworkRepo.NetworkDelivery>> =
+    const offer: (
+      offer: SandboxNetworkRepo.Offer
+    ) => Effect.Effect<Option.Option<SandboxNetworkRepo.NetworkDelivery>, DatabaseUnavailable.DatabaseUnavailable> =
       yield* GroupCommit.make(network.offers, MAX_OFFER_BATCH, yield* GroupCommit.DispatchWindow)
     const mediaRepo = yield* MediaRepo.MediaRepo
     const store = yield* MediaStore.MediaStore
@@ -66,8 +68,10 @@ export class SandboxProvider extends Effect.Service<SandboxProvider>()("@switchb
     const delays = config.sandboxReceiptDelaysMs
     const mps = Messaging.THROUGHPUT_MPS.sandbox
 
+    // the connection's interface declares no database failure: a passing one is a defect for the
+    // channel's loop, as before
     const connect: ChannelProvider["connect"] = (channel) =>
-      Effect.gen(function*() {
+      DatabaseUnavailable.dieWhenUnavailable(Effect.gen(function*() {
         const scope = yield* Effect.scope
         const events = yield* Queue.unbounded<ProviderEvent>()
         yield* Effect.addFinalizer(() => Queue.shutdown(events))
@@ -116,7 +120,7 @@ export class SandboxProvider extends Effect.Service<SandboxProvider>()("@switchb
         }
 
         const send = (message: OutgoingMessage) =>
-          Effect.gen(function*() {
+          DatabaseUnavailable.dieWhenUnavailable(Effect.gen(function*() {
             if (!(yield* takeToken)) {
               return refused(true, PROVIDER_RATE_LIMITED, `The sandbox network accepts ${mps} messages per second`)
             }
@@ -148,7 +152,7 @@ export class SandboxProvider extends Effect.Service<SandboxProvider>()("@switchb
             // accepted now or before: one delivery, whose receipts this connection reports
             yield* report(delivery.value)
             return accepted
-          })
+          }))
 
         const simulateInbound = (input: SimulatedInbound) =>
           Effect.gen(function*() {
@@ -178,7 +182,7 @@ export class SandboxProvider extends Effect.Service<SandboxProvider>()("@switchb
           markRead: () => Effect.void,
           dropWhenIdle: true
         } satisfies ChannelConnection
-      })
+      }))
 
     /**
      * The bytes of a simulated inbound file: given inline (`{data_base64}`, at most 1 MiB, the
@@ -191,13 +195,22 @@ export class SandboxProvider extends Effect.Service<SandboxProvider>()("@switchb
       }
       const given = decoded.value
       if ("data_base64" in given) return Stream.succeed(new Uint8Array(Buffer.from(given.data_base64, "base64")))
-      return Stream.unwrap(Effect.gen(function*() {
+      const opened: Effect.Effect<
+        Stream.Stream<Uint8Array, MediaDownloadFailed | DatabaseUnavailable.DatabaseUnavailable>,
+        DatabaseUnavailable.DatabaseUnavailable
+      > = Effect.gen(function*() {
         const found = yield* mediaRepo.findById(given.media_id)
         if (Option.isNone(found) || found.value.status !== "ready" || found.value.size_bytes === null) {
           return Stream.fail(new MediaDownloadFailed({ retryable: false, reason: "The media named is not stored" }))
         }
         return found.value.size_bytes === 0 ? Stream.empty : store.read(given.media_id, 0, found.value.size_bytes - 1)
-      }))
+      })
+      return Stream.unwrap(opened).pipe(
+        Stream.catchTag(
+          "DatabaseUnavailable",
+          () => Stream.fail(new MediaDownloadFailed({ retryable: true, reason: "The media store is unavailable" }))
+        )
+      )
     }
 
     return { connect, downloadMedia } satisfies ChannelProvider

@@ -20,7 +20,8 @@ export const USAGE = `Usage: npm run admin -- <command> [options]
   qr-warm-up --workspace ws_... --channel ch_... (--off | --max N | --default)   a QR channel's warm-up for new contacts: off, a lower daily ceiling (0-200), or the default ramp
   list-users       (id, e-mail, name, status, verified, workspaces with roles; at most 1000)
   list-workspaces  (id, name, plan, status, owner's e-mail, members; at most 1000)
-  reseal-secrets   (re-seals every secret at rest under SECRETS_ENCRYPTION_KEY; exits 1 if no key opens some value)`
+  reseal-secrets   (re-seals every secret at rest under SECRETS_ENCRYPTION_KEY; exits 1 if no key opens some value)
+  migrate          (applies the database migrations not applied yet and prints how many are applied in all; every service also migrates at start)`
 
 export type Command =
   | { readonly _tag: "create-user" } & Operator.NewUser
@@ -46,7 +47,7 @@ export type Command =
     readonly channel: string
     readonly setting: Operator.WarmUpSetting
   }
-  | { readonly _tag: "reseal-secrets" | "list-users" | "list-workspaces" }
+  | { readonly _tag: "reseal-secrets" | "list-users" | "list-workspaces" | "migrate" }
 
 const OPTIONS = {
   email: { type: "string" },
@@ -153,6 +154,7 @@ export const parse = (argv: ReadonlyArray<string>): Either.Either<Command, strin
       case "reseal-secrets":
       case "list-users":
       case "list-workspaces":
+      case "migrate":
         return Either.right({ _tag: command })
       default:
         return Either.left(USAGE)

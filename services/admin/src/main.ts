@@ -51,6 +51,9 @@ const run = (command: Command.Command) =>
         return yield* operator.listUsers
       case "list-workspaces":
         return yield* operator.listWorkspaces
+      case "migrate":
+        // the layer below applied what was missing before this command ran (`Migrations.layer`)
+        return { migrations: (yield* Migrations.applied).length }
     }
   })
 

@@ -6,7 +6,7 @@
  */
 import { HttpRouter, HttpServerRequest } from "@effect/platform"
 import { Security } from "@switchboard/api"
-import { SessionsRepo, UsersRepo } from "@switchboard/db"
+import { DatabaseUnavailable, SessionsRepo, UsersRepo } from "@switchboard/db"
 import { Errors, Scopes } from "@switchboard/domain"
 import { Effect, Layer, Option } from "effect"
 import { routeTable } from "./RouteTable.js"
@@ -120,8 +120,8 @@ export const AuthenticationLive = Layer.effect(
     })
 
     return {
-      // a database failure is a defect here like everywhere: the error mapping answers 503
-      bearer: () => authenticate
+      // a passing database failure is a defect here like in the handlers: the error mapping answers 503
+      bearer: () => DatabaseUnavailable.dieWhenUnavailable(authenticate)
     }
   })
 )

@@ -124,6 +124,12 @@ export const SANDBOX_INBOUND_BODY_BYTES = 2 * 1024 * 1024
 export const isUpload = (request: HttpServerRequest.HttpServerRequest) =>
   request.method === "POST" && new URL(request.url, "http://localhost").pathname === "/v1/media"
 
+/** A path that exists, asked with a method it does not take: the router's 405, before any body check. */
+const methodNotRouted = (request: HttpServerRequest.HttpServerRequest) => {
+  const path = new URL(request.url, "http://localhost").pathname
+  return routeTable.template(request.method, path) === undefined && routeTable.allowedMethods(path).length > 0
+}
+
 const bodyLimit = (request: HttpServerRequest.HttpServerRequest, defaultLimit: number) => {
   if (request.method !== "POST") return defaultLimit
   const path = new URL(request.url, "http://localhost").pathname
@@ -149,6 +155,9 @@ export const guardRequest = (app: HttpApp.Default, defaultMaxBodyBytes: number) 
     const queryRefused = declared === undefined ? [] : QueryGuard.check(request.url, declared)
     if (queryRefused.length > 0) return validationError(queryRefused)
     if (isUpload(request)) return app
+    // a method the path does not take is 405 whatever its body (`PUT /v1/media` with a file):
+    // the router answers it, and Node drops the unread body
+    if (methodNotRouted(request)) return app
     const contentLength = request.headers["content-length"]
     const chunked = request.headers["transfer-encoding"] !== undefined
     if (!chunked && (contentLength === undefined || contentLength === "0")) return app

@@ -7,17 +7,26 @@
  */
 import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
 import { Effect } from "effect"
-import { readFileSync } from "node:fs"
+import { existsSync, readFileSync } from "node:fs"
 import { createRequire } from "node:module"
 import { dirname, join } from "node:path"
+import { fileURLToPath } from "node:url"
 import { HttpConfig } from "./HttpConfig.js"
 
-const require = createRequire(import.meta.url)
-// found through this package's entry, not this file's own location: the same directory when the
-// code runs from its sources and when it runs bundled into one file (the end-to-end tests'
-// processes, docs/TESTING.md, "Service processes start from a bundle")
-const consoleDir = join(dirname(require.resolve("@switchboard/service-api")), "..", "console")
-const qrLibrary = join(dirname(require.resolve("qrcode-generator")), "qrcode.mjs")
+// Bundled (`npm run build`, scripts/build.ts), the files sit in `console/` beside the bundle, the QR
+// library with them: the image carries no sources. From the sources, they are found through this
+// package's entry and the library through node_modules.
+const bundled = join(dirname(fileURLToPath(import.meta.url)), "console")
+const fromSources = () => {
+  const require = createRequire(import.meta.url)
+  return {
+    consoleDir: join(dirname(require.resolve("@switchboard/service-api")), "..", "console"),
+    qrLibrary: join(dirname(require.resolve("qrcode-generator")), "qrcode.mjs")
+  }
+}
+const { consoleDir, qrLibrary } = existsSync(join(bundled, "index.html"))
+  ? { consoleDir: bundled, qrLibrary: join(bundled, "qrcode.mjs") }
+  : fromSources()
 
 export const CONTENT_SECURITY_POLICY =
   "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; media-src 'self' blob:; " +

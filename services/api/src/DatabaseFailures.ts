@@ -1,47 +1,63 @@
 /**
- * Which database failures are passing (SQLSTATE and connection errors), for the one place that
- * answers them (`ErrorMapping.ts`): 503 `SERVICE_UNAVAILABLE` when the database cannot be reached
- * or refused a statement for a passing reason, 500 for anything else (docs/ARCHITECTURE.md,
- * "One policy for database errors").
+ * The API's answer to a passing database failure (docs/ARCHITECTURE.md, "One policy for database
+ * errors"): the repositories fail with the typed `DatabaseUnavailable` (db `DatabaseUnavailable.ts`
+ * decides which failures are passing), the handlers' services hand it on as a defect
+ * (`unavailableAsDefect`, since no endpoint declares it), and `ErrorMapping.ts` answers it 503
+ * `SERVICE_UNAVAILABLE`. A database failure that is not passing stays a defect: 500.
  */
-import { Predicate } from "effect"
-
-const CONNECTIVITY_CODES = new Set([
-  "ECONNREFUSED",
-  "ECONNRESET",
-  "ETIMEDOUT",
-  "EPIPE",
-  "57P01",
-  "57P03",
-  "08006",
-  "08001",
-  "08003"
-])
+import { DatabaseUnavailable } from "@switchboard/db"
+import { Effect, Either, Exit, Option, Predicate, Stream } from "effect"
 
 /**
- * A database that cannot be reached, as opposed to a bug. The one place that decides a 503 for
- * the database: repositories turn every `SqlError` into a defect at their boundary (db
- * `Rows.ts`), services and the authentication middleware let it through, and it ends here.
- * The client could not get a connection at all (the database refuses or is gone), lost one, or
- * the server said it is shutting down or unreachable.
+ * The passing database failure in a defect, if it is one: a `DatabaseUnavailable`, or an
+ * `SqlError` that escaped a repository (a statement run outside one) and classifies as passing.
  */
-export const isConnectivityFailure = (defect: unknown): boolean => {
-  if (!Predicate.isTagged(defect, "SqlError")) return false
-  const error = defect as { message?: string; cause?: { code?: string; message?: string } }
-  const cause = error.cause
-  return /^(Failed to acquire connection|Connection error)/.test(String(error.message ?? "")) ||
-    (cause?.code !== undefined && CONNECTIVITY_CODES.has(cause.code)) ||
-    /Connection terminated|connect ECONNREFUSED|timeout/i.test(String(cause?.message ?? ""))
+export const unavailableIn = (defect: unknown): DatabaseUnavailable.DatabaseUnavailable | undefined =>
+  DatabaseUnavailable.isDatabaseUnavailable(defect)
+    ? defect
+    : Predicate.isTagged(defect, "SqlError")
+    ? DatabaseUnavailable.classify(defect)
+    : undefined
+
+/**
+ * The statement ran and was refused for a passing reason (a deadlock, a serialization failure, a
+ * lock or statement timeout): the transaction rolled back, so a retry with the same
+ * Idempotency-Key is safe. Otherwise the database could not be reached at all.
+ */
+export const isRefusedForNow = (unavailable: DatabaseUnavailable.DatabaseUnavailable): boolean =>
+  unavailable.reason === "conflict" || unavailable.reason === "cancelled"
+
+type Unavailable = DatabaseUnavailable.DatabaseUnavailable
+
+/** A service's member, its `DatabaseUnavailable` a defect. */
+type AsDefect<F> = F extends (...args: infer P) => Effect.Effect<infer A, infer E, infer R>
+  ? (...args: P) => Effect.Effect<A, Exclude<E, Unavailable>, R>
+  : F extends (...args: infer P) => Stream.Stream<infer A, infer E, infer R>
+    ? (...args: P) => Stream.Stream<A, Exclude<E, Unavailable>, R>
+  : F extends Effect.Effect<infer A, infer E, infer R> ? Effect.Effect<A, Exclude<E, Unavailable>, R>
+  : F
+
+/** An effect or a stream run by a service's member, its `DatabaseUnavailable` a defect; any other value as it is. */
+const asDefect = (value: unknown): unknown => {
+  // an Option, an Either or an Exit is an effect too, but a value here
+  if (Option.isOption(value) || Either.isEither(value) || Exit.isExit(value)) return value
+  // (an effect carries the stream's type id as well: effects first)
+  if (Effect.isEffect(value)) return DatabaseUnavailable.dieWhenUnavailable(value)
+  if (Stream.StreamTypeId in Object(value)) {
+    return DatabaseUnavailable.dieWhenUnavailableStream(value as Stream.Stream<unknown, unknown, unknown>)
+  }
+  return value
 }
 
 /**
- * Statements Postgres refused for a passing reason: a deadlock (40P01), a serialization failure
- * (40001), a lock not available (55P03), a statement cancelled (57014). The transaction rolled
- * back, so the request changed nothing and a retry (with the same Idempotency-Key) is safe: 503,
- * not 500.
+ * A service as the handlers use it: each method's `DatabaseUnavailable` becomes a defect, which
+ * `ErrorMapping.ts` answers 503 (the endpoints' declared errors stay what the contract says).
  */
-const TRANSIENT_CODES = new Set(["40P01", "40001", "55P03", "57014"])
-
-export const isTransientDatabaseFailure = (defect: unknown): boolean =>
-  Predicate.isTagged(defect, "SqlError") &&
-  TRANSIENT_CODES.has(String((defect as { cause?: { code?: unknown } }).cause?.code ?? ""))
+export const unavailableAsDefect = <S extends object>(service: S): { readonly [K in keyof S]: AsDefect<S[K]> } =>
+  new Proxy(service, {
+    get(target, key, receiver) {
+      const value = Reflect.get(target, key, receiver)
+      if (typeof value !== "function") return asDefect(value)
+      return (...args: Array<unknown>) => asDefect(value.apply(target, args))
+    }
+  }) as never

@@ -11,7 +11,7 @@ import { Api, Issues } from "@switchboard/api"
 import { Errors } from "@switchboard/domain"
 import { Cause, Chunk, Effect, Layer, Option, Predicate } from "effect"
 import { guardRequest, payloadTooLarge } from "./BodyGuard.js"
-import { isConnectivityFailure, isTransientDatabaseFailure } from "./DatabaseFailures.js"
+import { isRefusedForNow, unavailableIn } from "./DatabaseFailures.js"
 import { envelopeResponse } from "./EnvelopeResponse.js"
 import { HttpConfig } from "./HttpConfig.js"
 import { setHeader } from "./ResponseHeaders.js"
@@ -102,7 +102,8 @@ const mapErrors = (maxBodyBytes: number) =>
           )
         }
         if (Cause.isInterruptedOnly(cause)) return Effect.failCause(cause)
-        if (defects.some(isTransientDatabaseFailure)) {
+        const unavailable = defects.map(unavailableIn).find((u) => u !== undefined)
+        if (unavailable !== undefined && isRefusedForNow(unavailable)) {
           return Effect.logError("database refused the statement for now (deadlock, conflict or cancel)", cause).pipe(
             Effect.zipRight(
               Effect.fail(
@@ -113,7 +114,7 @@ const mapErrors = (maxBodyBytes: number) =>
             )
           )
         }
-        if (defects.some(isConnectivityFailure)) {
+        if (unavailable !== undefined) {
           return Effect.logError("dependency unreachable", cause).pipe(
             Effect.zipRight(
               Effect.fail(

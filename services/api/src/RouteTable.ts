@@ -73,6 +73,12 @@ export const build = () => {
   )
   return {
     requirements: requirements as ReadonlyMap<string, RouteRequirement>,
+    /** Every fixed segment of a path the server serves (`v1`, `messages`, `read`, `openapi.json`). */
+    staticSegments: new Set(
+      [...methodsByTemplate.keys(), "/console"].flatMap((t) =>
+        t.split("/").filter((s) => s !== "" && !s.startsWith(":"))
+      )
+    ) as ReadonlySet<string>,
     /**
      * The path template a request path belongs to (`/v1/messages/:messageId`), for metrics labels
      * (bounded: never the raw path); `undefined` when no route has it.

@@ -1,6 +1,7 @@
 /**
  * `serveMiddleware` (outermost, around everything): the request id (`X-Request-Id`, kept when the
- * client's is safe, on every response and log line), the access log with query values masked,
+ * client's is safe, on every response and log line), the access log (`LoggedUrl`: what the
+ * contract does not name masked) with the route template (`http.route`),
  * request metrics (`HttpMetrics`), the global prefix (`BASE_PATH`), targets the router must not
  * see (`RequestPath`, `ClientErrors`), and the request's span when tracing is on (`HttpTracing`).
  */
@@ -13,20 +14,10 @@ import * as ClientErrors from "./ClientErrors.js"
 import { envelopeResponse } from "./EnvelopeResponse.js"
 import * as HttpMetrics from "./HttpMetrics.js"
 import * as HttpTracing from "./HttpTracing.js"
+import * as LoggedUrl from "./LoggedUrl.js"
 import * as RequestPath from "./RequestPath.js"
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/
-
-/**
- * The URL as the request log shows it: query values masked (`?q=*&limit=*`), since a contact
- * search or a filter can carry a phone number or an e-mail address.
- */
-export const loggedUrl = (url: string): string => {
-  const query = url.indexOf("?")
-  if (query < 0) return url
-  const names = url.slice(query + 1).split("&").filter((pair) => pair !== "").map((pair) => pair.split("=")[0])
-  return `${url.slice(0, query)}?${names.map((name) => `${name}=*`).join("&")}`
-}
 
 /** Request id on every response and log line; strips the global prefix before routing. */
 export const serveMiddleware =
@@ -85,8 +76,11 @@ export const serveMiddleware =
         ? Effect.provideService(
           HttpMiddleware.logger(Effect.provideService(inner, HttpServerRequest.HttpServerRequest, request)),
           HttpServerRequest.HttpServerRequest,
-          request.modify({ url: loggedUrl(request.url) })
+          request.modify({ url: LoggedUrl.masked(request.url, options.basePath) })
         )
         : routed
-      return yield* Effect.annotateLogs(HttpTracing.traced(logged, requestId, path), "request_id", requestId)
+      return yield* Effect.annotateLogs(HttpTracing.traced(logged, requestId, path), {
+        request_id: requestId,
+        "http.route": HttpMetrics.routeOf(path)
+      })
     })

@@ -4,6 +4,7 @@ import {
   ContactImportWorker,
   MessagingEntities,
   ProbeEntity,
+  ProviderInputBacklog,
   SweeperMetrics,
   WebhookEndpointEntity,
   WebhookMetrics,
@@ -27,4 +28,7 @@ export const layer = Layer.mergeAll(
       )
     )
   )
+).pipe(
+  // the runner's readiness reads it too (provider input waiting for the database)
+  Layer.provideMerge(ProviderInputBacklog.layer)
 )

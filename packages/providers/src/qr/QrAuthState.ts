@@ -3,6 +3,15 @@
  * creds persisted on every `creds.update`, every `keys.set` one transaction, everything
  * serialised with Baileys' BufferJSON (a plain `JSON.stringify` would lose the Buffers).
  *
+ * Held in memory for the link's life, written through: `load` reads every key of the channel
+ * once, `keys.get` answers from memory, `keys.set` changes memory at once and then writes to
+ * Postgres, in call order. So decrypting a message never waits on a database round trip, and a
+ * database outage does not stop the link (docs/OPERATING.md "Provider input during a database
+ * outage"): a write waits for its first attempt only; if that fails, the link goes on from memory
+ * while the writes are retried in order (`TransientRetry`) until Postgres takes them. A process
+ * killed meanwhile loses the newest key changes; a contact whose session moved on then cannot be
+ * decrypted until its phone starts a new one, which it does when asked (a retry receipt).
+ *
  * Encrypted at rest: every value is sealed with `SecretBox` under `SECRETS_ENCRYPTION_KEY` before
  * it reaches the repository, and opened on read (the link is a full WhatsApp login; no plaintext
  * secret is stored). Values written before that are plaintext BufferJSON: they are still read,
@@ -17,6 +26,7 @@
  * loop. Nothing is deleted on the way, so restoring the right key restores the link as long as no
  * new pairing has overwritten it.
  */
+import { DatabaseUnavailable, TransientRetry } from "@switchboard/db"
 import { SecretBox, type SecretsConfig } from "@switchboard/infra"
 import {
   type AuthenticationCreds,
@@ -111,46 +121,99 @@ export const load = Effect.fn("QrAuthState.load")(function*(
     onNone: () => initAuthCreds(),
     onSome: Either.match({ onLeft: () => initAuthCreds(), onRight: (value) => value as AuthenticationCreds })
   })
+  // every key of the link, by type then id: Baileys' reads are answered from here
+  const memory = new Map<string, Map<string, unknown>>()
+  const unreadable = new Map<string, { count: number; reason: Unreadable }>()
+  for (const row of yield* repo.readAllKeys(channelId)) {
+    const read = deserialize(row.value)
+    if (Either.isLeft(read)) {
+      // missing to Baileys, which then renews what it needs (a session, a pre-key)
+      const seen = unreadable.get(row.key_type)
+      unreadable.set(row.key_type, { count: (seen?.count ?? 0) + 1, reason: read.left })
+      continue
+    }
+    const value = row.key_type === "app-state-sync-key"
+      ? proto.Message.AppStateSyncKeyData.fromObject(read.right as object)
+      : read.right
+    let byId = memory.get(row.key_type)
+    if (byId === undefined) memory.set(row.key_type, byId = new Map())
+    byId.set(row.key_id, value)
+  }
+  for (const [type, { count, reason }] of unreadable) {
+    yield* Effect.logError("qr auth keys unreadable (wrong SECRETS_ENCRYPTION_KEY?): treated as missing").pipe(
+      Effect.annotateLogs({ ...annotations, key_type: type, count, reason })
+    )
+  }
+
   let sealed = false
-  // one write at a time, in call order: each creds write serialises the object as it is then,
-  // and a wipe cannot overtake a write already in flight
-  const writeLock = yield* Effect.makeSemaphore(1)
-  const write = (effect: Effect.Effect<void>) =>
-    run(writeLock.withPermits(1)(Effect.suspend(() => (sealed ? Effect.void : effect))))
+  /**
+   * Writes run one at a time, in call order (each creds write serialises the object as it is
+   * then; a wipe waits for the writes before it). A write's promise settles when it is stored or
+   * when its first attempt failed: the link goes on from memory while it is retried.
+   */
+  let writes: Promise<void> = Promise.resolve()
+  /** a write is being retried: later ones wait behind it, so their callers do not wait for them */
+  let failing = false
+  const write = (effect: Effect.Effect<void, TransientRetry.DatabaseUnavailable>): Promise<void> =>
+    new Promise<void>((settled) => {
+      if (failing) settled()
+      let attempts = 0
+      const attempt = Effect.suspend(() => (sealed ? Effect.void : effect)).pipe(
+        // a transaction whose COMMIT or ROLLBACK lost its connection dies in `@effect/sql`
+        Effect.catchAllDefect((defect) => {
+          const unavailable = DatabaseUnavailable.classify(defect)
+          return unavailable === undefined ? Effect.die(defect) : Effect.fail(unavailable)
+        }),
+        Effect.tapError((error) =>
+          attempts++ > 0 ? Effect.void : Effect.zipRight(
+            Effect.sync(() => {
+              failing = true
+              settled()
+            }),
+            Effect.logWarning("qr auth state not saved yet; the link goes on from memory").pipe(
+              Effect.annotateLogs({ ...annotations, reason: error.reason })
+            )
+          )
+        )
+      )
+      writes = writes.then(() =>
+        run(
+          TransientRetry.retryTransient(attempt, { retries: "forever" }).pipe(
+            Effect.tap(() =>
+              Effect.sync(() => {
+                failing = false
+              })
+            ),
+            Effect.catchAllCause((cause) => Effect.logError("qr auth state not saved", cause)),
+            Effect.ensuring(Effect.sync(() => settled())),
+            Effect.annotateLogs(annotations)
+          )
+        )
+      )
+    })
 
   const state: AuthenticationState = {
     creds,
     keys: {
       get: async <T extends keyof SignalDataTypeMap>(type: T, ids: Array<string>) => {
-        const rows = await run(repo.readKeys(channelId, type, ids))
+        const byId = memory.get(type)
         const out: { [id: string]: SignalDataTypeMap[T] } = {}
-        const unreadable: Array<Unreadable> = []
-        for (const row of rows) {
-          const read = deserialize(row.value)
-          if (Either.isLeft(read)) {
-            unreadable.push(read.left)
-            continue
-          }
-          const value = read.right
-          out[row.key_id] = (type === "app-state-sync-key"
-            ? proto.Message.AppStateSyncKeyData.fromObject(value as object)
-            : value) as SignalDataTypeMap[T]
-        }
-        if (unreadable.length > 0) {
-          // missing to Baileys, which then renews what it needs (a session, a pre-key)
-          await run(
-            Effect.logError("qr auth keys unreadable (wrong SECRETS_ENCRYPTION_KEY?): treated as missing").pipe(
-              Effect.annotateLogs({ ...annotations, key_type: type, count: unreadable.length, reason: unreadable[0]! })
-            )
-          )
+        if (byId === undefined) return out
+        for (const id of ids) {
+          const value = byId.get(id)
+          if (value !== undefined) out[id] = value as SignalDataTypeMap[T]
         }
         return out
       },
       set: async (data) => {
         if (sealed) return
         const changes: Array<QrAuthKeyChange> = []
-        for (const [type, byId] of Object.entries(data)) {
-          for (const [id, value] of Object.entries(byId ?? {})) {
+        for (const [type, values] of Object.entries(data)) {
+          let byId = memory.get(type)
+          if (byId === undefined) memory.set(type, byId = new Map())
+          for (const [id, value] of Object.entries(values ?? {})) {
+            if (value === null || value === undefined) byId.delete(id)
+            else byId.set(id, value)
             changes.push({ type, id, value: value === null || value === undefined ? null : serialize(value) })
           }
         }
@@ -169,7 +232,7 @@ export const load = Effect.fn("QrAuthState.load")(function*(
     },
     forget: Effect.suspend(() => {
       sealed = true
-      return writeLock.withPermits(1)(repo.wipe(channelId))
+      return Effect.zipRight(Effect.promise(() => writes), repo.wipe(channelId))
     }),
     isPaired: () => creds.me?.id !== undefined
   } satisfies QrAuthState

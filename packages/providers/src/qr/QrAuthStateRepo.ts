@@ -5,6 +5,7 @@
  * plaintext BufferJSON in rows written before that; this repository only moves rows.
  */
 import { SqlClient } from "@effect/sql"
+import { Rows } from "@switchboard/db"
 import { SecretBox } from "@switchboard/infra"
 import { Effect, Option } from "effect"
 
@@ -48,7 +49,7 @@ export class QrAuthStateRepo extends Effect.Service<QrAuthStateRepo>()("@switchb
         INSERT INTO qr_auth_state (channel_id, key_type, key_id, value, updated_at)
         VALUES (${channelId}, ${CREDS_TYPE}, '', ${value}, now())
         ON CONFLICT (channel_id, key_type, key_id) DO UPDATE SET value = EXCLUDED.value, updated_at = now()`
-    }, Effect.orDie)
+    }, Rows.dieOnDatabaseError)
 
     const readKeys = Effect.fn("QrAuthStateRepo.readKeys")(
       function*(channelId: string, type: string, ids: ReadonlyArray<string>) {
@@ -59,6 +60,13 @@ export class QrAuthStateRepo extends Effect.Service<QrAuthStateRepo>()("@switchb
       },
       Effect.orDie
     )
+
+    /** Every key row of the channel (all but the creds): what a link loads to hold its keys in memory. */
+    const readAllKeys = Effect.fn("QrAuthStateRepo.readAllKeys")(function*(channelId: string) {
+      return yield* sql<{ key_type: string; key_id: string; value: string }>`
+        SELECT key_type, key_id, value FROM qr_auth_state
+        WHERE channel_id = ${channelId} AND key_type <> ${CREDS_TYPE}`
+    }, Effect.orDie)
 
     /** All changes of one `keys.set` in ONE transaction: either all are durable or none. */
     const writeKeys = Effect.fn("QrAuthStateRepo.writeKeys")(
@@ -82,7 +90,7 @@ export class QrAuthStateRepo extends Effect.Service<QrAuthStateRepo>()("@switchb
           }
         }).pipe(sql.withTransaction)
       },
-      Effect.orDie
+      Rows.dieOnDatabaseError
     )
 
     /** Forgets the channel's link entirely (logout, unlinked from the phone). */
@@ -165,6 +173,7 @@ export class QrAuthStateRepo extends Effect.Service<QrAuthStateRepo>()("@switchb
       readCreds,
       writeCreds,
       readKeys,
+      readAllKeys,
       writeKeys,
       reseal,
       scan,

@@ -121,6 +121,8 @@ export const make = Effect.map(QrProvider, (qr): ChannelProvider => ({
         events: Stream.fromQueue(reported).pipe(Stream.filterMap((e) => Option.fromNullable(toProviderEvent(e)))),
         // receipts come over the live link; the owner stays alive while the link is held
         pendingReceipts: Effect.succeed(0),
+        holdInput: connection.holdInput,
+        resumeInput: connection.resumeInput,
         pairing: {
           snapshot: connection.snapshot,
           subscribe: connection.subscribe,

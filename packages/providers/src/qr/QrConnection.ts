@@ -38,7 +38,7 @@ import type { QrConnectFailure } from "./QrConnectFailure.js"
 import { QrConnectionConfig } from "./QrConnectionConfig.js"
 import type { QrConnectionError, QrConnectionEvent, QrStateEvent } from "./QrConnectionEvent.js"
 import * as QrInbound from "./QrInbound.js"
-import { jidToE164 } from "./QrJid.js"
+import { jidToE164, phoneOfLid } from "./QrJid.js"
 import * as QrMetrics from "./QrMetrics.js"
 import * as QrOutbound from "./QrOutbound.js"
 import type { QrOutboundText } from "./QrOutbound.js"
@@ -114,6 +114,27 @@ export interface QrConnection {
    * 404/410); the message with the media's new location.
    */
   readonly reupload: (message: WAMessage) => Effect.Effect<WAMessage, MediaDownloadFailed>
+  /**
+   * Stops reading from WhatsApp (the socket's WebSocket paused, `reason` logged) until
+   * `resumeInput`: the runner holds as much unrecorded input as it may. What WhatsApp did not get
+   * acknowledged stays with it. Baileys drops a link it hears nothing on for the keep-alive
+   * interval + 5 s (408) and reconnects, which reads again; the owner holds again at its next
+   * item over the bound.
+   */
+  readonly holdInput: (reason: string) => Effect.Effect<void>
+  readonly resumeInput: Effect.Effect<void>
+}
+
+/** The `ws` WebSocket under a Baileys socket, where it can be paused (it is not in Baileys' types). */
+const webSocketOf = (socket: WASocket | undefined): { pause(): void; resume(): void } | undefined => {
+  const ws: unknown = socket === undefined ? undefined : Reflect.get(socket.ws, "socket")
+  return typeof ws === "object" && ws !== null && "pause" in ws && "resume" in ws &&
+      typeof ws.pause === "function" && typeof ws.resume === "function"
+    ? {
+      pause: () => Reflect.apply(ws.pause as () => void, ws, []),
+      resume: () => Reflect.apply(ws.resume as () => void, ws, [])
+    }
+    : undefined
 }
 
 /** The owner's commands, what the socket reports, and the actor's own timers. */
@@ -202,7 +223,13 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
     restrict: (reason) => move({ _tag: "Restriction", reason })
   })
   const receipts = QrReceipts.make({ channelId, annotations, publish, restricted: signals.restricted })
-  const inbound = QrInbound.make({ channelId, annotations, publish, receipts: receipts.report })
+  const inbound = QrInbound.make({
+    channelId,
+    annotations,
+    publish,
+    receipts: receipts.report,
+    lidPhone: (whatsappLid) => phoneOfLid(socket, whatsappLid)
+  })
   const unreachable = QrUnreachable.make({ channelId, annotations, publish })
 
   const cancelReconnect = Effect.suspend(() => {
@@ -451,6 +478,8 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
     })
   )
 
+  /** The socket whose reading is paused (`holdInput`); a newer socket reads until held again. */
+  let held: WASocket | undefined
   /** Runs a command on the actor and waits for its answer. */
   const ask = <A>(command: (done: (a: A) => Effect.Effect<void>) => Command) =>
     Effect.gen(function*() {
@@ -479,6 +508,24 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
     send: outbound.send,
     logout: ask<void>((done) => ({ _tag: "Logout", done: done(undefined) })),
     markRead: QrReceipts.markRead({ channelId, link, queryTimeout: config.queryTimeout }),
-    reupload: outbound.reupload
+    reupload: outbound.reupload,
+    holdInput: (reason) =>
+      Effect.suspend(() => {
+        const ws = webSocketOf(socket)
+        if (ws === undefined || held === socket) return Effect.void
+        held = socket
+        ws.pause()
+        return Effect.logWarning("qr link stops reading from WhatsApp").pipe(
+          Effect.annotateLogs({ ...annotations, reason })
+        )
+      }),
+    resumeInput: Effect.suspend(() => {
+      const ws = webSocketOf(socket)
+      const was = held
+      held = undefined
+      if (ws === undefined || was !== socket) return Effect.void
+      ws.resume()
+      return Effect.logInfo("qr link reads from WhatsApp again").pipe(Effect.annotateLogs(annotations))
+    })
   } satisfies QrConnection
 })

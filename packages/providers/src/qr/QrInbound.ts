@@ -2,7 +2,13 @@
  * What a live QR connection hears from others: the messages Baileys hands over
  * (`messages.upsert`) and the LID mappings it learns, as `inbound` and `lid_mapping` events.
  * Translating one message is `BaileysInbound`'s job; this module reports, counts and logs.
+ *
+ * A sender WhatsApp names by LID alone is looked up in the link's own LID store before it is
+ * reported (`lidPhone`: Baileys' `signalRepository.lidMapping`, read through the channel's key
+ * store, where the LIDs of the numbers we sent to, and those WhatsApp revealed, are kept), so a
+ * contact who answers our message by LID lands on the number's contact, not a second one.
  */
+import type { MessageContent } from "@switchboard/domain"
 import type { WAMessage } from "baileys"
 import { Clock, Effect } from "effect"
 import * as InboundMetrics from "../InboundMetrics.js"
@@ -19,6 +25,8 @@ export const make = (options: {
   readonly publish: (event: QrConnectionEvent) => Effect.Effect<boolean>
   /** a receipt folded into our own message's upsert (`QrReceipts`) */
   readonly receipts: (items: ReadonlyArray<RawReceipt>, at: number) => Effect.Effect<void>
+  /** the phone number (E.164) the link's LID store holds for a LID (without server), if any */
+  readonly lidPhone: (whatsappLid: string) => Effect.Effect<string | null>
 }) => {
   const { annotations, channelId, publish } = options
   /** LID mappings reported on this connection (each is reported once per connection) */
@@ -32,6 +40,15 @@ export const make = (options: {
       if (mapped.size > 10_000) mapped.clear()
       mapped.add(key)
       return publish({ _tag: "lid_mapping", channelId, whatsappLid, phoneNumber })
+    })
+
+  /** A LID-only sender completed with the number the LID store knows (never fails: unknown stays LID-only). */
+  const withKnownNumber = (content: MessageContent.InboundContent) =>
+    Effect.gen(function*() {
+      const { phoneNumber, whatsappLid } = content.sender
+      if (phoneNumber !== null || whatsappLid === null) return content
+      const known = yield* options.lidPhone(whatsappLid)
+      return known === null ? content : { ...content, sender: { phoneNumber: known, whatsappLid } }
     })
 
   const upsert = (messages: ReadonlyArray<WAMessage>) =>
@@ -64,7 +81,7 @@ export const make = (options: {
           }))
           continue
         }
-        const { content } = translated
+        const content = yield* withKnownNumber(translated.content)
         // a message that names both forms of its sender reveals the mapping
         yield* mapping(content.sender.whatsappLid, content.sender.phoneNumber)
         yield* publish({ _tag: "inbound", channelId, content })

@@ -1,8 +1,9 @@
 /**
  * JID handling: how a QR channel's addresses (E.164 numbers, LIDs) map to WhatsApp's JIDs and back.
- * Pure functions.
+ * Pure functions, and one look-up in the link's LID store.
  */
-import { jidDecode } from "baileys"
+import { jidDecode, type WASocket } from "baileys"
+import { Effect } from "effect"
 import type { InboundRef } from "../ChannelProvider.js"
 
 /** `15551234567@s.whatsapp.net` (or `...:7@...`) -> `+15551234567`; a LID or group jid -> `undefined`. */
@@ -22,3 +23,17 @@ export const readerJid = (sender: Pick<InboundRef, "phoneNumber" | "whatsappLid"
   sender.whatsappLid !== null ? `${sender.whatsappLid}@lid` : sender.phoneNumber !== null
     ? e164ToJid(sender.phoneNumber)
     : undefined
+
+/**
+ * The number the socket's LID store (Baileys' `signalRepository.lidMapping`, over the channel's
+ * `lid-mapping` keys) holds for a LID; `null` when none is known or the store cannot be read (the
+ * sender then stays known by its LID, merged later when WhatsApp reveals the number).
+ */
+export const phoneOfLid = (socket: WASocket | undefined, whatsappLid: string): Effect.Effect<string | null> =>
+  socket === undefined ?
+    Effect.succeed(null) :
+    Effect.tryPromise(() => socket.signalRepository.lidMapping.getPNForLID(`${whatsappLid}@lid`)).pipe(
+      Effect.timeout("5 seconds"),
+      Effect.map((pn) => jidToE164(pn) ?? null),
+      Effect.catchAll((error) => Effect.as(Effect.logWarning("qr LID store not read", error), null))
+    )

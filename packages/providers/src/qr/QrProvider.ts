@@ -7,7 +7,7 @@
  * `QrConnectionConfig` (`QrConnectionConfig.layerFromEnv` in services, `layer({...})` in tests),
  * which also carries `SECRETS_ENCRYPTION_KEY`, the key that seals the stored link.
  */
-import { MediaRepo, MediaStore } from "@switchboard/db"
+import { DatabaseUnavailable, MediaRepo, MediaStore } from "@switchboard/db"
 import type { ChannelStateMachine } from "@switchboard/domain"
 import { Effect, Option, type Scope, Stream } from "effect"
 import { Readable } from "node:stream"
@@ -64,18 +64,21 @@ export class QrProvider extends Effect.Service<QrProvider>()("@switchboard/provi
      * stored. Nothing is read before the opener is called.
      */
     const readMedia = (mediaId: string): Effect.Effect<Option.Option<() => Readable>> =>
-      Effect.map(mediaRepo.findById(mediaId), (found) =>
-        Option.flatMap(found, (media) => {
-          const size = media.size_bytes
-          if (media.status !== "ready" || size === null) return Option.none()
-          return Option.some(() =>
-            Readable.fromWeb(
-              Stream.toReadableStream(
-                size === 0 ? Stream.empty : store.read(mediaId, 0, size - 1)
-              ) as import("node:stream/web").ReadableStream<Uint8Array>
+      Effect.map(
+        DatabaseUnavailable.dieWhenUnavailable(mediaRepo.findById(mediaId)),
+        (found) =>
+          Option.flatMap(found, (media) => {
+            const size = media.size_bytes
+            if (media.status !== "ready" || size === null) return Option.none()
+            return Option.some(() =>
+              Readable.fromWeb(
+                Stream.toReadableStream(
+                  size === 0 ? Stream.empty : store.read(mediaId, 0, size - 1)
+                ) as import("node:stream/web").ReadableStream<Uint8Array>
+              )
             )
-          )
-        }))
+          })
+      )
 
     /** Capabilities of every QR channel. */
     const capabilities = QrConnection.qrCapabilities

@@ -1,11 +1,12 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Api, Security } from "@switchboard/api"
 import { Effect } from "effect"
+import { unavailableAsDefect } from "../DatabaseFailures.js"
 import { ApiKeys } from "../services/ApiKeys.js"
 
 export const ApiKeysHandlers = HttpApiBuilder.group(Api.Api, "apiKeys", (handlers) =>
   Effect.gen(function*() {
-    const apiKeys = yield* ApiKeys
+    const apiKeys = unavailableAsDefect(yield* ApiKeys)
     return handlers
       .handle("list", ({ urlParams }) =>
         Effect.flatMap(Security.CurrentPrincipal, (principal) =>

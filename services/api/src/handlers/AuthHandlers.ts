@@ -3,13 +3,14 @@ import { Api, AuthApi } from "@switchboard/api"
 import { Errors } from "@switchboard/domain"
 import { Effect } from "effect"
 import { optionalJsonBody } from "../BodyGuard.js"
+import { unavailableAsDefect } from "../DatabaseFailures.js"
 import { HttpConfig } from "../HttpConfig.js"
 import { COOKIE, setRefreshCookie } from "../RefreshCookie.js"
 import { Accounts } from "../services/Accounts.js"
 
 export const AuthHandlers = HttpApiBuilder.group(Api.Api, "auth", (handlers) =>
   Effect.gen(function*() {
-    const accounts = yield* Accounts
+    const accounts = unavailableAsDefect(yield* Accounts)
     const { basePath } = yield* HttpConfig
     return handlers
       .handle("register", ({ payload }) => accounts.register(payload))

@@ -1,11 +1,12 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Api, Security } from "@switchboard/api"
 import { Effect } from "effect"
+import { unavailableAsDefect } from "../DatabaseFailures.js"
 import { Channels } from "../services/Channels.js"
 
 export const ChannelsHandlers = HttpApiBuilder.group(Api.Api, "channels", (handlers) =>
   Effect.gen(function*() {
-    const channels = yield* Channels
+    const channels = unavailableAsDefect(yield* Channels)
     return handlers
       .handle(
         "list",

@@ -1,6 +1,7 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Api, Security } from "@switchboard/api"
 import { Effect } from "effect"
+import { unavailableAsDefect } from "../DatabaseFailures.js"
 import { ContactGroups } from "../services/ContactGroups.js"
 
 export const ContactGroupsHandlers = HttpApiBuilder.group(
@@ -8,7 +9,7 @@ export const ContactGroupsHandlers = HttpApiBuilder.group(
   "contactGroups",
   (handlers) =>
     Effect.gen(function*() {
-      const groups = yield* ContactGroups
+      const groups = unavailableAsDefect(yield* ContactGroups)
       return handlers
         .handle(
           "create",

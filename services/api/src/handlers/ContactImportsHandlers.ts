@@ -1,6 +1,7 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Api, Security } from "@switchboard/api"
 import { Effect } from "effect"
+import { unavailableAsDefect } from "../DatabaseFailures.js"
 import { ContactImports } from "../services/ContactImports.js"
 
 export const ContactImportsHandlers = HttpApiBuilder.group(
@@ -8,7 +9,7 @@ export const ContactImportsHandlers = HttpApiBuilder.group(
   "contactImports",
   (handlers) =>
     Effect.gen(function*() {
-      const imports = yield* ContactImports
+      const imports = unavailableAsDefect(yield* ContactImports)
       return handlers
         .handle(
           "create",

@@ -1,11 +1,12 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Api, Security } from "@switchboard/api"
 import { Effect } from "effect"
+import { unavailableAsDefect } from "../DatabaseFailures.js"
 import { Contacts } from "../services/Contacts.js"
 
 export const ContactsHandlers = HttpApiBuilder.group(Api.Api, "contacts", (handlers) =>
   Effect.gen(function*() {
-    const contacts = yield* Contacts
+    const contacts = unavailableAsDefect(yield* Contacts)
     return handlers
       .handle(
         "create",

@@ -1,6 +1,7 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Api, Security } from "@switchboard/api"
 import { Effect } from "effect"
+import { unavailableAsDefect } from "../DatabaseFailures.js"
 import { Conversations } from "../services/Conversations.js"
 
 export const ConversationsHandlers = HttpApiBuilder.group(
@@ -8,7 +9,7 @@ export const ConversationsHandlers = HttpApiBuilder.group(
   "conversations",
   (handlers) =>
     Effect.gen(function*() {
-      const conversations = yield* Conversations
+      const conversations = unavailableAsDefect(yield* Conversations)
       return handlers
         .handle(
           "list",

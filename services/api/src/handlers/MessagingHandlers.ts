@@ -1,13 +1,14 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Api, Security } from "@switchboard/api"
 import { Effect } from "effect"
+import { unavailableAsDefect } from "../DatabaseFailures.js"
 import { Conversations } from "../services/Conversations.js"
 import { Messages } from "../services/Messages.js"
 
 export const MessagesHandlers = HttpApiBuilder.group(Api.Api, "messages", (handlers) =>
   Effect.gen(function*() {
-    const messages = yield* Messages
-    const conversations = yield* Conversations
+    const messages = unavailableAsDefect(yield* Messages)
+    const conversations = unavailableAsDefect(yield* Conversations)
     return handlers
       .handle("send", ({ headers, payload }) =>
         // a replay sets `Idempotent-Replay: true` itself (services/Idempotency.ts)

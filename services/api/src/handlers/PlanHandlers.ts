@@ -1,13 +1,14 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Api, Security } from "@switchboard/api"
 import { Effect } from "effect"
+import { unavailableAsDefect } from "../DatabaseFailures.js"
 import { Entitlements } from "../services/Entitlements.js"
 import { UsageReport } from "../services/UsageReport.js"
 
 export const PlanHandlers = HttpApiBuilder.group(Api.Api, "plan", (handlers) =>
   Effect.gen(function*() {
-    const entitlements = yield* Entitlements
-    const usage = yield* UsageReport
+    const entitlements = unavailableAsDefect(yield* Entitlements)
+    const usage = unavailableAsDefect(yield* UsageReport)
     return handlers
       .handle("plan", () =>
         Effect.gen(function*() {

@@ -1,12 +1,13 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Api, Security } from "@switchboard/api"
 import { Effect } from "effect"
+import { unavailableAsDefect } from "../DatabaseFailures.js"
 import { QrPairing } from "../services/QrPairing.js"
 import * as Sse from "../Sse.js"
 
 export const QrPairingHandlers = HttpApiBuilder.group(Api.Api, "qrPairing", (handlers) =>
   Effect.gen(function*() {
-    const pairing = yield* QrPairing
+    const pairing = unavailableAsDefect(yield* QrPairing)
     return handlers
       .handle("start", ({ path }) =>
         Effect.flatMap(Security.CurrentPrincipal, (p) => pairing.start(p.workspaceId, path.channelId)))

@@ -1,11 +1,12 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Api, Security } from "@switchboard/api"
 import { Effect } from "effect"
+import { unavailableAsDefect } from "../DatabaseFailures.js"
 import { Sandbox } from "../services/Sandbox.js"
 
 export const SandboxHandlers = HttpApiBuilder.group(Api.Api, "sandbox", (handlers) =>
   Effect.gen(function*() {
-    const sandbox = yield* Sandbox
+    const sandbox = unavailableAsDefect(yield* Sandbox)
     return handlers
       .handle("create", () => Effect.flatMap(Security.CurrentPrincipal, (p) => sandbox.create(p)))
       .handle("list", ({ urlParams }) => Effect.flatMap(Security.CurrentPrincipal, (p) => sandbox.list(p, urlParams)))

@@ -1,11 +1,12 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Api, Security } from "@switchboard/api"
 import { Effect } from "effect"
+import { unavailableAsDefect } from "../DatabaseFailures.js"
 import { Templates } from "../services/Templates.js"
 
 export const TemplatesHandlers = HttpApiBuilder.group(Api.Api, "templates", (handlers) =>
   Effect.gen(function*() {
-    const templates = yield* Templates
+    const templates = unavailableAsDefect(yield* Templates)
     const ws = Effect.map(Security.CurrentPrincipal, (p) => p.workspaceId)
     return handlers
       .handle("create", ({ payload }) => Effect.flatMap(ws, (w) => templates.create(w, payload)))

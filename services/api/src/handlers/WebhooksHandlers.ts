@@ -1,11 +1,12 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Api, Security } from "@switchboard/api"
 import { Effect } from "effect"
+import { unavailableAsDefect } from "../DatabaseFailures.js"
 import { Webhooks } from "../services/Webhooks.js"
 
 export const WebhooksHandlers = HttpApiBuilder.group(Api.Api, "webhooks", (handlers) =>
   Effect.gen(function*() {
-    const webhooks = yield* Webhooks
+    const webhooks = unavailableAsDefect(yield* Webhooks)
     const ws = Effect.map(Security.CurrentPrincipal, (p) => p.workspaceId)
     return handlers
       .handle("eventTypes", ({ urlParams }) => webhooks.eventTypes(urlParams))

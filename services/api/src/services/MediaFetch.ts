@@ -13,7 +13,7 @@
  * is never held while bytes move (docs/API.md "Media").
  */
 import { MediaRepo } from "@switchboard/db"
-import { Errors, type Media, MediaSniff, type MessageContent } from "@switchboard/domain"
+import { Errors, type Media, MediaType, type MessageContent } from "@switchboard/domain"
 import { SafeEgress, UrlPolicy, WebhooksConfig } from "@switchboard/webhooks"
 import { Effect, Option, Stream } from "effect"
 import { request } from "undici"
@@ -87,7 +87,10 @@ export class MediaFetch extends Effect.Service<MediaFetch>()("@switchboard/servi
               const media = yield* files.ingest(
                 workspaceId,
                 {
-                  declared: MediaSniff.essence(typeof header === "string" ? header : ""),
+                  // a remote server's type that is not `type/subtype` names nothing: the bytes decide
+                  declared: typeof header === "string"
+                    ? Option.getOrUndefined(MediaType.normalize(header))
+                    : undefined,
                   kind,
                   filename: kind === "document" ? nameOf(target.url) : undefined,
                   announced: undefined

@@ -5,8 +5,8 @@
  */
 import { HttpServerResponse } from "@effect/platform"
 import { MediaRepo, MediaStore, Transactions } from "@switchboard/db"
-import { Errors, Ids, Media, MediaSniff, MessageContent, Schemas } from "@switchboard/domain"
-import { Clock, Effect, Option, Sink, Stream } from "effect"
+import { Errors, Ids, Media, MediaSniff, MediaType, MessageContent, Schemas } from "@switchboard/domain"
+import { Chunk, Clock, Effect, Option, Stream } from "effect"
 import { setHeader } from "../ResponseHeaders.js"
 import { Idempotency } from "./Idempotency.js"
 
@@ -19,24 +19,33 @@ export interface UploadRequest {
   readonly idempotencyKey: string | undefined
 }
 
-/** A type declared that names nothing: the type is read from the bytes. */
-const undeclared = (type: string) => type === "" || type === "application/octet-stream"
-
-/** The leading bytes of a stream (at least `SNIFF_BYTES` unless it is shorter) and the rest of it. */
-const headSink = Sink.fold<Uint8Array, Uint8Array>(
-  new Uint8Array(0),
-  (head) => head.byteLength < MediaSniff.SNIFF_BYTES,
-  (head, piece) => head.byteLength === 0 ? piece : new Uint8Array(Buffer.concat([head, piece]))
-)
+/**
+ * The leading bytes of a stream (at least `SNIFF_BYTES` unless it is shorter) and the rest of it,
+ * pulled by hand: `Stream.peel` hands a failure of the stream after its head on as a defect (a
+ * `ChannelException`), and a URL whose body was cut short answered 500 instead of 422.
+ */
+const splitHead = <E>(bytes: Stream.Stream<Uint8Array, E>) =>
+  Effect.gen(function*() {
+    const pull = yield* Stream.toPull(bytes)
+    const pieces: Array<Uint8Array> = []
+    let length = 0
+    while (length < MediaSniff.SNIFF_BYTES) {
+      const next = yield* Effect.either(pull)
+      if (next._tag === "Left") {
+        if (Option.isSome(next.left)) return yield* Effect.fail(next.left.value)
+        return [new Uint8Array(Buffer.concat(pieces)), Stream.empty] as const
+      }
+      for (const piece of next.right) {
+        pieces.push(piece)
+        length += piece.byteLength
+      }
+    }
+    const rest: Stream.Stream<Uint8Array, E> = Stream.repeatEffectChunkOption(pull)
+    return [new Uint8Array(Buffer.concat(pieces)), rest] as const
+  })
 
 const tooLarge = (limit: number) =>
   new Errors.PayloadTooLarge({ message: `The file is larger than ${limit} bytes`, details: { limit_bytes: limit } })
-
-const emptyFile = () =>
-  new Errors.ValidationError({
-    message: "The file is empty",
-    details: { issues: [{ path: ["body"], message: "Expected the file's bytes" }] }
-  })
 
 const incomplete = () =>
   new Errors.ValidationError({
@@ -44,21 +53,66 @@ const incomplete = () =>
     details: { reason: "body_incomplete", issues: [{ path: ["body"], message: "Incomplete" }] }
   })
 
-const typeRefused = (kind: MessageContent.MediaKind, type: string) =>
-  new Errors.ValidationError({
-    message: MessageContent.MEDIA_TYPES[kind] === null
-      ? "The file's bytes are not of a type any media kind takes"
-      : `${/^[aeiou]/.test(kind) ? "An" : "A"} ${kind} takes ${
-        MessageContent.MEDIA_TYPES[kind]!.join(", ")
-      }, and the bytes must be of the declared type`,
-    details: {
-      reason: "media_type_unsupported",
-      issues: [{
-        path: ["content-type"],
-        message: undeclared(type) ? "Unknown type" : "Not taken, or not the bytes' type"
-      }]
+const article = (kind: string) => /^[aeiou]/.test(kind) ? "An" : "A"
+
+/**
+ * A file `MediaSniff.checkFile` refused, as the 422 every door answers (`path`: where the client
+ * named the type or gave the bytes). Names what was expected and what the bytes are (both from
+ * our own tables), never the type the client declared.
+ */
+export const fileRefused = (
+  refusal: MediaSniff.FileRefusal,
+  paths: { readonly type: ReadonlyArray<string>; readonly bytes: ReadonlyArray<string> }
+) => {
+  switch (refusal._tag) {
+    case "empty":
+      return new Errors.ValidationError({
+        message: "The file is empty",
+        details: { reason: "media_empty", issues: [{ path: [...paths.bytes], message: "Expected the file's bytes" }] }
+      })
+    case "type_invalid":
+      return new Errors.ValidationError({
+        message:
+          "The media type is not type/subtype (for example image/png or audio/ogg; codecs=opus); wildcards name no file",
+        details: {
+          reason: "media_type_invalid",
+          issues: [{ path: [...paths.type], message: "Expected a media type: type/subtype" }]
+        }
+      })
+    case "type_unsupported": {
+      const { expected, kind, sniffed } = refusal
+      const read = sniffed === null ? "of no type a media kind takes" : `${sniffed}`
+      return new Errors.ValidationError({
+        message: expected === null
+          ? `The file's bytes are ${read}, not the declared type: declare ${
+            sniffed ?? "its type"
+          }, or leave Content-Type out to have it read from the bytes`
+          : `${article(kind)} ${kind} takes ${
+            expected.join(", ")
+          }, and the bytes must be of the declared type (these are ${read})`,
+        details: {
+          reason: "media_type_unsupported",
+          expected_kind: kind,
+          expected_types: expected,
+          sniffed_kind: sniffed === null ? null : MediaSniff.kindOfType(sniffed),
+          sniffed_type: sniffed,
+          issues: [{ path: [...paths.type], message: "Not taken, or not the bytes' type" }]
+        }
+      })
     }
-  })
+  }
+}
+
+/** Where an upload names its type and carries its bytes. */
+const UPLOAD_PATHS = { type: ["content-type"], bytes: ["body"] } as const
+/** Where a multipart upload names its type and carries its bytes: its `file` part. */
+const PART_PATHS = { type: ["file", "content-type"], bytes: ["file"] } as const
+
+/** The `file` part of a `multipart/form-data` upload: its own headers and its bytes. */
+export interface MultipartFile<E> {
+  readonly part: { readonly contentType: string | undefined; readonly filename: string | undefined }
+  readonly bytes: Stream.Stream<Uint8Array, E>
+}
 
 /** A `Range` header against a file of `size` bytes: the one range asked, `None` for the whole file. */
 export const parseRange = (
@@ -66,7 +120,8 @@ export const parseRange = (
   size: number
 ): Option.Option<{ readonly start: number; readonly end: number }> | "unsatisfiable" => {
   if (header === undefined) return Option.none()
-  const match = /^bytes=(\d*)-(\d*)$/.exec(header.trim())
+  // the unit is case-insensitive (RFC 9110 14.1): `Bytes=0-99` is the same range
+  const match = /^bytes[ \t]*=[ \t]*(\d*)[ \t]*-[ \t]*(\d*)$/i.exec(header.trim())
   // several ranges or another unit: the whole file (RFC 9110 lets a server ignore Range)
   if (match === null || (match[1] === "" && match[2] === "")) return Option.none()
   if (match[1] === "") {
@@ -81,14 +136,26 @@ export const parseRange = (
   return Option.some({ start, end })
 }
 
-/** A media type safe to name in `Content-Type` (else `application/octet-stream`). */
-const contentType = (mime: string) =>
-  /^[a-z0-9!#$&^_.+-]+\/[a-z0-9!#$&^_.+-]+$/i.test(mime) ? mime.toLowerCase() : "application/octet-stream"
+/**
+ * Whether an `If-None-Match` list names `etag`: the weak comparison RFC 9110 13.1.2 asks for
+ * (`W/"..."` matches its strong tag), or `*`.
+ */
+export const matchesEtag = (header: string, etag: string): boolean =>
+  header.split(",").some((tag) => {
+    const t = tag.trim()
+    return t === "*" || t.replace(/^W\//i, "") === etag
+  })
 
-/** `attachment` with the file name (ASCII fallback and UTF-8) for documents; `inline` for the rest. */
-const disposition = (kind: string, mime: string, filename: string | null) => {
-  const inlineTypes = MessageContent.MEDIA_TYPES[kind as keyof typeof MessageContent.MEDIA_TYPES]
-  if (kind !== "document" && inlineTypes !== null && inlineTypes?.includes(mime.toLowerCase())) return "inline"
+/** A stored type as `Content-Type` (canonical, parameters kept; else `application/octet-stream`). */
+const contentType = (mime: string) => Option.getOrElse(MediaType.normalize(mime), () => "application/octet-stream")
+
+/**
+ * `inline` for a file a browser may show in place (an image, a video, an audio of a type its kind
+ * takes); `attachment` with the file name (ASCII fallback and UTF-8) for documents and the rest.
+ */
+const disposition = (kind: MessageContent.MediaKind, mime: string, filename: string | null) => {
+  const inlineTypes = MessageContent.MEDIA_TYPES[kind]
+  if (kind !== "document" && inlineTypes !== null && inlineTypes.includes(MediaType.essenceOf(mime))) return "inline"
   if (filename === null) return "attachment"
   const ascii = filename.replace(/[^\x20-\x7e]|["\\]/g, "_")
   return `attachment; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(filename)}`
@@ -136,7 +203,7 @@ export class MediaFiles extends Effect.Service<MediaFiles>()("@switchboard/servi
         "x-content-type-options": "nosniff"
       }
       const ifNoneMatch = headers["if-none-match"]
-      if (ifNoneMatch !== undefined && ifNoneMatch.split(",").some((t) => t.trim() === etag || t.trim() === "*")) {
+      if (ifNoneMatch !== undefined && matchesEtag(ifNoneMatch, etag)) {
         return HttpServerResponse.empty({ status: 304, headers: { etag } })
       }
       const range = size === 0 ? Option.none() : parseRange(headers.range, size)
@@ -157,36 +224,32 @@ export class MediaFiles extends Effect.Service<MediaFiles>()("@switchboard/servi
     })
 
     /**
-     * `POST /v1/media`: the body streamed into the store under a `pending` row, the kind's limit
-     * enforced while it streams and its type checked from the first bytes; `ready` once every
-     * byte is in. A refused, failed or interrupted upload removes the row and its bytes.
-     */
-    /**
-     * Streams `body` into the store as a new media: its type checked from the first bytes, the
-     * kind's limit enforced while it streams, `ready` once every byte is in (`complete` runs in
-     * that transaction). Anything refused, failed or interrupted removes the row and its bytes.
+     * Streams `body` into the store as a new media: checked by `MediaSniff.checkFile` from its
+     * first bytes (the one check of every door), the kind's limit enforced while it streams,
+     * `ready` once every byte is in (`complete` runs in that transaction). Anything refused,
+     * failed or interrupted removes the row and its bytes. `declared` is the type as the client
+     * or the remote server named it (any text).
      */
     const ingest = <E>(
       workspaceId: string,
       input: {
-        readonly declared: string
+        readonly declared: string | undefined
         readonly kind: MessageContent.MediaKind | undefined
         readonly filename: string | undefined
         readonly announced: number | undefined
       },
       body: Stream.Stream<Uint8Array, E>,
-      complete: (media: Media.Media) => Effect.Effect<void, Errors.IdempotencyConflict> = () => Effect.void
+      complete: (media: Media.Media) => Effect.Effect<void, Errors.IdempotencyConflict> = () => Effect.void,
+      paths: { readonly type: ReadonlyArray<string>; readonly bytes: ReadonlyArray<string> } = UPLOAD_PATHS
     ) =>
       Effect.scoped(Effect.gen(function*() {
-        const { announced, declared } = input
+        const { announced } = input
         // an aborted upload, or one cut off by `HTTP_REQUEST_TIMEOUT`
         const bytes = Stream.mapError(body, () => incomplete())
-        const [head, rest] = yield* Stream.peel(bytes, headSink)
-        if (head.byteLength === 0) return yield* emptyFile()
-        const type = undeclared(declared) ? (MediaSniff.sniff(head)[0] ?? declared) : declared
-        const kind = input.kind ?? MediaSniff.kindOfType(type)
-        if (undeclared(type) && kind !== "document") return yield* typeRefused(kind, type)
-        if (!MediaSniff.acceptsBytes(kind, type, head)) return yield* typeRefused(kind, type)
+        const [head, rest] = yield* splitHead(bytes)
+        const verdict = MediaSniff.checkFile({ kind: input.kind, declared: input.declared, head })
+        if (verdict._tag === "refused") return yield* fileRefused(verdict.refusal, paths)
+        const { kind, mimeType } = verdict.file
         const limit = MessageContent.MEDIA_LIMIT_BYTES[kind]
         const id = yield* Ids.newId("med")
         const nowMs = yield* Clock.currentTimeMillis
@@ -195,7 +258,7 @@ export class MediaFiles extends Effect.Service<MediaFiles>()("@switchboard/servi
           id,
           workspaceId,
           kind,
-          mimeType: undeclared(type) ? "application/octet-stream" : type,
+          mimeType,
           filename: input.filename ?? null,
           now,
           expiresAt: Schemas.toTimestamp(nowMs + retentionDays * 24 * 3600 * 1000)
@@ -220,41 +283,78 @@ export class MediaFiles extends Effect.Service<MediaFiles>()("@switchboard/servi
       }))
 
     /**
-     * `POST /v1/media`: `ingest` of the request body under its `Idempotency-Key`. A body announced
-     * over the limit is refused before a byte is read; a refusal closes the connection after the
-     * answer (the rest of the body is not wanted).
+     * `POST /v1/media`: `ingest` of the request body (or of its multipart `file` part) under its
+     * `Idempotency-Key`. A body announced over the limit, a type that is not `type/subtype` and a
+     * `Content-Encoding` are refused before a byte is read; a refusal closes the connection after
+     * the answer (the rest of the body is read and dropped, `LingeringClose`).
      */
     const upload = Effect.fn("MediaFiles.upload")(function*<E>(
       workspaceId: string,
       input: UploadRequest,
-      body: Stream.Stream<Uint8Array, E>
+      body: Stream.Stream<Uint8Array, E> | MultipartFile<E>
     ) {
-      const declared = MediaSniff.essence(input.contentType ?? "")
-      const announced = input.contentLength === undefined ? undefined : Number(input.contentLength)
+      const declaredText = "part" in body ? body.part.contentType : input.contentType
+      const parsed = declaredText === undefined || declaredText.trim() === ""
+        ? Option.none()
+        : MediaType.parse(declaredText)
+      if (declaredText !== undefined && declaredText.trim() !== "" && Option.isNone(parsed)) {
+        return yield* fileRefused({ _tag: "type_invalid" }, "part" in body ? PART_PATHS : UPLOAD_PATHS)
+      }
+      const declared = Option.match(parsed, { onNone: () => "", onSome: (t) => t.essence })
+      const announced = "part" in body || input.contentLength === undefined ? undefined : Number(input.contentLength)
       // the limit known before a byte is read: the kind named, or the one the declared type implies
       const limitBefore = MessageContent
-        .MEDIA_LIMIT_BYTES[input.kind ?? (undeclared(declared) ? "document" : MediaSniff.kindOfType(declared))]
+        .MEDIA_LIMIT_BYTES[
+          input.kind ?? (MediaSniff.undeclared(declared) ? "document" : MediaSniff.kindOfType(declared))
+        ]
       if (announced !== undefined && announced > limitBefore) return yield* tooLarge(limitBefore)
-      if (announced === 0) return yield* emptyFile()
+      if (announced === 0) return yield* fileRefused({ _tag: "empty" }, UPLOAD_PATHS)
+      const filename = input.filename ?? ("part" in body ? body.part.filename : undefined)
       return yield* idempotency.run(
         {
           workspaceId,
           key: input.idempotencyKey,
           body: {
             route: "media.upload",
-            content_type: declared,
+            content_type: `${"part" in body ? "multipart " : ""}${
+              Option.match(parsed, { onNone: () => "", onSome: MediaType.format })
+            }`,
             content_length: input.contentLength ?? null,
-            filename: input.filename ?? null,
+            filename: filename ?? null,
             kind: input.kind ?? null
           },
           response: Media.Media
         },
         (complete) =>
-          ingest(workspaceId, { declared, kind: input.kind, filename: input.filename, announced }, body, complete)
+          ingest(
+            workspaceId,
+            { declared: declaredText, kind: input.kind, filename, announced },
+            "part" in body ? body.bytes : body,
+            complete,
+            "part" in body ? PART_PATHS : UPLOAD_PATHS
+          )
       )
     }, Effect.tapError(() => setHeader("connection", "close")))
 
-    return { get, content, upload, ingest } as const
+    /**
+     * A stored media checked as `kind` by the same `checkFile` as every door, on its stored first
+     * bytes: whatever it was uploaded as (a `document` of any bytes), a send or a sandbox message
+     * as an image, a video, an audio or a sticker carries bytes of that kind. Answers the type to
+     * send it with.
+     */
+    const checkStored = Effect.fn("MediaFiles.checkStored")(function*(
+      row: Media.Media,
+      kind: MessageContent.MediaKind,
+      paths: { readonly type: ReadonlyArray<string>; readonly bytes: ReadonlyArray<string> }
+    ) {
+      const pieces = yield* Stream.runCollect(store.read(row.id, 0, MediaSniff.SNIFF_BYTES - 1))
+      const head = new Uint8Array(Buffer.concat(Chunk.toReadonlyArray(pieces)))
+      const verdict = MediaSniff.checkFile({ kind, declared: row.mime_type, head })
+      if (verdict._tag === "refused") return yield* fileRefused(verdict.refusal, paths)
+      return verdict.file.mimeType
+    })
+
+    return { get, content, upload, ingest, checkStored } as const
   }),
   dependencies: [
     MediaRepo.MediaRepo.Default,

@@ -4,6 +4,7 @@ import { MediaRepo, MessagesRepo, SandboxRepo, Transactions } from "@switchboard
 import {
   Errors,
   Ids,
+  MediaSniff,
   MessageContent,
   Pagination,
   type Plans,
@@ -17,6 +18,7 @@ import { Clock, Effect, Option, Schedule } from "effect"
 import { createHash, randomInt, timingSafeEqual } from "node:crypto"
 import { Channels } from "./Channels.js"
 import { Entitlements } from "./Entitlements.js"
+import { fileRefused, MediaFiles } from "./MediaFiles.js"
 
 const SESSION_TTL_MS = 72 * 3600 * 1000
 
@@ -108,6 +110,7 @@ export class Sandbox extends Effect.Service<Sandbox>()("@switchboard/service-api
     const channelClient = yield* ChannelProtocol.ChannelEntity.client
     const messages = yield* MessagesRepo.MessagesRepo
     const mediaRepo = yield* MediaRepo.MediaRepo
+    const files = yield* MediaFiles
     const channels = yield* Channels
     const entitlements = yield* Entitlements
     const config = yield* ProvidersConfig.ProvidersConfig
@@ -287,7 +290,11 @@ export class Sandbox extends Effect.Service<Sandbox>()("@switchboard/service-api
         return found.value.id as string
       })
 
-    /** The file of a media kind, inline or stored, checked against the kind's limits and types. */
+    /**
+     * The file of a media kind, inline or stored, through the same check as an upload
+     * (`MediaSniff.checkFile`: empty refused, the declared type against the bytes, the type stored
+     * in its canonical form) and the kind's limits.
+     */
     const fileOf = (
       principal: Security.Principal,
       kind: MessageContent.MediaKind,
@@ -308,8 +315,10 @@ export class Sandbox extends Effect.Service<Sandbox>()("@switchboard/service-api
               details: { reason: "media_not_ready", issues: [{ path: [kind, "media_id"], message: "Not stored" }] }
             })
           }
+          const path = [kind, "media_id"]
+          const mimeType = yield* files.checkStored(media, kind, { type: path, bytes: path })
           return {
-            mimeType: media.mime_type,
+            mimeType,
             sizeBytes: media.size_bytes,
             sha256: media.sha256,
             filename: media.filename,
@@ -331,26 +340,22 @@ export class Sandbox extends Effect.Service<Sandbox>()("@switchboard/service-api
             details: { limit_bytes: limit }
           })
         }
+        const verdict = MediaSniff.checkFile({
+          kind,
+          declared: input.mime_type,
+          head: bytes.subarray(0, MediaSniff.SNIFF_BYTES)
+        })
+        if (verdict._tag === "refused") {
+          return yield* fileRefused(verdict.refusal, { type: [kind, "mime_type"], bytes: [kind, "data_base64"] })
+        }
         return {
-          mimeType: input.mime_type!,
+          mimeType: verdict.file.mimeType,
           sizeBytes: bytes.byteLength,
           sha256: createHash("sha256").update(bytes).digest("hex"),
           filename: null,
           source: { data_base64: data }
         }
-      }).pipe(
-        Effect.tap((file) => {
-          const types = MessageContent.MEDIA_TYPES[kind]
-          const type = file.mimeType.split(";")[0]!.trim().toLowerCase()
-          return types === null || types.includes(type) ? Effect.void : new Errors.ValidationError({
-            message: `${/^[aeiou]/.test(kind) ? "An" : "A"} ${kind} takes ${types.join(", ")}`,
-            details: {
-              reason: "media_type_unsupported",
-              issues: [{ path: [kind, "mime_type"], message: "Unsupported" }]
-            }
-          })
-        })
-      )
+      })
 
     const as = (body: MessageContent.InboundBody) => body
 
@@ -455,6 +460,7 @@ export class Sandbox extends Effect.Service<Sandbox>()("@switchboard/service-api
     Channels.Default,
     Entitlements.Default,
     MessagesRepo.MessagesRepo.Default,
-    MediaRepo.MediaRepo.Default
+    MediaRepo.MediaRepo.Default,
+    MediaFiles.Default
   ]
 }) {}

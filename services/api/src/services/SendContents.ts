@@ -9,6 +9,7 @@ import { MediaRepo, MessagesRepo } from "@switchboard/db"
 import { Errors, LidAddress, type Media, MessageContent, Messaging, UnknownIds } from "@switchboard/domain"
 import { Effect, Option, type Schema } from "effect"
 import { MediaFetch } from "./MediaFetch.js"
+import { MediaFiles } from "./MediaFiles.js"
 
 type SendFields = Schema.Struct.Type<typeof Messaging.sendFields>
 
@@ -49,6 +50,7 @@ export class SendContents extends Effect.Service<SendContents>()("@switchboard/s
     const mediaRepo = yield* MediaRepo.MediaRepo
     const messages = yield* MessagesRepo.MessagesRepo
     const fetcher = yield* MediaFetch
+    const files = yield* MediaFiles
 
     /** A message of the conversation (`channelId`, `to`) the send goes to; 422 otherwise. */
     const messageOfConversation = (
@@ -73,10 +75,6 @@ export class SendContents extends Effect.Service<SendContents>()("@switchboard/s
         if (row.status !== "ready" || row.size_bytes === null || row.sha256 === null) {
           return yield* invalid(path, `The media is ${row.status}`, "media_not_ready")
         }
-        const types = MessageContent.MEDIA_TYPES[kind]
-        if (types !== null && !types.includes(row.mime_type)) {
-          return yield* invalid(path, `A ${kind} takes ${types.join(", ")}`, "media_type_unsupported")
-        }
         if (row.size_bytes > MessageContent.MEDIA_LIMIT_BYTES[kind]) {
           return yield* invalid(
             path,
@@ -87,6 +85,9 @@ export class SendContents extends Effect.Service<SendContents>()("@switchboard/s
             }
           )
         }
+        // the bytes, not only the stored type: a file uploaded as a document is sent as an image
+        // only if it is one
+        yield* files.checkStored(row, kind, { type: path, bytes: path })
         return row
       })
 
@@ -159,5 +160,10 @@ export class SendContents extends Effect.Service<SendContents>()("@switchboard/s
 
     return { resolve } as const
   }),
-  dependencies: [MediaRepo.MediaRepo.Default, MessagesRepo.MessagesRepo.Default, MediaFetch.Default]
+  dependencies: [
+    MediaRepo.MediaRepo.Default,
+    MessagesRepo.MessagesRepo.Default,
+    MediaFetch.Default,
+    MediaFiles.Default
+  ]
 }) {}

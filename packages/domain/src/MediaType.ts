@@ -1,0 +1,72 @@
+/**
+ * The one reader of media types (docs/API.md "Media"), used at every door a file comes through
+ * (upload, multipart part, URL fetch, sandbox and provider inbound), by the send checks and when
+ * a file is served: `type/subtype`, case-insensitive, its parameters kept (a WhatsApp voice note
+ * is `audio/ogg; codecs=opus`). Parsing is the WHATWG MIME Sniffing algorithm (`whatwg-mimetype`,
+ * what browsers run), so surrounding spaces, CR/LF and upper case are normalised away and a text
+ * that is not `type/subtype` (`image/`, mojibake, a header injected after a CRLF) is no type at
+ * all. Wildcards (`*\/*`, `image/*`) name no file and are refused too. Pure, no I/O.
+ */
+import { Option } from "effect"
+import { MIMEType } from "whatwg-mimetype"
+
+/** A parsed media type: lower-case `essence` (`audio/ogg`) and its parameters, in order. */
+export interface MediaType {
+  readonly type: string
+  readonly subtype: string
+  readonly essence: string
+  readonly parameters: ReadonlyArray<readonly [name: string, value: string]>
+}
+
+/** The longest media type we store (parameters included). */
+export const MAX_LENGTH = 255
+
+const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/
+
+/** `text` as a media type, or `None` when it is not `type/subtype` (wildcards included). */
+export const parse = (text: string): Option.Option<MediaType> => {
+  if (text.length > MAX_LENGTH * 4) return Option.none()
+  const parsed = MIMEType.parse(text)
+  if (parsed === null || parsed.type === "*" || parsed.subtype === "*") return Option.none()
+  const type: MediaType = {
+    type: parsed.type,
+    subtype: parsed.subtype,
+    essence: parsed.essence,
+    parameters: [...parsed.parameters]
+  }
+  return format(type).length > MAX_LENGTH ? Option.none() : Option.some(type)
+}
+
+/** A parameter value as RFC 9110 writes it: a token as is, anything else quoted. */
+const quoted = (value: string) => TOKEN.test(value) ? value : `"${value.replace(/["\\]/g, (c) => `\\${c}`)}"`
+
+/**
+ * The canonical text of a media type, as stored and sent on: lower-case essence, then each
+ * parameter as `; name=value` (`audio/ogg; codecs=opus`, the form WhatsApp uses).
+ */
+export const format = (type: MediaType): string =>
+  type.essence + type.parameters.map(([name, value]) => `; ${name}=${quoted(value)}`).join("")
+
+/** `text` in its canonical form, or `None` when it is not a media type. */
+export const normalize = (text: string): Option.Option<string> => Option.map(parse(text), format)
+
+/** The essence (`audio/ogg`) of a stored or declared type; `""` when it is not a media type. */
+export const essenceOf = (text: string): string =>
+  Option.match(parse(text), { onNone: () => "", onSome: (t) => t.essence })
+
+/** A parameter of a media type (`codecs`), case-insensitive by name. */
+export const parameter = (type: MediaType, name: string): string | undefined =>
+  type.parameters.find(([n]) => n === name.toLowerCase())?.[1]
+
+/**
+ * The type a voice note goes to WhatsApp with: WhatsApp plays a voice note (`ptt`) only as
+ * `audio/ogg; codecs=opus`, so an Ogg file stored as plain `audio/ogg` gains its codec. Any other
+ * type is sent on as stored.
+ */
+export const voiceNoteType = (stored: string): string => {
+  const parsed = parse(stored)
+  if (Option.isNone(parsed)) return stored
+  if (parsed.value.essence !== "audio/ogg") return format(parsed.value)
+  if (parameter(parsed.value, "codecs") !== undefined) return format(parsed.value)
+  return format({ ...parsed.value, parameters: [...parsed.value.parameters, ["codecs", "opus"]] })
+}

@@ -1,0 +1,33 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Option } from "effect"
+import { essenceOf, normalize, voiceNoteType } from "../src/MediaType.js"
+
+describe("MediaType", () => {
+  it("reads a type with parameters, upper case and spaces as one canonical text", () => {
+    expect(normalize("audio/ogg; codecs=opus")).toEqual(Option.some("audio/ogg; codecs=opus"))
+    expect(normalize("AUDIO/OGG;Codecs=opus")).toEqual(Option.some("audio/ogg; codecs=opus"))
+    expect(normalize("  Audio/Ogg ;  codecs=\"opus\"  ")).toEqual(Option.some("audio/ogg; codecs=opus"))
+    expect(normalize("text/plain; charset=\"a b\"")).toEqual(Option.some("text/plain; charset=\"a b\""))
+    expect(essenceOf("IMAGE/JPEG; q=1")).toBe("image/jpeg")
+  })
+
+  it("strips surrounding CR/LF and refuses a header smuggled after one", () => {
+    expect(normalize("image/jpeg\r\n")).toEqual(Option.some("image/jpeg"))
+    expect(normalize("image/jpeg\r\nX-Injected: 1")).toEqual(Option.none())
+  })
+
+  it("names no type for text that is not type/subtype, wildcards and mojibake", () => {
+    for (
+      const text of ["*/*", "image/*", "image/", "/png", "image", "", "Ã©/x", "image/pÃ±g", "a/b/c", "image/png x"]
+    ) {
+      expect(normalize(text), JSON.stringify(text)).toEqual(Option.none())
+    }
+    expect(essenceOf("*/*")).toBe("")
+  })
+
+  it("sends a voice note as audio/ogg; codecs=opus", () => {
+    expect(voiceNoteType("audio/ogg")).toBe("audio/ogg; codecs=opus")
+    expect(voiceNoteType("Audio/OGG; Codecs=opus")).toBe("audio/ogg; codecs=opus")
+    expect(voiceNoteType("audio/mpeg")).toBe("audio/mpeg")
+  })
+})

@@ -1,0 +1,171 @@
+/**
+ * What a paired QR channel hears while its database is away is kept until Postgres takes it
+ * (docs/OPERATING.md "Provider input during a database outage"): real Baileys against the fake
+ * WhatsApp server, the app's Postgres behind a proxy (test/support/PgProxy.ts) that the test
+ * breaks. A text, an image, a read receipt and a LID mapping arrive (a) while the database cannot
+ * be reached for 5 s, (b) while the connection writing them is killed as the write lands; a text
+ * whose first copy the link cannot decrypt comes again (a retry receipt) during an outage. Each is
+ * recorded exactly once afterwards, with one `message.received` per message. Real Postgres only.
+ */
+import { assert, describe, layer } from "@effect/vitest"
+import { testDatabaseUrl } from "@switchboard/db/testing"
+import type { Messaging } from "@switchboard/domain"
+import { Effect, Layer } from "effect"
+import { randomBytes } from "node:crypto"
+import type { FakeContact } from "./fake-whatsapp/index.js"
+import { api, createKey, eventually, type SignedUp } from "./support/Fixtures.js"
+import * as PgProxy from "./support/PgProxy.js"
+import { appWith, pairedChannel, sendText, Wa } from "./support/QrApp.js"
+import { receiver } from "./support/Receiver.js"
+
+const OUTAGE_MS = 5_000
+
+const proxied = PgProxy.layer
+const app = Layer.merge(appWith({ phoneNumber: "+15550007070" }, {}, { database: proxied }), proxied)
+
+/** The channel's inbound messages as the API lists them, until `done` (polled once the database answers again). */
+const inbound = (user: SignedUp, channelId: `ch_${string}`, done: (m: ReadonlyArray<Messaging.Message>) => boolean) =>
+  Effect.flatMap(api(user.accessToken, user.workspaceId), (client) =>
+    Effect.map(
+      eventually(
+        client.messages.list({ urlParams: { direction: "inbound", channel_id: channelId, limit: 100 } }),
+        (page) => done(page.data),
+        60_000
+      ),
+      (page) => page.data
+    ))
+
+/**
+ * A paired channel, a webhook endpoint for `message.received`, a contact that wrote first (so its
+ * session is known) and got our text with no receipt yet, and a contact known by its LID only.
+ */
+const scene = (name: string) =>
+  Effect.gen(function*() {
+    const wa = yield* Wa
+    const { channelId, user } = yield* pairedChannel(name)
+    const sink = yield* receiver()
+    const admin = yield* createKey(user, { scopes: ["webhooks.manage"] })
+    yield* (yield* api(admin.secret)).webhooks.create({
+      payload: { url: `${sink.url}/hooks`, event_types: ["message.received"] }
+    })
+    const contact = wa.contact(`+49151${randomBytes(3).readUIntBE(0, 3).toString().padStart(8, "0")}`)
+    const hidden = wa.contact(`+49152${randomBytes(3).readUIntBE(0, 3).toString().padStart(8, "0")}`)
+    contact.autoReceipts = { delivered: false, read: false }
+    yield* contact.says("hello")
+    yield* hidden.says("who am I", { addressing: "lid" })
+    yield* inbound(user, channelId, (m) => m.length === 2)
+    const { message: ours } = yield* sendText(user, channelId, contact, "Your order shipped")
+    return { wa, channelId, user, sink, contact, hidden, ours }
+  })
+
+type Scene = Effect.Effect.Success<ReturnType<typeof scene>>
+
+/** What the contacts send while the database is broken: a text, an image, a read receipt, a LID's number. */
+const provide = (s: Scene, contact: FakeContact = s.contact) =>
+  Effect.gen(function*() {
+    const text = yield* contact.says("are you there?")
+    const image = yield* contact.sendsMedia("image", randomBytes(50_000), { mimetype: "image/png" })
+    yield* contact.acknowledges(s.ours.id, "read")
+    yield* s.hidden.revealsNumber()
+    return { text, image: image.id }
+  })
+
+/** Every item recorded once; one `message.received` per inbound message. */
+const recordedOnce = (s: Scene) =>
+  Effect.gen(function*() {
+    const client = yield* api(s.user.accessToken, s.user.workspaceId)
+    const messages = yield* inbound(
+      s.user,
+      s.channelId,
+      (m) => m.length >= 4 && m.every((x) => x.media === null || x.media.status !== "pending")
+    )
+    const bodies = messages.flatMap((m) => (m.type === "text" ? [m.text.body] : [m.type]))
+    assert.sameMembers(bodies, ["hello", "who am I", "are you there?", "image"], JSON.stringify(bodies))
+    assert.strictEqual(messages.find((m) => m.type === "image")!.media!.status, "ready")
+
+    const read = yield* eventually(client.messages.get({ path: { messageId: s.ours.id } }), (m) => m.status === "read")
+    assert.strictEqual(read.status, "read")
+
+    const lidMessage = messages.find((m) => m.type === "text" && m.text.body === "who am I")!
+    const hidden = yield* eventually(
+      client.contacts.get({ path: { contactId: lidMessage.contact_id } }),
+      (c) => c.phone_number !== null
+    )
+    assert.strictEqual(hidden.phone_number, s.hidden.number, JSON.stringify(hidden))
+
+    yield* eventually(Effect.sync(() => s.sink.received.length), (n) => n >= messages.length, 30_000)
+    // a late duplicate would come within the webhook retry delay scale (tests: 1 ms steps)
+    yield* Effect.sleep("1 second")
+    const delivered = s.sink.received.map((r) => (JSON.parse(r.body) as { data: { message_id: string } }).data)
+    assert.deepStrictEqual(
+      delivered.map((d) => d.message_id).sort(),
+      messages.map((m) => m.id).sort(),
+      "one message.received per message"
+    )
+    return messages
+  })
+
+describe.skipIf(testDatabaseUrl() === undefined)("QR input while the database is away", () => {
+  layer(app, { excludeTestServices: true, timeout: 240_000 })((it) => {
+    it.scoped(
+      "records a text, an image, a receipt and a LID mapping heard while Postgres cannot be reached for 5 s",
+      () =>
+        Effect.gen(function*() {
+          const s = yield* scene("Outage")
+          const proxy = yield* PgProxy.Proxy
+          const outage = yield* Effect.fork(Effect.promise(() => proxy.outage(OUTAGE_MS)))
+          yield* provide(s)
+          yield* outage.await
+          yield* recordedOnce(s)
+        }),
+      180_000
+    )
+
+    it.scoped(
+      "records each of them once when the connection writing it is killed as the write lands",
+      () =>
+        Effect.gen(function*() {
+          const s = yield* scene("Killed")
+          const proxy = yield* PgProxy.Proxy
+          const killedOn = (pattern: RegExp, act: Effect.Effect<unknown>) =>
+            Effect.gen(function*() {
+              const killed = proxy.dropOnStatement(pattern)
+              yield* act
+              return yield* Effect.promise(() => killed).pipe(
+                Effect.timeout("30 seconds"),
+                Effect.catchAll(() => Effect.dieMessage(`no statement matched ${pattern}`))
+              )
+            })
+          yield* killedOn(/INSERT INTO messages/i, s.contact.says("are you there?"))
+          yield* killedOn(
+            /INSERT INTO messages/i,
+            s.contact.sendsMedia("image", randomBytes(50_000), { mimetype: "image/png" })
+          )
+          yield* killedOn(/UPDATE messages/i, s.contact.acknowledges(s.ours.id, "read"))
+          yield* killedOn(/whatsapp_lid_mappings/i, s.hidden.revealsNumber())
+          yield* recordedOnce(s)
+        }),
+      180_000
+    )
+
+    it.scoped(
+      "records once a text the link could not decrypt, sent again after its retry receipt during an outage",
+      () =>
+        Effect.gen(function*() {
+          const s = yield* scene("Retry")
+          const proxy = yield* PgProxy.Proxy
+          const outage = yield* Effect.fork(Effect.promise(() => proxy.outage(OUTAGE_MS)))
+          const id = yield* s.contact.says("are you there?", { garbled: true })
+          const image = yield* s.contact.sendsMedia("image", randomBytes(50_000), { mimetype: "image/png" })
+          yield* s.contact.acknowledges(s.ours.id, "read")
+          yield* s.hidden.revealsNumber()
+          yield* outage.await
+          const messages = yield* recordedOnce(s)
+          // the link asked for it again (a retry receipt), and the same WhatsApp id was recorded once
+          assert.include(s.wa.retryRequests, id)
+          assert.isDefined(messages.find((m) => m.type === "image"), image.id)
+        }),
+      180_000
+    )
+  })
+})
