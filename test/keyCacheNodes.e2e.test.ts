@@ -94,7 +94,8 @@ describe.skipIf(url === undefined || redisUrl === undefined)("API key cache acro
     const tookB = await refusedWithin(() => key.use(b), 401, 30_000)
     assert.strictEqual(await key.use(a), 401)
     assert.isBelow(tookB, 30_000)
-  }, 60_000)
+    console.log(`[key cache] node B refused the revoked key ${tookB} ms after the revocation`)
+  }, 120_000)
 
   it("refuses a suspended workspace's cached key on both nodes at once (operator CLI)", async () => {
     const session = await signIn("suspend@example.com")
@@ -105,5 +106,5 @@ describe.skipIf(url === undefined || redisUrl === undefined)("API key cache acro
     await refusedWithin(() => key.use(b), 401, 30_000)
     await admin(["reactivate", "--id", session.workspace], env)
     await refusedWithin(() => key.use(b), 200, 30_000)
-  }, 60_000)
+  }, 180_000)
 })
