@@ -25,7 +25,10 @@ if (role === "runner" && metricsPort !== "") {
   const shown = host.includes(":") ? `[${host}]` : host
   fetch(`http://${shown}:${metricsPort}/ready`).then((r) => process.exit(r.ok ? 0 : 1), fail)
 } else if (role === "runner") {
-  const socket = connect(Number(process.env.PORT ?? 34431), "127.0.0.1", () => {
+  // where the runner listens: its own address (`LISTEN_HOST`, else `HOST`, the cluster's default
+  // `localhost`), not the loopback address, which it does not listen on when `HOST` names it
+  const host = process.env.LISTEN_HOST || process.env.HOST || "localhost"
+  const socket = connect(Number(process.env.PORT ?? 34431), host, () => {
     socket.end()
     process.exit(0)
   })

@@ -6,9 +6,11 @@
  */
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { e2eDatabase, testDatabaseUrl } from "@switchboard/db/testing"
-import { spawnSync } from "node:child_process"
+import { spawn, spawnSync } from "node:child_process"
 import { randomBytes } from "node:crypto"
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { createServer as createHttpServer } from "node:http"
+import { type AddressInfo, createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import { parse } from "yaml"
@@ -139,6 +141,63 @@ const definedMetrics = () => {
   collect(join(root, "node_modules/@effect/cluster/src/ClusterMetrics.ts"))
   return names
 }
+
+describe("the image's health check of a runner", () => {
+  it("asks /ready of its metrics listener when METRICS_PORT is set", async () => {
+    let ready = true
+    const paths: Array<string> = []
+    const server = createHttpServer((request, response) => {
+      paths.push(request.url ?? "")
+      response.writeHead(ready ? 200 : 503).end()
+    })
+    await new Promise<void>((done) => server.listen(0, "127.0.0.1", done))
+    const tmp = mkdtempSync(join(tmpdir(), "sbt-health-"))
+    try {
+      writeFileSync(join(tmp, "switchboard-role"), "runner\n")
+      const port = String((server.address() as AddressInfo).port)
+      const check = () =>
+        new Promise<number | null>((done) =>
+          spawn(process.execPath, ["deploy/healthcheck.mjs"], {
+            cwd: root,
+            env: { PATH: process.env["PATH"] ?? "", TMPDIR: tmp, METRICS_PORT: port, METRICS_HOST: "0.0.0.0" },
+            stdio: "ignore"
+          }).once("exit", done)
+        )
+      assert.strictEqual(await check(), 0)
+      ready = false
+      assert.strictEqual(await check(), 1, "503: not ready")
+      assert.deepStrictEqual(paths, ["/ready", "/ready"])
+    } finally {
+      server.close()
+      rmSync(tmp, { recursive: true, force: true })
+    }
+  })
+
+  it("probes the cluster port where the runner listens, its HOST, not the loopback address", async () => {
+    // 127.0.0.2: a loopback address that is not 127.0.0.1, as a container's own address is not
+    const server = createServer((socket) => socket.destroy())
+    await new Promise<void>((done) => server.listen(0, "127.0.0.2", done))
+    const tmp = mkdtempSync(join(tmpdir(), "sbt-health-"))
+    try {
+      writeFileSync(join(tmp, "switchboard-role"), "runner\n")
+      const port = String((server.address() as AddressInfo).port)
+      const check = (env: Record<string, string>) =>
+        new Promise<number | null>((done) =>
+          spawn(process.execPath, ["deploy/healthcheck.mjs"], {
+            cwd: root,
+            env: { PATH: process.env["PATH"] ?? "", TMPDIR: tmp, PORT: port, ...env },
+            stdio: "ignore"
+          }).once("exit", done)
+        )
+      assert.strictEqual(await check({ HOST: "127.0.0.2" }), 0)
+      assert.strictEqual(await check({ HOST: "127.0.0.9", LISTEN_HOST: "127.0.0.2" }), 0)
+      assert.strictEqual(await check({ HOST: "127.0.0.3" }), 1, "nothing listens there")
+    } finally {
+      server.close()
+      rmSync(tmp, { recursive: true, force: true })
+    }
+  })
+})
 
 describe("the cluster port in docker-compose.yml", () => {
   it("is on a network of its own that only the api node and the runners join, each runner listening at its address there", () => {

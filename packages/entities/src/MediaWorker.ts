@@ -218,6 +218,8 @@ export const make = Effect.gen(function*() {
   const sweepUploads = Effect.gen(function*() {
     const at = yield* Clock.currentTimeMillis
     const removed = yield* repo.removeStaleUploads(Schemas.toTimestamp(staleUploadCutoff(at)), EXPIRY_BATCH)
+    // the rows took their chunks with them; bytes kept in files (`MEDIA_STORE=filesystem`) go here
+    yield* Effect.forEach(removed, (id) => store.purge(id), { discard: true })
     if (removed.length > 0) {
       yield* Effect.logInfo("uploads a crash left pending removed").pipe(
         Effect.annotateLogs({ media_ids: removed.join(","), count: removed.length })
