@@ -19,6 +19,7 @@ import {
   symlinkSync,
   writeFileSync
 } from "node:fs"
+import { createServer as createHttpServer } from "node:http"
 import { type AddressInfo, createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
@@ -185,6 +186,36 @@ describe("the image's layout: the build and the production dependencies, no sour
 })
 
 describe("the image's health check of a runner", () => {
+  it("asks /ready of its metrics listener when METRICS_PORT is set", async () => {
+    let ready = true
+    const paths: Array<string> = []
+    const server = createHttpServer((request, response) => {
+      paths.push(request.url ?? "")
+      response.writeHead(ready ? 200 : 503).end()
+    })
+    await new Promise<void>((done) => server.listen(0, "127.0.0.1", done))
+    const tmp = mkdtempSync(join(tmpdir(), "sbt-health-"))
+    try {
+      writeFileSync(join(tmp, "switchboard-role"), "runner\n")
+      const port = String((server.address() as AddressInfo).port)
+      const check = () =>
+        new Promise<number | null>((done) =>
+          spawn(process.execPath, ["deploy/healthcheck.mjs"], {
+            cwd: root,
+            env: { PATH: process.env["PATH"] ?? "", TMPDIR: tmp, METRICS_PORT: port, METRICS_HOST: "0.0.0.0" },
+            stdio: "ignore"
+          }).once("exit", done)
+        )
+      assert.strictEqual(await check(), 0)
+      ready = false
+      assert.strictEqual(await check(), 1, "503: not ready")
+      assert.deepStrictEqual(paths, ["/ready", "/ready"])
+    } finally {
+      server.close()
+      rmSync(tmp, { recursive: true, force: true })
+    }
+  })
+
   it("probes the cluster port where the runner listens, its HOST, not the loopback address", async () => {
     // 127.0.0.2: a loopback address that is not 127.0.0.1, as a container's own address is not
     const server = createServer((socket) => socket.destroy())

@@ -33,7 +33,10 @@ export interface Seen {
 export const assess = (seen: Seen): Record<string, MetricsServer.Check> => ({
   database: seen.databaseAnswered
     ? { ok: true, detail: "answers" }
-    : { ok: false, detail: `no answer within ${Duration.toMillis(DATABASE_TIMEOUT)} ms` },
+    : {
+      ok: false,
+      detail: `no answer within ${Duration.toMillis(DATABASE_TIMEOUT)} ms (refused, unreachable or slow)`
+    },
   shards: seen.heldShards > 0
     ? { ok: true, detail: `holds ${seen.heldShards}` }
     : { ok: false, detail: "holds no shard lock" },
