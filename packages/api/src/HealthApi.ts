@@ -28,7 +28,10 @@ export class HealthApi extends HttpApiGroup.make("health")
   .add(
     HttpApiEndpoint.get("health", "/health")
       .addSuccess(Schema.Struct({ status: Schema.Literal("ok") }))
-      .annotate(OpenApi.Description, "Liveness: always 200; touches no dependency.")
+      .annotate(
+        OpenApi.Description,
+        "Liveness: always 200; touches no dependency. Any query string is ignored (uptime checkers add their own)."
+      )
   )
   .add(
     HttpApiEndpoint.get("ready", "/ready")
@@ -36,7 +39,7 @@ export class HealthApi extends HttpApiGroup.make("health")
       .addError(NotReady)
       .annotate(
         OpenApi.Description,
-        "Readiness: 200 when every dependency is reachable, else 503 with the same body. Each check is `up`, `down` or `disabled` (not configured in this mode)."
+        "Readiness: 200 when every dependency is reachable, else 503 with the same body. Any query string is ignored. Each check is `up`, `down` or `disabled` (not configured in this mode)."
       )
   )
   .annotate(OpenApi.Title, "Health")

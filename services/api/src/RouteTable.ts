@@ -41,6 +41,9 @@ const queryNames = (schema: Option.Option<{ readonly ast: AST.AST }>): ReadonlyA
     onSome: ({ ast }) => AST.getPropertySignatures(ast).flatMap((p) => typeof p.name === "string" ? [p.name] : [])
   })
 
+/** Liveness and readiness: their query string is not checked. */
+const PROBES: ReadonlySet<string> = new Set(["/health", "/ready"])
+
 export const build = () => {
   const requirements = new Map<string, RouteRequirement>()
   const methodsByTemplate = new Map<string, Set<string>>()
@@ -55,7 +58,11 @@ export const build = () => {
         workspaceOptional: Context.get(mergedAnnotations, Security.WorkspaceOptional),
         rateLimit: Context.get(mergedAnnotations, Security.RateLimitRule)
       })
-      queryByRoute.set(`${endpoint.method} ${endpoint.path}`, queryNames(endpoint.urlParamsSchema))
+      // the probes answer whatever query an uptime checker adds (a cache-busting `?t=...`): a 422
+      // there would read as an unhealthy service (docs/API.md "List filters")
+      if (!PROBES.has(endpoint.path)) {
+        queryByRoute.set(`${endpoint.method} ${endpoint.path}`, queryNames(endpoint.urlParamsSchema))
+      }
       const methods = methodsByTemplate.get(endpoint.path) ?? new Set()
       methods.add(endpoint.method)
       methodsByTemplate.set(endpoint.path, methods)
