@@ -52,6 +52,7 @@ const CHANNEL_INPUTS: ReadonlyArray<readonly [string, ChannelStateMachine.Channe
   ["reconnect budget spent", { _tag: "GaveUp" }],
   ["logged out on the phone", { _tag: "LoggedOutFromPhone" }],
   ["replaced by another connection", { _tag: "Terminated", reason: "connection_replaced" }],
+  ["WhatsApp refuses our client version (405)", { _tag: "Terminated", reason: "client_outdated" }],
   ["WhatsApp restricts the number (463, timelock)", { _tag: "Restriction", reason: "account_restricted" }],
   ["`qr/logout`", { _tag: "Logout" }],
   ["operator suspends", { _tag: "Suspend" }],

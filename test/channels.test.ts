@@ -157,6 +157,21 @@ describe("channels and sandbox sessions", () => {
         assert.strictEqual(archived.status, "archived")
       }))
 
+    it.effect("keeps call policies to QR channels: a sandbox channel's is 409, its default shown", () =>
+      Effect.gen(function*() {
+        const { key, session } = yield* sandboxSetup()
+        const path = `/v1/channels/${session.channel_id}`
+        const shown = yield* request("GET", path, { token: key })
+        assert.deepStrictEqual(shown.body.call_policy, { reject: false, reply_text: null })
+        const refusedPolicy = yield* request("PATCH", path, {
+          token: key,
+          body: { call_policy: { reject: true, reply_text: null } }
+        })
+        assert.strictEqual(refusedPolicy.status, 409, refusedPolicy.text)
+        assert.strictEqual(refusedPolicy.body.error.code, "CHANNEL_CAPABILITY_UNAVAILABLE")
+        assert.strictEqual(refusedPolicy.body.error.details.reason, "not_a_qr_channel")
+      }))
+
     it.effect("answers 503 when every number of the pool is taken", () =>
       Effect.gen(function*() {
         // the pool has three numbers; other tests of this file may hold some

@@ -6,9 +6,21 @@
  */
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { e2eDatabase, testDatabaseUrl } from "@switchboard/db/testing"
-import { spawnSync } from "node:child_process"
+import { spawn, spawnSync } from "node:child_process"
 import { randomBytes } from "node:crypto"
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync
+} from "node:fs"
+import { createServer as createHttpServer } from "node:http"
+import { type AddressInfo, createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import { parse } from "yaml"
@@ -139,6 +151,96 @@ const definedMetrics = () => {
   collect(join(root, "node_modules/@effect/cluster/src/ClusterMetrics.ts"))
   return names
 }
+
+describe("the image's layout: the build and the production dependencies, no sources", () => {
+  const app = mkdtempSync(join(tmpdir(), "sbt-image-"))
+  let service: ServiceProcess | undefined
+
+  afterAll(async () => {
+    await service?.stop()
+    rmSync(app, { recursive: true, force: true })
+  }, 30_000)
+
+  it("a standalone process answers /ready and serves the console from /app/dist with no source beside it", async () => {
+    // what the Dockerfile's last stage holds: dist/, deploy/, node_modules without the workspace
+    // links (their sources) and without the build tools
+    cpSync(join(root, "dist"), join(app, "dist"), { recursive: true })
+    cpSync(join(root, "deploy"), join(app, "deploy"), { recursive: true })
+    mkdirSync(join(app, "node_modules"))
+    const left = new Set(["@switchboard", ".bin", "tsx", "esbuild", "@esbuild", "typescript", "vitest"])
+    for (const entry of readdirSync(join(root, "node_modules")).filter((e) => !left.has(e))) {
+      symlinkSync(join(root, "node_modules", entry), join(app, "node_modules", entry))
+    }
+    const port = await freePort()
+    service = startCommand(["sh", join(app, "deploy/entrypoint.sh"), "standalone"], {
+      DATA_DIR: join(app, "data"),
+      TMPDIR: app,
+      LOG_LEVEL: "warning"
+    }, port)
+    await waitFor(`${service.baseUrl}/ready`, 150_000, 200, service)
+    const page = await fetch(`${service.baseUrl}/console`)
+    assert.strictEqual(page.status, 200)
+    assert.include(await page.text(), "<title>Switchboard")
+    assert.strictEqual((await fetch(`${service.baseUrl}/console/qrcode.mjs`)).status, 200)
+  }, 180_000)
+})
+
+describe("the image's health check of a runner", () => {
+  it("asks /ready of its metrics listener when METRICS_PORT is set", async () => {
+    let ready = true
+    const paths: Array<string> = []
+    const server = createHttpServer((request, response) => {
+      paths.push(request.url ?? "")
+      response.writeHead(ready ? 200 : 503).end()
+    })
+    await new Promise<void>((done) => server.listen(0, "127.0.0.1", done))
+    const tmp = mkdtempSync(join(tmpdir(), "sbt-health-"))
+    try {
+      writeFileSync(join(tmp, "switchboard-role"), "runner\n")
+      const port = String((server.address() as AddressInfo).port)
+      const check = () =>
+        new Promise<number | null>((done) =>
+          spawn(process.execPath, ["deploy/healthcheck.mjs"], {
+            cwd: root,
+            env: { PATH: process.env["PATH"] ?? "", TMPDIR: tmp, METRICS_PORT: port, METRICS_HOST: "0.0.0.0" },
+            stdio: "ignore"
+          }).once("exit", done)
+        )
+      assert.strictEqual(await check(), 0)
+      ready = false
+      assert.strictEqual(await check(), 1, "503: not ready")
+      assert.deepStrictEqual(paths, ["/ready", "/ready"])
+    } finally {
+      server.close()
+      rmSync(tmp, { recursive: true, force: true })
+    }
+  })
+
+  it("probes the cluster port where the runner listens, its HOST, not the loopback address", async () => {
+    // 127.0.0.2: a loopback address that is not 127.0.0.1, as a container's own address is not
+    const server = createServer((socket) => socket.destroy())
+    await new Promise<void>((done) => server.listen(0, "127.0.0.2", done))
+    const tmp = mkdtempSync(join(tmpdir(), "sbt-health-"))
+    try {
+      writeFileSync(join(tmp, "switchboard-role"), "runner\n")
+      const port = String((server.address() as AddressInfo).port)
+      const check = (env: Record<string, string>) =>
+        new Promise<number | null>((done) =>
+          spawn(process.execPath, ["deploy/healthcheck.mjs"], {
+            cwd: root,
+            env: { PATH: process.env["PATH"] ?? "", TMPDIR: tmp, PORT: port, ...env },
+            stdio: "ignore"
+          }).once("exit", done)
+        )
+      assert.strictEqual(await check({ HOST: "127.0.0.2" }), 0)
+      assert.strictEqual(await check({ HOST: "127.0.0.9", LISTEN_HOST: "127.0.0.2" }), 0)
+      assert.strictEqual(await check({ HOST: "127.0.0.3" }), 1, "nothing listens there")
+    } finally {
+      server.close()
+      rmSync(tmp, { recursive: true, force: true })
+    }
+  })
+})
 
 describe("the cluster port in docker-compose.yml", () => {
   it("is on a network of its own that only the api node and the runners join, each runner listening at its address there", () => {

@@ -95,9 +95,13 @@ describe("inbound messages of every kind (sandbox)", () => {
         assert.strictEqual(original.text.body, "original")
 
         // files: recorded at once with media.status pending or already ready
+        // each file begins with its type's signature: inbound files pass the upload's byte check
         const png = randomBytes(300_000)
+        Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]).copy(png)
         const pdf = randomBytes(700_000)
+        Buffer.from("%PDF-1.7\n").copy(pdf)
         const voice = randomBytes(5_000)
+        Buffer.from("OggS").copy(voice)
         const image = yield* deliver({
           from: FROM,
           image: { data_base64: png.toString("base64"), mime_type: "image/png", caption: "look" }

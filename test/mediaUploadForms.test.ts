@@ -142,6 +142,18 @@ describe("media uploads as people make them", () => {
         assert.isTrue(Buffer.from(back).equals(bytes))
       }))
 
+    it.effect("answers a form whose image part is over the image limit with 413", () =>
+      Effect.gen(function*() {
+        const { token } = yield* signedUp
+        const reply = yield* fetchApi("/v1/media", {
+          method: "POST",
+          token,
+          body: form(png(6 * 1024 * 1024), "image/png", "big.png")
+        })
+        assert.strictEqual(reply.status, 413)
+        assert.strictEqual(reply.body.error.details.limit_bytes, 5 * 1024 * 1024)
+      }))
+
     it.effect("refuses a part whose declared type is not what its bytes are, naming both kinds", () =>
       Effect.gen(function*() {
         const { token } = yield* signedUp

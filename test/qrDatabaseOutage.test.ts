@@ -13,9 +13,9 @@ import type { Messaging } from "@switchboard/domain"
 import { Effect, Layer } from "effect"
 import { randomBytes } from "node:crypto"
 import type { FakeContact } from "./fake-whatsapp/index.js"
-import { api, createKey, eventually, type SignedUp } from "./support/Fixtures.js"
+import { api, createKey, eventually, request, type SignedUp } from "./support/Fixtures.js"
 import * as PgProxy from "./support/PgProxy.js"
-import { appWith, pairedChannel, sendText, Wa } from "./support/QrApp.js"
+import { appWith, as, pairedChannel, sendText, Wa } from "./support/QrApp.js"
 import { receiver } from "./support/Receiver.js"
 
 const OUTAGE_MS = 5_000
@@ -164,6 +164,64 @@ describe.skipIf(testDatabaseUrl() === undefined)("QR input while the database is
           // the link asked for it again (a retry receipt), and the same WhatsApp id was recorded once
           assert.include(s.wa.retryRequests, id)
           assert.isDefined(messages.find((m) => m.type === "image"), image.id)
+        }),
+      180_000
+    )
+
+    it.scoped(
+      "dispatches every queued send once when the dispatch loop's statements lose their connection",
+      () =>
+        Effect.gen(function*() {
+          const wa = yield* Wa
+          const proxy = yield* PgProxy.Proxy
+          const { channelId, user } = yield* pairedChannel("Dispatch")
+          const contact = wa.contact("+4915112347373")
+          const client = yield* api(user.accessToken, user.workspaceId)
+          /** A send, again with its key after a 503 or a 409 in_progress (the proxy may cut the API's statement too). */
+          const send = (i: number) =>
+            Effect.gen(function*() {
+              const key = `outage-dispatch-${channelId}-${i}`
+              for (let attempt = 0; attempt < 100; attempt++) {
+                const sent = yield* request("POST", "/v1/messages", {
+                  ...as(user),
+                  headers: { "idempotency-key": key },
+                  body: { channel_id: channelId, to: contact.number, text: { body: `queued ${i}` } }
+                })
+                if (sent.status === 201) return sent.body.id as string
+                assert.include([503, 409], sent.status, sent.text)
+                yield* Effect.sleep("200 millis")
+              }
+              return yield* Effect.dieMessage(`send ${i} never accepted`)
+            })
+          const killedOn = <R>(pattern: RegExp, act: Effect.Effect<ReadonlyArray<string>, never, R>) =>
+            Effect.gen(function*() {
+              const killed = proxy.dropOnStatement(pattern, { only: "that" })
+              const ids = yield* act
+              yield* Effect.promise(() => killed).pipe(
+                Effect.timeout("30 seconds"),
+                Effect.catchAll(() => Effect.dieMessage(`no statement matched ${pattern}`))
+              )
+              return ids
+            })
+          // the loop's read of the channel's due messages, then its claim of one (-> dispatching)
+          const first = yield* killedOn(/q_pid/, Effect.forEach([0, 1, 2], send))
+          const second = yield* killedOn(/AS i\(id, at, waiting/, Effect.forEach([3, 4, 5], send))
+          const ids = [...first, ...second]
+          // none left queued or dispatching: each taken by WhatsApp (its receipts follow; a read
+          // receipt heard under these faults was seen not applied: a finding left for its own fix)
+          const taken = ["sent", "delivered", "read"]
+          for (const id of ids) {
+            const m = yield* eventually(
+              client.messages.get({ path: { messageId: id as `msg_${string}` } }),
+              (m) => taken.includes(m.status),
+              60_000
+            )
+            assert.include(taken, m.status, `${id}: ${m.status}`)
+          }
+          yield* eventually(Effect.sync(() => contact.received.length), (n) => n >= ids.length, 30_000)
+          // each reached the contact's phone once
+          for (const id of ids) assert.strictEqual(contact.received.filter((r) => r.id === id).length, 1, id)
+          assert.strictEqual(contact.stanzaIds.length, ids.length, JSON.stringify(contact.stanzaIds))
         }),
       180_000
     )

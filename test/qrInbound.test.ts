@@ -12,7 +12,7 @@ import { verifyWebhook } from "@switchboard/sdk"
 import { proto } from "baileys"
 import { Effect, Metric, MetricLabel } from "effect"
 import { createHash, randomBytes } from "node:crypto"
-import { api, createKey, eventually, type SignedUp } from "./support/Fixtures.js"
+import { api, createKey, eventually, request, type SignedUp } from "./support/Fixtures.js"
 import { appWith, pairedChannel, sendText, Wa } from "./support/QrApp.js"
 import { receiver } from "./support/Receiver.js"
 
@@ -67,11 +67,17 @@ describe("QR inbound messages of every kind", () => {
           const { message: ours } = yield* sendText(user, channelId, contact, "Your order shipped")
           const Type = proto.Message.ProtocolMessage.Type
 
-          const png = randomBytes(200_000)
-          const voice = randomBytes(8_000)
-          const pdf = randomBytes(400_000)
-          const mp4 = randomBytes(120_000)
-          const webp = randomBytes(20_000)
+          // each file begins with its type's signature: inbound files pass the upload's byte check
+          const signed = (size: number, head: Buffer) => {
+            const bytes = randomBytes(size)
+            head.copy(bytes)
+            return bytes
+          }
+          const png = signed(200_000, Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]))
+          const voice = signed(8_000, Buffer.from("OggS\0\x02"))
+          const pdf = signed(400_000, Buffer.from("%PDF-1.7\n"))
+          const mp4 = signed(120_000, Buffer.from([0, 0, 0, 0x20, ...Buffer.from("ftypisom")]))
+          const webp = signed(20_000, Buffer.from("RIFF\0\0\0\0WEBPVP8 "))
           const sent = {
             text,
             reply: yield* contact.sends({
@@ -95,7 +101,7 @@ describe("QR inbound messages of every kind", () => {
               pollCreationMessageV3: { name: "Lunch?", options: [{ optionName: "y" }] }
             }),
             image: (yield* contact.sendsMedia("image", png, { mimetype: "image/png", caption: "the box" })).id,
-            audio: (yield* contact.sendsMedia("audio", voice, { mimetype: "audio/ogg; codecs=opus", ptt: true })).id,
+            audio: (yield* contact.sendsMedia("audio", voice, { mimetype: " AUDIO/OGG ;codecs=opus", ptt: true })).id,
             document:
               (yield* contact.sendsMedia("document", pdf, { mimetype: "application/pdf", fileName: "Invoice.pdf" })).id,
             video: (yield* contact.sendsMedia("video", mp4, { mimetype: "video/mp4" })).id,
@@ -165,6 +171,13 @@ describe("QR inbound messages of every kind", () => {
           }
           assert.strictEqual(byType("image").image!.caption, "the box")
           assert.strictEqual(byType("audio").audio!.voice, true)
+          // the voice note's type as WhatsApp writes it, in any case and spacing: stored canonical,
+          // served with its codec and inline so a browser plays it
+          const played = yield* request("GET", `/v1/media/${byType("audio").media!.id}/content`, {
+            token: reader.secret
+          })
+          assert.strictEqual(played.headers["content-type"], "audio/ogg; codecs=opus")
+          assert.strictEqual(played.headers["content-disposition"], "inline")
           assert.strictEqual(byType("document").document!.filename, "Invoice.pdf")
 
           // one signed message.received per message, with its type

@@ -19,10 +19,11 @@ const dir = mkdtempSync(join(tmpdir(), "sbt-quickstart-"))
 const groups: Array<ChildProcess> = []
 
 /** Runs a README block with bash in its own process group; its output so far, and its exit. */
-const run = (script: string, env: Record<string, string>) => {
+const run = (script: string, env: Record<string, string>, options: { readonly asPasted?: boolean } = {}) => {
   const clean: Record<string, string> = {}
   for (const k of ["PATH", "HOME", "LANG"]) if (process.env[k]) clean[k] = process.env[k]!
-  const child = spawn("bash", ["-c", `set -eo pipefail\n${script}`], {
+  // as pasted: no options of ours, only what the block sets itself
+  const child = spawn("bash", ["-c", options.asPasted === true ? script : `set -eo pipefail\n${script}`], {
     cwd: root,
     env: { ...clean, ...env },
     detached: true,
@@ -56,6 +57,21 @@ describe("README quickstart", () => {
     await new Promise((r) => setTimeout(r, 1500))
     rmSync(dir, { recursive: true, force: true })
   }, 30_000)
+
+  it("stops at the first failed call when pasted with the server down, and starts no receiver", async () => {
+    const [port, receiverPort] = [await freePort(), await freePort()]
+    // nothing listens on `port`: the first call fails
+    const rest = run(blocks[2]!, { SB: `http://127.0.0.1:${port}`, RECEIVER_PORT: String(receiverPort) }, {
+      asPasted: true
+    })
+    assert.notStrictEqual(await rest.exited, 0, rest.output())
+    await rest.gone
+    const out = rest.output()
+    assert.lengthOf(out.match(/curl: \(7\)/g) ?? [], 1, out)
+    assert.notInclude(out, "SyntaxError", out)
+    assert.notInclude(out, "receiving webhooks", out)
+    assert.notInclude(out, "the receiver runs", out)
+  }, 60_000)
 
   it("reaches a verified webhook as written, and again when pasted a second time", async () => {
     assert.strictEqual(blocks.length, 3, "create the user, start, the rest")

@@ -70,7 +70,10 @@ describe("the shared sandbox pool", () => {
           const again = yield* allocate(others[0]!)
           assert.strictEqual(again.status, 409, again.text)
           assert.deepStrictEqual(again.body.error.details, { entitlement: "shared_test_sessions", limit: 1, used: 1 })
-          assert.match(again.body.error.message, /^The plan allows 1 shared test session at a time; /)
+          assert.match(
+            again.body.error.message,
+            /^The plan allows 1 shared test session at a time; end a session with DELETE /
+          )
         }))
     }
   )

@@ -8,6 +8,7 @@ import { e2eDatabase } from "@switchboard/db/testing"
 import pg from "pg"
 import { admin, call, freePort, startService, waitUntilUp } from "../../test/support/Processes.js"
 import type { ServiceProcess } from "../../test/support/Processes.js"
+import { buildServiceBundles } from "../../test/support/ServiceBundles.js"
 import { noteServerSettings } from "./Measure.js"
 
 export const RECIPIENT = "+4915112345678"
@@ -76,6 +77,8 @@ export const passThrough = (): Record<string, string> =>
 
 export const startStack = async (options: StackOptions): Promise<Stack> => {
   const { databaseUrl, redisUrl } = requireRealServers()
+  // the processes run the production build (`npm run build`), rebuilt first when a source changed
+  await buildServiceBundles()
   const database = await e2eDatabase(databaseUrl, `bench_${options.name}`)
   const env: Record<string, string> = {
     DATABASE_URL: database.url,

@@ -7,7 +7,8 @@
  * prekey upload, usync, prekey fetch, contacts that decrypt what Baileys sends and answer with the
  * ack, delivered and read receipts, inbound texts, and the failure cases: logout from the phone
  * (401), a second login with the same device (440), a network drop (428), stream errors (503),
- * QR expiry (408, Baileys' own timer once the refs run out).
+ * QR expiry (408, Baileys' own timer once the refs run out), calls (offers, terminates, rejects:
+ * `FakeCalls`).
  *
  * ```ts
  * const wa = yield* FakeWhatsApp.scoped()
@@ -35,6 +36,7 @@ import { createHmac, randomBytes } from "node:crypto"
 import { EventEmitter, once } from "node:events"
 import type { AddressInfo } from "node:net"
 import { type WebSocket, WebSocketServer } from "ws"
+import { type CallLine, FakeCall } from "./FakeCalls.js"
 import { MediaHost, type PublishedMedia } from "./MediaHost.js"
 import { FakeCertificateAuthority, NoiseResponder } from "./NoiseResponder.js"
 import { type CompanionKeys, SignalPeer } from "./SignalPeer.js"
@@ -152,6 +154,12 @@ const quotedIdOf = (message: proto.IMessage): string | undefined => {
     }
   }
   return undefined
+}
+
+/** Whether version `a` is older than `b` (WhatsApp Web versions, compared part by part). */
+const isOlder = (a: readonly [number, number, number], b: readonly [number, number, number]): boolean => {
+  for (let i = 0; i < 3; i++) if (a[i] !== b[i]) return a[i]! < b[i]!
+  return false
 }
 
 /** A ciphertext damaged on the way: its last bytes (the MAC of a Signal message) flipped. */
@@ -282,6 +290,25 @@ export class FakeContact {
   }
 
   /**
+   * A view-once message as a linked device gets it: only WhatsApp's marker
+   * (`<unavailable type="view_once"/>`, no `<enc>`); the content stays on the phone.
+   */
+  sendsViewOnce(options: SendOptions = {}): Effect.Effect<string> {
+    return Effect.promise(() =>
+      this.server.pushMarker(this, [{ tag: "unavailable", attrs: { type: "view_once" } }], options)
+    )
+  }
+
+  /**
+   * A message WhatsApp delivers to the linked device without its content ("open it on your phone",
+   * e.g. from an ad): no `<enc>`. The device asks the phone for it (a placeholder resend request);
+   * the phone answers with `message` under the same id (held while `holdResends` is on).
+   */
+  sendsWithoutContent(message: proto.IMessage, options: SendOptions = {}): Effect.Effect<string> {
+    return Effect.promise(() => this.server.pushMarker(this, [], options, message))
+  }
+
+  /**
    * WhatsApp tells the device the phone number behind this contact's LID (a `mex`
    * `NotificationLinkedProfilesUpdates`, which Baileys reports as `lid-mapping.update`).
    */
@@ -340,6 +367,17 @@ export class FakeContact {
       ...why.map((w) => `not delivered: ${w}`),
       ...this.server.serverErrors.map((e) => `server error: ${e}`)
     ].join("; ")
+  }
+
+  /**
+   * This contact calls the linked number (`FakeCalls`); nothing rings until `offer`. `byLid`: as
+   * WhatsApp often does, the call names the caller by LID, with the number beside it (`caller_pn`).
+   */
+  calls(options: { readonly video?: boolean; readonly byLid?: boolean } = {}): FakeCall {
+    const pn = `${this.user}@${S_WA}`
+    return options.byLid === true
+      ? new FakeCall(this.server.callLine, `${this.lidUser}@lid`, options.video === true, pn)
+      : new FakeCall(this.server.callLine, pn, options.video === true)
   }
 
   lastReceived(): ReceivedMessage | undefined {
@@ -416,6 +454,18 @@ export class FakeWhatsApp {
   >()
   /** message ids the companion asked to be sent again */
   readonly retryRequests: Array<string> = []
+  /** calls the companion rejected (`<call><reject>`), in order */
+  readonly callRejects: Array<{ readonly callId: string; readonly to: string }> = []
+  /** @internal — what `FakeCall` needs of the server */
+  readonly callLine: CallLine = {
+    toCompanion: (node) => {
+      if (!this.session) throw new Error("no companion is logged in")
+      this.send(this.session, node)
+    },
+    phoneJid: () => `${this.phone.user}@${S_WA}`,
+    rejects: this.callRejects,
+    until: (predicate) => this.until(predicate)
+  }
   /** errors that ended a connection while the server handled its frames */
   readonly serverErrors: Array<string> = []
   /** message stanzas for the companion while none is connected: delivered as offline messages at its next login */
@@ -428,6 +478,13 @@ export class FakeWhatsApp {
   /** logins waiting for `releaseLogins` (the link is down meanwhile) */
   private heldLogins: Array<() => void> | undefined
   private holdOffline = false
+  private heldResends: Array<() => Promise<void>> | undefined
+  private minimumVersion: readonly [number, number, number] | undefined
+  /** messages delivered without content (`sendsWithoutContent`), which the phone sends on request */
+  private readonly withoutContent = new Map<
+    string,
+    { readonly contact: FakeContact; readonly message: proto.IMessage; readonly options: SendOptions }
+  >()
   private session: Connection | undefined
 
   private constructor(
@@ -535,6 +592,14 @@ export class FakeWhatsApp {
     })
   }
 
+  /**
+   * From now on, a client announcing a WhatsApp Web version older than `minimum` is refused as
+   * WhatsApp refuses an outdated client (`<failure reason="405"/>`); `undefined` takes any.
+   */
+  refuseVersionsBelow(minimum: readonly [number, number, number] | undefined): void {
+    this.minimumVersion = minimum
+  }
+
   /** The next `times` logins are answered with `<stream:error code=.../>` instead of `<success>`. */
   failNextLogins(code: number, times = Number.POSITIVE_INFINITY): void {
     this.failLogins = { code, remaining: times }
@@ -616,6 +681,14 @@ export class FakeWhatsApp {
         conn.stage = "open"
         const v = payload.userAgent?.appVersion
         this.clientVersions.push(`${v?.primary}.${v?.secondary}.${v?.tertiary}`)
+        if (
+          this.minimumVersion && isOlder([v?.primary ?? 0, v?.secondary ?? 0, v?.tertiary ?? 0], this.minimumVersion)
+        ) {
+          // as WhatsApp answers an outdated web client
+          this.send(conn, { tag: "failure", attrs: { reason: "405", location: "fake" } })
+          this.changed()
+          continue
+        }
         if (payload.devicePairingData) this.startPairing(conn, payload.devicePairingData)
         else this.login(conn, payload)
       } else {
@@ -817,6 +890,7 @@ export class FakeWhatsApp {
     if (tag === "receipt" && attrs["type"] === "read") this.onReadReceipt(node)
     if (tag === "message") return this.onMessage(conn, node)
     if (tag === "chatstate") return this.onChatState(node)
+    if (tag === "call") return this.onCall(conn, node)
     if (tag === "receipt" || tag === "notification") {
       this.send(conn, {
         tag: "ack",
@@ -830,6 +904,22 @@ export class FakeWhatsApp {
       this.events.emit(`${tag}-from-client`, node)
     }
     // presence, ib and acks need no answer
+  }
+
+  /** The companion's `<call><reject>`: kept, and acked (Baileys' `rejectCall` waits for the ack). */
+  private onCall(conn: Connection, node: BinaryNode) {
+    const reject = getBinaryNodeChild(node, "reject")
+    if (reject) this.callRejects.push({ callId: reject.attrs["call-id"] ?? "", to: node.attrs["to"] ?? "" })
+    this.send(conn, {
+      tag: "ack",
+      attrs: {
+        id: node.attrs["id"] ?? "",
+        class: "call",
+        from: node.attrs["to"] ?? S_WA,
+        ...(reject ? { type: "reject" } : {})
+      }
+    })
+    this.changed()
   }
 
   private result(conn: Connection, node: BinaryNode, content?: Array<BinaryNode>) {
@@ -1020,6 +1110,7 @@ export class FakeWhatsApp {
     }
     this.send(conn, { tag: "ack", attrs: { class: "message", id, from: to, t: unixNow() } })
     const device = conn.device
+    if (target && !contact && device && node.attrs["category"] === "peer") return this.onPeerMessage(conn, device, node)
     if (contact && !device) contact.undelivered.push({ id, reason: "it came on a connection with no logged-in device" })
     if (!contact || !device) return
     const encs: Array<[string, BinaryNode]> = []
@@ -1094,6 +1185,28 @@ export class FakeWhatsApp {
     const ciphertext = options.garbled === true ? garble(encrypted.ciphertext) : encrypted.ciphertext
     const id = options.id ?? `3EB0${randomBytes(8).toString("hex").toUpperCase()}`
     this.sentByContacts.set(id, { contact, message, options })
+    return this.deliver(contact, id, message, options, [{ tag: "enc", attrs: { v: "2", type }, content: ciphertext }])
+  }
+
+  /** @internal — `FakeContact.sendsViewOnce`, `sendsWithoutContent`: a message stanza without `<enc>` */
+  async pushMarker(
+    contact: FakeContact,
+    children: Array<BinaryNode>,
+    options: SendOptions,
+    message?: proto.IMessage
+  ): Promise<string> {
+    const id = options.id ?? `3EB0${randomBytes(8).toString("hex").toUpperCase()}`
+    if (message) this.withoutContent.set(id, { contact, message, options })
+    return this.deliver(contact, id, { imageMessage: {} }, options, children)
+  }
+
+  private deliver(
+    contact: FakeContact,
+    id: string,
+    message: proto.IMessage,
+    options: SendOptions,
+    children: Array<BinaryNode>
+  ): string {
     const pn = `${contact.user}@${S_WA}`
     const lid = `${contact.lidUser}@lid`
     const addressing = options.addressing ?? "pn"
@@ -1127,7 +1240,7 @@ export class FakeWhatsApp {
         notify: "Fake Contact",
         ...(addressing.startsWith("lid") ? { addressing_mode: "lid" } : {})
       },
-      content: [{ tag: "enc", attrs: { v: "2", type }, content: ciphertext }]
+      content: children
     }
     const conn = this.session
     if (conn && this.companionOnline) this.send(conn, node)
@@ -1144,8 +1257,84 @@ export class FakeWhatsApp {
     const sent = this.sentByContacts.get(id)
     const device = this.session?.device
     if (!sent || !device || this.retryRequests.filter((r) => r === id).length > 2) return
-    sent.contact.peer.forget(device)
-    await this.pushMessage(sent.contact, sent.message, { ...sent.options, id, garbled: false })
+    const resend = async () => {
+      sent.contact.peer.forget(device)
+      await this.pushMessage(sent.contact, sent.message, { ...sent.options, id, garbled: false })
+    }
+    if (this.heldResends) this.heldResends.push(resend)
+    else await resend()
+  }
+
+  /**
+   * A message from the device to its own phone (`category="peer"`): the phone answers a placeholder
+   * resend request for a message it delivered without content (`sendsWithoutContent`) with that
+   * message, as a peer data operation response (Baileys emits it as `messages.upsert`).
+   */
+  private async onPeerMessage(conn: Connection, device: LinkedDevice, node: BinaryNode) {
+    const enc = getBinaryNodeChild(node, "enc")
+    if (!enc) return
+    const decrypted = await this.phone.peer.decrypt(device, enc)
+    const request = (decrypted.deviceSentMessage?.message ?? decrypted).protocolMessage
+      ?.peerDataOperationRequestMessage
+    for (const wanted of request?.placeholderMessageResendRequest ?? []) {
+      const id = wanted.messageKey?.id ?? ""
+      this.placeholderRequests.push(id)
+      this.changed()
+      const pending = this.withoutContent.get(id)
+      if (!pending) continue
+      const answer = async () => {
+        const info = proto.WebMessageInfo.encode({
+          key: { remoteJid: `${pending.contact.user}@${S_WA}`, fromMe: false, id },
+          message: pending.message,
+          messageTimestamp: Number(unixNow())
+        }).finish()
+        // a fresh session (pkmsg), as the companion may not have stored its own yet
+        this.phone.peer.forget(device)
+        const { type, ciphertext } = await this.phone.peer.encrypt(device, {
+          protocolMessage: {
+            type: proto.Message.ProtocolMessage.Type.PEER_DATA_OPERATION_REQUEST_RESPONSE_MESSAGE,
+            peerDataOperationRequestResponseMessage: {
+              peerDataOperationRequestType: proto.Message.PeerDataOperationRequestType.PLACEHOLDER_MESSAGE_RESEND,
+              stanzaId: node.attrs["id"] ?? "",
+              peerDataOperationResult: [{ placeholderMessageResendResponse: { webMessageInfoBytes: info } }]
+            }
+          }
+        })
+        this.send(conn, {
+          tag: "message",
+          attrs: {
+            from: `${this.phone.user}@${S_WA}`,
+            id: `3EB0${randomBytes(8).toString("hex").toUpperCase()}`,
+            t: unixNow(),
+            type: "text",
+            category: "peer"
+          },
+          content: [{ tag: "enc", attrs: { v: "2", type }, content: ciphertext }]
+        })
+      }
+      if (this.heldResends) this.heldResends.push(answer)
+      else await answer()
+    }
+  }
+
+  /** Placeholder resend requests the phone got (message ids), one entry per request. */
+  readonly placeholderRequests: Array<string> = []
+
+  /**
+   * From now on, what the device asks to be sent again (a retry receipt, a placeholder resend
+   * request to the phone) is held until `releaseResends`: a test sees the message before its content.
+   */
+  holdResends(): void {
+    this.heldResends ??= []
+  }
+
+  /** Answers the held requests, and the next ones at once. */
+  releaseResends(): Effect.Effect<void> {
+    return Effect.promise(async () => {
+      const held = this.heldResends ?? []
+      this.heldResends = undefined
+      for (const resend of held) await resend()
+    })
   }
 
   /** @internal — `FakeContact.acknowledges` */

@@ -9,8 +9,9 @@
  * - `hold(ms)`: every open and new connection stalls for `ms` (a paused server, a network
  *   partition), then goes on where it stopped: nothing is lost, only late.
  * - `dropOnStatement(pattern)`: the next statement whose text matches is forwarded to the server,
- *   and once the server answers, that answer is swallowed and every connection reset: the server
- *   ran it (committed, when it ran on its own), the client never heard (killed mid-write).
+ *   and once the server answers, that answer is swallowed and every connection reset (`only:
+ *   "that"`: just the one that ran it): the server ran it (committed, when it ran on its own), the
+ *   client never heard (killed mid-write).
  *
  * `url` is the service's `DATABASE_URL`: the target's, with the proxy's host and port.
  */
@@ -28,7 +29,7 @@ export interface PgProxy {
   readonly drop: () => void
   readonly hold: (ms: number) => Promise<void>
   /** resolves once a statement matching `pattern` was run by the server and its answer dropped */
-  readonly dropOnStatement: (pattern: RegExp) => Promise<string>
+  readonly dropOnStatement: (pattern: RegExp, options?: { readonly only?: "that" | "all" }) => Promise<string>
   readonly close: () => Promise<void>
 }
 
@@ -69,7 +70,9 @@ export const start = async (targetUrl: string): Promise<PgProxy> => {
   const pairs = new Set<Pair>()
   let made = 0
   let heldUntil = 0
-  let trap: { readonly pattern: RegExp; readonly done: (statement: string) => void } | undefined
+  let trap:
+    | { readonly pattern: RegExp; readonly only: "that" | "all"; readonly done: (statement: string) => void }
+    | undefined
 
   const resetAll = () => {
     for (const pair of pairs) {
@@ -114,12 +117,18 @@ export const start = async (targetUrl: string): Promise<PgProxy> => {
         const hit = statementsIn(chunk).find((s) => trap!.pattern.test(s))
         if (hit === undefined) return
         pair.armed = true
-        const { done } = trap
+        const { done, only } = trap
         trap = undefined
-        // the server's answer to it arrives next: swallowed, and every connection reset
+        // the server's answer to it arrives next: swallowed, and the connections reset
         server.prependOnceListener("data", () => {
           server.pause()
-          resetAll()
+          if (only === "all") {
+            resetAll()
+          } else {
+            pairs.delete(pair)
+            client.resetAndDestroy()
+            server.destroy()
+          }
           done(hit)
         })
       })
@@ -172,9 +181,9 @@ export const start = async (targetUrl: string): Promise<PgProxy> => {
       heldUntil = Date.now() + ms
       await sleep(ms)
     },
-    dropOnStatement: (pattern) =>
+    dropOnStatement: (pattern, options) =>
       new Promise<string>((resolve) => {
-        trap = { pattern, done: resolve }
+        trap = { pattern, only: options?.only ?? "all", done: resolve }
       }),
     close: async () => {
       const closed = stopListening()

@@ -9,11 +9,22 @@ export const CreateChannelRequest = Schemas.StrictStruct({
   name: Schema.String.pipe(Characters.minCharacters(1), Characters.maxCharacters(64))
 }).annotations({ identifier: "CreateChannelRequest" })
 
+/** A QR channel's call policy as set (docs/QR-CHANNELS.md "Calls"). */
+export const CallPolicyRequest = Schemas.StrictStruct({
+  reject: Schema.Boolean.annotations({ description: "Reject every incoming call at once" }),
+  reply_text: Schema.NullOr(Schema.String.pipe(Characters.minCharacters(1), Characters.maxCharacters(4096)))
+    .annotations({ description: "Sent to the caller as a normal outbound text after a rejected call; null: none" })
+}).annotations({ identifier: "CallPolicyRequest" })
+
 export const UpdateChannelRequest = Schemas.StrictStruct({
   name: Schema.optional(Schema.String.pipe(Characters.minCharacters(1), Characters.maxCharacters(64))),
-  is_default: Schema.optional(Schema.Literal(true))
+  is_default: Schema.optional(Schema.Literal(true)),
+  call_policy: Schema.optional(CallPolicyRequest)
 }).pipe(
-  Schema.filter((b) => b.name !== undefined || b.is_default !== undefined || "Send at least one of name and is_default")
+  Schema.filter((b) =>
+    b.name !== undefined || b.is_default !== undefined || b.call_policy !== undefined ||
+    "Send at least one of name, is_default and call_policy"
+  )
 ).annotations({ identifier: "UpdateChannelRequest" })
 
 const ChannelPath = Schema.Struct({ channelId: Ids.IdRef("ch") })
@@ -53,9 +64,10 @@ export class ChannelsApi extends HttpApiGroup.make("channels")
       .addSuccess(Messaging.Channel)
       .addError(Errors.ChannelNotFound)
       .addError(Errors.Conflict)
+      .addError(Errors.ChannelCapabilityUnavailable)
       .annotate(
         OpenApi.Description,
-        "Rename and/or make the workspace default (`is_default: true`). At least one field."
+        "Rename, make the workspace default (`is_default: true`) and/or set the call policy of a `qr` channel (`call_policy: {reject, reply_text}`: reject incoming calls at once and answer the caller with a text; docs/QR-CHANNELS.md \"Calls\"). At least one field. A call policy on a channel that is not `qr`: 409 `CHANNEL_CAPABILITY_UNAVAILABLE` with `details.reason = not_a_qr_channel`."
       )
       .pipe(requireScopes("channels.manage"))
   )

@@ -124,5 +124,5 @@ export const TAGS: Record<string, string> = {
   Contacts: "The address book: contacts with attributes and tags, searchable.",
   "Contact groups": "Named groups of contacts.",
   Templates: "Reusable message bodies with variables.",
-  Webhooks: "Endpoints that receive signed events, their deliveries and replays (README \"Webhooks\")."
+  Webhooks: "Endpoints that receive signed events, their deliveries and replays (docs/WEBHOOKS.md \"Webhooks\")."
 }

@@ -1,4 +1,8 @@
-/** Channels of a workspace. */
+/**
+ * Channels of a workspace.
+ *
+ * Over 350 lines on purpose: every statement of the `channels` table, in one place (one repo per table).
+ */
 import { SqlClient } from "@effect/sql"
 import type * as Statement from "@effect/sql/Statement"
 import { ChannelStateMachine, Events, Ids, Messaging, type Pagination } from "@switchboard/domain"
@@ -16,6 +20,7 @@ const ChannelColumns = Schema.Struct({
   status_reason: Schema.NullOr(Schema.String),
   is_default: Schema.Boolean,
   phone_number: Schema.NullOr(Schema.String),
+  call_policy: Schema.optionalWith(Schema.NullOr(Messaging.CallPolicy), { default: () => null }),
   capabilities: Schema.NullOr(
     Schema.Struct({ max_throughput_mps: Schema.Number, message_types: Schema.Array(Schema.String) })
   ),
@@ -41,9 +46,10 @@ export const ChannelRow = Schema.transform(
   }),
   {
     strict: true,
-    decode: ({ capabilities, capabilities_refreshed_at: refreshedAt, pairing_started_at, ...row }) => ({
+    decode: ({ call_policy, capabilities, capabilities_refreshed_at: refreshedAt, pairing_started_at, ...row }) => ({
       channel: {
         ...row,
+        call_policy: call_policy ?? Messaging.DEFAULT_CALL_POLICY,
         object: "channel" as const,
         created_at: iso(row.created_at),
         updated_at: iso(row.updated_at),
@@ -129,9 +135,14 @@ export class ChannelsRepo extends Effect.Service<ChannelsRepo>()("@switchboard/d
     const update = Effect.fn("ChannelsRepo.update")(function*(
       workspaceId: string,
       id: string,
-      changes: { readonly name?: string | undefined; readonly isDefault?: boolean | undefined },
+      changes: {
+        readonly name?: string | undefined
+        isDefault?: boolean | undefined
+        callPolicy?: Messaging.CallPolicy | undefined
+      },
       now: string
     ) {
+      const policy = changes.callPolicy === undefined ? null : JSON.stringify(changes.callPolicy)
       return yield* sql.withTransaction(Effect.gen(function*() {
         if (changes.isDefault) {
           yield* sql`UPDATE channels SET is_default = false, updated_at = ${now}
@@ -141,6 +152,7 @@ export class ChannelsRepo extends Effect.Service<ChannelsRepo>()("@switchboard/d
           yield* sql`UPDATE channels SET
             name = COALESCE(${changes.name ?? null}, name),
             is_default = is_default OR ${changes.isDefault === true},
+            call_policy = COALESCE(${policy}::jsonb, call_policy),
             updated_at = ${now}
           WHERE workspace_id = ${workspaceId} AND id = ${id} AND archived_at IS NULL RETURNING *`
         )

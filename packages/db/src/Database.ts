@@ -11,6 +11,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import pg from "pg"
+import * as ConnectionBudget from "./ConnectionBudget.js"
 import { DatabaseConfig } from "./DatabaseConfig.js"
 import * as PoolMetrics from "./PoolMetrics.js"
 import * as PreparedStatements from "./PreparedStatements.js"
@@ -53,10 +54,15 @@ const layerPool = (options: pg.PoolConfig & { readonly max: number }, prepareThr
     applicationName: APPLICATION_NAME
   })
 
-/** Real Postgres from a connection string; a setting we depend on that is off is named in a warning (`ServerSettings`). */
+/**
+ * Real Postgres from a connection string; a setting we depend on that is off is named in a warning
+ * (`ServerSettings`); a pool the server cannot hold is refused (`ConnectionBudget`).
+ */
 export const layerPostgres = (url: Redacted.Redacted, maxConnections: number, prepareThreshold = 0) =>
   layerPool({ connectionString: Redacted.value(url), max: maxConnections }, prepareThreshold).pipe(
-    Layer.tap((context) => Effect.provide(ServerSettings.check, context))
+    Layer.tap((context) => Effect.provide(ServerSettings.check, context)),
+    // a pool the server cannot hold stops the process here, with one line (docs/CONFIGURATION.md "Connection budget")
+    Layer.tap((context) => Effect.provide(ConnectionBudget.check(maxConnections), context))
   )
 
 /**

@@ -1,15 +1,18 @@
 /**
- * Where the bytes of media live (docs/API.md "Media"). This store keeps them in Postgres (embedded and
- * real alike), in `media_chunks` rows of `CHUNK_BYTES`: a write consumes a stream chunk by chunk
+ * Where the bytes of media live (docs/API.md "Media"). By default this store keeps them in Postgres
+ * (embedded and real alike), in `media_chunks` rows of `CHUNK_BYTES` (`MEDIA_STORE=filesystem`: in
+ * files, `MediaFileStore`, the same contract): a write consumes a stream chunk by chunk
  * (hashing and counting as it goes, refusing past the limit while streaming), a read streams the
  * chunks a byte range needs, one at a time. Nothing ever holds a whole file in memory, so a
  * 100 MiB document costs one chunk of memory. An upload (`POST /v1/media`, later) streams its
  * request body into `write` the same way a download from a provider does.
  */
 import { SqlClient } from "@effect/sql"
-import { Data, Effect, Option, Stream } from "effect"
+import { Config, Data, Effect, Option, Stream } from "effect"
 import { createHash } from "node:crypto"
+import { join, resolve } from "node:path"
 import type { DatabaseUnavailable } from "./DatabaseUnavailable.js"
+import * as MediaFileStore from "./MediaFileStore.js"
 import { dieOnDatabaseError } from "./Rows.js"
 
 /** Bytes per stored chunk: every chunk but a file's last has exactly this size. */
@@ -24,9 +27,46 @@ export interface Stored {
   readonly sha256: string
 }
 
+/** What either store offers (`MediaFileStore` is the filesystem's). */
+export interface Store {
+  /**
+   * Stores the stream as the media's bytes (replacing any earlier write); fails with `MediaTooLarge`
+   * as soon as it passes `limitBytes`, and with the stream's own error, having dropped what it wrote.
+   */
+  readonly write: <E, R>(
+    mediaId: string,
+    bytes: Stream.Stream<Uint8Array, E, R>,
+    limitBytes: number
+  ) => Effect.Effect<Stored, E | MediaTooLarge | DatabaseUnavailable, R>
+  /** The bytes from `start` to `end` (inclusive), streamed; none when the media has none. */
+  readonly read: (mediaId: string, start: number, end: number) => Stream.Stream<Uint8Array, DatabaseUnavailable>
+  /** Drops the bytes of a media (a failed write, retention). */
+  readonly purge: (mediaId: string) => Effect.Effect<void, DatabaseUnavailable>
+}
+
+/**
+ * Where the bytes go: `MEDIA_STORE=database` (the default: `media_chunks` rows) or `filesystem`
+ * (`MediaFileStore`: files under `MEDIA_DIR`, default `<DATA_DIR>/media`). Every api node and runner
+ * must see the same store.
+ */
+export const config = Config.all({
+  kind: Config.literal("database", "filesystem")("MEDIA_STORE").pipe(Config.withDefault("database" as const)),
+  dir: Config.string("MEDIA_DIR").pipe(
+    Config.orElse(() =>
+      Config.map(Config.string("DATA_DIR").pipe(Config.withDefault("./data")), (d) => join(d, "media"))
+    )
+  )
+})
+
 export class MediaStore extends Effect.Service<MediaStore>()("@switchboard/db/MediaStore", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    // a value that does not parse stops the process at start
+    const chosen = yield* Effect.orDie(config)
+    if (chosen.kind === "filesystem") {
+      const files: Store = MediaFileStore.make(resolve(chosen.dir))
+      return files
+    }
 
     const insertChunk = (mediaId: string, seq: number, data: Uint8Array) =>
       dieOnDatabaseError(
@@ -98,6 +138,7 @@ export class MediaStore extends Effect.Service<MediaStore>()("@switchboard/db/Me
             }
           ))
 
-    return { write, read, purge } as const
+    const database: Store = { write, read, purge: (mediaId) => Effect.asVoid(purge(mediaId)) }
+    return database
   })
 }) {}

@@ -639,6 +639,33 @@ export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/d
     )
 
     /**
+     * An inbound message recorded before its content reached the device (`unsupported` of one of
+     * `MessageContent.AWAITING_CONTENT_KINDS`) takes the content now heard under its provider id,
+     * in place: one statement that checks and writes. `None` when there is no such message (the
+     * message was complete already: a repeated report).
+     */
+    const completeAwaiting = Effect.fn("MessagesRepo.completeAwaiting")(function*(input: {
+      readonly channelId: string
+      readonly providerMessageId: string
+      readonly type: MessageContent.MessageType
+      readonly body: string
+      readonly content: Messaging.MessageMemberValue | undefined
+      readonly replyTo: string | null
+      readonly mediaId: string | null
+      readonly now: string
+    }) {
+      const rows = yield* sql`UPDATE messages SET type = ${input.type}, body = ${input.body},
+          content = ${input.content === undefined ? null : JSON.stringify(input.content)}::jsonb,
+          reply_to = ${input.replyTo}, media_id = ${input.mediaId},
+          media_status = ${input.mediaId === null ? null : "pending"}, updated_at = ${input.now}
+        WHERE channel_id = ${input.channelId} AND provider_message_id = ${input.providerMessageId}
+          AND direction = 'inbound' AND type = 'unsupported'
+          AND content->>'kind' IN ${sql.in(MessageContent.AWAITING_CONTENT_KINDS)}
+        RETURNING *`
+      return Option.fromNullable((yield* decodeMessages(rows))[0])
+    }, dieOnDatabaseError)
+
+    /**
      * Our id of a message of the channel the provider knows by `providerMessageId`: an inbound one
      * (its provider id) or one of ours (our id is the provider's id: `ChannelProvider.send`).
      */
@@ -674,6 +701,7 @@ export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/d
 
     return {
       insert,
+      completeAwaiting,
       idForProviderMessage,
       mediaSettled,
       appendQueuedEvent,

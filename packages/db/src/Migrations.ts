@@ -35,6 +35,7 @@ import m0091 from "./migrations/0091_qr_restrictions.js"
 import m0100 from "./migrations/0100_media_usage_index.js"
 import m0110 from "./migrations/0110_qr_recipient_checks.js"
 import m0120 from "./migrations/0120_one_index_per_channel_queue.js"
+import m0137 from "./migrations/0137_channel_call_policy.js"
 
 export const migrations = {
   "0001_create_workspaces": m0001,
@@ -66,7 +67,8 @@ export const migrations = {
   "0091_qr_restrictions": m0091,
   "0100_media_usage_index": m0100,
   "0110_qr_recipient_checks": m0110,
-  "0120_one_index_per_channel_queue": m0120
+  "0120_one_index_per_channel_queue": m0120,
+  "0137_channel_call_policy": m0137
 }
 
 export const TABLE = "switchboard_migrations"

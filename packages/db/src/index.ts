@@ -1,5 +1,6 @@
 export * as ApiKeysRepo from "./ApiKeysRepo.js"
 export * as ChannelsRepo from "./ChannelsRepo.js"
+export * as ConnectionBudget from "./ConnectionBudget.js"
 export * as ContactGroupsRepo from "./ContactGroupsRepo.js"
 export * as ContactImportsRepo from "./ContactImportsRepo.js"
 export * as ContactsRepo from "./ContactsRepo.js"

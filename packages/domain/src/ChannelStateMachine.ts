@@ -192,7 +192,10 @@ export const transitionChannel = (status: ChannelStatus, input: ChannelInput): C
     case "LoggedOutFromPhone":
       return moved(status, "disconnected", "logged_out_from_phone", true)
     case "Terminated":
-      return LIVE.includes(status) ? moved(status, "disconnected", input.reason) : unchanged(status)
+      // an outdated client needs an operator (a current WhatsApp Web version), not a retry
+      return LIVE.includes(status)
+        ? moved(status, "disconnected", input.reason, input.reason === "client_outdated")
+        : unchanged(status)
     case "Restriction":
       // the reason changes on a live link only; the status stays what it is
       return status === "connected" || status === "degraded"

@@ -34,7 +34,7 @@ export class Contact extends Schema.Class<Contact>("Contact")({
   object: Schema.Literal("contact"),
   phone_number: Schema.NullOr(E164).annotations({
     description:
-      "E.164; unique per workspace. null only for a sender WhatsApp named by LID alone, until it reveals the number (README \"Contacts\")"
+      "E.164; unique per workspace. null only for a sender WhatsApp named by LID alone, until it reveals the number (docs/API.md \"Contacts\")"
   }),
   whatsapp_lid: Schema.NullOr(Schema.String).annotations({
     description: "WhatsApp's private id of the contact (LID), when WhatsApp addressed them by it; unique per workspace"

@@ -22,6 +22,7 @@ export const MessageType = Schema.Literal(
   "reaction",
   "edit",
   "revoke",
+  "call",
   "unsupported"
 ).annotations({ identifier: "MessageType" })
 export type MessageType = typeof MessageType.Type
@@ -98,6 +99,16 @@ export const InboundMedia = Schema.TaggedStruct("media", {
   source: Schema.Unknown
 })
 
+/**
+ * How an incoming call ended for the business (docs/QR-CHANNELS.md "Calls"): nobody answered
+ * (`missed`), rejected (by the call policy or on the phone), or answered on another of the
+ * number's devices (`answered_elsewhere`).
+ */
+export const CallStatus = Schema.Literal("missed", "rejected", "answered_elsewhere").annotations({
+  identifier: "CallStatus"
+})
+export type CallStatus = typeof CallStatus.Type
+
 /** What a provider reports of an inbound message's content. */
 export const InboundBody = Schema.Union(
   Schema.TaggedStruct("text", { body: Schema.String }),
@@ -108,6 +119,8 @@ export const InboundBody = Schema.Union(
   Schema.TaggedStruct("reaction", { targetProviderMessageId: Schema.String, emoji: Schema.String }),
   Schema.TaggedStruct("edit", { targetProviderMessageId: Schema.String, body: Schema.String }),
   Schema.TaggedStruct("revoke", { targetProviderMessageId: Schema.String }),
+  /** an incoming voice or video call, once its outcome is known; `durationS` when it was answered */
+  Schema.TaggedStruct("call", { video: Schema.Boolean, status: CallStatus, durationS: Schema.NullOr(Schema.Number) }),
   /** what no kind models, with the provider's own name of it (e.g. `pollCreationMessageV3`) */
   Schema.TaggedStruct("unsupported", { kind: Schema.String })
 )
@@ -125,6 +138,20 @@ export const InboundContent = Schema.Struct({
   at: Schema.Number
 })
 export type InboundContent = typeof InboundContent.Type
+
+/**
+ * `unsupported` kinds of a message whose content has not reached the linked device (docs/QR-CHANNELS.md
+ * "Messages without content"): a view-once marker (`view_once`: the content stays on the phone), a
+ * message WhatsApp delivered without content, the phone asked to send it (`placeholder`), one the
+ * device could not decrypt, the sender asked to send it again (`ciphertext`). Each is recorded at
+ * once; when the content arrives under the same provider id, the message is completed in place.
+ */
+export const AWAITING_CONTENT_KINDS = ["view_once", "placeholder", "ciphertext"] as const
+export type AwaitingContentKind = typeof AWAITING_CONTENT_KINDS[number]
+
+/** Whether a body stands for content not here (yet): one of `AWAITING_CONTENT_KINDS`. */
+export const awaitsContent = (body: InboundBody): boolean =>
+  body._tag === "unsupported" && (AWAITING_CONTENT_KINDS as ReadonlyArray<string>).includes(body.kind)
 
 /** The message `type` an inbound body is recorded as. */
 export const inboundType = (body: InboundBody): MessageType => body._tag === "media" ? body.kind : body._tag

@@ -9,7 +9,7 @@ import { ReactionEmoji } from "./Emoji.js"
 import { Id, IdRef } from "./Ids.js"
 import { MessageMedia } from "./Media.js"
 import { Category } from "./MessageCategory.js"
-import { LocationContent, MessageType, SharedContact } from "./MessageContent.js"
+import { CallStatus, LocationContent, MessageType, SharedContact } from "./MessageContent.js"
 import { MessageStatus } from "./MessageStateMachine.js"
 import { E164, StrictStruct, Timestamp } from "./Schemas.js"
 
@@ -68,6 +68,13 @@ export const UnsupportedContent = Schema.Struct({
   kind: Schema.String
 }).annotations({ identifier: "UnsupportedContent" })
 
+export const CallContent = Schema.Struct({
+  video: Schema.Boolean,
+  status: CallStatus,
+  /** seconds the call lasted, when it was answered elsewhere and its end was heard; else null */
+  duration_s: Schema.NullOr(Schema.Number)
+}).annotations({ identifier: "CallContent" })
+
 /** The member a message of each non-text type carries (named after its type). */
 export const MessageMembers = {
   image: Schema.optional(MediaContent),
@@ -80,6 +87,7 @@ export const MessageMembers = {
   reaction: Schema.optional(ReactionContent),
   edit: Schema.optional(EditContent),
   revoke: Schema.optional(RevokeContent),
+  call: Schema.optional(CallContent),
   unsupported: Schema.optional(UnsupportedContent)
 }
 export type MessageMember = Exclude<MessageType, "text" | "template">
@@ -112,7 +120,7 @@ export const MessageFields = {
   type: MessageType,
   text: Schema.Struct({ body: Schema.String }).annotations({
     description:
-      "`text` and `template`: the text. Other types keep it for text-only clients: an image, video or document's caption and an edit's new text, otherwise \"\" (README \"Messages\")"
+      "`text` and `template`: the text. Other types keep it for text-only clients: an image, video or document's caption and an edit's new text, otherwise \"\" (docs/API.md \"Messages\")"
   }),
   ...MessageMembers,
   context: MessageContext,
@@ -159,7 +167,7 @@ const mediaSource = {
     Schema.String.pipe(maxCharacters(2048))
   ).annotations({
     description:
-      "https URL of the file, fetched once when the send is accepted, through the same egress policy as webhooks (README \"Media\")"
+      "https URL of the file, fetched once when the send is accepted, through the same egress policy as webhooks (docs/API.md \"Media\")"
   })
 }
 
@@ -256,6 +264,19 @@ export const SendMessageRequest = StrictStruct({
 export const Provider = Schema.Literal("sandbox", "qr", "cloud").annotations({ identifier: "Provider" })
 export type Provider = typeof Provider.Type
 
+/**
+ * What a QR channel does with incoming calls (docs/QR-CHANNELS.md "Calls"): `reject` rejects
+ * each call at once; `reply_text`, if set, is then sent to the caller as a normal outbound text.
+ */
+export const CallPolicy = Schema.Struct({
+  reject: Schema.Boolean,
+  reply_text: Schema.NullOr(Schema.String)
+}).annotations({ identifier: "CallPolicy" })
+export type CallPolicy = typeof CallPolicy.Type
+
+/** A channel's call policy until one is set: calls ring on, and are recorded. */
+export const DEFAULT_CALL_POLICY: CallPolicy = { reject: false, reply_text: null }
+
 export class Channel extends Schema.Class<Channel>("Channel")({
   id: Id("ch"),
   object: Schema.Literal("channel"),
@@ -266,6 +287,7 @@ export class Channel extends Schema.Class<Channel>("Channel")({
   status_reason: Schema.NullOr(Schema.String),
   is_default: Schema.Boolean,
   phone_number: Schema.NullOr(Schema.String),
+  call_policy: CallPolicy,
   created_at: Timestamp,
   updated_at: Timestamp,
   archived_at: Schema.NullOr(Timestamp)

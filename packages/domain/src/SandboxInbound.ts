@@ -48,8 +48,9 @@ const Body = Schema.String.pipe(minCharacters(1), maxCharacters(4096))
 const ShortText = Schema.String.pipe(maxCharacters(1024))
 
 /** The kind members; exactly one is given: every message type but `template` (a send-only kind). */
+/** Every inbound kind but calls (a linked device's, docs/QR-CHANNELS.md "Calls"). */
 export const SANDBOX_INBOUND_KINDS = MessageType.literals.filter(
-  (type): type is Exclude<MessageType, "template"> => type !== "template"
+  (type): type is Exclude<MessageType, "template" | "call"> => type !== "template" && type !== "call"
 )
 
 export const SandboxInboundRequest = StrictStruct({

@@ -26,6 +26,7 @@ import { ChannelStateMachine, type Messaging, Schemas } from "@switchboard/domai
 import { ChannelProvider, ChannelProviders } from "@switchboard/providers"
 import { Clock, Duration, Effect, ExecutionStrategy, Exit, Option, Queue, Schedule, Scope, Stream } from "effect"
 import { makeChannelMessageMoves } from "./ChannelMessageMoves.js"
+import { InboundCalls } from "./InboundCalls.js"
 import { InboundMessages } from "./InboundMessages.js"
 import { perEntity } from "./PerEntity.js"
 import { ProviderInputBacklog } from "./ProviderInputBacklog.js"
@@ -84,6 +85,7 @@ export const makeChannelConnection = <E, R>(options: {
     const channels = yield* ChannelsRepo.ChannelsRepo
     const recipientChecks = yield* QrRecipientChecksRepo.QrRecipientChecksRepo
     const inbound = yield* InboundMessages
+    const calls = yield* InboundCalls
     const providers = yield* ChannelProviders.ChannelProviders
     const moves = yield* makeChannelMessageMoves
     const backlog = yield* ProviderInputBacklog
@@ -121,14 +123,24 @@ export const makeChannelConnection = <E, R>(options: {
      */
     let channelNumber: string | null = null
 
-    const onEvent = perEntity((channel: Messaging.Channel) => (event: LaneEvent) =>
-      kept("inbound message")(Effect.asVoid(inbound.record({
-        workspaceId: channel.workspace_id,
-        channelId: channel.id,
-        channelNumber: channelNumber ?? channel.phone_number,
-        content: ChannelProvider.inboundContent(event),
-        now: Schemas.toTimestamp(event.at)
-      })))
+    const onEvent = perEntity(
+      (channel: Messaging.Channel, connection: ChannelProvider.ChannelConnection) => (event: LaneEvent) =>
+        event._tag === "CallOffered"
+          // the call policy (`InboundCalls`); in the call's lane, before its outcome
+          ? kept("call")(calls.offered({
+            channelId: channel.id,
+            connection,
+            channelNumber,
+            call: event,
+            wake: Effect.asVoid(Queue.offer(wake, undefined))
+          }))
+          : kept("inbound message")(Effect.asVoid(inbound.record({
+            workspaceId: channel.workspace_id,
+            channelId: channel.id,
+            channelNumber: channelNumber ?? channel.phone_number,
+            content: ChannelProvider.inboundContent(event),
+            now: Schemas.toTimestamp(event.at)
+          })))
     )
 
     /** A LID's number became known: kept, contacts merged (in order with status changes). */
@@ -264,7 +276,9 @@ export const makeChannelConnection = <E, R>(options: {
               const lane = yield* Queue.unbounded<readonly [LaneEvent, number]>()
               lanes.set(i, lane)
               yield* Stream.fromQueue(lane).pipe(
-                Stream.runForEach(([event, ticket]) => Effect.ensuring(onEvent(channel)(event), handled(ticket))),
+                Stream.runForEach(([event, ticket]) =>
+                  Effect.ensuring(onEvent(channel, connection)(event), handled(ticket))
+                ),
                 Effect.forkIn(scope)
               )
               return lane

@@ -50,6 +50,7 @@ import { makeChannelConnection, sendReadReceipts } from "./ChannelConnection.js"
 import { makePairingHandlers } from "./ChannelPairing.js"
 import { ChannelEntity, ChannelRuntime } from "./ChannelProtocol.js"
 import { makeChannelThrottle } from "./ChannelThrottle.js"
+import * as Loops from "./Loops.js"
 import { perEntity } from "./PerEntity.js"
 import * as ProviderInputBacklog from "./ProviderInputBacklog.js"
 
@@ -80,9 +81,6 @@ const LINK_HELD: ReadonlyArray<ChannelStateMachine.ChannelStatus> = [
   "connected",
   "degraded"
 ]
-
-/** A dispatch loop that failed starts again after this. */
-const LOOP_RESTART = Schedule.spaced("1 second")
 
 /**
  * Completes once this runner shuts down (it stops taking requests at once). Read when run, not
@@ -331,16 +329,29 @@ export const ChannelEntityLive = ChannelEntity.toLayer(
     const entityScope = yield* Effect.scope
     // started from a request, the loop must not run inside that request's span
     const entityContext = yield* Effect.context<Sharding.Sharding>()
-    const runLoop = loop.pipe(
-      Effect.tapErrorCause((cause) => Effect.logError("channel dispatch loop failed; restarting", cause)),
-      Effect.retry(LOOP_RESTART),
+    // restarted after any failure or defect, with the runner's backoff (`Loops`)
+    const runLoop = Loops.supervised("channel dispatch loop", loop).pipe(
       Effect.annotateLogs("channel_id", channelId),
       Effect.mapInputContext((_: Context.Context<never>) => entityContext)
     )
+    /**
+     * Which loop is the current one: a loop that ended (interrupted, or ended by itself) lets a
+     * later wake-up start another, unless a newer one already runs (`endUnlessWoken` ended it and
+     * a wake-up started the next before this one's exit was seen).
+     */
+    let loopGeneration = 0
     const ensureLoop = Effect.suspend(() => {
       if (looping) return Effect.void
       looping = true
-      return Effect.asVoid(Effect.forkIn(runLoop, entityScope))
+      const generation = ++loopGeneration
+      return Effect.asVoid(Effect.forkIn(
+        runLoop.pipe(Effect.onExit(() =>
+          Effect.sync(() => {
+            if (generation === loopGeneration) looping = false
+          })
+        )),
+        entityScope
+      ))
     })
     /** The channel's connection for a request (connecting first if needed), with the loop running to close it when idle. */
     const connectAndLoop = Effect.tap(reconcile, () => ensureLoop)

@@ -147,18 +147,23 @@ const batchedRelease = Effect.gen(function*() {
 const runnerStorage: Layer.Layer<
   RunnerStorage.RunnerStorage,
   never,
-  Registration | SqlClient.SqlClient | ShardingConfig.ShardingConfig
+  Registration | SqlClient.SqlClient | ShardingConfig.ShardingConfig | LockRefresh.LockConfirmations
 > = Layer.scoped(
   RunnerStorage.RunnerStorage,
   Effect.gen(function*() {
     const storage = yield* RunnerStorage.RunnerStorage
     const ready = yield* Registration
     const config = yield* ShardingConfig.ShardingConfig
-    const locks = yield* LockRefresh.withRefreshGrace({
-      ...storage,
-      release: yield* batchedRelease,
-      refresh: yield* LockRefresh.refreshHeld(storage.refresh)
-    }, LockRefresh.refreshGrace(config))
+    const confirmations = yield* LockRefresh.LockConfirmations
+    const locks = yield* LockRefresh.withRefreshGrace(
+      {
+        ...storage,
+        release: yield* batchedRelease,
+        refresh: yield* LockRefresh.refreshHeld(storage.refresh)
+      },
+      LockRefresh.refreshGrace(config),
+      confirmations.confirmed
+    )
     return RunnerStorage.RunnerStorage.of({
       ...storage,
       ...locks,
@@ -175,16 +180,21 @@ const runner = Layer.provideMerge(
     Layer.provide(ShardingConfig.layerFromEnv(shardingSettings)),
     Layer.provide(storageTables)
   )
-).pipe(Layer.provideMerge(Layer.effect(Registration, Effect.makeLatch(false))))
+).pipe(
+  Layer.provideMerge(Layer.effect(Registration, Effect.makeLatch(false))),
+  Layer.provideMerge(LockRefresh.lockConfirmationsLayer)
+)
 
 /**
  * A runner hosting `entities`: it listens for other nodes on `HOST:PORT`, and registers with the
  * cluster (so that shards are assigned to it) only once `entities` are built (`Registration`).
+ * What `entities` and the runner provide stays available (the runner's readiness reads the
+ * sharding, the lock confirmations and the provider input backlog).
  */
-export const hosting = <E, R>(entities: Layer.Layer<never, E, R>) =>
+export const hosting = <A, E, R>(entities: Layer.Layer<A, E, R>) =>
   Layer.effectDiscard(Effect.flatMap(Registration, (ready) => ready.open)).pipe(
-    Layer.provide(entities),
-    Layer.provide(runner)
+    Layer.provideMerge(entities),
+    Layer.provideMerge(runner)
   )
 
 /** An api node's cluster: a client of every runner, proving `CLUSTER_SECRET` on each connection. */

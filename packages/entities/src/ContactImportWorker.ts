@@ -11,12 +11,14 @@ import {
   ContactGroupsRepo,
   ContactImportsRepo,
   ContactsRepo,
+  DatabaseUnavailable,
   EventsRepo,
   Transactions,
   WorkspacesRepo
 } from "@switchboard/db"
 import { ContactCsv, Events, Ids, Plans, Schemas } from "@switchboard/domain"
-import { Clock, Effect, Layer, Option, Schedule } from "effect"
+import { Cause, Clock, Effect, Layer, Option, Schedule } from "effect"
+import * as Loops from "./Loops.js"
 
 export const BATCH_ROWS = 1000
 
@@ -191,6 +193,10 @@ export const make = Effect.gen(function*() {
     }))
   })
 
+  /** Whether a run failed only because the database was unavailable (`DatabaseUnavailable`). */
+  const passing = (cause: Cause.Cause<unknown>) =>
+    Option.exists(Cause.failureOption(cause), DatabaseUnavailable.isDatabaseUnavailable)
+
   // failed runs per import (this worker's memory: a new runner starts counting again)
   const runFailures = new Map<string, number>()
 
@@ -203,7 +209,10 @@ export const make = Effect.gen(function*() {
       const failures = runFailures.get(job.value.id) ?? 0
       yield* run(job.value).pipe(
         Effect.tapErrorCause((cause) =>
-          failures + 1 >= MAX_RUN_FAILURES
+          // a database away for a while is not the import's fault: it does not count
+          passing(cause)
+            ? Effect.void
+            : failures + 1 >= MAX_RUN_FAILURES
             ? Effect.zipRight(
               Effect.logError("contact import given up after repeated failures", cause, { import_id: job.value.id }),
               giveUp(job.value)
@@ -212,7 +221,7 @@ export const make = Effect.gen(function*() {
         ),
         Effect.sandbox,
         Effect.catchAll((cause) =>
-          failures + 1 >= MAX_RUN_FAILURES
+          !passing(cause) && failures + 1 >= MAX_RUN_FAILURES
             ? Effect.sync(() => runFailures.delete(job.value.id))
             : Effect.failCause(cause)
         )
@@ -237,11 +246,15 @@ export const dependencies = Layer.mergeAll(
 
 export const ContactImportWorkerLive = Singleton.make(
   "ContactImportWorker",
-  Effect.flatMap(make, (worker) =>
-    worker.drain.pipe(
-      Effect.catchAllCause((cause) => Effect.logWarning("contact import failed; retrying", cause)),
-      Effect.repeat(Schedule.spaced("500 millis"))
-    ))
+  // a failure outside a drain (the worker's setup) brings it back too (`Loops`)
+  Loops.supervised(
+    "contact import worker",
+    Effect.flatMap(make, (worker) =>
+      worker.drain.pipe(
+        Effect.catchAllCause((cause) => Effect.logWarning("contact import failed; retrying", cause)),
+        Effect.repeat(Schedule.spaced("500 millis"))
+      ))
+  )
 ).pipe(
   Layer.provide(dependencies)
 )

@@ -6,7 +6,10 @@
  * (image, voice note, document, ...) is visible at once with `media.status: "pending"` and its
  * `media` row is the durable download job: the media worker (`MediaWorker.ts`) stores the bytes
  * and only then emits `message.received`. The Channel entity calls it for every inbound message
- * its connection hears; a message heard twice (same provider id on the channel) is recorded once.
+ * its connection hears; a message heard twice (same provider id on the channel) is recorded once,
+ * except that one recorded before its content reached the device (view-once, placeholder,
+ * undecryptable: `MessageContent.AWAITING_CONTENT_KINDS`) is completed in place by that content,
+ * with a second `message.received` for the same message.
  * A sender WhatsApp names by LID alone lands on the number's contact when the channel learned the
  * mapping, otherwise on a contact with the LID and no number (merged later: `LidMappings`).
  */
@@ -20,7 +23,7 @@ import {
   Transactions
 } from "@switchboard/db"
 import { Events, Ids, MessageCategory, MessageContent, type Messaging, Schemas } from "@switchboard/domain"
-import { InboundMetrics } from "@switchboard/providers"
+import { CallMetrics, InboundMetrics } from "@switchboard/providers"
 import { Effect, Option } from "effect"
 import { LidMappings } from "./LidMappings.js"
 
@@ -104,6 +107,8 @@ export class InboundMessages extends Effect.Service<InboundMessages>()("@switchb
             return { message_id: yield* target(body.targetProviderMessageId), text: { body: body.body } }
           case "revoke":
             return { message_id: yield* target(body.targetProviderMessageId) }
+          case "call":
+            return { video: body.video, status: body.status, duration_s: body.durationS }
           case "unsupported":
             return { kind: body.kind }
         }
@@ -131,9 +136,47 @@ export class InboundMessages extends Effect.Service<InboundMessages>()("@switchb
         yield* InboundMetrics.countInbound(type, "ignored", "no_sender")
         return Option.none<Messaging.Message>()
       }
+      /** The media download job of a file message, or `message.received` for the rest. */
+      const announce = (message: Messaging.Message, body: MessageContent.InboundBody, mediaId: string | null) =>
+        body._tag === "media" && mediaId !== null
+          // the download job: the worker stores the bytes, then emits `message.received`
+          ? media.createInbound({
+            id: mediaId,
+            workspaceId: input.workspaceId,
+            channelId: input.channelId,
+            messageId: message.id,
+            kind: body.kind,
+            mimeType: body.mimeType,
+            filename: body.filename,
+            expectedSize: body.sizeBytes,
+            expectedSha256: body.sha256,
+            source: body.source,
+            now: input.now,
+            expiresAt: Schemas.toTimestamp(Date.parse(input.now) + retentionDays * 86_400_000)
+          })
+          : events.append({ workspaceId: input.workspaceId, event: receivedEvent(message), occurredAt: input.now })
+      const replyTo = content.quotedProviderMessageId === null
+        ? Effect.succeed(null)
+        : messages.idForProviderMessage(input.channelId, content.quotedProviderMessageId)
       const recorded = yield* transactions.run(Effect.gen(function*() {
+        const body = content.body
         if (yield* messages.hasProviderMessage(input.channelId, content.providerMessageId)) {
-          return Option.none<Messaging.Message>()
+          // heard before: a repeated report, or the content of a message recorded without it
+          // (view-once, placeholder, undecryptable), which completes that message in place
+          if (MessageContent.awaitsContent(body)) return Option.none<Messaging.Message>()
+          const mediaId = body._tag === "media" ? yield* Ids.newId("med") : null
+          const completed = yield* messages.completeAwaiting({
+            channelId: input.channelId,
+            providerMessageId: content.providerMessageId,
+            type,
+            body: textOf(body),
+            content: yield* memberOf(input.channelId, body, mediaId),
+            replyTo: yield* replyTo,
+            mediaId,
+            now: input.now
+          })
+          if (Option.isSome(completed)) yield* announce(completed.value, body, mediaId)
+          return completed
         }
         const contact = from !== null
           ? yield* contacts.upsertContact(input.workspaceId, from, input.now)
@@ -146,11 +189,7 @@ export class InboundMessages extends Effect.Service<InboundMessages>()("@switchb
           "inbound"
         )
         const messageId = yield* Ids.newId("msg")
-        const body = content.body
         const mediaId = body._tag === "media" ? yield* Ids.newId("med") : null
-        const replyTo = content.quotedProviderMessageId === null
-          ? null
-          : yield* messages.idForProviderMessage(input.channelId, content.quotedProviderMessageId)
         const message = yield* messages.insert({
           id: messageId,
           workspaceId: input.workspaceId,
@@ -169,38 +208,19 @@ export class InboundMessages extends Effect.Service<InboundMessages>()("@switchb
           providerMessageId: content.providerMessageId,
           type,
           content: yield* memberOf(input.channelId, body, mediaId),
-          replyTo,
+          replyTo: yield* replyTo,
           senderLid: content.sender.whatsappLid,
           mediaId
         })
-        if (body._tag === "media" && mediaId !== null) {
-          // the download job: the worker stores the bytes, then emits `message.received`
-          yield* media.createInbound({
-            id: mediaId,
-            workspaceId: input.workspaceId,
-            channelId: input.channelId,
-            messageId,
-            kind: body.kind,
-            mimeType: body.mimeType,
-            filename: body.filename,
-            expectedSize: body.sizeBytes,
-            expectedSha256: body.sha256,
-            source: body.source,
-            now: input.now,
-            expiresAt: Schemas.toTimestamp(Date.parse(input.now) + retentionDays * 86_400_000)
-          })
-        } else {
-          yield* events.append({
-            workspaceId: input.workspaceId,
-            event: receivedEvent(message),
-            occurredAt: input.now
-          })
-        }
+        yield* announce(message, body, mediaId)
         return Option.some(message)
       }))
       yield* Option.isSome(recorded)
         ? InboundMetrics.countInbound(type, "recorded")
         : InboundMetrics.countInbound(type, "ignored", "duplicate")
+      if (Option.isSome(recorded) && content.body._tag === "call") {
+        yield* CallMetrics.countCall(content.body.status, content.body.video)
+      }
       // both known: the mapping is kept and a contact known by the LID alone merged into this one
       if (content.sender.phoneNumber !== null && lid !== null) {
         yield* mappings.learn(input.channelId, lid, content.sender.phoneNumber)

@@ -7,7 +7,7 @@
 import type { ClusterError } from "@effect/cluster"
 import { RunnerAddress, RunnerStorage, ShardId, ShardingConfig } from "@effect/cluster"
 import { SqlClient } from "@effect/sql"
-import { Clock, Duration, Effect, Fiber, Option, Scope } from "effect"
+import { Clock, Context, Duration, Effect, Fiber, Layer, Option, Scope } from "effect"
 
 /**
  * A lock refresh that answers every shard this runner holds, not only those it was asked about.
@@ -119,7 +119,9 @@ type LockStorage = Pick<RunnerStorage.RunnerStorage["Type"], "acquire" | "refres
  */
 export const withRefreshGrace = (
   storage: LockStorage,
-  grace: RefreshGrace
+  grace: RefreshGrace,
+  /** told when the database answered a refresh or an acquire (the runner's readiness reads it) */
+  onConfirmed: (at: number) => void = () => {}
 ): Effect.Effect<LockStorage, never, Scope.Scope> =>
   Effect.gen(function*() {
     const scope = yield* Effect.scope
@@ -144,6 +146,7 @@ export const withRefreshGrace = (
       Effect.gen(function*() {
         const startedAt = yield* Clock.currentTimeMillis
         const answer = yield* storage.refresh(address, shardIds)
+        onConfirmed(startedAt)
         const shards = confirm(address, answer, startedAt)
         const named = new Set(answer)
         // a shard the answer leaves out is not held, unless it was acquired after this refresh started
@@ -184,6 +187,7 @@ export const withRefreshGrace = (
         Effect.gen(function*() {
           const startedAt = yield* Clock.currentTimeMillis
           const acquired = yield* storage.acquire(address, shardIds)
+          onConfirmed(startedAt)
           confirm(address, acquired, startedAt)
           return acquired
         }),
@@ -193,3 +197,22 @@ export const withRefreshGrace = (
       releaseAll: (address) => Effect.zipRight(Effect.sync(() => of(address).clear()), storage.releaseAll(address))
     }
   })
+
+/**
+ * When the database last answered one of this runner's lock refreshes or acquires (the Effect
+ * clock, ms): the runner's `/ready` reads it (services/runner `Health.ts`).
+ */
+export class LockConfirmations extends Context.Tag("@switchboard/entities/LockConfirmations")<
+  LockConfirmations,
+  { readonly lastAt: () => number | undefined; readonly confirmed: (at: number) => void }
+>() {}
+
+export const lockConfirmationsLayer = Layer.sync(LockConfirmations, () => {
+  let last: number | undefined
+  return {
+    lastAt: () => last,
+    confirmed: (at) => {
+      last = Math.max(last ?? 0, at)
+    }
+  }
+})

@@ -13,10 +13,11 @@
  */
 import { Singleton } from "@effect/cluster"
 import { ChannelsRepo, EventsRepo, MediaRepo, MediaStore, MessagesRepo, Transactions } from "@switchboard/db"
-import { MessageContent, Schemas } from "@switchboard/domain"
+import { MediaSniff, MessageContent, Schemas } from "@switchboard/domain"
 import { ChannelProvider, ChannelProviders, InboundMetrics } from "@switchboard/providers"
-import { Cause, Clock, Duration, Effect, Layer, Option, Schedule } from "effect"
+import { Cause, Chunk, Clock, Duration, Effect, Layer, Option, Schedule, Stream } from "effect"
 import { receivedEvent } from "./InboundMessages.js"
+import * as Loops from "./Loops.js"
 
 /** Attempts of one download before the media is `failed`. */
 export const MAX_ATTEMPTS = 5
@@ -140,6 +141,21 @@ export const make = Effect.gen(function*() {
           reason: "The file's hash is not the hash announced"
         })
       }
+      // the check every door runs (docs/API.md "Media"): bytes of the kind and of the type announced
+      const head = yield* Stream.runCollect(store.read(row.id, 0, MediaSniff.SNIFF_BYTES - 1))
+      const verdict = MediaSniff.checkFile({
+        kind: row.kind,
+        declared: row.mime_type,
+        head: new Uint8Array(Buffer.concat(Chunk.toReadonlyArray(head)))
+      })
+      if (verdict._tag === "refused") {
+        return yield* new ChannelProvider.MediaDownloadFailed({
+          retryable: false,
+          reason: verdict.refusal._tag === "empty"
+            ? "The file is empty"
+            : `The file's bytes are not ${/^[aeiou]/.test(row.kind) ? "an" : "a"} ${row.kind} of the type announced`
+        })
+      }
       return stored
     }).pipe(
       // the database went away under the download: an attempt like a network failure's
@@ -217,6 +233,8 @@ export const make = Effect.gen(function*() {
   const sweepUploads = Effect.gen(function*() {
     const at = yield* Clock.currentTimeMillis
     const removed = yield* repo.removeStaleUploads(Schemas.toTimestamp(staleUploadCutoff(at)), EXPIRY_BATCH)
+    // the rows took their chunks with them; bytes kept in files (`MEDIA_STORE=filesystem`) go here
+    yield* Effect.forEach(removed, (id) => store.purge(id), { discard: true })
     if (removed.length > 0) {
       yield* Effect.logInfo("uploads a crash left pending removed").pipe(
         Effect.annotateLogs({ media_ids: removed.join(","), count: removed.length })
@@ -270,26 +288,29 @@ export const dependencies = Layer.mergeAll(
 
 export const MediaWorkerLive = Singleton.make(
   "MediaWorker",
-  Effect.gen(function*() {
-    const worker = yield* make
-    // a previous instance's claims (its runner died mid-download) are free again
-    yield* worker.releaseClaims.pipe(
-      Effect.catchAllCause((cause) => Effect.logWarning("media claims not released", cause))
-    )
-    let lastExpiry = 0
-    // downloads run in this scope: when the singleton moves, they stop with it
-    yield* Effect.gen(function*() {
-      yield* worker.pump
-      const at = yield* Clock.currentTimeMillis
-      if (at - lastExpiry >= 60_000) {
-        lastExpiry = at
-        yield* worker.expire
-        yield* worker.sweepUploads
-      }
-    }).pipe(
-      Effect.catchAllCause((cause) => Effect.logWarning("media worker failed; retrying", cause)),
-      Effect.repeat(Schedule.spaced("500 millis")),
-      Effect.scoped
-    )
-  })
+  Loops.supervised(
+    "media worker",
+    Effect.gen(function*() {
+      const worker = yield* make
+      // a previous instance's claims (its runner died mid-download) are free again
+      yield* worker.releaseClaims.pipe(
+        Effect.catchAllCause((cause) => Effect.logWarning("media claims not released", cause))
+      )
+      let lastExpiry = 0
+      // downloads run in this scope: when the singleton moves, they stop with it
+      yield* Effect.gen(function*() {
+        yield* worker.pump
+        const at = yield* Clock.currentTimeMillis
+        if (at - lastExpiry >= 60_000) {
+          lastExpiry = at
+          yield* worker.expire
+          yield* worker.sweepUploads
+        }
+      }).pipe(
+        Effect.catchAllCause((cause) => Effect.logWarning("media worker failed; retrying", cause)),
+        Effect.repeat(Schedule.spaced("500 millis")),
+        Effect.scoped
+      )
+    })
+  )
 ).pipe(Layer.provide(dependencies))

@@ -22,6 +22,7 @@ import { DispatchQueueRepo, SandboxNetworkRepo } from "@switchboard/db"
 import { MessageStateMachine, Schemas } from "@switchboard/domain"
 import { Clock, Duration, Effect, Ref, Schedule } from "effect"
 import { ChannelEntity } from "./ChannelProtocol.js"
+import * as Loops from "./Loops.js"
 import { MessageEntity } from "./MessageProtocol.js"
 import * as MessagingMetrics from "./MessagingMetrics.js"
 import * as SweeperMetrics from "./SweeperMetrics.js"
@@ -189,23 +190,26 @@ export const sampleLag = Effect.gen(function*() {
 
 export const MessageSweeperLive = Singleton.make(
   "MessageSweeper",
-  Effect.gen(function*() {
-    const cursors = { due: yield* Ref.make(""), awaiting: yield* Ref.make(""), dueHeads: new Map<string, string>() }
-    const lagSampledAt = yield* Ref.make(0)
-    // the runner that takes this singleton over reports the lag from then on
-    yield* Effect.addFinalizer(() => MessagingMetrics.clearLag)
-    const lag = Effect.gen(function*() {
-      const now = yield* Clock.currentTimeMillis
-      if (now - (yield* Ref.get(lagSampledAt)) < Duration.toMillis(LAG_EVERY)) return
-      yield* Ref.set(lagSampledAt, now)
-      yield* sampleLag
-    })
-    return yield* sweepMessages(cursors).pipe(
-      SweeperMetrics.counted("messages"),
-      Effect.zipRight(lag),
-      Effect.catchAllCause((cause) => Effect.logWarning("message sweep failed", cause)),
-      Effect.repeat(Schedule.spaced("1 second")),
-      Effect.asVoid
-    )
-  }).pipe(Effect.scoped)
+  Loops.supervised(
+    "message sweeper",
+    Effect.gen(function*() {
+      const cursors = { due: yield* Ref.make(""), awaiting: yield* Ref.make(""), dueHeads: new Map<string, string>() }
+      const lagSampledAt = yield* Ref.make(0)
+      // the runner that takes this singleton over reports the lag from then on
+      yield* Effect.addFinalizer(() => MessagingMetrics.clearLag)
+      const lag = Effect.gen(function*() {
+        const now = yield* Clock.currentTimeMillis
+        if (now - (yield* Ref.get(lagSampledAt)) < Duration.toMillis(LAG_EVERY)) return
+        yield* Ref.set(lagSampledAt, now)
+        yield* sampleLag
+      })
+      return yield* sweepMessages(cursors).pipe(
+        SweeperMetrics.counted("messages"),
+        Effect.zipRight(lag),
+        Effect.catchAllCause((cause) => Effect.logWarning("message sweep failed", cause)),
+        Effect.repeat(Schedule.spaced("1 second")),
+        Effect.asVoid
+      )
+    }).pipe(Effect.scoped)
+  )
 )

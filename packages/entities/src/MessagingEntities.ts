@@ -16,6 +16,7 @@ import {
 import { ChannelProviders, QrProvider, SandboxProvider } from "@switchboard/providers"
 import { Layer } from "effect"
 import { ChannelEntityLive } from "./ChannelEntity.js"
+import { InboundCalls } from "./InboundCalls.js"
 import { InboundMessages } from "./InboundMessages.js"
 import { MediaWorkerLive } from "./MediaWorker.js"
 import { MessageEntityLive } from "./MessageEntity.js"
@@ -41,6 +42,7 @@ export const MessagingEntitiesLive = Layer.mergeAll(
       MessagesRepo.MessagesRepo.Default,
       DispatchQueueRepo.DispatchQueueRepo.Default,
       InboundMessages.Default,
+      InboundCalls.Default,
       Transactions.Transactions.Default,
       SandboxNetworkRepo.SandboxNetworkRepo.Default,
       SandboxRepo.SandboxRepo.Default

@@ -11,6 +11,7 @@ import { ChannelsRepo, SandboxRepo } from "@switchboard/db"
 import { Schemas } from "@switchboard/domain"
 import { Clock, Effect, Schedule } from "effect"
 import { ChannelEntity } from "./ChannelProtocol.js"
+import * as Loops from "./Loops.js"
 import * as SweeperMetrics from "./SweeperMetrics.js"
 
 const BATCH = 200
@@ -40,10 +41,13 @@ export const sweepSandboxSessions = Effect.gen(function*() {
 
 export const SandboxSweeperLive = Singleton.make(
   "SandboxSweeper",
-  sweepSandboxSessions.pipe(
-    SweeperMetrics.counted("sandbox"),
-    Effect.catchAllCause((cause) => Effect.logWarning("sandbox sweep failed", cause)),
-    Effect.repeat(Schedule.spaced("10 seconds")),
-    Effect.asVoid
+  Loops.supervised(
+    "sandbox sweeper",
+    sweepSandboxSessions.pipe(
+      SweeperMetrics.counted("sandbox"),
+      Effect.catchAllCause((cause) => Effect.logWarning("sandbox sweep failed", cause)),
+      Effect.repeat(Schedule.spaced("10 seconds")),
+      Effect.asVoid
+    )
   )
 )

@@ -9,6 +9,7 @@ import { PgClient } from "@effect/sql-pg"
 import { DatabaseConfig, EventsRepo, WebhookDeliveriesRepo } from "@switchboard/db"
 import { Schemas, Webhooks } from "@switchboard/domain"
 import { Clock, Effect, Option, Schedule, Stream } from "effect"
+import * as Loops from "./Loops.js"
 import * as SweeperMetrics from "./SweeperMetrics.js"
 import { WebhookEndpointEntity } from "./WebhookEndpointProtocol.js"
 
@@ -60,20 +61,23 @@ export const purgeDeliveries = Effect.gen(function*() {
 
 export const WebhookSweeperLive = Singleton.make(
   "WebhookSweeper",
-  Effect.all([
-    wakeOnNewDeliveries.pipe(
-      Effect.catchAllCause((cause) => Effect.logWarning("listening for new webhook deliveries failed", cause)),
-      Effect.zipRight(Effect.sleep("5 seconds")),
-      Effect.forever
-    ),
-    sweepWebhooks.pipe(
-      SweeperMetrics.counted("webhooks"),
-      Effect.catchAllCause((cause) => Effect.logWarning("webhook sweep failed", cause)),
-      Effect.repeat(Schedule.spaced("1 second"))
-    ),
-    purgeDeliveries.pipe(
-      Effect.catchAllCause((cause) => Effect.logWarning("webhook purge failed", cause)),
-      Effect.repeat(Schedule.spaced("10 minutes"))
-    )
-  ], { concurrency: "unbounded", discard: true })
+  Loops.supervised(
+    "webhook sweeper",
+    Effect.all([
+      wakeOnNewDeliveries.pipe(
+        Effect.catchAllCause((cause) => Effect.logWarning("listening for new webhook deliveries failed", cause)),
+        Effect.zipRight(Effect.sleep("5 seconds")),
+        Effect.forever
+      ),
+      sweepWebhooks.pipe(
+        SweeperMetrics.counted("webhooks"),
+        Effect.catchAllCause((cause) => Effect.logWarning("webhook sweep failed", cause)),
+        Effect.repeat(Schedule.spaced("1 second"))
+      ),
+      purgeDeliveries.pipe(
+        Effect.catchAllCause((cause) => Effect.logWarning("webhook purge failed", cause)),
+        Effect.repeat(Schedule.spaced("10 minutes"))
+      )
+    ], { concurrency: "unbounded", discard: true })
+  )
 )

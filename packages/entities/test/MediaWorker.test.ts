@@ -47,6 +47,13 @@ const TestLayer = Layer.mergeAll(
   Layer.succeed(ChannelProviders.ChannelProviders, ChannelProviders.make({ sandbox: provider }))
 ).pipe(Layer.provideMerge(TestDatabase.sqlLayer))
 
+/** Bytes of an image/jpeg (its signature first): inbound files pass the byte check every door runs. */
+const jpeg = (size: number) => {
+  const bytes = randomBytes(size)
+  Buffer.from([0xff, 0xd8, 0xff, 0xe0]).copy(bytes)
+  return bytes
+}
+
 let n = 0
 /** An inbound image whose bytes the fake host serves as `answers` says. */
 const inboundImage = (
@@ -102,7 +109,7 @@ describe("MediaWorker", () => {
         const messages = yield* MessagesRepo.MessagesRepo
         const worker = yield* MediaWorker.make
         const target = yield* setupChannel()
-        const bytes = randomBytes(5000)
+        const bytes = jpeg(5000)
         const sha = createHash("sha256").update(bytes).digest("base64")
         const message = yield* inboundImage(target, ["retryable", bytes], { size: bytes.length, sha256: sha })
         assert.strictEqual(message.media!.status, "pending")
@@ -137,7 +144,7 @@ describe("MediaWorker", () => {
         assert.deepStrictEqual((yield* received(gone.id)).map((e) => e.data.media_status), ["failed"])
 
         // a file whose hash never matches what was announced: retried, then given up
-        const bytes = randomBytes(2000)
+        const bytes = jpeg(2000)
         const tries = Array.from({ length: MediaWorker.MAX_ATTEMPTS }, () => bytes)
         const corrupt = yield* inboundImage(target, tries, { sha256: "0".repeat(64) })
         for (let i = 0; i < MediaWorker.MAX_ATTEMPTS; i++) {
@@ -153,12 +160,31 @@ describe("MediaWorker", () => {
         assert.strictEqual(chunks.length, 0)
       }))
 
+    it.effect("fails a provider's file whose bytes are not the type it announced, as an upload would be refused", () =>
+      Effect.gen(function*() {
+        const messages = yield* MessagesRepo.MessagesRepo
+        const worker = yield* MediaWorker.make
+        const target = yield* setupChannel()
+        // PNG bytes announced as image/jpeg
+        const png = randomBytes(3000)
+        Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]).copy(png)
+        const mislabelled = yield* inboundImage(target, [png])
+        yield* worker.drain
+        const after = Option.getOrThrow(yield* messages.findById(mislabelled.id))
+        assert.strictEqual(after.media!.status, "failed")
+        assert.strictEqual(after.media!.failure_reason, "The file's bytes are not an image of the type announced")
+        assert.deepStrictEqual((yield* received(mislabelled.id)).map((e) => e.data.media_status), ["failed"])
+        const sql = yield* SqlClient.SqlClient
+        const chunks = yield* sql`SELECT 1 FROM media_chunks WHERE media_id = ${mislabelled.media!.id}`
+        assert.strictEqual(chunks.length, 0)
+      }))
+
     it.effect("takes up a download a dead runner left claimed, and purges media past retention", () =>
       Effect.gen(function*() {
         const messages = yield* MessagesRepo.MessagesRepo
         const sql = yield* SqlClient.SqlClient
         const target = yield* setupChannel()
-        const bytes = randomBytes(3000)
+        const bytes = jpeg(3000)
         const message = yield* inboundImage(target, [bytes])
         // the first runner claimed it and died before storing anything
         const first = yield* MediaWorker.make

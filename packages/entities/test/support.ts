@@ -17,7 +17,7 @@ import {
   Messaging,
   Schemas
 } from "@switchboard/domain"
-import { InboundMessages } from "@switchboard/entities"
+import { InboundCalls, InboundMessages } from "@switchboard/entities"
 import type { ChannelProvider } from "@switchboard/providers"
 import { Clock, Effect, Layer, Option, Stream } from "effect"
 
@@ -29,6 +29,7 @@ export const EntityRepos = Layer.mergeAll(
   ConversationsRepo.ConversationsRepo.Default,
   DispatchQueueRepo.DispatchQueueRepo.Default,
   InboundMessages.InboundMessages.Default,
+  InboundCalls.InboundCalls.Default,
   QrRecipientChecksRepo.QrRecipientChecksRepo.Default,
   Transactions.Transactions.Default
 )

@@ -68,13 +68,28 @@ export const inCause = (cause: Cause.Cause<unknown>): ReadonlyArray<ListenFailur
   [...Cause.failures(cause), ...Cause.defects(cause)].filter((e): e is ListenFailure => e instanceof ListenFailure)
 
 /**
+ * The one-line refusals in `cause`, failed or died with: an error tagged `StartupRefusal` with its
+ * `message` (e.g. a pool the Postgres server cannot hold, `@switchboard/db` `ConnectionBudget`).
+ */
+export const refusalsIn = (cause: Cause.Cause<unknown>): ReadonlyArray<string> =>
+  [...Cause.failures(cause), ...Cause.defects(cause)].flatMap((e) =>
+    Predicate.isTagged(e, "StartupRefusal") && Predicate.hasProperty(e, "message") && typeof e.message === "string"
+      ? [e.message]
+      : []
+  )
+
+/**
  * What a main logs when it stops on `cause` (with `runMain`'s own reporting off): a listener's
- * failure, or a setting it cannot read (`ConfigFailure`), as its one line; anything else as
+ * failure, a setting it cannot read (`ConfigFailure`) or a refusal (`refusalsIn`), as its one line; anything else as
  * `runMain` would log it; an interruption not at all.
  */
 export const logStop = (cause: Cause.Cause<unknown>): Effect.Effect<void> => {
   if (Cause.isInterruptedOnly(cause)) return Effect.void
-  const lines = [...inCause(cause).map((failure) => failure.message), ...ConfigFailure.linesOf(cause)]
+  const lines = [
+    ...inCause(cause).map((failure) => failure.message),
+    ...ConfigFailure.linesOf(cause),
+    ...refusalsIn(cause)
+  ]
   return lines.length === 0
     ? Effect.logError(cause)
     : Effect.forEach(lines, (line) => Effect.logError(line), { discard: true })

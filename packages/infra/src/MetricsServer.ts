@@ -3,6 +3,10 @@
  * unauthenticated, so it is never on the public API's port; off unless `METRICS_PORT` is set.
  * Each scrape takes `Metric.snapshot` of the process's registry, after sampling the process's own
  * figures (CPU, memory). Every process (api node, runner, standalone) composes this layer.
+ *
+ * A process without an HTTP API of its own (the runner) gives it its probes (`Probes`): then the
+ * listener also answers `GET /health` (200 while the process serves) and `GET /ready` (200 when
+ * every check passes, 503 otherwise; a JSON body names each check).
  */
 import { Context, Effect, Layer, Metric, Option, Runtime } from "effect"
 import { createServer } from "node:http"
@@ -27,6 +31,24 @@ const heapUsed = Metric.gauge("nodejs_heap_used_bytes", { description: "V8 heap 
 const startTime = Metric.gauge("process_start_time_seconds", {
   description: "When this process started, in seconds since the Unix epoch"
 })
+
+/** One readiness check's answer: `detail` says what was seen (never a secret or personal data). */
+export interface Check {
+  readonly ok: boolean
+  readonly detail: string
+}
+
+/** The probes this listener answers besides `/metrics`. */
+export class Probes extends Context.Tag("@switchboard/infra/MetricsServer/Probes")<Probes, {
+  /** every check by name; the process is ready when all pass */
+  readonly ready: Effect.Effect<Readonly<Record<string, Check>>>
+}>() {}
+
+/** `/ready`'s answer: its status and JSON body. */
+export const readyAnswer = (checks: Readonly<Record<string, Check>>) => {
+  const ok = Object.values(checks).every((c) => c.ok)
+  return { status: ok ? 200 : 503, body: JSON.stringify({ status: ok ? "ready" : "not_ready", checks }) }
+}
 
 /** Samples the process's own figures into the registry. */
 const sampleProcess = (() => {
@@ -61,8 +83,28 @@ export const layer: Layer.Layer<MetricsServer, never, MetricsConfig.MetricsConfi
     if (Option.isNone(config.port)) return { address: Option.none() }
     const port = config.port.value
     const runtime = yield* Effect.runtime<never>()
+    const probes = yield* Effect.serviceOption(Probes)
     const server = createServer((request, response) => {
       const path = (request.url ?? "/").split("?")[0]
+      if (Option.isSome(probes) && (path === "/health" || path === "/ready")) {
+        if (request.method !== "GET" && request.method !== "HEAD") {
+          response.writeHead(405, { allow: "GET, HEAD", "content-type": "text/plain; charset=utf-8" }).end()
+          return
+        }
+        const json = { "content-type": "application/json", "cache-control": "no-store" }
+        if (path === "/health") {
+          response.writeHead(200, json).end(request.method === "HEAD" ? undefined : JSON.stringify({ status: "ok" }))
+          return
+        }
+        Runtime.runPromise(runtime, probes.value.ready).then(
+          (checks) => {
+            const answer = readyAnswer(checks)
+            response.writeHead(answer.status, json).end(request.method === "HEAD" ? undefined : answer.body)
+          },
+          () => response.writeHead(503, json).end(JSON.stringify({ status: "not_ready" }))
+        )
+        return
+      }
       if (path !== "/metrics") {
         response.writeHead(404, { "content-type": "text/plain; charset=utf-8" }).end("Not found: try /metrics\n")
         return

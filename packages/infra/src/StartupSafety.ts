@@ -60,7 +60,7 @@ const secret = (env: Env, name: string, developmentDefault: string): Problem | u
 }
 
 const KEY_FIX = "set it to base64 of 32 random bytes (`openssl rand -base64 32`); to replace a key in use, see " +
-  "README \"Rotating the secrets key\""
+  "docs/CONFIGURATION.md \"Rotating the secrets key\""
 
 const encryptionKey = (env: Env): Problem | undefined => {
   const value = env["SECRETS_ENCRYPTION_KEY"]
@@ -178,7 +178,7 @@ export const refusal = (role: Role, problems: ReadonlyArray<Problem>): string =>
       problems.length === 1 ? "" : "s"
     }:`,
     ...problems.map((p, i) => `  ${i + 1}. ${p.setting} ${p.problem}: ${p.fix}.`),
-    "Fix these in the environment (see README \"Running in production\") and start again."
+    "Fix these in the environment (see docs/CONFIGURATION.md \"Running in production\") and start again."
   ].join("\n")
 
 /**

@@ -98,6 +98,11 @@ export class MediaDownloadFailed extends Schema.TaggedError<MediaDownloadFailed>
   reason: Schema.String
 }) {}
 
+/** A call could not be rejected (no open link, or the provider failed): it rings on. */
+export class CallRejectFailed extends Schema.TaggedError<CallRejectFailed>()("CallRejectFailed", {
+  reason: Schema.String
+}) {}
+
 /**
  * The provider's link changed the channel's status (QR: pairing, link lost, logged out). The
  * owner records it on the channel with its events, in the order reported.
@@ -169,9 +174,27 @@ export interface RecipientChecked {
   readonly at: number
 }
 
+/**
+ * Someone calls the channel's number (QR). The owner applies the channel's call policy: when it
+ * rejects calls, it rejects this one (`rejectCall`) and records it as `rejected`; otherwise the
+ * call's outcome comes later as an `Inbound` of type `call` with the same `providerMessageId`.
+ */
+export interface CallOffered {
+  readonly _tag: "CallOffered"
+  /** the provider's id of the call: the `call` message's provider id */
+  readonly providerMessageId: string
+  /** the caller's address as the provider named it (what a rejection is addressed to) */
+  readonly callerAddress: string
+  readonly sender: MessageContent.InboundSender
+  readonly video: boolean
+  /** epoch ms */
+  readonly at: number
+}
+
 export type ProviderEvent =
   | Receipt
   | Inbound
+  | CallOffered
   | StatusChanged
   | SendRejected
   | LidMapped
@@ -228,6 +251,8 @@ export interface ChannelConnection {
    * ids and their senders. Absent: the provider has no read receipts.
    */
   readonly markRead?: (messages: ReadonlyArray<InboundRef>) => Effect.Effect<void>
+  /** Rejects a ringing call (`CallOffered`). Absent: the provider hears no calls. */
+  readonly rejectCall?: (call: CallOffered) => Effect.Effect<void, CallRejectFailed>
   /** simulated networks only: someone writes to the channel's number (any kind) */
   readonly simulateInbound?: (input: SimulatedInbound) => Effect.Effect<void>
   /**

@@ -120,7 +120,7 @@ export class SandboxProvider extends Effect.Service<SandboxProvider>()("@switchb
         }
 
         const send = (message: OutgoingMessage) =>
-          DatabaseUnavailable.dieWhenUnavailable(Effect.gen(function*() {
+          Effect.gen(function*() {
             if (!(yield* takeToken)) {
               return refused(true, PROVIDER_RATE_LIMITED, `The sandbox network accepts ${mps} messages per second`)
             }
@@ -152,7 +152,12 @@ export class SandboxProvider extends Effect.Service<SandboxProvider>()("@switchb
             // accepted now or before: one delivery, whose receipts this connection reports
             yield* report(delivery.value)
             return accepted
-          }))
+          }).pipe(
+            // the network (its table) could not be reached: nothing went out, or the offer went
+            // through and the next one finds it (one delivery per message): tried again later
+            Effect.catchTag("DatabaseUnavailable", () =>
+              Effect.succeed(refused(true, "network_timeout", "The network did not answer in time")))
+          )
 
         const simulateInbound = (input: SimulatedInbound) =>
           Effect.gen(function*() {

@@ -1,6 +1,8 @@
 import { assert, describe, it } from "@effect/vitest"
-import { BaileysInbound } from "@switchboard/providers/qr"
+import { BaileysInbound, BaileysWrappers } from "@switchboard/providers/qr"
 import { proto, type WAMessage } from "baileys"
+import { readFileSync } from "node:fs"
+import { createRequire } from "node:module"
 
 const NOW = 1_790_000_000_000
 const PHONE = "15551234567@s.whatsapp.net"
@@ -252,8 +254,32 @@ describe("fromBaileys: ignored on purpose", () => {
     assert.strictEqual(ignoredReason(msg({ conversation: "mine" }, { fromMe: true })), "own_message")
   })
 
-  it("ignores stubs without content (an undecryptable message comes again under the same id)", () => {
-    assert.strictEqual(ignoredReason({ key: { id: "S", remoteJid: PHONE }, messageStubType: 2 }), "no_content")
+  it("records a message whose content has not reached the device as unsupported of its kind", () => {
+    const { CIPHERTEXT } = proto.WebMessageInfo.StubType
+    const bodyOf = (message: WAMessage) => translate(message).content.body
+    assert.deepStrictEqual(bodyOf({ key: { id: "V", remoteJid: PHONE, isViewOnce: true } }), {
+      _tag: "unsupported",
+      kind: "view_once"
+    })
+    assert.deepStrictEqual(
+      bodyOf({
+        key: { id: "P", remoteJid: PHONE },
+        messageStubType: CIPHERTEXT,
+        messageStubParameters: ["Message absent from node"]
+      }),
+      { _tag: "unsupported", kind: "placeholder" }
+    )
+    assert.deepStrictEqual(
+      bodyOf({ key: { id: "C", remoteJid: PHONE }, messageStubType: CIPHERTEXT, messageStubParameters: ["Bad MAC"] }),
+      { _tag: "unsupported", kind: "ciphertext" }
+    )
+  })
+
+  it("ignores other stubs without content", () => {
+    assert.strictEqual(
+      ignoredReason({ key: { id: "S", remoteJid: PHONE }, messageStubType: proto.WebMessageInfo.StubType.REVOKE }),
+      "no_content"
+    )
   })
 
   it("ignores device signalling, naming its protocol type", () => {
@@ -270,5 +296,45 @@ describe("fromBaileys: ignored on purpose", () => {
   it("uses the time of translation when WhatsApp gave none", () => {
     const t = translate({ key: { id: "T", remoteJid: PHONE }, message: { conversation: "x" } })
     assert.strictEqual(t.content.at, NOW)
+  })
+})
+
+/** Every `FutureProofMessage` member of `Message` in the proto Baileys ships (the wrappers). */
+const protoWrappers = (): Array<string> => {
+  const file = createRequire(import.meta.url).resolve("baileys/WAProto/WAProto.proto")
+  const text = readFileSync(file, "utf8")
+  const start = text.indexOf("\nmessage Message {")
+  const end = text.indexOf("\n}", start)
+  return [...text.slice(start, end).matchAll(/^ {4}optional FutureProofMessage (\w+) = \d+;$/gm)].map((m) => m[1]!)
+}
+
+describe("fromBaileys: wrappers", () => {
+  it("lists every wrapper of the proto Baileys ships (a new one fails here until it is handled)", () => {
+    const found = protoWrappers()
+    assert.isAbove(found.length, 20)
+    assert.sameMembers(Object.keys(BaileysWrappers.WRAPPERS), found)
+  })
+
+  it("opens each wrapper, nested too, to the text inside", () => {
+    for (const wrapper of protoWrappers()) {
+      const t = translate(msg({ [wrapper]: { message: { ephemeralMessage: { message: { conversation: wrapper } } } } }))
+      assert.deepStrictEqual(t.content.body, { _tag: "text", body: wrapper }, wrapper)
+    }
+  })
+
+  it("links a kind that points at another message, and an associated child, to that message", () => {
+    const pin = translate(msg({ pinInChatMessage: { key: { id: "PINNED" }, type: 1 } }))
+    assert.deepStrictEqual(pin.content.body, { _tag: "unsupported", kind: "pinInChatMessage" })
+    assert.strictEqual(pin.content.quotedProviderMessageId, "PINNED")
+    const child = translate(msg({
+      associatedChildMessage: {
+        message: {
+          imageMessage: { mimetype: "image/jpeg" },
+          messageContextInfo: { messageAssociation: { associationType: 1, parentMessageKey: { id: "ALBUM" } } }
+        }
+      }
+    }))
+    assert.strictEqual(child.content.body._tag, "media")
+    assert.strictEqual(child.content.quotedProviderMessageId, "ALBUM")
   })
 })

@@ -23,6 +23,7 @@ const makeChannel = Effect.gen(function*() {
     provider: "sandbox",
     status: "connected",
     status_reason: null,
+    call_policy: Messaging.DEFAULT_CALL_POLICY,
     is_default: true,
     phone_number: "+15550100001",
     created_at: now,

@@ -2,9 +2,9 @@
  * The client for callers who do not use Effect: the same methods as the typed client, returning
  * Promises that resolve with the decoded response or reject with a `SwitchboardError`.
  */
-import { FetchHttpClient, HttpClient } from "@effect/platform"
-import { Issues } from "@switchboard/api"
-import { Cause, Effect, Exit, Layer, ParseResult, Predicate } from "effect"
+import { FetchHttpClient, HttpApi, HttpClient } from "@effect/platform"
+import { Api, Issues } from "@switchboard/api"
+import { Cause, Effect, Exit, Layer, Option, ParseResult, Predicate } from "effect"
 import type { Client, ClientOptions } from "./Client.js"
 import { make } from "./Client.js"
 
@@ -43,6 +43,46 @@ const validationError = (error: ParseResult.ParseError): SwitchboardError => {
     `Request validation failed: ${where}${first.message}${more}`,
     422,
     { issues, sent: false }
+  )
+}
+
+type Part = "path" | "urlParams" | "payload" | "headers"
+
+/** The request members each endpoint takes (`messages.send` -> payload, headers), from the contract. */
+const PARTS: ReadonlyMap<string, ReadonlyArray<Part>> = (() => {
+  const out = new Map<string, ReadonlyArray<Part>>()
+  HttpApi.reflect(Api.Api, {
+    onGroup() {},
+    onEndpoint({ endpoint, group }) {
+      const parts: Array<Part> = []
+      if (Option.isSome(endpoint.pathSchema)) parts.push("path")
+      if (Option.isSome(endpoint.urlParamsSchema)) parts.push("urlParams")
+      if (Option.isSome(endpoint.payloadSchema)) parts.push("payload")
+      if (Option.isSome(endpoint.headersSchema)) parts.push("headers")
+      out.set(`${group.identifier}.${endpoint.name}`, parts)
+    }
+  })
+  return out
+})()
+
+/**
+ * A request without a member its endpoint takes (`headers` left out of `messages.send`), named:
+ * the schema library would only say "Expected an object" of the part it could not encode.
+ */
+const missingMember = (name: string, request: unknown): SwitchboardError | undefined => {
+  const parts = PARTS.get(name) ?? []
+  const takes = parts.length === 0 ? "no request members" : `{ ${parts.join(", ")} }`
+  const missing = parts.filter((part) => !Predicate.isRecord(request) || !Predicate.isRecord(request[part]))
+  if (missing.length === 0) return undefined
+  return new SwitchboardError(
+    "VALIDATION_ERROR",
+    `Request validation failed: ${
+      missing[0]
+    }: Required member is missing or not an object (switchboard.${name} takes ${takes}${
+      missing[0] === "headers" ? "; pass headers: {} when you set none" : ""
+    })`,
+    422,
+    { issues: missing.map((part) => ({ path: [part], message: "Required member is missing" })), sent: false }
   )
 }
 
@@ -121,11 +161,16 @@ export const createClient = (options: CreateClientOptions): PromiseClient => {
   for (const [group, endpoints] of Object.entries(client)) {
     const methods: Record<string, (request: unknown) => Promise<unknown>> = {}
     for (const [name, endpoint] of Object.entries(endpoints)) {
-      methods[name] = (request) =>
-        Effect.runPromiseExit(endpoint(withoutResponse(request)) as Effect.Effect<unknown, unknown>).then((exit) => {
-          if (Exit.isSuccess(exit)) return exit.value
-          throw toSwitchboardError(Cause.squash(exit.cause))
-        })
+      methods[name] = (request) => {
+        const missing = missingMember(`${group}.${name}`, request)
+        if (missing !== undefined) return Promise.reject(missing)
+        return Effect.runPromiseExit(endpoint(withoutResponse(request)) as Effect.Effect<unknown, unknown>).then(
+          (exit) => {
+            if (Exit.isSuccess(exit)) return exit.value
+            throw toSwitchboardError(Cause.squash(exit.cause))
+          }
+        )
+      }
     }
     wrapped[group] = methods
   }

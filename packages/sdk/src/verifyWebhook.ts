@@ -29,6 +29,31 @@ const header = (headers: HeaderBag, name: string): string | undefined => {
 
 const V1_ENTRY = /^v1=[0-9a-f]{64}$/
 
+const USAGE = "verifyWebhook(rawBody, headers, secrets)"
+
+/**
+ * A call that cannot be what was meant (an argument left out or of the wrong kind): a `TypeError`
+ * naming the argument and what to pass, not a failure deep inside.
+ */
+const checkArguments = (rawBody: unknown, headers: unknown, secrets: unknown) => {
+  if (typeof rawBody !== "string" && !(rawBody instanceof Uint8Array)) {
+    throw new TypeError(
+      `${USAGE}: rawBody must be the request body as received, a string or a Buffer/Uint8Array (not parsed JSON)`
+    )
+  }
+  if (typeof headers !== "object" || headers === null || Array.isArray(headers)) {
+    throw new TypeError(
+      `${USAGE}: headers is missing or not an object; pass the delivery's request headers (req.headers in Node's http, request.headers with fetch)`
+    )
+  }
+  const list = typeof secrets === "string" ? [secrets] : secrets
+  if (!Array.isArray(list) || list.length === 0 || list.some((s) => typeof s !== "string" || s === "")) {
+    throw new TypeError(
+      `${USAGE}: secrets must be your endpoint's signing secret (whsec_...), or a list of them during a rotation`
+    )
+  }
+}
+
 const decode = Schema.decodeUnknownEither(Schema.parseJson(WebhookEvent))
 
 export const verifyWebhook = (
@@ -37,6 +62,7 @@ export const verifyWebhook = (
   secrets: string | ReadonlyArray<string>,
   options: { readonly toleranceSeconds?: number; readonly now?: Date } = {}
 ): VerifyResult => {
+  checkArguments(rawBody, headers, secrets)
   const timestamp = header(headers, "x-webhook-timestamp")
   const signatures = header(headers, "x-webhook-signature")
   if (!timestamp || !signatures || !/^\d+$/.test(timestamp)) return { valid: false, reason: "missing_headers" }

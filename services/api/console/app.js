@@ -28,6 +28,7 @@ import {
   when,
   whenSignedOut
 } from "./lib.mjs"
+import { deliveryEvent, failuresInARow } from "./words.mjs"
 import "./developers.mjs"
 import "./inbox.mjs"
 import "./directory.mjs"
@@ -525,16 +526,16 @@ async function loadWebhooks() {
   ])
   $("endpoints").replaceChildren(...endpoints.data.map((e) =>
     el("li", { "data-endpoint": e.id }, el("code", { text: e.url }), " ", badge(e.status),
-      el("span", { class: "muted", text: ` ${e.event_types.join(", ")}${e.consecutive_failures ? ` · ${e.consecutive_failures} failures in a row` : ""}` }),
+      el("span", { class: "muted", text: ` ${e.event_types.join(", ")}${e.consecutive_failures ? ` · ${failuresInARow(e.consecutive_failures)}` : ""}` }),
       " ", el("button", { type: "button", class: "danger", onclick: () => deleteEndpoint(e), text: `Delete ${e.url}` }))))
   if (endpoints.data.length === 0) $("endpoints").append(el("li", { text: "No endpoints yet." }))
   $("deliveries").tBodies[0].replaceChildren(...deliveries.data.map((d) => {
     const replay = ["failed", "dead"].includes(d.status)
-      ? el("button", { type: "button", onclick: () => replayDelivery(d), text: `Replay ${d.event_type}` })
+      ? el("button", { type: "button", onclick: () => replayDelivery(d), text: `Replay ${deliveryEvent(d)}` })
       : ""
     return el("tr", { "data-delivery": d.id },
       cell("When", when(d.created_at)),
-      cell("Event", d.event_type),
+      cell("Event", deliveryEvent(d)),
       cell("Status", badge(d.status), d.failure_reason && d.failure_reason !== "ok" ? el("div", { class: "muted", text: d.failure_reason.replace(/_/g, " ") }) : ""),
       cell("Response", d.response_status === null ? "—" : `HTTP ${d.response_status}`),
       cell("Attempts", `${d.attempt_count}/${d.max_attempts}${d.replay_of ? " · replay" : ""}`),

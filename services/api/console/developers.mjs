@@ -117,7 +117,7 @@ function sessionCard(s) {
   const code = codes.get(id)
   const recipients = s.verified_recipients
   const verify = el("form", { class: "inline", id: `verify-${id}` },
-    el("label", { for: `verify-phone-${id}`, text: "Recipient to verify (your phone, +country number)" }),
+    el("label", { for: `verify-phone-${id}`, text: "Recipient to verify (a +country number; simulated, it receives nothing)" }),
     el("input", { id: `verify-phone-${id}`, type: "tel", required: "", placeholder: "+4915112345678", autocomplete: "tel" }),
     el("label", { for: `verify-code-${id}`, text: "Verification code" }),
     el("input", { id: `verify-code-${id}`, inputmode: "numeric", required: "", maxlength: "16" }),
@@ -141,7 +141,7 @@ function sessionCard(s) {
     el("h4", { id: `session-title-${id}`, text: `Sandbox number ${s.phone_number}` }),
     el("p", {}, badge(s.status), ` until ${when(s.expires_at)}`),
     code ? el("p", {}, "Verification code: ", el("strong", { class: "code", text: code }), el("span", { class: "muted", text: " (shown once: it stays on this page until you leave)" })) : "",
-    el("p", { text: recipients.length ? `Verified recipients: ${recipients.join(", ")}` : "No verified recipient yet: verify your phone number to send to it." }),
+    el("p", { text: recipients.length ? `Verified recipients: ${recipients.join(", ")}` : "No verified recipient yet: verify a number with the code above to send to it (simulated: nothing reaches a phone)." }),
     verify)
   if (recipients.length > 0) card.append(inboundForm(s))
   card.append(el("button", { type: "button", class: "danger", onclick: () => endSession(s), text: `End session ${s.phone_number}` }))

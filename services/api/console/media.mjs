@@ -1,7 +1,8 @@
 // A message's content by its kind (docs/CONSOLE.md "Messages and media"; the kinds: docs/API.md
 // "Messages"): text, images and stickers inline, audio and video players, documents as a download
 // link with name and size, locations with a map link, shared contacts, edits and deletions, the
-// quoted message of a reply and the reactions on the message they react to. A file is read with
+// quoted message of a reply and the reactions on the message they react to, calls (missed,
+// rejected, answered on the phone with their length). A file is read with
 // the signed-in user's token into a blob URL (never a token in a URL), once per media.
 import { base, el, headersFor, messageText, refresh, state } from "./lib.mjs"
 
@@ -92,9 +93,23 @@ function location(l) {
     el("a", { href: map, target: "_blank", rel: "noopener noreferrer", text: "Open in map" }))
 }
 
+/** A call's line: "📞 Missed voice call", "📹 Video call answered on the phone (1:02)". */
+export function callLine(call) {
+  const kind = call?.video ? "video call" : "voice call"
+  const icon = call?.video ? "📹" : "📞"
+  if (call?.status === "rejected") return `${icon} ${kind[0].toUpperCase()}${kind.slice(1)} rejected`
+  if (call?.status === "answered_elsewhere") {
+    const s = call.duration_s
+    const took = typeof s === "number" ? ` (${Math.floor(s / 60)}:${String(s % 60).padStart(2, "0")})` : ""
+    return `${icon} ${kind[0].toUpperCase()}${kind.slice(1)} answered on the phone${took}`
+  }
+  return `${icon} Missed ${kind}`
+}
+
 /** One line for a message quoted or reacted to. */
 export function summary(m) {
   if (!m) return "a message not shown here"
+  if (m.type === "call") return callLine(m.call)
   const f = m[m.type]
   if (m.type === "document") return `📄 ${f?.filename ?? "document"}`
   if (m.type === "location") return `📍 ${m.location?.name ?? "Location"}`
@@ -131,6 +146,9 @@ export function messageContent(m, byId = new Map(), reactions = []) {
       break
     case "revoke":
       parts.push(el("div", { class: "body muted", text: `Deleted “${summary(byId.get(m.revoke?.message_id))}” for everyone` }))
+      break
+    case "call":
+      parts.push(el("div", { class: "body call", text: callLine(m.call) }))
       break
     case "unsupported":
       parts.push(el("div", { class: "body muted", text: `[${m.unsupported?.kind ?? "message"}: not shown by WhatsApp's API]` }))

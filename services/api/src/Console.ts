@@ -48,7 +48,8 @@ const CONSOLE_SCRIPTS = [
   "inbox.mjs",
   "directory.mjs",
   "media.mjs",
-  "health.mjs"
+  "health.mjs",
+  "words.mjs"
 ] as const
 
 const escapeAttribute = (value: string) =>

@@ -1,6 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { assert, describe, layer } from "@effect/vitest"
-import { IdempotencyRepo } from "@switchboard/db"
+import { DatabaseUnavailable, IdempotencyRepo } from "@switchboard/db"
 import * as TestDatabase from "@switchboard/db/testing"
 import { Ids } from "@switchboard/domain"
 import { Duration, Effect, Either, Fiber, Layer, Ref, Schema, TestClock } from "effect"
@@ -202,6 +202,79 @@ describe("Idempotency.run", () => {
           [["the-retry", "running"]],
           "the retry's claim stays"
         )
+      }))
+  })
+})
+
+/**
+ * What the next renewals of the lease meet, in order: a defect (a lost connection before
+ * `DatabaseUnavailable` existed), a passing failure, a renewal that never answers, or nothing.
+ */
+const renewalFaults: Array<"defect" | "unavailable" | "hang" | "pass"> = []
+let renewals = 0
+
+const FlakyRenewals = Layer.effect(
+  IdempotencyRepo.IdempotencyRepo,
+  Effect.map(IdempotencyRepo.IdempotencyRepo, (real) =>
+    IdempotencyRepo.IdempotencyRepo.make({
+      ...real,
+      renew: (claim, leaseUntil) =>
+        Effect.suspend(() => {
+          renewals++
+          const fault = renewalFaults.shift()
+          if (fault === "defect") return Effect.die(new Error("Connection terminated unexpectedly (injected)"))
+          if (fault === "unavailable") {
+            return Effect.fail(new DatabaseUnavailable.DatabaseUnavailable({ reason: "unreachable" }))
+          }
+          if (fault === "hang") return Effect.never
+          return real.renew(claim, leaseUntil)
+        })
+    }))
+).pipe(Layer.provideMerge(IdempotencyRepo.IdempotencyRepo.Default))
+
+const FlakyLayer = Idempotency.DefaultWithoutDependencies.pipe(
+  Layer.provideMerge(FlakyRenewals),
+  Layer.provideMerge(TestDatabase.sqlLayer)
+)
+
+describe("Idempotency.run when renewals fail", () => {
+  layer(FlakyLayer, { timeout: 120_000 })((it) => {
+    it.effect("keeps the key through failed renewals: a retry meanwhile is refused, the request runs once", () =>
+      Effect.gen(function*() {
+        const idempotency = yield* Idempotency
+        const sql = yield* SqlClient.SqlClient
+        const workspaceId = yield* Ids.newId("ws")
+        yield* TestClock.setTime(Date.parse("2026-03-03T10:00:00.000Z"))
+        const runs = yield* Ref.make(0)
+        const request = { workspaceId, key: "flaky", body: { n: 1 }, response: Receipt }
+        const use = (id: string) => (complete: Complete<typeof Receipt.Type>) =>
+          Effect.gen(function*() {
+            yield* Ref.update(runs, (n) => n + 1)
+            return yield* sql.withTransaction(Effect.gen(function*() {
+              yield* complete(receipt(id))
+              return receipt(id)
+            })).pipe(Effect.catchTag("SqlError", Effect.die))
+          })
+        // the first renewal dies, the second fails, the fourth hangs: the others must still come
+        renewalFaults.push("defect", "unavailable", "pass", "hang")
+        const slow = yield* idempotency.run(
+          request,
+          (complete) => Effect.zipRight(Effect.sleep(Duration.millis(CLAIM_LEASE_MS * 4)), use("slow")(complete))
+        ).pipe(Effect.fork)
+        for (let i = 0; i < 7; i++) {
+          yield* TestClock.adjust(Duration.millis(CLAIM_LEASE_MS / 2))
+          const meanwhile = yield* idempotency.run(request, use("retry")).pipe(Effect.flip)
+          assert.deepStrictEqual(
+            meanwhile.details,
+            { reason: "in_progress" },
+            `after ${(i + 1) * CLAIM_LEASE_MS / 2} ms`
+          )
+        }
+        yield* TestClock.adjust(Duration.millis(CLAIM_LEASE_MS))
+        assert.strictEqual((yield* Fiber.join(slow)).id, "slow")
+        assert.strictEqual(yield* Ref.get(runs), 1, "the request ran once")
+        assert.isAtLeast(renewals, 6, "renewals went on after the failed ones")
+        assert.deepStrictEqual(renewalFaults, [])
       }))
   })
 })

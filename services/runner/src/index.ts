@@ -1,1 +1,2 @@
 export * as Entities from "./Entities.js"
+export * as Health from "./Health.js"

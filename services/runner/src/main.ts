@@ -7,6 +7,7 @@ import { ProvidersConfig, QrConnectionConfig } from "@switchboard/providers"
 import { WebhooksConfig } from "@switchboard/webhooks"
 import { Effect, Layer } from "effect"
 import * as Entities from "./Entities.js"
+import * as Health from "./Health.js"
 
 // first: a production process with unsafe settings stops here, with one message
 StartupSafety.refuseUnsafeProduction("runner")
@@ -14,6 +15,10 @@ StartupSafety.refuseUnsafeProduction("runner")
 Cluster.hosting(Entities.layer).pipe(
   // its listener for other nodes on `HOST:PORT`: a busy or forbidden port is one line (`ListenFailure`)
   Layer.mapError(ListenFailure.refine({ name: "cluster", portSetting: "PORT" })),
+  // GET /metrics, /health and /ready on its own listener when METRICS_PORT is set
+  // (docs/CONFIGURATION.md "Metrics", docs/OPERATING.md "Health of a runner")
+  (hosting) =>
+    Layer.merge(hosting, MetricsServer.layerFromEnv.pipe(Layer.provide(Health.probes), Layer.provide(hosting))),
   Layer.provide([MigratedDatabase.layer, Redis.layerFromEnv]),
   // the settings are read first: one that does not parse stops the process before it opens a
   // database, with one line (`ConfigFailure`)
@@ -24,8 +29,6 @@ Cluster.hosting(Entities.layer).pipe(
     WebhooksConfig.layerFromEnv
   ]),
   Layer.merge(StartupSafety.warningsLayer("runner")),
-  // GET /metrics on its own listener when METRICS_PORT is set (docs/CONFIGURATION.md "Metrics")
-  Layer.merge(MetricsServer.layerFromEnv),
   Layer.launch,
   Effect.provide(Tracing.layerFromEnv("switchboard-runner").pipe(Layer.provideMerge(Logging.layer))),
   // a busy or forbidden port, or a setting that does not parse, stops the process with one line,

@@ -11,15 +11,21 @@
  *   channels. A status post names its poster in `participant`/`remoteJidAlt`, so the chat is
  *   checked before any sender: a status by a LID-addressed contact never becomes a direct message.
  * - `own_message`: sent by the linked number itself (our sends, or from the phone).
- * - `no_content`: a stub without a message (e.g. one Baileys could not decrypt yet; Baileys asks
- *   the sender's device again and reports the real message under the same id, which must not be
- *   taken by a placeholder first).
+ * - `no_content`: a stub without a message that none of the cases below explains.
+ *
+ * A message whose content has not reached the linked device is recorded at once as `unsupported`
+ * with one of `MessageContent.AWAITING_CONTENT_KINDS`: `view_once` (WhatsApp's
+ * `<unavailable type="view_once"/>`: Baileys sets `key.isViewOnce`), `placeholder` (delivered
+ * without content; Baileys asks the phone for it) and `ciphertext` (Baileys could not decrypt it
+ * and asks the sender again). When the content comes under the same id, it completes that message.
  * - `protocol`: WhatsApp's signalling between devices (disappearing-mode settings, key shares,
  *   history-sync notices), which nobody wrote; revokes and edits are messages and are kept.
  * - `no_sender`: a chat address that names neither a phone number nor a LID.
  */
-import { MessageContent } from "@switchboard/domain"
-import { getContentType, jidDecode, normalizeMessageContent, proto, toNumber, type WAMessage } from "baileys"
+import { MediaType, MessageContent } from "@switchboard/domain"
+import { getContentType, jidDecode, NO_MESSAGE_FOUND_ERROR_TEXT, proto, toNumber, type WAMessage } from "baileys"
+import { Option } from "effect"
+import * as BaileysWrappers from "./BaileysWrappers.js"
 
 export type IgnoredReason =
   | "group"
@@ -149,7 +155,7 @@ const contactOf = (card: proto.Message.IContactMessage): MessageContent.SharedCo
 
 /** The text of an edited message's new version (a text, or a media caption). */
 const editedText = (message: proto.IMessage | null | undefined): string | undefined => {
-  const inner = normalizeMessageContent(message)
+  const inner = BaileysWrappers.open(message).content
   if (!inner) return undefined
   const caption = inner.imageMessage?.caption ?? inner.videoMessage?.caption ?? inner.documentMessage?.caption
   const value = inner.conversation ?? inner.extendedTextMessage?.text ?? caption
@@ -163,12 +169,6 @@ const messageJson = (type: string, member: unknown): Record<string, unknown> =>
     enums: String,
     bytes: String
   })
-
-/** The contextInfo of whatever member carries one: who is quoted. */
-const quotedId = (member: unknown): string | null => {
-  const context = (member as { contextInfo?: proto.IContextInfo | null } | null | undefined)?.contextInfo
-  return nullable(context?.stanzaId)
-}
 
 type Body = { readonly body: MessageContent.InboundBody } | { readonly ignored: "protocol" }
 
@@ -185,7 +185,8 @@ const bodyOf = (message: WAMessage, content: proto.IMessage, type: string): Body
       body: {
         _tag: "media",
         kind: media,
-        mimeType: nullable(m.mimetype) ?? DEFAULT_MIME[media],
+        // the one reader of media types: canonical, parameters kept (`audio/ogg; codecs=opus`)
+        mimeType: Option.getOrElse(MediaType.normalize(nullable(m.mimetype) ?? ""), () => DEFAULT_MIME[media]),
         caption: media === "audio" || media === "sticker" ? null : nullable(m.caption),
         filename: media === "document" ? nullable(m.fileName) : null,
         voice: media === "audio" && m.ptt === true,
@@ -268,6 +269,13 @@ const protocolKind = (content: proto.IMessage): string => {
   return name === undefined ? "protocolMessage" : `protocolMessage.${name}`
 }
 
+/** What a message without content stands for, if it is one of the known cases. */
+const awaitingKind = (message: WAMessage): MessageContent.AwaitingContentKind | undefined => {
+  if (message.key.isViewOnce === true) return "view_once"
+  if (message.messageStubType !== proto.WebMessageInfo.StubType.CIPHERTEXT) return undefined
+  return message.messageStubParameters?.[0] === NO_MESSAGE_FOUND_ERROR_TEXT ? "placeholder" : "ciphertext"
+}
+
 /**
  * One message of a `messages.upsert` batch (`notify` or `append`), translated. `now` (epoch ms)
  * stands in for a missing timestamp.
@@ -277,7 +285,8 @@ export const fromBaileys = (message: WAMessage, now: number): Translation => {
   const providerMessageId = key.id ?? ""
   const chat = key.remoteJid ?? ""
   const server = decode(chat)?.server ?? chat.slice(chat.indexOf("@") + 1)
-  const content = normalizeMessageContent(message.message)
+  // every wrapper opened (BaileysWrappers): what is left is what the contact sent
+  const content = BaileysWrappers.open(message.message).content
   const type = content ? getContentType(content) ?? null : null
   const typeOf = (): MessageContent.MessageType | "none" => {
     if (!content || type === null) return "none"
@@ -298,12 +307,24 @@ export const fromBaileys = (message: WAMessage, now: number): Translation => {
   if (server === "broadcast") return ignored("broadcast", key.participant ?? null)
   if (server === "newsletter") return ignored("newsletter")
   if (key.fromMe === true) return ignored("own_message")
-  if (!content || type === null || providerMessageId === "") return ignored("no_content")
+  if (providerMessageId === "") return ignored("no_content")
   const sender = senderOf(key)
+  const seconds = count(message.messageTimestamp) ?? 0
+  const at = seconds > 0 ? seconds * 1000 : now
+  if (!content || type === null) {
+    const awaiting = awaitingKind(message)
+    if (awaiting === undefined) return ignored("no_content")
+    if (sender === null) return ignored("no_sender")
+    const body = { _tag: "unsupported", kind: awaiting } as const
+    return {
+      _tag: "content",
+      kind: awaiting,
+      content: { providerMessageId, sender, body, quotedProviderMessageId: null, at }
+    }
+  }
   if (sender === null) return ignored("no_sender")
   const body = bodyOf(message, content, type)
   if ("ignored" in body) return ignored(body.ignored)
-  const seconds = count(message.messageTimestamp) ?? 0
   return {
     _tag: "content",
     kind: type === "protocolMessage" ? protocolKind(content) : type,
@@ -311,8 +332,8 @@ export const fromBaileys = (message: WAMessage, now: number): Translation => {
       providerMessageId,
       sender,
       body: body.body,
-      quotedProviderMessageId: quotedId((content as Record<string, unknown>)[type]),
-      at: seconds > 0 ? seconds * 1000 : now
+      quotedProviderMessageId: BaileysWrappers.referredId(content, type, message.message),
+      at
     }
   }
 }

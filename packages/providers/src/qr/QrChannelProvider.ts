@@ -9,13 +9,14 @@
  *   number not on WhatsApp fails for good (`not_on_whatsapp`).
  * - `markRead`: read receipts (blue ticks) through the open link; without one, or when Baileys
  *   fails, none are sent and none later (logged): the messages stay read on our side.
- * - `events`: receipts, inbound messages of every kind, LID mappings and status changes, in the
+ * - `rejectCall`: rejects a ringing call through the open link (the call policy, `QrCalls`).
+ * - `events`: receipts, inbound messages of every kind, call offers, LID mappings and status changes, in the
  *   order the connection reports them. QR codes, expiry and connection errors only go to pairing watchers (`pairing.subscribe`),
  *   never here.
  */
 import { Effect, Option, Stream } from "effect"
 import type { ChannelConnection, ChannelProvider, ProviderEvent } from "../ChannelProvider.js"
-import { accepted, qrSendRefusal, refused } from "../ChannelProvider.js"
+import { accepted, CallRejectFailed, qrSendRefusal, refused } from "../ChannelProvider.js"
 import type { QrConnectionEvent } from "./QrConnectionEvent.js"
 import { QrProvider } from "./QrProvider.js"
 import { NOT_ON_WHATSAPP } from "./QrRestrictions.js"
@@ -44,6 +45,15 @@ const toProviderEvent = (event: QrConnectionEvent): ProviderEvent | undefined =>
       return { _tag: "RecipientChecked", phoneNumber: event.phoneNumber, onWhatsApp: event.onWhatsApp, at: event.at }
     case "inbound":
       return { _tag: "Inbound", ...event.content }
+    case "call_offer":
+      return {
+        _tag: "CallOffered",
+        providerMessageId: event.callId,
+        callerAddress: event.callerJid,
+        sender: event.sender,
+        video: event.video,
+        at: event.at
+      }
     case "lid_mapping":
       return { _tag: "LidMapped", lid: event.whatsappLid, phoneNumber: event.phoneNumber }
     case "state":
@@ -116,6 +126,12 @@ export const make = Effect.map(QrProvider, (qr): ChannelProvider => ({
                 messages: messages.length,
                 reason: e._tag === "QrNotConnected" ? `channel ${e.status}` : e.reason
               }))
+            )
+          ),
+        rejectCall: (call) =>
+          connection.rejectCall(call.providerMessageId, call.callerAddress).pipe(
+            Effect.mapError((e) =>
+              new CallRejectFailed({ reason: e._tag === "QrNotConnected" ? `channel ${e.status}` : e.reason })
             )
           ),
         events: Stream.fromQueue(reported).pipe(Stream.filterMap((e) => Option.fromNullable(toProviderEvent(e)))),

@@ -7,8 +7,8 @@
  * most one socket is live and no stale close can trigger a reconnect. What a close leads to is
  * `QrClosePolicy`; status changes follow the domain's `transitionChannel` (ChannelStateMachine).
  * The socket itself is `QrSocket`; the pairing codes `QrCodes`; sends `QrOutbound`; receipts and
- * acks `QrReceipts`; what others send `QrInbound`; restriction signals `QrSignals`; unreachable
- * attempts `QrUnreachable`; JIDs `QrJid`.
+ * acks `QrReceipts`; what others send `QrInbound`; calls `QrCalls`; restriction signals
+ * `QrSignals`; unreachable attempts `QrUnreachable`; JIDs `QrJid`.
  *
  * Over 350 lines on purpose: it is one actor, and its handlers share the actor's state (the live
  * socket and its generation, the reconnect budget, the code showing); the rest is in those modules.
@@ -20,6 +20,7 @@ import type { InboundRef, MediaDownloadFailed } from "../ChannelProvider.js"
 import { senderOf } from "./BaileysInbound.js"
 import * as QrAuthState from "./QrAuthState.js"
 import { QrAuthStateRepo } from "./QrAuthStateRepo.js"
+import * as QrCalls from "./QrCalls.js"
 import * as QrClosePolicy from "./QrClosePolicy.js"
 import * as QrCodes from "./QrCodes.js"
 import type { QrCodeSnapshot } from "./QrCodes.js"
@@ -85,6 +86,10 @@ export interface QrConnection {
   readonly send: (
     message: QrOutboundText
   ) => Effect.Effect<void, QrNotConnected | QrSendFailed | QrRecipientNotOnWhatsApp>
+  /**
+   * Rejects a ringing call (`call_offer`) at WhatsApp; succeeds once WhatsApp acknowledged it.
+   */
+  readonly rejectCall: (callId: string, callerJid: string) => Effect.Effect<void, QrNotConnected | QrSendFailed>
   /** `qr/logout`: unlinks the device at WhatsApp (when connected) and wipes the stored link. */
   readonly logout: Effect.Effect<void>
   /**
@@ -199,6 +204,7 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
     lidPhone: (whatsappLid) => phoneOfLid(socket, whatsappLid)
   })
   const unreachable = QrUnreachable.make({ channelId, annotations, publish })
+  const calls = QrCalls.make({ channelId, annotations, publish })
 
   const cancelReconnect = Effect.suspend(() => {
     const fiber = reconnect
@@ -404,6 +410,8 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
         return command.generation !== generation ? Effect.void : signals.reported(command.timelock, command.capping)
       case "SocketUpsert":
         return command.generation !== generation ? Effect.void : inbound.upsert(command.messages)
+      case "SocketCalls":
+        return command.generation !== generation ? Effect.void : calls.handle(command.calls)
       case "SocketLidMapping":
         return command.generation !== generation ? Effect.void : Effect.suspend(() => {
           const sender = senderOf({ remoteJid: command.lid, remoteJidAlt: command.pn })
@@ -472,6 +480,7 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
     send: outbound.send,
     logout: ask<void>((done) => ({ _tag: "Logout", done: done(undefined) })),
     markRead: QrReceipts.markRead({ channelId, link, queryTimeout: config.queryTimeout }),
+    rejectCall: QrCalls.rejectCall({ channelId, link, queryTimeout: config.queryTimeout }),
     reupload: outbound.reupload,
     holdInput: input.hold,
     resumeInput: input.resume

@@ -9,6 +9,15 @@ import { Config, Context, Duration, Effect, Layer, Option } from "effect"
 
 export type BaileysLogLevel = "silent" | "error" | "warn" | "info" | "debug" | "trace"
 
+/** A WhatsApp Web version, `2.3000.1043857760` as `[2, 3000, 1043857760]`. */
+export type WhatsAppWebVersion = readonly [number, number, number]
+
+/** `2.3000.1043857760` -> `[2, 3000, 1043857760]`; anything else -> `undefined`. */
+export const parseWhatsAppWebVersion = (text: string): WhatsAppWebVersion | undefined => {
+  const match = /^(\d{1,4})\.(\d{1,6})\.(\d{1,12})$/.exec(text.trim())
+  return match ? [Number(match[1]), Number(match[2]), Number(match[3])] : undefined
+}
+
 export class QrConnectionConfig extends Context.Tag("@switchboard/providers/QrConnectionConfig")<QrConnectionConfig, {
   /** WhatsApp's WebSocket edge (`ws://` is accepted, for the fake server) */
   readonly websocketUrl: string
@@ -34,6 +43,12 @@ export class QrConnectionConfig extends Context.Tag("@switchboard/providers/QrCo
   readonly connectMaxFailures: number
   /** how much of Baileys' log reaches ours (always scrubbed of QR material) */
   readonly baileysLogLevel: BaileysLogLevel
+  /**
+   * the WhatsApp Web version the link announces (`[2, 3000, 1043857760]`); `None` = the one
+   * Baileys ships. WhatsApp refuses a version it considers outdated (close 405: the channel is
+   * `disconnected` with `client_outdated`); set a current one and restart (docs/QR-CHANNELS.md)
+   */
+  readonly whatsappWebVersion: Option.Option<WhatsAppWebVersion>
   /** "typing..." before a conversation's first message after a pause (`QrTyping`) */
   readonly typingIndicator: boolean
   /**
@@ -54,6 +69,7 @@ export const defaults: Context.Tag.Service<QrConnectionConfig> = {
   reconnectMaxAttempts: 10,
   connectMaxFailures: 3,
   baileysLogLevel: "warn",
+  whatsappWebVersion: Option.none(),
   typingIndicator: true,
   keyring: SecretsConfig.developmentKeyring
 }
@@ -99,6 +115,17 @@ export const config: Config.Config<Context.Tag.Service<QrConnectionConfig>> = Co
   baileysLogLevel: Config.literal("silent", "error", "warn", "info", "debug", "trace")("QR_BAILEYS_LOG_LEVEL").pipe(
     Config.withDefault(defaults.baileysLogLevel),
     Config.withDescription("How much of Baileys' own log is forwarded (scrubbed of QR material)")
+  ),
+  whatsappWebVersion: Config.option(
+    Config.string("QR_WHATSAPP_WEB_VERSION").pipe(
+      Config.validate({
+        message: "Expected a WhatsApp Web version such as 2.3000.1043857760",
+        validation: (text) => parseWhatsAppWebVersion(text) !== undefined
+      }),
+      Config.map((text) => parseWhatsAppWebVersion(text)!)
+    )
+  ).pipe(
+    Config.withDescription("WhatsApp Web version QR links announce (default: the one Baileys ships)")
   ),
   typingIndicator: Config.boolean("QR_TYPING_INDICATOR").pipe(
     Config.withDefault(defaults.typingIndicator),

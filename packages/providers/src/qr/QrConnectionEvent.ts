@@ -154,6 +154,23 @@ export const QrLidMappingEvent = Schema.TaggedStruct("lid_mapping", {
 })
 export type QrLidMappingEvent = typeof QrLidMappingEvent.Type
 
+/**
+ * Someone calls the linked number (`QrCalls`): reported at once, so the owner can apply the
+ * channel's call policy (`rejectCall`); the call's outcome follows as an `inbound` of type `call`.
+ */
+export const QrCallOfferEvent = Schema.TaggedStruct("call_offer", {
+  channelId: Schema.String,
+  /** WhatsApp's id of the call (the `call` message's provider id) */
+  callId: Schema.String,
+  /** the caller's JID as WhatsApp named it (what a rejection is addressed to) */
+  callerJid: Schema.String,
+  sender: MessageContent.InboundSender,
+  video: Schema.Boolean,
+  /** epoch ms */
+  at: Schema.Number
+})
+export type QrCallOfferEvent = typeof QrCallOfferEvent.Type
+
 /** What a pairing watcher sees first: the status now and the code showing, if any. */
 export const QrSnapshotEvent = Schema.TaggedStruct("snapshot", {
   channelId: Schema.String,
@@ -191,6 +208,7 @@ export const QrConnectionEvent = Schema.Union(
   QrRestrictionEvent,
   QrRecipientCheckedEvent,
   QrInboundEvent,
-  QrLidMappingEvent
+  QrLidMappingEvent,
+  QrCallOfferEvent
 )
 export type QrConnectionEvent = typeof QrConnectionEvent.Type

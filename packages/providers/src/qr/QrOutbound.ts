@@ -3,7 +3,7 @@
  * send itself (the recipient check, "typing...", the write to WhatsApp); also the one other request
  * we make of a sender's phone, to upload an inbound media again.
  */
-import { LidAddress, type MessageContent } from "@switchboard/domain"
+import { LidAddress, MediaType, type MessageContent } from "@switchboard/domain"
 import type { AnyMessageContent, WAMessage } from "baileys"
 import { Clock, Duration, Effect, Exit } from "effect"
 import type { Readable } from "node:stream"
@@ -45,7 +45,7 @@ const chatKey = (jid: string, ref: MessageContent.ProviderMessageRef) => ({
  * What Baileys sends for an outbound message: a text, a location, a reaction keyed to the reacted
  * message (an empty emoji removes it), or a file streamed from `file` (Baileys encrypts it and
  * uploads it to WhatsApp's media host): an image or a video with its caption, a document with its
- * filename and caption, an audio file or a voice note (`ptt`), a sticker. A file without its
+ * filename and caption, an audio file or a voice note (`ptt`, typed `audio/ogg; codecs=opus`), a sticker. A file without its
  * bytes is an `Error` (the provider opens them before it sends).
  */
 export const baileysContent = (
@@ -87,7 +87,10 @@ export const baileysContent = (
             ...caption
           }
         case "audio":
-          return { audio: media, mimetype, ptt: content.voice }
+          // WhatsApp plays a voice note only as `audio/ogg; codecs=opus` (docs/API.md "Media")
+          return content.voice
+            ? { audio: media, mimetype: MediaType.voiceNoteType(mimetype), ptt: true }
+            : { audio: media, mimetype, ptt: false }
         case "sticker":
           return { sticker: media, mimetype }
       }

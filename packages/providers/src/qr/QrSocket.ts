@@ -5,7 +5,7 @@
  * reading is paused.
  */
 import type { ChannelStateMachine } from "@switchboard/domain"
-import makeWASocket, { type BinaryNode, proto, type WAMessage, type WASocket } from "baileys"
+import makeWASocket, { type BinaryNode, proto, type WACallEvent, type WAMessage, type WASocket } from "baileys"
 import { type Context, Duration, Effect, Option, Runtime } from "effect"
 import { makeBaileysLogger } from "./BaileysLogger.js"
 import type * as QrAuthState from "./QrAuthState.js"
@@ -44,6 +44,7 @@ export type QrSocketEvent =
     readonly messages: ReadonlyArray<WAMessage>
   }
   | { readonly _tag: "SocketLidMapping"; readonly generation: number; readonly lid: string; readonly pn: string }
+  | { readonly _tag: "SocketCalls"; readonly generation: number; readonly calls: ReadonlyArray<WACallEvent> }
 
 const closeCodeOf = (error: unknown): number | undefined => {
   const code = (error as { output?: { statusCode?: unknown } } | undefined)?.output?.statusCode
@@ -91,7 +92,11 @@ export const open = (options: {
         auth: { creds: a.state.creds, keys },
         waWebSocketUrl: config.websocketUrl,
         logger,
-        // the bundled WhatsApp Web version: never fetched at run time
+        // the configured WhatsApp Web version, else the bundled one: never fetched at run time
+        ...Option.match(config.whatsappWebVersion, {
+          onNone: () => ({}),
+          onSome: (version) => ({ version: [...version] as [number, number, number] })
+        }),
         connectTimeoutMs: Duration.toMillis(config.connectTimeout),
         defaultQueryTimeoutMs: Duration.toMillis(config.queryTimeout),
         keepAliveIntervalMs: Duration.toMillis(config.keepAliveInterval),
@@ -139,6 +144,8 @@ export const open = (options: {
     // down). Both are inbound; Baileys acknowledges both to WhatsApp, so neither may be skipped.
     // Chat history (`messaging-history.set`) is not inbound and is not listened to.
     s.ev.on("messages.upsert", ({ messages }) => offer({ _tag: "SocketUpsert", generation: gen, messages }))
+    // incoming calls, step by step (`QrCalls`)
+    s.ev.on("call", (calls) => offer({ _tag: "SocketCalls", generation: gen, calls }))
     s.ev.on("lid-mapping.update", ({ lid, pn }) => offer({ _tag: "SocketLidMapping", generation: gen, lid, pn }))
     s.ev.on("messages.update", (updates) => {
       const items = receiptsOf(updates)

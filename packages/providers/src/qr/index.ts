@@ -1,5 +1,6 @@
 export * as BaileysInbound from "./BaileysInbound.js"
 export * as BaileysLogger from "./BaileysLogger.js"
+export * as BaileysWrappers from "./BaileysWrappers.js"
 export * as QrAuthState from "./QrAuthState.js"
 export * as QrAuthStateRepo from "./QrAuthStateRepo.js"
 export * as QrChannelProvider from "./QrChannelProvider.js"

@@ -124,7 +124,11 @@ export class Channels extends Effect.Service<Channels>()("@switchboard/service-a
     const update = Effect.fn("Channels.update")(function*(
       workspaceId: string,
       id: string,
-      changes: { readonly name?: string | undefined; readonly is_default?: true | undefined }
+      changes: {
+        readonly name?: string | undefined
+        readonly is_default?: true | undefined
+        readonly call_policy?: Messaging.CallPolicy | undefined
+      }
     ) {
       const current = yield* get(workspaceId, id)
       if (current.channel.status === "archived") {
@@ -133,10 +137,17 @@ export class Channels extends Effect.Service<Channels>()("@switchboard/service-a
           details: { reason: "channel_archived" }
         })
       }
+      // only a linked device hears calls (docs/QR-CHANNELS.md "Calls")
+      if (changes.call_policy !== undefined && current.channel.provider !== "qr") {
+        return yield* new Errors.ChannelCapabilityUnavailable({
+          message: `Channel ${id} is not a QR channel: it has no call policy`,
+          details: { reason: "not_a_qr_channel" }
+        })
+      }
       const updated = yield* repo.update(
         workspaceId,
         id,
-        { name: changes.name, isDefault: changes.is_default },
+        { name: changes.name, isDefault: changes.is_default, callPolicy: changes.call_policy },
         yield* now
       ).pipe(
         Effect.catchTag("UniqueViolation", () =>

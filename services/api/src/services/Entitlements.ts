@@ -13,6 +13,40 @@ import { Effect, Option } from "effect"
 export const enforcedLimit = (name: Plans.EntitlementName, entitlement: Plans.Entitlement): number | undefined =>
   Plans.ENTITLEMENTS[name].enforced && typeof entitlement.value === "number" ? entitlement.value : undefined
 
+/** What one of an entitlement counts, singular and plural ("1 webhook endpoint", "2 contacts"). */
+const UNITS: Partial<Record<Plans.EntitlementName, readonly [string, string]>> = {
+  monthly_message_quota: ["outbound message a month", "outbound messages a month"],
+  production_channels: ["production channel", "production channels"],
+  contacts: ["contact", "contacts"],
+  webhook_endpoints: ["webhook endpoint", "webhook endpoints"],
+  shared_test_sessions: ["shared test session at a time", "shared test sessions at a time"],
+  api_keys: ["API key", "API keys"],
+  team_seats: ["team seat", "team seats"],
+  active_automations: ["active automation", "active automations"]
+}
+
+/** `n` of an entitlement in words, plural-aware. */
+export const amount = (name: Plans.EntitlementName, n: number): string => {
+  const [one, many] = UNITS[name] ?? [name.replace(/_/g, " "), name.replace(/_/g, " ")]
+  return `${n} ${n === 1 ? one : many}`
+}
+
+/** What a workspace at its limit can do next. */
+const NEXT: Partial<Record<Plans.EntitlementName, string>> = {
+  monthly_message_quota: "sends are accepted again from the first day of next month (UTC)",
+  production_channels: "archive a channel you no longer use (DELETE /v1/channels/{id})",
+  contacts: "delete contacts you no longer need (DELETE /v1/contacts/{id})",
+  webhook_endpoints: "delete an endpoint you no longer use (DELETE /v1/webhook-endpoints/{id})",
+  shared_test_sessions:
+    "end a session with DELETE /v1/sandbox/sessions/{id} (or reuse it: GET /v1/sandbox/sessions?status=active)"
+}
+
+/** The refusal's sentence: the limit, what to do, and where limits are written down. */
+export const limitMessage = (name: Plans.EntitlementName, limit: number): string =>
+  `The plan allows ${amount(name, limit)}; ${
+    NEXT[name] ?? "ask your operator for a larger plan"
+  } (GET /v1/plan shows your limits; docs/LIMITS.md "Plans")`
+
 /**
  * `Entitlements.check` on an entitlement already resolved (the send path reads the plan and its
  * overrides with its checks): refuses when `used + adding` exceeds the enforced limit.
@@ -28,7 +62,7 @@ export const refuseBeyond = (
     ? Effect.void
     : Effect.fail(
       new Errors.EntitlementLimitReached({
-        message: `The plan allows ${limit} ${name.replace(/_/g, " ")}`,
+        message: limitMessage(name, limit),
         details: { entitlement: name, limit, used }
       })
     )

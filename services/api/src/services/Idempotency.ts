@@ -118,11 +118,21 @@ export class Idempotency extends Effect.Service<Idempotency>()("@switchboard/ser
             Effect.orDie,
             Effect.flatMap((completed) => completed ? Effect.void : Effect.fail(takenOver()))
           )
-        // renews the lease until the use-case ends; a renewal that fails is retried at the next tick
-        const renewals = yield* Clock.currentTimeMillis.pipe(
+        // renews the lease until the use-case ends. A renewal that fails (whatever the cause: a
+        // database away, a defect) or hangs is tried again at the next tick; three ticks fit in a
+        // lease, so one or two lost renewals never free the key while the request runs. Should
+        // the lease still run out, a retry takes the key over and this request is fenced: its
+        // `complete` fails and its transaction rolls back (`takenOver`).
+        const renewOnce = Clock.currentTimeMillis.pipe(
           Effect.flatMap((at) => repo.renew(ref, Schemas.toTimestamp(at + CLAIM_LEASE_MS))),
-          Effect.ignore,
-          Effect.repeat(Schedule.spaced(Duration.millis(CLAIM_RENEW_MS))),
+          Effect.timeout(Duration.millis(CLAIM_RENEW_MS)),
+          Effect.catchAllCause((cause) =>
+            Effect.logWarning("idempotency lease not renewed; trying again at the next tick", cause)
+          )
+        )
+        // (at fixed ticks: a renewal that hung until its timeout does not push the next one late)
+        const renewals = yield* renewOnce.pipe(
+          Effect.repeat(Schedule.fixed(Duration.millis(CLAIM_RENEW_MS))),
           Effect.delay(Duration.millis(CLAIM_RENEW_MS)),
           Effect.fork
         )

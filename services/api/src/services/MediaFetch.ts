@@ -17,6 +17,7 @@ import { Errors, type Media, MediaType, type MessageContent } from "@switchboard
 import { SafeEgress, UrlPolicy, WebhooksConfig } from "@switchboard/webhooks"
 import { Effect, Option, Stream } from "effect"
 import { request } from "undici"
+import { REFUSAL_WORDS } from "../EgressRefusals.js"
 import { MediaFiles } from "./MediaFiles.js"
 
 /** The whole fetch (connect, headers, body) ends within this. */
@@ -56,9 +57,16 @@ export class MediaFetch extends Effect.Service<MediaFetch>()("@switchboard/servi
           UrlPolicy.resolveTarget(raw, config.allowPrivateTargets, config.resolver, 5_000)
         )
         if (typeof target === "string") {
-          return yield* refusedUrl(kind, "url_refused", "The URL is not allowed (README \"Media\")", {
-            refusal: target
-          })
+          return yield* refusedUrl(
+            kind,
+            "url_refused",
+            `The URL is not allowed: ${
+              REFUSAL_WORDS[target]
+            }. Send a public URL or upload the file first (docs/API.md "Media")`,
+            {
+              refusal: target
+            }
+          )
         }
         const agent = SafeEgress.pinnedAgent(target)
         // cleared once the fetch ends: a timer firing later would abort a finished request

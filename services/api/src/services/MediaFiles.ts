@@ -108,6 +108,9 @@ const UPLOAD_PATHS = { type: ["content-type"], bytes: ["body"] } as const
 /** Where a multipart upload names its type and carries its bytes: its `file` part. */
 const PART_PATHS = { type: ["file", "content-type"], bytes: ["file"] } as const
 
+/** What a multipart form may add to its file (boundaries, part headers) before its length alone is too large. */
+const MULTIPART_FRAMING_BYTES = 64 * 1024
+
 /** The `file` part of a `multipart/form-data` upload: its own headers and its bytes. */
 export interface MultipartFile<E> {
   readonly part: { readonly contentType: string | undefined; readonly filename: string | undefined }
@@ -308,6 +311,9 @@ export class MediaFiles extends Effect.Service<MediaFiles>()("@switchboard/servi
           input.kind ?? (MediaSniff.undeclared(declared) ? "document" : MediaSniff.kindOfType(declared))
         ]
       if (announced !== undefined && announced > limitBefore) return yield* tooLarge(limitBefore)
+      // a form announced larger than its file could be plus its framing
+      const formLength = "part" in body && input.contentLength !== undefined ? Number(input.contentLength) : 0
+      if (formLength > limitBefore + MULTIPART_FRAMING_BYTES) return yield* tooLarge(limitBefore)
       if (announced === 0) return yield* fileRefused({ _tag: "empty" }, UPLOAD_PATHS)
       const filename = input.filename ?? ("part" in body ? body.part.filename : undefined)
       return yield* idempotency.run(

@@ -17,10 +17,14 @@ import { ProvidersConfig, SandboxNumbers } from "@switchboard/providers/contract
 import { Clock, Effect, Option, Schedule } from "effect"
 import { createHash, randomInt, timingSafeEqual } from "node:crypto"
 import { Channels } from "./Channels.js"
-import { Entitlements } from "./Entitlements.js"
+import { amount, Entitlements, limitMessage } from "./Entitlements.js"
 import { fileRefused, MediaFiles } from "./MediaFiles.js"
 
 const SESSION_TTL_MS = 72 * 3600 * 1000
+
+/** What the sandbox is, said in the allocation answer (docs/API.md "API", limits and lifetimes). */
+const SIMULATED =
+  "The sandbox is a simulated network: no phone ever receives its messages, and this code is shown to you (no SMS is sent) so that you verify a recipient yourself. To reach real phones, link your own WhatsApp number as a QR channel (docs/QR-CHANNELS.md)."
 
 /**
  * Wrong verification codes a session takes before its verification locks for good (README
@@ -63,14 +67,13 @@ const requireTestKey = (principal: Security.Principal) =>
 const refuseBeyondShare = (entitlement: Plans.Entitlement, used: number, poolSize: number) => {
   const { by, limit } = SandboxShare.sessionLimit(entitlement, poolSize)
   if (used < limit) return Effect.void
-  const sessions = `${limit} shared test session${limit === 1 ? "" : "s"}`
   return Effect.fail(
     new Errors.EntitlementLimitReached({
-      message: by !== "pool_share"
-        ? `The ${
-          by === "plan" ? "plan" : "workspace's override"
-        } allows ${sessions} at a time; end one with DELETE /v1/sandbox/sessions/{id} (or reuse it: GET /v1/sandbox/sessions?status=active) before creating another`
-        : `One workspace holds at most ${sessions} at a time, half of the ${poolSize} shared sandbox numbers (docs/LIMITS.md "Sandbox"); end one with DELETE /v1/sandbox/sessions/{id} before creating another`,
+      message: by === "pool_share"
+        ? `One workspace holds at most ${
+          amount("shared_test_sessions", limit)
+        }, half of the ${poolSize} shared sandbox numbers; end a session with DELETE /v1/sandbox/sessions/{id} before creating another (docs/LIMITS.md "Sandbox numbers")`
+        : limitMessage("shared_test_sessions", limit),
       details: {
         entitlement: "shared_test_sessions",
         limit,
@@ -182,7 +185,7 @@ export class Sandbox extends Effect.Service<Sandbox>()("@switchboard/service-api
           code,
           instructions:
             `Verify each recipient with POST /v1/sandbox/sessions/${session.id}/verify {"phone_number": "+...", "code": "${code}"}. ` +
-            `Messages then go from ${session.phone_number}. This code is shown once.`
+            `Messages then go from ${session.phone_number}. This code is shown once. ${SIMULATED}`
         }
       })
     })

@@ -13,18 +13,8 @@ import {
 import { WebhookEndpointProtocol } from "@switchboard/entities/protocol"
 import { UrlPolicy, WebhooksConfig, WebhookSigner } from "@switchboard/webhooks"
 import { Clock, Effect, Option } from "effect"
+import { REFUSAL_WORDS } from "../EgressRefusals.js"
 import { Entitlements } from "./Entitlements.js"
-
-const REASONS: Record<UrlPolicy.Refusal, string> = {
-  invalid_url: "Expected an absolute URL",
-  unsupported_scheme: "Expected an http or https URL",
-  credentials_in_url: "The URL must not carry credentials",
-  port_not_allowed:
-    "Only ports 80 and 443 are allowed (in development, WEBHOOK_ALLOW_PRIVATE_TARGETS=true allows any port)",
-  unresolvable_host: "The host name does not resolve",
-  private_address:
-    "The host resolves to a private, loopback, link-local or otherwise non-public address (to reach a receiver on your own machine in development, start the server with WEBHOOK_ALLOW_PRIVATE_TARGETS=true)"
-}
 
 const endpointNotFound = (id: string) =>
   new Errors.NotFound({ message: `No webhook endpoint ${id}`, details: { resource: "webhook_endpoint", id } })
@@ -49,8 +39,8 @@ export class Webhooks extends Effect.Service<Webhooks>()("@switchboard/service-a
       )
       if (typeof result === "string") {
         return yield* new Errors.ValidationError({
-          message: REASONS[result],
-          details: { reason: result, issues: [{ path: ["url"], message: REASONS[result] }] }
+          message: REFUSAL_WORDS[result],
+          details: { reason: result, issues: [{ path: ["url"], message: REFUSAL_WORDS[result] }] }
         })
       }
     })
