@@ -6,35 +6,24 @@
  * Each socket gets a generation number; anything a replaced socket still reports is ignored, so at
  * most one socket is live and no stale close can trigger a reconnect. What a close leads to is
  * `QrClosePolicy`; status changes follow the domain's `transitionChannel` (ChannelStateMachine).
- * The socket itself is `QrSocket`; sends `QrOutbound`; receipts and acks `QrReceipts`; what others
- * send `QrInbound`; calls `QrCalls`; restriction signals `QrSignals`; unreachable attempts `QrUnreachable`; JIDs
- * `QrJid`.
+ * The socket itself is `QrSocket`; the pairing codes `QrCodes`; sends `QrOutbound`; receipts and
+ * acks `QrReceipts`; what others send `QrInbound`; calls `QrCalls`; restriction signals
+ * `QrSignals`; unreachable attempts `QrUnreachable`; JIDs `QrJid`.
  *
  * Over 350 lines on purpose: it is one actor, and its handlers share the actor's state (the live
  * socket and its generation, the reconnect budget, the code showing); the rest is in those modules.
  */
 import { ChannelStateMachine, Messaging } from "@switchboard/domain"
 import type { WAMessage, WASocket } from "baileys"
-import {
-  Clock,
-  Deferred,
-  Duration,
-  Effect,
-  Fiber,
-  Option,
-  PubSub,
-  Queue,
-  Random,
-  Redacted,
-  type Scope,
-  Stream
-} from "effect"
+import { Clock, Deferred, Duration, Effect, Fiber, PubSub, Queue, Random, type Scope, Stream } from "effect"
 import type { InboundRef, MediaDownloadFailed } from "../ChannelProvider.js"
 import { senderOf } from "./BaileysInbound.js"
 import * as QrAuthState from "./QrAuthState.js"
 import { QrAuthStateRepo } from "./QrAuthStateRepo.js"
 import * as QrCalls from "./QrCalls.js"
 import * as QrClosePolicy from "./QrClosePolicy.js"
+import * as QrCodes from "./QrCodes.js"
+import type { QrCodeSnapshot } from "./QrCodes.js"
 import type { QrConnectFailure } from "./QrConnectFailure.js"
 import { QrConnectionConfig } from "./QrConnectionConfig.js"
 import type { QrConnectionError, QrConnectionEvent, QrStateEvent } from "./QrConnectionEvent.js"
@@ -50,6 +39,7 @@ import * as QrSocket from "./QrSocket.js"
 import * as QrUnreachable from "./QrUnreachable.js"
 
 // what this module's namespace has always offered (`QrConnection.readerJid`, ...)
+export type { QrCodeSnapshot } from "./QrCodes.js"
 export { e164ToJid, jidToE164, readerJid } from "./QrJid.js"
 export { baileysContent, baileysQuoted, type QrOutboundText } from "./QrOutbound.js"
 
@@ -59,13 +49,6 @@ export const qrCapabilities = {
   max_throughput_mps: 0.5,
   message_types: Messaging.MESSAGE_TYPES.qr
 } as const
-
-/** The current QR code, if one is showing. */
-export interface QrCodeSnapshot {
-  readonly code: Redacted.Redacted<string>
-  readonly expiresAt: number
-  readonly sequence: number
-}
 
 /** Everything a `snapshot` frame needs. */
 export interface QrSnapshot {
@@ -130,18 +113,6 @@ export interface QrConnection {
   readonly resumeInput: Effect.Effect<void>
 }
 
-/** The `ws` WebSocket under a Baileys socket, where it can be paused (it is not in Baileys' types). */
-const webSocketOf = (socket: WASocket | undefined): { pause(): void; resume(): void } | undefined => {
-  const ws: unknown = socket === undefined ? undefined : Reflect.get(socket.ws, "socket")
-  return typeof ws === "object" && ws !== null && "pause" in ws && "resume" in ws &&
-      typeof ws.pause === "function" && typeof ws.resume === "function"
-    ? {
-      pause: () => Reflect.apply(ws.pause as () => void, ws, []),
-      resume: () => Reflect.apply(ws.resume as () => void, ws, [])
-    }
-    : undefined
-}
-
 /** The owner's commands, what the socket reports, and the actor's own timers. */
 type Command =
   | { readonly _tag: "Start"; readonly done: Effect.Effect<void> }
@@ -174,16 +145,13 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
   let open = false
   let auth: QrAuthState.QrAuthState | undefined
   let attempts = 0
-  let qr: QrCodeSnapshot | null = null
-  let qrSequence = 0
+  const codes = QrCodes.make(config.qrTimeout)
   let phoneNumber: string | null = null
   let reconnect: Fiber.RuntimeFiber<void> | undefined
   /** someone asked (`qr/start`) and no link opened since: connection failures give up early */
   let interactive = false
   /** whether this connection counts in the status gauge (`QrMetrics`): from set-up to its end */
   let counted = false
-  /** QR strings issued by this connection: scrubbed from Baileys' log lines */
-  const issuedCodes: Array<string> = []
 
   const publish = (event: QrConnectionEvent) => PubSub.publish(events, event)
   /** the socket while its link is open, for sends and receipts */
@@ -266,7 +234,7 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
       config,
       runtime,
       annotations,
-      secrets: () => issuedCodes,
+      secrets: codes.issued,
       offer: (event) => {
         Queue.unsafeOffer(commands, event)
       }
@@ -275,7 +243,7 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
 
   const giveUp = (closeCode: number | null) =>
     Effect.gen(function*() {
-      qr = null
+      codes.clear()
       yield* move({ _tag: "GaveUp" }, closeCode, unreachable.error())
     })
 
@@ -308,7 +276,7 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
   const forgetLink = Effect.gen(function*() {
     yield* auth ? auth.forget : repo.wipe(channelId)
     auth = undefined
-    qr = null
+    codes.clear()
     phoneNumber = null
   })
 
@@ -326,7 +294,7 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
         code,
         unreached: failure !== undefined,
         paired: auth?.isPaired() ?? false,
-        codesShown: qrSequence > 0,
+        codesShown: codes.shown(),
         attempts,
         connectFailures: unreachable.failures(),
         interactive
@@ -340,10 +308,10 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
           yield* forgetLink
           return yield* move({ _tag: "LoggedOutFromPhone" }, closeCode)
         case "Terminated":
-          qr = null
+          codes.clear()
           return yield* move({ _tag: "Terminated", reason: action.reason }, closeCode)
         case "CodesExpired":
-          qr = null
+          codes.clear()
           yield* publish({ _tag: "expired", channelId })
           return yield* move({ _tag: "CodesExhausted" }, closeCode)
         case "Reconnect":
@@ -360,8 +328,7 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
     attempts = 0
     unreachable.clear()
     interactive = false
-    qr = null
-    qrSequence = 0
+    codes.restart()
     auth = yield* QrAuthState.load(channelId, config.keyring).pipe(Effect.provideService(QrAuthStateRepo, repo))
     return auth
   })
@@ -415,15 +382,7 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
         return command.generation !== generation ? Effect.void : Effect.gen(function*() {
           const now = yield* Clock.currentTimeMillis
           unreachable.clear()
-          qrSequence++
-          issuedCodes.push(command.code)
-          if (issuedCodes.length > 50) issuedCodes.shift()
-          const lifetime = Option.match(config.qrTimeout, {
-            onNone: () => (qrSequence === 1 ? 60_000 : 20_000),
-            onSome: Duration.toMillis
-          })
-          qr = { code: Redacted.make(command.code), expiresAt: now + lifetime, sequence: qrSequence }
-          yield* publish({ _tag: "qr", channelId, ...qr })
+          yield* publish({ _tag: "qr", channelId, ...codes.issue(command.code, now) })
           yield* move({ _tag: "CodeIssued" })
         })
       case "SocketOpen":
@@ -432,7 +391,7 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
           attempts = 0
           unreachable.clear()
           interactive = false
-          qr = null
+          codes.clear()
           phoneNumber = jidToE164(auth?.state.creds.me?.id) ?? null
           yield* move({ _tag: "Opened" })
         })
@@ -486,8 +445,7 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
     })
   )
 
-  /** The socket whose reading is paused (`holdInput`); a newer socket reads until held again. */
-  let held: WASocket | undefined
+  const input = QrSocket.inputHold({ socket: () => socket, annotations })
   /** Runs a command on the actor and waits for its answer. */
   const ask = <A>(command: (done: (a: A) => Effect.Effect<void>) => Command) =>
     Effect.gen(function*() {
@@ -508,7 +466,13 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
   return {
     channelId,
     capabilities: qrCapabilities,
-    snapshot: Effect.sync(() => ({ channelId, status, phoneNumber, qr, connectionError: unreachable.error() })),
+    snapshot: Effect.sync(() => ({
+      channelId,
+      status,
+      phoneNumber,
+      qr: codes.showing(),
+      connectionError: unreachable.error()
+    })),
     subscribe: PubSub.subscribe(events),
     events: Stream.fromPubSub(events),
     start: ask<void>((done) => ({ _tag: "Start", done: done(undefined) })),
@@ -518,23 +482,7 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
     markRead: QrReceipts.markRead({ channelId, link, queryTimeout: config.queryTimeout }),
     rejectCall: QrCalls.rejectCall({ channelId, link, queryTimeout: config.queryTimeout }),
     reupload: outbound.reupload,
-    holdInput: (reason) =>
-      Effect.suspend(() => {
-        const ws = webSocketOf(socket)
-        if (ws === undefined || held === socket) return Effect.void
-        held = socket
-        ws.pause()
-        return Effect.logWarning("qr link stops reading from WhatsApp").pipe(
-          Effect.annotateLogs({ ...annotations, reason })
-        )
-      }),
-    resumeInput: Effect.suspend(() => {
-      const ws = webSocketOf(socket)
-      const was = held
-      held = undefined
-      if (ws === undefined || was !== socket) return Effect.void
-      ws.resume()
-      return Effect.logInfo("qr link reads from WhatsApp again").pipe(Effect.annotateLogs(annotations))
-    })
+    holdInput: input.hold,
+    resumeInput: input.resume
   } satisfies QrConnection
 })

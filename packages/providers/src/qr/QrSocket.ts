@@ -1,7 +1,8 @@
 /**
  * The Baileys socket of a QR connection: how one is opened (our options, the auth state, the log
- * scrubber) and how what it reports becomes `QrSocketEvent`s for the connection's actor, each
- * tagged with the socket's generation so a replaced socket's reports can be told apart.
+ * scrubber), how what it reports becomes `QrSocketEvent`s for the connection's actor (each tagged
+ * with the socket's generation so a replaced socket's reports can be told apart), and how its
+ * reading is paused.
  */
 import type { ChannelStateMachine } from "@switchboard/domain"
 import makeWASocket, { type BinaryNode, proto, type WACallEvent, type WAMessage, type WASocket } from "baileys"
@@ -158,3 +159,49 @@ export const open = (options: {
     })
     return s
   })
+
+/** The `ws` WebSocket under a Baileys socket, where it can be paused (it is not in Baileys' types). */
+const webSocketOf = (socket: WASocket | undefined): { pause(): void; resume(): void } | undefined => {
+  const ws: unknown = socket === undefined ? undefined : Reflect.get(socket.ws, "socket")
+  return typeof ws === "object" && ws !== null && "pause" in ws && "resume" in ws &&
+      typeof ws.pause === "function" && typeof ws.resume === "function"
+    ? {
+      pause: () => Reflect.apply(ws.pause as () => void, ws, []),
+      resume: () => Reflect.apply(ws.resume as () => void, ws, [])
+    }
+    : undefined
+}
+
+/**
+ * Stops and restarts reading from WhatsApp on the live socket (`QrConnection.holdInput`,
+ * `resumeInput`): its WebSocket paused, then resumed. A newer socket reads until held again.
+ */
+export const inputHold = (options: {
+  readonly socket: () => WASocket | undefined
+  readonly annotations: Record<string, string>
+}) => {
+  /** The socket whose reading is paused; a newer socket reads until held again. */
+  let held: WASocket | undefined
+  return {
+    hold: (reason: string) =>
+      Effect.suspend(() => {
+        const socket = options.socket()
+        const ws = webSocketOf(socket)
+        if (ws === undefined || held === socket) return Effect.void
+        held = socket
+        ws.pause()
+        return Effect.logWarning("qr link stops reading from WhatsApp").pipe(
+          Effect.annotateLogs({ ...options.annotations, reason })
+        )
+      }),
+    resume: Effect.suspend(() => {
+      const socket = options.socket()
+      const ws = webSocketOf(socket)
+      const was = held
+      held = undefined
+      if (ws === undefined || was !== socket) return Effect.void
+      ws.resume()
+      return Effect.logInfo("qr link reads from WhatsApp again").pipe(Effect.annotateLogs(options.annotations))
+    })
+  } as const
+}
