@@ -91,13 +91,30 @@ const family = (essence: string) => {
 }
 
 /**
+ * Types whose every file starts with the signature `sniff` knows: bytes without it are not of the
+ * type, whatever was declared (an `.exe` uploaded as a `image/png` document). MP3 and AAC are not
+ * here: a file may start with a bare frame, which `strong` leaves out.
+ */
+const ALWAYS_SIGNED: ReadonlySet<string> = new Set([
+  "image/jpeg",
+  "image/png",
+  "image/webp",
+  "image/heif",
+  "audio/ogg",
+  "audio/mp4",
+  "video/mp4",
+  "video/3gpp"
+])
+
+/**
  * A document's declared type against its bytes: bytes with a strong signature must be of the
  * declared family (a PNG declared `application/json` is not; a QuickTime video declared
- * `video/quicktime` is); bytes we cannot name are taken as declared.
+ * `video/quicktime` is); bytes that lack the signature every file of the declared type has are
+ * refused; other bytes we cannot name are taken as declared.
  */
 const documentAgrees = (type: string, head: Uint8Array) => {
   const sniffed = sniff(head, { strong: true })
-  if (sniffed.length === 0) return true
+  if (sniffed.length === 0) return !ALWAYS_SIGNED.has(type)
   if (sniffed.includes("multipart/form-data")) return false
   return sniffed.some((s) => s === type || family(s) === family(type))
 }

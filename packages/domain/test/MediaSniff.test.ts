@@ -59,6 +59,16 @@ describe("acceptsBytes", () => {
     expect(acceptsBytes("document", "application/pdf", bytes("%PDF-1.7"))).toBe(true)
     expect(acceptsBytes("document", "application/x-msdownload", EXE)).toBe(true)
   })
+
+  it("refuses a document declared as a type every file of which has a signature the bytes lack", () => {
+    // an .exe uploaded with ?kind=document as image/png was stored and served as a PNG
+    expect(acceptsBytes("document", "image/png", EXE)).toBe(false)
+    expect(acceptsBytes("document", "image/jpeg", EXE)).toBe(false)
+    expect(acceptsBytes("document", "video/mp4", EXE)).toBe(false)
+    expect(acceptsBytes("document", "image/png", PNG)).toBe(true)
+    // an MP3 may start with a bare frame, which is no sure signature: taken as declared
+    expect(acceptsBytes("document", "audio/mpeg", bytes("\u00ff\u00fb\u0090"))).toBe(true)
+  })
 })
 
 describe("kindOfType", () => {
