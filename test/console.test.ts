@@ -250,7 +250,9 @@ describe("console", () => {
           })
           assert.include(yield* step(() => w.page.locator(row).innerText()), "HTTP 400")
           yield* Browser.screenshot(w.page, "webhooks")
-          yield* step(() => w.page.locator(row).getByRole("button", { name: "Replay channel.created" }).click())
+          yield* step(() =>
+            w.page.locator(row).getByRole("button", { name: "Replay Test event (channel.created)" }).click()
+          )
           const replayed = yield* eventually(delivery, (d) => d.replay_count === 1)
           assert.strictEqual(replayed.replay_count, 1)
           yield* eventually(Effect.sync(() => sink.received.length), (n) => n === 2)

@@ -78,7 +78,13 @@ describe.skipIf(url === undefined)("traces across the api node and a runner", ()
     })
     assert.strictEqual(verified.status, 200, verified.text)
 
-    const sent = await fetch(`${api.baseUrl}/v1/messages?trace=${encodeURIComponent(RECIPIENT)}`, {
+    // a number in the query string: the parameter is refused (422) and its request is traced
+    // without it (the last test)
+    const refused = await fetch(`${api.baseUrl}/v1/messages?trace=${encodeURIComponent(RECIPIENT)}`, {
+      headers: { authorization: `Bearer ${key.body.secret}` }
+    })
+    assert.strictEqual(refused.status, 422)
+    const sent = await fetch(`${api.baseUrl}/v1/messages`, {
       method: "POST",
       headers: {
         "content-type": "application/json",
