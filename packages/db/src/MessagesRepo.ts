@@ -47,7 +47,7 @@ export type ReceiptTrackStatus = "provider_accepted" | MessageStateMachine.Recei
 const RECEIPT_SLOTS = ["workspace_id", "from_state", "category"]
 
 /** The columns of a `messages` row. */
-const MessageColumns = Schema.Struct({
+export const MessageColumns = Schema.Struct({
   id: Ids.Id("msg"),
   workspace_id: Ids.Id("ws"),
   channel_id: Ids.Id("ch"),
@@ -92,7 +92,14 @@ const MessageColumns = Schema.Struct({
  */
 export const MessageRow = Schema.transform(MessageColumns, Messaging.Message, {
   strict: true,
-  decode: (r) => ({
+  decode: (r) => messageOfColumns(r),
+  encode: (m) => columnsOfMessage(m)
+})
+
+/** A `messages` row's columns (decoded) as the wire's message (encoded): `MessageRow`'s decode. */
+export const messageOfColumns = (
+  r: typeof MessageColumns.Type
+): typeof Messaging.Message.Encoded => ({
     id: r.id,
     object: "message" as const,
     workspace_id: r.workspace_id,
@@ -122,8 +129,10 @@ export const MessageRow = Schema.transform(MessageColumns, Messaging.Message, {
     sent_at: isoOrNull(r.sent_at),
     delivered_at: isoOrNull(r.delivered_at),
     read_at: isoOrNull(r.read_at)
-  }),
-  encode: (m) => ({
+})
+
+/** The wire's message as a `messages` row's columns: `MessageRow`'s encode. */
+export const columnsOfMessage = (m: typeof Messaging.Message.Encoded): typeof MessageColumns.Type => ({
     id: m.id,
     workspace_id: m.workspace_id,
     channel_id: m.channel_id,
@@ -150,7 +159,6 @@ export const MessageRow = Schema.transform(MessageColumns, Messaging.Message, {
     media_id: m.media?.id ?? null,
     media_status: m.media?.status ?? null,
     media_failure: m.media?.failure_reason ?? null
-  })
 })
 const decodeMessages = Schema.decodeUnknown(Schema.Array(MessageRow))
 

@@ -9,8 +9,7 @@
  */
 import { Option } from "effect"
 import * as MediaType from "./MediaType.js"
-import type { MediaKind } from "./MessageContent.js"
-import { MEDIA_TYPES } from "./MessageContent.js"
+import { type MediaKind, MEDIA_TYPES } from "./MediaKinds.js"
 
 /** How many leading bytes `sniff` needs to decide (a shorter file is decided on what it has). */
 export const SNIFF_BYTES = 256
