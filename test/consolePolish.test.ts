@@ -9,7 +9,9 @@
  */
 import { SqlClient } from "@effect/sql"
 import { assert, describe, layer } from "@effect/vitest"
-import { Effect, Layer } from "effect"
+import { Schemas } from "@switchboard/domain"
+import { InboundMessages } from "@switchboard/entities"
+import { Effect, Layer, Option } from "effect"
 import * as Browser from "./support/Browser.js"
 import { inbound } from "./support/Conversations.js"
 import { PASSWORD, request, sandboxSetup, type SignedUp, signUp } from "./support/Fixtures.js"
@@ -85,7 +87,10 @@ describe("console: told true", () => {
       Effect.gen(function*() {
         const base = yield* Browser.origin
         const { key, session, user } = yield* sandboxSetup([ME, OTHER])
-        const named = yield* request("POST", "/v1/contacts", { token: key, body: { phone_number: ME, name: "Ann Example" } })
+        const named = yield* request("POST", "/v1/contacts", {
+          token: key,
+          body: { phone_number: ME, name: "Ann Example" }
+        })
         assert.strictEqual(named.status, 201, named.text)
         yield* inbound(key, session.id, ME, "Is my order on its way?")
         const long = `Could you tell me ${"more and more ".repeat(30)}about delivery?`
@@ -172,7 +177,10 @@ describe("console: told true", () => {
           })
           const place = yield* step(() =>
             w.page.locator("#timeline").evaluate((e) => {
-              const g = globalThis as unknown as { innerHeight: number; document: { activeElement: { id: string } | null } }
+              const g = globalThis as unknown as {
+                innerHeight: number
+                document: { activeElement: { id: string } | null }
+              }
               const r = e.getBoundingClientRect()
               return { top: r.top >= 0 && r.top < g.innerHeight, focused: g.document.activeElement?.id ?? "" }
             })
@@ -221,6 +229,7 @@ describe("console: told true", () => {
           // the mode stays what it was
           assert.include(yield* step(() => row("Expired key").innerText()), "live")
           yield* fits(w, screen.width)
+          yield* step(() => row("Expired key").scrollIntoViewIfNeeded())
           yield* Browser.docsScreenshot(w.page, `keys-${name}`)
         }
       }))
@@ -245,6 +254,65 @@ describe("console: told true", () => {
             await panel.getByRole("button", { name: `Manage session ${session.phone_number} here` }).click()
             await panel.locator(`[data-session="${session.id}"]`).getByText(`Verified recipients: ${ME}`).waitFor()
           })
+        }
+      }))
+
+    it.scoped("an inbound call reads as a call in its inbox row, its thread and Messages", () =>
+      Effect.gen(function*() {
+        const base = yield* Browser.origin
+        const { key, session, user } = yield* sandboxSetup([ME])
+        yield* inbound(key, session.id, ME, "I will call you")
+        // recorded as a QR channel records a call it hears (InboundMessages, docs/QR-CHANNELS.md "Calls")
+        const calls = [
+          { video: false, status: "missed", durationS: null },
+          { video: false, status: "rejected", durationS: null },
+          { video: true, status: "answered_elsewhere", durationS: 62 }
+        ] as const
+        for (const [i, call] of calls.entries()) {
+          const recorded = yield* Effect.flatMap(InboundMessages.InboundMessages, (messages) =>
+            messages.record({
+              workspaceId: user.workspaceId,
+              channelId: session.channel_id,
+              channelNumber: session.phone_number,
+              content: {
+                providerMessageId: `call-${i}`,
+                sender: { phoneNumber: ME, whatsappLid: null },
+                body: { _tag: "call", ...call },
+                quotedProviderMessageId: null,
+                at: Date.now()
+              },
+              now: Schemas.toTimestamp(Date.now() + i)
+            })).pipe(Effect.provide(InboundMessages.InboundMessages.Default))
+          assert.isTrue(Option.isSome(recorded))
+        }
+        const LINES = ["📞 Missed voice call", "📞 Voice call rejected", "📹 Video call answered on the phone (1:02)"]
+        for (const [name, screen] of SCREENS) {
+          const w = yield* newPage(screen)
+          yield* signIn(w, base, user)
+          yield* tab(w, "Inbox")
+          const row = w.page.locator("li[data-conversation]", { hasText: ME })
+          // the row previews the newest: the video call, with its length
+          yield* step(() => row.locator(".conv-preview").getByText(LINES[2]!).waitFor())
+          yield* step(async () => {
+            await row.getByRole("button").click()
+            await w.page.locator("#thread-messages li[data-type=call]").nth(2).waitFor()
+          })
+          const thread = yield* step(() => w.page.locator("#thread-messages li[data-type=call] .call").allInnerTexts())
+          assert.deepStrictEqual(thread, LINES, name)
+          // from the contact, in order after their text
+          assert.include(
+            yield* step(() => w.page.locator("#thread-messages li.in").first().innerText()),
+            "I will call you"
+          )
+          assert.strictEqual(yield* step(() => w.page.locator("#thread-messages li.in[data-type=call]").count()), 3)
+          yield* fits(w, screen.width)
+          yield* Browser.docsScreenshot(w.page, `calls-${name}`)
+          yield* tab(w, "Messages")
+          const listed = yield* step(async () => {
+            await w.page.locator("#messages tr[data-type=call]").nth(2).waitFor()
+            return w.page.locator("#messages tr[data-type=call] .call").allInnerTexts()
+          })
+          assert.deepStrictEqual([...listed].reverse(), LINES, `${name}: Messages, newest first`)
         }
       }))
 

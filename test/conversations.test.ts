@@ -92,7 +92,10 @@ describe("conversations", () => {
         assert.strictEqual((yield* client.conversations.get({ path: { conversationId } })).last_message?.id, newest)
         const closed = yield* client.conversations.update({ path: { conversationId }, payload: { status: "closed" } })
         assert.strictEqual(closed.last_message?.id, newest)
-        assert.strictEqual((yield* client.conversations.markRead({ path: { conversationId } })).last_message?.id, newest)
+        assert.strictEqual(
+          (yield* client.conversations.markRead({ path: { conversationId } })).last_message?.id,
+          newest
+        )
         // a conversation's last message is its own: the other thread's stays the other's
         const other = yield* client.messages.send({ payload: { to: OTHER, text: { body: "hi" } }, headers: {} })
         const both = yield* client.conversations.list({ urlParams: {} })

@@ -7,7 +7,7 @@
  * `Option`.
  */
 import { Option } from "effect"
-import { type MediaKind, MEDIA_LIMIT_BYTES } from "./MediaKinds.js"
+import { MEDIA_LIMIT_BYTES, type MediaKind } from "./MediaKinds.js"
 import { kindOfType } from "./MediaSniff.js"
 import * as MediaType from "./MediaType.js"
 

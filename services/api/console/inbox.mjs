@@ -54,8 +54,10 @@ function conversationRow(c) {
     el("span", { class: "conv-top" },
       el("span", { class: "conv-who" }, el("strong", { text: contactName(c) }), number),
       at ? el("time", { class: "muted conv-time", datetime: at, title: when(at), text: shortWhen(at) }) : ""),
-    el("span", { class: "conv-channel muted" }, `${channelLabel(c)}${c.status === "closed" ? " · closed" : ""} `, unread),
-    el("span", { class: "conv-preview", text: last ? `${last.direction === "outbound" ? "You: " : ""}${preview(last)}` : "No messages yet." }))
+    el("span", { class: "conv-channel muted", text: `${channelLabel(c)}${c.status === "closed" ? " · closed" : ""}` }),
+    el("span", { class: "conv-bottom" },
+      el("span", { class: "conv-preview", text: last ? `${last.direction === "outbound" ? "You: " : ""}${preview(last)}` : "No messages yet." }),
+      unread))
   return el("li", { "data-conversation": c.id }, open)
 }
 
