@@ -107,6 +107,10 @@ describe("console: media types", () => {
           })
           const width = yield* step(() => w.page.evaluate<number>("document.documentElement.scrollWidth"))
           assert.isAtMost(width, screen.width)
+          yield* step(() =>
+            w.page.locator("#thread-messages li[data-type=document]", { hasText: `shop-${name}.mov` })
+              .scrollIntoViewIfNeeded()
+          )
           yield* Browser.docsScreenshot(w.page, `sandbox-mov-${name}`)
         }
       }))

@@ -249,6 +249,7 @@ describe("console: told true", () => {
           assert.include(text, "A session is open in this workspace", name)
           assert.notInclude(text, "No sandbox session", name)
           yield* fits(w, screen.width)
+          yield* step(() => panel.scrollIntoViewIfNeeded())
           yield* Browser.docsScreenshot(w.page, `sandbox-elsewhere-${name}`)
           yield* step(async () => {
             await panel.getByRole("button", { name: `Manage session ${session.phone_number} here` }).click()
