@@ -468,7 +468,7 @@ export class FakeWhatsApp {
   }
   /** errors that ended a connection while the server handled its frames */
   readonly serverErrors: Array<string> = []
-  /** message stanzas for the companion while none is connected: delivered as offline messages at its next login */
+  /** message and receipt stanzas for the companion while none is connected: delivered as offline at its next login */
   private readonly offlineQueue: Array<BinaryNode> = []
   /** media a contact sent, by message id (answers the companion's re-upload requests) */
   readonly published = new Map<string, PublishedMedia>()
@@ -1168,7 +1168,12 @@ export class FakeWhatsApp {
       this.changed()
     }
     const receipt = (type: "delivered" | "read") => {
-      this.send(conn, { tag: "receipt", attrs: { id, from: to, t: unixNow(), ...(type === "read" ? { type } : {}) } })
+      // to the companion's session as it is then: the one that sent the message may have closed
+      // meanwhile (a reconnect), and WhatsApp keeps a receipt for the device's next login
+      this.toCompanionOrQueue({
+        tag: "receipt",
+        attrs: { id, from: to, t: unixNow(), ...(type === "read" ? { type } : {}) }
+      })
       contact.receiptsSent.push({ id, type })
       this.changed()
     }
@@ -1337,14 +1342,24 @@ export class FakeWhatsApp {
     })
   }
 
-  /** @internal — `FakeContact.acknowledges` */
+  /** @internal — `FakeContact.acknowledges`: to the logged-in companion, or kept for its next login */
   sendReceipt(contact: FakeContact, id: string, type: "delivered" | "read"): void {
-    const conn = this.session
-    if (!conn || !this.companionOnline) throw new Error("no companion is logged in")
+    if (this.devices.size === 0) throw new Error("no companion is linked")
     const from = `${contact.user}@${S_WA}`
-    this.send(conn, { tag: "receipt", attrs: { id, from, t: unixNow(), ...(type === "read" ? { type } : {}) } })
+    this.toCompanionOrQueue({ tag: "receipt", attrs: { id, from, t: unixNow(), ...(type === "read" ? { type } : {}) } })
     contact.receiptsSent.push({ id, type })
     this.changed()
+  }
+
+  /**
+   * A stanza for the companion: sent to its session when one is logged in, otherwise kept and
+   * delivered (marked `offline`) at its next login, as WhatsApp holds messages and receipts for a
+   * device that is away.
+   */
+  private toCompanionOrQueue(node: BinaryNode): void {
+    const conn = this.session
+    if (conn && this.companionOnline) this.send(conn, node)
+    else this.offlineQueue.push({ ...node, attrs: { ...node.attrs, offline: "1" } })
   }
 
   /** @internal — `FakeContact.revealsNumber` */
