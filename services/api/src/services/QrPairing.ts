@@ -32,15 +32,6 @@ const unreachable = () =>
 
 const iso = (ms: number | null) => (ms === null ? null : Schemas.toTimestamp(ms))
 
-/** A connection error as the API shows it (`qr/status`, stream frames). */
-const connectionErrorBody = (error: QrConnectionEvent.QrConnectionError | null) =>
-  error === null ? null : new QrPairingApi.QrConnectionError({
-    reason: error.reason,
-    message: error.message,
-    failures: error.failures,
-    next_attempt_at: iso(error.nextAttemptAt)
-  })
-
 /**
  * One SSE frame per pairing event, of the four the stream has (docs/QR-CHANNELS.md "QR channels"): `snapshot`,
  * `qr.updated`, `qr.state`, `qr.expired`. An attempt that could not reach WhatsApp changes no
@@ -63,7 +54,7 @@ export const toSseFrame = (
           qr: frame.qr === null ? null : Redacted.value(frame.qr.code),
           qr_expires_at: frame.qr === null ? null : Schemas.toTimestamp(frame.qr.expiresAt),
           phone_number: frame.phoneNumber,
-          connection_error: connectionErrorBody(frame.connectionError)
+          connection_error: QrPairingApi.QrConnectionError.fromDomain(frame.connectionError)
         },
         ...(frame.qr === null ? {} : { id: String(frame.qr.sequence) })
       }
@@ -86,7 +77,7 @@ export const toSseFrame = (
           from_status: frame.from,
           to_status: frame.to,
           reason: frame.reason,
-          connection_error: connectionErrorBody(frame.connectionError)
+          connection_error: QrPairingApi.QrConnectionError.fromDomain(frame.connectionError)
         }
       }
     case "expired":
@@ -99,7 +90,7 @@ export const toSseFrame = (
           from_status: status,
           to_status: status,
           reason: null,
-          connection_error: connectionErrorBody(frame)
+          connection_error: QrPairingApi.QrConnectionError.fromDomain(frame)
         }
       }
   }
@@ -159,7 +150,7 @@ export class QrPairing extends Effect.Service<QrPairing>()("@switchboard/service
         qr_expires_at: iso(view.qr_expires_at),
         phone_number: view.phone_number,
         pairing_started_at: pairingStartedAt,
-        connection_error: connectionErrorBody(view.connection_error)
+        connection_error: QrPairingApi.QrConnectionError.fromDomain(view.connection_error)
       })
 
     /** The recorded status, for a channel whose entity has no pairing (archived, suspended) or did not answer. */
