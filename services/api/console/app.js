@@ -256,11 +256,14 @@ async function beginPairing(p) {
   p.done = false
   setPairingHint(null)
   setPairingStatus("Asking WhatsApp for a code…")
+  p.started = false
   openStream(p)
   try {
     await api("POST", `/v1/channels/${p.channel.id}/qr/start`)
+    p.started = true
   } catch (err) {
     setPairingStatus(explain(err), true)
+    $("new-code").hidden = false
   }
 }
 
@@ -305,6 +308,9 @@ function startCountdown(p, expiresAt) {
 function onFrame(p, event, data) {
   if (event === "snapshot") {
     if (data.status === "connected") return onConnected(p, data.phone_number)
+    // the pairing this panel started ended while the stream was away (a reconnect after the code
+    // expired or the link closed): say how it ended, from the channel, and offer a new code
+    if (p.started && !data.qr && data.status === "disconnected") return endedWhileAway(p)
     if (data.qr) { drawQr(data.qr); startCountdown(p, data.qr_expires_at); setPairingStatus("Scan the code with WhatsApp.") }
     showConnectionError(data.connection_error)
   } else if (event === "qr.updated") {
@@ -313,13 +319,7 @@ function onFrame(p, event, data) {
     startCountdown(p, data.qr_expires_at)
     setPairingStatus("Scan the code with WhatsApp.")
   } else if (event === "qr.expired") {
-    p.done = true
-    clearInterval(p.countdown)
-    $("qr").replaceChildren()
-    $("countdown").textContent = ""
-    setPairingStatus("The code expired before it was scanned. Ask for a new one.", true)
-    $("new-code").hidden = false
-    $("new-code").focus()
+    showExpired(p)
   } else if (event === "qr.state") {
     // no change of status: an attempt that could not reach WhatsApp, with why and when the next is
     if (data.reason === null) return showConnectionError(data.connection_error)
@@ -336,6 +336,30 @@ function onFrame(p, event, data) {
       setPairingStatus(reasonText(data.reason), data.to_status === "degraded")
     }
   }
+}
+
+function showExpired(p) {
+  p.done = true
+  clearInterval(p.countdown)
+  $("qr").replaceChildren()
+  $("countdown").textContent = ""
+  setPairingStatus("The code expired before it was scanned. Ask for a new one.", true)
+  $("new-code").hidden = false
+  $("new-code").focus()
+}
+
+async function endedWhileAway(p) {
+  p.done = true
+  p.abort?.abort()
+  const channel = await api("GET", `/v1/channels/${p.channel.id}`).catch(() => null)
+  if (state.pairing !== p) return
+  if (channel?.status_reason === "qr_expired") return showExpired(p)
+  clearInterval(p.countdown)
+  $("qr").replaceChildren()
+  $("countdown").textContent = ""
+  setPairingStatus(`Not linked: ${reasonText(channel?.status_reason ?? "pairing_interrupted")}`, true)
+  $("new-code").hidden = false
+  $("new-code").focus()
 }
 
 async function onConnected(p, number) {
@@ -368,6 +392,14 @@ async function openStream(p) {
         signal: abort.signal
       })
       if (r.status === 401 && (await refresh())) continue
+      // the server could not answer now (a runner starting or moving, a rate limit): try again
+      // after its Retry-After or a back-off; any other refusal is final and said
+      if (r.status === 429 || r.status >= 500) {
+        const after = Number(r.headers.get("retry-after"))
+        if (Number.isFinite(after) && after > 0) p.retry = Math.min(30_000, after * 1000)
+        await r.body?.cancel().catch(() => {})
+        throw new Error(`qr/stream ${r.status}`)
+      }
       if (!r.ok) {
         const body = await r.json().catch(() => null)
         setPairingStatus(explain(new ApiError(r.status, body)), true)
