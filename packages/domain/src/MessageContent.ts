@@ -8,15 +8,14 @@
 import { Schema } from "effect"
 import { E164 } from "./Schemas.js"
 
+/** The kinds whose content is a stored file, by name (`MediaKind`). */
+export const MEDIA_KIND_NAMES = ["image", "document", "audio", "video", "sticker"] as const
+
 /** Every `type` a message can have. `text` and `template` are the kinds outbound sends have. */
 export const MessageType = Schema.Literal(
   "text",
   "template",
-  "image",
-  "document",
-  "audio",
-  "video",
-  "sticker",
+  ...MEDIA_KIND_NAMES,
   "location",
   "contacts",
   "reaction",
@@ -28,7 +27,7 @@ export const MessageType = Schema.Literal(
 export type MessageType = typeof MessageType.Type
 
 /** The kinds whose content is a stored file. */
-export const MediaKind = Schema.Literal("image", "document", "audio", "video", "sticker").annotations({
+export const MediaKind = Schema.Literal(...MEDIA_KIND_NAMES).annotations({
   identifier: "MediaKind"
 })
 export type MediaKind = typeof MediaKind.Type

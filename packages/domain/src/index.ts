@@ -1,5 +1,6 @@
 export * as ApiError from "./ApiError.js"
 export * as ArrivalEvents from "./ArrivalEvents.js"
+export * as Backoff from "./Backoff.js"
 export * as ChannelIdle from "./ChannelIdle.js"
 export * as ChannelStateMachine from "./ChannelStateMachine.js"
 export * as Characters from "./Characters.js"
