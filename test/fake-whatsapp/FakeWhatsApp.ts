@@ -37,6 +37,7 @@ import { EventEmitter, once } from "node:events"
 import type { AddressInfo } from "node:net"
 import { type WebSocket, WebSocketServer } from "ws"
 import { type CallLine, FakeCall } from "./FakeCalls.js"
+import * as FakeCodePairing from "./FakeCodePairing.js"
 import { MediaHost, type PublishedMedia } from "./MediaHost.js"
 import { FakeCertificateAuthority, NoiseResponder } from "./NoiseResponder.js"
 import { type CompanionKeys, SignalPeer } from "./SignalPeer.js"
@@ -56,6 +57,15 @@ interface Connection {
   stage: "hello" | "finish" | "open"
   registration?: { identityKey: Buffer; noiseKey: Buffer; registrationId: number }
   refs: Array<string>
+  /** a pairing by code under way on this connection (`FakeCodePairing`) */
+  codePairing?: {
+    readonly hello: FakeCodePairing.CompanionHello
+    /** the phone's attempt waiting for `companion_finish` */
+    attempt?: {
+      readonly ephemeralSecret: Buffer
+      readonly done: (outcome: CodeOutcome) => void
+    } | undefined
+  } | undefined
   device?: LinkedDevice
   readonly pending: Map<string, (node: BinaryNode) => void>
   seq: number
@@ -413,7 +423,10 @@ export class FakeContact {
   }
 }
 
-/** The account's primary device: scans QR codes, unlinks companions. */
+/** What the phone shows after the user typed a pairing code. */
+export type CodeOutcome = "linked" | "refused"
+
+/** The account's primary device: scans QR codes, takes pairing codes, unlinks companions. */
 export class FakePhone {
   /** @internal */
   readonly peer = new SignalPeer()
@@ -435,6 +448,22 @@ export class FakePhone {
    */
   scan(qr: string): Effect.Effect<void> {
     return Effect.promise(() => this.server.scan(qr))
+  }
+
+  /**
+   * "Link with phone number instead": the user types `code` (8 characters, as shown by the
+   * companion) on the phone. The phone unwraps the companion's key with it and answers with its
+   * own; the companion finishes, and on the right code the device is linked (`pair-success`, then
+   * the 515 restart) and this is `linked`. A wrong code is `refused` (the bundle does not open, as
+   * the phone says "Couldn't link device"), and the user may type again.
+   */
+  typesCode(code: string): Effect.Effect<CodeOutcome> {
+    return Effect.promise(() => this.server.typeCode(code))
+  }
+
+  /** The numbers companions asked pairing codes for (digits), in order, refused ones included. */
+  get codeRequests(): ReadonlyArray<string> {
+    return this.server.codeRequests
   }
 
   /** "Linked devices > Log out" on the phone: the companion gets a 401 and its device is gone. */
@@ -478,9 +507,11 @@ export class FakeWhatsApp {
     rejects: this.callRejects,
     until: (predicate) => this.until(predicate)
   }
+  /** numbers (digits) companions asked pairing codes for (`companion_hello`), in order */
+  readonly codeRequests: Array<string> = []
   /** errors that ended a connection while the server handled its frames */
   readonly serverErrors: Array<string> = []
-  /** message stanzas for the companion while none is connected: delivered as offline messages at its next login */
+  /** message and receipt stanzas for the companion while none is connected: delivered as offline at its next login */
   private readonly offlineQueue: Array<BinaryNode> = []
   /** media a contact sent, by message id (answers the companion's re-upload requests) */
   readonly published = new Map<string, PublishedMedia>()
@@ -781,6 +812,16 @@ export class FakeWhatsApp {
     if (!identityKey.equals(conn.registration.identityKey)) throw new Error("QR identity key mismatch")
     if (!Buffer.from(noiseB64, "base64").equals(conn.registration.noiseKey)) throw new Error("QR noise key mismatch")
 
+    await this.completePairing(conn, identityKey, Buffer.from(advB64, "base64"))
+  }
+
+  /**
+   * The phone accepted the companion (a scanned QR, a typed code): `pair-success` with the device
+   * identity signed by the account and HMAC'd with the ADV secret, the companion's signature
+   * checked, then the 515 restart.
+   */
+  private async completePairing(conn: Connection, identityKey: Buffer, advSecret: Buffer): Promise<void> {
+    if (!conn.registration) throw new Error("no registration on this connection")
     // taken before any await: scans under way at once get devices of their own
     const device = this.options.manyCompanions === true ? 7 + this.companionsLinked++ : 7
     const accountKey = this.phone.accountKey
@@ -792,7 +833,7 @@ export class FakeWhatsApp {
       accountSignatureKey: accountKey.public,
       accountSignature
     }).finish()
-    const hmac = createHmac("sha256", Buffer.from(advB64, "base64")).update(signed).digest()
+    const hmac = createHmac("sha256", advSecret).update(signed).digest()
     const jid = `${this.phone.user}:${device}@${S_WA}`
     const lid = `${this.phone.lidUser}:${device}@lid`
     const answer = await this.query(conn, {
@@ -831,11 +872,100 @@ export class FakeWhatsApp {
       preKeys: []
     })
     for (const r of conn.refs) this.pairingByRef.delete(r)
+    conn.codePairing = undefined
     this.stats.pairings++
     this.changed()
     // the real server makes the companion reconnect and log in with its new creds
     this.send(conn, { tag: "stream:error", attrs: { code: "515" } })
     setTimeout(() => conn.ws.close(), 50)
+  }
+
+  /**
+   * `link_code_companion_reg` from the companion: `companion_hello` asks for a code pairing of a
+   * number (refused with 400 `bad-request`, as WhatsApp refuses it, when the number is not the
+   * account's), `companion_finish` completes the phone's attempt (`typeCode`).
+   */
+  private onLinkCode(conn: Connection, node: BinaryNode) {
+    const reg = getBinaryNodeChild(node, "link_code_companion_reg")
+    if (reg?.attrs["stage"] === "companion_hello") {
+      const hello = FakeCodePairing.readHello(node)
+      this.codeRequests.push(hello.user)
+      const valid = conn.registration !== undefined && hello.noiseKey.equals(conn.registration.noiseKey) &&
+        hello.user === this.phone.user
+      if (!valid) {
+        this.send(conn, {
+          tag: "iq",
+          attrs: { from: S_WA, type: "error", id: node.attrs["id"] ?? "" },
+          content: [{ tag: "error", attrs: { code: "400", text: "bad-request" } }]
+        })
+        this.changed()
+        return
+      }
+      conn.codePairing = { hello }
+      this.result(conn, node, [{
+        tag: "link_code_companion_reg",
+        attrs: {},
+        content: [{ tag: "link_code_pairing_ref", attrs: {}, content: hello.ref }]
+      }])
+      this.changed()
+      return
+    }
+    const attempt = conn.codePairing?.attempt
+    if (reg?.attrs["stage"] !== "companion_finish" || !conn.codePairing || !attempt || !conn.registration) {
+      return this.send(conn, {
+        tag: "iq",
+        attrs: { from: S_WA, type: "error", id: node.attrs["id"] ?? "" },
+        content: [{ tag: "error", attrs: { code: "400", text: "bad-request" } }]
+      })
+    }
+    conn.codePairing.attempt = undefined
+    const opened = FakeCodePairing.openFinish(node, {
+      ref: conn.codePairing.hello.ref,
+      ephemeralSecret: attempt.ephemeralSecret,
+      identity: this.phone.accountKey,
+      companionIdentity: conn.registration.identityKey
+    })
+    if (!opened.ok) {
+      this.send(conn, {
+        tag: "iq",
+        attrs: { from: S_WA, type: "error", id: node.attrs["id"] ?? "" },
+        content: [{ tag: "error", attrs: { code: "400", text: "bad-request" } }]
+      })
+      this.serverErrors.push(`code pairing refused: ${opened.reason}`)
+      attempt.done("refused")
+      return
+    }
+    this.result(conn, node)
+    // not awaited here: the companion's answer to pair-success arrives as a later frame
+    this.completePairing(conn, conn.registration.identityKey, opened.advSecret).then(
+      () => attempt.done("linked"),
+      (error) => {
+        this.serverErrors.push(String(error))
+        attempt.done("refused")
+      }
+    )
+  }
+
+  /** @internal — `FakePhone.typesCode`: the phone answers the newest code pairing with what was typed. */
+  async typeCode(code: string): Promise<CodeOutcome> {
+    const conn = [...this.connections].reverse().find((c) => c.codePairing && c.ws.readyState === c.ws.OPEN)
+    if (!conn?.codePairing) throw new Error("no companion asked for a pairing code")
+    const { ephemeralSecret, notification } = FakeCodePairing.primaryAnswer(
+      conn.codePairing.hello,
+      code,
+      this.phone.accountKey
+    )
+    return new Promise<CodeOutcome>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error("the companion never sent companion_finish")), 30_000)
+      conn.codePairing!.attempt = {
+        ephemeralSecret,
+        done: (outcome) => {
+          clearTimeout(timer)
+          resolve(outcome)
+        }
+      }
+      this.send(conn, notification)
+    })
   }
 
   // ------------------------------------------------------------------ login
@@ -997,6 +1127,8 @@ export class FakeWhatsApp {
         this.changed()
         return this.result(conn, node)
       }
+      case "md/set/link_code_companion_reg":
+        return this.onLinkCode(conn, node)
       case "encrypt/get/count":
         return this.result(conn, node, [{ tag: "count", attrs: { value: String(conn.device?.preKeys.length ?? 0) } }])
       case "encrypt/set/undefined":
@@ -1227,7 +1359,12 @@ export class FakeWhatsApp {
       this.changed()
     }
     const receipt = (type: "delivered" | "read") => {
-      this.send(conn, { tag: "receipt", attrs: { id, from: to, t: unixNow(), ...(type === "read" ? { type } : {}) } })
+      // to the companion's session as it is then: the one that sent the message may have closed
+      // meanwhile (a reconnect), and WhatsApp keeps a receipt for the device's next login
+      this.toCompanionOrQueue({
+        tag: "receipt",
+        attrs: { id, from: to, t: unixNow(), ...(type === "read" ? { type } : {}) }
+      })
       contact.receiptsSent.push({ id, type })
       this.changed()
     }
@@ -1397,14 +1534,24 @@ export class FakeWhatsApp {
     })
   }
 
-  /** @internal — `FakeContact.acknowledges` */
+  /** @internal — `FakeContact.acknowledges`: to the logged-in companion, or kept for its next login */
   sendReceipt(contact: FakeContact, id: string, type: "delivered" | "read"): void {
-    const conn = this.session
-    if (!conn || !this.companionOnline) throw new Error("no companion is logged in")
+    if (this.devices.size === 0) throw new Error("no companion is linked")
     const from = `${contact.user}@${S_WA}`
-    this.send(conn, { tag: "receipt", attrs: { id, from, t: unixNow(), ...(type === "read" ? { type } : {}) } })
+    this.toCompanionOrQueue({ tag: "receipt", attrs: { id, from, t: unixNow(), ...(type === "read" ? { type } : {}) } })
     contact.receiptsSent.push({ id, type })
     this.changed()
+  }
+
+  /**
+   * A stanza for the companion: sent to its session when one is logged in, otherwise kept and
+   * delivered (marked `offline`) at its next login, as WhatsApp holds messages and receipts for a
+   * device that is away.
+   */
+  private toCompanionOrQueue(node: BinaryNode): void {
+    const conn = this.session
+    if (conn && this.companionOnline) this.send(conn, node)
+    else this.offlineQueue.push({ ...node, attrs: { ...node.attrs, offline: "1" } })
   }
 
   /** @internal — `FakeContact.revealsNumber` */

@@ -15,7 +15,9 @@ import {
   confirmDialog,
   el,
   explain,
+  forgetSessionHint,
   formError,
+  hasSessionHint,
   headersFor,
   keyFor,
   notice,
@@ -111,6 +113,8 @@ for (const tab of document.querySelectorAll(".tab")) tab.addEventListener("click
 async function show(view) {
   state.view = view
   stopPolling()
+  // an error line of the page left behind is stale on the next one
+  notice(null)
   for (const tab of document.querySelectorAll(".tab")) {
     if (tab.dataset.view === view) tab.setAttribute("aria-current", "page")
     else tab.removeAttribute("aria-current")
@@ -256,11 +260,14 @@ async function beginPairing(p) {
   p.done = false
   setPairingHint(null)
   setPairingStatus("Asking WhatsApp for a code…")
+  p.started = false
   openStream(p)
   try {
     await api("POST", `/v1/channels/${p.channel.id}/qr/start`)
+    p.started = true
   } catch (err) {
     setPairingStatus(explain(err), true)
+    $("new-code").hidden = false
   }
 }
 
@@ -305,6 +312,9 @@ function startCountdown(p, expiresAt) {
 function onFrame(p, event, data) {
   if (event === "snapshot") {
     if (data.status === "connected") return onConnected(p, data.phone_number)
+    // the pairing this panel started ended while the stream was away (a reconnect after the code
+    // expired or the link closed): say how it ended, from the channel, and offer a new code
+    if (p.started && !data.qr && data.status === "disconnected") return endedWhileAway(p)
     if (data.qr) { drawQr(data.qr); startCountdown(p, data.qr_expires_at); setPairingStatus("Scan the code with WhatsApp.") }
     showConnectionError(data.connection_error)
   } else if (event === "qr.updated") {
@@ -313,13 +323,7 @@ function onFrame(p, event, data) {
     startCountdown(p, data.qr_expires_at)
     setPairingStatus("Scan the code with WhatsApp.")
   } else if (event === "qr.expired") {
-    p.done = true
-    clearInterval(p.countdown)
-    $("qr").replaceChildren()
-    $("countdown").textContent = ""
-    setPairingStatus("The code expired before it was scanned. Ask for a new one.", true)
-    $("new-code").hidden = false
-    $("new-code").focus()
+    showExpired(p)
   } else if (event === "qr.state") {
     // no change of status: an attempt that could not reach WhatsApp, with why and when the next is
     if (data.reason === null) return showConnectionError(data.connection_error)
@@ -336,6 +340,30 @@ function onFrame(p, event, data) {
       setPairingStatus(reasonText(data.reason), data.to_status === "degraded")
     }
   }
+}
+
+function showExpired(p) {
+  p.done = true
+  clearInterval(p.countdown)
+  $("qr").replaceChildren()
+  $("countdown").textContent = ""
+  setPairingStatus("The code expired before it was scanned. Ask for a new one.", true)
+  $("new-code").hidden = false
+  $("new-code").focus()
+}
+
+async function endedWhileAway(p) {
+  p.done = true
+  p.abort?.abort()
+  const channel = await api("GET", `/v1/channels/${p.channel.id}`).catch(() => null)
+  if (state.pairing !== p) return
+  if (channel?.status_reason === "qr_expired") return showExpired(p)
+  clearInterval(p.countdown)
+  $("qr").replaceChildren()
+  $("countdown").textContent = ""
+  setPairingStatus(`Not linked: ${reasonText(channel?.status_reason ?? "pairing_interrupted")}`, true)
+  $("new-code").hidden = false
+  $("new-code").focus()
 }
 
 async function onConnected(p, number) {
@@ -368,6 +396,14 @@ async function openStream(p) {
         signal: abort.signal
       })
       if (r.status === 401 && (await refresh())) continue
+      // the server could not answer now (a runner starting or moving, a rate limit): try again
+      // after its Retry-After or a back-off; any other refusal is final and said
+      if (r.status === 429 || r.status >= 500) {
+        const after = Number(r.headers.get("retry-after"))
+        if (Number.isFinite(after) && after > 0) p.retry = Math.min(30_000, after * 1000)
+        await r.body?.cancel().catch(() => {})
+        throw new Error(`qr/stream ${r.status}`)
+      }
       if (!r.ok) {
         const body = await r.json().catch(() => null)
         setPairingStatus(explain(new ApiError(r.status, body)), true)
@@ -461,6 +497,8 @@ async function pollMessages() {
 $("send-form").addEventListener("submit", async (event) => {
   event.preventDefault()
   formError("send-error", null)
+  // the last send's line goes with a new try: a "Queued ..." left above a later error misleads
+  $("send-result").textContent = ""
   const channel = $("send-channel").value
   try {
     const sent = await api("POST", "/v1/messages", {
@@ -483,6 +521,10 @@ async function showTimeline(id) {
     $("timeline-list").replaceChildren(...m.timeline.map((t) =>
       el("li", {}, `${when(t.at)} `, badge(t.to_state), t.reason ? ` ${t.reason}` : "")))
     $("timeline").hidden = false
+    // below a page of messages it would open out of sight: bring it into view, its title focused
+    // (keyboard and screen-reader users land on it too)
+    $("timeline").scrollIntoView({ block: "start" })
+    $("timeline-title").focus({ preventScroll: true })
   } catch (err) {
     notice(explain(err))
   }
@@ -566,4 +608,12 @@ async function replayDelivery(d) {
 
 // ---- start: a session cookie from an earlier visit signs in again ----------------------------
 
-refresh().then((ok) => (ok ? afterSignIn() : $("email").focus()), () => $("email").focus())
+// Only when the server left its hint (`signed_in`, set with the refresh cookie, expired on sign-out):
+// a visitor who is signed out gets the form at once, without a refused refresh in the browser's log.
+if (hasSessionHint()) {
+  refresh().then((ok) => {
+    if (ok) return afterSignIn()
+    forgetSessionHint() // the session ended elsewhere (revoked, expired): ask once, not on every load
+    $("email").focus()
+  }, () => $("email").focus())
+} else $("email").focus()
