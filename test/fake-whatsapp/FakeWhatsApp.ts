@@ -529,6 +529,8 @@ export class FakeWhatsApp {
     { readonly contact: FakeContact; readonly message: proto.IMessage; readonly options: SendOptions }
   >()
   private session: Connection | undefined
+  /** companions linked so far with `manyCompanions` (the next one is device 7 + this) */
+  private companionsLinked = 0
   /** an offline status broadcast waiting for the companion's ack (`deliverOffline`) */
   private pendingStatus: { readonly conn: Connection; readonly id: string; readonly delivered: number } | undefined
   /** every `<ack class="message">` the companion sent: the message id, and the error of a refusal */
@@ -820,7 +822,8 @@ export class FakeWhatsApp {
    */
   private async completePairing(conn: Connection, identityKey: Buffer, advSecret: Buffer): Promise<void> {
     if (!conn.registration) throw new Error("no registration on this connection")
-    const device = this.options.manyCompanions === true ? 7 + this.stats.pairings : 7
+    // taken before any await: scans under way at once get devices of their own
+    const device = this.options.manyCompanions === true ? 7 + this.companionsLinked++ : 7
     const accountKey = this.phone.accountKey
     const details = proto.ADVDeviceIdentity.encode({ rawId: 424242, timestamp: Number(unixNow()), keyIndex: 1 })
       .finish()
