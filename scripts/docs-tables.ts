@@ -109,7 +109,7 @@ const webhookRetries = () =>
   table(["what", "value"], [
     ["attempts in all", String(Webhooks.MAX_ATTEMPTS)],
     [
-      "delay after attempt n (uniform, full jitter)",
+      "delay after attempt n (uniform between the two, equal jitter)",
       Array.from(
         { length: Webhooks.MAX_ATTEMPTS - 1 },
         (_, i) => `${Webhooks.retryDelayMs(i + 1, 0, 1) / 1000}-${Webhooks.retryDelayMs(i + 1, 1, 1) / 1000} s`

@@ -69,6 +69,8 @@ interface Connection {
   device?: LinkedDevice
   readonly pending: Map<string, (node: BinaryNode) => void>
   seq: number
+  /** epoch ms the WebSocket was accepted */
+  readonly openedAt: number
 }
 
 /** One message Baileys sent to a fake contact, as the contact decrypted it. */
@@ -186,6 +188,11 @@ export interface FakeWhatsAppOptions {
   readonly phoneNumber?: string
   /** prints every stanza (debugging a Baileys bump) */
   readonly trace?: boolean
+  /**
+   * every scan links a companion of its own (devices 7, 8, 9, ...), so one server holds many
+   * channels at once (bench/qrSoak.ts); by default each scan links device 7 again
+   */
+  readonly manyCompanions?: boolean
 }
 
 /**
@@ -205,6 +212,11 @@ export interface SendOptions {
    * `retry` receipt); the contact then sends it again, intact, under the same id
    */
   readonly garbled?: boolean
+  /**
+   * the stanza's `offline` attribute on a message delivered live: `"0"` as WhatsApp marks some
+   * live messages (Baileys reads any value as offline: issue 2810)
+   */
+  readonly offline?: "0"
 }
 
 /** The media kinds a contact can send, with the message member and the media type of its keys. */
@@ -499,7 +511,7 @@ export class FakeWhatsApp {
   readonly codeRequests: Array<string> = []
   /** errors that ended a connection while the server handled its frames */
   readonly serverErrors: Array<string> = []
-  /** message stanzas for the companion while none is connected: delivered as offline messages at its next login */
+  /** message and receipt stanzas for the companion while none is connected: delivered as offline at its next login */
   private readonly offlineQueue: Array<BinaryNode> = []
   /** media a contact sent, by message id (answers the companion's re-upload requests) */
   readonly published = new Map<string, PublishedMedia>()
@@ -517,6 +529,10 @@ export class FakeWhatsApp {
     { readonly contact: FakeContact; readonly message: proto.IMessage; readonly options: SendOptions }
   >()
   private session: Connection | undefined
+  /** an offline status broadcast waiting for the companion's ack (`deliverOffline`) */
+  private pendingStatus: { readonly conn: Connection; readonly id: string; readonly delivered: number } | undefined
+  /** every `<ack class="message">` the companion sent: the message id, and the error of a refusal */
+  readonly messageAcks: Array<{ readonly id: string; readonly error?: string }> = []
 
   private constructor(
     private readonly wss: WebSocketServer,
@@ -581,6 +597,13 @@ export class FakeWhatsApp {
   /** Network failure: every TCP connection dies without a goodbye (Baileys: 428). */
   dropConnections(): void {
     for (const c of this.connections) c.ws.terminate()
+  }
+
+  /** Drops every connection open longer than `ms` (each then reconnects: a rolling reconnect). */
+  dropConnectionsOlderThan(ms: number): number {
+    const old = [...this.connections].filter((c) => Date.now() - c.openedAt > ms)
+    for (const c of old) c.ws.terminate()
+    return old.length
   }
 
   /** `<stream:error code=.../>` to the logged-in session (e.g. 503). */
@@ -682,7 +705,8 @@ export class FakeWhatsApp {
       stage: "hello",
       refs: [],
       pending: new Map(),
-      seq: 0
+      seq: 0,
+      openedAt: Date.now()
     }
     this.connections.add(conn)
     this.stats.connections++
@@ -796,7 +820,7 @@ export class FakeWhatsApp {
    */
   private async completePairing(conn: Connection, identityKey: Buffer, advSecret: Buffer): Promise<void> {
     if (!conn.registration) throw new Error("no registration on this connection")
-    const device = 7
+    const device = this.options.manyCompanions === true ? 7 + this.stats.pairings : 7
     const accountKey = this.phone.accountKey
     const details = proto.ADVDeviceIdentity.encode({ rawId: 424242, timestamp: Number(unixNow()), keyIndex: 1 })
       .finish()
@@ -978,13 +1002,44 @@ export class FakeWhatsApp {
       tag: "success",
       attrs: { t: unixNow(), lid: device.lid, props: "1", abprops: "1", location: "fake", creation: unixNow() }
     })
-    // what came while the companion was away, then the notice that the offline queue is drained
-    // (Baileys buffers its events until then)
-    setTimeout(() => {
-      const queued = this.offlineQueue.splice(0)
-      for (const node of queued) this.send(conn, node)
-      if (!this.holdOffline) this.sendOfflineNotice(conn, queued.length)
-    }, 50)
+    setTimeout(() => this.deliverOffline(conn, 0), 50)
+    this.changed()
+  }
+
+  /**
+   * What came while the companion was away, in order, then the notice that the offline queue is
+   * drained (Baileys buffers its events until then). A status broadcast waits for the companion's
+   * ack, as WhatsApp's server does: acked, the rest follows; refused (an ack with `error`), it stays
+   * pending, comes first again at the next login, and everything after it is held back meanwhile
+   * (Baileys PR 2779: one undecryptable status froze an account's offline delivery).
+   */
+  private deliverOffline(conn: Connection, delivered: number) {
+    if (this.session !== conn) return
+    while (this.offlineQueue.length > 0) {
+      const node = this.offlineQueue[0]!
+      this.send(conn, node)
+      if (node.attrs["from"] === "status@broadcast") {
+        this.pendingStatus = { conn, id: node.attrs["id"] ?? "", delivered: delivered + 1 }
+        return
+      }
+      this.offlineQueue.shift()
+      delivered++
+    }
+    if (!this.holdOffline) this.sendOfflineNotice(conn, delivered)
+  }
+
+  /** The companion's `<ack class="message">`: one for an offline status lets the rest follow. */
+  private onMessageAck(conn: Connection, node: BinaryNode) {
+    const { id, error } = node.attrs
+    this.messageAcks.push({ id: id ?? "", ...(error === undefined ? {} : { error }) })
+    const pending = this.pendingStatus
+    if (pending?.conn === conn && pending.id === id) {
+      this.pendingStatus = undefined
+      if (error === undefined) {
+        this.offlineQueue.shift()
+        this.deliverOffline(conn, pending.delivered)
+      }
+    }
     this.changed()
   }
 
@@ -1020,6 +1075,7 @@ export class FakeWhatsApp {
     if (tag === "receipt" && attrs["type"] === "read") this.onReadReceipt(node)
     if (tag === "message") return this.onMessage(conn, node)
     if (tag === "chatstate") return this.onChatState(node)
+    if (tag === "ack" && attrs["class"] === "message") return this.onMessageAck(conn, node)
     if (tag === "call") return this.onCall(conn, node)
     if (tag === "receipt" || tag === "notification") {
       this.send(conn, {
@@ -1300,7 +1356,12 @@ export class FakeWhatsApp {
       this.changed()
     }
     const receipt = (type: "delivered" | "read") => {
-      this.send(conn, { tag: "receipt", attrs: { id, from: to, t: unixNow(), ...(type === "read" ? { type } : {}) } })
+      // to the companion's session as it is then: the one that sent the message may have closed
+      // meanwhile (a reconnect), and WhatsApp keeps a receipt for the device's next login
+      this.toCompanionOrQueue({
+        tag: "receipt",
+        attrs: { id, from: to, t: unixNow(), ...(type === "read" ? { type } : {}) }
+      })
       contact.receiptsSent.push({ id, type })
       this.changed()
     }
@@ -1370,7 +1431,8 @@ export class FakeWhatsApp {
         t: unixNow(),
         type: message.conversation || message.extendedTextMessage ? "text" : "media",
         notify: "Fake Contact",
-        ...(addressing.startsWith("lid") ? { addressing_mode: "lid" } : {})
+        ...(addressing.startsWith("lid") ? { addressing_mode: "lid" } : {}),
+        ...(options.offline === undefined ? {} : { offline: options.offline })
       },
       content: children
     }
@@ -1469,14 +1531,24 @@ export class FakeWhatsApp {
     })
   }
 
-  /** @internal — `FakeContact.acknowledges` */
+  /** @internal — `FakeContact.acknowledges`: to the logged-in companion, or kept for its next login */
   sendReceipt(contact: FakeContact, id: string, type: "delivered" | "read"): void {
-    const conn = this.session
-    if (!conn || !this.companionOnline) throw new Error("no companion is logged in")
+    if (this.devices.size === 0) throw new Error("no companion is linked")
     const from = `${contact.user}@${S_WA}`
-    this.send(conn, { tag: "receipt", attrs: { id, from, t: unixNow(), ...(type === "read" ? { type } : {}) } })
+    this.toCompanionOrQueue({ tag: "receipt", attrs: { id, from, t: unixNow(), ...(type === "read" ? { type } : {}) } })
     contact.receiptsSent.push({ id, type })
     this.changed()
+  }
+
+  /**
+   * A stanza for the companion: sent to its session when one is logged in, otherwise kept and
+   * delivered (marked `offline`) at its next login, as WhatsApp holds messages and receipts for a
+   * device that is away.
+   */
+  private toCompanionOrQueue(node: BinaryNode): void {
+    const conn = this.session
+    if (conn && this.companionOnline) this.send(conn, node)
+    else this.offlineQueue.push({ ...node, attrs: { ...node.attrs, offline: "1" } })
   }
 
   /** @internal — `FakeContact.revealsNumber` */

@@ -10,20 +10,31 @@ import {
 import { Schema } from "effect"
 import { Authentication, rateLimited, requireScopes, sessionOnly } from "./Security.js"
 
-/** Why the channel's last attempt could not reach WhatsApp. */
+/**
+ * Why the channel's last attempt could not reach WhatsApp: the wire form of the domain's
+ * `QrConnectionError` (its fields and descriptions; `next_attempt_at` a timestamp), made by `fromDomain`.
+ */
 export class QrConnectionError extends Schema.Class<QrConnectionError>("QrConnectionError")({
-  reason: DomainQrConnectionError.QrConnectionErrorReason,
-  message: Schema.String.annotations({
-    description: "What happened and what to check, for a person (names only the configured WhatsApp host)"
-  }),
-  failures: Schema.Int.annotations({ description: "Attempts in a row that could not reach WhatsApp" }),
+  reason: DomainQrConnectionError.QrConnectionError.fields.reason,
+  message: DomainQrConnectionError.QrConnectionError.fields.message,
+  failures: DomainQrConnectionError.QrConnectionError.fields.failures,
   next_attempt_at: Schema.NullOr(Schemas.Timestamp).annotations({
     description: "When the next attempt starts; `null` once the channel gave up (it is then `disconnected`)"
   })
 }, {
   description:
     "Why the last attempt could not reach WhatsApp (reasons and retry rules: docs/STATE-MACHINES.md, \"QR connection errors\")"
-}) {}
+}) {
+  /** The API's form of a connection error; `null` for none. */
+  static fromDomain(error: DomainQrConnectionError.QrConnectionError | null): QrConnectionError | null {
+    return error === null ? null : new QrConnectionError({
+      reason: error.reason,
+      message: error.message,
+      failures: error.failures,
+      next_attempt_at: error.nextAttemptAt === null ? null : Schemas.toTimestamp(error.nextAttemptAt)
+    })
+  }
+}
 
 /** Where pairing stands; the QR code itself only travels on the stream. */
 export class PairingStatus extends Schema.Class<PairingStatus>("PairingStatus")({

@@ -15,7 +15,9 @@ import {
   confirmDialog,
   el,
   explain,
+  forgetSessionHint,
   formError,
+  hasSessionHint,
   headersFor,
   keyFor,
   notice,
@@ -111,6 +113,8 @@ for (const tab of document.querySelectorAll(".tab")) tab.addEventListener("click
 async function show(view) {
   state.view = view
   stopPolling()
+  // an error line of the page left behind is stale on the next one
+  notice(null)
   for (const tab of document.querySelectorAll(".tab")) {
     if (tab.dataset.view === view) tab.setAttribute("aria-current", "page")
     else tab.removeAttribute("aria-current")
@@ -535,6 +539,8 @@ async function pollMessages() {
 $("send-form").addEventListener("submit", async (event) => {
   event.preventDefault()
   formError("send-error", null)
+  // the last send's line goes with a new try: a "Queued ..." left above a later error misleads
+  $("send-result").textContent = ""
   const channel = $("send-channel").value
   try {
     const sent = await api("POST", "/v1/messages", {
@@ -557,6 +563,10 @@ async function showTimeline(id) {
     $("timeline-list").replaceChildren(...m.timeline.map((t) =>
       el("li", {}, `${when(t.at)} `, badge(t.to_state), t.reason ? ` ${t.reason}` : "")))
     $("timeline").hidden = false
+    // below a page of messages it would open out of sight: bring it into view, its title focused
+    // (keyboard and screen-reader users land on it too)
+    $("timeline").scrollIntoView({ block: "start" })
+    $("timeline-title").focus({ preventScroll: true })
   } catch (err) {
     notice(explain(err))
   }
@@ -640,4 +650,12 @@ async function replayDelivery(d) {
 
 // ---- start: a session cookie from an earlier visit signs in again ----------------------------
 
-refresh().then((ok) => (ok ? afterSignIn() : $("email").focus()), () => $("email").focus())
+// Only when the server left its hint (`signed_in`, set with the refresh cookie, expired on sign-out):
+// a visitor who is signed out gets the form at once, without a refused refresh in the browser's log.
+if (hasSessionHint()) {
+  refresh().then((ok) => {
+    if (ok) return afterSignIn()
+    forgetSessionHint() // the session ended elsewhere (revoked, expired): ask once, not on every load
+    $("email").focus()
+  }, () => $("email").focus())
+} else $("email").focus()

@@ -45,10 +45,10 @@ export type { QrCodeSnapshot } from "./QrCodes.js"
 export { e164ToJid, jidToE164, readerJid } from "./QrJid.js"
 export { baileysContent, baileysQuoted, type QrOutboundText } from "./QrOutbound.js"
 
-/** What a QR channel can do (0.5 messages per second). */
+/** What a QR channel can do (`Messaging.THROUGHPUT_MPS.qr` messages per second). */
 export const qrCapabilities = {
   provider: "qr",
-  max_throughput_mps: 0.5,
+  max_throughput_mps: Messaging.THROUGHPUT_MPS.qr,
   message_types: Messaging.MESSAGE_TYPES.qr
 } as const
 

@@ -31,20 +31,9 @@ export const QrCodeEvent = Schema.TaggedStruct("qr", {
 })
 export type QrCodeEvent = typeof QrCodeEvent.Type
 
-/**
- * The last connection attempt could not reach WhatsApp (docs/STATE-MACHINES.md, "QR connection
- * errors"). Cleared once WhatsApp answers again or pairing restarts.
- */
-export const QrConnectionError = Schema.Struct({
-  reason: DomainQrConnectionError.QrConnectionErrorReason,
-  /** what happened and what to check, for a person */
-  message: Schema.String,
-  /** failed attempts in a row */
-  failures: Schema.Int,
-  /** epoch ms of the next attempt; `null` once the channel gave up */
-  nextAttemptAt: Schema.NullOr(Schema.Number)
-})
-export type QrConnectionError = typeof QrConnectionError.Type
+/** The last connection attempt could not reach WhatsApp: the domain's one shape (`QrConnectionError`). */
+export const QrConnectionError = DomainQrConnectionError.QrConnectionError
+export type QrConnectionError = DomainQrConnectionError.QrConnectionError
 
 /** A connection attempt failed before reaching WhatsApp; another follows unless `nextAttemptAt` is `null`. */
 export const QrConnectionErrorEvent = Schema.TaggedStruct("connection_error", {

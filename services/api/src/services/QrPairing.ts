@@ -32,15 +32,6 @@ const unreachable = () =>
 
 const iso = (ms: number | null) => (ms === null ? null : Schemas.toTimestamp(ms))
 
-/** A connection error as the API shows it (`qr/status`, stream frames). */
-const connectionErrorBody = (error: QrConnectionEvent.QrConnectionError | null) =>
-  error === null ? null : new QrPairingApi.QrConnectionError({
-    reason: error.reason,
-    message: error.message,
-    failures: error.failures,
-    next_attempt_at: iso(error.nextAttemptAt)
-  })
-
 /** What shows, as the frames carry it: a QR code (`qr`) or a pairing code (`pairing_code`), the other `null`. */
 const codeFields = (
   shown: {
@@ -86,7 +77,7 @@ export const toSseFrame = (
           pairing_code: showing.pairing_code,
           pairing_code_expires_at: showing.pairing_code_expires_at,
           phone_number: frame.phoneNumber,
-          connection_error: connectionErrorBody(frame.connectionError)
+          connection_error: QrPairingApi.QrConnectionError.fromDomain(frame.connectionError)
         },
         ...(frame.qr === null ? {} : { id: String(frame.qr.sequence) })
       }
@@ -105,7 +96,7 @@ export const toSseFrame = (
           from_status: frame.from,
           to_status: frame.to,
           reason: frame.reason,
-          connection_error: connectionErrorBody(frame.connectionError)
+          connection_error: QrPairingApi.QrConnectionError.fromDomain(frame.connectionError)
         }
       }
     case "expired":
@@ -118,7 +109,7 @@ export const toSseFrame = (
           from_status: status,
           to_status: status,
           reason: null,
-          connection_error: connectionErrorBody(frame)
+          connection_error: QrPairingApi.QrConnectionError.fromDomain(frame)
         }
       }
   }
@@ -178,7 +169,7 @@ export class QrPairing extends Effect.Service<QrPairing>()("@switchboard/service
         qr_expires_at: iso(view.qr_expires_at),
         phone_number: view.phone_number,
         pairing_started_at: pairingStartedAt,
-        connection_error: connectionErrorBody(view.connection_error),
+        connection_error: QrPairingApi.QrConnectionError.fromDomain(view.connection_error),
         pairing_code_available: view.pairing_code_available ?? false,
         pairing_code_expires_at: iso(view.pairing_code_expires_at ?? null)
       })
