@@ -126,14 +126,81 @@ export const buildService = async (name: ServiceName, dir: string = dist): Promi
   writeAtomically(manifestPath(name, dir), JSON.stringify(manifest, null, 1))
 }
 
-/** Builds each of `names` that is not fresh in `dir`; the ones it built. */
+/**
+ * The embedded database's migrated template, `dist/embedded-template.tar.gz`
+ * (packages/db/src/EmbeddedTemplate.ts): what a first start on an empty `DATA_DIR` loads instead
+ * of creating a database (initdb and every migration, 15-40 s, then one Postgres start). Made from
+ * the migrations and the PGlite version, which its manifest lists.
+ */
+export const TEMPLATE = "embedded-template.tar.gz"
+const templateManifest = (dir: string) => join(dir, "embedded-template.build.json")
+const templateInputs = (): ReadonlyArray<string> => {
+  const db = join("packages", "db", "src")
+  return [
+    relative(root, thisFile),
+    "package-lock.json",
+    join(db, "Database.ts"),
+    join(db, "EmbeddedTemplate.ts"),
+    join(db, "Migrations.ts"),
+    ...readdirSync(join(root, db, "migrations")).map((file) => join(db, "migrations", file))
+  ].sort()
+}
+/** The services that run on the embedded database (and so load the template). */
+const usesTemplate = (name: ServiceName) => name === "standalone" || name === "admin"
+
+/** True when `dir` holds the template made from the migrations as they are now. */
+export const isTemplateFresh = (dir: string = dist): boolean => {
+  if (!existsSync(join(dir, TEMPLATE))) return false
+  try {
+    const { inputs } = JSON.parse(readFileSync(templateManifest(dir), "utf8")) as Manifest
+    const now = templateInputs()
+    return Object.keys(inputs).length === now.length &&
+      now.every((path) => inputs[path] === statSync(join(root, path)).mtimeMs)
+  } catch {
+    return false
+  }
+}
+
+/** Makes the template in `dir` (15-40 s: what a first start without one costs). */
+export const buildTemplate = async (dir: string = dist): Promise<void> => {
+  const inputs = templateInputs()
+  const mtimes = Object.fromEntries(inputs.map((path) => [path, statSync(join(root, path)).mtimeMs]))
+  // loaded here: a start that finds everything fresh does not load the database code
+  const { EmbeddedTemplate } = await import("@switchboard/db")
+  await EmbeddedTemplate.make(join(dir, TEMPLATE), { compression: "gzip" })
+  writeAtomically(templateManifest(dir), JSON.stringify({ inputs: mtimes }, null, 1))
+}
+
+/**
+ * Builds each of `names` that is not fresh in `dir`, and the template when one of them runs on the
+ * embedded database and `dir` has none; the ones it built. A template older than the migrations is
+ * left as it is here (a start on an empty `DATA_DIR` applies the migrations it lacks, and a start
+ * on an existing one never reads it): only `npm run build` (`buildAll`) remakes it.
+ */
 export const buildIfStale = async (
   names: ReadonlyArray<ServiceName> = services,
   dir: string = dist
-): Promise<ReadonlyArray<ServiceName>> => {
+): Promise<ReadonlyArray<string>> => {
   const stale = names.filter((name) => !isFresh(name, dir))
-  await Promise.all(stale.map((name) => buildService(name, dir)))
-  return stale
+  const template = names.some(usesTemplate) && !existsSync(join(dir, TEMPLATE))
+  await Promise.all([
+    ...stale.map((name) => buildService(name, dir)),
+    ...(template ? [buildTemplate(dir)] : [])
+  ])
+  return [...stale.map((name) => `${name}.mjs`), ...(template ? [TEMPLATE] : [])]
+}
+
+/** `npm run build`: `names`, and the template unless it is fresh; the files it built. */
+export const buildAll = async (
+  names: ReadonlyArray<ServiceName> = services,
+  dir: string = dist
+): Promise<ReadonlyArray<string>> => {
+  const template = names.some(usesTemplate) && !isTemplateFresh(dir)
+  await Promise.all([
+    ...names.map((name) => buildService(name, dir)),
+    ...(template ? [buildTemplate(dir)] : [])
+  ])
+  return [...names.map((name) => `${name}.mjs`), ...(template ? [TEMPLATE] : [])]
 }
 
 // `node --import tsx scripts/build.ts [--if-stale] [service ...]`: every service unless some are named
@@ -147,10 +214,8 @@ if (process.argv[1] !== undefined && resolve(process.argv[1]) === thisFile) {
     process.exit(64)
   }
   const names = named.length === 0 ? services : (named as ReadonlyArray<ServiceName>)
-  const built = args.includes("--if-stale")
-    ? await buildIfStale(names)
-    : (await Promise.all(names.map((name) => buildService(name))), names)
+  const built = args.includes("--if-stale") ? await buildIfStale(names) : await buildAll(names)
   if (built.length > 0) {
-    console.log(`built ${built.map((name) => `dist/${name}.mjs`).join(", ")} in ${Date.now() - started} ms`)
+    console.log(`built ${built.map((file) => `dist/${file}`).join(", ")} in ${Date.now() - started} ms`)
   }
 }

@@ -32,7 +32,7 @@ export class ConversationsApi extends HttpApiGroup.make("conversations")
       .addError(Errors.ChannelNotFound)
       .annotate(
         OpenApi.Description,
-        "Newest first (by creation). Each conversation carries its contact inline, `last_message_at`, `last_inbound_at` and `unread_count` (inbound messages after the read marker). An unknown filter value is 422; an unknown `channel_id` is 404 `CHANNEL_NOT_FOUND`."
+        "Newest first (by creation). Each conversation carries its contact inline, `last_message_at`, `last_message` (the newest message of the thread, either direction), `last_inbound_at` and `unread_count` (inbound messages after the read marker). An unknown filter value is 422; an unknown `channel_id` is 404 `CHANNEL_NOT_FOUND`."
       )
       .pipe(requireScopes("messages.read"))
   )

@@ -10,6 +10,7 @@ import { Duration, Effect, Layer, Option, Redacted } from "effect"
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
+import { fileURLToPath } from "node:url"
 import pg from "pg"
 import * as ConnectionBudget from "./ConnectionBudget.js"
 import { DatabaseConfig } from "./DatabaseConfig.js"
@@ -65,34 +66,70 @@ export const layerPostgres = (url: Redacted.Redacted, maxConnections: number, pr
     Layer.tap((context) => Effect.provide(ConnectionBudget.check(maxConnections), context))
   )
 
+/** The build's migrated template (packages/db/src/EmbeddedTemplate.ts), next to the bundle that loads it. */
+export const TEMPLATE_FILE_NAME = "embedded-template.tar.gz"
+
+/**
+ * Where a first start looks for the migrated template: beside the running file, i.e. `dist/`
+ * for the bundles `npm start`, the admin CLI and the image run (scripts/build.ts writes it there).
+ */
+export const builtTemplate = (): string => fileURLToPath(new URL(TEMPLATE_FILE_NAME, import.meta.url))
+
+const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`
+
 /**
  * The embedded database: PGlite in `dataDir` (or in memory when `undefined`), served on a Unix
- * socket in a private temporary folder, closed when the scope ends.
+ * socket in a private temporary folder, closed when the scope ends. A first start (no database in
+ * `dataDir` yet) loads `templateFile`, a dump of a database already made and migrated
+ * (`EmbeddedTemplate.make`; default `builtTemplate()`, `null` for none), when that file exists: one Postgres start
+ * instead of PGlite's initdb and every migration. Either way the log says which it did and how long it took.
  */
-export const layerEmbedded = (dataDir: string | undefined, seedFile?: string, prepareThreshold = 0) =>
+export const layerEmbedded = (
+  dataDir: string | undefined,
+  seedFile?: string,
+  prepareThreshold = 0,
+  templateFile: string | null = builtTemplate()
+) =>
   Layer.unwrapScoped(Effect.gen(function*() {
     const { PGlite } = yield* Effect.promise(() => import("@electric-sql/pglite"))
     // the contact search index (migration 0050) needs pg_trgm, which PGlite loads on request
     const { pg_trgm } = yield* Effect.promise(() => import("@electric-sql/pglite/contrib/pg_trgm"))
     const { PGLiteSocketServer } = yield* Effect.promise(() => import("@electric-sql/pglite-socket"))
     const dir = dataDir === undefined ? undefined : resolve(dataDir, "pglite")
+    const firstStart = dir !== undefined && !existsSync(resolve(dir, "PG_VERSION"))
+    const template = firstStart && templateFile !== null && existsSync(templateFile) ? templateFile : undefined
     if (dir) {
-      // an empty folder: the first start creates the database, which takes a while (say so)
-      if (!existsSync(resolve(dir, "PG_VERSION"))) {
-        yield* Effect.logInfo(`creating the embedded database in ${dir} (first start: this takes a few seconds)`)
+      // an empty folder: the first start creates the database, which takes a while (say so, and how)
+      if (firstStart) {
+        yield* Effect.logInfo(
+          template === undefined
+            ? `creating the embedded database in ${dir} (first start, and no migrated template` +
+              (templateFile === null ? "" : ` at ${templateFile}`) +
+              ": PGlite's initdb and every migration run now, 15-40 s; npm run build makes the template)"
+            : `creating the embedded database in ${dir} (first start) from the migrated template ${template}`
+        )
       }
       mkdirSync(dir, { recursive: true })
       yield* ownerLock(resolve(dataDir!, "owner.lock"))
     }
+    const loadFrom = dir === undefined ? seedFile : template
+    const started = Date.now()
     const db = yield* Effect.acquireRelease(
       Effect.tryPromise(() =>
         PGlite.create(dir ?? "memory://", {
           extensions: { pg_trgm },
-          ...(dir === undefined && seedFile !== undefined ? { loadDataDir: new Blob([readFileSync(seedFile)]) } : {})
+          ...(loadFrom !== undefined ? { loadDataDir: new Blob([readFileSync(loadFrom)]) } : {})
         })
       ).pipe(Effect.orDie),
       (db) => Effect.promise(() => db.close()).pipe(Effect.ignore)
     )
+    if (firstStart) {
+      yield* Effect.logInfo(
+        template === undefined
+          ? `created the embedded database in ${seconds(Date.now() - started)} with PGlite's initdb (no template)`
+          : `created the embedded database in ${seconds(Date.now() - started)} from the migrated template`
+      )
+    }
     const socketDir = yield* Effect.acquireRelease(
       Effect.sync(() => mkdtempSync(join(tmpdir(), "sbpg-"))),
       (d) => Effect.sync(() => rmSync(d, { recursive: true, force: true }))

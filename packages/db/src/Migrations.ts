@@ -88,6 +88,15 @@ const ordered = Object.entries(migrations)
  * arrive after 0030. Same table layout as the Migrator's, so existing databases carry on.
  */
 export const run: Effect.Effect<ReadonlyArray<readonly [id: number, name: string]>, SqlError, SqlClient.SqlClient> =
+  Effect.suspend(() => runThrough(Number.POSITIVE_INFINITY))
+
+/**
+ * `run`, but only the migrations whose id is at most `lastId`: a database as an older version of
+ * the code left it (test/embeddedTemplate.test.ts makes an older migrated template with it).
+ */
+export const runThrough = (
+  lastId: number
+): Effect.Effect<ReadonlyArray<readonly [id: number, name: string]>, SqlError, SqlClient.SqlClient> =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     yield* sql`CREATE TABLE IF NOT EXISTS ${sql(TABLE)} (
@@ -100,7 +109,7 @@ export const run: Effect.Effect<ReadonlyArray<readonly [id: number, name: string
       yield* sql`LOCK TABLE ${sql(TABLE)} IN ACCESS EXCLUSIVE MODE`
       const rows = yield* sql<{ migration_id: number }>`SELECT migration_id FROM ${sql(TABLE)}`
       const done = new Set(rows.map((r) => Number(r.migration_id)))
-      const pending = ordered.filter((m) => !done.has(m.id))
+      const pending = ordered.filter((m) => m.id <= lastId && !done.has(m.id))
       if (pending.length > 0) {
         yield* Effect.logInfo(`applying ${pending.length} database migration(s) (a first start or an upgrade)`)
       }

@@ -8,12 +8,13 @@
  */
 import { Effect, Layer, Option, Redacted } from "effect"
 import { createHash, randomBytes } from "node:crypto"
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs"
+import { existsSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import pg from "pg"
 import * as Database from "../Database.js"
 import * as DatabaseConfig from "../DatabaseConfig.js"
+import * as EmbeddedTemplate from "../EmbeddedTemplate.js"
 import * as MigratedDatabase from "../MigratedDatabase.js"
 import * as Migrations from "../Migrations.js"
 
@@ -91,49 +92,23 @@ export const seedFile = () => join(tmpdir(), `${templateName().replace("template
 
 /**
  * Global setup, embedded mode: migrates an on-disk PGlite once and dumps its data folder to
- * `seedFile()` (kept between runs; its name changes with the list of migrations). Written under a
- * temporary name and renamed, so concurrent runs never read half a file.
+ * `seedFile()` (kept between runs; its name changes with the list of migrations), as the build
+ * makes its template (`EmbeddedTemplate.make`, the one definition).
  */
 export const prepareSeed = async (): Promise<void> => {
   const target = seedFile()
   if (existsSync(target)) return
-  const dataDir = mkdtempSync(join(tmpdir(), "sbt-seed-"))
-  try {
-    await Effect.runPromise(
-      Migrations.run.pipe(Effect.provide(Database.layerEmbedded(dataDir)), Effect.scoped, Effect.orDie)
-    )
-    const { PGlite } = await import("@electric-sql/pglite")
-    const { pg_trgm } = await import("@electric-sql/pglite/contrib/pg_trgm")
-    const db = await PGlite.create(join(dataDir, "pglite"), { extensions: { pg_trgm } })
-    try {
-      const dump = await db.dumpDataDir("none")
-      const partial = `${target}.${process.pid}.partial`
-      writeFileSync(partial, Buffer.from(await dump.arrayBuffer()))
-      renameSync(partial, target)
-    } finally {
-      await db.close()
-    }
-  } finally {
-    rmSync(dataDir, { recursive: true, force: true })
-  }
+  await EmbeddedTemplate.make(target)
 }
 
 /**
  * A `DATA_DIR` for a service or CLI process the test starts, already migrated: the seed (made by
  * `prepareSeed`, here if no run made it yet) unpacked into `<dataDir>/pglite`, where the embedded
- * database looks. About 1.5 s against 7-14 s for the process to create and migrate it itself;
- * `test/quickstart.test.ts` keeps the first start from nothing.
+ * database looks (`EmbeddedTemplate.load`, what a first start does with the build's template).
  */
 export const seededDataDir = async (dataDir: string): Promise<string> => {
   await prepareSeed()
-  mkdirSync(dataDir, { recursive: true })
-  const { PGlite } = await import("@electric-sql/pglite")
-  const { pg_trgm } = await import("@electric-sql/pglite/contrib/pg_trgm")
-  const db = await PGlite.create(join(dataDir, "pglite"), {
-    extensions: { pg_trgm },
-    loadDataDir: new Blob([readFileSync(seedFile())])
-  })
-  await db.close()
+  await EmbeddedTemplate.load(seedFile(), dataDir)
   return dataDir
 }
 

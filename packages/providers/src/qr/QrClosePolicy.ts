@@ -20,6 +20,9 @@
 import { Backoff } from "@switchboard/domain"
 import { DisconnectReason } from "baileys"
 
+/** 515: the restart WhatsApp asks for after pairing (the new creds log in). */
+export const RESTART_REQUIRED: number = DisconnectReason.restartRequired
+
 /** Why a close ends the link for good (the channel's status reason). */
 export type TerminalReason = "connection_replaced" | "forbidden" | "client_outdated"
 

@@ -12,14 +12,22 @@ import {
 } from "@switchboard/domain"
 import { Schema } from "effect"
 
-/** A new QR code to show; replaces the previous one. */
+/**
+ * How the code links: absent for a QR code (the string to render as an image), `code` for
+ * WhatsApp's 8-character pairing code typed on the phone (`QrPairingCode`). Optional, so events
+ * of a node that predates pairing codes still decode.
+ */
+export const PairingMethodField = Schema.optional(Schema.Literal("code"))
+
+/** A new QR code (or pairing code) to show; replaces the previous one. */
 export const QrCodeEvent = Schema.TaggedStruct("qr", {
   channelId: Schema.String,
   code: Schema.Redacted(Schema.String),
   /** epoch ms after which the code no longer links */
   expiresAt: Schema.Number,
   /** 1 for the first code of a pairing session, then 2, 3, ... */
-  sequence: Schema.Int
+  sequence: Schema.Int,
+  method: PairingMethodField
 })
 export type QrCodeEvent = typeof QrCodeEvent.Type
 
@@ -168,7 +176,8 @@ export const QrSnapshotEvent = Schema.TaggedStruct("snapshot", {
   qr: Schema.NullOr(Schema.Struct({
     code: Schema.Redacted(Schema.String),
     expiresAt: Schema.Number,
-    sequence: Schema.Int
+    sequence: Schema.Int,
+    method: PairingMethodField
   })),
   connectionError: Schema.NullOr(QrConnectionError)
 })

@@ -1,0 +1,73 @@
+/**
+ * A first start on an empty `DATA_DIR` (embedded mode) loads the build's migrated template
+ * (`dist/embedded-template.tar.gz`, packages/db/src/EmbeddedTemplate.ts) instead of creating a
+ * database with PGlite's initdb and running every migration, says so and how long it took; a
+ * template older than the code's migrations still ends with every migration applied. How long a
+ * first start takes is measured in bench/RESULTS.md ("First start"), not here.
+ */
+import { SqlClient } from "@effect/sql"
+import { Database, EmbeddedTemplate, Migrations } from "@switchboard/db"
+import { Effect } from "effect"
+import { existsSync, mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join, resolve } from "node:path"
+import { afterAll, assert, describe, it } from "vitest"
+import { isTemplateFresh, TEMPLATE } from "../scripts/build.js"
+import { freePort, READY_DEADLINE_MS, startService, waitUntilUp } from "./support/Processes.js"
+
+const root = resolve(import.meta.dirname, "..")
+const dir = mkdtempSync(join(tmpdir(), "sbt-first-start-"))
+
+describe("first start on an empty DATA_DIR", () => {
+  afterAll(() => rmSync(dir, { recursive: true, force: true }))
+
+  it("the build made a migrated template beside the bundles (npm run build, and npm start's prestart when there is none)", () => {
+    assert.isTrue(existsSync(join(root, "dist", TEMPLATE)))
+    assert.isTrue(isTemplateFresh(), "the global setup's build is fresh for the migrations as they are")
+  })
+
+  it("npm start's bundle loads the template and says how long the first start took", async () => {
+    const dataDir = join(dir, "served")
+    const service = startService("standalone", { DATA_DIR: dataDir }, await freePort())
+    try {
+      await waitUntilUp(service, "/ready", READY_DEADLINE_MS)
+      const log = service.output()
+      assert.include(
+        log,
+        `creating the embedded database in ${join(dataDir, "pglite")} (first start) from the migrated template ${
+          join(root, "dist", TEMPLATE)
+        }`
+      )
+      assert.match(log, /created the embedded database in \d+\.\d s from the migrated template/)
+      assert.notInclude(log, "initdb")
+      assert.isTrue(existsSync(join(dataDir, "pglite", "PG_VERSION")))
+    } finally {
+      assert.strictEqual(await service.stop(), 0)
+    }
+  }, READY_DEADLINE_MS + 30_000)
+
+  it("a template older than the code's migrations: the start applies the ones it lacks, once", async () => {
+    const ids = Object.keys(Migrations.migrations).map((key) => Number(key.split("_")[0]))
+    const [last, beforeLast] = [ids[ids.length - 1]!, ids[ids.length - 2]!]
+    const older = join(dir, "older.tar.gz")
+    // a template as the build of the code before the last migration made it
+    await EmbeddedTemplate.make(older, { compression: "gzip", through: beforeLast })
+    const start = (dataDir: string) =>
+      Effect.gen(function*() {
+        const applied = yield* Migrations.run
+        const sql = yield* SqlClient.SqlClient
+        const recorded = yield* Migrations.applied
+        const tables = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM pg_tables WHERE schemaname = 'public'`
+        return { applied, recorded, tables: tables[0]!.n }
+      }).pipe(Effect.provide(Database.layerEmbedded(dataDir, undefined, 0, older)), Effect.scoped, Effect.runPromise)
+    const dataDir = join(dir, "older")
+    const first = await start(dataDir)
+    assert.deepStrictEqual(first.applied.map(([id]) => id), [last], "only the migration the template lacks")
+    assert.deepStrictEqual(first.recorded.map(([id]) => id), ids, "every migration recorded")
+    assert.isAbove(first.tables, 20)
+    // the next start finds its database (not the template) and nothing to apply
+    const second = await start(dataDir)
+    assert.deepStrictEqual(second.applied, [])
+    assert.deepStrictEqual(second.recorded.map(([id]) => id), ids)
+  }, 600_000)
+})
