@@ -10,13 +10,15 @@
 FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json tsconfig.json ./
+# our patches of dependencies, applied by `npm install` (postinstall: patch-package; patches/README.md)
+COPY patches ./patches
 COPY packages ./packages
 COPY services ./services
 COPY scripts ./scripts
 RUN npm install --no-audit --no-fund \
   && npm run build \
   && mkdir -p /manifests \
-  && for f in package.json package-lock.json packages/*/package.json services/*/package.json; do \
+  && for f in package.json package-lock.json patches/*.patch packages/*/package.json services/*/package.json; do \
        mkdir -p "/manifests/$(dirname "$f")" && cp "$f" "/manifests/$f"; \
      done
 

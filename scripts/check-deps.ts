@@ -292,7 +292,7 @@ const handlerFileOf = (contractPath: string) =>
 /**
  * Violations of the source rules: no `any` and no id cast off a marked hot path in `packages/*\/src`
  * and `services/*\/src`, the line limit in `packages/*\/src`, namespaces only in the barrels of `NAMESPACE_BARRELS`, one
- * `HttpApiGroup` per contract file of `packages/api/src`, and one
+ * `HttpApiGroup` per contract file of `packages/api/src`, its class named after the file, and one
  * `HttpApiBuilder.group` per handler file of `services/api/src`, the file named after the contract
  * file of its group (`XApi.ts` -> `handlers/XHandlers.ts`).
  */
@@ -326,6 +326,15 @@ export const checkSources = (workspace: ReadonlyArray<WorkspacePackage>): Readon
         violations.push(
           `${file.path}: ${groups} HttpApiGroups, one per contract file (a file of its own for each group)`
         )
+      }
+      if (groups === 1) {
+        const named = /\bclass\s+(\w+)\s+extends\s+HttpApiGroup\.make\(/.exec(codeOf(file.text))?.[1]
+        const basename = /(\w+)\.ts$/.exec(file.path)?.[1]
+        if (named !== undefined && named !== basename) {
+          violations.push(
+            `${file.path}: its group's class is ${named}; name it ${basename}, after its file (XApi.ts exports XApi)`
+          )
+        }
       }
       if (NAMESPACE_BARRELS.has(pkg.name) && file.path === `${pkg.dir}/src/index.ts`) {
         codeOf(file.text).split("\n").forEach((line, index) => {

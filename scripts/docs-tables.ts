@@ -50,6 +50,9 @@ const CHANNEL_INPUTS: ReadonlyArray<readonly [string, ChannelStateMachine.Channe
   ["a QR code is issued", { _tag: "CodeIssued" }],
   ["the link opens", { _tag: "Opened" }],
   ["every QR code expired", { _tag: "CodesExhausted" }],
+  ["a pairing code is issued", { _tag: "CodeIssued", pairingCode: true }],
+  ["the pairing code expired untyped", { _tag: "CodesExhausted", pairingCode: true }],
+  ["WhatsApp refuses the number for a pairing code", { _tag: "PairingCodeRefused" }],
   ["transient close", { _tag: "LinkLost" }],
   ["new owner finds no stored link", { _tag: "Interrupted" }],
   ["reconnect budget spent", { _tag: "GaveUp" }],
@@ -109,7 +112,7 @@ const webhookRetries = () =>
   table(["what", "value"], [
     ["attempts in all", String(Webhooks.MAX_ATTEMPTS)],
     [
-      "delay after attempt n (uniform, full jitter)",
+      "delay after attempt n (uniform between the two, equal jitter)",
       Array.from(
         { length: Webhooks.MAX_ATTEMPTS - 1 },
         (_, i) => `${Webhooks.retryDelayMs(i + 1, 0, 1) / 1000}-${Webhooks.retryDelayMs(i + 1, 1, 1) / 1000} s`

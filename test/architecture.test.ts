@@ -163,21 +163,34 @@ describe("package sources", () => {
     ])
   })
   it("reports a contract file with more than one HttpApiGroup", () => {
-    const group = (name: string) => `export class ${name} extends HttpApiGroup.make("${name}") {}\n`
+    const group = (name: string, className = name) =>
+      `export class ${className} extends HttpApiGroup.make("${name}") {}\n`
     const violations = checkSources([
       pkg("@switchboard/api", "packages/api", {}, {
-        "OneApi.ts": group("one"),
+        "OneApi.ts": group("one", "OneApi"),
         "TwoApi.ts": group("a") + group("b"),
         // a group named in a comment or a string does not count
-        "Said.ts": `${group("c")}// HttpApiGroup.make( in a comment\nconst s = "HttpApiGroup.make("\n`
+        "Said.ts": `${group("c", "Said")}// HttpApiGroup.make( in a comment\nconst s = "HttpApiGroup.make("\n`
       })
     ])
     assert.deepStrictEqual(violations, [
       "packages/api/src/TwoApi.ts: 2 HttpApiGroups, one per contract file (a file of its own for each group)"
     ])
   })
+  it("reports a contract file whose group's class is not named after the file", () => {
+    const violations = checkSources([
+      pkg("@switchboard/api", "packages/api", {}, {
+        "MessagingApi.ts": `export class MessagesApi extends HttpApiGroup.make("messages") {}\n`,
+        "ChannelsApi.ts": `export class ChannelsApi extends HttpApiGroup.make("channels") {}\n`
+      })
+    ])
+    assert.deepStrictEqual(violations, [
+      "packages/api/src/MessagingApi.ts: its group's class is MessagesApi; name it MessagingApi, after its file (XApi.ts exports XApi)"
+    ])
+  })
   it("reports a handler file with more than one group, or a group handled outside its contract file's name", () => {
-    const contract = (name: string) => `export class G extends HttpApiGroup.make("${name}") {}\n`
+    const contract = (name: string) =>
+      `export class ${name[0]!.toUpperCase()}${name.slice(1)}Api extends HttpApiGroup.make("${name}") {}\n`
     const handlers = (name: string) =>
       `export const H = HttpApiBuilder.group(Api, "${name}", (handlers) => Effect.succeed(handlers))\n`
     const violations = checkSources([

@@ -58,7 +58,9 @@ describe("conversations", () => {
         )
         assert.strictEqual(unknownChannel.code, "CHANNEL_NOT_FOUND")
         const got = yield* client.conversations.get({ path: { conversationId } })
-        assert.deepStrictEqual(got, first)
+        // the same conversation; its last message's status moves on meanwhile (the simulated network)
+        assert.deepStrictEqual({ ...got, last_message: null }, { ...first, last_message: null })
+        assert.strictEqual(got.last_message?.id, sent.id)
         const missing = yield* refused(client.conversations.get({ path: { conversationId: UNKNOWN_CONVERSATION } }))
         assert.strictEqual(missing.status, 404)
         assert.strictEqual(missing.details["resource"], "conversation")
@@ -67,6 +69,40 @@ describe("conversations", () => {
         const foreign = yield* refused((yield* api(stranger.secret)).conversations.get({ path: { conversationId } }))
         assert.strictEqual(foreign.status, 404)
         assert.strictEqual(foreign.details["resource"], "conversation")
+      }))
+
+    it.effect("carries the thread's newest message, either direction, on every read and change", () =>
+      Effect.gen(function*() {
+        const { client, conversationId, key, sent, session } = yield* thread
+        const listed = () =>
+          Effect.map(client.conversations.list({ urlParams: {} }), (p) => p.data.find((c) => c.id === conversationId)!)
+        const before = yield* listed()
+        assert.strictEqual(before.last_message?.id, sent.id)
+        assert.strictEqual(before.last_message?.direction, "outbound")
+        assert.strictEqual(before.last_message?.text.body, "hello")
+        assert.strictEqual(before.last_message?.object, "message")
+        yield* inbound(key, session.id, TO, "Are you open on Sunday?")
+        const after = yield* listed()
+        assert.strictEqual(after.last_message?.direction, "inbound")
+        assert.strictEqual(after.last_message?.text.body, "Are you open on Sunday?")
+        assert.strictEqual(after.last_message?.from, TO)
+        assert.strictEqual(after.last_message?.conversation_id, conversationId)
+        const newest = after.last_message!.id
+        // the same on a single read, a change and the read marker
+        assert.strictEqual((yield* client.conversations.get({ path: { conversationId } })).last_message?.id, newest)
+        const closed = yield* client.conversations.update({ path: { conversationId }, payload: { status: "closed" } })
+        assert.strictEqual(closed.last_message?.id, newest)
+        assert.strictEqual(
+          (yield* client.conversations.markRead({ path: { conversationId } })).last_message?.id,
+          newest
+        )
+        // a conversation's last message is its own: the other thread's stays the other's
+        const other = yield* client.messages.send({ payload: { to: OTHER, text: { body: "hi" } }, headers: {} })
+        const both = yield* client.conversations.list({ urlParams: {} })
+        assert.deepStrictEqual(
+          both.data.map((c) => [c.id, c.last_message?.id]),
+          [[other.conversation_id, other.id], [conversationId, newest]]
+        )
       }))
 
     it.effect("closes and reopens by PATCH with exactly one event per change and none for no change", () =>

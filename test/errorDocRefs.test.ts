@@ -5,7 +5,9 @@
  * lead) of it. Read from the string literals of every source file, so a section that moves
  * breaks this test rather than a user's search.
  */
+import { OpenApi } from "@effect/platform"
 import { assert, describe, it } from "@effect/vitest"
+import { Api } from "@switchboard/api"
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs"
 import { join, relative, resolve } from "node:path"
 
@@ -83,6 +85,37 @@ const sectionsOf = (page: string) => {
   ]
 }
 
+/** What is broken in the doc references of `text` (said at `where`), and how many it has. */
+const checkReferences = (where: string, text: string): { readonly broken: Array<string>; readonly found: number } => {
+  const broken: Array<string> = []
+  let found = 0
+  for (const m of text.matchAll(REFERENCE)) {
+    found++
+    const page = m[1]!.startsWith("README") ? "README.md" : m[1]!
+    const at = `${where}: ${m[0]}`
+    if (!existsSync(join(root, page))) {
+      broken.push(`${at} (no such page)`)
+      continue
+    }
+    const sections = sectionsOf(page)
+    if (m[2] !== undefined && !sections.some((s) => s.toLowerCase().startsWith(m[2]!.toLowerCase()))) {
+      broken.push(`${at} (no such section)`)
+    }
+    if (m[3] !== undefined && !sections.some((s) => slug(s) === m[3])) broken.push(`${at} (no such anchor)`)
+  }
+  return { broken, found }
+}
+
+/** Every string of a JSON value, with the path that leads to it. */
+const stringsOf = (value: unknown, path: string): Array<[string, string]> =>
+  typeof value === "string"
+    ? [[path, value]]
+    : Array.isArray(value)
+    ? value.flatMap((v, i) => stringsOf(v, `${path}[${i}]`))
+    : typeof value === "object" && value !== null
+    ? Object.entries(value).flatMap(([k, v]) => stringsOf(v, `${path}.${k}`))
+    : []
+
 describe("doc references in what the code says", () => {
   it("every doc page and section named in a string of the code exists", () => {
     const files = [
@@ -94,23 +127,29 @@ describe("doc references in what the code says", () => {
     let found = 0
     for (const file of files) {
       for (const text of literals(readFileSync(file, "utf8"))) {
-        for (const m of text.matchAll(REFERENCE)) {
-          found++
-          const page = m[1]!.startsWith("README") ? "README.md" : m[1]!
-          const where = `${relative(root, file)}: ${m[0]}`
-          if (!existsSync(join(root, page))) {
-            broken.push(`${where} (no such page)`)
-            continue
-          }
-          const sections = sectionsOf(page)
-          if (m[2] !== undefined && !sections.some((s) => s.toLowerCase().startsWith(m[2]!.toLowerCase()))) {
-            broken.push(`${where} (no such section)`)
-          }
-          if (m[3] !== undefined && !sections.some((s) => slug(s) === m[3])) broken.push(`${where} (no such anchor)`)
-        }
+        const checked = checkReferences(relative(root, file), text)
+        broken.push(...checked.broken)
+        found += checked.found
       }
     }
     assert.deepStrictEqual(broken, [])
     assert.isAbove(found, 15)
+  })
+
+  it("every doc page and section the OpenAPI document names exists (descriptions as served, interpolations included)", () => {
+    const checked = stringsOf(OpenApi.fromApi(Api.Api), "openapi").map(([path, text]) => checkReferences(path, text))
+    assert.deepStrictEqual(checked.flatMap((c) => c.broken), [])
+    assert.isAbove(checked.reduce((n, c) => n + c.found, 0), 10)
+  })
+
+  it("reports a README section that moved to docs/, and a page that does not exist", () => {
+    assert.deepStrictEqual(
+      checkReferences(
+        "x",
+        "Limits (README \"Number protection\"); see docs/NOPE.md; docs/LIMITS.md \"Number protection\""
+      )
+        .broken,
+      ["x: README \"Number protection\" (no such section)", "x: docs/NOPE.md (no such page)"]
+    )
   })
 })

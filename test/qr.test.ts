@@ -164,11 +164,13 @@ describe("QR channels", () => {
           assert.strictEqual(r.body.error.details.reason, "not_a_qr_channel")
         }
         const client = yield* api(user.accessToken, user.workspaceId)
-        const missing = yield* refused(client.qrPairing.start({ path: { channelId: "ch_01JBZZZZZZZZZZZZZZZZZZZZZZ" } }))
+        const missing = yield* refused(
+          client.qrPairing.start({ path: { channelId: "ch_01JBZZZZZZZZZZZZZZZZZZZZZZ" }, payload: null })
+        )
         assert.strictEqual(missing.status, 404)
         const archived = yield* client.channels.archive({ path: { channelId } })
         assert.strictEqual(archived.status, "archived")
-        const start = yield* refused(client.qrPairing.start({ path: { channelId } }))
+        const start = yield* refused(client.qrPairing.start({ path: { channelId }, payload: null }))
         assert.strictEqual(start.status, 409)
         assert.strictEqual(start.code, "CONFLICT")
         assert.strictEqual(start.details.reason, "channel_archived")
@@ -235,7 +237,7 @@ describe("QR channels", () => {
         }))
         assert.strictEqual(send.status, 409)
         assert.strictEqual(send.code, "CHANNEL_NOT_CONNECTED")
-        const start = yield* refused(client.qrPairing.start({ path: { channelId } }))
+        const start = yield* refused(client.qrPairing.start({ path: { channelId }, payload: null }))
         assert.strictEqual(start.status, 409)
         assert.strictEqual(start.details.reason, "channel_suspended")
         const disconnected = (yield* channelEvents(channelId)).filter((e) => e.type === "channel.disconnected")
@@ -246,7 +248,7 @@ describe("QR channels", () => {
           status: "disconnected"
         })
         // the typed client decodes the declared 200 only
-        yield* client.qrPairing.start({ path: { channelId } })
+        yield* client.qrPairing.start({ path: { channelId }, payload: null })
         yield* waitForStatus(user, channelId, "connected")
         assert.strictEqual(wa.stats.pairings, pairings, "the kept link logged in: no new QR")
         yield* sendText(user, channelId, wa.contact("+4915112340004"), "back again")
@@ -293,7 +295,7 @@ describe("QR pairing that nobody scans", () => {
         const snapshot = Option.getOrThrow(yield* stream.next())
         assert.strictEqual(snapshot.event, "snapshot")
         assert.strictEqual(snapshot.data.status, "pending")
-        yield* (yield* api(user.accessToken, user.workspaceId)).qrPairing.start({ path: { channelId } })
+        yield* (yield* api(user.accessToken, user.workspaceId)).qrPairing.start({ path: { channelId }, payload: null })
         yield* stream.nextNamed("qr.expired", "30 seconds")
         yield* stream.ended
         const names = stream.frames.map((f) => f.event)

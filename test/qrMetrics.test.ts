@@ -63,7 +63,10 @@ describe("QR metrics when WhatsApp cannot be reached", () => {
       Effect.gen(function*() {
         const user = yield* signUp()
         const channelId = yield* createQrChannel(user, "Offline")
-        const started = yield* (yield* api(user.accessToken, user.workspaceId)).qrPairing.start({ path: { channelId } })
+        const started = yield* (yield* api(user.accessToken, user.workspaceId)).qrPairing.start({
+          path: { channelId },
+          payload: null
+        })
         assert.strictEqual(started.channel_id, channelId)
         yield* waitForStatus(user, channelId, "disconnected")
         const metrics = yield* scrape

@@ -35,7 +35,7 @@ describe("a QR channel that cannot reach WhatsApp", () => {
         assert.isNull(snapshot.data.connection_error)
         const startedAt = Date.now()
         const client = yield* api(user.accessToken, user.workspaceId)
-        const started = yield* client.qrPairing.start({ path: { channelId } })
+        const started = yield* client.qrPairing.start({ path: { channelId }, payload: null })
         assert.strictEqual(started.channel_id, channelId)
 
         // while it retries: the stream and qr/status say why, and when the next attempt starts

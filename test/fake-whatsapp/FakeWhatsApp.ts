@@ -37,6 +37,7 @@ import { EventEmitter, once } from "node:events"
 import type { AddressInfo } from "node:net"
 import { type WebSocket, WebSocketServer } from "ws"
 import { type CallLine, FakeCall } from "./FakeCalls.js"
+import * as FakeCodePairing from "./FakeCodePairing.js"
 import { MediaHost, type PublishedMedia } from "./MediaHost.js"
 import { FakeCertificateAuthority, NoiseResponder } from "./NoiseResponder.js"
 import { type CompanionKeys, SignalPeer } from "./SignalPeer.js"
@@ -56,9 +57,20 @@ interface Connection {
   stage: "hello" | "finish" | "open"
   registration?: { identityKey: Buffer; noiseKey: Buffer; registrationId: number }
   refs: Array<string>
+  /** a pairing by code under way on this connection (`FakeCodePairing`) */
+  codePairing?: {
+    readonly hello: FakeCodePairing.CompanionHello
+    /** the phone's attempt waiting for `companion_finish` */
+    attempt?: {
+      readonly ephemeralSecret: Buffer
+      readonly done: (outcome: CodeOutcome) => void
+    } | undefined
+  } | undefined
   device?: LinkedDevice
   readonly pending: Map<string, (node: BinaryNode) => void>
   seq: number
+  /** epoch ms the WebSocket was accepted */
+  readonly openedAt: number
 }
 
 /** One message Baileys sent to a fake contact, as the contact decrypted it. */
@@ -176,6 +188,11 @@ export interface FakeWhatsAppOptions {
   readonly phoneNumber?: string
   /** prints every stanza (debugging a Baileys bump) */
   readonly trace?: boolean
+  /**
+   * every scan links a companion of its own (devices 7, 8, 9, ...), so one server holds many
+   * channels at once (bench/qrSoak.ts); by default each scan links device 7 again
+   */
+  readonly manyCompanions?: boolean
 }
 
 /**
@@ -195,6 +212,11 @@ export interface SendOptions {
    * `retry` receipt); the contact then sends it again, intact, under the same id
    */
   readonly garbled?: boolean
+  /**
+   * the stanza's `offline` attribute on a message delivered live: `"0"` as WhatsApp marks some
+   * live messages (Baileys reads any value as offline: issue 2810)
+   */
+  readonly offline?: "0"
 }
 
 /** The media kinds a contact can send, with the message member and the media type of its keys. */
@@ -401,7 +423,10 @@ export class FakeContact {
   }
 }
 
-/** The account's primary device: scans QR codes, unlinks companions. */
+/** What the phone shows after the user typed a pairing code. */
+export type CodeOutcome = "linked" | "refused"
+
+/** The account's primary device: scans QR codes, takes pairing codes, unlinks companions. */
 export class FakePhone {
   /** @internal */
   readonly peer = new SignalPeer()
@@ -423,6 +448,22 @@ export class FakePhone {
    */
   scan(qr: string): Effect.Effect<void> {
     return Effect.promise(() => this.server.scan(qr))
+  }
+
+  /**
+   * "Link with phone number instead": the user types `code` (8 characters, as shown by the
+   * companion) on the phone. The phone unwraps the companion's key with it and answers with its
+   * own; the companion finishes, and on the right code the device is linked (`pair-success`, then
+   * the 515 restart) and this is `linked`. A wrong code is `refused` (the bundle does not open, as
+   * the phone says "Couldn't link device"), and the user may type again.
+   */
+  typesCode(code: string): Effect.Effect<CodeOutcome> {
+    return Effect.promise(() => this.server.typeCode(code))
+  }
+
+  /** The numbers companions asked pairing codes for (digits), in order, refused ones included. */
+  get codeRequests(): ReadonlyArray<string> {
+    return this.server.codeRequests
   }
 
   /** "Linked devices > Log out" on the phone: the companion gets a 401 and its device is gone. */
@@ -466,9 +507,11 @@ export class FakeWhatsApp {
     rejects: this.callRejects,
     until: (predicate) => this.until(predicate)
   }
+  /** numbers (digits) companions asked pairing codes for (`companion_hello`), in order */
+  readonly codeRequests: Array<string> = []
   /** errors that ended a connection while the server handled its frames */
   readonly serverErrors: Array<string> = []
-  /** message stanzas for the companion while none is connected: delivered as offline messages at its next login */
+  /** message and receipt stanzas for the companion while none is connected: delivered as offline at its next login */
   private readonly offlineQueue: Array<BinaryNode> = []
   /** media a contact sent, by message id (answers the companion's re-upload requests) */
   readonly published = new Map<string, PublishedMedia>()
@@ -486,6 +529,12 @@ export class FakeWhatsApp {
     { readonly contact: FakeContact; readonly message: proto.IMessage; readonly options: SendOptions }
   >()
   private session: Connection | undefined
+  /** companions linked so far with `manyCompanions` (the next one is device 7 + this) */
+  private companionsLinked = 0
+  /** an offline status broadcast waiting for the companion's ack (`deliverOffline`) */
+  private pendingStatus: { readonly conn: Connection; readonly id: string; readonly delivered: number } | undefined
+  /** every `<ack class="message">` the companion sent: the message id, and the error of a refusal */
+  readonly messageAcks: Array<{ readonly id: string; readonly error?: string }> = []
 
   private constructor(
     private readonly wss: WebSocketServer,
@@ -550,6 +599,13 @@ export class FakeWhatsApp {
   /** Network failure: every TCP connection dies without a goodbye (Baileys: 428). */
   dropConnections(): void {
     for (const c of this.connections) c.ws.terminate()
+  }
+
+  /** Drops every connection open longer than `ms` (each then reconnects: a rolling reconnect). */
+  dropConnectionsOlderThan(ms: number): number {
+    const old = [...this.connections].filter((c) => Date.now() - c.openedAt > ms)
+    for (const c of old) c.ws.terminate()
+    return old.length
   }
 
   /** `<stream:error code=.../>` to the logged-in session (e.g. 503). */
@@ -651,7 +707,8 @@ export class FakeWhatsApp {
       stage: "hello",
       refs: [],
       pending: new Map(),
-      seq: 0
+      seq: 0,
+      openedAt: Date.now()
     }
     this.connections.add(conn)
     this.stats.connections++
@@ -755,7 +812,18 @@ export class FakeWhatsApp {
     if (!identityKey.equals(conn.registration.identityKey)) throw new Error("QR identity key mismatch")
     if (!Buffer.from(noiseB64, "base64").equals(conn.registration.noiseKey)) throw new Error("QR noise key mismatch")
 
-    const device = 7
+    await this.completePairing(conn, identityKey, Buffer.from(advB64, "base64"))
+  }
+
+  /**
+   * The phone accepted the companion (a scanned QR, a typed code): `pair-success` with the device
+   * identity signed by the account and HMAC'd with the ADV secret, the companion's signature
+   * checked, then the 515 restart.
+   */
+  private async completePairing(conn: Connection, identityKey: Buffer, advSecret: Buffer): Promise<void> {
+    if (!conn.registration) throw new Error("no registration on this connection")
+    // taken before any await: scans under way at once get devices of their own
+    const device = this.options.manyCompanions === true ? 7 + this.companionsLinked++ : 7
     const accountKey = this.phone.accountKey
     const details = proto.ADVDeviceIdentity.encode({ rawId: 424242, timestamp: Number(unixNow()), keyIndex: 1 })
       .finish()
@@ -765,7 +833,7 @@ export class FakeWhatsApp {
       accountSignatureKey: accountKey.public,
       accountSignature
     }).finish()
-    const hmac = createHmac("sha256", Buffer.from(advB64, "base64")).update(signed).digest()
+    const hmac = createHmac("sha256", advSecret).update(signed).digest()
     const jid = `${this.phone.user}:${device}@${S_WA}`
     const lid = `${this.phone.lidUser}:${device}@lid`
     const answer = await this.query(conn, {
@@ -804,11 +872,100 @@ export class FakeWhatsApp {
       preKeys: []
     })
     for (const r of conn.refs) this.pairingByRef.delete(r)
+    conn.codePairing = undefined
     this.stats.pairings++
     this.changed()
     // the real server makes the companion reconnect and log in with its new creds
     this.send(conn, { tag: "stream:error", attrs: { code: "515" } })
     setTimeout(() => conn.ws.close(), 50)
+  }
+
+  /**
+   * `link_code_companion_reg` from the companion: `companion_hello` asks for a code pairing of a
+   * number (refused with 400 `bad-request`, as WhatsApp refuses it, when the number is not the
+   * account's), `companion_finish` completes the phone's attempt (`typeCode`).
+   */
+  private onLinkCode(conn: Connection, node: BinaryNode) {
+    const reg = getBinaryNodeChild(node, "link_code_companion_reg")
+    if (reg?.attrs["stage"] === "companion_hello") {
+      const hello = FakeCodePairing.readHello(node)
+      this.codeRequests.push(hello.user)
+      const valid = conn.registration !== undefined && hello.noiseKey.equals(conn.registration.noiseKey) &&
+        hello.user === this.phone.user
+      if (!valid) {
+        this.send(conn, {
+          tag: "iq",
+          attrs: { from: S_WA, type: "error", id: node.attrs["id"] ?? "" },
+          content: [{ tag: "error", attrs: { code: "400", text: "bad-request" } }]
+        })
+        this.changed()
+        return
+      }
+      conn.codePairing = { hello }
+      this.result(conn, node, [{
+        tag: "link_code_companion_reg",
+        attrs: {},
+        content: [{ tag: "link_code_pairing_ref", attrs: {}, content: hello.ref }]
+      }])
+      this.changed()
+      return
+    }
+    const attempt = conn.codePairing?.attempt
+    if (reg?.attrs["stage"] !== "companion_finish" || !conn.codePairing || !attempt || !conn.registration) {
+      return this.send(conn, {
+        tag: "iq",
+        attrs: { from: S_WA, type: "error", id: node.attrs["id"] ?? "" },
+        content: [{ tag: "error", attrs: { code: "400", text: "bad-request" } }]
+      })
+    }
+    conn.codePairing.attempt = undefined
+    const opened = FakeCodePairing.openFinish(node, {
+      ref: conn.codePairing.hello.ref,
+      ephemeralSecret: attempt.ephemeralSecret,
+      identity: this.phone.accountKey,
+      companionIdentity: conn.registration.identityKey
+    })
+    if (!opened.ok) {
+      this.send(conn, {
+        tag: "iq",
+        attrs: { from: S_WA, type: "error", id: node.attrs["id"] ?? "" },
+        content: [{ tag: "error", attrs: { code: "400", text: "bad-request" } }]
+      })
+      this.serverErrors.push(`code pairing refused: ${opened.reason}`)
+      attempt.done("refused")
+      return
+    }
+    this.result(conn, node)
+    // not awaited here: the companion's answer to pair-success arrives as a later frame
+    this.completePairing(conn, conn.registration.identityKey, opened.advSecret).then(
+      () => attempt.done("linked"),
+      (error) => {
+        this.serverErrors.push(String(error))
+        attempt.done("refused")
+      }
+    )
+  }
+
+  /** @internal — `FakePhone.typesCode`: the phone answers the newest code pairing with what was typed. */
+  async typeCode(code: string): Promise<CodeOutcome> {
+    const conn = [...this.connections].reverse().find((c) => c.codePairing && c.ws.readyState === c.ws.OPEN)
+    if (!conn?.codePairing) throw new Error("no companion asked for a pairing code")
+    const { ephemeralSecret, notification } = FakeCodePairing.primaryAnswer(
+      conn.codePairing.hello,
+      code,
+      this.phone.accountKey
+    )
+    return new Promise<CodeOutcome>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error("the companion never sent companion_finish")), 30_000)
+      conn.codePairing!.attempt = {
+        ephemeralSecret,
+        done: (outcome) => {
+          clearTimeout(timer)
+          resolve(outcome)
+        }
+      }
+      this.send(conn, notification)
+    })
   }
 
   // ------------------------------------------------------------------ login
@@ -848,13 +1005,44 @@ export class FakeWhatsApp {
       tag: "success",
       attrs: { t: unixNow(), lid: device.lid, props: "1", abprops: "1", location: "fake", creation: unixNow() }
     })
-    // what came while the companion was away, then the notice that the offline queue is drained
-    // (Baileys buffers its events until then)
-    setTimeout(() => {
-      const queued = this.offlineQueue.splice(0)
-      for (const node of queued) this.send(conn, node)
-      if (!this.holdOffline) this.sendOfflineNotice(conn, queued.length)
-    }, 50)
+    setTimeout(() => this.deliverOffline(conn, 0), 50)
+    this.changed()
+  }
+
+  /**
+   * What came while the companion was away, in order, then the notice that the offline queue is
+   * drained (Baileys buffers its events until then). A status broadcast waits for the companion's
+   * ack, as WhatsApp's server does: acked, the rest follows; refused (an ack with `error`), it stays
+   * pending, comes first again at the next login, and everything after it is held back meanwhile
+   * (Baileys PR 2779: one undecryptable status froze an account's offline delivery).
+   */
+  private deliverOffline(conn: Connection, delivered: number) {
+    if (this.session !== conn) return
+    while (this.offlineQueue.length > 0) {
+      const node = this.offlineQueue[0]!
+      this.send(conn, node)
+      if (node.attrs["from"] === "status@broadcast") {
+        this.pendingStatus = { conn, id: node.attrs["id"] ?? "", delivered: delivered + 1 }
+        return
+      }
+      this.offlineQueue.shift()
+      delivered++
+    }
+    if (!this.holdOffline) this.sendOfflineNotice(conn, delivered)
+  }
+
+  /** The companion's `<ack class="message">`: one for an offline status lets the rest follow. */
+  private onMessageAck(conn: Connection, node: BinaryNode) {
+    const { id, error } = node.attrs
+    this.messageAcks.push({ id: id ?? "", ...(error === undefined ? {} : { error }) })
+    const pending = this.pendingStatus
+    if (pending?.conn === conn && pending.id === id) {
+      this.pendingStatus = undefined
+      if (error === undefined) {
+        this.offlineQueue.shift()
+        this.deliverOffline(conn, pending.delivered)
+      }
+    }
     this.changed()
   }
 
@@ -890,6 +1078,7 @@ export class FakeWhatsApp {
     if (tag === "receipt" && attrs["type"] === "read") this.onReadReceipt(node)
     if (tag === "message") return this.onMessage(conn, node)
     if (tag === "chatstate") return this.onChatState(node)
+    if (tag === "ack" && attrs["class"] === "message") return this.onMessageAck(conn, node)
     if (tag === "call") return this.onCall(conn, node)
     if (tag === "receipt" || tag === "notification") {
       this.send(conn, {
@@ -938,6 +1127,8 @@ export class FakeWhatsApp {
         this.changed()
         return this.result(conn, node)
       }
+      case "md/set/link_code_companion_reg":
+        return this.onLinkCode(conn, node)
       case "encrypt/get/count":
         return this.result(conn, node, [{ tag: "count", attrs: { value: String(conn.device?.preKeys.length ?? 0) } }])
       case "encrypt/set/undefined":
@@ -1168,7 +1359,12 @@ export class FakeWhatsApp {
       this.changed()
     }
     const receipt = (type: "delivered" | "read") => {
-      this.send(conn, { tag: "receipt", attrs: { id, from: to, t: unixNow(), ...(type === "read" ? { type } : {}) } })
+      // to the companion's session as it is then: the one that sent the message may have closed
+      // meanwhile (a reconnect), and WhatsApp keeps a receipt for the device's next login
+      this.toCompanionOrQueue({
+        tag: "receipt",
+        attrs: { id, from: to, t: unixNow(), ...(type === "read" ? { type } : {}) }
+      })
       contact.receiptsSent.push({ id, type })
       this.changed()
     }
@@ -1238,7 +1434,8 @@ export class FakeWhatsApp {
         t: unixNow(),
         type: message.conversation || message.extendedTextMessage ? "text" : "media",
         notify: "Fake Contact",
-        ...(addressing.startsWith("lid") ? { addressing_mode: "lid" } : {})
+        ...(addressing.startsWith("lid") ? { addressing_mode: "lid" } : {}),
+        ...(options.offline === undefined ? {} : { offline: options.offline })
       },
       content: children
     }
@@ -1337,14 +1534,24 @@ export class FakeWhatsApp {
     })
   }
 
-  /** @internal — `FakeContact.acknowledges` */
+  /** @internal — `FakeContact.acknowledges`: to the logged-in companion, or kept for its next login */
   sendReceipt(contact: FakeContact, id: string, type: "delivered" | "read"): void {
-    const conn = this.session
-    if (!conn || !this.companionOnline) throw new Error("no companion is logged in")
+    if (this.devices.size === 0) throw new Error("no companion is linked")
     const from = `${contact.user}@${S_WA}`
-    this.send(conn, { tag: "receipt", attrs: { id, from, t: unixNow(), ...(type === "read" ? { type } : {}) } })
+    this.toCompanionOrQueue({ tag: "receipt", attrs: { id, from, t: unixNow(), ...(type === "read" ? { type } : {}) } })
     contact.receiptsSent.push({ id, type })
     this.changed()
+  }
+
+  /**
+   * A stanza for the companion: sent to its session when one is logged in, otherwise kept and
+   * delivered (marked `offline`) at its next login, as WhatsApp holds messages and receipts for a
+   * device that is away.
+   */
+  private toCompanionOrQueue(node: BinaryNode): void {
+    const conn = this.session
+    if (conn && this.companionOnline) this.send(conn, node)
+    else this.offlineQueue.push({ ...node, attrs: { ...node.attrs, offline: "1" } })
   }
 
   /** @internal — `FakeContact.revealsNumber` */

@@ -6,7 +6,7 @@
 import { HttpServer } from "@effect/platform"
 import { assert } from "@effect/vitest"
 import { Context, Effect, Layer } from "effect"
-import { mkdirSync, mkdtempSync, rmSync } from "node:fs"
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { type BrowserContext, chromium, type Page } from "playwright-core"
@@ -106,6 +106,24 @@ export const newPage = (viewport = { width: 1280, height: 800 }) =>
 
 export const screenshot = (page: Page, name: string) =>
   Effect.promise(() => page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true }))
+
+/** Where the console's documented screenshots live (docs/CONSOLE.md links them). */
+export const DOCS_SCREENSHOTS = join(import.meta.dirname, "..", "..", "docs", "console")
+
+/**
+ * A screenshot of what the screen shows (not the whole page) into `.tmp/console-screenshots/`, and
+ * into `docs/console/` too when `CONSOLE_DOCS_SCREENSHOTS=1` (`npm run docs:console-screenshots`):
+ * the documented pictures are made by the tests that check what they show.
+ */
+export const docsScreenshot = (page: Page, name: string) =>
+  Effect.promise(async () => {
+    const path = join(ARTIFACTS, `${name}.png`)
+    await page.screenshot({ path })
+    if (process.env["CONSOLE_DOCS_SCREENSHOTS"] === "1") {
+      mkdirSync(DOCS_SCREENSHOTS, { recursive: true })
+      copyFileSync(path, join(DOCS_SCREENSHOTS, `${name}.png`))
+    }
+  })
 
 /** Runs a Playwright step. */
 export const step = <A>(f: () => Promise<A>) => Effect.promise(f)

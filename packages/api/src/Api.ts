@@ -15,7 +15,7 @@ import { ContactsApi } from "./ContactsApi.js"
 import { ConversationsApi } from "./ConversationsApi.js"
 import { HealthApi } from "./HealthApi.js"
 import { MediaApi } from "./MediaApi.js"
-import { MessagesApi } from "./MessagingApi.js"
+import { MessagingApi } from "./MessagingApi.js"
 import { DESCRIPTIONS, SUMMARIES, TAGS } from "./OperationDocs.js"
 import { PlanApi } from "./PlanApi.js"
 import { QrPairingApi } from "./QrPairingApi.js"
@@ -170,7 +170,7 @@ export class Api extends HttpApi.make("switchboard")
   .add(SessionApi)
   .add(ApiKeysApi)
   .add(PlanApi)
-  .add(MessagesApi)
+  .add(MessagingApi)
   .add(MediaApi)
   .add(ConversationsApi)
   .add(ChannelsApi)

@@ -9,6 +9,7 @@ import { Conversations, ConversationStateMachine, Errors, Ids, Messaging, Pagina
 import { Schema } from "effect"
 import * as IdempotencyKey from "./IdempotencyKey.js"
 import { Authentication, rateLimited, requireScopes } from "./Security.js"
+import { sendErrors } from "./SendErrors.js"
 
 const ConversationPath = Schema.Struct({ conversationId: Ids.IdRef("cnv") })
 
@@ -31,7 +32,7 @@ export class ConversationsApi extends HttpApiGroup.make("conversations")
       .addError(Errors.ChannelNotFound)
       .annotate(
         OpenApi.Description,
-        "Newest first (by creation). Each conversation carries its contact inline, `last_message_at`, `last_inbound_at` and `unread_count` (inbound messages after the read marker). An unknown filter value is 422; an unknown `channel_id` is 404 `CHANNEL_NOT_FOUND`."
+        "Newest first (by creation). Each conversation carries its contact inline, `last_message_at`, `last_message` (the newest message of the thread, either direction), `last_inbound_at` and `unread_count` (inbound messages after the read marker). An unknown filter value is 422; an unknown `channel_id` is 404 `CHANNEL_NOT_FOUND`."
       )
       .pipe(requireScopes("messages.read"))
   )
@@ -84,19 +85,8 @@ export class ConversationsApi extends HttpApiGroup.make("conversations")
       }))
       .addSuccess(Messaging.Message, { status: 201 })
       .addError(Errors.NotFound)
-      .addError(Errors.ChannelNotFound)
-      .addError(Errors.TemplateNotFound)
-      .addError(Errors.ChannelNotConnected)
-      .addError(Errors.ChannelCapabilityUnavailable)
-      .addError(Errors.TemplateNotSendable)
-      .addError(Errors.EntitlementLimitReached)
-      .addError(Errors.IdempotencyConflict)
+      .pipe(sendErrors)
       .addError(Errors.Conflict)
-      .addError(Errors.TemplateVariableMissing)
-      .addError(Errors.SandboxTestKeyRequired)
-      .addError(Errors.ProviderRateLimited)
-      .addError(Errors.QrSafetyLimitReached)
-      .addError(Errors.ServiceUnavailable)
       .annotate(
         OpenApi.Description,
         `Replies to the conversation's contact on its channel: the body of \`POST /v1/messages\` without \`to\` and \`channel_id\`, through the same send path (checks, \`Idempotency-Key\`, 201 with status \`queued\`). Replying to a closed conversation reopens it (\`conversation.reopened\` with \`reason: outbound_message\`). ${NOT_FOUND}`

@@ -10,20 +10,31 @@ import {
 import { Schema } from "effect"
 import { Authentication, rateLimited, requireScopes, sessionOnly } from "./Security.js"
 
-/** Why the channel's last attempt could not reach WhatsApp. */
+/**
+ * Why the channel's last attempt could not reach WhatsApp: the wire form of the domain's
+ * `QrConnectionError` (its fields and descriptions; `next_attempt_at` a timestamp), made by `fromDomain`.
+ */
 export class QrConnectionError extends Schema.Class<QrConnectionError>("QrConnectionError")({
-  reason: DomainQrConnectionError.QrConnectionErrorReason,
-  message: Schema.String.annotations({
-    description: "What happened and what to check, for a person (names only the configured WhatsApp host)"
-  }),
-  failures: Schema.Int.annotations({ description: "Attempts in a row that could not reach WhatsApp" }),
+  reason: DomainQrConnectionError.QrConnectionError.fields.reason,
+  message: DomainQrConnectionError.QrConnectionError.fields.message,
+  failures: DomainQrConnectionError.QrConnectionError.fields.failures,
   next_attempt_at: Schema.NullOr(Schemas.Timestamp).annotations({
     description: "When the next attempt starts; `null` once the channel gave up (it is then `disconnected`)"
   })
 }, {
   description:
     "Why the last attempt could not reach WhatsApp (reasons and retry rules: docs/STATE-MACHINES.md, \"QR connection errors\")"
-}) {}
+}) {
+  /** The API's form of a connection error; `null` for none. */
+  static fromDomain(error: DomainQrConnectionError.QrConnectionError | null): QrConnectionError | null {
+    return error === null ? null : new QrConnectionError({
+      reason: error.reason,
+      message: error.message,
+      failures: error.failures,
+      next_attempt_at: error.nextAttemptAt === null ? null : Schemas.toTimestamp(error.nextAttemptAt)
+    })
+  }
+}
 
 /** Where pairing stands; the QR code itself only travels on the stream. */
 export class PairingStatus extends Schema.Class<PairingStatus>("PairingStatus")({
@@ -34,7 +45,16 @@ export class PairingStatus extends Schema.Class<PairingStatus>("PairingStatus")(
   qr_expires_at: Schema.NullOr(Schemas.Timestamp),
   phone_number: Schema.NullOr(Schema.String),
   pairing_started_at: Schema.NullOr(Schemas.Timestamp),
-  /** added later: optional, so clients built before it still decode older answers */
+  /** added later (like the two below): optional, so clients built before it still decode older answers */
+  pairing_code_available: Schema.optional(Schema.Boolean.annotations({
+    description:
+      "A pairing code shows now instead of a QR code (`qr/start` with `method: \"code\"`); read it from `qr/stream`, never here"
+  })),
+  pairing_code_expires_at: Schema.optional(
+    Schema.NullOr(Schemas.Timestamp).annotations({
+      description: "When the pairing code showing stops linking; `null` when none shows"
+    })
+  ),
   connection_error: Schema.optional(
     Schema.NullOr(QrConnectionError).annotations({
       description:
@@ -139,6 +159,19 @@ export class QrSafetyUsage extends Schema.Class<QrSafetyUsage>("QrSafetyUsage")(
   })
 }) {}
 
+/** `qr/start`'s optional body: how to link (docs/QR-CHANNELS.md "Linking with a code"). */
+export const StartPairingRequest = Schemas.StrictStruct({
+  method: Schema.optional(
+    Schema.Literal("qr", "code").annotations({
+      description:
+        "`qr` (the default): QR codes to scan; `code`: WhatsApp's 8-character pairing code for `phone_number`, typed on the phone"
+    })
+  ),
+  phone_number: Schema.optional(Schemas.E164.annotations({
+    description: "The number to link, E.164; required with `method: \"code\"`, refused without it"
+  }))
+}).annotations({ identifier: "StartPairingRequest" })
+
 const NOT_QR = "Not a `qr` channel: 409 `CHANNEL_CAPABILITY_UNAVAILABLE` with `details.reason = not_a_qr_channel`."
 
 /** `qr/start` and `qr/logout`: a command on the channel's link, answered with the pairing status. */
@@ -154,9 +187,11 @@ const pairingCommand = <Name extends string>(name: Name, action: "start" | "logo
 export class QrPairingApi extends HttpApiGroup.make("qrPairing")
   .add(
     pairingCommand("start", "start")
+      // an empty body (read as null) is the same as `{}`: QR codes, as before the body existed
+      .setPayload(Schema.NullOr(StartPairingRequest))
       .annotate(
         OpenApi.Description,
-        `Begins or restarts pairing from any status but archived and suspended (409 \`CONFLICT\` with \`details.reason\` \`channel_archived\` / \`channel_suspended\`). A runner produces the QR codes: watch them on \`qr/stream\`. A channel with a stored link logs in again without a code. ${NOT_QR} 503 when no runner answers.`
+        `Begins or restarts pairing from any status but archived and suspended (409 \`CONFLICT\` with \`details.reason\` \`channel_archived\` / \`channel_suspended\`). A runner produces the QR codes: watch them on \`qr/stream\`. With \`{"method": "code", "phone_number": "+4915112345678"}\` WhatsApp's 8-character pairing code for that number replaces them (the stream's \`pairing_code\`; the user types it on the phone under Linked devices, "Link with phone number instead"); \`method: "code"\` without \`phone_number\`, or a \`phone_number\` with \`method: "qr"\`, is 422 \`VALIDATION_ERROR\`. The code expires like a QR code (\`qr.expired\`, status_reason \`pairing_code_expired\`); a number WhatsApp does not link ends the pairing with status_reason \`phone_number_refused\`. No body (or \`{}\`) is \`method: "qr"\`. A channel with a stored link logs in again without a code. ${NOT_QR} 503 when no runner answers.`
       )
       .pipe(requireScopes("channels.manage"), sessionOnly, rateLimited("qr_start"))
   )
@@ -196,8 +231,8 @@ export class QrPairingApi extends HttpApiGroup.make("qrPairing")
         OpenApi.Description,
         [
           `Server-sent events, exactly ${QR_STREAM_EVENTS.length} kinds of frame (\`event:\` name, \`data:\` JSON):`,
-          "`snapshot` (always first) `{channel_id, status, qr_available, qr, qr_expires_at, phone_number, connection_error}`;",
-          "`qr.updated` `{channel_id, qr, qr_expires_at, sequence}`; `qr.state` `{channel_id, from_status, to_status, reason, connection_error}`;",
+          "`snapshot` (always first) `{channel_id, status, qr_available, qr, qr_expires_at, pairing_code_available, pairing_code, pairing_code_expires_at, phone_number, connection_error}`;",
+          "`qr.updated` `{channel_id, qr, qr_expires_at, pairing_code, pairing_code_expires_at, sequence}` (linking by code, `qr/start` with `method: \"code\"`: `qr` is `null` and `pairing_code` the 8 characters to type on the phone; else `pairing_code` is `null`); `qr.state` `{channel_id, from_status, to_status, reason, connection_error}`;",
           "`qr.expired` `{channel_id}`.",
           "Each attempt that could not reach WhatsApp is a `qr.state` that changes no status: `from_status` = `to_status`, `reason: null`, and `connection_error` `{reason, message, failures, next_attempt_at}` (`QrConnectionError`; `null` when none).",
           "After `qr/start`, until a link first opens, 3 such attempts in a row (the default of `QR_CONNECT_MAX_FAILURES`) end in `qr.state` to `disconnected` (`reconnect_budget_exhausted`, with the `connection_error`). A `: heartbeat` comment every 15 s.",

@@ -41,7 +41,7 @@ export class SessionOnly extends Context.Reference<SessionOnly>()("@switchboard/
  * An endpoint with its type parameters spelled out, so that annotating it keeps its exact type
  * (`annotate` returns the same `HttpApiEndpoint<...>`; `HttpApiEndpoint.Any` has no `annotate`).
  */
-type Endpoint<
+export type Endpoint<
   Name extends string,
   Method extends HttpMethod,
   Path,
@@ -81,19 +81,7 @@ export class WorkspaceOptional extends Context.Reference<WorkspaceOptional>()("@
   defaultValue: () => false
 }) {}
 
-export const workspaceOptional = <
-  Name extends string,
-  Method extends HttpMethod,
-  Path,
-  UrlParams,
-  Payload,
-  Headers,
-  Success,
-  Error,
-  R,
-  RE
->(endpoint: Endpoint<Name, Method, Path, UrlParams, Payload, Headers, Success, Error, R, RE>) =>
-  endpoint.annotate(WorkspaceOptional, true)
+export const workspaceOptional = flagged(WorkspaceOptional)
 
 /** The HTTP rate limit rule (docs/API.md, column "Rate limit rule") an endpoint counts against, by name. */
 export class RateLimitRule extends Context.Reference<RateLimitRule>()("@switchboard/api/RateLimitRule", {

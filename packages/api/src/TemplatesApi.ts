@@ -8,6 +8,7 @@ import { Characters, Errors, Ids, MessageCategory, Messaging, Pagination, Templa
 import { Schema } from "effect"
 import * as IdempotencyKey from "./IdempotencyKey.js"
 import { Authentication, rateLimited, requireScopes } from "./Security.js"
+import { sendErrors } from "./SendErrors.js"
 
 const TemplatePath = Schema.Struct({ templateId: Ids.IdRef("tpl") })
 
@@ -83,18 +84,7 @@ export class TemplatesApi extends HttpApiGroup.make("templates")
         "idempotency-key": IdempotencyKey.header
       }))
       .addSuccess(Messaging.Message, { status: 201 })
-      .addError(Errors.TemplateNotFound)
-      .addError(Errors.ChannelNotFound)
-      .addError(Errors.ChannelNotConnected)
-      .addError(Errors.ChannelCapabilityUnavailable)
-      .addError(Errors.TemplateNotSendable)
-      .addError(Errors.EntitlementLimitReached)
-      .addError(Errors.IdempotencyConflict)
-      .addError(Errors.TemplateVariableMissing)
-      .addError(Errors.SandboxTestKeyRequired)
-      .addError(Errors.ProviderRateLimited)
-      .addError(Errors.QrSafetyLimitReached)
-      .addError(Errors.ServiceUnavailable)
+      .pipe(sendErrors)
       .annotate(
         OpenApi.Description,
         "A real send of this template to `to` through `POST /v1/messages` (same checks, errors, events and `Idempotency-Key` rules; the key is bound to this template and body). Variables not given take the variable's `example`, here only: a required variable with neither is 422 `TEMPLATE_VARIABLE_MISSING`. Unknown id: 404 `TEMPLATE_NOT_FOUND` with `details.id`."

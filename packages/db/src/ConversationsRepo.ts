@@ -9,6 +9,7 @@ import type * as Statement from "@effect/sql/Statement"
 import { ArrivalEvents, Conversations, ConversationStateMachine, Ids, type Pagination } from "@switchboard/domain"
 import { Effect, Option, Schema } from "effect"
 import { EventsRepo } from "./EventsRepo.js"
+import { columnsOfMessage, MessageColumns, messageOfColumns } from "./MessagesRepo.js"
 import { dieOnDatabaseError, iso, isoOrNull, TimestampColumn } from "./Rows.js"
 
 /** The columns of a `conversations` row with its contact's (`view` below) and its unread count. */
@@ -24,6 +25,8 @@ const ConversationColumns = Schema.Struct({
   status: ConversationStateMachine.ConversationStatus,
   assignee_id: Schema.NullOr(Ids.Id("usr")),
   last_message_at: Schema.NullOr(TimestampColumn),
+  /** the thread's newest `messages` row as one JSON value (`lastMessage` below) */
+  last_message: Schema.NullOr(MessageColumns),
   last_inbound_at: Schema.NullOr(TimestampColumn),
   last_read_at: Schema.NullOr(TimestampColumn),
   unread_count: Schema.Number,
@@ -52,13 +55,15 @@ export const ConversationRow = Schema.transform(ConversationColumns, Conversatio
       name: contact_name
     },
     last_message_at: isoOrNull(row.last_message_at),
+    last_message: row.last_message === null ? null : messageOfColumns(row.last_message),
     last_inbound_at: isoOrNull(row.last_inbound_at),
     last_read_at: isoOrNull(row.last_read_at),
     created_at: iso(row.created_at),
     updated_at: iso(row.updated_at)
   }),
-  encode: ({ contact, object: _, ...conversation }) => ({
+  encode: ({ contact, last_message, object: _, ...conversation }) => ({
     ...conversation,
+    last_message: last_message === null ? null : columnsOfMessage(last_message),
     contact_found: contact !== null,
     contact_phone_number: contact?.phone_number ?? null,
     contact_whatsapp_lid: contact?.whatsapp_lid ?? null,
@@ -176,11 +181,15 @@ export class ConversationsRepo extends Effect.Service<ConversationsRepo>()("@swi
     const sql = yield* SqlClient.SqlClient
     const events = yield* EventsRepo
 
+    // the thread's newest message as one JSON value (its timestamps as strings: `TimestampColumn`),
+    // one step down `messages_conversation_created`
+    const lastMessage = sql`(SELECT to_jsonb(m) FROM messages m WHERE m.conversation_id = c.id
+        ORDER BY m.created_at DESC, m.id DESC LIMIT 1) AS last_message`
     // the inbox's view of rows `c` (the contact joined, inbound messages after the read marker counted)
     const view = sql`c.*, k.id IS NOT NULL AS contact_found, k.phone_number AS contact_phone_number,
       k.whatsapp_lid AS contact_whatsapp_lid, k.name AS contact_name,
       (SELECT count(*)::int FROM messages m WHERE m.conversation_id = c.id AND m.direction = 'inbound'
-        AND (c.last_read_at IS NULL OR m.created_at > c.last_read_at)) AS unread_count`
+        AND (c.last_read_at IS NULL OR m.created_at > c.last_read_at)) AS unread_count, ${lastMessage}`
 
     /**
      * The conversation of (channel, contact) for a message: created when missing, reopened when
@@ -298,7 +307,7 @@ export class ConversationsRepo extends Effect.Service<ConversationsRepo>()("@swi
           SELECT c.*, k.id IS NOT NULL AS contact_found, k.phone_number AS contact_phone_number,
       k.whatsapp_lid AS contact_whatsapp_lid, k.name AS contact_name,
             (SELECT count(*)::int FROM messages m WHERE m.conversation_id = c.id AND m.direction = 'inbound'
-              AND (c.last_read_at IS NULL OR m.created_at > c.last_read_at)) AS unread_count
+              AND (c.last_read_at IS NULL OR m.created_at > c.last_read_at)) AS unread_count, ${lastMessage}
           FROM moved c LEFT JOIN contacts k ON k.id = c.contact_id`
     })
 

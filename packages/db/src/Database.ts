@@ -173,7 +173,8 @@ const ownerLock = (path: string) =>
     () => Effect.sync(() => rmSync(path, { force: true }))
   )
 
-const isAlive = (pid: number) => {
+/** Whether process `pid` runs on this machine (the owner of a lock or a test database). */
+export const isAlive = (pid: number): boolean => {
   try {
     process.kill(pid, 0)
     return true

@@ -11,12 +11,11 @@
  * ULID), so no folder grows to millions of entries.
  */
 import { Effect, Stream } from "effect"
-import { createHash, randomBytes } from "node:crypto"
+import { randomBytes } from "node:crypto"
 import { createReadStream } from "node:fs"
 import { mkdir, open, rename, rm } from "node:fs/promises"
 import { dirname, join } from "node:path"
-import type { Stored } from "./MediaStore.js"
-import { CHUNK_BYTES, MediaTooLarge } from "./MediaStore.js"
+import { CHUNK_BYTES, consume } from "./MediaStore.js"
 
 /** Where the bytes of `mediaId` live under `dir`; an id that is not a plain identifier is a defect. */
 export const pathOf = (dir: string, mediaId: string): string => {
@@ -40,22 +39,10 @@ export const make = (dir: string) => {
         Effect.promise(() => open(temporary, "wx")),
         (file) =>
           Effect.gen(function*() {
-            const hash = createHash("sha256")
-            let size = 0
-            yield* bytes.pipe(
-              Stream.mapError((e): E | MediaTooLarge => e),
-              Stream.runForEach((piece) =>
-                Effect.gen(function*() {
-                  size += piece.byteLength
-                  if (size > limitBytes) return yield* new MediaTooLarge({ limitBytes })
-                  hash.update(piece)
-                  yield* Effect.promise(() => file.write(piece))
-                })
-              )
-            )
+            const stored = yield* consume(bytes, limitBytes, (piece) => Effect.promise(() => file.write(piece)))
             // on disk before it is named: a crash after the rename never leaves a short file
             yield* Effect.promise(() => file.datasync())
-            return { sizeBytes: size, sha256: hash.digest("hex") } satisfies Stored
+            return stored
           }),
         (file, exit) =>
           Effect.promise(() => file.close()).pipe(

@@ -27,6 +27,31 @@ export interface Stored {
   readonly sha256: string
 }
 
+/**
+ * A store's `write` reading its stream: counts and hashes every piece, fails with `MediaTooLarge`
+ * as soon as the pieces pass `limitBytes` (the piece that does is not kept), and hands each other
+ * piece to `keep`, one at a time. What was read: its size and SHA-256.
+ */
+export const consume = <E, R, E2, R2>(
+  bytes: Stream.Stream<Uint8Array, E, R>,
+  limitBytes: number,
+  keep: (piece: Uint8Array) => Effect.Effect<void, E2, R2>
+): Effect.Effect<Stored, E | E2 | MediaTooLarge, R | R2> =>
+  Effect.suspend(() => {
+    const hash = createHash("sha256")
+    let size = 0
+    return bytes.pipe(
+      Stream.mapError((e): E | E2 | MediaTooLarge => e),
+      Stream.runForEach((piece): Effect.Effect<void, E2 | MediaTooLarge, R2> => {
+        size += piece.byteLength
+        if (size > limitBytes) return Effect.fail(new MediaTooLarge({ limitBytes }))
+        hash.update(piece)
+        return keep(piece)
+      }),
+      Effect.map((): Stored => ({ sizeBytes: size, sha256: hash.digest("hex") }))
+    )
+  })
+
 /** What either store offers (`MediaFileStore` is the filesystem's). */
 export interface Store {
   /**
@@ -86,8 +111,6 @@ export class MediaStore extends Effect.Service<MediaStore>()("@switchboard/db/Me
     const write = <E, R>(mediaId: string, bytes: Stream.Stream<Uint8Array, E, R>, limitBytes: number) =>
       Effect.gen(function*() {
         yield* purge(mediaId)
-        const hash = createHash("sha256")
-        let size = 0
         let seq = 0
         let pending: Array<Uint8Array> = []
         let pendingBytes = 0
@@ -102,21 +125,14 @@ export class MediaStore extends Effect.Service<MediaStore>()("@switchboard/db/Me
               pendingBytes = rest.byteLength
             }
           })
-        yield* bytes.pipe(
-          Stream.mapError((e): E | MediaTooLarge => e),
-          Stream.runForEach((piece) =>
-            Effect.gen(function*() {
-              size += piece.byteLength
-              if (size > limitBytes) return yield* new MediaTooLarge({ limitBytes })
-              hash.update(piece)
-              pending.push(piece)
-              pendingBytes += piece.byteLength
-              if (pendingBytes >= CHUNK_BYTES) yield* flush(false)
-            })
-          )
-        )
+        const stored = yield* consume(bytes, limitBytes, (piece) =>
+          Effect.suspend(() => {
+            pending.push(piece)
+            pendingBytes += piece.byteLength
+            return pendingBytes >= CHUNK_BYTES ? flush(false) : Effect.void
+          }))
         yield* flush(true)
-        return { sizeBytes: size, sha256: hash.digest("hex") } satisfies Stored
+        return stored
       }).pipe(Effect.onError(() => purge(mediaId).pipe(Effect.catchAllCause(() => Effect.void))))
 
     /** The bytes from `start` to `end` (inclusive), streamed chunk by chunk. */

@@ -47,7 +47,7 @@ export type ReceiptTrackStatus = "provider_accepted" | MessageStateMachine.Recei
 const RECEIPT_SLOTS = ["workspace_id", "from_state", "category"]
 
 /** The columns of a `messages` row. */
-const MessageColumns = Schema.Struct({
+export const MessageColumns = Schema.Struct({
   id: Ids.Id("msg"),
   workspace_id: Ids.Id("ws"),
   channel_id: Ids.Id("ch"),
@@ -92,65 +92,73 @@ const MessageColumns = Schema.Struct({
  */
 export const MessageRow = Schema.transform(MessageColumns, Messaging.Message, {
   strict: true,
-  decode: (r) => ({
-    id: r.id,
-    object: "message" as const,
-    workspace_id: r.workspace_id,
-    channel_id: r.channel_id,
-    conversation_id: r.conversation_id,
-    contact_id: r.contact_id,
-    direction: r.direction,
-    from: r.from_number,
-    to: r.to_number,
-    type: r.type,
-    text: { body: r.body },
-    ...(r.type !== "text" && r.type !== "template" && r.content !== null && r.content !== undefined
-      ? { [r.type]: r.content }
-      : {}),
-    context: { reply_to: r.reply_to },
-    sender: r.direction === "inbound" ? { phone_number: r.from_number, whatsapp_lid: r.sender_lid } : null,
-    media: r.media_id
-      ? { id: r.media_id, status: r.media_status ?? "pending" as const, failure_reason: r.media_failure }
-      : null,
-    template: r.template,
-    category: r.category,
-    status: r.status,
-    failure: r.failure,
-    metadata: r.metadata ?? {},
-    created_at: iso(r.created_at),
-    updated_at: iso(r.updated_at),
-    sent_at: isoOrNull(r.sent_at),
-    delivered_at: isoOrNull(r.delivered_at),
-    read_at: isoOrNull(r.read_at)
-  }),
-  encode: (m) => ({
-    id: m.id,
-    workspace_id: m.workspace_id,
-    channel_id: m.channel_id,
-    conversation_id: m.conversation_id,
-    contact_id: m.contact_id,
-    direction: m.direction,
-    from_number: m.from,
-    to_number: m.to,
-    type: m.type,
-    body: m.text.body,
-    template: m.template,
-    category: m.category,
-    status: m.status,
-    failure: m.failure,
-    metadata: m.metadata,
-    created_at: m.created_at,
-    updated_at: m.updated_at,
-    sent_at: m.sent_at,
-    delivered_at: m.delivered_at,
-    read_at: m.read_at,
-    content: m.type === "text" || m.type === "template" ? null : m[m.type] ?? null,
-    reply_to: m.context.reply_to,
-    sender_lid: m.sender?.whatsapp_lid ?? null,
-    media_id: m.media?.id ?? null,
-    media_status: m.media?.status ?? null,
-    media_failure: m.media?.failure_reason ?? null
-  })
+  decode: (r) => messageOfColumns(r),
+  encode: (m) => columnsOfMessage(m)
+})
+
+/** A `messages` row's columns (decoded) as the wire's message (encoded): `MessageRow`'s decode. */
+export const messageOfColumns = (
+  r: typeof MessageColumns.Type
+): typeof Messaging.Message.Encoded => ({
+  id: r.id,
+  object: "message" as const,
+  workspace_id: r.workspace_id,
+  channel_id: r.channel_id,
+  conversation_id: r.conversation_id,
+  contact_id: r.contact_id,
+  direction: r.direction,
+  from: r.from_number,
+  to: r.to_number,
+  type: r.type,
+  text: { body: r.body },
+  ...(r.type !== "text" && r.type !== "template" && r.content !== null && r.content !== undefined
+    ? { [r.type]: r.content }
+    : {}),
+  context: { reply_to: r.reply_to },
+  sender: r.direction === "inbound" ? { phone_number: r.from_number, whatsapp_lid: r.sender_lid } : null,
+  media: r.media_id
+    ? { id: r.media_id, status: r.media_status ?? "pending" as const, failure_reason: r.media_failure }
+    : null,
+  template: r.template,
+  category: r.category,
+  status: r.status,
+  failure: r.failure,
+  metadata: r.metadata ?? {},
+  created_at: iso(r.created_at),
+  updated_at: iso(r.updated_at),
+  sent_at: isoOrNull(r.sent_at),
+  delivered_at: isoOrNull(r.delivered_at),
+  read_at: isoOrNull(r.read_at)
+})
+
+/** The wire's message as a `messages` row's columns: `MessageRow`'s encode. */
+export const columnsOfMessage = (m: typeof Messaging.Message.Encoded): typeof MessageColumns.Type => ({
+  id: m.id,
+  workspace_id: m.workspace_id,
+  channel_id: m.channel_id,
+  conversation_id: m.conversation_id,
+  contact_id: m.contact_id,
+  direction: m.direction,
+  from_number: m.from,
+  to_number: m.to,
+  type: m.type,
+  body: m.text.body,
+  template: m.template,
+  category: m.category,
+  status: m.status,
+  failure: m.failure,
+  metadata: m.metadata,
+  created_at: m.created_at,
+  updated_at: m.updated_at,
+  sent_at: m.sent_at,
+  delivered_at: m.delivered_at,
+  read_at: m.read_at,
+  content: m.type === "text" || m.type === "template" ? null : m[m.type] ?? null,
+  reply_to: m.context.reply_to,
+  sender_lid: m.sender?.whatsapp_lid ?? null,
+  media_id: m.media?.id ?? null,
+  media_status: m.media?.status ?? null,
+  media_failure: m.media?.failure_reason ?? null
 })
 const decodeMessages = Schema.decodeUnknown(Schema.Array(MessageRow))
 

@@ -193,16 +193,13 @@ export class WebhookEndpointsRepo
       }, dieOnDatabaseError)
 
       /**
-       * Records one attempt's effect on the endpoint's consecutive-failure counter, serialised on
-       * the row: a success resets it; a failure adds one and disables an active endpoint at `disableAt`;
-       * once disabled the counter stays (attempts already in flight do not move it).
+       * Records a failed attempt on the endpoint's consecutive-failure counter, serialised on the
+       * row: it adds one and disables an active endpoint at `disableAt`; once disabled the counter
+       * stays (attempts already in flight do not move it). Whether this failure disabled it. A
+       * success resets the counter with its delivery's record (`WebhookDeliveriesRepo.recordSuccesses`).
        */
-      const recordOutcome = Effect.fn("WebhookEndpointsRepo.recordOutcome")(
-        function*(id: string, success: boolean, disableAt: number, now: string) {
-          if (success) {
-            yield* sql`UPDATE webhook_endpoints SET consecutive_failures = 0 WHERE id = ${id} AND consecutive_failures <> 0`
-            return false
-          }
+      const recordFailure = Effect.fn("WebhookEndpointsRepo.recordFailure")(
+        function*(id: string, disableAt: number, now: string) {
           const rows = yield* sql<{ consecutive_failures: number; status: string }>`UPDATE webhook_endpoints
         SET consecutive_failures = consecutive_failures + 1,
             status = CASE WHEN status = 'active' AND consecutive_failures + 1 >= ${disableAt} THEN 'disabled' ELSE status END,
@@ -264,7 +261,7 @@ export class WebhookEndpointsRepo
         update,
         softDelete,
         rotate,
-        recordOutcome,
+        recordFailure,
         scanSecrets,
         readSecrets,
         replaceSecrets

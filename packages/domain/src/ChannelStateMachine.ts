@@ -5,7 +5,8 @@
  *
  * ```
  * pending|any -qr/start-> connecting -first code-> awaiting_scan -scanned-> connected
- * awaiting_scan -codes exhausted-> disconnected
+ * awaiting_scan -codes exhausted-> disconnected   (a pairing code: -code issued-> awaiting_scan -typed-> connected)
+ * connecting|awaiting_scan -number refused for a pairing code-> disconnected
  * connected -link lost-> degraded -back-> connected;  degraded -gave up-> disconnected
  * logged out from the phone -> disconnected (+ channel.requires_repair)
  * qr/logout -> disconnected;  operator -> suspended -reactivate-> connected (sandbox) | disconnected
@@ -38,6 +39,9 @@ export const ChannelStatusReason = Schema.Literal(
   "paired",
   "reconnected",
   "qr_expired",
+  "pairing_code_issued",
+  "pairing_code_expired",
+  "phone_number_refused",
   "link_lost",
   "reconnect_budget_exhausted",
   "logged_out_from_phone",
@@ -85,12 +89,14 @@ export type ChannelInput =
   | { readonly _tag: "Start" }
   /** a runner (re)activated a channel that has a stored link */
   | { readonly _tag: "Resume" }
-  /** a QR code was produced */
-  | { readonly _tag: "CodeIssued" }
+  /** a QR code was produced, or WhatsApp's pairing code for a number (`pairingCode`) */
+  | { readonly _tag: "CodeIssued"; readonly pairingCode?: boolean }
   /** the link is open */
   | { readonly _tag: "Opened" }
-  /** every QR code expired unscanned */
-  | { readonly _tag: "CodesExhausted" }
+  /** every QR code expired unscanned, or the pairing code was never typed in time (`pairingCode`) */
+  | { readonly _tag: "CodesExhausted"; readonly pairingCode?: boolean }
+  /** WhatsApp refused to give a pairing code for the number (not an account it links) */
+  | { readonly _tag: "PairingCodeRefused" }
   /** a transient close (network, stream error); a reconnect is scheduled */
   | { readonly _tag: "LinkLost" }
   /**
@@ -172,14 +178,20 @@ export const transitionChannel = (status: ChannelStatus, input: ChannelInput): C
         ? unchanged(status)
         : moved(status, "connecting", "resumed")
     case "CodeIssued":
-      return status === "connecting" ? moved(status, "awaiting_scan", "qr_issued") : unchanged(status)
+      return status === "connecting"
+        ? moved(status, "awaiting_scan", input.pairingCode === true ? "pairing_code_issued" : "qr_issued")
+        : unchanged(status)
     case "Opened":
       return status === "connected" || !LIVE.includes(status)
         ? unchanged(status)
         : moved(status, "connected", status === "awaiting_scan" ? "paired" : "reconnected")
     case "CodesExhausted":
       return status === "connecting" || status === "awaiting_scan"
-        ? moved(status, "disconnected", "qr_expired")
+        ? moved(status, "disconnected", input.pairingCode === true ? "pairing_code_expired" : "qr_expired")
+        : unchanged(status)
+    case "PairingCodeRefused":
+      return status === "connecting" || status === "awaiting_scan"
+        ? moved(status, "disconnected", "phone_number_refused")
         : unchanged(status)
     case "LinkLost":
       return status === "connected" ? moved(status, "degraded", "link_lost") : unchanged(status)

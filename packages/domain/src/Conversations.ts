@@ -6,7 +6,7 @@ import { Schema } from "effect"
 import { maxCharacters, minCharacters } from "./Characters.js"
 import { ConversationStatus } from "./ConversationStateMachine.js"
 import { Id } from "./Ids.js"
-import { exactlyOneKind, SendMessageRequest } from "./Messaging.js"
+import { exactlyOneKind, Message, SendMessageRequest } from "./Messaging.js"
 import { StrictStruct, Timestamp } from "./Schemas.js"
 
 /** The contact behind a conversation, inline. */
@@ -32,6 +32,10 @@ export class Conversation extends Schema.Class<Conversation>("Conversation")({
   status: ConversationStatus,
   assignee_id: Schema.NullOr(Id("usr")),
   last_message_at: Schema.NullOr(Timestamp),
+  last_message: Schema.NullOr(Message).annotations({
+    description:
+      "The newest message of the thread, either direction, as `GET /v1/messages/{id}` shows it without its timeline (an inbox's preview line); null before the first one"
+  }),
   last_inbound_at: Schema.NullOr(Timestamp.annotations({ description: "When the contact last wrote" })),
   last_read_at: Schema.NullOr(
     Timestamp.annotations({ description: "The read marker: the newest inbound message read (`POST /{id}/read`)" })

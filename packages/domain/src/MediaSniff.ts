@@ -8,9 +8,8 @@
  * Pure functions, no I/O.
  */
 import { Option } from "effect"
+import { MEDIA_TYPES, type MediaKind } from "./MediaKinds.js"
 import * as MediaType from "./MediaType.js"
-import type { MediaKind } from "./MessageContent.js"
-import { MEDIA_TYPES } from "./MessageContent.js"
 
 /** How many leading bytes `sniff` needs to decide (a shorter file is decided on what it has). */
 export const SNIFF_BYTES = 256

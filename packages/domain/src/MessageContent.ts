@@ -8,15 +8,14 @@
 import { Schema } from "effect"
 import { E164 } from "./Schemas.js"
 
+/** The kinds whose content is a stored file, by name (`MediaKind`). */
+export const MEDIA_KIND_NAMES = ["image", "document", "audio", "video", "sticker"] as const
+
 /** Every `type` a message can have. `text` and `template` are the kinds outbound sends have. */
 export const MessageType = Schema.Literal(
   "text",
   "template",
-  "image",
-  "document",
-  "audio",
-  "video",
-  "sticker",
+  ...MEDIA_KIND_NAMES,
   "location",
   "contacts",
   "reaction",
@@ -28,30 +27,14 @@ export const MessageType = Schema.Literal(
 export type MessageType = typeof MessageType.Type
 
 /** The kinds whose content is a stored file. */
-export const MediaKind = Schema.Literal("image", "document", "audio", "video", "sticker").annotations({
+export const MediaKind = Schema.Literal(...MEDIA_KIND_NAMES).annotations({
   identifier: "MediaKind"
 })
 export type MediaKind = typeof MediaKind.Type
 
 export const MEDIA_KINDS: ReadonlyArray<MediaKind> = MediaKind.literals
 
-/** Limits per media kind (WhatsApp's own); over it: 413 `PAYLOAD_TOO_LARGE` with `details.limit_bytes`. */
-export const MEDIA_LIMIT_BYTES: Record<MediaKind, number> = {
-  image: 5 * 1024 * 1024,
-  video: 16 * 1024 * 1024,
-  audio: 16 * 1024 * 1024,
-  sticker: 500 * 1024,
-  document: 100 * 1024 * 1024
-}
-
-/** The media types each kind takes (`null`: any type). */
-export const MEDIA_TYPES: Record<MediaKind, ReadonlyArray<string> | null> = {
-  image: ["image/jpeg", "image/png", "image/webp"],
-  video: ["video/mp4", "video/3gpp"],
-  audio: ["audio/ogg", "audio/mpeg", "audio/aac", "audio/mp4"],
-  sticker: ["image/webp"],
-  document: null
-}
+export { MEDIA_LIMIT_BYTES, MEDIA_TYPES } from "./MediaKinds.js"
 
 export const LocationContent = Schema.Struct({
   latitude: Schema.Number,

@@ -9,7 +9,7 @@ import { ReactionEmoji } from "./Emoji.js"
 import { Id, IdRef } from "./Ids.js"
 import { MessageMedia } from "./Media.js"
 import { Category } from "./MessageCategory.js"
-import { CallStatus, LocationContent, MessageType, SharedContact } from "./MessageContent.js"
+import { CallStatus, LocationContent, MEDIA_KIND_NAMES, MessageType, SharedContact } from "./MessageContent.js"
 import { MessageStatus } from "./MessageStateMachine.js"
 import { E164, StrictStruct, Timestamp } from "./Schemas.js"
 
@@ -203,17 +203,7 @@ const SendReaction = StrictStruct({
 }).annotations({ identifier: "SendReaction" })
 
 /** The kinds a send can carry: exactly one per request (docs/API.md "Messages"). */
-export const SEND_KINDS = [
-  "text",
-  "template",
-  "image",
-  "document",
-  "audio",
-  "video",
-  "sticker",
-  "location",
-  "reaction"
-] as const
+export const SEND_KINDS = ["text", "template", ...MEDIA_KIND_NAMES, "location", "reaction"] as const
 export type SendKind = typeof SEND_KINDS[number]
 
 /** The fields every send (and conversation reply) takes, `to` and `channel_id` aside. */

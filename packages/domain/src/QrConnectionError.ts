@@ -24,6 +24,26 @@ export const QrConnectionErrorReason = Schema.Literal(...QR_CONNECTION_ERROR_REA
 })
 export type QrConnectionErrorReason = typeof QrConnectionErrorReason.Type
 
+/**
+ * Why the last connection attempt could not reach WhatsApp, as a QR connection keeps and reports
+ * it (its events, the pairing view across the cluster): the one shape of a connection error.
+ * `qr/status` and the `qr/stream` frames show it in the API's wire form (`QrPairingApi`:
+ * snake_case, `next_attempt_at` a timestamp). Cleared once WhatsApp answers again or pairing restarts.
+ */
+export const QrConnectionError = Schema.Struct({
+  reason: QrConnectionErrorReason,
+  message: Schema.String.annotations({
+    description: "What happened and what to check, for a person (names only the configured WhatsApp host)"
+  }),
+  failures: Schema.Int.annotations({ description: "Attempts in a row that could not reach WhatsApp" }),
+  /** epoch ms of the next attempt; `null` once the channel gave up (it is then `disconnected`) */
+  nextAttemptAt: Schema.NullOr(Schema.Number)
+})
+export type QrConnectionError = typeof QrConnectionError.Type
+
+/** One attempt that could not reach WhatsApp, classified (before it is counted): a reason and its message. */
+export type QrConnectFailure = Pick<QrConnectionError, "reason" | "message">
+
 /** What each reason means and what to check (the documented table and the second half of every message). */
 export const QR_CONNECTION_ERROR_HINTS: {
   readonly [R in QrConnectionErrorReason]: {

@@ -1,8 +1,9 @@
 /**
  * Webhook endpoints and deliveries: records, the
- * outcome table that decides retries, and the full-jitter retry schedule.
+ * outcome table that decides retries, and the retry schedule (exponential, equal jitter).
  */
 import { Schema } from "effect"
+import { equalJitter } from "./Backoff.js"
 import { EVENT_TYPES, EventTypeName } from "./EventCatalogue.js"
 import { Id } from "./Ids.js"
 import { Timestamp } from "./Schemas.js"
@@ -55,13 +56,12 @@ export const isRetryable = (reason: FailureReason) =>
   reason === "server_error" || reason === "rate_limited" || reason === "network_error" || reason === "timeout"
 
 /**
- * Delay before the next attempt after attempt `n` (1-based): uniform in
- * [5 * 2^(n-1), 10 * 2^(n-1)] seconds (5-10, 10-20, 20-40, 40-80, 80-160), times `scale`.
+ * Delay before the next attempt after attempt `n` (1-based), exponential with equal jitter
+ * (`Backoff.equalJitter`): uniform in [5 * 2^(n-1), 10 * 2^(n-1)] seconds (5-10, 10-20, 20-40,
+ * 40-80, 80-160), times `scale` (docs/RETRIES.md; older texts call this schedule "full jitter").
  */
-export const retryDelayMs = (attempt: number, random: number, scale: number) => {
-  const low = 5_000 * 2 ** (attempt - 1)
-  return Math.round((low + random * low) * scale)
-}
+export const retryDelayMs = (attempt: number, random: number, scale: number) =>
+  Math.round(equalJitter(10_000 * 2 ** (attempt - 1), random) * scale)
 
 /**
  * What one attempt makes of its delivery (docs/WEBHOOKS.md "Webhooks", docs/RETRIES.md): `ok` ends

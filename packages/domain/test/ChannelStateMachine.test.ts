@@ -181,6 +181,30 @@ describe("QR pairing state machine", () => {
     ])
   })
 
+  it("links by pairing code: issued, then expired untyped or refused for the number, with their own reasons", () => {
+    assert.deepStrictEqual(walk({ _tag: "Start" }, { _tag: "CodeIssued", pairingCode: true }, { _tag: "Opened" }), [
+      "pending",
+      "connecting(pairing_started)",
+      "awaiting_scan(pairing_code_issued)",
+      "connected(paired)"
+    ])
+    assert.deepStrictEqual(
+      walk({ _tag: "Start" }, { _tag: "CodeIssued", pairingCode: true }, { _tag: "CodesExhausted", pairingCode: true }),
+      [
+        "pending",
+        "connecting(pairing_started)",
+        "awaiting_scan(pairing_code_issued)",
+        "disconnected(pairing_code_expired)"
+      ]
+    )
+    assert.deepStrictEqual(walk({ _tag: "Start" }, { _tag: "PairingCodeRefused" }), [
+      "pending",
+      "connecting(pairing_started)",
+      "disconnected(phone_number_refused)"
+    ])
+    assert.strictEqual(to("connected", { _tag: "PairingCodeRefused" }), "=connected")
+  })
+
   it("degrades when the link is lost and comes back to connected", () => {
     assert.deepStrictEqual(
       walk({ _tag: "Start" }, { _tag: "Opened" }, { _tag: "LinkLost" }, { _tag: "LinkLost" }, { _tag: "Opened" }),

@@ -30,9 +30,17 @@ import { InboundCalls } from "./InboundCalls.js"
 import { InboundMessages } from "./InboundMessages.js"
 import { perEntity } from "./PerEntity.js"
 import { ProviderInputBacklog } from "./ProviderInputBacklog.js"
+import * as ProviderInputSpool from "./ProviderInputSpool.js"
 
 /** Inbound messages recorded at once (one slow recording does not hold up the rest). */
 const EVENT_LANES = 8
+
+/**
+ * An item not recorded this long (ms, seen at the backlog's next sample) waits for the database:
+ * the channel starts keeping what it holds in its spool, as it does at once when a recording
+ * reports the database unavailable.
+ */
+const SPOOL_AFTER_MS = 1_000
 
 type LaneEvent = Exclude<
   ChannelProvider.ProviderEvent,
@@ -89,8 +97,29 @@ export const makeChannelConnection = <E, R>(options: {
     const providers = yield* ChannelProviders.ChannelProviders
     const moves = yield* makeChannelMessageMoves
     const backlog = yield* ProviderInputBacklog
+    const spoolDir = backlog.config.spoolDir
+    /** Where what waits is kept on disk, if anywhere (`ProviderInputSpool`). */
+    const spool = spoolDir === undefined ? undefined : ProviderInputSpool.channelSpool(spoolDir, channelId)
+    /** What the channel holds, by ticket: the event, and its key in the spool once written there. */
+    const holding = new Map<number, { readonly event: ChannelProvider.ProviderEvent; key: number | undefined }>()
+    /** Whether what is taken goes to the spool at once: from the first sign of a wait until nothing is held. */
+    let spooling = false
+    /** What the spool held at this entity's first connection, until handed to one (a failed connect keeps it). */
+    let unreplayed: ReadonlyArray<ProviderInputSpool.Spooled> | undefined
+    /** Writes what the channel holds and has not spooled yet to its spool; what comes next goes there too. */
+    const spoolHeld = Effect.suspend(() => {
+      if (spool === undefined) return Effect.void
+      spooling = true
+      const unspooled = Array.from(holding.values()).filter((h) => h.key === undefined)
+      if (unspooled.length === 0) return Effect.void
+      return Effect.map(spool.keep(unspooled.map((h) => h.event)), (keys) => {
+        keys.forEach((key, i) => {
+          unspooled[i]!.key = key
+        })
+      })
+    })
     /** Events taken from the connection and not recorded yet (kept until Postgres takes them). */
-    const input = yield* backlog.track
+    const input = yield* backlog.trackWith((oldestAgeMs) => oldestAgeMs >= SPOOL_AFTER_MS ? spoolHeld : Effect.void)
     const connecting = yield* Effect.makeSemaphore(1)
     let current: Option.Option<Open> = Option.none()
     /** Callers of `withConnection` using it now. */
@@ -112,7 +141,10 @@ export const makeChannelConnection = <E, R>(options: {
         retries: "forever",
         onUnavailable: (error, attempt) =>
           attempt === 1
-            ? Effect.logWarning(`${what} waits for the database`).pipe(Effect.annotateLogs({ reason: error.reason }))
+            ? Effect.zipRight(
+              Effect.logWarning(`${what} waits for the database`).pipe(Effect.annotateLogs({ reason: error.reason })),
+              spoolHeld
+            )
             : Effect.void
       }).pipe(Effect.catchAllCause((cause) => Effect.logError(`${what} not recorded`, cause)))
     )
@@ -231,7 +263,8 @@ export const makeChannelConnection = <E, R>(options: {
     const handleEvents = perEntity((
       channel: Messaging.Channel,
       connection: ChannelProvider.ChannelConnection,
-      scope: Scope.Scope
+      scope: Scope.Scope,
+      replayed: ReadonlyArray<ProviderInputSpool.Spooled>
     ) =>
       Effect.gen(function*() {
         const { maxWaiting } = backlog.config
@@ -261,7 +294,16 @@ export const makeChannelConnection = <E, R>(options: {
           return Effect.void
         })
         const handled = (ticket: number) =>
-          Effect.zipRight(Effect.sync(() => input.done(ticket)), Effect.zipRight(bound, touch))
+          Effect.suspend(() => {
+            input.done(ticket)
+            const held = holding.get(ticket)
+            holding.delete(ticket)
+            if (input.waiting() === 0) spooling = false
+            return Effect.zipRight(
+              held?.key === undefined || spool === undefined ? Effect.void : spool.recorded(held.key),
+              Effect.zipRight(bound, touch)
+            )
+          })
 
         const ordered = yield* Queue.unbounded<Effect.Effect<void>>()
         yield* Stream.fromQueue(ordered).pipe(Stream.runForEach((record) => record), Effect.forkIn(scope))
@@ -286,10 +328,16 @@ export const makeChannelConnection = <E, R>(options: {
           })
         const inOrder = (ticket: number, record: Effect.Effect<void>) =>
           Queue.offer(ordered, Effect.ensuring(record, handled(ticket)))
-        yield* connection.events.pipe(
-          Stream.runForEach((event) =>
+        // what the spool kept from before (a runner killed during an outage) comes first, then the link's
+        yield* Stream.concat(
+          Stream.fromIterable(replayed),
+          Stream.map(connection.events, (event) => ({ event, key: undefined }))
+        ).pipe(
+          Stream.runForEach(({ event, key }) =>
             Effect.gen(function*() {
               const ticket = input.add(yield* Clock.currentTimeMillis)
+              holding.set(ticket, { event, key })
+              if (spooling && key === undefined) yield* spoolHeld
               // what the link says of its own number counts from now on (an inbound message
               // behind it in a lane is recorded with it), whenever its status is recorded
               if (event._tag === "StatusChanged" && event.phoneNumber !== null) channelNumber = event.phoneNumber
@@ -331,15 +379,21 @@ export const makeChannelConnection = <E, R>(options: {
     const drain = Effect.gen(function*() {
       if (input.waiting() === 0) return
       const waiting = input.waiting()
+      // on disk first: a runner that does not get to the end of its drain records them at its next start
+      yield* spoolHeld
       yield* Effect.logInfo("recording provider input before the link closes").pipe(Effect.annotateLogs({ waiting }))
       const done = yield* Effect.repeat(Effect.sync(() => input.waiting() === 0), {
         until: (empty) => empty,
         schedule: Schedule.spaced("100 millis")
       }).pipe(Effect.timeoutOption(backlog.config.drainTimeout))
       if (Option.isNone(done)) {
+        const spooled = spool === undefined ? 0 : spool.open()
         yield* Effect.logError("provider input not recorded before the link closed").pipe(
           Effect.annotateLogs({
-            lost: input.waiting(),
+            waiting: input.waiting(),
+            // kept in the spool: recorded at the runner's next start of this channel
+            spooled,
+            lost: Math.max(0, input.waiting() - spooled),
             drain_timeout_s: Duration.toSeconds(backlog.config.drainTimeout)
           })
         )
@@ -362,6 +416,9 @@ export const makeChannelConnection = <E, R>(options: {
       if (Option.isSome(current)) return Option.some<Connected>({ ...current.value, channel })
       const provider = providers.get(channel.provider)
       if (Option.isNone(provider)) return Option.none<Connected>()
+      // what a runner killed during an outage kept on disk: read before the link opens, handled first
+      if (unreplayed === undefined) unreplayed = spool === undefined ? [] : yield* spool.replay
+      const replayed = unreplayed
       const scope = yield* Scope.fork(entityScope, ExecutionStrategy.sequential)
       const connection = yield* provider.value.connect(channel).pipe(Scope.extend(scope))
       // the capability snapshot comes from the provider once it can send (GET .../capabilities)
@@ -376,7 +433,8 @@ export const makeChannelConnection = <E, R>(options: {
       yield* touch
       // the queues live in a scope of their own, closed after `drain` (finalizers run last first)
       const work = yield* Scope.fork(scope, ExecutionStrategy.sequential)
-      yield* handleEvents(channel, connection, work)
+      yield* handleEvents(channel, connection, work, replayed)
+      unreplayed = []
       yield* Scope.addFinalizer(scope, drain)
       current = Option.some({ connection, scope })
       return Option.some<Connected>({ connection, scope, channel })

@@ -369,8 +369,8 @@ export const ChannelEntityLive = ChannelEntity.toLayer(
 
     return ChannelEntity.of({
       // methods, not `Wake: () => ...`: see `perEntity`
-      StartPairing() {
-        return pairing().StartPairing()
+      StartPairing(envelope) {
+        return pairing().StartPairing(envelope.payload)
       },
       LogoutPairing() {
         return pairing().LogoutPairing()

@@ -44,10 +44,12 @@ export const makePairingHandlers = <E, R>(options: {
     Effect.map(p.snapshot, (snap) =>
       new PairingView({
         status: snap.status,
-        qr_available: snap.qr !== null,
-        qr_expires_at: snap.qr?.expiresAt ?? null,
+        qr_available: snap.qr !== null && snap.qr.method !== "code",
+        qr_expires_at: snap.qr !== null && snap.qr.method !== "code" ? snap.qr.expiresAt : null,
         phone_number: snap.phoneNumber,
-        connection_error: snap.connectionError
+        connection_error: snap.connectionError,
+        pairing_code_available: snap.qr?.method === "code",
+        pairing_code_expires_at: snap.qr?.method === "code" ? snap.qr.expiresAt : null
       }))
 
   /**
@@ -74,11 +76,12 @@ export const makePairingHandlers = <E, R>(options: {
 
   // the protocol declares no database failure: a passing one is a defect for the api node (503)
   return {
-    StartPairing: () =>
+    StartPairing: (request: { readonly pairing_code_for?: string | undefined }) =>
       Rpc.fork(DatabaseUnavailable.dieWhenUnavailable(Effect.gen(function*() {
         const p = yield* pairing
         yield* channels.markPairingStarted(channelId, Schemas.toTimestamp(yield* Clock.currentTimeMillis))
-        yield* p.start
+        const number = request.pairing_code_for
+        yield* number === undefined || p.startWithCode === undefined ? p.start : p.startWithCode(number)
         return yield* recorded(p)
       }))),
     LogoutPairing: () =>

@@ -70,11 +70,21 @@ export class PairingView extends Schema.Class<PairingView>("PairingView")({
   qr_expires_at: Schema.NullOr(Schema.Number),
   phone_number: Schema.NullOr(Schema.String),
   /** why the last attempt could not reach WhatsApp (`nextAttemptAt`: epoch ms) */
-  connection_error: Schema.NullOr(QrConnectionEvent.QrConnectionError)
+  connection_error: Schema.NullOr(QrConnectionEvent.QrConnectionError),
+  /** a pairing code shows instead of a QR code (optional: a runner that predates them omits it) */
+  pairing_code_available: Schema.optional(Schema.Boolean),
+  pairing_code_expires_at: Schema.optional(Schema.NullOr(Schema.Number))
 }) {}
 
-/** `qr/start`: begins or restarts pairing; answers once the new status is recorded. */
-export const StartPairing = Rpc.make("StartPairing", { success: PairingView, error: PairingUnavailable })
+/**
+ * `qr/start`: begins or restarts pairing; answers once the new status is recorded. With
+ * `pairing_code_for` (E.164), WhatsApp's pairing code for that number replaces the QR codes.
+ */
+export const StartPairing = Rpc.make("StartPairing", {
+  payload: { pairing_code_for: Schema.optional(Schema.String) },
+  success: PairingView,
+  error: PairingUnavailable
+})
 
 /** `qr/logout`: unlinks the device and forgets the link. */
 export const LogoutPairing = Rpc.make("LogoutPairing", { success: PairingView, error: PairingUnavailable })

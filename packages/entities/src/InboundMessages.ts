@@ -16,6 +16,7 @@
 import {
   ContactsRepo,
   ConversationsRepo,
+  type DatabaseUnavailable,
   EventsRepo,
   LidRepo,
   MediaRepo,
@@ -59,6 +60,14 @@ export const receivedEvent = (message: Messaging.Message) =>
       ? { media_status: message.media.status }
       : {})
   })
+
+/** What `InboundMessages.record` writes in the transaction of a new message (its `alongside`). */
+export interface Alongside {
+  /** first in the transaction, whether the message is new or not */
+  readonly first: Effect.Effect<void, DatabaseUnavailable.DatabaseUnavailable>
+  /** after the new message is written (not run for a message heard before) */
+  readonly then: (message: Messaging.Message) => Effect.Effect<void, DatabaseUnavailable.DatabaseUnavailable>
+}
 
 export class InboundMessages extends Effect.Service<InboundMessages>()("@switchboard/entities/InboundMessages", {
   effect: Effect.gen(function*() {
@@ -114,7 +123,12 @@ export class InboundMessages extends Effect.Service<InboundMessages>()("@switchb
         }
       }) as Effect.Effect<Messaging.MessageMemberValue | undefined>
 
-    /** Records it; `None` when this provider message was recorded before (a repeated report). */
+    /**
+     * Records it; `None` when this provider message was recorded before (a repeated report).
+     * `alongside`: written in the same transaction, `first` before anything else (a lock to take
+     * in the order other writers take it) and `then` with the message when it is new, so the two
+     * are recorded together or not at all (a call and its policy reply, `InboundCalls`).
+     */
     const record = Effect.fn("InboundMessages.record")(function*(input: {
       readonly workspaceId: string
       readonly channelId: string
@@ -122,7 +136,7 @@ export class InboundMessages extends Effect.Service<InboundMessages>()("@switchb
       readonly channelNumber: string | null
       readonly content: MessageContent.InboundContent
       readonly now: string
-    }) {
+    }, alongside?: Alongside) {
       const { content } = input
       const type = MessageContent.inboundType(content.body)
       const lid = content.sender.whatsappLid
@@ -159,6 +173,7 @@ export class InboundMessages extends Effect.Service<InboundMessages>()("@switchb
         ? Effect.succeed(null)
         : messages.idForProviderMessage(input.channelId, content.quotedProviderMessageId)
       const recorded = yield* transactions.run(Effect.gen(function*() {
+        if (alongside !== undefined) yield* alongside.first
         const body = content.body
         if (yield* messages.hasProviderMessage(input.channelId, content.providerMessageId)) {
           // heard before: a repeated report, or the content of a message recorded without it
@@ -213,6 +228,7 @@ export class InboundMessages extends Effect.Service<InboundMessages>()("@switchb
           mediaId
         })
         yield* announce(message, body, mediaId)
+        if (alongside !== undefined) yield* alongside.then(message)
         return Option.some(message)
       }))
       yield* Option.isSome(recorded)

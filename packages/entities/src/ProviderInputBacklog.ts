@@ -8,6 +8,7 @@
  * Its settings are read from the environment with defaults, in the `Config` below.
  */
 import { Clock, Config, Context, Duration, Effect, Layer, Metric, Schedule, type Scope } from "effect"
+import { join } from "node:path"
 
 export class ProviderInputConfig extends Context.Tag("@switchboard/entities/ProviderInputConfig")<
   ProviderInputConfig,
@@ -21,6 +22,11 @@ export class ProviderInputConfig extends Context.Tag("@switchboard/entities/Prov
     readonly readyMaxAge: Duration.Duration
     /** at shutdown, how long a channel waits for its unrecorded items before its link closes */
     readonly drainTimeout: Duration.Duration
+    /**
+     * where a channel keeps what waits for the database (`ProviderInputSpool`), so a runner killed
+     * meanwhile records it at its next start; `undefined`: in memory only
+     */
+    readonly spoolDir?: string | undefined
   }
 >() {}
 
@@ -43,6 +49,14 @@ export const config: Config.Config<Context.Tag.Service<ProviderInputConfig>> = C
   drainTimeout: Config.duration("PROVIDER_INPUT_DRAIN_TIMEOUT").pipe(
     Config.withDefault(defaults.drainTimeout),
     Config.withDescription("At shutdown, how long a channel waits for its unrecorded input before closing its link")
+  ),
+  spoolDir: Config.string("PROVIDER_INPUT_SPOOL_DIR").pipe(
+    Config.orElse(() =>
+      Config.map(Config.string("DATA_DIR").pipe(Config.withDefault("./data")), (d) => join(d, "provider-input"))
+    ),
+    Config.withDescription(
+      "Where a runner keeps provider input that waits for the database (default <DATA_DIR>/provider-input)"
+    )
   )
 })
 
@@ -83,6 +97,16 @@ export class ProviderInputBacklog extends Context.Tag("@switchboard/entities/Pro
     readonly config: Context.Tag.Service<ProviderInputConfig>
     /** A channel's counter, counted until the scope closes. */
     readonly track: Effect.Effect<ChannelInput, never, Scope.Scope>
+    /**
+     * `track`, and `waiting` runs at each sample (every second) while the channel holds anything,
+     * with the age of its oldest item (ms): how a channel learns that what it holds is waiting
+     * (`ChannelConnection` spools it then).
+     */
+    readonly trackWith: (waiting: (oldestAgeMs: number) => Effect.Effect<void>) => Effect.Effect<
+      ChannelInput,
+      never,
+      Scope.Scope
+    >
     readonly snapshot: Effect.Effect<Snapshot>
     /** Why the runner is not ready, when an item waited longer than `readyMaxAge`. */
     readonly degraded: Effect.Effect<string | undefined>
@@ -131,12 +155,22 @@ export const summarize = (channels: Iterable<ChannelInput>, now: number): Snapsh
 const make = Effect.gen(function*() {
   const config = yield* ProviderInputConfig
   const channels = new Set<ChannelInput>()
+  const watchers = new Map<ChannelInput, (oldestAgeMs: number) => Effect.Effect<void>>()
   const snapshot = Effect.map(Clock.currentTimeMillis, (now) => summarize(channels, now))
 
   const sample = Effect.flatMap(snapshot, (s) =>
     Effect.zipRight(
-      Metric.set(waitingGauge, s.waiting),
-      Metric.set(oldestGauge, s.oldestAgeMs / 1000)
+      Effect.zipRight(
+        Metric.set(waitingGauge, s.waiting),
+        Metric.set(oldestGauge, s.oldestAgeMs / 1000)
+      ),
+      s.waiting === 0 ?
+        Effect.void :
+        Effect.flatMap(Clock.currentTimeMillis, (now) =>
+          Effect.forEach(watchers, ([input, waiting]) => {
+            const at = input.oldestAt()
+            return at === undefined ? Effect.void : waiting(now - at)
+          }, { discard: true }))
     ))
   yield* Effect.forkScoped(Effect.repeat(sample, Schedule.spaced("1 second")))
   // one line a minute while anything waits: an outage is visible in the log without a line per item
@@ -155,16 +189,25 @@ const make = Effect.gen(function*() {
     Schedule.spaced("1 minute")
   ))
 
-  return {
-    config,
-    track: Effect.acquireRelease(
+  const trackWith = (waiting?: (oldestAgeMs: number) => Effect.Effect<void>) =>
+    Effect.acquireRelease(
       Effect.sync(() => {
         const input = makeChannelInput()
         channels.add(input)
+        if (waiting !== undefined) watchers.set(input, waiting)
         return input
       }),
-      (input) => Effect.sync(() => channels.delete(input))
-    ),
+      (input) =>
+        Effect.sync(() => {
+          channels.delete(input)
+          watchers.delete(input)
+        })
+    )
+
+  return {
+    config,
+    track: trackWith(),
+    trackWith,
     snapshot,
     degraded: Effect.map(snapshot, (s) =>
       s.waiting > 0 && s.oldestAgeMs > Duration.toMillis(config.readyMaxAge)

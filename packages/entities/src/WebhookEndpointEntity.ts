@@ -141,11 +141,11 @@ export const WebhookEndpointEntityLive = WebhookEndpointEntity.toLayer(
             latencyMs: outcome.latencyMs,
             next
           })
-          // a late result of an attempt that was handed out again is not counted twice
-          if (recorded && reason !== "not_deliverable") {
-            const disabled = yield* endpoints.recordOutcome(
+          // a late result of an attempt that was handed out again is not counted twice; a success
+          // (an answer always has its status) resets the counter in `recordSuccess` above
+          if (recorded && reason !== "not_deliverable" && reason !== "ok") {
+            const disabled = yield* endpoints.recordFailure(
               endpointId,
-              reason === "ok",
               Webhooks.DISABLE_AFTER_FAILURES,
               Schemas.toTimestamp(nowMs)
             )

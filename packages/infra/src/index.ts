@@ -1,5 +1,6 @@
 export * as ConfigFailure from "./ConfigFailure.js"
 export * as Invalidations from "./Invalidations.js"
+export * as Launch from "./Launch.js"
 export * as ListenFailure from "./ListenFailure.js"
 export * as Logging from "./Logging.js"
 export * as MetricsConfig from "./MetricsConfig.js"

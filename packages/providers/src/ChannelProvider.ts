@@ -222,6 +222,11 @@ export interface Pairing {
   readonly subscribe: Effect.Effect<Queue.Dequeue<QrConnectionEvent>, never, Scope.Scope>
   /** begins or restarts pairing (or logs in again with a stored link) */
   readonly start: Effect.Effect<void>
+  /**
+   * as `start`, but linking by WhatsApp's pairing code for `phoneNumber` (E.164) instead of QR
+   * codes; absent where a provider cannot
+   */
+  readonly startWithCode?: (phoneNumber: string) => Effect.Effect<void>
   /** unlinks the device and forgets the link */
   readonly logout: Effect.Effect<void>
 }

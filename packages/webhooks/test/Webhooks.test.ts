@@ -78,7 +78,7 @@ describe("UrlPolicy", () => {
 })
 
 describe("retry schedule and outcomes", () => {
-  it("draws full jitter in [5*2^(n-1), 10*2^(n-1)] seconds, scaled", () => {
+  it("draws equal jitter in [5*2^(n-1), 10*2^(n-1)] seconds, scaled", () => {
     const bounds = [[5, 10], [10, 20], [20, 40], [40, 80], [80, 160]]
     bounds.forEach(([low, high], i) => {
       assert.strictEqual(Webhooks.retryDelayMs(i + 1, 0, 1), low! * 1000)

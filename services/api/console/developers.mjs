@@ -16,6 +16,7 @@ import {
   views,
   when
 } from "./lib.mjs"
+import { kindOfFile, normalize } from "./media-types.mjs"
 
 /** Verification codes of sessions this page opened: shown once by the API, kept while the page lives. */
 const codes = new Map()
@@ -33,23 +34,34 @@ views.set("developers", async () => {
 
 // ---- API keys ------------------------------------------------------------------------------
 
+/** A key's state as the server judges it: revoked, expired (its `expires_at` passed) or active. */
+export function keyState(k, now = Date.now()) {
+  if (k.revoked_at !== null) return { status: "revoked", line: `revoked ${when(k.revoked_at)}` }
+  if (k.expires_at !== null && new Date(k.expires_at).getTime() <= now) {
+    return { status: "expired", line: `expired ${when(k.expires_at)}` }
+  }
+  return { status: "active", line: k.expires_at !== null ? `expires ${when(k.expires_at)}` : "no expiry" }
+}
+
 async function loadKeys() {
   const page = await api("GET", "/v1/api-keys?limit=100")
   const rows = page.data.map((k) => {
-    const revoked = k.revoked_at !== null
-    const revoke = revoked
-      ? el("span", { class: "muted", text: `revoked ${when(k.revoked_at)}` })
-      : el("button", { type: "button", class: "danger", onclick: () => revokeKey(k), text: `Revoke ${k.name}` })
-    return el("tr", { "data-key": k.id },
+    const { status, line } = keyState(k)
+    // only an active key can be revoked: an expired or revoked one is refused already
+    const revoke = status === "active"
+      ? el("button", { type: "button", class: "danger", onclick: () => revokeKey(k), text: `Revoke ${k.name}` })
+      : el("span", { class: "muted", text: "—" })
+    return el("tr", { "data-key": k.id, "data-key-status": status },
       cell("Name", el("strong", { text: k.name })),
       cell("Key", el("code", { text: `${k.prefix}_…${k.last4}` })),
-      cell("Mode", badge(revoked ? "revoked" : k.mode)),
+      cell("Mode", k.mode),
+      cell("Status", badge(status), el("div", { class: "muted", text: line })),
       cell("Scopes", el("span", { class: "muted", text: k.scopes.join(", ") })),
       cell("Last used", k.last_used_at ? when(k.last_used_at) : "never"),
       cell("Actions", revoke))
   })
   $("keys").tBodies[0].replaceChildren(...rows)
-  if (rows.length === 0) $("keys").tBodies[0].append(el("tr", {}, el("td", { colspan: "6", text: "No API keys yet." })))
+  if (rows.length === 0) $("keys").tBodies[0].append(el("tr", {}, el("td", { colspan: "7", text: "No API keys yet." })))
 }
 
 $("key-form").addEventListener("submit", async (event) => {
@@ -85,12 +97,46 @@ async function revokeKey(k) {
 async function loadSessions() {
   const list = $("sandbox-sessions")
   if (!state.testKey || state.testKey.workspace !== state.workspace) {
-    list.replaceChildren(el("p", { class: "muted", text: "No sandbox session opened from this page yet." }))
+    // sandbox routes take a test-mode key only (the page has none yet): the workspace's sandbox
+    // channels say whether a session is open, opened by the quickstart, a program or before a reload
+    const channels = (await api("GET", "/v1/channels?limit=100")).data
+      .filter((c) => c.provider === "sandbox" && c.status !== "archived")
+    list.replaceChildren(...channels.map(openElsewhereCard))
+    if (channels.length === 0) list.append(el("p", { class: "muted", text: "No active sandbox session." }))
     return
   }
   const page = await api("GET", "/v1/sandbox/sessions?status=active", undefined, { key: state.testKey.secret })
   list.replaceChildren(...page.data.map(sessionCard))
   if (page.data.length === 0) list.append(el("p", { class: "muted", text: "No active sandbox session." }))
+}
+
+/**
+ * A session this page did not open (its verification code is not known here): its number, and a
+ * button that makes the page's test key to verify recipients, simulate messages or end it here.
+ */
+function openElsewhereCard(channel) {
+  const error = el("p", { class: "error", role: "alert", hidden: "" })
+  const manage = el("button", {
+    type: "button",
+    text: `Manage session ${channel.phone_number ?? channel.name} here`,
+    onclick: async () => {
+      error.hidden = true
+      try {
+        await testKey()
+        await loadSessions()
+        // the "Console sandbox" key it just created is listed at once
+        await loadKeys()
+      } catch (err) {
+        error.textContent = explain(err)
+        error.hidden = false
+      }
+    }
+  })
+  return el("article", { class: "card", "data-session-channel": channel.id, "aria-labelledby": `session-title-${channel.id}` },
+    el("h4", { id: `session-title-${channel.id}`, text: `Sandbox number ${channel.phone_number ?? channel.name}` }),
+    el("p", {}, badge("active"), " A session is open in this workspace, opened outside this page (by the quickstart, a program, or before this page was reloaded)."),
+    el("p", { class: "muted", text: "Sandbox routes take a test-mode API key: this page makes its own (“Console sandbox”) to show the session’s recipients, simulate their messages and end it. Its verification code was shown once, to whoever opened it." }),
+    manage, error)
 }
 
 $("sandbox-open").addEventListener("click", async () => {
@@ -148,10 +194,6 @@ function sessionCard(s) {
   return card
 }
 
-/** What kind of message a file the recipient sends is, by its media type. */
-const kindOf = (type) =>
-  type.startsWith("image/") ? (type === "image/webp" ? "sticker" : "image")
-    : type.startsWith("audio/") ? "audio" : type.startsWith("video/") ? "video" : "document"
 
 async function base64Of(file) {
   const bytes = new Uint8Array(await file.arrayBuffer())
@@ -185,10 +227,13 @@ function inboundForm(s) {
       return
     }
     const body = { from: $(`inbound-from-${id}`).value }
+    status.textContent = "Sending…"
     try {
       if (file) {
-        const type = file.type || "application/octet-stream"
-        const kind = kindOf(type)
+        // the project's media-type reader decides the kind, as the server would (a .mov or a GIF is
+        // a document: the video and image kinds do not take them)
+        const type = normalize(file.type) || "application/octet-stream"
+        const kind = kindOfFile(type)
         body[kind] = { data_base64: await base64Of(file), mime_type: type }
         if (kind === "document") body[kind].filename = file.name
         if (text && kind !== "audio" && kind !== "sticker") body[kind].caption = text

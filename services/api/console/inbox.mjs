@@ -2,21 +2,64 @@
 // 3 s (new conversations and messages appear, counts move); a conversation's thread with every
 // kind (media.mjs; read marker moved on opening and when a message arrives while it is open),
 // reply with text or a file, internal notes, assign to any member of the workspace, close and reopen.
-import { $, api, badge, el, explain, formError, keyFor, pollAgain, views, when } from "./lib.mjs"
-import { keyed, messageContent, reactionsOf, summary } from "./media.mjs"
+// Each row names the contact (or the number), the channel, the last message and its time.
+import { $, api, badge, el, explain, formError, keyFor, pollAgain, shortWhen, state, views, when } from "./lib.mjs"
+import { keyed, messageContent, preview, reactionsOf, size, summary } from "./media.mjs"
+import { limitBytes, normalize } from "./media-types.mjs"
 
-const inbox = { open: null, me: null, members: [] }
+const inbox = { open: null, me: null, members: [], channels: new Map(), channelsOf: null, tried: new Set() }
 
 views.set("inbox", async () => {
   if (!inbox.me) inbox.me = (await api("GET", "/v1/auth/me")).user
   // who a conversation can be assigned to: the workspace's members (read again on each visit)
   inbox.members = (await api("GET", "/v1/workspace/members?limit=100")).data
+  await loadChannelNames()
   await refreshInbox()
 })
 
 $("inbox-status").addEventListener("change", () => refreshInbox())
 
-const contactName = (c) => c.contact ? c.contact.name ?? c.contact.phone_number : "Deleted contact"
+/** The workspace's channels by id, archived ones included (an ended sandbox session's thread stays). */
+async function loadChannelNames() {
+  const page = await api("GET", "/v1/channels?limit=100")
+  inbox.channels = new Map(page.data.map((ch) => [ch.id, ch]))
+  if (inbox.channelsOf !== state.workspace) inbox.tried.clear()
+  inbox.channelsOf = state.workspace
+}
+
+/** The contact as a person reads it: the name, else the number, else what WhatsApp leaves us. */
+const contactName = (c) =>
+  c.contact ? c.contact.name ?? c.contact.phone_number ?? "A contact whose number WhatsApp hides" : "Deleted contact"
+
+/** The channel a conversation is on: its name, and its number when it has one. */
+function channelLabel(c) {
+  const ch = inbox.channels.get(c.channel_id)
+  if (!ch) return "a channel"
+  const number = ch.phone_number && !ch.name.includes(ch.phone_number) ? ` (${ch.phone_number})` : ""
+  return `${ch.name}${number}${ch.status === "archived" ? ", archived" : ""}`
+}
+
+/** One conversation in the list: who, on which channel, the last message and when. */
+function conversationRow(c) {
+  const unread = c.unread_count > 0 ? el("span", { class: "unread", text: `${c.unread_count} unread` }) : ""
+  const last = c.last_message
+  const at = last?.created_at ?? c.last_message_at
+  const number = c.contact?.name && c.contact.phone_number ? el("span", { class: "muted", text: ` ${c.contact.phone_number}` }) : ""
+  const open = el("button", {
+    type: "button",
+    class: "conversation",
+    "aria-current": inbox.open?.id === c.id ? "true" : "false",
+    onclick: () => openConversation(c.id)
+  },
+    el("span", { class: "conv-top" },
+      el("span", { class: "conv-who" }, el("strong", { text: contactName(c) }), number),
+      at ? el("time", { class: "muted conv-time", datetime: at, title: when(at), text: shortWhen(at) }) : ""),
+    el("span", { class: "conv-channel muted", text: `${channelLabel(c)}${c.status === "closed" ? " · closed" : ""}` }),
+    el("span", { class: "conv-bottom" },
+      el("span", { class: "conv-preview", text: last ? `${last.direction === "outbound" ? "You: " : ""}${preview(last)}` : "No messages yet." }),
+      unread))
+  return el("li", { "data-conversation": c.id }, open)
+}
 
 async function refreshInbox() {
   try {
@@ -24,19 +67,16 @@ async function refreshInbox() {
     const page = await api("GET", `/v1/conversations?limit=50${status ? `&status=${status}` : ""}`)
     formError("inbox-error", null)
     // rows that did not change are kept, so a refresh never takes the keyboard focus away
+    // a channel created since the list was read (a new sandbox session) is read again by name
+    const unknown = page.data.filter((c) => !inbox.channels.has(c.channel_id) && !inbox.tried.has(c.channel_id))
+    if (inbox.channelsOf !== state.workspace || unknown.length > 0) {
+      for (const c of unknown) inbox.tried.add(c.channel_id)
+      await loadChannelNames()
+    }
     keyed($("conversations"), page.data, (c) => c.id,
-      (c) => JSON.stringify([contactName(c), c.unread_count, c.status, c.last_message_at, inbox.open?.id === c.id]),
-      (c) => {
-        const unread = c.unread_count > 0 ? el("span", { class: "unread", text: `${c.unread_count} unread` }) : ""
-        const open = el("button", {
-          type: "button",
-          class: "conversation",
-          "aria-current": inbox.open?.id === c.id ? "true" : "false",
-          onclick: () => openConversation(c.id)
-        }, el("strong", { text: contactName(c) }), " ", unread,
-          el("span", { class: "muted", text: ` ${c.status} · ${when(c.last_message_at)}` }))
-        return el("li", { "data-conversation": c.id }, open)
-      })
+      (c) => JSON.stringify([contactName(c), channelLabel(c), c.unread_count, c.status, c.last_message_at,
+        c.last_message?.id, c.last_message?.status, inbox.open?.id === c.id]),
+      conversationRow)
     if (page.data.length === 0) $("conversations").replaceChildren(el("li", { class: "muted", text: "No conversations." }))
     const total = page.data.reduce((n, c) => n + c.unread_count, 0)
     $("inbox-unread").textContent = total > 0 ? `${total} unread` : ""
@@ -117,7 +157,8 @@ $("reply-form").addEventListener("submit", async (event) => {
 
 /** The kinds that carry a caption (docs/API.md "Messages"). */
 const CAPTIONED = new Set(["image", "video", "document"])
-const LIMITS = "image 5 MiB, video and audio 16 MiB, sticker 500 KiB, document 100 MiB"
+/** The kinds' size limits as the server holds them (`MEDIA_LIMIT_BYTES`, through media-types.mjs). */
+const LIMITS = ["image", "video", "audio", "sticker", "document"].map((k) => `${k} ${size(limitBytes(k))}`).join(", ")
 
 // A file: uploaded (POST /v1/media, its bytes as the body), then sent by its media id as the kind
 // the upload was stored as, with the caption where the kind takes one.
@@ -133,7 +174,7 @@ $("attach-form").addEventListener("submit", async (event) => {
     status.textContent = `Uploading ${file.name}…`
     const media = await api("POST", `/v1/media?filename=${encodeURIComponent(file.name)}`, undefined, {
       ...key,
-      raw: { file, type: file.type || "application/octet-stream" }
+      raw: { file, type: normalize(file.type) || "application/octet-stream" }
     })
     const caption = $("attach-caption").value
     const content = { media_id: media.id }

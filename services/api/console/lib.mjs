@@ -41,6 +41,14 @@ export const headersFor = (json, key = null) => {
   return h
 }
 
+/** Whether the server's `signed_in` hint is here: a refresh cookie was set for this console. */
+export const hasSessionHint = () => document.cookie.split(";").some((c) => c.trim() === "signed_in=1")
+
+/** Drops the hint once a refresh is refused (the cookie it stood for is gone or revoked). */
+export const forgetSessionHint = () => {
+  document.cookie = `signed_in=; Max-Age=0; Path=${base}/console; Secure; SameSite=Strict`
+}
+
 export async function refresh() {
   const r = await fetch(`${base}/v1/auth/refresh`, { method: "POST", credentials: "same-origin" })
   if (!r.ok) return false
@@ -126,6 +134,15 @@ export function badge(status) {
 
 export const cell = (label, ...children) => el("td", { "data-label": label }, ...children)
 export const when = (ts) => (ts ? new Date(ts).toLocaleString() : "")
+
+/** A time in a list: the hour today, else the day (the full time is `when`). */
+export function shortWhen(ts, now = new Date()) {
+  if (!ts) return ""
+  const d = new Date(ts)
+  return d.toDateString() === now.toDateString()
+    ? d.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" })
+    : d.toLocaleDateString([], { day: "numeric", month: "short", ...(d.getFullYear() === now.getFullYear() ? {} : { year: "numeric" }) })
+}
 
 /**
  * A message's content as one line, by its `type`: the text when there is one (text, template,

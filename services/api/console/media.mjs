@@ -117,6 +117,27 @@ export function summary(m) {
   return messageText(m)
 }
 
+const KIND_ICONS = { image: "🖼", video: "🎬", audio: "🎵", sticker: "🏷", document: "📄" }
+
+/** A message as the one line an inbox row previews: the text, else what kind of message it is. */
+export function preview(m) {
+  if (!m) return ""
+  const f = m[m.type]
+  switch (m.type) {
+    case "image": case "video": case "audio": case "sticker": case "document": {
+      const name = m.type === "audio" && f?.voice ? "Voice note" : m.type === "document" && f?.filename ? f.filename : KIND_NAMES[m.type]
+      return `${KIND_ICONS[m.type]} ${f?.caption || name}`
+    }
+    case "location": return `📍 ${m.location?.name ?? "Location"}`
+    case "contacts": return `👤 ${(m.contacts ?? []).map((c) => c.name).join(", ") || "Contact"}`
+    case "reaction": return m.reaction?.emoji ? `Reacted ${m.reaction.emoji}` : "Removed a reaction"
+    case "edit": return `✎ ${m.edit?.text?.body ?? ""}`
+    case "revoke": return "Deleted a message"
+    case "unsupported": return `[${m.unsupported?.kind ?? "message"}]`
+    default: return summary(m)
+  }
+}
+
 /**
  * What the message shows: `byId` holds the messages around it (for the quoted one), `reactions`
  * the emoji on it as `[{emoji, by}]`.

@@ -4,6 +4,8 @@
  * node_modules as a whole). No build step; every file is read once at start-up. A strict
  * Content-Security-Policy (`default-src 'self'`, no inline script or style; images and players also
  * take the `blob:` URLs the page makes of media it read with the user's token) on each answer.
+ * One file is generated, and committed: `media-types.mjs`, the project's media-type reader bundled
+ * for the browser (`npm run build:console`).
  */
 import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
 import { Effect } from "effect"
@@ -49,7 +51,8 @@ const CONSOLE_SCRIPTS = [
   "directory.mjs",
   "media.mjs",
   "health.mjs",
-  "words.mjs"
+  "words.mjs",
+  "media-types.mjs"
 ] as const
 
 const escapeAttribute = (value: string) =>

@@ -1,38 +1,29 @@
 /** A shard runner: hosts entities; listens for other nodes on `HOST:PORT` (cluster names). */
-import { NodeRuntime } from "@effect/platform-node"
 import { MigratedDatabase } from "@switchboard/db"
 import { Cluster, ClusterAuthConfig } from "@switchboard/entities"
-import { ListenFailure, Logging, MetricsServer, Redis, StartupSafety, Tracing } from "@switchboard/infra"
+import { Launch, ListenFailure, MetricsServer, Redis } from "@switchboard/infra"
 import { ProvidersConfig, QrConnectionConfig } from "@switchboard/providers"
 import { WebhooksConfig } from "@switchboard/webhooks"
-import { Effect, Layer } from "effect"
+import { Layer } from "effect"
 import * as Entities from "./Entities.js"
 import * as Health from "./Health.js"
 
-// first: a production process with unsafe settings stops here, with one message
-StartupSafety.refuseUnsafeProduction("runner")
-
-Cluster.hosting(Entities.layer).pipe(
-  // its listener for other nodes on `HOST:PORT`: a busy or forbidden port is one line (`ListenFailure`)
-  Layer.mapError(ListenFailure.refine({ name: "cluster", portSetting: "PORT" })),
-  // GET /metrics, /health and /ready on its own listener when METRICS_PORT is set
-  // (docs/CONFIGURATION.md "Metrics", docs/OPERATING.md "Health of a runner")
-  (hosting) =>
-    Layer.merge(hosting, MetricsServer.layerFromEnv.pipe(Layer.provide(Health.probes), Layer.provide(hosting))),
-  Layer.provide([MigratedDatabase.layer, Redis.layerFromEnv]),
-  // the settings are read first: one that does not parse stops the process before it opens a
-  // database, with one line (`ConfigFailure`)
-  Layer.provide([
-    ClusterAuthConfig.layerFromEnv,
-    ProvidersConfig.layerFromEnv,
-    QrConnectionConfig.layerFromEnv,
-    WebhooksConfig.layerFromEnv
-  ]),
-  Layer.merge(StartupSafety.warningsLayer("runner")),
-  Layer.launch,
-  Effect.provide(Tracing.layerFromEnv("switchboard-runner").pipe(Layer.provideMerge(Logging.layer))),
-  // a busy or forbidden port, or a setting that does not parse, stops the process with one line,
-  // not a stack trace (`ListenFailure`, `ConfigFailure`)
-  Effect.tapErrorCause(ListenFailure.logStop),
-  NodeRuntime.runMain({ disablePrettyLogger: true, disableErrorReporting: true })
-)
+// unsafe production settings, logging, tracing and the one-line stops: `Launch.main`
+Launch.main("runner", "switchboard-runner", () =>
+  Cluster.hosting(Entities.layer).pipe(
+    // its listener for other nodes on `HOST:PORT`: a busy or forbidden port is one line (`ListenFailure`)
+    Layer.mapError(ListenFailure.refine({ name: "cluster", portSetting: "PORT" })),
+    // GET /metrics, /health and /ready on its own listener when METRICS_PORT is set
+    // (docs/CONFIGURATION.md "Metrics", docs/OPERATING.md "Health of a runner")
+    (hosting) =>
+      Layer.merge(hosting, MetricsServer.layerFromEnv.pipe(Layer.provide(Health.probes), Layer.provide(hosting))),
+    Layer.provide([MigratedDatabase.layer, Redis.layerFromEnv]),
+    // the settings are read first: one that does not parse stops the process before it opens a
+    // database, with one line (`ConfigFailure`)
+    Layer.provide([
+      ClusterAuthConfig.layerFromEnv,
+      ProvidersConfig.layerFromEnv,
+      QrConnectionConfig.layerFromEnv,
+      WebhooksConfig.layerFromEnv
+    ])
+  ))

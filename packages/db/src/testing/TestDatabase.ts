@@ -51,15 +51,6 @@ const ownerPid = (name: string): number | undefined => {
   return match ? Number(match[1]) : undefined
 }
 
-const isAlive = (pid: number) => {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM"
-  }
-}
-
 /** Global setup: (re)creates the migrated template once per test run. */
 export const prepareTemplate = async (url: string): Promise<void> => {
   const template = templateName()
@@ -77,7 +68,7 @@ export const prepareTemplate = async (url: string): Promise<void> => {
         // other templates belong to checkouts with other migrations (maybe testing right now)
         if (row.datname.startsWith("sbt_template_")) continue
         const pid = ownerPid(row.datname)
-        if (pid !== undefined && isAlive(pid)) continue
+        if (pid !== undefined && Database.isAlive(pid)) continue
         await client.query(`DROP DATABASE IF EXISTS "${row.datname}" WITH (FORCE)`)
       }
       const exists = await client.query("SELECT 1 FROM pg_database WHERE datname = $1", [template])

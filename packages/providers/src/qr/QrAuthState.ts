@@ -73,9 +73,17 @@ export interface QrAuthState {
   readonly seal: () => void
   /** Seals, waits for the writes in flight, then deletes the channel's whole auth state. */
   readonly forget: Effect.Effect<void>
-  /** Whether these creds belong to a linked device (`creds.me` set by pairing). */
+  /** Whether these creds belong to a linked device (`creds.me` set by pairing; a code pairing's number is not one). */
   readonly isPaired: () => boolean
 }
+
+/**
+ * Whether creds belong to a linked device: `creds.me` set by pairing. A pairing by code sets
+ * `creds.me` to the number it asks for (Baileys' `requestPairingCode`) before WhatsApp linked
+ * anything; until the phone accepts (`pair-success` stores the signed `account`) it is no link.
+ */
+const isLinked = (creds: AuthenticationCreds): boolean =>
+  creds.me?.id !== undefined && (creds.pairingCode === undefined || creds.account !== undefined)
 
 /**
  * Loads the channel's auth state, or fresh creds when it has none (a new pairing) or when its
@@ -117,10 +125,16 @@ export const load = Effect.fn("QrAuthState.load")(function*(
       "qr auth state unreadable (wrong SECRETS_ENCRYPTION_KEY?): the stored link is treated as missing; the channel needs a new QR"
     ).pipe(Effect.annotateLogs({ ...annotations, reason: readCreds.value.left }))
   }
-  const creds: AuthenticationCreds = Option.match(readCreds, {
+  let creds: AuthenticationCreds = Option.match(readCreds, {
     onNone: () => initAuthCreds(),
     onSome: Either.match({ onLeft: () => initAuthCreds(), onRight: (value) => value as AuthenticationCreds })
   })
+  // a pairing by code that never completed (expired, refused, interrupted) names the number it
+  // asked for: Baileys would log in as it and be refused. A new pairing starts from fresh creds.
+  if (creds.me?.id !== undefined && !isLinked(creds)) {
+    yield* Effect.logInfo("qr auth state of an unfinished code pairing dropped").pipe(Effect.annotateLogs(annotations))
+    creds = initAuthCreds()
+  }
   // every key of the link, by type then id: Baileys' reads are answered from here
   const memory = new Map<string, Map<string, unknown>>()
   const unreadable = new Map<string, { count: number; reason: Unreadable }>()
@@ -234,6 +248,6 @@ export const load = Effect.fn("QrAuthState.load")(function*(
       sealed = true
       return Effect.zipRight(Effect.promise(() => writes), repo.wipe(channelId))
     }),
-    isPaired: () => creds.me?.id !== undefined
+    isPaired: () => isLinked(creds)
   } satisfies QrAuthState
 })

@@ -143,6 +143,7 @@ export const make = Effect.map(QrProvider, (qr): ChannelProvider => ({
           snapshot: connection.snapshot,
           subscribe: connection.subscribe,
           start: connection.start,
+          startWithCode: connection.startWithCode,
           logout: connection.logout
         }
       } satisfies ChannelConnection

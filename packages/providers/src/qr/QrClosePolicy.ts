@@ -17,7 +17,11 @@
  * an HTTP status from a proxy) says nothing about the link: it is classified (`QrConnectFailure`)
  * instead, and someone waiting on `qr/start` learns in seconds why, not after the whole budget.
  */
+import { Backoff } from "@switchboard/domain"
 import { DisconnectReason } from "baileys"
+
+/** 515: the restart WhatsApp asks for after pairing (the new creds log in). */
+export const RESTART_REQUIRED: number = DisconnectReason.restartRequired
 
 /** Why a close ends the link for good (the channel's status reason). */
 export type TerminalReason = "connection_replaced" | "forbidden" | "client_outdated"
@@ -92,13 +96,12 @@ export const onClose = (close: Close, budget: Budget): CloseAction => {
 
 /**
  * The delay before reconnect number `attempts + 1`: exponential from `baseMs`, capped at `maxMs`,
- * with "equal jitter" (between half and all of it; `random` in [0, 1)).
+ * with equal jitter (`Backoff.equalJitter`: between half and all of it; `random` in [0, 1)).
  */
 export const reconnectDelay = (
   attempts: number,
   delays: { readonly baseMs: number; readonly maxMs: number },
   random: number
 ): number => {
-  const ceiling = Math.min(delays.maxMs, delays.baseMs * 2 ** attempts)
-  return Math.round(ceiling / 2 + random * (ceiling / 2))
+  return Math.round(Backoff.equalJitter(Math.min(delays.maxMs, delays.baseMs * 2 ** attempts), random))
 }

@@ -4,11 +4,12 @@
  */
 import { Duration, Option, Redacted } from "effect"
 
-/** The current QR code, if one is showing. */
+/** The current QR code (or pairing code: `method: "code"`, `QrPairingCode`), if one is showing. */
 export interface QrCodeSnapshot {
   readonly code: Redacted.Redacted<string>
   readonly expiresAt: number
   readonly sequence: number
+  readonly method?: "code"
 }
 
 /** `qrTimeout`: each code's lifetime; by default Baileys' own (60 s for the first, 20 s after). */

@@ -7,10 +7,7 @@
  */
 import { QrConnectionError } from "@switchboard/domain"
 
-export interface QrConnectFailure {
-  readonly reason: QrConnectionError.QrConnectionErrorReason
-  readonly message: string
-}
+export type QrConnectFailure = QrConnectionError.QrConnectFailure
 
 const DNS = new Set(["ENOTFOUND", "EAI_AGAIN", "EAI_FAIL", "EAI_NONAME", "EAI_NODATA"])
 const UNREACHABLE = new Set(["ENETUNREACH", "EHOSTUNREACH", "ENETDOWN", "EHOSTDOWN", "EADDRNOTAVAIL"])

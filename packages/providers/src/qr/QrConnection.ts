@@ -6,7 +6,8 @@
  * Each socket gets a generation number; anything a replaced socket still reports is ignored, so at
  * most one socket is live and no stale close can trigger a reconnect. What a close leads to is
  * `QrClosePolicy`; status changes follow the domain's `transitionChannel` (ChannelStateMachine).
- * The socket itself is `QrSocket`; the pairing codes `QrCodes`; sends `QrOutbound`; receipts and
+ * The socket itself is `QrSocket`; the pairing codes `QrCodes` (`QrPairingCode` when linking by
+ * code); sends `QrOutbound`; receipts and
  * acks `QrReceipts`; what others send `QrInbound`; calls `QrCalls`; restriction signals
  * `QrSignals`; unreachable attempts `QrUnreachable`; JIDs `QrJid`.
  *
@@ -32,6 +33,7 @@ import { jidToE164, phoneOfLid } from "./QrJid.js"
 import * as QrMetrics from "./QrMetrics.js"
 import * as QrOutbound from "./QrOutbound.js"
 import type { QrOutboundText } from "./QrOutbound.js"
+import * as QrPairingCode from "./QrPairingCode.js"
 import * as QrReceipts from "./QrReceipts.js"
 import type { QrNotConnected, QrRecipientNotOnWhatsApp, QrSendFailed } from "./QrSendError.js"
 import * as QrSignals from "./QrSignals.js"
@@ -43,10 +45,10 @@ export type { QrCodeSnapshot } from "./QrCodes.js"
 export { e164ToJid, jidToE164, readerJid } from "./QrJid.js"
 export { baileysContent, baileysQuoted, type QrOutboundText } from "./QrOutbound.js"
 
-/** What a QR channel can do (0.5 messages per second). */
+/** What a QR channel can do (`Messaging.THROUGHPUT_MPS.qr` messages per second). */
 export const qrCapabilities = {
   provider: "qr",
-  max_throughput_mps: 0.5,
+  max_throughput_mps: Messaging.THROUGHPUT_MPS.qr,
   message_types: Messaging.MESSAGE_TYPES.qr
 } as const
 
@@ -74,6 +76,11 @@ export interface QrConnection {
    * with the stored link if there is one, else begins a pairing session (QR codes).
    */
   readonly start: Effect.Effect<void>
+  /**
+   * `qr/start` with `{method: "code", phone_number}`: as `start`, but WhatsApp's pairing code for
+   * `phoneNumber` (E.164) replaces the QR codes (`QrPairingCode`).
+   */
+  readonly startWithCode: (phoneNumber: string) => Effect.Effect<void>
   /**
    * Runner (re)activation: connects with the stored link if there is one and no socket runs.
    * Never starts a pairing. Returns whether a stored link was found.
@@ -115,10 +122,11 @@ export interface QrConnection {
 
 /** The owner's commands, what the socket reports, and the actor's own timers. */
 type Command =
-  | { readonly _tag: "Start"; readonly done: Effect.Effect<void> }
+  | { readonly _tag: "Start"; readonly done: Effect.Effect<void>; readonly phoneNumber?: string }
   | { readonly _tag: "Resume"; readonly done: (found: boolean) => Effect.Effect<void> }
   | { readonly _tag: "Logout"; readonly done: Effect.Effect<void> }
   | QrSocket.QrSocketEvent
+  | QrPairingCode.PairingCodeRefused
   | { readonly _tag: "SendThrottled" }
   | { readonly _tag: "ReconnectDue"; readonly generation: number }
 
@@ -205,6 +213,12 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
   })
   const unreachable = QrUnreachable.make({ channelId, annotations, publish })
   const calls = QrCalls.make({ channelId, annotations, publish })
+  const pairingCode = QrPairingCode.make({
+    channelId,
+    annotations,
+    qrTimeout: config.qrTimeout,
+    offer: (refused) => Queue.unsafeOffer(commands, refused)
+  })
 
   const cancelReconnect = Effect.suspend(() => {
     const fiber = reconnect
@@ -234,7 +248,7 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
       config,
       runtime,
       annotations,
-      secrets: codes.issued,
+      secrets: () => [...codes.issued(), ...pairingCode.issued()],
       offer: (event) => {
         Queue.unsafeOffer(commands, event)
       }
@@ -290,11 +304,14 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
       yield* QrMetrics.closed(closeCode)
       if (failure) unreachable.count()
       else unreachable.clear()
+      // a code pairing ends with its socket (a new socket would need a new code), but for the
+      // restart after the phone accepted it
+      if (pairingCode.shown() && code !== QrClosePolicy.RESTART_REQUIRED) return yield* codeExpired(closeCode)
       const action = QrClosePolicy.onClose({
         code,
         unreached: failure !== undefined,
         paired: auth?.isPaired() ?? false,
-        codesShown: codes.shown(),
+        codesShown: codes.shown() || pairingCode.shown(),
         attempts,
         connectFailures: unreachable.failures(),
         interactive
@@ -322,6 +339,14 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
       }
     })
 
+  /** The pairing code was not typed in time (or its socket ended): `expired`, then `disconnected`. */
+  const codeExpired = (closeCode: number | null) =>
+    Effect.gen(function*() {
+      pairingCode.end()
+      yield* publish({ _tag: "expired", channelId })
+      yield* move({ _tag: "CodesExhausted", pairingCode: true }, closeCode)
+    })
+
   /** Loads the stored auth state; the socket and budgets start afresh. */
   const reset = Effect.gen(function*() {
     yield* closeSocket
@@ -329,6 +354,7 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
     unreachable.clear()
     interactive = false
     codes.restart()
+    pairingCode.end()
     auth = yield* QrAuthState.load(channelId, config.keyring).pipe(Effect.provideService(QrAuthStateRepo, repo))
     return auth
   })
@@ -340,6 +366,7 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
           // archived and suspended channels do not pair (the owner refuses qr/start before this)
           if (ChannelStateMachine.transitionChannel(status, { _tag: "Start" })._tag === "Refused") return
           yield* reset
+          pairingCode.want(command.phoneNumber ?? null)
           interactive = true
           yield* move({ _tag: "Start" })
           yield* openSocket
@@ -368,6 +395,7 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
           yield* cancelReconnect
           unreachable.clear()
           interactive = false
+          pairingCode.end()
           if (s && wasOpen) {
             yield* Effect.promise(() => s.logout().catch(() => undefined)).pipe(
               Effect.timeout(config.queryTimeout),
@@ -382,6 +410,13 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
         return command.generation !== generation ? Effect.void : Effect.gen(function*() {
           const now = yield* Clock.currentTimeMillis
           unreachable.clear()
+          if (pairingCode.wanted()) {
+            // linking by code: Baileys' QR codes only say the socket is ready to pair
+            const issued = socket && (yield* pairingCode.onQr(socket, generation, command.left, now))
+            if (issued) yield* publish(issued)
+            if (issued) yield* move({ _tag: "CodeIssued", pairingCode: true })
+            return
+          }
           yield* publish({ _tag: "qr", channelId, ...codes.issue(command.code, now) })
           yield* move({ _tag: "CodeIssued" })
         })
@@ -392,6 +427,7 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
           unreachable.clear()
           interactive = false
           codes.clear()
+          pairingCode.end()
           phoneNumber = jidToE164(auth?.state.creds.me?.id) ?? null
           yield* move({ _tag: "Opened" })
         })
@@ -416,6 +452,13 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
         return command.generation !== generation ? Effect.void : Effect.suspend(() => {
           const sender = senderOf({ remoteJid: command.lid, remoteJidAlt: command.pn })
           return inbound.mapping(sender?.whatsappLid ?? null, sender?.phoneNumber ?? null)
+        })
+      case "PairingCodeRefused":
+        // WhatsApp does not link this number: the session ends, nothing to retry
+        return command.generation !== generation ? Effect.void : Effect.gen(function*() {
+          yield* closeSocket
+          pairingCode.end()
+          yield* move({ _tag: "PairingCodeRefused" })
         })
       case "ReconnectDue":
         return command.generation !== generation ? Effect.void : Effect.suspend(() => {
@@ -470,12 +513,13 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
       channelId,
       status,
       phoneNumber,
-      qr: codes.showing(),
+      qr: codes.showing() ?? pairingCode.showing(),
       connectionError: unreachable.error()
     })),
     subscribe: PubSub.subscribe(events),
     events: Stream.fromPubSub(events),
     start: ask<void>((done) => ({ _tag: "Start", done: done(undefined) })),
+    startWithCode: (number) => ask<void>((done) => ({ _tag: "Start", done: done(undefined), phoneNumber: number })),
     resume: ask<boolean>((done) => ({ _tag: "Resume", done })),
     send: outbound.send,
     logout: ask<void>((done) => ({ _tag: "Logout", done: done(undefined) })),

@@ -12,31 +12,28 @@ import {
 } from "@switchboard/domain"
 import { Schema } from "effect"
 
-/** A new QR code to show; replaces the previous one. */
+/**
+ * How the code links: absent for a QR code (the string to render as an image), `code` for
+ * WhatsApp's 8-character pairing code typed on the phone (`QrPairingCode`). Optional, so events
+ * of a node that predates pairing codes still decode.
+ */
+export const PairingMethodField = Schema.optional(Schema.Literal("code"))
+
+/** A new QR code (or pairing code) to show; replaces the previous one. */
 export const QrCodeEvent = Schema.TaggedStruct("qr", {
   channelId: Schema.String,
   code: Schema.Redacted(Schema.String),
   /** epoch ms after which the code no longer links */
   expiresAt: Schema.Number,
   /** 1 for the first code of a pairing session, then 2, 3, ... */
-  sequence: Schema.Int
+  sequence: Schema.Int,
+  method: PairingMethodField
 })
 export type QrCodeEvent = typeof QrCodeEvent.Type
 
-/**
- * The last connection attempt could not reach WhatsApp (docs/STATE-MACHINES.md, "QR connection
- * errors"). Cleared once WhatsApp answers again or pairing restarts.
- */
-export const QrConnectionError = Schema.Struct({
-  reason: DomainQrConnectionError.QrConnectionErrorReason,
-  /** what happened and what to check, for a person */
-  message: Schema.String,
-  /** failed attempts in a row */
-  failures: Schema.Int,
-  /** epoch ms of the next attempt; `null` once the channel gave up */
-  nextAttemptAt: Schema.NullOr(Schema.Number)
-})
-export type QrConnectionError = typeof QrConnectionError.Type
+/** The last connection attempt could not reach WhatsApp: the domain's one shape (`QrConnectionError`). */
+export const QrConnectionError = DomainQrConnectionError.QrConnectionError
+export type QrConnectionError = DomainQrConnectionError.QrConnectionError
 
 /** A connection attempt failed before reaching WhatsApp; another follows unless `nextAttemptAt` is `null`. */
 export const QrConnectionErrorEvent = Schema.TaggedStruct("connection_error", {
@@ -179,7 +176,8 @@ export const QrSnapshotEvent = Schema.TaggedStruct("snapshot", {
   qr: Schema.NullOr(Schema.Struct({
     code: Schema.Redacted(Schema.String),
     expiresAt: Schema.Number,
-    sequence: Schema.Int
+    sequence: Schema.Int,
+    method: PairingMethodField
   })),
   connectionError: Schema.NullOr(QrConnectionError)
 })

@@ -5,7 +5,15 @@
  * reading is paused.
  */
 import type { ChannelStateMachine } from "@switchboard/domain"
-import makeWASocket, { type BinaryNode, proto, type WACallEvent, type WAMessage, type WASocket } from "baileys"
+import makeWASocket, {
+  type BinaryNode,
+  getBinaryNodeChild,
+  getBinaryNodeChildren,
+  proto,
+  type WACallEvent,
+  type WAMessage,
+  type WASocket
+} from "baileys"
 import { type Context, Duration, Effect, Option, Runtime } from "effect"
 import { makeBaileysLogger } from "./BaileysLogger.js"
 import type * as QrAuthState from "./QrAuthState.js"
@@ -21,7 +29,13 @@ export interface QrLink {
 
 /** What a socket reports, for the actor to handle one at a time. */
 export type QrSocketEvent =
-  | { readonly _tag: "SocketQr"; readonly generation: number; readonly code: string }
+  | {
+    readonly _tag: "SocketQr"
+    readonly generation: number
+    readonly code: string
+    /** QR codes this socket issues after this one (WhatsApp's `pair-device` refs left): the session's length */
+    readonly left: number
+  }
   | { readonly _tag: "SocketOpen"; readonly generation: number }
   | {
     readonly _tag: "SocketClosed"
@@ -79,7 +93,11 @@ export const open = (options: {
       level: config.baileysLogLevel,
       runtime,
       annotations,
-      secrets: () => [...options.secrets(), a.state.creds.advSecretKey]
+      secrets: () => [
+        ...options.secrets(),
+        a.state.creds.advSecretKey,
+        ...(a.state.creds.pairingCode === undefined ? [] : [a.state.creds.pairingCode])
+      ]
     })
     const qrTimeout = Option.getOrUndefined(Option.map(config.qrTimeout, Duration.toMillis))
     // a replaced socket may still be busy; its writes must not land after ours (or after a wipe)
@@ -120,8 +138,13 @@ export const open = (options: {
     s.ws.on("open", () => {
       reached = true
     })
+    // WhatsApp's refs, one per QR code; once they run out Baileys ends the socket (408)
+    let refs = 0
+    s.ws.on("CB:iq,type:set,pair-device", (stanza: BinaryNode) => {
+      refs = getBinaryNodeChildren(getBinaryNodeChild(stanza, "pair-device"), "ref").length
+    })
     s.ev.on("connection.update", (update) => {
-      if (update.qr) offer({ _tag: "SocketQr", generation: gen, code: update.qr })
+      if (update.qr) offer({ _tag: "SocketQr", generation: gen, code: update.qr, left: Math.max(0, --refs) })
       if (update.connection === "open") offer({ _tag: "SocketOpen", generation: gen })
       if (update.reachoutTimeLock) {
         offer({ _tag: "SocketRestriction", generation: gen, timelock: update.reachoutTimeLock })

@@ -9,8 +9,9 @@ export const QrPairingHandlers = HttpApiBuilder.group(Api.Api, "qrPairing", (han
   Effect.gen(function*() {
     const pairing = unavailableAsDefect(yield* QrPairing)
     return handlers
-      .handle("start", ({ path }) =>
-        Effect.flatMap(Security.CurrentPrincipal, (p) => pairing.start(p.workspaceId, path.channelId)))
+      .handle("start", ({ path, payload }) =>
+        Effect.flatMap(Security.CurrentPrincipal, (p) =>
+          pairing.start(p.workspaceId, path.channelId, payload)))
       .handle(
         "safety",
         ({ path }) =>

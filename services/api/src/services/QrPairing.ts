@@ -32,14 +32,24 @@ const unreachable = () =>
 
 const iso = (ms: number | null) => (ms === null ? null : Schemas.toTimestamp(ms))
 
-/** A connection error as the API shows it (`qr/status`, stream frames). */
-const connectionErrorBody = (error: QrConnectionEvent.QrConnectionError | null) =>
-  error === null ? null : new QrPairingApi.QrConnectionError({
-    reason: error.reason,
-    message: error.message,
-    failures: error.failures,
-    next_attempt_at: iso(error.nextAttemptAt)
-  })
+/** What shows, as the frames carry it: a QR code (`qr`) or a pairing code (`pairing_code`), the other `null`. */
+const codeFields = (
+  shown: {
+    readonly code: Redacted.Redacted<string>
+    readonly expiresAt: number
+    readonly method?: "code" | undefined
+  } | null
+) => {
+  const code = shown === null ? null : Redacted.value(shown.code)
+  const expiresAt = shown === null ? null : Schemas.toTimestamp(shown.expiresAt)
+  const byCode = shown?.method === "code"
+  return {
+    qr: byCode ? null : code,
+    qr_expires_at: byCode ? null : expiresAt,
+    pairing_code: byCode ? code : null,
+    pairing_code_expires_at: byCode ? expiresAt : null
+  }
+}
 
 /**
  * One SSE frame per pairing event, of the four the stream has (docs/QR-CHANNELS.md "QR channels"): `snapshot`,
@@ -53,30 +63,30 @@ export const toSseFrame = (
   status: ChannelStateMachine.ChannelStatus
 ): SseFrame => {
   switch (frame._tag) {
-    case "snapshot":
+    case "snapshot": {
+      const showing = codeFields(frame.qr)
       return {
         event: "snapshot",
         data: {
           channel_id: channelId,
           status: frame.status,
-          qr_available: frame.qr !== null,
-          qr: frame.qr === null ? null : Redacted.value(frame.qr.code),
-          qr_expires_at: frame.qr === null ? null : Schemas.toTimestamp(frame.qr.expiresAt),
+          qr_available: showing.qr !== null,
+          qr: showing.qr,
+          qr_expires_at: showing.qr_expires_at,
+          pairing_code_available: showing.pairing_code !== null,
+          pairing_code: showing.pairing_code,
+          pairing_code_expires_at: showing.pairing_code_expires_at,
           phone_number: frame.phoneNumber,
-          connection_error: connectionErrorBody(frame.connectionError)
+          connection_error: QrPairingApi.QrConnectionError.fromDomain(frame.connectionError)
         },
         ...(frame.qr === null ? {} : { id: String(frame.qr.sequence) })
       }
+    }
     case "qr":
       return {
         event: "qr.updated",
         id: String(frame.sequence),
-        data: {
-          channel_id: channelId,
-          qr: Redacted.value(frame.code),
-          qr_expires_at: Schemas.toTimestamp(frame.expiresAt),
-          sequence: frame.sequence
-        }
+        data: { channel_id: channelId, ...codeFields(frame), sequence: frame.sequence }
       }
     case "state":
       return {
@@ -86,7 +96,7 @@ export const toSseFrame = (
           from_status: frame.from,
           to_status: frame.to,
           reason: frame.reason,
-          connection_error: connectionErrorBody(frame.connectionError)
+          connection_error: QrPairingApi.QrConnectionError.fromDomain(frame.connectionError)
         }
       }
     case "expired":
@@ -99,7 +109,7 @@ export const toSseFrame = (
           from_status: status,
           to_status: status,
           reason: null,
-          connection_error: connectionErrorBody(frame)
+          connection_error: QrPairingApi.QrConnectionError.fromDomain(frame)
         }
       }
   }
@@ -159,7 +169,9 @@ export class QrPairing extends Effect.Service<QrPairing>()("@switchboard/service
         qr_expires_at: iso(view.qr_expires_at),
         phone_number: view.phone_number,
         pairing_started_at: pairingStartedAt,
-        connection_error: connectionErrorBody(view.connection_error)
+        connection_error: QrPairingApi.QrConnectionError.fromDomain(view.connection_error),
+        pairing_code_available: view.pairing_code_available ?? false,
+        pairing_code_expires_at: iso(view.pairing_code_expires_at ?? null)
       })
 
     /** The recorded status, for a channel whose entity has no pairing (archived, suspended) or did not answer. */
@@ -171,7 +183,9 @@ export class QrPairing extends Effect.Service<QrPairing>()("@switchboard/service
         qr_expires_at: null,
         phone_number: channel.phone_number,
         pairing_started_at: pairingStartedAt,
-        connection_error: null
+        connection_error: null,
+        pairing_code_available: false,
+        pairing_code_expires_at: null
       })
 
     /** Asks the entity; its own refusal (archived or suspended meanwhile) is a 409, silence a 503. */
@@ -211,9 +225,35 @@ export class QrPairing extends Effect.Service<QrPairing>()("@switchboard/service
         return toStatus(id, view, yield* startedAt(id))
       })
 
-    const start = Effect.fn("QrPairing.start")((workspaceId: string, id: string) =>
-      command(workspaceId, id, (client) => client.StartPairing())
-    )
+    /**
+     * `qr/start`: QR codes, or with `{method: "code", phone_number}` WhatsApp's pairing code for
+     * the number (422 when the two do not go together).
+     */
+    const start = Effect.fn("QrPairing.start")(function*(
+      workspaceId: string,
+      id: string,
+      body: typeof QrPairingApi.StartPairingRequest.Type | null
+    ) {
+      const method = body?.method ?? "qr"
+      const phoneNumber = body?.phone_number
+      if (method === "code" && phoneNumber === undefined) {
+        return yield* new Errors.ValidationError({
+          message: "Linking with a code needs the number to link: phone_number, in E.164 (+4915112345678)",
+          details: { issues: [{ path: ["phone_number"], message: "Required with method \"code\"" }] }
+        })
+      }
+      if (method === "qr" && phoneNumber !== undefined) {
+        return yield* new Errors.ValidationError({
+          message: "phone_number is only for linking with a code (method \"code\")",
+          details: { issues: [{ path: ["phone_number"], message: "Only with method \"code\"" }] }
+        })
+      }
+      return yield* command(
+        workspaceId,
+        id,
+        (client) => client.StartPairing(phoneNumber === undefined ? {} : { pairing_code_for: phoneNumber })
+      )
+    })
 
     const status = Effect.fn("QrPairing.status")(function*(workspaceId: string, id: string) {
       const row = yield* qrChannel(workspaceId, id)
