@@ -4,6 +4,8 @@
  * exactly `TABLES[NAME]()`. `node --import tsx scripts/docs-tables.ts` rewrites the blocks;
  * `test/docsTables.test.ts` fails when a committed block differs from what the code says.
  */
+import { OpenApi } from "@effect/platform"
+import { Api, ApiExamples } from "@switchboard/api"
 import {
   ChannelStateMachine,
   EmittedEvents,
@@ -22,6 +24,7 @@ import { Duration, Schema, SchemaAST } from "effect"
 import { readdirSync, readFileSync, writeFileSync } from "node:fs"
 import { dirname, join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
+import { RESPONSES } from "../packages/api/src/ApiExampleResponses.js"
 
 const code = (s: string) => `\`${s}\``
 const row = (cells: ReadonlyArray<string>) => `| ${cells.join(" | ")} |`
@@ -193,6 +196,55 @@ const warmUp = () =>
     ...QrWarmUp.WARM_UP_SCHEDULE.map(String)
   ]])
 
+/**
+ * docs/API.md "Examples": each operation's request and response example (packages/api/src/ApiExamples.ts,
+ * the ones the OpenAPI document carries and test/apiExamples.test.ts sends to a server), an index
+ * table, then one block per operation.
+ */
+const apiExamples = () => {
+  const spec = OpenApi.fromApi(Api.Api) as unknown as {
+    paths: Record<string, Record<string, { operationId: string; summary?: string }>>
+  }
+  const where = new Map<string, { method: string; path: string; summary: string }>()
+  for (const [path, item] of Object.entries(spec.paths)) {
+    for (const [method, op] of Object.entries(item)) {
+      where.set(op.operationId, { method: method.toUpperCase(), path, summary: op.summary ?? "" })
+    }
+  }
+  const responses = RESPONSES
+  const index = table(
+    ["operation", "", "answer"],
+    ApiExamples.REQUESTS.map(([id]) => {
+      const w = where.get(id)!
+      return [code(`${w.method} ${w.path}`), w.summary, String(responses[id]?.status ?? "")]
+    })
+  )
+  const blocks = ApiExamples.REQUESTS.map(([id, request]) => {
+    const w = where.get(id)!
+    const path = w.path.replace(/\{(\w+)\}/g, (_, name: string) => request.path?.[name] ?? `{${name}}`)
+    const query = new URLSearchParams(request.query ?? {}).toString()
+    const response = responses[id]
+    return [
+      `**${w.summary}** (${code(id)})`,
+      "",
+      "```http",
+      `${w.method} ${path}${query === "" ? "" : `?${query}`}`,
+      ...(request.body === undefined
+        ? []
+        : ["Content-Type: application/json", "", JSON.stringify(request.body, null, 2)]),
+      "```",
+      "",
+      ...(response === undefined
+        ? []
+        : [
+          `${response.status}${response.body === undefined ? " (no body)" : ""}`,
+          ...(response.body === undefined ? [] : ["", "```json", JSON.stringify(response.body, null, 2), "```"])
+        ])
+    ].join("\n")
+  })
+  return [index, ...blocks].join("\n\n")
+}
+
 export const TABLES: Record<string, () => string> = {
   "qr-warm-up": warmUp,
   "message-transitions": messageTransitions,
@@ -203,7 +255,8 @@ export const TABLES: Record<string, () => string> = {
   "webhook-retries": webhookRetries,
   plans,
   "rate-limits": rateLimits,
-  "request-limits": requestLimits
+  "request-limits": requestLimits,
+  "api-examples": apiExamples
 }
 
 const BLOCK = /<!-- generated:([a-z-]+) -->\n[\s\S]*?<!-- \/generated:\1 -->/g

@@ -4,6 +4,8 @@
  */
 import { HttpApi, OpenApi } from "@effect/platform"
 import { Errors } from "@switchboard/domain"
+import { RESPONSES } from "./ApiExampleResponses.js"
+import { REQUESTS } from "./ApiExamples.js"
 import { ApiKeysApi } from "./ApiKeysApi.js"
 import { AuthApi } from "./AuthApi.js"
 import { ChannelsApi } from "./ChannelsApi.js"
@@ -82,6 +84,36 @@ const extensionsByOperation = () => {
   return out
 }
 
+const requestExamples = new Map(REQUESTS)
+
+/**
+ * The operation's request and response examples (ApiExamples.ts), in OpenAPI's own fields: each
+ * path and query parameter's `example`, the JSON request body's and the documented response's
+ * `example`.
+ */
+const addExamples = (op: Json, id: string) => {
+  const request = requestExamples.get(id)
+  if (request !== undefined) {
+    const parameters: ReadonlyArray<unknown> = Array.isArray(op["parameters"]) ? op["parameters"] : []
+    for (const parameter of parameters) {
+      if (!isObject(parameter)) continue
+      const values = parameter["in"] === "path" ? request.path : parameter["in"] === "query" ? request.query : undefined
+      const value = values?.[String(parameter["name"])]
+      if (value !== undefined) parameter["example"] = value
+    }
+    const json = objectAt(objectAt(objectAt(op, "requestBody"), "content"), "application/json")
+    if (json !== undefined && request.body !== undefined) json["example"] = request.body
+  }
+  const response = RESPONSES[id]
+  if (response?.body !== undefined) {
+    const json = objectAt(
+      objectAt(objectAt(objectAt(op, "responses"), String(response.status)), "content"),
+      "application/json"
+    )
+    if (json !== undefined) json["example"] = response.body
+  }
+}
+
 /**
  * Removes the builder's own 400 (we answer 422), documents the workspace header, and adds each
  * operation's access extensions from the annotations the server enforces.
@@ -97,6 +129,7 @@ const transform = (spec: Json): Json => {
       if (SUMMARIES[id] !== undefined) op["summary"] = SUMMARIES[id]
       if (op["description"] === undefined && DESCRIPTIONS[id] !== undefined) op["description"] = DESCRIPTIONS[id]
       const responses = objectAt(op, "responses")
+      addExamples(op, id)
       if (responses?.["400"] && JSON.stringify(responses["400"]).includes("HttpApiDecodeError")) {
         delete responses["400"]
       }

@@ -1,4 +1,5 @@
 export * as Api from "./Api.js"
+export * as ApiExamples from "./ApiExamples.js"
 export * as ApiKeysApi from "./ApiKeysApi.js"
 export * as AuthApi from "./AuthApi.js"
 export * as ChannelsApi from "./ChannelsApi.js"

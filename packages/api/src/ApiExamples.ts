@@ -1,0 +1,107 @@
+/**
+ * A request and a response example for the operations of the OpenAPI document (`examples` of
+ * each parameter, request body and response, Api.ts `transform`), shown in docs/API.md
+ * ("Examples", generated). They tell one story, in this order: a signed-in user with a test-mode
+ * API key opens a sandbox session, verifies a recipient, sends, reads the timeline, works the inbox,
+ * keeps contacts, groups and templates, and registers a webhook endpoint.
+ *
+ * An id in an example (`ch_01JF0000000000000000000001`) stands for the first id of that kind the
+ * story met, `..02` for the second; timestamps, secrets and codes are placeholders too. The
+ * requests are written here; the responses (`ApiExampleResponses.ts`) are what a server answered to
+ * them, recorded by test/apiExamples.test.ts (`WRITE_API_EXAMPLES=1`), which sends every example to
+ * a running server and fails when an answer no longer matches its example.
+ */
+
+/** What a request example sends: path parameters, query parameters, a JSON body. */
+export interface RequestExample {
+  readonly path?: Readonly<Record<string, string>>
+  readonly query?: Readonly<Record<string, string>>
+  readonly body?: unknown
+}
+
+/** What a response example shows: its status and its JSON body (none for an empty answer). */
+export interface ResponseExample {
+  readonly status: number
+  readonly body?: unknown
+}
+
+/** The example id of the `n`th id of kind `prefix` the story met: `ch_01JF0000000000000000000001`. */
+export const exampleId = (prefix: string, n: number): string => `${prefix}_01JF${String(n).padStart(22, "0")}`
+
+const ch = (n: number) => exampleId("ch", n)
+const PHONE = "+4915112345678"
+
+/** The requests, by operation id, in the story's order. */
+export const REQUESTS: ReadonlyArray<readonly [operationId: string, request: RequestExample]> = [
+  ["health.health", {}],
+  ["health.ready", {}],
+  ["session.me", {}],
+  ["session.members", { query: { limit: "20" } }],
+  ["apiKeys.create", { body: { name: "CI key", mode: "test", scopes: ["messages.send", "messages.read"] } }],
+  ["apiKeys.list", { query: { limit: "20" } }],
+  ["plan.plan", {}],
+  ["sandbox.create", {}],
+  ["sandbox.verify", { path: { sessionId: exampleId("sbx", 1) }, body: { phone_number: PHONE, code: "123456" } }],
+  ["sandbox.list", { query: { status: "active" } }],
+  ["sandbox.get", { path: { sessionId: exampleId("sbx", 1) } }],
+  ["channels.list", { query: { status: "connected" } }],
+  ["channels.get", { path: { channelId: ch(1) } }],
+  ["channels.capabilities", { path: { channelId: ch(1) } }],
+  ["messages.send", { body: { to: PHONE, text: { body: "Your order #1042 has shipped." } } }],
+  ["messages.get", { path: { messageId: exampleId("msg", 1) } }],
+  ["messages.list", { query: { direction: "outbound", limit: "10" } }],
+  ["sandbox.inbound", {
+    path: { sessionId: exampleId("sbx", 1) },
+    body: { from: PHONE, text: { body: "Thanks! When does it arrive?" } }
+  }],
+  ["conversations.list", { query: { status: "open" } }],
+  ["conversations.get", { path: { conversationId: exampleId("cnv", 1) } }],
+  ["conversations.messages", { path: { conversationId: exampleId("cnv", 1) }, query: { limit: "10" } }],
+  ["conversations.markRead", { path: { conversationId: exampleId("cnv", 1) } }],
+  ["conversations.addNote", {
+    path: { conversationId: exampleId("cnv", 1) },
+    body: { body: "Asked about delivery: tracking link sent." }
+  }],
+  ["conversations.notes", { path: { conversationId: exampleId("cnv", 1) } }],
+  ["conversations.update", { path: { conversationId: exampleId("cnv", 1) }, body: { status: "closed" } }],
+  ["plan.usage", {}],
+  ["contacts.create", {
+    body: { phone_number: "+4915112345679", name: "Ada Lovelace", tags: ["vip"], attributes: { city: "Berlin" } }
+  }],
+  ["contacts.get", { path: { contactId: exampleId("cnt", 2) } }],
+  ["contacts.update", { path: { contactId: exampleId("cnt", 2) }, body: { tags: ["vip", "newsletter"] } }],
+  ["contacts.list", { query: { tag: "vip" } }],
+  ["contacts.tags", {}],
+  ["contactGroups.create", { body: { name: "Berlin customers", description: "Ship from the Berlin store" } }],
+  ["contactGroups.addMembers", {
+    path: { groupId: exampleId("grp", 1) },
+    body: { contact_ids: [exampleId("cnt", 2)] }
+  }],
+  ["contactGroups.get", { path: { groupId: exampleId("grp", 1) } }],
+  ["contactGroups.list", {}],
+  ["contactGroups.update", { path: { groupId: exampleId("grp", 1) }, body: { name: "Berlin VIPs" } }],
+  ["contactGroups.removeMember", { path: { groupId: exampleId("grp", 1), contactId: exampleId("cnt", 2) } }],
+  ["contactGroups.delete", { path: { groupId: exampleId("grp", 1) } }],
+  ["contacts.delete", { path: { contactId: exampleId("cnt", 2) } }],
+  ["templates.create", {
+    body: {
+      slug: "order_shipped",
+      name: "Order shipped",
+      body: "Hi {{name}}, your order {{order}} has shipped.",
+      category: "utility",
+      variables: [{ name: "name" }, { name: "order", example: "#1042" }]
+    }
+  }],
+  ["templates.get", { path: { templateId: exampleId("tpl", 1) } }],
+  ["templates.update", { path: { templateId: exampleId("tpl", 1) }, body: { name: "Order shipped (v2)" } }],
+  ["templates.list", { query: { category: "utility" } }],
+  ["templates.archive", { path: { templateId: exampleId("tpl", 1) } }],
+  ["webhooks.eventTypes", { query: { limit: "3" } }],
+  ["webhooks.list", {}],
+  ["webhooks.deliveries", { query: { status: "failed" } }],
+  ["channels.create", { body: { provider: "qr", name: "Support line" } }],
+  ["channels.update", { path: { channelId: ch(2) }, body: { name: "Support (Berlin)" } }],
+  ["channels.archive", { path: { channelId: ch(2) } }],
+  ["apiKeys.revoke", { path: { keyId: exampleId("key", 2) } }],
+  ["sandbox.revoke", { path: { sessionId: exampleId("sbx", 1) } }]
+]

@@ -1,0 +1,219 @@
+/**
+ * The examples of the served OpenAPI document (packages/api/src/ApiExamples.ts) are sent, in their
+ * order, to a running server, and each answer must match its response example: same status, same
+ * members, same values, but for ids (an example id stands for the nth id of its kind the story met,
+ * and is replaced by the real one in every later request), timestamps, secrets and the sandbox's
+ * verification code. So an example cannot go stale. `WRITE_API_EXAMPLES=1` records the answers as
+ * the new response examples (packages/api/src/ApiExampleResponses.ts; run `npm run format` after).
+ */
+import { assert, describe, layer } from "@effect/vitest"
+import { ApiExamples } from "@switchboard/api"
+import { Scopes } from "@switchboard/domain"
+import { Effect } from "effect"
+import { writeFileSync } from "node:fs"
+import { join, resolve } from "node:path"
+import { createKey, request, signUp } from "./support/Fixtures.js"
+import * as TestApp from "./support/TestApp.js"
+
+const WRITE = process.env["WRITE_API_EXAMPLES"] === "1"
+const root = resolve(import.meta.dirname, "..")
+
+/** Operations without examples yet (each needs a state the in-process app cannot reach alone, see the list's notes). */
+const NOT_YET: ReadonlyArray<string> = [
+  // a fresh user's e-mail token and refresh cookie: the fixture signs up through these
+  "auth.register",
+  "auth.verifyEmail",
+  "auth.login",
+  "auth.refresh",
+  "session.logout",
+  // a file body, not JSON
+  "media.upload",
+  "media.get",
+  "media.content",
+  "messages.markRead",
+  "conversations.reply",
+  // a QR link needs the fake WhatsApp server
+  "qrPairing.start",
+  "qrPairing.status",
+  "qrPairing.safety",
+  "qrPairing.stream",
+  "qrPairing.logout",
+  "contactImports.create",
+  "contactImports.list",
+  "contactImports.get",
+  "templates.testSend",
+  // an endpoint's URL must resolve (DNS), which the test machine cannot do for example.com
+  "webhooks.create",
+  "webhooks.get",
+  "webhooks.update",
+  "webhooks.rotateSecret",
+  "webhooks.endpointDeliveries",
+  "webhooks.delete",
+  // a delivery needs a receiver
+  "webhooks.test",
+  "webhooks.delivery",
+  "webhooks.replay"
+]
+
+const ID = /\b([a-z]{2,4})_([0-9A-HJKMNP-TV-Z]{26})\b/g
+const TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/
+const EXAMPLE_TIME = "2026-01-15T09:30:00.000Z"
+
+/** Real ids and codes against the example ones, both ways, as the story meets them. */
+class Placeholders {
+  readonly toExample = new Map<string, string>()
+  readonly toReal = new Map<string, string>()
+  readonly counts = new Map<string, number>()
+  readonly codes = new Set<string>()
+  see(real: string, example: string) {
+    if (this.toExample.has(real)) return
+    this.toExample.set(real, example)
+    this.toReal.set(example, real)
+  }
+  id(real: string, prefix: string) {
+    if (!this.toExample.has(real)) {
+      const n = (this.counts.get(prefix) ?? 0) + 1
+      this.counts.set(prefix, n)
+      this.see(real, ApiExamples.exampleId(prefix, n))
+    }
+    return this.toExample.get(real)!
+  }
+  /** An answer as its example shows it. */
+  normalize(value: unknown, key = ""): unknown {
+    if (typeof value === "string") {
+      if (TIMESTAMP.test(value)) return EXAMPLE_TIME
+      if (/^wa_(test|live)_/.test(value)) return value.slice(0, 8) + "x".repeat(Math.max(0, value.length - 8))
+      if (/^whsec_/.test(value)) return "whsec_" + "x".repeat(value.length - 6)
+      if (key === "code" && /^\d{6}$/.test(value)) {
+        this.see(value, "123456")
+        this.codes.add(value)
+        return "123456"
+      }
+      if (key === "last4") return "x".repeat(value.length)
+      // a sandbox channel's name ends in a random tag: `Sandbox +15550200000 (R3QNRQ)`
+      let shown = value.replace(ID, (real, prefix: string) => this.id(real, prefix))
+        .replace(/^(Sandbox \+\d+ )\([0-9A-Z]{6}\)$/, "$1(ABC123)")
+      for (const code of this.codes) shown = shown.split(code).join("123456")
+      return shown
+    }
+    if (typeof value === "number" && key === "latency_ms") return 2
+    if (Array.isArray(value)) return value.map((v) => this.normalize(v))
+    if (typeof value === "object" && value !== null) {
+      return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, this.normalize(v, k)]))
+    }
+    return value
+  }
+  /** An example request as the real story sends it. */
+  realize(value: unknown): unknown {
+    if (typeof value === "string") {
+      return this.toReal.get(value) ?? value.replace(ID, (example) => this.toReal.get(example) ?? example)
+    }
+    if (Array.isArray(value)) return value.map((v) => this.realize(v))
+    if (typeof value === "object" && value !== null) {
+      return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, this.realize(v)]))
+    }
+    return value
+  }
+}
+
+/** Answers that change for a while after the call before them (the sandbox's receipts): wait until settled. */
+const settled: Record<string, (body: any) => boolean> = {
+  "messages.get": (b) => b?.status === "read",
+  "messages.list": (b) => Array.isArray(b?.data) && b.data.every((m: any) => m.status === "read"),
+  "conversations.list": (b) => Array.isArray(b?.data) && b.data.length > 0 && b.data[0].unread_count > 0,
+  "conversations.get": (b) => b?.unread_count > 0
+}
+
+describe("API examples", () => {
+  layer(TestApp.layer(), { excludeTestServices: true, timeout: 120_000 })((it) => {
+    it.effect(
+      "every example of the served OpenAPI document, sent to the server, answers as its example shows",
+      () =>
+        Effect.gen(function*() {
+          const spec = (yield* request("GET", "/openapi.json")).body
+          const operations = new Map<string, { method: string; path: string; op: any }>()
+          for (const [path, item] of Object.entries<any>(spec.paths)) {
+            for (const [method, op] of Object.entries<any>(item)) operations.set(op.operationId, { method, path, op })
+          }
+          const covered = ApiExamples.REQUESTS.map(([id]) => id)
+          assert.deepStrictEqual(
+            [...operations.keys()].filter((id) => !covered.includes(id)).sort(),
+            [...NOT_YET].sort(),
+            "every operation has examples, but those listed as not yet"
+          )
+          const user = yield* signUp("ada@example.com")
+          const key = yield* createKey(user, { mode: "test", name: "story key", scopes: Scopes.SCOPES })
+          const places = new Placeholders()
+          // the fixture's own ids come first in the story (`usr_..01`, `ws_..01`, `key_..01`)
+          places.normalize({ user: user.userId, workspace: user.workspaceId, key: key.id })
+          const recorded: Record<string, ApiExamples.ResponseExample> = {}
+          for (const [id] of ApiExamples.REQUESTS) {
+            const { method, op, path } = operations.get(id)!
+            // the request as the served document shows it
+            const parameters: Array<any> = op.parameters ?? []
+            const example = (where: string) =>
+              Object.fromEntries(
+                parameters.filter((p) => p.in === where && p.example !== undefined).map((p) => [p.name, p.example])
+              ) as Record<string, string>
+            const body = op.requestBody?.content?.["application/json"]?.example
+            const url = path.replace(
+              /\{(\w+)\}/g,
+              (_: string, name: string) => String(places.realize(example("path")[name]))
+            )
+            const query = new URLSearchParams(places.realize(example("query")) as Record<string, string>).toString()
+            const sessionOnly = op["x-session-only"] === true
+            const send = () =>
+              request(method.toUpperCase() as "GET", `${url}${query === "" ? "" : `?${query}`}`, {
+                ...(op.security?.length
+                  ? sessionOnly ? { token: user.accessToken, workspace: user.workspaceId } : { token: key.secret }
+                  : {}),
+                ...(body === undefined ? {} : { body: places.realize(body) })
+              })
+            let reply = yield* send()
+            const expected = Object.entries<any>(op.responses).find(([, r]) =>
+              r.content?.["application/json"]?.example !== undefined
+            )
+            const wanted = WRITE ? undefined : expected
+            const matches = (r: typeof reply) =>
+              wanted !== undefined
+                ? String(r.status) === wanted[0] &&
+                  JSON.stringify(places.normalize(r.body)) ===
+                    JSON.stringify(wanted[1].content["application/json"].example)
+                : settled[id]?.(r.body) ?? true
+            const deadline = Date.now() + 30_000
+            while (method === "get" && !matches(reply) && Date.now() < deadline) {
+              yield* Effect.sleep("250 millis")
+              reply = yield* send()
+            }
+            const shown = reply.body === undefined ? undefined : places.normalize(reply.body)
+            recorded[id] = { status: reply.status, ...(shown === undefined ? {} : { body: shown }) }
+            if (WRITE) continue
+            const documented = Object.keys(op.responses).filter((s) => s.startsWith("2"))
+            assert.include(
+              documented,
+              String(reply.status),
+              `${id}: answered a status its operation documents as success`
+            )
+            if (shown === undefined) continue
+            assert.isDefined(expected, `${id}: a response example`)
+            assert.strictEqual(String(reply.status), expected![0], `${id}: status`)
+            assert.deepStrictEqual(shown, expected![1].content["application/json"].example, `${id}: answer`)
+          }
+          if (WRITE) {
+            const file = join(root, "packages", "api", "src", "ApiExampleResponses.ts")
+            const head = `/**
+ * The response examples of \`ApiExamples.REQUESTS\`, by operation id: what a server answered,
+ * recorded by test/apiExamples.test.ts (\`WRITE_API_EXAMPLES=1\`, then \`npm run format\`). Do not edit
+ * by hand: the test fails when a server's answer no longer matches.
+ * Over 350 lines: recorded data, one answer per operation, nothing to split.
+ */
+import type { ResponseExample } from "./ApiExamples.js"
+
+export const RESPONSES: Readonly<Record<string, ResponseExample>> = `
+            writeFileSync(file, `${head}${JSON.stringify(recorded, null, 2)}\n`)
+          }
+        }),
+      300_000
+    )
+  })
+})
