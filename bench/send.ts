@@ -26,7 +26,6 @@
  * off (not production). Messages of both servers stay `queued`: the runner dispatches them at
  * 2/s per channel during both a and b alike.
  */
-import autocannon from "autocannon"
 import type { Result } from "autocannon"
 import { type ChildProcess, spawn } from "node:child_process"
 import { mkdirSync, readdirSync, readFileSync } from "node:fs"
@@ -35,6 +34,7 @@ import { resolve } from "node:path"
 import { freePort } from "../test/support/Processes.js"
 import { cpuSeconds, flag, formatSummary, machine, numberFlag, record, summarize } from "./lib/Measure.js"
 import { profileEnv } from "./lib/Profile.js"
+import { load } from "./lib/SendLoad.js"
 import { passThrough, RECIPIENT, startStack } from "./lib/Stack.js"
 
 const runs = numberFlag("runs", 3)
@@ -81,45 +81,8 @@ interface Phase {
   readonly status_codes: Record<string, number>
 }
 
-let counter = 0
 /** the stack's runners, set once it started */
 let runnerPids: ReadonlyArray<number> = []
-const load = (
-  baseUrl: string,
-  apiKey: string | undefined,
-  channels: ReadonlyArray<string>,
-  options: { duration: number; connections: number; overallRate?: number }
-): Promise<Result> => {
-  const tag = `${process.pid}-${Date.now().toString(36)}`
-  return autocannon({
-    url: baseUrl,
-    connections: options.connections,
-    duration: options.duration,
-    timeout: 30,
-    ...(options.overallRate ? { overallRate: options.overallRate } : {}),
-    requests: [{
-      method: "POST",
-      path: "/v1/messages",
-      setupRequest: (request) => {
-        const n = counter++
-        return {
-          ...request,
-          headers: {
-            ...request.headers,
-            "content-type": "application/json",
-            "idempotency-key": `bench-${tag}-${n}`,
-            ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {})
-          },
-          body: JSON.stringify({
-            to: RECIPIENT,
-            channel_id: channels[n % channels.length],
-            text: { body: `bench message ${n}` }
-          })
-        }
-      }
-    }]
-  })
-}
 
 const measure = async (
   run: () => Promise<Result>,

@@ -64,55 +64,59 @@ describe("console: media types", () => {
             ${JSON.stringify(CASES.map(([type]) => type))}.map((t) => [m.kindOfFile(t), m.normalize(t)]))`)
         )
         assert.deepStrictEqual(read, CASES.map(([, kind, canonical]) => [kind, canonical]))
-      }))
+      }), 300_000)
 
-    it.scoped("a .mov a simulated contact sends lands as a document, at a desktop and a phone-sized screen", () =>
-      Effect.gen(function*() {
-        const base = yield* Browser.origin
-        const user = yield* signUp()
-        for (
-          const [name, screen] of [["desktop", { width: 1280, height: 800 }], ["phone", {
-            width: 390,
-            height: 844
-          }]] as const
-        ) {
-          const w = yield* newPage(screen)
-          yield* signIn(w, base, user)
-          yield* step(async () => {
-            await w.page.locator("nav").getByRole("button", { name: "API keys & sandbox" }).click()
-            if (name === "desktop") {
-              await w.page.getByRole("button", { name: "Open a sandbox session" }).click()
-            } else {
-              // the session the desktop page opened: this page manages it with a key of its own
-              await w.page.getByRole("button", { name: /^Manage session .* here$/ }).click()
-            }
-            await w.page.locator("[data-session]").waitFor()
-            if (name === "desktop") {
-              await w.page.getByLabel("Recipient to verify").fill(ME)
-              await w.page.getByRole("button", { name: "Verify recipient" }).click()
-            }
-            await w.page.getByText(`Verified recipients: ${ME}`).waitFor()
-            await w.page.getByLabel("Their text").fill(`Our shop, filmed (${name})`)
-            await w.page.getByLabel("Or a file they send").setInputFiles({
-              name: `shop-${name}.mov`,
-              mimeType: "video/quicktime",
-              buffer: MOV
+    it.scoped(
+      "a .mov a simulated contact sends lands as a document, at a desktop and a phone-sized screen",
+      () =>
+        Effect.gen(function*() {
+          const base = yield* Browser.origin
+          const user = yield* signUp()
+          for (
+            const [name, screen] of [["desktop", { width: 1280, height: 800 }], ["phone", {
+              width: 390,
+              height: 844
+            }]] as const
+          ) {
+            const w = yield* newPage(screen)
+            yield* signIn(w, base, user)
+            yield* step(async () => {
+              await w.page.locator("nav").getByRole("button", { name: "API keys & sandbox" }).click()
+              if (name === "desktop") {
+                await w.page.getByRole("button", { name: "Open a sandbox session" }).click()
+              } else {
+                // the session the desktop page opened: this page manages it with a key of its own
+                await w.page.getByRole("button", { name: /^Manage session .* here$/ }).click()
+              }
+              await w.page.locator("[data-session]").waitFor()
+              if (name === "desktop") {
+                await w.page.getByLabel("Recipient to verify").fill(ME)
+                await w.page.getByRole("button", { name: "Verify recipient" }).click()
+              }
+              await w.page.getByText(`Verified recipients: ${ME}`).waitFor()
+              await w.page.getByLabel("Their text").fill(`Our shop, filmed (${name})`)
+              await w.page.getByLabel("Or a file they send").setInputFiles({
+                name: `shop-${name}.mov`,
+                mimeType: "video/quicktime",
+                buffer: MOV
+              })
+              await w.page.getByRole("button", { name: "Simulate inbound message" }).click()
+              await w.page.locator("[id^=inbound-status-]").getByText("Received: see the Inbox.").waitFor()
+              await w.page.locator("nav").getByRole("button", { name: "Inbox" }).click()
+              await w.page.locator("li[data-conversation]").first().getByRole("button").click()
+              await w.page.locator("#thread-messages li[data-type=document]", { hasText: `shop-${name}.mov` })
+                .waitFor()
             })
-            await w.page.getByRole("button", { name: "Simulate inbound message" }).click()
-            await w.page.locator("[id^=inbound-status-]").getByText("Received: see the Inbox.").waitFor()
-            await w.page.locator("nav").getByRole("button", { name: "Inbox" }).click()
-            await w.page.locator("li[data-conversation]").first().getByRole("button").click()
-            await w.page.locator("#thread-messages li[data-type=document]", { hasText: `shop-${name}.mov` })
-              .waitFor()
-          })
-          const width = yield* step(() => w.page.evaluate<number>("document.documentElement.scrollWidth"))
-          assert.isAtMost(width, screen.width)
-          yield* step(() =>
-            w.page.locator("#thread-messages li[data-type=document]", { hasText: `shop-${name}.mov` })
-              .scrollIntoViewIfNeeded()
-          )
-          yield* Browser.docsScreenshot(w.page, `sandbox-mov-${name}`)
-        }
-      }))
+            const width = yield* step(() => w.page.evaluate<number>("document.documentElement.scrollWidth"))
+            assert.isAtMost(width, screen.width)
+            yield* step(() =>
+              w.page.locator("#thread-messages li[data-type=document]", { hasText: `shop-${name}.mov` })
+                .scrollIntoViewIfNeeded()
+            )
+            yield* Browser.docsScreenshot(w.page, `sandbox-mov-${name}`)
+          }
+        }),
+      300_000
+    )
   })
 })

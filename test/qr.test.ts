@@ -58,6 +58,9 @@ describe("QR channels", () => {
         assert.deepStrictEqual(Object.keys(stream.frames[0]!.data).sort(), [
           "channel_id",
           "connection_error",
+          "pairing_code",
+          "pairing_code_available",
+          "pairing_code_expires_at",
           "phone_number",
           "qr",
           "qr_available",

@@ -196,6 +196,38 @@ describe.skipIf(testDatabaseUrl() === undefined)("QR input while the database is
     )
 
     it.scoped(
+      "applies a read receipt the phone sent while the link was down, once the link is back",
+      () =>
+        Effect.gen(function*() {
+          // the finding behind it: under faults the runner's link reconnects (its entity stopped
+          // when the shard locks could not be refreshed, then started again), and a read receipt
+          // sent as it did was lost, the message left `delivered`: WhatsApp keeps it for the
+          // device's next login (the fake server dropped it)
+          const wa = yield* Wa
+          const { channelId, user } = yield* pairedChannel("Receipts")
+          const contact = wa.contact("+4915112347575")
+          contact.autoReceipts = { delivered: true, read: false }
+          const { message } = yield* sendText(user, channelId, contact, "Read me later")
+          const client = yield* api(user.accessToken, user.workspaceId)
+          yield* eventually(client.messages.get({ path: { messageId: message.id } }), (m) => m.status === "delivered")
+          wa.dropConnections()
+          yield* eventually(Effect.sync(() => wa.companionOnline), (online) => !online, 10_000)
+          yield* contact.acknowledges(message.id, "read")
+          const read = yield* eventually(
+            client.messages.get({ path: { messageId: message.id } }),
+            (m) => m.status === "read",
+            60_000
+          )
+          assert.strictEqual(read.status, "read")
+          const sql = yield* SqlClient.SqlClient
+          const reads = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM events
+            WHERE object_id = ${message.id} AND type = 'message.read'`.pipe(Effect.orDie)
+          assert.strictEqual(reads[0]!.n, 1, "one message.read")
+        }),
+      180_000
+    )
+
+    it.scoped(
       "answers a rejected call once when the connection is killed between recording the call and queueing its reply",
       () =>
         Effect.gen(function*() {

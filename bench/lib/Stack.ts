@@ -6,7 +6,15 @@
  */
 import { e2eDatabase } from "@switchboard/db/testing"
 import pg from "pg"
-import { admin, call, freePort, startService, waitUntilUp } from "../../test/support/Processes.js"
+import {
+  admin,
+  call,
+  clusterSecret,
+  freePort,
+  startCommand,
+  startService,
+  waitUntilUp
+} from "../../test/support/Processes.js"
 import type { ServiceProcess } from "../../test/support/Processes.js"
 import { buildServiceBundles } from "../../test/support/ServiceBundles.js"
 import { noteServerSettings } from "./Measure.js"
@@ -25,6 +33,11 @@ export interface StackOptions {
   readonly runnerEnv?: (i: number) => Record<string, string>
   /** more `--import` modules for the runners (e.g. trusting the fake WhatsApp server) */
   readonly runnerPreload?: ReadonlyArray<string>
+  /**
+   * How to start a service (program and arguments) instead of the build with this Node
+   * (`bench:footprint`: another Node, or the sources through tsx)
+   */
+  readonly command?: (name: "api" | "runner") => ReadonlyArray<string>
 }
 
 export interface Stack {
@@ -45,6 +58,8 @@ export interface Stack {
   readonly apiKey: string
   /** creates `count` verified sandbox sessions for RECIPIENT; their channel ids */
   readonly sandboxChannels: (count: number) => Promise<Array<string>>
+  /** ms from the api node's spawn to its first 200 on `/ready` */
+  readonly apiReadyMs: number
   /** runs an operator command (`npm run admin -- ...`, docs/OPERATING.md) against the stack's database */
   readonly admin: (args: ReadonlyArray<string>) => Promise<any>
   readonly stop: () => Promise<void>
@@ -94,16 +109,18 @@ export const startStack = async (options: StackOptions): Promise<Stack> => {
   const runners: Array<ServiceProcess> = []
   for (let i = 0; i < (options.runners ?? 1); i++) {
     const [cluster, http] = [await freePort(), await freePort()]
+    const runnerEnv = { ...env, ...options.runnerEnv?.(i), HOST: "127.0.0.1", PORT: String(cluster) }
     runners.push(
-      startService(
-        "runner",
-        { ...env, ...options.runnerEnv?.(i), HOST: "127.0.0.1", PORT: String(cluster) },
-        http,
-        options.runnerPreload
-      )
+      options.command
+        ? startCommand(options.command("runner"), { CLUSTER_SECRET: clusterSecret, ...runnerEnv }, http)
+        : startService("runner", runnerEnv, http, options.runnerPreload)
     )
   }
-  const api = startService("api", env, await freePort())
+  const apiPort = await freePort()
+  const spawnedAt = Date.now()
+  const api = options.command
+    ? startCommand(options.command("api"), { CLUSTER_SECRET: clusterSecret, ...env }, apiPort)
+    : startService("api", env, apiPort)
   const stopAll = async () => {
     await Promise.all([api, ...runners].map((p) => p.stop()))
   }
@@ -115,6 +132,7 @@ export const startStack = async (options: StackOptions): Promise<Stack> => {
     await database.drop()
     throw new Error(`${error}\n${runners.map((r) => r.output().slice(-2000)).join("\n---\n")}`)
   }
+  const apiReadyMs = Date.now() - spawnedAt
   const db = new pg.Client({ connectionString: database.url })
   await db.connect()
   const settings = await db.query<{ name: string; setting: string }>(
@@ -173,6 +191,7 @@ export const startStack = async (options: StackOptions): Promise<Stack> => {
     sessionToken,
     login,
     apiKey,
+    apiReadyMs,
     admin: (args) => admin([...args], adminEnv),
     sandboxChannels: async (count) => {
       const ids: Array<string> = []

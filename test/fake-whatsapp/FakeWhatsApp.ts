@@ -511,7 +511,7 @@ export class FakeWhatsApp {
   readonly codeRequests: Array<string> = []
   /** errors that ended a connection while the server handled its frames */
   readonly serverErrors: Array<string> = []
-  /** message stanzas for the companion while none is connected: delivered as offline messages at its next login */
+  /** message and receipt stanzas for the companion while none is connected: delivered as offline at its next login */
   private readonly offlineQueue: Array<BinaryNode> = []
   /** media a contact sent, by message id (answers the companion's re-upload requests) */
   readonly published = new Map<string, PublishedMedia>()
@@ -529,6 +529,8 @@ export class FakeWhatsApp {
     { readonly contact: FakeContact; readonly message: proto.IMessage; readonly options: SendOptions }
   >()
   private session: Connection | undefined
+  /** companions linked so far with `manyCompanions` (the next one is device 7 + this) */
+  private companionsLinked = 0
   /** an offline status broadcast waiting for the companion's ack (`deliverOffline`) */
   private pendingStatus: { readonly conn: Connection; readonly id: string; readonly delivered: number } | undefined
   /** every `<ack class="message">` the companion sent: the message id, and the error of a refusal */
@@ -820,7 +822,8 @@ export class FakeWhatsApp {
    */
   private async completePairing(conn: Connection, identityKey: Buffer, advSecret: Buffer): Promise<void> {
     if (!conn.registration) throw new Error("no registration on this connection")
-    const device = this.options.manyCompanions === true ? 7 + this.stats.pairings : 7
+    // taken before any await: scans under way at once get devices of their own
+    const device = this.options.manyCompanions === true ? 7 + this.companionsLinked++ : 7
     const accountKey = this.phone.accountKey
     const details = proto.ADVDeviceIdentity.encode({ rawId: 424242, timestamp: Number(unixNow()), keyIndex: 1 })
       .finish()
@@ -1356,7 +1359,12 @@ export class FakeWhatsApp {
       this.changed()
     }
     const receipt = (type: "delivered" | "read") => {
-      this.send(conn, { tag: "receipt", attrs: { id, from: to, t: unixNow(), ...(type === "read" ? { type } : {}) } })
+      // to the companion's session as it is then: the one that sent the message may have closed
+      // meanwhile (a reconnect), and WhatsApp keeps a receipt for the device's next login
+      this.toCompanionOrQueue({
+        tag: "receipt",
+        attrs: { id, from: to, t: unixNow(), ...(type === "read" ? { type } : {}) }
+      })
       contact.receiptsSent.push({ id, type })
       this.changed()
     }
@@ -1526,14 +1534,24 @@ export class FakeWhatsApp {
     })
   }
 
-  /** @internal — `FakeContact.acknowledges` */
+  /** @internal — `FakeContact.acknowledges`: to the logged-in companion, or kept for its next login */
   sendReceipt(contact: FakeContact, id: string, type: "delivered" | "read"): void {
-    const conn = this.session
-    if (!conn || !this.companionOnline) throw new Error("no companion is logged in")
+    if (this.devices.size === 0) throw new Error("no companion is linked")
     const from = `${contact.user}@${S_WA}`
-    this.send(conn, { tag: "receipt", attrs: { id, from, t: unixNow(), ...(type === "read" ? { type } : {}) } })
+    this.toCompanionOrQueue({ tag: "receipt", attrs: { id, from, t: unixNow(), ...(type === "read" ? { type } : {}) } })
     contact.receiptsSent.push({ id, type })
     this.changed()
+  }
+
+  /**
+   * A stanza for the companion: sent to its session when one is logged in, otherwise kept and
+   * delivered (marked `offline`) at its next login, as WhatsApp holds messages and receipts for a
+   * device that is away.
+   */
+  private toCompanionOrQueue(node: BinaryNode): void {
+    const conn = this.session
+    if (conn && this.companionOnline) this.send(conn, node)
+    else this.offlineQueue.push({ ...node, attrs: { ...node.attrs, offline: "1" } })
   }
 
   /** @internal — `FakeContact.revealsNumber` */

@@ -224,6 +224,9 @@ const REASONS = {
   client_outdated: "WhatsApp asks for a newer client version; the operator must update.",
   pairing_interrupted: "Pairing was interrupted. Start again with a new code.",
   qr_expired: "The code expired before it was scanned.",
+  pairing_code_expired: "The code expired before it was typed on the phone.",
+  phone_number_refused: "WhatsApp does not link this number. Check it (with its country code) and try again.",
+  pairing_code_issued: "On the phone: WhatsApp, Settings, Linked devices, Link a device, Link with phone number instead, then type this code.",
   suspended: "The workspace or channel is suspended.",
   paired: "Linked.",
   qr_issued: "Scan the code.",
@@ -239,12 +242,20 @@ function stopPairing() {
   clearInterval(p.countdown)
   state.pairing = null
   $("pairing").hidden = true
-  $("qr").replaceChildren()
+  clearCodes()
   setPairingHint(null)
 }
 
 $("close-pairing").addEventListener("click", () => { stopPairing(); loadChannels() })
 $("new-code").addEventListener("click", () => state.pairing && beginPairing(state.pairing))
+// "Link with a code": WhatsApp's 8-character code for a number, typed on the phone instead of scanning
+$("code-form").addEventListener("submit", (e) => {
+  e.preventDefault()
+  const p = state.pairing
+  if (!p) return
+  p.phoneNumber = $("code-phone").value.replace(/[\s()-]/g, "")
+  beginPairing(p)
+})
 
 async function startPairing(channel) {
   stopPairing()
@@ -257,13 +268,16 @@ async function startPairing(channel) {
 
 async function beginPairing(p) {
   $("new-code").hidden = true
+  $("code-form").hidden = false
   p.done = false
   setPairingHint(null)
   setPairingStatus("Asking WhatsApp for a code…")
   p.started = false
   openStream(p)
   try {
-    await api("POST", `/v1/channels/${p.channel.id}/qr/start`)
+    // linking with a code once a number was given, else QR codes (no body)
+    const body = p.phoneNumber ? { method: "code", phone_number: p.phoneNumber } : undefined
+    await api("POST", `/v1/channels/${p.channel.id}/qr/start`, body)
     p.started = true
   } catch (err) {
     setPairingStatus(explain(err), true)
@@ -291,7 +305,24 @@ function showConnectionError(error) {
   if (error.next_attempt_at) setPairingStatus("WhatsApp cannot be reached; trying again…", true)
 }
 
+/** No code shows: neither the QR code nor the pairing code. */
+function clearCodes() {
+  $("qr").replaceChildren()
+  $("pairing-code").textContent = ""
+  $("pairing-code").hidden = true
+}
+
+/** WhatsApp's pairing code, large, in two groups of four as the phone shows its boxes. */
+function drawPairingCode(code) {
+  $("qr").replaceChildren()
+  $("pairing-code").textContent = `${code.slice(0, 4)}-${code.slice(4)}`
+  $("pairing-code").hidden = false
+}
+
+const TYPE_CODE = REASONS.pairing_code_issued
+
 function drawQr(text) {
+  $("pairing-code").hidden = true
   const qr = qrcode(0, "M")
   qr.addData(text)
   qr.make()
@@ -314,14 +345,21 @@ function onFrame(p, event, data) {
     if (data.status === "connected") return onConnected(p, data.phone_number)
     // the pairing this panel started ended while the stream was away (a reconnect after the code
     // expired or the link closed): say how it ended, from the channel, and offer a new code
-    if (p.started && !data.qr && data.status === "disconnected") return endedWhileAway(p)
+    if (p.started && !data.qr && !data.pairing_code && data.status === "disconnected") return endedWhileAway(p)
     if (data.qr) { drawQr(data.qr); startCountdown(p, data.qr_expires_at); setPairingStatus("Scan the code with WhatsApp.") }
+    if (data.pairing_code) { drawPairingCode(data.pairing_code); startCountdown(p, data.pairing_code_expires_at); setPairingStatus(TYPE_CODE) }
     showConnectionError(data.connection_error)
   } else if (event === "qr.updated") {
     setPairingHint(null)
-    drawQr(data.qr)
-    startCountdown(p, data.qr_expires_at)
-    setPairingStatus("Scan the code with WhatsApp.")
+    if (data.pairing_code) {
+      drawPairingCode(data.pairing_code)
+      startCountdown(p, data.pairing_code_expires_at)
+      setPairingStatus(TYPE_CODE)
+    } else {
+      drawQr(data.qr)
+      startCountdown(p, data.qr_expires_at)
+      setPairingStatus("Scan the code with WhatsApp.")
+    }
   } else if (event === "qr.expired") {
     showExpired(p)
   } else if (event === "qr.state") {
@@ -331,7 +369,7 @@ function onFrame(p, event, data) {
     if (["disconnected", "logged_out", "suspended", "archived"].includes(data.to_status)) {
       p.done = true
       clearInterval(p.countdown)
-      $("qr").replaceChildren()
+      clearCodes()
       setPairingStatus(`Not linked: ${reasonText(data.reason)}`, true)
       setPairingHint(data.connection_error?.message ?? null)
       $("new-code").hidden = false
@@ -345,9 +383,12 @@ function onFrame(p, event, data) {
 function showExpired(p) {
   p.done = true
   clearInterval(p.countdown)
-  $("qr").replaceChildren()
+  clearCodes()
   $("countdown").textContent = ""
-  setPairingStatus("The code expired before it was scanned. Ask for a new one.", true)
+  setPairingStatus(
+    p.phoneNumber ? "The code expired before it was typed on the phone. Ask for a new one." : "The code expired before it was scanned. Ask for a new one.",
+    true
+  )
   $("new-code").hidden = false
   $("new-code").focus()
 }
@@ -357,9 +398,9 @@ async function endedWhileAway(p) {
   p.abort?.abort()
   const channel = await api("GET", `/v1/channels/${p.channel.id}`).catch(() => null)
   if (state.pairing !== p) return
-  if (channel?.status_reason === "qr_expired") return showExpired(p)
+  if (channel?.status_reason === "qr_expired" || channel?.status_reason === "pairing_code_expired") return showExpired(p)
   clearInterval(p.countdown)
-  $("qr").replaceChildren()
+  clearCodes()
   $("countdown").textContent = ""
   setPairingStatus(`Not linked: ${reasonText(channel?.status_reason ?? "pairing_interrupted")}`, true)
   $("new-code").hidden = false
@@ -368,9 +409,10 @@ async function endedWhileAway(p) {
 
 async function onConnected(p, number) {
   p.done = true
+  $("code-form").hidden = true
   setPairingHint(null)
   clearInterval(p.countdown)
-  $("qr").replaceChildren()
+  clearCodes()
   $("countdown").textContent = ""
   setPairingStatus("Connected.")
   // the number is stored just after the link opens: ask a few times
