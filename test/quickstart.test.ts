@@ -114,7 +114,7 @@ describe("README quickstart", () => {
       return rest
     }
     const first = await paste()
-    // "Stop the receiver with kill %1" before pasting again: the first paste's receiver goes
+    // "Stop the receiver with the kill it printed" before pasting again: the first paste's receiver goes
     process.kill(-first.pid, "SIGTERM")
     await first.gone
     await paste()

@@ -46,7 +46,7 @@ createServer((req, res) => {
     // a receiver from an earlier run still holds the port, with that run's secret
     console.error(
       error.code === "EADDRINUSE"
-        ? `port ${port} is taken (a receiver from an earlier run? stop it with kill %1, or set RECEIVER_PORT)`
+        ? `port ${port} is taken (a receiver from an earlier run? stop it with the "kill <pid>" that run printed, or set RECEIVER_PORT)`
         : error.message
     )
     process.exit(1)

@@ -83,14 +83,23 @@ const unexpected = (message: string): string => {
 const toPathSegment = (key: PropertyKey): string | number =>
   typeof key === "number" ? key : typeof key === "symbol" ? String(key.description) : key
 
-/** Without the "undefined" branch `Schema.optional(X)` also reports beside a real issue. */
+/**
+ * Without the "undefined" branch `Schema.optional(X)` also reports beside a real issue, and without
+ * the "null" branch of an object that may be `null` (`Schema.NullOr(body)`, a body that may be
+ * empty): the object came, so an issue inside it is the one to tell; "Expected null" beside it
+ * only suggests sending nothing (`qr/start {"method": "code", "phone_number": "0151"}`).
+ */
 const relevantIssues = <I extends { readonly path: ReadonlyArray<PropertyKey>; readonly message: string }>(
   issues: ReadonlyArray<I>
 ): Array<I> =>
-  issues.filter((issue, _, all) =>
-    !(issue.message.startsWith("Expected undefined") &&
-      all.some((other) => other !== issue && issue.path.every((seg, k) => other.path[k] === seg)))
-  )
+  issues.filter((issue, _, all) => {
+    const inside = (other: I) => other !== issue && issue.path.every((seg, k) => other.path[k] === seg)
+    if (issue.message.startsWith("Expected undefined")) return !all.some(inside)
+    if (/^Expected null(,|$)/.test(issue.message)) {
+      return !all.some((other) => inside(other) && other.path.length > issue.path.length)
+    }
+    return true
+  })
 
 export const fromFormatted = (
   issues: ReadonlyArray<{ readonly _tag: string; readonly path: ReadonlyArray<PropertyKey>; readonly message: string }>

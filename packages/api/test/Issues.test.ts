@@ -1,6 +1,8 @@
 /** Validation messages speak the user's language: no TypeScript or Effect syntax reaches a client. */
 import { assert, describe, it } from "@effect/vitest"
+import { Either, Schema } from "effect"
 import * as Issues from "../src/Issues.js"
+import { StartPairingRequest } from "../src/QrPairingApi.js"
 
 const messageOf = (message: string) => Issues.fromFormatted([{ _tag: "Type", path: ["to"], message }])[0]!.message
 
@@ -52,6 +54,27 @@ describe("validation messages", () => {
       { path: ["metadata"], message: "A member name is longer than 40 characters" },
       { path: ["metadata"], message: "A member: Expected string" },
       { path: ["text", "body"], message: "Expected string" }
+    ])
+  })
+
+  it("a body that may be empty (null) and came with a wrong member: the member's issue alone, no \"Expected null\"", () => {
+    const issuesOf = (schema: Schema.Schema<any, any>, body: unknown) => {
+      const result = Schema.decodeUnknownEither(schema)(body, { onExcessProperty: "error", errors: "all" })
+      assert.isTrue(Either.isLeft(result))
+      return Issues.fromParseError(Either.getLeft(result).pipe((e) => e._tag === "Some" ? e.value : assert.fail()))
+    }
+    // qr/start's body (QrPairingApi): an empty body is null, so its schema is NullOr(the request)
+    const startBody = Schema.NullOr(StartPairingRequest)
+    assert.deepStrictEqual(issuesOf(startBody, { method: "code", phone_number: "4915112345678" }), [
+      { path: ["phone_number"], message: "Expected an E.164 phone number such as +4915112345678" }
+    ])
+    assert.deepStrictEqual(issuesOf(startBody, { method: "sms" }), [
+      { path: ["method"], message: "Expected one of \"qr\", \"code\"" }
+    ])
+    // a member that may be null keeps saying so
+    assert.deepStrictEqual(issuesOf(Schema.Struct({ name: Schema.NullOr(Schema.String) }), { name: 5 }), [
+      { path: ["name"], message: "Expected string" },
+      { path: ["name"], message: "Expected null" }
     ])
   })
 })

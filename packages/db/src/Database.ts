@@ -96,6 +96,19 @@ export const layerEmbedded = (
     const { pg_trgm } = yield* Effect.promise(() => import("@electric-sql/pglite/contrib/pg_trgm"))
     const { PGLiteSocketServer } = yield* Effect.promise(() => import("@electric-sql/pglite-socket"))
     const dir = dataDir === undefined ? undefined : resolve(dataDir, "pglite")
+    // a first start cut off while creating the database (kill -9, Ctrl-C, a full disk) leaves this
+    // mark beside a half-made folder that PGlite cannot open ("failed to initialize"): made again
+    const creating = dataDir === undefined ? undefined : resolve(dataDir, "pglite.creating")
+    if (dir !== undefined) {
+      mkdirSync(dataDir!, { recursive: true })
+      yield* ownerLock(resolve(dataDir!, "owner.lock"))
+      if (existsSync(creating!)) {
+        yield* Effect.logWarning(
+          `the embedded database in ${dir} was left half-made by a first start that did not finish: made again`
+        )
+        rmSync(dir, { recursive: true, force: true })
+      }
+    }
     const firstStart = dir !== undefined && !existsSync(resolve(dir, "PG_VERSION"))
     const template = firstStart && templateFile !== null && existsSync(templateFile) ? templateFile : undefined
     if (dir) {
@@ -108,9 +121,9 @@ export const layerEmbedded = (
               ": PGlite's initdb and every migration run now, 15-40 s; npm run build makes the template)"
             : `creating the embedded database in ${dir} (first start) from the migrated template ${template}`
         )
+        writeFileSync(creating!, String(process.pid))
       }
       mkdirSync(dir, { recursive: true })
-      yield* ownerLock(resolve(dataDir!, "owner.lock"))
     }
     const loadFrom = dir === undefined ? seedFile : template
     const started = Date.now()
@@ -124,6 +137,7 @@ export const layerEmbedded = (
       (db) => Effect.promise(() => db.close()).pipe(Effect.ignore)
     )
     if (firstStart) {
+      rmSync(creating!, { force: true })
       yield* Effect.logInfo(
         template === undefined
           ? `created the embedded database in ${seconds(Date.now() - started)} with PGlite's initdb (no template)`
