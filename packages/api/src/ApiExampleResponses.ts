@@ -543,6 +543,39 @@ export const RESPONSES: Readonly<Record<string, ResponseExample>> = {
           "status": "open",
           "assignee_id": null,
           "last_message_at": "2026-01-15T09:30:00.000Z",
+          "last_message": {
+            "id": "msg_01JF0000000000000000000002",
+            "object": "message",
+            "workspace_id": "ws_01JF0000000000000000000001",
+            "channel_id": "ch_01JF0000000000000000000001",
+            "conversation_id": "cnv_01JF0000000000000000000001",
+            "contact_id": "cnt_01JF0000000000000000000001",
+            "direction": "inbound",
+            "from": "+4915112345678",
+            "to": "+15550200000",
+            "type": "text",
+            "text": {
+              "body": "Thanks! When does it arrive?"
+            },
+            "context": {
+              "reply_to": null
+            },
+            "sender": {
+              "phone_number": "+4915112345678",
+              "whatsapp_lid": null
+            },
+            "media": null,
+            "template": null,
+            "category": "utility",
+            "status": "delivered",
+            "failure": null,
+            "metadata": {},
+            "created_at": "2026-01-15T09:30:00.000Z",
+            "updated_at": "2026-01-15T09:30:00.000Z",
+            "sent_at": null,
+            "delivered_at": "2026-01-15T09:30:00.000Z",
+            "read_at": null
+          },
           "last_inbound_at": "2026-01-15T09:30:00.000Z",
           "last_read_at": null,
           "unread_count": 1,
@@ -574,6 +607,39 @@ export const RESPONSES: Readonly<Record<string, ResponseExample>> = {
       "status": "open",
       "assignee_id": null,
       "last_message_at": "2026-01-15T09:30:00.000Z",
+      "last_message": {
+        "id": "msg_01JF0000000000000000000002",
+        "object": "message",
+        "workspace_id": "ws_01JF0000000000000000000001",
+        "channel_id": "ch_01JF0000000000000000000001",
+        "conversation_id": "cnv_01JF0000000000000000000001",
+        "contact_id": "cnt_01JF0000000000000000000001",
+        "direction": "inbound",
+        "from": "+4915112345678",
+        "to": "+15550200000",
+        "type": "text",
+        "text": {
+          "body": "Thanks! When does it arrive?"
+        },
+        "context": {
+          "reply_to": null
+        },
+        "sender": {
+          "phone_number": "+4915112345678",
+          "whatsapp_lid": null
+        },
+        "media": null,
+        "template": null,
+        "category": "utility",
+        "status": "delivered",
+        "failure": null,
+        "metadata": {},
+        "created_at": "2026-01-15T09:30:00.000Z",
+        "updated_at": "2026-01-15T09:30:00.000Z",
+        "sent_at": null,
+        "delivered_at": "2026-01-15T09:30:00.000Z",
+        "read_at": null
+      },
       "last_inbound_at": "2026-01-15T09:30:00.000Z",
       "last_read_at": null,
       "unread_count": 1,
@@ -673,6 +739,39 @@ export const RESPONSES: Readonly<Record<string, ResponseExample>> = {
       "status": "open",
       "assignee_id": null,
       "last_message_at": "2026-01-15T09:30:00.000Z",
+      "last_message": {
+        "id": "msg_01JF0000000000000000000002",
+        "object": "message",
+        "workspace_id": "ws_01JF0000000000000000000001",
+        "channel_id": "ch_01JF0000000000000000000001",
+        "conversation_id": "cnv_01JF0000000000000000000001",
+        "contact_id": "cnt_01JF0000000000000000000001",
+        "direction": "inbound",
+        "from": "+4915112345678",
+        "to": "+15550200000",
+        "type": "text",
+        "text": {
+          "body": "Thanks! When does it arrive?"
+        },
+        "context": {
+          "reply_to": null
+        },
+        "sender": {
+          "phone_number": "+4915112345678",
+          "whatsapp_lid": null
+        },
+        "media": null,
+        "template": null,
+        "category": "utility",
+        "status": "delivered",
+        "failure": null,
+        "metadata": {},
+        "created_at": "2026-01-15T09:30:00.000Z",
+        "updated_at": "2026-01-15T09:30:00.000Z",
+        "sent_at": null,
+        "delivered_at": "2026-01-15T09:30:00.000Z",
+        "read_at": null
+      },
       "last_inbound_at": "2026-01-15T09:30:00.000Z",
       "last_read_at": "2026-01-15T09:30:00.000Z",
       "unread_count": 0,
@@ -734,6 +833,39 @@ export const RESPONSES: Readonly<Record<string, ResponseExample>> = {
       "status": "closed",
       "assignee_id": null,
       "last_message_at": "2026-01-15T09:30:00.000Z",
+      "last_message": {
+        "id": "msg_01JF0000000000000000000002",
+        "object": "message",
+        "workspace_id": "ws_01JF0000000000000000000001",
+        "channel_id": "ch_01JF0000000000000000000001",
+        "conversation_id": "cnv_01JF0000000000000000000001",
+        "contact_id": "cnt_01JF0000000000000000000001",
+        "direction": "inbound",
+        "from": "+4915112345678",
+        "to": "+15550200000",
+        "type": "text",
+        "text": {
+          "body": "Thanks! When does it arrive?"
+        },
+        "context": {
+          "reply_to": null
+        },
+        "sender": {
+          "phone_number": "+4915112345678",
+          "whatsapp_lid": null
+        },
+        "media": null,
+        "template": null,
+        "category": "utility",
+        "status": "delivered",
+        "failure": null,
+        "metadata": {},
+        "created_at": "2026-01-15T09:30:00.000Z",
+        "updated_at": "2026-01-15T09:30:00.000Z",
+        "sent_at": null,
+        "delivered_at": "2026-01-15T09:30:00.000Z",
+        "read_at": "2026-01-15T09:30:00.000Z"
+      },
       "last_inbound_at": "2026-01-15T09:30:00.000Z",
       "last_read_at": "2026-01-15T09:30:00.000Z",
       "unread_count": 0,
