@@ -394,10 +394,13 @@ function showExpired(p) {
 }
 
 async function endedWhileAway(p) {
+  const channel = await api("GET", `/v1/channels/${p.channel.id}`).catch(() => null)
+  if (state.pairing !== p || p.done) return
+  // a snapshot taken before this panel's start reached the runner (the start's answer came back
+  // first): the channel has moved on since, and the stream's next frames tell the rest
+  if (channel && channel.status !== "disconnected") return
   p.done = true
   p.abort?.abort()
-  const channel = await api("GET", `/v1/channels/${p.channel.id}`).catch(() => null)
-  if (state.pairing !== p) return
   if (channel?.status_reason === "qr_expired" || channel?.status_reason === "pairing_code_expired") return showExpired(p)
   clearInterval(p.countdown)
   clearCodes()
