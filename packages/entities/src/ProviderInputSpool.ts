@@ -93,10 +93,11 @@ export const channelSpool = (dir: string, channelId: string): ChannelSpool => {
   let next = 0
   let replayed = false
 
+  // the spool holds what contacts wrote (texts, numbers): readable by the service's user only
   const append = (text: string, sync: boolean) => {
-    mkdirSync(dir, { recursive: true })
-    if (!sync) return appendFileSync(file, text)
-    const fd = openSync(file, "a")
+    mkdirSync(dir, { recursive: true, mode: 0o700 })
+    if (!sync) return appendFileSync(file, text, { mode: 0o600 })
+    const fd = openSync(file, "a", 0o600)
     try {
       appendFileSync(fd, text)
       fsyncSync(fd)

@@ -8,7 +8,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { ProviderInputSpool } from "@switchboard/entities"
 import { ChannelProvider } from "@switchboard/providers"
 import { Effect } from "effect"
-import { appendFileSync, existsSync, mkdtempSync, readdirSync, readFileSync } from "node:fs"
+import { appendFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, statSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 
@@ -60,5 +60,13 @@ describe("ProviderInputSpool", () => {
       assert.deepStrictEqual(yield* spool.replay, [])
       yield* spool.recorded(0)
       assert.isFalse(existsSync(dir))
+    }))
+  it.effect("keeps what contacts wrote readable by the service's user only", () =>
+    Effect.gen(function*() {
+      const dir = join(mkdtempSync(join(tmpdir(), "spool-")), "spool")
+      const spool = ProviderInputSpool.channelSpool(dir, "ch_4")
+      yield* spool.keep([text("A")])
+      assert.strictEqual(statSync(dir).mode & 0o777, 0o700)
+      assert.strictEqual(statSync(join(dir, "ch_4.jsonl")).mode & 0o777, 0o600)
     }))
 })
