@@ -18,6 +18,7 @@ import { join, resolve } from "node:path"
 import pg from "pg"
 import { type FakeContact, FakeWhatsApp } from "./fake-whatsapp/index.js"
 import * as PgProxy from "./support/PgProxy.js"
+import { parse, total } from "./support/PrometheusParser.js"
 import { admin, call, freePort, READY_DEADLINE_MS, startService, waitFor } from "./support/Processes.js"
 import type { ServiceProcess } from "./support/Processes.js"
 
@@ -35,8 +36,6 @@ const until = async (what: string, check: () => boolean | Promise<boolean>, time
   }
 }
 
-const occurrences = (text: string, what: string) => text.split(what).length - 1
-
 /** The annotations of the log line of `output` that says `message` (the services log JSON, one object a line). */
 const logLine = (output: string, message: string): Record<string, unknown> | undefined => {
   for (const line of output.split("\n")) {
@@ -53,6 +52,8 @@ const logLine = (output: string, message: string): Record<string, unknown> | und
 describe.skipIf(url === undefined)("QR input waiting for the database across the runner's end", () => {
   const processes: Array<ServiceProcess> = []
   let runner: ServiceProcess | undefined
+  /** The runner's `/metrics` listener (`METRICS_PORT`). */
+  let runnerMetrics = 0
   let api: ServiceProcess | undefined
   let database: Awaited<ReturnType<typeof e2eDatabase>> | undefined
   let proxy: PgProxy.PgProxy | undefined
@@ -64,7 +65,8 @@ describe.skipIf(url === undefined)("QR input waiting for the database across the
   let contact: FakeContact
 
   const startRunner = async (drainTimeout: string) => {
-    const [cluster, http] = await Promise.all([freePort(), freePort()])
+    const [cluster, http, metrics] = await Promise.all([freePort(), freePort(), freePort()])
+    runnerMetrics = metrics!
     const runnerUrl = new URL(database!.url)
     runnerUrl.hostname = "127.0.0.1"
     runnerUrl.port = String(proxy!.port)
@@ -75,6 +77,7 @@ describe.skipIf(url === undefined)("QR input waiting for the database across the
         DATABASE_URL: runnerUrl.toString(),
         HOST: "127.0.0.1",
         PORT: String(cluster),
+        METRICS_PORT: String(runnerMetrics),
         PROVIDER_INPUT_DRAIN_TIMEOUT: drainTimeout
       },
       http!,
@@ -96,14 +99,26 @@ describe.skipIf(url === undefined)("QR input waiting for the database across the
     return rows.rows
   }
 
-  /** Texts sent while the proxy refuses connections, each taken by the runner (it logs the wait). */
+  /** What the runner holds for the database, as an operator sees it (`switchboard_provider_input_waiting`). */
+  const waiting = async () => {
+    const response = await fetch(`http://127.0.0.1:${runnerMetrics}/metrics`)
+    return total(parse(await response.text()), "switchboard_provider_input_waiting")
+  }
+
+  /**
+   * Texts sent while the proxy refuses connections, each taken by the runner: acknowledged to
+   * WhatsApp, the runner says it waits for the database, and its gauge counts them (a text waits
+   * behind another of its lane without a log line of its own, so the lines are not counted).
+   */
   const textsDuringOutage = async (label: string, count: number) => {
     const mark = runner!.output().length
     const ids: Array<string> = []
     for (let i = 0; i < count; i++) ids.push(await Effect.runPromise(contact.says(`${label} ${i}`)))
     await until(
       `the runner holding ${count} texts`,
-      () => occurrences(runner!.output().slice(mark), "inbound message waits for the database") >= count,
+      async () =>
+        ids.every((id) => wa.messageAcks.some((ack) => ack.id === id)) &&
+        runner!.output().slice(mark).includes("inbound message waits for the database") && (await waiting()) >= count,
       30_000
     ).catch((error) => {
       throw new Error(`${error}\n${runner!.output().slice(-4000)}`)

@@ -36,6 +36,8 @@ interface Container {
   readonly readinessProbe?: Probe
   readonly livenessProbe?: Probe
   readonly resources?: { readonly requests?: Record<string, string> }
+  readonly volumeMounts?: ReadonlyArray<{ readonly name: string; readonly mountPath: string }>
+  readonly securityContext?: { readonly readOnlyRootFilesystem?: boolean }
 }
 interface PodTemplate {
   readonly metadata: { readonly labels: Record<string, string> }
@@ -145,6 +147,18 @@ describe("deploy/kubernetes", () => {
       assert.notProperty(env, "LISTEN_HOST", "the runner listens where it is reached (HOST)")
       const cluster = container!.ports!.find((p) => p.name === "cluster")
       assert.strictEqual(String(cluster?.containerPort), config["PORT"])
+    })
+
+    it("gives each runner a writable volume where it keeps provider input during a database outage", () => {
+      const [container] = podTemplate(runner).spec.containers
+      const env = Object.fromEntries(container!.env!.map((e) => [e.name, e.value]))
+      // as the runner reads it: PROVIDER_INPUT_SPOOL_DIR, else <DATA_DIR>/provider-input, DATA_DIR from the image
+      const dataDir = env["DATA_DIR"] ?? config["DATA_DIR"] ?? /DATA_DIR=(\S+)/.exec(read("Dockerfile"))?.[1]
+      const spoolDir = env["PROVIDER_INPUT_SPOOL_DIR"] ?? config["PROVIDER_INPUT_SPOOL_DIR"] ??
+        `${dataDir}/provider-input`
+      assert.isTrue(container!.securityContext?.readOnlyRootFilesystem, "the case this guards")
+      const mount = container!.volumeMounts?.find((m) => spoolDir.startsWith(`${m.mountPath}/`))
+      assert.isDefined(mount, `nothing writable at ${spoolDir}: the spool would keep nothing`)
     })
 
     it("lets only api nodes and runners reach the cluster port", () => {

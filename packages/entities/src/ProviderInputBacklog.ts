@@ -9,6 +9,7 @@
  */
 import { Clock, Config, Context, Duration, Effect, Layer, Metric, Schedule, type Scope } from "effect"
 import { join } from "node:path"
+import * as ProviderInputSpool from "./ProviderInputSpool.js"
 
 export class ProviderInputConfig extends Context.Tag("@switchboard/entities/ProviderInputConfig")<
   ProviderInputConfig,
@@ -173,6 +174,15 @@ const make = Effect.gen(function*() {
           }, { discard: true }))
     ))
   yield* Effect.forkScoped(Effect.repeat(sample, Schedule.spaced("1 second")))
+  // said at start, not first during an outage: a spool the runner cannot write keeps nothing
+  const refused = config.spoolDir === undefined ? undefined : ProviderInputSpool.unwritable(config.spoolDir)
+  if (refused !== undefined) {
+    yield* Effect.logError(
+      "the provider input spool is not writable: input waiting for the database during an outage is kept in " +
+        "memory only and lost if the runner is killed; give PROVIDER_INPUT_SPOOL_DIR (or DATA_DIR) a writable " +
+        "volume (docs/OPERATING.md \"Provider input during a database outage\")"
+    ).pipe(Effect.annotateLogs({ spool_dir: config.spoolDir, reason: refused }))
+  }
   // one line a minute while anything waits: an outage is visible in the log without a line per item
   yield* Effect.forkScoped(Effect.repeat(
     Effect.flatMap(

@@ -19,7 +19,7 @@
  */
 import type { ChannelProvider } from "@switchboard/providers"
 import { Effect, Metric } from "effect"
-import { appendFileSync, closeSync, fsyncSync, mkdirSync, openSync, readFileSync, rmSync } from "node:fs"
+import { appendFileSync, closeSync, fsyncSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 
 export const replayedCounter = Metric.counter("switchboard_provider_input_replayed_total", {
@@ -32,6 +32,23 @@ export const spooledCounter = Metric.counter("switchboard_provider_input_spooled
   description: "Provider input written to the runner's spool because the database could not take it at once",
   incremental: true
 })
+
+/**
+ * Why the runner could not write to `dir` (made 0700 if missing; a probe file written, fsynced and
+ * removed), or `undefined` when it can. Asked once at start: a spool the runner cannot write keeps
+ * nothing on disk, so what waits during an outage is lost with the process.
+ */
+export const unwritable = (dir: string): string | undefined => {
+  const probe = join(dir, `.probe-${process.pid}`)
+  try {
+    mkdirSync(dir, { recursive: true, mode: 0o700 })
+    writeFileSync(probe, "", { mode: 0o600, flush: true })
+    rmSync(probe, { force: true })
+    return undefined
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code ?? String(error)
+  }
+}
 
 /** An item as read back from a spool: its key in the file and the event. */
 export interface Spooled {

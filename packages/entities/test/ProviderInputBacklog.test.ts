@@ -5,7 +5,10 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { ProviderInputBacklog } from "@switchboard/entities"
-import { Duration, Effect, Layer, TestClock } from "effect"
+import { Duration, Effect, Layer, Logger, TestClock } from "effect"
+import { mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 
 const { makeChannelInput, summarize } = ProviderInputBacklog
 
@@ -51,4 +54,38 @@ describe("ProviderInputBacklog", () => {
         Layer.provide(ProviderInputBacklog.configLayer({ readyMaxAge: Duration.seconds(30) }))
       ))
     ))
+
+  /** The messages the backlog logs at start with a spool in `spoolDir`. */
+  const startLog = (spoolDir: string) =>
+    Effect.gen(function*() {
+      const lines: Array<{ message: string; annotations: Record<string, unknown> }> = []
+      const logger = Logger.make(({ annotations, message }) => {
+        lines.push({ message: String(message), annotations: Object.fromEntries(annotations) })
+      })
+      yield* Effect.scoped(Layer.build(ProviderInputBacklog.layerWithoutConfig.pipe(
+        Layer.provide(ProviderInputBacklog.configLayer({ spoolDir }))
+      ))).pipe(Effect.provide(Logger.replace(Logger.defaultLogger, logger)))
+      return lines
+    })
+
+  it.effect("says at start, naming the folder, when the spool cannot be written", () =>
+    Effect.gen(function*() {
+      const root = mkdtempSync(join(tmpdir(), "sb-spool-check-"))
+      try {
+        // a read-only root filesystem refuses the same way: the folder cannot be made
+        writeFileSync(join(root, "not-a-folder"), "")
+        const refused = yield* startLog(join(root, "not-a-folder", "provider-input"))
+        assert.strictEqual(refused.length, 1, JSON.stringify(refused))
+        assert.include(refused[0]!.message, "the provider input spool is not writable")
+        assert.strictEqual(refused[0]!.annotations["spool_dir"], join(root, "not-a-folder", "provider-input"))
+        assert.strictEqual(refused[0]!.annotations["reason"], "ENOTDIR")
+
+        const writable = yield* startLog(join(root, "provider-input"))
+        assert.deepStrictEqual(writable, [])
+        // made for the service's user only, and the probe left nothing behind
+        assert.strictEqual(statSync(join(root, "provider-input")).mode & 0o777, 0o700)
+      } finally {
+        rmSync(root, { recursive: true, force: true })
+      }
+    }))
 })
