@@ -4,7 +4,8 @@
  */
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Ids, type Pagination, Webhooks } from "@switchboard/domain"
-import { Effect, Option, Schema } from "effect"
+import { Clock, Effect, Option, Schema } from "effect"
+import * as Partitions from "./Partitions.js"
 import { dieOnDatabaseError } from "./Rows.js"
 import type { ShardLease } from "./ShardLease.js"
 import {
@@ -18,6 +19,15 @@ import {
 } from "./WebhookDeliveryRows.js"
 
 export type { ClaimedDelivery, DueDelivery } from "./WebhookDeliveryRows.js"
+
+/**
+ * The deliveries that exist at `now` (epoch ms) for reads and pulls: recorded within the 30-day
+ * retention (docs/WEBHOOKS.md "Webhooks"; by the time in the id, the month partitions' key), and
+ * not ahead of the clock by more than `Partitions.CLOCK_SLACK_MS`. Every statement but a lookup
+ * by id carries these bounds, so Postgres reads only the partitions of that window (older months
+ * wait for `PartitionKeeper` to drop them; the months ahead are empty).
+ */
+export const retained = (now: number) => Partitions.idWindow("whd", now - Webhooks.DELIVERY_RETENTION_MS, now)
 
 const decodeDelivery = Schema.decodeUnknown(DeliveryRow)
 const decodeDeliveries = Schema.decodeUnknown(Schema.Array(DeliveryRow))
@@ -64,10 +74,11 @@ export class WebhookDeliveriesRepo
       }, dieOnDatabaseError)
 
       const delivery = SqlSchema.findOne({
-        Request: Schema.Struct({ workspaceId: Schema.String, id: Schema.String }),
+        Request: Schema.Struct({ workspaceId: Schema.String, id: Schema.String, now: Schema.Number }),
         Result: DeliveryColumns,
-        execute: ({ id, workspaceId }) =>
-          sql`SELECT * FROM webhook_deliveries WHERE workspace_id = ${workspaceId} AND id = ${id}`
+        execute: ({ id, now, workspaceId }) =>
+          sql`SELECT * FROM webhook_deliveries WHERE workspace_id = ${workspaceId} AND id = ${id}
+            AND id >= ${retained(now).lower} AND id < ${retained(now).upper}`
       })
       const attemptsOf = SqlSchema.findAll({
         Request: Schema.Array(Schema.String),
@@ -80,11 +91,13 @@ export class WebhookDeliveriesRepo
           endpointId: Schema.UndefinedOr(Schema.String),
           status: Schema.UndefinedOr(Webhooks.DeliveryStatus),
           limit: Schema.Number,
-          after: Schema.UndefinedOr(Schema.Struct({ created_at: Schema.String, id: Schema.String }))
+          after: Schema.UndefinedOr(Schema.Struct({ created_at: Schema.String, id: Schema.String })),
+          now: Schema.Number
         }),
         Result: DeliveryColumns,
-        execute: ({ after, endpointId, limit, status, workspaceId }) =>
+        execute: ({ after, endpointId, limit, now, status, workspaceId }) =>
           sql`SELECT * FROM webhook_deliveries WHERE workspace_id = ${workspaceId}
+        AND id >= ${retained(now).lower} AND id < ${retained(now).upper}
         ${endpointId ? sql`AND endpoint_id = ${endpointId}` : sql``}
         ${status ? sql`AND status = ${status}` : sql``}
         ${after ? sql`AND (created_at, id) < (${after.created_at}::timestamptz, ${after.id})` : sql``}
@@ -92,7 +105,7 @@ export class WebhookDeliveriesRepo
       })
 
       const find = Effect.fn("WebhookDeliveriesRepo.find")(function*(workspaceId: string, id: string) {
-        const row = yield* delivery({ workspaceId, id })
+        const row = yield* delivery({ workspaceId, id, now: yield* Clock.currentTimeMillis })
         if (Option.isNone(row)) return Option.none<Webhooks.WebhookDelivery>()
         const attempts = yield* attemptsOf([id])
         return Option.some(yield* decodeDelivery({ ...row.value, attempts }))
@@ -109,7 +122,8 @@ export class WebhookDeliveriesRepo
           endpointId: filters.endpointId,
           status: filters.status,
           limit,
-          after: after === undefined ? undefined : { created_at: after.created_at, id: after.id }
+          after: after === undefined ? undefined : { created_at: after.created_at, id: after.id },
+          now: yield* Clock.currentTimeMillis
         })
         const ids = rows.map((r) => r.id)
         const attempts = ids.length === 0 ? [] : yield* attemptsOf(ids)
@@ -120,9 +134,11 @@ export class WebhookDeliveriesRepo
 
       /** Due deliveries of an endpoint that may be sent (not paused), oldest first. */
       const due = Effect.fn("WebhookDeliveriesRepo.due")(function*(endpointId: string, now: string, limit: number) {
+        const window = retained(Date.parse(now))
         return yield* sql<DueDelivery>`SELECT d.id, d.event_id, d.event_type FROM webhook_deliveries d
         JOIN webhook_endpoints e ON e.id = d.endpoint_id
         WHERE d.endpoint_id = ${endpointId} AND d.status = 'pending' AND d.next_attempt_at <= ${now}
+          AND d.id >= ${window.lower} AND d.id < ${window.upper}
           AND NOT (e.status = 'paused' AND e.deleted_at IS NULL)
         ORDER BY d.next_attempt_at, d.created_at LIMIT ${limit}`
       }, dieOnDatabaseError)
@@ -137,9 +153,11 @@ export class WebhookDeliveriesRepo
       }, dieOnDatabaseError)
 
       /** One statement of `claimDueMany`: each endpoint at most once (see there). */
-      const claimDueOnce = (requests: ReadonlyArray<ClaimRequest>) =>
+      const claimDueOnce = (requests: ReadonlyArray<ClaimRequest>) => {
+        const nows = requests.map((r) => Date.parse(r.now))
+        const window = { lower: retained(Math.min(...nows)).lower, upper: retained(Math.max(...nows)).upper }
         // typed, not decoded: our own rows, on every webhook attempt
-        sql<typeof ClaimedColumns.Type & { endpoint_id: string }>`WITH request AS (
+        return sql<typeof ClaimedColumns.Type & { endpoint_id: string }>`WITH request AS (
           SELECT * FROM unnest(${requests.map((r) => r.endpointId)}::text[], ${
           requests.map((r) => r.now)
         }::timestamptz[],
@@ -152,6 +170,7 @@ export class WebhookDeliveriesRepo
             SELECT d.id FROM webhook_deliveries d
             JOIN webhook_endpoints e ON e.id = d.endpoint_id
             WHERE d.endpoint_id = r.endpoint_id AND d.status = 'pending' AND d.next_attempt_at <= r.now
+              AND d.id >= ${window.lower} AND d.id < ${window.upper}
               AND NOT (e.status = 'paused' AND e.deleted_at IS NULL)${
           // (the lease table exists only where runners hold row-based shard locks: never named otherwise)
           requests.some((r) => r.lease !== undefined)
@@ -166,6 +185,7 @@ export class WebhookDeliveriesRepo
         ), claimed AS (
           UPDATE webhook_deliveries d SET status = 'delivering', attempt_count = attempt_count + 1, updated_at = due.now
           FROM due, events ev WHERE d.id = due.id AND ev.id = d.event_id
+            AND d.id >= ${window.lower} AND d.id < ${window.upper}
           RETURNING d.id, d.endpoint_id, d.event_id, d.event_type, d.attempt_count, d.next_attempt_at, d.created_at,
             ev.envelope
         )
@@ -173,6 +193,7 @@ export class WebhookDeliveriesRepo
           w.deleted_at, w.secret_sealed, w.previous_secret_sealed, w.previous_secret_expires_at
         FROM claimed c JOIN webhook_endpoints w ON w.id = c.endpoint_id
         ORDER BY c.endpoint_id, c.next_attempt_at, c.created_at`
+      }
 
       /**
        * Takes due deliveries of several endpoints for one attempt each, in one statement
@@ -254,6 +275,7 @@ export class WebhookDeliveriesRepo
             response_status = i.response_status, failure_reason = 'ok', latency_ms = i.latency_ms, updated_at = i.at
           FROM input i
           WHERE d.id = i.id AND d.status = 'delivering' AND d.attempt_count = i.attempt
+            AND d.id >= ${sorted[0]!.id} AND d.id <= ${sorted.at(-1)!.id}
           RETURNING d.id, d.endpoint_id, i.attempt, i.at, i.response_status, i.latency_ms
         ), attempt AS (
           INSERT INTO webhook_attempts (delivery_id, attempt, at, response_status, failure_reason, latency_ms)
@@ -274,6 +296,7 @@ export class WebhookDeliveriesRepo
           >`UPDATE webhook_deliveries
         SET replay_count = replay_count + 1, updated_at = ${now}
         WHERE workspace_id = ${workspaceId} AND id = ${id} AND status IN ('failed', 'dead')
+          AND id >= ${retained(Date.parse(now)).lower} AND id < ${retained(Date.parse(now)).upper}
         RETURNING endpoint_id, event_id, event_type`
           return Option.fromNullable(rows[0])
         },
@@ -290,6 +313,7 @@ export class WebhookDeliveriesRepo
           const rows = yield* sql<{ endpoint_id: string }>`SELECT d.endpoint_id FROM webhook_deliveries d
         JOIN webhook_endpoints e ON e.id = d.endpoint_id
         WHERE d.status = 'pending' AND d.next_attempt_at <= ${now}
+          AND d.id >= ${retained(Date.parse(now)).lower} AND d.id < ${retained(Date.parse(now)).upper}
           AND NOT (e.status = 'paused' AND e.deleted_at IS NULL)
         GROUP BY d.endpoint_id ORDER BY min(d.next_attempt_at), d.endpoint_id LIMIT ${limit}`
           return rows.map((r) => r.endpoint_id)
@@ -301,16 +325,9 @@ export class WebhookDeliveriesRepo
       const requeueStuck = Effect.fn("WebhookDeliveriesRepo.requeueStuck")(function*(cutoff: string, now: string) {
         const rows =
           yield* sql`UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = ${now}, updated_at = ${now}
-        WHERE status = 'delivering' AND updated_at < ${cutoff} RETURNING id`
+        WHERE status = 'delivering' AND updated_at < ${cutoff}
+          AND id >= ${retained(Date.parse(now)).lower} AND id < ${retained(Date.parse(now)).upper} RETURNING id`
         // how many were returned to the queue (metrics)
-        return rows.length
-      }, dieOnDatabaseError)
-
-      /** Finished deliveries older than `cutoff` (30 days), and those a paused endpoint held that long. */
-      const purge = Effect.fn("WebhookDeliveriesRepo.purge")(function*(cutoff: string) {
-        const rows =
-          yield* sql`DELETE FROM webhook_deliveries WHERE created_at < ${cutoff} AND (status IN ('succeeded', 'failed', 'dead')
-            OR (status = 'pending' AND endpoint_id IN (SELECT id FROM webhook_endpoints WHERE status = 'paused'))) RETURNING id`
         return rows.length
       }, dieOnDatabaseError)
 
@@ -325,8 +342,7 @@ export class WebhookDeliveriesRepo
         recordSuccesses,
         markReplayed,
         endpointsWithDueWork,
-        requeueStuck,
-        purge
+        requeueStuck
       } as const
     })
   })
