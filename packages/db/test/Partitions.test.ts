@@ -285,6 +285,34 @@ describe("Partitions", () => {
       }))
   })
 
+  layer(TestLayer, { excludeTestServices: true, timeout: 120_000 })((it) => {
+    it.effect.skipIf(TestDatabase.mode() === "embedded")(
+      "a drop that waits on a long statement gives up after its lock timeout, changes nothing, and the next run drops",
+      () =>
+        Effect.gen(function*() {
+          const keeper = yield* PartitionsRepo.PartitionsRepo
+          const url = TestDatabase.testDatabaseUrl()!
+          const [database] = yield* (yield* SqlClient.SqlClient)<{ name: string }>`SELECT current_database() AS name`
+          const later = Partitions.addMonths(Date.now(), 3)
+          const before = yield* Partitions.partitions("webhook_deliveries")
+          // another session reads the deliveries in a transaction it keeps open (a long report)
+          const reader = new pg.Client({ connectionString: TestDatabase.withDatabase(url, database!.name) })
+          yield* Effect.promise(() => reader.connect())
+          yield* Effect.addFinalizer(() => Effect.promise(() => reader.end()))
+          yield* Effect.promise(() => reader.query("BEGIN; SELECT count(*) FROM webhook_deliveries"))
+
+          const refused = yield* Effect.either(keeper.dropExpired(later, Option.none()))
+          assert.isTrue(refused._tag === "Left" && refused.left._tag === "DatabaseUnavailable")
+          assert.deepStrictEqual(yield* Partitions.partitions("webhook_deliveries"), before)
+
+          yield* Effect.promise(() => reader.query("COMMIT"))
+          const dropped = yield* keeper.dropExpired(later, Option.none())
+          assert.include(dropped, before[0]!.name)
+          assert.notInclude((yield* Partitions.partitions("webhook_deliveries")).map((p) => p.name), before[0]!.name)
+        }).pipe(Effect.scoped)
+    )
+  })
+
   layer(UnmigratedLayer(), { excludeTestServices: true, timeout: 180_000 })((it) => {
     it.effect("an existing installation's rows move into the first partition, not copied, none lost", () =>
       Effect.gen(function*() {
