@@ -5,6 +5,7 @@
  * statements the repo runs); retention drops whole partitions and reads stay right.
  */
 import { SqlClient, Statement } from "@effect/sql"
+import type { SqlError } from "@effect/sql/SqlError"
 import { assert, describe, layer } from "@effect/vitest"
 import {
   Database,
@@ -97,34 +98,59 @@ const scanned = (node: PlanNode): Array<string> => [
   ...(node.Plans ?? []).flatMap(scanned)
 ]
 
+/** A statement's parameter as an SQL literal of unknown type (Postgres reads it as the type it needs). */
+const literalOf = (value: unknown): string => {
+  if (value === null || value === undefined) return "NULL"
+  const quote = (text: string) => `'${text.replace(/'/g, "''")}'`
+  if (Array.isArray(value)) {
+    const element = (v: unknown) => (v === null ? "NULL" : `"${String(v).replace(/["\\]/g, (c) => `\\${c}`)}"`)
+    return quote(`{${value.map(element).join(",")}}`)
+  }
+  return quote(value instanceof Date ? value.toISOString() : String(value))
+}
+
 const HISTORY = /^(webhook_deliveries|webhook_attempts|events)_/
 
 /**
  * Runs `effect`; before each statement it sends, runs that statement under EXPLAIN ANALYZE in a
- * transaction rolled back, and returns the history partitions each one read (in statement order).
+ * transaction rolled back, twice: as sent (planned for its values) and as a prepared statement on
+ * its generic plan (what the pool's named statements run after `DATABASE_PREPARE_THRESHOLD` runs,
+ * pruned when the executor starts); returns the history partitions each read, in statement order.
  */
 const partitionsRead = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const reads: Array<Read> = []
+    const explained = (run: Effect.Effect<ReadonlyArray<{ "QUERY PLAN": unknown }>, SqlError>) =>
+      sql.withTransaction(Effect.flatMap(run, (rows) => Effect.fail(new Rollback({ plan: rows[0]!["QUERY PLAN"] }))))
+        .pipe(
+          Effect.catchTag("Rollback", (r) => Effect.succeed(r.plan)),
+          Effect.map((plan) => {
+            const json = (typeof plan === "string" ? JSON.parse(plan) : plan) as ReadonlyArray<{ Plan: PlanNode }>
+            return [...new Set(scanned(json[0]!.Plan).filter((r) => HISTORY.test(r)))].sort()
+          })
+        )
     const result = yield* effect.pipe(
       Statement.withTransformer((statement) =>
         Effect.gen(function*() {
           const [text, params] = statement.compile()
-          const plan: unknown = yield* sql.withTransaction(
-            Effect.flatMap(
-              sql.unsafe<{ "QUERY PLAN": unknown }>(`EXPLAIN (ANALYZE, FORMAT JSON) ${text}`, params),
-              (rows) => Effect.fail(new Rollback({ plan: rows[0]!["QUERY PLAN"] }))
-            )
-          ).pipe(
-            Effect.catchTag("Rollback", (r) => Effect.succeed(r.plan)),
-            Statement.withTransformerDisabled
-          )
-          const json = (typeof plan === "string" ? JSON.parse(plan) : plan) as ReadonlyArray<{ Plan: PlanNode }>
-          const partitions = [...new Set(scanned(json[0]!.Plan).filter((r) => HISTORY.test(r)))].sort()
-          reads.push({ statement: text.replace(/\s+/g, " ").slice(0, 80), partitions })
+          const name = text.replace(/\s+/g, " ").slice(0, 80)
+          const custom = yield* explained(sql.unsafe(`EXPLAIN (ANALYZE, FORMAT JSON) ${text}`, params))
+          reads.push({ statement: `${name} (custom plan)`, partitions: custom })
+          if (params.length > 0) {
+            // EXECUTE takes no bound parameters: its arguments as literals of unknown type
+            const values = params.map(literalOf).join(", ")
+            const generic = yield* explained(Effect.gen(function*() {
+              yield* sql`SET LOCAL plan_cache_mode = force_generic_plan`
+              yield* sql.unsafe(`PREPARE partitions_explain AS ${text}`)
+              return yield* sql.unsafe<{ "QUERY PLAN": unknown }>(
+                `EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE partitions_explain(${values})`
+              ).pipe(Effect.ensuring(Effect.ignore(sql.unsafe("DEALLOCATE partitions_explain"))))
+            }))
+            reads.push({ statement: `${name} (generic plan)`, partitions: generic })
+          }
           return statement
-        }).pipe(Effect.orDie)
+        }).pipe(Statement.withTransformerDisabled, Effect.orDie)
       )
     )
     return { result, reads }
