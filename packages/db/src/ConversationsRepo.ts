@@ -9,8 +9,8 @@ import type * as Statement from "@effect/sql/Statement"
 import { ArrivalEvents, Conversations, ConversationStateMachine, Ids, type Pagination } from "@switchboard/domain"
 import { Effect, Option, Schema } from "effect"
 import { EventsRepo } from "./EventsRepo.js"
-import { columnsOfMessage, MessageColumns, messageOfColumns } from "./MessagesRepo.js"
 import { dieOnDatabaseError, iso, isoOrNull, TimestampColumn } from "./Rows.js"
+import { columnsOfMessage, MessageColumns, messageOfColumns } from "./rows/MessageRows.js"
 
 /** The columns of a `conversations` row with its contact's (`view` below) and its unread count. */
 const ConversationColumns = Schema.Struct({
