@@ -21,11 +21,8 @@ import {
 export type { ClaimedDelivery, DueDelivery } from "./WebhookDeliveryRows.js"
 
 /**
- * The deliveries that exist at `now` (epoch ms) for reads and pulls: recorded within the 30-day
- * retention (docs/WEBHOOKS.md "Webhooks"; by the time in the id, the month partitions' key), and
- * not ahead of the clock by more than `Partitions.CLOCK_SLACK_MS`. Every statement but a lookup
- * by id carries these bounds, so Postgres reads only the partitions of that window (older months
- * wait for `PartitionKeeper` to drop them; the months ahead are empty).
+ * The ids reads and pulls see at `now` (ms): made within the 30-day retention (docs/WEBHOOKS.md), up to
+ * `Partitions.CLOCK_SLACK_MS` ahead; every statement but a lookup by id carries them (partition pruning).
  */
 export const retained = (now: number) => Partitions.idWindow("whd", now - Webhooks.DELIVERY_RETENTION_MS, now)
 
@@ -134,18 +131,16 @@ export class WebhookDeliveriesRepo
 
       /** Due deliveries of an endpoint that may be sent (not paused), oldest first. */
       const due = Effect.fn("WebhookDeliveriesRepo.due")(function*(endpointId: string, now: string, limit: number) {
-        const window = retained(Date.parse(now))
         return yield* sql<DueDelivery>`SELECT d.id, d.event_id, d.event_type FROM webhook_deliveries d
         JOIN webhook_endpoints e ON e.id = d.endpoint_id
         WHERE d.endpoint_id = ${endpointId} AND d.status = 'pending' AND d.next_attempt_at <= ${now}
-          AND d.id >= ${window.lower} AND d.id < ${window.upper}
+          AND d.id >= ${retained(Date.parse(now)).lower} AND d.id < ${retained(Date.parse(now)).upper}
           AND NOT (e.status = 'paused' AND e.deleted_at IS NULL)
         ORDER BY d.next_attempt_at, d.created_at LIMIT ${limit}`
       }, dieOnDatabaseError)
 
       /** Takes a pending delivery for one attempt; returns its attempt number, or none if taken. */
       const claim = Effect.fn("WebhookDeliveriesRepo.claim")(function*(id: string, now: string) {
-        // the event by one lookup, as in `claimDueOnce`
         const rows = yield* sql<{ attempt_count: number; envelope: string }>`WITH target AS (
           SELECT id, event_id FROM webhook_deliveries WHERE id = ${id} AND status = 'pending' FOR UPDATE
         )
@@ -189,8 +184,7 @@ export class WebhookDeliveriesRepo
           ) due
         ), claimed AS (
           UPDATE webhook_deliveries d SET status = 'delivering', attempt_count = attempt_count + 1, updated_at = due.now
-          -- the event of each delivery by one lookup (a lateral OFFSET 0: never a join over every
-          -- month of events, which a generic plan chose; packages/db/test/Partitions.test.ts)
+          -- each event by one lookup, never a join over every month of events (a generic plan's)
           FROM due CROSS JOIN LATERAL (SELECT e.envelope FROM events e WHERE e.id = due.event_id OFFSET 0) ev
           WHERE d.id = due.id AND d.id >= ${window.lower} AND d.id < ${window.upper}
           RETURNING d.id, d.endpoint_id, d.event_id, d.event_type, d.attempt_count, d.next_attempt_at, d.created_at,
