@@ -2,7 +2,7 @@
  * What the migration to monthly partitions costs an existing installation (docs/OPERATING.md "The
  * migration to partitions"): a new database migrated as the release before it left it (through
  * migration 0137), `--rows` (1,000,000) events, webhook deliveries and webhook attempts each (ids
- * and times spread over the last `--months`, 12), then the pending migrations (0150, 0151) run
+ * and times spread over the last `--months`, 12), then the pending migrations (0150-0152) run
  * and timed. They run in one transaction holding an ACCESS EXCLUSIVE lock on the three tables, so
  * `migration_s` is how long sends, dispatches and webhook pulls wait during the upgrade. Also
  * recorded: the seeding time, each table's size, the partitions made, and that every row is in

@@ -38,6 +38,7 @@ import m0120 from "./migrations/0120_one_index_per_channel_queue.js"
 import m0137 from "./migrations/0137_channel_call_policy.js"
 import m0150 from "./migrations/0150_partition_webhook_deliveries.js"
 import m0151 from "./migrations/0151_partition_events.js"
+import m0152 from "./migrations/0152_drop_delivery_purge_index.js"
 import * as Partitions from "./Partitions.js"
 
 export const migrations = {
@@ -73,7 +74,8 @@ export const migrations = {
   "0120_one_index_per_channel_queue": m0120,
   "0137_channel_call_policy": m0137,
   "0150_partition_webhook_deliveries": m0150,
-  "0151_partition_events": m0151
+  "0151_partition_events": m0151,
+  "0152_drop_delivery_purge_index": m0152
 }
 
 export const TABLE = "switchboard_migrations"
