@@ -46,6 +46,10 @@ const staticFiles = (): ReadonlyArray<readonly [from: string, to: string]> => {
   ]
 }
 
+/** The workspace packages the page takes code from (their sources). */
+const OWN = /[\\/]packages[\\/](domain|api|sdk)[\\/]src[\\/]/
+const OURS = Symbol("resolved by console-imports")
+
 interface Built {
   /** file name in `console/` -> contents */
   readonly files: ReadonlyMap<string, Uint8Array>
@@ -93,6 +97,21 @@ export const buildConsoleFiles = async (): Promise<Built> => {
         b.onResolve({ filter: /^node:/ }, (args) => ({ path: args.path, external: true }))
         // the QR library is served as its own file (`qrcode.mjs`), the pinned package's ES module
         b.onResolve({ filter: /^qrcode-generator$/ }, () => ({ path: "./qrcode.mjs", external: true }))
+        // our packages define, they do not act on loading: what the page does not use stays out
+        // (the CSV reader, csv-parse, whose module builds Node Buffers as it loads, among them)
+        b.onResolve({ filter: /.*/ }, async (args) => {
+          if (args.pluginData === OURS || !(OWN.test(args.importer) || args.path.startsWith("@switchboard/"))) {
+            return undefined
+          }
+          const resolved = await b.resolve(args.path, {
+            kind: args.kind,
+            importer: args.importer,
+            resolveDir: args.resolveDir,
+            pluginData: OURS
+          })
+          if (resolved.errors.length > 0 || !OWN.test(resolved.path)) return undefined
+          return { path: resolved.path, sideEffects: false }
+        })
       }
     }]
   })
