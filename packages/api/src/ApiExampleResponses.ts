@@ -1604,6 +1604,258 @@ export const RESPONSES: Readonly<Record<string, ResponseExample>> = {
       }
     }
   },
+  "webhooks.create": {
+    "status": 201,
+    "body": {
+      "id": "wh_01JF0000000000000000000001",
+      "object": "webhook_endpoint",
+      "url": "https://hooks.example.com/switchboard",
+      "event_types": [
+        "message.received"
+      ],
+      "description": "Inbound messages",
+      "status": "active",
+      "secret_last4": "xxxx",
+      "consecutive_failures": 0,
+      "created_at": "2026-01-15T09:30:00.000Z",
+      "updated_at": "2026-01-15T09:30:00.000Z",
+      "secret": "whsec_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+    }
+  },
+  "webhooks.get": {
+    "status": 200,
+    "body": {
+      "id": "wh_01JF0000000000000000000001",
+      "object": "webhook_endpoint",
+      "url": "https://hooks.example.com/switchboard",
+      "event_types": [
+        "message.received"
+      ],
+      "description": "Inbound messages",
+      "status": "active",
+      "secret_last4": "xxxx",
+      "consecutive_failures": 0,
+      "created_at": "2026-01-15T09:30:00.000Z",
+      "updated_at": "2026-01-15T09:30:00.000Z"
+    }
+  },
+  "webhooks.update": {
+    "status": 200,
+    "body": {
+      "id": "wh_01JF0000000000000000000001",
+      "object": "webhook_endpoint",
+      "url": "https://hooks.example.com/switchboard",
+      "event_types": [
+        "message.received"
+      ],
+      "description": "Inbound messages (CRM)",
+      "status": "active",
+      "secret_last4": "xxxx",
+      "consecutive_failures": 0,
+      "created_at": "2026-01-15T09:30:00.000Z",
+      "updated_at": "2026-01-15T09:30:00.000Z"
+    }
+  },
+  "webhooks.rotateSecret": {
+    "status": 200,
+    "body": {
+      "id": "wh_01JF0000000000000000000001",
+      "secret": "whsec_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+      "secret_last4": "xxxx",
+      "secret_rotated_at": "2026-01-15T09:30:00.000Z",
+      "previous_secret_expires_at": "2026-01-15T09:30:00.000Z"
+    }
+  },
+  "webhooks.test": {
+    "status": 202,
+    "body": {
+      "event_id": "evt_01JF0000000000000000000001",
+      "delivery_id": "whd_01JF0000000000000000000001"
+    }
+  },
+  "webhooks.delivery": {
+    "status": 200,
+    "body": {
+      "id": "whd_01JF0000000000000000000001",
+      "object": "webhook_delivery",
+      "endpoint_id": "wh_01JF0000000000000000000001",
+      "event_id": "evt_01JF0000000000000000000001",
+      "event_type": "message.received",
+      "status": "dead",
+      "attempt_count": 6,
+      "max_attempts": 6,
+      "response_status": 500,
+      "failure_reason": "server_error",
+      "latency_ms": 2,
+      "replay_count": 0,
+      "replay_of": null,
+      "is_test": true,
+      "next_attempt_at": null,
+      "created_at": "2026-01-15T09:30:00.000Z",
+      "updated_at": "2026-01-15T09:30:00.000Z",
+      "attempts": [
+        {
+          "attempt": 1,
+          "at": "2026-01-15T09:30:00.000Z",
+          "response_status": 500,
+          "failure_reason": "server_error",
+          "latency_ms": 2
+        },
+        {
+          "attempt": 2,
+          "at": "2026-01-15T09:30:00.000Z",
+          "response_status": 500,
+          "failure_reason": "server_error",
+          "latency_ms": 2
+        },
+        {
+          "attempt": 3,
+          "at": "2026-01-15T09:30:00.000Z",
+          "response_status": 500,
+          "failure_reason": "server_error",
+          "latency_ms": 2
+        },
+        {
+          "attempt": 4,
+          "at": "2026-01-15T09:30:00.000Z",
+          "response_status": 500,
+          "failure_reason": "server_error",
+          "latency_ms": 2
+        },
+        {
+          "attempt": 5,
+          "at": "2026-01-15T09:30:00.000Z",
+          "response_status": 500,
+          "failure_reason": "server_error",
+          "latency_ms": 2
+        },
+        {
+          "attempt": 6,
+          "at": "2026-01-15T09:30:00.000Z",
+          "response_status": 500,
+          "failure_reason": "server_error",
+          "latency_ms": 2
+        }
+      ]
+    }
+  },
+  "webhooks.replay": {
+    "status": 202,
+    "body": {
+      "delivery_id": "whd_01JF0000000000000000000002",
+      "event_id": "evt_01JF0000000000000000000001"
+    }
+  },
+  "webhooks.endpointDeliveries": {
+    "status": 200,
+    "body": {
+      "data": [
+        {
+          "id": "whd_01JF0000000000000000000002",
+          "object": "webhook_delivery",
+          "endpoint_id": "wh_01JF0000000000000000000001",
+          "event_id": "evt_01JF0000000000000000000001",
+          "event_type": "message.received",
+          "status": "succeeded",
+          "attempt_count": 1,
+          "max_attempts": 6,
+          "response_status": 200,
+          "failure_reason": "ok",
+          "latency_ms": 2,
+          "replay_count": 0,
+          "replay_of": "whd_01JF0000000000000000000001",
+          "is_test": true,
+          "next_attempt_at": null,
+          "created_at": "2026-01-15T09:30:00.000Z",
+          "updated_at": "2026-01-15T09:30:00.000Z",
+          "attempts": [
+            {
+              "attempt": 1,
+              "at": "2026-01-15T09:30:00.000Z",
+              "response_status": 200,
+              "failure_reason": "ok",
+              "latency_ms": 2
+            }
+          ]
+        },
+        {
+          "id": "whd_01JF0000000000000000000001",
+          "object": "webhook_delivery",
+          "endpoint_id": "wh_01JF0000000000000000000001",
+          "event_id": "evt_01JF0000000000000000000001",
+          "event_type": "message.received",
+          "status": "dead",
+          "attempt_count": 6,
+          "max_attempts": 6,
+          "response_status": 500,
+          "failure_reason": "server_error",
+          "latency_ms": 2,
+          "replay_count": 1,
+          "replay_of": null,
+          "is_test": true,
+          "next_attempt_at": null,
+          "created_at": "2026-01-15T09:30:00.000Z",
+          "updated_at": "2026-01-15T09:30:00.000Z",
+          "attempts": [
+            {
+              "attempt": 1,
+              "at": "2026-01-15T09:30:00.000Z",
+              "response_status": 500,
+              "failure_reason": "server_error",
+              "latency_ms": 2
+            },
+            {
+              "attempt": 2,
+              "at": "2026-01-15T09:30:00.000Z",
+              "response_status": 500,
+              "failure_reason": "server_error",
+              "latency_ms": 2
+            },
+            {
+              "attempt": 3,
+              "at": "2026-01-15T09:30:00.000Z",
+              "response_status": 500,
+              "failure_reason": "server_error",
+              "latency_ms": 2
+            },
+            {
+              "attempt": 4,
+              "at": "2026-01-15T09:30:00.000Z",
+              "response_status": 500,
+              "failure_reason": "server_error",
+              "latency_ms": 2
+            },
+            {
+              "attempt": 5,
+              "at": "2026-01-15T09:30:00.000Z",
+              "response_status": 500,
+              "failure_reason": "server_error",
+              "latency_ms": 2
+            },
+            {
+              "attempt": 6,
+              "at": "2026-01-15T09:30:00.000Z",
+              "response_status": 500,
+              "failure_reason": "server_error",
+              "latency_ms": 2
+            }
+          ]
+        }
+      ],
+      "page": {
+        "next_cursor": null,
+        "has_more": false
+      }
+    }
+  },
+  "webhooks.delete": {
+    "status": 200,
+    "body": {
+      "id": "wh_01JF0000000000000000000001",
+      "object": "webhook_endpoint",
+      "deleted": true
+    }
+  },
   "channels.create": {
     "status": 201,
     "body": {

@@ -32,6 +32,8 @@ const ch = (n: number) => exampleId("ch", n)
 const PHONE = "+4915112345678"
 /** A CSV file of two contacts, base64 (`POST /v1/contacts/imports` takes the file so). */
 const CSV_BASE64 = "cGhvbmVfbnVtYmVyLG5hbWUKKzQ5MTUxMTIzNDU2OTksR3JhY2UKMDE1MSAyMzQ1Njc4OCxMaW51cwo="
+/** A webhook receiver (test/apiExamples.test.ts runs one on this machine and shows its URL as this). */
+export const WEBHOOK_URL = "https://hooks.example.com/switchboard"
 /** A session's tokens in examples (test/apiExamples.test.ts shows every real one as these). */
 export const ACCESS_TOKEN = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ1c3JfMDFKRjAwMDAwMDAwMDAwMDAwMDAwMDAwMDEifQ.c2lnbmF0dXJl"
 export const REFRESH_TOKEN = "rt_" + "x".repeat(43)
@@ -120,6 +122,17 @@ export const REQUESTS: ReadonlyArray<readonly [operationId: string, request: Req
   ["webhooks.eventTypes", { query: { limit: "3" } }],
   ["webhooks.list", {}],
   ["webhooks.deliveries", { query: { status: "failed" } }],
+  ["webhooks.create", {
+    body: { url: WEBHOOK_URL, event_types: ["message.received"], description: "Inbound messages" }
+  }],
+  ["webhooks.get", { path: { endpointId: exampleId("wh", 1) } }],
+  ["webhooks.update", { path: { endpointId: exampleId("wh", 1) }, body: { description: "Inbound messages (CRM)" } }],
+  ["webhooks.rotateSecret", { path: { endpointId: exampleId("wh", 1) } }],
+  ["webhooks.test", { path: { endpointId: exampleId("wh", 1) } }],
+  ["webhooks.delivery", { path: { deliveryId: exampleId("whd", 1) } }],
+  ["webhooks.replay", { path: { deliveryId: exampleId("whd", 1) } }],
+  ["webhooks.endpointDeliveries", { path: { endpointId: exampleId("wh", 1) }, query: { limit: "10" } }],
+  ["webhooks.delete", { path: { endpointId: exampleId("wh", 1) } }],
   ["channels.create", { body: { provider: "qr", name: "Support line" } }],
   ["channels.update", { path: { channelId: ch(2) }, body: { name: "Support (Berlin)" } }],
   ["channels.archive", { path: { channelId: ch(2) } }],
