@@ -22,6 +22,9 @@ export type { ClaimedDelivery, DueDelivery } from "./WebhookDeliveryRows.js"
 const decodeDelivery = Schema.decodeUnknown(DeliveryRow)
 const decodeDeliveries = Schema.decodeUnknown(Schema.Array(DeliveryRow))
 
+/** What a replay reads of the delivery it replays: its endpoint and event (ids typed while decoding). */
+const ReplayedRow = Schema.Struct({ endpoint_id: Ids.Id("wh"), event_id: Ids.Id("evt"), event_type: Schema.String })
+
 /** What one endpoint's pull asks for: up to `limit` of its deliveries due at `now`. */
 export interface ClaimRequest {
   readonly endpointId: string
@@ -269,13 +272,15 @@ export class WebhookDeliveriesRepo
       /** Replay: only from failed or dead; bumps the original's replay_count. */
       const markReplayed = Effect.fn("WebhookDeliveriesRepo.markReplayed")(
         function*(workspaceId: string, id: string, now: string) {
-          const rows = yield* sql<
-            { endpoint_id: string; event_id: string; event_type: string }
-          >`UPDATE webhook_deliveries
-        SET replay_count = replay_count + 1, updated_at = ${now}
-        WHERE workspace_id = ${workspaceId} AND id = ${id} AND status IN ('failed', 'dead')
-        RETURNING endpoint_id, event_id, event_type`
-          return Option.fromNullable(rows[0])
+          return yield* SqlSchema.findOne({
+            Request: Schema.Void,
+            Result: ReplayedRow,
+            execute: () =>
+              sql`UPDATE webhook_deliveries
+                SET replay_count = replay_count + 1, updated_at = ${now}
+                WHERE workspace_id = ${workspaceId} AND id = ${id} AND status IN ('failed', 'dead')
+                RETURNING endpoint_id, event_id, event_type`
+          })(undefined)
         },
         dieOnDatabaseError
       )
