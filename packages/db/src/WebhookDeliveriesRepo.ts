@@ -1,12 +1,11 @@
 /**
  * Webhook deliveries: the delivery queue (`pending` rows with `next_attempt_at`) and their attempts.
- * Their rows and what they decode to are in `WebhookDeliveryRows`.
+ * Their rows and what they decode to are in `rows/WebhookDeliveryRows.ts`.
  */
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Ids, type Pagination, Webhooks } from "@switchboard/domain"
 import { Effect, Option, Schema } from "effect"
 import { dieOnDatabaseError } from "./Rows.js"
-import type { ShardLease } from "./ShardLease.js"
 import {
   AttemptColumns,
   type ClaimedColumns,
@@ -15,9 +14,10 @@ import {
   DeliveryRow,
   type DueDelivery,
   toClaimedDelivery
-} from "./WebhookDeliveryRows.js"
+} from "./rows/WebhookDeliveryRows.js"
+import type { ShardLease } from "./ShardLease.js"
 
-export type { ClaimedDelivery, DueDelivery } from "./WebhookDeliveryRows.js"
+export type { ClaimedDelivery, DueDelivery } from "./rows/WebhookDeliveryRows.js"
 
 const decodeDelivery = Schema.decodeUnknown(DeliveryRow)
 const decodeDeliveries = Schema.decodeUnknown(Schema.Array(DeliveryRow))

@@ -1,7 +1,7 @@
 /** The rows of `webhook_deliveries` and `webhook_attempts`, and what `WebhookDeliveriesRepo` decodes them to. */
 import { Ids, Webhooks } from "@switchboard/domain"
 import { Schema } from "effect"
-import { iso, isoOrNull, TimestampColumn } from "./Rows.js"
+import { iso, isoOrNull, TimestampColumn } from "../Rows.js"
 
 /** A row of `webhook_deliveries`. */
 export const DeliveryColumns = Schema.Struct({
