@@ -1,24 +1,26 @@
 /**
  * Webhook deliveries: the delivery queue (`pending` rows with `next_attempt_at`) and their attempts.
- * Their rows and what they decode to are in `WebhookDeliveryRows`.
+ * Their rows and what they decode to are in `rows/WebhookDeliveryRows.ts`.
  */
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Ids, type Pagination, Webhooks } from "@switchboard/domain"
 import { Clock, Effect, Option, Schema } from "effect"
 import * as Partitions from "./Partitions.js"
 import { dieOnDatabaseError } from "./Rows.js"
-import type { ShardLease } from "./ShardLease.js"
 import {
   AttemptColumns,
   type ClaimedColumns,
   type ClaimedDelivery,
   DeliveryColumns,
   DeliveryRow,
+  type DeliverySuccess,
   type DueDelivery,
+  ReplayedRow,
   toClaimedDelivery
-} from "./WebhookDeliveryRows.js"
+} from "./rows/WebhookDeliveryRows.js"
+import type { ShardLease } from "./ShardLease.js"
 
-export type { ClaimedDelivery, DueDelivery } from "./WebhookDeliveryRows.js"
+export type { ClaimedDelivery, DeliverySuccess, DueDelivery } from "./rows/WebhookDeliveryRows.js"
 
 /**
  * The ids reads and pulls see at `now` (ms): made within the 30-day retention (docs/WEBHOOKS.md), up to
@@ -36,16 +38,6 @@ export interface ClaimRequest {
   readonly limit: number
   /** the pulling entity's shard lease: nothing is taken unless it still holds it (`ShardLease`) */
   readonly lease?: ShardLease | undefined
-}
-
-/** A successful attempt, as `recordSuccesses` records it. */
-export interface DeliverySuccess {
-  readonly id: string
-  readonly endpointId: string
-  readonly attempt: number
-  readonly at: string
-  readonly responseStatus: number
-  readonly latencyMs: number | null
 }
 
 export class WebhookDeliveriesRepo
@@ -292,14 +284,17 @@ export class WebhookDeliveriesRepo
       /** Replay: only from failed or dead; bumps the original's replay_count. */
       const markReplayed = Effect.fn("WebhookDeliveriesRepo.markReplayed")(
         function*(workspaceId: string, id: string, now: string) {
-          const rows = yield* sql<
-            { endpoint_id: string; event_id: string; event_type: string }
-          >`UPDATE webhook_deliveries
-        SET replay_count = replay_count + 1, updated_at = ${now}
-        WHERE workspace_id = ${workspaceId} AND id = ${id} AND status IN ('failed', 'dead')
-          AND id >= ${retained(Date.parse(now)).lower} AND id < ${retained(Date.parse(now)).upper}
-        RETURNING endpoint_id, event_id, event_type`
-          return Option.fromNullable(rows[0])
+          const window = retained(Date.parse(now))
+          return yield* SqlSchema.findOne({
+            Request: Schema.Void,
+            Result: ReplayedRow,
+            execute: () =>
+              sql`UPDATE webhook_deliveries
+                SET replay_count = replay_count + 1, updated_at = ${now}
+                WHERE workspace_id = ${workspaceId} AND id = ${id} AND status IN ('failed', 'dead')
+                  AND id >= ${window.lower} AND id < ${window.upper}
+                RETURNING endpoint_id, event_id, event_type`
+          })(undefined)
         },
         dieOnDatabaseError
       )
