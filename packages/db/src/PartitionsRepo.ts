@@ -8,7 +8,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Webhooks } from "@switchboard/domain"
-import { Config, Effect, Option } from "effect"
+import { Config, ConfigError, Effect, Either, Option } from "effect"
 import * as Partitions from "./Partitions.js"
 import { dieOnDatabaseError } from "./Rows.js"
 
@@ -25,13 +25,22 @@ export const MIN_EVENT_RETENTION_DAYS = 90
  * unset (the default) keeps them for good. A month's partition is dropped once its newest event is
  * that old.
  */
-export const eventRetentionDays = Config.option(
-  Config.integer("EVENT_RETENTION_DAYS").pipe(
-    Config.validate({
-      message: `Expected a whole number of days >= ${MIN_EVENT_RETENTION_DAYS}`,
-      validation: (n) => n >= MIN_EVENT_RETENTION_DAYS
-    })
-  )
+export const eventRetentionDays: Config.Config<Option.Option<number>> = Config.mapOrFail(
+  // empty (`EVENT_RETENTION_DAYS=` in a compose file) is unset, as for the other optional settings
+  Config.option(Config.string("EVENT_RETENTION_DAYS")),
+  (value) => {
+    const text = Option.getOrElse(value, () => "").trim()
+    if (text === "") return Either.right(Option.none())
+    const days = /^\d+$/.test(text) ? Number(text) : Number.NaN
+    return days >= MIN_EVENT_RETENTION_DAYS
+      ? Either.right(Option.some(days))
+      : Either.left(
+        ConfigError.InvalidData(
+          ["EVENT_RETENTION_DAYS"],
+          `Expected a whole number of days >= ${MIN_EVENT_RETENTION_DAYS}, or nothing to keep events for good`
+        )
+      )
+  }
 )
 
 /** Each partitioned table with how long its rows are kept (ms; none: for good). */

@@ -1,5 +1,5 @@
 /** An api node: serves HTTP; a cluster client only (hosts no entity). */
-import { MigratedDatabase } from "@switchboard/db"
+import { MigratedDatabase, RetentionSettings } from "@switchboard/db"
 import { Cluster, ClusterAuthConfig } from "@switchboard/entities/protocol"
 import { Launch, MetricsServer, Redis } from "@switchboard/infra"
 import { ProvidersConfig } from "@switchboard/providers/contract"
@@ -23,6 +23,7 @@ Launch.main("api", "switchboard-api", () =>
       IdentityConfig.layerFromEnv,
       Mailer.layerFromEnv,
       ProvidersConfig.layerFromEnv,
+      RetentionSettings.layerFromEnv,
       WebhooksConfig.layerFromEnv
     ]),
     // GET /metrics on its own listener when METRICS_PORT is set (docs/CONFIGURATION.md "Metrics")

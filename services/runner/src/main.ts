@@ -1,5 +1,5 @@
 /** A shard runner: hosts entities; listens for other nodes on `HOST:PORT` (cluster names). */
-import { MigratedDatabase } from "@switchboard/db"
+import { MigratedDatabase, RetentionSettings } from "@switchboard/db"
 import { Cluster, ClusterAuthConfig } from "@switchboard/entities"
 import { Launch, ListenFailure, MetricsServer, Redis } from "@switchboard/infra"
 import { ProvidersConfig, QrConnectionConfig } from "@switchboard/providers"
@@ -23,6 +23,7 @@ Launch.main("runner", "switchboard-runner", () =>
     Layer.provide([
       ClusterAuthConfig.layerFromEnv,
       ProvidersConfig.layerFromEnv,
+      RetentionSettings.layerFromEnv,
       QrConnectionConfig.layerFromEnv,
       WebhooksConfig.layerFromEnv
     ])

@@ -2,7 +2,7 @@
  * `npm start`: the api node and a runner in one process (`SingleRunner`). Embedded database and
  * in-memory Redis stand-ins unless `DATABASE_URL` / `REDIS_URL` are set.
  */
-import { MigratedDatabase } from "@switchboard/db"
+import { MigratedDatabase, RetentionSettings } from "@switchboard/db"
 import { Cluster } from "@switchboard/entities"
 import { Launch, MetricsServer, Redis } from "@switchboard/infra"
 import { ProvidersConfig, QrConnectionConfig } from "@switchboard/providers"
@@ -23,6 +23,7 @@ Launch.main("standalone", "switchboard", () =>
       IdentityConfig.layerFromEnv,
       Mailer.layerFromEnv,
       ProvidersConfig.layerFromEnv,
+      RetentionSettings.layerFromEnv,
       QrConnectionConfig.layerFromEnv,
       WebhooksConfig.layerFromEnv
     ]),
