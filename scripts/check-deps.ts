@@ -14,8 +14,8 @@
  *   starting `Over 350 lines` (e.g. packages/providers/src/qr/QrConnection.ts), and
  * - no id cast (`as X["id"]`, `as X["contact_id"]`, `` as `cnt_${string}` ``) in `packages/*\/src`
  *   and `services/*\/src`: a repo decodes its rows
- *   with the schema that brands their ids; a cast kept on a measured hot path says so with a
- *   `// hot path:` comment on its line or the line above (docs/ARCHITECTURE.md, "Rows decode to
+ *   with the schema that brands their ids, and a hot path types an id with a check (`Ids.isId`),
+ *   so no cast is left and none is allowed (docs/ARCHITECTURE.md, "Rows decode to
  *   domain types").
  *
  * `npm run check:deps` prints every violation (file and line or import) and exits 1;
@@ -255,13 +255,9 @@ const ID_CASTS = [
   /\bas\s+`[a-z]+_\$\{string\}`/g
 ]
 
-/** Marks a cast kept on a measured hot path, on its line or the line above, with where it is measured. */
-export const HOT_PATH = "// hot path:"
-
 /**
  * The lines (1-based) of `file` that cast an id (`as X["id"]`, `as X["contact_id"]`,
- * `` as `cnt_${string}` ``, in code: not in a comment or a string) without a `// hot path:` comment
- * on the line or the line above.
+ * `` as `cnt_${string}` ``, in code: not in a comment or a string).
  */
 export const idCastsOf = (file: SourceFile): ReadonlyArray<number> => {
   const lines = file.text.split("\n")
@@ -271,8 +267,7 @@ export const idCastsOf = (file: SourceFile): ReadonlyArray<number> => {
     const inCode = ID_CASTS.some((pattern) =>
       [...line.matchAll(pattern)].some((match) => code[index]!.startsWith("as", match.index))
     )
-    const marked = line.includes(HOT_PATH) || (index > 0 && lines[index - 1]!.includes(HOT_PATH))
-    if (inCode && !marked) found.push(index + 1)
+    if (inCode) found.push(index + 1)
   })
   return found
 }
@@ -300,7 +295,7 @@ const handlerFileOf = (contractPath: string) =>
   contractPath.replace(/^packages\/api\/src\/(\w+)Api\.ts$/, "services/api/src/handlers/$1Handlers.ts")
 
 /**
- * Violations of the source rules: no `any` and no id cast off a marked hot path in `packages/*\/src`
+ * Violations of the source rules: no `any` and no id cast in `packages/*\/src`
  * and `services/*\/src`, the line limit in `packages/*\/src`, namespaces only in the barrels of `NAMESPACE_BARRELS`, one
  * `HttpApiGroup` per contract file of `packages/api/src`, its class named after the file, and one
  * `HttpApiBuilder.group` per handler file of `services/api/src`, the file named after the contract
@@ -328,7 +323,7 @@ export const checkSources = (workspace: ReadonlyArray<WorkspacePackage>): Readon
       })
       for (const line of idCastsOf(file)) {
         violations.push(
-          `${file.path}:${line}: casts an id (as X["id"], as \`x_\${string}\`): decode the row in its repo (its schema brands the id), or mark a measured hot path with "${HOT_PATH} ..." on the line or the line above (docs/ARCHITECTURE.md "Rows decode to domain types")`
+          `${file.path}:${line}: casts an id (as X["id"], as \`x_\${string}\`): decode it where it enters (a row's schema, the contract's IdRef) or check it with Ids.isId on a hot path (docs/ARCHITECTURE.md "Rows decode to domain types")`
         )
       }
       const groups = pkg.dir === "packages/api" ? groupsOf(file, "contract").length : 0
@@ -433,6 +428,6 @@ if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(resolve(p
   }
   const files = workspace.reduce((n, pkg) => n + pkg.files.length, 0)
   console.log(
-    `check-deps: ${workspace.length} packages, ${files} files: imports declared and downward; no \`any\`, no id cast off a marked hot path, no file over ${MAX_LINES} lines unexplained, namespace barrels, one HttpApiGroup per contract file and one handler file per group`
+    `check-deps: ${workspace.length} packages, ${files} files: imports declared and downward; no \`any\`, no id cast, no file over ${MAX_LINES} lines unexplained, namespace barrels, one HttpApiGroup per contract file and one handler file per group`
   )
 }

@@ -1,7 +1,7 @@
 /**
  * The package rules of the README's "Architecture" section, on this checkout's sources
  * (`scripts/check-deps.ts`), and proof on fixtures that the checker finds each kind of violation:
- * imports against the layers, `any`, id casts off a marked hot path, files over 350 lines that do
+ * imports against the layers, `any`, id casts, files over 350 lines that do
  * not say why, and contract or handler files with more than one group.
  */
 import { assert, describe, it } from "@effect/vitest"
@@ -107,13 +107,13 @@ describe("package sources", () => {
     ])
   })
 
-  it("reports an id cast (as X[\"id\"], as X[\"..._id\"], as `x_${string}`) in code unless a hot path comment on its line or the line above marks it", () => {
+  it("reports every id cast (as X[\"id\"], as X[\"..._id\"], as `x_${string}`) in code, a hot path's too", () => {
     const violations = checkSources([
       pkg("@switchboard/db", "packages/db", {}, {
         "Cast.ts": [
           `export const a = (r: Row) => r.id as Message["id"]`,
           `export const b = (r: Row) => ({ id: r.id as Channel['id'] })`,
-          `// hot path: too far above`,
+          `// hot path: a comment excuses nothing`,
           ``,
           `export const c = r.id as Contact["id"]`,
           // a member named ..._id, a namespaced type, and a template literal id type count too
@@ -139,7 +139,7 @@ describe("package sources", () => {
       pkg("@switchboard/service-api", "services/api", {}, { "Out.ts": `export const h = row.id as ApiKey["id"]` })
     ])
     const cast = (at: string) =>
-      `${at}: casts an id (as X["id"], as \`x_\${string}\`): decode the row in its repo (its schema brands the id), or mark a measured hot path with "// hot path: ..." on the line or the line above (docs/ARCHITECTURE.md "Rows decode to domain types")`
+      `${at}: casts an id (as X["id"], as \`x_\${string}\`): decode it where it enters (a row's schema, the contract's IdRef) or check it with Ids.isId on a hot path (docs/ARCHITECTURE.md "Rows decode to domain types")`
     assert.deepStrictEqual(violations, [
       cast("packages/db/src/Cast.ts:1"),
       cast("packages/db/src/Cast.ts:2"),
@@ -147,6 +147,9 @@ describe("package sources", () => {
       cast("packages/db/src/Cast.ts:6"),
       cast("packages/db/src/Cast.ts:7"),
       cast("packages/db/src/Cast.ts:8"),
+      // a hot path types its ids with a check (Ids.isId), never a cast
+      cast("packages/db/src/Marked.ts:2"),
+      cast("packages/db/src/Marked.ts:3"),
       // services are held to the same rule
       cast("services/api/src/Out.ts:1")
     ])

@@ -10,8 +10,8 @@
  */
 import { SqlClient } from "@effect/sql"
 import { LidAddress, type QrWarmUp } from "@switchboard/domain"
-import { Effect } from "effect"
-import { dieOnDatabaseError } from "./Rows.js"
+import { Effect, Schema } from "effect"
+import { dieOnDatabaseError, TimestampColumn } from "./Rows.js"
 
 export interface WarmUpFacts {
   /** epoch ms of the number's link; `null` when not linked yet */
@@ -40,16 +40,23 @@ const toOverride = (mode: string | null, max: number | null): QrWarmUp.WarmUpOve
   mode === "off" ? { _tag: "Off" } : mode === "capped" && max !== null ? { _tag: "Capped", max } : { _tag: "Default" }
 
 /** The columns of `channels` and `qr_warm_up_overrides` the facts are read from. */
-export interface WarmUpFactsColumns {
-  readonly linked_at: Date | string | null
-  readonly mode: string | null
-  readonly max_per_day: number | null
-  readonly timelock_until: Date | string | null
-  readonly total: number | null
-  readonly used: number | null
-  readonly cycle_ends_at: Date | string | null
-  readonly reported_at: Date | string | null
-}
+const WarmUpFactsRow = Schema.Struct({
+  linked_at: Schema.NullOr(TimestampColumn),
+  mode: Schema.NullOr(Schema.String),
+  max_per_day: Schema.NullOr(Schema.Number),
+  timelock_until: Schema.NullOr(TimestampColumn),
+  total: Schema.NullOr(Schema.Number),
+  used: Schema.NullOr(Schema.Number),
+  cycle_ends_at: Schema.NullOr(TimestampColumn),
+  reported_at: Schema.NullOr(TimestampColumn)
+})
+export type WarmUpFactsColumns = typeof WarmUpFactsRow.Type
+
+/** `facts`' row: the columns, and whether the recipient wrote to the channel. */
+const decodeFacts = Schema.decodeUnknown(
+  Schema.Array(Schema.Struct({ ...WarmUpFactsRow.fields, known: Schema.Boolean }))
+)
+const decodeSendTimes = Schema.decodeUnknown(Schema.Array(Schema.Struct({ at: TimestampColumn })))
 
 /** The facts of a channel's row (`undefined`: no such channel). */
 export const toWarmUpFacts = (row: WarmUpFactsColumns | undefined, recipientKnown: boolean): WarmUpFacts => ({
@@ -75,22 +82,21 @@ export class QrWarmUpRepo extends Effect.Service<QrWarmUpRepo>()("@switchboard/d
     const facts = Effect.fn("QrWarmUpRepo.facts")(function*(channelId: string, to: string | null) {
       // a reply to a contact WhatsApp named by LID alone addresses its LID
       const lid = to === null ? undefined : LidAddress.addressedLid(to)
-      const rows = yield* sql<
-        WarmUpFactsColumns & { known: boolean }
-      >`SELECT c.qr_linked_at AS linked_at, o.mode, o.max_per_day, c.qr_timelock_until AS timelock_until,
+      const rows =
+        yield* sql`SELECT c.qr_linked_at AS linked_at, o.mode, o.max_per_day, c.qr_timelock_until AS timelock_until,
           c.qr_new_chat_total AS total, c.qr_new_chat_used AS used,
           c.qr_new_chat_cycle_ends_at AS cycle_ends_at, c.qr_restriction_reported_at AS reported_at,
           ${
-        to === null ? sql`false` : sql`EXISTS (SELECT 1 FROM conversations cv
+          to === null ? sql`false` : sql`EXISTS (SELECT 1 FROM conversations cv
             JOIN contacts ct ON ct.id = cv.contact_id
             WHERE cv.channel_id = c.id AND ct.workspace_id = c.workspace_id AND ${
-          lid === undefined ? sql`ct.phone_number = ${to}` : sql`ct.whatsapp_lid = ${lid}`
-        }
+            lid === undefined ? sql`ct.phone_number = ${to}` : sql`ct.whatsapp_lid = ${lid}`
+          }
               AND cv.last_inbound_at IS NOT NULL)`
-      } AS known
+        } AS known
         FROM channels c LEFT JOIN qr_warm_up_overrides o ON o.channel_id = c.id
         WHERE c.id = ${channelId}`
-      const row = rows[0]
+      const row = (yield* decodeFacts(rows))[0]
       return toWarmUpFacts(row, row?.known === true)
     }, dieOnDatabaseError)
 
@@ -102,13 +108,13 @@ export class QrWarmUpRepo extends Effect.Service<QrWarmUpRepo>()("@switchboard/d
      * workspace's (workspace_id, created_at) index, instead of scanning the channel's history.
      */
     const newContactSends = Effect.fn("QrWarmUpRepo.newContactSends")(function*(channelId: string, since: string) {
-      const rows = yield* sql<{ at: Date | string }>`SELECT m.created_at AS at
+      const rows = yield* sql`SELECT m.created_at AS at
         FROM channels c JOIN conversations cv ON cv.channel_id = c.id
           JOIN messages m ON m.conversation_id = cv.id
         WHERE c.id = ${channelId} AND cv.last_inbound_at IS NULL
           AND m.workspace_id = c.workspace_id AND m.direction = 'outbound' AND m.created_at > ${since}
           AND m.status NOT IN ('cancelled', 'expired')`
-      return rows.map((r) => new Date(r.at).getTime())
+      return (yield* decodeSendTimes(rows)).map((r) => new Date(r.at).getTime())
     }, dieOnDatabaseError)
 
     /** Sets the channel's override (`Default` removes it). */

@@ -216,7 +216,8 @@ describe("status events written by the transition's statement", () => {
           { id: sent.id, to: "read", at },
           { id: read.id, to: "delivered", at }, // late: never back
           { id: queued.id, to: "delivered", at }, // not sent yet: not allowed
-          { id: "msg_01JD7X6F3Q9T2M5N8R4V0W1Y2Z", to: "read", at } // unknown
+          { id: "msg_01JD7X6F3Q9T2M5N8R4V0W1Y2Z", to: "read", at }, // unknown
+          { id: "3EB0C4A5F1D2B7E8", to: "read", at } // a provider's id of a message we did not send
         ])
         assert.deepStrictEqual(
           moves.map((m) => [m.id, m.from, m.status, m.provider]).sort(),

@@ -45,6 +45,15 @@ export const Id = <const P extends IdPrefix>(prefix: P) =>
     })
   )
 
+/**
+ * A type guard for one kind of id, e.g. `isId("msg")`: whether a string is well formed, typing it
+ * when it is. Same rule as `Id`, for a hot path that checks its own rows' ids without a decode.
+ */
+export const isId = <const P extends IdPrefix>(prefix: P) => {
+  const form = new RegExp(`^${prefix}_${ULID}$`)
+  return (s: string): s is `${P}_${string}` => form.test(s)
+}
+
 /** The refusal of an id reference that is not well formed: it names nothing (docs/API.md "Errors"). */
 export const unknownIdMessage = (prefix: IdPrefix): string =>
   `Names nothing: expected an id of the form ${prefix}_ followed by 26 ULID characters`
