@@ -1941,6 +1941,43 @@ export const RESPONSES: Readonly<Record<string, ResponseExample>> = {
       "created_at": "2026-01-15T09:30:00.000Z"
     }
   },
+  "auth.register": {
+    "status": 201,
+    "body": {
+      "user": {
+        "id": "usr_01JF0000000000000000000002",
+        "object": "user",
+        "email": "grace@example.com",
+        "name": "Grace",
+        "email_verified_at": null,
+        "status": "active",
+        "created_at": "2026-01-15T09:30:00.000Z"
+      },
+      "workspace": {
+        "id": "ws_01JF0000000000000000000002",
+        "object": "workspace",
+        "name": "Grace's Bakery",
+        "plan": "free",
+        "status": "active",
+        "created_at": "2026-01-15T09:30:00.000Z",
+        "updated_at": "2026-01-15T09:30:00.000Z"
+      }
+    }
+  },
+  "auth.verifyEmail": {
+    "status": 200,
+    "body": {
+      "user": {
+        "id": "usr_01JF0000000000000000000002",
+        "object": "user",
+        "email": "grace@example.com",
+        "name": "Grace",
+        "email_verified_at": "2026-01-15T09:30:00.000Z",
+        "status": "active",
+        "created_at": "2026-01-15T09:30:00.000Z"
+      }
+    }
+  },
   "session.logout": {
     "status": 204
   }

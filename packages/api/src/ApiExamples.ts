@@ -34,6 +34,8 @@ const PHONE = "+4915112345678"
 const CSV_BASE64 = "cGhvbmVfbnVtYmVyLG5hbWUKKzQ5MTUxMTIzNDU2OTksR3JhY2UKMDE1MSAyMzQ1Njc4OCxMaW51cwo="
 /** A webhook receiver (test/apiExamples.test.ts runs one on this machine and shows its URL as this). */
 export const WEBHOOK_URL = "https://hooks.example.com/switchboard"
+/** The token of the e-mail that verifies a new account's address (the story reads it from the test mailbox). */
+export const VERIFY_TOKEN = "x".repeat(43)
 /** A session's tokens in examples (test/apiExamples.test.ts shows every real one as these). */
 export const ACCESS_TOKEN = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ1c3JfMDFKRjAwMDAwMDAwMDAwMDAwMDAwMDAwMDEifQ.c2lnbmF0dXJl"
 export const REFRESH_TOKEN = "rt_" + "x".repeat(43)
@@ -138,5 +140,14 @@ export const REQUESTS: ReadonlyArray<readonly [operationId: string, request: Req
   ["channels.archive", { path: { channelId: ch(2) } }],
   ["apiKeys.revoke", { path: { keyId: exampleId("key", 2) } }],
   ["sandbox.revoke", { path: { sessionId: exampleId("sbx", 1) } }],
+  ["auth.register", {
+    body: {
+      email: "grace@example.com",
+      password: "correct horse battery staple",
+      name: "Grace",
+      workspace_name: "Grace's Bakery"
+    }
+  }],
+  ["auth.verifyEmail", { body: { token: VERIFY_TOKEN } }],
   ["session.logout", {}]
 ]
