@@ -83,6 +83,6 @@ describe("QR sockets and AsyncLocalStorage", () => {
         const after = reachableStorages()
         // one shared by every socket at most (made the first time Baileys' module ran)
         assert.isAtMost(after - before, 1, `${after - before} AsyncLocalStorage left after ${CYCLES} sockets`)
-      }))
+      }), 180_000) // each cycle a login, a decrypt and a close: 3-5 s apiece at a full run's load (60 s was hit)
   })
 })
