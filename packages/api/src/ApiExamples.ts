@@ -61,6 +61,10 @@ export const REQUESTS: ReadonlyArray<readonly [operationId: string, request: Req
   ["messages.send", { body: { to: PHONE, text: { body: "Your order #1042 has shipped." } } }],
   ["messages.get", { path: { messageId: exampleId("msg", 1) } }],
   ["messages.list", { query: { direction: "outbound", limit: "10" } }],
+  // the body is the file's bytes as they are (`Content-Type: image/png`), not JSON
+  ["media.upload", { query: { filename: "menu.png" } }],
+  ["media.get", { path: { mediaId: exampleId("med", 1) } }],
+  ["media.content", { path: { mediaId: exampleId("med", 1) } }],
   ["sandbox.inbound", {
     path: { sessionId: exampleId("sbx", 1) },
     body: { from: PHONE, text: { body: "Thanks! When does it arrive?" } }
