@@ -112,7 +112,7 @@ const settled: Record<string, (body: any) => boolean> = {
   "contactImports.list": (b) => Array.isArray(b?.data) && b.data.every((j: any) => j.status === "completed")
 }
 
-/** The picture `media.upload`'s example uploads: its bytes as the body, not JSON. */
+/** The file an example with a file body (`media.upload`) uploads: its bytes as the body, not JSON. */
 const PICTURE = readFileSync(join(root, "docs", "examples", "picture.png"))
 
 /** `POST /v1/media` with the picture, answered as `request` answers. */
@@ -161,7 +161,7 @@ describe("API examples", () => {
           // the fixture's own ids come first in the story (`usr_..01`, `ws_..01`, `key_..01`)
           places.normalize({ user: user.userId, workspace: user.workspaceId, key: key.id })
           const recorded: Record<string, ApiExamples.ResponseExample> = {}
-          for (const [id] of ApiExamples.REQUESTS) {
+          for (const [id, requestExample] of ApiExamples.REQUESTS) {
             const { method, op, path } = operations.get(id)!
             // the request as the served document shows it
             const parameters: Array<any> = op.parameters ?? []
@@ -185,7 +185,7 @@ describe("API examples", () => {
               })
             // the e-mail's token, which the example shows as a placeholder
             if (id === "auth.verifyEmail") places.see(yield* mailedToken("grace@example.com"), ApiExamples.VERIFY_TOKEN)
-            let reply = yield* (id === "media.upload" ? upload(`${url}?${query}`, key.secret) : send())
+            let reply = yield* (requestExample.file !== undefined ? upload(`${url}?${query}`, key.secret) : send())
             const expected = Object.entries<any>(op.responses).find(([, r]) =>
               r.content?.["application/json"]?.example !== undefined
             )

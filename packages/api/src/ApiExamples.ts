@@ -12,11 +12,13 @@
  * a running server and fails when an answer no longer matches its example.
  */
 
-/** What a request example sends: path parameters, query parameters, a JSON body. */
+/** What a request example sends: path parameters, query parameters, a JSON body or a file's bytes. */
 export interface RequestExample {
   readonly path?: Readonly<Record<string, string>>
   readonly query?: Readonly<Record<string, string>>
   readonly body?: unknown
+  /** a body that is a file's bytes as they are, not JSON (`POST /v1/media`): its type and what it is */
+  readonly file?: { readonly contentType: string; readonly shown: string }
 }
 
 /** What a response example shows: its status and its JSON body (none for an empty answer). */
@@ -61,8 +63,10 @@ export const REQUESTS: ReadonlyArray<readonly [operationId: string, request: Req
   ["messages.send", { body: { to: PHONE, text: { body: "Your order #1042 has shipped." } } }],
   ["messages.get", { path: { messageId: exampleId("msg", 1) } }],
   ["messages.list", { query: { direction: "outbound", limit: "10" } }],
-  // the body is the file's bytes as they are (`Content-Type: image/png`), not JSON
-  ["media.upload", { query: { filename: "menu.png" } }],
+  ["media.upload", {
+    query: { filename: "menu.png" },
+    file: { contentType: "image/png", shown: "<the bytes of menu.png>" }
+  }],
   ["media.get", { path: { mediaId: exampleId("med", 1) } }],
   ["media.content", { path: { mediaId: exampleId("med", 1) } }],
   ["sandbox.inbound", {
