@@ -128,6 +128,8 @@ const templateInputs = (): ReadonlyArray<string> => {
     join(db, "Database.ts"),
     join(db, "EmbeddedTemplate.ts"),
     join(db, "Migrations.ts"),
+    // the migrations to partitions and every start's months ahead run its statements
+    join(db, "Partitions.ts"),
     ...readdirSync(join(root, db, "migrations")).map((file) => join(db, "migrations", file))
   ].sort()
 }

@@ -100,7 +100,9 @@ export const open = (
           if (Option.isNone(frame)) {
             return yield* Effect.dieMessage(
               // each frame's data too: a state frame says why the stream ended
-              `stream ended before ${event}; saw ${frames.map((f) => `${f.event} ${JSON.stringify(f.data)}`).join(", ")}`
+              `stream ended before ${event}; saw ${
+                frames.map((f) => `${f.event} ${JSON.stringify(f.data)}`).join(", ")
+              }`
             )
           }
           if (frame.value.event === event) return frame.value
