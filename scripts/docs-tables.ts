@@ -229,7 +229,9 @@ const apiExamples = () => {
       "",
       "```http",
       `${w.method} ${path}${query === "" ? "" : `?${query}`}`,
-      ...(request.body === undefined
+      ...(request.file !== undefined
+        ? [`Content-Type: ${request.file.contentType}`, "", request.file.shown]
+        : request.body === undefined
         ? []
         : ["Content-Type: application/json", "", JSON.stringify(request.body, null, 2)]),
       "```",

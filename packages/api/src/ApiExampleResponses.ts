@@ -574,6 +574,43 @@ export const RESPONSES: Readonly<Record<string, ResponseExample>> = {
       }
     }
   },
+  "media.upload": {
+    "status": 201,
+    "body": {
+      "id": "med_01JF0000000000000000000001",
+      "object": "media",
+      "kind": "image",
+      "mime_type": "image/png",
+      "size_bytes": 79,
+      "sha256": "807def2a22b60fd8f6bfe125d33e36adba41bbb1754f9c03f840293a8420fe12",
+      "filename": "menu.png",
+      "status": "ready",
+      "failure_reason": null,
+      "message_id": null,
+      "created_at": "2026-01-15T09:30:00.000Z",
+      "expires_at": "2026-01-15T09:30:00.000Z"
+    }
+  },
+  "media.get": {
+    "status": 200,
+    "body": {
+      "id": "med_01JF0000000000000000000001",
+      "object": "media",
+      "kind": "image",
+      "mime_type": "image/png",
+      "size_bytes": 79,
+      "sha256": "807def2a22b60fd8f6bfe125d33e36adba41bbb1754f9c03f840293a8420fe12",
+      "filename": "menu.png",
+      "status": "ready",
+      "failure_reason": null,
+      "message_id": null,
+      "created_at": "2026-01-15T09:30:00.000Z",
+      "expires_at": "2026-01-15T09:30:00.000Z"
+    }
+  },
+  "media.content": {
+    "status": 200
+  },
   "sandbox.inbound": {
     "status": 202
   },
@@ -1057,7 +1094,7 @@ export const RESPONSES: Readonly<Record<string, ResponseExample>> = {
           "remaining": 1
         },
         "media_bytes": {
-          "used": 0,
+          "used": 79,
           "limit": null,
           "unlimited": true,
           "remaining": null
@@ -1939,6 +1976,43 @@ export const RESPONSES: Readonly<Record<string, ResponseExample>> = {
       ],
       "expires_at": "2026-01-15T09:30:00.000Z",
       "created_at": "2026-01-15T09:30:00.000Z"
+    }
+  },
+  "auth.register": {
+    "status": 201,
+    "body": {
+      "user": {
+        "id": "usr_01JF0000000000000000000002",
+        "object": "user",
+        "email": "grace@example.com",
+        "name": "Grace",
+        "email_verified_at": null,
+        "status": "active",
+        "created_at": "2026-01-15T09:30:00.000Z"
+      },
+      "workspace": {
+        "id": "ws_01JF0000000000000000000002",
+        "object": "workspace",
+        "name": "Grace's Bakery",
+        "plan": "free",
+        "status": "active",
+        "created_at": "2026-01-15T09:30:00.000Z",
+        "updated_at": "2026-01-15T09:30:00.000Z"
+      }
+    }
+  },
+  "auth.verifyEmail": {
+    "status": 200,
+    "body": {
+      "user": {
+        "id": "usr_01JF0000000000000000000002",
+        "object": "user",
+        "email": "grace@example.com",
+        "name": "Grace",
+        "email_verified_at": "2026-01-15T09:30:00.000Z",
+        "status": "active",
+        "created_at": "2026-01-15T09:30:00.000Z"
+      }
     }
   },
   "session.logout": {

@@ -12,11 +12,13 @@
  * a running server and fails when an answer no longer matches its example.
  */
 
-/** What a request example sends: path parameters, query parameters, a JSON body. */
+/** What a request example sends: path parameters, query parameters, a JSON body or a file's bytes. */
 export interface RequestExample {
   readonly path?: Readonly<Record<string, string>>
   readonly query?: Readonly<Record<string, string>>
   readonly body?: unknown
+  /** a body that is a file's bytes as they are, not JSON (`POST /v1/media`): its type and what it is */
+  readonly file?: { readonly contentType: string; readonly shown: string }
 }
 
 /** What a response example shows: its status and its JSON body (none for an empty answer). */
@@ -34,6 +36,8 @@ const PHONE = "+4915112345678"
 const CSV_BASE64 = "cGhvbmVfbnVtYmVyLG5hbWUKKzQ5MTUxMTIzNDU2OTksR3JhY2UKMDE1MSAyMzQ1Njc4OCxMaW51cwo="
 /** A webhook receiver (test/apiExamples.test.ts runs one on this machine and shows its URL as this). */
 export const WEBHOOK_URL = "https://hooks.example.com/switchboard"
+/** The token of the e-mail that verifies a new account's address (the story reads it from the test mailbox). */
+export const VERIFY_TOKEN = "x".repeat(43)
 /** A session's tokens in examples (test/apiExamples.test.ts shows every real one as these). */
 export const ACCESS_TOKEN = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ1c3JfMDFKRjAwMDAwMDAwMDAwMDAwMDAwMDAwMDEifQ.c2lnbmF0dXJl"
 export const REFRESH_TOKEN = "rt_" + "x".repeat(43)
@@ -59,6 +63,12 @@ export const REQUESTS: ReadonlyArray<readonly [operationId: string, request: Req
   ["messages.send", { body: { to: PHONE, text: { body: "Your order #1042 has shipped." } } }],
   ["messages.get", { path: { messageId: exampleId("msg", 1) } }],
   ["messages.list", { query: { direction: "outbound", limit: "10" } }],
+  ["media.upload", {
+    query: { filename: "menu.png" },
+    file: { contentType: "image/png", shown: "<the bytes of menu.png>" }
+  }],
+  ["media.get", { path: { mediaId: exampleId("med", 1) } }],
+  ["media.content", { path: { mediaId: exampleId("med", 1) } }],
   ["sandbox.inbound", {
     path: { sessionId: exampleId("sbx", 1) },
     body: { from: PHONE, text: { body: "Thanks! When does it arrive?" } }
@@ -138,5 +148,14 @@ export const REQUESTS: ReadonlyArray<readonly [operationId: string, request: Req
   ["channels.archive", { path: { channelId: ch(2) } }],
   ["apiKeys.revoke", { path: { keyId: exampleId("key", 2) } }],
   ["sandbox.revoke", { path: { sessionId: exampleId("sbx", 1) } }],
+  ["auth.register", {
+    body: {
+      email: "grace@example.com",
+      password: "correct horse battery staple",
+      name: "Grace",
+      workspace_name: "Grace's Bakery"
+    }
+  }],
+  ["auth.verifyEmail", { body: { token: VERIFY_TOKEN } }],
   ["session.logout", {}]
 ]
