@@ -18,9 +18,9 @@ import { join, resolve } from "node:path"
 import pg from "pg"
 import { type FakeContact, FakeWhatsApp } from "./fake-whatsapp/index.js"
 import * as PgProxy from "./support/PgProxy.js"
-import { parse, total } from "./support/PrometheusParser.js"
 import { admin, call, freePort, READY_DEADLINE_MS, startService, waitFor } from "./support/Processes.js"
 import type { ServiceProcess } from "./support/Processes.js"
+import { parse, total } from "./support/PrometheusParser.js"
 
 const url = testDatabaseUrl()
 const PASSWORD = "correct horse battery staple"

@@ -74,7 +74,9 @@ export const inboundContent = (event: Inbound): MessageContent.InboundContent =>
   sender: event.sender,
   body: event.body,
   quotedProviderMessageId: event.quotedProviderMessageId,
-  at: event.at
+  at: event.at,
+  ...(event.groupChat == null ? {} : { groupChat: event.groupChat }),
+  ...(event.mentions === undefined ? {} : { mentions: event.mentions })
 })
 
 /** An inbound text from a phone number (the common case; tests, simulated networks). */

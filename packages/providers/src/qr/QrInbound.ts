@@ -17,7 +17,12 @@ import type { QrConnectionEvent } from "./QrConnectionEvent.js"
 import type { RawReceipt } from "./QrReceipts.js"
 
 /** What is ignored on purpose every day (logged at debug level; counted like the rest). */
-const ROUTINE_IGNORED: ReadonlySet<IgnoredReason> = new Set(["group", "status_broadcast", "broadcast", "newsletter"])
+const ROUTINE_IGNORED: ReadonlySet<IgnoredReason> = new Set([
+  "group_update",
+  "status_broadcast",
+  "broadcast",
+  "newsletter"
+])
 
 export const make = (options: {
   readonly channelId: string
@@ -70,7 +75,7 @@ export const make = (options: {
         const translated = fromBaileys(m, now)
         if (translated._tag === "ignored") {
           yield* InboundMetrics.countInbound(translated.type, "ignored", translated.reason)
-          // group chats and status posts are routine on any busy number: their lines are debug
+          // group notices and status posts are routine on any busy number: their lines are debug
           const log = ROUTINE_IGNORED.has(translated.reason) ? Effect.logDebug : Effect.logInfo
           yield* log("qr inbound message ignored").pipe(Effect.annotateLogs({
             ...annotations,
