@@ -6,7 +6,7 @@
  */
 import { assert, describe, layer } from "@effect/vitest"
 import * as TestDatabase from "@switchboard/db/testing"
-import { QrAuthStateRepo } from "@switchboard/providers"
+import { QrAuthStateRepo, type QrConnectionEvent } from "@switchboard/providers"
 import { Effect, Layer, Logger } from "effect"
 import { FakeWhatsApp } from "../fake-whatsapp/index.js"
 import { connect, is, newChannelId, type Observed, pair } from "./QrHarness.js"
@@ -69,6 +69,66 @@ describe("QR group chats", () => {
         assert.deepStrictEqual(content.sender, { phoneNumber: carol.number, whatsappLid: carol.lidUser })
         assert.deepStrictEqual(content.groupChat, { whatsappGroupId: lidGroup.id })
         assert.deepStrictEqual(content.mentions, [{ phoneNumber: null, whatsappLid: dave.lidUser }])
+      }))
+
+    it.scoped("reports the group chats the number is in when the link opens, with roles and settings", () =>
+      Effect.gen(function*() {
+        const wa = yield* FakeWhatsApp.scoped()
+        const alice = wa.contact("+447700900411")
+        const bob = wa.contact("+447700900412")
+        const team = wa.group({
+          subject: "Team",
+          members: [alice, bob],
+          admins: [alice],
+          description: "Orders and shifts",
+          announceOnly: true,
+          weAreAdmin: true
+        })
+        wa.group({ subject: "Old", members: [alice], withoutUs: true })
+        const a = yield* connect(wa, { channelId: yield* newChannelId })
+        yield* pair(wa, a)
+
+        const synced = yield* a.next(is("group_chats", (e) => e.complete), "the group chats at link open")
+        assert.deepStrictEqual(synced.left, [])
+        assert.deepStrictEqual(synced.groupChats, [{
+          whatsappGroupId: team.id,
+          subject: "Team",
+          description: "Orders and shifts",
+          announceOnly: true,
+          isAdmin: true,
+          participants: [
+            { phoneNumber: alice.number, whatsappLid: null, role: "superadmin" },
+            { phoneNumber: bob.number, whatsappLid: null, role: "member" }
+          ]
+        }])
+      }))
+
+    it.scoped("reports a group again when WhatsApp notifies a change, and as left once our number is removed", () =>
+      Effect.gen(function*() {
+        const { a, wa } = yield* paired
+        const alice = wa.contact("+447700900421")
+        const carol = wa.contact("+447700900423")
+        const team = wa.group({ subject: "Team", members: [alice], admins: [alice] })
+        const changed = (what: string, where: (e: QrConnectionEvent.QrGroupChatsEvent) => boolean) =>
+          a.next(is("group_chats", (e) => !e.complete && where(e)), what)
+
+        yield* team.adds(carol, { by: alice })
+        const added = yield* changed("carol joined", (e) => e.groupChats[0]?.participants.length === 2)
+        assert.deepStrictEqual(added.groupChats[0]?.participants.map((p) => p.phoneNumber), [
+          alice.number,
+          carol.number
+        ])
+        yield* team.setsSubject("Team 2", { by: alice })
+        yield* changed("the new subject", (e) => e.groupChats[0]?.subject === "Team 2")
+        yield* team.setsAnnounceOnly(true, { by: alice })
+        yield* changed("announce-only", (e) => e.groupChats[0]?.announceOnly === true)
+        yield* team.promotes(undefined, { by: alice })
+        yield* changed("our number promoted", (e) => e.groupChats[0]?.isAdmin === true)
+        yield* team.removes(carol, { by: alice })
+        yield* changed("carol removed", (e) => e.groupChats[0]?.participants.length === 1)
+        yield* team.removesUs({ by: alice })
+        const left = yield* changed("our number removed", (e) => e.left.length > 0)
+        assert.deepStrictEqual([left.left, left.groupChats], [[team.id], []])
       }))
 
     it.scoped("asks a member again for a group message it could not decrypt, and reports it once it can", () =>

@@ -50,6 +50,7 @@ type LaneEvent = Exclude<
   | ChannelProvider.LidMapped
   | ChannelProvider.RestrictionReported
   | ChannelProvider.RecipientChecked
+  | ChannelProvider.GroupChatsReported
 >
 
 const laneOf = (event: LaneEvent): number => {
@@ -244,6 +245,13 @@ export const makeChannelConnection = <E, R>(options: {
       }))
     )
 
+    /** The group chats the number is in (kept from the next step; until then only logged). */
+    const onGroupChats = perEntity((event: ChannelProvider.GroupChatsReported) =>
+      Effect.logDebug("group chats reported").pipe(
+        Effect.annotateLogs({ group_chats: event.groupChats.length, left: event.left.length })
+      )
+    )
+
     /** Keeps WhatsApp's answer to a recipient check, for the channel and on the contact. */
     const onRecipientChecked = perEntity((event: ChannelProvider.RecipientChecked) =>
       kept("recipient check")(recipientChecks.record({
@@ -360,6 +368,8 @@ export const makeChannelConnection = <E, R>(options: {
                 ? inOrder(ticket, onLidMapped(event))
                 : event._tag === "RecipientChecked"
                 ? inOrder(ticket, onRecipientChecked(event))
+                : event._tag === "GroupChatsReported"
+                ? inOrder(ticket, onGroupChats(event))
                 : event._tag === "Receipt"
                 // written with the runner's other receipts (`ReceiptBatches`, which keeps them too)
                 ? moves.receipt(event, handled(ticket))
