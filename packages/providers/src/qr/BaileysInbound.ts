@@ -6,9 +6,8 @@
  *
  * Ignored on purpose (the caller counts them in `switchboard_inbound_messages_total` with
  * `outcome="ignored"` and the reason, and logs them):
- * - `group_update`: WhatsApp's notice of a change in a group (a stub without content); the group
- *   is read again instead (`QrGroupChats`). A group's messages are content with `groupChat`, the
- *   participant who wrote as `sender`, and `mentions`.
+ * - `group_update`: a change notice of a group (a stub), read again instead (`QrGroupChats`). A
+ *   group's messages are content with `groupChat`, the participant as `sender`, and `mentions`.
  * - `status_broadcast`, `broadcast`, `newsletter`: status posts, broadcast lists' echo and
  *   channels. A status post names its poster in `participant`/`remoteJidAlt`, so the chat is
  *   checked before any sender: a status by a LID-addressed contact never becomes a direct message.
@@ -321,11 +320,7 @@ export const fromBaileys = (message: WAMessage, now: number): Translation => {
   const at = seconds > 0 ? seconds * 1000 : now
   if (!content || type === null) {
     const awaiting = awaitingKind(message)
-    if (awaiting === undefined) {
-      return group === null
-        ? ignored("no_content")
-        : ignored("group_update", key.participant ?? null)
-    }
+    if (awaiting === undefined) return group ? ignored("group_update", key.participant ?? null) : ignored("no_content")
     if (sender === null) return ignored("no_sender")
     const body = { _tag: "unsupported", kind: awaiting } as const
     return {
