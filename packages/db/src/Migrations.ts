@@ -36,6 +36,7 @@ import m0100 from "./migrations/0100_media_usage_index.js"
 import m0110 from "./migrations/0110_qr_recipient_checks.js"
 import m0120 from "./migrations/0120_one_index_per_channel_queue.js"
 import m0137 from "./migrations/0137_channel_call_policy.js"
+import m0140 from "./migrations/0140_group_chats.js"
 
 export const migrations = {
   "0001_create_workspaces": m0001,
@@ -68,7 +69,8 @@ export const migrations = {
   "0100_media_usage_index": m0100,
   "0110_qr_recipient_checks": m0110,
   "0120_one_index_per_channel_queue": m0120,
-  "0137_channel_call_policy": m0137
+  "0137_channel_call_policy": m0137,
+  "0140_group_chats": m0140
 }
 
 export const TABLE = "switchboard_migrations"

@@ -47,3 +47,45 @@ export const InboundGroupChat = Schema.Struct({
   whatsappGroupId: Schema.String
 })
 export type InboundGroupChat = typeof InboundGroupChat.Type
+
+/** A participant of a group chat (docs/API.md "Group chats"): a contact of the workspace, and its role. */
+export const GroupChatParticipant = Schema.Struct({
+  contact_id: Id("cnt"),
+  phone_number: Schema.NullOr(E164),
+  whatsapp_lid: Schema.NullOr(Schema.String).annotations({
+    description: "WhatsApp's private id of the participant (LID), when WhatsApp named them by it"
+  }),
+  role: GroupChatRole
+}).annotations({ identifier: "GroupChatParticipant" })
+export type GroupChatParticipant = typeof GroupChatParticipant.Type
+
+const groupChatFields = {
+  id: Id("gch"),
+  object: Schema.Literal("group_chat"),
+  channel_id: Id("ch"),
+  whatsapp_group_id: Schema.String.annotations({
+    description: "WhatsApp's id of the group (the part before `@g.us`); unique per channel"
+  }),
+  subject: Schema.String.annotations({ description: "The group's name, as its admins set it" }),
+  description: Schema.NullOr(Schema.String),
+  participant_count: Schema.Number.annotations({ description: "Participants other than the channel's number" }),
+  is_admin: Schema.Boolean.annotations({ description: "The channel's number is an admin of the group" }),
+  announce_only: Schema.Boolean.annotations({
+    description: "Only admins may write: sends are refused unless `is_admin` (409 `group_chat_announce_only`)"
+  }),
+  is_participant: Schema.Boolean.annotations({
+    description:
+      "The channel's number is in the group; `false` once it left or was removed (sends are refused: 409 `not_a_participant`; the history stays)"
+  }),
+  created_at: Timestamp,
+  updated_at: Timestamp
+}
+
+/** A group chat the channel's number is in (or was in), synced from WhatsApp. */
+export class GroupChat extends Schema.Class<GroupChat>("GroupChat")(groupChatFields) {}
+
+/** A group chat with its participants (`GET /v1/group-chats/{id}`). */
+export class GroupChatDetail extends Schema.Class<GroupChatDetail>("GroupChatDetail")({
+  ...groupChatFields,
+  participants: Schema.Array(GroupChatParticipant)
+}) {}
