@@ -12,11 +12,11 @@
  *     flock /tmp/sb-bench.lock npm run bench:qrsoak -- --channels 250 --minutes 20 --reconnect-every 120
  */
 import { Effect } from "effect"
-import { readdirSync } from "node:fs"
+import { readdirSync, writeFileSync } from "node:fs"
 import { FakeWhatsApp } from "../test/fake-whatsapp/index.js"
 import { call } from "../test/support/Processes.js"
 import { connectInspector, type MemoryUsage } from "./lib/Inspector.js"
-import { numberFlag, record } from "./lib/Measure.js"
+import { flag, numberFlag, record } from "./lib/Measure.js"
 import { openStream, qrEnv, trustFakeWhatsApp, until } from "./lib/QrTrack.js"
 import { type Stack, startStack } from "./lib/Stack.js"
 
@@ -24,6 +24,8 @@ const CHANNELS = numberFlag("channels", 250)
 const MINUTES = numberFlag("minutes", 20)
 const RECONNECT_EVERY_S = numberFlag("reconnect-every", 120)
 const SAMPLE_S = numberFlag("sample", 30)
+/** where to write the runner's log (at `info`) at the end (`--runner-log <file>`) */
+const RUNNER_LOG = flag("runner-log") as string | undefined
 /** pairings under way at once */
 const PAIRING = numberFlag("pair-concurrency", 8)
 /** the window compared at each end, minutes */
@@ -95,7 +97,11 @@ const main = async () => {
     name: "qrsoak",
     runners: 1,
     env: qrEnv(wa),
-    runnerEnv: () => ({ NODE_OPTIONS: "--inspect=127.0.0.1:0" }),
+    runnerEnv: () => ({
+      NODE_OPTIONS: "--inspect=127.0.0.1:0",
+      // the links' openings and closings are info lines
+      ...(RUNNER_LOG === undefined ? {} : { LOG_LEVEL: "info" })
+    }),
     runnerPreload: [trustFakeWhatsApp]
   })
   try {
@@ -163,6 +169,8 @@ const main = async () => {
     }))
     inspector.close()
   } finally {
+    // what the runner said (its links opening and closing), for a run whose logins outnumber its reconnects
+    if (RUNNER_LOG !== undefined) writeFileSync(RUNNER_LOG, stack.runners.map((r) => r.output()).join("\n---\n"))
     await stack.stop()
     await wa.stop()
   }

@@ -5,9 +5,6 @@
  *     distinct Idempotency-Key per request;
  * (b) `lib/BareSend.ts`: a bare `node:http` server doing the same durable work in one
  *     transaction on the same database, answering the same JSON.
- * (c) the same bare server with the api node's group commit lever (`BARE_GROUP_COMMIT=1`: the
- *     sends of a window share one transaction), so a/c compares like with like when the api node
- *     shares its writes' statements (`SEND_GROUP_COMMIT`, off by default: set it to `true` to measure it).
  *
  * Each run loads a then b at full speed (same connections, same duration), then a then b at a
  * fixed rate (`--rate`, 500/s). Reports accepted/s (2xx), p50/p99, CPU per accepted request
@@ -15,7 +12,7 @@
  *
  *   npm run bench:send -- [--runs 3] [--duration 20] [--connections 20] [--channels 10]
  *                         [--rate 500] [--rate-connections 50] [--profile DIR]
- *                         [--no-bare-group] [--label NAME]
+ *                         [--label NAME]
  *
  * `--profile DIR`: instead of the comparison, loads (a) for `--duration` seconds with the api
  * node and runner under a CPU profiler (lib/CpuProfileHook.mjs, like `--cpu-prof`; profiles written to DIR when they stop) and prints the
@@ -44,8 +41,6 @@ const channelCount = numberFlag("channels", 10)
 const rate = numberFlag("rate", 500)
 const rateConnections = numberFlag("rate-connections", 50)
 const profileDir = flag("profile")
-/** `--no-bare-group`: skip (c), so each run writes what the runs of earlier trees (without c) wrote */
-const withBareGroup = flag("no-bare-group") === undefined
 const label = flag("label")
 
 const root = resolve(import.meta.dirname, "..")
@@ -207,14 +202,10 @@ const main = async () => {
       return
     }
     const bare = await startBare(stack.dbUrl, stack.workspaceId)
-    const bareGroup = withBareGroup
-      ? await startBare(stack.dbUrl, stack.workspaceId, { BARE_GROUP_COMMIT: "1" })
-      : undefined
     try {
       // warm both up (JIT, pools, the contact and the conversations exist afterwards)
       await load(stack.baseUrl, stack.apiKey, channels, { duration: 3, connections })
       await load(bare.baseUrl, undefined, channels, { duration: 3, connections })
-      if (bareGroup) await load(bareGroup.baseUrl, undefined, channels, { duration: 3, connections })
       const lines: Array<Record<string, any>> = []
       for (let run = 1; run <= runs; run++) {
         const a = await measure(
@@ -240,20 +231,6 @@ const main = async () => {
           [bare.pid]
         )
         console.log(`run ${run} ${describe(`b @${rate}/s      `, bRate)}`)
-        const c = bareGroup &&
-          await measure(() => load(bareGroup.baseUrl, undefined, channels, { duration, connections }), [bareGroup.pid])
-        if (c) console.log(`run ${run} ${describe("c  bare+group ", c)}`)
-        const cRate = bareGroup &&
-          await measure(
-            () =>
-              load(bareGroup.baseUrl, undefined, channels, {
-                duration,
-                connections: rateConnections,
-                overallRate: rate
-              }),
-            [bareGroup.pid]
-          )
-        if (cRate) console.log(`run ${run} ${describe(`c @${rate}/s      `, cRate)}`)
         const { rows } = await stack.db.query<{ n: number }>(
           "SELECT count(*)::int AS n FROM messages WHERE status = 'queued'"
         )
@@ -268,16 +245,11 @@ const main = async () => {
           b,
           a_at_rate: aRate,
           b_at_rate: bRate,
-          c,
-          c_at_rate: cRate,
           ratio: a.accepted_per_s / b.accepted_per_s,
-          ratio_c: c ? a.accepted_per_s / c.accepted_per_s : undefined,
           load_1min: loadavg()[0],
           queued_after_run: rows[0]?.n,
           // what was measured (e.g. the env it ran with), so the record tells the runs apart
-          label: typeof label === "string" ? label : null,
-          group_commit: process.env["SEND_GROUP_COMMIT"] ?? null,
-          group_commit_statements: process.env["SEND_GROUP_COMMIT_STATEMENTS"] ?? null
+          label: typeof label === "string" ? label : null
         }
         record("send", line)
         lines.push(line)
@@ -286,17 +258,7 @@ const main = async () => {
       console.log(`\nsummary over ${runs} runs (median [min–max]), ${connections} connections, ${duration} s each:`)
       console.log(`  a accepted/s      ${s((l) => l.a.accepted_per_s)}`)
       console.log(`  b accepted/s      ${s((l) => l.b.accepted_per_s)}`)
-      if (bareGroup) console.log(`  c accepted/s      ${s((l) => l.c.accepted_per_s)}`)
       console.log(`  ratio a/b         ${s((l) => l.ratio, 3)}`)
-      if (bareGroup) console.log(`  ratio a/c         ${s((l) => l.ratio_c, 3)}`)
-      if (bareGroup) console.log(`  c p50 / p99 ms    ${s((l) => l.c.p50_ms)} / ${s((l) => l.c.p99_ms)}`)
-      if (bareGroup) {
-        console.log(
-          `  c CPU ms/accepted ${s((l) => l.c.cpu_ms_per_accepted, 2)}, postgres ${
-            s((l) => l.c.postgres_cpu_ms_per_accepted, 2)
-          }; at ${rate}/s ${s((l) => l.c_at_rate.accepted_per_s)} accepted/s p99 ${s((l) => l.c_at_rate.p99_ms)} ms`
-        )
-      }
       console.log(`  a p50 / p99 ms    ${s((l) => l.a.p50_ms)} / ${s((l) => l.a.p99_ms)}`)
       console.log(`  b p50 / p99 ms    ${s((l) => l.b.p50_ms)} / ${s((l) => l.b.p99_ms)}`)
       console.log(
@@ -320,7 +282,6 @@ const main = async () => {
       )
     } finally {
       await bare.stop()
-      await bareGroup?.stop()
     }
   } finally {
     await stack.stop()

@@ -106,9 +106,9 @@ describe.skipIf(url === undefined)("QR input waiting for the database across the
   }
 
   /**
-   * Texts sent while the proxy refuses connections, each taken by the runner: acknowledged to
-   * WhatsApp, the runner says it waits for the database, and its gauge counts them (a text waits
-   * behind another of its lane without a log line of its own, so the lines are not counted).
+   * Texts sent while the proxy refuses connections, each taken by the runner: it says it waits for
+   * the database, and its gauge counts them (a text waiting behind another of its lane has no log
+   * line of its own, so the lines are not counted).
    */
   const textsDuringOutage = async (label: string, count: number) => {
     const mark = runner!.output().length
@@ -117,11 +117,11 @@ describe.skipIf(url === undefined)("QR input waiting for the database across the
     await until(
       `the runner holding ${count} texts`,
       async () =>
-        ids.every((id) => wa.messageAcks.some((ack) => ack.id === id)) &&
         runner!.output().slice(mark).includes("inbound message waits for the database") && (await waiting()) >= count,
       30_000
-    ).catch((error) => {
-      throw new Error(`${error}\n${runner!.output().slice(-4000)}`)
+    ).catch(async (error) => {
+      const gauge = await waiting().catch((e) => String(e))
+      throw new Error(`${error} (the runner's gauge: ${gauge})\n${runner!.output().slice(-4000)}`)
     })
     return ids
   }

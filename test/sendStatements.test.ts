@@ -11,13 +11,6 @@ import { Context, Effect, FiberRef, FiberRefs, Layer, Option } from "effect"
 import { api, refused, sandboxSetup } from "./support/Fixtures.js"
 import * as TestApp from "./support/TestApp.js"
 
-// group commit is off by default (docs/CONFIGURATION.md `SEND_GROUP_COMMIT`); this file measures it on, whatever the env says
-process.env["SEND_GROUP_COMMIT"] = "true"
-// one shared statement in flight: the sends that reach their writes while it runs must share the
-// next one. With several in flight, 12 concurrent sends can each find a slot free when they come a
-// few ms apart (CI, 2026-11-27: 12 statements); the leader's own tests cover several in flight.
-process.env["SEND_GROUP_COMMIT_STATEMENTS"] = "1"
-
 /** The statements each `POST /v1/messages` ran (on its own fiber or those it forked), in order. */
 const recorded: Array<string> = []
 const recording = Statement.setTransformer((statement, _sql, refs) => {
@@ -82,52 +75,6 @@ describe("the send's statements", () => {
             statements.join("\n")
           )
         }
-      }))
-
-    it.effect("writes concurrent sends in fewer statements than sends, each answered with its own message", () =>
-      Effect.gen(function*() {
-        const numbers = Array.from({ length: 12 }, (_, i) => `+49151000002${String(i).padStart(2, "0")}`)
-        const { key } = yield* sandboxSetup(numbers)
-        const client = yield* api(key)
-        recorded.length = 0
-        const sent = yield* Effect.forEach(
-          numbers,
-          (to) =>
-            client.messages.send({
-              payload: { to, text: { body: `for ${to}` } },
-              headers: { "idempotency-key": `group-${to}` }
-            }),
-          { concurrency: "unbounded" }
-        )
-        // the writes' statements: one send's (`WITH claim AS`) or several sends' (`WITH s0_claim AS`)
-        const writes = recorded.filter((s) => /^WITH (s0_)?claim AS/.test(s))
-        assert.isAtLeast(writes.length, 1)
-        assert.isBelow(writes.length, numbers.length, firstWords(recorded).join("\n"))
-        assert.deepStrictEqual(
-          sent.map((m) => [m.to, m.text?.body, m.status]),
-          numbers.map((to) => [to, `for ${to}`, "queued"])
-        )
-        assert.strictEqual(new Set(sent.map((m) => m.id)).size, numbers.length)
-        assert.strictEqual(new Set(sent.map((m) => m.contact_id)).size, numbers.length)
-        assert.strictEqual(new Set(sent.map((m) => m.conversation_id)).size, numbers.length)
-        // each is stored as answered, and its key replays its own message
-        for (const [i, to] of numbers.entries()) {
-          const stored = yield* client.messages.get({ path: { messageId: sent[i]!.id } })
-          assert.deepStrictEqual([stored.to, stored.contact_id, stored.conversation_id], [
-            to,
-            sent[i]!.contact_id,
-            sent[i]!.conversation_id
-          ])
-          const [replayed, response] = yield* client.messages.send({
-            payload: { to, text: { body: `for ${to}` } },
-            headers: { "idempotency-key": `group-${to}` },
-            withResponse: true
-          })
-          assert.strictEqual(response.headers["idempotent-replay"], "true")
-          assert.deepStrictEqual([replayed.id, replayed.contact_id], [sent[i]!.id, sent[i]!.contact_id])
-        }
-        const contacts = yield* client.contacts.list({ urlParams: {} })
-        assert.deepStrictEqual(contacts.data.map((c) => c.phone_number).sort(), [...numbers].sort())
       }))
 
     it.effect("refuses a send to a new number beyond the plan's contacts, and still sends to known ones", () =>

@@ -64,7 +64,6 @@ const send = async (body: any, key: string) => {
     channelNumbers.set(channelId, rows.rows[0].phone_number)
   }
   const from = channelNumbers.get(channelId) ?? null
-  if (groupCommit) return shared({ body, key, from, now, nowMs })
   const client = await pool.connect()
   try {
     await client.query("BEGIN")
@@ -213,55 +212,6 @@ const work = async (client: pg.PoolClient, { body, from, key, now, nowMs }: Send
     return { status: 201, body: message }
   }
 }
-
-/**
- * `BARE_GROUP_COMMIT=1`: the same lever as the api node's group commit (`SEND_GROUP_COMMIT`),
- * in the bare server's terms: a send that finds no batch running is written at once, alone; the
- * sends that arrive meanwhile are written together next, in ONE transaction (one BEGIN, one
- * COMMIT and its WAL flush for all of them; each send's statements stay its own, on that one
- * connection). A conflicting key writes nothing of its send; a failed batch is rolled back and
- * its sends written again one by one.
- */
-const groupCommit = process.env["BARE_GROUP_COMMIT"] === "1"
-const MAX_BATCH = 32
-const waiting: Array<{ readonly send: Send; readonly done: (a: Answer) => void; readonly fail: (e: unknown) => void }> =
-  []
-let leading = false
-
-const inTransaction = async (sends: ReadonlyArray<Send>) => {
-  const client = await pool.connect()
-  try {
-    await client.query("BEGIN")
-    const answers: Array<Answer> = []
-    for (const one of sends) answers.push(await work(client, one))
-    await client.query("COMMIT")
-    return answers
-  } catch (error) {
-    await client.query("ROLLBACK").catch(() => undefined)
-    throw error
-  } finally {
-    client.release()
-  }
-}
-
-const shared = (send: Send) =>
-  new Promise<Answer>((done, fail) => {
-    waiting.push({ send, done, fail })
-    if (leading) return
-    leading = true
-    void (async () => {
-      while (waiting.length > 0) {
-        const batch = waiting.splice(0, MAX_BATCH)
-        try {
-          const answers = await inTransaction(batch.map((b) => b.send))
-          batch.forEach((b, i) => b.done(answers[i]!))
-        } catch {
-          for (const b of batch) await inTransaction([b.send]).then(([a]) => b.done(a!), b.fail)
-        }
-      }
-      leading = false
-    })()
-  })
 
 const server = createServer((req, res) => {
   if (req.method !== "POST" || req.url !== "/v1/messages") return answer(res, 404, { error: { code: "NOT_FOUND" } })

@@ -54,13 +54,6 @@ export const startChaosStack = async (options: ChaosOptions): Promise<ChaosStack
     SANDBOX_NUMBERS: Array.from({ length: channelCount }, (_, i) => `+155504100${String(i).padStart(2, "0")}`).join(
       ","
     ),
-    // the send path's group commit as the test run sets it (`SEND_GROUP_COMMIT=true npx vitest ...`)
-    ...Object.fromEntries(
-      ["SEND_GROUP_COMMIT", "SEND_GROUP_COMMIT_STATEMENTS"].flatMap((k) => {
-        const value = process.env[k]
-        return value === undefined ? [] : [[k, value]]
-      })
-    ),
     ...options.env
   }
   const runners: Array<ServiceProcess> = []

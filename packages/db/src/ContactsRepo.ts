@@ -58,12 +58,9 @@ const decodeRows = Schema.decodeUnknown(Schema.Array(ContactRow))
  * the statement's snapshot: a next statement sees it.
  */
 export const ContactCtes = {
-  /**
-   * The workspace's contact with this number, or with this WhatsApp LID when one is given.
-   * `prefix` starts the names of the CTEs (several sends' writes in one statement, `SendWritesRepo`).
-   */
-  found: (sql: SqlClient.SqlClient, workspaceId: string, phone: string, lid?: string, prefix = "") =>
-    sql`${sql.literal(`${prefix}contact_found`)} AS (
+  /** The workspace's contact with this number, or with this WhatsApp LID when one is given. */
+  found: (sql: SqlClient.SqlClient, workspaceId: string, phone: string, lid?: string) =>
+    sql`contact_found AS (
       SELECT id FROM contacts WHERE workspace_id = ${workspaceId}
         AND ${lid === undefined ? sql`phone_number = ${phone}` : sql`whatsapp_lid = ${lid}`}
     )`,
@@ -74,21 +71,16 @@ export const ContactCtes = {
     readonly now: string
     readonly create: Statement.Fragment
     readonly use: Statement.Fragment
-    readonly prefix?: string
-  }) => {
-    const name = (cte: string) => sql.literal(`${input.prefix ?? ""}${cte}`)
-    return sql`${name("contact_new")} AS (
+  }) =>
+    sql`contact_new AS (
       INSERT INTO contacts (id, workspace_id, phone_number, created_at, updated_at)
       SELECT ${input.id}, ${input.workspaceId}, ${input.phone}, ${input.now}, ${input.now}
-      WHERE ${input.create} AND NOT EXISTS (SELECT 1 FROM ${name("contact_found")})
+      WHERE ${input.create} AND NOT EXISTS (SELECT 1 FROM contact_found)
       ON CONFLICT (workspace_id, phone_number) DO NOTHING
       RETURNING id
-    ), ${name("contact")} AS (
-      SELECT id, false AS created FROM ${name("contact_found")} WHERE ${input.use} UNION ALL SELECT id, true FROM ${
-      name("contact_new")
-    }
+    ), contact AS (
+      SELECT id, false AS created FROM contact_found WHERE ${input.use} UNION ALL SELECT id, true FROM contact_new
     )`
-  }
 }
 
 export interface ContactFields {

@@ -9,8 +9,8 @@ import type * as Statement from "@effect/sql/Statement"
 import { ArrivalEvents, Conversations, ConversationStateMachine, Ids, type Pagination } from "@switchboard/domain"
 import { Effect, Option, Schema } from "effect"
 import { EventsRepo } from "./EventsRepo.js"
-import { columnsOfMessage, MessageColumns, messageOfColumns } from "./MessagesRepo.js"
 import { dieOnDatabaseError, iso, isoOrNull, TimestampColumn } from "./Rows.js"
+import { columnsOfMessage, MessageColumns, messageOfColumns } from "./rows/MessageRows.js"
 
 /** The columns of a `conversations` row with its contact's (`view` below) and its unread count. */
 const ConversationColumns = Schema.Struct({
@@ -128,33 +128,28 @@ export const conversationArrivalCtes = (
     readonly contact: Statement.Fragment
     readonly now: string
     readonly inbound: boolean
-    /** starts the names of the CTEs (several sends' writes in one statement, `SendWritesRepo`) */
-    readonly prefix?: string
   }
 ) => {
   const { channelId, contact, id, inbound, now, workspaceId } = input
-  const name = (cte: string) => sql.literal(`${input.prefix ?? ""}${cte}`)
-  return sql`${name("conversation_current")} AS (
+  return sql`conversation_current AS (
       SELECT id, status FROM conversations
       WHERE channel_id = ${channelId} AND contact_id = (SELECT id FROM ${contact}) FOR UPDATE
-    ), ${name("conversation_moved")} AS (
+    ), conversation_moved AS (
       UPDATE conversations c SET status = 'open', updated_at = ${now},
         last_message_at = GREATEST(c.last_message_at, ${now}),
         last_inbound_at = CASE WHEN ${inbound} THEN GREATEST(c.last_inbound_at, ${now}) ELSE c.last_inbound_at END
-      FROM ${name("conversation_current")} cur WHERE c.id = cur.id
+      FROM conversation_current cur WHERE c.id = cur.id
       RETURNING c.id, cur.status AS prior
-    ), ${name("conversation_created")} AS (
+    ), conversation_created AS (
       INSERT INTO conversations (id, workspace_id, channel_id, contact_id, status, last_message_at,
         last_inbound_at, created_at, updated_at)
       SELECT ${id}, ${workspaceId}, ${channelId}, k.id, 'open', ${now}, ${inbound ? now : null}::timestamptz,
         ${now}, ${now}
-      FROM ${contact} WHERE NOT EXISTS (SELECT 1 FROM ${name("conversation_current")})
+      FROM ${contact} WHERE NOT EXISTS (SELECT 1 FROM conversation_current)
       ON CONFLICT (channel_id, contact_id) DO NOTHING
       RETURNING id, NULL::text AS prior
-    ), ${name("conversation")} AS (
-      SELECT id, prior FROM ${name("conversation_moved")} UNION ALL SELECT id, prior FROM ${
-    name("conversation_created")
-  }
+    ), conversation AS (
+      SELECT id, prior FROM conversation_moved UNION ALL SELECT id, prior FROM conversation_created
     )`
 }
 

@@ -13,16 +13,12 @@
 import { SqlClient } from "@effect/sql"
 import type * as Statement from "@effect/sql/Statement"
 import { ArrivalEvents, Events, Ids, LidAddress, type Messaging } from "@switchboard/domain"
-import { Effect, Exit } from "effect"
+import { Effect } from "effect"
 import { ContactCtes } from "./ContactsRepo.js"
 import { conversationArrivalCtes } from "./ConversationsRepo.js"
-import type { DatabaseUnavailable } from "./DatabaseUnavailable.js"
 import { envelopeTemplate, EventsRepo } from "./EventsRepo.js"
-import * as GroupCommit from "./GroupCommit.js"
-import * as GroupCommitLeader from "./GroupCommitLeader.js"
 import type { ClaimRef } from "./IdempotencyRepo.js"
 import { dieOnDatabaseError } from "./Rows.js"
-import { conversationKey, lockOrder, statementsInFlight } from "./SendGroupCommit.js"
 
 export interface SendWrite {
   /**
@@ -65,9 +61,6 @@ interface Row {
 /** A concurrent send that created the same contact or conversation first is seen by a next statement. */
 const ATTEMPTS = 3
 
-/** At most this many sends share a statement (a bound on its parameters, text and locks). */
-const MAX_BATCH = 32
-
 export class SendWritesRepo extends Effect.Service<SendWritesRepo>()("@switchboard/db/SendWritesRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -77,14 +70,13 @@ export class SendWritesRepo extends Effect.Service<SendWritesRepo>()("@switchboa
     /**
      * The events the send may write, as the repositories of the same writes make them
      * (`contactCreatedEvent`, `arrivalEvent`, `queuedEvent`), each with the condition on the
-     * statement's `outcome` (o, the CTE `${prefix}outcome`) under which it is written; their ids
+     * statement's `outcome` (o, the CTE `outcome`) under which it is written; their ids
      * are drawn in the order those writes draw them. A conversation's event names the contact and
      * conversation as they turn out: those members of its envelope are filled in by the statement.
      */
-    const sendEvents = Effect.fn("SendWritesRepo.events")(function*(message: Messaging.Message, prefix: string) {
+    const sendEvents = Effect.fn("SendWritesRepo.events")(function*(message: Messaging.Message) {
       const workspaceId = message.workspace_id
       const createdAt = message.created_at
-      const outcome = sql.literal(`${prefix}outcome`)
       const selects: Array<Statement.Fragment> = []
       const add = (
         id: string,
@@ -100,7 +92,7 @@ export class SendWritesRepo extends Effect.Service<SendWritesRepo>()("@switchboa
               envelopeTemplate({ id, event, createdAt, workspaceId, open: Object.keys(open) }),
               open
             )
-          } AS envelope, ${createdAt}::timestamptz AS created_at FROM ${outcome} o WHERE ${when}`
+          } AS envelope, ${createdAt}::timestamptz AS created_at FROM outcome o WHERE ${when}`
         )
       add(yield* Ids.newId("evt"), sql`o.contact_created`, ArrivalEvents.contactCreatedEvent(message.contact_id))
       // one of these at most: the conversation had one status before the send
@@ -128,14 +120,9 @@ export class SendWritesRepo extends Effect.Service<SendWritesRepo>()("@switchboa
       return sql.join(" UNION ALL ", false)(selects)
     })
 
-    /**
-     * One send's writes as CTEs (to follow `WITH` or a comma), named with `prefix`. `earlier`: the
-     * prefixes of sends before it in the same statement and workspace, whose new contacts count
-     * against the contacts limit as if they had been written first (one snapshot serves them all).
-     */
-    const sendCtes = (input: SendWrite, prefix: string, earlier: ReadonlyArray<string>) => {
+    /** The send's writes as CTEs (to follow `WITH`). */
+    const sendCtes = (input: SendWrite) => {
       const { claim, message: m } = input
-      const n = (cte: string) => sql.literal(`${prefix}${cte}`)
       const workspaceId = m.workspace_id
       const now = m.created_at
       const limit = input.contactsLimit
@@ -146,43 +133,38 @@ export class SendWritesRepo extends Effect.Service<SendWritesRepo>()("@switchboa
       // a reply to a contact WhatsApp named by LID alone goes to its LID: that contact exists (a
       // LID contact is never made by a send)
       const lid = LidAddress.addressedLid(m.to)
-      const earlierNew = earlier.map((p) => sql` + (SELECT count(*)::int FROM ${sql.literal(`${p}contact_new`)})`)
       // every write below is guarded: by the claim (still this request's), by the contacts limit,
       // and by the rows before it (no conversation without a contact, no message without both)
       return sql`${
         claim
-          ? sql`${n("claim")} AS (
+          ? sql`claim AS (
           SELECT key FROM idempotency_keys WHERE workspace_id = ${workspaceId} AND key = ${claim.ref.key}
             AND claim_id = ${claim.ref.claimId} AND state = 'running' FOR UPDATE
-        ), ${n("go")} AS (SELECT EXISTS (SELECT 1 FROM ${n("claim")}) AS ok),`
-          : sql`${n("go")} AS (SELECT true AS ok),`
-      } ${ContactCtes.found(sql, workspaceId, m.to, lid, prefix)}, ${n("room")} AS (
-          SELECT CASE WHEN ${limit}::int IS NULL OR EXISTS (SELECT 1 FROM ${n("contact_found")}) THEN NULL
-            ELSE (SELECT count(*)::int FROM contacts WHERE workspace_id = ${workspaceId})${
-        sql.join("", false)(earlierNew)
-      } END AS used
+        ), go AS (SELECT EXISTS (SELECT 1 FROM claim) AS ok),`
+          : sql`go AS (SELECT true AS ok),`
+      } ${ContactCtes.found(sql, workspaceId, m.to, lid)}, room AS (
+          SELECT CASE WHEN ${limit}::int IS NULL OR EXISTS (SELECT 1 FROM contact_found) THEN NULL
+            ELSE (SELECT count(*)::int FROM contacts WHERE workspace_id = ${workspaceId}) END AS used
         ), ${
         ContactCtes.ofNumber(sql, {
           id: newContact,
           workspaceId,
           phone: m.to,
           now,
-          create: sql`(SELECT ok FROM ${n("go")}) AND (SELECT used IS NULL OR used < ${limit}::int FROM ${n("room")})
+          create: sql`(SELECT ok FROM go) AND (SELECT used IS NULL OR used < ${limit}::int FROM room)
             AND ${lid === undefined}`,
-          use: sql`(SELECT ok FROM ${n("go")})`,
-          prefix
+          use: sql`(SELECT ok FROM go)`
         })
       }, ${
         conversationArrivalCtes(sql, {
           id: newConversation,
           workspaceId,
           channelId: m.channel_id,
-          contact: sql`${n("contact")} k`,
+          contact: sql`contact k`,
           now,
-          inbound: false,
-          prefix
+          inbound: false
         })
-      }, ${n("message")} AS (
+      }, message AS (
           INSERT INTO messages (id, workspace_id, channel_id, conversation_id, contact_id, direction,
             from_number, to_number, type, body, template, category, priority, status, metadata, created_at, updated_at,
             content, reply_to, media_id, media_status)
@@ -192,21 +174,21 @@ export class SendWritesRepo extends Effect.Service<SendWritesRepo>()("@switchboa
             'queued', ${JSON.stringify(m.metadata)}::jsonb, ${now}, ${now},
             ${member === undefined ? null : JSON.stringify(member)}::jsonb, ${m.context.reply_to},
             ${m.media?.id ?? null}, ${m.media?.status ?? null}
-          FROM ${n("contact")} contact, ${n("conversation")} conversation
+          FROM contact contact, conversation conversation
           RETURNING id, contact_id, conversation_id
-        ), ${n("timeline")} AS (
+        ), timeline AS (
           INSERT INTO message_transitions (message_id, from_state, to_state, at)
-          SELECT id, NULL, 'queued', ${now} FROM ${n("message")}
-        ), ${n("outcome")} AS (
+          SELECT id, NULL, 'queued', ${now} FROM message
+        ), outcome AS (
           SELECT m.contact_id, m.conversation_id, c.created AS contact_created, v.prior
-          FROM ${n("message")} m, ${n("contact")} c, ${n("conversation")} v
+          FROM message m, contact c, conversation v
         )${
         claim
-          ? sql`, ${n("stored")} AS (
+          ? sql`, stored AS (
           UPDATE idempotency_keys k SET state = 'done', response = jsonb_set(jsonb_set(${
             JSON.stringify(claim.response)
           }::jsonb, '{contact_id}', to_jsonb(o.contact_id)), '{conversation_id}', to_jsonb(o.conversation_id))
-          FROM ${n("outcome")} o
+          FROM outcome o
           WHERE k.workspace_id = ${workspaceId} AND k.key = ${claim.ref.key} AND k.claim_id = ${claim.ref.claimId}
             AND k.state = 'running'
         )`
@@ -214,34 +196,16 @@ export class SendWritesRepo extends Effect.Service<SendWritesRepo>()("@switchboa
       }`
     }
 
-    /**
-     * The statement of one send (`prefixed` false: its CTEs named as they always were) or of
-     * several, each send's CTEs named `s<i>_`; one row per send, with its index `i`. Their events
-     * share the outbox write.
-     */
-    const statement = (sends: ReadonlyArray<{ readonly input: SendWrite; readonly emitted: Statement.Fragment }>) => {
-      const prefixOf = (i: number) => sends.length === 1 ? "" : `s${i}_`
-      const ctes = sends.map(({ input }, i) =>
-        sendCtes(
-          input,
-          prefixOf(i),
-          sends.slice(0, i).flatMap((s, j) =>
-            s.input.message.workspace_id === input.message.workspace_id ? [prefixOf(j)] : []
-          )
-        )
-      )
-      const rows = sends.map((_, i) => {
-        const n = (cte: string) => sql.literal(`${prefixOf(i)}${cte}`)
-        return sql`SELECT ${i}::int AS i, g.ok AS claimed, r.used AS contacts_used, o.contact_id, o.contact_created,
-          o.conversation_id FROM ${n("go")} g, ${n("room")} r LEFT JOIN ${n("outcome")} o ON true`
-      })
-      return sql<Row & { readonly i: number }>`WITH ${sql.join(", ", false)(ctes)}, emitted AS (
-          ${sql.join(" UNION ALL ", false)(sends.map((s) => s.emitted))}
-        ), ${events.outboxCtes(sql`SELECT id, workspace_id, type, object_id, envelope, created_at FROM emitted`)}
-        SELECT w.*, ${events.outboxWoken} AS woken FROM (${sql.join(" UNION ALL ", false)(rows)}) w`
-    }
+    /** The send's statement: its writes, their events' outbox write, and one row saying what happened. */
+    const statement = (input: SendWrite, emitted: Statement.Fragment) =>
+      sql<Row>`WITH ${sendCtes(input)}, emitted AS (${emitted}), ${
+        events.outboxCtes(sql`SELECT id, workspace_id, type, object_id, envelope, created_at FROM emitted`)
+      }
+        SELECT g.ok AS claimed, r.used AS contacts_used, o.contact_id, o.contact_created, o.conversation_id,
+          ${events.outboxWoken} AS woken
+        FROM go g, room r LEFT JOIN outcome o ON true`
 
-    /** What one send's row says: `undefined` when nothing was written and a next statement should try again. */
+    /** What the send's row says: `undefined` when nothing was written and a next statement should try again. */
     const outcomeOf = (input: SendWrite, row: Row): SendWritten | undefined => {
       if (!row.claimed) return { _tag: "ClaimLost" }
       if (row.contact_id !== null && row.conversation_id !== null) {
@@ -265,72 +229,16 @@ export class SendWritesRepo extends Effect.Service<SendWritesRepo>()("@switchboa
 
     /** Writes the send (see the module's comment); call it alone or inside the send's transaction. */
     const write = Effect.fn("SendWritesRepo.write")(function*(input: SendWrite) {
-      const emitted = yield* sendEvents(input.message, "")
+      const emitted = yield* sendEvents(input.message)
       for (let attempt = 1;; attempt++) {
-        const row = (yield* statement([{ input, emitted }]))[0]!
+        const row = (yield* statement(input, emitted))[0]!
         const written = outcomeOf(input, row)
         if (written !== undefined) return written
         if (attempt === ATTEMPTS) return yield* Effect.dieMessage("the send's contact or conversation kept racing")
       }
     }, dieOnDatabaseError)
 
-    /**
-     * Several sends' writes in as few statements as they allow: one per round, a conversation (a
-     * channel and a recipient) at most once per round, since one statement cannot lock and
-     * update a row twice. Each send's CTEs and guards are those of `write`; the sends of a
-     * statement share its snapshot, its commit and its outbox write. A send the statement did not
-     * settle (a contact or conversation made meanwhile, or by an earlier send of the same
-     * statement) is written again on its own, and so is every send of a statement that failed
-     * (a deadlock with another writer, a lost connection): one send's failure is its own.
-     * Outside a transaction only.
-     */
-    const writeMany = Effect.fn("SendWritesRepo.writeMany")(function*(inputs: ReadonlyArray<SendWrite>) {
-      const results: Array<Exit.Exit<SendWritten, DatabaseUnavailable>> = []
-      const alone = (i: number) => Effect.map(Effect.exit(write(inputs[i]!)), (exit) => void (results[i] = exit))
-      for (const inRound of GroupCommit.rounds(inputs, conversationKey)) {
-        const round = [...inRound].sort((i, j) => lockOrder(inputs[i]!, inputs[j]!))
-        if (round.length === 1) {
-          yield* alone(round[0]!)
-          continue
-        }
-        const sends = yield* Effect.forEach(
-          round,
-          (i, at) =>
-            Effect.map(sendEvents(inputs[i]!.message, `s${at}_`), (emitted) => ({ input: inputs[i]!, emitted }))
-        )
-        const rows = yield* Effect.either(statement(sends))
-        if (rows._tag === "Left") {
-          yield* Effect.forEach(round, alone, { concurrency: "unbounded", discard: true })
-          continue
-        }
-        const retry: Array<number> = []
-        for (const row of rows.right) {
-          const i = round[row.i]!
-          const written = outcomeOf(inputs[i]!, row)
-          if (written === undefined) retry.push(i)
-          else results[i] = Exit.succeed(written)
-        }
-        yield* Effect.forEach(retry, alone, { concurrency: "unbounded", discard: true })
-      }
-      return inputs.map((_, i) => results[i] ?? Exit.die(new Error("a send of the group was not written")))
-    })
-
-    /**
-     * `write`, sharing its statement with the api node's concurrent sends (`GroupCommitLeader`):
-     * alone, it is `write`; under load, one statement serves the sends that reached their writes
-     * while the statements before ran (`SEND_GROUP_COMMIT_STATEMENTS` of them at once). A
-     * conversation is in one running statement at most: a send to it waits for the one before to
-     * commit, so one conversation's sends are written in the order they came. Outside a
-     * transaction only. `SEND_GROUP_COMMIT=false` turns it off (the send path then calls `write`).
-     */
-    const writeShared = GroupCommitLeader.make({
-      write: writeMany,
-      key: conversationKey,
-      maxBatch: MAX_BATCH,
-      maxInFlight: yield* statementsInFlight
-    })
-
-    return { write, writeMany, writeShared } as const
+    return { write } as const
   }),
   dependencies: [EventsRepo.Default]
 }) {}

@@ -11,15 +11,18 @@
  * `lid-mapping.update`); an inbound message that names both does too.
  */
 import { ChannelsRepo, EventsRepo, LidRepo, Transactions } from "@switchboard/db"
-import { Events, Schemas } from "@switchboard/domain"
+import { type Contacts, Events, Schemas } from "@switchboard/domain"
 import { Clock, Effect, Option } from "effect"
 
-const updated = (id: string, changes: { merged?: string; changed?: ReadonlyArray<"phone_number" | "whatsapp_lid"> }) =>
+const updated = (
+  id: Contacts.Contact["id"],
+  changes: { merged?: Contacts.Contact["id"]; changed?: ReadonlyArray<"phone_number" | "whatsapp_lid"> }
+) =>
   Events.DomainEvent.make("contact.updated", {
     object: "contact",
-    object_id: id as `cnt_${string}`,
-    contact_id: id as `cnt_${string}`,
-    ...(changes.merged === undefined ? {} : { merged_contact_id: changes.merged as `cnt_${string}` }),
+    object_id: id,
+    contact_id: id,
+    ...(changes.merged === undefined ? {} : { merged_contact_id: changes.merged }),
     ...(changes.changed === undefined ? {} : { changed: changes.changed })
   })
 
@@ -40,7 +43,7 @@ export class LidMappings extends Effect.Service<LidMappings>()("@switchboard/ent
         yield* lids.remember(channelId, lid, phone, now)
         const byLid = yield* lids.byLid(workspaceId, lid)
         const byPhone = yield* lids.byPhone(workspaceId, phone)
-        const emit = (id: string, changes: Parameters<typeof updated>[1]) =>
+        const emit = (id: Contacts.Contact["id"], changes: Parameters<typeof updated>[1]) =>
           events.append({ workspaceId, event: updated(id, changes), occurredAt: now })
         if (Option.isNone(byLid)) {
           if (Option.isSome(byPhone) && byPhone.value.whatsapp_lid === null) {

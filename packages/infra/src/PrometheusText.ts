@@ -9,7 +9,8 @@
  *   `+Inf`, then `_sum` and `_count`; a summary is `quantile` lines, `_sum` and `_count`; a
  *   frequency is a counter with one series per word (label `value`);
  * - one `# HELP` (the metric's description) and one `# TYPE` line per metric name, before its
- *   samples; label values and help text escaped as the format asks.
+ *   samples; label values and help text escaped as the format asks;
+ * - each series once: registry keys that render alike are merged (`merged`).
  */
 import type { MetricPair } from "effect"
 import { MetricKeyType, MetricState, Option } from "effect"
@@ -20,7 +21,49 @@ interface Family {
   readonly name: string
   readonly kind: Kind
   help: string | undefined
-  readonly lines: Array<string>
+  /** per label set (rendered), the pairs that make that series */
+  readonly series: Map<string, Array<MetricPair.MetricPair.Untyped>>
+}
+
+/**
+ * One state for pairs that render as the same series (the registry can hold two keys that differ
+ * only in what the format does not show, such as the description, and a series twice is an
+ * invalid exposition that Prometheus refuses): counts and histogram buckets added, a gauge's
+ * last value, a summary's first.
+ */
+const merged = (pairs: ReadonlyArray<MetricPair.MetricPair.Untyped>): unknown => {
+  const states: ReadonlyArray<unknown> = pairs.map((p) => p.metricState)
+  const [first] = states
+  if (states.length === 1) return first
+  if (states.every(MetricState.isCounterState)) {
+    const count = states.reduce<number | bigint>(
+      (sum, s) =>
+        typeof sum === "bigint" || typeof s.count === "bigint"
+          ? BigInt(sum) + BigInt(s.count)
+          : sum + s.count,
+      0
+    )
+    return MetricState.counter(count as number)
+  }
+  if (states.every(MetricState.isHistogramState)) {
+    const counts = new Map<number, number>()
+    for (const s of states) for (const [boundary, n] of s.buckets) counts.set(boundary, (counts.get(boundary) ?? 0) + n)
+    return MetricState.histogram({
+      buckets: [...counts].sort(([a], [b]) => a - b),
+      count: states.reduce((n, s) => n + s.count, 0),
+      min: Math.min(...states.map((s) => s.min)),
+      max: Math.max(...states.map((s) => s.max)),
+      sum: states.reduce((n, s) => n + s.sum, 0)
+    })
+  }
+  if (states.every(MetricState.isFrequencyState)) {
+    const occurrences = new Map<string, number>()
+    for (const s of states) {
+      for (const [word, n] of s.occurrences) occurrences.set(word, (occurrences.get(word) ?? 0) + n)
+    }
+    return MetricState.frequency(occurrences)
+  }
+  return MetricState.isGaugeState(first) ? states[states.length - 1] : first
 }
 
 /** A metric name as the format allows it: `[a-zA-Z_:][a-zA-Z0-9_:]*`. */
@@ -76,9 +119,11 @@ const exposedName = (raw: string, kind: Kind) => {
 }
 
 /** The samples of one metric (one set of tags). */
-const samplesOf = (name: string, pair: MetricPair.MetricPair.Untyped): Array<string> => {
-  const tags = pair.metricKey.tags.map((t) => [t.key, t.value] as const)
-  const state: unknown = pair.metricState
+const samplesOf = (
+  name: string,
+  tags: ReadonlyArray<readonly [string, string]>,
+  state: unknown
+): Array<string> => {
   if (MetricState.isCounterState(state)) return [sample(name, tags, state.count)]
   if (MetricState.isGaugeState(state)) return [sample(name, tags, state.value)]
   if (MetricState.isHistogramState(state)) {
@@ -117,7 +162,7 @@ export const render = (pairs: Iterable<MetricPair.MetricPair.Untyped>): string =
     const name = exposedName(pair.metricKey.name, kind)
     let family = families.get(name)
     if (family === undefined) {
-      family = { name, kind, help: undefined, lines: [] }
+      family = { name, kind, help: undefined, series: new Map() }
       families.set(name, family)
     } else if (family.kind !== kind) {
       continue
@@ -125,14 +170,20 @@ export const render = (pairs: Iterable<MetricPair.MetricPair.Untyped>): string =
     if (family.help === undefined && Option.isSome(pair.metricKey.description)) {
       family.help = pair.metricKey.description.value
     }
-    family.lines.push(...samplesOf(name, pair))
+    const series = labels(pair.metricKey.tags.map((t) => [t.key, t.value] as const))
+    const same = family.series.get(series)
+    if (same === undefined) family.series.set(series, [pair])
+    else same.push(pair)
   }
   const out: Array<string> = []
   for (const family of [...families.values()].sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0)) {
-    if (family.lines.length === 0) continue
+    const lines = [...family.series.values()].flatMap((pairs) =>
+      samplesOf(family.name, pairs[0]!.metricKey.tags.map((t) => [t.key, t.value] as const), merged(pairs))
+    )
+    if (lines.length === 0) continue
     out.push(`# HELP ${family.name} ${escapeHelp(family.help ?? family.name)}`)
     out.push(`# TYPE ${family.name} ${family.kind}`)
-    out.push(...family.lines)
+    out.push(...lines)
   }
   return out.length === 0 ? "" : `${out.join("\n")}\n`
 }

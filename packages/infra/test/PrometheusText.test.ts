@@ -90,6 +90,26 @@ describe("PrometheusText", () => {
       assert.strictEqual(total(families, "t6_lag_count"), 3)
     }))
 
+  it.effect("renders each series once when two registry keys differ only in what the format does not show", () =>
+    Effect.gen(function*() {
+      // the same name and tags, two descriptions: two keys in Effect's registry, one series here
+      // (a runner's /metrics once showed effect_fiber_lifetimes twice, which Prometheus refuses)
+      const boundaries = MetricBoundaries.fromIterable([1, 10])
+      yield* Metric.update(Metric.tagged(Metric.histogram("t7_wait", boundaries, "a"), "unit", "ms"), 0.5)
+      yield* Metric.update(Metric.tagged(Metric.histogram("t7_wait", boundaries, "b"), "unit", "ms"), 5)
+      yield* Metric.update(Metric.tagged(Metric.histogram("t7_wait", boundaries, "b"), "unit", "ms"), 50)
+      yield* Metric.incrementBy(Metric.counter("t7_done", { incremental: true, description: "a" }), 2)
+      yield* Metric.incrementBy(Metric.counter("t7_done", { incremental: true, description: "b" }), 3)
+      const families = parse(yield* exposition("t7_"))
+      assert.deepStrictEqual(
+        samples(families, "t7_wait_bucket", { unit: "ms" }).map((s) => [s.labels["le"], s.value]),
+        [["1", 1], ["10", 2], ["+Inf", 3]]
+      )
+      assert.strictEqual(total(families, "t7_wait_sum"), 55.5)
+      assert.strictEqual(total(families, "t7_wait_count"), 3)
+      assert.strictEqual(total(families, "t7_done_total"), 5)
+    }))
+
   it("sanitises names and formats special values", () => {
     assert.strictEqual(PrometheusText.metricName("effect.cluster-entities"), "effect_cluster_entities")
     assert.strictEqual(PrometheusText.labelName("1st"), "_1st")

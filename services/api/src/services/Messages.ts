@@ -1,9 +1,8 @@
 /**
  * The send path: the Idempotency-Key's claim (its own commit), the checks (one statement), then
  * the writes in ONE statement (`SendWritesRepo`: contact, conversation, message `queued`,
- * timeline, events with their webhook deliveries, stored idempotent response), shared with the
- * node's concurrent sends (group commit, `SendWritesRepo.writeShared`), or inside a transaction
- * of its own when a lock must come first (a QR channel, a monthly quota), then a volatile
+ * timeline, events with their webhook deliveries, stored idempotent response), on its own or
+ * inside a transaction of its own when a lock must come first (a QR channel, a monthly quota), then a volatile
  * wake-up of the channel's entity. Reads go straight to Postgres.
  */
 import type { Security } from "@switchboard/api"
@@ -22,7 +21,7 @@ import {
 } from "@switchboard/domain"
 import { ChannelProtocol } from "@switchboard/entities/protocol"
 import { SandboxNumbers } from "@switchboard/providers/contract"
-import { Clock, Config, Effect, Option } from "effect"
+import { Clock, Effect, Option } from "effect"
 import * as SendMetrics from "../SendMetrics.js"
 import { enforcedLimit, refuseBeyond } from "./Entitlements.js"
 import { Idempotency } from "./Idempotency.js"
@@ -54,10 +53,6 @@ export class Messages extends Effect.Service<Messages>()("@switchboard/service-a
     const quota = yield* MessageQuota
     const contents = yield* SendContents
     const channelClient = yield* ChannelProtocol.ChannelEntity.client
-    // concurrent sends share their writes' statement (docs/CONFIGURATION.md, `SEND_GROUP_COMMIT`,
-    // `SEND_GROUP_COMMIT_STATEMENTS` of them in flight); off by default: no gain measured on a quiet
-    // machine (bench/RESULTS.md "Group commit, several statements in flight")
-    const groupCommit = yield* Config.boolean("SEND_GROUP_COMMIT").pipe(Config.withDefault(false), Effect.orDie)
 
     /** Everything that can refuse a send, before anything is written. */
     const check = Effect.fn("Messages.check")(
@@ -206,9 +201,7 @@ export class Messages extends Effect.Service<Messages>()("@switchboard/service-a
                 claim: held && { ref: held.ref, response: yield* held.encode(queued) }
               }
               // one statement, unless the send must first take a lock that serialises it up to
-              // commit: a QR channel's row (its safety cap), the workspace's monthly quota. That
-              // statement is shared with the node's concurrent sends (group commit) unless the
-              // send takes a lock first: those keep a transaction of their own
+              // commit: a QR channel's row (its safety cap), the workspace's monthly quota
               const quotaApplies = quota.applies(channel, entitlements.monthly_message_quota)
               const written = channel.provider === "qr" || quotaApplies
                 ? yield* transactions.run(Effect.gen(function*() {
@@ -216,7 +209,7 @@ export class Messages extends Effect.Service<Messages>()("@switchboard/service-a
                   yield* quota.admit(channel, entitlements.monthly_message_quota)
                   return yield* sendWrites.write(input)
                 }))
-                : yield* (groupCommit ? sendWrites.writeShared(input) : sendWrites.write(input))
+                : yield* sendWrites.write(input)
               switch (written._tag) {
                 case "ClaimLost":
                   return yield* Effect.fail(held!.takenOver())

@@ -1,0 +1,57 @@
+/**
+ * The LID merge (docs/API.md "Contacts"): a contact WhatsApp named by its LID alone is folded into
+ * the contact of the phone number behind that LID, once the mapping is known. Its conversations,
+ * messages, notes and group memberships move over; on a channel where both had a conversation,
+ * the LID contact's is folded into the phone contact's (its messages and notes move, its times are
+ * kept when later); the phone contact keeps its own name, e-mail and attributes and takes the
+ * LID contact's where it has none, and the union of both tags; the LID contact is deleted.
+ *
+ * Several statements (a row cannot be updated twice in one), so run it inside a transaction: the
+ * caller's (`LidMappings.learn`, with the mapping and the `contact.updated` event).
+ */
+import type { SqlClient } from "@effect/sql"
+import type { Contacts } from "@switchboard/domain"
+import { Effect } from "effect"
+
+export interface LidMergeInput {
+  /** the contact known by LID alone */
+  readonly from: Contacts.Contact["id"]
+  /** the phone number's contact, which remains */
+  readonly into: Contacts.Contact["id"]
+  /** the phone number (E.164): inbound messages of `from` without one show it */
+  readonly phone: string
+  readonly lid: string
+  readonly now: string
+}
+
+/** The merge's statements on `sql`, in order (see the module's comment). */
+export const lidMerge = (sql: SqlClient.SqlClient, input: LidMergeInput) =>
+  Effect.gen(function*() {
+    const { from, into, now } = input
+    // a channel where both have a conversation: one conversation, the phone contact's
+    yield* sql`UPDATE messages m SET conversation_id = i.id
+      FROM conversations f JOIN conversations i ON i.channel_id = f.channel_id AND i.contact_id = ${into}
+      WHERE f.contact_id = ${from} AND m.conversation_id = f.id`
+    yield* sql`UPDATE conversation_notes n SET conversation_id = i.id
+      FROM conversations f JOIN conversations i ON i.channel_id = f.channel_id AND i.contact_id = ${into}
+      WHERE f.contact_id = ${from} AND n.conversation_id = f.id`
+    yield* sql`UPDATE conversations i SET
+        last_message_at = GREATEST(i.last_message_at, f.last_message_at),
+        last_inbound_at = GREATEST(i.last_inbound_at, f.last_inbound_at), updated_at = ${now}
+      FROM conversations f WHERE f.channel_id = i.channel_id AND f.contact_id = ${from} AND i.contact_id = ${into}`
+    yield* sql`DELETE FROM conversations f WHERE f.contact_id = ${from}
+      AND EXISTS (SELECT 1 FROM conversations i WHERE i.channel_id = f.channel_id AND i.contact_id = ${into})`
+    yield* sql`UPDATE conversations SET contact_id = ${into}, updated_at = ${now} WHERE contact_id = ${from}`
+    yield* sql`UPDATE messages SET contact_id = ${into},
+        from_number = CASE WHEN direction = 'inbound' THEN COALESCE(from_number, ${input.phone}) ELSE from_number END
+      WHERE contact_id = ${from}`
+    yield* sql`INSERT INTO contact_group_members (group_id, contact_id, created_at)
+      SELECT group_id, ${into}, created_at FROM contact_group_members WHERE contact_id = ${from}
+      ON CONFLICT DO NOTHING`
+    yield* sql`UPDATE contacts i SET name = COALESCE(i.name, f.name), email = COALESCE(i.email, f.email),
+        attributes = f.attributes || i.attributes,
+        tags = ARRAY(SELECT DISTINCT t FROM unnest(i.tags || f.tags) AS u(t) ORDER BY t), updated_at = ${now}
+      FROM contacts f WHERE i.id = ${into} AND f.id = ${from}`
+    yield* sql`DELETE FROM contacts WHERE id = ${from}`
+    yield* sql`UPDATE contacts SET whatsapp_lid = ${input.lid} WHERE id = ${into}`
+  })
