@@ -6,6 +6,7 @@
  */
 import { assert, describe, layer } from "@effect/vitest"
 import * as TestDatabase from "@switchboard/db/testing"
+import { GroupChats } from "@switchboard/domain"
 import { QrAuthStateRepo, type QrConnectionEvent } from "@switchboard/providers"
 import { Effect, Layer, Logger } from "effect"
 import { FakeWhatsApp } from "../fake-whatsapp/index.js"
@@ -129,6 +130,52 @@ describe("QR group chats", () => {
         yield* team.removesUs({ by: alice })
         const left = yield* changed("our number removed", (e) => e.left.length > 0)
         assert.deepStrictEqual([left.left, left.groupChats], [[team.id], []])
+      }))
+
+    it.scoped("sends to a group chat: each member decrypts it with the device's sender key; the first receipts move it", () =>
+      Effect.gen(function*() {
+        const { a, wa } = yield* paired
+        const alice = wa.contact("+447700900431")
+        const bob = wa.contact("+447700900432")
+        const team = wa.group({ subject: "Team", members: [alice, bob] })
+        const to = GroupChats.groupChatAddress(team.id)
+        const decrypted = (id: string) => team.received.filter((r) => r.id === id).map((r) => [r.member, r.text])
+
+        const first = "msg_01JD7X6F3Q9T2M5N8R4V0W1Y2A"
+        yield* a.connection.send({ messageId: first, to, text: "hello team" })
+        yield* wa.until(() => decrypted(first).length === 2)
+        assert.sameDeepMembers(decrypted(first), [[alice.user, "hello team"], [bob.user, "hello team"]])
+        // the second goes under the sender key the members already have
+        const second = "msg_01JD7X6F3Q9T2M5N8R4V0W1Y2B"
+        yield* a.connection.send({ messageId: second, to, text: "and again" })
+        yield* wa.until(() => decrypted(second).length === 2)
+        // sent, then delivered and read once the first member's receipts come (each reported once)
+        yield* a.next(is("receipt", (e) => e.messageId === first && e.status === "read"), "read of the first")
+        const statuses = a.seen.filter(is("receipt", (e) => e.messageId === first)).map((e) => e.status)
+        assert.deepStrictEqual(statuses, ["sent", "delivered", "read"])
+      }))
+
+    it.scoped("a group where only admins write refuses our message; one our number left fails it", () =>
+      Effect.gen(function*() {
+        const { a, wa } = yield* paired
+        const alice = wa.contact("+447700900441")
+        const announce = wa.group({ subject: "News", members: [alice], admins: [alice], announceOnly: true })
+        const messageId = "msg_01JD7X6F3Q9T2M5N8R4V0W1Y2C"
+        yield* a.connection.send({ messageId, to: GroupChats.groupChatAddress(announce.id), text: "may I?" })
+        const rejected = yield* a.next(is("rejected", (e) => e.messageId === messageId), "the refusal")
+        assert.deepStrictEqual([rejected.code, rejected.retryable], ["provider_rejected", false])
+        assert.deepStrictEqual(announce.refused, [messageId])
+
+        const gone = wa.group({ subject: "Gone", members: [alice], withoutUs: true })
+        const failed = yield* Effect.flip(
+          a.connection.send({
+            messageId: "msg_01JD7X6F3Q9T2M5N8R4V0W1Y2D",
+            to: GroupChats.groupChatAddress(gone.id),
+            text: "hello?"
+          })
+        )
+        assert.strictEqual(failed._tag, "QrSendFailed")
+        assert.deepStrictEqual(gone.received, [])
       }))
 
     it.scoped("asks a member again for a group message it could not decrypt, and reports it once it can", () =>

@@ -89,3 +89,12 @@ export class GroupChatDetail extends Schema.Class<GroupChatDetail>("GroupChatDet
   ...groupChatFields,
   participants: Schema.Array(GroupChatParticipant)
 }) {}
+
+/** `120363025246125486` -> `120363025246125486@g.us`: a send's recipient when it goes to a group chat. */
+export const groupChatAddress = (whatsappGroupId: string): string => `${whatsappGroupId}@g.us`
+
+/** The WhatsApp group a recipient names (`<id>@g.us`), or `undefined` for a person. */
+export const addressedGroupChat = (to: string): string | undefined => {
+  const match = /^(\d[\d-]{0,40})@g\.us$/.exec(to)
+  return match ? match[1] : undefined
+}

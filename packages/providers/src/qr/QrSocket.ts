@@ -19,7 +19,7 @@ import { makeBaileysLogger } from "./BaileysLogger.js"
 import type * as QrAuthState from "./QrAuthState.js"
 import { classifyConnectFailure, type QrConnectFailure } from "./QrConnectFailure.js"
 import type { QrConnectionConfig } from "./QrConnectionConfig.js"
-import { ackOf, type RawReceipt, receiptsOf } from "./QrReceipts.js"
+import { ackOf, groupReceiptsOf, type RawReceipt, receiptsOf } from "./QrReceipts.js"
 
 /** The socket as sends see it: set only while its link is open; and the channel's status. */
 export interface QrLink {
@@ -182,6 +182,11 @@ export const open = (options: {
     s.ev.on("lid-mapping.update", ({ lid, pn }) => offer({ _tag: "SocketLidMapping", generation: gen, lid, pn }))
     s.ev.on("messages.update", (updates) => {
       const items = receiptsOf(updates)
+      if (items.length > 0) offer({ _tag: "SocketReceipts", generation: gen, items })
+    })
+    // a participant's receipt of our message in a group chat
+    s.ev.on("message-receipt.update", (updates) => {
+      const items = groupReceiptsOf(updates)
       if (items.length > 0) offer({ _tag: "SocketReceipts", generation: gen, items })
     })
     // WhatsApp's ack of our message, or its refusal (`QrReceipts.ackOf`)
