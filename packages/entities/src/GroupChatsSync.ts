@@ -66,11 +66,12 @@ export class GroupChatsSync extends Effect.Service<GroupChatsSync>()("@switchboa
           yield* repo.markLeft(channelId, { except: input.groupChats.map((g) => g.whatsappGroupId) }, now)
         }
       }))
+      // a mapping the channel already keeps is not learned again (a group's every update lists everyone)
       for (const groupChat of input.groupChats) {
         for (const p of groupChat.participants) {
-          if (p.phoneNumber !== null && p.whatsappLid !== null) {
-            yield* mappings.learn(channelId, p.whatsappLid, p.phoneNumber)
-          }
+          if (p.phoneNumber === null || p.whatsappLid === null) continue
+          const known = yield* lids.mappedPhone(channelId, p.whatsappLid)
+          if (Option.getOrNull(known) !== p.phoneNumber) yield* mappings.learn(channelId, p.whatsappLid, p.phoneNumber)
         }
       }
     })
