@@ -5,8 +5,9 @@
  * promoted or demoted; subject, description or announce-only changed: Baileys' `groups.update`,
  * `group-participants.update`, `groups.upsert`), read with `groupMetadata`. A group WhatsApp no
  * longer describes to us (403 or 404), or whose members no longer include our number, is reported
- * as left. Queries run beside the connection's actor, each bounded by the query timeout; one that
- * fails otherwise is logged and the next change or link open reads the group again.
+ * as left. Queries run beside the connection's actor, one at a time in the order asked (an older
+ * answer never lands after a newer one), each bounded by the query timeout; one that fails
+ * otherwise is logged and the next change or link open reads the group again.
  */
 import type { GroupChats } from "@switchboard/domain"
 import { areJidsSameUser, type GroupMetadata, type GroupParticipant, jidDecode, type WASocket } from "baileys"
@@ -63,6 +64,8 @@ export const make = (options: {
   readonly queryTimeout: Duration.Duration
 }) => {
   const { annotations, channelId, publish } = options
+  /** one read at a time, in the order asked: an older answer never lands after a newer one */
+  const oneAtATime = Effect.unsafeMakeSemaphore(1).withPermits(1)
   const report = (
     groupChats: ReadonlyArray<GroupChats.ProviderGroupChat>,
     left: ReadonlyArray<string>,
@@ -80,18 +83,22 @@ export const make = (options: {
 
   /** Every group our number is in, as the link opens (groups not listed were left meanwhile). */
   const syncAll = (socket: WASocket) =>
-    query("group list", () => socket.groupFetchAllParticipating()).pipe(
-      Effect.flatMap((all) =>
-        report(Object.values(all).flatMap((m) => snapshotOf(m, socket.user ?? {}) ?? []), [], true)
-      ),
-      Effect.catchAll((error) =>
-        Effect.logWarning("qr group chats not read").pipe(Effect.annotateLogs({ ...annotations, error: String(error) }))
+    oneAtATime(
+      query("group list", () => socket.groupFetchAllParticipating()).pipe(
+        Effect.flatMap((all) =>
+          report(Object.values(all).flatMap((m) => snapshotOf(m, socket.user ?? {}) ?? []), [], true)
+        ),
+        Effect.catchAll((error) =>
+          Effect.logWarning("qr group chats not read").pipe(
+            Effect.annotateLogs({ ...annotations, error: String(error) })
+          )
+        )
       )
     )
 
   /** The groups WhatsApp said changed, each read again (or reported left). */
   const refresh = (socket: WASocket, jids: ReadonlyArray<string>) =>
-    Effect.forEach(new Set(jids), (jid) =>
+    oneAtATime(Effect.forEach(new Set(jids), (jid) =>
       query("group metadata", () => socket.groupMetadata(jid)).pipe(
         Effect.flatMap((metadata) => {
           const snapshot = snapshotOf(metadata, socket.user ?? {})
@@ -105,7 +112,7 @@ export const make = (options: {
               Effect.annotateLogs({ ...annotations, group: groupIdOf(jid), error: String(error) })
             )
         })
-      ), { discard: true })
+      ), { discard: true }))
 
   return { syncAll, refresh } as const
 }

@@ -14,7 +14,7 @@ import { Clock, Effect } from "effect"
 import * as InboundMetrics from "../InboundMetrics.js"
 import { fromBaileys, type IgnoredReason } from "./BaileysInbound.js"
 import type { QrConnectionEvent } from "./QrConnectionEvent.js"
-import type { RawReceipt } from "./QrReceipts.js"
+import { groupReceiptsOf, type RawReceipt } from "./QrReceipts.js"
 
 /** What is ignored on purpose every day (logged at debug level; counted like the rest). */
 const ROUTINE_IGNORED: ReadonlySet<IgnoredReason> = new Set([
@@ -68,8 +68,11 @@ export const make = (options: {
         }
         if (m.key.fromMe === true) {
           // ours (or sent from the phone): not inbound. A receipt that came while our own upsert
-          // was buffered is folded into it.
+          // was buffered is folded into it (a group participant's in `userReceipt`).
           if (typeof m.status === "number") yield* options.receipts([{ id: m.key.id, status: m.status }], now)
+          // in a group chat, the participants' receipts are folded in as `userReceipt`
+          const folded = groupReceiptsOf((m.userReceipt ?? []).map((receipt) => ({ key: m.key, receipt })))
+          if (folded.length > 0) yield* options.receipts(folded, now)
           continue
         }
         const translated = fromBaileys(m, now)

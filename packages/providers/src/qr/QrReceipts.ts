@@ -60,13 +60,13 @@ export const groupReceiptsOf = (
 ): ReadonlyArray<RawReceipt> =>
   updates.flatMap(({ key, receipt }) => {
     if (key.fromMe !== true || typeof key.id !== "string") return []
+    // Baileys' event buffer may fold a participant's delivered and read receipts into one update
     const read = "readTimestamp" in receipt && receipt.readTimestamp != null
     const delivered = "receiptTimestamp" in receipt && receipt.receiptTimestamp != null
-    return read
-      ? [{ id: key.id, status: Status.READ }]
-      : delivered
-      ? [{ id: key.id, status: Status.DELIVERY_ACK }]
-      : []
+    return [
+      ...(delivered ? [{ id: key.id, status: Status.DELIVERY_ACK }] : []),
+      ...(read ? [{ id: key.id, status: Status.READ }] : [])
+    ]
   })
 
 /**
