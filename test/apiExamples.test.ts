@@ -38,6 +38,9 @@ const NOT_YET: ReadonlyArray<string> = [
   "qrPairing.safety",
   "qrPairing.stream",
   "qrPairing.logout",
+  // a group chat exists only once a linked number reported it (test/qrGroupChats.test.ts)
+  "groupChats.list",
+  "groupChats.get",
   "contactImports.create",
   "contactImports.list",
   "contactImports.get",
