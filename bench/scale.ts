@@ -115,9 +115,13 @@ const append = () =>
  */
 const tableStats = async () => {
   const rows = await stack.db.query(
-    `SELECT s.relname, s.seq_tup_read::bigint AS seq,
-       (io.heap_blks_hit + io.heap_blks_read + COALESCE(io.idx_blks_hit, 0) + COALESCE(io.idx_blks_read, 0))::bigint AS blocks
-     FROM pg_stat_user_tables s JOIN pg_statio_user_tables io USING (relid) WHERE s.relname = ANY($1)`,
+    // a partitioned table (deliveries, events: docs/OPERATING.md "Partitions and retention") is the sum of its partitions
+    `SELECT COALESCE(p.relname, s.relname) AS relname, sum(s.seq_tup_read)::bigint AS seq,
+       sum(io.heap_blks_hit + io.heap_blks_read + COALESCE(io.idx_blks_hit, 0) + COALESCE(io.idx_blks_read, 0))::bigint
+         AS blocks
+     FROM pg_stat_user_tables s JOIN pg_statio_user_tables io USING (relid)
+     LEFT JOIN pg_inherits i ON i.inhrelid = s.relid LEFT JOIN pg_class p ON p.oid = i.inhparent
+     WHERE COALESCE(p.relname, s.relname) = ANY($1) GROUP BY 1`,
     [TABLES]
   )
   const database = await stack.db.query(

@@ -10,8 +10,9 @@
  * packages that read their own files at run time (the embedded database's WebAssembly), and
  * Baileys, whose one module instance the QR end-to-end seam (`test/qr/trustFakeWhatsApp.ts`,
  * preloaded through tsx) must share with the service to make it trust the fake WhatsApp server.
- * The console's static files are copied to `dist/console/` (services/api/src/Console.ts serves them
- * from there when it runs bundled).
+ * The console (the api's web page, TypeScript on the typed client) is bundled for the browser into
+ * `dist/console/` (scripts/build-console.ts) when a service that serves it is built;
+ * services/api/src/Console.ts serves that folder.
  *
  * `--if-stale` (`npm start`'s `prestart`, the test suite's global setup) builds a service only when
  * a file its bundle was made of changed since its last build (`dist/<name>.build.json` lists them
@@ -21,9 +22,9 @@
  * another builds it finds either the old file or the new one, never half of one.
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs"
-import { createRequire } from "node:module"
 import { dirname, join, relative, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
+import { buildConsole, isConsoleFresh } from "./build-console.js"
 
 export const root = resolve(dirname(fileURLToPath(import.meta.url)), "..")
 export const dist = join(root, "dist")
@@ -63,15 +64,6 @@ const writeAtomically = (path: string, contents: Uint8Array | string) => {
   renameSync(temporary, path)
 }
 
-/** The console's files (services/api/console) and the pinned QR library the page loads. */
-const consoleFiles = (): ReadonlyArray<readonly [from: string, to: string]> => {
-  const source = join(root, "services", "api", "console")
-  const require = createRequire(join(root, "services", "api", "package.json"))
-  return [
-    ...readdirSync(source).map((name) => [join(source, name), name] as const),
-    [join(dirname(require.resolve("qrcode-generator")), "qrcode.mjs"), "qrcode.mjs"] as const
-  ]
-}
 /** The services that serve the console. */
 const servesConsole = (name: ServiceName) => name === "api" || name === "standalone"
 
@@ -114,12 +106,6 @@ export const buildService = async (name: ServiceName, dir: string = dist): Promi
   })
   for (const file of result.outputFiles) writeAtomically(file.path, file.contents)
   for (const input of Object.keys(result.metafile.inputs)) inputs.add(input)
-  if (servesConsole(name)) {
-    for (const [from, to] of consoleFiles()) {
-      writeAtomically(join(dir, "console", to), readFileSync(from))
-      inputs.add(relative(root, from))
-    }
-  }
   const manifest: Manifest = {
     inputs: Object.fromEntries([...inputs].sort().map((path) => [path, statSync(join(root, path)).mtimeMs]))
   }
@@ -142,6 +128,8 @@ const templateInputs = (): ReadonlyArray<string> => {
     join(db, "Database.ts"),
     join(db, "EmbeddedTemplate.ts"),
     join(db, "Migrations.ts"),
+    // the migrations to partitions and every start's months ahead run its statements
+    join(db, "Partitions.ts"),
     ...readdirSync(join(root, db, "migrations")).map((file) => join(db, "migrations", file))
   ].sort()
 }
@@ -182,12 +170,14 @@ export const buildIfStale = async (
   dir: string = dist
 ): Promise<ReadonlyArray<string>> => {
   const stale = names.filter((name) => !isFresh(name, dir))
+  const consoleStale = names.some(servesConsole) && !isConsoleFresh(dir)
   const template = names.some(usesTemplate) && !existsSync(join(dir, TEMPLATE))
   await Promise.all([
     ...stale.map((name) => buildService(name, dir)),
+    ...(consoleStale ? [buildConsole(dir)] : []),
     ...(template ? [buildTemplate(dir)] : [])
   ])
-  return [...stale.map((name) => `${name}.mjs`), ...(template ? [TEMPLATE] : [])]
+  return [...stale.map((name) => `${name}.mjs`), ...(consoleStale ? ["console/"] : []), ...(template ? [TEMPLATE] : [])]
 }
 
 /** `npm run build`: `names`, and the template unless it is fresh; the files it built. */
@@ -196,11 +186,13 @@ export const buildAll = async (
   dir: string = dist
 ): Promise<ReadonlyArray<string>> => {
   const template = names.some(usesTemplate) && !isTemplateFresh(dir)
+  const withConsole = names.some(servesConsole)
   await Promise.all([
     ...names.map((name) => buildService(name, dir)),
+    ...(withConsole ? [buildConsole(dir)] : []),
     ...(template ? [buildTemplate(dir)] : [])
   ])
-  return [...names.map((name) => `${name}.mjs`), ...(template ? [TEMPLATE] : [])]
+  return [...names.map((name) => `${name}.mjs`), ...(withConsole ? ["console/"] : []), ...(template ? [TEMPLATE] : [])]
 }
 
 // `node --import tsx scripts/build.ts [--if-stale] [service ...]`: every service unless some are named

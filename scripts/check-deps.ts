@@ -12,7 +12,8 @@
  *   type; see docs/ARCHITECTURE.md "Architecture"), and
  * - no file in `packages/*\/src` over 350 lines unless its header comment says why, in a line
  *   starting `Over 350 lines` (e.g. packages/providers/src/qr/QrConnection.ts), and
- * - no id cast (`as X["id"]`) in `packages/*\/src` and `services/*\/src`: a repo decodes its rows
+ * - no id cast (`as X["id"]`, `as X["contact_id"]`, `` as `cnt_${string}` ``) in `packages/*\/src`
+ *   and `services/*\/src`: a repo decodes its rows
  *   with the schema that brands their ids; a cast kept on a measured hot path says so with a
  *   `// hot path:` comment on its line or the line above (docs/ARCHITECTURE.md, "Rows decode to
  *   domain types").
@@ -245,22 +246,31 @@ export const codeOf = (text: string): string => {
 /** `any` in code or types, not as a property name (`.any`) or part of a longer name. */
 const ANY = /(?<![.\w$])any(?![\w$])/
 
-/** An id typed by a cast, `as X["id"]`, instead of decoded with its schema (`Id("msg")`). */
-const ID_CAST = /\bas\s+[A-Za-z_$][\w$]*\[\s*(["'])id\1\s*\]/g
+/**
+ * An id typed by a cast instead of decoded with its schema (`Id("msg")`): `as X["id"]` or
+ * `as X.Y["channel_id"]` (a member named `id` or `..._id`), or `` as `cnt_${string}` ``.
+ */
+const ID_CASTS = [
+  /\bas\s+[A-Za-z_$][\w$.]*\[\s*(["'])(?:\w*_)?id\1\s*\]/g,
+  /\bas\s+`[a-z]+_\$\{string\}`/g
+]
 
 /** Marks a cast kept on a measured hot path, on its line or the line above, with where it is measured. */
 export const HOT_PATH = "// hot path:"
 
 /**
- * The lines (1-based) of `file` that cast an id (`as X["id"]`, in code: not in a comment or a
- * string) without a `// hot path:` comment on the line or the line above.
+ * The lines (1-based) of `file` that cast an id (`as X["id"]`, `as X["contact_id"]`,
+ * `` as `cnt_${string}` ``, in code: not in a comment or a string) without a `// hot path:` comment
+ * on the line or the line above.
  */
 export const idCastsOf = (file: SourceFile): ReadonlyArray<number> => {
   const lines = file.text.split("\n")
   const code = codeOf(file.text).split("\n")
   const found: Array<number> = []
   lines.forEach((line, index) => {
-    const inCode = [...line.matchAll(ID_CAST)].some((match) => code[index]!.startsWith("as", match.index))
+    const inCode = ID_CASTS.some((pattern) =>
+      [...line.matchAll(pattern)].some((match) => code[index]!.startsWith("as", match.index))
+    )
     const marked = line.includes(HOT_PATH) || (index > 0 && lines[index - 1]!.includes(HOT_PATH))
     if (inCode && !marked) found.push(index + 1)
   })
@@ -318,7 +328,7 @@ export const checkSources = (workspace: ReadonlyArray<WorkspacePackage>): Readon
       })
       for (const line of idCastsOf(file)) {
         violations.push(
-          `${file.path}:${line}: casts an id (as X["id"]): decode the row in its repo (its schema brands the id), or mark a measured hot path with "${HOT_PATH} ..." on the line or the line above (docs/ARCHITECTURE.md "Rows decode to domain types")`
+          `${file.path}:${line}: casts an id (as X["id"], as \`x_\${string}\`): decode the row in its repo (its schema brands the id), or mark a measured hot path with "${HOT_PATH} ..." on the line or the line above (docs/ARCHITECTURE.md "Rows decode to domain types")`
         )
       }
       const groups = pkg.dir === "packages/api" ? groupsOf(file, "contract").length : 0

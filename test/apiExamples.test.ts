@@ -8,30 +8,26 @@
  */
 import { assert, describe, layer } from "@effect/vitest"
 import { ApiExamples } from "@switchboard/api"
-import { Scopes } from "@switchboard/domain"
+import { Scopes, Webhooks } from "@switchboard/domain"
 import { Effect } from "effect"
 import { writeFileSync } from "node:fs"
 import { join, resolve } from "node:path"
 import { createKey, request, signUp } from "./support/Fixtures.js"
+import { receiver } from "./support/Receiver.js"
 import * as TestApp from "./support/TestApp.js"
 
 const WRITE = process.env["WRITE_API_EXAMPLES"] === "1"
 const root = resolve(import.meta.dirname, "..")
 
-/** Operations without examples yet (each needs a state the in-process app cannot reach alone, see the list's notes). */
+/** Operations without examples yet, each for the reason noted above it. */
 const NOT_YET: ReadonlyArray<string> = [
-  // a fresh user's e-mail token and refresh cookie: the fixture signs up through these
+  // a new account's e-mail token arrives by e-mail, which the story does not read
   "auth.register",
   "auth.verifyEmail",
-  "auth.login",
-  "auth.refresh",
-  "session.logout",
-  // a file body, not JSON
+  // a file body (or a file's bytes), not JSON: the story sends and compares JSON
   "media.upload",
   "media.get",
   "media.content",
-  "messages.markRead",
-  "conversations.reply",
   // a QR link needs the fake WhatsApp server
   "qrPairing.start",
   "qrPairing.status",
@@ -40,22 +36,7 @@ const NOT_YET: ReadonlyArray<string> = [
   "qrPairing.logout",
   // a group chat exists only once a linked number reported it (test/qrGroupChats.test.ts)
   "groupChats.list",
-  "groupChats.get",
-  "contactImports.create",
-  "contactImports.list",
-  "contactImports.get",
-  "templates.testSend",
-  // an endpoint's URL must resolve (DNS), which the test machine cannot do for example.com
-  "webhooks.create",
-  "webhooks.get",
-  "webhooks.update",
-  "webhooks.rotateSecret",
-  "webhooks.endpointDeliveries",
-  "webhooks.delete",
-  // a delivery needs a receiver
-  "webhooks.test",
-  "webhooks.delivery",
-  "webhooks.replay"
+  "groupChats.get"
 ]
 
 const ID = /\b([a-z]{2,4})_([0-9A-HJKMNP-TV-Z]{26})\b/g
@@ -84,6 +65,8 @@ class Placeholders {
   /** An answer as its example shows it. */
   normalize(value: unknown, key = ""): unknown {
     if (typeof value === "string") {
+      const known = this.toExample.get(value)
+      if (known !== undefined) return known
       if (TIMESTAMP.test(value)) return EXAMPLE_TIME
       if (/^wa_(test|live)_/.test(value)) return value.slice(0, 8) + "x".repeat(Math.max(0, value.length - 8))
       if (/^whsec_/.test(value)) return "whsec_" + "x".repeat(value.length - 6)
@@ -92,7 +75,12 @@ class Placeholders {
         this.codes.add(value)
         return "123456"
       }
-      if (key === "last4") return "x".repeat(value.length)
+      if (key === "last4" || key === "secret_last4") return "x".repeat(value.length)
+      if (key === "access_token") return ApiExamples.ACCESS_TOKEN
+      if (key === "refresh_token") {
+        this.see(value, ApiExamples.REFRESH_TOKEN)
+        return ApiExamples.REFRESH_TOKEN
+      }
       // a sandbox channel's name ends in a random tag: `Sandbox +15550200000 (R3QNRQ)`
       let shown = value.replace(ID, (real, prefix: string) => this.id(real, prefix))
         .replace(/^(Sandbox \+\d+ )\([0-9A-Z]{6}\)$/, "$1(ABC123)")
@@ -124,12 +112,18 @@ const settled: Record<string, (body: any) => boolean> = {
   "messages.get": (b) => b?.status === "read",
   "messages.list": (b) => Array.isArray(b?.data) && b.data.every((m: any) => m.status === "read"),
   "conversations.list": (b) => Array.isArray(b?.data) && b.data.length > 0 && b.data[0].unread_count > 0,
-  "conversations.get": (b) => b?.unread_count > 0
+  "conversations.get": (b) => b?.unread_count > 0,
+  "contactImports.get": (b) => b?.status === "completed",
+  "webhooks.delivery": (b) => b?.status === "dead",
+  "webhooks.endpointDeliveries": (b) =>
+    Array.isArray(b?.data) && b.data.length === 2 && b.data.some((d: any) => d.status === "dead") &&
+    b.data.some((d: any) => d.status === "succeeded"),
+  "contactImports.list": (b) => Array.isArray(b?.data) && b.data.every((j: any) => j.status === "completed")
 }
 
 describe("API examples", () => {
   layer(TestApp.layer(), { excludeTestServices: true, timeout: 120_000 })((it) => {
-    it.effect(
+    it.scoped(
       "every example of the served OpenAPI document, sent to the server, answers as its example shows",
       () =>
         Effect.gen(function*() {
@@ -147,6 +141,10 @@ describe("API examples", () => {
           const user = yield* signUp("ada@example.com")
           const key = yield* createKey(user, { mode: "test", name: "story key", scopes: Scopes.SCOPES })
           const places = new Placeholders()
+          // the webhook examples' receiver: on this machine (private targets are allowed in tests)
+          // it refuses the test delivery's attempts (it ends `dead`, which a replay retries) and takes the replay
+          const hooks = yield* receiver((_, index) => ({ status: index < Webhooks.MAX_ATTEMPTS ? 500 : 200 }))
+          places.see(`${hooks.url}/switchboard`, ApiExamples.WEBHOOK_URL)
           // the fixture's own ids come first in the story (`usr_..01`, `ws_..01`, `key_..01`)
           places.normalize({ user: user.userId, workspace: user.workspaceId, key: key.id })
           const recorded: Record<string, ApiExamples.ResponseExample> = {}

@@ -107,7 +107,7 @@ describe("package sources", () => {
     ])
   })
 
-  it("reports an id cast in code unless a hot path comment on its line or the line above marks it", () => {
+  it("reports an id cast (as X[\"id\"], as X[\"..._id\"], as `x_${string}`) in code unless a hot path comment on its line or the line above marks it", () => {
     const violations = checkSources([
       pkg("@switchboard/db", "packages/db", {}, {
         "Cast.ts": [
@@ -115,7 +115,11 @@ describe("package sources", () => {
           `export const b = (r: Row) => ({ id: r.id as Channel['id'] })`,
           `// hot path: too far above`,
           ``,
-          `export const c = r.id as Contact["id"]`
+          `export const c = r.id as Contact["id"]`,
+          // a member named ..._id, a namespaced type, and a template literal id type count too
+          `export const g = r.channel_id as Message["channel_id"]`,
+          `export const i = id as Messaging.Message["conversation_id"]`,
+          `export const j = { contact_id: id as \`cnt_\${string}\` }`
         ].join("\n"),
         "Marked.ts": [
           `// hot path: no decode per move (bench/RESULTS.md 1)`,
@@ -127,17 +131,22 @@ describe("package sources", () => {
           `/** never \`r.id as Message["id"]\` */`,
           `// r.id as Message["id"]`,
           `export const f = 'r.id as Message["id"]'`,
-          `export const g = r.channel_id as Message["channel_id"]`
+          `// id as \`cnt_\${string}\``,
+          `export const k = r.protocol as Config["protocol"]`,
+          "export const l = `ws_${string}`"
         ].join("\n")
       }),
       pkg("@switchboard/service-api", "services/api", {}, { "Out.ts": `export const h = row.id as ApiKey["id"]` })
     ])
     const cast = (at: string) =>
-      `${at}: casts an id (as X["id"]): decode the row in its repo (its schema brands the id), or mark a measured hot path with "// hot path: ..." on the line or the line above (docs/ARCHITECTURE.md "Rows decode to domain types")`
+      `${at}: casts an id (as X["id"], as \`x_\${string}\`): decode the row in its repo (its schema brands the id), or mark a measured hot path with "// hot path: ..." on the line or the line above (docs/ARCHITECTURE.md "Rows decode to domain types")`
     assert.deepStrictEqual(violations, [
       cast("packages/db/src/Cast.ts:1"),
       cast("packages/db/src/Cast.ts:2"),
       cast("packages/db/src/Cast.ts:5"),
+      cast("packages/db/src/Cast.ts:6"),
+      cast("packages/db/src/Cast.ts:7"),
+      cast("packages/db/src/Cast.ts:8"),
       // services are held to the same rule
       cast("services/api/src/Out.ts:1")
     ])

@@ -2,7 +2,8 @@
  * A first start on an empty `DATA_DIR` (embedded mode) loads the build's migrated template
  * (`dist/embedded-template.tar.gz`, packages/db/src/EmbeddedTemplate.ts) instead of creating a
  * database with PGlite's initdb and running every migration, says so and how long it took; a
- * template older than the code's migrations still ends with every migration applied. How long a
+ * template older than the code's migrations still ends with every migration applied. The same start
+ * serves the console `npm run build` bundled (dist/console). How long a
  * first start takes is measured in bench/RESULTS.md ("First start"), not here.
  */
 import { SqlClient } from "@effect/sql"
@@ -41,6 +42,15 @@ describe("first start on an empty DATA_DIR", () => {
       assert.match(log, /created the embedded database in \d+\.\d s from the migrated template/)
       assert.notInclude(log, "initdb")
       assert.isTrue(existsSync(join(dataDir, "pglite", "PG_VERSION")))
+      // and it serves the console the build bundled: the page, its script and what that imports
+      const page = await fetch(`${service.baseUrl}/console`)
+      assert.strictEqual(page.status, 200)
+      assert.include(await page.text(), `src="/console/app.js"`)
+      const script = await fetch(`${service.baseUrl}/console/app.js`)
+      assert.strictEqual(script.status, 200)
+      for (const [, name] of (await script.text()).matchAll(/from\s*"\.\/([^"]+)"/g)) {
+        assert.strictEqual((await fetch(`${service.baseUrl}/console/${name}`)).status, 200, name)
+      }
     } finally {
       assert.strictEqual(await service.stop(), 0)
     }

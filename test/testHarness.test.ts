@@ -127,7 +127,8 @@ describe("the service processes", () => {
       assert.isTrue(existsSync(entry[1]!))
       assert.isTrue(existsSync(`${entry[1]!}.map`), `${name}: its source map`)
       const script = scripts[name === "standalone" ? "start" : name === "admin" ? "admin" : `start:${name}`]
-      assert.strictEqual(script, `node ${entry[0]} dist/${name}.mjs`)
+      // `exec`: npm's shell becomes node, so a signal to the pid npm start printed reaches the server
+      assert.strictEqual(script, `exec node ${entry[0]} dist/${name}.mjs`)
       assert.isTrue(isFresh(name), `${name}: the global setup left it built from the sources as they are`)
     }
   })

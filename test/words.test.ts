@@ -16,9 +16,11 @@ interface ConsoleWords {
   readonly deliveryEvent: (d: { readonly is_test: boolean; readonly event_type: string }) => string
 }
 
-/** The console's own module, as the browser loads it. */
+/** The console's own module (bundled into the page by npm run build). */
 const words = Effect.promise(() =>
-  import(pathToFileURL(join(import.meta.dirname, "..", "services", "api", "console", "words.mjs")).href) as Promise<
+  import(
+    pathToFileURL(join(import.meta.dirname, "..", "services", "api", "console", "src", "words.ts")).href
+  ) as Promise<
     ConsoleWords
   >
 )

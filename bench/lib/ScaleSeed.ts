@@ -121,7 +121,8 @@ export const grow = async (db: pg.Client, templates: Templates, from: number, to
       // $1 is the template, $2/$3 the range, the rest follow
       await db.query(statement.sql, [first, low, high, ...rest])
     }
-    for (const index of indexes.rows) await db.query(index.def)
+    // a partitioned table's index reads `ON ONLY` (the parent alone): made again on every partition
+    for (const index of indexes.rows) await db.query(index.def.replace(" ON ONLY ", " ON "))
     await db.query(`VACUUM ANALYZE ${statement.table}`)
     seconds[statement.table] = (Date.now() - started) / 1000
   }

@@ -62,27 +62,31 @@ describe("QR sockets and AsyncLocalStorage", () => {
     }))
 
   layer(TestLayer, { excludeTestServices: true, timeout: 180_000 })((it) => {
-    it.scoped(`${CYCLES} connect/close cycles of a paired connection leave no AsyncLocalStorage behind`, () =>
-      Effect.gen(function*() {
-        const wa = yield* FakeWhatsApp.scoped()
-        const channelId = yield* newChannelId
-        const first = yield* Scope.make()
-        yield* pair(wa, yield* connect(wa, { channelId }).pipe(Scope.extend(first)))
-        yield* Scope.close(first, Exit.void)
-        const before = reachableStorages()
-        for (let i = 0; i < CYCLES; i++) {
-          const scope = yield* Scope.make()
-          const c = yield* connect(wa, { channelId }).pipe(Scope.extend(scope))
-          assert.isTrue(yield* c.connection.resume)
-          yield* c.next(is("state", (e) => e.to === "connected"), `connected, cycle ${i}`)
-          // a text through the socket's key store (a decrypt is a key-store transaction)
-          yield* wa.contact("+4915112349030").says(`cycle ${i}`)
-          yield* c.next(is("inbound"), `the text of cycle ${i}`)
-          yield* Scope.close(scope, Exit.void)
-        }
-        const after = reachableStorages()
-        // one shared by every socket at most (made the first time Baileys' module ran)
-        assert.isAtMost(after - before, 1, `${after - before} AsyncLocalStorage left after ${CYCLES} sockets`)
-      }))
+    it.scoped(
+      `${CYCLES} connect/close cycles of a paired connection leave no AsyncLocalStorage behind`,
+      () =>
+        Effect.gen(function*() {
+          const wa = yield* FakeWhatsApp.scoped()
+          const channelId = yield* newChannelId
+          const first = yield* Scope.make()
+          yield* pair(wa, yield* connect(wa, { channelId }).pipe(Scope.extend(first)))
+          yield* Scope.close(first, Exit.void)
+          const before = reachableStorages()
+          for (let i = 0; i < CYCLES; i++) {
+            const scope = yield* Scope.make()
+            const c = yield* connect(wa, { channelId }).pipe(Scope.extend(scope))
+            assert.isTrue(yield* c.connection.resume)
+            yield* c.next(is("state", (e) => e.to === "connected"), `connected, cycle ${i}`)
+            // a text through the socket's key store (a decrypt is a key-store transaction)
+            yield* wa.contact("+4915112349030").says(`cycle ${i}`)
+            yield* c.next(is("inbound"), `the text of cycle ${i}`)
+            yield* Scope.close(scope, Exit.void)
+          }
+          const after = reachableStorages()
+          // one shared by every socket at most (made the first time Baileys' module ran)
+          assert.isAtMost(after - before, 1, `${after - before} AsyncLocalStorage left after ${CYCLES} sockets`)
+        }),
+      180_000
+    ) // each cycle a login, a decrypt and a close: 3-5 s apiece at a full run's load (60 s was hit)
   })
 })

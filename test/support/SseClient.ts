@@ -99,7 +99,10 @@ export const open = (
           const frame = yield* next(timeout)
           if (Option.isNone(frame)) {
             return yield* Effect.dieMessage(
-              `stream ended before ${event}; saw ${frames.map((f) => f.event).join(", ")}`
+              // each frame's data too: a state frame says why the stream ended
+              `stream ended before ${event}; saw ${
+                frames.map((f) => `${f.event} ${JSON.stringify(f.data)}`).join(", ")
+              }`
             )
           }
           if (frame.value.event === event) return frame.value

@@ -33,6 +33,60 @@ export const RESPONSES: Readonly<Record<string, ResponseExample>> = {
       }
     }
   },
+  "auth.login": {
+    "status": 200,
+    "body": {
+      "access_token": "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ1c3JfMDFKRjAwMDAwMDAwMDAwMDAwMDAwMDAwMDEifQ.c2lnbmF0dXJl",
+      "token_type": "Bearer",
+      "expires_in": 900,
+      "refresh_token": "rt_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+      "user": {
+        "id": "usr_01JF0000000000000000000001",
+        "object": "user",
+        "email": "ada@example.com",
+        "name": "Test User",
+        "email_verified_at": "2026-01-15T09:30:00.000Z",
+        "status": "active",
+        "created_at": "2026-01-15T09:30:00.000Z"
+      },
+      "workspaces": [
+        {
+          "id": "ws_01JF0000000000000000000001",
+          "name": "Test Workspace",
+          "role": "owner",
+          "plan": "free",
+          "status": "active"
+        }
+      ]
+    }
+  },
+  "auth.refresh": {
+    "status": 200,
+    "body": {
+      "access_token": "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ1c3JfMDFKRjAwMDAwMDAwMDAwMDAwMDAwMDAwMDEifQ.c2lnbmF0dXJl",
+      "token_type": "Bearer",
+      "expires_in": 900,
+      "refresh_token": "rt_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+      "user": {
+        "id": "usr_01JF0000000000000000000001",
+        "object": "user",
+        "email": "ada@example.com",
+        "name": "Test User",
+        "email_verified_at": "2026-01-15T09:30:00.000Z",
+        "status": "active",
+        "created_at": "2026-01-15T09:30:00.000Z"
+      },
+      "workspaces": [
+        {
+          "id": "ws_01JF0000000000000000000001",
+          "name": "Test Workspace",
+          "role": "owner",
+          "plan": "free",
+          "status": "active"
+        }
+      ]
+    }
+  },
   "session.me": {
     "status": 200,
     "body": {
@@ -779,6 +833,50 @@ export const RESPONSES: Readonly<Record<string, ResponseExample>> = {
       "updated_at": "2026-01-15T09:30:00.000Z"
     }
   },
+  "messages.markRead": {
+    "status": 200,
+    "body": {
+      "id": "msg_01JF0000000000000000000002",
+      "object": "message",
+      "workspace_id": "ws_01JF0000000000000000000001",
+      "channel_id": "ch_01JF0000000000000000000001",
+      "conversation_id": "cnv_01JF0000000000000000000001",
+      "contact_id": "cnt_01JF0000000000000000000001",
+      "direction": "inbound",
+      "from": "+4915112345678",
+      "to": "+15550200000",
+      "type": "text",
+      "text": {
+        "body": "Thanks! When does it arrive?"
+      },
+      "context": {
+        "reply_to": null
+      },
+      "sender": {
+        "phone_number": "+4915112345678",
+        "whatsapp_lid": null
+      },
+      "media": null,
+      "template": null,
+      "category": "utility",
+      "status": "delivered",
+      "failure": null,
+      "metadata": {},
+      "created_at": "2026-01-15T09:30:00.000Z",
+      "updated_at": "2026-01-15T09:30:00.000Z",
+      "sent_at": null,
+      "delivered_at": "2026-01-15T09:30:00.000Z",
+      "read_at": "2026-01-15T09:30:00.000Z",
+      "timeline": [
+        {
+          "from_state": null,
+          "to_state": "delivered",
+          "at": "2026-01-15T09:30:00.000Z",
+          "reason": null
+        }
+      ]
+    }
+  },
   "conversations.addNote": {
     "status": 201,
     "body": {
@@ -873,6 +971,39 @@ export const RESPONSES: Readonly<Record<string, ResponseExample>> = {
       "updated_at": "2026-01-15T09:30:00.000Z"
     }
   },
+  "conversations.reply": {
+    "status": 201,
+    "body": {
+      "id": "msg_01JF0000000000000000000003",
+      "object": "message",
+      "workspace_id": "ws_01JF0000000000000000000001",
+      "channel_id": "ch_01JF0000000000000000000001",
+      "conversation_id": "cnv_01JF0000000000000000000001",
+      "contact_id": "cnt_01JF0000000000000000000001",
+      "direction": "outbound",
+      "from": "+15550200000",
+      "to": "+4915112345678",
+      "type": "text",
+      "text": {
+        "body": "It arrives tomorrow before noon (this reply reopens the conversation)."
+      },
+      "context": {
+        "reply_to": null
+      },
+      "sender": null,
+      "media": null,
+      "template": null,
+      "category": "utility",
+      "status": "queued",
+      "failure": null,
+      "metadata": {},
+      "created_at": "2026-01-15T09:30:00.000Z",
+      "updated_at": "2026-01-15T09:30:00.000Z",
+      "sent_at": null,
+      "delivered_at": null,
+      "read_at": null
+    }
+  },
   "plan.usage": {
     "status": 200,
     "body": {
@@ -888,7 +1019,7 @@ export const RESPONSES: Readonly<Record<string, ResponseExample>> = {
           "remaining": null
         },
         "sandbox_messages": {
-          "used": 1,
+          "used": 2,
           "limit": null,
           "unlimited": true,
           "remaining": null
@@ -1215,6 +1346,46 @@ export const RESPONSES: Readonly<Record<string, ResponseExample>> = {
       "archived_at": null
     }
   },
+  "templates.testSend": {
+    "status": 201,
+    "body": {
+      "id": "msg_01JF0000000000000000000004",
+      "object": "message",
+      "workspace_id": "ws_01JF0000000000000000000001",
+      "channel_id": "ch_01JF0000000000000000000001",
+      "conversation_id": "cnv_01JF0000000000000000000001",
+      "contact_id": "cnt_01JF0000000000000000000001",
+      "direction": "outbound",
+      "from": "+15550200000",
+      "to": "+4915112345678",
+      "type": "template",
+      "text": {
+        "body": "Hi Ada, your order #1042 has shipped."
+      },
+      "context": {
+        "reply_to": null
+      },
+      "sender": null,
+      "media": null,
+      "template": {
+        "id": "tpl_01JF0000000000000000000001",
+        "slug": "order_shipped",
+        "variables": {
+          "order": "#1042",
+          "name": "Ada"
+        }
+      },
+      "category": "utility",
+      "status": "queued",
+      "failure": null,
+      "metadata": {},
+      "created_at": "2026-01-15T09:30:00.000Z",
+      "updated_at": "2026-01-15T09:30:00.000Z",
+      "sent_at": null,
+      "delivered_at": null,
+      "read_at": null
+    }
+  },
   "templates.update": {
     "status": 200,
     "body": {
@@ -1310,6 +1481,86 @@ export const RESPONSES: Readonly<Record<string, ResponseExample>> = {
       "archived_at": "2026-01-15T09:30:00.000Z"
     }
   },
+  "contactImports.create": {
+    "status": 202,
+    "body": {
+      "id": "imp_01JF0000000000000000000001",
+      "object": "contact_import",
+      "status": "queued",
+      "on_conflict": "skip",
+      "default_country": "DE",
+      "tags": [
+        "imported"
+      ],
+      "group_id": null,
+      "total_rows": 2,
+      "processed_rows": 0,
+      "created": 0,
+      "updated": 0,
+      "skipped": 0,
+      "failed": 0,
+      "errors": [],
+      "created_at": "2026-01-15T09:30:00.000Z",
+      "updated_at": "2026-01-15T09:30:00.000Z",
+      "completed_at": null
+    }
+  },
+  "contactImports.get": {
+    "status": 200,
+    "body": {
+      "id": "imp_01JF0000000000000000000001",
+      "object": "contact_import",
+      "status": "completed",
+      "on_conflict": "skip",
+      "default_country": "DE",
+      "tags": [
+        "imported"
+      ],
+      "group_id": null,
+      "total_rows": 2,
+      "processed_rows": 2,
+      "created": 2,
+      "updated": 0,
+      "skipped": 0,
+      "failed": 0,
+      "errors": [],
+      "created_at": "2026-01-15T09:30:00.000Z",
+      "updated_at": "2026-01-15T09:30:00.000Z",
+      "completed_at": "2026-01-15T09:30:00.000Z"
+    }
+  },
+  "contactImports.list": {
+    "status": 200,
+    "body": {
+      "data": [
+        {
+          "id": "imp_01JF0000000000000000000001",
+          "object": "contact_import",
+          "status": "completed",
+          "on_conflict": "skip",
+          "default_country": "DE",
+          "tags": [
+            "imported"
+          ],
+          "group_id": null,
+          "total_rows": 2,
+          "processed_rows": 2,
+          "created": 2,
+          "updated": 0,
+          "skipped": 0,
+          "failed": 0,
+          "errors": [],
+          "created_at": "2026-01-15T09:30:00.000Z",
+          "updated_at": "2026-01-15T09:30:00.000Z",
+          "completed_at": "2026-01-15T09:30:00.000Z"
+        }
+      ],
+      "page": {
+        "next_cursor": null,
+        "has_more": false
+      }
+    }
+  },
   "webhooks.eventTypes": {
     "status": 200,
     "body": {
@@ -1351,6 +1602,258 @@ export const RESPONSES: Readonly<Record<string, ResponseExample>> = {
         "next_cursor": null,
         "has_more": false
       }
+    }
+  },
+  "webhooks.create": {
+    "status": 201,
+    "body": {
+      "id": "wh_01JF0000000000000000000001",
+      "object": "webhook_endpoint",
+      "url": "https://hooks.example.com/switchboard",
+      "event_types": [
+        "message.received"
+      ],
+      "description": "Inbound messages",
+      "status": "active",
+      "secret_last4": "xxxx",
+      "consecutive_failures": 0,
+      "created_at": "2026-01-15T09:30:00.000Z",
+      "updated_at": "2026-01-15T09:30:00.000Z",
+      "secret": "whsec_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+    }
+  },
+  "webhooks.get": {
+    "status": 200,
+    "body": {
+      "id": "wh_01JF0000000000000000000001",
+      "object": "webhook_endpoint",
+      "url": "https://hooks.example.com/switchboard",
+      "event_types": [
+        "message.received"
+      ],
+      "description": "Inbound messages",
+      "status": "active",
+      "secret_last4": "xxxx",
+      "consecutive_failures": 0,
+      "created_at": "2026-01-15T09:30:00.000Z",
+      "updated_at": "2026-01-15T09:30:00.000Z"
+    }
+  },
+  "webhooks.update": {
+    "status": 200,
+    "body": {
+      "id": "wh_01JF0000000000000000000001",
+      "object": "webhook_endpoint",
+      "url": "https://hooks.example.com/switchboard",
+      "event_types": [
+        "message.received"
+      ],
+      "description": "Inbound messages (CRM)",
+      "status": "active",
+      "secret_last4": "xxxx",
+      "consecutive_failures": 0,
+      "created_at": "2026-01-15T09:30:00.000Z",
+      "updated_at": "2026-01-15T09:30:00.000Z"
+    }
+  },
+  "webhooks.rotateSecret": {
+    "status": 200,
+    "body": {
+      "id": "wh_01JF0000000000000000000001",
+      "secret": "whsec_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+      "secret_last4": "xxxx",
+      "secret_rotated_at": "2026-01-15T09:30:00.000Z",
+      "previous_secret_expires_at": "2026-01-15T09:30:00.000Z"
+    }
+  },
+  "webhooks.test": {
+    "status": 202,
+    "body": {
+      "event_id": "evt_01JF0000000000000000000001",
+      "delivery_id": "whd_01JF0000000000000000000001"
+    }
+  },
+  "webhooks.delivery": {
+    "status": 200,
+    "body": {
+      "id": "whd_01JF0000000000000000000001",
+      "object": "webhook_delivery",
+      "endpoint_id": "wh_01JF0000000000000000000001",
+      "event_id": "evt_01JF0000000000000000000001",
+      "event_type": "message.received",
+      "status": "dead",
+      "attempt_count": 6,
+      "max_attempts": 6,
+      "response_status": 500,
+      "failure_reason": "server_error",
+      "latency_ms": 2,
+      "replay_count": 0,
+      "replay_of": null,
+      "is_test": true,
+      "next_attempt_at": null,
+      "created_at": "2026-01-15T09:30:00.000Z",
+      "updated_at": "2026-01-15T09:30:00.000Z",
+      "attempts": [
+        {
+          "attempt": 1,
+          "at": "2026-01-15T09:30:00.000Z",
+          "response_status": 500,
+          "failure_reason": "server_error",
+          "latency_ms": 2
+        },
+        {
+          "attempt": 2,
+          "at": "2026-01-15T09:30:00.000Z",
+          "response_status": 500,
+          "failure_reason": "server_error",
+          "latency_ms": 2
+        },
+        {
+          "attempt": 3,
+          "at": "2026-01-15T09:30:00.000Z",
+          "response_status": 500,
+          "failure_reason": "server_error",
+          "latency_ms": 2
+        },
+        {
+          "attempt": 4,
+          "at": "2026-01-15T09:30:00.000Z",
+          "response_status": 500,
+          "failure_reason": "server_error",
+          "latency_ms": 2
+        },
+        {
+          "attempt": 5,
+          "at": "2026-01-15T09:30:00.000Z",
+          "response_status": 500,
+          "failure_reason": "server_error",
+          "latency_ms": 2
+        },
+        {
+          "attempt": 6,
+          "at": "2026-01-15T09:30:00.000Z",
+          "response_status": 500,
+          "failure_reason": "server_error",
+          "latency_ms": 2
+        }
+      ]
+    }
+  },
+  "webhooks.replay": {
+    "status": 202,
+    "body": {
+      "delivery_id": "whd_01JF0000000000000000000002",
+      "event_id": "evt_01JF0000000000000000000001"
+    }
+  },
+  "webhooks.endpointDeliveries": {
+    "status": 200,
+    "body": {
+      "data": [
+        {
+          "id": "whd_01JF0000000000000000000002",
+          "object": "webhook_delivery",
+          "endpoint_id": "wh_01JF0000000000000000000001",
+          "event_id": "evt_01JF0000000000000000000001",
+          "event_type": "message.received",
+          "status": "succeeded",
+          "attempt_count": 1,
+          "max_attempts": 6,
+          "response_status": 200,
+          "failure_reason": "ok",
+          "latency_ms": 2,
+          "replay_count": 0,
+          "replay_of": "whd_01JF0000000000000000000001",
+          "is_test": true,
+          "next_attempt_at": null,
+          "created_at": "2026-01-15T09:30:00.000Z",
+          "updated_at": "2026-01-15T09:30:00.000Z",
+          "attempts": [
+            {
+              "attempt": 1,
+              "at": "2026-01-15T09:30:00.000Z",
+              "response_status": 200,
+              "failure_reason": "ok",
+              "latency_ms": 2
+            }
+          ]
+        },
+        {
+          "id": "whd_01JF0000000000000000000001",
+          "object": "webhook_delivery",
+          "endpoint_id": "wh_01JF0000000000000000000001",
+          "event_id": "evt_01JF0000000000000000000001",
+          "event_type": "message.received",
+          "status": "dead",
+          "attempt_count": 6,
+          "max_attempts": 6,
+          "response_status": 500,
+          "failure_reason": "server_error",
+          "latency_ms": 2,
+          "replay_count": 1,
+          "replay_of": null,
+          "is_test": true,
+          "next_attempt_at": null,
+          "created_at": "2026-01-15T09:30:00.000Z",
+          "updated_at": "2026-01-15T09:30:00.000Z",
+          "attempts": [
+            {
+              "attempt": 1,
+              "at": "2026-01-15T09:30:00.000Z",
+              "response_status": 500,
+              "failure_reason": "server_error",
+              "latency_ms": 2
+            },
+            {
+              "attempt": 2,
+              "at": "2026-01-15T09:30:00.000Z",
+              "response_status": 500,
+              "failure_reason": "server_error",
+              "latency_ms": 2
+            },
+            {
+              "attempt": 3,
+              "at": "2026-01-15T09:30:00.000Z",
+              "response_status": 500,
+              "failure_reason": "server_error",
+              "latency_ms": 2
+            },
+            {
+              "attempt": 4,
+              "at": "2026-01-15T09:30:00.000Z",
+              "response_status": 500,
+              "failure_reason": "server_error",
+              "latency_ms": 2
+            },
+            {
+              "attempt": 5,
+              "at": "2026-01-15T09:30:00.000Z",
+              "response_status": 500,
+              "failure_reason": "server_error",
+              "latency_ms": 2
+            },
+            {
+              "attempt": 6,
+              "at": "2026-01-15T09:30:00.000Z",
+              "response_status": 500,
+              "failure_reason": "server_error",
+              "latency_ms": 2
+            }
+          ]
+        }
+      ],
+      "page": {
+        "next_cursor": null,
+        "has_more": false
+      }
+    }
+  },
+  "webhooks.delete": {
+    "status": 200,
+    "body": {
+      "id": "wh_01JF0000000000000000000001",
+      "object": "webhook_endpoint",
+      "deleted": true
     }
   },
   "channels.create": {
@@ -1437,5 +1940,8 @@ export const RESPONSES: Readonly<Record<string, ResponseExample>> = {
       "expires_at": "2026-01-15T09:30:00.000Z",
       "created_at": "2026-01-15T09:30:00.000Z"
     }
+  },
+  "session.logout": {
+    "status": 204
   }
 }

@@ -30,11 +30,20 @@ export const exampleId = (prefix: string, n: number): string => `${prefix}_01JF$
 
 const ch = (n: number) => exampleId("ch", n)
 const PHONE = "+4915112345678"
+/** A CSV file of two contacts, base64 (`POST /v1/contacts/imports` takes the file so). */
+const CSV_BASE64 = "cGhvbmVfbnVtYmVyLG5hbWUKKzQ5MTUxMTIzNDU2OTksR3JhY2UKMDE1MSAyMzQ1Njc4OCxMaW51cwo="
+/** A webhook receiver (test/apiExamples.test.ts runs one on this machine and shows its URL as this). */
+export const WEBHOOK_URL = "https://hooks.example.com/switchboard"
+/** A session's tokens in examples (test/apiExamples.test.ts shows every real one as these). */
+export const ACCESS_TOKEN = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ1c3JfMDFKRjAwMDAwMDAwMDAwMDAwMDAwMDAwMDEifQ.c2lnbmF0dXJl"
+export const REFRESH_TOKEN = "rt_" + "x".repeat(43)
 
 /** The requests, by operation id, in the story's order. */
 export const REQUESTS: ReadonlyArray<readonly [operationId: string, request: RequestExample]> = [
   ["health.health", {}],
   ["health.ready", {}],
+  ["auth.login", { body: { email: "ada@example.com", password: "correct horse battery staple" } }],
+  ["auth.refresh", { body: { refresh_token: REFRESH_TOKEN } }],
   ["session.me", {}],
   ["session.members", { query: { limit: "20" } }],
   ["apiKeys.create", { body: { name: "CI key", mode: "test", scopes: ["messages.send", "messages.read"] } }],
@@ -58,12 +67,17 @@ export const REQUESTS: ReadonlyArray<readonly [operationId: string, request: Req
   ["conversations.get", { path: { conversationId: exampleId("cnv", 1) } }],
   ["conversations.messages", { path: { conversationId: exampleId("cnv", 1) }, query: { limit: "10" } }],
   ["conversations.markRead", { path: { conversationId: exampleId("cnv", 1) } }],
+  ["messages.markRead", { path: { messageId: exampleId("msg", 2) } }],
   ["conversations.addNote", {
     path: { conversationId: exampleId("cnv", 1) },
     body: { body: "Asked about delivery: tracking link sent." }
   }],
   ["conversations.notes", { path: { conversationId: exampleId("cnv", 1) } }],
   ["conversations.update", { path: { conversationId: exampleId("cnv", 1) }, body: { status: "closed" } }],
+  ["conversations.reply", {
+    path: { conversationId: exampleId("cnv", 1) },
+    body: { text: { body: "It arrives tomorrow before noon (this reply reopens the conversation)." } }
+  }],
   ["plan.usage", {}],
   ["contacts.create", {
     body: { phone_number: "+4915112345679", name: "Ada Lovelace", tags: ["vip"], attributes: { city: "Berlin" } }
@@ -93,15 +107,36 @@ export const REQUESTS: ReadonlyArray<readonly [operationId: string, request: Req
     }
   }],
   ["templates.get", { path: { templateId: exampleId("tpl", 1) } }],
+  ["templates.testSend", {
+    path: { templateId: exampleId("tpl", 1) },
+    body: { to: PHONE, variables: { name: "Ada", order: "#1042" } }
+  }],
   ["templates.update", { path: { templateId: exampleId("tpl", 1) }, body: { name: "Order shipped (v2)" } }],
   ["templates.list", { query: { category: "utility" } }],
   ["templates.archive", { path: { templateId: exampleId("tpl", 1) } }],
+  ["contactImports.create", {
+    body: { file: CSV_BASE64, default_country: "DE", tags: ["imported"] }
+  }],
+  ["contactImports.get", { path: { importId: exampleId("imp", 1) } }],
+  ["contactImports.list", { query: { limit: "10" } }],
   ["webhooks.eventTypes", { query: { limit: "3" } }],
   ["webhooks.list", {}],
   ["webhooks.deliveries", { query: { status: "failed" } }],
+  ["webhooks.create", {
+    body: { url: WEBHOOK_URL, event_types: ["message.received"], description: "Inbound messages" }
+  }],
+  ["webhooks.get", { path: { endpointId: exampleId("wh", 1) } }],
+  ["webhooks.update", { path: { endpointId: exampleId("wh", 1) }, body: { description: "Inbound messages (CRM)" } }],
+  ["webhooks.rotateSecret", { path: { endpointId: exampleId("wh", 1) } }],
+  ["webhooks.test", { path: { endpointId: exampleId("wh", 1) } }],
+  ["webhooks.delivery", { path: { deliveryId: exampleId("whd", 1) } }],
+  ["webhooks.replay", { path: { deliveryId: exampleId("whd", 1) } }],
+  ["webhooks.endpointDeliveries", { path: { endpointId: exampleId("wh", 1) }, query: { limit: "10" } }],
+  ["webhooks.delete", { path: { endpointId: exampleId("wh", 1) } }],
   ["channels.create", { body: { provider: "qr", name: "Support line" } }],
   ["channels.update", { path: { channelId: ch(2) }, body: { name: "Support (Berlin)" } }],
   ["channels.archive", { path: { channelId: ch(2) } }],
   ["apiKeys.revoke", { path: { keyId: exampleId("key", 2) } }],
-  ["sandbox.revoke", { path: { sessionId: exampleId("sbx", 1) } }]
+  ["sandbox.revoke", { path: { sessionId: exampleId("sbx", 1) } }],
+  ["session.logout", {}]
 ]

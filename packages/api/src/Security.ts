@@ -10,20 +10,27 @@ import type { HttpMethod } from "@effect/platform/HttpMethod"
 import { Errors, type Scopes } from "@switchboard/domain"
 import { Context, Schema } from "effect"
 
-/** Who is calling, in which workspace. */
+/**
+ * Who is calling, in which workspace. Its ids are typed where the request is authenticated (the
+ * key's row, the session's user, the decoded `X-Workspace-Id`), so nothing further in casts them.
+ */
 export interface Principal {
   readonly kind: "api_key" | "user"
-  readonly workspaceId: string
+  /** the workspace; `NO_WORKSPACE` on a user's route that takes none (`workspaceOptional`) */
+  readonly workspaceId: `ws_${string}`
   readonly scopes: ReadonlyArray<Scopes.Scope>
   /** API key id when `kind = "api_key"` */
-  readonly apiKeyId: string | null
+  readonly apiKeyId: `key_${string}` | null
   /** `test` or `live` for keys; `null` for users */
   readonly mode: "test" | "live" | null
   /** user id when `kind = "user"` */
-  readonly userId: string | null
+  readonly userId: `usr_${string}` | null
   /** session id when `kind = "user"` */
-  readonly sessionId: string | null
+  readonly sessionId: `ses_${string}` | null
 }
+
+/** The principal's workspace on a user's route that takes none (`workspaceOptional`): names no workspace. */
+export const NO_WORKSPACE = "ws_"
 
 export class CurrentPrincipal extends Context.Tag("@switchboard/api/CurrentPrincipal")<CurrentPrincipal, Principal>() {}
 

@@ -82,7 +82,7 @@ export class WebhooksApi extends HttpApiGroup.make("webhooks")
       .addError(Errors.Conflict)
       .annotate(
         OpenApi.Description,
-        "`status` may be `active` or `paused`; re-activating a disabled endpoint clears its failure counter. A disabled endpoint goes back to `active` only: any other PATCH of its `status` is 409 `CONFLICT` with `details.reason = invalid_status_transition` and changes nothing. Paused endpoints keep their deliveries pending, for at most the 30-day delivery retention: older ones are purged like every delivery."
+        "`status` may be `active` or `paused`; re-activating a disabled endpoint clears its failure counter. A disabled endpoint goes back to `active` only: any other PATCH of its `status` is 409 `CONFLICT` with `details.reason = invalid_status_transition` and changes nothing. Paused endpoints keep their deliveries pending, for at most the 30-day delivery retention: older ones (by when each was made) are no longer listed, found or sent, like every delivery past its 30 days."
       )
   )
   .add(

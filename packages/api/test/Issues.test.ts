@@ -71,6 +71,14 @@ describe("validation messages", () => {
     assert.deepStrictEqual(issuesOf(startBody, { method: "sms" }), [
       { path: ["method"], message: "Expected one of \"qr\", \"code\"" }
     ])
+    // a body that is no object at all: said in the contract's words, never the schema's name
+    // (it said "Expected StartPairingRequest")
+    for (const body of [5, "code", [1], true]) {
+      assert.deepStrictEqual(issuesOf(startBody, body), [
+        { path: [], message: "Expected an object" },
+        { path: [], message: "Expected null" }
+      ], JSON.stringify(body))
+    }
     // a member that may be null keeps saying so
     assert.deepStrictEqual(issuesOf(Schema.Struct({ name: Schema.NullOr(Schema.String) }), { name: 5 }), [
       { path: ["name"], message: "Expected string" },

@@ -5,8 +5,8 @@ import { Effect, Option, Schema } from "effect"
 import { CountRow, dieOnDatabaseError, iso, isoOrNull, TimestampColumn } from "./Rows.js"
 
 export interface ApiKeyRow {
-  readonly id: string
-  readonly workspace_id: string
+  readonly id: Identity.ApiKey["id"]
+  readonly workspace_id: `ws_${string}`
   readonly name: string
   readonly mode: Identity.KeyMode
   readonly last4: string
@@ -25,7 +25,7 @@ export interface ApiKeyAuthRow extends ApiKeyRow {
 /** A row of `api_keys`. */
 const ApiKeyColumns = Schema.Struct({
   id: Ids.Id("key"),
-  workspace_id: Schema.String,
+  workspace_id: Ids.Id("ws"),
   name: Schema.String,
   mode: Identity.KeyMode,
   secret_hash: Schema.String,

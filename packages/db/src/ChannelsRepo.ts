@@ -10,6 +10,16 @@ import { Effect, Option, Schema } from "effect"
 import { EventsRepo } from "./EventsRepo.js"
 import { dieOnDatabaseError, failOnUniqueViolation, iso, isoOrNull, TimestampColumn } from "./Rows.js"
 
+/** What a status move reads of its channel's row (its id typed while decoding, for the move's events). */
+const MovedChannelRow = Schema.Struct({
+  id: Ids.Id("ch"),
+  workspace_id: Ids.Id("ws"),
+  provider: Messaging.Provider,
+  status: ChannelStateMachine.ChannelStatus,
+  phone_number: Schema.NullOr(Schema.String)
+})
+const decodeMovedChannel = Schema.decodeUnknown(Schema.Array(MovedChannelRow))
+
 /** The columns of a `channels` row that the resource and its capability snapshot read. */
 const ChannelColumns = Schema.Struct({
   id: Ids.Id("ch"),
@@ -204,7 +214,7 @@ export class ChannelsRepo extends Effect.Service<ChannelsRepo>()("@switchboard/d
       readonly now: string
     }) {
       return yield* sql.withTransaction(Effect.gen(function*() {
-        const rows = yield* sql<{ workspace_id: string; phone_number: string | null }>`UPDATE channels SET
+        const rows = yield* sql`UPDATE channels SET
             status = ${input.to}, status_reason = ${input.reason},
             phone_number = COALESCE(${input.phoneNumber}, phone_number), updated_at = ${input.now}
             ${
@@ -216,8 +226,8 @@ export class ChannelsRepo extends Effect.Service<ChannelsRepo>()("@switchboard/d
             : sql``}
           WHERE id = ${input.id} AND status NOT IN ${sql.in(ChannelStateMachine.PLATFORM_HELD_STATUSES)}
             AND (status <> ${input.to} OR status_reason IS DISTINCT FROM ${input.reason})
-          RETURNING workspace_id, phone_number`
-        const row = rows[0]
+          RETURNING id, workspace_id, provider, status, phone_number`
+        const row = (yield* decodeMovedChannel(rows))[0]
         if (row === undefined) return false
         if (ChannelStateMachine.dispatches(input.to)) {
           yield* refreshCapabilities(input.id, input.capabilities, input.now)
@@ -229,7 +239,7 @@ export class ChannelsRepo extends Effect.Service<ChannelsRepo>()("@switchboard/d
           reason: input.reason,
           requiresRepair: input.requiresRepair
         }
-        for (const event of Events.channelMoveDomainEvents(input.id as `ch_${string}`, move, row.phone_number)) {
+        for (const event of Events.channelMoveDomainEvents(row.id, move, row.phone_number)) {
           yield* events.append({ workspaceId: row.workspace_id, event, occurredAt: input.now })
         }
         return true
@@ -283,15 +293,9 @@ export class ChannelsRepo extends Effect.Service<ChannelsRepo>()("@switchboard/d
      */
     const setSuspended = Effect.fn("ChannelsRepo.setSuspended")(function*(id: string, suspend: boolean, now: string) {
       return yield* sql.withTransaction(Effect.gen(function*() {
-        const rows = yield* sql<
-          {
-            workspace_id: string
-            provider: Messaging.Provider
-            status: ChannelStateMachine.ChannelStatus
-            phone_number: string | null
-          }
-        >`SELECT workspace_id, provider, status, phone_number FROM channels WHERE id = ${id} FOR UPDATE`
-        const row = rows[0]
+        const row = (yield* decodeMovedChannel(
+          yield* sql`SELECT id, workspace_id, provider, status, phone_number FROM channels WHERE id = ${id} FOR UPDATE`
+        ))[0]
         if (row === undefined) return Option.none<ChannelStateMachine.ChannelStatus>()
         const move = ChannelStateMachine.transitionChannel(
           row.status,
@@ -300,7 +304,7 @@ export class ChannelsRepo extends Effect.Service<ChannelsRepo>()("@switchboard/d
         if (move._tag !== "Moved") return Option.none<ChannelStateMachine.ChannelStatus>()
         yield* sql`UPDATE channels SET status = ${move.to}, status_reason = ${move.reason}, updated_at = ${now}
           WHERE id = ${id}`
-        for (const event of Events.channelMoveDomainEvents(id as `ch_${string}`, move, row.phone_number)) {
+        for (const event of Events.channelMoveDomainEvents(row.id, move, row.phone_number)) {
           yield* events.append({ workspaceId: row.workspace_id, event, occurredAt: now })
         }
         return Option.some(move.to)
@@ -314,17 +318,16 @@ export class ChannelsRepo extends Effect.Service<ChannelsRepo>()("@switchboard/d
      */
     const archiveWithEvents = Effect.fn("ChannelsRepo.archiveWithEvents")(function*(id: string, now: string) {
       return yield* sql.withTransaction(Effect.gen(function*() {
-        const rows = yield* sql<
-          { workspace_id: string; status: ChannelStateMachine.ChannelStatus; phone_number: string | null }
-        >`SELECT workspace_id, status, phone_number FROM channels WHERE id = ${id} FOR UPDATE`
-        const row = rows[0]
+        const row = (yield* decodeMovedChannel(
+          yield* sql`SELECT id, workspace_id, provider, status, phone_number FROM channels WHERE id = ${id} FOR UPDATE`
+        ))[0]
         if (row === undefined) return false
         const move = ChannelStateMachine.transitionChannel(row.status, { _tag: "Archive" })
         if (move._tag !== "Moved") return false
         yield* sql`UPDATE channels SET status = 'archived', status_reason = ${move.reason}, is_default = false,
             archived_at = ${now}, updated_at = ${now}
           WHERE id = ${id}`
-        for (const event of Events.channelMoveDomainEvents(id as `ch_${string}`, move, row.phone_number)) {
+        for (const event of Events.channelMoveDomainEvents(row.id, move, row.phone_number)) {
           yield* events.append({ workspaceId: row.workspace_id, event, occurredAt: now })
         }
         return true

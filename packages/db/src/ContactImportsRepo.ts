@@ -6,13 +6,13 @@ import { Effect, Option, Schema } from "effect"
 import { dieOnDatabaseError, iso, isoOrNull, TimestampColumn } from "./Rows.js"
 
 const ImportColumns = Schema.Struct({
-  id: Schema.String,
-  workspace_id: Schema.String,
+  id: Ids.Id("imp"),
+  workspace_id: Ids.Id("ws"),
   status: Schema.Literal("queued", "running", "completed", "failed"),
   on_conflict: Schema.Literal("skip", "update"),
   default_country: Schema.NullOr(Schema.String),
   tags: Schema.Array(Schema.String),
-  group_id: Schema.NullOr(Schema.String),
+  group_id: Schema.NullOr(Ids.Id("grp")),
   total_rows: Schema.Number,
   processed_rows: Schema.Number,
   created: Schema.Number,
@@ -32,14 +32,10 @@ const FileRow = Schema.Struct({ file: Schema.String })
  * A `contact_imports` row decoded to the domain's `ContactImport`: the one shape of the resource
  * (docs/ARCHITECTURE.md "Adding a resource"). The ids are checked and typed (`imp_...`, `grp_...`)
  * while decoding, the timestamps become the wire's ISO strings; no mapper, no cast. (The import
- * worker reads the job's columns as they are, `ImportColumns`, for its workspace and settings.)
+ * worker reads the job's columns, `ImportColumns`, for its workspace and settings.)
  */
 const ImportRow = Schema.transform(
-  Schema.Struct({
-    ...ImportColumns.fields,
-    id: Ids.Id("imp"),
-    group_id: Schema.NullOr(Ids.Id("grp"))
-  }).pipe(Schema.omit("workspace_id")),
+  ImportColumns.pipe(Schema.omit("workspace_id")),
   Contacts.ContactImport,
   {
     strict: true,

@@ -76,13 +76,13 @@ const UpdatedRow = Schema.transform(
   Schema.Struct({
     ...ConversationColumns.fields,
     prior_status: ConversationStateMachine.ConversationStatus,
-    prior_assignee_id: Schema.NullOr(Schema.String),
+    prior_assignee_id: Schema.NullOr(Ids.Id("usr")),
     prior_last_read_at: Schema.NullOr(TimestampColumn)
   }),
   Schema.Struct({
     before: Schema.Struct({
       status: ConversationStateMachine.ConversationStatus,
-      assigneeId: Schema.NullOr(Schema.String),
+      assigneeId: Schema.NullOr(Ids.Id("usr")),
       lastReadAt: Schema.NullOr(Schema.String)
     }),
     after: ConversationRow

@@ -78,6 +78,27 @@ export const builtTemplate = (): string => fileURLToPath(new URL(TEMPLATE_FILE_N
 const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`
 
 /**
+ * What a first start says it does: from `template` (the migrated template it found), or with
+ * PGlite's initdb and every migration, because no template was at `templateFile`, or because none
+ * was looked for (`templateFile` null: the build making the template, `EmbeddedTemplate.make`).
+ */
+export const creatingMessage = (dir: string, templateFile: string | null, template: string | undefined): string =>
+  template !== undefined
+    ? `creating the embedded database in ${dir} (first start) from the migrated template ${template}`
+    : templateFile === null
+    ? `creating a new embedded database in ${dir}: PGlite's initdb and every migration run now, 15-40 s`
+    : `creating the embedded database in ${dir} (first start, and no migrated template at ${templateFile}` +
+      ": PGlite's initdb and every migration run now, 15-40 s; npm run build makes the template)"
+
+/** What a first start says once the database is there, and how long it took. */
+export const createdMessage = (ms: number, templateFile: string | null, template: string | undefined): string =>
+  template !== undefined
+    ? `created the embedded database in ${seconds(ms)} from the migrated template`
+    : `created the embedded database in ${seconds(ms)} with PGlite's initdb${
+      templateFile === null ? "" : " (no template)"
+    }`
+
+/**
  * The embedded database: PGlite in `dataDir` (or in memory when `undefined`), served on a Unix
  * socket in a private temporary folder, closed when the scope ends. A first start (no database in
  * `dataDir` yet) loads `templateFile`, a dump of a database already made and migrated
@@ -114,13 +135,7 @@ export const layerEmbedded = (
     if (dir) {
       // an empty folder: the first start creates the database, which takes a while (say so, and how)
       if (firstStart) {
-        yield* Effect.logInfo(
-          template === undefined
-            ? `creating the embedded database in ${dir} (first start, and no migrated template` +
-              (templateFile === null ? "" : ` at ${templateFile}`) +
-              ": PGlite's initdb and every migration run now, 15-40 s; npm run build makes the template)"
-            : `creating the embedded database in ${dir} (first start) from the migrated template ${template}`
-        )
+        yield* Effect.logInfo(creatingMessage(dir, templateFile, template))
         writeFileSync(creating!, String(process.pid))
       }
       mkdirSync(dir, { recursive: true })
@@ -138,11 +153,7 @@ export const layerEmbedded = (
     )
     if (firstStart) {
       rmSync(creating!, { force: true })
-      yield* Effect.logInfo(
-        template === undefined
-          ? `created the embedded database in ${seconds(Date.now() - started)} with PGlite's initdb (no template)`
-          : `created the embedded database in ${seconds(Date.now() - started)} from the migrated template`
-      )
+      yield* Effect.logInfo(createdMessage(Date.now() - started, templateFile, template))
     }
     const socketDir = yield* Effect.acquireRelease(
       Effect.sync(() => mkdtempSync(join(tmpdir(), "sbpg-"))),

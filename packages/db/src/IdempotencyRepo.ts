@@ -4,8 +4,8 @@
  * one request (`claim_id`) and renewed while it runs: a key whose request died is free again once
  * its lease ends, and only the holder of a claim can complete or release it.
  */
-import { SqlClient } from "@effect/sql"
-import { Effect } from "effect"
+import { SqlClient, SqlSchema } from "@effect/sql"
+import { Effect, Option, Schema } from "effect"
 import { dieOnDatabaseError } from "./Rows.js"
 
 export type Claim =
@@ -20,6 +20,17 @@ export interface ClaimRef {
   /** the claiming request's own id: its renewals, completion and release touch only its claim */
   readonly claimId: string
 }
+
+/** What `begin` reads of a key it could not claim. */
+const KeyRow = Schema.Struct({
+  fingerprint: Schema.String,
+  state: Schema.Literal("running", "done"),
+  response: Schema.Unknown
+})
+
+const claimed: Claim = { _tag: "Claimed" }
+const mismatch: Claim = { _tag: "Mismatch" }
+const inProgress: Claim = { _tag: "InProgress" }
 
 export class IdempotencyRepo extends Effect.Service<IdempotencyRepo>()("@switchboard/db/IdempotencyRepo", {
   effect: Effect.gen(function*() {
@@ -48,14 +59,20 @@ export class IdempotencyRepo extends Effect.Service<IdempotencyRepo>()("@switchb
           OR (idempotency_keys.state = 'running'
             AND COALESCE(idempotency_keys.lease_until, idempotency_keys.created_at + interval '60 seconds') < ${input.now})
         RETURNING key`
-      if (inserted.length > 0) return { _tag: "Claimed" } as Claim
-      const rows = yield* sql<{ fingerprint: string; state: string; response: unknown }>`
-        SELECT fingerprint, state, response FROM idempotency_keys WHERE workspace_id = ${input.workspaceId} AND key = ${input.key}`
-      const row = rows[0]
-      if (!row) return { _tag: "InProgress" } as Claim
-      if (row.fingerprint !== input.fingerprint) return { _tag: "Mismatch" } as Claim
-      if (row.state !== "done") return { _tag: "InProgress" } as Claim
-      return { _tag: "Replay", response: row.response } as Claim
+      if (inserted.length > 0) return claimed
+      const found = yield* SqlSchema.findOne({
+        Request: Schema.Void,
+        Result: KeyRow,
+        execute: () =>
+          sql`SELECT fingerprint, state, response FROM idempotency_keys
+            WHERE workspace_id = ${input.workspaceId} AND key = ${input.key}`
+      })(undefined)
+      if (Option.isNone(found)) return inProgress
+      const row = found.value
+      if (row.fingerprint !== input.fingerprint) return mismatch
+      if (row.state !== "done") return inProgress
+      const replay: Claim = { _tag: "Replay", response: row.response }
+      return replay
     }, dieOnDatabaseError)
 
     /** Extends a running claim's lease; `false` when the claim is no longer this request's. */

@@ -4,9 +4,9 @@
  * `acceptedSince` inside the send transaction: a limited workspace's sends are judged one after
  * the other, so concurrent sends never overshoot.
  */
-import { SqlClient } from "@effect/sql"
-import { Effect } from "effect"
-import { dieOnDatabaseError } from "./Rows.js"
+import { SqlClient, SqlSchema } from "@effect/sql"
+import { Effect, Option, Schema } from "effect"
+import { CountRow, dieOnDatabaseError } from "./Rows.js"
 
 /**
  * The class id of the transaction-scoped advisory locks that serialise a limited workspace's
@@ -27,11 +27,16 @@ export class MessageQuotaRepo extends Effect.Service<MessageQuotaRepo>()("@switc
     /** Outbound messages on non-sandbox channels accepted at or after `since` (whatever became of them). */
     const acceptedSince = Effect.fn("MessageQuotaRepo.acceptedSince")(function*(workspaceId: string, since: string) {
       // read after the lock: a new statement, so a snapshot with every send committed before us
-      const rows = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM messages m
-        JOIN channels c ON c.id = m.channel_id
-        WHERE m.workspace_id = ${workspaceId} AND m.created_at >= ${since} AND m.direction = 'outbound'
-          AND c.provider <> 'sandbox'`
-      return rows[0]?.n ?? 0
+      const row = yield* SqlSchema.findOne({
+        Request: Schema.Void,
+        Result: CountRow,
+        execute: () =>
+          sql`SELECT count(*)::int AS n FROM messages m
+            JOIN channels c ON c.id = m.channel_id
+            WHERE m.workspace_id = ${workspaceId} AND m.created_at >= ${since} AND m.direction = 'outbound'
+              AND c.provider <> 'sandbox'`
+      })(undefined)
+      return Option.match(row, { onNone: () => 0, onSome: (r) => r.n })
     }, dieOnDatabaseError)
 
     return { lockWorkspace, acceptedSince } as const

@@ -8,6 +8,7 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
 import {
   Events,
+  Ids,
   MessageCategory,
   MessageContent,
   MessageStateMachine,
@@ -203,9 +204,14 @@ export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/d
      */
     const idForProviderMessage = Effect.fn("MessagesRepo.idForProviderMessage")(
       function*(channelId: string, providerMessageId: string) {
-        const rows = yield* sql<{ id: string }>`SELECT id FROM messages WHERE channel_id = ${channelId}
-          AND (provider_message_id = ${providerMessageId} OR id = ${providerMessageId}) LIMIT 1`
-        return rows[0]?.id ?? null
+        const row = yield* SqlSchema.findOne({
+          Request: Schema.Void,
+          Result: Schema.Struct({ id: Ids.Id("msg") }),
+          execute: () =>
+            sql`SELECT id FROM messages WHERE channel_id = ${channelId}
+              AND (provider_message_id = ${providerMessageId} OR id = ${providerMessageId}) LIMIT 1`
+        })(undefined)
+        return Option.isSome(row) ? row.value.id : null
       },
       dieOnDatabaseError
     )

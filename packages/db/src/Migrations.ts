@@ -4,7 +4,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
-import { Effect, Layer, Schedule } from "effect"
+import { Clock, Effect, Layer, Schedule } from "effect"
 import m0001 from "./migrations/0001_create_workspaces.js"
 import m0002 from "./migrations/0002_create_events.js"
 import m0010 from "./migrations/0010_create_identity.js"
@@ -36,7 +36,11 @@ import m0100 from "./migrations/0100_media_usage_index.js"
 import m0110 from "./migrations/0110_qr_recipient_checks.js"
 import m0120 from "./migrations/0120_one_index_per_channel_queue.js"
 import m0137 from "./migrations/0137_channel_call_policy.js"
-import m0140 from "./migrations/0140_group_chats.js"
+import m0150 from "./migrations/0150_partition_webhook_deliveries.js"
+import m0151 from "./migrations/0151_partition_events.js"
+import m0152 from "./migrations/0152_drop_delivery_purge_index.js"
+import m0160 from "./migrations/0160_group_chats.js"
+import * as Partitions from "./Partitions.js"
 
 export const migrations = {
   "0001_create_workspaces": m0001,
@@ -70,7 +74,10 @@ export const migrations = {
   "0110_qr_recipient_checks": m0110,
   "0120_one_index_per_channel_queue": m0120,
   "0137_channel_call_policy": m0137,
-  "0140_group_chats": m0140
+  "0150_partition_webhook_deliveries": m0150,
+  "0151_partition_events": m0151,
+  "0152_drop_delivery_purge_index": m0152,
+  "0160_group_chats": m0160
 }
 
 export const TABLE = "switchboard_migrations"
@@ -123,6 +130,10 @@ export const runThrough = (
         )
         yield* sql`INSERT INTO ${sql(TABLE)} (migration_id, name) VALUES (${m.id}, ${m.name})`
       }
+      // the months ahead of the partitioned history tables, at every start (the runner's
+      // PartitionKeeper makes them too; a process started after months away finds them made)
+      const now = yield* Clock.currentTimeMillis
+      for (const layout of Partitions.LAYOUTS) yield* Partitions.ensure(layout, now)
       return pending.map((m) => [m.id, m.name] as const)
     }))
   }).pipe(

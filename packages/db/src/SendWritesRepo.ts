@@ -13,7 +13,7 @@
 import { SqlClient } from "@effect/sql"
 import type * as Statement from "@effect/sql/Statement"
 import { ArrivalEvents, Events, Ids, LidAddress, type Messaging } from "@switchboard/domain"
-import { Effect } from "effect"
+import { Effect, Schema } from "effect"
 import { ContactCtes } from "./ContactsRepo.js"
 import { conversationArrivalCtes } from "./ConversationsRepo.js"
 import { envelopeTemplate, EventsRepo } from "./EventsRepo.js"
@@ -39,9 +39,9 @@ export interface SendWrite {
 export type SendWritten =
   | {
     readonly _tag: "Written"
-    readonly contactId: string
+    readonly contactId: Messaging.Message["contact_id"]
     readonly contactCreated: boolean
-    readonly conversationId: string
+    readonly conversationId: Messaging.Message["conversation_id"]
   }
   /** a new contact beyond the plan's limit: `used` contacts exist */
   | { readonly _tag: "ContactsLimitReached"; readonly used: number }
@@ -50,13 +50,16 @@ export type SendWritten =
   /** the LID the send addresses names no contact any more (deleted since the reply was checked) */
   | { readonly _tag: "LidContactGone" }
 
-interface Row {
-  readonly claimed: boolean
-  readonly contacts_used: number | null
-  readonly contact_id: string | null
-  readonly contact_created: boolean | null
-  readonly conversation_id: string | null
-}
+/** The statement's one row: what it did, the contact's and conversation's ids typed while decoding. */
+const Row = Schema.Struct({
+  claimed: Schema.Boolean,
+  contacts_used: Schema.NullOr(Schema.Number),
+  contact_id: Schema.NullOr(Ids.Id("cnt")),
+  contact_created: Schema.NullOr(Schema.Boolean),
+  conversation_id: Schema.NullOr(Ids.Id("cnv"))
+})
+type Row = typeof Row.Type
+const decodeRow = Schema.decodeUnknown(Row)
 
 /** A concurrent send that created the same contact or conversation first is seen by a next statement. */
 const ATTEMPTS = 3
@@ -198,7 +201,7 @@ export class SendWritesRepo extends Effect.Service<SendWritesRepo>()("@switchboa
 
     /** The send's statement: its writes, their events' outbox write, and one row saying what happened. */
     const statement = (input: SendWrite, emitted: Statement.Fragment) =>
-      sql<Row>`WITH ${sendCtes(input)}, emitted AS (${emitted}), ${
+      sql`WITH ${sendCtes(input)}, emitted AS (${emitted}), ${
         events.outboxCtes(sql`SELECT id, workspace_id, type, object_id, envelope, created_at FROM emitted`)
       }
         SELECT g.ok AS claimed, r.used AS contacts_used, o.contact_id, o.contact_created, o.conversation_id,
@@ -231,7 +234,7 @@ export class SendWritesRepo extends Effect.Service<SendWritesRepo>()("@switchboa
     const write = Effect.fn("SendWritesRepo.write")(function*(input: SendWrite) {
       const emitted = yield* sendEvents(input.message)
       for (let attempt = 1;; attempt++) {
-        const row = (yield* statement(input, emitted))[0]!
+        const row = yield* decodeRow((yield* statement(input, emitted))[0])
         const written = outcomeOf(input, row)
         if (written !== undefined) return written
         if (attempt === ATTEMPTS) return yield* Effect.dieMessage("the send's contact or conversation kept racing")

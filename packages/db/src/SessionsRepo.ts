@@ -2,14 +2,27 @@
  * Sessions and their refresh tokens. A session is a refresh-token family: presenting a token
  * that was already rotated revokes the whole session.
  */
-import { SqlClient } from "@effect/sql"
-import { Effect, Option } from "effect"
-import { dieOnDatabaseError, isoOrNull } from "./Rows.js"
+import { SqlClient, SqlSchema } from "@effect/sql"
+import { Ids } from "@switchboard/domain"
+import { Effect, Option, Schema } from "effect"
+import { dieOnDatabaseError, TimestampColumn } from "./Rows.js"
+
+type SessionId = `ses_${string}`
+type UserId = `usr_${string}`
 
 export type RotateResult =
-  | { readonly _tag: "Rotated"; readonly sessionId: string; readonly userId: string }
-  | { readonly _tag: "Reused"; readonly sessionId: string }
+  | { readonly _tag: "Rotated"; readonly sessionId: SessionId; readonly userId: UserId }
+  | { readonly _tag: "Reused"; readonly sessionId: SessionId }
   | { readonly _tag: "Invalid" }
+
+/** A refresh token with its session, as `rotate` locks it (ids typed while decoding). */
+const TokenRow = Schema.Struct({
+  session_id: Ids.Id("ses"),
+  rotated_at: Schema.NullOr(TimestampColumn),
+  expires_at: TimestampColumn,
+  revoked_at: Schema.NullOr(TimestampColumn),
+  user_id: Ids.Id("usr")
+})
 
 export class SessionsRepo extends Effect.Service<SessionsRepo>()("@switchboard/db/SessionsRepo", {
   effect: Effect.gen(function*() {
@@ -31,8 +44,12 @@ export class SessionsRepo extends Effect.Service<SessionsRepo>()("@switchboard/d
 
     /** Whether the session exists and is not revoked. */
     const isActive = Effect.fn("SessionsRepo.isActive")(function*(sessionId: string) {
-      const rows = yield* sql<{ revoked_at: Date | null }>`SELECT revoked_at FROM sessions WHERE id = ${sessionId}`
-      return rows.length > 0 && isoOrNull(rows[0]!.revoked_at) === null
+      const row = yield* SqlSchema.findOne({
+        Request: Schema.Void,
+        Result: Schema.Struct({ revoked_at: Schema.NullOr(TimestampColumn) }),
+        execute: () => sql`SELECT revoked_at FROM sessions WHERE id = ${sessionId}`
+      })(undefined)
+      return Option.isSome(row) && row.value.revoked_at === null
     }, dieOnDatabaseError)
 
     /**
@@ -46,24 +63,29 @@ export class SessionsRepo extends Effect.Service<SessionsRepo>()("@switchboard/d
       readonly now: string
     }) {
       return yield* sql.withTransaction(Effect.gen(function*() {
-        const rows = yield* sql<
-          { session_id: string; rotated_at: Date | null; expires_at: Date; revoked_at: Date | null; user_id: string }
-        >`
-          SELECT t.session_id, t.rotated_at, t.expires_at, s.revoked_at, s.user_id
-          FROM refresh_tokens t JOIN sessions s ON s.id = t.session_id
-          WHERE t.token_hash = ${input.tokenHash} FOR UPDATE OF t`
-        const row = rows[0]
-        if (!row || row.revoked_at !== null) return { _tag: "Invalid" } as RotateResult
+        const found = yield* SqlSchema.findOne({
+          Request: Schema.Void,
+          Result: TokenRow,
+          execute: () =>
+            sql`SELECT t.session_id, t.rotated_at, t.expires_at, s.revoked_at, s.user_id
+              FROM refresh_tokens t JOIN sessions s ON s.id = t.session_id
+              WHERE t.token_hash = ${input.tokenHash} FOR UPDATE OF t`
+        })(undefined)
+        const invalid: RotateResult = { _tag: "Invalid" }
+        if (Option.isNone(found) || found.value.revoked_at !== null) return invalid
+        const row = found.value
         if (row.rotated_at !== null) {
           yield* sql`UPDATE sessions SET revoked_at = ${input.now}, revoked_reason = 'refresh_token_reuse'
             WHERE id = ${row.session_id} AND revoked_at IS NULL`
-          return { _tag: "Reused", sessionId: row.session_id } as RotateResult
+          const reused: RotateResult = { _tag: "Reused", sessionId: row.session_id }
+          return reused
         }
-        if (new Date(row.expires_at).getTime() <= Date.parse(input.now)) return { _tag: "Invalid" } as RotateResult
+        if (new Date(row.expires_at).getTime() <= Date.parse(input.now)) return invalid
         yield* sql`UPDATE refresh_tokens SET rotated_at = ${input.now} WHERE token_hash = ${input.tokenHash}`
         yield* sql`INSERT INTO refresh_tokens (token_hash, session_id, created_at, expires_at)
           VALUES (${input.newTokenHash}, ${row.session_id}, ${input.now}, ${input.newExpiresAt})`
-        return { _tag: "Rotated", sessionId: row.session_id, userId: row.user_id } as RotateResult
+        const rotated: RotateResult = { _tag: "Rotated", sessionId: row.session_id, userId: row.user_id }
+        return rotated
       }))
     }, dieOnDatabaseError)
 
@@ -74,10 +96,12 @@ export class SessionsRepo extends Effect.Service<SessionsRepo>()("@switchboard/d
 
     /** The session a refresh token belongs to, if any. */
     const sessionOfToken = Effect.fn("SessionsRepo.sessionOfToken")(function*(tokenHash: string) {
-      const rows = yield* sql<
-        { session_id: string }
-      >`SELECT session_id FROM refresh_tokens WHERE token_hash = ${tokenHash}`
-      return Option.map(Option.fromNullable(rows[0]), (r) => r.session_id)
+      const row = yield* SqlSchema.findOne({
+        Request: Schema.Void,
+        Result: Schema.Struct({ session_id: Ids.Id("ses") }),
+        execute: () => sql`SELECT session_id FROM refresh_tokens WHERE token_hash = ${tokenHash}`
+      })(undefined)
+      return Option.map(row, (r) => r.session_id)
     }, dieOnDatabaseError)
 
     return { create, isActive, rotate, revoke, sessionOfToken } as const

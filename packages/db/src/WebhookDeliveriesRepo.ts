@@ -1,23 +1,32 @@
 /**
  * Webhook deliveries: the delivery queue (`pending` rows with `next_attempt_at`) and their attempts.
- * Their rows and what they decode to are in `WebhookDeliveryRows`.
+ * Their rows and what they decode to are in `rows/WebhookDeliveryRows.ts`.
  */
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Ids, type Pagination, Webhooks } from "@switchboard/domain"
-import { Effect, Option, Schema } from "effect"
+import { Clock, Effect, Option, Schema } from "effect"
+import * as Partitions from "./Partitions.js"
 import { dieOnDatabaseError } from "./Rows.js"
-import type { ShardLease } from "./ShardLease.js"
 import {
   AttemptColumns,
   type ClaimedColumns,
   type ClaimedDelivery,
   DeliveryColumns,
   DeliveryRow,
+  type DeliverySuccess,
   type DueDelivery,
+  ReplayedRow,
   toClaimedDelivery
-} from "./WebhookDeliveryRows.js"
+} from "./rows/WebhookDeliveryRows.js"
+import type { ShardLease } from "./ShardLease.js"
 
-export type { ClaimedDelivery, DueDelivery } from "./WebhookDeliveryRows.js"
+export type { ClaimedDelivery, DeliverySuccess, DueDelivery } from "./rows/WebhookDeliveryRows.js"
+
+/**
+ * The ids reads and pulls see at `now` (ms): made within the 30-day retention (docs/WEBHOOKS.md), up to
+ * `Partitions.CLOCK_SLACK_MS` ahead; every statement but a lookup by id carries them (partition pruning).
+ */
+export const retained = (now: number) => Partitions.idWindow("whd", now - Webhooks.DELIVERY_RETENTION_MS, now)
 
 const decodeDelivery = Schema.decodeUnknown(DeliveryRow)
 const decodeDeliveries = Schema.decodeUnknown(Schema.Array(DeliveryRow))
@@ -29,16 +38,6 @@ export interface ClaimRequest {
   readonly limit: number
   /** the pulling entity's shard lease: nothing is taken unless it still holds it (`ShardLease`) */
   readonly lease?: ShardLease | undefined
-}
-
-/** A successful attempt, as `recordSuccesses` records it. */
-export interface DeliverySuccess {
-  readonly id: string
-  readonly endpointId: string
-  readonly attempt: number
-  readonly at: string
-  readonly responseStatus: number
-  readonly latencyMs: number | null
 }
 
 export class WebhookDeliveriesRepo
@@ -64,10 +63,11 @@ export class WebhookDeliveriesRepo
       }, dieOnDatabaseError)
 
       const delivery = SqlSchema.findOne({
-        Request: Schema.Struct({ workspaceId: Schema.String, id: Schema.String }),
+        Request: Schema.Struct({ workspaceId: Schema.String, id: Schema.String, now: Schema.Number }),
         Result: DeliveryColumns,
-        execute: ({ id, workspaceId }) =>
-          sql`SELECT * FROM webhook_deliveries WHERE workspace_id = ${workspaceId} AND id = ${id}`
+        execute: ({ id, now, workspaceId }) =>
+          sql`SELECT * FROM webhook_deliveries WHERE workspace_id = ${workspaceId} AND id = ${id}
+            AND id >= ${retained(now).lower} AND id < ${retained(now).upper}`
       })
       const attemptsOf = SqlSchema.findAll({
         Request: Schema.Array(Schema.String),
@@ -80,11 +80,13 @@ export class WebhookDeliveriesRepo
           endpointId: Schema.UndefinedOr(Schema.String),
           status: Schema.UndefinedOr(Webhooks.DeliveryStatus),
           limit: Schema.Number,
-          after: Schema.UndefinedOr(Schema.Struct({ created_at: Schema.String, id: Schema.String }))
+          after: Schema.UndefinedOr(Schema.Struct({ created_at: Schema.String, id: Schema.String })),
+          now: Schema.Number
         }),
         Result: DeliveryColumns,
-        execute: ({ after, endpointId, limit, status, workspaceId }) =>
+        execute: ({ after, endpointId, limit, now, status, workspaceId }) =>
           sql`SELECT * FROM webhook_deliveries WHERE workspace_id = ${workspaceId}
+        AND id >= ${retained(now).lower} AND id < ${retained(now).upper}
         ${endpointId ? sql`AND endpoint_id = ${endpointId}` : sql``}
         ${status ? sql`AND status = ${status}` : sql``}
         ${after ? sql`AND (created_at, id) < (${after.created_at}::timestamptz, ${after.id})` : sql``}
@@ -92,7 +94,7 @@ export class WebhookDeliveriesRepo
       })
 
       const find = Effect.fn("WebhookDeliveriesRepo.find")(function*(workspaceId: string, id: string) {
-        const row = yield* delivery({ workspaceId, id })
+        const row = yield* delivery({ workspaceId, id, now: yield* Clock.currentTimeMillis })
         if (Option.isNone(row)) return Option.none<Webhooks.WebhookDelivery>()
         const attempts = yield* attemptsOf([id])
         return Option.some(yield* decodeDelivery({ ...row.value, attempts }))
@@ -109,7 +111,8 @@ export class WebhookDeliveriesRepo
           endpointId: filters.endpointId,
           status: filters.status,
           limit,
-          after: after === undefined ? undefined : { created_at: after.created_at, id: after.id }
+          after: after === undefined ? undefined : { created_at: after.created_at, id: after.id },
+          now: yield* Clock.currentTimeMillis
         })
         const ids = rows.map((r) => r.id)
         const attempts = ids.length === 0 ? [] : yield* attemptsOf(ids)
@@ -123,23 +126,30 @@ export class WebhookDeliveriesRepo
         return yield* sql<DueDelivery>`SELECT d.id, d.event_id, d.event_type FROM webhook_deliveries d
         JOIN webhook_endpoints e ON e.id = d.endpoint_id
         WHERE d.endpoint_id = ${endpointId} AND d.status = 'pending' AND d.next_attempt_at <= ${now}
+          AND d.id >= ${retained(Date.parse(now)).lower} AND d.id < ${retained(Date.parse(now)).upper}
           AND NOT (e.status = 'paused' AND e.deleted_at IS NULL)
         ORDER BY d.next_attempt_at, d.created_at LIMIT ${limit}`
       }, dieOnDatabaseError)
 
       /** Takes a pending delivery for one attempt; returns its attempt number, or none if taken. */
       const claim = Effect.fn("WebhookDeliveriesRepo.claim")(function*(id: string, now: string) {
-        const rows = yield* sql<{ attempt_count: number; envelope: string }>`UPDATE webhook_deliveries d
+        const rows = yield* sql<{ attempt_count: number; envelope: string }>`WITH target AS (
+          SELECT id, event_id FROM webhook_deliveries WHERE id = ${id} AND status = 'pending' FOR UPDATE
+        )
+        UPDATE webhook_deliveries d
         SET status = 'delivering', attempt_count = attempt_count + 1, updated_at = ${now}
-        FROM events e WHERE d.id = ${id} AND d.status = 'pending' AND e.id = d.event_id
-        RETURNING d.attempt_count, e.envelope`
+        FROM target t CROSS JOIN LATERAL (SELECT e.envelope FROM events e WHERE e.id = t.event_id OFFSET 0) ev
+        WHERE d.id = ${id} AND d.id = t.id
+        RETURNING d.attempt_count, ev.envelope`
         return Option.fromNullable(rows[0])
       }, dieOnDatabaseError)
 
       /** One statement of `claimDueMany`: each endpoint at most once (see there). */
-      const claimDueOnce = (requests: ReadonlyArray<ClaimRequest>) =>
+      const claimDueOnce = (requests: ReadonlyArray<ClaimRequest>) => {
+        const nows = requests.map((r) => Date.parse(r.now))
+        const window = { lower: retained(Math.min(...nows)).lower, upper: retained(Math.max(...nows)).upper }
         // typed, not decoded: our own rows, on every webhook attempt
-        sql<typeof ClaimedColumns.Type & { endpoint_id: string }>`WITH request AS (
+        return sql<typeof ClaimedColumns.Type & { endpoint_id: string }>`WITH request AS (
           SELECT * FROM unnest(${requests.map((r) => r.endpointId)}::text[], ${
           requests.map((r) => r.now)
         }::timestamptz[],
@@ -148,10 +158,11 @@ export class WebhookDeliveriesRepo
             ${requests.map((r) => r.lease?.expirySeconds ?? null)}::int[]) AS r(endpoint_id, now, lim, shard_id,
             address, expiry)
         ), due AS (
-          SELECT due.id, r.now FROM request r CROSS JOIN LATERAL (
-            SELECT d.id FROM webhook_deliveries d
+          SELECT due.id, due.event_id, r.now FROM request r CROSS JOIN LATERAL (
+            SELECT d.id, d.event_id FROM webhook_deliveries d
             JOIN webhook_endpoints e ON e.id = d.endpoint_id
             WHERE d.endpoint_id = r.endpoint_id AND d.status = 'pending' AND d.next_attempt_at <= r.now
+              AND d.id >= ${window.lower} AND d.id < ${window.upper}
               AND NOT (e.status = 'paused' AND e.deleted_at IS NULL)${
           // (the lease table exists only where runners hold row-based shard locks: never named otherwise)
           requests.some((r) => r.lease !== undefined)
@@ -165,7 +176,9 @@ export class WebhookDeliveriesRepo
           ) due
         ), claimed AS (
           UPDATE webhook_deliveries d SET status = 'delivering', attempt_count = attempt_count + 1, updated_at = due.now
-          FROM due, events ev WHERE d.id = due.id AND ev.id = d.event_id
+          -- each event by one lookup, never a join over every month of events (a generic plan's)
+          FROM due CROSS JOIN LATERAL (SELECT e.envelope FROM events e WHERE e.id = due.event_id OFFSET 0) ev
+          WHERE d.id = due.id AND d.id >= ${window.lower} AND d.id < ${window.upper}
           RETURNING d.id, d.endpoint_id, d.event_id, d.event_type, d.attempt_count, d.next_attempt_at, d.created_at,
             ev.envelope
         )
@@ -173,6 +186,7 @@ export class WebhookDeliveriesRepo
           w.deleted_at, w.secret_sealed, w.previous_secret_sealed, w.previous_secret_expires_at
         FROM claimed c JOIN webhook_endpoints w ON w.id = c.endpoint_id
         ORDER BY c.endpoint_id, c.next_attempt_at, c.created_at`
+      }
 
       /**
        * Takes due deliveries of several endpoints for one attempt each, in one statement
@@ -254,6 +268,7 @@ export class WebhookDeliveriesRepo
             response_status = i.response_status, failure_reason = 'ok', latency_ms = i.latency_ms, updated_at = i.at
           FROM input i
           WHERE d.id = i.id AND d.status = 'delivering' AND d.attempt_count = i.attempt
+            AND d.id >= ${sorted[0]!.id} AND d.id <= ${sorted.at(-1)!.id}
           RETURNING d.id, d.endpoint_id, i.attempt, i.at, i.response_status, i.latency_ms
         ), attempt AS (
           INSERT INTO webhook_attempts (delivery_id, attempt, at, response_status, failure_reason, latency_ms)
@@ -269,13 +284,17 @@ export class WebhookDeliveriesRepo
       /** Replay: only from failed or dead; bumps the original's replay_count. */
       const markReplayed = Effect.fn("WebhookDeliveriesRepo.markReplayed")(
         function*(workspaceId: string, id: string, now: string) {
-          const rows = yield* sql<
-            { endpoint_id: string; event_id: string; event_type: string }
-          >`UPDATE webhook_deliveries
-        SET replay_count = replay_count + 1, updated_at = ${now}
-        WHERE workspace_id = ${workspaceId} AND id = ${id} AND status IN ('failed', 'dead')
-        RETURNING endpoint_id, event_id, event_type`
-          return Option.fromNullable(rows[0])
+          const window = retained(Date.parse(now))
+          return yield* SqlSchema.findOne({
+            Request: Schema.Void,
+            Result: ReplayedRow,
+            execute: () =>
+              sql`UPDATE webhook_deliveries
+                SET replay_count = replay_count + 1, updated_at = ${now}
+                WHERE workspace_id = ${workspaceId} AND id = ${id} AND status IN ('failed', 'dead')
+                  AND id >= ${window.lower} AND id < ${window.upper}
+                RETURNING endpoint_id, event_id, event_type`
+          })(undefined)
         },
         dieOnDatabaseError
       )
@@ -290,6 +309,7 @@ export class WebhookDeliveriesRepo
           const rows = yield* sql<{ endpoint_id: string }>`SELECT d.endpoint_id FROM webhook_deliveries d
         JOIN webhook_endpoints e ON e.id = d.endpoint_id
         WHERE d.status = 'pending' AND d.next_attempt_at <= ${now}
+          AND d.id >= ${retained(Date.parse(now)).lower} AND d.id < ${retained(Date.parse(now)).upper}
           AND NOT (e.status = 'paused' AND e.deleted_at IS NULL)
         GROUP BY d.endpoint_id ORDER BY min(d.next_attempt_at), d.endpoint_id LIMIT ${limit}`
           return rows.map((r) => r.endpoint_id)
@@ -301,16 +321,9 @@ export class WebhookDeliveriesRepo
       const requeueStuck = Effect.fn("WebhookDeliveriesRepo.requeueStuck")(function*(cutoff: string, now: string) {
         const rows =
           yield* sql`UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = ${now}, updated_at = ${now}
-        WHERE status = 'delivering' AND updated_at < ${cutoff} RETURNING id`
+        WHERE status = 'delivering' AND updated_at < ${cutoff}
+          AND id >= ${retained(Date.parse(now)).lower} AND id < ${retained(Date.parse(now)).upper} RETURNING id`
         // how many were returned to the queue (metrics)
-        return rows.length
-      }, dieOnDatabaseError)
-
-      /** Finished deliveries older than `cutoff` (30 days), and those a paused endpoint held that long. */
-      const purge = Effect.fn("WebhookDeliveriesRepo.purge")(function*(cutoff: string) {
-        const rows =
-          yield* sql`DELETE FROM webhook_deliveries WHERE created_at < ${cutoff} AND (status IN ('succeeded', 'failed', 'dead')
-            OR (status = 'pending' AND endpoint_id IN (SELECT id FROM webhook_endpoints WHERE status = 'paused'))) RETURNING id`
         return rows.length
       }, dieOnDatabaseError)
 
@@ -325,8 +338,7 @@ export class WebhookDeliveriesRepo
         recordSuccesses,
         markReplayed,
         endpointsWithDueWork,
-        requeueStuck,
-        purge
+        requeueStuck
       } as const
     })
   })

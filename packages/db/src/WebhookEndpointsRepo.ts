@@ -1,5 +1,5 @@
 /** Webhook endpoints; secrets are stored sealed (encrypted), never in clear. */
-import { SqlClient } from "@effect/sql"
+import { SqlClient, SqlSchema } from "@effect/sql"
 import { Ids, type Pagination, Webhooks } from "@switchboard/domain"
 import { Effect, Option, Schema } from "effect"
 import { dieOnDatabaseError, iso, isoOrNull, TimestampColumn } from "./Rows.js"
@@ -28,6 +28,12 @@ const EndpointColumns = Schema.Struct({
   created_at: TimestampColumn,
   updated_at: TimestampColumn,
   deleted_at: Schema.NullOr(TimestampColumn)
+})
+
+/** An endpoint's consecutive-failure counter and status (`Webhooks.afterFailedAttempt` decides them). */
+const FailureCounterRow = Schema.Struct({
+  status: Webhooks.EndpointStatus,
+  consecutive_failures: Schema.Number
 })
 
 /**
@@ -193,19 +199,24 @@ export class WebhookEndpointsRepo
       }, dieOnDatabaseError)
 
       /**
-       * Records a failed attempt on the endpoint's consecutive-failure counter, serialised on the
-       * row: it adds one and disables an active endpoint at `disableAt`; once disabled the counter
-       * stays (attempts already in flight do not move it). Whether this failure disabled it. A
-       * success resets the counter with its delivery's record (`WebhookDeliveriesRepo.recordSuccesses`).
+       * The endpoint's consecutive-failure counter, its row locked until the caller's transaction
+       * ends (so concurrent attempts' failures are counted one after the other). `None`: no such
+       * endpoint. What a failure makes of it is the domain's rule (`Webhooks.afterFailedAttempt`);
+       * a success resets it with its delivery's record (`WebhookDeliveriesRepo.recordSuccesses`).
        */
-      const recordFailure = Effect.fn("WebhookEndpointsRepo.recordFailure")(
-        function*(id: string, disableAt: number, now: string) {
-          const rows = yield* sql<{ consecutive_failures: number; status: string }>`UPDATE webhook_endpoints
-        SET consecutive_failures = consecutive_failures + 1,
-            status = CASE WHEN status = 'active' AND consecutive_failures + 1 >= ${disableAt} THEN 'disabled' ELSE status END,
-            updated_at = ${now}
-        WHERE id = ${id} AND status <> 'disabled' RETURNING consecutive_failures, status`
-          return rows[0]?.status === "disabled"
+      const lockFailureCounter = Effect.fn("WebhookEndpointsRepo.lockFailureCounter")(function*(id: string) {
+        return yield* SqlSchema.findOne({
+          Request: Schema.Void,
+          Result: FailureCounterRow,
+          execute: () => sql`SELECT status, consecutive_failures FROM webhook_endpoints WHERE id = ${id} FOR UPDATE`
+        })(undefined)
+      }, dieOnDatabaseError)
+
+      /** Writes the counter (and the status it decided) of an endpoint locked by `lockFailureCounter`. */
+      const setFailureCounter = Effect.fn("WebhookEndpointsRepo.setFailureCounter")(
+        function*(id: string, counter: Webhooks.FailureCounter, now: string) {
+          yield* sql`UPDATE webhook_endpoints SET consecutive_failures = ${counter.consecutive_failures},
+            status = ${counter.status}, updated_at = ${now} WHERE id = ${id}`
         },
         dieOnDatabaseError
       )
@@ -261,7 +272,8 @@ export class WebhookEndpointsRepo
         update,
         softDelete,
         rotate,
-        recordFailure,
+        lockFailureCounter,
+        setFailureCounter,
         scanSecrets,
         readSecrets,
         replaceSecrets

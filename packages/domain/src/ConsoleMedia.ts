@@ -1,10 +1,9 @@
 /**
  * The media-type reader as the console uses it in the browser (docs/CONSOLE.md "Console"): the one
  * parser of media types (`MediaType`, WHATWG MIME Sniffing through `whatwg-mimetype`) and the
- * kinds' types, with no `effect/Schema`. `npm run build:console` bundles this module into
- * `services/api/console/media-types.mjs` (about 30 KiB); `test/consoleMediaTypes.test.ts` fails
- * when that file is not what this module builds to. Plain strings in and out: the page has no
- * `Option`.
+ * kinds' types, with no `effect/Schema`. The console's build (scripts/build-console.ts) bundles
+ * it into the page and serves it as `media-types.mjs`; `test/consoleMediaTypes.test.ts` reads types
+ * with it in a real browser. Plain strings in and out: the page has no `Option`.
  */
 import { Option } from "effect"
 import { MEDIA_LIMIT_BYTES, type MediaKind } from "./MediaKinds.js"

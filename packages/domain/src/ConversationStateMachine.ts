@@ -38,13 +38,17 @@ export const messageArrival = (
 
 export interface ConversationState {
   readonly status: ConversationStatus
-  readonly assigneeId: string | null
+  readonly assigneeId: `usr_${string}` | null
 }
 
 export type ConversationChange =
   | { readonly type: "conversation.closed" }
   | { readonly type: "conversation.reopened"; readonly reason: ReopenReason }
-  | { readonly type: "conversation.assigned"; readonly from: string | null; readonly to: string | null }
+  | {
+    readonly type: "conversation.assigned"
+    readonly from: `usr_${string}` | null
+    readonly to: `usr_${string}` | null
+  }
 
 /** The events of an update from `before` to `after`: one per member that changed, none when nothing did. */
 export const updateChanges = (

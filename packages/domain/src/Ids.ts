@@ -95,3 +95,31 @@ const nextUlid = monotonicFactory(pooledRandom)
 /** A new id; its time part comes from Effect's Clock so tests can control it. */
 export const newId = <const P extends IdPrefix>(prefix: P): Effect.Effect<`${P}_${string}`> =>
   Effect.map(Clock.currentTimeMillis, (now) => `${prefix}_${nextUlid(now)}` as const)
+
+const CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+
+/**
+ * The least id of `prefix` made at epoch ms `ms` or later (`ms` clamped to 0): `prefix`, `_` and
+ * the 10 time characters of a ULID (5 bits each, most significant first), nothing after. Ids of
+ * one kind sort by their time part, so `id >= idFloor(prefix, t)` holds exactly the ids made at
+ * `t` or later: the bounds of the history tables partitioned by id (packages/db `Partitions`,
+ * docs/OPERATING.md "Partitions and retention").
+ */
+export const idFloor = <const P extends IdPrefix>(prefix: P, ms: number): `${P}_${string}` => {
+  let t = Math.max(0, Math.floor(ms))
+  let time = ""
+  for (let i = 0; i < 10; i++) {
+    time = CROCKFORD[t % 32]! + time
+    t = Math.floor(t / 32)
+  }
+  return `${prefix}_${time}`
+}
+
+/** When an id (or an `idFloor`) was made: its time part as epoch ms; undefined if it has none. */
+export const idTime = (id: string): number | undefined => {
+  const match = /^[a-z]+_([0-9A-HJKMNP-TV-Z]{10})/.exec(id)
+  if (match === null) return undefined
+  let ms = 0
+  for (const c of match[1]!) ms = ms * 32 + CROCKFORD.indexOf(c)
+  return ms
+}

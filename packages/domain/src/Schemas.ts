@@ -6,7 +6,12 @@ import { DateTime, Schema } from "effect"
  * this node and every node below it, so nested structs are strict too).
  */
 export const StrictStruct = <F extends Schema.Struct.Fields>(fields: F) =>
-  Schema.Struct(fields).annotations({ parseOptions: { onExcessProperty: "error" } })
+  Schema.Struct(fields).annotations({
+    parseOptions: { onExcessProperty: "error" },
+    // a value that is no object at all: what a client reads (not the schema's identifier, such as
+    // "Expected StartPairingRequest"); an issue inside the object keeps its own message
+    message: () => "Expected an object"
+  })
 
 /** ISO 8601 UTC with milliseconds, e.g. `2026-11-22T10:40:43.123Z`. */
 export const Timestamp = Schema.String.annotations({

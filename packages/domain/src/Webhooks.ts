@@ -25,6 +25,27 @@ export type EndpointStatus = typeof EndpointStatus.Type
  */
 export const clientStatusSources = (to: "active" | "paused"): ReadonlyArray<EndpointStatus> =>
   to === "active" ? ["active", "paused", "disabled"] : ["active", "paused"]
+/** An endpoint's consecutive-failure counter and the status it decides. */
+export interface FailureCounter {
+  readonly status: EndpointStatus
+  readonly consecutive_failures: number
+}
+
+/**
+ * The counter after a failed attempt (docs/WEBHOOKS.md "Webhooks"): one more failure, and an
+ * `active` endpoint is `disabled` at its `DISABLE_AFTER_FAILURES`th in a row (a `paused` one keeps
+ * counting and stays paused). A disabled endpoint's counter stays as it was (attempts already in
+ * flight do not move it): `undefined`, nothing to write. A success resets the counter to 0.
+ */
+export const afterFailedAttempt = (counter: FailureCounter): FailureCounter | undefined => {
+  if (counter.status === "disabled") return undefined
+  const failures = counter.consecutive_failures + 1
+  return {
+    status: counter.status === "active" && failures >= DISABLE_AFTER_FAILURES ? "disabled" : counter.status,
+    consecutive_failures: failures
+  }
+}
+
 export const DeliveryStatus = Schema.Literal("pending", "delivering", "succeeded", "failed", "dead")
 export type DeliveryStatus = typeof DeliveryStatus.Type
 export const FailureReason = Schema.Literal(

@@ -1,5 +1,11 @@
 import { describe, expect, it } from "@effect/vitest"
-import { clientStatusSources, MAX_ATTEMPTS, nextDeliveryState } from "../src/Webhooks.js"
+import {
+  afterFailedAttempt,
+  clientStatusSources,
+  DISABLE_AFTER_FAILURES,
+  MAX_ATTEMPTS,
+  nextDeliveryState
+} from "../src/Webhooks.js"
 
 describe("clientStatusSources", () => {
   it("lets a client move an endpoint between active and paused, and a disabled one back to active only", () => {
@@ -35,5 +41,34 @@ describe("nextDeliveryState", () => {
     for (const reason of ["client_error", "redirect", "blocked_target", "not_deliverable"] as const) {
       expect(nextDeliveryState(reason, 1, now, 0.5)).toEqual({ status: "failed", nextAttemptAt: null })
     }
+  })
+})
+
+describe("afterFailedAttempt", () => {
+  it("counts a failure of an active endpoint and disables it at the 20th in a row, not before", () => {
+    expect(DISABLE_AFTER_FAILURES).toBe(20)
+    expect(afterFailedAttempt({ status: "active", consecutive_failures: 0 })).toEqual({
+      status: "active",
+      consecutive_failures: 1
+    })
+    expect(afterFailedAttempt({ status: "active", consecutive_failures: 18 })).toEqual({
+      status: "active",
+      consecutive_failures: 19
+    })
+    expect(afterFailedAttempt({ status: "active", consecutive_failures: 19 })).toEqual({
+      status: "disabled",
+      consecutive_failures: 20
+    })
+  })
+
+  it("keeps counting a paused endpoint's failures without disabling it", () => {
+    expect(afterFailedAttempt({ status: "paused", consecutive_failures: 25 })).toEqual({
+      status: "paused",
+      consecutive_failures: 26
+    })
+  })
+
+  it("leaves a disabled endpoint's counter as it is (a late failure of an attempt in flight)", () => {
+    expect(afterFailedAttempt({ status: "disabled", consecutive_failures: 20 })).toBeUndefined()
   })
 })

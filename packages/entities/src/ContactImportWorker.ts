@@ -30,8 +30,8 @@ const importEnded = (
 ) =>
   Events.DomainEvent.make("contact.import_completed", {
     object: "contact_import",
-    object_id: job.id as `imp_${string}`,
-    import_id: job.id as `imp_${string}`,
+    object_id: job.id,
+    import_id: job.id,
     status,
     total_rows: counts.total_rows,
     created: counts.created,

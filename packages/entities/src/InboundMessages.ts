@@ -23,7 +23,7 @@ import {
   MessagesRepo,
   Transactions
 } from "@switchboard/db"
-import { Events, Ids, MessageCategory, MessageContent, type Messaging, Schemas } from "@switchboard/domain"
+import { Events, Ids, type Media, MessageCategory, MessageContent, type Messaging, Schemas } from "@switchboard/domain"
 import { CallMetrics, InboundMetrics } from "@switchboard/providers"
 import { Effect, Option } from "effect"
 import { LidMappings } from "./LidMappings.js"
@@ -82,19 +82,17 @@ export class InboundMessages extends Effect.Service<InboundMessages>()("@switchb
     const mappings = yield* LidMappings
 
     /** The member of a non-text message, our ids resolved (`mediaId`: the new media row's). */
-    const memberOf = (channelId: string, body: MessageContent.InboundBody, mediaId: string | null) =>
+    const memberOf = (channelId: string, body: MessageContent.InboundBody, mediaId: Media.Media["id"] | null) =>
       Effect.gen(function*() {
-        const target = (providerId: string) =>
-          Effect.map(
-            messages.idForProviderMessage(channelId, providerId),
-            (id) => id as `msg_${string}` | null
-          )
+        const target = (providerId: string) => messages.idForProviderMessage(channelId, providerId)
         switch (body._tag) {
           case "text":
             return undefined
           case "media": {
+            // the caller made the media row of every media message
+            if (mediaId === null) return yield* Effect.dieMessage("a media message without its media row")
             const file = {
-              media_id: mediaId as `med_${string}`,
+              media_id: mediaId,
               mime_type: body.mimeType,
               size_bytes: null,
               sha256: null,

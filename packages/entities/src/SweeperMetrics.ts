@@ -5,7 +5,7 @@
 import { Effect, Metric } from "effect"
 
 export const runs = Metric.counter("switchboard_sweeper_runs_total", {
-  description: "Sweeps run, by sweeper (messages, webhooks, sandbox) and result (ok, failed)",
+  description: "Sweeps run, by sweeper (messages, webhooks, sandbox, partitions) and result (ok, failed)",
   incremental: true
 })
 
@@ -37,8 +37,9 @@ export const KINDS = {
     "archived_channel_messages",
     "expired"
   ],
-  webhooks: ["stuck_deliveries", "due_endpoints", "purged_deliveries"],
-  sandbox: ["expired_sessions", "archived_channels"]
+  webhooks: ["stuck_deliveries", "due_endpoints"],
+  sandbox: ["expired_sessions", "archived_channels"],
+  partitions: ["made_partitions", "dropped_partitions"]
 } as const
 
 /**

@@ -144,12 +144,14 @@ export const WebhookEndpointEntityLive = WebhookEndpointEntity.toLayer(
           // a late result of an attempt that was handed out again is not counted twice; a success
           // (an answer always has its status) resets the counter in `recordSuccess` above
           if (recorded && reason !== "not_deliverable" && reason !== "ok") {
-            const disabled = yield* endpoints.recordFailure(
-              endpointId,
-              Webhooks.DISABLE_AFTER_FAILURES,
-              Schemas.toTimestamp(nowMs)
-            )
-            if (disabled) {
+            // counted one after the other on the locked row; the rule is the domain's
+            const counter = yield* endpoints.lockFailureCounter(endpointId)
+            const after = Option.isSome(counter) ? Webhooks.afterFailedAttempt(counter.value) : undefined
+            if (after !== undefined) {
+              yield* endpoints.setFailureCounter(endpointId, after, Schemas.toTimestamp(nowMs))
+            }
+            // a disabled endpoint is not counted (`after` undefined): "disabled" is this failure's doing
+            if (after?.status === "disabled") {
               yield* Metric.increment(WebhookMetrics.endpointsDisabled)
               yield* Effect.logWarning("webhook endpoint disabled after consecutive failures").pipe(
                 Effect.annotateLogs("endpoint_id", endpointId)

@@ -1,13 +1,15 @@
 /**
  * A cluster singleton that wakes endpoints with due deliveries: new ones at once (Postgres tells
  * it at commit, `EventsRepo.append`), and every second the rest (retries coming due, lost
- * wake-ups); returns deliveries left `delivering` by a dead runner to the queue, and purges
- * deliveries older than 30 days (a long-paused endpoint's held ones included).
+ * wake-ups); returns deliveries left `delivering` by a dead runner to the queue. Deliveries older
+ * than the 30-day retention (a long-paused endpoint's held ones included) are neither read nor
+ * pulled any more (`WebhookDeliveriesRepo.retained`), and go with their month's partition
+ * (`PartitionKeeper`).
  */
 import { Singleton } from "@effect/cluster"
 import { PgClient } from "@effect/sql-pg"
 import { DatabaseConfig, EventsRepo, WebhookDeliveriesRepo } from "@switchboard/db"
-import { Schemas, Webhooks } from "@switchboard/domain"
+import { Schemas } from "@switchboard/domain"
 import { Clock, Effect, Option, Schedule, Stream } from "effect"
 import * as Loops from "./Loops.js"
 import * as SweeperMetrics from "./SweeperMetrics.js"
@@ -51,14 +53,6 @@ export const wakeOnNewDeliveries = Effect.gen(function*() {
   )
 })
 
-export const purgeDeliveries = Effect.gen(function*() {
-  const deliveries = yield* WebhookDeliveriesRepo.WebhookDeliveriesRepo
-  const now = yield* Clock.currentTimeMillis
-  const purged = yield* deliveries.purge(Schemas.toTimestamp(now - Webhooks.DELIVERY_RETENTION_MS))
-  yield* SweeperMetrics.recordFound("webhooks", "purged_deliveries", purged)
-  if (purged > 0) yield* Effect.logInfo("purged old webhook deliveries").pipe(Effect.annotateLogs("count", purged))
-})
-
 export const WebhookSweeperLive = Singleton.make(
   "WebhookSweeper",
   Loops.supervised(
@@ -73,10 +67,6 @@ export const WebhookSweeperLive = Singleton.make(
         SweeperMetrics.counted("webhooks"),
         Effect.catchAllCause((cause) => Effect.logWarning("webhook sweep failed", cause)),
         Effect.repeat(Schedule.spaced("1 second"))
-      ),
-      purgeDeliveries.pipe(
-        Effect.catchAllCause((cause) => Effect.logWarning("webhook purge failed", cause)),
-        Effect.repeat(Schedule.spaced("10 minutes"))
       )
     ], { concurrency: "unbounded", discard: true })
   )

@@ -3,7 +3,7 @@ import { assert, describe, layer } from "@effect/vitest"
 import { EventsRepo, WebhookDeliveriesRepo, WebhookEndpointsRepo } from "@switchboard/db"
 import * as TestDatabase from "@switchboard/db/testing"
 import { Events, Ids, Schemas } from "@switchboard/domain"
-import { Cluster, WebhookEndpointEntity, WebhookEndpointProtocol, WebhookSweeper } from "@switchboard/entities"
+import { Cluster, WebhookEndpointEntity, WebhookEndpointProtocol } from "@switchboard/entities"
 import { WebhooksConfig, WebhookSigner } from "@switchboard/webhooks"
 import { Effect, Layer, Option } from "effect"
 import { eventually, receiver } from "../../../test/support/Receiver.js"
@@ -160,50 +160,6 @@ describe("WebhookEndpoint entity", () => {
         yield* (yield* WebhookEndpointProtocol.WebhookEndpointEntity.client)(endpointId).Wake()
         yield* eventually(() => sink.received.length >= 12 || undefined, 10_000)
         assert.strictEqual(most, 4)
-      }))
-
-    it.effect("purges finished deliveries older than 30 days, attempts included; held ones stay", () =>
-      Effect.gen(function*() {
-        const { workspaceId } = yield* seedEndpoint("https://hooks.example.com/never-woken")
-        const events = yield* EventsRepo.EventsRepo
-        const sql = yield* SqlClient.SqlClient
-        const day = 24 * 3600 * 1000
-        const append = (ageMs: number) =>
-          Effect.flatMap(
-            events.append({
-              workspaceId,
-              event: messageEvent("message.read", 999),
-              occurredAt: Schemas.toTimestamp(Date.now() - ageMs)
-            }),
-            (e) =>
-              Effect.map(
-                sql<{ id: string }>`SELECT id FROM webhook_deliveries WHERE event_id = ${e.id}`,
-                (rows) => rows[0]!.id
-              )
-          )
-        const [succeeded, failed, dead, held, recent] = yield* Effect.all([
-          append(31 * day),
-          append(31 * day),
-          append(31 * day),
-          append(31 * day),
-          append(29 * day)
-        ])
-        const setStatus = (id: string, status: string) =>
-          sql`UPDATE webhook_deliveries SET status = ${status} WHERE id = ${id}`
-        yield* setStatus(succeeded!, "succeeded")
-        yield* setStatus(failed!, "failed")
-        yield* setStatus(dead!, "dead")
-        yield* setStatus(recent!, "succeeded")
-        yield* sql`INSERT INTO webhook_attempts (delivery_id, attempt, at, response_status, failure_reason, latency_ms)
-          VALUES (${succeeded!}, 1, ${Schemas.toTimestamp(Date.now() - 31 * day)}, 200, 'ok', 12)`
-
-        yield* WebhookSweeper.purgeDeliveries
-
-        const left = yield* sql<{ id: string }>`SELECT d.id FROM webhook_deliveries d
-          JOIN events e ON e.id = d.event_id WHERE e.workspace_id = ${workspaceId} ORDER BY d.id`
-        assert.deepStrictEqual(left.map((r) => r.id), [held!, recent!].sort())
-        const attempts = yield* sql`SELECT 1 FROM webhook_attempts WHERE delivery_id = ${succeeded!}`
-        assert.strictEqual(attempts.length, 0)
       }))
 
     it.scoped("retries an attempt whose host name did not resolve (a DNS error is a network error)", () =>

@@ -72,7 +72,11 @@ const PARTS: ReadonlyMap<string, ReadonlyArray<Part>> = (() => {
 const missingMember = (name: string, request: unknown): SwitchboardError | undefined => {
   const parts = PARTS.get(name) ?? []
   const takes = parts.length === 0 ? "no request members" : `{ ${parts.join(", ")} }`
-  const missing = parts.filter((part) => !Predicate.isRecord(request) || !Predicate.isRecord(request[part]))
+  // a payload is the contract's to judge once given (`qr/start` takes `null`: no body)
+  const given = (part: Part) =>
+    Predicate.isRecord(request) &&
+    (part === "payload" ? request[part] !== undefined : Predicate.isRecord(request[part]))
+  const missing = parts.filter((part) => !given(part))
   if (missing.length === 0) return undefined
   return new SwitchboardError(
     "VALIDATION_ERROR",

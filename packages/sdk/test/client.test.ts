@@ -1,5 +1,5 @@
 import { FetchHttpClient, HttpServer } from "@effect/platform"
-import { assert, describe, layer } from "@effect/vitest"
+import { assert, describe, it, layer } from "@effect/vitest"
 import { Errors } from "@switchboard/domain"
 import { createClient, SwitchboardClient, SwitchboardError } from "@switchboard/sdk"
 import { Effect } from "effect"
@@ -13,6 +13,37 @@ const baseUrl = Effect.map(HttpServer.HttpServer, (server) => {
   const address = server.address
   if (address._tag !== "TcpAddress") throw new Error("expected a TCP server")
   return `http://127.0.0.1:${address.port}`
+})
+
+describe("@switchboard/sdk requests", () => {
+  it("sends a payload the contract takes as null (qr/start without a body) instead of calling it missing", async () => {
+    const sent: Array<{ readonly url: string; readonly body: unknown }> = []
+    const switchboard = createClient({
+      baseUrl: "http://127.0.0.1:9",
+      apiKey: "wa_test_x",
+      fetch: async (input, init) => {
+        sent.push({ url: String(input), body: init?.body })
+        return new Response(
+          JSON.stringify({ error: { code: "SERVICE_UNAVAILABLE", message: "No runner answered", details: {} } }),
+          { status: 503, headers: { "content-type": "application/json" } }
+        )
+      }
+    })
+    const refused = await switchboard.qrPairing.start({
+      path: { channelId: "ch_01JD7X6F3Q9T2M5N8R4V0W1Y2Z" },
+      payload: null
+    }).then(() => undefined, (e: unknown) => e)
+    assert.strictEqual(sent.length, 1, "sent, not refused as a missing member")
+    assert.match(sent[0]!.url, /\/v1\/channels\/ch_01JD7X6F3Q9T2M5N8R4V0W1Y2Z\/qr\/start$/)
+    assert.strictEqual((refused as SwitchboardError).code, "SERVICE_UNAVAILABLE")
+    const missing = await switchboard.qrPairing.start(
+      { path: { channelId: "ch_01JD7X6F3Q9T2M5N8R4V0W1Y2Z" } } as unknown as Parameters<
+        typeof switchboard.qrPairing.start
+      >[0]
+    ).then(() => undefined, (e: unknown) => e)
+    assert.strictEqual((missing as SwitchboardError).code, "VALIDATION_ERROR")
+    assert.strictEqual(sent.length, 1, "a payload left out is still refused before sending")
+  })
 })
 
 describe("@switchboard/sdk against the server", () => {

@@ -7,15 +7,16 @@
 import { HttpRouter, HttpServerRequest } from "@effect/platform"
 import { Security } from "@switchboard/api"
 import { DatabaseUnavailable, SessionsRepo, UsersRepo } from "@switchboard/db"
-import { Errors, Scopes } from "@switchboard/domain"
-import { Effect, Layer, Option } from "effect"
+import { Errors, Ids, Scopes } from "@switchboard/domain"
+import { Effect, Layer, Option, Schema } from "effect"
 import { routeTable } from "./RouteTable.js"
 import { ApiKeys } from "./services/ApiKeys.js"
 import { Credentials } from "./services/Credentials.js"
 import { RateLimits } from "./services/RateLimits.js"
 
 const BEARER = /^bearer[ \t]+(\S+)[ \t]*$/i
-const WORKSPACE_ID = /^ws_[0-9A-HJKMNP-TV-Z]{26}$/
+/** A well-formed workspace id (`X-Workspace-Id`), typed by the check. */
+const isWorkspaceId = Schema.is(Ids.Id("ws"))
 
 const unauthorized = (message: string) => new Errors.Unauthorized({ message })
 
@@ -39,7 +40,7 @@ export const AuthenticationLive = Layer.effect(
       const credential = match[1]!
 
       const workspaceHeader = request.headers["x-workspace-id"]
-      if (workspaceHeader !== undefined && !WORKSPACE_ID.test(workspaceHeader)) {
+      if (workspaceHeader !== undefined && !isWorkspaceId(workspaceHeader)) {
         return yield* new Errors.ValidationError({
           message: "Request validation failed",
           details: { issues: [{ path: ["x-workspace-id"], message: "Expected a workspace id (ws_...)" }] }
@@ -79,7 +80,7 @@ export const AuthenticationLive = Layer.effect(
         if (user.value.status === "suspended") {
           return yield* new Errors.AccountSuspended({ message: "This account is suspended" })
         }
-        let workspaceId = ""
+        let workspaceId: Security.Principal["workspaceId"] = Security.NO_WORKSPACE
         if (workspaceHeader === undefined) {
           if (!requirement?.workspaceOptional) {
             return yield* new Errors.WorkspaceContextRequired({

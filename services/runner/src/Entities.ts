@@ -1,8 +1,9 @@
 /** Every entity a runner hosts; the runner and standalone processes compose this layer. */
-import { WebhookDeliveriesRepo, WebhookEndpointsRepo } from "@switchboard/db"
+import { PartitionsRepo, WebhookDeliveriesRepo, WebhookEndpointsRepo } from "@switchboard/db"
 import {
   ContactImportWorker,
   MessagingEntities,
+  PartitionKeeper,
   ProbeEntity,
   ProviderInputBacklog,
   SweeperMetrics,
@@ -20,6 +21,7 @@ export const layer = Layer.mergeAll(
   ProbeEntity.ProbeLive,
   MessagingEntities.MessagingEntitiesLive,
   ContactImportWorker.ContactImportWorkerLive,
+  PartitionKeeper.PartitionKeeperLive.pipe(Layer.provide(PartitionsRepo.PartitionsRepo.Default)),
   Layer.mergeAll(WebhookEndpointEntity.WebhookEndpointEntityLive, WebhookSweeper.WebhookSweeperLive).pipe(
     Layer.provide(
       Layer.mergeAll(

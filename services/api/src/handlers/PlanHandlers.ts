@@ -14,7 +14,7 @@ export const PlanHandlers = HttpApiBuilder.group(Api.Api, "plan", (handlers) =>
         Effect.gen(function*() {
           const principal = yield* Security.CurrentPrincipal
           const { entitlements: values, plan } = yield* entitlements.forWorkspace(principal.workspaceId)
-          return { workspace_id: principal.workspaceId as `ws_${string}`, plan, entitlements: values }
+          return { workspace_id: principal.workspaceId, plan, entitlements: values }
         }))
       .handle("usage", () =>
         Effect.flatMap(Security.CurrentPrincipal, (principal) => usage.forWorkspace(principal.workspaceId)))

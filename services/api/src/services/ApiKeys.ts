@@ -15,7 +15,7 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("@switchboard/service-api
     const cache = yield* ApiKeyCache
 
     const create = Effect.fn("ApiKeys.create")(function*(input: {
-      readonly workspaceId: string
+      readonly workspaceId: `ws_${string}`
       readonly createdBy: string | null
       readonly name: string
       readonly mode: Identity.KeyMode

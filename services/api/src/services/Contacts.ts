@@ -58,7 +58,7 @@ export class Contacts extends Effect.Service<Contacts>()("@switchboard/service-a
           occurredAt: at
         }))
 
-    const get = Effect.fn("Contacts.get")(function*(workspaceId: string, id: string) {
+    const get = Effect.fn("Contacts.get")(function*(workspaceId: string, id: DomainContacts.Contact["id"]) {
       const found = yield* repo.find(workspaceId, id)
       if (Option.isNone(found)) return yield* contactNotFound(id)
       return found.value
@@ -92,38 +92,40 @@ export class Contacts extends Effect.Service<Contacts>()("@switchboard/service-a
       }
     )
 
-    const update = Effect.fn("Contacts.update")(function*(workspaceId: string, id: string, input: ContactInput) {
-      return yield* transactions.run(Effect.gen(function*() {
-        const groupIds = input.group_ids === undefined ? undefined : [...new Set(input.group_ids)]
-        if (groupIds) yield* requireGroups(workspaceId, groupIds)
-        const at = yield* now
-        const changes: Partial<ContactsRepo.ContactFields> = {
-          ...(input.phone_number === undefined ? {} : { phoneNumber: input.phone_number }),
-          ...(input.name === undefined ? {} : { name: input.name }),
-          ...(input.email === undefined ? {} : { email: input.email }),
-          ...(input.attributes === undefined ? {} : { attributes: input.attributes }),
-          ...(input.tags === undefined ? {} : { tags: DomainContacts.normalizeTags(input.tags) })
-        }
-        if (input.phone_number !== undefined) {
-          const owner = yield* repo.findIdByPhone(workspaceId, input.phone_number)
-          if (Option.isSome(owner) && owner.value !== id) return yield* phoneTaken(owner)
-        }
-        // a concurrent write took the number in between: the transaction is aborted, no lookup
-        const updated = yield* repo.update(workspaceId, id, changes, at).pipe(
-          Effect.catchTag("UniqueViolation", () => Effect.fail(phoneTaken(Option.none())))
-        )
-        if (!updated) return yield* contactNotFound(id)
-        if (groupIds) yield* groups.setGroupsOf(id, groupIds, at)
-        yield* event("contact.updated", workspaceId, id)
-        return yield* get(workspaceId, id)
-      }))
-    })
+    const update = Effect.fn("Contacts.update")(
+      function*(workspaceId: string, id: DomainContacts.Contact["id"], input: ContactInput) {
+        return yield* transactions.run(Effect.gen(function*() {
+          const groupIds = input.group_ids === undefined ? undefined : [...new Set(input.group_ids)]
+          if (groupIds) yield* requireGroups(workspaceId, groupIds)
+          const at = yield* now
+          const changes: Partial<ContactsRepo.ContactFields> = {
+            ...(input.phone_number === undefined ? {} : { phoneNumber: input.phone_number }),
+            ...(input.name === undefined ? {} : { name: input.name }),
+            ...(input.email === undefined ? {} : { email: input.email }),
+            ...(input.attributes === undefined ? {} : { attributes: input.attributes }),
+            ...(input.tags === undefined ? {} : { tags: DomainContacts.normalizeTags(input.tags) })
+          }
+          if (input.phone_number !== undefined) {
+            const owner = yield* repo.findIdByPhone(workspaceId, input.phone_number)
+            if (Option.isSome(owner) && owner.value !== id) return yield* phoneTaken(owner)
+          }
+          // a concurrent write took the number in between: the transaction is aborted, no lookup
+          const updated = yield* repo.update(workspaceId, id, changes, at).pipe(
+            Effect.catchTag("UniqueViolation", () => Effect.fail(phoneTaken(Option.none())))
+          )
+          if (!updated) return yield* contactNotFound(id)
+          if (groupIds) yield* groups.setGroupsOf(id, groupIds, at)
+          yield* event("contact.updated", workspaceId, id)
+          return yield* get(workspaceId, id)
+        }))
+      }
+    )
 
-    const remove = Effect.fn("Contacts.remove")(function*(workspaceId: string, id: string) {
+    const remove = Effect.fn("Contacts.remove")(function*(workspaceId: string, id: DomainContacts.Contact["id"]) {
       return yield* transactions.run(Effect.gen(function*() {
         if (!(yield* repo.remove(workspaceId, id))) return yield* contactNotFound(id)
         yield* event("contact.deleted", workspaceId, id)
-        return { id: id as `cnt_${string}`, object: "contact" as const, deleted: true as const }
+        return { id, object: "contact" as const, deleted: true as const }
       }))
     })
 

@@ -48,9 +48,9 @@ const changeEvent = (
     case "conversation.assigned":
       return Events.DomainEvent.make("conversation.assigned", {
         ...fields,
-        assignee_id: change.to as DomainConversations.Conversation["assignee_id"],
-        from_assignee_id: change.from as DomainConversations.Conversation["assignee_id"],
-        to_assignee_id: change.to as DomainConversations.Conversation["assignee_id"]
+        assignee_id: change.to,
+        from_assignee_id: change.from,
+        to_assignee_id: change.to
       })
   }
 }

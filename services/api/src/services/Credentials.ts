@@ -3,7 +3,8 @@
  * stored as hashes, and API key secrets with their keyed hash.
  */
 import { hash as argon2Hash, verify as argon2Verify } from "@node-rs/argon2"
-import { Effect, Redacted } from "effect"
+import { Ids } from "@switchboard/domain"
+import { Effect, Redacted, Schema } from "effect"
 import { jwtVerify, SignJWT } from "jose"
 import { createHash, createHmac, randomBytes, randomInt, timingSafeEqual } from "node:crypto"
 import { IdentityConfig } from "../IdentityConfig.js"
@@ -22,6 +23,9 @@ export const randomToken = () => randomBytes(32).toString("base64url")
 
 /** Lookup hash of an opaque token (tokens are random, so no pepper is needed). */
 export const tokenHash = (token: string) => createHash("sha256").update(token).digest("hex")
+
+/** An access token's claims: its user (`sub`) and session (`sid`), typed while decoding. */
+const decodeClaims = Schema.decodeUnknown(Schema.Struct({ sub: Ids.Id("usr"), sid: Ids.Id("ses") }))
 
 export const API_KEY = /^wa_(test|live)_([0-9A-Za-z]{40})$/
 
@@ -59,11 +63,8 @@ export class Credentials extends Effect.Service<Credentials>()("@switchboard/ser
     /** The user and session of a valid, unexpired access token. */
     const verifyAccessToken = Effect.fn("Credentials.verifyAccessToken")((token: string) =>
       Effect.tryPromise(() => jwtVerify(token, jwtKey, { algorithms: ["HS256"] })).pipe(
-        Effect.flatMap(({ payload }) =>
-          typeof payload.sub === "string" && typeof payload["sid"] === "string"
-            ? Effect.succeed({ userId: payload.sub, sessionId: payload["sid"] as string })
-            : Effect.fail("malformed claims")
-        ),
+        Effect.flatMap(({ payload }) => decodeClaims(payload)),
+        Effect.map((claims) => ({ userId: claims.sub, sessionId: claims.sid })),
         Effect.option
       )
     )

@@ -165,7 +165,7 @@ export class Messages extends Effect.Service<Messages>()("@switchboard/service-a
               const queued = new Messaging.Message({
                 id: yield* Ids.newId("msg"),
                 object: "message",
-                workspace_id: workspaceId as Messaging.Message["workspace_id"],
+                workspace_id: workspaceId,
                 channel_id: channel.id,
                 conversation_id: yield* Ids.newId("cnv"),
                 contact_id: yield* Ids.newId("cnt"),
@@ -226,8 +226,8 @@ export class Messages extends Effect.Service<Messages>()("@switchboard/service-a
               }
               const message = new Messaging.Message({
                 ...queued,
-                contact_id: written.contactId as Messaging.Message["contact_id"],
-                conversation_id: written.conversationId as Messaging.Message["conversation_id"]
+                contact_id: written.contactId,
+                conversation_id: written.conversationId
               })
               // after commit: a lost wake-up only delays dispatch (the sweeper repeats it)
               yield* channelClient(channel.id).Wake({ message_id: message.id }).pipe(

@@ -152,7 +152,7 @@ export class SendContents extends Effect.Service<SendContents>()("@switchboard/s
             ...plain,
             body: caption ?? "",
             member,
-            media: { id: file.id as `med_${string}`, status: "ready" as const, failure_reason: null }
+            media: { id: file.id, status: "ready" as const, failure_reason: null }
           }
         }
       }

@@ -84,7 +84,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("@switchboard/service-a
       return new DomainWebhooks.WebhookEndpointWithSecret({ ...row.endpoint, secret })
     })
 
-    const get = Effect.fn("Webhooks.get")(function*(workspaceId: string, id: string) {
+    const get = Effect.fn("Webhooks.get")(function*(workspaceId: string, id: DomainWebhooks.WebhookEndpoint["id"]) {
       const row = yield* endpoints.find(workspaceId, id)
       if (Option.isNone(row)) return yield* endpointNotFound(id)
       return row.value.endpoint
@@ -100,62 +100,72 @@ export class Webhooks extends Effect.Service<Webhooks>()("@switchboard/service-a
       }
     )
 
-    const update = Effect.fn("Webhooks.update")(function*(workspaceId: string, id: string, changes: {
-      readonly url?: string | undefined
-      readonly event_types?: ReadonlyArray<string> | undefined
-      readonly description?: string | undefined
-      readonly status?: "active" | "paused" | undefined
-    }) {
-      if (changes.event_types !== undefined) yield* checkEventTypes(changes.event_types)
-      if (changes.url !== undefined) yield* checkUrl(changes.url)
-      const row = yield* endpoints.update(workspaceId, id, {
-        url: changes.url,
-        eventTypes: changes.event_types,
-        description: changes.description,
-        status: changes.status,
-        fromStatuses: changes.status === undefined ? undefined : DomainWebhooks.clientStatusSources(changes.status)
-      }, yield* now)
-      if (Option.isNone(row)) {
-        const current = yield* endpoints.find(workspaceId, id)
-        if (Option.isNone(current)) return yield* endpointNotFound(id)
-        return yield* new Errors.Conflict({
-          message: `A ${current.value.endpoint.status} endpoint can only be set to active; nothing was changed`,
-          details: { reason: "invalid_status_transition", status: current.value.endpoint.status }
+    const update = Effect.fn("Webhooks.update")(
+      function*(workspaceId: string, id: DomainWebhooks.WebhookEndpoint["id"], changes: {
+        readonly url?: string | undefined
+        readonly event_types?: ReadonlyArray<string> | undefined
+        readonly description?: string | undefined
+        readonly status?: "active" | "paused" | undefined
+      }) {
+        if (changes.event_types !== undefined) yield* checkEventTypes(changes.event_types)
+        if (changes.url !== undefined) yield* checkUrl(changes.url)
+        const row = yield* endpoints.update(workspaceId, id, {
+          url: changes.url,
+          eventTypes: changes.event_types,
+          description: changes.description,
+          status: changes.status,
+          fromStatuses: changes.status === undefined ? undefined : DomainWebhooks.clientStatusSources(changes.status)
+        }, yield* now)
+        if (Option.isNone(row)) {
+          const current = yield* endpoints.find(workspaceId, id)
+          if (Option.isNone(current)) return yield* endpointNotFound(id)
+          return yield* new Errors.Conflict({
+            message: `A ${current.value.endpoint.status} endpoint can only be set to active; nothing was changed`,
+            details: { reason: "invalid_status_transition", status: current.value.endpoint.status }
+          })
+        }
+        if (changes.status === "active") yield* wake(id)
+        return row.value.endpoint
+      }
+    )
+
+    const remove = Effect.fn("Webhooks.remove")(
+      function*(workspaceId: string, id: DomainWebhooks.WebhookEndpoint["id"]) {
+        if (!(yield* endpoints.softDelete(workspaceId, id, yield* now))) return yield* endpointNotFound(id)
+        yield* wake(id)
+        return { id, object: "webhook_endpoint" as const, deleted: true as const }
+      }
+    )
+
+    const rotateSecret = Effect.fn("Webhooks.rotateSecret")(
+      function*(workspaceId: string, id: DomainWebhooks.WebhookEndpoint["id"]) {
+        const secret = WebhookSigner.newSecret()
+        const nowMs = yield* Clock.currentTimeMillis
+        const row = yield* endpoints.rotate({
+          workspaceId,
+          id,
+          secretSealed: keyring.seal(secret),
+          secretLast4: secret.slice(-4),
+          previousExpiresAt: Schemas.toTimestamp(nowMs + DomainWebhooks.SECRET_OVERLAP_MS),
+          now: Schemas.toTimestamp(nowMs)
         })
+        if (Option.isNone(row)) return yield* endpointNotFound(id)
+        return {
+          id,
+          secret,
+          secret_last4: secret.slice(-4),
+          secret_rotated_at: row.value.secret_rotated_at!,
+          previous_secret_expires_at: row.value.previous_secret_expires_at!
+        }
       }
-      if (changes.status === "active") yield* wake(id)
-      return row.value.endpoint
-    })
-
-    const remove = Effect.fn("Webhooks.remove")(function*(workspaceId: string, id: string) {
-      if (!(yield* endpoints.softDelete(workspaceId, id, yield* now))) return yield* endpointNotFound(id)
-      yield* wake(id)
-      return { id: id as `wh_${string}`, object: "webhook_endpoint" as const, deleted: true as const }
-    })
-
-    const rotateSecret = Effect.fn("Webhooks.rotateSecret")(function*(workspaceId: string, id: string) {
-      const secret = WebhookSigner.newSecret()
-      const nowMs = yield* Clock.currentTimeMillis
-      const row = yield* endpoints.rotate({
-        workspaceId,
-        id,
-        secretSealed: keyring.seal(secret),
-        secretLast4: secret.slice(-4),
-        previousExpiresAt: Schemas.toTimestamp(nowMs + DomainWebhooks.SECRET_OVERLAP_MS),
-        now: Schemas.toTimestamp(nowMs)
-      })
-      if (Option.isNone(row)) return yield* endpointNotFound(id)
-      return {
-        id: id as `wh_${string}`,
-        secret,
-        secret_last4: secret.slice(-4),
-        secret_rotated_at: row.value.secret_rotated_at!,
-        previous_secret_expires_at: row.value.previous_secret_expires_at!
-      }
-    })
+    )
 
     const test = Effect.fn("Webhooks.test")(
-      function*(workspaceId: string, id: string, eventType: EventCatalogue.EventType | undefined) {
+      function*(
+        workspaceId: string,
+        id: DomainWebhooks.WebhookEndpoint["id"],
+        eventType: EventCatalogue.EventType | undefined
+      ) {
         yield* get(workspaceId, id)
         const type = eventType ?? "message.received"
         const result = yield* transactions.run(Effect.gen(function*() {
@@ -176,7 +186,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("@switchboard/service-a
             replayOf: null,
             now: event.created_at
           })
-          return { event_id: event.id as `evt_${string}`, delivery_id: deliveryId as `whd_${string}` }
+          return { event_id: event.id, delivery_id: deliveryId }
         }))
         yield* wake(id)
         return result
@@ -187,7 +197,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("@switchboard/service-a
       readonly limit?: number | undefined
       readonly after?: Pagination.CursorPosition | undefined
       readonly status?: DomainWebhooks.DeliveryStatus | undefined
-    }, endpointId?: string) {
+    }, endpointId?: DomainWebhooks.WebhookEndpoint["id"]) {
       if (endpointId !== undefined) yield* get(workspaceId, endpointId)
       const limit = query.limit ?? Pagination.DEFAULT_LIMIT
       return Pagination.toPage(
@@ -197,52 +207,56 @@ export class Webhooks extends Effect.Service<Webhooks>()("@switchboard/service-a
       )
     })
 
-    const getDelivery = Effect.fn("Webhooks.getDelivery")(function*(workspaceId: string, id: string) {
-      const found = yield* deliveries.find(workspaceId, id)
-      if (Option.isNone(found)) {
-        return yield* new Errors.NotFound({
-          message: `No webhook delivery ${id}`,
-          details: { resource: "webhook_delivery", id }
-        })
+    const getDelivery = Effect.fn("Webhooks.getDelivery")(
+      function*(workspaceId: string, id: DomainWebhooks.WebhookDelivery["id"]) {
+        const found = yield* deliveries.find(workspaceId, id)
+        if (Option.isNone(found)) {
+          return yield* new Errors.NotFound({
+            message: `No webhook delivery ${id}`,
+            details: { resource: "webhook_delivery", id }
+          })
+        }
+        return found.value
       }
-      return found.value
-    })
+    )
 
-    const replay = Effect.fn("Webhooks.replay")(function*(workspaceId: string, id: string) {
-      const original = yield* getDelivery(workspaceId, id)
-      // a deleted endpoint is gone for good: a replay could only end `not_deliverable`
-      if (Option.isNone(yield* endpoints.find(workspaceId, original.endpoint_id))) {
-        return yield* new Errors.Conflict({
-          message: "The delivery's webhook endpoint was deleted; it cannot be replayed",
-          details: { reason: "endpoint_deleted", endpoint_id: original.endpoint_id }
-        })
+    const replay = Effect.fn("Webhooks.replay")(
+      function*(workspaceId: string, id: DomainWebhooks.WebhookDelivery["id"]) {
+        const original = yield* getDelivery(workspaceId, id)
+        // a deleted endpoint is gone for good: a replay could only end `not_deliverable`
+        if (Option.isNone(yield* endpoints.find(workspaceId, original.endpoint_id))) {
+          return yield* new Errors.Conflict({
+            message: "The delivery's webhook endpoint was deleted; it cannot be replayed",
+            details: { reason: "endpoint_deleted", endpoint_id: original.endpoint_id }
+          })
+        }
+        const result = yield* transactions.run(Effect.gen(function*() {
+          const marked = yield* deliveries.markReplayed(workspaceId, id, yield* now)
+          if (Option.isNone(marked)) return Option.none<{ delivery_id: `whd_${string}`; event_id: `evt_${string}` }>()
+          const deliveryId = yield* deliveries.insert({
+            endpointId: marked.value.endpoint_id,
+            workspaceId,
+            eventId: marked.value.event_id,
+            eventType: marked.value.event_type,
+            isTest: original.is_test,
+            replayOf: id,
+            now: yield* now
+          })
+          return Option.some({
+            delivery_id: deliveryId,
+            event_id: marked.value.event_id
+          })
+        }))
+        if (Option.isNone(result)) {
+          return yield* new Errors.Conflict({
+            message: `Only failed or dead deliveries can be replayed; this one is ${original.status}`,
+            details: { reason: "not_replayable", status: original.status }
+          })
+        }
+        yield* wake(original.endpoint_id)
+        return result.value
       }
-      const result = yield* transactions.run(Effect.gen(function*() {
-        const marked = yield* deliveries.markReplayed(workspaceId, id, yield* now)
-        if (Option.isNone(marked)) return Option.none<{ delivery_id: `whd_${string}`; event_id: `evt_${string}` }>()
-        const deliveryId = yield* deliveries.insert({
-          endpointId: marked.value.endpoint_id,
-          workspaceId,
-          eventId: marked.value.event_id,
-          eventType: marked.value.event_type,
-          isTest: original.is_test,
-          replayOf: id,
-          now: yield* now
-        })
-        return Option.some({
-          delivery_id: deliveryId as `whd_${string}`,
-          event_id: marked.value.event_id as `evt_${string}`
-        })
-      }))
-      if (Option.isNone(result)) {
-        return yield* new Errors.Conflict({
-          message: `Only failed or dead deliveries can be replayed; this one is ${original.status}`,
-          details: { reason: "not_replayable", status: original.status }
-        })
-      }
-      yield* wake(original.endpoint_id)
-      return result.value
-    })
+    )
 
     /**
      * The catalogue in its own order (static, so a walk with `after` is stable), a page at a time;

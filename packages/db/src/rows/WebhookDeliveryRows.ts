@@ -1,7 +1,7 @@
 /** The rows of `webhook_deliveries` and `webhook_attempts`, and what `WebhookDeliveriesRepo` decodes them to. */
 import { Ids, Webhooks } from "@switchboard/domain"
 import { Schema } from "effect"
-import { iso, isoOrNull, TimestampColumn } from "./Rows.js"
+import { iso, isoOrNull, TimestampColumn } from "../Rows.js"
 
 /** A row of `webhook_deliveries`. */
 export const DeliveryColumns = Schema.Struct({
@@ -115,3 +115,20 @@ export const toClaimedDelivery = (r: typeof ClaimedColumns.Type): ClaimedDeliver
     previous_secret_expires_at: isoOrNull(r.previous_secret_expires_at)
   }
 })
+
+/** What a replay reads of the delivery it replays: its endpoint and event (ids typed while decoding). */
+export const ReplayedRow = Schema.Struct({
+  endpoint_id: Ids.Id("wh"),
+  event_id: Ids.Id("evt"),
+  event_type: Schema.String
+})
+
+/** A successful attempt, as `recordSuccesses` records it. */
+export interface DeliverySuccess {
+  readonly id: string
+  readonly endpointId: string
+  readonly attempt: number
+  readonly at: string
+  readonly responseStatus: number
+  readonly latencyMs: number | null
+}

@@ -1,0 +1,279 @@
+/**
+ * The history tables partitioned by month (docs/OPERATING.md "Partitions and retention"):
+ * `webhook_deliveries` with its `webhook_attempts`, and `events`, each in native Postgres range
+ * partitions on its id. An id's first characters after the prefix are its ULID time
+ * (`Ids.idFloor`), so a month is the range of ids `[idFloor(month), idFloor(next month))`:
+ * - a statement naming an id (`WHERE id = $1`, `id IN (...)`) is pruned to one partition without
+ *   naming a time;
+ * - the primary key stays the id (a partitioned table's unique keys must include its partition
+ *   key), so foreign keys, `ON CONFLICT (id)` and every lookup by id keep their meaning;
+ * - a time window is a range of ids (`idWindow`), which a statement adds to be pruned to it.
+ *
+ * `partitionExisting` (a migration) turns a table with its rows into the first partition of a new
+ * partitioned table; `ensure` makes the months ahead; `dropBefore` applies retention by dropping
+ * whole partitions. The runner's `PartitionKeeper` calls the last two through `PartitionsRepo`.
+ */
+import { SqlClient } from "@effect/sql"
+import type { SqlError } from "@effect/sql/SqlError"
+import { Ids } from "@switchboard/domain"
+import { Effect } from "effect"
+
+/** A table partitioned on an id column, with the tables partitioned on a column holding its ids. */
+export interface Layout {
+  readonly table: string
+  readonly prefix: Ids.IdPrefix
+  readonly key: string
+  /** partitioned with the same bounds on a column holding this table's ids; dropped with it */
+  readonly aligned: ReadonlyArray<{ readonly table: string; readonly key: string }>
+}
+
+export const DELIVERIES: Layout = {
+  table: "webhook_deliveries",
+  prefix: "whd",
+  key: "id",
+  aligned: [{ table: "webhook_attempts", key: "delivery_id" }]
+}
+
+export const EVENTS: Layout = { table: "events", prefix: "evt", key: "id", aligned: [] }
+
+/** Every partitioned table. */
+export const LAYOUTS: ReadonlyArray<Layout> = [DELIVERIES, EVENTS]
+
+/** Months made ahead of the current one. */
+export const AHEAD_MONTHS = 3
+
+/**
+ * How far ahead of a reader's clock an id may have been made (the clocks of other nodes): a window
+ * read up to "now" reads ids up to this much later, so pruning leaves out only the months ahead.
+ */
+export const CLOCK_SLACK_MS = 24 * 3600 * 1000
+
+/** The first instant (epoch ms, UTC) of the month holding `ms`. */
+export const monthStart = (ms: number): number => {
+  const d = new Date(ms)
+  return Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1)
+}
+
+/** The first instant of the month `n` months after the month holding `month` (epoch ms). */
+export const addMonths = (month: number, n: number): number => {
+  const d = new Date(month)
+  return Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + n, 1)
+}
+
+/** `<table>_pYYYYMM`: the partition of the month starting at `month`. */
+export const partitionName = (table: string, month: number): string => {
+  const d = new Date(month)
+  return `${table}_p${d.getUTCFullYear()}${String(d.getUTCMonth() + 1).padStart(2, "0")}`
+}
+
+/**
+ * The ids of `prefix` made at `from` (epoch ms) or later, up to `to` plus `CLOCK_SLACK_MS`, as
+ * bounds: `key >= lower AND key < upper` prunes a statement to the partitions of that window.
+ */
+export const idWindow = (prefix: Ids.IdPrefix, from: number, to: number) => ({
+  lower: Ids.idFloor(prefix, from),
+  upper: Ids.idFloor(prefix, to + CLOCK_SLACK_MS)
+})
+
+/** A partition as the catalogue describes it: its name and bounds (a `null` lower bound: MINVALUE). */
+export interface Partition {
+  readonly name: string
+  readonly from: string | null
+  readonly to: string
+}
+
+const BOUND = /^FOR VALUES FROM \((MINVALUE|'([^']*)')\) TO \('([^']*)'\)$/
+
+const byUpperBound = (a: Partition, b: Partition) => (a.to < b.to ? -1 : a.to > b.to ? 1 : 0)
+
+/** The partitions of `table`, lowest first (none if it is not partitioned). */
+export const partitions = (table: string): Effect.Effect<Array<Partition>, SqlError, SqlClient.SqlClient> =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const rows = yield* sql<{ name: string; bound: string }>`
+      SELECT c.relname AS name, pg_get_expr(c.relpartbound, c.oid) AS bound
+      FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+      WHERE i.inhparent = to_regclass(${table})`
+    return rows.flatMap((row) => {
+      const match = BOUND.exec(row.bound)
+      return match === null ? [] : [{ name: row.name, from: match[2] ?? null, to: match[3]! }]
+    }).sort(byUpperBound)
+  })
+
+/** An id bound as an SQL literal: only an id's characters, so it cannot end the quotes. */
+const literal = (bound: string): string => {
+  if (!/^[a-z]+_[0-9A-Z]*$/.test(bound)) throw new Error(`not an id bound: ${bound}`)
+  return `'${bound}'`
+}
+
+/** One of our names as an SQL identifier (lower case letters, digits, `_`). */
+const ident = (name: string): string => {
+  if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`not a plain identifier: ${name}`)
+  return name
+}
+
+/** Serialises the partition changes of every process (a start's `ensure`, the keeper's runs). */
+const lockPartitions = (sql: SqlClient.SqlClient) => sql`SELECT pg_advisory_xact_lock(727275)`
+
+/**
+ * Makes the partitions of `layout` (and of its aligned tables) of every month from the end of the
+ * last one through `AHEAD_MONTHS` after the month of `now`, one transaction per month. Each is
+ * created as a table of its own (`LIKE` the parent: columns, defaults, checks) and then attached:
+ * attaching takes a SHARE UPDATE EXCLUSIVE lock on the parent, which no read or write waits for,
+ * and builds the parent's indexes on the empty table. Returns the names made (none for a table
+ * that is not partitioned yet).
+ */
+export const ensure = (layout: Layout, now: number): Effect.Effect<Array<string>, SqlError, SqlClient.SqlClient> =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const through = addMonths(monthStart(now), AHEAD_MONTHS)
+    const made: Array<string> = []
+    while (true) {
+      const month = yield* sql.withTransaction(Effect.gen(function*() {
+        yield* lockPartitions(sql)
+        const last = (yield* partitions(layout.table)).at(-1)
+        if (last === undefined) return undefined
+        const month = monthStart(Ids.idTime(last.to) ?? now)
+        if (month > through) return undefined
+        const from = Ids.idFloor(layout.prefix, month)
+        const to = Ids.idFloor(layout.prefix, addMonths(month, 1))
+        for (const table of [layout.table, ...layout.aligned.map((a) => a.table)]) {
+          const name = partitionName(table, month)
+          yield* sql.unsafe(
+            `CREATE TABLE ${ident(name)} (LIKE ${ident(table)} INCLUDING DEFAULTS INCLUDING CONSTRAINTS)`
+          )
+          yield* sql.unsafe(
+            `ALTER TABLE ${ident(table)} ATTACH PARTITION ${ident(name)} FOR VALUES FROM (${literal(from)}) TO (${
+              literal(to)
+            })`
+          )
+          made.push(name)
+        }
+        return month
+      }))
+      if (month === undefined) return made
+    }
+  })
+
+/**
+ * Drops the partitions of `layout` whose every id was made before `cutoff` (epoch ms), with the
+ * partitions of its aligned tables of the same bounds, in one transaction each. Dropping a
+ * partition takes an ACCESS EXCLUSIVE lock on the parent for the moment of a catalogue change: it
+ * waits at most `lock_timeout` (2 s) for the statements running on the table (SQLSTATE 55P03 if
+ * they outlast it: `DatabaseUnavailable`, the next run tries again). Returns the names dropped.
+ */
+export const dropBefore = (
+  layout: Layout,
+  cutoff: number
+): Effect.Effect<Array<string>, SqlError, SqlClient.SqlClient> =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const floor = Ids.idFloor(layout.prefix, cutoff)
+    const dropped: Array<string> = []
+    while (true) {
+      const names = yield* sql.withTransaction(Effect.gen(function*() {
+        yield* lockPartitions(sql)
+        yield* sql`SET LOCAL lock_timeout = '2s'`
+        const expired = (yield* partitions(layout.table)).find((p) => p.to <= floor)
+        if (expired === undefined) return []
+        const names: Array<string> = []
+        for (const aligned of layout.aligned) {
+          const match = (yield* partitions(aligned.table)).find((p) => p.to === expired.to)
+          if (match !== undefined) names.push(match.name)
+        }
+        names.push(expired.name)
+        for (const name of names) yield* sql.unsafe(`DROP TABLE ${ident(name)}`)
+        return names
+      }))
+      if (names.length === 0) return dropped
+      dropped.push(...names)
+    }
+  })
+
+/**
+ * The upper bound of the first partition of a table turned partitioned now (`partitionExisting`):
+ * the start of the month after the later of `now` and the newest id already in `tables` (each
+ * `[table, key]`), as an id bound of `prefix`.
+ */
+export const firstUpperBound = (
+  prefix: Ids.IdPrefix,
+  tables: ReadonlyArray<readonly [table: string, key: string]>,
+  now: number
+): Effect.Effect<string, SqlError, SqlClient.SqlClient> =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    let newest = now
+    for (const [table, key] of tables) {
+      const [row] = yield* sql.unsafe<{ newest: string | null }>(
+        `SELECT max(${ident(key)}) AS newest FROM ${ident(table)}`
+      )
+      const at = row?.newest ? Ids.idTime(row.newest) : undefined
+      if (at !== undefined && at > newest) newest = at
+    }
+    return Ids.idFloor(prefix, addMonths(monthStart(newest), 1))
+  })
+
+/**
+ * Turns `table` (with its rows) into a table partitioned by range on `key`, as a migration does
+ * on an existing installation. The table is renamed `<table>_before` and becomes the partition of
+ * every id below `upper` under a new partitioned `<table>`: same columns, defaults, checks,
+ * indexes (a unique one that does not include `key` stays on the old partition only) and foreign
+ * keys, and the sequences its columns own move to the new table. No row is copied: the old
+ * table's indexes and foreign keys are taken over as they are; attaching it reads it once to check
+ * that its ids lie below `upper`. Foreign keys that point AT `table` must be dropped before.
+ */
+export const partitionExisting = (
+  table: string,
+  key: string,
+  upper: string
+): Effect.Effect<void, SqlError, SqlClient.SqlClient> =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const before = `${table}_before`
+    const indexes = yield* sql<
+      { name: string; def: string; constraint_name: string | null; constraint_type: string | null; keys: Array<string> }
+    >`SELECT ci.relname AS name, pg_get_indexdef(i.indexrelid) AS def, con.conname AS constraint_name,
+        con.contype::text AS constraint_type,
+        ARRAY(SELECT a.attname::text FROM unnest(i.indkey::int2[]) WITH ORDINALITY AS k(attnum, n)
+          JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.attnum ORDER BY k.n) AS keys
+      FROM pg_index i JOIN pg_class ci ON ci.oid = i.indexrelid
+      LEFT JOIN pg_constraint con ON con.conindid = i.indexrelid AND con.conrelid = i.indrelid
+        AND con.contype IN ('p', 'u')
+      WHERE i.indrelid = to_regclass(${table})`
+    const foreignKeys = yield* sql<{ name: string; def: string }>`
+      SELECT conname AS name, pg_get_constraintdef(oid) AS def FROM pg_constraint
+      WHERE conrelid = to_regclass(${table}) AND contype = 'f'`
+    const sequences = yield* sql<{ sequence: string; column_name: string }>`
+      SELECT s.relname AS sequence, a.attname AS column_name FROM pg_depend d
+      JOIN pg_class s ON s.oid = d.objid AND s.relkind = 'S'
+      JOIN pg_attribute a ON a.attrelid = d.refobjid AND a.attnum = d.refobjsubid
+      WHERE d.refobjid = to_regclass(${table}) AND d.classid = 'pg_class'::regclass AND d.deptype = 'a'`
+    yield* sql.unsafe(`ALTER TABLE ${ident(table)} RENAME TO ${ident(before)}`)
+    for (const index of indexes) {
+      yield* sql.unsafe(`ALTER INDEX ${ident(index.name)} RENAME TO ${ident(`${index.name}_before`)}`)
+    }
+    yield* sql.unsafe(
+      `CREATE TABLE ${ident(table)} (LIKE ${ident(before)} INCLUDING DEFAULTS INCLUDING CONSTRAINTS)
+       PARTITION BY RANGE (${ident(key)})`
+    )
+    for (const index of indexes) {
+      const unique = index.constraint_type !== null || /^CREATE UNIQUE /.test(index.def)
+      if (unique && !index.keys.includes(key)) continue
+      if (index.constraint_type !== null) {
+        yield* sql.unsafe(
+          `ALTER TABLE ${ident(table)} ADD CONSTRAINT ${ident(index.constraint_name!)} ${
+            index.constraint_type === "p" ? "PRIMARY KEY" : "UNIQUE"
+          } (${index.keys.map(ident).join(", ")})`
+        )
+      } else yield* sql.unsafe(index.def)
+    }
+    for (const fk of foreignKeys) {
+      yield* sql.unsafe(`ALTER TABLE ${ident(table)} ADD CONSTRAINT ${ident(fk.name)} ${fk.def}`)
+    }
+    yield* sql.unsafe(
+      `ALTER TABLE ${ident(table)} ATTACH PARTITION ${ident(before)} FOR VALUES FROM (MINVALUE) TO (${literal(upper)})`
+    )
+    for (const s of sequences) {
+      yield* sql.unsafe(`ALTER SEQUENCE ${ident(s.sequence)} OWNED BY ${ident(table)}.${ident(s.column_name)}`)
+    }
+  })

@@ -1,0 +1,62 @@
+/**
+ * `npm start` stops when npm is stopped (README "Run it"): `kill <npm's pid>` (a terminal closed, a
+ * supervisor, the quickstart's service) reaches the server itself, which drains and exits, instead
+ * of leaving it running orphaned and holding the port. The start scripts `exec` node, so npm's
+ * signal goes to the server, not to a shell that does not pass it on.
+ */
+import { execFileSync } from "node:child_process"
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { afterAll, assert, describe, it } from "vitest"
+import { freePort, READY_DEADLINE_MS, startCommand, waitUntilUp } from "./support/Processes.js"
+
+const dir = mkdtempSync(join(tmpdir(), "sbt-npm-start-"))
+
+/** The processes whose parent is `pid`. */
+const children = (pid: number): Array<number> => {
+  try {
+    return execFileSync("ps", ["-o", "pid=", "--ppid", String(pid)], { encoding: "utf8" })
+      .split("\n").map((s) => Number(s.trim())).filter((n) => n > 0)
+  } catch {
+    return [] // ps exits 1 when there is none
+  }
+}
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch {
+    return false
+  }
+}
+
+describe("npm start", () => {
+  afterAll(() => rmSync(dir, { recursive: true, force: true }))
+
+  it("stops the server when npm's process is killed (SIGTERM), freeing the port", async () => {
+    const service = startCommand(
+      ["npm", "start"],
+      { DATA_DIR: join(dir, "data"), LOG_LEVEL: "warning" },
+      await freePort()
+    )
+    const started: Array<number> = []
+    try {
+      await waitUntilUp(service, "/health", READY_DEADLINE_MS)
+      // npm's child: the server itself (exec), or a shell that runs it
+      started.push(...children(service.child.pid!))
+      for (const pid of [...started]) started.push(...children(pid))
+      assert.isAbove(started.length, 0)
+      service.child.kill("SIGTERM")
+      // the drain's deadline, generously: what matters is that it ends, not how fast
+      const deadline = Date.now() + 90_000
+      while (started.some(alive) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 250))
+      assert.deepStrictEqual(started.filter(alive), [], "the server outlived npm")
+      const answer = await fetch(`${service.baseUrl}/health`).then((r) => r.status, () => "refused")
+      assert.strictEqual(answer, "refused")
+    } finally {
+      for (const pid of started.filter(alive)) process.kill(pid, "SIGKILL")
+      await service.stop(2_000)
+    }
+  }, READY_DEADLINE_MS + 120_000)
+})
