@@ -27,7 +27,10 @@ const NOT_YET: ReadonlyArray<string> = [
   "qrPairing.status",
   "qrPairing.safety",
   "qrPairing.stream",
-  "qrPairing.logout"
+  "qrPairing.logout",
+  // a group chat exists only once a linked number reported it (test/qrGroupChats.test.ts)
+  "groupChats.list",
+  "groupChats.get"
 ]
 
 const ID = /\b([a-z]{2,4})_([0-9A-HJKMNP-TV-Z]{26})\b/g

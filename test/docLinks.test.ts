@@ -82,6 +82,7 @@ describe("documentation links", () => {
       Contacts: /contacts/,
       "Contact imports": /CSV imports/,
       "Contact groups": /groups/,
+      "Group chats": /group chats/,
       Templates: /templates/,
       Conversations: /conversations/,
       Webhooks: /webhooks/,

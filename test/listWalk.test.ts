@@ -6,6 +6,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import { assert, describe, layer } from "@effect/vitest"
+import { Ids } from "@switchboard/domain"
 import { Operator } from "@switchboard/service-api"
 import { Effect, Schedule } from "effect"
 import { api, createKey, request, sandboxSetup, signUp } from "./support/Fixtures.js"
@@ -37,7 +38,14 @@ describe("every list route pages with limit and after", () => {
         const byAdmin = yield* api(admin)
         const byUser = yield* api(user.accessToken, user.workspaceId)
 
-        yield* (yield* api(live)).channels.create({ payload: { provider: "qr", name: "Walk" } })
+        const qrChannel = yield* (yield* api(live)).channels.create({ payload: { provider: "qr", name: "Walk" } })
+        // group chats come from a linked number (test/qrGroupChats.test.ts): two rows as its sync writes them
+        for (const n of [1, 2]) {
+          const id = yield* Ids.newId("gch")
+          yield* Effect.flatMap(SqlClient.SqlClient, (sql) =>
+            sql`INSERT INTO group_chats (id, workspace_id, channel_id, whatsapp_group_id, subject, created_at, updated_at)
+              VALUES (${id}, ${user.workspaceId}, ${qrChannel.id}, ${`12036300000${n}`}, ${`Walk ${n}`}, now(), now())`)
+        }
         let conversationId: `cnv_${string}` = "cnv_"
         for (const to of RECIPIENTS) {
           for (const body of ["one", "two"]) {
@@ -79,8 +87,10 @@ describe("every list route pages with limit and after", () => {
         for (const importId of importIds) {
           const done = yield* byUser.contactImports.get({ path: { importId } }).pipe(
             Effect.filterOrFail(
-              (found) => found.status === "completed" || found.status === "failed",
-              (found) => new Error(`import ${importId}: ${found.status}`)
+              (found) =>
+                found.status === "completed" || found.status === "failed",
+              (found) =>
+                new Error(`import ${importId}: ${found.status}`)
             ),
             Effect.retry({ schedule: Schedule.spaced("100 millis"), times: 300 })
           )
@@ -91,7 +101,7 @@ describe("every list route pages with limit and after", () => {
         yield* Effect.flatMap(SqlClient.SqlClient, (sql) =>
           sql`INSERT INTO workspace_members (workspace_id, user_id, role, created_at)
             VALUES (${user.workspaceId}, ${colleague.userId}, 'member', now())`)
-        const pathIds: Record<string, string> = { conversationId, endpointId }
+        const pathIds: Record<string, string> = { conversationId, endpointId, channelId: qrChannel.id }
 
         // raw: the OpenAPI document is not an endpoint of the contract
         const spec = (yield* request("GET", "/openapi.json")).body

@@ -38,6 +38,7 @@ import type { AddressInfo } from "node:net"
 import { type WebSocket, WebSocketServer } from "ws"
 import { type CallLine, FakeCall } from "./FakeCalls.js"
 import * as FakeCodePairing from "./FakeCodePairing.js"
+import { FakeGroup, type GroupLine, type GroupOptions } from "./FakeGroups.js"
 import { MediaHost, type PublishedMedia } from "./MediaHost.js"
 import { FakeCertificateAuthority, NoiseResponder } from "./NoiseResponder.js"
 import { type CompanionKeys, SignalPeer } from "./SignalPeer.js"
@@ -203,8 +204,13 @@ export type Addressing = "pn" | "lid" | "lid+pn" | "pn+lid"
 
 export interface SendOptions {
   readonly addressing?: Addressing
-  /** a direct chat (default), a group the contact writes in, or the contact's status */
+  /**
+   * a direct chat (default), a group the contact writes in, or the contact's status; `group`
+   * without `group` below: the server's one default group, the contact made a member
+   */
   readonly chat?: "direct" | "group" | "status"
+  /** the group chat the contact writes in (`FakeWhatsApp.group`), encrypted with its sender key */
+  readonly group?: FakeGroup
   /** the WhatsApp id to use (default: a new one) */
   readonly id?: string
   /**
@@ -698,6 +704,137 @@ export class FakeWhatsApp {
     })
   }
 
+  // ------------------------------------------------------------------ groups (FakeGroups)
+
+  /** @internal — what a `FakeGroup` needs of the server */
+  private readonly groupLine: GroupLine = {
+    notify: (node) => this.toCompanionOrQueue(node),
+    us: () => this.phone
+  }
+
+  private readonly groups = new Map<string, FakeGroup>()
+
+  /**
+   * A group chat the account's number is in (unless `withoutUs`), with `members` (fake contacts):
+   * the linked device finds it in its group list and metadata queries, members write in it
+   * (`says(text, { group })`), and what the device sends to it reaches every member.
+   */
+  group(options: GroupOptions): FakeGroup {
+    const group = new FakeGroup(this.groupLine, options)
+    this.groups.set(group.jid, group)
+    return group
+  }
+
+  /** The group `chat: "group"` without a `group` writes in: one per server, the contact made a member. */
+  private defaultGroup(contact: FakeContact): FakeGroup {
+    const jid = "120363025246125486@g.us"
+    const group = this.groups.get(jid) ?? this.group({ subject: "Fake group", members: [], id: "120363025246125486" })
+    if (!group.members.has(contact.user)) group.members.set(contact.user, { who: contact, role: "member" })
+    return group
+  }
+
+  /** `w:g2` `<query>` of one group (Baileys `groupMetadata`): 404 unknown, 403 once our number left it. */
+  private groupQuery(conn: Connection, node: BinaryNode) {
+    const group = this.groups.get(node.attrs["to"] ?? "")
+    const refusal = !group
+      ? { code: "404", text: "item-not-found" }
+      : !group.includesUs
+      ? { code: "403", text: "forbidden" }
+      : undefined
+    if (refusal || !group) {
+      return this.send(conn, {
+        tag: "iq",
+        attrs: { from: node.attrs["to"] ?? "@g.us", type: "error", id: node.attrs["id"] ?? "" },
+        content: [{ tag: "error", attrs: refusal ?? { code: "404", text: "item-not-found" } }]
+      })
+    }
+    this.groupQueries.push(group.jid)
+    this.changed()
+    return this.result(conn, node, [group.metadataNode()])
+  }
+
+  /** metadata queries the device made, by group jid (one entry per query) */
+  readonly groupQueries: Array<string> = []
+
+  /** `w:g2` `<participating>` (Baileys `groupFetchAllParticipating`): the groups our number is in. */
+  private groupsParticipating(conn: Connection, node: BinaryNode) {
+    const mine = [...this.groups.values()].filter((g) => g.includesUs)
+    return this.result(conn, node, [{ tag: "groups", attrs: {}, content: mine.map((g) => g.metadataNode()) }])
+  }
+
+  /**
+   * A message from the device to a group: the sender key it distributes (`pkmsg`/`msg` to each
+   * member device that has not had it), then the `skmsg` every member decrypts with it; each member
+   * answers with a delivered and a read receipt (`autoReceipts`), as WhatsApp relays them:
+   * `<receipt from=group participant=member>`. A group our number is not in, or one where only
+   * admins write and our number is not one, refuses it (the ack carries error 403).
+   */
+  private async onGroupMessage(conn: Connection, node: BinaryNode) {
+    const id = node.attrs["id"] ?? ""
+    const to = node.attrs["to"] ?? ""
+    const group = this.groups.get(to)
+    const ourRole = group?.members.get(this.phone.user)?.role
+    const refused = !group
+      ? "404"
+      : ourRole === undefined
+      ? "403"
+      : group.announceOnly && ourRole === "member"
+      ? "403"
+      : undefined
+    if (refused !== undefined) {
+      this.send(conn, { tag: "ack", attrs: { class: "message", id, from: to, t: unixNow(), error: refused } })
+      group?.refused.push(id)
+      this.changed()
+      return
+    }
+    this.send(conn, { tag: "ack", attrs: { class: "message", id, from: to, t: unixNow() } })
+    const device = conn.device
+    if (!group || !device) return
+    for (const toNode of getBinaryNodeChildren(getBinaryNodeChild(node, "participants"), "to")) {
+      const enc = getBinaryNodeChild(toNode, "enc")
+      const contact = this.findPeer(toNode.attrs["jid"] ?? "")?.contact
+      if (!enc || !contact) continue
+      const message = await contact.peer.decrypt(device, enc).catch((error: unknown) => {
+        contact.undelivered.push({ id, reason: `the sender key did not decrypt (${enc.attrs["type"]}): ${error}` })
+        return undefined
+      })
+      const distribution = message?.senderKeyDistributionMessage?.axolotlSenderKeyDistributionMessage
+      if (distribution) await group.receiveSenderKey(contact.user, device.device, distribution)
+    }
+    const skmsg = getBinaryNodeChildren(node, "enc").find((e) => e.attrs["type"] === "skmsg")
+    if (!(skmsg?.content instanceof Uint8Array)) return
+    for (const { who } of group.members.values()) {
+      const contact = this.contacts.get(who.user)
+      if (!contact) continue
+      contact.chat.push({ stanza: "message", id, at: Date.now() })
+      const message = await group.decryptFromCompanion(contact.user, device.device, skmsg.content).catch(
+        (error: unknown) => {
+          contact.undelivered.push({ id, reason: `the member could not decrypt the group message: ${error}` })
+          return undefined
+        }
+      )
+      if (!message) continue
+      contact.stanzaIds.push(id)
+      const text = message.conversation ?? message.extendedTextMessage?.text ?? undefined
+      if (!contact.received.some((m) => m.id === id)) {
+        contact.received.push({ id, to, text, kind: decodeReceived(message), quotedId: quotedIdOf(message), message })
+      }
+      group.received.push({ id, member: contact.user, message, text })
+      const receipt = (type: "delivered" | "read") => {
+        this.toCompanionOrQueue({
+          tag: "receipt",
+          attrs: { id, from: to, participant: group.jidOf(contact), t: unixNow(), ...(type === "read" ? { type } : {}) }
+        })
+        group.receiptsSent.push({ id, member: contact.user, type })
+        this.changed()
+      }
+      if (group.autoReceipts.delivered) setTimeout(() => receipt("delivered"), 20)
+      if (group.autoReceipts.read) setTimeout(() => receipt("read"), 150)
+    }
+    this.events.emit("received")
+    this.changed()
+  }
+
   // ------------------------------------------------------------------ connections
 
   private onConnection(ws: WebSocket) {
@@ -1140,6 +1277,10 @@ export class FakeWhatsApp {
         return this.preKeyFetch(conn, node)
       case "usync/get/usync":
         return this.usync(conn, node)
+      case "w:g2/get/query":
+        return this.groupQuery(conn, node)
+      case "w:g2/get/participating":
+        return this.groupsParticipating(conn, node)
       case "blocklist/get/undefined":
         return this.result(conn, node, [{ tag: "list", attrs: {} }])
       case "privacy/get/privacy":
@@ -1289,6 +1430,7 @@ export class FakeWhatsApp {
   private async onMessage(conn: Connection, node: BinaryNode) {
     const id = node.attrs["id"] ?? ""
     const to = node.attrs["to"] ?? ""
+    if (to.endsWith("@g.us")) return this.onGroupMessage(conn, node)
     const target = this.findPeer(to)
     const contact = target?.contact
     contact?.chat.push({ stanza: "message", id, at: Date.now() })
@@ -1376,6 +1518,26 @@ export class FakeWhatsApp {
   async pushMessage(contact: FakeContact, message: proto.IMessage, options: SendOptions): Promise<string> {
     const device = this.session?.device ?? [...this.devices.values()][0]
     if (!device) throw new Error("no companion is linked")
+    const group = options.group ?? (options.chat === "group" ? this.defaultGroup(contact) : undefined)
+    if (group) {
+      // as WhatsApp's apps send to a group: the message under the member's sender key (`skmsg`),
+      // and the first time this device hears from the member, that key in a pkmsg/msg to the device
+      const { distribution, skmsg } = await group.encryptFrom(contact, device.device, message)
+      const encs: Array<BinaryNode> = []
+      if (distribution) {
+        const { type, ciphertext } = await contact.peer.encrypt(device, distribution)
+        encs.push({ tag: "enc", attrs: { v: "2", type }, content: ciphertext })
+      }
+      encs.push({
+        tag: "enc",
+        attrs: { v: "2", type: "skmsg" },
+        content: options.garbled === true ? garble(skmsg) : skmsg
+      })
+      const id = options.id ?? `3EB0${randomBytes(8).toString("hex").toUpperCase()}`
+      this.sentByContacts.set(id, { contact, message, options: { ...options, group } })
+      group.delivered.push({ id, encs: encs.map((e) => e.attrs["type"] ?? "") })
+      return this.deliver(contact, id, message, { ...options, chat: "group", group }, encs)
+    }
     const encrypted = await contact.peer.encrypt(device, message)
     const { type } = encrypted
     const ciphertext = options.garbled === true ? garble(encrypted.ciphertext) : encrypted.ciphertext
@@ -1405,7 +1567,7 @@ export class FakeWhatsApp {
   ): string {
     const pn = `${contact.user}@${S_WA}`
     const lid = `${contact.lidUser}@lid`
-    const addressing = options.addressing ?? "pn"
+    const addressing = options.addressing ?? (options.group?.addressing === "lid" ? "lid+pn" : "pn")
     const sender = addressing.startsWith("lid") ? lid : pn
     const alt: Record<string, string> = addressing === "lid+pn"
       ? { sender_pn: pn }
@@ -1417,7 +1579,7 @@ export class FakeWhatsApp {
       ? { from: sender, ...alt }
       : chat === "group"
       ? {
-        from: "120363025246125486@g.us",
+        from: (options.group ?? this.defaultGroup(contact)).jid,
         participant: sender,
         ...(alt["sender_pn"] ? { participant_pn: pn } : alt["sender_lid"] ? { participant_lid: lid } : {})
       }
@@ -1456,6 +1618,8 @@ export class FakeWhatsApp {
     if (!sent || !device || this.retryRequests.filter((r) => r === id).length > 2) return
     const resend = async () => {
       sent.contact.peer.forget(device)
+      // a group message comes again with the member's sender key, as the apps resend it
+      sent.options.group?.redistribute(sent.contact, device.device)
       await this.pushMessage(sent.contact, sent.message, { ...sent.options, id, garbled: false })
     }
     if (this.heldResends) this.heldResends.push(resend)

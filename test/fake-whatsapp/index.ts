@@ -1,1 +1,2 @@
+export * from "./FakeGroups.js"
 export * from "./FakeWhatsApp.js"

@@ -13,6 +13,7 @@ import { ContactGroupsApi } from "./ContactGroupsApi.js"
 import { ContactImportsApi } from "./ContactImportsApi.js"
 import { ContactsApi } from "./ContactsApi.js"
 import { ConversationsApi } from "./ConversationsApi.js"
+import { GroupChatsApi } from "./GroupChatsApi.js"
 import { HealthApi } from "./HealthApi.js"
 import { MediaApi } from "./MediaApi.js"
 import { MessagingApi } from "./MessagingApi.js"
@@ -179,6 +180,7 @@ export class Api extends HttpApi.make("switchboard")
   .add(ContactImportsApi)
   .add(ContactsApi)
   .add(ContactGroupsApi)
+  .add(GroupChatsApi)
   .add(TemplatesApi)
   .add(WebhooksApi)
   .addError(Errors.ValidationError)

@@ -67,6 +67,8 @@ export const SUMMARIES: Record<string, string> = {
   "contactGroups.delete": "Delete a contact group",
   "contactGroups.addMembers": "Add contacts to a group",
   "contactGroups.removeMember": "Remove a contact from a group",
+  "groupChats.list": "List a channel's group chats",
+  "groupChats.get": "Get a group chat and its participants",
   "templates.create": "Create a template",
   "templates.list": "List templates",
   "templates.get": "Get a template",
@@ -123,6 +125,8 @@ export const TAGS: Record<string, string> = {
   "Contact imports": "Bulk contact imports from CSV, processed in the background with per-row errors.",
   Contacts: "The address book: contacts with attributes and tags, searchable.",
   "Contact groups": "Named groups of contacts.",
+  "Group chats":
+    "The WhatsApp group chats a QR channel's number is in, synced from WhatsApp, with their participants (docs/API.md \"Group chats\").",
   Templates: "Reusable message bodies with variables.",
   Webhooks: "Endpoints that receive signed events, their deliveries and replays (docs/WEBHOOKS.md \"Webhooks\")."
 }

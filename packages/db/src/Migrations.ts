@@ -39,6 +39,7 @@ import m0137 from "./migrations/0137_channel_call_policy.js"
 import m0150 from "./migrations/0150_partition_webhook_deliveries.js"
 import m0151 from "./migrations/0151_partition_events.js"
 import m0152 from "./migrations/0152_drop_delivery_purge_index.js"
+import m0160 from "./migrations/0160_group_chats.js"
 import * as Partitions from "./Partitions.js"
 
 export const migrations = {
@@ -75,7 +76,8 @@ export const migrations = {
   "0137_channel_call_policy": m0137,
   "0150_partition_webhook_deliveries": m0150,
   "0151_partition_events": m0151,
-  "0152_drop_delivery_purge_index": m0152
+  "0152_drop_delivery_purge_index": m0152,
+  "0160_group_chats": m0160
 }
 
 export const TABLE = "switchboard_migrations"

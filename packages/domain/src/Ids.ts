@@ -22,7 +22,8 @@ export const IdPrefixes = {
   contactImport: "imp",
   note: "nte",
   session: "ses",
-  media: "med"
+  media: "med",
+  groupChat: "gch"
 } as const
 
 export type IdPrefix = typeof IdPrefixes[keyof typeof IdPrefixes]

@@ -6,6 +6,7 @@
  * no kind models becomes `unsupported` with the provider's own name of the kind.
  */
 import { Schema } from "effect"
+import { InboundGroupChat } from "./GroupChats.js"
 import { E164 } from "./Schemas.js"
 
 /** The kinds whose content is a stored file, by name (`MediaKind`). */
@@ -118,7 +119,14 @@ export const InboundContent = Schema.Struct({
   /** the provider's id of the message this one quotes, if any */
   quotedProviderMessageId: Schema.NullOr(Schema.String),
   /** epoch ms */
-  at: Schema.Number
+  at: Schema.Number,
+  /**
+   * the group chat it was written in (QR; `sender` is the participant who wrote); absent or `null`
+   * for a direct message. Optional, so what a node that predates group chats reported still decodes.
+   */
+  groupChat: Schema.optional(Schema.NullOr(InboundGroupChat)),
+  /** the participants a group message mentions (`@name`), as the provider named them */
+  mentions: Schema.optional(Schema.Array(InboundSender))
 })
 export type InboundContent = typeof InboundContent.Type
 

@@ -24,7 +24,8 @@ export const RESOURCE_OF_PREFIX: Record<IdPrefix, string> = {
   imp: "contact_import",
   nte: "note",
   ses: "session",
-  med: "media"
+  med: "media",
+  gch: "group_chat"
 }
 
 /** The issue of a request member naming nothing: where, never the value. */

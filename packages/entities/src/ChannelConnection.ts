@@ -26,6 +26,7 @@ import { ChannelStateMachine, type Messaging, Schemas } from "@switchboard/domai
 import { ChannelProvider, ChannelProviders } from "@switchboard/providers"
 import { Clock, Duration, Effect, ExecutionStrategy, Exit, Option, Queue, Schedule, Scope, Stream } from "effect"
 import { makeChannelMessageMoves } from "./ChannelMessageMoves.js"
+import { GroupChatsSync } from "./GroupChatsSync.js"
 import { InboundCalls } from "./InboundCalls.js"
 import { InboundMessages } from "./InboundMessages.js"
 import { perEntity } from "./PerEntity.js"
@@ -50,6 +51,7 @@ type LaneEvent = Exclude<
   | ChannelProvider.LidMapped
   | ChannelProvider.RestrictionReported
   | ChannelProvider.RecipientChecked
+  | ChannelProvider.GroupChatsReported
 >
 
 const laneOf = (event: LaneEvent): number => {
@@ -94,6 +96,7 @@ export const makeChannelConnection = <E, R>(options: {
     const recipientChecks = yield* QrRecipientChecksRepo.QrRecipientChecksRepo
     const inbound = yield* InboundMessages
     const calls = yield* InboundCalls
+    const groupChats = yield* GroupChatsSync
     const providers = yield* ChannelProviders.ChannelProviders
     const moves = yield* makeChannelMessageMoves
     const backlog = yield* ProviderInputBacklog
@@ -244,6 +247,18 @@ export const makeChannelConnection = <E, R>(options: {
       }))
     )
 
+    /** The group chats the number is in (`GroupChatsSync`), kept in order with status changes. */
+    const onGroupChats = perEntity((channel: Messaging.Channel) => (event: ChannelProvider.GroupChatsReported) =>
+      kept("group chats")(groupChats.record({
+        workspaceId: channel.workspace_id,
+        channelId: channel.id,
+        groupChats: event.groupChats,
+        left: event.left,
+        complete: event.complete,
+        now: Schemas.toTimestamp(event.at)
+      }))
+    )
+
     /** Keeps WhatsApp's answer to a recipient check, for the channel and on the contact. */
     const onRecipientChecked = perEntity((event: ChannelProvider.RecipientChecked) =>
       kept("recipient check")(recipientChecks.record({
@@ -360,6 +375,8 @@ export const makeChannelConnection = <E, R>(options: {
                 ? inOrder(ticket, onLidMapped(event))
                 : event._tag === "RecipientChecked"
                 ? inOrder(ticket, onRecipientChecked(event))
+                : event._tag === "GroupChatsReported"
+                ? inOrder(ticket, onGroupChats(channel)(event))
                 : event._tag === "Receipt"
                 // written with the runner's other receipts (`ReceiptBatches`, which keeps them too)
                 ? moves.receipt(event, handled(ticket))

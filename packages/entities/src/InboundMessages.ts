@@ -137,6 +137,11 @@ export class InboundMessages extends Effect.Service<InboundMessages>()("@switchb
     }, alongside?: Alongside) {
       const { content } = input
       const type = MessageContent.inboundType(content.body)
+      if (content.groupChat != null) {
+        // a group chat's message is never a 1:1 message: counted as ignored until group chats are kept
+        yield* InboundMetrics.countInbound(type, "ignored", "group")
+        return Option.none<Messaging.Message>()
+      }
       const lid = content.sender.whatsappLid
       // a sender named by LID alone: the number WhatsApp revealed for it on this channel, if any
       const from = content.sender.phoneNumber ??

@@ -16,6 +16,7 @@ import {
 import { ChannelProviders, QrProvider, SandboxProvider } from "@switchboard/providers"
 import { Layer } from "effect"
 import { ChannelEntityLive } from "./ChannelEntity.js"
+import { GroupChatsSync } from "./GroupChatsSync.js"
 import { InboundCalls } from "./InboundCalls.js"
 import { InboundMessages } from "./InboundMessages.js"
 import { MediaWorkerLive } from "./MediaWorker.js"
@@ -43,6 +44,7 @@ export const MessagingEntitiesLive = Layer.mergeAll(
       DispatchQueueRepo.DispatchQueueRepo.Default,
       InboundMessages.Default,
       InboundCalls.Default,
+      GroupChatsSync.Default,
       Transactions.Transactions.Default,
       SandboxNetworkRepo.SandboxNetworkRepo.Default,
       SandboxRepo.SandboxRepo.Default

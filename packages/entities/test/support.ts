@@ -17,7 +17,7 @@ import {
   Messaging,
   Schemas
 } from "@switchboard/domain"
-import { InboundCalls, InboundMessages } from "@switchboard/entities"
+import { GroupChatsSync, InboundCalls, InboundMessages } from "@switchboard/entities"
 import type { ChannelProvider } from "@switchboard/providers"
 import { Clock, Effect, Layer, Option, Stream } from "effect"
 
@@ -30,6 +30,7 @@ export const EntityRepos = Layer.mergeAll(
   DispatchQueueRepo.DispatchQueueRepo.Default,
   InboundMessages.InboundMessages.Default,
   InboundCalls.InboundCalls.Default,
+  GroupChatsSync.GroupChatsSync.Default,
   QrRecipientChecksRepo.QrRecipientChecksRepo.Default,
   Transactions.Transactions.Default
 )

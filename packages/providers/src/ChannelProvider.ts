@@ -8,7 +8,13 @@
  *   never moves a message back (docs/ARCHITECTURE.md "One writer per message, by statement"). An inbound message carries the provider's id for deduplication.
  * - `capabilities.max_throughput_mps` paces the Channel entity's token bucket.
  */
-import { type ChannelStateMachine, MessageContent, MessageStateMachine, type Messaging } from "@switchboard/domain"
+import {
+  type ChannelStateMachine,
+  type GroupChats,
+  MessageContent,
+  MessageStateMachine,
+  type Messaging
+} from "@switchboard/domain"
 import type { Effect, Queue, Scope, Stream } from "effect"
 import { Schema } from "effect"
 import type { QrSnapshot } from "./qr/QrConnection.js"
@@ -74,7 +80,9 @@ export const inboundContent = (event: Inbound): MessageContent.InboundContent =>
   sender: event.sender,
   body: event.body,
   quotedProviderMessageId: event.quotedProviderMessageId,
-  at: event.at
+  at: event.at,
+  ...(event.groupChat == null ? {} : { groupChat: event.groupChat }),
+  ...(event.mentions === undefined ? {} : { mentions: event.mentions })
 })
 
 /** An inbound text from a phone number (the common case; tests, simulated networks). */
@@ -191,7 +199,22 @@ export interface CallOffered {
   readonly at: number
 }
 
+/**
+ * The group chats the number is in (QR; docs/QR-CHANNELS.md "Group chats"): all of them when the
+ * link opens (`complete`: any other group chat of the channel was left), or those that changed;
+ * `left`: the provider's ids of group chats the number is no longer in. The owner keeps them.
+ */
+export interface GroupChatsReported {
+  readonly _tag: "GroupChatsReported"
+  readonly groupChats: ReadonlyArray<GroupChats.ProviderGroupChat>
+  readonly left: ReadonlyArray<string>
+  readonly complete: boolean
+  /** epoch ms */
+  readonly at: number
+}
+
 export type ProviderEvent =
+  | GroupChatsReported
   | Receipt
   | Inbound
   | CallOffered

@@ -245,10 +245,25 @@ describe("fromBaileys: ignored on purpose", () => {
     })
   })
 
-  it("ignores group chats, newsletters and our own messages", () => {
+  it("reports a group chat's message with its group, the participant as sender and the mentions", () => {
+    const content = translate(msg({
+      extendedTextMessage: { text: "hi all", contextInfo: { mentionedJid: [LID, "123@g.us"] } }
+    }, { remoteJid: "1203630@g.us", participant: LID, participantAlt: PHONE })).content
+    assert.deepStrictEqual(content.groupChat, { whatsappGroupId: "1203630" })
+    assert.deepStrictEqual(content.sender, { phoneNumber: `+${PHONE.split("@")[0]}`, whatsappLid: LID.split("@")[0] })
+    assert.deepStrictEqual(content.mentions, [{ phoneNumber: null, whatsappLid: LID.split("@")[0] }])
+    assert.strictEqual(translate(msg({ conversation: "direct" })).content.groupChat, undefined)
+  })
+
+  it("ignores a group's change notices (stubs without content), newsletters and our own messages", () => {
+    const { GROUP_CHANGE_SUBJECT } = proto.WebMessageInfo.StubType
     assert.strictEqual(
-      ignoredReason(msg({ conversation: "hi all" }, { remoteJid: "1203630@g.us", participant: PHONE })),
-      "group"
+      ignoredReason({
+        key: { id: "N", remoteJid: "1203630@g.us", participant: PHONE },
+        messageStubType: GROUP_CHANGE_SUBJECT,
+        messageStubParameters: ["New name"]
+      }),
+      "group_update"
     )
     assert.strictEqual(ignoredReason(msg({ conversation: "news" }, { remoteJid: "1203@newsletter" })), "newsletter")
     assert.strictEqual(ignoredReason(msg({ conversation: "mine" }, { fromMe: true })), "own_message")

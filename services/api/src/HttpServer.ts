@@ -22,6 +22,7 @@ import { ContactGroupsHandlers } from "./handlers/ContactGroupsHandlers.js"
 import { ContactImportsHandlers } from "./handlers/ContactImportsHandlers.js"
 import { ContactsHandlers } from "./handlers/ContactsHandlers.js"
 import { ConversationsHandlers } from "./handlers/ConversationsHandlers.js"
+import { GroupChatsHandlers } from "./handlers/GroupChatsHandlers.js"
 import { HealthHandlers } from "./handlers/HealthHandlers.js"
 import { MediaHandlers } from "./handlers/MediaHandlers.js"
 import { MessagesHandlers } from "./handlers/MessagingHandlers.js"
@@ -45,6 +46,7 @@ import { Contacts } from "./services/Contacts.js"
 import { Conversations } from "./services/Conversations.js"
 import { Credentials } from "./services/Credentials.js"
 import { Entitlements } from "./services/Entitlements.js"
+import { GroupChats } from "./services/GroupChats.js"
 import { MediaFiles } from "./services/MediaFiles.js"
 import { Messages } from "./services/Messages.js"
 import { QrPairing } from "./services/QrPairing.js"
@@ -76,6 +78,7 @@ const ApiLive = Layer.unwrapEffect(
     SandboxHandlers,
     ContactsHandlers,
     ContactGroupsHandlers,
+    GroupChatsHandlers,
     ContactImportsHandlers,
     TemplatesHandlers,
     WebhooksHandlers
@@ -95,6 +98,7 @@ const ApiLive = Layer.unwrapEffect(
       Channels.Default,
       Contacts.Default,
       ContactGroups.Default,
+      GroupChats.Default,
       ContactImports.Default,
       QrPairing.Default,
       Sandbox.Default,

@@ -6,7 +6,8 @@
  *
  * Ignored on purpose (the caller counts them in `switchboard_inbound_messages_total` with
  * `outcome="ignored"` and the reason, and logs them):
- * - `group`: a group chat (`...@g.us`); groups are not conversations of this API.
+ * - `group_update`: a change notice of a group (a stub), read again instead (`QrGroupChats`). A
+ *   group's messages are content with `groupChat`, the participant as `sender`, and `mentions`.
  * - `status_broadcast`, `broadcast`, `newsletter`: status posts, broadcast lists' echo and
  *   channels. A status post names its poster in `participant`/`remoteJidAlt`, so the chat is
  *   checked before any sender: a status by a LID-addressed contact never becomes a direct message.
@@ -28,7 +29,7 @@ import { Option } from "effect"
 import * as BaileysWrappers from "./BaileysWrappers.js"
 
 export type IgnoredReason =
-  | "group"
+  | "group_update"
   | "status_broadcast"
   | "broadcast"
   | "newsletter"
@@ -102,18 +103,20 @@ const decode = (jid: string | null | undefined) => {
   return decoded?.user ? { user: decoded.user, server: decoded.server } : undefined
 }
 
-const phoneOf = (jid: string | null | undefined): string | null => {
+export const phoneOf = (jid: string | null | undefined): string | null => {
   const d = decode(jid)
   return d?.server === "s.whatsapp.net" && E164_DIGITS.test(d.user) ? `+${d.user}` : null
 }
 
-const lidOf = (jid: string | null | undefined): string | null => {
+export const lidOf = (jid: string | null | undefined): string | null => {
   const d = decode(jid)
   return d?.server === "lid" ? d.user : null
 }
 
 /** The sender of a direct chat: the chat's jid and its alternative form (phone number or LID). */
-export const senderOf = (key: WAMessage["key"]): MessageContent.InboundSender | null => {
+export const senderOf = (
+  key: { readonly remoteJid?: string | null | undefined; readonly remoteJidAlt?: string | null | undefined }
+): MessageContent.InboundSender | null => {
   const phoneNumber = phoneOf(key.remoteJid) ?? phoneOf(key.remoteJidAlt)
   const whatsappLid = lidOf(key.remoteJid) ?? lidOf(key.remoteJidAlt)
   return phoneNumber === null && whatsappLid === null ? null : { phoneNumber, whatsappLid }
@@ -303,28 +306,34 @@ export const fromBaileys = (message: WAMessage, now: number): Translation => {
   })
   // the chat first: a status post or a group message carries its poster in Alt fields too
   if (chat === "status@broadcast") return ignored("status_broadcast", key.participant ?? null)
-  if (server === "g.us") return ignored("group", key.participant ?? null)
   if (server === "broadcast") return ignored("broadcast", key.participant ?? null)
   if (server === "newsletter") return ignored("newsletter")
   if (key.fromMe === true) return ignored("own_message")
   if (providerMessageId === "") return ignored("no_content")
-  const sender = senderOf(key)
+  // in a group, the participant who wrote is the sender
+  const group = server === "g.us" ? { whatsappGroupId: decode(chat)?.user ?? chat.split("@")[0]! } : null
+  const sender = senderOf(
+    group === null ? key : { remoteJid: key.participant ?? null, remoteJidAlt: key.participantAlt }
+  )
+  const inGroup = group === null ? {} : { groupChat: group }
   const seconds = count(message.messageTimestamp) ?? 0
   const at = seconds > 0 ? seconds * 1000 : now
   if (!content || type === null) {
     const awaiting = awaitingKind(message)
-    if (awaiting === undefined) return ignored("no_content")
+    if (awaiting === undefined) return group ? ignored("group_update", key.participant ?? null) : ignored("no_content")
     if (sender === null) return ignored("no_sender")
     const body = { _tag: "unsupported", kind: awaiting } as const
     return {
       _tag: "content",
       kind: awaiting,
-      content: { providerMessageId, sender, body, quotedProviderMessageId: null, at }
+      content: { providerMessageId, sender, body, quotedProviderMessageId: null, at, ...inGroup }
     }
   }
   if (sender === null) return ignored("no_sender")
   const body = bodyOf(message, content, type)
   if ("ignored" in body) return ignored(body.ignored)
+  const mentioned = group === null ? [] : BaileysWrappers.mentionedJids(content, type)
+  const mentions = mentioned.flatMap((jid) => senderOf({ remoteJid: jid }) ?? [])
   return {
     _tag: "content",
     kind: type === "protocolMessage" ? protocolKind(content) : type,
@@ -333,7 +342,9 @@ export const fromBaileys = (message: WAMessage, now: number): Translation => {
       sender,
       body: body.body,
       quotedProviderMessageId: BaileysWrappers.referredId(content, type, message.message),
-      at
+      at,
+      ...inGroup,
+      ...(mentions.length === 0 ? {} : { mentions })
     }
   }
 }

@@ -5,7 +5,7 @@
  * translation sees the content. `referredId` names the message a content refers to: a quote, the
  * parent of an associated child (an album's item, an event's cover), or the target of a kind we
  * record as `unsupported` (a pin, a poll vote, an encrypted edit or reaction), so nothing is left
- * as an empty message with no link. The list is checked against the proto Baileys ships
+ * as an empty message with no link; `mentionedJids` the people a content mentions. The list is checked against the proto Baileys ships
  * (`BaileysInbound.test.ts`): an upgrade that adds a wrapper fails that test until it is listed here.
  */
 import type { proto } from "baileys"
@@ -97,4 +97,13 @@ export const referredId = (content: proto.IMessage, type: string, outer: proto.I
   }
   return nonEmpty(content.messageContextInfo?.messageAssociation?.parentMessageKey?.id) ??
     nonEmpty(outer?.messageContextInfo?.messageAssociation?.parentMessageKey?.id)
+}
+
+/** The jids a content mentions (`@name` in a group: `contextInfo.mentionedJid` of its member). */
+export const mentionedJids = (content: proto.IMessage, type: string): ReadonlyArray<string> => {
+  const member = (content as Record<string, unknown>)[type] as
+    | { readonly contextInfo?: proto.IContextInfo | null }
+    | null
+    | undefined
+  return member?.contextInfo?.mentionedJid ?? []
 }

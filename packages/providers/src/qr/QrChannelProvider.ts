@@ -45,6 +45,14 @@ const toProviderEvent = (event: QrConnectionEvent): ProviderEvent | undefined =>
       return { _tag: "RecipientChecked", phoneNumber: event.phoneNumber, onWhatsApp: event.onWhatsApp, at: event.at }
     case "inbound":
       return { _tag: "Inbound", ...event.content }
+    case "group_chats":
+      return {
+        _tag: "GroupChatsReported",
+        groupChats: event.groupChats,
+        left: event.left,
+        complete: event.complete,
+        at: event.at
+      }
     case "call_offer":
       return {
         _tag: "CallOffered",

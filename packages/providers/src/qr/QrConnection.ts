@@ -28,6 +28,7 @@ import type { QrCodeSnapshot } from "./QrCodes.js"
 import type { QrConnectFailure } from "./QrConnectFailure.js"
 import { QrConnectionConfig } from "./QrConnectionConfig.js"
 import type { QrConnectionError, QrConnectionEvent, QrStateEvent } from "./QrConnectionEvent.js"
+import * as QrGroupChats from "./QrGroupChats.js"
 import * as QrInbound from "./QrInbound.js"
 import { jidToE164, phoneOfLid } from "./QrJid.js"
 import * as QrMetrics from "./QrMetrics.js"
@@ -213,6 +214,9 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
   })
   const unreachable = QrUnreachable.make({ channelId, annotations, publish })
   const calls = QrCalls.make({ channelId, annotations, publish })
+  const groupChats = QrGroupChats.make({ channelId, annotations, publish, queryTimeout: config.queryTimeout })
+  /** group chat queries run beside the actor, in the connection's scope (each bounded by the query timeout) */
+  const connectionScope = yield* Effect.scope
   const pairingCode = QrPairingCode.make({
     channelId,
     annotations,
@@ -430,6 +434,9 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
           pairingCode.end()
           phoneNumber = jidToE164(auth?.state.creds.me?.id) ?? null
           yield* move({ _tag: "Opened" })
+          // the group chats the number is in, read once the link is open
+          const s = socket
+          if (s) yield* Effect.forkIn(groupChats.syncAll(s), connectionScope)
         })
       case "SocketClosed":
         return command.generation !== generation ? Effect.void : onClosed(command.code, command.failure)
@@ -446,6 +453,10 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
         return command.generation !== generation ? Effect.void : signals.reported(command.timelock, command.capping)
       case "SocketUpsert":
         return command.generation !== generation ? Effect.void : inbound.upsert(command.messages)
+      case "SocketGroupsChanged":
+        return command.generation !== generation || !socket
+          ? Effect.void
+          : Effect.asVoid(Effect.forkIn(groupChats.refresh(socket, command.jids), connectionScope))
       case "SocketCalls":
         return command.generation !== generation ? Effect.void : calls.handle(command.calls)
       case "SocketLidMapping":

@@ -6,6 +6,7 @@
  */
 import {
   ChannelStateMachine,
+  GroupChats,
   MessageContent,
   QrConnectionError as DomainQrConnectionError,
   Schemas
@@ -168,6 +169,21 @@ export const QrCallOfferEvent = Schema.TaggedStruct("call_offer", {
 })
 export type QrCallOfferEvent = typeof QrCallOfferEvent.Type
 
+/**
+ * The group chats the linked number is in (`QrGroupChats`): every one when the link opens
+ * (`complete`: a group not listed was left meanwhile), or those WhatsApp said changed; `left`: the
+ * WhatsApp ids of groups our number is no longer in (removed, or it left).
+ */
+export const QrGroupChatsEvent = Schema.TaggedStruct("group_chats", {
+  channelId: Schema.String,
+  groupChats: Schema.Array(GroupChats.ProviderGroupChat),
+  left: Schema.Array(Schema.String),
+  complete: Schema.Boolean,
+  /** epoch ms */
+  at: Schema.Number
+})
+export type QrGroupChatsEvent = typeof QrGroupChatsEvent.Type
+
 /** What a pairing watcher sees first: the status now and the code showing, if any. */
 export const QrSnapshotEvent = Schema.TaggedStruct("snapshot", {
   channelId: Schema.String,
@@ -207,6 +223,7 @@ export const QrConnectionEvent = Schema.Union(
   QrRecipientCheckedEvent,
   QrInboundEvent,
   QrLidMappingEvent,
-  QrCallOfferEvent
+  QrCallOfferEvent,
+  QrGroupChatsEvent
 )
 export type QrConnectionEvent = typeof QrConnectionEvent.Type

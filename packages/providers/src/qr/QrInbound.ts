@@ -14,10 +14,15 @@ import { Clock, Effect } from "effect"
 import * as InboundMetrics from "../InboundMetrics.js"
 import { fromBaileys, type IgnoredReason } from "./BaileysInbound.js"
 import type { QrConnectionEvent } from "./QrConnectionEvent.js"
-import type { RawReceipt } from "./QrReceipts.js"
+import { groupReceiptsOf, type RawReceipt } from "./QrReceipts.js"
 
 /** What is ignored on purpose every day (logged at debug level; counted like the rest). */
-const ROUTINE_IGNORED: ReadonlySet<IgnoredReason> = new Set(["group", "status_broadcast", "broadcast", "newsletter"])
+const ROUTINE_IGNORED: ReadonlySet<IgnoredReason> = new Set([
+  "group_update",
+  "status_broadcast",
+  "broadcast",
+  "newsletter"
+])
 
 export const make = (options: {
   readonly channelId: string
@@ -63,14 +68,17 @@ export const make = (options: {
         }
         if (m.key.fromMe === true) {
           // ours (or sent from the phone): not inbound. A receipt that came while our own upsert
-          // was buffered is folded into it.
+          // was buffered is folded into it (a group participant's in `userReceipt`).
           if (typeof m.status === "number") yield* options.receipts([{ id: m.key.id, status: m.status }], now)
+          // in a group chat, the participants' receipts are folded in as `userReceipt`
+          const folded = groupReceiptsOf((m.userReceipt ?? []).map((receipt) => ({ key: m.key, receipt })))
+          if (folded.length > 0) yield* options.receipts(folded, now)
           continue
         }
         const translated = fromBaileys(m, now)
         if (translated._tag === "ignored") {
           yield* InboundMetrics.countInbound(translated.type, "ignored", translated.reason)
-          // group chats and status posts are routine on any busy number: their lines are debug
+          // group notices and status posts are routine on any busy number: their lines are debug
           const log = ROUTINE_IGNORED.has(translated.reason) ? Effect.logDebug : Effect.logInfo
           yield* log("qr inbound message ignored").pipe(Effect.annotateLogs({
             ...annotations,

@@ -3,7 +3,7 @@
  * send itself (the recipient check, "typing...", the write to WhatsApp); also the one other request
  * we make of a sender's phone, to upload an inbound media again.
  */
-import { LidAddress, MediaType, type MessageContent } from "@switchboard/domain"
+import { GroupChats, LidAddress, MediaType, type MessageContent } from "@switchboard/domain"
 import type { AnyMessageContent, WAMessage } from "baileys"
 import { Clock, Duration, Effect, Exit } from "effect"
 import type { Readable } from "node:stream"
@@ -19,7 +19,10 @@ import { makeTyping } from "./QrTyping.js"
 /** A text to send. `messageId` (ours) becomes the WhatsApp message id. */
 export interface QrOutboundText {
   readonly messageId: string
-  /** E.164, or a LID's address (`<lid>@lid`: a contact WhatsApp named by LID alone) */
+  /**
+   * E.164, a LID's address (`<lid>@lid`: a contact WhatsApp named by LID alone), or a group chat's
+   * (`<id>@g.us`, `GroupChats.groupChatAddress`)
+   */
   readonly to: string
   /** the text (a text send, a template's rendering) */
   readonly text: string
@@ -133,10 +136,12 @@ export const make = (options: {
           reason: error instanceof Error ? error.message : String(error)
         })
       // a LID is WhatsApp's own address of someone who wrote to us: on WhatsApp, nothing to check
+      // a group chat (`<id>@g.us`): WhatsApp's own address of a group the number is in, nothing to check
       const lid = LidAddress.addressedLid(message.to)
-      const jid = lid === undefined ? e164ToJid(message.to) : message.to
+      const group = GroupChats.addressedGroupChat(message.to)
+      const jid = lid === undefined && group === undefined ? e164ToJid(message.to) : message.to
       const chatState = (state: "composing" | "paused", to: string) => s.sendPresenceUpdate(state, to)
-      const check = lid === undefined
+      const check = lid === undefined && group === undefined
         ? QrProtectionMetrics.countCheck(recipients.check(jid, (j) => s.onWhatsApp(j))).pipe(
           // WhatsApp's answer is kept (on the contact, and counted in `qr/safety`)
           Effect.tap(({ asked, exists }) =>

@@ -49,6 +49,27 @@ export const receiptsOf = (updates: ReadonlyArray<WAMessageUpdate>): ReadonlyArr
 }
 
 /**
+ * Receipts of our messages in group chats (Baileys' `message-receipt.update`: one per participant
+ * and message): each participant's delivered or read receipt, which `report` takes once per status,
+ * so the first participant's receipt moves the message (docs/API.md "Group chats").
+ */
+export const groupReceiptsOf = (
+  updates: ReadonlyArray<
+    { readonly key: { readonly id?: string | null; readonly fromMe?: boolean | null }; readonly receipt: object }
+  >
+): ReadonlyArray<RawReceipt> =>
+  updates.flatMap(({ key, receipt }) => {
+    if (key.fromMe !== true || typeof key.id !== "string") return []
+    // Baileys' event buffer may fold a participant's delivered and read receipts into one update
+    const read = "readTimestamp" in receipt && receipt.readTimestamp != null
+    const delivered = "receiptTimestamp" in receipt && receipt.receiptTimestamp != null
+    return [
+      ...(delivered ? [{ id: key.id, status: Status.DELIVERY_ACK }] : []),
+      ...(read ? [{ id: key.id, status: Status.READ }] : [])
+    ]
+  })
+
+/**
  * WhatsApp's ack of our message = `sent`; an ack with an error is WhatsApp refusing it (Baileys
  * only logs that and marks it ERROR): the message fails (`QrRestrictions`).
  */

@@ -19,7 +19,7 @@ import { makeBaileysLogger } from "./BaileysLogger.js"
 import type * as QrAuthState from "./QrAuthState.js"
 import { classifyConnectFailure, type QrConnectFailure } from "./QrConnectFailure.js"
 import type { QrConnectionConfig } from "./QrConnectionConfig.js"
-import { ackOf, type RawReceipt, receiptsOf } from "./QrReceipts.js"
+import { ackOf, groupReceiptsOf, type RawReceipt, receiptsOf } from "./QrReceipts.js"
 
 /** The socket as sends see it: set only while its link is open; and the channel's status. */
 export interface QrLink {
@@ -59,6 +59,8 @@ export type QrSocketEvent =
   }
   | { readonly _tag: "SocketLidMapping"; readonly generation: number; readonly lid: string; readonly pn: string }
   | { readonly _tag: "SocketCalls"; readonly generation: number; readonly calls: ReadonlyArray<WACallEvent> }
+  /** WhatsApp said these groups changed (`QrGroupChats` reads them again) */
+  | { readonly _tag: "SocketGroupsChanged"; readonly generation: number; readonly jids: ReadonlyArray<string> }
 
 const closeCodeOf = (error: unknown): number | undefined => {
   const code = (error as { output?: { statusCode?: unknown } } | undefined)?.output?.statusCode
@@ -169,9 +171,22 @@ export const open = (options: {
     s.ev.on("messages.upsert", ({ messages }) => offer({ _tag: "SocketUpsert", generation: gen, messages }))
     // incoming calls, step by step (`QrCalls`)
     s.ev.on("call", (calls) => offer({ _tag: "SocketCalls", generation: gen, calls }))
+    // a change WhatsApp notified in a group (`w:gp2`); the whole list Baileys read itself
+    // (`groupFetchAllParticipating`, which carries `participants`) is `QrGroupChats.syncAll`'s
+    const changed = (jids: ReadonlyArray<string>) => {
+      if (jids.length > 0) offer({ _tag: "SocketGroupsChanged", generation: gen, jids })
+    }
+    s.ev.on("groups.update", (updates) => changed(updates.flatMap((u) => (u.id && !u.participants ? [u.id] : []))))
+    s.ev.on("groups.upsert", (groups) => changed(groups.map((g) => g.id)))
+    s.ev.on("group-participants.update", ({ id }) => changed([id]))
     s.ev.on("lid-mapping.update", ({ lid, pn }) => offer({ _tag: "SocketLidMapping", generation: gen, lid, pn }))
     s.ev.on("messages.update", (updates) => {
       const items = receiptsOf(updates)
+      if (items.length > 0) offer({ _tag: "SocketReceipts", generation: gen, items })
+    })
+    // a participant's receipt of our message in a group chat
+    s.ev.on("message-receipt.update", (updates) => {
+      const items = groupReceiptsOf(updates)
       if (items.length > 0) offer({ _tag: "SocketReceipts", generation: gen, items })
     })
     // WhatsApp's ack of our message, or its refusal (`QrReceipts.ackOf`)

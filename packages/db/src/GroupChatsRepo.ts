@@ -1,0 +1,144 @@
+/**
+ * Group chats of QR channels and their participants (`group_chats`, `group_chat_participants`;
+ * docs/API.md "Group chats"): kept as WhatsApp reports them, read by the API.
+ */
+import { SqlClient } from "@effect/sql"
+import type * as Statement from "@effect/sql/Statement"
+import { GroupChats, Ids, type Pagination } from "@switchboard/domain"
+import { Effect, Option, Schema } from "effect"
+import { dieOnDatabaseError, iso, TimestampColumn } from "./Rows.js"
+
+const Columns = Schema.Struct({
+  id: Ids.Id("gch"),
+  channel_id: Ids.Id("ch"),
+  whatsapp_group_id: Schema.String,
+  subject: Schema.String,
+  description: Schema.NullOr(Schema.String),
+  participant_count: Schema.Number,
+  is_admin: Schema.Boolean,
+  announce_only: Schema.Boolean,
+  is_participant: Schema.Boolean,
+  created_at: TimestampColumn,
+  updated_at: TimestampColumn
+})
+
+/** A `group_chats` row with its participant count, decoded to the domain's `GroupChat`. */
+const GroupChatRow = Schema.transform(Columns, GroupChats.GroupChat, {
+  strict: true,
+  decode: (row) => ({
+    ...row,
+    object: "group_chat" as const,
+    created_at: iso(row.created_at),
+    updated_at: iso(row.updated_at)
+  }),
+  encode: ({ object: _, ...chat }) => chat
+})
+const decodeGroupChats = Schema.decodeUnknown(Schema.Array(GroupChatRow))
+const decodeParticipants = Schema.decodeUnknown(Schema.Array(GroupChats.GroupChatParticipant))
+
+export class GroupChatsRepo extends Effect.Service<GroupChatsRepo>()("@switchboard/db/GroupChatsRepo", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+
+    const select = (where: Statement.Fragment) =>
+      sql`SELECT g.id, g.channel_id, g.whatsapp_group_id, g.subject, g.description, g.is_admin, g.announce_only,
+          g.is_participant, g.created_at, g.updated_at,
+          (SELECT count(*)::int FROM group_chat_participants p WHERE p.group_chat_id = g.id) AS participant_count
+        FROM group_chats g WHERE ${where}`
+
+    /**
+     * The group chat of (channel, WhatsApp group) as reported now, created when new (with `id`); our
+     * number is in it. Its id either way.
+     */
+    const upsert = Effect.fn("GroupChatsRepo.upsert")(function*(input: {
+      readonly id: string
+      readonly workspaceId: string
+      readonly channelId: string
+      readonly groupChat: GroupChats.ProviderGroupChat
+      readonly now: string
+    }) {
+      const g = input.groupChat
+      const rows = yield* sql<{ id: string }>`INSERT INTO group_chats (id, workspace_id, channel_id, whatsapp_group_id,
+          subject, description, announce_only, is_admin, is_participant, created_at, updated_at)
+        VALUES (${input.id}, ${input.workspaceId}, ${input.channelId}, ${g.whatsappGroupId}, ${g.subject},
+          ${g.description}, ${g.announceOnly}, ${g.isAdmin}, true, ${input.now}, ${input.now})
+        ON CONFLICT (channel_id, whatsapp_group_id) DO UPDATE SET subject = excluded.subject,
+          description = excluded.description, announce_only = excluded.announce_only, is_admin = excluded.is_admin,
+          is_participant = true, updated_at = excluded.updated_at
+        RETURNING id`
+      return rows[0]!.id
+    }, dieOnDatabaseError)
+
+    /** The participants of a group chat are exactly these contacts, with their roles. */
+    const setParticipants = Effect.fn("GroupChatsRepo.setParticipants")(function*(
+      groupChatId: string,
+      participants: ReadonlyArray<{ readonly contactId: string; readonly role: GroupChats.GroupChatRole }>
+    ) {
+      const ids = participants.map((p) => p.contactId)
+      yield* ids.length === 0
+        ? sql`DELETE FROM group_chat_participants WHERE group_chat_id = ${groupChatId}`
+        : sql`DELETE FROM group_chat_participants WHERE group_chat_id = ${groupChatId}
+          AND contact_id NOT IN ${sql.in(ids)}`
+      if (participants.length === 0) return
+      yield* sql`INSERT INTO group_chat_participants ${
+        sql.insert(participants.map((p) => ({ group_chat_id: groupChatId, contact_id: p.contactId, role: p.role })))
+      } ON CONFLICT (group_chat_id, contact_id) DO UPDATE SET role = excluded.role`
+    }, dieOnDatabaseError)
+
+    /**
+     * Our number is no longer in these group chats of the channel (WhatsApp's ids): `left`, or,
+     * with `except`, every group chat of the channel but those (a complete list at link open).
+     */
+    const markLeft = Effect.fn("GroupChatsRepo.markLeft")(function*(
+      channelId: string,
+      groups: { readonly left: ReadonlyArray<string> } | { readonly except: ReadonlyArray<string> },
+      now: string
+    ) {
+      const which = "left" in groups
+        ? groups.left.length === 0 ? sql`false` : sql`whatsapp_group_id IN ${sql.in(groups.left)}`
+        : groups.except.length === 0
+        ? sql`true`
+        : sql`whatsapp_group_id NOT IN ${sql.in(groups.except)}`
+      yield* sql`UPDATE group_chats SET is_participant = false, is_admin = false, updated_at = ${now}
+        WHERE channel_id = ${channelId} AND is_participant AND ${which}`
+    }, dieOnDatabaseError)
+
+    /** A channel's group chats, newest first (keyset on `created_at`, `id`). */
+    const list = Effect.fn("GroupChatsRepo.list")(function*(
+      workspaceId: string,
+      channelId: string,
+      limit: number,
+      after: Pagination.CursorPosition | undefined
+    ) {
+      const rows = yield* select(sql`g.workspace_id = ${workspaceId} AND g.channel_id = ${channelId}
+        ${after ? sql`AND (g.created_at, g.id) < (${after.created_at}::timestamptz, ${after.id})` : sql``}
+        ORDER BY g.created_at DESC, g.id DESC LIMIT ${limit + 1}`)
+      return yield* decodeGroupChats(rows)
+    }, dieOnDatabaseError)
+
+    /** A group chat of the workspace with its participants (admins first, then by number). */
+    const find = Effect.fn("GroupChatsRepo.find")(function*(workspaceId: string, id: string) {
+      const found = (yield* decodeGroupChats(yield* select(sql`g.workspace_id = ${workspaceId} AND g.id = ${id}`)))[0]
+      if (found === undefined) return Option.none<GroupChats.GroupChatDetail>()
+      const participants = yield* decodeParticipants(
+        yield* sql`SELECT c.id AS contact_id, c.phone_number, c.whatsapp_lid, p.role
+          FROM group_chat_participants p JOIN contacts c ON c.id = p.contact_id
+          WHERE p.group_chat_id = ${id}
+          ORDER BY CASE p.role WHEN 'superadmin' THEN 0 WHEN 'admin' THEN 1 ELSE 2 END,
+            c.phone_number NULLS LAST, c.id`
+      )
+      return Option.some(new GroupChats.GroupChatDetail({ ...found, participants }))
+    }, dieOnDatabaseError)
+
+    /** The group chat of (channel, WhatsApp group), if kept. */
+    const byWhatsAppId = Effect.fn("GroupChatsRepo.byWhatsAppId")(
+      function*(channelId: string, whatsappGroupId: string) {
+        const rows = yield* select(sql`g.channel_id = ${channelId} AND g.whatsapp_group_id = ${whatsappGroupId}`)
+        return Option.fromNullable((yield* decodeGroupChats(rows))[0])
+      },
+      dieOnDatabaseError
+    )
+
+    return { upsert, setParticipants, markLeft, list, find, byWhatsAppId } as const
+  })
+}) {}
