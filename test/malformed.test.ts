@@ -76,6 +76,17 @@ const cases: ReadonlyArray<Case> = [
     check: (_, headers) => assert.strictEqual(headers["allow"], "GET")
   },
   {
+    // the router cannot read the member (not UTF-8 once decoded): nothing is there, not a 405
+    // naming this very method as the one allowed
+    name: "a path member that is not valid UTF-8, on a method the path takes",
+    method: "GET",
+    path: "/v1/messages/msg_%ff",
+    options: (key) => ({ token: key }),
+    status: 404,
+    code: "NOT_FOUND",
+    check: (error) => assert.strictEqual(error.details.resource, "route")
+  },
+  {
     name: "a body over the limit",
     method: "POST",
     path: "/v1/auth/login",

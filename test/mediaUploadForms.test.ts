@@ -192,6 +192,27 @@ describe("media uploads as people make them", () => {
         assert.notInclude(JSON.stringify(empty.body), "no file here")
       }))
 
+    it.effect("refuses a part after the file, and a second file, as it refuses one before it", () =>
+      Effect.gen(function*() {
+        const { token } = yield* signedUp
+        const after = new FormData()
+        after.append("file", new Blob([png(300)], { type: "image/png" }), "a.png")
+        after.append("extra", "the note after the file")
+        const twice = new FormData()
+        twice.append("file", new Blob([png(300)], { type: "image/png" }), "a.png")
+        twice.append("file", new Blob([png(200)], { type: "image/png" }), "b.png")
+        for (const [name, body] of [["a field after the file", after], ["a second file", twice]] as const) {
+          const reply = yield* fetchApi("/v1/media", { method: "POST", token, body })
+          assert.strictEqual(reply.status, 422, `${name}: ${JSON.stringify(reply.body)}`)
+          assert.strictEqual(reply.body.error.details.reason, "multipart_part_unknown", name)
+          assert.notInclude(JSON.stringify(reply.body), "the note after the file")
+        }
+        // the same file alone is taken
+        const alone = new FormData()
+        alone.append("file", new Blob([png(300)], { type: "image/png" }), "a.png")
+        assert.strictEqual((yield* fetchApi("/v1/media", { method: "POST", token, body: alone })).status, 201)
+      }))
+
     it.effect("refuses declared types that are not type/subtype, without repeating them", () =>
       Effect.gen(function*() {
         const { token } = yield* signedUp

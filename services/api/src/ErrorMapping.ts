@@ -30,6 +30,18 @@ const routeNotFound = Effect.flatMap(HttpServerRequest.HttpServerRequest, (reque
     )
   }
   const allowed = routeTable.allowedMethods(pathname)
+  // the method is one the path takes, yet the router found no route: a member of the path could not
+  // be read (`/v1/messages/msg_%ff`, not UTF-8 once decoded). Nothing is there; a 405 with this very
+  // method in `Allow` would say the opposite.
+  if (allowed.includes(request.method)) {
+    return envelopeResponse(
+      Errors.NotFound,
+      new Errors.NotFound({
+        message: "Nothing is at this path: a member of it is not a valid value",
+        details: { resource: "route" }
+      })
+    )
+  }
   if (allowed.length > 0) {
     return envelopeResponse(
       Errors.MethodNotAllowed,

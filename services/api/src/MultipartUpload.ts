@@ -2,13 +2,13 @@
  * The `file` part of a `multipart/form-data` upload (`curl -F file=@menu.png`, docs/API.md "Media"),
  * streamed by `@fastify/busboy` as it arrives: the part's own `Content-Type` and file name, and its
  * bytes as a stream that `MediaFiles` writes chunk by chunk, so a 100 MiB document is never held
- * whole. The form takes one part, named `file`; any other part, a form without it or framing
- * busboy cannot read is 422.
+ * whole. The form takes one part, named `file`; any other part (before the file or after it: the
+ * file's bytes end only with the form), a form without it or framing busboy cannot read is 422.
  */
 import { NodeStream } from "@effect/platform-node"
 import { Busboy, type BusboyHeaders } from "@fastify/busboy"
 import { Errors } from "@switchboard/domain"
-import { Effect } from "effect"
+import { Effect, Stream } from "effect"
 import type { IncomingMessage } from "node:http"
 import type { MultipartFile } from "./services/MediaFiles.js"
 
@@ -59,15 +59,37 @@ export const filePart = (incoming: IncomingMessage) =>
       parser.removeAllListeners("file")
       if (!incoming.readableEnded) incoming.resume()
     }
+    const partUnknown = () =>
+      refused("The form takes one part, named file (the file itself)", "multipart_part_unknown")
+    // once the file is handed on, what follows it is only noted: its bytes end with the form, and
+    // fail then if the form held another part or broke (`formEnd`)
+    let handedOn = false
+    let after: Errors.ValidationError | undefined
+    let formEnded: () => void = () => {}
+    const formEnd = new Promise<void>((resolve) => {
+      formEnded = resolve
+    })
     const other = () => {
+      if (handedOn) {
+        after ??= partUnknown()
+        return
+      }
       release()
-      finish(Effect.fail(refused("The form takes one part, named file (the file itself)", "multipart_part_unknown")))
+      finish(Effect.fail(partUnknown()))
     }
     parser.on("file", (_name, stream, filename, _encoding, mimeType) => {
+      handedOn = true
+      const rest = Stream.drain(Stream.fromEffect(Effect.flatMap(
+        Effect.promise(() => formEnd),
+        () => after === undefined ? Effect.void : Effect.fail(after)
+      )))
       finish(Effect.succeed({
         file: {
           part: { contentType: mimeType, filename: filename === "" ? undefined : filename },
-          bytes: NodeStream.fromReadable<unknown, Uint8Array>(() => stream, (e) => e, { closeOnDone: false })
+          bytes: Stream.concat(
+            NodeStream.fromReadable<unknown, Uint8Array>(() => stream, (e) => e, { closeOnDone: false }),
+            rest
+          )
         },
         release: () => {
           release()
@@ -78,10 +100,19 @@ export const filePart = (incoming: IncomingMessage) =>
     parser.on("field", other)
     parser.on("fieldsLimit", other)
     parser.on("partsLimit", other)
+    // a second part named file
+    parser.on("filesLimit", other)
     parser.on("error", () => {
+      if (handedOn) {
+        after ??= refused("The multipart form could not be read", "multipart_invalid")
+        return formEnded()
+      }
       release()
       finish(Effect.fail(refused("The multipart form could not be read", "multipart_invalid")))
     })
-    parser.on("finish", () => finish(Effect.fail(refused("The form has no part named file", "multipart_no_file"))))
+    parser.on("finish", () => {
+      formEnded()
+      finish(Effect.fail(refused("The form has no part named file", "multipart_no_file")))
+    })
     incoming.pipe(parser)
   })

@@ -248,7 +248,8 @@ export class MediaFiles extends Effect.Service<MediaFiles>()("@switchboard/servi
       Effect.scoped(Effect.gen(function*() {
         const { announced } = input
         // an aborted upload, or one cut off by `HTTP_REQUEST_TIMEOUT`
-        const bytes = Stream.mapError(body, () => incomplete())
+        // a refusal the body itself carries (a multipart form with a part after its file) stays itself
+        const bytes = Stream.mapError(body, (e) => e instanceof Errors.ValidationError ? e : incomplete())
         const [head, rest] = yield* splitHead(bytes)
         const verdict = MediaSniff.checkFile({ kind: input.kind, declared: input.declared, head })
         if (verdict._tag === "refused") return yield* fileRefused(verdict.refusal, paths)
