@@ -59,22 +59,26 @@ describe("a setting the process cannot read", () => {
     assert.notMatch(output, /\n\s+at /, "no stack trace inside a JSON line")
   }, 90_000)
 
-  it("stops npm start the same way for the retention settings, read at start, not by the workers that use them", async () => {
-    const data = join(dir, "retention")
-    const service = startService(
-      "standalone",
-      { DATA_DIR: data, LOG_FORMAT: "json", EVENT_RETENTION_DAYS: "9x1", MEDIA_RETENTION_DAYS: "0" },
-      await freePort()
-    )
-    const { code, errors, output } = await stopped(service)
-    assert.strictEqual(code, 1, output)
-    assert.deepStrictEqual(errors.map((line) => JSON.parse(line).message), [
-      "cannot start: MEDIA_RETENTION_DAYS: Expected a whole number of days >= 1; " +
-      "EVENT_RETENTION_DAYS: Expected a whole number of days >= 90, or nothing to keep events for good"
-    ], output)
-    assert.notInclude(output, "9x1", "the value given is not repeated")
-    assert.isFalse(existsSync(data), "no database was created")
-  }, 90_000)
+  it(
+    "stops npm start the same way for the retention settings, read at start, not by the workers that use them",
+    async () => {
+      const data = join(dir, "retention")
+      const service = startService(
+        "standalone",
+        { DATA_DIR: data, LOG_FORMAT: "json", EVENT_RETENTION_DAYS: "9x1", MEDIA_RETENTION_DAYS: "0" },
+        await freePort()
+      )
+      const { code, errors, output } = await stopped(service)
+      assert.strictEqual(code, 1, output)
+      assert.deepStrictEqual(errors.map((line) => JSON.parse(line).message), [
+        "cannot start: MEDIA_RETENTION_DAYS: Expected a whole number of days >= 1; " +
+        "EVENT_RETENTION_DAYS: Expected a whole number of days >= 90, or nothing to keep events for good"
+      ], output)
+      assert.notInclude(output, "9x1", "the value given is not repeated")
+      assert.isFalse(existsSync(data), "no database was created")
+    },
+    90_000
+  )
 })
 
 describe("a port held by another process", () => {

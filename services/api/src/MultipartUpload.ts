@@ -59,8 +59,7 @@ export const filePart = (incoming: IncomingMessage) =>
       parser.removeAllListeners("file")
       if (!incoming.readableEnded) incoming.resume()
     }
-    const partUnknown = () =>
-      refused("The form takes one part, named file (the file itself)", "multipart_part_unknown")
+    const partUnknown = () => refused("The form takes one part, named file (the file itself)", "multipart_part_unknown")
     // once the file is handed on, what follows it is only noted: its bytes end with the form, and
     // fail then if the form held another part or broke (`formEnd`)
     let handedOn = false
