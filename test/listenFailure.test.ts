@@ -79,6 +79,22 @@ describe("a setting the process cannot read", () => {
     },
     90_000
   )
+
+  it("stops npm start the same way for the metrics listener's port", async () => {
+    const data = join(dir, "metrics")
+    const service = startService(
+      "standalone",
+      { DATA_DIR: data, LOG_FORMAT: "json", METRICS_PORT: "9o64" },
+      await freePort()
+    )
+    const { code, errors, output } = await stopped(service)
+    assert.strictEqual(code, 1, output)
+    assert.deepStrictEqual(errors.map((line) => JSON.parse(line).message), [
+      "cannot start: METRICS_PORT: Expected a TCP port (0-65535)"
+    ], output)
+    assert.notInclude(output, "9o64", "the value given is not repeated")
+    assert.isFalse(existsSync(data), "no database was created")
+  }, 90_000)
 })
 
 describe("a port held by another process", () => {

@@ -8,7 +8,7 @@
  * listener also answers `GET /health` (200 while the process serves) and `GET /ready` (200 when
  * every check passes, 503 otherwise; a JSON body names each check).
  */
-import { Context, Effect, Layer, Metric, Option, Runtime } from "effect"
+import { type ConfigError, Context, Effect, Layer, Metric, Option, Runtime } from "effect"
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
 import * as ListenFailure from "./ListenFailure.js"
@@ -149,8 +149,11 @@ export const layer: Layer.Layer<MetricsServer, never, MetricsConfig.MetricsConfi
   })
 )
 
-/** The listener as the environment configures it (`METRICS_PORT`, `METRICS_HOST`). */
-export const layerFromEnv: Layer.Layer<MetricsServer> = layer.pipe(
-  Layer.provide(MetricsConfig.layerFromEnv),
-  Layer.orDie
+/**
+ * The listener as the environment configures it (`METRICS_PORT`, `METRICS_HOST`): a value that does
+ * not parse fails with its `ConfigError`, which the process stops on with one line (`ConfigFailure`).
+ * The services read `MetricsConfig.layerFromEnv` first, with their other settings, and use `layer`.
+ */
+export const layerFromEnv: Layer.Layer<MetricsServer, ConfigError.ConfigError> = layer.pipe(
+  Layer.provide(MetricsConfig.layerFromEnv)
 )

@@ -1,7 +1,7 @@
 /** An api node: serves HTTP; a cluster client only (hosts no entity). */
 import { MigratedDatabase, RetentionSettings } from "@switchboard/db"
 import { Cluster, ClusterAuthConfig } from "@switchboard/entities/protocol"
-import { Launch, MetricsServer, Redis } from "@switchboard/infra"
+import { Launch, MetricsConfig, MetricsServer, Redis } from "@switchboard/infra"
 import { ProvidersConfig } from "@switchboard/providers/contract"
 import { WebhooksConfig } from "@switchboard/webhooks"
 import { Layer } from "effect"
@@ -27,5 +27,7 @@ Launch.main("api", "switchboard-api", () =>
       WebhooksConfig.layerFromEnv
     ]),
     // GET /metrics on its own listener when METRICS_PORT is set (docs/CONFIGURATION.md "Metrics")
-    Layer.merge(MetricsServer.layerFromEnv)
+    Layer.merge(MetricsServer.layer),
+    // its settings read before anything else: a bad METRICS_PORT is one line, before any database
+    Layer.provide(MetricsConfig.layerFromEnv)
   ))

@@ -4,7 +4,7 @@
  */
 import { MigratedDatabase, RetentionSettings } from "@switchboard/db"
 import { Cluster } from "@switchboard/entities"
-import { Launch, MetricsServer, Redis } from "@switchboard/infra"
+import { Launch, MetricsConfig, MetricsServer, Redis } from "@switchboard/infra"
 import { ProvidersConfig, QrConnectionConfig } from "@switchboard/providers"
 import { HttpConfig, HttpServer, IdentityConfig, Mailer } from "@switchboard/service-api"
 import { Entities } from "@switchboard/service-runner"
@@ -28,5 +28,7 @@ Launch.main("standalone", "switchboard", () =>
       WebhooksConfig.layerFromEnv
     ]),
     // GET /metrics on its own listener when METRICS_PORT is set (docs/CONFIGURATION.md "Metrics")
-    Layer.merge(MetricsServer.layerFromEnv)
+    Layer.merge(MetricsServer.layer),
+    // its settings read before anything else: a bad METRICS_PORT is one line, before any database
+    Layer.provide(MetricsConfig.layerFromEnv)
   ))
