@@ -368,7 +368,8 @@ describe("Partitions", () => {
         const before = yield* sql<{ oid: number }>`SELECT 'webhook_deliveries'::regclass::oid AS oid`
 
         const applied = yield* Migrations.run
-        assert.deepStrictEqual(applied.map(([id]) => id), [150, 151, 152])
+        // the partition migrations among those after 137 (later releases add their own)
+        assert.includeMembers(applied.map(([id]) => id), [150, 151, 152])
         for (const table of ["webhook_deliveries", "webhook_attempts", "events"]) {
           const parts = yield* Partitions.partitions(table)
           assert.strictEqual(parts[0]!.name, `${table}_before`)
