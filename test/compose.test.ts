@@ -384,8 +384,15 @@ describe.skipIf(url === undefined)("docker-compose.yml's services, outside Docke
     const api = processes.find((p) => p.name === "api")!
     // ready: database, Redis and the cluster (the runners hold the shards)
     await waitFor(`${api.process.baseUrl}/ready`, 150_000, 200, api.process)
+    // each as Docker runs its check: again until it passes, within the compose file's 30 retries 2 s apart
+    // (a runner is ready once it holds its shards, which may come a moment after the api node's /ready)
     for (const p of processes) {
-      const check = spawnSync(process.execPath, ["deploy/healthcheck.mjs"], { cwd: root, env: p.env, encoding: "utf8" })
+      const deadline = Date.now() + 60_000
+      let check = spawnSync(process.execPath, ["deploy/healthcheck.mjs"], { cwd: root, env: p.env, encoding: "utf8" })
+      while (check.status !== 0 && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 1_000))
+        check = spawnSync(process.execPath, ["deploy/healthcheck.mjs"], { cwd: root, env: p.env, encoding: "utf8" })
+      }
       assert.strictEqual(check.status, 0, `${p.name}: ${check.stderr}`)
     }
     for (const p of processes) assert.notInclude(p.process.output(), "refuses to start", p.name)
