@@ -99,11 +99,25 @@ const pooledRandom = () => {
   return randomPool[randomAt++]! / 256
 }
 
-const nextUlid = monotonicFactory(pooledRandom)
+/**
+ * How far back a clock may step and ids still continue from the latest time seen (ulid's monotonic
+ * factory never goes back in time): within this, ids keep their order across a small step of the
+ * system clock; past it, the earlier time was another clock's (a clock set wrong and corrected, a
+ * test's clock moved ahead), and ids go on from the clock's time. Otherwise every later id would
+ * carry that far time, and land in a month of the history tables that does not exist yet.
+ */
+const MAX_CLOCK_STEP_BACK_MS = 60_000
+
+let nextUlid = monotonicFactory(pooledRandom)
+let latest = 0
 
 /** A new id; its time part comes from Effect's Clock so tests can control it. */
 export const newId = <const P extends IdPrefix>(prefix: P): Effect.Effect<`${P}_${string}`> =>
-  Effect.map(Clock.currentTimeMillis, (now) => `${prefix}_${nextUlid(now)}` as const)
+  Effect.map(Clock.currentTimeMillis, (now) => {
+    if (now > 0 && now < latest - MAX_CLOCK_STEP_BACK_MS) nextUlid = monotonicFactory(pooledRandom)
+    latest = now > 0 ? now : Date.now()
+    return `${prefix}_${nextUlid(now)}` as const
+  })
 
 const CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 
