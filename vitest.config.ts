@@ -17,13 +17,22 @@ const common = {
   isolate: false
 } satisfies TestProjectInlineConfiguration["test"]
 
+/**
+ * Workers of the in-process pool. Real mode: 5. Its files wait on Postgres, Redis, sockets and timers
+ * more than they compute: with 3 workers `.ci/run`'s `npm test` took 497 s with the two cores 40-60%
+ * idle, each worker busy the whole time (docs/TESTING.md "How long it takes"). Embedded mode: 3, its
+ * files compute (PGlite runs in the worker) and more workers only share the same two cores.
+ */
+const realMode = (process.env["TEST_DATABASE_URL"] ?? process.env["DATABASE_URL"] ?? "") !== ""
+const forks = realMode ? 5 : 3
+
 export default defineConfig({
   test: {
     globalSetup: ["./test/support/globalSetup.ts"],
     // The pools' sizes are the run's, not a project's. As many workers are kept as started: with
     // fewer, vitest stopped an idle one at the end and failed the run ("Terminating worker thread").
     poolOptions: {
-      forks: { maxForks: 3, minForks: 3, isolate: false },
+      forks: { maxForks: forks, minForks: forks, isolate: false },
       threads: { maxThreads: 2, minThreads: 2, isolate: false }
     },
     // Two pools that run side by side, each with workers that run many files one after another
