@@ -8,6 +8,10 @@
  * 5 minutes are within 10% of the first 5 minutes' (docs/QR-CHANNELS.md "Baileys faults we defend":
  * a socket once left an AsyncLocalStorage behind for ever).
  *
+ * The fake server links every companion to one phone, numbering devices from 7; a device number is
+ * one byte in a JID, so one server holds at most 249 companions (the 250th is logged out at its
+ * first login): run at most 249 channels, counting pairings retried.
+ *
  *   DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres REDIS_URL=redis://127.0.0.1:6379 \
  *     flock /tmp/sb-bench.lock npm run bench:qrsoak -- --channels 250 --minutes 20 --reconnect-every 120
  */

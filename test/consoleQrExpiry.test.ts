@@ -13,7 +13,7 @@ import { appWith, createQrChannel } from "./support/QrApp.js"
 const { step } = Browser
 
 describe("console: a QR code nobody scans", () => {
-  layer(Layer.merge(appWith({ refs: 1 }, { qrTimeout: Option.some(Duration.seconds(3)) }), Browser.layer), {
+  layer(Layer.merge(appWith({ refs: 1 }, { qrTimeout: Option.some(Duration.seconds(6)) }), Browser.layer), {
     excludeTestServices: true,
     timeout: 120_000
   })((it) => {
@@ -29,7 +29,8 @@ describe("console: a QR code nobody scans", () => {
           await w.page.getByLabel("Password").fill(PASSWORD)
           await w.page.getByRole("button", { name: "Sign in" }).click()
           await w.page.getByRole("button", { name: "Link Lobby" }).click()
-          // the code lives 3 s: on a loaded machine the page may first hear of it expired
+          // the code lives 6 s (long enough to render the next one at load, short enough to wait out):
+          // on a loaded machine the page may first hear of it expired
           await w.page.locator("#qr svg").or(w.page.getByText("The code expired before it was scanned.")).first()
             .waitFor()
         })
