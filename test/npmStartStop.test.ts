@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, assert, describe, it } from "vitest"
-import { freePort, READY_DEADLINE_MS, startCommand, waitUntilUp } from "./support/Processes.js"
+import { freePort, READY_DEADLINE_MS, startCommand, startService, waitUntilUp } from "./support/Processes.js"
 
 const dir = mkdtempSync(join(tmpdir(), "sbt-npm-start-"))
 
@@ -59,4 +59,27 @@ describe("npm start", () => {
       await service.stop(2_000)
     }
   }, READY_DEADLINE_MS + 120_000)
+
+  it(
+    "drains once when the stop signal comes twice (a process-group kill: the signal and npm's forward of it)",
+    async () => {
+      const service = startService("standalone", { DATA_DIR: join(dir, "data-twice") }, await freePort())
+      try {
+        await waitUntilUp(service, "/ready", READY_DEADLINE_MS)
+        const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((done) =>
+          service.child.once("exit", (code, signal) => done({ code, signal }))
+        )
+        service.child.kill("SIGTERM")
+        await new Promise((r) => setTimeout(r, 20))
+        service.child.kill("SIGTERM")
+        const { signal } = await exited
+        // it ended by its own exit after the drain, not by the second signal's default action
+        assert.strictEqual(signal, null, "the second SIGTERM killed the server in its drain")
+        assert.include(service.output(), "Switchboard is stopping")
+      } finally {
+        await service.stop(2_000)
+      }
+    },
+    READY_DEADLINE_MS + 60_000
+  )
 })
