@@ -4,7 +4,7 @@
  * members, same values, but for ids (an example id stands for the nth id of its kind the story met,
  * and is replaced by the real one in every later request), timestamps, secrets and the sandbox's
  * verification code. So an example cannot go stale. `WRITE_API_EXAMPLES=1` records the answers as
- * the new response examples (packages/api/src/ApiExampleResponses.ts; run `npm run format` after).
+ * the new response examples (packages/api/src/ApiExampleResponses.json).
  */
 import { HttpClient, HttpClientRequest } from "@effect/platform"
 import { assert, describe, layer } from "@effect/vitest"
@@ -223,17 +223,8 @@ describe("API examples", () => {
             assert.deepStrictEqual(shown, expected![1].content["application/json"].example, `${id}: answer`)
           }
           if (WRITE) {
-            const file = join(root, "packages", "api", "src", "ApiExampleResponses.ts")
-            const head = `/**
- * The response examples of \`ApiExamples.REQUESTS\`, by operation id: what a server answered,
- * recorded by test/apiExamples.test.ts (\`WRITE_API_EXAMPLES=1\`, then \`npm run format\`). Do not edit
- * by hand: the test fails when a server's answer no longer matches.
- * Over 350 lines: recorded data, one answer per operation, nothing to split.
- */
-import type { ResponseExample } from "./ApiExamples.js"
-
-export const RESPONSES: Readonly<Record<string, ResponseExample>> = `
-            writeFileSync(file, `${head}${JSON.stringify(recorded, null, 2)}\n`)
+            const file = join(root, "packages", "api", "src", "ApiExampleResponses.json")
+            writeFileSync(file, `${JSON.stringify(recorded, null, 2)}\n`)
           }
         }),
       300_000

@@ -16,17 +16,18 @@
  * first, for at most `drainTimeout`.
  *
  * Over 350 lines on purpose: every kind of report the link makes is routed here, in one place,
- * so the order guarantees above can be read side by side.
+ * so the order guarantees above can be read side by side (how the reports other than messages
+ * and receipts are recorded is `ChannelReports`).
  *
  * An archived channel keeps no link: a linked device is unlinked at WhatsApp (when the link is up)
  * and its stored credentials are wiped, once per activation, best effort.
  */
-import { ChannelsRepo, DatabaseUnavailable, QrRecipientChecksRepo, TransientRetry } from "@switchboard/db"
+import { ChannelsRepo, DatabaseUnavailable, TransientRetry } from "@switchboard/db"
 import { ChannelStateMachine, type Messaging, Schemas } from "@switchboard/domain"
 import { ChannelProvider, ChannelProviders } from "@switchboard/providers"
 import { Clock, Duration, Effect, ExecutionStrategy, Exit, Option, Queue, Schedule, Scope, Stream } from "effect"
 import { makeChannelMessageMoves } from "./ChannelMessageMoves.js"
-import { GroupChatsSync } from "./GroupChatsSync.js"
+import { makeChannelReports } from "./ChannelReports.js"
 import { InboundCalls } from "./InboundCalls.js"
 import { InboundMessages } from "./InboundMessages.js"
 import { perEntity } from "./PerEntity.js"
@@ -93,10 +94,8 @@ export const makeChannelConnection = <E, R>(options: {
     const { channelId, onOpen, wake } = options
     const entityScope = yield* Effect.scope
     const channels = yield* ChannelsRepo.ChannelsRepo
-    const recipientChecks = yield* QrRecipientChecksRepo.QrRecipientChecksRepo
     const inbound = yield* InboundMessages
     const calls = yield* InboundCalls
-    const groupChats = yield* GroupChatsSync
     const providers = yield* ChannelProviders.ChannelProviders
     const moves = yield* makeChannelMessageMoves
     const backlog = yield* ProviderInputBacklog
@@ -178,11 +177,6 @@ export const makeChannelConnection = <E, R>(options: {
           })))
     )
 
-    /** A LID's number became known: kept, contacts merged (in order with status changes). */
-    const onLidMapped = perEntity((event: ChannelProvider.LidMapped) =>
-      kept("WhatsApp LID mapping")(inbound.learnLid(channelId, event.lid, event.phoneNumber))
-    )
-
     const disconnect = Effect.suspend(() => {
       const open = current
       current = Option.none()
@@ -204,69 +198,12 @@ export const makeChannelConnection = <E, R>(options: {
       }).pipe(Effect.catchAllCause((cause) => Effect.logWarning("archived channel's link not forgotten", cause)))
     )
 
-    /** Records a status change the link reported (in order), then lets the loop look again. */
-    const onStatusChanged = perEntity(
-      (connection: ChannelProvider.ChannelConnection) => (event: ChannelProvider.StatusChanged) =>
-        Effect.gen(function*() {
-          yield* kept("channel status")(Effect.flatMap(Clock.currentTimeMillis, (now) =>
-            channels.recordProviderStatus({
-              id: channelId,
-              from: event.from,
-              to: event.to,
-              reason: event.reason,
-              requiresRepair: event.requiresRepair,
-              phoneNumber: event.phoneNumber,
-              capabilities: connection.capabilities,
-              now: Schemas.toTimestamp(now)
-            })))
-          yield* Queue.offer(wake, undefined)
-        })
-    )
-
-    /** Records a restriction WhatsApp reported (timelock, new-chat quota) on the channel. */
-    const onRestriction = perEntity((event: ChannelProvider.RestrictionReported) =>
-      kept("channel restriction")(Effect.gen(function*() {
-        const q = event.newChatQuota
-        yield* channels.recordRestriction({
-          channelId,
-          timelockUntil: event.timelockUntil === undefined || event.timelockUntil === null
-            ? event.timelockUntil
-            : Schemas.toTimestamp(event.timelockUntil),
-          newChatQuota: q === undefined
-            ? undefined
-            : {
-              total: q.total,
-              used: q.used,
-              cycleEndsAt: q.cycleEndsAt === null ? null : Schemas.toTimestamp(q.cycleEndsAt)
-            },
-          signal: event.signal === undefined
-            ? undefined
-            : { reason: event.signal, at: Schemas.toTimestamp(event.at ?? (yield* Clock.currentTimeMillis)) },
-          now: Schemas.toTimestamp(yield* Clock.currentTimeMillis)
-        })
-      }))
-    )
-
-    /** The group chats the number is in (`GroupChatsSync`), kept in order with status changes. */
-    const onGroupChats = perEntity((channel: Messaging.Channel) => (event: ChannelProvider.GroupChatsReported) =>
-      kept("group chats")(groupChats.record({
-        workspaceId: channel.workspace_id,
-        channelId: channel.id,
-        groupChats: event.groupChats,
-        left: event.left,
-        complete: event.complete,
-        now: Schemas.toTimestamp(event.at)
-      }))
-    )
-
-    /** Keeps WhatsApp's answer to a recipient check, for the channel and on the contact. */
-    const onRecipientChecked = perEntity((event: ChannelProvider.RecipientChecked) =>
-      kept("recipient check")(recipientChecks.record({
+    const { onGroupChats, onLidMapped, onRecipientChecked, onRestriction, onStatusChanged } = yield* makeChannelReports(
+      {
         channelId,
-        phone: event.phoneNumber,
-        onWhatsApp: event.onWhatsApp,
-        at: Schemas.toTimestamp(event.at)
-      }))
+        wake,
+        kept
+      }
     )
 
     /**
