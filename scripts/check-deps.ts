@@ -11,12 +11,18 @@
  * - no `any` in `packages/*\/src` and `services/*\/src` (a row, an event or an endpoint has a
  *   type; see docs/ARCHITECTURE.md "Architecture"), and
  * - no file in `packages/*\/src` over 350 lines unless its header comment says why, in a line
- *   starting `Over 350 lines` (e.g. packages/providers/src/qr/QrConnection.ts), and
+ *   starting `Over 350 lines` (e.g. packages/providers/src/qr/QrConnection.ts), and none in
+ *   `packages/*\/src` or `services/*\/src` over `HARD_MAX_LINES` (500) whatever it says: a file
+ *   that long does more than one job (recorded data is JSON, not code), and
  * - no id cast (`as X["id"]`, `as X["contact_id"]`, `` as `cnt_${string}` ``) in `packages/*\/src`
  *   and `services/*\/src`: a repo decodes its rows
  *   with the schema that brands their ids, and a hot path types an id with a check (`Ids.isId`),
  *   so no cast is left and none is allowed (docs/ARCHITECTURE.md, "Rows decode to
- *   domain types").
+ *   domain types"), and
+ * - no row type asserted (`` sql<Row>`...` ``) in `packages/db/src`: a statement's rows are decoded
+ *   with a schema (`Rows.decodeRows`), so a row that does not match fails instead of passing as
+ *   its type (the migration machinery, `Migrations.ts` and `Partitions.ts`, reads Postgres'
+ *   catalog while it changes the schema, and is left out).
  *
  * `npm run check:deps` prints every violation (file and line or import) and exits 1;
  * `test/architecture.test.ts` runs the same checks.
@@ -159,6 +165,9 @@ export const NAMESPACE_BARRELS: ReadonlySet<string> = new Set([
 /** The longest a file in `packages/*\/src` may be without saying why in its header. */
 export const MAX_LINES = 350
 
+/** The longest a source file in `packages/*\/src` or `services/*\/src` may be, whatever its header says. */
+export const HARD_MAX_LINES = 500
+
 /**
  * `text` with comments, string and template literals and regular expression literals blanked
  * (newlines kept, so line numbers still hold): what is left is code and types.
@@ -246,6 +255,12 @@ export const codeOf = (text: string): string => {
 /** `any` in code or types, not as a property name (`.any`) or part of a longer name. */
 const ANY = /(?<![.\w$])any(?![\w$])/
 
+/** A statement whose rows are typed by assertion: `` sql<Row>`...` `` (`sql.unsafe<Row>(...)` too). */
+const ASSERTED_ROWS = /\bsql(?:\.unsafe)?\s*</
+
+/** The files of `packages/db/src` that may assert row types: the migration machinery (see the module comment). */
+const CATALOG_READERS = new Set(["packages/db/src/Migrations.ts", "packages/db/src/Partitions.ts"])
+
 /**
  * An id typed by a cast instead of decoded with its schema (`Id("msg")`): `as X["id"]` or
  * `as X.Y["channel_id"]` (a member named `id` or `..._id`), or `` as `cnt_${string}` ``.
@@ -321,6 +336,17 @@ export const checkSources = (workspace: ReadonlyArray<WorkspacePackage>): Readon
           )
         }
       })
+      if (pkg.dir === "packages/db" && !CATALOG_READERS.has(file.path) && !file.path.includes("/migrations/")) {
+        codeOf(file.text).split("\n").forEach((line, index) => {
+          if (ASSERTED_ROWS.test(line)) {
+            violations.push(
+              `${file.path}:${
+                index + 1
+              }: asserts a row type (sql<Row>): decode the rows with a schema (Rows.decodeRows; docs/ARCHITECTURE.md "Rows decode to domain types")`
+            )
+          }
+        })
+      }
       for (const line of idCastsOf(file)) {
         violations.push(
           `${file.path}:${line}: casts an id (as X["id"], as \`x_\${string}\`): decode it where it enters (a row's schema, the contract's IdRef) or check it with Ids.isId on a hot path (docs/ARCHITECTURE.md "Rows decode to domain types")`
@@ -369,7 +395,11 @@ export const checkSources = (workspace: ReadonlyArray<WorkspacePackage>): Readon
           }
         }
       }
-      if (lines.length > MAX_LINES && pkg.dir.startsWith("packages/")) {
+      if (lines.length > HARD_MAX_LINES) {
+        violations.push(
+          `${file.path}: ${lines.length} lines, over ${HARD_MAX_LINES}: split it by job (docs/ARCHITECTURE.md "Architecture")`
+        )
+      } else if (lines.length > MAX_LINES && pkg.dir.startsWith("packages/")) {
         const header = /^\s*\/\*\*?([\s\S]*?)\*\//.exec(file.text)?.[1] ?? ""
         if (!/^\s*\*?\s*Over 350 lines\b/m.test(header)) {
           violations.push(
@@ -428,6 +458,6 @@ if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(resolve(p
   }
   const files = workspace.reduce((n, pkg) => n + pkg.files.length, 0)
   console.log(
-    `check-deps: ${workspace.length} packages, ${files} files: imports declared and downward; no \`any\`, no id cast, no file over ${MAX_LINES} lines unexplained, namespace barrels, one HttpApiGroup per contract file and one handler file per group`
+    `check-deps: ${workspace.length} packages, ${files} files: imports declared and downward; no \`any\`, no id cast, no row type asserted in packages/db, no file over ${MAX_LINES} lines unexplained nor over ${HARD_MAX_LINES} at all, namespace barrels, one HttpApiGroup per contract file and one handler file per group`
   )
 }

@@ -6,7 +6,7 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { resolve } from "node:path"
-import { check, checkSources, MAX_LINES, scan, type WorkspacePackage } from "../scripts/check-deps.js"
+import { check, checkSources, HARD_MAX_LINES, MAX_LINES, scan, type WorkspacePackage } from "../scripts/check-deps.js"
 
 const pkg = (
   name: string,
@@ -155,6 +155,36 @@ describe("package sources", () => {
     ])
   })
 
+  it("reports a row type asserted (sql<Row>) in packages/db/src, not in comments, strings or the migration machinery", () => {
+    const violations = checkSources([
+      pkg("@switchboard/db", "packages/db", {}, {
+        "Asserted.ts": [
+          `const a = yield* sql<{ id: string }>\`SELECT id FROM t\``,
+          `const b = yield* sql<`,
+          `  { n: number }`,
+          `>\`SELECT count(*)::int AS n FROM t\``,
+          `const c = yield* sql.unsafe<{ id: string }>("SELECT id FROM t")`
+        ].join("\n"),
+        "Decoded.ts": [
+          `// not sql<Row>: decoded`,
+          `const d = yield* decodeIds(yield* sql\`SELECT id FROM t WHERE n < 2\`)`,
+          `const e = "sql<Row>"`,
+          `const f = sqlite<number>(1)`
+        ].join("\n"),
+        "Partitions.ts": `const g = yield* sql<{ name: string }>\`SELECT relname AS name FROM pg_class\``
+      }),
+      // other packages hold no statements
+      pkg("@switchboard/domain", "packages/domain", {}, { "Other.ts": `const h = sql<number>(1)` })
+    ])
+    const asserted = (at: string) =>
+      `${at}: asserts a row type (sql<Row>): decode the rows with a schema (Rows.decodeRows; docs/ARCHITECTURE.md "Rows decode to domain types")`
+    assert.deepStrictEqual(violations, [
+      asserted("packages/db/src/Asserted.ts:1"),
+      asserted("packages/db/src/Asserted.ts:2"),
+      asserted("packages/db/src/Asserted.ts:5")
+    ])
+  })
+
   it("reports a file over 350 lines unless its header says why", () => {
     const body = (n: number) => Array.from({ length: n }, (_, i) => `export const v${i} = ${i}`).join("\n") + "\n"
     const violations = checkSources([
@@ -174,6 +204,26 @@ describe("package sources", () => {
       } lines, over ${MAX_LINES} without a header line saying why ("Over 350 lines ...")`
     ])
   })
+  it("reports a file over 500 lines in packages or services whatever its header says", () => {
+    const body = (n: number) => Array.from({ length: n }, (_, i) => `export const v${i} = ${i}`).join("\n") + "\n"
+    const said = `/**\n * A module.\n *\n * Over 350 lines on purpose: one actor.\n */\n`
+    const violations = checkSources([
+      pkg("@switchboard/db", "packages/db", {}, {
+        "Fits.ts": `${said}${body(HARD_MAX_LINES - 5)}`,
+        "Long.ts": `${said}${body(HARD_MAX_LINES)}`
+      }),
+      pkg("@switchboard/service-api", "services/api", {}, { "Console.ts": `/** Ui. */\n${body(HARD_MAX_LINES)}` })
+    ])
+    assert.deepStrictEqual(violations, [
+      `packages/db/src/Long.ts: ${
+        HARD_MAX_LINES + 5
+      } lines, over ${HARD_MAX_LINES}: split it by job (docs/ARCHITECTURE.md "Architecture")`,
+      `services/api/src/Console.ts: ${
+        HARD_MAX_LINES + 1
+      } lines, over ${HARD_MAX_LINES}: split it by job (docs/ARCHITECTURE.md "Architecture")`
+    ])
+  })
+
   it("reports a contract file with more than one HttpApiGroup", () => {
     const group = (name: string, className = name) =>
       `export class ${className} extends HttpApiGroup.make("${name}") {}\n`

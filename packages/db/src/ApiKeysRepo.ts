@@ -63,7 +63,11 @@ export const ApiKeyResource = Schema.transform(
 )
 const decodeKeys = Schema.decodeUnknown(Schema.Array(ApiKeyResource))
 
-/** The auth read's row (`findBySecretHash`), typed, not decoded (see there). */
+/** The auth read's row (`findBySecretHash`): the key's columns and its workspace's status. */
+const AuthColumns = Schema.Struct({ ...ApiKeyColumns.fields, workspace_status: Schema.Literal("active", "suspended") })
+const decodeAuth = Schema.decodeUnknown(Schema.Array(AuthColumns))
+
+/** The auth read's row as the principal's `ApiKeyRow` (timestamps as ISO strings). */
 const toRow = (r: ApiKeyColumns): ApiKeyRow => ({
   id: r.id,
   workspace_id: r.workspace_id,
@@ -95,11 +99,12 @@ export class ApiKeysRepo extends Effect.Service<ApiKeysRepo>()("@switchboard/db/
     )
 
     const findBySecretHash = Effect.fn("ApiKeysRepo.findBySecretHash")(function*(secretHash: string) {
-      // typed, not decoded: our own rows, read by every request with an API key that misses the cache
-      // (bench/RESULTS.md 1, "The API key cache on the ladder")
-      const rows = yield* sql<ApiKeyColumns & { readonly workspace_status: "active" | "suspended" }>`
-        SELECT k.*, w.status AS workspace_status FROM api_keys k JOIN workspaces w ON w.id = k.workspace_id
+      // read by every request with an API key that misses the cache (bench/RESULTS.md 1, "The API key
+      // cache on the ladder"): one row, its columns checked once
+      const rows = yield* decodeAuth(
+        yield* sql`SELECT k.*, w.status AS workspace_status FROM api_keys k JOIN workspaces w ON w.id = k.workspace_id
         WHERE k.secret_hash = ${secretHash}`
+      )
       return Option.map(Option.fromNullable(rows[0]), (r): ApiKeyAuthRow => ({
         ...toRow(r),
         secret_hash: r.secret_hash,

@@ -8,7 +8,15 @@ import type * as Statement from "@effect/sql/Statement"
 import { ChannelStateMachine, Events, Ids, Messaging, type Pagination } from "@switchboard/domain"
 import { Effect, Option, Schema } from "effect"
 import { EventsRepo } from "./EventsRepo.js"
-import { dieOnDatabaseError, failOnUniqueViolation, iso, isoOrNull, TimestampColumn } from "./Rows.js"
+import {
+  CountRow,
+  decodeRows,
+  dieOnDatabaseError,
+  failOnUniqueViolation,
+  iso,
+  isoOrNull,
+  TimestampColumn
+} from "./Rows.js"
 
 /** What a status move reads of its channel's row (its id typed while decoding, for the move's events). */
 const MovedChannelRow = Schema.Struct({
@@ -82,7 +90,8 @@ export const ChannelRow = Schema.transform(
   }
 )
 export type ChannelRow = typeof ChannelRow.Type
-const decodeRows = Schema.decodeUnknown(Schema.Array(ChannelRow))
+const decodeChannels = Schema.decodeUnknown(Schema.Array(ChannelRow))
+const decodeCounts = decodeRows(CountRow)
 
 export class ChannelsRepo extends Effect.Service<ChannelsRepo>()("@switchboard/db/ChannelsRepo", {
   effect: Effect.gen(function*() {
@@ -111,7 +120,7 @@ export class ChannelsRepo extends Effect.Service<ChannelsRepo>()("@switchboard/d
 
     const one = (where: Statement.Fragment) =>
       Effect.map(
-        Effect.flatMap(sql`SELECT * FROM channels WHERE ${where}`, decodeRows),
+        Effect.flatMap(sql`SELECT * FROM channels WHERE ${where}`, decodeChannels),
         (r) => Option.fromNullable(r[0])
       )
 
@@ -138,7 +147,7 @@ export class ChannelsRepo extends Effect.Service<ChannelsRepo>()("@switchboard/d
         ${status ? sql`AND status = ${status}` : sql``}
         ${after ? sql`AND (created_at, id) < (${after.created_at}::timestamptz, ${after.id})` : sql``}
         ORDER BY created_at DESC, id DESC LIMIT ${limit + 1}`
-      return (yield* decodeRows(rows)).map((r) => r.channel)
+      return (yield* decodeChannels(rows)).map((r) => r.channel)
     }, dieOnDatabaseError)
 
     /** Renames and/or makes default (clearing the previous default) in one transaction. */
@@ -158,7 +167,7 @@ export class ChannelsRepo extends Effect.Service<ChannelsRepo>()("@switchboard/d
           yield* sql`UPDATE channels SET is_default = false, updated_at = ${now}
             WHERE workspace_id = ${workspaceId} AND is_default AND id <> ${id}`
         }
-        const rows = yield* decodeRows(
+        const rows = yield* decodeChannels(
           yield* sql`UPDATE channels SET
             name = COALESCE(${changes.name ?? null}, name),
             is_default = is_default OR ${changes.isDefault === true},
@@ -171,8 +180,10 @@ export class ChannelsRepo extends Effect.Service<ChannelsRepo>()("@switchboard/d
     }, failOnUniqueViolation)
 
     const countProduction = Effect.fn("ChannelsRepo.countProduction")(function*(workspaceId: string) {
-      const rows = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM channels
+      const rows = yield* decodeCounts(
+        yield* sql`SELECT count(*)::int AS n FROM channels
         WHERE workspace_id = ${workspaceId} AND provider <> 'sandbox' AND archived_at IS NULL`
+      )
       return rows[0]?.n ?? 0
     }, dieOnDatabaseError)
 

@@ -12,7 +12,13 @@
  * now (other clients hold the rest), it starts and says so in a warning.
  */
 import { SqlClient } from "@effect/sql"
-import { Data, Effect } from "effect"
+import { Data, Effect, Schema } from "effect"
+
+/** A row of `pg_settings` (its value as text). */
+const decodeSettings = Schema.decodeUnknown(
+  Schema.Array(Schema.Struct({ name: Schema.String, setting: Schema.String }))
+)
+const decodeCount = Schema.decodeUnknown(Schema.Tuple(Schema.Struct({ count: Schema.Number })))
 
 /** Connections a process opens besides its pool: the `LISTEN` client. */
 export const BESIDES_POOL = 1
@@ -57,15 +63,18 @@ export const warning = (poolSize: number, server: ServerLimits): string | undefi
 export const check = (poolSize: number): Effect.Effect<void, ConnectionBudgetExceeded, SqlClient.SqlClient> =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const rows = yield* sql<{ name: string; setting: string }>`SELECT name, setting FROM pg_settings
+    const rows = yield* decodeSettings(
+      yield* sql`SELECT name, setting FROM pg_settings
       WHERE name IN ('max_connections', 'superuser_reserved_connections', 'reserved_connections')`
-    const [{ count }] = yield* sql<{ count: number }>`SELECT count(*)::int AS count FROM pg_stat_activity
-      WHERE backend_type = 'client backend'`
+    )
+    const [{ count }] = yield* decodeCount(
+      yield* sql`SELECT count(*)::int AS count FROM pg_stat_activity WHERE backend_type = 'client backend'`
+    )
     const setting = (name: string) => Number(rows.find((r) => r.name === name)?.setting ?? 0)
     return {
       maxConnections: setting("max_connections"),
       reserved: setting("superuser_reserved_connections") + setting("reserved_connections"),
-      inUse: Number(count)
+      inUse: count
     } satisfies ServerLimits
   }).pipe(
     // a server whose settings cannot be read is not refused for it

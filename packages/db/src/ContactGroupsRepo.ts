@@ -3,7 +3,7 @@ import { SqlClient } from "@effect/sql"
 import type * as Statement from "@effect/sql/Statement"
 import { Contacts, Ids, type Pagination } from "@switchboard/domain"
 import { Effect, Option, Schema } from "effect"
-import { dieOnDatabaseError, failOnUniqueViolation, iso, TimestampColumn } from "./Rows.js"
+import { decodeRows, dieOnDatabaseError, failOnUniqueViolation, IdRow, iso, TimestampColumn } from "./Rows.js"
 
 /**
  * A `contact_groups` row with its member count, decoded to the domain's `ContactGroup`: the one
@@ -32,6 +32,7 @@ const GroupRow = Schema.transform(
   }
 )
 const decodeGroups = Schema.decodeUnknown(Schema.Array(GroupRow))
+const decodeGroupIds = decodeRows(IdRow("grp"))
 
 export class ContactGroupsRepo extends Effect.Service<ContactGroupsRepo>()("@switchboard/db/ContactGroupsRepo", {
   effect: Effect.gen(function*() {
@@ -94,9 +95,10 @@ export class ContactGroupsRepo extends Effect.Service<ContactGroupsRepo>()("@swi
     const existingIds = Effect.fn("ContactGroupsRepo.existingIds")(
       function*(workspaceId: string, ids: ReadonlyArray<string>) {
         if (ids.length === 0) return new Set<string>()
-        const rows = yield* sql<{ id: string }>`SELECT id FROM contact_groups
-          WHERE workspace_id = ${workspaceId} AND id IN ${sql.in(ids)}`
-        return new Set(rows.map((r) => r.id))
+        const rows = yield* decodeGroupIds(
+          yield* sql`SELECT id FROM contact_groups WHERE workspace_id = ${workspaceId} AND id IN ${sql.in(ids)}`
+        )
+        return new Set<string>(rows.map((r) => r.id))
       },
       dieOnDatabaseError
     )

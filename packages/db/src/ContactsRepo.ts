@@ -7,47 +7,17 @@ import type * as Statement from "@effect/sql/Statement"
 import { ArrivalEvents, Contacts, Ids, type Pagination } from "@switchboard/domain"
 import { Effect, Option, Schema } from "effect"
 import { EventsRepo } from "./EventsRepo.js"
-import { CountRow, dieOnDatabaseError, failOnUniqueViolation, iso, isoOrNull, TimestampColumn } from "./Rows.js"
+import { CountRow, dieOnDatabaseError, failOnUniqueViolation } from "./Rows.js"
+import {
+  ContactIdRow,
+  decodeContactIds,
+  decodeContacts,
+  decodeImported,
+  decodePhones,
+  decodeUpserted
+} from "./rows/ContactRows.js"
 
-const IdRow = Schema.Struct({ id: Schema.String })
-
-/**
- * A row of `contacts` with its group ids decoded to the domain's `Contact`: the one shape of the resource
- * (docs/ARCHITECTURE.md "Adding a resource"). Ids checked and typed (`cnt_...`, `grp_...`) while decoding.
- */
-export const ContactRow = Schema.transform(
-  Schema.Struct({
-    id: Ids.Id("cnt"),
-    phone_number: Schema.NullOr(Schema.String),
-    whatsapp_lid: Schema.NullOr(Schema.String),
-    name: Schema.NullOr(Schema.String),
-    email: Schema.NullOr(Schema.String),
-    attributes: Schema.Record({ key: Schema.String, value: Schema.String }),
-    tags: Schema.Array(Schema.String),
-    group_ids: Schema.Array(Ids.Id("grp")),
-    whatsapp_status: Schema.NullOr(Schema.Literal("on_whatsapp", "not_on_whatsapp")),
-    whatsapp_checked_at: Schema.NullOr(TimestampColumn),
-    created_at: TimestampColumn,
-    updated_at: TimestampColumn
-  }),
-  Contacts.Contact,
-  {
-    strict: true,
-    decode: ({ whatsapp_checked_at, whatsapp_status, ...row }) => ({
-      ...row,
-      object: "contact" as const,
-      whatsapp: { status: whatsapp_status ?? "unknown" as const, checked_at: isoOrNull(whatsapp_checked_at) },
-      created_at: iso(row.created_at),
-      updated_at: iso(row.updated_at)
-    }),
-    encode: ({ object: _, whatsapp, ...contact }) => ({
-      ...contact,
-      whatsapp_status: whatsapp.status === "unknown" ? null : whatsapp.status,
-      whatsapp_checked_at: whatsapp.checked_at
-    })
-  }
-)
-const decodeRows = Schema.decodeUnknown(Schema.Array(ContactRow))
+export { ContactRow } from "./rows/ContactRows.js"
 
 /**
  * The contact of a phone number for a message, as the CTEs of one statement (the send composes
@@ -108,7 +78,7 @@ export class ContactsRepo extends Effect.Service<ContactsRepo>()("@switchboard/d
 
     const findId = SqlSchema.findOne({
       Request: Schema.Struct({ workspaceId: Schema.String, phone: Schema.String }),
-      Result: IdRow,
+      Result: ContactIdRow,
       execute: ({ phone, workspaceId }) =>
         sql`SELECT id FROM contacts WHERE workspace_id = ${workspaceId} AND phone_number = ${phone}`
     })
@@ -122,10 +92,13 @@ export class ContactsRepo extends Effect.Service<ContactsRepo>()("@switchboard/d
     const upsertContact = Effect.fn("ContactsRepo.upsertContact")(
       function*(workspaceId: string, phone: string, now: string) {
         const id = yield* Ids.newId("cnt")
-        // the row types are our own `RETURNING` (a typed read, no decoding: inbound path)
-        const upsert = sql<{ id: string; created: boolean }>`WITH ${ContactCtes.found(sql, workspaceId, phone)}, ${
-          ContactCtes.ofNumber(sql, { id, workspaceId, phone, now, create: sql`true`, use: sql`true` })
-        } SELECT id, created FROM contact`
+        // two columns of one row decoded (inbound path)
+        const upsert = Effect.flatMap(
+          sql`WITH ${ContactCtes.found(sql, workspaceId, phone)}, ${
+            ContactCtes.ofNumber(sql, { id, workspaceId, phone, now, create: sql`true`, use: sql`true` })
+          } SELECT id, created FROM contact`,
+          decodeUpserted
+        )
         // empty only when a concurrent first message to the number inserted it: the next statement sees it
         let rows = yield* upsert
         if (!rows[0]) rows = yield* upsert
@@ -144,7 +117,7 @@ export class ContactsRepo extends Effect.Service<ContactsRepo>()("@switchboard/d
      */
     const insert = Effect.fn("ContactsRepo.insert")(
       function*(input: ContactFields & { readonly id: string; readonly workspaceId: string; readonly now: string }) {
-        const rows = yield* sql<typeof IdRow.Type>`INSERT INTO contacts
+        const rows = yield* sql`INSERT INTO contacts
           (id, workspace_id, phone_number, name, email, attributes, tags, created_at, updated_at)
           VALUES (${input.id}, ${input.workspaceId}, ${input.phoneNumber}, ${input.name}, ${input.email},
             ${JSON.stringify(input.attributes)}::jsonb,
@@ -163,7 +136,7 @@ export class ContactsRepo extends Effect.Service<ContactsRepo>()("@switchboard/d
         FROM contacts c WHERE ${where}`
 
     const find = Effect.fn("ContactsRepo.find")(function*(workspaceId: string, id: string) {
-      const rows = yield* decodeRows(yield* select(sql`c.workspace_id = ${workspaceId} AND c.id = ${id}`))
+      const rows = yield* decodeContacts(yield* select(sql`c.workspace_id = ${workspaceId} AND c.id = ${id}`))
       return Option.fromNullable(rows[0])
     }, dieOnDatabaseError)
 
@@ -189,7 +162,7 @@ export class ContactsRepo extends Effect.Service<ContactsRepo>()("@switchboard/d
       }
         ${after ? sql`AND (c.created_at, c.id) < (${after.created_at}::timestamptz, ${after.id})` : sql``}
         ORDER BY c.created_at DESC, c.id DESC LIMIT ${limit + 1}`)
-      return yield* decodeRows(rows)
+      return yield* decodeContacts(rows)
     }, dieOnDatabaseError)
 
     /** Sets the given fields; `None` when no such contact. A number taken: `UniqueViolation`. */
@@ -199,7 +172,7 @@ export class ContactsRepo extends Effect.Service<ContactsRepo>()("@switchboard/d
       changes: Partial<ContactFields>,
       now: string
     ) {
-      const rows = yield* sql<typeof IdRow.Type>`UPDATE contacts SET
+      const rows = yield* sql`UPDATE contacts SET
           phone_number = ${changes.phoneNumber === undefined ? sql`phone_number` : sql`${changes.phoneNumber}`},
           ${
         // WhatsApp's answer (QrRecipientChecksRepo) was about the old number
@@ -231,9 +204,10 @@ export class ContactsRepo extends Effect.Service<ContactsRepo>()("@switchboard/d
     const existingIds = Effect.fn("ContactsRepo.existingIds")(
       function*(workspaceId: string, ids: ReadonlyArray<string>) {
         if (ids.length === 0) return new Set<string>()
-        const rows = yield* sql<typeof IdRow.Type>`SELECT id FROM contacts
-          WHERE workspace_id = ${workspaceId} AND id IN ${sql.in(ids)}`
-        return new Set(rows.map((r) => r.id))
+        const rows = yield* decodeContactIds(
+          yield* sql`SELECT id FROM contacts WHERE workspace_id = ${workspaceId} AND id IN ${sql.in(ids)}`
+        )
+        return new Set<string>(rows.map((r) => r.id))
       },
       dieOnDatabaseError
     )
@@ -242,8 +216,10 @@ export class ContactsRepo extends Effect.Service<ContactsRepo>()("@switchboard/d
     const existingPhones = Effect.fn("ContactsRepo.existingPhones")(
       function*(workspaceId: string, phones: ReadonlyArray<string>) {
         if (phones.length === 0) return new Set<string>()
-        const rows = yield* sql<{ phone_number: string }>`SELECT phone_number FROM contacts
+        const rows = yield* decodePhones(
+          yield* sql`SELECT phone_number FROM contacts
           WHERE workspace_id = ${workspaceId} AND phone_number IN ${sql.in(phones)}`
+        )
         return new Set(rows.map((r) => r.phone_number))
       },
       dieOnDatabaseError
@@ -277,7 +253,8 @@ export class ContactsRepo extends Effect.Service<ContactsRepo>()("@switchboard/d
             attributes = contacts.attributes || EXCLUDED.attributes,
             tags = ARRAY(SELECT DISTINCT t FROM unnest(contacts.tags || EXCLUDED.tags) AS u(t) ORDER BY t),
             updated_at = EXCLUDED.updated_at`
-      const rows = yield* sql<{ id: string; inserted: boolean }>`INSERT INTO contacts
+      const rows = yield* decodeImported(
+        yield* sql`INSERT INTO contacts
           (id, workspace_id, phone_number, name, email, attributes, tags, created_at, updated_at)
         SELECT r.id, ${input.workspaceId}, r.phone, r.name, r.email, r.attributes,
           ARRAY(SELECT jsonb_array_elements_text(${JSON.stringify(input.tags)}::jsonb)),
@@ -286,6 +263,7 @@ export class ContactsRepo extends Effect.Service<ContactsRepo>()("@switchboard/d
           AS r(id text, phone text, name text, email text, attributes jsonb)
         ON CONFLICT (workspace_id, phone_number) ${conflict}
         RETURNING id, (xmax = 0) AS inserted`
+      )
       return rows.map((r) => ({ id: r.id, inserted: r.inserted }))
     }, dieOnDatabaseError)
 

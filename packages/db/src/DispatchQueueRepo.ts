@@ -9,6 +9,17 @@ import type * as Statement from "@effect/sql/Statement"
 import { MessageCategory, type MessageContent, Schemas } from "@switchboard/domain"
 import { Clock, Effect } from "effect"
 import { dieOnDatabaseError } from "./Rows.js"
+import {
+  decodeBacklog,
+  decodeChannelIds,
+  decodeDispatches,
+  decodeHeads,
+  decodeIds,
+  decodeQueued,
+  decodeStuck,
+  outgoingBody,
+  ref
+} from "./rows/QueueRows.js"
 
 export interface QueuedMessage {
   readonly id: string
@@ -20,68 +31,6 @@ export interface QueuedMessage {
   readonly content: MessageContent.OutgoingBody
   /** the message this one quotes (`reply_to`), by the provider's id */
   readonly quoted: MessageContent.ProviderMessageRef | null
-}
-
-interface QueuedRow {
-  readonly id: string
-  readonly to_number: string
-  readonly body: string
-  readonly attempts: number
-  readonly category: MessageCategory.Category
-  readonly type: MessageContent.MessageType
-  readonly content: Record<string, unknown> | null
-  readonly media_id: string | null
-  readonly media_kind: MessageContent.MediaKind | null
-  readonly mime_type: string | null
-  readonly size_bytes: number | string | null
-  readonly filename: string | null
-  readonly q_id: string | null
-  readonly q_pid: string | null
-  readonly q_direction: string | null
-  readonly q_body: string | null
-  readonly r_id: string | null
-  readonly r_pid: string | null
-  readonly r_direction: string | null
-  readonly r_body: string | null
-}
-
-/** A message known by the provider's id: ours are sent under our own id (`ChannelProvider.send`). */
-const ref = (id: string | null, pid: string | null, direction: string | null, body: string | null) =>
-  id === null ? null : {
-    providerMessageId: pid ?? id,
-    fromMe: direction === "outbound",
-    body: body ?? ""
-  } satisfies MessageContent.ProviderMessageRef
-
-const outgoingBody = (r: QueuedRow): MessageContent.OutgoingBody => {
-  const c = r.content ?? {}
-  switch (r.type) {
-    case "image":
-    case "document":
-    case "audio":
-    case "video":
-    case "sticker":
-      return {
-        _tag: "media",
-        kind: r.type,
-        mediaId: r.media_id ?? "",
-        mimeType: r.mime_type ?? "application/octet-stream",
-        sizeBytes: Number(r.size_bytes ?? 0),
-        caption: typeof c["caption"] === "string" ? c["caption"] : null,
-        filename: typeof c["filename"] === "string" ? c["filename"] : r.filename,
-        voice: c["voice"] === true
-      }
-    case "location":
-      return { _tag: "location", ...(c as unknown as MessageContent.LocationContent) }
-    case "reaction": {
-      const target = ref(r.r_id, r.r_pid, r.r_direction, r.r_body)
-      return target === null
-        ? { _tag: "text" }
-        : { _tag: "reaction", target, emoji: typeof c["emoji"] === "string" ? c["emoji"] : "" }
-    }
-    default:
-      return { _tag: "text" }
-  }
 }
 
 /**
@@ -143,9 +92,10 @@ export class DispatchQueueRepo extends Effect.Service<DispatchQueueRepo>()("@swi
       skipRecipients: ReadonlyArray<string> = []
     ) {
       const now = Schemas.toTimestamp(yield* Clock.currentTimeMillis)
-      // typed, not decoded: our own rows, read on every dispatch; a suspended workspace's
+      // read on every dispatch: the columns the send needs, decoded; a suspended workspace's
       // channels hold their queue (the workspace check is evaluated once per call)
-      const rows = yield* sql<QueuedRow>`SELECT m.id, m.to_number, m.body, m.attempts, m.category, m.type,
+      const rows = yield* decodeQueued(
+        yield* sql`SELECT m.id, m.to_number, m.body, m.attempts, m.category, m.type,
           m.content, m.media_id, md.kind AS media_kind, md.mime_type, md.size_bytes, md.filename,
           q.id AS q_id, q.provider_message_id AS q_pid, q.direction AS q_direction, q.body AS q_body,
           r.id AS r_id, r.provider_message_id AS r_pid, r.direction AS r_direction, r.body AS r_body
@@ -157,6 +107,7 @@ export class DispatchQueueRepo extends Effect.Service<DispatchQueueRepo>()("@swi
         AND (SELECT w.status FROM channels c JOIN workspaces w ON w.id = c.workspace_id WHERE c.id = ${channelId})
           = 'active'
         ORDER BY ${DispatchOrder.key(sql, "m")} LIMIT ${limit}`
+      )
       return rows.map((r): QueuedMessage => ({
         id: r.id,
         to: r.to_number,
@@ -170,10 +121,12 @@ export class DispatchQueueRepo extends Effect.Service<DispatchQueueRepo>()("@swi
 
     /** Recipients and times of the channel's dispatches since `since` (epoch ms): QR per-recipient spacing. */
     const dispatchesSince = Effect.fn("DispatchQueueRepo.dispatchesSince")(function*(channelId: string, since: number) {
-      const rows = yield* sql<{ to_number: string; at: Date | string }>`SELECT m.to_number, t.at
+      const rows = yield* decodeDispatches(
+        yield* sql`SELECT m.to_number, t.at
         FROM message_transitions t JOIN messages m ON m.id = t.message_id
         WHERE m.channel_id = ${channelId} AND m.direction = 'outbound' AND t.to_state = 'dispatching'
           AND t.at > ${Schemas.toTimestamp(since)}`
+      )
       return rows.map((r) => ({ to: r.to_number, at: new Date(r.at).getTime() }))
     }, dieOnDatabaseError)
 
@@ -193,13 +146,15 @@ export class DispatchQueueRepo extends Effect.Service<DispatchQueueRepo>()("@swi
         // before it). The `LIMIT` keeps it a probe per channel: as a semi-join the planner read
         // every queued message of every channel each second (784 pages a call at 1M rows,
         // bench/RESULTS.md 11g)
-        const rows = yield* sql<{ id: string; head: string }>`SELECT c.id, h.id AS head FROM channels c
+        const rows = yield* decodeHeads(
+          yield* sql`SELECT c.id, h.id AS head FROM channels c
         CROSS JOIN LATERAL (SELECT m.id FROM messages m WHERE m.channel_id = c.id AND m.status = 'queued'
           AND COALESCE(m.next_attempt_at, '-infinity'::timestamptz) <= ${now}
           ORDER BY ${DispatchOrder.key(sql, "m")} LIMIT 1) h
         WHERE c.status = 'connected' AND c.id > ${after}
         AND EXISTS (SELECT 1 FROM workspaces w WHERE w.id = c.workspace_id AND w.status = 'active')
         ORDER BY c.id LIMIT ${limit}`
+        )
         return rows.map((r) => ({ channelId: r.id, head: r.head }))
       },
       dieOnDatabaseError
@@ -207,16 +162,19 @@ export class DispatchQueueRepo extends Effect.Service<DispatchQueueRepo>()("@swi
 
     /** Ids of messages queued (or waiting for a retry) before `cutoff`. */
     const staleQueued = Effect.fn("DispatchQueueRepo.staleQueued")(function*(cutoff: string, limit: number) {
-      const rows = yield* sql<{ id: string }>`SELECT id FROM messages
+      const rows = yield* decodeIds(
+        yield* sql`SELECT id FROM messages
         WHERE status IN ('queued', 'failed_retryable') AND created_at < ${cutoff} LIMIT ${limit}`
+      )
       return rows.map((r) => r.id)
     }, dieOnDatabaseError)
 
     /** Messages left in `dispatching` (their dispatcher died) since before `cutoff`. */
     const stuckDispatching = Effect.fn("DispatchQueueRepo.stuckDispatching")(function*(cutoff: string, limit: number) {
-      const rows = yield* sql<{ id: string; attempts: number }>`SELECT id, attempts FROM messages
+      return yield* decodeStuck(
+        yield* sql`SELECT id, attempts FROM messages
         WHERE status = 'dispatching' AND updated_at < ${cutoff} LIMIT ${limit}`
-      return rows
+      )
     }, dieOnDatabaseError)
 
     /**
@@ -224,23 +182,29 @@ export class DispatchQueueRepo extends Effect.Service<DispatchQueueRepo>()("@swi
      * the partial index `messages_in_flight` serves it.
      */
     const unacknowledged = Effect.fn("DispatchQueueRepo.unacknowledged")(function*(cutoff: string, limit: number) {
-      const rows = yield* sql<{ id: string }>`SELECT id FROM messages
+      const rows = yield* decodeIds(
+        yield* sql`SELECT id FROM messages
         WHERE status = 'provider_accepted' AND updated_at < ${cutoff} LIMIT ${limit}`
+      )
       return rows.map((r) => r.id)
     }, dieOnDatabaseError)
 
     /** Ids of a channel's messages that have not been dispatched. */
     const undispatchedOf = Effect.fn("DispatchQueueRepo.undispatchedOf")(function*(channelId: string) {
-      const rows = yield* sql<{ id: string }>`SELECT id FROM messages
+      const rows = yield* decodeIds(
+        yield* sql`SELECT id FROM messages
         WHERE channel_id = ${channelId} AND status IN ('queued', 'failed_retryable')`
+      )
       return rows.map((r) => r.id)
     }, dieOnDatabaseError)
 
     /** Undispatched messages of archived channels (their cancellation was lost). */
     const undispatchedOfArchived = Effect.fn("DispatchQueueRepo.undispatchedOfArchived")(function*(limit: number) {
       // `failed_retryable` never outlives its transaction (DispatchFailed re-queues in the same one)
-      const rows = yield* sql<{ id: string }>`SELECT m.id FROM channels c JOIN messages m ON m.channel_id = c.id
+      const rows = yield* decodeIds(
+        yield* sql`SELECT m.id FROM channels c JOIN messages m ON m.channel_id = c.id
         WHERE c.status = 'archived' AND m.status = 'queued' LIMIT ${limit}`
+      )
       return rows.map((r) => r.id)
     }, dieOnDatabaseError)
 
@@ -262,7 +226,8 @@ export class DispatchQueueRepo extends Effect.Service<DispatchQueueRepo>()("@swi
         /** paging like `channelsWithDueWork`: channel ids after this one, in order */
         readonly after?: string
       }) {
-        const rows = yield* sql<{ channel_id: string }>`SELECT channel_id FROM (
+        const rows = yield* decodeChannelIds(
+          yield* sql`SELECT channel_id FROM (
             SELECT channel_id FROM messages
               WHERE status = 'provider_accepted' AND updated_at < ${input.overdueBefore}
                 AND updated_at > ${input.acceptedAfter}
@@ -272,6 +237,7 @@ export class DispatchQueueRepo extends Effect.Service<DispatchQueueRepo>()("@swi
                 AND updated_at > ${input.laterStagesAfter}
           ) overdue WHERE channel_id > ${input.after ?? ""}
           ORDER BY channel_id LIMIT ${input.limit}`
+        )
         return rows.map((r) => r.channel_id)
       },
       dieOnDatabaseError
@@ -284,8 +250,8 @@ export class DispatchQueueRepo extends Effect.Service<DispatchQueueRepo>()("@swi
      */
     const backlog = Effect.fn("DispatchQueueRepo.backlog")(function*() {
       const priorities = [...new Set(Object.values(MessageCategory.PRIORITY))]
-      const rows = yield* sql<{ channel_id: string; queued: string | number; oldest: Date | string | null }>`
-        SELECT q.channel_id, q.queued, o.oldest FROM (
+      const rows = yield* decodeBacklog(
+        yield* sql`SELECT q.channel_id, q.queued, o.oldest FROM (
           SELECT channel_id, sum(queued) AS queued FROM channel_queue_counts GROUP BY channel_id HAVING sum(queued) > 0
         ) q
         JOIN channels c ON c.id = q.channel_id AND c.status = 'connected'
@@ -298,10 +264,11 @@ export class DispatchQueueRepo extends Effect.Service<DispatchQueueRepo>()("@swi
             ORDER BY m.created_at LIMIT 1
           ) f
         ) o`
+      )
       return rows.flatMap((r) =>
         r.oldest === null
           ? []
-          : [{ channelId: r.channel_id, queued: Number(r.queued), oldest: new Date(r.oldest).getTime() }]
+          : [{ channelId: r.channel_id, queued: r.queued, oldest: new Date(r.oldest).getTime() }]
       )
     }, dieOnDatabaseError)
 

@@ -8,8 +8,11 @@
 import { SqlClient } from "@effect/sql"
 import type { Statement } from "@effect/sql"
 import { type EventCatalogue, type Events, Ids, Schemas } from "@switchboard/domain"
-import { Clock, Effect } from "effect"
-import { dieOnDatabaseError } from "./Rows.js"
+import { Clock, Effect, Schema } from "effect"
+import { decodeRows, dieOnDatabaseError } from "./Rows.js"
+
+/** A subscribed endpoint the outbox fans an event out to (paused ones are not woken). */
+const decodeSubscribers = decodeRows(Schema.Struct({ id: Ids.Id("wh"), status: Schema.Literal("active", "paused") }))
 
 /**
  * The Postgres notification channel of new deliveries: its payload is the endpoint's id, sent at
@@ -115,10 +118,12 @@ export class EventsRepo extends Effect.Service<EventsRepo>()("@switchboard/db/Ev
         // (paused endpoints keep theirs pending until resumed). The event row and the endpoint
         // lookup go in one statement; the deliveries in a second, with a wake-up of each active
         // endpoint that Postgres delivers only once this transaction commits
-        const endpoints = yield* sql<{ id: string; status: string }>`WITH event AS (${insertEvent})
+        const endpoints = yield* decodeSubscribers(
+          yield* sql`WITH event AS (${insertEvent})
           SELECT id, status FROM webhook_endpoints
           WHERE workspace_id = ${input.workspaceId} AND deleted_at IS NULL AND status IN ('active', 'paused')
           AND (${type} = ANY(event_types) OR '*' = ANY(event_types))`
+        )
         if (endpoints.length > 0) {
           const rows = []
           for (const endpoint of endpoints) {

@@ -6,7 +6,7 @@ import { SqlClient } from "@effect/sql"
 import type * as Statement from "@effect/sql/Statement"
 import { GroupChats, Ids, type Pagination } from "@switchboard/domain"
 import { Effect, Option, Schema } from "effect"
-import { dieOnDatabaseError, iso, TimestampColumn } from "./Rows.js"
+import { decodeRows, dieOnDatabaseError, IdRow, iso, TimestampColumn } from "./Rows.js"
 
 const Columns = Schema.Struct({
   id: Ids.Id("gch"),
@@ -35,6 +35,7 @@ const GroupChatRow = Schema.transform(Columns, GroupChats.GroupChat, {
 })
 const decodeGroupChats = Schema.decodeUnknown(Schema.Array(GroupChatRow))
 const decodeParticipants = Schema.decodeUnknown(Schema.Array(GroupChats.GroupChatParticipant))
+const decodeGroupChatIds = decodeRows(IdRow("gch"))
 
 export class GroupChatsRepo extends Effect.Service<GroupChatsRepo>()("@switchboard/db/GroupChatsRepo", {
   effect: Effect.gen(function*() {
@@ -58,7 +59,8 @@ export class GroupChatsRepo extends Effect.Service<GroupChatsRepo>()("@switchboa
       readonly now: string
     }) {
       const g = input.groupChat
-      const rows = yield* sql<{ id: string }>`INSERT INTO group_chats (id, workspace_id, channel_id, whatsapp_group_id,
+      const rows = yield* decodeGroupChatIds(
+        yield* sql`INSERT INTO group_chats (id, workspace_id, channel_id, whatsapp_group_id,
           subject, description, announce_only, is_admin, is_participant, created_at, updated_at)
         VALUES (${input.id}, ${input.workspaceId}, ${input.channelId}, ${g.whatsappGroupId}, ${g.subject},
           ${g.description}, ${g.announceOnly}, ${g.isAdmin}, true, ${input.now}, ${input.now})
@@ -66,6 +68,7 @@ export class GroupChatsRepo extends Effect.Service<GroupChatsRepo>()("@switchboa
           description = excluded.description, announce_only = excluded.announce_only, is_admin = excluded.is_admin,
           is_participant = true, updated_at = excluded.updated_at
         RETURNING id`
+      )
       return rows[0]!.id
     }, dieOnDatabaseError)
 

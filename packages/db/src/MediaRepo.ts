@@ -8,7 +8,7 @@
 import { SqlClient } from "@effect/sql"
 import { Ids, Media, MessageContent } from "@switchboard/domain"
 import { Config, Effect, Option, Schema } from "effect"
-import { dieOnDatabaseError, iso, TimestampColumn } from "./Rows.js"
+import { decodeRows, dieOnDatabaseError, IdRow, iso, TimestampColumn } from "./Rows.js"
 
 /** `MEDIA_RETENTION_DAYS`: how long stored media are kept (default 30). */
 export const mediaRetentionDays = Config.integer("MEDIA_RETENTION_DAYS").pipe(
@@ -72,7 +72,8 @@ export const MediaRow = Schema.transform(
     encode: ({ object: _, ...media }) => media
   }
 )
-const decodeRows = Schema.decodeUnknown(Schema.Array(MediaRow))
+const decodeMedia = Schema.decodeUnknown(Schema.Array(MediaRow))
+const decodeMediaIds = decodeRows(IdRow("med"))
 
 const COLUMNS = `id, workspace_id, kind, mime_type, filename, size_bytes, sha256, status, failure_reason, channel_id,
   message_id, source, expected_size, expected_sha256, attempts, created_at, expires_at`
@@ -128,7 +129,7 @@ export class MediaRepo extends Effect.Service<MediaRepo>()("@switchboard/db/Medi
     }, dieOnDatabaseError)
 
     const find = Effect.fn("MediaRepo.find")(function*(workspaceId: string, id: string) {
-      const rows = yield* decodeRows(
+      const rows = yield* decodeMedia(
         yield* sql`SELECT ${columns} FROM media WHERE workspace_id = ${workspaceId} AND id = ${id}`
       )
       return Option.fromNullable(rows[0])
@@ -136,7 +137,7 @@ export class MediaRepo extends Effect.Service<MediaRepo>()("@switchboard/db/Medi
 
     /** Any workspace (the provider of a sandbox re-sends a stored media by id). */
     const findById = Effect.fn("MediaRepo.findById")(function*(id: string) {
-      const rows = yield* decodeRows(yield* sql`SELECT ${columns} FROM media WHERE id = ${id}`)
+      const rows = yield* decodeMedia(yield* sql`SELECT ${columns} FROM media WHERE id = ${id}`)
       return Option.fromNullable(rows[0])
     }, dieOnDatabaseError)
 
@@ -181,8 +182,10 @@ export class MediaRepo extends Effect.Service<MediaRepo>()("@switchboard/db/Medi
 
     /** Up to `limit` media past retention whose bytes are still kept (or failed ones past it). */
     const dueForExpiry = Effect.fn("MediaRepo.dueForExpiry")(function*(now: string, limit: number) {
-      const rows = yield* sql<{ id: string }>`SELECT id FROM media WHERE status IN ('ready', 'failed')
+      const rows = yield* decodeMediaIds(
+        yield* sql`SELECT id FROM media WHERE status IN ('ready', 'failed')
         AND expires_at <= ${now} ORDER BY expires_at LIMIT ${limit}`
+      )
       return rows.map((r) => r.id)
     }, dieOnDatabaseError)
 
@@ -199,10 +202,12 @@ export class MediaRepo extends Effect.Service<MediaRepo>()("@switchboard/db/Medi
      * at a time) are never touched.
      */
     const removeStaleUploads = Effect.fn("MediaRepo.removeStaleUploads")(function*(before: string, limit: number) {
-      const rows = yield* sql<{ id: string }>`DELETE FROM media WHERE id IN (SELECT id FROM media
+      const rows = yield* decodeMediaIds(
+        yield* sql`DELETE FROM media WHERE id IN (SELECT id FROM media
           WHERE status = 'pending' AND next_attempt_at IS NULL AND message_id IS NULL AND created_at < ${before}
           ORDER BY created_at LIMIT ${limit} FOR UPDATE SKIP LOCKED)
         RETURNING id`
+      )
       return rows.map((r) => r.id)
     }, dieOnDatabaseError)
 

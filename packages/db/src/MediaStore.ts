@@ -8,12 +8,15 @@
  * request body into `write` the same way a download from a provider does.
  */
 import { SqlClient } from "@effect/sql"
-import { Config, Data, Effect, Option, Stream } from "effect"
+import { Config, Data, Effect, Option, Schema, Stream } from "effect"
 import { createHash } from "node:crypto"
 import { join, resolve } from "node:path"
 import type { DatabaseUnavailable } from "./DatabaseUnavailable.js"
 import * as MediaFileStore from "./MediaFileStore.js"
-import { dieOnDatabaseError } from "./Rows.js"
+import { decodeRows, dieOnDatabaseError } from "./Rows.js"
+
+/** A chunk of a stored file's bytes (`bytea`: the driver's `Uint8Array`). */
+const decodeChunks = decodeRows(Schema.Struct({ data: Schema.Uint8ArrayFromSelf }))
 
 /** Bytes per stored chunk: every chunk but a file's last has exactly this size. */
 export const CHUNK_BYTES = 256 * 1024
@@ -142,7 +145,10 @@ export class MediaStore extends Effect.Service<MediaStore>()("@switchboard/db/Me
           ? Effect.succeed(Option.none())
           : Effect.map(
             dieOnDatabaseError(
-              sql<{ data: Uint8Array }>`SELECT data FROM media_chunks WHERE media_id = ${mediaId} AND seq = ${seq}`
+              Effect.flatMap(
+                sql`SELECT data FROM media_chunks WHERE media_id = ${mediaId} AND seq = ${seq}`,
+                decodeChunks
+              )
             ),
             (rows): Option.Option<readonly [Uint8Array, number]> => {
               const data = rows[0]?.data

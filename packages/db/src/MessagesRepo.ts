@@ -17,7 +17,7 @@ import {
 } from "@switchboard/domain"
 import { Effect, Option, Schema } from "effect"
 import { EventsRepo } from "./EventsRepo.js"
-import { dieOnDatabaseError } from "./Rows.js"
+import { decodeRows, dieOnDatabaseError } from "./Rows.js"
 import { decodeMessages, TransitionRow } from "./rows/MessageRows.js"
 import { makeMessageTransitions } from "./statements/MessageTransitions.js"
 
@@ -109,6 +109,14 @@ export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/d
         sql`SELECT from_state, to_state, at, reason FROM message_transitions WHERE message_id = ${id} ORDER BY id`
     })
 
+    /** What `markInboundRead` answers of each message it marked: where its read receipt goes. */
+    const decodeMarkedRead = decodeRows(Schema.Struct({
+      id: Ids.Id("msg"),
+      provider_message_id: Schema.NullOr(Schema.String),
+      from_number: Schema.NullOr(Schema.String),
+      sender_lid: Schema.NullOr(Schema.String)
+    }))
+
     /**
      * The business read the conversation's inbound messages up to `upTo` (a `created_at`): those
      * not marked yet get `read_at`; answers them (the provider's ids, to send the read receipts),
@@ -119,15 +127,12 @@ export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/d
       readonly upTo: string | null
       readonly now: string
     }) {
-      return yield* sql<{
-        id: string
-        provider_message_id: string | null
-        from_number: string | null
-        sender_lid: string | null
-      }>`UPDATE messages SET read_at = ${input.now}, updated_at = ${input.now}
+      return yield* decodeMarkedRead(
+        yield* sql`UPDATE messages SET read_at = ${input.now}, updated_at = ${input.now}
         WHERE conversation_id = ${input.conversationId} AND direction = 'inbound' AND read_at IS NULL
           ${input.upTo === null ? sql`` : sql`AND created_at <= ${input.upTo}`}
         RETURNING id, provider_message_id, from_number, sender_lid`
+      )
     }, dieOnDatabaseError)
 
     const find = Effect.fn("MessagesRepo.find")(function*(workspaceId: string, id: string) {

@@ -4,32 +4,45 @@
  * transaction: concurrent sends on one QR channel count one after the other.
  */
 import { SqlClient } from "@effect/sql"
-import type { ChannelStateMachine } from "@switchboard/domain"
-import { Effect, Option } from "effect"
-import type { WarmUpFacts, WarmUpFactsColumns } from "./QrWarmUpRepo.js"
-import { toWarmUpFacts } from "./QrWarmUpRepo.js"
-import { dieOnDatabaseError } from "./Rows.js"
+import { ChannelStateMachine } from "@switchboard/domain"
+import { Effect, Option, Schema } from "effect"
+import type { WarmUpFacts } from "./QrWarmUpRepo.js"
+import { toWarmUpFacts, WarmUpFactsRow } from "./QrWarmUpRepo.js"
+import { decodeRows, dieOnDatabaseError, TimestampColumn } from "./Rows.js"
 
-/** What `QrSafetyRepo.health` reads (our own columns and counts: typed, not decoded). */
-interface QrHealthRow extends WarmUpFactsColumns {
-  readonly workspace_limit: number | null
-  readonly channel_limit: number | null
+/** What `QrSafetyRepo.health` reads: the warm-up's columns, the caps and the window's counts. */
+const decodeHealth = decodeRows(Schema.Struct({
+  ...WarmUpFactsRow.fields,
+  workspace_limit: Schema.NullOr(Schema.Number),
+  channel_limit: Schema.NullOr(Schema.Number),
   /** handed to WhatsApp in the window */
-  readonly sent: number
+  sent: Schema.Number,
   /** accepted, not handed over yet */
-  readonly queued: number
+  queued: Schema.Number,
   /** accepted in the window to contacts who never wrote to the channel */
-  readonly new_contacts: number
+  new_contacts: Schema.Number,
   /** accepted in the window to contacts who wrote to it */
-  readonly existing_contacts: number
+  existing_contacts: Schema.Number,
   /** numbers WhatsApp answered as on it / not on it in the window */
-  readonly on_whatsapp: number
-  readonly not_on_whatsapp: number
+  on_whatsapp: Schema.Number,
+  not_on_whatsapp: Schema.Number,
   /** queued messages a reach-out timelock holds now */
-  readonly held: number
-  readonly last_signal: ChannelStateMachine.QrRestrictionReason | null
-  readonly last_signal_at: Date | string | null
-}
+  held: Schema.Number,
+  last_signal: Schema.NullOr(ChannelStateMachine.QrRestrictionReason),
+  last_signal_at: Schema.NullOr(TimestampColumn)
+}))
+
+/** `usage`'s rows: a send time each (`queued` null), then one row of the unsent count (`at` null). */
+const decodeUsage = decodeRows(Schema.Struct({
+  at: Schema.NullOr(TimestampColumn),
+  queued: Schema.NullOr(Schema.Number)
+}))
+
+/** An operator's cap: the workspace's (`channel_id` null) or a channel's. */
+const decodeLimits = decodeRows(Schema.Struct({
+  channel_id: Schema.NullOr(Schema.String),
+  daily_limit: Schema.Number
+}))
 
 /** A QR channel's protection as `GET .../qr/safety` shows it (`QrSafetyRepo.health`). */
 export interface QrHealth {
@@ -75,8 +88,8 @@ export class QrSafetyRepo extends Effect.Service<QrSafetyRepo>()("@switchboard/d
       // ONE statement, so one snapshot: with two, a message dispatched in between (`dispatching`
       // when the handed-over ones were read, `provider_accepted` when the unsent were counted)
       // counted in neither, and a send past the cap got in
-      const rows = yield* sql<{ at: Date | string | null; queued: number | null }>`
-        SELECT sent_at AS at, NULL::int AS queued FROM messages
+      const rows = yield* decodeUsage(
+        yield* sql`SELECT sent_at AS at, NULL::int AS queued FROM messages
           WHERE channel_id = ${channelId} AND direction = 'outbound' AND sent_at > ${since}
         UNION ALL
         SELECT updated_at, NULL FROM messages
@@ -85,6 +98,7 @@ export class QrSafetyRepo extends Effect.Service<QrSafetyRepo>()("@switchboard/d
         UNION ALL
         SELECT NULL, ((SELECT count(*) FROM messages WHERE channel_id = ${channelId} AND status = 'queued')
           + (SELECT count(*) FROM messages WHERE channel_id = ${channelId} AND status = 'dispatching'))::int`
+      )
       return {
         sentAt: rows.filter((r) => r.queued === null).map((r) => new Date(r.at!).getTime()),
         queued: rows.find((r) => r.queued !== null)?.queued ?? 0
@@ -101,7 +115,8 @@ export class QrSafetyRepo extends Effect.Service<QrSafetyRepo>()("@switchboard/d
      * (`DispatchOrder.due`). `None` when no such channel.
      */
     const health = Effect.fn("QrSafetyRepo.health")(function*(channelId: string, since: string, now: string) {
-      const rows = yield* sql<QrHealthRow>`SELECT
+      const rows = yield* decodeHealth(
+        yield* sql`SELECT
           (SELECT daily_limit FROM qr_safety_limits l
             WHERE l.workspace_id = c.workspace_id AND l.channel_id IS NULL) AS workspace_limit,
           (SELECT daily_limit FROM qr_safety_limits l WHERE l.channel_id = c.id) AS channel_limit,
@@ -133,6 +148,7 @@ export class QrSafetyRepo extends Effect.Service<QrSafetyRepo>()("@switchboard/d
             count(*) FILTER (WHERE NOT k.on_whatsapp)::int AS not_on_whatsapp
           FROM qr_recipient_checks k WHERE k.channel_id = c.id AND k.checked_at > ${since}) r
         WHERE c.id = ${channelId}`
+      )
       return Option.map(Option.fromNullable(rows[0]), (r): QrHealth => ({
         overrides: { workspace: r.workspace_limit, channel: r.channel_limit },
         sent: r.sent,
@@ -151,10 +167,11 @@ export class QrSafetyRepo extends Effect.Service<QrSafetyRepo>()("@switchboard/d
 
     /** The workspace's cap and the channel's own, as operators set them. */
     const overrides = Effect.fn("QrSafetyRepo.overrides")(function*(workspaceId: string, channelId: string | null) {
-      const rows = yield* sql<{ channel_id: string | null; daily_limit: number }>`
-        SELECT channel_id, daily_limit FROM qr_safety_limits
+      const rows = yield* decodeLimits(
+        yield* sql`SELECT channel_id, daily_limit FROM qr_safety_limits
         WHERE (workspace_id = ${workspaceId} AND channel_id IS NULL)
           ${channelId === null ? sql`` : sql`OR channel_id = ${channelId}`}`
+      )
       return {
         workspace: rows.find((r) => r.channel_id === null)?.daily_limit ?? null,
         channel: rows.find((r) => r.channel_id !== null)?.daily_limit ?? null

@@ -40,7 +40,7 @@ const toOverride = (mode: string | null, max: number | null): QrWarmUp.WarmUpOve
   mode === "off" ? { _tag: "Off" } : mode === "capped" && max !== null ? { _tag: "Capped", max } : { _tag: "Default" }
 
 /** The columns of `channels` and `qr_warm_up_overrides` the facts are read from. */
-const WarmUpFactsRow = Schema.Struct({
+export const WarmUpFactsRow = Schema.Struct({
   linked_at: Schema.NullOr(TimestampColumn),
   mode: Schema.NullOr(Schema.String),
   max_per_day: Schema.NullOr(Schema.Number),

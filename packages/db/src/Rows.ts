@@ -12,6 +12,7 @@
  * act on, a duplicate key, is the typed `UniqueViolation` (`failOnUniqueViolation`).
  */
 import type { SqlError } from "@effect/sql/SqlError"
+import { Ids } from "@switchboard/domain"
 import type { ParseResult } from "effect"
 import { Data, Effect, Predicate, Schema } from "effect"
 import { classify, type DatabaseUnavailable } from "./DatabaseUnavailable.js"
@@ -25,8 +26,22 @@ export const isoOrNull = (value: Date | string | null | undefined): string | nul
 /** A timestamptz column as the driver returns it (a `Date`; a string from a JSON aggregate). */
 export const TimestampColumn = Schema.Union(Schema.DateFromSelf, Schema.String)
 
+/** A number column: `int` arrives as a number, `bigint` and `numeric` (a `sum`) as its digits. */
+export const NumberColumn = Schema.Union(Schema.Number, Schema.NumberFromString)
+
 /** `count(*)::int AS n` */
 export const CountRow = Schema.Struct({ n: Schema.Number })
+
+/**
+ * The decoder of a statement's rows: every row checked against `schema` and typed as its `Type`
+ * (ids branded, literals narrowed). A row that does not match is a `ParseError`, which the repo's
+ * boundary (`dieOnDatabaseError`) makes a defect: never a cast that lets a wrong row through.
+ * Make it once, at module level, and decode only the columns the caller reads.
+ */
+export const decodeRows = <A, I>(schema: Schema.Schema<A, I>) => Schema.decodeUnknown(Schema.Array(schema))
+
+/** `RETURNING id` or `SELECT id` of a table whose ids have the prefix `prefix` (`msg`, `cnt`, ...). */
+export const IdRow = <const P extends Ids.IdPrefix>(prefix: P) => Schema.Struct({ id: Ids.Id(prefix) })
 
 /** Whether a failure is Postgres refusing a duplicate (unique_violation). */
 export const isUniqueViolation = (error: unknown): boolean => {

@@ -8,9 +8,10 @@
  * carries the same time.
  */
 import { SqlClient } from "@effect/sql"
+import { MessageStateMachine } from "@switchboard/domain"
 import { Effect, Option, Schema } from "effect"
 import * as GroupCommit from "./GroupCommit.js"
-import { dieOnDatabaseError, iso, isoOrNull, TimestampColumn } from "./Rows.js"
+import { decodeRows, dieOnDatabaseError, iso, isoOrNull, TimestampColumn } from "./Rows.js"
 
 export type NetworkStage = "sent" | "delivered" | "read"
 
@@ -48,7 +49,21 @@ const DeliveryColumns = Schema.Struct({
   read_at: Schema.NullOr(TimestampColumn)
 })
 
-/** Typed, not decoded: our own rows, read at every step of the simulated network. */
+const decodeDeliveries = decodeRows(DeliveryColumns)
+/** What an offer reads back: the row, not accepted yet (`accepted_at` null) while offers are refused. */
+const decodeOffered = decodeRows(
+  Schema.Struct({ ...DeliveryColumns.fields, accepted_at: Schema.NullOr(TimestampColumn) })
+)
+/** A message short of `read` with the receipt times the network fixed for it. */
+const decodeMissed = decodeRows(Schema.Struct({
+  message_id: Schema.String,
+  status: MessageStateMachine.MessageStatus,
+  sent_at: Schema.NullOr(TimestampColumn),
+  delivered_at: Schema.NullOr(TimestampColumn),
+  read_at: Schema.NullOr(TimestampColumn)
+}))
+
+/** A decoded row as the network step's delivery (times as ISO strings). */
 const toDelivery = (r: typeof DeliveryColumns.Type): NetworkDelivery => ({
   messageId: r.message_id,
   offers: r.offers,
@@ -79,7 +94,8 @@ export class SandboxNetworkRepo extends Effect.Service<SandboxNetworkRepo>()("@s
         const delay = (n: 0 | 1 | 2) => input.map((o) => o.receiptDelaysMs[n] ?? null)
         // a conflict (an offer again: a duplicate dispatch, a failover, a magic number's retry)
         // takes its own inputs from `input`: EXCLUDED carries only the columns of the insert
-        const rows = yield* sql<typeof DeliveryColumns.Type>`WITH input AS (
+        const rows = yield* decodeOffered(
+          yield* sql`WITH input AS (
             SELECT * FROM unnest(${input.map((o) => o.messageId)}::text[], ${input.map((o) => o.channelId)}::text[],
               ${input.map((o) => o.to)}::text[], ${input.map((o) => o.at)}::timestamptz[],
               ${input.map((o) => o.acceptFromOffer ?? null)}::int[], ${delay(0)}::int[], ${delay(1)}::int[],
@@ -104,10 +120,14 @@ export class SandboxNetworkRepo extends Effect.Service<SandboxNetworkRepo>()("@s
                   WHEN d.offers + 1 >= i.from_offer THEN i.at + i.read_ms * interval '1 millisecond' END
               FROM input i WHERE i.message_id = d.message_id)
           RETURNING d.*`
+        )
         const byId = new Map(rows.map((r) => [r.message_id, r]))
         for (const i of round) {
           const row = byId.get(batch[i]!.messageId)!
-          answers[i] = row.accepted_at === null ? Option.none() : Option.some(toDelivery(row))
+          const acceptedAt = row.accepted_at
+          answers[i] = acceptedAt === null
+            ? Option.none()
+            : Option.some(toDelivery({ ...row, accepted_at: acceptedAt }))
         }
       }
       return answers
@@ -118,9 +138,11 @@ export class SandboxNetworkRepo extends Effect.Service<SandboxNetworkRepo>()("@s
      * again: those of a connection that went away may not have been heard).
      */
     const unfinished = Effect.fn("SandboxNetworkRepo.unfinished")(function*(channelId: string, since: string) {
-      const rows = yield* sql<typeof DeliveryColumns.Type>`SELECT * FROM sandbox_deliveries
+      const rows = yield* decodeDeliveries(
+        yield* sql`SELECT * FROM sandbox_deliveries
         WHERE channel_id = ${channelId} AND accepted_at IS NOT NULL AND accepted_at > ${since}
         ORDER BY accepted_at`
+      )
       return rows.map(toDelivery)
     }, dieOnDatabaseError)
 
@@ -145,10 +167,8 @@ export class SandboxNetworkRepo extends Effect.Service<SandboxNetworkRepo>()("@s
       // The lateral `OFFSET 0` keeps it so whatever the statistics say: with `messages` last
       // analyzed during a bulk load the planner went back to the deliveries (4,435 pages a call at
       // 1M rows, 11g).
-      const rows = yield* sql<
-        { message_id: string; status: string; sent_at: Date | null; delivered_at: Date | null; read_at: Date | null }
-      >`
-        SELECT m.id AS message_id, m.status, d.sent_at, d.delivered_at, d.read_at
+      const rows = yield* decodeMissed(
+        yield* sql`SELECT m.id AS message_id, m.status, d.sent_at, d.delivered_at, d.read_at
         FROM (
           SELECT id, status FROM messages WHERE status = 'provider_accepted' AND updated_at > ${notBefore}
           UNION ALL
@@ -162,6 +182,7 @@ export class SandboxNetworkRepo extends Effect.Service<SandboxNetworkRepo>()("@s
             OR (d.delivered_at IS NOT NULL AND d.delivered_at < ${cutoff} AND m.status IN ('provider_accepted', 'sent'))
             OR m.status = 'provider_accepted')
         LIMIT ${limit}`
+      )
       const order = ["dispatching", "provider_accepted", "sent", "delivered", "read"]
       return rows.flatMap((r) =>
         ([["sent", r.sent_at], ["delivered", r.delivered_at], ["read", r.read_at]] as const)

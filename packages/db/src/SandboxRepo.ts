@@ -2,7 +2,7 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Ids } from "@switchboard/domain"
 import { Effect, Option, Schema } from "effect"
-import { CountRow, dieOnDatabaseError, iso, TimestampColumn } from "./Rows.js"
+import { CountRow, decodeRows, dieOnDatabaseError, iso, TimestampColumn } from "./Rows.js"
 
 /**
  * The transaction-scoped advisory lock that serialises sandbox session allocations (two sessions
@@ -27,6 +27,7 @@ const PhoneRow = Schema.Struct({ phone_number: Schema.String })
 const HeldRow = Schema.Struct({ phone_number: Schema.String, expires_at: TimestampColumn })
 const SessionRef = Schema.Struct({ id: Schema.String, workspace_id: Schema.String })
 const ExpiredRow = Schema.Struct({ id: Schema.String, channel_id: Schema.String, workspace_id: Schema.String })
+const decodeVerifyFailures = decodeRows(Schema.Struct({ verify_failures: Schema.Number }))
 
 /**
  * A session as the Sandbox use-cases read it (its code's hash, its verified recipients). Not
@@ -216,15 +217,18 @@ export class SandboxRepo extends Effect.Service<SandboxRepo>()("@switchboard/db/
 
     /** Wrong codes so far, the row locked until the transaction ends (verifications of a session queue up). */
     const verifyFailuresForUpdate = Effect.fn("SandboxRepo.verifyFailuresForUpdate")(function*(id: string) {
-      const rows = yield* sql<{ verify_failures: number }>`SELECT verify_failures FROM sandbox_sessions
-        WHERE id = ${id} FOR UPDATE`
+      const rows = yield* decodeVerifyFailures(
+        yield* sql`SELECT verify_failures FROM sandbox_sessions WHERE id = ${id} FOR UPDATE`
+      )
       return rows[0]?.verify_failures ?? 0
     }, dieOnDatabaseError)
 
     /** Counts one more wrong code; returns the new count. */
     const recordVerifyFailure = Effect.fn("SandboxRepo.recordVerifyFailure")(function*(id: string, now: string) {
-      const rows = yield* sql<{ verify_failures: number }>`UPDATE sandbox_sessions
+      const rows = yield* decodeVerifyFailures(
+        yield* sql`UPDATE sandbox_sessions
         SET verify_failures = verify_failures + 1, updated_at = ${now} WHERE id = ${id} RETURNING verify_failures`
+      )
       return rows[0]?.verify_failures ?? 0
     }, dieOnDatabaseError)
 

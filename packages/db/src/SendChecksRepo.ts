@@ -1,10 +1,19 @@
 import { SqlClient } from "@effect/sql"
-import type { Plans } from "@switchboard/domain"
+import { Plans } from "@switchboard/domain"
 import { Effect, Option, Schema } from "effect"
 import { ChannelRow } from "./ChannelsRepo.js"
 import { dieOnDatabaseError } from "./Rows.js"
 
 const decodeChannel = Schema.decodeUnknown(ChannelRow)
+
+/** The facts read beside the channel's columns (the same row; the channel's are `ChannelRow`'s). */
+const decodeFacts = Schema.decodeUnknown(Schema.Struct({
+  sandbox_usable: Schema.Boolean,
+  recipient_verified: Schema.Boolean,
+  queued: Schema.Number,
+  plan: Plans.PlanName,
+  overrides: Schema.Record({ key: Schema.String, value: Plans.EntitlementValue })
+}))
 
 /** What the send path checks about a channel before it writes anything. */
 export interface SendFacts {
@@ -38,17 +47,8 @@ export class SendChecksRepo extends Effect.Service<SendChecksRepo>()("@switchboa
       readonly to: string
       readonly now: string
     }) {
-      // the channel's columns are decoded (`ChannelRow`); the facts beside them are typed
-      const rows = yield* sql<
-        {
-          sandbox_usable: boolean
-          recipient_verified: boolean
-          queued: number
-          plan: Plans.PlanName
-          overrides: Record<string, Plans.EntitlementValue>
-        }
-      >`
-        SELECT c.*,
+      // the channel's columns decoded by `ChannelRow`, the facts beside them by their own schema
+      const rows = yield* sql`SELECT c.*,
           (c.provider = 'sandbox' AND EXISTS (SELECT 1 FROM sandbox_sessions s WHERE s.channel_id = c.id
             AND s.status = 'active' AND s.expires_at > ${input.now})) AS sandbox_usable,
           (c.provider = 'sandbox' AND EXISTS (SELECT 1 FROM sandbox_recipients r
@@ -63,13 +63,13 @@ export class SendChecksRepo extends Effect.Service<SendChecksRepo>()("@switchboa
           AND ${
         input.channelId === undefined ? sql`c.is_default AND c.archived_at IS NULL` : sql`c.id = ${input.channelId}`
       }`
-      const r = rows[0]
-      if (r === undefined) return Option.none<SendFacts>()
+      if (rows[0] === undefined) return Option.none<SendFacts>()
+      const r = yield* decodeFacts(rows[0])
       return Option.some<SendFacts>({
-        row: yield* decodeChannel(r),
+        row: yield* decodeChannel(rows[0]),
         sandboxUsable: r.sandbox_usable,
         recipientVerified: r.recipient_verified,
-        queued: Number(r.queued),
+        queued: r.queued,
         plan: r.plan,
         overrides: new Map(Object.entries(r.overrides))
       })

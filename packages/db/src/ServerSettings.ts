@@ -8,7 +8,12 @@
  * bench/RESULTS.md "Costs as the data grows").
  */
 import { SqlClient } from "@effect/sql"
-import { Effect } from "effect"
+import { Effect, Schema } from "effect"
+
+/** A row of `pg_settings` (its value as text). */
+const decodeSettings = Schema.decodeUnknown(
+  Schema.Array(Schema.Struct({ name: Schema.String, setting: Schema.String }))
+)
 
 /** The settings read, by name. */
 export const READ = ["autovacuum", "track_counts"] as const
@@ -35,8 +40,9 @@ export const warnings = (settings: ReadonlyMap<string, string>): ReadonlyArray<s
 /** Reads the settings and logs a warning for each one that is off; a failed read is logged, not fatal. */
 export const check: Effect.Effect<void, never, SqlClient.SqlClient> = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
-  const rows = yield* sql<{ name: string; setting: string }>`SELECT name, setting FROM pg_settings
-    WHERE name IN ${sql.in([...READ])}`
+  const rows = yield* decodeSettings(
+    yield* sql`SELECT name, setting FROM pg_settings WHERE name IN ${sql.in([...READ])}`
+  )
   for (const line of warnings(new Map(rows.map((r) => [r.name, r.setting])))) {
     yield* Effect.logWarning(line)
   }

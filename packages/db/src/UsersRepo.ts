@@ -2,7 +2,7 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Identity, Ids, Plans } from "@switchboard/domain"
 import { Effect, Option, Schema } from "effect"
-import { dieOnDatabaseError, failOnUniqueViolation, iso, isoOrNull, TimestampColumn } from "./Rows.js"
+import { decodeRows, dieOnDatabaseError, failOnUniqueViolation, iso, isoOrNull, TimestampColumn } from "./Rows.js"
 
 /** A row of `users` (but its password's hash: `PasswordRow`). */
 const UserColumns = Schema.Struct({
@@ -31,6 +31,12 @@ export const UserRow = Schema.transform(UserColumns, Identity.User, {
   encode: ({ object: _, ...user }) => user
 })
 const decodeUser = Schema.decodeUnknown(UserRow)
+
+/** A user as the operator CLI lists it: with the workspaces it is a member of, and its role in each. */
+const decodeListed = decodeRows(Schema.Struct({
+  ...UserColumns.fields,
+  workspaces: Schema.NullOr(Schema.Array(Schema.Struct({ id: Ids.Id("ws"), role: Schema.String })))
+}))
 const PasswordRow = Schema.Struct({ password_hash: Schema.String })
 
 /**
@@ -187,25 +193,19 @@ export class UsersRepo extends Effect.Service<UsersRepo>()("@switchboard/db/User
 
     /** Every user, oldest first, with their workspaces and roles (the operator CLI's `list-users`). */
     const listAll = Effect.fn("UsersRepo.listAll")(function*(limit: number) {
-      const rows = yield* sql<{
-        id: string
-        email: string
-        name: string
-        status: string
-        email_verified_at: Date | string | null
-        created_at: Date | string
-        workspaces: ReadonlyArray<{ id: string; role: string }> | null
-      }>`SELECT u.id, u.email, u.name, u.status, u.email_verified_at, u.created_at,
+      const rows = yield* decodeListed(
+        yield* sql`SELECT u.id, u.email, u.name, u.status, u.email_verified_at, u.created_at,
           (SELECT json_agg(json_build_object('id', m.workspace_id, 'role', m.role) ORDER BY m.created_at)
             FROM workspace_members m WHERE m.user_id = u.id) AS workspaces
         FROM users u ORDER BY u.created_at, u.id LIMIT ${limit}`
+      )
       return rows.map((r) => ({
         id: r.id,
         email: r.email,
         name: r.name,
         status: r.status,
         email_verified: r.email_verified_at !== null,
-        created_at: new Date(r.created_at).toISOString(),
+        created_at: iso(r.created_at),
         workspaces: r.workspaces ?? []
       }))
     }, dieOnDatabaseError)

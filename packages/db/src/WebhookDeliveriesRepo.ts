@@ -9,36 +9,28 @@ import * as Partitions from "./Partitions.js"
 import { dieOnDatabaseError } from "./Rows.js"
 import {
   AttemptColumns,
-  type ClaimedColumns,
   type ClaimedDelivery,
+  type ClaimRequest,
+  decodeClaim,
+  decodeClaimed,
+  decodeDeliveries,
+  decodeDelivery,
+  decodeDeliveryIds,
+  decodeDue,
+  decodeEndpointIds,
   DeliveryColumns,
-  DeliveryRow,
   type DeliverySuccess,
-  type DueDelivery,
   ReplayedRow,
   toClaimedDelivery
 } from "./rows/WebhookDeliveryRows.js"
-import type { ShardLease } from "./ShardLease.js"
 
-export type { ClaimedDelivery, DeliverySuccess, DueDelivery } from "./rows/WebhookDeliveryRows.js"
+export type { ClaimedDelivery, ClaimRequest, DeliverySuccess, DueDelivery } from "./rows/WebhookDeliveryRows.js"
 
 /**
  * The ids reads and pulls see at `now` (ms): made within the 30-day retention (docs/WEBHOOKS.md), up to
  * `Partitions.CLOCK_SLACK_MS` ahead; every statement but a lookup by id carries them (partition pruning).
  */
 export const retained = (now: number) => Partitions.idWindow("whd", now - Webhooks.DELIVERY_RETENTION_MS, now)
-
-const decodeDelivery = Schema.decodeUnknown(DeliveryRow)
-const decodeDeliveries = Schema.decodeUnknown(Schema.Array(DeliveryRow))
-
-/** What one endpoint's pull asks for: up to `limit` of its deliveries due at `now`. */
-export interface ClaimRequest {
-  readonly endpointId: string
-  readonly now: string
-  readonly limit: number
-  /** the pulling entity's shard lease: nothing is taken unless it still holds it (`ShardLease`) */
-  readonly lease?: ShardLease | undefined
-}
 
 export class WebhookDeliveriesRepo
   extends Effect.Service<WebhookDeliveriesRepo>()("@switchboard/db/WebhookDeliveriesRepo", {
@@ -123,17 +115,20 @@ export class WebhookDeliveriesRepo
 
       /** Due deliveries of an endpoint that may be sent (not paused), oldest first. */
       const due = Effect.fn("WebhookDeliveriesRepo.due")(function*(endpointId: string, now: string, limit: number) {
-        return yield* sql<DueDelivery>`SELECT d.id, d.event_id, d.event_type FROM webhook_deliveries d
+        return yield* decodeDue(
+          yield* sql`SELECT d.id, d.event_id, d.event_type FROM webhook_deliveries d
         JOIN webhook_endpoints e ON e.id = d.endpoint_id
         WHERE d.endpoint_id = ${endpointId} AND d.status = 'pending' AND d.next_attempt_at <= ${now}
           AND d.id >= ${retained(Date.parse(now)).lower} AND d.id < ${retained(Date.parse(now)).upper}
           AND NOT (e.status = 'paused' AND e.deleted_at IS NULL)
         ORDER BY d.next_attempt_at, d.created_at LIMIT ${limit}`
+        )
       }, dieOnDatabaseError)
 
       /** Takes a pending delivery for one attempt; returns its attempt number, or none if taken. */
       const claim = Effect.fn("WebhookDeliveriesRepo.claim")(function*(id: string, now: string) {
-        const rows = yield* sql<{ attempt_count: number; envelope: string }>`WITH target AS (
+        const rows = yield* decodeClaim(
+          yield* sql`WITH target AS (
           SELECT id, event_id FROM webhook_deliveries WHERE id = ${id} AND status = 'pending' FOR UPDATE
         )
         UPDATE webhook_deliveries d
@@ -141,6 +136,7 @@ export class WebhookDeliveriesRepo
         FROM target t CROSS JOIN LATERAL (SELECT e.envelope FROM events e WHERE e.id = t.event_id OFFSET 0) ev
         WHERE d.id = ${id} AND d.id = t.id
         RETURNING d.attempt_count, ev.envelope`
+        )
         return Option.fromNullable(rows[0])
       }, dieOnDatabaseError)
 
@@ -148,11 +144,12 @@ export class WebhookDeliveriesRepo
       const claimDueOnce = (requests: ReadonlyArray<ClaimRequest>) => {
         const nows = requests.map((r) => Date.parse(r.now))
         const window = { lower: retained(Math.min(...nows)).lower, upper: retained(Math.max(...nows)).upper }
-        // typed, not decoded: our own rows, on every webhook attempt
-        return sql<typeof ClaimedColumns.Type & { endpoint_id: string }>`WITH request AS (
+        // on every webhook attempt: the columns the sender reads, decoded
+        return Effect.flatMap(
+          sql`WITH request AS (
           SELECT * FROM unnest(${requests.map((r) => r.endpointId)}::text[], ${
-          requests.map((r) => r.now)
-        }::timestamptz[],
+            requests.map((r) => r.now)
+          }::timestamptz[],
             ${requests.map((r) => r.limit)}::int[], ${requests.map((r) => r.lease?.shardId ?? null)}::text[],
             ${requests.map((r) => r.lease?.address ?? null)}::text[],
             ${requests.map((r) => r.lease?.expirySeconds ?? null)}::int[]) AS r(endpoint_id, now, lim, shard_id,
@@ -164,13 +161,13 @@ export class WebhookDeliveriesRepo
             WHERE d.endpoint_id = r.endpoint_id AND d.status = 'pending' AND d.next_attempt_at <= r.now
               AND d.id >= ${window.lower} AND d.id < ${window.upper}
               AND NOT (e.status = 'paused' AND e.deleted_at IS NULL)${
-          // (the lease table exists only where runners hold row-based shard locks: never named otherwise)
-          requests.some((r) => r.lease !== undefined)
-            ? sql`
+            // (the lease table exists only where runners hold row-based shard locks: never named otherwise)
+            requests.some((r) => r.lease !== undefined)
+              ? sql`
               AND (r.shard_id IS NULL OR EXISTS (SELECT 1 FROM cluster_locks lease WHERE lease.shard_id = r.shard_id
                 AND lease.address = r.address AND lease.acquired_at >= NOW() - make_interval(secs => r.expiry)
                 FOR SHARE))`
-            : sql``}
+              : sql``}
             ORDER BY d.next_attempt_at, d.created_at LIMIT r.lim
             FOR UPDATE OF d SKIP LOCKED
           ) due
@@ -185,7 +182,9 @@ export class WebhookDeliveriesRepo
         SELECT c.id, c.endpoint_id, c.event_id, c.event_type, c.attempt_count, c.envelope, c.created_at, w.url, w.status,
           w.deleted_at, w.secret_sealed, w.previous_secret_sealed, w.previous_secret_expires_at
         FROM claimed c JOIN webhook_endpoints w ON w.id = c.endpoint_id
-        ORDER BY c.endpoint_id, c.next_attempt_at, c.created_at`
+        ORDER BY c.endpoint_id, c.next_attempt_at, c.created_at`,
+          decodeClaimed
+        )
       }
 
       /**
@@ -258,7 +257,8 @@ export class WebhookDeliveriesRepo
       ) {
         if (inputs.length === 0) return new Set<string>()
         const sorted = [...inputs].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
-        const rows = yield* sql<{ id: string }>`WITH input AS (
+        const rows = yield* decodeDeliveryIds(
+          yield* sql`WITH input AS (
           SELECT * FROM unnest(${sorted.map((i) => i.id)}::text[], ${sorted.map((i) => i.endpointId)}::text[],
             ${sorted.map((i) => i.attempt)}::int[], ${sorted.map((i) => i.at)}::timestamptz[],
             ${sorted.map((i) => i.responseStatus)}::int[], ${sorted.map((i) => i.latencyMs)}::int[])
@@ -278,6 +278,7 @@ export class WebhookDeliveriesRepo
           WHERE id IN (SELECT endpoint_id FROM updated) AND consecutive_failures <> 0
         )
         SELECT id FROM updated`
+        )
         return new Set(rows.map((r) => r.id))
       }, dieOnDatabaseError)
 
@@ -306,12 +307,14 @@ export class WebhookDeliveriesRepo
        */
       const endpointsWithDueWork = Effect.fn("WebhookDeliveriesRepo.endpointsWithDueWork")(
         function*(now: string, limit: number) {
-          const rows = yield* sql<{ endpoint_id: string }>`SELECT d.endpoint_id FROM webhook_deliveries d
+          const rows = yield* decodeEndpointIds(
+            yield* sql`SELECT d.endpoint_id FROM webhook_deliveries d
         JOIN webhook_endpoints e ON e.id = d.endpoint_id
         WHERE d.status = 'pending' AND d.next_attempt_at <= ${now}
           AND d.id >= ${retained(Date.parse(now)).lower} AND d.id < ${retained(Date.parse(now)).upper}
           AND NOT (e.status = 'paused' AND e.deleted_at IS NULL)
         GROUP BY d.endpoint_id ORDER BY min(d.next_attempt_at), d.endpoint_id LIMIT ${limit}`
+          )
           return rows.map((r) => r.endpoint_id)
         },
         dieOnDatabaseError

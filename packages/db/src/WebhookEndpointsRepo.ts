@@ -2,14 +2,18 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Ids, type Pagination, Webhooks } from "@switchboard/domain"
 import { Effect, Option, Schema } from "effect"
-import { dieOnDatabaseError, iso, isoOrNull, TimestampColumn } from "./Rows.js"
+import { CountRow, decodeRows, dieOnDatabaseError, iso, isoOrNull, TimestampColumn } from "./Rows.js"
 
 /** The sealed secrets of one endpoint, as stored (operations: re-sealing under another key). */
-export interface SealedSecrets {
-  readonly id: string
-  readonly secret_sealed: string
-  readonly previous_secret_sealed: string | null
-}
+/** An endpoint's sealed signing secrets (the current one and the one a rotation keeps for a while). */
+const SealedSecretsRow = Schema.Struct({
+  id: Ids.Id("wh"),
+  secret_sealed: Schema.String,
+  previous_secret_sealed: Schema.NullOr(Schema.String)
+})
+export interface SealedSecrets extends Schema.Schema.Type<typeof SealedSecretsRow> {}
+const decodeSecrets = decodeRows(SealedSecretsRow)
+const decodeCounts = decodeRows(CountRow)
 
 /** The columns of a `webhook_endpoints` row. */
 const EndpointColumns = Schema.Struct({
@@ -89,7 +93,7 @@ export const EndpointRow = Schema.transform(
   }
 )
 export type EndpointRow = typeof EndpointRow.Type
-const decodeRows = Schema.decodeUnknown(Schema.Array(EndpointRow))
+const decodeEndpoints = Schema.decodeUnknown(Schema.Array(EndpointRow))
 
 export class WebhookEndpointsRepo
   extends Effect.Service<WebhookEndpointsRepo>()("@switchboard/db/WebhookEndpointsRepo", {
@@ -115,7 +119,7 @@ export class WebhookEndpointsRepo
       }, dieOnDatabaseError)
 
       const find = Effect.fn("WebhookEndpointsRepo.find")(function*(workspaceId: string, id: string) {
-        const rows = yield* decodeRows(
+        const rows = yield* decodeEndpoints(
           yield* sql`SELECT * FROM webhook_endpoints WHERE workspace_id = ${workspaceId} AND id = ${id} AND deleted_at IS NULL`
         )
         return Option.fromNullable(rows[0])
@@ -123,13 +127,13 @@ export class WebhookEndpointsRepo
 
       /** Any workspace, deleted ones included (the delivering entity needs to know). */
       const findById = Effect.fn("WebhookEndpointsRepo.findById")(function*(id: string) {
-        const rows = yield* decodeRows(yield* sql`SELECT * FROM webhook_endpoints WHERE id = ${id}`)
+        const rows = yield* decodeEndpoints(yield* sql`SELECT * FROM webhook_endpoints WHERE id = ${id}`)
         return Option.fromNullable(rows[0])
       }, dieOnDatabaseError)
 
       const list = Effect.fn("WebhookEndpointsRepo.list")(
         function*(workspaceId: string, limit: number, after: Pagination.CursorPosition | undefined) {
-          const rows = yield* decodeRows(
+          const rows = yield* decodeEndpoints(
             yield* sql`SELECT * FROM webhook_endpoints WHERE workspace_id = ${workspaceId} AND deleted_at IS NULL
         ${after ? sql`AND (created_at, id) < (${after.created_at}::timestamptz, ${after.id})` : sql``}
         ORDER BY created_at DESC, id DESC LIMIT ${limit + 1}`
@@ -140,9 +144,10 @@ export class WebhookEndpointsRepo
       )
 
       const count = Effect.fn("WebhookEndpointsRepo.count")(function*(workspaceId: string) {
-        const rows = yield* sql<
-          { n: number }
-        >`SELECT count(*)::int AS n FROM webhook_endpoints WHERE workspace_id = ${workspaceId} AND deleted_at IS NULL`
+        const rows = yield* decodeCounts(
+          yield* sql`SELECT count(*)::int AS n FROM webhook_endpoints WHERE workspace_id = ${workspaceId}
+          AND deleted_at IS NULL`
+        )
         return rows[0]?.n ?? 0
       }, dieOnDatabaseError)
 
@@ -167,7 +172,7 @@ export class WebhookEndpointsRepo
             ? sql`AND status = ANY(${changes.fromStatuses as Array<string>}::text[])`
             : sql``
         } RETURNING *`
-        return Option.fromNullable((yield* decodeRows(rows))[0])
+        return Option.fromNullable((yield* decodeEndpoints(rows))[0])
       }, dieOnDatabaseError)
 
       const softDelete = Effect.fn("WebhookEndpointsRepo.softDelete")(
@@ -195,7 +200,7 @@ export class WebhookEndpointsRepo
           secret_rotated_at = ${input.now},
           updated_at = ${input.now}
         WHERE workspace_id = ${input.workspaceId} AND id = ${input.id} AND deleted_at IS NULL RETURNING *`
-        return Option.fromNullable((yield* decodeRows(rows))[0])
+        return Option.fromNullable((yield* decodeEndpoints(rows))[0])
       }, dieOnDatabaseError)
 
       /**
@@ -224,21 +229,19 @@ export class WebhookEndpointsRepo
       /** Up to `limit` endpoints after `after` in id order, deleted ones included: their sealed secrets. */
       const scanSecrets = Effect.fn("WebhookEndpointsRepo.scanSecrets")(
         function*(after: Option.Option<string>, limit: number) {
-          return yield* Option.match(after, {
-            onNone: () =>
-              sql<SealedSecrets>`SELECT id, secret_sealed, previous_secret_sealed FROM webhook_endpoints
-              ORDER BY id LIMIT ${limit}`,
-            onSome: (id) =>
-              sql<SealedSecrets>`SELECT id, secret_sealed, previous_secret_sealed FROM webhook_endpoints
-              WHERE id > ${id} ORDER BY id LIMIT ${limit}`
-          })
+          return yield* decodeSecrets(
+            yield* sql`SELECT id, secret_sealed, previous_secret_sealed FROM webhook_endpoints
+              ${Option.match(after, { onNone: () => sql``, onSome: (id) => sql`WHERE id > ${id}` })}
+              ORDER BY id LIMIT ${limit}`
+          )
         },
         dieOnDatabaseError
       )
 
       const readSecrets = Effect.fn("WebhookEndpointsRepo.readSecrets")(function*(id: string) {
-        const rows = yield* sql<SealedSecrets>`
-          SELECT id, secret_sealed, previous_secret_sealed FROM webhook_endpoints WHERE id = ${id}`
+        const rows = yield* decodeSecrets(
+          yield* sql`SELECT id, secret_sealed, previous_secret_sealed FROM webhook_endpoints WHERE id = ${id}`
+        )
         return Option.fromNullable(rows[0])
       }, dieOnDatabaseError)
 
@@ -252,7 +255,7 @@ export class WebhookEndpointsRepo
           read: SealedSecrets,
           next: { readonly secret_sealed: string; readonly previous_secret_sealed: string | null }
         ) {
-          const rows = yield* sql<{ id: string }>`UPDATE webhook_endpoints SET
+          const rows = yield* sql`UPDATE webhook_endpoints SET
             secret_sealed = ${next.secret_sealed},
             previous_secret_sealed = ${next.previous_secret_sealed}
           WHERE id = ${read.id} AND secret_sealed = ${read.secret_sealed}

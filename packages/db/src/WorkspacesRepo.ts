@@ -2,7 +2,7 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Plans } from "@switchboard/domain"
 import { Effect, Option, Schema } from "effect"
-import { dieOnDatabaseError, iso, TimestampColumn } from "./Rows.js"
+import { decodeRows, dieOnDatabaseError, iso, TimestampColumn } from "./Rows.js"
 
 export interface WorkspaceRow {
   readonly id: string
@@ -22,6 +22,19 @@ const WorkspaceColumns = Schema.Struct({
   created_at: TimestampColumn,
   updated_at: TimestampColumn
 })
+
+/** A workspace as the operator CLI lists it: with its owner's email and its member count. */
+const decodeListed = decodeRows(Schema.Struct({
+  ...WorkspaceColumns.pick("id", "name", "plan", "status", "created_at").fields,
+  owner_email: Schema.NullOr(Schema.String),
+  members: Schema.Number
+}))
+
+/** An entitlement override: its name and value (a number, a flag, a text or none). */
+const decodeOverrides = decodeRows(Schema.Struct({
+  entitlement: Schema.String,
+  value: Plans.EntitlementValue
+}))
 
 export class WorkspacesRepo extends Effect.Service<WorkspacesRepo>()("@switchboard/db/WorkspacesRepo", {
   effect: Effect.gen(function*() {
@@ -46,20 +59,14 @@ export class WorkspacesRepo extends Effect.Service<WorkspacesRepo>()("@switchboa
 
     /** Every workspace, oldest first, with its owner and member count (the operator CLI's `list-workspaces`). */
     const listAll = Effect.fn("WorkspacesRepo.listAll")(function*(limit: number) {
-      const rows = yield* sql<{
-        id: string
-        name: string
-        plan: string
-        status: string
-        created_at: Date | string
-        owner_email: string | null
-        members: number
-      }>`SELECT w.id, w.name, w.plan, w.status, w.created_at,
+      const rows = yield* decodeListed(
+        yield* sql`SELECT w.id, w.name, w.plan, w.status, w.created_at,
           (SELECT u.email FROM workspace_members m JOIN users u ON u.id = m.user_id
             WHERE m.workspace_id = w.id AND m.role = 'owner' ORDER BY m.created_at LIMIT 1) AS owner_email,
           (SELECT count(*)::int FROM workspace_members m WHERE m.workspace_id = w.id) AS members
         FROM workspaces w ORDER BY w.created_at, w.id LIMIT ${limit}`
-      return rows.map((r) => ({ ...r, members: Number(r.members), created_at: new Date(r.created_at).toISOString() }))
+      )
+      return rows.map((r) => ({ ...r, created_at: iso(r.created_at) }))
     }, dieOnDatabaseError)
 
     const setPlan = Effect.fn("WorkspacesRepo.setPlan")(function*(id: string, plan: Plans.PlanName, now: string) {
@@ -77,8 +84,9 @@ export class WorkspacesRepo extends Effect.Service<WorkspacesRepo>()("@switchboa
     )
 
     const overrides = Effect.fn("WorkspacesRepo.overrides")(function*(id: string) {
-      const rows = yield* sql<{ entitlement: string; value: Plans.EntitlementValue }>`
-        SELECT entitlement, value FROM entitlement_overrides WHERE workspace_id = ${id}`
+      const rows = yield* decodeOverrides(
+        yield* sql`SELECT entitlement, value FROM entitlement_overrides WHERE workspace_id = ${id}`
+      )
       return new Map(rows.map((r) => [r.entitlement, r.value] as const))
     }, dieOnDatabaseError)
 

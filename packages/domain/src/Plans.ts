@@ -8,7 +8,9 @@ export const PLANS = ["free", "starter", "growth", "enterprise"] as const
 export const PlanName = Schema.Literal(...PLANS).annotations({ identifier: "PlanName" })
 export type PlanName = typeof PlanName.Type
 
-export type EntitlementValue = number | boolean | string | null
+/** An entitlement's value: a number (a limit), a flag, a text, or `null` (unlimited). */
+export const EntitlementValue = Schema.Union(Schema.Number, Schema.Boolean, Schema.String, Schema.Null)
+export type EntitlementValue = typeof EntitlementValue.Type
 
 interface EntitlementDefinition {
   readonly enforced: boolean

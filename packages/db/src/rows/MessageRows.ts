@@ -5,7 +5,7 @@
  */
 import { Ids, Media, MessageCategory, MessageContent, MessageStateMachine, Messaging } from "@switchboard/domain"
 import { Schema } from "effect"
-import { iso, isoOrNull, TimestampColumn } from "../Rows.js"
+import { decodeRows, iso, isoOrNull, NumberColumn, TimestampColumn } from "../Rows.js"
 
 /** The columns of a `messages` row. */
 export const MessageColumns = Schema.Struct({
@@ -152,22 +152,34 @@ export interface Transitioned {
   readonly provider: string
 }
 
-/** The columns of a moved row that `transition` reads back. */
-export interface MovedRow {
-  readonly id: string
-  readonly status: MessageStateMachine.MessageStatus
-  readonly from_state: MessageStateMachine.MessageStatus
-  readonly attempts: number | string
-  readonly workspace_id: string
-  readonly category: MessageCategory.Category
-  readonly failure: Messaging.Failure | null
-  readonly provider: string | null
-}
+/**
+ * The columns of a moved row that every move reads back (`Transitioned`'s): decoded on the
+ * dispatch and receipt paths, so only these five.
+ */
+export const MovedColumns = Schema.Struct({
+  id: Schema.String,
+  status: MessageStateMachine.MessageStatus,
+  from_state: MessageStateMachine.MessageStatus,
+  attempts: NumberColumn,
+  provider: Schema.NullOr(Schema.String)
+})
 
-export const toTransitioned = (row: MovedRow): Transitioned => ({
+/** What `transition` reads back besides: the message's workspace and what its status event says. */
+export const MovedRow = Schema.Struct({
+  ...MovedColumns.fields,
+  workspace_id: Schema.String,
+  category: MessageCategory.Category,
+  failure: Schema.NullOr(Messaging.Failure)
+})
+
+/** `transition`'s row, and the rows of `receipts` and `takeForDispatch` (the five columns only). */
+export const decodeMoved = decodeRows(MovedRow)
+export const decodeMovedColumns = decodeRows(MovedColumns)
+
+export const toTransitioned = (row: typeof MovedColumns.Type): Transitioned => ({
   id: row.id,
   status: row.status,
   from: row.from_state,
-  attempts: Number(row.attempts),
+  attempts: row.attempts,
   provider: row.provider ?? "unknown"
 })

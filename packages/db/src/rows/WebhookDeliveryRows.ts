@@ -1,7 +1,8 @@
 /** The rows of `webhook_deliveries` and `webhook_attempts`, and what `WebhookDeliveriesRepo` decodes them to. */
 import { Ids, Webhooks } from "@switchboard/domain"
 import { Schema } from "effect"
-import { iso, isoOrNull, TimestampColumn } from "../Rows.js"
+import { decodeRows, iso, isoOrNull, TimestampColumn } from "../Rows.js"
+import type { ShardLease } from "../ShardLease.js"
 
 /** A row of `webhook_deliveries`. */
 export const DeliveryColumns = Schema.Struct({
@@ -33,9 +34,10 @@ export const AttemptColumns = Schema.Struct({
   latency_ms: Schema.NullOr(Schema.Number)
 })
 
-/** A delivery claimed by `claimDue`, with its envelope and its endpoint's columns. */
+/** A delivery claimed by `claimDueMany`, with its envelope and its endpoint's columns. */
 export const ClaimedColumns = Schema.Struct({
   id: Schema.String,
+  endpoint_id: Schema.String,
   event_id: Schema.String,
   event_type: Schema.String,
   attempt_count: Schema.Number,
@@ -75,11 +77,12 @@ export const DeliveryRow = Schema.transform(
   }
 )
 
-export interface DueDelivery {
-  readonly id: string
-  readonly event_id: string
-  readonly event_type: string
-}
+/** A due delivery (`due`): what its attempt is about. */
+export const DueDeliveryRow = Schema.Struct({ id: Schema.String, event_id: Schema.String, event_type: Schema.String })
+export interface DueDelivery extends Schema.Schema.Type<typeof DueDeliveryRow> {}
+
+/** What `claim` reads back of the delivery it took: this attempt's number and its event's envelope. */
+export const ClaimRow = Schema.Struct({ attempt_count: Schema.Number, envelope: Schema.String })
 
 /** A delivery taken for one attempt, with its envelope and its endpoint as they are now. */
 export interface ClaimedDelivery extends DueDelivery {
@@ -98,7 +101,7 @@ export interface ClaimedDelivery extends DueDelivery {
   }
 }
 
-/** Typed, not decoded: our own rows, on every webhook attempt. */
+/** A claimed row (decoded: `ClaimedColumns`) as the delivery the sender works on. */
 export const toClaimedDelivery = (r: typeof ClaimedColumns.Type): ClaimedDelivery => ({
   id: r.id,
   event_id: r.event_id,
@@ -131,4 +134,22 @@ export interface DeliverySuccess {
   readonly at: string
   readonly responseStatus: number
   readonly latencyMs: number | null
+}
+
+/** The rows of `due`, `claim` and `claimDueMany`, and the ids `recordSuccesses` and `endpointsWithDueWork` read. */
+export const decodeDue = decodeRows(DueDeliveryRow)
+export const decodeClaim = decodeRows(ClaimRow)
+export const decodeClaimed = decodeRows(ClaimedColumns)
+export const decodeDeliveryIds = decodeRows(Schema.Struct({ id: Schema.String }))
+export const decodeEndpointIds = decodeRows(Schema.Struct({ endpoint_id: Schema.String }))
+export const decodeDelivery = Schema.decodeUnknown(DeliveryRow)
+export const decodeDeliveries = decodeRows(DeliveryRow)
+
+/** What one endpoint's pull asks for: up to `limit` of its deliveries due at `now`. */
+export interface ClaimRequest {
+  readonly endpointId: string
+  readonly now: string
+  readonly limit: number
+  /** the pulling entity's shard lease: nothing is taken unless it still holds it (`ShardLease`) */
+  readonly lease?: ShardLease | undefined
 }

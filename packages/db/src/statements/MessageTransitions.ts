@@ -12,7 +12,7 @@ import { Clock, Effect, Option, Schema } from "effect"
 import { DispatchOrder } from "../DispatchQueueRepo.js"
 import { envelopeTemplate, type EventsRepo } from "../EventsRepo.js"
 import { dieOnDatabaseError } from "../Rows.js"
-import { type MovedRow, toTransitioned, type Transitioned } from "../rows/MessageRows.js"
+import { decodeMoved, decodeMovedColumns, toTransitioned, type Transitioned } from "../rows/MessageRows.js"
 import { leaseHeld, type ShardLease } from "../ShardLease.js"
 
 /** Stands for the message's workspace in an envelope template (the statement puts the real one). */
@@ -106,17 +106,18 @@ export const makeMessageTransitions = (sql: SqlClient.SqlClient, events: EventsR
     // one statement: lock the row, move it when its current state allows `to` (the same rule as
     // `canTransition`), add the timeline row with the state it came from, and (most moves) the
     // status event with its webhook deliveries
-    const rows = yield* sql<MovedRow>`WITH current AS (
+    const rows = yield* decodeMoved(
+      yield* sql`WITH current AS (
           SELECT id, status FROM messages WHERE id = ${id}${
-      options.lease === undefined ? sql`` : sql` AND ${leaseHeld(sql, options.lease)}`
-    } FOR UPDATE
+        options.lease === undefined ? sql`` : sql` AND ${leaseHeld(sql, options.lease)}`
+      } FOR UPDATE
         ), moved AS (
           UPDATE messages SET
             status = ${to},
             updated_at = ${now},
             failure = CASE WHEN ${failure !== undefined} THEN ${
-      failure ? JSON.stringify(failure) : null
-    }::jsonb ELSE failure END,
+        failure ? JSON.stringify(failure) : null
+      }::jsonb ELSE failure END,
             attempts = attempts + ${options.countAttempt ? 1 : 0},
             next_attempt_at = ${options.nextAttemptAt ?? null},
             sent_at = CASE WHEN ${to} IN ('sent', 'delivered', 'read') THEN COALESCE(sent_at, ${at}) ELSE sent_at END,
@@ -128,28 +129,28 @@ export const makeMessageTransitions = (sql: SqlClient.SqlClient, events: EventsR
           -- that state, and with statistics that saw few queued messages it walked all of them
           -- (bench/RESULTS.md 11d, 11f)
           WHERE messages.id = ${id} AND messages.id = current.id AND current.status IN ${
-      sql.in(MessageStateMachine.ALLOWED_FROM[to] as Array<string>)
-    }
+        sql.in(MessageStateMachine.ALLOWED_FROM[to] as Array<string>)
+      }
           ${
-      // nothing leaves for the provider once its channel stopped dispatching (archived, ...)
-      // and none leaves while one earlier in the dispatch order (`DispatchOrder`) is due: one
-      // committed after the dispatcher read its batch (its wake-up raced this send slot) goes
-      // first. One probe of `messages_queue` in queue order, in the same statement: `OFFSET 0`
-      // keeps it a subplan run for this one row (without it the planner turns NOT EXISTS into an
-      // anti join, and with the timelock clause it chose a hash join over every queued message),
-      // and `ORDER BY ... LIMIT 1` makes the ordered index scan its plan (a sequential scan
-      // looked cheaper to it when most queued rows are one channel's). bench/RESULTS.md 1, "A
-      // dispatch take that read the whole queue". `messages_queue` is the only index such a probe
-      // can use (migration 0120), so statistics that saw the queue nearly empty no longer send it
-      // through every queued message of the channel, or of every channel (11d, 11f).
-      to === "dispatching"
-        ? sql`AND EXISTS (SELECT 1 FROM channels c WHERE c.id = messages.channel_id AND c.status = 'connected')
+        // nothing leaves for the provider once its channel stopped dispatching (archived, ...)
+        // and none leaves while one earlier in the dispatch order (`DispatchOrder`) is due: one
+        // committed after the dispatcher read its batch (its wake-up raced this send slot) goes
+        // first. One probe of `messages_queue` in queue order, in the same statement: `OFFSET 0`
+        // keeps it a subplan run for this one row (without it the planner turns NOT EXISTS into an
+        // anti join, and with the timelock clause it chose a hash join over every queued message),
+        // and `ORDER BY ... LIMIT 1` makes the ordered index scan its plan (a sequential scan
+        // looked cheaper to it when most queued rows are one channel's). bench/RESULTS.md 1, "A
+        // dispatch take that read the whole queue". `messages_queue` is the only index such a probe
+        // can use (migration 0120), so statistics that saw the queue nearly empty no longer send it
+        // through every queued message of the channel, or of every channel (11d, 11f).
+        to === "dispatching"
+          ? sql`AND EXISTS (SELECT 1 FROM channels c WHERE c.id = messages.channel_id AND c.status = 'connected')
             AND NOT EXISTS (SELECT 1 FROM messages o WHERE ${
-          DispatchOrder.due(sql, "o", sql`messages.channel_id`, at, waiting)
-        }
+            DispatchOrder.due(sql, "o", sql`messages.channel_id`, at, waiting)
+          }
               AND (${DispatchOrder.key(sql, "o")}) < (${DispatchOrder.key(sql, "messages")})
               ORDER BY ${DispatchOrder.key(sql, "o")} LIMIT 1 OFFSET 0)`
-        : sql``}
+          : sql``}
           RETURNING messages.id, messages.status, messages.attempts, messages.workspace_id, messages.category,
             messages.failure, messages.channel_id, current.status AS from_state
         ), timeline AS (
@@ -158,8 +159,9 @@ export const makeMessageTransitions = (sql: SqlClient.SqlClient, events: EventsR
         )${outbox === undefined ? sql`` : sql`, ${outbox}`}
         SELECT moved.id, moved.status, moved.from_state, moved.attempts, moved.workspace_id, moved.category,
           moved.failure, (SELECT c.provider FROM channels c WHERE c.id = moved.channel_id) AS provider${
-      outbox === undefined ? sql`` : sql`, ${events.outboxWoken} AS woken`
-    } FROM moved`
+        outbox === undefined ? sql`` : sql`, ${events.outboxWoken} AS woken`
+      } FROM moved`
+    )
     const row = rows[0]
     if (row === undefined) return Option.none<Transitioned>()
     if (eventType !== undefined && !inStatement) {
@@ -222,7 +224,8 @@ export const makeMessageTransitions = (sql: SqlClient.SqlClient, events: EventsR
       if (template.slots.join() !== RECEIPT_SLOTS.join()) return yield* Effect.dieMessage("unexpected envelope")
       template.parts.forEach((part, i) => parts[i]!.push(part))
     }
-    const rows = yield* sql<MovedRow>`WITH input AS (
+    const rows = yield* decodeMovedColumns(
+      yield* sql`WITH input AS (
           SELECT * FROM unnest(${batch.map((r) => r.id)}::text[], ${batch.map((r) => r.to)}::text[],
             ${batch.map((r) => r.at)}::timestamptz[], ${eventIds}::text[], ${parts[0]!}::text[], ${parts[1]!}::text[],
             ${parts[2]!}::text[], ${parts[3]!}::text[]) AS i(id, to_state, at, event_id, p0, p1, p2, p3)
@@ -249,15 +252,16 @@ export const makeMessageTransitions = (sql: SqlClient.SqlClient, events: EventsR
           INSERT INTO message_transitions (message_id, from_state, to_state, reason, at)
           SELECT id, from_state, status, NULL, at FROM moved
         ), ${
-      events.outboxCtes(sql`SELECT event_id AS id, workspace_id, 'message.' || status AS type, id AS object_id,
+        events.outboxCtes(sql`SELECT event_id AS id, workspace_id, 'message.' || status AS type, id AS object_id,
             p0 || to_json(workspace_id)::text || p1 || to_json(from_state)::text || p2 || to_json(category)::text || p3
               AS envelope, at AS created_at
             FROM moved WHERE status <> 'provider_accepted'`)
-    }
+      }
         SELECT moved.id, moved.status, moved.from_state, moved.attempts, moved.workspace_id, moved.category,
           NULL AS failure, (SELECT c.provider FROM channels c WHERE c.id = moved.channel_id) AS provider,
           ${events.outboxWoken} AS woken
         FROM moved`
+    )
     return rows.map(toTransitioned)
   }, dieOnDatabaseError)
 
@@ -280,23 +284,24 @@ export const makeMessageTransitions = (sql: SqlClient.SqlClient, events: EventsR
     if (batch.length === 0) return []
     const now = Schemas.toTimestamp(yield* Clock.currentTimeMillis)
     const ids = batch.map((r) => r.id)
-    const rows = yield* sql<MovedRow>`WITH input AS (
+    const rows = yield* decodeMovedColumns(
+      yield* sql`WITH input AS (
           SELECT * FROM unnest(${ids}::text[], ${batch.map((r) => r.at)}::timestamptz[],
             ${batch.map((r) => DispatchOrder.joinWaiting(r.waiting))}::text[],
             ${batch.map((r) => r.lease?.shardId ?? null)}::text[], ${
-      batch.map((r) => r.lease?.address ?? null)
-    }::text[],
+        batch.map((r) => r.lease?.address ?? null)
+      }::text[],
             ${batch.map((r) => r.lease?.expirySeconds ?? null)}::int[])
             AS i(id, at, waiting, shard_id, address, expiry)
         ), current AS (
           SELECT m.id, m.status FROM messages m JOIN input i ON i.id = m.id
           WHERE m.id = ANY(${ids}::text[])${
-      batch.some((r) => r.lease !== undefined)
-        ? sql` AND (i.shard_id IS NULL OR ${
-          leaseHeld(sql, { shardId: sql`i.shard_id`, address: sql`i.address`, expirySeconds: sql`i.expiry` })
-        })`
-        : sql``
-    }
+        batch.some((r) => r.lease !== undefined)
+          ? sql` AND (i.shard_id IS NULL OR ${
+            leaseHeld(sql, { shardId: sql`i.shard_id`, address: sql`i.address`, expirySeconds: sql`i.expiry` })
+          })`
+          : sql``
+      }
           ORDER BY m.id FOR UPDATE OF m
         ), moved AS (
           UPDATE messages SET status = 'dispatching', updated_at = ${now}, next_attempt_at = NULL
@@ -306,14 +311,14 @@ export const makeMessageTransitions = (sql: SqlClient.SqlClient, events: EventsR
           WHERE messages.id = c.id AND messages.id = ANY(${ids}::text[]) AND c.status = 'queued'
             AND EXISTS (SELECT 1 FROM channels ch WHERE ch.id = messages.channel_id AND ch.status = 'connected')
             AND NOT EXISTS (SELECT 1 FROM messages o WHERE ${
-      DispatchOrder.due(
-        sql,
-        "o",
-        sql`messages.channel_id`,
-        sql`i.at`,
-        DispatchOrder.notWaitingColumn(sql, "o", "i.waiting")
-      )
-    }
+        DispatchOrder.due(
+          sql,
+          "o",
+          sql`messages.channel_id`,
+          sql`i.at`,
+          DispatchOrder.notWaitingColumn(sql, "o", "i.waiting")
+        )
+      }
               AND (${DispatchOrder.key(sql, "o")}) < (${DispatchOrder.key(sql, "messages")})
               ORDER BY ${DispatchOrder.key(sql, "o")} LIMIT 1 OFFSET 0)
           RETURNING messages.id, messages.status, messages.attempts, messages.workspace_id, messages.category,
@@ -325,6 +330,7 @@ export const makeMessageTransitions = (sql: SqlClient.SqlClient, events: EventsR
         SELECT moved.id, moved.status, moved.from_state, moved.attempts, moved.workspace_id, moved.category,
           moved.failure, (SELECT c.provider FROM channels c WHERE c.id = moved.channel_id) AS provider
         FROM moved`
+    )
     return rows.map(toTransitioned)
   }, dieOnDatabaseError)
 
