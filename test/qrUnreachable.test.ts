@@ -65,7 +65,9 @@ describe("a QR channel that cannot reach WhatsApp", () => {
         assert.strictEqual(down.data.connection_error.failures, 3)
         assert.isNull(down.data.connection_error.next_attempt_at)
         yield* stream.ended.pipe(Effect.timeout("5 seconds"), Effect.orDie)
-        assert.isBelow(Date.now() - startedAt, 15_000)
+        // three attempts 1-2 s apart, not the ten of the budget: the failures above count them; the
+        // minute only says it did not loop (docs/TESTING.md "Timing bounds")
+        assert.isBelow(Date.now() - startedAt, 60_000)
         const names = stream.frames.map((f) => f.event)
         assert.deepStrictEqual(names, ["snapshot", "qr.state", "qr.state", "qr.state", "qr.state", "qr.state"])
         assert.deepStrictEqual(

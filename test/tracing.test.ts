@@ -5,7 +5,7 @@
  */
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { Logging, TraceScrub, Tracing } from "@switchboard/infra"
-import { ConfigProvider, Effect, FiberRef, Layer, Logger } from "effect"
+import { ConfigProvider, Effect, FiberRef, Layer, Logger, Schedule } from "effect"
 import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
 import { startCollector } from "./support/OtlpCollector.js"
@@ -116,7 +116,16 @@ describe("tracing", () => {
           OTEL_EXPORTER_OTLP_TIMEOUT: "200",
           OTEL_BSP_SCHEDULE_DELAY: "50"
         },
-        Effect.zipRight(work, Effect.sleep("2500 millis"))
+        // until the second export arrives (about 250 ms: a 200 ms timeout and 50 ms on); a hung
+        // first export would stay the only one, so 30 s tells the two apart at any load
+        Effect.zipRight(
+          work,
+          Effect.sync(() => hanging.requests()).pipe(
+            Effect.repeat({ until: (n) => n >= 2, schedule: Schedule.spaced("50 millis") }),
+            Effect.timeout("30 seconds"),
+            Effect.ignore
+          )
+        )
       )
       // the first attempt was given up and tried again (a hung one would be the only one)
       assert.isAtLeast(hanging.requests(), 2)

@@ -67,10 +67,15 @@ describe("Channel dispatch order", () => {
         const mine = sends.filter((id) => id === urgent.id || marketing.includes(id))
         assert.deepStrictEqual(mine, order, "the provider took them in that order")
         // and the pace held: the urgent message took a send slot like any other, the very next one
-        // (a refused dispatch gives its slot back)
+        // (a refused dispatch gives its slot back). A lost slot would put a whole slot (500 ms) on
+        // top of a gap; compared with the batch's other gaps, not with a wall-clock figure, so a
+        // loaded machine that stretches every gap does not fail it (docs/TESTING.md "Timing bounds")
         const times = dispatched.map((d) => d.at.getTime())
         const urgentAt = order.indexOf(urgent.id)
-        assert.isBelow(times[urgentAt]! - times[urgentAt - 1]!, 1000, "no slot was lost to the refused dispatch")
+        const gaps = times.slice(1).map((t, i) => t - times[i]!)
+        const urgentGap = gaps[urgentAt - 1]!
+        const others = gaps.filter((_, i) => i !== urgentAt - 1)
+        assert.isBelow(urgentGap, Math.max(...others) + 500, `no slot was lost to the refused dispatch: ${gaps}`)
         for (let i = 0; i + 1 < times.length; i++) {
           assert.isAtLeast(times[i + 1]! - times[i]!, 500, `dispatch ${i + 1} came too soon`)
         }

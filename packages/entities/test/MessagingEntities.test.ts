@@ -93,8 +93,11 @@ describe("Channel and Message entities", () => {
         for (let i = 0; i + 1 < started.length; i++) {
           assert.isAtLeast(started[i + 1]! - started[i]!, 500, `dispatch ${i + 1} came too soon`)
         }
+        // the channel keeps dispatching while its queue is not empty: a channel that waited for its
+        // 10 s idle poll between sends would manage 0.1/s. The pace itself (2/s) is the spacing
+        // above; this bound leaves a loaded machine 5 times the time (docs/TESTING.md "Timing bounds")
         const rate = (started.length - 1) / ((started[started.length - 1]! - started[0]!) / 1000)
-        assert.isAtLeast(rate, 1, "roughly the provider's pace")
+        assert.isAtLeast(rate, 0.4, `kept dispatching (${rate.toFixed(2)}/s)`)
         // the network, which refuses anything beyond 2 msg/s, never had to refuse
         const accepted = yield* sql`SELECT 1 FROM sandbox_deliveries WHERE message_id IN ${sql.in(ids)}
           AND offers = 1 AND accepted_at IS NOT NULL`

@@ -111,7 +111,9 @@ describe("SafeEgress", () => {
       // read to its end, this body would only stop at the 10 s timeout: a retried duplicate
       assert.deepInclude(outcome, { reason: "ok", retryable: false, status: 200 })
       assert.isBelow(Date.now() - started, 5_000)
-      assert.isBelow(outcome.latencyMs!, 1_000)
+      // measured to the status line, not the body's end (which is the 10 s timeout): half of that
+      // leaves a loaded machine room (docs/TESTING.md "Timing bounds")
+      assert.isBelow(outcome.latencyMs!, 5_000)
     }))
 
   it.scopedLive("reuses an endpoint's connection while the checked target stays the same", () =>
