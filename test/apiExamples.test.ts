@@ -4,14 +4,15 @@
  * members, same values, but for ids (an example id stands for the nth id of its kind the story met,
  * and is replaced by the real one in every later request), timestamps, secrets and the sandbox's
  * verification code. So an example cannot go stale. `WRITE_API_EXAMPLES=1` records the answers as
- * the new response examples (packages/api/src/ApiExampleResponses.json).
+ * the new response examples: one JSON file per API group (packages/api/src/examples/<group>.json)
+ * and the module that gathers them (packages/api/src/ApiExampleResponses.ts).
  */
 import { HttpClient, HttpClientRequest } from "@effect/platform"
 import { assert, describe, layer } from "@effect/vitest"
 import { ApiExamples } from "@switchboard/api"
 import { Scopes, Webhooks } from "@switchboard/domain"
 import { Effect } from "effect"
-import { readFileSync, writeFileSync } from "node:fs"
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join, resolve } from "node:path"
 import { createKey, mailedToken, request, signUp } from "./support/Fixtures.js"
 import { receiver } from "./support/Receiver.js"
@@ -19,6 +20,42 @@ import * as TestApp from "./support/TestApp.js"
 
 const WRITE = process.env["WRITE_API_EXAMPLES"] === "1"
 const root = resolve(import.meta.dirname, "..")
+
+/**
+ * Writes recorded answers by operation id: a JSON file per API group (the id's part before the
+ * dot), and `ApiExampleResponses.ts`, which imports them (formatted as `npm run format` leaves it).
+ */
+const writeExamples = (recorded: Readonly<Record<string, unknown>>) => {
+  const src = join(root, "packages", "api", "src")
+  mkdirSync(join(src, "examples"), { recursive: true })
+  const groups = new Map<string, Record<string, unknown>>()
+  for (const [id, answer] of Object.entries(recorded)) {
+    const group = id.slice(0, id.indexOf("."))
+    groups.set(group, { ...groups.get(group), [id]: answer })
+  }
+  const names = [...groups.keys()].sort()
+  for (const name of names) {
+    writeFileSync(join(src, "examples", `${name}.json`), `${JSON.stringify(groups.get(name), null, 2)}\n`)
+  }
+  writeFileSync(
+    join(src, "ApiExampleResponses.ts"),
+    [
+      "/**",
+      " * The response examples of `ApiExamples.REQUESTS`, by operation id: what a server answered,",
+      " * recorded by test/apiExamples.test.ts (`WRITE_API_EXAMPLES=1`), which writes this module and",
+      " * `examples/<group>.json`, one per API group. Do not edit them by hand: the test fails when a",
+      " * server's answer no longer matches.",
+      " */",
+      `import type { ResponseExample } from "./ApiExamples.js"`,
+      ...names.map((name) => `import ${name} from "./examples/${name}.json" with { type: "json" }`),
+      "",
+      "export const RESPONSES: Readonly<Record<string, ResponseExample>> = {",
+      names.map((name) => `  ...${name}`).join(",\n"),
+      "}",
+      ""
+    ].join("\n")
+  )
+}
 
 /** Operations without examples yet, each for the reason noted above it. */
 const NOT_YET: ReadonlyArray<string> = [
@@ -223,8 +260,7 @@ describe("API examples", () => {
             assert.deepStrictEqual(shown, expected![1].content["application/json"].example, `${id}: answer`)
           }
           if (WRITE) {
-            const file = join(root, "packages", "api", "src", "ApiExampleResponses.json")
-            writeFileSync(file, `${JSON.stringify(recorded, null, 2)}\n`)
+            writeExamples(recorded)
           }
         }),
       300_000
