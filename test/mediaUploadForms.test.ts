@@ -192,6 +192,42 @@ describe("media uploads as people make them", () => {
         assert.notInclude(JSON.stringify(empty.body), "no file here")
       }))
 
+    it.effect("refuses a part whose file name holds U+0000 or passes 255 characters, as ?filename= is refused", () =>
+      Effect.gen(function*() {
+        const { token } = yield* signedUp
+        const framed = (filename: string) =>
+          Buffer.concat([
+            Buffer.from(
+              `--b0\r\nContent-Disposition: form-data; name="file"; filename="${filename}"\r\n` +
+                "Content-Type: image/png\r\n\r\n"
+            ),
+            png(2_000),
+            Buffer.from("\r\n--b0--\r\n")
+          ])
+        const upload = (filename: string) =>
+          fetchApi("/v1/media", {
+            method: "POST",
+            token,
+            body: framed(filename),
+            headers: { "content-type": "multipart/form-data; boundary=b0" }
+          })
+        const nul = yield* upload("menu\u0000MARKER.png")
+        assert.strictEqual(nul.status, 422, JSON.stringify(nul.body))
+        assert.deepStrictEqual(nul.body.error.details.issues, [{
+          path: ["file", "filename"],
+          message: "Must not contain the character U+0000"
+        }])
+        const long = yield* upload(`${"MARKER".repeat(50)}.png`)
+        assert.strictEqual(long.status, 422, JSON.stringify(long.body))
+        assert.deepStrictEqual(long.body.error.details.issues[0].path, ["file", "filename"])
+        for (const answer of [nul, long]) assert.notInclude(JSON.stringify(answer.body), "MARKER")
+        // 255 characters (an emoji is one) are kept
+        const longest = `${"\u{1F600}".repeat(251)}.png`
+        const kept = yield* upload(longest)
+        assert.strictEqual(kept.status, 201, JSON.stringify(kept.body))
+        assert.strictEqual(kept.body.filename, longest)
+      }))
+
     it.effect("refuses a part after the file, and a second file, as it refuses one before it", () =>
       Effect.gen(function*() {
         const { token } = yield* signedUp
