@@ -62,7 +62,9 @@ export const REPLACEMENT = "\uFFFD"
  * The same value (`===`) when there is nothing to replace.
  */
 export const storable = <A>(value: A, opaque: ReadonlyArray<string> = []): A => {
-  if (typeof value === "string") return (value.includes("\u0000") ? value.replaceAll("\u0000", REPLACEMENT) : value) as A
+  if (typeof value === "string") {
+    return (value.includes("\u0000") ? value.replaceAll("\u0000", REPLACEMENT) : value) as A
+  }
   if (Array.isArray(value)) {
     const items = value.map((item) => storable(item, opaque))
     return (items.every((item, i) => item === value[i]) ? value : items) as A

@@ -1,6 +1,12 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Schema } from "effect"
-import { characterCount, hasAtLeastCharacters, hasAtMostCharacters, maxCharacters, storable } from "../src/Characters.js"
+import {
+  characterCount,
+  hasAtLeastCharacters,
+  hasAtMostCharacters,
+  maxCharacters,
+  storable
+} from "../src/Characters.js"
 
 const EMOJI = "\u{1F600}"
 

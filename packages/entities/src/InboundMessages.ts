@@ -23,7 +23,16 @@ import {
   MessagesRepo,
   Transactions
 } from "@switchboard/db"
-import { Characters, Events, Ids, type Media, MessageCategory, MessageContent, type Messaging, Schemas } from "@switchboard/domain"
+import {
+  Characters,
+  Events,
+  Ids,
+  type Media,
+  MessageCategory,
+  MessageContent,
+  type Messaging,
+  Schemas
+} from "@switchboard/domain"
 import { CallMetrics, InboundMetrics } from "@switchboard/providers"
 import { Effect, Option } from "effect"
 import { LidMappings } from "./LidMappings.js"
