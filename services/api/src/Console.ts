@@ -21,6 +21,21 @@ import { promisify } from "node:util"
 import { brotliCompress, constants as zlib, gzip } from "node:zlib"
 import { HttpConfig } from "./HttpConfig.js"
 
+// Bundled (`npm run build`, scripts/build.ts), the console sits in `console/` beside the bundle:
+// the image carries no sources. From the sources (the in-process tests), it is the build's
+// `dist/console` at the repository's root, which the test run's global setup makes.
+const bundled = join(dirname(fileURLToPath(import.meta.url)), "console")
+const consoleDir = existsSync(join(bundled, "index.html"))
+  ? bundled
+  : join(
+    dirname(createRequire(import.meta.url).resolve("@switchboard/service-api")),
+    "..",
+    "..",
+    "..",
+    "dist",
+    "console"
+  )
+
 export const CONTENT_SECURITY_POLICY =
   "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; media-src 'self' blob:; " +
   "connect-src 'self'; " +
@@ -49,6 +64,15 @@ type Encoding = typeof ENCODINGS[number]
 
 /** Files smaller than this are sent as they are: compression would save next to nothing. */
 const COMPRESS_FROM_BYTES = 1024
+
+/**
+ * negotiator 1.0's `encoding` with its `preferred` option (the server's order for encodings the
+ * client accepts equally), which @types/negotiator 0.6 does not declare.
+ */
+type EncodingChoice = (
+  available: ReadonlyArray<string>,
+  options: { readonly preferred: ReadonlyArray<string> }
+) => string | undefined
 
 const brotli = promisify(brotliCompress)
 const gzipped = promisify(gzip)
@@ -102,8 +126,9 @@ const serve = (file: Asset) =>
   Effect.gen(function*() {
     const request = yield* HttpServerRequest.HttpServerRequest
     const offered = file.body.byteLength < COMPRESS_FROM_BYTES ? (["identity"] as const) : ENCODINGS
-    const chosen = new Negotiator({ headers: { "accept-encoding": request.headers["accept-encoding"] ?? "identity" } })
-      .encoding([...offered])
+    const negotiator = new Negotiator({ headers: { "accept-encoding": request.headers["accept-encoding"] ?? "identity" } })
+    // among encodings the client likes as much, ours first (brotli): `gzip, deflate, br` is brotli
+    const chosen = (negotiator.encoding.bind(negotiator) as EncodingChoice)(offered, { preferred: offered })
     // `identity;q=0` with nothing else acceptable: the file as it is all the same (RFC 9110 12.5.3 allows it)
     const encoding: Encoding = offered.find((e) => e === chosen) ?? "identity"
     const etag = tagOf(file, encoding)

@@ -425,25 +425,21 @@ export class Sandbox extends Effect.Service<Sandbox>()("@switchboard/service-api
         // the message went out already: a passing database failure while it is looked up is
         // waited out like a message not recorded yet, never answered as if nothing was delivered
         Effect.catchTag("DatabaseUnavailable", () => Effect.succeed(Option.none())),
-        Effect.repeat({
-          schedule: Schedule.spaced("25 millis").pipe(Schedule.upTo(RECORDED_WITHIN)),
-          until: Option.isSome
-        }),
-        Effect.flatMap(Option.match({
-          onNone: () =>
-            new Errors.ServiceUnavailable({
-              message:
-                "The message was delivered but is not recorded yet; find it with GET /v1/messages?direction=inbound in a moment rather than sending it again"
-            }),
-          onSome: (message) =>
-            Effect.succeed(
-              new SandboxApi.SandboxInboundAccepted({
-                object: "sandbox_inbound",
-                message_id: message.id,
-                conversation_id: message.conversation_id
-              })
-            )
-        }))
+        // not there yet: `NoSuchElementException` (an empty Option as an effect), looked up again
+        Effect.flatMap((found) => found),
+        Effect.retry(Schedule.spaced("25 millis").pipe(Schedule.upTo(RECORDED_WITHIN))),
+        Effect.catchTag("NoSuchElementException", () =>
+          new Errors.ServiceUnavailable({
+            message:
+              "The message was delivered but is not recorded yet; find it with GET /v1/messages?direction=inbound in a moment rather than sending it again"
+          })),
+        Effect.map((message) =>
+          new SandboxApi.SandboxInboundAccepted({
+            object: "sandbox_inbound",
+            message_id: message.id,
+            conversation_id: message.conversation_id
+          })
+        )
       )
 
     /** The simulated network delivers a message of any kind from a verified recipient. */
