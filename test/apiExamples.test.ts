@@ -14,8 +14,8 @@ import { Effect } from "effect"
 import { readFileSync, writeFileSync } from "node:fs"
 import { join, resolve } from "node:path"
 import { createKey, mailedToken, request, signUp } from "./support/Fixtures.js"
-import { receiver } from "./support/Receiver.js"
 import { appWith, Wa } from "./support/QrApp.js"
+import { receiver } from "./support/Receiver.js"
 import * as Sse from "./support/SseClient.js"
 
 const WRITE = process.env["WRITE_API_EXAMPLES"] === "1"
@@ -117,7 +117,9 @@ const settled: Record<string, (body: any) => boolean> = {
 /** An event stream's frames as its example shows them: `event:`, `id:` and `data:` lines, each frame ended by a blank line. */
 const streamText = (frames: ReadonlyArray<Sse.SseFrame>, places: Placeholders) =>
   frames.map((f) =>
-    `event: ${f.event}\n${f.id === undefined ? "" : `id: ${f.id}\n`}data: ${JSON.stringify(places.normalize(f.data))}\n\n`
+    `event: ${f.event}\n${f.id === undefined ? "" : `id: ${f.id}\n`}data: ${
+      JSON.stringify(places.normalize(f.data))
+    }\n\n`
   ).join("")
 
 /**

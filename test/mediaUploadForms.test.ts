@@ -180,7 +180,11 @@ describe("media uploads as people make them", () => {
           body: png(2_000),
           headers: { "content-type": "image/gif" }
         })
-        const part = yield* fetchApi("/v1/media", { method: "POST", token, body: form(png(2_000), "image/gif", "cat.gif") })
+        const part = yield* fetchApi("/v1/media", {
+          method: "POST",
+          token,
+          body: form(png(2_000), "image/gif", "cat.gif")
+        })
         for (const reply of [raw, part]) {
           assert.strictEqual(reply.status, 422, JSON.stringify(reply.body))
           assert.deepInclude(reply.body.error.details, {

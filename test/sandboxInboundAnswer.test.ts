@@ -74,7 +74,12 @@ describe("the sandbox inbound answer", () => {
         const { key, session } = yield* sandboxSetup([FROM])
         for (const kind of ["audio", "sticker"] as const) {
           const file = kind === "audio" ? { data_base64: OGG, mime_type: "audio/ogg" } : {
-            data_base64: Buffer.concat([Buffer.from("RIFF"), Buffer.alloc(4), Buffer.from("WEBPVP8 "), Buffer.alloc(40)])
+            data_base64: Buffer.concat([
+              Buffer.from("RIFF"),
+              Buffer.alloc(4),
+              Buffer.from("WEBPVP8 "),
+              Buffer.alloc(40)
+            ])
               .toString("base64"),
             mime_type: "image/webp"
           }

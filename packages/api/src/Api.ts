@@ -114,7 +114,9 @@ const addExamples = (op: Json, id: string) => {
   }
   if (response?.text !== undefined) {
     // a body that is not JSON (an event stream): its one media type's example
-    const [other] = Object.entries(content ?? {}).filter(([type, media]) => type !== "application/json" && isObject(media))
+    const [other] = Object.entries(content ?? {}).filter(([type, media]) =>
+      type !== "application/json" && isObject(media)
+    )
     if (other !== undefined && isObject(other[1])) other[1]["example"] = response.text
   }
 }

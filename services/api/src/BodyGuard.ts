@@ -50,8 +50,10 @@ export const encodedBody = (contentEncoding: string | undefined) =>
  * the unread body lingers (`LingeringClose`) so a client still writing it reads the answer.
  */
 export const contentEncodingRefused = Effect.zipRight(
-  Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
-    Effect.sync(() => LingeringClose.lingerAfterAnswer(NodeHttpServerRequest.toIncomingMessage(request)))),
+  Effect.flatMap(
+    HttpServerRequest.HttpServerRequest,
+    (request) => Effect.sync(() => LingeringClose.lingerAfterAnswer(NodeHttpServerRequest.toIncomingMessage(request)))
+  ),
   envelopeResponse(
     Errors.UnsupportedMediaType,
     new Errors.UnsupportedMediaType({

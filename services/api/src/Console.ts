@@ -126,7 +126,9 @@ const serve = (file: Asset) =>
   Effect.gen(function*() {
     const request = yield* HttpServerRequest.HttpServerRequest
     const offered = file.body.byteLength < COMPRESS_FROM_BYTES ? (["identity"] as const) : ENCODINGS
-    const negotiator = new Negotiator({ headers: { "accept-encoding": request.headers["accept-encoding"] ?? "identity" } })
+    const negotiator = new Negotiator({
+      headers: { "accept-encoding": request.headers["accept-encoding"] ?? "identity" }
+    })
     // among encodings the client likes as much, ours first (brotli): `gzip, deflate, br` is brotli
     const chosen = (negotiator.encoding.bind(negotiator) as EncodingChoice)(offered, { preferred: offered })
     // `identity;q=0` with nothing else acceptable: the file as it is all the same (RFC 9110 12.5.3 allows it)
