@@ -12,10 +12,12 @@ import contactGroups from "./examples/contactGroups.json" with { type: "json" }
 import contactImports from "./examples/contactImports.json" with { type: "json" }
 import contacts from "./examples/contacts.json" with { type: "json" }
 import conversations from "./examples/conversations.json" with { type: "json" }
+import groupChats from "./examples/groupChats.json" with { type: "json" }
 import health from "./examples/health.json" with { type: "json" }
 import media from "./examples/media.json" with { type: "json" }
 import messages from "./examples/messages.json" with { type: "json" }
 import plan from "./examples/plan.json" with { type: "json" }
+import qrPairing from "./examples/qrPairing.json" with { type: "json" }
 import sandbox from "./examples/sandbox.json" with { type: "json" }
 import session from "./examples/session.json" with { type: "json" }
 import templates from "./examples/templates.json" with { type: "json" }
@@ -29,10 +31,12 @@ export const RESPONSES: Readonly<Record<string, ResponseExample>> = {
   ...contactImports,
   ...contacts,
   ...conversations,
+  ...groupChats,
   ...health,
   ...media,
   ...messages,
   ...plan,
+  ...qrPairing,
   ...sandbox,
   ...session,
   ...templates,
