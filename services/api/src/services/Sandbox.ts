@@ -1,24 +1,15 @@
 /** Sandbox sessions on shared test numbers. Test-mode API keys only. */
 import { SandboxApi, type Security } from "@switchboard/api"
 import { MediaRepo, MessagesRepo, SandboxRepo, Transactions } from "@switchboard/db"
-import {
-  Errors,
-  Ids,
-  MediaSniff,
-  MessageContent,
-  Pagination,
-  type Plans,
-  SandboxInbound,
-  SandboxShare,
-  Schemas
-} from "@switchboard/domain"
+import { Errors, Ids, MediaSniff, MessageContent, Pagination, SandboxInbound, Schemas } from "@switchboard/domain"
 import { ChannelProtocol } from "@switchboard/entities/protocol"
 import { ProvidersConfig, SandboxNumbers } from "@switchboard/providers/contract"
 import { Clock, Effect, Option, Schedule } from "effect"
 import { createHash, randomBytes, randomInt, timingSafeEqual } from "node:crypto"
 import { Channels } from "./Channels.js"
-import { amount, Entitlements, limitMessage } from "./Entitlements.js"
+import { Entitlements } from "./Entitlements.js"
 import { fileRefused, MediaFiles } from "./MediaFiles.js"
+import { noNumberAvailable, refuseBeyondShare, requireTestKey } from "./SandboxRefusals.js"
 
 const SESSION_TTL_MS = 72 * 3600 * 1000
 
@@ -55,59 +46,6 @@ const toSession = (row: SandboxRepo.SandboxSessionRow) =>
  */
 const asOf = (row: SandboxRepo.SandboxSessionRow, nowMs: number): SandboxRepo.SandboxSessionRow =>
   row.status === "active" && Date.parse(row.expires_at) <= nowMs ? { ...row, status: "expired" } : row
-
-const requireTestKey = (principal: Security.Principal) =>
-  principal.kind === "api_key" && principal.mode === "test"
-    ? Effect.void
-    : Effect.fail(
-      new Errors.SandboxTestKeyRequired({ message: "Sandbox operations need a test-mode API key (wa_test_...)" })
-    )
-
-/**
- * The plan's `shared_test_sessions`, capped at the workspace's share of the pool
- * (`SandboxShare`): 409 `ENTITLEMENT_LIMIT_REACHED` once the workspace holds that many sessions.
- */
-const refuseBeyondShare = (entitlement: Plans.Entitlement, used: number, poolSize: number) => {
-  const { by, limit } = SandboxShare.sessionLimit(entitlement, poolSize)
-  if (used < limit) return Effect.void
-  return Effect.fail(
-    new Errors.EntitlementLimitReached({
-      message: by === "pool_share"
-        ? `One workspace holds at most ${
-          amount("shared_test_sessions", limit)
-        }, half of the ${poolSize} shared sandbox numbers; end a session with DELETE /v1/sandbox/sessions/{id} before creating another (docs/LIMITS.md "Sandbox numbers")`
-        : limitMessage("shared_test_sessions", limit),
-      details: {
-        entitlement: "shared_test_sessions",
-        limit,
-        used,
-        ...(by === "pool_share" ? { reason: "pool_share", pool_size: poolSize } : {})
-      }
-    })
-  )
-}
-
-/**
- * 503 when every number of the pool is held: when the first of them frees up (its session's
- * `expires_at`; sooner if a session is ended), as `details.retry_at` and `Retry-After`.
- */
-const noNumberAvailable = (held: ReadonlyMap<string, string>, pool: ReadonlyArray<string>, nowMs: number) => {
-  const ends = pool.flatMap((n) => {
-    const at = held.get(n)
-    return at === undefined ? [] : [Date.parse(at)]
-  })
-  const first = Math.max(nowMs, Math.min(...ends))
-  const retryAt = Schemas.toTimestamp(first)
-  return new Errors.SandboxNoNumberAvailable({
-    message:
-      `Every shared sandbox number is in use; the first frees up at ${retryAt} (sooner if a session is ended). Retry then, or end one of your sessions with DELETE /v1/sandbox/sessions/{id}`,
-    details: {
-      retry_at: retryAt,
-      retry_after_seconds: Math.max(1, Math.ceil((first - nowMs) / 1000)),
-      pool_size: pool.length
-    }
-  })
-}
 
 export class Sandbox extends Effect.Service<Sandbox>()("@switchboard/service-api/Sandbox", {
   effect: Effect.gen(function*() {
