@@ -8,9 +8,10 @@
  *
  * An id in an example (`ch_01JF0000000000000000000001`) stands for the first id of that kind the
  * story met, `..02` for the second; timestamps, secrets and codes are placeholders too. The
- * requests are written here; the responses (`ApiExampleResponses.json`) are what a server answered to
- * them, recorded by test/apiExamples.test.ts (`WRITE_API_EXAMPLES=1`), which sends every example to
- * a running server and fails when an answer no longer matches its example.
+ * requests are written here; the responses (`examples/<group>.json`, gathered by
+ * `ApiExampleResponses.ts`) are what a server answered to them, recorded by
+ * test/apiExamples.test.ts (`WRITE_API_EXAMPLES=1`), which sends every example to a running server
+ * and fails when an answer no longer matches its example.
  */
 
 /** What a request example sends: path parameters, query parameters, a JSON body or a file's bytes. */
