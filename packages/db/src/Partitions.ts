@@ -15,7 +15,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
-import { Ids } from "@switchboard/domain"
+import { Ids, MessageStateMachine } from "@switchboard/domain"
 import { Effect } from "effect"
 
 /** A table partitioned on an id column, with the tables partitioned on a column holding its ids. */
@@ -36,8 +36,16 @@ export const DELIVERIES: Layout = {
 
 export const EVENTS: Layout = { table: "events", prefix: "evt", key: "id", aligned: [] }
 
+/** Messages with their timeline (`message_transitions`, partitioned on `message_id`). */
+export const MESSAGES: Layout = {
+  table: "messages",
+  prefix: "msg",
+  key: "id",
+  aligned: [{ table: "message_transitions", key: "message_id" }]
+}
+
 /** Every partitioned table. */
-export const LAYOUTS: ReadonlyArray<Layout> = [DELIVERIES, EVENTS]
+export const LAYOUTS: ReadonlyArray<Layout> = [DELIVERIES, EVENTS, MESSAGES]
 
 /** Months made ahead of the current one. */
 export const AHEAD_MONTHS = 3
@@ -74,6 +82,15 @@ export const idWindow = (prefix: Ids.IdPrefix, from: number, to: number) => ({
   lower: Ids.idFloor(prefix, from),
   upper: Ids.idFloor(prefix, to + CLOCK_SLACK_MS)
 })
+
+/**
+ * The ids of the messages that may still be queued at `now` (epoch ms): a queued message expires
+ * `QUEUED_EXPIRY_MS` after it was made (`MessageSweeper`), so the queue's statements (the dispatch
+ * take, its guard, the sweeper's probe) read the partitions of the last day, a day of clock slack
+ * on each side: one partition, two in a month's first days.
+ */
+export const queuedWindow = (now: number) =>
+  idWindow("msg", now - MessageStateMachine.QUEUED_EXPIRY_MS - CLOCK_SLACK_MS, now)
 
 /** A partition as the catalogue describes it: its name and bounds (a `null` lower bound: MINVALUE). */
 export interface Partition {

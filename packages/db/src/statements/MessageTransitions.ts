@@ -11,6 +11,7 @@ import { Events, Ids, MessageStateMachine, type Messaging, Schemas } from "@swit
 import { Clock, Effect, Option, Schema } from "effect"
 import { DispatchOrder } from "../DispatchQueueRepo.js"
 import { envelopeTemplate, type EventsRepo } from "../EventsRepo.js"
+import { queuedWindow } from "../Partitions.js"
 import { dieOnDatabaseError } from "../Rows.js"
 import { type MovedRow, toTransitioned, type Transitioned } from "../rows/MessageRows.js"
 import { leaseHeld, type ShardLease } from "../ShardLease.js"
@@ -38,6 +39,13 @@ export type ReceiptTrackStatus = "provider_accepted" | MessageStateMachine.Recei
 const RECEIPT_SLOTS = ["workspace_id", "from_state", "category"]
 
 const decodeMessageId = Schema.decodeUnknown(Ids.Id("msg"))
+
+/** The least and greatest of `ids` (not empty). */
+const idRange = (ids: ReadonlyArray<string>): readonly [string, string] =>
+  ids.reduce<readonly [string, string]>(
+    ([low, high], id) => [id < low ? id : low, id > high ? id : high],
+    [ids[0]!, ids[0]!]
+  )
 const isMessageId = Ids.isId("msg")
 
 export interface TransitionOptions {
@@ -64,7 +72,8 @@ export const makeMessageTransitions = (sql: SqlClient.SqlClient, events: EventsR
     to: MessageStateMachine.MessageStatus,
     options: TransitionOptions = {}
   ) {
-    const now = Schemas.toTimestamp(yield* Clock.currentTimeMillis)
+    const millis = yield* Clock.currentTimeMillis
+    const now = Schemas.toTimestamp(millis)
     const at = options.occurredAt ?? now
     const waiting = options.waitingRecipients ?? []
     const failure = options.failure
@@ -145,7 +154,7 @@ export const makeMessageTransitions = (sql: SqlClient.SqlClient, events: EventsR
       to === "dispatching"
         ? sql`AND EXISTS (SELECT 1 FROM channels c WHERE c.id = messages.channel_id AND c.status = 'connected')
             AND NOT EXISTS (SELECT 1 FROM messages o WHERE ${
-          DispatchOrder.due(sql, "o", sql`messages.channel_id`, at, waiting)
+          DispatchOrder.due(sql, "o", sql`messages.channel_id`, at, waiting, queuedWindow(millis))
         }
               AND (${DispatchOrder.key(sql, "o")}) < (${DispatchOrder.key(sql, "messages")})
               ORDER BY ${DispatchOrder.key(sql, "o")} LIMIT 1 OFFSET 0)`
@@ -194,6 +203,9 @@ export const makeMessageTransitions = (sql: SqlClient.SqlClient, events: EventsR
     const batch = reported.flatMap((r) => isMessageId(r.id) ? [{ ...r, id: r.id }] : [])
     if (batch.length === 0) return []
     const now = Schemas.toTimestamp(yield* Clock.currentTimeMillis)
+    // the batch's ids as a range too: the statement reads the partitions they lie in (an id list
+    // as one array parameter is not pruned on a prepared statement's generic plan)
+    const [lowest, highest] = idRange(batch.map((r) => r.id))
     const eventIds: Array<string> = []
     const parts: Array<Array<string>> = [[], [], [], []]
     for (const r of batch) {
@@ -227,7 +239,8 @@ export const makeMessageTransitions = (sql: SqlClient.SqlClient, events: EventsR
             ${batch.map((r) => r.at)}::timestamptz[], ${eventIds}::text[], ${parts[0]!}::text[], ${parts[1]!}::text[],
             ${parts[2]!}::text[], ${parts[3]!}::text[]) AS i(id, to_state, at, event_id, p0, p1, p2, p3)
         ), current AS (
-          SELECT m.id, m.status FROM messages m WHERE m.id = ANY(${batch.map((r) => r.id)}::text[]) ORDER BY m.id
+          SELECT m.id, m.status FROM messages m WHERE m.id = ANY(${batch.map((r) => r.id)}::text[])
+            AND m.id >= ${lowest} AND m.id <= ${highest} ORDER BY m.id
           FOR UPDATE
         ), moved AS (
           UPDATE messages SET
@@ -241,6 +254,7 @@ export const makeMessageTransitions = (sql: SqlClient.SqlClient, events: EventsR
             read_at = CASE WHEN i.to_state = 'read' THEN COALESCE(messages.read_at, i.at) ELSE messages.read_at END
           FROM current c JOIN input i ON i.id = c.id
           WHERE messages.id = c.id AND messages.id = ANY(${batch.map((r) => r.id)}::text[])
+            AND messages.id >= ${lowest} AND messages.id <= ${highest}
             AND array_position(${RECEIPT_TRACK}::text[], c.status::text) < array_position(${RECEIPT_TRACK}::text[], i.to_state)
             AND messages.status = c.status
           RETURNING messages.id, messages.status, messages.attempts, messages.workspace_id, messages.category,
@@ -278,8 +292,10 @@ export const makeMessageTransitions = (sql: SqlClient.SqlClient, events: EventsR
     }>
   ) {
     if (batch.length === 0) return []
-    const now = Schemas.toTimestamp(yield* Clock.currentTimeMillis)
+    const millis = yield* Clock.currentTimeMillis
+    const now = Schemas.toTimestamp(millis)
     const ids = batch.map((r) => r.id)
+    const [lowest, highest] = idRange(ids)
     const rows = yield* sql<MovedRow>`WITH input AS (
           SELECT * FROM unnest(${ids}::text[], ${batch.map((r) => r.at)}::timestamptz[],
             ${batch.map((r) => DispatchOrder.joinWaiting(r.waiting))}::text[],
@@ -290,7 +306,7 @@ export const makeMessageTransitions = (sql: SqlClient.SqlClient, events: EventsR
             AS i(id, at, waiting, shard_id, address, expiry)
         ), current AS (
           SELECT m.id, m.status FROM messages m JOIN input i ON i.id = m.id
-          WHERE m.id = ANY(${ids}::text[])${
+          WHERE m.id = ANY(${ids}::text[]) AND m.id >= ${lowest} AND m.id <= ${highest}${
       batch.some((r) => r.lease !== undefined)
         ? sql` AND (i.shard_id IS NULL OR ${
           leaseHeld(sql, { shardId: sql`i.shard_id`, address: sql`i.address`, expirySeconds: sql`i.expiry` })
@@ -304,6 +320,7 @@ export const makeMessageTransitions = (sql: SqlClient.SqlClient, events: EventsR
           -- by id, the state from current (locked): as in transition, no condition on
           -- messages.status that a partial index of queued messages could be walked for
           WHERE messages.id = c.id AND messages.id = ANY(${ids}::text[]) AND c.status = 'queued'
+            AND messages.id >= ${lowest} AND messages.id <= ${highest}
             AND EXISTS (SELECT 1 FROM channels ch WHERE ch.id = messages.channel_id AND ch.status = 'connected')
             AND NOT EXISTS (SELECT 1 FROM messages o WHERE ${
       DispatchOrder.due(
@@ -311,7 +328,8 @@ export const makeMessageTransitions = (sql: SqlClient.SqlClient, events: EventsR
         "o",
         sql`messages.channel_id`,
         sql`i.at`,
-        DispatchOrder.notWaitingColumn(sql, "o", "i.waiting")
+        DispatchOrder.notWaitingColumn(sql, "o", "i.waiting"),
+        queuedWindow(millis)
       )
     }
               AND (${DispatchOrder.key(sql, "o")}) < (${DispatchOrder.key(sql, "messages")})
