@@ -14,6 +14,7 @@ import {
   Migrations,
   Partitions,
   PartitionsRepo,
+  QrSafetyRepo,
   SendWritesRepo
 } from "@switchboard/db"
 import * as TestDatabase from "@switchboard/db/testing"
@@ -29,6 +30,7 @@ const TestLayer = Layer.mergeAll(
   MessagesRepo.MessagesRepo.Default,
   DispatchQueueRepo.DispatchQueueRepo.Default,
   SendWritesRepo.SendWritesRepo.Default,
+  QrSafetyRepo.QrSafetyRepo.Default,
   PartitionsRepo.PartitionsRepo.Default
 ).pipe(Layer.provideMerge(TestDatabase.sqlLayer))
 
@@ -94,6 +96,8 @@ const message = (
 const overlapping = (partitions: ReadonlyArray<Partitions.Partition>, from: number, to: number) =>
   partitions.filter((p) => (p.from === null || p.from < Ids.idFloor("msg", to)) && p.to > Ids.idFloor("msg", from))
     .map((p) => p.name)
+
+const at24hAgo = (t: number) => Schemas.toTimestamp(t - DAY)
 
 const timelinesOf = (names: ReadonlyArray<string>) => names.map((n) => n.replace("messages", "message_transitions"))
 
@@ -172,6 +176,10 @@ describe("Message partitions", () => {
         const ours = yield* partitionsRead(repo.idForProviderMessage(c.channelId, a.id))
         assert.strictEqual(ours.result, a.id)
         checks.push(["idForProviderMessage (ours)", ours.reads, current])
+        // a QR send's count of what the channel handed to WhatsApp in the last day
+        const usage = yield* partitionsRead((yield* QrSafetyRepo.QrSafetyRepo).usage(c.channelId, at24hAgo(t)))
+        assert.deepStrictEqual([usage.result.sentAt.length, usage.result.queued], [2, 1])
+        checks.push(["QrSafetyRepo.usage", usage.reads, current])
         const heard = yield* partitionsRead(repo.hasProviderMessage(c.channelId, "wamid.partitions"))
         assert.isTrue(heard.result)
         checks.push(["hasProviderMessage", heard.reads, []])

@@ -43,8 +43,9 @@ const literalOf = (value: unknown): string => {
 /**
  * Runs `effect`; before each statement it sends, runs that statement under EXPLAIN ANALYZE in a
  * transaction rolled back, twice: as sent (planned for its values) and as a prepared statement on
-* its generic plan (what the pool's named statements run after `DATABASE_PREPARE_THRESHOLD` runs,
- * pruned when the executor starts); returns the history partitions each read, in statement order.
+ * its generic plan (what the pool's named statements run after `DATABASE_PREPARE_THRESHOLD` runs,
+ * pruned when the executor starts); returns the partitions matching `history` each read, in
+ * statement order.
  */
 export const partitionsRead = <A, E, R>(effect: Effect.Effect<A, E, R>, history: RegExp) =>
   Effect.gen(function*() {
