@@ -3,7 +3,7 @@
  * migration to partitions"): a new database migrated as the release before it left it (through
  * migration 0137), `--rows` (1,000,000) events, webhook deliveries, webhook attempts, messages (half
  * of them inbound, with their provider's ids) and timeline rows each (ids and times spread over the
- * last `--months`, 12), then the pending migrations (0150-0152 and 0170, messages) run and timed.
+ * last `--months`, 12), then the pending migrations (0150-0152 and 0180, messages) run and timed.
  * They run in one transaction holding an ACCESS EXCLUSIVE lock on the five tables, so
  * `migration_s` is how long sends, dispatches and webhook pulls wait during the upgrade. Also
  * recorded: the seeding time, each table's size, the partitions made, and that every row is in
@@ -105,7 +105,7 @@ try {
         FROM generate_series($1::int, $2::int) AS g`,
         [low, high]
       )
-      // messages: odd rows inbound (with the provider's id, claimed by migration 0170), even outbound
+      // messages: odd rows inbound (with the provider's id, claimed by migration 0180), even outbound
       await db.query(
         `INSERT INTO messages (id, workspace_id, channel_id, conversation_id, contact_id, direction, from_number,
           to_number, type, body, category, priority, status, created_at, updated_at, sent_at, delivered_at,

@@ -287,7 +287,7 @@ describe("Message partitions", () => {
     it.effect("an existing installation's messages move into the first partition, none lost, none copied", () =>
       Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
-        yield* Migrations.runThrough(160)
+        yield* Migrations.runThrough(179)
         const t = Date.now()
         const time = Schemas.toTimestamp(t)
         const ws = idAt("ws", t)
@@ -322,7 +322,7 @@ describe("Message partitions", () => {
         const [before] = yield* sql<{ oid: number }>`SELECT 'messages'::regclass::oid AS oid`
 
         const applied = yield* Migrations.run
-        assert.include(applied.map(([id]) => id), 170)
+        assert.include(applied.map(([id]) => id), 180)
         for (const table of ["messages", "message_transitions"]) {
           const parts = yield* Partitions.partitions(table)
           assert.strictEqual(parts[0]!.name, `${table}_before`)
