@@ -162,7 +162,7 @@ describe("Message partitions", () => {
         assert.strictEqual(receipts.result.length, 2)
         checks.push(["receipts", receipts.reads, [...current, ...timelinesOf(current)]])
         const found = yield* partitionsRead(repo.find(c.workspaceId, old.id))
-        assert.deepStrictEqual(Option.getOrThrow(found.result).timeline.map((s) => s.to), ["read"])
+        assert.deepStrictEqual(Option.getOrThrow(found.result).timeline.map((s) => s.to_state), ["read"])
         const oldMonth = overlapping(all, t - 40 * DAY, t - 40 * DAY + 1)
         checks.push(["find", found.reads, [...oldMonth, ...timelinesOf(oldMonth)]])
         const listed = yield* partitionsRead(
@@ -258,7 +258,7 @@ describe("Message partitions", () => {
         ])
         assert.isFalse(yield* visible(x))
         const found = Option.getOrThrow(yield* repo.find(c.workspaceId, y))
-        assert.deepStrictEqual(found.timeline.map((s) => s.to), ["sent", "delivered"])
+        assert.deepStrictEqual(found.timeline.map((s) => s.to_state), ["sent", "delivered"])
         assert.isTrue(yield* visible(z))
         const listed = yield* repo.list(c.workspaceId, {}, 10, undefined)
         assert.deepStrictEqual(listed.map((m) => m.id), [z, y])
@@ -269,7 +269,7 @@ describe("Message partitions", () => {
           Partitions.partitionName("messages", m1)
         ])
         assert.isFalse(yield* visible(y))
-        assert.deepStrictEqual(Option.getOrThrow(yield* repo.find(c.workspaceId, z)).timeline.map((s) => s.to), [
+        assert.deepStrictEqual(Option.getOrThrow(yield* repo.find(c.workspaceId, z)).timeline.map((s) => s.to_state), [
           "sent",
           "delivered"
         ])
