@@ -8,7 +8,7 @@ import { SqlClient } from "@effect/sql"
 import type * as Statement from "@effect/sql/Statement"
 import { MessageCategory, type MessageContent, Schemas } from "@switchboard/domain"
 import { Clock, Effect } from "effect"
-import { queuedWindow } from "./Partitions.js"
+import { idBound, queuedWindow } from "./Partitions.js"
 import { dieOnDatabaseError } from "./Rows.js"
 
 export interface QueuedMessage {
@@ -111,7 +111,7 @@ export const DispatchOrder = {
     window: { readonly lower: string; readonly upper: string }
   ) =>
     sql`${sql.literal(m)}.channel_id = ${channel} AND ${sql.literal(m)}.status = 'queued'
-      AND ${sql.literal(m)}.id >= ${window.lower} AND ${sql.literal(m)}.id < ${window.upper}
+      AND ${sql.literal(m)}.id >= ${idBound(sql, window.lower)} AND ${sql.literal(m)}.id < ${idBound(sql, window.upper)}
       AND (${sql.literal(m)}.next_attempt_at IS NULL OR ${sql.literal(m)}.next_attempt_at <= ${at})
       AND NOT (COALESCE((SELECT tl.qr_timelock_until > ${at} FROM channels tl WHERE tl.id = ${channel}), false)
         AND NOT EXISTS (SELECT 1 FROM conversations cv WHERE cv.id = ${sql.literal(m)}.conversation_id
@@ -187,7 +187,8 @@ export class DispatchQueueRepo extends Effect.Service<DispatchQueueRepo>()("@swi
         FROM message_transitions t JOIN messages m ON m.id = t.message_id
         WHERE m.channel_id = ${channelId} AND m.direction = 'outbound' AND t.to_state = 'dispatching'
           AND t.at > ${Schemas.toTimestamp(since)}
-          AND t.message_id >= ${lower} AND t.message_id < ${upper} AND m.id >= ${lower} AND m.id < ${upper}`
+          AND t.message_id >= ${idBound(sql, lower)} AND t.message_id < ${idBound(sql, upper)}
+          AND m.id >= ${idBound(sql, lower)} AND m.id < ${idBound(sql, upper)}`
       return rows.map((r) => ({ to: r.to_number, at: new Date(r.at).getTime() }))
     }, dieOnDatabaseError)
 
@@ -211,7 +212,7 @@ export class DispatchQueueRepo extends Effect.Service<DispatchQueueRepo>()("@swi
         // bench/RESULTS.md 11g)
         const rows = yield* sql<{ id: string; head: string }>`SELECT c.id, h.id AS head FROM channels c
         CROSS JOIN LATERAL (SELECT m.id FROM messages m WHERE m.channel_id = c.id AND m.status = 'queued'
-          AND m.id >= ${window.lower} AND m.id < ${window.upper}
+          AND m.id >= ${idBound(sql, window.lower)} AND m.id < ${idBound(sql, window.upper)}
           AND COALESCE(m.next_attempt_at, '-infinity'::timestamptz) <= ${now}
           ORDER BY ${DispatchOrder.key(sql, "m")} LIMIT 1) h
         WHERE c.status = 'connected' AND c.id > ${after}
@@ -301,6 +302,9 @@ export class DispatchQueueRepo extends Effect.Service<DispatchQueueRepo>()("@swi
      */
     const backlog = Effect.fn("DispatchQueueRepo.backlog")(function*() {
       const priorities = [...new Set(Object.values(MessageCategory.PRIORITY))]
+      // the partitions of the messages that may still be queued: one ordered probe per priority
+      // (an empty month's partition in the plan made it sort a channel's whole queue)
+      const window = queuedWindow(yield* Clock.currentTimeMillis)
       const rows = yield* sql<{ channel_id: string; queued: string | number; oldest: Date | string | null }>`
         SELECT q.channel_id, q.queued, o.oldest FROM (
           SELECT channel_id, sum(queued) AS queued FROM channel_queue_counts GROUP BY channel_id HAVING sum(queued) > 0
@@ -312,6 +316,7 @@ export class DispatchQueueRepo extends Effect.Service<DispatchQueueRepo>()("@swi
           CROSS JOIN LATERAL (
             SELECT m.created_at FROM messages m
             WHERE m.channel_id = q.channel_id AND m.status = 'queued' AND m.priority = p.priority
+              AND m.id >= ${idBound(sql, window.lower)} AND m.id < ${idBound(sql, window.upper)}
             ORDER BY m.created_at LIMIT 1
           ) f
         ) o`

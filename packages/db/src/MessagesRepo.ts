@@ -17,6 +17,7 @@ import {
 } from "@switchboard/domain"
 import { Effect, Option, Schema } from "effect"
 import { EventsRepo } from "./EventsRepo.js"
+import { idBound } from "./Partitions.js"
 import { dieOnDatabaseError } from "./Rows.js"
 import { decodeMessages, TransitionRow } from "./rows/MessageRows.js"
 import { makeMessageTransitions } from "./statements/MessageTransitions.js"
@@ -164,7 +165,7 @@ export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/d
       after: Pagination.CursorPosition | undefined
     ) {
       const rows = yield* sql`SELECT * FROM messages WHERE workspace_id = ${workspaceId}
-        ${filters.ids ? sql`AND id >= ${filters.ids.lower} AND id < ${filters.ids.upper}` : sql``}
+        ${filters.ids ? sql`AND id >= ${idBound(sql, filters.ids.lower)} AND id < ${idBound(sql, filters.ids.upper)}` : sql``}
         ${filters.status ? sql`AND status = ${filters.status}` : sql``}
         ${filters.direction ? sql`AND direction = ${filters.direction}` : sql``}
         ${filters.category ? sql`AND category = ${filters.category}` : sql``}

@@ -87,10 +87,26 @@ export const idWindow = (prefix: Ids.IdPrefix, from: number, to: number) => ({
  * The ids of the messages that may still be queued at `now` (epoch ms): a queued message expires
  * `QUEUED_EXPIRY_MS` after it was made (`MessageSweeper`), so the queue's statements (the dispatch
  * take, its guard, the sweeper's probe) read the partitions of the last day, a day of clock slack
- * on each side: one partition, two in a month's first days.
+ * on each side, to the day (`idBound`): one partition, two in a month's first days.
  */
 export const queuedWindow = (now: number) =>
-  idWindow("msg", now - MessageStateMachine.QUEUED_EXPIRY_MS - CLOCK_SLACK_MS, now)
+  idWindow("msg", dayFloor(now - MessageStateMachine.QUEUED_EXPIRY_MS - CLOCK_SLACK_MS), dayCeil(now))
+
+const DAY_MS = 24 * 3600 * 1000
+/** The start of the (UTC) day holding `ms`, and the start of the next day (epoch ms). */
+export const dayFloor = (ms: number) => Math.floor(ms / DAY_MS) * DAY_MS
+export const dayCeil = (ms: number) => dayFloor(ms) + DAY_MS
+
+/**
+ * An id bound (`idWindow`'s) written into a statement as a constant, not a parameter: on a
+ * prepared statement's generic plan the planner takes `id >= $1 AND id < $2` for a few rows
+ * (its default for a range of unknown bounds) and walked the primary key over every message of
+ * the window instead of the channel's queue index; with the bound in the text it prunes the
+ * partitions when planning and estimates the range from the statistics. Bounds rounded to the
+ * day (`queuedWindow`, `dayFloor`) keep the text, and so the prepared statement, the same for a day
+ * (the pool prepares at most `PreparedStatements.MAX_NAMED` texts per connection).
+ */
+export const idBound = (sql: SqlClient.SqlClient, bound: string) => sql.literal(literal(bound))
 
 /** A partition as the catalogue describes it: its name and bounds (a `null` lower bound: MINVALUE). */
 export interface Partition {

@@ -79,7 +79,8 @@ export const retentions = (retention: HistoryRetention) =>
  * (`Partitions.idWindow`): a statement limited to them reads only the partitions of that window.
  */
 export const keptIds = (prefix: Ids.IdPrefix, days: number, now: number) =>
-  Partitions.idWindow(prefix, now - days * DAY_MS, now)
+  // to the day (`Partitions.idBound`): a row is kept up to a day past its days
+  Partitions.idWindow(prefix, Partitions.dayFloor(now - days * DAY_MS), Partitions.dayCeil(now))
 
 export class PartitionsRepo extends Effect.Service<PartitionsRepo>()("@switchboard/db/PartitionsRepo", {
   effect: Effect.gen(function*() {

@@ -80,7 +80,11 @@ export class QrSafetyRepo extends Effect.Service<QrSafetyRepo>()("@switchboard/d
       // retention"): a message is handed over within a day of being made (it expires then), and
       // WhatsApp's ack of it comes within the hour; a week before `since` leaves room to spare.
       // Unsent ones (`queued`, `dispatching`) are at most a day old, a day of clock slack aside
-      const handed = Partitions.idWindow("msg", Date.parse(since) - HANDED_OVER_SLACK_MS, yield* Clock.currentTimeMillis)
+      const handed = Partitions.idWindow(
+        "msg",
+        Partitions.dayFloor(Date.parse(since) - HANDED_OVER_SLACK_MS),
+        Partitions.dayCeil(yield* Clock.currentTimeMillis)
+      )
       const unsent = Partitions.queuedWindow(yield* Clock.currentTimeMillis)
       // ONE statement, so one snapshot: with two, a message dispatched in between (`dispatching`
       // when the handed-over ones were read, `provider_accepted` when the unsent were counted)
@@ -88,16 +92,16 @@ export class QrSafetyRepo extends Effect.Service<QrSafetyRepo>()("@switchboard/d
       const rows = yield* sql<{ at: Date | string | null; queued: number | null }>`
         SELECT sent_at AS at, NULL::int AS queued FROM messages
           WHERE channel_id = ${channelId} AND direction = 'outbound' AND sent_at > ${since}
-            AND id >= ${handed.lower} AND id < ${handed.upper}
+            AND id >= ${Partitions.idBound(sql, handed.lower)} AND id < ${Partitions.idBound(sql, handed.upper)}
         UNION ALL
         SELECT updated_at, NULL FROM messages
           WHERE channel_id = ${channelId} AND status = 'provider_accepted' AND sent_at IS NULL
-            AND updated_at > ${since} AND id >= ${handed.lower} AND id < ${handed.upper}
+            AND updated_at > ${since} AND id >= ${Partitions.idBound(sql, handed.lower)} AND id < ${Partitions.idBound(sql, handed.upper)}
         UNION ALL
         SELECT NULL, ((SELECT count(*) FROM messages WHERE channel_id = ${channelId} AND status = 'queued'
-            AND id >= ${unsent.lower} AND id < ${unsent.upper})
+            AND id >= ${Partitions.idBound(sql, unsent.lower)} AND id < ${Partitions.idBound(sql, unsent.upper)})
           + (SELECT count(*) FROM messages WHERE channel_id = ${channelId} AND status = 'dispatching'
-            AND id >= ${unsent.lower} AND id < ${unsent.upper}))::int`
+            AND id >= ${Partitions.idBound(sql, unsent.lower)} AND id < ${Partitions.idBound(sql, unsent.upper)}))::int`
       return {
         sentAt: rows.filter((r) => r.queued === null).map((r) => new Date(r.at!).getTime()),
         queued: rows.find((r) => r.queued !== null)?.queued ?? 0

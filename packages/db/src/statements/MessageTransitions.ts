@@ -148,11 +148,14 @@ export const makeMessageTransitions = (sql: SqlClient.SqlClient, events: EventsR
       // anti join, and with the timelock clause it chose a hash join over every queued message),
       // and `ORDER BY ... LIMIT 1` makes the ordered index scan its plan (a sequential scan
       // looked cheaper to it when most queued rows are one channel's). bench/RESULTS.md 1, "A
-      // dispatch take that read the whole queue". `messages_queue` is the only index such a probe
+      // dispatch take that read the whole queue". The channel's status is a subquery of the row,
+      // not an EXISTS: as a join, the generic plan of a prepared statement on the partitioned
+      // table walked every connected channel and looked the message up once per channel.
+      // `messages_queue` is the only index such a probe
       // can use (migration 0120), so statistics that saw the queue nearly empty no longer send it
       // through every queued message of the channel, or of every channel (11d, 11f).
       to === "dispatching"
-        ? sql`AND EXISTS (SELECT 1 FROM channels c WHERE c.id = messages.channel_id AND c.status = 'connected')
+        ? sql`AND (SELECT c.status FROM channels c WHERE c.id = messages.channel_id) = 'connected'
             AND NOT EXISTS (SELECT 1 FROM messages o WHERE ${
           DispatchOrder.due(sql, "o", sql`messages.channel_id`, at, waiting, queuedWindow(millis))
         }
@@ -321,7 +324,7 @@ export const makeMessageTransitions = (sql: SqlClient.SqlClient, events: EventsR
           -- messages.status that a partial index of queued messages could be walked for
           WHERE messages.id = c.id AND messages.id = ANY(${ids}::text[]) AND c.status = 'queued'
             AND messages.id >= ${lowest} AND messages.id <= ${highest}
-            AND EXISTS (SELECT 1 FROM channels ch WHERE ch.id = messages.channel_id AND ch.status = 'connected')
+            AND (SELECT ch.status FROM channels ch WHERE ch.id = messages.channel_id) = 'connected'
             AND NOT EXISTS (SELECT 1 FROM messages o WHERE ${
       DispatchOrder.due(
         sql,
