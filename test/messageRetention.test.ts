@@ -54,7 +54,9 @@ describe("message retention", () => {
 
         // a recent id of no message: the plain 404
         const unknown = yield* refused(
-          client.messages.get({ path: { messageId: `${Ids.idFloor("msg", Date.now())}0000000000000000` as `msg_${string}` } })
+          client.messages.get({
+            path: { messageId: `${Ids.idFloor("msg", Date.now())}0000000000000000` as `msg_${string}` }
+          })
         )
         assert.strictEqual(unknown.status, 404)
         assert.isUndefined(unknown.details.reason)

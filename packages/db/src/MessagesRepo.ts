@@ -165,7 +165,11 @@ export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/d
       after: Pagination.CursorPosition | undefined
     ) {
       const rows = yield* sql`SELECT * FROM messages WHERE workspace_id = ${workspaceId}
-        ${filters.ids ? sql`AND id >= ${idBound(sql, filters.ids.lower)} AND id < ${idBound(sql, filters.ids.upper)}` : sql``}
+        ${
+        filters.ids
+          ? sql`AND id >= ${idBound(sql, filters.ids.lower)} AND id < ${idBound(sql, filters.ids.upper)}`
+          : sql``
+      }
         ${filters.status ? sql`AND status = ${filters.status}` : sql``}
         ${filters.direction ? sql`AND direction = ${filters.direction}` : sql``}
         ${filters.category ? sql`AND category = ${filters.category}` : sql``}

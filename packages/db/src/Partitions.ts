@@ -108,6 +108,16 @@ export const dayCeil = (ms: number) => dayFloor(ms) + DAY_MS
  */
 export const idBound = (sql: SqlClient.SqlClient, bound: string) => sql.literal(literal(bound))
 
+/**
+ * The least and greatest of `ids` (not empty): a batch's ids as a range, which a statement adds
+ * to read only their partitions (`id = ANY($1)`, one array parameter, is not pruned).
+ */
+export const idRange = (ids: ReadonlyArray<string>): readonly [string, string] =>
+  ids.reduce<readonly [string, string]>(
+    ([low, high], id) => [id < low ? id : low, id > high ? id : high],
+    [ids[0]!, ids[0]!]
+  )
+
 /** A partition as the catalogue describes it: its name and bounds (a `null` lower bound: MINVALUE). */
 export interface Partition {
   readonly name: string

@@ -56,7 +56,10 @@ const optionalDays = (name: string, min: number, what: string): Config.Config<Op
     return days >= min
       ? Either.right(Option.some(days))
       : Either.left(
-        ConfigError.InvalidData([name], `Expected a whole number of days >= ${min}, or nothing to keep ${what} for good`)
+        ConfigError.InvalidData(
+          [name],
+          `Expected a whole number of days >= ${min}, or nothing to keep ${what} for good`
+        )
       )
   })
 

@@ -96,7 +96,9 @@ export class QrSafetyRepo extends Effect.Service<QrSafetyRepo>()("@switchboard/d
         UNION ALL
         SELECT updated_at, NULL FROM messages
           WHERE channel_id = ${channelId} AND status = 'provider_accepted' AND sent_at IS NULL
-            AND updated_at > ${since} AND id >= ${Partitions.idBound(sql, handed.lower)} AND id < ${Partitions.idBound(sql, handed.upper)}
+            AND updated_at > ${since} AND id >= ${Partitions.idBound(sql, handed.lower)} AND id < ${
+        Partitions.idBound(sql, handed.upper)
+      }
         UNION ALL
         SELECT NULL, ((SELECT count(*) FROM messages WHERE channel_id = ${channelId} AND status = 'queued'
             AND id >= ${Partitions.idBound(sql, unsent.lower)} AND id < ${Partitions.idBound(sql, unsent.upper)})

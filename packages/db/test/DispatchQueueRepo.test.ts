@@ -170,7 +170,8 @@ const readsDuring = <A, E, R>(tables: ReadonlyArray<string>, effect: Effect.Effe
  * The id of copy `g` of message `of` (`copiesOf`) tagged `tag` (digits): `of`'s time, so it lies
  * in `of`'s month (messages are partitioned by id), then the tag and `g`.
  */
-const copyId = (of: string, tag: string, g: number) => `${of.slice(0, 14)}${tag}${String(g).padStart(16 - tag.length, "0")}`
+const copyId = (of: string, tag: string, g: number) =>
+  `${of.slice(0, 14)}${tag}${String(g).padStart(16 - tag.length, "0")}`
 
 /**
  * 1,500 copies of message `of` (same channel, conversation and recipient), ids `copyId(of, tag, g)`,
@@ -432,7 +433,10 @@ describe("DispatchQueueRepo", () => {
         assert.isTrue(Option.isSome(moved), "the head of the queue goes")
         assert.strictEqual(read.seq_scan, 0, "no sequential scan of messages")
         assert.isBelow(read.idx_tup_fetch, 20, "a few index entries, not the queue")
-        assert.isTrue(Option.isNone(yield* repo.transition(copyId(head.id, "1", 2), "dispatching")), "the order still holds")
+        assert.isTrue(
+          Option.isNone(yield* repo.transition(copyId(head.id, "1", 2), "dispatching")),
+          "the order still holds"
+        )
         yield* sql`UPDATE messages SET status = 'expired' WHERE channel_id = ${channelId} AND status = 'queued'`
       }))
 
@@ -453,7 +457,10 @@ describe("DispatchQueueRepo", () => {
         assert.isTrue(Option.isSome(moved), "the head of the queue goes")
         assert.strictEqual(read.seq_scan, 0, "no sequential scan of messages")
         assert.isBelow(read.idx_tup_fetch, 20, "the row and the head of the queue, not the 1,500 queued behind it")
-        assert.isTrue(Option.isNone(yield* repo.transition(copyId(head.id, "2", 2), "dispatching")), "the order still holds")
+        assert.isTrue(
+          Option.isNone(yield* repo.transition(copyId(head.id, "2", 2), "dispatching")),
+          "the order still holds"
+        )
         yield* sql`UPDATE messages SET status = 'expired' WHERE channel_id = ${channelId} AND status = 'queued'`
       }))
 

@@ -18,7 +18,7 @@ import {
   SendWritesRepo
 } from "@switchboard/db"
 import * as TestDatabase from "@switchboard/db/testing"
-import { Ids, MessageCategory, Messaging, type MessageStateMachine, Schemas } from "@switchboard/domain"
+import { Ids, MessageCategory, type MessageStateMachine, Messaging, Schemas } from "@switchboard/domain"
 import { Effect, Exit, Layer, Option, TestClock } from "effect"
 import { randomBytes } from "node:crypto"
 import * as PlanReads from "./PlanReads.js"
@@ -43,7 +43,9 @@ const partitionsRead = <A, E, R>(effect: Effect.Effect<A, E, R>) => PlanReads.pa
  * test clock set ahead would move the ids of every later test in this worker ahead too.
  */
 const idAt = <P extends Ids.IdPrefix>(prefix: P, at: number) =>
-  `${Ids.idFloor(prefix, at)}${randomBytes(16).toString("hex").toUpperCase().replace(/[ILOU]/g, "0").slice(0, 16)}` as `${P}_${string}`
+  `${Ids.idFloor(prefix, at)}${
+    randomBytes(16).toString("hex").toUpperCase().replace(/[ILOU]/g, "0").slice(0, 16)
+  }` as `${P}_${string}`
 
 /** A workspace with a connected sandbox channel and one conversation (made at `at`). */
 const conversation = (at: number) =>
@@ -136,7 +138,12 @@ describe("Message partitions", () => {
           updated_at: at
         })
         const send = yield* partitionsRead(
-          writes.write({ message: sent, priority: MessageCategory.PRIORITY.utility, contactsLimit: null, claim: undefined })
+          writes.write({
+            message: sent,
+            priority: MessageCategory.PRIORITY.utility,
+            contactsLimit: null,
+            claim: undefined
+          })
         )
         assert.strictEqual(send.result._tag, "Written")
         checks.push(["send", send.reads, []])

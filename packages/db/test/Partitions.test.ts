@@ -6,13 +6,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import { assert, describe, layer } from "@effect/vitest"
-import {
-  Migrations,
-  Partitions,
-  PartitionsRepo,
-  WebhookDeliveriesRepo,
-  WebhookEndpointsRepo
-} from "@switchboard/db"
+import { Migrations, Partitions, PartitionsRepo, WebhookDeliveriesRepo, WebhookEndpointsRepo } from "@switchboard/db"
 import * as TestDatabase from "@switchboard/db/testing"
 import { Ids, Schemas } from "@switchboard/domain"
 import { Effect, Layer, Option, TestClock } from "effect"

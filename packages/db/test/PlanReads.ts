@@ -85,4 +85,3 @@ export const partitionsRead = <A, E, R>(effect: Effect.Effect<A, E, R>, history:
     )
     return { result, reads }
   })
-

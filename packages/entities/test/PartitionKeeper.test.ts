@@ -56,7 +56,10 @@ describe("PartitionKeeper", () => {
         assert.strictEqual((yield* names("messages"))[0], "messages_before")
         const messages = yield* keepWith({ EVENT_RETENTION_DAYS: "90", MESSAGE_RETENTION_DAYS: "30" })
         assert.includeMembers(messages.dropped, ["messages_before", "message_transitions_before"])
-        assert.strictEqual((yield* names("messages"))[0], Partitions.partitionName("messages", Partitions.addMonths(now, -1)))
+        assert.strictEqual(
+          (yield* names("messages"))[0],
+          Partitions.partitionName("messages", Partitions.addMonths(now, -1))
+        )
         assert.strictEqual(
           (yield* names("message_transitions"))[0],
           Partitions.partitionName("message_transitions", Partitions.addMonths(now, -1))

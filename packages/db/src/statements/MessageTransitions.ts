@@ -5,13 +5,14 @@
  * (several channels' messages `-> dispatching`). The move and the batch of receipts keep their
  * statements side by side, with the envelope templates that complete their events, so that the
  * two stay the same rule. `MessagesRepo` exposes them.
+ * Over 350 lines on purpose: the three guarded moves side by side, so they stay one rule.
  */
 import type { SqlClient } from "@effect/sql"
 import { Events, Ids, MessageStateMachine, type Messaging, Schemas } from "@switchboard/domain"
 import { Clock, Effect, Option, Schema } from "effect"
 import { DispatchOrder } from "../DispatchQueueRepo.js"
 import { envelopeTemplate, type EventsRepo } from "../EventsRepo.js"
-import { queuedWindow } from "../Partitions.js"
+import { idRange, queuedWindow } from "../Partitions.js"
 import { dieOnDatabaseError } from "../Rows.js"
 import { type MovedRow, toTransitioned, type Transitioned } from "../rows/MessageRows.js"
 import { leaseHeld, type ShardLease } from "../ShardLease.js"
@@ -40,12 +41,6 @@ const RECEIPT_SLOTS = ["workspace_id", "from_state", "category"]
 
 const decodeMessageId = Schema.decodeUnknown(Ids.Id("msg"))
 
-/** The least and greatest of `ids` (not empty). */
-const idRange = (ids: ReadonlyArray<string>): readonly [string, string] =>
-  ids.reduce<readonly [string, string]>(
-    ([low, high], id) => [id < low ? id : low, id > high ? id : high],
-    [ids[0]!, ids[0]!]
-  )
 const isMessageId = Ids.isId("msg")
 
 export interface TransitionOptions {
@@ -148,10 +143,8 @@ export const makeMessageTransitions = (sql: SqlClient.SqlClient, events: EventsR
       // anti join, and with the timelock clause it chose a hash join over every queued message),
       // and `ORDER BY ... LIMIT 1` makes the ordered index scan its plan (a sequential scan
       // looked cheaper to it when most queued rows are one channel's). bench/RESULTS.md 1, "A
-      // dispatch take that read the whole queue". The channel's status is a subquery of the row,
-      // not an EXISTS: as a join, the generic plan of a prepared statement on the partitioned
-      // table walked every connected channel and looked the message up once per channel.
-      // `messages_queue` is the only index such a probe
+      // dispatch take that read the whole queue". The channel's status: a subquery of the row (as
+      // a join, a generic plan looked the message up once per connected channel). `messages_queue` is the only index such a probe
       // can use (migration 0120), so statistics that saw the queue nearly empty no longer send it
       // through every queued message of the channel, or of every channel (11d, 11f).
       to === "dispatching"
@@ -206,8 +199,7 @@ export const makeMessageTransitions = (sql: SqlClient.SqlClient, events: EventsR
     const batch = reported.flatMap((r) => isMessageId(r.id) ? [{ ...r, id: r.id }] : [])
     if (batch.length === 0) return []
     const now = Schemas.toTimestamp(yield* Clock.currentTimeMillis)
-    // the batch's ids as a range too: the statement reads the partitions they lie in (an id list
-    // as one array parameter is not pruned on a prepared statement's generic plan)
+    // the batch's ids as a range too, so it reads their partitions (an array is not pruned)
     const [lowest, highest] = idRange(batch.map((r) => r.id))
     const eventIds: Array<string> = []
     const parts: Array<Array<string>> = [[], [], [], []]
