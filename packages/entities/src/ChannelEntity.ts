@@ -397,7 +397,8 @@ export const ChannelEntityLive = ChannelEntity.toLayer(
               yield* connected.value.connection.simulateInbound({
                 from: payload.from,
                 body: payload.body,
-                quotedProviderMessageId: payload.quoted_provider_message_id
+                quotedProviderMessageId: payload.quoted_provider_message_id,
+                ...(payload.provider_message_id === undefined ? {} : { providerMessageId: payload.provider_message_id })
               })
               return true
             })

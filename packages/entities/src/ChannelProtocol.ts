@@ -19,13 +19,16 @@ export const Wake = Rpc.make("Wake", {
 
 /**
  * Simulated networks only: someone writes to the channel's number (any kind, docs/API.md "Messages";
- * `quoted_provider_message_id`: the message it quotes). Answers false when the channel cannot simulate it.
+ * `quoted_provider_message_id`: the message it quotes; `provider_message_id`: the id the network
+ * gives it, so the caller finds the message once recorded; one of its own when absent). Answers
+ * false when the channel cannot simulate it.
  */
 export const SimulateInbound = Rpc.make("SimulateInbound", {
   payload: {
     from: Schemas.E164,
     body: MessageContent.InboundBody,
-    quoted_provider_message_id: Schema.NullOr(Schema.String)
+    quoted_provider_message_id: Schema.NullOr(Schema.String),
+    provider_message_id: Schema.optional(Schema.String)
   },
   success: Schema.Boolean
 })

@@ -266,6 +266,8 @@ export interface SimulatedInbound {
   readonly from: string
   readonly body: MessageContent.InboundBody
   readonly quotedProviderMessageId: string | null
+  /** the id the network gives the message (the caller finds it by it once recorded); one of its own when absent */
+  readonly providerMessageId?: string
 }
 
 export interface ChannelConnection {
