@@ -83,6 +83,8 @@ describe("README quickstart", () => {
     const create = run(blocks[0]!, env)
     assert.strictEqual(await create.exited, 0, create.output())
     assert.include(create.output(), `"created":true`)
+    // npm echoes a script's command line ("> exec node ... --password ..."): the password must not be printed
+    assert.notInclude(create.output(), "correct horse battery staple", "the password is not echoed")
     const again = run(blocks[0]!, env)
     assert.strictEqual(await again.exited, 0, again.output())
     assert.include(again.output(), `"created":false`)
