@@ -21,6 +21,7 @@ import {
   LidRepo,
   MediaRepo,
   MessagesRepo,
+  RetentionSettings,
   Transactions
 } from "@switchboard/db"
 import {
@@ -86,7 +87,7 @@ export class InboundMessages extends Effect.Service<InboundMessages>()("@switchb
     const media = yield* MediaRepo.MediaRepo
     const events = yield* EventsRepo.EventsRepo
     const transactions = yield* Transactions.Transactions
-    const retentionDays = yield* MediaRepo.mediaRetentionDays
+    const retentionDays = (yield* RetentionSettings.RetentionSettings).mediaDays
     const lids = yield* LidRepo.LidRepo
     const mappings = yield* LidMappings
 
