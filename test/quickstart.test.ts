@@ -68,6 +68,7 @@ describe("README quickstart", () => {
     await rest.gone
     const out = rest.output()
     assert.lengthOf(out.match(/curl: \(7\)/g) ?? [], 1, out)
+    assert.notInclude(out, "\n\n", "curl's error is not followed by an empty line (no answer to print)")
     assert.notInclude(out, "SyntaxError", out)
     assert.notInclude(out, "receiving webhooks", out)
     assert.notInclude(out, "the receiver runs", out)
