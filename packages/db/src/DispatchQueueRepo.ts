@@ -39,19 +39,31 @@ interface QueuedRow {
   readonly q_pid: string | null
   readonly q_direction: string | null
   readonly q_body: string | null
+  /** the quoted message's author in a group chat (a participant's message), else null */
+  readonly q_participant: string | null
   readonly r_id: string | null
   readonly r_pid: string | null
   readonly r_direction: string | null
   readonly r_body: string | null
+  readonly r_participant: string | null
 }
 
 /** A message known by the provider's id: ours are sent under our own id (`ChannelProvider.send`). */
-const ref = (id: string | null, pid: string | null, direction: string | null, body: string | null) =>
+const ref = (
+  id: string | null,
+  pid: string | null,
+  direction: string | null,
+  body: string | null,
+  participant: string | null
+) =>
   id === null ? null : {
     providerMessageId: pid ?? id,
     fromMe: direction === "outbound",
-    body: body ?? ""
+    body: body ?? "",
+    ...(participant === null ? {} : { participant })
   } satisfies MessageContent.ProviderMessageRef
+
+
 
 const outgoingBody = (r: QueuedRow): MessageContent.OutgoingBody => {
   const c = r.content ?? {}
@@ -74,7 +86,7 @@ const outgoingBody = (r: QueuedRow): MessageContent.OutgoingBody => {
     case "location":
       return { _tag: "location", ...(c as unknown as MessageContent.LocationContent) }
     case "reaction": {
-      const target = ref(r.r_id, r.r_pid, r.r_direction, r.r_body)
+      const target = ref(r.r_id, r.r_pid, r.r_direction, r.r_body, r.r_participant)
       return target === null
         ? { _tag: "text" }
         : { _tag: "reaction", target, emoji: typeof c["emoji"] === "string" ? c["emoji"] : "" }
@@ -148,7 +160,11 @@ export class DispatchQueueRepo extends Effect.Service<DispatchQueueRepo>()("@swi
       const rows = yield* sql<QueuedRow>`SELECT m.id, m.to_number, m.body, m.attempts, m.category, m.type,
           m.content, m.media_id, md.kind AS media_kind, md.mime_type, md.size_bytes, md.filename,
           q.id AS q_id, q.provider_message_id AS q_pid, q.direction AS q_direction, q.body AS q_body,
-          r.id AS r_id, r.provider_message_id AS r_pid, r.direction AS r_direction, r.body AS r_body
+          CASE WHEN q.group_chat_id IS NOT NULL AND q.direction = 'inbound'
+            THEN COALESCE(q.from_number, q.sender_lid || '@lid') END AS q_participant,
+          r.id AS r_id, r.provider_message_id AS r_pid, r.direction AS r_direction, r.body AS r_body,
+          CASE WHEN r.group_chat_id IS NOT NULL AND r.direction = 'inbound'
+            THEN COALESCE(r.from_number, r.sender_lid || '@lid') END AS r_participant
         FROM messages m
         LEFT JOIN media md ON md.id = m.media_id
         LEFT JOIN messages q ON q.id = m.reply_to
@@ -164,7 +180,7 @@ export class DispatchQueueRepo extends Effect.Service<DispatchQueueRepo>()("@swi
         attempts: r.attempts,
         category: r.category,
         content: outgoingBody(r),
-        quoted: ref(r.q_id, r.q_pid, r.q_direction, r.q_body)
+        quoted: ref(r.q_id, r.q_pid, r.q_direction, r.q_body, r.q_participant)
       }))
     }, dieOnDatabaseError)
 

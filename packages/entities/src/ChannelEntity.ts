@@ -397,7 +397,9 @@ export const ChannelEntityLive = ChannelEntity.toLayer(
               yield* connected.value.connection.simulateInbound({
                 from: payload.from,
                 body: payload.body,
-                quotedProviderMessageId: payload.quoted_provider_message_id
+                quotedProviderMessageId: payload.quoted_provider_message_id,
+                ...(payload.group_chat === undefined ? {} : { groupChat: payload.group_chat }),
+                ...(payload.mentions === undefined ? {} : { mentions: payload.mentions })
               })
               return true
             })

@@ -19,4 +19,10 @@ export const SandboxHandlers = HttpApiBuilder.group(Api.Api, "sandbox", (handler
       .handle("inbound", ({ path, payload }) =>
         Effect.flatMap(Security.CurrentPrincipal, (p) =>
           sandbox.inbound(p, path.sessionId, payload)))
+      .handle("createGroupChat", ({ path, payload }) =>
+        Effect.flatMap(Security.CurrentPrincipal, (p) =>
+          sandbox.createGroupChat(p, path.sessionId, payload)))
+      .handle("removeFromGroupChat", ({ path }) =>
+        Effect.flatMap(Security.CurrentPrincipal, (p) =>
+          sandbox.removeFromGroupChat(p, path.sessionId, path.groupChatId)))
   }))

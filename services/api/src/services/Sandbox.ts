@@ -1,8 +1,9 @@
 /** Sandbox sessions on shared test numbers. Test-mode API keys only. */
 import { SandboxApi, type Security } from "@switchboard/api"
-import { MediaRepo, MessagesRepo, SandboxRepo, Transactions } from "@switchboard/db"
+import { ContactsRepo, GroupChatsRepo, MediaRepo, MessagesRepo, SandboxRepo, Transactions } from "@switchboard/db"
 import {
   Errors,
+  GroupChats,
   Ids,
   MediaSniff,
   MessageContent,
@@ -117,6 +118,8 @@ export class Sandbox extends Effect.Service<Sandbox>()("@switchboard/service-api
     const channels = yield* Channels
     const entitlements = yield* Entitlements
     const config = yield* ProvidersConfig.ProvidersConfig
+    const groupChats = yield* GroupChatsRepo.GroupChatsRepo
+    const contacts = yield* ContactsRepo.ContactsRepo
     const now = Effect.map(Clock.currentTimeMillis, Schemas.toTimestamp)
 
     const load = Effect.fn("Sandbox.load")(function*(principal: Security.Principal, id: string) {
@@ -410,9 +413,9 @@ export class Sandbox extends Effect.Service<Sandbox>()("@switchboard/service-api
         return as({ _tag: "unsupported", kind: input.unsupported?.kind ?? "unknown" })
       })
 
-    /** The simulated network delivers a message of any kind from a verified recipient. */
-    const inbound = Effect.fn("Sandbox.inbound")(
-      function*(principal: Security.Principal, id: string, input: SandboxInbound.SandboxInboundRequest) {
+    /** An active session of the workspace (422 `session_not_active` otherwise). */
+    const active = (principal: Security.Principal, id: string) =>
+      Effect.gen(function*() {
         const session = yield* load(principal, id)
         if (session.status !== "active") {
           return yield* new Errors.ValidationError({
@@ -420,6 +423,138 @@ export class Sandbox extends Effect.Service<Sandbox>()("@switchboard/service-api
             details: { reason: "session_not_active" }
           })
         }
+        return session
+      })
+
+    /** A number the session's simulated network knows: verified, or a magic number. */
+    const knownTo = (session: SandboxRepo.SandboxSessionRow, phone: string) =>
+      SandboxNumbers.isMagicNumber(phone) || session.verified_recipients.includes(phone)
+
+    /** A simulated group chat of the session's channel, with its participants (404 otherwise). */
+    const groupChatOf = (principal: Security.Principal, session: SandboxRepo.SandboxSessionRow, id: string) =>
+      Effect.gen(function*() {
+        const found = yield* groupChats.find(principal.workspaceId, id)
+        if (Option.isNone(found) || found.value.channel_id !== session.channel_id) {
+          return yield* new Errors.NotFound({
+            message: `No group chat ${id} on this session's channel`,
+            details: { resource: "group_chat", id }
+          })
+        }
+        return found.value
+      })
+
+    /**
+     * A simulated group chat (docs/API.md "Group chats"): the session's number and the given
+     * participants (verified recipients or magic numbers), kept as a QR channel keeps what WhatsApp
+     * reports; the first participant created it (`superadmin`).
+     */
+    const createGroupChat = Effect.fn("Sandbox.createGroupChat")(function*(
+      principal: Security.Principal,
+      id: string,
+      input: SandboxInbound.SandboxGroupChatRequest
+    ) {
+      const session = yield* active(principal, id)
+      const participants = [...new Set(input.participants)]
+      const unknown = participants.findIndex((phone) => !knownTo(session, phone))
+      if (unknown >= 0) {
+        return yield* new Errors.ValidationError({
+          message: "Only verified recipients (or magic numbers) can be participants",
+          details: {
+            reason: "recipient_not_verified",
+            issues: [{ path: ["participants", input.participants.indexOf(participants[unknown]!)], message: "Verify this number first" }]
+          }
+        })
+      }
+      const admins = new Set(input.admins ?? [])
+      const strayAdmin = (input.admins ?? []).findIndex((phone) => !participants.includes(phone))
+      if (strayAdmin >= 0) {
+        return yield* new Errors.ValidationError({
+          message: "An admin must be one of the participants",
+          details: { issues: [{ path: ["admins", strayAdmin], message: "Not a participant" }] }
+        })
+      }
+      const at = yield* now
+      const groupChat: GroupChats.ProviderGroupChat = {
+        // WhatsApp's group ids look so: 120363 and twelve more digits
+        whatsappGroupId: `120363${String(randomInt(0, 1_000_000)).padStart(6, "0")}${
+          String(randomInt(0, 1_000_000)).padStart(6, "0")
+        }`,
+        subject: input.subject,
+        description: input.description ?? null,
+        announceOnly: input.announce_only ?? false,
+        isAdmin: input.is_admin ?? false,
+        participants: participants.map((phoneNumber, i) => ({
+          phoneNumber,
+          whatsappLid: null,
+          role: i === 0 ? "superadmin" as const : admins.has(phoneNumber) ? "admin" as const : "member" as const
+        }))
+      }
+      const groupChatId = yield* transactions.run(Effect.gen(function*() {
+        const kept = yield* groupChats.upsert({
+          id: yield* Ids.newId("gch"),
+          workspaceId: principal.workspaceId,
+          channelId: session.channel_id,
+          groupChat,
+          now: at
+        })
+        const members = yield* Effect.forEach(groupChat.participants, (p) =>
+          Effect.map(
+            contacts.upsertContact(principal.workspaceId, p.phoneNumber!, at),
+            (contact) => ({ contactId: contact.id, role: p.role })
+          ))
+        yield* groupChats.setParticipants(kept, members)
+        return kept
+      }))
+      return Option.getOrThrow(yield* groupChats.find(principal.workspaceId, groupChatId))
+    })
+
+    /**
+     * The simulated group chat's admins remove the session's number: the group chat is kept,
+     * `is_participant: false` (sends to it are refused, docs/API.md "Group chats").
+     */
+    const removeFromGroupChat = Effect.fn("Sandbox.removeFromGroupChat")(function*(
+      principal: Security.Principal,
+      id: string,
+      groupChatId: string
+    ) {
+      const session = yield* active(principal, id)
+      const chat = yield* groupChatOf(principal, session, groupChatId)
+      yield* groupChats.markLeft(session.channel_id, { left: [chat.whatsapp_group_id] }, yield* now)
+      return Option.getOrThrow(yield* groupChats.find(principal.workspaceId, groupChatId))
+    })
+
+    /** The group chat a simulated message is written in: `from` and what it mentions are participants. */
+    const groupOfInbound = (
+      principal: Security.Principal,
+      session: SandboxRepo.SandboxSessionRow,
+      input: SandboxInbound.SandboxInboundRequest,
+      groupChatId: string
+    ) =>
+      Effect.gen(function*() {
+        const chat = yield* groupChatOf(principal, session, groupChatId)
+        const refuse = (reason: string, path: ReadonlyArray<string | number>, message: string) =>
+          new Errors.ValidationError({ message, details: { reason, issues: [{ path, message }] } })
+        if (!chat.is_participant) {
+          return yield* refuse("not_a_participant", ["group_chat_id"], "The session's number left this group chat")
+        }
+        const writer = chat.participants.find((p) => p.phone_number === input.from)
+        if (writer === undefined) {
+          return yield* refuse("not_a_participant", ["from"], "Not a participant of this group chat")
+        }
+        if (chat.announce_only && writer.role === "member") {
+          return yield* refuse("group_chat_announce_only", ["from"], "Only admins write in this group chat")
+        }
+        const stray = (input.mentions ?? []).findIndex((phone) =>
+          !chat.participants.some((p) => p.phone_number === phone)
+        )
+        if (stray >= 0) return yield* refuse("not_a_participant", ["mentions", stray], "Not a participant")
+        return { whatsappGroupId: chat.whatsapp_group_id }
+      })
+
+    /** The simulated network delivers a message of any kind from a verified recipient. */
+    const inbound = Effect.fn("Sandbox.inbound")(
+      function*(principal: Security.Principal, id: string, input: SandboxInbound.SandboxInboundRequest) {
+        const session = yield* active(principal, id)
         if (!SandboxNumbers.isMagicNumber(input.from) && !session.verified_recipients.includes(input.from)) {
           return yield* new Errors.ValidationError({
             message: "Only verified recipients can write to a sandbox number",
@@ -429,6 +564,9 @@ export class Sandbox extends Effect.Service<Sandbox>()("@switchboard/service-api
             }
           })
         }
+        const group = input.group_chat_id === undefined
+          ? undefined
+          : yield* groupOfInbound(principal, session, input, input.group_chat_id)
         const body = yield* bodyOf(principal, session.channel_id, input)
         const quoted = input.reply_to === undefined
           ? null
@@ -438,7 +576,8 @@ export class Sandbox extends Effect.Service<Sandbox>()("@switchboard/service-api
         const delivered = yield* channelClient(session.channel_id).SimulateInbound({
           from: input.from,
           body,
-          quoted_provider_message_id: quoted
+          quoted_provider_message_id: quoted,
+          ...(group === undefined ? {} : { group_chat: group, mentions: input.mentions ?? [] })
         }).pipe(
           Effect.catchAllDefect(Effect.fail),
           Effect.retry({ times: 2, schedule: Schedule.spaced("200 millis") }),
@@ -455,7 +594,7 @@ export class Sandbox extends Effect.Service<Sandbox>()("@switchboard/service-api
       }
     )
 
-    return { create, list, get, verify, revoke, inbound } as const
+    return { create, list, get, verify, revoke, inbound, createGroupChat, removeFromGroupChat } as const
   }),
   dependencies: [
     SandboxRepo.SandboxRepo.Default,
@@ -464,6 +603,8 @@ export class Sandbox extends Effect.Service<Sandbox>()("@switchboard/service-api
     Entitlements.Default,
     MessagesRepo.MessagesRepo.Default,
     MediaRepo.MediaRepo.Default,
-    MediaFiles.Default
+    MediaFiles.Default,
+    GroupChatsRepo.GroupChatsRepo.Default,
+    ContactsRepo.ContactsRepo.Default
   ]
 }) {}
