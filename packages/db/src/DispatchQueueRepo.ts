@@ -109,7 +109,8 @@ export const DispatchOrder = {
   /**
    * `m` is a due queued message of `channel`, not to a waiting recipient, and not held: while
    * WhatsApp holds a reach-out timelock on the channel's number, messages to contacts who never
-   * wrote to it stay queued (neither sent nor failed) until it ends; replies go
+   * wrote to it stay queued (neither sent nor failed) until it ends; replies and group chat
+   * messages go
    * (docs/LIMITS.md, "Number protection")
    */
   due: (
@@ -123,7 +124,7 @@ export const DispatchOrder = {
       AND (${sql.literal(m)}.next_attempt_at IS NULL OR ${sql.literal(m)}.next_attempt_at <= ${at})
       AND NOT (COALESCE((SELECT tl.qr_timelock_until > ${at} FROM channels tl WHERE tl.id = ${channel}), false)
         AND NOT EXISTS (SELECT 1 FROM conversations cv WHERE cv.id = ${sql.literal(m)}.conversation_id
-          AND cv.last_inbound_at IS NOT NULL))${
+          AND (cv.last_inbound_at IS NOT NULL OR cv.group_chat_id IS NOT NULL)))${
       !Array.isArray(waiting)
         ? sql` AND ${waiting as Statement.Fragment}`
         : waiting.length > 0
