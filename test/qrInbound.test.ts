@@ -217,7 +217,7 @@ describe("QR inbound messages of every kind", () => {
         )
         assert.strictEqual(new Set(messages.map((m) => m.contact_id)).size, 1, JSON.stringify(messages))
         const contact = yield* (yield* api(user.accessToken, user.workspaceId)).contacts.get({
-          path: { contactId: messages[0]!.contact_id }
+          path: { contactId: messages[0]!.contact_id! }
         })
         assert.strictEqual(contact.phone_number, hidden.number, JSON.stringify(contact))
         assert.strictEqual(contact.whatsapp_lid, hidden.lidUser)

@@ -125,6 +125,9 @@ describe("sandbox group chats", () => {
           headers: {}
         })
         assert.deepInclude(sent, { group_chat_id: chat.id, contact_id: null, channel_id: session.channel_id })
+        // the send made the group chat's conversation: its event names the group chat, no contact
+        const created = yield* eventsOf(sent.conversation_id, "conversation.created")
+        assert.deepStrictEqual(created.map((d) => [d["group_chat_id"], d["contact_id"]]), [[chat.id, null]])
         const read = yield* eventually(client.messages.get({ path: { messageId: sent.id } }), (m) => m.status === "read")
         assert.strictEqual(read.status, "read")
 

@@ -119,7 +119,8 @@ export class SendWritesRepo extends Effect.Service<SendWritesRepo>()("@switchboa
             {
               object_id: sql`o.conversation_id`,
               conversation_id: sql`o.conversation_id`,
-              contact_id: sql`o.contact_id`
+              // a group chat's conversation has no contact: `null` as written, not filled in
+              ...(message.group_chat_id === undefined ? { contact_id: sql`o.contact_id` } : {})
             }
           )
         }
@@ -203,7 +204,8 @@ export class SendWritesRepo extends Effect.Service<SendWritesRepo>()("@switchboa
           ? sql`, stored AS (
           UPDATE idempotency_keys k SET state = 'done', response = jsonb_set(jsonb_set(${
             JSON.stringify(claim.response)
-          }::jsonb, '{contact_id}', to_jsonb(o.contact_id)), '{conversation_id}', to_jsonb(o.conversation_id))
+          }::jsonb, '{contact_id}', COALESCE(to_jsonb(o.contact_id), 'null'::jsonb)), '{conversation_id}',
+            to_jsonb(o.conversation_id))
           FROM outcome o
           WHERE k.workspace_id = ${workspaceId} AND k.key = ${claim.ref.key} AND k.claim_id = ${claim.ref.claimId}
             AND k.state = 'running'

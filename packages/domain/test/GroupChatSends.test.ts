@@ -4,10 +4,11 @@
  * a 1:1 conversation's none.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { ArrivalEvents, Messaging } from "@switchboard/domain"
+import { ArrivalEvents, type Events, Messaging } from "@switchboard/domain"
 import { Either, Schema } from "effect"
 
 const decode = Schema.decodeUnknownEither(Messaging.SendMessageRequest)
+const data = (event: Events.DomainEvent | undefined): Record<string, unknown> => ({ ...event?.data })
 const GROUP = "gch_01JD7X6F3Q9T2M5N8R4V0W1Y2Z"
 
 describe("sends to a group chat", () => {
@@ -27,8 +28,8 @@ describe("sends to a group chat", () => {
       contactId: null,
       groupChatId: GROUP
     })
-    assert.deepInclude({ ...group?.data }, { contact_id: null, group_chat_id: GROUP })
+    assert.deepInclude(data(group), { contact_id: null, group_chat_id: GROUP })
     const direct = ArrivalEvents.arrivalEvent(null, "inbound", { id: "cnv_1", channelId: "ch_1", contactId: "cnt_1" })
-    assert.notProperty({ ...direct?.data }, "group_chat_id")
+    assert.notProperty(data(direct), "group_chat_id")
   })
 })

@@ -43,7 +43,7 @@ const contactsOf = (workspaceId: string) =>
 const conversationsOf = (workspaceId: string) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    return yield* sql<{ id: string; contact_id: string }>`SELECT id, contact_id FROM conversations
+    return yield* sql<{ id: string; contact_id: string | null }>`SELECT id, contact_id FROM conversations
       WHERE workspace_id = ${workspaceId}`
   }).pipe(Effect.orDie)
 
@@ -95,7 +95,7 @@ describe("LID senders", () => {
           assert.strictEqual(moved.from, PHONE)
           assert.strictEqual(moved.sender!.whatsapp_lid, LID)
         }
-        const updated = (yield* eventTypes(ours.contact_id)).filter((e) => e.type === "contact.updated")
+        const updated = (yield* eventTypes(ours.contact_id!)).filter((e) => e.type === "contact.updated")
         assert.strictEqual(updated.length, 1)
         assert.strictEqual(updated[0]!.data.merged_contact_id, first.contact_id)
 
@@ -143,7 +143,7 @@ describe("LID senders", () => {
         yield* inbound.learnLid(target.channelId, "777", "+4915177777777")
         const completed = (yield* contactsOf(target.workspaceId)).find((c) => c.id === other.contact_id)!
         assert.strictEqual(completed.phone_number, "+4915177777777")
-        const updated = (yield* eventTypes(other.contact_id)).filter((e) => e.type === "contact.updated")
+        const updated = (yield* eventTypes(other.contact_id!)).filter((e) => e.type === "contact.updated")
         assert.deepStrictEqual(updated.map((e) => e.data.changed), [["phone_number"]])
       }))
   })

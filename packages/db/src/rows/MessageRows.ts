@@ -42,10 +42,10 @@ export const MessageColumns = Schema.Struct({
   media_id: Schema.NullOr(Ids.Id("med")),
   media_status: Schema.NullOr(Media.MediaStatus),
   media_failure: Schema.NullOr(Schema.String),
-  /** a message in a group chat (migration 0170; optional: a row read back as JSON before it has none) */
-  group_chat_id: Schema.optionalWith(Schema.NullOr(Ids.Id("gch")), { default: () => null }),
+  /** a message in a group chat (migration 0170) */
+  group_chat_id: Schema.NullOr(Ids.Id("gch")),
   /** an inbound group message's mentioned participants (contact ids) */
-  mentions: Schema.optionalWith(Schema.NullOr(Schema.Array(Ids.Id("cnt"))), { default: () => null })
+  mentions: Schema.NullOr(Schema.Array(Ids.Id("cnt")))
 })
 
 /**
