@@ -165,7 +165,10 @@ describe("QR group chat messages over the API", () => {
 
         // read: the receipt goes to the group, naming the member who wrote
         yield* client.conversations.markRead({ path: { conversationId: text.conversation_id } })
-        yield* wa.until(() => team.readReceipts.length >= 2)
+        yield* wa.until(() => team.readReceipts.length >= 2).pipe(
+          Effect.timeout("30 seconds"),
+          Effect.catchAll(() => Effect.dieMessage(`read receipts: ${JSON.stringify(team.readReceipts)}`))
+        )
         assert.sameDeepMembers(
           team.readReceipts.map((r) => [r.id, r.participant.split("@")[0]]),
           [[textWaId, alice.user], [imageWa.id, bob.user]]

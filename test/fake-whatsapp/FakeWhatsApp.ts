@@ -1329,6 +1329,7 @@ export class FakeWhatsApp {
       // a group member's message: the receipt names the member who wrote
       const participant = node.attrs["participant"] ?? ""
       for (const id of [node.attrs["id"] ?? "", ...listed]) group.readReceipts.push({ id, participant })
+      this.events.emit("changed")
       return
     }
     const contact = this.findPeer(to)?.contact
