@@ -5,121 +5,46 @@
  *
  * Each socket gets a generation number; anything a replaced socket still reports is ignored, so at
  * most one socket is live and no stale close can trigger a reconnect. What a close leads to is
- * `QrClosePolicy`; status changes follow the domain's `transitionChannel` (ChannelStateMachine).
- * The socket itself is `QrSocket`; the pairing codes `QrCodes` (`QrPairingCode` when linking by
- * code); sends `QrOutbound`; receipts and
- * acks `QrReceipts`; what others send `QrInbound`; calls `QrCalls`; restriction signals
- * `QrSignals`; unreachable attempts `QrUnreachable`; JIDs `QrJid`.
+ * `QrClosePolicy`; the status and its moves `QrStatus`. What the connection offers its owner
+ * (the interface, the snapshot, the capabilities) is `QrConnectionShape`. The socket itself is
+ * `QrSocket`; the pairing codes `QrCodes` (`QrPairingCode` when linking by code); sends
+ * `QrOutbound`; receipts and acks `QrReceipts`; what others send `QrInbound`; calls `QrCalls`;
+ * group chats `QrGroupChats`; restriction signals `QrSignals`; unreachable attempts
+ * `QrUnreachable`; JIDs `QrJid`.
  *
  * Over 350 lines on purpose: it is one actor, and its handlers share the actor's state (the live
  * socket and its generation, the reconnect budget, the code showing); the rest is in those modules.
  */
-import { ChannelStateMachine, Messaging } from "@switchboard/domain"
-import type { WAMessage, WASocket } from "baileys"
-import { Clock, Deferred, Duration, Effect, Fiber, PubSub, Queue, Random, type Scope, Stream } from "effect"
-import type { InboundRef, MediaDownloadFailed } from "../ChannelProvider.js"
+import { ChannelStateMachine } from "@switchboard/domain"
+import type { WASocket } from "baileys"
+import { Clock, Deferred, Duration, Effect, Fiber, PubSub, Queue, Random, Stream } from "effect"
 import { senderOf } from "./BaileysInbound.js"
 import * as QrAuthState from "./QrAuthState.js"
 import { QrAuthStateRepo } from "./QrAuthStateRepo.js"
 import * as QrCalls from "./QrCalls.js"
 import * as QrClosePolicy from "./QrClosePolicy.js"
 import * as QrCodes from "./QrCodes.js"
-import type { QrCodeSnapshot } from "./QrCodes.js"
 import type { QrConnectFailure } from "./QrConnectFailure.js"
 import { QrConnectionConfig } from "./QrConnectionConfig.js"
-import type { QrConnectionError, QrConnectionEvent, QrStateEvent } from "./QrConnectionEvent.js"
+import type { QrConnectionEvent } from "./QrConnectionEvent.js"
+import { qrCapabilities, type QrConnection } from "./QrConnectionShape.js"
 import * as QrGroupChats from "./QrGroupChats.js"
 import * as QrInbound from "./QrInbound.js"
 import { jidToE164, phoneOfLid } from "./QrJid.js"
 import * as QrMetrics from "./QrMetrics.js"
 import * as QrOutbound from "./QrOutbound.js"
-import type { QrOutboundText } from "./QrOutbound.js"
 import * as QrPairingCode from "./QrPairingCode.js"
 import * as QrReceipts from "./QrReceipts.js"
-import type { QrNotConnected, QrRecipientNotOnWhatsApp, QrSendFailed } from "./QrSendError.js"
 import * as QrSignals from "./QrSignals.js"
 import * as QrSocket from "./QrSocket.js"
+import * as QrStatus from "./QrStatus.js"
 import * as QrUnreachable from "./QrUnreachable.js"
 
 // what this module's namespace has always offered (`QrConnection.readerJid`, ...)
 export type { QrCodeSnapshot } from "./QrCodes.js"
+export { qrCapabilities, type QrConnection, type QrSnapshot } from "./QrConnectionShape.js"
 export { e164ToJid, jidToE164, readerJid } from "./QrJid.js"
 export { baileysContent, baileysQuoted, type QrOutboundText } from "./QrOutbound.js"
-
-/** What a QR channel can do (`Messaging.THROUGHPUT_MPS.qr` messages per second). */
-export const qrCapabilities = {
-  provider: "qr",
-  max_throughput_mps: Messaging.THROUGHPUT_MPS.qr,
-  message_types: Messaging.MESSAGE_TYPES.qr
-} as const
-
-/** Everything a `snapshot` frame needs. */
-export interface QrSnapshot {
-  readonly channelId: string
-  readonly status: ChannelStateMachine.ChannelStatus
-  readonly phoneNumber: string | null
-  readonly qr: QrCodeSnapshot | null
-  /** why the last attempt could not reach WhatsApp, until it is reached again or pairing restarts */
-  readonly connectionError: QrConnectionError | null
-}
-
-export interface QrConnection {
-  readonly channelId: string
-  readonly capabilities: typeof qrCapabilities
-  /** Status, phone number and the QR code showing now. */
-  readonly snapshot: Effect.Effect<QrSnapshot>
-  /** Events from the moment of subscription, until the scope closes. Subscribe before `start`. */
-  readonly subscribe: Effect.Effect<Queue.Dequeue<QrConnectionEvent>, never, Scope.Scope>
-  /** The same as a stream (subscribes when run). */
-  readonly events: Stream.Stream<QrConnectionEvent>
-  /**
-   * `qr/start`: (re)starts from scratch. Ends any socket, resets the reconnect budget, then logs in
-   * with the stored link if there is one, else begins a pairing session (QR codes).
-   */
-  readonly start: Effect.Effect<void>
-  /**
-   * `qr/start` with `{method: "code", phone_number}`: as `start`, but WhatsApp's pairing code for
-   * `phoneNumber` (E.164) replaces the QR codes (`QrPairingCode`).
-   */
-  readonly startWithCode: (phoneNumber: string) => Effect.Effect<void>
-  /**
-   * Runner (re)activation: connects with the stored link if there is one and no socket runs.
-   * Never starts a pairing. Returns whether a stored link was found.
-   */
-  readonly resume: Effect.Effect<boolean>
-  /**
-   * Sends a text; succeeds once Baileys wrote it to WhatsApp (= `provider_accepted`). The first
-   * send to a number checks that it is on WhatsApp (`QrRecipientCheck`).
-   */
-  readonly send: (
-    message: QrOutboundText
-  ) => Effect.Effect<void, QrNotConnected | QrSendFailed | QrRecipientNotOnWhatsApp>
-  /**
-   * Rejects a ringing call (`call_offer`) at WhatsApp; succeeds once WhatsApp acknowledged it.
-   */
-  readonly rejectCall: (callId: string, callerJid: string) => Effect.Effect<void, QrNotConnected | QrSendFailed>
-  /** `qr/logout`: unlinks the device at WhatsApp (when connected) and wipes the stored link. */
-  readonly logout: Effect.Effect<void>
-  /**
-   * Read receipts (blue ticks) for inbound messages, each to its sender's chat (`readerJid`);
-   * succeeds once Baileys wrote them to WhatsApp.
-   */
-  readonly markRead: (messages: ReadonlyArray<InboundRef>) => Effect.Effect<void, QrNotConnected | QrSendFailed>
-  /**
-   * Asks the sender's phone to upload an inbound media again (WhatsApp's media host answered
-   * 404/410); the message with the media's new location.
-   */
-  readonly reupload: (message: WAMessage) => Effect.Effect<WAMessage, MediaDownloadFailed>
-  /**
-   * Stops reading from WhatsApp (the socket's WebSocket paused, `reason` logged) until
-   * `resumeInput`: the runner holds as much unrecorded input as it may. What WhatsApp did not get
-   * acknowledged stays with it. Baileys drops a link it hears nothing on for the keep-alive
-   * interval + 5 s (408) and reconnects, which reads again; the owner holds again at its next
-   * item over the bound.
-   */
-  readonly holdInput: (reason: string) => Effect.Effect<void>
-  readonly resumeInput: Effect.Effect<void>
-}
 
 /** The owner's commands, what the socket reports, and the actor's own timers. */
 type Command =
@@ -148,7 +73,6 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
   const commands = yield* Effect.acquireRelease(Queue.unbounded<Command>(), Queue.shutdown)
 
   // actor state: only the actor fiber writes it
-  let status: ChannelStateMachine.ChannelStatus = options.initialStatus ?? "pending"
   let generation = 0
   let socket: WASocket | undefined
   let open = false
@@ -159,44 +83,18 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
   let reconnect: Fiber.RuntimeFiber<void> | undefined
   /** someone asked (`qr/start`) and no link opened since: connection failures give up early */
   let interactive = false
-  /** whether this connection counts in the status gauge (`QrMetrics`): from set-up to its end */
-  let counted = false
 
   const publish = (event: QrConnectionEvent) => PubSub.publish(events, event)
+  const status = QrStatus.make({
+    channelId,
+    annotations,
+    initialStatus: options.initialStatus ?? "pending",
+    publish,
+    phoneNumber: () => phoneNumber
+  })
+  const move = status.move
   /** the socket while its link is open, for sends and receipts */
-  const link = (): QrSocket.QrLink => ({ socket: open ? socket : undefined, status })
-
-  const move = (
-    event: ChannelStateMachine.ChannelInput,
-    closeCode: number | null = null,
-    causedBy: QrConnectionError | null = null
-  ) =>
-    Effect.gen(function*() {
-      const t = ChannelStateMachine.transitionChannel(status, event)
-      if (t._tag !== "Moved") return
-      status = t.to
-      if (counted) yield* QrMetrics.moved(t.from, t.to)
-      yield* Effect.logInfo("qr channel status changed").pipe(Effect.annotateLogs({
-        ...annotations,
-        from_status: t.from,
-        to_status: t.to,
-        reason: t.reason,
-        ...(closeCode === null ? {} : { close_code: closeCode })
-      }))
-      yield* publish(
-        {
-          _tag: "state",
-          channelId,
-          from: t.from,
-          to: t.to,
-          reason: t.reason,
-          closeCode,
-          requiresRepair: t.requiresRepair,
-          phoneNumber,
-          connectionError: causedBy
-        } satisfies QrStateEvent
-      )
-    })
+  const link = (): QrSocket.QrLink => ({ socket: open ? socket : undefined, status: status.current() })
 
   const signals = QrSignals.make({
     channelId,
@@ -368,7 +266,7 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
       case "Start":
         return Effect.gen(function*() {
           // archived and suspended channels do not pair (the owner refuses qr/start before this)
-          if (ChannelStateMachine.transitionChannel(status, { _tag: "Start" })._tag === "Refused") return
+          if (ChannelStateMachine.transitionChannel(status.current(), { _tag: "Start" })._tag === "Refused") return
           yield* reset
           pairingCode.want(command.phoneNumber ?? null)
           interactive = true
@@ -490,14 +388,7 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
   // the scope ends the socket; the link stays stored, so a later owner resumes it
   yield* Effect.addFinalizer(() => closeSocket)
   // this connection counts in its status until it ends (`move` moves it between statuses)
-  yield* QrMetrics.moved(undefined, status)
-  counted = true
-  yield* Effect.addFinalizer(() =>
-    Effect.suspend(() => {
-      counted = false
-      return QrMetrics.ended(status)
-    })
-  )
+  yield* status.counted
 
   const input = QrSocket.inputHold({ socket: () => socket, annotations })
   /** Runs a command on the actor and waits for its answer. */
@@ -522,7 +413,7 @@ export const make = Effect.fn("QrConnection.make")(function*(options: {
     capabilities: qrCapabilities,
     snapshot: Effect.sync(() => ({
       channelId,
-      status,
+      status: status.current(),
       phoneNumber,
       qr: codes.showing() ?? pairingCode.showing(),
       connectionError: unreachable.error()
