@@ -220,7 +220,10 @@ describe("QR group chat messages over the API", () => {
         })
         yield* wa.until(() => decrypted(sent.id).length === 2)
         assert.sameMembers(decrypted(sent.id).map((r) => r.text), ["Order 42 is ready", "Order 42 is ready"])
-        const read = yield* eventually(client.messages.get({ path: { messageId: sent.id } }), (m) => m.status === "read")
+        const read = yield* eventually(
+          client.messages.get({ path: { messageId: sent.id } }),
+          (m) => m.status === "read"
+        )
         assert.strictEqual(read.status, "read")
 
         // an image, uploaded first
@@ -241,7 +244,11 @@ describe("QR group chat messages over the API", () => {
           payload: { text: { body: "Table 7" }, reply_to: asked!.id },
           headers: {}
         })
-        assert.deepInclude(reply, { group_chat_id: chat.id, conversation_id: asked!.conversation_id, to: `${team.id}@g.us` })
+        assert.deepInclude(reply, {
+          group_chat_id: chat.id,
+          conversation_id: asked!.conversation_id,
+          to: `${team.id}@g.us`
+        })
         assert.strictEqual(sent.conversation_id, asked!.conversation_id)
         yield* wa.until(() => decrypted(reply.id).length === 2)
         const quote = decrypted(reply.id)[0]!.message.extendedTextMessage?.contextInfo

@@ -55,7 +55,10 @@ describe("sandbox group chats", () => {
           path: { sessionId: session.id },
           payload: { from: ALICE, group_chat_id: chat.id, text: { body: "@bob the order?" }, mentions: [BOB] }
         })
-        yield* client.sandbox.inbound({ path: { sessionId: session.id }, payload: { from: ALICE, text: { body: "hi" } } })
+        yield* client.sandbox.inbound({
+          path: { sessionId: session.id },
+          payload: { from: ALICE, text: { body: "hi" } }
+        })
         const page = yield* eventually(
           client.messages.list({ urlParams: { direction: "inbound", channel_id: session.channel_id } }),
           (p) => p.data.length === 2
@@ -128,7 +131,10 @@ describe("sandbox group chats", () => {
         // the send made the group chat's conversation: its event names the group chat, no contact
         const created = yield* eventsOf(sent.conversation_id, "conversation.created")
         assert.deepStrictEqual(created.map((d) => [d["group_chat_id"], d["contact_id"]]), [[chat.id, null]])
-        const read = yield* eventually(client.messages.get({ path: { messageId: sent.id } }), (m) => m.status === "read")
+        const read = yield* eventually(
+          client.messages.get({ path: { messageId: sent.id } }),
+          (m) => m.status === "read"
+        )
         assert.strictEqual(read.status, "read")
 
         yield* client.sandbox.inbound({
@@ -199,7 +205,9 @@ describe("sandbox group chats", () => {
         })
         assert.strictEqual(allowed.status, "queued")
 
-        const left = yield* client.sandbox.removeFromGroupChat({ path: { sessionId: session.id, groupChatId: admin.id } })
+        const left = yield* client.sandbox.removeFromGroupChat({
+          path: { sessionId: session.id, groupChatId: admin.id }
+        })
         assert.deepInclude(left, { is_participant: false, is_admin: false })
         const removed = yield* send(admin.id)
         assert.deepStrictEqual(

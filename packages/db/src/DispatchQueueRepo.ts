@@ -63,8 +63,6 @@ const ref = (
     ...(participant === null ? {} : { participant })
   } satisfies MessageContent.ProviderMessageRef
 
-
-
 const outgoingBody = (r: QueuedRow): MessageContent.OutgoingBody => {
   const c = r.content ?? {}
   switch (r.type) {

@@ -90,7 +90,9 @@ export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/d
             ${input.content === undefined ? null : JSON.stringify(input.content)}::jsonb, ${input.replyTo ?? null},
             ${input.senderLid ?? null}, ${input.mediaId ?? null}, ${input.mediaId ? "pending" : null},
             ${input.groupChatId ?? null},
-            ${input.mentions === undefined || input.mentions.length === 0 ? null : JSON.stringify(input.mentions)}::jsonb)
+            ${
+        input.mentions === undefined || input.mentions.length === 0 ? null : JSON.stringify(input.mentions)
+      }::jsonb)
           RETURNING *
         ), timeline AS (
           INSERT INTO message_transitions (message_id, from_state, to_state, at)

@@ -15,10 +15,10 @@ import type * as Statement from "@effect/sql/Statement"
 import { ArrivalEvents, Events, Ids, LidAddress, type Messaging } from "@switchboard/domain"
 import { Effect, Schema } from "effect"
 import { ContactCtes } from "./ContactsRepo.js"
-import { conversationArrivalCtes } from "./statements/ConversationArrival.js"
 import { envelopeTemplate, EventsRepo } from "./EventsRepo.js"
 import type { ClaimRef } from "./IdempotencyRepo.js"
 import { dieOnDatabaseError } from "./Rows.js"
+import { conversationArrivalCtes } from "./statements/ConversationArrival.js"
 
 export interface SendWrite {
   /**

@@ -227,7 +227,13 @@ export class InboundMessages extends Effect.Service<InboundMessages>()("@switchb
           now: input.now
         })
         const conversationId = groupChatId === null
-          ? yield* conversations.upsertConversation(input.workspaceId, input.channelId, contact.id, input.now, "inbound")
+          ? yield* conversations.upsertConversation(
+            input.workspaceId,
+            input.channelId,
+            contact.id,
+            input.now,
+            "inbound"
+          )
           : yield* conversations.upsertGroupConversation(
             input.workspaceId,
             input.channelId,

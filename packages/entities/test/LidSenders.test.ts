@@ -186,7 +186,10 @@ describe("LID senders", () => {
           SELECT id, contact_id, conversation_id, mentions FROM messages WHERE id IN (${fromLid.id}, ${mention.id})`
         const byId = new Map(rows.map((r) => [r.id, r]))
         // the LID's message is the number's contact's now, still in the group chat's conversation
-        assert.deepInclude(byId.get(fromLid.id), { contact_id: ours.contact_id, conversation_id: fromLid.conversation_id })
+        assert.deepInclude(byId.get(fromLid.id), {
+          contact_id: ours.contact_id,
+          conversation_id: fromLid.conversation_id
+        })
         assert.deepStrictEqual(byId.get(mention.id)?.mentions, [ours.contact_id])
         const detail = Option.getOrThrow(yield* groupChats.find(target.workspaceId, fromLid.group_chat_id!))
         assert.sameDeepMembers(detail.participants.map((p) => [p.contact_id, p.role]), [

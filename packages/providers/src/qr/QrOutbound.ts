@@ -45,7 +45,9 @@ const chatKey = (jid: string, ref: MessageContent.ProviderMessageRef) => ({
   // in a group chat, a participant's message is keyed by its author too
   ...(ref.participant == null || ref.fromMe
     ? {}
-    : { participant: LidAddress.addressedLid(ref.participant) === undefined ? e164ToJid(ref.participant) : ref.participant })
+    : {
+      participant: LidAddress.addressedLid(ref.participant) === undefined ? e164ToJid(ref.participant) : ref.participant
+    })
 })
 
 /**

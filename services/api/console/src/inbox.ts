@@ -42,7 +42,9 @@ const inbox: {
 
 /** Reads the group chats of these conversations not read yet (a group chat's subject and participants). */
 async function loadGroupChats(conversations: ReadonlyArray<ConversationListed>) {
-  const missing = [...new Set(conversations.flatMap((c) => c.group_chat_id ?? []))].filter((id) => !inbox.groups.has(id))
+  const missing = [...new Set(conversations.flatMap((c) => c.group_chat_id ?? []))].filter((id) =>
+    !inbox.groups.has(id)
+  )
   await Promise.all(missing.map(async (groupChatId) => {
     const chat = await api.groupChats.get({ path: { groupChatId } }).catch(() => undefined)
     if (chat) inbox.groups.set(groupChatId, chat)
@@ -50,8 +52,10 @@ async function loadGroupChats(conversations: ReadonlyArray<ConversationListed>) 
 }
 
 /** Who wrote a group chat's message: the participant's number (or LID), as the group chat lists them. */
-const writerOf = (m: { readonly contact_id: string | null; readonly from: string | null }, chat: GroupChat | undefined) =>
-  m.from ?? chat?.participants.find((p) => p.contact_id === m.contact_id)?.whatsapp_lid ?? "A participant"
+const writerOf = (
+  m: { readonly contact_id: string | null; readonly from: string | null },
+  chat: GroupChat | undefined
+) => m.from ?? chat?.participants.find((p) => p.contact_id === m.contact_id)?.whatsapp_lid ?? "A participant"
 
 const isStatus = Schema.is(ConversationStateMachine.ConversationStatus)
 

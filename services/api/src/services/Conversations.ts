@@ -272,7 +272,12 @@ export class Conversations extends Effect.Service<Conversations>()("@switchboard
         })
       }
       const to = yield* recipientOf(principal.workspaceId, conversation, conversation.contact)
-      return yield* sends.send(principal, { ...body, to, channel_id: conversation.channel_id }, idempotencyKey, fingerprint)
+      return yield* sends.send(
+        principal,
+        { ...body, to, channel_id: conversation.channel_id },
+        idempotencyKey,
+        fingerprint
+      )
     })
 
     const addNote = Effect.fn("Conversations.addNote")(

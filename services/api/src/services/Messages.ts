@@ -6,7 +6,14 @@
  * wake-up of the channel's entity. Reads go straight to Postgres.
  */
 import type { Security } from "@switchboard/api"
-import { ChannelsRepo, GroupChatsRepo, MessagesRepo, SendChecksRepo, SendWritesRepo, Transactions } from "@switchboard/db"
+import {
+  ChannelsRepo,
+  GroupChatsRepo,
+  MessagesRepo,
+  SendChecksRepo,
+  SendWritesRepo,
+  Transactions
+} from "@switchboard/db"
 import {
   ChannelStateMachine,
   Errors,

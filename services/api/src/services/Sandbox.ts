@@ -461,7 +461,10 @@ export class Sandbox extends Effect.Service<Sandbox>()("@switchboard/service-api
           message: "Only verified recipients (or magic numbers) can be participants",
           details: {
             reason: "recipient_not_verified",
-            issues: [{ path: ["participants", input.participants.indexOf(participants[unknown]!)], message: "Verify this number first" }]
+            issues: [{
+              path: ["participants", input.participants.indexOf(participants[unknown]!)],
+              message: "Verify this number first"
+            }]
           }
         })
       }
