@@ -254,6 +254,15 @@ describe("QR group chat messages over the API", () => {
         const quote = decrypted(reply.id)[0]!.message.extendedTextMessage?.contextInfo
         assert.strictEqual(quote?.stanzaId, question)
         assert.strictEqual(quote?.participant?.split("@")[0], carol.user)
+        // a reaction to her message is keyed by her too
+        const reaction = yield* client.messages.send({
+          payload: { group_chat_id: chat.id, reaction: { message_id: asked!.id, emoji: "👍" } },
+          headers: {}
+        })
+        yield* wa.until(() => decrypted(reaction.id).length === 2)
+        const reacted = decrypted(reaction.id)[0]!.message.reactionMessage
+        assert.deepInclude(reacted, { text: "👍" })
+        assert.deepStrictEqual([reacted?.key?.id, reacted?.key?.participant?.split("@")[0]], [question, carol.user])
 
         // a 1:1 reply cannot quote a group chat's message
         const misquoted = yield* refused(client.messages.send({

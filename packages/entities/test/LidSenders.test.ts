@@ -173,7 +173,7 @@ describe("LID senders", () => {
           ...content({ phoneNumber: "+4915144444444", whatsappLid: null }, "@555 welcome"),
           mentions: [{ phoneNumber: null, whatsappLid: "555" }]
         })
-        assert.deepStrictEqual(mention.mentions, [fromLid.contact_id])
+        assert.deepStrictEqual(mention.mentions, [fromLid.contact_id!])
         assert.strictEqual(mention.conversation_id, fromLid.conversation_id)
         assert.notStrictEqual(fromLid.conversation_id, ours.conversation_id)
         yield* groupChats.setParticipants(fromLid.group_chat_id!, [
@@ -187,7 +187,7 @@ describe("LID senders", () => {
         const byId = new Map(rows.map((r) => [r.id, r]))
         // the LID's message is the number's contact's now, still in the group chat's conversation
         assert.deepInclude(byId.get(fromLid.id), {
-          contact_id: ours.contact_id,
+          contact_id: ours.contact_id!,
           conversation_id: fromLid.conversation_id
         })
         assert.deepStrictEqual(byId.get(mention.id)?.mentions, [ours.contact_id])
