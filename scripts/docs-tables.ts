@@ -239,8 +239,9 @@ const apiExamples = () => {
       ...(response === undefined
         ? []
         : [
-          `${response.status}${response.body === undefined ? " (no body)" : ""}`,
-          ...(response.body === undefined ? [] : ["", "```json", JSON.stringify(response.body, null, 2), "```"])
+          `${response.status}${response.body === undefined && response.text === undefined ? " (no body)" : ""}`,
+          ...(response.body === undefined ? [] : ["", "```json", JSON.stringify(response.body, null, 2), "```"]),
+          ...(response.text === undefined ? [] : ["", "```text", response.text.trimEnd(), "```"])
         ])
     ].join("\n")
   })

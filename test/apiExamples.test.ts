@@ -14,27 +14,23 @@ import { Effect } from "effect"
 import { readFileSync, writeFileSync } from "node:fs"
 import { join, resolve } from "node:path"
 import { createKey, mailedToken, request, signUp } from "./support/Fixtures.js"
+import { appWith, Wa } from "./support/QrApp.js"
 import { receiver } from "./support/Receiver.js"
-import * as TestApp from "./support/TestApp.js"
+import * as Sse from "./support/SseClient.js"
 
 const WRITE = process.env["WRITE_API_EXAMPLES"] === "1"
 const root = resolve(import.meta.dirname, "..")
 
 /** Operations without examples yet, each for the reason noted above it. */
 const NOT_YET: ReadonlyArray<string> = [
-  // a QR link needs the fake WhatsApp server
-  "qrPairing.start",
-  "qrPairing.status",
-  "qrPairing.safety",
-  "qrPairing.stream",
-  "qrPairing.logout",
-  // a group chat exists only once a linked number reported it (test/qrGroupChats.test.ts), or a
-  // sandbox simulated it (test/sandboxGroupChats.test.ts)
-  "groupChats.list",
-  "groupChats.get",
+  // the sandbox's simulated group chats are newer than the story (test/sandboxGroupChats.test.ts covers them)
   "sandbox.createGroupChat",
   "sandbox.removeFromGroupChat"
 ]
+
+/** The linked number of the story's QR channel, and the group chat its phone is in. */
+const QR_PHONE = "+15550007777"
+const GROUP_ID = "120363000000000001"
 
 const ID = /\b([a-z]{2,4})_([0-9A-HJKMNP-TV-Z]{26})\b/g
 const TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/
@@ -72,6 +68,7 @@ class Placeholders {
         this.codes.add(value)
         return "123456"
       }
+      if (key === "qr") return ApiExamples.QR_CODE
       if (key === "last4" || key === "secret_last4") return "x".repeat(value.length)
       if (key === "access_token") return ApiExamples.ACCESS_TOKEN
       if (key === "refresh_token") {
@@ -115,8 +112,34 @@ const settled: Record<string, (body: any) => boolean> = {
   "webhooks.endpointDeliveries": (b) =>
     Array.isArray(b?.data) && b.data.length === 2 && b.data.some((d: any) => d.status === "dead") &&
     b.data.some((d: any) => d.status === "succeeded"),
-  "contactImports.list": (b) => Array.isArray(b?.data) && b.data.every((j: any) => j.status === "completed")
+  "contactImports.list": (b) => Array.isArray(b?.data) && b.data.every((j: any) => j.status === "completed"),
+  "qrPairing.status": (b) => b?.qr_available === true,
+  "qrPairing.safety": (b) => b?.warm_up?.status === "warming_up",
+  "groupChats.list": (b) => Array.isArray(b?.data) && b.data.length === 1 && b.data[0].participant_count === 2
 }
+
+/** An event stream's frames as its example shows them: `event:`, `id:` and `data:` lines, each frame ended by a blank line. */
+const streamText = (frames: ReadonlyArray<Sse.SseFrame>, places: Placeholders) =>
+  frames.map((f) =>
+    `event: ${f.event}\n${f.id === undefined ? "" : `id: ${f.id}\n`}data: ${
+      JSON.stringify(places.normalize(f.data))
+    }\n\n`
+  ).join("")
+
+/**
+ * `qrPairing.stream` as a browser reads it while the user links the number: the phone scans the code
+ * the stream shows, and the stream ends once the channel is connected; answered as `request` answers.
+ */
+const pairOverStream = (path: string, user: { accessToken: string; workspaceId: string }, places: Placeholders) =>
+  Effect.gen(function*() {
+    const wa = yield* Wa
+    const stream = yield* Sse.open(path, { token: user.accessToken, workspace: user.workspaceId })
+    const snapshot = yield* stream.nextNamed("snapshot")
+    const qr: string = snapshot.data.qr ?? (yield* stream.nextNamed("qr.updated")).data.qr
+    yield* wa.phone.scan(qr)
+    yield* stream.ended
+    return { status: stream.status, text: streamText(stream.frames, places) }
+  })
 
 /** The file an example with a file body (`media.upload`) uploads: its bytes as the body, not JSON. */
 const PICTURE = readFileSync(join(root, "docs", "examples", "picture.png"))
@@ -141,7 +164,7 @@ const upload = (path: string, token: string) =>
   }).pipe(Effect.scoped, Effect.orDie)
 
 describe("API examples", () => {
-  layer(TestApp.layer(), { excludeTestServices: true, timeout: 120_000 })((it) => {
+  layer(appWith({ phoneNumber: QR_PHONE }), { excludeTestServices: true, timeout: 120_000 })((it) => {
     it.scoped(
       "every example of the served OpenAPI document, sent to the server, answers as its example shows",
       () =>
@@ -157,6 +180,17 @@ describe("API examples", () => {
             [...NOT_YET].sort(),
             "every operation has examples, but those listed as not yet"
           )
+          // the story's QR channel links the fake phone, which is in one group chat with two contacts
+          const wa = yield* Wa
+          const alice = wa.contact("+447700900501")
+          const bob = wa.contact("+447700900502")
+          wa.group({
+            id: GROUP_ID,
+            subject: "Berlin store team",
+            description: "Orders and shifts",
+            members: [alice, bob],
+            admins: [alice]
+          })
           const user = yield* signUp("ada@example.com")
           const key = yield* createKey(user, { mode: "test", name: "story key", scopes: Scopes.SCOPES })
           const places = new Placeholders()
@@ -164,6 +198,9 @@ describe("API examples", () => {
           // it refuses the test delivery's attempts (it ends `dead`, which a replay retries) and takes the replay
           const hooks = yield* receiver((_, index) => ({ status: index < Webhooks.MAX_ATTEMPTS ? 500 : 200 }))
           places.see(`${hooks.url}/switchboard`, ApiExamples.WEBHOOK_URL)
+          // the contacts' LIDs are random in the fake server: shown as fixed ones
+          places.see(alice.lidUser, "100000000000001")
+          places.see(bob.lidUser, "100000000000002")
           // the fixture's own ids come first in the story (`usr_..01`, `ws_..01`, `key_..01`)
           places.normalize({ user: user.userId, workspace: user.workspaceId, key: key.id })
           const recorded: Record<string, ApiExamples.ResponseExample> = {}
@@ -191,6 +228,16 @@ describe("API examples", () => {
               })
             // the e-mail's token, which the example shows as a placeholder
             if (id === "auth.verifyEmail") places.see(yield* mailedToken("grace@example.com"), ApiExamples.VERIFY_TOKEN)
+            if (id === "qrPairing.stream") {
+              // an event stream, read frame by frame while the phone scans its code: its text is the example
+              const streamed = yield* pairOverStream(url, user, places)
+              const shown = op.responses["200"]?.content?.["text/event-stream"]?.example
+              recorded[id] = { status: streamed.status, text: streamed.text }
+              if (WRITE) continue
+              assert.strictEqual(streamed.status, 200, `${id}: status`)
+              assert.strictEqual(streamed.text, shown, `${id}: answer`)
+              continue
+            }
             let reply = yield* (requestExample.file !== undefined ? upload(`${url}?${query}`, key.secret) : send())
             const expected = Object.entries<any>(op.responses).find(([, r]) =>
               r.content?.["application/json"]?.example !== undefined

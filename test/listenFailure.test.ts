@@ -97,6 +97,30 @@ describe("a setting the process cannot read", () => {
   }, 90_000)
 })
 
+describe("two settings that collide", () => {
+  it(
+    "stops npm start when METRICS_PORT is HTTP_PORT, saying the two settings collide, before any database",
+    async () => {
+      const data = join(dir, "collide")
+      const port = await freePort()
+      const service = startService(
+        "standalone",
+        { DATA_DIR: data, LOG_FORMAT: "json", METRICS_PORT: String(port) },
+        port
+      )
+      const { code, errors, output } = await stopped(service)
+      assert.strictEqual(code, 1, output)
+      assert.deepStrictEqual(errors.map((line) => JSON.parse(line).message), [
+        "cannot start: METRICS_PORT: Expected another port than HTTP_PORT's: METRICS_PORT and HTTP_PORT collide " +
+        "(the metrics listener and the HTTP API cannot share a port)"
+      ], output)
+      assert.notInclude(output, "another process")
+      assert.isFalse(existsSync(data), "no database was created")
+    },
+    90_000
+  )
+})
+
 describe("a port held by another process", () => {
   it("stops npm start with one line naming the port and HTTP_PORT, no stack trace, exit code 1", async () => {
     const port = await freePort()

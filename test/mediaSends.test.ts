@@ -260,6 +260,25 @@ describe("sends of every kind (sandbox)", () => {
         )
         assert.strictEqual(asSticker.details["reason"], "media_type_unsupported")
       }))
+
+    it.scoped("names a document fetched by URL after its last path segment: 255 characters, none for %00", () =>
+      Effect.gen(function*() {
+        const { key } = yield* sandboxSetup([TO])
+        const server = yield* fileServer(Buffer.from("%PDF-1.7\nhello\n"), "application/pdf")
+        const client = yield* api(key)
+        const nameFor = (path: string) =>
+          Effect.map(
+            client.messages.send({ payload: { to: TO, document: { url: `${server.url}/${path}` } }, headers: {} }),
+            (sent) => sent.document?.filename
+          )
+        // U+0000 cannot be stored: the document goes without a name (this was a 500)
+        assert.isNull(yield* nameFor("menu%00.pdf"))
+        assert.strictEqual(yield* nameFor("menu%20card.pdf"), "menu card.pdf")
+        // 255 characters, an emoji one of them and never cut in half
+        const emoji = "\u{1F600}"
+        assert.strictEqual(yield* nameFor(`${"a".repeat(254)}%F0%9F%98%80`), `${"a".repeat(254)}${emoji}`)
+        assert.strictEqual(yield* nameFor(`${"a".repeat(254)}%F0%9F%98%80%F0%9F%98%80`), `${"a".repeat(254)}${emoji}`)
+      }))
   })
 })
 

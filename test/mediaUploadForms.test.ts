@@ -2,7 +2,7 @@
  * `POST /v1/media` as people upload (docs/API.md "Media"): a `multipart/form-data` form with a `file`
  * part (what `curl -F` and Meta's media API send), a declared type checked against the bytes
  * (naming the expected and the sniffed kinds), text that is not a media type refused, a
- * `Content-Encoding` refused (415), `PUT /v1/media` 405, and an oversized body answered with a
+ * `Content-Encoding` refused (415, the same answer on every JSON route), `PUT /v1/media` 405, and an oversized body answered with a
  * 413 that Node's `fetch` and `http.request` both read, twenty times in a row each.
  */
 import { HttpServer } from "@effect/platform"
@@ -11,6 +11,7 @@ import { Effect } from "effect"
 import { createHash, randomBytes } from "node:crypto"
 import { request as httpRequest } from "node:http"
 import { connect } from "node:net"
+import { gzipSync } from "node:zlib"
 import { createKey, signUp } from "./support/Fixtures.js"
 import * as TestApp from "./support/TestApp.js"
 
@@ -170,6 +171,42 @@ describe("media uploads as people make them", () => {
         assert.deepStrictEqual(reply.body.error.details.issues[0].path, ["file", "content-type"])
       }))
 
+    it.effect("refuses a PNG declared as another image type (image/gif), raw or as a part, naming both kinds", () =>
+      Effect.gen(function*() {
+        const { token } = yield* signedUp
+        const raw = yield* fetchApi("/v1/media?filename=cat.gif", {
+          method: "POST",
+          token,
+          body: png(2_000),
+          headers: { "content-type": "image/gif" }
+        })
+        const part = yield* fetchApi("/v1/media", {
+          method: "POST",
+          token,
+          body: form(png(2_000), "image/gif", "cat.gif")
+        })
+        for (const reply of [raw, part]) {
+          assert.strictEqual(reply.status, 422, JSON.stringify(reply.body))
+          assert.deepInclude(reply.body.error.details, {
+            reason: "media_type_unsupported",
+            expected_kind: "document",
+            sniffed_kind: "image",
+            sniffed_type: "image/png"
+          })
+          assert.include(reply.body.error.message, "declare image/png")
+        }
+        // a real GIF declared so is still a document of its type
+        const gif = Buffer.concat([Buffer.from("GIF89a"), randomBytes(500)])
+        const taken = yield* fetchApi("/v1/media?filename=cat.gif", {
+          method: "POST",
+          token,
+          body: gif,
+          headers: { "content-type": "image/gif" }
+        })
+        assert.strictEqual(taken.status, 201, JSON.stringify(taken.body))
+        assert.deepInclude(taken.body, { kind: "document", mime_type: "image/gif" })
+      }))
+
     it.effect("refuses multipart framing sent as a raw body, and a form without a file part", () =>
       Effect.gen(function*() {
         const { token } = yield* signedUp
@@ -190,6 +227,42 @@ describe("media uploads as people make them", () => {
         assert.strictEqual(empty.status, 422)
         assert.strictEqual(empty.body.error.details.reason, "multipart_part_unknown")
         assert.notInclude(JSON.stringify(empty.body), "no file here")
+      }))
+
+    it.effect("refuses a part whose file name holds U+0000 or passes 255 characters, as ?filename= is refused", () =>
+      Effect.gen(function*() {
+        const { token } = yield* signedUp
+        const framed = (filename: string) =>
+          Buffer.concat([
+            Buffer.from(
+              `--b0\r\nContent-Disposition: form-data; name="file"; filename="${filename}"\r\n` +
+                "Content-Type: image/png\r\n\r\n"
+            ),
+            png(2_000),
+            Buffer.from("\r\n--b0--\r\n")
+          ])
+        const upload = (filename: string) =>
+          fetchApi("/v1/media", {
+            method: "POST",
+            token,
+            body: framed(filename),
+            headers: { "content-type": "multipart/form-data; boundary=b0" }
+          })
+        const nul = yield* upload("menu\u0000MARKER.png")
+        assert.strictEqual(nul.status, 422, JSON.stringify(nul.body))
+        assert.deepStrictEqual(nul.body.error.details.issues, [{
+          path: ["file", "filename"],
+          message: "Must not contain the character U+0000"
+        }])
+        const long = yield* upload(`${"MARKER".repeat(50)}.png`)
+        assert.strictEqual(long.status, 422, JSON.stringify(long.body))
+        assert.deepStrictEqual(long.body.error.details.issues[0].path, ["file", "filename"])
+        for (const answer of [nul, long]) assert.notInclude(JSON.stringify(answer.body), "MARKER")
+        // 255 characters (an emoji is one) are kept
+        const longest = `${"\u{1F600}".repeat(251)}.png`
+        const kept = yield* upload(longest)
+        assert.strictEqual(kept.status, 201, JSON.stringify(kept.body))
+        assert.strictEqual(kept.body.filename, longest)
       }))
 
     it.effect("refuses a part after the file, and a second file, as it refuses one before it", () =>
@@ -241,6 +314,41 @@ describe("media uploads as people make them", () => {
         assert.strictEqual(reply.status, 415)
         assert.strictEqual(reply.body.error.code, "UNSUPPORTED_MEDIA_TYPE")
         assert.strictEqual(reply.body.error.details.reason, "content_encoding")
+      }))
+
+    it.effect("answers a compressed JSON body with the same 415 on every route, signed in or not", () =>
+      Effect.gen(function*() {
+        const { token } = yield* signedUp
+        const json = gzipSync(JSON.stringify({ to: "+4915112345678", text: { body: "hi" } }))
+        const routes = [
+          ["POST", "/v1/messages", token],
+          ["POST", "/v1/contacts", token],
+          ["PATCH", "/v1/contacts/cnt_01JD7X6F3Q9T2M5N8R4V0W1Y2Z", token],
+          ["POST", "/v1/auth/login", ""]
+        ] as const
+        for (const [method, path, auth] of routes) {
+          for (const encoding of ["gzip", "br", "GZIP, identity"]) {
+            const reply = yield* fetchApi(path, {
+              method,
+              token: auth,
+              body: json,
+              headers: { "content-type": "application/json", "content-encoding": encoding }
+            })
+            assert.strictEqual(reply.status, 415, `${method} ${path} ${encoding}: ${JSON.stringify(reply.body)}`)
+            assert.strictEqual(reply.headers.get("connection"), "close")
+            assert.deepInclude(reply.body.error, { code: "UNSUPPORTED_MEDIA_TYPE" })
+            assert.strictEqual(reply.body.error.details.reason, "content_encoding")
+            assert.deepStrictEqual(reply.body.error.details.issues[0].path, ["content-encoding"])
+          }
+        }
+        // `identity` is no encoding: the body is read as sent
+        const plain = yield* fetchApi("/v1/contacts", {
+          method: "POST",
+          token,
+          body: JSON.stringify({ phone_number: "+4915112345670" }),
+          headers: { "content-type": "application/json", "content-encoding": "identity" }
+        })
+        assert.strictEqual(plain.status, 201, JSON.stringify(plain.body))
       }))
 
     it.effect("answers PUT /v1/media with 405 and the methods the path takes", () =>

@@ -82,4 +82,32 @@ describe("npm start", () => {
     },
     READY_DEADLINE_MS + 60_000
   )
+
+  it(
+    "stops on Ctrl-C (SIGINT) without warning that no runner is healthy: its own runner leaving is the stop",
+    async () => {
+      const service = startService("standalone", { DATA_DIR: join(dir, "data-interrupt") }, await freePort())
+      try {
+        await waitUntilUp(service, "/ready", READY_DEADLINE_MS)
+        // a moment with its shards held, as a person would run it before Ctrl-C
+        await new Promise((r) => setTimeout(r, 3_000))
+        const exited = new Promise<number | null>((done) => service.child.once("exit", (code) => done(code)))
+        service.child.kill("SIGINT")
+        assert.strictEqual(await exited, 0, service.output())
+        const output = service.output()
+        assert.include(output, "Switchboard is stopping")
+        assert.notInclude(output, "No healthy runners available")
+        // nothing at all at WARN or above while it stopped
+        const stopping = output.slice(output.indexOf("Switchboard is stopping"))
+        assert.deepStrictEqual(
+          stopping.split("\n").filter((line) => /"logLevel":"(WARN|ERROR|FATAL)"/.test(line)),
+          [],
+          stopping
+        )
+      } finally {
+        await service.stop(2_000)
+      }
+    },
+    READY_DEADLINE_MS + 60_000
+  )
 })

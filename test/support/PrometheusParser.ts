@@ -3,7 +3,8 @@
  * It throws on what Prometheus would refuse or misread: a sample before its family's `# TYPE`,
  * a family split in two, a duplicate `# TYPE`/`# HELP` or series, a bad metric or label name, an
  * unescaped label value, a counter whose name does not end in `_total` or that is negative, a
- * histogram whose buckets are not cumulative, lack `+Inf` or disagree with `_count`.
+ * histogram whose buckets are not cumulative, lack `+Inf` or disagree with `_count`, a `quantile`
+ * label outside a summary or an `le` outside a histogram (labels Prometheus reserves).
  */
 
 export type MetricType = "counter" | "gauge" | "histogram" | "summary" | "untyped"
@@ -186,6 +187,14 @@ export const parse = (text: string): ReadonlyMap<string, Family> => {
     if (family.type === "counter") {
       if (!name.endsWith("_total")) throw new Error(`line ${n}: counter ${name} does not end in _total`)
       if (!(value >= 0)) throw new Error(`line ${n}: counter ${name} is ${value}`)
+    }
+    // the labels Prometheus reserves for its own types (promtool: "reserved label"): a `quantile`
+    // outside a summary or an `le` outside a histogram is read as if it were one
+    if ("quantile" in labels && family.type !== "summary") {
+      throw new Error(`line ${n}: ${family.type} ${name} has the label quantile, reserved for summaries`)
+    }
+    if ("le" in labels && family.type !== "histogram") {
+      throw new Error(`line ${n}: ${family.type} ${name} has the label le, reserved for histograms`)
     }
     if ((family.type === "counter" || family.type === "gauge") && name !== familyName) {
       throw new Error(`line ${n}: ${name} in family ${familyName}`)

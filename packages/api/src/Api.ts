@@ -47,7 +47,8 @@ reads and discards the rest of the body (up to 10 s and 16 MiB) before it closes
 reads the answer. Every response carries
 \`X-Request-Id\` (a valid incoming one, 1..128 of \`[A-Za-z0-9._-]\`, is echoed).
 
-Hostile input, the same on every route: a request body must be \`application/json\` (form-encoded,
+Hostile input, the same on every route: a body with a \`Content-Encoding\` (gzip, br, ...) is 415
+\`UNSUPPORTED_MEDIA_TYPE\` (\`details.reason = content_encoding\`, \`Connection: close\`): send it uncompressed. A request body must be \`application/json\` (form-encoded,
 text or multipart bodies, or a body without \`Content-Type\`, are 422 \`VALIDATION_ERROR\` at path \`["content-type"]\`); JSON nested deeper
 than 64 arrays/objects is 422 at path \`["body"]\`; U+0000 in any string of the body or query (value or
 member name) is 422 naming the member, never the value; a query parameter the operation does not declare is
@@ -90,7 +91,7 @@ const requestExamples = new Map(REQUESTS)
 /**
  * The operation's request and response examples (ApiExamples.ts), in OpenAPI's own fields: each
  * path and query parameter's `example`, the JSON request body's and the documented response's
- * `example`.
+ * `example` (or, for a body that is not JSON, its media type's: an event stream's text).
  */
 const addExamples = (op: Json, id: string) => {
   const request = requestExamples.get(id)
@@ -106,12 +107,17 @@ const addExamples = (op: Json, id: string) => {
     if (json !== undefined && request.body !== undefined) json["example"] = request.body
   }
   const response = RESPONSES[id]
+  const content = objectAt(objectAt(objectAt(op, "responses"), String(response?.status ?? "")), "content")
   if (response?.body !== undefined) {
-    const json = objectAt(
-      objectAt(objectAt(objectAt(op, "responses"), String(response.status)), "content"),
-      "application/json"
-    )
+    const json = objectAt(content, "application/json")
     if (json !== undefined) json["example"] = response.body
+  }
+  if (response?.text !== undefined) {
+    // a body that is not JSON (an event stream): its one media type's example
+    const [other] = Object.entries(content ?? {}).filter(([type, media]) =>
+      type !== "application/json" && isObject(media)
+    )
+    if (other !== undefined && isObject(other[1])) other[1]["example"] = response.text
   }
 }
 

@@ -612,7 +612,12 @@ export const RESPONSES: Readonly<Record<string, ResponseExample>> = {
     "status": 200
   },
   "sandbox.inbound": {
-    "status": 202
+    "status": 202,
+    "body": {
+      "object": "sandbox_inbound",
+      "message_id": "msg_01JF0000000000000000000002",
+      "conversation_id": "cnv_01JF0000000000000000000001"
+    }
   },
   "conversations.list": {
     "status": 200,
@@ -1914,6 +1919,145 @@ export const RESPONSES: Readonly<Record<string, ResponseExample>> = {
       "archived_at": null
     }
   },
+  "qrPairing.start": {
+    "status": 200,
+    "body": {
+      "channel_id": "ch_01JF0000000000000000000002",
+      "status": "connecting",
+      "qr_available": false,
+      "qr_expires_at": null,
+      "phone_number": null,
+      "pairing_started_at": "2026-01-15T09:30:00.000Z",
+      "pairing_code_available": false,
+      "pairing_code_expires_at": null,
+      "connection_error": null
+    }
+  },
+  "qrPairing.status": {
+    "status": 200,
+    "body": {
+      "channel_id": "ch_01JF0000000000000000000002",
+      "status": "awaiting_scan",
+      "qr_available": true,
+      "qr_expires_at": "2026-01-15T09:30:00.000Z",
+      "phone_number": null,
+      "pairing_started_at": "2026-01-15T09:30:00.000Z",
+      "pairing_code_available": false,
+      "pairing_code_expires_at": null,
+      "connection_error": null
+    }
+  },
+  "qrPairing.stream": {
+    "status": 200,
+    "text":
+      "event: snapshot\nid: 1\ndata: {\"channel_id\":\"ch_01JF0000000000000000000002\",\"status\":\"awaiting_scan\",\"qr_available\":true,\"qr\":\"2@ExampleRef,ExampleNoiseKey=,ExampleIdentityKey=,ExampleAdvSecret=\",\"qr_expires_at\":\"2026-01-15T09:30:00.000Z\",\"pairing_code_available\":false,\"pairing_code\":null,\"pairing_code_expires_at\":null,\"phone_number\":null,\"connection_error\":null}\n\nevent: qr.state\ndata: {\"channel_id\":\"ch_01JF0000000000000000000002\",\"from_status\":\"awaiting_scan\",\"to_status\":\"connected\",\"reason\":\"paired\",\"connection_error\":null}\n\n"
+  },
+  "qrPairing.safety": {
+    "status": 200,
+    "body": {
+      "channel_id": "ch_01JF0000000000000000000002",
+      "limit": 200,
+      "sent_24h": 0,
+      "queued": 0,
+      "remaining": 200,
+      "sends_24h": {
+        "new_contacts": 0,
+        "existing_contacts": 0
+      },
+      "recipient_checks_24h": {
+        "on_whatsapp": 0,
+        "not_on_whatsapp": 0
+      },
+      "restrictions": {
+        "timelock_until": null,
+        "new_chat_quota": null,
+        "last_signal": null,
+        "held_by_timelock": 0
+      },
+      "warm_up": {
+        "status": "warming_up",
+        "override": "none",
+        "linked_at": "2026-01-15T09:30:00.000Z",
+        "day": 1,
+        "days": 14,
+        "limit": 20,
+        "new_contacts_24h": 0,
+        "remaining": 20,
+        "next_day_at": "2026-01-15T09:30:00.000Z",
+        "ends_at": "2026-01-15T09:30:00.000Z"
+      }
+    }
+  },
+  "groupChats.list": {
+    "status": 200,
+    "body": {
+      "data": [
+        {
+          "id": "gch_01JF0000000000000000000001",
+          "object": "group_chat",
+          "channel_id": "ch_01JF0000000000000000000002",
+          "whatsapp_group_id": "120363000000000001",
+          "subject": "Berlin store team",
+          "description": "Orders and shifts",
+          "participant_count": 2,
+          "is_admin": false,
+          "announce_only": false,
+          "is_participant": true,
+          "created_at": "2026-01-15T09:30:00.000Z",
+          "updated_at": "2026-01-15T09:30:00.000Z"
+        }
+      ],
+      "page": {
+        "next_cursor": null,
+        "has_more": false
+      }
+    }
+  },
+  "groupChats.get": {
+    "status": 200,
+    "body": {
+      "id": "gch_01JF0000000000000000000001",
+      "object": "group_chat",
+      "channel_id": "ch_01JF0000000000000000000002",
+      "whatsapp_group_id": "120363000000000001",
+      "subject": "Berlin store team",
+      "description": "Orders and shifts",
+      "participant_count": 2,
+      "is_admin": false,
+      "announce_only": false,
+      "is_participant": true,
+      "created_at": "2026-01-15T09:30:00.000Z",
+      "updated_at": "2026-01-15T09:30:00.000Z",
+      "participants": [
+        {
+          "contact_id": "cnt_01JF0000000000000000000003",
+          "phone_number": "+447700900501",
+          "whatsapp_lid": null,
+          "role": "superadmin"
+        },
+        {
+          "contact_id": "cnt_01JF0000000000000000000004",
+          "phone_number": "+447700900502",
+          "whatsapp_lid": null,
+          "role": "member"
+        }
+      ]
+    }
+  },
+  "qrPairing.logout": {
+    "status": 200,
+    "body": {
+      "channel_id": "ch_01JF0000000000000000000002",
+      "status": "disconnected",
+      "qr_available": false,
+      "qr_expires_at": null,
+      "phone_number": null,
+      "pairing_started_at": "2026-01-15T09:30:00.000Z",
+      "pairing_code_available": false,
+      "pairing_code_expires_at": null,
+      "connection_error": null
+    }
+  },
   "channels.update": {
     "status": 200,
     "body": {
@@ -1922,10 +2066,10 @@ export const RESPONSES: Readonly<Record<string, ResponseExample>> = {
       "workspace_id": "ws_01JF0000000000000000000001",
       "name": "Support (Berlin)",
       "provider": "qr",
-      "status": "pending",
-      "status_reason": null,
+      "status": "disconnected",
+      "status_reason": "logged_out",
       "is_default": false,
-      "phone_number": null,
+      "phone_number": "+15550007777",
       "call_policy": {
         "reject": false,
         "reply_text": null
@@ -1944,9 +2088,9 @@ export const RESPONSES: Readonly<Record<string, ResponseExample>> = {
       "name": "Support (Berlin)",
       "provider": "qr",
       "status": "archived",
-      "status_reason": null,
+      "status_reason": "logged_out",
       "is_default": false,
-      "phone_number": null,
+      "phone_number": "+15550007777",
       "call_policy": {
         "reject": false,
         "reply_text": null

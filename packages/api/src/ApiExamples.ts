@@ -3,7 +3,8 @@
  * each parameter, request body and response, Api.ts `transform`), shown in docs/API.md
  * ("Examples", generated). They tell one story, in this order: a signed-in user with a test-mode
  * API key opens a sandbox session, verifies a recipient, sends, reads the timeline, works the inbox,
- * keeps contacts, groups and templates, and registers a webhook endpoint.
+ * keeps contacts, groups and templates, registers a webhook endpoint, and links a number of its own
+ * by QR code (a phone scans the code from the stream; the number's group chats appear).
  *
  * An id in an example (`ch_01JF0000000000000000000001`) stands for the first id of that kind the
  * story met, `..02` for the second; timestamps, secrets and codes are placeholders too. The
@@ -21,10 +22,14 @@ export interface RequestExample {
   readonly file?: { readonly contentType: string; readonly shown: string }
 }
 
-/** What a response example shows: its status and its JSON body (none for an empty answer). */
+/**
+ * What a response example shows: its status and its JSON body (none for an empty answer), or the
+ * text of a body that is not JSON (`text`: an event stream's frames, `qrPairing.stream`).
+ */
 export interface ResponseExample {
   readonly status: number
   readonly body?: unknown
+  readonly text?: string
 }
 
 /** The example id of the `n`th id of kind `prefix` the story met: `ch_01JF0000000000000000000001`. */
@@ -34,6 +39,8 @@ const ch = (n: number) => exampleId("ch", n)
 const PHONE = "+4915112345678"
 /** A CSV file of two contacts, base64 (`POST /v1/contacts/imports` takes the file so). */
 const CSV_BASE64 = "cGhvbmVfbnVtYmVyLG5hbWUKKzQ5MTUxMTIzNDU2OTksR3JhY2UKMDE1MSAyMzQ1Njc4OCxMaW51cwo="
+/** The QR code in examples: a real one is a fresh random text each time (test/apiExamples.test.ts shows every one as this). */
+export const QR_CODE = "2@ExampleRef,ExampleNoiseKey=,ExampleIdentityKey=,ExampleAdvSecret="
 /** A webhook receiver (test/apiExamples.test.ts runs one on this machine and shows its URL as this). */
 export const WEBHOOK_URL = "https://hooks.example.com/switchboard"
 /** The token of the e-mail that verifies a new account's address (the story reads it from the test mailbox). */
@@ -144,6 +151,13 @@ export const REQUESTS: ReadonlyArray<readonly [operationId: string, request: Req
   ["webhooks.endpointDeliveries", { path: { endpointId: exampleId("wh", 1) }, query: { limit: "10" } }],
   ["webhooks.delete", { path: { endpointId: exampleId("wh", 1) } }],
   ["channels.create", { body: { provider: "qr", name: "Support line" } }],
+  ["qrPairing.start", { path: { channelId: ch(2) }, body: { method: "qr" } }],
+  ["qrPairing.status", { path: { channelId: ch(2) } }],
+  ["qrPairing.stream", { path: { channelId: ch(2) } }],
+  ["qrPairing.safety", { path: { channelId: ch(2) } }],
+  ["groupChats.list", { path: { channelId: ch(2) }, query: { limit: "10" } }],
+  ["groupChats.get", { path: { groupChatId: exampleId("gch", 1) } }],
+  ["qrPairing.logout", { path: { channelId: ch(2) } }],
   ["channels.update", { path: { channelId: ch(2) }, body: { name: "Support (Berlin)" } }],
   ["channels.archive", { path: { channelId: ch(2) } }],
   ["apiKeys.revoke", { path: { keyId: exampleId("key", 2) } }],

@@ -1,5 +1,5 @@
 /** The sandbox: sessions on the shared number and simulated inbound messages. */
-import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Characters, Errors, GroupChats, Ids, Pagination, SandboxInbound, Schemas } from "@switchboard/domain"
 import { Schema } from "effect"
 import { Authentication, rateLimited, requireScopes, testKeyOnly } from "./Security.js"
@@ -28,6 +28,17 @@ export class CreatedSandboxSession extends Schema.Class<CreatedSandboxSession>("
 }) {}
 
 const SessionPath = Schema.Struct({ sessionId: Ids.IdRef("sbx") })
+
+/** What `inbound` answers: the message the simulated network delivered, as recorded, and its conversation. */
+export class SandboxInboundAccepted extends Schema.Class<SandboxInboundAccepted>("SandboxInboundAccepted")({
+  object: Schema.Literal("sandbox_inbound"),
+  message_id: Ids.Id("msg").annotations({
+    description: "The inbound message recorded: `GET /v1/messages/{message_id}` (a file's `media` follows once stored)"
+  }),
+  conversation_id: Ids.Id("cnv").annotations({
+    description: "Its conversation: `GET /v1/conversations/{conversation_id}`, reply with `POST .../reply`"
+  })
+}) {}
 
 export class SandboxApi extends HttpApiGroup.make("sandbox")
   .add(
@@ -94,7 +105,7 @@ export class SandboxApi extends HttpApiGroup.make("sandbox")
     HttpApiEndpoint.post("inbound", "/v1/sandbox/sessions/:sessionId/inbound")
       .setPath(SessionPath)
       .setPayload(SandboxInbound.SandboxInboundRequest)
-      .addSuccess(HttpApiSchema.Accepted)
+      .addSuccess(SandboxInboundAccepted, { status: 202 })
       .addError(Errors.SandboxTestKeyRequired)
       .pipe(testKeyOnly)
       .addError(Errors.NotFound)
@@ -102,7 +113,7 @@ export class SandboxApi extends HttpApiGroup.make("sandbox")
       .addError(Errors.ServiceUnavailable)
       .annotate(
         OpenApi.Description,
-        "The simulated network delivers an inbound message from a verified recipient, of any kind (docs/API.md \"Messages\"): exactly one of `text`, `image`, `document`, `audio`, `video`, `sticker`, `location`, `contacts`, `reaction`, `edit`, `revoke`, `unsupported`, optionally quoting a message of the session's channel (`reply_to`). A file is given inline (`{data_base64, mime_type, filename?}`, at most 1 MiB decoded; over it, or over the kind's limit, 413 `PAYLOAD_TOO_LARGE` with `details.limit_bytes`) or as a stored media of the workspace (`{media_id}`; unknown: 404); a media type the kind does not take is 422. `reaction`, `edit` and `revoke` name a message of the session's channel (another is 422 with `details.reason = message_not_in_session`). With `group_chat_id` (a group chat the session simulates, `POST /v1/sandbox/sessions/{id}/group-chats`) the sender writes in that group chat as a participant, optionally mentioning others (`mentions`): recorded in the group chat's conversation (docs/API.md \"Group chats\"); a sender who is not a participant is 422 `not_a_participant`, a member writing in an announce-only group chat 422 `group_chat_announce_only`. The message is recorded at once; `message.received` follows (for a file, once its bytes are stored)."
+        "The simulated network delivers an inbound message from a verified recipient, of any kind (docs/API.md \"Messages\"): exactly one of `text`, `image`, `document`, `audio`, `video`, `sticker`, `location`, `contacts`, `reaction`, `edit`, `revoke`, `unsupported`, optionally quoting a message of the session's channel (`reply_to`). A file is given inline (`{data_base64, mime_type, filename?}`, at most 1 MiB decoded; over it, or over the kind's limit, 413 `PAYLOAD_TOO_LARGE` with `details.limit_bytes`) or as a stored media of the workspace (`{media_id}`; unknown: 404); a media type the kind does not take is 422. `reaction`, `edit` and `revoke` name a message of the session's channel (another is 422 with `details.reason = message_not_in_session`). The message is recorded at once: 202 answers its id (`message_id`) and its conversation's (`conversation_id`), so a client follows it with `GET /v1/messages/{message_id}`; `message.received` follows (for a file, once its bytes are stored). `audio` and `sticker` take no `caption` (WhatsApp's have none): 422 as an unknown member. With `group_chat_id` (a group chat the session simulates, `POST /v1/sandbox/sessions/{id}/group-chats`) the sender writes in that group chat as a participant, optionally mentioning others (`mentions`): recorded in the group chat's conversation (docs/API.md \"Group chats\"); a sender who is not a participant is 422 `not_a_participant`, a member writing in an announce-only group chat 422 `group_chat_announce_only`."
       )
       .pipe(requireScopes("messages.send"))
   )

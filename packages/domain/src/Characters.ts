@@ -49,3 +49,35 @@ export const minCharacters = (
 /** `min..max` characters (code points). */
 export const characters = (min: number, max: number) => <A extends string, I, R>(self: Schema.Schema<A, I, R>) =>
   self.pipe(minCharacters(min), maxCharacters(max))
+
+/** U+FFFD, the replacement character: what stands for a character that cannot be kept. */
+export const REPLACEMENT = "\uFFFD"
+
+/**
+ * `value` as Postgres can store it: every U+0000 (which neither `text` nor `jsonb` can hold) in
+ * its strings replaced by U+FFFD, through plain objects and arrays; other values (numbers, bytes,
+ * class instances) and the members named in `opaque` (a provider's download handle) are kept as
+ * they are. For what a provider hands over, which no request validation has seen: a contact's text
+ * with U+0000 is recorded with U+FFFD in its place rather than refused by the database and lost.
+ * The same value (`===`) when there is nothing to replace.
+ */
+export const storable = <A>(value: A, opaque: ReadonlyArray<string> = []): A => {
+  if (typeof value === "string") {
+    return (value.includes("\u0000") ? value.replaceAll("\u0000", REPLACEMENT) : value) as A
+  }
+  if (Array.isArray(value)) {
+    const items = value.map((item) => storable(item, opaque))
+    return (items.every((item, i) => item === value[i]) ? value : items) as A
+  }
+  if (value === null || typeof value !== "object") return value
+  const proto = Object.getPrototypeOf(value)
+  if (proto !== Object.prototype && proto !== null) return value
+  let changed = false
+  const out: Record<string, unknown> = {}
+  for (const [key, member] of Object.entries(value)) {
+    const kept = opaque.includes(key) ? member : storable(member, opaque)
+    if (kept !== member) changed = true
+    out[key] = kept
+  }
+  return (changed ? out : value) as A
+}

@@ -36,6 +36,7 @@ export const sniff = (head: Uint8Array, options: { readonly strong?: boolean } =
   if (b.byteLength >= 3 && b[0] === 0xff && b[1] === 0xd8 && b[2] === 0xff) return ["image/jpeg"]
   if (b.byteLength >= 8 && b[0] === 0x89 && ascii(b, 1, "PNG\r\n\x1a\n")) return ["image/png"]
   if (ascii(b, 0, "RIFF") && ascii(b, 8, "WEBP")) return ["image/webp"]
+  if (ascii(b, 0, "GIF87a") || ascii(b, 0, "GIF89a")) return ["image/gif"]
   if (ascii(b, 0, "OggS")) return ["audio/ogg"]
   if (ascii(b, 4, "ftyp")) {
     // ISO base media: the major brand says 3GPP or a still image; every other brand (isom,
@@ -98,6 +99,7 @@ const ALWAYS_SIGNED: ReadonlySet<string> = new Set([
   "image/jpeg",
   "image/png",
   "image/webp",
+  "image/gif",
   "image/heif",
   "audio/ogg",
   "audio/mp4",
@@ -105,17 +107,27 @@ const ALWAYS_SIGNED: ReadonlySet<string> = new Set([
   "video/3gpp"
 ])
 
+/** Other names of a type whose files carry its signature: declared so, the bytes agree. */
+const SAME_SIGNATURE: Readonly<Record<string, ReadonlyArray<string>>> = {
+  "image/png": ["image/apng", "image/vnd.mozilla.apng", "image/x-png"],
+  "image/jpeg": ["image/jpg", "image/pjpeg"],
+  "image/heif": ["image/heic", "image/avif", "image/heif-sequence", "image/heic-sequence", "image/avif-sequence"]
+}
+
 /**
  * A document's declared type against its bytes: bytes with a strong signature must be of the
- * declared family (a PNG declared `application/json` is not; a QuickTime video declared
- * `video/quicktime` is); bytes that lack the signature every file of the declared type has are
- * refused; other bytes we cannot name are taken as declared.
+ * declared type, or of its family for audio and video, whose containers many types share (a PNG
+ * declared `application/json` or `image/gif` is not; a QuickTime video declared `video/quicktime`
+ * is); bytes that lack the signature every file of the declared type has are refused; other bytes
+ * we cannot name are taken as declared.
  */
 const documentAgrees = (type: string, head: Uint8Array) => {
   const sniffed = sniff(head, { strong: true })
   if (sniffed.length === 0) return !ALWAYS_SIGNED.has(type)
   if (sniffed.includes("multipart/form-data")) return false
-  return sniffed.some((s) => s === type || family(s) === family(type))
+  return sniffed.some((s) =>
+    s === type || SAME_SIGNATURE[s]?.includes(type) === true || (family(s) === "av" && family(type) === "av")
+  )
 }
 
 /** A type declared that names nothing: the type is read from the bytes. */

@@ -15,14 +15,17 @@ export const SANDBOX_INLINE_MEDIA_BYTES = 1024 * 1024
 
 const Caption = Schema.String.pipe(maxCharacters(1024))
 
-const mediaFields = {
+/** Where a file comes from; no caption (an audio's or a sticker's: WhatsApp's have none, as on a send). */
+const fileFields = {
   media_id: Schema.optional(Id("med")).annotations({ description: "A stored media of the workspace" }),
   data_base64: Schema.optional(Schema.String).annotations({
     description: "The file itself, base64 (at most 1 MiB decoded); with `mime_type`"
   }),
-  mime_type: Schema.optional(Schema.String.pipe(maxCharacters(255))),
-  caption: Schema.optional(Caption)
+  mime_type: Schema.optional(Schema.String.pipe(maxCharacters(255)))
 }
+
+/** A file with its caption: an image, a video or a document. */
+const mediaFields = { ...fileFields, caption: Schema.optional(Caption) }
 
 const oneSource = <A extends { readonly media_id?: string | undefined; readonly data_base64?: string | undefined }>(
   m: A & { readonly mime_type?: string | undefined }
@@ -40,9 +43,11 @@ export const SandboxDocumentInput = StrictStruct({
   filename: Schema.optional(Schema.String.pipe(minCharacters(1), maxCharacters(255)))
 }).pipe(Schema.filter(oneSource)).annotations({ identifier: "SandboxDocumentInput" })
 export const SandboxAudioInput = StrictStruct({
-  ...mediaFields,
+  ...fileFields,
   voice: Schema.optional(Schema.Boolean).annotations({ description: "A voice note (default false)" })
 }).pipe(Schema.filter(oneSource)).annotations({ identifier: "SandboxAudioInput" })
+export const SandboxStickerInput = StrictStruct(fileFields).pipe(Schema.filter(oneSource))
+  .annotations({ identifier: "SandboxStickerInput" })
 
 const Body = Schema.String.pipe(minCharacters(1), maxCharacters(4096))
 const ShortText = Schema.String.pipe(maxCharacters(1024))
@@ -68,7 +73,7 @@ export const SandboxInboundRequest = StrictStruct({
   document: Schema.optional(SandboxDocumentInput),
   audio: Schema.optional(SandboxAudioInput),
   video: Schema.optional(SandboxMediaInput),
-  sticker: Schema.optional(SandboxMediaInput),
+  sticker: Schema.optional(SandboxStickerInput),
   location: Schema.optional(StrictStruct({
     latitude: Schema.Number.pipe(Schema.between(-90, 90)),
     longitude: Schema.Number.pipe(Schema.between(-180, 180)),

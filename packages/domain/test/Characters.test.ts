@@ -1,6 +1,12 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Schema } from "effect"
-import { characterCount, hasAtLeastCharacters, hasAtMostCharacters, maxCharacters } from "../src/Characters.js"
+import {
+  characterCount,
+  hasAtLeastCharacters,
+  hasAtMostCharacters,
+  maxCharacters,
+  storable
+} from "../src/Characters.js"
 
 const EMOJI = "\u{1F600}"
 
@@ -23,5 +29,23 @@ describe("characters are code points", () => {
     expect(decode(EMOJI.repeat(2))._tag).toBe("Right")
     const refused = decode(EMOJI.repeat(3))
     expect(refused._tag).toBe("Left")
+  })
+})
+
+describe("storable: what a provider hands over, as Postgres can hold it", () => {
+  it("replaces U+0000 with U+FFFD in strings of plain objects and arrays, and nothing else", () => {
+    const bytes = new Uint8Array([0, 1])
+    const source = { url: "a\u0000b" }
+    const input = { body: { _tag: "text", body: "a\u0000b\u0000" }, list: ["x\u0000", 1, null], bytes, source }
+    const out = storable(input, ["source"])
+    expect(out).toEqual({ body: { _tag: "text", body: "a\uFFFDb\uFFFD" }, list: ["x\uFFFD", 1, null], bytes, source })
+    expect(out.bytes).toBe(bytes)
+    expect(out.source).toBe(source)
+    expect(input.body.body).toBe("a\u0000b\u0000")
+  })
+
+  it("answers the same value when there is nothing to replace", () => {
+    const input = { body: { _tag: "text", body: "hello" }, list: ["x"] }
+    expect(storable(input)).toBe(input)
   })
 })

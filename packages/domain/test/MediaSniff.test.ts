@@ -14,6 +14,7 @@ const MP3 = bytes("ID3", [4, 0, 0, 0, 0, 0, 0])
 const MP3_FRAME = bytes([0xff, 0xfb, 0x90, 0x64])
 const AAC = bytes([0xff, 0xf1, 0x50, 0x80])
 const EXE = bytes("MZ", [0x90, 0, 3, 0, 0, 0, 4, 0, 0, 0])
+const GIF = bytes("GIF89a", [1, 0, 1, 0])
 
 describe("sniff", () => {
   it("names the type of each signature the media kinds take", () => {
@@ -26,6 +27,8 @@ describe("sniff", () => {
     expect(sniff(MP3)).toEqual(["audio/mpeg"])
     expect(sniff(MP3_FRAME)).toEqual(["audio/mpeg"])
     expect(sniff(AAC)).toEqual(["audio/aac"])
+    expect(sniff(GIF)).toEqual(["image/gif"])
+    expect(sniff(bytes("GIF87a"))).toEqual(["image/gif"])
   })
 
   it("names nothing for other bytes, a truncated signature or no bytes", () => {
@@ -68,6 +71,21 @@ describe("acceptsBytes", () => {
     expect(acceptsBytes("document", "image/png", PNG)).toBe(true)
     // an MP3 may start with a bare frame, which is no sure signature: taken as declared
     expect(acceptsBytes("document", "audio/mpeg", bytes("\u00ff\u00fb\u0090"))).toBe(true)
+  })
+
+  it("refuses a document declared as another image type than its bytes' signature", () => {
+    // a PNG declared image/gif was stored as an image/gif document
+    expect(acceptsBytes("document", "image/gif", PNG)).toBe(false)
+    expect(acceptsBytes("document", "image/png", GIF)).toBe(false)
+    expect(acceptsBytes("document", "image/gif", JPEG)).toBe(false)
+    expect(acceptsBytes("document", "image/svg+xml", PNG)).toBe(false)
+    expect(acceptsBytes("document", "image/gif", EXE)).toBe(false)
+    // its own type, or another name of it, agrees; audio and video containers take their family
+    expect(acceptsBytes("document", "image/gif", GIF)).toBe(true)
+    expect(acceptsBytes("document", "image/apng", PNG)).toBe(true)
+    expect(acceptsBytes("document", "image/jpg", JPEG)).toBe(true)
+    expect(acceptsBytes("document", "video/quicktime", MP4)).toBe(true)
+    expect(acceptsBytes("document", "audio/x-m4a", MP4)).toBe(true)
   })
 })
 

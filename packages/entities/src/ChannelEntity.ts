@@ -399,7 +399,8 @@ export const ChannelEntityLive = ChannelEntity.toLayer(
                 body: payload.body,
                 quotedProviderMessageId: payload.quoted_provider_message_id,
                 ...(payload.group_chat === undefined ? {} : { groupChat: payload.group_chat }),
-                ...(payload.mentions === undefined ? {} : { mentions: payload.mentions })
+                ...(payload.mentions === undefined ? {} : { mentions: payload.mentions }),
+                ...(payload.provider_message_id === undefined ? {} : { providerMessageId: payload.provider_message_id })
               })
               return true
             })

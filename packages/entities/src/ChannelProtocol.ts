@@ -19,7 +19,9 @@ export const Wake = Rpc.make("Wake", {
 
 /**
  * Simulated networks only: someone writes to the channel's number (any kind, docs/API.md "Messages";
- * `quoted_provider_message_id`: the message it quotes). Answers false when the channel cannot simulate it.
+ * `quoted_provider_message_id`: the message it quotes; `provider_message_id`: the id the network
+ * gives it, so the caller finds the message once recorded; one of its own when absent). Answers
+ * false when the channel cannot simulate it.
  */
 export const SimulateInbound = Rpc.make("SimulateInbound", {
   payload: {
@@ -29,7 +31,8 @@ export const SimulateInbound = Rpc.make("SimulateInbound", {
     /** a simulated group chat (WhatsApp's id of it) the message is written in; `from` is a participant */
     group_chat: Schema.optional(GroupChats.InboundGroupChat),
     /** in a group chat: the participants it mentions */
-    mentions: Schema.optional(Schema.Array(Schemas.E164))
+    mentions: Schema.optional(Schema.Array(Schemas.E164)),
+    provider_message_id: Schema.optional(Schema.String)
   },
   success: Schema.Boolean
 })

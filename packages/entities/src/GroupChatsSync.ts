@@ -9,7 +9,7 @@
  * nothing the second time.
  */
 import { ContactsRepo, type DatabaseUnavailable, GroupChatsRepo, LidRepo, Transactions } from "@switchboard/db"
-import { type GroupChats, Ids } from "@switchboard/domain"
+import { Characters, type GroupChats, Ids } from "@switchboard/domain"
 import { Effect, Option } from "effect"
 import { LidMappings } from "./LidMappings.js"
 
@@ -46,8 +46,10 @@ export class GroupChatsSync extends Effect.Service<GroupChatsSync>()("@switchboa
       readonly now: string
     }) {
       const { channelId, now, workspaceId } = input
+      // as Postgres can hold it: a subject or description with U+0000 has U+FFFD in its place
+      const groupChats = Characters.storable(input.groupChats)
       yield* transactions.run(Effect.gen(function*() {
-        for (const groupChat of input.groupChats) {
+        for (const groupChat of groupChats) {
           const id = yield* repo.upsert({ id: yield* Ids.newId("gch"), workspaceId, channelId, groupChat, now })
           const participants = yield* Effect.forEach(
             groupChat.participants,
@@ -61,13 +63,13 @@ export class GroupChatsSync extends Effect.Service<GroupChatsSync>()("@switchboa
           }
           yield* repo.setParticipants(id, [...byContact].map(([contactId, role]) => ({ contactId, role })))
         }
-        yield* repo.markLeft(channelId, { left: input.left }, now)
+        yield* repo.markLeft(channelId, { left: Characters.storable(input.left) }, now)
         if (input.complete) {
-          yield* repo.markLeft(channelId, { except: input.groupChats.map((g) => g.whatsappGroupId) }, now)
+          yield* repo.markLeft(channelId, { except: groupChats.map((g) => g.whatsappGroupId) }, now)
         }
       }))
       // a mapping the channel already keeps is not learned again (a group's every update lists everyone)
-      for (const groupChat of input.groupChats) {
+      for (const groupChat of groupChats) {
         for (const p of groupChat.participants) {
           if (p.phoneNumber === null || p.whatsappLid === null) continue
           const known = yield* lids.mappedPhone(channelId, p.whatsappLid)

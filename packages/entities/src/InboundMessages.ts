@@ -27,7 +27,16 @@ import {
   MessagesRepo,
   Transactions
 } from "@switchboard/db"
-import { Events, Ids, type Media, MessageCategory, MessageContent, type Messaging, Schemas } from "@switchboard/domain"
+import {
+  Characters,
+  Events,
+  Ids,
+  type Media,
+  MessageCategory,
+  MessageContent,
+  type Messaging,
+  Schemas
+} from "@switchboard/domain"
 import { CallMetrics, InboundMetrics } from "@switchboard/providers"
 import { Effect, Option } from "effect"
 import { LidMappings } from "./LidMappings.js"
@@ -158,7 +167,9 @@ export class InboundMessages extends Effect.Service<InboundMessages>()("@switchb
       readonly content: MessageContent.InboundContent
       readonly now: string
     }, alongside?: Alongside) {
-      const { content } = input
+      // what the provider handed over, as Postgres can hold it (U+0000 becomes U+FFFD; the
+      // download handle is the provider's own)
+      const content = Characters.storable(input.content, ["source"])
       const type = MessageContent.inboundType(content.body)
       const group = content.groupChat ?? null
       const lid = content.sender.whatsappLid

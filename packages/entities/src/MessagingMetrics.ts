@@ -35,13 +35,22 @@ export const recordTransition = (status: string, provider: string) =>
 
 /**
  * The age of each dispatching channel's oldest queued message, summarised across channels (never
- * one series per channel): `quantile` 0.5, 0.9, 0.99 and 1 (the oldest anywhere); 0 when nothing
- * waits.
+ * one series per channel) by one gauge each (Prometheus reserves the `quantile` label for
+ * summaries, whose `_sum` and `_count` a snapshot across channels has not): the median, the 90th
+ * and 99th percentiles and the largest (the oldest anywhere); 0 when nothing waits.
  */
-export const dispatchLag = Metric.gauge("switchboard_dispatch_lag_seconds", {
-  description:
-    "Age of the oldest queued message per connected channel, summarised across channels (quantile 1: the largest)"
-})
+const lagGauge = (name: string, what: string) =>
+  Metric.gauge(name, {
+    description: `Age of the oldest queued message per connected channel: ${what} across channels`
+  })
+
+/** Each lag gauge with the fraction of channels at or under it (1: the largest). */
+export const LAG_GAUGES = [
+  [0.5, lagGauge("switchboard_dispatch_lag_p50_seconds", "the median")],
+  [0.9, lagGauge("switchboard_dispatch_lag_p90_seconds", "the 90th percentile")],
+  [0.99, lagGauge("switchboard_dispatch_lag_p99_seconds", "the 99th percentile")],
+  [1, lagGauge("switchboard_dispatch_lag_max_seconds", "the largest (the oldest queued message anywhere)")]
+] as const
 
 export const backloggedChannels = Metric.gauge("switchboard_dispatch_backlogged_channels", {
   description: "Connected channels with at least one queued message"
@@ -50,8 +59,6 @@ export const backloggedChannels = Metric.gauge("switchboard_dispatch_backlogged_
 export const queuedMessages = Metric.gauge("switchboard_dispatch_queued_messages", {
   description: "Messages queued on connected channels"
 })
-
-export const LAG_QUANTILES = [0.5, 0.9, 0.99, 1] as const
 
 /** The `q` quantile of ascending `sorted` (nearest rank); 0 for none. */
 export const quantile = (sorted: ReadonlyArray<number>, q: number): number =>
@@ -62,7 +69,7 @@ export const recordLag = (channels: ReadonlyArray<{ readonly ageSeconds: number;
   Effect.suspend(() => {
     const ages = channels.map((c) => Math.max(0, c.ageSeconds)).sort((a, b) => a - b)
     return Effect.all([
-      ...LAG_QUANTILES.map((q) => Metric.set(Metric.tagged(dispatchLag, "quantile", String(q)), quantile(ages, q))),
+      ...LAG_GAUGES.map(([q, gauge]) => Metric.set(gauge, quantile(ages, q))),
       Metric.set(backloggedChannels, channels.length),
       Metric.set(queuedMessages, channels.reduce((sum, c) => sum + c.queued, 0))
     ], { discard: true })

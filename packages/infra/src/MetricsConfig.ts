@@ -34,5 +34,32 @@ export const config = Config.all({
 
 export const layerFromEnv = Layer.effect(MetricsConfig, config)
 
+/**
+ * The settings of a process whose HTTP API listens on `setting` (`HTTP_PORT`, `defaultPort` when
+ * unset): a `METRICS_PORT` equal to it is refused as a setting (one `cannot start` line, before any
+ * database) saying the two collide, rather than failing to listen as if another process held the
+ * port. A value of `setting` that is no port is left to its own setting's check.
+ */
+export const layerFromEnvApartFrom = (setting: string, defaultPort: number) =>
+  Layer.effect(
+    MetricsConfig,
+    Config.all({
+      metrics: config,
+      other: Config.string(setting).pipe(Config.withDefault(String(defaultPort)))
+    }).pipe(
+      Config.mapOrFail(({ metrics, other }) => {
+        const otherPort = /^\d+$/.test(other.trim()) ? Number(other.trim()) : undefined
+        return Option.isSome(metrics.port) && metrics.port.value !== 0 && metrics.port.value === otherPort
+          ? Either.left(
+            ConfigError.InvalidData(
+              ["METRICS_PORT"],
+              `Expected another port than ${setting}'s: METRICS_PORT and ${setting} collide (the metrics listener and the HTTP API cannot share a port)`
+            )
+          )
+          : Either.right(metrics)
+      })
+    )
+  )
+
 export const layer = (options: Partial<Context.Tag.Service<MetricsConfig>>) =>
   Layer.effect(MetricsConfig, Effect.map(config, (fromEnv) => ({ ...fromEnv, ...options })))

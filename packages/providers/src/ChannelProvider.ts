@@ -272,6 +272,8 @@ export interface SimulatedInbound {
   readonly groupChat?: GroupChats.InboundGroupChat | undefined
   /** in a group chat: the numbers of the participants it mentions */
   readonly mentions?: ReadonlyArray<string> | undefined
+  /** the id the network gives the message (the caller finds it by it once recorded); one of its own when absent */
+  readonly providerMessageId?: string
 }
 
 export interface ChannelConnection {

@@ -165,7 +165,7 @@ export class SandboxProvider extends Effect.Service<SandboxProvider>()("@switchb
             const nonce = yield* Random.nextIntBetween(0, 2 ** 31)
             yield* Queue.offer(events, {
               _tag: "Inbound",
-              providerMessageId: `sbx-in-${at.toString(36)}-${nonce.toString(36)}`,
+              providerMessageId: input.providerMessageId ?? `sbx-in-${at.toString(36)}-${nonce.toString(36)}`,
               sender: { phoneNumber: input.from, whatsappLid: null },
               body: input.body,
               quotedProviderMessageId: input.quotedProviderMessageId,

@@ -37,6 +37,33 @@ export const payloadTooLarge = (limit: number, transfer: "content-length" | "chu
     )
   )
 
+/**
+ * A body sent with a `Content-Encoding` (gzip, br, ...) other than `identity`: no route takes one
+ * (a JSON body would be read as its compressed bytes, a file stored compressed as if it were the
+ * file), so every route answers the same 415 before reading it.
+ */
+export const encodedBody = (contentEncoding: string | undefined) =>
+  contentEncoding !== undefined && contentEncoding.trim() !== "" && contentEncoding.trim().toLowerCase() !== "identity"
+
+/**
+ * 415 `UNSUPPORTED_MEDIA_TYPE` (`details.reason = content_encoding`) with `Connection: close`;
+ * the unread body lingers (`LingeringClose`) so a client still writing it reads the answer.
+ */
+export const contentEncodingRefused = Effect.zipRight(
+  Effect.flatMap(
+    HttpServerRequest.HttpServerRequest,
+    (request) => Effect.sync(() => LingeringClose.lingerAfterAnswer(NodeHttpServerRequest.toIncomingMessage(request)))
+  ),
+  envelopeResponse(
+    Errors.UnsupportedMediaType,
+    new Errors.UnsupportedMediaType({
+      message: "Send the request body as it is, without Content-Encoding (no route takes a compressed body)",
+      details: { reason: "content_encoding", issues: [{ path: ["content-encoding"], message: "Not taken" }] }
+    }),
+    { connection: "close" }
+  )
+)
+
 const validationError = (issues: ReadonlyArray<Issues.Issue>) =>
   Effect.fail(new Errors.ValidationError({ message: "Request validation failed", details: { issues } }))
 
@@ -139,7 +166,8 @@ const bodyLimit = (request: HttpServerRequest.HttpServerRequest, defaultLimit: n
 }
 
 /**
- * Guards every request before routing (docs/API.md, OpenAPI description): a body over
+ * Guards every request before routing (docs/API.md, OpenAPI description): a body with a
+ * `Content-Encoding` is 415 (`contentEncodingRefused`); a body over
  * `MAX_BODY_BYTES` is 413 whether it is announced (`Content-Length`) or chunked; a body that is
  * not `application/json` is 422 (form-encoded bodies would otherwise be decoded as members named
  * after the submitted text); a body that is not UTF-8, JSON nested deeper than `MAX_JSON_DEPTH`,
@@ -154,13 +182,18 @@ export const guardRequest = (app: HttpApp.Default, defaultMaxBodyBytes: number) 
     const declared = routeTable.queryNames(request.method, new URL(request.url, "http://localhost").pathname)
     const queryRefused = declared === undefined ? [] : QueryGuard.check(request.url, declared)
     if (queryRefused.length > 0) return validationError(queryRefused)
-    if (isUpload(request)) return app
     // a method the path does not take is 405 whatever its body (`PUT /v1/media` with a file):
     // the router answers it, and Node drops the unread body
     if (methodNotRouted(request)) return app
     const contentLength = request.headers["content-length"]
     const chunked = request.headers["transfer-encoding"] !== undefined
-    if (!chunked && (contentLength === undefined || contentLength === "0")) return app
+    const hasBody = chunked || (contentLength !== undefined && contentLength !== "0")
+    // the same 415 on every route, the upload's included, before a byte of the body is read
+    if ((hasBody || isUpload(request)) && encodedBody(request.headers["content-encoding"])) {
+      return contentEncodingRefused
+    }
+    if (isUpload(request)) return app
+    if (!hasBody) return app
     if (Number(contentLength ?? 0) > maxBodyBytes) return payloadTooLarge(maxBodyBytes, "content-length")
     return Effect.flatMap(readBody(NodeHttpServerRequest.toIncomingMessage(request), maxBodyBytes), (body) => {
       if (body._tag === "TooLarge") return payloadTooLarge(maxBodyBytes, "chunked")

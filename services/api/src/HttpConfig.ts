@@ -29,8 +29,11 @@ const normaliseBasePath = (raw: string) => {
 /** `MAX_BODY_BYTES` unless set: the largest request body (docs/LIMITS.md). */
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024
 
+/** `HTTP_PORT` unless set. */
+export const DEFAULT_PORT = 3000
+
 export const config = Config.all({
-  port: Config.port("HTTP_PORT").pipe(Config.withDefault(3000)),
+  port: Config.port("HTTP_PORT").pipe(Config.withDefault(DEFAULT_PORT)),
   host: Config.string("HTTP_HOST").pipe(Config.withDefault("0.0.0.0")),
   basePath: Config.string("BASE_PATH").pipe(Config.withDefault(""), Config.map(normaliseBasePath)),
   maxBodyBytes: Config.integer("MAX_BODY_BYTES").pipe(Config.withDefault(DEFAULT_MAX_BODY_BYTES)),

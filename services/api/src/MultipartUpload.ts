@@ -7,7 +7,7 @@
  */
 import { NodeStream } from "@effect/platform-node"
 import { Busboy, type BusboyHeaders } from "@fastify/busboy"
-import { Errors } from "@switchboard/domain"
+import { Characters, Errors } from "@switchboard/domain"
 import { Effect, Stream } from "effect"
 import type { IncomingMessage } from "node:http"
 import type { MultipartFile } from "./services/MediaFiles.js"
@@ -17,6 +17,25 @@ const refused = (message: string, reason: string) =>
     message,
     details: { reason, issues: [{ path: ["body"], message }] }
   })
+
+/** The longest file name a part may carry, as `?filename=` (characters: code points). */
+export const MAX_FILENAME_CHARACTERS = 255
+
+/**
+ * Why a part's file name is refused (422 at `["file", "filename"]`, never echoing it), as
+ * `?filename=` would be: more than 255 characters, or U+0000. None when it is fine or absent.
+ */
+export const partFilenameRefusal = (filename: string): Errors.ValidationError | undefined => {
+  const message = filename.includes("\u0000")
+    ? "Must not contain the character U+0000"
+    : Characters.hasAtMostCharacters(filename, MAX_FILENAME_CHARACTERS)
+    ? undefined
+    : `Expected at most ${MAX_FILENAME_CHARACTERS} characters`
+  return message === undefined ? undefined : new Errors.ValidationError({
+    message: "Request validation failed",
+    details: { issues: [{ path: ["file", "filename"], message }] }
+  })
+}
 
 /** Whether a `Content-Type` is a multipart form (any case, parameters after it). */
 export const isMultipart = (contentType: string | undefined) =>
@@ -77,6 +96,13 @@ export const filePart = (incoming: IncomingMessage) =>
       finish(Effect.fail(partUnknown()))
     }
     parser.on("file", (_name, stream, filename, _encoding, mimeType) => {
+      // the part's file name is held to the rules of `?filename=` (Postgres cannot store U+0000)
+      const nameRefusal = partFilenameRefusal(filename)
+      if (nameRefusal !== undefined) {
+        stream.resume()
+        release()
+        return finish(Effect.fail(nameRefusal))
+      }
       handedOn = true
       const rest = Stream.drain(Stream.fromEffect(Effect.flatMap(
         Effect.promise(() => formEnd),

@@ -29,6 +29,7 @@ Launch.main("standalone", "switchboard", () =>
     ]),
     // GET /metrics on its own listener when METRICS_PORT is set (docs/CONFIGURATION.md "Metrics")
     Layer.merge(MetricsServer.layer),
-    // its settings read before anything else: a bad METRICS_PORT is one line, before any database
-    Layer.provide(MetricsConfig.layerFromEnv)
+    // its settings read before anything else: a bad METRICS_PORT (or HTTP_PORT's own) is one line,
+    // before any database
+    Layer.provide(MetricsConfig.layerFromEnvApartFrom("HTTP_PORT", HttpConfig.DEFAULT_PORT))
   ))

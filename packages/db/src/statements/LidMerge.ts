@@ -5,7 +5,8 @@
  * move over; on a channel where both had a conversation,
  * the LID contact's is folded into the phone contact's (its messages and notes move, its times are
  * kept when later); the phone contact keeps its own name, e-mail and attributes and takes the
- * LID contact's where it has none, and the union of both tags; the LID contact is deleted.
+ * LID contact's where it has none, and the union of both tags; its group chat seats move to the
+ * phone contact (the higher role where both sit in one); the LID contact is deleted.
  *
  * Several statements (a row cannot be updated twice in one), so run it inside a transaction: the
  * caller's (`LidMappings.learn`, with the mapping and the `contact.updated` event).
@@ -59,6 +60,13 @@ export const lidMerge = (sql: SqlClient.SqlClient, input: LidMergeInput) =>
     yield* sql`INSERT INTO contact_group_members (group_id, contact_id, created_at)
       SELECT group_id, ${into}, created_at FROM contact_group_members WHERE contact_id = ${from}
       ON CONFLICT DO NOTHING`
+    // its group chat seats: the number's contact takes them (the higher role where it has one too)
+    yield* sql`INSERT INTO group_chat_participants (group_chat_id, contact_id, role)
+      SELECT group_chat_id, ${into}, role FROM group_chat_participants WHERE contact_id = ${from}
+      ON CONFLICT (group_chat_id, contact_id) DO UPDATE SET role = CASE
+        WHEN 'superadmin' IN (group_chat_participants.role, excluded.role) THEN 'superadmin'
+        WHEN 'admin' IN (group_chat_participants.role, excluded.role) THEN 'admin'
+        ELSE 'member' END`
     yield* sql`UPDATE contacts i SET name = COALESCE(i.name, f.name), email = COALESCE(i.email, f.email),
         attributes = f.attributes || i.attributes,
         tags = ARRAY(SELECT DISTINCT t FROM unnest(i.tags || f.tags) AS u(t) ORDER BY t), updated_at = ${now}

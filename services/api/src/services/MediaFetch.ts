@@ -13,7 +13,7 @@
  * is never held while bytes move (docs/API.md "Media").
  */
 import { MediaRepo } from "@switchboard/db"
-import { Errors, type Media, MediaType, type MessageContent } from "@switchboard/domain"
+import { Characters, Errors, type Media, MediaType, type MessageContent } from "@switchboard/domain"
 import { SafeEgress, UrlPolicy, WebhooksConfig } from "@switchboard/webhooks"
 import { Effect, Option, Stream } from "effect"
 import { request } from "undici"
@@ -34,15 +34,22 @@ const refusedUrl = (
     details: { reason, ...extra, issues: [{ path: [kind, "url"], message }] }
   })
 
-/** The last path segment, decoded, as a document's file name. */
-const nameOf = (url: URL): string | undefined => {
+/**
+ * The last path segment, decoded, as a document's file name: its first 255 characters (code
+ * points, so an emoji is never cut in half), none when it cannot be decoded or holds U+0000
+ * (`%00`, which Postgres cannot store).
+ */
+export const nameOf = (url: URL): string | undefined => {
   const last = url.pathname.split("/").pop()
   if (last === undefined || last === "") return undefined
+  let decoded: string
   try {
-    return decodeURIComponent(last).slice(0, 255)
+    decoded = decodeURIComponent(last)
   } catch {
     return undefined
   }
+  if (decoded.includes("\u0000")) return undefined
+  return Characters.hasAtMostCharacters(decoded, 255) ? decoded : Array.from(decoded).slice(0, 255).join("")
 }
 
 export class MediaFetch extends Effect.Service<MediaFetch>()("@switchboard/service-api/MediaFetch", {

@@ -16,12 +16,15 @@ import {
 import { ChannelProtocol } from "@switchboard/entities/protocol"
 import { ProvidersConfig, SandboxNumbers } from "@switchboard/providers/contract"
 import { Clock, Effect, Option, Schedule } from "effect"
-import { createHash, randomInt, timingSafeEqual } from "node:crypto"
+import { createHash, randomBytes, randomInt, timingSafeEqual } from "node:crypto"
 import { Channels } from "./Channels.js"
 import { amount, Entitlements, limitMessage } from "./Entitlements.js"
 import { fileRefused, MediaFiles } from "./MediaFiles.js"
 
 const SESSION_TTL_MS = 72 * 3600 * 1000
+
+/** How long `inbound` waits for the channel to record the message it delivered before a 503. */
+const RECORDED_WITHIN = "10 seconds"
 
 /** What the sandbox is, said in the allocation answer (docs/API.md "API", limits and lifetimes). */
 const SIMULATED =
@@ -377,7 +380,7 @@ export class Sandbox extends Effect.Service<Sandbox>()("@switchboard/service-api
             _tag: "media",
             kind,
             mimeType: file.mimeType,
-            caption: given.caption ?? null,
+            caption: "caption" in given ? (given.caption ?? null) : null,
             filename: kind === "document"
               ? (input.document?.filename ?? file.filename)
               : null,
@@ -412,6 +415,35 @@ export class Sandbox extends Effect.Service<Sandbox>()("@switchboard/service-api
         }
         return as({ _tag: "unsupported", kind: input.unsupported?.kind ?? "unknown" })
       })
+
+    /**
+     * The message the channel recorded under `providerMessageId`, and its conversation: the
+     * channel's entity records what the network delivered within milliseconds (on a runner, maybe
+     * another process), so it is looked up until there, for at most `RECORDED_WITHIN`; then 503,
+     * saying the message went out (a retry would deliver it twice).
+     */
+    const recorded = (channelId: string, providerMessageId: string) =>
+      messages.idForProviderMessage(channelId, providerMessageId).pipe(
+        Effect.flatMap((id) => id === null ? Effect.succeed(Option.none()) : messages.findById(id)),
+        // the message went out already: a passing database failure while it is looked up is
+        // waited out like a message not recorded yet, never answered as if nothing was delivered
+        Effect.catchTag("DatabaseUnavailable", () => Effect.succeed(Option.none())),
+        // not there yet: `NoSuchElementException` (an empty Option as an effect), looked up again
+        Effect.flatMap((found) => found),
+        Effect.retry(Schedule.spaced("25 millis").pipe(Schedule.upTo(RECORDED_WITHIN))),
+        Effect.catchTag("NoSuchElementException", () =>
+          new Errors.ServiceUnavailable({
+            message:
+              "The message was delivered but is not recorded yet; find it with GET /v1/messages?direction=inbound in a moment rather than sending it again"
+          })),
+        Effect.map((message) =>
+          new SandboxApi.SandboxInboundAccepted({
+            object: "sandbox_inbound",
+            message_id: message.id,
+            conversation_id: message.conversation_id
+          })
+        )
+      )
 
     /** An active session of the workspace (422 `session_not_active` otherwise). */
     const active = (principal: Security.Principal, id: string) =>
@@ -575,11 +607,14 @@ export class Sandbox extends Effect.Service<Sandbox>()("@switchboard/service-api
           ? null
           : yield* messageOfChannel(principal, session.channel_id, input.reply_to, "reply_to")
         // the simulated network delivers it to the channel's entity, which records it like any
-        // provider's inbound message (contact, conversation, `message.received`)
+        // provider's inbound message (contact, conversation, `message.received`), under the id
+        // given here, by which the answer finds it
+        const providerMessageId = `sbx-in-${randomBytes(12).toString("hex")}`
         const delivered = yield* channelClient(session.channel_id).SimulateInbound({
           from: input.from,
           body,
           quoted_provider_message_id: quoted,
+          provider_message_id: providerMessageId,
           ...(group === undefined ? {} : { group_chat: group, mentions: input.mentions ?? [] })
         }).pipe(
           Effect.catchAllDefect(Effect.fail),
@@ -594,6 +629,7 @@ export class Sandbox extends Effect.Service<Sandbox>()("@switchboard/service-api
             details: { reason: "session_not_active" }
           })
         }
+        return yield* recorded(session.channel_id, providerMessageId)
       }
     )
 
