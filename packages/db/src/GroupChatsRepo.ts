@@ -64,25 +64,38 @@ export class GroupChatsRepo extends Effect.Service<GroupChatsRepo>()("@switchboa
           ${g.description}, ${g.announceOnly}, ${g.isAdmin}, true, ${input.now}, ${input.now})
         ON CONFLICT (channel_id, whatsapp_group_id) DO UPDATE SET subject = excluded.subject,
           description = excluded.description, announce_only = excluded.announce_only, is_admin = excluded.is_admin,
-          is_participant = true, updated_at = excluded.updated_at
+          is_participant = true,
+          -- a report that changes nothing leaves the time of the last change
+          updated_at = CASE WHEN (group_chats.subject, group_chats.description, group_chats.announce_only,
+              group_chats.is_admin, group_chats.is_participant)
+            IS DISTINCT FROM (excluded.subject, excluded.description, excluded.announce_only, excluded.is_admin, true)
+            THEN excluded.updated_at ELSE group_chats.updated_at END
         RETURNING id`
       return rows[0]!.id
     }, dieOnDatabaseError)
 
-    /** The participants of a group chat are exactly these contacts, with their roles. */
+    /**
+     * The participants of a group chat are exactly these contacts, with their roles; when that
+     * changed anything, the group chat's `updated_at` becomes `now`.
+     */
     const setParticipants = Effect.fn("GroupChatsRepo.setParticipants")(function*(
       groupChatId: string,
-      participants: ReadonlyArray<{ readonly contactId: string; readonly role: GroupChats.GroupChatRole }>
+      participants: ReadonlyArray<{ readonly contactId: string; readonly role: GroupChats.GroupChatRole }>,
+      now: string
     ) {
       const ids = participants.map((p) => p.contactId)
-      yield* ids.length === 0
-        ? sql`DELETE FROM group_chat_participants WHERE group_chat_id = ${groupChatId}`
+      const gone = yield* ids.length === 0
+        ? sql`DELETE FROM group_chat_participants WHERE group_chat_id = ${groupChatId} RETURNING contact_id`
         : sql`DELETE FROM group_chat_participants WHERE group_chat_id = ${groupChatId}
-          AND contact_id NOT IN ${sql.in(ids)}`
-      if (participants.length === 0) return
-      yield* sql`INSERT INTO group_chat_participants ${
-        sql.insert(participants.map((p) => ({ group_chat_id: groupChatId, contact_id: p.contactId, role: p.role })))
-      } ON CONFLICT (group_chat_id, contact_id) DO UPDATE SET role = excluded.role`
+          AND contact_id NOT IN ${sql.in(ids)} RETURNING contact_id`
+      const changed = participants.length === 0 ?
+        [] :
+        yield* sql`INSERT INTO group_chat_participants ${
+          sql.insert(participants.map((p) => ({ group_chat_id: groupChatId, contact_id: p.contactId, role: p.role })))
+        } ON CONFLICT (group_chat_id, contact_id) DO UPDATE SET role = excluded.role
+        WHERE group_chat_participants.role IS DISTINCT FROM excluded.role RETURNING contact_id`
+      if (gone.length + changed.length === 0) return
+      yield* sql`UPDATE group_chats SET updated_at = ${now} WHERE id = ${groupChatId} AND updated_at < ${now}`
     }, dieOnDatabaseError)
 
     /**

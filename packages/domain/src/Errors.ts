@@ -160,7 +160,7 @@ export class UnsupportedMediaType extends ApiError<UnsupportedMediaType>()("Unsu
   code: "UNSUPPORTED_MEDIA_TYPE",
   status: 415,
   description:
-    "The request body is encoded in a way this route does not take (`details.reason = content_encoding`: send the file's bytes as they are, without `Content-Encoding`)."
+    "The request body carries a `Content-Encoding` (gzip, br, ...), which no route takes (`details.reason = content_encoding`): send the body uncompressed (a file's bytes as they are)."
 }) {}
 
 export class RangeNotSatisfiable extends ApiError<RangeNotSatisfiable>()("RangeNotSatisfiable", {

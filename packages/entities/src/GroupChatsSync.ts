@@ -61,7 +61,7 @@ export class GroupChatsSync extends Effect.Service<GroupChatsSync>()("@switchboa
             const known = byContact.get(p.contactId)
             if (known === undefined || known === "member" || p.role === "superadmin") byContact.set(p.contactId, p.role)
           }
-          yield* repo.setParticipants(id, [...byContact].map(([contactId, role]) => ({ contactId, role })))
+          yield* repo.setParticipants(id, [...byContact].map(([contactId, role]) => ({ contactId, role })), now)
         }
         yield* repo.markLeft(channelId, { left: Characters.storable(input.left) }, now)
         if (input.complete) {

@@ -179,7 +179,7 @@ describe("LID senders", () => {
         yield* groupChats.setParticipants(fromLid.group_chat_id!, [
           { contactId: fromLid.contact_id!, role: "member" },
           { contactId: mention.contact_id!, role: "admin" }
-        ])
+        ], Schemas.toTimestamp(Date.now()))
 
         yield* inbound.learnLid(target.channelId, "555", "+4915155555555")
         const rows = yield* sql<{ id: string; contact_id: string; conversation_id: string; mentions: unknown }>`

@@ -537,7 +537,7 @@ export class Sandbox extends Effect.Service<Sandbox>()("@switchboard/service-api
             contacts.upsertContact(principal.workspaceId, p.phoneNumber!, at),
             (contact) => ({ contactId: contact.id, role: p.role })
           ))
-        yield* groupChats.setParticipants(kept, members)
+        yield* groupChats.setParticipants(kept, members, at)
         return kept
       }))
       return Option.getOrThrow(yield* groupChats.find(principal.workspaceId, groupChatId))
