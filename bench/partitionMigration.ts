@@ -1,9 +1,10 @@
 /**
  * What the migration to monthly partitions costs an existing installation (docs/OPERATING.md "The
  * migration to partitions"): a new database migrated as the release before it left it (through
- * migration 0137), `--rows` (1,000,000) events, webhook deliveries and webhook attempts each (ids
- * and times spread over the last `--months`, 12), then the pending migrations (0150-0152) run
- * and timed. They run in one transaction holding an ACCESS EXCLUSIVE lock on the three tables, so
+ * migration 0137), `--rows` (1,000,000) events, webhook deliveries, webhook attempts, messages (half
+ * of them inbound, with their provider's ids) and timeline rows each (ids and times spread over the
+ * last `--months`, 12), then the pending migrations (0150-0152 and 0180, messages) run and timed.
+ * They run in one transaction holding an ACCESS EXCLUSIVE lock on the five tables, so
  * `migration_s` is how long sends, dispatches and webhook pulls wait during the upgrade. Also
  * recorded: the seeding time, each table's size, the partitions made, and that every row is in
  * the first partition afterwards.
@@ -67,6 +68,14 @@ try {
     await db.query(`INSERT INTO webhook_endpoints (id, workspace_id, url, event_types, status, secret_sealed,
       secret_last4, created_at, updated_at) VALUES ('wh_00BENCH0000000000000000001', 'ws_00BENCH0000000000000000001',
       'https://hooks.example.com/in', '{*}', 'active', 'v1:x', 'abcd', now(), now())`)
+    await db.query(`INSERT INTO channels (id, workspace_id, name, provider, status, created_at, updated_at)
+      VALUES ('ch_00BENCH0000000000000000001', 'ws_00BENCH0000000000000000001', 'bench', 'sandbox', 'connected',
+        now(), now())`)
+    await db.query(`INSERT INTO contacts (id, workspace_id, phone_number, created_at, updated_at)
+      VALUES ('cnt_00BENCH0000000000000000001', 'ws_00BENCH0000000000000000001', '+4915112345678', now(), now())`)
+    await db.query(`INSERT INTO conversations (id, workspace_id, channel_id, contact_id, status, created_at, updated_at)
+      VALUES ('cnv_00BENCH0000000000000000001', 'ws_00BENCH0000000000000000001', 'ch_00BENCH0000000000000000001',
+        'cnt_00BENCH0000000000000000001', 'open', now(), now())`)
     const spanMs = months * 30 * 24 * 3600 * 1000
     const started = performance.now()
     const end = Date.now()
@@ -96,11 +105,32 @@ try {
         FROM generate_series($1::int, $2::int) AS g`,
         [low, high]
       )
+      // messages: odd rows inbound (with the provider's id, claimed by migration 0180), even outbound
+      await db.query(
+        `INSERT INTO messages (id, workspace_id, channel_id, conversation_id, contact_id, direction, from_number,
+          to_number, type, body, category, priority, status, created_at, updated_at, sent_at, delivered_at,
+          provider_message_id)
+        SELECT bench_id('msg', ${time}, g), 'ws_00BENCH0000000000000000001', 'ch_00BENCH0000000000000000001',
+          'cnv_00BENCH0000000000000000001', 'cnt_00BENCH0000000000000000001',
+          CASE WHEN g % 2 = 1 THEN 'inbound' ELSE 'outbound' END,
+          CASE WHEN g % 2 = 1 THEN '+4915112345678' END, '+15550100001', 'text', repeat('x', 120), 'utility', 2,
+          'delivered', to_timestamp(${time} / 1000.0), to_timestamp(${time} / 1000.0),
+          to_timestamp(${time} / 1000.0), to_timestamp(${time} / 1000.0),
+          CASE WHEN g % 2 = 1 THEN 'wamid.' || g END
+        FROM generate_series($1::int, $2::int) AS g`,
+        [low, high]
+      )
+      await db.query(
+        `INSERT INTO message_transitions (message_id, from_state, to_state, at)
+        SELECT bench_id('msg', ${time}, g), 'sent', 'delivered', to_timestamp(${time} / 1000.0)
+        FROM generate_series($1::int, $2::int) AS g`,
+        [low, high]
+      )
     }
-    await db.query("VACUUM ANALYZE events, webhook_deliveries, webhook_attempts")
+    await db.query("VACUUM ANALYZE events, webhook_deliveries, webhook_attempts, messages, message_transitions")
     const sizes = await db.query<{ table: string; mib: number }>(
       `SELECT t AS table, round(pg_total_relation_size(t::regclass) / 1048576.0)::int AS mib
-       FROM unnest(ARRAY['events', 'webhook_deliveries', 'webhook_attempts']) AS t`
+       FROM unnest(ARRAY['events', 'webhook_deliveries', 'webhook_attempts', 'messages', 'message_transitions']) AS t`
     )
     return { seed_s: seconds(started), size_mib: Object.fromEntries(sizes.rows.map((r) => [r.table, r.mib])) }
   })
@@ -112,7 +142,7 @@ try {
   const after = await withClient(target, async (db) => {
     const partitions: Record<string, number> = {}
     const first: Record<string, number> = {}
-    for (const table of ["events", "webhook_deliveries", "webhook_attempts"]) {
+    for (const table of ["events", "webhook_deliveries", "webhook_attempts", "messages", "message_transitions"]) {
       const list = await Effect.runPromise(
         Partitions.partitions(table).pipe(
           Effect.provide(Database.layerPostgres(Redacted.make(target), 1)),
@@ -123,7 +153,8 @@ try {
       const count = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${list[0]!.name}`)
       first[table] = count.rows[0]!.n
     }
-    return { partitions, rows_in_first_partition: first }
+    const claimed = await db.query<{ n: number }>("SELECT count(*)::int AS n FROM message_provider_ids")
+    return { partitions, rows_in_first_partition: first, provider_ids_claimed: claimed.rows[0]!.n }
   })
   const line = record("partition-migration", {
     rows,

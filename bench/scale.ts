@@ -35,6 +35,20 @@
  *
  *   npm run bench:scale -- [--sizes 10000,100000,1000000] [--reps 3] [--seconds 15] [--keep]
  *
+ * `--ladder [send,dispatch,inbound,webhook]`: the traffic ladder instead (docs/SCALING.md), on the
+ * first size's rows: each op's rate stepped up by `--ladder-factor` (1.5) from its start
+ * (`--ladder-send` 10/s, `--ladder-dispatch` 4/s, `--ladder-inbound` 10/s, `--ladder-webhook` 25/s),
+ * `--seconds` a step, at most `--ladder-steps` (8), until its p99 passes its bound
+ * (`--p99-bound-ms` 500 for send and inbound, `--dispatch-bound-ms` 2000 from a message's creation
+ * to its dispatch, `--webhook-bound-ms` 2000 from an event to its POST) or fewer than 90% of the
+ * asked ops complete. Dispatches are asked of one channel per 2 msg/s (their pace), up to
+ * `--channels`. Per step: achieved ops/s, p99, CPU seconds per second of the api node, the runner
+ * and this database's Postgres backends (which one is saturated names the bottleneck), Postgres
+ * CPU, WAL bytes (the server's, so other databases' writes count too) and blocks read from the OS
+ * per op. One JSON line per step (`scale-ladder`). Short:
+ *
+ *   npm run bench:scale -- --sizes 10000 --ladder send --seconds 5 --ladder-steps 2
+ *
  * `--keep` leaves the database (its URL is printed) for EXPLAIN after the run.
  */
 import { SqlClient } from "@effect/sql"
@@ -58,6 +72,30 @@ const sendRate = numberFlag("send-rate", 30)
 const inboundRate = numberFlag("inbound-rate", 20)
 const webhookRate = numberFlag("webhook-rate", 50)
 const label = flag("label") ?? null
+const LADDER_OPS = ["send", "dispatch", "inbound", "webhook"] as const
+type LadderOp = (typeof LADDER_OPS)[number]
+const ladder: ReadonlyArray<LadderOp> = flag("ladder") === true
+  ? LADDER_OPS
+  : typeof flag("ladder") === "string"
+  ? String(flag("ladder")).split(",").map((op) => {
+    if (!(LADDER_OPS as ReadonlyArray<string>).includes(op)) throw new Error(`--ladder: no op ${op}`)
+    return op as LadderOp
+  })
+  : []
+const ladderFactor = numberFlag("ladder-factor", 1.5)
+const ladderSteps = numberFlag("ladder-steps", 8)
+const ladderStart: Record<LadderOp, number> = {
+  send: numberFlag("ladder-send", 10),
+  dispatch: numberFlag("ladder-dispatch", 4),
+  inbound: numberFlag("ladder-inbound", 10),
+  webhook: numberFlag("ladder-webhook", 25)
+}
+const ladderBound: Record<LadderOp, number> = {
+  send: numberFlag("p99-bound-ms", 500),
+  dispatch: numberFlag("dispatch-bound-ms", 2000),
+  inbound: numberFlag("p99-bound-ms", 500),
+  webhook: numberFlag("webhook-bound-ms", 2000)
+}
 const keep = flag("keep") === true
 const TABLES = ["messages", "events", "webhook_deliveries", "contacts", "conversations", "message_transitions"]
 
@@ -242,6 +280,10 @@ const measured = async <A>(run: () => Promise<A>) => {
   }
 }
 
+/** The server's WAL position in bytes (every database of the server writes to it). */
+const walPosition = async () =>
+  Number((await stack.db.query("SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::bigint AS b")).rows[0].b)
+
 const fixedRate = (path: (n: number) => string, body: (n: number) => unknown, rate: number) => {
   let n = 0
   const tag = `${process.pid}-${Date.now().toString(36)}`
@@ -297,13 +339,13 @@ const ops = {
     const m = await measured(() => sleep(seconds * 1000))
     return { m, count: m.sampledAfter, owner: "runner", p99: Number.NaN, extra: {} }
   },
-  send: async () => {
+  send: async (rate = sendRate, over = channels) => {
     const m = await measured(() =>
       fixedRate(() => "/v1/messages", (i) => ({
         to: RECIPIENT,
-        channel_id: channels[i % channels.length],
+        channel_id: over[i % over.length],
         text: { body: `scale ${i}` }
-      }), sendRate)
+      }), rate)
     )
     const count = m.result["2xx"]
     return { m, count, owner: "api", p99: m.result.latency.p99, extra: { non2xx: m.result.non2xx } }
@@ -330,24 +372,24 @@ const ops = {
     await waitDrained()
     return { m, count: rows.rows.length, owner: "runner", p99: percentile(gaps, 99), extra: { window_s: m.elapsed } }
   },
-  inbound: async () => {
+  inbound: async (rate = inboundRate) => {
     const m = await measured(() =>
       fixedRate(
         (i) => `/v1/sandbox/sessions/${sessions[i % sessions.length]}/inbound`,
         (i) => ({ from: RECIPIENT, text: { body: `inbound ${i}` } }),
-        inboundRate
+        rate
       )
     )
     return { m, count: m.result["2xx"], owner: "api", p99: m.result.latency.p99, extra: { non2xx: m.result.non2xx } }
   },
-  webhook: async () => {
+  webhook: async (rate = webhookRate) => {
     const created = new Map<string, number>()
-    const total = Math.round(webhookRate * seconds)
+    const total = Math.round(rate * seconds)
     const m = await measured(async () => {
       const started = Date.now()
       const inFlight = new Set<Promise<void>>()
       for (let issued = 0; issued < total; issued++) {
-        const wait = started + (issued * 1000) / webhookRate - Date.now()
+        const wait = started + (issued * 1000) / rate - Date.now()
         if (wait > 1) await sleep(wait)
         const p: Promise<void> = append().then((e) => void created.set(e.id, e.createdAt)).finally(() =>
           inFlight.delete(p)
@@ -369,6 +411,94 @@ const ops = {
     }
   }
 } as const
+
+/**
+ * Dispatches asked at `rate` a second: sends at that rate over one channel per 2 msg/s (the
+ * sandbox's pace), then the backlog worked. Ops: messages made in the window that were
+ * dispatched; p99: from a message's creation to its `-> dispatching`.
+ */
+const dispatchAt = async (rate: number) => {
+  const over = channels.slice(0, Math.max(1, Math.min(channels.length, Math.ceil(rate / 2))))
+  const from = new Date()
+  const sent = await ops.send(rate, over)
+  await waitDrained()
+  const to = new Date(from.getTime() + sent.m.elapsed * 1000)
+  const rows = await stack.db.query(
+    `SELECT extract(epoch FROM t.at - m.created_at) * 1000 AS lag_ms FROM messages m
+     JOIN message_transitions t ON t.message_id = m.id AND t.to_state = 'dispatching'
+     WHERE m.channel_id = ANY($1) AND m.created_at >= $2 AND m.created_at < $3`,
+    [over, from, to]
+  )
+  const lags = rows.rows.map((r) => Number(r.lag_ms))
+  return { m: sent.m, count: lags.length, p99: percentile(lags, 99), extra: { channels: over.length } }
+}
+
+/** One step of the ladder: `op` asked at `rate` a second. */
+const ladderStep = async (op: LadderOp, rate: number) => {
+  const wal0 = await walPosition()
+  const { count, extra, m, p99 } = op === "dispatch"
+    ? await dispatchAt(rate)
+    : op === "send"
+    ? await ops.send(rate)
+    : op === "inbound"
+    ? await ops.inbound(rate)
+    : await ops.webhook(rate)
+  const wal = (await walPosition()) - wal0
+  const span = m.sampledAfter
+  const pg = Object.values(m.pg).reduce((a, b) => a + b, 0)
+  const per = (v: number) => (count > 0 ? v / count : Number.NaN)
+  const achieved = count / m.elapsed
+  const broken = p99 > ladderBound[op] ? "latency" : achieved < 0.9 * rate ? "throughput" : null
+  // CPU seconds a second of each side: the one near a core (or Postgres near the machine's cores) is what ran out
+  const busy = { api: m.api / span, runner: m.runner / span, postgres: pg / span }
+  const line = {
+    op,
+    rows: sizes[0],
+    label,
+    target_per_s: rate,
+    achieved_per_s: Number(achieved.toFixed(1)),
+    p99_ms: Number(p99.toFixed(1)),
+    bound_ms: ladderBound[op],
+    broken,
+    cpu_s_per_s: Object.fromEntries(Object.entries(busy).map(([k, v]) => [k, Number(v.toFixed(3))])),
+    postgres_cpu_ms_per_op: Number(per(pg * 1000).toFixed(3)),
+    wal_bytes_per_op: Math.round(per(wal)),
+    blocks_per_op: Number(per(m.databaseBlocks).toFixed(1)),
+    blocks_read_per_op: Number(per(m.databaseRead).toFixed(2)),
+    ...extra
+  }
+  console.log(record("scale-ladder", line))
+  return { broken, busy, achieved }
+}
+
+const runLadder = async () => {
+  const summary: Array<string> = []
+  for (const op of ladder) {
+    let rate = ladderStart[op]
+    let last: { rate: number; achieved: number } | undefined
+    let verdict = `not broken within ${ladderSteps} steps`
+    for (let step = 0; step < ladderSteps; step++) {
+      if (op === "dispatch" && rate > 2 * channels.length) {
+        verdict = `stopped at ${channels.length} channels' pace (${2 * channels.length}/s): --channels`
+        break
+      }
+      const { achieved, broken, busy } = await ladderStep(op, rate)
+      await waitDrained()
+      if (broken !== null) {
+        const first = Object.entries(busy).sort((a, b) => b[1] - a[1])[0]!
+        verdict = `${broken} bound broken at ${rate}/s (achieved ${achieved.toFixed(1)}/s); busiest: ${first[0]} at ${
+          first[1].toFixed(2)
+        } CPU s/s`
+        break
+      }
+      last = { rate, achieved }
+      rate = Math.round(rate * ladderFactor * 10) / 10
+    }
+    summary.push(`${op.padEnd(8)} last within bound: ${last ? `${last.rate}/s` : "none"}; ${verdict}`)
+  }
+  console.log("--- ladder")
+  for (const line of summary) console.log(line)
+}
 
 /** The real rows the history is cloned from. */
 const templates = async (endpointId: string): Promise<Templates> => {
@@ -436,7 +566,12 @@ try {
 
   const lines: Array<{ op: string; rows: number; cpu: number; pg: number; p99: number; blocks: number }> = []
   let rows = 0
-  for (const size of sizes) {
+  if (ladder.length > 0) {
+    console.log(`rows ${sizes[0]}: seeded in ${JSON.stringify(await grow(stack.db, t, 0, sizes[0]!))}`)
+    await runLadder()
+  }
+  const compared = ladder.length > 0 ? [] : sizes
+  for (const size of compared) {
     const seedSeconds = await grow(stack.db, t, rows, size)
     rows = size
     console.log(`rows ${size}: seeded in ${JSON.stringify(seedSeconds)}`)
@@ -502,10 +637,12 @@ try {
       }
     }
   }
-  console.log(
-    `--- medians of ${reps}, marginal (idle: per second): op rows cpu_ms pg_ms p99_ms blocks (ratio to ${sizes[0]})`
-  )
-  for (const op of Object.keys(ops)) {
+  if (compared.length > 0) {
+    console.log(
+      `--- medians of ${reps}, marginal (idle: per second): op rows cpu_ms pg_ms p99_ms blocks (ratio to ${sizes[0]})`
+    )
+  }
+  for (const op of compared.length > 0 ? Object.keys(ops) : []) {
     const at = (size: number, key: "cpu" | "pg" | "p99" | "blocks") =>
       summarize(lines.filter((l) => l.op === op && l.rows === size).map((l) => l[key])).median
     for (const size of sizes) {

@@ -35,6 +35,7 @@ interface Container {
   readonly ports?: ReadonlyArray<{ readonly name: string; readonly containerPort: number }>
   readonly readinessProbe?: Probe
   readonly livenessProbe?: Probe
+  readonly startupProbe?: Probe
   readonly resources?: { readonly requests?: Record<string, string> }
   readonly volumeMounts?: ReadonlyArray<{ readonly name: string; readonly mountPath: string }>
   readonly securityContext?: { readonly readOnlyRootFilesystem?: boolean }
@@ -184,9 +185,11 @@ describe("deploy/kubernetes", () => {
       }
     })
 
-    it("probes the api's /ready and /health, and the runner's /ready and /health on its metrics listener", () => {
+    it("probes the api's /ready at start and /health after, and the runner's /ready and /health on its metrics listener", () => {
       const [apiContainer] = podTemplate(api).spec.containers
-      assert.deepStrictEqual(apiContainer!.readinessProbe?.httpGet, { path: "/ready", port: "http" })
+      // an outage of Redis or the database, which every api pod shares, must not empty the Service
+      assert.deepStrictEqual(apiContainer!.startupProbe?.httpGet, { path: "/ready", port: "http" })
+      assert.deepStrictEqual(apiContainer!.readinessProbe?.httpGet, { path: "/health", port: "http" })
       assert.deepStrictEqual(apiContainer!.livenessProbe?.httpGet, { path: "/health", port: "http" })
       assert.strictEqual(
         String(apiContainer!.ports!.find((p) => p.name === "http")?.containerPort),

@@ -65,14 +65,21 @@ describe("a setting the process cannot read", () => {
       const data = join(dir, "retention")
       const service = startService(
         "standalone",
-        { DATA_DIR: data, LOG_FORMAT: "json", EVENT_RETENTION_DAYS: "9x1", MEDIA_RETENTION_DAYS: "0" },
+        {
+          DATA_DIR: data,
+          LOG_FORMAT: "json",
+          EVENT_RETENTION_DAYS: "9x1",
+          MEDIA_RETENTION_DAYS: "0",
+          MESSAGE_RETENTION_DAYS: "7"
+        },
         await freePort()
       )
       const { code, errors, output } = await stopped(service)
       assert.strictEqual(code, 1, output)
       assert.deepStrictEqual(errors.map((line) => JSON.parse(line).message), [
         "cannot start: MEDIA_RETENTION_DAYS: Expected a whole number of days >= 1; " +
-        "EVENT_RETENTION_DAYS: Expected a whole number of days >= 90, or nothing to keep events for good"
+        "EVENT_RETENTION_DAYS: Expected a whole number of days >= 90, or nothing to keep events for good; " +
+        "MESSAGE_RETENTION_DAYS: Expected a whole number of days >= 30, or nothing to keep messages for good"
       ], output)
       assert.notInclude(output, "9x1", "the value given is not repeated")
       assert.isFalse(existsSync(data), "no database was created")

@@ -45,7 +45,10 @@ export class MessagingApi extends HttpApiGroup.make("messages")
       .setPath(Schema.Struct({ messageId: Ids.IdRef("msg") }))
       .addSuccess(Messaging.MessageWithTimeline)
       .addError(Errors.NotFound)
-      .annotate(OpenApi.Description, "The message with its timeline (every transition, oldest first).")
+      .annotate(
+        OpenApi.Description,
+        "The message with its timeline (every transition, oldest first). With a message retention set (`MESSAGE_RETENTION_DAYS`), a message made longer ago than that is 404 `NOT_FOUND` with `details.reason = past_retention` and `details.retention_days`, whether or not its rows are gone yet; lists leave such messages out. Without one, messages are kept for good."
+      )
       .pipe(requireScopes("messages.read"))
   )
   .add(

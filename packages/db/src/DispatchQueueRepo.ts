@@ -8,6 +8,7 @@ import { SqlClient } from "@effect/sql"
 import type * as Statement from "@effect/sql/Statement"
 import { MessageCategory, type MessageContent, Schemas } from "@switchboard/domain"
 import { Clock, Effect } from "effect"
+import { idBound, queuedWindow } from "./Partitions.js"
 import { dieOnDatabaseError } from "./Rows.js"
 
 export interface QueuedMessage {
@@ -108,17 +109,20 @@ export const DispatchOrder = {
    * `m` is a due queued message of `channel`, not to a waiting recipient, and not held: while
    * WhatsApp holds a reach-out timelock on the channel's number, messages to contacts who never
    * wrote to it stay queued (neither sent nor failed) until it ends; replies and group chat
-   * messages go
-   * (docs/LIMITS.md, "Number protection")
+   * messages go (docs/LIMITS.md, "Number protection"). `window`: the ids of the messages that may
+   * still be queued (`Partitions.queuedWindow`), so the statement reads only the partitions of the
+   * last day.
    */
   due: (
     sql: SqlClient.SqlClient,
     m: string,
     channel: Statement.Fragment,
     at: string | Statement.Fragment,
-    waiting: ReadonlyArray<string> | Statement.Fragment
+    waiting: ReadonlyArray<string> | Statement.Fragment,
+    window: { readonly lower: string; readonly upper: string }
   ) =>
     sql`${sql.literal(m)}.channel_id = ${channel} AND ${sql.literal(m)}.status = 'queued'
+      AND ${sql.literal(m)}.id >= ${idBound(sql, window.lower)} AND ${sql.literal(m)}.id < ${idBound(sql, window.upper)}
       AND (${sql.literal(m)}.next_attempt_at IS NULL OR ${sql.literal(m)}.next_attempt_at <= ${at})
       AND NOT (COALESCE((SELECT tl.qr_timelock_until > ${at} FROM channels tl WHERE tl.id = ${channel}), false)
         AND NOT EXISTS (SELECT 1 FROM conversations cv WHERE cv.id = ${sql.literal(m)}.conversation_id
@@ -153,7 +157,8 @@ export class DispatchQueueRepo extends Effect.Service<DispatchQueueRepo>()("@swi
       limit: number,
       skipRecipients: ReadonlyArray<string> = []
     ) {
-      const now = Schemas.toTimestamp(yield* Clock.currentTimeMillis)
+      const millis = yield* Clock.currentTimeMillis
+      const now = Schemas.toTimestamp(millis)
       // typed, not decoded: our own rows, read on every dispatch; a suspended workspace's
       // channels hold their queue (the workspace check is evaluated once per call)
       const rows = yield* sql<QueuedRow>`SELECT m.id, m.to_number, m.body, m.attempts, m.category, m.type,
@@ -166,9 +171,13 @@ export class DispatchQueueRepo extends Effect.Service<DispatchQueueRepo>()("@swi
             THEN COALESCE(r.from_number, r.sender_lid || '@lid') END AS r_participant
         FROM messages m
         LEFT JOIN media md ON md.id = m.media_id
-        LEFT JOIN messages q ON q.id = m.reply_to
-        LEFT JOIN messages r ON m.type = 'reaction' AND r.id = m.content ->> 'message_id'
-        WHERE ${DispatchOrder.due(sql, "m", sql`${channelId}`, now, skipRecipients)}
+        -- the quoted and the reacted-to message each by its id, per row (OFFSET 0 keeps each a
+        -- lookup the row's id prunes to one partition; as joins, a generic plan read every month)
+        LEFT JOIN LATERAL (SELECT q.id, q.provider_message_id, q.direction, q.body FROM messages q
+          WHERE q.id = m.reply_to OFFSET 0) q ON true
+        LEFT JOIN LATERAL (SELECT r.id, r.provider_message_id, r.direction, r.body FROM messages r
+          WHERE m.type = 'reaction' AND r.id = m.content ->> 'message_id' OFFSET 0) r ON true
+        WHERE ${DispatchOrder.due(sql, "m", sql`${channelId}`, now, skipRecipients, queuedWindow(millis))}
         AND (SELECT w.status FROM channels c JOIN workspaces w ON w.id = c.workspace_id WHERE c.id = ${channelId})
           = 'active'
         ORDER BY ${DispatchOrder.key(sql, "m")} LIMIT ${limit}`
@@ -185,10 +194,16 @@ export class DispatchQueueRepo extends Effect.Service<DispatchQueueRepo>()("@swi
 
     /** Recipients and times of the channel's dispatches since `since` (epoch ms): QR per-recipient spacing. */
     const dispatchesSince = Effect.fn("DispatchQueueRepo.dispatchesSince")(function*(channelId: string, since: number) {
+      // a message is dispatched within a day of being made (it expires then): the ids of the
+      // messages queued at `since` or later
+      const lower = queuedWindow(since).lower
+      const upper = queuedWindow(yield* Clock.currentTimeMillis).upper
       const rows = yield* sql<{ to_number: string; at: Date | string }>`SELECT m.to_number, t.at
         FROM message_transitions t JOIN messages m ON m.id = t.message_id
         WHERE m.channel_id = ${channelId} AND m.direction = 'outbound' AND t.to_state = 'dispatching'
-          AND t.at > ${Schemas.toTimestamp(since)}`
+          AND t.at > ${Schemas.toTimestamp(since)}
+          AND t.message_id >= ${idBound(sql, lower)} AND t.message_id < ${idBound(sql, upper)}
+          AND m.id >= ${idBound(sql, lower)} AND m.id < ${idBound(sql, upper)}`
       return rows.map((r) => ({ to: r.to_number, at: new Date(r.at).getTime() }))
     }, dieOnDatabaseError)
 
@@ -201,7 +216,9 @@ export class DispatchQueueRepo extends Effect.Service<DispatchQueueRepo>()("@swi
      */
     const channelsWithDueWork = Effect.fn("DispatchQueueRepo.channelsWithDueWork")(
       function*(limit: number, after = "") {
-        const now = Schemas.toTimestamp(yield* Clock.currentTimeMillis)
+        const millis = yield* Clock.currentTimeMillis
+        const now = Schemas.toTimestamp(millis)
+        const window = queuedWindow(millis)
         // only channels that can dispatch (a disconnected channel's, or a suspended workspace's,
         // backlog waits or expires quietly); per connected channel, a walk of the head of
         // `messages_queue` to its first due message (only retries waiting for their backoff stand
@@ -210,6 +227,7 @@ export class DispatchQueueRepo extends Effect.Service<DispatchQueueRepo>()("@swi
         // bench/RESULTS.md 11g)
         const rows = yield* sql<{ id: string; head: string }>`SELECT c.id, h.id AS head FROM channels c
         CROSS JOIN LATERAL (SELECT m.id FROM messages m WHERE m.channel_id = c.id AND m.status = 'queued'
+          AND m.id >= ${idBound(sql, window.lower)} AND m.id < ${idBound(sql, window.upper)}
           AND COALESCE(m.next_attempt_at, '-infinity'::timestamptz) <= ${now}
           ORDER BY ${DispatchOrder.key(sql, "m")} LIMIT 1) h
         WHERE c.status = 'connected' AND c.id > ${after}
@@ -299,6 +317,9 @@ export class DispatchQueueRepo extends Effect.Service<DispatchQueueRepo>()("@swi
      */
     const backlog = Effect.fn("DispatchQueueRepo.backlog")(function*() {
       const priorities = [...new Set(Object.values(MessageCategory.PRIORITY))]
+      // the partitions of the messages that may still be queued: one ordered probe per priority
+      // (an empty month's partition in the plan made it sort a channel's whole queue)
+      const window = queuedWindow(yield* Clock.currentTimeMillis)
       const rows = yield* sql<{ channel_id: string; queued: string | number; oldest: Date | string | null }>`
         SELECT q.channel_id, q.queued, o.oldest FROM (
           SELECT channel_id, sum(queued) AS queued FROM channel_queue_counts GROUP BY channel_id HAVING sum(queued) > 0
@@ -310,6 +331,7 @@ export class DispatchQueueRepo extends Effect.Service<DispatchQueueRepo>()("@swi
           CROSS JOIN LATERAL (
             SELECT m.created_at FROM messages m
             WHERE m.channel_id = q.channel_id AND m.status = 'queued' AND m.priority = p.priority
+              AND m.id >= ${idBound(sql, window.lower)} AND m.id < ${idBound(sql, window.upper)}
             ORDER BY m.created_at LIMIT 1
           ) f
         ) o`

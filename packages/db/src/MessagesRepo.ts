@@ -17,6 +17,7 @@ import {
 } from "@switchboard/domain"
 import { Effect, Option, Schema } from "effect"
 import { EventsRepo } from "./EventsRepo.js"
+import { idBound } from "./Partitions.js"
 import { dieOnDatabaseError } from "./Rows.js"
 import { decodeMessages, TransitionRow } from "./rows/MessageRows.js"
 import { makeMessageTransitions } from "./statements/MessageTransitions.js"
@@ -36,6 +37,11 @@ export interface MessageFilters {
   readonly category?: MessageCategory.Category | undefined
   readonly channelId?: string | undefined
   readonly conversationId?: string | undefined
+  /**
+   * only messages whose id lies in `[lower, upper)` (`Partitions.idWindow`: made in a window of
+   * time): the statement reads only the partitions of that window (retention)
+   */
+  readonly ids?: { readonly lower: string; readonly upper: string } | undefined
 }
 
 export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/db/MessagesRepo", {
@@ -76,8 +82,16 @@ export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/d
     }) {
       const type = input.type ?? (input.template ? "template" : "text")
       const delivered = input.status === "delivered" ? input.now : null
-      // the message and the first row of its timeline in one round trip
-      const rows = yield* sql`WITH inserted AS (
+      // the message and the first row of its timeline in one round trip; an inbound message's
+      // provider id claimed in `message_provider_ids` by the same statement (taken: the channel
+      // recorded that message already, in any month; unique violation)
+      const claim = input.providerMessageId === undefined
+        ? sql``
+        : sql`claimed AS (
+            INSERT INTO message_provider_ids (channel_id, provider_message_id, message_id)
+            VALUES (${input.channelId}, ${input.providerMessageId}, ${input.id})
+          ), `
+      const rows = yield* sql`WITH ${claim}inserted AS (
           INSERT INTO messages (id, workspace_id, channel_id, conversation_id, contact_id, direction,
             from_number, to_number, type, body, template, category, priority, status, metadata, created_at, updated_at,
             delivered_at, provider_message_id, content, reply_to, sender_lid, media_id, media_status, group_chat_id,
@@ -163,6 +177,11 @@ export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/d
       after: Pagination.CursorPosition | undefined
     ) {
       const rows = yield* sql`SELECT * FROM messages WHERE workspace_id = ${workspaceId}
+        ${
+        filters.ids
+          ? sql`AND id >= ${idBound(sql, filters.ids.lower)} AND id < ${idBound(sql, filters.ids.upper)}`
+          : sql``
+      }
         ${filters.status ? sql`AND status = ${filters.status}` : sql``}
         ${filters.direction ? sql`AND direction = ${filters.direction}` : sql``}
         ${filters.category ? sql`AND category = ${filters.category}` : sql``}
@@ -176,7 +195,7 @@ export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/d
     /** Whether the channel recorded this provider's message already (an inbound message heard twice). */
     const hasProviderMessage = Effect.fn("MessagesRepo.hasProviderMessage")(
       function*(channelId: string, providerMessageId: string) {
-        const seen = yield* sql`SELECT 1 FROM messages
+        const seen = yield* sql`SELECT 1 FROM message_provider_ids
         WHERE channel_id = ${channelId} AND provider_message_id = ${providerMessageId}`
         return seen.length > 0
       },
@@ -199,11 +218,15 @@ export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/d
       readonly mediaId: string | null
       readonly now: string
     }) {
+      // the message by its id (one partition), found through its provider id
+      const [claimed] = yield* sql<{ message_id: string }>`SELECT message_id FROM message_provider_ids
+        WHERE channel_id = ${input.channelId} AND provider_message_id = ${input.providerMessageId}`
+      if (claimed === undefined) return Option.none<Messaging.Message>()
       const rows = yield* sql`UPDATE messages SET type = ${input.type}, body = ${input.body},
           content = ${input.content === undefined ? null : JSON.stringify(input.content)}::jsonb,
           reply_to = ${input.replyTo}, media_id = ${input.mediaId},
           media_status = ${input.mediaId === null ? null : "pending"}, updated_at = ${input.now}
-        WHERE channel_id = ${input.channelId} AND provider_message_id = ${input.providerMessageId}
+        WHERE id = ${claimed.message_id} AND channel_id = ${input.channelId}
           AND direction = 'inbound' AND type = 'unsupported'
           AND content->>'kind' IN ${sql.in(MessageContent.AWAITING_CONTENT_KINDS)}
         RETURNING *`
@@ -220,8 +243,14 @@ export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/d
           Request: Schema.Void,
           Result: Schema.Struct({ id: Ids.Id("msg") }),
           execute: () =>
-            sql`SELECT id FROM messages WHERE channel_id = ${channelId}
-              AND (provider_message_id = ${providerMessageId} OR id = ${providerMessageId}) LIMIT 1`
+            // ours by its id (one partition), or an inbound one through its claimed provider id
+            // (while its message is kept: none once retention dropped it)
+            sql`SELECT id FROM messages WHERE channel_id = ${channelId} AND id = ${providerMessageId}
+              UNION ALL
+              SELECT p.message_id FROM message_provider_ids p
+              WHERE p.channel_id = ${channelId} AND p.provider_message_id = ${providerMessageId}
+                AND EXISTS (SELECT 1 FROM messages m WHERE m.id = p.message_id)
+              LIMIT 1`
         })(undefined)
         return Option.isSome(row) ? row.value.id : null
       },

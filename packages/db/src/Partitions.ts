@@ -15,7 +15,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
-import { Ids } from "@switchboard/domain"
+import { Ids, MessageStateMachine } from "@switchboard/domain"
 import { Effect } from "effect"
 
 /** A table partitioned on an id column, with the tables partitioned on a column holding its ids. */
@@ -36,8 +36,16 @@ export const DELIVERIES: Layout = {
 
 export const EVENTS: Layout = { table: "events", prefix: "evt", key: "id", aligned: [] }
 
+/** Messages with their timeline (`message_transitions`, partitioned on `message_id`). */
+export const MESSAGES: Layout = {
+  table: "messages",
+  prefix: "msg",
+  key: "id",
+  aligned: [{ table: "message_transitions", key: "message_id" }]
+}
+
 /** Every partitioned table. */
-export const LAYOUTS: ReadonlyArray<Layout> = [DELIVERIES, EVENTS]
+export const LAYOUTS: ReadonlyArray<Layout> = [DELIVERIES, EVENTS, MESSAGES]
 
 /** Months made ahead of the current one. */
 export const AHEAD_MONTHS = 3
@@ -74,6 +82,41 @@ export const idWindow = (prefix: Ids.IdPrefix, from: number, to: number) => ({
   lower: Ids.idFloor(prefix, from),
   upper: Ids.idFloor(prefix, to + CLOCK_SLACK_MS)
 })
+
+/**
+ * The ids of the messages that may still be queued at `now` (epoch ms): a queued message expires
+ * `QUEUED_EXPIRY_MS` after it was made (`MessageSweeper`), so the queue's statements (the dispatch
+ * take, its guard, the sweeper's probe) read the partitions of the last day, a day of clock slack
+ * on each side, to the day (`idBound`): one partition, two in a month's first days.
+ */
+export const queuedWindow = (now: number) =>
+  idWindow("msg", dayFloor(now - MessageStateMachine.QUEUED_EXPIRY_MS - CLOCK_SLACK_MS), dayCeil(now))
+
+const DAY_MS = 24 * 3600 * 1000
+/** The start of the (UTC) day holding `ms`, and the start of the next day (epoch ms). */
+export const dayFloor = (ms: number) => Math.floor(ms / DAY_MS) * DAY_MS
+export const dayCeil = (ms: number) => dayFloor(ms) + DAY_MS
+
+/**
+ * An id bound (`idWindow`'s) written into a statement as a constant, not a parameter: on a
+ * prepared statement's generic plan the planner takes `id >= $1 AND id < $2` for a few rows
+ * (its default for a range of unknown bounds) and walked the primary key over every message of
+ * the window instead of the channel's queue index; with the bound in the text it prunes the
+ * partitions when planning and estimates the range from the statistics. Bounds rounded to the
+ * day (`queuedWindow`, `dayFloor`) keep the text, and so the prepared statement, the same for a day
+ * (the pool prepares at most `PreparedStatements.MAX_NAMED` texts per connection).
+ */
+export const idBound = (sql: SqlClient.SqlClient, bound: string) => sql.literal(literal(bound))
+
+/**
+ * The least and greatest of `ids` (not empty): a batch's ids as a range, which a statement adds
+ * to read only their partitions (`id = ANY($1)`, one array parameter, is not pruned).
+ */
+export const idRange = (ids: ReadonlyArray<string>): readonly [string, string] =>
+  ids.reduce<readonly [string, string]>(
+    ([low, high], id) => [id < low ? id : low, id > high ? id : high],
+    [ids[0]!, ids[0]!]
+  )
 
 /** A partition as the catalogue describes it: its name and bounds (a `null` lower bound: MINVALUE). */
 export interface Partition {

@@ -4,10 +4,11 @@
  * by whole partitions (never row by row).
  * - webhook deliveries (with their attempts): kept 30 days (`Webhooks.DELIVERY_RETENTION_MS`, the
  *   contract); a month goes once its last delivery is that old;
- * - events: kept for good, or `EVENT_RETENTION_DAYS` when set.
+ * - events: kept for good, or `EVENT_RETENTION_DAYS` when set;
+ * - messages (with their timeline): kept for good, or `MESSAGE_RETENTION_DAYS` when set.
  */
 import { SqlClient } from "@effect/sql"
-import { Webhooks } from "@switchboard/domain"
+import { type Ids, Webhooks } from "@switchboard/domain"
 import { Config, ConfigError, Effect, Either, Option } from "effect"
 import * as Partitions from "./Partitions.js"
 import { dieOnDatabaseError } from "./Rows.js"
@@ -25,30 +26,64 @@ export const MIN_EVENT_RETENTION_DAYS = 90
  * unset (the default) keeps them for good. A month's partition is dropped once its newest event is
  * that old.
  */
-export const eventRetentionDays: Config.Config<Option.Option<number>> = Config.mapOrFail(
-  // empty (`EVENT_RETENTION_DAYS=` in a compose file) is unset, as for the other optional settings
-  Config.option(Config.string("EVENT_RETENTION_DAYS")),
-  (value) => {
+export const eventRetentionDays: Config.Config<Option.Option<number>> = Config.suspend(() =>
+  optionalDays("EVENT_RETENTION_DAYS", MIN_EVENT_RETENTION_DAYS, "events")
+)
+
+/**
+ * The least `MESSAGE_RETENTION_DAYS`: as long as a webhook delivery is kept (30 days, the
+ * contract), so a delivery's message can still be read; far longer than a message may wait in the
+ * queue (a day) or for its receipts.
+ */
+export const MIN_MESSAGE_RETENTION_DAYS = 30
+
+/**
+ * `MESSAGE_RETENTION_DAYS`: days messages and their timeline are kept; unset (the default) keeps
+ * them for good. A message made longer ago than that is no longer listed or found (404 with
+ * `details.reason = past_retention`), and its month's partition is dropped once its newest message
+ * is that old.
+ */
+export const messageRetentionDays: Config.Config<Option.Option<number>> = Config.suspend(() =>
+  optionalDays("MESSAGE_RETENTION_DAYS", MIN_MESSAGE_RETENTION_DAYS, "messages")
+)
+
+/** An optional number of days, at least `min`; empty (`NAME=` in a compose file) is unset. */
+const optionalDays = (name: string, min: number, what: string): Config.Config<Option.Option<number>> =>
+  Config.mapOrFail(Config.option(Config.string(name)), (value) => {
     const text = Option.getOrElse(value, () => "").trim()
     if (text === "") return Either.right(Option.none())
     const days = /^\d+$/.test(text) ? Number(text) : Number.NaN
-    return days >= MIN_EVENT_RETENTION_DAYS
+    return days >= min
       ? Either.right(Option.some(days))
       : Either.left(
         ConfigError.InvalidData(
-          ["EVENT_RETENTION_DAYS"],
-          `Expected a whole number of days >= ${MIN_EVENT_RETENTION_DAYS}, or nothing to keep events for good`
+          [name],
+          `Expected a whole number of days >= ${min}, or nothing to keep ${what} for good`
         )
       )
-  }
-)
+  })
+
+/** How long the history tables' rows are kept, in days (none: for good; `RetentionSettings`). */
+export interface HistoryRetention {
+  readonly eventDays: Option.Option<number>
+  readonly messageDays: Option.Option<number>
+}
 
 /** Each partitioned table with how long its rows are kept (ms; none: for good). */
-export const retentions = (eventDays: Option.Option<number>) =>
+export const retentions = (retention: HistoryRetention) =>
   [
     { layout: Partitions.DELIVERIES, keepMs: Option.some(Webhooks.DELIVERY_RETENTION_MS) },
-    { layout: Partitions.EVENTS, keepMs: Option.map(eventDays, (days) => days * DAY_MS) }
+    { layout: Partitions.EVENTS, keepMs: Option.map(retention.eventDays, (days) => days * DAY_MS) },
+    { layout: Partitions.MESSAGES, keepMs: Option.map(retention.messageDays, (days) => days * DAY_MS) }
   ] as const
+
+/**
+ * The ids of `prefix` still kept at `now` (epoch ms) when rows are kept `days`, as id bounds
+ * (`Partitions.idWindow`): a statement limited to them reads only the partitions of that window.
+ */
+export const keptIds = (prefix: Ids.IdPrefix, days: number, now: number) =>
+  // to the day (`Partitions.idBound`): a row is kept up to a day past its days
+  Partitions.idWindow(prefix, Partitions.dayFloor(now - days * DAY_MS), Partitions.dayCeil(now))
 
 export class PartitionsRepo extends Effect.Service<PartitionsRepo>()("@switchboard/db/PartitionsRepo", {
   effect: Effect.gen(function*() {
@@ -67,15 +102,16 @@ export class PartitionsRepo extends Effect.Service<PartitionsRepo>()("@switchboa
 
     /**
      * Drops the partitions past their table's retention at `now` (`Partitions.dropBefore`), events
-     * kept `eventDays` (`EVENT_RETENTION_DAYS`; none: for good); returns the names dropped.
+     * and messages kept as `retention` says (`EVENT_RETENTION_DAYS`, `MESSAGE_RETENTION_DAYS`;
+     * none: for good); returns the names dropped.
      */
     const dropExpired = Effect.fn("PartitionsRepo.dropExpired")(
       function*(
         now: number,
-        eventDays: Option.Option<number>
+        retention: HistoryRetention
       ) {
         const dropped: Array<string> = []
-        for (const { keepMs, layout } of retentions(eventDays)) {
+        for (const { keepMs, layout } of retentions(retention)) {
           if (Option.isSome(keepMs)) dropped.push(...(yield* Partitions.dropBefore(layout, now - keepMs.value)))
         }
         return dropped

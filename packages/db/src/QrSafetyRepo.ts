@@ -5,7 +5,8 @@
  */
 import { SqlClient } from "@effect/sql"
 import type { ChannelStateMachine } from "@switchboard/domain"
-import { Effect, Option } from "effect"
+import { Clock, Effect, Option } from "effect"
+import * as Partitions from "./Partitions.js"
 import type { WarmUpFacts, WarmUpFactsColumns } from "./QrWarmUpRepo.js"
 import { toWarmUpFacts } from "./QrWarmUpRepo.js"
 import { dieOnDatabaseError } from "./Rows.js"
@@ -57,6 +58,9 @@ export interface QrSafetyOverrides {
   readonly channel: number | null
 }
 
+/** How long before its window a message handed to WhatsApp in it may have been made (`usage`). */
+const HANDED_OVER_SLACK_MS = 7 * 24 * 3600 * 1000
+
 export class QrSafetyRepo extends Effect.Service<QrSafetyRepo>()("@switchboard/db/QrSafetyRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -72,19 +76,34 @@ export class QrSafetyRepo extends Effect.Service<QrSafetyRepo>()("@switchboard/d
      * `dispatching`).
      */
     const usage = Effect.fn("QrSafetyRepo.usage")(function*(channelId: string, since: string) {
+      // the messages that can count, by id (so by partition, docs/OPERATING.md "Partitions and
+      // retention"): a message is handed over within a day of being made (it expires then), and
+      // WhatsApp's ack of it comes within the hour; a week before `since` leaves room to spare.
+      // Unsent ones (`queued`, `dispatching`) are at most a day old, a day of clock slack aside
+      const handed = Partitions.idWindow(
+        "msg",
+        Partitions.dayFloor(Date.parse(since) - HANDED_OVER_SLACK_MS),
+        Partitions.dayCeil(yield* Clock.currentTimeMillis)
+      )
+      const unsent = Partitions.queuedWindow(yield* Clock.currentTimeMillis)
       // ONE statement, so one snapshot: with two, a message dispatched in between (`dispatching`
       // when the handed-over ones were read, `provider_accepted` when the unsent were counted)
       // counted in neither, and a send past the cap got in
       const rows = yield* sql<{ at: Date | string | null; queued: number | null }>`
         SELECT sent_at AS at, NULL::int AS queued FROM messages
           WHERE channel_id = ${channelId} AND direction = 'outbound' AND sent_at > ${since}
+            AND id >= ${Partitions.idBound(sql, handed.lower)} AND id < ${Partitions.idBound(sql, handed.upper)}
         UNION ALL
         SELECT updated_at, NULL FROM messages
           WHERE channel_id = ${channelId} AND status = 'provider_accepted' AND sent_at IS NULL
-            AND updated_at > ${since}
+            AND updated_at > ${since} AND id >= ${Partitions.idBound(sql, handed.lower)} AND id < ${
+        Partitions.idBound(sql, handed.upper)
+      }
         UNION ALL
-        SELECT NULL, ((SELECT count(*) FROM messages WHERE channel_id = ${channelId} AND status = 'queued')
-          + (SELECT count(*) FROM messages WHERE channel_id = ${channelId} AND status = 'dispatching'))::int`
+        SELECT NULL, ((SELECT count(*) FROM messages WHERE channel_id = ${channelId} AND status = 'queued'
+            AND id >= ${Partitions.idBound(sql, unsent.lower)} AND id < ${Partitions.idBound(sql, unsent.upper)})
+          + (SELECT count(*) FROM messages WHERE channel_id = ${channelId} AND status = 'dispatching'
+            AND id >= ${Partitions.idBound(sql, unsent.lower)} AND id < ${Partitions.idBound(sql, unsent.upper)}))::int`
       return {
         sentAt: rows.filter((r) => r.queued === null).map((r) => new Date(r.at!).getTime()),
         queued: rows.find((r) => r.queued !== null)?.queued ?? 0

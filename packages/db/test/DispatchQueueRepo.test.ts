@@ -145,9 +145,14 @@ const oneChannel = Effect.gen(function*() {
 const readsDuring = <A, E, R>(tables: ReadonlyArray<string>, effect: Effect.Effect<A, E, R>) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) => {
     const counts = Effect.map(
+      // rows read by sequential scans, not scans: a month's partition the window did not prune and
+      // that holds nothing (made ahead) may be scanned, reading nothing
       sql<{ seq_scan: number; idx_tup_fetch: number }>`
-        SELECT sum(seq_scan)::int AS seq_scan, sum(idx_tup_fetch)::int AS idx_tup_fetch
-        FROM pg_stat_xact_user_tables WHERE relname IN ${sql.in(tables)}`,
+        SELECT COALESCE(sum(s.seq_tup_read), 0)::int AS seq_scan, COALESCE(sum(s.idx_tup_fetch), 0)::int AS idx_tup_fetch
+        FROM pg_stat_xact_user_tables s
+        -- a partitioned table (messages: docs/OPERATING.md "Partitions and retention") is its partitions
+        LEFT JOIN pg_inherits i ON i.inhrelid = s.relid LEFT JOIN pg_class p ON p.oid = i.inhparent
+        WHERE COALESCE(p.relname, s.relname) IN ${sql.in(tables)}`,
       (rows) => rows[0]!
     )
     return sql.withTransaction(Effect.gen(function*() {
@@ -162,16 +167,24 @@ const readsDuring = <A, E, R>(tables: ReadonlyArray<string>, effect: Effect.Effe
   })
 
 /**
- * 1,500 copies of message `of` (same channel, conversation and recipient), ids `<prefix><g>`, in
- * `status`, each `g` seconds younger: a long queue behind it, or a long settled history.
+ * The id of copy `g` of message `of` (`copiesOf`) tagged `tag` (digits): `of`'s time, so it lies
+ * in `of`'s month (messages are partitioned by id), then the tag and `g`.
  */
-const copiesOf = (of: string, prefix: string, status: string, body: string) =>
+const copyId = (of: string, tag: string, g: number) =>
+  `${of.slice(0, 14)}${tag}${String(g).padStart(16 - tag.length, "0")}`
+
+/**
+ * 1,500 copies of message `of` (same channel, conversation and recipient), ids `copyId(of, tag, g)`,
+ * in `status`, each `g` seconds younger: a long queue behind it, or a long settled history.
+ */
+const copiesOf = (of: string, tag: string, status: string, body: string) =>
   Effect.flatMap(
     SqlClient.SqlClient,
     (sql) =>
       sql`INSERT INTO messages (id, workspace_id, channel_id, conversation_id, contact_id, direction, to_number,
         type, body, category, priority, status, created_at, updated_at)
-      SELECT ${prefix} || g, m.workspace_id, m.channel_id, m.conversation_id, m.contact_id, 'outbound',
+      SELECT substr(m.id, 1, 14) || ${tag} || lpad(g::text, ${16 - tag.length}, '0'), m.workspace_id, m.channel_id,
+        m.conversation_id, m.contact_id, 'outbound',
         m.to_number, 'text', ${body}, m.category, m.priority, ${status}, m.created_at + make_interval(secs => g),
         m.updated_at
       FROM messages m, generate_series(1, 1500) g WHERE m.id = ${of}`
@@ -414,13 +427,16 @@ describe("DispatchQueueRepo", () => {
         const repo = yield* MessagesRepo.MessagesRepo
         const { channelId, insert } = yield* oneChannel
         const head = yield* insert("queued")
-        yield* copiesOf(head.id, "msg_backlog", "queued", "later")
+        yield* copiesOf(head.id, "1", "queued", "later")
         yield* sql`ANALYZE messages`
         const { read, result: moved } = yield* readsDuring(["messages"], repo.transition(head.id, "dispatching"))
         assert.isTrue(Option.isSome(moved), "the head of the queue goes")
         assert.strictEqual(read.seq_scan, 0, "no sequential scan of messages")
         assert.isBelow(read.idx_tup_fetch, 20, "a few index entries, not the queue")
-        assert.isTrue(Option.isNone(yield* repo.transition("msg_backlog2", "dispatching")), "the order still holds")
+        assert.isTrue(
+          Option.isNone(yield* repo.transition(copyId(head.id, "1", 2), "dispatching")),
+          "the order still holds"
+        )
         yield* sql`UPDATE messages SET status = 'expired' WHERE channel_id = ${channelId} AND status = 'queued'`
       }))
 
@@ -436,12 +452,15 @@ describe("DispatchQueueRepo", () => {
         const { channelId, insert } = yield* oneChannel
         const head = yield* insert("queued")
         yield* sql`ANALYZE messages`
-        yield* copiesOf(head.id, "msg_unseen", "queued", "later")
+        yield* copiesOf(head.id, "2", "queued", "later")
         const { read, result: moved } = yield* readsDuring(["messages"], repo.transition(head.id, "dispatching"))
         assert.isTrue(Option.isSome(moved), "the head of the queue goes")
         assert.strictEqual(read.seq_scan, 0, "no sequential scan of messages")
         assert.isBelow(read.idx_tup_fetch, 20, "the row and the head of the queue, not the 1,500 queued behind it")
-        assert.isTrue(Option.isNone(yield* repo.transition("msg_unseen2", "dispatching")), "the order still holds")
+        assert.isTrue(
+          Option.isNone(yield* repo.transition(copyId(head.id, "2", 2), "dispatching")),
+          "the order still holds"
+        )
         yield* sql`UPDATE messages SET status = 'expired' WHERE channel_id = ${channelId} AND status = 'queued'`
       }))
 
@@ -460,7 +479,7 @@ describe("DispatchQueueRepo", () => {
         yield* sql`UPDATE messages SET status = 'expired' WHERE status IN ('queued', 'failed_retryable')`
         yield* sql`ANALYZE messages`
         const backlogHead = yield* busy.insert("queued")
-        yield* copiesOf(backlogHead.id, "msg_busy", "queued", "another channel's backlog")
+        yield* copiesOf(backlogHead.id, "3", "queued", "another channel's backlog")
         const first = yield* quiet.insert("queued")
         const second = yield* quiet.insert("queued", { to: "+4915100000001" })
 
@@ -508,7 +527,7 @@ describe("DispatchQueueRepo", () => {
         yield* sql`ANALYZE messages`
         yield* sql`ANALYZE channels`
         const backlogHead = yield* busy.insert("queued")
-        yield* copiesOf(backlogHead.id, "msg_due", "queued", "a deep backlog, all of it due")
+        yield* copiesOf(backlogHead.id, "4", "queued", "a deep backlog, all of it due")
         const quietHead = yield* quiet.insert("queued")
         const { read, result: due } = yield* readsDuring(["messages"], queue.channelsWithDueWork(1000))
         const heads = new Map(due.map((c) => [c.channelId, c.head]))
@@ -531,15 +550,16 @@ describe("DispatchQueueRepo", () => {
         const stuck = yield* insert("provider_accepted")
         // last analyzed while the 1,500 still awaited their read receipt: the planner believes many
         // messages await one and went to the deliveries first (4,435 pages a call at 1M rows, 11g)
-        yield* copiesOf(stuck.id, "msg_settled", "delivered", "read long ago")
-        yield* sql`UPDATE messages SET updated_at = ${at(-60_000)} WHERE id LIKE 'msg_settled%'`
+        yield* copiesOf(stuck.id, "5", "delivered", "read long ago")
+        const settled = `${stuck.id.slice(0, 14)}5%`
+        yield* sql`UPDATE messages SET updated_at = ${at(-60_000)} WHERE id LIKE ${settled}`
         yield* sql`INSERT INTO sandbox_deliveries (message_id, channel_id, to_number, offers, accepted_at, sent_at,
             delivered_at, read_at)
           SELECT id, channel_id, to_number, 1, ${at(-61_000)}, ${at(-60_000)}, ${at(-59_000)}, ${at(-58_000)}
-          FROM messages WHERE channel_id = ${channelId} AND (id = ${stuck.id} OR id LIKE 'msg_settled%')`
+          FROM messages WHERE channel_id = ${channelId} AND (id = ${stuck.id} OR id LIKE ${settled})`
         yield* sql`ANALYZE messages`
         yield* sql`ANALYZE sandbox_deliveries`
-        yield* sql`UPDATE messages SET status = 'read' WHERE id LIKE 'msg_settled%'`
+        yield* sql`UPDATE messages SET status = 'read' WHERE id LIKE ${settled}`
         yield* sql`VACUUM messages`
         const { read, result: missed } = yield* readsDuring(
           ["messages", "sandbox_deliveries"],

@@ -4,25 +4,22 @@
  * of the webhook deliveries reads only the partitions its window needs (EXPLAIN ANALYZE of the
  * statements the repo runs); retention drops whole partitions and reads stay right.
  */
-import { SqlClient, Statement } from "@effect/sql"
-import type { SqlError } from "@effect/sql/SqlError"
+import { SqlClient } from "@effect/sql"
 import { assert, describe, layer } from "@effect/vitest"
-import {
-  Database,
-  DatabaseConfig,
-  Migrations,
-  Partitions,
-  PartitionsRepo,
-  WebhookDeliveriesRepo,
-  WebhookEndpointsRepo
-} from "@switchboard/db"
+import { Migrations, Partitions, PartitionsRepo, WebhookDeliveriesRepo, WebhookEndpointsRepo } from "@switchboard/db"
 import * as TestDatabase from "@switchboard/db/testing"
 import { Ids, Schemas } from "@switchboard/domain"
-import { Data, Effect, Layer, Option, Redacted, TestClock } from "effect"
+import { Effect, Layer, Option, TestClock } from "effect"
 import { randomBytes } from "node:crypto"
 import pg from "pg"
+import * as PlanReads from "./PlanReads.js"
+import { UnmigratedLayer } from "./Unmigrated.js"
 
 const DAY = 24 * 3600 * 1000
+
+/** Events and messages kept for good (no EVENT_RETENTION_DAYS, MESSAGE_RETENTION_DAYS). */
+const KEEP = { eventDays: Option.none(), messageDays: Option.none() }
+const eventsKept = (days: number) => ({ eventDays: Option.some(days), messageDays: Option.none() })
 
 const TestLayer = Layer.mergeAll(
   WebhookEndpointsRepo.WebhookEndpointsRepo.Default,
@@ -76,85 +73,10 @@ const event = (workspaceId: string, endpointId: string, at: number) =>
     return { eventId, deliveryId }
   })
 
-interface Read {
-  readonly statement: string
-  readonly partitions: Array<string>
-}
-
-class Rollback extends Data.TaggedError("Rollback")<{ readonly plan: unknown }> {}
-
-interface PlanNode {
-  readonly "Node Type": string
-  readonly "Relation Name"?: string
-  readonly "Actual Loops"?: number
-  readonly Plans?: ReadonlyArray<PlanNode>
-}
-
-/** The relations a plan read: scan nodes that ran at least once. */
-const scanned = (node: PlanNode): Array<string> => [
-  ...(node["Relation Name"] !== undefined && / Scan$/.test(node["Node Type"]) && (node["Actual Loops"] ?? 0) > 0
-    ? [node["Relation Name"]]
-    : []),
-  ...(node.Plans ?? []).flatMap(scanned)
-]
-
-/** A statement's parameter as an SQL literal of unknown type (Postgres reads it as the type it needs). */
-const literalOf = (value: unknown): string => {
-  if (value === null || value === undefined) return "NULL"
-  const quote = (text: string) => `'${text.replace(/'/g, "''")}'`
-  if (Array.isArray(value)) {
-    const element = (v: unknown) => (v === null ? "NULL" : `"${String(v).replace(/["\\]/g, (c) => `\\${c}`)}"`)
-    return quote(`{${value.map(element).join(",")}}`)
-  }
-  return quote(value instanceof Date ? value.toISOString() : String(value))
-}
-
 const HISTORY = /^(webhook_deliveries|webhook_attempts|events)_/
 
-/**
- * Runs `effect`; before each statement it sends, runs that statement under EXPLAIN ANALYZE in a
- * transaction rolled back, twice: as sent (planned for its values) and as a prepared statement on
- * its generic plan (what the pool's named statements run after `DATABASE_PREPARE_THRESHOLD` runs,
- * pruned when the executor starts); returns the history partitions each read, in statement order.
- */
-const partitionsRead = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-  Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const reads: Array<Read> = []
-    const explained = (run: Effect.Effect<ReadonlyArray<{ "QUERY PLAN": unknown }>, SqlError>) =>
-      sql.withTransaction(Effect.flatMap(run, (rows) => Effect.fail(new Rollback({ plan: rows[0]!["QUERY PLAN"] }))))
-        .pipe(
-          Effect.catchTag("Rollback", (r) => Effect.succeed(r.plan)),
-          Effect.map((plan) => {
-            const json = (typeof plan === "string" ? JSON.parse(plan) : plan) as ReadonlyArray<{ Plan: PlanNode }>
-            return [...new Set(scanned(json[0]!.Plan).filter((r) => HISTORY.test(r)))].sort()
-          })
-        )
-    const result = yield* effect.pipe(
-      Statement.withTransformer((statement) =>
-        Effect.gen(function*() {
-          const [text, params] = statement.compile()
-          const name = text.replace(/\s+/g, " ").slice(0, 80)
-          const custom = yield* explained(sql.unsafe(`EXPLAIN (ANALYZE, FORMAT JSON) ${text}`, params))
-          reads.push({ statement: `${name} (custom plan)`, partitions: custom })
-          if (params.length > 0) {
-            // EXECUTE takes no bound parameters: its arguments as literals of unknown type
-            const values = params.map(literalOf).join(", ")
-            const generic = yield* explained(Effect.gen(function*() {
-              yield* sql`SET LOCAL plan_cache_mode = force_generic_plan`
-              yield* sql.unsafe(`PREPARE partitions_explain AS ${text}`)
-              return yield* sql.unsafe<{ "QUERY PLAN": unknown }>(
-                `EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE partitions_explain(${values})`
-              ).pipe(Effect.ensuring(Effect.ignore(sql.unsafe("DEALLOCATE partitions_explain"))))
-            }))
-            reads.push({ statement: `${name} (generic plan)`, partitions: generic })
-          }
-          return statement
-        }).pipe(Statement.withTransformerDisabled, Effect.orDie)
-      )
-    )
-    return { result, reads }
-  })
+/** The history partitions each statement of `effect` read (`PlanReads.partitionsRead`). */
+const partitionsRead = <A, E, R>(effect: Effect.Effect<A, E, R>) => PlanReads.partitionsRead(effect, HISTORY)
 
 /** The partitions of the deliveries (and attempts) whose bounds overlap ids made in `[from, to)`. */
 const overlapping = (partitions: ReadonlyArray<Partitions.Partition>, prefix: Ids.IdPrefix, from: number, to: number) =>
@@ -199,7 +121,7 @@ describe("Partitions", () => {
         yield* event(ws, endpointId, t - 2 * DAY)
         const at = Schemas.toTimestamp(t)
 
-        const checks: Array<[string, ReadonlyArray<Read>, ReadonlyArray<string>]> = []
+        const checks: Array<[string, ReadonlyArray<PlanReads.Read>, ReadonlyArray<string>]> = []
         const pulled = yield* partitionsRead(
           deliveries.claimDueMany([{ endpointId, now: Schemas.toTimestamp(t + 1), limit: 10 }])
         )
@@ -275,7 +197,7 @@ describe("Partitions", () => {
 
         // m2 + 10 days: the first partition's deliveries are all over 30 days old
         yield* TestClock.setTime(m2 + 10 * DAY)
-        assert.deepStrictEqual(yield* keeper.dropExpired(m2 + 10 * DAY, Option.none()), [
+        assert.deepStrictEqual(yield* keeper.dropExpired(m2 + 10 * DAY, KEEP), [
           "webhook_attempts_before",
           "webhook_deliveries_before"
         ])
@@ -291,7 +213,7 @@ describe("Partitions", () => {
         // 33 days on: y is past retention (hidden at once), its month's partition not yet droppable
         yield* TestClock.setTime(m2 + 33 * DAY)
         assert.isFalse(yield* visible(y.id))
-        assert.deepStrictEqual(yield* keeper.dropExpired(m2 + 33 * DAY, Option.none()), [
+        assert.deepStrictEqual(yield* keeper.dropExpired(m2 + 33 * DAY, KEEP), [
           Partitions.partitionName("webhook_attempts", m1),
           Partitions.partitionName("webhook_deliveries", m1)
         ])
@@ -302,10 +224,10 @@ describe("Partitions", () => {
           WHERE delivery_id IN (${x.id}, ${y.id}, ${z.id})`
         assert.deepStrictEqual(attempts.map((r) => r.delivery_id), [z.id])
         // events past EVENT_RETENTION_DAYS go the same way
-        const dropped = yield* keeper.dropExpired(m2 + 33 * DAY, Option.some(PartitionsRepo.MIN_EVENT_RETENTION_DAYS))
+        const dropped = yield* keeper.dropExpired(m2 + 33 * DAY, eventsKept(PartitionsRepo.MIN_EVENT_RETENTION_DAYS))
         assert.deepStrictEqual(dropped, [])
         const later = Partitions.addMonths(m2, 4)
-        assert.includeMembers(yield* keeper.dropExpired(later, Option.some(PartitionsRepo.MIN_EVENT_RETENTION_DAYS)), [
+        assert.includeMembers(yield* keeper.dropExpired(later, eventsKept(PartitionsRepo.MIN_EVENT_RETENTION_DAYS)), [
           "events_before"
         ])
       }))
@@ -327,12 +249,12 @@ describe("Partitions", () => {
           yield* Effect.addFinalizer(() => Effect.promise(() => reader.end()))
           yield* Effect.promise(() => reader.query("BEGIN; SELECT count(*) FROM webhook_deliveries"))
 
-          const refused = yield* Effect.either(keeper.dropExpired(later, Option.none()))
+          const refused = yield* Effect.either(keeper.dropExpired(later, KEEP))
           assert.isTrue(refused._tag === "Left" && refused.left._tag === "DatabaseUnavailable")
           assert.deepStrictEqual(yield* Partitions.partitions("webhook_deliveries"), before)
 
           yield* Effect.promise(() => reader.query("COMMIT"))
-          const dropped = yield* keeper.dropExpired(later, Option.none())
+          const dropped = yield* keeper.dropExpired(later, KEEP)
           assert.include(dropped, before[0]!.name)
           assert.notInclude((yield* Partitions.partitions("webhook_deliveries")).map((p) => p.name), before[0]!.name)
         }).pipe(Effect.scoped)
@@ -393,39 +315,3 @@ describe("Partitions", () => {
       }))
   })
 })
-
-/**
- * A database no migration ran on: real mode, a new empty database (dropped at the end);
- * embedded mode, a new in-memory PGlite made by initdb.
- */
-function UnmigratedLayer() {
-  return Layer.unwrapScoped(Effect.gen(function*() {
-    const url = TestDatabase.testDatabaseUrl()
-    if (url === undefined) {
-      return Database.layer.pipe(Layer.provide(DatabaseConfig.layer({ url: Option.none(), dataDir: Database.MEMORY })))
-    }
-    const name = `sbt_${process.pid}_unmigrated_${randomBytes(4).toString("hex")}`
-    const admin = (statement: string) =>
-      Effect.promise(async () => {
-        const client = new pg.Client({ connectionString: url })
-        await client.connect()
-        try {
-          await client.query(statement)
-        } finally {
-          await client.end()
-        }
-      })
-    yield* Effect.acquireRelease(
-      admin(`CREATE DATABASE "${name}"`),
-      () => admin(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`).pipe(Effect.ignore)
-    )
-    return Database.layer.pipe(
-      Layer.provide(
-        DatabaseConfig.layer({
-          url: Option.some(Redacted.make(TestDatabase.withDatabase(url, name))),
-          maxConnections: 2
-        })
-      )
-    )
-  })).pipe(Layer.orDie)
-}

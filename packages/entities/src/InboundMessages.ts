@@ -25,6 +25,7 @@ import {
   LidRepo,
   MediaRepo,
   MessagesRepo,
+  RetentionSettings,
   Transactions
 } from "@switchboard/db"
 import {
@@ -92,7 +93,7 @@ export class InboundMessages extends Effect.Service<InboundMessages>()("@switchb
     const media = yield* MediaRepo.MediaRepo
     const events = yield* EventsRepo.EventsRepo
     const transactions = yield* Transactions.Transactions
-    const retentionDays = yield* MediaRepo.mediaRetentionDays
+    const retentionDays = (yield* RetentionSettings.RetentionSettings).mediaDays
     const lids = yield* LidRepo.LidRepo
     const mappings = yield* LidMappings
     const groupChats = yield* GroupChatsRepo.GroupChatsRepo

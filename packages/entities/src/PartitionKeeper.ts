@@ -4,12 +4,13 @@
  * the partitions of the months to come (`Partitions.AHEAD_MONTHS` ahead, so an insert never finds
  * its month missing while this runner is away for weeks) and applies retention by dropping whole
  * partitions, never rows: webhook deliveries recorded more than 30 days ago (the contract), and
- * events recorded more than `EVENT_RETENTION_DAYS` ago when it is set (default: kept).
+ * events and messages (with their timeline) recorded more than `EVENT_RETENTION_DAYS` and
+ * `MESSAGE_RETENTION_DAYS` ago when they are set (default: kept; `RetentionSettings`).
  * Each run counts what it made and dropped (`switchboard_sweeper_found_total`, sweeper
  * `partitions`); a run the database refused is tried again by the next one.
  */
 import { Singleton } from "@effect/cluster"
-import { PartitionsRepo } from "@switchboard/db"
+import { PartitionsRepo, RetentionSettings } from "@switchboard/db"
 import { Clock, Effect, Schedule } from "effect"
 import * as Loops from "./Loops.js"
 import * as SweeperMetrics from "./SweeperMetrics.js"
@@ -20,10 +21,10 @@ export const INTERVAL = "1 hour"
 /** One run: the months ahead, then retention; returns the partitions made and dropped. */
 export const keepPartitions = Effect.gen(function*() {
   const partitions = yield* PartitionsRepo.PartitionsRepo
-  const eventDays = yield* PartitionsRepo.eventRetentionDays
+  const retention = yield* RetentionSettings.RetentionSettings
   const now = yield* Clock.currentTimeMillis
   const made = yield* partitions.makeAhead(now)
-  const dropped = yield* partitions.dropExpired(now, eventDays)
+  const dropped = yield* partitions.dropExpired(now, retention)
   yield* SweeperMetrics.recordFound("partitions", "made_partitions", made.length)
   yield* SweeperMetrics.recordFound("partitions", "dropped_partitions", dropped.length)
   if (made.length > 0 || dropped.length > 0) {

@@ -5,12 +5,14 @@
  * (several channels' messages `-> dispatching`). The move and the batch of receipts keep their
  * statements side by side, with the envelope templates that complete their events, so that the
  * two stay the same rule. `MessagesRepo` exposes them.
+ * Over 350 lines on purpose: the three guarded moves side by side, so they stay one rule.
  */
 import type { SqlClient } from "@effect/sql"
 import { Events, Ids, MessageStateMachine, type Messaging, Schemas } from "@switchboard/domain"
 import { Clock, Effect, Option, Schema } from "effect"
 import { DispatchOrder } from "../DispatchQueueRepo.js"
 import { envelopeTemplate, type EventsRepo } from "../EventsRepo.js"
+import { idRange, queuedWindow } from "../Partitions.js"
 import { dieOnDatabaseError } from "../Rows.js"
 import { type MovedRow, toTransitioned, type Transitioned } from "../rows/MessageRows.js"
 import { leaseHeld, type ShardLease } from "../ShardLease.js"
@@ -38,6 +40,7 @@ export type ReceiptTrackStatus = "provider_accepted" | MessageStateMachine.Recei
 const RECEIPT_SLOTS = ["workspace_id", "from_state", "category"]
 
 const decodeMessageId = Schema.decodeUnknown(Ids.Id("msg"))
+
 const isMessageId = Ids.isId("msg")
 
 export interface TransitionOptions {
@@ -64,7 +67,8 @@ export const makeMessageTransitions = (sql: SqlClient.SqlClient, events: EventsR
     to: MessageStateMachine.MessageStatus,
     options: TransitionOptions = {}
   ) {
-    const now = Schemas.toTimestamp(yield* Clock.currentTimeMillis)
+    const millis = yield* Clock.currentTimeMillis
+    const now = Schemas.toTimestamp(millis)
     const at = options.occurredAt ?? now
     const waiting = options.waitingRecipients ?? []
     const failure = options.failure
@@ -139,13 +143,14 @@ export const makeMessageTransitions = (sql: SqlClient.SqlClient, events: EventsR
       // anti join, and with the timelock clause it chose a hash join over every queued message),
       // and `ORDER BY ... LIMIT 1` makes the ordered index scan its plan (a sequential scan
       // looked cheaper to it when most queued rows are one channel's). bench/RESULTS.md 1, "A
-      // dispatch take that read the whole queue". `messages_queue` is the only index such a probe
+      // dispatch take that read the whole queue". The channel's status: a subquery of the row (as
+      // a join, a generic plan looked the message up once per connected channel). `messages_queue` is the only index such a probe
       // can use (migration 0120), so statistics that saw the queue nearly empty no longer send it
       // through every queued message of the channel, or of every channel (11d, 11f).
       to === "dispatching"
-        ? sql`AND EXISTS (SELECT 1 FROM channels c WHERE c.id = messages.channel_id AND c.status = 'connected')
+        ? sql`AND (SELECT c.status FROM channels c WHERE c.id = messages.channel_id) = 'connected'
             AND NOT EXISTS (SELECT 1 FROM messages o WHERE ${
-          DispatchOrder.due(sql, "o", sql`messages.channel_id`, at, waiting)
+          DispatchOrder.due(sql, "o", sql`messages.channel_id`, at, waiting, queuedWindow(millis))
         }
               AND (${DispatchOrder.key(sql, "o")}) < (${DispatchOrder.key(sql, "messages")})
               ORDER BY ${DispatchOrder.key(sql, "o")} LIMIT 1 OFFSET 0)`
@@ -194,6 +199,8 @@ export const makeMessageTransitions = (sql: SqlClient.SqlClient, events: EventsR
     const batch = reported.flatMap((r) => isMessageId(r.id) ? [{ ...r, id: r.id }] : [])
     if (batch.length === 0) return []
     const now = Schemas.toTimestamp(yield* Clock.currentTimeMillis)
+    // the batch's ids as a range too, so it reads their partitions (an array is not pruned)
+    const [lowest, highest] = idRange(batch.map((r) => r.id))
     const eventIds: Array<string> = []
     const parts: Array<Array<string>> = [[], [], [], []]
     for (const r of batch) {
@@ -227,7 +234,8 @@ export const makeMessageTransitions = (sql: SqlClient.SqlClient, events: EventsR
             ${batch.map((r) => r.at)}::timestamptz[], ${eventIds}::text[], ${parts[0]!}::text[], ${parts[1]!}::text[],
             ${parts[2]!}::text[], ${parts[3]!}::text[]) AS i(id, to_state, at, event_id, p0, p1, p2, p3)
         ), current AS (
-          SELECT m.id, m.status FROM messages m WHERE m.id = ANY(${batch.map((r) => r.id)}::text[]) ORDER BY m.id
+          SELECT m.id, m.status FROM messages m WHERE m.id = ANY(${batch.map((r) => r.id)}::text[])
+            AND m.id >= ${lowest} AND m.id <= ${highest} ORDER BY m.id
           FOR UPDATE
         ), moved AS (
           UPDATE messages SET
@@ -241,6 +249,7 @@ export const makeMessageTransitions = (sql: SqlClient.SqlClient, events: EventsR
             read_at = CASE WHEN i.to_state = 'read' THEN COALESCE(messages.read_at, i.at) ELSE messages.read_at END
           FROM current c JOIN input i ON i.id = c.id
           WHERE messages.id = c.id AND messages.id = ANY(${batch.map((r) => r.id)}::text[])
+            AND messages.id >= ${lowest} AND messages.id <= ${highest}
             AND array_position(${RECEIPT_TRACK}::text[], c.status::text) < array_position(${RECEIPT_TRACK}::text[], i.to_state)
             AND messages.status = c.status
           RETURNING messages.id, messages.status, messages.attempts, messages.workspace_id, messages.category,
@@ -278,8 +287,10 @@ export const makeMessageTransitions = (sql: SqlClient.SqlClient, events: EventsR
     }>
   ) {
     if (batch.length === 0) return []
-    const now = Schemas.toTimestamp(yield* Clock.currentTimeMillis)
+    const millis = yield* Clock.currentTimeMillis
+    const now = Schemas.toTimestamp(millis)
     const ids = batch.map((r) => r.id)
+    const [lowest, highest] = idRange(ids)
     const rows = yield* sql<MovedRow>`WITH input AS (
           SELECT * FROM unnest(${ids}::text[], ${batch.map((r) => r.at)}::timestamptz[],
             ${batch.map((r) => DispatchOrder.joinWaiting(r.waiting))}::text[],
@@ -290,7 +301,7 @@ export const makeMessageTransitions = (sql: SqlClient.SqlClient, events: EventsR
             AS i(id, at, waiting, shard_id, address, expiry)
         ), current AS (
           SELECT m.id, m.status FROM messages m JOIN input i ON i.id = m.id
-          WHERE m.id = ANY(${ids}::text[])${
+          WHERE m.id = ANY(${ids}::text[]) AND m.id >= ${lowest} AND m.id <= ${highest}${
       batch.some((r) => r.lease !== undefined)
         ? sql` AND (i.shard_id IS NULL OR ${
           leaseHeld(sql, { shardId: sql`i.shard_id`, address: sql`i.address`, expirySeconds: sql`i.expiry` })
@@ -304,14 +315,16 @@ export const makeMessageTransitions = (sql: SqlClient.SqlClient, events: EventsR
           -- by id, the state from current (locked): as in transition, no condition on
           -- messages.status that a partial index of queued messages could be walked for
           WHERE messages.id = c.id AND messages.id = ANY(${ids}::text[]) AND c.status = 'queued'
-            AND EXISTS (SELECT 1 FROM channels ch WHERE ch.id = messages.channel_id AND ch.status = 'connected')
+            AND messages.id >= ${lowest} AND messages.id <= ${highest}
+            AND (SELECT ch.status FROM channels ch WHERE ch.id = messages.channel_id) = 'connected'
             AND NOT EXISTS (SELECT 1 FROM messages o WHERE ${
       DispatchOrder.due(
         sql,
         "o",
         sql`messages.channel_id`,
         sql`i.at`,
-        DispatchOrder.notWaitingColumn(sql, "o", "i.waiting")
+        DispatchOrder.notWaitingColumn(sql, "o", "i.waiting"),
+        queuedWindow(millis)
       )
     }
               AND (${DispatchOrder.key(sql, "o")}) < (${DispatchOrder.key(sql, "messages")})

@@ -9,6 +9,7 @@ import {
   ConversationsRepo,
   EventsRepo,
   MessagesRepo,
+  RetentionSettings,
   Transactions,
   UsersRepo
 } from "@switchboard/db"
@@ -58,6 +59,7 @@ const changeEvent = (
 export class Conversations extends Effect.Service<Conversations>()("@switchboard/service-api/Conversations", {
   effect: Effect.gen(function*() {
     const transactions = yield* Transactions.Transactions
+    const retention = yield* RetentionSettings.RetentionSettings
     const conversations = yield* ConversationsRepo.ConversationsRepo
     const notes = yield* ConversationNotesRepo.ConversationNotesRepo
     const messages = yield* MessagesRepo.MessagesRepo
@@ -218,7 +220,12 @@ export class Conversations extends Effect.Service<Conversations>()("@switchboard
     const thread = Effect.fn("Conversations.thread")(function*(workspaceId: string, id: string, query: ListQuery) {
       yield* get(workspaceId, id)
       const limit = query.limit ?? Pagination.DEFAULT_LIMIT
-      const rows = yield* messages.list(workspaceId, { conversationId: id }, limit, query.after)
+      const rows = yield* messages.list(
+        workspaceId,
+        { conversationId: id, ids: (yield* RetentionSettings.keptMessages(retention))?.ids },
+        limit,
+        query.after
+      )
       return Pagination.toPage(rows, limit, (m) => m)
     })
 

@@ -4,7 +4,7 @@
  * media of another workspace is 404, like one that does not exist.
  */
 import { HttpServerResponse } from "@effect/platform"
-import { MediaRepo, MediaStore, Transactions } from "@switchboard/db"
+import { MediaRepo, MediaStore, RetentionSettings, Transactions } from "@switchboard/db"
 import { Errors, Ids, Media, MediaSniff, MediaType, MessageContent, Schemas } from "@switchboard/domain"
 import { Chunk, Clock, Effect, Option, Stream } from "effect"
 import { setHeader } from "../ResponseHeaders.js"
@@ -170,7 +170,7 @@ export class MediaFiles extends Effect.Service<MediaFiles>()("@switchboard/servi
     const store = yield* MediaStore.MediaStore
     const transactions = yield* Transactions.Transactions
     const idempotency = yield* Idempotency
-    const retentionDays = yield* MediaRepo.mediaRetentionDays
+    const retentionDays = (yield* RetentionSettings.RetentionSettings).mediaDays
 
     const load = (workspaceId: string, id: string) =>
       Effect.flatMap(repo.find(workspaceId, id), (found) =>

@@ -10,6 +10,7 @@ import {
   ChannelsRepo,
   GroupChatsRepo,
   MessagesRepo,
+  RetentionSettings,
   SendChecksRepo,
   SendWritesRepo,
   Transactions
@@ -53,6 +54,8 @@ export class Messages extends Effect.Service<Messages>()("@switchboard/service-a
     const transactions = yield* Transactions.Transactions
     const channels = yield* ChannelsRepo.ChannelsRepo
     const messages = yield* MessagesRepo.MessagesRepo
+    // `MESSAGE_RETENTION_DAYS` (`RetentionSettings`): what the reads still show
+    const retention = yield* RetentionSettings.RetentionSettings
     const idempotency = yield* Idempotency
     const sendChecks = yield* SendChecksRepo.SendChecksRepo
     const sendWrites = yield* SendWritesRepo.SendWritesRepo
@@ -336,7 +339,8 @@ export class Messages extends Effect.Service<Messages>()("@switchboard/service-a
           status: query.status ?? query.state,
           direction: query.direction,
           category: query.category,
-          channelId: query.channel_id
+          channelId: query.channel_id,
+          ids: (yield* RetentionSettings.keptMessages(retention))?.ids
         },
         limit,
         query.after
@@ -344,7 +348,19 @@ export class Messages extends Effect.Service<Messages>()("@switchboard/service-a
       return Pagination.toPage(rows, limit, (m) => m)
     })
 
+    /**
+     * `GET /v1/messages/{id}`: 404 for an id of no message of the workspace, and for one made
+     * before `MESSAGE_RETENTION_DAYS` (`details.reason = past_retention`, whether or not its month
+     * was dropped yet: docs/API.md "Messages", "Retention").
+     */
     const get = Effect.fn("Messages.get")(function*(workspaceId: string, id: string) {
+      const kept = yield* RetentionSettings.keptMessages(retention)
+      if (kept !== undefined && id < kept.ids.lower) {
+        return yield* new Errors.NotFound({
+          message: `No message ${id}: messages are kept ${kept.days} days`,
+          details: { resource: "message", id, reason: "past_retention", retention_days: kept.days }
+        })
+      }
       const found = yield* messages.find(workspaceId, id)
       if (Option.isNone(found)) {
         return yield* new Errors.NotFound({ message: `No message ${id}`, details: { resource: "message", id } })

@@ -1,0 +1,378 @@
+/**
+ * Messages and their timeline in monthly partitions by id (docs/OPERATING.md "Partitions and
+ * retention"): the send, the dispatch take and its guard, receipts, finds and lists read only the
+ * partitions they need (EXPLAIN ANALYZE of the statements the repos run, as sent and on their
+ * generic plans); an inbound message heard twice is recorded once whichever months the two
+ * hearings fall in; retention drops whole partitions and reads stay right; an existing
+ * installation's messages move into the first partition.
+ */
+import { SqlClient } from "@effect/sql"
+import { assert, describe, layer } from "@effect/vitest"
+import {
+  DispatchQueueRepo,
+  MessagesRepo,
+  Migrations,
+  Partitions,
+  PartitionsRepo,
+  QrSafetyRepo,
+  SendWritesRepo
+} from "@switchboard/db"
+import * as TestDatabase from "@switchboard/db/testing"
+import { Ids, MessageCategory, type MessageStateMachine, Messaging, Schemas } from "@switchboard/domain"
+import { Effect, Exit, Layer, Option, TestClock } from "effect"
+import { randomBytes } from "node:crypto"
+import * as PlanReads from "./PlanReads.js"
+import { UnmigratedLayer } from "./Unmigrated.js"
+
+const DAY = 24 * 3600 * 1000
+
+const TestLayer = Layer.mergeAll(
+  MessagesRepo.MessagesRepo.Default,
+  DispatchQueueRepo.DispatchQueueRepo.Default,
+  SendWritesRepo.SendWritesRepo.Default,
+  QrSafetyRepo.QrSafetyRepo.Default,
+  PartitionsRepo.PartitionsRepo.Default
+).pipe(Layer.provideMerge(TestDatabase.sqlLayer))
+
+const HISTORY = /^(messages|message_transitions)_/
+
+const partitionsRead = <A, E, R>(effect: Effect.Effect<A, E, R>) => PlanReads.partitionsRead(effect, HISTORY)
+
+/**
+ * An id of `prefix` made at `at` (epoch ms). Not `Ids.newId`: its ids never go back in time, so a
+ * test clock set ahead would move the ids of every later test in this worker ahead too.
+ */
+const idAt = <P extends Ids.IdPrefix>(prefix: P, at: number) =>
+  `${Ids.idFloor(prefix, at)}${
+    randomBytes(16).toString("hex").toUpperCase().replace(/[ILOU]/g, "0").slice(0, 16)
+  }` as `${P}_${string}`
+
+/** A workspace with a connected sandbox channel and one conversation (made at `at`). */
+const conversation = (at: number) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const time = Schemas.toTimestamp(at)
+    const workspaceId = idAt("ws", at)
+    const channelId = idAt("ch", at)
+    const contactId = idAt("cnt", at)
+    const conversationId = idAt("cnv", at)
+    yield* sql`INSERT INTO workspaces (id, name, created_at, updated_at) VALUES (${workspaceId}, 'w', ${time}, ${time})`
+    yield* sql`INSERT INTO channels (id, workspace_id, name, provider, status, phone_number, created_at, updated_at)
+      VALUES (${channelId}, ${workspaceId}, 'c', 'sandbox', 'connected', '+15550100001', ${time}, ${time})`
+    yield* sql`INSERT INTO contacts (id, workspace_id, phone_number, created_at, updated_at)
+      VALUES (${contactId}, ${workspaceId}, '+4915112345678', ${time}, ${time})`
+    yield* sql`INSERT INTO conversations (id, workspace_id, channel_id, contact_id, status, created_at, updated_at)
+      VALUES (${conversationId}, ${workspaceId}, ${channelId}, ${contactId}, 'open', ${time}, ${time})`
+    return { workspaceId, channelId, contactId, conversationId }
+  }).pipe(Effect.orDie)
+
+type Conversation = Effect.Effect.Success<ReturnType<typeof conversation>>
+
+/** A message of `c` made at `at` (its id of that time), outbound unless it has a provider id. */
+const message = (
+  c: Conversation,
+  at: number,
+  status: MessageStateMachine.MessageStatus,
+  providerMessageId?: string
+) =>
+  Effect.flatMap(MessagesRepo.MessagesRepo, (repo) =>
+    repo.insert({
+      id: idAt("msg", at),
+      workspaceId: c.workspaceId,
+      channelId: c.channelId,
+      conversationId: c.conversationId,
+      contactId: c.contactId,
+      direction: providerMessageId === undefined ? "outbound" : "inbound",
+      from: providerMessageId === undefined ? null : "+4915112345678",
+      to: providerMessageId === undefined ? "+4915112345678" : "+15550100001",
+      body: "hi",
+      category: "utility",
+      priority: MessageCategory.PRIORITY.utility,
+      status,
+      metadata: {},
+      now: Schemas.toTimestamp(at),
+      providerMessageId
+    }))
+
+/** The partitions of `table` whose bounds overlap ids made in `[from, to)`. */
+const overlapping = (partitions: ReadonlyArray<Partitions.Partition>, from: number, to: number) =>
+  partitions.filter((p) => (p.from === null || p.from < Ids.idFloor("msg", to)) && p.to > Ids.idFloor("msg", from))
+    .map((p) => p.name)
+
+const at24hAgo = (t: number) => Schemas.toTimestamp(t - DAY)
+
+const timelinesOf = (names: ReadonlyArray<string>) => names.map((n) => n.replace("messages", "message_transitions"))
+
+describe("Message partitions", () => {
+  layer(TestLayer, { timeout: 120_000 })((it) => {
+    it.effect("the send, the dispatch take, receipts, finds and lists read only the partitions they need", () =>
+      Effect.gen(function*() {
+        const repo = yield* MessagesRepo.MessagesRepo
+        const queue = yield* DispatchQueueRepo.DispatchQueueRepo
+        const writes = yield* SendWritesRepo.SendWritesRepo
+        const first = (yield* Partitions.partitions("messages"))[0]!
+        // the test clock 45 days into the second month after the first partition: a month behind
+        // it, and (made below) months ahead
+        const t = Partitions.addMonths(Ids.idTime(first.to)!, 1) + 45 * DAY
+        yield* TestClock.setTime(t)
+        yield* (yield* PartitionsRepo.PartitionsRepo).makeAhead(t + 60 * DAY)
+        const all = yield* Partitions.partitions("messages")
+        const current = overlapping(all, t - 2 * DAY, t + 1)
+        assert.deepStrictEqual(current, [Partitions.partitionName("messages", Partitions.monthStart(t))])
+        const kept = overlapping(all, t - 30 * DAY, t + Partitions.CLOCK_SLACK_MS)
+        assert.strictEqual(kept.length, 2)
+        assert.isAbove(all.length, kept.length + 2)
+
+        const c = yield* conversation(t - 50 * DAY)
+        const old = yield* message(c, t - 40 * DAY, "read")
+        const inbound = yield* message(c, t - 2 * 3600_000, "delivered", "wamid.partitions")
+        const a = yield* message(c, t - 3600_000, "queued")
+        const b = yield* message(c, t - 1800_000, "queued")
+        const at = Schemas.toTimestamp(t)
+
+        const checks: Array<[string, ReadonlyArray<PlanReads.Read>, ReadonlyArray<string>]> = []
+        const sent = new Messaging.Message({
+          ...(yield* repo.findById(a.id)).pipe(Option.getOrThrow),
+          id: idAt("msg", t),
+          created_at: at,
+          updated_at: at
+        })
+        const send = yield* partitionsRead(
+          writes.write({
+            message: sent,
+            priority: MessageCategory.PRIORITY.utility,
+            contactsLimit: null,
+            claim: undefined
+          })
+        )
+        assert.strictEqual(send.result._tag, "Written")
+        checks.push(["send", send.reads, []])
+        const next = yield* partitionsRead(queue.nextQueued(c.channelId, 10))
+        assert.deepStrictEqual(next.result.map((m) => m.id), [a.id, b.id, sent.id])
+        checks.push(["nextQueued", next.reads, current])
+        const due = yield* partitionsRead(queue.channelsWithDueWork(1000))
+        assert.include(due.result.map((r) => r.channelId), c.channelId)
+        checks.push(["channelsWithDueWork", due.reads, current])
+        const took = yield* partitionsRead(repo.takeForDispatch([{ id: a.id, at, waiting: [], lease: undefined }]))
+        assert.deepStrictEqual(took.result.map((m) => m.id), [a.id])
+        checks.push(["takeForDispatch", took.reads, [...current, ...timelinesOf(current)]])
+        const moved = yield* partitionsRead(repo.transition(b.id, "dispatching"))
+        assert.isTrue(Option.isSome(moved.result))
+        checks.push(["transition", moved.reads, [...current, ...timelinesOf(current)]])
+        const since = yield* partitionsRead(queue.dispatchesSince(c.channelId, t - 3600_000))
+        assert.strictEqual(since.result.length, 2)
+        checks.push(["dispatchesSince", since.reads, [...current, ...timelinesOf(current)]])
+        const receipts = yield* partitionsRead(repo.receipts([
+          { id: a.id, to: "provider_accepted", at },
+          { id: b.id, to: "sent", at }
+        ]))
+        assert.strictEqual(receipts.result.length, 2)
+        checks.push(["receipts", receipts.reads, [...current, ...timelinesOf(current)]])
+        const found = yield* partitionsRead(repo.find(c.workspaceId, old.id))
+        assert.deepStrictEqual(Option.getOrThrow(found.result).timeline.map((s) => s.to_state), ["read"])
+        const oldMonth = overlapping(all, t - 40 * DAY, t - 40 * DAY + 1)
+        checks.push(["find", found.reads, [...oldMonth, ...timelinesOf(oldMonth)]])
+        const listed = yield* partitionsRead(
+          repo.list(c.workspaceId, { ids: PartitionsRepo.keptIds("msg", 30, t) }, 10, undefined)
+        )
+        assert.deepStrictEqual(listed.result.map((m) => m.id), [sent.id, b.id, a.id, inbound.id])
+        checks.push(["list", listed.reads, kept])
+        const byProvider = yield* partitionsRead(repo.idForProviderMessage(c.channelId, "wamid.partitions"))
+        assert.strictEqual(byProvider.result, inbound.id)
+        checks.push(["idForProviderMessage (theirs)", byProvider.reads, current])
+        const ours = yield* partitionsRead(repo.idForProviderMessage(c.channelId, a.id))
+        assert.strictEqual(ours.result, a.id)
+        checks.push(["idForProviderMessage (ours)", ours.reads, current])
+        // a QR send's count of what the channel handed to WhatsApp in the last day
+        const usage = yield* partitionsRead((yield* QrSafetyRepo.QrSafetyRepo).usage(c.channelId, at24hAgo(t)))
+        assert.deepStrictEqual([usage.result.sentAt.length, usage.result.queued], [2, 1])
+        checks.push(["QrSafetyRepo.usage", usage.reads, current])
+        const heard = yield* partitionsRead(repo.hasProviderMessage(c.channelId, "wamid.partitions"))
+        assert.isTrue(heard.result)
+        checks.push(["hasProviderMessage", heard.reads, []])
+
+        for (const [name, reads, allowed] of checks) {
+          assert.isAbove(reads.length, 0, name)
+          for (const read of reads) {
+            const extra = read.partitions.filter((p) => !allowed.includes(p))
+            assert.deepStrictEqual(extra, [], `${name}: ${read.statement}`)
+          }
+        }
+        // the take and the list did read their partitions (the check is not vacuous)
+        assert.includeMembers(took.reads.flatMap((r) => r.partitions), current)
+        assert.includeMembers(listed.reads.flatMap((r) => r.partitions), kept)
+      }))
+
+    it.effect("an inbound message heard again in a later month is not recorded a second time", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const repo = yield* MessagesRepo.MessagesRepo
+        const first = (yield* Partitions.partitions("messages"))[0]!
+        const boundary = Ids.idTime(first.to)!
+        yield* (yield* PartitionsRepo.PartitionsRepo).makeAhead(boundary)
+        const c = yield* conversation(boundary - 10 * DAY)
+        // heard a minute before the month ends, then again a minute into the next one
+        const heard = yield* message(c, boundary - 60_000, "delivered", "wamid.twice")
+        assert.isTrue(yield* repo.hasProviderMessage(c.channelId, "wamid.twice"))
+        const again = yield* Effect.exit(message(c, boundary + 60_000, "delivered", "wamid.twice"))
+        assert.isTrue(Exit.isFailure(again))
+        const rows = yield* sql<{ id: string; part: string }>`SELECT id, tableoid::regclass::text AS part
+          FROM messages WHERE channel_id = ${c.channelId}`
+        assert.deepStrictEqual(rows.map((r) => r.id), [heard.id])
+        assert.strictEqual(rows[0]!.part, first.name)
+        // the same provider id on another channel is another message
+        const other = yield* conversation(boundary - 10 * DAY)
+        const elsewhere = yield* message(other, boundary + 60_000, "delivered", "wamid.twice")
+        const [row] = yield* sql<{ part: string }>`SELECT tableoid::regclass::text AS part FROM messages
+          WHERE id = ${elsewhere.id}`
+        assert.strictEqual(row!.part, Partitions.partitionName("messages", boundary))
+        assert.strictEqual(yield* repo.idForProviderMessage(other.channelId, "wamid.twice"), elsewhere.id)
+      }))
+
+    it.effect("retention drops whole partitions (the timeline with its messages); reads stay right", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const repo = yield* MessagesRepo.MessagesRepo
+        const keeper = yield* PartitionsRepo.PartitionsRepo
+        const m1 = Ids.idTime((yield* Partitions.partitions("messages"))[0]!.to)!
+        const m2 = Partitions.addMonths(m1, 1)
+        yield* keeper.makeAhead(m2)
+        const c = yield* conversation(m1 - 20 * DAY)
+        // one message in the first partition, one in each of the next two months, each with a receipt
+        const made: Array<string> = []
+        for (const at of [m1 - 10 * DAY, m1 + 15 * DAY, m2 + 5 * DAY]) {
+          const m = yield* message(c, at, "sent")
+          yield* repo.transition(m.id, "delivered", { occurredAt: Schemas.toTimestamp(at + 1000) })
+          made.push(m.id)
+        }
+        const [x, y, z] = made as [string, string, string]
+        const visible = (id: string) => Effect.map(repo.find(c.workspaceId, id), Option.isSome)
+        const retention = { eventDays: Option.none(), messageDays: Option.some(30) }
+
+        // kept for good without MESSAGE_RETENTION_DAYS
+        const keptForGood = yield* keeper.dropExpired(m2 + 10 * DAY, {
+          eventDays: Option.none(),
+          messageDays: Option.none()
+        })
+        assert.isFalse(keptForGood.some((name) => HISTORY.test(name)))
+        assert.isTrue(yield* visible(x))
+
+        // m2 + 10 days: every message of the first partition is over 30 days old
+        const dropped = yield* keeper.dropExpired(m2 + 10 * DAY, retention)
+        assert.deepStrictEqual(dropped.filter((name) => HISTORY.test(name)), [
+          "message_transitions_before",
+          "messages_before"
+        ])
+        assert.isFalse(yield* visible(x))
+        const found = Option.getOrThrow(yield* repo.find(c.workspaceId, y))
+        assert.deepStrictEqual(found.timeline.map((s) => s.to_state), ["sent", "delivered"])
+        assert.isTrue(yield* visible(z))
+        const listed = yield* repo.list(c.workspaceId, {}, 10, undefined)
+        assert.deepStrictEqual(listed.map((m) => m.id), [z, y])
+
+        // 33 days on: y's month goes, with its timeline
+        assert.deepStrictEqual((yield* keeper.dropExpired(m2 + 33 * DAY, retention)).filter((n) => HISTORY.test(n)), [
+          Partitions.partitionName("message_transitions", m1),
+          Partitions.partitionName("messages", m1)
+        ])
+        assert.isFalse(yield* visible(y))
+        assert.deepStrictEqual(Option.getOrThrow(yield* repo.find(c.workspaceId, z)).timeline.map((s) => s.to_state), [
+          "sent",
+          "delivered"
+        ])
+        const timeline = yield* sql<{ message_id: string }>`SELECT DISTINCT message_id FROM message_transitions
+          WHERE message_id IN (${x}, ${y}, ${z})`
+        assert.deepStrictEqual(timeline.map((r) => r.message_id), [z])
+        // the queue's counters are untouched by a drop (a month that old holds no queued message)
+        const [count] = yield* sql<{ queued: number }>`SELECT COALESCE(sum(queued), 0)::int AS queued
+          FROM channel_queue_counts WHERE channel_id = ${c.channelId}`
+        assert.strictEqual(count!.queued, 0)
+      }))
+  })
+
+  layer(UnmigratedLayer(), { excludeTestServices: true, timeout: 180_000 })((it) => {
+    it.effect("an existing installation's messages move into the first partition, none lost, none copied", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        yield* Migrations.runThrough(179)
+        const t = Date.now()
+        const time = Schemas.toTimestamp(t)
+        const ws = idAt("ws", t)
+        const ch = idAt("ch", t)
+        const cnt = idAt("cnt", t)
+        const cnv = idAt("cnv", t)
+        yield* sql`INSERT INTO workspaces (id, name, created_at, updated_at) VALUES (${ws}, 'w', ${time}, ${time})`
+        yield* sql`INSERT INTO channels (id, workspace_id, name, provider, status, created_at, updated_at)
+          VALUES (${ch}, ${ws}, 'c', 'sandbox', 'connected', ${time}, ${time})`
+        yield* sql`INSERT INTO contacts (id, workspace_id, phone_number, created_at, updated_at)
+          VALUES (${cnt}, ${ws}, '+4915112345678', ${time}, ${time})`
+        yield* sql`INSERT INTO conversations (id, workspace_id, channel_id, contact_id, status, created_at, updated_at)
+          VALUES (${cnv}, ${ws}, ${ch}, ${cnt}, 'open', ${time}, ${time})`
+        // a year of history (ids made across it): outbound messages, inbound ones with their
+        // provider's ids, and one queued now
+        const ages = [400, 200, 35, 1, 0]
+        const ids: Array<string> = []
+        for (const [i, days] of ages.entries()) {
+          const at = t - days * DAY
+          const id = idAt("msg", at)
+          const inbound = i % 2 === 1
+          const status = days === 0 ? "queued" : inbound ? "delivered" : "read"
+          yield* sql`INSERT INTO messages (id, workspace_id, channel_id, conversation_id, contact_id, direction,
+            from_number, to_number, type, body, category, priority, status, created_at, updated_at, provider_message_id)
+            VALUES (${id}, ${ws}, ${ch}, ${cnv}, ${cnt}, ${inbound ? "inbound" : "outbound"}, NULL, '+4915112345678',
+              'text', 'hi', 'utility', 2, ${status}, ${Schemas.toTimestamp(at)}, ${Schemas.toTimestamp(at)},
+              ${inbound ? `wamid.${i}` : null})`
+          yield* sql`INSERT INTO message_transitions (message_id, from_state, to_state, at)
+            VALUES (${id}, NULL, ${status}, ${Schemas.toTimestamp(at)})`
+          ids.push(id)
+        }
+        const [before] = yield* sql<{ oid: number }>`SELECT 'messages'::regclass::oid AS oid`
+
+        const applied = yield* Migrations.run
+        assert.include(applied.map(([id]) => id), 180)
+        for (const table of ["messages", "message_transitions"]) {
+          const parts = yield* Partitions.partitions(table)
+          assert.strictEqual(parts[0]!.name, `${table}_before`)
+          assert.isNull(parts[0]!.from)
+          assert.isAtLeast(parts.length, 1 + Partitions.AHEAD_MONTHS)
+          const [count] = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM ${sql(parts[0]!.name)}`
+          assert.strictEqual(count!.n, ages.length, table)
+        }
+        // the old table itself is the first partition (same relation: nothing copied)
+        const [moved] = yield* sql<{ oid: number }>`SELECT 'messages_before'::regclass::oid AS oid`
+        assert.strictEqual(moved!.oid, before!.oid)
+        // the inbound messages' provider ids are claimed: heard again, they are known
+        const claimed = yield* sql<{ provider_message_id: string; message_id: string }>`SELECT provider_message_id,
+          message_id FROM message_provider_ids WHERE channel_id = ${ch} ORDER BY provider_message_id`
+        assert.deepStrictEqual(claimed.map((r) => [r.provider_message_id, r.message_id]), [
+          ["wamid.1", ids[1]],
+          ["wamid.3", ids[3]]
+        ])
+        // the queue's counter goes on counting through the partitioned table's triggers
+        const queued = Effect.map(
+          sql<{ n: number }>`SELECT COALESCE(sum(queued), 0)::int AS n FROM channel_queue_counts
+            WHERE channel_id = ${ch}`,
+          (rows) => rows[0]!.n
+        )
+        assert.strictEqual(yield* queued, 1)
+        const later = Partitions.addMonths(Partitions.monthStart(t), 1) + DAY
+        const laterId = idAt("msg", later)
+        yield* sql`INSERT INTO messages (id, workspace_id, channel_id, conversation_id, contact_id, direction,
+            to_number, type, body, category, priority, status, created_at, updated_at)
+            VALUES (${laterId}, ${ws}, ${ch}, ${cnv}, ${cnt}, 'outbound', '+4915112345678', 'text', 'hi', 'utility', 2,
+              'queued', ${Schemas.toTimestamp(later)}, ${Schemas.toTimestamp(later)})`
+        assert.strictEqual(yield* queued, 2)
+        yield* sql`UPDATE messages SET status = 'dispatching' WHERE id IN (${laterId}, ${ids[4]!})`
+        assert.strictEqual(yield* queued, 0)
+        const [row] = yield* sql<{ part: string }>`SELECT tableoid::regclass::text AS part FROM messages
+          WHERE id = ${laterId}`
+        assert.strictEqual(row!.part, Partitions.partitionName("messages", Partitions.monthStart(later)))
+        // the timeline's ids go on from the same sequence
+        yield* sql`INSERT INTO message_transitions (message_id, from_state, to_state, at)
+          VALUES (${laterId}, 'queued', 'dispatching', ${Schemas.toTimestamp(later)})`
+        const [transition] = yield* sql<{ id: string }>`SELECT id::text FROM message_transitions
+          WHERE message_id = ${laterId}`
+        assert.strictEqual(transition!.id, String(ages.length + 1))
+      }))
+  })
+})
