@@ -3,6 +3,8 @@
  * dispatch and what the message sweeper reads to repair lost wake-ups, dead dispatchers and
  * overdue receipts, and the dispatch-order rule (`DispatchOrder`). Reads only: a message's status changes through `MessagesRepo.transition` /
  * `MessagesRepo.receipts` (the writer rule: docs/ARCHITECTURE.md "One writer per message, by statement").
+ * Over 350 lines on purpose: the queue's reads share one row mapping (the outgoing body, the quoted
+ * and reacted messages, a group chat member among them) and the dispatch-order rule.
  */
 import { SqlClient } from "@effect/sql"
 import type * as Statement from "@effect/sql/Statement"
@@ -40,7 +42,6 @@ interface QueuedRow {
   readonly q_pid: string | null
   readonly q_direction: string | null
   readonly q_body: string | null
-  /** the quoted message's author in a group chat (a participant's message), else null */
   readonly q_participant: string | null
   readonly r_id: string | null
   readonly r_pid: string | null
@@ -49,20 +50,16 @@ interface QueuedRow {
   readonly r_participant: string | null
 }
 
-/** A message known by the provider's id: ours are sent under our own id (`ChannelProvider.send`). */
-const ref = (
-  id: string | null,
-  pid: string | null,
-  direction: string | null,
-  body: string | null,
-  participant: string | null
-) =>
-  id === null ? null : {
-    providerMessageId: pid ?? id,
-    fromMe: direction === "outbound",
-    body: body ?? "",
+/** The quoted (`q`) or reacted (`r`) message by the provider's id (ours go under our own id, `ChannelProvider.send`). */
+const ref = (row: QueuedRow, p: "q" | "r") => {
+  const [id, participant] = [row[`${p}_id` as const], row[`${p}_participant` as const]]
+  return id === null ? null : {
+    providerMessageId: row[`${p}_pid` as const] ?? id,
+    fromMe: row[`${p}_direction` as const] === "outbound",
+    body: row[`${p}_body` as const] ?? "",
     ...(participant === null ? {} : { participant })
   } satisfies MessageContent.ProviderMessageRef
+}
 
 const outgoingBody = (r: QueuedRow): MessageContent.OutgoingBody => {
   const c = r.content ?? {}
@@ -85,7 +82,7 @@ const outgoingBody = (r: QueuedRow): MessageContent.OutgoingBody => {
     case "location":
       return { _tag: "location", ...(c as unknown as MessageContent.LocationContent) }
     case "reaction": {
-      const target = ref(r.r_id, r.r_pid, r.r_direction, r.r_body, r.r_participant)
+      const target = ref(r, "r")
       return target === null
         ? { _tag: "text" }
         : { _tag: "reaction", target, emoji: typeof c["emoji"] === "string" ? c["emoji"] : "" }
@@ -188,7 +185,7 @@ export class DispatchQueueRepo extends Effect.Service<DispatchQueueRepo>()("@swi
         attempts: r.attempts,
         category: r.category,
         content: outgoingBody(r),
-        quoted: ref(r.q_id, r.q_pid, r.q_direction, r.q_body, r.q_participant)
+        quoted: ref(r, "q")
       }))
     }, dieOnDatabaseError)
 
