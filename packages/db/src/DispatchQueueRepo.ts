@@ -170,9 +170,11 @@ export class DispatchQueueRepo extends Effect.Service<DispatchQueueRepo>()("@swi
         LEFT JOIN media md ON md.id = m.media_id
         -- the quoted and the reacted-to message each by its id, per row (OFFSET 0 keeps each a
         -- lookup the row's id prunes to one partition; as joins, a generic plan read every month)
-        LEFT JOIN LATERAL (SELECT q.id, q.provider_message_id, q.direction, q.body FROM messages q
+        LEFT JOIN LATERAL (SELECT q.id, q.provider_message_id, q.direction, q.body, q.group_chat_id,
+          q.from_number, q.sender_lid FROM messages q
           WHERE q.id = m.reply_to OFFSET 0) q ON true
-        LEFT JOIN LATERAL (SELECT r.id, r.provider_message_id, r.direction, r.body FROM messages r
+        LEFT JOIN LATERAL (SELECT r.id, r.provider_message_id, r.direction, r.body, r.group_chat_id,
+          r.from_number, r.sender_lid FROM messages r
           WHERE m.type = 'reaction' AND r.id = m.content ->> 'message_id' OFFSET 0) r ON true
         WHERE ${DispatchOrder.due(sql, "m", sql`${channelId}`, now, skipRecipients, queuedWindow(millis))}
         AND (SELECT w.status FROM channels c JOIN workspaces w ON w.id = c.workspace_id WHERE c.id = ${channelId})
