@@ -68,6 +68,7 @@ describe("README quickstart", () => {
     await rest.gone
     const out = rest.output()
     assert.lengthOf(out.match(/curl: \(7\)/g) ?? [], 1, out)
+    assert.notInclude(out, "\n\n", "curl's error is not followed by an empty line (no answer to print)")
     assert.notInclude(out, "SyntaxError", out)
     assert.notInclude(out, "receiving webhooks", out)
     assert.notInclude(out, "the receiver runs", out)
@@ -83,6 +84,8 @@ describe("README quickstart", () => {
     const create = run(blocks[0]!, env)
     assert.strictEqual(await create.exited, 0, create.output())
     assert.include(create.output(), `"created":true`)
+    // npm echoes a script's command line ("> exec node ... --password ..."): the password must not be printed
+    assert.notInclude(create.output(), "correct horse battery staple", "the password is not echoed")
     const again = run(blocks[0]!, env)
     assert.strictEqual(await again.exited, 0, again.output())
     assert.include(again.output(), `"created":false`)
