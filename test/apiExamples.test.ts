@@ -58,8 +58,12 @@ const writeExamples = (recorded: Readonly<Record<string, unknown>>) => {
   )
 }
 
-/** Operations without examples yet, each for the reason noted above it (none: every operation has its examples). */
-const NOT_YET: ReadonlyArray<string> = []
+/** Operations without examples yet, each for the reason noted above it. */
+const NOT_YET: ReadonlyArray<string> = [
+  // the sandbox's simulated group chats are newer than the story (test/sandboxGroupChats.test.ts covers them)
+  "sandbox.createGroupChat",
+  "sandbox.removeFromGroupChat"
+]
 
 /** The linked number of the story's QR channel, and the group chat its phone is in. */
 const QR_PHONE = "+15550007777"

@@ -170,7 +170,7 @@ describe("contacts", () => {
         })
         const listed = yield* client.contacts.list({ urlParams: { q: "+4915100000031" } })
         assert.strictEqual(listed.data[0]!.id, sent.contact_id)
-        yield* client.contacts.delete({ path: { contactId: sent.contact_id } })
+        yield* client.contacts.delete({ path: { contactId: sent.contact_id! } })
         const message = yield* client.messages.get({ path: { messageId: sent.id } })
         assert.strictEqual(message.contact_id, sent.contact_id)
         const next = yield* client.messages.send({

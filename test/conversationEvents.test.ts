@@ -50,7 +50,7 @@ describe("conversation events", () => {
         const transactions = yield* Transactions.Transactions
         const at = () => new Date().toISOString()
         const message = transactions.run(
-          repo.upsertConversation(sent.workspace_id, session.channel_id, sent.contact_id, at(), "inbound")
+          repo.upsertConversation(sent.workspace_id, session.channel_id, sent.contact_id!, at(), "inbound")
         )
         const close = client.conversations.update({ path, payload: { status: "closed" } })
         // a close holds the lock while a message arrives: the message reopens what the close closed
@@ -65,7 +65,7 @@ describe("conversation events", () => {
         assert.deepStrictEqual(reopened.map((e) => e.data.reason), ["inbound_message"])
         // a message holds the lock while a close arrives: the close applies after it
         const holdingMessage = transactions.run(Effect.gen(function*() {
-          yield* repo.upsertConversation(sent.workspace_id, session.channel_id, sent.contact_id, at(), "inbound")
+          yield* repo.upsertConversation(sent.workspace_id, session.channel_id, sent.contact_id!, at(), "inbound")
           yield* Effect.sleep("300 millis")
         }))
         yield* Effect.all([holdingMessage, Effect.delay(close, "50 millis")], { concurrency: "unbounded" })

@@ -24,7 +24,7 @@ describe("conversations", () => {
         assert.strictEqual(first.status, "open")
         assert.strictEqual(first.channel_id, session.channel_id)
         assert.deepStrictEqual(first.contact, {
-          id: sent.contact_id,
+          id: sent.contact_id!,
           object: "contact",
           phone_number: TO,
           whatsapp_lid: null,
@@ -34,7 +34,7 @@ describe("conversations", () => {
         assert.isNull(first.last_inbound_at)
         assert.isNull(first.assignee_id)
         assert.strictEqual(first.unread_count, 0)
-        const byContact = yield* client.conversations.list({ urlParams: { contact_id: sent.contact_id } })
+        const byContact = yield* client.conversations.list({ urlParams: { contact_id: sent.contact_id! } })
         assert.deepStrictEqual(byContact.data.map((c) => c.id), [conversationId])
         const byChannel = yield* client.conversations.list({ urlParams: { channel_id: session.channel_id } })
         assert.strictEqual(byChannel.data.length, 2)
@@ -168,7 +168,7 @@ describe("conversations", () => {
         const conversation = yield* client.conversations.get({ path: { conversationId } })
         assert.strictEqual(conversation.status, "open")
         assert.isString(conversation.last_inbound_at)
-        const all = yield* client.conversations.list({ urlParams: { contact_id: conversation.contact_id } })
+        const all = yield* client.conversations.list({ urlParams: { contact_id: conversation.contact_id! } })
         assert.deepStrictEqual(all.data.map((c) => c.id), [conversationId])
         const reopened = (yield* eventsOf(conversationId)).filter((e) => e.type === "conversation.reopened")
         assert.strictEqual(reopened.length, 1)
@@ -232,7 +232,7 @@ describe("conversations", () => {
     it.effect("keeps a conversation readable after its contact is deleted; a reply then is a 409", () =>
       Effect.gen(function*() {
         const { client, conversationId, sent } = yield* thread
-        const [, deleted] = yield* client.contacts.delete({ path: { contactId: sent.contact_id }, withResponse: true })
+        const [, deleted] = yield* client.contacts.delete({ path: { contactId: sent.contact_id! }, withResponse: true })
         assert.isBelow(deleted.status, 300)
         const read = yield* client.conversations.get({ path: { conversationId } })
         assert.strictEqual(read.contact_id, sent.contact_id)

@@ -38,7 +38,7 @@ describe("messages through the sandbox", () => {
         assert.strictEqual(sent.status, "queued")
         assert.strictEqual(sent.channel_id, session.channel_id)
         assert.strictEqual(sent.category, "utility")
-        assert.match(sent.contact_id, /^cnt_/)
+        assert.match(sent.contact_id!, /^cnt_/)
         assert.match(sent.conversation_id, /^cnv_/)
         assert.strictEqual(sent.from, session.phone_number)
         const read = yield* waitForMessage(key, sent.id, (m) => m.status === "read")

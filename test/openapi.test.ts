@@ -64,9 +64,10 @@ describe("OpenAPI and docs", () => {
               name as "sessionOnly"
             ]
           )
-        // only the sandbox routes are test-key-only (six with the session list the quickstart uses)
+        // only the sandbox routes are test-key-only (six with the session list the quickstart uses,
+        // and the two of its simulated group chats)
         assert.isTrue(flagged("testKeyOnly").every((key) => key.includes("/v1/sandbox/")))
-        assert.lengthOf(flagged("testKeyOnly"), 6)
+        assert.lengthOf(flagged("testKeyOnly"), 8)
         assert.isTrue(spec.paths["/v1/channels/{channelId}/qr/start"].post["x-session-only"])
         assert.strictEqual(spec.paths["/v1/channels/{channelId}/qr/start"].post["x-rate-limit-rule"], "qr_start")
         assert.deepStrictEqual(spec.paths["/v1/channels/{channelId}/qr/start"].post["x-required-scopes"], [

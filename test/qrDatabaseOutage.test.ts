@@ -104,7 +104,7 @@ const recordedOnce = (s: Scene) =>
 
     const lidMessage = messages.find((m) => m.type === "text" && m.text.body === "who am I")!
     const hidden = yield* eventually(
-      client.contacts.get({ path: { contactId: lidMessage.contact_id } }),
+      client.contacts.get({ path: { contactId: lidMessage.contact_id! } }),
       (c) => c.phone_number !== null
     )
     assert.strictEqual(hidden.phone_number, s.hidden.number, JSON.stringify(hidden))

@@ -115,6 +115,8 @@ export class FakeGroup {
   readonly delivered: Array<{ readonly id: string; readonly encs: ReadonlyArray<string> }> = []
   /** ids of our messages WhatsApp refused here (our number not a member, or not an admin of an announce-only group) */
   readonly refused: Array<string> = []
+  /** read receipts the linked device sent for members' messages here: the message and the member who wrote */
+  readonly readReceipts: Array<{ readonly id: string; readonly participant: string }> = []
   /** answer our messages with a delivered and a read receipt from each member */
   autoReceipts = { delivered: true, read: true }
   /** each member's phone: its sender keys (its own for this group, the linked device's) */

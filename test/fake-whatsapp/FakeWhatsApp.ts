@@ -1323,9 +1323,17 @@ export class FakeWhatsApp {
   /** The companion read a contact's messages: its first id, then the rest listed (`<list><item id>`). */
   private onReadReceipt(node: BinaryNode) {
     const to = node.attrs["to"] ?? ""
+    const listed = getBinaryNodeChildren(getBinaryNodeChild(node, "list"), "item").map((item) => item.attrs["id"] ?? "")
+    const group = this.groups.get(to)
+    if (group) {
+      // a group member's message: the receipt names the member who wrote
+      const participant = node.attrs["participant"] ?? ""
+      for (const id of [node.attrs["id"] ?? "", ...listed]) group.readReceipts.push({ id, participant })
+      this.events.emit("changed")
+      return
+    }
     const contact = this.findPeer(to)?.contact
     if (!contact) return
-    const listed = getBinaryNodeChildren(getBinaryNodeChild(node, "list"), "item").map((item) => item.attrs["id"] ?? "")
     for (const id of [node.attrs["id"] ?? "", ...listed]) contact.readReceipts.push({ id, to })
     this.events.emit("read-receipt")
   }

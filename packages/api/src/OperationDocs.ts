@@ -51,6 +51,8 @@ export const SUMMARIES: Record<string, string> = {
   "sandbox.revoke": "End a sandbox session",
   "sandbox.verify": "Verify a recipient for a sandbox session",
   "sandbox.inbound": "Simulate an inbound sandbox message",
+  "sandbox.createGroupChat": "Simulate a group chat on a sandbox session",
+  "sandbox.removeFromGroupChat": "Simulate the sandbox number's removal from a group chat",
   "contactImports.create": "Import contacts from CSV",
   "contactImports.list": "List contact imports",
   "contactImports.get": "Get a contact import",

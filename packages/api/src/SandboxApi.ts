@@ -1,6 +1,6 @@
 /** The sandbox: sessions on the shared number and simulated inbound messages. */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
-import { Characters, Errors, Ids, Pagination, SandboxInbound, Schemas } from "@switchboard/domain"
+import { Characters, Errors, GroupChats, Ids, Pagination, SandboxInbound, Schemas } from "@switchboard/domain"
 import { Schema } from "effect"
 import { Authentication, rateLimited, requireScopes, testKeyOnly } from "./Security.js"
 
@@ -113,9 +113,36 @@ export class SandboxApi extends HttpApiGroup.make("sandbox")
       .addError(Errors.ServiceUnavailable)
       .annotate(
         OpenApi.Description,
-        "The simulated network delivers an inbound message from a verified recipient, of any kind (docs/API.md \"Messages\"): exactly one of `text`, `image`, `document`, `audio`, `video`, `sticker`, `location`, `contacts`, `reaction`, `edit`, `revoke`, `unsupported`, optionally quoting a message of the session's channel (`reply_to`). A file is given inline (`{data_base64, mime_type, filename?}`, at most 1 MiB decoded; over it, or over the kind's limit, 413 `PAYLOAD_TOO_LARGE` with `details.limit_bytes`) or as a stored media of the workspace (`{media_id}`; unknown: 404); a media type the kind does not take is 422. `reaction`, `edit` and `revoke` name a message of the session's channel (another is 422 with `details.reason = message_not_in_session`). The message is recorded at once: 202 answers its id (`message_id`) and its conversation's (`conversation_id`), so a client follows it with `GET /v1/messages/{message_id}`; `message.received` follows (for a file, once its bytes are stored). `audio` and `sticker` take no `caption` (WhatsApp's have none): 422 as an unknown member."
+        "The simulated network delivers an inbound message from a verified recipient, of any kind (docs/API.md \"Messages\"): exactly one of `text`, `image`, `document`, `audio`, `video`, `sticker`, `location`, `contacts`, `reaction`, `edit`, `revoke`, `unsupported`, optionally quoting a message of the session's channel (`reply_to`). A file is given inline (`{data_base64, mime_type, filename?}`, at most 1 MiB decoded; over it, or over the kind's limit, 413 `PAYLOAD_TOO_LARGE` with `details.limit_bytes`) or as a stored media of the workspace (`{media_id}`; unknown: 404); a media type the kind does not take is 422. `reaction`, `edit` and `revoke` name a message of the session's channel (another is 422 with `details.reason = message_not_in_session`). The message is recorded at once: 202 answers its id (`message_id`) and its conversation's (`conversation_id`), so a client follows it with `GET /v1/messages/{message_id}`; `message.received` follows (for a file, once its bytes are stored). `audio` and `sticker` take no `caption` (WhatsApp's have none): 422 as an unknown member. With `group_chat_id` (a group chat the session simulates, `POST /v1/sandbox/sessions/{id}/group-chats`) the sender writes in that group chat as a participant, optionally mentioning others (`mentions`): recorded in the group chat's conversation (docs/API.md \"Group chats\"); a sender who is not a participant is 422 `not_a_participant`, a member writing in an announce-only group chat 422 `group_chat_announce_only`."
       )
       .pipe(requireScopes("messages.send"))
+  )
+  .add(
+    HttpApiEndpoint.post("createGroupChat", "/v1/sandbox/sessions/:sessionId/group-chats")
+      .setPath(SessionPath)
+      .setPayload(SandboxInbound.SandboxGroupChatRequest)
+      .addSuccess(GroupChats.GroupChatDetail, { status: 201 })
+      .addError(Errors.SandboxTestKeyRequired)
+      .pipe(testKeyOnly)
+      .addError(Errors.NotFound)
+      .annotate(
+        OpenApi.Description,
+        "The simulated network makes a group chat (docs/API.md \"Group chats\") the session's number is in, with verified recipients (or magic numbers) as its other participants (the first one created it: `superadmin`; `admins` are admins); `is_admin` makes the session's number an admin, `announce_only` lets only admins write. It is listed with the channel's group chats; participants write in it through `POST /v1/sandbox/sessions/{id}/inbound` with `group_chat_id`, and `POST /v1/messages` with `group_chat_id` sends to it. An unverified participant: 422 with `details.reason = recipient_not_verified`."
+      )
+      .pipe(requireScopes("channels.manage"))
+  )
+  .add(
+    HttpApiEndpoint.del("removeFromGroupChat", "/v1/sandbox/sessions/:sessionId/group-chats/:groupChatId")
+      .setPath(Schema.Struct({ sessionId: Ids.IdRef("sbx"), groupChatId: Ids.IdRef("gch") }))
+      .addSuccess(GroupChats.GroupChatDetail)
+      .addError(Errors.SandboxTestKeyRequired)
+      .pipe(testKeyOnly)
+      .addError(Errors.NotFound)
+      .annotate(
+        OpenApi.Description,
+        "The simulated group chat's admins remove the session's number: the group chat is kept with `is_participant: false` (its history stays), and sends to it are refused (409 `not_a_participant`)."
+      )
+      .pipe(requireScopes("channels.manage"))
   )
   .middleware(Authentication)
   .annotate(OpenApi.Title, "Sandbox")

@@ -5,19 +5,20 @@
  * `ConversationStateMachine`.
  */
 import { SqlClient, SqlSchema } from "@effect/sql"
-import type * as Statement from "@effect/sql/Statement"
 import { ArrivalEvents, Conversations, ConversationStateMachine, Ids, type Pagination } from "@switchboard/domain"
 import { Effect, Option, Schema } from "effect"
 import { EventsRepo } from "./EventsRepo.js"
 import { dieOnDatabaseError, iso, isoOrNull, TimestampColumn } from "./Rows.js"
 import { columnsOfMessage, MessageColumns, messageOfColumns } from "./rows/MessageRows.js"
+import { conversationArrivalCtes } from "./statements/ConversationArrival.js"
 
 /** The columns of a `conversations` row with its contact's (`view` below) and its unread count. */
 const ConversationColumns = Schema.Struct({
   id: Ids.Id("cnv"),
   workspace_id: Ids.Id("ws"),
   channel_id: Ids.Id("ch"),
-  contact_id: Ids.Id("cnt"),
+  contact_id: Schema.NullOr(Ids.Id("cnt")),
+  group_chat_id: Schema.NullOr(Ids.Id("gch")),
   contact_found: Schema.Boolean,
   contact_phone_number: Schema.NullOr(Schema.String),
   contact_whatsapp_lid: Schema.NullOr(Schema.String),
@@ -44,10 +45,11 @@ const ConversationColumns = Schema.Struct({
  */
 export const ConversationRow = Schema.transform(ConversationColumns, Conversations.Conversation, {
   strict: true,
-  decode: ({ contact_found, contact_name, contact_phone_number, contact_whatsapp_lid, ...row }) => ({
+  decode: ({ contact_found, contact_name, contact_phone_number, contact_whatsapp_lid, group_chat_id, ...row }) => ({
     ...row,
     object: "conversation" as const,
-    contact: !contact_found ? null : {
+    ...(group_chat_id === null ? {} : { group_chat_id }),
+    contact: !contact_found || row.contact_id === null ? null : {
       id: row.contact_id,
       object: "contact" as const,
       phone_number: contact_phone_number,
@@ -61,8 +63,9 @@ export const ConversationRow = Schema.transform(ConversationColumns, Conversatio
     created_at: iso(row.created_at),
     updated_at: iso(row.updated_at)
   }),
-  encode: ({ contact, last_message, object: _, ...conversation }) => ({
+  encode: ({ contact, group_chat_id, last_message, object: _, ...conversation }) => ({
     ...conversation,
+    group_chat_id: group_chat_id ?? null,
     last_message: last_message === null ? null : columnsOfMessage(last_message),
     contact_found: contact !== null,
     contact_phone_number: contact?.phone_number ?? null,
@@ -107,51 +110,10 @@ const ArrivedRow = Schema.Struct({
   id: Ids.Id("cnv"),
   prior: Schema.NullOr(ConversationStateMachine.ConversationStatus),
   channel_id: Ids.Id("ch"),
-  contact_id: Ids.Id("cnt")
+  contact_id: Schema.NullOr(Ids.Id("cnt")),
+  group_chat_id: Schema.NullOr(Ids.Id("gch"))
 })
 const decodeArrived = Schema.decodeUnknown(ArrivedRow)
-
-/**
- * The conversation of (channel, contact) for a message, as the CTEs of one statement (the send
- * composes them, `SendWritesRepo`): the row locked (`conversation_current`), opened again when it
- * exists (`conversation_moved`) or created when missing (`conversation_created`, under `id`), and
- * `conversation (id, prior)`: its id and its status before the message (`NULL`: created).
- * `contact` is a relation with the contact's `id` (an earlier CTE, or one value): none, nothing
- * written. Empty only when a concurrent first message inserted the row: a next statement sees it.
- */
-export const conversationArrivalCtes = (
-  sql: SqlClient.SqlClient,
-  input: {
-    readonly id: string
-    readonly workspaceId: string
-    readonly channelId: string
-    readonly contact: Statement.Fragment
-    readonly now: string
-    readonly inbound: boolean
-  }
-) => {
-  const { channelId, contact, id, inbound, now, workspaceId } = input
-  return sql`conversation_current AS (
-      SELECT id, status FROM conversations
-      WHERE channel_id = ${channelId} AND contact_id = (SELECT id FROM ${contact}) FOR UPDATE
-    ), conversation_moved AS (
-      UPDATE conversations c SET status = 'open', updated_at = ${now},
-        last_message_at = GREATEST(c.last_message_at, ${now}),
-        last_inbound_at = CASE WHEN ${inbound} THEN GREATEST(c.last_inbound_at, ${now}) ELSE c.last_inbound_at END
-      FROM conversation_current cur WHERE c.id = cur.id
-      RETURNING c.id, cur.status AS prior
-    ), conversation_created AS (
-      INSERT INTO conversations (id, workspace_id, channel_id, contact_id, status, last_message_at,
-        last_inbound_at, created_at, updated_at)
-      SELECT ${id}, ${workspaceId}, ${channelId}, k.id, 'open', ${now}, ${inbound ? now : null}::timestamptz,
-        ${now}, ${now}
-      FROM ${contact} WHERE NOT EXISTS (SELECT 1 FROM conversation_current)
-      ON CONFLICT (channel_id, contact_id) DO NOTHING
-      RETURNING id, NULL::text AS prior
-    ), conversation AS (
-      SELECT id, prior FROM conversation_moved UNION ALL SELECT id, prior FROM conversation_created
-    )`
-}
 
 export interface ConversationFilters {
   readonly status?: ConversationStateMachine.ConversationStatus | undefined
@@ -186,6 +148,49 @@ export class ConversationsRepo extends Effect.Service<ConversationsRepo>()("@swi
       (SELECT count(*)::int FROM messages m WHERE m.conversation_id = c.id AND m.direction = 'inbound'
         AND (c.last_read_at IS NULL OR m.created_at > c.last_read_at)) AS unread_count, ${lastMessage}`
 
+    /** The conversation of (channel, contact or group chat) for a message (`upsertConversation`). */
+    const arrive = (
+      workspaceId: string,
+      channelId: string,
+      party: { readonly contactId: string } | { readonly groupChatId: string },
+      now: string,
+      direction: "outbound" | "inbound"
+    ) =>
+      Effect.gen(function*() {
+        const id = yield* Ids.newId("cnv")
+        const inbound = direction === "inbound"
+        const contactId = "contactId" in party ? party.contactId : null
+        const groupChatId = "groupChatId" in party ? party.groupChatId : null
+        const upsert = sql`WITH ${
+          conversationArrivalCtes(sql, {
+            id,
+            workspaceId,
+            channelId,
+            contact: sql`(SELECT ${contactId}::text AS id) k`,
+            groupChatId: groupChatId ?? undefined,
+            now,
+            inbound
+          })
+        } SELECT id, prior FROM conversation`
+        // empty only when a concurrent first message inserted the row: the next statement sees it
+        let rows = yield* upsert
+        if (!rows[0]) rows = yield* upsert
+        const row = yield* decodeArrived({
+          ...rows[0],
+          channel_id: channelId,
+          contact_id: contactId,
+          group_chat_id: groupChatId
+        })
+        const event = ArrivalEvents.arrivalEvent(row.id === id ? null : row.prior ?? "open", direction, {
+          id: row.id,
+          channelId: row.channel_id,
+          contactId: row.contact_id,
+          ...(row.group_chat_id === null ? {} : { groupChatId: row.group_chat_id })
+        })
+        if (event !== undefined) yield* events.append({ workspaceId, event, occurredAt: now })
+        return row.id
+      })
+
     /**
      * The conversation of (channel, contact) for a message: created when missing, reopened when
      * closed (the same row), in one statement whose row lock orders it against a concurrent close.
@@ -200,29 +205,24 @@ export class ConversationsRepo extends Effect.Service<ConversationsRepo>()("@swi
         now: string,
         direction: "outbound" | "inbound" = "outbound"
       ) {
-        const id = yield* Ids.newId("cnv")
-        const inbound = direction === "inbound"
-        const upsert = sql`WITH ${
-          conversationArrivalCtes(sql, {
-            id,
-            workspaceId,
-            channelId,
-            contact: sql`(SELECT ${contactId}::text AS id) k`,
-            now,
-            inbound
-          })
-        } SELECT id, prior FROM conversation`
-        // empty only when a concurrent first message inserted the row: the next statement sees it
-        let rows = yield* upsert
-        if (!rows[0]) rows = yield* upsert
-        const row = yield* decodeArrived({ ...rows[0], channel_id: channelId, contact_id: contactId })
-        const event = ArrivalEvents.arrivalEvent(row.id === id ? null : row.prior ?? "open", direction, {
-          id: row.id,
-          channelId: row.channel_id,
-          contactId: row.contact_id
-        })
-        if (event !== undefined) yield* events.append({ workspaceId, event, occurredAt: now })
-        return row.id
+        return yield* arrive(workspaceId, channelId, { contactId }, now, direction)
+      },
+      dieOnDatabaseError
+    )
+
+    /**
+     * The conversation of a group chat on its channel (docs/API.md "Group chats"; `contact_id`
+     * null) for a message, as `upsertConversation` does for a contact's.
+     */
+    const upsertGroupConversation = Effect.fn("ConversationsRepo.upsertGroupConversation")(
+      function*(
+        workspaceId: string,
+        channelId: string,
+        groupChatId: string,
+        now: string,
+        direction: "outbound" | "inbound"
+      ) {
+        return yield* arrive(workspaceId, channelId, { groupChatId }, now, direction)
       },
       dieOnDatabaseError
     )
@@ -326,7 +326,7 @@ export class ConversationsRepo extends Effect.Service<ConversationsRepo>()("@swi
       dieOnDatabaseError
     )
 
-    return { upsertConversation, find, list, update } as const
+    return { upsertConversation, upsertGroupConversation, find, list, update } as const
   }),
   dependencies: [EventsRepo.Default]
 }) {}

@@ -3,6 +3,8 @@
  * dispatch and what the message sweeper reads to repair lost wake-ups, dead dispatchers and
  * overdue receipts, and the dispatch-order rule (`DispatchOrder`). Reads only: a message's status changes through `MessagesRepo.transition` /
  * `MessagesRepo.receipts` (the writer rule: docs/ARCHITECTURE.md "One writer per message, by statement").
+ * Over 350 lines on purpose: the queue's reads share one row mapping (the outgoing body, the quoted
+ * and reacted messages, a group chat member among them) and the dispatch-order rule.
  */
 import { SqlClient } from "@effect/sql"
 import type * as Statement from "@effect/sql/Statement"
@@ -47,9 +49,10 @@ export const DispatchOrder = {
   /**
    * `m` is a due queued message of `channel`, not to a waiting recipient, and not held: while
    * WhatsApp holds a reach-out timelock on the channel's number, messages to contacts who never
-   * wrote to it stay queued (neither sent nor failed) until it ends; replies go
-   * (docs/LIMITS.md, "Number protection"). `window`: the ids of the messages that may still be
-   * queued (`Partitions.queuedWindow`), so the statement reads only the partitions of the last day.
+   * wrote to it stay queued (neither sent nor failed) until it ends; replies and group chat
+   * messages go (docs/LIMITS.md, "Number protection"). `window`: the ids of the messages that may
+   * still be queued (`Partitions.queuedWindow`), so the statement reads only the partitions of the
+   * last day.
    */
   due: (
     sql: SqlClient.SqlClient,
@@ -64,7 +67,7 @@ export const DispatchOrder = {
       AND (${sql.literal(m)}.next_attempt_at IS NULL OR ${sql.literal(m)}.next_attempt_at <= ${at})
       AND NOT (COALESCE((SELECT tl.qr_timelock_until > ${at} FROM channels tl WHERE tl.id = ${channel}), false)
         AND NOT EXISTS (SELECT 1 FROM conversations cv WHERE cv.id = ${sql.literal(m)}.conversation_id
-          AND cv.last_inbound_at IS NOT NULL))${
+          AND (cv.last_inbound_at IS NOT NULL OR cv.group_chat_id IS NOT NULL)))${
       !Array.isArray(waiting)
         ? sql` AND ${waiting as Statement.Fragment}`
         : waiting.length > 0
@@ -103,14 +106,20 @@ export class DispatchQueueRepo extends Effect.Service<DispatchQueueRepo>()("@swi
         yield* sql`SELECT m.id, m.to_number, m.body, m.attempts, m.category, m.type,
           m.content, m.media_id, md.kind AS media_kind, md.mime_type, md.size_bytes, md.filename,
           q.id AS q_id, q.provider_message_id AS q_pid, q.direction AS q_direction, q.body AS q_body,
-          r.id AS r_id, r.provider_message_id AS r_pid, r.direction AS r_direction, r.body AS r_body
+          CASE WHEN q.group_chat_id IS NOT NULL AND q.direction = 'inbound'
+            THEN COALESCE(q.from_number, q.sender_lid || '@lid') END AS q_participant,
+          r.id AS r_id, r.provider_message_id AS r_pid, r.direction AS r_direction, r.body AS r_body,
+          CASE WHEN r.group_chat_id IS NOT NULL AND r.direction = 'inbound'
+            THEN COALESCE(r.from_number, r.sender_lid || '@lid') END AS r_participant
         FROM messages m
         LEFT JOIN media md ON md.id = m.media_id
         -- the quoted and the reacted-to message each by its id, per row (OFFSET 0 keeps each a
         -- lookup the row's id prunes to one partition; as joins, a generic plan read every month)
-        LEFT JOIN LATERAL (SELECT q.id, q.provider_message_id, q.direction, q.body FROM messages q
+        LEFT JOIN LATERAL (SELECT q.id, q.provider_message_id, q.direction, q.body, q.group_chat_id,
+          q.from_number, q.sender_lid FROM messages q
           WHERE q.id = m.reply_to OFFSET 0) q ON true
-        LEFT JOIN LATERAL (SELECT r.id, r.provider_message_id, r.direction, r.body FROM messages r
+        LEFT JOIN LATERAL (SELECT r.id, r.provider_message_id, r.direction, r.body, r.group_chat_id,
+          r.from_number, r.sender_lid FROM messages r
           WHERE m.type = 'reaction' AND r.id = m.content ->> 'message_id' OFFSET 0) r ON true
         WHERE ${DispatchOrder.due(sql, "m", sql`${channelId}`, now, skipRecipients, queuedWindow(millis))}
         AND (SELECT w.status FROM channels c JOIN workspaces w ON w.id = c.workspace_id WHERE c.id = ${channelId})
@@ -124,7 +133,7 @@ export class DispatchQueueRepo extends Effect.Service<DispatchQueueRepo>()("@swi
         attempts: r.attempts,
         category: r.category,
         content: outgoingBody(r),
-        quoted: ref(r.q_id, r.q_pid, r.q_direction, r.q_body)
+        quoted: ref(r, "q")
       }))
     }, dieOnDatabaseError)
 

@@ -146,6 +146,12 @@ export class GroupChatsRepo extends Effect.Service<GroupChatsRepo>()("@switchboa
       return Option.some(new GroupChats.GroupChatDetail({ ...found, participants }))
     }, dieOnDatabaseError)
 
+    /** A group chat of the workspace, without its participants (what a send to it checks). */
+    const get = Effect.fn("GroupChatsRepo.get")(function*(workspaceId: string, id: string) {
+      const rows = yield* select(sql`g.workspace_id = ${workspaceId} AND g.id = ${id}`)
+      return Option.fromNullable((yield* decodeGroupChats(rows))[0])
+    }, dieOnDatabaseError)
+
     /** The group chat of (channel, WhatsApp group), if kept. */
     const byWhatsAppId = Effect.fn("GroupChatsRepo.byWhatsAppId")(
       function*(channelId: string, whatsappGroupId: string) {
@@ -155,6 +161,34 @@ export class GroupChatsRepo extends Effect.Service<GroupChatsRepo>()("@switchboa
       dieOnDatabaseError
     )
 
-    return { upsert, setParticipants, markLeft, list, find, byWhatsAppId } as const
+    /**
+     * The id of the group chat of (channel, WhatsApp group) an inbound message was written in;
+     * one WhatsApp has not described yet (a message before the group's first read) is kept from
+     * now on with an empty subject, which the channel's next read of the group fills in.
+     */
+    const idForMessage = Effect.fn("GroupChatsRepo.idForMessage")(function*(input: {
+      readonly id: string
+      readonly workspaceId: string
+      readonly channelId: string
+      readonly whatsappGroupId: string
+      readonly now: string
+    }) {
+      const kept = () =>
+        Effect.flatMap(
+          sql`SELECT id FROM group_chats
+          WHERE channel_id = ${input.channelId} AND whatsapp_group_id = ${input.whatsappGroupId}`,
+          decodeGroupChatIds
+        )
+      const found = (yield* kept())[0]
+      if (found !== undefined) return found.id
+      yield* sql`INSERT INTO group_chats (id, workspace_id, channel_id, whatsapp_group_id, subject, description,
+          announce_only, is_admin, is_participant, created_at, updated_at)
+        VALUES (${input.id}, ${input.workspaceId}, ${input.channelId}, ${input.whatsappGroupId}, '', NULL,
+          false, false, true, ${input.now}, ${input.now})
+        ON CONFLICT (channel_id, whatsapp_group_id) DO NOTHING`
+      return (yield* kept())[0]!.id
+    }, dieOnDatabaseError)
+
+    return { upsert, setParticipants, markLeft, list, find, get, byWhatsAppId, idForMessage } as const
   })
 }) {}

@@ -75,6 +75,10 @@ export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/d
       readonly replyTo?: string | null | undefined
       readonly senderLid?: string | null | undefined
       readonly mediaId?: string | null | undefined
+      /** a message in a group chat (docs/API.md "Group chats") */
+      readonly groupChatId?: string | null | undefined
+      /** an inbound group message: the contacts of the participants it mentions */
+      readonly mentions?: ReadonlyArray<string> | undefined
     }) {
       const type = input.type ?? (input.template ? "template" : "text")
       const delivered = input.status === "delivered" ? input.now : null
@@ -90,14 +94,19 @@ export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/d
       const rows = yield* sql`WITH ${claim}inserted AS (
           INSERT INTO messages (id, workspace_id, channel_id, conversation_id, contact_id, direction,
             from_number, to_number, type, body, template, category, priority, status, metadata, created_at, updated_at,
-            delivered_at, provider_message_id, content, reply_to, sender_lid, media_id, media_status)
+            delivered_at, provider_message_id, content, reply_to, sender_lid, media_id, media_status, group_chat_id,
+            mentions)
           VALUES (${input.id}, ${input.workspaceId}, ${input.channelId}, ${input.conversationId}, ${input.contactId},
             ${input.direction}, ${input.from}, ${input.to}, ${type}, ${input.body},
             ${input.template ? JSON.stringify(input.template) : null}::jsonb, ${input.category}, ${input.priority},
             ${input.status}, ${JSON.stringify(input.metadata)}::jsonb, ${input.now}, ${input.now}, ${delivered},
             ${input.providerMessageId ?? null},
             ${input.content === undefined ? null : JSON.stringify(input.content)}::jsonb, ${input.replyTo ?? null},
-            ${input.senderLid ?? null}, ${input.mediaId ?? null}, ${input.mediaId ? "pending" : null})
+            ${input.senderLid ?? null}, ${input.mediaId ?? null}, ${input.mediaId ? "pending" : null},
+            ${input.groupChatId ?? null},
+            ${
+        input.mentions === undefined || input.mentions.length === 0 ? null : JSON.stringify(input.mentions)
+      }::jsonb)
           RETURNING *
         ), timeline AS (
           INSERT INTO message_transitions (message_id, from_state, to_state, at)
@@ -131,7 +140,9 @@ export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/d
       id: Ids.Id("msg"),
       provider_message_id: Schema.NullOr(Schema.String),
       from_number: Schema.NullOr(Schema.String),
-      sender_lid: Schema.NullOr(Schema.String)
+      sender_lid: Schema.NullOr(Schema.String),
+      /** a group chat's message: WhatsApp's id of the group (its receipt goes to the group chat) */
+      whatsapp_group_id: Schema.NullOr(Schema.String)
     }))
 
     /**
@@ -145,10 +156,11 @@ export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/d
       readonly now: string
     }) {
       return yield* decodeMarkedRead(
-        yield* sql`UPDATE messages SET read_at = ${input.now}, updated_at = ${input.now}
-        WHERE conversation_id = ${input.conversationId} AND direction = 'inbound' AND read_at IS NULL
-          ${input.upTo === null ? sql`` : sql`AND created_at <= ${input.upTo}`}
-        RETURNING id, provider_message_id, from_number, sender_lid`
+        yield* sql`UPDATE messages m SET read_at = ${input.now}, updated_at = ${input.now}
+        WHERE m.conversation_id = ${input.conversationId} AND m.direction = 'inbound' AND m.read_at IS NULL
+          ${input.upTo === null ? sql`` : sql`AND m.created_at <= ${input.upTo}`}
+        RETURNING m.id, m.provider_message_id, m.from_number, m.sender_lid,
+          (SELECT g.whatsapp_group_id FROM group_chats g WHERE g.id = m.group_chat_id) AS whatsapp_group_id`
       )
     }, dieOnDatabaseError)
 

@@ -40,6 +40,7 @@ import m0150 from "./migrations/0150_partition_webhook_deliveries.js"
 import m0151 from "./migrations/0151_partition_events.js"
 import m0152 from "./migrations/0152_drop_delivery_purge_index.js"
 import m0160 from "./migrations/0160_group_chats.js"
+import m0170 from "./migrations/0170_group_chat_conversations.js"
 import m0180 from "./migrations/0180_partition_messages.js"
 import * as Partitions from "./Partitions.js"
 
@@ -79,6 +80,7 @@ export const migrations = {
   "0151_partition_events": m0151,
   "0152_drop_delivery_purge_index": m0152,
   "0160_group_chats": m0160,
+  "0170_group_chat_conversations": m0170,
   "0180_partition_messages": m0180
 }
 

@@ -149,15 +149,17 @@ export class QrSafetyRepo extends Effect.Service<QrSafetyRepo>()("@switchboard/d
           CASE WHEN c.qr_timelock_until > ${now} THEN (SELECT count(*) FROM messages m
             WHERE m.channel_id = c.id AND m.status = 'queued'
               AND NOT EXISTS (SELECT 1 FROM conversations cv WHERE cv.id = m.conversation_id
-                AND cv.last_inbound_at IS NOT NULL))::int ELSE 0 END AS held,
+                AND (cv.last_inbound_at IS NOT NULL OR cv.group_chat_id IS NOT NULL)))::int ELSE 0 END AS held,
           c.qr_linked_at AS linked_at, o.mode, o.max_per_day, c.qr_timelock_until AS timelock_until,
           c.qr_new_chat_total AS total, c.qr_new_chat_used AS used,
           c.qr_new_chat_cycle_ends_at AS cycle_ends_at, c.qr_restriction_reported_at AS reported_at,
           c.qr_last_signal AS last_signal, c.qr_last_signal_at AS last_signal_at
         FROM channels c
         LEFT JOIN qr_warm_up_overrides o ON o.channel_id = c.id
-        CROSS JOIN LATERAL (SELECT count(*) FILTER (WHERE cv.last_inbound_at IS NULL)::int AS new_contacts,
-            count(*) FILTER (WHERE cv.last_inbound_at IS NOT NULL)::int AS existing_contacts
+        CROSS JOIN LATERAL (SELECT count(*) FILTER (WHERE cv.last_inbound_at IS NULL AND cv.group_chat_id IS NULL)::int
+              AS new_contacts,
+            count(*) FILTER (WHERE cv.last_inbound_at IS NOT NULL OR cv.group_chat_id IS NOT NULL)::int
+              AS existing_contacts
           FROM messages m JOIN conversations cv ON cv.id = m.conversation_id
           -- the workspace's (workspace_id, created_at) index bounds this to the window's messages
           WHERE m.workspace_id = c.workspace_id AND m.channel_id = c.id AND m.direction = 'outbound'

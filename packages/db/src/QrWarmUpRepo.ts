@@ -102,7 +102,7 @@ export class QrWarmUpRepo extends Effect.Service<QrWarmUpRepo>()("@switchboard/d
 
     /**
      * When the channel's outbound messages accepted after `since` to contacts who never wrote to
-     * it were accepted (epoch ms). Reads the channel's conversations, so only called while a
+     * it were accepted (epoch ms); a group chat is never a new contact. Reads the channel's conversations, so only called while a
      * channel warms up (its first 14 days: a few hundred conversations at most). Runs on every
      * such send: the channel's workspace bounds the messages read to the window's, through the
      * workspace's (workspace_id, created_at) index, instead of scanning the channel's history.
@@ -111,7 +111,7 @@ export class QrWarmUpRepo extends Effect.Service<QrWarmUpRepo>()("@switchboard/d
       const rows = yield* sql`SELECT m.created_at AS at
         FROM channels c JOIN conversations cv ON cv.channel_id = c.id
           JOIN messages m ON m.conversation_id = cv.id
-        WHERE c.id = ${channelId} AND cv.last_inbound_at IS NULL
+        WHERE c.id = ${channelId} AND cv.last_inbound_at IS NULL AND cv.group_chat_id IS NULL
           AND m.workspace_id = c.workspace_id AND m.direction = 'outbound' AND m.created_at > ${since}
           AND m.status NOT IN ('cancelled', 'expired')`
       return (yield* decodeSendTimes(rows)).map((r) => new Date(r.at).getTime())

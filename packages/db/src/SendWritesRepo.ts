@@ -15,10 +15,10 @@ import type * as Statement from "@effect/sql/Statement"
 import { ArrivalEvents, Events, Ids, LidAddress, type Messaging } from "@switchboard/domain"
 import { Effect, Schema } from "effect"
 import { ContactCtes } from "./ContactsRepo.js"
-import { conversationArrivalCtes } from "./ConversationsRepo.js"
 import { envelopeTemplate, EventsRepo } from "./EventsRepo.js"
 import type { ClaimRef } from "./IdempotencyRepo.js"
 import { dieOnDatabaseError } from "./Rows.js"
+import { conversationArrivalCtes } from "./statements/ConversationArrival.js"
 
 export interface SendWrite {
   /**
@@ -39,6 +39,7 @@ export interface SendWrite {
 export type SendWritten =
   | {
     readonly _tag: "Written"
+    /** null for a send to a group chat */
     readonly contactId: Messaging.Message["contact_id"]
     readonly contactCreated: boolean
     readonly conversationId: Messaging.Message["conversation_id"]
@@ -97,14 +98,18 @@ export class SendWritesRepo extends Effect.Service<SendWritesRepo>()("@switchboa
             )
           } AS envelope, ${createdAt}::timestamptz AS created_at FROM outcome o WHERE ${when}`
         )
-      add(yield* Ids.newId("evt"), sql`o.contact_created`, ArrivalEvents.contactCreatedEvent(message.contact_id))
+      // a send to a group chat has no contact (docs/API.md "Group chats")
+      if (message.contact_id !== null) {
+        add(yield* Ids.newId("evt"), sql`o.contact_created`, ArrivalEvents.contactCreatedEvent(message.contact_id))
+      }
       // one of these at most: the conversation had one status before the send
       const conversationEvent = yield* Ids.newId("evt")
       for (const prior of [null, "open", "closed"] as const) {
         const event = ArrivalEvents.arrivalEvent(prior, "outbound", {
           id: message.conversation_id,
           channelId: message.channel_id,
-          contactId: message.contact_id
+          contactId: message.contact_id,
+          groupChatId: message.group_chat_id
         })
         if (event !== undefined) {
           add(
@@ -114,7 +119,8 @@ export class SendWritesRepo extends Effect.Service<SendWritesRepo>()("@switchboa
             {
               object_id: sql`o.conversation_id`,
               conversation_id: sql`o.conversation_id`,
-              contact_id: sql`o.contact_id`
+              // a group chat's conversation has no contact: `null` as written, not filled in
+              ...(message.group_chat_id === undefined ? { contact_id: sql`o.contact_id` } : {})
             }
           )
         }
@@ -136,6 +142,26 @@ export class SendWritesRepo extends Effect.Service<SendWritesRepo>()("@switchboa
       // a reply to a contact WhatsApp named by LID alone goes to its LID: that contact exists (a
       // LID contact is never made by a send)
       const lid = LidAddress.addressedLid(m.to)
+      const groupChatId = m.group_chat_id
+      // a send to a group chat: no contact (one row of nulls, under the claim), the group chat's conversation
+      const party = groupChatId === undefined
+        ? sql`${ContactCtes.found(sql, workspaceId, m.to, lid)}, room AS (
+          SELECT CASE WHEN ${limit}::int IS NULL OR EXISTS (SELECT 1 FROM contact_found) THEN NULL
+            ELSE (SELECT count(*)::int FROM contacts WHERE workspace_id = ${workspaceId}) END AS used
+        ), ${
+          ContactCtes.ofNumber(sql, {
+            id: newContact!,
+            workspaceId,
+            phone: m.to,
+            now,
+            create: sql`(SELECT ok FROM go) AND (SELECT used IS NULL OR used < ${limit}::int FROM room)
+            AND ${lid === undefined}`,
+            use: sql`(SELECT ok FROM go)`
+          })
+        }`
+        : sql`room AS (SELECT NULL::int AS used), contact AS (
+          SELECT NULL::text AS id, false AS created WHERE (SELECT ok FROM go)
+        )`
       // every write below is guarded: by the claim (still this request's), by the contacts limit,
       // and by the rows before it (no conversation without a contact, no message without both)
       return sql`${
@@ -145,38 +171,26 @@ export class SendWritesRepo extends Effect.Service<SendWritesRepo>()("@switchboa
             AND claim_id = ${claim.ref.claimId} AND state = 'running' FOR UPDATE
         ), go AS (SELECT EXISTS (SELECT 1 FROM claim) AS ok),`
           : sql`go AS (SELECT true AS ok),`
-      } ${ContactCtes.found(sql, workspaceId, m.to, lid)}, room AS (
-          SELECT CASE WHEN ${limit}::int IS NULL OR EXISTS (SELECT 1 FROM contact_found) THEN NULL
-            ELSE (SELECT count(*)::int FROM contacts WHERE workspace_id = ${workspaceId}) END AS used
-        ), ${
-        ContactCtes.ofNumber(sql, {
-          id: newContact,
-          workspaceId,
-          phone: m.to,
-          now,
-          create: sql`(SELECT ok FROM go) AND (SELECT used IS NULL OR used < ${limit}::int FROM room)
-            AND ${lid === undefined}`,
-          use: sql`(SELECT ok FROM go)`
-        })
-      }, ${
+      } ${party}, ${
         conversationArrivalCtes(sql, {
           id: newConversation,
           workspaceId,
           channelId: m.channel_id,
           contact: sql`contact k`,
+          groupChatId,
           now,
           inbound: false
         })
       }, message AS (
           INSERT INTO messages (id, workspace_id, channel_id, conversation_id, contact_id, direction,
             from_number, to_number, type, body, template, category, priority, status, metadata, created_at, updated_at,
-            content, reply_to, media_id, media_status)
+            content, reply_to, media_id, media_status, group_chat_id)
           SELECT ${m.id}, ${workspaceId}, ${m.channel_id}, conversation.id, contact.id, 'outbound',
             ${m.from}, ${m.to}, ${m.type}, ${m.text.body},
             ${m.template ? JSON.stringify(m.template) : null}::jsonb, ${m.category}, ${input.priority},
             'queued', ${JSON.stringify(m.metadata)}::jsonb, ${now}, ${now},
             ${member === undefined ? null : JSON.stringify(member)}::jsonb, ${m.context.reply_to},
-            ${m.media?.id ?? null}, ${m.media?.status ?? null}
+            ${m.media?.id ?? null}, ${m.media?.status ?? null}, ${groupChatId ?? null}
           FROM contact contact, conversation conversation
           RETURNING id, contact_id, conversation_id
         ), timeline AS (
@@ -190,7 +204,8 @@ export class SendWritesRepo extends Effect.Service<SendWritesRepo>()("@switchboa
           ? sql`, stored AS (
           UPDATE idempotency_keys k SET state = 'done', response = jsonb_set(jsonb_set(${
             JSON.stringify(claim.response)
-          }::jsonb, '{contact_id}', to_jsonb(o.contact_id)), '{conversation_id}', to_jsonb(o.conversation_id))
+          }::jsonb, '{contact_id}', COALESCE(to_jsonb(o.contact_id), 'null'::jsonb)), '{conversation_id}',
+            to_jsonb(o.conversation_id))
           FROM outcome o
           WHERE k.workspace_id = ${workspaceId} AND k.key = ${claim.ref.key} AND k.claim_id = ${claim.ref.claimId}
             AND k.state = 'running'
@@ -211,7 +226,8 @@ export class SendWritesRepo extends Effect.Service<SendWritesRepo>()("@switchboa
     /** What the send's row says: `undefined` when nothing was written and a next statement should try again. */
     const outcomeOf = (input: SendWrite, row: Row): SendWritten | undefined => {
       if (!row.claimed) return { _tag: "ClaimLost" }
-      if (row.contact_id !== null && row.conversation_id !== null) {
+      const group = input.message.group_chat_id !== undefined
+      if ((row.contact_id !== null || group) && row.conversation_id !== null) {
         return {
           _tag: "Written",
           contactId: row.contact_id,

@@ -178,7 +178,7 @@ describe("SendWritesRepo", () => {
             const envelope = JSON.parse(event.envelope)
             assert.strictEqual(envelope.id, event.id)
             if (written._tag === "Written" && event.type !== "message.queued") {
-              assert.include(event.envelope, written.contactId)
+              assert.include(event.envelope, written.contactId!)
               if (event.type !== "contact.created") assert.include(event.envelope, written.conversationId)
             }
           }

@@ -26,6 +26,8 @@ export const arrivalEvent = (
     readonly id: Conversation["id"]
     readonly channelId: Conversation["channel_id"]
     readonly contactId: Conversation["contact_id"]
+    /** a group chat's conversation */
+    readonly groupChatId?: Conversation["group_chat_id"]
   }
 ): DomainEvent | undefined => {
   const arrival = messageArrival(prior, direction)
@@ -34,6 +36,7 @@ export const arrivalEvent = (
     id: conversation.id,
     channel_id: conversation.channelId,
     contact_id: conversation.contactId,
+    group_chat_id: conversation.groupChatId,
     status: "open"
   })
   return arrival.type === "conversation.created"

@@ -6,7 +6,7 @@ import { Schema } from "effect"
 import { maxCharacters, minCharacters } from "./Characters.js"
 import { ConversationStatus } from "./ConversationStateMachine.js"
 import { Id } from "./Ids.js"
-import { exactlyOneKind, Message, SendMessageRequest } from "./Messaging.js"
+import { exactlyOneKind, Message, SendMessageMembers } from "./Messaging.js"
 import { StrictStruct, Timestamp } from "./Schemas.js"
 
 /** The contact behind a conversation, inline. */
@@ -25,9 +25,16 @@ export class Conversation extends Schema.Class<Conversation>("Conversation")({
   object: Schema.Literal("conversation"),
   workspace_id: Id("ws"),
   channel_id: Id("ch"),
-  contact_id: Id("cnt"),
+  contact_id: Schema.NullOr(Id("cnt")).annotations({
+    description: "The contact; null only for a group chat's conversation (`group_chat_id`)"
+  }),
+  group_chat_id: Schema.optional(Id("gch")).annotations({
+    description:
+      "Only on a group chat's conversation (QR; docs/API.md \"Group chats\"): the group chat, whose participants write in it"
+  }),
   contact: Schema.NullOr(ConversationContact).annotations({
-    description: "The contact inline; null once the contact was deleted (`contact_id` stays, history is kept)"
+    description:
+      "The contact inline; null once the contact was deleted (`contact_id` stays, history is kept), and for a group chat's conversation"
   }),
   status: ConversationStatus,
   assignee_id: Schema.NullOr(Id("usr")),
@@ -77,8 +84,8 @@ export const CreateNoteRequest = StrictStruct({
   )
 }).annotations({ identifier: "CreateNoteRequest" })
 
-// the send body without `to` and `channel_id`: the conversation names both
-const { channel_id: _channelId, to: _to, ...replyFields } = SendMessageRequest.from.fields
+// the send body without `to`, `group_chat_id` and `channel_id`: the conversation names them
+const { channel_id: _channelId, group_chat_id: _groupChatId, to: _to, ...replyFields } = SendMessageMembers.fields
 
 export const ReplyRequest = StrictStruct(replyFields).pipe(Schema.filter(exactlyOneKind)).annotations({
   identifier: "ReplyRequest"
@@ -89,6 +96,7 @@ export const conversationEventFields = (c: {
   readonly id: Conversation["id"]
   readonly channel_id: Conversation["channel_id"]
   readonly contact_id: Conversation["contact_id"]
+  readonly group_chat_id?: Conversation["group_chat_id"]
   readonly status: Conversation["status"]
 }) => ({
   object: "conversation" as const,
@@ -96,5 +104,6 @@ export const conversationEventFields = (c: {
   conversation_id: c.id,
   channel_id: c.channel_id,
   contact_id: c.contact_id,
+  ...(c.group_chat_id === undefined ? {} : { group_chat_id: c.group_chat_id }),
   status: c.status
 })

@@ -50,6 +50,8 @@ export const MessageReceivedData = Schema.Struct({
   conversation_id: Id("cnv"),
   contact_id: Id("cnt"),
   channel_id: Id("ch"),
+  /** a message in a group chat only (`contact_id`: the participant who wrote) */
+  group_chat_id: Schema.optional(Id("gch")),
   direction: Schema.Literal("inbound"),
   /** the message's kind (docs/API.md "Messages") */
   type: MessageType,
@@ -65,7 +67,10 @@ const conversationFields = {
   object_id: Id("cnv"),
   conversation_id: Id("cnv"),
   channel_id: Id("ch"),
-  contact_id: Id("cnt"),
+  /** null for a group chat's conversation */
+  contact_id: Schema.NullOr(Id("cnt")),
+  /** a group chat's conversation only */
+  group_chat_id: Schema.optional(Id("gch")),
   /** the status after the change */
   status: ConversationStatus
 }

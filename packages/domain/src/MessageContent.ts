@@ -152,6 +152,11 @@ export interface ProviderMessageRef {
   readonly providerMessageId: string
   readonly fromMe: boolean
   readonly body: string
+  /**
+   * a group chat's message another participant wrote: its author, by phone number (E.164) or LID
+   * address (`<lid>@lid`), as WhatsApp keys a group message by chat and author
+   */
+  readonly participant?: string | null | undefined
 }
 
 /**

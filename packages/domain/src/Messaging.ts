@@ -111,7 +111,16 @@ export const MessageFields = {
   workspace_id: Id("ws"),
   channel_id: Id("ch"),
   conversation_id: Id("cnv"),
-  contact_id: Id("cnt"),
+  contact_id: Schema.NullOr(Id("cnt")).annotations({
+    description:
+      "The contact: the recipient, or the sender of an inbound message (in a group chat, the participant who wrote); null only for a message sent to a group chat (`group_chat_id`)"
+  }),
+  group_chat_id: Schema.optional(Id("gch")).annotations({
+    description: "Only on a message in a group chat (QR; docs/API.md \"Group chats\"): the group chat"
+  }),
+  mentions: Schema.optional(Schema.Array(Id("cnt"))).annotations({
+    description: "Only on an inbound group chat message that mentions participants (`@name`): their contacts"
+  }),
   direction: Direction,
   from: Schema.NullOr(Schema.String).annotations({
     description: "The sender's number; null for an inbound message from a sender WhatsApp names only by LID (`sender`)"
@@ -245,11 +254,30 @@ export const exactlyOneKind = (body: { readonly [K in SendKind]?: unknown }) => 
 export const sendKind = (body: { readonly [K in SendKind]?: unknown }): SendKind =>
   SEND_KINDS.find((kind) => body[kind] !== undefined) ?? "text"
 
-export const SendMessageRequest = StrictStruct({
-  to: E164,
+/** Exactly one recipient: a number (`to`) or a group chat (`group_chat_id`). */
+export const exactlyOneRecipient = (body: { readonly to?: unknown; readonly group_chat_id?: unknown }) =>
+  (body.to === undefined) !== (body.group_chat_id === undefined) || {
+    path: [body.to === undefined ? "to" : "group_chat_id"],
+    message: "Send exactly one of to and group_chat_id"
+  }
+
+/** The send body's members (`SendMessageRequest` without its checks). */
+export const SendMessageMembers = StrictStruct({
+  to: Schema.optional(E164).annotations({
+    description: "The recipient's number (E.164); exactly one of `to` and `group_chat_id`"
+  }),
+  group_chat_id: Schema.optional(IdRef("gch")).annotations({
+    description:
+      "A group chat of a QR channel (docs/API.md \"Group chats\") instead of `to`; `channel_id` may be left out (the group chat's channel)"
+  }),
   channel_id: Schema.optional(IdRef("ch")),
   ...sendFields
-}).pipe(Schema.filter(exactlyOneKind)).annotations({ identifier: "SendMessageRequest" })
+})
+
+export const SendMessageRequest = SendMessageMembers.pipe(
+  Schema.filter(exactlyOneRecipient),
+  Schema.filter(exactlyOneKind)
+).annotations({ identifier: "SendMessageRequest" })
 
 export const Provider = Schema.Literal("sandbox", "qr", "cloud").annotations({ identifier: "Provider" })
 export type Provider = typeof Provider.Type

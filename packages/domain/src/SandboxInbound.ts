@@ -60,6 +60,13 @@ export const SANDBOX_INBOUND_KINDS = MessageType.literals.filter(
 
 export const SandboxInboundRequest = StrictStruct({
   from: E164,
+  group_chat_id: Schema.optional(Id("gch")).annotations({
+    description:
+      "A simulated group chat of the session (`POST /v1/sandbox/sessions/{id}/group-chats`): `from`, one of its participants, writes in it"
+  }),
+  mentions: Schema.optional(Schema.Array(E164).pipe(Schema.maxItems(50))).annotations({
+    description: "With `group_chat_id`: the participants the message mentions (`@name`)"
+  }),
   reply_to: Schema.optional(Id("msg")).annotations({ description: "A message of the session's channel it quotes" }),
   text: Schema.optional(StrictStruct({ body: Body })),
   image: Schema.optional(SandboxMediaInput),
@@ -90,6 +97,30 @@ export const SandboxInboundRequest = StrictStruct({
   Schema.filter((body) =>
     SANDBOX_INBOUND_KINDS.filter((k) => body[k] !== undefined).length === 1 ||
     { path: ["text"], message: `Give exactly one of ${SANDBOX_INBOUND_KINDS.join(", ")}` }
+  ),
+  Schema.filter((body) =>
+    body.mentions === undefined || body.group_chat_id !== undefined ||
+    { path: ["mentions"], message: "Only a message in a group chat (group_chat_id) mentions participants" }
   )
 ).annotations({ identifier: "SandboxInboundRequest" })
+
+/**
+ * `POST /v1/sandbox/sessions/{id}/group-chats`: a simulated group chat the session's number is in,
+ * with verified recipients (or magic numbers) as its other participants (docs/API.md "Group chats").
+ */
+export const SandboxGroupChatRequest = StrictStruct({
+  subject: Schema.String.pipe(minCharacters(1), maxCharacters(100)),
+  description: Schema.optional(Schema.String.pipe(maxCharacters(2048))),
+  participants: Schema.Array(E164).pipe(Schema.minItems(1), Schema.maxItems(50)).annotations({
+    description: "The other participants: verified recipients of the session (or magic numbers)"
+  }),
+  admins: Schema.optional(Schema.Array(E164).pipe(Schema.maxItems(50))).annotations({
+    description: "Participants who are admins (the first participant is the group's creator, `superadmin`)"
+  }),
+  announce_only: Schema.optional(Schema.Boolean).annotations({ description: "Only admins may write (default false)" }),
+  is_admin: Schema.optional(Schema.Boolean).annotations({
+    description: "The session's number is an admin (default false)"
+  })
+}).annotations({ identifier: "SandboxGroupChatRequest" })
+export type SandboxGroupChatRequest = typeof SandboxGroupChatRequest.Type
 export type SandboxInboundRequest = typeof SandboxInboundRequest.Type

@@ -453,6 +453,7 @@ export const sendReadReceipts = (
     readonly provider_message_id: string
     readonly phone_number: string | null
     readonly whatsapp_lid: string | null
+    readonly whatsapp_group_id?: string | undefined
   }>
 ) =>
   Effect.gen(function*() {
@@ -461,7 +462,8 @@ export const sendReadReceipts = (
     yield* markRead(messages.map((m) => ({
       providerMessageId: m.provider_message_id,
       phoneNumber: m.phone_number,
-      whatsappLid: m.whatsapp_lid
+      whatsappLid: m.whatsapp_lid,
+      ...(m.whatsapp_group_id === undefined ? {} : { whatsappGroupId: m.whatsapp_group_id })
     })))
     return true
   })

@@ -398,6 +398,8 @@ export const ChannelEntityLive = ChannelEntity.toLayer(
                 from: payload.from,
                 body: payload.body,
                 quotedProviderMessageId: payload.quoted_provider_message_id,
+                ...(payload.group_chat === undefined ? {} : { groupChat: payload.group_chat }),
+                ...(payload.mentions === undefined ? {} : { mentions: payload.mentions }),
                 ...(payload.provider_message_id === undefined ? {} : { providerMessageId: payload.provider_message_id })
               })
               return true

@@ -5,7 +5,7 @@
  */
 import { Entity } from "@effect/cluster"
 import { Rpc } from "@effect/rpc"
-import { ChannelStateMachine, MessageContent, Schemas } from "@switchboard/domain"
+import { ChannelStateMachine, GroupChats, MessageContent, Schemas } from "@switchboard/domain"
 import { QrConnectionEvent } from "@switchboard/providers/contract"
 import { Schema } from "effect"
 
@@ -28,6 +28,10 @@ export const SimulateInbound = Rpc.make("SimulateInbound", {
     from: Schemas.E164,
     body: MessageContent.InboundBody,
     quoted_provider_message_id: Schema.NullOr(Schema.String),
+    /** a simulated group chat (WhatsApp's id of it) the message is written in; `from` is a participant */
+    group_chat: Schema.optional(GroupChats.InboundGroupChat),
+    /** in a group chat: the participants it mentions */
+    mentions: Schema.optional(Schema.Array(Schemas.E164)),
     provider_message_id: Schema.optional(Schema.String)
   },
   success: Schema.Boolean
@@ -42,7 +46,9 @@ export const MarkRead = Rpc.make("MarkRead", {
     messages: Schema.Array(Schema.Struct({
       provider_message_id: Schema.String,
       phone_number: Schema.NullOr(Schema.String),
-      whatsapp_lid: Schema.NullOr(Schema.String)
+      whatsapp_lid: Schema.NullOr(Schema.String),
+      /** a group chat's message: WhatsApp's id of the group (the sender is its participant) */
+      whatsapp_group_id: Schema.optional(Schema.String)
     }))
   },
   success: Schema.Boolean

@@ -12,12 +12,16 @@
  * with a second `message.received` for the same message.
  * A sender WhatsApp names by LID alone lands on the number's contact when the channel learned the
  * mapping, otherwise on a contact with the LID and no number (merged later: `LidMappings`).
+ * A message in a group chat (docs/API.md "Group chats") is recorded in the group chat's own
+ * conversation (never a 1:1 one), with the participant who wrote as its contact and the
+ * participants it mentions as `mentions` (contacts made as a sender's would be).
  */
 import {
   ContactsRepo,
   ConversationsRepo,
   type DatabaseUnavailable,
   EventsRepo,
+  GroupChatsRepo,
   LidRepo,
   MediaRepo,
   MessagesRepo,
@@ -62,8 +66,10 @@ export const receivedEvent = (message: Messaging.Message) =>
     object_id: message.id,
     message_id: message.id,
     conversation_id: message.conversation_id,
-    contact_id: message.contact_id,
+    // an inbound message always has its sender's contact (only a send to a group chat has none)
+    contact_id: message.contact_id!,
     channel_id: message.channel_id,
+    ...(message.group_chat_id === undefined ? {} : { group_chat_id: message.group_chat_id }),
     direction: "inbound",
     type: message.type,
     ...(message.media !== null && (message.media.status === "ready" || message.media.status === "failed")
@@ -90,6 +96,23 @@ export class InboundMessages extends Effect.Service<InboundMessages>()("@switchb
     const retentionDays = (yield* RetentionSettings.RetentionSettings).mediaDays
     const lids = yield* LidRepo.LidRepo
     const mappings = yield* LidMappings
+    const groupChats = yield* GroupChatsRepo.GroupChatsRepo
+
+    /** The contact of a sender or a mentioned participant, created when new (`None`: named by neither form). */
+    const contactOf = (
+      workspaceId: string,
+      channelId: string,
+      who: MessageContent.InboundSender,
+      now: string
+    ): Effect.Effect<Option.Option<string>, DatabaseUnavailable.DatabaseUnavailable> =>
+      Effect.gen(function*() {
+        const lid = who.whatsappLid
+        const phone = who.phoneNumber ??
+          (lid === null ? null : Option.getOrNull(yield* lids.mappedPhone(channelId, lid)))
+        if (phone !== null) return Option.some((yield* contacts.upsertContact(workspaceId, phone, now)).id)
+        if (lid === null) return Option.none()
+        return Option.some(yield* lids.upsertLidContact(workspaceId, lid, yield* Ids.newId("cnt"), now))
+      })
 
     /** The member of a non-text message, our ids resolved (`mediaId`: the new media row's). */
     const memberOf = (channelId: string, body: MessageContent.InboundBody, mediaId: Media.Media["id"] | null) =>
@@ -149,11 +172,7 @@ export class InboundMessages extends Effect.Service<InboundMessages>()("@switchb
       // download handle is the provider's own)
       const content = Characters.storable(input.content, ["source"])
       const type = MessageContent.inboundType(content.body)
-      if (content.groupChat != null) {
-        // a group chat's message is never a 1:1 message: counted as ignored until group chats are kept
-        yield* InboundMetrics.countInbound(type, "ignored", "group")
-        return Option.none<Messaging.Message>()
-      }
+      const group = content.groupChat ?? null
       const lid = content.sender.whatsappLid
       // a sender named by LID alone: the number WhatsApp revealed for it on this channel, if any
       const from = content.sender.phoneNumber ??
@@ -211,13 +230,33 @@ export class InboundMessages extends Effect.Service<InboundMessages>()("@switchb
         const contact = from !== null
           ? yield* contacts.upsertContact(input.workspaceId, from, input.now)
           : { id: yield* lids.upsertLidContact(input.workspaceId, lid!, yield* Ids.newId("cnt"), input.now) }
-        const conversationId = yield* conversations.upsertConversation(
-          input.workspaceId,
-          input.channelId,
-          contact.id,
-          input.now,
-          "inbound"
-        )
+        // a group chat's message goes to the group chat's conversation, never to the participant's
+        const groupChatId = group === null ? null : yield* groupChats.idForMessage({
+          id: yield* Ids.newId("gch"),
+          workspaceId: input.workspaceId,
+          channelId: input.channelId,
+          whatsappGroupId: group.whatsappGroupId,
+          now: input.now
+        })
+        const conversationId = groupChatId === null
+          ? yield* conversations.upsertConversation(
+            input.workspaceId,
+            input.channelId,
+            contact.id,
+            input.now,
+            "inbound"
+          )
+          : yield* conversations.upsertGroupConversation(
+            input.workspaceId,
+            input.channelId,
+            groupChatId,
+            input.now,
+            "inbound"
+          )
+        const mentions = group === null ? [] : yield* Effect.forEach(
+          content.mentions ?? [],
+          (who) => contactOf(input.workspaceId, input.channelId, who, input.now)
+        ).pipe(Effect.map((found) => [...new Set(found.flatMap(Option.toArray))]))
         const messageId = yield* Ids.newId("msg")
         const mediaId = body._tag === "media" ? yield* Ids.newId("med") : null
         const message = yield* messages.insert({
@@ -240,7 +279,9 @@ export class InboundMessages extends Effect.Service<InboundMessages>()("@switchb
           content: yield* memberOf(input.channelId, body, mediaId),
           replyTo: yield* replyTo,
           senderLid: content.sender.whatsappLid,
-          mediaId
+          mediaId,
+          groupChatId,
+          mentions
         })
         yield* announce(message, body, mediaId)
         if (alongside !== undefined) yield* alongside.then(message)
@@ -264,6 +305,7 @@ export class InboundMessages extends Effect.Service<InboundMessages>()("@switchb
   dependencies: [
     ContactsRepo.ContactsRepo.Default,
     ConversationsRepo.ConversationsRepo.Default,
+    GroupChatsRepo.GroupChatsRepo.Default,
     MessagesRepo.MessagesRepo.Default,
     MediaRepo.MediaRepo.Default,
     EventsRepo.EventsRepo.Default,

@@ -6,7 +6,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import { assert, describe, layer } from "@effect/vitest"
-import { ChannelsRepo, ContactsRepo, ConversationsRepo, MessagesRepo } from "@switchboard/db"
+import { ChannelsRepo, ContactsRepo, ConversationsRepo, GroupChatsRepo, MessagesRepo } from "@switchboard/db"
 import * as TestDatabase from "@switchboard/db/testing"
 import { type MessageContent, Schemas } from "@switchboard/domain"
 import { InboundMessages } from "@switchboard/entities"
@@ -18,7 +18,8 @@ const TestLayer = Layer.mergeAll(
   MessagesRepo.MessagesRepo.Default,
   ContactsRepo.ContactsRepo.Default,
   ConversationsRepo.ConversationsRepo.Default,
-  ChannelsRepo.ChannelsRepo.Default
+  ChannelsRepo.ChannelsRepo.Default,
+  GroupChatsRepo.GroupChatsRepo.Default
 ).pipe(Layer.provideMerge(TestDatabase.sqlLayer))
 
 const LID = "123456789012345"
@@ -43,7 +44,7 @@ const contactsOf = (workspaceId: string) =>
 const conversationsOf = (workspaceId: string) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    return yield* sql<{ id: string; contact_id: string }>`SELECT id, contact_id FROM conversations
+    return yield* sql<{ id: string; contact_id: string | null }>`SELECT id, contact_id FROM conversations
       WHERE workspace_id = ${workspaceId}`
   }).pipe(Effect.orDie)
 
@@ -95,7 +96,7 @@ describe("LID senders", () => {
           assert.strictEqual(moved.from, PHONE)
           assert.strictEqual(moved.sender!.whatsapp_lid, LID)
         }
-        const updated = (yield* eventTypes(ours.contact_id)).filter((e) => e.type === "contact.updated")
+        const updated = (yield* eventTypes(ours.contact_id!)).filter((e) => e.type === "contact.updated")
         assert.strictEqual(updated.length, 1)
         assert.strictEqual(updated[0]!.data.merged_contact_id, first.contact_id)
 
@@ -143,8 +144,62 @@ describe("LID senders", () => {
         yield* inbound.learnLid(target.channelId, "777", "+4915177777777")
         const completed = (yield* contactsOf(target.workspaceId)).find((c) => c.id === other.contact_id)!
         assert.strictEqual(completed.phone_number, "+4915177777777")
-        const updated = (yield* eventTypes(other.contact_id)).filter((e) => e.type === "contact.updated")
+        const updated = (yield* eventTypes(other.contact_id!)).filter((e) => e.type === "contact.updated")
         assert.deepStrictEqual(updated.map((e) => e.data.changed), [["phone_number"]])
+      }))
+
+    it.effect("merges a LID-only group chat participant: its messages, the mentions of it and its place move", () =>
+      Effect.gen(function*() {
+        const inbound = yield* InboundMessages.InboundMessages
+        const groupChats = yield* GroupChatsRepo.GroupChatsRepo
+        const sql = yield* SqlClient.SqlClient
+        const target = yield* setupChannel()
+        const groupChat = { whatsappGroupId: "120363000000000042" }
+        const record = (c: MessageContent.InboundContent) =>
+          Effect.map(
+            inbound.record({
+              workspaceId: target.workspaceId,
+              channelId: target.channelId,
+              channelNumber: null,
+              content: { ...c, groupChat },
+              now: Schemas.toTimestamp(Date.now())
+            }),
+            Option.getOrThrow
+          )
+        // the number's contact exists (we wrote to it), with its 1:1 conversation
+        const ours = yield* queueMessage(target, { to: "+4915155555555" })
+        const fromLid = yield* record(content({ phoneNumber: null, whatsappLid: "555" }, "hello group"))
+        const mention = yield* record({
+          ...content({ phoneNumber: "+4915144444444", whatsappLid: null }, "@555 welcome"),
+          mentions: [{ phoneNumber: null, whatsappLid: "555" }]
+        })
+        assert.deepStrictEqual(mention.mentions, [fromLid.contact_id!])
+        assert.strictEqual(mention.conversation_id, fromLid.conversation_id)
+        assert.notStrictEqual(fromLid.conversation_id, ours.conversation_id)
+        yield* groupChats.setParticipants(fromLid.group_chat_id!, [
+          { contactId: fromLid.contact_id!, role: "member" },
+          { contactId: mention.contact_id!, role: "admin" }
+        ], Schemas.toTimestamp(Date.now()))
+
+        yield* inbound.learnLid(target.channelId, "555", "+4915155555555")
+        const rows = yield* sql<{ id: string; contact_id: string; conversation_id: string; mentions: unknown }>`
+          SELECT id, contact_id, conversation_id, mentions FROM messages WHERE id IN (${fromLid.id}, ${mention.id})`
+        const byId = new Map(rows.map((r) => [r.id, r]))
+        // the LID's message is the number's contact's now, still in the group chat's conversation
+        assert.deepInclude(byId.get(fromLid.id), {
+          contact_id: ours.contact_id!,
+          conversation_id: fromLid.conversation_id
+        })
+        assert.deepStrictEqual(byId.get(mention.id)?.mentions, [ours.contact_id])
+        const detail = Option.getOrThrow(yield* groupChats.find(target.workspaceId, fromLid.group_chat_id!))
+        assert.sameDeepMembers(detail.participants.map((p) => [p.contact_id, p.role]), [
+          [ours.contact_id, "member"],
+          [mention.contact_id, "admin"]
+        ])
+        // the number's 1:1 conversation holds no group message
+        const direct = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM messages
+          WHERE conversation_id = ${ours.conversation_id} AND group_chat_id IS NOT NULL`
+        assert.strictEqual(direct[0]!.n, 0)
       }))
   })
 })

@@ -259,6 +259,8 @@ export interface InboundRef {
   readonly providerMessageId: string
   readonly phoneNumber: string | null
   readonly whatsappLid: string | null
+  /** a group chat's message: WhatsApp's id of the group (the sender is the participant who wrote) */
+  readonly whatsappGroupId?: string | undefined
 }
 
 /** What a simulated network delivers (`simulateInbound`). */
@@ -266,6 +268,10 @@ export interface SimulatedInbound {
   readonly from: string
   readonly body: MessageContent.InboundBody
   readonly quotedProviderMessageId: string | null
+  /** a simulated group chat the message is written in (`from`: a participant) */
+  readonly groupChat?: GroupChats.InboundGroupChat | undefined
+  /** in a group chat: the numbers of the participants it mentions */
+  readonly mentions?: ReadonlyArray<string> | undefined
   /** the id the network gives the message (the caller finds it by it once recorded); one of its own when absent */
   readonly providerMessageId?: string
 }

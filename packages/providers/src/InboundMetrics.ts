@@ -1,8 +1,8 @@
 /**
  * Inbound messages by type and outcome (docs/OPERATING.md "Metrics"): `recorded` (a message record
  * was written), `media_stored` / `media_failed` (its file's download ended), `ignored` with a
- * `reason` (group chats, status broadcasts: not conversations of this API; a repeat of a message
- * recorded before). Counted where it happens: the recorder and media worker (entities), the QR
+ * `reason` (status broadcasts, broadcasts, newsletters: not conversations of this API; a group's
+ * change notice; a repeat of a message recorded before). A group chat's message is recorded. Counted where it happens: the recorder and media worker (entities), the QR
  * connection for what it ignores on purpose.
  */
 import { Metric, MetricLabel } from "effect"

@@ -169,7 +169,12 @@ export class SandboxProvider extends Effect.Service<SandboxProvider>()("@switchb
               sender: { phoneNumber: input.from, whatsappLid: null },
               body: input.body,
               quotedProviderMessageId: input.quotedProviderMessageId,
-              at
+              at,
+              // a simulated group chat's message: its participant wrote (docs/API.md "Group chats")
+              ...(input.groupChat === undefined ? {} : { groupChat: input.groupChat }),
+              ...(input.mentions === undefined || input.mentions.length === 0
+                ? {}
+                : { mentions: input.mentions.map((phoneNumber) => ({ phoneNumber, whatsappLid: null })) })
             })
           })
 

@@ -52,6 +52,7 @@ import { Messages } from "./services/Messages.js"
 import { QrPairing } from "./services/QrPairing.js"
 import { RateLimits } from "./services/RateLimits.js"
 import { Sandbox } from "./services/Sandbox.js"
+import { SandboxGroupChats } from "./services/SandboxGroupChats.js"
 import { Templates } from "./services/Templates.js"
 import { UsageReport } from "./services/UsageReport.js"
 import { Webhooks } from "./services/Webhooks.js"
@@ -102,6 +103,7 @@ const ApiLive = Layer.unwrapEffect(
       ContactImports.Default,
       QrPairing.Default,
       Sandbox.Default,
+      SandboxGroupChats.Default,
       Templates.Default,
       Webhooks.Default,
       Credentials.Default,

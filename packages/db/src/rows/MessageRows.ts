@@ -13,7 +13,7 @@ export const MessageColumns = Schema.Struct({
   workspace_id: Ids.Id("ws"),
   channel_id: Ids.Id("ch"),
   conversation_id: Ids.Id("cnv"),
-  contact_id: Ids.Id("cnt"),
+  contact_id: Schema.NullOr(Ids.Id("cnt")),
   direction: Messaging.Direction,
   from_number: Schema.NullOr(Schema.String),
   to_number: Schema.String,
@@ -41,7 +41,11 @@ export const MessageColumns = Schema.Struct({
   sender_lid: Schema.NullOr(Schema.String),
   media_id: Schema.NullOr(Ids.Id("med")),
   media_status: Schema.NullOr(Media.MediaStatus),
-  media_failure: Schema.NullOr(Schema.String)
+  media_failure: Schema.NullOr(Schema.String),
+  /** a message in a group chat (migration 0170) */
+  group_chat_id: Schema.NullOr(Ids.Id("gch")),
+  /** an inbound group message's mentioned participants (contact ids) */
+  mentions: Schema.NullOr(Schema.Array(Ids.Id("cnt")))
 })
 
 /**
@@ -67,6 +71,8 @@ export const messageOfColumns = (
   channel_id: r.channel_id,
   conversation_id: r.conversation_id,
   contact_id: r.contact_id,
+  ...(r.group_chat_id === null ? {} : { group_chat_id: r.group_chat_id }),
+  ...(r.mentions === null || r.mentions.length === 0 ? {} : { mentions: r.mentions }),
   direction: r.direction,
   from: r.from_number,
   to: r.to_number,
@@ -119,7 +125,9 @@ export const columnsOfMessage = (m: typeof Messaging.Message.Encoded): typeof Me
   sender_lid: m.sender?.whatsapp_lid ?? null,
   media_id: m.media?.id ?? null,
   media_status: m.media?.status ?? null,
-  media_failure: m.media?.failure_reason ?? null
+  media_failure: m.media?.failure_reason ?? null,
+  group_chat_id: m.group_chat_id ?? null,
+  mentions: m.mentions ?? null
 })
 /** Decodes `messages` rows (`SELECT *` or `RETURNING *`) to `Message`s. */
 export const decodeMessages = Schema.decodeUnknown(Schema.Array(MessageRow))

@@ -30,10 +30,13 @@ export const QueuedRow = Schema.Struct({
   q_pid: Text,
   q_direction: Text,
   q_body: Text,
+  /** a group chat member's message: the member who wrote it (a number, or `<lid>@lid`) */
+  q_participant: Text,
   r_id: Text,
   r_pid: Text,
   r_direction: Text,
-  r_body: Text
+  r_body: Text,
+  r_participant: Text
 })
 export type QueuedRow = typeof QueuedRow.Type
 export const decodeQueued = decodeRows(QueuedRow)
@@ -48,13 +51,19 @@ export const decodeBacklog = decodeRows(Schema.Struct({
   oldest: Schema.NullOr(TimestampColumn)
 }))
 
-/** A message known by the provider's id: ours are sent under our own id (`ChannelProvider.send`). */
-export const ref = (id: string | null, pid: string | null, direction: string | null, body: string | null) =>
-  id === null ? null : {
-    providerMessageId: pid ?? id,
-    fromMe: direction === "outbound",
-    body: body ?? ""
-  } satisfies MessageContent.ProviderMessageRef
+/**
+ * The quoted (`q`) or reacted-to (`r`) message of a row, known by the provider's id (ours are sent
+ * under our own id, `ChannelProvider.send`), with the group chat member who wrote it.
+ */
+export const ref = (row: QueuedRow, p: "q" | "r"): MessageContent.ProviderMessageRef | null => {
+  const [id, participant] = [row[`${p}_id` as const], row[`${p}_participant` as const]]
+  return id === null ? null : {
+    providerMessageId: row[`${p}_pid` as const] ?? id,
+    fromMe: row[`${p}_direction` as const] === "outbound",
+    body: row[`${p}_body` as const] ?? "",
+    ...(participant === null ? {} : { participant })
+  }
+}
 
 export const outgoingBody = (r: QueuedRow): MessageContent.OutgoingBody => {
   const c = r.content ?? {}
@@ -77,7 +86,7 @@ export const outgoingBody = (r: QueuedRow): MessageContent.OutgoingBody => {
     case "location":
       return { _tag: "location", ...(c as unknown as MessageContent.LocationContent) }
     case "reaction": {
-      const target = ref(r.r_id, r.r_pid, r.r_direction, r.r_body)
+      const target = ref(r, "r")
       return target === null
         ? { _tag: "text" }
         : { _tag: "reaction", target, emoji: typeof c["emoji"] === "string" ? c["emoji"] : "" }

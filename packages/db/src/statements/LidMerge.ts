@@ -1,7 +1,8 @@
 /**
  * The LID merge (docs/API.md "Contacts"): a contact WhatsApp named by its LID alone is folded into
  * the contact of the phone number behind that LID, once the mapping is known. Its conversations,
- * messages, notes and group memberships move over; on a channel where both had a conversation,
+ * messages (and group messages' mentions of it), notes, group memberships and places in group chats
+ * move over; on a channel where both had a conversation,
  * the LID contact's is folded into the phone contact's (its messages and notes move, its times are
  * kept when later); the phone contact keeps its own name, e-mail and attributes and takes the
  * LID contact's where it has none, and the union of both tags; its group chat seats move to the
@@ -46,6 +47,16 @@ export const lidMerge = (sql: SqlClient.SqlClient, input: LidMergeInput) =>
     yield* sql`UPDATE messages SET contact_id = ${into},
         from_number = CASE WHEN direction = 'inbound' THEN COALESCE(from_number, ${input.phone}) ELSE from_number END
       WHERE contact_id = ${from}`
+    // group chats (docs/API.md "Group chats"): the mentions of it in the messages of its group
+    // chats' conversations, and its places among their participants
+    yield* sql`UPDATE messages m SET mentions = (SELECT jsonb_agg(DISTINCT CASE WHEN e = to_jsonb(${from}::text)
+        THEN to_jsonb(${into}::text) ELSE e END) FROM jsonb_array_elements(m.mentions) e)
+      WHERE m.conversation_id IN (SELECT c.id FROM conversations c
+          JOIN group_chat_participants p ON p.group_chat_id = c.group_chat_id WHERE p.contact_id = ${from})
+        AND m.mentions @> jsonb_build_array(${from}::text)`
+    yield* sql`INSERT INTO group_chat_participants (group_chat_id, contact_id, role)
+      SELECT group_chat_id, ${into}, role FROM group_chat_participants WHERE contact_id = ${from}
+      ON CONFLICT DO NOTHING`
     yield* sql`INSERT INTO contact_group_members (group_id, contact_id, created_at)
       SELECT group_id, ${into}, created_at FROM contact_group_members WHERE contact_id = ${from}
       ON CONFLICT DO NOTHING`

@@ -41,7 +41,13 @@ export interface QrOutboundText {
 const chatKey = (jid: string, ref: MessageContent.ProviderMessageRef) => ({
   remoteJid: jid,
   id: ref.providerMessageId,
-  fromMe: ref.fromMe
+  fromMe: ref.fromMe,
+  // in a group chat, a participant's message is keyed by its author too
+  ...(ref.participant == null || ref.fromMe
+    ? {}
+    : {
+      participant: LidAddress.addressedLid(ref.participant) === undefined ? e164ToJid(ref.participant) : ref.participant
+    })
 })
 
 /**

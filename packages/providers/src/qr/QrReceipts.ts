@@ -3,7 +3,7 @@
  * that refuses a message) turned into `receipt` and `rejected` events, each reported once; and our
  * read receipts (blue ticks) for inbound messages.
  */
-import type { ChannelStateMachine } from "@switchboard/domain"
+import { type ChannelStateMachine, GroupChats } from "@switchboard/domain"
 import { type BinaryNode, proto, type WAMessageUpdate } from "baileys"
 import { Clock, Duration, Effect, Option, Schema } from "effect"
 import type { InboundRef } from "../ChannelProvider.js"
@@ -149,8 +149,17 @@ export const markRead = (options: {
   Effect.suspend((): Effect.Effect<void, QrNotConnected | QrSendFailed> => {
     const { channelId } = options
     const keys = messages.flatMap((m) => {
-      const remoteJid = readerJid(m)
-      return remoteJid === undefined ? [] : [{ remoteJid, id: m.providerMessageId, fromMe: false }]
+      const sender = readerJid(m)
+      if (sender === undefined) return []
+      // a group chat's message: the receipt goes to the group, naming the participant who wrote
+      return m.whatsappGroupId === undefined
+        ? [{ remoteJid: sender, id: m.providerMessageId, fromMe: false }]
+        : [{
+          remoteJid: GroupChats.groupChatAddress(m.whatsappGroupId),
+          id: m.providerMessageId,
+          fromMe: false,
+          participant: sender
+        }]
     })
     if (keys.length === 0) return Effect.void
     const { socket: s, status } = options.link()

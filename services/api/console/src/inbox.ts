@@ -4,11 +4,13 @@
  * every kind (media.ts; read marker moved on opening and when a message arrives while it is
  * open), reply with text or a file, internal notes, assign to any member of the workspace, close
  * and reopen. Each row names the contact (or the number), the channel, the last message and its time.
+ * A group chat's conversation (docs/API.md "Group chats") is named by its subject, each of its
+ * messages by the participant who wrote; a reply goes to the group chat.
  */
 import { ConsoleMedia, ConversationStateMachine } from "@switchboard/domain"
 import { uploadMedia } from "@switchboard/sdk"
 import { Schema } from "effect"
-import type { Answer, Channel, Conversation, ConversationListed, Member, Request, User } from "./lib.js"
+import type { Answer, Channel, Conversation, ConversationListed, GroupChat, Member, Request, User } from "./lib.js"
 import {
   $,
   api,
@@ -34,7 +36,26 @@ const inbox: {
   channels: Map<string, Channel>
   channelsOf: string | null
   tried: Set<string>
-} = { open: null, me: null, members: [], channels: new Map(), channelsOf: null, tried: new Set() }
+  /** the group chats of the conversations shown (subject, participants), read once each per visit */
+  groups: Map<string, GroupChat>
+} = { open: null, me: null, members: [], channels: new Map(), channelsOf: null, tried: new Set(), groups: new Map() }
+
+/** Reads the group chats of these conversations not read yet (a group chat's subject and participants). */
+async function loadGroupChats(conversations: ReadonlyArray<ConversationListed>) {
+  const missing = [...new Set(conversations.flatMap((c) => c.group_chat_id ?? []))].filter((id) =>
+    !inbox.groups.has(id)
+  )
+  await Promise.all(missing.map(async (groupChatId) => {
+    const chat = await api.groupChats.get({ path: { groupChatId } }).catch(() => undefined)
+    if (chat) inbox.groups.set(groupChatId, chat)
+  }))
+}
+
+/** Who wrote a group chat's message: the participant's number (or LID), as the group chat lists them. */
+const writerOf = (
+  m: { readonly contact_id: string | null; readonly from: string | null },
+  chat: GroupChat | undefined
+) => m.from ?? chat?.participants.find((p) => p.contact_id === m.contact_id)?.whatsapp_lid ?? "A participant"
 
 const isStatus = Schema.is(ConversationStateMachine.ConversationStatus)
 
@@ -43,6 +64,7 @@ views.set("inbox", async () => {
   // who a conversation can be assigned to: the workspace's members (read again on each visit)
   inbox.members = (await api.session.members({ urlParams: { limit: 100 } })).data
   await loadChannelNames()
+  inbox.groups.clear()
   await refreshInbox()
 })
 
@@ -58,7 +80,9 @@ async function loadChannelNames() {
 
 /** The contact as a person reads it: the name, else the number, else what WhatsApp leaves us. */
 const contactName = (c: ConversationListed | Conversation) =>
-  c.contact
+  c.group_chat_id !== undefined
+    ? `Group: ${inbox.groups.get(c.group_chat_id)?.subject || "a group chat"}`
+    : c.contact
     ? c.contact.name ?? c.contact.phone_number ?? "A contact whose number WhatsApp hides"
     : "Deleted contact"
 
@@ -120,6 +144,7 @@ async function refreshInbox(): Promise<void> {
       for (const c of unknown) inbox.tried.add(c.channel_id)
       await loadChannelNames()
     }
+    await loadGroupChats(page.data)
     keyed(
       $("conversations"),
       page.data,
@@ -173,7 +198,10 @@ async function renderThread(id: Conversation["id"]) {
   ])
   if (inbox.open?.id !== id) return
   inbox.open = c
-  $("thread-title").textContent = `${contactName(c)}${c.contact?.name ? ` (${c.contact.phone_number})` : ""}`
+  const group = c.group_chat_id === undefined ? undefined : inbox.groups.get(c.group_chat_id)
+  $("thread-title").textContent = group
+    ? `${contactName(c)} (${group.participant_count} participants)`
+    : `${contactName(c)}${c.contact?.name ? ` (${c.contact.phone_number})` : ""}`
   $("thread-status").replaceChildren(badge(c.status))
   $("thread-toggle").textContent = c.status === "closed" ? "Reopen conversation" : "Close conversation"
   const assignee = $<HTMLSelectElement>("thread-assignee")
@@ -198,7 +226,12 @@ async function renderThread(id: Conversation["id"]) {
       el(
         "li",
         { class: m.direction === "inbound" ? "in" : "out", "data-message": m.id, "data-type": m.type ?? "text" },
-        el("span", { class: "muted", text: `${m.direction === "inbound" ? "They" : "You"} · ${when(m.created_at)} ` }),
+        el("span", {
+          class: "muted",
+          text: `${
+            m.direction === "outbound" ? "You" : c.group_chat_id === undefined ? "They" : writerOf(m, group)
+          } · ${when(m.created_at)} `
+        }),
         m.direction === "outbound" ? badge(m.status) : "",
         ...messageContent(m, byId, reactions.on.get(m.id) ?? [])
       )

@@ -29,6 +29,7 @@ export type Message = Answer<"messages", "list">["data"][number]
 export type MessageWithTimeline = Answer<"messages", "get">
 export type Conversation = Answer<"conversations", "get">
 export type ConversationListed = Answer<"conversations", "list">["data"][number]
+export type GroupChat = Answer<"groupChats", "get">
 export type Member = Answer<"session", "members">["data"][number]
 export type User = Answer<"session", "me">["user"]
 

@@ -3,10 +3,12 @@ import { Api, Security } from "@switchboard/api"
 import { Effect } from "effect"
 import { unavailableAsDefect } from "../DatabaseFailures.js"
 import { Sandbox } from "../services/Sandbox.js"
+import { SandboxGroupChats } from "../services/SandboxGroupChats.js"
 
 export const SandboxHandlers = HttpApiBuilder.group(Api.Api, "sandbox", (handlers) =>
   Effect.gen(function*() {
     const sandbox = unavailableAsDefect(yield* Sandbox)
+    const groupChats = unavailableAsDefect(yield* SandboxGroupChats)
     return handlers
       .handle("create", () => Effect.flatMap(Security.CurrentPrincipal, (p) => sandbox.create(p)))
       .handle("list", ({ urlParams }) => Effect.flatMap(Security.CurrentPrincipal, (p) => sandbox.list(p, urlParams)))
@@ -19,4 +21,10 @@ export const SandboxHandlers = HttpApiBuilder.group(Api.Api, "sandbox", (handler
       .handle("inbound", ({ path, payload }) =>
         Effect.flatMap(Security.CurrentPrincipal, (p) =>
           sandbox.inbound(p, path.sessionId, payload)))
+      .handle("createGroupChat", ({ path, payload }) =>
+        Effect.flatMap(Security.CurrentPrincipal, (p) =>
+          groupChats.createGroupChat(p, path.sessionId, payload)))
+      .handle("removeFromGroupChat", ({ path }) =>
+        Effect.flatMap(Security.CurrentPrincipal, (p) =>
+          groupChats.removeFromGroupChat(p, path.sessionId, path.groupChatId)))
   }))

@@ -177,7 +177,8 @@ export class Conversations extends Effect.Service<Conversations>()("@switchboard
           m.provider_message_id === null ? [] : [{
             provider_message_id: m.provider_message_id,
             phone_number: m.from_number,
-            whatsapp_lid: m.sender_lid
+            whatsapp_lid: m.sender_lid,
+            ...(m.whatsapp_group_id === null ? {} : { whatsapp_group_id: m.whatsapp_group_id })
           }]
         )
         if (receipts.length > 0) {
@@ -259,6 +260,17 @@ export class Conversations extends Effect.Service<Conversations>()("@switchboard
       idempotencyKey: string | undefined
     ) {
       const conversation = yield* get(principal.workspaceId, id)
+      // fingerprint: the key is bound to the reply as sent (and its conversation), not to the send it becomes
+      const fingerprint = { fingerprint: { conversation_id: id, ...body } }
+      if (conversation.group_chat_id !== undefined) {
+        // a group chat's conversation: the reply goes to the group chat (docs/API.md "Group chats")
+        return yield* sends.send(
+          principal,
+          { ...body, group_chat_id: conversation.group_chat_id, channel_id: conversation.channel_id },
+          idempotencyKey,
+          fingerprint
+        )
+      }
       if (conversation.contact === null) {
         // a send to the number would make a new contact, and so a new conversation: say so instead
         return yield* new Errors.Conflict({
@@ -271,8 +283,7 @@ export class Conversations extends Effect.Service<Conversations>()("@switchboard
         principal,
         { ...body, to, channel_id: conversation.channel_id },
         idempotencyKey,
-        // the key is bound to the reply as sent (and its conversation), not to the send it becomes
-        { fingerprint: { conversation_id: id, ...body } }
+        fingerprint
       )
     })
 

@@ -8,6 +8,7 @@
 import type { Security } from "@switchboard/api"
 import {
   ChannelsRepo,
+  GroupChatsRepo,
   MessagesRepo,
   RetentionSettings,
   SendChecksRepo,
@@ -17,6 +18,7 @@ import {
 import {
   ChannelStateMachine,
   Errors,
+  GroupChats,
   Ids,
   MessageCategory,
   type MessageStateMachine,
@@ -62,22 +64,69 @@ export class Messages extends Effect.Service<Messages>()("@switchboard/service-a
     const quota = yield* MessageQuota
     const contents = yield* SendContents
     const channelClient = yield* ChannelProtocol.ChannelEntity.client
+    const groupChats = yield* GroupChatsRepo.GroupChatsRepo
+
+    /**
+     * The group chat a send names (`group_chat_id`, docs/API.md "Group chats"): 404 when the
+     * workspace has none, 422 when `channel_id` names another channel than the group chat's.
+     */
+    const groupChatOf = (workspaceId: string, body: SendBody, groupChatId: string) =>
+      Effect.gen(function*() {
+        const found = yield* groupChats.get(workspaceId, groupChatId)
+        if (Option.isNone(found)) {
+          return yield* new Errors.NotFound({
+            message: `No group chat ${groupChatId} in this workspace`,
+            details: { resource: "group_chat", id: groupChatId }
+          })
+        }
+        if (body.channel_id !== undefined && body.channel_id !== found.value.channel_id) {
+          return yield* new Errors.ValidationError({
+            message: "The group chat belongs to another channel",
+            details: {
+              reason: "group_chat_of_another_channel",
+              issues: [{ path: ["channel_id"], message: "Leave channel_id out, or name the group chat's channel" }]
+            }
+          })
+        }
+        return found.value
+      })
+
+    /** A send to a group chat the channel's number cannot write in: 409 with the reason. */
+    const refuseGroupChat = (group: GroupChats.GroupChat) =>
+      !group.is_participant
+        ? new Errors.ChannelCapabilityUnavailable({
+          message: `The channel's number is no longer a participant of group chat ${group.id}; nothing was sent`,
+          details: { reason: "not_a_participant", group_chat_id: group.id }
+        })
+        : group.announce_only && !group.is_admin
+        ? new Errors.ChannelCapabilityUnavailable({
+          message:
+            `Only admins may write in group chat ${group.id}, and the channel's number is not one; nothing was sent`,
+          details: { reason: "group_chat_announce_only", group_chat_id: group.id }
+        })
+        : undefined
 
     /** Everything that can refuse a send, before anything is written. */
     const check = Effect.fn("Messages.check")(
       function*(principal: Security.Principal, body: SendBody, options: SendOptions) {
+        // a group chat names its channel, and its address is the recipient
+        const group = body.group_chat_id === undefined
+          ? undefined
+          : yield* groupChatOf(principal.workspaceId, body, body.group_chat_id)
+        const to = group === undefined ? body.to! : GroupChats.groupChatAddress(group.whatsapp_group_id)
+        const channelId = group === undefined ? body.channel_id : group.channel_id
         // one statement: the channel, its sandbox session, the recipient's verification, its backlog
         const found = yield* sendChecks.facts({
           workspaceId: principal.workspaceId,
-          channelId: body.channel_id,
-          to: body.to,
+          channelId,
+          to,
           now: Schemas.toTimestamp(yield* Clock.currentTimeMillis)
         })
         if (Option.isNone(found)) {
-          if (body.channel_id !== undefined) {
+          if (channelId !== undefined) {
             return yield* new Errors.ChannelNotFound({
-              message: `No channel ${body.channel_id} in this workspace`,
-              details: { resource: "channel", id: body.channel_id }
+              message: `No channel ${channelId} in this workspace`,
+              details: { resource: "channel", id: channelId }
             })
           }
           return yield* new Errors.ValidationError({
@@ -118,7 +167,8 @@ export class Messages extends Effect.Service<Messages>()("@switchboard/service-a
           })
         }
         if (
-          channel.provider === "sandbox" && !SandboxNumbers.isMagicNumber(body.to) && !facts.recipientVerified
+          group === undefined && channel.provider === "sandbox" && !SandboxNumbers.isMagicNumber(to) &&
+          !facts.recipientVerified
         ) {
           return yield* new Errors.ValidationError({
             message: "The recipient is not verified for this sandbox session",
@@ -147,9 +197,18 @@ export class Messages extends Effect.Service<Messages>()("@switchboard/service-a
             details: { max_throughput_mps: mps }
           })
         }
+        const groupRefusal = group === undefined ? undefined : refuseGroupChat(group)
+        if (groupRefusal !== undefined) return yield* groupRefusal
         // last: a URL's file is fetched here, once every cheaper check has passed
-        const content = yield* contents.resolve(principal.workspaceId, channel.id, body.to, body)
-        return { channel, template, content, entitlements: Plans.resolveEntitlements(facts.plan, facts.overrides) }
+        const content = yield* contents.resolve(principal.workspaceId, channel.id, to, body, group?.id)
+        return {
+          channel,
+          to,
+          group,
+          template,
+          content,
+          entitlements: Plans.resolveEntitlements(facts.plan, facts.overrides)
+        }
       }
     )
 
@@ -166,7 +225,7 @@ export class Messages extends Effect.Service<Messages>()("@switchboard/service-a
           (_complete, held) =>
             Effect.gen(function*() {
               const now = Schemas.toTimestamp(yield* Clock.currentTimeMillis)
-              const { channel, content, entitlements, template } = yield* check(principal, body, options)
+              const { channel, content, entitlements, group, template, to } = yield* check(principal, body, options)
               const category: MessageCategory.Category = body.category ?? template?.template.category ??
                 MessageCategory.DEFAULT_CATEGORY
               // the message as written, with the ids of a new contact and conversation: the write
@@ -177,10 +236,12 @@ export class Messages extends Effect.Service<Messages>()("@switchboard/service-a
                 workspace_id: workspaceId,
                 channel_id: channel.id,
                 conversation_id: yield* Ids.newId("cnv"),
-                contact_id: yield* Ids.newId("cnt"),
+                // a send to a group chat has no contact: it goes to the group chat's conversation
+                contact_id: group === undefined ? yield* Ids.newId("cnt") : null,
+                ...(group === undefined ? {} : { group_chat_id: group.id }),
                 direction: "outbound",
                 from: channel.phone_number ?? null,
-                to: body.to,
+                to,
                 type: content.type,
                 text: { body: template?.body ?? body.text?.body ?? content.body ?? "" },
                 ...(content.member === undefined || content.type === "text" || content.type === "template"
@@ -214,7 +275,7 @@ export class Messages extends Effect.Service<Messages>()("@switchboard/service-a
               const quotaApplies = quota.applies(channel, entitlements.monthly_message_quota)
               const written = channel.provider === "qr" || quotaApplies
                 ? yield* transactions.run(Effect.gen(function*() {
-                  yield* qrSafety.admit(channel, body.to)
+                  yield* qrSafety.admit(channel, to, { groupChat: group !== undefined })
                   yield* quota.admit(channel, entitlements.monthly_message_quota)
                   return yield* sendWrites.write(input)
                 }))
@@ -318,6 +379,7 @@ export class Messages extends Effect.Service<Messages>()("@switchboard/service-a
     SendWritesRepo.SendWritesRepo.Default,
     QrSafety.Default,
     TemplateSends.Default,
+    GroupChatsRepo.GroupChatsRepo.Default,
     MessageQuota.Default,
     SendContents.Default
   ]

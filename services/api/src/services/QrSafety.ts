@@ -85,11 +85,17 @@ export class QrSafety extends Effect.Service<QrSafety>()("@switchboard/service-a
 
     /**
      * Refuses one more message on a QR channel whose sent-in-window plus queued reached its cap,
-     * or, to a new contact, beyond its warm-up cap; other providers pass. Call inside the send
+     * or, to a new contact, beyond its warm-up cap; other providers pass. A group chat (`groupChat`)
+     * is a chat the number is in, never a new contact: only the channel's cap counts it (once per
+     * send, docs/API.md "Group chats"). Call inside the send
      * transaction, before the message is inserted: the channel row lock (held to commit) makes
      * concurrent sends count one after the other.
      */
-    const admit = Effect.fn("QrSafety.admit")(function*(channel: Messaging.Channel, to: string) {
+    const admit = Effect.fn("QrSafety.admit")(function*(
+      channel: Messaging.Channel,
+      to: string,
+      options: { readonly groupChat?: boolean } = {}
+    ) {
       if (channel.provider !== "qr") return
       yield* repo.lockChannel(channel.id)
       // read after the lock: the clock and the count see every send committed before us
@@ -97,7 +103,9 @@ export class QrSafety extends Effect.Service<QrSafety>()("@switchboard/service-a
       const limit = QrSafetyWindow.effectiveDailyCap(yield* repo.overrides(channel.workspace_id, channel.id))
       const usage = yield* repo.usage(channel.id, Schemas.toTimestamp(now - QrSafetyWindow.QR_DAILY_WINDOW_MS))
       const decision = QrSafetyWindow.decideDaily({ now, limit, sentAt: usage.sentAt, queued: usage.queued })
-      if (decision._tag === "Allowed") return yield* admitNewContact(channel, to, now)
+      if (decision._tag === "Allowed") {
+        return options.groupChat === true ? undefined : yield* admitNewContact(channel, to, now)
+      }
       yield* QrProtectionMetrics.judged("any", "daily_cap")
       return yield* new Errors.QrSafetyLimitReached({
         message:

@@ -1,6 +1,6 @@
 /** Sandbox sessions on shared test numbers. Test-mode API keys only. */
 import { SandboxApi, type Security } from "@switchboard/api"
-import { MediaRepo, MessagesRepo, SandboxRepo, Transactions } from "@switchboard/db"
+import { GroupChatsRepo, MediaRepo, MessagesRepo, SandboxRepo, Transactions } from "@switchboard/db"
 import { Errors, Ids, MediaSniff, MessageContent, Pagination, SandboxInbound, Schemas } from "@switchboard/domain"
 import { ChannelProtocol } from "@switchboard/entities/protocol"
 import { ProvidersConfig, SandboxNumbers } from "@switchboard/providers/contract"
@@ -9,6 +9,7 @@ import { createHash, randomBytes, randomInt, timingSafeEqual } from "node:crypto
 import { Channels } from "./Channels.js"
 import { Entitlements } from "./Entitlements.js"
 import { fileRefused, MediaFiles } from "./MediaFiles.js"
+import * as SandboxGroupChatRules from "./SandboxGroupChatRules.js"
 import { noNumberAvailable, refuseBeyondShare, requireTestKey } from "./SandboxRefusals.js"
 
 const SESSION_TTL_MS = 72 * 3600 * 1000
@@ -58,6 +59,7 @@ export class Sandbox extends Effect.Service<Sandbox>()("@switchboard/service-api
     const channels = yield* Channels
     const entitlements = yield* Entitlements
     const config = yield* ProvidersConfig.ProvidersConfig
+    const groupChats = yield* GroupChatsRepo.GroupChatsRepo
     const now = Effect.map(Clock.currentTimeMillis, Schemas.toTimestamp)
 
     const load = Effect.fn("Sandbox.load")(function*(principal: Security.Principal, id: string) {
@@ -380,9 +382,9 @@ export class Sandbox extends Effect.Service<Sandbox>()("@switchboard/service-api
         )
       )
 
-    /** The simulated network delivers a message of any kind from a verified recipient. */
-    const inbound = Effect.fn("Sandbox.inbound")(
-      function*(principal: Security.Principal, id: string, input: SandboxInbound.SandboxInboundRequest) {
+    /** An active session of the workspace (422 `session_not_active` otherwise). */
+    const active = (principal: Security.Principal, id: string) =>
+      Effect.gen(function*() {
         const session = yield* load(principal, id)
         if (session.status !== "active") {
           return yield* new Errors.ValidationError({
@@ -390,6 +392,42 @@ export class Sandbox extends Effect.Service<Sandbox>()("@switchboard/service-api
             details: { reason: "session_not_active" }
           })
         }
+        return session
+      })
+
+    /** A number the session's simulated network knows: verified, or a magic number. */
+    const knownTo = (session: SandboxRepo.SandboxSessionRow, phone: string) =>
+      SandboxNumbers.isMagicNumber(phone) || session.verified_recipients.includes(phone)
+
+    /** A simulated group chat of the session's channel, with its participants (404 otherwise). */
+    const groupChatOf = (principal: Security.Principal, session: SandboxRepo.SandboxSessionRow, id: string) =>
+      Effect.gen(function*() {
+        const found = yield* groupChats.find(principal.workspaceId, id)
+        if (Option.isNone(found) || found.value.channel_id !== session.channel_id) {
+          return yield* new Errors.NotFound({
+            message: `No group chat ${id} on this session's channel`,
+            details: { resource: "group_chat", id }
+          })
+        }
+        return found.value
+      })
+
+    /** The group chat a simulated message is written in: `from` and what it mentions are participants. */
+    const groupOfInbound = (
+      principal: Security.Principal,
+      session: SandboxRepo.SandboxSessionRow,
+      input: SandboxInbound.SandboxInboundRequest,
+      groupChatId: string
+    ) =>
+      Effect.gen(function*() {
+        const chat = yield* groupChatOf(principal, session, groupChatId)
+        return yield* SandboxGroupChatRules.checkInboundWriter(chat, input)
+      })
+
+    /** The simulated network delivers a message of any kind from a verified recipient. */
+    const inbound = Effect.fn("Sandbox.inbound")(
+      function*(principal: Security.Principal, id: string, input: SandboxInbound.SandboxInboundRequest) {
+        const session = yield* active(principal, id)
         if (!SandboxNumbers.isMagicNumber(input.from) && !session.verified_recipients.includes(input.from)) {
           return yield* new Errors.ValidationError({
             message: "Only verified recipients can write to a sandbox number",
@@ -399,6 +437,9 @@ export class Sandbox extends Effect.Service<Sandbox>()("@switchboard/service-api
             }
           })
         }
+        const group = input.group_chat_id === undefined
+          ? undefined
+          : yield* groupOfInbound(principal, session, input, input.group_chat_id)
         const body = yield* bodyOf(principal, session.channel_id, input)
         const quoted = input.reply_to === undefined
           ? null
@@ -411,7 +452,8 @@ export class Sandbox extends Effect.Service<Sandbox>()("@switchboard/service-api
           from: input.from,
           body,
           quoted_provider_message_id: quoted,
-          provider_message_id: providerMessageId
+          provider_message_id: providerMessageId,
+          ...(group === undefined ? {} : { group_chat: group, mentions: input.mentions ?? [] })
         }).pipe(
           Effect.catchAllDefect(Effect.fail),
           Effect.retry({ times: 2, schedule: Schedule.spaced("200 millis") }),
@@ -429,7 +471,18 @@ export class Sandbox extends Effect.Service<Sandbox>()("@switchboard/service-api
       }
     )
 
-    return { create, list, get, verify, revoke, inbound } as const
+    return {
+      create,
+      list,
+      get,
+      verify,
+      revoke,
+      inbound,
+      /** what the simulated group chats (`SandboxGroupChats`) check a session by */
+      active,
+      knownTo,
+      groupChatOf
+    } as const
   }),
   dependencies: [
     SandboxRepo.SandboxRepo.Default,
@@ -438,6 +491,7 @@ export class Sandbox extends Effect.Service<Sandbox>()("@switchboard/service-api
     Entitlements.Default,
     MessagesRepo.MessagesRepo.Default,
     MediaRepo.MediaRepo.Default,
-    MediaFiles.Default
+    MediaFiles.Default,
+    GroupChatsRepo.GroupChatsRepo.Default
   ]
 }) {}

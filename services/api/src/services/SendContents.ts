@@ -38,12 +38,16 @@ const mediaNotFound = (path: ReadonlyArray<string>) =>
 
 /**
  * Whether `to` is the other side of a message (the conversation it belongs to, with its channel):
- * its number, or for a sender WhatsApp named by LID alone, that LID's address.
+ * its number, or for a sender WhatsApp named by LID alone, that LID's address; for a send to a
+ * group chat (`groupChatId`), a message of that group chat. A group chat's messages are never of
+ * a 1:1 conversation.
  */
-const isCounterpart = (m: Messaging.Message, to: string) =>
-  m.direction === "outbound"
-    ? m.to === to
-    : m.from === to || (m.sender?.whatsapp_lid != null && LidAddress.lidAddress(m.sender.whatsapp_lid) === to)
+const isCounterpart = (m: Messaging.Message, to: string, groupChatId: string | undefined) =>
+  groupChatId !== undefined
+    ? m.group_chat_id === groupChatId
+    : m.group_chat_id === undefined && (m.direction === "outbound"
+      ? m.to === to
+      : m.from === to || (m.sender?.whatsapp_lid != null && LidAddress.lidAddress(m.sender.whatsapp_lid) === to))
 
 export class SendContents extends Effect.Service<SendContents>()("@switchboard/service-api/SendContents", {
   effect: Effect.gen(function*() {
@@ -58,11 +62,14 @@ export class SendContents extends Effect.Service<SendContents>()("@switchboard/s
       id: string,
       channelId: string,
       to: string,
+      groupChatId: string | undefined,
       path: ReadonlyArray<string>
     ) =>
       Effect.gen(function*() {
         const found = yield* messages.find(workspaceId, id)
-        if (Option.isNone(found) || found.value.channel_id !== channelId || !isCounterpart(found.value, to)) {
+        if (
+          Option.isNone(found) || found.value.channel_id !== channelId || !isCounterpart(found.value, to, groupChatId)
+        ) {
           return yield* invalid(path, "Not a message of this conversation", "message_not_in_conversation")
         }
         return found.value
@@ -95,12 +102,14 @@ export class SendContents extends Effect.Service<SendContents>()("@switchboard/s
       workspaceId: string,
       channelId: string,
       to: string,
-      body: SendFields
+      body: SendFields,
+      /** a send to a group chat: the messages it quotes or reacts to are of that group chat */
+      groupChatId?: string
     ) {
       const type = Messaging.sendKind(body)
       const replyTo = body.reply_to === undefined
         ? null
-        : (yield* messageOfConversation(workspaceId, body.reply_to, channelId, to, ["reply_to"])).id
+        : (yield* messageOfConversation(workspaceId, body.reply_to, channelId, to, groupChatId, ["reply_to"])).id
       const plain = { type, body: undefined, member: undefined, media: null, replyTo } satisfies SendContent
       switch (type) {
         case "text":
@@ -116,7 +125,7 @@ export class SendContents extends Effect.Service<SendContents>()("@switchboard/s
         }
         case "reaction": {
           const r = body.reaction!
-          const target = yield* messageOfConversation(workspaceId, r.message_id, channelId, to, [
+          const target = yield* messageOfConversation(workspaceId, r.message_id, channelId, to, groupChatId, [
             "reaction",
             "message_id"
           ])
