@@ -159,6 +159,11 @@ export const REQUESTS: ReadonlyArray<readonly [operationId: string, request: Req
   ["groupChats.list", { path: { channelId: ch(2) }, query: { limit: "10" } }],
   ["groupChats.get", { path: { groupChatId: exampleId("gch", 1) } }],
   ["qrPairing.logout", { path: { channelId: ch(2) } }],
+  ["sandbox.createGroupChat", {
+    path: { sessionId: exampleId("sbx", 1) },
+    body: { subject: "Order #1042", participants: [PHONE], description: "Delivery questions" }
+  }],
+  ["sandbox.removeFromGroupChat", { path: { sessionId: exampleId("sbx", 1), groupChatId: exampleId("gch", 2) } }],
   ["channels.update", { path: { channelId: ch(2) }, body: { name: "Support (Berlin)" } }],
   ["channels.archive", { path: { channelId: ch(2) } }],
   ["apiKeys.revoke", { path: { keyId: exampleId("key", 2) } }],
