@@ -18,8 +18,8 @@ import {
 import { Effect, Option, Schema } from "effect"
 import { EventsRepo } from "./EventsRepo.js"
 import { idBound } from "./Partitions.js"
-import { decodeRows, dieOnDatabaseError } from "./Rows.js"
-import { decodeMessages, TransitionRow } from "./rows/MessageRows.js"
+import { dieOnDatabaseError } from "./Rows.js"
+import { decodeClaimedIds, decodeMarkedRead, decodeMessages, TransitionRow } from "./rows/MessageRows.js"
 import { makeMessageTransitions } from "./statements/MessageTransitions.js"
 
 export {
@@ -131,19 +131,6 @@ export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/d
       execute: (id) =>
         sql`SELECT from_state, to_state, at, reason FROM message_transitions WHERE message_id = ${id} ORDER BY id`
     })
-
-    /** The message a provider id is recorded for (`message_provider_ids`). */
-    const decodeClaimedIds = decodeRows(Schema.Struct({ message_id: Schema.String }))
-
-    /** What `markInboundRead` answers of each message it marked: where its read receipt goes. */
-    const decodeMarkedRead = decodeRows(Schema.Struct({
-      id: Ids.Id("msg"),
-      provider_message_id: Schema.NullOr(Schema.String),
-      from_number: Schema.NullOr(Schema.String),
-      sender_lid: Schema.NullOr(Schema.String),
-      /** a group chat's message: WhatsApp's id of the group (its receipt goes to the group chat) */
-      whatsapp_group_id: Schema.NullOr(Schema.String)
-    }))
 
     /**
      * The business read the conversation's inbound messages up to `upTo` (a `created_at`): those

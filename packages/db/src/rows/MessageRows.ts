@@ -191,3 +191,16 @@ export const toTransitioned = (row: typeof MovedColumns.Type): Transitioned => (
   attempts: row.attempts,
   provider: row.provider ?? "unknown"
 })
+
+/** The message a provider id is recorded for (`message_provider_ids`). */
+export const decodeClaimedIds = decodeRows(Schema.Struct({ message_id: Schema.String }))
+
+/** What `markInboundRead` answers of each message it marked: where its read receipt goes. */
+export const decodeMarkedRead = decodeRows(Schema.Struct({
+  id: Ids.Id("msg"),
+  provider_message_id: Schema.NullOr(Schema.String),
+  from_number: Schema.NullOr(Schema.String),
+  sender_lid: Schema.NullOr(Schema.String),
+  /** a group chat's message: WhatsApp's id of the group (its receipt goes to the group chat) */
+  whatsapp_group_id: Schema.NullOr(Schema.String)
+}))
