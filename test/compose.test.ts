@@ -130,7 +130,7 @@ const definedMetrics = () => {
   const collect = (file: string) => {
     for (
       const m of readFileSync(file, "utf8").matchAll(
-        /(?:Metric|MetricKey)\.(?:counter|gauge|histogram)\(\s*"([a-z_]+)"/g
+        /(?:Metric|MetricKey)\.(?:counter|gauge|histogram)\(\s*"([a-z0-9_]+)"/g
       )
     ) {
       names.add(m[1]!)
@@ -312,7 +312,7 @@ describe("metrics deployment (Prometheus and Grafana in docker-compose.yml)", ()
       assert.strictEqual(panel.datasource?.uid, uid, panel.title)
       assert.isAbove(panel.targets?.length ?? 0, 0, panel.title)
       for (const { expr } of panel.targets ?? []) {
-        const names = [...expr.matchAll(/\b((?:switchboard|effect_cluster)_[a-z_]+)/g)].map((m) => m[1]!)
+        const names = [...expr.matchAll(/\b((?:switchboard|effect_cluster)_[a-z0-9_]+)/g)].map((m) => m[1]!)
         assert.isAbove(names.length, 0, expr)
         for (const name of names) {
           const base = name.replace(/_(bucket|sum|count)$/, "")

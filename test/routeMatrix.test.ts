@@ -38,6 +38,7 @@ HttpApi.reflect(Api.Api, {
       sessionOnly: Context.get(mergedAnnotations, Security.SessionOnly),
       testKeyOnly: Context.get(mergedAnnotations, Security.TestKeyOnly),
       validPath: endpoint.path.replace(/:sessionId/g, "sbx_01JD7X6F3Q9T2M5N8R4V0W1Y2Z")
+        .replace(/:groupChatId/g, "gch_01JD7X6F3Q9T2M5N8R4V0W1Y2Z")
     })
   }
 })
@@ -82,11 +83,12 @@ describe("authentication of every route", () => {
         const user = yield* signUp()
         const live = yield* createKey(user, { mode: "live", scopes: [...Scopes.SCOPES] })
         const testKeyOnly = routes.filter((r) => r.testKeyOnly)
-        assert.deepStrictEqual(testKeyOnly.map((r) => r.validPath.split("/")[2]), Array(6).fill("sandbox"))
+        assert.deepStrictEqual(testKeyOnly.map((r) => r.validPath.split("/")[2]), Array(8).fill("sandbox"))
         // bodies that decode, so the refusal is the credential's
         const bodies: Record<string, unknown> = {
           verify: { phone_number: "+4915112345678", code: "123456" },
-          inbound: { from: "+4915112345678", text: { body: "hi" } }
+          inbound: { from: "+4915112345678", text: { body: "hi" } },
+          "group-chats": { subject: "Orders", participants: ["+4915112345678"] }
         }
         for (const route of testKeyOnly) {
           const body = bodies[route.validPath.split("/").pop()!] ?? {}

@@ -39,17 +39,16 @@ export const recordTransition = (status: string, provider: string) =>
  * summaries, whose `_sum` and `_count` a snapshot across channels has not): the median, the 90th
  * and 99th percentiles and the largest (the oldest anywhere); 0 when nothing waits.
  */
-const lagGauge = (name: string, what: string) =>
-  Metric.gauge(name, {
-    description: `Age of the oldest queued message per connected channel: ${what} across channels`
-  })
+const lag = (what: string) => ({
+  description: `Age of the oldest queued message per connected channel: ${what} across channels`
+})
 
 /** Each lag gauge with the fraction of channels at or under it (1: the largest). */
 export const LAG_GAUGES = [
-  [0.5, lagGauge("switchboard_dispatch_lag_p50_seconds", "the median")],
-  [0.9, lagGauge("switchboard_dispatch_lag_p90_seconds", "the 90th percentile")],
-  [0.99, lagGauge("switchboard_dispatch_lag_p99_seconds", "the 99th percentile")],
-  [1, lagGauge("switchboard_dispatch_lag_max_seconds", "the largest (the oldest queued message anywhere)")]
+  [0.5, Metric.gauge("switchboard_dispatch_lag_p50_seconds", lag("the median"))],
+  [0.9, Metric.gauge("switchboard_dispatch_lag_p90_seconds", lag("the 90th percentile"))],
+  [0.99, Metric.gauge("switchboard_dispatch_lag_p99_seconds", lag("the 99th percentile"))],
+  [1, Metric.gauge("switchboard_dispatch_lag_max_seconds", lag("the largest (the oldest queued message anywhere)"))]
 ] as const
 
 export const backloggedChannels = Metric.gauge("switchboard_dispatch_backlogged_channels", {
