@@ -8,7 +8,7 @@
 import { HttpApp, HttpMiddleware, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { NodeHttpServerRequest } from "@effect/platform-node"
 import { Errors } from "@switchboard/domain"
-import { Effect } from "effect"
+import { Effect, FiberRef, LogLevel } from "effect"
 import { randomUUID } from "node:crypto"
 import * as ClientErrors from "./ClientErrors.js"
 import { envelopeResponse } from "./EnvelopeResponse.js"
@@ -18,6 +18,22 @@ import * as LoggedUrl from "./LoggedUrl.js"
 import * as RequestPath from "./RequestPath.js"
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/
+
+/** The probes an orchestrator polls every few seconds (docs/CONFIGURATION.md `LOG_REQUESTS`). */
+const PROBES: ReadonlySet<string> = new Set(["/health", "/ready"])
+
+/**
+ * A probe's access-log line: DEBUG when it answers 2xx (a poll every few seconds would otherwise
+ * be most of the log), INFO as any request's when it does not (a readiness that turned 503 is news).
+ * The access logger logs at the fiber's current log level, which the answered request sets here.
+ */
+const quietWhenHealthy = (path: string) => (answer: HttpApp.Default): HttpApp.Default =>
+  PROBES.has(path.split("?")[0]!)
+    ? Effect.tap(
+      answer,
+      (response) => response.status < 300 ? FiberRef.set(FiberRef.currentLogLevel, LogLevel.Debug) : Effect.void
+    )
+    : answer
 
 /** Request id on every response and log line; strips the global prefix before routing. */
 export const serveMiddleware =
@@ -71,7 +87,7 @@ export const serveMiddleware =
       }
       routed = HttpMetrics.measure(path)(routed)
       // the logger reads the request it logs from the context: it sees the masked URL, the app the real one
-      const inner = routed
+      const inner = quietWhenHealthy(path)(routed)
       const logged = options.logRequests
         ? Effect.provideService(
           HttpMiddleware.logger(Effect.provideService(inner, HttpServerRequest.HttpServerRequest, request)),
