@@ -49,7 +49,13 @@
  *
  *   npm run bench:scale -- --sizes 10000 --ladder send --seconds 5 --ladder-steps 2
  *
- * `--keep` leaves the database (its URL is printed) for EXPLAIN after the run.
+ * `--keep` leaves the database (its URL is printed) for EXPLAIN after the run (a test run's
+ * global setup drops `sbt_*` databases whose process has ended: rename it to keep it longer).
+ * `--seed-only` grows the tables through `--sizes` and measures nothing: how long each table's
+ * growth took, one JSON line per table and size in bench/results/scale-seed.jsonl (its insert
+ * rows a second, index builds, `VACUUM ANALYZE`). For 10M rows (bench/RESULTS.md 16):
+ *
+ *   npm run bench:scale -- --sizes 10000,10000000 --reps 3 --seconds 40 --keep
  */
 import { SqlClient } from "@effect/sql"
 import { Database, EventsRepo } from "@switchboard/db"
@@ -61,7 +67,7 @@ import type { AddressInfo } from "node:net"
 import { admin, call } from "../test/support/Processes.js"
 import { cpuSeconds, flag, numberFlag, percentile, record, summarize } from "./lib/Measure.js"
 import { backendCpu, difference } from "./lib/PgCpu.js"
-import { grow, type Templates } from "./lib/ScaleSeed.js"
+import { grow, type Growth, type Templates } from "./lib/ScaleSeed.js"
 import { RECIPIENT, startStack } from "./lib/Stack.js"
 
 const sizes = String(flag("sizes") ?? "10000,100000,1000000").split(",").map(Number)
@@ -97,6 +103,7 @@ const ladderBound: Record<LadderOp, number> = {
   webhook: numberFlag("webhook-bound-ms", 2000)
 }
 const keep = flag("keep") === true
+const seedOnly = flag("seed-only") === true
 const TABLES = ["messages", "events", "webhook_deliveries", "contacts", "conversations", "message_transitions"]
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
@@ -564,17 +571,23 @@ try {
   await waitDrained()
   console.log(`stack up, ${channels.length} channels, templates ${JSON.stringify(t)}`)
 
+  // each table's growth, a JSON line (`scale-seed`): rows inserted a second, index builds, vacuum
+  const logGrowth = (from: number, to: number) => (growth: Growth) =>
+    console.log(record("scale-seed", { label, from, to, ...growth }))
   const lines: Array<{ op: string; rows: number; cpu: number; pg: number; p99: number; blocks: number }> = []
   let rows = 0
   if (ladder.length > 0) {
-    console.log(`rows ${sizes[0]}: seeded in ${JSON.stringify(await grow(stack.db, t, 0, sizes[0]!))}`)
+    console.log(
+      `rows ${sizes[0]}: seeded in ${JSON.stringify(await grow(stack.db, t, 0, sizes[0]!, logGrowth(0, sizes[0]!)))}`
+    )
     await runLadder()
   }
   const compared = ladder.length > 0 ? [] : sizes
   for (const size of compared) {
-    const seedSeconds = await grow(stack.db, t, rows, size)
+    const seedSeconds = await grow(stack.db, t, rows, size, logGrowth(rows, size))
     rows = size
     console.log(`rows ${size}: seeded in ${JSON.stringify(seedSeconds)}`)
+    if (seedOnly) continue
     for (let rep = 1; rep <= reps; rep++) {
       let idle: { api: number; runner: number; pgApi: number; pgRunner: number; blocks: number } | undefined
       for (const [op, run] of Object.entries(ops)) {

@@ -122,9 +122,9 @@ export const call = async (
   baseUrl: string,
   method: string,
   path: string,
-  options: { body?: unknown; token?: string; workspace?: string } = {}
+  options: { body?: unknown; token?: string; workspace?: string; headers?: Record<string, string> } = {}
 ) => {
-  const headers: Record<string, string> = { "content-type": "application/json" }
+  const headers: Record<string, string> = { "content-type": "application/json", ...options.headers }
   if (options.token) headers["authorization"] = `Bearer ${options.token}`
   if (options.workspace) headers["x-workspace-id"] = options.workspace
   const response = await fetch(`${baseUrl}${path}`, {
