@@ -15,9 +15,9 @@ import {
   Messaging,
   type Pagination
 } from "@switchboard/domain"
-import { Effect, Option, Schema } from "effect"
+import { Clock, Effect, Option, Schema } from "effect"
 import { EventsRepo } from "./EventsRepo.js"
-import { idBound } from "./Partitions.js"
+import { CLOCK_SLACK_MS, dayCeil, dayFloor, idBound, idWindow } from "./Partitions.js"
 import { dieOnDatabaseError } from "./Rows.js"
 import { decodeClaimedIds, decodeMarkedRead, decodeMessages, TransitionRow } from "./rows/MessageRows.js"
 import { makeMessageTransitions } from "./statements/MessageTransitions.js"
@@ -43,6 +43,12 @@ export interface MessageFilters {
    */
   readonly ids?: { readonly lower: string; readonly upper: string } | undefined
 }
+
+/**
+ * How far before a page's start `list` looks first: a month and a day, so a page of a workspace
+ * that sent or heard as many messages in the last month comes from one or two partitions.
+ */
+export const RECENT_PAGE_MS = 31 * 24 * 3600 * 1000
 
 export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/db/MessagesRepo", {
   effect: Effect.gen(function*() {
@@ -165,26 +171,54 @@ export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/d
       return Option.fromNullable(rows[0])
     }, dieOnDatabaseError)
 
-    const list = Effect.fn("MessagesRepo.list")(function*(
+    /** A page of `list` among the ids in `[lower, upper)` (`undefined`: no bound on that side). */
+    const page = (
       workspaceId: string,
       filters: MessageFilters,
+      ids: { readonly lower: string | undefined; readonly upper: string | undefined },
       limit: number,
       after: Pagination.CursorPosition | undefined
-    ) {
-      const rows = yield* sql`SELECT * FROM messages WHERE workspace_id = ${workspaceId}
-        ${
-        filters.ids
-          ? sql`AND id >= ${idBound(sql, filters.ids.lower)} AND id < ${idBound(sql, filters.ids.upper)}`
-          : sql``
-      }
+    ) =>
+      Effect.flatMap(
+        sql`SELECT * FROM messages WHERE workspace_id = ${workspaceId}
+        ${ids.lower === undefined ? sql`` : sql`AND id >= ${idBound(sql, ids.lower)}`}
+        ${ids.upper === undefined ? sql`` : sql`AND id < ${idBound(sql, ids.upper)}`}
         ${filters.status ? sql`AND status = ${filters.status}` : sql``}
         ${filters.direction ? sql`AND direction = ${filters.direction}` : sql``}
         ${filters.category ? sql`AND category = ${filters.category}` : sql``}
         ${filters.channelId ? sql`AND channel_id = ${filters.channelId}` : sql``}
         ${filters.conversationId ? sql`AND conversation_id = ${filters.conversationId}` : sql``}
         ${after ? sql`AND (created_at, id) < (${after.created_at}::timestamptz, ${after.id})` : sql``}
-        ORDER BY created_at DESC, id DESC LIMIT ${limit + 1}`
-      return yield* decodeMessages(rows)
+        ORDER BY created_at DESC, id DESC LIMIT ${limit + 1}`,
+        decodeMessages
+      )
+
+    /**
+     * A page of the workspace's messages, newest first (`created_at`, then id), `limit` and one
+     * more (has more?). Tried first on the months of the last `RECENT_PAGE_MS` before the page's
+     * start (its cursor, or now): a page is read from every month it may take rows from (a Merge
+     * Append takes a step down each month's index), and a message's `created_at` is never later
+     * than its id's time by more than `Partitions.CLOCK_SLACK_MS` (an inbound one's is WhatsApp's
+     * time, earlier), so when the try's last row is newer than that, no older month holds a row of
+     * the page; otherwise the page is read again from every month (or the retention window's).
+     * The try reads no month after the one of now (a day of clock slack: `Partitions.idWindow`).
+     */
+    const list = Effect.fn("MessagesRepo.list")(function*(
+      workspaceId: string,
+      filters: MessageFilters,
+      limit: number,
+      after: Pagination.CursorPosition | undefined
+    ) {
+      const now = yield* Clock.currentTimeMillis
+      const from = dayFloor((after === undefined ? now : Date.parse(after.created_at)) - RECENT_PAGE_MS)
+      const recent = idWindow("msg", from, dayCeil(now))
+      if (filters.ids === undefined || filters.ids.lower < recent.lower) {
+        const upper = filters.ids === undefined || filters.ids.upper > recent.upper ? recent.upper : filters.ids.upper
+        const rows = yield* page(workspaceId, filters, { lower: recent.lower, upper }, limit, after)
+        const last = rows[limit]
+        if (last !== undefined && Date.parse(last.created_at) >= from + CLOCK_SLACK_MS) return rows
+      }
+      return yield* page(workspaceId, filters, { lower: filters.ids?.lower, upper: filters.ids?.upper }, limit, after)
     }, dieOnDatabaseError)
 
     /** Whether the channel recorded this provider's message already (an inbound message heard twice). */

@@ -109,6 +109,29 @@ export const dayCeil = (ms: number) => dayFloor(ms) + DAY_MS
 export const idBound = (sql: SqlClient.SqlClient, bound: string) => sql.literal(literal(bound))
 
 /**
+ * The ids of `prefix` made at `from` (epoch ms) or later, a day of clock slack before it, up to
+ * `now` (with `idWindow`'s slack after it), to the day: for a statement whose rows cannot be
+ * older than `from` (a message is never older than the contact or the file it names), written
+ * into it with `inWindow`.
+ */
+export const idsSince = (prefix: Ids.IdPrefix, from: number, now: number) =>
+  idWindow(prefix, dayFloor(from - CLOCK_SLACK_MS), dayCeil(now))
+
+/**
+ * `column` (an id column, `alias.column` allowed) within `window` (`idWindow`'s bounds), the
+ * bounds written as constants (`idBound`): the statement reads only the partitions of the window,
+ * on its generic plan too.
+ */
+export const inWindow = (
+  sql: SqlClient.SqlClient,
+  column: string,
+  window: { readonly lower: string; readonly upper: string }
+) => {
+  const c = sql.literal(column.split(".").map(ident).join("."))
+  return sql`${c} >= ${idBound(sql, window.lower)} AND ${c} < ${idBound(sql, window.upper)}`
+}
+
+/**
  * The least and greatest of `ids` (not empty): a batch's ids as a range, which a statement adds
  * to read only their partitions (`id = ANY($1)`, one array parameter, is not pruned).
  */
