@@ -17,7 +17,7 @@ import {
 } from "@switchboard/domain"
 import { Clock, Effect, Option, Schema } from "effect"
 import { EventsRepo } from "./EventsRepo.js"
-import { CLOCK_SLACK_MS, dayCeil, dayFloor, idBound, idWindow } from "./Partitions.js"
+import { CLOCK_SLACK_MS, dayCeil, idBound, idWindow, recentFrom } from "./Partitions.js"
 import { dieOnDatabaseError } from "./Rows.js"
 import { decodeClaimedIds, decodeMarkedRead, decodeMessages, TransitionRow } from "./rows/MessageRows.js"
 import { makeMessageTransitions } from "./statements/MessageTransitions.js"
@@ -43,12 +43,6 @@ export interface MessageFilters {
    */
   readonly ids?: { readonly lower: string; readonly upper: string } | undefined
 }
-
-/**
- * How far before a page's start `list` looks first: a month and a day, so a page of a workspace
- * that sent or heard as many messages in the last month comes from one or two partitions.
- */
-export const RECENT_PAGE_MS = 31 * 24 * 3600 * 1000
 
 export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/db/MessagesRepo", {
   effect: Effect.gen(function*() {
@@ -195,13 +189,11 @@ export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/d
 
     /**
      * A page of the workspace's messages, newest first (`created_at`, then id), `limit` and one
-     * more (has more?). Tried first on the months of the last `RECENT_PAGE_MS` before the page's
-     * start (its cursor, or now): a page is read from every month it may take rows from (a Merge
-     * Append takes a step down each month's index), and a message's `created_at` is never later
-     * than its id's time by more than `Partitions.CLOCK_SLACK_MS` (an inbound one's is WhatsApp's
-     * time, earlier), so when the try's last row is newer than that, no older month holds a row of
-     * the page; otherwise the page is read again from every month (or the retention window's).
-     * The try reads no month after the one of now (a day of clock slack: `Partitions.idWindow`).
+     * more (has more?). A page is read from every month it may take rows from (a Merge Append takes
+     * a step down each month's index), so it is tried first on the recent months before its start
+     * (its cursor, or now: `Partitions.RECENT_MS`), which settle it when the try's last row is
+     * newer than `recentFrom` plus a day; otherwise it is read again from every month (or the
+     * retention window's). The try reads no month after the one of now (a day of clock slack).
      */
     const list = Effect.fn("MessagesRepo.list")(function*(
       workspaceId: string,
@@ -210,7 +202,7 @@ export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/d
       after: Pagination.CursorPosition | undefined
     ) {
       const now = yield* Clock.currentTimeMillis
-      const from = dayFloor((after === undefined ? now : Date.parse(after.created_at)) - RECENT_PAGE_MS)
+      const from = recentFrom(after === undefined ? now : Date.parse(after.created_at))
       const recent = idWindow("msg", from, dayCeil(now))
       if (filters.ids === undefined || filters.ids.lower < recent.lower) {
         const upper = filters.ids === undefined || filters.ids.upper > recent.upper ? recent.upper : filters.ids.upper

@@ -118,6 +118,19 @@ export const idsSince = (prefix: Ids.IdPrefix, from: number, now: number) =>
   idWindow(prefix, dayFloor(from - CLOCK_SLACK_MS), dayCeil(now))
 
 /**
+ * Newest-first reads of messages (a list's page, the inbox's last message and unread count) look
+ * first at the messages made in this long before their start (a month and a day: one or two
+ * partitions). Their order is `created_at`, WhatsApp's time for an inbound message (earlier than
+ * its id's, never more than `CLOCK_SLACK_MS` later: the providers bound it), so no message of an
+ * older month has a `created_at` after `recentFrom(start) + CLOCK_SLACK_MS`: a read whose rows
+ * are all after that is settled by the recent months alone, and reads every month otherwise.
+ */
+export const RECENT_MS = 31 * 24 * 3600 * 1000
+
+/** The start of the recent months of a read starting at `start` (epoch ms): `RECENT_MS` before, to the day. */
+export const recentFrom = (start: number) => dayFloor(start - RECENT_MS)
+
+/**
  * `column` (an id column, `alias.column` allowed) within `window` (`idWindow`'s bounds), the
  * bounds written as constants (`idBound`): the statement reads only the partitions of the window,
  * on its generic plan too.

@@ -9,6 +9,7 @@
 import { SqlClient } from "@effect/sql"
 import { assert, describe, layer } from "@effect/vitest"
 import {
+  ConversationsRepo,
   DispatchQueueRepo,
   LidRepo,
   MessageQuotaRepo,
@@ -48,7 +49,8 @@ const TestLayer = Layer.mergeAll(
   MessageQuotaRepo.MessageQuotaRepo.Default,
   QrWarmUpRepo.QrWarmUpRepo.Default,
   SandboxNetworkRepo.SandboxNetworkRepo.Default,
-  UsageRepo.UsageRepo.Default
+  UsageRepo.UsageRepo.Default,
+  ConversationsRepo.ConversationsRepo.Default
 ).pipe(Layer.provideMerge(TestDatabase.sqlLayer))
 
 const HISTORY = /^(messages|message_transitions)_/
@@ -398,6 +400,25 @@ describe("Message partitions", () => {
         )
         assert.deepStrictEqual(second.result.map((m) => m.id), [r1!.id, o10!.id, o40!.id])
         assert.include(second.reads.flatMap((r) => r.partitions), overlapping(all, t - 70 * DAY, t - 70 * DAY + 1)[0])
+
+        // the inbox: the newest message and the unread count; read an hour ago, the recent months
+        // settle both
+        const conversations = yield* ConversationsRepo.ConversationsRepo
+        const sql = yield* SqlClient.SqlClient
+        const read = yield* partitionsRead(Effect.gen(function*() {
+          yield* sql`UPDATE conversations SET last_read_at = ${Schemas.toTimestamp(t - 2 * 3600_000)}
+            WHERE id = ${c.conversationId}`
+          return Option.getOrThrow(yield* conversations.find(c.workspaceId, c.conversationId))
+        }))
+        assert.deepStrictEqual([read.result.last_message?.id, read.result.unread_count], [r3!.id, 0])
+        assertReadOnly([["conversation (read lately)", read.reads, overlapping(all, t - 33 * DAY, t + 2 * DAY)]])
+        // never read: its inbound messages of every month count (the late one)
+        const unread = yield* partitionsRead(Effect.gen(function*() {
+          yield* sql`UPDATE conversations SET last_read_at = NULL WHERE id = ${c.conversationId}`
+          return Option.getOrThrow(yield* conversations.find(c.workspaceId, c.conversationId))
+        }))
+        assert.deepStrictEqual([unread.result.last_message?.id, unread.result.unread_count], [r3!.id, 1])
+        assert.include(unread.reads.flatMap((r) => r.partitions), overlapping(all, t - 70 * DAY, t - 70 * DAY + 1)[0])
       }))
 
     it.effect("an inbound message heard again in a later month is not recorded a second time", () =>

@@ -77,9 +77,13 @@ export const make = (options: {
   const handle = (events: ReadonlyArray<WACallEvent>) =>
     Effect.forEach(events, (event) =>
       Effect.gen(function*() {
+        // WhatsApp's time of the call, at most a day after we hear it (clocks differ): a call is
+        // recorded as a message, whose time the message lists take as never more than a day
+        // after its id's (packages/db `MessagesRepo.list`)
+        const now = yield* Clock.currentTimeMillis
         const at = event.date instanceof Date && !Number.isNaN(event.date.getTime())
-          ? event.date.getTime()
-          : yield* Clock.currentTimeMillis
+          ? Math.min(event.date.getTime(), now + 24 * 3600 * 1000)
+          : now
         if (event.isGroup === true || event.groupJid !== undefined) {
           // group calls are not a contact's: logged, never a conversation's
           return yield* Effect.logDebug("qr group call ignored").pipe(Effect.annotateLogs(annotations))
