@@ -295,7 +295,7 @@ export class DispatchQueueRepo extends Effect.Service<DispatchQueueRepo>()("@swi
         /** paging like `channelsWithDueWork`: channel ids after this one, in order */
         readonly after?: string
         /** only messages made since then (epoch ms; `madeSinceOf`), or every month */
-        readonly madeSince?: number
+        readonly madeSince?: number | undefined
       }) {
         const now = yield* Clock.currentTimeMillis
         const rows = yield* decodeChannelIds(

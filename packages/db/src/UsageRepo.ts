@@ -39,7 +39,9 @@ export class UsageRepo extends Effect.Service<UsageRepo>()("@switchboard/db/Usag
         )
         const sentIn = Partitions.idWindow(
           "msg",
-          Partitions.dayFloor(Date.parse(periodStart) - MessageStateMachine.QUEUED_EXPIRY_MS - Partitions.CLOCK_SLACK_MS),
+          Partitions.dayFloor(
+            Date.parse(periodStart) - MessageStateMachine.QUEUED_EXPIRY_MS - Partitions.CLOCK_SLACK_MS
+          ),
           Partitions.dayCeil(Date.parse(periodEnd))
         )
         const count = (table: string, query: Effect.Effect<ReadonlyArray<unknown>, SqlError>) =>

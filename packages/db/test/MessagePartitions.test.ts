@@ -24,14 +24,7 @@ import {
   UsageRepo
 } from "@switchboard/db"
 import * as TestDatabase from "@switchboard/db/testing"
-import {
-  type Contacts,
-  Ids,
-  MessageCategory,
-  type MessageStateMachine,
-  Messaging,
-  Schemas
-} from "@switchboard/domain"
+import { type Contacts, Ids, MessageCategory, type MessageStateMachine, Messaging, Schemas } from "@switchboard/domain"
 import { Effect, Exit, Layer, Option, TestClock } from "effect"
 import { randomBytes } from "node:crypto"
 import * as PlanReads from "./PlanReads.js"
@@ -262,8 +255,16 @@ describe("Message partitions", () => {
         checks.push(["staleQueued", expired.reads, horizon])
         const everyMonth = yield* queue.staleQueued(at(t - DAY), 500)
         assert.includeMembers(everyMonth, [stale.id, ancient.id])
-        checks.push(["stuckDispatching", (yield* partitionsRead(queue.stuckDispatching(at(t), 10, t - WEEK))).reads, horizon])
-        checks.push(["unacknowledged", (yield* partitionsRead(queue.unacknowledged(at(t), 10, t - WEEK))).reads, horizon])
+        checks.push([
+          "stuckDispatching",
+          (yield* partitionsRead(queue.stuckDispatching(at(t), 10, t - WEEK))).reads,
+          horizon
+        ])
+        checks.push([
+          "unacknowledged",
+          (yield* partitionsRead(queue.unacknowledged(at(t), 10, t - WEEK))).reads,
+          horizon
+        ])
         checks.push([
           "undispatchedOfArchived",
           (yield* partitionsRead(queue.undispatchedOfArchived(10, t - WEEK))).reads,
@@ -317,7 +318,12 @@ describe("Message partitions", () => {
             const conversationId = idAt("cnv", made)
             yield* sql`INSERT INTO conversations (id, workspace_id, channel_id, contact_id, status, created_at, updated_at)
               VALUES (${conversationId}, ${c.workspaceId}, ${c.channelId}, ${id}, 'open', ${at(made)}, ${at(made)})`
-            const said = yield* message({ ...c, contactId: id, conversationId }, made + DAY, "delivered", `wamid.${lid}`)
+            const said = yield* message(
+              { ...c, contactId: id, conversationId },
+              made + DAY,
+              "delivered",
+              `wamid.${lid}`
+            )
             return { id, said }
           })
         const from = yield* lidContact(t - 5 * DAY, "111111111111111")

@@ -170,9 +170,14 @@ describe("Partitions", () => {
             assert.deepStrictEqual(extra, [], `${name}: ${read.statement}`)
           }
         }
-        // each generic plan reads the partitions as the plan made for its values does: the window's
-        // bounds are constants, so the generic plan's row estimates come from the statistics too
-        assert.deepStrictEqual(checks.flatMap(([, reads]) => PlanReads.flipped(reads)), [])
+        // each statement carrying the window reads the partitions on its generic plan as on the
+        // plan made for its values: the window's bounds are constants, so the generic plan's row
+        // estimates come from the statistics too
+        const windowed = ["pull", "find", "list", "endpointsWithDueWork", "requeueStuck", "markReplayed"]
+        assert.deepStrictEqual(
+          checks.filter(([name]) => windowed.includes(name)).flatMap(([, reads]) => PlanReads.flipped(reads)),
+          []
+        )
         // the pull and the list did read their window's partitions (the check is not vacuous)
         assert.includeMembers(pulled.reads.flatMap((r) => r.partitions), [...current, ...eventsOf(current)])
       }))
