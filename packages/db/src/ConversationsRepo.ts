@@ -9,7 +9,7 @@ import type * as Statement from "@effect/sql/Statement"
 import { ArrivalEvents, Conversations, ConversationStateMachine, Ids, type Pagination } from "@switchboard/domain"
 import { Clock, Effect, Option, Schema } from "effect"
 import { EventsRepo } from "./EventsRepo.js"
-import { CLOCK_SLACK_MS, dayCeil, idWindow, inWindow, recentFrom } from "./Partitions.js"
+import { CLOCK_SLACK_MS, idBound, recentFrom } from "./Partitions.js"
 import { dieOnDatabaseError, iso, isoOrNull, TimestampColumn } from "./Rows.js"
 import { columnsOfMessage, MessageColumns, messageOfColumns } from "./rows/MessageRows.js"
 import { conversationArrivalCtes } from "./statements/ConversationArrival.js"
@@ -146,8 +146,7 @@ export class ConversationsRepo extends Effect.Service<ConversationsRepo>()("@swi
     // a COALESCE or CASE runs only when reached)
     const thread = (now: number) => {
       const from = recentFrom(now)
-      // the recent months, none after now's (a day of clock slack)
-      const recent = inWindow(sql, "m.id", idWindow("msg", from, dayCeil(now)))
+      const recent = sql`m.id >= ${idBound(sql, Ids.idFloor("msg", from))}`
       const settled = new Date(from + CLOCK_SLACK_MS).toISOString()
       const newest = (where: Statement.Fragment) =>
         sql`(SELECT to_jsonb(m) FROM messages m WHERE m.conversation_id = c.id ${where}

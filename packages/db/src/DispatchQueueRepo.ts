@@ -10,7 +10,7 @@ import { SqlClient } from "@effect/sql"
 import type * as Statement from "@effect/sql/Statement"
 import { MessageCategory, type MessageContent, Schemas } from "@switchboard/domain"
 import { Clock, Effect } from "effect"
-import { idBound, idsSince, inWindow, queuedWindow } from "./Partitions.js"
+import { idBound, idsFrom, queuedWindow } from "./Partitions.js"
 import { dieOnDatabaseError } from "./Rows.js"
 import {
   decodeBacklog,
@@ -87,12 +87,12 @@ export const DispatchOrder = {
 
 /**
  * `AND` `column` (a message id) of a message made at `madeSince` (epoch ms) or later, to the day (a
- * day of clock slack: `Partitions.idsSince`), so the statement reads only the months since; every
+ * day of clock slack: `Partitions.idsFrom`), so the statement reads only the months since; every
  * month when `madeSince` is undefined. The sweeps take it from the sweeper (`MessageSweeper`): a
  * message not settled yet is at most a day old once a sweep has read every month.
  */
-const madeSinceOf = (sql: SqlClient.SqlClient, column: string, madeSince: number | undefined, now: number) =>
-  madeSince === undefined ? sql`` : sql`AND ${inWindow(sql, column, idsSince("msg", madeSince, now))}`
+const madeSinceOf = (sql: SqlClient.SqlClient, column: string, madeSince: number | undefined) =>
+  madeSince === undefined ? sql`` : sql`AND ${idsFrom(sql, "msg", column, madeSince)}`
 
 export class DispatchQueueRepo extends Effect.Service<DispatchQueueRepo>()("@switchboard/db/DispatchQueueRepo", {
   effect: Effect.gen(function*() {
@@ -205,11 +205,10 @@ export class DispatchQueueRepo extends Effect.Service<DispatchQueueRepo>()("@swi
       limit: number,
       madeSince?: number
     ) {
-      const now = yield* Clock.currentTimeMillis
       const rows = yield* decodeIds(
         yield* sql`SELECT id FROM messages
         WHERE status IN ('queued', 'failed_retryable') AND created_at < ${cutoff}
-          ${madeSinceOf(sql, "id", madeSince, now)} LIMIT ${limit}`
+          ${madeSinceOf(sql, "id", madeSince)} LIMIT ${limit}`
       )
       return rows.map((r) => r.id)
     }, dieOnDatabaseError)
@@ -223,11 +222,10 @@ export class DispatchQueueRepo extends Effect.Service<DispatchQueueRepo>()("@swi
       limit: number,
       madeSince?: number
     ) {
-      const now = yield* Clock.currentTimeMillis
       return yield* decodeStuck(
         yield* sql`SELECT id, attempts FROM messages
         WHERE status = 'dispatching' AND updated_at < ${cutoff}
-          ${madeSinceOf(sql, "id", madeSince, now)} LIMIT ${limit}`
+          ${madeSinceOf(sql, "id", madeSince)} LIMIT ${limit}`
       )
     }, dieOnDatabaseError)
 
@@ -241,11 +239,10 @@ export class DispatchQueueRepo extends Effect.Service<DispatchQueueRepo>()("@swi
       limit: number,
       madeSince?: number
     ) {
-      const now = yield* Clock.currentTimeMillis
       const rows = yield* decodeIds(
         yield* sql`SELECT id FROM messages
         WHERE status = 'provider_accepted' AND updated_at < ${cutoff}
-          ${madeSinceOf(sql, "id", madeSince, now)} LIMIT ${limit}`
+          ${madeSinceOf(sql, "id", madeSince)} LIMIT ${limit}`
       )
       return rows.map((r) => r.id)
     }, dieOnDatabaseError)
@@ -267,11 +264,10 @@ export class DispatchQueueRepo extends Effect.Service<DispatchQueueRepo>()("@swi
       limit: number,
       madeSince?: number
     ) {
-      const now = yield* Clock.currentTimeMillis
       // `failed_retryable` never outlives its transaction (DispatchFailed re-queues in the same one)
       const rows = yield* decodeIds(
         yield* sql`SELECT m.id FROM channels c JOIN messages m ON m.channel_id = c.id
-        WHERE c.status = 'archived' AND m.status = 'queued' ${madeSinceOf(sql, "m.id", madeSince, now)}
+        WHERE c.status = 'archived' AND m.status = 'queued' ${madeSinceOf(sql, "m.id", madeSince)}
         LIMIT ${limit}`
       )
       return rows.map((r) => r.id)
@@ -297,16 +293,15 @@ export class DispatchQueueRepo extends Effect.Service<DispatchQueueRepo>()("@swi
         /** only messages made since then (epoch ms; `madeSinceOf`), or every month */
         readonly madeSince?: number | undefined
       }) {
-        const now = yield* Clock.currentTimeMillis
         const rows = yield* decodeChannelIds(
           yield* sql`SELECT channel_id FROM (
             SELECT channel_id FROM messages
               WHERE status = 'provider_accepted' AND updated_at < ${input.overdueBefore}
-                AND updated_at > ${input.acceptedAfter} ${madeSinceOf(sql, "id", input.madeSince, now)}
+                AND updated_at > ${input.acceptedAfter} ${madeSinceOf(sql, "id", input.madeSince)}
             UNION
             SELECT channel_id FROM messages
               WHERE direction = 'outbound' AND status IN ('sent', 'delivered') AND updated_at < ${input.overdueBefore}
-                AND updated_at > ${input.laterStagesAfter} ${madeSinceOf(sql, "id", input.madeSince, now)}
+                AND updated_at > ${input.laterStagesAfter} ${madeSinceOf(sql, "id", input.madeSince)}
           ) overdue WHERE channel_id > ${input.after ?? ""}
           ORDER BY channel_id LIMIT ${input.limit}`
         )

@@ -90,7 +90,7 @@ export class LidRepo extends Effect.Service<LidRepo>()("@switchboard/db/LidRepo"
       yield* sql`UPDATE contacts SET phone_number = ${phone}, updated_at = ${now} WHERE id = ${contactId}`
       yield* sql`UPDATE messages SET from_number = ${phone}
         WHERE contact_id = ${contactId} AND direction = 'inbound' AND from_number IS NULL
-          AND ${messagesSinceContact(sql, "id", contactId, Date.parse(now))}`
+          AND ${messagesSinceContact(sql, "id", contactId)}`
     }, dieOnDatabaseError)
 
     /** Folds contact `from` (known by LID alone) into `into` (the phone number's contact): `statements/LidMerge.ts`. */

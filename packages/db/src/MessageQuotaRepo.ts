@@ -5,7 +5,7 @@
  * the other, so concurrent sends never overshoot.
  */
 import { SqlClient, SqlSchema } from "@effect/sql"
-import { Clock, Effect, Option, Schema } from "effect"
+import { Effect, Option, Schema } from "effect"
 import * as Partitions from "./Partitions.js"
 import { CountRow, dieOnDatabaseError } from "./Rows.js"
 
@@ -29,7 +29,6 @@ export class MessageQuotaRepo extends Effect.Service<MessageQuotaRepo>()("@switc
     const acceptedSince = Effect.fn("MessageQuotaRepo.acceptedSince")(function*(workspaceId: string, since: string) {
       // read after the lock: a new statement, so a snapshot with every send committed before us.
       // An outbound message's `created_at` is the time of its id: the partitions from `since` on
-      const made = Partitions.idsSince("msg", Date.parse(since), yield* Clock.currentTimeMillis)
       const row = yield* SqlSchema.findOne({
         Request: Schema.Void,
         Result: CountRow,
@@ -37,7 +36,7 @@ export class MessageQuotaRepo extends Effect.Service<MessageQuotaRepo>()("@switc
           sql`SELECT count(*)::int AS n FROM messages m
             JOIN channels c ON c.id = m.channel_id
             WHERE m.workspace_id = ${workspaceId} AND m.created_at >= ${since} AND m.direction = 'outbound'
-              AND ${Partitions.inWindow(sql, "m.id", made)}
+              AND ${Partitions.idsFrom(sql, "msg", "m.id", Date.parse(since))}
               AND c.provider <> 'sandbox'`
       })(undefined)
       return Option.match(row, { onNone: () => 0, onSome: (r) => r.n })

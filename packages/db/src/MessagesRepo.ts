@@ -17,7 +17,7 @@ import {
 } from "@switchboard/domain"
 import { Clock, Effect, Option, Schema } from "effect"
 import { EventsRepo } from "./EventsRepo.js"
-import { CLOCK_SLACK_MS, dayCeil, idBound, idWindow, recentFrom } from "./Partitions.js"
+import { CLOCK_SLACK_MS, idBound, recentFrom } from "./Partitions.js"
 import { dieOnDatabaseError } from "./Rows.js"
 import { decodeClaimedIds, decodeMarkedRead, decodeMessages, TransitionRow } from "./rows/MessageRows.js"
 import { makeMessageTransitions } from "./statements/MessageTransitions.js"
@@ -193,7 +193,8 @@ export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/d
      * a step down each month's index), so it is tried first on the recent months before its start
      * (its cursor, or now: `Partitions.RECENT_MS`), which settle it when the try's last row is
      * newer than `recentFrom` plus a day; otherwise it is read again from every month (or the
-     * retention window's). The try reads no month after the one of now (a day of clock slack).
+     * retention window's). The try has no upper bound of its own (the months ahead are empty: a
+     * step down each one's index), so a test's clock set back hides no row.
      */
     const list = Effect.fn("MessagesRepo.list")(function*(
       workspaceId: string,
@@ -203,10 +204,9 @@ export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/d
     ) {
       const now = yield* Clock.currentTimeMillis
       const from = recentFrom(after === undefined ? now : Date.parse(after.created_at))
-      const recent = idWindow("msg", from, dayCeil(now))
-      if (filters.ids === undefined || filters.ids.lower < recent.lower) {
-        const upper = filters.ids === undefined || filters.ids.upper > recent.upper ? recent.upper : filters.ids.upper
-        const rows = yield* page(workspaceId, filters, { lower: recent.lower, upper }, limit, after)
+      const recent = Ids.idFloor("msg", from)
+      if (filters.ids === undefined || filters.ids.lower < recent) {
+        const rows = yield* page(workspaceId, filters, { lower: recent, upper: filters.ids?.upper }, limit, after)
         const last = rows[limit]
         if (last !== undefined && Date.parse(last.created_at) >= from + CLOCK_SLACK_MS) return rows
       }

@@ -109,13 +109,17 @@ export const dayCeil = (ms: number) => dayFloor(ms) + DAY_MS
 export const idBound = (sql: SqlClient.SqlClient, bound: string) => sql.literal(literal(bound))
 
 /**
- * The ids of `prefix` made at `from` (epoch ms) or later, a day of clock slack before it, up to
- * `now` (with `idWindow`'s slack after it), to the day: for a statement whose rows cannot be
- * older than `from` (a message is never older than the contact or the file it names), written
- * into it with `inWindow`.
+ * `column` (an id column of `prefix`, `alias.column` allowed) of a row made at `from` (epoch ms) or
+ * later, a day of clock slack before it, to the day, as a constant (`idBound`): for a statement
+ * whose rows cannot be older than `from` (a message is never older than the contact it names),
+ * which then reads only the partitions since. No upper bound: the months ahead are empty (one
+ * step down each one's index), and a bound from the reader's clock would hide rows from a test's
+ * clock set back.
  */
-export const idsSince = (prefix: Ids.IdPrefix, from: number, now: number) =>
-  idWindow(prefix, dayFloor(from - CLOCK_SLACK_MS), dayCeil(now))
+export const idsFrom = (sql: SqlClient.SqlClient, prefix: Ids.IdPrefix, column: string, from: number) =>
+  sql`${sql.literal(column.split(".").map(ident).join("."))} >= ${
+    idBound(sql, Ids.idFloor(prefix, dayFloor(from - CLOCK_SLACK_MS)))
+  }`
 
 /**
  * Newest-first reads of messages (a list's page, the inbox's last message and unread count) look

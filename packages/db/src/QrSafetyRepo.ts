@@ -82,8 +82,6 @@ const HANDED_OVER_SLACK_MS = 7 * 24 * 3600 * 1000
  *   and WhatsApp's ack of it comes within the hour; a week before `since` leaves room to spare;
  * - `unsent`: not sent yet (`queued`, `dispatching`): at most a day old, a day of clock slack aside
  *   (`Partitions.queuedWindow`);
- * - `made`: outbound, made after `since` (`created_at`): an outbound message's `created_at` is the
- *   time of its id, a day of clock slack aside.
  */
 const countWindows = (since: string, now: number) => ({
   handed: Partitions.idWindow(
@@ -91,8 +89,7 @@ const countWindows = (since: string, now: number) => ({
     Partitions.dayFloor(Date.parse(since) - HANDED_OVER_SLACK_MS),
     Partitions.dayCeil(now)
   ),
-  unsent: Partitions.queuedWindow(now),
-  made: Partitions.idsSince("msg", Date.parse(since), now)
+  unsent: Partitions.queuedWindow(now)
 })
 
 export class QrSafetyRepo extends Effect.Service<QrSafetyRepo>()("@switchboard/db/QrSafetyRepo", {
@@ -144,7 +141,7 @@ export class QrSafetyRepo extends Effect.Service<QrSafetyRepo>()("@switchboard/d
      * (`DispatchOrder.due`). `None` when no such channel.
      */
     const health = Effect.fn("QrSafetyRepo.health")(function*(channelId: string, since: string, now: string) {
-      const { handed, made, unsent } = countWindows(since, Date.parse(now))
+      const { handed, unsent } = countWindows(since, Date.parse(now))
       const rows = yield* decodeHealth(
         yield* sql`SELECT
           (SELECT daily_limit FROM qr_safety_limits l
@@ -177,7 +174,8 @@ export class QrSafetyRepo extends Effect.Service<QrSafetyRepo>()("@switchboard/d
           FROM messages m JOIN conversations cv ON cv.id = m.conversation_id
           -- the workspace's (workspace_id, created_at) index bounds this to the window's messages
           WHERE m.workspace_id = c.workspace_id AND m.channel_id = c.id AND m.direction = 'outbound'
-            AND m.created_at > ${since} AND ${Partitions.inWindow(sql, "m.id", made)}
+            -- an outbound message's created_at is the time of its id: the months since the window's start
+            AND m.created_at > ${since} AND ${Partitions.idsFrom(sql, "msg", "m.id", Date.parse(since))}
             AND m.status NOT IN ('cancelled', 'expired')) s
         CROSS JOIN LATERAL (SELECT count(*) FILTER (WHERE k.on_whatsapp)::int AS on_whatsapp,
             count(*) FILTER (WHERE NOT k.on_whatsapp)::int AS not_on_whatsapp

@@ -10,7 +10,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import { LidAddress, type QrWarmUp } from "@switchboard/domain"
-import { Clock, Effect, Schema } from "effect"
+import { Effect, Schema } from "effect"
 import * as Partitions from "./Partitions.js"
 import { dieOnDatabaseError, TimestampColumn } from "./Rows.js"
 
@@ -110,13 +110,12 @@ export class QrWarmUpRepo extends Effect.Service<QrWarmUpRepo>()("@switchboard/d
      */
     const newContactSends = Effect.fn("QrWarmUpRepo.newContactSends")(function*(channelId: string, since: string) {
       // an outbound message's `created_at` is the time of its id: the partitions from `since` on
-      const made = Partitions.idsSince("msg", Date.parse(since), yield* Clock.currentTimeMillis)
       const rows = yield* sql`SELECT m.created_at AS at
         FROM channels c JOIN conversations cv ON cv.channel_id = c.id
           JOIN messages m ON m.conversation_id = cv.id
         WHERE c.id = ${channelId} AND cv.last_inbound_at IS NULL AND cv.group_chat_id IS NULL
           AND m.workspace_id = c.workspace_id AND m.direction = 'outbound' AND m.created_at > ${since}
-          AND ${Partitions.inWindow(sql, "m.id", made)} AND m.status NOT IN ('cancelled', 'expired')`
+          AND ${Partitions.idsFrom(sql, "msg", "m.id", Date.parse(since))} AND m.status NOT IN ('cancelled', 'expired')`
       return (yield* decodeSendTimes(rows)).map((r) => new Date(r.at).getTime())
     }, dieOnDatabaseError)
 

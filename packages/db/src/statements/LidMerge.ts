@@ -17,14 +17,14 @@ import { Effect } from "effect"
 import * as Partitions from "../Partitions.js"
 
 /**
- * `column` (a message id) among the ids of the messages that can name contact `contactId` at `now`
- * (epoch ms): its own, its conversations' and those mentioning it. None is older than the contact
- * (made when it was first heard of or added, its id's time; a day of clock slack: `Partitions.idsSince`),
- * so the statement reads only the months since, not every month of history.
+ * `column` (a message id) among the ids of the messages that can name contact `contactId`: its
+ * own, its conversations' and those mentioning it. None is older than the contact (made when it
+ * was first heard of or added, its id's time; a day of clock slack: `Partitions.idsFrom`), so the
+ * statement reads only the months since, not every month of history.
  */
-export const messagesSinceContact = (sql: SqlClient.SqlClient, column: string, contactId: string, now: number) => {
+export const messagesSinceContact = (sql: SqlClient.SqlClient, column: string, contactId: string) => {
   const made = Ids.idTime(contactId)
-  return made === undefined ? sql`true` : Partitions.inWindow(sql, column, Partitions.idsSince("msg", made, now))
+  return made === undefined ? sql`true` : Partitions.idsFrom(sql, "msg", column, made)
 }
 
 export interface LidMergeInput {
@@ -44,7 +44,7 @@ export const lidMerge = (sql: SqlClient.SqlClient, input: LidMergeInput) =>
     const { from, into, now } = input
     // every message statement below reads messages of `from`'s (its conversations', its own, its
     // mentions): only the months since it was made
-    const sinceFrom = (column: string) => messagesSinceContact(sql, column, from, Date.parse(now))
+    const sinceFrom = (column: string) => messagesSinceContact(sql, column, from)
     // a channel where both have a conversation: one conversation, the phone contact's
     yield* sql`UPDATE messages m SET conversation_id = i.id
       FROM conversations f JOIN conversations i ON i.channel_id = f.channel_id AND i.contact_id = ${into}
