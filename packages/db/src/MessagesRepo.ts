@@ -81,7 +81,13 @@ export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/d
       readonly mentions?: ReadonlyArray<string> | undefined
     }) {
       const type = input.type ?? (input.template ? "template" : "text")
-      const delivered = input.status === "delivered" ? input.now : null
+      // an inbound message's time is WhatsApp's (earlier than its id's, or later if the clocks
+      // differ): at most a day after its id's, which newest-first reads rely on (`list`)
+      const made = Ids.idTime(input.id)
+      const now = made !== undefined && Date.parse(input.now) > made + CLOCK_SLACK_MS
+        ? new Date(made + CLOCK_SLACK_MS).toISOString()
+        : input.now
+      const delivered = input.status === "delivered" ? now : null
       // the message and the first row of its timeline in one round trip; an inbound message's
       // provider id claimed in `message_provider_ids` by the same statement (taken: the channel
       // recorded that message already, in any month; unique violation)
@@ -99,7 +105,7 @@ export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/d
           VALUES (${input.id}, ${input.workspaceId}, ${input.channelId}, ${input.conversationId}, ${input.contactId},
             ${input.direction}, ${input.from}, ${input.to}, ${type}, ${input.body},
             ${input.template ? JSON.stringify(input.template) : null}::jsonb, ${input.category}, ${input.priority},
-            ${input.status}, ${JSON.stringify(input.metadata)}::jsonb, ${input.now}, ${input.now}, ${delivered},
+            ${input.status}, ${JSON.stringify(input.metadata)}::jsonb, ${now}, ${now}, ${delivered},
             ${input.providerMessageId ?? null},
             ${input.content === undefined ? null : JSON.stringify(input.content)}::jsonb, ${input.replyTo ?? null},
             ${input.senderLid ?? null}, ${input.mediaId ?? null}, ${input.mediaId ? "pending" : null},

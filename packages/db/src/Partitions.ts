@@ -12,6 +12,8 @@
  * `partitionExisting` (a migration) turns a table with its rows into the first partition of a new
  * partitioned table; `ensure` makes the months ahead; `dropBefore` applies retention by dropping
  * whole partitions. The runner's `PartitionKeeper` calls the last two through `PartitionsRepo`.
+ * Over 350 lines on purpose: the id windows the statements carry and the partitions they prune
+ * follow one rule (an id's first characters are its time), kept in one place.
  */
 import { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
@@ -125,7 +127,7 @@ export const idsFrom = (sql: SqlClient.SqlClient, prefix: Ids.IdPrefix, column: 
  * Newest-first reads of messages (a list's page, the inbox's last message and unread count) look
  * first at the messages made in this long before their start (a month and a day: one or two
  * partitions). Their order is `created_at`, WhatsApp's time for an inbound message (earlier than
- * its id's, never more than `CLOCK_SLACK_MS` later: the providers bound it), so no message of an
+ * its id's, never more than `CLOCK_SLACK_MS` later: `MessagesRepo.insert` bounds it), so no message of an
  * older month has a `created_at` after `recentFrom(start) + CLOCK_SLACK_MS`: a read whose rows
  * are all after that is settled by the recent months alone, and reads every month otherwise.
  */

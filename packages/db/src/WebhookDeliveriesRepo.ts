@@ -1,6 +1,8 @@
 /**
  * Webhook deliveries: the delivery queue (`pending` rows with `next_attempt_at`) and their attempts.
  * Their rows and what they decode to are in `rows/WebhookDeliveryRows.ts`.
+ * Over 350 lines on purpose: every statement of `webhook_deliveries`, each with the 30-day window
+ * it carries (`retainedIn`), in one place (one repo per table).
  */
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Ids, type Pagination, Webhooks } from "@switchboard/domain"

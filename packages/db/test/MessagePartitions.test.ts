@@ -430,6 +430,32 @@ describe("Message partitions", () => {
         assert.include(unread.reads.flatMap((r) => r.partitions), overlapping(all, t - 70 * DAY, t - 70 * DAY + 1)[0])
       }))
 
+    it.effect("an inbound message's time is at most a day after its id's (the lists' recent months rely on it)", () =>
+      Effect.gen(function*() {
+        const t = Date.UTC(2027, 0, 15, 12)
+        yield* (yield* PartitionsRepo.PartitionsRepo).makeAhead(t)
+        const c = yield* conversation(t - DAY)
+        // WhatsApp's clock three days ahead of ours
+        const ahead = yield* (yield* MessagesRepo.MessagesRepo).insert({
+          id: idAt("msg", t),
+          workspaceId: c.workspaceId,
+          channelId: c.channelId,
+          conversationId: c.conversationId,
+          contactId: c.contactId,
+          direction: "inbound",
+          from: "+4915112345678",
+          to: "+15550100001",
+          body: "from the future",
+          category: "utility",
+          priority: MessageCategory.PRIORITY.utility,
+          status: "delivered",
+          metadata: {},
+          now: Schemas.toTimestamp(t + 3 * DAY),
+          providerMessageId: "wamid.ahead"
+        })
+        assert.strictEqual(ahead.created_at, Schemas.toTimestamp(t + Partitions.CLOCK_SLACK_MS))
+      }))
+
     it.effect("an inbound message heard again in a later month is not recorded a second time", () =>
       Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient

@@ -280,15 +280,8 @@ const awaitingKind = (message: WAMessage): MessageContent.AwaitingContentKind | 
 }
 
 /**
- * How far after we hear a message WhatsApp's time of it may lie (clocks differ); a later time is
- * taken as this. So a message's time is never more than a day after its id's, which the message
- * lists rely on to read only the recent months (packages/db `MessagesRepo.list`).
- */
-const MAX_AHEAD_MS = 24 * 3600 * 1000
-
-/**
  * One message of a `messages.upsert` batch (`notify` or `append`), translated. `now` (epoch ms)
- * stands in for a missing timestamp, and bounds a time far ahead (`MAX_AHEAD_MS`).
+ * stands in for a missing timestamp.
  */
 export const fromBaileys = (message: WAMessage, now: number): Translation => {
   const key = message.key
@@ -324,7 +317,7 @@ export const fromBaileys = (message: WAMessage, now: number): Translation => {
   )
   const inGroup = group === null ? {} : { groupChat: group }
   const seconds = count(message.messageTimestamp) ?? 0
-  const at = seconds > 0 ? Math.min(seconds * 1000, now + MAX_AHEAD_MS) : now
+  const at = seconds > 0 ? seconds * 1000 : now
   if (!content || type === null) {
     const awaiting = awaitingKind(message)
     if (awaiting === undefined) return group ? ignored("group_update", key.participant ?? null) : ignored("no_content")

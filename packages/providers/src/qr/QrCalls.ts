@@ -77,13 +77,9 @@ export const make = (options: {
   const handle = (events: ReadonlyArray<WACallEvent>) =>
     Effect.forEach(events, (event) =>
       Effect.gen(function*() {
-        // WhatsApp's time of the call, at most a day after we hear it (clocks differ): a call is
-        // recorded as a message, whose time the message lists take as never more than a day
-        // after its id's (packages/db `MessagesRepo.list`)
-        const now = yield* Clock.currentTimeMillis
         const at = event.date instanceof Date && !Number.isNaN(event.date.getTime())
-          ? Math.min(event.date.getTime(), now + 24 * 3600 * 1000)
-          : now
+          ? event.date.getTime()
+          : yield* Clock.currentTimeMillis
         if (event.isGroup === true || event.groupJid !== undefined) {
           // group calls are not a contact's: logged, never a conversation's
           return yield* Effect.logDebug("qr group call ignored").pipe(Effect.annotateLogs(annotations))
