@@ -5,9 +5,11 @@
  * `ConversationStateMachine`.
  */
 import { SqlClient, SqlSchema } from "@effect/sql"
+import type * as Statement from "@effect/sql/Statement"
 import { ArrivalEvents, Conversations, ConversationStateMachine, Ids, type Pagination } from "@switchboard/domain"
-import { Effect, Option, Schema } from "effect"
+import { Clock, Effect, Option, Schema } from "effect"
 import { EventsRepo } from "./EventsRepo.js"
+import { CLOCK_SLACK_MS, idBound, recentFrom } from "./Partitions.js"
 import { dieOnDatabaseError, iso, isoOrNull, TimestampColumn } from "./Rows.js"
 import { columnsOfMessage, MessageColumns, messageOfColumns } from "./rows/MessageRows.js"
 import { conversationArrivalCtes } from "./statements/ConversationArrival.js"
@@ -138,15 +140,31 @@ export class ConversationsRepo extends Effect.Service<ConversationsRepo>()("@swi
     const sql = yield* SqlClient.SqlClient
     const events = yield* EventsRepo
 
-    // the thread's newest message as one JSON value (its timestamps as strings: `TimestampColumn`),
-    // one step down `messages_conversation_created`
-    const lastMessage = sql`(SELECT to_jsonb(m) FROM messages m WHERE m.conversation_id = c.id
-        ORDER BY m.created_at DESC, m.id DESC LIMIT 1) AS last_message`
+    // The thread of row `c` read at `now` (epoch ms): its newest message and its inbound messages
+    // after the read marker, from the recent months alone when they settle it (`Partitions.RECENT_MS`:
+    // no older month holds a message after `settled`), from every month otherwise (each subquery of
+    // a COALESCE or CASE runs only when reached)
+    const thread = (now: number) => {
+      const from = recentFrom(now)
+      const recent = sql`m.id >= ${idBound(sql, Ids.idFloor("msg", from))}`
+      const settled = new Date(from + CLOCK_SLACK_MS).toISOString()
+      const newest = (where: Statement.Fragment) =>
+        sql`(SELECT to_jsonb(m) FROM messages m WHERE m.conversation_id = c.id ${where}
+          ORDER BY m.created_at DESC, m.id DESC LIMIT 1)`
+      const unread = (where: Statement.Fragment) =>
+        sql`(SELECT count(*)::int FROM messages m WHERE m.conversation_id = c.id AND m.direction = 'inbound'
+          AND (c.last_read_at IS NULL OR m.created_at > c.last_read_at) ${where})`
+      // the newest message as one JSON value (its timestamps as strings: `TimestampColumn`), one
+      // step down `messages_conversation_created` of each month read
+      return sql`CASE WHEN c.last_read_at >= ${settled}::timestamptz THEN ${unread(sql`AND ${recent}`)}
+          ELSE ${unread(sql``)} END AS unread_count,
+        COALESCE(${newest(sql`AND ${recent} AND m.created_at >= ${settled}::timestamptz`)}, ${newest(sql``)})
+          AS last_message`
+    }
     // the inbox's view of rows `c` (the contact joined, inbound messages after the read marker counted)
-    const view = sql`c.*, k.id IS NOT NULL AS contact_found, k.phone_number AS contact_phone_number,
-      k.whatsapp_lid AS contact_whatsapp_lid, k.name AS contact_name,
-      (SELECT count(*)::int FROM messages m WHERE m.conversation_id = c.id AND m.direction = 'inbound'
-        AND (c.last_read_at IS NULL OR m.created_at > c.last_read_at)) AS unread_count, ${lastMessage}`
+    const view = (now: number) =>
+      sql`c.*, k.id IS NOT NULL AS contact_found, k.phone_number AS contact_phone_number,
+      k.whatsapp_lid AS contact_whatsapp_lid, k.name AS contact_name, ${thread(now)}`
 
     /** The conversation of (channel, contact or group chat) for a message (`upsertConversation`). */
     const arrive = (
@@ -228,14 +246,14 @@ export class ConversationsRepo extends Effect.Service<ConversationsRepo>()("@swi
     )
 
     const findOne = SqlSchema.findOne({
-      Request: Schema.Struct({ workspaceId: Schema.String, id: Schema.String }),
+      Request: Schema.Struct({ workspaceId: Schema.String, id: Schema.String, now: Schema.Number }),
       Result: ConversationRow,
-      execute: ({ id, workspaceId }) =>
-        sql`SELECT ${view} FROM conversations c LEFT JOIN contacts k ON k.id = c.contact_id
+      execute: ({ id, now, workspaceId }) =>
+        sql`SELECT ${view(now)} FROM conversations c LEFT JOIN contacts k ON k.id = c.contact_id
           WHERE c.workspace_id = ${workspaceId} AND c.id = ${id}`
     })
     const find = Effect.fn("ConversationsRepo.find")(function*(workspaceId: string, id: string) {
-      return yield* findOne({ workspaceId, id })
+      return yield* findOne({ workspaceId, id, now: yield* Clock.currentTimeMillis })
     }, dieOnDatabaseError)
 
     const list = Effect.fn("ConversationsRepo.list")(function*(
@@ -244,11 +262,12 @@ export class ConversationsRepo extends Effect.Service<ConversationsRepo>()("@swi
       limit: number,
       after: Pagination.CursorPosition | undefined
     ) {
+      const now = yield* Clock.currentTimeMillis
       const rows = yield* SqlSchema.findAll({
         Request: Schema.Void,
         Result: ConversationRow,
         execute: () =>
-          sql`SELECT ${view} FROM conversations c LEFT JOIN contacts k ON k.id = c.contact_id
+          sql`SELECT ${view(now)} FROM conversations c LEFT JOIN contacts k ON k.id = c.contact_id
           WHERE c.workspace_id = ${workspaceId}
           ${filters.status ? sql`AND c.status = ${filters.status}` : sql``}
           ${filters.channelId ? sql`AND c.channel_id = ${filters.channelId}` : sql``}
@@ -299,11 +318,7 @@ export class ConversationsRepo extends Effect.Service<ConversationsRepo>()("@swi
             FROM next WHERE c.id = next.id
             RETURNING c.*, next.prior_status, next.prior_assignee_id, next.prior_last_read_at
           )
-          SELECT c.*, k.id IS NOT NULL AS contact_found, k.phone_number AS contact_phone_number,
-      k.whatsapp_lid AS contact_whatsapp_lid, k.name AS contact_name,
-            (SELECT count(*)::int FROM messages m WHERE m.conversation_id = c.id AND m.direction = 'inbound'
-              AND (c.last_read_at IS NULL OR m.created_at > c.last_read_at)) AS unread_count, ${lastMessage}
-          FROM moved c LEFT JOIN contacts k ON k.id = c.contact_id`
+          SELECT ${view(Date.parse(u.now))} FROM moved c LEFT JOIN contacts k ON k.id = c.contact_id`
     })
 
     /**

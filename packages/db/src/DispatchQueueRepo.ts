@@ -10,7 +10,7 @@ import { SqlClient } from "@effect/sql"
 import type * as Statement from "@effect/sql/Statement"
 import { MessageCategory, type MessageContent, Schemas } from "@switchboard/domain"
 import { Clock, Effect } from "effect"
-import { idBound, queuedWindow } from "./Partitions.js"
+import { idBound, idsFrom, queuedWindow } from "./Partitions.js"
 import { dieOnDatabaseError } from "./Rows.js"
 import {
   decodeBacklog,
@@ -84,6 +84,15 @@ export const DispatchOrder = {
   /** joins a row's waiting recipients for `notWaitingColumn` (numbers hold no unit separator) */
   joinWaiting: (waiting: ReadonlyArray<string>): string | null => waiting.length === 0 ? null : waiting.join("\x1f")
 }
+
+/**
+ * `AND` `column` (a message id) of a message made at `madeSince` (epoch ms) or later, to the day (a
+ * day of clock slack: `Partitions.idsFrom`), so the statement reads only the months since; every
+ * month when `madeSince` is undefined. The sweeps take it from the sweeper (`MessageSweeper`): a
+ * message not settled yet is at most a day old once a sweep has read every month.
+ */
+const madeSinceOf = (sql: SqlClient.SqlClient, column: string, madeSince: number | undefined) =>
+  madeSince === undefined ? sql`` : sql`AND ${idsFrom(sql, "msg", column, madeSince)}`
 
 export class DispatchQueueRepo extends Effect.Service<DispatchQueueRepo>()("@switchboard/db/DispatchQueueRepo", {
   effect: Effect.gen(function*() {
@@ -187,31 +196,53 @@ export class DispatchQueueRepo extends Effect.Service<DispatchQueueRepo>()("@swi
       dieOnDatabaseError
     )
 
-    /** Ids of messages queued (or waiting for a retry) before `cutoff`. */
-    const staleQueued = Effect.fn("DispatchQueueRepo.staleQueued")(function*(cutoff: string, limit: number) {
+    /**
+     * Ids of messages queued (or waiting for a retry) before `cutoff`; only those made since
+     * `madeSince` (epoch ms) when given (`madeSinceOf`).
+     */
+    const staleQueued = Effect.fn("DispatchQueueRepo.staleQueued")(function*(
+      cutoff: string,
+      limit: number,
+      madeSince?: number
+    ) {
       const rows = yield* decodeIds(
         yield* sql`SELECT id FROM messages
-        WHERE status IN ('queued', 'failed_retryable') AND created_at < ${cutoff} LIMIT ${limit}`
+        WHERE status IN ('queued', 'failed_retryable') AND created_at < ${cutoff}
+          ${madeSinceOf(sql, "id", madeSince)} LIMIT ${limit}`
       )
       return rows.map((r) => r.id)
     }, dieOnDatabaseError)
 
-    /** Messages left in `dispatching` (their dispatcher died) since before `cutoff`. */
-    const stuckDispatching = Effect.fn("DispatchQueueRepo.stuckDispatching")(function*(cutoff: string, limit: number) {
+    /**
+     * Messages left in `dispatching` (their dispatcher died) since before `cutoff`; only those made
+     * since `madeSince` (epoch ms) when given (`madeSinceOf`).
+     */
+    const stuckDispatching = Effect.fn("DispatchQueueRepo.stuckDispatching")(function*(
+      cutoff: string,
+      limit: number,
+      madeSince?: number
+    ) {
       return yield* decodeStuck(
         yield* sql`SELECT id, attempts FROM messages
-        WHERE status = 'dispatching' AND updated_at < ${cutoff} LIMIT ${limit}`
+        WHERE status = 'dispatching' AND updated_at < ${cutoff}
+          ${madeSinceOf(sql, "id", madeSince)} LIMIT ${limit}`
       )
     }, dieOnDatabaseError)
 
     /**
      * Messages the provider took and never acknowledged since `cutoff` (`PROVIDER_ACK_TIMEOUT_MS`);
-     * the partial index `messages_in_flight` serves it.
+     * the partial index `messages_in_flight` serves it. Only those made since `madeSince` (epoch
+     * ms) when given (`madeSinceOf`).
      */
-    const unacknowledged = Effect.fn("DispatchQueueRepo.unacknowledged")(function*(cutoff: string, limit: number) {
+    const unacknowledged = Effect.fn("DispatchQueueRepo.unacknowledged")(function*(
+      cutoff: string,
+      limit: number,
+      madeSince?: number
+    ) {
       const rows = yield* decodeIds(
         yield* sql`SELECT id FROM messages
-        WHERE status = 'provider_accepted' AND updated_at < ${cutoff} LIMIT ${limit}`
+        WHERE status = 'provider_accepted' AND updated_at < ${cutoff}
+          ${madeSinceOf(sql, "id", madeSince)} LIMIT ${limit}`
       )
       return rows.map((r) => r.id)
     }, dieOnDatabaseError)
@@ -225,12 +256,19 @@ export class DispatchQueueRepo extends Effect.Service<DispatchQueueRepo>()("@swi
       return rows.map((r) => r.id)
     }, dieOnDatabaseError)
 
-    /** Undispatched messages of archived channels (their cancellation was lost). */
-    const undispatchedOfArchived = Effect.fn("DispatchQueueRepo.undispatchedOfArchived")(function*(limit: number) {
+    /**
+     * Undispatched messages of archived channels (their cancellation was lost); only those made
+     * since `madeSince` (epoch ms) when given (`madeSinceOf`).
+     */
+    const undispatchedOfArchived = Effect.fn("DispatchQueueRepo.undispatchedOfArchived")(function*(
+      limit: number,
+      madeSince?: number
+    ) {
       // `failed_retryable` never outlives its transaction (DispatchFailed re-queues in the same one)
       const rows = yield* decodeIds(
         yield* sql`SELECT m.id FROM channels c JOIN messages m ON m.channel_id = c.id
-        WHERE c.status = 'archived' AND m.status = 'queued' LIMIT ${limit}`
+        WHERE c.status = 'archived' AND m.status = 'queued' ${madeSinceOf(sql, "m.id", madeSince)}
+        LIMIT ${limit}`
       )
       return rows.map((r) => r.id)
     }, dieOnDatabaseError)
@@ -252,16 +290,18 @@ export class DispatchQueueRepo extends Effect.Service<DispatchQueueRepo>()("@swi
         readonly limit: number
         /** paging like `channelsWithDueWork`: channel ids after this one, in order */
         readonly after?: string
+        /** only messages made since then (epoch ms; `madeSinceOf`), or every month */
+        readonly madeSince?: number | undefined
       }) {
         const rows = yield* decodeChannelIds(
           yield* sql`SELECT channel_id FROM (
             SELECT channel_id FROM messages
               WHERE status = 'provider_accepted' AND updated_at < ${input.overdueBefore}
-                AND updated_at > ${input.acceptedAfter}
+                AND updated_at > ${input.acceptedAfter} ${madeSinceOf(sql, "id", input.madeSince)}
             UNION
             SELECT channel_id FROM messages
               WHERE direction = 'outbound' AND status IN ('sent', 'delivered') AND updated_at < ${input.overdueBefore}
-                AND updated_at > ${input.laterStagesAfter}
+                AND updated_at > ${input.laterStagesAfter} ${madeSinceOf(sql, "id", input.madeSince)}
           ) overdue WHERE channel_id > ${input.after ?? ""}
           ORDER BY channel_id LIMIT ${input.limit}`
         )

@@ -10,7 +10,7 @@ import { ArrivalEvents, type Contacts, Ids } from "@switchboard/domain"
 import { Effect, Option, Schema } from "effect"
 import { EventsRepo } from "./EventsRepo.js"
 import { dieOnDatabaseError } from "./Rows.js"
-import { lidMerge, type LidMergeInput } from "./statements/LidMerge.js"
+import { lidMerge, type LidMergeInput, messagesSinceContact } from "./statements/LidMerge.js"
 
 /** A contact as the LID rules see it: its id (typed while decoding), number and LID. */
 export const LidContact = Schema.Struct({
@@ -89,7 +89,8 @@ export class LidRepo extends Effect.Service<LidRepo>()("@switchboard/db/LidRepo"
     const setPhone = Effect.fn("LidRepo.setPhone")(function*(contactId: string, phone: string, now: string) {
       yield* sql`UPDATE contacts SET phone_number = ${phone}, updated_at = ${now} WHERE id = ${contactId}`
       yield* sql`UPDATE messages SET from_number = ${phone}
-        WHERE contact_id = ${contactId} AND direction = 'inbound' AND from_number IS NULL`
+        WHERE contact_id = ${contactId} AND direction = 'inbound' AND from_number IS NULL
+          AND ${messagesSinceContact(sql, "id", contactId)}`
     }, dieOnDatabaseError)
 
     /** Folds contact `from` (known by LID alone) into `into` (the phone number's contact): `statements/LidMerge.ts`. */

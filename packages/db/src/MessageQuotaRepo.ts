@@ -6,6 +6,7 @@
  */
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
+import * as Partitions from "./Partitions.js"
 import { CountRow, dieOnDatabaseError } from "./Rows.js"
 
 /**
@@ -26,7 +27,8 @@ export class MessageQuotaRepo extends Effect.Service<MessageQuotaRepo>()("@switc
 
     /** Outbound messages on non-sandbox channels accepted at or after `since` (whatever became of them). */
     const acceptedSince = Effect.fn("MessageQuotaRepo.acceptedSince")(function*(workspaceId: string, since: string) {
-      // read after the lock: a new statement, so a snapshot with every send committed before us
+      // read after the lock: a new statement, so a snapshot with every send committed before us.
+      // An outbound message's `created_at` is the time of its id: the partitions from `since` on
       const row = yield* SqlSchema.findOne({
         Request: Schema.Void,
         Result: CountRow,
@@ -34,6 +36,7 @@ export class MessageQuotaRepo extends Effect.Service<MessageQuotaRepo>()("@switc
           sql`SELECT count(*)::int AS n FROM messages m
             JOIN channels c ON c.id = m.channel_id
             WHERE m.workspace_id = ${workspaceId} AND m.created_at >= ${since} AND m.direction = 'outbound'
+              AND ${Partitions.idsFrom(sql, "msg", "m.id", Date.parse(since))}
               AND c.provider <> 'sandbox'`
       })(undefined)
       return Option.match(row, { onNone: () => 0, onSome: (r) => r.n })

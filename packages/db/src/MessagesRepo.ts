@@ -15,9 +15,9 @@ import {
   Messaging,
   type Pagination
 } from "@switchboard/domain"
-import { Effect, Option, Schema } from "effect"
+import { Clock, Effect, Option, Schema } from "effect"
 import { EventsRepo } from "./EventsRepo.js"
-import { idBound } from "./Partitions.js"
+import { CLOCK_SLACK_MS, idBound, recentFrom } from "./Partitions.js"
 import { dieOnDatabaseError } from "./Rows.js"
 import { decodeClaimedIds, decodeMarkedRead, decodeMessages, TransitionRow } from "./rows/MessageRows.js"
 import { makeMessageTransitions } from "./statements/MessageTransitions.js"
@@ -81,7 +81,13 @@ export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/d
       readonly mentions?: ReadonlyArray<string> | undefined
     }) {
       const type = input.type ?? (input.template ? "template" : "text")
-      const delivered = input.status === "delivered" ? input.now : null
+      // an inbound message's time is WhatsApp's (earlier than its id's, or later if the clocks
+      // differ): at most a day after its id's, which newest-first reads rely on (`list`)
+      const made = Ids.idTime(input.id)
+      const now = made !== undefined && Date.parse(input.now) > made + CLOCK_SLACK_MS
+        ? new Date(made + CLOCK_SLACK_MS).toISOString()
+        : input.now
+      const delivered = input.status === "delivered" ? now : null
       // the message and the first row of its timeline in one round trip; an inbound message's
       // provider id claimed in `message_provider_ids` by the same statement (taken: the channel
       // recorded that message already, in any month; unique violation)
@@ -99,7 +105,7 @@ export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/d
           VALUES (${input.id}, ${input.workspaceId}, ${input.channelId}, ${input.conversationId}, ${input.contactId},
             ${input.direction}, ${input.from}, ${input.to}, ${type}, ${input.body},
             ${input.template ? JSON.stringify(input.template) : null}::jsonb, ${input.category}, ${input.priority},
-            ${input.status}, ${JSON.stringify(input.metadata)}::jsonb, ${input.now}, ${input.now}, ${delivered},
+            ${input.status}, ${JSON.stringify(input.metadata)}::jsonb, ${now}, ${now}, ${delivered},
             ${input.providerMessageId ?? null},
             ${input.content === undefined ? null : JSON.stringify(input.content)}::jsonb, ${input.replyTo ?? null},
             ${input.senderLid ?? null}, ${input.mediaId ?? null}, ${input.mediaId ? "pending" : null},
@@ -165,26 +171,52 @@ export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/d
       return Option.fromNullable(rows[0])
     }, dieOnDatabaseError)
 
-    const list = Effect.fn("MessagesRepo.list")(function*(
+    /** A page of `list` among the ids in `[lower, upper)` (`undefined`: no bound on that side). */
+    const page = (
       workspaceId: string,
       filters: MessageFilters,
+      ids: { readonly lower: string | undefined; readonly upper: string | undefined },
       limit: number,
       after: Pagination.CursorPosition | undefined
-    ) {
-      const rows = yield* sql`SELECT * FROM messages WHERE workspace_id = ${workspaceId}
-        ${
-        filters.ids
-          ? sql`AND id >= ${idBound(sql, filters.ids.lower)} AND id < ${idBound(sql, filters.ids.upper)}`
-          : sql``
-      }
+    ) =>
+      Effect.flatMap(
+        sql`SELECT * FROM messages WHERE workspace_id = ${workspaceId}
+        ${ids.lower === undefined ? sql`` : sql`AND id >= ${idBound(sql, ids.lower)}`}
+        ${ids.upper === undefined ? sql`` : sql`AND id < ${idBound(sql, ids.upper)}`}
         ${filters.status ? sql`AND status = ${filters.status}` : sql``}
         ${filters.direction ? sql`AND direction = ${filters.direction}` : sql``}
         ${filters.category ? sql`AND category = ${filters.category}` : sql``}
         ${filters.channelId ? sql`AND channel_id = ${filters.channelId}` : sql``}
         ${filters.conversationId ? sql`AND conversation_id = ${filters.conversationId}` : sql``}
         ${after ? sql`AND (created_at, id) < (${after.created_at}::timestamptz, ${after.id})` : sql``}
-        ORDER BY created_at DESC, id DESC LIMIT ${limit + 1}`
-      return yield* decodeMessages(rows)
+        ORDER BY created_at DESC, id DESC LIMIT ${limit + 1}`,
+        decodeMessages
+      )
+
+    /**
+     * A page of the workspace's messages, newest first (`created_at`, then id), `limit` and one
+     * more (has more?). A page is read from every month it may take rows from (a Merge Append takes
+     * a step down each month's index), so it is tried first on the recent months before its start
+     * (its cursor, or now: `Partitions.RECENT_MS`), which settle it when the try's last row is
+     * newer than `recentFrom` plus a day; otherwise it is read again from every month (or the
+     * retention window's). The try has no upper bound of its own (the months ahead are empty: a
+     * step down each one's index), so a test's clock set back hides no row.
+     */
+    const list = Effect.fn("MessagesRepo.list")(function*(
+      workspaceId: string,
+      filters: MessageFilters,
+      limit: number,
+      after: Pagination.CursorPosition | undefined
+    ) {
+      const now = yield* Clock.currentTimeMillis
+      const from = recentFrom(after === undefined ? now : Date.parse(after.created_at))
+      const recent = Ids.idFloor("msg", from)
+      if (filters.ids === undefined || filters.ids.lower < recent) {
+        const rows = yield* page(workspaceId, filters, { lower: recent, upper: filters.ids?.upper }, limit, after)
+        const last = rows[limit]
+        if (last !== undefined && Date.parse(last.created_at) >= from + CLOCK_SLACK_MS) return rows
+      }
+      return yield* page(workspaceId, filters, { lower: filters.ids?.lower, upper: filters.ids?.upper }, limit, after)
     }, dieOnDatabaseError)
 
     /** Whether the channel recorded this provider's message already (an inbound message heard twice). */

@@ -12,6 +12,8 @@
  * `partitionExisting` (a migration) turns a table with its rows into the first partition of a new
  * partitioned table; `ensure` makes the months ahead; `dropBefore` applies retention by dropping
  * whole partitions. The runner's `PartitionKeeper` calls the last two through `PartitionsRepo`.
+ * Over 350 lines on purpose: the id windows the statements carry and the partitions they prune
+ * follow one rule (an id's first characters are its time), kept in one place.
  */
 import { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
@@ -107,6 +109,46 @@ export const dayCeil = (ms: number) => dayFloor(ms) + DAY_MS
  * (the pool prepares at most `PreparedStatements.MAX_NAMED` texts per connection).
  */
 export const idBound = (sql: SqlClient.SqlClient, bound: string) => sql.literal(literal(bound))
+
+/**
+ * `column` (an id column of `prefix`, `alias.column` allowed) of a row made at `from` (epoch ms) or
+ * later, a day of clock slack before it, to the day, as a constant (`idBound`): for a statement
+ * whose rows cannot be older than `from` (a message is never older than the contact it names),
+ * which then reads only the partitions since. No upper bound: the months ahead are empty (one
+ * step down each one's index), and a bound from the reader's clock would hide rows from a test's
+ * clock set back.
+ */
+export const idsFrom = (sql: SqlClient.SqlClient, prefix: Ids.IdPrefix, column: string, from: number) =>
+  sql`${sql.literal(column.split(".").map(ident).join("."))} >= ${
+    idBound(sql, Ids.idFloor(prefix, dayFloor(from - CLOCK_SLACK_MS)))
+  }`
+
+/**
+ * Newest-first reads of messages (a list's page, the inbox's last message and unread count) look
+ * first at the messages made in this long before their start (a month and a day: one or two
+ * partitions). Their order is `created_at`, WhatsApp's time for an inbound message (earlier than
+ * its id's, never more than `CLOCK_SLACK_MS` later: `MessagesRepo.insert` bounds it), so no message of an
+ * older month has a `created_at` after `recentFrom(start) + CLOCK_SLACK_MS`: a read whose rows
+ * are all after that is settled by the recent months alone, and reads every month otherwise.
+ */
+export const RECENT_MS = 31 * 24 * 3600 * 1000
+
+/** The start of the recent months of a read starting at `start` (epoch ms): `RECENT_MS` before, to the day. */
+export const recentFrom = (start: number) => dayFloor(start - RECENT_MS)
+
+/**
+ * `column` (an id column, `alias.column` allowed) within `window` (`idWindow`'s bounds), the
+ * bounds written as constants (`idBound`): the statement reads only the partitions of the window,
+ * on its generic plan too.
+ */
+export const inWindow = (
+  sql: SqlClient.SqlClient,
+  column: string,
+  window: { readonly lower: string; readonly upper: string }
+) => {
+  const c = sql.literal(column.split(".").map(ident).join("."))
+  return sql`${c} >= ${idBound(sql, window.lower)} AND ${c} < ${idBound(sql, window.upper)}`
+}
 
 /**
  * The least and greatest of `ids` (not empty): a batch's ids as a range, which a statement adds

@@ -74,6 +74,24 @@ export interface QrSafetyOverrides {
 /** How long before its window a message handed to WhatsApp in it may have been made (`usage`). */
 const HANDED_OVER_SLACK_MS = 7 * 24 * 3600 * 1000
 
+/**
+ * The ids of the messages a channel's counts at `now` (epoch ms) can hold, so the partitions they
+ * read (docs/OPERATING.md "Partitions and retention"), to the day (`Partitions.idBound`):
+ * - `handed`: handed to WhatsApp after `since` (`sent_at`, or `updated_at` while
+ *   `provider_accepted`): a message is handed over within a day of being made (it expires then),
+ *   and WhatsApp's ack of it comes within the hour; a week before `since` leaves room to spare;
+ * - `unsent`: not sent yet (`queued`, `dispatching`): at most a day old, a day of clock slack aside
+ *   (`Partitions.queuedWindow`);
+ */
+const countWindows = (since: string, now: number) => ({
+  handed: Partitions.idWindow(
+    "msg",
+    Partitions.dayFloor(Date.parse(since) - HANDED_OVER_SLACK_MS),
+    Partitions.dayCeil(now)
+  ),
+  unsent: Partitions.queuedWindow(now)
+})
+
 export class QrSafetyRepo extends Effect.Service<QrSafetyRepo>()("@switchboard/db/QrSafetyRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -89,34 +107,23 @@ export class QrSafetyRepo extends Effect.Service<QrSafetyRepo>()("@switchboard/d
      * `dispatching`).
      */
     const usage = Effect.fn("QrSafetyRepo.usage")(function*(channelId: string, since: string) {
-      // the messages that can count, by id (so by partition, docs/OPERATING.md "Partitions and
-      // retention"): a message is handed over within a day of being made (it expires then), and
-      // WhatsApp's ack of it comes within the hour; a week before `since` leaves room to spare.
-      // Unsent ones (`queued`, `dispatching`) are at most a day old, a day of clock slack aside
-      const handed = Partitions.idWindow(
-        "msg",
-        Partitions.dayFloor(Date.parse(since) - HANDED_OVER_SLACK_MS),
-        Partitions.dayCeil(yield* Clock.currentTimeMillis)
-      )
-      const unsent = Partitions.queuedWindow(yield* Clock.currentTimeMillis)
+      const { handed, unsent } = countWindows(since, yield* Clock.currentTimeMillis)
       // ONE statement, so one snapshot: with two, a message dispatched in between (`dispatching`
       // when the handed-over ones were read, `provider_accepted` when the unsent were counted)
       // counted in neither, and a send past the cap got in
       const rows = yield* decodeUsage(
         yield* sql`SELECT sent_at AS at, NULL::int AS queued FROM messages
           WHERE channel_id = ${channelId} AND direction = 'outbound' AND sent_at > ${since}
-            AND id >= ${Partitions.idBound(sql, handed.lower)} AND id < ${Partitions.idBound(sql, handed.upper)}
+            AND ${Partitions.inWindow(sql, "id", handed)}
         UNION ALL
         SELECT updated_at, NULL FROM messages
           WHERE channel_id = ${channelId} AND status = 'provider_accepted' AND sent_at IS NULL
-            AND updated_at > ${since} AND id >= ${Partitions.idBound(sql, handed.lower)} AND id < ${
-          Partitions.idBound(sql, handed.upper)
-        }
+            AND updated_at > ${since} AND ${Partitions.inWindow(sql, "id", handed)}
         UNION ALL
         SELECT NULL, ((SELECT count(*) FROM messages WHERE channel_id = ${channelId} AND status = 'queued'
-            AND id >= ${Partitions.idBound(sql, unsent.lower)} AND id < ${Partitions.idBound(sql, unsent.upper)})
+            AND ${Partitions.inWindow(sql, "id", unsent)})
           + (SELECT count(*) FROM messages WHERE channel_id = ${channelId} AND status = 'dispatching'
-            AND id >= ${Partitions.idBound(sql, unsent.lower)} AND id < ${Partitions.idBound(sql, unsent.upper)}))::int`
+            AND ${Partitions.inWindow(sql, "id", unsent)}))::int`
       )
       return {
         sentAt: rows.filter((r) => r.queued === null).map((r) => new Date(r.at!).getTime()),
@@ -134,6 +141,7 @@ export class QrSafetyRepo extends Effect.Service<QrSafetyRepo>()("@switchboard/d
      * (`DispatchOrder.due`). `None` when no such channel.
      */
     const health = Effect.fn("QrSafetyRepo.health")(function*(channelId: string, since: string, now: string) {
+      const { handed, unsent } = countWindows(since, Date.parse(now))
       const rows = yield* decodeHealth(
         yield* sql`SELECT
           (SELECT daily_limit FROM qr_safety_limits l
@@ -141,13 +149,16 @@ export class QrSafetyRepo extends Effect.Service<QrSafetyRepo>()("@switchboard/d
           (SELECT daily_limit FROM qr_safety_limits l WHERE l.channel_id = c.id) AS channel_limit,
           (SELECT count(*) FROM messages m WHERE m.channel_id = c.id AND (
             (m.direction = 'outbound' AND m.sent_at > ${since})
-            OR (m.status = 'provider_accepted' AND m.sent_at IS NULL AND m.updated_at > ${since})))::int AS sent,
-          ((SELECT count(*) FROM messages m WHERE m.channel_id = c.id AND m.status = 'queued')
-            + (SELECT count(*) FROM messages m WHERE m.channel_id = c.id AND m.status = 'dispatching'))::int AS queued,
+            OR (m.status = 'provider_accepted' AND m.sent_at IS NULL AND m.updated_at > ${since}))
+            AND ${Partitions.inWindow(sql, "m.id", handed)})::int AS sent,
+          ((SELECT count(*) FROM messages m WHERE m.channel_id = c.id AND m.status = 'queued'
+              AND ${Partitions.inWindow(sql, "m.id", unsent)})
+            + (SELECT count(*) FROM messages m WHERE m.channel_id = c.id AND m.status = 'dispatching'
+              AND ${Partitions.inWindow(sql, "m.id", unsent)}))::int AS queued,
           s.new_contacts, s.existing_contacts,
           r.on_whatsapp, r.not_on_whatsapp,
           CASE WHEN c.qr_timelock_until > ${now} THEN (SELECT count(*) FROM messages m
-            WHERE m.channel_id = c.id AND m.status = 'queued'
+            WHERE m.channel_id = c.id AND m.status = 'queued' AND ${Partitions.inWindow(sql, "m.id", unsent)}
               AND NOT EXISTS (SELECT 1 FROM conversations cv WHERE cv.id = m.conversation_id
                 AND (cv.last_inbound_at IS NOT NULL OR cv.group_chat_id IS NOT NULL)))::int ELSE 0 END AS held,
           c.qr_linked_at AS linked_at, o.mode, o.max_per_day, c.qr_timelock_until AS timelock_until,
@@ -163,7 +174,8 @@ export class QrSafetyRepo extends Effect.Service<QrSafetyRepo>()("@switchboard/d
           FROM messages m JOIN conversations cv ON cv.id = m.conversation_id
           -- the workspace's (workspace_id, created_at) index bounds this to the window's messages
           WHERE m.workspace_id = c.workspace_id AND m.channel_id = c.id AND m.direction = 'outbound'
-            AND m.created_at > ${since}
+            -- an outbound message's created_at is the time of its id: the months since the window's start
+            AND m.created_at > ${since} AND ${Partitions.idsFrom(sql, "msg", "m.id", Date.parse(since))}
             AND m.status NOT IN ('cancelled', 'expired')) s
         CROSS JOIN LATERAL (SELECT count(*) FILTER (WHERE k.on_whatsapp)::int AS on_whatsapp,
             count(*) FILTER (WHERE NOT k.on_whatsapp)::int AS not_on_whatsapp

@@ -11,6 +11,7 @@
 import { SqlClient } from "@effect/sql"
 import { LidAddress, type QrWarmUp } from "@switchboard/domain"
 import { Effect, Schema } from "effect"
+import * as Partitions from "./Partitions.js"
 import { dieOnDatabaseError, TimestampColumn } from "./Rows.js"
 
 export interface WarmUpFacts {
@@ -108,12 +109,13 @@ export class QrWarmUpRepo extends Effect.Service<QrWarmUpRepo>()("@switchboard/d
      * workspace's (workspace_id, created_at) index, instead of scanning the channel's history.
      */
     const newContactSends = Effect.fn("QrWarmUpRepo.newContactSends")(function*(channelId: string, since: string) {
+      // an outbound message's `created_at` is the time of its id: the partitions from `since` on
       const rows = yield* sql`SELECT m.created_at AS at
         FROM channels c JOIN conversations cv ON cv.channel_id = c.id
           JOIN messages m ON m.conversation_id = cv.id
         WHERE c.id = ${channelId} AND cv.last_inbound_at IS NULL AND cv.group_chat_id IS NULL
           AND m.workspace_id = c.workspace_id AND m.direction = 'outbound' AND m.created_at > ${since}
-          AND m.status NOT IN ('cancelled', 'expired')`
+          AND ${Partitions.idsFrom(sql, "msg", "m.id", Date.parse(since))} AND m.status NOT IN ('cancelled', 'expired')`
       return (yield* decodeSendTimes(rows)).map((r) => new Date(r.at).getTime())
     }, dieOnDatabaseError)
 

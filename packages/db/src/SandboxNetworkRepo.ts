@@ -11,6 +11,7 @@ import { SqlClient } from "@effect/sql"
 import { MessageStateMachine } from "@switchboard/domain"
 import { Effect, Option, Schema } from "effect"
 import * as GroupCommit from "./GroupCommit.js"
+import * as Partitions from "./Partitions.js"
 import { decodeRows, dieOnDatabaseError, iso, isoOrNull, TimestampColumn } from "./Rows.js"
 
 export type NetworkStage = "sent" | "delivered" | "read"
@@ -167,13 +168,21 @@ export class SandboxNetworkRepo extends Effect.Service<SandboxNetworkRepo>()("@s
       // The lateral `OFFSET 0` keeps it so whatever the statistics say: with `messages` last
       // analyzed during a bulk load the planner went back to the deliveries (4,435 pages a call at
       // 1M rows, 11g).
+      // Only the months of messages the network could have sent after `notBefore` (a row needs
+      // its delivery's `sent_at` after it): a message is handed to the network within a day of
+      // being made (it expires then) and the network's receipt delays are seconds; a day of slack
+      // more (`Partitions.idsFrom`)
+      const made = (column: string) =>
+        Partitions.idsFrom(sql, "msg", column, Date.parse(notBefore) - MessageStateMachine.QUEUED_EXPIRY_MS)
       const rows = yield* decodeMissed(
         yield* sql`SELECT m.id AS message_id, m.status, d.sent_at, d.delivered_at, d.read_at
         FROM (
           SELECT id, status FROM messages WHERE status = 'provider_accepted' AND updated_at > ${notBefore}
+            AND ${made("id")}
           UNION ALL
           SELECT id, status FROM messages
             WHERE direction = 'outbound' AND status IN ('sent', 'delivered') AND updated_at > ${notBefore}
+              AND ${made("id")}
         ) m CROSS JOIN LATERAL (
           SELECT sent_at, delivered_at, read_at FROM sandbox_deliveries WHERE message_id = m.id OFFSET 0
         ) d

@@ -4,7 +4,9 @@
  */
 import { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
+import { MessageStateMachine } from "@switchboard/domain"
 import { Effect, Schema } from "effect"
+import * as Partitions from "./Partitions.js"
 import { dieOnDatabaseError } from "./Rows.js"
 
 /** One count: `count(*)::int` (a number), or a `bigint` sum (a string from the driver). */
@@ -27,6 +29,21 @@ export class UsageRepo extends Effect.Service<UsageRepo>()("@switchboard/db/Usag
     const counts = Effect.fn("UsageRepo.counts")(
       function*(workspaceId: string, periodStart: string, periodEnd: string, now: string) {
         const have = yield* tables
+        // the period's outbound messages by id, so their partitions: an outbound message's
+        // `created_at` is the time of its id, and it is sent within a day of being made (it
+        // expires then)
+        const made = Partitions.idWindow(
+          "msg",
+          Partitions.dayFloor(Date.parse(periodStart) - Partitions.CLOCK_SLACK_MS),
+          Partitions.dayCeil(Date.parse(periodEnd))
+        )
+        const sentIn = Partitions.idWindow(
+          "msg",
+          Partitions.dayFloor(
+            Date.parse(periodStart) - MessageStateMachine.QUEUED_EXPIRY_MS - Partitions.CLOCK_SLACK_MS
+          ),
+          Partitions.dayCeil(Date.parse(periodEnd))
+        )
         const count = (table: string, query: Effect.Effect<ReadonlyArray<unknown>, SqlError>) =>
           have.has(table)
             ? Effect.map(Effect.flatMap(query, decodeCount), (rows) => rows[0]?.n ?? 0)
@@ -37,14 +54,15 @@ export class UsageRepo extends Effect.Service<UsageRepo>()("@switchboard/db/Usag
             sql`SELECT count(*)::int AS n FROM messages m
           JOIN channels c ON c.id = m.channel_id
           WHERE m.workspace_id = ${workspaceId} AND m.direction = 'outbound' AND c.provider <> 'sandbox'
-          AND m.sent_at >= ${periodStart} AND m.sent_at < ${periodEnd}`
+          AND m.sent_at >= ${periodStart} AND m.sent_at < ${periodEnd} AND ${Partitions.inWindow(sql, "m.id", sentIn)}`
           ),
           sandbox_messages: count(
             "messages",
             sql`SELECT count(*)::int AS n FROM messages m
           JOIN channels c ON c.id = m.channel_id
           WHERE m.workspace_id = ${workspaceId} AND m.direction = 'outbound' AND c.provider = 'sandbox'
-          AND m.created_at >= ${periodStart} AND m.created_at < ${periodEnd}`
+          AND m.created_at >= ${periodStart} AND m.created_at < ${periodEnd}
+          AND ${Partitions.inWindow(sql, "m.id", made)}`
           ),
           contacts: count(
             "contacts",

@@ -1,6 +1,8 @@
 /**
  * Webhook deliveries: the delivery queue (`pending` rows with `next_attempt_at`) and their attempts.
  * Their rows and what they decode to are in `rows/WebhookDeliveryRows.ts`.
+ * Over 350 lines on purpose: every statement of `webhook_deliveries`, each with the 30-day window
+ * it carries (`retainedIn`), in one place (one repo per table).
  */
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Ids, type Pagination, Webhooks } from "@switchboard/domain"
@@ -32,6 +34,26 @@ export type { ClaimedDelivery, ClaimRequest, DeliverySuccess, DueDelivery } from
  */
 export const retained = (now: number) => Partitions.idWindow("whd", now - Webhooks.DELIVERY_RETENTION_MS, now)
 
+/**
+ * `column` (a delivery id) within `retained` for the times from `earliest` to `latest` (epoch ms),
+ * as a statement carries it: the window's months as constants (`Partitions.inWindow`, to the day),
+ * so the statement reads only their partitions whatever plan it runs (a prepared statement's
+ * generic plan read `id >= $1 AND id < $2` as a range of a few rows, its default for unknown
+ * bounds, and could walk the primary key instead of the endpoint's due index), and the retention
+ * to the millisecond as the id's time part (its first characters, an `Ids.idFloor`) against a
+ * parameter: a second range on the id itself would be taken for such a narrow range again.
+ */
+const retainedIn = (sql: SqlClient.SqlClient, column: string, earliest: number, latest: number) => {
+  const exact = retained(earliest).lower
+  const months = Partitions.idWindow(
+    "whd",
+    Partitions.dayFloor(earliest - Webhooks.DELIVERY_RETENTION_MS),
+    Partitions.dayCeil(latest)
+  )
+  return sql`${Partitions.inWindow(sql, column, months)}
+    AND left(${sql.literal(column)}, ${sql.literal(String(exact.length))}) >= ${exact}`
+}
+
 export class WebhookDeliveriesRepo
   extends Effect.Service<WebhookDeliveriesRepo>()("@switchboard/db/WebhookDeliveriesRepo", {
     effect: Effect.gen(function*() {
@@ -59,7 +81,7 @@ export class WebhookDeliveriesRepo
         Result: DeliveryColumns,
         execute: ({ id, now, workspaceId }) =>
           sql`SELECT * FROM webhook_deliveries WHERE workspace_id = ${workspaceId} AND id = ${id}
-            AND id >= ${retained(now).lower} AND id < ${retained(now).upper}`
+            AND ${retainedIn(sql, "id", now, now)}`
       })
       const attemptsOf = SqlSchema.findAll({
         Request: Schema.Array(Schema.String),
@@ -78,7 +100,7 @@ export class WebhookDeliveriesRepo
         Result: DeliveryColumns,
         execute: ({ after, endpointId, limit, now, status, workspaceId }) =>
           sql`SELECT * FROM webhook_deliveries WHERE workspace_id = ${workspaceId}
-        AND id >= ${retained(now).lower} AND id < ${retained(now).upper}
+        AND ${retainedIn(sql, "id", now, now)}
         ${endpointId ? sql`AND endpoint_id = ${endpointId}` : sql``}
         ${status ? sql`AND status = ${status}` : sql``}
         ${after ? sql`AND (created_at, id) < (${after.created_at}::timestamptz, ${after.id})` : sql``}
@@ -119,7 +141,7 @@ export class WebhookDeliveriesRepo
           yield* sql`SELECT d.id, d.event_id, d.event_type FROM webhook_deliveries d
         JOIN webhook_endpoints e ON e.id = d.endpoint_id
         WHERE d.endpoint_id = ${endpointId} AND d.status = 'pending' AND d.next_attempt_at <= ${now}
-          AND d.id >= ${retained(Date.parse(now)).lower} AND d.id < ${retained(Date.parse(now)).upper}
+          AND ${retainedIn(sql, "d.id", Date.parse(now), Date.parse(now))}
           AND NOT (e.status = 'paused' AND e.deleted_at IS NULL)
         ORDER BY d.next_attempt_at, d.created_at LIMIT ${limit}`
         )
@@ -143,7 +165,7 @@ export class WebhookDeliveriesRepo
       /** One statement of `claimDueMany`: each endpoint at most once (see there). */
       const claimDueOnce = (requests: ReadonlyArray<ClaimRequest>) => {
         const nows = requests.map((r) => Date.parse(r.now))
-        const window = { lower: retained(Math.min(...nows)).lower, upper: retained(Math.max(...nows)).upper }
+        const window = (column: string) => retainedIn(sql, column, Math.min(...nows), Math.max(...nows))
         // on every webhook attempt: the columns the sender reads, decoded
         return Effect.flatMap(
           sql`WITH request AS (
@@ -159,7 +181,7 @@ export class WebhookDeliveriesRepo
             SELECT d.id, d.event_id FROM webhook_deliveries d
             JOIN webhook_endpoints e ON e.id = d.endpoint_id
             WHERE d.endpoint_id = r.endpoint_id AND d.status = 'pending' AND d.next_attempt_at <= r.now
-              AND d.id >= ${window.lower} AND d.id < ${window.upper}
+              AND ${window("d.id")}
               AND NOT (e.status = 'paused' AND e.deleted_at IS NULL)${
             // (the lease table exists only where runners hold row-based shard locks: never named otherwise)
             requests.some((r) => r.lease !== undefined)
@@ -175,7 +197,7 @@ export class WebhookDeliveriesRepo
           UPDATE webhook_deliveries d SET status = 'delivering', attempt_count = attempt_count + 1, updated_at = due.now
           -- each event by one lookup, never a join over every month of events (a generic plan's)
           FROM due CROSS JOIN LATERAL (SELECT e.envelope FROM events e WHERE e.id = due.event_id OFFSET 0) ev
-          WHERE d.id = due.id AND d.id >= ${window.lower} AND d.id < ${window.upper}
+          WHERE d.id = due.id AND ${window("d.id")}
           RETURNING d.id, d.endpoint_id, d.event_id, d.event_type, d.attempt_count, d.next_attempt_at, d.created_at,
             ev.envelope
         )
@@ -285,7 +307,6 @@ export class WebhookDeliveriesRepo
       /** Replay: only from failed or dead; bumps the original's replay_count. */
       const markReplayed = Effect.fn("WebhookDeliveriesRepo.markReplayed")(
         function*(workspaceId: string, id: string, now: string) {
-          const window = retained(Date.parse(now))
           return yield* SqlSchema.findOne({
             Request: Schema.Void,
             Result: ReplayedRow,
@@ -293,7 +314,7 @@ export class WebhookDeliveriesRepo
               sql`UPDATE webhook_deliveries
                 SET replay_count = replay_count + 1, updated_at = ${now}
                 WHERE workspace_id = ${workspaceId} AND id = ${id} AND status IN ('failed', 'dead')
-                  AND id >= ${window.lower} AND id < ${window.upper}
+                  AND ${retainedIn(sql, "id", Date.parse(now), Date.parse(now))}
                 RETURNING endpoint_id, event_id, event_type`
           })(undefined)
         },
@@ -311,7 +332,7 @@ export class WebhookDeliveriesRepo
             yield* sql`SELECT d.endpoint_id FROM webhook_deliveries d
         JOIN webhook_endpoints e ON e.id = d.endpoint_id
         WHERE d.status = 'pending' AND d.next_attempt_at <= ${now}
-          AND d.id >= ${retained(Date.parse(now)).lower} AND d.id < ${retained(Date.parse(now)).upper}
+          AND ${retainedIn(sql, "d.id", Date.parse(now), Date.parse(now))}
           AND NOT (e.status = 'paused' AND e.deleted_at IS NULL)
         GROUP BY d.endpoint_id ORDER BY min(d.next_attempt_at), d.endpoint_id LIMIT ${limit}`
           )
@@ -325,7 +346,7 @@ export class WebhookDeliveriesRepo
         const rows =
           yield* sql`UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = ${now}, updated_at = ${now}
         WHERE status = 'delivering' AND updated_at < ${cutoff}
-          AND id >= ${retained(Date.parse(now)).lower} AND id < ${retained(Date.parse(now)).upper} RETURNING id`
+          AND ${retainedIn(sql, "id", Date.parse(now), Date.parse(now))} RETURNING id`
         // how many were returned to the queue (metrics)
         return rows.length
       }, dieOnDatabaseError)

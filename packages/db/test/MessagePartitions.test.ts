@@ -9,16 +9,22 @@
 import { SqlClient } from "@effect/sql"
 import { assert, describe, layer } from "@effect/vitest"
 import {
+  ConversationsRepo,
   DispatchQueueRepo,
+  LidRepo,
+  MessageQuotaRepo,
   MessagesRepo,
   Migrations,
   Partitions,
   PartitionsRepo,
   QrSafetyRepo,
-  SendWritesRepo
+  QrWarmUpRepo,
+  SandboxNetworkRepo,
+  SendWritesRepo,
+  UsageRepo
 } from "@switchboard/db"
 import * as TestDatabase from "@switchboard/db/testing"
-import { Ids, MessageCategory, type MessageStateMachine, Messaging, Schemas } from "@switchboard/domain"
+import { type Contacts, Ids, MessageCategory, type MessageStateMachine, Messaging, Schemas } from "@switchboard/domain"
 import { Effect, Exit, Layer, Option, TestClock } from "effect"
 import { randomBytes } from "node:crypto"
 import * as PlanReads from "./PlanReads.js"
@@ -31,7 +37,13 @@ const TestLayer = Layer.mergeAll(
   DispatchQueueRepo.DispatchQueueRepo.Default,
   SendWritesRepo.SendWritesRepo.Default,
   QrSafetyRepo.QrSafetyRepo.Default,
-  PartitionsRepo.PartitionsRepo.Default
+  PartitionsRepo.PartitionsRepo.Default,
+  LidRepo.LidRepo.Default,
+  MessageQuotaRepo.MessageQuotaRepo.Default,
+  QrWarmUpRepo.QrWarmUpRepo.Default,
+  SandboxNetworkRepo.SandboxNetworkRepo.Default,
+  UsageRepo.UsageRepo.Default,
+  ConversationsRepo.ConversationsRepo.Default
 ).pipe(Layer.provideMerge(TestDatabase.sqlLayer))
 
 const HISTORY = /^(messages|message_transitions)_/
@@ -102,6 +114,20 @@ const overlapping = (partitions: ReadonlyArray<Partitions.Partition>, from: numb
 const at24hAgo = (t: number) => Schemas.toTimestamp(t - DAY)
 
 const timelinesOf = (names: ReadonlyArray<string>) => names.map((n) => n.replace("messages", "message_transitions"))
+
+/** The sweeper's horizon once a sweep of every month settled what was older (`MessageSweeper.SWEEP_HORIZON_MS`). */
+const WEEK = 7 * DAY
+
+/** Each statement of each check read only its allowed partitions, as sent and on its generic plan. */
+const assertReadOnly = (checks: ReadonlyArray<[string, ReadonlyArray<PlanReads.Read>, ReadonlyArray<string>]>) => {
+  for (const [name, reads, allowed] of checks) {
+    assert.isAbove(reads.length, 0, name)
+    for (const read of reads) {
+      const extra = read.partitions.filter((p) => !allowed.includes(p))
+      assert.deepStrictEqual(extra, [], `${name}: ${read.statement}`)
+    }
+  }
+}
 
 describe("Message partitions", () => {
   layer(TestLayer, { timeout: 120_000 })((it) => {
@@ -191,16 +217,243 @@ describe("Message partitions", () => {
         assert.isTrue(heard.result)
         checks.push(["hasProviderMessage", heard.reads, []])
 
-        for (const [name, reads, allowed] of checks) {
-          assert.isAbove(reads.length, 0, name)
-          for (const read of reads) {
-            const extra = read.partitions.filter((p) => !allowed.includes(p))
-            assert.deepStrictEqual(extra, [], `${name}: ${read.statement}`)
-          }
-        }
+        assertReadOnly(checks)
         // the take and the list did read their partitions (the check is not vacuous)
         assert.includeMembers(took.reads.flatMap((r) => r.partitions), current)
         assert.includeMembers(listed.reads.flatMap((r) => r.partitions), kept)
+      }))
+
+    it.effect("the sweeps, the QR health page, the counts and the LID merge read only the months they need", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const queue = yield* DispatchQueueRepo.DispatchQueueRepo
+        const first = (yield* Partitions.partitions("messages"))[0]!
+        // as in the first test: 45 days into the second month after the first partition, rows in
+        // four months (the first partition, the month before, this one; made below)
+        const t = Partitions.addMonths(Ids.idTime(first.to)!, 1) + 45 * DAY
+        yield* TestClock.setTime(t)
+        yield* (yield* PartitionsRepo.PartitionsRepo).makeAhead(t + 60 * DAY)
+        const all = yield* Partitions.partitions("messages")
+        const at = (ms: number) => Schemas.toTimestamp(ms)
+        // no statement here reads before its window; those with no upper bound may read the
+        // (empty) months ahead
+        const upTo = t + 400 * DAY
+        const c = yield* conversation(t - 80 * DAY)
+        yield* message(c, t - 75 * DAY, "read")
+        // queued 40 days ago and never expired (no sweeper ran): only a sweep of every month sees it
+        const ancient = yield* message(c, t - 40 * DAY, "queued")
+        const stale = yield* message(c, t - 2 * DAY, "queued")
+        yield* message(c, t - 3 * 3600_000, "provider_accepted")
+        yield* message(c, t - 3600_000, "dispatching")
+        yield* message(c, t - 1800_000, "sent")
+        assert.isAtLeast(new Set(overlapping(all, t - 75 * DAY, t)).size, 3)
+
+        const checks: Array<[string, ReadonlyArray<PlanReads.Read>, ReadonlyArray<string>]> = []
+        // the sweeps once a sweep of every month settled what was older than the week
+        const horizon = overlapping(all, t - WEEK - DAY, upTo)
+        const expired = yield* partitionsRead(queue.staleQueued(at(t - DAY), 500, t - WEEK))
+        assert.include(expired.result, stale.id)
+        assert.notInclude(expired.result, ancient.id)
+        checks.push(["staleQueued", expired.reads, horizon])
+        const everyMonth = yield* queue.staleQueued(at(t - DAY), 500)
+        assert.includeMembers(everyMonth, [stale.id, ancient.id])
+        checks.push([
+          "stuckDispatching",
+          (yield* partitionsRead(queue.stuckDispatching(at(t), 10, t - WEEK))).reads,
+          horizon
+        ])
+        checks.push([
+          "unacknowledged",
+          (yield* partitionsRead(queue.unacknowledged(at(t), 10, t - WEEK))).reads,
+          horizon
+        ])
+        checks.push([
+          "undispatchedOfArchived",
+          (yield* partitionsRead(queue.undispatchedOfArchived(10, t - WEEK))).reads,
+          horizon
+        ])
+        const awaiting = yield* partitionsRead(queue.channelsAwaitingReceipts({
+          overdueBefore: at(t + 60_000),
+          acceptedAfter: at(t - 3600_000 * 4),
+          laterStagesAfter: at(t - 3600_000),
+          limit: 500,
+          madeSince: t - WEEK
+        }))
+        assert.include(awaiting.result, c.channelId)
+        checks.push(["channelsAwaitingReceipts", awaiting.reads, horizon])
+        // the missed-receipts sweep: what the network sent in the last hour
+        const missed = yield* partitionsRead(
+          (yield* SandboxNetworkRepo.SandboxNetworkRepo).missedReceipts(at(t), at(t - 3600_000), 10)
+        )
+        checks.push(["missedReceipts", missed.reads, overlapping(all, t - 3 * DAY, upTo)])
+        // GET .../qr/safety: the last 24 hours
+        const health = yield* partitionsRead((yield* QrSafetyRepo.QrSafetyRepo).health(c.channelId, at(t - DAY), at(t)))
+        // handed over: the accepted one; not sent yet: the queued one of two days ago and the dispatching one
+        const shown = Option.getOrThrow(health.result)
+        assert.deepStrictEqual([shown.sent, shown.queued], [1, 2])
+        checks.push(["QrSafetyRepo.health", health.reads, overlapping(all, t - 9 * DAY, upTo)])
+        const warm = yield* partitionsRead((yield* QrWarmUpRepo.QrWarmUpRepo).newContactSends(c.channelId, at(t - DAY)))
+        checks.push(["newContactSends", warm.reads, overlapping(all, t - 3 * DAY, upTo)])
+        // the monthly quota and GET /v1/usage: this month's messages
+        const month = Partitions.monthStart(t)
+        const quota = yield* partitionsRead(
+          (yield* MessageQuotaRepo.MessageQuotaRepo).acceptedSince(c.workspaceId, at(month))
+        )
+        checks.push(["acceptedSince", quota.reads, overlapping(all, month - 2 * DAY, upTo)])
+        const usage = yield* partitionsRead(
+          (yield* UsageRepo.UsageRepo).counts(c.workspaceId, at(month), at(Partitions.addMonths(month, 1)), at(t))
+        )
+        assert.strictEqual(usage.result.sandbox_messages, 4)
+        checks.push([
+          "UsageRepo.counts",
+          usage.reads,
+          overlapping(all, month - 3 * DAY, Partitions.addMonths(month, 1) + 2 * DAY)
+        ])
+
+        // the LID merge: a contact known by its LID for five days folds into the number's contact
+        const lids = yield* LidRepo.LidRepo
+        const lidContact = (made: number, lid: string) =>
+          Effect.gen(function*() {
+            const id = idAt("cnt", made)
+            yield* sql`INSERT INTO contacts (id, workspace_id, whatsapp_lid, created_at, updated_at)
+              VALUES (${id}, ${c.workspaceId}, ${lid}, ${at(made)}, ${at(made)})`
+            const conversationId = idAt("cnv", made)
+            yield* sql`INSERT INTO conversations (id, workspace_id, channel_id, contact_id, status, created_at, updated_at)
+              VALUES (${conversationId}, ${c.workspaceId}, ${c.channelId}, ${id}, 'open', ${at(made)}, ${at(made)})`
+            const said = yield* message(
+              { ...c, contactId: id, conversationId },
+              made + DAY,
+              "delivered",
+              `wamid.${lid}`
+            )
+            return { id, said }
+          })
+        const from = yield* lidContact(t - 5 * DAY, "111111111111111")
+        const merged = yield* partitionsRead(lids.merge({
+          from: from.id as Contacts.Contact["id"],
+          into: c.contactId as Contacts.Contact["id"],
+          phone: "+4915112345678",
+          lid: "111111111111111",
+          now: at(t)
+        }))
+        const [moved] = yield* sql<{ contact_id: string; conversation_id: string }>`SELECT contact_id, conversation_id
+          FROM messages WHERE id = ${from.said.id}`
+        assert.deepStrictEqual([moved!.contact_id, moved!.conversation_id], [c.contactId, c.conversationId])
+        checks.push(["LidRepo.merge", merged.reads, overlapping(all, t - 7 * DAY, upTo)])
+        const other = yield* lidContact(t - 3 * DAY, "222222222222222")
+        // heard from the LID alone: no number on the message yet
+        yield* sql`UPDATE messages SET from_number = NULL WHERE id = ${other.said.id}`
+        const phoned = yield* partitionsRead(lids.setPhone(other.id, "+4915100000002", at(t)))
+        const [numbered] = yield* sql<{ from_number: string | null }>`SELECT from_number FROM messages
+          WHERE id = ${other.said.id}`
+        assert.strictEqual(numbered!.from_number, "+4915100000002")
+        checks.push(["LidRepo.setPhone", phoned.reads, overlapping(all, t - 5 * DAY, upTo)])
+
+        assertReadOnly(checks)
+        // the sweeps did read the horizon's partition (the check is not vacuous)
+        assert.includeMembers(expired.reads.flatMap((r) => r.partitions), overlapping(all, t - 2 * DAY, t))
+      }))
+
+    it.effect("a list's page reads the last month's partitions when they fill it, every month otherwise, in order", () =>
+      Effect.gen(function*() {
+        const repo = yield* MessagesRepo.MessagesRepo
+        const first = (yield* Partitions.partitions("messages"))[0]!
+        const t = Partitions.addMonths(Ids.idTime(first.to)!, 1) + 45 * DAY
+        yield* TestClock.setTime(t)
+        yield* (yield* PartitionsRepo.PartitionsRepo).makeAhead(t + 60 * DAY)
+        const all = yield* Partitions.partitions("messages")
+        const c = yield* conversation(t - 80 * DAY)
+        const [o70, o40, o10, r1, r2, r3] = yield* Effect.forEach(
+          [70 * DAY, 40 * DAY, 10 * DAY, 3 * 3600_000, 2 * 3600_000, 3600_000],
+          (ago) => message(c, t - ago, "read")
+        )
+        // heard an hour ago (its id of then) but written 50 days ago by WhatsApp's clock (a phone
+        // offline that long): it is listed at its `created_at`, among the older months' messages
+        const late = yield* repo.insert({
+          id: idAt("msg", t - 3600_000 + 1),
+          workspaceId: c.workspaceId,
+          channelId: c.channelId,
+          conversationId: c.conversationId,
+          contactId: c.contactId,
+          direction: "inbound",
+          from: "+4915112345678",
+          to: "+15550100001",
+          body: "late",
+          category: "utility",
+          priority: MessageCategory.PRIORITY.utility,
+          status: "delivered",
+          metadata: {},
+          now: Schemas.toTimestamp(t - 50 * DAY),
+          providerMessageId: "wamid.late"
+        })
+        const expected = [r3!, r2!, r1!, o10!, o40!, late, o70!].map((m) => m.id)
+
+        // the first page: the last month and a day hold it
+        const firstPage = yield* partitionsRead(repo.list(c.workspaceId, {}, 2, undefined))
+        assert.deepStrictEqual(firstPage.result.map((m) => m.id), expected.slice(0, 3))
+        // (and the empty months ahead: the try has no upper bound)
+        assertReadOnly([["list (first page)", firstPage.reads, overlapping(all, t - 33 * DAY, t + 400 * DAY)]])
+        // every page, two at a time, in order: a page the recent months cannot settle (the late
+        // message might be followed by an older month's) is read from every month
+        const listed: Array<string> = []
+        let after: { created_at: string; id: string } | undefined = undefined
+        while (true) {
+          const rows: ReadonlyArray<Messaging.Message> = yield* repo.list(c.workspaceId, {}, 2, after)
+          listed.push(...rows.slice(0, 2).map((m) => m.id))
+          if (rows.length <= 2) break
+          after = { created_at: rows[1]!.created_at, id: rows[1]!.id }
+        }
+        assert.deepStrictEqual(listed, expected)
+        const second = yield* partitionsRead(
+          repo.list(c.workspaceId, {}, 2, { created_at: r2!.created_at, id: r2!.id })
+        )
+        assert.deepStrictEqual(second.result.map((m) => m.id), [r1!.id, o10!.id, o40!.id])
+        assert.include(second.reads.flatMap((r) => r.partitions), overlapping(all, t - 70 * DAY, t - 70 * DAY + 1)[0])
+
+        // the inbox: the newest message and the unread count; read an hour ago, the recent months
+        // settle both
+        const conversations = yield* ConversationsRepo.ConversationsRepo
+        const sql = yield* SqlClient.SqlClient
+        const read = yield* partitionsRead(Effect.gen(function*() {
+          yield* sql`UPDATE conversations SET last_read_at = ${Schemas.toTimestamp(t - 2 * 3600_000)}
+            WHERE id = ${c.conversationId}`
+          return Option.getOrThrow(yield* conversations.find(c.workspaceId, c.conversationId))
+        }))
+        assert.deepStrictEqual([read.result.last_message?.id, read.result.unread_count], [r3!.id, 0])
+        assertReadOnly([["conversation (read lately)", read.reads, overlapping(all, t - 33 * DAY, t + 400 * DAY)]])
+        // never read: its inbound messages of every month count (the late one)
+        const unread = yield* partitionsRead(Effect.gen(function*() {
+          yield* sql`UPDATE conversations SET last_read_at = NULL WHERE id = ${c.conversationId}`
+          return Option.getOrThrow(yield* conversations.find(c.workspaceId, c.conversationId))
+        }))
+        assert.deepStrictEqual([unread.result.last_message?.id, unread.result.unread_count], [r3!.id, 1])
+        assert.include(unread.reads.flatMap((r) => r.partitions), overlapping(all, t - 70 * DAY, t - 70 * DAY + 1)[0])
+      }))
+
+    it.effect("an inbound message's time is at most a day after its id's (the lists' recent months rely on it)", () =>
+      Effect.gen(function*() {
+        const t = Date.UTC(2027, 0, 15, 12)
+        yield* (yield* PartitionsRepo.PartitionsRepo).makeAhead(t)
+        const c = yield* conversation(t - DAY)
+        // WhatsApp's clock three days ahead of ours
+        const ahead = yield* (yield* MessagesRepo.MessagesRepo).insert({
+          id: idAt("msg", t),
+          workspaceId: c.workspaceId,
+          channelId: c.channelId,
+          conversationId: c.conversationId,
+          contactId: c.contactId,
+          direction: "inbound",
+          from: "+4915112345678",
+          to: "+15550100001",
+          body: "from the future",
+          category: "utility",
+          priority: MessageCategory.PRIORITY.utility,
+          status: "delivered",
+          metadata: {},
+          now: Schemas.toTimestamp(t + 3 * DAY),
+          providerMessageId: "wamid.ahead"
+        })
+        assert.strictEqual(ahead.created_at, Schemas.toTimestamp(t + Partitions.CLOCK_SLACK_MS))
       }))
 
     it.effect("an inbound message heard again in a later month is not recorded a second time", () =>

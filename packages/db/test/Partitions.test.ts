@@ -170,8 +170,48 @@ describe("Partitions", () => {
             assert.deepStrictEqual(extra, [], `${name}: ${read.statement}`)
           }
         }
+        // each statement carrying the window reads the partitions on its generic plan as on the
+        // plan made for its values: the window's bounds are constants, so the generic plan's row
+        // estimates come from the statistics too
+        const windowed = ["pull", "find", "list", "endpointsWithDueWork", "requeueStuck", "markReplayed"]
+        assert.deepStrictEqual(
+          checks.filter(([name]) => windowed.includes(name)).flatMap(([, reads]) => PlanReads.flipped(reads)),
+          []
+        )
         // the pull and the list did read their window's partitions (the check is not vacuous)
         assert.includeMembers(pulled.reads.flatMap((r) => r.partitions), [...current, ...eventsOf(current)])
+      }))
+
+    it.effect("a pull's generic plan takes the endpoint's due index, not the window's primary key, over a busy month", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const deliveries = yield* WebhookDeliveriesRepo.WebhookDeliveriesRepo
+        const first = (yield* Partitions.partitions("webhook_deliveries"))[0]!
+        const t = Partitions.addMonths(Ids.idTime(first.to)!, 1) + 45 * DAY
+        yield* TestClock.setTime(t)
+        yield* (yield* PartitionsRepo.PartitionsRepo).makeAhead(t + 60 * DAY)
+        const ws = yield* workspace
+        const busy = yield* endpoint(ws)
+        const other = yield* endpoint(ws)
+        const { eventId } = yield* event(ws, other, t - DAY)
+        // 40,000 deliveries of the last days: 4,000 pending for the busy endpoint, the rest done
+        const lower = Ids.idFloor("whd", t - 2 * DAY)
+        yield* sql`INSERT INTO webhook_deliveries (id, endpoint_id, workspace_id, event_id, event_type, status,
+            next_attempt_at, created_at, updated_at)
+          SELECT ${lower} || lpad(i::text, 16, '0'), CASE WHEN i % 10 = 0 THEN ${busy} ELSE ${other} END, ${ws},
+            ${eventId}, 'message.queued', CASE WHEN i % 10 = 0 THEN 'pending' ELSE 'succeeded' END,
+            ${Schemas.toTimestamp(t - DAY)}::timestamptz, ${Schemas.toTimestamp(t - DAY)}::timestamptz,
+            ${Schemas.toTimestamp(t - DAY)}::timestamptz
+          FROM generate_series(1, 40000) i`
+        yield* sql`ANALYZE webhook_deliveries`
+        const pulled = yield* partitionsRead(
+          deliveries.claimDueMany([{ endpointId: busy, now: Schemas.toTimestamp(t), limit: 10 }])
+        )
+        assert.strictEqual(pulled.result[0]!.length, 10)
+        // with the window as parameters, the generic plan walked the primary key over the month
+        // (its guess for a range of unknown bounds: a few rows) and sorted what it found
+        assert.deepStrictEqual(PlanReads.flipped(pulled.reads), [])
+        assert.isTrue(pulled.reads.some((r) => r.scans.some((scan) => scan.includes("endpoint_id_next_attempt_at"))))
       }))
 
     it.effect("retention drops whole partitions (attempts with their deliveries); reads stay right", () =>

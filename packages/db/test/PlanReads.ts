@@ -10,6 +10,8 @@ import { Data, Effect } from "effect"
 export interface Read {
   readonly statement: string
   readonly partitions: Array<string>
+  /** how each partition was read: `relation index` or `relation Seq Scan` (a plan's shape) */
+  readonly scans: Array<string>
 }
 
 class Rollback extends Data.TaggedError("Rollback")<{ readonly plan: unknown }> {}
@@ -17,16 +19,17 @@ class Rollback extends Data.TaggedError("Rollback")<{ readonly plan: unknown }> 
 interface PlanNode {
   readonly "Node Type": string
   readonly "Relation Name"?: string
+  readonly "Index Name"?: string
   readonly "Actual Loops"?: number
   readonly Plans?: ReadonlyArray<PlanNode>
 }
 
-/** The relations a plan read: scan nodes that ran at least once. */
-const scanned = (node: PlanNode): Array<string> => [
+/** The scan nodes of a plan that ran at least once. */
+const scanNodes = (node: PlanNode): Array<PlanNode> => [
   ...(node["Relation Name"] !== undefined && / Scan$/.test(node["Node Type"]) && (node["Actual Loops"] ?? 0) > 0
-    ? [node["Relation Name"]]
+    ? [node]
     : []),
-  ...(node.Plans ?? []).flatMap(scanned)
+  ...(node.Plans ?? []).flatMap(scanNodes)
 ]
 
 /** A statement's parameter as an SQL literal of unknown type (Postgres reads it as the type it needs). */
@@ -39,6 +42,21 @@ const literalOf = (value: unknown): string => {
   }
   return quote(value instanceof Date ? value.toISOString() : String(value))
 }
+
+/**
+ * The statements of `reads` whose generic plan reads the partitions differently from the plan made
+ * for their values (another index, or a scan of the whole partition): a flip of the plan by the
+ * generic plan's row estimates. Each as `statement: custom scans | generic scans`.
+ */
+export const flipped = (reads: ReadonlyArray<Read>): Array<string> =>
+  reads.flatMap((read, i) => {
+    const generic = reads[i + 1]
+    if (!read.statement.endsWith("(custom plan)") || generic === undefined) return []
+    if (!generic.statement.endsWith("(generic plan)")) return []
+    return read.scans.join() === generic.scans.join()
+      ? []
+      : [`${read.statement}: ${read.scans.join(", ")} | ${generic.scans.join(", ")}`]
+  })
 
 /**
  * Runs `effect`; before each statement it sends, runs that statement under EXPLAIN ANALYZE in a
@@ -57,7 +75,11 @@ export const partitionsRead = <A, E, R>(effect: Effect.Effect<A, E, R>, history:
           Effect.catchTag("Rollback", (r) => Effect.succeed(r.plan)),
           Effect.map((plan) => {
             const json = (typeof plan === "string" ? JSON.parse(plan) : plan) as ReadonlyArray<{ Plan: PlanNode }>
-            return [...new Set(scanned(json[0]!.Plan).filter((r) => history.test(r)))].sort()
+            const nodes = scanNodes(json[0]!.Plan).filter((n) => history.test(n["Relation Name"]!))
+            return {
+              partitions: [...new Set(nodes.map((n) => n["Relation Name"]!))].sort(),
+              scans: [...new Set(nodes.map((n) => `${n["Relation Name"]} ${n["Index Name"] ?? n["Node Type"]}`))].sort()
+            }
           })
         )
     const result = yield* effect.pipe(
@@ -66,7 +88,7 @@ export const partitionsRead = <A, E, R>(effect: Effect.Effect<A, E, R>, history:
           const [text, params] = statement.compile()
           const name = text.replace(/\s+/g, " ").slice(0, 80)
           const custom = yield* explained(sql.unsafe(`EXPLAIN (ANALYZE, FORMAT JSON) ${text}`, params))
-          reads.push({ statement: `${name} (custom plan)`, partitions: custom })
+          reads.push({ statement: `${name} (custom plan)`, ...custom })
           if (params.length > 0) {
             // EXECUTE takes no bound parameters: its arguments as literals of unknown type
             const values = params.map(literalOf).join(", ")
@@ -77,7 +99,7 @@ export const partitionsRead = <A, E, R>(effect: Effect.Effect<A, E, R>, history:
                 `EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE partitions_explain(${values})`
               ).pipe(Effect.ensuring(Effect.ignore(sql.unsafe("DEALLOCATE partitions_explain"))))
             }))
-            reads.push({ statement: `${name} (generic plan)`, partitions: generic })
+            reads.push({ statement: `${name} (generic plan)`, ...generic })
           }
           return statement
         }).pipe(Statement.withTransformerDisabled, Effect.orDie)

@@ -12,6 +12,9 @@
  *   providers recognise our message id, so nothing is sent twice);
  * - cancels undispatched messages of archived channels (the archive's own cancellations were lost);
  * - expires messages queued for over 24 h.
+ * Its first sweep reads every month of messages (what waited while no sweeper ran); once a sweep
+ * that did found nothing older than `SWEEP_HORIZON_MS` still to settle, later sweeps read only the
+ * messages made since then, so the partitions of those days (`horizonAfter`).
  * Every step goes through the Message entity (docs/ARCHITECTURE.md "Architecture": one writer per message, by statement).
  *
  * It also samples the dispatch lag for metrics (`MessagingMetrics`), at most every `LAG_EVERY`:
@@ -19,7 +22,7 @@
  */
 import { Singleton } from "@effect/cluster"
 import { DispatchQueueRepo, SandboxNetworkRepo } from "@switchboard/db"
-import { MessageStateMachine, Schemas } from "@switchboard/domain"
+import { Ids, MessageStateMachine, Schemas } from "@switchboard/domain"
 import { Clock, Duration, Effect, Ref, Schedule } from "effect"
 import { ChannelEntity } from "./ChannelProtocol.js"
 import * as Loops from "./Loops.js"
@@ -41,6 +44,14 @@ const LATER_RECEIPTS_REPAIR_MS = 300_000
 
 const BATCH = 500
 
+/**
+ * How far back a sweep looks for messages to settle once a sweep of every month left none older:
+ * a message is settled within a day of being made (it is sent, fails or expires then) while
+ * sweeps run; a week leaves room to spare. The later sweeps read only the partitions of these days
+ * (docs/OPERATING.md "Partitions and retention").
+ */
+export const SWEEP_HORIZON_MS = 7 * 24 * 3600 * 1000
+
 /** How often the dispatch lag is sampled (Prometheus scrapes every 15 s or so). */
 export const LAG_EVERY = Duration.seconds(5)
 
@@ -53,7 +64,28 @@ export interface SweepCursors {
   readonly awaiting: Ref.Ref<string>
   /** per channel with due work, its head when the sweep last looked (`stalledChannels`) */
   readonly dueHeads: Map<string, string>
+  /**
+   * whether a sweep read every month and left nothing older than `SWEEP_HORIZON_MS` to settle
+   * (`horizonAfter`); a failed sweep sets it back (what it missed may grow older than that)
+   */
+  readonly settled: Ref.Ref<boolean>
 }
+
+/**
+ * Whether later sweeps may read only the horizon's messages, after a sweep of every month at `now`
+ * found `found` (the ids each of its reads of messages to settle answered) and a full page of
+ * channels awaiting receipts (`fullPage`: more to read) or not: each read came back short (nothing
+ * left unread) and every message found was made within the horizon, so a message older than it
+ * that could not be settled now (its entity failed) is looked for again by the next sweep of every
+ * month. Pure: tested with plain values.
+ */
+export const horizonAfter = (
+  now: number,
+  found: ReadonlyArray<ReadonlyArray<string>>,
+  fullPage: boolean
+): boolean =>
+  !fullPage &&
+  found.every((ids) => ids.length < BATCH && ids.every((id) => (Ids.idTime(id) ?? 0) >= now - SWEEP_HORIZON_MS))
 
 /**
  * The channels of a page of due work (`channelsWithDueWork`, after `after`; `short`: the last
@@ -96,6 +128,9 @@ export const sweepMessages = (cursors: SweepCursors) =>
     const message = yield* MessageEntity.client
     const ignore = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.catchAllCause(effect, () => Effect.void)
     const now = yield* Clock.currentTimeMillis
+    // every month until a sweep of every month settled all older than the horizon
+    const settled = yield* Ref.get(cursors.settled)
+    const madeSince = settled ? now - SWEEP_HORIZON_MS : undefined
 
     const dueAfter = yield* Ref.get(cursors.due)
     const duePage = yield* queue.channelsWithDueWork(BATCH, dueAfter)
@@ -106,7 +141,8 @@ export const sweepMessages = (cursors: SweepCursors) =>
       acceptedAfter: Schemas.toTimestamp(now - RECEIPT_GIVE_UP_MS),
       laterStagesAfter: Schemas.toTimestamp(now - LATER_RECEIPTS_REPAIR_MS),
       limit: BATCH,
-      after: yield* Ref.get(cursors.awaiting)
+      after: yield* Ref.get(cursors.awaiting),
+      madeSince
     })
     yield* advance(cursors.awaiting, awaiting)
     yield* found("due_channels", due)
@@ -128,7 +164,7 @@ export const sweepMessages = (cursors: SweepCursors) =>
       discard: true
     })
 
-    const stuck = yield* queue.stuckDispatching(Schemas.toTimestamp(now - STUCK_DISPATCH_MS), BATCH)
+    const stuck = yield* queue.stuckDispatching(Schemas.toTimestamp(now - STUCK_DISPATCH_MS), BATCH, madeSince)
     yield* found("stuck_dispatching", stuck)
     yield* Effect.forEach(
       stuck,
@@ -145,7 +181,8 @@ export const sweepMessages = (cursors: SweepCursors) =>
 
     const unacknowledged = yield* queue.unacknowledged(
       Schemas.toTimestamp(now - MessageStateMachine.PROVIDER_ACK_TIMEOUT_MS),
-      BATCH
+      BATCH,
+      madeSince
     )
     yield* found("unacknowledged", unacknowledged)
     yield* Effect.forEach(
@@ -163,7 +200,7 @@ export const sweepMessages = (cursors: SweepCursors) =>
       { concurrency: 10, discard: true }
     )
 
-    const orphaned = yield* queue.undispatchedOfArchived(BATCH)
+    const orphaned = yield* queue.undispatchedOfArchived(BATCH, madeSince)
     yield* found("archived_channel_messages", orphaned)
     yield* Effect.forEach(
       orphaned,
@@ -171,13 +208,23 @@ export const sweepMessages = (cursors: SweepCursors) =>
       { concurrency: 10, discard: true }
     )
 
-    const stale = yield* queue.staleQueued(Schemas.toTimestamp(now - MessageStateMachine.QUEUED_EXPIRY_MS), BATCH)
+    const stale = yield* queue.staleQueued(
+      Schemas.toTimestamp(now - MessageStateMachine.QUEUED_EXPIRY_MS),
+      BATCH,
+      madeSince
+    )
     yield* found("expired", stale)
     yield* Effect.forEach(
       stale,
       (id) => ignore(message(id).Transition({ to: "expired", reason: "not dispatched within 24 h" })),
       { concurrency: 10, discard: true }
     )
+    if (!settled) {
+      yield* Ref.set(
+        cursors.settled,
+        horizonAfter(now, [stuck.map((m) => m.id), unacknowledged, orphaned, stale], awaiting.length === BATCH)
+      )
+    }
   })
 
 /** Samples the dispatch lag into the metrics (`MessagingMetrics`). */
@@ -193,7 +240,12 @@ export const MessageSweeperLive = Singleton.make(
   Loops.supervised(
     "message sweeper",
     Effect.gen(function*() {
-      const cursors = { due: yield* Ref.make(""), awaiting: yield* Ref.make(""), dueHeads: new Map<string, string>() }
+      const cursors = {
+        due: yield* Ref.make(""),
+        awaiting: yield* Ref.make(""),
+        dueHeads: new Map<string, string>(),
+        settled: yield* Ref.make(false)
+      }
       const lagSampledAt = yield* Ref.make(0)
       // the runner that takes this singleton over reports the lag from then on
       yield* Effect.addFinalizer(() => MessagingMetrics.clearLag)
@@ -206,7 +258,9 @@ export const MessageSweeperLive = Singleton.make(
       return yield* sweepMessages(cursors).pipe(
         SweeperMetrics.counted("messages"),
         Effect.zipRight(lag),
-        Effect.catchAllCause((cause) => Effect.logWarning("message sweep failed", cause)),
+        Effect.catchAllCause((cause) =>
+          Effect.zipRight(Ref.set(cursors.settled, false), Effect.logWarning("message sweep failed", cause))
+        ),
         Effect.repeat(Schedule.spaced("1 second")),
         Effect.asVoid
       )

@@ -2,8 +2,11 @@
  * Which channels with due work the message sweeper wakes (`stalledChannels`): only those that did
  * not dispatch since its last look, a second earlier. A busy channel's loop is working; waking it
  * made it read its queue again (bench/RESULTS.md 3, "The sweeper wakes only stalled channels").
+ * When its sweeps may read only the last week's messages (`horizonAfter`): once a sweep of every
+ * month left nothing older to settle.
  */
 import { assert, describe, it } from "@effect/vitest"
+import { Ids } from "@switchboard/domain"
 import { MessageSweeper } from "@switchboard/entities"
 
 const page = (...heads: ReadonlyArray<readonly [string, string]>) =>
@@ -40,5 +43,27 @@ describe("the message sweeper's wake-ups", () => {
     // and once nothing is due, nothing is remembered
     assert.deepStrictEqual(MessageSweeper.stalledChannels(seen, page(), "", true), [])
     assert.strictEqual(seen.size, 0)
+  })
+})
+
+describe("the message sweeper's horizon", () => {
+  const now = Date.UTC(2027, 2, 15, 12)
+  const DAY = 24 * 3600 * 1000
+  const made = (ms: number) => `${Ids.idFloor("msg", ms)}0000000000000000`
+
+  it("reads only the horizon's messages after a sweep of every month found only younger ones", () => {
+    assert.isTrue(MessageSweeper.horizonAfter(now, [[], [made(now - 2 * DAY)], [], []], false))
+    assert.isTrue(MessageSweeper.horizonAfter(now, [[], [], [], []], false))
+  })
+
+  it("keeps reading every month while a message older than the horizon was found (its entity may have failed)", () => {
+    const old = made(now - MessageSweeper.SWEEP_HORIZON_MS - 1000)
+    assert.isFalse(MessageSweeper.horizonAfter(now, [[], [], [], [old]], false))
+  })
+
+  it("keeps reading every month while a read came back full or channels awaiting receipts are left to page", () => {
+    const full = Array.from({ length: 500 }, () => made(now - DAY))
+    assert.isFalse(MessageSweeper.horizonAfter(now, [full, [], [], []], false))
+    assert.isFalse(MessageSweeper.horizonAfter(now, [[], [], [], []], true))
   })
 })

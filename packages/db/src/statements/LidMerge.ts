@@ -12,8 +12,20 @@
  * caller's (`LidMappings.learn`, with the mapping and the `contact.updated` event).
  */
 import type { SqlClient } from "@effect/sql"
-import type { Contacts } from "@switchboard/domain"
+import { type Contacts, Ids } from "@switchboard/domain"
 import { Effect } from "effect"
+import * as Partitions from "../Partitions.js"
+
+/**
+ * `column` (a message id) among the ids of the messages that can name contact `contactId`: its
+ * own, its conversations' and those mentioning it. None is older than the contact (made when it
+ * was first heard of or added, its id's time; a day of clock slack: `Partitions.idsFrom`), so the
+ * statement reads only the months since, not every month of history.
+ */
+export const messagesSinceContact = (sql: SqlClient.SqlClient, column: string, contactId: string) => {
+  const made = Ids.idTime(contactId)
+  return made === undefined ? sql`true` : Partitions.idsFrom(sql, "msg", column, made)
+}
 
 export interface LidMergeInput {
   /** the contact known by LID alone */
@@ -30,10 +42,13 @@ export interface LidMergeInput {
 export const lidMerge = (sql: SqlClient.SqlClient, input: LidMergeInput) =>
   Effect.gen(function*() {
     const { from, into, now } = input
+    // every message statement below reads messages of `from`'s (its conversations', its own, its
+    // mentions): only the months since it was made
+    const sinceFrom = (column: string) => messagesSinceContact(sql, column, from)
     // a channel where both have a conversation: one conversation, the phone contact's
     yield* sql`UPDATE messages m SET conversation_id = i.id
       FROM conversations f JOIN conversations i ON i.channel_id = f.channel_id AND i.contact_id = ${into}
-      WHERE f.contact_id = ${from} AND m.conversation_id = f.id`
+      WHERE f.contact_id = ${from} AND m.conversation_id = f.id AND ${sinceFrom("m.id")}`
     yield* sql`UPDATE conversation_notes n SET conversation_id = i.id
       FROM conversations f JOIN conversations i ON i.channel_id = f.channel_id AND i.contact_id = ${into}
       WHERE f.contact_id = ${from} AND n.conversation_id = f.id`
@@ -46,14 +61,14 @@ export const lidMerge = (sql: SqlClient.SqlClient, input: LidMergeInput) =>
     yield* sql`UPDATE conversations SET contact_id = ${into}, updated_at = ${now} WHERE contact_id = ${from}`
     yield* sql`UPDATE messages SET contact_id = ${into},
         from_number = CASE WHEN direction = 'inbound' THEN COALESCE(from_number, ${input.phone}) ELSE from_number END
-      WHERE contact_id = ${from}`
+      WHERE contact_id = ${from} AND ${sinceFrom("id")}`
     // group chats (docs/API.md "Group chats"): the mentions of it in the messages of its group
     // chats' conversations, and its places among their participants
     yield* sql`UPDATE messages m SET mentions = (SELECT jsonb_agg(DISTINCT CASE WHEN e = to_jsonb(${from}::text)
         THEN to_jsonb(${into}::text) ELSE e END) FROM jsonb_array_elements(m.mentions) e)
       WHERE m.conversation_id IN (SELECT c.id FROM conversations c
           JOIN group_chat_participants p ON p.group_chat_id = c.group_chat_id WHERE p.contact_id = ${from})
-        AND m.mentions @> jsonb_build_array(${from}::text)`
+        AND m.mentions @> jsonb_build_array(${from}::text) AND ${sinceFrom("m.id")}`
     yield* sql`INSERT INTO group_chat_participants (group_chat_id, contact_id, role)
       SELECT group_chat_id, ${into}, role FROM group_chat_participants WHERE contact_id = ${from}
       ON CONFLICT DO NOTHING`
