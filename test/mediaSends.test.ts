@@ -133,6 +133,43 @@ describe("sends of every kind (sandbox)", () => {
         }
       }))
 
+    it.effect("refuses voice: true on audio that is not Ogg Opus, on a send and on a sandbox inbound message", () =>
+      Effect.gen(function*() {
+        const { key, session } = yield* sandboxSetup([TO])
+        const client = yield* api(key)
+        const mp3 = Buffer.concat([Buffer.from("ID3\x04\0\0\0\0\0\0"), randomBytes(900)])
+        const song = yield* upload(key, mp3, "audio/mpeg")
+        const vorbis = yield* upload(key, ogg(900), "audio/ogg; codecs=vorbis")
+        const expectVoiceRefusal = (reply: { status: number; details: Record<string, unknown> }, what: string) => {
+          assert.strictEqual(reply.status, 422, what)
+          assert.strictEqual(reply.details["reason"], "voice_note_type_unsupported", what)
+          assert.deepStrictEqual(reply.details["expected_types"], ["audio/ogg; codecs=opus"], what)
+          assert.deepStrictEqual(
+            reply.details["issues"],
+            [{ path: ["audio", "voice"], message: "Only Ogg Opus audio can be a voice note" }],
+            what
+          )
+        }
+        for (const mediaId of [song, vorbis]) {
+          expectVoiceRefusal(
+            yield* refused(client.messages.send({ payload: { to: TO, audio: { media_id: mediaId, voice: true } }, headers: {} })),
+            mediaId
+          )
+        }
+        expectVoiceRefusal(
+          yield* refused(client.sandbox.inbound({
+            path: { sessionId: session.id },
+            payload: { from: TO, audio: { data_base64: mp3.toString("base64"), mime_type: "audio/mpeg", voice: true } }
+          })),
+          "sandbox inbound"
+        )
+        // nothing was sent or recorded
+        assert.deepStrictEqual((yield* client.messages.list({ urlParams: {} })).data, [])
+        // the same files go as plain audio
+        const plain = yield* client.messages.send({ payload: { to: TO, audio: { media_id: song } }, headers: {} })
+        assert.include(plain.audio, { voice: false, mime_type: "audio/mpeg" })
+      }))
+
     it.effect("sends a location, a reaction and a quoted reply within the conversation", () =>
       Effect.gen(function*() {
         const { key, session } = yield* sandboxSetup([TO, OTHER])

@@ -58,6 +58,21 @@ export const essenceOf = (text: string): string =>
 export const parameter = (type: MediaType, name: string): string | undefined =>
   type.parameters.find(([n]) => n === name.toLowerCase())?.[1]
 
+/** The type of a voice note, the only one WhatsApp plays as one (docs/API.md "Media"). */
+export const VOICE_NOTE_TYPE = "audio/ogg; codecs=opus"
+
+/**
+ * Whether a file of the `stored` type can go as a voice note (`voice: true`): Ogg, with no codec
+ * named or Opus. MP3, AAC, MP4 audio or Ogg Vorbis sent as a voice note is a message WhatsApp's
+ * apps may not play, so every door that takes `voice` refuses them (send, sandbox inbound).
+ */
+export const isVoiceNoteType = (stored: string): boolean => {
+  const parsed = parse(stored)
+  if (Option.isNone(parsed) || parsed.value.essence !== "audio/ogg") return false
+  const codecs = parameter(parsed.value, "codecs")
+  return codecs === undefined || codecs.toLowerCase() === "opus"
+}
+
 /**
  * The type a voice note goes to WhatsApp with: WhatsApp plays a voice note (`ptt`) only as
  * `audio/ogg; codecs=opus`, so an Ogg file stored as plain `audio/ogg` gains its codec. Any other

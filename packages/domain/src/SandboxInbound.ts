@@ -44,7 +44,10 @@ export const SandboxDocumentInput = StrictStruct({
 }).pipe(Schema.filter(oneSource)).annotations({ identifier: "SandboxDocumentInput" })
 export const SandboxAudioInput = StrictStruct({
   ...fileFields,
-  voice: Schema.optional(Schema.Boolean).annotations({ description: "A voice note (default false)" })
+  voice: Schema.optional(Schema.Boolean).annotations({
+    description:
+      "A voice note (default false); only an Ogg Opus file can be one, any other audio is 422 `details.reason = voice_note_type_unsupported`"
+  })
 }).pipe(Schema.filter(oneSource)).annotations({ identifier: "SandboxAudioInput" })
 export const SandboxStickerInput = StrictStruct(fileFields).pipe(Schema.filter(oneSource))
   .annotations({ identifier: "SandboxStickerInput" })

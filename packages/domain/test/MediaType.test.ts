@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Option } from "effect"
-import { essenceOf, normalize, voiceNoteType } from "../src/MediaType.js"
+import { essenceOf, isVoiceNoteType, normalize, voiceNoteType } from "../src/MediaType.js"
 
 describe("MediaType", () => {
   it("reads a type with parameters, upper case and spaces as one canonical text", () => {
@@ -29,5 +29,14 @@ describe("MediaType", () => {
     expect(voiceNoteType("audio/ogg")).toBe("audio/ogg; codecs=opus")
     expect(voiceNoteType("Audio/OGG; Codecs=opus")).toBe("audio/ogg; codecs=opus")
     expect(voiceNoteType("audio/mpeg")).toBe("audio/mpeg")
+  })
+
+  it("takes only Ogg Opus as a voice note", () => {
+    for (const type of ["audio/ogg", "audio/ogg; codecs=opus", "Audio/OGG; Codecs=OPUS"]) {
+      expect(isVoiceNoteType(type), type).toBe(true)
+    }
+    for (const type of ["audio/mpeg", "audio/aac", "audio/mp4", "audio/ogg; codecs=vorbis", "video/ogg", "*/*", ""]) {
+      expect(isVoiceNoteType(type), type).toBe(false)
+    }
   })
 })

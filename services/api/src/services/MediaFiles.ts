@@ -103,6 +103,22 @@ export const fileRefused = (
   }
 }
 
+/**
+ * `voice: true` on an audio whose type is not one WhatsApp plays as a voice note
+ * (`MediaType.isVoiceNoteType`): the 422 of every door that takes `voice` (a send, a sandbox
+ * inbound message), at `[audio, voice]`. Never names the file's type.
+ */
+export const voiceNoteRefused = () =>
+  new Errors.ValidationError({
+    message:
+      `A voice note is an Ogg Opus file (${MediaType.VOICE_NOTE_TYPE}), the only type WhatsApp plays as one: send this audio without voice, or convert it to Ogg Opus`,
+    details: {
+      reason: "voice_note_type_unsupported",
+      expected_types: [MediaType.VOICE_NOTE_TYPE],
+      issues: [{ path: ["audio", "voice"], message: "Only Ogg Opus audio can be a voice note" }]
+    }
+  })
+
 /** Where an upload names its type and carries its bytes. */
 const UPLOAD_PATHS = { type: ["content-type"], bytes: ["body"] } as const
 /** Where a multipart upload names its type and carries its bytes: its `file` part. */
