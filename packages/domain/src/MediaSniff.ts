@@ -157,12 +157,15 @@ export interface FileAccepted {
  * The one check of a file, whatever its door: `declared` is the type the client or the provider
  * named (any text; `undefined` or `application/octet-stream` when none), `kind` the kind asked
  * for (else the kind that takes the type, else `document`), `head` the file's first
- * `SNIFF_BYTES` bytes. Without a declared type the type is read from the bytes.
+ * `SNIFF_BYTES` bytes. Without a declared type the type is read from the bytes. A client's type
+ * is read strictly (`MediaType.parseStrict`: odd parameters refused); `lenient` reads it as
+ * `MediaType.parse` does, for what a provider announced or we stored (never lost for a parameter).
  */
 export const checkFile = (input: {
   readonly kind: MediaKind | undefined
   readonly declared: string | undefined
   readonly head: Uint8Array
+  readonly lenient?: boolean
 }): { readonly _tag: "accepted"; readonly file: FileAccepted } | {
   readonly _tag: "refused"
   readonly refusal: FileRefusal
@@ -170,7 +173,7 @@ export const checkFile = (input: {
   const refused = (refusal: FileRefusal) => ({ _tag: "refused" as const, refusal })
   if (input.head.byteLength === 0) return refused({ _tag: "empty" })
   const text = input.declared?.trim() ?? ""
-  const parsed = text === "" ? Option.none() : MediaType.parse(text)
+  const parsed = text === "" ? Option.none() : input.lenient === true ? MediaType.parse(text) : MediaType.parseStrict(text)
   if (text !== "" && Option.isNone(parsed)) return refused({ _tag: "type_invalid" })
   const declared = Option.getOrUndefined(parsed)
   const sniffed = sniff(input.head)

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Option } from "effect"
-import { essenceOf, isVoiceNoteType, normalize, voiceNoteType } from "../src/MediaType.js"
+import { essenceOf, format, isVoiceNoteType, normalize, parseStrict, voiceNoteType } from "../src/MediaType.js"
 
 describe("MediaType", () => {
   it("reads a type with parameters, upper case and spaces as one canonical text", () => {
@@ -38,5 +38,41 @@ describe("MediaType", () => {
     for (const type of ["audio/mpeg", "audio/aac", "audio/mp4", "audio/ogg; codecs=vorbis", "video/ogg", "*/*", ""]) {
       expect(isVoiceNoteType(type), type).toBe(false)
     }
+  })
+
+  it("reads a client's type strictly: every parameter name=value, no control character", () => {
+    const strict = (text: string) => Option.map(parseStrict(text), format)
+    for (
+      const [text, canonical] of [
+        ["audio/ogg; codecs=opus", "audio/ogg; codecs=opus"],
+        ["  Audio/Ogg ;  codecs=\"opus\"\t", "audio/ogg; codecs=opus"],
+        ["text/plain; charset=\"a;b=c\"", "text/plain; charset=\"a;b=c\""],
+        ["text/plain; a=\"q\\\"x\"", "text/plain; a=\"q\\\"x\""],
+        ["image/png;", "image/png"],
+        ["image/png;;q=1", "image/png; q=1"]
+      ]
+    ) {
+      expect(strict(text!), text).toEqual(Option.some(canonical))
+    }
+    for (
+      const text of [
+        "audio/ogg; codecs=opus\r\nX: 1",
+        "image/jpeg\r\n",
+        "\r\nimage/jpeg",
+        "image/jpeg\u0000",
+        "image/png; charset",
+        "image/png; =x",
+        "image/png; a=",
+        "image/png; a=b c",
+        "image/png; a=\"unclosed",
+        "image/png; a=1; A=2",
+        "image/png; a=\u00e9",
+        "*/*"
+      ]
+    ) {
+      expect(strict(text), JSON.stringify(text)).toEqual(Option.none())
+    }
+    // the lenient reader (provider input) still names a type
+    expect(normalize("audio/ogg; codecs=opus\r\nX: 1")).toEqual(Option.some("audio/ogg"))
   })
 })

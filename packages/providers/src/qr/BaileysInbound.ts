@@ -44,6 +44,11 @@ export interface Translated {
   readonly content: MessageContent.InboundContent
   /** WhatsApp's name of the kind (`imageMessage`, ...), for logs and metrics */
   readonly kind: string
+  /**
+   * The file's announced media type is not one a client may send (`MediaType.parseStrict`): it
+   * was read leniently (odd parameters dropped) or replaced by the kind's default; logged.
+   */
+  readonly oddMediaType?: true
 }
 
 /** A message not recorded, and why; `kind` and `sender` (a jid) for the log line, never its text. */
@@ -173,7 +178,9 @@ const messageJson = (type: string, member: unknown): Record<string, unknown> =>
     bytes: String
   })
 
-type Body = { readonly body: MessageContent.InboundBody } | { readonly ignored: "protocol" }
+type Body =
+  | { readonly body: MessageContent.InboundBody; readonly oddMediaType?: true }
+  | { readonly ignored: "protocol" }
 
 const bodyOf = (message: WAMessage, content: proto.IMessage, type: string): Body => {
   const media = MEDIA[type]
@@ -184,12 +191,16 @@ const bodyOf = (message: WAMessage, content: proto.IMessage, type: string): Body
         ptt?: boolean | null
       }
     >)[type]!
+    const announced = nullable(m.mimetype) ?? ""
     return {
+      // a type a client's door would refuse (odd parameters, control characters): kept as read
+      // leniently (the file is never lost for it), and said in the log (`QrInbound`)
+      ...(announced !== "" && Option.isNone(MediaType.parseStrict(announced)) ? { oddMediaType: true as const } : {}),
       body: {
         _tag: "media",
         kind: media,
         // the one reader of media types: canonical, parameters kept (`audio/ogg; codecs=opus`)
-        mimeType: Option.getOrElse(MediaType.normalize(nullable(m.mimetype) ?? ""), () => DEFAULT_MIME[media]),
+        mimeType: Option.getOrElse(MediaType.normalize(announced), () => DEFAULT_MIME[media]),
         caption: media === "audio" || media === "sticker" ? null : nullable(m.caption),
         filename: media === "document" ? nullable(m.fileName) : null,
         voice: media === "audio" && m.ptt === true,
@@ -337,6 +348,7 @@ export const fromBaileys = (message: WAMessage, now: number): Translation => {
   return {
     _tag: "content",
     kind: type === "protocolMessage" ? protocolKind(content) : type,
+    ...(body.oddMediaType === true ? { oddMediaType: true as const } : {}),
     content: {
       providerMessageId,
       sender,

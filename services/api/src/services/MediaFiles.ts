@@ -316,7 +316,7 @@ export class MediaFiles extends Effect.Service<MediaFiles>()("@switchboard/servi
       const declaredText = "part" in body ? body.part.contentType : input.contentType
       const parsed = declaredText === undefined || declaredText.trim() === ""
         ? Option.none()
-        : MediaType.parse(declaredText)
+        : MediaType.parseStrict(declaredText)
       if (declaredText !== undefined && declaredText.trim() !== "" && Option.isNone(parsed)) {
         return yield* fileRefused({ _tag: "type_invalid" }, "part" in body ? PART_PATHS : UPLOAD_PATHS)
       }
@@ -372,7 +372,8 @@ export class MediaFiles extends Effect.Service<MediaFiles>()("@switchboard/servi
     ) {
       const pieces = yield* Stream.runCollect(store.read(row.id, 0, MediaSniff.SNIFF_BYTES - 1))
       const head = new Uint8Array(Buffer.concat(Chunk.toReadonlyArray(pieces)))
-      const verdict = MediaSniff.checkFile({ kind, declared: row.mime_type, head })
+      // the type as stored (canonical; an inbound file's as its provider announced it)
+      const verdict = MediaSniff.checkFile({ kind, declared: row.mime_type, head, lenient: true })
       if (verdict._tag === "refused") return yield* fileRefused(verdict.refusal, paths)
       return verdict.file.mimeType
     })
