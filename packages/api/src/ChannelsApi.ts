@@ -12,8 +12,20 @@ export const CreateChannelRequest = Schemas.StrictStruct({
 /** A QR channel's call policy as set (docs/QR-CHANNELS.md "Calls"). */
 export const CallPolicyRequest = Schemas.StrictStruct({
   reject: Schema.Boolean.annotations({ description: "Reject every incoming call at once" }),
-  reply_text: Schema.NullOr(Schema.String.pipe(Characters.minCharacters(1), Characters.maxCharacters(4096)))
-    .annotations({ description: "Sent to the caller as a normal outbound text after a rejected call; null: none" })
+  reply_text: Schema.NullOr(
+    Schema.String.pipe(
+      Characters.minCharacters(1),
+      Characters.maxCharacters(4096),
+      // a text of spaces alone would go out as an empty-looking message to every caller
+      Schema.filter((s) => s.trim() !== "", {
+        message: () => "Expected text, not only whitespace",
+        description: "not only whitespace"
+      })
+    )
+  ).annotations({
+    description:
+      "Sent to the caller as a normal outbound text after a rejected call (1 to 4096 characters, not only whitespace); null: none"
+  })
 }).annotations({ identifier: "CallPolicyRequest" })
 
 export const UpdateChannelRequest = Schemas.StrictStruct({
