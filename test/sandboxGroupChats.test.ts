@@ -115,6 +115,40 @@ describe("sandbox group chats", () => {
         assert.strictEqual(reopened.status, "open")
       }))
 
+    it.effect("keeps a participant whose contact was deleted in the group chat, without a contact", () =>
+      Effect.gen(function*() {
+        const { key, session } = yield* sandboxSetup([ALICE, BOB])
+        const client = yield* api(key)
+        const chat = yield* client.sandbox.createGroupChat({
+          path: { sessionId: session.id },
+          payload: { subject: "Seats", participants: [ALICE, BOB], admins: [ALICE] }
+        })
+        const bob = chat.participants.find((p) => p.phone_number === BOB)!.contact_id!
+        yield* client.contacts.delete({ path: { contactId: bob } })
+        const gone = yield* refused(client.contacts.get({ path: { contactId: bob } }))
+        assert.strictEqual(gone.status, 404)
+        const kept = yield* client.groupChats.get({ path: { groupChatId: chat.id } })
+        assert.strictEqual(kept.participant_count, 2)
+        assert.deepStrictEqual(kept.participants[1], {
+          contact_id: null,
+          phone_number: BOB,
+          whatsapp_lid: null,
+          role: "member"
+        })
+        assert.deepStrictEqual(kept.participants[0], chat.participants[0])
+        // still a participant: the number writes in the group chat, as a new contact
+        yield* client.sandbox.inbound({
+          path: { sessionId: session.id },
+          payload: { from: BOB, group_chat_id: chat.id, text: { body: "still here" } }
+        })
+        const [message] = yield* eventually(
+          Effect.map(client.messages.list({ urlParams: { direction: "inbound" } }), (p) => p.data),
+          (all) => all.length === 1
+        )
+        assert.isString(message!.contact_id)
+        assert.notStrictEqual(message!.contact_id, bob)
+      }))
+
     it.effect("sends to a simulated group chat and replies in its conversation, each walked to read", () =>
       Effect.gen(function*() {
         const { key, session } = yield* sandboxSetup([ALICE, BOB])

@@ -87,10 +87,11 @@ export class GroupChatsRepo extends Effect.Service<GroupChatsRepo>()("@switchboa
       now: string
     ) {
       const ids = participants.map((p) => p.contactId)
+      // a seat whose contact was deleted (`releaseContact`) gives way to the contact reported now
       const gone = yield* ids.length === 0
         ? sql`DELETE FROM group_chat_participants WHERE group_chat_id = ${groupChatId} RETURNING contact_id`
         : sql`DELETE FROM group_chat_participants WHERE group_chat_id = ${groupChatId}
-          AND contact_id NOT IN ${sql.in(ids)} RETURNING contact_id`
+          AND (contact_id IS NULL OR contact_id NOT IN ${sql.in(ids)}) RETURNING contact_id`
       const changed = participants.length === 0 ?
         [] :
         yield* sql`INSERT INTO group_chat_participants ${
@@ -100,6 +101,21 @@ export class GroupChatsRepo extends Effect.Service<GroupChatsRepo>()("@switchboa
       if (gone.length + changed.length === 0) return
       yield* sql`UPDATE group_chats SET updated_at = ${now} WHERE id = ${groupChatId} AND updated_at < ${now}`
     }, dieOnDatabaseError)
+
+    /**
+     * A contact of the workspace is being deleted: its seats in group chats stay (WhatsApp's
+     * membership is not the address book's), with `contact_id` null and the number and LID it
+     * had, until the channel next reads the group. Run before the contact's row goes, in its
+     * transaction.
+     */
+    const releaseContact = Effect.fn("GroupChatsRepo.releaseContact")(
+      function*(workspaceId: string, contactId: string) {
+        yield* sql`UPDATE group_chat_participants p SET contact_id = NULL, phone_number = c.phone_number,
+            whatsapp_lid = c.whatsapp_lid
+          FROM contacts c WHERE c.id = p.contact_id AND c.workspace_id = ${workspaceId} AND c.id = ${contactId}`
+      },
+      dieOnDatabaseError
+    )
 
     /**
      * Our number is no longer in these group chats of the channel (WhatsApp's ids): `left`, or,
@@ -137,11 +153,13 @@ export class GroupChatsRepo extends Effect.Service<GroupChatsRepo>()("@switchboa
       const found = (yield* decodeGroupChats(yield* select(sql`g.workspace_id = ${workspaceId} AND g.id = ${id}`)))[0]
       if (found === undefined) return Option.none<GroupChats.GroupChatDetail>()
       const participants = yield* decodeParticipants(
-        yield* sql`SELECT c.id AS contact_id, c.phone_number, c.whatsapp_lid, p.role
-          FROM group_chat_participants p JOIN contacts c ON c.id = p.contact_id
+        // a seat whose contact was deleted shows the number and LID it had (`releaseContact`)
+        yield* sql`SELECT p.contact_id, COALESCE(c.phone_number, p.phone_number) AS phone_number,
+            COALESCE(c.whatsapp_lid, p.whatsapp_lid) AS whatsapp_lid, p.role
+          FROM group_chat_participants p LEFT JOIN contacts c ON c.id = p.contact_id
           WHERE p.group_chat_id = ${id}
           ORDER BY CASE p.role WHEN 'superadmin' THEN 0 WHEN 'admin' THEN 1 ELSE 2 END,
-            c.phone_number NULLS LAST, c.id`
+            COALESCE(c.phone_number, p.phone_number) NULLS LAST, p.contact_id NULLS LAST`
       )
       return Option.some(new GroupChats.GroupChatDetail({ ...found, participants }))
     }, dieOnDatabaseError)
@@ -189,6 +207,16 @@ export class GroupChatsRepo extends Effect.Service<GroupChatsRepo>()("@switchboa
       return (yield* kept())[0]!.id
     }, dieOnDatabaseError)
 
-    return { upsert, setParticipants, markLeft, list, find, get, byWhatsAppId, idForMessage } as const
+    return {
+      upsert,
+      setParticipants,
+      releaseContact,
+      markLeft,
+      list,
+      find,
+      get,
+      byWhatsAppId,
+      idForMessage
+    } as const
   })
 }) {}

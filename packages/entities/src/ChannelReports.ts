@@ -5,8 +5,8 @@
  * (`GroupChatsSync`) and recipient checks. Each goes through the connection's `kept` (recorded
  * until Postgres takes it) and is handed to it in the link's order (`ChannelConnection`).
  */
-import { ChannelsRepo, QrRecipientChecksRepo, type TransientRetry } from "@switchboard/db"
-import { type Messaging, Schemas } from "@switchboard/domain"
+import { ChannelsRepo, GroupChatsRepo, QrRecipientChecksRepo, type TransientRetry } from "@switchboard/db"
+import { ChannelStateMachine, type Messaging, Schemas } from "@switchboard/domain"
 import type { ChannelProvider } from "@switchboard/providers"
 import { Clock, Effect, Queue } from "effect"
 import { GroupChatsSync } from "./GroupChatsSync.js"
@@ -33,6 +33,7 @@ export const makeChannelReports = (options: {
     const recipientChecks = yield* QrRecipientChecksRepo.QrRecipientChecksRepo
     const inbound = yield* InboundMessages
     const groupChats = yield* GroupChatsSync
+    const groupChatsRepo = yield* GroupChatsRepo.GroupChatsRepo
 
     /** A LID's number became known: kept, contacts merged (in order with status changes). */
     const onLidMapped = perEntity((event: ChannelProvider.LidMapped) =>
@@ -43,8 +44,9 @@ export const makeChannelReports = (options: {
     const onStatusChanged = perEntity(
       (connection: ChannelProvider.ChannelConnection) => (event: ChannelProvider.StatusChanged) =>
         Effect.gen(function*() {
-          yield* kept("channel status")(Effect.flatMap(Clock.currentTimeMillis, (now) =>
-            channels.recordProviderStatus({
+          yield* kept("channel status")(Effect.gen(function*() {
+            const now = Schemas.toTimestamp(yield* Clock.currentTimeMillis)
+            yield* channels.recordProviderStatus({
               id: channelId,
               from: event.from,
               to: event.to,
@@ -52,8 +54,14 @@ export const makeChannelReports = (options: {
               requiresRepair: event.requiresRepair,
               phoneNumber: event.phoneNumber,
               capabilities: connection.capabilities,
-              now: Schemas.toTimestamp(now)
-            })))
+              now
+            })
+            // logged out: the channel is in no group chat until a link reports them again (a
+            // retry after the status was recorded still marks them: it changes only those marked in)
+            if (ChannelStateMachine.forgetsLink(event.reason)) {
+              yield* groupChatsRepo.markLeft(channelId, { except: [] }, now)
+            }
+          }))
           yield* Queue.offer(wake, undefined)
         })
     )

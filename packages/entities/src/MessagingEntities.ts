@@ -7,6 +7,7 @@
 import {
   ChannelsRepo,
   DispatchQueueRepo,
+  GroupChatsRepo,
   MessagesRepo,
   QrRecipientChecksRepo,
   SandboxNetworkRepo,
@@ -45,6 +46,7 @@ export const MessagingEntitiesLive = Layer.mergeAll(
       InboundMessages.Default,
       InboundCalls.Default,
       GroupChatsSync.Default,
+      GroupChatsRepo.GroupChatsRepo.Default,
       Transactions.Transactions.Default,
       SandboxNetworkRepo.SandboxNetworkRepo.Default,
       SandboxRepo.SandboxRepo.Default
