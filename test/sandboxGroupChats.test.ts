@@ -8,6 +8,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import { assert, describe, layer } from "@effect/vitest"
+import { Operator } from "@switchboard/service-api"
 import { Effect } from "effect"
 import { api, eventually, refused, sandboxSetup } from "./support/Fixtures.js"
 import * as TestApp from "./support/TestApp.js"
@@ -147,6 +148,34 @@ describe("sandbox group chats", () => {
         )
         assert.isString(message!.contact_id)
         assert.notStrictEqual(message!.contact_id, bob)
+      }))
+
+    it.effect("leaves participants only a group chat brought in out of the contacts limit, until a 1:1 conversation", () =>
+      Effect.gen(function*() {
+        const { key, session, user } = yield* sandboxSetup([ALICE, BOB])
+        const client = yield* api(key)
+        const used = Effect.map(client.plan.usage(), (u) => u.current.contacts.used)
+        yield* client.sandbox.createGroupChat({
+          path: { sessionId: session.id },
+          payload: { subject: "Big", participants: [ALICE, BOB] }
+        })
+        // contacts like any other, but not counted
+        assert.strictEqual((yield* client.contacts.list({ urlParams: {} })).data.length, 2)
+        assert.strictEqual(yield* used, 0)
+        // a limit of one: a contact of your own still fits
+        yield* Effect.flatMap(Operator.Operator, (o) => o.override(user.workspaceId, "contacts", 1)).pipe(
+          Effect.provide(TestApp.operatorLayer)
+        )
+        yield* client.contacts.create({ payload: { phone_number: "+4915112340509" } })
+        assert.strictEqual(yield* used, 1)
+        // a send to a participant opens its 1:1 conversation: it needs room, like a new number
+        const over = yield* refused(client.messages.send({ payload: { to: ALICE, text: { body: "hi" } }, headers: {} }))
+        assert.strictEqual(over.status, 409)
+        assert.strictEqual(over.code, "ENTITLEMENT_LIMIT_REACHED")
+        assert.deepStrictEqual((yield* client.messages.list({ urlParams: {} })).data, [])
+        // a participant who writes 1:1 counts from then on (an inbound message is never refused)
+        yield* client.sandbox.inbound({ path: { sessionId: session.id }, payload: { from: BOB, text: { body: "hello" } } })
+        assert.strictEqual(yield* eventually(used, (n) => n === 2), 2)
       }))
 
     it.effect("sends to a simulated group chat and replies in its conversation, each walked to read", () =>

@@ -32,8 +32,9 @@ export class GroupChatsSync extends Effect.Service<GroupChatsSync>()("@switchboa
         const lid = participant.whatsappLid
         const phone = participant.phoneNumber ??
           (lid === null ? null : Option.getOrNull(yield* lids.mappedPhone(channelId, lid)))
-        if (phone !== null) return (yield* contacts.upsertContact(workspaceId, phone, now)).id
-        return yield* lids.upsertLidContact(workspaceId, lid!, yield* Ids.newId("cnt"), now)
+        // brought in by the group chat alone: not counted against the plan's contacts limit
+        if (phone !== null) return (yield* contacts.upsertContact(workspaceId, phone, now, { groupChatOnly: true })).id
+        return yield* lids.upsertLidContact(workspaceId, lid!, yield* Ids.newId("cnt"), now, { groupChatOnly: true })
       })
 
     const record = Effect.fn("GroupChatsSync.record")(function*(input: {
