@@ -143,6 +143,8 @@ export class SendContents extends Effect.Service<SendContents>()("@switchboard/s
             : yield* fetcher.fetch(workspaceId, kind, given.url!)
           const file = yield* fileFor(kind, row)
           if (kind === "audio" && body.audio?.voice === true && !MediaType.isVoiceNoteType(file.mime_type)) {
+            // a file fetched for this send alone is not kept (its type is known only once fetched)
+            if (given.media_id === undefined) yield* mediaRepo.remove(file.id)
             return yield* voiceNoteRefused()
           }
           const caption = "caption" in given && typeof given.caption === "string" ? given.caption : null
