@@ -24,8 +24,9 @@
  * - `no_sender`: a chat address that names neither a phone number nor a LID.
  */
 import { MediaType, MessageContent } from "@switchboard/domain"
-import { getContentType, jidDecode, NO_MESSAGE_FOUND_ERROR_TEXT, proto, toNumber, type WAMessage } from "baileys"
+import { getContentType, NO_MESSAGE_FOUND_ERROR_TEXT, proto, toNumber, type WAMessage } from "baileys"
 import { Option } from "effect"
+import { decode, E164_DIGITS, senderOf } from "./BaileysJids.js"
 import * as BaileysWrappers from "./BaileysWrappers.js"
 
 export type IgnoredReason =
@@ -97,34 +98,6 @@ const DEFAULT_MIME: Record<MessageContent.MediaKind, string> = {
   audio: "audio/ogg",
   document: "application/octet-stream",
   sticker: "image/webp"
-}
-
-const E164_DIGITS = /^[1-9]\d{6,14}$/
-
-/** The user part of a jid (no device), and its server. */
-const decode = (jid: string | null | undefined) => {
-  if (!jid) return undefined
-  const decoded = jidDecode(jid)
-  return decoded?.user ? { user: decoded.user, server: decoded.server } : undefined
-}
-
-export const phoneOf = (jid: string | null | undefined): string | null => {
-  const d = decode(jid)
-  return d?.server === "s.whatsapp.net" && E164_DIGITS.test(d.user) ? `+${d.user}` : null
-}
-
-export const lidOf = (jid: string | null | undefined): string | null => {
-  const d = decode(jid)
-  return d?.server === "lid" ? d.user : null
-}
-
-/** The sender of a direct chat: the chat's jid and its alternative form (phone number or LID). */
-export const senderOf = (
-  key: { readonly remoteJid?: string | null | undefined; readonly remoteJidAlt?: string | null | undefined }
-): MessageContent.InboundSender | null => {
-  const phoneNumber = phoneOf(key.remoteJid) ?? phoneOf(key.remoteJidAlt)
-  const whatsappLid = lidOf(key.remoteJid) ?? lidOf(key.remoteJidAlt)
-  return phoneNumber === null && whatsappLid === null ? null : { phoneNumber, whatsappLid }
 }
 
 const text = (value: string | null | undefined): string => value ?? ""

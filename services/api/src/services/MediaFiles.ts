@@ -119,6 +119,10 @@ export const voiceNoteRefused = () =>
     }
   })
 
+/** `voice: true` on a file of `mimeType`: passes for a voice note's type, else `voiceNoteRefused`. */
+export const checkVoiceNote = (mimeType: string) =>
+  MediaType.isVoiceNoteType(mimeType) ? Effect.void : Effect.fail(voiceNoteRefused())
+
 /** Where an upload names its type and carries its bytes. */
 const UPLOAD_PATHS = { type: ["content-type"], bytes: ["body"] } as const
 /** Where a multipart upload names its type and carries its bytes: its `file` part. */

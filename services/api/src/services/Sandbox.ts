@@ -1,14 +1,14 @@
 /** Sandbox sessions on shared test numbers. Test-mode API keys only. */
 import { SandboxApi, type Security } from "@switchboard/api"
 import { GroupChatsRepo, MediaRepo, MessagesRepo, SandboxRepo, Transactions } from "@switchboard/db"
-import { Errors, Ids, MediaSniff, MediaType, MessageContent, Pagination, SandboxInbound, Schemas } from "@switchboard/domain"
+import { Errors, Ids, MediaSniff, MessageContent, Pagination, SandboxInbound, Schemas } from "@switchboard/domain"
 import { ChannelProtocol } from "@switchboard/entities/protocol"
 import { ProvidersConfig, SandboxNumbers } from "@switchboard/providers/contract"
 import { Clock, Effect, Option, Schedule } from "effect"
 import { createHash, randomBytes, randomInt, timingSafeEqual } from "node:crypto"
 import { Channels } from "./Channels.js"
 import { Entitlements } from "./Entitlements.js"
-import { fileRefused, MediaFiles, voiceNoteRefused } from "./MediaFiles.js"
+import { checkVoiceNote, fileRefused, MediaFiles } from "./MediaFiles.js"
 import * as SandboxGroupChatRules from "./SandboxGroupChatRules.js"
 import { noNumberAvailable, refuseBeyondShare, requireTestKey } from "./SandboxRefusals.js"
 
@@ -314,7 +314,7 @@ export class Sandbox extends Effect.Service<Sandbox>()("@switchboard/service-api
           if (given === undefined) continue
           const file = yield* fileOf(principal, kind, given)
           const voice = kind === "audio" && input.audio?.voice === true
-          if (voice && !MediaType.isVoiceNoteType(file.mimeType)) return yield* voiceNoteRefused()
+          if (voice) yield* checkVoiceNote(file.mimeType)
           return as({
             _tag: "media",
             kind,

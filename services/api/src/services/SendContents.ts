@@ -6,10 +6,10 @@
  * written, so a refused send leaves nothing behind.
  */
 import { MediaRepo, MessagesRepo } from "@switchboard/db"
-import { Errors, LidAddress, type Media, MediaType, MessageContent, Messaging, UnknownIds } from "@switchboard/domain"
+import { Errors, LidAddress, type Media, MessageContent, Messaging, UnknownIds } from "@switchboard/domain"
 import { Effect, Option, type Schema } from "effect"
 import { MediaFetch } from "./MediaFetch.js"
-import { MediaFiles, voiceNoteRefused } from "./MediaFiles.js"
+import { checkVoiceNote, MediaFiles } from "./MediaFiles.js"
 
 type SendFields = Schema.Struct.Type<typeof Messaging.sendFields>
 
@@ -142,10 +142,11 @@ export class SendContents extends Effect.Service<SendContents>()("@switchboard/s
               }))
             : yield* fetcher.fetch(workspaceId, kind, given.url!)
           const file = yield* fileFor(kind, row)
-          if (kind === "audio" && body.audio?.voice === true && !MediaType.isVoiceNoteType(file.mime_type)) {
+          if (kind === "audio" && body.audio?.voice === true) {
             // a file fetched for this send alone is not kept (its type is known only once fetched)
-            if (given.media_id === undefined) yield* mediaRepo.remove(file.id)
-            return yield* voiceNoteRefused()
+            yield* checkVoiceNote(file.mime_type).pipe(
+              Effect.tapError(() => given.media_id === undefined ? mediaRepo.remove(file.id) : Effect.void)
+            )
           }
           const caption = "caption" in given && typeof given.caption === "string" ? given.caption : null
           const common = {
