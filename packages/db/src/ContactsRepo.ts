@@ -27,18 +27,20 @@ export { ContactRow } from "./rows/ContactRows.js"
  * `use` holds, else the new one. Empty when a concurrent first message inserted the number after
  * the statement's snapshot: a next statement sees it.
  */
+/**
+ * Whether the contact `c` counts against the plan's `contacts` limit (docs/API.md "Contacts"):
+ * every contact but one only group chats brought in (`group_chat_only`) and that has no 1:1
+ * conversation yet. The one rule of every count of the limit (usage, create, import, send).
+ */
+const counted = (sql: SqlClient.SqlClient): Statement.Fragment =>
+  sql`(NOT c.group_chat_only OR EXISTS (SELECT 1 FROM conversations v WHERE v.contact_id = c.id))`
+
 export const ContactCtes = {
-  /**
-   * Whether the contact `c` counts against the plan's `contacts` limit (docs/API.md "Contacts"):
-   * every contact but one only group chats brought in (`group_chat_only`) and that has no 1:1
-   * conversation yet. The one rule of every count of the limit (usage, create, import, send).
-   */
-  counted: (sql: SqlClient.SqlClient) =>
-    sql`(NOT c.group_chat_only OR EXISTS (SELECT 1 FROM conversations v WHERE v.contact_id = c.id))`,
+  counted,
   /** The workspace's contact with this number, or with this WhatsApp LID when one is given; `counted` as above. */
   found: (sql: SqlClient.SqlClient, workspaceId: string, phone: string, lid?: string) =>
     sql`contact_found AS (
-      SELECT c.id, ${ContactCtes.counted(sql)} AS counted FROM contacts c WHERE c.workspace_id = ${workspaceId}
+      SELECT c.id, ${counted(sql)} AS counted FROM contacts c WHERE c.workspace_id = ${workspaceId}
         AND ${lid === undefined ? sql`c.phone_number = ${phone}` : sql`c.whatsapp_lid = ${lid}`}
     )`,
   ofNumber: (sql: SqlClient.SqlClient, input: {
