@@ -19,7 +19,9 @@ export const CallPolicyRequest = Schemas.StrictStruct({
       // a text of spaces alone would go out as an empty-looking message to every caller
       Schema.filter((s) => s.trim() !== "", {
         message: () => "Expected text, not only whitespace",
-        description: "not only whitespace"
+        description: "not only whitespace",
+        // what JavaScript's trim() strips is what \s matches
+        jsonSchema: { pattern: "\\S" }
       })
     )
   ).annotations({
