@@ -21,7 +21,7 @@ export { ContactRow } from "./rows/ContactRows.js"
 
 /**
  * The contact of a phone number for a message, as the CTEs of one statement (the send composes
- * them with its own guards between, `SendWritesRepo`): `found` is `contact_found (id)`, the
+ * them with its own guards between, `SendWritesRepo`): `found` is `contact_found (id, counted)`, the
  * workspace's contact with the number; `ofNumber` (after it) inserts it under `id` when none was
  * found and `create` holds (`contact_new`), and gives `contact (id, created)`: the found one when
  * `use` holds, else the new one. Empty when a concurrent first message inserted the number after
