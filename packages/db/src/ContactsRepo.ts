@@ -20,14 +20,6 @@ import {
 export { ContactRow } from "./rows/ContactRows.js"
 
 /**
- * The contact of a phone number for a message, as the CTEs of one statement (the send composes
- * them with its own guards between, `SendWritesRepo`): `found` is `contact_found (id, counted)`, the
- * workspace's contact with the number; `ofNumber` (after it) inserts it under `id` when none was
- * found and `create` holds (`contact_new`), and gives `contact (id, created)`: the found one when
- * `use` holds, else the new one. Empty when a concurrent first message inserted the number after
- * the statement's snapshot: a next statement sees it.
- */
-/**
  * Whether the contact `c` counts against the plan's `contacts` limit (docs/API.md "Contacts"):
  * every contact but one only group chats brought in (`group_chat_only`) and that has no 1:1
  * conversation yet. The one rule of every count of the limit (usage, create, import, send).
@@ -35,6 +27,14 @@ export { ContactRow } from "./rows/ContactRows.js"
 const counted = (sql: SqlClient.SqlClient): Statement.Fragment =>
   sql`(NOT c.group_chat_only OR EXISTS (SELECT 1 FROM conversations v WHERE v.contact_id = c.id))`
 
+/**
+ * The contact of a phone number for a message, as the CTEs of one statement (the send composes
+ * them with its own guards between, `SendWritesRepo`): `found` is `contact_found (id, counted)`, the
+ * workspace's contact with the number; `ofNumber` (after it) inserts it under `id` when none was
+ * found and `create` holds (`contact_new`), and gives `contact (id, created)`: the found one when
+ * `use` holds, else the new one. Empty when a concurrent first message inserted the number after
+ * the statement's snapshot: a next statement sees it.
+ */
 export const ContactCtes = {
   counted,
   /** The workspace's contact with this number, or with this WhatsApp LID when one is given; `counted` as above. */
