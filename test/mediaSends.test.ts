@@ -133,9 +133,9 @@ describe("sends of every kind (sandbox)", () => {
         }
       }))
 
-    it.effect("refuses voice: true on audio that is not Ogg Opus, on a send and on a sandbox inbound message", () =>
+    it.scoped("refuses voice: true on audio that is not Ogg Opus, on a send and on a sandbox inbound message", () =>
       Effect.gen(function*() {
-        const { key, session } = yield* sandboxSetup([TO])
+        const { key, session, user } = yield* sandboxSetup([TO])
         const client = yield* api(key)
         const mp3 = Buffer.concat([Buffer.from("ID3\x04\0\0\0\0\0\0"), randomBytes(900)])
         const song = yield* upload(key, mp3, "audio/mpeg")
@@ -163,6 +163,23 @@ describe("sends of every kind (sandbox)", () => {
           })),
           "sandbox inbound"
         )
+        // by URL: refused once fetched, and the fetched file is not kept
+        const sql = yield* SqlClient.SqlClient
+        const stored = () =>
+          Effect.map(
+            sql<{ n: number }>`SELECT count(*)::int AS n FROM media WHERE workspace_id = ${user.workspaceId}`,
+            (rows) => rows[0]!.n
+          ).pipe(Effect.orDie)
+        const before = yield* stored()
+        const server = yield* fileServer(mp3, "audio/mpeg")
+        expectVoiceRefusal(
+          yield* refused(client.messages.send({
+            payload: { to: TO, audio: { url: `${server.url}/file.mp3`, voice: true } },
+            headers: {}
+          })),
+          "by URL"
+        )
+        assert.strictEqual(yield* stored(), before)
         // nothing was sent or recorded
         assert.deepStrictEqual((yield* client.messages.list({ urlParams: {} })).data, [])
         // the same files go as plain audio
