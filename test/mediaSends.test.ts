@@ -13,7 +13,7 @@ import { Effect } from "effect"
 import { createHash, randomBytes } from "node:crypto"
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
-import { api, refused, request, sandboxSetup, waitForMessage } from "./support/Fixtures.js"
+import { api, type Refusal, refused, request, sandboxSetup, waitForMessage } from "./support/Fixtures.js"
 import * as TestApp from "./support/TestApp.js"
 
 const TO = "+4915112345678"
@@ -140,7 +140,7 @@ describe("sends of every kind (sandbox)", () => {
         const mp3 = Buffer.concat([Buffer.from("ID3\x04\0\0\0\0\0\0"), randomBytes(900)])
         const song = yield* upload(key, mp3, "audio/mpeg")
         const vorbis = yield* upload(key, ogg(900), "audio/ogg; codecs=vorbis")
-        const expectVoiceRefusal = (reply: { status: number; details: Record<string, unknown> }, what: string) => {
+        const expectVoiceRefusal = (reply: Refusal, what: string) => {
           assert.strictEqual(reply.status, 422, what)
           assert.strictEqual(reply.details["reason"], "voice_note_type_unsupported", what)
           assert.deepStrictEqual(reply.details["expected_types"], ["audio/ogg; codecs=opus"], what)
@@ -152,7 +152,9 @@ describe("sends of every kind (sandbox)", () => {
         }
         for (const mediaId of [song, vorbis]) {
           expectVoiceRefusal(
-            yield* refused(client.messages.send({ payload: { to: TO, audio: { media_id: mediaId, voice: true } }, headers: {} })),
+            yield* refused(
+              client.messages.send({ payload: { to: TO, audio: { media_id: mediaId, voice: true } }, headers: {} })
+            ),
             mediaId
           )
         }

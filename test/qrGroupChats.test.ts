@@ -150,7 +150,10 @@ describe("QR group chats over the API", () => {
           const reseated = again.participants.find((p) => p.phone_number === gina.number)!
           assert.isString(reseated.contact_id)
           assert.notStrictEqual(reseated.contact_id, seat.contact_id)
-          assert.strictEqual((yield* client.contacts.get({ path: { contactId: reseated.contact_id! } })).phone_number, gina.number)
+          assert.strictEqual(
+            (yield* client.contacts.get({ path: { contactId: reseated.contact_id! } })).phone_number,
+            gina.number
+          )
 
           // logged out: the channel stands for no number, so it is in none of its group chats
           assert.isTrue(again.is_participant)

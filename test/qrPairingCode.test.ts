@@ -150,7 +150,10 @@ describe("QR pairing by code", () => {
             assert.notInclude(refused.text, "0151 2345 6789")
           }
           // a JSON string rather than an object: one issue that says what to send
-          const notAnObject = yield* request("POST", `/v1/channels/${channelId}/qr/start`, { ...as(user), body: "code" })
+          const notAnObject = yield* request("POST", `/v1/channels/${channelId}/qr/start`, {
+            ...as(user),
+            body: "code"
+          })
           assert.strictEqual(notAnObject.status, 422, notAnObject.text)
           assert.deepStrictEqual(notAnObject.body.error.details.issues, [
             { path: [], message: "Expected an object, or no body" }

@@ -50,7 +50,7 @@ describe("sandbox group chats", () => {
         ])
         const listed = yield* client.groupChats.list({ path: { channelId: session.channel_id }, urlParams: {} })
         assert.deepStrictEqual(listed.data.map((g) => g.id), [chat.id])
-        const [alice, bob] = chat.participants.map((p) => p.contact_id)
+        const [alice, bob] = chat.participants.map((p) => p.contact_id!)
 
         yield* client.sandbox.inbound({
           path: { sessionId: session.id },
@@ -174,7 +174,10 @@ describe("sandbox group chats", () => {
         assert.strictEqual(over.code, "ENTITLEMENT_LIMIT_REACHED")
         assert.deepStrictEqual((yield* client.messages.list({ urlParams: {} })).data, [])
         // a participant who writes 1:1 counts from then on (an inbound message is never refused)
-        yield* client.sandbox.inbound({ path: { sessionId: session.id }, payload: { from: BOB, text: { body: "hello" } } })
+        yield* client.sandbox.inbound({
+          path: { sessionId: session.id },
+          payload: { from: BOB, text: { body: "hello" } }
+        })
         assert.strictEqual(yield* eventually(used, (n) => n === 2), 2)
       }))
 

@@ -173,7 +173,11 @@ export const checkFile = (input: {
   const refused = (refusal: FileRefusal) => ({ _tag: "refused" as const, refusal })
   if (input.head.byteLength === 0) return refused({ _tag: "empty" })
   const text = input.declared?.trim() ?? ""
-  const parsed = text === "" ? Option.none() : input.lenient === true ? MediaType.parse(text) : MediaType.parseStrict(text)
+  const parsed = text === ""
+    ? Option.none()
+    : input.lenient === true
+    ? MediaType.parse(text)
+    : MediaType.parseStrict(text)
   if (text !== "" && Option.isNone(parsed)) return refused({ _tag: "type_invalid" })
   const declared = Option.getOrUndefined(parsed)
   const sniffed = sniff(input.head)

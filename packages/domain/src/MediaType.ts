@@ -42,7 +42,7 @@ export const parse = (text: string): Option.Option<MediaType> => {
 }
 
 /** RFC 9110 5.6.4: `qdtext` (tab, space, visible ASCII but `"` and `\\`, obs-text) or a quoted pair. */
-const QUOTED_STRING = '"(?:[\\t !#-\\[\\]-~\\x80-\\xff]|\\\\[\\t -~\\x80-\\xff])*"'
+const QUOTED_STRING = "\"(?:[\\t !#-\\[\\]-~\\x80-\\xff]|\\\\[\\t -~\\x80-\\xff])*\""
 const PARAMETER = `${TOKEN_CHARS}=(?:${TOKEN_CHARS}|${QUOTED_STRING})`
 /**
  * RFC 9110 8.3.1's `media-type`, with spaces and tabs around it: `type/subtype` then parameters

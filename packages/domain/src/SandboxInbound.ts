@@ -21,10 +21,12 @@ const fileFields = {
   data_base64: Schema.optional(Schema.String).annotations({
     description: "The file itself, base64 (at most 1 MiB decoded); with `mime_type`"
   }),
-  mime_type: Schema.optional(Schema.String.pipe(maxCharacters(255)).annotations({
-    description:
-      "The file's media type, as RFC 9110 writes it (`audio/ogg; codecs=opus`); a control character or a parameter that is not `name=value` is 422 `media_type_invalid`"
-  }))
+  mime_type: Schema.optional(
+    Schema.String.pipe(maxCharacters(255)).annotations({
+      description:
+        "The file's media type, as RFC 9110 writes it (`audio/ogg; codecs=opus`); a control character or a parameter that is not `name=value` is 422 `media_type_invalid`"
+    })
+  )
 }
 
 /** A file with its caption: an image, a video or a document. */

@@ -5,7 +5,7 @@
  * (`GroupChatsSync`) and recipient checks. Each goes through the connection's `kept` (recorded
  * until Postgres takes it) and is handed to it in the link's order (`ChannelConnection`).
  */
-import { ChannelsRepo, GroupChatsRepo, QrRecipientChecksRepo, type TransientRetry } from "@switchboard/db"
+import { ChannelsRepo, QrRecipientChecksRepo, type TransientRetry } from "@switchboard/db"
 import { ChannelStateMachine, type Messaging, Schemas } from "@switchboard/domain"
 import type { ChannelProvider } from "@switchboard/providers"
 import { Clock, Effect, Queue } from "effect"
@@ -33,7 +33,6 @@ export const makeChannelReports = (options: {
     const recipientChecks = yield* QrRecipientChecksRepo.QrRecipientChecksRepo
     const inbound = yield* InboundMessages
     const groupChats = yield* GroupChatsSync
-    const groupChatsRepo = yield* GroupChatsRepo.GroupChatsRepo
 
     /** A LID's number became known: kept, contacts merged (in order with status changes). */
     const onLidMapped = perEntity((event: ChannelProvider.LidMapped) =>
@@ -58,9 +57,7 @@ export const makeChannelReports = (options: {
             })
             // logged out: the channel is in no group chat until a link reports them again (a
             // retry after the status was recorded still marks them: it changes only those marked in)
-            if (ChannelStateMachine.forgetsLink(event.reason)) {
-              yield* groupChatsRepo.markLeft(channelId, { except: [] }, now)
-            }
+            if (ChannelStateMachine.forgetsLink(event.reason)) yield* groupChats.unlinked(channelId, now)
           }))
           yield* Queue.offer(wake, undefined)
         })

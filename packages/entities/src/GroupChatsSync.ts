@@ -79,7 +79,15 @@ export class GroupChatsSync extends Effect.Service<GroupChatsSync>()("@switchboa
       }
     })
 
-    return { record } as const
+    /**
+     * The channel's link was forgotten (logged out, or unlinked on the phone): it stands for no
+     * number, so it is in none of its group chats until a link reports them again.
+     */
+    const unlinked = Effect.fn("GroupChatsSync.unlinked")(function*(channelId: string, now: string) {
+      yield* repo.markLeft(channelId, { except: [] }, now)
+    })
+
+    return { record, unlinked } as const
   }),
   dependencies: [
     GroupChatsRepo.GroupChatsRepo.Default,

@@ -7,7 +7,6 @@
 import {
   ChannelsRepo,
   DispatchQueueRepo,
-  GroupChatsRepo,
   MessagesRepo,
   QrRecipientChecksRepo,
   SandboxNetworkRepo,
@@ -46,7 +45,6 @@ export const MessagingEntitiesLive = Layer.mergeAll(
       InboundMessages.Default,
       InboundCalls.Default,
       GroupChatsSync.Default,
-      GroupChatsRepo.GroupChatsRepo.Default,
       Transactions.Transactions.Default,
       SandboxNetworkRepo.SandboxNetworkRepo.Default,
       SandboxRepo.SandboxRepo.Default

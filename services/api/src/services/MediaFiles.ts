@@ -120,7 +120,7 @@ export const voiceNoteRefused = () =>
   })
 
 /** `voice: true` on a file of `mimeType`: passes for a voice note's type, else `voiceNoteRefused`. */
-export const checkVoiceNote = (mimeType: string) =>
+export const checkVoiceNote = (mimeType: string): Effect.Effect<void, Errors.ValidationError> =>
   MediaType.isVoiceNoteType(mimeType) ? Effect.void : Effect.fail(voiceNoteRefused())
 
 /** Where an upload names its type and carries its bytes. */
