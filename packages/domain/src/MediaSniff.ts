@@ -173,11 +173,12 @@ export const checkFile = (input: {
   const refused = (refusal: FileRefusal) => ({ _tag: "refused" as const, refusal })
   if (input.head.byteLength === 0) return refused({ _tag: "empty" })
   const text = input.declared?.trim() ?? ""
+  // the strict reader gets the text as sent: trimming would hide a CR/LF around it
   const parsed = text === ""
     ? Option.none()
     : input.lenient === true
     ? MediaType.parse(text)
-    : MediaType.parseStrict(text)
+    : MediaType.parseStrict(input.declared ?? "")
   if (text !== "" && Option.isNone(parsed)) return refused({ _tag: "type_invalid" })
   const declared = Option.getOrUndefined(parsed)
   const sniffed = sniff(input.head)

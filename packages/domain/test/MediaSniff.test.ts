@@ -114,7 +114,7 @@ describe("checkFile", () => {
   it("refuses an empty file and a declared text that is not type/subtype", () => {
     expect(checkFile({ kind: undefined, declared: "image/png", head: new Uint8Array(0) }))
       .toEqual({ _tag: "refused", refusal: { _tag: "empty" } })
-    for (const declared of ["*/*", "image/", "imÃ¤ge/png", "image/png\r\nX: 1"]) {
+    for (const declared of ["*/*", "image/", "imÃ¤ge/png", "image/png\r\nX: 1", "IMAGE/PNG\r\n", "image/png; x"]) {
       expect(checkFile({ kind: "document", declared, head: EXE })).toMatchObject({ refusal: { _tag: "type_invalid" } })
     }
   })
