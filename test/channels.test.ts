@@ -171,7 +171,7 @@ describe("channels and sandbox sessions", () => {
         assert.strictEqual(refusedPolicy.body.error.code, "CHANNEL_CAPABILITY_UNAVAILABLE")
         assert.strictEqual(refusedPolicy.body.error.details.reason, "not_a_qr_channel")
         // a reply of whitespace alone is refused before anything else, on any channel
-        for (const replyText of [" ", " \n\t ", "\u00a0\u3000"]) {
+        for (const replyText of [" ", " \n\t ", "\u00a0\u3000", "\u200b", "\u3164\u3164", "\u2800", "\u00ad\u2060"]) {
           const blank = yield* request("PATCH", path, {
             token: key,
             body: { call_policy: { reject: true, reply_text: replyText } }

@@ -140,6 +140,13 @@ describe("sends of every kind (sandbox)", () => {
         const mp3 = Buffer.concat([Buffer.from("ID3\x04\0\0\0\0\0\0"), randomBytes(900)])
         const song = yield* upload(key, mp3, "audio/mpeg")
         const vorbis = yield* upload(key, ogg(900), "audio/ogg; codecs=vorbis")
+        // an Ogg Vorbis file labelled plain audio/ogg: its first packet says vorbis
+        const vorbisBytes = ogg(900)
+        vorbisBytes.set([0, 2], 4)
+        vorbisBytes[26] = 1
+        vorbisBytes[27] = 30
+        vorbisBytes.set(Buffer.from("\x01vorbis", "latin1"), 28)
+        const labelled = yield* upload(key, vorbisBytes, "audio/ogg")
         const expectVoiceRefusal = (reply: Refusal, what: string) => {
           assert.strictEqual(reply.status, 422, what)
           assert.strictEqual(reply.details["reason"], "voice_note_type_unsupported", what)
@@ -150,7 +157,7 @@ describe("sends of every kind (sandbox)", () => {
             what
           )
         }
-        for (const mediaId of [song, vorbis]) {
+        for (const mediaId of [song, vorbis, labelled]) {
           expectVoiceRefusal(
             yield* refused(
               client.messages.send({ payload: { to: TO, audio: { media_id: mediaId, voice: true } }, headers: {} })

@@ -9,6 +9,13 @@ export const CreateChannelRequest = Schemas.StrictStruct({
   name: Schema.String.pipe(Characters.minCharacters(1), Characters.maxCharacters(64))
 }).annotations({ identifier: "CreateChannelRequest" })
 
+/**
+ * A character a reader sees: not whitespace (JavaScript's or Unicode's), not a format or control
+ * character nor one Unicode says to ignore (zero-width spaces, joiners, soft hyphen, the Hangul
+ * fillers and the braille blank that make a "blank" WhatsApp message).
+ */
+const VISIBLE = /[^\s\p{White_Space}\p{Default_Ignorable_Code_Point}\p{Cc}\p{Cf}\u2800]/u
+
 /** A QR channel's call policy as set (docs/QR-CHANNELS.md "Calls"). */
 export const CallPolicyRequest = Schemas.StrictStruct({
   reject: Schema.Boolean.annotations({ description: "Reject every incoming call at once" }),
@@ -17,16 +24,14 @@ export const CallPolicyRequest = Schemas.StrictStruct({
       Characters.minCharacters(1),
       Characters.maxCharacters(4096),
       // a text of spaces alone would go out as an empty-looking message to every caller
-      Schema.filter((s) => s.trim() !== "", {
-        message: () => "Expected text, not only whitespace",
-        description: "not only whitespace",
-        // what JavaScript's trim() strips is what \s matches
-        jsonSchema: { pattern: "\\S" }
+      Schema.filter((s) => VISIBLE.test(s), {
+        message: () => "Expected text, not only whitespace or invisible characters",
+        description: "at least one visible character (not only whitespace or invisible characters)"
       })
     )
   ).annotations({
     description:
-      "Sent to the caller as a normal outbound text after a rejected call (1 to 4096 characters, not only whitespace); null: none"
+      "Sent to the caller as a normal outbound text after a rejected call (1 to 4096 characters, at least one of them visible: not only whitespace, zero-width or other invisible characters); null: none"
   })
 }).annotations({ identifier: "CallPolicyRequest" })
 

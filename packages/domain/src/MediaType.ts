@@ -102,13 +102,10 @@ export const isVoiceNoteType = (stored: string): boolean => {
 
 /**
  * The type a voice note goes to WhatsApp with: WhatsApp plays a voice note (`ptt`) only as
- * `audio/ogg; codecs=opus`, so an Ogg file stored as plain `audio/ogg` gains its codec. Any other
- * type is sent on as stored.
+ * `audio/ogg; codecs=opus`, so an Ogg Opus file goes as exactly that (a plain `audio/ogg` gains its
+ * codec, other parameters are left out). Any other type is sent on as stored.
  */
 export const voiceNoteType = (stored: string): string => {
-  const parsed = parse(stored)
-  if (Option.isNone(parsed)) return stored
-  if (parsed.value.essence !== "audio/ogg") return format(parsed.value)
-  if (parameter(parsed.value, "codecs") !== undefined) return format(parsed.value)
-  return format({ ...parsed.value, parameters: [...parsed.value.parameters, ["codecs", "opus"]] })
+  if (isVoiceNoteType(stored)) return VOICE_NOTE_TYPE
+  return Option.match(parse(stored), { onNone: () => stored, onSome: format })
 }

@@ -37,7 +37,7 @@ const oneSource = <A extends { readonly media_id?: string | undefined; readonly 
 ) =>
   (m.media_id === undefined) === (m.data_base64 === undefined)
     ? { path: ["media_id"], message: "Give exactly one of media_id and data_base64" }
-    : m.data_base64 !== undefined && m.mime_type === undefined
+    : m.data_base64 !== undefined && (m.mime_type === undefined || m.mime_type.trim() === "")
     ? { path: ["mime_type"], message: "data_base64 needs its mime_type" }
     : true
 

@@ -29,6 +29,8 @@ describe("MediaType", () => {
     expect(voiceNoteType("audio/ogg")).toBe("audio/ogg; codecs=opus")
     expect(voiceNoteType("Audio/OGG; Codecs=opus")).toBe("audio/ogg; codecs=opus")
     expect(voiceNoteType("audio/mpeg")).toBe("audio/mpeg")
+    expect(voiceNoteType("audio/ogg; codecs=opus; rate=48000")).toBe("audio/ogg; codecs=opus")
+    expect(voiceNoteType("audio/ogg; codecs=OPUS")).toBe("audio/ogg; codecs=opus")
   })
 
   it("takes only Ogg Opus as a voice note", () => {

@@ -94,8 +94,9 @@ export class SendContents extends Effect.Service<SendContents>()("@switchboard/s
         }
         // the bytes, not only the stored type: a file uploaded as a document is sent as an image
         // only if it is one
-        yield* files.checkStored(row, kind, { type: path, bytes: path })
-        return row
+        const read = yield* files.checkStored(row, kind, { type: path, bytes: path })
+        // the type as its bytes show it (an Ogg file's codec read from them), for the voice check
+        return { ...row, read }
       })
 
     const resolve = Effect.fn("SendContents.resolve")(function*(
@@ -144,7 +145,7 @@ export class SendContents extends Effect.Service<SendContents>()("@switchboard/s
           const file = yield* fileFor(kind, row)
           if (kind === "audio" && body.audio?.voice === true) {
             // a file fetched for this send alone is not kept (its type is known only once fetched)
-            yield* checkVoiceNote(file.mime_type).pipe(
+            yield* checkVoiceNote(file.read).pipe(
               Effect.tapError(() => given.media_id === undefined ? mediaRepo.remove(file.id) : Effect.void)
             )
           }
