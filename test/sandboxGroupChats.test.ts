@@ -148,6 +148,10 @@ describe("sandbox group chats", () => {
         )
         assert.isString(message!.contact_id)
         assert.notStrictEqual(message!.contact_id, bob)
+        // and its seat names that new contact
+        const reseated = yield* client.groupChats.get({ path: { groupChatId: chat.id } })
+        assert.strictEqual(reseated.participants[1]!.contact_id, message!.contact_id)
+        assert.strictEqual(reseated.participant_count, 2)
       }))
 
     it.effect("leaves participants only a group chat brought in out of the contacts limit, until a 1:1 conversation", () =>

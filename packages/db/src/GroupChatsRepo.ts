@@ -118,6 +118,18 @@ export class GroupChatsRepo extends Effect.Service<GroupChatsRepo>()("@switchboa
     )
 
     /**
+     * A participant whose contact was deleted wrote in the group chat, and has a contact again:
+     * its seat (`releaseContact`: same number or LID) names that contact.
+     */
+    const reseat = Effect.fn("GroupChatsRepo.reseat")(function*(groupChatId: string, contactId: string) {
+      yield* sql`UPDATE group_chat_participants p SET contact_id = c.id, phone_number = NULL, whatsapp_lid = NULL
+        FROM contacts c WHERE c.id = ${contactId} AND p.group_chat_id = ${groupChatId} AND p.contact_id IS NULL
+          AND (p.phone_number = c.phone_number OR p.whatsapp_lid = c.whatsapp_lid)
+          AND NOT EXISTS (SELECT 1 FROM group_chat_participants o
+            WHERE o.group_chat_id = ${groupChatId} AND o.contact_id = c.id)`
+    }, dieOnDatabaseError)
+
+    /**
      * Our number is no longer in these group chats of the channel (WhatsApp's ids): `left`, or,
      * with `except`, every group chat of the channel but those (a complete list at link open).
      */
@@ -211,6 +223,7 @@ export class GroupChatsRepo extends Effect.Service<GroupChatsRepo>()("@switchboa
       upsert,
       setParticipants,
       releaseContact,
+      reseat,
       markLeft,
       list,
       find,

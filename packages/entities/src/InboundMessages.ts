@@ -245,6 +245,8 @@ export class InboundMessages extends Effect.Service<InboundMessages>()("@switchb
           whatsappGroupId: group.whatsappGroupId,
           now: input.now
         })
+        // a participant whose contact was deleted takes its seat back with the contact it has now
+        if (groupChatId !== null) yield* groupChats.reseat(groupChatId, contact.id)
         const conversationId = groupChatId === null
           ? yield* conversations.upsertConversation(
             input.workspaceId,
