@@ -170,6 +170,18 @@ describe("channels and sandbox sessions", () => {
         assert.strictEqual(refusedPolicy.status, 409, refusedPolicy.text)
         assert.strictEqual(refusedPolicy.body.error.code, "CHANNEL_CAPABILITY_UNAVAILABLE")
         assert.strictEqual(refusedPolicy.body.error.details.reason, "not_a_qr_channel")
+        // a reply of whitespace alone is refused before anything else, on any channel
+        for (const replyText of [" ", " \n\t ", "\u00a0\u3000", "\u200b", "\u3164\u3164", "\u2800", "\u00ad\u2060"]) {
+          const blank = yield* request("PATCH", path, {
+            token: key,
+            body: { call_policy: { reject: true, reply_text: replyText } }
+          })
+          assert.strictEqual(blank.status, 422, blank.text)
+          assert.strictEqual(blank.body.error.code, "VALIDATION_ERROR")
+          const [issue] = blank.body.error.details.issues
+          assert.deepStrictEqual(issue.path, ["call_policy", "reply_text"])
+          assert.match(issue.message, /^Expected text, not only whitespace/)
+        }
       }))
 
     it.effect("answers 503 when every number of the pool is taken", () =>

@@ -52,11 +52,43 @@ const png = (size: number, rgb: [number, number, number]) => {
     chunk("IEND", Buffer.alloc(0))
   ])
 }
-/** About a second of silent MPEG-1 layer III (128 kbit/s, 44.1 kHz): frames the browser decodes. */
-const mp3 = () => {
-  const frame = Buffer.alloc(417)
-  frame.set([0xff, 0xfb, 0x90, 0x64])
-  return Buffer.concat(Array.from({ length: 40 }, () => frame))
+/** CRC-32 of an Ogg page: polynomial 0x04c11db7, not reflected, starting at 0. */
+const OGG_CRC = Array.from({ length: 256 }, (_, i) => {
+  let r = i << 24
+  for (let k = 0; k < 8; k++) r = r & 0x80000000 ? (r << 1) ^ 0x04c11db7 : r << 1
+  return r >>> 0
+})
+const oggPage = (packets: ReadonlyArray<Buffer>, flags: number, granule: bigint, sequence: number) => {
+  const lacing = packets.flatMap((p) => [...Array<number>(Math.floor(p.length / 255)).fill(255), p.length % 255])
+  const header = Buffer.alloc(27 + lacing.length)
+  header.write("OggS", 0)
+  header[5] = flags
+  header.writeBigInt64LE(granule, 6)
+  header.writeUInt32LE(1, 14)
+  header.writeUInt32LE(sequence, 18)
+  header[26] = lacing.length
+  header.set(lacing, 27)
+  const page = Buffer.concat([header, ...packets])
+  let crc = 0
+  for (const byte of page) crc = ((crc << 8) ^ OGG_CRC[((crc >>> 24) ^ byte) & 0xff]!) >>> 0
+  page.writeUInt32LE(crc, 22)
+  return page
+}
+/** 1.2 s of silent Ogg Opus (a voice note's type): OpusHead, OpusTags, 60 frames of 20 ms of silence. */
+const opus = () => {
+  const head = Buffer.alloc(19)
+  head.write("OpusHead", 0)
+  head.set([1, 1], 8)
+  head.writeUInt16LE(312, 10)
+  head.writeUInt32LE(48000, 12)
+  const tags = Buffer.alloc(16)
+  tags.write("OpusTags", 0)
+  const frames = Array.from({ length: 60 }, () => Buffer.from([0xf8, 0xff, 0xfe]))
+  return Buffer.concat([
+    oggPage([head], 0x02, 0n, 0),
+    oggPage([tags], 0, 0n, 1),
+    oggPage(frames, 0x04, BigInt(312 + 60 * 960), 2)
+  ])
 }
 const PDF = Buffer.from("%PDF-1.4\n1 0 obj << /Type /Catalog >> endobj\ntrailer << /Root 1 0 R >>\n%%EOF\n")
 
@@ -115,7 +147,10 @@ describe("console: media in the thread", () => {
             image: { data_base64: image.toString("base64"), mime_type: "image/png", caption: "The lunch menu" }
           })
           const photo = yield* recorded("image")
-          yield* inbound({ audio: { data_base64: mp3().toString("base64"), mime_type: "audio/mpeg", voice: true } })
+          // a voice note is Ogg Opus (an MP3 with voice: true is refused, docs/API.md "Media")
+          yield* inbound({
+            audio: { data_base64: opus().toString("base64"), mime_type: "audio/ogg; codecs=opus", voice: true }
+          })
           yield* inbound({
             document: { data_base64: PDF.toString("base64"), mime_type: "application/pdf", filename: "menu.pdf" }
           })

@@ -13,7 +13,7 @@ import { Effect } from "effect"
 import { createHash, randomBytes } from "node:crypto"
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
-import { api, refused, request, sandboxSetup, waitForMessage } from "./support/Fixtures.js"
+import { api, type Refusal, refused, request, sandboxSetup, waitForMessage } from "./support/Fixtures.js"
 import * as TestApp from "./support/TestApp.js"
 
 const TO = "+4915112345678"
@@ -131,6 +131,69 @@ describe("sends of every kind (sandbox)", () => {
         for (const m of [document, voice, video, sticker]) {
           yield* waitForMessage(key, m.id, (x) => x.status === "delivered" || x.status === "read")
         }
+      }))
+
+    it.scoped("refuses voice: true on audio that is not Ogg Opus, on a send and on a sandbox inbound message", () =>
+      Effect.gen(function*() {
+        const { key, session, user } = yield* sandboxSetup([TO])
+        const client = yield* api(key)
+        const mp3 = Buffer.concat([Buffer.from("ID3\x04\0\0\0\0\0\0"), randomBytes(900)])
+        const song = yield* upload(key, mp3, "audio/mpeg")
+        const vorbis = yield* upload(key, ogg(900), "audio/ogg; codecs=vorbis")
+        // an Ogg Vorbis file labelled plain audio/ogg: its first packet says vorbis
+        const vorbisBytes = ogg(900)
+        vorbisBytes.set([0, 2], 4)
+        vorbisBytes[26] = 1
+        vorbisBytes[27] = 30
+        vorbisBytes.set(Buffer.from("\x01vorbis", "latin1"), 28)
+        const labelled = yield* upload(key, vorbisBytes, "audio/ogg")
+        const expectVoiceRefusal = (reply: Refusal, what: string) => {
+          assert.strictEqual(reply.status, 422, what)
+          assert.strictEqual(reply.details["reason"], "voice_note_type_unsupported", what)
+          assert.deepStrictEqual(reply.details["expected_types"], ["audio/ogg; codecs=opus"], what)
+          assert.deepStrictEqual(
+            reply.details["issues"],
+            [{ path: ["audio", "voice"], message: "Only Ogg Opus audio can be a voice note" }],
+            what
+          )
+        }
+        for (const mediaId of [song, vorbis, labelled]) {
+          expectVoiceRefusal(
+            yield* refused(
+              client.messages.send({ payload: { to: TO, audio: { media_id: mediaId, voice: true } }, headers: {} })
+            ),
+            mediaId
+          )
+        }
+        expectVoiceRefusal(
+          yield* refused(client.sandbox.inbound({
+            path: { sessionId: session.id },
+            payload: { from: TO, audio: { data_base64: mp3.toString("base64"), mime_type: "audio/mpeg", voice: true } }
+          })),
+          "sandbox inbound"
+        )
+        // by URL: refused once fetched, and the fetched file is not kept
+        const sql = yield* SqlClient.SqlClient
+        const stored = () =>
+          Effect.map(
+            sql<{ n: number }>`SELECT count(*)::int AS n FROM media WHERE workspace_id = ${user.workspaceId}`,
+            (rows) => rows[0]!.n
+          ).pipe(Effect.orDie)
+        const before = yield* stored()
+        const server = yield* fileServer(mp3, "audio/mpeg")
+        expectVoiceRefusal(
+          yield* refused(client.messages.send({
+            payload: { to: TO, audio: { url: `${server.url}/file.mp3`, voice: true } },
+            headers: {}
+          })),
+          "by URL"
+        )
+        assert.strictEqual(yield* stored(), before)
+        // nothing was sent or recorded
+        assert.deepStrictEqual((yield* client.messages.list({ urlParams: {} })).data, [])
+        // the same files go as plain audio
+        const plain = yield* client.messages.send({ payload: { to: TO, audio: { media_id: song } }, headers: {} })
+        assert.include(plain.audio, { voice: false, mime_type: "audio/mpeg" })
       }))
 
     it.effect("sends a location, a reaction and a quoted reply within the conversation", () =>

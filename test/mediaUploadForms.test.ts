@@ -289,7 +289,21 @@ describe("media uploads as people make them", () => {
     it.effect("refuses declared types that are not type/subtype, without repeating them", () =>
       Effect.gen(function*() {
         const { token } = yield* signedUp
-        for (const type of ["*/*", "image/", "image/p\u00c3\u00b1g", "image/*", "nothing"]) {
+        for (
+          const type of [
+            "*/*",
+            "image/",
+            "image/p\u00c3\u00b1g",
+            "image/*",
+            "nothing",
+            // parameters the lenient reader dropped (the file was stored as image/png)
+            "image/png; charset",
+            "image/png; =utf-8",
+            "image/png; a=b c",
+            "image/png; name=\"unclosed",
+            "image/png; a=1; A=2"
+          ]
+        ) {
           const reply = yield* fetchApi("/v1/media?kind=document", {
             method: "POST",
             token,
@@ -299,7 +313,17 @@ describe("media uploads as people make them", () => {
           assert.strictEqual(reply.status, 422, type)
           assert.strictEqual(reply.body.error.details.reason, "media_type_invalid", type)
           assert.deepStrictEqual(reply.body.error.details.issues[0].path, ["content-type"])
+          assert.notInclude(JSON.stringify(reply.body), "unclosed")
         }
+        // empty parameters are RFC 9110's (`;` with nothing after it), and are taken
+        const empty = yield* fetchApi("/v1/media", {
+          method: "POST",
+          token,
+          body: png(100),
+          headers: { "content-type": "image/png;" }
+        })
+        assert.strictEqual(empty.status, 201, JSON.stringify(empty.body))
+        assert.strictEqual(empty.body.mime_type, "image/png")
       }))
 
     it.effect("refuses a compressed body with 415 rather than storing it compressed", () =>

@@ -140,6 +140,7 @@ describe("QR calls", () => {
             { call_policy: { reject: true } },
             { call_policy: { reject: "yes", reply_text: null } },
             { call_policy: { reject: true, reply_text: "" } },
+            { call_policy: { reject: true, reply_text: "  \n " } },
             { call_policy: { reject: true, reply_text: null, ring: 3 } }
           ]
         ) {

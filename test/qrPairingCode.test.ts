@@ -149,6 +149,15 @@ describe("QR pairing by code", () => {
             assert.strictEqual(refused.body.error.code, "VALIDATION_ERROR")
             assert.notInclude(refused.text, "0151 2345 6789")
           }
+          // a JSON string rather than an object: one issue that says what to send
+          const notAnObject = yield* request("POST", `/v1/channels/${channelId}/qr/start`, {
+            ...as(user),
+            body: "code"
+          })
+          assert.strictEqual(notAnObject.status, 422, notAnObject.text)
+          assert.deepStrictEqual(notAnObject.body.error.details.issues, [
+            { path: [], message: "Expected an object, or no body" }
+          ])
           assert.strictEqual((yield* channelOf(user, channelId)).status, "pending")
 
           const stream = yield* Sse.open(`/v1/channels/${channelId}/qr/stream`, as(user))

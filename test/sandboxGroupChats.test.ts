@@ -8,6 +8,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import { assert, describe, layer } from "@effect/vitest"
+import { Operator } from "@switchboard/service-api"
 import { Effect } from "effect"
 import { api, eventually, refused, sandboxSetup } from "./support/Fixtures.js"
 import * as TestApp from "./support/TestApp.js"
@@ -49,7 +50,7 @@ describe("sandbox group chats", () => {
         ])
         const listed = yield* client.groupChats.list({ path: { channelId: session.channel_id }, urlParams: {} })
         assert.deepStrictEqual(listed.data.map((g) => g.id), [chat.id])
-        const [alice, bob] = chat.participants.map((p) => p.contact_id)
+        const [alice, bob] = chat.participants.map((p) => p.contact_id!)
 
         yield* client.sandbox.inbound({
           path: { sessionId: session.id },
@@ -113,6 +114,75 @@ describe("sandbox group chats", () => {
           (c) => c.status === "open"
         )
         assert.strictEqual(reopened.status, "open")
+      }))
+
+    it.effect("keeps a participant whose contact was deleted in the group chat, without a contact", () =>
+      Effect.gen(function*() {
+        const { key, session } = yield* sandboxSetup([ALICE, BOB])
+        const client = yield* api(key)
+        const chat = yield* client.sandbox.createGroupChat({
+          path: { sessionId: session.id },
+          payload: { subject: "Seats", participants: [ALICE, BOB], admins: [ALICE] }
+        })
+        const bob = chat.participants.find((p) => p.phone_number === BOB)!.contact_id!
+        yield* client.contacts.delete({ path: { contactId: bob } })
+        const gone = yield* refused(client.contacts.get({ path: { contactId: bob } }))
+        assert.strictEqual(gone.status, 404)
+        const kept = yield* client.groupChats.get({ path: { groupChatId: chat.id } })
+        assert.strictEqual(kept.participant_count, 2)
+        assert.deepStrictEqual(kept.participants[1], {
+          contact_id: null,
+          phone_number: BOB,
+          whatsapp_lid: null,
+          role: "member"
+        })
+        assert.deepStrictEqual(kept.participants[0], chat.participants[0])
+        // still a participant: the number writes in the group chat, as a new contact
+        yield* client.sandbox.inbound({
+          path: { sessionId: session.id },
+          payload: { from: BOB, group_chat_id: chat.id, text: { body: "still here" } }
+        })
+        const [message] = yield* eventually(
+          Effect.map(client.messages.list({ urlParams: { direction: "inbound" } }), (p) => p.data),
+          (all) => all.length === 1
+        )
+        assert.isString(message!.contact_id)
+        assert.notStrictEqual(message!.contact_id, bob)
+        // and its seat names that new contact
+        const reseated = yield* client.groupChats.get({ path: { groupChatId: chat.id } })
+        assert.strictEqual(reseated.participants[1]!.contact_id, message!.contact_id)
+        assert.strictEqual(reseated.participant_count, 2)
+      }))
+
+    it.effect("leaves participants only a group chat brought in out of the contacts limit, until a 1:1 conversation", () =>
+      Effect.gen(function*() {
+        const { key, session, user } = yield* sandboxSetup([ALICE, BOB])
+        const client = yield* api(key)
+        const used = Effect.map(client.plan.usage(), (u) => u.current.contacts.used)
+        yield* client.sandbox.createGroupChat({
+          path: { sessionId: session.id },
+          payload: { subject: "Big", participants: [ALICE, BOB] }
+        })
+        // contacts like any other, but not counted
+        assert.strictEqual((yield* client.contacts.list({ urlParams: {} })).data.length, 2)
+        assert.strictEqual(yield* used, 0)
+        // a limit of one: a contact of your own still fits
+        yield* Effect.flatMap(Operator.Operator, (o) => o.override(user.workspaceId, "contacts", 1)).pipe(
+          Effect.provide(TestApp.operatorLayer)
+        )
+        yield* client.contacts.create({ payload: { phone_number: "+4915112340509" } })
+        assert.strictEqual(yield* used, 1)
+        // a send to a participant opens its 1:1 conversation: it needs room, like a new number
+        const over = yield* refused(client.messages.send({ payload: { to: ALICE, text: { body: "hi" } }, headers: {} }))
+        assert.strictEqual(over.status, 409)
+        assert.strictEqual(over.code, "ENTITLEMENT_LIMIT_REACHED")
+        assert.deepStrictEqual((yield* client.messages.list({ urlParams: {} })).data, [])
+        // a participant who writes 1:1 counts from then on (an inbound message is never refused)
+        yield* client.sandbox.inbound({
+          path: { sessionId: session.id },
+          payload: { from: BOB, text: { body: "hello" } }
+        })
+        assert.strictEqual(yield* eventually(used, (n) => n === 2), 2)
       }))
 
     it.effect("sends to a simulated group chat and replies in its conversation, each walked to read", () =>

@@ -117,7 +117,26 @@ export const fromFormatted = (
     const message = path.length < full.length ? `A member: ${plain}` : plain
     return { path, message: message.length > MAX_MESSAGE ? `${message.slice(0, MAX_MESSAGE)}...` : message }
   })
-  return out.length > 0 ? oneOf(relevant, out) : [{ path: [], message: "Invalid request" }]
+  return out.length > 0 ? orNull(oneOf(relevant, out)) : [{ path: [], message: "Invalid request" }]
+}
+
+const NULL_ISSUE = /^(A member: )?Expected null$/
+
+/**
+ * A value that may be `null` (`Schema.NullOr(x)`) and is neither: the schema library reports what
+ * `x` expected and, at the same place, "Expected null", two issues that read as two demands. One
+ * issue says both: "Expected an object, or null"; for the body itself "..., or no body" (an empty
+ * body reads as null: `qr/start` with the JSON string `"code"`).
+ */
+const orNull = (issues: ReadonlyArray<Issue>): Array<Issue> => {
+  const at = (issue: Issue) => JSON.stringify(issue.path)
+  const nulls = new Set(issues.filter((i) => NULL_ISSUE.test(i.message)).map(at))
+  const others = new Set(issues.filter((i) => !NULL_ISSUE.test(i.message)).map(at))
+  return issues.flatMap((issue): Array<Issue> => {
+    if (!nulls.has(at(issue)) || !others.has(at(issue))) return [issue]
+    if (NULL_ISSUE.test(issue.message)) return []
+    return [{ path: issue.path, message: `${issue.message}, ${issue.path.length === 0 ? "or no body" : "or null"}` }]
+  })
 }
 
 const LITERAL = /^(A member: )?Expected ("[^"]*")$/

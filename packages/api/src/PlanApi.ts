@@ -53,7 +53,9 @@ export class PlanApi extends HttpApiGroup.make("plan")
         "Usage for the current UTC calendar month. Takes no parameters. `webhook_endpoints.used` counts the endpoints " +
           "not deleted, as the entitlement check does. `metered.messages_sent` counts messages handed to a provider " +
           "this month; `monthly_message_quota` is judged at send on the messages accepted this month (queued ones " +
-          "included), so `remaining` can read above zero while sends are refused."
+          "included), so `remaining` can read above zero while sends are refused. `contacts.used` leaves out the " +
+          "contacts only WhatsApp group chats brought in (participants with no 1:1 conversation; docs/API.md " +
+          "\"Contacts\"), as the limit's checks do."
       )
       .pipe(requireScopes("workspace.read"))
   )

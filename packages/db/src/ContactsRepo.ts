@@ -20,19 +20,28 @@ import {
 export { ContactRow } from "./rows/ContactRows.js"
 
 /**
+ * Whether the contact `c` counts against the plan's `contacts` limit (docs/API.md "Contacts"):
+ * every contact but one only group chats brought in (`group_chat_only`) and that has no 1:1
+ * conversation yet. The one rule of every count of the limit (usage, create, import, send).
+ */
+const counted = (sql: SqlClient.SqlClient): Statement.Fragment =>
+  sql`(NOT c.group_chat_only OR EXISTS (SELECT 1 FROM conversations v WHERE v.contact_id = c.id))`
+
+/**
  * The contact of a phone number for a message, as the CTEs of one statement (the send composes
- * them with its own guards between, `SendWritesRepo`): `found` is `contact_found (id)`, the
+ * them with its own guards between, `SendWritesRepo`): `found` is `contact_found (id, counted)`, the
  * workspace's contact with the number; `ofNumber` (after it) inserts it under `id` when none was
  * found and `create` holds (`contact_new`), and gives `contact (id, created)`: the found one when
  * `use` holds, else the new one. Empty when a concurrent first message inserted the number after
  * the statement's snapshot: a next statement sees it.
  */
 export const ContactCtes = {
-  /** The workspace's contact with this number, or with this WhatsApp LID when one is given. */
+  counted,
+  /** The workspace's contact with this number, or with this WhatsApp LID when one is given; `counted` as above. */
   found: (sql: SqlClient.SqlClient, workspaceId: string, phone: string, lid?: string) =>
     sql`contact_found AS (
-      SELECT id FROM contacts WHERE workspace_id = ${workspaceId}
-        AND ${lid === undefined ? sql`phone_number = ${phone}` : sql`whatsapp_lid = ${lid}`}
+      SELECT c.id, ${counted(sql)} AS counted FROM contacts c WHERE c.workspace_id = ${workspaceId}
+        AND ${lid === undefined ? sql`c.phone_number = ${phone}` : sql`c.whatsapp_lid = ${lid}`}
     )`,
   ofNumber: (sql: SqlClient.SqlClient, input: {
     readonly id: string
@@ -41,10 +50,13 @@ export const ContactCtes = {
     readonly now: string
     readonly create: Statement.Fragment
     readonly use: Statement.Fragment
+    /** a participant a group chat brought in (not counted until a 1:1 conversation) */
+    readonly groupChatOnly?: boolean
   }) =>
     sql`contact_new AS (
-      INSERT INTO contacts (id, workspace_id, phone_number, created_at, updated_at)
-      SELECT ${input.id}, ${input.workspaceId}, ${input.phone}, ${input.now}, ${input.now}
+      INSERT INTO contacts (id, workspace_id, phone_number, group_chat_only, created_at, updated_at)
+      SELECT ${input.id}, ${input.workspaceId}, ${input.phone}, ${input.groupChatOnly === true}, ${input.now},
+        ${input.now}
       WHERE ${input.create} AND NOT EXISTS (SELECT 1 FROM contact_found)
       ON CONFLICT (workspace_id, phone_number) DO NOTHING
       RETURNING id
@@ -88,14 +100,26 @@ export class ContactsRepo extends Effect.Service<ContactsRepo>()("@switchboard/d
       return Option.map(yield* findId({ workspaceId, phone }), (r) => r.id)
     }, dieOnDatabaseError)
 
-    /** The contact for a number, created when missing; `created` tells which. */
+    /**
+     * The contact for a number, created when missing; `created` tells which. `groupChatOnly`: a
+     * group chat brought it in (a report, a group message, a mention), so a new one is not counted
+     * against the plan's limit until it has a 1:1 conversation (`ContactCtes.counted`).
+     */
     const upsertContact = Effect.fn("ContactsRepo.upsertContact")(
-      function*(workspaceId: string, phone: string, now: string) {
+      function*(workspaceId: string, phone: string, now: string, options: { readonly groupChatOnly?: boolean } = {}) {
         const id = yield* Ids.newId("cnt")
         // two columns of one row decoded (inbound path)
         const upsert = Effect.flatMap(
           sql`WITH ${ContactCtes.found(sql, workspaceId, phone)}, ${
-            ContactCtes.ofNumber(sql, { id, workspaceId, phone, now, create: sql`true`, use: sql`true` })
+            ContactCtes.ofNumber(sql, {
+              id,
+              workspaceId,
+              phone,
+              now,
+              create: sql`true`,
+              use: sql`true`,
+              groupChatOnly: options.groupChatOnly === true
+            })
           } SELECT id, created FROM contact`,
           decodeUpserted
         )
@@ -290,11 +314,14 @@ export class ContactsRepo extends Effect.Service<ContactsRepo>()("@switchboard/d
       dieOnDatabaseError
     )
 
-    /** How many contacts the workspace has (the plan's `contacts` limit). */
+    /** How many contacts of the workspace count against the plan's `contacts` limit (`ContactCtes.counted`). */
     const count = SqlSchema.findOne({
       Request: Schema.String,
       Result: CountRow,
-      execute: (workspaceId) => sql`SELECT count(*)::int AS n FROM contacts WHERE workspace_id = ${workspaceId}`
+      execute: (workspaceId) =>
+        sql`SELECT count(*)::int AS n FROM contacts c WHERE c.workspace_id = ${workspaceId} AND ${
+          ContactCtes.counted(sql)
+        }`
     })
     const countForWorkspace = Effect.fn("ContactsRepo.countForWorkspace")(function*(workspaceId: string) {
       return Option.match(yield* count(workspaceId), { onNone: () => 0, onSome: (row) => row.n })

@@ -87,10 +87,11 @@ export class GroupChatsRepo extends Effect.Service<GroupChatsRepo>()("@switchboa
       now: string
     ) {
       const ids = participants.map((p) => p.contactId)
+      // a seat whose contact was deleted (`releaseContact`) gives way to the contact reported now
       const gone = yield* ids.length === 0
         ? sql`DELETE FROM group_chat_participants WHERE group_chat_id = ${groupChatId} RETURNING contact_id`
         : sql`DELETE FROM group_chat_participants WHERE group_chat_id = ${groupChatId}
-          AND contact_id NOT IN ${sql.in(ids)} RETURNING contact_id`
+          AND (contact_id IS NULL OR contact_id NOT IN ${sql.in(ids)}) RETURNING contact_id`
       const changed = participants.length === 0 ?
         [] :
         yield* sql`INSERT INTO group_chat_participants ${
@@ -99,6 +100,33 @@ export class GroupChatsRepo extends Effect.Service<GroupChatsRepo>()("@switchboa
         WHERE group_chat_participants.role IS DISTINCT FROM excluded.role RETURNING contact_id`
       if (gone.length + changed.length === 0) return
       yield* sql`UPDATE group_chats SET updated_at = ${now} WHERE id = ${groupChatId} AND updated_at < ${now}`
+    }, dieOnDatabaseError)
+
+    /**
+     * A contact of the workspace is being deleted: its seats in group chats stay (WhatsApp's
+     * membership is not the address book's), with `contact_id` null and the number and LID it
+     * had, until the channel next reads the group. Run before the contact's row goes, in its
+     * transaction.
+     */
+    const releaseContact = Effect.fn("GroupChatsRepo.releaseContact")(
+      function*(workspaceId: string, contactId: string) {
+        yield* sql`UPDATE group_chat_participants p SET contact_id = NULL, phone_number = c.phone_number,
+            whatsapp_lid = c.whatsapp_lid
+          FROM contacts c WHERE c.id = p.contact_id AND c.workspace_id = ${workspaceId} AND c.id = ${contactId}`
+      },
+      dieOnDatabaseError
+    )
+
+    /**
+     * A participant whose contact was deleted wrote in the group chat, and has a contact again:
+     * its seat (`releaseContact`: same number or LID) names that contact.
+     */
+    const reseat = Effect.fn("GroupChatsRepo.reseat")(function*(groupChatId: string, contactId: string) {
+      yield* sql`UPDATE group_chat_participants p SET contact_id = c.id, phone_number = NULL, whatsapp_lid = NULL
+        FROM contacts c WHERE c.id = ${contactId} AND p.group_chat_id = ${groupChatId} AND p.contact_id IS NULL
+          AND (p.phone_number = c.phone_number OR p.whatsapp_lid = c.whatsapp_lid)
+          AND NOT EXISTS (SELECT 1 FROM group_chat_participants o
+            WHERE o.group_chat_id = ${groupChatId} AND o.contact_id = c.id)`
     }, dieOnDatabaseError)
 
     /**
@@ -137,11 +165,13 @@ export class GroupChatsRepo extends Effect.Service<GroupChatsRepo>()("@switchboa
       const found = (yield* decodeGroupChats(yield* select(sql`g.workspace_id = ${workspaceId} AND g.id = ${id}`)))[0]
       if (found === undefined) return Option.none<GroupChats.GroupChatDetail>()
       const participants = yield* decodeParticipants(
-        yield* sql`SELECT c.id AS contact_id, c.phone_number, c.whatsapp_lid, p.role
-          FROM group_chat_participants p JOIN contacts c ON c.id = p.contact_id
+        // a seat whose contact was deleted shows the number and LID it had (`releaseContact`)
+        yield* sql`SELECT p.contact_id, COALESCE(c.phone_number, p.phone_number) AS phone_number,
+            COALESCE(c.whatsapp_lid, p.whatsapp_lid) AS whatsapp_lid, p.role
+          FROM group_chat_participants p LEFT JOIN contacts c ON c.id = p.contact_id
           WHERE p.group_chat_id = ${id}
           ORDER BY CASE p.role WHEN 'superadmin' THEN 0 WHEN 'admin' THEN 1 ELSE 2 END,
-            c.phone_number NULLS LAST, c.id`
+            COALESCE(c.phone_number, p.phone_number) NULLS LAST, p.contact_id NULLS LAST`
       )
       return Option.some(new GroupChats.GroupChatDetail({ ...found, participants }))
     }, dieOnDatabaseError)
@@ -189,6 +219,17 @@ export class GroupChatsRepo extends Effect.Service<GroupChatsRepo>()("@switchboa
       return (yield* kept())[0]!.id
     }, dieOnDatabaseError)
 
-    return { upsert, setParticipants, markLeft, list, find, get, byWhatsAppId, idForMessage } as const
+    return {
+      upsert,
+      setParticipants,
+      releaseContact,
+      reseat,
+      markLeft,
+      list,
+      find,
+      get,
+      byWhatsAppId,
+      idForMessage
+    } as const
   })
 }) {}

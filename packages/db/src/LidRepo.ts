@@ -66,9 +66,16 @@ export class LidRepo extends Effect.Service<LidRepo>()("@switchboard/db/LidRepo"
 
     /** The contact of a LID, created (with no phone number) when missing. */
     const upsertLidContact = Effect.fn("LidRepo.upsertLidContact")(
-      function*(workspaceId: string, lid: string, id: Contacts.Contact["id"], now: string) {
-        const inserted = yield* sql`INSERT INTO contacts (id, workspace_id, whatsapp_lid, created_at,
-            updated_at) VALUES (${id}, ${workspaceId}, ${lid}, ${now}, ${now})
+      function*(
+        workspaceId: string,
+        lid: string,
+        id: Contacts.Contact["id"],
+        now: string,
+        /** a group chat brought it in: not counted until a 1:1 conversation (`ContactCtes.counted`) */
+        options: { readonly groupChatOnly?: boolean } = {}
+      ) {
+        const inserted = yield* sql`INSERT INTO contacts (id, workspace_id, whatsapp_lid, group_chat_only, created_at,
+            updated_at) VALUES (${id}, ${workspaceId}, ${lid}, ${options.groupChatOnly === true}, ${now}, ${now})
           ON CONFLICT (workspace_id, whatsapp_lid) WHERE whatsapp_lid IS NOT NULL DO NOTHING RETURNING id`
         if (inserted.length > 0) {
           yield* events.append({ workspaceId, event: ArrivalEvents.contactCreatedEvent(id), occurredAt: now })

@@ -42,6 +42,8 @@ import m0152 from "./migrations/0152_drop_delivery_purge_index.js"
 import m0160 from "./migrations/0160_group_chats.js"
 import m0170 from "./migrations/0170_group_chat_conversations.js"
 import m0180 from "./migrations/0180_partition_messages.js"
+import m0190 from "./migrations/0190_group_chat_seats_outlive_contacts.js"
+import m0191 from "./migrations/0191_contacts_group_chat_only.js"
 import * as Partitions from "./Partitions.js"
 
 export const migrations = {
@@ -81,7 +83,9 @@ export const migrations = {
   "0152_drop_delivery_purge_index": m0152,
   "0160_group_chats": m0160,
   "0170_group_chat_conversations": m0170,
-  "0180_partition_messages": m0180
+  "0180_partition_messages": m0180,
+  "0190_group_chat_seats_outlive_contacts": m0190,
+  "0191_contacts_group_chat_only": m0191
 }
 
 export const TABLE = "switchboard_migrations"

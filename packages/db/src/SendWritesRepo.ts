@@ -146,8 +146,11 @@ export class SendWritesRepo extends Effect.Service<SendWritesRepo>()("@switchboa
       // a send to a group chat: no contact (one row of nulls, under the claim), the group chat's conversation
       const party = groupChatId === undefined
         ? sql`${ContactCtes.found(sql, workspaceId, m.to, lid)}, room AS (
-          SELECT CASE WHEN ${limit}::int IS NULL OR EXISTS (SELECT 1 FROM contact_found) THEN NULL
-            ELSE (SELECT count(*)::int FROM contacts WHERE workspace_id = ${workspaceId}) END AS used
+          -- a contact that counts already needs no room; a new one, or one only group chats
+          -- brought in (it counts once this send opens its 1:1 conversation), does
+          SELECT CASE WHEN ${limit}::int IS NULL OR EXISTS (SELECT 1 FROM contact_found WHERE counted) THEN NULL
+            ELSE (SELECT count(*)::int FROM contacts c WHERE c.workspace_id = ${workspaceId}
+              AND ${ContactCtes.counted(sql)}) END AS used
         ), ${
           ContactCtes.ofNumber(sql, {
             id: newContact!,
@@ -156,7 +159,7 @@ export class SendWritesRepo extends Effect.Service<SendWritesRepo>()("@switchboa
             now,
             create: sql`(SELECT ok FROM go) AND (SELECT used IS NULL OR used < ${limit}::int FROM room)
             AND ${lid === undefined}`,
-            use: sql`(SELECT ok FROM go)`
+            use: sql`(SELECT ok FROM go) AND (SELECT used IS NULL OR used < ${limit}::int FROM room)`
           })
         }`
         : sql`room AS (SELECT NULL::int AS used), contact AS (

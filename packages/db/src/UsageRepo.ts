@@ -6,6 +6,7 @@ import { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
 import { MessageStateMachine } from "@switchboard/domain"
 import { Effect, Schema } from "effect"
+import { ContactCtes } from "./ContactsRepo.js"
 import * as Partitions from "./Partitions.js"
 import { dieOnDatabaseError } from "./Rows.js"
 
@@ -66,7 +67,10 @@ export class UsageRepo extends Effect.Service<UsageRepo>()("@switchboard/db/Usag
           ),
           contacts: count(
             "contacts",
-            sql`SELECT count(*)::int AS n FROM contacts WHERE workspace_id = ${workspaceId}`
+            // those the plan's limit counts: not a participant only group chats brought in
+            sql`SELECT count(*)::int AS n FROM contacts c WHERE c.workspace_id = ${workspaceId} AND ${
+              ContactCtes.counted(sql)
+            }`
           ),
           connected_channels: count(
             "channels",

@@ -81,6 +81,14 @@ export const dispatches = (status: ChannelStatus): boolean => status === "connec
 export const isArchived = (status: ChannelStatus): boolean => status === "archived"
 
 /** Statuses only the platform changes: a provider's report never moves a channel out of them. */
+/**
+ * A move for this reason ends the link for good (`qr/logout`, or the device unlinked on the phone):
+ * the channel no longer stands for its number until it pairs again, so its group chats show
+ * `is_participant: false` (docs/API.md "Group chats") until the next link reports them.
+ */
+export const forgetsLink = (reason: ChannelStatusReason): boolean =>
+  reason === "logged_out" || reason === "logged_out_from_phone"
+
 export const PLATFORM_HELD_STATUSES: ReadonlyArray<ChannelStatus> = ["archived", "suspended"]
 
 /** What happened to the channel. */

@@ -48,9 +48,15 @@ export const InboundGroupChat = Schema.Struct({
 })
 export type InboundGroupChat = typeof InboundGroupChat.Type
 
-/** A participant of a group chat (docs/API.md "Group chats"): a contact of the workspace, and its role. */
+/**
+ * A participant of a group chat (docs/API.md "Group chats"): a contact of the workspace, and its
+ * role; `contact_id` null when the contact was deleted (the participant is still in the group).
+ */
 export const GroupChatParticipant = Schema.Struct({
-  contact_id: Id("cnt"),
+  contact_id: Schema.NullOr(Id("cnt")).annotations({
+    description:
+      "The participant's contact; `null` after that contact was deleted (the participant stays, with the number and LID it had, until WhatsApp next reports the group, which makes it a new contact)"
+  }),
   phone_number: Schema.NullOr(E164),
   whatsapp_lid: Schema.NullOr(Schema.String).annotations({
     description: "WhatsApp's private id of the participant (LID), when WhatsApp named them by it"

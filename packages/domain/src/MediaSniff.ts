@@ -157,20 +157,31 @@ export interface FileAccepted {
  * The one check of a file, whatever its door: `declared` is the type the client or the provider
  * named (any text; `undefined` or `application/octet-stream` when none), `kind` the kind asked
  * for (else the kind that takes the type, else `document`), `head` the file's first
- * `SNIFF_BYTES` bytes. Without a declared type the type is read from the bytes.
+ * `SNIFF_BYTES` bytes. Without a declared type the type is read from the bytes. A client's type
+ * is read strictly (`MediaType.parseStrict`: odd parameters refused); `lenient` reads it as
+ * `MediaType.parse` does, for what a provider announced or we stored (never lost for a parameter).
  */
 export const checkFile = (input: {
   readonly kind: MediaKind | undefined
   readonly declared: string | undefined
   readonly head: Uint8Array
+  readonly lenient?: boolean
 }): { readonly _tag: "accepted"; readonly file: FileAccepted } | {
   readonly _tag: "refused"
   readonly refusal: FileRefusal
 } => {
   const refused = (refusal: FileRefusal) => ({ _tag: "refused" as const, refusal })
   if (input.head.byteLength === 0) return refused({ _tag: "empty" })
-  const text = input.declared?.trim() ?? ""
-  const parsed = text === "" ? Option.none() : MediaType.parse(text)
+  // a client's type: only spaces and tabs around it are not part of it (a CR/LF, a no-break
+  // space, a BOM around it are refused by the strict reader, whatever the door)
+  const text = input.lenient === true
+    ? input.declared?.trim() ?? ""
+    : input.declared?.replace(/^[ \t]+|[ \t]+$/g, "") ?? ""
+  const parsed = text === ""
+    ? Option.none()
+    : input.lenient === true
+    ? MediaType.parse(text)
+    : MediaType.parseStrict(text)
   if (text !== "" && Option.isNone(parsed)) return refused({ _tag: "type_invalid" })
   const declared = Option.getOrUndefined(parsed)
   const sniffed = sniff(input.head)
@@ -187,9 +198,38 @@ export const checkFile = (input: {
       if (sniffed.includes("multipart/form-data")) return unsupported(kind)
       return { _tag: "accepted", file: { kind, mimeType: "application/octet-stream" } }
     }
-    return { _tag: "accepted", file: { kind, mimeType: read } }
+    return { _tag: "accepted", file: { kind, mimeType: withCodec(read, input.head) ?? read } }
   }
   const kind = input.kind ?? kindOfType(declared.essence)
   if (!acceptsBytes(kind, declared.essence, input.head)) return unsupported(kind)
-  return { _tag: "accepted", file: { kind, mimeType: MediaType.format(declared) } }
+  // an Ogg file's codec is in its bytes: one declared otherwise is not what the bytes are
+  const codec = declared.essence === "audio/ogg" ? oggCodec(input.head) : undefined
+  const named = MediaType.parameter(declared, "codecs")?.toLowerCase()
+  if (codec !== undefined && named !== undefined && named !== codec) return unsupported(kind)
+  const mimeType = MediaType.format(declared)
+  return {
+    _tag: "accepted",
+    file: { kind, mimeType: named === undefined ? withCodec(mimeType, input.head) ?? mimeType : mimeType }
+  }
+}
+
+/**
+ * The codec of an Ogg file, from the first packet of its first page (`OpusHead` for Opus, as a
+ * WhatsApp voice note is; `\x01vorbis`, `\x7fFLAC`, `Speex`), when it is one we know.
+ */
+export const oggCodec = (head: Uint8Array): "opus" | "vorbis" | "flac" | "speex" | undefined => {
+  if (!ascii(head, 0, "OggS") || head.byteLength < 27) return undefined
+  // the page header is 27 bytes and its segment table as long as byte 26 says
+  const at = 27 + head[26]!
+  if (ascii(head, at, "OpusHead")) return "opus"
+  if (ascii(head, at, "\x01vorbis")) return "vorbis"
+  if (ascii(head, at, "\x7fFLAC")) return "flac"
+  if (ascii(head, at, "Speex   ")) return "speex"
+  return undefined
+}
+
+/** `audio/ogg` with the codec its bytes carry (`audio/ogg; codecs=vorbis`); `undefined` when not read. */
+const withCodec = (type: string, head: Uint8Array): string | undefined => {
+  const codec = oggCodec(head)
+  return codec === undefined || MediaType.essenceOf(type) !== "audio/ogg" ? undefined : `${type}; codecs=${codec}`
 }

@@ -3,9 +3,11 @@
  * (upload, multipart part, URL fetch, sandbox and provider inbound), by the send checks and when
  * a file is served: `type/subtype`, case-insensitive, its parameters kept (a WhatsApp voice note
  * is `audio/ogg; codecs=opus`). Parsing is the WHATWG MIME Sniffing algorithm (`whatwg-mimetype`,
- * what browsers run), so surrounding spaces, CR/LF and upper case are normalised away and a text
+ * what browsers run), so surrounding whitespace and upper case are normalised away and a text
  * that is not `type/subtype` (`image/`, mojibake, a header injected after a CRLF) is no type at
- * all. Wildcards (`*\/*`, `image/*`) name no file and are refused too. Pure, no I/O.
+ * all. Wildcards (`*\/*`, `image/*`) name no file and are refused too. A client's type is read
+ * strictly (`parseStrict`: also RFC 9110's grammar, so nothing is silently dropped); a provider's
+ * leniently (`parse`). Pure, no I/O.
  */
 import { Option } from "effect"
 import { MIMEType } from "whatwg-mimetype"
@@ -21,7 +23,9 @@ export interface MediaType {
 /** The longest media type we store (parameters included). */
 export const MAX_LENGTH = 255
 
-const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/
+/** RFC 9110's `token`: a type, a subtype, a parameter's name or unquoted value. */
+const TOKEN_CHARS = "[!#$%&'*+.^_`|~0-9A-Za-z-]+"
+const TOKEN = new RegExp(`^${TOKEN_CHARS}$`)
 
 /** `text` as a media type, or `None` when it is not `type/subtype` (wildcards included). */
 export const parse = (text: string): Option.Option<MediaType> => {
@@ -35,6 +39,29 @@ export const parse = (text: string): Option.Option<MediaType> => {
     parameters: [...parsed.parameters]
   }
   return format(type).length > MAX_LENGTH ? Option.none() : Option.some(type)
+}
+
+/** RFC 9110 5.6.4: `qdtext` (tab, space, visible ASCII but `"` and `\\`, obs-text) or a quoted pair. */
+const QUOTED_STRING = "\"(?:[\\t !#-\\[\\]-~\\x80-\\xff]|\\\\[\\t -~\\x80-\\xff])*\""
+const PARAMETER = `${TOKEN_CHARS}=(?:${TOKEN_CHARS}|${QUOTED_STRING})`
+/**
+ * RFC 9110 8.3.1's `media-type`, with spaces and tabs around it: `type/subtype` then parameters
+ * `OWS ";" OWS [ name=value ]`, a value a token or a quoted string. No control character but tab.
+ */
+const STRICT = new RegExp(`^[ \\t]*${TOKEN_CHARS}/${TOKEN_CHARS}(?:[ \\t]*;[ \\t]*(?:${PARAMETER})?)*[ \\t]*$`)
+const PARAMETERS = new RegExp(`;[ \\t]*${PARAMETER}`, "g")
+
+/**
+ * `text` as a media type a client wrote (docs/API.md "Media"): `parse`, and the text must also be
+ * exactly RFC 9110's grammar, every parameter kept. Where `parse`, as browsers do, drops what it
+ * cannot read (`audio/ogg; codecs=opus\r\nX: 1` and `audio/ogg; codecs` are both `audio/ogg`), a
+ * control character (a CR/LF included), a parameter that is not `name=value` (a token, or a
+ * quoted string), an unclosed quote or a parameter named twice is `None`: a client's door refuses
+ * it. What a provider announces is read with `parse` (its file must not be lost).
+ */
+export const parseStrict = (text: string): Option.Option<MediaType> => {
+  if (text.length > MAX_LENGTH * 4 || !STRICT.test(text)) return Option.none()
+  return Option.filter(parse(text), (type) => type.parameters.length === (text.match(PARAMETERS) ?? []).length)
 }
 
 /** A parameter value as RFC 9110 writes it: a token as is, anything else quoted. */
@@ -58,15 +85,27 @@ export const essenceOf = (text: string): string =>
 export const parameter = (type: MediaType, name: string): string | undefined =>
   type.parameters.find(([n]) => n === name.toLowerCase())?.[1]
 
+/** The type of a voice note, the only one WhatsApp plays as one (docs/API.md "Media"). */
+export const VOICE_NOTE_TYPE = "audio/ogg; codecs=opus"
+
+/**
+ * Whether a file of the `stored` type can go as a voice note (`voice: true`): Ogg, with no codec
+ * named or Opus. MP3, AAC, MP4 audio or Ogg Vorbis sent as a voice note is a message WhatsApp's
+ * apps may not play, so every door that takes `voice` refuses them (send, sandbox inbound).
+ */
+export const isVoiceNoteType = (stored: string): boolean => {
+  const parsed = parse(stored)
+  if (Option.isNone(parsed) || parsed.value.essence !== "audio/ogg") return false
+  const codecs = parameter(parsed.value, "codecs")
+  return codecs === undefined || codecs.toLowerCase() === "opus"
+}
+
 /**
  * The type a voice note goes to WhatsApp with: WhatsApp plays a voice note (`ptt`) only as
- * `audio/ogg; codecs=opus`, so an Ogg file stored as plain `audio/ogg` gains its codec. Any other
- * type is sent on as stored.
+ * `audio/ogg; codecs=opus`, so an Ogg Opus file goes as exactly that (a plain `audio/ogg` gains its
+ * codec, other parameters are left out). Any other type is sent on as stored.
  */
 export const voiceNoteType = (stored: string): string => {
-  const parsed = parse(stored)
-  if (Option.isNone(parsed)) return stored
-  if (parsed.value.essence !== "audio/ogg") return format(parsed.value)
-  if (parameter(parsed.value, "codecs") !== undefined) return format(parsed.value)
-  return format({ ...parsed.value, parameters: [...parsed.value.parameters, ["codecs", "opus"]] })
+  if (isVoiceNoteType(stored)) return VOICE_NOTE_TYPE
+  return Option.match(parse(stored), { onNone: () => stored, onSome: format })
 }

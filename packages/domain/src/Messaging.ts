@@ -193,7 +193,10 @@ const SendDocument = StrictStruct({
 const SendAudio = StrictStruct({
   ...mediaSource,
   /** a voice note (push-to-talk) rather than an audio file */
-  voice: Schema.optional(Schema.Boolean)
+  voice: Schema.optional(Schema.Boolean.annotations({
+    description:
+      "A voice note (push-to-talk) rather than an audio file; only an Ogg Opus file can be one (`audio/ogg; codecs=opus`), any other audio is 422 `details.reason = voice_note_type_unsupported`"
+  }))
 }).pipe(Schema.filter(oneSource)).annotations({ identifier: "SendAudio" })
 const SendSticker = StrictStruct(mediaSource).pipe(Schema.filter(oneSource)).annotations({ identifier: "SendSticker" })
 

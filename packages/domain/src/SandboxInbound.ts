@@ -21,7 +21,12 @@ const fileFields = {
   data_base64: Schema.optional(Schema.String).annotations({
     description: "The file itself, base64 (at most 1 MiB decoded); with `mime_type`"
   }),
-  mime_type: Schema.optional(Schema.String.pipe(maxCharacters(255)))
+  mime_type: Schema.optional(
+    Schema.String.pipe(maxCharacters(255)).annotations({
+      description:
+        "The file's media type, as RFC 9110 writes it (`audio/ogg; codecs=opus`); a control character or a parameter that is not `name=value` is 422 `media_type_invalid`"
+    })
+  )
 }
 
 /** A file with its caption: an image, a video or a document. */
@@ -32,7 +37,7 @@ const oneSource = <A extends { readonly media_id?: string | undefined; readonly 
 ) =>
   (m.media_id === undefined) === (m.data_base64 === undefined)
     ? { path: ["media_id"], message: "Give exactly one of media_id and data_base64" }
-    : m.data_base64 !== undefined && m.mime_type === undefined
+    : m.data_base64 !== undefined && (m.mime_type === undefined || m.mime_type.trim() === "")
     ? { path: ["mime_type"], message: "data_base64 needs its mime_type" }
     : true
 
@@ -44,7 +49,10 @@ export const SandboxDocumentInput = StrictStruct({
 }).pipe(Schema.filter(oneSource)).annotations({ identifier: "SandboxDocumentInput" })
 export const SandboxAudioInput = StrictStruct({
   ...fileFields,
-  voice: Schema.optional(Schema.Boolean).annotations({ description: "A voice note (default false)" })
+  voice: Schema.optional(Schema.Boolean).annotations({
+    description:
+      "A voice note (default false); only an Ogg Opus file can be one, any other audio is 422 `details.reason = voice_note_type_unsupported`"
+  })
 }).pipe(Schema.filter(oneSource)).annotations({ identifier: "SandboxAudioInput" })
 export const SandboxStickerInput = StrictStruct(fileFields).pipe(Schema.filter(oneSource))
   .annotations({ identifier: "SandboxStickerInput" })

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { acceptsBytes, checkFile, essence, kindOfType, sniff } from "../src/MediaSniff.js"
+import { acceptsBytes, checkFile, essence, kindOfType, oggCodec, sniff } from "../src/MediaSniff.js"
 
 const bytes = (...parts: Array<string | ReadonlyArray<number>>) =>
   Uint8Array.from(parts.flatMap((p) => typeof p === "string" ? [...p].map((c) => c.charCodeAt(0)) : [...p]))
@@ -114,7 +114,7 @@ describe("checkFile", () => {
   it("refuses an empty file and a declared text that is not type/subtype", () => {
     expect(checkFile({ kind: undefined, declared: "image/png", head: new Uint8Array(0) }))
       .toEqual({ _tag: "refused", refusal: { _tag: "empty" } })
-    for (const declared of ["*/*", "image/", "imÃ¤ge/png", "image/png\r\nX: 1"]) {
+    for (const declared of ["*/*", "image/", "imÃ¤ge/png", "image/png\r\nX: 1", "IMAGE/PNG\r\n", "image/png; x"]) {
       expect(checkFile({ kind: "document", declared, head: EXE })).toMatchObject({ refusal: { _tag: "type_invalid" } })
     }
   })
@@ -169,5 +169,49 @@ describe("checkFile", () => {
       _tag: "accepted",
       file: { kind: "document", mimeType: "application/octet-stream" }
     })
+  })
+
+  it("reads an Ogg file's codec from its first page: added to its type, refused when declared otherwise", () => {
+    /** The first Ogg page of a file whose first packet starts with `packet`. */
+    const oggWith = (packet: string) => {
+      const page = new Uint8Array(28 + 40)
+      page.set([..."OggS"].map((c) => c.charCodeAt(0)), 0)
+      page[26] = 1
+      page[27] = 40
+      page.set([...packet].map((c) => c.charCodeAt(0)), 28)
+      return page
+    }
+    const OPUS = oggWith("OpusHead")
+    const VORBIS = oggWith("\x01vorbis")
+    expect([oggCodec(OPUS), oggCodec(VORBIS), oggCodec(OGG)]).toEqual(["opus", "vorbis", undefined])
+    expect(checkFile({ kind: undefined, declared: "audio/ogg", head: VORBIS })).toEqual({
+      _tag: "accepted",
+      file: { kind: "audio", mimeType: "audio/ogg; codecs=vorbis" }
+    })
+    expect(checkFile({ kind: "audio", declared: undefined, head: OPUS })).toEqual({
+      _tag: "accepted",
+      file: { kind: "audio", mimeType: "audio/ogg; codecs=opus" }
+    })
+    expect(checkFile({ kind: undefined, declared: "audio/ogg; codecs=opus", head: VORBIS })).toMatchObject({
+      _tag: "refused",
+      refusal: { _tag: "type_unsupported" }
+    })
+    // bytes whose codec we cannot read keep the type as declared
+    expect(checkFile({ kind: undefined, declared: "audio/ogg", head: OGG })).toEqual({
+      _tag: "accepted",
+      file: { kind: "audio", mimeType: "audio/ogg" }
+    })
+  })
+
+  it("trims only spaces and tabs around a client's type; a provider's is read leniently", () => {
+    expect(checkFile({ kind: undefined, declared: " audio/ogg\t", head: OGG })._tag).toBe("accepted")
+    for (
+      const declared of ["\u00a0audio/ogg", "\ufeffaudio/ogg", "audio/ogg\u2028", "\u000baudio/ogg", "audio/ogg\r\n"]
+    ) {
+      expect(checkFile({ kind: undefined, declared, head: OGG }), JSON.stringify(declared)).toMatchObject({
+        refusal: { _tag: "type_invalid" }
+      })
+      expect(checkFile({ kind: undefined, declared, head: OGG, lenient: true })._tag).toBe("accepted")
+    }
   })
 })

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Option } from "effect"
-import { essenceOf, normalize, voiceNoteType } from "../src/MediaType.js"
+import { essenceOf, format, isVoiceNoteType, normalize, parseStrict, voiceNoteType } from "../src/MediaType.js"
 
 describe("MediaType", () => {
   it("reads a type with parameters, upper case and spaces as one canonical text", () => {
@@ -29,5 +29,52 @@ describe("MediaType", () => {
     expect(voiceNoteType("audio/ogg")).toBe("audio/ogg; codecs=opus")
     expect(voiceNoteType("Audio/OGG; Codecs=opus")).toBe("audio/ogg; codecs=opus")
     expect(voiceNoteType("audio/mpeg")).toBe("audio/mpeg")
+    expect(voiceNoteType("audio/ogg; codecs=opus; rate=48000")).toBe("audio/ogg; codecs=opus")
+    expect(voiceNoteType("audio/ogg; codecs=OPUS")).toBe("audio/ogg; codecs=opus")
+  })
+
+  it("takes only Ogg Opus as a voice note", () => {
+    for (const type of ["audio/ogg", "audio/ogg; codecs=opus", "Audio/OGG; Codecs=OPUS"]) {
+      expect(isVoiceNoteType(type), type).toBe(true)
+    }
+    for (const type of ["audio/mpeg", "audio/aac", "audio/mp4", "audio/ogg; codecs=vorbis", "video/ogg", "*/*", ""]) {
+      expect(isVoiceNoteType(type), type).toBe(false)
+    }
+  })
+
+  it("reads a client's type strictly: every parameter name=value, no control character", () => {
+    const strict = (text: string) => Option.map(parseStrict(text), format)
+    for (
+      const [text, canonical] of [
+        ["audio/ogg; codecs=opus", "audio/ogg; codecs=opus"],
+        ["  Audio/Ogg ;  codecs=\"opus\"\t", "audio/ogg; codecs=opus"],
+        ["text/plain; charset=\"a;b=c\"", "text/plain; charset=\"a;b=c\""],
+        ["text/plain; a=\"q\\\"x\"", "text/plain; a=\"q\\\"x\""],
+        ["image/png;", "image/png"],
+        ["image/png;;q=1", "image/png; q=1"]
+      ]
+    ) {
+      expect(strict(text!), text).toEqual(Option.some(canonical))
+    }
+    for (
+      const text of [
+        "audio/ogg; codecs=opus\r\nX: 1",
+        "image/jpeg\r\n",
+        "\r\nimage/jpeg",
+        "image/jpeg\u0000",
+        "image/png; charset",
+        "image/png; =x",
+        "image/png; a=",
+        "image/png; a=b c",
+        "image/png; a=\"unclosed",
+        "image/png; a=1; A=2",
+        "image/png; a=\u00e9",
+        "*/*"
+      ]
+    ) {
+      expect(strict(text), JSON.stringify(text)).toEqual(Option.none())
+    }
+    // the lenient reader (provider input) still names a type
+    expect(normalize("audio/ogg; codecs=opus\r\nX: 1")).toEqual(Option.some("audio/ogg"))
   })
 })

@@ -6,7 +6,7 @@
  * until Postgres takes it) and is handed to it in the link's order (`ChannelConnection`).
  */
 import { ChannelsRepo, QrRecipientChecksRepo, type TransientRetry } from "@switchboard/db"
-import { type Messaging, Schemas } from "@switchboard/domain"
+import { ChannelStateMachine, type Messaging, Schemas } from "@switchboard/domain"
 import type { ChannelProvider } from "@switchboard/providers"
 import { Clock, Effect, Queue } from "effect"
 import { GroupChatsSync } from "./GroupChatsSync.js"
@@ -43,8 +43,9 @@ export const makeChannelReports = (options: {
     const onStatusChanged = perEntity(
       (connection: ChannelProvider.ChannelConnection) => (event: ChannelProvider.StatusChanged) =>
         Effect.gen(function*() {
-          yield* kept("channel status")(Effect.flatMap(Clock.currentTimeMillis, (now) =>
-            channels.recordProviderStatus({
+          yield* kept("channel status")(Effect.gen(function*() {
+            const now = Schemas.toTimestamp(yield* Clock.currentTimeMillis)
+            yield* channels.recordProviderStatus({
               id: channelId,
               from: event.from,
               to: event.to,
@@ -52,8 +53,12 @@ export const makeChannelReports = (options: {
               requiresRepair: event.requiresRepair,
               phoneNumber: event.phoneNumber,
               capabilities: connection.capabilities,
-              now: Schemas.toTimestamp(now)
-            })))
+              now
+            })
+            // logged out: the channel is in no group chat until a link reports them again (a
+            // retry after the status was recorded still marks them: it changes only those marked in)
+            if (ChannelStateMachine.forgetsLink(event.reason)) yield* groupChats.unlinked(channelId, now)
+          }))
           yield* Queue.offer(wake, undefined)
         })
     )

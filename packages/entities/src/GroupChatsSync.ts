@@ -32,8 +32,9 @@ export class GroupChatsSync extends Effect.Service<GroupChatsSync>()("@switchboa
         const lid = participant.whatsappLid
         const phone = participant.phoneNumber ??
           (lid === null ? null : Option.getOrNull(yield* lids.mappedPhone(channelId, lid)))
-        if (phone !== null) return (yield* contacts.upsertContact(workspaceId, phone, now)).id
-        return yield* lids.upsertLidContact(workspaceId, lid!, yield* Ids.newId("cnt"), now)
+        // brought in by the group chat alone: not counted against the plan's contacts limit
+        if (phone !== null) return (yield* contacts.upsertContact(workspaceId, phone, now, { groupChatOnly: true })).id
+        return yield* lids.upsertLidContact(workspaceId, lid!, yield* Ids.newId("cnt"), now, { groupChatOnly: true })
       })
 
     const record = Effect.fn("GroupChatsSync.record")(function*(input: {
@@ -78,7 +79,15 @@ export class GroupChatsSync extends Effect.Service<GroupChatsSync>()("@switchboa
       }
     })
 
-    return { record } as const
+    /**
+     * The channel's link was forgotten (logged out, or unlinked on the phone): it stands for no
+     * number, so it is in none of its group chats until a link reports them again.
+     */
+    const unlinked = Effect.fn("GroupChatsSync.unlinked")(function*(channelId: string, now: string) {
+      yield* repo.markLeft(channelId, { except: [] }, now)
+    })
+
+    return { record, unlinked } as const
   }),
   dependencies: [
     GroupChatsRepo.GroupChatsRepo.Default,

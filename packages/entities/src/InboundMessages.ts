@@ -98,7 +98,10 @@ export class InboundMessages extends Effect.Service<InboundMessages>()("@switchb
     const mappings = yield* LidMappings
     const groupChats = yield* GroupChatsRepo.GroupChatsRepo
 
-    /** The contact of a sender or a mentioned participant, created when new (`None`: named by neither form). */
+    /**
+     * The contact of a participant mentioned in a group chat, created when new (`None`: named by
+     * neither form); brought in by the group chat alone, so not counted against the plan's limit.
+     */
     const contactOf = (
       workspaceId: string,
       channelId: string,
@@ -109,9 +112,10 @@ export class InboundMessages extends Effect.Service<InboundMessages>()("@switchb
         const lid = who.whatsappLid
         const phone = who.phoneNumber ??
           (lid === null ? null : Option.getOrNull(yield* lids.mappedPhone(channelId, lid)))
-        if (phone !== null) return Option.some((yield* contacts.upsertContact(workspaceId, phone, now)).id)
+        const inGroup = { groupChatOnly: true }
+        if (phone !== null) return Option.some((yield* contacts.upsertContact(workspaceId, phone, now, inGroup)).id)
         if (lid === null) return Option.none()
-        return Option.some(yield* lids.upsertLidContact(workspaceId, lid, yield* Ids.newId("cnt"), now))
+        return Option.some(yield* lids.upsertLidContact(workspaceId, lid, yield* Ids.newId("cnt"), now, inGroup))
       })
 
     /** The member of a non-text message, our ids resolved (`mediaId`: the new media row's). */
@@ -227,9 +231,12 @@ export class InboundMessages extends Effect.Service<InboundMessages>()("@switchb
           if (Option.isSome(completed)) yield* announce(completed.value, body, mediaId)
           return completed
         }
+        // a participant who writes in a group chat: its contact is not counted against the plan's
+        // limit until it has a 1:1 conversation (docs/API.md "Contacts")
+        const inGroup = { groupChatOnly: group !== null }
         const contact = from !== null
-          ? yield* contacts.upsertContact(input.workspaceId, from, input.now)
-          : { id: yield* lids.upsertLidContact(input.workspaceId, lid!, yield* Ids.newId("cnt"), input.now) }
+          ? yield* contacts.upsertContact(input.workspaceId, from, input.now, inGroup)
+          : { id: yield* lids.upsertLidContact(input.workspaceId, lid!, yield* Ids.newId("cnt"), input.now, inGroup) }
         // a group chat's message goes to the group chat's conversation, never to the participant's
         const groupChatId = group === null ? null : yield* groupChats.idForMessage({
           id: yield* Ids.newId("gch"),
@@ -238,6 +245,8 @@ export class InboundMessages extends Effect.Service<InboundMessages>()("@switchb
           whatsappGroupId: group.whatsappGroupId,
           now: input.now
         })
+        // a participant whose contact was deleted takes its seat back with the contact it has now
+        if (groupChatId !== null) yield* groupChats.reseat(groupChatId, contact.id)
         const conversationId = groupChatId === null
           ? yield* conversations.upsertConversation(
             input.workspaceId,

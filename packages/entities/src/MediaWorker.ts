@@ -146,7 +146,9 @@ export const make = Effect.gen(function*() {
       const verdict = MediaSniff.checkFile({
         kind: row.kind,
         declared: row.mime_type,
-        head: new Uint8Array(Buffer.concat(Chunk.toReadonlyArray(head)))
+        head: new Uint8Array(Buffer.concat(Chunk.toReadonlyArray(head))),
+        // as the provider announced it (read leniently when it was recorded)
+        lenient: true
       })
       if (verdict._tag === "refused") {
         return yield* new ChannelProvider.MediaDownloadFailed({

@@ -91,6 +91,17 @@ describe("fromBaileys: kinds", () => {
     assert.strictEqual(decoded.imageMessage!.directPath, "/v/t62/abc")
   })
 
+  it("keeps a file whose announced type a client's door would refuse, read leniently and marked for the log", () => {
+    const odd = translate(msg({ audioMessage: { mimetype: "audio/ogg; codecs=opus\r\nX: 1", ptt: true, mediaKey } }))
+    assert.strictEqual(odd.content.body._tag === "media" && odd.content.body.mimeType, "audio/ogg")
+    assert.strictEqual(odd.oddMediaType, true)
+    const none = translate(msg({ audioMessage: { mimetype: "not a type", mediaKey } }))
+    assert.strictEqual(none.content.body._tag === "media" && none.content.body.mimeType, "audio/ogg")
+    assert.strictEqual(none.oddMediaType, true)
+    const plain = translate(msg({ audioMessage: { mimetype: "audio/ogg; codecs=opus", ptt: true, mediaKey } }))
+    assert.strictEqual(plain.oddMediaType, undefined)
+  })
+
   it("records a voice note as audio with voice = true, and a plain audio with voice = false", () => {
     const voice = translate(msg({ audioMessage: { mimetype: "audio/ogg; codecs=opus", ptt: true, mediaKey } }))
     assert.strictEqual(voice.content.body._tag === "media" && voice.content.body.voice, true)

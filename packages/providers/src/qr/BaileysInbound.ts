@@ -24,8 +24,9 @@
  * - `no_sender`: a chat address that names neither a phone number nor a LID.
  */
 import { MediaType, MessageContent } from "@switchboard/domain"
-import { getContentType, jidDecode, NO_MESSAGE_FOUND_ERROR_TEXT, proto, toNumber, type WAMessage } from "baileys"
+import { getContentType, NO_MESSAGE_FOUND_ERROR_TEXT, proto, toNumber, type WAMessage } from "baileys"
 import { Option } from "effect"
+import { decode, E164_DIGITS, senderOf } from "./BaileysJids.js"
 import * as BaileysWrappers from "./BaileysWrappers.js"
 
 export type IgnoredReason =
@@ -44,6 +45,11 @@ export interface Translated {
   readonly content: MessageContent.InboundContent
   /** WhatsApp's name of the kind (`imageMessage`, ...), for logs and metrics */
   readonly kind: string
+  /**
+   * The file's announced media type is not one a client may send (`MediaType.parseStrict`): it
+   * was read leniently (odd parameters dropped) or replaced by the kind's default; logged.
+   */
+  readonly oddMediaType?: true
 }
 
 /** A message not recorded, and why; `kind` and `sender` (a jid) for the log line, never its text. */
@@ -92,34 +98,6 @@ const DEFAULT_MIME: Record<MessageContent.MediaKind, string> = {
   audio: "audio/ogg",
   document: "application/octet-stream",
   sticker: "image/webp"
-}
-
-const E164_DIGITS = /^[1-9]\d{6,14}$/
-
-/** The user part of a jid (no device), and its server. */
-const decode = (jid: string | null | undefined) => {
-  if (!jid) return undefined
-  const decoded = jidDecode(jid)
-  return decoded?.user ? { user: decoded.user, server: decoded.server } : undefined
-}
-
-export const phoneOf = (jid: string | null | undefined): string | null => {
-  const d = decode(jid)
-  return d?.server === "s.whatsapp.net" && E164_DIGITS.test(d.user) ? `+${d.user}` : null
-}
-
-export const lidOf = (jid: string | null | undefined): string | null => {
-  const d = decode(jid)
-  return d?.server === "lid" ? d.user : null
-}
-
-/** The sender of a direct chat: the chat's jid and its alternative form (phone number or LID). */
-export const senderOf = (
-  key: { readonly remoteJid?: string | null | undefined; readonly remoteJidAlt?: string | null | undefined }
-): MessageContent.InboundSender | null => {
-  const phoneNumber = phoneOf(key.remoteJid) ?? phoneOf(key.remoteJidAlt)
-  const whatsappLid = lidOf(key.remoteJid) ?? lidOf(key.remoteJidAlt)
-  return phoneNumber === null && whatsappLid === null ? null : { phoneNumber, whatsappLid }
 }
 
 const text = (value: string | null | undefined): string => value ?? ""
@@ -173,7 +151,9 @@ const messageJson = (type: string, member: unknown): Record<string, unknown> =>
     bytes: String
   })
 
-type Body = { readonly body: MessageContent.InboundBody } | { readonly ignored: "protocol" }
+type Body =
+  | { readonly body: MessageContent.InboundBody; readonly oddMediaType?: true }
+  | { readonly ignored: "protocol" }
 
 const bodyOf = (message: WAMessage, content: proto.IMessage, type: string): Body => {
   const media = MEDIA[type]
@@ -184,12 +164,16 @@ const bodyOf = (message: WAMessage, content: proto.IMessage, type: string): Body
         ptt?: boolean | null
       }
     >)[type]!
+    const announced = nullable(m.mimetype) ?? ""
     return {
+      // a type a client's door would refuse (odd parameters, control characters): kept as read
+      // leniently (the file is never lost for it), and said in the log (`QrInbound`)
+      ...(announced !== "" && Option.isNone(MediaType.parseStrict(announced)) ? { oddMediaType: true as const } : {}),
       body: {
         _tag: "media",
         kind: media,
         // the one reader of media types: canonical, parameters kept (`audio/ogg; codecs=opus`)
-        mimeType: Option.getOrElse(MediaType.normalize(nullable(m.mimetype) ?? ""), () => DEFAULT_MIME[media]),
+        mimeType: Option.getOrElse(MediaType.normalize(announced), () => DEFAULT_MIME[media]),
         caption: media === "audio" || media === "sticker" ? null : nullable(m.caption),
         filename: media === "document" ? nullable(m.fileName) : null,
         voice: media === "audio" && m.ptt === true,
@@ -337,6 +321,7 @@ export const fromBaileys = (message: WAMessage, now: number): Translation => {
   return {
     _tag: "content",
     kind: type === "protocolMessage" ? protocolKind(content) : type,
+    ...(body.oddMediaType === true ? { oddMediaType: true as const } : {}),
     content: {
       providerMessageId,
       sender,

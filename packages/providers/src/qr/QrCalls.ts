@@ -8,7 +8,7 @@
 import type { MessageContent } from "@switchboard/domain"
 import type { WACallEvent } from "baileys"
 import { Clock, Duration, Effect } from "effect"
-import { senderOf } from "./BaileysInbound.js"
+import { senderOf } from "./BaileysJids.js"
 import type { QrConnectionEvent } from "./QrConnectionEvent.js"
 import { QrNotConnected, QrSendFailed } from "./QrSendError.js"
 import type { QrLink } from "./QrSocket.js"

@@ -18,7 +18,7 @@
 import { ChannelStateMachine } from "@switchboard/domain"
 import type { WASocket } from "baileys"
 import { Clock, Deferred, Duration, Effect, Fiber, PubSub, Queue, Random, Stream } from "effect"
-import { senderOf } from "./BaileysInbound.js"
+import { senderOf } from "./BaileysJids.js"
 import * as QrAuthState from "./QrAuthState.js"
 import { QrAuthStateRepo } from "./QrAuthStateRepo.js"
 import * as QrCalls from "./QrCalls.js"

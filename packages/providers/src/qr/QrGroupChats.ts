@@ -12,7 +12,7 @@
 import type { GroupChats } from "@switchboard/domain"
 import { areJidsSameUser, type GroupMetadata, type GroupParticipant, jidDecode, type WASocket } from "baileys"
 import { Clock, type Duration, Effect } from "effect"
-import { lidOf, phoneOf } from "./BaileysInbound.js"
+import { lidOf, phoneOf } from "./BaileysJids.js"
 import type { QrConnectionEvent } from "./QrConnectionEvent.js"
 
 /** Our own account as Baileys knows it (`socket.user`). */

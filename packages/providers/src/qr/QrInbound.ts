@@ -89,6 +89,15 @@ export const make = (options: {
           }))
           continue
         }
+        if (translated.oddMediaType === true) {
+          // provider input is never refused: the file is kept under the type as read; the text
+          // itself is not logged (it may carry control characters)
+          yield* Effect.logWarning("qr inbound media type read leniently").pipe(Effect.annotateLogs({
+            ...annotations,
+            provider_message_id: translated.content.providerMessageId,
+            kind: translated.kind
+          }))
+        }
         const content = yield* withKnownNumber(translated.content)
         // a message that names both forms of its sender reveals the mapping
         yield* mapping(content.sender.whatsappLid, content.sender.phoneNumber)

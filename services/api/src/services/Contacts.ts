@@ -1,5 +1,5 @@
 /** Contact use-cases (docs/API.md "Contacts"): CRUD, filters and tags. */
-import { ContactGroupsRepo, ContactsRepo, EventsRepo, Transactions } from "@switchboard/db"
+import { ContactGroupsRepo, ContactsRepo, EventsRepo, GroupChatsRepo, Transactions } from "@switchboard/db"
 import { Contacts as DomainContacts, Errors, Events, Ids, Pagination, Schemas } from "@switchboard/domain"
 import { Clock, Effect, Option } from "effect"
 import { Entitlements } from "./Entitlements.js"
@@ -37,6 +37,7 @@ export class Contacts extends Effect.Service<Contacts>()("@switchboard/service-a
     const transactions = yield* Transactions.Transactions
     const repo = yield* ContactsRepo.ContactsRepo
     const groups = yield* ContactGroupsRepo.ContactGroupsRepo
+    const groupChats = yield* GroupChatsRepo.GroupChatsRepo
     const events = yield* EventsRepo.EventsRepo
     const entitlements = yield* Entitlements
     const now = Effect.map(Clock.currentTimeMillis, Schemas.toTimestamp)
@@ -123,6 +124,8 @@ export class Contacts extends Effect.Service<Contacts>()("@switchboard/service-a
 
     const remove = Effect.fn("Contacts.remove")(function*(workspaceId: string, id: DomainContacts.Contact["id"]) {
       return yield* transactions.run(Effect.gen(function*() {
+        // its seats in group chats stay, without it (docs/API.md "Group chats")
+        yield* groupChats.releaseContact(workspaceId, id)
         if (!(yield* repo.remove(workspaceId, id))) return yield* contactNotFound(id)
         yield* event("contact.deleted", workspaceId, id)
         return { id, object: "contact" as const, deleted: true as const }
@@ -171,6 +174,7 @@ export class Contacts extends Effect.Service<Contacts>()("@switchboard/service-a
     Transactions.Transactions.Default,
     ContactsRepo.ContactsRepo.Default,
     ContactGroupsRepo.ContactGroupsRepo.Default,
+    GroupChatsRepo.GroupChatsRepo.Default,
     EventsRepo.EventsRepo.Default,
     Entitlements.Default
   ]

@@ -102,9 +102,10 @@ export class MediaFetch extends Effect.Service<MediaFetch>()("@switchboard/servi
               const media = yield* files.ingest(
                 workspaceId,
                 {
-                  // a remote server's type that is not `type/subtype` names nothing: the bytes decide
+                  // a remote server's type that is not a media type (strictly read, as a client's)
+                  // names nothing: the bytes decide
                   declared: typeof header === "string"
-                    ? Option.getOrUndefined(MediaType.normalize(header))
+                    ? Option.getOrUndefined(Option.map(MediaType.parseStrict(header), MediaType.format))
                     : undefined,
                   kind,
                   filename: kind === "document" ? nameOf(target.url) : undefined,

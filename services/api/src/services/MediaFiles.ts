@@ -73,10 +73,13 @@ export const fileRefused = (
     case "type_invalid":
       return new Errors.ValidationError({
         message:
-          "The media type is not type/subtype (for example image/png or audio/ogg; codecs=opus); wildcards name no file",
+          "The media type is not one as RFC 9110 writes it: type/subtype (for example image/png), then optional ; name=value parameters, each value a token or a quoted string, each name once, and no control character (audio/ogg; codecs=opus); wildcards name no file",
         details: {
           reason: "media_type_invalid",
-          issues: [{ path: [...paths.type], message: "Expected a media type: type/subtype" }]
+          issues: [{
+            path: [...paths.type],
+            message: "Expected a media type: type/subtype, then ; name=value parameters"
+          }]
         }
       })
     case "type_unsupported": {
@@ -102,6 +105,26 @@ export const fileRefused = (
     }
   }
 }
+
+/**
+ * `voice: true` on an audio whose type is not one WhatsApp plays as a voice note
+ * (`MediaType.isVoiceNoteType`): the 422 of every door that takes `voice` (a send, a sandbox
+ * inbound message), at `[audio, voice]`. Never names the file's type.
+ */
+export const voiceNoteRefused = () =>
+  new Errors.ValidationError({
+    message:
+      `A voice note is an Ogg Opus file (${MediaType.VOICE_NOTE_TYPE}), the only type WhatsApp plays as one: send this audio without voice, or convert it to Ogg Opus`,
+    details: {
+      reason: "voice_note_type_unsupported",
+      expected_types: [MediaType.VOICE_NOTE_TYPE],
+      issues: [{ path: ["audio", "voice"], message: "Only Ogg Opus audio can be a voice note" }]
+    }
+  })
+
+/** `voice: true` on a file of `mimeType`: passes for a voice note's type, else `voiceNoteRefused`. */
+export const checkVoiceNote = (mimeType: string): Effect.Effect<void, Errors.ValidationError> =>
+  MediaType.isVoiceNoteType(mimeType) ? Effect.void : Effect.fail(voiceNoteRefused())
 
 /** Where an upload names its type and carries its bytes. */
 const UPLOAD_PATHS = { type: ["content-type"], bytes: ["body"] } as const
@@ -300,7 +323,7 @@ export class MediaFiles extends Effect.Service<MediaFiles>()("@switchboard/servi
       const declaredText = "part" in body ? body.part.contentType : input.contentType
       const parsed = declaredText === undefined || declaredText.trim() === ""
         ? Option.none()
-        : MediaType.parse(declaredText)
+        : MediaType.parseStrict(declaredText)
       if (declaredText !== undefined && declaredText.trim() !== "" && Option.isNone(parsed)) {
         return yield* fileRefused({ _tag: "type_invalid" }, "part" in body ? PART_PATHS : UPLOAD_PATHS)
       }
@@ -356,7 +379,8 @@ export class MediaFiles extends Effect.Service<MediaFiles>()("@switchboard/servi
     ) {
       const pieces = yield* Stream.runCollect(store.read(row.id, 0, MediaSniff.SNIFF_BYTES - 1))
       const head = new Uint8Array(Buffer.concat(Chunk.toReadonlyArray(pieces)))
-      const verdict = MediaSniff.checkFile({ kind, declared: row.mime_type, head })
+      // the type as stored (canonical; an inbound file's as its provider announced it)
+      const verdict = MediaSniff.checkFile({ kind, declared: row.mime_type, head, lenient: true })
       if (verdict._tag === "refused") return yield* fileRefused(verdict.refusal, paths)
       return verdict.file.mimeType
     })

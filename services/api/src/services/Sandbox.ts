@@ -8,7 +8,7 @@ import { Clock, Effect, Option, Schedule } from "effect"
 import { createHash, randomBytes, randomInt, timingSafeEqual } from "node:crypto"
 import { Channels } from "./Channels.js"
 import { Entitlements } from "./Entitlements.js"
-import { fileRefused, MediaFiles } from "./MediaFiles.js"
+import { checkVoiceNote, fileRefused, MediaFiles } from "./MediaFiles.js"
 import * as SandboxGroupChatRules from "./SandboxGroupChatRules.js"
 import { noNumberAvailable, refuseBeyondShare, requireTestKey } from "./SandboxRefusals.js"
 
@@ -313,6 +313,8 @@ export class Sandbox extends Effect.Service<Sandbox>()("@switchboard/service-api
           const given = input[kind]
           if (given === undefined) continue
           const file = yield* fileOf(principal, kind, given)
+          const voice = kind === "audio" && input.audio?.voice === true
+          if (voice) yield* checkVoiceNote(file.mimeType)
           return as({
             _tag: "media",
             kind,
@@ -321,7 +323,7 @@ export class Sandbox extends Effect.Service<Sandbox>()("@switchboard/service-api
             filename: kind === "document"
               ? (input.document?.filename ?? file.filename)
               : null,
-            voice: kind === "audio" ? (input.audio?.voice ?? false) : false,
+            voice,
             sizeBytes: file.sizeBytes,
             sha256: file.sha256,
             source: file.source

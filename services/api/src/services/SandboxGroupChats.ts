@@ -46,7 +46,7 @@ export class SandboxGroupChats
           })
           const members = yield* Effect.forEach(groupChat.participants, (p) =>
             Effect.map(
-              contacts.upsertContact(principal.workspaceId, p.phoneNumber!, at),
+              contacts.upsertContact(principal.workspaceId, p.phoneNumber!, at, { groupChatOnly: true }),
               (contact) => ({ contactId: contact.id, role: p.role })
             ))
           yield* groupChats.setParticipants(kept, members, at)

@@ -9,7 +9,7 @@ import { MediaRepo, MessagesRepo } from "@switchboard/db"
 import { Errors, LidAddress, type Media, MessageContent, Messaging, UnknownIds } from "@switchboard/domain"
 import { Effect, Option, type Schema } from "effect"
 import { MediaFetch } from "./MediaFetch.js"
-import { MediaFiles } from "./MediaFiles.js"
+import { checkVoiceNote, MediaFiles } from "./MediaFiles.js"
 
 type SendFields = Schema.Struct.Type<typeof Messaging.sendFields>
 
@@ -94,8 +94,9 @@ export class SendContents extends Effect.Service<SendContents>()("@switchboard/s
         }
         // the bytes, not only the stored type: a file uploaded as a document is sent as an image
         // only if it is one
-        yield* files.checkStored(row, kind, { type: path, bytes: path })
-        return row
+        const read = yield* files.checkStored(row, kind, { type: path, bytes: path })
+        // the type as its bytes show it (an Ogg file's codec read from them), for the voice check
+        return { ...row, read }
       })
 
     const resolve = Effect.fn("SendContents.resolve")(function*(
@@ -142,6 +143,12 @@ export class SendContents extends Effect.Service<SendContents>()("@switchboard/s
               }))
             : yield* fetcher.fetch(workspaceId, kind, given.url!)
           const file = yield* fileFor(kind, row)
+          if (kind === "audio" && body.audio?.voice === true) {
+            // a file fetched for this send alone is not kept (its type is known only once fetched)
+            yield* checkVoiceNote(file.read).pipe(
+              Effect.tapError(() => given.media_id === undefined ? mediaRepo.remove(file.id) : Effect.void)
+            )
+          }
           const caption = "caption" in given && typeof given.caption === "string" ? given.caption : null
           const common = {
             media_id: file.id,
