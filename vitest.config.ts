@@ -1,6 +1,6 @@
 import { defineConfig } from "vitest/config"
 import type { TestProjectInlineConfiguration } from "vitest/config"
-import { endToEndFiles, faultFiles } from "./test/support/EndToEnd.js"
+import { endToEndFiles, faultFiles, inProcessFaultFiles } from "./test/support/EndToEnd.js"
 
 /** What both projects share (they do not inherit the root's `globalSetup`, which runs once, for the run). */
 const common = {
@@ -45,7 +45,7 @@ export default defineConfig({
           ...common,
           name: "in-process",
           include: ["packages/*/test/**/*.test.ts", "services/*/test/**/*.test.ts", "test/**/*.test.ts"],
-          exclude: [...endToEndFiles, "**/node_modules/**"],
+          exclude: [...endToEndFiles, ...inProcessFaultFiles, "**/node_modules/**"],
           pool: "forks",
           poolOptions: { forks: { isolate: false } }
         }
@@ -76,6 +76,18 @@ export default defineConfig({
           include: [...faultFiles],
           pool: "threads",
           poolOptions: { threads: { isolate: false } }
+        }
+      },
+      {
+        // The in-process fault files (a QR channel's Postgres failing behind test/support/PgProxy.ts):
+        // `npm run test:faults` with the fault end-to-end files, in the forks of the in-process files
+        // (they run the app in the test process, as those do).
+        test: {
+          ...common,
+          name: "faults-in-process",
+          include: [...inProcessFaultFiles],
+          pool: "forks",
+          poolOptions: { forks: { isolate: false } }
         }
       }
     ]

@@ -65,7 +65,7 @@ describe("the test files' pools", () => {
     assert.isAbove(files.filter((f) => isEndToEnd(f.file)).length, 10)
     for (const f of files) {
       const expected = isFault(f.file)
-        ? ["faults", "threads"]
+        ? isEndToEnd(f.file) ? ["faults", "threads"] : ["faults-in-process", "forks"]
         : isEndToEnd(f.file)
         ? ["end-to-end", "threads"]
         : ["in-process", "forks"]
@@ -99,7 +99,12 @@ describe("the test files' pools", () => {
     ) {
       assert.include(faults, `test/${name}.e2e.test.ts`)
     }
+    // the in-process files whose point is a QR channel's Postgres failing
+    for (const name of ["qrDatabaseOutage", "qrGroupChatsOutage", "qrGroupMessagesOutage", "qrInputBound"]) {
+      assert.include(faults, `test/${name}.test.ts`)
+    }
     assert.include(test, "test/topology.e2e.test.ts")
+    assert.include(test, "test/qrGroupChats.test.ts")
   })
 
   it("knows an end-to-end file and a fault file by its name", () => {
@@ -113,6 +118,11 @@ describe("the test files' pools", () => {
     assert.isTrue(isFault("/repo/test/scaleRunners.e2e.test.ts"))
     assert.isFalse(isFault("/repo/test/topology.e2e.test.ts"))
     assert.isFalse(isFault("/repo/test/chaos.test.ts"))
+    assert.isTrue(isFault("/repo/test/qrDatabaseOutage.test.ts"))
+    assert.isTrue(isFault("/repo/test/qrGroupMessagesOutage.test.ts"))
+    assert.isTrue(isFault("/repo/test/qrInputBound.test.ts"))
+    assert.isFalse(isFault("/repo/test/qrGroupChats.test.ts"))
+    assert.isFalse(isFault("/repo/test/qr/QrConnection.test.ts"))
   })
 })
 
