@@ -1,6 +1,7 @@
 import { defineConfig } from "vitest/config"
 import type { TestProjectInlineConfiguration } from "vitest/config"
 import { endToEndFiles, faultFiles, inProcessFaultFiles } from "./test/support/EndToEnd.js"
+import { SlowFirstSequencer } from "./test/support/SlowFirst.js"
 
 /** What both projects share (they do not inherit the root's `globalSetup`, which runs once, for the run). */
 const common = {
@@ -29,6 +30,8 @@ const forks = realMode ? 5 : 3
 export default defineConfig({
   test: {
     globalSetup: ["./test/support/globalSetup.ts"],
+    // the longest files start first, also in a fresh clone without vitest's results cache
+    sequence: { sequencer: SlowFirstSequencer },
     // The pools' sizes are the run's, not a project's. As many workers are kept as started: with
     // fewer, vitest stopped an idle one at the end and failed the run ("Terminating worker thread").
     poolOptions: {

@@ -21,6 +21,7 @@ import { createVitest } from "vitest/node"
 import { isFresh } from "../scripts/build.js"
 import { isEndToEnd, isFault } from "./support/EndToEnd.js"
 import { serviceEntry } from "./support/ServiceBundles.js"
+import { slowFiles, SlowFirstSequencer } from "./support/SlowFirst.js"
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..")
 
@@ -160,5 +161,28 @@ describe("the service processes", () => {
     } finally {
       rmSync(dir, { recursive: true, force: true })
     }
+  })
+})
+
+describe("the order the files start in", () => {
+  it("names only test files that exist, each once", () => {
+    assert.strictEqual(new Set(slowFiles).size, slowFiles.length)
+    const onDisk = testFilesOnDisk()
+    for (const file of slowFiles) assert.include(onDisk, file)
+  })
+
+  it("starts the listed files first, in the list's order, the others after them in vitest's order", async () => {
+    // vitest's own order with nothing cached: unknown files keep their order
+    const ctx = {
+      config: { root },
+      cache: { getFileTestResults: () => undefined, getFileStats: () => undefined }
+    }
+    const spec = (file: string) => ({ moduleId: resolve(root, file), project: { name: "in-process" } })
+    const given = ["test/words.test.ts", slowFiles[2]!, "test/health.test.ts", slowFiles[0]!]
+    const sorted = await new SlowFirstSequencer(ctx as never).sort(given.map(spec) as never)
+    assert.deepStrictEqual(
+      sorted.map((s) => relative(root, s.moduleId)),
+      [slowFiles[0]!, slowFiles[2]!, "test/words.test.ts", "test/health.test.ts"]
+    )
   })
 })
