@@ -1,6 +1,7 @@
 import { defineConfig } from "vitest/config"
 import type { TestProjectInlineConfiguration } from "vitest/config"
-import { endToEndFiles, faultFiles } from "./test/support/EndToEnd.js"
+import { endToEndFiles, faultFiles, inProcessFaultFiles } from "./test/support/EndToEnd.js"
+import { SlowFirstSequencer } from "./test/support/SlowFirst.js"
 
 /** What both projects share (they do not inherit the root's `globalSetup`, which runs once, for the run). */
 const common = {
@@ -29,6 +30,8 @@ const forks = realMode ? 5 : 3
 export default defineConfig({
   test: {
     globalSetup: ["./test/support/globalSetup.ts"],
+    // the longest files start first, also in a fresh clone without vitest's results cache
+    sequence: { sequencer: SlowFirstSequencer },
     // The pools' sizes are the run's, not a project's. As many workers are kept as started: with
     // fewer, vitest stopped an idle one at the end and failed the run ("Terminating worker thread").
     poolOptions: {
@@ -45,7 +48,7 @@ export default defineConfig({
           ...common,
           name: "in-process",
           include: ["packages/*/test/**/*.test.ts", "services/*/test/**/*.test.ts", "test/**/*.test.ts"],
-          exclude: [...endToEndFiles, "**/node_modules/**"],
+          exclude: [...endToEndFiles, ...inProcessFaultFiles, "**/node_modules/**"],
           pool: "forks",
           poolOptions: { forks: { isolate: false } }
         }
@@ -76,6 +79,18 @@ export default defineConfig({
           include: [...faultFiles],
           pool: "threads",
           poolOptions: { threads: { isolate: false } }
+        }
+      },
+      {
+        // The in-process fault files (a QR channel's Postgres failing behind test/support/PgProxy.ts):
+        // `npm run test:faults` with the fault end-to-end files, in the forks of the in-process files
+        // (they run the app in the test process, as those do).
+        test: {
+          ...common,
+          name: "faults-in-process",
+          include: [...inProcessFaultFiles],
+          pool: "forks",
+          poolOptions: { forks: { isolate: false } }
         }
       }
     ]

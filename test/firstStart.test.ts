@@ -8,6 +8,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Database, EmbeddedTemplate, Migrations } from "@switchboard/db"
+import { templateName } from "@switchboard/db/testing"
 import { Effect } from "effect"
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -59,9 +60,12 @@ describe("first start on an empty DATA_DIR", () => {
   it("a template older than the code's migrations: the start applies the ones it lacks, once", async () => {
     const ids = Object.keys(Migrations.migrations).map((key) => Number(key.split("_")[0]))
     const [last, beforeLast] = [ids[ids.length - 1]!, ids[ids.length - 2]!]
-    const older = join(dir, "older.tar.gz")
-    // a template as the build of the code before the last migration made it
-    await EmbeddedTemplate.make(older, { compression: "gzip", through: beforeLast })
+    // a template as the build of the code before the last migration made it: made once for this
+    // list of migrations and kept in the OS temp folder, as the test seed is (`seedFile`), since
+    // making it (PGlite's initdb and every migration) took most of this test's time (88 s of CPU-bound
+    // work at a full run's load)
+    const older = join(tmpdir(), `${templateName().replace("template", "older")}-${beforeLast}.tar.gz`)
+    if (!existsSync(older)) await EmbeddedTemplate.make(older, { compression: "gzip", through: beforeLast })
     const start = (dataDir: string) =>
       Effect.gen(function*() {
         const applied = yield* Migrations.run

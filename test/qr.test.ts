@@ -324,7 +324,13 @@ describe("QR channels across a runner restart", () => {
         const wa = yield* FakeWhatsApp.scoped({ phoneNumber: "+15550008888" })
         WhatsAppRoot.useFakeWhatsAppRoot(wa.rootPublicKey)
         const infra = yield* Layer.build(TestApp.infrastructureLayer())
-        const app = TestApp.appLayer({}, { qr: QrHarness.settings(wa, { reconnectMaxAttempts: 5 }) })
+        // a runner held by an open stream waits out the entity termination timeout: 60 s here (15 s by
+        // default), so the stop's deadline below can stand far from it and far above what load adds
+        // (8 s against the default failed at load 15-26 with other sessions on the cores)
+        const app = TestApp.appLayer({}, {
+          qr: QrHarness.settings(wa, { reconnectMaxAttempts: 5 }),
+          sharding: { entityTerminationTimeout: "60 seconds" }
+        })
         const instance = Effect.gen(function*() {
           const scope = yield* Scope.make()
           const context = yield* Layer.buildWithScope(app, scope).pipe(Effect.provide(infra), Effect.orDie)
@@ -348,8 +354,9 @@ describe("QR channels across a runner restart", () => {
         const pairings = wa.stats.pairings
         const logins = wa.stats.logins
         yield* Scope.close(first.scope, Exit.void).pipe(
-          // an open pairing stream must not hold the runner (without care it waits out the 15 s entity timeout)
-          Effect.timeoutFail({ duration: "8 seconds", onTimeout: () => new Error("the runner did not stop") }),
+          // an open pairing stream must not hold the runner (without care it waits out the entity
+          // termination timeout, 60 s above)
+          Effect.timeoutFail({ duration: "30 seconds", onTimeout: () => new Error("the runner did not stop") }),
           Effect.orDie
         )
         yield* watching.ended.pipe(Effect.timeout("5 seconds"), Effect.orDie)

@@ -21,6 +21,7 @@ import { createVitest } from "vitest/node"
 import { isFresh } from "../scripts/build.js"
 import { isEndToEnd, isFault } from "./support/EndToEnd.js"
 import { serviceEntry } from "./support/ServiceBundles.js"
+import { slowFiles, SlowFirstSequencer } from "./support/SlowFirst.js"
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..")
 
@@ -65,7 +66,7 @@ describe("the test files' pools", () => {
     assert.isAbove(files.filter((f) => isEndToEnd(f.file)).length, 10)
     for (const f of files) {
       const expected = isFault(f.file)
-        ? ["faults", "threads"]
+        ? isEndToEnd(f.file) ? ["faults", "threads"] : ["faults-in-process", "forks"]
         : isEndToEnd(f.file)
         ? ["end-to-end", "threads"]
         : ["in-process", "forks"]
@@ -99,7 +100,12 @@ describe("the test files' pools", () => {
     ) {
       assert.include(faults, `test/${name}.e2e.test.ts`)
     }
+    // the in-process files whose point is a QR channel's Postgres failing
+    for (const name of ["qrDatabaseOutage", "qrGroupChatsOutage", "qrGroupMessagesOutage", "qrInputBound"]) {
+      assert.include(faults, `test/${name}.test.ts`)
+    }
     assert.include(test, "test/topology.e2e.test.ts")
+    assert.include(test, "test/qrGroupChats.test.ts")
   })
 
   it("knows an end-to-end file and a fault file by its name", () => {
@@ -113,6 +119,11 @@ describe("the test files' pools", () => {
     assert.isTrue(isFault("/repo/test/scaleRunners.e2e.test.ts"))
     assert.isFalse(isFault("/repo/test/topology.e2e.test.ts"))
     assert.isFalse(isFault("/repo/test/chaos.test.ts"))
+    assert.isTrue(isFault("/repo/test/qrDatabaseOutage.test.ts"))
+    assert.isTrue(isFault("/repo/test/qrGroupMessagesOutage.test.ts"))
+    assert.isTrue(isFault("/repo/test/qrInputBound.test.ts"))
+    assert.isFalse(isFault("/repo/test/qrGroupChats.test.ts"))
+    assert.isFalse(isFault("/repo/test/qr/QrConnection.test.ts"))
   })
 })
 
@@ -150,5 +161,28 @@ describe("the service processes", () => {
     } finally {
       rmSync(dir, { recursive: true, force: true })
     }
+  })
+})
+
+describe("the order the files start in", () => {
+  it("names only test files that exist, each once", () => {
+    assert.strictEqual(new Set(slowFiles).size, slowFiles.length)
+    const onDisk = testFilesOnDisk()
+    for (const file of slowFiles) assert.include(onDisk, file)
+  })
+
+  it("starts the listed files first, in the list's order, the others after them in vitest's order", async () => {
+    // vitest's own order with nothing cached: unknown files keep their order
+    const ctx = {
+      config: { root },
+      cache: { getFileTestResults: () => undefined, getFileStats: () => undefined }
+    }
+    const spec = (file: string) => ({ moduleId: resolve(root, file), project: { name: "in-process" } })
+    const given = ["test/words.test.ts", slowFiles[2]!, "test/health.test.ts", slowFiles[0]!]
+    const sorted = await new SlowFirstSequencer(ctx as never).sort(given.map(spec) as never)
+    assert.deepStrictEqual(
+      sorted.map((s) => relative(root, s.moduleId)),
+      [slowFiles[0]!, slowFiles[2]!, "test/words.test.ts", "test/health.test.ts"]
+    )
   })
 })

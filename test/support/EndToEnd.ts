@@ -1,15 +1,18 @@
 /**
- * The end-to-end files (`*.e2e.test.ts`, 15-90 s each, two to six service processes apiece): the
- * longest of the suite. `vitest.config.ts` runs them in a pool of their own, two at a time, beside
- * the pool of the other files (docs/TESTING.md "How long it takes"). The fault files among them
- * (a process killed or paused, Postgres or Redis down, runners scaled out and in) are a command of
- * their own, `npm run test:faults`, so that `npm test` answers in minutes; `.ci/run` runs both.
+ * Which test files run where. The end-to-end files (`*.e2e.test.ts`, 15-90 s each, two to six
+ * service processes apiece) are the longest of the suite: `vitest.config.ts` runs them in a pool of
+ * their own, two at a time, beside the pool of the other files (docs/TESTING.md "How long it
+ * takes"). The fault files are a command of their own, `npm run test:faults`, so that `npm test`
+ * answers in minutes; `.ci/run` runs both. They are the end-to-end files whose point is a fault (a
+ * process killed or paused, Postgres or Redis down, runners scaled out and in) and the in-process
+ * files whose point is the app's Postgres failing under a QR channel (behind `test/support/PgProxy.ts`:
+ * an outage, a connection killed as a write lands), which run in the in-process files' pool.
  */
 
-/** Where they are, as vitest globs. */
+/** Where the end-to-end files are, as vitest globs. */
 export const endToEndFiles: ReadonlyArray<string> = ["test/**/*.e2e.test.ts"]
 
-/** The fault files among them, as vitest globs (`npm run test:faults`). */
+/** The fault files among the end-to-end files, as vitest globs (`npm run test:faults`). */
 export const faultFiles: ReadonlyArray<string> = [
   "test/chaos*.e2e.test.ts",
   "test/*[fF]ailover.e2e.test.ts",
@@ -17,9 +20,13 @@ export const faultFiles: ReadonlyArray<string> = [
   "test/scaleRunners.e2e.test.ts"
 ]
 
+/** The in-process fault files, as vitest globs (`npm run test:faults`): a QR channel's database failing. */
+export const inProcessFaultFiles: ReadonlyArray<string> = ["test/qr*Outage.test.ts", "test/qrInputBound.test.ts"]
+
 /** Whether `path` is one of the end-to-end files. */
 export const isEndToEnd = (path: string): boolean => /\.e2e\.test\.ts$/.test(path)
 
-/** Whether `path` is one of the fault files. */
+/** Whether `path` is one of the fault files, end-to-end or in-process. */
 export const isFault = (path: string): boolean =>
-  /(^|\/)test\/(chaos[^/]*|[^/]*[fF]ailover|paused[^/]*|scaleRunners)\.e2e\.test\.ts$/.test(path)
+  /(^|\/)test\/(chaos[^/]*|[^/]*[fF]ailover|paused[^/]*|scaleRunners)\.e2e\.test\.ts$/.test(path) ||
+  /(^|\/)test\/(qr[^/]*Outage|qrInputBound)\.test\.ts$/.test(path)

@@ -39,6 +39,8 @@ export interface Infrastructure {
   readonly qr?: Partial<QrConnectionConfig.QrConnectionConfig["Type"]>
   /** where the database is (default: a fresh one for the file, `TestDatabase.layer`); e.g. behind `PgProxy.layer` */
   readonly database?: Layer.Layer<DatabaseConfig.DatabaseConfig>
+  /** sharding settings over the app's own (`Cluster.singleWith`) */
+  readonly sharding?: Parameters<typeof Cluster.singleWith>[0]
 }
 
 /** The database (fresh for the caller) and Redis: outlives app instances built on it (a runner restart). */
@@ -68,7 +70,7 @@ export const appLayer = (
       WebhooksConfig.layer({ retryDelayScale: 0.001, allowPrivateTargets: true, ...infrastructure.webhooks }),
       QrConnectionConfig.layer(infrastructure.qr ?? {})
     )),
-    Layer.provideMerge(Cluster.single),
+    Layer.provideMerge(infrastructure.sharding ? Cluster.singleWith(infrastructure.sharding) : Cluster.single),
     Layer.provide(quietLogs)
   )
 

@@ -200,8 +200,12 @@ export const hosting = <A, E, R>(entities: Layer.Layer<A, E, R>) =>
 /** An api node's cluster: a client of every runner, proving `CLUSTER_SECRET` on each connection. */
 export const client = ClusterTransport.client(shardingSettings).pipe(Layer.provide(storageTables))
 
-export const single = Layer.unwrapEffect(Effect.map(DatabaseConfig.DatabaseConfig, (config) =>
-  SingleRunner.layer({
-    runnerStorage: Option.isNone(config.url) ? "memory" : "sql",
-    shardingConfig: shardingSettings
-  })))
+/** `single` with some sharding settings of its own (a test that needs a longer entity termination timeout). */
+export const singleWith = (overrides: Partial<ShardingConfig.ShardingConfig["Type"]>) =>
+  Layer.unwrapEffect(Effect.map(DatabaseConfig.DatabaseConfig, (config) =>
+    SingleRunner.layer({
+      runnerStorage: Option.isNone(config.url) ? "memory" : "sql",
+      shardingConfig: { ...shardingSettings, ...overrides }
+    })))
+
+export const single = singleWith({})
