@@ -1083,9 +1083,20 @@ export class FakeWhatsApp {
     )
   }
 
-  /** @internal — `FakePhone.typesCode`: the phone answers the newest code pairing with what was typed. */
+  /**
+   * @internal — `FakePhone.typesCode`: the phone answers the newest code pairing with what was typed.
+   * As on a real phone, the code can only be typed once WhatsApp heard the companion ask for it: the
+   * companion shows its code before its request arrives (Baileys does not wait for the answer), so a
+   * code typed the moment it shows waits for the request (up to 30 s) instead of finding none.
+   */
   async typeCode(code: string): Promise<CodeOutcome> {
-    const conn = [...this.connections].reverse().find((c) => c.codePairing && c.ws.readyState === c.ws.OPEN)
+    const pending = () => [...this.connections].reverse().find((c) => c.codePairing && c.ws.readyState === c.ws.OPEN)
+    const deadline = Date.now() + 30_000
+    let conn = pending()
+    while (conn?.codePairing === undefined && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 50))
+      conn = pending()
+    }
     if (!conn?.codePairing) throw new Error("no companion asked for a pairing code")
     const { ephemeralSecret, notification } = FakeCodePairing.primaryAnswer(
       conn.codePairing.hello,
