@@ -11,23 +11,15 @@ import { assert, describe, layer } from "@effect/vitest"
 import type { Messaging } from "@switchboard/domain"
 import { Effect } from "effect"
 import { api, eventually, type SignedUp } from "./support/Fixtures.js"
+import * as QrApp from "./support/QrApp.js"
 import { appWith, pairedChannel, Wa } from "./support/QrApp.js"
 
-/** The channel's inbound messages, once `done` holds. */
+/** The channel's inbound messages once `done` holds, within 30 s. */
 const inboundUntil = (
   user: SignedUp,
   channelId: `ch_${string}`,
   done: (messages: ReadonlyArray<Messaging.Message>) => boolean
-) =>
-  Effect.flatMap(api(user.accessToken, user.workspaceId), (client) =>
-    Effect.map(
-      eventually(
-        client.messages.list({ urlParams: { direction: "inbound", channel_id: channelId, limit: 100 } }),
-        (page) => done(page.data),
-        30_000
-      ),
-      (page) => page.data
-    ))
+) => QrApp.inboundUntil(user, channelId, done, 30_000)
 
 /** The `type` of each `message.received` event of a message, oldest first. */
 const receivedTypes = (messageId: string) =>

@@ -14,6 +14,7 @@ import type { GroupChats, Messaging } from "@switchboard/domain"
 import { Effect } from "effect"
 import { randomBytes } from "node:crypto"
 import { api, eventually, refused, type SignedUp } from "./support/Fixtures.js"
+import * as QrApp from "./support/QrApp.js"
 import { appWith, pairedChannel, Wa } from "./support/QrApp.js"
 
 /** The channel's group chat for WhatsApp group `whatsappGroupId` once `done` holds. */
@@ -35,21 +36,12 @@ const groupChatUntil = (
     return found!
   })
 
-/** The channel's inbound messages once `done` holds. */
+/** The channel's inbound messages once `done` holds, within 30 s. */
 const inboundUntil = (
   user: SignedUp,
   channelId: `ch_${string}`,
-  done: (m: ReadonlyArray<Messaging.Message>) => boolean
-) =>
-  Effect.flatMap(api(user.accessToken, user.workspaceId), (client) =>
-    Effect.map(
-      eventually(
-        client.messages.list({ urlParams: { direction: "inbound", channel_id: channelId, limit: 100 } }),
-        (page) => done(page.data),
-        30_000
-      ),
-      (page) => page.data
-    ))
+  done: (messages: ReadonlyArray<Messaging.Message>) => boolean
+) => QrApp.inboundUntil(user, channelId, done, 30_000)
 
 /** The `data` of the events about `objectId`, by type, oldest first. */
 const eventsOf = (objectId: string) =>

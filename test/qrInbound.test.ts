@@ -13,7 +13,7 @@ import { proto } from "baileys"
 import { Effect, Metric, MetricLabel } from "effect"
 import { createHash, randomBytes } from "node:crypto"
 import { api, createKey, eventually, request, type SignedUp } from "./support/Fixtures.js"
-import { appWith, pairedChannel, sendText, Wa } from "./support/QrApp.js"
+import { appWith, inboundUntil, pairedChannel, sendText, Wa } from "./support/QrApp.js"
 import { receiver } from "./support/Receiver.js"
 
 const PHONE = "+15550008888"
@@ -28,23 +28,6 @@ const ignoredCount = (reason: string) =>
     (state) => state.count
   )
 const ignored = Effect.all({ group: ignoredCount("group"), status: ignoredCount("status_broadcast") })
-
-/** The inbound messages of a channel as the typed client lists them, until `done` (or the time is up). */
-const inboundUntil = (
-  user: SignedUp,
-  channelId: `ch_${string}`,
-  done: (messages: ReadonlyArray<Messaging.Message>) => boolean,
-  timeoutMs?: number
-) =>
-  Effect.flatMap(api(user.accessToken, user.workspaceId), (client) =>
-    Effect.map(
-      eventually(
-        client.messages.list({ urlParams: { direction: "inbound", channel_id: channelId, limit: 100 } }),
-        (page) => done(page.data),
-        timeoutMs
-      ),
-      (page) => page.data
-    ))
 
 describe("QR inbound messages of every kind", () => {
   layer(appWith({ phoneNumber: PHONE }), { excludeTestServices: true, timeout: 240_000 })((it) => {

@@ -15,23 +15,7 @@ import { assert, describe, layer } from "@effect/vitest"
 import type { Messaging } from "@switchboard/domain"
 import { Effect } from "effect"
 import { api, eventually, type SignedUp } from "./support/Fixtures.js"
-import { appWith, pairedChannel, Wa } from "./support/QrApp.js"
-
-const inboundUntil = (
-  user: SignedUp,
-  channelId: `ch_${string}`,
-  done: (messages: ReadonlyArray<Messaging.Message>) => boolean,
-  timeoutMs: number
-) =>
-  Effect.flatMap(api(user.accessToken, user.workspaceId), (client) =>
-    Effect.map(
-      eventually(
-        client.messages.list({ urlParams: { direction: "inbound", channel_id: channelId, limit: 100 } }),
-        (page) => done(page.data),
-        timeoutMs
-      ),
-      (page) => page.data
-    ))
+import { appWith, inboundUntil, pairedChannel, Wa } from "./support/QrApp.js"
 
 describe("QR offline queue", () => {
   layer(appWith({ phoneNumber: "+15550005252" }), { excludeTestServices: true, timeout: 240_000 })((it) => {

@@ -10,6 +10,7 @@ import { Effect } from "effect"
 import { readFileSync } from "node:fs"
 import { createRequire } from "node:module"
 import { api, eventually, type SignedUp } from "./support/Fixtures.js"
+import * as QrApp from "./support/QrApp.js"
 import { appWith, pairedChannel, Wa } from "./support/QrApp.js"
 
 /** Every `FutureProofMessage` member of `Message` in the proto Baileys ships. */
@@ -20,20 +21,12 @@ const protoWrappers = (): Array<string> => {
     .map((m) => m[1]!)
 }
 
+/** The channel's inbound messages once `done` holds, within 30 s. */
 const inboundUntil = (
   user: SignedUp,
   channelId: `ch_${string}`,
   done: (messages: ReadonlyArray<Messaging.Message>) => boolean
-) =>
-  Effect.flatMap(api(user.accessToken, user.workspaceId), (client) =>
-    Effect.map(
-      eventually(
-        client.messages.list({ urlParams: { direction: "inbound", channel_id: channelId, limit: 100 } }),
-        (page) => done(page.data),
-        30_000
-      ),
-      (page) => page.data
-    ))
+) => QrApp.inboundUntil(user, channelId, done, 30_000)
 
 describe("QR wrappers", () => {
   layer(appWith({ phoneNumber: "+15550005151" }), { excludeTestServices: true, timeout: 240_000 })((it) => {

@@ -9,7 +9,7 @@ import { WhatsAppRoot } from "@switchboard/providers"
 import { Context, Effect, Layer, Option, Schema } from "effect"
 import { type FakeContact, FakeWhatsApp, type FakeWhatsAppOptions } from "../fake-whatsapp/index.js"
 import * as QrHarness from "../qr/QrHarness.js"
-import { bodyOf, eventually, request, type SignedUp, signUp } from "./Fixtures.js"
+import { api, bodyOf, eventually, request, type SignedUp, signUp } from "./Fixtures.js"
 import * as Sse from "./SseClient.js"
 import * as TestApp from "./TestApp.js"
 
@@ -102,3 +102,20 @@ export const pairedChannel = (name = "Support") =>
     yield* waitForStatus(user, channelId, "connected")
     return { user, channelId }
   })
+
+/** The channel's inbound messages (a page of 100) once `done` holds, within `timeoutMs` (`eventually`'s default). */
+export const inboundUntil = (
+  user: SignedUp,
+  channelId: `ch_${string}`,
+  done: (messages: ReadonlyArray<Messaging.Message>) => boolean,
+  timeoutMs?: number
+) =>
+  Effect.flatMap(api(user.accessToken, user.workspaceId), (client) =>
+    Effect.map(
+      eventually(
+        client.messages.list({ urlParams: { direction: "inbound", channel_id: channelId, limit: 100 } }),
+        (page) => done(page.data),
+        timeoutMs
+      ),
+      (page) => page.data
+    ))
