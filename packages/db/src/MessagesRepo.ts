@@ -19,13 +19,8 @@ import { Clock, Effect, Option, Schema } from "effect"
 import { EventsRepo } from "./EventsRepo.js"
 import { CLOCK_SLACK_MS, idBound, idsFrom, recentFrom } from "./Partitions.js"
 import { dieOnDatabaseError } from "./Rows.js"
-import {
-  decodeClaimedIds,
-  decodeMarkedRead,
-  decodeMessages,
-  decodeUnreadFrom,
-  TransitionRow
-} from "./rows/MessageRows.js"
+import { decodeClaimedIds, decodeMessages, TransitionRow } from "./rows/MessageRows.js"
+import { inboundRead, type InboundReadInput } from "./statements/InboundRead.js"
 import { makeMessageTransitions } from "./statements/MessageTransitions.js"
 
 export {
@@ -147,46 +142,11 @@ export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/d
     /**
      * The business read the conversation's inbound messages up to `upTo` (a `created_at`): those
      * not marked yet get `read_at`; answers them (the provider's ids, to send the read receipts),
-     * none when they all were (a repeated call sends nothing twice). Their ids start at the
-     * conversation's `unread_from_id` (migration 0192: at or before every unread inbound message's,
-     * NULL when none is unread; kept by a trigger through inserts and LID merges), so it reads only
-     * the months since, and moves that to the first message it leaves unread. The conversation's
-     * row is locked first, as that trigger locks it, so in a transaction (the read marker's,
-     * `Conversations.markRead`) a message written meanwhile is either marked here or lowers the
-     * bound after.
+     * none when they all were (a repeated call sends nothing twice). From the conversation's first
+     * unread message's month on (`statements/InboundRead.ts`); in the read marker's transaction.
      */
-    const markInboundRead = Effect.fn("MessagesRepo.markInboundRead")(function*(input: {
-      readonly conversationId: string
-      readonly upTo: string | null
-      readonly now: string
-    }) {
-      const [conversation] = yield* decodeUnreadFrom(
-        yield* sql`SELECT unread_from_id FROM conversations WHERE id = ${input.conversationId}
-          FOR NO KEY UPDATE`
-      )
-      const from = conversation?.unread_from_id ?? null
-      if (from === null) return []
-      // the inbound messages of the conversation not read yet (`m` their alias), from the bound on
-      const unread = (m: string) =>
-        sql`${sql.literal(m)}.conversation_id = ${input.conversationId} AND ${sql.literal(m)}.direction = 'inbound'
-          AND ${sql.literal(m)}.read_at IS NULL AND ${sql.literal(m)}.id >= ${from}`
-      // the first of those this read leaves unread (same snapshot as the marking: those after `upTo`)
-      const left = input.upTo === null
-        ? sql`NULL::text`
-        : sql`(SELECT min(u.id) FROM messages u WHERE ${unread("u")} AND u.created_at > ${input.upTo})`
-      return yield* decodeMarkedRead(
-        yield* sql`WITH marked AS (
-          UPDATE messages m SET read_at = ${input.now}, updated_at = ${input.now}
-          WHERE ${unread("m")} ${input.upTo === null ? sql`` : sql`AND m.created_at <= ${input.upTo}`}
-          RETURNING m.id, m.provider_message_id, m.from_number, m.sender_lid, m.group_chat_id
-        ), bound AS (
-          UPDATE conversations c SET unread_from_id = n.first_id FROM (SELECT ${left} AS first_id) n
-          WHERE c.id = ${input.conversationId} AND c.unread_from_id IS DISTINCT FROM n.first_id
-        )
-        SELECT marked.id, marked.provider_message_id, marked.from_number, marked.sender_lid,
-          (SELECT g.whatsapp_group_id FROM group_chats g WHERE g.id = marked.group_chat_id) AS whatsapp_group_id
-        FROM marked`
-      )
+    const markInboundRead = Effect.fn("MessagesRepo.markInboundRead")(function*(input: InboundReadInput) {
+      return yield* inboundRead(sql, input)
     }, dieOnDatabaseError)
 
     const find = Effect.fn("MessagesRepo.find")(function*(workspaceId: string, id: string) {

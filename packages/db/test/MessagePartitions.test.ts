@@ -27,7 +27,7 @@ import {
 } from "@switchboard/db"
 import * as TestDatabase from "@switchboard/db/testing"
 import { type Contacts, Ids, MessageCategory, type MessageStateMachine, Messaging, Schemas } from "@switchboard/domain"
-import { Effect, Exit, Layer, Option, TestClock } from "effect"
+import { Deferred, Effect, Exit, Fiber, Layer, Option, TestClock, TestServices } from "effect"
 import { randomBytes } from "node:crypto"
 import * as PlanReads from "./PlanReads.js"
 import { UnmigratedLayer } from "./Unmigrated.js"
@@ -610,6 +610,43 @@ describe("Message partitions", () => {
         assert.deepStrictEqual(sorted(yield* mark(groupConversation)), [g1.id])
         assert.deepStrictEqual(yield* mark(groupConversation), [])
       }))
+
+    // two connections at once: real Postgres only (the embedded one has one)
+    it.effect.skipIf(TestDatabase.testDatabaseUrl() === undefined)(
+      "an inbound message written while its conversation is being read is found by the next read",
+      () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const repo = yield* MessagesRepo.MessagesRepo
+        const t = Date.now()
+        const c = yield* conversation(t - DAY)
+        const read = () =>
+          repo.markInboundRead({ conversationId: c.conversationId, upTo: null, now: Schemas.toTimestamp(t) })
+        const earlier = yield* message(c, t - 3600_000, "delivered", "wamid.during1")
+        // written on another connection (forked outside the read's transaction) once the read has
+        // marked what it sees, before the read commits
+        const go = yield* Deferred.make<void>()
+        const writer = yield* Deferred.await(go).pipe(
+          Effect.zipRight(message(c, t, "delivered", "wamid.during2")),
+          Effect.fork
+        )
+        const marked = yield* sql.withTransaction(Effect.gen(function*() {
+          const marked = yield* read()
+          yield* Deferred.succeed(go, undefined)
+          // until the writer waits for the conversation's row (or, were it not locked, is done)
+          while (Option.isNone(yield* Fiber.poll(writer))) {
+            const [waiting] = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM pg_stat_activity
+              WHERE datname = current_database() AND wait_event_type = 'Lock'`
+            if (waiting!.n > 0) break
+            yield* TestServices.provideLive(Effect.sleep("10 millis"))
+          }
+          return marked
+        }))
+        const during = yield* Fiber.join(writer)
+        assert.deepStrictEqual(marked.map((m) => m.id), [earlier.id])
+        assert.deepStrictEqual((yield* read()).map((m) => m.id), [during.id])
+      })
+    )
 
     it.effect("a list's page reads the last month's partitions when they fill it, every month otherwise, in order", () =>
       Effect.gen(function*() {
