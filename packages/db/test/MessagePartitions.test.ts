@@ -635,6 +635,8 @@ describe("Message partitions", () => {
           yield* Deferred.succeed(go, undefined)
           // until the writer waits for the conversation's row (or, were it not locked, is done)
           while (Option.isNone(yield* Fiber.poll(writer))) {
+            // (a transaction sees one snapshot of pg_stat_activity unless it is cleared)
+            yield* sql`SELECT pg_stat_clear_snapshot()`
             const [waiting] = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM pg_stat_activity
               WHERE datname = current_database() AND wait_event_type = 'Lock'`
             if (waiting!.n > 0) break
