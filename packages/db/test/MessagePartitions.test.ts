@@ -385,7 +385,8 @@ describe("Message partitions", () => {
         yield* message(c, t - 10 * DAY, "read")
         const u1 = yield* message(c, t - 3600_000, "delivered", "wamid.u1")
         assert.isAtLeast(new Set(overlapping(all, t - 75 * DAY, t)).size, 3)
-        const mark = (upTo: string | null) => repo.markInboundRead({ conversationId: c.conversationId, upTo, now: at(t) })
+        const mark = (upTo: string | null) =>
+          repo.markInboundRead({ conversationId: c.conversationId, upTo, now: at(t) })
         assert.deepStrictEqual(sorted(yield* mark(u40.created_at)), [u75.id, u40.id].sort())
         const rest = yield* partitionsRead(mark(null))
         assert.deepStrictEqual(sorted(rest.result), [u1.id])
@@ -615,39 +616,39 @@ describe("Message partitions", () => {
     it.effect.skipIf(TestDatabase.testDatabaseUrl() === undefined)(
       "an inbound message written while its conversation is being read is found by the next read",
       () =>
-      Effect.gen(function*() {
-        const sql = yield* SqlClient.SqlClient
-        const repo = yield* MessagesRepo.MessagesRepo
-        const t = Date.now()
-        const c = yield* conversation(t - DAY)
-        const read = () =>
-          repo.markInboundRead({ conversationId: c.conversationId, upTo: null, now: Schemas.toTimestamp(t) })
-        const earlier = yield* message(c, t - 3600_000, "delivered", "wamid.during1")
-        // written on another connection (forked outside the read's transaction) once the read has
-        // marked what it sees, before the read commits
-        const go = yield* Deferred.make<void>()
-        const writer = yield* Deferred.await(go).pipe(
-          Effect.zipRight(message(c, t, "delivered", "wamid.during2")),
-          Effect.fork
-        )
-        const marked = yield* sql.withTransaction(Effect.gen(function*() {
-          const marked = yield* read()
-          yield* Deferred.succeed(go, undefined)
-          // until the writer waits for the conversation's row (or, were it not locked, is done)
-          while (Option.isNone(yield* Fiber.poll(writer))) {
-            // (a transaction sees one snapshot of pg_stat_activity unless it is cleared)
-            yield* sql`SELECT pg_stat_clear_snapshot()`
-            const [waiting] = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM pg_stat_activity
+        Effect.gen(function*() {
+          const sql = yield* SqlClient.SqlClient
+          const repo = yield* MessagesRepo.MessagesRepo
+          const t = Date.now()
+          const c = yield* conversation(t - DAY)
+          const read = () =>
+            repo.markInboundRead({ conversationId: c.conversationId, upTo: null, now: Schemas.toTimestamp(t) })
+          const earlier = yield* message(c, t - 3600_000, "delivered", "wamid.during1")
+          // written on another connection (forked outside the read's transaction) once the read has
+          // marked what it sees, before the read commits
+          const go = yield* Deferred.make<void>()
+          const writer = yield* Deferred.await(go).pipe(
+            Effect.zipRight(message(c, t, "delivered", "wamid.during2")),
+            Effect.fork
+          )
+          const marked = yield* sql.withTransaction(Effect.gen(function*() {
+            const marked = yield* read()
+            yield* Deferred.succeed(go, undefined)
+            // until the writer waits for the conversation's row (or, were it not locked, is done)
+            while (Option.isNone(yield* Fiber.poll(writer))) {
+              // (a transaction sees one snapshot of pg_stat_activity unless it is cleared)
+              yield* sql`SELECT pg_stat_clear_snapshot()`
+              const [waiting] = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM pg_stat_activity
               WHERE datname = current_database() AND wait_event_type = 'Lock'`
-            if (waiting!.n > 0) break
-            yield* TestServices.provideLive(Effect.sleep("10 millis"))
-          }
-          return marked
-        }))
-        const during = yield* Fiber.join(writer)
-        assert.deepStrictEqual(marked.map((m) => m.id), [earlier.id])
-        assert.deepStrictEqual((yield* read()).map((m) => m.id), [during.id])
-      })
+              if (waiting!.n > 0) break
+              yield* TestServices.provideLive(Effect.sleep("10 millis"))
+            }
+            return marked
+          }))
+          const during = yield* Fiber.join(writer)
+          assert.deepStrictEqual(marked.map((m) => m.id), [earlier.id])
+          assert.deepStrictEqual((yield* read()).map((m) => m.id), [during.id])
+        })
     )
 
     it.effect("a list's page reads the last month's partitions when they fill it, every month otherwise, in order", () =>
