@@ -10,7 +10,7 @@ import { SqlClient } from "@effect/sql"
 import type * as Statement from "@effect/sql/Statement"
 import { MessageCategory, type MessageContent, Schemas } from "@switchboard/domain"
 import { Clock, Effect } from "effect"
-import { idBound, idsFrom, queuedWindow } from "./Partitions.js"
+import { idBound, idsFrom, monthSlices, queuedWindow } from "./Partitions.js"
 import { dieOnDatabaseError } from "./Rows.js"
 import {
   decodeBacklog,
@@ -181,12 +181,17 @@ export class DispatchQueueRepo extends Effect.Service<DispatchQueueRepo>()("@swi
         // before it). The `LIMIT` keeps it a probe per channel: as a semi-join the planner read
         // every queued message of every channel each second (784 pages a call at 1M rows,
         // bench/RESULTS.md 11g)
+        // one probe a partition of the window (`monthSlices`), then the first of them
+        const heads = monthSlices("msg", window).map((slice) =>
+          sql`(SELECT m.id, m.priority, m.created_at FROM messages m WHERE m.channel_id = c.id AND m.status = 'queued'
+          AND m.id >= ${idBound(sql, slice.lower)} AND m.id < ${idBound(sql, slice.upper)}
+          AND COALESCE(m.next_attempt_at, '-infinity'::timestamptz) <= ${now}
+          ORDER BY ${DispatchOrder.key(sql, "m")} LIMIT 1)`
+        )
         const rows = yield* decodeHeads(
           yield* sql`SELECT c.id, h.id AS head FROM channels c
-        CROSS JOIN LATERAL (SELECT m.id FROM messages m WHERE m.channel_id = c.id AND m.status = 'queued'
-          AND m.id >= ${idBound(sql, window.lower)} AND m.id < ${idBound(sql, window.upper)}
-          AND COALESCE(m.next_attempt_at, '-infinity'::timestamptz) <= ${now}
-          ORDER BY ${DispatchOrder.key(sql, "m")} LIMIT 1) h
+        CROSS JOIN LATERAL (SELECT s.id FROM (${sql.join(" UNION ALL ", false)(heads)}) s
+          ORDER BY ${DispatchOrder.key(sql, "s")} LIMIT 1) h
         WHERE c.status = 'connected' AND c.id > ${after}
         AND EXISTS (SELECT 1 FROM workspaces w WHERE w.id = c.workspace_id AND w.status = 'active')
         ORDER BY c.id LIMIT ${limit}`
@@ -337,12 +342,16 @@ export class DispatchQueueRepo extends Effect.Service<DispatchQueueRepo>()("@swi
         JOIN workspaces w ON w.id = c.workspace_id AND w.status = 'active'
         CROSS JOIN LATERAL (
           SELECT min(f.created_at) AS oldest FROM unnest(${`{${priorities.join(",")}}`}::smallint[]) p(priority)
-          CROSS JOIN LATERAL (
-            SELECT m.created_at FROM messages m
+          CROSS JOIN LATERAL (${
+          sql.join(" UNION ALL ", false)(
+            monthSlices("msg", window).map((slice) =>
+              sql`(SELECT m.created_at FROM messages m
             WHERE m.channel_id = q.channel_id AND m.status = 'queued' AND m.priority = p.priority
-              AND m.id >= ${idBound(sql, window.lower)} AND m.id < ${idBound(sql, window.upper)}
-            ORDER BY m.created_at LIMIT 1
-          ) f
+              AND m.id >= ${idBound(sql, slice.lower)} AND m.id < ${idBound(sql, slice.upper)}
+            ORDER BY m.created_at LIMIT 1)`
+            )
+          )
+        }) f
         ) o`
       )
       return rows.flatMap((r) =>
