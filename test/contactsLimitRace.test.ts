@@ -1,0 +1,194 @@
+/**
+ * The plan's `contacts` limit holds exactly when its doors race (docs/LIMITS.md "Plans"): sends to
+ * new numbers and `POST /v1/contacts` fired at once with k places left get exactly k in, the rest
+ * 409 `ENTITLEMENT_LIMIT_REACHED`, and the workspace ends at its limit; a send to a contact that
+ * already counts is never refused. Also when the connection of one send is killed as its write
+ * lands (the app's Postgres behind test/support/PgProxy.ts): retried with its Idempotency-Key,
+ * nothing passes the limit, nothing that fits is lost, nothing is doubled. Real Postgres only:
+ * embedded mode has one connection, so nothing there runs at once.
+ */
+import { SqlClient } from "@effect/sql"
+import { assert, describe, layer } from "@effect/vitest"
+import { ContactsLimitLock, ContactsRepo } from "@switchboard/db"
+import { testDatabaseUrl } from "@switchboard/db/testing"
+import { Operator } from "@switchboard/service-api"
+import { Effect, Either, Layer } from "effect"
+import { api, type Refusal, refused, sandboxSetup } from "./support/Fixtures.js"
+import * as PgProxy from "./support/PgProxy.js"
+import * as TestApp from "./support/TestApp.js"
+
+const proxied = PgProxy.layer
+
+/** `count` numbers of one series, e.g. `+4915120000001`... */
+const numbers = (series: number, count: number) =>
+  Array.from({ length: count }, (_, i) => `+49151${series}${String(i + 1).padStart(6, "0")}`)
+
+/**
+ * A sandbox workspace whose `recipients` are verified, with the `existing` contacts made through
+ * the API and its plan's `contacts` limit set to their number plus `left`.
+ */
+const workspaceWith = (input: {
+  readonly recipients: ReadonlyArray<string>
+  readonly existing: ReadonlyArray<string>
+  readonly left: number
+}) =>
+  Effect.gen(function*() {
+    const { key, user } = yield* sandboxSetup(input.recipients)
+    const client = yield* api(key)
+    for (const phone of input.existing) yield* client.contacts.create({ payload: { phone_number: phone } })
+    const limit = input.existing.length + input.left
+    yield* Effect.flatMap(Operator.Operator, (o) => o.override(user.workspaceId, "contacts", limit)).pipe(
+      Effect.provide(TestApp.operatorLayer)
+    )
+    return { client, limit, workspaceId: user.workspaceId }
+  })
+
+type Client = Effect.Effect.Success<ReturnType<typeof api>>
+
+const send = (client: Client, to: string, idempotencyKey?: string) =>
+  client.messages.send({
+    payload: { to, text: { body: "hi" } },
+    headers: idempotencyKey === undefined ? {} : { "idempotency-key": idempotencyKey }
+  })
+
+/** The refusal every call beyond the limit gets (docs/API.md, "What counts against the `contacts` limit"). */
+const assertLimitRefusal = (r: Refusal, limit: number) => {
+  assert.strictEqual(r.status, 409, r.message)
+  assert.strictEqual(r.code, "ENTITLEMENT_LIMIT_REACHED")
+  assert.deepStrictEqual(r.details, { entitlement: "contacts", limit, used: limit })
+}
+
+/** Each call's outcome, the calls made at once: `Right` with what it made, `Left` with its refusal. */
+const allAtOnce = <A, E, R>(calls: ReadonlyArray<Effect.Effect<A, E, R>>) =>
+  Effect.gen(function*() {
+    const results = yield* Effect.all(calls.map((call) => Effect.either(call)), { concurrency: "unbounded" })
+    const outcomes: Array<Either.Either<A, Refusal>> = []
+    for (const r of results) {
+      outcomes.push(Either.isRight(r) ? Either.right(r.right) : Either.left(yield* refused(Effect.fail(r.left))))
+    }
+    return outcomes
+  })
+
+/** The workspace's contacts by number, and what `GET /v1/usage` counts against the limit. */
+const contactsOf = (client: Client) =>
+  Effect.gen(function*() {
+    const page = yield* client.contacts.list({ urlParams: { limit: 100 } })
+    const usage = yield* client.plan.usage()
+    return { phones: page.data.map((c) => c.phone_number).sort(), used: usage.current.contacts.used }
+  })
+
+describe.skipIf(testDatabaseUrl() === undefined)("the contacts limit when its doors race", () => {
+  layer(Layer.merge(TestApp.layer({}, { database: proxied }), proxied), {
+    excludeTestServices: true,
+    timeout: 180_000
+  })((it) => {
+    it.effect("lets exactly k of 8 parallel sends to new numbers in when k places are left, and every send to a known contact", () =>
+      Effect.gen(function*() {
+        const fresh = numbers(1, 8)
+        const [known, ...others] = numbers(2, 3) as [string, ...Array<string>]
+        const { client, limit } = yield* workspaceWith({
+          recipients: [known, ...fresh],
+          existing: [known, ...others],
+          left: 2
+        })
+        const results = yield* allAtOnce([
+          ...fresh.map((to) => send(client, to)),
+          send(client, known),
+          send(client, known)
+        ])
+        const toNew = results.slice(0, fresh.length)
+        const accepted = toNew.flatMap((r, i) => Either.isRight(r) ? [fresh[i]!] : [])
+        assert.strictEqual(accepted.length, 2, `accepted: ${accepted.join(", ")}`)
+        for (const r of toNew) if (Either.isLeft(r)) assertLimitRefusal(r.left, limit)
+        for (const r of results.slice(fresh.length)) {
+          assert.isTrue(Either.isRight(r) && r.right.status === "queued", "a send to a known contact is never refused")
+        }
+        const after = yield* contactsOf(client)
+        assert.strictEqual(after.used, limit)
+        assert.strictEqual(after.phones.length, limit)
+        for (const phone of accepted) assert.include(after.phones, phone)
+      }))
+
+    it.effect("shares the last places between parallel creates and sends: exactly k of them get in", () =>
+      Effect.gen(function*() {
+        const toSend = numbers(3, 5)
+        const toCreate = numbers(4, 5)
+        const { client, limit } = yield* workspaceWith({ recipients: toSend, existing: numbers(5, 2), left: 3 })
+        const results = yield* allAtOnce<void, unknown, never>([
+          ...toSend.map((to) => Effect.asVoid(send(client, to))),
+          ...toCreate.map((phone_number) => Effect.asVoid(client.contacts.create({ payload: { phone_number } })))
+        ])
+        assert.strictEqual(results.filter(Either.isRight).length, 3)
+        for (const r of results) if (Either.isLeft(r)) assertLimitRefusal(r.left, limit)
+        const after = yield* contactsOf(client)
+        assert.strictEqual(after.used, limit)
+        assert.strictEqual(after.phones.length, limit)
+      }))
+
+    it.effect(
+      "keeps the limit when a send's connection is killed as its write lands: retried with its key, none lost or doubled",
+      () =>
+        Effect.gen(function*() {
+          const proxy = yield* PgProxy.Proxy
+          const fresh = numbers(6, 6)
+          const { client, limit } = yield* workspaceWith({ recipients: fresh, existing: numbers(7, 2), left: 3 })
+          // the first send's write runs and commits, and its answer never comes back
+          const killed = proxy.dropOnStatement(/^WITH claim AS/, { only: "that" })
+          /** A send retried with its key while the answer is the database's failure or the key still running. */
+          const answered = (to: string) =>
+            Effect.gen(function*() {
+              for (let attempt = 1;; attempt++) {
+                const result = yield* Effect.either(send(client, to, `key-${to}`))
+                if (Either.isRight(result)) return Either.right(result.right)
+                const r = yield* refused(Effect.fail(result.left))
+                const passing = r.status === 503 || (r.status === 409 && r.details["reason"] === "in_progress")
+                if (!passing || attempt === 50) return Either.left(r)
+                yield* Effect.sleep("200 millis")
+              }
+            })
+          const results = yield* Effect.all(fresh.map(answered), { concurrency: "unbounded" })
+          yield* Effect.promise(() => killed).pipe(Effect.timeout("5 seconds"), Effect.orDie)
+          const accepted = results.flatMap((r, i) => Either.isRight(r) ? [{ to: fresh[i]!, message: r.right }] : [])
+          assert.strictEqual(accepted.length, 3, `accepted: ${accepted.map((a) => a.to).join(", ")}`)
+          for (const r of results) if (Either.isLeft(r)) assertLimitRefusal(r.left, limit)
+          const after = yield* contactsOf(client)
+          assert.strictEqual(after.used, limit)
+          // each accepted send is one message, the one its answer names
+          const outbound = yield* client.messages.list({ urlParams: { direction: "outbound", limit: 100 } })
+          assert.deepStrictEqual(
+            outbound.data.map((m) => m.id).sort(),
+            accepted.map((a) => a.message.id).sort()
+          )
+        })
+    )
+
+    it.effect("counts under the lock as everywhere else: group chat only contacts without a 1:1 conversation left out", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        // the database function repeats the rule of every other count: the same text
+        const rule = sql`${ContactsRepo.ContactCtes.counted(sql)}`.compile()[0]
+        const [source] = yield* sql<
+          { prosrc: string }
+        >`SELECT prosrc FROM pg_proc WHERE proname = 'contacts_used_locked'`
+        assert.strictEqual(source?.prosrc.split(rule).length, 3, `${rule} in\n${source?.prosrc}`)
+        // and counts what GET /v1/usage counts
+        const [a, b, c] = numbers(8, 3) as [string, string, string]
+        const { client, workspaceId } = yield* workspaceWith({ recipients: [b], existing: [a], left: 10 })
+        yield* send(client, b)
+        yield* client.contacts.create({ payload: { phone_number: c } })
+        // b has a 1:1 conversation (counted), c has none (not counted)
+        yield* sql`UPDATE contacts SET group_chat_only = true WHERE phone_number IN (${b}, ${c})`
+        const [locked] = yield* sql<{ used: number | null }>`SELECT ${
+          ContactsLimitLock.usedLocked(sql, workspaceId, "+4915199999999")
+        } AS used`
+        const usage = yield* client.plan.usage()
+        assert.strictEqual(usage.current.contacts.used, 2)
+        assert.strictEqual(locked?.used, 2)
+        // a number that counts already needs no room
+        const [known] = yield* sql<{ used: number | null }>`SELECT ${
+          ContactsLimitLock.usedLocked(sql, workspaceId, b)
+        } AS used`
+        assert.strictEqual(known?.used, null)
+      }))
+  })
+})
