@@ -4,16 +4,18 @@
  * 409 `ENTITLEMENT_LIMIT_REACHED`, and the workspace ends at its limit; a send to a contact that
  * already counts is never refused. Also when the connection of one send is killed as its write
  * lands (the app's Postgres behind test/support/PgProxy.ts): retried with its Idempotency-Key,
- * nothing passes the limit, nothing that fits is lost, nothing is doubled. Real Postgres only:
- * embedded mode has one connection, so nothing there runs at once.
+ * nothing passes the limit, nothing that fits is lost, nothing is doubled. The lock behind it is
+ * taken only where a counted contact may be made (a send to a counted contact goes while it is
+ * held), and its count is the usage's. Real Postgres only: embedded mode has one connection, so
+ * nothing there runs at once.
  */
 import { SqlClient } from "@effect/sql"
 import { assert, describe, layer } from "@effect/vitest"
 import { ContactsLimitLock, ContactsRepo } from "@switchboard/db"
 import { testDatabaseUrl } from "@switchboard/db/testing"
 import { Operator } from "@switchboard/service-api"
-import { Effect, Either, Layer } from "effect"
-import { api, type Refusal, refused, sandboxSetup } from "./support/Fixtures.js"
+import { Effect, Either, Fiber, Layer } from "effect"
+import { api, eventually, type Refusal, refused, sandboxSetup } from "./support/Fixtures.js"
 import * as PgProxy from "./support/PgProxy.js"
 import * as TestApp from "./support/TestApp.js"
 
@@ -161,6 +163,29 @@ describe.skipIf(testDatabaseUrl() === undefined)("the contacts limit when its do
           )
         })
     )
+
+    it.effect("takes the lock only for a new number: a send to a counted contact goes while the lock is held", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const [known, fresh] = numbers(9, 2) as [string, string]
+        const { client, workspaceId } = yield* workspaceWith({ recipients: [known, fresh], existing: [known], left: 5 })
+        const lockWaiters = Effect.map(
+          sql<{ n: number }>`SELECT count(*)::int AS n FROM pg_locks
+            WHERE locktype = 'advisory' AND classid = ${ContactsLimitLock.CONTACTS_LOCK} AND NOT granted`,
+          (rows) => rows[0]?.n ?? 0
+        )
+        const toFresh = yield* sql.withTransaction(Effect.gen(function*() {
+          // another door holds the workspace's contacts lock (a create, an import's batch)
+          yield* sql`SELECT pg_advisory_xact_lock(${ContactsLimitLock.CONTACTS_LOCK}, hashtext(${workspaceId}))`
+          const toKnown = yield* send(client, known)
+          assert.strictEqual(toKnown.status, "queued")
+          const waiting = yield* Effect.fork(send(client, fresh))
+          yield* eventually(lockWaiters, (n) => n === 1, 10_000)
+          assert.strictEqual(yield* lockWaiters, 1, "the send to a new number waits for the lock")
+          return waiting
+        }))
+        assert.strictEqual((yield* Fiber.join(toFresh)).status, "queued")
+      }))
 
     it.effect("counts under the lock as everywhere else: group chat only contacts without a 1:1 conversation left out", () =>
       Effect.gen(function*() {
