@@ -2,9 +2,10 @@
  * The plan's `contacts` limit holds exactly when its doors race (docs/LIMITS.md "Plans"): sends to
  * new numbers and `POST /v1/contacts` fired at once with k places left get exactly k in, the rest
  * 409 `ENTITLEMENT_LIMIT_REACHED`, and the workspace ends at its limit; a send to a contact that
- * already counts is never refused. Also when the connection of one send is killed as its write
- * lands (the app's Postgres behind test/support/PgProxy.ts): retried with its Idempotency-Key,
- * nothing passes the limit, nothing that fits is lost, nothing is doubled. The lock behind it is
+ * already counts is never refused. Also when the database fails once mid-way (the app's Postgres
+ * behind test/support/PgProxy.ts): the connection of one send killed as its write lands, or every
+ * connection reset while sends wait for the lock; retried with their Idempotency-Keys, nothing
+ * passes the limit, nothing that fits is lost, nothing is doubled. The lock behind it is
  * taken only where a counted contact may be made (a send to a counted contact goes while it is
  * held), and its count is the usage's. Real Postgres only: embedded mode has one connection, so
  * nothing there runs at once.
@@ -71,6 +72,23 @@ const allAtOnce = <A, E, R>(calls: ReadonlyArray<Effect.Effect<A, E, R>>) =>
     return outcomes
   })
 
+/**
+ * A send with an Idempotency-Key, repeated with it as a client retries while the answer is the
+ * database's failure (503) or the key's first request still running (409 `in_progress`): the send's
+ * final answer, `Right` with its message or `Left` with its refusal.
+ */
+const answered = (client: Client, to: string) =>
+  Effect.gen(function*() {
+    for (let attempt = 1;; attempt++) {
+      const result = yield* Effect.either(send(client, to, `key-${to}`))
+      if (Either.isRight(result)) return Either.right(result.right)
+      const r = yield* refused(Effect.fail(result.left))
+      const passing = r.status === 503 || (r.status === 409 && r.details["reason"] === "in_progress")
+      if (!passing || attempt === 50) return Either.left(r)
+      yield* Effect.sleep("200 millis")
+    }
+  })
+
 /** The workspace's contacts by number, and what `GET /v1/usage` counts against the limit. */
 const contactsOf = (client: Client) =>
   Effect.gen(function*() {
@@ -78,6 +96,14 @@ const contactsOf = (client: Client) =>
     const usage = yield* client.plan.usage()
     return { phones: page.data.map((c) => c.phone_number).sort(), used: usage.current.contacts.used }
   })
+
+/** How many statements wait for a contacts lock now (`pg_locks`). */
+const lockWaiters = (sql: SqlClient.SqlClient) =>
+  Effect.map(
+    sql<{ n: number }>`SELECT count(*)::int AS n FROM pg_locks
+      WHERE locktype = 'advisory' AND classid = ${ContactsLimitLock.CONTACTS_LOCK} AND NOT granted`,
+    (rows) => rows[0]?.n ?? 0
+  )
 
 describe.skipIf(testDatabaseUrl() === undefined)("the contacts limit when its doors race", () => {
   layer(Layer.merge(TestApp.layer({}, { database: proxied }), proxied), {
@@ -136,19 +162,7 @@ describe.skipIf(testDatabaseUrl() === undefined)("the contacts limit when its do
           const { client, limit } = yield* workspaceWith({ recipients: fresh, existing: numbers(7, 2), left: 3 })
           // the first send's write runs and commits, and its answer never comes back
           const killed = proxy.dropOnStatement(/^WITH claim AS/, { only: "that" })
-          /** A send retried with its key while the answer is the database's failure or the key still running. */
-          const answered = (to: string) =>
-            Effect.gen(function*() {
-              for (let attempt = 1;; attempt++) {
-                const result = yield* Effect.either(send(client, to, `key-${to}`))
-                if (Either.isRight(result)) return Either.right(result.right)
-                const r = yield* refused(Effect.fail(result.left))
-                const passing = r.status === 503 || (r.status === 409 && r.details["reason"] === "in_progress")
-                if (!passing || attempt === 50) return Either.left(r)
-                yield* Effect.sleep("200 millis")
-              }
-            })
-          const results = yield* Effect.all(fresh.map(answered), { concurrency: "unbounded" })
+          const results = yield* Effect.all(fresh.map((to) => answered(client, to)), { concurrency: "unbounded" })
           yield* Effect.promise(() => killed).pipe(Effect.timeout("5 seconds"), Effect.orDie)
           const accepted = results.flatMap((r, i) => Either.isRight(r) ? [{ to: fresh[i]!, message: r.right }] : [])
           assert.strictEqual(accepted.length, 3, `accepted: ${accepted.map((a) => a.to).join(", ")}`)
@@ -164,24 +178,56 @@ describe.skipIf(testDatabaseUrl() === undefined)("the contacts limit when its do
         })
     )
 
+    it.effect(
+      "keeps the limit when every connection is reset while sends wait for the lock: one place, one of two sends",
+      () =>
+        Effect.gen(function*() {
+          const sql = yield* SqlClient.SqlClient
+          const proxy = yield* PgProxy.Proxy
+          const fresh = numbers(10, 2)
+          const { client, limit, workspaceId } = yield* workspaceWith({
+            recipients: fresh,
+            existing: numbers(11, 1),
+            left: 1
+          })
+          const both = Effect.all(fresh.map((to) => answered(client, to)), { concurrency: "unbounded" })
+          const started: { sends?: Fiber.RuntimeFiber<Effect.Effect.Success<typeof both>> } = {}
+          // another door holds the lock, both sends wait for it, and the database goes away for
+          // everyone: the holder's transaction with it (rolled back, its answer lost)
+          yield* Effect.either(sql.withTransaction(Effect.gen(function*() {
+            yield* sql`SELECT pg_advisory_xact_lock(${ContactsLimitLock.CONTACTS_LOCK}, hashtext(${workspaceId}))`
+            started.sends = yield* Effect.fork(both)
+            yield* eventually(lockWaiters(sql), (n) => n === 2, 10_000)
+            assert.strictEqual(yield* lockWaiters(sql), 2, "both sends wait for the lock")
+            proxy.drop()
+          })))
+          if (started.sends === undefined) return yield* Effect.dieMessage("the sends never started")
+          const results = yield* Fiber.join(started.sends)
+          assert.strictEqual(results.filter(Either.isRight).length, 1)
+          for (const r of results) if (Either.isLeft(r)) assertLimitRefusal(r.left, limit)
+          const after = yield* contactsOf(client)
+          assert.strictEqual(after.used, limit)
+          const outbound = yield* client.messages.list({ urlParams: { direction: "outbound", limit: 100 } })
+          assert.deepStrictEqual(
+            outbound.data.map((m) => m.id),
+            results.flatMap((r) => Either.isRight(r) ? [r.right.id] : [])
+          )
+        })
+    )
+
     it.effect("takes the lock only for a new number: a send to a counted contact goes while the lock is held", () =>
       Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
         const [known, fresh] = numbers(9, 2) as [string, string]
         const { client, workspaceId } = yield* workspaceWith({ recipients: [known, fresh], existing: [known], left: 5 })
-        const lockWaiters = Effect.map(
-          sql<{ n: number }>`SELECT count(*)::int AS n FROM pg_locks
-            WHERE locktype = 'advisory' AND classid = ${ContactsLimitLock.CONTACTS_LOCK} AND NOT granted`,
-          (rows) => rows[0]?.n ?? 0
-        )
         const toFresh = yield* sql.withTransaction(Effect.gen(function*() {
           // another door holds the workspace's contacts lock (a create, an import's batch)
           yield* sql`SELECT pg_advisory_xact_lock(${ContactsLimitLock.CONTACTS_LOCK}, hashtext(${workspaceId}))`
           const toKnown = yield* send(client, known)
           assert.strictEqual(toKnown.status, "queued")
           const waiting = yield* Effect.fork(send(client, fresh))
-          yield* eventually(lockWaiters, (n) => n === 1, 10_000)
-          assert.strictEqual(yield* lockWaiters, 1, "the send to a new number waits for the lock")
+          yield* eventually(lockWaiters(sql), (n) => n === 1, 10_000)
+          assert.strictEqual(yield* lockWaiters(sql), 1, "the send to a new number waits for the lock")
           return waiting
         }))
         assert.strictEqual((yield* Fiber.join(toFresh)).status, "queued")
