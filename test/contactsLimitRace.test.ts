@@ -22,6 +22,9 @@ import * as TestApp from "./support/TestApp.js"
 
 const proxied = PgProxy.layer
 
+/** An Idempotency-Key's lease (docs/RETRIES.md "Requests: idempotency"). */
+const LEASE_MS = 10_000
+
 /** `count` numbers of one series, e.g. `+4915120000001`... */
 const numbers = (series: number, count: number) =>
   Array.from({ length: count }, (_, i) => `+49151${series}${String(i + 1).padStart(6, "0")}`)
@@ -75,16 +78,19 @@ const allAtOnce = <A, E, R>(calls: ReadonlyArray<Effect.Effect<A, E, R>>) =>
 /**
  * A send with an Idempotency-Key, repeated with it as a client retries while the answer is the
  * database's failure (503) or the key's first request still running (409 `in_progress`): the send's
- * final answer, `Right` with its message or `Left` with its refusal.
+ * final answer, `Right` with its message or `Left` with its refusal, and how many requests it took.
+ * A key whose first request lost its database before it could let go is the retry's once its
+ * lease ends, 10 s later (docs/RETRIES.md "Requests: idempotency"): retried for three leases.
  */
 const answered = (client: Client, to: string) =>
   Effect.gen(function*() {
+    const deadline = Date.now() + 3 * LEASE_MS
     for (let attempt = 1;; attempt++) {
       const result = yield* Effect.either(send(client, to, `key-${to}`))
-      if (Either.isRight(result)) return Either.right(result.right)
+      if (Either.isRight(result)) return { outcome: Either.right(result.right), attempts: attempt }
       const r = yield* refused(Effect.fail(result.left))
       const passing = r.status === 503 || (r.status === 409 && r.details["reason"] === "in_progress")
-      if (!passing || attempt === 50) return Either.left(r)
+      if (!passing || Date.now() > deadline) return { outcome: Either.left(r), attempts: attempt }
       yield* Effect.sleep("200 millis")
     }
   })
@@ -162,8 +168,10 @@ describe.skipIf(testDatabaseUrl() === undefined)("the contacts limit when its do
           const { client, limit } = yield* workspaceWith({ recipients: fresh, existing: numbers(7, 2), left: 3 })
           // the first send's write runs and commits, and its answer never comes back
           const killed = proxy.dropOnStatement(/^WITH claim AS/, { only: "that" })
-          const results = yield* Effect.all(fresh.map((to) => answered(client, to)), { concurrency: "unbounded" })
+          const answers = yield* Effect.all(fresh.map((to) => answered(client, to)), { concurrency: "unbounded" })
           yield* Effect.promise(() => killed).pipe(Effect.timeout("5 seconds"), Effect.orDie)
+          assert.isTrue(answers.some((a) => a.attempts > 1), "the killed send was retried")
+          const results = answers.map((a) => a.outcome)
           const accepted = results.flatMap((r, i) => Either.isRight(r) ? [{ to: fresh[i]!, message: r.right }] : [])
           assert.strictEqual(accepted.length, 3, `accepted: ${accepted.map((a) => a.to).join(", ")}`)
           for (const r of results) if (Either.isLeft(r)) assertLimitRefusal(r.left, limit)
@@ -193,8 +201,8 @@ describe.skipIf(testDatabaseUrl() === undefined)("the contacts limit when its do
           const both = Effect.all(fresh.map((to) => answered(client, to)), { concurrency: "unbounded" })
           const started: { sends?: Fiber.RuntimeFiber<Effect.Effect.Success<typeof both>> } = {}
           // another door holds the lock, both sends wait for it, and the database goes away for
-          // everyone: the holder's transaction with it (rolled back, its answer lost)
-          yield* Effect.either(sql.withTransaction(Effect.gen(function*() {
+          // everyone: the holder's transaction with it (rolled back; its COMMIT dies, a defect)
+          yield* Effect.exit(sql.withTransaction(Effect.gen(function*() {
             yield* sql`SELECT pg_advisory_xact_lock(${ContactsLimitLock.CONTACTS_LOCK}, hashtext(${workspaceId}))`
             started.sends = yield* Effect.fork(both)
             yield* eventually(lockWaiters(sql), (n) => n === 2, 10_000)
@@ -202,7 +210,13 @@ describe.skipIf(testDatabaseUrl() === undefined)("the contacts limit when its do
             proxy.drop()
           })))
           if (started.sends === undefined) return yield* Effect.dieMessage("the sends never started")
-          const results = yield* Fiber.join(started.sends)
+          const answers = yield* Fiber.join(started.sends)
+          assert.deepStrictEqual(
+            answers.map((a) => a.attempts > 1),
+            [true, true],
+            "both sends failed once, then retried"
+          )
+          const results = answers.map((a) => a.outcome)
           assert.strictEqual(results.filter(Either.isRight).length, 1)
           for (const r of results) if (Either.isLeft(r)) assertLimitRefusal(r.left, limit)
           const after = yield* contactsOf(client)
