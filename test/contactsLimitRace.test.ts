@@ -12,7 +12,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import { assert, describe, layer } from "@effect/vitest"
-import { ContactsLimitLock, ContactsRepo } from "@switchboard/db"
+import { ContactsLimitLock, ContactsRepo, DatabaseConfig } from "@switchboard/db"
 import { testDatabaseUrl } from "@switchboard/db/testing"
 import { Operator } from "@switchboard/service-api"
 import { Effect, Either, Fiber, Layer } from "effect"
@@ -21,6 +21,17 @@ import * as PgProxy from "./support/PgProxy.js"
 import * as TestApp from "./support/TestApp.js"
 
 const proxied = PgProxy.layer
+
+/**
+ * The app's pool, wider than the default 10: while a burst waits at the gate (`gated`), the
+ * runner's own statements that touch the workspace wait with it, each holding a connection, and
+ * every call of the burst must hold one too.
+ */
+const POOL = 24
+const database = Layer.effect(
+  DatabaseConfig.DatabaseConfig,
+  Effect.map(DatabaseConfig.DatabaseConfig, (config) => ({ ...config, maxConnections: POOL }))
+).pipe(Layer.provide(proxied))
 
 /** An Idempotency-Key's lease (docs/RETRIES.md "Requests: idempotency"). */
 const LEASE_MS = 10_000
@@ -111,8 +122,44 @@ const lockWaiters = (sql: SqlClient.SqlClient) =>
     (rows) => rows[0]?.n ?? 0
   )
 
+/**
+ * How many of the burst's statements wait for a lock now (a row's, the contacts lock): sends'
+ * writes, creates' inserts and locks. `pg_stat_activity` is read once per transaction unless its
+ * snapshot is cleared; the runner's own statements that wait are left out.
+ */
+const waitingForLocks = (sql: SqlClient.SqlClient) =>
+  Effect.zipRight(
+    sql`SELECT pg_stat_clear_snapshot()`,
+    Effect.map(
+      sql<{ n: number }>`SELECT count(*)::int AS n FROM pg_stat_activity
+        WHERE datname = current_database() AND wait_event_type = 'Lock'
+          AND query ~ '^[[:space:]]*(WITH (go|claim) AS|INSERT INTO contacts|SELECT pg_advisory_xact_lock)'`,
+      (rows) => rows[0]?.n ?? 0
+    )
+  )
+
+/**
+ * Runs `burst` (calls made at once) with every one of its `calls` statements having read the
+ * database before any of them commits, as the race of several API processes at its widest, made
+ * certain: the test holds the workspace's row (`FOR UPDATE`), so each statement that writes a row
+ * of the workspace waits at its end for the foreign key's check of that row, its reads and writes
+ * done; once all `calls` wait for a lock (that row, or the contacts lock before it), it lets go.
+ */
+const gated = <A, E>(sql: SqlClient.SqlClient, workspaceId: string, calls: number, burst: Effect.Effect<A, E>) =>
+  Effect.gen(function*() {
+    const started: { burst?: Fiber.RuntimeFiber<A, E> } = {}
+    yield* sql.withTransaction(Effect.gen(function*() {
+      yield* sql`SELECT id FROM workspaces WHERE id = ${workspaceId} FOR UPDATE`
+      started.burst = yield* Effect.fork(burst)
+      yield* eventually(waitingForLocks(sql), (n) => n === calls, 20_000)
+      assert.strictEqual(yield* waitingForLocks(sql), calls, "every call waits at the gate")
+    }))
+    if (started.burst === undefined) return yield* Effect.dieMessage("the burst never started")
+    return yield* Fiber.join(started.burst)
+  })
+
 describe.skipIf(testDatabaseUrl() === undefined)("the contacts limit when its doors race", () => {
-  layer(Layer.merge(TestApp.layer({}, { database: proxied }), proxied), {
+  layer(Layer.merge(TestApp.layer({}, { database }), proxied), {
     excludeTestServices: true,
     timeout: 180_000
   })((it) => {
@@ -120,16 +167,22 @@ describe.skipIf(testDatabaseUrl() === undefined)("the contacts limit when its do
       Effect.gen(function*() {
         const fresh = numbers(1, 8)
         const [known, ...others] = numbers(2, 3) as [string, ...Array<string>]
-        const { client, limit } = yield* workspaceWith({
+        const sql = yield* SqlClient.SqlClient
+        const { client, limit, workspaceId } = yield* workspaceWith({
           recipients: [known, ...fresh],
           existing: [known, ...others],
           left: 2
         })
-        const results = yield* allAtOnce([
-          ...fresh.map((to) => send(client, to)),
-          send(client, known),
-          send(client, known)
-        ])
+        const results = yield* gated(
+          sql,
+          workspaceId,
+          fresh.length + 2,
+          allAtOnce([
+            ...fresh.map((to) => send(client, to)),
+            send(client, known),
+            send(client, known)
+          ])
+        )
         const toNew = results.slice(0, fresh.length)
         const accepted = toNew.flatMap((r, i) => Either.isRight(r) ? [fresh[i]!] : [])
         assert.strictEqual(accepted.length, 2, `accepted: ${accepted.join(", ")}`)
@@ -147,11 +200,21 @@ describe.skipIf(testDatabaseUrl() === undefined)("the contacts limit when its do
       Effect.gen(function*() {
         const toSend = numbers(3, 5)
         const toCreate = numbers(4, 5)
-        const { client, limit } = yield* workspaceWith({ recipients: toSend, existing: numbers(5, 2), left: 3 })
-        const results = yield* allAtOnce<void, unknown, never>([
-          ...toSend.map((to) => Effect.asVoid(send(client, to))),
-          ...toCreate.map((phone_number) => Effect.asVoid(client.contacts.create({ payload: { phone_number } })))
-        ])
+        const sql = yield* SqlClient.SqlClient
+        const { client, limit, workspaceId } = yield* workspaceWith({
+          recipients: toSend,
+          existing: numbers(5, 2),
+          left: 3
+        })
+        const results = yield* gated(
+          sql,
+          workspaceId,
+          toSend.length + toCreate.length,
+          allAtOnce<void, unknown, never>([
+            ...toSend.map((to) => Effect.asVoid(send(client, to))),
+            ...toCreate.map((phone_number) => Effect.asVoid(client.contacts.create({ payload: { phone_number } })))
+          ])
+        )
         assert.strictEqual(results.filter(Either.isRight).length, 3)
         for (const r of results) if (Either.isLeft(r)) assertLimitRefusal(r.left, limit)
         const after = yield* contactsOf(client)
@@ -165,10 +228,20 @@ describe.skipIf(testDatabaseUrl() === undefined)("the contacts limit when its do
         Effect.gen(function*() {
           const proxy = yield* PgProxy.Proxy
           const fresh = numbers(6, 6)
-          const { client, limit } = yield* workspaceWith({ recipients: fresh, existing: numbers(7, 2), left: 3 })
+          const sql = yield* SqlClient.SqlClient
+          const { client, limit, workspaceId } = yield* workspaceWith({
+            recipients: fresh,
+            existing: numbers(7, 2),
+            left: 3
+          })
           // the first send's write runs and commits, and its answer never comes back
           const killed = proxy.dropOnStatement(/^WITH claim AS/, { only: "that" })
-          const answers = yield* Effect.all(fresh.map((to) => answered(client, to)), { concurrency: "unbounded" })
+          const answers = yield* gated(
+            sql,
+            workspaceId,
+            fresh.length,
+            Effect.all(fresh.map((to) => answered(client, to)), { concurrency: "unbounded" })
+          )
           yield* Effect.promise(() => killed).pipe(Effect.timeout("5 seconds"), Effect.orDie)
           assert.isTrue(answers.some((a) => a.attempts > 1), "the killed send was retried")
           const results = answers.map((a) => a.outcome)
