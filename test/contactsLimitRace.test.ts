@@ -14,6 +14,7 @@ import { SqlClient } from "@effect/sql"
 import { assert, describe, layer } from "@effect/vitest"
 import { ContactsLimitLock, ContactsRepo, DatabaseConfig } from "@switchboard/db"
 import { testDatabaseUrl } from "@switchboard/db/testing"
+import type { Messaging } from "@switchboard/domain"
 import { Operator } from "@switchboard/service-api"
 import { Effect, Either, Fiber, Layer } from "effect"
 import { api, eventually, type Refusal, refused, sandboxSetup } from "./support/Fixtures.js"
@@ -318,6 +319,46 @@ describe.skipIf(testDatabaseUrl() === undefined)("the contacts limit when its do
           return waiting
         }))
         assert.strictEqual((yield* Fiber.join(toFresh)).status, "queued")
+      }))
+
+    it.effect("serialises an import's batch with the sends: with 2 places left, an import of 3 and 3 sends make 2", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const toSend = numbers(12, 3)
+        const toImport = numbers(13, 3)
+        const { client, limit, workspaceId } = yield* workspaceWith({
+          recipients: toSend,
+          existing: numbers(14, 1),
+          left: 2
+        })
+        const started: {
+          sends?: Fiber.RuntimeFiber<ReadonlyArray<Either.Either<Messaging.Message, Refusal>>>
+        } = {}
+        // another door holds the lock: the sends and the import's batch all wait for it, then
+        // take the places one at a time
+        const queued = yield* sql.withTransaction(Effect.gen(function*() {
+          yield* sql`SELECT pg_advisory_xact_lock(${ContactsLimitLock.CONTACTS_LOCK}, hashtext(${workspaceId}))`
+          const queued = yield* client.contactImports.create({
+            payload: { file: Buffer.from(`phone_number\n${toImport.join("\n")}\n`).toString("base64") },
+            headers: {}
+          })
+          started.sends = yield* Effect.fork(allAtOnce(toSend.map((to) => send(client, to))))
+          yield* eventually(lockWaiters(sql), (n) => n === toSend.length + 1, 30_000)
+          assert.strictEqual(yield* lockWaiters(sql), toSend.length + 1, "the sends and the import's batch wait")
+          return queued
+        }))
+        if (started.sends === undefined) return yield* Effect.dieMessage("the sends never started")
+        const sent = yield* Fiber.join(started.sends)
+        for (const r of sent) if (Either.isLeft(r)) assertLimitRefusal(r.left, limit)
+        const imported = yield* eventually(
+          client.contactImports.get({ path: { importId: queued.id } }),
+          (i) => i.status === "completed",
+          60_000
+        )
+        assert.strictEqual(imported.created + sent.filter(Either.isRight).length, 2)
+        assert.strictEqual(imported.failed, 3 - imported.created)
+        const after = yield* contactsOf(client)
+        assert.strictEqual(after.used, limit)
       }))
 
     it.effect("counts under the lock as everywhere else: group chat only contacts without a 1:1 conversation left out", () =>
