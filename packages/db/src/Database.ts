@@ -20,8 +20,12 @@ import * as ServerSettings from "./ServerSettings.js"
 
 const APPLICATION_NAME = "switchboard"
 
+/** Sent on every new connection: no JIT compilation for this service's statements. */
+export const JIT_OFF = "SET jit = off"
+
 /**
  * The SqlClient on a `pg` pool of our own, so its counters can be sampled (`PoolMetrics`).
+ * Each new connection first turns Postgres' JIT off for its session (`JIT_OFF`).
  * Everything else as `PgClient.layer` does it: the pool's options (`max`, the application name,
  * no connect or idle timeout of its own), errors of idle clients ignored (the next query reports
  * a lost server), one `SELECT 1` at start that must answer within 5 s, and the pool ended (for at
@@ -33,7 +37,14 @@ const layerPool = (options: pg.PoolConfig & { readonly max: number }, prepareThr
       const pool = new pg.Pool({
         ...options,
         application_name: APPLICATION_NAME,
-        Client: PreparedStatements.clientClass(prepareThreshold)
+        Client: PreparedStatements.clientClass(prepareThreshold),
+        // every statement here is short: Postgres' JIT, chosen by the plan's estimated cost (branches
+        // never run included), compiled the send statement for ~0.9 s a run against 5.6 ms without it
+        // at 10M contacts (docs/OPERATING.md "Postgres settings"). The pool hands a new connection
+        // out once this answered; a failure fails that checkout like a failed connect.
+        onConnect: async (client) => {
+          await client.query(JIT_OFF)
+        }
       })
       pool.on("error", () => {})
       yield* Effect.acquireRelease(

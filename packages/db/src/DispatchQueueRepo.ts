@@ -247,11 +247,20 @@ export class DispatchQueueRepo extends Effect.Service<DispatchQueueRepo>()("@swi
       return rows.map((r) => r.id)
     }, dieOnDatabaseError)
 
-    /** Ids of a channel's messages that have not been dispatched. */
+    /**
+     * Ids of a channel's messages that have not been dispatched and still could be (a channel
+     * archived cancels them): those of the queue's window (`Partitions.queuedWindow`, the
+     * partitions of the last two days), the only ones `nextQueued` and the dispatch take ever read.
+     * An older one still queued (no sweeper ran since it expired) is never dispatched; the
+     * sweeper cancels it (`undispatchedOfArchived`, whose first sweep reads every month) or
+     * expires it.
+     */
     const undispatchedOf = Effect.fn("DispatchQueueRepo.undispatchedOf")(function*(channelId: string) {
+      const window = queuedWindow(yield* Clock.currentTimeMillis)
       const rows = yield* decodeIds(
         yield* sql`SELECT id FROM messages
-        WHERE channel_id = ${channelId} AND status IN ('queued', 'failed_retryable')`
+        WHERE channel_id = ${channelId} AND status IN ('queued', 'failed_retryable')
+          AND id >= ${idBound(sql, window.lower)} AND id < ${idBound(sql, window.upper)}`
       )
       return rows.map((r) => r.id)
     }, dieOnDatabaseError)

@@ -74,6 +74,7 @@ export const MediaRow = Schema.transform(
 )
 const decodeMedia = Schema.decodeUnknown(Schema.Array(MediaRow))
 const decodeMediaIds = decodeRows(IdRow("med"))
+const decodeExpiring = decodeRows(Schema.Struct({ id: Ids.Id("med"), message_id: Schema.NullOr(Ids.Id("msg")) }))
 
 const COLUMNS = `id, workspace_id, kind, mime_type, filename, size_bytes, sha256, status, failure_reason, channel_id,
   message_id, source, expected_size, expected_sha256, attempts, created_at, expires_at`
@@ -180,13 +181,16 @@ export class MediaRepo extends Effect.Service<MediaRepo>()("@switchboard/db/Medi
       return rows.length > 0
     }, dieOnDatabaseError)
 
-    /** Up to `limit` media past retention whose bytes are still kept (or failed ones past it). */
+    /**
+     * Up to `limit` media past retention whose bytes are still kept (or failed ones past it), each
+     * with the message it came with (`message_id`; null for an upload).
+     */
     const dueForExpiry = Effect.fn("MediaRepo.dueForExpiry")(function*(now: string, limit: number) {
-      const rows = yield* decodeMediaIds(
-        yield* sql`SELECT id FROM media WHERE status IN ('ready', 'failed')
+      const rows = yield* decodeExpiring(
+        yield* sql`SELECT id, message_id FROM media WHERE status IN ('ready', 'failed')
         AND expires_at <= ${now} ORDER BY expires_at LIMIT ${limit}`
       )
-      return rows.map((r) => r.id)
+      return rows.map((r) => ({ id: r.id, messageId: r.message_id }))
     }, dieOnDatabaseError)
 
     /** Retention ended: `expired` (the bytes are purged by the caller in the same transaction). */

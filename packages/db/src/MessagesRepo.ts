@@ -17,9 +17,10 @@ import {
 } from "@switchboard/domain"
 import { Clock, Effect, Option, Schema } from "effect"
 import { EventsRepo } from "./EventsRepo.js"
-import { CLOCK_SLACK_MS, idBound, recentFrom } from "./Partitions.js"
+import { CLOCK_SLACK_MS, idBound, idsFrom, recentFrom } from "./Partitions.js"
 import { dieOnDatabaseError } from "./Rows.js"
-import { decodeClaimedIds, decodeMarkedRead, decodeMessages, TransitionRow } from "./rows/MessageRows.js"
+import { decodeClaimedIds, decodeMessages, TransitionRow } from "./rows/MessageRows.js"
+import { inboundRead, type InboundReadInput } from "./statements/InboundRead.js"
 import { makeMessageTransitions } from "./statements/MessageTransitions.js"
 
 export {
@@ -141,20 +142,11 @@ export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/d
     /**
      * The business read the conversation's inbound messages up to `upTo` (a `created_at`): those
      * not marked yet get `read_at`; answers them (the provider's ids, to send the read receipts),
-     * none when they all were (a repeated call sends nothing twice).
+     * none when they all were (a repeated call sends nothing twice). From the conversation's first
+     * unread message's month on (`statements/InboundRead.ts`); in the read marker's transaction.
      */
-    const markInboundRead = Effect.fn("MessagesRepo.markInboundRead")(function*(input: {
-      readonly conversationId: string
-      readonly upTo: string | null
-      readonly now: string
-    }) {
-      return yield* decodeMarkedRead(
-        yield* sql`UPDATE messages m SET read_at = ${input.now}, updated_at = ${input.now}
-        WHERE m.conversation_id = ${input.conversationId} AND m.direction = 'inbound' AND m.read_at IS NULL
-          ${input.upTo === null ? sql`` : sql`AND m.created_at <= ${input.upTo}`}
-        RETURNING m.id, m.provider_message_id, m.from_number, m.sender_lid,
-          (SELECT g.whatsapp_group_id FROM group_chats g WHERE g.id = m.group_chat_id) AS whatsapp_group_id`
-      )
+    const markInboundRead = Effect.fn("MessagesRepo.markInboundRead")(function*(input: InboundReadInput) {
+      return yield* inboundRead(sql, input)
     }, dieOnDatabaseError)
 
     const find = Effect.fn("MessagesRepo.find")(function*(workspaceId: string, id: string) {
@@ -287,23 +279,34 @@ export class MessagesRepo extends Effect.Service<MessagesRepo>()("@switchboard/d
     )
 
     /**
-     * The message's media reached its end (`ready` with size and hash, or `failed`): the message
-     * shows it (its member's `size_bytes`/`sha256`, `media.status`). Answers the message.
+     * A file reached its end (`ready` with size and hash, or `failed`; `expired` past retention):
+     * the messages that carry it show it (their member's `size_bytes`/`sha256`, `media.status`).
+     * Answers them. Those messages are the one the file came with (`messageId`, the media row's
+     * `message_id`: an inbound message, older than the file when its content arrived late) and the
+     * sends of it, made after the file was (its id's time; a day of clock slack,
+     * `Partitions.idsFrom`), so the statement reads that message's month and the months since the
+     * file, not every month.
      */
     const mediaSettled = Effect.fn("MessagesRepo.mediaSettled")(function*(input: {
       readonly mediaId: string
+      /** the message the file came with (the media row's `message_id`); null for an upload */
+      readonly messageId: string | null
       readonly status: "ready" | "failed" | "expired"
       readonly failure: string | null
       readonly sizeBytes: number | null
       readonly sha256: string | null
       readonly now: string
     }) {
+      const made = Ids.idTime(input.mediaId)
+      const sends = made === undefined ? sql`true` : idsFrom(sql, "msg", "id", made)
       const rows = yield* sql`UPDATE messages SET media_status = ${input.status},
           media_failure = ${input.failure}, updated_at = ${input.now},
           content = CASE WHEN ${input.sizeBytes !== null} THEN content
             || jsonb_build_object('size_bytes', ${input.sizeBytes}::bigint, 'sha256', ${input.sha256}::text)
             ELSE content END
-        WHERE media_id = ${input.mediaId} RETURNING *`
+        WHERE media_id = ${input.mediaId}
+          AND ${input.messageId === null ? sends : sql`(id = ${input.messageId} OR ${sends})`}
+        RETURNING *`
       return yield* decodeMessages(rows)
     }, dieOnDatabaseError)
 

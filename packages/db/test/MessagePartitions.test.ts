@@ -2,8 +2,9 @@
  * Messages and their timeline in monthly partitions by id (docs/OPERATING.md "Partitions and
  * retention"): the send, the dispatch take and its guard, receipts, finds and lists read only the
  * partitions they need (EXPLAIN ANALYZE of the statements the repos run, as sent and on their
- * generic plans); an inbound message heard twice is recorded once whichever months the two
- * hearings fall in; retention drops whole partitions and reads stay right; an existing
+ * generic plans), and so do marking a conversation read, a file's messages settling and an
+ * archived channel's queue; marking read still finds the messages a LID merge moved in and a group
+ * chat's; an inbound message heard twice is recorded once whichever months the two hearings fall in; retention drops whole partitions and reads stay right; an existing
  * installation's messages move into the first partition.
  */
 import { SqlClient } from "@effect/sql"
@@ -12,6 +13,7 @@ import {
   ConversationsRepo,
   DispatchQueueRepo,
   LidRepo,
+  MediaRepo,
   MessageQuotaRepo,
   MessagesRepo,
   Migrations,
@@ -25,7 +27,7 @@ import {
 } from "@switchboard/db"
 import * as TestDatabase from "@switchboard/db/testing"
 import { type Contacts, Ids, MessageCategory, type MessageStateMachine, Messaging, Schemas } from "@switchboard/domain"
-import { Effect, Exit, Layer, Option, TestClock } from "effect"
+import { Deferred, Effect, Exit, Fiber, Layer, Option, TestClock, TestServices } from "effect"
 import { randomBytes } from "node:crypto"
 import * as PlanReads from "./PlanReads.js"
 import { UnmigratedLayer } from "./Unmigrated.js"
@@ -43,7 +45,8 @@ const TestLayer = Layer.mergeAll(
   QrWarmUpRepo.QrWarmUpRepo.Default,
   SandboxNetworkRepo.SandboxNetworkRepo.Default,
   UsageRepo.UsageRepo.Default,
-  ConversationsRepo.ConversationsRepo.Default
+  ConversationsRepo.ConversationsRepo.Default,
+  MediaRepo.MediaRepo.Default
 ).pipe(Layer.provideMerge(TestDatabase.sqlLayer))
 
 const HISTORY = /^(messages|message_transitions)_/
@@ -354,6 +357,300 @@ describe("Message partitions", () => {
         assert.includeMembers(expired.reads.flatMap((r) => r.partitions), overlapping(all, t - 2 * DAY, t))
       }))
 
+    it.effect("marking read, a file's messages and an archived channel's queue read only the months they need", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const repo = yield* MessagesRepo.MessagesRepo
+        const queue = yield* DispatchQueueRepo.DispatchQueueRepo
+        const media = yield* MediaRepo.MediaRepo
+        const first = (yield* Partitions.partitions("messages"))[0]!
+        // as in the tests above: 45 days into the second month after the first partition, rows in
+        // four months (the first partition, the month before, this one; made below)
+        const t = Partitions.addMonths(Ids.idTime(first.to)!, 1) + 45 * DAY
+        yield* TestClock.setTime(t)
+        yield* (yield* PartitionsRepo.PartitionsRepo).makeAhead(t + 60 * DAY)
+        const all = yield* Partitions.partitions("messages")
+        const at = (ms: number) => Schemas.toTimestamp(ms)
+        // no statement here has an upper bound: the (empty) months ahead may be read
+        const since = (from: number) => overlapping(all, from, t + 400 * DAY)
+        const monthOf = (ms: number) => overlapping(all, ms, ms + 1)
+        const sorted = (rows: ReadonlyArray<{ readonly id: string }>) => rows.map((r) => r.id).sort()
+        const c = yield* conversation(t - 80 * DAY)
+        const checks: Array<[string, ReadonlyArray<PlanReads.Read>, ReadonlyArray<string>]> = []
+
+        // marking read: unread inbound messages of three months, read up to the second one; then
+        // the rest, from the month of the one left unread
+        const u75 = yield* message(c, t - 75 * DAY, "delivered", "wamid.u75")
+        const u40 = yield* message(c, t - 40 * DAY, "delivered", "wamid.u40")
+        yield* message(c, t - 10 * DAY, "read")
+        const u1 = yield* message(c, t - 3600_000, "delivered", "wamid.u1")
+        assert.isAtLeast(new Set(overlapping(all, t - 75 * DAY, t)).size, 3)
+        const mark = (upTo: string | null) =>
+          repo.markInboundRead({ conversationId: c.conversationId, upTo, now: at(t) })
+        assert.deepStrictEqual(sorted(yield* mark(u40.created_at)), [u75.id, u40.id].sort())
+        const rest = yield* partitionsRead(mark(null))
+        assert.deepStrictEqual(sorted(rest.result), [u1.id])
+        checks.push(["markInboundRead", rest.reads, since(t - 3600_000)])
+        // nothing unread: no message is read at all
+        const again = yield* partitionsRead(mark(null))
+        assert.deepStrictEqual(again.result, [])
+        checks.push(["markInboundRead (all read)", again.reads, []])
+
+        // a file whose message's content arrived late: the message 40 days old (its content,
+        // a view-once photo, heard ten days ago with a new file), and a send of that file since
+        const late = yield* repo.insert({
+          id: idAt("msg", t - 40 * DAY + 1000),
+          workspaceId: c.workspaceId,
+          channelId: c.channelId,
+          conversationId: c.conversationId,
+          contactId: c.contactId,
+          direction: "inbound",
+          from: "+4915112345678",
+          to: "+15550100001",
+          body: "",
+          category: "utility",
+          priority: MessageCategory.PRIORITY.utility,
+          status: "delivered",
+          metadata: {},
+          now: at(t - 40 * DAY + 1000),
+          providerMessageId: "wamid.late",
+          type: "unsupported",
+          content: { kind: "view_once" }
+        })
+        const file = idAt("med", t - 10 * DAY)
+        const completed = yield* repo.completeAwaiting({
+          channelId: c.channelId,
+          providerMessageId: "wamid.late",
+          type: "image",
+          body: "",
+          content: { media_id: file, mime_type: "image/jpeg", size_bytes: null, sha256: null, caption: null },
+          replyTo: null,
+          mediaId: file,
+          now: at(t - 10 * DAY)
+        })
+        assert.strictEqual(Option.getOrThrow(completed).id, late.id)
+        yield* media.createInbound({
+          id: file,
+          workspaceId: c.workspaceId,
+          channelId: c.channelId,
+          messageId: late.id,
+          kind: "image",
+          mimeType: "image/jpeg",
+          filename: null,
+          expectedSize: null,
+          expectedSha256: null,
+          source: null,
+          now: at(t - 10 * DAY),
+          expiresAt: at(t + 20 * DAY)
+        })
+        // the message's month, and the months since the file was made (a day of clock slack)
+        const fileMonths = [...monthOf(t - 40 * DAY), ...since(t - 12 * DAY)]
+        const ready = yield* partitionsRead(repo.mediaSettled({
+          mediaId: file,
+          messageId: late.id,
+          status: "ready",
+          failure: null,
+          sizeBytes: 1234,
+          sha256: "ab".repeat(32),
+          now: at(t - 10 * DAY)
+        }))
+        assert.deepStrictEqual(sorted(ready.result), [late.id])
+        assert.deepInclude(ready.result[0]!.image, { size_bytes: 1234, sha256: "ab".repeat(32) })
+        checks.push(["mediaSettled (ready)", ready.reads, fileMonths])
+        const forwarded = yield* message(c, t - 2 * DAY, "read")
+        yield* sql`UPDATE messages SET media_id = ${file}, media_status = 'ready' WHERE id = ${forwarded.id}`
+        const expired = yield* partitionsRead(repo.mediaSettled({
+          mediaId: file,
+          messageId: late.id,
+          status: "expired",
+          failure: null,
+          sizeBytes: null,
+          sha256: null,
+          now: at(t)
+        }))
+        assert.deepStrictEqual(sorted(expired.result), [late.id, forwarded.id].sort())
+        assert.isTrue(expired.result.every((m) => m.media?.status === "expired"))
+        checks.push(["mediaSettled (expired)", expired.reads, fileMonths])
+        // an upload (no message of its own), sent twice since
+        const upload = idAt("med", t - 5 * DAY)
+        yield* media.createUpload({
+          id: upload,
+          workspaceId: c.workspaceId,
+          kind: "image",
+          mimeType: "image/jpeg",
+          filename: null,
+          now: at(t - 5 * DAY),
+          expiresAt: at(t)
+        })
+        const sends = [yield* message(c, t - 4 * DAY, "read"), yield* message(c, t - 3600_000, "read")]
+        yield* sql`UPDATE messages SET media_id = ${upload}, media_status = 'ready'
+          WHERE id IN (${sends[0]!.id}, ${sends[1]!.id})`
+        const gone = yield* partitionsRead(repo.mediaSettled({
+          mediaId: upload,
+          messageId: null,
+          status: "expired",
+          failure: null,
+          sizeBytes: null,
+          sha256: null,
+          now: at(t)
+        }))
+        assert.deepStrictEqual(sorted(gone.result), sends.map((m) => m.id).sort())
+        checks.push(["mediaSettled (an upload)", gone.reads, since(t - 7 * DAY)])
+
+        // an archived channel's queue: what the dispatcher could still take, the last two days'
+        const ancient = yield* message(c, t - 40 * DAY, "queued")
+        const yesterday = yield* message(c, t - 30 * 3600_000, "queued")
+        const recent = yield* message(c, t - 3600_000, "queued")
+        const undispatched = yield* partitionsRead(queue.undispatchedOf(c.channelId))
+        assert.deepStrictEqual([...undispatched.result].sort(), [yesterday.id, recent.id].sort())
+        checks.push(["undispatchedOf", undispatched.reads, overlapping(all, t - 3 * DAY, t + 2 * DAY)])
+        // the one queued 40 days ago (no sweeper ran to expire it) is never dispatched; the
+        // sweeper's first sweep, which reads every month, cancels it with the channel archived
+        yield* sql`UPDATE channels SET status = 'archived', archived_at = ${at(t)} WHERE id = ${c.channelId}`
+        assert.include(yield* queue.undispatchedOfArchived(500), ancient.id)
+
+        assertReadOnly(checks)
+        // the reads did read their months (the check is not vacuous)
+        assert.includeMembers(rest.reads.flatMap((r) => r.partitions), monthOf(t - 3600_000))
+        assert.includeMembers(expired.reads.flatMap((r) => r.partitions), monthOf(t - 40 * DAY))
+        assert.includeMembers(undispatched.reads.flatMap((r) => r.partitions), monthOf(t))
+      }))
+
+    it.effect("marking read finds what a LID merge moved in, a group chat's messages, and late ones", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const repo = yield* MessagesRepo.MessagesRepo
+        const lids = yield* LidRepo.LidRepo
+        const first = (yield* Partitions.partitions("messages"))[0]!
+        const t = Partitions.addMonths(Ids.idTime(first.to)!, 1) + 45 * DAY
+        yield* TestClock.setTime(t)
+        yield* (yield* PartitionsRepo.PartitionsRepo).makeAhead(t + 60 * DAY)
+        const at = (ms: number) => Schemas.toTimestamp(ms)
+        const sorted = (rows: ReadonlyArray<{ readonly id: string }>) => rows.map((r) => r.id).sort()
+        const c = yield* conversation(t - 80 * DAY)
+        const mark = (conversationId: string, upTo: string | null = null) =>
+          repo.markInboundRead({ conversationId, upTo, now: at(t) })
+        // the number's conversation, read: nothing unread
+        yield* message(c, t - 3 * DAY, "delivered", "wamid.phone")
+        assert.strictEqual((yield* mark(c.conversationId)).length, 1)
+        assert.deepStrictEqual(yield* mark(c.conversationId), [])
+
+        // a contact known by its LID alone for 50 days, with a conversation on the same channel
+        // (unread messages of 45 days and 2 days ago) and one on another channel (unread, 40 days)
+        const time = at(t - 50 * DAY)
+        const lidContact = idAt("cnt", t - 50 * DAY)
+        yield* sql`INSERT INTO contacts (id, workspace_id, whatsapp_lid, created_at, updated_at)
+          VALUES (${lidContact}, ${c.workspaceId}, '333333333333333', ${time}, ${time})`
+        const lidConversation = idAt("cnv", t - 50 * DAY)
+        yield* sql`INSERT INTO conversations (id, workspace_id, channel_id, contact_id, status, created_at, updated_at)
+          VALUES (${lidConversation}, ${c.workspaceId}, ${c.channelId}, ${lidContact}, 'open', ${time}, ${time})`
+        const otherChannel = idAt("ch", t - 50 * DAY)
+        yield* sql`INSERT INTO channels (id, workspace_id, name, provider, status, phone_number, created_at, updated_at)
+          VALUES (${otherChannel}, ${c.workspaceId}, 'c2', 'sandbox', 'connected', '+15550100002', ${time}, ${time})`
+        const elsewhere = idAt("cnv", t - 50 * DAY)
+        yield* sql`INSERT INTO conversations (id, workspace_id, channel_id, contact_id, status, created_at, updated_at)
+          VALUES (${elsewhere}, ${c.workspaceId}, ${otherChannel}, ${lidContact}, 'open', ${time}, ${time})`
+        const lid = { ...c, contactId: lidContact, conversationId: lidConversation }
+        const l45 = yield* message(lid, t - 45 * DAY, "delivered", "wamid.l45")
+        const l2 = yield* message(lid, t - 2 * DAY, "delivered", "wamid.l2")
+        const l40 = yield* message(
+          { ...lid, channelId: otherChannel, conversationId: elsewhere },
+          t - 40 * DAY,
+          "delivered",
+          "wamid.l40"
+        )
+        yield* lids.merge({
+          from: lidContact as Contacts.Contact["id"],
+          into: c.contactId as Contacts.Contact["id"],
+          phone: "+4915112345678",
+          lid: "333333333333333",
+          now: at(t)
+        })
+        // folded into the number's conversation: its unread messages, older than what was read there
+        assert.deepStrictEqual(sorted(yield* mark(c.conversationId)), [l45.id, l2.id].sort())
+        // moved whole to the number's contact: its own unread message
+        assert.deepStrictEqual(sorted(yield* mark(elsewhere)), [l40.id])
+
+        // a group chat's conversation: participants' messages, one of them late by WhatsApp's clock
+        // (heard an hour ago, written 50 days ago: listed among the old ones)
+        const group = idAt("gch", t - 30 * DAY)
+        yield* sql`INSERT INTO group_chats (id, workspace_id, channel_id, whatsapp_group_id, subject, created_at,
+            updated_at) VALUES (${group}, ${c.workspaceId}, ${c.channelId}, '120363000000000001@g.us', 'g',
+            ${at(t - 30 * DAY)}, ${at(t - 30 * DAY)})`
+        const groupConversation = idAt("cnv", t - 30 * DAY)
+        yield* sql`INSERT INTO conversations (id, workspace_id, channel_id, group_chat_id, status, created_at, updated_at)
+          VALUES (${groupConversation}, ${c.workspaceId}, ${c.channelId}, ${group}, 'open', ${at(t - 30 * DAY)},
+            ${at(t - 30 * DAY)})`
+        const said = (made: number, written: number, providerId: string) =>
+          repo.insert({
+            id: idAt("msg", made),
+            workspaceId: c.workspaceId,
+            channelId: c.channelId,
+            conversationId: groupConversation,
+            contactId: c.contactId,
+            direction: "inbound",
+            from: "+4915112345678",
+            to: "+15550100001",
+            body: "hi",
+            category: "utility",
+            priority: MessageCategory.PRIORITY.utility,
+            status: "delivered",
+            metadata: {},
+            now: at(written),
+            providerMessageId: providerId,
+            groupChatId: group
+          })
+        const g20 = yield* said(t - 20 * DAY, t - 20 * DAY, "wamid.g20")
+        const g1 = yield* said(t - 3600_000, t - 3600_000, "wamid.g1")
+        const gLate = yield* said(t - 3600_000 + 1, t - 50 * DAY, "wamid.glate")
+        // read up to 10 days ago: the late one and the one of 20 days ago, with the group's id
+        const early = yield* mark(groupConversation, at(t - 10 * DAY))
+        assert.deepStrictEqual(sorted(early), [g20.id, gLate.id].sort())
+        assert.isTrue(early.every((m) => m.whatsapp_group_id === "120363000000000001@g.us"))
+        // then the rest: the one of an hour ago, once
+        assert.deepStrictEqual(sorted(yield* mark(groupConversation)), [g1.id])
+        assert.deepStrictEqual(yield* mark(groupConversation), [])
+      }))
+
+    // two connections at once: real Postgres only (the embedded one has one)
+    it.effect.skipIf(TestDatabase.testDatabaseUrl() === undefined)(
+      "an inbound message written while its conversation is being read is found by the next read",
+      () =>
+        Effect.gen(function*() {
+          const sql = yield* SqlClient.SqlClient
+          const repo = yield* MessagesRepo.MessagesRepo
+          const t = Date.now()
+          const c = yield* conversation(t - DAY)
+          const read = () =>
+            repo.markInboundRead({ conversationId: c.conversationId, upTo: null, now: Schemas.toTimestamp(t) })
+          const earlier = yield* message(c, t - 3600_000, "delivered", "wamid.during1")
+          // written on another connection (forked outside the read's transaction) once the read has
+          // marked what it sees, before the read commits
+          const go = yield* Deferred.make<void>()
+          const writer = yield* Deferred.await(go).pipe(
+            Effect.zipRight(message(c, t, "delivered", "wamid.during2")),
+            Effect.fork
+          )
+          const marked = yield* sql.withTransaction(Effect.gen(function*() {
+            const marked = yield* read()
+            yield* Deferred.succeed(go, undefined)
+            // until the writer waits for the conversation's row (or, were it not locked, is done)
+            while (Option.isNone(yield* Fiber.poll(writer))) {
+              // (a transaction sees one snapshot of pg_stat_activity unless it is cleared)
+              yield* sql`SELECT pg_stat_clear_snapshot()`
+              const [waiting] = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM pg_stat_activity
+              WHERE datname = current_database() AND wait_event_type = 'Lock'`
+              if (waiting!.n > 0) break
+              yield* TestServices.provideLive(Effect.sleep("10 millis"))
+            }
+            return marked
+          }))
+          const during = yield* Fiber.join(writer)
+          assert.deepStrictEqual(marked.map((m) => m.id), [earlier.id])
+          assert.deepStrictEqual((yield* read()).map((m) => m.id), [during.id])
+        })
+    )
+
     it.effect("a list's page reads the last month's partitions when they fill it, every month otherwise, in order", () =>
       Effect.gen(function*() {
         const repo = yield* MessagesRepo.MessagesRepo
@@ -540,6 +837,53 @@ describe("Message partitions", () => {
         const [count] = yield* sql<{ queued: number }>`SELECT COALESCE(sum(queued), 0)::int AS queued
           FROM channel_queue_counts WHERE channel_id = ${c.channelId}`
         assert.strictEqual(count!.queued, 0)
+      }))
+  })
+
+  layer(UnmigratedLayer(), { excludeTestServices: true, timeout: 180_000 })((it) => {
+    it.effect("an installation's conversations of before 0192 find their unread messages of every month once", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        yield* Migrations.runThrough(191)
+        const t = Date.now()
+        const time = Schemas.toTimestamp(t)
+        const ws = idAt("ws", t)
+        const ch = idAt("ch", t)
+        const cnt = idAt("cnt", t)
+        const cnv = idAt("cnv", t)
+        yield* sql`INSERT INTO workspaces (id, name, created_at, updated_at) VALUES (${ws}, 'w', ${time}, ${time})`
+        yield* sql`INSERT INTO channels (id, workspace_id, name, provider, status, created_at, updated_at)
+          VALUES (${ch}, ${ws}, 'c', 'sandbox', 'connected', ${time}, ${time})`
+        yield* sql`INSERT INTO contacts (id, workspace_id, phone_number, created_at, updated_at)
+          VALUES (${cnt}, ${ws}, '+4915112345678', ${time}, ${time})`
+        yield* sql`INSERT INTO conversations (id, workspace_id, channel_id, contact_id, status, created_at, updated_at)
+          VALUES (${cnv}, ${ws}, ${ch}, ${cnt}, 'open', ${time}, ${time})`
+        const inbound = (at: number, providerId: string) =>
+          Effect.gen(function*() {
+            const id = idAt("msg", at)
+            yield* sql`INSERT INTO messages (id, workspace_id, channel_id, conversation_id, contact_id, direction,
+              from_number, to_number, type, body, category, priority, status, created_at, updated_at,
+              provider_message_id)
+              VALUES (${id}, ${ws}, ${ch}, ${cnv}, ${cnt}, 'inbound', '+4915112345678', '+15550100001', 'text', 'hi',
+                'utility', 2, 'delivered', ${Schemas.toTimestamp(at)}, ${Schemas.toTimestamp(at)}, ${providerId})`
+            return id
+          })
+        // unread for 200 days (the first partition) and since yesterday
+        const old = yield* inbound(t - 200 * DAY, "wamid.old")
+        const recent = yield* inbound(t - DAY, "wamid.recent")
+        assert.include((yield* Migrations.run).map(([id]) => id), 192)
+        const mark = Effect.flatMap(
+          MessagesRepo.MessagesRepo,
+          (repo) => repo.markInboundRead({ conversationId: cnv, upTo: null, now: Schemas.toTimestamp(t) })
+        ).pipe(Effect.provide(MessagesRepo.MessagesRepo.Default))
+        assert.deepStrictEqual((yield* mark).map((m) => m.id).sort(), [old, recent].sort())
+        assert.deepStrictEqual(yield* mark, [])
+        // the next message (made next month: the first partition holds this one) is found from
+        // its own month, not the first partition's
+        const next = yield* inbound(Partitions.addMonths(Partitions.monthStart(t), 1) + DAY, "wamid.next")
+        const read = yield* partitionsRead(mark)
+        assert.deepStrictEqual(read.result.map((m) => m.id), [next])
+        assert.notInclude(read.reads.flatMap((r) => r.partitions), "messages_before")
       }))
   })
 

@@ -76,6 +76,7 @@ export const make = Effect.gen(function*() {
         if (!moved) return false
         const updated = yield* messages.mediaSettled({
           mediaId: row.id,
+          messageId: row.message_id,
           status: outcome._tag,
           failure: outcome._tag === "failed" ? outcome.reason : null,
           sizeBytes: outcome._tag === "ready" ? outcome.sizeBytes : null,
@@ -210,16 +211,17 @@ export const make = Effect.gen(function*() {
     }
   })
 
-  /** Purges media past retention: bytes deleted, `expired` on the media and its message. */
+  /** Purges media past retention: bytes deleted, `expired` on the media and the messages carrying it. */
   const expire = Effect.gen(function*() {
     const at = yield* now
-    const ids = yield* repo.dueForExpiry(at, EXPIRY_BATCH)
-    for (const id of ids) {
+    const due = yield* repo.dueForExpiry(at, EXPIRY_BATCH)
+    for (const { id, messageId } of due) {
       yield* transactions.run(Effect.gen(function*() {
         if (!(yield* repo.expire(id, at))) return
         yield* store.purge(id)
         yield* messages.mediaSettled({
           mediaId: id,
+          messageId,
           status: "expired",
           failure: null,
           sizeBytes: null,
@@ -228,7 +230,7 @@ export const make = Effect.gen(function*() {
         })
       }))
     }
-    return ids.length
+    return due.length
   })
 
   /** Removes uploads a crash left pending (`STALE_UPLOAD_MS`); how many. */

@@ -195,6 +195,9 @@ export const toTransitioned = (row: typeof MovedColumns.Type): Transitioned => (
 /** The message a provider id is recorded for (`message_provider_ids`). */
 export const decodeClaimedIds = decodeRows(Schema.Struct({ message_id: Schema.String }))
 
+/** A conversation's `unread_from_id` (migration 0192): where `markInboundRead` starts. */
+export const decodeUnreadFrom = decodeRows(Schema.Struct({ unread_from_id: Schema.NullOr(Schema.String) }))
+
 /** What `markInboundRead` answers of each message it marked: where its read receipt goes. */
 export const decodeMarkedRead = decodeRows(Schema.Struct({
   id: Ids.Id("msg"),

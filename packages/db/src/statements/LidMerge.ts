@@ -45,7 +45,8 @@ export const lidMerge = (sql: SqlClient.SqlClient, input: LidMergeInput) =>
     // every message statement below reads messages of `from`'s (its conversations', its own, its
     // mentions): only the months since it was made
     const sinceFrom = (column: string) => messagesSinceContact(sql, column, from)
-    // a channel where both have a conversation: one conversation, the phone contact's
+    // a channel where both have a conversation: one conversation, the phone contact's (the unread
+    // inbound messages moved lower its `unread_from_id`: migration 0192's trigger)
     yield* sql`UPDATE messages m SET conversation_id = i.id
       FROM conversations f JOIN conversations i ON i.channel_id = f.channel_id AND i.contact_id = ${into}
       WHERE f.contact_id = ${from} AND m.conversation_id = f.id AND ${sinceFrom("m.id")}`
