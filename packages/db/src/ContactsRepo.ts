@@ -22,7 +22,8 @@ export { ContactRow } from "./rows/ContactRows.js"
 /**
  * Whether the contact `c` counts against the plan's `contacts` limit (docs/API.md "Contacts"):
  * every contact but one only group chats brought in (`group_chat_only`) and that has no 1:1
- * conversation yet. The one rule of every count of the limit (usage, create, import, send).
+ * conversation yet. The one rule of every count of the limit (usage, create, import, send); the
+ * function of `ContactsLimitLock.usedLocked` repeats it (a change here is a migration there too).
  */
 const counted = (sql: SqlClient.SqlClient): Statement.Fragment =>
   sql`(NOT c.group_chat_only OR EXISTS (SELECT 1 FROM conversations v WHERE v.contact_id = c.id))`

@@ -45,6 +45,7 @@ import m0180 from "./migrations/0180_partition_messages.js"
 import m0190 from "./migrations/0190_group_chat_seats_outlive_contacts.js"
 import m0191 from "./migrations/0191_contacts_group_chat_only.js"
 import m0192 from "./migrations/0192_conversation_unread_from.js"
+import m0193 from "./migrations/0193_contacts_limit_lock.js"
 import * as Partitions from "./Partitions.js"
 
 export const migrations = {
@@ -87,7 +88,8 @@ export const migrations = {
   "0180_partition_messages": m0180,
   "0190_group_chat_seats_outlive_contacts": m0190,
   "0191_contacts_group_chat_only": m0191,
-  "0192_conversation_unread_from": m0192
+  "0192_conversation_unread_from": m0192,
+  "0193_contacts_limit_lock": m0193
 }
 
 export const TABLE = "switchboard_migrations"

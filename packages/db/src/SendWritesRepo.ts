@@ -8,12 +8,15 @@
  *
  * The statement checks before it writes: a lost idempotency claim or a new contact beyond the plan
  * writes nothing and says so. It runs on its own (one statement commits atomically) or inside the
- * transaction of a send that needs a lock first (a QR channel's safety cap, a monthly quota).
+ * transaction of a send that needs a lock first (a QR channel's safety cap, a monthly quota). A
+ * send that may create a counted contact under a limit takes the workspace's contacts lock inside
+ * the statement, to its commit (`ContactsLimitLock.usedLocked`); a send to a counted contact takes none.
  */
 import { SqlClient } from "@effect/sql"
 import type * as Statement from "@effect/sql/Statement"
 import { ArrivalEvents, Events, Ids, LidAddress, type Messaging } from "@switchboard/domain"
 import { Effect, Schema } from "effect"
+import { usedLocked } from "./ContactsLimitLock.js"
 import { ContactCtes } from "./ContactsRepo.js"
 import { envelopeTemplate, EventsRepo } from "./EventsRepo.js"
 import type { ClaimRef } from "./IdempotencyRepo.js"
@@ -146,11 +149,12 @@ export class SendWritesRepo extends Effect.Service<SendWritesRepo>()("@switchboa
       // a send to a group chat: no contact (one row of nulls, under the claim), the group chat's conversation
       const party = groupChatId === undefined
         ? sql`${ContactCtes.found(sql, workspaceId, m.to, lid)}, room AS (
-          -- a contact that counts already needs no room; a new one, or one only group chats
-          -- brought in (it counts once this send opens its 1:1 conversation), does
+          -- a contact that counts already needs no room (and takes no lock); a new one, or one
+          -- only group chats brought in (it counts once this send opens its 1:1 conversation),
+          -- does: counted under the workspace's contacts lock, held to commit, so concurrent sends
+          -- and creates take the last places one at a time (docs/LIMITS.md "Plans")
           SELECT CASE WHEN ${limit}::int IS NULL OR EXISTS (SELECT 1 FROM contact_found WHERE counted) THEN NULL
-            ELSE (SELECT count(*)::int FROM contacts c WHERE c.workspace_id = ${workspaceId}
-              AND ${ContactCtes.counted(sql)}) END AS used
+            ELSE ${usedLocked(sql, workspaceId, m.to)} END AS used
         ), ${
           ContactCtes.ofNumber(sql, {
             id: newContact!,

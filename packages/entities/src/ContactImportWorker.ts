@@ -10,6 +10,7 @@ import { Singleton } from "@effect/cluster"
 import {
   ContactGroupsRepo,
   ContactImportsRepo,
+  ContactsLimitLock,
   ContactsRepo,
   DatabaseUnavailable,
   EventsRepo,
@@ -78,18 +79,24 @@ export const make = Effect.gen(function*() {
   const transactions = yield* Transactions.Transactions
   const imports = yield* ContactImportsRepo.ContactImportsRepo
   const contacts = yield* ContactsRepo.ContactsRepo
+  const limitLock = yield* ContactsLimitLock.ContactsLimitLock
   const groups = yield* ContactGroupsRepo.ContactGroupsRepo
   const workspaces = yield* WorkspacesRepo.WorkspacesRepo
   const events = yield* EventsRepo.EventsRepo
   const now = Effect.map(Clock.currentTimeMillis, Schemas.toTimestamp)
 
-  /** How many more contacts the plan allows (`Infinity` when unlimited or not enforced). */
+  /**
+   * How many more contacts the plan allows (`Infinity` when unlimited or not enforced). Under a
+   * limit it takes the workspace's contacts lock first (held until the batch commits), so sends
+   * and creates racing the batch wait for it and count its contacts (docs/LIMITS.md "Plans").
+   */
   const room = Effect.fn("ContactImportWorker.room")(function*(workspaceId: string) {
     const workspace = yield* workspaces.findById(workspaceId)
     if (Option.isNone(workspace) || !Plans.ENTITLEMENTS.contacts.enforced) return Infinity
     const limit =
       Plans.resolveEntitlements(workspace.value.plan, yield* workspaces.overrides(workspaceId)).contacts.value
     if (typeof limit !== "number") return Infinity
+    yield* limitLock.lock(workspaceId)
     return Math.max(0, limit - (yield* contacts.countForWorkspace(workspaceId)))
   })
 
@@ -106,8 +113,9 @@ export const make = Effect.gen(function*() {
           if (o._tag === "Repeat") skipped++
         }
         const writes = slice.flatMap((o) => o._tag === "Write" ? [o.row] : [])
-        const existing = yield* contacts.existingPhones(job.workspace_id, writes.map((r) => r.phone))
+        // the room first: its lock makes the numbers read next current too
         let allowed = yield* room(job.workspace_id)
+        const existing = yield* contacts.existingPhones(job.workspace_id, writes.map((r) => r.phone))
         const admitted = writes.filter((r) => {
           if (existing.has(r.phone)) return true
           if (allowed > 0) {
@@ -239,6 +247,7 @@ export const dependencies = Layer.mergeAll(
   Transactions.Transactions.Default,
   ContactImportsRepo.ContactImportsRepo.Default,
   ContactsRepo.ContactsRepo.Default,
+  ContactsLimitLock.ContactsLimitLock.Default,
   ContactGroupsRepo.ContactGroupsRepo.Default,
   WorkspacesRepo.WorkspacesRepo.Default,
   EventsRepo.EventsRepo.Default

@@ -1,8 +1,15 @@
 /** Contact use-cases (docs/API.md "Contacts"): CRUD, filters and tags. */
-import { ContactGroupsRepo, ContactsRepo, EventsRepo, GroupChatsRepo, Transactions } from "@switchboard/db"
+import {
+  ContactGroupsRepo,
+  ContactsLimitLock,
+  ContactsRepo,
+  EventsRepo,
+  GroupChatsRepo,
+  Transactions
+} from "@switchboard/db"
 import { Contacts as DomainContacts, Errors, Events, Ids, Pagination, Schemas } from "@switchboard/domain"
 import { Clock, Effect, Option } from "effect"
-import { Entitlements } from "./Entitlements.js"
+import { enforcedLimit, Entitlements, refuseBeyond } from "./Entitlements.js"
 
 export interface ContactInput {
   readonly phone_number?: string | undefined
@@ -36,6 +43,7 @@ export class Contacts extends Effect.Service<Contacts>()("@switchboard/service-a
   effect: Effect.gen(function*() {
     const transactions = yield* Transactions.Transactions
     const repo = yield* ContactsRepo.ContactsRepo
+    const limitLock = yield* ContactsLimitLock.ContactsLimitLock
     const groups = yield* ContactGroupsRepo.ContactGroupsRepo
     const groupChats = yield* GroupChatsRepo.GroupChatsRepo
     const events = yield* EventsRepo.EventsRepo
@@ -70,6 +78,11 @@ export class Contacts extends Effect.Service<Contacts>()("@switchboard/service-a
         const groupIds = [...new Set(input.group_ids ?? [])]
         return yield* transactions.run(Effect.gen(function*() {
           yield* requireGroups(workspaceId, groupIds)
+          const allowance = yield* entitlements.get(workspaceId, "contacts")
+          const limited = enforcedLimit("contacts", allowance) !== undefined
+          // under a limit, the workspace's contacts lock before the insert (held to commit): the
+          // count below then includes every contact a concurrent send or create committed
+          if (limited) yield* limitLock.lock(workspaceId)
           const id = yield* Ids.newId("cnt")
           const at = yield* now
           const inserted = yield* repo.insert({
@@ -85,7 +98,7 @@ export class Contacts extends Effect.Service<Contacts>()("@switchboard/service-a
           // one statement decided: a concurrent create of the same number sees the winner here
           if (!inserted) return yield* phoneTaken(yield* repo.findIdByPhone(workspaceId, input.phone_number))
           // counted like a send's new contact: it is already inserted, the others are count - 1
-          yield* entitlements.check(workspaceId, "contacts", (yield* repo.countForWorkspace(workspaceId)) - 1)
+          if (limited) yield* refuseBeyond("contacts", allowance, (yield* repo.countForWorkspace(workspaceId)) - 1)
           if (groupIds.length > 0) yield* groups.setGroupsOf(id, groupIds, at)
           yield* event("contact.created", workspaceId, id)
           return yield* get(workspaceId, id)
@@ -173,6 +186,7 @@ export class Contacts extends Effect.Service<Contacts>()("@switchboard/service-a
   dependencies: [
     Transactions.Transactions.Default,
     ContactsRepo.ContactsRepo.Default,
+    ContactsLimitLock.ContactsLimitLock.Default,
     ContactGroupsRepo.ContactGroupsRepo.Default,
     GroupChatsRepo.GroupChatsRepo.Default,
     EventsRepo.EventsRepo.Default,
