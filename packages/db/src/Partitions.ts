@@ -151,6 +151,17 @@ export const idsFrom = (sql: SqlClient.SqlClient, prefix: Ids.IdPrefix, column: 
   }`
 
 /**
+ * An instant (epoch ms) as a `timestamptz` constant in a statement's text: a lower bound the
+ * statistics estimate on a prepared statement's generic plan, where a parameter's is a guess
+ * (rounded to the day, `dayFloor`, the text stays the same for a day: `idBound`).
+ */
+export const timeBound = (sql: SqlClient.SqlClient, ms: number) => {
+  const iso = new Date(ms).toISOString()
+  if (!/^[0-9T:.Z-]+$/.test(iso)) throw new Error(`not an instant: ${iso}`)
+  return sql.literal(`'${iso}'::timestamptz`)
+}
+
+/**
  * Newest-first reads of messages (a list's page, the inbox's last message and unread count) look
  * first at the messages made in this long before their start (a month and a day: one or two
  * partitions). Their order is `created_at`, WhatsApp's time for an inbound message (earlier than
