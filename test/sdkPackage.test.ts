@@ -3,16 +3,30 @@
  * declarations, packed with `npm pack`, unpacked into a project of its own, then used from plain
  * Node (no TypeScript loader) against a running server and type-checked by a user's `tsc`.
  *
- * One build and one tarball for the file (`Built`): the install test and the release test take the
- * same one, as a release publishes the build it checked. A build is a `tsc` of the SDK with the
- * contract it carries (about 15 s of CPU); the file made two before (docs/TESTING.md "How long it
- * takes").
+ * One build and one tarball (`Built`): the install test and the release test take the same one, as
+ * a release publishes the build it checked. A build is a `tsc` of the SDK with the contract it
+ * carries (about 8 s of CPU). It is kept in the OS temp folder under the hash of every file it is
+ * made from (`sdkBuildInputs`), as the test seed is, so a run on sources built before takes it as
+ * it is; `test/sdkReadme.test.ts` runs the build itself (`npm run build:sdk -- --pack`, as the
+ * README says) in every run (docs/TESTING.md "How long it takes").
  */
 import { HttpServer } from "@effect/platform"
 import { assert, describe, layer } from "@effect/vitest"
 import { Context, Effect, Layer } from "effect"
 import { execFile } from "node:child_process"
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs"
+import { createHash } from "node:crypto"
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync
+} from "node:fs"
 import { tmpdir } from "node:os"
 import { dirname, join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -29,17 +43,56 @@ const TO = "+4915112345678"
 /** The SDK built (`dist`, a package directory) and packed (`tarball`) once for the file, in `work`. */
 class Built extends Context.Tag("test/SdkBuilt")<Built, { readonly dist: string; readonly tarball: string }>() {}
 
-const builtLayer = Layer.scoped(
-  Built,
-  Effect.acquireRelease(
-    Effect.sync(() => {
-      const work = mkdtempSync(join(tmpdir(), "sdk-build-"))
-      const dist = build(join(work, "dist"))
-      return { work, dist, tarball: pack(dist, work) }
-    }),
-    ({ work }) => Effect.sync(() => rmSync(work, { recursive: true, force: true }))
-  )
-)
+/** Every file the SDK's build reads (scripts/build-sdk.ts, its tsconfig, the sources it compiles, the pins it copies). */
+const sdkBuildInputs = (): ReadonlyArray<string> =>
+  [
+    ...["packages/sdk/src", "packages/api/src", "packages/domain/src"].flatMap((dir) =>
+      readdirSync(join(root, dir), { recursive: true, encoding: "utf8" })
+        .map((file) => join(dir, file))
+        .filter((file) => statSync(join(root, file)).isFile())
+    ),
+    "packages/sdk/package.json",
+    "packages/sdk/tsconfig.build.json",
+    "packages/sdk/README.md",
+    "packages/api/package.json",
+    "packages/domain/package.json",
+    "tsconfig.json",
+    "package.json",
+    "package-lock.json",
+    "scripts/build-sdk.ts"
+  ].sort()
+
+/**
+ * The build and its tarball for the sources as they are: `<temp>/switchboard-test/sdk-<hash>`,
+ * made here when no run made it yet (under a temporary name, then renamed: a concurrent run finds
+ * all of it or none). Builds of other sources older than a day are removed.
+ */
+const builtFor = (): { readonly dist: string; readonly tarball: string } => {
+  const hash = createHash("sha256")
+  for (const file of sdkBuildInputs()) hash.update(`${file}\0`).update(readFileSync(join(root, file))).update("\0")
+  const cache = join(tmpdir(), "switchboard-test")
+  const dir = join(cache, `sdk-${hash.digest("hex").slice(0, 16)}`)
+  const made = () => {
+    const [tarball] = readdirSync(dir).filter((file) => file.endsWith(".tgz"))
+    return { dist: join(dir, "dist"), tarball: join(dir, tarball!) }
+  }
+  if (existsSync(join(dir, "complete"))) return made()
+  mkdirSync(cache, { recursive: true })
+  for (const old of readdirSync(cache).filter((name) => /^sdk-[0-9a-f]{16}$/.test(name))) {
+    if (Date.now() - statSync(join(cache, old)).mtimeMs > 86_400_000) rmSync(join(cache, old), { recursive: true, force: true })
+  }
+  const partial = mkdtempSync(`${dir}.partial-`)
+  pack(build(join(partial, "dist")), partial)
+  writeFileSync(join(partial, "complete"), "")
+  try {
+    renameSync(partial, dir)
+  } catch {
+    rmSync(partial, { recursive: true, force: true }) // another run made it meanwhile
+  }
+  return made()
+}
+
+const builtLayer = Layer.sync(Built, builtFor)
 
 /** A user's project with the packed tarball installed (its dependencies linked from ours: same pins). */
 const installPacked = () =>
