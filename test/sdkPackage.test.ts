@@ -79,7 +79,9 @@ const builtFor = (): { readonly dist: string; readonly tarball: string } => {
   if (existsSync(join(dir, "complete"))) return made()
   mkdirSync(cache, { recursive: true })
   for (const old of readdirSync(cache).filter((name) => /^sdk-[0-9a-f]{16}$/.test(name))) {
-    if (Date.now() - statSync(join(cache, old)).mtimeMs > 86_400_000) rmSync(join(cache, old), { recursive: true, force: true })
+    if (Date.now() - statSync(join(cache, old)).mtimeMs > 86_400_000) {
+      rmSync(join(cache, old), { recursive: true, force: true })
+    }
   }
   const partial = mkdtempSync(`${dir}.partial-`)
   pack(build(join(partial, "dist")), partial)
