@@ -25,6 +25,7 @@ import {
   rmSync,
   statSync,
   symlinkSync,
+  utimesSync,
   writeFileSync
 } from "node:fs"
 import { tmpdir } from "node:os"
@@ -76,7 +77,11 @@ const builtFor = (): { readonly dist: string; readonly tarball: string } => {
     const [tarball] = readdirSync(dir).filter((file) => file.endsWith(".tgz"))
     return { dist: join(dir, "dist"), tarball: join(dir, tarball!) }
   }
-  if (existsSync(join(dir, "complete"))) return made()
+  if (existsSync(join(dir, "complete"))) {
+    // in use: not one of the builds older than a day that a run on other sources removes
+    utimesSync(dir, new Date(), new Date())
+    return made()
+  }
   mkdirSync(cache, { recursive: true })
   for (const old of readdirSync(cache).filter((name) => /^sdk-[0-9a-f]{16}$/.test(name))) {
     if (Date.now() - statSync(join(cache, old)).mtimeMs > 86_400_000) {
