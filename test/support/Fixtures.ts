@@ -29,13 +29,31 @@ export interface RequestOptions {
 /** Prepended to every path `request` sends (set it when the app runs under BASE_PATH). */
 export class PathPrefix extends Context.Reference<PathPrefix>()("test/PathPrefix", { defaultValue: () => "" }) {}
 
+/**
+ * The typed clients made so far, per HTTP client (the app under test's) and per token, workspace
+ * and path prefix: making one walks the whole contract (every endpoint's schemas), and tests ask
+ * for one in loops and polls. A client holds no state of its own (docs/TESTING.md "How long it takes").
+ */
+const clients = new WeakMap<HttpClient.HttpClient, Map<string, SwitchboardClient.Client>>()
+
 /** The typed client as `token` (and `workspace`), against the app under test; with no token, anonymous. */
 export const api = (token?: string, workspace?: string) =>
-  Effect.flatMap(
-    PathPrefix,
-    (prefix) =>
-      SwitchboardClient.make({ apiKey: token, workspaceId: workspace, baseUrl: prefix === "" ? undefined : prefix })
-  )
+  Effect.gen(function*() {
+    const prefix = yield* PathPrefix
+    const http = yield* HttpClient.HttpClient
+    const key = JSON.stringify([token ?? null, workspace ?? null, prefix])
+    let made = clients.get(http)
+    if (made === undefined) clients.set(http, made = new Map())
+    const known = made.get(key)
+    if (known !== undefined) return known
+    const client = yield* SwitchboardClient.make({
+      apiKey: token,
+      workspaceId: workspace,
+      baseUrl: prefix === "" ? undefined : prefix
+    })
+    made.set(key, client)
+    return client
+  })
 
 /** What a refused typed call answered: status, code, message and details of the error envelope. */
 export interface Refusal {
