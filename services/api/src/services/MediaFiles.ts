@@ -385,7 +385,26 @@ export class MediaFiles extends Effect.Service<MediaFiles>()("@switchboard/servi
       return verdict.file.mimeType
     })
 
-    return { get, content, upload, ingest, checkStored } as const
+    /**
+     * A file fetched from a URL for one send that was then refused (a voice note of another type,
+     * the plan's contacts limit, the QR safety cap, a lost claim, an interrupted request): its row
+     * and its bytes go, so a refused send leaves nothing behind (docs/API.md "Media"). Kept when a
+     * message refers to it after all. A failure to remove is logged, never the client's answer:
+     * the refusal stands, and the file then goes with retention (`MEDIA_RETENTION_DAYS`).
+     */
+    const discardUnsent = Effect.fn("MediaFiles.discardUnsent")(function*(id: string) {
+      // the row first: bytes are never dropped under a message that refers to them
+      if (yield* repo.removeUnsent(id)) yield* store.purge(id)
+    }, (effect, id) =>
+      Effect.catchAllCause(
+        effect,
+        (cause) =>
+          Effect.logWarning("a refused send's fetched file could not be removed", cause).pipe(
+            Effect.annotateLogs({ media_id: id })
+          )
+      ))
+
+    return { get, content, upload, ingest, checkStored, discardUnsent } as const
   }),
   dependencies: [
     MediaRepo.MediaRepo.Default,
