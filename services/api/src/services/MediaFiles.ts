@@ -72,15 +72,8 @@ export const fileRefused = (
       })
     case "type_invalid":
       return new Errors.ValidationError({
-        message:
-          "The media type is not one as RFC 9110 writes it: type/subtype (for example image/png), then optional ; name=value parameters, each value a token or a quoted string, each name once, and no control character (audio/ogg; codecs=opus); wildcards name no file",
-        details: {
-          reason: "media_type_invalid",
-          issues: [{
-            path: [...paths.type],
-            message: "Expected a media type: type/subtype, then ; name=value parameters"
-          }]
-        }
+        message: MediaType.INVALID.message,
+        details: { reason: "media_type_invalid", issues: [{ path: [...paths.type], message: MediaType.INVALID.issue }] }
       })
     case "type_unsupported": {
       const { expected, kind, sniffed } = refusal
