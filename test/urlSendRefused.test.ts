@@ -90,7 +90,10 @@ const refusedSendsLeaveNothing = Effect.gen(function*() {
   assert.strictEqual(voice.details["reason"], "voice_note_type_unsupported")
   assert.deepStrictEqual(yield* stored(user.workspaceId), before)
   // the same URL to the contact the plan holds is sent, its file stored once
-  const sent = yield* client.messages.send({ payload: { to: TO, image: { url: `${server.url}/file.png` } }, headers: {} })
+  const sent = yield* client.messages.send({
+    payload: { to: TO, image: { url: `${server.url}/file.png` } },
+    headers: {}
+  })
   assert.strictEqual(sent.image?.size_bytes, png.byteLength)
   const after = yield* stored(user.workspaceId)
   assert.strictEqual(after.media, before.media + 1)

@@ -34,7 +34,9 @@ describe("a text body needs a visible character at every door", () => {
         for (const blank of BLANKS) {
           const label = JSON.stringify(blank)
           // the typed client holds the same rule: refused before it is sent
-          const local = yield* refused(client.messages.send({ payload: { to: TO, text: { body: blank } }, headers: {} }))
+          const local = yield* refused(
+            client.messages.send({ payload: { to: TO, text: { body: blank } }, headers: {} })
+          )
           assert.strictEqual(local.status, 422, label)
           assert.strictEqual(local.code, "VALIDATION_ERROR", label)
           assert.strictEqual(local.details["sent"], false, label)

@@ -34,7 +34,10 @@ describe("uploadMedia (sdk): a content type the API refuses", () => {
         const api = toSwitchboardError(
           yield* Effect.flip(client.sandbox.inbound({
             path: { sessionId: session.id },
-            payload: { from: FROM, document: { data_base64: Buffer.from(PNG).toString("base64"), mime_type: "image/png\r\n" } }
+            payload: {
+              from: FROM,
+              document: { data_base64: Buffer.from(PNG).toString("base64"), mime_type: "image/png\r\n" }
+            }
           }))
         )
         assert.strictEqual(api.status, 422)
@@ -69,7 +72,10 @@ describe("uploadMedia (sdk): a content type the API refuses", () => {
           assert.strictEqual(error.message, api.message, label)
           assert.deepStrictEqual(error.details, {
             reason: "media_type_invalid",
-            issues: [{ path: ["content-type"], message: (api.details["issues"] as Array<{ message: string }>)[0]!.message }],
+            issues: [{
+              path: ["content-type"],
+              message: (api.details["issues"] as Array<{ message: string }>)[0]!.message
+            }],
             sent: false
           }, label)
           assert.notInclude(JSON.stringify(error.details) + error.message, "Injected", label)
