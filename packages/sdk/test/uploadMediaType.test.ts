@@ -9,9 +9,9 @@
 import { HttpServer } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
 import { assert, describe, layer } from "@effect/vitest"
-import { SwitchboardClient, SwitchboardError, toSwitchboardError, uploadMedia } from "@switchboard/sdk"
+import { SwitchboardError, toSwitchboardError, uploadMedia } from "@switchboard/sdk"
 import { Effect } from "effect"
-import { sandboxSetup } from "../../../test/support/Fixtures.js"
+import { api, sandboxSetup } from "../../../test/support/Fixtures.js"
 import * as TestApp from "../../../test/support/TestApp.js"
 
 const FROM = "+4915112345678"
@@ -29,9 +29,9 @@ describe("uploadMedia (sdk): a content type the API refuses", () => {
       Effect.gen(function*() {
         const { key, session, user } = yield* sandboxSetup([FROM])
         const url = yield* baseUrl
-        const client = yield* SwitchboardClient.make({ baseUrl: url, apiKey: key })
+        const client = yield* api(key)
         // what the API answers for such a type where a request can carry it
-        const api = toSwitchboardError(
+        const answered = toSwitchboardError(
           yield* Effect.flip(client.sandbox.inbound({
             path: { sessionId: session.id },
             payload: {
@@ -40,8 +40,8 @@ describe("uploadMedia (sdk): a content type the API refuses", () => {
             }
           }))
         )
-        assert.strictEqual(api.status, 422)
-        assert.strictEqual(api.details["reason"], "media_type_invalid")
+        assert.strictEqual(answered.status, 422)
+        assert.strictEqual(answered.details["reason"], "media_type_invalid")
         let requests = 0
         const counting: typeof fetch = (input, init) => {
           requests++
@@ -67,14 +67,14 @@ describe("uploadMedia (sdk): a content type the API refuses", () => {
           )
           assert.instanceOf(refused, SwitchboardError, label)
           const error = refused as SwitchboardError
-          assert.strictEqual(error.code, api.code, label)
+          assert.strictEqual(error.code, answered.code, label)
           assert.strictEqual(error.status, 422, label)
-          assert.strictEqual(error.message, api.message, label)
+          assert.strictEqual(error.message, answered.message, label)
           assert.deepStrictEqual(error.details, {
             reason: "media_type_invalid",
             issues: [{
               path: ["content-type"],
-              message: (api.details["issues"] as Array<{ message: string }>)[0]!.message
+              message: (answered.details["issues"] as Array<{ message: string }>)[0]!.message
             }],
             sent: false
           }, label)
