@@ -21,6 +21,13 @@ import * as TestApp from "./support/TestApp.js"
 const TO = "+4915112345678"
 const OTHER = "+4915187654321"
 
+/**
+ * The refusal of a call that must be refused; an acceptance fails the test with a plain message
+ * rather than with the accepted record as its error.
+ */
+const mustRefuse = <A, E, R>(call: Effect.Effect<A, E, R>) =>
+  refused(Effect.zipRight(call, Effect.dieMessage("accepted, where a refusal was expected")))
+
 const png = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), randomBytes(5000)])
 const mp3 = Buffer.concat([Buffer.from("ID3\x04\0\0\0\0\0\0"), randomBytes(900)])
 
@@ -75,7 +82,7 @@ const refusedSendsLeaveNothing = Effect.gen(function*() {
     Effect.provide(TestApp.operatorLayer)
   )
   const before = yield* stored(user.workspaceId)
-  const overLimit = yield* refused(client.messages.send({
+  const overLimit = yield* mustRefuse(client.messages.send({
     payload: { to: OTHER, image: { url: `${server.url}/file.png`, caption: "menu" } },
     headers: {}
   }))
@@ -83,7 +90,7 @@ const refusedSendsLeaveNothing = Effect.gen(function*() {
   assert.strictEqual(overLimit.code, "ENTITLEMENT_LIMIT_REACHED")
   assert.deepStrictEqual(yield* stored(user.workspaceId), before)
   // refused for its type once fetched (a voice note is Ogg Opus only): nothing kept either
-  const voice = yield* refused(client.messages.send({
+  const voice = yield* mustRefuse(client.messages.send({
     payload: { to: TO, audio: { url: `${server.url}/file.mp3`, voice: true } },
     headers: {}
   }))

@@ -12,6 +12,13 @@ import * as TestApp from "./support/TestApp.js"
 
 const TO = "+4915112345678"
 
+/**
+ * The refusal of a call that must be refused; an acceptance fails the test with a plain message
+ * rather than with the accepted record as its error.
+ */
+const mustRefuse = <A, E, R>(call: Effect.Effect<A, E, R>) =>
+  refused(Effect.zipRight(call, Effect.dieMessage("accepted, where a refusal was expected")))
+
 /** Texts a reader sees as nothing: spaces, tabs, newlines, no-break and ideographic spaces, zero-width characters, the Hangul filler, the braille blank, a soft hyphen with a word joiner. */
 const BLANKS = [" ", " \n\t ", "\u00a0\u3000", "\u200b", "\u3164\u3164", "\u2800", "\u00ad\u2060"]
 
@@ -34,7 +41,7 @@ describe("a text body needs a visible character at every door", () => {
         for (const blank of BLANKS) {
           const label = JSON.stringify(blank)
           // the typed client holds the same rule: refused before it is sent
-          const local = yield* refused(
+          const local = yield* mustRefuse(
             client.messages.send({ payload: { to: TO, text: { body: blank } }, headers: {} })
           )
           assert.strictEqual(local.status, 422, label)
@@ -78,7 +85,7 @@ describe("a text body needs a visible character at every door", () => {
         const { key } = yield* sandboxSetup([TO])
         const client = yield* api(key)
         for (const [i, blank] of BLANKS.entries()) {
-          const reply = yield* refused(client.templates.create({
+          const reply = yield* mustRefuse(client.templates.create({
             payload: { slug: `blank_${i}`, name: "Blank", category: "utility", body: blank }
           }))
           assert.strictEqual(reply.status, 422, JSON.stringify(blank))
@@ -98,7 +105,7 @@ describe("a text body needs a visible character at every door", () => {
             variables: [{ name: "greeting" }, { name: "name", required: false }]
           }
         })
-        const blankValue = yield* refused(client.messages.send({
+        const blankValue = yield* mustRefuse(client.messages.send({
           payload: { to: TO, template: { slug: "greeting", variables: { greeting: "\u00a0 \u200b" } } },
           headers: {}
         }))
