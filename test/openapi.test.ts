@@ -1,7 +1,7 @@
 import { assert, describe, layer } from "@effect/vitest"
 import { RouteTable } from "@switchboard/service-api"
 import { Effect } from "effect"
-import { request } from "./support/Fixtures.js"
+import { api, request, signUp } from "./support/Fixtures.js"
 import * as TestApp from "./support/TestApp.js"
 
 describe("OpenAPI and docs", () => {
@@ -73,6 +73,46 @@ describe("OpenAPI and docs", () => {
         assert.deepStrictEqual(spec.paths["/v1/channels/{channelId}/qr/start"].post["x-required-scopes"], [
           "channels.manage"
         ])
+      }))
+
+    it.effect("marks a request body optional exactly where the server needs none", () =>
+      Effect.gen(function*() {
+        // raw: the OpenAPI document is not an endpoint of the typed client
+        const spec = (yield* request("GET", "/openapi.json")).body
+        const optional: Array<string> = []
+        for (const [path, item] of Object.entries(spec.paths) as Array<[string, Record<string, any>]>) {
+          for (const [method, op] of Object.entries(item)) {
+            if (op.requestBody === undefined) continue
+            assert.isBoolean(op.requestBody.required, `${method} ${path}`)
+            if (!op.requestBody.required) optional.push(`${method.toUpperCase()} ${path}`)
+          }
+        }
+        // no body is `{}` on the two action routes (contractGaps.test.ts sends none to the
+        // webhook test; qrPairingCode.test.ts to qr/start); a refresh reads its cookie instead
+        assert.deepStrictEqual(optional.sort(), [
+          "POST /v1/auth/refresh",
+          "POST /v1/channels/{channelId}/qr/start",
+          "POST /v1/webhook-endpoints/{endpointId}/test"
+        ])
+        const start = spec.paths["/v1/channels/{channelId}/qr/start"].post.requestBody
+        assert.include(start.description, "no body")
+        assert.strictEqual(
+          start.content["application/json"].schema.anyOf[0].$ref,
+          "#/components/schemas/StartPairingRequest"
+        )
+        // as the server reads it: a qr/start without a body gets past its validation (an archived
+        // channel's 409, where a body it refuses would be 422)
+        const user = yield* signUp()
+        const client = yield* api(user.accessToken, user.workspaceId)
+        const channel = yield* client.channels.create({ payload: { provider: "qr", name: "Optional body" } })
+        yield* client.channels.archive({ path: { channelId: channel.id } })
+        // raw: a request without a body, which the typed client does not send (it sends `null`)
+        const bodiless = yield* request("POST", `/v1/channels/${channel.id}/qr/start`, {
+          token: user.accessToken,
+          workspace: user.workspaceId
+        })
+        assert.strictEqual(bodiless.status, 409, bodiless.text)
+        assert.strictEqual(bodiless.body.error.details.reason, "channel_archived")
       }))
 
     it.effect("serves an offline docs page (no CDN, no external fonts)", () =>

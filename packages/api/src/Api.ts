@@ -4,6 +4,7 @@
  */
 import { HttpApi, OpenApi } from "@effect/platform"
 import { Errors } from "@switchboard/domain"
+import { Option, Schema } from "effect"
 import { RESPONSES } from "./ApiExampleResponses.js"
 import { REQUESTS } from "./ApiExamples.js"
 import { ApiKeysApi } from "./ApiKeysApi.js"
@@ -86,6 +87,24 @@ const extensionsByOperation = () => {
   return out
 }
 
+/**
+ * The operations whose body may be left out (`qr/start`, a webhook endpoint's `test`): their
+ * payload takes `null`, which is how the server reads an empty body. The builder marks every
+ * request body required; these are not.
+ */
+const optionalBodies = () => {
+  const out = new Set<string>()
+  HttpApi.reflect(Api, {
+    onGroup() {},
+    onEndpoint({ endpoint }) {
+      const payload = Option.getOrUndefined(endpoint.payloadSchema)
+      if (payload === undefined || !Schema.is(Schema.typeSchema(payload))(null)) return
+      out.add(`${endpoint.method.toLowerCase()} ${endpoint.path.replace(/:(\w+)\??/g, "{$1}")}`)
+    }
+  })
+  return out
+}
+
 const requestExamples = new Map(REQUESTS)
 
 /**
@@ -122,16 +141,23 @@ const addExamples = (op: Json, id: string) => {
 }
 
 /**
- * Removes the builder's own 400 (we answer 422), documents the workspace header, and adds each
- * operation's access extensions from the annotations the server enforces.
+ * Removes the builder's own 400 (we answer 422), documents the workspace header, marks the bodies
+ * the server does not need as optional, and adds each operation's access extensions from the
+ * annotations the server enforces.
  */
 const transform = (spec: Json): Json => {
   const extensions = extensionsByOperation()
+  const optional = optionalBodies()
   for (const [pathName, path] of Object.entries(objectAt(spec, "paths") ?? {})) {
     if (!isObject(path)) continue
     for (const [method, op] of Object.entries(path)) {
       if (!isObject(op)) continue
       Object.assign(op, extensions.get(`${method} ${pathName}`))
+      const body = objectAt(op, "requestBody")
+      if (body !== undefined && optional.has(`${method} ${pathName}`)) {
+        body["required"] = false
+        body["description"] = "Optional: no body (or `null`) is the same as `{}`"
+      }
       const id = String(op["operationId"])
       if (SUMMARIES[id] !== undefined) op["summary"] = SUMMARIES[id]
       if (op["description"] === undefined && DESCRIPTIONS[id] !== undefined) op["description"] = DESCRIPTIONS[id]

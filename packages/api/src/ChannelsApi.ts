@@ -9,13 +9,6 @@ export const CreateChannelRequest = Schemas.StrictStruct({
   name: Schema.String.pipe(Characters.minCharacters(1), Characters.maxCharacters(64))
 }).annotations({ identifier: "CreateChannelRequest" })
 
-/**
- * A character a reader sees: not whitespace (JavaScript's or Unicode's), not a format or control
- * character nor one Unicode says to ignore (zero-width spaces, joiners, soft hyphen, the Hangul
- * fillers and the braille blank that make a "blank" WhatsApp message).
- */
-const VISIBLE = /[^\s\p{White_Space}\p{Default_Ignorable_Code_Point}\p{Cc}\p{Cf}\u2800]/u
-
 /** A QR channel's call policy as set (docs/QR-CHANNELS.md "Calls"). */
 export const CallPolicyRequest = Schemas.StrictStruct({
   reject: Schema.Boolean.annotations({ description: "Reject every incoming call at once" }),
@@ -24,10 +17,7 @@ export const CallPolicyRequest = Schemas.StrictStruct({
       Characters.minCharacters(1),
       Characters.maxCharacters(4096),
       // a text of spaces alone would go out as an empty-looking message to every caller
-      Schema.filter((s) => VISIBLE.test(s), {
-        message: () => "Expected text, not only whitespace or invisible characters",
-        description: "at least one visible character (not only whitespace or invisible characters)"
-      })
+      Characters.visibleText()
     )
   ).annotations({
     description:

@@ -129,6 +129,19 @@ export class MediaRepo extends Effect.Service<MediaRepo>()("@switchboard/db/Medi
       yield* sql`DELETE FROM media WHERE id = ${id}`
     }, dieOnDatabaseError)
 
+    /**
+     * A file fetched for a send that was then refused: its row goes (its chunks with it), unless a
+     * message refers to it after all (a send that committed as it was interrupted). Whether it went;
+     * bytes kept in files (`MEDIA_STORE=filesystem`) are the caller's to purge then.
+     */
+    const removeUnsent = Effect.fn("MediaRepo.removeUnsent")(function*(id: string) {
+      const rows = yield* decodeMediaIds(
+        yield* sql`DELETE FROM media WHERE id = ${id}
+          AND NOT EXISTS (SELECT 1 FROM messages WHERE media_id = ${id}) RETURNING id`
+      )
+      return rows.length > 0
+    }, dieOnDatabaseError)
+
     const find = Effect.fn("MediaRepo.find")(function*(workspaceId: string, id: string) {
       const rows = yield* decodeMedia(
         yield* sql`SELECT ${columns} FROM media WHERE workspace_id = ${workspaceId} AND id = ${id}`
@@ -220,6 +233,7 @@ export class MediaRepo extends Effect.Service<MediaRepo>()("@switchboard/db/Medi
       removeStaleUploads,
       createUpload,
       remove,
+      removeUnsent,
       find,
       findById,
       claimDue,

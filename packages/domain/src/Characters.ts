@@ -46,6 +46,31 @@ export const minCharacters = (
     jsonSchema: { minLength: min }
   }))
 
+/**
+ * A character a reader sees: not whitespace (JavaScript's or Unicode's), not a format or control
+ * character nor one Unicode says to ignore (zero-width spaces, joiners, soft hyphen, the Hangul
+ * fillers and the braille blank that make a "blank" WhatsApp message).
+ */
+const VISIBLE = /[^\s\p{White_Space}\p{Default_Ignorable_Code_Point}\p{Cc}\p{Cf}\u2800]/u
+
+/** Whether `s` holds at least one character a reader sees (`VISIBLE`). */
+export const hasVisibleCharacter = (s: string): boolean => VISIBLE.test(s)
+
+/** What every door says of a text with no visible character (docs/API.md "Messages"). */
+export const NOT_VISIBLE_MESSAGE = "Expected text, not only whitespace or invisible characters"
+
+/**
+ * At least one visible character: the one rule of every text that reaches a reader (a send's or a
+ * reply's `text.body`, a simulated inbound text, a template's body and rendered text, a call
+ * policy's `reply_text`). A text of spaces, zero-width or other invisible characters alone would
+ * go out as an empty-looking message.
+ */
+export const visibleText = (message = NOT_VISIBLE_MESSAGE) => <A extends string, I, R>(self: Schema.Schema<A, I, R>) =>
+  self.pipe(Schema.filter((s: A) => hasVisibleCharacter(s), {
+    message: () => message,
+    description: "at least one visible character (not only whitespace or invisible characters)"
+  }))
+
 /** `min..max` characters (code points). */
 export const characters = (min: number, max: number) => <A extends string, I, R>(self: Schema.Schema<A, I, R>) =>
   self.pipe(minCharacters(min), maxCharacters(max))

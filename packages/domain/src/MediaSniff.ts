@@ -176,7 +176,7 @@ export const checkFile = (input: {
   // space, a BOM around it are refused by the strict reader, whatever the door)
   const text = input.lenient === true
     ? input.declared?.trim() ?? ""
-    : input.declared?.replace(/^[ \t]+|[ \t]+$/g, "") ?? ""
+    : MediaType.trimClient(input.declared ?? "")
   const parsed = text === ""
     ? Option.none()
     : input.lenient === true

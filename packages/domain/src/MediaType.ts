@@ -64,6 +64,23 @@ export const parseStrict = (text: string): Option.Option<MediaType> => {
   return Option.filter(parse(text), (type) => type.parameters.length === (text.match(PARAMETERS) ?? []).length)
 }
 
+/**
+ * What every door says of a client's type `parseStrict` refuses (422 `VALIDATION_ERROR`,
+ * `details.reason = media_type_invalid`): the server, and the SDK's `uploadMedia` before it sends
+ * a type no HTTP header can carry. Never the type itself.
+ */
+export const INVALID = {
+  message:
+    "The media type is not one as RFC 9110 writes it: type/subtype (for example image/png), then optional ; name=value parameters, each value a token or a quoted string, each name once, and no control character (audio/ogg; codecs=opus); wildcards name no file",
+  issue: "Expected a media type: type/subtype, then ; name=value parameters"
+} as const
+
+/**
+ * A client's declared type as every door reads it before `parseStrict`: only spaces and tabs
+ * around it are not part of it (a CR/LF, a no-break space or a BOM stays, and is refused).
+ */
+export const trimClient = (text: string): string => text.replace(/^[ \t]+|[ \t]+$/g, "")
+
 /** A parameter value as RFC 9110 writes it: a token as is, anything else quoted. */
 const quoted = (value: string) => TOKEN.test(value) ? value : `"${value.replace(/["\\]/g, (c) => `\\${c}`)}"`
 

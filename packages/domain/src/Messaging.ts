@@ -4,7 +4,7 @@
  */
 import { Schema } from "effect"
 import { ChannelStatus } from "./ChannelStateMachine.js"
-import { maxCharacters, minCharacters } from "./Characters.js"
+import { maxCharacters, minCharacters, visibleText } from "./Characters.js"
 import { ReactionEmoji } from "./Emoji.js"
 import { Id, IdRef } from "./Ids.js"
 import { MessageMedia } from "./Media.js"
@@ -218,14 +218,22 @@ const SendReaction = StrictStruct({
 export const SEND_KINDS = ["text", "template", ...MEDIA_KIND_NAMES, "location", "reaction"] as const
 export type SendKind = typeof SEND_KINDS[number]
 
+/**
+ * A text message's body, whatever the door (a send, a conversation's reply, a simulated inbound
+ * text or edit): 1 to 4 096 characters, at least one of them visible (docs/API.md "Messages").
+ */
+export const TextBody = Schema.String.pipe(
+  minCharacters(1, "Expected a non-empty text body"),
+  maxCharacters(4096, "Expected at most 4096 characters"),
+  visibleText()
+).annotations({
+  description:
+    "1 to 4096 characters, at least one of them visible: not only whitespace, zero-width or other invisible characters"
+})
+
 /** The fields every send (and conversation reply) takes, `to` and `channel_id` aside. */
 export const sendFields = {
-  text: Schema.optional(StrictStruct({
-    body: Schema.String.pipe(
-      minCharacters(1, "Expected a non-empty text body"),
-      maxCharacters(4096, "Expected at most 4096 characters")
-    )
-  })),
+  text: Schema.optional(StrictStruct({ body: TextBody })),
   template: Schema.optional(StrictStruct({
     slug: Schema.String.pipe(Schema.pattern(/^[a-z0-9_]{1,64}$/, { message: () => "Expected a template slug" })),
     variables: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.String }))

@@ -8,6 +8,7 @@ import { maxCharacters, minCharacters } from "./Characters.js"
 import { ReactionEmoji } from "./Emoji.js"
 import { Id } from "./Ids.js"
 import { MessageType } from "./MessageContent.js"
+import { TextBody } from "./Messaging.js"
 import { E164, StrictStruct } from "./Schemas.js"
 
 /** The largest file given inline (`data_base64`, decoded). */
@@ -57,7 +58,6 @@ export const SandboxAudioInput = StrictStruct({
 export const SandboxStickerInput = StrictStruct(fileFields).pipe(Schema.filter(oneSource))
   .annotations({ identifier: "SandboxStickerInput" })
 
-const Body = Schema.String.pipe(minCharacters(1), maxCharacters(4096))
 const ShortText = Schema.String.pipe(maxCharacters(1024))
 
 /** The kind members; exactly one is given: every message type but `template` (a send-only kind). */
@@ -76,7 +76,7 @@ export const SandboxInboundRequest = StrictStruct({
     description: "With `group_chat_id`: the participants the message mentions (`@name`)"
   }),
   reply_to: Schema.optional(Id("msg")).annotations({ description: "A message of the session's channel it quotes" }),
-  text: Schema.optional(StrictStruct({ body: Body })),
+  text: Schema.optional(StrictStruct({ body: TextBody })),
   image: Schema.optional(SandboxMediaInput),
   document: Schema.optional(SandboxDocumentInput),
   audio: Schema.optional(SandboxAudioInput),
@@ -98,7 +98,7 @@ export const SandboxInboundRequest = StrictStruct({
     message_id: Id("msg"),
     emoji: ReactionEmoji
   })),
-  edit: Schema.optional(StrictStruct({ message_id: Id("msg"), text: StrictStruct({ body: Body }) })),
+  edit: Schema.optional(StrictStruct({ message_id: Id("msg"), text: StrictStruct({ body: TextBody }) })),
   revoke: Schema.optional(StrictStruct({ message_id: Id("msg") })),
   unsupported: Schema.optional(StrictStruct({ kind: Schema.String.pipe(minCharacters(1), maxCharacters(64)) }))
 }).pipe(

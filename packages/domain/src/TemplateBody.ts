@@ -9,9 +9,10 @@
  *
  * Rendering walks the parsed body once and inserts each value as it is: a `{{` inside a value is
  * never read as a placeholder. Nothing is substituted silently: a required variable without a
- * value, an unknown variable, an empty value or one over 1 024 characters refuses the send.
+ * value, an unknown variable, an empty value or one over 1 024 characters, and a rendered text
+ * with no visible character (`Characters.visibleText`, the rule of every text body) refuse the send.
  */
-import { characterCount } from "./Characters.js"
+import { characterCount, hasVisibleCharacter, NOT_VISIBLE_MESSAGE } from "./Characters.js"
 
 /** Longest body, and longest rendered text (characters). */
 export const TEMPLATE_BODY_MAX = 1024
@@ -108,8 +109,9 @@ export const valueIssues = (path: ReadonlyArray<string | number>, value: string)
 /**
  * A body and its declarations, checked together (creation and update). Without `declared`, every
  * placeholder gets a required variable with no example. Issues: malformed braces (with their
- * position), a body over 1 024 characters, a declared variable the body never uses, a
- * placeholder with no declaration (with its position), a name declared twice, a bad example.
+ * position), an empty body or one with no visible character, a body over 1 024 characters, a
+ * declared variable the body never uses, a placeholder with no declaration (with its position),
+ * a name declared twice, a bad example.
  */
 export const checkTemplate = (
   body: string,
@@ -117,6 +119,8 @@ export const checkTemplate = (
 ): { readonly variables: ReadonlyArray<VariableDeclaration>; readonly issues: Array<TemplateIssue> } => {
   const { issues, parsed } = parseBody(body)
   if (body === "") issues.push({ path: ["body"], message: "Expected a non-empty body" })
+  // a body of spaces alone would go out as an empty-looking message (the rule of every text body)
+  else if (!hasVisibleCharacter(body)) issues.push({ path: ["body"], message: NOT_VISIBLE_MESSAGE })
   if (characterCount(body) > TEMPLATE_BODY_MAX) {
     issues.push({ path: ["body"], message: `Expected at most ${TEMPLATE_BODY_MAX} characters` })
   }
@@ -188,6 +192,13 @@ export const renderTemplate = (
     return {
       _tag: "Invalid",
       issues: [{ path, message: `The rendered text is over ${TEMPLATE_BODY_MAX} characters` }]
+    }
+  }
+  // values of spaces, or optional variables left out, can leave nothing a reader sees
+  if (!hasVisibleCharacter(body)) {
+    return {
+      _tag: "Invalid",
+      issues: [{ path, message: "The rendered text has no visible character (only whitespace or invisible ones)" }]
     }
   }
   return { _tag: "Rendered", body }

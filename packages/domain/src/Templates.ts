@@ -28,7 +28,7 @@ export const TemplateVariable = Schema.Struct({
 
 const TemplateBodyText = Schema.String.annotations({
   description:
-    `Up to ${TEMPLATE_BODY_MAX} characters (Unicode code points). Placeholders are \`{{name}}\` with \`name\` matching \`^[a-z][a-z0-9_]{0,63}$\`, no spaces inside the braces; any other \`{{\` or a stray \`}}\` is malformed (422 with the character position in \`details.issues[].position\`). Single braces are text.`
+    `Up to ${TEMPLATE_BODY_MAX} characters (Unicode code points), at least one of them visible (not only whitespace or invisible characters). Placeholders are \`{{name}}\` with \`name\` matching \`^[a-z][a-z0-9_]{0,63}$\`, no spaces inside the braces; any other \`{{\` or a stray \`}}\` is malformed (422 with the character position in \`details.issues[].position\`). Single braces are text.`
 })
 
 export const TemplateLanguage = Schema.String.pipe(
@@ -55,7 +55,7 @@ export class Template extends Schema.Class<Template>("Template")({
   archived_at: Schema.NullOr(Timestamp)
 }, {
   description:
-    "A message body with `{{name}}` placeholders. Sends render it once: a `{{` inside a value is never expanded. A send refuses missing required variables (422 TEMPLATE_VARIABLE_MISSING with `details.missing`), unknown ones (422 VALIDATION_ERROR, path naming each), empty values and values over 1 024 characters, and a rendered text over 1 024 characters."
+    "A message body with `{{name}}` placeholders. Sends render it once: a `{{` inside a value is never expanded. A send refuses missing required variables (422 TEMPLATE_VARIABLE_MISSING with `details.missing`), unknown ones (422 VALIDATION_ERROR, path naming each), empty values and values over 1 024 characters, and a rendered text over 1 024 characters or with no visible character (whitespace or invisible characters alone)."
 }) {}
 
 const VariableInput = StrictStruct({

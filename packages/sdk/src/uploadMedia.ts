@@ -4,7 +4,10 @@
  * into memory), with the file's media type as `Content-Type`. Resolves with the stored media
  * (`status: "ready"`, `id` to send with `{"image": {"media_id": ...}}`); rejects with a
  * `SwitchboardError` in the API's words (413 `PAYLOAD_TOO_LARGE` with `details.limit_bytes`, 422
- * `VALIDATION_ERROR` with `details.reason = media_type_unsupported`, ...).
+ * `VALIDATION_ERROR` with `details.reason = media_type_unsupported`, ...). A `contentType` the API
+ * would refuse as no media type (a CR/LF or other control character, a parameter that is not
+ * `name=value`, `*\/*`) rejects before anything is sent, with the API's 422 `VALIDATION_ERROR`,
+ * `details.reason = media_type_invalid` and `details.sent = false`, never `NETWORK_ERROR`.
  *
  * ```ts
  * import { openAsBlob } from "node:fs"
@@ -14,8 +17,8 @@
  * )
  * ```
  */
-import { Media, type MessageContent } from "@switchboard/domain"
-import { Schema } from "effect"
+import { Media, MediaType, type MessageContent } from "@switchboard/domain"
+import { Option, Schema } from "effect"
 import type { CreateClientOptions } from "./PromiseClient.js"
 import { SwitchboardError } from "./PromiseClient.js"
 
@@ -42,6 +45,23 @@ const Envelope = Schema.Struct({
 })
 const decodeEnvelope = Schema.decodeUnknownOption(Envelope)
 
+/**
+ * A type the API would refuse (422 `media_type_invalid`), refused before a byte is sent, in the
+ * API's words and shape, plus `details.sent = false` (as every request the client refuses). Read
+ * as the server reads a client's type (`MediaType.parseStrict`, spaces and tabs around it dropped):
+ * a control character (a CR or LF, which no HTTP header can carry), a parameter that is not
+ * `name=value`, a wildcard.
+ */
+const refuseInvalidType = (type: string): void => {
+  const text = MediaType.trimClient(type)
+  if (text === "" || Option.isSome(MediaType.parseStrict(text))) return
+  throw new SwitchboardError("VALIDATION_ERROR", MediaType.INVALID.message, 422, {
+    reason: "media_type_invalid",
+    issues: [{ path: ["content-type"], message: MediaType.INVALID.issue }],
+    sent: false
+  })
+}
+
 export const uploadMedia = async (options: CreateClientOptions, input: UploadMediaInput): Promise<Media.Media> => {
   const base = options.baseUrl === undefined ? "" : String(options.baseUrl).replace(/\/$/, "")
   const query = new URLSearchParams()
@@ -51,6 +71,7 @@ export const uploadMedia = async (options: CreateClientOptions, input: UploadMed
   if (options.apiKey !== undefined) headers["authorization"] = `Bearer ${options.apiKey}`
   if (options.workspaceId !== undefined) headers["x-workspace-id"] = options.workspaceId
   const type = input.contentType ?? (input.file instanceof Blob && input.file.type !== "" ? input.file.type : undefined)
+  if (type !== undefined) refuseInvalidType(type)
   headers["content-type"] = type ?? "application/octet-stream"
   if (input.idempotencyKey !== undefined) headers["idempotency-key"] = input.idempotencyKey
   const fetch = options.fetch ?? globalThis.fetch

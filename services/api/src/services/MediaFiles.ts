@@ -72,15 +72,8 @@ export const fileRefused = (
       })
     case "type_invalid":
       return new Errors.ValidationError({
-        message:
-          "The media type is not one as RFC 9110 writes it: type/subtype (for example image/png), then optional ; name=value parameters, each value a token or a quoted string, each name once, and no control character (audio/ogg; codecs=opus); wildcards name no file",
-        details: {
-          reason: "media_type_invalid",
-          issues: [{
-            path: [...paths.type],
-            message: "Expected a media type: type/subtype, then ; name=value parameters"
-          }]
-        }
+        message: MediaType.INVALID.message,
+        details: { reason: "media_type_invalid", issues: [{ path: [...paths.type], message: MediaType.INVALID.issue }] }
       })
     case "type_unsupported": {
       const { expected, kind, sniffed } = refusal
@@ -385,7 +378,26 @@ export class MediaFiles extends Effect.Service<MediaFiles>()("@switchboard/servi
       return verdict.file.mimeType
     })
 
-    return { get, content, upload, ingest, checkStored } as const
+    /**
+     * A file fetched from a URL for one send that was then refused (a voice note of another type,
+     * the plan's contacts limit, the QR safety cap, a lost claim, an interrupted request): its row
+     * and its bytes go, so a refused send leaves nothing behind (docs/API.md "Media"). Kept when a
+     * message refers to it after all. A failure to remove is logged, never the client's answer:
+     * the refusal stands, and the file then goes with retention (`MEDIA_RETENTION_DAYS`).
+     */
+    const discardUnsent = Effect.fn("MediaFiles.discardUnsent")(function*(id: string) {
+      // the row first: bytes are never dropped under a message that refers to them
+      if (yield* repo.removeUnsent(id)) yield* store.purge(id)
+    }, (effect, id) =>
+      Effect.catchAllCause(
+        effect,
+        (cause) =>
+          Effect.logWarning("a refused send's fetched file could not be removed", cause).pipe(
+            Effect.annotateLogs({ media_id: id })
+          )
+      ))
+
+    return { get, content, upload, ingest, checkStored, discardUnsent } as const
   }),
   dependencies: [
     MediaRepo.MediaRepo.Default,

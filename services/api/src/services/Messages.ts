@@ -3,7 +3,8 @@
  * the writes in ONE statement (`SendWritesRepo`: contact, conversation, message `queued`,
  * timeline, events with their webhook deliveries, stored idempotent response), on its own or
  * inside a transaction of its own when a lock must come first (a QR channel, a monthly quota), then a volatile
- * wake-up of the channel's entity. Reads go straight to Postgres.
+ * wake-up of the channel's entity. Reads go straight to Postgres. A file the checks fetched from
+ * a URL is removed again when the write refuses the send (`SendContents.discard`).
  */
 import type { Security } from "@switchboard/api"
 import {
@@ -33,7 +34,7 @@ import { SandboxNumbers } from "@switchboard/providers/contract"
 import { Clock, Effect, Option } from "effect"
 import * as SendMetrics from "../SendMetrics.js"
 import { enforcedLimit, refuseBeyond } from "./Entitlements.js"
-import { Idempotency } from "./Idempotency.js"
+import { type HeldClaim, Idempotency } from "./Idempotency.js"
 import { MessageQuota } from "./MessageQuota.js"
 import { QrSafety } from "./QrSafety.js"
 import { SendContents } from "./SendContents.js"
@@ -212,6 +213,96 @@ export class Messages extends Effect.Service<Messages>()("@switchboard/service-a
       }
     )
 
+    /**
+     * A checked send written: its message `queued` with its contact, conversation, events and
+     * stored response in one statement, under the QR channel's row or the monthly quota's lock
+     * when one applies. Fails, having written nothing, when the write refuses it (the plan's
+     * contacts limit, a lost claim, a contact deleted meanwhile).
+     */
+    const write = (
+      workspaceId: Security.Principal["workspaceId"],
+      body: SendBody,
+      checked: Effect.Effect.Success<ReturnType<typeof check>>,
+      now: string,
+      held: HeldClaim<Messaging.Message> | undefined
+    ) =>
+      Effect.gen(function*() {
+        const { channel, content, entitlements, group, template, to } = checked
+        const category: MessageCategory.Category = body.category ?? template?.template.category ??
+          MessageCategory.DEFAULT_CATEGORY
+        // the message as written, with the ids of a new contact and conversation: the write
+        // puts the existing ones in their place
+        const queued = new Messaging.Message({
+          id: yield* Ids.newId("msg"),
+          object: "message",
+          workspace_id: workspaceId,
+          channel_id: channel.id,
+          conversation_id: yield* Ids.newId("cnv"),
+          // a send to a group chat has no contact: it goes to the group chat's conversation
+          contact_id: group === undefined ? yield* Ids.newId("cnt") : null,
+          ...(group === undefined ? {} : { group_chat_id: group.id }),
+          direction: "outbound",
+          from: channel.phone_number ?? null,
+          to,
+          type: content.type,
+          text: { body: template?.body ?? body.text?.body ?? content.body ?? "" },
+          ...(content.member === undefined || content.type === "text" || content.type === "template"
+            ? {}
+            : { [content.type]: content.member }),
+          template: template
+            ? { id: template.template.id, slug: template.template.slug, variables: template.variables }
+            : null,
+          category,
+          status: "queued",
+          failure: null,
+          metadata: body.metadata ?? {},
+          created_at: now,
+          updated_at: now,
+          sent_at: null,
+          delivered_at: null,
+          read_at: null,
+          context: { reply_to: content.replyTo },
+          sender: null,
+          media: content.media
+        })
+        const input = {
+          message: queued,
+          priority: MessageCategory.PRIORITY[category],
+          contactsLimit: enforcedLimit("contacts", entitlements.contacts) ?? null,
+          // the stored response commits (or nothing does) with the message
+          claim: held && { ref: held.ref, response: yield* held.encode(queued) }
+        }
+        // one statement, unless the send must first take a lock that serialises it up to
+        // commit: a QR channel's row (its safety cap), the workspace's monthly quota
+        const quotaApplies = quota.applies(channel, entitlements.monthly_message_quota)
+        const written = channel.provider === "qr" || quotaApplies
+          ? yield* transactions.run(Effect.gen(function*() {
+            yield* qrSafety.admit(channel, to, { groupChat: group !== undefined })
+            yield* quota.admit(channel, entitlements.monthly_message_quota)
+            return yield* sendWrites.write(input)
+          }))
+          : yield* sendWrites.write(input)
+        switch (written._tag) {
+          case "ClaimLost":
+            return yield* Effect.fail(held!.takenOver())
+          case "LidContactGone":
+            // deleted while the reply was checked: nothing was written
+            return yield* new Errors.NotFound({
+              message: "The conversation's contact was deleted; nothing was sent",
+              details: { resource: "contact" }
+            })
+          case "ContactsLimitReached":
+            return yield* refuseBeyond("contacts", entitlements.contacts, written.used).pipe(
+              Effect.zipRight(Effect.dieMessage("a new contact was refused within the plan's limit"))
+            )
+        }
+        return new Messaging.Message({
+          ...queued,
+          contact_id: written.contactId,
+          conversation_id: written.conversationId
+        })
+      })
+
     const send = Effect.fn("Messages.send")(
       function*(
         principal: Security.Principal,
@@ -225,86 +316,17 @@ export class Messages extends Effect.Service<Messages>()("@switchboard/service-a
           (_complete, held) =>
             Effect.gen(function*() {
               const now = Schemas.toTimestamp(yield* Clock.currentTimeMillis)
-              const { channel, content, entitlements, group, template, to } = yield* check(principal, body, options)
-              const category: MessageCategory.Category = body.category ?? template?.template.category ??
-                MessageCategory.DEFAULT_CATEGORY
-              // the message as written, with the ids of a new contact and conversation: the write
-              // puts the existing ones in their place
-              const queued = new Messaging.Message({
-                id: yield* Ids.newId("msg"),
-                object: "message",
-                workspace_id: workspaceId,
-                channel_id: channel.id,
-                conversation_id: yield* Ids.newId("cnv"),
-                // a send to a group chat has no contact: it goes to the group chat's conversation
-                contact_id: group === undefined ? yield* Ids.newId("cnt") : null,
-                ...(group === undefined ? {} : { group_chat_id: group.id }),
-                direction: "outbound",
-                from: channel.phone_number ?? null,
-                to,
-                type: content.type,
-                text: { body: template?.body ?? body.text?.body ?? content.body ?? "" },
-                ...(content.member === undefined || content.type === "text" || content.type === "template"
-                  ? {}
-                  : { [content.type]: content.member }),
-                template: template
-                  ? { id: template.template.id, slug: template.template.slug, variables: template.variables }
-                  : null,
-                category,
-                status: "queued",
-                failure: null,
-                metadata: body.metadata ?? {},
-                created_at: now,
-                updated_at: now,
-                sent_at: null,
-                delivered_at: null,
-                read_at: null,
-                context: { reply_to: content.replyTo },
-                sender: null,
-                media: content.media
-              })
-              const input = {
-                message: queued,
-                priority: MessageCategory.PRIORITY[category],
-                contactsLimit: enforcedLimit("contacts", entitlements.contacts) ?? null,
-                // the stored response commits (or nothing does) with the message
-                claim: held && { ref: held.ref, response: yield* held.encode(queued) }
-              }
-              // one statement, unless the send must first take a lock that serialises it up to
-              // commit: a QR channel's row (its safety cap), the workspace's monthly quota
-              const quotaApplies = quota.applies(channel, entitlements.monthly_message_quota)
-              const written = channel.provider === "qr" || quotaApplies
-                ? yield* transactions.run(Effect.gen(function*() {
-                  yield* qrSafety.admit(channel, to, { groupChat: group !== undefined })
-                  yield* quota.admit(channel, entitlements.monthly_message_quota)
-                  return yield* sendWrites.write(input)
-                }))
-                : yield* sendWrites.write(input)
-              switch (written._tag) {
-                case "ClaimLost":
-                  return yield* Effect.fail(held!.takenOver())
-                case "LidContactGone":
-                  // deleted while the reply was checked: nothing was written
-                  return yield* new Errors.NotFound({
-                    message: "The conversation's contact was deleted; nothing was sent",
-                    details: { resource: "contact" }
-                  })
-                case "ContactsLimitReached":
-                  return yield* refuseBeyond("contacts", entitlements.contacts, written.used).pipe(
-                    Effect.zipRight(Effect.dieMessage("a new contact was refused within the plan's limit"))
-                  )
-              }
-              const message = new Messaging.Message({
-                ...queued,
-                contact_id: written.contactId,
-                conversation_id: written.conversationId
-              })
+              const checked = yield* check(principal, body, options)
+              // refused from here on (or interrupted), a file fetched from a URL for it goes too
+              const message = yield* write(workspaceId, body, checked, now, held).pipe(
+                Effect.onError(() => contents.discard(checked.content))
+              )
               // after commit: a lost wake-up only delays dispatch (the sweeper repeats it)
-              yield* channelClient(channel.id).Wake({ message_id: message.id }).pipe(
+              yield* channelClient(checked.channel.id).Wake({ message_id: message.id }).pipe(
                 Effect.catchAllCause(() => Effect.void),
                 Effect.forkDaemon
               )
-              yield* SendMetrics.recordAccepted(channel.provider)
+              yield* SendMetrics.recordAccepted(checked.channel.provider)
               return message
             })
         ).pipe(Effect.tapError(SendMetrics.recordRefused))

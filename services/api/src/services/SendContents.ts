@@ -3,7 +3,8 @@
  * kind (a stored media of the workspace, checked against the kind's types and limit, or a URL
  * fetched once through the egress policy into a new media), a location, a reaction to a message
  * of the same conversation, and the quoted message of `reply_to`. Resolved before anything is
- * written, so a refused send leaves nothing behind.
+ * written, so a refused send leaves nothing behind; a URL's file, stored when it is fetched, is
+ * removed when the send is refused after all (`discard`).
  */
 import { MediaRepo, MessagesRepo } from "@switchboard/db"
 import { Errors, LidAddress, type Media, MessageContent, Messaging, UnknownIds } from "@switchboard/domain"
@@ -21,6 +22,8 @@ export interface SendContent {
   readonly member: Messaging.MessageMemberValue | undefined
   readonly media: Messaging.Message["media"]
   readonly replyTo: Messaging.Message["context"]["reply_to"]
+  /** the file was fetched from a URL for this send alone: a refusal after `resolve` must `discard` it */
+  readonly fetched: boolean
 }
 
 const invalid = (path: ReadonlyArray<string>, message: string, reason: string, extra: Record<string, unknown> = {}) =>
@@ -111,7 +114,14 @@ export class SendContents extends Effect.Service<SendContents>()("@switchboard/s
       const replyTo = body.reply_to === undefined
         ? null
         : (yield* messageOfConversation(workspaceId, body.reply_to, channelId, to, groupChatId, ["reply_to"])).id
-      const plain = { type, body: undefined, member: undefined, media: null, replyTo } satisfies SendContent
+      const plain = {
+        type,
+        body: undefined,
+        member: undefined,
+        media: null,
+        replyTo,
+        fetched: false
+      } satisfies SendContent
       switch (type) {
         case "text":
         case "template":
@@ -142,13 +152,14 @@ export class SendContents extends Effect.Service<SendContents>()("@switchboard/s
                 onSome: Effect.succeed
               }))
             : yield* fetcher.fetch(workspaceId, kind, given.url!)
-          const file = yield* fileFor(kind, row)
-          if (kind === "audio" && body.audio?.voice === true) {
-            // a file fetched for this send alone is not kept (its type is known only once fetched)
-            yield* checkVoiceNote(file.read).pipe(
-              Effect.tapError(() => given.media_id === undefined ? mediaRepo.remove(file.id) : Effect.void)
-            )
-          }
+          const fetched = given.media_id === undefined
+          // a file fetched for this send alone is not kept when it is refused (its type is known
+          // only once fetched)
+          const file = yield* Effect.gen(function*() {
+            const file = yield* fileFor(kind, row)
+            if (kind === "audio" && body.audio?.voice === true) yield* checkVoiceNote(file.read)
+            return file
+          }).pipe(Effect.onError(() => fetched ? files.discardUnsent(row.id) : Effect.void))
           const caption = "caption" in given && typeof given.caption === "string" ? given.caption : null
           const common = {
             media_id: file.id,
@@ -168,13 +179,22 @@ export class SendContents extends Effect.Service<SendContents>()("@switchboard/s
             ...plain,
             body: caption ?? "",
             member,
-            media: { id: file.id, status: "ready" as const, failure_reason: null }
+            media: { id: file.id, status: "ready" as const, failure_reason: null },
+            fetched
           }
         }
       }
     })
 
-    return { resolve } as const
+    /**
+     * Undoes what `resolve` stored: the file a URL's fetch stored for a send refused after it
+     * (the plan's contacts limit, the QR safety cap, the monthly quota, a lost claim, an
+     * interrupted request). Nothing for any other content.
+     */
+    const discard = (content: SendContent) =>
+      content.fetched && content.media !== null ? files.discardUnsent(content.media.id) : Effect.void
+
+    return { resolve, discard } as const
   }),
   dependencies: [
     MediaRepo.MediaRepo.Default,
