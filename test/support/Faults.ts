@@ -283,12 +283,15 @@ export const logLockChanges = async (db: pg.Client) => {
   `)
 }
 
-/** `address`'s shard releases (`DELETE`s naming shards) from `logLockChanges`: rows deleted, in how many statements. */
-const releases = async (db: pg.Client, address: string) => {
+/**
+ * The shard releases (`DELETE`s naming shards) from `logLockChanges`: of `address` (else of every
+ * runner), rows deleted, in how many statements.
+ */
+const releases = async (db: pg.Client, address?: string) => {
   const row = (await db.query<{ rows: number; statements: number }>(
     `SELECT coalesce(sum(rows), 0)::int AS rows, count(*)::int AS statements FROM lock_log
-     WHERE op = 'delete' AND named_shards AND address = $1`,
-    [address]
+     WHERE op = 'delete' AND named_shards AND ($1::text IS NULL OR address = $1)`,
+    [address ?? null]
   )).rows[0]!
   return { shards: row.rows, statements: row.statements }
 }
@@ -402,6 +405,7 @@ export const scaleOutIn = async (stack: ChaosStack, options: ScaleOptions) =>
       "SELECT coalesce(sum(rows), 0)::int AS n FROM lock_log WHERE op = 'delete' AND address = ANY($1) AND at >= to_timestamp($2 / 1000.0)",
       [stopped, inAt - 1_000]
     )).rows[0]!.n
+    const allReleases = await releases(db)
     const takeovers = (await db.query<{ address: string; new_address: string; n: number }>(
       "SELECT address, new_address, count(*)::int AS n FROM lock_log WHERE op = 'takeover' GROUP BY 1, 2"
     )).rows
@@ -419,9 +423,12 @@ export const scaleOutIn = async (stack: ChaosStack, options: ScaleOptions) =>
       shards_spread_waited_s: spread.waited_s,
       shards_after_waited_s: regathered.waited_s,
       lock_rows_spread: rowsSpread,
-      // the shards the first runner released to the new ones and in how many DELETE statements
-      // (packages/entities/src/Cluster.ts `batchedRelease`: one statement per shard without it)
+      // the shards released (DELETEs naming shards) in how many statements, by the first runner
+      // until the scale in, and by every runner over the whole run (packages/entities/src/Cluster.ts
+      // `batchedRelease`: one statement per shard without it; a runner that took its lock storage
+      // for unhealthy deletes all its rows in one statement, not counted here)
       first_runner_releases: firstReleases,
+      releases: allReleases,
       // lock rows of the runners stopped with SIGTERM: left in the table after they exited, deleted
       // by themselves; lock rows taken over by another runner after they expired (by old -> new owner)
       stopped_rows_left: stoppedRowsLeft,
