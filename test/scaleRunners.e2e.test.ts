@@ -2,7 +2,7 @@
  * Runners scaled out and in under traffic (docs/OPERATING.md "Scaling runners up and down"): one
  * api node, runners 1 -> 3 -> 1 while sends flow to sandbox channels and every event is posted to
  * a local receiver. The shards spread over the three runners (their own `effect_cluster_shards`
- * gauges, waited for), the first runner gives its shards away in a few batched `DELETE`s
+ * gauges, waited for), the runners give their shards away in a few batched `DELETE`s
  * (packages/entities/src/Cluster.ts `batchedRelease`), the two stopped with SIGTERM delete their
  * own lock rows, no shard passes to another runner by waiting out a lock expiry, and at the end
  * every accepted message reached `read`, every event was delivered, nothing was done twice. The
