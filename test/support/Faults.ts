@@ -244,6 +244,76 @@ export const cpuHog = (ms: number, processes = availableParallelism()) => {
   }
 }
 
+/**
+ * A log of what happened to the cluster's lock rows, kept by Postgres itself (`lock_log`, in the
+ * test's own database): each `DELETE` statement on `cluster_locks` (per runner address: how many
+ * rows it deleted, and whether it named shards, a release, or not, a runner's release of all it
+ * holds), and each row taken over by another runner (an `UPDATE` changing the row's address: the
+ * cluster's acquire does that only to a row older than the lock expiry). What the shard moves
+ * were made of, independent of how fast this process looked.
+ */
+export const logLockChanges = async (db: pg.Client) => {
+  await db.query(`
+    CREATE TABLE IF NOT EXISTS lock_log (
+      at timestamptz NOT NULL DEFAULT clock_timestamp(),
+      op text NOT NULL,
+      address text NOT NULL,
+      new_address text,
+      shard_id text,
+      rows int NOT NULL,
+      named_shards boolean
+    );
+    CREATE OR REPLACE FUNCTION lock_log_delete() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+      INSERT INTO lock_log (op, address, rows, named_shards)
+        SELECT 'delete', address, count(*)::int, current_query() ILIKE '%shard_id%' FROM gone GROUP BY address;
+      RETURN NULL;
+    END $$;
+    CREATE OR REPLACE FUNCTION lock_log_takeover() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+      INSERT INTO lock_log (op, address, new_address, shard_id, rows) VALUES ('takeover', OLD.address, NEW.address, OLD.shard_id, 1);
+      RETURN NULL;
+    END $$;
+    DROP TRIGGER IF EXISTS lock_log_delete ON cluster_locks;
+    CREATE TRIGGER lock_log_delete AFTER DELETE ON cluster_locks REFERENCING OLD TABLE AS gone
+      FOR EACH STATEMENT EXECUTE FUNCTION lock_log_delete();
+    DROP TRIGGER IF EXISTS lock_log_takeover ON cluster_locks;
+    CREATE TRIGGER lock_log_takeover AFTER UPDATE ON cluster_locks
+      FOR EACH ROW WHEN (OLD.address IS DISTINCT FROM NEW.address) EXECUTE FUNCTION lock_log_takeover();
+  `)
+}
+
+/**
+ * The shard releases (`DELETE`s naming shards) from `logLockChanges`: of `address` (else of every
+ * runner), rows deleted, in how many statements.
+ */
+const releases = async (db: pg.Client, address?: string) => {
+  const row = (await db.query<{ rows: number; statements: number }>(
+    `SELECT coalesce(sum(rows), 0)::int AS rows, count(*)::int AS statements FROM lock_log
+     WHERE op = 'delete' AND named_shards AND ($1::text IS NULL OR address = $1)`,
+    [address ?? null]
+  )).rows[0]!
+  return { shards: row.rows, statements: row.statements }
+}
+
+/**
+ * Polls each running runner's `effect_cluster_shards` every 500 ms until `ok` holds for them, at
+ * most `deadlineMs`: the gauges last read, and how long it took (seconds; NaN: never held).
+ */
+export const gaugesUntil = async (
+  stack: ChaosStack,
+  ok: (gauges: ReadonlyArray<number>) => boolean,
+  deadlineMs = 90_000
+) => {
+  const from = Date.now()
+  let gauges = await shardGauges(stack)
+  while (!ok(gauges) && Date.now() - from < deadlineMs) {
+    await sleep(500)
+    gauges = await shardGauges(stack)
+  }
+  return { gauges, waited_s: ok(gauges) ? seconds(Date.now() - from) : Number.NaN }
+}
+
 export interface ScaleOptions {
   readonly perSecond: number
   /** seconds on one runner, then on three, then on one again */
@@ -263,10 +333,14 @@ export const scaleOutIn = async (stack: ChaosStack, options: ScaleOptions) =>
     const [one, three, after] = options.phases.map((s) => s * 1000) as [number, number, number]
     const log = options.log ?? (() => {})
     const first = stack.runnerInfo.get(stack.runners[0]!)!.address
+    await logLockChanges(db)
     const load = startLoad(stack, { perSecond: options.perSecond })
     const loadStart = Date.now()
     await sleep(one)
-    const gaugesBefore = await shardGauges(stack)
+    // each read of the gauges waits (at most 90 s) for what it expects, not a fixed moment: a runner
+    // starved of CPU may miss a lock refresh, give up its shards and take them again seconds later
+    const before = await gaugesUntil(stack, (g) => g.length === 1 && g[0] === SHARDS)
+    const gaugesBefore = before.gauges
     log(`scale out; shards ${gaugesBefore}`)
     const outAt = Date.now()
     const boot = { slowBootMs: options.slowBootMs ?? 0 }
@@ -300,8 +374,14 @@ export const scaleOutIn = async (stack: ChaosStack, options: ScaleOptions) =>
       }
       await sleep(250)
     }
-    const gaugesSpread = await shardGauges(stack)
+    const spread = await gaugesUntil(
+      stack,
+      (g) => g.length === 3 && g.every((n) => n > 0) && g.reduce((a, b) => a + b, 0) === SHARDS
+    )
+    const gaugesSpread = spread.gauges
     log(`scale in; shards ${gaugesSpread}, spread ${spreadAt - outAt} ms`)
+    const firstReleases = await releases(db, first)
+    const stopped = added.map((r) => stack.runnerInfo.get(r)!.address)
     const inAt = Date.now()
     const exits = Promise.all(added.map((runner) => runner.stop(20_000)))
     let handoverAt = Number.NaN
@@ -313,7 +393,22 @@ export const scaleOutIn = async (stack: ChaosStack, options: ScaleOptions) =>
     await exits
     // a clean stop exits 0; a runner still running after the 20 s grace is killed (SIGKILL)
     const exitCodes = added.map((r) => r.child.exitCode ?? r.child.signalCode)
-    const gaugesAfter = await shardGauges(stack)
+    const regathered = await gaugesUntil(stack, (g) => g.length === 1 && g[0] === SHARDS)
+    const gaugesAfter = regathered.gauges
+    // the stopped runners' lock rows: those left in the table, those they deleted themselves, and
+    // those another runner took over once they had expired (Postgres' own record, `logLockChanges`)
+    const stoppedRowsLeft = (await db.query<{ n: number }>(
+      "SELECT count(*)::int AS n FROM cluster_locks WHERE address = ANY($1)",
+      [stopped]
+    )).rows[0]!.n
+    const stoppedRowsDeleted = (await db.query<{ n: number }>(
+      "SELECT coalesce(sum(rows), 0)::int AS n FROM lock_log WHERE op = 'delete' AND address = ANY($1) AND at >= to_timestamp($2 / 1000.0)",
+      [stopped, inAt - 1_000]
+    )).rows[0]!.n
+    const allReleases = await releases(db)
+    const takeovers = (await db.query<{ address: string; new_address: string; n: number }>(
+      "SELECT address, new_address, count(*)::int AS n FROM lock_log WHERE op = 'takeover' GROUP BY 1, 2"
+    )).rows
     await load.stop()
     const loadEnd = Math.max(...load.results.map((r) => r.at))
     log(`settling; handover ${handoverAt - inAt} ms, ${JSON.stringify(tally(load.results))}`)
@@ -323,7 +418,23 @@ export const scaleOutIn = async (stack: ChaosStack, options: ScaleOptions) =>
       shards_before: gaugesBefore,
       shards_spread: gaugesSpread,
       shards_after: gaugesAfter,
+      // how long each read of the gauges waited for what it expected (a figure, not a bound)
+      shards_before_waited_s: before.waited_s,
+      shards_spread_waited_s: spread.waited_s,
+      shards_after_waited_s: regathered.waited_s,
       lock_rows_spread: rowsSpread,
+      // the shards released (DELETEs naming shards) in how many statements, by the first runner
+      // until the scale in, and by every runner over the whole run (packages/entities/src/Cluster.ts
+      // `batchedRelease`: one statement per shard without it; a runner that took its lock storage
+      // for unhealthy deletes all its rows in one statement, not counted here)
+      first_runner_releases: firstReleases,
+      releases: allReleases,
+      // lock rows of the runners stopped with SIGTERM: left in the table after they exited, deleted
+      // by themselves; lock rows taken over by another runner after they expired (by old -> new owner)
+      stopped_rows_left: stoppedRowsLeft,
+      stopped_rows_deleted: stoppedRowsDeleted,
+      expired_takeovers: takeovers.reduce((n, t) => n + t.n, 0),
+      expired_takeovers_by_owner: takeovers.map((t) => `${t.address} -> ${t.new_address}: ${t.n}`),
       new_runner_registered_s: seconds(registeredAt - outAt),
       new_runner_first_shard_s: seconds(joinedAt - outAt),
       registered_to_first_shard_s: seconds(joinedAt - registeredAt),
