@@ -18,8 +18,9 @@ const SLOTS = 2
 const LOCK_KEY = 0x5e2e
 /**
  * Files that take every slot and run with no other end-to-end file: the runners scaled out under
- * load must hand shards over within the 8 s lock expiry (beside another end-to-end file a CI run saw
- * a dispatch wait 8.5 s, 2026-11-27; that wait is now a printed figure, the expiry bounds remain).
+ * load (beside another end-to-end file a CI run saw a dispatch wait 8.5 s, 2026-11-27). Its waits
+ * and handover seconds are printed figures now and its assertions read Postgres' record of the lock
+ * rows (no wall-clock bound), so alone it keeps its figures comparable from run to run.
  */
 const ALONE = [/scaleRunners\.e2e\.test\.ts$/]
 
