@@ -5,12 +5,13 @@ import {
   ConversationsRepo,
   DispatchQueueRepo,
   MessagesRepo,
+  Partitions,
   SandboxNetworkRepo,
   SendChecksRepo
 } from "@switchboard/db"
 import * as TestDatabase from "@switchboard/db/testing"
 import { Ids, MessageCategory, type MessageStateMachine, Schemas } from "@switchboard/domain"
-import { Effect, Layer, Option } from "effect"
+import { Effect, Layer, Option, TestClock, TestContext } from "effect"
 
 const TestLayer = Layer.mergeAll(
   MessagesRepo.MessagesRepo.Default,
@@ -22,6 +23,12 @@ const TestLayer = Layer.mergeAll(
 ).pipe(Layer.provideMerge(TestDatabase.sqlLayer))
 
 const at = (offsetMs: number) => Schemas.toTimestamp(Date.now() + offsetMs)
+
+/** Noon (UTC) of the last day of the month holding `ms` (epoch ms). */
+const monthsLastDayNoon = (ms: number) => {
+  const d = new Date(ms)
+  return Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 0, 12)
+}
 
 /** The two statements that take a message for dispatch; each answers whether it moved. */
 const TAKES: ReadonlyArray<
@@ -539,6 +546,42 @@ describe("DispatchQueueRepo", () => {
         assert.isBelow(read.idx_tup_fetch, 20, "the first due message of each channel, not the 1,502 queued")
         yield* sql`UPDATE messages SET status = 'expired' WHERE status = 'queued'`
       }))
+
+    it.effect("on a month's last day, with the queue's window in two months' partitions, still reads each channel's head, not its queue", () =>
+      Effect.gen(function*() {
+        // the window (`Partitions.queuedWindow`: a day of slack each side) reaches into next month's
+        // partition on a month's last day and first days; with statistics that last saw the queue
+        // empty the planner appended the two and sorted a channel's whole queue (1,505 rows read for
+        // 2 on 2026-11-30), unless each month is probed on its own (`Partitions.monthSlices`)
+        const lastDay = monthsLastDayNoon(Date.now())
+        yield* TestClock.setTime(lastDay)
+        assert.lengthOf(Partitions.monthSlices("msg", Partitions.queuedWindow(lastDay)), 2)
+        const sql = yield* SqlClient.SqlClient
+        const queue = yield* DispatchQueueRepo.DispatchQueueRepo
+        const busy = yield* oneChannel
+        const quiet = yield* oneChannel
+        yield* sql`UPDATE messages SET status = 'expired' WHERE status IN ('queued', 'failed_retryable')`
+        yield* sql`ANALYZE messages`
+        yield* sql`ANALYZE channels`
+        const backlogHead = yield* busy.insert("queued")
+        yield* copiesOf(backlogHead.id, "6", "queued", "a backlog on the month's last day")
+        const quietHead = yield* quiet.insert("queued")
+
+        const gauge = yield* readsDuring(["messages"], queue.backlog())
+        assert.deepStrictEqual(
+          gauge.result.filter((c) => c.channelId === quiet.channelId || c.channelId === busy.channelId)
+            .map((c) => [c.channelId, c.queued]).sort(),
+          [[busy.channelId, 1501], [quiet.channelId, 1]].sort()
+        )
+        assert.isBelow(gauge.read.idx_tup_fetch, 20, "the gauge: the head of each channel's queue")
+
+        const due = yield* readsDuring(["messages"], queue.channelsWithDueWork(1000))
+        const heads = new Map(due.result.map((c) => [c.channelId, c.head]))
+        assert.strictEqual(heads.get(busy.channelId), backlogHead.id)
+        assert.strictEqual(heads.get(quiet.channelId), quietHead.id)
+        assert.isBelow(due.read.idx_tup_fetch, 20, "channels with due work: the first due message of each")
+        yield* sql`UPDATE messages SET status = 'expired' WHERE status = 'queued'`
+      }).pipe(Effect.provide(TestContext.TestContext)))
 
     it.effect("finds a receipt the sandbox reported and the message missed, without reading the settled deliveries", () =>
       Effect.gen(function*() {
