@@ -9,6 +9,8 @@ const common = {
   // each file gets back the environment it started with (docs/TESTING.md "How long it takes")
   setupFiles: [
     "./test/support/testLogs.ts",
+    "./test/support/fileCpu.ts",
+    "./test/support/fileProfile.ts",
     "./test/support/fileEnv.ts",
     "./test/support/effectVitest.ts",
     "./test/support/endToEndSlots.ts"

@@ -4,6 +4,7 @@
  * of leaving it running orphaned and holding the port. The start scripts `exec` node, so npm's
  * signal goes to the server, not to a shell that does not pass it on.
  */
+import { e2eDatabase, testDatabaseUrl } from "@switchboard/db/testing"
 import { execFileSync } from "node:child_process"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -12,6 +13,21 @@ import { afterAll, assert, describe, it } from "vitest"
 import { freePort, READY_DEADLINE_MS, startCommand, startService, waitUntilUp } from "./support/Processes.js"
 
 const dir = mkdtempSync(join(tmpdir(), "sbt-npm-start-"))
+const url = testDatabaseUrl()
+const dropped: Array<() => Promise<void>> = []
+
+/**
+ * Where a standalone process of the signal tests keeps its data: in real mode a database of its own
+ * on the test Postgres (an embedded start costs about 3 s more CPU, and the stop under test does
+ * not depend on it), in embedded mode an empty `DATA_DIR`. The first test runs `npm start` as the
+ * README does, embedded.
+ */
+const storage = async (name: string): Promise<Record<string, string>> => {
+  if (url === undefined) return { DATA_DIR: join(dir, name) }
+  const database = await e2eDatabase(url, `npm_${name.replace(/-/g, "_")}`)
+  dropped.push(database.drop)
+  return { DATABASE_URL: database.url, REDIS_URL: process.env["REDIS_URL"] ?? "redis://127.0.0.1:6379" }
+}
 
 /** The processes whose parent is `pid`. */
 const children = (pid: number): Array<number> => {
@@ -32,7 +48,10 @@ const alive = (pid: number) => {
 }
 
 describe("npm start", () => {
-  afterAll(() => rmSync(dir, { recursive: true, force: true }))
+  afterAll(async () => {
+    rmSync(dir, { recursive: true, force: true })
+    for (const drop of dropped) await drop()
+  })
 
   it("stops the server when npm's process is killed (SIGTERM), freeing the port", async () => {
     const service = startCommand(
@@ -63,7 +82,7 @@ describe("npm start", () => {
   it(
     "drains once when the stop signal comes twice (a process-group kill: the signal and npm's forward of it)",
     async () => {
-      const service = startService("standalone", { DATA_DIR: join(dir, "data-twice") }, await freePort())
+      const service = startService("standalone", await storage("data-twice"), await freePort())
       try {
         await waitUntilUp(service, "/ready", READY_DEADLINE_MS)
         const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((done) =>
@@ -86,7 +105,7 @@ describe("npm start", () => {
   it(
     "stops on Ctrl-C (SIGINT) without warning that no runner is healthy: its own runner leaving is the stop",
     async () => {
-      const service = startService("standalone", { DATA_DIR: join(dir, "data-interrupt") }, await freePort())
+      const service = startService("standalone", await storage("data-interrupt"), await freePort())
       try {
         await waitUntilUp(service, "/ready", READY_DEADLINE_MS)
         // a moment with its shards held, as a person would run it before Ctrl-C

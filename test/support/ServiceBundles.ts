@@ -16,9 +16,22 @@ export type { ServiceName }
 /** Builds `dist/` unless it is fresh (the test run's global setup); says which it did. */
 export const buildServiceBundles = () => buildIfStale()
 
-/** The node arguments that run `name`, as `npm start` and the image do: its bundle, source maps on. */
+/**
+ * Whether the test processes load their bundle's source map (`TEST_SOURCE_MAPS=1`). Off by default:
+ * with `--enable-source-maps` a process spends about 0.3 s of CPU more to start (measured on the
+ * operator CLI's `--help`: 0.88 s against 0.55 s, Node 24), most of it decoding the whole map the
+ * first time a stack is read, which Effect does as it loads. The suite starts about 70 such
+ * processes and the fault files as many again (docs/TESTING.md "How long it takes"). Their stack
+ * traces then name places in `dist/<name>.mjs`; set it to read them in the sources.
+ */
+export const withSourceMaps = (): boolean => process.env["TEST_SOURCE_MAPS"] === "1"
+
+/**
+ * The node arguments that run `name`: its production bundle, as `npm start` and the image run it,
+ * without `--enable-source-maps` unless `withSourceMaps()`.
+ */
 export const serviceEntry = (name: ServiceName): ReadonlyArray<string> => {
   const args = nodeArguments(name)
   if (!existsSync(args[args.length - 1]!)) throw new Error(`no build of ${name}: run npm run build`)
-  return args
+  return withSourceMaps() ? args : args.filter((arg) => arg !== "--enable-source-maps")
 }
