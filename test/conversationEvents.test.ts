@@ -2,7 +2,7 @@ import { SqlClient } from "@effect/sql"
 import { assert, describe, layer } from "@effect/vitest"
 import { ConversationsRepo, Transactions } from "@switchboard/db"
 import { verifyWebhook } from "@switchboard/sdk"
-import { Effect, Layer } from "effect"
+import { Deferred, Effect, Layer } from "effect"
 import { createHmac } from "node:crypto"
 import { eventsOf, inbound, thread, TO } from "./support/Conversations.js"
 import { api, createKey } from "./support/Fixtures.js"
@@ -55,20 +55,30 @@ describe("conversation events", () => {
         const close = client.conversations.update({ path, payload: { status: "closed" } })
         // a close holds the lock while a message arrives: the message reopens what the close closed
         // (the repos alone, to hold the transaction open: the close's own event is the service's)
+        // each holder says when it has the row: at load a fixed head start was not always enough
+        // for it to take the lock first (a CI run saw the close come first)
+        const closeHolds = yield* Deferred.make<void>()
         const holdingClose = transactions.run(Effect.gen(function*() {
           yield* repo.update(sent.workspace_id, conversationId, { status: "closed" }, at())
+          yield* Deferred.succeed(closeHolds, undefined)
           yield* Effect.sleep("300 millis")
         }))
-        yield* Effect.all([holdingClose, Effect.delay(message, "50 millis")], { concurrency: "unbounded" })
+        yield* Effect.all([holdingClose, Effect.zipRight(Deferred.await(closeHolds), message)], {
+          concurrency: "unbounded"
+        })
         assert.strictEqual((yield* client.conversations.get({ path })).status, "open")
         const reopened = (yield* eventsOf(conversationId)).filter((e) => e.type === "conversation.reopened")
         assert.deepStrictEqual(reopened.map((e) => e.data.reason), ["inbound_message"])
         // a message holds the lock while a close arrives: the close applies after it
+        const messageHolds = yield* Deferred.make<void>()
         const holdingMessage = transactions.run(Effect.gen(function*() {
           yield* repo.upsertConversation(sent.workspace_id, session.channel_id, sent.contact_id!, at(), "inbound")
+          yield* Deferred.succeed(messageHolds, undefined)
           yield* Effect.sleep("300 millis")
         }))
-        yield* Effect.all([holdingMessage, Effect.delay(close, "50 millis")], { concurrency: "unbounded" })
+        yield* Effect.all([holdingMessage, Effect.zipRight(Deferred.await(messageHolds), close)], {
+          concurrency: "unbounded"
+        })
         assert.strictEqual((yield* client.conversations.get({ path })).status, "closed")
         const moves = (yield* eventsOf(conversationId)).map((e) => e.type).filter((t) => t !== "conversation.created")
         assert.deepStrictEqual(moves, ["conversation.reopened", "conversation.closed"])
