@@ -60,7 +60,9 @@ export const appLayer = (
     Layer.provideMerge(HttpServer.listenerLayerTest),
     Layer.provideMerge(Layer.mergeAll(
       HttpConfig.layer({ logRequests: false, ...options }),
-      IdentityConfig.layer({}),
+      // a run signs up hundreds of users: 64 KiB and one pass instead of 19 MiB and two (about 15 ms
+      // of CPU a hash); what a process uses is services/api/test/PasswordHashing.test.ts's
+      IdentityConfig.layer({ passwordHashing: { memoryCost: 64, timeCost: 1 } }),
       Mailer.layerMemory,
       ProvidersConfig.layer({
         retryDelayScale: 0.01,

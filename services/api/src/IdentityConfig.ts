@@ -26,7 +26,24 @@ export class IdentityConfig extends Context.Tag("@switchboard/service-api/Identi
   readonly apiKeyCacheSeconds: number
   /** How many verified API keys one process keeps in memory at most (10 000) */
   readonly apiKeyCacheSize: number
+  /** The argon2id cost of a new password hash (`PASSWORD_HASHING`, not read from the environment) */
+  readonly passwordHashing: PasswordHashing
 }>() {}
+
+/** The cost of an argon2id password hash; a hash records its own, so verifying needs none. */
+export interface PasswordHashing {
+  /** Memory, in KiB */
+  readonly memoryCost: number
+  /** Passes over the memory */
+  readonly timeCost: number
+}
+
+/**
+ * OWASP's argon2id recommendation (Password Storage Cheat Sheet): 19 MiB, 2 passes, 1 lane, about
+ * 15 ms of CPU a hash here. Every process uses it; only a test's app layer lowers it
+ * (`IdentityConfig.layer`), as a test run signs up hundreds of users.
+ */
+export const PASSWORD_HASHING: PasswordHashing = { memoryCost: 19_456, timeCost: 2 }
 
 export const config = Config.all({
   jwtSecret: Config.redacted("JWT_SECRET").pipe(
@@ -46,7 +63,8 @@ export const config = Config.all({
   apiKeyCacheSize: Config.integer("API_KEY_CACHE_SIZE").pipe(
     Config.withDefault(10_000),
     Config.validate({ message: "Expected a whole number, 1 or more", validation: (n) => n >= 1 })
-  )
+  ),
+  passwordHashing: Config.succeed(PASSWORD_HASHING)
 })
 
 export const layerFromEnv = Layer.effect(IdentityConfig, config)

@@ -29,7 +29,8 @@ const decodeClaims = Schema.decodeUnknown(Schema.Struct({ sub: Ids.Id("usr"), si
 
 export const API_KEY = /^wa_(test|live)_([0-9A-Za-z]{40})$/
 
-// A fixed argon2id hash used when the user does not exist, so both paths cost the same.
+// A fixed argon2id hash used when the user does not exist, so both paths cost the same
+// (`IdentityConfig.PASSWORD_HASHING`).
 const DUMMY_HASH = "$argon2id$v=19$m=19456,t=2,p=1$2rK23dQsPnwuUjB24V+ljA$UfWlYqoLvTMfBt71JzuhhE1o9U1+VGnMtSzKckEiCJ0"
 
 export class Credentials extends Effect.Service<Credentials>()("@switchboard/service-api/Credentials", {
@@ -38,8 +39,9 @@ export class Credentials extends Effect.Service<Credentials>()("@switchboard/ser
     const jwtKey = new TextEncoder().encode(Redacted.value(config.jwtSecret))
     const pepper = Redacted.value(config.apiKeyPepper)
 
+    const { memoryCost, timeCost } = config.passwordHashing
     const hashPassword = Effect.fn("Credentials.hashPassword")((password: string) =>
-      Effect.promise(() => argon2Hash(password))
+      Effect.promise(() => argon2Hash(password, { memoryCost, timeCost, parallelism: 1 }))
     )
 
     /** Constant work whether or not there is a hash to check. */
