@@ -89,14 +89,28 @@ describe("console: the inbox, live", () => {
           yield* tabTo(w, /^Assigned to$/)
           const options = yield* step(() => w.page.locator("#thread-assignee option").allInnerTexts())
           assert.deepStrictEqual(options, ["Nobody", `Me (${user.email})`, `Test User (${colleague.email})`])
+          // each step writes; the first step's write reaches the server 1.5 s late, as a loaded
+          // machine can make it: it must not land after the second and leave "Me" assigned
+          let delayed = false
+          yield* step(() =>
+            w.page.route(`**/v1/conversations/${conversationId}`, async (route) => {
+              if (route.request().method() === "PATCH" && !delayed) {
+                delayed = true
+                await new Promise((r) => setTimeout(r, 1_500))
+              }
+              await route.continue()
+            })
+          )
           yield* step(async () => {
             await w.page.keyboard.press("ArrowDown")
             await w.page.keyboard.press("ArrowDown")
           })
           const assigned = yield* eventually(conversation, (c) => c.assignee_id === colleague.userId)
           assert.strictEqual(assigned.assignee_id, colleague.userId)
-          // after the next refreshes the page still shows the colleague
+          // after the late write and the next refreshes, the colleague still, on the server and the page
           yield* step(() => w.page.waitForTimeout(3500))
+          assert.isTrue(delayed)
+          assert.strictEqual((yield* conversation).assignee_id, colleague.userId)
           assert.strictEqual(
             yield* step(() => w.page.locator("#thread-assignee option:checked").innerText()),
             `Test User (${colleague.email})`

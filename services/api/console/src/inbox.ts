@@ -359,15 +359,25 @@ $("note-form").addEventListener("submit", async (event) => {
   }
 })
 
-$("thread-assignee").addEventListener("change", async (event) => {
-  const chosen = (event.target as HTMLSelectElement).value
-  const c = openConversationRead()
-  const candidates = [
-    ...(inbox.me ? [inbox.me.id] : []),
-    ...inbox.members.map((m) => m.id),
-    ...(c?.assignee_id ? [c.assignee_id] : [])
-  ]
-  await patch({ assignee_id: candidates.find((id) => id === chosen) ?? null })
+/**
+ * The assignee's writes, one at a time: arrow keys on the select change it at every step, and two
+ * writes in flight at once could land in either order, leaving the step before the last. Each
+ * write sends what the select shows when its turn comes, so the last choice lands last.
+ */
+let assigneeWrites: Promise<void> = Promise.resolve()
+
+$("thread-assignee").addEventListener("change", (event) => {
+  const select = event.target as HTMLSelectElement
+  assigneeWrites = assigneeWrites.then(async () => {
+    const chosen = select.value
+    const c = openConversationRead()
+    const candidates = [
+      ...(inbox.me ? [inbox.me.id] : []),
+      ...inbox.members.map((m) => m.id),
+      ...(c?.assignee_id ? [c.assignee_id] : [])
+    ]
+    await patch({ assignee_id: candidates.find((id) => id === chosen) ?? null })
+  })
 })
 
 $("thread-toggle").addEventListener("click", async () => {
