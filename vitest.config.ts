@@ -1,6 +1,6 @@
 import { defineConfig } from "vitest/config"
 import type { TestProjectInlineConfiguration } from "vitest/config"
-import { endToEndFiles, faultFiles, inProcessFaultFiles } from "./test/support/EndToEnd.js"
+import { endToEndFiles, faultFiles, inProcessFaultFiles, processFiles } from "./test/support/EndToEnd.js"
 import { SlowFirstSequencer } from "./test/support/SlowFirst.js"
 
 /** What both projects share (they do not inherit the root's `globalSetup`, which runs once, for the run). */
@@ -50,7 +50,7 @@ export default defineConfig({
           ...common,
           name: "in-process",
           include: ["packages/*/test/**/*.test.ts", "services/*/test/**/*.test.ts", "test/**/*.test.ts"],
-          exclude: [...endToEndFiles, ...inProcessFaultFiles, "**/node_modules/**"],
+          exclude: [...endToEndFiles, ...processFiles, ...inProcessFaultFiles, "**/node_modules/**"],
           pool: "forks",
           poolOptions: { forks: { isolate: false } }
         }
@@ -64,7 +64,8 @@ export default defineConfig({
         test: {
           ...common,
           name: "end-to-end",
-          include: [...endToEndFiles],
+          // and the files that drive processes (`processFiles`): they wait on them, as these do
+          include: [...endToEndFiles, ...processFiles],
           exclude: [...faultFiles, "**/node_modules/**"],
           pool: "threads",
           poolOptions: { threads: { isolate: false } }

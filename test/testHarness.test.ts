@@ -19,7 +19,7 @@ import { dirname, join, relative, resolve, sep } from "node:path"
 import { fileURLToPath } from "node:url"
 import { createVitest } from "vitest/node"
 import { isFresh } from "../scripts/build.js"
-import { isEndToEnd, isFault } from "./support/EndToEnd.js"
+import { isEndToEnd, isFault, isProcessFile, processFiles } from "./support/EndToEnd.js"
 import { serviceEntry, withSourceMaps } from "./support/ServiceBundles.js"
 import { slowFiles, SlowFirstSequencer } from "./support/SlowFirst.js"
 
@@ -60,18 +60,20 @@ const testFilesOnDisk = () =>
     .sort()
 
 describe("the test files' pools", () => {
-  it("runs every file once: the end-to-end ones in worker threads of their own, the others in forks", async () => {
+  it("runs every file once: the end-to-end ones and those that drive processes in worker threads of their own, the others in forks", async () => {
     const files = await filesOf()
     assert.strictEqual(new Set(files.map((f) => f.file)).size, files.length, "a file in two projects would run twice")
     assert.isAbove(files.filter((f) => isEndToEnd(f.file)).length, 10)
     for (const f of files) {
       const expected = isFault(f.file)
         ? isEndToEnd(f.file) ? ["faults", "threads"] : ["faults-in-process", "forks"]
-        : isEndToEnd(f.file)
+        : isEndToEnd(f.file) || isProcessFile(f.file)
         ? ["end-to-end", "threads"]
         : ["in-process", "forks"]
       assert.deepStrictEqual([f.project, f.pool], expected, f.file)
     }
+    // every listed process file exists (a renamed one would fall back to the in-process pool)
+    for (const file of processFiles) assert.isTrue(existsSync(resolve(root, file)), file)
     assert.include(files.map((f) => f.file), "test/testHarness.test.ts")
     assert.include(files.map((f) => f.file), "packages/db/test/DispatchQueueRepo.test.ts")
   })

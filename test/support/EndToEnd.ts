@@ -12,6 +12,31 @@
 /** Where the end-to-end files are, as vitest globs. */
 export const endToEndFiles: ReadonlyArray<string> = ["test/**/*.e2e.test.ts"]
 
+/**
+ * The files that drive processes rather than an app in the test's own process: `npm start` and
+ * its stop, the operator CLI, a production-configured node, the build and the packed SDK, the
+ * image's entry script. They run in the end-to-end files' pool (two at a time), which is otherwise
+ * idle once those are done: in a run of 2026-11-30 (324 s) the end-to-end files had all ended at
+ * 114 s, while these held in-process workers for about 300 s between them, mostly waiting on their
+ * processes (docs/TESTING.md "How long it takes"). Vitest globs, paths from the root.
+ */
+export const processFiles: ReadonlyArray<string> = [
+  "test/npmStartStop.test.ts",
+  "test/productionConfig.test.ts",
+  "test/sdkReadme.test.ts",
+  "test/sdkPackage.test.ts",
+  "test/quickstart.test.ts",
+  "test/compose.test.ts",
+  "test/listenFailure.test.ts",
+  "test/adminLists.test.ts",
+  "test/consoleBuild.test.ts",
+  "test/firstStart.test.ts"
+]
+
+/** Whether `path` is one of `processFiles`. */
+export const isProcessFile = (path: string): boolean =>
+  processFiles.some((file) => path === file || path.endsWith(`/${file}`))
+
 /** The fault files among the end-to-end files, as vitest globs (`npm run test:faults`). */
 export const faultFiles: ReadonlyArray<string> = [
   "test/chaos*.e2e.test.ts",
