@@ -53,6 +53,9 @@ describe("QR wrappers", () => {
         const { channelId, user } = yield* pairedChannel("Pins")
         const contact = wa.contact("+4915112349021")
         const original = yield* contact.says("pin this")
+        // the pin after the message is recorded: a pin that overtakes the message it points at (at
+        // the load of a full run, once) is recorded unlinked, which is not what this test is about
+        yield* inboundUntil(user, channelId, (data) => data.length >= 1)
         yield* contact.sends({ pinInChatMessage: { key: { id: original, remoteJid: "x@s.whatsapp.net" }, type: 1 } })
         const recorded = yield* inboundUntil(user, channelId, (data) => data.length >= 2)
         const first = recorded.find((m) => m.type === "text")!
