@@ -18,10 +18,12 @@ export const endToEndFiles: ReadonlyArray<string> = ["test/**/*.e2e.test.ts"]
  * image's entry script. They run in the end-to-end files' pool (two at a time), which is otherwise
  * idle once those are done: in a run of 2026-11-30 (324 s) the end-to-end files had all ended at
  * 114 s, while these held in-process workers for about 300 s between them, mostly waiting on their
- * processes (docs/TESTING.md "How long it takes"). Vitest globs, paths from the root.
+ * processes (docs/TESTING.md "How long it takes"). Vitest globs, paths from the root. Not
+ * `test/npmStartStop.test.ts`: in this pool its Ctrl-C test saw @effect/cluster warn "No healthy
+ * runners available" during the stop in 3 of 5 full runs (2026-11-30), in the in-process pool in
+ * none of 6 that day; the warning at a stop under load is not fixed.
  */
 export const processFiles: ReadonlyArray<string> = [
-  "test/npmStartStop.test.ts",
   "test/productionConfig.test.ts",
   "test/sdkReadme.test.ts",
   "test/sdkPackage.test.ts",
