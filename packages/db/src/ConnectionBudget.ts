@@ -2,8 +2,9 @@
  * How many Postgres connections a process may open, checked against the server at start
  * (docs/CONFIGURATION.md "Connection budget"). A process holds its pool (`DATABASE_POOL_SIZE`,
  * which also lends the cluster's shard-lock connection and every transaction) and at most one
- * connection beside it: the `LISTEN` client of the webhook sweeper (`@effect/sql-pg` opens it apart
- * from the pool, on the runner holding the sweeper). N api nodes and M runners at pool size P need
+ * connection beside it: the `LISTEN` client of the webhook sweeper and the media and contact import
+ * workers (`Notifications`; `@effect/sql-pg` opens one apart from the pool, shared by all three, on a
+ * runner holding any of them). N api nodes and M runners at pool size P need
  * N x P + M x (P + 1) connections, and the migration Job or an admin CLI run P + 1 more.
  *
  * A process whose own share cannot fit in the server's `max_connections` (less the slots reserved

@@ -3,6 +3,7 @@ import { SqlClient } from "@effect/sql"
 import type * as Statement from "@effect/sql/Statement"
 import { type ContactCsv, Contacts, Ids, type Pagination } from "@switchboard/domain"
 import { Effect, Option, Schema } from "effect"
+import * as Notifications from "./Notifications.js"
 import { dieOnDatabaseError, iso, isoOrNull, TimestampColumn } from "./Rows.js"
 
 const ImportColumns = Schema.Struct({
@@ -83,11 +84,13 @@ export class ContactImportsRepo extends Effect.Service<ContactImportsRepo>()("@s
       readonly totalRows: number
       readonly now: string
     }) {
-      yield* sql`INSERT INTO contact_imports (id, workspace_id, status, on_conflict, default_country, tags, group_id,
-          file, total_rows, created_at, updated_at)
+      // the import worker hears of it as the transaction commits (`Notifications`)
+      yield* sql`WITH inserted AS (INSERT INTO contact_imports (id, workspace_id, status, on_conflict, default_country,
+          tags, group_id, file, total_rows, created_at, updated_at)
         VALUES (${input.id}, ${input.workspaceId}, 'queued', ${input.onConflict}, ${input.defaultCountry},
           ARRAY(SELECT jsonb_array_elements_text(${JSON.stringify(input.tags)}::jsonb)), ${input.groupId},
-          ${input.file}, ${input.totalRows}, ${input.now}, ${input.now})`
+          ${input.file}, ${input.totalRows}, ${input.now}, ${input.now}) RETURNING id)
+        SELECT pg_notify(${Notifications.CONTACT_IMPORT_QUEUED}, id) FROM inserted`
     }, dieOnDatabaseError)
 
     const find = Effect.fn("ContactImportsRepo.find")(function*(workspaceId: string, id: string) {

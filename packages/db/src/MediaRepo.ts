@@ -8,6 +8,7 @@
 import { SqlClient } from "@effect/sql"
 import { Ids, Media, MessageContent } from "@switchboard/domain"
 import { Config, Effect, Option, Schema } from "effect"
+import * as Notifications from "./Notifications.js"
 import { decodeRows, dieOnDatabaseError, IdRow, iso, TimestampColumn } from "./Rows.js"
 
 /** `MEDIA_RETENTION_DAYS`: how long stored media are kept (default 30). */
@@ -99,11 +100,13 @@ export class MediaRepo extends Effect.Service<MediaRepo>()("@switchboard/db/Medi
       readonly now: string
       readonly expiresAt: string
     }) {
-      yield* sql`INSERT INTO media (id, workspace_id, kind, mime_type, filename, status, channel_id, message_id, source,
-          expected_size, expected_sha256, next_attempt_at, created_at, updated_at, expires_at)
+      // the media worker hears of it as the transaction commits (`Notifications`)
+      yield* sql`WITH inserted AS (INSERT INTO media (id, workspace_id, kind, mime_type, filename, status, channel_id,
+          message_id, source, expected_size, expected_sha256, next_attempt_at, created_at, updated_at, expires_at)
         VALUES (${input.id}, ${input.workspaceId}, ${input.kind}, ${input.mimeType}, ${input.filename}, 'pending',
           ${input.channelId}, ${input.messageId}, ${JSON.stringify(input.source ?? null)}::jsonb, ${input.expectedSize},
-          ${input.expectedSha256}, ${input.now}, ${input.now}, ${input.now}, ${input.expiresAt})`
+          ${input.expectedSha256}, ${input.now}, ${input.now}, ${input.now}, ${input.expiresAt}) RETURNING id)
+        SELECT pg_notify(${Notifications.MEDIA_DUE}, id) FROM inserted`
     }, dieOnDatabaseError)
 
     /**

@@ -4,7 +4,9 @@
  * works through its rows from `processed_rows` in batches of `BATCH_ROWS`. Each batch is one
  * transaction: its contacts (one `INSERT ... ON CONFLICT`), memberships and the import's counts
  * commit together, so a runner killed mid-import resumes after the last committed batch and never
- * counts or creates a row twice. The last batch emits the one `contact.import_completed`.
+ * counts or creates a row twice. The last batch emits the one `contact.import_completed`. A queued
+ * import wakes it as its row commits (`Notifications.CONTACT_IMPORT_QUEUED`); it also looks every
+ * `IDLE_POLL` (every `POLL` on the embedded database, which cannot tell it).
  */
 import { Singleton } from "@effect/cluster"
 import {
@@ -14,14 +16,20 @@ import {
   ContactsRepo,
   DatabaseUnavailable,
   EventsRepo,
+  Notifications,
   Transactions,
   WorkspacesRepo
 } from "@switchboard/db"
 import { ContactCsv, Events, Ids, Plans, Schemas } from "@switchboard/domain"
-import { Cause, Clock, Effect, Layer, Option, Schedule } from "effect"
+import { Cause, Clock, Duration, Effect, Layer, Option } from "effect"
 import * as Loops from "./Loops.js"
 
 export const BATCH_ROWS = 1000
+
+/** How often the worker looks for queued imports without being told of one (`Loops.wakeable`). */
+const IDLE_POLL = Duration.seconds(2)
+/** How often it looks where it cannot listen (the embedded database), and after a failed run. */
+const POLL = Duration.millis(500)
 
 /** The one `contact.import_completed` of an import that ended, with its counts. */
 const importEnded = (
@@ -258,11 +266,16 @@ export const ContactImportWorkerLive = Singleton.make(
   // a failure outside a drain (the worker's setup) brings it back too (`Loops`)
   Loops.supervised(
     "contact import worker",
-    Effect.flatMap(make, (worker) =>
-      worker.drain.pipe(
-        Effect.catchAllCause((cause) => Effect.logWarning("contact import failed; retrying", cause)),
-        Effect.repeat(Schedule.spaced("500 millis"))
-      ))
+    Effect.gen(function*() {
+      const worker = yield* make
+      return yield* Loops.wakeable({
+        wakeups: yield* Notifications.listen(Notifications.CONTACT_IMPORT_QUEUED),
+        idle: IDLE_POLL,
+        poll: POLL,
+        failed: "contact import failed; retrying",
+        step: () => worker.drain
+      })
+    }).pipe(Effect.scoped)
   )
 ).pipe(
   Layer.provide(dependencies)

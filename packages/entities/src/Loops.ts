@@ -8,7 +8,7 @@
  * one stayed dead (a Channel entity then never dispatched again while it read `connected`).
  */
 import { TransientRetry } from "@switchboard/db"
-import { Cause, Clock, Duration, Effect, Exit, Schedule } from "effect"
+import { Cause, Clock, Duration, Effect, Exit, Option, Queue, Schedule, type Scope, Stream } from "effect"
 
 /** A run that lasted this long was healthy: the next restart waits the shortest backoff again. */
 export const STEADY = Duration.seconds(30)
@@ -28,5 +28,57 @@ export const supervised = <A, E, R>(name: string, loop: Effect.Effect<A, E, R>):
       yield* Effect.logError(`${name} failed; restarting`, exit.cause)
       // waits the next delay (the backoff never ends, so this never fails)
       yield* Effect.orDie(driver.next(undefined))
+    }
+  })
+
+/** The wait before listening again after the listen's connection was lost. */
+export const RELISTEN = Duration.seconds(5)
+
+/**
+ * A worker's loop over the rows it takes work from: `step` runs at once, then again as soon as it
+ * is woken, and at the latest `idle` after its last run (work a notification missed). It is woken
+ * by each element of `wakeups` (`Notifications.listen`: a row queued by any process committed)
+ * and by `step`'s own `wake` (a slot came free, a retry came due). Without `wakeups` (the embedded
+ * database), while they are down (listened to again after `RELISTEN`), and after a failed step
+ * (logged as `failed`), it runs every `poll` instead, as a plain poll would.
+ */
+export const wakeable = <E, R>(options: {
+  readonly wakeups: Option.Option<Stream.Stream<unknown, unknown>>
+  readonly idle: Duration.DurationInput
+  readonly poll: Duration.DurationInput
+  /** the warning a failed step logs (it is run again after `poll`) */
+  readonly failed: string
+  readonly step: (wake: Effect.Effect<void>) => Effect.Effect<unknown, E, R>
+}): Effect.Effect<never, never, R | Scope.Scope> =>
+  Effect.gen(function*() {
+    const signal = yield* Queue.sliding<void>(1)
+    const wake = Effect.asVoid(Queue.offer(signal, undefined))
+    // listening from the start: the listen's fiber may first run after the first step
+    let listening = Option.isSome(options.wakeups)
+    if (Option.isSome(options.wakeups)) {
+      const wakeups = options.wakeups.value
+      yield* Effect.suspend(() => {
+        listening = true
+        return Stream.runForEach(wakeups, () => wake)
+      }).pipe(
+        Effect.catchAllCause((cause) => Effect.logWarning("listening for new work failed", cause)),
+        Effect.ensuring(Effect.sync(() => {
+          listening = false
+        })),
+        Effect.zipRight(Effect.sleep(RELISTEN)),
+        Effect.forever,
+        Effect.forkScoped
+      )
+    }
+    const step = options.step(wake).pipe(
+      Effect.as(true),
+      Effect.catchAllCause((cause) => Effect.as(Effect.logWarning(options.failed, cause), false))
+    )
+    while (true) {
+      const succeeded = yield* step
+      yield* Queue.take(signal).pipe(
+        Effect.timeout(succeeded && listening ? options.idle : options.poll),
+        Effect.ignore
+      )
     }
   })

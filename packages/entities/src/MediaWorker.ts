@@ -12,10 +12,18 @@
  * and removes uploads a crash left `pending` (`STALE_UPLOAD_MS` after they began), bytes and row.
  */
 import { Singleton } from "@effect/cluster"
-import { ChannelsRepo, EventsRepo, MediaRepo, MediaStore, MessagesRepo, Transactions } from "@switchboard/db"
+import {
+  ChannelsRepo,
+  EventsRepo,
+  MediaRepo,
+  MediaStore,
+  MessagesRepo,
+  Notifications,
+  Transactions
+} from "@switchboard/db"
 import { MediaSniff, MessageContent, Schemas } from "@switchboard/domain"
 import { ChannelProvider, ChannelProviders, InboundMetrics } from "@switchboard/providers"
-import { Cause, Chunk, Clock, Duration, Effect, Layer, Option, Schedule, Stream } from "effect"
+import { Cause, Chunk, Clock, Duration, Effect, Layer, Option, Stream } from "effect"
 import { receivedEvent } from "./InboundMessages.js"
 import * as Loops from "./Loops.js"
 
@@ -25,6 +33,14 @@ export const MAX_ATTEMPTS = 5
 const CONCURRENCY = 4
 /** One attempt may take this long (a 100 MiB document on a slow link). */
 const ATTEMPT_TIMEOUT = Duration.minutes(15)
+/**
+ * How often the worker looks for due downloads unprompted: a recorded inbound file tells it at
+ * commit (`Notifications.MEDIA_DUE`), a download's end and a retry's due time wake it too; this
+ * catches a lost notification (a listen reconnecting, PgBouncer: docs/CONFIGURATION.md).
+ */
+const IDLE_POLL = Duration.seconds(2)
+/** How often it looks where it cannot listen (the embedded database), and after a failed look. */
+const POLL = Duration.millis(500)
 /** Media purged per sweep. */
 const EXPIRY_BATCH = 100
 
@@ -168,7 +184,7 @@ export const make = Effect.gen(function*() {
       )
     )
 
-  /** Runs one claimed download to its end or to its next attempt. */
+  /** Runs one claimed download to its end or to its next attempt; how long until that attempt is due (ms), if any. */
   const run = (row: MediaRepo.MediaDownload) =>
     attempt(row).pipe(
       Effect.catchAllDefect((defect) =>
@@ -180,7 +196,7 @@ export const make = Effect.gen(function*() {
         )
       ),
       Effect.matchEffect({
-        onSuccess: (stored) => settle(row, { _tag: "ready", ...stored }),
+        onSuccess: (stored) => Effect.as(settle(row, { _tag: "ready", ...stored }), Option.none<number>()),
         onFailure: (error) =>
           Effect.gen(function*() {
             yield* store.purge(row.id).pipe(Effect.catchAllCause(() => Effect.void))
@@ -189,13 +205,11 @@ export const make = Effect.gen(function*() {
               yield* Effect.logInfo("inbound media download will be retried").pipe(
                 Effect.annotateLogs({ media_id: row.id, attempt: row.attempts, reason: error.reason })
               )
-              return yield* repo.retryLater(
-                row.id,
-                Schemas.toTimestamp(at + backoffMs(row.attempts)),
-                Schemas.toTimestamp(at)
-              )
+              yield* repo.retryLater(row.id, Schemas.toTimestamp(at + backoffMs(row.attempts)), Schemas.toTimestamp(at))
+              return Option.some(backoffMs(row.attempts))
             }
             yield* settle(row, { _tag: "failed", reason: error.reason })
+            return Option.none<number>()
           })
       })
     )
@@ -249,33 +263,46 @@ export const make = Effect.gen(function*() {
 
   /**
    * Claims as many due downloads as there are free slots and starts each in the scope: a long
-   * download (a 100 MiB document) holds one slot, not the others.
+   * download (a 100 MiB document) holds one slot, not the others. Each download's end calls `wake`
+   * (its slot is free for the next due one), and again when its next attempt comes due.
    */
   let inFlight = 0
-  const pump = Effect.gen(function*() {
-    const free = CONCURRENCY - inFlight
-    if (free <= 0) return
-    const due = yield* repo.claimDue(yield* now, free)
-    for (const row of due) {
-      inFlight++
-      yield* run(row).pipe(
-        Effect.catchAllCause((cause) =>
-          Effect.zipRight(
-            Effect.logWarning("inbound media download failed; retrying later", cause),
-            // its claim given back, so it does not wait for the next singleton start
-            Effect.flatMap(Clock.currentTimeMillis, (at) =>
-              repo.retryLater(row.id, Schemas.toTimestamp(at + backoffMs(row.attempts)), Schemas.toTimestamp(at))).pipe(
-                Effect.catchAllCause(() =>
-                  Effect.void
+  const pump = (wake: Effect.Effect<void>) =>
+    Effect.gen(function*() {
+      const free = CONCURRENCY - inFlight
+      if (free <= 0) return
+      const due = yield* repo.claimDue(yield* now, free)
+      for (const row of due) {
+        inFlight++
+        yield* run(row).pipe(
+          Effect.catchAllCause((cause) =>
+            Effect.logWarning("inbound media download failed; retrying later", cause).pipe(
+              // its claim given back, so it does not wait for the next singleton start
+              Effect.zipRight(
+                Effect.flatMap(
+                  Clock.currentTimeMillis,
+                  (at) =>
+                    repo.retryLater(row.id, Schemas.toTimestamp(at + backoffMs(row.attempts)), Schemas.toTimestamp(at))
                 )
-              )
-          )
-        ),
-        Effect.ensuring(Effect.sync(() => inFlight--)),
-        Effect.forkScoped
-      )
-    }
-  })
+              ),
+              Effect.as(Option.some(backoffMs(row.attempts))),
+              Effect.orElseSucceed(() => Option.none<number>())
+            )
+          ),
+          Effect.ensuring(Effect.sync(() => inFlight--)),
+          Effect.tap((retryIn) =>
+            Effect.zipRight(
+              wake,
+              Option.match(retryIn, {
+                onNone: () => Effect.void,
+                onSome: (ms) => Effect.forkScoped(Effect.delay(wake, ms))
+              })
+            )
+          ),
+          Effect.forkScoped
+        )
+      }
+    })
 
   return { drain, pump, run, expire, sweepUploads, releaseClaims: repo.releaseClaims() } as const
 })
@@ -302,19 +329,22 @@ export const MediaWorkerLive = Singleton.make(
       )
       let lastExpiry = 0
       // downloads run in this scope: when the singleton moves, they stop with it
-      yield* Effect.gen(function*() {
-        yield* worker.pump
-        const at = yield* Clock.currentTimeMillis
-        if (at - lastExpiry >= 60_000) {
-          lastExpiry = at
-          yield* worker.expire
-          yield* worker.sweepUploads
-        }
-      }).pipe(
-        Effect.catchAllCause((cause) => Effect.logWarning("media worker failed; retrying", cause)),
-        Effect.repeat(Schedule.spaced("500 millis")),
-        Effect.scoped
-      )
+      yield* Loops.wakeable({
+        wakeups: yield* Notifications.listen(Notifications.MEDIA_DUE),
+        idle: IDLE_POLL,
+        poll: POLL,
+        failed: "media worker failed; retrying",
+        step: (wake) =>
+          Effect.gen(function*() {
+            yield* worker.pump(wake)
+            const at = yield* Clock.currentTimeMillis
+            if (at - lastExpiry >= 60_000) {
+              lastExpiry = at
+              yield* worker.expire
+              yield* worker.sweepUploads
+            }
+          })
+      }).pipe(Effect.scoped)
     })
   )
 ).pipe(Layer.provide(dependencies))

@@ -7,8 +7,7 @@
  * (`PartitionKeeper`).
  */
 import { Singleton } from "@effect/cluster"
-import { PgClient } from "@effect/sql-pg"
-import { DatabaseConfig, EventsRepo, WebhookDeliveriesRepo } from "@switchboard/db"
+import { EventsRepo, Notifications, WebhookDeliveriesRepo } from "@switchboard/db"
 import { Schemas } from "@switchboard/domain"
 import { Clock, Effect, Option, Schedule, Stream } from "effect"
 import * as Loops from "./Loops.js"
@@ -38,11 +37,10 @@ export const sweepWebhooks = Effect.gen(function*() {
  * the embedded database has one (it relies on the poll).
  */
 export const wakeOnNewDeliveries = Effect.gen(function*() {
-  const config = yield* Effect.serviceOption(DatabaseConfig.DatabaseConfig)
-  const pg = yield* Effect.serviceOption(PgClient.PgClient)
-  if (Option.isNone(pg) || Option.isNone(config) || Option.isNone(config.value.url)) return yield* Effect.never
+  const notifications = yield* Notifications.listen(EventsRepo.WEBHOOK_WAKE_CHANNEL)
+  if (Option.isNone(notifications)) return yield* Effect.never
   const endpoint = yield* WebhookEndpointEntity.client
-  yield* pg.value.listen(EventsRepo.WEBHOOK_WAKE_CHANNEL).pipe(
+  yield* notifications.value.pipe(
     Stream.groupedWithin(1000, "10 millis"),
     Stream.runForEach((ids) =>
       Effect.forEach(new Set(ids), (id) => endpoint(id).Wake().pipe(Effect.catchAllCause(() => Effect.void)), {

@@ -1,8 +1,12 @@
-/** `Loops.supervised`: a loop comes back after a failure or a defect, with backoff; it ends when it returns or is interrupted. */
+/**
+ * `Loops.supervised`: a loop comes back after a failure or a defect, with backoff; it ends when it
+ * returns or is interrupted. `Loops.wakeable`: a worker's step runs when woken, seldom when idle,
+ * and polls where it cannot be told.
+ */
 import { assert, describe, it } from "@effect/vitest"
 import { DatabaseUnavailable } from "@switchboard/db"
 import { Loops } from "@switchboard/entities"
-import { Effect, Exit, Fiber, TestClock } from "effect"
+import { Effect, Exit, Fiber, Option, Queue, Stream, TestClock } from "effect"
 
 describe("Loops.supervised", () => {
   it.effect("runs the loop again after a typed failure and after a defect, until it returns", () =>
@@ -45,5 +49,93 @@ describe("Loops.supervised", () => {
       assert.isTrue(Exit.isInterrupted(exit))
       yield* TestClock.adjust("1 minute")
       assert.strictEqual(runs, 1)
+    }))
+})
+
+describe("Loops.wakeable", () => {
+  /** A step that counts its runs, failing those `failing` says. */
+  const counted = (failing: (run: number) => boolean = () => false) => {
+    let runs = 0
+    return {
+      runs: () => runs,
+      step: Effect.suspend(() => (runs++, failing(runs) ? Effect.fail("the database went away") : Effect.void))
+    }
+  }
+
+  it.scoped("without wake-ups (the embedded database), polls every `poll`", () =>
+    Effect.gen(function*() {
+      const { runs, step } = counted()
+      yield* Effect.forkScoped(
+        Loops.wakeable({
+          wakeups: Option.none(),
+          idle: "2 seconds",
+          poll: "500 millis",
+          failed: "step",
+          step: () => step
+        })
+      )
+      yield* TestClock.adjust("0 millis")
+      assert.strictEqual(runs(), 1, "it runs at once")
+      yield* TestClock.adjust("1200 millis")
+      assert.strictEqual(runs(), 3)
+    }))
+
+  it.scoped("listening, runs as soon as a wake-up comes, from the channel or its own step, else every `idle`", () =>
+    Effect.gen(function*() {
+      const notifications = yield* Queue.unbounded<string>()
+      const { runs, step } = counted()
+      let wakeSelf: Effect.Effect<void> = Effect.void
+      yield* Effect.forkScoped(Loops.wakeable({
+        wakeups: Option.some(Stream.fromQueue(notifications)),
+        idle: "2 seconds",
+        poll: "500 millis",
+        failed: "step",
+        step: (wake) => Effect.zipRight(Effect.sync(() => (wakeSelf = wake)), step)
+      }))
+      yield* TestClock.adjust("0 millis")
+      assert.strictEqual(runs(), 1)
+      yield* TestClock.adjust("1900 millis")
+      assert.strictEqual(runs(), 1, "no poll within `idle`")
+      yield* Queue.offer(notifications, "med_1")
+      yield* TestClock.adjust("0 millis")
+      assert.strictEqual(runs(), 2, "a notification runs it at once")
+      yield* wakeSelf
+      yield* TestClock.adjust("0 millis")
+      assert.strictEqual(runs(), 3, "its own wake runs it at once")
+      yield* Queue.offerAll(notifications, ["med_2", "med_3", "med_4"])
+      yield* TestClock.adjust("0 millis")
+      assert.isAtMost(runs(), 5, "wake-ups that come together run it once or twice, not once each")
+      const before = runs()
+      yield* TestClock.adjust("2 seconds")
+      assert.strictEqual(runs(), before + 1, "and it still looks every `idle`")
+    }))
+
+  it.scoped("after a failed step, and while its wake-ups are down, runs every `poll`", () =>
+    Effect.gen(function*() {
+      const failing = counted((run) => run <= 2)
+      yield* Effect.forkScoped(Loops.wakeable({
+        wakeups: Option.some(Stream.never),
+        idle: "2 seconds",
+        poll: "500 millis",
+        failed: "step",
+        step: () => failing.step
+      }))
+      yield* TestClock.adjust("1 second")
+      assert.strictEqual(failing.runs(), 3, "two failures, each run again after `poll`")
+      yield* TestClock.adjust("1900 millis")
+      assert.strictEqual(failing.runs(), 3, "then `idle` again")
+
+      const down = counted()
+      yield* Effect.forkScoped(Loops.wakeable({
+        wakeups: Option.some(Stream.fail("connection lost")),
+        idle: "2 seconds",
+        poll: "500 millis",
+        failed: "step",
+        step: () => down.step
+      }))
+      yield* TestClock.adjust("2 seconds")
+      const lost = down.runs()
+      yield* TestClock.adjust("2 seconds")
+      assert.strictEqual(down.runs() - lost, 4, "its listen lost: every `poll` until it listens again")
     }))
 })
