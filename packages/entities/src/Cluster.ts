@@ -3,7 +3,8 @@
  * - `runner`: hosts shards, talks to other nodes over TCP (`ClusterTransport`: every connection
  *   proves `CLUSTER_SECRET`, `ClusterAuthConfig`), Postgres storage;
  * - `client`: an api node that hosts nothing but reaches every entity;
- * - `single`: everything in one process (`SingleRunner`), what `npm start` runs. On the embedded
+ * - `single`: everything in one process (the library's `SingleRunner`, with the runners' lock
+ *   storage on Postgres), what `npm start` runs. On the embedded
  *   database the runner registry is in memory (SqlRunnerStorage deadlocks on the
  *   single connection); messages are still stored in the database.
  */
@@ -11,11 +12,12 @@ import {
   ClusterError,
   ClusterMetrics,
   RunnerAddress,
+  RunnerHealth,
+  Runners,
   RunnerStorage,
   ShardId,
   Sharding,
   ShardingConfig,
-  SingleRunner,
   Snowflake,
   SqlMessageStorage,
   SqlRunnerStorage
@@ -200,12 +202,30 @@ export const hosting = <A, E, R>(entities: Layer.Layer<A, E, R>) =>
 /** An api node's cluster: a client of every runner, proving `CLUSTER_SECRET` on each connection. */
 export const client = ClusterTransport.client(shardingSettings).pipe(Layer.provide(storageTables))
 
-/** `single` with some sharding settings of its own (a test that needs a longer entity termination timeout). */
+/**
+ * `single` with some sharding settings of its own (a test that needs a longer entity termination
+ * timeout). `SingleRunner.layer` as the library builds it, but on Postgres with the runners' lock
+ * storage (`runnerStorage`): without its refresh grace a standalone whose event loop or pool was
+ * busy for 2 s took its lock storage for unhealthy and stopped every entity, a pairing's stream
+ * with them (seen at start and mid-pairing in `npm test` on a loaded machine: "Shard lock storage
+ * is unhealthy", then "stream ended before qr.state"). Registration is open from the start: no
+ * other runner waits for this one.
+ */
 export const singleWith = (overrides: Partial<ShardingConfig.ShardingConfig["Type"]>) =>
   Layer.unwrapEffect(Effect.map(DatabaseConfig.DatabaseConfig, (config) =>
-    SingleRunner.layer({
-      runnerStorage: Option.isNone(config.url) ? "memory" : "sql",
-      shardingConfig: { ...shardingSettings, ...overrides }
-    })))
+    Sharding.layer.pipe(
+      Layer.provideMerge(Runners.layerNoop),
+      Layer.provideMerge(Layer.orDie(SqlMessageStorage.layer)),
+      Layer.provide([
+        Option.isNone(config.url)
+          ? RunnerStorage.layerMemory
+          : runnerStorage.pipe(
+            Layer.provide(Layer.effect(Registration, Effect.makeLatch(true))),
+            Layer.provide(LockRefresh.lockConfirmationsLayer)
+          ),
+        RunnerHealth.layerNoop
+      ]),
+      Layer.provide(ShardingConfig.layerFromEnv({ ...shardingSettings, ...overrides }))
+    )))
 
 export const single = singleWith({})

@@ -7,7 +7,7 @@
 import type { ClusterError } from "@effect/cluster"
 import { RunnerAddress, RunnerStorage, ShardId, ShardingConfig } from "@effect/cluster"
 import { SqlClient } from "@effect/sql"
-import { Clock, Context, Duration, Effect, Fiber, Layer, Option, Scope } from "effect"
+import { Clock, Context, Duration, Effect, Exit, Fiber, Layer, Option, Scope } from "effect"
 
 /**
  * A lock refresh that answers every shard this runner holds, not only those it was asked about.
@@ -113,9 +113,13 @@ type LockStorage = Pick<RunnerStorage.RunnerStorage["Type"], "acquire" | "refres
  * when the answer has not come after `answerAfter`, and every shard asked about was confirmed
  * within `maxAge`, it answers the shards confirmed within `maxAge` instead, and the database's
  * answer, when it comes, updates the confirmations. Otherwise it waits for the database, as the
- * library does. A refresh that asks about no shard (the first one, and the probe of an unhealthy
- * runner) always waits for the database. At most one database refresh is in flight: a refresh
- * that starts while one is under way waits for that one.
+ * library does. A refresh that asks about no shard is a runner's first (it asks before its first
+ * acquire answers; a late answer made the cluster stop the shards acquired meanwhile, at every
+ * start of a loaded standalone) or the probe of a runner whose lock storage the cluster took for
+ * unhealthy: the first leans on confirmations like any other, the probe (every such refresh once
+ * one was timed out or failed, until the database answers one) always waits for the database.
+ * At most one database refresh is in flight: a refresh that starts while one is under way waits
+ * for that one.
  */
 export const withRefreshGrace = (
   storage: LockStorage,
@@ -141,11 +145,16 @@ export const withRefreshGrace = (
     }
     let inFlight: Fiber.Fiber<Array<ShardId.ShardId>, ClusterError.PersistenceError> | undefined
     const maxAgeMillis = Duration.toMillis(grace.maxAge)
+    // whether the cluster gave up on a refresh (it timed it out or saw it fail) and the database has
+    // not answered one since: its refreshes of no shard are then probes of its health, which only
+    // the database may answer
+    let probing = false
 
     const askDatabase = (address: RunnerAddress.RunnerAddress, shardIds: ReadonlyArray<ShardId.ShardId>) =>
       Effect.gen(function*() {
         const startedAt = yield* Clock.currentTimeMillis
         const answer = yield* storage.refresh(address, shardIds)
+        probing = false
         onConfirmed(startedAt)
         const shards = confirm(address, answer, startedAt)
         const named = new Set(answer)
@@ -168,19 +177,27 @@ export const withRefreshGrace = (
           inFlight = fiber = started
         }
         const database = Fiber.join(fiber)
-        if (asked.length === 0) return yield* database
+        if (asked.length === 0 && probing) return yield* database
         const answered = yield* Effect.timeout(database, grace.answerAfter).pipe(Effect.option)
         if (Option.isSome(answered)) return answered.value
         const now = yield* Clock.currentTimeMillis
         const shards = of(address)
         const fresh = (shardId: ShardId.ShardId) => now - (shards.get(shardId) ?? -Infinity) < maxAgeMillis
         if (!asked.every(fresh)) return yield* database
-        const oldest = Math.max(...asked.map((shardId) => now - shards.get(shardId)!))
+        const answer = [...shards.keys()].filter(fresh)
+        const oldest = Math.max(0, ...answer.map((shardId) => now - shards.get(shardId)!))
         yield* Effect.logWarning(
           `shard lock refresh late: answered from confirmations up to ${oldest} ms old (the runner or Postgres is slow)`
         )
-        return [...shards.keys()].filter(fresh)
-      })
+        return answer
+      }).pipe(
+        // the cluster timed it out (it then stops every entity of the runner) or it failed
+        Effect.onExit((exit) =>
+          Exit.isSuccess(exit) ? Effect.void : Effect.sync(() => {
+            probing = true
+          })
+        )
+      )
 
     return {
       acquire: (address, shardIds) =>

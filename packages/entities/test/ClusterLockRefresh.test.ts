@@ -10,7 +10,7 @@ import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { Database } from "@switchboard/db"
 import { e2eDatabase, testDatabaseUrl } from "@switchboard/db/testing"
 import { Cluster, ClusterSettings, LockRefresh } from "@switchboard/entities"
-import { Duration, Effect, Fiber, Layer, Redacted, TestClock } from "effect"
+import { Duration, Effect, Exit, Fiber, Layer, Redacted, TestClock } from "effect"
 import pg from "pg"
 
 const url = testDatabaseUrl()
@@ -207,9 +207,9 @@ describe("a lock refresh whose database answer is late (LockRefresh.withRefreshG
       assert.deepStrictEqual(ids(yield* Fiber.join(fiber)), [1])
     }))
 
-  it.scoped("does not answer from memory a shard never confirmed, nor a probe that asks about none", () =>
+  it.scoped("does not answer from memory a shard never confirmed, nor a probe once the cluster gave up on a refresh", () =>
     Effect.gen(function*() {
-      const db = storage(["3 seconds", "3 seconds"])
+      const db = storage(["3 seconds", "10 seconds"])
       const locks = yield* LockRefresh.withRefreshGrace(db.storage, grace)
       yield* locks.acquire(me, [shard(1)])
       const unknown = yield* Effect.fork(locks.refresh(me, [shard(1), shard(2)]))
@@ -217,11 +217,35 @@ describe("a lock refresh whose database answer is late (LockRefresh.withRefreshG
       assert.isTrue((yield* Fiber.poll(unknown))._tag === "None")
       yield* TestClock.adjust("1 seconds")
       assert.deepStrictEqual(ids(yield* Fiber.join(unknown)), [1, 2])
-      const probe = yield* Effect.fork(locks.refresh(me, []))
+      // the cluster times the next refresh out (its 2 s deadline): its lock storage is unhealthy
+      yield* TestClock.adjust("10 millis")
+      const given = yield* Effect.fork(Effect.timeout(locks.refresh(me, [shard(1), shard(2)]), "2 seconds"))
       yield* TestClock.adjust("2 seconds")
-      assert.isTrue((yield* Fiber.poll(probe))._tag === "None")
+      assert.isTrue(Exit.isFailure(yield* Fiber.await(given)))
+      // its probes ask about no shard: only the database answers them (here the refresh still in
+      // flight, which answers 10 s after it was asked)
       yield* TestClock.adjust("1 seconds")
-      assert.deepStrictEqual(ids(yield* Fiber.join(probe)), [])
+      const probe = yield* Effect.fork(locks.refresh(me, []))
+      yield* TestClock.adjust("6999 millis")
+      assert.isTrue((yield* Fiber.poll(probe))._tag === "None")
+      yield* TestClock.adjust("1 millis")
+      assert.deepStrictEqual(ids(yield* Fiber.join(probe)), [1, 2])
+      assert.strictEqual(db.calls(), 2)
+    }))
+
+  it.scoped("answers a runner's first refresh, which asks about no shard, with the shards it acquired meanwhile", () =>
+    Effect.gen(function*() {
+      // the first refresh starts before the first acquire answers; the database is slow (a loaded standalone)
+      const db = storage(["3 seconds"])
+      const locks = yield* LockRefresh.withRefreshGrace(db.storage, grace)
+      const first = yield* Effect.fork(locks.refresh(me, []))
+      yield* TestClock.adjust("100 millis")
+      yield* locks.acquire(me, [shard(1), shard(2)])
+      yield* TestClock.adjust("900 millis")
+      // on time for the cluster's 2 s deadline: it keeps the two shards (an answer without them
+      // would make it give them up, and a late one would stop every entity of the runner)
+      assert.isTrue((yield* Fiber.poll(first))._tag === "Some", "answered within the interval")
+      assert.deepStrictEqual(ids(yield* Fiber.join(first)), [1, 2])
     }))
 
   it.scoped("forgets a shard the database no longer names, and one released", () =>
