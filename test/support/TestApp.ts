@@ -51,6 +51,17 @@ export const infrastructureLayer = (infrastructure: Infrastructure = {}) =>
     )
   )
 
+/**
+ * The in-process app's shard locks: refreshed every 5 s, expiring after 20 s (every process runs
+ * 2 s and 8 s, `ClusterSettings`). The cluster takes its lock storage for unhealthy, and stops every
+ * entity, when a refresh has not answered within the interval; this app shares its event loop with
+ * the test, the fake WhatsApp server and the phone's Baileys, which held it for 2-3.6 s at a time
+ * in a loaded run (`TEST_CPU_LOG`'s `maxStallMs`), and a QR pairing's stream ended with its entity
+ * (docs/TESTING.md "Failed at load, and changed"). The files that test the locks run service
+ * processes with every process's settings (`test/scaleRunners.e2e.test.ts`, `test/pausedRunner.e2e.test.ts`).
+ */
+const testLocks = { shardLockRefreshInterval: "5 seconds", shardLockExpiration: "20 seconds" } as const
+
 /** Everything above the database: HTTP, the single runner and its entities. */
 export const appLayer = (
   options: Partial<HttpConfig.HttpConfig["Type"]> = {},
@@ -72,7 +83,7 @@ export const appLayer = (
       WebhooksConfig.layer({ retryDelayScale: 0.001, allowPrivateTargets: true, ...infrastructure.webhooks }),
       QrConnectionConfig.layer(infrastructure.qr ?? {})
     )),
-    Layer.provideMerge(infrastructure.sharding ? Cluster.singleWith(infrastructure.sharding) : Cluster.single),
+    Layer.provideMerge(Cluster.singleWith({ ...testLocks, ...infrastructure.sharding })),
     Layer.provide(quietLogs)
   )
 
