@@ -49,6 +49,7 @@ const guardRepeatedSignals = (): void => {
     switch (signalMeaning(firstAt, now)) {
       case "drain":
         firstAt = now
+        Logging.markStopping()
         return
       case "same-stop":
         return

@@ -41,11 +41,39 @@ export const withTraceIds = <M, O>(self: Logger.Logger<M, O>): Logger.Logger<M, 
     })
   })
 
+/**
+ * What @effect/cluster says when its runner finds no healthy runner. A stopping runner unregisters
+ * first and its runner-sync loop runs on until the cluster's scope closes, so the last runner of a
+ * cluster (a standalone: `npm start`) found itself gone and said so while it stopped, at a loaded
+ * machine's pace (`test/npmStartStop.test.ts`): the stop, not a fault.
+ */
+export const NO_HEALTHY_RUNNERS = "No healthy runners available"
+
+let stopping = false
+
+/** The process got its stop signal (`Launch`): from now on `isStopNoise` drops the cluster's warning. */
+export const markStopping = (): void => {
+  stopping = true
+}
+
+/** Whether a log entry is the cluster's "no healthy runner" warning of a process that is stopping. */
+export const isStopNoise = (
+  options: { readonly message: unknown; readonly logLevel: LogLevel.LogLevel },
+  isStopping: boolean
+): boolean => {
+  const message = Array.isArray(options.message) && options.message.length === 1 ? options.message[0] : options.message
+  return isStopping && options.logLevel === LogLevel.Warning && message === NO_HEALTHY_RUNNERS
+}
+
+/** `self` without the entries `isStopNoise` names. */
+const quietWhileStopping = <M>(self: Logger.Logger<M, void>): Logger.Logger<M, void> =>
+  Logger.make((options) => isStopNoise(options, stopping) ? undefined : self.log(options))
+
 /** The JSON lines on standard output. */
-export const jsonLogger = Logger.withConsoleLog(withTraceIds(Logger.jsonLogger))
+export const jsonLogger = quietWhileStopping(Logger.withConsoleLog(withTraceIds(Logger.jsonLogger)))
 
 /** One readable line (time, level, message, annotations) per entry, coloured on a terminal. */
-export const prettyLogger = withTraceIds(Logger.prettyLogger({ mode: "tty" }))
+export const prettyLogger = quietWhileStopping(withTraceIds(Logger.prettyLogger({ mode: "tty" })))
 
 export type LogFormat = "json" | "pretty"
 

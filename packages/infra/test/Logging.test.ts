@@ -1,7 +1,10 @@
-/** Development logs read as text on a terminal; everything else gets JSON lines (docs/CONFIGURATION.md "Configuration"). */
+/**
+ * Development logs read as text on a terminal; everything else gets JSON lines (docs/CONFIGURATION.md
+ * "Configuration"). A stopping process does not repeat the cluster's "no healthy runner" warning.
+ */
 import { assert, describe, it } from "@effect/vitest"
-import { ConfigProvider, Effect } from "effect"
-import { chooseFormat, formatSetting } from "../src/Logging.js"
+import { ConfigProvider, Effect, LogLevel } from "effect"
+import { chooseFormat, formatSetting, isStopNoise, NO_HEALTHY_RUNNERS } from "../src/Logging.js"
 
 describe("log format", () => {
   it("is pretty on a terminal outside production, JSON otherwise, unless LOG_FORMAT says", () => {
@@ -20,4 +23,16 @@ describe("log format", () => {
       assert.strictEqual(yield* read({ LOG_FORMAT: "pretty" }), "pretty")
       assert.isTrue((yield* Effect.either(read({ LOG_FORMAT: "yaml" })))._tag === "Left")
     }))
+})
+
+describe("the cluster's warning while a process stops", () => {
+  it("is dropped once the stop signal came, and only that warning", () => {
+    const warning = { message: [NO_HEALTHY_RUNNERS], logLevel: LogLevel.Warning }
+    assert.isTrue(isStopNoise(warning, true))
+    assert.isTrue(isStopNoise({ ...warning, message: NO_HEALTHY_RUNNERS }, true))
+    // before the stop it says something: a cluster whose runners all went away
+    assert.isFalse(isStopNoise(warning, false))
+    assert.isFalse(isStopNoise({ ...warning, logLevel: LogLevel.Error }, true))
+    assert.isFalse(isStopNoise({ ...warning, message: ["Shard lock storage is unhealthy"] }, true))
+  })
 })
