@@ -18,11 +18,15 @@ import { api, createKey, eventually, request, type SignedUp } from "./support/Fi
 import * as PgProxy from "./support/PgProxy.js"
 import { appWith, as, pairedChannel, sendText, Wa } from "./support/QrApp.js"
 import { receiver } from "./support/Receiver.js"
+import * as TestApp from "./support/TestApp.js"
 
 const OUTAGE_MS = 5_000
 
 const proxied = PgProxy.layer
-const app = Layer.merge(appWith({ phoneNumber: "+15550007070" }, {}, { database: proxied }), proxied)
+const app = Layer.merge(
+  appWith({ phoneNumber: "+15550007070" }, {}, { database: proxied, sharding: TestApp.processLocks }),
+  proxied
+)
 
 /** The channel's inbound messages as the API lists them, until `done` (polled once the database answers again). */
 const inbound = (user: SignedUp, channelId: `ch_${string}`, done: (m: ReadonlyArray<Messaging.Message>) => boolean) =>

@@ -12,9 +12,13 @@ import { Effect, Layer } from "effect"
 import { api, eventually } from "./support/Fixtures.js"
 import * as PgProxy from "./support/PgProxy.js"
 import { appWith, pairedChannel, Wa } from "./support/QrApp.js"
+import * as TestApp from "./support/TestApp.js"
 
 const proxied = PgProxy.layer
-const app = Layer.merge(appWith({ phoneNumber: "+15550006262" }, {}, { database: proxied }), proxied)
+const app = Layer.merge(
+  appWith({ phoneNumber: "+15550006262" }, {}, { database: proxied, sharding: TestApp.processLocks }),
+  proxied
+)
 
 describe.skipIf(testDatabaseUrl() === undefined)("QR group chats while the database fails", () => {
   layer(app, { excludeTestServices: true, timeout: 240_000 })((it) => {

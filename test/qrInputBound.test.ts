@@ -12,12 +12,16 @@ import { Effect, Layer } from "effect"
 import { api, eventually } from "./support/Fixtures.js"
 import * as PgProxy from "./support/PgProxy.js"
 import { appWith, pairedChannel, Wa } from "./support/QrApp.js"
+import * as TestApp from "./support/TestApp.js"
 
 // read by the runner's ProviderInputBacklog when the app layer is built (below, per file)
 process.env["PROVIDER_INPUT_MAX_WAITING"] = "2"
 
 const proxied = PgProxy.layer
-const app = Layer.merge(appWith({ phoneNumber: "+15550007272" }, {}, { database: proxied }), proxied)
+const app = Layer.merge(
+  appWith({ phoneNumber: "+15550007272" }, {}, { database: proxied, sharding: TestApp.processLocks }),
+  proxied
+)
 
 describe.skipIf(testDatabaseUrl() === undefined)("QR input at its bound", () => {
   layer(app, { excludeTestServices: true, timeout: 240_000 })((it) => {

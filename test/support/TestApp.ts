@@ -5,7 +5,7 @@
  */
 import { type DatabaseConfig, MigratedDatabase } from "@switchboard/db"
 import * as TestDatabase from "@switchboard/db/testing"
-import { Cluster } from "@switchboard/entities"
+import { Cluster, ClusterSettings } from "@switchboard/entities"
 import { Redis } from "@switchboard/infra"
 import * as TestRedis from "@switchboard/infra/testing"
 import { ProvidersConfig, QrConnectionConfig } from "@switchboard/providers"
@@ -61,6 +61,15 @@ export const infrastructureLayer = (infrastructure: Infrastructure = {}) =>
  * processes with every process's settings (`test/scaleRunners.e2e.test.ts`, `test/pausedRunner.e2e.test.ts`).
  */
 const testLocks = { shardLockRefreshInterval: "5 seconds", shardLockExpiration: "20 seconds" } as const
+
+/**
+ * Every process's shard lock settings, for the in-process fault files (the app's Postgres failing
+ * under it): a refresh then fails and the runner stops its entities as a production one does.
+ */
+export const processLocks = {
+  shardLockRefreshInterval: ClusterSettings.shardingSettings.shardLockRefreshInterval!,
+  shardLockExpiration: ClusterSettings.shardingSettings.shardLockExpiration!
+}
 
 /** Everything above the database: HTTP, the single runner and its entities. */
 export const appLayer = (

@@ -115,9 +115,11 @@ type LockStorage = Pick<RunnerStorage.RunnerStorage["Type"], "acquire" | "refres
  * answer, when it comes, updates the confirmations. Otherwise it waits for the database, as the
  * library does. A refresh that asks about no shard is a runner's first (it asks before its first
  * acquire answers; a late answer made the cluster stop the shards acquired meanwhile, at every
- * start of a loaded standalone) or the probe of a runner whose lock storage the cluster took for
- * unhealthy: the first leans on confirmations like any other, the probe (every such refresh once
- * one was timed out or failed, until the database answers one) always waits for the database.
+ * start of a loaded standalone), one of a runner that holds none, or the probe of a runner whose
+ * lock storage the cluster took for unhealthy: the first two lean on confirmations like any other
+ * (the answer: the shards confirmed within `maxAge`, the acquires under way among them), the probe
+ * (every such refresh once one was timed out or failed, until the database answers a refresh asked
+ * after that) always waits for the database.
  * At most one database refresh is in flight: a refresh that starts while one is under way waits
  * for that one.
  */
@@ -145,16 +147,16 @@ export const withRefreshGrace = (
     }
     let inFlight: Fiber.Fiber<Array<ShardId.ShardId>, ClusterError.PersistenceError> | undefined
     const maxAgeMillis = Duration.toMillis(grace.maxAge)
-    // whether the cluster gave up on a refresh (it timed it out or saw it fail) and the database has
-    // not answered one since: its refreshes of no shard are then probes of its health, which only
-    // the database may answer
-    let probing = false
+    // when the cluster gave up on a refresh (it timed it out or saw it fail), until the database
+    // answers one asked after that: its refreshes of no shard are then probes of its health, which
+    // only the database may answer (the answer of a refresh already under way does not count)
+    let probingSince: number | undefined
 
     const askDatabase = (address: RunnerAddress.RunnerAddress, shardIds: ReadonlyArray<ShardId.ShardId>) =>
       Effect.gen(function*() {
         const startedAt = yield* Clock.currentTimeMillis
         const answer = yield* storage.refresh(address, shardIds)
-        probing = false
+        if (probingSince !== undefined && startedAt >= probingSince) probingSince = undefined
         onConfirmed(startedAt)
         const shards = confirm(address, answer, startedAt)
         const named = new Set(answer)
@@ -177,7 +179,7 @@ export const withRefreshGrace = (
           inFlight = fiber = started
         }
         const database = Fiber.join(fiber)
-        if (asked.length === 0 && probing) return yield* database
+        if (asked.length === 0 && probingSince !== undefined) return yield* database
         const answered = yield* Effect.timeout(database, grace.answerAfter).pipe(Effect.option)
         if (Option.isSome(answered)) return answered.value
         const now = yield* Clock.currentTimeMillis
@@ -193,8 +195,8 @@ export const withRefreshGrace = (
       }).pipe(
         // the cluster timed it out (it then stops every entity of the runner) or it failed
         Effect.onExit((exit) =>
-          Exit.isSuccess(exit) ? Effect.void : Effect.sync(() => {
-            probing = true
+          Exit.isSuccess(exit) ? Effect.void : Effect.map(Clock.currentTimeMillis, (now) => {
+            probingSince ??= now
           })
         )
       )

@@ -39,8 +39,10 @@ export const RELISTEN = Duration.seconds(5)
  * is woken, and at the latest `idle` after its last run (work a notification missed). It is woken
  * by each element of `wakeups` (`Notifications.listen`: a row queued by any process committed)
  * and by `step`'s own `wake` (a slot came free, a retry came due). Without `wakeups` (the embedded
- * database), while they are down (listened to again after `RELISTEN`), and after a failed step
- * (logged as `failed`), it runs every `poll` instead, as a plain poll would.
+ * database), while they are down (their stream failed; listened to again after `RELISTEN`), and
+ * after a failed step (logged as `failed`), it runs every `poll` instead, as a plain poll would. A
+ * stream that goes quiet without failing (`@effect/sql-pg` does not report a listen connection that
+ * died) leaves it at `idle`.
  */
 export const wakeable = <E, R>(options: {
   readonly wakeups: Option.Option<Stream.Stream<unknown, unknown>>

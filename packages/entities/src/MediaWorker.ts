@@ -286,7 +286,7 @@ export const make = Effect.gen(function*() {
                 )
               ),
               Effect.as(Option.some(backoffMs(row.attempts))),
-              Effect.orElseSucceed(() => Option.none<number>())
+              Effect.catchAllCause(() => Effect.succeed(Option.none<number>()))
             )
           ),
           Effect.ensuring(Effect.sync(() => inFlight--)),
