@@ -88,6 +88,20 @@ export const ackOf = (
     : { _tag: "Refused", id, error }
 }
 
+/**
+ * A read (or played) receipt implies the delivery before it: the receipts as reported, each read
+ * preceded by its message's `delivered`. WhatsApp sends both, but Baileys' event buffer folds a
+ * delivery and a read that it handles together into one `messages.update` carrying only the read
+ * (seen in `test/qr/QrConnection.test.ts` at load); the message still goes sent, delivered, read,
+ * as a group participant's folded receipts do (`groupReceiptsOf`).
+ */
+export const withImpliedDelivery = (items: ReadonlyArray<RawReceipt>): ReadonlyArray<RawReceipt> =>
+  items.flatMap((item) =>
+    item.status === Status.READ || item.status === Status.PLAYED
+      ? [{ id: item.id, status: Status.DELIVERY_ACK }, item]
+      : [item]
+  )
+
 /** Reports receipts and refusals of one connection, each once (both Baileys events can carry the same one). */
 export const make = (options: {
   readonly channelId: string
@@ -101,7 +115,7 @@ export const make = (options: {
   const reported = new Set<string>()
 
   const report = (items: ReadonlyArray<RawReceipt>, at: number) =>
-    Effect.forEach(items, (item) => {
+    Effect.forEach(withImpliedDelivery(items), (item) => {
       const status = receiptStatus(item.status)
       const key = `${item.id}:${status}`
       if (status === undefined || reported.has(key)) return Effect.void
