@@ -1,7 +1,11 @@
 import { defineConfig } from "vitest/config"
 import type { TestProjectInlineConfiguration } from "vitest/config"
+import { useCompileCache } from "./test/support/CompileCache.js"
 import { endToEndFiles, faultFiles, inProcessFaultFiles, processFiles } from "./test/support/EndToEnd.js"
 import { SlowFirstSequencer } from "./test/support/SlowFirst.js"
+
+// every process of the run reuses V8's compiled code (test/support/CompileCache.ts)
+useCompileCache()
 
 /** What both projects share (they do not inherit the root's `globalSetup`, which runs once, for the run). */
 const common = {

@@ -15,11 +15,13 @@ import {
   utimesSync,
   writeFileSync
 } from "node:fs"
+import * as Module from "node:module"
 import { dirname, join, relative, resolve, sep } from "node:path"
 import { fileURLToPath } from "node:url"
 import { createVitest } from "vitest/node"
 import { isFresh } from "../scripts/build.js"
 import { isEndToEnd, isFault, isProcessFile, processFiles } from "./support/EndToEnd.js"
+import { freePort, startCommand } from "./support/Processes.js"
 import { serviceEntry, withSourceMaps } from "./support/ServiceBundles.js"
 import { slowFiles, SlowFirstSequencer } from "./support/SlowFirst.js"
 
@@ -145,6 +147,21 @@ describe("the service processes", () => {
       assert.strictEqual(script, `exec node --enable-source-maps dist/${name}.mjs`)
       assert.isTrue(isFresh(name), `${name}: the global setup left it built from the sources as they are`)
     }
+  })
+
+  it("share the run's V8 compile cache (test/support/CompileCache.ts), where their Node has one", async () => {
+    const dir = process.env["NODE_COMPILE_CACHE"]
+    assert.isString(dir, "vitest.config.ts sets it for the run")
+    // what a process started as the services are sees: the cache's folder (Node 22.8 and later say it)
+    const child = startCommand(
+      [process.execPath, "-e", "process.stdout.write(String(require('node:module').getCompileCacheDir?.() ?? 'none'))"],
+      {},
+      await freePort()
+    )
+    await new Promise((closed) => child.child.once("close", closed))
+    // (the folder of its Node version in the cache's)
+    if ("getCompileCacheDir" in Module) assert.include(child.output(), dir!)
+    else assert.strictEqual(child.output(), "none")
   })
 
   it("are rebuilt when a file their bundle was made of changed since the build, and only then", () => {

@@ -4,6 +4,7 @@ import { randomBytes } from "node:crypto"
 import { createServer as createNetServer } from "node:net"
 import type { AddressInfo } from "node:net"
 import { resolve } from "node:path"
+import { compileCacheEnv } from "./CompileCache.js"
 import { serviceEntry } from "./ServiceBundles.js"
 
 export interface ServiceProcess {
@@ -56,7 +57,7 @@ export const startCommand = (
   }
   const child = spawn(command[0]!, command.slice(1), {
     cwd: root,
-    env: { ...base, HTTP_PORT: String(port), HTTP_HOST: "127.0.0.1", ...env },
+    env: { ...base, ...compileCacheEnv(), HTTP_PORT: String(port), HTTP_HOST: "127.0.0.1", ...env },
     stdio: ["ignore", "pipe", "pipe"]
   })
   let output = ""
@@ -140,7 +141,7 @@ export const call = async (
 export const adminRun = async (args: ReadonlyArray<string>, env: Record<string, string>) => {
   const child = spawn(process.execPath, [...serviceEntry("admin"), ...args], {
     cwd: root,
-    env: { PATH: process.env["PATH"] ?? "", ...env },
+    env: { PATH: process.env["PATH"] ?? "", ...compileCacheEnv(), ...env },
     stdio: ["ignore", "pipe", "pipe"]
   })
   let out = ""
