@@ -2,7 +2,7 @@
  * The client for callers who do not use Effect: the same methods as the typed client, returning
  * Promises that resolve with the decoded response or reject with a `SwitchboardError`.
  */
-import { FetchHttpClient, HttpApi, HttpClient } from "@effect/platform"
+import { FetchHttpClient, type HttpApiEndpoint, type HttpApiGroup, HttpClient } from "@effect/platform"
 import { Api, Issues } from "@switchboard/api"
 import { Cause, Effect, Exit, Layer, Option, ParseResult, Predicate } from "effect"
 import type { Client, ClientOptions } from "./Client.js"
@@ -48,22 +48,21 @@ const validationError = (error: ParseResult.ParseError): SwitchboardError => {
 
 type Part = "path" | "urlParams" | "payload" | "headers"
 
-/** The request members each endpoint takes (`messages.send` -> payload, headers), from the contract. */
-const PARTS: ReadonlyMap<string, ReadonlyArray<Part>> = (() => {
-  const out = new Map<string, ReadonlyArray<Part>>()
-  HttpApi.reflect(Api.Api, {
-    onGroup() {},
-    onEndpoint({ endpoint, group }) {
+/** Each endpoint of the contract: its group, its name and the request members it takes (`messages.send` -> payload, headers). */
+const ENDPOINTS: ReadonlyArray<{ readonly group: string; readonly name: string; readonly parts: ReadonlyArray<Part> }> =
+  (Object.values(Api.Api.groups) as unknown as ReadonlyArray<HttpApiGroup.HttpApiGroup.AnyWithProps>).flatMap((group) =>
+    (Object.values(group.endpoints) as ReadonlyArray<HttpApiEndpoint.HttpApiEndpoint.AnyWithProps>).map((endpoint) => {
       const parts: Array<Part> = []
       if (Option.isSome(endpoint.pathSchema)) parts.push("path")
       if (Option.isSome(endpoint.urlParamsSchema)) parts.push("urlParams")
       if (Option.isSome(endpoint.payloadSchema)) parts.push("payload")
       if (Option.isSome(endpoint.headersSchema)) parts.push("headers")
-      out.set(`${group.identifier}.${endpoint.name}`, parts)
-    }
-  })
-  return out
-})()
+      return { group: group.identifier, name: endpoint.name, parts }
+    })
+  )
+const PARTS: ReadonlyMap<string, ReadonlyArray<Part>> = new Map(
+  ENDPOINTS.map(({ group, name, parts }) => [`${group}.${name}`, parts])
+)
 
 /**
  * A request without a member its endpoint takes (`headers` left out of `messages.send`), named:
@@ -162,21 +161,20 @@ export const createClient = (options: CreateClientOptions): PromiseClient => {
     Record<string, (request: unknown) => Effect.Effect<unknown, unknown, HttpClient.HttpClient>>
   >
   const wrapped: Record<string, Record<string, (request: unknown) => Promise<unknown>>> = {}
-  for (const [group, endpoints] of Object.entries(client)) {
-    const methods: Record<string, (request: unknown) => Promise<unknown>> = {}
-    for (const [name, endpoint] of Object.entries(endpoints)) {
-      methods[name] = (request) => {
-        const missing = missingMember(`${group}.${name}`, request)
-        if (missing !== undefined) return Promise.reject(missing)
-        return Effect.runPromiseExit(endpoint(withoutResponse(request)) as Effect.Effect<unknown, unknown>).then(
-          (exit) => {
-            if (Exit.isSuccess(exit)) return exit.value
-            throw toSwitchboardError(Cause.squash(exit.cause))
-          }
-        )
-      }
+  for (const { group, name } of ENDPOINTS) {
+    wrapped[group] ??= {}
+    wrapped[group][name] = (request) => {
+      const missing = missingMember(`${group}.${name}`, request)
+      if (missing !== undefined) return Promise.reject(missing)
+      // the group's methods are made at its first call (`make`)
+      const endpoint = client[group]![name]!
+      return Effect.runPromiseExit(endpoint(withoutResponse(request)) as Effect.Effect<unknown, unknown>).then(
+        (exit) => {
+          if (Exit.isSuccess(exit)) return exit.value
+          throw toSwitchboardError(Cause.squash(exit.cause))
+        }
+      )
     }
-    wrapped[group] = methods
   }
   return wrapped as unknown as PromiseClient
 }

@@ -16,6 +16,24 @@ const baseUrl = Effect.map(HttpServer.HttpServer, (server) => {
 })
 
 describe("@switchboard/sdk requests", () => {
+  it.effect("makes a group's methods at its first use, not the whole contract at once; every group is there", () =>
+    Effect.gen(function*() {
+      const client = yield* SwitchboardClient.make({ baseUrl: "http://127.0.0.1:9", apiKey: "wa_test_x" }).pipe(
+        Effect.provide(FetchHttpClient.layer)
+      )
+      assert.deepStrictEqual(Object.keys(client), [...SwitchboardClient.groupNames])
+      assert.include(SwitchboardClient.groupNames, "messages")
+      // not made yet: an accessor that makes the group the first time
+      const unmade = Object.getOwnPropertyDescriptor(client, "channels")
+      assert.isFunction(unmade?.get)
+      assert.notProperty(unmade, "value")
+      const messages = client.messages
+      assert.isFunction(messages.send)
+      assert.strictEqual(client.messages, messages, "made once")
+      const promised = createClient({ baseUrl: "http://127.0.0.1:9", apiKey: "wa_test_x" })
+      assert.isFunction(promised.templates.list, "the Promise client names every endpoint before any call")
+    }))
+
   it("sends a payload the contract takes as null (qr/start without a body) instead of calling it missing", async () => {
     const sent: Array<{ readonly url: string; readonly body: unknown }> = []
     const switchboard = createClient({
