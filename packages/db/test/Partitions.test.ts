@@ -182,7 +182,7 @@ describe("Partitions", () => {
         assert.includeMembers(pulled.reads.flatMap((r) => r.partitions), [...current, ...eventsOf(current)])
       }))
 
-    it.effect("a pull's generic plan takes the endpoint's due index, not the window's primary key, over a busy month", () =>
+    it.effect("a pull's generic plan takes an index of due deliveries, not the window's primary key, over a busy month", () =>
       Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
         const deliveries = yield* WebhookDeliveriesRepo.WebhookDeliveriesRepo
@@ -211,7 +211,16 @@ describe("Partitions", () => {
         // with the window as parameters, the generic plan walked the primary key over the month
         // (its guess for a range of unknown bounds: a few rows) and sorted what it found
         assert.deepStrictEqual(PlanReads.flipped(pulled.reads), [])
-        assert.isTrue(pulled.reads.some((r) => r.scans.some((scan) => scan.includes("endpoint_id_next_attempt_at"))))
+        // the endpoint's due index, or the index of every pending delivery: here only the busy
+        // endpoint's are pending, so the two are as narrow, and the planner took either from run to
+        // run (the endpoint's after the file's other tests, the other alone)
+        assert.isTrue(
+          pulled.reads.some((r) =>
+            r.scans.some((scan) =>
+              scan.includes("endpoint_id_next_attempt_at") || scan.endsWith("_next_attempt_at_idx")
+            )
+          )
+        )
       }))
 
     it.effect("retention drops whole partitions (attempts with their deliveries); reads stay right", () =>
