@@ -80,6 +80,11 @@ describe("the test files' pools", () => {
     assert.include(files.map((f) => f.file), "packages/db/test/DispatchQueueRepo.test.ts")
   })
 
+  it("runs the in-process files in workers without V8's memory reducer (no garbage collections while they wait)", () => {
+    // this file runs in the in-process pool (its forks)
+    assert.include(process.execArgv, "--no-memory-reducer")
+  })
+
   it("runs every test file in exactly one of `npm test` and `npm run test:faults`, the fault files in the second", async () => {
     const test = (await filesOf(projectsOf("test"))).map((f) => f.file).sort()
     const faults = (await filesOf(projectsOf("test:faults"))).map((f) => f.file).sort()
