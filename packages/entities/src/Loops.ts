@@ -35,6 +35,21 @@ export const supervised = <A, E, R>(name: string, loop: Effect.Effect<A, E, R>):
 export const RELISTEN = Duration.seconds(5)
 
 /**
+ * Runs `listen` (a loop over a `Notifications.listen` stream) again `RELISTEN` after it ended or
+ * failed (its connection was lost), a failure logged as the warning `failed`; for ever (the webhook
+ * sweeper's wake-ups, `wakeable`'s).
+ */
+export const relistening = <E, R>(
+  failed: string,
+  listen: Effect.Effect<unknown, E, R>
+): Effect.Effect<never, never, R> =>
+  listen.pipe(
+    Effect.catchAllCause((cause) => Effect.logWarning(failed, cause)),
+    Effect.zipRight(Effect.sleep(RELISTEN)),
+    Effect.forever
+  )
+
+/**
  * A worker's loop over the rows it takes work from: `step` runs at once, then again as soon as it
  * is woken, and at the latest `idle` after its last run (work a notification missed). It is woken
  * by each element of `wakeups` (`Notifications.listen`: a row queued by any process committed)
@@ -59,18 +74,13 @@ export const wakeable = <E, R>(options: {
     let listening = Option.isSome(options.wakeups)
     if (Option.isSome(options.wakeups)) {
       const wakeups = options.wakeups.value
-      yield* Effect.suspend(() => {
+      const listen = Effect.suspend(() => {
         listening = true
         return Stream.runForEach(wakeups, () => wake)
-      }).pipe(
-        Effect.catchAllCause((cause) => Effect.logWarning("listening for new work failed", cause)),
-        Effect.ensuring(Effect.sync(() => {
-          listening = false
-        })),
-        Effect.zipRight(Effect.sleep(RELISTEN)),
-        Effect.forever,
-        Effect.forkScoped
-      )
+      }).pipe(Effect.ensuring(Effect.sync(() => {
+        listening = false
+      })))
+      yield* Effect.forkScoped(relistening("listening for new work failed", listen))
     }
     const step = options.step(wake).pipe(
       Effect.as(true),

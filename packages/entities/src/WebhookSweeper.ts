@@ -56,11 +56,7 @@ export const WebhookSweeperLive = Singleton.make(
   Loops.supervised(
     "webhook sweeper",
     Effect.all([
-      wakeOnNewDeliveries.pipe(
-        Effect.catchAllCause((cause) => Effect.logWarning("listening for new webhook deliveries failed", cause)),
-        Effect.zipRight(Effect.sleep("5 seconds")),
-        Effect.forever
-      ),
+      Loops.relistening("listening for new webhook deliveries failed", wakeOnNewDeliveries),
       sweepWebhooks.pipe(
         SweeperMetrics.counted("webhooks"),
         Effect.catchAllCause((cause) => Effect.logWarning("webhook sweep failed", cause)),

@@ -139,3 +139,26 @@ describe("Loops.wakeable", () => {
       assert.strictEqual(down.runs() - lost, 4, "its listen lost: every `poll` until it listens again")
     }))
 })
+
+describe("Loops.relistening", () => {
+  it.scoped("listens again `RELISTEN` after its listen failed or ended, for ever", () =>
+    Effect.gen(function*() {
+      let listens = 0
+      // the first listen fails (its connection lost), the second ends, the third goes on
+      const listen = Effect.suspend(() => {
+        listens++
+        return listens === 1 ? Effect.fail("connection lost") : listens === 2 ? Effect.void : Effect.never
+      })
+      yield* Effect.forkScoped(Loops.relistening("listening failed", listen))
+      yield* TestClock.adjust("1 millis")
+      assert.strictEqual(listens, 1)
+      yield* TestClock.adjust("4 seconds")
+      assert.strictEqual(listens, 1, "not before `RELISTEN`")
+      yield* TestClock.adjust("1 second")
+      assert.strictEqual(listens, 2)
+      yield* TestClock.adjust("5 seconds")
+      assert.strictEqual(listens, 3, "an ended listen is listened again too")
+      yield* TestClock.adjust("1 minute")
+      assert.strictEqual(listens, 3)
+    }))
+})
