@@ -43,7 +43,8 @@ export type Client = HttpApiClient.Client<Groups, ApiError, never>
  * The typed client (`Client`). Each group's methods are made the first time the group is used
  * (`client.messages`), not all at once: making one walks the group's endpoints and their schemas,
  * and a caller uses a few of the contract's groups (the console's first screen two). Making every
- * group took about 30 ms of a browser's main thread, three times as the console loaded.
+ * group took about 25 ms of the browser's main thread, three times as the console loaded, and 21-32 ms in Node
+ * (bench/RESULTS.md 18).
  */
 export const make = (options: ClientOptions = {}): Effect.Effect<Client, never, HttpClient.HttpClient> =>
   Effect.map(HttpClient.HttpClient, (http) => {
