@@ -94,3 +94,24 @@ export const wakeable = <E, R>(options: {
       )
     }
   })
+
+/**
+ * `effect`, run at most once every `interval`: the returned effect (made once per loop) runs it
+ * when `interval` has passed since it last did (by `Clock`; the first time at once) and does
+ * nothing otherwise. For the parts of a one-second loop whose work is slower than that: the message
+ * sweeper's repairs and dispatch lag, the webhook sweeper's stuck deliveries. The time is taken
+ * before `effect` runs, so a failed run waits `interval` too.
+ */
+export const atMostEvery = <A, E, R>(
+  interval: Duration.DurationInput,
+  effect: Effect.Effect<A, E, R>
+): Effect.Effect<Effect.Effect<Option.Option<A>, E, R>> =>
+  Effect.sync(() => {
+    const every = Duration.toMillis(interval)
+    let last = Number.NEGATIVE_INFINITY
+    return Effect.flatMap(Clock.currentTimeMillis, (now) => {
+      if (now - last < every) return Effect.succeedNone
+      last = now
+      return Effect.asSome(effect)
+    })
+  })

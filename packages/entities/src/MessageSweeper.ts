@@ -1,8 +1,9 @@
 /**
  * A cluster singleton (one in the whole cluster) that repairs what volatile wake-ups and dead
- * runners can lose, every second:
- * - wakes channels with due queued messages that did not move on since the last sweep (a lost
- *   wake-up, a retry coming due, a passivated or moved entity; `stalledChannels`);
+ * runners can lose. Every second (`sweepDue`) it wakes channels with due queued messages that did
+ * not move on since the last sweep (a lost wake-up, a retry coming due, a passivated or moved
+ * entity; `stalledChannels`). Every `REPAIR_EVERY` (10 s; at once when it starts) it
+ * (`sweepRepairs`):
  * - wakes channels whose messages have had no further receipt for a while: accepted but not
  *   `sent`, or `sent` / `delivered` but not `read` (the connection that would report them went
  *   away with a runner, receipt timers and all; the woken channel reconnects and hears them);
@@ -51,6 +52,13 @@ const BATCH = 500
  * (docs/OPERATING.md "Partitions and retention").
  */
 export const SWEEP_HORIZON_MS = 7 * 24 * 3600 * 1000
+
+/**
+ * How often the repairs run (`sweepRepairs`): a message stuck `dispatching` is returned to the queue
+ * 45-55 s after its dispatch stopped, an overdue receipt looked for 30-40 s after it (10-20 s for the
+ * sandbox network's), an archived channel's leftovers cancelled within 10 s.
+ */
+export const REPAIR_EVERY = Duration.seconds(10)
 
 /** How often the dispatch lag is sampled (Prometheus scrapes every 15 s or so). */
 export const LAG_EVERY = Duration.seconds(5)
@@ -116,26 +124,41 @@ export const stalledChannels = (
 const advance = (cursor: Ref.Ref<string>, page: ReadonlyArray<string>) =>
   Ref.set(cursor, page.length < BATCH ? "" : page[page.length - 1]!)
 
+const ignore = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.catchAllCause(effect, () => Effect.void)
+
 /**
- * One sweep. Channels to wake are taken a page at a time after the cursors, so with more than a
- * page of them every one is reached, not the same first page every second.
+ * The sweep of every second: wakes the channels with due work that did not move on (lost wake-ups,
+ * retries coming due). Channels to wake are taken a page at a time after the cursor, so with more
+ * than a page of them every one is reached, not the same first page every second.
  */
-export const sweepMessages = (cursors: SweepCursors) =>
+export const sweepDue = (cursors: SweepCursors) =>
+  Effect.gen(function*() {
+    const queue = yield* DispatchQueueRepo.DispatchQueueRepo
+    const channel = yield* ChannelEntity.client
+    const dueAfter = yield* Ref.get(cursors.due)
+    const duePage = yield* queue.channelsWithDueWork(BATCH, dueAfter)
+    yield* advance(cursors.due, duePage.map((c) => c.channelId))
+    const due = stalledChannels(cursors.dueHeads, duePage, dueAfter, duePage.length < BATCH)
+    yield* found("due_channels", due)
+    yield* Effect.forEach(due, (id) => ignore(channel(id).Wake()), { concurrency: 50, discard: true })
+  })
+
+/**
+ * The repairs, every `REPAIR_EVERY`: what they look for is overdue by 10 s at the least (a receipt
+ * the sandbox network reported), most by 30 s to 24 h, so a sweep a second found the same nothing
+ * ten times over (an idle runner's statements: bench/RESULTS.md 19).
+ */
+export const sweepRepairs = (cursors: SweepCursors) =>
   Effect.gen(function*() {
     const queue = yield* DispatchQueueRepo.DispatchQueueRepo
     const network = yield* SandboxNetworkRepo.SandboxNetworkRepo
     const channel = yield* ChannelEntity.client
     const message = yield* MessageEntity.client
-    const ignore = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.catchAllCause(effect, () => Effect.void)
     const now = yield* Clock.currentTimeMillis
     // every month until a sweep of every month settled all older than the horizon
     const settled = yield* Ref.get(cursors.settled)
     const madeSince = settled ? now - SWEEP_HORIZON_MS : undefined
 
-    const dueAfter = yield* Ref.get(cursors.due)
-    const duePage = yield* queue.channelsWithDueWork(BATCH, dueAfter)
-    yield* advance(cursors.due, duePage.map((c) => c.channelId))
-    const due = stalledChannels(cursors.dueHeads, duePage, dueAfter, duePage.length < BATCH)
     const awaiting = yield* queue.channelsAwaitingReceipts({
       overdueBefore: Schemas.toTimestamp(now - RECEIPT_OVERDUE_MS),
       acceptedAfter: Schemas.toTimestamp(now - RECEIPT_GIVE_UP_MS),
@@ -145,12 +168,8 @@ export const sweepMessages = (cursors: SweepCursors) =>
       madeSince
     })
     yield* advance(cursors.awaiting, awaiting)
-    yield* found("due_channels", due)
     yield* found("channels_awaiting_receipts", awaiting)
-    yield* Effect.forEach(new Set([...due, ...awaiting]), (id) => ignore(channel(id).Wake()), {
-      concurrency: 50,
-      discard: true
-    })
+    yield* Effect.forEach(awaiting, (id) => ignore(channel(id).Wake()), { concurrency: 50, discard: true })
 
     // receipts the durable network reported but the message never recorded (lost with a runner)
     const missed = yield* network.missedReceipts(
@@ -246,16 +265,13 @@ export const MessageSweeperLive = Singleton.make(
         dueHeads: new Map<string, string>(),
         settled: yield* Ref.make(false)
       }
-      const lagSampledAt = yield* Ref.make(0)
       // the runner that takes this singleton over reports the lag from then on
       yield* Effect.addFinalizer(() => MessagingMetrics.clearLag)
-      const lag = Effect.gen(function*() {
-        const now = yield* Clock.currentTimeMillis
-        if (now - (yield* Ref.get(lagSampledAt)) < Duration.toMillis(LAG_EVERY)) return
-        yield* Ref.set(lagSampledAt, now)
-        yield* sampleLag
-      })
-      return yield* sweepMessages(cursors).pipe(
+      const lag = yield* Loops.atMostEvery(LAG_EVERY, sampleLag)
+      // the first sweep repairs at once: what waited while no runner held the sweeper
+      const repairs = yield* Loops.atMostEvery(REPAIR_EVERY, sweepRepairs(cursors))
+      return yield* sweepDue(cursors).pipe(
+        Effect.zipRight(repairs),
         SweeperMetrics.counted("messages"),
         Effect.zipRight(lag),
         Effect.catchAllCause((cause) =>

@@ -162,3 +162,34 @@ describe("Loops.relistening", () => {
       assert.strictEqual(listens, 3)
     }))
 })
+
+describe("Loops.atMostEvery", () => {
+  it.effect("runs the effect at once, then only once the interval has passed since it last ran", () =>
+    Effect.gen(function*() {
+      let runs = 0
+      const gated = yield* Loops.atMostEvery("10 seconds", Effect.sync(() => ++runs))
+      // what a one-second loop does with it for 25 s
+      const seen: Array<Option.Option<number>> = []
+      for (let second = 0; second < 25; second++) {
+        seen.push(yield* gated)
+        yield* TestClock.adjust("1 second")
+      }
+      assert.strictEqual(runs, 3)
+      assert.deepStrictEqual(
+        seen.flatMap((o, second) => Option.isSome(o) ? [[second, o.value]] : []),
+        [[0, 1], [10, 2], [20, 3]]
+      )
+    }))
+
+  it.effect("a failed run waits the interval too", () =>
+    Effect.gen(function*() {
+      let runs = 0
+      const gated = yield* Loops.atMostEvery("10 seconds", Effect.suspend(() => (runs++, Effect.fail("down"))))
+      assert.isTrue(Exit.isFailure(yield* Effect.exit(gated)))
+      yield* TestClock.adjust("5 seconds")
+      assert.deepStrictEqual(yield* gated, Option.none())
+      yield* TestClock.adjust("5 seconds")
+      assert.isTrue(Exit.isFailure(yield* Effect.exit(gated)))
+      assert.strictEqual(runs, 2)
+    }))
+})
