@@ -62,6 +62,44 @@ describe("@switchboard/sdk requests", () => {
     assert.strictEqual((missing as SwitchboardError).code, "VALIDATION_ERROR")
     assert.strictEqual(sent.length, 1, "a payload left out is still refused before sending")
   })
+
+  it("refuses an Idempotency-Key a header cannot carry as written before sending, never a network error", async () => {
+    let calls = 0
+    const switchboard = createClient({
+      baseUrl: "http://127.0.0.1:9",
+      apiKey: "wa_test_x",
+      fetch: async () => {
+        calls++
+        return new Response(
+          JSON.stringify({ error: { code: "SERVICE_UNAVAILABLE", message: "No runner answered", details: {} } }),
+          { status: 503, headers: { "content-type": "application/json" } }
+        )
+      }
+    })
+    const send = (key: string) =>
+      switchboard.messages.send({
+        payload: { to: "+4915112345678", text: { body: "x" } },
+        headers: { "idempotency-key": key }
+      }).then(() => undefined, (e: unknown) => e as SwitchboardError)
+    // a line break (fetch refused it: NETWORK_ERROR), a character above U+00FF (the same), spaces
+    // at either end (dropped on the way: another key arrived)
+    for (
+      const key of ["order-1\r\nX-Injected: 1", "order-1\n", "\u20ac-order-1", " order-1", "order-1\t", "a\u0000b"]
+    ) {
+      const refused = await send(key)
+      assert.strictEqual(refused?.code, "VALIDATION_ERROR", JSON.stringify(key))
+      assert.strictEqual(refused?.status, 422)
+      assert.strictEqual(refused?.details["sent"], false)
+      assert.match(refused!.message, /^Request validation failed: idempotency-key: Expected characters an HTTP header/)
+      assert.notInclude(JSON.stringify(refused?.details), "order-1", "never the submitted value")
+    }
+    assert.strictEqual(calls, 0, "nothing was sent")
+    // what a header carries: visible ASCII, Latin-1, inner spaces and tabs
+    for (const key of ["order-1", "caf\u00e9 order\t1", "x".repeat(255)]) {
+      assert.strictEqual((await send(key))?.code, "SERVICE_UNAVAILABLE", JSON.stringify(key))
+    }
+    assert.strictEqual(calls, 3)
+  })
 })
 
 describe("@switchboard/sdk against the server", () => {
