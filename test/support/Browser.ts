@@ -1,15 +1,15 @@
 /**
  * A real Chromium for the console's tests (docs/CONSOLE.md "Console"): Debian's `/usr/bin/chromium` (or
  * `CHROMIUM_PATH`) driven by the pinned `playwright-core`, which never downloads a browser. No
- * browser is a failure, never a skip. Each file has a browser context of its own in its worker's
- * Chromium. Pages record every request and every CSP violation.
+ * browser is a failure, never a skip. Pages record every request and every CSP violation.
  */
 import { HttpServer } from "@effect/platform"
 import { assert } from "@effect/vitest"
 import { Context, Effect, Layer } from "effect"
-import { copyFileSync, mkdirSync } from "node:fs"
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { type Browser as PlaywrightBrowser, type BrowserContext, chromium, type Page } from "playwright-core"
+import { type BrowserContext, chromium, type Page } from "playwright-core"
 import { PASSWORD } from "./Fixtures.js"
 
 export const ARTIFACTS = join(import.meta.dirname, "..", "..", ".tmp", "console-screenshots")
@@ -28,43 +28,28 @@ const FLAGS = [
   "--disable-dev-shm-usage"
 ]
 
-/**
- * The worker's Chromium: launched by the first file that asks, kept by the worker for the files
- * after it (the workers run many files one after another: docs/TESTING.md "How long it takes").
- * A launch and its close cost about 2 s of CPU on a 2-core machine; the console's files each made
- * one before. Launched again if it was closed or crashed. Playwright closes it when the worker exits.
- */
-let shared: Promise<PlaywrightBrowser> | undefined
-const worker = (): Promise<PlaywrightBrowser> => {
-  const launched = shared ?? chromium.launch({
-    executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
-    headless: true,
-    args: FLAGS
-  }).catch((cause) => {
-    shared = undefined
-    throw new Error(`No browser could be started (install Debian's chromium): ${String(cause)}`)
-  })
-  shared = launched
-  return launched.then((browser) => {
-    if (browser.isConnected()) return browser
-    if (shared === launched) shared = undefined
-    return worker()
-  })
-}
-
-/**
- * A browser for a test file: a context of its own (no cookie, storage or cache of another file's),
- * in the worker's Chromium (`worker`), closed when the file's scope ends.
- */
+/** One browser (a persistent context in a fresh profile directory) for a test file. */
 export const layer = Layer.scoped(
   Browser,
   Effect.acquireRelease(
     Effect.promise(async () => {
+      const profile = mkdtempSync(join(tmpdir(), "switchboard-chromium-"))
       mkdirSync(ARTIFACTS, { recursive: true })
-      const browser = await worker()
-      return browser.newContext({ viewport: { width: 1280, height: 800 } })
+      const context = await chromium.launchPersistentContext(profile, {
+        executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
+        headless: true,
+        args: FLAGS,
+        viewport: { width: 1280, height: 800 }
+      }).catch((cause) => {
+        throw new Error(`No browser could be started (install Debian's chromium): ${String(cause)}`)
+      })
+      return Object.assign(context, { profileDir: profile })
     }),
-    (context) => Effect.promise(() => context.close())
+    (context) =>
+      Effect.promise(async () => {
+        await context.close()
+        rmSync((context as unknown as { profileDir: string }).profileDir, { recursive: true, force: true })
+      })
   )
 )
 
